@@ -1,0 +1,93 @@
+// ai-hwaccel core: the shape of one row of the device catalogue.
+//
+// A device_spec is what the public spec sheet of a device says: memory, memory bandwidth,
+// peak dense throughput per data type, the interconnect it ships with, board power, and
+// the address of the page the numbers came from. Rows are aggregates written with
+// designated initializers in core/catalogue/*.hpp; they are literal types, so the whole
+// catalogue is a constant expression and every consistency check is a static_assert.
+#pragma once
+
+#include "ai_hwaccel/config.hpp"
+#include "ai_hwaccel/core/taxonomy.hpp"
+#include "ai_hwaccel/core/text.hpp"
+#include "ai_hwaccel/core/units.hpp"
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+
+AI_HWACCEL_NAMESPACE_BEGIN
+
+/// Peak *dense* throughput per data type, in TFLOPS (TOPS for integer types), as the
+/// vendor quotes it for the matrix/tensor units (sparsity figures are never used).
+/// 0 means: not supported natively, or not published.
+struct peak_throughput {
+    double fp64 = 0;
+    double fp32 = 0; ///< non-tensor (vector) FP32
+    double tf32 = 0;
+    double bf16 = 0;
+    double fp16 = 0;
+    double fp8 = 0;
+    double int8 = 0;
+    double fp6 = 0;
+    double fp4 = 0;
+    double int4 = 0;
+
+    constexpr double operator[](dtype d) const noexcept {
+        switch (d) {
+        case dtype::fp64: return fp64;
+        case dtype::fp32: return fp32;
+        case dtype::tf32: return tf32;
+        case dtype::bf16: return bf16;
+        case dtype::fp16: return fp16;
+        case dtype::fp8: return fp8;
+        case dtype::int8: return int8;
+        case dtype::fp6: return fp6;
+        case dtype::fp4: return fp4;
+        case dtype::int4: return int4;
+        }
+        return 0;
+    }
+    constexpr bool supports(dtype d) const noexcept { return (*this)[d] > 0; }
+};
+
+/// One device as its public specification describes it.
+struct device_spec {
+    /// Canonical name, vendor's spelling, unique in the catalogue ("NVIDIA H100 SXM5 80GB").
+    std::string_view name{};
+    /// Other spellings people and tools use ("H100 SXM", "NVIDIA H100 80GB HBM3"); matched
+    /// loosely (case, spaces and punctuation ignored). Unused slots stay empty.
+    name_list<6> aliases{};
+    vendor maker = vendor::unknown;
+    device_kind kind = device_kind::cpu;
+    /// PCI device ids this row answers to (the vendor id comes from `maker`).
+    fixed_list<std::uint16_t, 6> pci_device_ids{};
+    /// Memory per device in bytes (binary: what vendors call "80 GB" of HBM is 80 GiB).
+    std::uint64_t memory_bytes = 0;
+    memory_type memory = memory_type::unknown;
+    /// Peak memory bandwidth in decimal GB/s.
+    double memory_bandwidth_gbps = 0;
+    peak_throughput peak{};
+    /// The device-to-device link it ships with, and its total bandwidth per device in
+    /// decimal GB/s, both directions summed as vendors quote it (NVLink 4: 900).
+    interconnect_kind link = interconnect_kind::none;
+    double link_bandwidth_gbps = 0;
+    /// Host interface: PCIe generation and lane count (0 when not a PCIe device).
+    std::uint8_t pcie_generation = 0;
+    std::uint8_t pcie_lanes = 0;
+    /// Maximum board/module power in watts (TDP/TBP), 0 when unpublished.
+    double power_watts = 0;
+    /// Compute capability or ISA target ("9.0", "gfx942"); empty when not applicable.
+    std::string_view arch{};
+    /// Streaming multiprocessors, compute units, Xe cores, GPU cores, NeuronCores… as the
+    /// vendor counts them; 0 when unpublished.
+    std::uint32_t compute_units = 0;
+    /// Year of release.
+    std::uint16_t year = 0;
+    /// Where the numbers come from: the URL of the vendor's spec sheet or datasheet (or a
+    /// reputable database entry when the vendor publishes none).
+    std::string_view source{};
+};
+
+AI_HWACCEL_NAMESPACE_END

@@ -1,0 +1,63 @@
+// ai-hwaccel core: a string with its storage inside the object.
+//
+// Profiles keep device names, UUIDs and versions in inplace_string<N> rather than
+// std::string so that a profile is a literal type: a registry of profiles can be built,
+// queried and planned over in a constant expression, and embedded builds never allocate
+// for it. Text longer than the capacity is cut at a byte boundary that does not split a
+// UTF-8 sequence, and `assign` says when that happened.
+#pragma once
+
+#include "ai_hwaccel/config.hpp"
+
+#include <cstddef>
+#include <string_view>
+
+AI_HWACCEL_NAMESPACE_BEGIN
+
+template <std::size_t Capacity>
+class inplace_string {
+    static_assert(Capacity > 0 && Capacity < 256, "inplace_string: capacity must be 1..255");
+
+public:
+    constexpr inplace_string() noexcept = default;
+    constexpr inplace_string(std::string_view s) noexcept { assign(s); } // NOLINT: implicit by design
+    constexpr inplace_string(const char* s) noexcept { assign(std::string_view(s)); }
+
+    /// Copies `s`, cutting it to capacity; returns false when it had to cut.
+    constexpr bool assign(std::string_view s) noexcept {
+        std::size_t n = s.size() < Capacity ? s.size() : Capacity;
+        const bool cut = n < s.size();
+        // Do not leave half of a UTF-8 sequence at the end.
+        if (cut)
+            while (n > 0 && (static_cast<unsigned char>(s[n]) & 0xC0u) == 0x80u) --n;
+        for (std::size_t i = 0; i < n; ++i) data_[i] = s[i];
+        for (std::size_t i = n; i <= Capacity; ++i) data_[i] = '\0';
+        size_ = static_cast<unsigned char>(n);
+        return !cut;
+    }
+
+    constexpr std::string_view view() const noexcept { return {data_, size_}; }
+    constexpr operator std::string_view() const noexcept { return view(); } // NOLINT
+    constexpr const char* c_str() const noexcept { return data_; }
+    constexpr std::size_t size() const noexcept { return size_; }
+    constexpr bool empty() const noexcept { return size_ == 0; }
+    static constexpr std::size_t capacity() noexcept { return Capacity; }
+
+    friend constexpr bool operator==(const inplace_string& a, const inplace_string& b) noexcept {
+        return a.view() == b.view();
+    }
+    friend constexpr bool operator==(const inplace_string& a, std::string_view b) noexcept {
+        return a.view() == b;
+    }
+
+private:
+    char data_[Capacity + 1]{};
+    unsigned char size_ = 0;
+};
+
+static_assert(inplace_string<4>("abcdef").view() == "abcd");
+static_assert(inplace_string<8>("abc").size() == 3);
+static_assert(inplace_string<3>("a\xc3\xa9z").view() == "a\xc3\xa9");
+static_assert(inplace_string<2>("a\xc3\xa9").view() == "a"); // never half a code point
+
+AI_HWACCEL_NAMESPACE_END

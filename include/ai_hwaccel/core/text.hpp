@@ -1,0 +1,184 @@
+// ai-hwaccel core: small constexpr text helpers shared by the tables.
+//
+// ASCII-only on purpose: names in the tables are ASCII, and input that is not (a tool
+// printing Latin-1, hostile bytes) must compare unequal rather than be transformed by a
+// locale. Everything here is constexpr and allocation-free.
+#pragma once
+
+#include "ai_hwaccel/config.hpp"
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <initializer_list>
+#include <string_view>
+
+AI_HWACCEL_NAMESPACE_BEGIN
+
+namespace detail {
+
+constexpr char ascii_lower(char c) noexcept {
+    return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c;
+}
+constexpr bool ascii_space(char c) noexcept {
+    return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';
+}
+constexpr bool ascii_alnum(char c) noexcept {
+    return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
+}
+
+constexpr std::string_view trim(std::string_view s) noexcept {
+    while (!s.empty() && ascii_space(s.front())) s.remove_prefix(1);
+    while (!s.empty() && ascii_space(s.back())) s.remove_suffix(1);
+    return s;
+}
+
+constexpr bool iequals(std::string_view a, std::string_view b) noexcept {
+    if (a.size() != b.size()) return false;
+    for (std::size_t i = 0; i < a.size(); ++i)
+        if (ascii_lower(a[i]) != ascii_lower(b[i])) return false;
+    return true;
+}
+
+/// Compares two names ignoring case and every character that is not a letter or digit,
+/// so "RTX 4090", "rtx-4090" and "RTX4090" are one name. Used for people-written names.
+constexpr bool loose_equals(std::string_view a, std::string_view b) noexcept {
+    std::size_t i = 0, j = 0;
+    for (;;) {
+        while (i < a.size() && !ascii_alnum(a[i])) ++i;
+        while (j < b.size() && !ascii_alnum(b[j])) ++j;
+        if (i == a.size() || j == b.size()) return i == a.size() && j == b.size();
+        if (ascii_lower(a[i]) != ascii_lower(b[j])) return false;
+        ++i;
+        ++j;
+    }
+}
+
+/// True when `needle` occurs in `hay`, ignoring ASCII case.
+constexpr bool icontains(std::string_view hay, std::string_view needle) noexcept {
+    if (needle.empty()) return true;
+    if (needle.size() > hay.size()) return false;
+    for (std::size_t i = 0; i + needle.size() <= hay.size(); ++i)
+        if (iequals(hay.substr(i, needle.size()), needle)) return true;
+    return false;
+}
+
+} // namespace detail
+
+/// A short fixed-capacity list (aliases, tool names, device kinds in the tables). Only the
+/// first `size()` slots are ever read: GCC 12 cannot copy a value-initialized class object
+/// out of a partially braced std::array inside a constant expression, and this type never
+/// asks it to.
+namespace detail {
+// Deliberately not constexpr: reaching it while initializing a constexpr table makes the
+// initializer non-constant, so an over-long list is a compile-time error.
+inline void fixed_list_overflow() noexcept { AI_HWACCEL_ASSERT(false && "fixed_list: too many values"); }
+} // namespace detail
+
+template <class T, std::size_t N>
+struct fixed_list {
+    std::array<T, N> items{};
+    std::size_t count = 0;
+
+    constexpr fixed_list() noexcept = default;
+    /// One constructor for every length: a variadic one would be instantiated once per
+    /// distinct tuple of string-literal sizes, which costs compile time across the tables.
+    constexpr fixed_list(std::initializer_list<T> values) noexcept {
+        for (const T& v : values) {
+            if (count == N) detail::fixed_list_overflow(); // not constexpr: a compile error in a table
+            else items[count++] = v;
+        }
+    }
+
+    constexpr const T* begin() const noexcept { return items.data(); }
+    constexpr const T* end() const noexcept { return items.data() + count; }
+    constexpr std::size_t size() const noexcept { return count; }
+    constexpr bool empty() const noexcept { return count == 0; }
+    constexpr T operator[](std::size_t i) const noexcept { return items[i]; }
+    constexpr bool contains(const T& v) const noexcept {
+        for (std::size_t i = 0; i < count; ++i)
+            if (items[i] == v) return true;
+        return false;
+    }
+};
+template <std::size_t N>
+using name_list = fixed_list<std::string_view, N>;
+
+/// A constant view of a table stored as a plain array: what std::span<const T> would be,
+/// without <span>'s compile-time cost in the light headers.
+template <class T>
+struct table_ref {
+    const T* first = nullptr;
+    std::size_t count = 0;
+
+    constexpr table_ref() noexcept = default;
+    template <std::size_t N>
+    constexpr table_ref(const T (&rows)[N]) noexcept : first(rows), count(N) {} // NOLINT
+
+    constexpr const T* begin() const noexcept { return first; }
+    constexpr const T* end() const noexcept { return first + count; }
+    constexpr const T* data() const noexcept { return first; }
+    constexpr std::size_t size() const noexcept { return count; }
+    constexpr bool empty() const noexcept { return count == 0; }
+    constexpr const T& operator[](std::size_t i) const noexcept { return first[i]; }
+};
+
+namespace detail {
+/// Slot 0 is a row's name, slots 1… its aliases.
+template <class Row>
+constexpr std::string_view name_slot(const Row& r, std::size_t k) noexcept {
+    return k == 0 ? std::string_view(r.name) : r.aliases[k - 1];
+}
+/// FNV-1a over exactly the characters loose_equals compares (ASCII letters lowered, and
+/// digits): loosely equal names hash equal.
+constexpr std::uint64_t loose_hash(std::string_view s) noexcept {
+    std::uint64_t h = 14695981039346656037ull;
+    for (char c : s) {
+        if (!ascii_alnum(c)) continue;
+        h ^= static_cast<unsigned char>(ascii_lower(c));
+        h *= 1099511628211ull;
+    }
+    return h;
+}
+
+/// True when no two names or aliases in a table (rows with `name` and `aliases`) are
+/// equal as loose_equals sees them, and no name or alias is empty. Sorts hashes so that
+/// it stays O(n log n) inside a constant expression; equal hashes are compared in full.
+template <std::size_t Slots, class Table>
+constexpr bool names_are_unique(const Table& t) noexcept {
+    struct key {
+        std::uint64_t hash;
+        std::size_t row, slot;
+    };
+    std::array<key, Slots> keys{};
+    std::size_t n = 0;
+    for (std::size_t i = 0; i < t.size(); ++i)
+        for (std::size_t k = 0; k <= t[i].aliases.size(); ++k) {
+            const std::string_view s = name_slot(t[i], k);
+            if (trim(s).empty() || n == Slots) return false;
+            keys[n++] = key{loose_hash(s), i, k};
+        }
+    // Insertion into a heap-free sort: std::sort is constexpr in C++20 but pulls in
+    // <algorithm>; a shell sort keeps this header light.
+    for (std::size_t gap = n / 2; gap > 0; gap /= 2)
+        for (std::size_t i = gap; i < n; ++i)
+            for (std::size_t j = i; j >= gap && keys[j - gap].hash > keys[j].hash; j -= gap) {
+                const key tmp = keys[j];
+                keys[j] = keys[j - gap];
+                keys[j - gap] = tmp;
+            }
+    for (std::size_t i = 0; i < n; ++i)
+        for (std::size_t j = i + 1; j < n && keys[j].hash == keys[i].hash; ++j)
+            if (loose_equals(name_slot(t[keys[i].row], keys[i].slot), name_slot(t[keys[j].row], keys[j].slot)))
+                return false;
+    return true;
+}
+} // namespace detail
+
+static_assert(detail::loose_equals("RTX 4090", "rtx-4090"));
+static_assert(detail::loose_equals("H100 SXM", "h100sxm"));
+static_assert(!detail::loose_equals("H100", "H100 SXM"));
+static_assert(detail::trim("  x \n") == "x");
+static_assert(detail::icontains("NVIDIA GeForce RTX 4090", "geforce"));
+
+AI_HWACCEL_NAMESPACE_END
