@@ -40,13 +40,19 @@ constexpr bool iequals(std::string_view a, std::string_view b) noexcept {
     return true;
 }
 
-/// Compares two names ignoring case and every character that is not a letter or digit,
-/// so "RTX 4090", "rtx-4090" and "RTX4090" are one name. Used for people-written names.
+/// ASCII spaces and punctuation, which loose comparison ignores. Bytes above 0x7f are
+/// never ignored: they are compared exactly, so "café" is not "caf".
+constexpr bool loose_ignored(char c) noexcept {
+    return static_cast<unsigned char>(c) < 0x80 && !ascii_alnum(c);
+}
+
+/// Compares two names ignoring ASCII case, spaces and punctuation, so "RTX 4090",
+/// "rtx-4090" and "RTX4090" are one name. Used for people-written names.
 constexpr bool loose_equals(std::string_view a, std::string_view b) noexcept {
     std::size_t i = 0, j = 0;
     for (;;) {
-        while (i < a.size() && !ascii_alnum(a[i])) ++i;
-        while (j < b.size() && !ascii_alnum(b[j])) ++j;
+        while (i < a.size() && loose_ignored(a[i])) ++i;
+        while (j < b.size() && loose_ignored(b[j])) ++j;
         if (i == a.size() || j == b.size()) return i == a.size() && j == b.size();
         if (ascii_lower(a[i]) != ascii_lower(b[j])) return false;
         ++i;
@@ -129,12 +135,12 @@ template <class Row>
 constexpr std::string_view name_slot(const Row& r, std::size_t k) noexcept {
     return k == 0 ? std::string_view(r.name) : r.aliases[k - 1];
 }
-/// FNV-1a over exactly the characters loose_equals compares (ASCII letters lowered, and
-/// digits): loosely equal names hash equal.
+/// FNV-1a over exactly the bytes loose_equals compares (ASCII letters lowered): loosely
+/// equal names hash equal.
 constexpr std::uint64_t loose_hash(std::string_view s) noexcept {
     std::uint64_t h = 14695981039346656037ull;
     for (char c : s) {
-        if (!ascii_alnum(c)) continue;
+        if (loose_ignored(c)) continue;
         h ^= static_cast<unsigned char>(ascii_lower(c));
         h *= 1099511628211ull;
     }

@@ -95,7 +95,6 @@ inline cpu_info parse_cpuinfo(std::string_view text) {
     std::set<std::pair<std::string, std::string>> cores;
     std::uint32_t processors = 0;
     std::string current_package;
-    std::string arm_part;
     std::string_view flags;
     detail::for_each_key_value(text, [&](std::string_view key, std::string_view value, bool has_colon) {
         if (!has_colon) return;
@@ -108,15 +107,24 @@ inline cpu_info parse_cpuinfo(std::string_view text) {
             if (value == "GenuineIntel") c.maker = vendor::intel;
             else if (value == "AuthenticAMD") c.maker = vendor::amd;
         } else if (key == "CPU implementer" && c.maker == vendor::unknown) {
-            c.maker = vendor::arm; // Arm-architecture CPU; the implementer code names the licensee
-            if (arm_part.empty()) arm_part = std::string(value);
+            // The implementer code names the licensee (0x41 Arm, 0x48 HiSilicon, 0x51
+            // Qualcomm…); only Arm's own cores are attributed, the rest stay unknown.
+            if (value == "0x41") c.maker = vendor::arm;
+            else if (value == "0x51") c.maker = vendor::qualcomm;
         } else if (key == "physical id") {
             current_package = std::string(value);
             packages.insert(current_package);
         } else if (key == "core id") {
             cores.emplace(current_package, std::string(value));
-        } else if ((key == "flags" || key == "Features") && flags.empty()) {
+        } else if (key == "flags" && flags.empty()) {
             flags = value;
+            c.arch = cpu_arch::x86_64; // "flags" is x86's spelling; 32-bit x86 is not a target
+        } else if (key == "Features" && flags.empty()) {
+            flags = value;
+        } else if (key == "CPU architecture" && c.arch == cpu_arch::unknown) {
+            // 8 and later are AArch64 cores; /proc/cpuinfo of a 32-bit kernel says 7.
+            const auto v = detail::parse_u64(value);
+            if (v) c.arch = *v >= 8 ? cpu_arch::aarch64 : cpu_arch::arm;
         }
     });
     c.threads = processors;
@@ -130,7 +138,7 @@ inline cpu_info parse_cpuinfo(std::string_view text) {
         if (word.empty()) continue;
         for (const auto& f : cpu_feature_table)
             if (word == f.proc_flag) c.features.set(f.id);
-        if (word == "asimd" || word == "sse2") c.arch = word == "asimd" ? cpu_arch::aarch64 : cpu_arch::x86_64;
+        if (word == "neon") c.features.set(cpu_feature::neon); // 32-bit Arm's name for it
     }
     return c;
 }

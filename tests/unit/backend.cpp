@@ -1,0 +1,29 @@
+#include "ai_hwaccel/core/backend.hpp"
+
+#include <doctest/doctest.h>
+
+namespace ah = ai_hwaccel;
+
+TEST_CASE("backend_table") {
+    static_assert(ah::backend_count == 17);
+    for (const auto& b : ah::backend_table) {
+        CHECK(b.compiled); // the suite builds every backend
+        CHECK(std::string_view(b.macro).starts_with("AI_HWACCEL_BACKEND_"));
+        CHECK(ah::parse_backend(b.name) == b.id);
+    }
+    CHECK(ah::info(ah::backend_id::cuda).tools.contains("nvidia-smi"));
+    CHECK(ah::info(ah::backend_id::rocm).tools.contains("rocminfo"));
+    CHECK(ah::info(ah::backend_id::neuron).tools.contains("neuron-ls"));
+}
+
+TEST_CASE("backend_for") {
+    CHECK(ah::backend_for(ah::device_kind::cuda_gpu) == ah::backend_id::cuda);
+    CHECK(ah::backend_for(ah::device_kind::apple_neural_engine) == ah::backend_id::apple);
+    CHECK(ah::backend_for(ah::device_kind::aws_trainium) == ah::backend_id::neuron);
+    CHECK_FALSE(ah::backend_for(ah::device_kind::cpu).has_value());
+}
+
+TEST_CASE("is_compiled") {
+    CHECK(ah::is_compiled(ah::backend_id::tpu));
+    CHECK_FALSE(ah::parse_backend("opencl").has_value());
+}

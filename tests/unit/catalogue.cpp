@@ -1,0 +1,80 @@
+#include "ai_hwaccel/core/catalogue.hpp"
+
+#include <doctest/doctest.h>
+
+#include <string_view>
+
+namespace ah = ai_hwaccel;
+
+// Whole-catalogue consistency, proven at compile time: every row names its source and
+// its device, numbers are within physical bounds, the maker agrees with the kind, narrower
+// types are not slower than wider ones, and no two names or aliases collide.
+static_assert(ah::detail::catalogue_rows_are_sane());
+static_assert(ah::detail::catalogue_names_are_unique());
+static_assert(ah::device_catalogue.size() >= 150);
+
+TEST_CASE("device_catalogue") {
+    std::size_t nvidia = 0, amd = 0, intel = 0, apple = 0, google = 0, amazon = 0;
+    for (const auto& d : ah::device_catalogue) {
+        CHECK(std::string_view(d.source).starts_with("http"));
+        nvidia += d.maker == ah::vendor::nvidia;
+        amd += d.maker == ah::vendor::amd && d.kind == ah::device_kind::rocm_gpu;
+        intel += d.maker == ah::vendor::intel || d.maker == ah::vendor::habana;
+        apple += d.maker == ah::vendor::apple;
+        google += d.maker == ah::vendor::google;
+        amazon += d.maker == ah::vendor::amazon;
+    }
+    CHECK(nvidia >= 60);
+    CHECK(amd >= 25);
+    CHECK(intel >= 10);
+    CHECK(apple >= 30); // every M1–M4 GPU-core variant
+    CHECK(google >= 4); // TPU v4, v5e, v5p, v6e
+    CHECK(amazon == 4); // Inferentia 1/2, Trainium 1/2
+}
+
+TEST_CASE("find_device") {
+    // As people write them.
+    CHECK(ah::find_device("H100 SXM")->name == std::string_view("NVIDIA H100 SXM5 80GB"));
+    CHECK(ah::find_device("rtx 4090")->memory_bytes == 24 * ah::units::gib);
+    CHECK(ah::find_device("A100 PCIe 80GB")->memory_bandwidth_gbps > 1900);
+    CHECK(ah::find_device("mi300x")->memory_bytes == 192 * ah::units::gib);
+    CHECK(ah::find_device("Apple M2 Ultra 76-core")->compute_units == 76);
+    CHECK(ah::find_device("Apple M2 Ultra 60-core")->compute_units == 60);
+    // As tools print them (names from the real captures).
+    CHECK(ah::find_device("NVIDIA H100 80GB HBM3") == ah::find_device("H100 SXM"));
+    CHECK(ah::find_device("NVIDIA GeForce RTX 4090") == ah::find_device("RTX 4090"));
+    CHECK(ah::find_device("NVIDIA A10") != nullptr);
+    CHECK(ah::find_device("Tesla P100-PCIE-16GB") != nullptr);
+    CHECK(ah::find_device("NVIDIA H100 NVL") != nullptr);
+    CHECK(ah::find_device("NVIDIA L40S") != nullptr);
+    CHECK(ah::find_device("AMD Instinct MI210") != nullptr);
+    CHECK(ah::find_device("AMD Radeon RX 7900 XTX") != nullptr);
+    // Vendor prefix optional either way.
+    CHECK(ah::find_device("Instinct MI210") == ah::find_device("AMD Instinct MI210"));
+    // Nothing for nonsense, and nothing for an ambiguous bare name.
+    CHECK(ah::find_device("") == nullptr);
+    CHECK(ah::find_device("GeForce RTX 9999") == nullptr);
+    CHECK(ah::find_device("A100") == nullptr);
+}
+
+TEST_CASE("find_devices_by_pci") {
+    const auto h100 = ah::find_devices_by_pci(0x10de, 0x2330);
+    REQUIRE(h100.size() == 1);
+    CHECK(h100[0] == ah::find_device("H100 SXM"));
+    CHECK(ah::find_devices_by_pci(0x10de, 0x26b9).size() >= 1); // L40S, from a real capture
+    CHECK(ah::find_devices_by_pci(0x1002, 0x0000).empty());
+    CHECK(ah::find_devices_by_pci(0xffff, 0x2330).empty());
+    // Several boards share one chip id; all of them come back.
+    CHECK(ah::find_devices_by_pci(0x1002, 0x744c).size() >= 2);
+}
+
+TEST_CASE("device_spec values") {
+    const auto* mi300x = ah::find_device("MI300X");
+    CHECK(mi300x->kind == ah::device_kind::rocm_gpu);
+    CHECK(mi300x->memory_bandwidth_gbps == doctest::Approx(5300));
+    CHECK(mi300x->arch == std::string_view("gfx942"));
+    const auto* h100 = ah::find_device("H100 SXM");
+    CHECK(h100->peak.bf16 == doctest::Approx(989.4).epsilon(0.01)); // dense, not sparse
+    CHECK(h100->link == ah::interconnect_kind::nvlink);
+    CHECK(h100->link_bandwidth_gbps == 900);
+}

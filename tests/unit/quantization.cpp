@@ -1,0 +1,92 @@
+#include "ai_hwaccel/core/quantization.hpp"
+
+#include <doctest/doctest.h>
+
+namespace ah = ai_hwaccel;
+using ah::quant_format;
+
+// The table's own static_asserts tie every uniform format's bits per weight to its block
+// layout; these pin the published figures people quote.
+static_assert(ah::bits_per_weight(quant_format::fp32) == 32);
+static_assert(ah::bits_per_weight(quant_format::bf16) == 16);
+static_assert(ah::bits_per_weight(quant_format::fp16) == 16);
+static_assert(ah::bits_per_weight(quant_format::fp8_e4m3) == 8);
+static_assert(ah::bits_per_weight(quant_format::fp8_e5m2) == 8);
+static_assert(ah::bits_per_weight(quant_format::int8) == 8);
+static_assert(ah::bits_per_weight(quant_format::int4) == 4.15625); // + fp16 scale, 4-bit zero / 128
+static_assert(ah::bits_per_weight(quant_format::mxfp4) == 4.25);   // 32 × E2M1 + E8M0 scale
+static_assert(ah::bits_per_weight(quant_format::nvfp4) == 4.5);    // 16 × E2M1 + E4M3 scale
+static_assert(ah::bits_per_weight(quant_format::q8_0) == 8.5);
+static_assert(ah::bits_per_weight(quant_format::q6_k) == 6.5625);
+static_assert(ah::bits_per_weight(quant_format::q5_1) == 6.0);
+static_assert(ah::bits_per_weight(quant_format::q5_0) == 5.5);
+static_assert(ah::bits_per_weight(quant_format::q4_1) == 5.0);
+static_assert(ah::bits_per_weight(quant_format::q4_0) == 4.5);
+static_assert(ah::bits_per_weight(quant_format::iq4_nl) == 4.5);
+static_assert(ah::bits_per_weight(quant_format::iq4_xs) == 4.25);
+static_assert(ah::bits_per_weight(quant_format::iq3_s) == 3.4375);
+static_assert(ah::bits_per_weight(quant_format::iq3_xxs) == 3.0625);
+static_assert(ah::bits_per_weight(quant_format::iq2_s) == 2.5625);
+static_assert(ah::bits_per_weight(quant_format::iq2_xs) == 2.3125);
+static_assert(ah::bits_per_weight(quant_format::iq2_xxs) == 2.0625);
+static_assert(ah::bits_per_weight(quant_format::iq1_m) == 1.75);
+static_assert(ah::bits_per_weight(quant_format::iq1_s) == 1.5625);
+
+TEST_CASE("bits_per_weight") {
+    // Mixes: whole-file averages from llama.cpp's quantize table (Llama-3-8B, 8.03e9 weights).
+    CHECK(ah::bits_per_weight(quant_format::q4_k_m) == doctest::Approx(4.899).epsilon(1e-3));
+    CHECK(ah::bits_per_weight(quant_format::q5_k_m) == doctest::Approx(5.702).epsilon(1e-3));
+    CHECK(ah::bits_per_weight(quant_format::q3_k_m) == doctest::Approx(4.001).epsilon(1e-3));
+    CHECK(ah::bits_per_weight(quant_format::q2_k) == doctest::Approx(3.166).epsilon(1e-3));
+    // A mix always costs more than its dominant block type.
+    for (const auto& q : ah::quant_table)
+        if (q.scheme == ah::quant_scheme::gguf_mix && q.base != q.id)
+            CHECK(q.bits_per_weight > ah::bits_per_weight(q.base));
+}
+
+TEST_CASE("weight_bytes") {
+    CHECK(ah::weight_bytes(8'030'000'000ull, quant_format::bf16) == 16'060'000'000ull);
+    // Blocks are whole: 33 weights of Q4_0 take two 18-byte blocks.
+    CHECK(ah::weight_bytes(33, quant_format::q4_0) == 36);
+    CHECK(ah::weight_bytes(0, quant_format::q4_0) == 0);
+    // A mix rounds up to whole bytes.
+    CHECK(ah::weight_bytes(1, quant_format::q4_k_m) == 1);
+}
+
+TEST_CASE("parse_quant_format") {
+    CHECK(ah::parse_quant_format("Q4_K_M") == quant_format::q4_k_m);
+    CHECK(ah::parse_quant_format("q4_k") == quant_format::q4_k_m); // llama.cpp's alias
+    CHECK(ah::parse_quant_format("F16") == quant_format::fp16);
+    CHECK(ah::parse_quant_format("bf16") == quant_format::bf16);
+    CHECK(ah::parse_quant_format("fp8") == quant_format::fp8_e4m3);
+    CHECK(ah::parse_quant_format("float8_e5m2") == quant_format::fp8_e5m2);
+    CHECK(ah::parse_quant_format("MXFP4") == quant_format::mxfp4);
+    CHECK(ah::parse_quant_format("nvfp4") == quant_format::nvfp4);
+    CHECK(ah::parse_quant_format("int4") == quant_format::int4);
+    CHECK(ah::parse_quant_format("AWQ") == quant_format::int4);
+    CHECK_FALSE(ah::parse_quant_format("").has_value());
+    CHECK_FALSE(ah::parse_quant_format("Q4_K_X").has_value());
+    CHECK_FALSE(ah::parse_quant_format("int3").has_value());
+    for (const auto& q : ah::quant_table) {
+        CHECK(ah::parse_quant_format(q.name) == q.id);
+        for (const auto& a : q.aliases) CHECK(ah::parse_quant_format(a) == q.id);
+    }
+}
+
+TEST_CASE("quant_format_from_gguf_file_type") {
+    // llama_ftype values written in general.file_type.
+    CHECK(ah::quant_format_from_gguf_file_type(0) == quant_format::fp32);
+    CHECK(ah::quant_format_from_gguf_file_type(1) == quant_format::fp16);
+    CHECK(ah::quant_format_from_gguf_file_type(7) == quant_format::q8_0);
+    CHECK(ah::quant_format_from_gguf_file_type(15) == quant_format::q4_k_m);
+    CHECK(ah::quant_format_from_gguf_file_type(32) == quant_format::bf16);
+    CHECK_FALSE(ah::quant_format_from_gguf_file_type(4).has_value()); // retired Q4_1_SOME_F16
+    CHECK_FALSE(ah::quant_format_from_gguf_file_type(-1).has_value());
+}
+
+TEST_CASE("quant_info") {
+    CHECK(ah::info(quant_format::fp8_e4m3).native_compute == ah::dtype::fp8);
+    CHECK(ah::info(quant_format::nvfp4).native_compute == ah::dtype::fp4);
+    CHECK_FALSE(ah::info(quant_format::nvfp4).dequantizable); // Blackwell-native only
+    CHECK(ah::info(quant_format::q4_k_m).dequantizable);
+}
