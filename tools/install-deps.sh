@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# Installs what building and testing ai-hwaccel needs on Debian 12 / Ubuntu 22.04 or later:
+# a C++20 compiler, CMake, range-v3, doctest and Python 3 (for the amalgamation check).
+# Uses sudo when not run as root. Safe to run again.
+set -euo pipefail
+packages=(g++ cmake make librange-v3-dev doctest-dev python3 pkgconf)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+run() { if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi; }
+run apt-get update -qq
+DEBIAN_FRONTEND=noninteractive run apt-get install -y -qq --no-install-recommends "${missing[@]}"
