@@ -18,7 +18,6 @@
 #include "ai_hwaccel/core/warning.hpp"
 
 #include <range/v3/algorithm/find_if.hpp>
-#include <range/v3/algorithm/max_element.hpp>
 #include <range/v3/numeric/accumulate.hpp>
 #include <range/v3/range/conversion.hpp>
 #include <range/v3/view/filter.hpp>
@@ -27,6 +26,7 @@
 #include <cmath>
 #include <cstdint>
 #include <optional>
+#include <type_traits>
 #include <span>
 #include <string_view>
 #include <utility>
@@ -43,11 +43,17 @@ constexpr double capability_score(const accelerator_profile& p) noexcept {
     const double mem_gib = units::to_gib(p.memory_bytes.value_or(0));
     const double bw = p.memory_bandwidth_gbps.value_or(1.0);
     const double f16 = p.peak.bf16 > p.peak.fp16 ? p.peak.bf16 : p.peak.fp16;
-    // sqrt by Newton iteration: std::sqrt is not constexpr in C++20.
     const double x = mem_gib * bw;
-    double r = x > 1 ? x : 1;
-    for (int i = 0; i < 64; ++i) r = 0.5 * (r + x / r);
-    return (x > 0 ? r : 0) * (1.0 + f16 / 10'000.0);
+    if (x <= 0) return 0;
+    double r;
+    if (std::is_constant_evaluated()) {
+        // std::sqrt is not constexpr in C++20: Newton's iteration converges from above.
+        r = x > 1 ? x : 1;
+        for (int i = 0; i < 64; ++i) r = 0.5 * (r + x / r);
+    } else {
+        r = std::sqrt(x);
+    }
+    return r * (1.0 + f16 / 10'000.0);
 }
 
 class accelerator_registry {
@@ -107,13 +113,9 @@ public:
     /// The most capable available device by capability_score: accelerators first, the CPU
     /// only when there is no accelerator. Ties keep detection order. Empty registry: none.
     std::optional<accelerator_profile> best_available() const {
-        auto acc = accelerators();
-        auto pool = ranges::empty(acc) ? ranges::to<std::vector>(available()) : ranges::to<std::vector>(acc);
-        if (pool.empty()) return std::nullopt;
-        auto it = ranges::max_element(pool, [](const accelerator_profile& a, const accelerator_profile& b) {
-            return capability_score(a) < capability_score(b);
-        });
-        return *it;
+        if (const auto* p = best_of(accelerators())) return *p;
+        if (const auto* p = best_of(available())) return *p;
+        return std::nullopt;
     }
 
     /// Memory of every available device, shared pools counted once (bytes).
@@ -172,6 +174,21 @@ public:
     }
 
 private:
+    // First profile with the highest capability_score, each score computed once.
+    template <class Rng>
+    static const accelerator_profile* best_of(Rng&& rng) {
+        const accelerator_profile* best = nullptr;
+        double best_score = -1;
+        for (const accelerator_profile& p : rng) {
+            const double score = capability_score(p);
+            if (score > best_score) {
+                best = &p;
+                best_score = score;
+            }
+        }
+        return best;
+    }
+
     static bool same_profile(const accelerator_profile& a, const accelerator_profile& b) {
         return a.kind == b.kind && a.index == b.index && a.available == b.available &&
                a.software == b.software && a.unified_memory == b.unified_memory &&

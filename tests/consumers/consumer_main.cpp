@@ -12,6 +12,13 @@ int main() {
         return 1;
     }
     static_assert(ah::bits_per_weight(ah::quant_format::q8_0) == 8.5);
+#ifdef EXPECTED_BACKEND_MASK
+    // The consumer asked CMake for a backend set; the headers must see exactly that set.
+    if (ah::compiled_backend_mask != EXPECTED_BACKEND_MASK) {
+        std::printf("backend mask %#x, expected %#x\n", ah::compiled_backend_mask, EXPECTED_BACKEND_MASK);
+        return 1;
+    }
+#endif
     const auto reg = ah::detect();
     if (reg.all().empty() || !reg.all()[0].is_cpu()) {
         std::puts("detect() returned no CPU profile");

@@ -32,6 +32,15 @@ if(CONSUMER STREQUAL "find_package")
       message(FATAL_ERROR "install did not produce ${f}")
     endif()
   endforeach()
+  # pkg-config sees the same package.
+  find_program(PKG_CONFIG NAMES pkg-config pkgconf REQUIRED)
+  execute_process(COMMAND "${CMAKE_COMMAND}" -E env "PKG_CONFIG_PATH=${work}/prefix/share/pkgconfig"
+                          "${PKG_CONFIG}" --cflags ai_hwaccel
+                  RESULT_VARIABLE rc OUTPUT_VARIABLE cflags ERROR_VARIABLE err)
+  if(NOT rc EQUAL 0 OR NOT cflags MATCHES "-I${work}/prefix/include" OR NOT cflags MATCHES "-std=c\\+\\+20")
+    message(FATAL_ERROR "pkg-config --cflags ai_hwaccel: '${cflags}' (${rc}) ${err}")
+  endif()
+  message(STATUS "pkg-config --cflags ai_hwaccel: ${cflags}")
   set(consumer_args -DCMAKE_PREFIX_PATH=${work}/prefix)
 elseif(CONSUMER STREQUAL "single_header")
   set(consumer_args -DSINGLE_INCLUDE_DIR=${SOURCE_DIR}/single_include)

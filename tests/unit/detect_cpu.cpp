@@ -67,6 +67,15 @@ TEST_CASE("parse_cpuinfo x86") {
         CHECK(c.features.has(cpu_feature::avx2));
         CHECK_FALSE(c.features.has(cpu_feature::avx512f));
     }
+    if (auto text = test::capture("proc-cpuinfo/x86_i7-8705g_block0.txt")) {
+        const auto c = ah::parse_cpuinfo(*text);
+        CHECK(c.model == "Intel(R) Core(TM) i7-8705G CPU @ 3.10GHz");
+        CHECK(c.threads == 1); // one block of the capture
+        CHECK(c.features.has(cpu_feature::avx2));
+        CHECK(c.features.has(cpu_feature::fma));
+        CHECK(c.features.has(cpu_feature::f16c));
+        CHECK_FALSE(c.features.has(cpu_feature::avx512f));
+    }
     if (auto text = test::capture("proc-cpuinfo/x86_xeon-e5620_block15.txt")) {
         const auto c = ah::parse_cpuinfo(*text);
         CHECK(c.model == "Intel(R) Xeon(R) CPU           E5620  @ 2.40GHz"); // as printed
@@ -90,6 +99,17 @@ TEST_CASE("parse_cpuinfo arm") {
         CHECK(c.threads == 2);
         CHECK(c.features.has(cpu_feature::asimd_fp16));
         CHECK_FALSE(c.features.has(cpu_feature::sve));
+    }
+    for (const char* file : {"proc-cpuinfo/arm64_graviton1-a1_first2blocks.txt", "proc-cpuinfo/arm64_nvidia-jetson-tx1.txt"}) {
+        CAPTURE(file);
+        if (auto text = test::capture(file)) {
+            const auto c = ah::parse_cpuinfo(*text);
+            CHECK(c.arch == ah::cpu_arch::aarch64);
+            CHECK(c.maker == ah::vendor::arm);
+            CHECK(c.features.has(cpu_feature::neon));
+            CHECK_FALSE(c.features.has(cpu_feature::asimd_dotprod));
+            CHECK(c.threads == (std::string_view(file).find("tx1") != std::string_view::npos ? 4u : 2u));
+        }
     }
     if (auto text = test::capture("proc-cpuinfo/arm64_pixel-2-xl_msm8998.txt")) {
         const auto c = ah::parse_cpuinfo(*text);
