@@ -5,7 +5,8 @@
 // storage, environment). Queries are range-v3 pipelines over the profiles. Filtering
 // queries (`available`, `by_family`, `satisfying`) return lazy views that borrow from the
 // registry: they stay valid while the registry lives and is not modified, and can be
-// materialised with `ranges::to<std::vector>()`. Everything else returns values.
+// materialised with `ranges::to<std::vector>()` (range/v3/range/conversion.hpp). Everything
+// else returns values.
 //
 // Memory totals count shared memory once: on Apple Silicon the Metal GPU, the Neural
 // Engine and the CPU all draw from one unified pool, which is added once, not three times.
@@ -19,7 +20,8 @@
 
 #include <range/v3/algorithm/find_if.hpp>
 #include <range/v3/numeric/accumulate.hpp>
-#include <range/v3/range/conversion.hpp>
+#include <range/v3/iterator/operations.hpp>
+#include <range/v3/range/primitives.hpp>
 #include <range/v3/view/filter.hpp>
 #include <range/v3/view/transform.hpp>
 

@@ -432,8 +432,8 @@ constexpr bool names_are_unique(const Table& t) noexcept {
             if (trim(s).empty() || n == Slots) return false;
             keys[n++] = key{loose_hash(s), i, k};
         }
-    // Insertion into a heap-free sort: std::sort is constexpr in C++20 but pulls in
-    // <algorithm>; a shell sort keeps this header light.
+    // Shell sort by hash: std::sort is constexpr in C++20 but would pull <algorithm> into
+    // this light header.
     for (std::size_t gap = n / 2; gap > 0; gap /= 2)
         for (std::size_t i = gap; i < n; ++i)
             for (std::size_t j = i; j >= gap && keys[j - gap].hash > keys[j].hash; j -= gap) {
@@ -4852,7 +4852,6 @@ static_assert(system_view<host_system>);
 AI_HWACCEL_NAMESPACE_END
 // ---- end ai_hwaccel/detect/system.hpp
 
-#include <charconv>
 #include <cstdint>
 #include <optional>
 #include <set>
@@ -5022,7 +5021,6 @@ std::pair<host_info, accelerator_profile> probe_host(const S& sys, std::vector<w
         cpu.memory_bytes = {usable, origin::sysfs};
     if (host.memory.available_bytes) cpu.memory_free_bytes = host.memory.available_bytes;
     if (host.cpu.cores != 0) cpu.compute_units = {host.cpu.cores, origin::sysfs};
-    cpu.unified_memory = true; // the host pool itself
     return {std::move(host), cpu};
 }
 
@@ -5048,7 +5046,8 @@ AI_HWACCEL_NAMESPACE_END
 // storage, environment). Queries are range-v3 pipelines over the profiles. Filtering
 // queries (`available`, `by_family`, `satisfying`) return lazy views that borrow from the
 // registry: they stay valid while the registry lives and is not modified, and can be
-// materialised with `ranges::to<std::vector>()`. Everything else returns values.
+// materialised with `ranges::to<std::vector>()` (range/v3/range/conversion.hpp). Everything
+// else returns values.
 //
 // Memory totals count shared memory once: on Apple Silicon the Metal GPU, the Neural
 // Engine and the CPU all draw from one unified pool, which is added once, not three times.
@@ -5061,7 +5060,8 @@ AI_HWACCEL_NAMESPACE_END
 
 #include <range/v3/algorithm/find_if.hpp>
 #include <range/v3/numeric/accumulate.hpp>
-#include <range/v3/range/conversion.hpp>
+#include <range/v3/iterator/operations.hpp>
+#include <range/v3/range/primitives.hpp>
 #include <range/v3/view/filter.hpp>
 #include <range/v3/view/transform.hpp>
 

@@ -164,8 +164,8 @@ constexpr bool names_are_unique(const Table& t) noexcept {
             if (trim(s).empty() || n == Slots) return false;
             keys[n++] = key{loose_hash(s), i, k};
         }
-    // Insertion into a heap-free sort: std::sort is constexpr in C++20 but pulls in
-    // <algorithm>; a shell sort keeps this header light.
+    // Shell sort by hash: std::sort is constexpr in C++20 but would pull <algorithm> into
+    // this light header.
     for (std::size_t gap = n / 2; gap > 0; gap /= 2)
         for (std::size_t i = gap; i < n; ++i)
             for (std::size_t j = i; j >= gap && keys[j - gap].hash > keys[j].hash; j -= gap) {

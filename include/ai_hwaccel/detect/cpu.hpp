@@ -14,7 +14,6 @@
 #include "ai_hwaccel/core/warning.hpp"
 #include "ai_hwaccel/detect/system.hpp"
 
-#include <charconv>
 #include <cstdint>
 #include <optional>
 #include <set>
@@ -184,7 +183,6 @@ std::pair<host_info, accelerator_profile> probe_host(const S& sys, std::vector<w
         cpu.memory_bytes = {usable, origin::sysfs};
     if (host.memory.available_bytes) cpu.memory_free_bytes = host.memory.available_bytes;
     if (host.cpu.cores != 0) cpu.compute_units = {host.cpu.cores, origin::sysfs};
-    cpu.unified_memory = true; // the host pool itself
     return {std::move(host), cpu};
 }
 
