@@ -4,7 +4,14 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <filesystem>
 #include <fstream>
+#include <map>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
 
 namespace ah = ai_hwaccel;
 using namespace ah::literals;
@@ -63,4 +70,177 @@ TEST_CASE("detect()") {
     meminfo >> kib;
     CHECK(*host.memory.total_bytes == kib * 1024);
     CHECK(host.cpu.threads == static_cast<std::uint32_t>(::sysconf(_SC_NPROCESSORS_CONF)));
+}
+
+// ---------------------------------------------------------------------------------------
+// The orchestrator
+
+namespace {
+
+using namespace std::chrono_literals;
+
+// A machine tree whose environment is given (the live process's is not touched).
+struct env_system : ah::host_system {
+    using ah::host_system::host_system;
+    std::map<std::string, std::string, std::less<>> vars;
+    std::optional<std::string> env(std::string_view name) const {
+        if (auto it = vars.find(name); it != vars.end()) return it->second;
+        return std::nullopt;
+    }
+};
+
+ah::accelerator_profile device(ah::device_kind kind, std::uint32_t index, std::string_view pci) {
+    ah::accelerator_profile p;
+    p.kind = kind;
+    p.index = index;
+    p.pci = ah::parse_pci_address(pci);
+    p.name = kind == ah::device_kind::cuda_gpu ? "NVIDIA GeForce RTX 4090" : "RTX 4090 (Vulkan)";
+    return p;
+}
+
+template <ah::backend_id B>
+struct scripted_probe {
+    static constexpr ah::backend_id backend = B;
+    std::vector<ah::accelerator_profile> devices;
+    template <ah::system_view S>
+    ah::probe_output probe(const S&) const {
+        ah::probe_output out;
+        out.devices = devices;
+        return out;
+    }
+};
+
+// Runs one tool through the view and reports it, like a real backend probe.
+template <ah::backend_id B>
+struct tool_probe {
+    static constexpr ah::backend_id backend = B;
+    std::vector<std::string> argv;
+    std::chrono::milliseconds timeout = 10s;
+    template <ah::system_view S>
+    ah::probe_output probe(const S& sys) const {
+        ah::probe_output out;
+        ah::tool_request rq{argv, timeout, std::size_t{1} << 20, std::size_t{64} << 10};
+        if (auto text = ah::run_reporting(sys, rq, B, out.warnings)) {
+            ah::accelerator_profile p;
+            p.kind = ah::device_kind::gaudi;
+            p.name = "from tool";
+            out.devices.push_back(p);
+        }
+        return out;
+    }
+};
+
+struct throwing_probe {
+    static constexpr ah::backend_id backend = ah::backend_id::groq;
+    template <ah::system_view S>
+    ah::probe_output probe(const S&) const {
+        throw std::runtime_error("out of luck");
+    }
+};
+
+bool has_warning(const ah::accelerator_registry& r, ah::warning_kind k, std::optional<ah::backend_id> b = {}) {
+    for (const auto& w : r.warnings())
+        if (w.kind == k && (!b || w.backend == b)) return true;
+    return false;
+}
+
+} // namespace
+
+TEST_CASE("detector: none() starts from nothing, all() from everything compiled") {
+    const auto none = ah::detector::none();
+    CHECK(none.mask() == 0);
+    CHECK_FALSE(none.host());
+    test::scratch_dir root;
+    const auto empty = none.run_timed(ah::host_system(root.path().string()));
+    CHECK(empty.registry.empty());
+    CHECK(empty.registry.warnings().empty());
+    CHECK(empty.timings.empty());
+
+    const auto all = ah::detector::all();
+    CHECK(all.host());
+    CHECK(all.mask() == ah::compiled_backend_mask);
+    CHECK(all.requested(ah::backend_id::cuda) == ah::is_compiled(ah::backend_id::cuda));
+    auto some = ah::detector::all().without(ah::backend_id::cuda).with_host(false);
+    CHECK_FALSE(some.requested(ah::backend_id::cuda));
+    CHECK_FALSE(some.host());
+}
+
+TEST_CASE("detector: probes run, are timed, and a device seen twice is one") {
+    test::scratch_dir root;
+    root.write("proc/cpuinfo", "processor\t: 0\nmodel name\t: Test CPU\n");
+    root.write("proc/meminfo", "MemTotal: 1024 kB\n");
+    const ah::host_system sys(root.path().string());
+    scripted_probe<ah::backend_id::cuda> cuda{{device(ah::device_kind::cuda_gpu, 0, "0000:01:00.0")}};
+    scripted_probe<ah::backend_id::vulkan> vulkan{{device(ah::device_kind::vulkan_gpu, 0, "0000:01:00.0"),
+                                                  device(ah::device_kind::vulkan_gpu, 1, "0000:02:00.0")}};
+    const auto t = ah::detector::all().run_timed_with(sys, cuda, vulkan);
+    const auto& reg = t.registry;
+    REQUIRE(reg.size() == 3); // CPU, the 4090 once, the other Vulkan device
+    CHECK(reg.all()[0].is_cpu());
+    CHECK(reg.all()[1].kind == ah::device_kind::cuda_gpu);
+    CHECK(reg.all()[2].index == 1);
+    REQUIRE(t.timings.size() == 3);
+    CHECK(t.timings[0].name == "host");
+    CHECK(t.timings[1].name == "cuda");
+    CHECK(t.timings[1].devices == 1);
+    CHECK(t.timings[2].name == "vulkan");
+    CHECK(t.timings[2].devices == 2);
+    for (const auto& timing : t.timings) CHECK(timing.state == ah::probe_state::ran);
+
+    // Only requested backends run, and the same result comes without threads.
+    const auto only = ah::detector::none().with(ah::backend_id::vulkan).parallel(false).run_timed_with(sys, cuda, vulkan);
+    CHECK(only.registry.size() == 2);
+    REQUIRE(only.timings.size() == 1);
+    CHECK(only.timings[0].name == "vulkan");
+}
+
+TEST_CASE("detector: visibility variables come from the system view") {
+    test::scratch_dir root;
+    env_system sys(root.path().string());
+    sys.vars["CUDA_VISIBLE_DEVICES"] = "1";
+    scripted_probe<ah::backend_id::cuda> cuda{{device(ah::device_kind::cuda_gpu, 0, "0000:01:00.0"),
+                                              device(ah::device_kind::cuda_gpu, 1, "0000:02:00.0")}};
+    auto reg = ah::detector::none().with(ah::backend_id::cuda).run_timed_with(sys, cuda).registry;
+    REQUIRE(reg.size() == 2);
+    CHECK_FALSE(reg.all()[0].available);
+    CHECK(reg.all()[1].available);
+    CHECK(has_warning(reg, ah::warning_kind::hidden_by_mask, ah::backend_id::cuda));
+    reg = ah::detector::none().with(ah::backend_id::cuda).honour_visibility(false).run_timed_with(sys, cuda).registry;
+    CHECK(reg.all()[0].available);
+}
+
+TEST_CASE("detector: every way a tool fails is a typed warning, and detection returns") {
+    // Real processes: the fake tool under five vendor names, misbehaving five ways, each
+    // run by its own probe in parallel.
+    test::scratch_dir bin;
+    for (const char* name : {"hang-smi", "crash-smi", "fail-smi", "spew-smi", "ok-smi"})
+        std::filesystem::copy_file(AI_HWACCEL_FAKE_TOOL, bin.path() / name);
+    bin.write("noexec-smi", "not a program");
+    const ah::host_system sys("", ah::tool_search{"relative/bin:" + bin.path().string(), false});
+    using ah::backend_id;
+    tool_probe<backend_id::cuda> hang{{"hang-smi", "sleep-forever"}, 500ms};
+    tool_probe<backend_id::rocm> crash{{"crash-smi", "signal", "6"}};
+    tool_probe<backend_id::intel_gpu> fail{{"fail-smi", "exit", "2"}};
+    tool_probe<backend_id::tpu> spew{{"spew-smi", "spew", "100000000"}};
+    tool_probe<backend_id::gaudi> ok{{"ok-smi", "exit", "0"}};
+    tool_probe<backend_id::neuron> missing{{"missing-smi"}};
+    tool_probe<backend_id::qualcomm> noexec{{"noexec-smi"}};
+    const auto t = ah::detector::all().with_host(false).run_timed_with(sys, hang, crash, fail, spew, ok, missing, noexec, throwing_probe{});
+    const auto& reg = t.registry;
+    CHECK(has_warning(reg, ah::warning_kind::tool_timed_out, backend_id::cuda));
+    CHECK(has_warning(reg, ah::warning_kind::tool_signalled, backend_id::rocm));
+    CHECK(has_warning(reg, ah::warning_kind::tool_failed, backend_id::intel_gpu));
+    CHECK(has_warning(reg, ah::warning_kind::output_truncated, backend_id::tpu));
+    CHECK(has_warning(reg, ah::warning_kind::tool_not_found, backend_id::neuron));
+    CHECK(has_warning(reg, ah::warning_kind::tool_not_executable, backend_id::qualcomm));
+    CHECK(has_warning(reg, ah::warning_kind::probe_failed, backend_id::groq));
+    // The relative PATH entry: said once, though seven tools were looked up.
+    CHECK(std::count_if(reg.warnings().begin(), reg.warnings().end(),
+                        [](const ah::warning& w) { return w.kind == ah::warning_kind::unsafe_path_ignored; }) == 1);
+    // The clean tool and the cut one still produced their devices.
+    CHECK(reg.size() == 2);
+    REQUIRE(t.timings.size() == 8);
+    CHECK(t.timings.back().state == ah::probe_state::failed);
+    CHECK(t.timings[0].elapsed >= 500ms); // the hung tool took its whole timeout…
+    CHECK(t.elapsed < 500ms + 20s);       // …and detection still returned
 }

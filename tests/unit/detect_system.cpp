@@ -87,3 +87,82 @@ TEST_CASE("system_view") {
     static_assert(ah::system_view<ah::host_system>);
     static_assert(!ah::system_view<int>);
 }
+
+// ---------------------------------------------------------------------------------------
+// Captured tool outputs (machine trees)
+
+TEST_CASE("parse_capture_index") {
+    const auto idx = ah::parse_capture_index("# captured on gpu-node-7\n"
+                                             "0\tsmi-L.txt\tnvidia-smi -L\n"
+                                             "\n"
+                                             "3\t-\trocm-smi --showuse\r\n"
+                                             "timeout\t-\thl-smi\n"
+                                             "signal:11\tcrash.txt\tneuron-ls --json-output\n"
+                                             "not-executable\t-\txpu-smi discovery\n"
+                                             "0\t../../etc/passwd\tcat\n" // leaves the folder: refused
+                                             "0\tsub/x\tls\n"             // not a plain name
+                                             "256\tx\tls\n"               // not an exit status
+                                             "signal:0\tx\tls\n"
+                                             "zero\tx\tls\n"
+                                             "0\tx\n"                     // no command
+                                             "0\tx\t   \n");
+    REQUIRE(idx.entries.size() == 5);
+    CHECK(idx.entries[0] == ah::capture_entry{"nvidia-smi -L", "smi-L.txt", ah::tool_status::exited, 0, 0});
+    CHECK(idx.entries[1] == ah::capture_entry{"rocm-smi --showuse", "", ah::tool_status::exited, 3, 0});
+    CHECK(idx.entries[2].status == ah::tool_status::timed_out);
+    CHECK(idx.entries[3] == ah::capture_entry{"neuron-ls --json-output", "crash.txt", ah::tool_status::signalled, 0, 11});
+    CHECK(idx.entries[4].status == ah::tool_status::not_executable);
+    CHECK(idx.bad_lines == std::vector<std::size_t>{8, 9, 10, 11, 12, 13, 14});
+    CHECK(idx.find("nvidia-smi -L") == &idx.entries[0]);
+    CHECK(idx.find("nvidia-smi") == nullptr);
+    // Hostile bytes never crash it.
+    CHECK(ah::parse_capture_index(std::string("\0\t\0\t\0\n\xff\xfe\t\t\t", 10)).entries.empty());
+}
+
+TEST_CASE("command_line_of keys a request by the tool's file name") {
+    CHECK(ah::command_line_of({"nvidia-smi", "-L"}) == "nvidia-smi -L");
+    CHECK(ah::command_line_of({"/usr/bin/nvidia-smi", "-q", "-x"}) == "nvidia-smi -q -x");
+    CHECK(ah::command_line_of({}).empty());
+}
+
+TEST_CASE("host_system with a root replays captured tools and runs nothing") {
+    test::scratch_dir root;
+    root.write("ai-hwaccel-tools/index", "0\tlist.txt\tfake-smi -L\n"
+                                         "4\terr.txt\tfake-smi --broken\n"
+                                         "timeout\t-\tfake-smi --hang\n"
+                                         "signal:9\t-\tfake-smi --crash\n"
+                                         "0\tmissing.txt\tfake-smi --gone\n"
+                                         "0\tbig.txt\tfake-smi --big\n");
+    root.write("ai-hwaccel-tools/list.txt", "GPU 0: A\nGPU 1: B\n");
+    root.write("ai-hwaccel-tools/err.txt", "oops\n");
+    root.write("ai-hwaccel-tools/big.txt", std::string(5000, 'x'));
+    const ah::host_system sys(root.path().string());
+    CHECK(sys.replays_tools());
+    auto r = sys.run({{"fake-smi", "-L"}});
+    CHECK(r.succeeded());
+    CHECK(r.out == "GPU 0: A\nGPU 1: B\n");
+    r = sys.run({{"/opt/vendor/bin/fake-smi", "-L"}}); // keyed by file name
+    CHECK(r.succeeded());
+    r = sys.run({{"fake-smi", "--broken"}});
+    CHECK(r.status == ah::tool_status::exited);
+    CHECK(r.exit_code == 4);
+    CHECK(r.out == "oops\n");
+    CHECK(sys.run({{"fake-smi", "--hang"}}).status == ah::tool_status::timed_out);
+    r = sys.run({{"fake-smi", "--crash"}});
+    CHECK(r.status == ah::tool_status::signalled);
+    CHECK(r.signal == 9);
+    CHECK(sys.run({{"fake-smi", "--gone"}}).status == ah::tool_status::not_executable);
+    CHECK(sys.run({{"fake-smi", "-l"}}).status == ah::tool_status::not_found); // arguments must match
+    CHECK(sys.run({{"sh", "-c", "true"}}).status == ah::tool_status::not_found); // nothing real runs
+    ah::tool_request big{{"fake-smi", "--big"}, std::chrono::seconds(1), 1000, 1000};
+    r = sys.run(big);
+    CHECK(r.status == ah::tool_status::truncated);
+    CHECK(r.out.size() == 1000);
+
+    // A tree without captures has no tools at all.
+    test::scratch_dir bare;
+    CHECK(ah::host_system(bare.path().string()).run({{"ls"}}).status == ah::tool_status::not_found);
+    // The live host runs them.
+    CHECK_FALSE(ah::host_system().replays_tools());
+    CHECK(ah::host_system().run({{"true"}}).succeeded());
+}

@@ -6,6 +6,7 @@
 #pragma once
 
 #include "ai_hwaccel/config.hpp"
+#include "ai_hwaccel/core/pci.hpp"
 #include "ai_hwaccel/core/profile.hpp"
 #include "ai_hwaccel/core/taxonomy.hpp"
 
@@ -115,6 +116,9 @@ struct cpu_info {
     std::uint32_t threads = 0; ///< logical CPUs online
     /// CPUs this process may run on (affinity mask / cgroup cpuset), 0 when unknown.
     std::uint32_t usable_threads = 0;
+    /// The container's CPU quota in CPUs (cgroup v2 cpu.max, v1 cfs_quota_us/period_us;
+    /// 2.5 = 250 ms of CPU time per 100 ms), 0 when there is none.
+    double cpu_quota = 0;
     cpu_features features;
     friend bool operator==(const cpu_info&, const cpu_info&) = default;
 };
@@ -152,6 +156,21 @@ struct host_info {
 
 // ---------------------------------------------------------------------------------------
 // Links, storage, environment
+
+/// One PCI function as /sys/bus/pci/devices/<address>/ describes it.
+struct pci_device {
+    pci_address address;
+    std::uint32_t class_code = 0; ///< 24-bit class/subclass/prog-if, 0x030000 = VGA
+    std::uint16_t vendor_id = 0;
+    std::uint16_t device_id = 0;
+    std::uint16_t subsystem_vendor_id = 0;
+    std::uint16_t subsystem_device_id = 0;
+    sourced<pcie_link> link_current;
+    sourced<pcie_link> link_max;
+    std::int32_t numa_node = -1; ///< -1: the kernel does not know (single node, or no SRAT)
+    std::string driver;          ///< bound driver's name ("nvidia", "amdgpu"), empty if none
+    friend bool operator==(const pci_device&, const pci_device&) = default;
+};
 
 struct interconnect {
     interconnect_kind kind = interconnect_kind::none;
@@ -228,6 +247,7 @@ struct runtime_environment {
 };
 
 struct system_io {
+    std::vector<pci_device> pci_devices;
     std::vector<interconnect> interconnects;
     std::vector<storage_device> storage;
     runtime_environment environment;

@@ -33,8 +33,10 @@ enum class warning_kind : std::uint8_t {
     not_compiled,        ///< asked for a backend this build does not contain
     disagreement,        ///< two sources disagree; the message says which was chosen
     cache_invalid,       ///< a cache file was corrupt, foreign or newer; re-detected
+    hidden_by_mask,      ///< a *_VISIBLE_DEVICES-style variable hides the device
+    probe_failed,        ///< a probe stopped on an internal error (out of memory, …)
 };
-inline constexpr std::size_t warning_kind_count = 14;
+inline constexpr std::size_t warning_kind_count = 16;
 
 struct warning_kind_info {
     warning_kind id;
@@ -55,6 +57,8 @@ inline constexpr std::array<warning_kind_info, warning_kind_count> warning_kind_
     {warning_kind::not_compiled, "not_compiled"},
     {warning_kind::disagreement, "disagreement"},
     {warning_kind::cache_invalid, "cache_invalid"},
+    {warning_kind::hidden_by_mask, "hidden_by_mask"},
+    {warning_kind::probe_failed, "probe_failed"},
 }};
 static_assert(detail::table_is_indexed_and_unique(warning_kind_table));
 

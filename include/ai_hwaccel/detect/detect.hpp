@@ -1,28 +1,303 @@
-// ai-hwaccel detect: detect().
+// ai-hwaccel detect: detect(), and the builder that chooses what it runs.
 //
-// One call returns the registry of this machine. At this stage of the library it
-// describes the host (CPU, memory, container memory limit); the accelerator backends
-// plug in here as they land, each reported as "not compiled" when switched off.
+//     auto registry = ai_hwaccel::detect();                        // everything compiled in
+//     auto timed = ai_hwaccel::detector::none()
+//                      .with(ai_hwaccel::backend_id::cuda)
+//                      .with_host()
+//                      .run_timed(ai_hwaccel::host_system{});      // registry + timings
+//
+// The orchestrator runs the enabled probes in parallel (one thread each; detection takes
+// about as long as the slowest probe, not the sum), times each, concatenates what they
+// found (the host's CPU first, then backends in table order), merges devices seen by
+// several backends (detect/merge.hpp), applies the *_VISIBLE_DEVICES variables, and
+// collects every warning. Nothing here throws for anything the machine does; with
+// exceptions enabled, even a probe that runs out of memory becomes a `probe_failed`
+// warning.
+//
+// Backends compiled out (AI_HWACCEL_BACKEND_<NAME>=0) have no probe here at all; asking
+// for one at run time gives a `not_compiled` warning, never "not present".
 #pragma once
 
 #include "ai_hwaccel/config.hpp"
+#include "ai_hwaccel/core/backend.hpp"
+#include "ai_hwaccel/core/system_io.hpp"
+#include "ai_hwaccel/core/warning.hpp"
 #include "ai_hwaccel/detect/cpu.hpp"
+#include "ai_hwaccel/detect/merge.hpp"
+#include "ai_hwaccel/detect/probe.hpp"
 #include "ai_hwaccel/detect/system.hpp"
 #include "ai_hwaccel/registry.hpp"
 
+#include <algorithm>
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <exception>
+#include <functional>
+#include <optional>
+#include <string>
+#include <thread>
+#include <tuple>
 #include <utility>
 #include <vector>
 
 AI_HWACCEL_NAMESPACE_BEGIN
 
-/// Detects through any system_view (a live host, a captured tree, a test double).
+/// The probes this build runs for its backends, in backend-table order. Each backend's
+/// header adds its probe here under its AI_HWACCEL_BACKEND_<NAME> switch.
+using builtin_probes = std::tuple<>;
+
+/// What became of one probe in a detection.
+enum class probe_state : std::uint8_t {
+    ran,          ///< it ran (its warnings say how well)
+    not_compiled, ///< requested, but this build does not contain the backend
+    failed,       ///< stopped on an internal error (see the probe_failed warning)
+};
+
+constexpr std::string_view to_string(probe_state s) noexcept {
+    switch (s) {
+    case probe_state::ran: return "ran";
+    case probe_state::not_compiled: return "not_compiled";
+    case probe_state::failed: return "failed";
+    }
+    return "failed";
+}
+
+struct probe_timing {
+    std::string name; ///< the backend's name, or "host" for the machine's own probes
+    std::optional<backend_id> backend;
+    probe_state state = probe_state::ran;
+    std::chrono::microseconds elapsed{0};
+    std::size_t devices = 0;
+    std::size_t warnings = 0;
+};
+
+/// A registry and how it was obtained.
+struct timed_detection {
+    accelerator_registry registry;
+    std::vector<probe_timing> timings;
+    std::chrono::microseconds elapsed{0}; ///< wall time of the whole detection
+};
+
+/// Everything the host probes find: the CPU's profile, the host, the system around it.
+struct machine_output {
+    host_info host;
+    accelerator_profile cpu;
+    system_io io;
+    std::vector<warning> warnings;
+};
+
+/// The probes of the machine itself: CPU, memory and its limits.
+template <system_view S>
+machine_output probe_machine(const S& sys) {
+    machine_output m;
+    auto [host, cpu] = probe_host(sys, m.warnings);
+    m.host = std::move(host);
+    m.cpu = cpu;
+    return m;
+}
+
+/// Chooses what a detection runs. `all()` starts from every backend this build contains
+/// plus the host probes; `none()` from nothing at all.
+class detector {
+public:
+    static detector all() noexcept {
+        detector d;
+        for (const auto& b : backend_table)
+            if (b.compiled) d.requested_ |= bit(b.id);
+        d.host_ = true;
+        return d;
+    }
+    static detector none() noexcept { return detector{}; }
+
+    detector& with(backend_id b) noexcept {
+        requested_ |= bit(b);
+        return *this;
+    }
+    detector& without(backend_id b) noexcept {
+        requested_ &= ~bit(b);
+        return *this;
+    }
+    /// Adds (or removes) the host probes: CPU, memory, NUMA, PCI, storage, environment.
+    detector& with_host(bool on = true) noexcept {
+        host_ = on;
+        return *this;
+    }
+    /// Runs probes one after another instead of in parallel (for debugging and for
+    /// callers that must not create threads).
+    detector& parallel(bool on) noexcept {
+        parallel_ = on;
+        return *this;
+    }
+    /// Whether *_VISIBLE_DEVICES variables mark hidden devices unavailable (default on).
+    detector& honour_visibility(bool on) noexcept {
+        visibility_ = on;
+        return *this;
+    }
+
+    bool requested(backend_id b) const noexcept { return (requested_ & bit(b)) != 0; }
+    bool host() const noexcept { return host_; }
+    std::uint32_t mask() const noexcept { return requested_; }
+
+    /// Detects through `sys` with this build's probes.
+    template <system_view S>
+    timed_detection run_timed(const S& sys) const {
+        return std::apply([&](const auto&... p) { return run_timed_with(sys, p...); }, builtin_probes{});
+    }
+    template <system_view S>
+    accelerator_registry run(const S& sys) const {
+        return run_timed(sys).registry;
+    }
+
+    /// Detects through `sys` with exactly the probes given (each runs if its backend is
+    /// requested): how tests and programs with their own backends use the orchestrator.
+    template <system_view S, class... Probes>
+        requires(backend_probe<Probes, S> && ...)
+    timed_detection run_timed_with(const S& sys, const Probes&... probes) const {
+        using clock = std::chrono::steady_clock;
+        const auto start = clock::now();
+
+        // One slot per task: the host first, then each probe in order.
+        constexpr std::size_t n = 1 + sizeof...(Probes);
+        std::vector<slot> slots(n);
+
+        std::vector<task> tasks;
+        if (host_) {
+            slots[0].timing.name = "host";
+            tasks.push_back(task{&slots[0], [&sys](slot& s) { run_host(sys, s); }});
+        }
+        std::size_t k = 1;
+        (add_probe(sys, probes, slots[k++], tasks), ...);
+
+        if (parallel_ && tasks.size() > 1) run_parallel(tasks);
+        else
+            for (auto& t : tasks) t.run();
+
+        // Compiled-out backends that were asked for.
+        std::vector<warning> warnings;
+        std::vector<probe_timing> timings;
+        for (const auto& b : backend_table) {
+            if (!requested(b.id) || b.compiled) continue;
+            warnings.push_back(warning{warning_kind::not_compiled, b.id, std::string(b.name),
+                                       std::string("this build does not contain the ") + std::string(b.display) +
+                                           " backend (" + std::string(b.macro) + "=0)",
+                                       0});
+            timings.push_back(probe_timing{std::string(b.name), b.id, probe_state::not_compiled, {}, 0, 0});
+        }
+
+        std::vector<accelerator_profile> profiles;
+        host_info host;
+        system_io io;
+        for (auto& s : slots) {
+            if (!s.used) continue;
+            s.timing.devices = s.out.devices.size();
+            s.timing.warnings = s.out.warnings.size();
+            timings.push_back(s.timing);
+            for (auto& w : s.out.warnings)
+                if (std::find(warnings.begin(), warnings.end(), w) == warnings.end()) warnings.push_back(std::move(w));
+            for (auto& p : s.out.devices) profiles.push_back(std::move(p));
+            for (auto& l : s.out.links) io.interconnects.push_back(std::move(l));
+            if (s.machine) {
+                host = std::move(s.machine->host);
+                auto links = std::move(io.interconnects);
+                io = std::move(s.machine->io);
+                for (auto& l : links) io.interconnects.push_back(std::move(l));
+            }
+        }
+        merge_duplicates(profiles);
+        if (visibility_) apply_visibility(profiles, [&sys](std::string_view v) { return sys.env(v); }, warnings);
+
+        timed_detection result;
+        result.registry = accelerator_registry(std::move(profiles), std::move(warnings), std::move(host), std::move(io));
+        result.timings = std::move(timings);
+        result.elapsed = std::chrono::duration_cast<std::chrono::microseconds>(clock::now() - start);
+        return result;
+    }
+
+private:
+    struct slot {
+        bool used = false;
+        probe_timing timing;
+        probe_output out;
+        std::optional<machine_output> machine;
+    };
+    struct task {
+        slot* target;
+        std::function<void(slot&)> body;
+        void run() {
+            using clock = std::chrono::steady_clock;
+            const auto start = clock::now();
+            target->used = true;
+#if AI_HWACCEL_EXCEPTIONS
+            try {
+                body(*target);
+            } catch (const std::exception& e) {
+                fail(e.what());
+            } catch (...) {
+                fail("unknown exception");
+            }
+#else
+            body(*target);
+#endif
+            target->timing.elapsed = std::chrono::duration_cast<std::chrono::microseconds>(clock::now() - start);
+        }
+        void fail(const char* what) {
+            target->timing.state = probe_state::failed;
+            target->out.warnings.push_back(
+                warning{warning_kind::probe_failed, target->timing.backend, target->timing.name, what, 0});
+        }
+    };
+
+    static constexpr std::uint32_t bit(backend_id b) noexcept {
+        return std::uint32_t{1} << static_cast<unsigned>(b);
+    }
+
+    template <system_view S>
+    static void run_host(const S& sys, slot& s) {
+        machine_output m = probe_machine(sys);
+        s.out.devices.push_back(m.cpu);
+        s.out.warnings = std::move(m.warnings);
+        s.machine = std::move(m);
+    }
+
+    template <system_view S, class P>
+    void add_probe(const S& sys, const P& probe, slot& s, std::vector<task>& tasks) const {
+        if (!requested(P::backend)) return;
+        s.timing.name = std::string(descriptor_of<P>().name);
+        s.timing.backend = P::backend;
+        tasks.push_back(task{&s, [&sys, &probe](slot& t) { t.out = probe.probe(sys); }});
+    }
+
+    static void run_parallel(std::vector<task>& tasks) {
+        std::vector<std::thread> threads;
+        threads.reserve(tasks.size() - 1);
+        // The first task runs on the calling thread.
+        for (std::size_t i = 1; i < tasks.size(); ++i) {
+#if AI_HWACCEL_EXCEPTIONS
+            try {
+                threads.emplace_back([&t = tasks[i]] { t.run(); });
+            } catch (...) {
+                tasks[i].run(); // no thread to be had: run it here
+            }
+#else
+            threads.emplace_back([&t = tasks[i]] { t.run(); });
+#endif
+        }
+        tasks[0].run();
+        for (auto& t : threads) t.join();
+    }
+
+    std::uint32_t requested_ = 0;
+    bool host_ = false;
+    bool parallel_ = true;
+    bool visibility_ = true;
+};
+
+/// Detects through any system_view (a live host, a captured tree, a test double) with
+/// everything this build contains.
 template <system_view S>
 accelerator_registry detect(const S& sys) {
-    std::vector<warning> warnings;
-    auto [host, cpu] = probe_host(sys, warnings);
-    std::vector<accelerator_profile> profiles;
-    profiles.push_back(cpu);
-    return accelerator_registry(std::move(profiles), std::move(warnings), std::move(host));
+    return detector::all().run(sys);
 }
 
 #if AI_HWACCEL_OS_LINUX || AI_HWACCEL_OS_MACOS

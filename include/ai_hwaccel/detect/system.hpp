@@ -5,18 +5,23 @@
 // machine's root, for captured trees and tests) or anything else that models the concept.
 // Every read is bounded: a file larger than the cap is cut and says so.
 //
-// This header covers files, directories, links and the environment. Running tools (with
-// timeouts, output caps and no shell) joins the concept with the detection engine.
+// Tools are run through the view too: the live host runs them with detect/process.hpp's
+// runner (no shell, timeouts, byte caps); a rooted host never runs anything and replays
+// captured outputs instead, from a folder inside the tree (see `capture_index_path`).
 #pragma once
 
 #include "ai_hwaccel/config.hpp"
+#include "ai_hwaccel/core/text.hpp"
+#include "ai_hwaccel/detect/process.hpp"
 
+#include <charconv>
 #include <concepts>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #if AI_HWACCEL_OS_LINUX || AI_HWACCEL_OS_MACOS
@@ -48,11 +53,109 @@ concept system_view = requires(const S& s, std::string_view path, std::size_t ca
     { s.read_link(path) } -> std::same_as<std::optional<std::string>>;
     { s.exists(path) } -> std::same_as<bool>;
     { s.env(path) } -> std::same_as<std::optional<std::string>>;
+    { s.run(std::declval<const tool_request&>()) } -> std::same_as<tool_result>;
 };
 
 /// Default cap for one file: sysfs values are a page at most; /proc/cpuinfo on a
 /// 256-thread server is ~400 KiB.
 inline constexpr std::size_t default_read_cap = 4u << 20;
+
+// ---------------------------------------------------------------------------------------
+// Captured tool outputs
+
+/// Where a machine tree keeps its captured tool outputs, relative to its root. The folder
+/// holds the outputs and an index, one line per captured run:
+///
+///     # comment
+///     <outcome> TAB <stdout file> TAB <command line>
+///
+/// `outcome` is the exit status ("0"), "timeout", "signal:<N>" or "not-executable"; the
+/// stdout file is a plain name inside the folder ("-" for none); the command line is the
+/// argument vector joined by single spaces, the tool by its file name ("nvidia-smi -L").
+/// A tool with no line is "not found" on that machine.
+inline constexpr std::string_view capture_index_path = "/ai-hwaccel-tools/index";
+inline constexpr std::string_view capture_dir_path = "/ai-hwaccel-tools";
+
+struct capture_entry {
+    std::string command_line;
+    std::string stdout_file; ///< empty for "-"
+    tool_status status = tool_status::exited;
+    int exit_code = 0;
+    int signal = 0;
+    friend bool operator==(const capture_entry&, const capture_entry&) = default;
+};
+
+struct capture_index {
+    std::vector<capture_entry> entries;
+    std::vector<std::size_t> bad_lines; ///< 1-based numbers of lines not understood
+
+    const capture_entry* find(std::string_view command_line) const noexcept {
+        for (const auto& e : entries)
+            if (e.command_line == command_line) return &e;
+        return nullptr;
+    }
+};
+
+/// The command line a request is keyed by: the tool's file name, then its arguments.
+inline std::string command_line_of(const std::vector<std::string>& argv) {
+    std::string line;
+    for (std::size_t i = 0; i < argv.size(); ++i) {
+        std::string_view a = argv[i];
+        if (i == 0)
+            if (const auto slash = a.rfind('/'); slash != std::string_view::npos) a.remove_prefix(slash + 1);
+        if (i) line += ' ';
+        line += a;
+    }
+    return line;
+}
+
+/// Parses a capture index. Lines it cannot read are listed, never fatal.
+inline capture_index parse_capture_index(std::string_view text) {
+    capture_index idx;
+    std::size_t number = 0;
+    while (!text.empty()) {
+        ++number;
+        const auto nl = text.find('\n');
+        std::string_view line = text.substr(0, nl);
+        text = nl == std::string_view::npos ? std::string_view{} : text.substr(nl + 1);
+        if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+        if (detail::trim(line).empty() || detail::trim(line).front() == '#') continue;
+        const auto t1 = line.find('\t');
+        const auto t2 = t1 == std::string_view::npos ? t1 : line.find('\t', t1 + 1);
+        if (t2 == std::string_view::npos) {
+            idx.bad_lines.push_back(number);
+            continue;
+        }
+        const std::string_view outcome = line.substr(0, t1);
+        const std::string_view file = line.substr(t1 + 1, t2 - t1 - 1);
+        const std::string_view command = detail::trim(line.substr(t2 + 1));
+        capture_entry e;
+        bool ok = !command.empty() && !file.empty();
+        // A plain file name: no folders, no way out of the capture folder.
+        if (file == "." || file == ".." || file.find('/') != std::string_view::npos ||
+            file.find('\0') != std::string_view::npos)
+            ok = false;
+        auto number_of = [](std::string_view s, int& v) {
+            const auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+            return ec == std::errc{} && p == s.data() + s.size();
+        };
+        if (outcome == "timeout") e.status = tool_status::timed_out;
+        else if (outcome == "not-executable") e.status = tool_status::not_executable;
+        else if (outcome.starts_with("signal:")) {
+            e.status = tool_status::signalled;
+            ok = ok && number_of(outcome.substr(7), e.signal) && e.signal > 0 && e.signal < 128;
+        } else
+            ok = ok && number_of(outcome, e.exit_code) && e.exit_code >= 0 && e.exit_code < 256;
+        if (!ok) {
+            idx.bad_lines.push_back(number);
+            continue;
+        }
+        e.command_line = std::string(command);
+        if (file != "-") e.stdout_file = std::string(file);
+        idx.entries.push_back(std::move(e));
+    }
+    return idx;
+}
 
 #if AI_HWACCEL_OS_LINUX || AI_HWACCEL_OS_MACOS
 /// The live machine, seen through an optional root prefix ("" or "/" is the real root).
@@ -60,10 +163,15 @@ inline constexpr std::size_t default_read_cap = 4u << 20;
 class host_system {
 public:
     host_system() = default;
-    explicit host_system(std::string root) : root_(std::move(root)) {
+    /// A machine tree at `root`: files are read below it, and tools are replayed from its
+    /// captures instead of run. "" and "/" mean the live machine.
+    explicit host_system(std::string root, tool_search search = {})
+        : root_(std::move(root)), search_(std::move(search)) {
         while (!root_.empty() && root_.back() == '/') root_.pop_back();
     }
     const std::string& root() const noexcept { return root_; }
+    /// True when tools are replayed from captures rather than run.
+    bool replays_tools() const noexcept { return !root_.empty(); }
 
     file_read read_file(std::string_view path, std::size_t cap = default_read_cap) const {
         file_read r;
@@ -134,7 +242,45 @@ public:
         return std::nullopt;
     }
 
+    /// Runs a tool on the live machine; replays its capture in a machine tree.
+    tool_result run(const tool_request& request) const {
+        if (!replays_tools()) return run_tool(request, search_);
+        return replay(request);
+    }
+
 private:
+    tool_result replay(const tool_request& request) const {
+        tool_result r;
+        if (request.argv.empty()) return r;
+        const auto index_file = read_file(capture_index_path, 1u << 20);
+        if (!index_file.ok()) return r; // no captures: every tool is absent
+        const capture_index idx = parse_capture_index(index_file.data);
+        const capture_entry* e = idx.find(command_line_of(request.argv));
+        if (!e) return r;
+        r.status = e->status;
+        r.exit_code = e->exit_code;
+        r.signal = e->signal;
+        if (!e->stdout_file.empty()) {
+            std::string path(capture_dir_path);
+            path += '/';
+            path += e->stdout_file;
+            r.path = root_ + path;
+            auto out = read_file(path, request.stdout_cap);
+            if (!out.ok()) {
+                // An index that names a missing file is a broken capture, reported as a
+                // tool that could not be run.
+                r.status = tool_status::not_executable;
+                return r;
+            }
+            r.out = std::move(out.data);
+            if (out.status == read_status::truncated) {
+                r.out_truncated = true;
+                if (r.status == tool_status::exited) r.status = tool_status::truncated;
+            }
+        }
+        return r;
+    }
+
     std::string resolve(std::string_view path) const {
         std::string full = root_;
         if (path.empty() || path.front() != '/') full += '/';
@@ -152,6 +298,7 @@ private:
     }
 
     std::string root_;
+    tool_search search_;
 };
 static_assert(system_view<host_system>);
 #endif

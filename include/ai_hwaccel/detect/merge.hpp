@@ -1,0 +1,290 @@
+// ai-hwaccel detect: one device, one profile; and the devices a process may use.
+//
+// Several backends can see the same card: nvidia-smi and vulkaninfo both list an RTX 4090,
+// amd-smi and the KFD topology both list an MI300X. `merge_duplicates` folds profiles that
+// share a PCI address or a UUID into the first one seen, keeping for each value the most
+// trustworthy source.
+//
+// `apply_visibility` honours the variables runtimes use to restrict a process to some
+// devices (CUDA_VISIBLE_DEVICES, ROCR_VISIBLE_DEVICES then HIP_VISIBLE_DEVICES,
+// HABANA_VISIBLE_DEVICES, NEURON_RT_VISIBLE_CORES, TPU_VISIBLE_CHIPS, ZE_AFFINITY_MASK).
+// A hidden device stays in the registry, marked unavailable, with a `hidden_by_mask`
+// warning: the user sees it and learns why it is not used.
+#pragma once
+
+#include "ai_hwaccel/config.hpp"
+#include "ai_hwaccel/core/backend.hpp"
+#include "ai_hwaccel/core/pci.hpp"
+#include "ai_hwaccel/core/profile.hpp"
+#include "ai_hwaccel/core/text.hpp"
+#include "ai_hwaccel/core/warning.hpp"
+
+#include <algorithm>
+#include <charconv>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+AI_HWACCEL_NAMESPACE_BEGIN
+
+namespace detail {
+
+/// A UUID's identity: hexadecimal digits only, lower case, without the "GPU-"/"MIG-"
+/// prefixes and dashes, so nvidia-smi's "GPU-5a7c…" and Vulkan's "5a7c…" compare equal.
+/// `min_digits` below 8 is for matching a prefix the user typed ("GPU-5a7c").
+inline std::string uuid_key(std::string_view u, std::size_t min_digits = 8) {
+    for (std::string_view prefix : {"GPU-", "MIG-", "gpu-", "mig-"})
+        if (u.starts_with(prefix)) u.remove_prefix(prefix.size());
+    std::string key;
+    for (char c : u) {
+        if (c == '-' || c == '{' || c == '}') continue;
+        if (hex_value(c) < 0) return {}; // not a UUID at all
+        key += ascii_lower(c);
+    }
+    // All zeros is what some tools print when they do not know.
+    if (key.size() < min_digits || key.find_first_not_of('0') == std::string::npos) return {};
+    return key;
+}
+
+template <class T>
+constexpr void take_better(sourced<T>& keep, const sourced<T>& other) noexcept {
+    if (other.has_value() && other.from > keep.from) keep = other;
+}
+
+template <std::size_t N>
+constexpr void take_if_empty(inplace_string<N>& keep, const inplace_string<N>& other) noexcept {
+    if (keep.empty() && !other.empty()) keep = other;
+}
+
+} // namespace detail
+
+/// Folds `other` (another backend's view of the same device) into `keep`: every value
+/// that `other` knows from a more trustworthy source replaces `keep`'s.
+constexpr void absorb(accelerator_profile& keep, const accelerator_profile& other) noexcept {
+    detail::take_if_empty(keep.name, other.name);
+    detail::take_if_empty(keep.uuid, other.uuid);
+    detail::take_if_empty(keep.arch, other.arch);
+    detail::take_if_empty(keep.driver_version, other.driver_version);
+    if (!keep.pci) keep.pci = other.pci;
+    if (keep.pci_device_id == 0) keep.pci_device_id = other.pci_device_id;
+    if (keep.maker == vendor::unknown) keep.maker = other.maker;
+    keep.unified_memory = keep.unified_memory || other.unified_memory;
+    detail::take_better(keep.memory_bytes, other.memory_bytes);
+    detail::take_better(keep.memory_used_bytes, other.memory_used_bytes);
+    detail::take_better(keep.memory_free_bytes, other.memory_free_bytes);
+    detail::take_better(keep.memory_bandwidth_gbps, other.memory_bandwidth_gbps);
+    detail::take_better(keep.compute_units, other.compute_units);
+    detail::take_better(keep.chips, other.chips);
+    detail::take_better(keep.pcie_current, other.pcie_current);
+    detail::take_better(keep.pcie_max, other.pcie_max);
+    detail::take_better(keep.numa_node, other.numa_node);
+    detail::take_better(keep.temperature_c, other.temperature_c);
+    detail::take_better(keep.power_draw_watts, other.power_draw_watts);
+    detail::take_better(keep.power_limit_watts, other.power_limit_watts);
+    detail::take_better(keep.utilization_percent, other.utilization_percent);
+    if (other.peak_from > keep.peak_from) {
+        keep.peak = other.peak;
+        keep.peak_from = other.peak_from;
+    }
+    if (!keep.spec) keep.spec = other.spec;
+}
+
+/// Whether two profiles describe the same physical device: same PCI address, or same
+/// UUID. The CPU is never merged.
+inline bool same_device(const accelerator_profile& a, const accelerator_profile& b) {
+    if (a.is_cpu() || b.is_cpu()) return false;
+    if (a.pci && b.pci) return *a.pci == *b.pci;
+    const auto ka = detail::uuid_key(a.uuid.view());
+    return !ka.empty() && ka == detail::uuid_key(b.uuid.view());
+}
+
+/// Merges profiles of the same device, keeping the first one's place and kind (probes run
+/// vendor backends before Vulkan, so the vendor's view leads). Returns how many were folded.
+inline std::size_t merge_duplicates(std::vector<accelerator_profile>& profiles) {
+    std::size_t folded = 0;
+    for (std::size_t i = 0; i < profiles.size(); ++i) {
+        for (std::size_t j = i + 1; j < profiles.size();) {
+            if (same_device(profiles[i], profiles[j])) {
+                absorb(profiles[i], profiles[j]);
+                profiles.erase(profiles.begin() + static_cast<std::ptrdiff_t>(j));
+                ++folded;
+            } else {
+                ++j;
+            }
+        }
+    }
+    return folded;
+}
+
+// ---------------------------------------------------------------------------------------
+// Visibility masks
+
+/// How a variable's value names devices.
+enum class mask_syntax : std::uint8_t {
+    /// Comma-separated indices or UUID prefixes; parsing stops at the first entry that
+    /// names no device, and the rest is ignored (CUDA's documented behaviour).
+    cuda,
+    /// Comma-separated indices or UUIDs (ROCm, Level Zero "0.1" sub-devices by their
+    /// parent); an entry naming no device is skipped.
+    indices_or_uuids,
+    /// Comma-separated indices, or "all".
+    indices_or_all,
+    /// NeuronCore numbers and ranges ("0-3,8"); a device is visible when any of its
+    /// cores is (cores per device = its compute_units).
+    neuron_cores,
+};
+
+struct visibility_rule {
+    backend_id backend;
+    std::string_view variable;
+    mask_syntax syntax;
+    /// Indices count among the devices the previous rule of the same backend left visible
+    /// (HIP_VISIBLE_DEVICES applies on top of ROCR_VISIBLE_DEVICES).
+    bool relative;
+};
+
+/// The variables honoured, in the order they apply. A compiled-out backend has none.
+inline constexpr fixed_list<visibility_rule, 8> visibility_rules{
+#if AI_HWACCEL_BACKEND_CUDA
+    visibility_rule{backend_id::cuda, "CUDA_VISIBLE_DEVICES", mask_syntax::cuda, false},
+#endif
+#if AI_HWACCEL_BACKEND_ROCM
+    visibility_rule{backend_id::rocm, "ROCR_VISIBLE_DEVICES", mask_syntax::indices_or_uuids, false},
+    visibility_rule{backend_id::rocm, "HIP_VISIBLE_DEVICES", mask_syntax::indices_or_uuids, true},
+#endif
+#if AI_HWACCEL_BACKEND_GAUDI
+    visibility_rule{backend_id::gaudi, "HABANA_VISIBLE_DEVICES", mask_syntax::indices_or_all, false},
+#endif
+#if AI_HWACCEL_BACKEND_NEURON
+    visibility_rule{backend_id::neuron, "NEURON_RT_VISIBLE_CORES", mask_syntax::neuron_cores, false},
+#endif
+#if AI_HWACCEL_BACKEND_TPU
+    visibility_rule{backend_id::tpu, "TPU_VISIBLE_CHIPS", mask_syntax::indices_or_all, false},
+#endif
+#if AI_HWACCEL_BACKEND_INTEL_GPU
+    visibility_rule{backend_id::intel_gpu, "ZE_AFFINITY_MASK", mask_syntax::indices_or_uuids, false},
+#endif
+};
+
+namespace detail {
+
+inline std::optional<std::uint32_t> small_index(std::string_view s) {
+    s = trim(s);
+    std::uint32_t v = 0;
+    const auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+    if (ec != std::errc{} || p != s.data() + s.size() || s.empty()) return std::nullopt;
+    return v;
+}
+
+// Marks as visible (in `keep`) the devices `value` names among `candidates` (positions
+// into `profiles`, in index order).
+inline void select_visible(std::string_view value, mask_syntax syntax, const std::vector<std::size_t>& candidates,
+                           const std::vector<accelerator_profile>& profiles, std::vector<bool>& keep) {
+    const std::string_view all_value = trim(value);
+    if (syntax == mask_syntax::indices_or_all && (all_value == "all" || all_value == "ALL")) {
+        for (auto c : candidates) keep[c] = true;
+        return;
+    }
+    while (!value.empty()) {
+        const auto comma = value.find(',');
+        std::string_view entry = trim(value.substr(0, comma));
+        value = comma == std::string_view::npos ? std::string_view{} : value.substr(comma + 1);
+        bool named = false;
+        if (syntax == mask_syntax::neuron_cores) {
+            // "a" or "a-b"
+            const auto dash = entry.find('-');
+            const auto lo = small_index(entry.substr(0, dash));
+            const auto hi = dash == std::string_view::npos ? lo : small_index(entry.substr(dash + 1));
+            if (lo && hi && *lo <= *hi) {
+                for (auto c : candidates) {
+                    const auto cores = profiles[c].compute_units.value_or(0);
+                    if (cores == 0) continue;
+                    const std::uint64_t first = std::uint64_t{profiles[c].index} * cores;
+                    const std::uint64_t last = first + cores - 1;
+                    if (*lo <= last && *hi >= first) {
+                        keep[c] = true;
+                        named = true;
+                    }
+                }
+            }
+        } else {
+            // Level Zero's "1.0" names sub-device 0 of device 1: the device is visible.
+            std::string_view head = entry;
+            if (syntax == mask_syntax::indices_or_uuids)
+                if (const auto dot = head.find('.'); dot != std::string_view::npos) head = head.substr(0, dot);
+            if (const auto i = small_index(head)) {
+                if (*i < candidates.size()) {
+                    keep[candidates[*i]] = true;
+                    named = true;
+                }
+            } else if (syntax != mask_syntax::indices_or_all &&
+                       (entry.starts_with("GPU-") || entry.starts_with("MIG-"))) {
+                // Both CUDA and ROCm spell UUIDs with these prefixes.
+                const std::string key = uuid_key(entry, syntax == mask_syntax::cuda ? 1 : 8);
+                if (!key.empty()) {
+                    // A unique prefix is enough for CUDA; the others need all of it.
+                    std::size_t matches = 0, match = 0;
+                    for (auto c : candidates) {
+                        const std::string k = uuid_key(profiles[c].uuid.view());
+                        const bool hit = syntax == mask_syntax::cuda ? k.starts_with(key) : k == key;
+                        if (!k.empty() && hit) {
+                            ++matches;
+                            match = c;
+                        }
+                    }
+                    if (matches == 1) {
+                        keep[match] = true;
+                        named = true;
+                    }
+                }
+            }
+        }
+        if (!named && syntax == mask_syntax::cuda) return;
+    }
+}
+
+} // namespace detail
+
+/// Applies the visibility variables that `env(name)` returns (an optional<string>) to
+/// `profiles`: devices a variable hides get `available = false` and a warning.
+template <class Env>
+void apply_visibility(std::vector<accelerator_profile>& profiles, Env&& env, std::vector<warning>& warnings) {
+    for (const visibility_rule& rule : visibility_rules) {
+        const std::optional<std::string> value = env(rule.variable);
+        if (!value) continue;
+        // This backend's devices, in index order; relative rules see only those still
+        // available.
+        std::vector<std::size_t> candidates;
+        for (std::size_t i = 0; i < profiles.size(); ++i)
+            if (profiles[i].backend() == rule.backend && (!rule.relative || profiles[i].available))
+                candidates.push_back(i);
+        std::stable_sort(candidates.begin(), candidates.end(),
+                         [&](std::size_t a, std::size_t b) { return profiles[a].index < profiles[b].index; });
+        std::vector<bool> keep(profiles.size(), false);
+        detail::select_visible(*value, rule.syntax, candidates, profiles, keep);
+        for (auto c : candidates) {
+            auto& p = profiles[c];
+            if (keep[c] || !p.available) continue;
+            p.available = false;
+            std::string msg = "device ";
+            msg += std::to_string(p.index);
+            if (!p.name.empty()) {
+                msg += " (";
+                msg += p.name.view();
+                msg += ')';
+            }
+            msg += " hidden by ";
+            msg += rule.variable;
+            msg += "=\"";
+            msg += value->size() > 200 ? value->substr(0, 200) + "…" : *value;
+            msg += '"';
+            warnings.push_back(warning{warning_kind::hidden_by_mask, rule.backend, std::string(rule.variable),
+                                       std::move(msg), 0});
+        }
+    }
+}
+
+AI_HWACCEL_NAMESPACE_END

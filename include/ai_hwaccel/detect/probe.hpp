@@ -1,0 +1,124 @@
+// ai-hwaccel detect: what a backend probe is.
+//
+// A probe is a small type that names its backend and, given a system_view, returns what
+// it found: device profiles, the links between them, and warnings. It never throws for
+// anything the machine does (a missing tool, a hung driver, garbage output all become
+// warnings) and reads the machine only through the view, so the same probe runs against
+// the live host, a captured machine tree, or a test double.
+//
+//     struct my_probe {
+//         static constexpr backend_id backend = backend_id::cuda;
+//         template <system_view S> probe_output probe(const S& sys) const;
+//     };
+//     static_assert(backend_probe<my_probe, host_system>);
+//
+// The probe's descriptor is its row of the backend table (`descriptor_of<P>()`): the
+// tools it runs, the libraries it loads, the paths it reads.
+#pragma once
+
+#include "ai_hwaccel/config.hpp"
+#include "ai_hwaccel/core/backend.hpp"
+#include "ai_hwaccel/core/profile.hpp"
+#include "ai_hwaccel/core/system_io.hpp"
+#include "ai_hwaccel/core/warning.hpp"
+#include "ai_hwaccel/detect/process.hpp"
+#include "ai_hwaccel/detect/system.hpp"
+
+#include <chrono>
+#include <concepts>
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+AI_HWACCEL_NAMESPACE_BEGIN
+
+/// What one probe found.
+struct probe_output {
+    std::vector<accelerator_profile> devices;
+    std::vector<interconnect> links;
+    std::vector<warning> warnings;
+};
+
+template <class P, class S>
+concept backend_probe = system_view<S> && requires(const P& p, const S& sys) {
+    { P::backend } -> std::convertible_to<backend_id>;
+    { p.probe(sys) } -> std::same_as<probe_output>;
+};
+
+/// The backend-table row describing probe type P.
+template <class P>
+constexpr const backend_info& descriptor_of() noexcept {
+    return backend_table[static_cast<std::size_t>(P::backend)];
+}
+
+namespace detail {
+inline std::string describe_duration(std::chrono::milliseconds ms) {
+    if (ms.count() % 1000 == 0) return std::to_string(ms.count() / 1000) + " s";
+    return std::to_string(ms.count()) + " ms";
+}
+} // namespace detail
+
+/// Turns a tool run that did not go cleanly into warnings; returns whether its stdout is
+/// worth parsing (a clean run, or one cut at the cap).
+inline bool report_tool_result(const tool_request& request, const tool_result& r,
+                               std::optional<backend_id> backend, std::vector<warning>& warnings) {
+    const std::string tool = request.argv.empty() ? std::string() : request.argv.front();
+    auto add = [&](warning_kind k, std::string msg, std::int32_t code = 0) {
+        warnings.push_back(warning{k, backend, tool, std::move(msg), code});
+    };
+    // Reported once per entry whatever the tool (the orchestrator drops repeats).
+    for (const auto& entry : r.unsafe_path_entries)
+        warnings.push_back(warning{warning_kind::unsafe_path_ignored, std::nullopt, "PATH",
+                                   entry.empty() ? std::string("empty entry (the current folder) not searched")
+                                                 : "relative entry \"" + entry + "\" not searched",
+                                   0});
+    switch (r.status) {
+    case tool_status::exited:
+        if (r.exit_code != 0) {
+            std::string msg = "exited with status " + std::to_string(r.exit_code);
+            // The first line of stderr usually says why ("NVIDIA-SMI has failed because…").
+            const auto first = detail::trim(std::string_view(r.err).substr(0, std::string_view(r.err).find('\n')));
+            if (!first.empty()) {
+                msg += ": ";
+                msg += first.substr(0, 200);
+            }
+            add(warning_kind::tool_failed, std::move(msg), r.exit_code);
+            return false;
+        }
+        return true;
+    case tool_status::signalled:
+        add(warning_kind::tool_signalled, "killed by signal " + std::to_string(r.signal), r.signal);
+        return false;
+    case tool_status::timed_out:
+        add(warning_kind::tool_timed_out,
+            "no answer within " + detail::describe_duration(request.timeout) + "; its process group was killed" +
+                (r.abandoned ? " but it did not exit (stuck in the kernel) and was left behind" : ""));
+        return false;
+    case tool_status::truncated:
+        add(warning_kind::output_truncated,
+            "printed more than " + std::to_string(r.out_truncated ? request.stdout_cap : request.stderr_cap) +
+                " bytes; stopped, and the start of its output parsed");
+        return r.out_truncated || !r.out.empty();
+    case tool_status::not_found: add(warning_kind::tool_not_found, "not installed in any trusted folder"); return false;
+    case tool_status::not_executable:
+        add(warning_kind::tool_not_executable, r.path.empty() ? std::string("cannot be run") : r.path + " cannot be run");
+        return false;
+    case tool_status::spawn_failed: add(warning_kind::tool_failed, "could not be started"); return false;
+    }
+    return false;
+}
+
+/// Runs a tool through `sys` and reports what went wrong; returns its stdout when there
+/// is something to parse.
+template <system_view S>
+std::optional<std::string> run_reporting(const S& sys, tool_request request, std::optional<backend_id> backend,
+                                         std::vector<warning>& warnings) {
+    tool_result r = sys.run(request);
+    if (!report_tool_result(request, r, backend, warnings)) return std::nullopt;
+    return std::move(r.out);
+}
+
+AI_HWACCEL_NAMESPACE_END

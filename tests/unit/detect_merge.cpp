@@ -1,0 +1,148 @@
+#include "ai_hwaccel/detect/merge.hpp"
+
+#include <doctest/doctest.h>
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace ah = ai_hwaccel;
+using namespace ah::literals;
+
+namespace {
+
+ah::accelerator_profile gpu(ah::device_kind kind, std::uint32_t index, std::string_view uuid = {},
+                            std::optional<ah::pci_address> pci = std::nullopt) {
+    ah::accelerator_profile p;
+    p.kind = kind;
+    p.index = index;
+    p.uuid = uuid;
+    p.pci = pci;
+    const std::string name = "GPU " + std::to_string(index);
+    p.name = std::string_view(name);
+    return p;
+}
+
+struct env_map {
+    std::map<std::string, std::string, std::less<>> vars;
+    std::optional<std::string> operator()(std::string_view name) const {
+        if (auto it = vars.find(name); it != vars.end()) return it->second;
+        return std::nullopt;
+    }
+};
+
+std::vector<bool> availability(const std::vector<ah::accelerator_profile>& ps) {
+    std::vector<bool> v;
+    for (const auto& p : ps) v.push_back(p.available);
+    return v;
+}
+
+} // namespace
+
+TEST_CASE("merge_duplicates: the same card through two backends is one device") {
+    const auto addr = *ah::parse_pci_address("0000:01:00.0");
+    auto cuda = gpu(ah::device_kind::cuda_gpu, 0, "GPU-5a7c3e2f-1b2c-4d5e-8f90-0a1b2c3d4e5f", addr);
+    cuda.memory_bytes = {24_GiB, ah::origin::tool};
+    cuda.memory_bandwidth_gbps = {1008.0, ah::origin::catalogue};
+    auto vk = gpu(ah::device_kind::vulkan_gpu, 3, "5A7C3E2F1B2C4D5E8F900A1B2C3D4E5F");
+    vk.memory_bytes = {23_GiB, ah::origin::sysfs};  // less trustworthy than the tool: ignored
+    vk.compute_units = {128, ah::origin::tool};     // unknown to the first view: taken
+    vk.driver_version = "1.3.277";
+    auto other = gpu(ah::device_kind::vulkan_gpu, 4, "00000000-0000-0000-0000-000000000000");
+    auto other2 = gpu(ah::device_kind::vulkan_gpu, 5, "00000000-0000-0000-0000-000000000000");
+    std::vector<ah::accelerator_profile> ps{ah::accelerator_profile{}, cuda, vk, other, other2};
+    ps[0].name = "CPU";
+    CHECK(ah::merge_duplicates(ps) == 1);
+    REQUIRE(ps.size() == 4); // all-zero UUIDs mean "unknown", never "the same"
+    CHECK(ps[1].kind == ah::device_kind::cuda_gpu);
+    CHECK(ps[1].index == 0);
+    CHECK(*ps[1].memory_bytes == 24_GiB);
+    CHECK(*ps[1].compute_units == 128);
+    CHECK(ps[1].driver_version.view() == "1.3.277");
+
+    // By PCI address, whatever the UUIDs say.
+    auto a = gpu(ah::device_kind::rocm_gpu, 0, "", addr);
+    auto b = gpu(ah::device_kind::vulkan_gpu, 0, "ffff", addr);
+    std::vector<ah::accelerator_profile> two{a, b};
+    CHECK(ah::merge_duplicates(two) == 1);
+    CHECK(two[0].uuid.view() == "ffff");
+    // Different addresses are different devices even with equal UUIDs.
+    auto c = gpu(ah::device_kind::rocm_gpu, 1, "GPU-1234567890", *ah::parse_pci_address("0000:02:00.0"));
+    auto d = gpu(ah::device_kind::rocm_gpu, 2, "GPU-1234567890", *ah::parse_pci_address("0000:03:00.0"));
+    std::vector<ah::accelerator_profile> distinct{c, d};
+    CHECK(ah::merge_duplicates(distinct) == 0);
+}
+
+TEST_CASE("uuid_key") {
+    CHECK(ah::detail::uuid_key("GPU-5A7C3E2F-1B2C") == "5a7c3e2f1b2c");
+    CHECK(ah::detail::uuid_key("MIG-abcdef01") == "abcdef01");
+    CHECK(ah::detail::uuid_key("not a uuid").empty());
+    CHECK(ah::detail::uuid_key("0000-0000-0000").empty());
+    CHECK(ah::detail::uuid_key("").empty());
+}
+
+#if AI_HWACCEL_BACKEND_CUDA && AI_HWACCEL_BACKEND_ROCM && AI_HWACCEL_BACKEND_NEURON && AI_HWACCEL_BACKEND_GAUDI
+TEST_CASE("apply_visibility: CUDA_VISIBLE_DEVICES") {
+    auto four = [] {
+        std::vector<ah::accelerator_profile> ps;
+        for (std::uint32_t i = 0; i < 4; ++i)
+            ps.push_back(gpu(ah::device_kind::cuda_gpu, i, "GPU-" + std::to_string(i) + "aaaaaaaa-0000-4000-8000-00000000000" + std::to_string(i)));
+        ps.push_back(gpu(ah::device_kind::rocm_gpu, 0)); // other backends are untouched
+        return ps;
+    };
+    auto run = [&](std::string value) {
+        auto ps = four();
+        std::vector<ah::warning> w;
+        ah::apply_visibility(ps, env_map{{{"CUDA_VISIBLE_DEVICES", value}}}, w);
+        return std::pair{availability(ps), w};
+    };
+    CHECK(run("1,3").first == std::vector<bool>{false, true, false, true, true});
+    CHECK(run(" 2 ").first == std::vector<bool>{false, false, true, false, true});
+    CHECK(run("").first == std::vector<bool>{false, false, false, false, true}); // empty hides all
+    CHECK(run("-1").first == std::vector<bool>{false, false, false, false, true});
+    CHECK(run("0,7,1").first == std::vector<bool>{true, false, false, false, true}); // stops at 7
+    CHECK(run("GPU-3aaa").first == std::vector<bool>{false, false, false, true, true}); // unique prefix
+    CHECK(run("GPU-3aaaaaaaa-0000-4000-8000-000000000003,0").first == std::vector<bool>{true, false, false, true, true});
+    const auto [avail, w] = run("1");
+    REQUIRE(w.size() == 3);
+    CHECK(w[0].kind == ah::warning_kind::hidden_by_mask);
+    CHECK(w[0].subject == "CUDA_VISIBLE_DEVICES");
+    CHECK(w[0].message == "device 0 (GPU 0) hidden by CUDA_VISIBLE_DEVICES=\"1\"");
+    // Unset: everything visible, nothing said.
+    auto ps = four();
+    std::vector<ah::warning> none;
+    ah::apply_visibility(ps, env_map{}, none);
+    CHECK(none.empty());
+    CHECK(availability(ps) == std::vector<bool>(5, true));
+}
+
+TEST_CASE("apply_visibility: HIP_VISIBLE_DEVICES counts among what ROCR_VISIBLE_DEVICES left") {
+    std::vector<ah::accelerator_profile> ps;
+    for (std::uint32_t i = 0; i < 4; ++i) ps.push_back(gpu(ah::device_kind::rocm_gpu, i));
+    std::vector<ah::warning> w;
+    ah::apply_visibility(ps, env_map{{{"ROCR_VISIBLE_DEVICES", "1,2,3"}, {"HIP_VISIBLE_DEVICES", "0,9,2"}}}, w);
+    // ROCR leaves 1,2,3; HIP's 0 and 2 are the 1st and 3rd of those; 9 names nothing.
+    CHECK(availability(ps) == std::vector<bool>{false, true, false, true});
+    CHECK(w.size() == 2);
+}
+
+TEST_CASE("apply_visibility: NEURON_RT_VISIBLE_CORES and HABANA_VISIBLE_DEVICES") {
+    std::vector<ah::accelerator_profile> ps;
+    for (std::uint32_t i = 0; i < 4; ++i) {
+        ps.push_back(gpu(ah::device_kind::aws_trainium, i));
+        ps.back().compute_units = {2, ah::origin::tool}; // 2 NeuronCores per device
+    }
+    for (std::uint32_t i = 0; i < 2; ++i) ps.push_back(gpu(ah::device_kind::gaudi, i));
+    std::vector<ah::warning> w;
+    ah::apply_visibility(ps, env_map{{{"NEURON_RT_VISIBLE_CORES", "2-3,7"}, {"HABANA_VISIBLE_DEVICES", "all"}}}, w);
+    CHECK(availability(ps) == std::vector<bool>{false, true, false, true, true, true});
+    std::vector<ah::warning> w2;
+    ah::apply_visibility(ps, env_map{{{"HABANA_VISIBLE_DEVICES", "1"}}}, w2);
+    CHECK(availability(ps) == std::vector<bool>{false, true, false, true, false, true});
+    // Garbage hides everything it cannot name rather than crashing.
+    std::vector<ah::warning> w3;
+    ah::apply_visibility(ps, env_map{{{"NEURON_RT_VISIBLE_CORES", "9-2,\xff,99999999999999"}}}, w3);
+    CHECK(availability(ps) == std::vector<bool>{false, false, false, false, false, true});
+}
+#endif
