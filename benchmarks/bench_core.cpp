@@ -51,11 +51,6 @@ void registry_count_satisfying(benchmark::State& state) {
 }
 BENCHMARK(registry_count_satisfying)->Arg(12)->Arg(128);
 
-void detect_host(benchmark::State& state) {
-    for (auto _ : state) benchmark::DoNotOptimize(ah::detect());
-}
-BENCHMARK(detect_host);
-
 } // namespace
 
 BENCHMARK_MAIN();

@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Installs what building and testing ai-hwaccel needs on Debian 12 / Ubuntu 22.04 or later:
-# a C++20 compiler, CMake, range-v3, doctest, Google Benchmark, pkgconf and Python 3 (for
-# the amalgamation check).
+# a C++20 compiler, CMake, range-v3, doctest, Google Benchmark, nlohmann/json (optional for
+# users: it enables io/json.hpp, whose tests need it), pkgconf and Python 3 (for the
+# amalgamation check).
 # Uses sudo when not run as root. Safe to run again.
 set -euo pipefail
-packages=(g++ cmake make librange-v3-dev doctest-dev libbenchmark-dev python3 pkgconf)
+packages=(g++ cmake make librange-v3-dev doctest-dev libbenchmark-dev nlohmann-json3-dev python3 pkgconf)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

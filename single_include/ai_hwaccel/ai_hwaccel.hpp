@@ -7,7 +7,8 @@
 // ---- begin ai_hwaccel/ai_hwaccel.hpp
 // ai-hwaccel: everything.
 //
-// The core tables and types, the registry and its range-v3 queries, and detection.
+// The core tables and types, the registry and its range-v3 queries, detection, and JSON
+// (io/json.hpp: present when <nlohmann/json.hpp> is, off with AI_HWACCEL_JSON=0).
 
 // #include "ai_hwaccel/core.hpp"
 // ---- begin ai_hwaccel/core.hpp
@@ -4337,10 +4338,12 @@ AI_HWACCEL_NAMESPACE_END
 // ---- begin ai_hwaccel/detect/cpu.hpp
 // ai-hwaccel detect: the host's CPU and memory.
 //
-// Pure parsers for /proc/cpuinfo, /proc/meminfo and cgroup memory limits (string_view in,
-// data out, never throw), and the probe that feeds them from a system_view. /proc/cpuinfo
-// differs by architecture: x86 prints "model name", "flags", "physical id", "core id";
-// arm64 prints "Features", "CPU implementer" and usually no model name at all.
+// Pure parsers for /proc/cpuinfo, `lscpu`, /proc/meminfo and cgroup memory and CPU limits
+// (string_view in, data out, never throw), and the probe that feeds them from a
+// system_view. /proc/cpuinfo differs by architecture: x86 prints "model name", "flags",
+// "physical id", "core id"; arm64 prints "Features", "CPU implementer" and usually no
+// model name at all. The kernel's cpulist format is parsed by parse_cpulist
+// (detect/sysfs.hpp) and the NUMA nodes are read by probe_numa (detect/topology.hpp).
 
 // #include "ai_hwaccel/config.hpp"
 // #include "ai_hwaccel/core/profile.hpp"
@@ -4353,6 +4356,7 @@ AI_HWACCEL_NAMESPACE_END
 // (container, Kubernetes, cloud). These types carry data only; detect/ fills them.
 
 // #include "ai_hwaccel/config.hpp"
+// #include "ai_hwaccel/core/pci.hpp"
 // #include "ai_hwaccel/core/profile.hpp"
 // #include "ai_hwaccel/core/taxonomy.hpp"
 
@@ -4399,28 +4403,32 @@ struct cpu_feature_info {
     std::string_view name; ///< our name (stable, JSON)
     /// The flag as Linux prints it in /proc/cpuinfo ("flags" on x86, "Features" on Arm).
     std::string_view proc_flag;
+    /// An Arm feature (read from "Features"), else x86 (read from "flags"). The two
+    /// vocabularies overlap: x86's "sme" is AMD Secure Memory Encryption, Arm's is the
+    /// Scalable Matrix Extension.
+    bool arm;
 };
 inline constexpr std::array<cpu_feature_info, cpu_feature_count> cpu_feature_table{{
-    {cpu_feature::avx2, "avx2", "avx2"},
-    {cpu_feature::fma, "fma", "fma"},
-    {cpu_feature::f16c, "f16c", "f16c"},
-    {cpu_feature::avx_vnni, "avx_vnni", "avx_vnni"},
-    {cpu_feature::avx512f, "avx512f", "avx512f"},
-    {cpu_feature::avx512bw, "avx512bw", "avx512bw"},
-    {cpu_feature::avx512_vnni, "avx512_vnni", "avx512_vnni"},
-    {cpu_feature::avx512_bf16, "avx512_bf16", "avx512_bf16"},
-    {cpu_feature::avx512_fp16, "avx512_fp16", "avx512_fp16"},
-    {cpu_feature::amx_tile, "amx_tile", "amx_tile"},
-    {cpu_feature::amx_bf16, "amx_bf16", "amx_bf16"},
-    {cpu_feature::amx_int8, "amx_int8", "amx_int8"},
-    {cpu_feature::neon, "neon", "asimd"},
-    {cpu_feature::asimd_dotprod, "asimd_dotprod", "asimddp"},
-    {cpu_feature::asimd_fp16, "asimd_fp16", "asimdhp"},
-    {cpu_feature::i8mm, "i8mm", "i8mm"},
-    {cpu_feature::arm_bf16, "arm_bf16", "bf16"},
-    {cpu_feature::sve, "sve", "sve"},
-    {cpu_feature::sve2, "sve2", "sve2"},
-    {cpu_feature::sme, "sme", "sme"},
+    {cpu_feature::avx2, "avx2", "avx2", false},
+    {cpu_feature::fma, "fma", "fma", false},
+    {cpu_feature::f16c, "f16c", "f16c", false},
+    {cpu_feature::avx_vnni, "avx_vnni", "avx_vnni", false},
+    {cpu_feature::avx512f, "avx512f", "avx512f", false},
+    {cpu_feature::avx512bw, "avx512bw", "avx512bw", false},
+    {cpu_feature::avx512_vnni, "avx512_vnni", "avx512_vnni", false},
+    {cpu_feature::avx512_bf16, "avx512_bf16", "avx512_bf16", false},
+    {cpu_feature::avx512_fp16, "avx512_fp16", "avx512_fp16", false},
+    {cpu_feature::amx_tile, "amx_tile", "amx_tile", false},
+    {cpu_feature::amx_bf16, "amx_bf16", "amx_bf16", false},
+    {cpu_feature::amx_int8, "amx_int8", "amx_int8", false},
+    {cpu_feature::neon, "neon", "asimd", true},
+    {cpu_feature::asimd_dotprod, "asimd_dotprod", "asimddp", true},
+    {cpu_feature::asimd_fp16, "asimd_fp16", "asimdhp", true},
+    {cpu_feature::i8mm, "i8mm", "i8mm", true},
+    {cpu_feature::arm_bf16, "arm_bf16", "bf16", true},
+    {cpu_feature::sve, "sve", "sve", true},
+    {cpu_feature::sve2, "sve2", "sve2", true},
+    {cpu_feature::sme, "sme", "sme", true},
 }};
 static_assert(detail::table_is_indexed_and_unique(cpu_feature_table));
 static_assert(cpu_feature_count <= 32, "cpu_features is a 32-bit set");
@@ -4462,6 +4470,9 @@ struct cpu_info {
     std::uint32_t threads = 0; ///< logical CPUs online
     /// CPUs this process may run on (affinity mask / cgroup cpuset), 0 when unknown.
     std::uint32_t usable_threads = 0;
+    /// The container's CPU quota in CPUs (cgroup v2 cpu.max, v1 cfs_quota_us/period_us;
+    /// 2.5 = 250 ms of CPU time per 100 ms), 0 when there is none.
+    double cpu_quota = 0;
     cpu_features features;
     friend bool operator==(const cpu_info&, const cpu_info&) = default;
 };
@@ -4499,6 +4510,21 @@ struct host_info {
 
 // ---------------------------------------------------------------------------------------
 // Links, storage, environment
+
+/// One PCI function as /sys/bus/pci/devices/<address>/ describes it.
+struct pci_device {
+    pci_address address;
+    std::uint32_t class_code = 0; ///< 24-bit class/subclass/prog-if, 0x030000 = VGA
+    std::uint16_t vendor_id = 0;
+    std::uint16_t device_id = 0;
+    std::uint16_t subsystem_vendor_id = 0;
+    std::uint16_t subsystem_device_id = 0;
+    sourced<pcie_link> link_current;
+    sourced<pcie_link> link_max;
+    std::int32_t numa_node = -1; ///< -1: the kernel does not know (single node, or no SRAT)
+    std::string driver;          ///< bound driver's name ("nvidia", "amdgpu"), empty if none
+    friend bool operator==(const pci_device&, const pci_device&) = default;
+};
 
 struct interconnect {
     interconnect_kind kind = interconnect_kind::none;
@@ -4575,6 +4601,7 @@ struct runtime_environment {
 };
 
 struct system_io {
+    std::vector<pci_device> pci_devices;
     std::vector<interconnect> interconnects;
     std::vector<storage_device> storage;
     runtime_environment environment;
@@ -4589,6 +4616,7 @@ struct system_io {
 
 AI_HWACCEL_NAMESPACE_END
 // ---- end ai_hwaccel/core/system_io.hpp
+// #include "ai_hwaccel/core/taxonomy.hpp"
 // #include "ai_hwaccel/core/text.hpp"
 // #include "ai_hwaccel/core/units.hpp"
 // #include "ai_hwaccel/core/warning.hpp"
@@ -4627,8 +4655,10 @@ enum class warning_kind : std::uint8_t {
     not_compiled,        ///< asked for a backend this build does not contain
     disagreement,        ///< two sources disagree; the message says which was chosen
     cache_invalid,       ///< a cache file was corrupt, foreign or newer; re-detected
+    hidden_by_mask,      ///< a *_VISIBLE_DEVICES-style variable hides the device
+    probe_failed,        ///< a probe stopped on an internal error (out of memory, …)
 };
-inline constexpr std::size_t warning_kind_count = 14;
+inline constexpr std::size_t warning_kind_count = 16;
 
 struct warning_kind_info {
     warning_kind id;
@@ -4649,6 +4679,8 @@ inline constexpr std::array<warning_kind_info, warning_kind_count> warning_kind_
     {warning_kind::not_compiled, "not_compiled"},
     {warning_kind::disagreement, "disagreement"},
     {warning_kind::cache_invalid, "cache_invalid"},
+    {warning_kind::hidden_by_mask, "hidden_by_mask"},
+    {warning_kind::probe_failed, "probe_failed"},
 }};
 static_assert(detail::table_is_indexed_and_unique(warning_kind_table));
 
@@ -4699,17 +4731,490 @@ AI_HWACCEL_NAMESPACE_END
 // machine's root, for captured trees and tests) or anything else that models the concept.
 // Every read is bounded: a file larger than the cap is cut and says so.
 //
-// This header covers files, directories, links and the environment. Running tools (with
-// timeouts, output caps and no shell) joins the concept with the detection engine.
+// Tools are run through the view too: the live host runs them with detect/process.hpp's
+// runner (no shell, timeouts, byte caps); a rooted host never runs anything and replays
+// captured outputs instead, from a folder inside the tree (see `capture_index_path`).
+
+// #include "ai_hwaccel/config.hpp"
+// #include "ai_hwaccel/core/text.hpp"
+// #include "ai_hwaccel/detect/process.hpp"
+// ---- begin ai_hwaccel/detect/process.hpp
+// ai-hwaccel detect: running a tool safely.
+//
+// Vendor tools (nvidia-smi, rocm-smi, hl-smi, …) are the only way to learn some facts,
+// and they misbehave in every way a program can: they hang in the driver, print megabytes,
+// crash, or are replaced by something planted in a writable folder. The runner here
+// treats each run as hostile:
+//
+//   - no shell: an argument vector goes to posix_spawn, so nothing is ever interpreted;
+//   - the tool is looked up only in absolute PATH entries and the vendors' usual install
+//     folders; relative and empty PATH entries (which mean "the current directory") are
+//     skipped and reported, and a name containing '/' must be an absolute path;
+//   - the child gets LC_ALL=C (numbers and messages in one known format), stdin from
+//     /dev/null, and the trusted PATH;
+//   - stdout and stderr are drained together with poll(), each into a buffer with a byte
+//     cap; a tool that goes past the cap is stopped and its output kept up to the cap;
+//   - the child leads its own process group, and on timeout the whole group is killed
+//     (SIGKILL) and reaped, so grandchildren holding the pipes cannot stall the caller;
+//   - the outcome says how the tool ended: exit status, signal, timeout, cap.
+//
+// Nothing here throws except std::bad_alloc from the buffers (bounded by the caps).
 
 // #include "ai_hwaccel/config.hpp"
 
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#if AI_HWACCEL_OS_LINUX || AI_HWACCEL_OS_MACOS
+#include <cerrno>
+#include <csignal>
+#include <cstring>
+#include <fcntl.h>
+#include <poll.h>
+#include <spawn.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <thread>
+#include <unistd.h>
+
+extern "C" char** environ; // POSIX: the process environment (declared by no header)
+#endif
+
+AI_HWACCEL_NAMESPACE_BEGIN
+
+/// One tool run to perform.
+struct tool_request {
+    /// argv[0] is the tool's file name ("nvidia-smi", looked up in trusted folders) or an
+    /// absolute path; the rest are its arguments, passed as they are.
+    std::vector<std::string> argv;
+    std::chrono::milliseconds timeout{5000};
+    std::size_t stdout_cap = std::size_t{16} << 20;
+    std::size_t stderr_cap = std::size_t{64} << 10;
+};
+
+/// How a run ended.
+enum class tool_status : std::uint8_t {
+    exited,         ///< ran to the end; `exit_code` says how (0 = success)
+    signalled,      ///< killed by a signal it did not ask for (`signal`)
+    timed_out,      ///< still running at the deadline; its process group was killed
+    truncated,      ///< printed more than a cap; stopped, output kept up to the cap
+    not_found,      ///< no such tool in any trusted folder (or no capture of it)
+    not_executable, ///< found, but not an executable regular file, or exec refused it
+    spawn_failed,   ///< the system could not start it (no memory, no pipes, …)
+};
+
+constexpr std::string_view to_string(tool_status s) noexcept {
+    switch (s) {
+    case tool_status::exited: return "exited";
+    case tool_status::signalled: return "signalled";
+    case tool_status::timed_out: return "timed_out";
+    case tool_status::truncated: return "truncated";
+    case tool_status::not_found: return "not_found";
+    case tool_status::not_executable: return "not_executable";
+    case tool_status::spawn_failed: return "spawn_failed";
+    }
+    return "spawn_failed";
+}
+
+struct tool_result {
+    tool_status status = tool_status::not_found;
+    int exit_code = 0; ///< for `exited`
+    int signal = 0;    ///< for `signalled`
+    std::string out;   ///< stdout, at most the request's cap
+    std::string err;   ///< stderr, at most the request's cap
+    bool out_truncated = false;
+    bool err_truncated = false;
+    std::string path; ///< the file that was run (or the capture replayed), when found
+    std::chrono::microseconds elapsed{0};
+    /// PATH entries skipped because they were not absolute ("", ".", "bin", …).
+    std::vector<std::string> unsafe_path_entries;
+    /// Set when the tool could not be killed and reaped (stuck in the kernel): it is left
+    /// behind rather than blocking detection.
+    bool abandoned = false;
+
+    /// Ran to the end with status 0.
+    bool succeeded() const noexcept { return status == tool_status::exited && exit_code == 0; }
+    /// There is output worth parsing: a clean run, or one cut at a cap.
+    bool has_output() const noexcept { return succeeded() || status == tool_status::truncated; }
+};
+
+/// The folders searched after the absolute PATH entries: the system's, then each
+/// compiled-in vendor's usual install folder (a compiled-out backend leaves none).
+inline constexpr std::string_view trusted_tool_dirs[] = {
+    "/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/usr/bin", "/sbin", "/bin",
+#if AI_HWACCEL_BACKEND_CUDA
+    "/usr/local/nvidia/bin", "/usr/local/cuda/bin",
+#endif
+#if AI_HWACCEL_BACKEND_ROCM
+    "/opt/rocm/bin",
+#endif
+#if AI_HWACCEL_BACKEND_NEURON
+    "/opt/aws/neuron/bin",
+#endif
+#if AI_HWACCEL_BACKEND_GAUDI
+    "/opt/habanalabs/bin",
+#endif
+#if AI_HWACCEL_BACKEND_QUALCOMM
+    "/opt/qti-aic/tools",
+#endif
+#if AI_HWACCEL_BACKEND_INTEL_GPU || AI_HWACCEL_BACKEND_INTEL_NPU
+    "/opt/intel/oneapi/bin",
+#endif
+};
+
+/// Where and how tools are looked up.
+struct tool_search {
+    /// The PATH to search; nullopt = this process's PATH.
+    std::optional<std::string> path;
+    /// Also search trusted_tool_dirs after PATH.
+    bool vendor_dirs = true;
+};
+
+/// Result of looking a tool up.
+struct tool_lookup {
+    tool_status status = tool_status::not_found; ///< exited (= found), not_found, not_executable
+    std::string path;                            ///< absolute path of what was found
+    std::vector<std::string> unsafe_path_entries;
+    std::vector<std::string> dirs; ///< every folder searched, in order (becomes the child's PATH)
+};
+
+#if AI_HWACCEL_OS_LINUX || AI_HWACCEL_OS_MACOS
+
+namespace detail {
+
+inline bool is_executable_file(const std::string& p, bool& exists) {
+    struct stat st {};
+    exists = ::stat(p.c_str(), &st) == 0;
+    return exists && S_ISREG(st.st_mode) && ::access(p.c_str(), X_OK) == 0;
+}
+
+inline void add_dir(std::vector<std::string>& dirs, std::string_view d) {
+    while (d.size() > 1 && d.back() == '/') d.remove_suffix(1);
+    for (const auto& x : dirs)
+        if (x == d) return;
+    dirs.emplace_back(d);
+}
+
+} // namespace detail
+
+/// Finds `name` in the absolute entries of the search PATH, then the trusted folders.
+inline tool_lookup find_tool(std::string_view name, const tool_search& search = {}) {
+    tool_lookup r;
+    if (name.empty() || name.find('\0') != std::string_view::npos) return r;
+    if (name.find('/') != std::string_view::npos) {
+        // A path: only an absolute one is trusted.
+        if (name.front() != '/') return r;
+        bool exists = false;
+        r.path = std::string(name);
+        r.status = detail::is_executable_file(r.path, exists) ? tool_status::exited
+                   : exists                                     ? tool_status::not_executable
+                                                                : tool_status::not_found;
+        if (r.status == tool_status::not_found) r.path.clear();
+        for (auto d : trusted_tool_dirs) detail::add_dir(r.dirs, d);
+        return r;
+    }
+    std::string path_value;
+    if (search.path) path_value = *search.path;
+    else if (const char* p = std::getenv("PATH")) path_value = p;
+    std::string_view rest = path_value;
+    for (;;) {
+        const auto colon = rest.find(':');
+        const std::string_view entry = rest.substr(0, colon);
+        if (entry.empty() || entry.front() != '/') r.unsafe_path_entries.emplace_back(entry);
+        else detail::add_dir(r.dirs, entry);
+        if (colon == std::string_view::npos) break;
+        rest.remove_prefix(colon + 1);
+    }
+    if (search.vendor_dirs)
+        for (auto d : trusted_tool_dirs) detail::add_dir(r.dirs, d);
+    std::string first_unusable;
+    for (const auto& d : r.dirs) {
+        std::string candidate = d == "/" ? "/" : d + "/";
+        candidate += name;
+        bool exists = false;
+        if (detail::is_executable_file(candidate, exists)) {
+            r.status = tool_status::exited;
+            r.path = std::move(candidate);
+            return r;
+        }
+        if (exists && first_unusable.empty()) first_unusable = std::move(candidate);
+    }
+    if (!first_unusable.empty()) {
+        r.status = tool_status::not_executable;
+        r.path = std::move(first_unusable);
+    }
+    return r;
+}
+
+namespace detail {
+
+// Reads what is available on `fd` into `buf` up to `cap`. Returns false at end of file or
+// on an error; sets `over` when the stream went past the cap.
+inline bool drain_into(int fd, std::string& buf, std::size_t cap, bool& over) {
+    char chunk[65536];
+    for (;;) {
+        const ::ssize_t n = ::read(fd, chunk, sizeof chunk);
+        if (n > 0) {
+            const auto got = static_cast<std::size_t>(n);
+            const std::size_t room = cap > buf.size() ? cap - buf.size() : 0;
+            buf.append(chunk, got < room ? got : room);
+            if (got > room) {
+                over = true;
+                return false;
+            }
+            continue;
+        }
+        if (n == 0) return false;
+        if (errno == EINTR) continue;
+        return errno == EAGAIN || errno == EWOULDBLOCK;
+    }
+}
+
+struct spawn_plan {
+    std::vector<std::string> env_storage;
+    std::vector<char*> envp;
+    std::vector<char*> argvp;
+};
+
+// The child's environment: this process's, with the locale forced to C and PATH set to
+// the folders that were searched.
+inline void build_env(spawn_plan& plan, const std::vector<std::string>& dirs) {
+    std::string path = "PATH=";
+    for (std::size_t i = 0; i < dirs.size(); ++i) {
+        if (i) path += ':';
+        path += dirs[i];
+    }
+    plan.env_storage.push_back(std::move(path));
+    plan.env_storage.emplace_back("LC_ALL=C");
+    plan.env_storage.emplace_back("LANG=C");
+    for (char** e = environ; e && *e; ++e) {
+        const std::string_view v = *e;
+        if (v.starts_with("PATH=") || v.starts_with("LC_") || v.starts_with("LANG=") ||
+            v.starts_with("LANGUAGE="))
+            continue;
+        plan.env_storage.emplace_back(v);
+    }
+    for (auto& s : plan.env_storage) plan.envp.push_back(s.data());
+    plan.envp.push_back(nullptr);
+}
+
+class fd_guard {
+public:
+    explicit fd_guard(int fd = -1) noexcept : fd_(fd) {}
+    ~fd_guard() { reset(); }
+    fd_guard(const fd_guard&) = delete;
+    fd_guard& operator=(const fd_guard&) = delete;
+    int get() const noexcept { return fd_; }
+    void reset() noexcept {
+        if (fd_ >= 0) ::close(fd_);
+        fd_ = -1;
+    }
+
+private:
+    int fd_;
+};
+
+inline bool make_pipe(int fds[2]) {
+#if AI_HWACCEL_OS_LINUX
+    return ::pipe2(fds, O_CLOEXEC | O_NONBLOCK) == 0;
+#else
+    // Not atomic with respect to a concurrent fork in another thread; acceptable where
+    // pipe2 does not exist.
+    if (::pipe(fds) != 0) return false;
+    for (int i = 0; i < 2; ++i) {
+        ::fcntl(fds[i], F_SETFD, FD_CLOEXEC);
+        ::fcntl(fds[i], F_SETFL, O_NONBLOCK);
+    }
+    return true;
+#endif
+}
+
+// Waits for `pid` until `deadline`; returns true and the status once it is reaped.
+inline bool reap_until(::pid_t pid, std::chrono::steady_clock::time_point deadline, int& status) {
+    auto pause = std::chrono::microseconds(200);
+    for (;;) {
+        const ::pid_t w = ::waitpid(pid, &status, WNOHANG);
+        if (w == pid) return true;
+        if (w < 0 && errno != EINTR) {
+            status = 0; // ECHILD: the caller ignores SIGCHLD; the kernel reaped it
+            return true;
+        }
+        if (std::chrono::steady_clock::now() >= deadline) return false;
+        std::this_thread::sleep_for(pause);
+        if (pause < std::chrono::milliseconds(20)) pause *= 2;
+    }
+}
+
+} // namespace detail
+
+/// Runs one tool as described at the top of this header. Never throws for a failing tool.
+inline tool_result run_tool(const tool_request& request, const tool_search& search = {}) {
+    using clock = std::chrono::steady_clock;
+    const auto start = clock::now();
+    tool_result r;
+    auto finish = [&]() -> tool_result {
+        r.elapsed = std::chrono::duration_cast<std::chrono::microseconds>(clock::now() - start);
+        return std::move(r);
+    };
+    if (request.argv.empty()) return finish();
+    for (const auto& a : request.argv)
+        if (a.find('\0') != std::string::npos) return finish(); // cannot be passed to exec
+
+    tool_lookup found = find_tool(request.argv.front(), search);
+    r.unsafe_path_entries = std::move(found.unsafe_path_entries);
+    r.path = found.path;
+    if (found.status != tool_status::exited) {
+        r.status = found.status;
+        return finish();
+    }
+
+    detail::spawn_plan plan;
+    detail::build_env(plan, found.dirs);
+    std::vector<std::string> args = request.argv;
+    for (auto& a : args) plan.argvp.push_back(a.data());
+    plan.argvp.push_back(nullptr);
+
+    int out_fds[2], err_fds[2];
+    r.status = tool_status::spawn_failed;
+    if (!detail::make_pipe(out_fds)) return finish();
+    detail::fd_guard out_read(out_fds[0]), out_write(out_fds[1]);
+    if (!detail::make_pipe(err_fds)) return finish();
+    detail::fd_guard err_read(err_fds[0]), err_write(err_fds[1]);
+    // The child's ends must block like ordinary pipes.
+    ::fcntl(out_write.get(), F_SETFL, 0);
+    ::fcntl(err_write.get(), F_SETFL, 0);
+
+    ::posix_spawn_file_actions_t actions;
+    ::posix_spawnattr_t attr;
+    if (::posix_spawn_file_actions_init(&actions) != 0) return finish();
+    if (::posix_spawnattr_init(&attr) != 0) {
+        ::posix_spawn_file_actions_destroy(&actions);
+        return finish();
+    }
+    ::posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+    ::posix_spawn_file_actions_adddup2(&actions, out_write.get(), 1);
+    ::posix_spawn_file_actions_adddup2(&actions, err_write.get(), 2);
+    // Own process group (so a timeout kills the tool's children too), default signal
+    // dispositions and an empty mask whatever the caller has set.
+    ::sigset_t none, all;
+    ::sigemptyset(&none);
+    ::sigfillset(&all);
+    ::posix_spawnattr_setsigmask(&attr, &none);
+    ::posix_spawnattr_setsigdefault(&attr, &all);
+    ::posix_spawnattr_setpgroup(&attr, 0);
+    ::posix_spawnattr_setflags(&attr, static_cast<short>(POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK |
+                                                         POSIX_SPAWN_SETSIGDEF));
+    ::pid_t pid = -1;
+    const int rc = ::posix_spawn(&pid, found.path.c_str(), &actions, &attr, plan.argvp.data(),
+                                 plan.envp.data());
+    ::posix_spawn_file_actions_destroy(&actions);
+    ::posix_spawnattr_destroy(&attr);
+    out_write.reset();
+    err_write.reset();
+    if (rc != 0) {
+        // glibc reports the exec's own failure here: ENOEXEC (not a program), EACCES.
+        r.status = (rc == ENOEXEC || rc == EACCES || rc == EPERM || rc == EISDIR) ? tool_status::not_executable
+                                                                                  : tool_status::spawn_failed;
+        return finish();
+    }
+
+    const auto deadline = start + request.timeout;
+    bool out_open = true, err_open = true, reaped = false, killed = false;
+    int wait_status = 0;
+    clock::time_point reaped_at{};
+    auto kill_group = [&] {
+        ::kill(-pid, SIGKILL);
+        ::kill(pid, SIGKILL); // in case the group could not be created
+        killed = true;
+    };
+
+    while (out_open || err_open) {
+        const auto now = clock::now();
+        if (now >= deadline) {
+            r.status = tool_status::timed_out;
+            break;
+        }
+        // After the tool itself has exited, its children may still hold the pipes; give
+        // them a moment to finish writing, then stop.
+        constexpr auto grace = std::chrono::milliseconds(250);
+        if (reaped && now >= reaped_at + grace) break;
+        auto wait = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now) + std::chrono::milliseconds(1);
+        if (!reaped && wait > std::chrono::milliseconds(100)) wait = std::chrono::milliseconds(100);
+        if (reaped && wait > grace) wait = grace;
+        ::pollfd fds[2];
+        ::nfds_t n = 0;
+        if (out_open) fds[n++] = {out_read.get(), POLLIN, 0};
+        if (err_open) fds[n++] = {err_read.get(), POLLIN, 0};
+        const int ready = ::poll(fds, n, static_cast<int>(wait.count()));
+        if (ready < 0 && errno != EINTR) break;
+        for (::nfds_t i = 0; ready > 0 && i < n; ++i) {
+            if (!(fds[i].revents & (POLLIN | POLLHUP | POLLERR | POLLNVAL))) continue;
+            const bool is_out = fds[i].fd == out_read.get();
+            bool over = false;
+            const bool open = is_out ? detail::drain_into(fds[i].fd, r.out, request.stdout_cap, over)
+                                     : detail::drain_into(fds[i].fd, r.err, request.stderr_cap, over);
+            if (over) (is_out ? r.out_truncated : r.err_truncated) = true;
+            if (!open) (is_out ? out_open : err_open) = false;
+        }
+        if (r.out_truncated || r.err_truncated) break;
+        if (!reaped) {
+            const ::pid_t w = ::waitpid(pid, &wait_status, WNOHANG);
+            if (w == pid || (w < 0 && errno == ECHILD)) {
+                reaped = true;
+                reaped_at = clock::now();
+            }
+        }
+    }
+    if (r.status != tool_status::timed_out && (r.out_truncated || r.err_truncated))
+        r.status = tool_status::truncated;
+
+    // Stop whatever is left of the group: the tool on timeout or cap, stray children
+    // holding the pipes after it exited.
+    if (r.status == tool_status::timed_out || r.status == tool_status::truncated) kill_group();
+    else if (reaped && (out_open || err_open)) ::kill(-pid, SIGKILL);
+    if (!reaped) {
+        // Not yet exited: wait for it within the deadline; kill when it passes.
+        if (!killed && !detail::reap_until(pid, deadline, wait_status)) {
+            r.status = tool_status::timed_out;
+            kill_group();
+        }
+        if (killed) {
+            // SIGKILL cannot be refused, but a process stuck in the kernel dies only when
+            // the kernel lets it; do not wait for that forever.
+            if (!detail::reap_until(pid, clock::now() + std::chrono::seconds(2), wait_status)) r.abandoned = true;
+        }
+    }
+    if (r.status == tool_status::spawn_failed) {
+        if (WIFSIGNALED(wait_status)) {
+            r.status = tool_status::signalled;
+            r.signal = WTERMSIG(wait_status);
+        } else {
+            r.status = tool_status::exited;
+            r.exit_code = WIFEXITED(wait_status) ? WEXITSTATUS(wait_status) : 0;
+        }
+    }
+    return finish();
+}
+
+#endif // AI_HWACCEL_OS_LINUX || AI_HWACCEL_OS_MACOS
+
+AI_HWACCEL_NAMESPACE_END
+// ---- end ai_hwaccel/detect/process.hpp
+
+#include <charconv>
 #include <concepts>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #if AI_HWACCEL_OS_LINUX || AI_HWACCEL_OS_MACOS
@@ -4741,11 +5246,109 @@ concept system_view = requires(const S& s, std::string_view path, std::size_t ca
     { s.read_link(path) } -> std::same_as<std::optional<std::string>>;
     { s.exists(path) } -> std::same_as<bool>;
     { s.env(path) } -> std::same_as<std::optional<std::string>>;
+    { s.run(std::declval<const tool_request&>()) } -> std::same_as<tool_result>;
 };
 
 /// Default cap for one file: sysfs values are a page at most; /proc/cpuinfo on a
 /// 256-thread server is ~400 KiB.
 inline constexpr std::size_t default_read_cap = 4u << 20;
+
+// ---------------------------------------------------------------------------------------
+// Captured tool outputs
+
+/// Where a machine tree keeps its captured tool outputs, relative to its root. The folder
+/// holds the outputs and an index, one line per captured run:
+///
+///     # comment
+///     <outcome> TAB <stdout file> TAB <command line>
+///
+/// `outcome` is the exit status ("0"), "timeout", "signal:<N>" or "not-executable"; the
+/// stdout file is a plain name inside the folder ("-" for none); the command line is the
+/// argument vector joined by single spaces, the tool by its file name ("nvidia-smi -L").
+/// A tool with no line is "not found" on that machine.
+inline constexpr std::string_view capture_index_path = "/ai-hwaccel-tools/index";
+inline constexpr std::string_view capture_dir_path = "/ai-hwaccel-tools";
+
+struct capture_entry {
+    std::string command_line;
+    std::string stdout_file; ///< empty for "-"
+    tool_status status = tool_status::exited;
+    int exit_code = 0;
+    int signal = 0;
+    friend bool operator==(const capture_entry&, const capture_entry&) = default;
+};
+
+struct capture_index {
+    std::vector<capture_entry> entries;
+    std::vector<std::size_t> bad_lines; ///< 1-based numbers of lines not understood
+
+    const capture_entry* find(std::string_view command_line) const noexcept {
+        for (const auto& e : entries)
+            if (e.command_line == command_line) return &e;
+        return nullptr;
+    }
+};
+
+/// The command line a request is keyed by: the tool's file name, then its arguments.
+inline std::string command_line_of(const std::vector<std::string>& argv) {
+    std::string line;
+    for (std::size_t i = 0; i < argv.size(); ++i) {
+        std::string_view a = argv[i];
+        if (i == 0)
+            if (const auto slash = a.rfind('/'); slash != std::string_view::npos) a.remove_prefix(slash + 1);
+        if (i) line += ' ';
+        line += a;
+    }
+    return line;
+}
+
+/// Parses a capture index. Lines it cannot read are listed, never fatal.
+inline capture_index parse_capture_index(std::string_view text) {
+    capture_index idx;
+    std::size_t number = 0;
+    while (!text.empty()) {
+        ++number;
+        const auto nl = text.find('\n');
+        std::string_view line = text.substr(0, nl);
+        text = nl == std::string_view::npos ? std::string_view{} : text.substr(nl + 1);
+        if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+        if (detail::trim(line).empty() || detail::trim(line).front() == '#') continue;
+        const auto t1 = line.find('\t');
+        const auto t2 = t1 == std::string_view::npos ? t1 : line.find('\t', t1 + 1);
+        if (t2 == std::string_view::npos) {
+            idx.bad_lines.push_back(number);
+            continue;
+        }
+        const std::string_view outcome = line.substr(0, t1);
+        const std::string_view file = line.substr(t1 + 1, t2 - t1 - 1);
+        const std::string_view command = detail::trim(line.substr(t2 + 1));
+        capture_entry e;
+        bool ok = !command.empty() && !file.empty();
+        // A plain file name: no folders, no way out of the capture folder.
+        if (file == "." || file == ".." || file.find('/') != std::string_view::npos ||
+            file.find('\0') != std::string_view::npos)
+            ok = false;
+        auto number_of = [](std::string_view s, int& v) {
+            const auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+            return ec == std::errc{} && p == s.data() + s.size();
+        };
+        if (outcome == "timeout") e.status = tool_status::timed_out;
+        else if (outcome == "not-executable") e.status = tool_status::not_executable;
+        else if (outcome.starts_with("signal:")) {
+            e.status = tool_status::signalled;
+            ok = ok && number_of(outcome.substr(7), e.signal) && e.signal > 0 && e.signal < 128;
+        } else
+            ok = ok && number_of(outcome, e.exit_code) && e.exit_code >= 0 && e.exit_code < 256;
+        if (!ok) {
+            idx.bad_lines.push_back(number);
+            continue;
+        }
+        e.command_line = std::string(command);
+        if (file != "-") e.stdout_file = std::string(file);
+        idx.entries.push_back(std::move(e));
+    }
+    return idx;
+}
 
 #if AI_HWACCEL_OS_LINUX || AI_HWACCEL_OS_MACOS
 /// The live machine, seen through an optional root prefix ("" or "/" is the real root).
@@ -4753,10 +5356,15 @@ inline constexpr std::size_t default_read_cap = 4u << 20;
 class host_system {
 public:
     host_system() = default;
-    explicit host_system(std::string root) : root_(std::move(root)) {
+    /// A machine tree at `root`: files are read below it, and tools are replayed from its
+    /// captures instead of run. "" and "/" mean the live machine.
+    explicit host_system(std::string root, tool_search search = {})
+        : root_(std::move(root)), search_(std::move(search)) {
         while (!root_.empty() && root_.back() == '/') root_.pop_back();
     }
     const std::string& root() const noexcept { return root_; }
+    /// True when tools are replayed from captures rather than run.
+    bool replays_tools() const noexcept { return !root_.empty(); }
 
     file_read read_file(std::string_view path, std::size_t cap = default_read_cap) const {
         file_read r;
@@ -4821,13 +5429,75 @@ public:
         return ::stat(resolve(path).c_str(), &st) == 0;
     }
 
+    /// The live host: this process's environment. A machine tree: the captured process's,
+    /// from `<root>/proc/self/environ` (NUL-separated as the kernel writes it, or one
+    /// NAME=value per line as `env` prints it), and none at all without that file; the
+    /// caller's own variables never leak into another machine's detection.
     std::optional<std::string> env(std::string_view name) const {
+        if (replays_tools()) return captured_env(name);
         const std::string n(name);
         if (const char* v = std::getenv(n.c_str())) return std::string(v);
         return std::nullopt;
     }
 
+    /// Runs a tool on the live machine; replays its capture in a machine tree.
+    tool_result run(const tool_request& request) const {
+        if (!replays_tools()) return run_tool(request, search_);
+        return replay(request);
+    }
+
 private:
+    tool_result replay(const tool_request& request) const {
+        tool_result r;
+        if (request.argv.empty()) return r;
+        const auto index_file = read_file(capture_index_path, 1u << 20);
+        if (!index_file.ok()) return r; // no captures: every tool is absent
+        const capture_index idx = parse_capture_index(index_file.data);
+        const capture_entry* e = idx.find(command_line_of(request.argv));
+        if (!e) return r;
+        r.status = e->status;
+        r.exit_code = e->exit_code;
+        r.signal = e->signal;
+        if (!e->stdout_file.empty()) {
+            std::string path(capture_dir_path);
+            path += '/';
+            path += e->stdout_file;
+            r.path = root_ + path;
+            auto out = read_file(path, request.stdout_cap);
+            if (!out.ok()) {
+                // An index that names a missing file is a broken capture, reported as a
+                // tool that could not be run.
+                r.status = tool_status::not_executable;
+                return r;
+            }
+            r.out = std::move(out.data);
+            if (out.status == read_status::truncated) {
+                r.out_truncated = true;
+                if (r.status == tool_status::exited) r.status = tool_status::truncated;
+            }
+        }
+        return r;
+    }
+
+    std::optional<std::string> captured_env(std::string_view name) const {
+        if (name.empty() || name.find('=') != std::string_view::npos) return std::nullopt;
+        const auto r = read_file("/proc/self/environ", 1u << 20);
+        if (!r.ok()) return std::nullopt;
+        const std::string_view text = r.data;
+        const char sep = text.find('\0') != std::string_view::npos ? '\0' : '\n';
+        std::size_t pos = 0;
+        while (pos < text.size()) {
+            auto end = text.find(sep, pos);
+            if (end == std::string_view::npos) end = text.size();
+            std::string_view entry = text.substr(pos, end - pos);
+            if (sep == '\n' && !entry.empty() && entry.back() == '\r') entry.remove_suffix(1);
+            if (entry.size() > name.size() && entry.starts_with(name) && entry[name.size()] == '=')
+                return std::string(entry.substr(name.size() + 1));
+            pos = end + 1;
+        }
+        return std::nullopt;
+    }
+
     std::string resolve(std::string_view path) const {
         std::string full = root_;
         if (path.empty() || path.front() != '/') full += '/';
@@ -4845,16 +5515,34 @@ private:
     }
 
     std::string root_;
+    tool_search search_;
 };
 static_assert(system_view<host_system>);
 #endif
 
 AI_HWACCEL_NAMESPACE_END
 // ---- end ai_hwaccel/detect/system.hpp
+// #include "ai_hwaccel/detect/sysfs.hpp"
+// ---- begin ai_hwaccel/detect/sysfs.hpp
+// ai-hwaccel detect: reading kernel interfaces.
+//
+// The pieces every host probe needs: whole numbers and "key: value" lines as /proc
+// prints them, sysfs hexadecimal attributes, the kernel's cpulist format
+// ("0-15,32-47"), a read that tells "absent" (the machine lacks the feature: no warning)
+// from "unreadable" (a warning), and symlink resolution that also works on captured
+// trees, where a version control system may have stored a sysfs link as a small file
+// holding the link's target.
 
+// #include "ai_hwaccel/config.hpp"
+// #include "ai_hwaccel/core/pci.hpp"
+// #include "ai_hwaccel/core/text.hpp"
+// #include "ai_hwaccel/core/warning.hpp"
+// #include "ai_hwaccel/detect/system.hpp"
+
+#include <algorithm>
+#include <cstddef>
 #include <cstdint>
 #include <optional>
-#include <set>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -4876,7 +5564,17 @@ constexpr std::optional<std::uint64_t> parse_u64(std::string_view s) noexcept {
     return v;
 }
 
-/// Calls f(key, value) for every "key : value" line (blanks around both trimmed).
+/// Parses a whole decimal number with an optional leading '-' ("-1" is sysfs's "none").
+constexpr std::optional<std::int64_t> parse_i64(std::string_view s) noexcept {
+    const bool negative = !s.empty() && s.front() == '-';
+    if (negative) s.remove_prefix(1);
+    const auto v = parse_u64(s);
+    if (!v || *v > static_cast<std::uint64_t>(INT64_MAX)) return std::nullopt;
+    const auto i = static_cast<std::int64_t>(*v);
+    return negative ? -i : i;
+}
+
+/// Calls f(key, value, has_colon) for every "key : value" line (blanks around both trimmed).
 template <class F>
 constexpr void for_each_key_value(std::string_view text, F&& f) {
     while (!text.empty()) {
@@ -4890,6 +5588,472 @@ constexpr void for_each_key_value(std::string_view text, F&& f) {
         }
         f(trim(line.substr(0, colon)), trim(line.substr(colon + 1)), true);
     }
+}
+
+/// A sysfs hexadecimal attribute, "0x10de\n" → 0x10de (the "0x" is optional).
+constexpr std::optional<std::uint32_t> parse_hex_attribute(std::string_view s) noexcept {
+    s = trim(s);
+    if (s.size() > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) s.remove_prefix(2);
+    return parse_hex32(s);
+}
+
+inline void add_warning(std::vector<warning>& warnings, warning_kind kind, std::string_view subject,
+                        std::string message) {
+    warnings.push_back(warning{kind, std::nullopt, std::string(subject), std::move(message), 0});
+}
+
+/// Reads a file whose absence is normal (a feature the machine lacks): nullopt and no
+/// warning when it is missing; nullopt and a warning when it exists but cannot be read;
+/// its first `cap` bytes and a warning when it is longer.
+template <system_view S>
+std::optional<std::string> read_optional_file(const S& sys, std::string_view path, std::size_t cap,
+                                              std::vector<warning>& warnings) {
+    auto r = sys.read_file(path, cap);
+    switch (r.status) {
+    case read_status::ok: return std::move(r.data);
+    case read_status::truncated:
+        add_warning(warnings, warning_kind::output_truncated, path, "file larger than the read cap; parsed its start");
+        return std::move(r.data);
+    case read_status::not_found: return std::nullopt;
+    case read_status::permission_denied:
+        add_warning(warnings, warning_kind::permission_denied, path, "not readable");
+        return std::nullopt;
+    case read_status::error: break;
+    }
+    add_warning(warnings, warning_kind::read_error, path, "unreadable");
+    return std::nullopt;
+}
+
+/// The last component of a path ("/a/b/" → "b").
+constexpr std::string_view base_name(std::string_view path) noexcept {
+    while (path.size() > 1 && path.back() == '/') path.remove_suffix(1);
+    const auto slash = path.rfind('/');
+    return slash == std::string_view::npos ? path : path.substr(slash + 1);
+}
+
+/// `target` seen from directory `dir`: an absolute target replaces `dir`; "." and ".."
+/// are folded, never above "/". The result is absolute and has no trailing slash.
+inline std::string join_path(std::string_view dir, std::string_view target) {
+    std::vector<std::string_view> parts;
+    auto push = [&](std::string_view p) {
+        while (!p.empty()) {
+            const auto slash = p.find('/');
+            const std::string_view part = p.substr(0, slash);
+            p = slash == std::string_view::npos ? std::string_view{} : p.substr(slash + 1);
+            if (part.empty() || part == ".") continue;
+            if (part == "..") {
+                if (!parts.empty()) parts.pop_back();
+            } else {
+                parts.push_back(part);
+            }
+        }
+    };
+    if (target.empty() || target.front() != '/') push(dir);
+    push(target);
+    std::string out;
+    for (auto p : parts) {
+        out += '/';
+        out += p;
+    }
+    return out.empty() ? std::string("/") : out;
+}
+
+/// Whether `s` could be a relative sysfs link target as a version control system stores
+/// it when it cannot make links: one line of printable ASCII that starts with "../".
+constexpr bool looks_like_stored_link(std::string_view s) noexcept {
+    if (s.size() < 4 || !s.starts_with("../")) return false;
+    for (char c : s)
+        if (static_cast<unsigned char>(c) < 0x20 || static_cast<unsigned char>(c) >= 0x7f) return false;
+    return true;
+}
+
+/// Where the sysfs link `path` points, as an absolute path; nullopt when `path` is not a
+/// link. In a captured tree a link may have been stored as a small file holding its
+/// target (git does this where links cannot be made); such a file is followed as well.
+/// The target is joined lexically, which is exact when the folders above `path` are not
+/// links themselves (/sys/block/<name>); elsewhere only the target's last name is sure.
+template <system_view S>
+std::optional<std::string> resolve_sysfs_link(const S& sys, std::string_view path) {
+    const std::string parent = join_path(path, "..");
+    if (auto target = sys.read_link(path)) return join_path(parent, *target);
+    const auto r = sys.read_file(path, 4096);
+    if (r.status != read_status::ok) return std::nullopt;
+    std::string_view t = r.data;
+    if (!t.empty() && t.back() == '\n') t.remove_suffix(1);
+    if (!looks_like_stored_link(t)) return std::nullopt;
+    return join_path(parent, t);
+}
+} // namespace detail
+
+/// The largest CPU number parse_cpulist accepts by default. Kernels are configured for a
+/// few thousand CPUs at most (NR_CPUS); the cap leaves room for that and keeps a hostile
+/// "0-4294967295" from allocating gigabytes.
+inline constexpr std::uint32_t cpulist_max_cpus = 1u << 16;
+
+namespace detail {
+/// The ranges of a cpulist, sorted and merged; nullopt when it is not one.
+inline std::optional<std::vector<std::pair<std::uint32_t, std::uint32_t>>> cpulist_ranges(std::string_view text,
+                                                                                          std::uint32_t max_cpus) {
+    text = trim(text);
+    std::vector<std::pair<std::uint32_t, std::uint32_t>> ranges;
+    if (text.empty()) return ranges;
+    while (true) {
+        const auto comma = text.find(',');
+        const std::string_view item = text.substr(0, comma);
+        const auto dash = item.find('-');
+        const auto first = parse_u64(item.substr(0, dash));
+        const auto last = dash == std::string_view::npos ? first : parse_u64(item.substr(dash + 1));
+        if (!first || !last || *first > *last || *last >= max_cpus) return std::nullopt;
+        ranges.emplace_back(static_cast<std::uint32_t>(*first), static_cast<std::uint32_t>(*last));
+        if (comma == std::string_view::npos) break;
+        text.remove_prefix(comma + 1);
+        if (ranges.size() > max_cpus) return std::nullopt; // more items than CPUs: not a real list
+    }
+    std::sort(ranges.begin(), ranges.end());
+    std::vector<std::pair<std::uint32_t, std::uint32_t>> merged;
+    for (const auto& r : ranges) {
+        if (!merged.empty() && r.first <= merged.back().second + 1)
+            merged.back().second = std::max(merged.back().second, r.second);
+        else
+            merged.push_back(r);
+    }
+    return merged;
+}
+} // namespace detail
+
+/// The kernel's cpulist format ("0-3,8,10-11", as /sys/devices/system/cpu/online,
+/// node*/cpulist and Cpus_allowed_list print it) → the CPU numbers, sorted, each once.
+/// Blank text is the empty set (a CPU-less NUMA node prints an empty line). nullopt for
+/// anything else than numbers, "a-b" ranges and commas, for reversed ranges, and for CPU
+/// numbers at or above `max_cpus`.
+inline std::optional<std::vector<std::uint32_t>> parse_cpulist(std::string_view text,
+                                                              std::uint32_t max_cpus = cpulist_max_cpus) {
+    const auto ranges = detail::cpulist_ranges(text, max_cpus);
+    if (!ranges) return std::nullopt;
+    std::vector<std::uint32_t> cpus;
+    for (const auto& [first, last] : *ranges)
+        for (std::uint64_t c = first; c <= last; ++c) cpus.push_back(static_cast<std::uint32_t>(c));
+    return cpus;
+}
+
+/// How many CPUs a cpulist names, without listing them; nullopt when it is not a cpulist.
+inline std::optional<std::uint32_t> cpulist_count(std::string_view text, std::uint32_t max_cpus = cpulist_max_cpus) {
+    const auto ranges = detail::cpulist_ranges(text, max_cpus);
+    if (!ranges) return std::nullopt;
+    std::uint32_t n = 0;
+    for (const auto& [first, last] : *ranges) n += last - first + 1;
+    return n;
+}
+
+static_assert(detail::parse_i64("-1") == -1);
+static_assert(!detail::parse_i64("--1"));
+static_assert(detail::parse_hex_attribute("0x10de\n") == 0x10deu);
+static_assert(detail::base_name("/sys/bus/pci/drivers/nvidia") == "nvidia");
+
+AI_HWACCEL_NAMESPACE_END
+// ---- end ai_hwaccel/detect/sysfs.hpp
+// #include "ai_hwaccel/detect/topology.hpp"
+// ---- begin ai_hwaccel/detect/topology.hpp
+// ai-hwaccel detect: NUMA nodes and PCI functions.
+//
+// NUMA nodes come from /sys/devices/system/node/node<N>/{cpulist,meminfo}; a node may
+// have memory and no CPUs (the memory of a coherently attached GPU on IBM AC922 or
+// Grace Hopper is one) and is kept. PCI functions come from /sys/bus/pci/devices/<addr>/:
+// ids, class, NUMA node, bound driver and the current and maximum PCIe link. The link
+// attributes print "16.0 GT/s PCIe" on current kernels and "8 GT/s" on older ones.
+
+// #include "ai_hwaccel/config.hpp"
+// #include "ai_hwaccel/core/pci.hpp"
+// #include "ai_hwaccel/core/profile.hpp"
+// #include "ai_hwaccel/core/system_io.hpp"
+// #include "ai_hwaccel/core/text.hpp"
+// #include "ai_hwaccel/core/units.hpp"
+// #include "ai_hwaccel/core/warning.hpp"
+// #include "ai_hwaccel/detect/system.hpp"
+// #include "ai_hwaccel/detect/sysfs.hpp"
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+AI_HWACCEL_NAMESPACE_BEGIN
+
+// ---------------------------------------------------------------------------------------
+// NUMA
+
+/// A node's meminfo ("Node 250 MemTotal:       15728640 kB" and more lines like it) →
+/// the node's id and MemTotal in bytes (cpus left empty). nullopt without a MemTotal line
+/// or when lines name different nodes.
+inline std::optional<numa_node> parse_node_meminfo(std::string_view text) {
+    std::optional<std::uint32_t> id;
+    std::optional<std::uint64_t> total;
+    bool consistent = true;
+    detail::for_each_key_value(text, [&](std::string_view key, std::string_view value, bool has_colon) {
+        if (!has_colon || !key.starts_with("Node ")) return;
+        key.remove_prefix(5);
+        const auto sp = key.find(' ');
+        if (sp == std::string_view::npos) return;
+        const auto n = detail::parse_u64(key.substr(0, sp));
+        if (!n || *n > UINT32_MAX) return;
+        if (id && *id != *n) consistent = false;
+        id = static_cast<std::uint32_t>(*n);
+        if (detail::trim(key.substr(sp)) != "MemTotal") return;
+        const auto vsp = value.find(' ');
+        const auto kib = detail::parse_u64(value.substr(0, vsp));
+        const std::string_view unit = vsp == std::string_view::npos ? "" : detail::trim(value.substr(vsp));
+        if (!kib || unit != "kB" || *kib > UINT64_MAX / units::kib) return;
+        total = *kib * units::kib;
+    });
+    if (!consistent || !id || !total) return std::nullopt;
+    numa_node node;
+    node.id = *id;
+    node.memory_bytes = *total;
+    return node;
+}
+
+namespace detail {
+/// "node12" → 12; nullopt for the other entries of /sys/devices/system/node.
+constexpr std::optional<std::uint32_t> numa_dir_id(std::string_view name) noexcept {
+    if (!name.starts_with("node")) return std::nullopt;
+    const auto n = parse_u64(name.substr(4));
+    if (!n || *n > UINT32_MAX) return std::nullopt;
+    return static_cast<std::uint32_t>(*n);
+}
+} // namespace detail
+
+/// The NUMA nodes, by id. A kernel without NUMA (no /sys/devices/system/node) gives an
+/// empty list and no warning.
+template <system_view S>
+std::vector<numa_node> probe_numa(const S& sys, std::vector<warning>& warnings) {
+    std::vector<numa_node> nodes;
+    const auto names = sys.list_dir("/sys/devices/system/node");
+    if (!names) return nodes;
+    for (const auto& name : *names) {
+        const auto id = detail::numa_dir_id(name);
+        if (!id) continue;
+        const std::string dir = "/sys/devices/system/node/" + name;
+        numa_node node;
+        node.id = *id;
+        if (auto text = detail::read_optional_file(sys, dir + "/cpulist", 64 * 1024, warnings)) {
+            if (parse_cpulist(*text)) node.cpus = std::string(detail::trim(*text));
+            else detail::add_warning(warnings, warning_kind::parse_error, dir + "/cpulist", "not a cpulist");
+        }
+        if (auto text = detail::read_optional_file(sys, dir + "/meminfo", 64 * 1024, warnings)) {
+            const auto mem = parse_node_meminfo(*text);
+            if (!mem)
+                detail::add_warning(warnings, warning_kind::parse_error, dir + "/meminfo", "no Node MemTotal line");
+            else if (mem->id != node.id)
+                detail::add_warning(warnings, warning_kind::disagreement, dir + "/meminfo",
+                                    "describes node " + std::to_string(mem->id) + "; its size is not used for node " +
+                                        std::to_string(node.id));
+            else
+                node.memory_bytes = mem->memory_bytes;
+        }
+        nodes.push_back(std::move(node));
+    }
+    std::sort(nodes.begin(), nodes.end(), [](const numa_node& a, const numa_node& b) { return a.id < b.id; });
+    return nodes;
+}
+
+// ---------------------------------------------------------------------------------------
+// PCI
+
+/// A PCIe link speed attribute → the generation: "2.5 GT/s" 1, "5.0 GT/s PCIe" 2, 8 → 3,
+/// 16 → 4, 32 → 5, 64 → 6, 128 → 7. 0 for "Unknown", PCI-X speeds and anything else.
+constexpr std::uint8_t parse_pcie_link_speed(std::string_view s) noexcept {
+    s = detail::trim(s);
+    // Rate in tenths of GT/s, from at most 4 integer digits and a fraction whose digits
+    // after the first are zeros.
+    std::uint32_t tenths = 0;
+    std::size_t i = 0, int_digits = 0;
+    while (i < s.size() && s[i] >= '0' && s[i] <= '9') {
+        if (++int_digits > 4) return 0;
+        tenths = tenths * 10 + static_cast<std::uint32_t>(s[i++] - '0');
+    }
+    if (int_digits == 0) return 0;
+    tenths *= 10;
+    if (i < s.size() && s[i] == '.') {
+        ++i;
+        std::size_t frac_digits = 0;
+        while (i < s.size() && s[i] >= '0' && s[i] <= '9') {
+            if (frac_digits == 0) tenths += static_cast<std::uint32_t>(s[i] - '0');
+            else if (s[i] != '0') return 0;
+            ++frac_digits;
+            ++i;
+        }
+        if (frac_digits == 0) return 0;
+    }
+    while (i < s.size() && s[i] == ' ') ++i;
+    const std::string_view unit = s.substr(i);
+    if (!unit.starts_with("GT/s") || (unit.size() > 4 && unit[4] != ' ')) return 0;
+    switch (tenths) {
+    case 25: return 1;
+    case 50: return 2;
+    case 80: return 3;
+    case 160: return 4;
+    case 320: return 5;
+    case 640: return 6;
+    case 1280: return 7;
+    default: return 0;
+    }
+}
+
+/// A PCIe link width attribute ("16", or "x16" as some tools print it) → lanes, 1..32;
+/// 0 for a link that is down ("0") and for anything else.
+constexpr std::uint8_t parse_pcie_link_width(std::string_view s) noexcept {
+    s = detail::trim(s);
+    if (!s.empty() && (s.front() == 'x' || s.front() == 'X')) s.remove_prefix(1);
+    if (s.size() > 2) return 0;
+    const auto n = detail::parse_u64(s);
+    if (!n || *n > 32) return 0;
+    return static_cast<std::uint8_t>(*n);
+}
+
+static_assert(parse_pcie_link_speed("16.0 GT/s PCIe") == 4);
+static_assert(parse_pcie_link_speed("8 GT/s") == 3);
+static_assert(parse_pcie_link_speed("2.5 GT/s\n") == 1);
+static_assert(parse_pcie_link_speed("Unknown") == 0);
+static_assert(parse_pcie_link_width("x16") == 16);
+
+namespace detail {
+inline constexpr std::size_t sysfs_attribute_cap = 4096;
+
+/// Reads one of a PCI function's link attributes pair into `link`; false when neither
+/// file exists (no PCIe capability: host bridges, conventional PCI).
+template <system_view S>
+bool read_pcie_link(const S& sys, const std::string& dir, std::string_view which, pcie_link& link,
+                    std::vector<warning>& warnings) {
+    const std::string speed_path = dir + "/" + std::string(which) + "_link_speed";
+    const std::string width_path = dir + "/" + std::string(which) + "_link_width";
+    const auto speed = read_optional_file(sys, speed_path, sysfs_attribute_cap, warnings);
+    const auto width = read_optional_file(sys, width_path, sysfs_attribute_cap, warnings);
+    if (speed) {
+        link.generation = parse_pcie_link_speed(*speed);
+        // "Unknown" (older kernels: "Unknown speed") is the kernel saying so, not garbage.
+        if (link.generation == 0 && !trim(*speed).starts_with("Unknown"))
+            add_warning(warnings, warning_kind::parse_error, speed_path,
+                        "not a PCIe link speed: '" + std::string(trim(*speed).substr(0, 40)) + "'");
+    }
+    if (width) {
+        link.width = parse_pcie_link_width(*width);
+        if (link.width == 0 && trim(*width) != "0")
+            add_warning(warnings, warning_kind::parse_error, width_path,
+                        "not a PCIe link width: '" + std::string(trim(*width).substr(0, 40)) + "'");
+    }
+    return speed.has_value() || width.has_value();
+}
+
+/// Reads a hexadecimal id attribute no wider than `max`.
+template <system_view S>
+std::optional<std::uint32_t> read_pci_id(const S& sys, const std::string& path, std::uint32_t max,
+                                         std::vector<warning>& warnings) {
+    const auto text = read_optional_file(sys, path, sysfs_attribute_cap, warnings);
+    if (!text) return std::nullopt;
+    const auto v = parse_hex_attribute(*text);
+    if (!v) {
+        add_warning(warnings, warning_kind::parse_error, path, "not a hexadecimal id");
+        return std::nullopt;
+    }
+    if (*v > max) {
+        add_warning(warnings, warning_kind::value_out_of_range, path, "wider than the field it fills");
+        return std::nullopt;
+    }
+    return v;
+}
+} // namespace detail
+
+/// One PCI function from its sysfs directory (`/sys/bus/pci/devices/0000:65:00.0`, or the
+/// `/sys/devices/pci…/…/0000:65:00.0` it links to; the directory's name is the address).
+/// Attributes that are missing are left at their defaults without a warning; nullopt when
+/// the name is not a PCI address or the directory does not exist.
+template <system_view S>
+std::optional<pci_device> read_pci_device(const S& sys, std::string_view dir, std::vector<warning>& warnings) {
+    const auto address = parse_pci_address(detail::base_name(dir));
+    if (!address || !sys.exists(dir)) return std::nullopt;
+    const std::string d(dir);
+    pci_device p;
+    p.address = *address;
+    auto id16 = [&](const char* file, std::uint16_t& field) {
+        if (auto v = detail::read_pci_id(sys, d + "/" + file, 0xffffu, warnings))
+            field = static_cast<std::uint16_t>(*v);
+    };
+    if (auto v = detail::read_pci_id(sys, d + "/class", 0xffffffu, warnings)) p.class_code = *v;
+    id16("vendor", p.vendor_id);
+    id16("device", p.device_id);
+    id16("subsystem_vendor", p.subsystem_vendor_id);
+    id16("subsystem_device", p.subsystem_device_id);
+    pcie_link link;
+    if (detail::read_pcie_link(sys, d, "current", link, warnings)) p.link_current = {link, origin::sysfs};
+    link = {};
+    if (detail::read_pcie_link(sys, d, "max", link, warnings)) p.link_max = {link, origin::sysfs};
+    if (auto text = detail::read_optional_file(sys, d + "/numa_node", detail::sysfs_attribute_cap, warnings)) {
+        const auto n = detail::parse_i64(detail::trim(*text));
+        if (!n)
+            detail::add_warning(warnings, warning_kind::parse_error, d + "/numa_node", "not a number");
+        else if (*n < -1 || *n >= (std::int64_t{1} << 16))
+            detail::add_warning(warnings, warning_kind::value_out_of_range, d + "/numa_node",
+                                "node " + std::to_string(*n) + " is not one a kernel can have");
+        else
+            p.numa_node = static_cast<std::int32_t>(*n);
+    }
+    if (auto target = detail::resolve_sysfs_link(sys, d + "/driver"))
+        p.driver = std::string(detail::base_name(*target));
+    return p;
+}
+
+/// Every PCI function under /sys/bus/pci/devices, by address. A machine without a PCI
+/// bus (or a container without /sys) gives an empty list and no warning.
+template <system_view S>
+std::vector<pci_device> probe_pci(const S& sys, std::vector<warning>& warnings) {
+    std::vector<pci_device> devices;
+    const auto names = sys.list_dir("/sys/bus/pci/devices");
+    if (!names) return devices;
+    for (const auto& name : *names) {
+        if (!parse_pci_address(name)) {
+            detail::add_warning(warnings, warning_kind::parse_error, "/sys/bus/pci/devices/" + name,
+                                "not a PCI address; skipped");
+            continue;
+        }
+        if (auto p = read_pci_device(sys, "/sys/bus/pci/devices/" + name, warnings)) devices.push_back(std::move(*p));
+    }
+    std::sort(devices.begin(), devices.end(),
+              [](const pci_device& a, const pci_device& b) { return a.address < b.address; });
+    return devices;
+}
+
+AI_HWACCEL_NAMESPACE_END
+// ---- end ai_hwaccel/detect/topology.hpp
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+AI_HWACCEL_NAMESPACE_BEGIN
+
+namespace detail {
+/// The features named in a flags line (x86's "fpu vme … avx2 …" when `arm` is false,
+/// Arm's "fp asimd …" when true); whole space-separated words only.
+constexpr cpu_features cpu_features_from_flags(std::string_view flags, bool arm) noexcept {
+    cpu_features features;
+    while (!flags.empty()) {
+        const auto sp = flags.find_first_of(" \t");
+        const std::string_view word = trim(flags.substr(0, sp));
+        flags = sp == std::string_view::npos ? std::string_view{} : flags.substr(sp + 1);
+        if (word.empty()) continue;
+        for (const auto& f : cpu_feature_table)
+            if (f.arm == arm && word == f.proc_flag) features.set(f.id);
+        if (arm && word == "neon") features.set(cpu_feature::neon); // 32-bit Arm's name for it
+    }
+    return features;
 }
 } // namespace detail
 
@@ -4933,6 +6097,7 @@ inline cpu_info parse_cpuinfo(std::string_view text) {
     std::uint32_t processors = 0;
     std::string current_package;
     std::string_view flags;
+    bool arm_flags = false;
     detail::for_each_key_value(text, [&](std::string_view key, std::string_view value, bool has_colon) {
         if (!has_colon) return;
         if (key == "processor") {
@@ -4958,6 +6123,7 @@ inline cpu_info parse_cpuinfo(std::string_view text) {
             c.arch = cpu_arch::x86_64; // "flags" is x86's spelling; 32-bit x86 is not a target
         } else if (key == "Features" && flags.empty()) {
             flags = value;
+            arm_flags = true;
         } else if (key == "CPU architecture" && c.arch == cpu_arch::unknown) {
             // 8 and later are AArch64 cores; /proc/cpuinfo of a 32-bit kernel says 7.
             const auto v = detail::parse_u64(value);
@@ -4967,26 +6133,269 @@ inline cpu_info parse_cpuinfo(std::string_view text) {
     c.threads = processors;
     c.sockets = packages.empty() ? (processors ? 1u : 0u) : static_cast<std::uint32_t>(packages.size());
     c.cores = cores.empty() ? processors : static_cast<std::uint32_t>(cores.size());
-    // Flags are space-separated words; match whole words only.
-    while (!flags.empty()) {
-        const auto sp = flags.find(' ');
-        const std::string_view word = flags.substr(0, sp);
-        flags = sp == std::string_view::npos ? std::string_view{} : flags.substr(sp + 1);
-        if (word.empty()) continue;
-        for (const auto& f : cpu_feature_table)
-            if (word == f.proc_flag) c.features.set(f.id);
-        if (word == "neon") c.features.set(cpu_feature::neon); // 32-bit Arm's name for it
-    }
+    c.features = detail::cpu_features_from_flags(flags, arm_flags);
     return c;
 }
 
-/// Reads the host's CPU, memory and cgroup limit through `sys`, adding warnings for what
-/// could not be read. Returns the host description and the CPU's profile.
+// ---------------------------------------------------------------------------------------
+// lscpu
+
+/// What `lscpu` prints that cpu_info does not hold, and cpu_info itself.
+struct lscpu_info {
+    cpu_info cpu; ///< model, vendor, architecture, sockets, cores, threads (online), features
+    std::uint32_t threads_per_core = 0;
+    std::uint32_t cores_per_socket = 0; ///< of the first CPU type listed (hybrid parts list several)
+    std::uint32_t numa_node_count = 0;  ///< "NUMA node(s)"
+    /// From the "NUMA nodeN CPU(s)" lines: ids and cpulists; lscpu prints no memory sizes.
+    std::vector<numa_node> numa;
+    std::string hypervisor_vendor; ///< "Hypervisor vendor" ("KVM", "Microsoft"), empty on bare metal
+    friend bool operator==(const lscpu_info&, const lscpu_info&) = default;
+};
+
+namespace detail {
+constexpr cpu_arch parse_cpu_arch(std::string_view s) noexcept {
+    if (s == "x86_64" || s == "amd64") return cpu_arch::x86_64;
+    if (s == "aarch64" || s == "arm64") return cpu_arch::aarch64;
+    if (s == "riscv64") return cpu_arch::riscv64;
+    if (s == "ppc64le") return cpu_arch::ppc64le;
+    if (s == "s390x") return cpu_arch::s390x;
+    if (s.starts_with("arm")) return cpu_arch::arm; // armv7l, armv6l, armv8l (32-bit)
+    return cpu_arch::unknown;
+}
+
+/// lscpu's "Vendor ID": the x86 CPUID vendor string, or on Arm the implementer's name.
+constexpr vendor cpu_vendor_from_id(std::string_view s) noexcept {
+    if (s == "GenuineIntel") return vendor::intel;
+    if (s == "AuthenticAMD") return vendor::amd;
+    if (s == "ARM") return vendor::arm;
+    if (s == "Qualcomm") return vendor::qualcomm;
+    if (s == "Apple") return vendor::apple;
+    if (s == "NVIDIA") return vendor::nvidia;
+    if (s == "Samsung") return vendor::samsung;
+    return vendor::unknown;
+}
+
+/// A count as lscpu prints it; "-" (unknown, new util-linux on Arm), garbage and counts
+/// beyond any machine (more than cpulist_max_cpus) are nullopt.
+constexpr std::optional<std::uint32_t> parse_count(std::string_view s) noexcept {
+    const auto n = parse_u64(s);
+    if (!n || *n > cpulist_max_cpus) return std::nullopt;
+    return static_cast<std::uint32_t>(*n);
+}
+} // namespace detail
+
+/// `lscpu` output → CPU description. Both layouts: the flat one of older util-linux
+/// (topology lines may come before "Model name") and the newer one, indented and grouped,
+/// with one "Model name" block per CPU type on hybrid Arm parts and "Core(s) per cluster"
+/// / "Socket(s): -" where the firmware names no sockets. CRLF line ends are tolerated.
+/// Cores are the sum over CPU types of cores per socket (or cluster) × sockets (or
+/// clusters); threads are the online CPUs (or "CPU(s)" when no online list is printed).
+inline lscpu_info parse_lscpu(std::string_view text) {
+    struct block {
+        bool has_model = false;
+        std::optional<std::uint32_t> threads_per_core, cores_per_unit, sockets, clusters;
+    };
+    lscpu_info out;
+    std::vector<block> blocks;
+    std::optional<std::uint32_t> cpus_total, cpus_online;
+    bool seen_flags = false;
+    auto current = [&]() -> block& {
+        if (blocks.empty()) blocks.emplace_back();
+        return blocks.back();
+    };
+    detail::for_each_key_value(text, [&](std::string_view key, std::string_view value, bool has_colon) {
+        if (!has_colon) return;
+        if (key == "Architecture") {
+            out.cpu.arch = detail::parse_cpu_arch(value);
+        } else if (key == "CPU(s)") {
+            cpus_total = detail::parse_count(value);
+        } else if (key == "On-line CPU(s) list") {
+            cpus_online = cpulist_count(value);
+        } else if (key == "Vendor ID") {
+            if (out.cpu.maker == vendor::unknown) out.cpu.maker = detail::cpu_vendor_from_id(value);
+        } else if (key == "Model name") {
+            if (blocks.empty() || blocks.back().has_model) blocks.emplace_back();
+            blocks.back().has_model = true;
+            if (out.cpu.model.empty()) out.cpu.model = std::string(value);
+        } else if (key == "Thread(s) per core") {
+            current().threads_per_core = detail::parse_count(value);
+        } else if (key == "Core(s) per socket" || key == "Core(s) per cluster") {
+            current().cores_per_unit = detail::parse_count(value);
+        } else if (key == "Socket(s)") {
+            current().sockets = detail::parse_count(value);
+        } else if (key == "Cluster(s)") {
+            current().clusters = detail::parse_count(value);
+        } else if (key == "NUMA node(s)") {
+            out.numa_node_count = detail::parse_count(value).value_or(0);
+        } else if (key.starts_with("NUMA node") && key.size() > 16 && key.ends_with(" CPU(s)")) {
+            const auto id = detail::parse_count(key.substr(9, key.size() - 16));
+            if (id && parse_cpulist(value)) out.numa.push_back(numa_node{*id, 0, std::string(value)});
+        } else if (key == "Flags") {
+            // Hybrid parts print one line per CPU type: keep what every type has.
+            // lscpu prints "Architecture" first; Arm kernels also say "aarch64"/"armv7l".
+            const bool arm = out.cpu.arch == cpu_arch::aarch64 || out.cpu.arch == cpu_arch::arm;
+            const auto f = detail::cpu_features_from_flags(value, arm);
+            out.cpu.features.bits = seen_flags ? (out.cpu.features.bits & f.bits) : f.bits;
+            seen_flags = true;
+        } else if (key == "Hypervisor vendor") {
+            out.hypervisor_vendor = std::string(value);
+        }
+    });
+    std::uint64_t cores = 0;
+    std::uint32_t sockets = 0;
+    for (const auto& b : blocks) {
+        const std::uint32_t units = b.sockets ? *b.sockets : b.clusters.value_or(1);
+        if (b.cores_per_unit) cores += std::uint64_t{*b.cores_per_unit} * units;
+        if (b.sockets && *b.sockets > sockets) sockets = *b.sockets;
+    }
+    if (!blocks.empty()) {
+        out.threads_per_core = blocks.front().threads_per_core.value_or(0);
+        out.cores_per_socket = blocks.front().cores_per_unit.value_or(0);
+    }
+    out.cpu.threads = cpus_online ? *cpus_online : cpus_total.value_or(0);
+    out.cpu.cores = cores <= UINT32_MAX ? static_cast<std::uint32_t>(cores) : 0;
+    out.cpu.sockets = sockets != 0 ? sockets : (out.cpu.threads != 0 ? 1u : 0u);
+    return out;
+}
+
+// ---------------------------------------------------------------------------------------
+// cgroup CPU limits
+
+namespace detail {
+/// quota/period in CPUs, or nullopt when either is not a positive number or the ratio is
+/// beyond any machine.
+constexpr std::optional<double> cpu_quota_ratio(std::uint64_t quota, std::uint64_t period) noexcept {
+    if (quota == 0 || period == 0) return std::nullopt;
+    const double cpus = static_cast<double>(quota) / static_cast<double>(period);
+    if (cpus > static_cast<double>(cpulist_max_cpus)) return std::nullopt;
+    return cpus;
+}
+} // namespace detail
+
+/// cgroup v2 `cpu.max` → the quota in CPUs: "max 100000" → 0 (no quota), "250000 100000"
+/// → 2.5. nullopt when the text is neither.
+constexpr std::optional<double> parse_cgroup_cpu_max(std::string_view text) noexcept {
+    text = detail::trim(text);
+    const auto sp = text.find(' ');
+    const std::string_view quota = text.substr(0, sp);
+    const std::string_view period = sp == std::string_view::npos ? std::string_view{} : detail::trim(text.substr(sp));
+    if (quota == "max") {
+        if (!period.empty() && !detail::parse_u64(period)) return std::nullopt;
+        return 0.0;
+    }
+    const auto q = detail::parse_u64(quota);
+    const auto p = detail::parse_u64(period);
+    if (!q || !p) return std::nullopt;
+    return detail::cpu_quota_ratio(*q, *p);
+}
+
+/// cgroup v1 `cpu.cfs_quota_us` and `cpu.cfs_period_us` → the quota in CPUs: quota "-1"
+/// → 0 (no quota), 250000 / 100000 → 2.5. nullopt when either is not a number.
+constexpr std::optional<double> parse_cgroup_cfs_quota(std::string_view quota, std::string_view period) noexcept {
+    const auto q = detail::parse_i64(detail::trim(quota));
+    const auto p = detail::parse_u64(detail::trim(period));
+    if (!q || !p) return std::nullopt;
+    if (*q == -1) return 0.0;
+    if (*q < 0) return std::nullopt;
+    return detail::cpu_quota_ratio(static_cast<std::uint64_t>(*q), *p);
+}
+
+static_assert(parse_cgroup_cpu_max("max 100000\n") == 0.0);
+static_assert(parse_cgroup_cpu_max("250000 100000\n") == 2.5);
+static_assert(parse_cgroup_cfs_quota("-1\n", "100000\n") == 0.0);
+
+namespace detail {
+/// This process's cgroup path from /proc/self/cgroup: the v2 line ("0::/path") when
+/// `controller` is empty, else the v1 line whose controller list names `controller`.
+inline std::optional<std::string> own_cgroup_path(std::string_view proc_cgroup, std::string_view controller) {
+    while (!proc_cgroup.empty()) {
+        const auto nl = proc_cgroup.find('\n');
+        const std::string_view line = trim(proc_cgroup.substr(0, nl));
+        proc_cgroup = nl == std::string_view::npos ? std::string_view{} : proc_cgroup.substr(nl + 1);
+        const auto c1 = line.find(':');
+        const auto c2 = c1 == std::string_view::npos ? c1 : line.find(':', c1 + 1);
+        if (c2 == std::string_view::npos) continue;
+        std::string_view controllers = line.substr(c1 + 1, c2 - c1 - 1);
+        const std::string_view path = line.substr(c2 + 1);
+        if (path.empty() || path.front() != '/') continue;
+        if (controller.empty()) {
+            if (line.substr(0, c1) == "0" && controllers.empty()) return std::string(path);
+            continue;
+        }
+        while (!controllers.empty()) {
+            const auto comma = controllers.find(',');
+            if (controllers.substr(0, comma) == controller) return std::string(path);
+            controllers = comma == std::string_view::npos ? std::string_view{} : controllers.substr(comma + 1);
+        }
+    }
+    return std::nullopt;
+}
+
+/// `mount` + `path`, then each parent of `path` up to `mount` itself: where a cgroup's
+/// limits and its ancestors' are, whether or not the process sees a cgroup namespace.
+inline std::vector<std::string> cgroup_dirs(std::string_view mount, std::string_view path) {
+    std::vector<std::string> dirs;
+    std::string p = join_path("/", path);
+    for (int depth = 0; depth < 64; ++depth) {
+        dirs.push_back(p == "/" ? std::string(mount) : std::string(mount) + p);
+        if (p == "/") break;
+        p = join_path(p, "..");
+    }
+    return dirs;
+}
+
+/// The CPU quota this process runs under, in CPUs (0 = none): the smallest quota set on
+/// its cgroup or any ancestor, cgroup v2 first, then v1's cpu controller.
+template <system_view S>
+double probe_cpu_quota(const S& sys, std::vector<warning>& warnings) {
+    const auto self = read_optional_file(sys, "/proc/self/cgroup", 64 * 1024, warnings);
+    double best = 0;
+    auto offer = [&](double q) {
+        if (q > 0 && (best == 0 || q < best)) best = q;
+    };
+    bool v2 = false;
+    const auto v2_path = self ? own_cgroup_path(*self, "") : std::nullopt;
+    for (const auto& dir : cgroup_dirs("/sys/fs/cgroup", v2_path.value_or("/"))) {
+        const std::string path = dir + "/cpu.max";
+        const auto text = read_optional_file(sys, path, 256, warnings);
+        if (!text) continue;
+        v2 = true;
+        if (auto q = parse_cgroup_cpu_max(*text)) offer(*q);
+        else add_warning(warnings, warning_kind::parse_error, path, "not 'max <period>' or '<quota> <period>'");
+    }
+    if (v2) return best;
+    const auto v1_path = self ? own_cgroup_path(*self, "cpu") : std::nullopt;
+    // Distributions mount the v1 controller as cpu,cpuacct and link cpu to it (or the reverse).
+    for (std::string_view mount : {"/sys/fs/cgroup/cpu,cpuacct", "/sys/fs/cgroup/cpu"}) {
+        bool seen = false;
+        for (const auto& dir : cgroup_dirs(mount, v1_path.value_or("/"))) {
+            const auto quota = read_optional_file(sys, dir + "/cpu.cfs_quota_us", 256, warnings);
+            if (!quota) continue;
+            seen = true;
+            const auto period = read_optional_file(sys, dir + "/cpu.cfs_period_us", 256, warnings);
+            if (!period) continue;
+            if (auto q = parse_cgroup_cfs_quota(*quota, *period)) offer(*q);
+            else
+                add_warning(warnings, warning_kind::parse_error, dir + "/cpu.cfs_quota_us",
+                            "not a quota and period in microseconds");
+        }
+        if (seen) break;
+    }
+    return best;
+}
+} // namespace detail
+
+// ---------------------------------------------------------------------------------------
+// The probe
+
+/// Reads the host's CPU (online and usable threads, CPU quota), memory, cgroup limits and
+/// NUMA nodes through `sys`, adding warnings for what could not be read. Returns the host
+/// description and the CPU's profile.
 template <system_view S>
 std::pair<host_info, accelerator_profile> probe_host(const S& sys, std::vector<warning>& warnings) {
     host_info host;
     auto note = [&](warning_kind k, std::string_view path, std::string msg) {
-        warnings.push_back(warning{k, std::nullopt, std::string(path), std::move(msg), 0});
+        detail::add_warning(warnings, k, path, std::move(msg));
     };
     auto read_reporting = [&](std::string_view path) -> std::optional<std::string> {
         auto r = sys.read_file(path, default_read_cap);
@@ -5001,6 +6410,33 @@ std::pair<host_info, accelerator_profile> probe_host(const S& sys, std::vector<w
     };
 
     if (auto text = read_reporting("/proc/cpuinfo")) host.cpu = parse_cpuinfo(*text);
+    // The kernel's online mask is the authority on how many CPUs run; /proc/cpuinfo can be
+    // virtualised (LXCFS shows the container's share) or cut short.
+    constexpr std::string_view online_path = "/sys/devices/system/cpu/online";
+    if (auto text = detail::read_optional_file(sys, online_path, 64 * 1024, warnings)) {
+        const auto online = cpulist_count(*text);
+        if (!online || *online == 0) {
+            note(warning_kind::parse_error, online_path, "not a cpulist");
+        } else {
+            if (host.cpu.threads != 0 && host.cpu.threads != *online)
+                note(warning_kind::disagreement, online_path,
+                     "/proc/cpuinfo lists " + std::to_string(host.cpu.threads) + " processors, the online mask " +
+                         std::to_string(*online) + "; using " + std::to_string(*online) +
+                         " from sysfs, the kernel's own count (cpuinfo may be virtualised or cut short)");
+            host.cpu.threads = *online;
+        }
+    }
+    // What this process may run on: its affinity mask, which cgroup cpusets narrow.
+    constexpr std::string_view status_path = "/proc/self/status";
+    if (auto text = detail::read_optional_file(sys, status_path, 64 * 1024, warnings)) {
+        detail::for_each_key_value(*text, [&](std::string_view key, std::string_view value, bool has_colon) {
+            if (!has_colon || key != "Cpus_allowed_list") return;
+            if (auto n = cpulist_count(value); n && *n != 0) host.cpu.usable_threads = *n;
+            else note(warning_kind::parse_error, status_path, "Cpus_allowed_list is not a cpulist");
+        });
+    }
+    host.cpu.cpu_quota = detail::probe_cpu_quota(sys, warnings);
+
     if (auto text = read_reporting("/proc/meminfo")) {
         host.memory = parse_meminfo(*text);
         if (!host.memory.total_bytes) note(warning_kind::parse_error, "/proc/meminfo", "no MemTotal line");
@@ -5011,6 +6447,21 @@ std::pair<host_info, accelerator_profile> probe_host(const S& sys, std::vector<w
         if (!r.ok()) continue;
         if (auto limit = parse_cgroup_memory_limit(r.data)) host.memory.cgroup_limit_bytes = {*limit, origin::sysfs};
         break;
+    }
+    const std::size_t warnings_before_numa = warnings.size();
+    host.numa = probe_numa(sys, warnings);
+    // The nodes' sizes add up to MemTotal on a plain kernel; a gap means one of the two was
+    // virtualised (LXCFS rewrites /proc/meminfo in containers) or cut. Both stay as read.
+    if (!host.numa.empty() && host.memory.total_bytes && warnings.size() == warnings_before_numa) {
+        std::uint64_t nodes = 0;
+        for (const auto& n : host.numa) nodes += n.memory_bytes;
+        const std::uint64_t total = *host.memory.total_bytes;
+        const std::uint64_t gap = nodes > total ? nodes - total : total - nodes;
+        if (gap > total / 100)
+            note(warning_kind::disagreement, "/sys/devices/system/node",
+                 "the NUMA nodes hold " + std::to_string(nodes) + " bytes, /proc/meminfo's MemTotal says " +
+                     std::to_string(total) + "; both are kept as read (a container's /proc/meminfo may be "
+                     "virtualised, e.g. by LXCFS)");
     }
 
     accelerator_profile cpu;
@@ -5028,15 +6479,1017 @@ AI_HWACCEL_NAMESPACE_END
 // ---- end ai_hwaccel/detect/cpu.hpp
 // #include "ai_hwaccel/detect/detect.hpp"
 // ---- begin ai_hwaccel/detect/detect.hpp
-// ai-hwaccel detect: detect().
+// ai-hwaccel detect: detect(), and the builder that chooses what it runs.
 //
-// One call returns the registry of this machine. At this stage of the library it
-// describes the host (CPU, memory, container memory limit); the accelerator backends
-// plug in here as they land, each reported as "not compiled" when switched off.
+//     auto registry = ai_hwaccel::detect();                        // everything compiled in
+//     auto timed = ai_hwaccel::detector::none()
+//                      .with(ai_hwaccel::backend_id::cuda)
+//                      .with_host()
+//                      .run_timed(ai_hwaccel::host_system{});      // registry + timings
+//
+// The orchestrator runs the enabled probes in parallel (one thread each; detection takes
+// about as long as the slowest probe, not the sum), times each, concatenates what they
+// found (the host's CPU first, then backends in table order), merges devices seen by
+// several backends (detect/merge.hpp), applies the *_VISIBLE_DEVICES variables, and
+// collects every warning. Nothing here throws for anything the machine does; with
+// exceptions enabled, even a probe that runs out of memory becomes a `probe_failed`
+// warning.
+//
+// Backends compiled out (AI_HWACCEL_BACKEND_<NAME>=0) have no probe here at all; asking
+// for one at run time gives a `not_compiled` warning, never "not present".
 
 // #include "ai_hwaccel/config.hpp"
+// #include "ai_hwaccel/core/backend.hpp"
+// #include "ai_hwaccel/core/system_io.hpp"
+// #include "ai_hwaccel/core/warning.hpp"
 // #include "ai_hwaccel/detect/cpu.hpp"
+// #include "ai_hwaccel/detect/environment.hpp"
+// ---- begin ai_hwaccel/detect/environment.hpp
+// ai-hwaccel detect: where the process runs — container, Kubernetes, WSL, hypervisor,
+// cloud.
+//
+// Container runtimes leave marks: Docker's /.dockerenv, Podman's /run/.containerenv, and
+// cgroup paths in /proc/1/cgroup and /proc/self/cgroup ("/docker/<id>",
+// "docker-<id>.scope", "libpod-<id>.scope", "/lxc/<name>", "lxc.payload.<name>",
+// "cri-containerd-<id>.scope", "/kubepods/…"). With cgroup v2 and a private cgroup
+// namespace (Docker's default there) the path is just "/", so the marker files matter.
+// Kubernetes sets KUBERNETES_SERVICE_HOST in every pod and mounts the service account's
+// namespace file. WSL's kernel names Microsoft in its release string. The hypervisor and
+// the cloud come from the firmware's DMI strings (/sys/class/dmi/id), the same evidence
+// cloud-init uses: "Amazon EC2", "Google Compute Engine", Azure's chassis asset tag
+// 7783-7084-3265-9085-8269-3286-77 (a plain Hyper-V VM has "Microsoft Corporation" too,
+// without the tag), Oracle's "OracleCloud.com" asset tag. Region and zone are not in DMI
+// and are left empty: finding them needs the network (metadata services), which detection
+// never touches.
+
+// #include "ai_hwaccel/config.hpp"
+// #include "ai_hwaccel/core/system_io.hpp"
+// #include "ai_hwaccel/core/text.hpp"
+// #include "ai_hwaccel/core/warning.hpp"
 // #include "ai_hwaccel/detect/system.hpp"
+// #include "ai_hwaccel/detect/sysfs.hpp"
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+AI_HWACCEL_NAMESPACE_BEGIN
+
+// ---------------------------------------------------------------------------------------
+// cgroup paths
+
+/// What a /proc/<pid>/cgroup file says about containers.
+struct cgroup_hints {
+    container_runtime runtime = container_runtime::none;
+    bool kubernetes = false;  ///< a "kubepods" cgroup
+    std::string container_id; ///< the id or name in the path, when it names one
+    friend bool operator==(const cgroup_hints&, const cgroup_hints&) = default;
+};
+
+namespace detail {
+/// Strips `prefix` and `suffix` from `s` if both are there.
+constexpr std::optional<std::string_view> between(std::string_view s, std::string_view prefix,
+                                                  std::string_view suffix) noexcept {
+    if (s.size() < prefix.size() + suffix.size() || !s.starts_with(prefix) || !s.ends_with(suffix))
+        return std::nullopt;
+    return s.substr(prefix.size(), s.size() - prefix.size() - suffix.size());
+}
+
+/// Looks at one cgroup path, segment by segment.
+inline void read_cgroup_path(std::string_view path, cgroup_hints& h) {
+    std::string_view previous;
+    auto found = [&](container_runtime r, std::string_view id) {
+        if (h.runtime == container_runtime::none || h.runtime == container_runtime::other) h.runtime = r;
+        if (h.container_id.empty()) h.container_id = std::string(id);
+    };
+    while (!path.empty()) {
+        const auto slash = path.find('/');
+        const std::string_view seg = path.substr(0, slash);
+        path = slash == std::string_view::npos ? std::string_view{} : path.substr(slash + 1);
+        if (seg.empty()) continue;
+        if (seg.starts_with("kubepods")) h.kubernetes = true; // kubepods, kubepods.slice, kubepods-burstable.slice
+        if (auto id = between(seg, "docker-", ".scope")) found(container_runtime::docker, *id);
+        else if (previous == "docker") found(container_runtime::docker, seg); // cgroupfs driver: /docker/<id>
+        else if (auto id2 = between(seg, "cri-containerd-", ".scope")) found(container_runtime::containerd, *id2);
+        else if (auto id3 = between(seg, "crio-", ".scope")) found(container_runtime::other, *id3); // CRI-O
+        else if (seg.starts_with("libpod-conmon-")) {
+            // Podman's monitor process, which runs on the host beside the container.
+        } else if (auto id4 = between(seg, "libpod-", ".scope")) found(container_runtime::podman, *id4);
+        else if (previous == "libpod_parent" && seg.starts_with("libpod-"))
+            found(container_runtime::podman, seg.substr(7));
+        else if (previous == "lxc") found(container_runtime::lxc, seg); // LXC before 4.0: /lxc/<name>
+        else if (seg.starts_with("lxc.payload.")) found(container_runtime::lxc, seg.substr(12));
+        else if (seg == "lxc.payload") found(container_runtime::lxc, {});
+        else if (h.kubernetes && previous.starts_with("pod") && h.container_id.empty())
+            h.container_id = std::string(seg); // cgroupfs driver: /kubepods/<qos>/pod<uid>/<id>
+        previous = seg;
+    }
+}
+} // namespace detail
+
+/// /proc/<pid>/cgroup ("hierarchy:controllers:/path" lines, v1, v2 or both) → the
+/// container runtime and Kubernetes pod its paths name. The daemons' own cgroups
+/// ("/system.slice/docker.service", "containerd.service", Podman's "libpod-conmon-…")
+/// belong to the host and are not read as containers. A Kubernetes pod whose path names
+/// no runtime (the cgroupfs driver: "/kubepods/burstable/pod<uid>/<id>") is runtime
+/// `other`.
+inline cgroup_hints parse_proc_cgroup(std::string_view text) {
+    cgroup_hints h;
+    while (!text.empty()) {
+        const auto nl = text.find('\n');
+        const std::string_view line = detail::trim(text.substr(0, nl));
+        text = nl == std::string_view::npos ? std::string_view{} : text.substr(nl + 1);
+        const auto c1 = line.find(':');
+        const auto c2 = c1 == std::string_view::npos ? c1 : line.find(':', c1 + 1);
+        if (c2 == std::string_view::npos) continue;
+        const std::string_view path = line.substr(c2 + 1);
+        if (path.empty() || path.front() != '/') continue;
+        detail::read_cgroup_path(path, h);
+    }
+    if (h.kubernetes && h.runtime == container_runtime::none) h.runtime = container_runtime::other;
+    return h;
+}
+
+// ---------------------------------------------------------------------------------------
+// DMI: hypervisor and cloud
+
+/// The /sys/class/dmi/id strings that identify a platform (blanks trimmed).
+struct dmi_info {
+    std::string sys_vendor, product_name, product_version, product_serial, product_uuid;
+    std::string bios_vendor, bios_version, board_vendor, chassis_vendor, chassis_asset_tag;
+    friend bool operator==(const dmi_info&, const dmi_info&) = default;
+};
+
+struct platform_identity {
+    cloud_provider cloud = cloud_provider::none;
+    std::string hypervisor;    ///< "KVM", "QEMU", "Xen", "VMware", "Microsoft", …; empty: bare metal or unknown
+    std::string instance_type; ///< where the firmware names it (AWS: product_name, "p4d.24xlarge")
+    friend bool operator==(const platform_identity&, const platform_identity&) = default;
+};
+
+/// The DMI-visible azure marker: Hyper-V VMs everywhere say "Microsoft Corporation"
+/// / "Virtual Machine", Azure's also carry this chassis asset tag.
+inline constexpr std::string_view azure_chassis_asset_tag = "7783-7084-3265-9085-8269-3286-77";
+
+/// Hypervisor and cloud from DMI strings, plus /sys/hypervisor/type and /uuid (Xen
+/// guests). Cloud rules: AWS when a vendor string is "Amazon EC2", the BIOS version names
+/// Amazon (Xen-era instances: "4.11.amazon"), or (in a VM) the Xen or product UUID
+/// starts with "ec2"; GCP for product "Google Compute Engine", BIOS vendor "Google" or
+/// serial "GoogleCloud-…"; Azure only with its chassis asset tag; Oracle for the
+/// "OracleCloud.com" asset tag; `other` for DigitalOcean, Hetzner, Vultr, Scaleway,
+/// UpCloud, Linode/Akamai, Alibaba Cloud ECS, Exoscale, CloudSigma, Huawei Cloud and Open
+/// Telekom Cloud. Software platforms (OpenStack, CloudStack) are not clouds by themselves.
+inline platform_identity identify_platform(const dmi_info& d, std::string_view hypervisor_type = {},
+                                           std::string_view hypervisor_uuid = {}) {
+    using detail::icontains;
+    using detail::iequals;
+    platform_identity p;
+    const std::string_view vendor = d.sys_vendor, product = d.product_name;
+    const bool ec2_vendor = vendor == "Amazon EC2" || d.board_vendor == "Amazon EC2" || d.bios_vendor == "Amazon EC2";
+    const bool metal = ec2_vendor && product.ends_with(".metal");
+
+    // Hypervisor, most specific evidence first.
+    if (iequals(detail::trim(hypervisor_type), "xen")) p.hypervisor = "Xen";
+    else if (ec2_vendor) p.hypervisor = metal ? "" : "Amazon"; // Nitro (KVM-based); ".metal" has none
+    else if (icontains(product, "KVM")) p.hypervisor = "KVM";
+    else if (vendor == "QEMU") p.hypervisor = "QEMU"; // KVM or TCG: DMI cannot tell
+    else if (icontains(vendor, "VMware") || icontains(product, "VMware")) p.hypervisor = "VMware";
+    else if (vendor == "innotek GmbH" || product == "VirtualBox") p.hypervisor = "VirtualBox";
+    else if (vendor == "Microsoft Corporation" && product == "Virtual Machine") p.hypervisor = "Microsoft";
+    else if (vendor == "Xen" || product == "HVM domU" || d.chassis_vendor == "Xen") p.hypervisor = "Xen";
+    else if (vendor == "Google" && product == "Google Compute Engine") p.hypervisor = "Google";
+    else if (icontains(vendor, "Parallels")) p.hypervisor = "Parallels";
+    else if (d.chassis_vendor == "Bochs") p.hypervisor = "QEMU"; // QEMU's default chassis vendor
+
+    const auto starts_ec2 = [](std::string_view s) { return s.size() >= 3 && iequals(s.substr(0, 3), "ec2"); };
+    const std::string_view tag = d.chassis_asset_tag;
+    if (ec2_vendor || icontains(d.bios_version, "amazon") ||
+        (!p.hypervisor.empty() && (starts_ec2(detail::trim(hypervisor_uuid)) || starts_ec2(d.product_uuid)))) {
+        p.cloud = cloud_provider::aws;
+        // Nitro instances name their type; Xen-era ones say "HVM domU".
+        if (ec2_vendor && product.find('.') != std::string_view::npos) p.instance_type = d.product_name;
+    } else if (product == "Google Compute Engine" || d.bios_vendor == "Google" ||
+               d.product_serial.starts_with("GoogleCloud-")) {
+        // Not sys_vendor "Google" alone: Chromebooks say that too.
+        p.cloud = cloud_provider::gcp;
+    } else if (tag == azure_chassis_asset_tag) {
+        p.cloud = cloud_provider::azure;
+    } else if (tag == "OracleCloud.com") {
+        p.cloud = cloud_provider::oracle;
+    } else {
+        for (std::string_view v : {"DigitalOcean", "Hetzner", "Vultr", "Scaleway", "UpCloud", "Linode", "Akamai",
+                                   "Alibaba Cloud"})
+            if (vendor == v) p.cloud = cloud_provider::other;
+        if (product == "Droplet" || product == "Alibaba Cloud ECS" || product.starts_with("Exoscale") ||
+            product == "CloudSigma" || tag == "HUAWEICLOUD" || tag == "OpenTelekomCloud")
+            p.cloud = cloud_provider::other;
+    }
+    return p;
+}
+
+// ---------------------------------------------------------------------------------------
+// WSL, Kubernetes
+
+/// Whether a kernel release or /proc/version string is WSL's: "5.15.153.1-microsoft-
+/// standard-WSL2", "4.4.0-19041-Microsoft" (WSL 1).
+constexpr bool is_wsl_kernel(std::string_view release) noexcept {
+    return detail::icontains(release, "microsoft") || release.find("WSL") != std::string_view::npos;
+}
+
+/// Whether `s` is a Kubernetes namespace name (an RFC 1123 label: 1–63 of a-z, 0-9 and
+/// '-', starting and ending with a letter or digit).
+constexpr bool is_kubernetes_namespace(std::string_view s) noexcept {
+    if (s.empty() || s.size() > 63 || s.front() == '-' || s.back() == '-') return false;
+    for (char c : s)
+        if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-')) return false;
+    return true;
+}
+
+static_assert(is_wsl_kernel("5.15.153.1-microsoft-standard-WSL2"));
+static_assert(!is_wsl_kernel("6.17.0-1013-azure"));
+static_assert(is_kubernetes_namespace("kube-system") && !is_kubernetes_namespace("Default"));
+
+// ---------------------------------------------------------------------------------------
+// The probes
+
+/// Reads /sys/class/dmi/id. Files that are missing are left empty; the serial and UUID
+/// are readable by root only, so their being denied is not a warning.
+template <system_view S>
+dmi_info read_dmi(const S& sys, std::vector<warning>& warnings) {
+    dmi_info d;
+    struct field {
+        const char* file;
+        std::string dmi_info::*member;
+        bool root_only;
+    };
+    static constexpr field fields[] = {
+        {"sys_vendor", &dmi_info::sys_vendor, false},
+        {"product_name", &dmi_info::product_name, false},
+        {"product_version", &dmi_info::product_version, false},
+        {"product_serial", &dmi_info::product_serial, true},
+        {"product_uuid", &dmi_info::product_uuid, true},
+        {"bios_vendor", &dmi_info::bios_vendor, false},
+        {"bios_version", &dmi_info::bios_version, false},
+        {"board_vendor", &dmi_info::board_vendor, false},
+        {"chassis_vendor", &dmi_info::chassis_vendor, false},
+        {"chassis_asset_tag", &dmi_info::chassis_asset_tag, false},
+    };
+    for (const auto& f : fields) {
+        const std::string path = std::string("/sys/class/dmi/id/") + f.file;
+        std::optional<std::string> text;
+        if (f.root_only) {
+            std::vector<warning> ignored; // permission denied is the normal case for users
+            text = detail::read_optional_file(sys, path, 4096, ignored);
+        } else {
+            text = detail::read_optional_file(sys, path, 4096, warnings);
+        }
+        if (text) d.*(f.member) = std::string(detail::trim(*text));
+    }
+    return d;
+}
+
+/// Container, Kubernetes, WSL, hypervisor and cloud of the machine seen through `sys`.
+/// Missing files are normal (most of them only exist in one kind of environment) and
+/// give no warning; unreadable ones do.
+template <system_view S>
+runtime_environment probe_environment(const S& sys, std::vector<warning>& warnings) {
+    runtime_environment env;
+    // Containers: marker files first, then cgroup paths (PID 1's, then ours).
+    if (sys.exists("/.dockerenv")) env.container = container_runtime::docker;
+    else if (sys.exists("/run/.containerenv")) env.container = container_runtime::podman;
+    for (std::string_view path : {"/proc/1/cgroup", "/proc/self/cgroup"}) {
+        const auto text = detail::read_optional_file(sys, path, 64 * 1024, warnings);
+        if (!text) continue;
+        const auto h = parse_proc_cgroup(*text);
+        env.kubernetes = env.kubernetes || h.kubernetes;
+        if (env.container == container_runtime::none ||
+            (env.container == container_runtime::other && h.runtime != container_runtime::none))
+            env.container = h.runtime;
+    }
+    // systemd's convention, which Podman, LXC and systemd-nspawn follow for PID 1.
+    if (env.container == container_runtime::none) {
+        if (const auto c = sys.env("container")) {
+            if (*c == "podman") env.container = container_runtime::podman;
+            else if (*c == "docker") env.container = container_runtime::docker;
+            else if (*c == "lxc" || *c == "lxc-libvirt") env.container = container_runtime::lxc;
+            else if (!c->empty()) env.container = container_runtime::other;
+        }
+    }
+
+    // Kubernetes: the service variables every pod gets, and the service account's namespace.
+    if (const auto host = sys.env("KUBERNETES_SERVICE_HOST"); host && !host->empty()) env.kubernetes = true;
+    constexpr std::string_view ns_path = "/var/run/secrets/kubernetes.io/serviceaccount/namespace";
+    if (const auto ns = detail::read_optional_file(sys, ns_path, 4096, warnings)) {
+        const std::string_view name = detail::trim(*ns);
+        if (is_kubernetes_namespace(name)) {
+            env.kubernetes = true;
+            env.kubernetes_namespace = std::string(name);
+        } else {
+            detail::add_warning(warnings, warning_kind::parse_error, ns_path, "not a Kubernetes namespace name");
+        }
+    }
+    if (env.kubernetes && env.container == container_runtime::none) env.container = container_runtime::other;
+
+    // WSL: the kernel's release string.
+    for (std::string_view path : {"/proc/sys/kernel/osrelease", "/proc/version"}) {
+        if (const auto text = detail::read_optional_file(sys, path, 4096, warnings)) {
+            env.wsl = is_wsl_kernel(*text);
+            break;
+        }
+    }
+
+    // Hypervisor and cloud.
+    const auto dmi = read_dmi(sys, warnings);
+    const auto hv_type = detail::read_optional_file(sys, "/sys/hypervisor/type", 256, warnings);
+    const auto hv_uuid = detail::read_optional_file(sys, "/sys/hypervisor/uuid", 256, warnings);
+    auto platform = identify_platform(dmi, hv_type ? std::string_view(*hv_type) : std::string_view{},
+                                      hv_uuid ? std::string_view(*hv_uuid) : std::string_view{});
+    env.hypervisor = std::move(platform.hypervisor);
+    env.cloud = platform.cloud;
+    env.instance_type = std::move(platform.instance_type);
+    return env;
+}
+
+AI_HWACCEL_NAMESPACE_END
+// ---- end ai_hwaccel/detect/environment.hpp
+// #include "ai_hwaccel/detect/merge.hpp"
+// ---- begin ai_hwaccel/detect/merge.hpp
+// ai-hwaccel detect: one device, one profile; and the devices a process may use.
+//
+// Several backends can see the same card: nvidia-smi and vulkaninfo both list an RTX 4090,
+// amd-smi and the KFD topology both list an MI300X. `merge_duplicates` folds profiles that
+// share a PCI address or a UUID into the first one seen, keeping for each value the most
+// trustworthy source.
+//
+// `apply_visibility` honours the variables runtimes use to restrict a process to some
+// devices (CUDA_VISIBLE_DEVICES, ROCR_VISIBLE_DEVICES then HIP_VISIBLE_DEVICES,
+// HABANA_VISIBLE_DEVICES, NEURON_RT_VISIBLE_CORES, TPU_VISIBLE_CHIPS, ZE_AFFINITY_MASK).
+// A hidden device stays in the registry, marked unavailable, with a `hidden_by_mask`
+// warning: the user sees it and learns why it is not used.
+
+// #include "ai_hwaccel/config.hpp"
+// #include "ai_hwaccel/core/backend.hpp"
+// #include "ai_hwaccel/core/pci.hpp"
+// #include "ai_hwaccel/core/profile.hpp"
+// #include "ai_hwaccel/core/text.hpp"
+// #include "ai_hwaccel/core/warning.hpp"
+
+#include <algorithm>
+#include <charconv>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+AI_HWACCEL_NAMESPACE_BEGIN
+
+namespace detail {
+
+/// A UUID's identity: hexadecimal digits only, lower case, without the "GPU-"/"MIG-"
+/// prefixes and dashes, so nvidia-smi's "GPU-5a7c…" and Vulkan's "5a7c…" compare equal.
+/// `min_digits` below 8 is for matching a prefix the user typed ("GPU-5a7c").
+inline std::string uuid_key(std::string_view u, std::size_t min_digits = 8) {
+    for (std::string_view prefix : {"GPU-", "MIG-", "gpu-", "mig-"})
+        if (u.starts_with(prefix)) u.remove_prefix(prefix.size());
+    std::string key;
+    for (char c : u) {
+        if (c == '-' || c == '{' || c == '}') continue;
+        if (hex_value(c) < 0) return {}; // not a UUID at all
+        key += ascii_lower(c);
+    }
+    // All zeros is what some tools print when they do not know.
+    if (key.size() < min_digits || key.find_first_not_of('0') == std::string::npos) return {};
+    return key;
+}
+
+template <class T>
+constexpr void take_better(sourced<T>& keep, const sourced<T>& other) noexcept {
+    if (other.has_value() && other.from > keep.from) keep = other;
+}
+
+template <std::size_t N>
+constexpr void take_if_empty(inplace_string<N>& keep, const inplace_string<N>& other) noexcept {
+    if (keep.empty() && !other.empty()) keep = other;
+}
+
+} // namespace detail
+
+/// Folds `other` (another backend's view of the same device) into `keep`: every value
+/// that `other` knows from a more trustworthy source replaces `keep`'s.
+constexpr void absorb(accelerator_profile& keep, const accelerator_profile& other) noexcept {
+    detail::take_if_empty(keep.name, other.name);
+    detail::take_if_empty(keep.uuid, other.uuid);
+    detail::take_if_empty(keep.arch, other.arch);
+    detail::take_if_empty(keep.driver_version, other.driver_version);
+    if (!keep.pci) keep.pci = other.pci;
+    if (keep.pci_device_id == 0) keep.pci_device_id = other.pci_device_id;
+    if (keep.maker == vendor::unknown) keep.maker = other.maker;
+    keep.unified_memory = keep.unified_memory || other.unified_memory;
+    detail::take_better(keep.memory_bytes, other.memory_bytes);
+    detail::take_better(keep.memory_used_bytes, other.memory_used_bytes);
+    detail::take_better(keep.memory_free_bytes, other.memory_free_bytes);
+    detail::take_better(keep.memory_bandwidth_gbps, other.memory_bandwidth_gbps);
+    detail::take_better(keep.compute_units, other.compute_units);
+    detail::take_better(keep.chips, other.chips);
+    detail::take_better(keep.pcie_current, other.pcie_current);
+    detail::take_better(keep.pcie_max, other.pcie_max);
+    detail::take_better(keep.numa_node, other.numa_node);
+    detail::take_better(keep.temperature_c, other.temperature_c);
+    detail::take_better(keep.power_draw_watts, other.power_draw_watts);
+    detail::take_better(keep.power_limit_watts, other.power_limit_watts);
+    detail::take_better(keep.utilization_percent, other.utilization_percent);
+    if (other.peak_from > keep.peak_from) {
+        keep.peak = other.peak;
+        keep.peak_from = other.peak_from;
+    }
+    if (!keep.spec) keep.spec = other.spec;
+}
+
+/// Whether two profiles describe the same physical device: same PCI address, or same
+/// UUID. The CPU is never merged.
+inline bool same_device(const accelerator_profile& a, const accelerator_profile& b) {
+    if (a.is_cpu() || b.is_cpu()) return false;
+    if (a.pci && b.pci) return *a.pci == *b.pci;
+    const auto ka = detail::uuid_key(a.uuid.view());
+    return !ka.empty() && ka == detail::uuid_key(b.uuid.view());
+}
+
+/// Merges profiles of the same device, keeping the first one's place and kind (probes run
+/// vendor backends before Vulkan, so the vendor's view leads). Returns how many were folded.
+inline std::size_t merge_duplicates(std::vector<accelerator_profile>& profiles) {
+    std::size_t folded = 0;
+    for (std::size_t i = 0; i < profiles.size(); ++i) {
+        for (std::size_t j = i + 1; j < profiles.size();) {
+            if (same_device(profiles[i], profiles[j])) {
+                absorb(profiles[i], profiles[j]);
+                profiles.erase(profiles.begin() + static_cast<std::ptrdiff_t>(j));
+                ++folded;
+            } else {
+                ++j;
+            }
+        }
+    }
+    return folded;
+}
+
+// ---------------------------------------------------------------------------------------
+// Visibility masks
+
+/// How a variable's value names devices.
+enum class mask_syntax : std::uint8_t {
+    /// Comma-separated indices or UUID prefixes; parsing stops at the first entry that
+    /// names no device, and the rest is ignored (CUDA's documented behaviour).
+    cuda,
+    /// Comma-separated indices or UUIDs (ROCm, Level Zero "0.1" sub-devices by their
+    /// parent); an entry naming no device is skipped.
+    indices_or_uuids,
+    /// Comma-separated indices, or "all".
+    indices_or_all,
+    /// NeuronCore numbers and ranges ("0-3,8"); a device is visible when any of its
+    /// cores is (cores per device = its compute_units).
+    neuron_cores,
+};
+
+struct visibility_rule {
+    backend_id backend;
+    std::string_view variable;
+    mask_syntax syntax;
+    /// Indices count among the devices the previous rule of the same backend left visible
+    /// (HIP_VISIBLE_DEVICES applies on top of ROCR_VISIBLE_DEVICES).
+    bool relative;
+};
+
+/// The variables honoured, in the order they apply. A compiled-out backend has none.
+inline constexpr fixed_list<visibility_rule, 8> visibility_rules{
+#if AI_HWACCEL_BACKEND_CUDA
+    visibility_rule{backend_id::cuda, "CUDA_VISIBLE_DEVICES", mask_syntax::cuda, false},
+#endif
+#if AI_HWACCEL_BACKEND_ROCM
+    visibility_rule{backend_id::rocm, "ROCR_VISIBLE_DEVICES", mask_syntax::indices_or_uuids, false},
+    visibility_rule{backend_id::rocm, "HIP_VISIBLE_DEVICES", mask_syntax::indices_or_uuids, true},
+#endif
+#if AI_HWACCEL_BACKEND_GAUDI
+    visibility_rule{backend_id::gaudi, "HABANA_VISIBLE_DEVICES", mask_syntax::indices_or_all, false},
+#endif
+#if AI_HWACCEL_BACKEND_NEURON
+    visibility_rule{backend_id::neuron, "NEURON_RT_VISIBLE_CORES", mask_syntax::neuron_cores, false},
+#endif
+#if AI_HWACCEL_BACKEND_TPU
+    visibility_rule{backend_id::tpu, "TPU_VISIBLE_CHIPS", mask_syntax::indices_or_all, false},
+#endif
+#if AI_HWACCEL_BACKEND_INTEL_GPU
+    visibility_rule{backend_id::intel_gpu, "ZE_AFFINITY_MASK", mask_syntax::indices_or_uuids, false},
+#endif
+};
+
+namespace detail {
+
+inline std::optional<std::uint32_t> small_index(std::string_view s) {
+    s = trim(s);
+    std::uint32_t v = 0;
+    const auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+    if (ec != std::errc{} || p != s.data() + s.size() || s.empty()) return std::nullopt;
+    return v;
+}
+
+// Marks as visible (in `keep`) the devices `value` names among `candidates` (positions
+// into `profiles`, in index order).
+inline void select_visible(std::string_view value, mask_syntax syntax, const std::vector<std::size_t>& candidates,
+                           const std::vector<accelerator_profile>& profiles, std::vector<bool>& keep) {
+    const std::string_view all_value = trim(value);
+    if (syntax == mask_syntax::indices_or_all && (all_value == "all" || all_value == "ALL")) {
+        for (auto c : candidates) keep[c] = true;
+        return;
+    }
+    while (!value.empty()) {
+        const auto comma = value.find(',');
+        std::string_view entry = trim(value.substr(0, comma));
+        value = comma == std::string_view::npos ? std::string_view{} : value.substr(comma + 1);
+        bool named = false;
+        if (syntax == mask_syntax::neuron_cores) {
+            // "a" or "a-b"
+            const auto dash = entry.find('-');
+            const auto lo = small_index(entry.substr(0, dash));
+            const auto hi = dash == std::string_view::npos ? lo : small_index(entry.substr(dash + 1));
+            if (lo && hi && *lo <= *hi) {
+                for (auto c : candidates) {
+                    const auto cores = profiles[c].compute_units.value_or(0);
+                    if (cores == 0) continue;
+                    const std::uint64_t first = std::uint64_t{profiles[c].index} * cores;
+                    const std::uint64_t last = first + cores - 1;
+                    if (*lo <= last && *hi >= first) {
+                        keep[c] = true;
+                        named = true;
+                    }
+                }
+            }
+        } else {
+            // Level Zero's "1.0" names sub-device 0 of device 1: the device is visible.
+            std::string_view head = entry;
+            if (syntax == mask_syntax::indices_or_uuids)
+                if (const auto dot = head.find('.'); dot != std::string_view::npos) head = head.substr(0, dot);
+            if (const auto i = small_index(head)) {
+                if (*i < candidates.size()) {
+                    keep[candidates[*i]] = true;
+                    named = true;
+                }
+            } else if (syntax != mask_syntax::indices_or_all &&
+                       (entry.starts_with("GPU-") || entry.starts_with("MIG-"))) {
+                // Both CUDA and ROCm spell UUIDs with these prefixes.
+                const std::string key = uuid_key(entry, syntax == mask_syntax::cuda ? 1 : 8);
+                if (!key.empty()) {
+                    // A unique prefix is enough for CUDA; the others need all of it.
+                    std::size_t matches = 0, match = 0;
+                    for (auto c : candidates) {
+                        const std::string k = uuid_key(profiles[c].uuid.view());
+                        const bool hit = syntax == mask_syntax::cuda ? k.starts_with(key) : k == key;
+                        if (!k.empty() && hit) {
+                            ++matches;
+                            match = c;
+                        }
+                    }
+                    if (matches == 1) {
+                        keep[match] = true;
+                        named = true;
+                    }
+                }
+            }
+        }
+        if (!named && syntax == mask_syntax::cuda) return;
+    }
+}
+
+} // namespace detail
+
+/// Applies the visibility variables that `env(name)` returns (an optional<string>) to
+/// `profiles`: devices a variable hides get `available = false` and a warning.
+template <class Env>
+void apply_visibility(std::vector<accelerator_profile>& profiles, Env&& env, std::vector<warning>& warnings) {
+    for (const visibility_rule& rule : visibility_rules) {
+        const std::optional<std::string> value = env(rule.variable);
+        if (!value) continue;
+        // This backend's devices, in index order; relative rules see only those still
+        // available.
+        std::vector<std::size_t> candidates;
+        for (std::size_t i = 0; i < profiles.size(); ++i)
+            if (profiles[i].backend() == rule.backend && (!rule.relative || profiles[i].available))
+                candidates.push_back(i);
+        std::stable_sort(candidates.begin(), candidates.end(),
+                         [&](std::size_t a, std::size_t b) { return profiles[a].index < profiles[b].index; });
+        std::vector<bool> keep(profiles.size(), false);
+        detail::select_visible(*value, rule.syntax, candidates, profiles, keep);
+        for (auto c : candidates) {
+            auto& p = profiles[c];
+            if (keep[c] || !p.available) continue;
+            p.available = false;
+            std::string msg = "device ";
+            msg += std::to_string(p.index);
+            if (!p.name.empty()) {
+                msg += " (";
+                msg += p.name.view();
+                msg += ')';
+            }
+            msg += " hidden by ";
+            msg += rule.variable;
+            msg += "=\"";
+            msg += value->size() > 200 ? value->substr(0, 200) + "…" : *value;
+            msg += '"';
+            warnings.push_back(warning{warning_kind::hidden_by_mask, rule.backend, std::string(rule.variable),
+                                       std::move(msg), 0});
+        }
+    }
+}
+
+AI_HWACCEL_NAMESPACE_END
+// ---- end ai_hwaccel/detect/merge.hpp
+// #include "ai_hwaccel/detect/probe.hpp"
+// ---- begin ai_hwaccel/detect/probe.hpp
+// ai-hwaccel detect: what a backend probe is.
+//
+// A probe is a small type that names its backend and, given a system_view, returns what
+// it found: device profiles, the links between them, and warnings. It never throws for
+// anything the machine does (a missing tool, a hung driver, garbage output all become
+// warnings) and reads the machine only through the view, so the same probe runs against
+// the live host, a captured machine tree, or a test double.
+//
+//     struct my_probe {
+//         static constexpr backend_id backend = backend_id::cuda;
+//         template <system_view S> probe_output probe(const S& sys) const;
+//     };
+//     static_assert(backend_probe<my_probe, host_system>);
+//
+// The probe's descriptor is its row of the backend table (`descriptor_of<P>()`): the
+// tools it runs, the libraries it loads, the paths it reads.
+
+// #include "ai_hwaccel/config.hpp"
+// #include "ai_hwaccel/core/backend.hpp"
+// #include "ai_hwaccel/core/profile.hpp"
+// #include "ai_hwaccel/core/system_io.hpp"
+// #include "ai_hwaccel/core/warning.hpp"
+// #include "ai_hwaccel/detect/process.hpp"
+// #include "ai_hwaccel/detect/system.hpp"
+
+#include <chrono>
+#include <concepts>
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+AI_HWACCEL_NAMESPACE_BEGIN
+
+/// What one probe found.
+struct probe_output {
+    std::vector<accelerator_profile> devices;
+    std::vector<interconnect> links;
+    std::vector<warning> warnings;
+};
+
+template <class P, class S>
+concept backend_probe = system_view<S> && requires(const P& p, const S& sys) {
+    { P::backend } -> std::convertible_to<backend_id>;
+    { p.probe(sys) } -> std::same_as<probe_output>;
+};
+
+/// The backend-table row describing probe type P.
+template <class P>
+constexpr const backend_info& descriptor_of() noexcept {
+    return backend_table[static_cast<std::size_t>(P::backend)];
+}
+
+namespace detail {
+inline std::string describe_duration(std::chrono::milliseconds ms) {
+    if (ms.count() % 1000 == 0) return std::to_string(ms.count() / 1000) + " s";
+    return std::to_string(ms.count()) + " ms";
+}
+} // namespace detail
+
+/// Turns a tool run that did not go cleanly into warnings; returns whether its stdout is
+/// worth parsing (a clean run, or one cut at the cap).
+inline bool report_tool_result(const tool_request& request, const tool_result& r,
+                               std::optional<backend_id> backend, std::vector<warning>& warnings) {
+    const std::string tool = request.argv.empty() ? std::string() : request.argv.front();
+    auto add = [&](warning_kind k, std::string msg, std::int32_t code = 0) {
+        warnings.push_back(warning{k, backend, tool, std::move(msg), code});
+    };
+    // Reported once per entry whatever the tool (the orchestrator drops repeats).
+    for (const auto& entry : r.unsafe_path_entries)
+        warnings.push_back(warning{warning_kind::unsafe_path_ignored, std::nullopt, "PATH",
+                                   entry.empty() ? std::string("empty entry (the current folder) not searched")
+                                                 : "relative entry \"" + entry + "\" not searched",
+                                   0});
+    switch (r.status) {
+    case tool_status::exited:
+        if (r.exit_code != 0) {
+            std::string msg = "exited with status " + std::to_string(r.exit_code);
+            // The first line of stderr usually says why ("NVIDIA-SMI has failed because…").
+            const auto first = detail::trim(std::string_view(r.err).substr(0, std::string_view(r.err).find('\n')));
+            if (!first.empty()) {
+                msg += ": ";
+                msg += first.substr(0, 200);
+            }
+            add(warning_kind::tool_failed, std::move(msg), r.exit_code);
+            return false;
+        }
+        return true;
+    case tool_status::signalled:
+        add(warning_kind::tool_signalled, "killed by signal " + std::to_string(r.signal), r.signal);
+        return false;
+    case tool_status::timed_out:
+        add(warning_kind::tool_timed_out,
+            "no answer within " + detail::describe_duration(request.timeout) + "; its process group was killed" +
+                (r.abandoned ? " but it did not exit (stuck in the kernel) and was left behind" : ""));
+        return false;
+    case tool_status::truncated:
+        add(warning_kind::output_truncated,
+            "printed more than " + std::to_string(r.out_truncated ? request.stdout_cap : request.stderr_cap) +
+                " bytes; stopped, and the start of its output parsed");
+        return r.out_truncated || !r.out.empty();
+    case tool_status::not_found: add(warning_kind::tool_not_found, "not installed in any trusted folder"); return false;
+    case tool_status::not_executable:
+        add(warning_kind::tool_not_executable, r.path.empty() ? std::string("cannot be run") : r.path + " cannot be run");
+        return false;
+    case tool_status::spawn_failed: add(warning_kind::tool_failed, "could not be started"); return false;
+    }
+    return false;
+}
+
+/// Runs a tool through `sys` and reports what went wrong; returns its stdout when there
+/// is something to parse.
+template <system_view S>
+std::optional<std::string> run_reporting(const S& sys, tool_request request, std::optional<backend_id> backend,
+                                         std::vector<warning>& warnings) {
+    tool_result r = sys.run(request);
+    if (!report_tool_result(request, r, backend, warnings)) return std::nullopt;
+    return std::move(r.out);
+}
+
+AI_HWACCEL_NAMESPACE_END
+// ---- end ai_hwaccel/detect/probe.hpp
+// #include "ai_hwaccel/detect/storage.hpp"
+// ---- begin ai_hwaccel/detect/storage.hpp
+// ai-hwaccel detect: storage devices.
+//
+// Disks from /sys/block, and a parser for `lsblk --json`. Only devices a model could be
+// loaded from are listed: loop and RAM disks, zram, device-mapper and md RAID stacks
+// (which sit on disks already listed), hidden NVMe multipath paths, eMMC boot/RPMB
+// areas and devices without a medium are left out. Kinds are told apart honestly: a
+// virtio or Xen disk, or one whose vendor or model names a hypervisor or a network block
+// service, is a virtual disk whatever its rotational flag says (the flag means nothing
+// there); NVMe is NVMe; otherwise queue/rotational decides between HDD and SSD (so SAS,
+// USB and eMMC flash count as sata_ssd). Persistent memory (pmem*, NVDIMM namespaces) is
+// byte-addressable memory behind a block interface and is reported as `ram`.
+
+// #include "ai_hwaccel/config.hpp"
+// #include "ai_hwaccel/core/system_io.hpp"
+// #include "ai_hwaccel/core/text.hpp"
+// #include "ai_hwaccel/core/warning.hpp"
+// #include "ai_hwaccel/detect/system.hpp"
+// #include "ai_hwaccel/detect/sysfs.hpp"
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#if AI_HWACCEL_JSON
+#include <nlohmann/json.hpp>
+#endif
+
+AI_HWACCEL_NAMESPACE_BEGIN
+
+/// True for block device names that are not disks of their own: loop devices, RAM disks,
+/// zram, device-mapper and md RAID stacks, ZFS volumes, and an eMMC's boot and RPMB areas.
+constexpr bool is_pseudo_block_device(std::string_view name) noexcept {
+    if (name.starts_with("loop") || name.starts_with("ram") || name.starts_with("zram") ||
+        name.starts_with("dm-") || name.starts_with("md") || name.starts_with("zd"))
+        return true;
+    if (name.starts_with("mmcblk") &&
+        (name.find("boot") != std::string_view::npos || name.find("rpmb") != std::string_view::npos))
+        return true;
+    return false;
+}
+
+/// Vendor or model strings that say the disk is emulated or remote: QEMU, VMware,
+/// VirtualBox and Hyper-V ("Msft" / "Virtual Disk") disks, AWS EBS and GCP persistent
+/// disks, and a BMC's virtual media (the Linux USB mass-storage gadget, "File-Stor Gadget").
+constexpr bool names_virtual_disk(std::string_view vendor, std::string_view model) noexcept {
+    for (std::string_view marker : {"QEMU", "VMware", "Virtual", "VBOX", "Msft", "Amazon Elastic Block Store",
+                                    "PersistentDisk", "File-Stor Gadget"})
+        if (detail::icontains(vendor, marker) || detail::icontains(model, marker)) return true;
+    return false;
+}
+
+/// The kind of a block device from its kernel name, its vendor and model strings and its
+/// rotational flag (nullopt when unknown). See the header comment for the rules.
+constexpr storage_kind classify_block_device(std::string_view name, std::string_view vendor, std::string_view model,
+                                             std::optional<bool> rotational) noexcept {
+    if (name.starts_with("pmem")) return storage_kind::ram;
+    if (name.starts_with("nbd") || name.starts_with("rbd")) return storage_kind::network;
+    if (name.starts_with("vd") || name.starts_with("xvd") || names_virtual_disk(vendor, model))
+        return storage_kind::virtual_disk;
+    if (name.starts_with("nvme")) return storage_kind::nvme;
+    if (!rotational) return storage_kind::unknown;
+    return *rotational ? storage_kind::hdd : storage_kind::sata_ssd;
+}
+
+static_assert(classify_block_device("nvme0n1", "", "Samsung SSD 990 PRO 2TB", false) == storage_kind::nvme);
+static_assert(classify_block_device("nvme1n1", "", "Amazon Elastic Block Store", false) == storage_kind::virtual_disk);
+static_assert(classify_block_device("vda", "", "", true) == storage_kind::virtual_disk);
+static_assert(classify_block_device("sda", "ATA", "ST4000DM004", true) == storage_kind::hdd);
+
+namespace detail {
+inline std::optional<bool> parse_rotational(std::string_view s) noexcept {
+    s = trim(s);
+    if (s == "1") return true;
+    if (s == "0") return false;
+    return std::nullopt;
+}
+} // namespace detail
+
+/// One block device from its sysfs directory (`dir`, the target of /sys/block/<name>);
+/// nullopt when it is not a disk a model could live on (see the header comment).
+/// Attributes that are missing are left unknown without a warning.
+template <system_view S>
+std::optional<storage_device> read_block_device(const S& sys, std::string_view name, std::string_view dir,
+                                                std::vector<warning>& warnings) {
+    if (name.empty() || is_pseudo_block_device(name)) return std::nullopt;
+    const std::string d(dir);
+    // Stacks that do not follow the naming (a renamed md array, device-mapper) say so.
+    if (sys.exists(d + "/dm") || sys.exists(d + "/md")) return std::nullopt;
+    constexpr std::size_t cap = 4096;
+    // An NVMe multipath path (nvmeXcYnZ); its namespace is listed as nvmeXnZ.
+    const auto hidden = detail::read_optional_file(sys, d + "/hidden", cap, warnings);
+    if (hidden && detail::trim(*hidden) == "1") return std::nullopt;
+    storage_device dev;
+    dev.name = std::string(name);
+    if (auto text = detail::read_optional_file(sys, d + "/size", cap, warnings)) {
+        const auto sectors = detail::parse_u64(detail::trim(*text));
+        if (!sectors)
+            detail::add_warning(warnings, warning_kind::parse_error, d + "/size", "not a sector count");
+        else if (*sectors > UINT64_MAX / 512)
+            detail::add_warning(warnings, warning_kind::value_out_of_range, d + "/size", "larger than any disk");
+        else if (*sectors == 0)
+            return std::nullopt; // no medium: an empty card reader or drive, an unconnected nbd
+        else
+            dev.size_bytes = *sectors * 512; // always 512-byte units, whatever the logical block size
+    }
+    std::optional<bool> rotational;
+    if (auto text = detail::read_optional_file(sys, d + "/queue/rotational", cap, warnings)) {
+        rotational = detail::parse_rotational(*text);
+        if (!rotational)
+            detail::add_warning(warnings, warning_kind::parse_error, d + "/queue/rotational", "not 0 or 1");
+    }
+    std::string vendor;
+    if (auto text = detail::read_optional_file(sys, d + "/device/vendor", cap, warnings))
+        vendor = std::string(detail::trim(*text));
+    if (auto text = detail::read_optional_file(sys, d + "/device/model", cap, warnings))
+        dev.model = std::string(detail::trim(*text));
+    dev.kind = classify_block_device(name, vendor, dev.model, rotational);
+    return dev;
+}
+
+/// The machine's disks from /sys/block, by name. No /sys/block gives an empty list and no
+/// warning.
+template <system_view S>
+std::vector<storage_device> probe_storage(const S& sys, std::vector<warning>& warnings) {
+    std::vector<storage_device> out;
+    const auto names = sys.list_dir("/sys/block");
+    if (!names) return out;
+    for (const auto& name : *names) {
+        if (is_pseudo_block_device(name)) continue;
+        const std::string entry = "/sys/block/" + name;
+        const auto dir = detail::resolve_sysfs_link(sys, entry);
+        if (auto dev = read_block_device(sys, name, dir ? *dir : entry, warnings)) out.push_back(std::move(*dev));
+    }
+    std::sort(out.begin(), out.end(), [](const storage_device& a, const storage_device& b) { return a.name < b.name; });
+    return out;
+}
+
+/// An lsblk SIZE: bytes ("960197124096", with --bytes) or a human size in binary
+/// multiples ("12.9M", "894.3G", "7T", "0B"), which lsblk has rounded to one decimal, so
+/// the result is as approximate as the text. nullopt for anything else or beyond 2^64.
+constexpr std::optional<std::uint64_t> parse_lsblk_size(std::string_view s) noexcept {
+    s = detail::trim(s);
+    if (auto n = detail::parse_u64(s)) return n;
+    if (s.empty()) return std::nullopt;
+    unsigned shift = 0;
+    switch (s.back()) {
+    case 'B': shift = 0; break;
+    case 'K': shift = 10; break;
+    case 'M': shift = 20; break;
+    case 'G': shift = 30; break;
+    case 'T': shift = 40; break;
+    case 'P': shift = 50; break;
+    case 'E': shift = 60; break;
+    default: return std::nullopt;
+    }
+    s.remove_suffix(1);
+    // One decimal at most: '.' under LC_ALL=C, ',' in some locales.
+    const auto dot = s.find_first_of(".,");
+    const auto whole = detail::parse_u64(s.substr(0, dot));
+    std::uint64_t tenths = 0;
+    if (dot != std::string_view::npos) {
+        const std::string_view frac = s.substr(dot + 1);
+        if (frac.size() != 1 || frac[0] < '0' || frac[0] > '9') return std::nullopt;
+        tenths = static_cast<std::uint64_t>(frac[0] - '0');
+    }
+    if (!whole || *whole > (UINT64_MAX >> shift)) return std::nullopt;
+    const std::uint64_t base = *whole << shift;
+    const std::uint64_t extra = ((tenths << shift) + 5) / 10; // 9 << 60 still fits in 64 bits
+    if (extra > UINT64_MAX - base) return std::nullopt;
+    return base + extra;
+}
+
+static_assert(parse_lsblk_size("7T") == 7ull << 40);
+static_assert(parse_lsblk_size("12.9M") == (12ull << 20) + ((9ull << 20) + 5) / 10);
+static_assert(!parse_lsblk_size("16E"));
+
+#if AI_HWACCEL_JSON
+namespace detail {
+inline std::string json_text(const nlohmann::json& j, const char* key) {
+    const auto it = j.find(key);
+    if (it == j.end() || !it->is_string()) return {};
+    return std::string(trim(it->get_ref<const std::string&>()));
+}
+
+inline std::optional<std::uint64_t> json_size(const nlohmann::json& j) {
+    const auto it = j.find("size");
+    if (it == j.end()) return std::nullopt;
+    if (it->is_number_unsigned()) return it->get<std::uint64_t>();
+    if (it->is_number_integer()) {
+        const auto v = it->get<std::int64_t>();
+        return v < 0 ? std::nullopt : std::optional<std::uint64_t>(static_cast<std::uint64_t>(v));
+    }
+    if (it->is_string()) return parse_lsblk_size(it->get_ref<const std::string&>());
+    return std::nullopt;
+}
+
+inline std::optional<bool> json_rota(const nlohmann::json& j) {
+    const auto it = j.find("rota");
+    if (it == j.end()) return std::nullopt;
+    if (it->is_boolean()) return it->get<bool>(); // newer lsblk
+    if (it->is_string()) return parse_rotational(it->get_ref<const std::string&>()); // older: "0" / "1"
+    if (it->is_number_unsigned()) {
+        const auto v = it->get<std::uint64_t>();
+        if (v <= 1) return v == 1;
+    }
+    return std::nullopt;
+}
+
+inline void collect_lsblk_disks(const nlohmann::json& list, int depth, std::vector<storage_device>& out) {
+    if (!list.is_array() || depth > 16) return;
+    for (const auto& j : list) {
+        if (!j.is_object()) continue;
+        std::string name = json_text(j, "name");
+        if (name.starts_with("/dev/")) name.erase(0, 5); // --paths
+        if (json_text(j, "type") == "disk" && !name.empty() && !is_pseudo_block_device(name)) {
+            const auto size = json_size(j);
+            const bool seen =
+                std::any_of(out.begin(), out.end(), [&](const storage_device& d) { return d.name == name; });
+            if (!seen && !(size && *size == 0)) {
+                storage_device dev;
+                dev.name = name;
+                dev.model = json_text(j, "model");
+                dev.size_bytes = size.value_or(0);
+                dev.kind = classify_block_device(name, json_text(j, "vendor"), dev.model, json_rota(j));
+                out.push_back(std::move(dev));
+            }
+        }
+        if (const auto it = j.find("children"); it != j.end()) collect_lsblk_disks(*it, depth + 1, out);
+    }
+}
+} // namespace detail
+
+/// `lsblk --json` output (any column set; with or without --bytes and --paths) → its
+/// disks, classified as probe_storage does, in the order lsblk printed them. Partitions,
+/// LVM volumes and the pseudo devices probe_storage skips are left out. nullopt when the
+/// text is not lsblk's JSON. Never throws.
+inline std::optional<std::vector<storage_device>> parse_lsblk_json(std::string_view text) {
+    const auto doc = nlohmann::json::parse(text.begin(), text.end(), nullptr, false);
+    if (doc.is_discarded() || !doc.is_object()) return std::nullopt;
+    const auto it = doc.find("blockdevices");
+    if (it == doc.end() || !it->is_array()) return std::nullopt;
+    std::vector<storage_device> out;
+    detail::collect_lsblk_disks(*it, 0, out);
+    return out;
+}
+#endif
+
+AI_HWACCEL_NAMESPACE_END
+// ---- end ai_hwaccel/detect/storage.hpp
+// #include "ai_hwaccel/detect/system.hpp"
+// #include "ai_hwaccel/detect/topology.hpp"
 // #include "ai_hwaccel/registry.hpp"
 // ---- begin ai_hwaccel/registry.hpp
 // ai-hwaccel: the accelerator registry.
@@ -5275,19 +7728,280 @@ private:
 AI_HWACCEL_NAMESPACE_END
 // ---- end ai_hwaccel/registry.hpp
 
+#include <algorithm>
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <exception>
+#include <functional>
+#include <optional>
+#include <string>
+#include <thread>
+#include <tuple>
 #include <utility>
 #include <vector>
 
 AI_HWACCEL_NAMESPACE_BEGIN
 
-/// Detects through any system_view (a live host, a captured tree, a test double).
+/// The probes this build runs for its backends, in backend-table order. Each backend's
+/// header adds its probe here under its AI_HWACCEL_BACKEND_<NAME> switch.
+using builtin_probes = std::tuple<>;
+
+/// What became of one probe in a detection.
+enum class probe_state : std::uint8_t {
+    ran,          ///< it ran (its warnings say how well)
+    not_compiled, ///< requested, but this build does not contain the backend
+    failed,       ///< stopped on an internal error (see the probe_failed warning)
+};
+
+constexpr std::string_view to_string(probe_state s) noexcept {
+    switch (s) {
+    case probe_state::ran: return "ran";
+    case probe_state::not_compiled: return "not_compiled";
+    case probe_state::failed: return "failed";
+    }
+    return "failed";
+}
+
+struct probe_timing {
+    std::string name; ///< the backend's name, or "host" for the machine's own probes
+    std::optional<backend_id> backend;
+    probe_state state = probe_state::ran;
+    std::chrono::microseconds elapsed{0};
+    std::size_t devices = 0;
+    std::size_t warnings = 0;
+};
+
+/// A registry and how it was obtained.
+struct timed_detection {
+    accelerator_registry registry;
+    std::vector<probe_timing> timings;
+    std::chrono::microseconds elapsed{0}; ///< wall time of the whole detection
+};
+
+/// Everything the host probes find: the CPU's profile, the host, the system around it.
+struct machine_output {
+    host_info host;
+    accelerator_profile cpu;
+    system_io io;
+    std::vector<warning> warnings;
+};
+
+/// The probes of the machine itself: CPU, memory and its limits, NUMA nodes (all in
+/// probe_host), PCI functions, storage, and the runtime environment.
+template <system_view S>
+machine_output probe_machine(const S& sys) {
+    machine_output m;
+    auto [host, cpu] = probe_host(sys, m.warnings);
+    m.host = std::move(host);
+    m.cpu = cpu;
+    m.io.pci_devices = probe_pci(sys, m.warnings);
+    m.io.storage = probe_storage(sys, m.warnings);
+    m.io.environment = probe_environment(sys, m.warnings);
+    return m;
+}
+
+/// Chooses what a detection runs. `all()` starts from every backend this build contains
+/// plus the host probes; `none()` from nothing at all.
+class detector {
+public:
+    static detector all() noexcept {
+        detector d;
+        for (const auto& b : backend_table)
+            if (b.compiled) d.requested_ |= bit(b.id);
+        d.host_ = true;
+        return d;
+    }
+    static detector none() noexcept { return detector{}; }
+
+    detector& with(backend_id b) noexcept {
+        requested_ |= bit(b);
+        return *this;
+    }
+    detector& without(backend_id b) noexcept {
+        requested_ &= ~bit(b);
+        return *this;
+    }
+    /// Adds (or removes) the host probes: CPU, memory, NUMA, PCI, storage, environment.
+    detector& with_host(bool on = true) noexcept {
+        host_ = on;
+        return *this;
+    }
+    /// Runs probes one after another instead of in parallel (for debugging and for
+    /// callers that must not create threads).
+    detector& parallel(bool on) noexcept {
+        parallel_ = on;
+        return *this;
+    }
+    /// Whether *_VISIBLE_DEVICES variables mark hidden devices unavailable (default on).
+    detector& honour_visibility(bool on) noexcept {
+        visibility_ = on;
+        return *this;
+    }
+
+    bool requested(backend_id b) const noexcept { return (requested_ & bit(b)) != 0; }
+    bool host() const noexcept { return host_; }
+    std::uint32_t mask() const noexcept { return requested_; }
+
+    /// Detects through `sys` with this build's probes.
+    template <system_view S>
+    timed_detection run_timed(const S& sys) const {
+        return std::apply([&](const auto&... p) { return run_timed_with(sys, p...); }, builtin_probes{});
+    }
+    template <system_view S>
+    accelerator_registry run(const S& sys) const {
+        return run_timed(sys).registry;
+    }
+
+    /// Detects through `sys` with exactly the probes given (each runs if its backend is
+    /// requested): how tests and programs with their own backends use the orchestrator.
+    template <system_view S, class... Probes>
+        requires(backend_probe<Probes, S> && ...)
+    timed_detection run_timed_with(const S& sys, const Probes&... probes) const {
+        using clock = std::chrono::steady_clock;
+        const auto start = clock::now();
+
+        // One slot per task: the host first, then each probe in order.
+        constexpr std::size_t n = 1 + sizeof...(Probes);
+        std::vector<slot> slots(n);
+
+        std::vector<task> tasks;
+        if (host_) {
+            slots[0].timing.name = "host";
+            tasks.push_back(task{&slots[0], [&sys](slot& s) { run_host(sys, s); }});
+        }
+        std::size_t k = 1;
+        (add_probe(sys, probes, slots[k++], tasks), ...);
+
+        if (parallel_ && tasks.size() > 1) run_parallel(tasks);
+        else
+            for (auto& t : tasks) t.run();
+
+        // Compiled-out backends that were asked for.
+        std::vector<warning> warnings;
+        std::vector<probe_timing> timings;
+        for (const auto& b : backend_table) {
+            if (!requested(b.id) || b.compiled) continue;
+            warnings.push_back(warning{warning_kind::not_compiled, b.id, std::string(b.name),
+                                       std::string("this build does not contain the ") + std::string(b.display) +
+                                           " backend (" + std::string(b.macro) + "=0)",
+                                       0});
+            timings.push_back(probe_timing{std::string(b.name), b.id, probe_state::not_compiled, {}, 0, 0});
+        }
+
+        std::vector<accelerator_profile> profiles;
+        host_info host;
+        system_io io;
+        for (auto& s : slots) {
+            if (!s.used) continue;
+            s.timing.devices = s.out.devices.size();
+            s.timing.warnings = s.out.warnings.size();
+            timings.push_back(s.timing);
+            for (auto& w : s.out.warnings)
+                if (std::find(warnings.begin(), warnings.end(), w) == warnings.end()) warnings.push_back(std::move(w));
+            for (auto& p : s.out.devices) profiles.push_back(std::move(p));
+            for (auto& l : s.out.links) io.interconnects.push_back(std::move(l));
+            if (s.machine) {
+                host = std::move(s.machine->host);
+                auto links = std::move(io.interconnects);
+                io = std::move(s.machine->io);
+                for (auto& l : links) io.interconnects.push_back(std::move(l));
+            }
+        }
+        merge_duplicates(profiles);
+        if (visibility_) apply_visibility(profiles, [&sys](std::string_view v) { return sys.env(v); }, warnings);
+
+        timed_detection result;
+        result.registry = accelerator_registry(std::move(profiles), std::move(warnings), std::move(host), std::move(io));
+        result.timings = std::move(timings);
+        result.elapsed = std::chrono::duration_cast<std::chrono::microseconds>(clock::now() - start);
+        return result;
+    }
+
+private:
+    struct slot {
+        bool used = false;
+        probe_timing timing;
+        probe_output out;
+        std::optional<machine_output> machine;
+    };
+    struct task {
+        slot* target;
+        std::function<void(slot&)> body;
+        void run() {
+            using clock = std::chrono::steady_clock;
+            const auto start = clock::now();
+            target->used = true;
+#if AI_HWACCEL_EXCEPTIONS
+            try {
+                body(*target);
+            } catch (const std::exception& e) {
+                fail(e.what());
+            } catch (...) {
+                fail("unknown exception");
+            }
+#else
+            body(*target);
+#endif
+            target->timing.elapsed = std::chrono::duration_cast<std::chrono::microseconds>(clock::now() - start);
+        }
+        void fail(const char* what) {
+            target->timing.state = probe_state::failed;
+            target->out.warnings.push_back(
+                warning{warning_kind::probe_failed, target->timing.backend, target->timing.name, what, 0});
+        }
+    };
+
+    static constexpr std::uint32_t bit(backend_id b) noexcept {
+        return std::uint32_t{1} << static_cast<unsigned>(b);
+    }
+
+    template <system_view S>
+    static void run_host(const S& sys, slot& s) {
+        machine_output m = probe_machine(sys);
+        s.out.devices.push_back(m.cpu);
+        s.out.warnings = std::move(m.warnings);
+        s.machine = std::move(m);
+    }
+
+    template <system_view S, class P>
+    void add_probe(const S& sys, const P& probe, slot& s, std::vector<task>& tasks) const {
+        if (!requested(P::backend)) return;
+        s.timing.name = std::string(descriptor_of<P>().name);
+        s.timing.backend = P::backend;
+        tasks.push_back(task{&s, [&sys, &probe](slot& t) { t.out = probe.probe(sys); }});
+    }
+
+    static void run_parallel(std::vector<task>& tasks) {
+        std::vector<std::thread> threads;
+        threads.reserve(tasks.size() - 1);
+        // The first task runs on the calling thread.
+        for (std::size_t i = 1; i < tasks.size(); ++i) {
+#if AI_HWACCEL_EXCEPTIONS
+            try {
+                threads.emplace_back([&t = tasks[i]] { t.run(); });
+            } catch (...) {
+                tasks[i].run(); // no thread to be had: run it here
+            }
+#else
+            threads.emplace_back([&t = tasks[i]] { t.run(); });
+#endif
+        }
+        tasks[0].run();
+        for (auto& t : threads) t.join();
+    }
+
+    std::uint32_t requested_ = 0;
+    bool host_ = false;
+    bool parallel_ = true;
+    bool visibility_ = true;
+};
+
+/// Detects through any system_view (a live host, a captured tree, a test double) with
+/// everything this build contains.
 template <system_view S>
 accelerator_registry detect(const S& sys) {
-    std::vector<warning> warnings;
-    auto [host, cpu] = probe_host(sys, warnings);
-    std::vector<accelerator_profile> profiles;
-    profiles.push_back(cpu);
-    return accelerator_registry(std::move(profiles), std::move(warnings), std::move(host));
+    return detector::all().run(sys);
 }
 
 #if AI_HWACCEL_OS_LINUX || AI_HWACCEL_OS_MACOS
@@ -5297,6 +8011,1227 @@ inline accelerator_registry detect() { return detect(host_system{}); }
 
 AI_HWACCEL_NAMESPACE_END
 // ---- end ai_hwaccel/detect/detect.hpp
+// #include "ai_hwaccel/detect/environment.hpp"
+// #include "ai_hwaccel/detect/formats.hpp"
+// ---- begin ai_hwaccel/detect/formats.hpp
+// ai-hwaccel detect: reading one captured output, whatever produced it.
+//
+// Fleet tools collect tool outputs and system files centrally; bug reports carry them.
+// `capture_formats` is the table of everything the library can read on its own: each row
+// names a format, says how to recognise it (`sniff`: 0 = not this, higher = more certain)
+// and how to read it into devices, host facts and system facts. `recognise_format` picks
+// the most certain row; `parse_capture` runs one. The `ai-hwaccel parse` command is a thin
+// layer over these three.
+//
+// This header holds the formats of the machine itself; each backend adds the rows of its
+// tools under its own AI_HWACCEL_BACKEND_<NAME> switch.
+
+// #include "ai_hwaccel/config.hpp"
+// #include "ai_hwaccel/core/profile.hpp"
+// #include "ai_hwaccel/core/system_io.hpp"
+// #include "ai_hwaccel/core/text.hpp"
+// #include "ai_hwaccel/core/warning.hpp"
+// #include "ai_hwaccel/detect/cpu.hpp"
+// #include "ai_hwaccel/detect/storage.hpp"
+// #include "ai_hwaccel/detect/topology.hpp"
+
+#include <array>
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+AI_HWACCEL_NAMESPACE_BEGIN
+
+/// What one captured output said.
+struct capture_parse {
+    std::string_view format; ///< the row's name
+    std::vector<accelerator_profile> devices;
+    std::optional<host_info> host;   ///< set when the input describes the host
+    std::optional<system_io> system; ///< set when it describes storage, links, environment
+    std::vector<warning> warnings;
+};
+
+struct capture_format {
+    std::string_view name;    ///< stable, for --format ("proc-cpuinfo")
+    std::string_view command; ///< how the capture is made ("cat /proc/cpuinfo")
+    int (*sniff)(std::string_view text) noexcept;
+    void (*parse)(std::string_view text, capture_parse& out);
+};
+
+namespace detail::formats {
+
+// Calls f(line) for each line (without its end of line) until f returns false.
+template <class F>
+constexpr void each_line(std::string_view text, F&& f) {
+    while (!text.empty()) {
+        const auto nl = text.find('\n');
+        std::string_view line = text.substr(0, nl);
+        if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+        if (!f(line)) return;
+        if (nl == std::string_view::npos) return;
+        text.remove_prefix(nl + 1);
+    }
+}
+
+// "key<blanks>: value" with exactly this key.
+constexpr bool has_key_line(std::string_view text, std::string_view key) noexcept {
+    bool found = false;
+    each_line(text, [&](std::string_view line) {
+        if (line.starts_with(key)) {
+            std::string_view rest = line.substr(key.size());
+            while (!rest.empty() && (rest.front() == ' ' || rest.front() == '\t')) rest.remove_prefix(1);
+            if (!rest.empty() && rest.front() == ':') found = true;
+        }
+        return !found;
+    });
+    return found;
+}
+
+constexpr std::string_view first_non_blank_line(std::string_view text) noexcept {
+    std::string_view first;
+    each_line(text, [&](std::string_view line) {
+        if (trim(line).empty()) return true;
+        first = trim(line);
+        return false;
+    });
+    return first;
+}
+
+inline void nothing_found(capture_parse& out, std::string_view what) {
+    out.warnings.push_back(warning{warning_kind::parse_error, std::nullopt, std::string(out.format),
+                                   std::string("no ") + std::string(what) + " found in the input", 0});
+}
+
+// /proc/cpuinfo -------------------------------------------------------------------------
+inline int sniff_cpuinfo(std::string_view t) noexcept {
+    const bool processor = has_key_line(t, "processor") || has_key_line(t, "Processor");
+    const bool detail = has_key_line(t, "flags") || has_key_line(t, "Features") || has_key_line(t, "model name") ||
+                        has_key_line(t, "BogoMIPS") || has_key_line(t, "CPU implementer") ||
+                        has_key_line(t, "vendor_id");
+    return processor && detail ? 80 : 0;
+}
+inline void parse_cpuinfo_capture(std::string_view t, capture_parse& out) {
+    host_info h;
+    h.cpu = parse_cpuinfo(t);
+    if (h.cpu.threads == 0) nothing_found(out, "processor entries");
+    out.host = std::move(h);
+}
+
+// /proc/meminfo -------------------------------------------------------------------------
+inline int sniff_meminfo(std::string_view t) noexcept {
+    if (first_non_blank_line(t).starts_with("MemTotal:")) return 90;
+    return has_key_line(t, "MemTotal") && has_key_line(t, "MemFree") ? 70 : 0;
+}
+inline void parse_meminfo_capture(std::string_view t, capture_parse& out) {
+    host_info h;
+    h.memory = parse_meminfo(t);
+    if (!h.memory.total_bytes) nothing_found(out, "MemTotal line");
+    out.host = std::move(h);
+}
+
+// lscpu ---------------------------------------------------------------------------------
+inline int sniff_lscpu(std::string_view t) noexcept {
+    return has_key_line(t, "Architecture") && has_key_line(t, "CPU(s)") ? 90 : 0;
+}
+inline void parse_lscpu_capture(std::string_view t, capture_parse& out) {
+    lscpu_info l = parse_lscpu(t);
+    if (l.cpu.threads == 0 && l.cpu.model.empty()) nothing_found(out, "CPU description");
+    host_info h;
+    h.cpu = std::move(l.cpu);
+    h.numa = std::move(l.numa);
+    out.host = std::move(h);
+    if (!l.hypervisor_vendor.empty()) {
+        system_io io;
+        io.environment.hypervisor = std::move(l.hypervisor_vendor);
+        out.system = std::move(io);
+    }
+}
+
+// NUMA node meminfo ---------------------------------------------------------------------
+inline int sniff_node_meminfo(std::string_view t) noexcept {
+    const auto first = first_non_blank_line(t);
+    return first.starts_with("Node ") && first.find("MemTotal:") != std::string_view::npos ? 90 : 0;
+}
+inline void parse_node_meminfo_capture(std::string_view t, capture_parse& out) {
+    host_info h;
+    if (auto node = parse_node_meminfo(t)) h.numa.push_back(std::move(*node));
+    else nothing_found(out, "node MemTotal line");
+    out.host = std::move(h);
+}
+
+#if AI_HWACCEL_JSON
+// lsblk --json --------------------------------------------------------------------------
+inline int sniff_lsblk(std::string_view t) noexcept {
+    const auto first = first_non_blank_line(t);
+    return first.starts_with("{") && t.find("\"blockdevices\"") != std::string_view::npos ? 95 : 0;
+}
+inline void parse_lsblk_capture(std::string_view t, capture_parse& out) {
+    system_io io;
+    if (auto disks = parse_lsblk_json(t)) io.storage = std::move(*disks);
+    else nothing_found(out, "lsblk device list");
+    out.system = std::move(io);
+}
+#endif
+
+} // namespace detail::formats
+
+/// Every format this build reads, most specific first.
+inline constexpr capture_format capture_formats[] = {
+    {"proc-meminfo", "cat /proc/meminfo", detail::formats::sniff_meminfo, detail::formats::parse_meminfo_capture},
+    {"node-meminfo", "cat /sys/devices/system/node/node<N>/meminfo", detail::formats::sniff_node_meminfo,
+     detail::formats::parse_node_meminfo_capture},
+    {"proc-cpuinfo", "cat /proc/cpuinfo", detail::formats::sniff_cpuinfo, detail::formats::parse_cpuinfo_capture},
+    {"lscpu", "lscpu", detail::formats::sniff_lscpu, detail::formats::parse_lscpu_capture},
+#if AI_HWACCEL_JSON
+    {"lsblk-json", "lsblk --json [--bytes] [--output …]", detail::formats::sniff_lsblk,
+     detail::formats::parse_lsblk_capture},
+#endif
+};
+
+/// The row named `name` (exactly, or loosely: "proc_cpuinfo", "LSCPU"), if any.
+inline const capture_format* find_capture_format(std::string_view name) noexcept {
+    for (const auto& f : capture_formats)
+        if (f.name == name) return &f;
+    for (const auto& f : capture_formats)
+        if (detail::loose_equals(f.name, name)) return &f;
+    return nullptr;
+}
+
+/// The row most certain it can read `text`, or nullptr when none recognises it.
+inline const capture_format* recognise_format(std::string_view text) noexcept {
+    const capture_format* best = nullptr;
+    int best_score = 0;
+    for (const auto& f : capture_formats) {
+        const int s = f.sniff(text);
+        if (s > best_score) {
+            best = &f;
+            best_score = s;
+        }
+    }
+    return best;
+}
+
+/// Reads `text` as format `f`. Never throws for any input (std::bad_alloc aside).
+inline capture_parse parse_capture(std::string_view text, const capture_format& f) {
+    capture_parse out;
+    out.format = f.name;
+    f.parse(text, out);
+    return out;
+}
+
+AI_HWACCEL_NAMESPACE_END
+// ---- end ai_hwaccel/detect/formats.hpp
+// #include "ai_hwaccel/detect/merge.hpp"
+// #include "ai_hwaccel/detect/probe.hpp"
+// #include "ai_hwaccel/detect/process.hpp"
+// #include "ai_hwaccel/detect/storage.hpp"
+// #include "ai_hwaccel/detect/sysfs.hpp"
 // #include "ai_hwaccel/detect/system.hpp"
+// #include "ai_hwaccel/detect/topology.hpp"
+// #include "ai_hwaccel/io/json.hpp"
+// ---- begin ai_hwaccel/io/json.hpp
+// ai-hwaccel io: the registry as JSON, through nlohmann/json (an optional dependency).
+//
+// `to_json`/`from_json` for every public data type, found by ADL, so `nlohmann::json j =
+// registry;` and `j.get<accelerator_registry>()` work; `to_json_string` writes a registry;
+// `registry_from_json` reads one back without throwing, whatever the text holds, and says
+// what is wrong when it cannot. When <nlohmann/json.hpp> is not available (or
+// AI_HWACCEL_JSON is 0) this header is an empty shell: it stays includable, so umbrella
+// headers and the self-containment test need no special case, and code that uses it fails
+// at the first name it uses. Check `#if AI_HWACCEL_JSON` to compile JSON code conditionally.
+//
+// The shape (schema_version 1). Keys are snake_case and stable; nlohmann::json keeps
+// object keys sorted, so the text is deterministic. Every key is always written.
+//
+//   registry  {"schema_version": 1, "devices": [profile…], "warnings": [warning…],
+//              "host": host, "system": system}
+//   profile   {"kind": device_kind, "index": u32, "available": bool, "software": bool,
+//              "unified_memory": bool, "vendor": vendor, "name": str, "uuid": str,
+//              "pci": pci_address | null, "pci_device_id": u16, "arch": str,
+//              "driver_version": str, "memory_bytes": S<u64>, "memory_used_bytes": S<u64>,
+//              "memory_free_bytes": S<u64>, "memory_bandwidth_gbps": S<number>,
+//              "peak_tflops": peak, "peak_origin": origin, "compute_units": S<u32>,
+//              "chips": S<u32>, "pcie_current": S<link>, "pcie_max": S<link>,
+//              "numa_node": S<i32>, "temperature_c": S<number>,
+//              "power_draw_watts": S<number>, "power_limit_watts": S<number>,
+//              "utilization_percent": S<number>, "spec": str | null}
+//   S<T>      a sourced<T>: null when empty, else {"value": T, "origin": origin}, origin never
+//             "none". (An object rather than a pair so it reads without the docs; null
+//             rather than a missing key so every profile has every key.)
+//   peak      {"<dtype>": number, …}: TFLOPS (TOPS for integer types), non-zero entries only
+//   link      {"generation": u8, "width": u8}                 (a pcie_link)
+//   pci_address "dddd:bb:dd.f", lower-case hex (8 domain digits when above 0xffff)
+//   spec      the catalogue row's canonical name; re-linked with find_device on input.
+//             Written as null when the profile has no spec or its spec is not a catalogue
+//             row (a caller-made device_spec cannot be re-linked).
+//   warning   {"kind": warning_kind, "backend": backend_id | null, "subject": str,
+//              "message": str, "code": i32}
+//   host      {"cpu": cpu, "memory": memory, "numa": [{"id": u32, "memory_bytes": u64,
+//              "cpus": str}…]}
+//   cpu       {"model": str, "vendor": vendor, "arch": cpu_arch, "sockets": u32,
+//              "cores": u32, "threads": u32, "usable_threads": u32, "cpu_quota": number,
+//              "features": [cpu_feature…]}
+//   memory    {"total_bytes": S<u64>, "available_bytes": S<u64>, "cgroup_limit_bytes": S<u64>}
+//   system    {"pci_devices": [pci_device…], "interconnects": [interconnect…],
+//              "storage": [storage…], "environment": environment}
+//   pci_device {"address": pci_address, "class_code": u32, "vendor_id": u16,
+//              "device_id": u16, "subsystem_vendor_id": u16, "subsystem_device_id": u16,
+//              "link_current": S<link>, "link_max": S<link>, "numa_node": i32, "driver": str}
+//   interconnect {"kind": interconnect_kind, "scope": link_scope, "name": str,
+//              "state": str, "bandwidth_gbps": S<number>, "devices": [u32…]}
+//   storage   {"name": str, "model": str, "kind": storage_kind, "size_bytes": u64,
+//              "read_bandwidth_gbps": S<number>}
+//   environment {"container": container_runtime, "kubernetes": bool,
+//              "kubernetes_namespace": str, "wsl": bool, "hypervisor": str,
+//              "cloud": cloud_provider, "instance_type": str, "region": str, "zone": str}
+//
+// Enums are written as their stable table names (to_string) and read back only in exactly
+// that spelling: the CLI's loose matching is for people, this format has one spelling.
+// Byte counts and ids are JSON integers (exact to 2^64-1); GB/s, watts, TFLOPS are numbers.
+//
+// Reading is strict about what is there and lenient about what is not. A present key must
+// have the right type, a known name, and a value its field can hold (integers in range,
+// numbers finite), or the whole read fails; whether a value is plausible is detection's
+// business, not the reader's. A missing key keeps the type's default and unknown keys are
+// ignored, so a document written by a later release of the same schema_version still
+// reads. schema_version is required; a newer one is refused. Strings longer than an
+// inplace_string's capacity are refused, never cut; arrays are limited to
+// json_max_array_size elements.
+//
+// Writing never fails. Strings that are not valid UTF-8 (a tool printing Latin-1) are
+// written with each offending byte replaced by '?', so the output is valid JSON and reads
+// back (those bytes changed, the length kept); a NaN or infinite number, which JSON cannot
+// spell, is written as unknown (null, or 0 where 0 means none). Otherwise
+// to_json_string → registry_from_json gives back an equal registry.
+//
+// Errors: registry_from_json never throws (except std::bad_alloc) and reports
+// "<JSON pointer>: <what is wrong>". The ADL from_json overloads, which nlohmann calls
+// from get<>(), throw json_error (a nlohmann::json::exception, id 599) when
+// AI_HWACCEL_EXCEPTIONS is 1 and call std::abort() when it is 0, as nlohmann itself does
+// under JSON_NOEXCEPTION; in builds without exceptions use registry_from_json. Nothing here
+// needs exceptions or RTTI: the reader checks every type before it reads a value.
+
+// #include "ai_hwaccel/config.hpp"
+
+#if AI_HWACCEL_JSON
+
+// #include "ai_hwaccel/core/backend.hpp"
+// #include "ai_hwaccel/core/catalogue.hpp"
+// #include "ai_hwaccel/core/device_spec.hpp"
+// #include "ai_hwaccel/core/inplace_string.hpp"
+// #include "ai_hwaccel/core/pci.hpp"
+// #include "ai_hwaccel/core/profile.hpp"
+// #include "ai_hwaccel/core/system_io.hpp"
+// #include "ai_hwaccel/core/taxonomy.hpp"
+// #include "ai_hwaccel/core/warning.hpp"
+// #include "ai_hwaccel/registry.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+#include <limits>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+AI_HWACCEL_NAMESPACE_BEGIN
+
+/// The most elements registry_from_json accepts in any one array (devices, warnings, PCI
+/// devices, …): far above any real machine, low enough that a hostile document cannot make
+/// the reader allocate without bound.
+inline constexpr std::size_t json_max_array_size = std::size_t{1} << 16;
+
+namespace detail::json_io {
+
+using json = nlohmann::json;
+
+// --- Enum names ------------------------------------------------------------------------
+// One reader for every enum: the value whose to_string is exactly `s`. Table-driven enums
+// bring their count; the rest are switches whose to_string falls back to a known name, and
+// the checks below fail to compile when one of them grows an enumerator this count misses
+// (its name would then differ from the fallback).
+template <class E>
+struct enum_traits;
+#define AI_HWACCEL_DETAIL_JSON_ENUM(E, N, WHAT)                                                \
+    template <>                                                                                \
+    struct enum_traits<E> {                                                                    \
+        static constexpr std::size_t count = N;                                                \
+        static constexpr std::string_view what = WHAT;                                         \
+    };
+AI_HWACCEL_DETAIL_JSON_ENUM(family, family_count, "family")
+AI_HWACCEL_DETAIL_JSON_ENUM(vendor, vendor_count, "vendor")
+AI_HWACCEL_DETAIL_JSON_ENUM(device_kind, device_kind_count, "device_kind")
+AI_HWACCEL_DETAIL_JSON_ENUM(dtype, dtype_count, "dtype")
+AI_HWACCEL_DETAIL_JSON_ENUM(memory_type, memory_type_count, "memory_type")
+AI_HWACCEL_DETAIL_JSON_ENUM(interconnect_kind, interconnect_kind_count, "interconnect_kind")
+AI_HWACCEL_DETAIL_JSON_ENUM(warning_kind, warning_kind_count, "warning_kind")
+AI_HWACCEL_DETAIL_JSON_ENUM(backend_id, backend_count, "backend")
+AI_HWACCEL_DETAIL_JSON_ENUM(cpu_feature, cpu_feature_count, "cpu_feature")
+AI_HWACCEL_DETAIL_JSON_ENUM(link_scope, 2, "link_scope")
+AI_HWACCEL_DETAIL_JSON_ENUM(origin, 6, "origin")
+AI_HWACCEL_DETAIL_JSON_ENUM(cpu_arch, 7, "cpu_arch")
+AI_HWACCEL_DETAIL_JSON_ENUM(storage_kind, 7, "storage_kind")
+AI_HWACCEL_DETAIL_JSON_ENUM(container_runtime, 6, "container_runtime")
+AI_HWACCEL_DETAIL_JSON_ENUM(cloud_provider, 6, "cloud_provider")
+#undef AI_HWACCEL_DETAIL_JSON_ENUM
+
+/// The first value past the counted ones names nothing new: to_string falls back to the
+/// first name (a switch's default) or the last (link_scope's two-way choice).
+template <class E>
+constexpr bool count_is_complete() noexcept {
+    constexpr auto n = enum_traits<E>::count;
+    const auto past = to_string(static_cast<E>(n));
+    return past == to_string(static_cast<E>(0)) || past == to_string(static_cast<E>(n - 1));
+}
+static_assert(count_is_complete<link_scope>());
+static_assert(count_is_complete<origin>());
+static_assert(count_is_complete<cpu_arch>());
+static_assert(count_is_complete<storage_kind>());
+static_assert(count_is_complete<container_runtime>());
+static_assert(count_is_complete<cloud_provider>());
+
+template <class E>
+constexpr std::optional<E> enum_from_name(std::string_view s) noexcept {
+    for (std::size_t i = 0; i < enum_traits<E>::count; ++i) {
+        const auto e = static_cast<E>(i);
+        if (to_string(e) == s) return e;
+    }
+    return std::nullopt;
+}
+static_assert(enum_from_name<device_kind>("cuda_gpu") == device_kind::cuda_gpu);
+static_assert(enum_from_name<memory_type>("HBM3e") == memory_type::hbm3e);
+static_assert(!enum_from_name<memory_type>("hbm3e")); // exact spelling only
+static_assert(enum_from_name<link_scope>("inter_node") == link_scope::inter_node);
+static_assert(!enum_from_name<origin>("bogus"));
+
+template <class E>
+json enum_to_json(E e) {
+    return json(std::string(to_string(e)));
+}
+
+// --- Text ------------------------------------------------------------------------------
+/// `s` with every byte that does not start a well-formed UTF-8 sequence (RFC 3629: no
+/// overlong forms, no surrogates, nothing above U+10FFFF) replaced by '?'. Same length,
+/// so an inplace_string's text still fits its capacity when read back.
+inline std::string valid_utf8(std::string_view s) {
+    std::string out(s);
+    std::size_t i = 0;
+    while (i < s.size()) {
+        const auto c = static_cast<unsigned char>(s[i]);
+        if (c < 0x80) {
+            ++i;
+            continue;
+        }
+        std::size_t extra = 0;
+        unsigned char lo = 0x80, hi = 0xBF; // allowed range of the first continuation byte
+        if (c >= 0xC2 && c <= 0xDF) {
+            extra = 1;
+        } else if (c == 0xE0) {
+            extra = 2;
+            lo = 0xA0;
+        } else if ((c >= 0xE1 && c <= 0xEC) || c == 0xEE || c == 0xEF) {
+            extra = 2;
+        } else if (c == 0xED) {
+            extra = 2;
+            hi = 0x9F;
+        } else if (c == 0xF0) {
+            extra = 3;
+            lo = 0x90;
+        } else if (c >= 0xF1 && c <= 0xF3) {
+            extra = 3;
+        } else if (c == 0xF4) {
+            extra = 3;
+            hi = 0x8F;
+        }
+        bool ok = extra != 0 && i + extra < s.size();
+        for (std::size_t k = 1; ok && k <= extra; ++k) {
+            const auto b = static_cast<unsigned char>(s[i + k]);
+            ok = k == 1 ? (b >= lo && b <= hi) : (b >= 0x80 && b <= 0xBF);
+        }
+        if (ok) {
+            i += extra + 1;
+        } else {
+            out[i] = '?';
+            ++i;
+        }
+    }
+    return out;
+}
+
+/// A short, printable-ASCII rendering of untrusted text for an error message.
+inline std::string excerpt(std::string_view s) {
+    constexpr std::size_t limit = 64;
+    std::string out = "\"";
+    for (std::size_t i = 0; i < s.size() && i < limit; ++i) {
+        const auto c = static_cast<unsigned char>(s[i]);
+        out += (c >= 0x20 && c < 0x7f) ? static_cast<char>(c) : '?';
+    }
+    if (s.size() > limit) out += "...";
+    out += '"';
+    return out;
+}
+
+inline const char* describe(const json& j) noexcept {
+    switch (j.type()) {
+    case json::value_t::null: return "null";
+    case json::value_t::object: return "an object";
+    case json::value_t::array: return "an array";
+    case json::value_t::string: return "a string";
+    case json::value_t::boolean: return "a boolean";
+    case json::value_t::number_integer:
+    case json::value_t::number_unsigned: return "an integer";
+    case json::value_t::number_float: return "a non-integer number";
+    case json::value_t::binary: return "binary data";
+    case json::value_t::discarded: return "a discarded value";
+    }
+    return "an unknown value";
+}
+
+// --- Writing ---------------------------------------------------------------------------
+template <class T>
+json sourced_to_json(const sourced<T>& s) {
+    // NaN or infinity has no JSON spelling: such a reading is written as unknown.
+    if constexpr (std::is_floating_point_v<T>)
+        if (!std::isfinite(s.value)) return nullptr;
+    if (!s.has_value()) return nullptr;
+    json j = json::object();
+    j["value"] = s.value;
+    j["origin"] = enum_to_json(s.from);
+    return j;
+}
+
+// --- Reading ---------------------------------------------------------------------------
+/// Reads JSON values into our types, tracking where it is (a JSON pointer) so that the
+/// first failure can say exactly what and where. Never throws on content: every read checks
+/// the type before touching the value.
+class reader {
+public:
+    const std::string& error() const noexcept { return error_; }
+
+    /// Restores the path on scope exit.
+    class scope {
+    public:
+        scope(std::string& path, std::size_t size) noexcept : path_(path), size_(size) {}
+        scope(const scope&) = delete;
+        scope& operator=(const scope&) = delete;
+        ~scope() { path_.resize(size_); }
+
+    private:
+        std::string& path_;
+        std::size_t size_;
+    };
+    [[nodiscard]] scope enter(std::string_view key) {
+        constexpr std::size_t limit = 64; // keys come from the input: keep messages short
+        const auto size = path_.size();
+        path_ += '/';
+        if (key.size() > limit) key = key.substr(0, limit);
+        for (char c : key) {
+            if (c == '~') path_ += "~0";
+            else if (c == '/') path_ += "~1";
+            else if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) path_ += '?';
+            else path_ += c;
+        }
+        return {path_, size};
+    }
+    [[nodiscard]] scope enter(std::size_t index) {
+        const auto size = path_.size();
+        path_ += '/';
+        path_ += std::to_string(index);
+        return {path_, size};
+    }
+
+    bool fail(std::string_view what) {
+        if (error_.empty()) {
+            error_ = path_.empty() ? std::string("document") : valid_utf8(path_);
+            error_ += ": ";
+            error_ += what;
+        }
+        return false;
+    }
+    bool expected(std::string_view what, const json& got) {
+        std::string m = "expected ";
+        m += what;
+        m += ", got ";
+        m += describe(got);
+        return fail(m);
+    }
+
+    // Reads member `key` of object `obj` into `out` when present; a missing key keeps
+    // `out` as it is.
+    template <class T>
+    bool field(const json& obj, const char* key, T& out) {
+        const auto it = obj.find(key);
+        if (it == obj.end()) return true;
+        const auto s = enter(key);
+        return read(*it, out);
+    }
+    bool object(const json& j) { return j.is_object() || expected("an object", j); }
+
+    // --- Scalars ---
+    bool read(const json& j, bool& out) {
+        const auto* b = j.get_ptr<const json::boolean_t*>();
+        if (b == nullptr) return expected("a boolean", j);
+        out = *b;
+        return true;
+    }
+    template <class I>
+        requires(std::is_integral_v<I> && !std::is_same_v<I, bool>)
+    bool read(const json& j, I& out) {
+        using lim = std::numeric_limits<I>;
+        if (const auto* u = j.get_ptr<const json::number_unsigned_t*>()) {
+            if (*u > static_cast<std::uint64_t>(lim::max())) return out_of_range(std::to_string(*u), out);
+            out = static_cast<I>(*u);
+            return true;
+        }
+        if (const auto* s = j.get_ptr<const json::number_integer_t*>()) {
+            if constexpr (std::is_unsigned_v<I>) {
+                if (*s < 0 || static_cast<std::uint64_t>(*s) > static_cast<std::uint64_t>(lim::max()))
+                    return out_of_range(std::to_string(*s), out);
+            } else {
+                if (*s < static_cast<std::int64_t>(lim::min()) || *s > static_cast<std::int64_t>(lim::max()))
+                    return out_of_range(std::to_string(*s), out);
+            }
+            out = static_cast<I>(*s);
+            return true;
+        }
+        return expected(std::is_unsigned_v<I> ? "a non-negative integer" : "an integer", j);
+    }
+    bool read(const json& j, double& out) {
+        double v = 0;
+        if (const auto* f = j.get_ptr<const json::number_float_t*>()) v = *f;
+        else if (const auto* u = j.get_ptr<const json::number_unsigned_t*>()) v = static_cast<double>(*u);
+        else if (const auto* s = j.get_ptr<const json::number_integer_t*>()) v = static_cast<double>(*s);
+        else return expected("a number", j);
+        if (!std::isfinite(v)) return fail("number out of range (not finite)");
+        out = v;
+        return true;
+    }
+    bool read(const json& j, std::string& out) {
+        const auto* s = j.get_ptr<const json::string_t*>();
+        if (s == nullptr) return expected("a string", j);
+        out = *s;
+        return true;
+    }
+    template <std::size_t N>
+    bool read(const json& j, inplace_string<N>& out) {
+        const auto* s = j.get_ptr<const json::string_t*>();
+        if (s == nullptr) return expected("a string", j);
+        if (s->size() > N)
+            return fail("string of " + std::to_string(s->size()) + " bytes is longer than the " +
+                        std::to_string(N) + " this field holds");
+        out.assign(*s);
+        return true;
+    }
+    template <class E>
+        requires std::is_enum_v<E>
+    bool read(const json& j, E& out) {
+        const auto* s = j.get_ptr<const json::string_t*>();
+        if (s == nullptr) return expected("a string (" + std::string(enum_traits<E>::what) + " name)", j);
+        const auto e = enum_from_name<E>(*s);
+        if (!e) return fail("unknown " + std::string(enum_traits<E>::what) + " " + excerpt(*s));
+        out = *e;
+        return true;
+    }
+
+    // --- Small compounds ---
+    template <class T>
+    bool read(const json& j, sourced<T>& out) {
+        if (j.is_null()) {
+            out = sourced<T>{};
+            return true;
+        }
+        if (!j.is_object()) return expected("null or an object {\"value\", \"origin\"}", j);
+        const auto o = j.find("origin");
+        const auto v = j.find("value");
+        if (o == j.end()) return fail("missing \"origin\"");
+        if (v == j.end()) return fail("missing \"value\"");
+        origin from = origin::none;
+        {
+            const auto s = enter("origin");
+            if (!read(*o, from)) return false;
+            if (from == origin::none) return fail("origin \"none\" with a value (write null for no value)");
+        }
+        T value{};
+        {
+            const auto s = enter("value");
+            if (!read(*v, value)) return false;
+        }
+        out = sourced<T>{value, from};
+        return true;
+    }
+    bool read(const json& j, pci_address& out) {
+        const auto* s = j.get_ptr<const json::string_t*>();
+        if (s == nullptr) return expected("a PCI address string \"dddd:bb:dd.f\"", j);
+        const auto a = parse_pci_address(*s);
+        if (!a) return fail("not a PCI address: " + excerpt(*s));
+        out = *a;
+        return true;
+    }
+    bool read(const json& j, std::optional<pci_address>& out) {
+        if (j.is_null()) {
+            out.reset();
+            return true;
+        }
+        pci_address a;
+        if (!read(j, a)) return false;
+        out = a;
+        return true;
+    }
+    bool read(const json& j, std::optional<backend_id>& out) {
+        if (j.is_null()) {
+            out.reset();
+            return true;
+        }
+        backend_id b{};
+        if (!read(j, b)) return false;
+        out = b;
+        return true;
+    }
+    bool read(const json& j, pcie_link& out) {
+        if (!object(j)) return false;
+        return field(j, "generation", out.generation) && field(j, "width", out.width);
+    }
+    bool read(const json& j, peak_throughput& out) {
+        const auto* obj = j.get_ptr<const json::object_t*>();
+        if (obj == nullptr) return expected("an object of dtype: number", j);
+        out = {};
+        for (const auto& [key, value] : *obj) {
+            const auto s = enter(key);
+            const auto d = enum_from_name<dtype>(key);
+            if (!d) return fail("unknown dtype " + excerpt(key));
+            double v = 0;
+            if (!read(value, v)) return false;
+            set(out, *d, v);
+        }
+        return true;
+    }
+    bool read(const json& j, cpu_features& out) {
+        if (!j.is_array()) return expected("an array of cpu_feature names", j);
+        out = {};
+        std::size_t i = 0;
+        for (const auto& e : j) {
+            const auto s = enter(i++);
+            cpu_feature f{};
+            if (!read(e, f)) return false;
+            out.set(f);
+        }
+        return true;
+    }
+    template <class T>
+    bool read(const json& j, std::vector<T>& out) {
+        if (!j.is_array()) return expected("an array", j);
+        if (j.size() > json_max_array_size)
+            return fail("array of " + std::to_string(j.size()) + " elements is longer than the " +
+                        std::to_string(json_max_array_size) + " accepted");
+        out.clear();
+        out.reserve(j.size());
+        std::size_t i = 0;
+        for (const auto& e : j) {
+            const auto s = enter(i++);
+            T v{};
+            if (!read(e, v)) return false;
+            out.push_back(std::move(v));
+        }
+        return true;
+    }
+
+    // --- Records ---
+    bool read(const json& j, accelerator_profile& p) {
+        if (!object(j)) return false;
+        std::optional<std::string> spec_name;
+        if (const auto it = j.find("spec"); it != j.end() && !it->is_null()) {
+            const auto s = enter("spec");
+            std::string name;
+            if (!read(*it, name)) return false;
+            spec_name = std::move(name);
+        }
+        const bool ok =
+            field(j, "kind", p.kind) && field(j, "index", p.index) && field(j, "available", p.available) &&
+            field(j, "software", p.software) && field(j, "unified_memory", p.unified_memory) &&
+            field(j, "vendor", p.maker) && field(j, "name", p.name) && field(j, "uuid", p.uuid) &&
+            field(j, "pci", p.pci) && field(j, "pci_device_id", p.pci_device_id) &&
+            field(j, "arch", p.arch) && field(j, "driver_version", p.driver_version) &&
+            field(j, "memory_bytes", p.memory_bytes) && field(j, "memory_used_bytes", p.memory_used_bytes) &&
+            field(j, "memory_free_bytes", p.memory_free_bytes) &&
+            field(j, "memory_bandwidth_gbps", p.memory_bandwidth_gbps) &&
+            field(j, "peak_tflops", p.peak) && field(j, "peak_origin", p.peak_from) &&
+            field(j, "compute_units", p.compute_units) && field(j, "chips", p.chips) &&
+            field(j, "pcie_current", p.pcie_current) && field(j, "pcie_max", p.pcie_max) &&
+            field(j, "numa_node", p.numa_node) && field(j, "temperature_c", p.temperature_c) &&
+            field(j, "power_draw_watts", p.power_draw_watts) &&
+            field(j, "power_limit_watts", p.power_limit_watts) &&
+            field(j, "utilization_percent", p.utilization_percent);
+        if (!ok) return false;
+        p.spec = nullptr;
+        if (spec_name) {
+            p.spec = find_device(*spec_name);
+            if (p.spec == nullptr) {
+                const auto s = enter("spec");
+                return fail("no catalogue device named " + excerpt(*spec_name));
+            }
+        }
+        return true;
+    }
+    bool read(const json& j, warning& w) {
+        return object(j) && field(j, "kind", w.kind) && field(j, "backend", w.backend) &&
+               field(j, "subject", w.subject) && field(j, "message", w.message) && field(j, "code", w.code);
+    }
+    bool read(const json& j, cpu_info& c) {
+        return object(j) && field(j, "model", c.model) && field(j, "vendor", c.maker) &&
+               field(j, "arch", c.arch) && field(j, "sockets", c.sockets) && field(j, "cores", c.cores) &&
+               field(j, "threads", c.threads) && field(j, "usable_threads", c.usable_threads) &&
+               field(j, "cpu_quota", c.cpu_quota) && field(j, "features", c.features);
+    }
+    bool read(const json& j, memory_info& m) {
+        return object(j) && field(j, "total_bytes", m.total_bytes) &&
+               field(j, "available_bytes", m.available_bytes) &&
+               field(j, "cgroup_limit_bytes", m.cgroup_limit_bytes);
+    }
+    bool read(const json& j, numa_node& n) {
+        return object(j) && field(j, "id", n.id) && field(j, "memory_bytes", n.memory_bytes) &&
+               field(j, "cpus", n.cpus);
+    }
+    bool read(const json& j, host_info& h) {
+        return object(j) && field(j, "cpu", h.cpu) && field(j, "memory", h.memory) && field(j, "numa", h.numa);
+    }
+    bool read(const json& j, pci_device& d) {
+        return object(j) && field(j, "address", d.address) && field(j, "class_code", d.class_code) &&
+               field(j, "vendor_id", d.vendor_id) && field(j, "device_id", d.device_id) &&
+               field(j, "subsystem_vendor_id", d.subsystem_vendor_id) &&
+               field(j, "subsystem_device_id", d.subsystem_device_id) &&
+               field(j, "link_current", d.link_current) && field(j, "link_max", d.link_max) &&
+               field(j, "numa_node", d.numa_node) && field(j, "driver", d.driver);
+    }
+    bool read(const json& j, interconnect& l) {
+        return object(j) && field(j, "kind", l.kind) && field(j, "scope", l.scope) && field(j, "name", l.name) &&
+               field(j, "state", l.state) && field(j, "bandwidth_gbps", l.bandwidth_gbps) &&
+               field(j, "devices", l.devices);
+    }
+    bool read(const json& j, storage_device& d) {
+        return object(j) && field(j, "name", d.name) && field(j, "model", d.model) && field(j, "kind", d.kind) &&
+               field(j, "size_bytes", d.size_bytes) &&
+               field(j, "read_bandwidth_gbps", d.read_bandwidth_gbps);
+    }
+    bool read(const json& j, runtime_environment& e) {
+        return object(j) && field(j, "container", e.container) && field(j, "kubernetes", e.kubernetes) &&
+               field(j, "kubernetes_namespace", e.kubernetes_namespace) && field(j, "wsl", e.wsl) &&
+               field(j, "hypervisor", e.hypervisor) && field(j, "cloud", e.cloud) &&
+               field(j, "instance_type", e.instance_type) && field(j, "region", e.region) &&
+               field(j, "zone", e.zone);
+    }
+    bool read(const json& j, system_io& io) {
+        return object(j) && field(j, "pci_devices", io.pci_devices) &&
+               field(j, "interconnects", io.interconnects) && field(j, "storage", io.storage) &&
+               field(j, "environment", io.environment);
+    }
+    bool read(const json& j, accelerator_registry& r) {
+        if (!object(j)) return false;
+        const auto version = j.find("schema_version");
+        if (version == j.end()) return fail("missing schema_version");
+        {
+            const auto s = enter("schema_version");
+            std::int64_t v = 0;
+            if (!read(*version, v)) return false;
+            if (v > accelerator_registry::schema_version)
+                return fail("schema_version " + std::to_string(v) + " is newer than this library reads (" +
+                            std::to_string(accelerator_registry::schema_version) + ")");
+            if (v < 1) return fail("unsupported schema_version " + std::to_string(v));
+        }
+        std::vector<accelerator_profile> devices;
+        std::vector<warning> warnings;
+        host_info host;
+        system_io io;
+        if (!(field(j, "devices", devices) && field(j, "warnings", warnings) && field(j, "host", host) &&
+              field(j, "system", io)))
+            return false;
+        r = accelerator_registry(std::move(devices), std::move(warnings), std::move(host), std::move(io));
+        return true;
+    }
+
+private:
+    template <class I>
+    bool out_of_range(const std::string& text, const I&) {
+        using lim = std::numeric_limits<I>;
+        return fail("integer out of range: " + text + " (expected " + std::to_string(lim::min()) + ".." +
+                    std::to_string(lim::max()) + ")");
+    }
+    static void set(peak_throughput& p, dtype d, double v) noexcept {
+        switch (d) {
+        case dtype::fp64: p.fp64 = v; break;
+        case dtype::fp32: p.fp32 = v; break;
+        case dtype::tf32: p.tf32 = v; break;
+        case dtype::bf16: p.bf16 = v; break;
+        case dtype::fp16: p.fp16 = v; break;
+        case dtype::fp8: p.fp8 = v; break;
+        case dtype::int8: p.int8 = v; break;
+        case dtype::fp6: p.fp6 = v; break;
+        case dtype::fp4: p.fp4 = v; break;
+        case dtype::int4: p.int4 = v; break;
+        }
+    }
+
+    std::string path_;
+    std::string error_;
+};
+
+} // namespace detail::json_io
+
+#if AI_HWACCEL_EXCEPTIONS
+/// What the from_json overloads (and so `j.get<T>()`) throw on input they cannot read. A
+/// nlohmann::json::exception, so code that catches nlohmann's exceptions catches it too;
+/// what() is "[ai_hwaccel.json_error] <JSON pointer>: <what is wrong>".
+class json_error : public nlohmann::json::exception {
+public:
+    explicit json_error(const std::string& message)
+        : exception(599, ("[ai_hwaccel.json_error] " + message).c_str()) {}
+};
+#endif
+
+namespace detail::json_io {
+
+/// What the ADL from_json overloads do with a failed read (see the header comment).
+[[noreturn]] inline void conversion_failed(const std::string& message) {
+#if AI_HWACCEL_EXCEPTIONS
+    throw json_error(message);
+#else
+    (void)message;
+    std::abort();
+#endif
+}
+
+template <class T>
+void read_or_raise(const json& j, T& out) {
+    reader r;
+    T v{};
+    if (!r.read(j, v)) conversion_failed(r.error());
+    out = std::move(v);
+}
+
+/// Records why nlohmann's parser refused a text; everything else is accepted and dropped.
+class parse_error_recorder final : public nlohmann::json_sax<json> {
+public:
+    std::string message;
+
+    bool null() override { return true; }
+    bool boolean(bool) override { return true; }
+    bool number_integer(number_integer_t) override { return true; }
+    bool number_unsigned(number_unsigned_t) override { return true; }
+    bool number_float(number_float_t, const string_t&) override { return true; }
+    bool string(string_t&) override { return true; }
+    bool binary(binary_t&) override { return true; }
+    bool start_object(std::size_t) override { return true; }
+    bool key(string_t&) override { return true; }
+    bool end_object() override { return true; }
+    bool start_array(std::size_t) override { return true; }
+    bool end_array() override { return true; }
+    bool parse_error(std::size_t, const std::string&, const json::exception& ex) override {
+        // nlohmann quotes the offending token, which may be long or not UTF-8.
+        std::string what = valid_utf8(ex.what());
+        if (what.size() > 240) what = what.substr(0, 240) + "...";
+        message = std::move(what);
+        return false;
+    }
+};
+
+} // namespace detail::json_io
+
+// ---------------------------------------------------------------------------------------
+// ADL hooks for nlohmann/json. Enums are strings; the rest as in the header comment.
+
+#define AI_HWACCEL_DETAIL_JSON_ENUM_HOOKS(E)                                                   \
+    inline void to_json(nlohmann::json& j, E e) { j = detail::json_io::enum_to_json(e); }      \
+    inline void from_json(const nlohmann::json& j, E& e) { detail::json_io::read_or_raise(j, e); }
+AI_HWACCEL_DETAIL_JSON_ENUM_HOOKS(family)
+AI_HWACCEL_DETAIL_JSON_ENUM_HOOKS(vendor)
+AI_HWACCEL_DETAIL_JSON_ENUM_HOOKS(device_kind)
+AI_HWACCEL_DETAIL_JSON_ENUM_HOOKS(dtype)
+AI_HWACCEL_DETAIL_JSON_ENUM_HOOKS(memory_type)
+AI_HWACCEL_DETAIL_JSON_ENUM_HOOKS(interconnect_kind)
+AI_HWACCEL_DETAIL_JSON_ENUM_HOOKS(link_scope)
+AI_HWACCEL_DETAIL_JSON_ENUM_HOOKS(origin)
+AI_HWACCEL_DETAIL_JSON_ENUM_HOOKS(warning_kind)
+AI_HWACCEL_DETAIL_JSON_ENUM_HOOKS(backend_id)
+AI_HWACCEL_DETAIL_JSON_ENUM_HOOKS(cpu_feature)
+AI_HWACCEL_DETAIL_JSON_ENUM_HOOKS(cpu_arch)
+AI_HWACCEL_DETAIL_JSON_ENUM_HOOKS(storage_kind)
+AI_HWACCEL_DETAIL_JSON_ENUM_HOOKS(container_runtime)
+AI_HWACCEL_DETAIL_JSON_ENUM_HOOKS(cloud_provider)
+#undef AI_HWACCEL_DETAIL_JSON_ENUM_HOOKS
+
+template <class T>
+void to_json(nlohmann::json& j, const sourced<T>& s) {
+    j = detail::json_io::sourced_to_json(s);
+}
+template <class T>
+void from_json(const nlohmann::json& j, sourced<T>& s) {
+    detail::json_io::read_or_raise(j, s);
+}
+
+template <std::size_t N>
+void to_json(nlohmann::json& j, const inplace_string<N>& s) {
+    j = detail::json_io::valid_utf8(s.view());
+}
+template <std::size_t N>
+void from_json(const nlohmann::json& j, inplace_string<N>& s) {
+    detail::json_io::read_or_raise(j, s);
+}
+
+inline void to_json(nlohmann::json& j, const pci_address& a) { j = std::string(a.text().data()); }
+inline void from_json(const nlohmann::json& j, pci_address& a) { detail::json_io::read_or_raise(j, a); }
+
+inline void to_json(nlohmann::json& j, const pcie_link& l) {
+    j = nlohmann::json::object();
+    j["generation"] = l.generation;
+    j["width"] = l.width;
+}
+inline void from_json(const nlohmann::json& j, pcie_link& l) { detail::json_io::read_or_raise(j, l); }
+
+inline void to_json(nlohmann::json& j, const peak_throughput& p) {
+    j = nlohmann::json::object();
+    for (const auto& row : dtype_table)
+        if (p[row.id] != 0 && std::isfinite(p[row.id])) j[std::string(row.name)] = p[row.id];
+}
+inline void from_json(const nlohmann::json& j, peak_throughput& p) { detail::json_io::read_or_raise(j, p); }
+
+inline void to_json(nlohmann::json& j, const cpu_features& f) {
+    j = nlohmann::json::array();
+    for (const auto& row : cpu_feature_table)
+        if (f.has(row.id)) j.push_back(std::string(row.name));
+}
+inline void from_json(const nlohmann::json& j, cpu_features& f) { detail::json_io::read_or_raise(j, f); }
+
+inline void to_json(nlohmann::json& j, const accelerator_profile& p) {
+    j = nlohmann::json::object();
+    j["kind"] = p.kind;
+    j["index"] = p.index;
+    j["available"] = p.available;
+    j["software"] = p.software;
+    j["unified_memory"] = p.unified_memory;
+    j["vendor"] = p.maker;
+    j["name"] = p.name;
+    j["uuid"] = p.uuid;
+    j["pci"] = p.pci ? nlohmann::json(*p.pci) : nlohmann::json(nullptr);
+    j["pci_device_id"] = p.pci_device_id;
+    j["arch"] = p.arch;
+    j["driver_version"] = p.driver_version;
+    j["memory_bytes"] = p.memory_bytes;
+    j["memory_used_bytes"] = p.memory_used_bytes;
+    j["memory_free_bytes"] = p.memory_free_bytes;
+    j["memory_bandwidth_gbps"] = p.memory_bandwidth_gbps;
+    j["peak_tflops"] = p.peak;
+    j["peak_origin"] = p.peak_from;
+    j["compute_units"] = p.compute_units;
+    j["chips"] = p.chips;
+    j["pcie_current"] = p.pcie_current;
+    j["pcie_max"] = p.pcie_max;
+    j["numa_node"] = p.numa_node;
+    j["temperature_c"] = p.temperature_c;
+    j["power_draw_watts"] = p.power_draw_watts;
+    j["power_limit_watts"] = p.power_limit_watts;
+    j["utilization_percent"] = p.utilization_percent;
+    // Only a catalogue row can be found again by name.
+    const bool linkable = p.spec != nullptr && find_device(p.spec->name) == p.spec;
+    j["spec"] = linkable ? nlohmann::json(std::string(p.spec->name)) : nlohmann::json(nullptr);
+}
+inline void from_json(const nlohmann::json& j, accelerator_profile& p) { detail::json_io::read_or_raise(j, p); }
+
+inline void to_json(nlohmann::json& j, const warning& w) {
+    using detail::json_io::valid_utf8;
+    j = nlohmann::json::object();
+    j["kind"] = w.kind;
+    j["backend"] = w.backend ? nlohmann::json(*w.backend) : nlohmann::json(nullptr);
+    j["subject"] = valid_utf8(w.subject);
+    j["message"] = valid_utf8(w.message);
+    j["code"] = w.code;
+}
+inline void from_json(const nlohmann::json& j, warning& w) { detail::json_io::read_or_raise(j, w); }
+
+inline void to_json(nlohmann::json& j, const cpu_info& c) {
+    j = nlohmann::json::object();
+    j["model"] = detail::json_io::valid_utf8(c.model);
+    j["vendor"] = c.maker;
+    j["arch"] = c.arch;
+    j["sockets"] = c.sockets;
+    j["cores"] = c.cores;
+    j["threads"] = c.threads;
+    j["usable_threads"] = c.usable_threads;
+    j["cpu_quota"] = std::isfinite(c.cpu_quota) ? c.cpu_quota : 0.0;
+    j["features"] = c.features;
+}
+inline void from_json(const nlohmann::json& j, cpu_info& c) { detail::json_io::read_or_raise(j, c); }
+
+inline void to_json(nlohmann::json& j, const memory_info& m) {
+    j = nlohmann::json::object();
+    j["total_bytes"] = m.total_bytes;
+    j["available_bytes"] = m.available_bytes;
+    j["cgroup_limit_bytes"] = m.cgroup_limit_bytes;
+}
+inline void from_json(const nlohmann::json& j, memory_info& m) { detail::json_io::read_or_raise(j, m); }
+
+inline void to_json(nlohmann::json& j, const numa_node& n) {
+    j = nlohmann::json::object();
+    j["id"] = n.id;
+    j["memory_bytes"] = n.memory_bytes;
+    j["cpus"] = detail::json_io::valid_utf8(n.cpus);
+}
+inline void from_json(const nlohmann::json& j, numa_node& n) { detail::json_io::read_or_raise(j, n); }
+
+inline void to_json(nlohmann::json& j, const host_info& h) {
+    j = nlohmann::json::object();
+    j["cpu"] = h.cpu;
+    j["memory"] = h.memory;
+    j["numa"] = h.numa;
+}
+inline void from_json(const nlohmann::json& j, host_info& h) { detail::json_io::read_or_raise(j, h); }
+
+inline void to_json(nlohmann::json& j, const pci_device& d) {
+    j = nlohmann::json::object();
+    j["address"] = d.address;
+    j["class_code"] = d.class_code;
+    j["vendor_id"] = d.vendor_id;
+    j["device_id"] = d.device_id;
+    j["subsystem_vendor_id"] = d.subsystem_vendor_id;
+    j["subsystem_device_id"] = d.subsystem_device_id;
+    j["link_current"] = d.link_current;
+    j["link_max"] = d.link_max;
+    j["numa_node"] = d.numa_node;
+    j["driver"] = detail::json_io::valid_utf8(d.driver);
+}
+inline void from_json(const nlohmann::json& j, pci_device& d) { detail::json_io::read_or_raise(j, d); }
+
+inline void to_json(nlohmann::json& j, const interconnect& l) {
+    using detail::json_io::valid_utf8;
+    j = nlohmann::json::object();
+    j["kind"] = l.kind;
+    j["scope"] = l.scope;
+    j["name"] = valid_utf8(l.name);
+    j["state"] = valid_utf8(l.state);
+    j["bandwidth_gbps"] = l.bandwidth_gbps;
+    j["devices"] = l.devices;
+}
+inline void from_json(const nlohmann::json& j, interconnect& l) { detail::json_io::read_or_raise(j, l); }
+
+inline void to_json(nlohmann::json& j, const storage_device& d) {
+    using detail::json_io::valid_utf8;
+    j = nlohmann::json::object();
+    j["name"] = valid_utf8(d.name);
+    j["model"] = valid_utf8(d.model);
+    j["kind"] = d.kind;
+    j["size_bytes"] = d.size_bytes;
+    j["read_bandwidth_gbps"] = d.read_bandwidth_gbps;
+}
+inline void from_json(const nlohmann::json& j, storage_device& d) { detail::json_io::read_or_raise(j, d); }
+
+inline void to_json(nlohmann::json& j, const runtime_environment& e) {
+    using detail::json_io::valid_utf8;
+    j = nlohmann::json::object();
+    j["container"] = e.container;
+    j["kubernetes"] = e.kubernetes;
+    j["kubernetes_namespace"] = valid_utf8(e.kubernetes_namespace);
+    j["wsl"] = e.wsl;
+    j["hypervisor"] = valid_utf8(e.hypervisor);
+    j["cloud"] = e.cloud;
+    j["instance_type"] = valid_utf8(e.instance_type);
+    j["region"] = valid_utf8(e.region);
+    j["zone"] = valid_utf8(e.zone);
+}
+inline void from_json(const nlohmann::json& j, runtime_environment& e) { detail::json_io::read_or_raise(j, e); }
+
+inline void to_json(nlohmann::json& j, const system_io& io) {
+    j = nlohmann::json::object();
+    j["pci_devices"] = io.pci_devices;
+    j["interconnects"] = io.interconnects;
+    j["storage"] = io.storage;
+    j["environment"] = io.environment;
+}
+inline void from_json(const nlohmann::json& j, system_io& io) { detail::json_io::read_or_raise(j, io); }
+
+inline void to_json(nlohmann::json& j, const accelerator_registry& r) {
+    j = nlohmann::json::object();
+    j["schema_version"] = accelerator_registry::schema_version;
+    auto& devices = j["devices"] = nlohmann::json::array();
+    for (const auto& p : r.all()) devices.push_back(nlohmann::json(p));
+    auto& warnings = j["warnings"] = nlohmann::json::array();
+    for (const auto& w : r.warnings()) warnings.push_back(nlohmann::json(w));
+    j["host"] = r.host();
+    j["system"] = r.system();
+}
+inline void from_json(const nlohmann::json& j, accelerator_registry& r) { detail::json_io::read_or_raise(j, r); }
+
+// ---------------------------------------------------------------------------------------
+// Text in, text out.
+
+/// The registry as JSON text. `indent` < 0 writes one line; otherwise nlohmann's pretty
+/// printing with that many spaces per level.
+inline std::string to_json_string(const accelerator_registry& r, int indent = 2) {
+    const nlohmann::json j = r;
+    // Strings were made valid UTF-8 on the way in, so `replace` never fires; it is there so
+    // that writing can never throw (or abort, without exceptions).
+    return j.dump(indent, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+/// The outcome of reading a registry: the registry, or why there is none.
+struct registry_json_result {
+    std::optional<accelerator_registry> registry; ///< set on success
+    std::string error;                            ///< empty on success, else "<where>: <what>"
+
+    bool ok() const noexcept { return registry.has_value(); }
+    explicit operator bool() const noexcept { return ok(); }
+};
+
+/// Reads a registry from parsed JSON. Never throws (except std::bad_alloc). A template
+/// taking exactly nlohmann::json, so that a string argument picks the text overload below
+/// instead of being ambiguous between the two.
+template <class Json>
+    requires std::is_same_v<Json, nlohmann::json>
+registry_json_result registry_from_json(const Json& j) {
+    registry_json_result out;
+    detail::json_io::reader r;
+    accelerator_registry reg;
+    if (r.read(j, reg)) out.registry = std::move(reg);
+    else out.error = r.error();
+    return out;
+}
+
+/// Reads a registry from JSON text (as to_json_string writes it). Refuses, with a message:
+/// text that is not JSON (including invalid UTF-8, NUL bytes and numbers beyond a double's
+/// range), a missing or newer schema_version, values of the wrong type, unknown names,
+/// integers out of their field's range, over-long strings or arrays, unknown catalogue
+/// devices. Never throws (except std::bad_alloc) and never aborts, whatever the bytes.
+inline registry_json_result registry_from_json(std::string_view text) {
+    // nlohmann's lexer takes a NUL byte for the end of the input and would ignore whatever
+    // follows; JSON text never holds one (inside strings it must be escaped).
+    if (const auto nul = text.find('\0'); nul != std::string_view::npos) {
+        registry_json_result out;
+        out.error = "invalid JSON: NUL byte at offset " + std::to_string(nul);
+        return out;
+    }
+    const char* const first = text.data();
+    const char* const last = first + text.size();
+    const auto j = nlohmann::json::parse(first, last, nullptr, /*allow_exceptions=*/false);
+    if (j.is_discarded()) {
+        // Parse once more with a recorder to learn why; only failures pay for it.
+        detail::json_io::parse_error_recorder why;
+        (void)nlohmann::json::sax_parse(first, last, &why);
+        registry_json_result out;
+        out.error = "invalid JSON: " + (why.message.empty() ? std::string("parse error") : why.message);
+        return out;
+    }
+    return registry_from_json(j);
+}
+
+AI_HWACCEL_NAMESPACE_END
+
+#endif // AI_HWACCEL_JSON
+// ---- end ai_hwaccel/io/json.hpp
 // #include "ai_hwaccel/registry.hpp"
 // ---- end ai_hwaccel/ai_hwaccel.hpp

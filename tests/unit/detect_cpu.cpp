@@ -4,6 +4,10 @@
 
 #include <doctest/doctest.h>
 
+#include <set>
+#include <string>
+#include <vector>
+
 namespace ah = ai_hwaccel;
 using ah::cpu_feature;
 
@@ -132,4 +136,307 @@ TEST_CASE("parse_cpuinfo hostile input") {
     CHECK(c.threads == 1);
     CHECK_FALSE(c.features.has(cpu_feature::avx2)); // whole words only; first flags line wins
     CHECK(ah::parse_cpuinfo(std::string(100000, ':')).threads == 0);
+}
+
+// ---------------------------------------------------------------------------------------
+// lscpu
+
+TEST_CASE("parse_lscpu") {
+    if (auto text = test::capture("lscpu/intel-i5-10400_cometlake_util-linux-2.39.txt")) {
+        // Flat layout with CRLF line ends (as stored in its source).
+        const auto l = ah::parse_lscpu(*text);
+        CHECK(l.cpu.model == "Intel(R) Core(TM) i5-10400 CPU @ 2.90GHz");
+        CHECK(l.cpu.maker == ah::vendor::intel);
+        CHECK(l.cpu.arch == ah::cpu_arch::x86_64);
+        CHECK(l.cpu.threads == 12);
+        CHECK(l.threads_per_core == 2);
+        CHECK(l.cores_per_socket == 6);
+        CHECK(l.cpu.sockets == 1);
+        CHECK(l.cpu.cores == 6);
+        CHECK(l.numa_node_count == 1);
+        REQUIRE(l.numa.size() == 1);
+        CHECK(l.numa[0] == ah::numa_node{0, 0, "0-11"});
+        CHECK(l.cpu.features.has(cpu_feature::avx2));
+        CHECK(l.cpu.features.has(cpu_feature::fma));
+        CHECK(l.cpu.features.has(cpu_feature::f16c));
+        CHECK_FALSE(l.cpu.features.has(cpu_feature::avx512f));
+        CHECK(l.hypervisor_vendor.empty());
+    }
+    if (auto text = test::capture("lscpu/lscpu_2x-epyc7742_old-format.txt")) {
+        // util-linux 2.3x: topology lines before the model name.
+        const auto l = ah::parse_lscpu(*text);
+        CHECK(l.cpu.model == "AMD EPYC 7742 64-Core Processor");
+        CHECK(l.cpu.maker == ah::vendor::amd);
+        CHECK(l.cpu.threads == 128);
+        CHECK(l.threads_per_core == 1); // SMT off
+        CHECK(l.cores_per_socket == 64);
+        CHECK(l.cpu.sockets == 2);
+        CHECK(l.cpu.cores == 128);
+        CHECK(l.numa_node_count == 2);
+        REQUIRE(l.numa.size() == 2);
+        CHECK(l.numa[0] == ah::numa_node{0, 0, "0-63"});
+        CHECK(l.numa[1] == ah::numa_node{1, 0, "64-127"});
+        CHECK(l.cpu.features.has(cpu_feature::avx2));
+        CHECK_FALSE(l.cpu.features.has(cpu_feature::avx512f)); // Zen 2
+    }
+    if (auto text = test::capture("lscpu/lscpu_azure-vm_epyc-9v74_hypervisor-microsoft.txt")) {
+        const auto l = ah::parse_lscpu(*text);
+        CHECK(l.cpu.model == "AMD EPYC 9V74 80-Core Processor");
+        CHECK(l.cpu.maker == ah::vendor::amd);
+        CHECK(l.cpu.threads == 4);
+        CHECK(l.threads_per_core == 2);
+        CHECK(l.cores_per_socket == 2);
+        CHECK(l.cpu.sockets == 1);
+        CHECK(l.cpu.cores == 2);
+        CHECK(l.hypervisor_vendor == "Microsoft");
+        REQUIRE(l.numa.size() == 1);
+        CHECK(l.numa[0].cpus == "0-3");
+        CHECK(l.cpu.features.has(cpu_feature::avx2));
+        CHECK_FALSE(l.cpu.features.has(cpu_feature::avx512f)); // the VM's flags list none
+    }
+}
+
+TEST_CASE("parse_lscpu new layout, hybrid Arm (hand-made)") {
+    // Synthetic, in the indented util-linux 2.37+ layout: two CPU types, no sockets.
+    const auto l = ah::parse_lscpu("Architecture:             aarch64\n"
+                                   "  CPU op-mode(s):         32-bit, 64-bit\n"
+                                   "CPU(s):                   8\n"
+                                   "  On-line CPU(s) list:    0-5\n"
+                                   "  Off-line CPU(s) list:   6,7\n"
+                                   "Vendor ID:                ARM\n"
+                                   "  Model name:             Cortex-A55\n"
+                                   "    Thread(s) per core:   1\n"
+                                   "    Core(s) per cluster:  4\n"
+                                   "    Socket(s):            -\n"
+                                   "    Cluster(s):           1\n"
+                                   "    Flags:                fp asimd asimdhp asimddp\n"
+                                   "  Model name:             Cortex-A76\n"
+                                   "    Thread(s) per core:   1\n"
+                                   "    Core(s) per cluster:  4\n"
+                                   "    Socket(s):            -\n"
+                                   "    Cluster(s):           1\n"
+                                   "    Flags:                fp asimd asimddp i8mm\n"
+                                   "Caches (sum of all):\n"
+                                   "  L1d:                    384 KiB (8 instances)\n"
+                                   "NUMA:\n"
+                                   "  NUMA node(s):           1\n"
+                                   "  NUMA node0 CPU(s):      0-7\n"
+                                   "Vulnerabilities:\n"
+                                   "  Itlb multihit:          Not affected\n");
+    CHECK(l.cpu.arch == ah::cpu_arch::aarch64);
+    CHECK(l.cpu.maker == ah::vendor::arm);
+    CHECK(l.cpu.model == "Cortex-A55");
+    CHECK(l.cpu.threads == 6); // online ones
+    CHECK(l.cpu.cores == 8);
+    CHECK(l.cpu.sockets == 1);
+    CHECK(l.cores_per_socket == 4);
+    CHECK(l.cpu.features.has(cpu_feature::neon));
+    CHECK(l.cpu.features.has(cpu_feature::asimd_dotprod));
+    CHECK_FALSE(l.cpu.features.has(cpu_feature::asimd_fp16)); // not on every core type
+    CHECK_FALSE(l.cpu.features.has(cpu_feature::i8mm));
+    CHECK(l.numa.size() == 1);
+}
+
+TEST_CASE("parse_lscpu hostile input") {
+    CHECK(ah::parse_lscpu("") == ah::lscpu_info{});
+    CHECK(ah::parse_lscpu(std::string(100000, ':')) == ah::lscpu_info{});
+    CHECK(ah::parse_lscpu("\xff\xfe\x00\x01garbage\n::\n") == ah::lscpu_info{});
+    const auto big = ah::parse_lscpu("CPU(s): 1000000000000000000000000000000\n"
+                                     "Core(s) per socket: 4294967295\n"
+                                     "Socket(s): 4294967295\n"
+                                     "Thread(s) per core: -1\n"
+                                     "NUMA node(s): 99999999999999999999\n"
+                                     "NUMA node0 CPU(s): 0-4294967295\n"
+                                     "NUMA nodeX CPU(s): 0\n"
+                                     "NUMA node CPU(s): 0\n"
+                                     "Architecture: \xff\n");
+    CHECK(big.cpu.threads == 0);
+    CHECK(big.cpu.cores == 0);   // counts beyond any machine are unknown
+    CHECK(big.cpu.sockets == 0);
+    CHECK(big.threads_per_core == 0);
+    CHECK(big.numa_node_count == 0);
+    CHECK(big.numa.empty());
+    CHECK(big.cpu.arch == ah::cpu_arch::unknown);
+    // A truncated capture: what is there is kept.
+    const auto cut = ah::parse_lscpu("Architecture:        x86_64\nCPU(s):              16\nModel na");
+    CHECK(cut.cpu.threads == 16);
+    CHECK(cut.cpu.model.empty());
+    std::string many;
+    for (int i = 0; i < 20000; ++i) many += "Model name: X\nCore(s) per socket: 1\n";
+    CHECK(ah::parse_lscpu(many).cpu.cores == 20000);
+    const auto edge = ah::parse_lscpu("Core(s) per socket: 65536\nSocket(s): 65536\n"); // 2^32 cores: too many
+    CHECK(edge.cpu.cores == 0);
+    CHECK(edge.cpu.sockets == 65536);
+}
+
+// ---------------------------------------------------------------------------------------
+// cgroup CPU limits
+
+TEST_CASE("parse_cgroup_cpu_max") {
+    CHECK(ah::parse_cgroup_cpu_max("max 100000\n") == 0.0);
+    CHECK(ah::parse_cgroup_cpu_max("max") == 0.0);
+    CHECK(ah::parse_cgroup_cpu_max("250000 100000\n") == 2.5);
+    CHECK(ah::parse_cgroup_cpu_max("50000 100000") == 0.5);
+    for (const char* bad : {"", "garbage", "max abc", "0 100000", "100000 0", "-1 100000", "100000", "100000 -1",
+                            "1000000000000000000000000000000 100000", "1000000000000 1", "250000  x", "\xff"}) {
+        CAPTURE(bad);
+        CHECK_FALSE(ah::parse_cgroup_cpu_max(bad).has_value());
+    }
+}
+
+TEST_CASE("parse_cgroup_cfs_quota") {
+    CHECK(ah::parse_cgroup_cfs_quota("-1\n", "100000\n") == 0.0);
+    CHECK(ah::parse_cgroup_cfs_quota("250000\n", "100000\n") == 2.5);
+    CHECK_FALSE(ah::parse_cgroup_cfs_quota("-2", "100000").has_value());
+    CHECK_FALSE(ah::parse_cgroup_cfs_quota("x", "100000").has_value());
+    CHECK_FALSE(ah::parse_cgroup_cfs_quota("100000", "0").has_value());
+    CHECK_FALSE(ah::parse_cgroup_cfs_quota("100000", "").has_value());
+    CHECK_FALSE(ah::parse_cgroup_cfs_quota("1000000000000000000000000000000", "100000").has_value());
+}
+
+// ---------------------------------------------------------------------------------------
+// probe_host
+
+namespace {
+// A rooted host where chosen paths read as "permission denied" (works when tests run as root).
+struct denying_view : ah::host_system {
+    using ah::host_system::host_system;
+    std::set<std::string, std::less<>> denied;
+    ah::file_read read_file(std::string_view path, std::size_t cap = ah::default_read_cap) const {
+        if (denied.count(path)) return {ah::read_status::permission_denied, {}};
+        return ah::host_system::read_file(path, cap);
+    }
+};
+
+std::string cpuinfo_with(int processors) {
+    std::string s;
+    for (int i = 0; i < processors; ++i) s += "processor\t: " + std::to_string(i) + "\nmodel name\t: Test CPU\n\n";
+    return s;
+}
+
+void write_basics(const test::scratch_dir& root, int processors) {
+    root.write("proc/cpuinfo", cpuinfo_with(processors));
+    root.write("proc/meminfo", "MemTotal: 1024 kB\nMemAvailable: 512 kB\n");
+}
+} // namespace
+
+TEST_CASE("probe_host: online, usable threads, NUMA") {
+    test::scratch_dir root;
+    write_basics(root, 8);
+    root.write("sys/devices/system/cpu/online", "0-7\n");
+    root.write("proc/self/status", "Name:\tcat\nCpus_allowed:\tff\nCpus_allowed_list:\t0-1,4\nMems_allowed_list:\t0\n");
+    root.write("sys/devices/system/node/node0/cpulist", "0-7\n");
+    root.write("sys/devices/system/node/node0/meminfo", "Node 0 MemTotal: 1024 kB\n");
+    std::vector<ah::warning> w;
+    const auto [host, cpu] = ah::probe_host(ah::host_system(root.path().string()), w);
+    CHECK(w.empty());
+    CHECK(host.cpu.threads == 8);
+    CHECK(host.cpu.usable_threads == 3);
+    CHECK(host.cpu.cpu_quota == 0);
+    REQUIRE(host.numa.size() == 1);
+    CHECK(host.numa[0] == ah::numa_node{0, 1024 * 1024, "0-7"});
+    CHECK(cpu.name.view() == "Test CPU");
+}
+
+TEST_CASE("probe_host: NUMA nodes and MemTotal disagree") {
+    test::scratch_dir root;
+    write_basics(root, 2); // MemTotal 1024 kB
+    root.write("sys/devices/system/node/node0/cpulist", "0-1\n");
+    root.write("sys/devices/system/node/node0/meminfo", "Node 0 MemTotal: 65536 kB\n");
+    std::vector<ah::warning> w;
+    const auto host = ah::probe_host(ah::host_system(root.path().string()), w).first;
+    CHECK(host.numa[0].memory_bytes == 65536u * 1024); // both kept as read
+    CHECK(*host.memory.total_bytes == 1024u * 1024);
+    REQUIRE(w.size() == 1);
+    CHECK(w[0].kind == ah::warning_kind::disagreement);
+    CHECK(w[0].message.find("NUMA") != std::string::npos);
+    // Within 1 %: no warning.
+    root.write("sys/devices/system/node/node0/meminfo", "Node 0 MemTotal: 1020 kB\n");
+    w.clear();
+    ah::probe_host(ah::host_system(root.path().string()), w);
+    CHECK(w.empty());
+}
+
+TEST_CASE("probe_host: /proc/cpuinfo and the online mask disagree") {
+    test::scratch_dir root;
+    write_basics(root, 4); // e.g. LXCFS showing the container's share
+    root.write("sys/devices/system/cpu/online", "0-63\n");
+    std::vector<ah::warning> w;
+    const auto [host, cpu] = ah::probe_host(ah::host_system(root.path().string()), w);
+    CHECK(host.cpu.threads == 64); // sysfs kept
+    REQUIRE(w.size() == 1);
+    CHECK(w[0].kind == ah::warning_kind::disagreement);
+    CHECK(w[0].subject == "/sys/devices/system/cpu/online");
+    CHECK(w[0].message.find("4 processors") != std::string::npos);
+    CHECK(w[0].message.find("using 64 from sysfs") != std::string::npos);
+}
+
+TEST_CASE("probe_host: cgroup v2 CPU quota, own cgroup and ancestors") {
+    test::scratch_dir root;
+    write_basics(root, 4);
+    root.write("sys/fs/cgroup/cpu.max", "250000 100000\n"); // what a container sees at its root
+    std::vector<ah::warning> w;
+    CHECK(ah::probe_host(ah::host_system(root.path().string()), w).first.cpu.cpu_quota == 2.5);
+    // Host view: our cgroup is /a/b; b has no quota, a has 1.5 CPUs.
+    root.write("proc/self/cgroup", "0::/a/b\n");
+    root.write("sys/fs/cgroup/a/b/cpu.max", "max 100000\n");
+    root.write("sys/fs/cgroup/a/cpu.max", "150000 100000\n");
+    CHECK(ah::probe_host(ah::host_system(root.path().string()), w).first.cpu.cpu_quota == 1.5);
+    root.write("sys/fs/cgroup/a/b/cpu.max", "50000 100000\n"); // the smaller one wins
+    CHECK(ah::probe_host(ah::host_system(root.path().string()), w).first.cpu.cpu_quota == 0.5);
+    CHECK(w.empty());
+    // Garbage is a parse error; the others still count. ".." cannot climb out of the mount.
+    root.write("proc/self/cgroup", "0::/a/b/../../../../etc\n");
+    root.write("sys/fs/cgroup/cpu.max", "lots\n");
+    CHECK(ah::probe_host(ah::host_system(root.path().string()), w).first.cpu.cpu_quota == 0);
+    REQUIRE(w.size() == 1);
+    CHECK(w[0].kind == ah::warning_kind::parse_error);
+    CHECK(w[0].subject == "/sys/fs/cgroup/cpu.max");
+}
+
+TEST_CASE("probe_host: cgroup v1 CPU quota") {
+    test::scratch_dir root;
+    write_basics(root, 4);
+    root.write("sys/fs/cgroup/cpu,cpuacct/cpu.cfs_quota_us", "-1\n");
+    root.write("sys/fs/cgroup/cpu,cpuacct/cpu.cfs_period_us", "100000\n");
+    std::vector<ah::warning> w;
+    CHECK(ah::probe_host(ah::host_system(root.path().string()), w).first.cpu.cpu_quota == 0);
+    // Docker without a cgroup namespace: /proc/self/cgroup names /docker/<id>, the mount
+    // shows the container's own cgroup at its root.
+    root.write("proc/self/cgroup", "4:cpu,cpuacct:/docker/abc\n3:memory:/docker/abc\n");
+    root.write("sys/fs/cgroup/cpu,cpuacct/cpu.cfs_quota_us", "200000\n");
+    CHECK(ah::probe_host(ah::host_system(root.path().string()), w).first.cpu.cpu_quota == 2.0);
+    CHECK(w.empty());
+
+    test::scratch_dir other; // only the "cpu" mount
+    write_basics(other, 4);
+    other.write("sys/fs/cgroup/cpu/cpu.cfs_quota_us", "50000\n");
+    other.write("sys/fs/cgroup/cpu/cpu.cfs_period_us", "100000\n");
+    CHECK(ah::probe_host(ah::host_system(other.path().string()), w).first.cpu.cpu_quota == 0.5);
+    other.write("sys/fs/cgroup/cpu/cpu.cfs_period_us", "0\n");
+    CHECK(ah::probe_host(ah::host_system(other.path().string()), w).first.cpu.cpu_quota == 0);
+    REQUIRE(w.size() == 1);
+    CHECK(w[0].kind == ah::warning_kind::parse_error);
+}
+
+TEST_CASE("probe_host: bad and unreadable CPU files") {
+    test::scratch_dir root;
+    write_basics(root, 4);
+    root.write("sys/devices/system/cpu/online", "0-4294967295\n");
+    root.write("proc/self/status", "Cpus_allowed_list:\t\xff\n");
+    root.write("sys/fs/cgroup/cpu.max", "1 2\n");
+    denying_view sys(root.path().string());
+    sys.denied.insert("/sys/fs/cgroup/cpu.max");
+    std::vector<ah::warning> w;
+    const auto host = ah::probe_host(sys, w).first;
+    CHECK(host.cpu.threads == 4); // cpuinfo's count stands
+    CHECK(host.cpu.usable_threads == 0);
+    CHECK(host.cpu.cpu_quota == 0);
+    REQUIRE(w.size() == 3);
+    CHECK(w[0].kind == ah::warning_kind::parse_error);
+    CHECK(w[0].subject == "/sys/devices/system/cpu/online");
+    CHECK(w[1].kind == ah::warning_kind::parse_error);
+    CHECK(w[1].subject == "/proc/self/status");
+    CHECK(w[2].kind == ah::warning_kind::permission_denied);
+    CHECK(w[2].subject == "/sys/fs/cgroup/cpu.max");
 }

@@ -83,6 +83,26 @@ TEST_CASE("host_system::env") {
     CHECK_FALSE(sys.env("AI_HWACCEL_TEST_VARIABLE").has_value());
 }
 
+TEST_CASE("host_system::env in a machine tree is the captured process's, never ours") {
+    ::setenv("AI_HWACCEL_TEST_VARIABLE", "ours", 1);
+    test::scratch_dir root;
+    const ah::host_system sys(root.path().string());
+    CHECK_FALSE(sys.env("AI_HWACCEL_TEST_VARIABLE").has_value()); // no capture: no environment
+    root.write("proc/self/environ", std::string("A=1\0CUDA_VISIBLE_DEVICES=0,1\0EMPTY=\0AB=2\0=x\0", 44));
+    CHECK(sys.env("CUDA_VISIBLE_DEVICES") == "0,1");
+    CHECK(sys.env("A") == "1");
+    CHECK(sys.env("AB") == "2");
+    CHECK(sys.env("EMPTY") == "");
+    CHECK_FALSE(sys.env("AI_HWACCEL_TEST_VARIABLE").has_value());
+    CHECK_FALSE(sys.env("").has_value());
+    CHECK_FALSE(sys.env("A=1").has_value());
+    // `env`'s one-per-line form, as k8s captures are published.
+    root.write("proc/self/environ", "HOSTNAME=pod-1\r\nKUBERNETES_SERVICE_HOST=10.96.0.1\n");
+    CHECK(sys.env("KUBERNETES_SERVICE_HOST") == "10.96.0.1");
+    CHECK(sys.env("HOSTNAME") == "pod-1");
+    ::unsetenv("AI_HWACCEL_TEST_VARIABLE");
+}
+
 TEST_CASE("system_view") {
     static_assert(ah::system_view<ah::host_system>);
     static_assert(!ah::system_view<int>);

@@ -1,16 +1,25 @@
 // ai-hwaccel: the command-line tool.
 //
-// Subcommands so far: `detect` (this machine's registry as a table), `catalogue` (the
-// devices the library knows, optionally filtered), `backends` (what this build compiled
-// in), `version`. Unknown subcommands and flags are errors with a message and exit code 2;
-// nothing is silently replaced by a default.
+//   detect     this machine's registry, or a captured machine's (--root DIR)
+//   parse      one captured tool output or system file, format recognised by itself
+//   catalogue  the devices the library knows
+//   backends   what this build compiled in
+//   version
+//
+// Unknown commands and options are errors with a message and exit code 2; nothing is
+// silently replaced by a default. Warnings go to stderr in the human form and into the
+// document with --json.
 #include "ai_hwaccel/core.hpp"
 #include "ai_hwaccel/detect/detect.hpp"
+#include "ai_hwaccel/detect/formats.hpp"
+#include "ai_hwaccel/io/json.hpp"
 
 #include <cstdio>
 #include <cstdlib>
 #include <string>
 #include <string_view>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <vector>
 
 namespace ah = ai_hwaccel;
@@ -21,14 +30,26 @@ constexpr std::string_view usage_text =
     "usage: ai-hwaccel <command> [options]\n"
     "\n"
     "commands:\n"
-    "  detect              print this machine's registry (the default command)\n"
-    "  catalogue [FILTER]  list the device catalogue; FILTER matches names case-insensitively\n"
-    "  backends            list the backends and whether this build compiled them in\n"
-    "  version             print the library version\n"
+    "  detect [options]       print the registry of this machine (the default command)\n"
+    "      --root DIR         detect from a captured machine tree instead: DIR/proc, DIR/sys,\n"
+    "                         DIR/dev, DIR/etc, …; no tool runs, captured outputs are replayed\n"
+    "                         from DIR/ai-hwaccel-tools (see its index format in the README)\n"
+    "      --only LIST        run only these backends (comma-separated names, see `backends`)\n"
+    "      --skip LIST        run every compiled backend but these\n"
+    "      --no-host          skip the host probes (CPU, memory, NUMA, PCI, storage, environment)\n"
+    "      --timings          also print how long each probe took\n"
+    "      --json             print the registry as JSON\n"
+    "  parse FILE [options]   read one captured output ('-' for stdin) and print what it says\n"
+    "      --format NAME      read it as NAME instead of recognising the format\n"
+    "      --list-formats     list the formats this build reads\n"
+    "      --json             print {format, devices, system, warnings} as JSON\n"
+    "  catalogue [FILTER]     list the device catalogue; FILTER matches names case-insensitively\n"
+    "  backends               list the backends and whether this build compiled them in\n"
+    "  version                print the library version\n"
     "\n"
     "options:\n"
-    "  -h, --help          print this help\n"
-    "  -V, --version       print the library version\n";
+    "  -h, --help             print this help\n"
+    "  -V, --version          print the library version\n";
 
 int usage_error(std::string_view msg) {
     std::fprintf(stderr, "ai-hwaccel: %.*s\n\n%.*s", static_cast<int>(msg.size()), msg.data(),
@@ -36,39 +57,251 @@ int usage_error(std::string_view msg) {
     return 2;
 }
 
-std::string fmt_bytes(std::uint64_t b) {
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "%.1f GiB", ah::units::to_gib(b));
+int error(std::string_view msg, int code = 1) {
+    std::fprintf(stderr, "ai-hwaccel: %.*s\n", static_cast<int>(msg.size()), msg.data());
+    return code;
+}
+
+void out(std::string_view s) { std::fwrite(s.data(), 1, s.size(), stdout); }
+
+std::string str(std::string_view s) { return std::string(s); }
+
+std::string fmt(const char* f, double v) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, f, v);
     return buf;
 }
 
+std::string fmt_bytes(std::uint64_t b) { return fmt("%.1f GiB", ah::units::to_gib(b)); }
+
 std::string fmt_value(const ah::sourced<std::uint64_t>& v) {
     if (!v) return "unknown";
-    return fmt_bytes(*v) + " (" + std::string(ah::to_string(v.from)) + ")";
+    return fmt_bytes(*v) + " (" + str(ah::to_string(v.from)) + ")";
 }
 
-int cmd_detect() {
-    const auto reg = ah::detect();
-    const auto& host = reg.host();
-    std::printf("%-4s %-10s %-44s %s\n", "#", "kind", "name", "memory");
+void print_warnings(std::span<const ah::warning> warnings) {
+    for (const auto& w : warnings) std::fprintf(stderr, "warning: %s\n", ah::to_string(w).c_str());
+}
+
+// --- human-readable output -------------------------------------------------------------
+
+void print_devices(std::span<const ah::accelerator_profile> devices) {
+    std::printf("%-4s %-12s %-44s %-22s %s\n", "#", "kind", "name", "memory", "pci");
     int i = 0;
-    for (const auto& p : reg.all()) {
-        std::printf("%-4d %-10.*s %-44s %s\n", i++, static_cast<int>(ah::to_string(p.kind).size()),
-                    ah::to_string(p.kind).data(), p.name.c_str(), fmt_value(p.memory_bytes).c_str());
+    for (const auto& p : devices) {
+        std::string name = str(p.name.view());
+        if (!p.available) name += " [hidden]";
+        if (p.software) name += " [software]";
+        std::printf("%-4d %-12s %-44s %-22s %s\n", i++, str(ah::to_string(p.kind)).c_str(), name.c_str(),
+                    fmt_value(p.memory_bytes).c_str(), p.pci ? p.pci->text().data() : "-");
     }
-    std::printf("\nhost: %s, %u socket(s), %u core(s), %u thread(s), arch %.*s\n", host.cpu.model.c_str(),
-                host.cpu.sockets, host.cpu.cores, host.cpu.threads,
-                static_cast<int>(ah::to_string(host.cpu.arch).size()), ah::to_string(host.cpu.arch).data());
+}
+
+void print_cpu(const ah::cpu_info& cpu) {
+    std::printf("cpu: %s (%s, %s): %u socket(s), %u core(s), %u thread(s)", cpu.model.empty() ? "unknown model" : cpu.model.c_str(),
+                str(ah::to_string(cpu.maker)).c_str(), str(ah::to_string(cpu.arch)).c_str(), cpu.sockets, cpu.cores,
+                cpu.threads);
+    if (cpu.usable_threads) std::printf(", %u usable by this process", cpu.usable_threads);
+    if (cpu.cpu_quota > 0) std::printf(", quota %.2f CPUs", cpu.cpu_quota);
     std::string feats;
     for (const auto& f : ah::cpu_feature_table)
-        if (host.cpu.features.has(f.id)) feats += std::string(feats.empty() ? "" : " ") + std::string(f.name);
-    std::printf("cpu features: %s\n", feats.empty() ? "(none of interest)" : feats.c_str());
-    std::printf("memory: total %s, container limit %s\n", fmt_value(host.memory.total_bytes).c_str(),
-                fmt_value(host.memory.cgroup_limit_bytes).c_str());
+        if (cpu.features.has(f.id)) feats += (feats.empty() ? "" : " ") + str(f.name);
+    std::printf("\ncpu features: %s\n", feats.empty() ? "(none of interest)" : feats.c_str());
+}
+
+void print_host(const ah::host_info& host) {
+    if (host.cpu.threads || !host.cpu.model.empty()) print_cpu(host.cpu);
+    if (host.memory.total_bytes || host.memory.cgroup_limit_bytes)
+        std::printf("memory: total %s, available %s, container limit %s\n", fmt_value(host.memory.total_bytes).c_str(),
+                    fmt_value(host.memory.available_bytes).c_str(), fmt_value(host.memory.cgroup_limit_bytes).c_str());
+    for (const auto& n : host.numa)
+        std::printf("numa node %u: %s, cpus %s\n", n.id, n.memory_bytes ? fmt_bytes(n.memory_bytes).c_str() : "no memory listed",
+                    n.cpus.empty() ? "(none)" : n.cpus.c_str());
+}
+
+void print_system(const ah::system_io& io) {
+    for (const auto& d : io.storage)
+        std::printf("storage: %-10s %-12s %12s  %s\n", d.name.c_str(), str(ah::to_string(d.kind)).c_str(),
+                    fmt("%.1f GB", static_cast<double>(d.size_bytes) / 1e9).c_str(), d.model.c_str());
+    std::size_t accelerators = 0;
+    for (const auto& d : io.pci_devices)
+        if ((d.class_code >> 16) == 0x03 || (d.class_code >> 16) == 0x12) ++accelerators;
+    if (!io.pci_devices.empty())
+        std::printf("pci: %zu function(s), %zu display or processing-accelerator class\n", io.pci_devices.size(), accelerators);
+    const auto& e = io.environment;
+    std::string env;
+    if (e.container != ah::container_runtime::none) env += "container " + str(ah::to_string(e.container)) + "; ";
+    if (e.kubernetes) env += "kubernetes" + (e.kubernetes_namespace.empty() ? "" : " (namespace " + e.kubernetes_namespace + ")") + "; ";
+    if (e.wsl) env += "WSL; ";
+    if (!e.hypervisor.empty()) env += "hypervisor " + e.hypervisor + "; ";
+    if (e.cloud != ah::cloud_provider::none) {
+        env += "cloud " + str(ah::to_string(e.cloud));
+        if (!e.instance_type.empty()) env += " (" + e.instance_type + ")";
+        env += "; ";
+    }
+    if (!env.empty()) {
+        env.resize(env.size() - 2);
+        std::printf("environment: %s\n", env.c_str());
+    }
+}
+
+// --- detect ----------------------------------------------------------------------------
+
+struct detect_args {
+    std::string root;
+    bool json = false, timings = false, no_host = false;
+    std::string only, skip;
+};
+
+bool apply_backend_list(ah::detector& d, std::string_view list, bool add, std::string& bad) {
+    while (!list.empty()) {
+        const auto comma = list.find(',');
+        const auto name = ah::detail::trim(list.substr(0, comma));
+        list = comma == std::string_view::npos ? std::string_view{} : list.substr(comma + 1);
+        if (name.empty()) continue;
+        const auto b = ah::parse_backend(name);
+        if (!b) {
+            bad = str(name);
+            return false;
+        }
+        add ? d.with(*b) : d.without(*b);
+    }
+    return true;
+}
+
+int cmd_detect(const detect_args& a) {
+    if (!a.only.empty() && !a.skip.empty()) return usage_error("--only and --skip cannot be combined");
+    auto d = a.only.empty() ? ah::detector::all() : ah::detector::none().with_host();
+    if (a.no_host) d.with_host(false);
+    std::string bad;
+    if (!apply_backend_list(d, a.only.empty() ? a.skip : a.only, !a.only.empty(), bad))
+        return usage_error("unknown backend '" + bad + "' (see `ai-hwaccel backends`)");
+    if (!a.root.empty()) {
+        struct stat st {};
+        if (::stat(a.root.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
+            return error("--root: '" + a.root + "' is not a directory", 2);
+    }
+    const auto t = d.run_timed(ah::host_system(a.root));
+    const auto& reg = t.registry;
+    if (a.json) {
+#if AI_HWACCEL_JSON
+        nlohmann::json j = reg;
+        if (a.timings) {
+            auto& arr = j["timings"] = nlohmann::json::array();
+            for (const auto& p : t.timings)
+                arr.push_back({{"probe", p.name}, {"state", ah::to_string(p.state)},
+                               {"elapsed_us", p.elapsed.count()}, {"devices", p.devices}, {"warnings", p.warnings}});
+            j["elapsed_us"] = t.elapsed.count();
+        }
+        out(j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace));
+        out("\n");
+        return 0;
+#else
+        return error("this build has no JSON support (nlohmann/json was not found when it was compiled)", 2);
+#endif
+    }
+    print_devices(reg.all());
+    std::printf("\n");
+    print_host(reg.host());
+    print_system(reg.system());
     std::printf("accelerators: %s\n", reg.has_accelerator() ? "yes" : "none found");
-    for (const auto& w : reg.warnings()) std::fprintf(stderr, "warning: %s\n", ah::to_string(w).c_str());
+    if (a.timings) {
+        std::printf("\n%-12s %-13s %12s %8s %9s\n", "probe", "state", "elapsed", "devices", "warnings");
+        for (const auto& p : t.timings)
+            std::printf("%-12s %-13s %9.3f ms %8zu %9zu\n", p.name.c_str(), str(ah::to_string(p.state)).c_str(),
+                        static_cast<double>(p.elapsed.count()) / 1000.0, p.devices, p.warnings);
+        std::printf("%-12s %-13s %9.3f ms\n", "total", "", static_cast<double>(t.elapsed.count()) / 1000.0);
+    }
+    print_warnings(reg.warnings());
     return 0;
 }
+
+// --- parse -----------------------------------------------------------------------------
+
+constexpr std::size_t parse_input_cap = std::size_t{64} << 20;
+
+bool read_input(const std::string& path, std::string& data, bool& cut, std::string& why) {
+    std::FILE* f = path == "-" ? stdin : std::fopen(path.c_str(), "rb");
+    if (!f) {
+        why = "cannot open '" + path + "'";
+        return false;
+    }
+    char buf[65536];
+    std::size_t n;
+    while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) {
+        if (data.size() + n > parse_input_cap) {
+            data.append(buf, parse_input_cap - data.size());
+            cut = true;
+            break;
+        }
+        data.append(buf, n);
+    }
+    const bool failed = std::ferror(f) != 0;
+    if (f != stdin) std::fclose(f);
+    if (failed) {
+        why = "error reading '" + path + "'";
+        return false;
+    }
+    return true;
+}
+
+int cmd_list_formats() {
+    for (const auto& f : ah::capture_formats)
+        std::printf("%-16.*s %.*s\n", static_cast<int>(f.name.size()), f.name.data(), static_cast<int>(f.command.size()),
+                    f.command.data());
+    return 0;
+}
+
+int cmd_parse(const std::string& path, std::string_view format, bool json) {
+    const ah::capture_format* f = nullptr;
+    if (!format.empty()) {
+        f = ah::find_capture_format(format);
+        if (!f) return usage_error("unknown format '" + str(format) + "' (see `ai-hwaccel parse --list-formats`)");
+    }
+    std::string data, why;
+    bool cut = false;
+    if (!read_input(path, data, cut, why)) return error(why);
+    if (!f) f = ah::recognise_format(data);
+    if (!f)
+        return error("'" + path + "' is in no format this build recognises; name one with --format (see --list-formats)");
+    auto r = ah::parse_capture(data, *f);
+    if (cut)
+        r.warnings.insert(r.warnings.begin(),
+                          ah::warning{ah::warning_kind::output_truncated, std::nullopt, path,
+                                      "input larger than " + std::to_string(parse_input_cap >> 20) + " MiB; read its start", 0});
+    if (json) {
+#if AI_HWACCEL_JSON
+        nlohmann::json j;
+        j["format"] = r.format;
+        j["devices"] = r.devices;
+        nlohmann::json system = nlohmann::json::object();
+        if (r.host) {
+            const nlohmann::json h = *r.host;
+            for (const auto& [k, v] : h.items()) system[k] = v;
+        }
+        if (r.system) {
+            const nlohmann::json s = *r.system;
+            for (const auto& [k, v] : s.items()) system[k] = v;
+        }
+        j["system"] = std::move(system);
+        j["warnings"] = r.warnings;
+        out(j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace));
+        out("\n");
+        return 0;
+#else
+        return error("this build has no JSON support (nlohmann/json was not found when it was compiled)", 2);
+#endif
+    }
+    std::printf("format: %.*s (%.*s)\n", static_cast<int>(f->name.size()), f->name.data(),
+                static_cast<int>(f->command.size()), f->command.data());
+    if (!r.devices.empty()) print_devices(r.devices);
+    if (r.host) print_host(*r.host);
+    if (r.system) print_system(*r.system);
+    print_warnings(r.warnings);
+    return 0;
+}
+
+// --- the rest --------------------------------------------------------------------------
 
 int cmd_catalogue(std::string_view filter) {
     std::size_t shown = 0;
@@ -80,18 +313,18 @@ int cmd_catalogue(std::string_view filter) {
                     d.memory_bytes ? fmt_bytes(d.memory_bytes).c_str() : "shared", d.memory_bandwidth_gbps,
                     d.peak.bf16 > d.peak.fp16 ? d.peak.bf16 : d.peak.fp16);
     }
-    if (shown == 0) {
-        std::fprintf(stderr, "ai-hwaccel: no catalogue device matches \"%.*s\"\n", static_cast<int>(filter.size()),
-                     filter.data());
-        return 1;
-    }
+    if (shown == 0) return error("no catalogue device matches \"" + str(filter) + "\"");
     return 0;
 }
 
 int cmd_backends() {
-    for (const auto& b : ah::backend_table)
-        std::printf("%-14.*s %-13s %.*s\n", static_cast<int>(b.name.size()), b.name.data(),
-                    b.compiled ? "compiled" : "not compiled", static_cast<int>(b.display.size()), b.display.data());
+    for (const auto& b : ah::backend_table) {
+        std::string tools;
+        for (auto t : b.tools) tools += (tools.empty() ? "" : ", ") + str(t);
+        std::printf("%-14.*s %-13s %-28.*s %s\n", static_cast<int>(b.name.size()), b.name.data(),
+                    b.compiled ? "compiled" : "not compiled", static_cast<int>(b.display.size()), b.display.data(),
+                    tools.c_str());
+    }
     return 0;
 }
 
@@ -99,37 +332,85 @@ int cmd_backends() {
 
 int main(int argc, char** argv) {
     std::vector<std::string_view> args(argv + 1, argv + argc);
-    std::string_view command = "detect";
-    std::vector<std::string_view> rest;
-    for (std::size_t i = 0; i < args.size(); ++i) {
-        const auto a = args[i];
+    for (auto a : args) {
         if (a == "-h" || a == "--help") {
-            std::fputs(std::string(usage_text).c_str(), stdout);
+            out(usage_text);
             return 0;
         }
         if (a == "-V" || a == "--version") {
             std::printf("ai-hwaccel %s\n", ah::version.text);
             return 0;
         }
-        if (!a.empty() && a.front() == '-') return usage_error("unknown option '" + std::string(a) + "'");
-        if (i == 0) command = a;
-        else rest.push_back(a);
     }
+    std::string_view command = "detect";
+    std::size_t i = 0;
+    if (!args.empty() && !args[0].starts_with("-")) {
+        command = args[0];
+        i = 1;
+    }
+    std::vector<std::string_view> positional;
+    // Options that take a value; every command checks it got only its own.
+    auto value_of = [&](std::string_view opt, std::string& v) -> bool {
+        if (i + 1 >= args.size()) return false;
+        v = str(args[++i]);
+        (void)opt;
+        return true;
+    };
+    detect_args d;
+    std::string format;
+    bool json = false, list_formats = false;
+    std::vector<std::string_view> seen;
+    for (; i < args.size(); ++i) {
+        const auto a = args[i];
+        if (a == "-" || !a.starts_with("-")) {
+            positional.push_back(a);
+            continue;
+        }
+        seen.push_back(a);
+        if (a == "--json") json = true;
+        else if (a == "--timings") d.timings = true;
+        else if (a == "--no-host") d.no_host = true;
+        else if (a == "--list-formats") list_formats = true;
+        else if (a == "--root" || a == "--only" || a == "--skip" || a == "--format") {
+            std::string v;
+            if (!value_of(a, v)) return usage_error(str(a) + " needs a value");
+            (a == "--root" ? d.root : a == "--only" ? d.only : a == "--skip" ? d.skip : format) = v;
+        } else
+            return usage_error("unknown option '" + str(a) + "'");
+    }
+    auto only_options = [&](std::initializer_list<std::string_view> allowed) -> std::string {
+        for (auto s : seen) {
+            bool ok = false;
+            for (auto x : allowed) ok = ok || s == x;
+            if (!ok) return "option '" + str(s) + "' does not apply to " + str(command);
+        }
+        return {};
+    };
     if (command == "detect") {
-        if (!rest.empty()) return usage_error("detect takes no arguments");
-        return cmd_detect();
+        if (auto e = only_options({"--json", "--timings", "--no-host", "--root", "--only", "--skip"}); !e.empty())
+            return usage_error(e);
+        if (!positional.empty()) return usage_error("detect takes no arguments");
+        d.json = json;
+        return cmd_detect(d);
     }
+    if (command == "parse") {
+        if (auto e = only_options({"--json", "--format", "--list-formats"}); !e.empty()) return usage_error(e);
+        if (list_formats) return cmd_list_formats();
+        if (positional.size() != 1) return usage_error("parse takes one FILE (or '-' for stdin)");
+        return cmd_parse(str(positional[0]), format, json);
+    }
+    if (!seen.empty()) return usage_error("option '" + str(seen[0]) + "' does not apply to " + str(command));
     if (command == "catalogue" || command == "catalog") {
-        if (rest.size() > 1) return usage_error("catalogue takes at most one filter");
-        return cmd_catalogue(rest.empty() ? std::string_view{} : rest[0]);
+        if (positional.size() > 1) return usage_error("catalogue takes at most one filter");
+        return cmd_catalogue(positional.empty() ? std::string_view{} : positional[0]);
     }
     if (command == "backends") {
-        if (!rest.empty()) return usage_error("backends takes no arguments");
+        if (!positional.empty()) return usage_error("backends takes no arguments");
         return cmd_backends();
     }
     if (command == "version") {
         std::printf("ai-hwaccel %s\n", ah::version.text);
         return 0;
     }
-    return usage_error("unknown command '" + std::string(command) + "'");
+    return usage_error("unknown command '" + str(command) + "'");
 }

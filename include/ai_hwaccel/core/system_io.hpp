@@ -53,28 +53,32 @@ struct cpu_feature_info {
     std::string_view name; ///< our name (stable, JSON)
     /// The flag as Linux prints it in /proc/cpuinfo ("flags" on x86, "Features" on Arm).
     std::string_view proc_flag;
+    /// An Arm feature (read from "Features"), else x86 (read from "flags"). The two
+    /// vocabularies overlap: x86's "sme" is AMD Secure Memory Encryption, Arm's is the
+    /// Scalable Matrix Extension.
+    bool arm;
 };
 inline constexpr std::array<cpu_feature_info, cpu_feature_count> cpu_feature_table{{
-    {cpu_feature::avx2, "avx2", "avx2"},
-    {cpu_feature::fma, "fma", "fma"},
-    {cpu_feature::f16c, "f16c", "f16c"},
-    {cpu_feature::avx_vnni, "avx_vnni", "avx_vnni"},
-    {cpu_feature::avx512f, "avx512f", "avx512f"},
-    {cpu_feature::avx512bw, "avx512bw", "avx512bw"},
-    {cpu_feature::avx512_vnni, "avx512_vnni", "avx512_vnni"},
-    {cpu_feature::avx512_bf16, "avx512_bf16", "avx512_bf16"},
-    {cpu_feature::avx512_fp16, "avx512_fp16", "avx512_fp16"},
-    {cpu_feature::amx_tile, "amx_tile", "amx_tile"},
-    {cpu_feature::amx_bf16, "amx_bf16", "amx_bf16"},
-    {cpu_feature::amx_int8, "amx_int8", "amx_int8"},
-    {cpu_feature::neon, "neon", "asimd"},
-    {cpu_feature::asimd_dotprod, "asimd_dotprod", "asimddp"},
-    {cpu_feature::asimd_fp16, "asimd_fp16", "asimdhp"},
-    {cpu_feature::i8mm, "i8mm", "i8mm"},
-    {cpu_feature::arm_bf16, "arm_bf16", "bf16"},
-    {cpu_feature::sve, "sve", "sve"},
-    {cpu_feature::sve2, "sve2", "sve2"},
-    {cpu_feature::sme, "sme", "sme"},
+    {cpu_feature::avx2, "avx2", "avx2", false},
+    {cpu_feature::fma, "fma", "fma", false},
+    {cpu_feature::f16c, "f16c", "f16c", false},
+    {cpu_feature::avx_vnni, "avx_vnni", "avx_vnni", false},
+    {cpu_feature::avx512f, "avx512f", "avx512f", false},
+    {cpu_feature::avx512bw, "avx512bw", "avx512bw", false},
+    {cpu_feature::avx512_vnni, "avx512_vnni", "avx512_vnni", false},
+    {cpu_feature::avx512_bf16, "avx512_bf16", "avx512_bf16", false},
+    {cpu_feature::avx512_fp16, "avx512_fp16", "avx512_fp16", false},
+    {cpu_feature::amx_tile, "amx_tile", "amx_tile", false},
+    {cpu_feature::amx_bf16, "amx_bf16", "amx_bf16", false},
+    {cpu_feature::amx_int8, "amx_int8", "amx_int8", false},
+    {cpu_feature::neon, "neon", "asimd", true},
+    {cpu_feature::asimd_dotprod, "asimd_dotprod", "asimddp", true},
+    {cpu_feature::asimd_fp16, "asimd_fp16", "asimdhp", true},
+    {cpu_feature::i8mm, "i8mm", "i8mm", true},
+    {cpu_feature::arm_bf16, "arm_bf16", "bf16", true},
+    {cpu_feature::sve, "sve", "sve", true},
+    {cpu_feature::sve2, "sve2", "sve2", true},
+    {cpu_feature::sme, "sme", "sme", true},
 }};
 static_assert(detail::table_is_indexed_and_unique(cpu_feature_table));
 static_assert(cpu_feature_count <= 32, "cpu_features is a 32-bit set");

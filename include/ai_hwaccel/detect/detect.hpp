@@ -23,9 +23,12 @@
 #include "ai_hwaccel/core/system_io.hpp"
 #include "ai_hwaccel/core/warning.hpp"
 #include "ai_hwaccel/detect/cpu.hpp"
+#include "ai_hwaccel/detect/environment.hpp"
 #include "ai_hwaccel/detect/merge.hpp"
 #include "ai_hwaccel/detect/probe.hpp"
+#include "ai_hwaccel/detect/storage.hpp"
 #include "ai_hwaccel/detect/system.hpp"
+#include "ai_hwaccel/detect/topology.hpp"
 #include "ai_hwaccel/registry.hpp"
 
 #include <algorithm>
@@ -87,13 +90,17 @@ struct machine_output {
     std::vector<warning> warnings;
 };
 
-/// The probes of the machine itself: CPU, memory and its limits.
+/// The probes of the machine itself: CPU, memory and its limits, NUMA nodes (all in
+/// probe_host), PCI functions, storage, and the runtime environment.
 template <system_view S>
 machine_output probe_machine(const S& sys) {
     machine_output m;
     auto [host, cpu] = probe_host(sys, m.warnings);
     m.host = std::move(host);
     m.cpu = cpu;
+    m.io.pci_devices = probe_pci(sys, m.warnings);
+    m.io.storage = probe_storage(sys, m.warnings);
+    m.io.environment = probe_environment(sys, m.warnings);
     return m;
 }
 

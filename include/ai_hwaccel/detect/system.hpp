@@ -236,7 +236,12 @@ public:
         return ::stat(resolve(path).c_str(), &st) == 0;
     }
 
+    /// The live host: this process's environment. A machine tree: the captured process's,
+    /// from `<root>/proc/self/environ` (NUL-separated as the kernel writes it, or one
+    /// NAME=value per line as `env` prints it), and none at all without that file; the
+    /// caller's own variables never leak into another machine's detection.
     std::optional<std::string> env(std::string_view name) const {
+        if (replays_tools()) return captured_env(name);
         const std::string n(name);
         if (const char* v = std::getenv(n.c_str())) return std::string(v);
         return std::nullopt;
@@ -279,6 +284,25 @@ private:
             }
         }
         return r;
+    }
+
+    std::optional<std::string> captured_env(std::string_view name) const {
+        if (name.empty() || name.find('=') != std::string_view::npos) return std::nullopt;
+        const auto r = read_file("/proc/self/environ", 1u << 20);
+        if (!r.ok()) return std::nullopt;
+        const std::string_view text = r.data;
+        const char sep = text.find('\0') != std::string_view::npos ? '\0' : '\n';
+        std::size_t pos = 0;
+        while (pos < text.size()) {
+            auto end = text.find(sep, pos);
+            if (end == std::string_view::npos) end = text.size();
+            std::string_view entry = text.substr(pos, end - pos);
+            if (sep == '\n' && !entry.empty() && entry.back() == '\r') entry.remove_suffix(1);
+            if (entry.size() > name.size() && entry.starts_with(name) && entry[name.size()] == '=')
+                return std::string(entry.substr(name.size() + 1));
+            pos = end + 1;
+        }
+        return std::nullopt;
     }
 
     std::string resolve(std::string_view path) const {

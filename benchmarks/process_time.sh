@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Wall time of whole `ai-hwaccel` processes: start-up, detection, output, exit. Reports
+# the best and the median of N runs (default 20) for each command line, in milliseconds.
+#   benchmarks/process_time.sh [-n RUNS] PATH/TO/ai-hwaccel
+set -euo pipefail
+runs=20
+while getopts "n:" opt; do
+  case $opt in
+    n) runs=$OPTARG ;;
+    *) echo "usage: $0 [-n RUNS] PATH/TO/ai-hwaccel" >&2; exit 2 ;;
+  esac
+done
+shift $((OPTIND - 1))
+[ $# -eq 1 ] || { echo "usage: $0 [-n RUNS] PATH/TO/ai-hwaccel" >&2; exit 2; }
+cli=$1
+root=$(cd "$(dirname "$0")/.." && pwd)
+
+measure() { # label, then the command line
+  local label=$1; shift
+  local times=()
+  for ((i = 0; i < runs; i++)); do
+    local t0 t1
+    t0=$(date +%s%N)
+    "$@" >/dev/null 2>&1 || true
+    t1=$(date +%s%N)
+    times+=($(( (t1 - t0) / 1000 )))
+  done
+  mapfile -t sorted < <(printf '%s\n' "${times[@]}" | sort -n)
+  local best=${sorted[0]} median=${sorted[$((runs / 2))]}
+  awk -v l="$label" -v b="$best" -v m="$median" 'BEGIN { printf "%-44s best %8.2f ms   median %8.2f ms\n", l, b / 1000, m / 1000 }'
+}
+
+measure "ai-hwaccel --version" "$cli" --version
+measure "ai-hwaccel detect" "$cli" detect
+measure "ai-hwaccel detect --json" "$cli" detect --json
+for m in "$root"/tests/machines/*/; do
+  [ -d "$m" ] || continue
+  measure "ai-hwaccel detect --root $(basename "$m")" "$cli" detect --root "$m"
+done

@@ -1,0 +1,310 @@
+// ai-hwaccel detect: where the process runs — container, Kubernetes, WSL, hypervisor,
+// cloud.
+//
+// Container runtimes leave marks: Docker's /.dockerenv, Podman's /run/.containerenv, and
+// cgroup paths in /proc/1/cgroup and /proc/self/cgroup ("/docker/<id>",
+// "docker-<id>.scope", "libpod-<id>.scope", "/lxc/<name>", "lxc.payload.<name>",
+// "cri-containerd-<id>.scope", "/kubepods/…"). With cgroup v2 and a private cgroup
+// namespace (Docker's default there) the path is just "/", so the marker files matter.
+// Kubernetes sets KUBERNETES_SERVICE_HOST in every pod and mounts the service account's
+// namespace file. WSL's kernel names Microsoft in its release string. The hypervisor and
+// the cloud come from the firmware's DMI strings (/sys/class/dmi/id), the same evidence
+// cloud-init uses: "Amazon EC2", "Google Compute Engine", Azure's chassis asset tag
+// 7783-7084-3265-9085-8269-3286-77 (a plain Hyper-V VM has "Microsoft Corporation" too,
+// without the tag), Oracle's "OracleCloud.com" asset tag. Region and zone are not in DMI
+// and are left empty: finding them needs the network (metadata services), which detection
+// never touches.
+#pragma once
+
+#include "ai_hwaccel/config.hpp"
+#include "ai_hwaccel/core/system_io.hpp"
+#include "ai_hwaccel/core/text.hpp"
+#include "ai_hwaccel/core/warning.hpp"
+#include "ai_hwaccel/detect/system.hpp"
+#include "ai_hwaccel/detect/sysfs.hpp"
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+AI_HWACCEL_NAMESPACE_BEGIN
+
+// ---------------------------------------------------------------------------------------
+// cgroup paths
+
+/// What a /proc/<pid>/cgroup file says about containers.
+struct cgroup_hints {
+    container_runtime runtime = container_runtime::none;
+    bool kubernetes = false;  ///< a "kubepods" cgroup
+    std::string container_id; ///< the id or name in the path, when it names one
+    friend bool operator==(const cgroup_hints&, const cgroup_hints&) = default;
+};
+
+namespace detail {
+/// Strips `prefix` and `suffix` from `s` if both are there.
+constexpr std::optional<std::string_view> between(std::string_view s, std::string_view prefix,
+                                                  std::string_view suffix) noexcept {
+    if (s.size() < prefix.size() + suffix.size() || !s.starts_with(prefix) || !s.ends_with(suffix))
+        return std::nullopt;
+    return s.substr(prefix.size(), s.size() - prefix.size() - suffix.size());
+}
+
+/// Looks at one cgroup path, segment by segment.
+inline void read_cgroup_path(std::string_view path, cgroup_hints& h) {
+    std::string_view previous;
+    auto found = [&](container_runtime r, std::string_view id) {
+        if (h.runtime == container_runtime::none || h.runtime == container_runtime::other) h.runtime = r;
+        if (h.container_id.empty()) h.container_id = std::string(id);
+    };
+    while (!path.empty()) {
+        const auto slash = path.find('/');
+        const std::string_view seg = path.substr(0, slash);
+        path = slash == std::string_view::npos ? std::string_view{} : path.substr(slash + 1);
+        if (seg.empty()) continue;
+        if (seg.starts_with("kubepods")) h.kubernetes = true; // kubepods, kubepods.slice, kubepods-burstable.slice
+        if (auto id = between(seg, "docker-", ".scope")) found(container_runtime::docker, *id);
+        else if (previous == "docker") found(container_runtime::docker, seg); // cgroupfs driver: /docker/<id>
+        else if (auto id2 = between(seg, "cri-containerd-", ".scope")) found(container_runtime::containerd, *id2);
+        else if (auto id3 = between(seg, "crio-", ".scope")) found(container_runtime::other, *id3); // CRI-O
+        else if (seg.starts_with("libpod-conmon-")) {
+            // Podman's monitor process, which runs on the host beside the container.
+        } else if (auto id4 = between(seg, "libpod-", ".scope")) found(container_runtime::podman, *id4);
+        else if (previous == "libpod_parent" && seg.starts_with("libpod-"))
+            found(container_runtime::podman, seg.substr(7));
+        else if (previous == "lxc") found(container_runtime::lxc, seg); // LXC before 4.0: /lxc/<name>
+        else if (seg.starts_with("lxc.payload.")) found(container_runtime::lxc, seg.substr(12));
+        else if (seg == "lxc.payload") found(container_runtime::lxc, {});
+        else if (h.kubernetes && previous.starts_with("pod") && h.container_id.empty())
+            h.container_id = std::string(seg); // cgroupfs driver: /kubepods/<qos>/pod<uid>/<id>
+        previous = seg;
+    }
+}
+} // namespace detail
+
+/// /proc/<pid>/cgroup ("hierarchy:controllers:/path" lines, v1, v2 or both) → the
+/// container runtime and Kubernetes pod its paths name. The daemons' own cgroups
+/// ("/system.slice/docker.service", "containerd.service", Podman's "libpod-conmon-…")
+/// belong to the host and are not read as containers. A Kubernetes pod whose path names
+/// no runtime (the cgroupfs driver: "/kubepods/burstable/pod<uid>/<id>") is runtime
+/// `other`.
+inline cgroup_hints parse_proc_cgroup(std::string_view text) {
+    cgroup_hints h;
+    while (!text.empty()) {
+        const auto nl = text.find('\n');
+        const std::string_view line = detail::trim(text.substr(0, nl));
+        text = nl == std::string_view::npos ? std::string_view{} : text.substr(nl + 1);
+        const auto c1 = line.find(':');
+        const auto c2 = c1 == std::string_view::npos ? c1 : line.find(':', c1 + 1);
+        if (c2 == std::string_view::npos) continue;
+        const std::string_view path = line.substr(c2 + 1);
+        if (path.empty() || path.front() != '/') continue;
+        detail::read_cgroup_path(path, h);
+    }
+    if (h.kubernetes && h.runtime == container_runtime::none) h.runtime = container_runtime::other;
+    return h;
+}
+
+// ---------------------------------------------------------------------------------------
+// DMI: hypervisor and cloud
+
+/// The /sys/class/dmi/id strings that identify a platform (blanks trimmed).
+struct dmi_info {
+    std::string sys_vendor, product_name, product_version, product_serial, product_uuid;
+    std::string bios_vendor, bios_version, board_vendor, chassis_vendor, chassis_asset_tag;
+    friend bool operator==(const dmi_info&, const dmi_info&) = default;
+};
+
+struct platform_identity {
+    cloud_provider cloud = cloud_provider::none;
+    std::string hypervisor;    ///< "KVM", "QEMU", "Xen", "VMware", "Microsoft", …; empty: bare metal or unknown
+    std::string instance_type; ///< where the firmware names it (AWS: product_name, "p4d.24xlarge")
+    friend bool operator==(const platform_identity&, const platform_identity&) = default;
+};
+
+/// The DMI-visible azure marker: Hyper-V VMs everywhere say "Microsoft Corporation"
+/// / "Virtual Machine", Azure's also carry this chassis asset tag.
+inline constexpr std::string_view azure_chassis_asset_tag = "7783-7084-3265-9085-8269-3286-77";
+
+/// Hypervisor and cloud from DMI strings, plus /sys/hypervisor/type and /uuid (Xen
+/// guests). Cloud rules: AWS when a vendor string is "Amazon EC2", the BIOS version names
+/// Amazon (Xen-era instances: "4.11.amazon"), or (in a VM) the Xen or product UUID
+/// starts with "ec2"; GCP for product "Google Compute Engine", BIOS vendor "Google" or
+/// serial "GoogleCloud-…"; Azure only with its chassis asset tag; Oracle for the
+/// "OracleCloud.com" asset tag; `other` for DigitalOcean, Hetzner, Vultr, Scaleway,
+/// UpCloud, Linode/Akamai, Alibaba Cloud ECS, Exoscale, CloudSigma, Huawei Cloud and Open
+/// Telekom Cloud. Software platforms (OpenStack, CloudStack) are not clouds by themselves.
+inline platform_identity identify_platform(const dmi_info& d, std::string_view hypervisor_type = {},
+                                           std::string_view hypervisor_uuid = {}) {
+    using detail::icontains;
+    using detail::iequals;
+    platform_identity p;
+    const std::string_view vendor = d.sys_vendor, product = d.product_name;
+    const bool ec2_vendor = vendor == "Amazon EC2" || d.board_vendor == "Amazon EC2" || d.bios_vendor == "Amazon EC2";
+    const bool metal = ec2_vendor && product.ends_with(".metal");
+
+    // Hypervisor, most specific evidence first.
+    if (iequals(detail::trim(hypervisor_type), "xen")) p.hypervisor = "Xen";
+    else if (ec2_vendor) p.hypervisor = metal ? "" : "Amazon"; // Nitro (KVM-based); ".metal" has none
+    else if (icontains(product, "KVM")) p.hypervisor = "KVM";
+    else if (vendor == "QEMU") p.hypervisor = "QEMU"; // KVM or TCG: DMI cannot tell
+    else if (icontains(vendor, "VMware") || icontains(product, "VMware")) p.hypervisor = "VMware";
+    else if (vendor == "innotek GmbH" || product == "VirtualBox") p.hypervisor = "VirtualBox";
+    else if (vendor == "Microsoft Corporation" && product == "Virtual Machine") p.hypervisor = "Microsoft";
+    else if (vendor == "Xen" || product == "HVM domU" || d.chassis_vendor == "Xen") p.hypervisor = "Xen";
+    else if (vendor == "Google" && product == "Google Compute Engine") p.hypervisor = "Google";
+    else if (icontains(vendor, "Parallels")) p.hypervisor = "Parallels";
+    else if (d.chassis_vendor == "Bochs") p.hypervisor = "QEMU"; // QEMU's default chassis vendor
+
+    const auto starts_ec2 = [](std::string_view s) { return s.size() >= 3 && iequals(s.substr(0, 3), "ec2"); };
+    const std::string_view tag = d.chassis_asset_tag;
+    if (ec2_vendor || icontains(d.bios_version, "amazon") ||
+        (!p.hypervisor.empty() && (starts_ec2(detail::trim(hypervisor_uuid)) || starts_ec2(d.product_uuid)))) {
+        p.cloud = cloud_provider::aws;
+        // Nitro instances name their type; Xen-era ones say "HVM domU".
+        if (ec2_vendor && product.find('.') != std::string_view::npos) p.instance_type = d.product_name;
+    } else if (product == "Google Compute Engine" || d.bios_vendor == "Google" ||
+               d.product_serial.starts_with("GoogleCloud-")) {
+        // Not sys_vendor "Google" alone: Chromebooks say that too.
+        p.cloud = cloud_provider::gcp;
+    } else if (tag == azure_chassis_asset_tag) {
+        p.cloud = cloud_provider::azure;
+    } else if (tag == "OracleCloud.com") {
+        p.cloud = cloud_provider::oracle;
+    } else {
+        for (std::string_view v : {"DigitalOcean", "Hetzner", "Vultr", "Scaleway", "UpCloud", "Linode", "Akamai",
+                                   "Alibaba Cloud"})
+            if (vendor == v) p.cloud = cloud_provider::other;
+        if (product == "Droplet" || product == "Alibaba Cloud ECS" || product.starts_with("Exoscale") ||
+            product == "CloudSigma" || tag == "HUAWEICLOUD" || tag == "OpenTelekomCloud")
+            p.cloud = cloud_provider::other;
+    }
+    return p;
+}
+
+// ---------------------------------------------------------------------------------------
+// WSL, Kubernetes
+
+/// Whether a kernel release or /proc/version string is WSL's: "5.15.153.1-microsoft-
+/// standard-WSL2", "4.4.0-19041-Microsoft" (WSL 1).
+constexpr bool is_wsl_kernel(std::string_view release) noexcept {
+    return detail::icontains(release, "microsoft") || release.find("WSL") != std::string_view::npos;
+}
+
+/// Whether `s` is a Kubernetes namespace name (an RFC 1123 label: 1–63 of a-z, 0-9 and
+/// '-', starting and ending with a letter or digit).
+constexpr bool is_kubernetes_namespace(std::string_view s) noexcept {
+    if (s.empty() || s.size() > 63 || s.front() == '-' || s.back() == '-') return false;
+    for (char c : s)
+        if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-')) return false;
+    return true;
+}
+
+static_assert(is_wsl_kernel("5.15.153.1-microsoft-standard-WSL2"));
+static_assert(!is_wsl_kernel("6.17.0-1013-azure"));
+static_assert(is_kubernetes_namespace("kube-system") && !is_kubernetes_namespace("Default"));
+
+// ---------------------------------------------------------------------------------------
+// The probes
+
+/// Reads /sys/class/dmi/id. Files that are missing are left empty; the serial and UUID
+/// are readable by root only, so their being denied is not a warning.
+template <system_view S>
+dmi_info read_dmi(const S& sys, std::vector<warning>& warnings) {
+    dmi_info d;
+    struct field {
+        const char* file;
+        std::string dmi_info::*member;
+        bool root_only;
+    };
+    static constexpr field fields[] = {
+        {"sys_vendor", &dmi_info::sys_vendor, false},
+        {"product_name", &dmi_info::product_name, false},
+        {"product_version", &dmi_info::product_version, false},
+        {"product_serial", &dmi_info::product_serial, true},
+        {"product_uuid", &dmi_info::product_uuid, true},
+        {"bios_vendor", &dmi_info::bios_vendor, false},
+        {"bios_version", &dmi_info::bios_version, false},
+        {"board_vendor", &dmi_info::board_vendor, false},
+        {"chassis_vendor", &dmi_info::chassis_vendor, false},
+        {"chassis_asset_tag", &dmi_info::chassis_asset_tag, false},
+    };
+    for (const auto& f : fields) {
+        const std::string path = std::string("/sys/class/dmi/id/") + f.file;
+        std::optional<std::string> text;
+        if (f.root_only) {
+            std::vector<warning> ignored; // permission denied is the normal case for users
+            text = detail::read_optional_file(sys, path, 4096, ignored);
+        } else {
+            text = detail::read_optional_file(sys, path, 4096, warnings);
+        }
+        if (text) d.*(f.member) = std::string(detail::trim(*text));
+    }
+    return d;
+}
+
+/// Container, Kubernetes, WSL, hypervisor and cloud of the machine seen through `sys`.
+/// Missing files are normal (most of them only exist in one kind of environment) and
+/// give no warning; unreadable ones do.
+template <system_view S>
+runtime_environment probe_environment(const S& sys, std::vector<warning>& warnings) {
+    runtime_environment env;
+    // Containers: marker files first, then cgroup paths (PID 1's, then ours).
+    if (sys.exists("/.dockerenv")) env.container = container_runtime::docker;
+    else if (sys.exists("/run/.containerenv")) env.container = container_runtime::podman;
+    for (std::string_view path : {"/proc/1/cgroup", "/proc/self/cgroup"}) {
+        const auto text = detail::read_optional_file(sys, path, 64 * 1024, warnings);
+        if (!text) continue;
+        const auto h = parse_proc_cgroup(*text);
+        env.kubernetes = env.kubernetes || h.kubernetes;
+        if (env.container == container_runtime::none ||
+            (env.container == container_runtime::other && h.runtime != container_runtime::none))
+            env.container = h.runtime;
+    }
+    // systemd's convention, which Podman, LXC and systemd-nspawn follow for PID 1.
+    if (env.container == container_runtime::none) {
+        if (const auto c = sys.env("container")) {
+            if (*c == "podman") env.container = container_runtime::podman;
+            else if (*c == "docker") env.container = container_runtime::docker;
+            else if (*c == "lxc" || *c == "lxc-libvirt") env.container = container_runtime::lxc;
+            else if (!c->empty()) env.container = container_runtime::other;
+        }
+    }
+
+    // Kubernetes: the service variables every pod gets, and the service account's namespace.
+    if (const auto host = sys.env("KUBERNETES_SERVICE_HOST"); host && !host->empty()) env.kubernetes = true;
+    constexpr std::string_view ns_path = "/var/run/secrets/kubernetes.io/serviceaccount/namespace";
+    if (const auto ns = detail::read_optional_file(sys, ns_path, 4096, warnings)) {
+        const std::string_view name = detail::trim(*ns);
+        if (is_kubernetes_namespace(name)) {
+            env.kubernetes = true;
+            env.kubernetes_namespace = std::string(name);
+        } else {
+            detail::add_warning(warnings, warning_kind::parse_error, ns_path, "not a Kubernetes namespace name");
+        }
+    }
+    if (env.kubernetes && env.container == container_runtime::none) env.container = container_runtime::other;
+
+    // WSL: the kernel's release string.
+    for (std::string_view path : {"/proc/sys/kernel/osrelease", "/proc/version"}) {
+        if (const auto text = detail::read_optional_file(sys, path, 4096, warnings)) {
+            env.wsl = is_wsl_kernel(*text);
+            break;
+        }
+    }
+
+    // Hypervisor and cloud.
+    const auto dmi = read_dmi(sys, warnings);
+    const auto hv_type = detail::read_optional_file(sys, "/sys/hypervisor/type", 256, warnings);
+    const auto hv_uuid = detail::read_optional_file(sys, "/sys/hypervisor/uuid", 256, warnings);
+    auto platform = identify_platform(dmi, hv_type ? std::string_view(*hv_type) : std::string_view{},
+                                      hv_uuid ? std::string_view(*hv_uuid) : std::string_view{});
+    env.hypervisor = std::move(platform.hypervisor);
+    env.cloud = platform.cloud;
+    env.instance_type = std::move(platform.instance_type);
+    return env;
+}
+
+AI_HWACCEL_NAMESPACE_END

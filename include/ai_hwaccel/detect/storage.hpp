@@ -1,0 +1,253 @@
+// ai-hwaccel detect: storage devices.
+//
+// Disks from /sys/block, and a parser for `lsblk --json`. Only devices a model could be
+// loaded from are listed: loop and RAM disks, zram, device-mapper and md RAID stacks
+// (which sit on disks already listed), hidden NVMe multipath paths, eMMC boot/RPMB
+// areas and devices without a medium are left out. Kinds are told apart honestly: a
+// virtio or Xen disk, or one whose vendor or model names a hypervisor or a network block
+// service, is a virtual disk whatever its rotational flag says (the flag means nothing
+// there); NVMe is NVMe; otherwise queue/rotational decides between HDD and SSD (so SAS,
+// USB and eMMC flash count as sata_ssd). Persistent memory (pmem*, NVDIMM namespaces) is
+// byte-addressable memory behind a block interface and is reported as `ram`.
+#pragma once
+
+#include "ai_hwaccel/config.hpp"
+#include "ai_hwaccel/core/system_io.hpp"
+#include "ai_hwaccel/core/text.hpp"
+#include "ai_hwaccel/core/warning.hpp"
+#include "ai_hwaccel/detect/system.hpp"
+#include "ai_hwaccel/detect/sysfs.hpp"
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#if AI_HWACCEL_JSON
+#include <nlohmann/json.hpp>
+#endif
+
+AI_HWACCEL_NAMESPACE_BEGIN
+
+/// True for block device names that are not disks of their own: loop devices, RAM disks,
+/// zram, device-mapper and md RAID stacks, ZFS volumes, and an eMMC's boot and RPMB areas.
+constexpr bool is_pseudo_block_device(std::string_view name) noexcept {
+    if (name.starts_with("loop") || name.starts_with("ram") || name.starts_with("zram") ||
+        name.starts_with("dm-") || name.starts_with("md") || name.starts_with("zd"))
+        return true;
+    if (name.starts_with("mmcblk") &&
+        (name.find("boot") != std::string_view::npos || name.find("rpmb") != std::string_view::npos))
+        return true;
+    return false;
+}
+
+/// Vendor or model strings that say the disk is emulated or remote: QEMU, VMware,
+/// VirtualBox and Hyper-V ("Msft" / "Virtual Disk") disks, AWS EBS and GCP persistent
+/// disks, and a BMC's virtual media (the Linux USB mass-storage gadget, "File-Stor Gadget").
+constexpr bool names_virtual_disk(std::string_view vendor, std::string_view model) noexcept {
+    for (std::string_view marker : {"QEMU", "VMware", "Virtual", "VBOX", "Msft", "Amazon Elastic Block Store",
+                                    "PersistentDisk", "File-Stor Gadget"})
+        if (detail::icontains(vendor, marker) || detail::icontains(model, marker)) return true;
+    return false;
+}
+
+/// The kind of a block device from its kernel name, its vendor and model strings and its
+/// rotational flag (nullopt when unknown). See the header comment for the rules.
+constexpr storage_kind classify_block_device(std::string_view name, std::string_view vendor, std::string_view model,
+                                             std::optional<bool> rotational) noexcept {
+    if (name.starts_with("pmem")) return storage_kind::ram;
+    if (name.starts_with("nbd") || name.starts_with("rbd")) return storage_kind::network;
+    if (name.starts_with("vd") || name.starts_with("xvd") || names_virtual_disk(vendor, model))
+        return storage_kind::virtual_disk;
+    if (name.starts_with("nvme")) return storage_kind::nvme;
+    if (!rotational) return storage_kind::unknown;
+    return *rotational ? storage_kind::hdd : storage_kind::sata_ssd;
+}
+
+static_assert(classify_block_device("nvme0n1", "", "Samsung SSD 990 PRO 2TB", false) == storage_kind::nvme);
+static_assert(classify_block_device("nvme1n1", "", "Amazon Elastic Block Store", false) == storage_kind::virtual_disk);
+static_assert(classify_block_device("vda", "", "", true) == storage_kind::virtual_disk);
+static_assert(classify_block_device("sda", "ATA", "ST4000DM004", true) == storage_kind::hdd);
+
+namespace detail {
+inline std::optional<bool> parse_rotational(std::string_view s) noexcept {
+    s = trim(s);
+    if (s == "1") return true;
+    if (s == "0") return false;
+    return std::nullopt;
+}
+} // namespace detail
+
+/// One block device from its sysfs directory (`dir`, the target of /sys/block/<name>);
+/// nullopt when it is not a disk a model could live on (see the header comment).
+/// Attributes that are missing are left unknown without a warning.
+template <system_view S>
+std::optional<storage_device> read_block_device(const S& sys, std::string_view name, std::string_view dir,
+                                                std::vector<warning>& warnings) {
+    if (name.empty() || is_pseudo_block_device(name)) return std::nullopt;
+    const std::string d(dir);
+    // Stacks that do not follow the naming (a renamed md array, device-mapper) say so.
+    if (sys.exists(d + "/dm") || sys.exists(d + "/md")) return std::nullopt;
+    constexpr std::size_t cap = 4096;
+    // An NVMe multipath path (nvmeXcYnZ); its namespace is listed as nvmeXnZ.
+    const auto hidden = detail::read_optional_file(sys, d + "/hidden", cap, warnings);
+    if (hidden && detail::trim(*hidden) == "1") return std::nullopt;
+    storage_device dev;
+    dev.name = std::string(name);
+    if (auto text = detail::read_optional_file(sys, d + "/size", cap, warnings)) {
+        const auto sectors = detail::parse_u64(detail::trim(*text));
+        if (!sectors)
+            detail::add_warning(warnings, warning_kind::parse_error, d + "/size", "not a sector count");
+        else if (*sectors > UINT64_MAX / 512)
+            detail::add_warning(warnings, warning_kind::value_out_of_range, d + "/size", "larger than any disk");
+        else if (*sectors == 0)
+            return std::nullopt; // no medium: an empty card reader or drive, an unconnected nbd
+        else
+            dev.size_bytes = *sectors * 512; // always 512-byte units, whatever the logical block size
+    }
+    std::optional<bool> rotational;
+    if (auto text = detail::read_optional_file(sys, d + "/queue/rotational", cap, warnings)) {
+        rotational = detail::parse_rotational(*text);
+        if (!rotational)
+            detail::add_warning(warnings, warning_kind::parse_error, d + "/queue/rotational", "not 0 or 1");
+    }
+    std::string vendor;
+    if (auto text = detail::read_optional_file(sys, d + "/device/vendor", cap, warnings))
+        vendor = std::string(detail::trim(*text));
+    if (auto text = detail::read_optional_file(sys, d + "/device/model", cap, warnings))
+        dev.model = std::string(detail::trim(*text));
+    dev.kind = classify_block_device(name, vendor, dev.model, rotational);
+    return dev;
+}
+
+/// The machine's disks from /sys/block, by name. No /sys/block gives an empty list and no
+/// warning.
+template <system_view S>
+std::vector<storage_device> probe_storage(const S& sys, std::vector<warning>& warnings) {
+    std::vector<storage_device> out;
+    const auto names = sys.list_dir("/sys/block");
+    if (!names) return out;
+    for (const auto& name : *names) {
+        if (is_pseudo_block_device(name)) continue;
+        const std::string entry = "/sys/block/" + name;
+        const auto dir = detail::resolve_sysfs_link(sys, entry);
+        if (auto dev = read_block_device(sys, name, dir ? *dir : entry, warnings)) out.push_back(std::move(*dev));
+    }
+    std::sort(out.begin(), out.end(), [](const storage_device& a, const storage_device& b) { return a.name < b.name; });
+    return out;
+}
+
+/// An lsblk SIZE: bytes ("960197124096", with --bytes) or a human size in binary
+/// multiples ("12.9M", "894.3G", "7T", "0B"), which lsblk has rounded to one decimal, so
+/// the result is as approximate as the text. nullopt for anything else or beyond 2^64.
+constexpr std::optional<std::uint64_t> parse_lsblk_size(std::string_view s) noexcept {
+    s = detail::trim(s);
+    if (auto n = detail::parse_u64(s)) return n;
+    if (s.empty()) return std::nullopt;
+    unsigned shift = 0;
+    switch (s.back()) {
+    case 'B': shift = 0; break;
+    case 'K': shift = 10; break;
+    case 'M': shift = 20; break;
+    case 'G': shift = 30; break;
+    case 'T': shift = 40; break;
+    case 'P': shift = 50; break;
+    case 'E': shift = 60; break;
+    default: return std::nullopt;
+    }
+    s.remove_suffix(1);
+    // One decimal at most: '.' under LC_ALL=C, ',' in some locales.
+    const auto dot = s.find_first_of(".,");
+    const auto whole = detail::parse_u64(s.substr(0, dot));
+    std::uint64_t tenths = 0;
+    if (dot != std::string_view::npos) {
+        const std::string_view frac = s.substr(dot + 1);
+        if (frac.size() != 1 || frac[0] < '0' || frac[0] > '9') return std::nullopt;
+        tenths = static_cast<std::uint64_t>(frac[0] - '0');
+    }
+    if (!whole || *whole > (UINT64_MAX >> shift)) return std::nullopt;
+    const std::uint64_t base = *whole << shift;
+    const std::uint64_t extra = ((tenths << shift) + 5) / 10; // 9 << 60 still fits in 64 bits
+    if (extra > UINT64_MAX - base) return std::nullopt;
+    return base + extra;
+}
+
+static_assert(parse_lsblk_size("7T") == 7ull << 40);
+static_assert(parse_lsblk_size("12.9M") == (12ull << 20) + ((9ull << 20) + 5) / 10);
+static_assert(!parse_lsblk_size("16E"));
+
+#if AI_HWACCEL_JSON
+namespace detail {
+inline std::string json_text(const nlohmann::json& j, const char* key) {
+    const auto it = j.find(key);
+    if (it == j.end() || !it->is_string()) return {};
+    return std::string(trim(it->get_ref<const std::string&>()));
+}
+
+inline std::optional<std::uint64_t> json_size(const nlohmann::json& j) {
+    const auto it = j.find("size");
+    if (it == j.end()) return std::nullopt;
+    if (it->is_number_unsigned()) return it->get<std::uint64_t>();
+    if (it->is_number_integer()) {
+        const auto v = it->get<std::int64_t>();
+        return v < 0 ? std::nullopt : std::optional<std::uint64_t>(static_cast<std::uint64_t>(v));
+    }
+    if (it->is_string()) return parse_lsblk_size(it->get_ref<const std::string&>());
+    return std::nullopt;
+}
+
+inline std::optional<bool> json_rota(const nlohmann::json& j) {
+    const auto it = j.find("rota");
+    if (it == j.end()) return std::nullopt;
+    if (it->is_boolean()) return it->get<bool>(); // newer lsblk
+    if (it->is_string()) return parse_rotational(it->get_ref<const std::string&>()); // older: "0" / "1"
+    if (it->is_number_unsigned()) {
+        const auto v = it->get<std::uint64_t>();
+        if (v <= 1) return v == 1;
+    }
+    return std::nullopt;
+}
+
+inline void collect_lsblk_disks(const nlohmann::json& list, int depth, std::vector<storage_device>& out) {
+    if (!list.is_array() || depth > 16) return;
+    for (const auto& j : list) {
+        if (!j.is_object()) continue;
+        std::string name = json_text(j, "name");
+        if (name.starts_with("/dev/")) name.erase(0, 5); // --paths
+        if (json_text(j, "type") == "disk" && !name.empty() && !is_pseudo_block_device(name)) {
+            const auto size = json_size(j);
+            const bool seen =
+                std::any_of(out.begin(), out.end(), [&](const storage_device& d) { return d.name == name; });
+            if (!seen && !(size && *size == 0)) {
+                storage_device dev;
+                dev.name = name;
+                dev.model = json_text(j, "model");
+                dev.size_bytes = size.value_or(0);
+                dev.kind = classify_block_device(name, json_text(j, "vendor"), dev.model, json_rota(j));
+                out.push_back(std::move(dev));
+            }
+        }
+        if (const auto it = j.find("children"); it != j.end()) collect_lsblk_disks(*it, depth + 1, out);
+    }
+}
+} // namespace detail
+
+/// `lsblk --json` output (any column set; with or without --bytes and --paths) → its
+/// disks, classified as probe_storage does, in the order lsblk printed them. Partitions,
+/// LVM volumes and the pseudo devices probe_storage skips are left out. nullopt when the
+/// text is not lsblk's JSON. Never throws.
+inline std::optional<std::vector<storage_device>> parse_lsblk_json(std::string_view text) {
+    const auto doc = nlohmann::json::parse(text.begin(), text.end(), nullptr, false);
+    if (doc.is_discarded() || !doc.is_object()) return std::nullopt;
+    const auto it = doc.find("blockdevices");
+    if (it == doc.end() || !it->is_array()) return std::nullopt;
+    std::vector<storage_device> out;
+    detail::collect_lsblk_disks(*it, 0, out);
+    return out;
+}
+#endif
+
+AI_HWACCEL_NAMESPACE_END

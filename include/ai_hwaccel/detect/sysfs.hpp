@@ -1,0 +1,228 @@
+// ai-hwaccel detect: reading kernel interfaces.
+//
+// The pieces every host probe needs: whole numbers and "key: value" lines as /proc
+// prints them, sysfs hexadecimal attributes, the kernel's cpulist format
+// ("0-15,32-47"), a read that tells "absent" (the machine lacks the feature: no warning)
+// from "unreadable" (a warning), and symlink resolution that also works on captured
+// trees, where a version control system may have stored a sysfs link as a small file
+// holding the link's target.
+#pragma once
+
+#include "ai_hwaccel/config.hpp"
+#include "ai_hwaccel/core/pci.hpp"
+#include "ai_hwaccel/core/text.hpp"
+#include "ai_hwaccel/core/warning.hpp"
+#include "ai_hwaccel/detect/system.hpp"
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+AI_HWACCEL_NAMESPACE_BEGIN
+
+namespace detail {
+/// Parses a whole decimal unsigned number (no sign, no blanks); nullopt on overflow.
+constexpr std::optional<std::uint64_t> parse_u64(std::string_view s) noexcept {
+    if (s.empty() || s.size() > 20) return std::nullopt;
+    std::uint64_t v = 0;
+    for (char c : s) {
+        if (c < '0' || c > '9') return std::nullopt;
+        const auto d = static_cast<std::uint64_t>(c - '0');
+        if (v > (UINT64_MAX - d) / 10) return std::nullopt;
+        v = v * 10 + d;
+    }
+    return v;
+}
+
+/// Parses a whole decimal number with an optional leading '-' ("-1" is sysfs's "none").
+constexpr std::optional<std::int64_t> parse_i64(std::string_view s) noexcept {
+    const bool negative = !s.empty() && s.front() == '-';
+    if (negative) s.remove_prefix(1);
+    const auto v = parse_u64(s);
+    if (!v || *v > static_cast<std::uint64_t>(INT64_MAX)) return std::nullopt;
+    const auto i = static_cast<std::int64_t>(*v);
+    return negative ? -i : i;
+}
+
+/// Calls f(key, value, has_colon) for every "key : value" line (blanks around both trimmed).
+template <class F>
+constexpr void for_each_key_value(std::string_view text, F&& f) {
+    while (!text.empty()) {
+        const auto nl = text.find('\n');
+        const std::string_view line = text.substr(0, nl);
+        text = nl == std::string_view::npos ? std::string_view{} : text.substr(nl + 1);
+        const auto colon = line.find(':');
+        if (colon == std::string_view::npos) {
+            f(trim(line), std::string_view{}, false);
+            continue;
+        }
+        f(trim(line.substr(0, colon)), trim(line.substr(colon + 1)), true);
+    }
+}
+
+/// A sysfs hexadecimal attribute, "0x10de\n" → 0x10de (the "0x" is optional).
+constexpr std::optional<std::uint32_t> parse_hex_attribute(std::string_view s) noexcept {
+    s = trim(s);
+    if (s.size() > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) s.remove_prefix(2);
+    return parse_hex32(s);
+}
+
+inline void add_warning(std::vector<warning>& warnings, warning_kind kind, std::string_view subject,
+                        std::string message) {
+    warnings.push_back(warning{kind, std::nullopt, std::string(subject), std::move(message), 0});
+}
+
+/// Reads a file whose absence is normal (a feature the machine lacks): nullopt and no
+/// warning when it is missing; nullopt and a warning when it exists but cannot be read;
+/// its first `cap` bytes and a warning when it is longer.
+template <system_view S>
+std::optional<std::string> read_optional_file(const S& sys, std::string_view path, std::size_t cap,
+                                              std::vector<warning>& warnings) {
+    auto r = sys.read_file(path, cap);
+    switch (r.status) {
+    case read_status::ok: return std::move(r.data);
+    case read_status::truncated:
+        add_warning(warnings, warning_kind::output_truncated, path, "file larger than the read cap; parsed its start");
+        return std::move(r.data);
+    case read_status::not_found: return std::nullopt;
+    case read_status::permission_denied:
+        add_warning(warnings, warning_kind::permission_denied, path, "not readable");
+        return std::nullopt;
+    case read_status::error: break;
+    }
+    add_warning(warnings, warning_kind::read_error, path, "unreadable");
+    return std::nullopt;
+}
+
+/// The last component of a path ("/a/b/" → "b").
+constexpr std::string_view base_name(std::string_view path) noexcept {
+    while (path.size() > 1 && path.back() == '/') path.remove_suffix(1);
+    const auto slash = path.rfind('/');
+    return slash == std::string_view::npos ? path : path.substr(slash + 1);
+}
+
+/// `target` seen from directory `dir`: an absolute target replaces `dir`; "." and ".."
+/// are folded, never above "/". The result is absolute and has no trailing slash.
+inline std::string join_path(std::string_view dir, std::string_view target) {
+    std::vector<std::string_view> parts;
+    auto push = [&](std::string_view p) {
+        while (!p.empty()) {
+            const auto slash = p.find('/');
+            const std::string_view part = p.substr(0, slash);
+            p = slash == std::string_view::npos ? std::string_view{} : p.substr(slash + 1);
+            if (part.empty() || part == ".") continue;
+            if (part == "..") {
+                if (!parts.empty()) parts.pop_back();
+            } else {
+                parts.push_back(part);
+            }
+        }
+    };
+    if (target.empty() || target.front() != '/') push(dir);
+    push(target);
+    std::string out;
+    for (auto p : parts) {
+        out += '/';
+        out += p;
+    }
+    return out.empty() ? std::string("/") : out;
+}
+
+/// Whether `s` could be a relative sysfs link target as a version control system stores
+/// it when it cannot make links: one line of printable ASCII that starts with "../".
+constexpr bool looks_like_stored_link(std::string_view s) noexcept {
+    if (s.size() < 4 || !s.starts_with("../")) return false;
+    for (char c : s)
+        if (static_cast<unsigned char>(c) < 0x20 || static_cast<unsigned char>(c) >= 0x7f) return false;
+    return true;
+}
+
+/// Where the sysfs link `path` points, as an absolute path; nullopt when `path` is not a
+/// link. In a captured tree a link may have been stored as a small file holding its
+/// target (git does this where links cannot be made); such a file is followed as well.
+/// The target is joined lexically, which is exact when the folders above `path` are not
+/// links themselves (/sys/block/<name>); elsewhere only the target's last name is sure.
+template <system_view S>
+std::optional<std::string> resolve_sysfs_link(const S& sys, std::string_view path) {
+    const std::string parent = join_path(path, "..");
+    if (auto target = sys.read_link(path)) return join_path(parent, *target);
+    const auto r = sys.read_file(path, 4096);
+    if (r.status != read_status::ok) return std::nullopt;
+    std::string_view t = r.data;
+    if (!t.empty() && t.back() == '\n') t.remove_suffix(1);
+    if (!looks_like_stored_link(t)) return std::nullopt;
+    return join_path(parent, t);
+}
+} // namespace detail
+
+/// The largest CPU number parse_cpulist accepts by default. Kernels are configured for a
+/// few thousand CPUs at most (NR_CPUS); the cap leaves room for that and keeps a hostile
+/// "0-4294967295" from allocating gigabytes.
+inline constexpr std::uint32_t cpulist_max_cpus = 1u << 16;
+
+namespace detail {
+/// The ranges of a cpulist, sorted and merged; nullopt when it is not one.
+inline std::optional<std::vector<std::pair<std::uint32_t, std::uint32_t>>> cpulist_ranges(std::string_view text,
+                                                                                          std::uint32_t max_cpus) {
+    text = trim(text);
+    std::vector<std::pair<std::uint32_t, std::uint32_t>> ranges;
+    if (text.empty()) return ranges;
+    while (true) {
+        const auto comma = text.find(',');
+        const std::string_view item = text.substr(0, comma);
+        const auto dash = item.find('-');
+        const auto first = parse_u64(item.substr(0, dash));
+        const auto last = dash == std::string_view::npos ? first : parse_u64(item.substr(dash + 1));
+        if (!first || !last || *first > *last || *last >= max_cpus) return std::nullopt;
+        ranges.emplace_back(static_cast<std::uint32_t>(*first), static_cast<std::uint32_t>(*last));
+        if (comma == std::string_view::npos) break;
+        text.remove_prefix(comma + 1);
+        if (ranges.size() > max_cpus) return std::nullopt; // more items than CPUs: not a real list
+    }
+    std::sort(ranges.begin(), ranges.end());
+    std::vector<std::pair<std::uint32_t, std::uint32_t>> merged;
+    for (const auto& r : ranges) {
+        if (!merged.empty() && r.first <= merged.back().second + 1)
+            merged.back().second = std::max(merged.back().second, r.second);
+        else
+            merged.push_back(r);
+    }
+    return merged;
+}
+} // namespace detail
+
+/// The kernel's cpulist format ("0-3,8,10-11", as /sys/devices/system/cpu/online,
+/// node*/cpulist and Cpus_allowed_list print it) → the CPU numbers, sorted, each once.
+/// Blank text is the empty set (a CPU-less NUMA node prints an empty line). nullopt for
+/// anything else than numbers, "a-b" ranges and commas, for reversed ranges, and for CPU
+/// numbers at or above `max_cpus`.
+inline std::optional<std::vector<std::uint32_t>> parse_cpulist(std::string_view text,
+                                                              std::uint32_t max_cpus = cpulist_max_cpus) {
+    const auto ranges = detail::cpulist_ranges(text, max_cpus);
+    if (!ranges) return std::nullopt;
+    std::vector<std::uint32_t> cpus;
+    for (const auto& [first, last] : *ranges)
+        for (std::uint64_t c = first; c <= last; ++c) cpus.push_back(static_cast<std::uint32_t>(c));
+    return cpus;
+}
+
+/// How many CPUs a cpulist names, without listing them; nullopt when it is not a cpulist.
+inline std::optional<std::uint32_t> cpulist_count(std::string_view text, std::uint32_t max_cpus = cpulist_max_cpus) {
+    const auto ranges = detail::cpulist_ranges(text, max_cpus);
+    if (!ranges) return std::nullopt;
+    std::uint32_t n = 0;
+    for (const auto& [first, last] : *ranges) n += last - first + 1;
+    return n;
+}
+
+static_assert(detail::parse_i64("-1") == -1);
+static_assert(!detail::parse_i64("--1"));
+static_assert(detail::parse_hex_attribute("0x10de\n") == 0x10deu);
+static_assert(detail::base_name("/sys/bus/pci/drivers/nvidia") == "nvidia");
+
+AI_HWACCEL_NAMESPACE_END

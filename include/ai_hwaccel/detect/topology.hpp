@@ -1,0 +1,273 @@
+// ai-hwaccel detect: NUMA nodes and PCI functions.
+//
+// NUMA nodes come from /sys/devices/system/node/node<N>/{cpulist,meminfo}; a node may
+// have memory and no CPUs (the memory of a coherently attached GPU on IBM AC922 or
+// Grace Hopper is one) and is kept. PCI functions come from /sys/bus/pci/devices/<addr>/:
+// ids, class, NUMA node, bound driver and the current and maximum PCIe link. The link
+// attributes print "16.0 GT/s PCIe" on current kernels and "8 GT/s" on older ones.
+#pragma once
+
+#include "ai_hwaccel/config.hpp"
+#include "ai_hwaccel/core/pci.hpp"
+#include "ai_hwaccel/core/profile.hpp"
+#include "ai_hwaccel/core/system_io.hpp"
+#include "ai_hwaccel/core/text.hpp"
+#include "ai_hwaccel/core/units.hpp"
+#include "ai_hwaccel/core/warning.hpp"
+#include "ai_hwaccel/detect/system.hpp"
+#include "ai_hwaccel/detect/sysfs.hpp"
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+AI_HWACCEL_NAMESPACE_BEGIN
+
+// ---------------------------------------------------------------------------------------
+// NUMA
+
+/// A node's meminfo ("Node 250 MemTotal:       15728640 kB" and more lines like it) →
+/// the node's id and MemTotal in bytes (cpus left empty). nullopt without a MemTotal line
+/// or when lines name different nodes.
+inline std::optional<numa_node> parse_node_meminfo(std::string_view text) {
+    std::optional<std::uint32_t> id;
+    std::optional<std::uint64_t> total;
+    bool consistent = true;
+    detail::for_each_key_value(text, [&](std::string_view key, std::string_view value, bool has_colon) {
+        if (!has_colon || !key.starts_with("Node ")) return;
+        key.remove_prefix(5);
+        const auto sp = key.find(' ');
+        if (sp == std::string_view::npos) return;
+        const auto n = detail::parse_u64(key.substr(0, sp));
+        if (!n || *n > UINT32_MAX) return;
+        if (id && *id != *n) consistent = false;
+        id = static_cast<std::uint32_t>(*n);
+        if (detail::trim(key.substr(sp)) != "MemTotal") return;
+        const auto vsp = value.find(' ');
+        const auto kib = detail::parse_u64(value.substr(0, vsp));
+        const std::string_view unit = vsp == std::string_view::npos ? "" : detail::trim(value.substr(vsp));
+        if (!kib || unit != "kB" || *kib > UINT64_MAX / units::kib) return;
+        total = *kib * units::kib;
+    });
+    if (!consistent || !id || !total) return std::nullopt;
+    numa_node node;
+    node.id = *id;
+    node.memory_bytes = *total;
+    return node;
+}
+
+namespace detail {
+/// "node12" → 12; nullopt for the other entries of /sys/devices/system/node.
+constexpr std::optional<std::uint32_t> numa_dir_id(std::string_view name) noexcept {
+    if (!name.starts_with("node")) return std::nullopt;
+    const auto n = parse_u64(name.substr(4));
+    if (!n || *n > UINT32_MAX) return std::nullopt;
+    return static_cast<std::uint32_t>(*n);
+}
+} // namespace detail
+
+/// The NUMA nodes, by id. A kernel without NUMA (no /sys/devices/system/node) gives an
+/// empty list and no warning.
+template <system_view S>
+std::vector<numa_node> probe_numa(const S& sys, std::vector<warning>& warnings) {
+    std::vector<numa_node> nodes;
+    const auto names = sys.list_dir("/sys/devices/system/node");
+    if (!names) return nodes;
+    for (const auto& name : *names) {
+        const auto id = detail::numa_dir_id(name);
+        if (!id) continue;
+        const std::string dir = "/sys/devices/system/node/" + name;
+        numa_node node;
+        node.id = *id;
+        if (auto text = detail::read_optional_file(sys, dir + "/cpulist", 64 * 1024, warnings)) {
+            if (parse_cpulist(*text)) node.cpus = std::string(detail::trim(*text));
+            else detail::add_warning(warnings, warning_kind::parse_error, dir + "/cpulist", "not a cpulist");
+        }
+        if (auto text = detail::read_optional_file(sys, dir + "/meminfo", 64 * 1024, warnings)) {
+            const auto mem = parse_node_meminfo(*text);
+            if (!mem)
+                detail::add_warning(warnings, warning_kind::parse_error, dir + "/meminfo", "no Node MemTotal line");
+            else if (mem->id != node.id)
+                detail::add_warning(warnings, warning_kind::disagreement, dir + "/meminfo",
+                                    "describes node " + std::to_string(mem->id) + "; its size is not used for node " +
+                                        std::to_string(node.id));
+            else
+                node.memory_bytes = mem->memory_bytes;
+        }
+        nodes.push_back(std::move(node));
+    }
+    std::sort(nodes.begin(), nodes.end(), [](const numa_node& a, const numa_node& b) { return a.id < b.id; });
+    return nodes;
+}
+
+// ---------------------------------------------------------------------------------------
+// PCI
+
+/// A PCIe link speed attribute → the generation: "2.5 GT/s" 1, "5.0 GT/s PCIe" 2, 8 → 3,
+/// 16 → 4, 32 → 5, 64 → 6, 128 → 7. 0 for "Unknown", PCI-X speeds and anything else.
+constexpr std::uint8_t parse_pcie_link_speed(std::string_view s) noexcept {
+    s = detail::trim(s);
+    // Rate in tenths of GT/s, from at most 4 integer digits and a fraction whose digits
+    // after the first are zeros.
+    std::uint32_t tenths = 0;
+    std::size_t i = 0, int_digits = 0;
+    while (i < s.size() && s[i] >= '0' && s[i] <= '9') {
+        if (++int_digits > 4) return 0;
+        tenths = tenths * 10 + static_cast<std::uint32_t>(s[i++] - '0');
+    }
+    if (int_digits == 0) return 0;
+    tenths *= 10;
+    if (i < s.size() && s[i] == '.') {
+        ++i;
+        std::size_t frac_digits = 0;
+        while (i < s.size() && s[i] >= '0' && s[i] <= '9') {
+            if (frac_digits == 0) tenths += static_cast<std::uint32_t>(s[i] - '0');
+            else if (s[i] != '0') return 0;
+            ++frac_digits;
+            ++i;
+        }
+        if (frac_digits == 0) return 0;
+    }
+    while (i < s.size() && s[i] == ' ') ++i;
+    const std::string_view unit = s.substr(i);
+    if (!unit.starts_with("GT/s") || (unit.size() > 4 && unit[4] != ' ')) return 0;
+    switch (tenths) {
+    case 25: return 1;
+    case 50: return 2;
+    case 80: return 3;
+    case 160: return 4;
+    case 320: return 5;
+    case 640: return 6;
+    case 1280: return 7;
+    default: return 0;
+    }
+}
+
+/// A PCIe link width attribute ("16", or "x16" as some tools print it) → lanes, 1..32;
+/// 0 for a link that is down ("0") and for anything else.
+constexpr std::uint8_t parse_pcie_link_width(std::string_view s) noexcept {
+    s = detail::trim(s);
+    if (!s.empty() && (s.front() == 'x' || s.front() == 'X')) s.remove_prefix(1);
+    if (s.size() > 2) return 0;
+    const auto n = detail::parse_u64(s);
+    if (!n || *n > 32) return 0;
+    return static_cast<std::uint8_t>(*n);
+}
+
+static_assert(parse_pcie_link_speed("16.0 GT/s PCIe") == 4);
+static_assert(parse_pcie_link_speed("8 GT/s") == 3);
+static_assert(parse_pcie_link_speed("2.5 GT/s\n") == 1);
+static_assert(parse_pcie_link_speed("Unknown") == 0);
+static_assert(parse_pcie_link_width("x16") == 16);
+
+namespace detail {
+inline constexpr std::size_t sysfs_attribute_cap = 4096;
+
+/// Reads one of a PCI function's link attributes pair into `link`; false when neither
+/// file exists (no PCIe capability: host bridges, conventional PCI).
+template <system_view S>
+bool read_pcie_link(const S& sys, const std::string& dir, std::string_view which, pcie_link& link,
+                    std::vector<warning>& warnings) {
+    const std::string speed_path = dir + "/" + std::string(which) + "_link_speed";
+    const std::string width_path = dir + "/" + std::string(which) + "_link_width";
+    const auto speed = read_optional_file(sys, speed_path, sysfs_attribute_cap, warnings);
+    const auto width = read_optional_file(sys, width_path, sysfs_attribute_cap, warnings);
+    if (speed) {
+        link.generation = parse_pcie_link_speed(*speed);
+        // "Unknown" (older kernels: "Unknown speed") is the kernel saying so, not garbage.
+        if (link.generation == 0 && !trim(*speed).starts_with("Unknown"))
+            add_warning(warnings, warning_kind::parse_error, speed_path,
+                        "not a PCIe link speed: '" + std::string(trim(*speed).substr(0, 40)) + "'");
+    }
+    if (width) {
+        link.width = parse_pcie_link_width(*width);
+        if (link.width == 0 && trim(*width) != "0")
+            add_warning(warnings, warning_kind::parse_error, width_path,
+                        "not a PCIe link width: '" + std::string(trim(*width).substr(0, 40)) + "'");
+    }
+    return speed.has_value() || width.has_value();
+}
+
+/// Reads a hexadecimal id attribute no wider than `max`.
+template <system_view S>
+std::optional<std::uint32_t> read_pci_id(const S& sys, const std::string& path, std::uint32_t max,
+                                         std::vector<warning>& warnings) {
+    const auto text = read_optional_file(sys, path, sysfs_attribute_cap, warnings);
+    if (!text) return std::nullopt;
+    const auto v = parse_hex_attribute(*text);
+    if (!v) {
+        add_warning(warnings, warning_kind::parse_error, path, "not a hexadecimal id");
+        return std::nullopt;
+    }
+    if (*v > max) {
+        add_warning(warnings, warning_kind::value_out_of_range, path, "wider than the field it fills");
+        return std::nullopt;
+    }
+    return v;
+}
+} // namespace detail
+
+/// One PCI function from its sysfs directory (`/sys/bus/pci/devices/0000:65:00.0`, or the
+/// `/sys/devices/pci…/…/0000:65:00.0` it links to; the directory's name is the address).
+/// Attributes that are missing are left at their defaults without a warning; nullopt when
+/// the name is not a PCI address or the directory does not exist.
+template <system_view S>
+std::optional<pci_device> read_pci_device(const S& sys, std::string_view dir, std::vector<warning>& warnings) {
+    const auto address = parse_pci_address(detail::base_name(dir));
+    if (!address || !sys.exists(dir)) return std::nullopt;
+    const std::string d(dir);
+    pci_device p;
+    p.address = *address;
+    auto id16 = [&](const char* file, std::uint16_t& field) {
+        if (auto v = detail::read_pci_id(sys, d + "/" + file, 0xffffu, warnings))
+            field = static_cast<std::uint16_t>(*v);
+    };
+    if (auto v = detail::read_pci_id(sys, d + "/class", 0xffffffu, warnings)) p.class_code = *v;
+    id16("vendor", p.vendor_id);
+    id16("device", p.device_id);
+    id16("subsystem_vendor", p.subsystem_vendor_id);
+    id16("subsystem_device", p.subsystem_device_id);
+    pcie_link link;
+    if (detail::read_pcie_link(sys, d, "current", link, warnings)) p.link_current = {link, origin::sysfs};
+    link = {};
+    if (detail::read_pcie_link(sys, d, "max", link, warnings)) p.link_max = {link, origin::sysfs};
+    if (auto text = detail::read_optional_file(sys, d + "/numa_node", detail::sysfs_attribute_cap, warnings)) {
+        const auto n = detail::parse_i64(detail::trim(*text));
+        if (!n)
+            detail::add_warning(warnings, warning_kind::parse_error, d + "/numa_node", "not a number");
+        else if (*n < -1 || *n >= (std::int64_t{1} << 16))
+            detail::add_warning(warnings, warning_kind::value_out_of_range, d + "/numa_node",
+                                "node " + std::to_string(*n) + " is not one a kernel can have");
+        else
+            p.numa_node = static_cast<std::int32_t>(*n);
+    }
+    if (auto target = detail::resolve_sysfs_link(sys, d + "/driver"))
+        p.driver = std::string(detail::base_name(*target));
+    return p;
+}
+
+/// Every PCI function under /sys/bus/pci/devices, by address. A machine without a PCI
+/// bus (or a container without /sys) gives an empty list and no warning.
+template <system_view S>
+std::vector<pci_device> probe_pci(const S& sys, std::vector<warning>& warnings) {
+    std::vector<pci_device> devices;
+    const auto names = sys.list_dir("/sys/bus/pci/devices");
+    if (!names) return devices;
+    for (const auto& name : *names) {
+        if (!parse_pci_address(name)) {
+            detail::add_warning(warnings, warning_kind::parse_error, "/sys/bus/pci/devices/" + name,
+                                "not a PCI address; skipped");
+            continue;
+        }
+        if (auto p = read_pci_device(sys, "/sys/bus/pci/devices/" + name, warnings)) devices.push_back(std::move(*p));
+    }
+    std::sort(devices.begin(), devices.end(),
+              [](const pci_device& a, const pci_device& b) { return a.address < b.address; });
+    return devices;
+}
+
+AI_HWACCEL_NAMESPACE_END

@@ -1,0 +1,329 @@
+#include "ai_hwaccel/detect/storage.hpp"
+
+#include "fixtures.hpp"
+
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace ah = ai_hwaccel;
+namespace fs = std::filesystem;
+using ah::storage_kind;
+
+namespace {
+// A rooted host where chosen paths read as "permission denied" (works when tests run as root).
+struct denying_view : ah::host_system {
+    using ah::host_system::host_system;
+    std::set<std::string, std::less<>> denied;
+    ah::file_read read_file(std::string_view path, std::size_t cap = ah::default_read_cap) const {
+        if (denied.count(path)) return {ah::read_status::permission_denied, {}};
+        return ah::host_system::read_file(path, cap);
+    }
+};
+
+std::size_t count_kind(const std::vector<ah::warning>& w, ah::warning_kind k) {
+    return static_cast<std::size_t>(std::count_if(w.begin(), w.end(), [&](const ah::warning& x) { return x.kind == k; }));
+}
+
+const fs::path block_capture = fs::path(AI_HWACCEL_FIXTURES_DIR) / "block-sysfs/sys-block-rotational_nvme-sata-pmem";
+
+// A disk in a scratch tree the way the kernel lays it out: the device directory under
+// /sys/devices and a link to it in /sys/block.
+void add_disk(const test::scratch_dir& root, const std::string& name, const std::string& rotational,
+              const std::string& size, const std::string& vendor = "", const std::string& model = "") {
+    const std::string dir = "sys/devices/virtual/test/" + name + "/";
+    if (!rotational.empty()) root.write(dir + "queue/rotational", rotational);
+    if (!size.empty()) root.write(dir + "size", size);
+    if (!vendor.empty()) root.write(dir + "device/vendor", vendor);
+    if (!model.empty()) root.write(dir + "device/model", model);
+    root.write(dir + "uevent", "DEVNAME=" + name + "\n");
+    fs::create_directories(root.path() / "sys/block");
+    fs::create_directory_symlink("../devices/virtual/test/" + name, root.path() / "sys/block" / name);
+}
+
+const ah::storage_device* find(const std::vector<ah::storage_device>& v, std::string_view name) {
+    for (const auto& d : v)
+        if (d.name == name) return &d;
+    return nullptr;
+}
+} // namespace
+
+TEST_CASE("is_pseudo_block_device") {
+    for (const char* n : {"loop0", "ram15", "zram0", "dm-3", "md0", "md127", "zd0", "mmcblk0boot0", "mmcblk0rpmb"}) {
+        CAPTURE(n);
+        CHECK(ah::is_pseudo_block_device(n));
+    }
+    for (const char* n : {"sda", "nvme0n1", "vda", "xvda", "mmcblk0", "pmem0", "nbd0", "sr0"}) {
+        CAPTURE(n);
+        CHECK_FALSE(ah::is_pseudo_block_device(n));
+    }
+}
+
+TEST_CASE("classify_block_device") {
+    CHECK(ah::classify_block_device("sda", "ATA", "ST4000DM004-2CV1", true) == storage_kind::hdd);
+    CHECK(ah::classify_block_device("sdb", "ATA", "Samsung SSD 870", false) == storage_kind::sata_ssd);
+    CHECK(ah::classify_block_device("nvme0n1", "", "Samsung SSD 990 PRO 2TB", false) == storage_kind::nvme);
+    CHECK(ah::classify_block_device("nvme0n1", "", "Amazon EC2 NVMe Instance Storage", false) == storage_kind::nvme);
+    CHECK(ah::classify_block_device("nvme1n1", "", "Amazon Elastic Block Store", false) == storage_kind::virtual_disk);
+    CHECK(ah::classify_block_device("nvme0n1", "", "QEMU NVMe Ctrl", false) == storage_kind::virtual_disk);
+    // virtio and Xen disks: the rotational flag means nothing there.
+    CHECK(ah::classify_block_device("vda", "", "", true) == storage_kind::virtual_disk);
+    CHECK(ah::classify_block_device("vdb", "", "", false) == storage_kind::virtual_disk);
+    CHECK(ah::classify_block_device("xvda", "", "", true) == storage_kind::virtual_disk);
+    CHECK(ah::classify_block_device("sda", "QEMU    ", "QEMU HARDDISK", true) == storage_kind::virtual_disk);
+    CHECK(ah::classify_block_device("sda", "VMware  ", "Virtual disk", true) == storage_kind::virtual_disk);
+    CHECK(ah::classify_block_device("sda", "Msft    ", "Virtual Disk    ", true) == storage_kind::virtual_disk);
+    CHECK(ah::classify_block_device("sda", "Google  ", "PersistentDisk", false) == storage_kind::virtual_disk);
+    CHECK(ah::classify_block_device("sda", "Linux   ", "File-Stor Gadget", true) == storage_kind::virtual_disk);
+    CHECK(ah::classify_block_device("pmem0", "", "", false) == storage_kind::ram);
+    CHECK(ah::classify_block_device("nbd0", "", "", false) == storage_kind::network);
+    CHECK(ah::classify_block_device("sdz", "", "", std::nullopt) == storage_kind::unknown);
+}
+
+TEST_CASE("probe_storage on the captured tree") {
+    if (!fs::exists(block_capture)) {
+        MESSAGE("skipped: capture not found: " << block_capture.string());
+        return;
+    }
+    // The capture's /sys/block holds ram*, loop* and sda (stored as files holding the link
+    // targets); nvme0n1 and pmem* are only under /sys/devices.
+    std::vector<ah::warning> w;
+    const auto disks = ah::probe_storage(ah::host_system(block_capture.string()), w);
+    CHECK(w.empty());
+    REQUIRE(disks.size() == 1);
+    CHECK(disks[0].name == "sda");
+    CHECK(disks[0].kind == storage_kind::hdd); // queue/rotational 1
+    CHECK(disks[0].size_bytes == 0);          // no size file in the capture: unknown
+    CHECK(disks[0].model.empty());
+    CHECK_FALSE(disks[0].read_bandwidth_gbps.has_value());
+}
+
+TEST_CASE("read_block_device on the captured tree") {
+    if (!fs::exists(block_capture)) {
+        MESSAGE("skipped: capture not found: " << block_capture.string());
+        return;
+    }
+    const ah::host_system sys(block_capture.string());
+    std::vector<ah::warning> w;
+    const std::string nd = "/sys/devices/LNXSYSTM:00/LNXSYBUS:00/ACPI0012:00/ndbus0/";
+    struct expected {
+        std::string name, dir;
+        storage_kind kind;
+    };
+    for (const auto& e : {expected{"nvme0n1", "/sys/devices/pci0000:00/0000:00:02.0/block/nvme0n1", storage_kind::nvme},
+                          expected{"sda", "/sys/devices/pci0000:00/0000:00:1f.2/host4/target4:0:0/4:0:0:0/block/sda",
+                                   storage_kind::hdd},
+                          expected{"pmem0.1", nd + "region0/pfn0.0/block/pmem0.1", storage_kind::ram},
+                          expected{"pmem0.2s", nd + "region0/btt0.0/block/pmem0.2s", storage_kind::ram},
+                          expected{"pmem0.3", nd + "region0/namespace0.3/block/pmem0.3", storage_kind::ram},
+                          expected{"pmem1", nd + "region1/namespace1.0/block/pmem1", storage_kind::ram},
+                          expected{"pmem1.1s", nd + "region1/btt1.0/block/pmem1.1s", storage_kind::ram},
+                          expected{"pmem1.2", nd + "region1/pfn1.0/block/pmem1.2", storage_kind::ram}}) {
+        CAPTURE(e.name);
+        const auto d = ah::read_block_device(sys, e.name, e.dir, w);
+        REQUIRE(d);
+        CHECK(d->name == e.name);
+        CHECK(d->kind == e.kind);
+    }
+    CHECK(w.empty());
+    // The loop and RAM disks the capture lists are not storage.
+    CHECK_FALSE(ah::read_block_device(sys, "loop0", "/sys/devices/virtual/block/loop0", w).has_value());
+    CHECK_FALSE(ah::read_block_device(sys, "ram0", "/sys/devices/virtual/block/ram0", w).has_value());
+}
+
+TEST_CASE("probe_storage scratch tree") {
+    test::scratch_dir root;
+    add_disk(root, "sda", "1\n", "7814037168\n", "ATA     ", "ST4000DM004-2CV1\n");
+    add_disk(root, "sdb", "0\n", "1953525168\n", "ATA     ", "Samsung SSD 870 EVO 1TB\n");
+    add_disk(root, "nvme0n1", "0\n", "3907029168\n", "", "Samsung SSD 990 PRO 2TB                 \n");
+    add_disk(root, "vda", "1\n", "268435456\n");
+    add_disk(root, "xvdb", "0\n", "20971520\n");
+    add_disk(root, "sdc", "1\n", "41943040\n", "QEMU    ", "QEMU HARDDISK   \n");
+    add_disk(root, "pmem0", "0\n", "16777216\n");
+    add_disk(root, "nbd1", "0\n", "2097152\n");
+    add_disk(root, "mmcblk0", "0\n", "61071360\n");
+    // Left out: pseudo devices, stacks, hidden multipath paths, no medium.
+    add_disk(root, "loop0", "0\n", "131072\n");
+    add_disk(root, "zram0", "0\n", "8388608\n");
+    add_disk(root, "dm-0", "0\n", "8388608\n");
+    add_disk(root, "md127", "0\n", "8388608\n");
+    add_disk(root, "mmcblk0boot0", "0\n", "8192\n");
+    add_disk(root, "vg-lv", "0\n", "8388608\n");
+    root.write("sys/devices/virtual/test/vg-lv/dm/name", "vg-lv\n"); // device-mapper under another name
+    add_disk(root, "nvme0c0n1", "0\n", "3907029168\n");
+    root.write("sys/devices/virtual/test/nvme0c0n1/hidden", "1\n");
+    add_disk(root, "sr0", "1\n", "0\n");
+    add_disk(root, "nbd0", "0\n", "0\n");
+    // A plain directory (a hand-made tree without links) still works.
+    root.write("sys/block/sdd/queue/rotational", "1\n");
+    root.write("sys/block/sdd/size", "2048\n");
+
+    std::vector<ah::warning> w;
+    const auto disks = ah::probe_storage(ah::host_system(root.path().string()), w);
+    CHECK(w.empty());
+    std::vector<std::string> names;
+    for (const auto& d : disks) names.push_back(d.name);
+    CHECK(names == std::vector<std::string>{"mmcblk0", "nbd1", "nvme0n1", "pmem0", "sda", "sdb", "sdc", "sdd", "vda", "xvdb"});
+    REQUIRE(names.size() == 10);
+    CHECK(find(disks, "sda")->kind == storage_kind::hdd);
+    CHECK(find(disks, "sda")->size_bytes == 7814037168ull * 512);
+    CHECK(find(disks, "sda")->model == "ST4000DM004-2CV1");
+    CHECK(find(disks, "sdb")->kind == storage_kind::sata_ssd);
+    CHECK(find(disks, "nvme0n1")->kind == storage_kind::nvme);
+    CHECK(find(disks, "nvme0n1")->model == "Samsung SSD 990 PRO 2TB"); // padding trimmed
+    CHECK(find(disks, "vda")->kind == storage_kind::virtual_disk);     // rotational 1 ignored
+    CHECK(find(disks, "xvdb")->kind == storage_kind::virtual_disk);
+    CHECK(find(disks, "sdc")->kind == storage_kind::virtual_disk);
+    CHECK(find(disks, "pmem0")->kind == storage_kind::ram);
+    CHECK(find(disks, "nbd1")->kind == storage_kind::network);
+    CHECK(find(disks, "mmcblk0")->kind == storage_kind::sata_ssd);
+    CHECK(find(disks, "sdd")->size_bytes == 2048u * 512);
+}
+
+TEST_CASE("probe_storage with bad and unreadable files") {
+    test::scratch_dir root;
+    add_disk(root, "sda", "1\n", "garbage\n");
+    add_disk(root, "sdb", "2\n", "36028797018963968\n");            // 2^55 sectors: over 2^64 bytes
+    add_disk(root, "sdc", "0\n", "1000000000000000000000000000000\n"); // 10^30
+    add_disk(root, "sdd", "\xff\xfe", "-1\n", "ATA", "model");
+    denying_view sys(root.path().string());
+    sys.denied.insert("/sys/devices/virtual/test/sdd/device/model");
+    std::vector<ah::warning> w;
+    const auto disks = ah::probe_storage(sys, w);
+    REQUIRE(disks.size() == 4);
+    CHECK(disks[0].size_bytes == 0);
+    CHECK(disks[0].kind == storage_kind::hdd);
+    CHECK(disks[1].size_bytes == 0);
+    CHECK(disks[1].kind == storage_kind::unknown); // rotational "2"
+    CHECK(disks[2].size_bytes == 0);
+    CHECK(disks[3].kind == storage_kind::unknown);
+    CHECK(disks[3].model.empty());
+    // sizes: garbage, 10^30, -1; rotational: "2", binary.
+    CHECK(count_kind(w, ah::warning_kind::parse_error) == 5);
+    CHECK(count_kind(w, ah::warning_kind::value_out_of_range) == 1);
+    CHECK(count_kind(w, ah::warning_kind::permission_denied) == 1);
+    CHECK(w.size() == 7);
+
+    test::scratch_dir empty;
+    w.clear();
+    CHECK(ah::probe_storage(ah::host_system(empty.path().string()), w).empty());
+    CHECK(w.empty());
+}
+
+TEST_CASE("parse_lsblk_size") {
+    CHECK(ah::parse_lsblk_size("960197124096") == 960197124096ull);
+    CHECK(ah::parse_lsblk_size("0B") == 0u);
+    CHECK(ah::parse_lsblk_size("4M") == 4ull << 20);
+    CHECK(ah::parse_lsblk_size("128G") == 128ull << 30);
+    CHECK(ah::parse_lsblk_size("7T") == 7ull << 40);
+    CHECK(ah::parse_lsblk_size("894.3G") == (894ull << 30) + ((3ull << 30) + 5) / 10);
+    CHECK(ah::parse_lsblk_size("63,9M") == (63ull << 20) + ((9ull << 20) + 5) / 10);
+    CHECK(ah::parse_lsblk_size("15.9E").has_value());
+    for (const char* bad : {"", "M", "12.M", "12.34M", "-1", "-1G", "1.2.3G", "12 G", "12Q", "16E", "99999999999999999999K",
+                            "1000000000000000000000000000000", "\xff"}) {
+        CAPTURE(bad);
+        CHECK_FALSE(ah::parse_lsblk_size(bad).has_value());
+    }
+}
+
+#if AI_HWACCEL_JSON
+TEST_CASE("parse_lsblk_json") {
+    if (auto text = test::capture("lsblk/json_default-columns_majmin-mountpoints.json")) {
+        // Human sizes, no ROTA column: a virtio disk and eight NVMe drives in one LVM volume.
+        const auto disks = ah::parse_lsblk_json(*text);
+        REQUIRE(disks);
+        REQUIRE(disks->size() == 9);
+        CHECK((*disks)[0].name == "vda");
+        CHECK((*disks)[0].kind == storage_kind::virtual_disk);
+        CHECK((*disks)[0].size_bytes == 128ull << 30);
+        for (std::size_t i = 1; i < disks->size(); ++i) {
+            CAPTURE((*disks)[i].name);
+            CHECK((*disks)[i].kind == storage_kind::nvme);
+            CHECK((*disks)[i].size_bytes == (894ull << 30) + ((3ull << 30) + 5) / 10);
+        }
+        CHECK((*disks)[1].name == "nvme0n1");
+        CHECK((*disks)[8].name == "nvme3n1"); // lsblk's order
+    }
+    if (auto text = test::capture("lsblk/json_dell-server_nvme-raid_rota-false.json")) {
+        // --bytes --paths, ROTA as booleans.
+        const auto disks = ah::parse_lsblk_json(*text);
+        REQUIRE(disks);
+        REQUIRE(disks->size() == 8);
+        CHECK((*disks)[0].name == "nvme0n1"); // "/dev/" stripped
+        CHECK((*disks)[0].model == "Dell DC NVMe ISE 7450 RI U.2 960GB");
+        CHECK((*disks)[0].size_bytes == 960197124096ull);
+        CHECK((*disks)[2].name == "nvme3n1");
+        CHECK((*disks)[2].model == "INTEL SSDPF2KX076T1O");
+        CHECK((*disks)[2].size_bytes == 7681501126656ull);
+        for (const auto& d : *disks) CHECK(d.kind == storage_kind::nvme);
+    }
+    if (auto text = test::capture("lsblk/json_fsused_usb-virtual-media-rota-true.json")) {
+        // The BMC's virtual media /dev/sda has no medium (size 0) and is left out.
+        const auto disks = ah::parse_lsblk_json(*text);
+        REQUIRE(disks);
+        REQUIRE(disks->size() == 2);
+        CHECK((*disks)[0].name == "nvme0n1");
+        CHECK((*disks)[0].model == "SAMSUNG MZTL63T8HFLT-00AW7");
+        CHECK((*disks)[0].size_bytes == 3840755982336ull);
+        CHECK((*disks)[1].name == "nvme4n1");
+        CHECK((*disks)[1].size_bytes == 1920383410176ull);
+    }
+    // Hand-made: old lsblk's strings for ROTA and SIZE, a rotating disk, a nested disk.
+    const auto old = ah::parse_lsblk_json(R"({"blockdevices": [
+        {"name": "sda", "type": "disk", "size": "4000787030016", "rota": "1", "vendor": "ATA     ", "model": "ST4000DM004"},
+        {"name": "sdb", "type": "disk", "size": 500107862016, "rota": true, "children": [
+            {"name": "mpatha", "type": "mpath", "children": [{"name": "sdq", "type": "disk", "size": "1T", "rota": "0"}]}]},
+        {"name": "sdb", "type": "disk", "size": 1, "rota": false},
+        {"name": "zram0", "type": "disk", "size": "8G"},
+        {"name": "sr0", "type": "rom", "size": "1024M"}]})");
+    REQUIRE(old);
+    REQUIRE(old->size() == 3);
+    CHECK((*old)[0].name == "sda");
+    CHECK((*old)[0].kind == storage_kind::hdd);
+    CHECK((*old)[0].size_bytes == 4000787030016ull);
+    CHECK((*old)[1].name == "sdb");
+    CHECK((*old)[1].kind == storage_kind::hdd);
+    CHECK((*old)[2].name == "sdq");
+    CHECK((*old)[2].kind == storage_kind::sata_ssd);
+}
+
+TEST_CASE("parse_lsblk_json hostile input") {
+    for (const char* bad : {"", "{", "[]", "null", "42", R"({"blockdevices": 5})", R"({"other": []})", "\xff\xfe{}",
+                            R"({"blockdevices": [)", R"({"blockdevices": [{"name": "sda\xff"}]})"}) {
+        CAPTURE(bad);
+        CHECK_FALSE(ah::parse_lsblk_json(bad).has_value());
+    }
+    // Valid JSON with the wrong types everywhere: nothing thrown, nothing invented.
+    const auto odd = ah::parse_lsblk_json(R"({"blockdevices": [
+        5, null, "sda", [],
+        {"name": 5, "type": "disk"},
+        {"name": "sda", "type": ["disk"]},
+        {"name": "sdb", "type": "disk", "size": -1, "rota": "maybe", "model": 7, "children": "none"},
+        {"name": "sdc", "type": "disk", "size": 1e30, "rota": 2},
+        {"name": "sdd", "type": "disk", "size": "10^30", "rota": null},
+        {"name": "", "type": "disk"}]})");
+    REQUIRE(odd);
+    REQUIRE(odd->size() == 3);
+    CHECK((*odd)[0].name == "sdb");
+    CHECK((*odd)[0].size_bytes == 0);
+    CHECK((*odd)[0].kind == storage_kind::unknown);
+    CHECK((*odd)[0].model.empty());
+    CHECK((*odd)[1].size_bytes == 0);
+    CHECK((*odd)[2].size_bytes == 0);
+    // Deep nesting is parsed without recursion trouble and walked to a bounded depth.
+    std::string deep = R"({"blockdevices": )";
+    for (int i = 0; i < 100000; ++i) deep += "[";
+    CHECK_FALSE(ah::parse_lsblk_json(deep).has_value());
+    std::string nested = R"({"blockdevices": [)";
+    for (int i = 0; i < 50; ++i) nested += R"({"name": "x", "type": "part", "children": [)";
+    for (int i = 0; i < 50; ++i) nested += "]}";
+    nested += "]}";
+    const auto n = ah::parse_lsblk_json(nested);
+    REQUIRE(n);
+    CHECK(n->empty());
+}
+#endif

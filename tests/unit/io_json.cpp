@@ -1,0 +1,594 @@
+#include "ai_hwaccel/io/json.hpp"
+
+#include <doctest/doctest.h>
+
+#if AI_HWACCEL_JSON
+
+#include "ai_hwaccel/core/catalogue.hpp"
+#include "ai_hwaccel/registry.hpp"
+
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace ah = ai_hwaccel;
+using json = nlohmann::json;
+using namespace ah::literals;
+
+namespace {
+
+ah::accelerator_profile gpu(const char* name, std::uint32_t index, const char* address) {
+    auto p = ah::profile_from_spec(*ah::find_device(name), index);
+    p.pci = ah::parse_pci_address(address);
+    p.uuid = "GPU-5f4e2a7c-1b2d-4c3e-9f8a-0123456789ab";
+    p.driver_version = "550.54.15";
+    p.memory_used_bytes = {1_GiB, ah::origin::tool};
+    p.memory_free_bytes = {79_GiB, ah::origin::tool};
+    p.pcie_current = {ah::pcie_link{5, 16}, ah::origin::sysfs};
+    p.numa_node = {1, ah::origin::sysfs};
+    p.temperature_c = {-3.5, ah::origin::tool}; // negative and fractional on purpose
+    p.power_draw_watts = {312.25, ah::origin::tool};
+    p.utilization_percent = {97, ah::origin::tool};
+    p.chips = {1, ah::origin::tool};
+    return p;
+}
+
+/// A registry with something in every field the format carries.
+ah::accelerator_registry full_registry() {
+    ah::accelerator_profile cpu;
+    cpu.name = "AMD EPYC 9654 96-Core Processor";
+    cpu.maker = ah::vendor::amd;
+    cpu.memory_bytes = {std::numeric_limits<std::uint64_t>::max(), ah::origin::sysfs}; // exact u64
+    cpu.memory_bandwidth_gbps = {460.8, ah::origin::estimated};
+    cpu.compute_units = {96, ah::origin::sysfs};
+    cpu.peak.fp32 = 5.4;
+    cpu.peak_from = ah::origin::estimated;
+    cpu.unified_memory = true;
+
+    auto h100 = gpu("H100 SXM", 0, "0000:65:00.0");
+    auto mi300 = gpu("MI300X", 1, "0001:c1:00.1");
+    mi300.available = false;
+    mi300.pci = ah::pci_address{0x10000, 0xc1, 0x1f, 7}; // an 8-digit domain
+
+    std::vector<ah::warning> warnings{
+        {ah::warning_kind::tool_timed_out, ah::backend_id::cuda, "nvidia-smi", "killed after 5 s", 0},
+        {ah::warning_kind::permission_denied, std::nullopt, "/dev/accel0", "", -13},
+    };
+
+    ah::host_info host;
+    host.cpu.model = "AMD EPYC 9654 96-Core Processor";
+    host.cpu.maker = ah::vendor::amd;
+    host.cpu.arch = ah::cpu_arch::x86_64;
+    host.cpu.sockets = 2;
+    host.cpu.cores = 192;
+    host.cpu.threads = 384;
+    host.cpu.usable_threads = 64;
+    host.cpu.cpu_quota = 2.5;
+    host.cpu.features.set(ah::cpu_feature::avx2);
+    host.cpu.features.set(ah::cpu_feature::avx512_bf16);
+    host.cpu.features.set(ah::cpu_feature::sme);
+    host.memory.total_bytes = {768_GiB, ah::origin::sysfs};
+    host.memory.available_bytes = {700_GiB, ah::origin::sysfs};
+    host.memory.cgroup_limit_bytes = {64_GiB, ah::origin::sysfs};
+    host.numa = {{0, 384_GiB, "0-95,192-287"}, {1, 384_GiB, "96-191,288-383"}};
+
+    ah::system_io io;
+    ah::pci_device nic;
+    nic.address = {0, 0x65, 0, 0};
+    nic.class_code = 0x030200;
+    nic.vendor_id = 0x10de;
+    nic.device_id = 0x2330;
+    nic.subsystem_vendor_id = 0x10de;
+    nic.subsystem_device_id = 0x16c1;
+    nic.link_current = {ah::pcie_link{5, 16}, ah::origin::sysfs};
+    nic.link_max = {ah::pcie_link{5, 16}, ah::origin::sysfs};
+    nic.numa_node = 1;
+    nic.driver = "nvidia";
+    io.pci_devices.push_back(nic);
+    ah::pci_device bridge;
+    bridge.address = {0, 0, 1, 0};
+    io.pci_devices.push_back(bridge); // numa_node -1, no driver, no links
+    io.interconnects.push_back({ah::interconnect_kind::nvlink, ah::link_scope::intra_node, "NVLink GPU0-GPU1",
+                                "18 links up", {900, ah::origin::catalogue}, {0, 1}});
+    io.interconnects.push_back({ah::interconnect_kind::infiniband, ah::link_scope::inter_node, "mlx5_0 port 1",
+                                "ACTIVE", {50.0, ah::origin::sysfs}, {}});
+    io.storage.push_back({"nvme0n1", "SAMSUNG MZQL23T8HCLS", ah::storage_kind::nvme, 3'840'755'982'336,
+                          {6.8, ah::origin::estimated}});
+    io.storage.push_back({"vda", "", ah::storage_kind::virtual_disk, 100'000'000'000, {}});
+    io.environment.container = ah::container_runtime::containerd;
+    io.environment.kubernetes = true;
+    io.environment.kubernetes_namespace = "inference";
+    io.environment.hypervisor = "KVM";
+    io.environment.cloud = ah::cloud_provider::aws;
+    io.environment.instance_type = "p5.48xlarge";
+    io.environment.region = "us-east-1";
+    io.environment.zone = "us-east-1a";
+
+    return ah::accelerator_registry({cpu, h100, mi300}, warnings, host, io);
+}
+
+/// Equal, peak throughput included (the registry's operator== compares peak_from only).
+void check_same(const ah::accelerator_registry& a, const ah::accelerator_registry& b) {
+    CHECK(a == b);
+    REQUIRE(a.size() == b.size());
+    for (std::size_t i = 0; i < a.size(); ++i)
+        for (const auto& row : ah::dtype_table) CHECK(a.all()[i].peak[row.id] == b.all()[i].peak[row.id]);
+}
+
+std::string error_of(std::string_view text) {
+    const auto r = ah::registry_from_json(text);
+    CHECK_FALSE(r.ok());
+    CHECK_FALSE(r.registry.has_value());
+    return r.error;
+}
+
+/// `{"schema_version":1,"devices":[<device>]}` read back; returns the error (empty if ok).
+std::string device_error(const json& device) {
+    const json doc = {{"schema_version", 1}, {"devices", json::array({device})}};
+    return ah::registry_from_json(doc).error;
+}
+std::string document_error(const json& doc) { return ah::registry_from_json(doc).error; }
+
+json valid_device() { return json(gpu("H100 SXM", 0, "0000:65:00.0")); }
+
+} // namespace
+
+TEST_CASE("to_json_string") {
+    const auto r = full_registry();
+    const auto text = ah::to_json_string(r);
+    CHECK(text.find("\n  \"devices\": [") != std::string::npos); // two-space indent by default
+    const auto compact = ah::to_json_string(r, -1);
+    CHECK(compact.find('\n') == std::string::npos);
+    CHECK(json::parse(text) == json::parse(compact));
+
+    const auto j = json::parse(compact);
+    CHECK(j["schema_version"] == ah::accelerator_registry::schema_version);
+    CHECK(j["devices"].size() == 3);
+    CHECK(j["warnings"].size() == 2);
+    CHECK(j["host"]["numa"].size() == 2);
+    CHECK(j["system"]["pci_devices"].size() == 2);
+    // Bytes are exact integers, even 2^64-1.
+    CHECK(j["devices"][0]["memory_bytes"]["value"].get<std::uint64_t>() ==
+          std::numeric_limits<std::uint64_t>::max());
+    CHECK(compact.find("18446744073709551615") != std::string::npos);
+    CHECK(j["devices"][1]["spec"] == "NVIDIA H100 SXM5 80GB");
+    CHECK(j["devices"][2]["pci"] == "00010000:c1:1f.7");
+}
+
+TEST_CASE("registry_from_json") {
+    SUBCASE("round trip: registry -> text -> registry") {
+        const auto r = full_registry();
+        for (int indent : {-1, 0, 2, 4}) {
+            const auto back = ah::registry_from_json(ah::to_json_string(r, indent));
+            REQUIRE_MESSAGE(back.ok(), back.error);
+            CHECK(back.error.empty());
+            check_same(*back.registry, r);
+            // The spec pointer is re-linked to the catalogue row itself.
+            CHECK(back.registry->all()[1].spec == ah::find_device("H100 SXM"));
+            CHECK(back.registry->all()[0].spec == nullptr);
+        }
+    }
+    SUBCASE("round trip: empty registry") {
+        const ah::accelerator_registry empty;
+        const auto back = ah::registry_from_json(ah::to_json_string(empty));
+        REQUIRE(back.ok());
+        CHECK(*back.registry == empty);
+    }
+    SUBCASE("the minimal document, and missing keys keep defaults") {
+        const auto r = ah::registry_from_json(R"({"schema_version": 1})");
+        REQUIRE(r.ok());
+        CHECK(*r.registry == ah::accelerator_registry{});
+        const auto one = ah::registry_from_json(
+            R"({"schema_version":1,"devices":[{"kind":"rocm_gpu","spec":"MI300X","future_key":[1,2]}]})");
+        REQUIRE_MESSAGE(one.ok(), one.error);
+        const auto& p = one.registry->all()[0];
+        CHECK(p.kind == ah::device_kind::rocm_gpu);
+        CHECK(p.available);
+        CHECK(p.spec == ah::find_device("AMD Instinct MI300X")); // an alias re-links too
+        CHECK_FALSE(p.memory_bytes.has_value()); // the spec is linked, not re-applied
+    }
+    SUBCASE("the parsed-JSON overload") {
+        const json j = full_registry();
+        const auto back = ah::registry_from_json(j);
+        REQUIRE_MESSAGE(back.ok(), back.error);
+        check_same(*back.registry, full_registry());
+    }
+}
+
+TEST_CASE("to_json / from_json") {
+    SUBCASE("exact shape of a small profile") {
+        ah::accelerator_profile p;
+        p.kind = ah::device_kind::cuda_gpu;
+        p.index = 1;
+        p.maker = ah::vendor::nvidia;
+        p.name = "Test GPU";
+        p.pci = ah::pci_address{0, 0x65, 0, 0};
+        p.memory_bytes = {24_GiB, ah::origin::tool};
+        p.memory_bandwidth_gbps = {1008.5, ah::origin::catalogue};
+        p.peak.bf16 = 165.2;
+        p.peak.int8 = 660;
+        p.peak_from = ah::origin::catalogue;
+        p.pcie_current = {ah::pcie_link{4, 16}, ah::origin::sysfs};
+        p.numa_node = {-1, ah::origin::sysfs};
+        const std::string golden =
+            R"({"arch":"","available":true,"chips":null,"compute_units":null,"driver_version":"",)"
+            R"("index":1,"kind":"cuda_gpu","memory_bandwidth_gbps":{"origin":"catalogue","value":1008.5},)"
+            R"("memory_bytes":{"origin":"tool","value":25769803776},"memory_free_bytes":null,)"
+            R"("memory_used_bytes":null,"name":"Test GPU","numa_node":{"origin":"sysfs","value":-1},)"
+            R"("pci":"0000:65:00.0","pci_device_id":0,)"
+            R"("pcie_current":{"origin":"sysfs","value":{"generation":4,"width":16}},"pcie_max":null,)"
+            R"("peak_origin":"catalogue","peak_tflops":{"bf16":165.2,"int8":660.0},)"
+            R"("power_draw_watts":null,"power_limit_watts":null,"software":false,"spec":null,)"
+            R"("temperature_c":null,"unified_memory":false,"utilization_percent":null,"uuid":"",)"
+            R"("vendor":"nvidia"})";
+        CHECK(json(p).dump() == golden);
+    }
+    SUBCASE("exact shape of the registry's parts") {
+        ah::accelerator_registry r;
+        r.add(ah::warning{ah::warning_kind::tool_failed, ah::backend_id::rocm, "rocm-smi", "exit 2", 2});
+        r.host().numa.push_back({0, 16_GiB, "0-7"});
+        r.add(ah::interconnect{ah::interconnect_kind::xgmi, ah::link_scope::intra_node, "XGMI hive", "up",
+                               {}, {0, 1}});
+        CHECK(json(r).dump() ==
+              R"({"devices":[],)"
+              R"("host":{"cpu":{"arch":"unknown","cores":0,"cpu_quota":0.0,"features":[],"model":"",)"
+              R"("sockets":0,"threads":0,"usable_threads":0,"vendor":"unknown"},)"
+              R"("memory":{"available_bytes":null,"cgroup_limit_bytes":null,"total_bytes":null},)"
+              R"("numa":[{"cpus":"0-7","id":0,"memory_bytes":17179869184}]},)"
+              R"("schema_version":1,)"
+              R"("system":{"environment":{"cloud":"none","container":"none","hypervisor":"",)"
+              R"("instance_type":"","kubernetes":false,"kubernetes_namespace":"","region":"","wsl":false,)"
+              R"("zone":""},"interconnects":[{"bandwidth_gbps":null,"devices":[0,1],"kind":"xgmi",)"
+              R"("name":"XGMI hive","scope":"intra_node","state":"up"}],"pci_devices":[],"storage":[]},)"
+              R"("warnings":[{"backend":"rocm","code":2,"kind":"tool_failed","message":"exit 2",)"
+              R"("subject":"rocm-smi"}]})");
+        ah::pci_device d;
+        d.address = {0, 0x3b, 0, 0};
+        d.link_max = {ah::pcie_link{3, 8}, ah::origin::sysfs};
+        CHECK(json(d).dump() ==
+              R"({"address":"0000:3b:00.0","class_code":0,"device_id":0,"driver":"",)"
+              R"("link_current":null,"link_max":{"origin":"sysfs","value":{"generation":3,"width":8}},)"
+              R"("numa_node":-1,"subsystem_device_id":0,"subsystem_vendor_id":0,"vendor_id":0})");
+        CHECK(json(ah::storage_device{"sda", "X", ah::storage_kind::hdd, 1000, {0.2, ah::origin::estimated}})
+                  .dump() == R"({"kind":"hdd","model":"X","name":"sda","read_bandwidth_gbps":)"
+                             R"({"origin":"estimated","value":0.2},"size_bytes":1000})");
+    }
+    SUBCASE("enums are their table names, every one, both ways") {
+        auto both_ways = [](auto e, std::string_view name) {
+            using E = decltype(e);
+            const json j = e;
+            CHECK(j == std::string(name));
+            CHECK(j.template get<E>() == e);
+        };
+        for (const auto& row : ah::family_table) both_ways(row.id, row.name);
+        for (const auto& row : ah::vendor_table) both_ways(row.id, row.name);
+        for (const auto& row : ah::device_kind_table) both_ways(row.id, row.name);
+        for (const auto& row : ah::dtype_table) both_ways(row.id, row.name);
+        for (const auto& row : ah::memory_type_table) both_ways(row.id, row.name);
+        for (const auto& row : ah::interconnect_kind_table) both_ways(row.id, row.name);
+        for (const auto& row : ah::warning_kind_table) both_ways(row.id, row.name);
+        for (const auto& row : ah::backend_table) both_ways(row.id, row.name);
+        for (const auto& row : ah::cpu_feature_table) both_ways(row.id, row.name);
+        both_ways(ah::link_scope::inter_node, "inter_node");
+        both_ways(ah::origin::tool, "tool");
+        both_ways(ah::cpu_arch::aarch64, "aarch64");
+        both_ways(ah::storage_kind::sata_ssd, "sata_ssd");
+        both_ways(ah::container_runtime::podman, "podman");
+        both_ways(ah::cloud_provider::oracle, "oracle");
+    }
+    SUBCASE("small types") {
+        CHECK(json(ah::pci_address{0, 0x65, 0, 0}) == "0000:65:00.0");
+        CHECK(json(ah::pcie_link{4, 16}) == json{{"generation", 4}, {"width", 16}});
+        CHECK(json(ah::sourced<std::uint64_t>{}) == nullptr);
+        CHECK(json(ah::sourced<std::uint64_t>{5, ah::origin::user}) == json{{"value", 5}, {"origin", "user"}});
+        CHECK(json(ah::inplace_string<8>("abc")) == "abc");
+        ah::peak_throughput peak;
+        CHECK(json(peak) == json::object()); // only non-zero entries
+        peak.fp8 = 1979;
+        CHECK(json(peak) == json{{"fp8", 1979.0}});
+        ah::cpu_features f;
+        f.set(ah::cpu_feature::neon);
+        f.set(ah::cpu_feature::i8mm);
+        CHECK(json(f) == json{"neon", "i8mm"});
+        CHECK(json(f).get<ah::cpu_features>() == f);
+        CHECK(json(ah::pcie_link{4, 16}).get<ah::pcie_link>() == ah::pcie_link{4, 16});
+        const auto s = json{{"value", 5}, {"origin", "user"}}.get<ah::sourced<std::uint32_t>>();
+        CHECK(s == ah::sourced<std::uint32_t>{5, ah::origin::user});
+        CHECK(json(nullptr).get<ah::sourced<double>>() == ah::sourced<double>{});
+    }
+#if AI_HWACCEL_EXCEPTIONS
+    SUBCASE("get<>() throws nlohmann's exception on bad input") {
+        CHECK_THROWS_AS(json("gpu9").get<ah::device_kind>(), json::exception);
+        CHECK_THROWS_AS(json(-1).get<ah::sourced<std::uint64_t>>(), json::exception);
+        const json newer = {{"schema_version", 2}};
+        CHECK_THROWS_AS(newer.get<ah::accelerator_registry>(), json::exception);
+        CHECK_THROWS_AS(json("gpu9").get<ah::device_kind>(), ah::json_error);
+        try {
+            (void)json{{"kind", "gpu9"}}.get<ah::accelerator_profile>();
+            FAIL("no exception");
+        } catch (const json::exception& e) {
+            CHECK(std::string(e.what()) == "[ai_hwaccel.json_error] /kind: unknown device_kind \"gpu9\"");
+            CHECK(e.id == 599);
+        }
+    }
+#endif
+}
+
+TEST_CASE("registry_from_json rejects") {
+    SUBCASE("invalid JSON") {
+        CHECK(error_of("").rfind("invalid JSON: ", 0) == 0);
+        CHECK(error_of("{").rfind("invalid JSON: ", 0) == 0);
+        CHECK(error_of("not json").rfind("invalid JSON: ", 0) == 0);
+        CHECK(error_of(R"({"schema_version":1} trailing)").rfind("invalid JSON: ", 0) == 0);
+        CHECK(error_of(R"({"schema_version":1,})").rfind("invalid JSON: ", 0) == 0);
+        CHECK(error_of("{\"schema_version\":1 /* comment */}").rfind("invalid JSON: ", 0) == 0);
+        CHECK(error_of("[1, 2").find("parse error") != std::string::npos); // nlohmann says where
+    }
+    SUBCASE("a missing, newer or malformed schema_version") {
+        CHECK(error_of("{}") == "document: missing schema_version");
+        CHECK(error_of(R"({"devices":[]})") == "document: missing schema_version");
+        CHECK(error_of(R"({"schema_version":2})") ==
+              "/schema_version: schema_version 2 is newer than this library reads (1)");
+        CHECK(error_of(R"({"schema_version":0})") == "/schema_version: unsupported schema_version 0");
+        CHECK(error_of(R"({"schema_version":-1})") == "/schema_version: unsupported schema_version -1");
+        CHECK(error_of(R"({"schema_version":"1"})") ==
+              "/schema_version: expected an integer, got a string");
+        CHECK(error_of(R"({"schema_version":1.0})") ==
+              "/schema_version: expected an integer, got a non-integer number");
+        CHECK(error_of(R"({"schema_version":99999999999999999999})").find("/schema_version: expected an integer") ==
+              0);
+        CHECK(error_of("[]") == "document: expected an object, got an array");
+        CHECK(error_of("null") == "document: expected an object, got null");
+    }
+    SUBCASE("wrong types") {
+        CHECK(document_error({{"schema_version", 1}, {"devices", json::object()}}) ==
+              "/devices: expected an array, got an object");
+        CHECK(document_error({{"schema_version", 1}, {"host", json::array()}}) ==
+              "/host: expected an object, got an array");
+        CHECK(document_error({{"schema_version", 1}, {"warnings", {{{"code", "x"}}}}}) ==
+              "/warnings/0/code: expected an integer, got a string");
+        auto d = valid_device();
+        d["index"] = "0";
+        CHECK(device_error(d) == "/devices/0/index: expected a non-negative integer, got a string");
+        d = valid_device();
+        d["available"] = 1;
+        CHECK(device_error(d) == "/devices/0/available: expected a boolean, got an integer");
+        d = valid_device();
+        d["name"] = 5;
+        CHECK(device_error(d) == "/devices/0/name: expected a string, got an integer");
+        d = valid_device();
+        d["memory_bytes"] = 5; // a bare value where a sourced one belongs
+        CHECK(device_error(d) ==
+              "/devices/0/memory_bytes: expected null or an object {\"value\", \"origin\"}, got an integer");
+        d = valid_device();
+        d["memory_bytes"] = {{"value", 5}};
+        CHECK(device_error(d) == "/devices/0/memory_bytes: missing \"origin\"");
+        d["memory_bytes"] = {{"origin", "tool"}};
+        CHECK(device_error(d) == "/devices/0/memory_bytes: missing \"value\"");
+        d["memory_bytes"] = {{"origin", "none"}, {"value", 5}};
+        CHECK(device_error(d) ==
+              "/devices/0/memory_bytes/origin: origin \"none\" with a value (write null for no value)");
+        d["memory_bytes"] = {{"origin", "tool"}, {"value", 1.5}};
+        CHECK(device_error(d) ==
+              "/devices/0/memory_bytes/value: expected a non-negative integer, got a non-integer number");
+        d = valid_device();
+        d["memory_bandwidth_gbps"] = {{"origin", "tool"}, {"value", "fast"}};
+        CHECK(device_error(d) == "/devices/0/memory_bandwidth_gbps/value: expected a number, got a string");
+        d = valid_device();
+        d["pci"] = 101;
+        CHECK(device_error(d) == "/devices/0/pci: expected a PCI address string \"dddd:bb:dd.f\", got an integer");
+        d["pci"] = "0000:65:00.8";
+        CHECK(device_error(d) == "/devices/0/pci: not a PCI address: \"0000:65:00.8\"");
+        d = valid_device();
+        d["pcie_max"] = {{"origin", "sysfs"}, {"value", {{"generation", "4"}}}};
+        CHECK(device_error(d) ==
+              "/devices/0/pcie_max/value/generation: expected a non-negative integer, got a string");
+        d = valid_device();
+        d["peak_tflops"] = json::array();
+        CHECK(device_error(d) == "/devices/0/peak_tflops: expected an object of dtype: number, got an array");
+        d = valid_device();
+        d["spec"] = 7;
+        CHECK(device_error(d) == "/devices/0/spec: expected a string, got an integer");
+        CHECK(document_error({{"schema_version", 1}, {"host", {{"cpu", {{"features", "avx2"}}}}}}) ==
+              "/host/cpu/features: expected an array of cpu_feature names, got a string");
+        CHECK(document_error({{"schema_version", 1},
+                              {"system", {{"interconnects", {{{"devices", {0, -1}}}}}}}}) ==
+              "/system/interconnects/0/devices/1: integer out of range: -1 (expected 0..4294967295)");
+    }
+    SUBCASE("unknown names") {
+        auto d = valid_device();
+        d["kind"] = "gpu9";
+        CHECK(device_error(d) == "/devices/0/kind: unknown device_kind \"gpu9\"");
+        d["kind"] = "CUDA_GPU"; // one spelling only: no case folding in this format
+        CHECK(device_error(d) == "/devices/0/kind: unknown device_kind \"CUDA_GPU\"");
+        d["kind"] = 1; // nor numbers
+        CHECK(device_error(d) == "/devices/0/kind: expected a string (device_kind name), got an integer");
+        d = valid_device();
+        d["vendor"] = "NVIDIA";
+        CHECK(device_error(d) == "/devices/0/vendor: unknown vendor \"NVIDIA\"");
+        d = valid_device();
+        d["memory_bytes"]["origin"] = "measured";
+        CHECK(device_error(d) == "/devices/0/memory_bytes/origin: unknown origin \"measured\"");
+        d = valid_device();
+        d["peak_tflops"]["fp128"] = 1;
+        CHECK(device_error(d) == "/devices/0/peak_tflops/fp128: unknown dtype \"fp128\"");
+        d = valid_device();
+        d["peak_origin"] = "";
+        CHECK(device_error(d) == "/devices/0/peak_origin: unknown origin \"\"");
+        d = valid_device();
+        d["spec"] = "NVIDIA H1000";
+        CHECK(device_error(d) == "/devices/0/spec: no catalogue device named \"NVIDIA H1000\"");
+        CHECK(document_error({{"schema_version", 1}, {"warnings", {{{"backend", "cudaa"}}}}}) ==
+              "/warnings/0/backend: unknown backend \"cudaa\"");
+        CHECK(document_error({{"schema_version", 1}, {"warnings", {{{"kind", "oops"}}}}}) ==
+              "/warnings/0/kind: unknown warning_kind \"oops\"");
+        CHECK(document_error({{"schema_version", 1}, {"host", {{"cpu", {{"features", {"avx2", "avx9"}}}}}}}) ==
+              "/host/cpu/features/1: unknown cpu_feature \"avx9\"");
+        CHECK(document_error({{"schema_version", 1}, {"host", {{"cpu", {{"arch", "vax"}}}}}}) ==
+              "/host/cpu/arch: unknown cpu_arch \"vax\"");
+        CHECK(document_error({{"schema_version", 1}, {"system", {{"storage", {{{"kind", "tape"}}}}}}}) ==
+              "/system/storage/0/kind: unknown storage_kind \"tape\"");
+        CHECK(document_error({{"schema_version", 1}, {"system", {{"environment", {{"cloud", "ibm"}}}}}}) ==
+              "/system/environment/cloud: unknown cloud_provider \"ibm\"");
+        CHECK(document_error({{"schema_version", 1}, {"system", {{"environment", {{"container", "jail"}}}}}}) ==
+              "/system/environment/container: unknown container_runtime \"jail\"");
+        CHECK(document_error({{"schema_version", 1}, {"system", {{"interconnects", {{{"scope", "galaxy"}}}}}}}) ==
+              "/system/interconnects/0/scope: unknown link_scope \"galaxy\"");
+        CHECK(document_error({{"schema_version", 1}, {"system", {{"interconnects", {{{"kind", "usb"}}}}}}}) ==
+              "/system/interconnects/0/kind: unknown interconnect_kind \"usb\"");
+    }
+    SUBCASE("out-of-range numbers") {
+        auto d = valid_device();
+        d["index"] = -1;
+        CHECK(device_error(d) == "/devices/0/index: integer out of range: -1 (expected 0..4294967295)");
+        d["index"] = 4294967296ULL;
+        CHECK(device_error(d) == "/devices/0/index: integer out of range: 4294967296 (expected 0..4294967295)");
+        d["index"] = 4294967295ULL;
+        CHECK(device_error(d).empty());
+        d = valid_device();
+        d["pci_device_id"] = 65536;
+        CHECK(device_error(d) == "/devices/0/pci_device_id: integer out of range: 65536 (expected 0..65535)");
+        d = valid_device();
+        d["pcie_current"]["value"]["width"] = 256;
+        CHECK(device_error(d) == "/devices/0/pcie_current/value/width: integer out of range: 256 (expected 0..255)");
+        d = valid_device();
+        d["numa_node"] = {{"origin", "sysfs"}, {"value", 2147483648LL}};
+        CHECK(device_error(d) ==
+              "/devices/0/numa_node/value: integer out of range: 2147483648 (expected -2147483648..2147483647)");
+        CHECK(document_error({{"schema_version", 1}, {"warnings", {{{"code", -2147483649LL}}}}}) ==
+              "/warnings/0/code: integer out of range: -2147483649 (expected -2147483648..2147483647)");
+        // One past 2^64-1 is no longer an integer to the parser.
+        CHECK(error_of(R"({"schema_version":1,"devices":[{"memory_bytes":)"
+                       R"({"origin":"tool","value":18446744073709551616}}]})") ==
+              "/devices/0/memory_bytes/value: expected a non-negative integer, got a non-integer number");
+        CHECK(error_of(R"({"schema_version":1,"host":{"numa":[{"memory_bytes":-1}]}})") ==
+              "/host/numa/0/memory_bytes: integer out of range: -1 (expected 0..18446744073709551615)");
+        // Beyond a double: the parser refuses it.
+        CHECK(error_of(R"({"schema_version":1,"host":{"cpu":{"cpu_quota":1e400}}})").find("number overflow") !=
+              std::string::npos);
+        // Numbers that JSON cannot carry, in a document built in memory.
+        CHECK(document_error({{"schema_version", 1},
+                              {"host", {{"cpu", {{"cpu_quota", std::numeric_limits<double>::infinity()}}}}}}) ==
+              "/host/cpu/cpu_quota: number out of range (not finite)");
+    }
+    SUBCASE("strings too long for their field") {
+        auto d = valid_device();
+        d["name"] = std::string(63, 'x');
+        CHECK(device_error(d).empty());
+        d["name"] = std::string(64, 'x');
+        CHECK(device_error(d) == "/devices/0/name: string of 64 bytes is longer than the 63 this field holds");
+        d = valid_device();
+        d["uuid"] = std::string(48, 'u');
+        CHECK(device_error(d) == "/devices/0/uuid: string of 48 bytes is longer than the 47 this field holds");
+        d = valid_device();
+        d["arch"] = "sm_90a-and-some-more";
+        CHECK(device_error(d) == "/devices/0/arch: string of 20 bytes is longer than the 15 this field holds");
+    }
+    SUBCASE("arrays too long") {
+        std::string text = R"({"schema_version":1,"warnings":[)";
+        for (std::size_t i = 0; i <= ah::json_max_array_size; ++i) text += i == 0 ? "{}" : ",{}";
+        text += "]}";
+        CHECK(error_of(text) == "/warnings: array of 65537 elements is longer than the 65536 accepted");
+    }
+}
+
+TEST_CASE("registry_from_json on hostile input") {
+    const auto text = ah::to_json_string(full_registry(), -1);
+    SUBCASE("every truncation fails cleanly") {
+        for (std::size_t n = 0; n < text.size(); ++n) {
+            const auto r = ah::registry_from_json(std::string_view(text).substr(0, n));
+            CHECK_FALSE(r.ok());
+            CHECK(r.error.rfind("invalid JSON: ", 0) == 0);
+        }
+    }
+    SUBCASE("deeply nested arrays") {
+        constexpr std::size_t depth = 200'000;
+        const std::string nested = std::string(depth, '[') + std::string(depth, ']');
+        CHECK(error_of(nested) == "document: expected an object, got an array");
+        CHECK(error_of(R"({"schema_version":1,"devices":)" + nested + "}") ==
+              "/devices/0: expected an object, got an array");
+        CHECK(error_of(std::string(depth, '[')).rfind("invalid JSON: ", 0) == 0);
+        CHECK(error_of(std::string(depth, '{')).rfind("invalid JSON: ", 0) == 0);
+    }
+    SUBCASE("bytes that are not UTF-8") {
+        CHECK(error_of("{\"schema_version\":1,\"devices\":[{\"name\":\"caf\xe9\"}]}").rfind("invalid JSON: ", 0) ==
+              0);
+        CHECK(error_of("{\"schema_version\":1,\"devices\":[{\"name\":\"\xc0\xaf\"}]}").rfind("invalid JSON: ", 0) ==
+              0); // an overlong '/'
+        CHECK(error_of("\xff\xfe{}").rfind("invalid JSON: ", 0) == 0);
+        // nlohmann alone would stop at a NUL byte and accept what came before it.
+        CHECK(error_of(std::string_view("{\"schema_version\":1}\0{", 22)) == "invalid JSON: NUL byte at offset 20");
+        CHECK(error_of(std::string_view("{\"schema_version\":1,\"x\":\"a\0\"}", 29)) ==
+              "invalid JSON: NUL byte at offset 26");
+        // The message stays printable text whatever the input held.
+        const auto e = error_of("{\"schema_version\":1,\"x\":\"\xed\xa0\x80\"}");
+        for (char c : e) CHECK(static_cast<unsigned char>(c) < 0x80);
+    }
+    SUBCASE("mutated documents never crash") {
+        // Deterministic byte flips, insertions and deletions over a valid document: each
+        // result either reads or fails with a message.
+        std::uint64_t state = 0x9e3779b97f4a7c15u;
+        auto next = [&state] {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            return state;
+        };
+        constexpr std::string_view alphabet = "{}[]\":,-0123456789.eEtruefalsn \\\x80\xff";
+        int read_back = 0;
+        for (int i = 0; i < 3000; ++i) {
+            std::string m = text;
+            for (int k = 0; k < 3; ++k) {
+                const auto at = static_cast<std::size_t>(next() % m.size());
+                const char c = alphabet[static_cast<std::size_t>(next() % alphabet.size())];
+                switch (next() % 3) {
+                case 0: m[at] = c; break;
+                case 1: m.insert(at, 1, c); break;
+                default: m.erase(at, 1); break;
+                }
+            }
+            const auto r = ah::registry_from_json(m);
+            CHECK(r.ok() == r.error.empty());
+            read_back += r.ok() ? 1 : 0;
+        }
+        MESSAGE("mutated documents that still read: " << read_back << " of 3000");
+    }
+}
+
+TEST_CASE("to_json_string with text that is not UTF-8") {
+    auto r = full_registry();
+    ah::accelerator_profile p;
+    p.name = "caf\xe9 GPU \xed\xa0\x80";                // Latin-1 and a UTF-16 surrogate
+    p.arch = "\xf0\x9f\x9a\x80ok";                      // valid UTF-8 is kept as it is
+    r.add(p);
+    r.add(ah::warning{ah::warning_kind::parse_error, std::nullopt, "/proc/\xff", "bad \xc3", 0});
+    r.host().cpu.model = std::string("Z80\x80\x80", 5);
+    ah::accelerator_profile odd;
+    odd.memory_bandwidth_gbps = {std::numeric_limits<double>::quiet_NaN(), ah::origin::tool};
+    odd.peak.fp16 = std::numeric_limits<double>::infinity();
+    r.add(odd);
+    const auto text = ah::to_json_string(r);
+    const auto back = ah::registry_from_json(text);
+    REQUIRE_MESSAGE(back.ok(), back.error);
+    const auto& q = back.registry->all()[3];
+    CHECK(q.name == std::string_view("caf? GPU ???")); // byte for byte, so it still fits
+    CHECK(q.arch == std::string_view("\xf0\x9f\x9a\x80ok"));
+    CHECK(back.registry->warnings()[2].subject == "/proc/?");
+    CHECK(back.registry->warnings()[2].message == "bad ?");
+    CHECK(back.registry->host().cpu.model == "Z80??");
+    // NaN and infinity have no JSON spelling: written as unknown.
+    const auto& n = back.registry->all()[4];
+    CHECK_FALSE(n.memory_bandwidth_gbps.has_value());
+    CHECK(n.peak.fp16 == 0);
+}
+
+#else
+
+TEST_CASE("io/json.hpp without nlohmann/json") {
+    // The header is an empty shell when nlohmann/json is not available.
+    CHECK(AI_HWACCEL_JSON == 0);
+}
+
+#endif
