@@ -5,7 +5,7 @@
 # amalgamation check).
 # Uses sudo when not run as root. Safe to run again.
 set -euo pipefail
-packages=(g++ cmake make librange-v3-dev doctest-dev libbenchmark-dev nlohmann-json3-dev python3 pkgconf)
+packages=(g++ cmake make librange-v3-dev doctest-dev libbenchmark-dev nlohmann-json3-dev python3 pkgconf hwloc)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

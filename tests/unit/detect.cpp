@@ -1,4 +1,5 @@
 #include "ai_hwaccel/detect/detect.hpp"
+#include "ai_hwaccel/io/json.hpp"
 
 #include "fixtures.hpp"
 
@@ -244,3 +245,108 @@ TEST_CASE("detector: every way a tool fails is a typed warning, and detection re
     CHECK(t.timings[0].elapsed >= 500ms); // the hung tool took its whole timeout…
     CHECK(t.elapsed < 500ms + 20s);       // …and detection still returned
 }
+
+// ---------------------------------------------------------------------------------------
+// Fixture machines (tests/machines): each detected end to end through the orchestrator.
+// The values checked here are read off the machine's files by hand (README.md there);
+// expected.json holds the whole registry, compared by the machine_* CLI tests.
+
+namespace {
+ah::host_system machine(const std::string& name) {
+    return ah::host_system(std::string(AI_HWACCEL_MACHINES_DIR) + "/" + name);
+}
+} // namespace
+
+TEST_CASE("fixture machine: a Kubernetes pod on Graviton2 with cgroup v1 limits") {
+    const auto t = ah::detector::all().run_timed(machine("handmade-k8s-pod-graviton2-cgroup-v1"));
+    const auto& reg = t.registry;
+    CHECK(reg.warnings().empty());
+    REQUIRE(reg.size() == 1);
+    const auto& cpu = reg.all()[0];
+    CHECK(cpu.is_cpu());
+    CHECK(*cpu.memory_bytes == 512_MiB); // the pod's limit, not the node's 1 GB
+    const auto& host = reg.host();
+    CHECK(host.cpu.arch == ah::cpu_arch::aarch64);
+    CHECK(host.cpu.maker == ah::vendor::arm);
+    CHECK(host.cpu.threads == 2);
+    CHECK(host.cpu.usable_threads == 2);
+    CHECK(host.cpu.cpu_quota == doctest::Approx(1.5));
+    CHECK(host.cpu.features.has(ah::cpu_feature::neon));
+    CHECK(host.cpu.features.has(ah::cpu_feature::asimd_dotprod));
+    CHECK_FALSE(host.cpu.features.has(ah::cpu_feature::sve)); // Neoverse N1 has none
+    CHECK(*host.memory.total_bytes == 1019732ull * 1024);
+    const auto& env = reg.system().environment;
+    CHECK(env.container == ah::container_runtime::docker);
+    CHECK(env.kubernetes);
+    CHECK(env.kubernetes_namespace == "ml-serving");
+    CHECK(env.cloud == ah::cloud_provider::aws);
+    CHECK(env.instance_type == "t4g.micro");
+    REQUIRE(reg.system().storage.size() == 1);
+    CHECK(reg.system().storage[0].size_bytes == 8_GiB);
+    CHECK(reg.system().storage[0].kind == ah::storage_kind::virtual_disk); // EBS: a network volume
+}
+
+TEST_CASE("fixture machine: a two-socket Kunpeng 920 server with four NUMA nodes") {
+    const auto reg = ah::detect(machine("handmade-numa-2socket-kunpeng920"));
+    CHECK(reg.warnings().empty());
+    const auto& host = reg.host();
+    CHECK(host.cpu.sockets == 2);
+    CHECK(host.cpu.cores == 128);
+    CHECK(host.cpu.threads == 128);
+    CHECK(*host.memory.total_bytes == 527031224ull * 1024);
+    REQUIRE(host.numa.size() == 4);
+    std::uint64_t sum = 0;
+    for (std::uint32_t i = 0; i < 4; ++i) {
+        CHECK(host.numa[i].id == i);
+        CHECK(host.numa[i].cpus == std::to_string(32 * i) + "-" + std::to_string(32 * i + 31));
+        sum += host.numa[i].memory_bytes;
+    }
+    CHECK(sum == *host.memory.total_bytes);
+    REQUIRE(reg.system().pci_devices.size() == 1);
+    const auto& nic = reg.system().pci_devices[0];
+    CHECK(nic.vendor_id == 0x15b3);
+    CHECK(nic.numa_node == 2);
+    CHECK(nic.driver == "mlx5_core");
+    CHECK(*nic.link_max == ah::pcie_link{3, 16});
+    CHECK(reg.system().environment.cloud == ah::cloud_provider::none);
+    CHECK(reg.system().environment.container == ah::container_runtime::none);
+}
+
+TEST_CASE("fixture machine: a workstation with an RTX 4090 and a SATA disk") {
+    const auto reg = ah::detect(machine("handmade-workstation-rtx4090"));
+    CHECK(reg.warnings().empty());
+    const auto& host = reg.host();
+    CHECK(host.cpu.model == "13th Gen Intel(R) Core(TM) i7-1370P");
+    CHECK(host.cpu.cores == 14); // 6 P-cores with two threads, 8 E-cores with one
+    CHECK(host.cpu.threads == 20);
+    CHECK(host.cpu.features.has(ah::cpu_feature::avx_vnni));
+    CHECK_FALSE(host.cpu.features.has(ah::cpu_feature::avx512f));
+    CHECK(*reg.all()[0].memory_bytes == 65589900ull * 1024);
+    const auto& pci = reg.system().pci_devices;
+    REQUIRE(pci.size() == 2);
+    CHECK(pci[0].address == *ah::parse_pci_address("0000:00:02.0"));
+    CHECK(pci[0].driver == "i915");
+    CHECK(pci[1].device_id == 0x2684);
+    CHECK(*pci[1].link_current == ah::pcie_link{1, 16}); // idling at 2.5 GT/s
+    CHECK(*pci[1].link_max == ah::pcie_link{4, 16});
+    REQUIRE(reg.system().storage.size() == 1);
+    CHECK(reg.system().storage[0].name == "sda");
+    CHECK(reg.system().storage[0].kind == ah::storage_kind::hdd);
+    CHECK(reg.system().environment.container == ah::container_runtime::none);
+    // The captured environment, not this process's, is what the tree's masks read.
+    CHECK(machine("handmade-workstation-rtx4090").env("CUDA_VISIBLE_DEVICES") == "0");
+}
+
+#if AI_HWACCEL_JSON
+TEST_CASE("fixture machines: the registry equals the reviewed expected.json") {
+    for (const char* name : {"handmade-k8s-pod-graviton2-cgroup-v1", "handmade-numa-2socket-kunpeng920",
+                             "handmade-workstation-rtx4090"}) {
+        CAPTURE(name);
+        const auto text = test::read_file(std::string(AI_HWACCEL_MACHINES_DIR) + "/" + name + "/expected.json");
+        REQUIRE(text);
+        const auto expected = ah::registry_from_json(*text);
+        REQUIRE_MESSAGE(expected.ok(), expected.error);
+        CHECK(ah::detect(machine(name)) == *expected.registry);
+    }
+}
+#endif

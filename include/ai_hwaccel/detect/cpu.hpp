@@ -382,6 +382,45 @@ double probe_cpu_quota(const S& sys, std::vector<warning>& warnings) {
 /// Reads the host's CPU (online and usable threads, CPU quota), memory, cgroup limits and
 /// NUMA nodes through `sys`, adding warnings for what could not be read. Returns the host
 /// description and the CPU's profile.
+/// Sockets and physical cores from each online CPU's sysfs topology
+/// (/sys/devices/system/cpu/cpuN/topology/{physical_package_id,core_id}): the kernel's own
+/// view, and the only one on Arm, whose /proc/cpuinfo names neither. Used only when every
+/// online CPU has both files; x86's /proc/cpuinfo prints the same ids, so a difference
+/// there is reported.
+template <system_view S>
+void probe_cpu_topology(const S& sys, std::string_view online_list, cpu_info& cpu, std::vector<warning>& warnings) {
+    const auto cpus = parse_cpulist(online_list);
+    if (!cpus || cpus->empty()) return;
+    std::set<std::int64_t> packages;
+    std::set<std::pair<std::int64_t, std::int64_t>> cores;
+    for (const auto n : *cpus) {
+        const std::string dir = "/sys/devices/system/cpu/cpu" + std::to_string(n) + "/topology/";
+        const auto pkg = sys.read_file(dir + "physical_package_id", 64);
+        const auto core = sys.read_file(dir + "core_id", 64);
+        if (!pkg.ok() || !core.ok()) return; // no topology (old kernel, captured tree without it)
+        const auto p = detail::parse_i64(detail::trim(pkg.data));
+        const auto c = detail::parse_i64(detail::trim(core.data));
+        if (!p || !c) {
+            warnings.push_back(warning{warning_kind::parse_error, std::nullopt, dir, "topology ids are not numbers", 0});
+            return;
+        }
+        packages.insert(*p);
+        cores.emplace(*p, *c);
+    }
+    const auto sockets = static_cast<std::uint32_t>(packages.size());
+    const auto physical = static_cast<std::uint32_t>(cores.size());
+    const bool cpuinfo_knows = cpu.arch == cpu_arch::x86_64 && cpu.sockets != 0;
+    if (cpuinfo_knows && (cpu.sockets != sockets || cpu.cores != physical))
+        warnings.push_back(warning{warning_kind::disagreement, std::nullopt, "/sys/devices/system/cpu",
+                                   "/proc/cpuinfo counts " + std::to_string(cpu.sockets) + " socket(s) and " +
+                                       std::to_string(cpu.cores) + " core(s), the sysfs topology " +
+                                       std::to_string(sockets) + " and " + std::to_string(physical) +
+                                       "; using sysfs, which describes the online CPUs",
+                                   0});
+    cpu.sockets = sockets;
+    cpu.cores = physical;
+}
+
 template <system_view S>
 std::pair<host_info, accelerator_profile> probe_host(const S& sys, std::vector<warning>& warnings) {
     host_info host;
@@ -415,6 +454,7 @@ std::pair<host_info, accelerator_profile> probe_host(const S& sys, std::vector<w
                          std::to_string(*online) + "; using " + std::to_string(*online) +
                          " from sysfs, the kernel's own count (cpuinfo may be virtualised or cut short)");
             host.cpu.threads = *online;
+            probe_cpu_topology(sys, *text, host.cpu, warnings);
         }
     }
     // What this process may run on: its affinity mask, which cgroup cpusets narrow.
@@ -451,8 +491,9 @@ std::pair<host_info, accelerator_profile> probe_host(const S& sys, std::vector<w
         if (gap > total / 100)
             note(warning_kind::disagreement, "/sys/devices/system/node",
                  "the NUMA nodes hold " + std::to_string(nodes) + " bytes, /proc/meminfo's MemTotal says " +
-                     std::to_string(total) + "; both are kept as read (a container's /proc/meminfo may be "
-                     "virtualised, e.g. by LXCFS)");
+                     std::to_string(total) + "; the memory total stays MemTotal, the memory the kernel manages (a gap "
+                     "means memory outside the nodes, e.g. hot-plugged or ballooned, or a /proc/meminfo "
+                     "virtualised by LXCFS)");
     }
 
     accelerator_profile cpu;
