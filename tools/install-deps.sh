@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what building and testing ai-hwaccel needs on Debian 12 / Ubuntu 22.04 or later:
 # a C++20 compiler, CMake, range-v3, doctest, Google Benchmark, nlohmann/json (optional for
-# users: it enables io/json.hpp, whose tests need it), pkgconf and Python 3 (for the
+# users: it enables io/json.hpp, whose tests need it), pkgconf, hwloc (the host agreement
+# test compares with lstopo) and Python 3 (for the
 # amalgamation check).
 # Uses sudo when not run as root. Safe to run again.
 set -euo pipefail

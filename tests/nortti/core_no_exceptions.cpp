@@ -8,7 +8,7 @@ namespace ah = ai_hwaccel;
 
 // The same facts, proven at compile time in this configuration.
 static_assert(ah::bits_per_weight(ah::quant_format::q4_0) == 4.5);
-static_assert(ah::find_device("RTX 4090") != nullptr);
+static_assert(ah::find_device("RTX 4090")->memory_bytes == 24 * ah::units::gib);
 static_assert(ah::requirement::gpu().satisfied_by(ah::profile_from_spec(*ah::find_device("MI300X"))));
 
 int main(int argc, char**) {
