@@ -298,15 +298,7 @@ TEST_CASE("parse_cgroup_cfs_quota") {
 // probe_host
 
 namespace {
-// A rooted host where chosen paths read as "permission denied" (works when tests run as root).
-struct denying_view : ah::host_system {
-    using ah::host_system::host_system;
-    std::set<std::string, std::less<>> denied;
-    ah::file_read read_file(std::string_view path, std::size_t cap = ah::default_read_cap) const {
-        if (denied.count(path)) return {ah::read_status::permission_denied, {}};
-        return ah::host_system::read_file(path, cap);
-    }
-};
+using test::denying_view;
 
 std::string cpuinfo_with(int processors) {
     std::string s;

@@ -54,9 +54,7 @@ std::map<std::string, std::string> parse_env_dump(const std::string& text) {
     return vars;
 }
 
-std::size_t count_kind(const std::vector<ah::warning>& w, ah::warning_kind k) {
-    return static_cast<std::size_t>(std::count_if(w.begin(), w.end(), [&](const ah::warning& x) { return x.kind == k; }));
-}
+using test::count_kind;
 
 const fs::path dmi_captures = fs::path(AI_HWACCEL_FIXTURES_DIR) / "dmi";
 

@@ -13,15 +13,7 @@ namespace ah = ai_hwaccel;
 using cpus = std::vector<std::uint32_t>;
 
 namespace {
-// A rooted host where chosen paths read as "permission denied" (works when tests run as root).
-struct denying_view : ah::host_system {
-    using ah::host_system::host_system;
-    std::set<std::string, std::less<>> denied;
-    ah::file_read read_file(std::string_view path, std::size_t cap = ah::default_read_cap) const {
-        if (denied.count(path)) return {ah::read_status::permission_denied, {}};
-        return ah::host_system::read_file(path, cap);
-    }
-};
+using test::denying_view;
 static_assert(ah::system_view<denying_view>);
 } // namespace
 

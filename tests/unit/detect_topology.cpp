@@ -15,19 +15,9 @@ namespace ah = ai_hwaccel;
 namespace fs = std::filesystem;
 
 namespace {
-// A rooted host where chosen paths read as "permission denied" (works when tests run as root).
-struct denying_view : ah::host_system {
-    using ah::host_system::host_system;
-    std::set<std::string, std::less<>> denied;
-    ah::file_read read_file(std::string_view path, std::size_t cap = ah::default_read_cap) const {
-        if (denied.count(path)) return {ah::read_status::permission_denied, {}};
-        return ah::host_system::read_file(path, cap);
-    }
-};
+using test::denying_view;
 
-std::size_t count_kind(const std::vector<ah::warning>& w, ah::warning_kind k) {
-    return static_cast<std::size_t>(std::count_if(w.begin(), w.end(), [&](const ah::warning& x) { return x.kind == k; }));
-}
+using test::count_kind;
 
 const fs::path pci_capture = fs::path(AI_HWACCEL_FIXTURES_DIR) / "pci-sysfs/sysfs-pci-links_supermicro-nec-ve-plx";
 

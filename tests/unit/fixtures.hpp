@@ -2,7 +2,16 @@
 // scratch directory trees for system_view tests.
 #pragma once
 
+#include "ai_hwaccel/core/warning.hpp"
+#include "ai_hwaccel/detect/system.hpp"
+
 #include <doctest/doctest.h>
+
+#include <algorithm>
+#include <functional>
+#include <set>
+#include <string_view>
+#include <vector>
 
 #include <cstdio>
 #include <cstdlib>
@@ -55,5 +64,21 @@ public:
 private:
     std::filesystem::path path_;
 };
+
+/// A rooted host where chosen paths read as "permission denied" (works when tests run as
+/// root, where chmod denies nothing).
+struct denying_view : ai_hwaccel::host_system {
+    using ai_hwaccel::host_system::host_system;
+    std::set<std::string, std::less<>> denied;
+    ai_hwaccel::file_read read_file(std::string_view path, std::size_t cap = ai_hwaccel::default_read_cap) const {
+        if (denied.count(path)) return {ai_hwaccel::read_status::permission_denied, {}};
+        return ai_hwaccel::host_system::read_file(path, cap);
+    }
+};
+
+inline std::size_t count_kind(const std::vector<ai_hwaccel::warning>& w, ai_hwaccel::warning_kind k) {
+    return static_cast<std::size_t>(
+        std::count_if(w.begin(), w.end(), [&](const ai_hwaccel::warning& x) { return x.kind == k; }));
+}
 
 } // namespace test
