@@ -5,11 +5,13 @@
 #pragma once
 
 #include "ai_hwaccel/core.hpp"
+#include "ai_hwaccel/detect/capture.hpp"
 #include "ai_hwaccel/detect/cpu.hpp"
 #include "ai_hwaccel/detect/detect.hpp"
 #include "ai_hwaccel/detect/environment.hpp"
 #include "ai_hwaccel/detect/formats.hpp"
 #include "ai_hwaccel/detect/merge.hpp"
+#include "ai_hwaccel/detect/nvidia.hpp"
 #include "ai_hwaccel/detect/probe.hpp"
 #include "ai_hwaccel/detect/process.hpp"
 #include "ai_hwaccel/detect/storage.hpp"

@@ -4334,16 +4334,14 @@ AI_HWACCEL_NAMESPACE_END
 // #include "ai_hwaccel/core/text.hpp"
 // #include "ai_hwaccel/core/units.hpp"
 // ---- end ai_hwaccel/core.hpp
-// #include "ai_hwaccel/detect/cpu.hpp"
-// ---- begin ai_hwaccel/detect/cpu.hpp
-// ai-hwaccel detect: the host's CPU and memory.
+// #include "ai_hwaccel/detect/capture.hpp"
+// ---- begin ai_hwaccel/detect/capture.hpp
+// ai-hwaccel detect: the shape of a captured output once read.
 //
-// Pure parsers for /proc/cpuinfo, `lscpu`, /proc/meminfo and cgroup memory and CPU limits
-// (string_view in, data out, never throw), and the probe that feeds them from a
-// system_view. /proc/cpuinfo differs by architecture: x86 prints "model name", "flags",
-// "physical id", "core id"; arm64 prints "Features", "CPU implementer" and usually no
-// model name at all. The kernel's cpulist format is parsed by parse_cpulist
-// (detect/sysfs.hpp) and the NUMA nodes are read by probe_numa (detect/topology.hpp).
+// `capture_parse` is what reading one captured tool output or system file yields;
+// `capture_format` is one row of the table of formats (detect/formats.hpp) that
+// `ai-hwaccel parse` consults. Backend headers include this to offer their own rows, and
+// the helpers below are shared by their sniffers.
 
 // #include "ai_hwaccel/config.hpp"
 // #include "ai_hwaccel/core/profile.hpp"
@@ -4616,9 +4614,7 @@ struct system_io {
 
 AI_HWACCEL_NAMESPACE_END
 // ---- end ai_hwaccel/core/system_io.hpp
-// #include "ai_hwaccel/core/taxonomy.hpp"
 // #include "ai_hwaccel/core/text.hpp"
-// #include "ai_hwaccel/core/units.hpp"
 // #include "ai_hwaccel/core/warning.hpp"
 // ---- begin ai_hwaccel/core/warning.hpp
 // ai-hwaccel core: typed warnings.
@@ -4722,6 +4718,96 @@ inline std::string to_string(const warning& w) {
 
 AI_HWACCEL_NAMESPACE_END
 // ---- end ai_hwaccel/core/warning.hpp
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+AI_HWACCEL_NAMESPACE_BEGIN
+
+/// What one captured output said.
+struct capture_parse {
+    std::string_view format; ///< the row's name
+    std::vector<accelerator_profile> devices;
+    std::optional<host_info> host;   ///< set when the input describes the host
+    std::optional<system_io> system; ///< set when it describes storage, links, environment
+    std::vector<warning> warnings;
+};
+
+struct capture_format {
+    std::string_view name;    ///< stable, for --format ("proc-cpuinfo")
+    std::string_view command; ///< how the capture is made ("cat /proc/cpuinfo")
+    int (*sniff)(std::string_view text) noexcept;
+    void (*parse)(std::string_view text, capture_parse& out);
+};
+
+namespace detail::formats {
+
+// Calls f(line) for each line (without its end of line) until f returns false.
+template <class F>
+constexpr void each_line(std::string_view text, F&& f) {
+    while (!text.empty()) {
+        const auto nl = text.find('\n');
+        std::string_view line = text.substr(0, nl);
+        if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+        if (!f(line)) return;
+        if (nl == std::string_view::npos) return;
+        text.remove_prefix(nl + 1);
+    }
+}
+
+// "key<blanks>: value" with exactly this key.
+constexpr bool has_key_line(std::string_view text, std::string_view key) noexcept {
+    bool found = false;
+    each_line(text, [&](std::string_view line) {
+        if (line.starts_with(key)) {
+            std::string_view rest = line.substr(key.size());
+            while (!rest.empty() && (rest.front() == ' ' || rest.front() == '\t')) rest.remove_prefix(1);
+            if (!rest.empty() && rest.front() == ':') found = true;
+        }
+        return !found;
+    });
+    return found;
+}
+
+constexpr std::string_view first_non_blank_line(std::string_view text) noexcept {
+    std::string_view first;
+    each_line(text, [&](std::string_view line) {
+        if (trim(line).empty()) return true;
+        first = trim(line);
+        return false;
+    });
+    return first;
+}
+
+inline void nothing_found(capture_parse& out, std::string_view what) {
+    out.warnings.push_back(warning{warning_kind::parse_error, std::nullopt, std::string(out.format),
+                                   std::string("no ") + std::string(what) + " found in the input", 0});
+}
+
+} // namespace detail::formats
+
+AI_HWACCEL_NAMESPACE_END
+// ---- end ai_hwaccel/detect/capture.hpp
+// #include "ai_hwaccel/detect/cpu.hpp"
+// ---- begin ai_hwaccel/detect/cpu.hpp
+// ai-hwaccel detect: the host's CPU and memory.
+//
+// Pure parsers for /proc/cpuinfo, `lscpu`, /proc/meminfo and cgroup memory and CPU limits
+// (string_view in, data out, never throw), and the probe that feeds them from a
+// system_view. /proc/cpuinfo differs by architecture: x86 prints "model name", "flags",
+// "physical id", "core id"; arm64 prints "Features", "CPU implementer" and usually no
+// model name at all. The kernel's cpulist format is parsed by parse_cpulist
+// (detect/sysfs.hpp) and the NUMA nodes are read by probe_numa (detect/topology.hpp).
+
+// #include "ai_hwaccel/config.hpp"
+// #include "ai_hwaccel/core/profile.hpp"
+// #include "ai_hwaccel/core/system_io.hpp"
+// #include "ai_hwaccel/core/taxonomy.hpp"
+// #include "ai_hwaccel/core/text.hpp"
+// #include "ai_hwaccel/core/units.hpp"
+// #include "ai_hwaccel/core/warning.hpp"
 // #include "ai_hwaccel/detect/system.hpp"
 // ---- begin ai_hwaccel/detect/system.hpp
 // ai-hwaccel detect: the system a probe reads, and the real one.
@@ -7148,6 +7234,29 @@ void apply_visibility(std::vector<accelerator_profile>& profiles, Env&& env, std
 
 AI_HWACCEL_NAMESPACE_END
 // ---- end ai_hwaccel/detect/merge.hpp
+#if AI_HWACCEL_BACKEND_CUDA
+// #include "ai_hwaccel/detect/nvidia.hpp"
+// ---- begin ai_hwaccel/detect/nvidia.hpp
+// ai-hwaccel detect: NVIDIA GPUs through nvidia-smi.
+//
+// Two pure parsers (`nvidia-smi --query-gpu=… --format=csv[,noheader][,nounits]` and
+// `nvidia-smi -L`), the CUDA probe that runs one query and parses it, and the capture
+// formats for both outputs. The parsers take text and never throw for any input: what
+// they cannot read becomes a problem in their result, never a guess, and a value the tool
+// marks as unavailable ("[N/A]", "[Not Supported]") stays unknown rather than zero. The
+// whole header is empty unless the CUDA backend is compiled in, so a build without it
+// carries no trace of the vendor.
+
+// #include "ai_hwaccel/config.hpp"
+
+#if AI_HWACCEL_BACKEND_CUDA
+
+// #include "ai_hwaccel/core/catalogue.hpp"
+// #include "ai_hwaccel/core/pci.hpp"
+// #include "ai_hwaccel/core/profile.hpp"
+// #include "ai_hwaccel/core/text.hpp"
+// #include "ai_hwaccel/core/warning.hpp"
+// #include "ai_hwaccel/detect/capture.hpp"
 // #include "ai_hwaccel/detect/probe.hpp"
 // ---- begin ai_hwaccel/detect/probe.hpp
 // ai-hwaccel detect: what a backend probe is.
@@ -7274,6 +7383,678 @@ std::optional<std::string> run_reporting(const S& sys, tool_request request, std
 
 AI_HWACCEL_NAMESPACE_END
 // ---- end ai_hwaccel/detect/probe.hpp
+// #include "ai_hwaccel/detect/system.hpp"
+
+#include <array>
+#include <charconv>
+#include <chrono>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <system_error>
+#include <utility>
+#include <vector>
+
+AI_HWACCEL_NAMESPACE_BEGIN
+
+/// Something a parser could not read: the 1-based line (0 for the input as a whole) and
+/// what was wrong, for people.
+struct nvidia_parse_problem {
+    std::size_t line = 0;
+    std::string message;
+    friend bool operator==(const nvidia_parse_problem&, const nvidia_parse_problem&) = default;
+};
+
+/// What `parse_nvidia_smi_query_csv` read.
+struct nvidia_query_result {
+    std::vector<accelerator_profile> devices;
+    /// clocks.max.memory per device, in the order of `devices` (the profile has no field
+    /// for it); unknown where not queried or not reported.
+    std::vector<sourced<std::uint32_t>> max_memory_clock_mhz;
+    std::vector<nvidia_parse_problem> problems;
+};
+
+/// One MIG instance from `nvidia-smi -L`.
+struct nvidia_mig_instance {
+    std::uint32_t parent_index = 0; ///< index of the GPU it is carved from
+    std::uint32_t device_index = 0; ///< "Device  N" within that GPU
+    std::string profile;            ///< "3g.40gb"
+    std::string uuid;               ///< "MIG-…" (older drivers: "MIG-GPU-…/gi/ci")
+    friend bool operator==(const nvidia_mig_instance&, const nvidia_mig_instance&) = default;
+};
+
+/// What `parse_nvidia_smi_list` read.
+struct nvidia_list_result {
+    std::vector<accelerator_profile> gpus;
+    std::vector<nvidia_mig_instance> mig;
+    std::vector<nvidia_parse_problem> problems;
+};
+
+/// The --query-gpu fields the library maps, in the order the CUDA probe asks for them.
+inline constexpr std::array<std::string_view, 19> nvidia_smi_query_fields{
+    "index",           "uuid",
+    "name",            "pci.bus_id",
+    "pci.device_id",   "memory.total",
+    "memory.used",     "memory.free",
+    "compute_cap",     "driver_version",
+    "power.limit",     "power.draw",
+    "temperature.gpu", "utilization.gpu",
+    "clocks.max.memory", "pcie.link.gen.current",
+    "pcie.link.gen.max", "pcie.link.width.current",
+    "pcie.link.width.max",
+};
+
+namespace detail::nvidia {
+
+enum class field : std::uint8_t {
+    ignored, // a field nvidia-smi knows that the library does not map (fan.speed, pstate, …)
+    index,
+    uuid,
+    name,
+    bus_id,
+    device_id,
+    memory_total,
+    memory_used,
+    memory_free,
+    compute_cap,
+    driver_version,
+    power_limit,
+    power_draw,
+    temperature,
+    utilization,
+    max_memory_clock,
+    pcie_gen_current,
+    pcie_gen_max,
+    pcie_width_current,
+    pcie_width_max,
+};
+
+struct field_info {
+    std::string_view name;
+    field id;
+    std::string_view unit; ///< what `--format=csv` without nounits appends ("" for none)
+};
+
+// Every spelling nvidia-smi accepts for a mapped field (see `nvidia-smi --help-query-gpu`).
+inline constexpr field_info field_table[] = {
+    {"index", field::index, ""},
+    {"uuid", field::uuid, ""},
+    {"gpu_uuid", field::uuid, ""},
+    {"name", field::name, ""},
+    {"gpu_name", field::name, ""},
+    {"pci.bus_id", field::bus_id, ""},
+    {"gpu_bus_id", field::bus_id, ""},
+    {"pci.device_id", field::device_id, ""},
+    {"memory.total", field::memory_total, "MiB"},
+    {"memory.used", field::memory_used, "MiB"},
+    {"memory.free", field::memory_free, "MiB"},
+    {"compute_cap", field::compute_cap, ""},
+    {"driver_version", field::driver_version, ""},
+    {"power.limit", field::power_limit, "W"},
+    {"power.draw", field::power_draw, "W"},
+    {"temperature.gpu", field::temperature, "C"},
+    {"utilization.gpu", field::utilization, "%"},
+    {"clocks.max.memory", field::max_memory_clock, "MHz"},
+    {"clocks.max.mem", field::max_memory_clock, "MHz"},
+    {"pcie.link.gen.current", field::pcie_gen_current, ""},
+    {"pcie.link.gen.gpucurrent", field::pcie_gen_current, ""},
+    {"pcie.link.gen.max", field::pcie_gen_max, ""},
+    {"pcie.link.gen.gpumax", field::pcie_gen_max, ""},
+    {"pcie.link.width.current", field::pcie_width_current, ""},
+    {"pcie.link.width.max", field::pcie_width_max, ""},
+};
+
+constexpr const field_info* find_field(std::string_view name) noexcept {
+    for (const auto& f : field_table)
+        if (f.name == name) return &f;
+    return nullptr;
+}
+
+constexpr bool probe_fields_are_mapped() noexcept {
+    for (auto f : nvidia_smi_query_fields)
+        if (!find_field(f)) return false;
+    return true;
+}
+static_assert(probe_fields_are_mapped(), "nvidia_smi_query_fields: a field the parser does not map");
+
+// A header cell without its unit: "memory.total [MiB]" -> "memory.total".
+constexpr std::string_view header_name(std::string_view cell) noexcept {
+    cell = trim(cell);
+    if (const auto b = cell.find(" ["); b != std::string_view::npos && cell.back() == ']') cell = trim(cell.substr(0, b));
+    return cell;
+}
+
+// A cell that can be a field name: lowercase letters, digits, '.' and '_', from a letter.
+constexpr bool looks_like_field_name(std::string_view s) noexcept {
+    if (s.empty() || !(s.front() >= 'a' && s.front() <= 'z')) return false;
+    for (char c : s)
+        if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '.' || c == '_')) return false;
+    return true;
+}
+
+// Calls f(cell) for each comma-separated cell of `line`.
+template <class F>
+constexpr void each_cell(std::string_view line, F&& f) {
+    for (;;) {
+        const auto comma = line.find(',');
+        f(trim(line.substr(0, comma)));
+        if (comma == std::string_view::npos) return;
+        line.remove_prefix(comma + 1);
+    }
+}
+
+// The header line of `--format=csv`: every cell a field name (units in brackets allowed),
+// and at least one a unit or a field the library maps, so a data row of lowercase words
+// is not taken for one.
+constexpr bool is_header_line(std::string_view line) noexcept {
+    bool all_names = true, anchored = false;
+    each_cell(line, [&](std::string_view cell) {
+        const auto n = header_name(cell);
+        if (!looks_like_field_name(n)) all_names = false;
+        if (n.size() != cell.size() || find_field(n)) anchored = true;
+    });
+    return all_names && anchored;
+}
+
+// "[N/A]", "[Not Supported]", "N/A", …: the tool's way of saying "unknown".
+constexpr bool is_unavailable(std::string_view v) noexcept {
+    return v.empty() || v == "N/A" || v == "Not Supported" || (v.front() == '[' && v.back() == ']');
+}
+// Bracketed values that mean the device is in trouble, not merely that a value is missing.
+constexpr bool is_device_error(std::string_view v) noexcept {
+    return v == "[Unknown Error]" || v == "[GPU is lost]" || v == "[GPU requires reset]";
+}
+
+// A value without its unit ("81559 MiB" -> "81559"); nullopt when it carries another unit.
+constexpr std::optional<std::string_view> strip_unit(std::string_view v, std::string_view unit) noexcept {
+    const auto sp = v.rfind(' ');
+    if (sp == std::string_view::npos) return v;
+    const std::string_view suffix = v.substr(sp + 1);
+    if (!unit.empty() && suffix == unit) return trim(v.substr(0, sp));
+    return std::nullopt;
+}
+
+inline std::optional<std::uint64_t> parse_uint(std::string_view s) noexcept {
+    std::uint64_t v = 0;
+    const auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+    if (ec != std::errc{} || p != s.data() + s.size() || s.empty()) return std::nullopt;
+    return v;
+}
+
+inline std::optional<double> parse_real(std::string_view s) noexcept {
+    if (s.empty() || !((s.front() >= '0' && s.front() <= '9') || s.front() == '-')) return std::nullopt;
+    double v = 0;
+    const auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+    if (ec != std::errc{} || p != s.data() + s.size() || !std::isfinite(v)) return std::nullopt;
+    return v;
+}
+
+// Printable UTF-8 or a question mark where it is not: names and versions end up in JSON
+// and terminals.
+inline std::string printable(std::string_view s, bool& changed) {
+    std::string out;
+    out.reserve(s.size());
+    changed = false;
+    for (std::size_t i = 0; i < s.size();) {
+        const auto c = static_cast<unsigned char>(s[i]);
+        std::size_t n = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xe ? 3 : (c >> 3) == 0x1e ? 4 : 0;
+        bool ok = n != 0 && i + n <= s.size() && !(n == 1 && (c < 0x20 || c == 0x7f));
+        for (std::size_t k = 1; ok && k < n; ++k)
+            ok = (static_cast<unsigned char>(s[i + k]) & 0xC0u) == 0x80u;
+        if (!ok) {
+            out += '?';
+            changed = true;
+            ++i;
+            continue;
+        }
+        out.append(s.substr(i, n));
+        i += n;
+    }
+    return out;
+}
+
+// Problems are capped so that a megabyte of garbage does not become a megabyte of
+// warnings; the last entry says how many more there were.
+inline constexpr std::size_t max_problems = 16;
+// No machine has more GPUs than this; anything beyond is garbage.
+inline constexpr std::size_t max_rows = 1024;
+
+struct problem_sink {
+    std::vector<nvidia_parse_problem>& out;
+    std::size_t dropped = 0;
+    void add(std::size_t line, std::string msg) {
+        if (out.size() < max_problems) out.push_back({line, std::move(msg)});
+        else ++dropped;
+    }
+    void finish() {
+        if (dropped) out.push_back({0, std::to_string(dropped) + " more problems not listed"});
+    }
+};
+
+inline std::string quote_value(std::string_view v) {
+    bool changed = false;
+    std::string s = printable(v.substr(0, 40), changed);
+    return "\"" + s + (v.size() > 40 ? "...\"" : "\"");
+}
+
+// Fills the profile from one cell; returns a problem message, or "" when the cell is fine.
+inline std::string apply_cell(const field_info& f, std::string_view v, accelerator_profile& p,
+                              sourced<std::uint32_t>& mem_clock) {
+    const std::string name(f.name);
+    if (f.id == field::ignored) return {};
+    if (is_unavailable(v)) return is_device_error(v) ? name + " reported " + quote_value(v) : std::string();
+    const auto bad = [&] { return name + ": cannot read " + quote_value(v); };
+    const auto out_of_range = [&] { return name + ": " + quote_value(v) + " is out of range"; };
+
+    switch (f.id) {
+    case field::ignored: return {};
+    case field::name:
+    case field::uuid:
+    case field::driver_version: {
+        bool changed = false;
+        const std::string text = printable(v, changed);
+        bool fits = true;
+        if (f.id == field::name) fits = p.name.assign(text);
+        else if (f.id == field::uuid) fits = p.uuid.assign(text);
+        else fits = p.driver_version.assign(text);
+        if (changed) return name + ": not printable UTF-8, replaced by " + quote_value(text);
+        if (!fits) return name + ": longer than the profile keeps, cut";
+        return {};
+    }
+    case field::bus_id: {
+        const auto a = parse_pci_address(v);
+        if (!a) return bad();
+        p.pci = *a;
+        return {};
+    }
+    case field::device_id: {
+        // "0x233010DE": device id in the upper half, vendor id in the lower.
+        if (!(v.starts_with("0x") || v.starts_with("0X"))) return bad();
+        const auto id = parse_hex32(v.substr(2));
+        if (!id || v.size() != 10) return bad();
+        if ((*id & 0xffffu) != 0x10deu) return name + ": vendor id in " + quote_value(v) + " is not NVIDIA's";
+        p.pci_device_id = static_cast<std::uint16_t>(*id >> 16);
+        return {};
+    }
+    case field::compute_cap: {
+        // "9.0", "12.0": digits, one dot, digits.
+        const auto dot = v.find('.');
+        if (dot == std::string_view::npos || !parse_uint(v.substr(0, dot)) || !parse_uint(v.substr(dot + 1)) ||
+            v.size() > decltype(p.arch)::capacity())
+            return bad();
+        p.arch = v;
+        return {};
+    }
+    default: break;
+    }
+
+    // Numbers, with or without their unit.
+    const auto number = strip_unit(v, f.unit);
+    if (!number) return name + ": unexpected unit in " + quote_value(v);
+    const std::string_view n = *number;
+    if (!n.empty() && n.front() == '-') return out_of_range();
+    switch (f.id) {
+    case field::index: {
+        const auto x = parse_uint(n);
+        if (!x) return bad();
+        if (*x > 0xffff) return out_of_range();
+        p.index = static_cast<std::uint32_t>(*x);
+        return {};
+    }
+    case field::memory_total:
+    case field::memory_used:
+    case field::memory_free: {
+        const auto x = parse_real(n); // whole MiB in practice; tolerate "81559.0"
+        if (!x) {
+            // from_chars refuses 10^30 as out of range; say so rather than "cannot read".
+            bool digits = true;
+            for (char c : n) digits = digits && c >= '0' && c <= '9';
+            return digits && !n.empty() ? out_of_range() : bad();
+        }
+        constexpr double max_mib = 16.0 * 1024 * 1024; // 16 TiB: more than any device has
+        if (*x > max_mib) return out_of_range();
+        const sourced<std::uint64_t> bytes{static_cast<std::uint64_t>(*x * 1048576.0), origin::tool};
+        (f.id == field::memory_total ? p.memory_bytes : f.id == field::memory_used ? p.memory_used_bytes
+                                                                                   : p.memory_free_bytes) = bytes;
+        return {};
+    }
+    case field::power_limit:
+    case field::power_draw: {
+        const auto x = parse_real(n);
+        if (!x) return bad();
+        if (*x > 100'000) return out_of_range();
+        (f.id == field::power_limit ? p.power_limit_watts : p.power_draw_watts) = {*x, origin::tool};
+        return {};
+    }
+    case field::temperature: {
+        const auto x = parse_real(n);
+        if (!x) return bad();
+        if (*x > 500) return out_of_range();
+        p.temperature_c = {*x, origin::tool};
+        return {};
+    }
+    case field::utilization: {
+        const auto x = parse_real(n);
+        if (!x) return bad();
+        if (*x > 100) return out_of_range();
+        p.utilization_percent = {*x, origin::tool};
+        return {};
+    }
+    case field::max_memory_clock: {
+        const auto x = parse_uint(n);
+        if (!x) return bad();
+        if (*x > 1'000'000) return out_of_range();
+        mem_clock = {static_cast<std::uint32_t>(*x), origin::tool};
+        return {};
+    }
+    case field::pcie_gen_current:
+    case field::pcie_gen_max:
+    case field::pcie_width_current:
+    case field::pcie_width_max: {
+        const auto x = parse_uint(n);
+        if (!x) return bad();
+        const bool gen = f.id == field::pcie_gen_current || f.id == field::pcie_gen_max;
+        if (*x == 0 || *x > (gen ? 16u : 64u)) return out_of_range();
+        auto& link = f.id == field::pcie_gen_current || f.id == field::pcie_width_current ? p.pcie_current : p.pcie_max;
+        pcie_link l = link.value;
+        (gen ? l.generation : l.width) = static_cast<std::uint8_t>(*x);
+        link = {l, origin::tool};
+        return {};
+    }
+    default: return {};
+    }
+}
+
+// The catalogue row for a GPU: by PCI id when that names one row, else by name.
+inline void match_catalogue(accelerator_profile& p) {
+    const device_spec* spec = nullptr;
+    const auto by_id = find_devices_by_pci(info(vendor::nvidia).vendor_id, p.pci_device_id);
+    if (by_id.size() == 1) spec = by_id[0];
+    if (!spec && !p.name.empty()) spec = find_device(p.name);
+    if (spec && spec->kind == device_kind::cuda_gpu) p.apply_spec(*spec);
+}
+
+inline accelerator_profile blank_gpu(std::uint32_t index) {
+    accelerator_profile p;
+    p.kind = device_kind::cuda_gpu;
+    p.maker = vendor::nvidia;
+    p.index = index;
+    return p;
+}
+
+} // namespace detail::nvidia
+
+/// Reads `nvidia-smi --query-gpu=<fields> --format=csv[,noheader][,nounits]`. `fields` is
+/// the comma-separated list given to --query-gpu; it may be empty when the output has its
+/// header line, which then names the columns (a header wins over `fields`). Values may
+/// carry units or not. Rows whose number of values differs from the number of fields are
+/// skipped with a problem: columns cannot be matched safely. Devices are NVIDIA CUDA GPUs,
+/// every value origin::tool, then completed from the catalogue (origin::catalogue).
+inline nvidia_query_result parse_nvidia_smi_query_csv(std::string_view text, std::string_view fields = {}) {
+    using namespace detail::nvidia;
+    nvidia_query_result r;
+    problem_sink problems{r.problems};
+    std::vector<const field_info*> columns;
+    auto set_columns = [&](std::string_view list, std::size_t line) {
+        columns.clear();
+        each_cell(list, [&](std::string_view cell) {
+            const auto n = header_name(cell);
+            static constexpr field_info unmapped{"", field::ignored, ""};
+            const field_info* f = find_field(n);
+            if (!f) {
+                if (!looks_like_field_name(n)) problems.add(line, "not a field name: " + quote_value(n));
+                f = &unmapped;
+            }
+            columns.push_back(f);
+        });
+    };
+    if (!detail::trim(fields).empty()) set_columns(fields, 0);
+
+    std::size_t number = 0;
+    bool first = true;
+    detail::formats::each_line(text, [&](std::string_view line) {
+        ++number;
+        line = detail::trim(line);
+        if (line.empty()) return true;
+        if (first) {
+            first = false;
+            if (detail::nvidia::is_header_line(line)) {
+                const auto given = columns.size();
+                set_columns(line, number);
+                if (given != 0 && given != columns.size())
+                    problems.add(number, "the header names " + std::to_string(columns.size()) +
+                                             " fields, the query " + std::to_string(given) + "; the header is used");
+                return true;
+            }
+        }
+        if (columns.empty()) {
+            problems.add(0, "no header line and no field list: the columns cannot be named");
+            return false;
+        }
+        if (r.devices.size() >= max_rows) {
+            problems.add(number, "more than " + std::to_string(max_rows) + " rows; the rest ignored");
+            return false;
+        }
+        std::size_t cells = 0;
+        detail::nvidia::each_cell(line, [&](std::string_view) { ++cells; });
+        if (cells != columns.size()) {
+            problems.add(number, std::to_string(cells) + " values for " + std::to_string(columns.size()) +
+                                     " fields; row skipped");
+            return true;
+        }
+        accelerator_profile p = blank_gpu(static_cast<std::uint32_t>(r.devices.size()));
+        sourced<std::uint32_t> mem_clock;
+        std::size_t col = 0;
+        detail::nvidia::each_cell(line, [&](std::string_view cell) {
+            auto msg = apply_cell(*columns[col++], cell, p, mem_clock);
+            if (!msg.empty()) problems.add(number, std::move(msg));
+        });
+        match_catalogue(p);
+        r.devices.push_back(p);
+        r.max_memory_clock_mhz.push_back(mem_clock);
+        return true;
+    });
+    problems.finish();
+    return r;
+}
+
+/// Reads `nvidia-smi -L`: "GPU 0: NVIDIA A100 80GB PCIe (UUID: GPU-…)" lines, each
+/// possibly followed by indented "MIG 3g.40gb Device 0: (UUID: MIG-…)" lines. GPUs are
+/// completed from the catalogue by name; MIG instances are listed apart.
+inline nvidia_list_result parse_nvidia_smi_list(std::string_view text) {
+    using namespace detail::nvidia;
+    nvidia_list_result r;
+    problem_sink problems{r.problems};
+    std::optional<std::uint32_t> parent;
+    std::size_t number = 0;
+    // "<n>: … (UUID: <id>)" -> n, the text before the parenthesis, id.
+    struct entry {
+        std::uint32_t n;
+        std::string_view label;
+        std::string_view uuid;
+    };
+    auto split = [](std::string_view s) -> std::optional<entry> {
+        const auto colon = s.find(':');
+        if (colon == std::string_view::npos) return std::nullopt;
+        const auto n = parse_uint(detail::trim(s.substr(0, colon)));
+        const auto open = s.rfind("(UUID: ");
+        if (!n || *n > 0xffff || open == std::string_view::npos || open < colon || s.back() != ')') return std::nullopt;
+        const auto uuid = detail::trim(s.substr(open + 7, s.size() - open - 8));
+        if (uuid.empty()) return std::nullopt;
+        return entry{static_cast<std::uint32_t>(*n), detail::trim(s.substr(colon + 1, open - colon - 1)), uuid};
+    };
+    detail::formats::each_line(text, [&](std::string_view raw) {
+        ++number;
+        const auto line = detail::trim(raw);
+        if (line.empty()) return true;
+        if (line.starts_with("No devices")) return true; // "No devices were found": nothing to list
+        if (r.gpus.size() + r.mig.size() >= max_rows) {
+            problems.add(number, "more than " + std::to_string(max_rows) + " entries; the rest ignored");
+            return false;
+        }
+        if (line.starts_with("GPU ")) {
+            const auto e = split(line.substr(4));
+            if (!e || e->label.empty()) {
+                problems.add(number, "not a GPU line: " + quote_value(line));
+                return true;
+            }
+            accelerator_profile p = blank_gpu(e->n);
+            bool changed = false;
+            std::string warn;
+            if (!p.name.assign(printable(e->label, changed)) || changed) warn = "name";
+            if (!p.uuid.assign(printable(e->uuid, changed)) || changed) warn = "uuid";
+            if (!warn.empty()) problems.add(number, warn + " not printable or too long: " + quote_value(line));
+            match_catalogue(p);
+            r.gpus.push_back(p);
+            parent = e->n;
+            return true;
+        }
+        if (line.starts_with("MIG ")) {
+            std::string_view rest = detail::trim(line.substr(4));
+            const auto sp = rest.find(' ');
+            const std::string_view profile = rest.substr(0, sp);
+            rest = sp == std::string_view::npos ? std::string_view{} : detail::trim(rest.substr(sp));
+            const auto e = rest.starts_with("Device ") ? split(rest.substr(7)) : std::nullopt;
+            if (!e || profile.empty()) {
+                problems.add(number, "not a MIG line: " + quote_value(line));
+                return true;
+            }
+            if (!parent) {
+                problems.add(number, "MIG line before any GPU line");
+                return true;
+            }
+            bool c1 = false, c2 = false;
+            nvidia_mig_instance m{*parent, e->n, printable(profile, c1), printable(e->uuid, c2)};
+            if (c1 || c2) problems.add(number, "MIG line not printable: " + quote_value(line));
+            r.mig.push_back(std::move(m));
+            return true;
+        }
+        problems.add(number, "not understood: " + quote_value(line));
+        return true;
+    });
+    problems.finish();
+    return r;
+}
+
+namespace detail::nvidia {
+inline std::string query_argument() {
+    std::string arg = "--query-gpu=";
+    for (std::size_t i = 0; i < nvidia_smi_query_fields.size(); ++i) {
+        if (i) arg += ',';
+        arg += nvidia_smi_query_fields[i];
+    }
+    return arg;
+}
+inline std::string query_field_list() { return query_argument().substr(std::string_view("--query-gpu=").size()); }
+
+inline void problems_to_warnings(const std::vector<nvidia_parse_problem>& problems, std::string_view subject,
+                                 std::vector<warning>& out) {
+    for (const auto& pr : problems)
+        out.push_back(warning{warning_kind::parse_error, backend_id::cuda, std::string(subject),
+                              pr.line ? "line " + std::to_string(pr.line) + ": " + pr.message : pr.message, 0});
+}
+} // namespace detail::nvidia
+
+/// The one nvidia-smi run the CUDA probe makes.
+inline tool_request nvidia_smi_query_request() {
+    using namespace std::chrono_literals;
+    return tool_request{{"nvidia-smi", detail::nvidia::query_argument(), "--format=csv,noheader,nounits"}, 10s};
+}
+
+/// NVIDIA GPUs as nvidia-smi reports them.
+/// The PCI addresses of NVIDIA display/3D controllers (vendor 0x10de, class 0x03xxxx) in
+/// /sys/bus/pci/devices, comma-separated; empty when there are none.
+template <system_view S>
+std::string nvidia_gpus_on_pci_bus(const S& sys) {
+    std::string found;
+    const auto entries = sys.list_dir("/sys/bus/pci/devices");
+    if (!entries) return found;
+    for (const auto& name : *entries) {
+        const std::string dir = "/sys/bus/pci/devices/" + name + "/";
+        const auto vendor = sys.read_file(dir + "vendor", 64);
+        const auto cls = sys.read_file(dir + "class", 64);
+        if (!vendor.ok() || !cls.ok()) continue;
+        if (detail::trim(vendor.data) != "0x10de" || !detail::trim(cls.data).starts_with("0x03")) continue;
+        if (!found.empty()) found += ", ";
+        found += name;
+    }
+    return found;
+}
+
+struct cuda_probe {
+    static constexpr backend_id backend = backend_id::cuda;
+
+    template <system_view S>
+    probe_output probe(const S& sys) const {
+        probe_output out;
+        const tool_request request = nvidia_smi_query_request();
+        tool_result r = sys.run(request);
+        if (r.status == tool_status::not_found) {
+            // No nvidia-smi: worth a warning only where there is an NVIDIA GPU to miss.
+            const auto cards = nvidia_gpus_on_pci_bus(sys);
+            if (!cards.empty())
+                out.warnings.push_back(warning{warning_kind::tool_not_found, backend, "nvidia-smi",
+                                               "NVIDIA GPU(s) on the PCI bus (" + cards +
+                                                   ") but nvidia-smi is not installed in any trusted folder",
+                                               0});
+            return out;
+        }
+        if (!report_tool_result(request, r, backend, out.warnings)) return out;
+        const std::optional<std::string> text = std::move(r.out);
+        auto parsed = parse_nvidia_smi_query_csv(*text, detail::nvidia::query_field_list());
+        out.devices = std::move(parsed.devices);
+        detail::nvidia::problems_to_warnings(parsed.problems, "nvidia-smi", out.warnings);
+        return out;
+    }
+};
+#if AI_HWACCEL_OS_LINUX || AI_HWACCEL_OS_MACOS
+static_assert(backend_probe<cuda_probe, host_system>);
+#endif
+
+namespace detail::formats {
+
+// nvidia-smi --query-gpu=… --format=csv (with its header line) ----------------------------
+inline int sniff_nvidia_csv(std::string_view t) noexcept {
+    const auto first = first_non_blank_line(t);
+    if (!nvidia::is_header_line(first)) return 0;
+    const auto comma = first.find(',');
+    const bool known_first = nvidia::find_field(nvidia::header_name(first.substr(0, comma))) != nullptr;
+    return first.find("[MiB]") != std::string_view::npos || known_first ? 90 : 0;
+}
+inline void parse_nvidia_csv_capture(std::string_view t, capture_parse& out) {
+    auto r = parse_nvidia_smi_query_csv(t);
+    nvidia::problems_to_warnings(r.problems, out.format, out.warnings);
+    if (r.devices.empty() && r.problems.empty()) nothing_found(out, "GPU rows");
+    out.devices = std::move(r.devices);
+}
+
+// nvidia-smi -L -----------------------------------------------------------------------------
+inline int sniff_nvidia_list(std::string_view t) noexcept {
+    const auto first = first_non_blank_line(t);
+    if (!first.starts_with("GPU ")) return 0;
+    std::size_t i = 4;
+    while (i < first.size() && first[i] >= '0' && first[i] <= '9') ++i;
+    if (i == 4 || i >= first.size() || first[i] != ':') return 0;
+    return first.find("(UUID: GPU-") != std::string_view::npos ? 90 : 0;
+}
+inline void parse_nvidia_list_capture(std::string_view t, capture_parse& out) {
+    auto r = parse_nvidia_smi_list(t);
+    nvidia::problems_to_warnings(r.problems, out.format, out.warnings);
+    if (r.gpus.empty() && r.problems.empty()) nothing_found(out, "GPU lines");
+    out.devices = std::move(r.gpus);
+}
+
+} // namespace detail::formats
+
+AI_HWACCEL_NAMESPACE_END
+
+#endif // AI_HWACCEL_BACKEND_CUDA
+// ---- end ai_hwaccel/detect/nvidia.hpp
+#endif
+// #include "ai_hwaccel/detect/probe.hpp"
 // #include "ai_hwaccel/detect/storage.hpp"
 // ---- begin ai_hwaccel/detect/storage.hpp
 // ai-hwaccel detect: storage devices.
@@ -7784,9 +8565,18 @@ AI_HWACCEL_NAMESPACE_END
 
 AI_HWACCEL_NAMESPACE_BEGIN
 
-/// The probes this build runs for its backends, in backend-table order. Each backend's
-/// header adds its probe here under its AI_HWACCEL_BACKEND_<NAME> switch.
-using builtin_probes = std::tuple<>;
+namespace detail {
+#if AI_HWACCEL_BACKEND_CUDA
+using cuda_probes = std::tuple<cuda_probe>;
+#else
+using cuda_probes = std::tuple<>;
+#endif
+} // namespace detail
+
+/// The probes this build runs for its backends, in backend-table order (vendor backends
+/// before Vulkan, so their view leads when devices are merged). A backend switched off
+/// contributes none: its code is not even compiled.
+using builtin_probes = decltype(std::tuple_cat(std::declval<detail::cuda_probes>()));
 
 /// What became of one probe in a detection.
 enum class probe_state : std::uint8_t {
@@ -8072,9 +8862,13 @@ AI_HWACCEL_NAMESPACE_END
 // #include "ai_hwaccel/core/system_io.hpp"
 // #include "ai_hwaccel/core/text.hpp"
 // #include "ai_hwaccel/core/warning.hpp"
+// #include "ai_hwaccel/detect/capture.hpp"
 // #include "ai_hwaccel/detect/cpu.hpp"
 // #include "ai_hwaccel/detect/storage.hpp"
 // #include "ai_hwaccel/detect/topology.hpp"
+#if AI_HWACCEL_BACKEND_CUDA
+// #include "ai_hwaccel/detect/nvidia.hpp"
+#endif
 
 #include <array>
 #include <cstddef>
@@ -8086,65 +8880,7 @@ AI_HWACCEL_NAMESPACE_END
 
 AI_HWACCEL_NAMESPACE_BEGIN
 
-/// What one captured output said.
-struct capture_parse {
-    std::string_view format; ///< the row's name
-    std::vector<accelerator_profile> devices;
-    std::optional<host_info> host;   ///< set when the input describes the host
-    std::optional<system_io> system; ///< set when it describes storage, links, environment
-    std::vector<warning> warnings;
-};
-
-struct capture_format {
-    std::string_view name;    ///< stable, for --format ("proc-cpuinfo")
-    std::string_view command; ///< how the capture is made ("cat /proc/cpuinfo")
-    int (*sniff)(std::string_view text) noexcept;
-    void (*parse)(std::string_view text, capture_parse& out);
-};
-
 namespace detail::formats {
-
-// Calls f(line) for each line (without its end of line) until f returns false.
-template <class F>
-constexpr void each_line(std::string_view text, F&& f) {
-    while (!text.empty()) {
-        const auto nl = text.find('\n');
-        std::string_view line = text.substr(0, nl);
-        if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-        if (!f(line)) return;
-        if (nl == std::string_view::npos) return;
-        text.remove_prefix(nl + 1);
-    }
-}
-
-// "key<blanks>: value" with exactly this key.
-constexpr bool has_key_line(std::string_view text, std::string_view key) noexcept {
-    bool found = false;
-    each_line(text, [&](std::string_view line) {
-        if (line.starts_with(key)) {
-            std::string_view rest = line.substr(key.size());
-            while (!rest.empty() && (rest.front() == ' ' || rest.front() == '\t')) rest.remove_prefix(1);
-            if (!rest.empty() && rest.front() == ':') found = true;
-        }
-        return !found;
-    });
-    return found;
-}
-
-constexpr std::string_view first_non_blank_line(std::string_view text) noexcept {
-    std::string_view first;
-    each_line(text, [&](std::string_view line) {
-        if (trim(line).empty()) return true;
-        first = trim(line);
-        return false;
-    });
-    return first;
-}
-
-inline void nothing_found(capture_parse& out, std::string_view what) {
-    out.warnings.push_back(warning{warning_kind::parse_error, std::nullopt, std::string(out.format),
-                                   std::string("no ") + std::string(what) + " found in the input", 0});
-}
 
 // /proc/cpuinfo -------------------------------------------------------------------------
 inline int sniff_cpuinfo(std::string_view t) noexcept {
@@ -8230,6 +8966,11 @@ inline constexpr capture_format capture_formats[] = {
     {"lsblk-json", "lsblk --json [--bytes] [--output …]", detail::formats::sniff_lsblk,
      detail::formats::parse_lsblk_capture},
 #endif
+#if AI_HWACCEL_BACKEND_CUDA
+    {"nvidia-smi-query-csv", "nvidia-smi --query-gpu=… --format=csv[,nounits] (with its header line)",
+     detail::formats::sniff_nvidia_csv, detail::formats::parse_nvidia_csv_capture},
+    {"nvidia-smi-list", "nvidia-smi -L", detail::formats::sniff_nvidia_list, detail::formats::parse_nvidia_list_capture},
+#endif
 };
 
 /// The row named `name` (exactly, or loosely: "proc_cpuinfo", "LSCPU"), if any.
@@ -8266,6 +9007,7 @@ inline capture_parse parse_capture(std::string_view text, const capture_format& 
 AI_HWACCEL_NAMESPACE_END
 // ---- end ai_hwaccel/detect/formats.hpp
 // #include "ai_hwaccel/detect/merge.hpp"
+// #include "ai_hwaccel/detect/nvidia.hpp"
 // #include "ai_hwaccel/detect/probe.hpp"
 // #include "ai_hwaccel/detect/process.hpp"
 // #include "ai_hwaccel/detect/storage.hpp"

@@ -124,4 +124,11 @@ put $m $d/vendor $'0x8086\n'
 put $m $d/device $'0xa7a0\n'
 put $m $d/numa_node $'-1\n'
 put $m $d/driver '../../../../bus/pci/drivers/i915'
+# nvidia-smi's answer to the CUDA probe's query (hand-made: an idle RTX 4090 as driver 550
+# prints it; 24564 MiB is what nvidia-smi reports for the card's 24 GiB).
+q="index,uuid,name,pci.bus_id,pci.device_id,memory.total,memory.used,memory.free,compute_cap,driver_version,power.limit,power.draw,temperature.gpu,utilization.gpu,clocks.max.memory,pcie.link.gen.current,pcie.link.gen.max,pcie.link.width.current,pcie.link.width.max"
+put $m ai-hwaccel-tools/index "# captured tool outputs (hand-made), see include/ai_hwaccel/detect/system.hpp
+0	nvidia-smi-query.csv	nvidia-smi --query-gpu=$q --format=csv,noheader,nounits
+"
+put $m ai-hwaccel-tools/nvidia-smi-query.csv $'0, GPU-4f1a2b3c-5d6e-7f80-91a2-b3c4d5e6f708, NVIDIA GeForce RTX 4090, 00000000:01:00.0, 0x268410DE, 24564, 1102, 23046, 8.9, 550.54.14, 450.00, 21.34, 34, 0, 10501, 1, 4, 16, 16\n'
 echo "assembled: $(cd "$here" && ls -d handmade-*/ | tr '\n' ' ')"

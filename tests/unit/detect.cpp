@@ -322,6 +322,20 @@ TEST_CASE("fixture machine: a workstation with an RTX 4090 and a SATA disk") {
     CHECK(host.cpu.features.has(ah::cpu_feature::avx_vnni));
     CHECK_FALSE(host.cpu.features.has(ah::cpu_feature::avx512f));
     CHECK(*reg.all()[0].memory_bytes == 65589900ull * 1024);
+#if AI_HWACCEL_BACKEND_CUDA
+    // The card, through the CUDA probe replaying the tree's nvidia-smi capture.
+    REQUIRE(reg.size() == 2);
+    const auto& gpu = reg.all()[1];
+    CHECK(gpu.kind == ah::device_kind::cuda_gpu);
+    CHECK(gpu.available); // CUDA_VISIBLE_DEVICES=0 in the captured environment keeps it
+    CHECK(gpu.name.view() == "NVIDIA GeForce RTX 4090");
+    CHECK(*gpu.memory_bytes == 24564_MiB);
+    CHECK(gpu.memory_bytes.from == ah::origin::tool);
+    CHECK(gpu.memory_bandwidth_gbps.from == ah::origin::catalogue);
+    CHECK(*gpu.pcie_max == ah::pcie_link{4, 16});
+    CHECK(gpu.pci == ah::parse_pci_address("0000:01:00.0"));
+    CHECK(reg.has_accelerator());
+#endif
     const auto& pci = reg.system().pci_devices;
     REQUIRE(pci.size() == 2);
     CHECK(pci[0].address == *ah::parse_pci_address("0000:00:02.0"));

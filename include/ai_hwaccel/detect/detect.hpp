@@ -25,6 +25,9 @@
 #include "ai_hwaccel/detect/cpu.hpp"
 #include "ai_hwaccel/detect/environment.hpp"
 #include "ai_hwaccel/detect/merge.hpp"
+#if AI_HWACCEL_BACKEND_CUDA
+#include "ai_hwaccel/detect/nvidia.hpp"
+#endif
 #include "ai_hwaccel/detect/probe.hpp"
 #include "ai_hwaccel/detect/storage.hpp"
 #include "ai_hwaccel/detect/system.hpp"
@@ -46,9 +49,18 @@
 
 AI_HWACCEL_NAMESPACE_BEGIN
 
-/// The probes this build runs for its backends, in backend-table order. Each backend's
-/// header adds its probe here under its AI_HWACCEL_BACKEND_<NAME> switch.
-using builtin_probes = std::tuple<>;
+namespace detail {
+#if AI_HWACCEL_BACKEND_CUDA
+using cuda_probes = std::tuple<cuda_probe>;
+#else
+using cuda_probes = std::tuple<>;
+#endif
+} // namespace detail
+
+/// The probes this build runs for its backends, in backend-table order (vendor backends
+/// before Vulkan, so their view leads when devices are merged). A backend switched off
+/// contributes none: its code is not even compiled.
+using builtin_probes = decltype(std::tuple_cat(std::declval<detail::cuda_probes>()));
 
 /// What became of one probe in a detection.
 enum class probe_state : std::uint8_t {

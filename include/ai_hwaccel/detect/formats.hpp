@@ -16,9 +16,13 @@
 #include "ai_hwaccel/core/system_io.hpp"
 #include "ai_hwaccel/core/text.hpp"
 #include "ai_hwaccel/core/warning.hpp"
+#include "ai_hwaccel/detect/capture.hpp"
 #include "ai_hwaccel/detect/cpu.hpp"
 #include "ai_hwaccel/detect/storage.hpp"
 #include "ai_hwaccel/detect/topology.hpp"
+#if AI_HWACCEL_BACKEND_CUDA
+#include "ai_hwaccel/detect/nvidia.hpp"
+#endif
 
 #include <array>
 #include <cstddef>
@@ -30,65 +34,7 @@
 
 AI_HWACCEL_NAMESPACE_BEGIN
 
-/// What one captured output said.
-struct capture_parse {
-    std::string_view format; ///< the row's name
-    std::vector<accelerator_profile> devices;
-    std::optional<host_info> host;   ///< set when the input describes the host
-    std::optional<system_io> system; ///< set when it describes storage, links, environment
-    std::vector<warning> warnings;
-};
-
-struct capture_format {
-    std::string_view name;    ///< stable, for --format ("proc-cpuinfo")
-    std::string_view command; ///< how the capture is made ("cat /proc/cpuinfo")
-    int (*sniff)(std::string_view text) noexcept;
-    void (*parse)(std::string_view text, capture_parse& out);
-};
-
 namespace detail::formats {
-
-// Calls f(line) for each line (without its end of line) until f returns false.
-template <class F>
-constexpr void each_line(std::string_view text, F&& f) {
-    while (!text.empty()) {
-        const auto nl = text.find('\n');
-        std::string_view line = text.substr(0, nl);
-        if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-        if (!f(line)) return;
-        if (nl == std::string_view::npos) return;
-        text.remove_prefix(nl + 1);
-    }
-}
-
-// "key<blanks>: value" with exactly this key.
-constexpr bool has_key_line(std::string_view text, std::string_view key) noexcept {
-    bool found = false;
-    each_line(text, [&](std::string_view line) {
-        if (line.starts_with(key)) {
-            std::string_view rest = line.substr(key.size());
-            while (!rest.empty() && (rest.front() == ' ' || rest.front() == '\t')) rest.remove_prefix(1);
-            if (!rest.empty() && rest.front() == ':') found = true;
-        }
-        return !found;
-    });
-    return found;
-}
-
-constexpr std::string_view first_non_blank_line(std::string_view text) noexcept {
-    std::string_view first;
-    each_line(text, [&](std::string_view line) {
-        if (trim(line).empty()) return true;
-        first = trim(line);
-        return false;
-    });
-    return first;
-}
-
-inline void nothing_found(capture_parse& out, std::string_view what) {
-    out.warnings.push_back(warning{warning_kind::parse_error, std::nullopt, std::string(out.format),
-                                   std::string("no ") + std::string(what) + " found in the input", 0});
-}
 
 // /proc/cpuinfo -------------------------------------------------------------------------
 inline int sniff_cpuinfo(std::string_view t) noexcept {
@@ -173,6 +119,11 @@ inline constexpr capture_format capture_formats[] = {
 #if AI_HWACCEL_JSON
     {"lsblk-json", "lsblk --json [--bytes] [--output …]", detail::formats::sniff_lsblk,
      detail::formats::parse_lsblk_capture},
+#endif
+#if AI_HWACCEL_BACKEND_CUDA
+    {"nvidia-smi-query-csv", "nvidia-smi --query-gpu=… --format=csv[,nounits] (with its header line)",
+     detail::formats::sniff_nvidia_csv, detail::formats::parse_nvidia_csv_capture},
+    {"nvidia-smi-list", "nvidia-smi -L", detail::formats::sniff_nvidia_list, detail::formats::parse_nvidia_list_capture},
 #endif
 };
 

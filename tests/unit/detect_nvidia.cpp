@@ -1,0 +1,470 @@
+#include "ai_hwaccel/detect/nvidia.hpp"
+
+#include "fixtures.hpp"
+
+#include <doctest/doctest.h>
+
+#include <string>
+
+#if AI_HWACCEL_BACKEND_CUDA
+
+namespace ah = ai_hwaccel;
+
+namespace {
+
+constexpr std::uint64_t mib = 1024ull * 1024;
+
+std::string problems_of(const std::vector<ah::nvidia_parse_problem>& ps) {
+    std::string s;
+    for (const auto& p : ps) s += std::to_string(p.line) + ": " + p.message + "\n";
+    return s;
+}
+
+// The exact command line the probe's capture is keyed by.
+constexpr const char* query_command =
+    "nvidia-smi --query-gpu=index,uuid,name,pci.bus_id,pci.device_id,memory.total,memory.used,memory.free,"
+    "compute_cap,driver_version,power.limit,power.draw,temperature.gpu,utilization.gpu,clocks.max.memory,"
+    "pcie.link.gen.current,pcie.link.gen.max,pcie.link.width.current,pcie.link.width.max "
+    "--format=csv,noheader,nounits";
+
+} // namespace
+
+static_assert(ah::backend_probe<ah::cuda_probe, ah::host_system>);
+static_assert(ah::descriptor_of<ah::cuda_probe>().name == "cuda");
+
+TEST_CASE("parse_nvidia_smi_query_csv: real captures") {
+    SUBCASE("2x RTX A6000, noheader nounits") {
+        const auto t = test::capture(
+            "nvidia-smi/query-gpu_index-memtotal-name-computecap_noheader-nounits_2x-rtx-a6000.csv");
+        if (!t) return;
+        const auto r = ah::parse_nvidia_smi_query_csv(*t, "index,memory.total,name,compute_cap");
+        INFO(problems_of(r.problems));
+        CHECK(r.problems.empty());
+        REQUIRE(r.devices.size() == 2);
+        for (std::uint32_t i = 0; i < 2; ++i) {
+            const auto& d = r.devices[i];
+            CHECK(d.index == i);
+            CHECK(d.kind == ah::device_kind::cuda_gpu);
+            CHECK(d.maker == ah::vendor::nvidia);
+            CHECK(d.name.view() == "NVIDIA RTX A6000");
+            CHECK(*d.memory_bytes == 46068 * mib);
+            CHECK(d.memory_bytes.from == ah::origin::tool);
+            CHECK(d.arch.view() == "8.6");
+            REQUIRE(d.spec != nullptr); // matched by name
+            CHECK(d.spec->name == "NVIDIA RTX A6000");
+            CHECK(d.memory_bandwidth_gbps.from == ah::origin::catalogue);
+            CHECK(d.peak_from == ah::origin::catalogue);
+        }
+    }
+    SUBCASE("laptop GeForce: [N/A] fan is unknown, not a problem") {
+        const auto t = test::capture("nvidia-smi/query-gpu_mem-temp-fan-util_nounits_fan-NA.csv");
+        if (!t) return;
+        const auto r = ah::parse_nvidia_smi_query_csv(
+            *t, "memory.total,memory.free,memory.used,temperature.gpu,fan.speed,utilization.gpu,utilization.memory");
+        INFO(problems_of(r.problems));
+        CHECK(r.problems.empty());
+        REQUIRE(r.devices.size() == 1);
+        const auto& d = r.devices[0];
+        CHECK(*d.memory_bytes == 2004 * mib);
+        CHECK(*d.memory_free_bytes == 2004 * mib);
+        CHECK(d.memory_used_bytes.has_value());
+        CHECK(*d.memory_used_bytes == 0);
+        CHECK(*d.temperature_c == 44);
+        CHECK(*d.utilization_percent == 0);
+        CHECK(d.spec == nullptr); // no name, no id: nothing to match
+    }
+    SUBCASE("AWS g6e L40S, noheader with units") {
+        const auto t = test::capture("nvidia-smi/query-gpu_name-deviceid-busid-memtotal_aws-g6e-l40s_noheader.csv");
+        if (!t) return;
+        const auto r = ah::parse_nvidia_smi_query_csv(*t, "name,pci.device_id,pci.bus_id,memory.total");
+        INFO(problems_of(r.problems));
+        CHECK(r.problems.empty());
+        REQUIRE(r.devices.size() == 1);
+        const auto& d = r.devices[0];
+        CHECK(d.name.view() == "NVIDIA L40S");
+        CHECK(d.pci_device_id == 0x26b9);
+        REQUIRE(d.pci);
+        CHECK(*d.pci == ah::pci_address{0, 0x30, 0, 0});
+        CHECK(*d.memory_bytes == 46068 * mib);
+        REQUIRE(d.spec != nullptr); // matched by PCI id
+        CHECK(d.spec->name == "NVIDIA L40S");
+    }
+    SUBCASE("H100 NVL: name and device id") {
+        const auto t = test::capture("nvidia-smi/query-gpu_name-deviceid_h100-nvl_noheader.csv");
+        if (!t) return;
+        const auto r = ah::parse_nvidia_smi_query_csv(*t, "name,pci.device_id");
+        INFO(problems_of(r.problems));
+        CHECK(r.problems.empty());
+        REQUIRE(r.devices.size() == 1);
+        CHECK(r.devices[0].name.view() == "NVIDIA H100 NVL");
+        CHECK(r.devices[0].pci_device_id == 0x2321);
+        REQUIRE(r.devices[0].spec != nullptr);
+        CHECK(r.devices[0].spec->name == "NVIDIA H100 NVL 94GB");
+        // Memory unqueried: filled from the catalogue and marked so.
+        CHECK(r.devices[0].memory_bytes.from == ah::origin::catalogue);
+    }
+    SUBCASE("2x Quadro RTX 6000: a PCI id shared by several rows falls back to the name") {
+        const auto t =
+            test::capture("nvidia-smi/query-gpu_name-memtotal-driver-deviceid_2x-quadro-rtx6000_noheader.csv");
+        if (!t) return;
+        const auto r = ah::parse_nvidia_smi_query_csv(*t, "name,memory.total,driver_version,pci.device_id");
+        INFO(problems_of(r.problems));
+        CHECK(r.problems.empty());
+        REQUIRE(r.devices.size() == 2);
+        for (std::uint32_t i = 0; i < 2; ++i) {
+            const auto& d = r.devices[i];
+            CHECK(d.index == i); // no index column: row order
+            CHECK(d.name.view() == "Quadro RTX 6000");
+            CHECK(*d.memory_bytes == 24576 * mib);
+            CHECK(d.driver_version.view() == "570.211.01");
+            CHECK(d.pci_device_id == 0x1e30);
+            REQUIRE(d.spec != nullptr);
+            CHECK(d.spec->name == "NVIDIA Quadro RTX 6000");
+        }
+    }
+    SUBCASE("3 GPUs, power.draw only") {
+        const auto t = test::capture("nvidia-smi/query-gpu_power.draw_3gpu_nounits.csv");
+        if (!t) return;
+        const auto r = ah::parse_nvidia_smi_query_csv(*t, "power.draw");
+        INFO(problems_of(r.problems));
+        CHECK(r.problems.empty());
+        REQUIRE(r.devices.size() == 3);
+        CHECK(*r.devices[0].power_draw_watts == doctest::Approx(133.91));
+        CHECK(*r.devices[1].power_draw_watts == doctest::Approx(189.84));
+        CHECK(*r.devices[2].power_draw_watts == doctest::Approx(104.34));
+        CHECK(r.devices[0].power_draw_watts.from == ah::origin::tool);
+    }
+    SUBCASE("Tesla P100 with its header line: the header names the columns") {
+        const auto t = test::capture("nvidia-smi/query-gpu_tesla-p100.csv");
+        if (!t) return;
+        const auto r = ah::parse_nvidia_smi_query_csv(*t);
+        INFO(problems_of(r.problems));
+        CHECK(r.problems.empty());
+        REQUIRE(r.devices.size() == 1);
+        const auto& d = r.devices[0];
+        CHECK(d.name.view() == "Tesla P100-PCIE-16GB");
+        CHECK(d.uuid.view() == "GPU-ef1b2c9b-38d8-2090-2bd1-f567a3eb42a6");
+        CHECK(*d.memory_used_bytes == 0);
+        CHECK(*d.memory_free_bytes == 16280 * mib);
+        CHECK(*d.utilization_percent == 0);
+        CHECK(*d.temperature_c == 37);
+        CHECK(*d.power_draw_watts == doctest::Approx(28.16));
+        REQUIRE(d.spec != nullptr);
+        CHECK(d.spec->name == "NVIDIA Tesla P100 PCIe 16GB");
+        // memory.total was not queried: the catalogue's value, marked as such.
+        CHECK(d.memory_bytes.from == ah::origin::catalogue);
+    }
+}
+
+TEST_CASE("parse_nvidia_smi_query_csv: units, unavailable values, header detection (hand-made)") {
+    SUBCASE("values with units are read like values without") {
+        const auto r = ah::parse_nvidia_smi_query_csv(
+            "memory.total [MiB], power.draw [W], utilization.gpu [%], clocks.max.memory [MHz]\n"
+            "81559 MiB, 350.00 W, 65 %, 2619 MHz\n");
+        INFO(problems_of(r.problems));
+        CHECK(r.problems.empty());
+        REQUIRE(r.devices.size() == 1);
+        CHECK(*r.devices[0].memory_bytes == 81559 * mib);
+        CHECK(*r.devices[0].power_draw_watts == 350.0);
+        CHECK(*r.devices[0].utilization_percent == 65.0);
+        REQUIRE(r.max_memory_clock_mhz.size() == 1);
+        CHECK(*r.max_memory_clock_mhz[0] == 2619u);
+    }
+    SUBCASE("[N/A], [Not Supported] and N/A are unknown, not zero, not a problem") {
+        const auto r = ah::parse_nvidia_smi_query_csv("[N/A], [Not Supported], N/A\n",
+                                                      "power.limit,memory.total,temperature.gpu");
+        INFO(problems_of(r.problems));
+        CHECK(r.problems.empty());
+        REQUIRE(r.devices.size() == 1);
+        CHECK_FALSE(r.devices[0].power_limit_watts.has_value());
+        CHECK_FALSE(r.devices[0].memory_bytes.has_value());
+        CHECK_FALSE(r.devices[0].temperature_c.has_value());
+    }
+    SUBCASE("a device in trouble is a problem") {
+        const auto r = ah::parse_nvidia_smi_query_csv("[GPU is lost]\n", "memory.total");
+        CHECK(r.problems.size() == 1);
+        REQUIRE(r.devices.size() == 1);
+        CHECK_FALSE(r.devices[0].memory_bytes.has_value());
+    }
+    SUBCASE("a header wins over the field list") {
+        const auto r = ah::parse_nvidia_smi_query_csv("name, memory.total [MiB]\nNVIDIA A10, 23028 MiB\n",
+                                                      "memory.total,name");
+        CHECK(r.problems.empty());
+        REQUIRE(r.devices.size() == 1);
+        CHECK(r.devices[0].name.view() == "NVIDIA A10");
+    }
+    SUBCASE("every mapped field") {
+        const auto r = ah::parse_nvidia_smi_query_csv(
+            "3, GPU-00000000-1111-2222-3333-444444444444, NVIDIA H100 80GB HBM3, 00000000:1B:00.0, 0x233010DE, "
+            "81559, 4, 81003, 9.0, 550.90.07, 700.00, 71.50, 33, 12, 2619, 4, 5, 8, 16\n",
+            ah::detail::nvidia::query_field_list());
+        INFO(problems_of(r.problems));
+        CHECK(r.problems.empty());
+        REQUIRE(r.devices.size() == 1);
+        const auto& d = r.devices[0];
+        CHECK(d.index == 3);
+        CHECK(d.uuid.view() == "GPU-00000000-1111-2222-3333-444444444444");
+        CHECK(*d.pci == ah::pci_address{0, 0x1b, 0, 0});
+        CHECK(d.pci_device_id == 0x2330);
+        CHECK(*d.memory_used_bytes == 4 * mib);
+        CHECK(d.arch.view() == "9.0");
+        CHECK(d.driver_version.view() == "550.90.07");
+        CHECK(*d.power_limit_watts == 700.0);
+        CHECK(d.power_limit_watts.from == ah::origin::tool);
+        CHECK(*d.power_draw_watts == 71.5);
+        CHECK(*d.temperature_c == 33);
+        CHECK(*d.utilization_percent == 12);
+        CHECK(*r.max_memory_clock_mhz[0] == 2619u);
+        CHECK(*d.pcie_current == ah::pcie_link{4, 8});
+        CHECK(*d.pcie_max == ah::pcie_link{5, 16});
+        CHECK(d.pcie_max.from == ah::origin::tool);
+        REQUIRE(d.spec != nullptr);
+        CHECK(d.spec->name == "NVIDIA H100 SXM5 80GB");
+        CHECK(d.memory_bandwidth_gbps.from == ah::origin::catalogue);
+    }
+}
+
+TEST_CASE("parse_nvidia_smi_query_csv: hostile input never crashes and is reported") {
+    CHECK(ah::parse_nvidia_smi_query_csv("", "name").devices.empty());
+    CHECK(ah::parse_nvidia_smi_query_csv("", "name").problems.empty());
+    CHECK(ah::parse_nvidia_smi_query_csv("\n\n  \n", "name").devices.empty());
+
+    // No header and no field list: nothing can be named.
+    auto r = ah::parse_nvidia_smi_query_csv("81559, 12\n");
+    CHECK(r.devices.empty());
+    CHECK(r.problems.size() == 1);
+
+    // Garbage: rows with the wrong number of values are skipped.
+    r = ah::parse_nvidia_smi_query_csv("\x01\x02garbage, more, still more\n%%%", "name,memory.total");
+    CHECK(r.devices.empty());
+    CHECK(r.problems.size() == 2);
+
+    // Out of range and negative numbers: unknown, with a problem each.
+    r = ah::parse_nvidia_smi_query_csv("1000000000000000000000000000000 MiB, -5, -1, 101\n",
+                                       "memory.total,power.draw,memory.used,utilization.gpu");
+    REQUIRE(r.devices.size() == 1);
+    CHECK_FALSE(r.devices[0].memory_bytes.has_value());
+    CHECK_FALSE(r.devices[0].power_draw_watts.has_value());
+    CHECK_FALSE(r.devices[0].memory_used_bytes.has_value());
+    CHECK_FALSE(r.devices[0].utilization_percent.has_value());
+    CHECK(r.problems.size() == 4);
+    r = ah::parse_nvidia_smi_query_csv(std::string(400, '9') + "\n", "memory.total");
+    CHECK(r.problems.size() == 1);
+    r = ah::parse_nvidia_smi_query_csv("nan, inf, 0x12345678, 9.x, 00:zz.0\n",
+                                       "power.draw,temperature.gpu,pci.device_id,compute_cap,pci.bus_id");
+    REQUIRE(r.devices.size() == 1);
+    CHECK(r.problems.size() == 5);
+    CHECK(r.devices[0].pci_device_id == 0);
+    CHECK(r.devices[0].arch.empty());
+
+    // Non-UTF-8 and control characters in a name: replaced, reported.
+    r = ah::parse_nvidia_smi_query_csv("NVIDIA \xff\xfe A\x07" "100\n", "name");
+    REQUIRE(r.devices.size() == 1);
+    CHECK(r.devices[0].name.view() == "NVIDIA ?? A?100");
+    CHECK(r.problems.size() == 1);
+
+    // 100 000 columns: one row of the wrong width, one problem.
+    std::string wide;
+    for (int i = 0; i < 100'000; ++i) wide += "1, ";
+    wide += "1\n";
+    r = ah::parse_nvidia_smi_query_csv(wide, "memory.total");
+    CHECK(r.devices.empty());
+    CHECK(r.problems.size() == 1);
+    // …and as many fields: read, unmapped columns ignored.
+    std::string fields;
+    for (int i = 0; i < 100'000; ++i) fields += "fan.speed,";
+    fields += "memory.total";
+    r = ah::parse_nvidia_smi_query_csv(wide, fields);
+    INFO(problems_of(r.problems));
+    CHECK(r.problems.empty());
+    REQUIRE(r.devices.size() == 1);
+    CHECK(*r.devices[0].memory_bytes == mib);
+
+    // Missing columns.
+    r = ah::parse_nvidia_smi_query_csv("NVIDIA A10\nNVIDIA A10, 23028\n", "name,memory.total");
+    REQUIRE(r.devices.size() == 1);
+    CHECK(r.problems.size() == 1);
+    CHECK(r.problems[0].line == 1);
+
+    // Many bad lines: problems are capped, the last one counts the rest.
+    std::string many;
+    for (int i = 0; i < 5000; ++i) many += "x, y\n";
+    r = ah::parse_nvidia_smi_query_csv(many, "name");
+    CHECK(r.problems.size() == ah::detail::nvidia::max_problems + 1);
+}
+
+TEST_CASE("parse_nvidia_smi_list") {
+    SUBCASE("A100 80GB PCIe with 2x MIG 3g.40gb") {
+        const auto t = test::capture("nvidia-smi/L_a100-80gb-pcie_mig-2x3g.40gb.txt");
+        if (!t) return;
+        const auto r = ah::parse_nvidia_smi_list(*t);
+        INFO(problems_of(r.problems));
+        CHECK(r.problems.empty());
+        REQUIRE(r.gpus.size() == 1);
+        CHECK(r.gpus[0].index == 0);
+        CHECK(r.gpus[0].name.view() == "NVIDIA A100 80GB PCIe");
+        CHECK(r.gpus[0].uuid.view() == "GPU-932bfb2c-849a-2a22-1e84-9eff6bc02b39");
+        CHECK(r.gpus[0].kind == ah::device_kind::cuda_gpu);
+        REQUIRE(r.gpus[0].spec != nullptr);
+        CHECK(r.gpus[0].spec->name == "NVIDIA A100 PCIe 80GB");
+        REQUIRE(r.mig.size() == 2);
+        CHECK(r.mig[0] == ah::nvidia_mig_instance{0, 0, "3g.40gb", "MIG-0929581a-2be6-5dec-bf34-0954c6c529a6"});
+        CHECK(r.mig[1] == ah::nvidia_mig_instance{0, 1, "3g.40gb", "MIG-3adbed3a-d03d-549f-a016-ba1fd7359f23"});
+    }
+    SUBCASE("A100 SXM4 80GB with 7x MIG 1g.10gb") {
+        const auto t = test::capture("nvidia-smi/L_a100-80gb-sxm4_mig-7x1g.10gb.txt");
+        if (!t) return;
+        const auto r = ah::parse_nvidia_smi_list(*t);
+        INFO(problems_of(r.problems));
+        CHECK(r.problems.empty());
+        REQUIRE(r.gpus.size() == 1);
+        CHECK(r.gpus[0].name.view() == "NVIDIA A100-SXM4-80GB");
+        CHECK(r.gpus[0].uuid.view() == "GPU-7fdaf0a5-179b-f636-d15d-daf243e3ff16");
+        REQUIRE(r.mig.size() == 7);
+        for (std::uint32_t i = 0; i < 7; ++i) {
+            CHECK(r.mig[i].parent_index == 0);
+            CHECK(r.mig[i].device_index == i);
+            CHECK(r.mig[i].profile == "1g.10gb");
+        }
+        CHECK(r.mig[6].uuid == "MIG-1aae4990-b962-574e-8375-119d6d9b9687");
+    }
+    SUBCASE("hand-made: two GPUs, MIG parents follow the GPU lines") {
+        const auto r = ah::parse_nvidia_smi_list("GPU 0: A (UUID: GPU-a)\nGPU 1: B (UUID: GPU-b)\n"
+                                                 "  MIG 1g.5gb Device 0: (UUID: MIG-GPU-b/1/0)\n");
+        CHECK(r.problems.empty());
+        REQUIRE(r.gpus.size() == 2);
+        CHECK(r.gpus[1].index == 1);
+        REQUIRE(r.mig.size() == 1);
+        CHECK(r.mig[0].parent_index == 1);
+        CHECK(r.mig[0].uuid == "MIG-GPU-b/1/0");
+    }
+    SUBCASE("hostile input") {
+        CHECK(ah::parse_nvidia_smi_list("").gpus.empty());
+        CHECK(ah::parse_nvidia_smi_list("").problems.empty());
+        CHECK(ah::parse_nvidia_smi_list("No devices were found\n").problems.empty());
+        auto r = ah::parse_nvidia_smi_list("garbage\nGPU x: (UUID: )\nGPU 99999999999999999999: A (UUID: GPU-1)\n"
+                                           "  MIG 1g.5gb Device 0: (UUID: MIG-1)\nGPU 0: (UUID: GPU-2)\n");
+        CHECK(r.gpus.empty());
+        CHECK(r.mig.empty());
+        CHECK(r.problems.size() == 5);
+        r = ah::parse_nvidia_smi_list("GPU 0: \xff\xfe (UUID: GPU-1)\n");
+        REQUIRE(r.gpus.size() == 1);
+        CHECK(r.problems.size() == 1);
+        CHECK(ah::parse_nvidia_smi_list(std::string(100'000, ',')).problems.size() == 1);
+    }
+}
+
+TEST_CASE("cuda_probe") {
+    const auto request = ah::nvidia_smi_query_request();
+    CHECK(ah::command_line_of(request.argv) == query_command);
+    CHECK(request.timeout == std::chrono::seconds(10));
+
+    SUBCASE("a captured query (hand-made q.csv)") {
+        test::scratch_dir dir;
+        dir.write("ai-hwaccel-tools/index", std::string("0\tq.csv\t") + query_command + "\n");
+        // Hand-made: an H100 SXM and a GPU whose power limit and memory clock are unavailable.
+        dir.write("ai-hwaccel-tools/q.csv",
+                  "0, GPU-11111111-2222-3333-4444-555555555555, NVIDIA H100 80GB HBM3, 00000000:18:00.0, 0x233010DE, "
+                  "81559, 1, 81003, 9.0, 550.90.07, 700.00, 71.50, 33, 0, 2619, 5, 5, 16, 16\n"
+                  "1, GPU-66666666-7777-8888-9999-000000000000, NVIDIA A10, 00000000:07:00.0, 0x223610DE, "
+                  "23028, 0, 22563, 8.6, 550.90.07, [N/A], 15.2, 30, 0, [Not Supported], 1, 4, 16, 16\n"
+                  "garbage\n");
+        const ah::host_system sys(dir.path().string());
+        const auto out = ah::cuda_probe{}.probe(sys);
+        REQUIRE(out.devices.size() == 2);
+        CHECK(out.devices[0].name.view() == "NVIDIA H100 80GB HBM3");
+        CHECK(*out.devices[0].memory_bytes == 81559 * mib);
+        CHECK(out.devices[0].driver_version.view() == "550.90.07");
+        CHECK(out.devices[0].pci_device_id == 0x2330);
+        CHECK(out.devices[1].index == 1);
+        CHECK(out.devices[1].name.view() == "NVIDIA A10");
+        // power.limit unavailable from the tool: the catalogue's, marked as such.
+        CHECK(out.devices[1].power_limit_watts.from != ah::origin::tool);
+        REQUIRE(out.warnings.size() == 1); // the garbage line
+        CHECK(out.warnings[0].kind == ah::warning_kind::parse_error);
+        CHECK(out.warnings[0].backend == ah::backend_id::cuda);
+        CHECK(out.warnings[0].subject == "nvidia-smi");
+    }
+    SUBCASE("tool absent, no NVIDIA card: nothing to say") {
+        test::scratch_dir dir;
+        dir.write("ai-hwaccel-tools/index", "0\tq.csv\tnvidia-smi -L\n");
+        dir.write("sys/bus/pci/devices/0000:00:02.0/vendor", "0x8086\n"); // an Intel iGPU
+        dir.write("sys/bus/pci/devices/0000:00:02.0/class", "0x030000\n");
+        dir.write("sys/bus/pci/devices/0000:00:1f.3/vendor", "0x10de\n"); // NVIDIA, not a GPU (audio)
+        dir.write("sys/bus/pci/devices/0000:00:1f.3/class", "0x040300\n");
+        const auto out = ah::cuda_probe{}.probe(ah::host_system(dir.path().string()));
+        CHECK(out.devices.empty());
+        CHECK(out.warnings.empty());
+    }
+    SUBCASE("tool absent, an NVIDIA card on the bus: tool_not_found") {
+        test::scratch_dir dir;
+        dir.write("sys/bus/pci/devices/0000:01:00.0/vendor", "0x10de\n");
+        dir.write("sys/bus/pci/devices/0000:01:00.0/class", "0x030200\n");
+        const auto out = ah::cuda_probe{}.probe(ah::host_system(dir.path().string()));
+        CHECK(out.devices.empty());
+        REQUIRE(out.warnings.size() == 1);
+        CHECK(out.warnings[0].kind == ah::warning_kind::tool_not_found);
+        CHECK(out.warnings[0].backend == ah::backend_id::cuda);
+        CHECK(out.warnings[0].message.find("0000:01:00.0") != std::string::npos);
+    }
+    SUBCASE("exit status 9") {
+        test::scratch_dir dir;
+        dir.write("ai-hwaccel-tools/index", std::string("9\t-\t") + query_command + "\n");
+        const auto out = ah::cuda_probe{}.probe(ah::host_system(dir.path().string()));
+        CHECK(out.devices.empty());
+        REQUIRE(out.warnings.size() == 1);
+        CHECK(out.warnings[0].kind == ah::warning_kind::tool_failed);
+        CHECK(out.warnings[0].code == 9);
+    }
+    SUBCASE("timeout") {
+        test::scratch_dir dir;
+        dir.write("ai-hwaccel-tools/index", std::string("timeout\t-\t") + query_command + "\n");
+        const auto out = ah::cuda_probe{}.probe(ah::host_system(dir.path().string()));
+        CHECK(out.devices.empty());
+        REQUIRE(out.warnings.size() == 1);
+        CHECK(out.warnings[0].kind == ah::warning_kind::tool_timed_out);
+    }
+}
+
+TEST_CASE("detail::formats::sniff_nvidia_csv / sniff_nvidia_list") {
+    namespace f = ah::detail::formats;
+    if (const auto t = test::capture("nvidia-smi/query-gpu_tesla-p100.csv")) {
+        CHECK(f::sniff_nvidia_csv(*t) == 90);
+        CHECK(f::sniff_nvidia_list(*t) == 0);
+        ah::capture_parse out;
+        out.format = "nvidia-smi-query-csv";
+        f::parse_nvidia_csv_capture(*t, out);
+        CHECK(out.warnings.empty());
+        REQUIRE(out.devices.size() == 1);
+        CHECK(out.devices[0].name.view() == "Tesla P100-PCIE-16GB");
+    }
+    for (const char* file : {"nvidia-smi/L_a100-80gb-pcie_mig-2x3g.40gb.txt",
+                             "nvidia-smi/L_a100-80gb-sxm4_mig-7x1g.10gb.txt"}) {
+        CAPTURE(file);
+        const auto t = test::capture(file);
+        if (!t) continue;
+        CHECK(f::sniff_nvidia_list(*t) == 90);
+        CHECK(f::sniff_nvidia_csv(*t) == 0);
+        ah::capture_parse out;
+        out.format = "nvidia-smi-list";
+        f::parse_nvidia_list_capture(*t, out);
+        CHECK(out.warnings.empty());
+        CHECK(out.devices.size() == 1);
+    }
+    // Header-less captures cannot be named, so they are not claimed.
+    if (const auto t = test::capture("nvidia-smi/query-gpu_name-deviceid_h100-nvl_noheader.csv"))
+        CHECK(f::sniff_nvidia_csv(*t) == 0);
+    CHECK(f::sniff_nvidia_csv("index, name\n0, NVIDIA A10\n") == 90);
+    CHECK(f::sniff_nvidia_csv("memory.total [MiB]\n81559 MiB\n") == 90);
+    CHECK(f::sniff_nvidia_csv("") == 0);
+    CHECK(f::sniff_nvidia_csv("MemTotal: 1 kB\n") == 0);
+    CHECK(f::sniff_nvidia_list("GPU 0: x\n") == 0);
+    CHECK(f::sniff_nvidia_list("") == 0);
+
+    ah::capture_parse empty;
+    empty.format = "nvidia-smi-list";
+    f::parse_nvidia_list_capture("", empty);
+    CHECK(test::count_kind(empty.warnings, ah::warning_kind::parse_error) == 1);
+}
+
+#endif // AI_HWACCEL_BACKEND_CUDA
