@@ -5209,6 +5209,9 @@ inline tool_result run_tool(const tool_request& request, const tool_search& sear
                                                                                   : tool_status::spawn_failed;
         return finish();
     }
+    // It runs: `exited` until a timeout or a cap says otherwise; the wait status then
+    // tells an exit from a signal.
+    r.status = tool_status::exited;
 
     const auto deadline = start + request.timeout;
     bool out_open = true, err_open = true, reaped = false, killed = false;
@@ -5276,7 +5279,7 @@ inline tool_result run_tool(const tool_request& request, const tool_search& sear
             if (!detail::reap_until(pid, clock::now() + std::chrono::seconds(2), wait_status)) r.abandoned = true;
         }
     }
-    if (r.status == tool_status::spawn_failed) {
+    if (r.status == tool_status::exited) {
         if (WIFSIGNALED(wait_status)) {
             r.status = tool_status::signalled;
             r.signal = WTERMSIG(wait_status);
@@ -6963,9 +6966,9 @@ AI_HWACCEL_NAMESPACE_END
 // #include "ai_hwaccel/core/profile.hpp"
 // #include "ai_hwaccel/core/text.hpp"
 // #include "ai_hwaccel/core/warning.hpp"
+// #include "ai_hwaccel/detect/sysfs.hpp"
 
 #include <algorithm>
-#include <charconv>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -7117,11 +7120,9 @@ inline constexpr fixed_list<visibility_rule, 8> visibility_rules{
 namespace detail {
 
 inline std::optional<std::uint32_t> small_index(std::string_view s) {
-    s = trim(s);
-    std::uint32_t v = 0;
-    const auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-    if (ec != std::errc{} || p != s.data() + s.size() || s.empty()) return std::nullopt;
-    return v;
+    const auto v = parse_u64(trim(s));
+    if (!v || *v > UINT32_MAX) return std::nullopt;
+    return static_cast<std::uint32_t>(*v);
 }
 
 // Marks as visible (in `keep`) the devices `value` names among `candidates` (positions
@@ -7384,6 +7385,7 @@ std::optional<std::string> run_reporting(const S& sys, tool_request request, std
 AI_HWACCEL_NAMESPACE_END
 // ---- end ai_hwaccel/detect/probe.hpp
 // #include "ai_hwaccel/detect/system.hpp"
+// #include "ai_hwaccel/detect/topology.hpp"
 
 #include <array>
 #include <charconv>
@@ -7965,21 +7967,16 @@ inline tool_request nvidia_smi_query_request() {
 }
 
 /// NVIDIA GPUs as nvidia-smi reports them.
-/// The PCI addresses of NVIDIA display/3D controllers (vendor 0x10de, class 0x03xxxx) in
-/// /sys/bus/pci/devices, comma-separated; empty when there are none.
+/// The PCI addresses of NVIDIA display/3D controllers (vendor 0x10de, class 0x03xxxx),
+/// comma-separated; empty when there are none.
 template <system_view S>
 std::string nvidia_gpus_on_pci_bus(const S& sys) {
+    std::vector<warning> ignored; // the host probes report the PCI bus's own problems
     std::string found;
-    const auto entries = sys.list_dir("/sys/bus/pci/devices");
-    if (!entries) return found;
-    for (const auto& name : *entries) {
-        const std::string dir = "/sys/bus/pci/devices/" + name + "/";
-        const auto vendor = sys.read_file(dir + "vendor", 64);
-        const auto cls = sys.read_file(dir + "class", 64);
-        if (!vendor.ok() || !cls.ok()) continue;
-        if (detail::trim(vendor.data) != "0x10de" || !detail::trim(cls.data).starts_with("0x03")) continue;
+    for (const auto& d : probe_pci(sys, ignored)) {
+        if (vendor_from_id(d.vendor_id) != vendor::nvidia || (d.class_code >> 16) != 0x03) continue;
         if (!found.empty()) found += ", ";
-        found += name;
+        found += d.address.text().data();
     }
     return found;
 }

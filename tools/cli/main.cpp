@@ -64,6 +64,21 @@ int error(std::string_view msg, int code = 1) {
 
 void out(std::string_view s) { std::fwrite(s.data(), 1, s.size(), stdout); }
 
+#if AI_HWACCEL_JSON
+// Indented, invalid UTF-8 from a tool replaced rather than fatal.
+int print_json(const nlohmann::json& j) {
+    out(j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace));
+    out("\n");
+    return 0;
+}
+#else
+int no_json() {
+    std::fputs("ai-hwaccel: this build has no JSON support (nlohmann/json was not found when it was compiled)\n",
+               stderr);
+    return 2;
+}
+#endif
+
 std::string str(std::string_view s) { return std::string(s); }
 
 std::string fmt(const char* f, double v) {
@@ -193,11 +208,9 @@ int cmd_detect(const detect_args& a) {
                                {"elapsed_us", p.elapsed.count()}, {"devices", p.devices}, {"warnings", p.warnings}});
             j["elapsed_us"] = t.elapsed.count();
         }
-        out(j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace));
-        out("\n");
-        return 0;
+        return print_json(j);
 #else
-        return error("this build has no JSON support (nlohmann/json was not found when it was compiled)", 2);
+        return no_json();
 #endif
     }
     print_devices(reg.all());
@@ -285,11 +298,9 @@ int cmd_parse(const std::string& path, std::string_view format, bool json) {
         }
         j["system"] = std::move(system);
         j["warnings"] = r.warnings;
-        out(j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace));
-        out("\n");
-        return 0;
+        return print_json(j);
 #else
-        return error("this build has no JSON support (nlohmann/json was not found when it was compiled)", 2);
+        return no_json();
 #endif
     }
     std::printf("format: %.*s (%.*s)\n", static_cast<int>(f->name.size()), f->name.data(),
@@ -349,17 +360,11 @@ int main(int argc, char** argv) {
         i = 1;
     }
     std::vector<std::string_view> positional;
-    // Options that take a value; every command checks it got only its own.
-    auto value_of = [&](std::string_view opt, std::string& v) -> bool {
-        if (i + 1 >= args.size()) return false;
-        v = str(args[++i]);
-        (void)opt;
-        return true;
-    };
     detect_args d;
     std::string format;
     bool json = false, list_formats = false;
     std::vector<std::string_view> seen;
+    // Options of every command; each command then checks it got only its own.
     for (; i < args.size(); ++i) {
         const auto a = args[i];
         if (a == "-" || !a.starts_with("-")) {
@@ -372,9 +377,8 @@ int main(int argc, char** argv) {
         else if (a == "--no-host") d.no_host = true;
         else if (a == "--list-formats") list_formats = true;
         else if (a == "--root" || a == "--only" || a == "--skip" || a == "--format") {
-            std::string v;
-            if (!value_of(a, v)) return usage_error(str(a) + " needs a value");
-            (a == "--root" ? d.root : a == "--only" ? d.only : a == "--skip" ? d.skip : format) = v;
+            if (i + 1 >= args.size()) return usage_error(str(a) + " needs a value");
+            (a == "--root" ? d.root : a == "--only" ? d.only : a == "--skip" ? d.skip : format) = str(args[++i]);
         } else
             return usage_error("unknown option '" + str(a) + "'");
     }

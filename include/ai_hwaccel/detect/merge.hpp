@@ -18,9 +18,9 @@
 #include "ai_hwaccel/core/profile.hpp"
 #include "ai_hwaccel/core/text.hpp"
 #include "ai_hwaccel/core/warning.hpp"
+#include "ai_hwaccel/detect/sysfs.hpp"
 
 #include <algorithm>
-#include <charconv>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -172,11 +172,9 @@ inline constexpr fixed_list<visibility_rule, 8> visibility_rules{
 namespace detail {
 
 inline std::optional<std::uint32_t> small_index(std::string_view s) {
-    s = trim(s);
-    std::uint32_t v = 0;
-    const auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-    if (ec != std::errc{} || p != s.data() + s.size() || s.empty()) return std::nullopt;
-    return v;
+    const auto v = parse_u64(trim(s));
+    if (!v || *v > UINT32_MAX) return std::nullopt;
+    return static_cast<std::uint32_t>(*v);
 }
 
 // Marks as visible (in `keep`) the devices `value` names among `candidates` (positions

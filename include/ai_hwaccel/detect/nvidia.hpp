@@ -21,6 +21,7 @@
 #include "ai_hwaccel/detect/capture.hpp"
 #include "ai_hwaccel/detect/probe.hpp"
 #include "ai_hwaccel/detect/system.hpp"
+#include "ai_hwaccel/detect/topology.hpp"
 
 #include <array>
 #include <charconv>
@@ -602,21 +603,16 @@ inline tool_request nvidia_smi_query_request() {
 }
 
 /// NVIDIA GPUs as nvidia-smi reports them.
-/// The PCI addresses of NVIDIA display/3D controllers (vendor 0x10de, class 0x03xxxx) in
-/// /sys/bus/pci/devices, comma-separated; empty when there are none.
+/// The PCI addresses of NVIDIA display/3D controllers (vendor 0x10de, class 0x03xxxx),
+/// comma-separated; empty when there are none.
 template <system_view S>
 std::string nvidia_gpus_on_pci_bus(const S& sys) {
+    std::vector<warning> ignored; // the host probes report the PCI bus's own problems
     std::string found;
-    const auto entries = sys.list_dir("/sys/bus/pci/devices");
-    if (!entries) return found;
-    for (const auto& name : *entries) {
-        const std::string dir = "/sys/bus/pci/devices/" + name + "/";
-        const auto vendor = sys.read_file(dir + "vendor", 64);
-        const auto cls = sys.read_file(dir + "class", 64);
-        if (!vendor.ok() || !cls.ok()) continue;
-        if (detail::trim(vendor.data) != "0x10de" || !detail::trim(cls.data).starts_with("0x03")) continue;
+    for (const auto& d : probe_pci(sys, ignored)) {
+        if (vendor_from_id(d.vendor_id) != vendor::nvidia || (d.class_code >> 16) != 0x03) continue;
         if (!found.empty()) found += ", ";
-        found += name;
+        found += d.address.text().data();
     }
     return found;
 }

@@ -383,6 +383,9 @@ inline tool_result run_tool(const tool_request& request, const tool_search& sear
                                                                                   : tool_status::spawn_failed;
         return finish();
     }
+    // It runs: `exited` until a timeout or a cap says otherwise; the wait status then
+    // tells an exit from a signal.
+    r.status = tool_status::exited;
 
     const auto deadline = start + request.timeout;
     bool out_open = true, err_open = true, reaped = false, killed = false;
@@ -450,7 +453,7 @@ inline tool_result run_tool(const tool_request& request, const tool_search& sear
             if (!detail::reap_until(pid, clock::now() + std::chrono::seconds(2), wait_status)) r.abandoned = true;
         }
     }
-    if (r.status == tool_status::spawn_failed) {
+    if (r.status == tool_status::exited) {
         if (WIFSIGNALED(wait_status)) {
             r.status = tool_status::signalled;
             r.signal = WTERMSIG(wait_status);
