@@ -12,12 +12,26 @@
 #include "ai_hwaccel/core/text.hpp"
 #include "ai_hwaccel/core/warning.hpp"
 
+#include <charconv>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <system_error>
+#include <utility>
 #include <vector>
 
 AI_HWACCEL_NAMESPACE_BEGIN
+
+/// Something a tool-output parser could not read: the 1-based line (0 for the input as a
+/// whole) and what was wrong, for people. Every backend's parsers report these.
+struct parse_problem {
+    std::size_t line = 0;
+    std::string message;
+    friend bool operator==(const parse_problem&, const parse_problem&) = default;
+};
 
 /// What one captured output said.
 struct capture_parse {
@@ -34,6 +48,84 @@ struct capture_format {
     int (*sniff)(std::string_view text) noexcept;
     void (*parse)(std::string_view text, capture_parse& out);
 };
+
+namespace detail::parsing {
+
+// The building blocks every tool-output parser shares: strict numbers, printable text,
+// and a bounded list of problems.
+
+inline std::optional<std::uint64_t> parse_uint(std::string_view s) noexcept {
+    std::uint64_t v = 0;
+    const auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+    if (ec != std::errc{} || p != s.data() + s.size() || s.empty()) return std::nullopt;
+    return v;
+}
+
+inline std::optional<double> parse_real(std::string_view s) noexcept {
+    if (s.empty() || !((s.front() >= '0' && s.front() <= '9') || s.front() == '-')) return std::nullopt;
+    double v = 0;
+    const auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+    if (ec != std::errc{} || p != s.data() + s.size() || !std::isfinite(v)) return std::nullopt;
+    return v;
+}
+
+// Printable UTF-8 or a question mark where it is not: names and versions end up in JSON
+// and terminals.
+inline std::string printable(std::string_view s, bool& changed) {
+    std::string out;
+    out.reserve(s.size());
+    changed = false;
+    for (std::size_t i = 0; i < s.size();) {
+        const auto c = static_cast<unsigned char>(s[i]);
+        std::size_t n = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xe ? 3 : (c >> 3) == 0x1e ? 4 : 0;
+        bool ok = n != 0 && i + n <= s.size() && !(n == 1 && (c < 0x20 || c == 0x7f));
+        for (std::size_t k = 1; ok && k < n; ++k)
+            ok = (static_cast<unsigned char>(s[i + k]) & 0xC0u) == 0x80u;
+        if (!ok) {
+            out += '?';
+            changed = true;
+            ++i;
+            continue;
+        }
+        out.append(s.substr(i, n));
+        i += n;
+    }
+    return out;
+}
+
+// Problems are capped so that a megabyte of garbage does not become a megabyte of
+// warnings; the last entry says how many more there were.
+inline constexpr std::size_t max_problems = 16;
+// No machine has more GPUs than this; anything beyond is garbage.
+inline constexpr std::size_t max_rows = 1024;
+
+struct problem_sink {
+    std::vector<parse_problem>& out;
+    std::size_t dropped = 0;
+    void add(std::size_t line, std::string msg) {
+        if (out.size() < max_problems) out.push_back({line, std::move(msg)});
+        else ++dropped;
+    }
+    void finish() {
+        if (dropped) out.push_back({0, std::to_string(dropped) + " more problems not listed"});
+    }
+};
+
+inline std::string quote_value(std::string_view v) {
+    bool changed = false;
+    std::string s = printable(v.substr(0, 40), changed);
+    return "\"" + s + (v.size() > 40 ? "...\"" : "\"");
+}
+
+// Parse problems as warnings of `backend` about `subject` ("nvidia-smi", "rocm-smi").
+inline void problems_to_warnings(const std::vector<parse_problem>& problems, std::optional<backend_id> backend,
+                                 std::string_view subject, std::vector<warning>& out) {
+    for (const auto& pr : problems)
+        out.push_back(warning{warning_kind::parse_error, backend, std::string(subject),
+                              pr.line ? "line " + std::to_string(pr.line) + ": " + pr.message : pr.message, 0});
+}
+
+} // namespace detail::parsing
 
 namespace detail::formats {
 

@@ -38,13 +38,8 @@
 
 AI_HWACCEL_NAMESPACE_BEGIN
 
-/// Something a parser could not read: the 1-based line (0 for the input as a whole) and
-/// what was wrong, for people.
-struct nvidia_parse_problem {
-    std::size_t line = 0;
-    std::string message;
-    friend bool operator==(const nvidia_parse_problem&, const nvidia_parse_problem&) = default;
-};
+/// The problems of the NVIDIA parsers are the shared kind (detect/capture.hpp).
+using nvidia_parse_problem = parse_problem;
 
 /// What `parse_nvidia_smi_query_csv` read.
 struct nvidia_query_result {
@@ -215,68 +210,13 @@ constexpr std::optional<std::string_view> strip_unit(std::string_view v, std::st
     return std::nullopt;
 }
 
-inline std::optional<std::uint64_t> parse_uint(std::string_view s) noexcept {
-    std::uint64_t v = 0;
-    const auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-    if (ec != std::errc{} || p != s.data() + s.size() || s.empty()) return std::nullopt;
-    return v;
-}
-
-inline std::optional<double> parse_real(std::string_view s) noexcept {
-    if (s.empty() || !((s.front() >= '0' && s.front() <= '9') || s.front() == '-')) return std::nullopt;
-    double v = 0;
-    const auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-    if (ec != std::errc{} || p != s.data() + s.size() || !std::isfinite(v)) return std::nullopt;
-    return v;
-}
-
-// Printable UTF-8 or a question mark where it is not: names and versions end up in JSON
-// and terminals.
-inline std::string printable(std::string_view s, bool& changed) {
-    std::string out;
-    out.reserve(s.size());
-    changed = false;
-    for (std::size_t i = 0; i < s.size();) {
-        const auto c = static_cast<unsigned char>(s[i]);
-        std::size_t n = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xe ? 3 : (c >> 3) == 0x1e ? 4 : 0;
-        bool ok = n != 0 && i + n <= s.size() && !(n == 1 && (c < 0x20 || c == 0x7f));
-        for (std::size_t k = 1; ok && k < n; ++k)
-            ok = (static_cast<unsigned char>(s[i + k]) & 0xC0u) == 0x80u;
-        if (!ok) {
-            out += '?';
-            changed = true;
-            ++i;
-            continue;
-        }
-        out.append(s.substr(i, n));
-        i += n;
-    }
-    return out;
-}
-
-// Problems are capped so that a megabyte of garbage does not become a megabyte of
-// warnings; the last entry says how many more there were.
-inline constexpr std::size_t max_problems = 16;
-// No machine has more GPUs than this; anything beyond is garbage.
-inline constexpr std::size_t max_rows = 1024;
-
-struct problem_sink {
-    std::vector<nvidia_parse_problem>& out;
-    std::size_t dropped = 0;
-    void add(std::size_t line, std::string msg) {
-        if (out.size() < max_problems) out.push_back({line, std::move(msg)});
-        else ++dropped;
-    }
-    void finish() {
-        if (dropped) out.push_back({0, std::to_string(dropped) + " more problems not listed"});
-    }
-};
-
-inline std::string quote_value(std::string_view v) {
-    bool changed = false;
-    std::string s = printable(v.substr(0, 40), changed);
-    return "\"" + s + (v.size() > 40 ? "...\"" : "\"");
-}
+using detail::parsing::max_problems;
+using detail::parsing::max_rows;
+using detail::parsing::parse_real;
+using detail::parsing::parse_uint;
+using detail::parsing::printable;
+using detail::parsing::problem_sink;
+using detail::parsing::quote_value;
 
 // Fills the profile from one cell; returns a problem message, or "" when the cell is fine.
 inline std::string apply_cell(const field_info& f, std::string_view v, accelerator_profile& p,
@@ -588,11 +528,9 @@ inline std::string query_argument() {
 }
 inline std::string query_field_list() { return query_argument().substr(std::string_view("--query-gpu=").size()); }
 
-inline void problems_to_warnings(const std::vector<nvidia_parse_problem>& problems, std::string_view subject,
+inline void problems_to_warnings(const std::vector<parse_problem>& problems, std::string_view subject,
                                  std::vector<warning>& out) {
-    for (const auto& pr : problems)
-        out.push_back(warning{warning_kind::parse_error, backend_id::cuda, std::string(subject),
-                              pr.line ? "line " + std::to_string(pr.line) + ": " + pr.message : pr.message, 0});
+    detail::parsing::problems_to_warnings(problems, backend_id::cuda, subject, out);
 }
 } // namespace detail::nvidia
 
