@@ -20,17 +20,9 @@ std::string problems_of(const std::vector<ah::nvidia_parse_problem>& ps) {
     return s;
 }
 
-// The exact command line the probe's capture is keyed by.
-constexpr const char* query_command =
-    "nvidia-smi --query-gpu=index,uuid,name,pci.bus_id,pci.device_id,memory.total,memory.used,memory.free,"
-    "compute_cap,driver_version,power.limit,power.draw,temperature.gpu,utilization.gpu,clocks.max.memory,"
-    "pcie.link.gen.current,pcie.link.gen.max,pcie.link.width.current,pcie.link.width.max "
-    "--format=csv,noheader,nounits";
 
 } // namespace
 
-static_assert(ah::backend_probe<ah::cuda_probe, ah::host_system>);
-static_assert(ah::descriptor_of<ah::cuda_probe>().name == "cuda");
 
 TEST_CASE("parse_nvidia_smi_query_csv: real captures") {
     SUBCASE("2x RTX A6000, noheader nounits") {
@@ -351,78 +343,6 @@ TEST_CASE("parse_nvidia_smi_list") {
         REQUIRE(r.gpus.size() == 1);
         CHECK(r.problems.size() == 1);
         CHECK(ah::parse_nvidia_smi_list(std::string(100'000, ',')).problems.size() == 1);
-    }
-}
-
-TEST_CASE("cuda_probe") {
-    const auto request = ah::nvidia_smi_query_request();
-    CHECK(ah::command_line_of(request.argv) == query_command);
-    CHECK(request.timeout == std::chrono::seconds(10));
-
-    SUBCASE("a captured query (hand-made q.csv)") {
-        test::scratch_dir dir;
-        dir.write("ai-hwaccel-tools/index", std::string("0\tq.csv\t") + query_command + "\n");
-        // Hand-made: an H100 SXM and a GPU whose power limit and memory clock are unavailable.
-        dir.write("ai-hwaccel-tools/q.csv",
-                  "0, GPU-11111111-2222-3333-4444-555555555555, NVIDIA H100 80GB HBM3, 00000000:18:00.0, 0x233010DE, "
-                  "81559, 1, 81003, 9.0, 550.90.07, 700.00, 71.50, 33, 0, 2619, 5, 5, 16, 16\n"
-                  "1, GPU-66666666-7777-8888-9999-000000000000, NVIDIA A10, 00000000:07:00.0, 0x223610DE, "
-                  "23028, 0, 22563, 8.6, 550.90.07, [N/A], 15.2, 30, 0, [Not Supported], 1, 4, 16, 16\n"
-                  "garbage\n");
-        const ah::host_system sys(dir.path().string());
-        const auto out = ah::cuda_probe{}.probe(sys);
-        REQUIRE(out.devices.size() == 2);
-        CHECK(out.devices[0].name.view() == "NVIDIA H100 80GB HBM3");
-        CHECK(*out.devices[0].memory_bytes == 81559 * mib);
-        CHECK(out.devices[0].driver_version.view() == "550.90.07");
-        CHECK(out.devices[0].pci_device_id == 0x2330);
-        CHECK(out.devices[1].index == 1);
-        CHECK(out.devices[1].name.view() == "NVIDIA A10");
-        // power.limit unavailable from the tool: the catalogue's, marked as such.
-        CHECK(out.devices[1].power_limit_watts.from != ah::origin::tool);
-        REQUIRE(out.warnings.size() == 1); // the garbage line
-        CHECK(out.warnings[0].kind == ah::warning_kind::parse_error);
-        CHECK(out.warnings[0].backend == ah::backend_id::cuda);
-        CHECK(out.warnings[0].subject == "nvidia-smi");
-    }
-    SUBCASE("tool absent, no NVIDIA card: nothing to say") {
-        test::scratch_dir dir;
-        dir.write("ai-hwaccel-tools/index", "0\tq.csv\tnvidia-smi -L\n");
-        dir.write("sys/bus/pci/devices/0000:00:02.0/vendor", "0x8086\n"); // an Intel iGPU
-        dir.write("sys/bus/pci/devices/0000:00:02.0/class", "0x030000\n");
-        dir.write("sys/bus/pci/devices/0000:00:1f.3/vendor", "0x10de\n"); // NVIDIA, not a GPU (audio)
-        dir.write("sys/bus/pci/devices/0000:00:1f.3/class", "0x040300\n");
-        const auto out = ah::cuda_probe{}.probe(ah::host_system(dir.path().string()));
-        CHECK(out.devices.empty());
-        CHECK(out.warnings.empty());
-    }
-    SUBCASE("tool absent, an NVIDIA card on the bus: tool_not_found") {
-        test::scratch_dir dir;
-        dir.write("sys/bus/pci/devices/0000:01:00.0/vendor", "0x10de\n");
-        dir.write("sys/bus/pci/devices/0000:01:00.0/class", "0x030200\n");
-        const auto out = ah::cuda_probe{}.probe(ah::host_system(dir.path().string()));
-        CHECK(out.devices.empty());
-        REQUIRE(out.warnings.size() == 1);
-        CHECK(out.warnings[0].kind == ah::warning_kind::tool_not_found);
-        CHECK(out.warnings[0].backend == ah::backend_id::cuda);
-        CHECK(out.warnings[0].message.find("0000:01:00.0") != std::string::npos);
-    }
-    SUBCASE("exit status 9") {
-        test::scratch_dir dir;
-        dir.write("ai-hwaccel-tools/index", std::string("9\t-\t") + query_command + "\n");
-        const auto out = ah::cuda_probe{}.probe(ah::host_system(dir.path().string()));
-        CHECK(out.devices.empty());
-        REQUIRE(out.warnings.size() == 1);
-        CHECK(out.warnings[0].kind == ah::warning_kind::tool_failed);
-        CHECK(out.warnings[0].code == 9);
-    }
-    SUBCASE("timeout") {
-        test::scratch_dir dir;
-        dir.write("ai-hwaccel-tools/index", std::string("timeout\t-\t") + query_command + "\n");
-        const auto out = ah::cuda_probe{}.probe(ah::host_system(dir.path().string()));
-        CHECK(out.devices.empty());
-        REQUIRE(out.warnings.size() == 1);
-        CHECK(out.warnings[0].kind == ah::warning_kind::tool_timed_out);
     }
 }
 

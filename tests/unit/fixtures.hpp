@@ -81,4 +81,11 @@ inline std::size_t count_kind(const std::vector<ai_hwaccel::warning>& w, ai_hwac
         std::count_if(w.begin(), w.end(), [&](const ai_hwaccel::warning& x) { return x.kind == k; }));
 }
 
+// Warnings one per line, for INFO() when a test fails.
+inline std::string warnings_text(const std::vector<ai_hwaccel::warning>& ws) {
+    std::string s;
+    for (const auto& w : ws) s += w.subject + ": " + w.message + "\n";
+    return s;
+}
+
 } // namespace test

@@ -26,7 +26,7 @@
 #include "ai_hwaccel/detect/environment.hpp"
 #include "ai_hwaccel/detect/merge.hpp"
 #if AI_HWACCEL_BACKEND_CUDA
-#include "ai_hwaccel/detect/nvidia.hpp"
+#include "ai_hwaccel/detect/cuda.hpp"
 #endif
 #include "ai_hwaccel/detect/probe.hpp"
 #include "ai_hwaccel/detect/storage.hpp"

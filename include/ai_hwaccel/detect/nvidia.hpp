@@ -1,7 +1,7 @@
 // ai-hwaccel detect: NVIDIA GPUs through nvidia-smi.
 //
 // Two pure parsers (`nvidia-smi --query-gpu=… --format=csv[,noheader][,nounits]` and
-// `nvidia-smi -L`), the CUDA probe that runs one query and parses it, and the capture
+// `nvidia-smi -L`), the request the CUDA probe (detect/cuda.hpp) makes, and the capture
 // formats for both outputs. The parsers take text and never throw for any input: what
 // they cannot read becomes a problem in their result, never a guess, and a value the tool
 // marks as unavailable ("[N/A]", "[Not Supported]") stays unknown rather than zero. The
@@ -146,9 +146,13 @@ constexpr const field_info* find_field(std::string_view name) noexcept {
     return nullptr;
 }
 
+// Compares names, not pointers: GCC's sanitizers make a pointer test non-constant.
 constexpr bool probe_fields_are_mapped() noexcept {
-    for (auto f : nvidia_smi_query_fields)
-        if (!find_field(f)) return false;
+    for (auto f : nvidia_smi_query_fields) {
+        bool mapped = false;
+        for (const auto& row : field_table) mapped = mapped || row.name == f;
+        if (!mapped) return false;
+    }
     return true;
 }
 static_assert(probe_fields_are_mapped(), "nvidia_smi_query_fields: a field the parser does not map");
@@ -540,7 +544,6 @@ inline tool_request nvidia_smi_query_request() {
     return tool_request{{"nvidia-smi", detail::nvidia::query_argument(), "--format=csv,noheader,nounits"}, 10s};
 }
 
-/// NVIDIA GPUs as nvidia-smi reports them.
 /// The PCI addresses of NVIDIA display/3D controllers (vendor 0x10de, class 0x03xxxx),
 /// comma-separated; empty when there are none.
 template <system_view S>
@@ -554,36 +557,6 @@ std::string nvidia_gpus_on_pci_bus(const S& sys) {
     }
     return found;
 }
-
-struct cuda_probe {
-    static constexpr backend_id backend = backend_id::cuda;
-
-    template <system_view S>
-    probe_output probe(const S& sys) const {
-        probe_output out;
-        const tool_request request = nvidia_smi_query_request();
-        tool_result r = sys.run(request);
-        if (r.status == tool_status::not_found) {
-            // No nvidia-smi: worth a warning only where there is an NVIDIA GPU to miss.
-            const auto cards = nvidia_gpus_on_pci_bus(sys);
-            if (!cards.empty())
-                out.warnings.push_back(warning{warning_kind::tool_not_found, backend, "nvidia-smi",
-                                               "NVIDIA GPU(s) on the PCI bus (" + cards +
-                                                   ") but nvidia-smi is not installed in any trusted folder",
-                                               0});
-            return out;
-        }
-        if (!report_tool_result(request, r, backend, out.warnings)) return out;
-        const std::optional<std::string> text = std::move(r.out);
-        auto parsed = parse_nvidia_smi_query_csv(*text, detail::nvidia::query_field_list());
-        out.devices = std::move(parsed.devices);
-        detail::nvidia::problems_to_warnings(parsed.problems, "nvidia-smi", out.warnings);
-        return out;
-    }
-};
-#if AI_HWACCEL_OS_LINUX || AI_HWACCEL_OS_MACOS
-static_assert(backend_probe<cuda_probe, host_system>);
-#endif
 
 namespace detail::formats {
 

@@ -1,0 +1,458 @@
+#include "ai_hwaccel/detect/intel_gpu.hpp"
+
+#include "fixtures.hpp"
+
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <string>
+
+#if AI_HWACCEL_BACKEND_INTEL_GPU
+
+namespace ah = ai_hwaccel;
+
+namespace {
+
+constexpr std::uint64_t mib = 1024ull * 1024;
+constexpr std::uint64_t gib = 1024ull * mib;
+
+std::string problems_of(const std::vector<ah::parse_problem>& ps) {
+    std::string s;
+    for (const auto& p : ps) s += std::to_string(p.line) + ": " + p.message + "\n";
+    return s;
+}
+
+std::string warnings_of(const std::vector<ah::warning>& ws) {
+    std::string s;
+    for (const auto& w : ws) s += w.subject + ": " + w.message + "\n";
+    return s;
+}
+
+const char* const capture_files[] = {
+    "xpu-smi/discovery_1x-max-series-0x020a_doc.txt",
+    "xpu-smi/discovery-d_detail_max-series-0x020a_2-tiles_doc.txt",
+    "xpu-smi/discovery-j_1x-max-series-0x020a_doc.json",
+    "xpu-smi/discovery-dump-1,2,3,6_2x-flex-0x56c0_doc.csv",
+};
+
+} // namespace
+
+static_assert(ah::backend_probe<ah::intel_gpu_probe, ah::host_system>);
+static_assert(ah::descriptor_of<ah::intel_gpu_probe>().name == "intel_gpu");
+static_assert(ah::detail::intel_gpu::id_in_name("Intel(R) Graphics [0x020a]") == 0x020a);
+static_assert(!ah::detail::intel_gpu::id_in_name("Intel(R) Graphics"));
+
+TEST_CASE("parse_xpu_smi_discovery_table: real captures") {
+    SUBCASE("xpu-smi discovery, one Max-series device") {
+        const auto t = test::capture("xpu-smi/discovery_1x-max-series-0x020a_doc.txt");
+        if (!t) return;
+        const auto r = ah::parse_xpu_smi_discovery_table(*t);
+        INFO(problems_of(r.problems));
+        CHECK(r.problems.empty());
+        REQUIRE(r.devices.size() == 1);
+        const auto& d = r.devices[0];
+        CHECK(d.kind == ah::device_kind::intel_gpu);
+        CHECK(d.maker == ah::vendor::intel);
+        CHECK(d.index == 0);
+        CHECK(d.name.view() == "Intel(R) Graphics [0x020a]");
+        CHECK(d.uuid.view() == "00000000-0000-0000-0000-020a00008086");
+        REQUIRE(d.pci);
+        CHECK(*d.pci == ah::pci_address{0, 0x4d, 0, 0});
+        CHECK(d.pci_device_id == 0x020a); // from the bracket in the name
+        CHECK_FALSE(d.memory_bytes.has_value()); // the list does not say
+        CHECK(d.spec == nullptr);                 // 0x020a names no catalogue row
+        REQUIRE(r.tiles.size() == 1);
+        CHECK_FALSE(r.tiles[0].has_value());
+    }
+    SUBCASE("xpu-smi discovery -d, Max-series with 2 tiles") {
+        const auto t = test::capture("xpu-smi/discovery-d_detail_max-series-0x020a_2-tiles_doc.txt");
+        if (!t) return;
+        const auto r = ah::parse_xpu_smi_discovery_table(*t);
+        INFO(problems_of(r.problems));
+        CHECK(r.problems.empty());
+        REQUIRE(r.devices.size() == 1);
+        const auto& d = r.devices[0];
+        CHECK(d.name.view() == "Intel(R) Graphics [0x020a]");
+        CHECK(d.uuid.view() == "00000000-0000-0000-0000-020a00008086");
+        CHECK(d.driver_version.view() == "16929133");
+        REQUIRE(d.pci);
+        CHECK(*d.pci == ah::pci_address{0, 0x4d, 0, 0});
+        // Memory Physical Size, not Memory Bus Width (128) nor Max Mem Alloc Size.
+        CHECK(*d.memory_bytes == 32768 * mib);
+        CHECK(d.memory_bytes.from == ah::origin::tool);
+        CHECK(*d.pcie_max == ah::pcie_link{4, 16});
+        CHECK(d.pcie_max.from == ah::origin::tool);
+        CHECK(d.pci_device_id == 0x020a);
+        REQUIRE(r.tiles.size() == 1);
+        CHECK(*r.tiles[0] == 2u);
+    }
+}
+
+#if AI_HWACCEL_JSON
+TEST_CASE("parse_xpu_smi_discovery_json") {
+    SUBCASE("real capture: xpu-smi discovery -j") {
+        const auto t = test::capture("xpu-smi/discovery-j_1x-max-series-0x020a_doc.json");
+        if (!t) return;
+        const auto r = ah::parse_xpu_smi_discovery_json(*t);
+        INFO(problems_of(r.problems));
+        CHECK(r.problems.empty());
+        REQUIRE(r.devices.size() == 1);
+        const auto& d = r.devices[0];
+        CHECK(d.index == 0);
+        CHECK(d.name.view() == "Intel(R) Graphics [0x020a]");
+        CHECK(d.uuid.view() == "00000000-0000-0000-0000-020a00008086");
+        CHECK(d.pci_device_id == 0x020a); // "0x20a"
+        REQUIRE(d.pci);
+        CHECK(*d.pci == ah::pci_address{0, 0x4d, 0, 0});
+        CHECK_FALSE(d.memory_bytes.has_value());
+    }
+    SUBCASE("hand-made: -d -j detail object with the byte count") {
+        const auto r = ah::parse_xpu_smi_discovery_json(
+            R"({"device_id": 1, "device_name": "Intel(R) Data Center GPU Flex 170", "pci_device_id": "0x56c0",)"
+            R"( "memory_physical_size_byte": "14248030208", "memory_bus_width": "256", "number_of_tiles": "1",)"
+            R"( "pci_bdf_address": "0000:3a:00.0", "driver_version": "1.3.26516"})");
+        INFO(problems_of(r.problems));
+        CHECK(r.problems.empty());
+        REQUIRE(r.devices.size() == 1);
+        const auto& d = r.devices[0];
+        CHECK(d.index == 1);
+        CHECK(*d.memory_bytes == 14248030208ull);
+        CHECK(d.driver_version.view() == "1.3.26516");
+        REQUIRE(d.spec != nullptr);
+        CHECK(d.spec->name == "Intel Data Center GPU Flex 170");
+        CHECK(*r.tiles[0] == 1u);
+    }
+    SUBCASE("hostile") {
+        CHECK(ah::parse_xpu_smi_discovery_json("").problems.size() == 1);
+        CHECK(ah::parse_xpu_smi_discovery_json("[1,2]").problems.size() == 1);
+        CHECK(ah::parse_xpu_smi_discovery_json("{\"device_list\": 5}").problems.size() == 1);
+        CHECK(ah::parse_xpu_smi_discovery_json("{\"error\": \"Level Zero init failed\"}").problems.size() == 1);
+        auto r = ah::parse_xpu_smi_discovery_json(
+            R"({"device_list": [3, {"device_id": -1, "device_name": ["x"], "memory_physical_size_byte": "99999999999999999999999",)"
+            R"( "pci_bdf_address": "zz", "pci_device_id": "0x123456"}]})");
+        REQUIRE(r.devices.size() == 1);
+        CHECK_FALSE(r.devices[0].memory_bytes.has_value());
+        CHECK(r.devices[0].pci_device_id == 0);
+        CHECK(r.problems.size() == 6);
+        std::string deep(100'000, '[');
+        CHECK(ah::parse_xpu_smi_discovery_json(deep).devices.empty());
+        CHECK(ah::parse_xpu_smi_discovery_json("{\"device_list\":[{\"device_name\":\"\xff\xfe\"}]}").devices.empty());
+    }
+}
+#endif
+
+TEST_CASE("parse_xpu_smi_dump_csv") {
+    SUBCASE("real capture: --dump 1,2,3,6 on 2x Flex 170") {
+        const auto t = test::capture("xpu-smi/discovery-dump-1,2,3,6_2x-flex-0x56c0_doc.csv");
+        if (!t) return;
+        const auto r = ah::parse_xpu_smi_dump_csv(*t);
+        INFO(problems_of(r.problems));
+        CHECK(r.problems.empty());
+        REQUIRE(r.devices.size() == 2);
+        for (std::uint32_t i = 0; i < 2; ++i) {
+            const auto& d = r.devices[i];
+            CHECK(d.index == i);
+            CHECK(d.name.view() == "Intel(R) Graphics [0x56c0]");
+            CHECK(d.pci_device_id == 0x56c0);
+            REQUIRE(d.spec != nullptr); // by the id in the name
+            CHECK(d.spec->name == "Intel Data Center GPU Flex 170");
+            // Memory was not dumped: the catalogue's, marked so.
+            CHECK(*d.memory_bytes == 16 * gib);
+            CHECK(d.memory_bytes.from == ah::origin::catalogue);
+            CHECK_FALSE(d.pci.has_value());
+        }
+    }
+    SUBCASE("hand-made: columns by label; bus width is not memory") {
+        auto r = ah::parse_xpu_smi_dump_csv("Memory Bus Width,Device ID,PCI BDF Address,Memory Physical Size,Number of EUs\n"
+                                            "\"128\",3,\"0000:4d:00.0\",\"49152.00 MiB\",\"448\"\n");
+        INFO(problems_of(r.problems));
+        CHECK(r.problems.empty());
+        REQUIRE(r.devices.size() == 1);
+        CHECK(r.devices[0].index == 3);
+        CHECK(*r.devices[0].memory_bytes == 48 * gib);
+        CHECK(*r.devices[0].pci == ah::pci_address{0, 0x4d, 0, 0});
+        // The reference implementation's 1,2,18,19: no memory at all.
+        r = ah::parse_xpu_smi_dump_csv("Device ID,Device Name,Memory Bus Width,Number of EUs\n"
+                                       "0,\"Intel(R) Graphics [0x020a]\",\"128\",\"512\"\n");
+        CHECK(r.problems.empty());
+        REQUIRE(r.devices.size() == 1);
+        CHECK_FALSE(r.devices[0].memory_bytes.has_value());
+        // Empty and "unknown" values are unknown, not problems.
+        r = ah::parse_xpu_smi_dump_csv("Device ID,UUID,Memory Physical Size\n,\"\",\"unknown\"\n");
+        CHECK(r.problems.empty());
+        REQUIRE(r.devices.size() == 1);
+        CHECK_FALSE(r.devices[0].memory_bytes.has_value());
+    }
+    SUBCASE("hostile") {
+        CHECK(ah::parse_xpu_smi_dump_csv("").devices.empty());
+        CHECK(ah::parse_xpu_smi_dump_csv("").problems.empty());
+        CHECK(ah::parse_xpu_smi_dump_csv("garbage,more\n1,2\n").problems.size() == 1);
+        auto r = ah::parse_xpu_smi_dump_csv("Device ID,Memory Physical Size\n0,\"12 GB\"\n1,\"unterminated\n2\n"
+                                            "99999999999,\"1e30 MiB\"\n");
+        CHECK(r.devices.size() == 2);
+        CHECK(r.problems.size() == 5);
+        r = ah::parse_xpu_smi_dump_csv("Device Name\n\"\xff\x01\"\n");
+        REQUIRE(r.devices.size() == 1);
+        CHECK(r.devices[0].name.view() == "??");
+        CHECK(r.problems.size() == 1);
+        std::string many = "Device ID\n";
+        for (int i = 0; i < 5000; ++i) many += "x\n";
+        r = ah::parse_xpu_smi_dump_csv(many);
+        CHECK(r.devices.size() == ah::detail::parsing::max_rows);
+        CHECK(r.problems.size() == ah::detail::parsing::max_problems + 1);
+        CHECK(ah::parse_xpu_smi_dump_csv("Device ID\n" + std::string(1'000'000, '"')).problems.size() == 1);
+    }
+}
+
+TEST_CASE("parse_xpu_smi_discovery_table: hand-made and hostile") {
+    SUBCASE("two devices, a wrapped value") {
+        const auto r = ah::parse_xpu_smi_discovery_table(
+            "+---+---+\n| Device ID | Device Information |\n+---+---+\n"
+            "| 0 | Device Name: Intel(R) Data Center GPU Max |\n|   | 1550 |\n|   | PCI BDF Address: 0000:29:00.0 |\n"
+            "+---+---+\n| 1 | Device Name: Intel(R) Graphics [0x56c1] |\n+---+---+\n");
+        INFO(problems_of(r.problems));
+        CHECK(r.problems.empty());
+        REQUIRE(r.devices.size() == 2);
+        CHECK(r.devices[0].name.view() == "Intel(R) Data Center GPU Max 1550");
+        REQUIRE(r.devices[0].spec != nullptr);
+        CHECK(r.devices[0].spec->name == "Intel Data Center GPU Max 1550");
+        CHECK(r.devices[1].index == 1);
+        REQUIRE(r.devices[1].spec != nullptr);
+        CHECK(r.devices[1].spec->name == "Intel Data Center GPU Flex 140");
+    }
+    SUBCASE("hostile") {
+        CHECK(ah::parse_xpu_smi_discovery_table("").devices.empty());
+        CHECK(ah::parse_xpu_smi_discovery_table("").problems.empty());
+        CHECK(ah::parse_xpu_smi_discovery_table("No device discovered\n").problems.empty());
+        auto r = ah::parse_xpu_smi_discovery_table("garbage\n|   | Device Name: x |\n| zz | Memory Physical Size: 1 GB |\n"
+                                                   "|    | PCIe Generation: 99 |\n|    | Device Type: NPU |\n");
+        CHECK(r.devices.size() == 1);
+        CHECK(r.problems.size() == 6);
+        CHECK(ah::parse_xpu_smi_discovery_table(std::string(1'000'000, '|')).devices.empty());
+        std::string wrapped = "| 0 | Device Name: a |\n";
+        for (int i = 0; i < 10000; ++i) wrapped += "|   | " + std::string(100, 'x') + " |\n";
+        r = ah::parse_xpu_smi_discovery_table(wrapped);
+        REQUIRE(r.devices.size() == 1);
+        CHECK(r.devices[0].name.size() <= 63);
+        std::string many;
+        for (int i = 0; i < 3000; ++i) many += "| " + std::to_string(i) + " | Device Name: x |\n";
+        r = ah::parse_xpu_smi_discovery_table(many);
+        CHECK(r.devices.size() == ah::detail::parsing::max_rows);
+        CHECK(r.problems.size() == 1);
+    }
+}
+
+TEST_CASE("detail::formats xpu-smi sniffers") {
+    namespace f = ah::detail::formats;
+    struct expect {
+        const char* file;
+        int (*mine)(std::string_view) noexcept;
+        void (*parse)(std::string_view, ah::capture_parse&);
+        std::size_t devices;
+    };
+    const expect all[] = {
+        {capture_files[0], f::sniff_xpu_smi_discovery, f::parse_xpu_smi_discovery_capture, 1},
+        {capture_files[1], f::sniff_xpu_smi_discovery_detail, f::parse_xpu_smi_discovery_capture, 1},
+#if AI_HWACCEL_JSON
+        {capture_files[2], f::sniff_xpu_smi_json, f::parse_xpu_smi_json_capture, 1},
+#endif
+        {capture_files[3], f::sniff_xpu_smi_dump, f::parse_xpu_smi_dump_capture, 2},
+    };
+    for (const auto& e : all) {
+        CAPTURE(e.file);
+        const auto t = test::capture(e.file);
+        if (!t) return;
+        CHECK(e.mine(*t) == 90);
+        ah::capture_parse out;
+        out.format = "xpu-smi";
+        e.parse(*t, out);
+        INFO(warnings_of(out.warnings));
+        CHECK(out.warnings.empty());
+        CHECK(out.devices.size() == e.devices);
+    }
+    // Every sniffer says 0 for every other capture.
+    int (*const sniffers[])(std::string_view) noexcept = {
+        f::sniff_xpu_smi_discovery, f::sniff_xpu_smi_discovery_detail, f::sniff_xpu_smi_dump,
+#if AI_HWACCEL_JSON
+        f::sniff_xpu_smi_json,
+#endif
+    };
+    const std::filesystem::path root(AI_HWACCEL_FIXTURES_DIR);
+    std::error_code ec;
+    if (!std::filesystem::is_directory(root, ec)) return;
+    std::size_t others = 0;
+    for (auto it = std::filesystem::recursive_directory_iterator(root, ec);
+         !ec && it != std::filesystem::recursive_directory_iterator(); it.increment(ec)) {
+        if (!it->is_regular_file() || it->path().extension() == ".source") continue;
+        const std::string rel = std::filesystem::relative(it->path(), root).generic_string();
+        const auto text = test::read_file(it->path());
+        if (!text) continue;
+        for (std::size_t s = 0; s < std::size(sniffers); ++s) {
+            bool own = false;
+            for (const auto& e : all) own = own || (rel == e.file && e.mine == sniffers[s]);
+            CAPTURE(rel);
+            CAPTURE(s);
+            if (own) CHECK(sniffers[s](*text) == 90);
+            else CHECK(sniffers[s](*text) == 0);
+        }
+        ++others;
+    }
+    CHECK(others > 100);
+    CHECK(f::sniff_xpu_smi_dump("") == 0);
+    CHECK(f::sniff_xpu_smi_discovery("") == 0);
+    ah::capture_parse empty;
+    empty.format = "xpu-smi-dump";
+    f::parse_xpu_smi_dump_capture("", empty);
+    CHECK(test::count_kind(empty.warnings, ah::warning_kind::parse_error) == 1);
+}
+
+namespace {
+// Hand-made sysfs: a PCI function, its DRM card, and the links between them.
+void add_card(const test::scratch_dir& dir, const std::string& card, const std::string& addr, const char* device,
+              const char* driver) {
+    namespace fs = std::filesystem;
+    const std::string pci = "sys/bus/pci/devices/" + addr;
+    dir.write(pci + "/vendor", "0x8086\n");
+    dir.write(pci + "/device", std::string(device) + "\n");
+    dir.write(pci + "/class", "0x030000\n");
+    fs::create_directories(dir.path() / "sys/bus/pci/drivers" / driver);
+    fs::create_directory_symlink(std::string("../../../bus/pci/drivers/") + driver, dir.path() / pci / "driver");
+    fs::create_directories(dir.path() / "sys/class/drm" / card);
+    fs::create_directory_symlink("../../../devices/pci0000:00/" + addr, dir.path() / "sys/class/drm" / card / "device");
+    fs::create_directories(dir.path() / "sys/class/drm" / (card + "-DP-1"));
+}
+} // namespace
+
+TEST_CASE("intel_gpu_probe / read_intel_gpu_sysfs (hand-made sysfs trees)") {
+    const auto request = ah::xpu_smi_discovery_request();
+#if AI_HWACCEL_JSON
+    CHECK(ah::command_line_of(request.argv) == "xpu-smi discovery -j");
+#else
+    CHECK(ah::command_line_of(request.argv) == "xpu-smi discovery");
+#endif
+
+    SUBCASE("integrated graphics alone: unified, memory unknown, no xpu-smi, no warning") {
+        test::scratch_dir dir;
+        add_card(dir, "card0", "0000:00:02.0", "0x4680", "i915");
+        const auto out = ah::intel_gpu_probe{}.probe(ah::host_system(dir.path().string()));
+        INFO(warnings_of(out.warnings));
+        CHECK(out.warnings.empty());
+        REQUIRE(out.devices.size() == 1);
+        const auto& d = out.devices[0];
+        CHECK(d.kind == ah::device_kind::intel_gpu);
+        CHECK(d.unified_memory);
+        CHECK_FALSE(d.memory_bytes.has_value());
+        CHECK(d.pci_device_id == 0x4680);
+        CHECK(d.name.view() == "Intel Graphics [0x4680]");
+    }
+    SUBCASE("an Arc A770 on xe and an iGPU; xpu-smi missing is a warning") {
+        test::scratch_dir dir;
+        add_card(dir, "card0", "0000:00:02.0", "0x4680", "i915");
+        add_card(dir, "card1", "0000:03:00.0", "0x56a0", "xe");
+        dir.write("sys/bus/pci/devices/0000:03:00.0/tile0/physical_vram_size_bytes", "17163091968\n");
+        dir.write("sys/bus/pci/devices/0000:03:00.0/max_link_speed", "16.0 GT/s PCIe\n");
+        dir.write("sys/bus/pci/devices/0000:03:00.0/max_link_width", "16\n");
+        dir.write("sys/bus/pci/devices/0000:03:00.0/numa_node", "-1\n");
+        const ah::host_system sys(dir.path().string());
+        std::vector<ah::warning> w;
+        const auto cards = ah::read_intel_gpu_sysfs(sys, w);
+        INFO(warnings_of(w));
+        CHECK(w.empty());
+        REQUIRE(cards.size() == 2);
+        CHECK(cards[0].card == "card0");
+        CHECK(cards[0].driver == "i915");
+        CHECK_FALSE(cards[0].discrete);
+        CHECK(cards[1].card == "card1");
+        CHECK(cards[1].driver == "xe");
+        CHECK(cards[1].discrete);
+        CHECK(cards[1].local_memory);
+        const auto& arc = cards[1].profile;
+        CHECK(arc.index == 1);
+        CHECK(*arc.pci == ah::pci_address{0, 3, 0, 0});
+        CHECK(*arc.memory_bytes == 17163091968ull);
+        CHECK(arc.memory_bytes.from == ah::origin::sysfs);
+        CHECK_FALSE(arc.unified_memory);
+        REQUIRE(arc.spec != nullptr); // 0x56a0 is two rows; the 16 GB one by size
+        CHECK(arc.spec->name == "Intel Arc A770 16GB");
+        CHECK(arc.name.view() == "Intel Arc A770 16GB");
+        CHECK(*arc.pcie_max == ah::pcie_link{4, 16});
+
+        const auto out = ah::intel_gpu_probe{}.probe(sys);
+        REQUIRE(out.devices.size() == 2);
+        REQUIRE(out.warnings.size() == 1);
+        CHECK(out.warnings[0].kind == ah::warning_kind::tool_not_found);
+        CHECK(out.warnings[0].backend == ah::backend_id::intel_gpu);
+        CHECK(out.warnings[0].message.find("0000:03:00.0") != std::string::npos);
+        CHECK(out.warnings[0].message.find("0000:00:02.0") == std::string::npos);
+    }
+    SUBCASE("a Flex 170 on backported i915, enriched by a captured xpu-smi run") {
+        test::scratch_dir dir;
+        add_card(dir, "card1", "0000:3a:00.0", "0x56c0", "i915");
+        dir.write("sys/class/drm/card1/lmem_total_bytes", "14248030208\n");
+        // Hand-made xpu-smi outputs for the same card, both forms the probe may ask for.
+        dir.write("ai-hwaccel-tools/index", "0\tj.json\txpu-smi discovery -j\n0\tt.txt\txpu-smi discovery\n");
+        dir.write("ai-hwaccel-tools/j.json",
+                  R"({"device_list": [{"device_id": 0, "device_name": "Intel(R) Graphics [0x56c0]",)"
+                  R"( "pci_bdf_address": "0000:3a:00.0", "pci_device_id": "0x56c0",)"
+                  R"( "uuid": "00000000-0000-0000-0000-56c000008086", "vendor_name": "Intel(R) Corporation"}]})");
+        dir.write("ai-hwaccel-tools/t.txt",
+                  "+---+---+\n| Device ID | Device Information |\n+---+---+\n"
+                  "| 0 | Device Name: Intel(R) Graphics [0x56c0] |\n"
+                  "|   | UUID: 00000000-0000-0000-0000-56c000008086 |\n|   | PCI BDF Address: 0000:3a:00.0 |\n"
+                  "+---+---+\n");
+        const auto out = ah::intel_gpu_probe{}.probe(ah::host_system(dir.path().string()));
+        INFO(warnings_of(out.warnings));
+        CHECK(out.warnings.empty());
+        REQUIRE(out.devices.size() == 1);
+        const auto& d = out.devices[0];
+        CHECK(d.name.view() == "Intel Data Center GPU Flex 170");
+        CHECK(d.uuid.view() == "00000000-0000-0000-0000-56c000008086");
+        CHECK(*d.memory_bytes == 14248030208ull); // lmem_total_bytes, not the catalogue's 16 GiB
+        CHECK(d.memory_bytes.from == ah::origin::sysfs);
+        CHECK_FALSE(d.unified_memory);
+    }
+    SUBCASE("no /sys/class/drm (a container): xpu-smi alone lists the device") {
+        test::scratch_dir dir;
+        dir.write("ai-hwaccel-tools/index", "0\tj.txt\txpu-smi discovery -j\n0\tj.txt\txpu-smi discovery\n");
+        if (const auto t = test::capture(
+#if AI_HWACCEL_JSON
+                "xpu-smi/discovery-j_1x-max-series-0x020a_doc.json"
+#else
+                "xpu-smi/discovery_1x-max-series-0x020a_doc.txt"
+#endif
+                ))
+            dir.write("ai-hwaccel-tools/j.txt", *t);
+        else
+            return;
+        const auto out = ah::intel_gpu_probe{}.probe(ah::host_system(dir.path().string()));
+        INFO(warnings_of(out.warnings));
+        CHECK(out.warnings.empty());
+        REQUIRE(out.devices.size() == 1);
+        CHECK(out.devices[0].uuid.view() == "00000000-0000-0000-0000-020a00008086");
+    }
+    SUBCASE("xpu-smi fails: reported") {
+        test::scratch_dir dir;
+        add_card(dir, "card0", "0000:03:00.0", "0x56a1", "xe");
+        dir.write("ai-hwaccel-tools/index", "3\t-\txpu-smi discovery -j\n3\t-\txpu-smi discovery\n");
+        const auto out = ah::intel_gpu_probe{}.probe(ah::host_system(dir.path().string()));
+        REQUIRE(out.devices.size() == 1);
+        CHECK(out.devices[0].spec != nullptr);
+        CHECK_FALSE(out.devices[0].memory_bytes.from == ah::origin::sysfs); // no tile file: the catalogue's
+        REQUIRE(out.warnings.size() == 1);
+        CHECK(out.warnings[0].kind == ah::warning_kind::tool_failed);
+    }
+    SUBCASE("hostile sysfs values") {
+        test::scratch_dir dir;
+        add_card(dir, "card0", "0000:03:00.0", "0x56a0", "xe");
+        dir.write("sys/bus/pci/devices/0000:03:00.0/tile0/physical_vram_size_bytes", "lots\n");
+        dir.write("sys/bus/pci/devices/0000:03:00.0/tile1/physical_vram_size_bytes", "99999999999999999999\n");
+        std::vector<ah::warning> w;
+        const auto cards = ah::read_intel_gpu_sysfs(ah::host_system(dir.path().string()), w);
+        REQUIRE(cards.size() == 1);
+        CHECK_FALSE(cards[0].local_memory);
+        CHECK(cards[0].discrete); // off bus 0
+        CHECK(w.size() == 2);
+    }
+}
+
+#endif // AI_HWACCEL_BACKEND_INTEL_GPU

@@ -1,0 +1,151 @@
+#include "ai_hwaccel/detect/nvml.hpp"
+
+#include "fixtures.hpp"
+
+#include <doctest/doctest.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <string>
+
+#if AI_HWACCEL_BACKEND_CUDA && AI_HWACCEL_OS_LINUX && defined(AI_HWACCEL_FAKE_NVML)
+
+namespace ah = ai_hwaccel;
+
+namespace {
+
+constexpr std::uint64_t mib = 1024ull * 1024;
+
+struct scoped_env {
+    std::string name;
+    scoped_env(const char* n, const std::string& v) : name(n) { ::setenv(n, v.c_str(), 1); }
+    ~scoped_env() { ::unsetenv(name.c_str()); }
+    scoped_env(const scoped_env&) = delete;
+    scoped_env& operator=(const scoped_env&) = delete;
+};
+
+ah::nvml_options fake(std::chrono::milliseconds timeout = std::chrono::seconds(10)) {
+    ah::nvml_options o;
+    o.library = AI_HWACCEL_FAKE_NVML;
+    o.timeout = timeout;
+    return o;
+}
+
+// Hand-made: an H100 SXM whose power limit is unavailable and an A10.
+constexpr const char* two_gpus =
+    "0, GPU-11111111-2222-3333-4444-555555555555, NVIDIA H100 80GB HBM3, 00000000:18:00.0, 0x233010DE, "
+    "81559, 1, 81003, 9.0, 550.90.07, [N/A], 71.50, 33, 7, 2619, 5, 5, 16, 16\n"
+    "1, GPU-66666666-7777-8888-9999-000000000000, NVIDIA A10, 00000000:07:00.0, 0x223610DE, "
+    "23028, 0, 22563, 8.6, 550.90.07, 150.00, 15.20, 30, 0, 6251, 1, 4, 16, 16\n";
+
+} // namespace
+
+TEST_CASE("query_nvml: every field read through the C ABI") {
+    test::scratch_dir dir;
+    dir.write("gpus.csv", two_gpus);
+    scoped_env data("AI_HWACCEL_FAKE_NVML_DATA", (dir.path() / "gpus.csv").string());
+    const auto r = ah::query_nvml(fake());
+    INFO(r.detail);
+    REQUIRE(r.status == ah::nvml_status::ok);
+    CHECK(r.warnings.empty());
+    REQUIRE(r.devices.size() == 2);
+    const auto& h = r.devices[0];
+    CHECK(h.kind == ah::device_kind::cuda_gpu);
+    CHECK(h.maker == ah::vendor::nvidia);
+    CHECK(h.index == 0);
+    CHECK(h.name.view() == "NVIDIA H100 80GB HBM3");
+    CHECK(h.uuid.view() == "GPU-11111111-2222-3333-4444-555555555555");
+    REQUIRE(h.pci);
+    CHECK(*h.pci == ah::pci_address{0, 0x18, 0, 0});
+    CHECK(h.pci_device_id == 0x2330);
+    CHECK(*h.memory_bytes == 81559 * mib);
+    CHECK(h.memory_bytes.from == ah::origin::tool);
+    CHECK(*h.memory_used_bytes == 1 * mib);
+    CHECK(*h.memory_free_bytes == 81003 * mib);
+    CHECK(h.arch.view() == "9.0");
+    CHECK(h.driver_version.view() == "550.90.07");
+    CHECK(*h.power_draw_watts == doctest::Approx(71.5));
+    CHECK(h.power_limit_watts.from != ah::origin::tool); // NOT_SUPPORTED: the catalogue's, if any
+    CHECK(*h.temperature_c == 33);
+    CHECK(*h.utilization_percent == 7);
+    CHECK(h.pcie_current->generation == 5);
+    CHECK(h.pcie_max->width == 16);
+    REQUIRE(h.spec != nullptr); // matched by PCI id
+    CHECK(h.memory_bandwidth_gbps.from == ah::origin::catalogue);
+    CHECK(r.devices[1].name.view() == "NVIDIA A10");
+    CHECK(*r.devices[1].power_limit_watts == doctest::Approx(150.0));
+    CHECK(r.devices[1].pcie_current->generation == 1); // idling
+    CHECK(r.devices[1].pcie_max->generation == 4);
+}
+
+TEST_CASE("query_nvml: a GPU that cannot be opened stays listed, unavailable") {
+    test::scratch_dir dir;
+    dir.write("gpus.csv", two_gpus);
+    scoped_env data("AI_HWACCEL_FAKE_NVML_DATA", (dir.path() / "gpus.csv").string());
+    scoped_env mode("AI_HWACCEL_FAKE_NVML_MODE", "lost-gpu");
+    const auto r = ah::query_nvml(fake());
+    REQUIRE(r.status == ah::nvml_status::ok);
+    REQUIRE(r.devices.size() == 2);
+    CHECK(r.devices[0].available);
+    CHECK_FALSE(r.devices[1].available);
+    REQUIRE(r.warnings.size() == 1);
+    CHECK(r.warnings[0].kind == ah::warning_kind::probe_failed);
+    CHECK(r.warnings[0].message.find("GPU is lost") != std::string::npos);
+}
+
+TEST_CASE("query_nvml: impossible memory figures are refused") {
+    test::scratch_dir dir;
+    dir.write("gpus.csv", two_gpus);
+    scoped_env data("AI_HWACCEL_FAKE_NVML_DATA", (dir.path() / "gpus.csv").string());
+    scoped_env mode("AI_HWACCEL_FAKE_NVML_MODE", "huge");
+    const auto r = ah::query_nvml(fake());
+    REQUIRE(r.status == ah::nvml_status::ok);
+    REQUIRE(r.devices.size() == 2);
+    CHECK(r.devices[0].memory_bytes.from == ah::origin::catalogue); // not the tool's 4 EiB
+    CHECK(test::count_kind(r.warnings, ah::warning_kind::value_out_of_range) == 2);
+}
+
+TEST_CASE("query_nvml: a wedged driver is abandoned at the time limit") {
+    test::scratch_dir dir;
+    dir.write("gpus.csv", two_gpus);
+    scoped_env data("AI_HWACCEL_FAKE_NVML_DATA", (dir.path() / "gpus.csv").string());
+    scoped_env mode("AI_HWACCEL_FAKE_NVML_MODE", "hang");
+    const auto r = ah::query_nvml(fake(std::chrono::milliseconds(200)));
+    CHECK(r.status == ah::nvml_status::timed_out);
+    CHECK(r.devices.empty());
+    CHECK(r.detail.find("200 ms") != std::string::npos);
+}
+
+TEST_CASE("query_nvml: failures that leave NVML unused") {
+    SUBCASE("init refused") {
+        scoped_env mode("AI_HWACCEL_FAKE_NVML_MODE", "init-fails");
+        const auto r = ah::query_nvml(fake());
+        CHECK(r.status == ah::nvml_status::init_failed);
+        CHECK(r.detail.find("Driver Not Loaded (9)") != std::string::npos);
+    }
+    SUBCASE("an entry point missing (a driver too old)") {
+        ah::nvml_options o;
+        o.library = AI_HWACCEL_FAKE_NVML_OLD;
+        const auto r = ah::query_nvml(o);
+        CHECK(r.status == ah::nvml_status::missing_symbol);
+        CHECK(r.detail.find("nvmlDeviceGetName") != std::string::npos);
+    }
+    SUBCASE("no library") {
+        ah::nvml_options o;
+        o.library = "/nonexistent/libnvidia-ml.so.1";
+        CHECK(ah::query_nvml(o).status == ah::nvml_status::library_not_found);
+    }
+    SUBCASE("a relative library path is refused, never searched") {
+        ah::nvml_options o;
+        o.library = "lib/libnvidia-ml.so.1";
+        CHECK(ah::query_nvml(o).status == ah::nvml_status::unsafe_search_path);
+    }
+    SUBCASE("a relative LD_LIBRARY_PATH entry keeps a bare soname from loading") {
+        scoped_env ld("LD_LIBRARY_PATH", "/usr/lib:.:/opt/lib");
+        ah::nvml_options o;
+        o.library = "libnvidia-ml.so.1";
+        CHECK(ah::query_nvml(o).status == ah::nvml_status::unsafe_search_path);
+    }
+}
+
+#endif
