@@ -2322,6 +2322,18 @@ inline constexpr device_spec catalogue_rows[] = {
      .pcie_generation = 5, .pcie_lanes = 16, .power_watts = 1400,
      .arch = "gfx950", .compute_units = 256, .year = 2025,
      .source = "https://www.amd.com/en/products/accelerators/instinct/mi350/mi355x.html"},
+    // ---------------------------------------------------------------- Radeon (GCN 5, Vega 20)
+    // Figures as AMD's launch table gives them (reproduced in the source's review); fp16 is
+    // the packed-FP16 rate, int8 the packed dot-product rate. Power and PCIe generation
+    // left unknown: not in that source.
+    {.name = "AMD Radeon VII",
+     .aliases = {"Radeon VII", "Vega 20 [Radeon VII]"},
+     .maker = vendor::amd, .kind = device_kind::rocm_gpu,
+     .pci_device_ids = {0x66af},
+     .memory_bytes = 16 * units::gib, .memory = memory_type::hbm2, .memory_bandwidth_gbps = 1024,
+     .peak = {.fp64 = 3.46, .fp32 = 13.8, .fp16 = 27.7, .int8 = 55.3},
+     .arch = "gfx906", .compute_units = 60, .year = 2019,
+     .source = "https://guru3d.com/review/amd-radeon-vii-16-gb-review/page-5"},
     // ---------------------------------------------------------------- Radeon RX 6000 (RDNA 2)
     {.name = "AMD Radeon RX 6400",
      .aliases = {"Radeon RX 6400", "RX 6400"},
@@ -2557,7 +2569,7 @@ inline constexpr device_spec catalogue_rows[] = {
 // ai-hwaccel core catalogue: Intel devices.
 //
 // Intel Gaudi AI accelerators (PCI vendor Habana Labs, 0x1da3), Intel Data Center GPU Max
-// (Xe-HPC) and Intel Arc discrete GPUs (Xe-HPG, Xe2-HPG). Memory is binary GiB;
+// (Xe-HPC) and Flex, and Intel Arc discrete GPUs (Xe-HPG, Xe2-HPG). Memory is binary GiB;
 // bandwidths are decimal GB/s; peak figures are dense TFLOPS/TOPS. Gaudi rows carry the
 // MME matrix figures Intel publishes (BF16/FP8), compute_units is the TPC count and the
 // link is the integrated RoCE NIC bandwidth, both directions summed (Gaudi 3: 24 x 200 GbE
@@ -2621,6 +2633,27 @@ inline constexpr device_spec catalogue_rows[] = {
      .pcie_generation = 5, .pcie_lanes = 16, .power_watts = 600,
      .arch = "Xe-HPC", .compute_units = 128, .year = 2023,
      .source = "https://ark.intel.com/content/www/us/en/ark/products/232873/intel-data-center-gpu-max-1550.html"},
+    // ---------------------------------------------------------------- Data Center GPU Flex
+    // Device ids: Intel's i915 backports name 0x56c0 ATS-M150 and 0x56c1 ATS-M75
+    // (i915_pciids_local.h), the 150 W and 75 W Arctic Sound-M boards sold as Flex 170 and
+    // Flex 140. Memory, power and PCIe generation from the launch coverage cited; the
+    // bandwidth and Flex 140 core count are left unpublished here.
+    {.name = "Intel Data Center GPU Flex 170",
+     .aliases = {"Data Center GPU Flex 170", "GPU Flex 170", "Flex 170", "ATS-M150"},
+     .maker = vendor::intel, .kind = device_kind::intel_gpu,
+     .pci_device_ids = {0x56c0},
+     .memory_bytes = 16 * units::gib,
+     .pcie_generation = 4, .power_watts = 150,
+     .compute_units = 32, .year = 2022,
+     .source = "https://strong.avance10.com/intel-visa-gpus-de-datacenter-flex-para-streaming-de-video-e-jogos"},
+    {.name = "Intel Data Center GPU Flex 140",
+     .aliases = {"Data Center GPU Flex 140", "GPU Flex 140", "Flex 140", "ATS-M75"},
+     .maker = vendor::intel, .kind = device_kind::intel_gpu,
+     .pci_device_ids = {0x56c1},
+     .memory_bytes = 12 * units::gib,
+     .pcie_generation = 4, .power_watts = 75,
+     .year = 2022,
+     .source = "https://strong.avance10.com/intel-visa-gpus-de-datacenter-flex-para-streaming-de-video-e-jogos"},
     // ---------------------------------------------------------------- Arc A-series (Alchemist)
     {.name = "Intel Arc A380",
      .aliases = {"Arc A380", "Intel Arc A380 Graphics", "DG2 [Arc A380]"},
@@ -2656,7 +2689,7 @@ inline constexpr device_spec catalogue_rows[] = {
      .memory_bytes = 8 * units::gib, .memory = memory_type::gddr6, .memory_bandwidth_gbps = 512,
      .peak = {.fp32 = 17.2},
      .pcie_generation = 4, .pcie_lanes = 16, .power_watts = 225,
-     .arch = "Xe-HPG", .compute_units = 32, .year = 2022,
+     .compute_units = 32, .year = 2022,
      .source = "https://www.techpowerup.com/review/intel-arc-a770/single-page.html"},
     {.name = "Intel Arc A770 16GB",
      .aliases = {"Arc A770 16GB", "Intel Arc A770 Graphics 16GB"},
@@ -2665,7 +2698,7 @@ inline constexpr device_spec catalogue_rows[] = {
      .memory_bytes = 16 * units::gib, .memory = memory_type::gddr6, .memory_bandwidth_gbps = 560,
      .peak = {.fp32 = 17.2},
      .pcie_generation = 4, .pcie_lanes = 16, .power_watts = 225,
-     .arch = "Xe-HPG", .compute_units = 32, .year = 2022,
+     .compute_units = 32, .year = 2022,
      .source = "https://www.svethardware.cz/intel-zverejnil-oficialni-specifikace-grafickych-karet-arc/58344"},
     // ---------------------------------------------------------------- Arc B-series (Battlemage)
     {.name = "Intel Arc B570",
@@ -4719,12 +4752,26 @@ inline std::string to_string(const warning& w) {
 AI_HWACCEL_NAMESPACE_END
 // ---- end ai_hwaccel/core/warning.hpp
 
+#include <charconv>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <system_error>
+#include <utility>
 #include <vector>
 
 AI_HWACCEL_NAMESPACE_BEGIN
+
+/// Something a tool-output parser could not read: the 1-based line (0 for the input as a
+/// whole) and what was wrong, for people. Every backend's parsers report these.
+struct parse_problem {
+    std::size_t line = 0;
+    std::string message;
+    friend bool operator==(const parse_problem&, const parse_problem&) = default;
+};
 
 /// What one captured output said.
 struct capture_parse {
@@ -4741,6 +4788,84 @@ struct capture_format {
     int (*sniff)(std::string_view text) noexcept;
     void (*parse)(std::string_view text, capture_parse& out);
 };
+
+namespace detail::parsing {
+
+// The building blocks every tool-output parser shares: strict numbers, printable text,
+// and a bounded list of problems.
+
+inline std::optional<std::uint64_t> parse_uint(std::string_view s) noexcept {
+    std::uint64_t v = 0;
+    const auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+    if (ec != std::errc{} || p != s.data() + s.size() || s.empty()) return std::nullopt;
+    return v;
+}
+
+inline std::optional<double> parse_real(std::string_view s) noexcept {
+    if (s.empty() || !((s.front() >= '0' && s.front() <= '9') || s.front() == '-')) return std::nullopt;
+    double v = 0;
+    const auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+    if (ec != std::errc{} || p != s.data() + s.size() || !std::isfinite(v)) return std::nullopt;
+    return v;
+}
+
+// Printable UTF-8 or a question mark where it is not: names and versions end up in JSON
+// and terminals.
+inline std::string printable(std::string_view s, bool& changed) {
+    std::string out;
+    out.reserve(s.size());
+    changed = false;
+    for (std::size_t i = 0; i < s.size();) {
+        const auto c = static_cast<unsigned char>(s[i]);
+        std::size_t n = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xe ? 3 : (c >> 3) == 0x1e ? 4 : 0;
+        bool ok = n != 0 && i + n <= s.size() && !(n == 1 && (c < 0x20 || c == 0x7f));
+        for (std::size_t k = 1; ok && k < n; ++k)
+            ok = (static_cast<unsigned char>(s[i + k]) & 0xC0u) == 0x80u;
+        if (!ok) {
+            out += '?';
+            changed = true;
+            ++i;
+            continue;
+        }
+        out.append(s.substr(i, n));
+        i += n;
+    }
+    return out;
+}
+
+// Problems are capped so that a megabyte of garbage does not become a megabyte of
+// warnings; the last entry says how many more there were.
+inline constexpr std::size_t max_problems = 16;
+// No machine has more GPUs than this; anything beyond is garbage.
+inline constexpr std::size_t max_rows = 1024;
+
+struct problem_sink {
+    std::vector<parse_problem>& out;
+    std::size_t dropped = 0;
+    void add(std::size_t line, std::string msg) {
+        if (out.size() < max_problems) out.push_back({line, std::move(msg)});
+        else ++dropped;
+    }
+    void finish() {
+        if (dropped) out.push_back({0, std::to_string(dropped) + " more problems not listed"});
+    }
+};
+
+inline std::string quote_value(std::string_view v) {
+    bool changed = false;
+    std::string s = printable(v.substr(0, 40), changed);
+    return "\"" + s + (v.size() > 40 ? "...\"" : "\"");
+}
+
+// Parse problems as warnings of `backend` about `subject` ("nvidia-smi", "rocm-smi").
+inline void problems_to_warnings(const std::vector<parse_problem>& problems, std::optional<backend_id> backend,
+                                 std::string_view subject, std::vector<warning>& out) {
+    for (const auto& pr : problems)
+        out.push_back(warning{warning_kind::parse_error, backend, std::string(subject),
+                              pr.line ? "line " + std::to_string(pr.line) + ": " + pr.message : pr.message, 0});
+}
+
+} // namespace detail::parsing
 
 namespace detail::formats {
 
@@ -7235,28 +7360,1324 @@ void apply_visibility(std::vector<accelerator_profile>& profiles, Env&& env, std
 
 AI_HWACCEL_NAMESPACE_END
 // ---- end ai_hwaccel/detect/merge.hpp
-#if AI_HWACCEL_BACKEND_CUDA
-// #include "ai_hwaccel/detect/nvidia.hpp"
-// ---- begin ai_hwaccel/detect/nvidia.hpp
-// ai-hwaccel detect: NVIDIA GPUs through nvidia-smi.
+// Each backend header is empty unless its switch is on.
+// #include "ai_hwaccel/detect/amd.hpp"
+// ---- begin ai_hwaccel/detect/amd.hpp
+// ai-hwaccel detect: AMD GPUs through the kernel (amdgpu, KFD) and rocminfo.
 //
-// Two pure parsers (`nvidia-smi --query-gpu=… --format=csv[,noheader][,nounits]` and
-// `nvidia-smi -L`), the CUDA probe that runs one query and parses it, and the capture
-// formats for both outputs. The parsers take text and never throw for any input: what
-// they cannot read becomes a problem in their result, never a guess, and a value the tool
-// marks as unavailable ("[N/A]", "[Not Supported]") stays unknown rather than zero. The
-// whole header is empty unless the CUDA backend is compiled in, so a build without it
-// carries no trace of the vendor.
+// Pure parsers for what the amdgpu and amdkfd drivers publish in sysfs (a KFD topology
+// node's `properties`, the `pp_dpm_*` clock and link level tables, the one-number
+// `mem_info_*` files) and for `rocminfo`'s text; a reader for shell transcripts of such
+// files as people paste them; the ROCm probe, which walks /sys/class/drm and the KFD
+// topology without running any tool; and the capture formats for all of these. Parsers
+// take text and never throw for any input: what they cannot read becomes a problem in
+// their result, never a guess. The whole header is empty unless the ROCm backend is
+// compiled in.
 
 // #include "ai_hwaccel/config.hpp"
 
-#if AI_HWACCEL_BACKEND_CUDA
+#if AI_HWACCEL_BACKEND_ROCM
 
 // #include "ai_hwaccel/core/catalogue.hpp"
 // #include "ai_hwaccel/core/pci.hpp"
 // #include "ai_hwaccel/core/profile.hpp"
+// #include "ai_hwaccel/core/system_io.hpp"
 // #include "ai_hwaccel/core/text.hpp"
 // #include "ai_hwaccel/core/warning.hpp"
+// #include "ai_hwaccel/detect/amd_smi.hpp"
+// ---- begin ai_hwaccel/detect/amd_smi.hpp
+// ai-hwaccel detect: AMD GPUs as AMD's management tools print them.
+//
+// Pure parsers for `rocm-smi` (its `GPU[n] : key: value` text, the concise table that
+// `rocm-smi` prints without arguments, `--csv` and `--json`) and for `amd-smi` (`list`,
+// `static`, `topology`, `xgmi` and the default dashboard), plus the capture formats for
+// each. Every parser takes text and never throws for any input (bad_alloc aside): what it
+// cannot read becomes a problem, a value the tool marks unavailable ("N/A",
+// "Unsupported") stays unknown, and no number is made up where the tool printed nonsense
+// (amd-smi xgmi prints 65535/4294967295 "Gb/s" on GPUs without XGMI; those are never read
+// as bandwidth). Devices are ROCm GPUs made by AMD, indexed by the tool's GPU number, with
+// values origin::tool, then completed from the catalogue (origin::catalogue). The whole
+// header is empty unless the ROCm backend is compiled in; the JSON reader also needs
+// AI_HWACCEL_JSON.
+
+// #include "ai_hwaccel/config.hpp"
+
+#if AI_HWACCEL_BACKEND_ROCM
+
+// #include "ai_hwaccel/core/catalogue.hpp"
+// #include "ai_hwaccel/core/pci.hpp"
+// #include "ai_hwaccel/core/profile.hpp"
+// #include "ai_hwaccel/core/system_io.hpp"
+// #include "ai_hwaccel/core/text.hpp"
+// #include "ai_hwaccel/core/warning.hpp"
+// #include "ai_hwaccel/detect/capture.hpp"
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#if AI_HWACCEL_JSON
+#include <nlohmann/json.hpp>
+#endif
+
+AI_HWACCEL_NAMESPACE_BEGIN
+
+/// What one of the AMD tool parsers read.
+struct amd_tool_result {
+    /// One entry per GPU the output names, in the order the output first names them.
+    std::vector<accelerator_profile> devices;
+    /// XGMI links between GPUs (amd-smi topology); never invented for PCIe paths.
+    std::vector<interconnect> links;
+    std::vector<parse_problem> problems;
+    /// The system-wide driver version when the output carries one (rocm-smi
+    /// --showdriverversion, the amd-smi dashboard header); also copied to every device
+    /// that has no version of its own.
+    std::string driver_version;
+};
+
+namespace detail::amd_smi {
+
+using detail::parsing::max_problems;
+using detail::parsing::max_rows;
+using detail::parsing::parse_real;
+using detail::parsing::parse_uint;
+using detail::parsing::printable;
+using detail::parsing::problem_sink;
+using detail::parsing::quote_value;
+
+// What the tools print for "no value".
+constexpr bool is_unavailable(std::string_view v) noexcept {
+    v = trim(v);
+    return v.empty() || iequals(v, "N/A") || iequals(v, "NA") || iequals(v, "Unsupported") ||
+           iequals(v, "Not supported") || iequals(v, "unknown");
+}
+
+// "0x67c63ac3c3c637f9": 1 to 16 hex digits after "0x".
+constexpr bool is_hex_u64(std::string_view v) noexcept {
+    if (!(v.starts_with("0x") || v.starts_with("0X")) || v.size() < 3 || v.size() > 18) return false;
+    for (char c : v.substr(2))
+        if (hex_value(c) < 0) return false;
+    return true;
+}
+
+constexpr bool starts_with_digit(std::string_view s) noexcept { return !s.empty() && s.front() >= '0' && s.front() <= '9'; }
+
+// "0x740f" -> 0x740f; nullopt for anything else (also for ids past 16 bits).
+constexpr std::optional<std::uint16_t> parse_hex16(std::string_view v) noexcept {
+    v = trim(v);
+    if (!(v.starts_with("0x") || v.starts_with("0X"))) return std::nullopt;
+    const auto x = parse_hex32(v.substr(2));
+    if (!x || *x > 0xffffu || v.size() > 6) return std::nullopt;
+    return static_cast<std::uint16_t>(*x);
+}
+
+// A value and its unit: "64289 MB" -> {"64289", "MB"}; "39.0W" -> {"39.0", "W"}.
+struct number_unit {
+    std::string_view number;
+    std::string_view unit;
+};
+constexpr number_unit split_unit(std::string_view v) noexcept {
+    v = trim(v);
+    std::size_t i = 0;
+    while (i < v.size() && ((v[i] >= '0' && v[i] <= '9') || v[i] == '.' || v[i] == '-')) ++i;
+    return {v.substr(0, i), trim(v.substr(i))};
+}
+
+// Whole bytes from a decimal count of `unit_bytes`; a message when it cannot be read.
+inline std::string read_bytes(std::string_view n, std::uint64_t unit_bytes, sourced<std::uint64_t>& out,
+                              std::string_view what) {
+    n = trim(n);
+    const auto x = parse_uint(n);
+    if (!x) {
+        bool digits = !n.empty();
+        for (char c : n) digits = digits && c >= '0' && c <= '9';
+        return std::string(what) + ": " + quote_value(n) + (digits ? " is out of range" : ": cannot read");
+    }
+    if (*x > (std::uint64_t{1} << 50) / unit_bytes) // 1 PiB: more than any device has
+        return std::string(what) + ": " + quote_value(n) + " is out of range";
+    out = {*x * unit_bytes, origin::tool};
+    return {};
+}
+
+// A bounded real with a problem message when it is not one.
+inline std::string read_real(std::string_view n, double max, sourced<double>& out, std::string_view what) {
+    const auto x = parse_real(trim(n));
+    if (!x) return std::string(what) + ": cannot read " + quote_value(n);
+    if (*x < 0 || *x > max) return std::string(what) + ": " + quote_value(n) + " is out of range";
+    out = {*x, origin::tool};
+    return {};
+}
+
+template <std::size_t N>
+std::string assign_text(inplace_string<N>& field, std::string_view v, std::string_view what) {
+    bool changed = false;
+    const std::string text = printable(trim(v), changed);
+    const bool fits = field.assign(text);
+    if (changed) return std::string(what) + ": not printable UTF-8, replaced by " + quote_value(text);
+    if (!fits) return std::string(what) + ": longer than the profile keeps, cut";
+    return {};
+}
+
+// amdgpu built into the kernel reports the kernel's banner as its version, and amd-smi
+// strips its blanks: "Linuxversion6.19.11(nixbld@localhost)(gcc…" -> "6.19.11".
+constexpr std::string_view driver_version_text(std::string_view v) noexcept {
+    v = trim(v);
+    constexpr std::string_view banner = "Linuxversion";
+    if (v.starts_with(banner)) {
+        v.remove_prefix(banner.size());
+        std::size_t i = 0;
+        while (i < v.size() && v[i] != '(' && v[i] != ' ') ++i;
+        return v.substr(0, i);
+    }
+    return v;
+}
+
+inline accelerator_profile blank_gpu(std::uint32_t index) {
+    accelerator_profile p;
+    p.kind = device_kind::rocm_gpu;
+    p.maker = vendor::amd;
+    p.index = index;
+    return p;
+}
+
+// The device with the tool's number `index`, added when new; nullptr past max_rows.
+inline accelerator_profile* device_for(amd_tool_result& r, std::uint32_t index) {
+    for (auto& d : r.devices)
+        if (d.index == index) return &d;
+    if (r.devices.size() >= max_rows) return nullptr;
+    r.devices.push_back(blank_gpu(index));
+    return &r.devices.back();
+}
+
+// "GPU[12]" / "card12" / "GPU0" -> 12 after the prefix, nothing else after the digits.
+constexpr std::optional<std::uint32_t> index_after(std::string_view s, std::string_view prefix,
+                                                   std::string_view suffix = {}) noexcept {
+    if (!s.starts_with(prefix)) return std::nullopt;
+    s.remove_prefix(prefix.size());
+    if (!suffix.empty()) {
+        if (!s.ends_with(suffix)) return std::nullopt;
+        s.remove_suffix(suffix.size());
+    }
+    if (s.empty() || s.size() > 5) return std::nullopt;
+    std::uint32_t v = 0;
+    for (char c : s) {
+        if (c < '0' || c > '9') return std::nullopt;
+        v = v * 10 + static_cast<std::uint32_t>(c - '0');
+    }
+    return v <= 0xffff ? std::optional<std::uint32_t>(v) : std::nullopt;
+}
+
+// Names the catalogue may know a device by besides its PCI id, best first.
+struct name_hints {
+    std::string model;   ///< rocm-smi "Card model" when it is a name, not an id
+    std::string product; ///< amd-smi BOARD PRODUCT_NAME
+};
+
+// The catalogue row for a GPU: by PCI id when exactly one row answers, else by the names
+// the tool gave (the printed name, the part of it in brackets, the other names).
+inline void match_catalogue(accelerator_profile& p, const name_hints& hints = {}) {
+    const device_spec* spec = nullptr;
+    const auto by_id = find_devices_by_pci(info(vendor::amd).vendor_id, p.pci_device_id);
+    if (by_id.size() == 1) spec = by_id[0];
+    auto try_name = [&](std::string_view n) {
+        if (spec || trim(n).empty()) return;
+        const device_spec* s = find_device(n);
+        if (s && s->kind == device_kind::rocm_gpu) spec = s;
+    };
+    const std::string_view name = p.name.view();
+    try_name(name);
+    if (const auto open = name.rfind('['); open != std::string_view::npos && name.back() == ']')
+        try_name(name.substr(open + 1, name.size() - open - 2));
+    try_name(hints.model);
+    try_name(hints.product);
+    if (spec && spec->kind == device_kind::rocm_gpu) p.apply_spec(*spec);
+}
+
+// Catalogue matching and the system driver version for every device, once all is read.
+inline void finish(amd_tool_result& r, const std::vector<name_hints>* hints = nullptr) {
+    for (std::size_t i = 0; i < r.devices.size(); ++i) {
+        auto& d = r.devices[i];
+        if (d.driver_version.empty() && !r.driver_version.empty()) d.driver_version.assign(r.driver_version);
+        match_catalogue(d, hints && i < hints->size() ? (*hints)[i] : name_hints{});
+    }
+}
+
+// Whitespace-separated tokens of a line.
+inline std::vector<std::string_view> tokens(std::string_view line, std::size_t cap = 256) {
+    std::vector<std::string_view> out;
+    std::size_t i = 0;
+    while (i < line.size() && out.size() < cap) {
+        while (i < line.size() && (line[i] == ' ' || line[i] == '\t')) ++i;
+        const std::size_t b = i;
+        while (i < line.size() && line[i] != ' ' && line[i] != '\t') ++i;
+        if (i > b) out.push_back(line.substr(b, i - b));
+    }
+    return out;
+}
+
+// ----------------------------------------------------------------------------- rocm-smi
+
+// One "key: value" the tool printed for a card (or for the system), kept until the whole
+// output is read: some fields only make sense next to others (see "Card model").
+struct field {
+    std::string key;
+    std::string value;
+    std::size_t line = 0;
+};
+struct rocm_card {
+    std::uint32_t index = 0;
+    std::vector<field> fields;
+};
+struct rocm_fields {
+    std::vector<rocm_card> cards;
+    std::vector<field> system;
+    std::size_t count = 0;
+    bool add(std::uint32_t index, std::string_view key, std::string_view value, std::size_t line) {
+        if (++count > max_rows * 64) return false; // no real output has this many values
+        for (auto& c : cards)
+            if (c.index == index) {
+                c.fields.push_back({std::string(trim(key)), std::string(trim(value)), line});
+                return true;
+            }
+        if (cards.size() >= max_rows) return false;
+        cards.push_back({index, {{std::string(trim(key)), std::string(trim(value)), line}}});
+        return true;
+    }
+    void add_system(std::string_view key, std::string_view value, std::size_t line) {
+        if (++count > max_rows * 64) return;
+        system.push_back({std::string(trim(key)), std::string(trim(value)), line});
+    }
+};
+
+// Applies what rocm-smi said about one card. Keys are compared ignoring case: rocm-smi
+// has printed "Card series" and "Card Series" in different releases.
+inline void apply_rocm_card(const rocm_card& c, amd_tool_result& r, name_hints& hints, problem_sink& problems) {
+    accelerator_profile* p = device_for(r, c.index);
+    if (!p) return;
+    // Older rocm-smi printed the subsystem's name (or its id) as "Card model"; releases
+    // that also print "Subsystem ID" print the PCI device id there.
+    bool has_subsystem = false;
+    for (const auto& f : c.fields) has_subsystem = has_subsystem || iequals(f.key, "Subsystem ID");
+    for (const auto& f : c.fields) {
+        const std::string_view k = f.key, v = f.value;
+        auto report = [&](std::string msg) {
+            if (!msg.empty()) problems.add(f.line, std::move(msg));
+        };
+        if (is_unavailable(v)) continue;
+        if (iequals(k, "Card series") || iequals(k, "Device Name")) {
+            if (p->name.empty()) report(assign_text(p->name, v, k));
+        } else if (iequals(k, "Card model")) {
+            if (const auto id = parse_hex16(v); id && has_subsystem) {
+                if (p->pci_device_id == 0) p->pci_device_id = *id;
+            } else if (!parse_hex16(v)) {
+                bool changed = false;
+                hints.model = printable(v.substr(0, 128), changed);
+            }
+        } else if (iequals(k, "Device ID")) {
+            const auto id = parse_hex16(v);
+            if (!id) report(std::string(k) + ": cannot read " + quote_value(v));
+            else p->pci_device_id = *id;
+        } else if (iequals(k, "GFX Version")) {
+            if (!v.starts_with("gfx") || v.size() > decltype(p->arch)::capacity())
+                report(std::string(k) + ": cannot read " + quote_value(v));
+            else report(assign_text(p->arch, v, k));
+        } else if (iequals(k, "VRAM Total Memory (B)")) {
+            report(read_bytes(v, 1, p->memory_bytes, k));
+        } else if (iequals(k, "VRAM Total Used Memory (B)")) {
+            report(read_bytes(v, 1, p->memory_used_bytes, k));
+        } else if (iequals(k, "Unique ID")) {
+            if (!is_hex_u64(v)) report(std::string(k) + ": cannot read " + quote_value(v));
+            else report(assign_text(p->uuid, v, k));
+        } else if (iequals(k, "PCI Bus")) {
+            if (const auto a = parse_pci_address(v)) p->pci = *a;
+            else report(std::string(k) + ": cannot read " + quote_value(v));
+        } else if (iequals(k, "GPU use (%)")) {
+            report(read_real(v, 100, p->utilization_percent, k));
+        } else if (iequals(k, "Temperature (Sensor edge) (C)")) {
+            report(read_real(v, 500, p->temperature_c, k));
+        } else if (iequals(k, "Average Graphics Package Power (W)") ||
+                   iequals(k, "Current Socket Graphics Package Power (W)")) {
+            report(read_real(v, 100'000, p->power_draw_watts, k));
+        } else if (iequals(k, "Max Graphics Package Power (W)")) {
+            report(read_real(v, 100'000, p->power_limit_watts, k));
+        }
+    }
+}
+
+inline void apply_rocm_system(const std::vector<field>& system, amd_tool_result& r, problem_sink& problems) {
+    for (const auto& f : system) {
+        if (!iequals(f.key, "Driver version") || is_unavailable(f.value)) continue;
+        bool changed = false;
+        r.driver_version = printable(driver_version_text(f.value).substr(0, 31), changed);
+        if (changed) problems.add(f.line, "Driver version: not printable UTF-8, replaced by " + quote_value(r.driver_version));
+    }
+}
+
+inline void build_rocm(const rocm_fields& fs, amd_tool_result& r, problem_sink& problems) {
+    apply_rocm_system(fs.system, r, problems);
+    std::vector<name_hints> hints;
+    for (const auto& c : fs.cards) {
+        name_hints h;
+        apply_rocm_card(c, r, h, problems);
+        // Hints go to the device's position (the concise table may have listed it first).
+        hints.resize(r.devices.size());
+        for (std::size_t i = 0; i < r.devices.size(); ++i)
+            if (r.devices[i].index == c.index && hints[i].model.empty()) hints[i].model = std::move(h.model);
+    }
+    finish(r, &hints);
+}
+
+// The concise table (`rocm-smi` without arguments, `amd-smi --rocm-smi`): the header names
+// the columns; a cell ending with ',' continues into the next token ("0x740f,   22303",
+// "N/A, N/A, 0") and bracketed cells are one ("[0x74a1 : 0x00]").
+inline std::vector<std::string_view> concise_cells(std::string_view line) {
+    std::vector<std::string_view> out;
+    const auto t = tokens(line);
+    for (std::size_t i = 0; i < t.size(); ++i) {
+        const char* begin = t[i].data();
+        std::size_t j = i;
+        if (t[i].starts_with('[')) {
+            while (j + 1 < t.size() && !t[j].ends_with(']')) ++j;
+        } else {
+            while (j + 1 < t.size() && t[j].ends_with(',')) ++j;
+        }
+        const char* end = t[j].data() + t[j].size();
+        out.emplace_back(begin, static_cast<std::size_t>(end - begin));
+        i = j;
+    }
+    return out;
+}
+
+// Header cells, with "(…)" qualifiers ("Temp (DieEdge)") folded into the cell before.
+inline std::vector<std::string_view> concise_header(std::string_view line) {
+    std::vector<std::string_view> out;
+    for (auto c : concise_cells(line)) {
+        if (c.starts_with('(') && !out.empty()) continue;
+        out.push_back(c);
+    }
+    return out;
+}
+
+constexpr bool is_concise_header(std::string_view line) noexcept {
+    line = trim(line);
+    return (line.starts_with("Device ") || line.starts_with("GPU ")) && line.find("VRAM%") != std::string_view::npos;
+}
+
+// One concise row into the device it names.
+inline void apply_concise_row(const std::vector<std::string_view>& header, const std::vector<std::string_view>& cells,
+                              std::size_t line, amd_tool_result& r, problem_sink& problems) {
+    const auto index = parse_uint(cells[0]);
+    if (!index || *index > 0xffff) {
+        problems.add(line, "not a device number: " + quote_value(cells[0]));
+        return;
+    }
+    accelerator_profile* p = device_for(r, static_cast<std::uint32_t>(*index));
+    if (!p) return;
+    for (std::size_t i = 1; i < cells.size() && i < header.size(); ++i) {
+        const std::string_view h = header[i], v = cells[i];
+        if (is_unavailable(v)) continue;
+        auto report = [&](std::string msg) {
+            if (!msg.empty()) problems.add(line, std::move(msg));
+        };
+        if (h == "IDs") { // "0x740f,   22303": device id, KFD GUID
+            const auto id = parse_hex16(v.substr(0, v.find(',')));
+            if (id) p->pci_device_id = *id;
+            else if (!is_unavailable(trim(v.substr(0, v.find(','))))) report("IDs: cannot read " + quote_value(v));
+        } else if (h.starts_with("[Model")) { // "[0x74a1 : 0x00]": device id, revision
+            const auto inner = trim(v.substr(1, v.size() >= 2 ? v.size() - 2 : 0));
+            const auto id = parse_hex16(trim(inner.substr(0, inner.find(':'))));
+            if (id) p->pci_device_id = *id;
+            else report("Model: cannot read " + quote_value(v));
+        } else if (h == "Temp") {
+            auto [n, unit] = split_unit(v);
+            if (unit == "\xC2\xB0" "C" || unit == "c" || unit == "C") report(read_real(n, 500, p->temperature_c, "Temp"));
+            else report("Temp: cannot read " + quote_value(v));
+        } else if (h == "Power" || h == "AvgPwr") {
+            auto [n, unit] = split_unit(v);
+            if (unit == "W") report(read_real(n, 100'000, p->power_draw_watts, "Power"));
+            else report("Power: cannot read " + quote_value(v));
+        } else if (h == "PwrCap") {
+            auto [n, unit] = split_unit(v);
+            if (unit == "W") report(read_real(n, 100'000, p->power_limit_watts, "PwrCap"));
+            else report("PwrCap: cannot read " + quote_value(v));
+        } else if (h == "GPU%") {
+            auto [n, unit] = split_unit(v);
+            if (unit == "%") report(read_real(n, 100, p->utilization_percent, "GPU%"));
+            else report("GPU%: cannot read " + quote_value(v));
+        }
+    }
+}
+
+// rocm-smi's text: banners, "GPU[n] : key: value" lines, "key: value" system lines and
+// the concise table. Returns false when nothing in it was rocm-smi's.
+inline bool read_rocm_text(std::string_view text, rocm_fields& fs, amd_tool_result& r, problem_sink& problems) {
+    std::size_t number = 0;
+    bool recognized = false;
+    std::vector<std::string_view> header;
+    accelerator_profile* last_row = nullptr;
+    detail::formats::each_line(text, [&](std::string_view raw) {
+        ++number;
+        const std::string_view line = trim(raw);
+        if (line.empty()) return true;
+        if (line.starts_with("===")) {
+            recognized = recognized || line.find("ROCm System Management Interface") != std::string_view::npos ||
+                         line.find("End of ROCm SMI Log") != std::string_view::npos;
+            if (!header.empty() && line.find_first_not_of('=') == std::string_view::npos && last_row) header.clear();
+            last_row = nullptr;
+            return true;
+        }
+        if (is_concise_header(line)) {
+            header = concise_header(line);
+            recognized = true;
+            last_row = nullptr;
+            return true;
+        }
+        if (!header.empty()) {
+            if (line.starts_with('(')) return true; // the header's second line
+            if (starts_with_digit(line)) {
+                const auto cells = concise_cells(line);
+                if (cells.size() != header.size()) {
+                    problems.add(number, std::to_string(cells.size()) + " cells for " + std::to_string(header.size()) +
+                                             " columns; row skipped");
+                    last_row = nullptr;
+                    return true;
+                }
+                apply_concise_row(header, cells, number, r, problems);
+                last_row = nullptr;
+                if (const auto idx = parse_uint(cells[0]))
+                    for (auto& d : r.devices)
+                        if (d.index == *idx) last_row = &d;
+                return true;
+            }
+            if (last_row && (raw.starts_with(' ') || raw.starts_with('\t'))) {
+                // the name line under a "[Model : Revision]" row
+                if (last_row->name.empty()) {
+                    auto msg = assign_text(last_row->name, line, "Name");
+                    if (!msg.empty()) problems.add(number, std::move(msg));
+                }
+                last_row = nullptr;
+                return true;
+            }
+        }
+        if (line.starts_with("GPU[")) {
+            const auto close = line.find(']');
+            const auto idx = close == std::string_view::npos ? std::nullopt
+                                                               : index_after(line.substr(0, close + 1), "GPU[", "]");
+            std::string_view rest = close == std::string_view::npos ? std::string_view{} : trim(line.substr(close + 1));
+            if (!idx || !rest.starts_with(':')) {
+                problems.add(number, "not a GPU line: " + quote_value(line));
+                return true;
+            }
+            recognized = true;
+            rest = trim(rest.substr(1));
+            const auto colon = rest.find(':');
+            if (colon == std::string_view::npos) return true; // a message about the GPU, not a value
+            if (!fs.add(*idx, rest.substr(0, colon), rest.substr(colon + 1), number)) {
+                problems.add(number, "too many values; the rest ignored");
+                return false;
+            }
+            return true;
+        }
+        if (const auto colon = line.find(':'); colon != std::string_view::npos && iequals(trim(line.substr(0, colon)), "Driver version")) {
+            recognized = true;
+            fs.add_system("Driver version", line.substr(colon + 1), number);
+            return true;
+        }
+        return true; // free text (warnings, notes): not a value
+    });
+    return recognized;
+}
+
+// Splits one CSV line of rocm-smi (it removes commas from values, so no quoting beyond
+// the system form's "\"name\", \"value\"").
+inline std::vector<std::string_view> csv_cells(std::string_view line, std::size_t cap = 4096) {
+    std::vector<std::string_view> out;
+    for (;;) {
+        const auto comma = line.find(',');
+        std::string_view cell = trim(line.substr(0, comma));
+        if (cell.size() >= 2 && cell.front() == '"' && cell.back() == '"') cell = cell.substr(1, cell.size() - 2);
+        if (out.size() >= cap) return out;
+        out.push_back(cell);
+        if (comma == std::string_view::npos) return out;
+        line.remove_prefix(comma + 1);
+    }
+}
+
+inline void read_rocm_csv(std::string_view text, rocm_fields& fs, problem_sink& problems) {
+    std::vector<std::string> header;
+    bool name_value = false;
+    std::size_t number = 0;
+    detail::formats::each_line(text, [&](std::string_view line) {
+        ++number;
+        if (trim(line).empty()) return true;
+        auto cells = csv_cells(line);
+        if (header.empty()) {
+            for (auto c : cells) header.emplace_back(c);
+            name_value = header.size() == 2 && header[0] == "name" && header[1] == "value";
+            if (header[0] != "device" && header[0] != "system" && !name_value) {
+                problems.add(number, "not a rocm-smi CSV header: " + quote_value(line));
+                return false;
+            }
+            return true;
+        }
+        if (name_value) { // newer system form: "Driver version", "6.7.0"
+            if (cells.size() != 2) problems.add(number, "expected a name and a value; row skipped");
+            else fs.add_system(cells[0], cells[1], number);
+            return true;
+        }
+        if (cells.size() != header.size()) {
+            problems.add(number, std::to_string(cells.size()) + " values for " + std::to_string(header.size()) +
+                                     " columns; row skipped");
+            return true;
+        }
+        const std::string_view who = cells[0];
+        if (who == "system" || who == "cardsystem") {
+            for (std::size_t i = 1; i < cells.size(); ++i) fs.add_system(header[i], cells[i], number);
+            return true;
+        }
+        const auto idx = index_after(who, "card");
+        if (!idx) {
+            problems.add(number, "not a card: " + quote_value(who));
+            return true;
+        }
+        for (std::size_t i = 1; i < cells.size(); ++i)
+            if (!fs.add(*idx, header[i], cells[i], number)) {
+                problems.add(number, "too many values; the rest ignored");
+                return false;
+            }
+        return true;
+    });
+}
+
+#if AI_HWACCEL_JSON
+// nlohmann's parser does not recurse, but refusing absurd nesting first keeps the cost of
+// hostile input bounded and the document small.
+constexpr bool json_nesting_within(std::string_view text, int limit) noexcept {
+    int depth = 0;
+    bool in_string = false, escaped = false;
+    for (char c : text) {
+        if (in_string) {
+            if (escaped) escaped = false;
+            else if (c == '\\') escaped = true;
+            else if (c == '"') in_string = false;
+            continue;
+        }
+        if (c == '"') in_string = true;
+        else if (c == '{' || c == '[') {
+            if (++depth > limit) return false;
+        } else if ((c == '}' || c == ']') && depth > 0)
+            --depth;
+    }
+    return true;
+}
+
+inline std::optional<std::string> json_scalar(const nlohmann::json& v) {
+    if (v.is_string()) return v.get<std::string>();
+    if (v.is_number_unsigned()) return std::to_string(v.get<std::uint64_t>());
+    if (v.is_number_integer()) return std::to_string(v.get<std::int64_t>());
+    if (v.is_number_float()) return std::to_string(v.get<double>());
+    return std::nullopt;
+}
+
+inline void read_rocm_json(std::string_view text, rocm_fields& fs, problem_sink& problems) {
+    if (!json_nesting_within(text, 32)) {
+        problems.add(0, "JSON nested too deeply");
+        return;
+    }
+    const auto j = nlohmann::json::parse(text.begin(), text.end(), nullptr, /*allow_exceptions=*/false);
+    if (j.is_discarded()) {
+        problems.add(0, "not valid JSON");
+        return;
+    }
+    if (!j.is_object()) {
+        problems.add(0, "JSON is not an object of cards");
+        return;
+    }
+    for (const auto& [key, value] : j.items()) {
+        const bool system = key == "system";
+        const auto idx = index_after(key, "card");
+        if (!system && !idx) continue; // other top-level entries carry nothing mapped
+        if (!value.is_object()) {
+            problems.add(0, quote_value(key) + " is not an object");
+            continue;
+        }
+        for (const auto& [k, v] : value.items()) {
+            const auto s = json_scalar(v);
+            if (!s) {
+                problems.add(0, quote_value(key) + "." + quote_value(k) + " is not a string or a number");
+                continue;
+            }
+            if (system) fs.add_system(k, *s, 0);
+            else if (!fs.add(*idx, k, *s, 0)) {
+                problems.add(0, "too many values; the rest ignored");
+                return;
+            }
+        }
+    }
+}
+#endif
+
+// ------------------------------------------------------------------------------ amd-smi
+
+constexpr std::size_t indent_of(std::string_view raw) noexcept {
+    std::size_t n = 0;
+    for (char c : raw) {
+        if (c == ' ') ++n;
+        else if (c == '\t') n += 4;
+        else break;
+    }
+    return n;
+}
+
+// PCIe generation from "Gen 5" or "32 GT/s"; 0 when neither.
+constexpr std::uint8_t pcie_generation_of(std::string_view v) noexcept {
+    v = trim(v);
+    if (v.starts_with("Gen ") || v.starts_with("Gen")) {
+        const auto n = parse_uint(trim(v.substr(3)));
+        return n && *n >= 1 && *n <= 16 ? static_cast<std::uint8_t>(*n) : std::uint8_t{0};
+    }
+    const auto [n, unit] = split_unit(v);
+    if (unit != "GT/s") return 0;
+    const auto x = parse_real(n);
+    if (!x) return 0;
+    constexpr double rates[] = {2.5, 5, 8, 16, 32, 64, 128};
+    for (std::size_t i = 0; i < std::size(rates); ++i)
+        if (*x == rates[i]) return static_cast<std::uint8_t>(i + 1);
+    return 0;
+}
+
+// `amd-smi list` and `amd-smi static [--driver|--asic|…]`: "GPU: n" blocks of indented
+// "KEY: value" lines, sections being keys without a value.
+inline void read_amd_smi_blocks(std::string_view text, amd_tool_result& r, std::vector<name_hints>& hints,
+                                problem_sink& problems) {
+    struct section {
+        std::size_t indent;
+        std::string_view name;
+    };
+    std::vector<section> path;
+    accelerator_profile* gpu = nullptr;
+    std::size_t gpu_slot = 0;
+    bool in_block = false; // inside a CPU: or other top-level block that is not a GPU
+    sourced<double> max_power;
+    auto close_gpu = [&] {
+        if (gpu && !gpu->power_limit_watts && max_power) gpu->power_limit_watts = max_power;
+        gpu = nullptr;
+        max_power = {};
+    };
+    std::size_t number = 0;
+    detail::formats::each_line(text, [&](std::string_view raw) {
+        ++number;
+        const std::string_view line = trim(raw);
+        if (line.empty()) return true;
+        const std::size_t indent = indent_of(raw);
+        const auto colon = line.find(':');
+        if (colon == std::string_view::npos) {
+            problems.add(number, "not a \"KEY: value\" line: " + quote_value(line));
+            return true;
+        }
+        const std::string_view key = trim(line.substr(0, colon)), value = trim(line.substr(colon + 1));
+        if (indent == 0) {
+            close_gpu();
+            path.clear();
+            in_block = true;
+            if (key == "GPU") {
+                const auto idx = parse_uint(value);
+                if (!idx || *idx > 0xffff) {
+                    problems.add(number, "not a GPU number: " + quote_value(value));
+                    return true;
+                }
+                const auto before = r.devices.size();
+                gpu = device_for(r, static_cast<std::uint32_t>(*idx));
+                if (!gpu) {
+                    problems.add(number, "more than " + std::to_string(max_rows) + " GPUs; the rest ignored");
+                    return false;
+                }
+                if (r.devices.size() > before) hints.emplace_back();
+                gpu_slot = static_cast<std::size_t>(gpu - r.devices.data());
+            }
+            return true;
+        }
+        if (!in_block) {
+            problems.add(number, "value outside any GPU block: " + quote_value(line));
+            return true;
+        }
+        while (!path.empty() && path.back().indent >= indent) path.pop_back();
+        if (value.empty()) {
+            if (path.size() < 16) path.push_back({indent, key});
+            return true;
+        }
+        if (!gpu || is_unavailable(value)) return true;
+        const std::string_view sec = path.empty() ? std::string_view{} : path.front().name;
+        const std::string_view sub = path.size() > 1 ? path[1].name : std::string_view{};
+        accelerator_profile& p = *gpu;
+        auto report = [&](std::string msg) {
+            if (!msg.empty()) problems.add(number, std::move(msg));
+        };
+        auto bad = [&] { report(std::string(key) + ": cannot read " + quote_value(value)); };
+        if (sec.empty() || sec == "BUS") {
+            if (key == "BDF") {
+                if (const auto a = parse_pci_address(value)) p.pci = *a;
+                else bad();
+            } else if (key == "UUID" && sec.empty()) {
+                report(assign_text(p.uuid, value, key));
+            } else if (key == "MAX_PCIE_WIDTH") {
+                const auto w = parse_uint(value);
+                if (!w || *w == 0 || *w > 64) return bad(), true;
+                pcie_link l = p.pcie_max.value;
+                l.width = static_cast<std::uint8_t>(*w);
+                p.pcie_max = {l, origin::tool};
+            } else if (key == "MAX_PCIE_SPEED" || key == "PCIE_INTERFACE_VERSION") {
+                const auto g = pcie_generation_of(value);
+                if (g == 0) return bad(), true;
+                pcie_link l = p.pcie_max.value;
+                if (l.generation == 0 || key == "PCIE_INTERFACE_VERSION") l.generation = g;
+                p.pcie_max = {l, origin::tool};
+            }
+        } else if (sec == "ASIC") {
+            if (key == "MARKET_NAME") report(assign_text(p.name, value, key));
+            else if (key == "DEVICE_ID") {
+                const auto id = parse_hex16(value);
+                if (!id) bad();
+                else p.pci_device_id = *id;
+            } else if (key == "VENDOR_ID") {
+                const auto id = parse_hex16(value);
+                if (!id) bad();
+                else if (*id != info(vendor::amd).vendor_id) report("VENDOR_ID " + quote_value(value) + " is not AMD's");
+            } else if (key == "NUM_COMPUTE_UNITS") {
+                const auto n = parse_uint(value);
+                if (!n || *n == 0 || *n > 1'000'000) bad();
+                else p.compute_units = {static_cast<std::uint32_t>(*n), origin::tool};
+            } else if (key == "TARGET_GRAPHICS_VERSION") {
+                if (!value.starts_with("gfx") || value.size() > decltype(p.arch)::capacity()) bad();
+                else report(assign_text(p.arch, value, key));
+            }
+        } else if (sec == "DRIVER") {
+            if (key == "VERSION") report(assign_text(p.driver_version, driver_version_text(value), key));
+        } else if (sec == "BOARD") {
+            if (key == "PRODUCT_NAME" && gpu_slot < hints.size()) {
+                bool changed = false;
+                hints[gpu_slot].product = printable(value.substr(0, 128), changed);
+            }
+        } else if (sec == "NUMA") {
+            if (key == "NODE") {
+                const auto n = parse_uint(value);
+                if (!n || *n > 4096) bad();
+                else p.numa_node = {static_cast<std::int32_t>(*n), origin::tool};
+            }
+        } else if (sec == "VRAM") {
+            if (key == "SIZE") {
+                // amd-smi divides the byte count by 1024*1024 and calls the result "MB".
+                const auto [n, unit] = split_unit(value);
+                if (unit != "MB") bad();
+                else report(read_bytes(n, 1024 * 1024, p.memory_bytes, "VRAM SIZE"));
+            }
+        } else if (sec == "LIMIT") {
+            // 6.2-era tools: LIMIT/SOCKET_POWER, LIMIT/MAX_POWER; newer: LIMIT/PPT0/…_LIMIT.
+            const bool socket = key == "SOCKET_POWER" || (sub == "PPT0" && key == "SOCKET_POWER_LIMIT");
+            const bool maximum = key == "MAX_POWER" || (sub == "PPT0" && key == "MAX_POWER_LIMIT");
+            if (socket || maximum) {
+                const auto [n, unit] = split_unit(value);
+                if (unit != "W") return bad(), true;
+                report(read_real(n, 100'000, socket ? p.power_limit_watts : max_power, key));
+            }
+        }
+        return true;
+    });
+    close_gpu();
+}
+
+// A table of amd-smi topology: "NAME TABLE:", a header of BDFs, rows "BDF cell cell…".
+struct topo_table {
+    std::string_view name;
+    std::vector<pci_address> columns;
+    std::vector<std::vector<std::string_view>> rows; // cells by the row's column; empty where missing
+};
+
+inline std::vector<topo_table> read_topology_tables(std::string_view text, problem_sink& problems) {
+    std::vector<topo_table> tables;
+    topo_table* cur = nullptr;
+    bool want_header = false;
+    std::size_t number = 0;
+    detail::formats::each_line(text, [&](std::string_view raw) {
+        ++number;
+        const std::string_view line = trim(raw);
+        if (line.empty()) {
+            cur = nullptr;
+            return true;
+        }
+        if (line.ends_with(" TABLE:")) {
+            if (tables.size() >= 64) return false;
+            tables.push_back({line.substr(0, line.size() - 7), {}, {}});
+            cur = &tables.back();
+            want_header = true;
+            return true;
+        }
+        if (!cur) return true; // legend and other prose
+        const auto t = tokens(line, max_rows + 2);
+        if (want_header) {
+            want_header = false;
+            for (auto c : t) {
+                const auto a = parse_pci_address(c);
+                if (!a) {
+                    problems.add(number, std::string(cur->name) + ": not a BDF in the header: " + quote_value(c));
+                    cur->columns.clear();
+                    cur = nullptr;
+                    return true;
+                }
+                cur->columns.push_back(*a);
+            }
+            return true;
+        }
+        const auto a = t.empty() ? std::nullopt : parse_pci_address(t[0]);
+        if (!a || t.size() != cur->columns.size() + 1) {
+            problems.add(number, std::string(cur->name) + ": row not understood: " + quote_value(line));
+            return true;
+        }
+        std::size_t at = 0;
+        while (at < cur->columns.size() && cur->columns[at] != *a) ++at;
+        if (at == cur->columns.size()) {
+            problems.add(number, std::string(cur->name) + ": a row for a BDF the header does not name");
+            return true;
+        }
+        cur->rows.resize(cur->columns.size());
+        cur->rows[at].assign(t.begin() + 1, t.end());
+        return true;
+    });
+    return tables;
+}
+
+// The dashboard's "| left | right |" cells.
+inline std::vector<std::string_view> bar_cells(std::string_view line) {
+    std::vector<std::string_view> out;
+    line = trim(line);
+    if (!line.starts_with('|')) return out;
+    line.remove_prefix(1);
+    while (!line.empty() && out.size() < 8) {
+        const auto bar = line.find('|');
+        out.push_back(trim(line.substr(0, bar)));
+        if (bar == std::string_view::npos) break;
+        line.remove_prefix(bar + 1);
+    }
+    if (!out.empty() && out.back().empty()) out.pop_back();
+    return out;
+}
+
+} // namespace detail::amd_smi
+
+/// Reads rocm-smi output in any of the forms it prints, telling them apart by themselves:
+/// `--json` (an object of "cardN" objects and "system"), `--csv` (a "device,…" header and
+/// "cardN" rows, or the system forms "device,Driver version / cardsystem,…" and "name,
+/// value"), and text: "GPU[n] : key: value" lines (--showproductname, --showmeminfo vram,
+/// --showuniqueid, --showid, --showbus, --showuse, …), "Driver version: …" and the concise
+/// table of `rocm-smi` with no arguments (also with the ROCm 6.3 Partitions column, and
+/// the "[Model : Revision]" layout with the name on the line below). Several flags in one
+/// run merge into one device per GPU number.
+///
+/// Mapped keys (case ignored): Card series / Device Name → name; Card model → PCI device
+/// id only where the same card also has "Subsystem ID" (releases that print that field
+/// print the device id as "Card model"; older ones print the subsystem there, which is
+/// then used only as a name for the catalogue); Device ID; GFX Version → arch; VRAM Total
+/// (Used) Memory (B) → bytes; Unique ID → uuid (as printed, "0x…"); PCI Bus; GPU use (%);
+/// Temperature (Sensor edge) (C); Average / Current Socket Graphics Package Power (W);
+/// Max Graphics Package Power (W) → power limit; system "Driver version".
+inline amd_tool_result parse_rocm_smi(std::string_view text) {
+    using namespace detail::amd_smi;
+    using detail::trim;
+    amd_tool_result r;
+    problem_sink problems{r.problems};
+    rocm_fields fs;
+    const auto first = detail::formats::first_non_blank_line(text);
+    if (first.starts_with('{')) {
+#if AI_HWACCEL_JSON
+        read_rocm_json(text, fs, problems);
+#else
+        problems.add(0, "rocm-smi JSON: this build has no JSON support (AI_HWACCEL_JSON=0)");
+#endif
+    } else if (first.starts_with("device,") || first.starts_with("system,") || first == "name, value" ||
+               first == "name,value") {
+        read_rocm_csv(text, fs, problems);
+    } else if (!first.empty()) {
+        if (!read_rocm_text(text, fs, r, problems) && r.problems.empty())
+            problems.add(0, "not rocm-smi output: " + quote_value(first));
+    }
+    build_rocm(fs, r, problems);
+    problems.finish();
+    return r;
+}
+
+/// Reads `amd-smi list` and `amd-smi static` (all or some sections): "GPU: n" blocks; CPU
+/// and other top-level blocks are skipped. Mapped: BDF, UUID (list); ASIC MARKET_NAME →
+/// name, DEVICE_ID, VENDOR_ID (checked), NUM_COMPUTE_UNITS, TARGET_GRAPHICS_VERSION → arch;
+/// BUS MAX_PCIE_WIDTH, MAX_PCIE_SPEED / PCIE_INTERFACE_VERSION → pcie_max; LIMIT
+/// SOCKET_POWER (or PPT0 SOCKET_POWER_LIMIT; MAX_POWER as a fallback) → power limit;
+/// DRIVER VERSION (the kernel version when amd-smi prints the in-kernel driver's banner);
+/// NUMA NODE; VRAM SIZE ("MB" = MiB: amd-smi divides bytes by 1024²); BOARD PRODUCT_NAME
+/// as a name for the catalogue.
+inline amd_tool_result parse_amd_smi_static(std::string_view text) {
+    using namespace detail::amd_smi;
+    using detail::trim;
+    amd_tool_result r;
+    problem_sink problems{r.problems};
+    std::vector<name_hints> hints;
+    read_amd_smi_blocks(text, r, hints, problems);
+    finish(r, &hints);
+    problems.finish();
+    return r;
+}
+
+/// Reads `amd-smi topology`: one device per BDF of the tables' header (the tool's GPU
+/// order), and one xgmi link per pair of GPUs whose LINK TYPE cell says XGMI (state from
+/// the ACCESS TABLE when present). PCIe paths and unknown bandwidths add nothing.
+inline amd_tool_result parse_amd_smi_topology(std::string_view text) {
+    using namespace detail::amd_smi;
+    using detail::trim;
+    amd_tool_result r;
+    problem_sink problems{r.problems};
+    const auto tables = read_topology_tables(text, problems);
+    const topo_table* types = nullptr;
+    const topo_table* access = nullptr;
+    for (const auto& t : tables) {
+        if (t.name == "LINK TYPE") types = &t;
+        if (t.name == "ACCESS") access = &t;
+        if (r.devices.empty())
+            for (std::size_t i = 0; i < t.columns.size() && i < max_rows; ++i) {
+                auto p = blank_gpu(static_cast<std::uint32_t>(i));
+                p.pci = t.columns[i];
+                r.devices.push_back(p);
+            }
+    }
+    if (types) {
+        auto cell = [](const topo_table& tb, std::size_t i, std::size_t j) {
+            return i < tb.rows.size() && j < tb.rows[i].size() ? tb.rows[i][j] : std::string_view{};
+        };
+        for (std::size_t i = 0; i < types->columns.size(); ++i)
+            for (std::size_t j = i + 1; j < types->columns.size(); ++j) {
+                const bool xgmi = cell(*types, i, j) == "XGMI" || cell(*types, j, i) == "XGMI";
+                if (!xgmi) continue;
+                interconnect l;
+                l.kind = interconnect_kind::xgmi;
+                l.scope = link_scope::intra_node;
+                l.name = std::string("XGMI ") + types->columns[i].text().data() + " - " + types->columns[j].text().data();
+                if (access && access->columns == types->columns) l.state = std::string(cell(*access, i, j));
+                l.devices = {static_cast<std::uint32_t>(i), static_cast<std::uint32_t>(j)};
+                if (r.links.size() < max_rows) r.links.push_back(std::move(l));
+            }
+    } else if (!text.empty() && !tables.empty()) {
+        problems.add(0, "no LINK TYPE TABLE: link types unknown");
+    }
+    if (tables.empty() && !detail::formats::first_non_blank_line(text).empty())
+        problems.add(0, "no topology table found");
+    finish(r);
+    problems.finish();
+    return r;
+}
+
+/// Reads `amd-smi xgmi`: one device per "GPUn  BDF" row of the LINK METRIC TABLE and the
+/// XGMI LINK STATUS table. When two or more GPUs report the link type XGMI they form one
+/// xgmi link (a hive), bandwidth unknown: the bit_rate/max_bandwidth columns are left
+/// unread, since GPUs without XGMI print placeholders there (65535, 4294967295).
+inline amd_tool_result parse_amd_smi_xgmi(std::string_view text) {
+    using namespace detail::amd_smi;
+    using detail::trim;
+    amd_tool_result r;
+    problem_sink problems{r.problems};
+    std::vector<std::uint32_t> xgmi_gpus;
+    std::string_view table;
+    std::size_t number = 0;
+    bool seen_table = false;
+    detail::formats::each_line(text, [&](std::string_view raw) {
+        ++number;
+        const std::string_view line = trim(raw);
+        if (line.empty()) return true;
+        if (line.ends_with(":") && line.find(' ') != std::string_view::npos && line == raw) {
+            table = line;
+            seen_table = true;
+            return true;
+        }
+        if (table != "LINK METRIC TABLE:" && table != "XGMI LINK STATUS:" && table != "GPU LINK PORT STATUS:")
+            return true;
+        const auto t = tokens(line, 8);
+        if (t.size() < 2 || !t[0].starts_with("GPU")) return true; // headers, Read/Write rows
+        const auto idx = index_after(t[0], "GPU");
+        const auto a = parse_pci_address(t[1]);
+        if (!idx || !a) {
+            problems.add(number, "not a GPU row: " + quote_value(line));
+            return true;
+        }
+        accelerator_profile* p = device_for(r, *idx);
+        if (!p) return false;
+        p->pci = *a;
+        if (table == "LINK METRIC TABLE:") {
+            // The link type follows the two bandwidth columns, possibly run together with
+            // them ("…Gb/sXGMI"); only its presence is read.
+            const auto rest = line.substr(static_cast<std::size_t>(t[1].data() + t[1].size() - line.data()));
+            const auto at = rest.find("XGMI");
+            if (at != std::string_view::npos && (at == 0 || rest[at - 1] == ' ' || rest[at - 1] == 's'))
+                xgmi_gpus.push_back(*idx);
+        }
+        return true;
+    });
+    if (!seen_table && !detail::formats::first_non_blank_line(text).empty())
+        problems.add(0, "no amd-smi xgmi table found");
+    if (xgmi_gpus.size() >= 2) {
+        interconnect l;
+        l.kind = interconnect_kind::xgmi;
+        l.scope = link_scope::intra_node;
+        l.name = "XGMI";
+        l.devices = xgmi_gpus;
+        r.links.push_back(std::move(l));
+    }
+    finish(r);
+    problems.finish();
+    return r;
+}
+
+/// Reads the dashboard `amd-smi` prints without arguments: the driver version from the
+/// header ("amdgpu version: …", unknown when it is a cut kernel banner), and per GPU its
+/// BDF and name, GPU number, GFX utilization, temperature, power draw/limit ("280/327 W")
+/// and memory used/total ("7608/24560 MB", MiB as amd-smi counts).
+inline amd_tool_result parse_amd_smi_dashboard(std::string_view text) {
+    using namespace detail::amd_smi;
+    using detail::trim;
+    amd_tool_result r;
+    problem_sink problems{r.problems};
+    enum class at { header, gpus, done } where = at::header;
+    std::optional<pci_address> pending_bdf;
+    std::string pending_name;
+    std::string_view pending_right;
+    std::size_t pending_line = 0;
+    bool any = false;
+    std::size_t number = 0;
+    auto fraction = [](std::string_view v) -> std::optional<std::pair<std::string_view, std::string_view>> {
+        const auto slash = v.find('/');
+        if (slash == std::string_view::npos) return std::nullopt;
+        return std::pair{v.substr(0, slash), v.substr(slash + 1)};
+    };
+    detail::formats::each_line(text, [&](std::string_view raw) {
+        ++number;
+        const std::string_view line = trim(raw);
+        if (line.empty() || where == at::done) return true;
+        if (line.starts_with("+") && where == at::gpus) {
+            where = at::done;
+            return true;
+        }
+        const auto cells = bar_cells(line);
+        if (cells.empty()) return true;
+        if (where == at::header) {
+            any = any || cells[0].starts_with("AMD-SMI");
+            for (auto cell : cells) {
+                const auto k = cell.find("amdgpu version:") != std::string_view::npos ? cell.find("amdgpu version:")
+                                                                                      : cell.find("amdgpu Version:");
+                if (k == std::string_view::npos) continue;
+                const auto t = tokens(cell.substr(k + 15), 1);
+                if (!t.empty() && starts_with_digit(t[0]) && !is_unavailable(t[0])) {
+                    bool changed = false;
+                    r.driver_version = printable(t[0].substr(0, 31), changed);
+                }
+            }
+            if (cells[0].starts_with("==")) where = at::gpus;
+            return true;
+        }
+        if (cells.size() != 2 || cells[0].starts_with("--") || cells[0].starts_with("==")) return true;
+        const auto left = tokens(cells[0], 64);
+        if (left.empty()) return true;
+        if (const auto a = parse_pci_address(left[0])) { // first line of a GPU
+            pending_bdf = *a;
+            pending_name = std::string(trim(cells[0].substr(left[0].size())));
+            pending_right = cells[1];
+            pending_line = number;
+            return true;
+        }
+        const auto idx = parse_uint(left[0]);
+        if (!pending_bdf || !idx || *idx > 0xffff) {
+            problems.add(number, "GPU row not understood: " + quote_value(line));
+            pending_bdf.reset();
+            return true;
+        }
+        accelerator_profile* p = device_for(r, static_cast<std::uint32_t>(*idx));
+        if (!p) return false;
+        p->pci = *pending_bdf;
+        auto report = [&](std::size_t ln, std::string msg) {
+            if (!msg.empty()) problems.add(ln, std::move(msg));
+        };
+        if (!is_unavailable(pending_name)) report(pending_line, assign_text(p->name, pending_name, "GPU-Name"));
+        // First right cell: "Mem-Uti Temp UEC Power-Usage": "29 %  93 °C  0  280/327 W".
+        const auto r1 = tokens(pending_right, 16);
+        for (std::size_t i = 0; i + 1 < r1.size(); ++i) {
+            if (r1[i + 1] == "\xC2\xB0" "C" && starts_with_digit(r1[i]))
+                report(pending_line, read_real(r1[i], 500, p->temperature_c, "Temp"));
+            if (r1[i + 1] == "W")
+                if (const auto f = fraction(r1[i])) {
+                    if (!is_unavailable(f->first)) report(pending_line, read_real(f->first, 100'000, p->power_draw_watts, "Power-Usage"));
+                    if (!is_unavailable(f->second)) report(pending_line, read_real(f->second, 100'000, p->power_limit_watts, "Power-Usage"));
+                }
+        }
+        // Second: "GFX-Uti Fan Mem-Usage": "100 %  51.76  7608/24560 MB".
+        const auto r2 = tokens(cells[1], 16);
+        if (r2.size() >= 2 && r2[1] == "%" && starts_with_digit(r2[0]))
+            report(number, read_real(r2[0], 100, p->utilization_percent, "GFX-Uti"));
+        if (r2.size() >= 2 && r2.back() == "MB")
+            if (const auto f = fraction(r2[r2.size() - 2])) {
+                if (!is_unavailable(f->first)) report(number, read_bytes(f->first, 1024 * 1024, p->memory_used_bytes, "Mem-Usage"));
+                if (!is_unavailable(f->second)) report(number, read_bytes(f->second, 1024 * 1024, p->memory_bytes, "Mem-Usage"));
+            }
+        pending_bdf.reset();
+        return true;
+    });
+    if (!any && !detail::formats::first_non_blank_line(text).empty()) problems.add(0, "not the amd-smi dashboard");
+    finish(r);
+    problems.finish();
+    return r;
+}
+
+namespace detail::formats {
+
+namespace amd_sniff {
+// True when some line (first `limit` lines) satisfies `f`.
+template <class F>
+constexpr bool any_line(std::string_view t, std::size_t limit, F&& f) noexcept {
+    bool found = false;
+    std::size_t n = 0;
+    each_line(t, [&](std::string_view line) {
+        if (f(line)) found = true;
+        return !found && ++n < limit;
+    });
+    return found;
+}
+constexpr bool is_gpu_kv_line(std::string_view line) noexcept {
+    // "GPU[0]\t\t: …" / "GPU[0]          : …"
+    if (!line.starts_with("GPU[")) return false;
+    const auto close = line.find(']');
+    if (close == std::string_view::npos || close == 4) return false;
+    for (std::size_t i = 4; i < close; ++i)
+        if (line[i] < '0' || line[i] > '9') return false;
+    return trim(line.substr(close + 1)).starts_with(':');
+}
+constexpr bool is_block_start(std::string_view line, std::string_view what) noexcept {
+    if (!line.starts_with(what) || !line.substr(what.size()).starts_with(": ")) return false;
+    const auto n = line.substr(what.size() + 2);
+    if (n.empty()) return false;
+    for (char c : n)
+        if (c < '0' || c > '9') return false;
+    return true;
+}
+} // namespace amd_sniff
+
+inline void amd_result_to_capture(amd_tool_result&& r, capture_parse& out, std::string_view what) {
+    detail::parsing::problems_to_warnings(r.problems, backend_id::rocm, out.format, out.warnings);
+    if (r.devices.empty() && r.problems.empty() && r.driver_version.empty()) nothing_found(out, what);
+    out.devices = std::move(r.devices);
+    if (!r.links.empty()) {
+        out.system.emplace();
+        out.system->interconnects = std::move(r.links);
+    }
+}
+
+// rocm-smi text: banners, "GPU[n] : …" lines, the concise table ----------------------------
+inline int sniff_rocm_smi(std::string_view t) noexcept {
+    const auto first = first_non_blank_line(t);
+    if (first.starts_with("===") && first.find("ROCm System Management Interface") != std::string_view::npos) return 90;
+    return amd_sniff::is_gpu_kv_line(first) ? 90 : 0;
+}
+inline void parse_rocm_smi_capture(std::string_view t, capture_parse& out) {
+    amd_result_to_capture(parse_rocm_smi(t), out, "GPU lines");
+}
+
+// rocm-smi --csv ----------------------------------------------------------------------------
+inline int sniff_rocm_smi_csv(std::string_view t) noexcept {
+    const auto first = first_non_blank_line(t);
+    if (first == "name, value") return t.find("\"Driver version\"") != std::string_view::npos ? 90 : 0;
+    if (!first.starts_with("device,")) return 0;
+    // the second line names a card: "card0,…" or the system row "cardsystem,…"
+    std::string_view second;
+    bool past_first = false;
+    each_line(t, [&](std::string_view line) {
+        if (trim(line).empty()) return true;
+        if (!past_first) {
+            past_first = true;
+            return true;
+        }
+        second = line;
+        return false;
+    });
+    return second.starts_with("card") && second.find(',') != std::string_view::npos ? 90 : 0;
+}
+inline void parse_rocm_smi_csv_capture(std::string_view t, capture_parse& out) {
+    amd_result_to_capture(parse_rocm_smi(t), out, "card rows");
+}
+
+// rocm-smi --json ---------------------------------------------------------------------------
+inline int sniff_rocm_smi_json(std::string_view t) noexcept {
+    const auto first = first_non_blank_line(t);
+    if (!first.starts_with('{')) return 0;
+    std::string_view rest = trim(t.substr(static_cast<std::size_t>(first.data() - t.data()) + 1));
+    if (!rest.starts_with("\"card") && !rest.starts_with("\"system\"")) return 0;
+    rest.remove_prefix(1);
+    if (rest.starts_with("card")) {
+        std::size_t i = 4;
+        while (i < rest.size() && rest[i] >= '0' && rest[i] <= '9') ++i;
+        if (i == 4 || i >= rest.size() || rest[i] != '"') return 0;
+    }
+    return 90;
+}
+inline void parse_rocm_smi_json_capture(std::string_view t, capture_parse& out) {
+    amd_result_to_capture(parse_rocm_smi(t), out, "cards");
+}
+
+// amd-smi list / static ---------------------------------------------------------------------
+inline int sniff_amd_smi_static(std::string_view t) noexcept {
+    const auto first = first_non_blank_line(t);
+    if (!amd_sniff::is_block_start(first, "GPU") && !amd_sniff::is_block_start(first, "CPU")) return 0;
+    const bool ours = amd_sniff::any_line(t, 64, [](std::string_view line) {
+        const auto l = trim(line);
+        return l.starts_with("BDF: ") || l == "ASIC:" || l == "DRIVER:" || l == "SMU:" || l == "BUS:";
+    });
+    return ours ? 90 : 0;
+}
+inline void parse_amd_smi_static_capture(std::string_view t, capture_parse& out) {
+    amd_result_to_capture(parse_amd_smi_static(t), out, "GPU blocks");
+}
+
+// amd-smi topology --------------------------------------------------------------------------
+inline int sniff_amd_smi_topology(std::string_view t) noexcept {
+    const auto first = first_non_blank_line(t);
+    if (first != "ACCESS TABLE:" && first != "WEIGHT TABLE:" && first != "LINK TYPE TABLE:") return 0;
+    return amd_sniff::any_line(t, 1024, [](std::string_view l) { return trim(l) == "LINK TYPE TABLE:"; }) ? 90 : 0;
+}
+inline void parse_amd_smi_topology_capture(std::string_view t, capture_parse& out) {
+    amd_result_to_capture(parse_amd_smi_topology(t), out, "GPUs");
+}
+
+// amd-smi xgmi ------------------------------------------------------------------------------
+inline int sniff_amd_smi_xgmi(std::string_view t) noexcept {
+    const auto first = first_non_blank_line(t);
+    if (first != "LINK METRIC TABLE:" && first != "XGMI LINK STATUS:") return 0;
+    return 90;
+}
+inline void parse_amd_smi_xgmi_capture(std::string_view t, capture_parse& out) {
+    amd_result_to_capture(parse_amd_smi_xgmi(t), out, "GPU rows");
+}
+
+// amd-smi (dashboard) -----------------------------------------------------------------------
+inline int sniff_amd_smi_dashboard(std::string_view t) noexcept {
+    const auto first = first_non_blank_line(t);
+    if (!first.starts_with("+---")) return 0;
+    return amd_sniff::any_line(t, 4, [](std::string_view l) { return trim(l).starts_with("| AMD-SMI "); }) ? 90 : 0;
+}
+inline void parse_amd_smi_dashboard_capture(std::string_view t, capture_parse& out) {
+    amd_result_to_capture(parse_amd_smi_dashboard(t), out, "GPU rows");
+}
+
+} // namespace detail::formats
+
+AI_HWACCEL_NAMESPACE_END
+
+#endif // AI_HWACCEL_BACKEND_ROCM
+// ---- end ai_hwaccel/detect/amd_smi.hpp
 // #include "ai_hwaccel/detect/capture.hpp"
 // #include "ai_hwaccel/detect/probe.hpp"
 // ---- begin ai_hwaccel/detect/probe.hpp
@@ -7384,6 +8805,2031 @@ std::optional<std::string> run_reporting(const S& sys, tool_request request, std
 
 AI_HWACCEL_NAMESPACE_END
 // ---- end ai_hwaccel/detect/probe.hpp
+// #include "ai_hwaccel/detect/sysfs.hpp"
+// #include "ai_hwaccel/detect/system.hpp"
+// #include "ai_hwaccel/detect/topology.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+AI_HWACCEL_NAMESPACE_BEGIN
+
+/// The problems of the AMD parsers are the shared kind (detect/capture.hpp).
+using amd_parse_problem = parse_problem;
+
+// ---------------------------------------------------------------------------------------
+// KFD topology nodes
+
+/// One node of /sys/class/kfd/kfd/topology/nodes/<N>/properties ("key value" lines, as
+/// amdkfd's kfd_topology.c prints them). Every field is unknown until its line is read.
+/// CPU nodes have simd_count 0; GPU nodes have simd_count > 0.
+struct kfd_node_properties {
+    std::optional<std::uint64_t> cpu_cores_count;
+    std::optional<std::uint64_t> simd_count;
+    std::optional<std::uint64_t> simd_per_cu;
+    std::optional<std::uint64_t> array_count;
+    std::optional<std::uint64_t> cu_per_simd_array;
+    std::optional<std::uint64_t> wave_front_size;
+    /// major * 10000 + minor * 100 + stepping ("gfx90a" is 90010).
+    std::optional<std::uint64_t> gfx_target_version;
+    std::optional<std::uint64_t> vendor_id; ///< PCI vendor, decimal (4098 = 0x1002)
+    std::optional<std::uint64_t> device_id; ///< PCI device, decimal
+    /// The kernel's pci_dev_id(): bus << 8 | device << 3 | function. On a GPU split into
+    /// compute partitions, recent kernels put the partition number in bits 31..28.
+    std::optional<std::uint64_t> location_id;
+    std::optional<std::uint64_t> domain; ///< PCI domain
+    std::optional<std::int64_t> drm_render_minor;
+    std::optional<std::uint64_t> hive_id; ///< XGMI hive, 0 when none
+    std::optional<std::uint64_t> unique_id;
+    std::optional<std::uint64_t> num_xcc;
+    std::optional<std::uint64_t> num_sdma_engines;
+    std::optional<std::uint64_t> num_sdma_xgmi_engines;
+    std::optional<std::uint64_t> max_engine_clk_fcompute; ///< MHz
+    std::optional<std::uint64_t> local_mem_size;          ///< bytes; 0 on kernels that hide it
+
+    bool is_gpu() const noexcept { return simd_count.value_or(0) > 0; }
+    /// simd_count / simd_per_cu; nullopt when either is unknown or simd_per_cu is 0.
+    std::optional<std::uint32_t> compute_units() const noexcept {
+        if (!simd_count || !simd_per_cu || *simd_per_cu == 0) return std::nullopt;
+        const auto cu = *simd_count / *simd_per_cu;
+        if (cu > UINT32_MAX) return std::nullopt;
+        return static_cast<std::uint32_t>(cu);
+    }
+    /// The PCI function, from domain and location_id (partition bits dropped).
+    std::optional<pci_address> pci() const noexcept {
+        if (!location_id || !domain || *domain > UINT32_MAX) return std::nullopt;
+        const auto bdf = *location_id & 0xffffu;
+        return pci_address{static_cast<std::uint32_t>(*domain), static_cast<std::uint8_t>(bdf >> 8),
+                           static_cast<std::uint8_t>((bdf >> 3) & 0x1fu), static_cast<std::uint8_t>(bdf & 0x7u)};
+    }
+    friend bool operator==(const kfd_node_properties&, const kfd_node_properties&) = default;
+};
+
+/// What `parse_kfd_node_properties` read: the node, and for a GPU node its profile.
+struct kfd_node_result {
+    kfd_node_properties node;
+    std::vector<accelerator_profile> devices; ///< one for a GPU node, none for a CPU node
+    std::vector<amd_parse_problem> problems;
+};
+
+namespace detail::amd {
+
+using detail::parsing::max_problems;
+using detail::parsing::max_rows;
+using detail::parsing::printable;
+using detail::parsing::problem_sink;
+using detail::parsing::quote_value;
+
+inline constexpr std::uint32_t pci_vendor_amd = 0x1002;
+
+/// gfx_target_version → "gfx906": major in decimal, minor and stepping one hex digit
+/// each (90010 → "gfx90a", 110501 → "gfx1151"). "" for 0 and for values no gfx name has.
+inline std::string gfx_target_name(std::uint64_t v) {
+    const auto major = v / 10000, minor = (v / 100) % 100, stepping = v % 100;
+    if (major == 0 || major > 99 || minor > 15 || stepping > 15) return {};
+    constexpr char hex[] = "0123456789abcdef";
+    std::string s = "gfx" + std::to_string(major);
+    s += hex[minor];
+    s += hex[stepping];
+    return s;
+}
+
+// The catalogue row for an AMD GPU: by PCI id when that names one row; among several rows
+// sharing the id, the one whose compute-unit count matches the device's; else by name.
+inline void match_catalogue(accelerator_profile& p) {
+    const device_spec* spec = nullptr;
+    const auto by_id = find_devices_by_pci(pci_vendor_amd, p.pci_device_id);
+    if (by_id.size() == 1) spec = by_id[0];
+    if (!spec && !p.name.empty()) spec = find_device(p.name);
+    if (!spec && by_id.size() > 1 && p.compute_units) {
+        const device_spec* only = nullptr;
+        std::size_t n = 0;
+        for (const device_spec* s : by_id)
+            if (s->compute_units == *p.compute_units) {
+                only = s;
+                ++n;
+            }
+        if (n == 1) spec = only;
+    }
+    if (spec && spec->kind == device_kind::rocm_gpu) p.apply_spec(*spec);
+}
+
+inline accelerator_profile blank_gpu(std::uint32_t index) {
+    accelerator_profile p;
+    p.kind = device_kind::rocm_gpu;
+    p.maker = vendor::amd;
+    p.index = index;
+    return p;
+}
+
+inline bool set_text(auto& field, std::string_view v) {
+    bool changed = false;
+    const bool fits = field.assign(printable(v, changed));
+    return fits && !changed;
+}
+
+} // namespace detail::amd
+
+/// Reads one KFD topology node's `properties` file. Unknown keys are skipped (the kernel
+/// adds keys over time); a known key whose value is not a whole number is a problem. A
+/// GPU node (simd_count > 0) also yields a profile: gfx target, compute units, PCI
+/// address and id, values origin::sysfs, completed from the catalogue.
+inline kfd_node_result parse_kfd_node_properties(std::string_view text) {
+    using namespace detail::amd;
+    kfd_node_result r;
+    problem_sink problems{r.problems};
+    auto& n = r.node;
+    struct key_slot {
+        std::string_view key;
+        std::optional<std::uint64_t> kfd_node_properties::*field;
+    };
+    static constexpr key_slot slots[] = {
+        {"cpu_cores_count", &kfd_node_properties::cpu_cores_count},
+        {"simd_count", &kfd_node_properties::simd_count},
+        {"simd_per_cu", &kfd_node_properties::simd_per_cu},
+        {"array_count", &kfd_node_properties::array_count},
+        {"cu_per_simd_array", &kfd_node_properties::cu_per_simd_array},
+        {"wave_front_size", &kfd_node_properties::wave_front_size},
+        {"gfx_target_version", &kfd_node_properties::gfx_target_version},
+        {"vendor_id", &kfd_node_properties::vendor_id},
+        {"device_id", &kfd_node_properties::device_id},
+        {"location_id", &kfd_node_properties::location_id},
+        {"domain", &kfd_node_properties::domain},
+        {"hive_id", &kfd_node_properties::hive_id},
+        {"unique_id", &kfd_node_properties::unique_id},
+        {"num_xcc", &kfd_node_properties::num_xcc},
+        {"num_sdma_engines", &kfd_node_properties::num_sdma_engines},
+        {"num_sdma_xgmi_engines", &kfd_node_properties::num_sdma_xgmi_engines},
+        {"max_engine_clk_fcompute", &kfd_node_properties::max_engine_clk_fcompute},
+        {"local_mem_size", &kfd_node_properties::local_mem_size},
+    };
+    std::size_t number = 0, lines = 0;
+    detail::formats::each_line(text, [&](std::string_view raw) {
+        ++number;
+        const auto line = detail::trim(raw);
+        if (line.empty()) return true;
+        if (++lines > 4 * max_rows) {
+            problems.add(number, "more lines than a properties file has; the rest ignored");
+            return false;
+        }
+        const auto sp = line.find_first_of(" \t");
+        if (sp == std::string_view::npos) {
+            problems.add(number, "not a \"key value\" line: " + quote_value(line));
+            return true;
+        }
+        const auto key = line.substr(0, sp);
+        const auto value = detail::trim(line.substr(sp));
+        if (key == "drm_render_minor") {
+            if (const auto v = detail::parse_i64(value)) n.drm_render_minor = *v;
+            else problems.add(number, "drm_render_minor: cannot read " + quote_value(value));
+            return true;
+        }
+        for (const auto& s : slots) {
+            if (s.key != key) continue;
+            if (const auto v = detail::parse_u64(value)) n.*(s.field) = *v;
+            else problems.add(number, std::string(key) + ": cannot read " + quote_value(value));
+            return true;
+        }
+        return true;
+    });
+    if (n.is_gpu()) {
+        accelerator_profile p = blank_gpu(0);
+        if (n.vendor_id && *n.vendor_id != pci_vendor_amd)
+            problems.add(0, "vendor_id " + std::to_string(*n.vendor_id) + " is not AMD's (4098)");
+        if (n.device_id) {
+            if (*n.device_id <= 0xffff) p.pci_device_id = static_cast<std::uint16_t>(*n.device_id);
+            else problems.add(0, "device_id " + std::to_string(*n.device_id) + " is wider than a PCI id");
+        }
+        if (n.gfx_target_version) {
+            const auto name = gfx_target_name(*n.gfx_target_version);
+            if (name.empty())
+                problems.add(0, "gfx_target_version " + std::to_string(*n.gfx_target_version) +
+                                    " does not spell a gfx target");
+            else
+                p.arch.assign(name);
+        }
+        if (const auto cu = n.compute_units()) p.compute_units = {*cu, origin::sysfs};
+        if (n.location_id && *n.location_id > UINT32_MAX)
+            problems.add(0, "location_id " + std::to_string(*n.location_id) + " is wider than 32 bits");
+        else if (const auto a = n.pci())
+            p.pci = *a;
+        match_catalogue(p);
+        r.devices.push_back(p);
+    }
+    problems.finish();
+    return r;
+}
+
+// ---------------------------------------------------------------------------------------
+// pp_dpm_* level tables and mem_info_* files
+
+/// One level of a pp_dpm_* table ("1: 16.0GT/s, x8 1143Mhz *").
+struct dpm_level {
+    std::string label;          ///< "0", "1", … ("S" is the deep-sleep level of some GPUs)
+    std::uint32_t mhz = 0;      ///< 0 when the level prints no clock
+    pcie_link link;             ///< pp_dpm_pcie only; zeros elsewhere
+    bool active = false;        ///< marked with '*'
+    friend bool operator==(const dpm_level&, const dpm_level&) = default;
+};
+
+/// What `parse_pp_dpm_levels` read.
+struct dpm_levels_result {
+    std::vector<dpm_level> levels;
+    std::optional<std::size_t> active; ///< index into `levels` of the '*' level
+    std::uint32_t max_mhz = 0;         ///< the highest clock of any level, 0 when none
+    pcie_link max_link;                ///< the highest generation and width of any level
+    std::vector<amd_parse_problem> problems;
+};
+
+/// Reads pp_dpm_sclk / pp_dpm_mclk / pp_dpm_fclk / pp_dpm_socclk / pp_dpm_pcie:
+/// "<label>: [<rate>GT/s, x<width>] [<clock>Mhz] [*]" per line.
+inline dpm_levels_result parse_pp_dpm_levels(std::string_view text) {
+    using namespace detail::amd;
+    dpm_levels_result r;
+    problem_sink problems{r.problems};
+    std::size_t number = 0;
+    detail::formats::each_line(text, [&](std::string_view raw) {
+        ++number;
+        std::string_view line = detail::trim(raw);
+        if (line.empty()) return true;
+        if (r.levels.size() >= 64) {
+            problems.add(number, "more levels than any GPU has; the rest ignored");
+            return false;
+        }
+        const auto colon = line.find(':');
+        const auto label = colon == std::string_view::npos ? std::string_view{} : detail::trim(line.substr(0, colon));
+        const bool label_ok = !label.empty() && label.size() <= 3 &&
+                              (label == "S" || detail::parse_u64(label).has_value());
+        if (!label_ok) {
+            problems.add(number, "not a level line: " + quote_value(line));
+            return true;
+        }
+        dpm_level level;
+        level.label = std::string(label);
+        std::string_view rest = detail::trim(line.substr(colon + 1));
+        if (!rest.empty() && rest.back() == '*') {
+            level.active = true;
+            rest = detail::trim(rest.substr(0, rest.size() - 1));
+        }
+        bool ok = !rest.empty();
+        while (ok && !rest.empty()) {
+            const auto sp = rest.find(' ');
+            std::string_view tok = rest.substr(0, sp);
+            rest = sp == std::string_view::npos ? std::string_view{} : detail::trim(rest.substr(sp));
+            if (!tok.empty() && tok.back() == ',') tok.remove_suffix(1);
+            if (tok.size() > 3 && detail::iequals(tok.substr(tok.size() - 3), "mhz")) {
+                const auto v = detail::parse_u64(tok.substr(0, tok.size() - 3));
+                if (!v || *v > 1'000'000) ok = false;
+                else level.mhz = static_cast<std::uint32_t>(*v);
+            } else if (tok.ends_with("GT/s")) {
+                level.link.generation = parse_pcie_link_speed(tok);
+                ok = level.link.generation != 0;
+            } else if (tok.size() > 1 && (tok.front() == 'x' || tok.front() == 'X')) {
+                level.link.width = parse_pcie_link_width(tok);
+                ok = level.link.width != 0;
+            } else {
+                ok = false;
+            }
+        }
+        if (!ok) {
+            problems.add(number, "level not understood: " + quote_value(line));
+            return true;
+        }
+        if (level.active) {
+            if (r.active) problems.add(number, "a second level marked active");
+            else r.active = r.levels.size();
+        }
+        r.max_mhz = std::max(r.max_mhz, level.mhz);
+        r.max_link.generation = std::max(r.max_link.generation, level.link.generation);
+        r.max_link.width = std::max(r.max_link.width, level.link.width);
+        r.levels.push_back(std::move(level));
+        return true;
+    });
+    problems.finish();
+    return r;
+}
+
+/// One amdgpu mem_info_* file (mem_info_vram_total, _vram_used, _vis_vram_total,
+/// _gtt_total, _gtt_used): a whole number of bytes. nullopt for anything else.
+constexpr std::optional<std::uint64_t> parse_amdgpu_mem_info(std::string_view text) noexcept {
+    return detail::parse_u64(detail::trim(text));
+}
+
+// ---------------------------------------------------------------------------------------
+// Shell transcripts of sysfs files
+
+/// One file's content as a transcript shows it.
+struct sysfs_transcript_file {
+    std::string path;  ///< as written in the transcript ("/sys/class/drm/card1/device/mem_info_gtt_total")
+    std::string value; ///< its lines, blank lines dropped, joined by '\n'
+    std::size_t line = 0;
+    friend bool operator==(const sysfs_transcript_file&, const sysfs_transcript_file&) = default;
+};
+
+struct sysfs_transcript_result {
+    std::vector<sysfs_transcript_file> files;
+    std::vector<amd_parse_problem> problems;
+};
+
+namespace detail::amd {
+// "[root@host:~]# cat /sys/…", "$ cat /sys/…", "> tail -v …": the command after the
+// prompt, or nullopt when the line is not a prompt line.
+constexpr std::optional<std::string_view> prompt_command(std::string_view line) noexcept {
+    line = trim(line);
+    if (line.starts_with("cat ")) return line;
+    for (std::string_view mark : {"]# ", "]$ ", "$ ", "# ", "> "}) {
+        const auto at = line.find(mark);
+        if (at == std::string_view::npos) continue;
+        if (mark.size() == 2 && at != 0) continue; // bare prompts only at the start of the line
+        return trim(line.substr(at + mark.size()));
+    }
+    return std::nullopt;
+}
+} // namespace detail::amd
+
+/// Reads what people paste when they show sysfs files: `cat <file>` after a shell prompt
+/// followed by its output, `tail -v`/`head -v` blocks ("==> <file> <=="), and
+/// `grep . <files>` lines ("<file>:<value>"). Only commands naming one file are kept;
+/// a prompt whose command is anything else ends the previous file.
+inline sysfs_transcript_result parse_sysfs_transcript(std::string_view text) {
+    using namespace detail::amd;
+    sysfs_transcript_result r;
+    problem_sink problems{r.problems};
+    std::optional<sysfs_transcript_file> current;
+    auto flush = [&] {
+        if (current && !current->value.empty()) r.files.push_back(std::move(*current));
+        else if (current) problems.add(current->line, "no output shown for " + quote_value(current->path));
+        current.reset();
+    };
+    std::size_t number = 0;
+    detail::formats::each_line(text, [&](std::string_view raw) {
+        ++number;
+        const auto line = detail::trim(raw);
+        if (r.files.size() >= max_rows) {
+            problems.add(number, "more files than a transcript shows; the rest ignored");
+            return false;
+        }
+        if (line.empty()) return true;
+        if (line.starts_with("==> ") && line.ends_with(" <==") && line.size() > 8) {
+            flush();
+            current = sysfs_transcript_file{std::string(detail::trim(line.substr(4, line.size() - 8))), {}, number};
+            return true;
+        }
+        if (const auto cmd = prompt_command(line)) {
+            flush();
+            if (cmd->starts_with("cat ")) {
+                const auto arg = detail::trim(cmd->substr(4));
+                if (arg.starts_with("/") && arg.find(' ') == std::string_view::npos)
+                    current = sysfs_transcript_file{std::string(arg), {}, number};
+            }
+            return true;
+        }
+        if (line.starts_with("/sys/")) {
+            // grep output: "<path>:<value>". Folder names may hold ':' (PCI addresses);
+            // the separator is the first ':' not followed by a folder name, that is not
+            // followed by a '/' before any blank.
+            auto colon = line.find(':');
+            while (colon != std::string_view::npos) {
+                const auto rest = line.substr(colon + 1);
+                const auto slash = rest.find('/');
+                if (slash == std::string_view::npos || rest.substr(0, slash).find_first_of(" \t") != std::string_view::npos)
+                    break;
+                colon = line.find(':', colon + 1);
+            }
+            if (colon != std::string_view::npos) {
+                flush();
+                r.files.push_back({std::string(line.substr(0, colon)), std::string(detail::trim(line.substr(colon + 1))),
+                                   number});
+                return true;
+            }
+        }
+        if (!current) {
+            problems.add(number, "output outside any file: " + quote_value(line));
+            return true;
+        }
+        bool changed = false;
+        if (!current->value.empty()) current->value += '\n';
+        current->value += printable(line.substr(0, 4096), changed);
+        return true;
+    });
+    flush();
+    problems.finish();
+    return r;
+}
+
+namespace detail::amd {
+// Folds one amdgpu/PCI device file into a profile; returns a problem message or "".
+inline std::string apply_device_file(std::string_view name, std::string_view value, accelerator_profile& p) {
+    auto bytes = [&](sourced<std::uint64_t>& field) -> std::string {
+        const auto v = parse_amdgpu_mem_info(value);
+        if (!v) return std::string(name) + ": not a number of bytes: " + quote_value(value);
+        field = {*v, origin::sysfs};
+        return {};
+    };
+    auto link_part = [&](sourced<pcie_link>& field, bool speed) -> std::string {
+        pcie_link l = field.value;
+        const auto v = speed ? parse_pcie_link_speed(value) : parse_pcie_link_width(value);
+        if (v == 0) return std::string(name) + ": not understood: " + quote_value(value);
+        (speed ? l.generation : l.width) = v;
+        field = {l, origin::sysfs};
+        return {};
+    };
+    if (name == "mem_info_vram_total") return bytes(p.memory_bytes);
+    if (name == "mem_info_vram_used") return bytes(p.memory_used_bytes);
+    if (name == "current_link_speed") return link_part(p.pcie_current, true);
+    if (name == "current_link_width") return link_part(p.pcie_current, false);
+    if (name == "max_link_speed") return link_part(p.pcie_max, true);
+    if (name == "max_link_width") return link_part(p.pcie_max, false);
+    if (name == "numa_node") {
+        const auto v = detail::parse_i64(detail::trim(value));
+        if (!v || *v < -1 || *v >= (1 << 16)) return "numa_node: not a node: " + quote_value(value);
+        if (*v >= 0) p.numa_node = {static_cast<std::int32_t>(*v), origin::sysfs};
+        return {};
+    }
+    if (name == "pp_dpm_pcie") {
+        const auto levels = parse_pp_dpm_levels(value);
+        if (!levels.problems.empty()) return "pp_dpm_pcie: " + levels.problems.front().message;
+        if (levels.active && levels.levels[*levels.active].link.known())
+            p.pcie_current = {levels.levels[*levels.active].link, origin::sysfs};
+        return {};
+    }
+    if (name == "mem_info_gtt_total" || name == "mem_info_vis_vram_total" || name == "mem_info_gtt_used") {
+        if (!parse_amdgpu_mem_info(value)) return std::string(name) + ": not a number of bytes: " + quote_value(value);
+        return {};
+    }
+    return {};
+}
+
+// "/sys/class/drm/card1/device/mem_info_gtt_total" → the device folder and the file.
+inline std::pair<std::string_view, std::string_view> split_path(std::string_view path) noexcept {
+    const auto slash = path.rfind('/');
+    if (slash == std::string_view::npos) return {std::string_view{}, path};
+    return {path.substr(0, slash), path.substr(slash + 1)};
+}
+} // namespace detail::amd
+
+// ---------------------------------------------------------------------------------------
+// rocminfo
+
+/// What rocminfo says of a GPU agent beyond the profile.
+struct rocminfo_gpu {
+    std::uint32_t node = 0;           ///< "Node:", the KFD topology node
+    std::optional<std::uint32_t> bdfid; ///< "BDFID:", bus << 8 | device << 3 | function (no domain)
+    std::uint32_t max_clock_mhz = 0;  ///< "Max Clock Freq. (MHz):", 0 when not shown
+    friend bool operator==(const rocminfo_gpu&, const rocminfo_gpu&) = default;
+};
+
+/// What `parse_rocminfo` read.
+struct rocminfo_result {
+    std::vector<accelerator_profile> devices; ///< GPU agents in order; CPU agents skipped
+    std::vector<rocminfo_gpu> gpus;           ///< in the order of `devices`
+    std::vector<amd_parse_problem> problems;
+};
+
+namespace detail::amd {
+// "29877(0x74b5)" → 29877; "25149440(0x17fc000) KB" → 25149440 with unit "KB".
+inline std::optional<std::uint64_t> rocminfo_number(std::string_view v, std::string_view unit = {}) {
+    v = trim(v);
+    if (!unit.empty()) {
+        if (!v.ends_with(unit)) return std::nullopt;
+        v = trim(v.substr(0, v.size() - unit.size()));
+    }
+    const auto paren = v.find('(');
+    if (paren != std::string_view::npos) {
+        if (v.back() != ')') return std::nullopt;
+        v = v.substr(0, paren);
+    }
+    return parse_u64(trim(v));
+}
+} // namespace detail::amd
+
+/// Reads `rocminfo` (and `rocminfo --support`): each "Agent N" block's agent-level keys
+/// (two-space indent) and, for GPUs, its first GLOBAL coarse-grained memory pool, which
+/// is the device's own memory as the runtime offers it. GPU names come from "Marketing
+/// Name", the gfx target from "Name", the PCI id from "Chip ID". rocminfo prints no PCI
+/// domain, so the profile's PCI address stays unknown; the bus/device/function is kept in
+/// `gpus`. "GPU-XX" (no unique id) leaves the uuid unknown.
+inline rocminfo_result parse_rocminfo(std::string_view text) {
+    using namespace detail::amd;
+    rocminfo_result r;
+    problem_sink problems{r.problems};
+
+    struct agent {
+        std::size_t line = 0;
+        std::string name, marketing, vendor_name, type, uuid;
+        std::optional<std::uint64_t> chip, bdfid, cus, node, clock, pool_kb;
+        bool bad_pool = false;
+    };
+    std::optional<agent> a;
+    std::string pool_segment;
+    bool in_pool_section = false, in_isa = false, saw_agents = false;
+
+    auto finish_agent = [&] {
+        if (!a) return;
+        agent g = std::move(*a);
+        a.reset();
+        if (g.type.empty()) {
+            problems.add(g.line, "agent without a Device Type; skipped");
+            return;
+        }
+        if (g.type != "GPU") return; // CPU and DSP agents are not this backend's
+        if (r.devices.size() >= max_rows) {
+            problems.add(g.line, "more than " + std::to_string(max_rows) + " GPU agents; the rest ignored");
+            return;
+        }
+        accelerator_profile p = blank_gpu(static_cast<std::uint32_t>(r.devices.size()));
+        rocminfo_gpu extra;
+        if (!g.marketing.empty() && !set_text(p.name, g.marketing))
+            problems.add(g.line, "Marketing Name not printable or too long: " + quote_value(g.marketing));
+        const bool gfx = g.name.starts_with("gfx") && g.name.size() <= decltype(p.arch)::capacity();
+        if (!gfx || !set_text(p.arch, g.name)) problems.add(g.line, "Name is not a gfx target: " + quote_value(g.name));
+        if (!g.uuid.empty() && g.uuid != "GPU-XX" && !set_text(p.uuid, g.uuid))
+            problems.add(g.line, "Uuid not printable or too long: " + quote_value(g.uuid));
+        if (g.chip) {
+            if (*g.chip <= 0xffff) p.pci_device_id = static_cast<std::uint16_t>(*g.chip);
+            else problems.add(g.line, "Chip ID " + std::to_string(*g.chip) + " is wider than a PCI id");
+        }
+        if (g.cus) {
+            if (*g.cus <= 100'000) p.compute_units = {static_cast<std::uint32_t>(*g.cus), origin::tool};
+            else problems.add(g.line, "Compute Unit " + std::to_string(*g.cus) + " is out of range");
+        }
+        if (g.node && *g.node <= UINT32_MAX) extra.node = static_cast<std::uint32_t>(*g.node);
+        if (g.bdfid) {
+            if (*g.bdfid <= 0xffff) extra.bdfid = static_cast<std::uint32_t>(*g.bdfid);
+            else problems.add(g.line, "BDFID " + std::to_string(*g.bdfid) + " is wider than bus/device/function");
+        }
+        if (g.clock && *g.clock <= 1'000'000) extra.max_clock_mhz = static_cast<std::uint32_t>(*g.clock);
+        if (g.pool_kb) {
+            constexpr std::uint64_t max_kb = 16ull << 30; // 16 TiB in KiB: more than any device has
+            if (*g.pool_kb <= max_kb) p.memory_bytes = {*g.pool_kb * 1024, origin::tool};
+            else problems.add(g.line, "memory pool of " + std::to_string(*g.pool_kb) + " KB is out of range");
+        }
+        if (g.bad_pool) problems.add(g.line, "a memory pool size not understood");
+        match_catalogue(p);
+        r.devices.push_back(p);
+        r.gpus.push_back(extra);
+    };
+
+    std::size_t number = 0;
+    detail::formats::each_line(text, [&](std::string_view raw) {
+        ++number;
+        const auto line = detail::trim(raw);
+        if (line.empty() || line.starts_with("****") || line.starts_with("====")) return true;
+        if (line.starts_with("Agent ")) {
+            const auto n = detail::parse_u64(detail::trim(line.substr(6)));
+            if (n) {
+                finish_agent();
+                a = agent{};
+                a->line = number;
+                saw_agents = true;
+                pool_segment.clear();
+                in_pool_section = in_isa = false;
+                return true;
+            }
+        }
+        if (line == "*** Done ***") {
+            finish_agent();
+            return false;
+        }
+        if (!a) return true; // the "HSA System Attributes" block and anything before agents
+        std::size_t indent = 0;
+        while (indent < raw.size() && raw[indent] == ' ') ++indent;
+        const auto colon = line.find(':');
+        if (colon == std::string_view::npos) return true; // "Pool 1", "ISA 1", "x  1024(0x400)"
+        const auto key = detail::trim(line.substr(0, colon));
+        const auto value = detail::trim(line.substr(colon + 1));
+        if (indent <= 2) {
+            in_pool_section = key == "Pool Info";
+            in_isa = key == "ISA Info";
+            auto number_of = [&](std::optional<std::uint64_t>& out) {
+                out = rocminfo_number(value);
+                if (!out) problems.add(number, std::string(key) + ": cannot read " + quote_value(value));
+            };
+            if (key == "Name") a->name = std::string(value.substr(0, 256));
+            else if (key == "Marketing Name") a->marketing = std::string(value.substr(0, 256));
+            else if (key == "Vendor Name") a->vendor_name = std::string(value.substr(0, 256));
+            else if (key == "Device Type") a->type = std::string(value.substr(0, 64));
+            else if (key == "Uuid") a->uuid = std::string(value.substr(0, 256));
+            else if (key == "Chip ID") number_of(a->chip);
+            else if (key == "BDFID") number_of(a->bdfid);
+            else if (key == "Compute Unit") number_of(a->cus);
+            else if (key == "Node") number_of(a->node);
+            else if (key == "Max Clock Freq. (MHz)") number_of(a->clock);
+            return true;
+        }
+        if (!in_pool_section || in_isa) return true;
+        if (key == "Segment") {
+            pool_segment = std::string(value.substr(0, 128));
+        } else if (key == "Size" && !a->pool_kb && pool_segment.starts_with("GLOBAL") &&
+                   pool_segment.find("COARSE GRAINED") != std::string::npos) {
+            a->pool_kb = rocminfo_number(value, "KB");
+            if (!a->pool_kb) a->bad_pool = true;
+        }
+        return true;
+    });
+    finish_agent();
+    if (!saw_agents && !detail::trim(text).empty()) problems.add(0, "no \"Agent N\" block found");
+    problems.finish();
+    return r;
+}
+
+// ---------------------------------------------------------------------------------------
+// The probe
+
+/// One amdgpu card as sysfs and the KFD topology describe it.
+struct amdgpu_card {
+    accelerator_profile profile;
+    std::string card;                        ///< "card1"
+    std::uint64_t gtt_total_bytes = 0;       ///< mem_info_gtt_total, 0 when absent
+    std::uint64_t visible_vram_bytes = 0;    ///< mem_info_vis_vram_total (CPU-visible BAR), 0 when absent
+    std::uint32_t max_memory_clock_mhz = 0;  ///< highest pp_dpm_mclk level, 0 when absent
+    std::uint64_t xgmi_hive_id = 0;          ///< 0: not in a hive
+    std::optional<std::uint64_t> xgmi_device_id;
+    std::uint32_t kfd_nodes = 0;             ///< KFD compute nodes on this card (> 1: partitioned)
+    bool virtual_function = false;           ///< an SR-IOV VF
+};
+
+namespace detail::amd {
+
+inline constexpr std::string_view drm_dir = "/sys/class/drm";
+inline constexpr std::string_view kfd_nodes_dir = "/sys/class/kfd/kfd/topology/nodes";
+inline constexpr std::size_t attr_cap = 64 * 1024;
+
+// "card12" → true; "card0-DP-1", "renderD128", "version" → false.
+constexpr bool is_card_name(std::string_view n) noexcept {
+    return n.size() > 4 && n.size() <= 9 && n.starts_with("card") && detail::parse_u64(n.substr(4)).has_value();
+}
+static_assert(is_card_name("card0") && is_card_name("card12") && !is_card_name("card0-DP-1") &&
+              !is_card_name("card") && !is_card_name("renderD128"));
+
+template <system_view S>
+std::optional<std::uint64_t> read_number(const S& sys, const std::string& path, std::vector<warning>& warnings) {
+    const auto text = detail::read_optional_file(sys, path, attr_cap, warnings);
+    if (!text) return std::nullopt;
+    const auto v = parse_amdgpu_mem_info(*text);
+    if (!v) detail::add_warning(warnings, warning_kind::parse_error, path, "not a whole number");
+    return v;
+}
+
+struct kfd_gpu_node {
+    std::uint32_t id = 0;
+    kfd_node_properties props;
+};
+
+template <system_view S>
+std::vector<kfd_gpu_node> read_kfd_nodes(const S& sys, std::vector<warning>& warnings) {
+    std::vector<kfd_gpu_node> out;
+    const auto names = sys.list_dir(kfd_nodes_dir);
+    if (!names) return out;
+    for (const auto& name : *names) {
+        const auto id = detail::parse_u64(name);
+        if (!id || *id > UINT32_MAX) continue;
+        const std::string path = std::string(kfd_nodes_dir) + "/" + name + "/properties";
+        const auto text = detail::read_optional_file(sys, path, attr_cap, warnings);
+        if (!text) continue;
+        auto parsed = parse_kfd_node_properties(*text);
+        detail::parsing::problems_to_warnings(parsed.problems, backend_id::rocm, path, warnings);
+        if (!parsed.node.is_gpu()) continue;
+        out.push_back({static_cast<std::uint32_t>(*id), std::move(parsed.node)});
+        if (out.size() >= max_rows) break;
+    }
+    std::sort(out.begin(), out.end(), [](const kfd_gpu_node& a, const kfd_gpu_node& b) { return a.id < b.id; });
+    return out;
+}
+
+// The render node minor of a card: /sys/class/drm/cardN/device/drm/renderD<minor>.
+template <system_view S>
+std::optional<std::int64_t> render_minor(const S& sys, const std::string& device) {
+    const auto names = sys.list_dir(device + "/drm");
+    if (!names) return std::nullopt;
+    for (const auto& n : *names)
+        if (n.starts_with("renderD"))
+            if (const auto v = detail::parse_u64(std::string_view(n).substr(7)); v && *v < (1u << 20))
+                return static_cast<std::int64_t>(*v);
+    return std::nullopt;
+}
+
+// The card's PCI address: the name its `device` link points to, else PCI_SLOT_NAME from
+// the device's uevent (trees where links were copied as folders).
+template <system_view S>
+std::optional<pci_address> card_pci_address(const S& sys, const std::string& device, std::vector<warning>& warnings) {
+    if (const auto target = detail::resolve_sysfs_link(sys, device))
+        if (const auto a = parse_pci_address(detail::base_name(*target))) return a;
+    const auto uevent = detail::read_optional_file(sys, device + "/uevent", attr_cap, warnings);
+    if (!uevent) return std::nullopt;
+    std::optional<pci_address> found;
+    detail::formats::each_line(*uevent, [&](std::string_view l) {
+        if (l.starts_with("PCI_SLOT_NAME=")) found = parse_pci_address(l.substr(14));
+        return !found;
+    });
+    return found;
+}
+
+} // namespace detail::amd
+
+/// Reads one /sys/class/drm/cardN whose device is an AMD PCI function bound to amdgpu;
+/// nullopt for any other card (another vendor's, or one bound to another driver such as
+/// vfio-pci). `kfd` are the GPU nodes of the KFD topology, joined by PCI address (or by
+/// render minor where the node has no address).
+///
+/// Memory: a discrete GPU reports mem_info_vram_total. A GPU that shares the host's memory
+/// (APUs: MI300A, whose VRAM size the kernel sets to 0, Strix Halo, Phoenix, …) is marked
+/// unified_memory and reports VRAM carve-out + GTT (mem_info_gtt_total): the memory the
+/// GPU can allocate from. It counts as an APU when its VRAM is 0, when a KFD node puts CPU
+/// cores and SIMDs together, when amdgpu offers a UMA carve-out choice (`uma/carveout`),
+/// or when the catalogue row says so; amdgpu's `board_info` file, which the kernel hides
+/// on APUs, marks a discrete GPU for sure. An APU none of these mark (an older kernel, no
+/// carve-out choice) is reported as discrete with its carve-out as memory.
+template <system_view S>
+std::optional<amdgpu_card> read_amdgpu_card(const S& sys, std::string_view card_name,
+                                            const std::vector<detail::amd::kfd_gpu_node>& kfd,
+                                            std::vector<warning>& warnings) {
+    using namespace detail::amd;
+    const std::string card = std::string(drm_dir) + "/" + std::string(card_name);
+    const std::string dev = card + "/device";
+    const auto vendor_id = detail::read_pci_id(sys, dev + "/vendor", 0xffffu, warnings);
+    if (!vendor_id || *vendor_id != pci_vendor_amd) return std::nullopt;
+    const auto driver = detail::resolve_sysfs_link(sys, dev + "/driver");
+    if (!driver || detail::base_name(*driver) != "amdgpu") return std::nullopt;
+
+    amdgpu_card c;
+    c.card = std::string(card_name);
+    accelerator_profile& p = c.profile;
+    p = blank_gpu(static_cast<std::uint32_t>(detail::parse_u64(card_name.substr(4)).value_or(0)));
+    if (const auto id = detail::read_pci_id(sys, dev + "/device", 0xffffu, warnings))
+        p.pci_device_id = static_cast<std::uint16_t>(*id);
+    p.pci = card_pci_address(sys, dev, warnings);
+
+    auto file = [&](std::string_view name) { return detail::read_optional_file(sys, dev + "/" + std::string(name), attr_cap, warnings); };
+    if (const auto t = file("product_name")) {
+        const auto name = detail::trim(*t);
+        if (!name.empty() && !set_text(p.name, name))
+            detail::add_warning(warnings, warning_kind::parse_error, dev + "/product_name", "not printable or too long");
+    }
+    if (const auto t = file("unique_id")) {
+        const auto id = detail::trim(*t);
+        if (!id.empty() && !set_text(p.uuid, id))
+            detail::add_warning(warnings, warning_kind::parse_error, dev + "/unique_id", "not printable or too long");
+    }
+    for (std::string_view f : {"current_link_speed", "current_link_width", "max_link_speed", "max_link_width",
+                               "numa_node", "mem_info_vram_total", "mem_info_vram_used"}) {
+        const auto t = file(f);
+        if (!t) continue;
+        // "Unknown" link speeds (a link the kernel cannot read) are not garbage.
+        if (detail::trim(*t).starts_with("Unknown") || (f.ends_with("width") && detail::trim(*t) == "0")) continue;
+        auto msg = apply_device_file(f, *t, p);
+        if (!msg.empty()) detail::add_warning(warnings, warning_kind::parse_error, dev + "/" + std::string(f), msg);
+    }
+    c.gtt_total_bytes = read_number(sys, dev + "/mem_info_gtt_total", warnings).value_or(0);
+    c.visible_vram_bytes = read_number(sys, dev + "/mem_info_vis_vram_total", warnings).value_or(0);
+    std::optional<std::uint64_t> gtt_used = read_number(sys, dev + "/mem_info_gtt_used", warnings);
+    if (const auto t = file("pp_dpm_mclk")) {
+        const auto levels = parse_pp_dpm_levels(*t);
+        detail::parsing::problems_to_warnings(levels.problems, backend_id::rocm, dev + "/pp_dpm_mclk", warnings);
+        c.max_memory_clock_mhz = levels.max_mhz;
+    }
+
+    // XGMI: the hive folder sits under the hive's first device; the others link to it.
+    if (const auto hive = read_number(sys, dev + "/xgmi_hive_info/xgmi_hive_id", warnings)) c.xgmi_hive_id = *hive;
+    c.xgmi_device_id = read_number(sys, dev + "/xgmi_device_id", warnings);
+
+    // SR-IOV: a VF on the host has a `physfn` link to its physical function.
+    c.virtual_function = detail::resolve_sysfs_link(sys, dev + "/physfn").has_value();
+
+    // KFD nodes on this card: by PCI address, else by render minor.
+    const auto minor = render_minor(sys, dev);
+    bool combined_node = false;
+    std::uint32_t cus = 0;
+    bool cus_known = false;
+    for (const auto& n : kfd) {
+        const auto a = n.props.pci();
+        const bool same = a ? (p.pci && *a == *p.pci)
+                            : (minor && n.props.drm_render_minor && *n.props.drm_render_minor == *minor);
+        if (!same) continue;
+        ++c.kfd_nodes;
+        if (p.arch.empty() && n.props.gfx_target_version) set_text(p.arch, gfx_target_name(*n.props.gfx_target_version));
+        if (const auto cu = n.props.compute_units()) {
+            cus += *cu; // a partitioned GPU: its compute units are split over its nodes
+            cus_known = true;
+        }
+        if (c.xgmi_hive_id == 0 && n.props.hive_id) c.xgmi_hive_id = *n.props.hive_id;
+        if (n.props.cpu_cores_count.value_or(0) > 0) combined_node = true;
+        if (p.pci_device_id == 0 && n.props.device_id && *n.props.device_id <= 0xffff)
+            p.pci_device_id = static_cast<std::uint16_t>(*n.props.device_id);
+    }
+    if (cus_known) p.compute_units = {cus, origin::sysfs};
+
+    const bool board_info = sys.exists(dev + "/board_info");
+    const auto vram = p.memory_bytes;
+    // uma/carveout: the carve-out size choice amdgpu offers on APUs whose firmware has one.
+    bool apu = !board_info && ((vram && *vram == 0) || combined_node || sys.exists(dev + "/uma/carveout"));
+    // Catalogue after the kernel's facts; a name the kernel did not give comes from the row.
+    match_catalogue(p);
+    if (p.spec && p.spec->memory == memory_type::unified && !board_info) apu = true;
+    if (apu) {
+        p.unified_memory = true;
+        if (c.gtt_total_bytes != 0 || (vram && vram.from == origin::sysfs)) {
+            const std::uint64_t carve = vram.from == origin::sysfs ? *vram : 0;
+            p.memory_bytes = {carve + c.gtt_total_bytes, origin::sysfs};
+            if (p.memory_used_bytes && gtt_used) p.memory_used_bytes = {*p.memory_used_bytes + *gtt_used, origin::sysfs};
+        }
+    }
+    if (p.spec && p.name.empty()) p.name = p.spec->name;
+    if (!c.virtual_function && p.name.view().ends_with(" VF")) c.virtual_function = true;
+    // A VF holds a share of the board; the board's catalogue memory would overstate it.
+    if (c.virtual_function && p.memory_bytes.from == origin::catalogue) p.memory_bytes.reset();
+    if (p.memory_bytes && p.memory_used_bytes && *p.memory_used_bytes <= *p.memory_bytes &&
+        p.memory_bytes.from == origin::sysfs)
+        p.memory_free_bytes = {*p.memory_bytes - *p.memory_used_bytes, origin::sysfs};
+    return c;
+}
+
+/// Every amdgpu card of the machine, by card number.
+template <system_view S>
+std::vector<amdgpu_card> probe_amdgpu_cards(const S& sys, std::vector<warning>& warnings) {
+    std::vector<amdgpu_card> cards;
+    const auto names = sys.list_dir(detail::amd::drm_dir);
+    if (!names) return cards;
+    std::vector<std::pair<std::uint64_t, std::string>> order;
+    for (const auto& n : *names)
+        if (detail::amd::is_card_name(n)) order.emplace_back(detail::parse_u64(std::string_view(n).substr(4)).value_or(0), n);
+    std::sort(order.begin(), order.end());
+    if (order.empty()) return cards;
+    const auto kfd = detail::amd::read_kfd_nodes(sys, warnings);
+    for (const auto& [number, name] : order) {
+        if (cards.size() >= detail::parsing::max_rows) break;
+        if (auto c = read_amdgpu_card(sys, name, kfd, warnings)) cards.push_back(std::move(*c));
+    }
+    return cards;
+}
+
+/// One XGMI interconnect per hive, joining the cards (by profile index) that share it.
+inline std::vector<interconnect> xgmi_hives(const std::vector<amdgpu_card>& cards) {
+    std::map<std::uint64_t, std::vector<std::uint32_t>> hives;
+    for (const auto& c : cards)
+        if (c.xgmi_hive_id != 0) hives[c.xgmi_hive_id].push_back(c.profile.index);
+    std::vector<interconnect> out;
+    for (auto& [id, members] : hives) {
+        interconnect l;
+        l.kind = interconnect_kind::xgmi;
+        l.scope = link_scope::intra_node;
+        constexpr char hex[] = "0123456789abcdef";
+        std::string h;
+        for (std::uint64_t v = id; v != 0; v >>= 4) h.insert(h.begin(), hex[v & 0xf]);
+        l.name = "XGMI hive 0x" + h;
+        l.state = std::to_string(members.size()) + (members.size() == 1 ? " device" : " devices");
+        l.devices = std::move(members);
+        out.push_back(std::move(l));
+    }
+    return out;
+}
+
+/// AMD GPUs as the amdgpu and amdkfd drivers describe them in sysfs; runs no tool.
+/// The rocm-smi run that names cards the kernel leaves unnamed (no `product_name`, as on
+/// most consumer boards): product names with the PCI bus to match them by.
+inline tool_request rocm_smi_names_request() {
+    using namespace std::chrono_literals;
+#if AI_HWACCEL_JSON
+    return tool_request{{"rocm-smi", "--showproductname", "--showbus", "--json"}, 10s};
+#else
+    return tool_request{{"rocm-smi", "--showproductname", "--showbus", "--csv"}, 10s};
+#endif
+}
+
+/// AMD GPUs from amdgpu sysfs and the KFD topology, XGMI hives from the kernel's files,
+/// and, only where the kernel gives a card no name, rocm-smi's product name for it.
+struct rocm_probe {
+    static constexpr backend_id backend = backend_id::rocm;
+
+    template <system_view S>
+    probe_output probe(const S& sys) const {
+        probe_output out;
+        auto cards = probe_amdgpu_cards(sys, out.warnings);
+        for (auto& w : out.warnings)
+            if (!w.backend) w.backend = backend;
+        out.links = xgmi_hives(cards);
+        for (auto& c : cards) out.devices.push_back(c.profile);
+        name_from_rocm_smi(sys, out);
+        return out;
+    }
+
+private:
+    template <system_view S>
+    static void name_from_rocm_smi(const S& sys, probe_output& out) {
+        const bool unnamed = std::any_of(out.devices.begin(), out.devices.end(),
+                                         [](const accelerator_profile& d) { return d.name.empty() && d.pci; });
+        if (!unnamed) return;
+        const tool_request request = rocm_smi_names_request();
+        tool_result r = sys.run(request);
+        if (r.status == tool_status::not_found) return; // optional: sysfs already found the cards
+        if (!report_tool_result(request, r, backend, out.warnings)) return;
+        const auto named = parse_rocm_smi(r.out);
+        detail::parsing::problems_to_warnings(named.problems, backend, "rocm-smi", out.warnings);
+        for (auto& d : out.devices) {
+            if (!d.name.empty() || !d.pci) continue;
+            for (const auto& t : named.devices)
+                if (t.pci == d.pci && !t.name.empty()) {
+                    d.name = t.name;
+                    if (!d.spec && t.spec) d.apply_spec(*t.spec);
+                }
+        }
+    }
+};
+#if AI_HWACCEL_OS_LINUX || AI_HWACCEL_OS_MACOS
+static_assert(backend_probe<rocm_probe, host_system>);
+#endif
+
+// ---------------------------------------------------------------------------------------
+// Capture formats
+
+namespace detail::formats {
+
+inline void amd_problems_to_warnings(const std::vector<parse_problem>& problems, std::string_view subject,
+                                     std::vector<warning>& out) {
+    detail::parsing::problems_to_warnings(problems, backend_id::rocm, subject, out);
+}
+
+// rocminfo ---------------------------------------------------------------------------------
+inline int sniff_rocminfo(std::string_view t) noexcept {
+    const bool agents = t.find("HSA Agents") != std::string_view::npos;
+    const bool system = t.find("HSA System Attributes") != std::string_view::npos;
+    if (!agents || !system) return 0;
+    return first_non_blank_line(t).starts_with("ROCk module") ? 95 : 90;
+}
+inline void parse_rocminfo_capture(std::string_view t, capture_parse& out) {
+    auto r = parse_rocminfo(t);
+    amd_problems_to_warnings(r.problems, out.format, out.warnings);
+    if (r.devices.empty() && r.problems.empty()) nothing_found(out, "GPU agents");
+    out.devices = std::move(r.devices);
+}
+
+// /sys/class/kfd/kfd/topology/nodes/<N>/properties -----------------------------------------
+inline int sniff_kfd_properties(std::string_view t) noexcept {
+    bool all = true, any = false, simd = false, gfx = false;
+    each_line(t, [&](std::string_view raw) {
+        const auto line = trim(raw);
+        if (line.empty()) return true;
+        const auto sp = line.find(' ');
+        if (sp == std::string_view::npos) {
+            all = false;
+            return false;
+        }
+        const auto key = line.substr(0, sp);
+        for (char c : key)
+            if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_')) all = false;
+        if (!parse_i64(trim(line.substr(sp)))) all = false;
+        simd = simd || key == "simd_count";
+        gfx = gfx || key == "gfx_target_version" || key == "cpu_cores_count";
+        any = true;
+        return all;
+    });
+    return all && any && simd && gfx ? 90 : 0;
+}
+inline void parse_kfd_properties_capture(std::string_view t, capture_parse& out) {
+    auto r = parse_kfd_node_properties(t);
+    amd_problems_to_warnings(r.problems, out.format, out.warnings);
+    if (!r.node.simd_count && r.problems.empty()) nothing_found(out, "simd_count line");
+    out.devices = std::move(r.devices);
+}
+
+// pp_dpm_* ----------------------------------------------------------------------------------
+inline int sniff_pp_dpm(std::string_view t) noexcept {
+    bool all = true, any = false, star = false;
+    each_line(t, [&](std::string_view raw) {
+        const auto line = trim(raw);
+        if (line.empty()) return true;
+        const auto colon = line.find(':');
+        const auto label = colon == std::string_view::npos ? std::string_view{} : line.substr(0, colon);
+        const bool label_ok = label == "S" || (label.size() <= 2 && parse_u64(label).has_value());
+        const auto rest = colon == std::string_view::npos ? std::string_view{} : line.substr(colon + 1);
+        const bool unit = icontains(rest, "mhz") || rest.find("GT/s") != std::string_view::npos;
+        if (!label_ok || !unit) all = false;
+        star = star || line.back() == '*';
+        any = true;
+        return all;
+    });
+    return all && any && star ? 85 : 0;
+}
+inline void parse_pp_dpm_capture(std::string_view t, capture_parse& out) {
+    auto r = parse_pp_dpm_levels(t);
+    amd_problems_to_warnings(r.problems, out.format, out.warnings);
+    if (r.levels.empty()) {
+        if (r.problems.empty()) nothing_found(out, "DPM levels");
+        return;
+    }
+    // A PCIe table describes a GPU's link; a clock table alone fills no profile field.
+    if (r.max_link.generation == 0) return;
+    accelerator_profile p = amd::blank_gpu(0);
+    if (r.active && r.levels[*r.active].link.known()) p.pcie_current = {r.levels[*r.active].link, origin::sysfs};
+    out.devices.push_back(p);
+}
+
+// Shell transcripts of amdgpu sysfs files ----------------------------------------------------
+inline int sniff_amdgpu_transcript(std::string_view t) noexcept {
+    bool amdgpu_file = false, prompt = false;
+    each_line(t, [&](std::string_view raw) {
+        const auto line = trim(raw);
+        const auto cmd = amd::prompt_command(line);
+        if (cmd && cmd->starts_with("cat /sys/")) {
+            prompt = true;
+            amdgpu_file = amdgpu_file || cmd->find("/mem_info_") != std::string_view::npos ||
+                          cmd->find("/pp_dpm_") != std::string_view::npos;
+        }
+        return true;
+    });
+    return prompt && amdgpu_file ? 80 : 0;
+}
+inline void parse_amdgpu_transcript_capture(std::string_view t, capture_parse& out) {
+    auto r = parse_sysfs_transcript(t);
+    amd_problems_to_warnings(r.problems, out.format, out.warnings);
+    // One profile per device folder, in the order the folders first appear.
+    std::vector<std::pair<std::string, accelerator_profile>> devices;
+    for (const auto& f : r.files) {
+        const auto parts = amd::split_path(f.path);
+        const std::string_view dir = parts.first, name = parts.second;
+        auto it = std::find_if(devices.begin(), devices.end(), [&](const auto& d) { return d.first == dir; });
+        if (it == devices.end()) {
+            if (devices.size() >= detail::parsing::max_rows) continue;
+            devices.emplace_back(std::string(dir), amd::blank_gpu(static_cast<std::uint32_t>(devices.size())));
+            it = devices.end() - 1;
+        }
+        auto msg = amd::apply_device_file(name, f.value, it->second);
+        if (!msg.empty())
+            out.warnings.push_back(warning{warning_kind::parse_error, backend_id::rocm, std::string(out.format),
+                                           "line " + std::to_string(f.line) + ": " + msg, 0});
+    }
+    if (devices.empty() && r.problems.empty()) nothing_found(out, "sysfs files");
+    for (auto& [dir, p] : devices) {
+        if (p.memory_bytes && p.memory_used_bytes && *p.memory_used_bytes <= *p.memory_bytes)
+            p.memory_free_bytes = {*p.memory_bytes - *p.memory_used_bytes, origin::sysfs};
+        out.devices.push_back(p);
+    }
+}
+
+} // namespace detail::formats
+
+AI_HWACCEL_NAMESPACE_END
+
+#endif // AI_HWACCEL_BACKEND_ROCM
+// ---- end ai_hwaccel/detect/amd.hpp
+// #include "ai_hwaccel/detect/apple.hpp"
+// ---- begin ai_hwaccel/detect/apple.hpp
+// ai-hwaccel detect: Apple Silicon through system_profiler and sysctl.
+//
+// macOS describes the chip in two places: `system_profiler SPDisplaysDataType
+// SPHardwareDataType` (the GPU's model, core count and Metal support; the chip, the CPU
+// cores and the installed memory) and `sysctl` (hw.memsize, the exact byte count, and
+// machdep.cpu.brand_string, "Apple M1" or an Intel brand). The parsers here read every
+// form of those outputs into one `apple_machine` (what the tools said), from which
+// `apple_devices` builds a `metal_gpu` and an `apple_neural_engine` profile. Neither is a
+// separate pool of memory: both are marked unified_memory and carry the machine's memory,
+// which the registry counts once however many unified devices share it (registry.hpp,
+// `total_of`). The Neural Engine's presence and figures come from the device catalogue,
+// never from a tool, since none reports it. Serial numbers, hardware UUIDs and
+// provisioning ids are never read. Intel Macs yield no Apple device: their GPUs are
+// AMD's or Intel's, not this backend's.
+//
+// The probe runs the tools only on macOS, or in a machine tree that replays captured
+// outputs; on the live Linux host it does nothing. The whole header is empty unless the
+// Apple backend is compiled in; its JSON parts also need AI_HWACCEL_JSON.
+
+// #include "ai_hwaccel/config.hpp"
+
+#if AI_HWACCEL_BACKEND_APPLE
+
+// #include "ai_hwaccel/core/backend.hpp"
+// #include "ai_hwaccel/core/catalogue.hpp"
+// #include "ai_hwaccel/core/profile.hpp"
+// #include "ai_hwaccel/core/system_io.hpp"
+// #include "ai_hwaccel/core/taxonomy.hpp"
+// #include "ai_hwaccel/core/text.hpp"
+// #include "ai_hwaccel/core/warning.hpp"
+// #include "ai_hwaccel/detect/capture.hpp"
+// #include "ai_hwaccel/detect/probe.hpp"
+// #include "ai_hwaccel/detect/process.hpp"
+// #include "ai_hwaccel/detect/system.hpp"
+
+#include <chrono>
+#include <concepts>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#if AI_HWACCEL_JSON
+#include <nlohmann/json.hpp>
+#endif
+
+AI_HWACCEL_NAMESPACE_BEGIN
+
+/// One GPU as system_profiler's SPDisplaysDataType lists it.
+struct apple_gpu {
+    std::string model;  ///< "Apple M1 Pro" (sppci_model, "Chipset Model")
+    std::string vendor; ///< as printed: "sppci_vendor_Apple", "Apple (0x106b)"
+    bool apple = false; ///< the vendor is Apple (an Apple Silicon GPU)
+    std::optional<bool> built_in;  ///< "Bus: Built-In" / "spdisplays_builtin"
+    sourced<std::uint32_t> cores;  ///< "Total Number of Cores" / sppci_cores
+    std::string metal;             ///< Metal support, "Metal 3"
+    friend bool operator==(const apple_gpu&, const apple_gpu&) = default;
+};
+
+/// What Apple's tools said about the machine; everything unknown until a tool says it.
+struct apple_machine {
+    std::string chip;           ///< "Apple M2 Pro": Apple Silicon only
+    std::string cpu_brand;      ///< machdep.cpu.brand_string (Intel Macs too)
+    std::string processor_name; ///< Intel Macs' "Processor Name" / cpu_type
+    std::string machine_name;   ///< "MacBook Pro"
+    std::string machine_model;  ///< "Mac14,7", "MacBookPro18,3"
+    /// hw.memsize: the installed memory, exact.
+    sourced<std::uint64_t> memsize_bytes;
+    /// hw.memsize_usable: what the kernel may use (less than memsize).
+    sourced<std::uint64_t> memsize_usable_bytes;
+    /// system_profiler's "Memory: 16 GB" (whole binary gigabytes).
+    sourced<std::uint64_t> profiler_memory_bytes;
+    sourced<std::uint32_t> cores;             ///< CPU cores, all kinds
+    sourced<std::uint32_t> performance_cores; ///< "8 performance", hw.perflevel0.physicalcpu
+    sourced<std::uint32_t> efficiency_cores;  ///< "2 efficiency", hw.perflevel1.physicalcpu
+    sourced<std::uint32_t> threads;           ///< logical CPUs (machdep.cpu.thread_count)
+    std::vector<apple_gpu> gpus;
+
+    /// The installed memory: hw.memsize when known, else system_profiler's figure.
+    constexpr sourced<std::uint64_t> memory_bytes() const noexcept {
+        return memsize_bytes ? memsize_bytes : profiler_memory_bytes;
+    }
+    /// An Apple Silicon machine, as far as the tools said.
+    bool apple_silicon() const noexcept {
+        if (!chip.empty()) return true;
+        for (const auto& g : gpus)
+            if (g.apple) return true;
+        return false;
+    }
+    friend bool operator==(const apple_machine&, const apple_machine&) = default;
+};
+
+/// What one Apple parser read: the machine's facts, the devices they imply, problems.
+struct apple_parse_result {
+    apple_machine machine;
+    std::vector<accelerator_profile> devices;
+    std::vector<parse_problem> problems;
+};
+
+namespace detail::apple {
+
+using detail::parsing::max_problems;
+using detail::parsing::max_rows;
+using detail::parsing::parse_uint;
+using detail::parsing::printable;
+using detail::parsing::problem_sink;
+using detail::parsing::quote_value;
+
+// Longest name or brand kept; longer ones are cut (and reported).
+inline constexpr std::size_t max_text = 128;
+// No Mac has more cores than this; a larger count is garbage.
+inline constexpr std::uint64_t max_count = 4096;
+// No Mac has more memory than this (Apple's largest ships with a few hundred GB).
+inline constexpr std::uint64_t max_memory = std::uint64_t{64} << 40;
+
+// Printable text, cut at max_text; a problem when it had to change.
+inline std::string clean_text(std::string_view v, std::string_view what, std::size_t line, problem_sink& problems) {
+    bool changed = false;
+    std::string s = printable(v.substr(0, max_text), changed);
+    if (changed) problems.add(line, std::string(what) + ": not printable UTF-8, replaced by " + quote_value(s));
+    else if (v.size() > max_text) problems.add(line, std::string(what) + ": longer than " + std::to_string(max_text) +
+                                                         " characters, cut");
+    return s;
+}
+
+// A whole count within max_count, or a problem.
+inline sourced<std::uint32_t> read_count(std::string_view v, std::string_view what, std::size_t line,
+                                         problem_sink& problems) {
+    const auto n = parse_uint(trim(v));
+    if (!n) {
+        problems.add(line, std::string(what) + ": cannot read " + quote_value(v));
+        return {};
+    }
+    if (*n > max_count) {
+        problems.add(line, std::string(what) + ": " + quote_value(v) + " is out of range");
+        return {};
+    }
+    return {static_cast<std::uint32_t>(*n), origin::tool};
+}
+
+// "16 GB", "512 MB", "1 TB": system_profiler's memory figure. Apple's "GB" here is binary:
+// a "36 GB" Mac reports hw.memsize 38654705664 = 36 × 2^30.
+inline std::optional<std::uint64_t> memory_figure(std::string_view v) noexcept {
+    v = trim(v);
+    const auto sp = v.find(' ');
+    if (sp == std::string_view::npos) return std::nullopt;
+    const auto n = parse_uint(v.substr(0, sp));
+    const std::string_view unit = trim(v.substr(sp + 1));
+    unsigned shift = 0;
+    if (unit == "MB") shift = 20;
+    else if (unit == "GB") shift = 30;
+    else if (unit == "TB") shift = 40;
+    else return std::nullopt;
+    if (!n || *n == 0 || *n > (max_memory >> shift)) return std::nullopt;
+    return *n << shift;
+}
+
+inline sourced<std::uint64_t> read_memory_figure(std::string_view v, std::size_t line, problem_sink& problems) {
+    if (const auto b = memory_figure(v)) return {*b, origin::tool};
+    problems.add(line, "memory: cannot read " + quote_value(v));
+    return {};
+}
+
+// "10 (8 performance and 2 efficiency)", "4", or the JSON form "proc 10:8:2".
+inline void read_cpu_cores(std::string_view v, std::size_t line, apple_machine& m, problem_sink& problems) {
+    v = trim(v);
+    sourced<std::uint32_t> total, perf, eff;
+    bool ok = true;
+    auto count = [&](std::string_view s, sourced<std::uint32_t>& into) {
+        const auto n = parse_uint(trim(s));
+        if (!n || *n > max_count) ok = false;
+        else into = {static_cast<std::uint32_t>(*n), origin::tool};
+    };
+    if (v.starts_with("proc ")) {
+        std::string_view rest = v.substr(5);
+        const auto c1 = rest.find(':');
+        const auto c2 = c1 == std::string_view::npos ? c1 : rest.find(':', c1 + 1);
+        if (c2 == std::string_view::npos) count(rest, total);
+        else {
+            count(rest.substr(0, c1), total);
+            count(rest.substr(c1 + 1, c2 - c1 - 1), perf);
+            count(rest.substr(c2 + 1), eff);
+        }
+    } else {
+        const auto open = v.find('(');
+        count(v.substr(0, open), total);
+        if (ok && open != std::string_view::npos) {
+            // "(8 performance and 2 efficiency)"
+            std::string_view in = v.substr(open + 1);
+            if (!in.ends_with(")")) ok = false;
+            else {
+                in.remove_suffix(1);
+                const auto and_at = in.find(" and ");
+                const std::string_view a = and_at == std::string_view::npos ? in : in.substr(0, and_at);
+                const std::string_view b =
+                    and_at == std::string_view::npos ? std::string_view{} : in.substr(and_at + 5);
+                auto part = [&](std::string_view p) {
+                    p = trim(p);
+                    if (p.empty()) return;
+                    const auto sp = p.find(' ');
+                    const std::string_view kind = sp == std::string_view::npos ? std::string_view{} : p.substr(sp + 1);
+                    if (iequals(kind, "performance")) count(p.substr(0, sp), perf);
+                    else if (iequals(kind, "efficiency")) count(p.substr(0, sp), eff);
+                    else ok = false;
+                };
+                part(a);
+                part(b);
+            }
+        }
+    }
+    if (!ok || !total) {
+        problems.add(line, "number of cores: cannot read " + quote_value(v));
+        return;
+    }
+    m.cores = total;
+    if (perf) m.performance_cores = perf;
+    if (eff) m.efficiency_cores = eff;
+}
+
+// "spdisplays_metal3" -> "Metal 3"; other JSON codes lose their prefix only.
+inline std::string metal_from_code(std::string_view code) {
+    if (code.starts_with("spdisplays_")) code.remove_prefix(11);
+    if (code.starts_with("metal") && code.size() > 5) {
+        bool digits = true;
+        for (char c : code.substr(5)) digits = digits && c >= '0' && c <= '9';
+        if (digits) return "Metal " + std::string(code.substr(5));
+    }
+    return std::string(code);
+}
+
+inline bool vendor_is_apple(std::string_view v) noexcept { return icontains(v, "apple"); }
+
+// The chip named by a CPU brand string, on Apple Silicon only ("Apple M1" yes, an Intel
+// brand no).
+inline bool is_apple_brand(std::string_view brand) noexcept { return brand.starts_with("Apple "); }
+
+// The catalogue's GPU row for a chip: by its core count when known; else the chip's only
+// row, when it has exactly one (a chip with binned variants stays unmatched).
+inline const device_spec* gpu_spec(std::string_view chip, const sourced<std::uint32_t>& cores) {
+    if (chip.empty()) return nullptr;
+    if (cores) {
+        const device_spec* s = find_device(std::string(chip) + " " + std::to_string(*cores) + "-core GPU");
+        return s && s->kind == device_kind::metal_gpu ? s : nullptr;
+    }
+    const device_spec* only = nullptr;
+    std::size_t n = 0;
+    const std::string prefix = std::string(chip) + " ";
+    for (const auto& row : device_catalogue) {
+        if (row.kind != device_kind::metal_gpu || !row.name.starts_with(prefix)) continue;
+        std::string_view rest = row.name.substr(prefix.size());
+        if (!rest.ends_with("-core GPU")) continue;
+        rest.remove_suffix(9);
+        if (!parse_uint(rest)) continue; // another chip ("Apple M1 Pro …" for "Apple M1")
+        only = &row;
+        ++n;
+    }
+    return n == 1 ? only : nullptr;
+}
+
+inline const device_spec* neural_engine_spec(std::string_view chip) {
+    if (chip.empty()) return nullptr;
+    const device_spec* s = find_device(std::string(chip) + " Neural Engine");
+    return s && s->kind == device_kind::apple_neural_engine ? s : nullptr;
+}
+
+inline void problems_to_warnings(const std::vector<parse_problem>& problems, std::string_view subject,
+                                 std::vector<warning>& out) {
+    detail::parsing::problems_to_warnings(problems, backend_id::apple, subject, out);
+}
+
+// "key: value" -> key, value (both trimmed); nullopt without a colon.
+struct key_value {
+    std::string_view key, value;
+};
+inline std::optional<key_value> split_key(std::string_view line) noexcept {
+    const auto colon = line.find(':');
+    if (colon == std::string_view::npos) return std::nullopt;
+    return key_value{trim(line.substr(0, colon)), trim(line.substr(colon + 1))};
+}
+
+inline std::size_t indent_of(std::string_view line) noexcept {
+    std::size_t i = 0;
+    while (i < line.size() && (line[i] == ' ' || line[i] == '\t')) ++i;
+    return i;
+}
+
+// A sysctl name: letters, digits, '_' and at least one '.', from a lowercase letter
+// (Apple Silicon has upper case further in: "hw.optional.arm.FEAT_AES").
+constexpr bool is_sysctl_name(std::string_view s) noexcept {
+    if (s.empty() || !(s.front() >= 'a' && s.front() <= 'z') || s.back() == '.') return false;
+    bool dot = false;
+    for (char c : s) {
+        if (c == '.') dot = true;
+        else if (!(ascii_alnum(c) || c == '_')) return false;
+    }
+    return dot;
+}
+
+// A shell prompt pasted with a capture ("$ sysctl hw.memsize"): not the tool's output.
+constexpr bool is_prompt_line(std::string_view line) noexcept {
+    return line.starts_with("$ ") || line.starts_with("% ");
+}
+
+} // namespace detail::apple
+
+/// Folds `from` into `into`: values `into` lacks are taken; GPUs are taken when `into`
+/// lists none. Lets a probe combine sysctl's and system_profiler's views.
+inline void merge_apple_machine(apple_machine& into, const apple_machine& from) {
+    auto text = [](std::string& a, const std::string& b) {
+        if (a.empty()) a = b;
+    };
+    auto value = [](auto& a, const auto& b) {
+        if (!a && b) a = b;
+    };
+    text(into.chip, from.chip);
+    text(into.cpu_brand, from.cpu_brand);
+    text(into.processor_name, from.processor_name);
+    text(into.machine_name, from.machine_name);
+    text(into.machine_model, from.machine_model);
+    value(into.memsize_bytes, from.memsize_bytes);
+    value(into.memsize_usable_bytes, from.memsize_usable_bytes);
+    value(into.profiler_memory_bytes, from.profiler_memory_bytes);
+    value(into.cores, from.cores);
+    value(into.performance_cores, from.performance_cores);
+    value(into.efficiency_cores, from.efficiency_cores);
+    value(into.threads, from.threads);
+    if (into.gpus.empty()) into.gpus = from.gpus;
+}
+
+/// The devices an Apple Silicon machine has: one `metal_gpu` per Apple GPU listed (or one
+/// named after the chip when no GPU list was read), and one `apple_neural_engine` when
+/// the catalogue knows the chip's engine. Both carry the machine's memory with
+/// unified_memory set, so totals count it once. Values read from the tools are
+/// origin::tool (the GPU core count overrides the catalogue's); the rest comes from the
+/// catalogue. An Intel Mac yields nothing.
+inline std::vector<accelerator_profile> apple_devices(const apple_machine& m) {
+    using namespace detail::apple;
+    std::vector<accelerator_profile> out;
+    const auto memory = m.memory_bytes();
+    auto base = [&](device_kind kind, std::uint32_t index) {
+        accelerator_profile p;
+        p.kind = kind;
+        p.maker = vendor::apple;
+        p.index = index;
+        p.unified_memory = true;
+        if (memory) p.memory_bytes = {*memory, origin::tool};
+        return p;
+    };
+    std::string chip = m.chip;
+    auto add_gpu = [&](std::string_view name, const sourced<std::uint32_t>& cores) {
+        accelerator_profile p = base(device_kind::metal_gpu, static_cast<std::uint32_t>(out.size()));
+        p.name.assign(name); // cut at capacity without splitting UTF-8
+        if (cores) p.compute_units = cores;
+        // The chip names the catalogue row; a GPU model is the chip's name on Apple Silicon.
+        if (const device_spec* s = gpu_spec(chip.empty() ? name : std::string_view(chip), cores)) p.apply_spec(*s);
+        out.push_back(p);
+    };
+    for (const auto& g : m.gpus) {
+        if (!g.apple || out.size() >= max_rows) continue;
+        if (chip.empty() && g.model.starts_with("Apple ")) chip = g.model;
+        add_gpu(g.model.empty() ? std::string_view(chip) : std::string_view(g.model), g.cores);
+    }
+    // No GPU list (sysctl or SPHardwareDataType alone): the chip implies its GPU. A list
+    // without an Apple GPU is believed.
+    if (m.gpus.empty() && !chip.empty()) add_gpu(chip, {});
+    if (const device_spec* s = neural_engine_spec(chip)) {
+        accelerator_profile p = base(device_kind::apple_neural_engine, 0);
+        p.name.assign(chip + " Neural Engine");
+        p.apply_spec(*s);
+        out.push_back(p);
+    }
+    return out;
+}
+
+/// The host as Apple's tools describe it: memory (hw.memsize, else system_profiler's
+/// figure), the CPU's name, maker, architecture and core counts.
+inline host_info apple_host(const apple_machine& m) {
+    host_info h;
+    if (const auto mem = m.memory_bytes()) h.memory.total_bytes = {*mem, origin::tool};
+    auto& c = h.cpu;
+    if (!m.chip.empty()) {
+        c.model = m.chip;
+        c.maker = vendor::apple;
+        c.arch = cpu_arch::aarch64;
+    } else if (!m.cpu_brand.empty() || !m.processor_name.empty()) {
+        c.model = !m.cpu_brand.empty() ? m.cpu_brand : m.processor_name;
+        if (detail::icontains(c.model, "intel")) {
+            c.maker = vendor::intel;
+            c.arch = cpu_arch::x86_64;
+        }
+    }
+    if (m.cores) c.cores = *m.cores;
+    if (m.threads) c.threads = *m.threads;
+    return h;
+}
+
+namespace detail::apple {
+inline apple_parse_result finish(apple_parse_result r) {
+    r.devices = apple_devices(r.machine);
+    return r;
+}
+} // namespace detail::apple
+
+/// Reads `sysctl <name>…` output ("hw.memsize: 38654705664" lines, as `sysctl` prints
+/// without -n; `sysctl machdep.cpu` dumps; shell transcripts whose "$ sysctl …" prompt
+/// lines are skipped). Mapped: hw.memsize, hw.memsize_usable, machdep.cpu.brand_string,
+/// machdep.cpu.core_count, machdep.cpu.thread_count, hw.physicalcpu, hw.logicalcpu,
+/// hw.perflevel0.physicalcpu (performance cores), hw.perflevel1.physicalcpu (efficiency
+/// cores); other names are ignored. A brand string "Apple …" names the chip; an Intel
+/// brand names no Apple device.
+inline apple_parse_result parse_sysctl(std::string_view text) {
+    using namespace detail::apple;
+    apple_parse_result r;
+    problem_sink problems{r.problems};
+    auto& m = r.machine;
+    std::size_t number = 0;
+    detail::formats::each_line(text, [&](std::string_view raw) {
+        ++number;
+        const auto line = detail::trim(raw);
+        if (line.empty() || is_prompt_line(line)) return true;
+        const auto kv = split_key(line);
+        if (!kv || !is_sysctl_name(kv->key)) {
+            problems.add(number, "not a sysctl line: " + quote_value(line));
+            return true;
+        }
+        const auto [key, value] = *kv;
+        if (key == "hw.memsize" || key == "hw.memsize_usable") {
+            const auto n = parse_uint(value);
+            if (!n) problems.add(number, std::string(key) + ": cannot read " + quote_value(value));
+            else if (*n == 0 || *n > max_memory)
+                problems.add(number, std::string(key) + ": " + quote_value(value) + " is out of range");
+            else (key == "hw.memsize" ? m.memsize_bytes : m.memsize_usable_bytes) = {*n, origin::tool};
+        } else if (key == "machdep.cpu.brand_string") {
+            m.cpu_brand = clean_text(value, key, number, problems);
+            if (is_apple_brand(m.cpu_brand)) m.chip = m.cpu_brand;
+        } else if (key == "machdep.cpu.core_count" || key == "hw.physicalcpu") {
+            if (auto c = read_count(value, key, number, problems)) m.cores = c;
+        } else if (key == "machdep.cpu.thread_count" || key == "hw.logicalcpu") {
+            if (auto c = read_count(value, key, number, problems)) m.threads = c;
+        } else if (key == "hw.perflevel0.physicalcpu") {
+            if (auto c = read_count(value, key, number, problems)) m.performance_cores = c;
+        } else if (key == "hw.perflevel1.physicalcpu") {
+            if (auto c = read_count(value, key, number, problems)) m.efficiency_cores = c;
+        }
+        return true;
+    });
+    problems.finish();
+    return detail::apple::finish(std::move(r));
+}
+
+/// Reads `sysctl -n machdep.cpu.brand_string`: one line, the brand ("Apple M1 Pro",
+/// "Intel(R) Core(TM) i9-9980HK CPU @ 2.40GHz").
+inline apple_parse_result parse_sysctl_brand_string(std::string_view text) {
+    using namespace detail::apple;
+    apple_parse_result r;
+    problem_sink problems{r.problems};
+    std::size_t number = 0, lines = 0;
+    detail::formats::each_line(text, [&](std::string_view raw) {
+        ++number;
+        const auto line = detail::trim(raw);
+        if (line.empty()) return true;
+        if (++lines > 1) {
+            problems.add(number, "more than one line: not a brand string alone");
+            return false;
+        }
+        r.machine.cpu_brand = clean_text(line, "brand string", number, problems);
+        if (is_apple_brand(r.machine.cpu_brand)) r.machine.chip = r.machine.cpu_brand;
+        return true;
+    });
+    problems.finish();
+    return detail::apple::finish(std::move(r));
+}
+
+/// Reads the text form of `system_profiler SPDisplaysDataType SPHardwareDataType` (either
+/// or both, any -detailLevel, with or without the section headers): indented "Key: Value"
+/// lines under "Graphics/Displays:" and "Hardware:". Each GPU is an indented "<name>:"
+/// entry; the displays nested under it are skipped. Mapped keys: Chipset Model, Bus,
+/// Total Number of Cores, Vendor, Metal Support (or Metal Family) for GPUs; Model Name,
+/// Model Identifier, Chip, Processor Name, Total Number of Cores, Memory for the hardware.
+/// Serial numbers and UUIDs are not read.
+inline apple_parse_result parse_system_profiler_text(std::string_view text) {
+    using namespace detail::apple;
+    apple_parse_result r;
+    problem_sink problems{r.problems};
+    auto& m = r.machine;
+    enum class section : std::uint8_t { unknown, displays, hardware, other };
+    section sec = section::unknown;
+    apple_gpu* gpu = nullptr;
+    std::size_t gpu_indent = 0, gpu_key_indent = 0;
+    bool gpu_key_indent_set = false;
+    std::size_t number = 0;
+    auto start_gpu = [&](std::string_view name, std::size_t indent) {
+        if (m.gpus.size() >= max_rows) {
+            gpu = nullptr;
+            return;
+        }
+        m.gpus.emplace_back();
+        gpu = &m.gpus.back();
+        gpu->model = clean_text(name, "GPU name", number, problems);
+        gpu_indent = indent;
+        gpu_key_indent_set = false;
+    };
+    detail::formats::each_line(text, [&](std::string_view raw) {
+        ++number;
+        if (detail::trim(raw).empty()) return true;
+        const std::size_t indent = detail::apple::indent_of(raw);
+        const std::string_view line = detail::trim(raw);
+        const auto kv = split_key(line);
+        if (!kv || kv->key.empty()) {
+            problems.add(number, "not a \"Key: Value\" line: " + quote_value(line));
+            return true;
+        }
+        const auto [key, value] = *kv;
+        if (indent == 0 && value.empty()) { // a data type's header
+            sec = key == "Graphics/Displays" ? section::displays
+                  : key == "Hardware"        ? section::hardware
+                                             : section::other;
+            gpu = nullptr;
+            return true;
+        }
+        if (sec == section::other) return true;
+        if (sec == section::displays) {
+            if (value.empty() && (!gpu || indent <= gpu_indent)) { // "    Apple M3:"
+                start_gpu(key, indent);
+                return true;
+            }
+            if (!gpu || indent <= gpu_indent) return true;
+            if (!gpu_key_indent_set) {
+                gpu_key_indent = indent;
+                gpu_key_indent_set = true;
+            }
+            if (indent != gpu_key_indent) return true; // a display's details
+        } else if (value.empty()) {
+            return true; // "    Hardware Overview:"
+        }
+        // Keys of a GPU: under a GPU entry, or in a bare paste where a GPU key leads.
+        const bool gpu_key = key == "Chipset Model" || key == "Bus" || key == "Vendor" || key == "Metal Support" ||
+                             key == "Metal Family" || key == "Type";
+        const bool hw_key = key == "Model Name" || key == "Model Identifier" || key == "Chip" || key == "Memory" ||
+                            key == "Processor Name";
+        if (sec == section::unknown) {
+            if (gpu_key && !gpu) {
+                sec = section::displays;
+                start_gpu("", indent > 0 ? indent - 1 : 0);
+                gpu_key_indent = indent;
+                gpu_key_indent_set = true;
+            } else if (hw_key) {
+                sec = section::hardware;
+            }
+        }
+        if (sec == section::displays && gpu) {
+            if (key == "Chipset Model") {
+                gpu->model = clean_text(value, key, number, problems);
+            } else if (key == "Bus") {
+                gpu->built_in = value == "Built-In";
+            } else if (key == "Vendor") {
+                gpu->vendor = clean_text(value, key, number, problems);
+                gpu->apple = vendor_is_apple(value);
+            } else if (key == "Total Number of Cores") {
+                if (auto c = read_count(value, "GPU cores", number, problems)) gpu->cores = c;
+            } else if (key == "Metal Support" || (key == "Metal Family" && gpu->metal.empty())) {
+                gpu->metal = clean_text(value, key, number, problems);
+            }
+            return true;
+        }
+        if (key == "Model Name") m.machine_name = clean_text(value, key, number, problems);
+        else if (key == "Model Identifier") m.machine_model = clean_text(value, key, number, problems);
+        else if (key == "Chip") m.chip = clean_text(value, key, number, problems);
+        else if (key == "Processor Name") m.processor_name = clean_text(value, key, number, problems);
+        else if (key == "Memory") {
+            if (auto b = read_memory_figure(value, number, problems)) m.profiler_memory_bytes = b;
+        } else if (key == "Total Number of Cores") {
+            read_cpu_cores(value, number, m, problems);
+        }
+        return true;
+    });
+    // A GPU entry whose name is an Apple chip and that said nothing of its vendor.
+    for (auto& g : m.gpus)
+        if (g.vendor.empty() && g.model.starts_with("Apple M")) g.apple = true;
+    problems.finish();
+    return detail::apple::finish(std::move(r));
+}
+
+#if AI_HWACCEL_JSON
+namespace detail::apple {
+
+// A string member, or nullopt when absent; a problem when it is not a string.
+inline std::optional<std::string_view> json_string(const nlohmann::json& j, const char* key, problem_sink& problems) {
+    const auto it = j.find(key);
+    if (it == j.end()) return std::nullopt;
+    if (!it->is_string()) {
+        problems.add(0, std::string(key) + ": not a string");
+        return std::nullopt;
+    }
+    return std::string_view(it->get_ref<const std::string&>());
+}
+
+// A count given as a string ("16") or a number (16).
+inline sourced<std::uint32_t> json_count(const nlohmann::json& j, const char* key, problem_sink& problems) {
+    const auto it = j.find(key);
+    if (it == j.end()) return {};
+    if (it->is_number_unsigned()) {
+        const auto n = it->get<std::uint64_t>();
+        if (n <= max_count) return {static_cast<std::uint32_t>(n), origin::tool};
+        problems.add(0, std::string(key) + ": " + std::to_string(n) + " is out of range");
+        return {};
+    }
+    if (it->is_string()) return read_count(it->get_ref<const std::string&>(), key, 0, problems);
+    problems.add(0, std::string(key) + ": not a count");
+    return {};
+}
+
+inline void json_gpu(const nlohmann::json& j, apple_machine& m, problem_sink& problems) {
+    apple_gpu g;
+    auto model = json_string(j, "sppci_model", problems);
+    if (!model) model = json_string(j, "_name", problems);
+    if (model) g.model = clean_text(*model, "sppci_model", 0, problems);
+    auto vendor_code = json_string(j, "spdisplays_vendor", problems);
+    if (!vendor_code) vendor_code = json_string(j, "sppci_vendor", problems);
+    if (vendor_code) {
+        g.vendor = clean_text(*vendor_code, "spdisplays_vendor", 0, problems);
+        g.apple = vendor_is_apple(*vendor_code);
+    } else if (g.model.starts_with("Apple M")) {
+        g.apple = true;
+    }
+    if (const auto bus = json_string(j, "sppci_bus", problems)) g.built_in = *bus == "spdisplays_builtin";
+    g.cores = json_count(j, "sppci_cores", problems);
+    if (const auto metal = json_string(j, "spdisplays_mtlgpufamilysupport", problems)) {
+        bool changed = false;
+        g.metal = metal_from_code(printable(metal->substr(0, max_text), changed));
+    }
+    m.gpus.push_back(std::move(g));
+}
+
+inline void json_hardware(const nlohmann::json& j, apple_machine& m, problem_sink& problems) {
+    if (const auto v = json_string(j, "chip_type", problems)) m.chip = clean_text(*v, "chip_type", 0, problems);
+    if (const auto v = json_string(j, "cpu_type", problems)) m.processor_name = clean_text(*v, "cpu_type", 0, problems);
+    if (const auto v = json_string(j, "machine_name", problems))
+        m.machine_name = clean_text(*v, "machine_name", 0, problems);
+    if (const auto v = json_string(j, "machine_model", problems))
+        m.machine_model = clean_text(*v, "machine_model", 0, problems);
+    if (const auto v = json_string(j, "physical_memory", problems))
+        if (auto b = read_memory_figure(*v, 0, problems)) m.profiler_memory_bytes = b;
+    if (const auto it = j.find("number_processors"); it != j.end()) {
+        if (it->is_string()) read_cpu_cores(it->get_ref<const std::string&>(), 0, m, problems);
+        else if (auto c = json_count(j, "number_processors", problems)) m.cores = c;
+    }
+}
+
+} // namespace detail::apple
+
+/// Reads `system_profiler -json SPDisplaysDataType SPHardwareDataType` (either or both):
+/// one object holding a "SPDisplaysDataType" and/or a "SPHardwareDataType" array. Mapped:
+/// sppci_model (else _name), spdisplays_vendor (or sppci_vendor), sppci_bus, sppci_cores
+/// (string or number), spdisplays_mtlgpufamilysupport ("spdisplays_metal3" -> "Metal 3");
+/// chip_type, cpu_type, machine_name, machine_model, physical_memory, number_processors
+/// ("proc 10:8:2" = total:performance:efficiency). Serials and UUIDs are not read. Empty
+/// input is no output, not a problem; text that is not such JSON is one.
+inline apple_parse_result parse_system_profiler_json(std::string_view text) {
+    using namespace detail::apple;
+    apple_parse_result r;
+    problem_sink problems{r.problems};
+    if (detail::trim(text).empty()) return r;
+    const auto j = nlohmann::json::parse(text.begin(), text.end(), nullptr, /*allow_exceptions=*/false);
+    if (j.is_discarded() || !j.is_object()) {
+        problems.add(0, j.is_discarded() ? "not JSON" : "not a JSON object");
+        problems.finish();
+        return r;
+    }
+    bool any = false;
+    auto each = [&](const char* type, auto&& f) {
+        const auto it = j.find(type);
+        if (it == j.end()) return;
+        any = true;
+        if (!it->is_array()) {
+            problems.add(0, std::string(type) + ": not an array");
+            return;
+        }
+        std::size_t n = 0;
+        for (const auto& e : *it) {
+            if (++n > max_rows) {
+                problems.add(0, std::string(type) + ": more than " + std::to_string(max_rows) +
+                                    " entries; the rest ignored");
+                break;
+            }
+            if (!e.is_object()) problems.add(0, std::string(type) + ": an entry is not an object");
+            else f(e);
+        }
+    };
+    each("SPDisplaysDataType", [&](const nlohmann::json& e) { json_gpu(e, r.machine, problems); });
+    each("SPHardwareDataType", [&](const nlohmann::json& e) { json_hardware(e, r.machine, problems); });
+    if (!any) problems.add(0, "neither SPDisplaysDataType nor SPHardwareDataType in the JSON");
+    problems.finish();
+    return detail::apple::finish(std::move(r));
+}
+#endif // AI_HWACCEL_JSON
+
+// ---------------------------------------------------------------------------------------
+// The probe
+
+/// The sysctl run of the Apple probe. Without -n, so each value comes with its name and
+/// reads like a captured `sysctl <name>` output.
+inline tool_request apple_sysctl_request() {
+    using namespace std::chrono_literals;
+    return tool_request{{"sysctl", "hw.memsize", "machdep.cpu.brand_string"}, 5s};
+}
+
+/// The system_profiler run of the Apple probe: JSON when this build reads JSON. It can
+/// take seconds (it asks the window server about displays), hence the long timeout.
+inline tool_request apple_system_profiler_request() {
+    using namespace std::chrono_literals;
+#if AI_HWACCEL_JSON
+    return tool_request{{"system_profiler", "SPDisplaysDataType", "SPHardwareDataType", "-json"}, 15s};
+#else
+    return tool_request{{"system_profiler", "SPDisplaysDataType", "SPHardwareDataType"}, 15s};
+#endif
+}
+
+namespace detail::apple {
+// The tools exist on macOS only; elsewhere they are asked of a view that replays captured
+// outputs, or of a test double (a view that cannot say, whose run() decides).
+template <class S>
+bool may_run_tools(const S& sys) {
+#if AI_HWACCEL_OS_MACOS
+    (void)sys;
+    return true;
+#else
+    if constexpr (requires { { sys.replays_tools() } -> std::convertible_to<bool>; }) return sys.replays_tools();
+    else return true;
+#endif
+}
+} // namespace detail::apple
+
+/// Apple Silicon's Metal GPU and Neural Engine, from sysctl and system_profiler.
+struct apple_probe {
+    static constexpr backend_id backend = backend_id::apple;
+
+    template <system_view S>
+    probe_output probe(const S& sys) const {
+        probe_output out;
+        if (!detail::apple::may_run_tools(sys)) return out;
+        apple_machine m;
+
+        const tool_request sysctl = apple_sysctl_request();
+        tool_result sr = sys.run(sysctl);
+        const bool sysctl_missing = sr.status == tool_status::not_found;
+        if (!sysctl_missing && report_tool_result(sysctl, sr, backend, out.warnings)) {
+            auto parsed = parse_sysctl(sr.out);
+            merge_apple_machine(m, parsed.machine);
+            detail::apple::problems_to_warnings(parsed.problems, "sysctl", out.warnings);
+        }
+
+        const tool_request profiler = apple_system_profiler_request();
+        tool_result pr = sys.run(profiler);
+        const bool profiler_missing = pr.status == tool_status::not_found;
+        if (!profiler_missing && report_tool_result(profiler, pr, backend, out.warnings)) {
+#if AI_HWACCEL_JSON
+            auto parsed = parse_system_profiler_json(pr.out);
+#else
+            auto parsed = parse_system_profiler_text(pr.out);
+#endif
+            // system_profiler's view leads for the chip and GPUs; sysctl's exact memory stays.
+            apple_machine merged = parsed.machine;
+            merge_apple_machine(merged, m);
+            if (m.memsize_bytes) merged.memsize_bytes = m.memsize_bytes;
+            m = std::move(merged);
+            detail::apple::problems_to_warnings(parsed.problems, "system_profiler", out.warnings);
+        }
+
+        // A missing tool matters only where the other one shows Apple Silicon.
+        if (m.apple_silicon()) {
+            for (const auto& [missing, tool] :
+                 {std::pair{profiler_missing, "system_profiler"}, std::pair{sysctl_missing, "sysctl"}})
+                if (missing)
+                    out.warnings.push_back(warning{warning_kind::tool_not_found, backend, tool,
+                                                   "Apple Silicon (" + m.chip + ") but " + tool +
+                                                       " is not installed in any trusted folder",
+                                                   0});
+        }
+        out.devices = apple_devices(m);
+        return out;
+    }
+};
+#if AI_HWACCEL_OS_LINUX || AI_HWACCEL_OS_MACOS
+static_assert(backend_probe<apple_probe, host_system>);
+#endif
+
+// ---------------------------------------------------------------------------------------
+// Capture formats
+
+namespace detail::formats {
+
+namespace apple_sniff {
+// Whether some line, trimmed, starts with `key` followed by ':'.
+constexpr bool has_trimmed_key(std::string_view t, std::string_view key) noexcept {
+    bool found = false;
+    each_line(t, [&](std::string_view line) {
+        line = trim(line);
+        if (line.size() > key.size() && line.starts_with(key) && line[key.size()] == ':') found = true;
+        return !found;
+    });
+    return found;
+}
+} // namespace apple_sniff
+
+#if AI_HWACCEL_JSON
+// system_profiler -json SPDisplaysDataType / SPHardwareDataType -------------------------
+inline int sniff_system_profiler_json(std::string_view t) noexcept {
+    if (!first_non_blank_line(t).starts_with("{")) return 0;
+    return t.find("\"SPDisplaysDataType\"") != std::string_view::npos ||
+                   t.find("\"SPHardwareDataType\"") != std::string_view::npos
+               ? 95
+               : 0;
+}
+inline void parse_system_profiler_json_capture(std::string_view t, capture_parse& out) {
+    auto r = parse_system_profiler_json(t);
+    apple::problems_to_warnings(r.problems, out.format, out.warnings);
+    if (r.machine == apple_machine{} && r.problems.empty()) nothing_found(out, "GPU or hardware entries");
+    if (r.machine.memory_bytes() || !r.machine.chip.empty() || !r.machine.processor_name.empty())
+        out.host = apple_host(r.machine);
+    out.devices = std::move(r.devices);
+}
+#endif
+
+// system_profiler SPDisplaysDataType / SPHardwareDataType (text) -------------------------
+inline int sniff_system_profiler_text(std::string_view t) noexcept {
+    using apple_sniff::has_trimmed_key;
+    const auto first = first_non_blank_line(t);
+    if (first == "Graphics/Displays:" || first == "Hardware:") return 90;
+    if (has_trimmed_key(t, "Model Identifier") && (has_trimmed_key(t, "Chip") || has_trimmed_key(t, "Processor Name")))
+        return 80;
+    if (has_trimmed_key(t, "Chipset Model") && (has_trimmed_key(t, "Metal Support") || has_trimmed_key(t, "Vendor")))
+        return 80;
+    return 0;
+}
+inline void parse_system_profiler_text_capture(std::string_view t, capture_parse& out) {
+    auto r = parse_system_profiler_text(t);
+    apple::problems_to_warnings(r.problems, out.format, out.warnings);
+    if (r.machine == apple_machine{} && r.problems.empty()) nothing_found(out, "GPU or hardware entries");
+    if (r.machine.memory_bytes() || !r.machine.chip.empty() || !r.machine.processor_name.empty())
+        out.host = apple_host(r.machine);
+    out.devices = std::move(r.devices);
+}
+
+// sysctl <name>… ("name: value" lines) ---------------------------------------------------
+inline int sniff_sysctl(std::string_view t) noexcept {
+    std::size_t mine = 0;
+    bool other = false;
+    each_line(t, [&](std::string_view line) {
+        line = trim(line);
+        if (line.empty() || apple::is_prompt_line(line)) return true;
+        const auto colon = line.find(':');
+        const std::string_view key = colon == std::string_view::npos ? line : line.substr(0, colon);
+        if (colon != std::string_view::npos && apple::is_sysctl_name(key) &&
+            (key.starts_with("hw.") || key.starts_with("machdep.")))
+            ++mine;
+        else other = true;
+        return !other;
+    });
+    return mine > 0 && !other ? 90 : 0;
+}
+inline void parse_sysctl_capture(std::string_view t, capture_parse& out) {
+    auto r = parse_sysctl(t);
+    apple::problems_to_warnings(r.problems, out.format, out.warnings);
+    if (r.machine == apple_machine{} && r.problems.empty()) nothing_found(out, "mapped sysctl values");
+    out.host = apple_host(r.machine);
+    out.devices = std::move(r.devices);
+}
+
+// sysctl -n machdep.cpu.brand_string -----------------------------------------------------
+inline int sniff_sysctl_brand_string(std::string_view t) noexcept {
+    std::size_t lines = 0;
+    each_line(t, [&](std::string_view line) {
+        if (!trim(line).empty()) ++lines;
+        return lines < 2;
+    });
+    if (lines != 1) return 0;
+    const auto line = first_non_blank_line(t);
+    // "Apple M1", "Apple M2 Pro"
+    if (line.starts_with("Apple M") && line.size() > 7 && line[7] >= '1' && line[7] <= '9' && line.size() < 40)
+        return 60;
+    // "Intel(R) Core(TM) i7-3820QM CPU @ 2.70GHz", as Intel brands its CPUs.
+    if (line.starts_with("Intel(R) ") && line.find(" CPU @ ") != std::string_view::npos &&
+        line.ends_with("GHz"))
+        return 60;
+    return 0;
+}
+inline void parse_sysctl_brand_string_capture(std::string_view t, capture_parse& out) {
+    auto r = parse_sysctl_brand_string(t);
+    apple::problems_to_warnings(r.problems, out.format, out.warnings);
+    if (r.machine.cpu_brand.empty() && r.problems.empty()) nothing_found(out, "brand string");
+    out.host = apple_host(r.machine);
+    out.devices = std::move(r.devices);
+}
+
+} // namespace detail::formats
+
+AI_HWACCEL_NAMESPACE_END
+
+#endif // AI_HWACCEL_BACKEND_APPLE
+// ---- end ai_hwaccel/detect/apple.hpp
+// #include "ai_hwaccel/detect/cuda.hpp"
+// ---- begin ai_hwaccel/detect/cuda.hpp
+// ai-hwaccel detect: the CUDA probe, which puts the NVIDIA sources together.
+//
+// The GPUs, in order of preference: NVML, loaded at run time (detect/nvml.hpp), on the
+// live machine; else one `nvidia-smi --query-gpu` run (detect/nvidia.hpp), which is also
+// what a machine tree replays; else the driver's own files and PCI sysfs
+// (detect/nvidia_links.hpp), which name the cards but cannot say how much memory is in
+// use. A failed NVML is reported and the probe falls back; an absent NVML is normal and
+// says nothing. A missing nvidia-smi is only worth a warning where an NVIDIA GPU sits on
+// the PCI bus.
+//
+// Then, with MIG enabled, `nvidia-smi -L` lists the instances (CUDA sees only those, so
+// the whole GPU is marked unavailable); and with two GPUs or more, `nvidia-smi topo -m`
+// says which are joined by NVLink and `nvidia-smi nvlink -s` how fast the links run.
+
+// #include "ai_hwaccel/config.hpp"
+
+#if AI_HWACCEL_BACKEND_CUDA
+
+// #include "ai_hwaccel/core/warning.hpp"
+// #include "ai_hwaccel/detect/nvidia.hpp"
+// ---- begin ai_hwaccel/detect/nvidia.hpp
+// ai-hwaccel detect: NVIDIA GPUs through nvidia-smi.
+//
+// Two pure parsers (`nvidia-smi --query-gpu=… --format=csv[,noheader][,nounits]` and
+// `nvidia-smi -L`), the request the CUDA probe (detect/cuda.hpp) makes, and the capture
+// formats for both outputs. The parsers take text and never throw for any input: what
+// they cannot read becomes a problem in their result, never a guess, and a value the tool
+// marks as unavailable ("[N/A]", "[Not Supported]") stays unknown rather than zero. The
+// whole header is empty unless the CUDA backend is compiled in, so a build without it
+// carries no trace of the vendor.
+
+// #include "ai_hwaccel/config.hpp"
+
+#if AI_HWACCEL_BACKEND_CUDA
+
+// #include "ai_hwaccel/core/catalogue.hpp"
+// #include "ai_hwaccel/core/pci.hpp"
+// #include "ai_hwaccel/core/profile.hpp"
+// #include "ai_hwaccel/core/text.hpp"
+// #include "ai_hwaccel/core/warning.hpp"
+// #include "ai_hwaccel/detect/capture.hpp"
+// #include "ai_hwaccel/detect/probe.hpp"
 // #include "ai_hwaccel/detect/system.hpp"
 // #include "ai_hwaccel/detect/topology.hpp"
 
@@ -7402,13 +10848,8 @@ AI_HWACCEL_NAMESPACE_END
 
 AI_HWACCEL_NAMESPACE_BEGIN
 
-/// Something a parser could not read: the 1-based line (0 for the input as a whole) and
-/// what was wrong, for people.
-struct nvidia_parse_problem {
-    std::size_t line = 0;
-    std::string message;
-    friend bool operator==(const nvidia_parse_problem&, const nvidia_parse_problem&) = default;
-};
+/// The problems of the NVIDIA parsers are the shared kind (detect/capture.hpp).
+using nvidia_parse_problem = parse_problem;
 
 /// What `parse_nvidia_smi_query_csv` read.
 struct nvidia_query_result {
@@ -7416,6 +10857,9 @@ struct nvidia_query_result {
     /// clocks.max.memory per device, in the order of `devices` (the profile has no field
     /// for it); unknown where not queried or not reported.
     std::vector<sourced<std::uint32_t>> max_memory_clock_mhz;
+    /// mig.mode.current per device: true for "Enabled", false for "Disabled", nullopt
+    /// where not queried or not supported.
+    std::vector<std::optional<bool>> mig_enabled;
     std::vector<nvidia_parse_problem> problems;
 };
 
@@ -7436,7 +10880,7 @@ struct nvidia_list_result {
 };
 
 /// The --query-gpu fields the library maps, in the order the CUDA probe asks for them.
-inline constexpr std::array<std::string_view, 19> nvidia_smi_query_fields{
+inline constexpr std::array<std::string_view, 20> nvidia_smi_query_fields{
     "index",           "uuid",
     "name",            "pci.bus_id",
     "pci.device_id",   "memory.total",
@@ -7446,7 +10890,7 @@ inline constexpr std::array<std::string_view, 19> nvidia_smi_query_fields{
     "temperature.gpu", "utilization.gpu",
     "clocks.max.memory", "pcie.link.gen.current",
     "pcie.link.gen.max", "pcie.link.width.current",
-    "pcie.link.width.max",
+    "pcie.link.width.max", "mig.mode.current",
 };
 
 namespace detail::nvidia {
@@ -7468,6 +10912,7 @@ enum class field : std::uint8_t {
     temperature,
     utilization,
     max_memory_clock,
+    mig_mode,
     pcie_gen_current,
     pcie_gen_max,
     pcie_width_current,
@@ -7501,6 +10946,7 @@ inline constexpr field_info field_table[] = {
     {"utilization.gpu", field::utilization, "%"},
     {"clocks.max.memory", field::max_memory_clock, "MHz"},
     {"clocks.max.mem", field::max_memory_clock, "MHz"},
+    {"mig.mode.current", field::mig_mode, ""},
     {"pcie.link.gen.current", field::pcie_gen_current, ""},
     {"pcie.link.gen.gpucurrent", field::pcie_gen_current, ""},
     {"pcie.link.gen.max", field::pcie_gen_max, ""},
@@ -7515,9 +10961,13 @@ constexpr const field_info* find_field(std::string_view name) noexcept {
     return nullptr;
 }
 
+// Compares names, not pointers: GCC's sanitizers make a pointer test non-constant.
 constexpr bool probe_fields_are_mapped() noexcept {
-    for (auto f : nvidia_smi_query_fields)
-        if (!find_field(f)) return false;
+    for (auto f : nvidia_smi_query_fields) {
+        bool mapped = false;
+        for (const auto& row : field_table) mapped = mapped || row.name == f;
+        if (!mapped) return false;
+    }
     return true;
 }
 static_assert(probe_fields_are_mapped(), "nvidia_smi_query_fields: a field the parser does not map");
@@ -7579,72 +11029,23 @@ constexpr std::optional<std::string_view> strip_unit(std::string_view v, std::st
     return std::nullopt;
 }
 
-inline std::optional<std::uint64_t> parse_uint(std::string_view s) noexcept {
-    std::uint64_t v = 0;
-    const auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-    if (ec != std::errc{} || p != s.data() + s.size() || s.empty()) return std::nullopt;
-    return v;
-}
+using detail::parsing::max_problems;
+using detail::parsing::max_rows;
+using detail::parsing::parse_real;
+using detail::parsing::parse_uint;
+using detail::parsing::printable;
+using detail::parsing::problem_sink;
+using detail::parsing::quote_value;
 
-inline std::optional<double> parse_real(std::string_view s) noexcept {
-    if (s.empty() || !((s.front() >= '0' && s.front() <= '9') || s.front() == '-')) return std::nullopt;
-    double v = 0;
-    const auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-    if (ec != std::errc{} || p != s.data() + s.size() || !std::isfinite(v)) return std::nullopt;
-    return v;
-}
-
-// Printable UTF-8 or a question mark where it is not: names and versions end up in JSON
-// and terminals.
-inline std::string printable(std::string_view s, bool& changed) {
-    std::string out;
-    out.reserve(s.size());
-    changed = false;
-    for (std::size_t i = 0; i < s.size();) {
-        const auto c = static_cast<unsigned char>(s[i]);
-        std::size_t n = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xe ? 3 : (c >> 3) == 0x1e ? 4 : 0;
-        bool ok = n != 0 && i + n <= s.size() && !(n == 1 && (c < 0x20 || c == 0x7f));
-        for (std::size_t k = 1; ok && k < n; ++k)
-            ok = (static_cast<unsigned char>(s[i + k]) & 0xC0u) == 0x80u;
-        if (!ok) {
-            out += '?';
-            changed = true;
-            ++i;
-            continue;
-        }
-        out.append(s.substr(i, n));
-        i += n;
-    }
-    return out;
-}
-
-// Problems are capped so that a megabyte of garbage does not become a megabyte of
-// warnings; the last entry says how many more there were.
-inline constexpr std::size_t max_problems = 16;
-// No machine has more GPUs than this; anything beyond is garbage.
-inline constexpr std::size_t max_rows = 1024;
-
-struct problem_sink {
-    std::vector<nvidia_parse_problem>& out;
-    std::size_t dropped = 0;
-    void add(std::size_t line, std::string msg) {
-        if (out.size() < max_problems) out.push_back({line, std::move(msg)});
-        else ++dropped;
-    }
-    void finish() {
-        if (dropped) out.push_back({0, std::to_string(dropped) + " more problems not listed"});
-    }
+// What a row says that the profile has no field for.
+struct row_extras {
+    sourced<std::uint32_t> mem_clock;
+    std::optional<bool> mig;
 };
-
-inline std::string quote_value(std::string_view v) {
-    bool changed = false;
-    std::string s = printable(v.substr(0, 40), changed);
-    return "\"" + s + (v.size() > 40 ? "...\"" : "\"");
-}
 
 // Fills the profile from one cell; returns a problem message, or "" when the cell is fine.
 inline std::string apply_cell(const field_info& f, std::string_view v, accelerator_profile& p,
-                              sourced<std::uint32_t>& mem_clock) {
+                              row_extras& extras) {
     const std::string name(f.name);
     if (f.id == field::ignored) return {};
     if (is_unavailable(v)) return is_device_error(v) ? name + " reported " + quote_value(v) : std::string();
@@ -7679,6 +11080,12 @@ inline std::string apply_cell(const field_info& f, std::string_view v, accelerat
         if (!id || v.size() != 10) return bad();
         if ((*id & 0xffffu) != 0x10deu) return name + ": vendor id in " + quote_value(v) + " is not NVIDIA's";
         p.pci_device_id = static_cast<std::uint16_t>(*id >> 16);
+        return {};
+    }
+    case field::mig_mode: {
+        if (v == "Enabled") extras.mig = true;
+        else if (v == "Disabled") extras.mig = false;
+        else return bad();
         return {};
     }
     case field::compute_cap: {
@@ -7749,7 +11156,7 @@ inline std::string apply_cell(const field_info& f, std::string_view v, accelerat
         const auto x = parse_uint(n);
         if (!x) return bad();
         if (*x > 1'000'000) return out_of_range();
-        mem_clock = {static_cast<std::uint32_t>(*x), origin::tool};
+        extras.mem_clock = {static_cast<std::uint32_t>(*x), origin::tool};
         return {};
     }
     case field::pcie_gen_current:
@@ -7848,15 +11255,16 @@ inline nvidia_query_result parse_nvidia_smi_query_csv(std::string_view text, std
             return true;
         }
         accelerator_profile p = blank_gpu(static_cast<std::uint32_t>(r.devices.size()));
-        sourced<std::uint32_t> mem_clock;
+        row_extras extras;
         std::size_t col = 0;
         detail::nvidia::each_cell(line, [&](std::string_view cell) {
-            auto msg = apply_cell(*columns[col++], cell, p, mem_clock);
+            auto msg = apply_cell(*columns[col++], cell, p, extras);
             if (!msg.empty()) problems.add(number, std::move(msg));
         });
         match_catalogue(p);
         r.devices.push_back(p);
-        r.max_memory_clock_mhz.push_back(mem_clock);
+        r.max_memory_clock_mhz.push_back(extras.mem_clock);
+        r.mig_enabled.push_back(extras.mig);
         return true;
     });
     problems.finish();
@@ -7952,11 +11360,9 @@ inline std::string query_argument() {
 }
 inline std::string query_field_list() { return query_argument().substr(std::string_view("--query-gpu=").size()); }
 
-inline void problems_to_warnings(const std::vector<nvidia_parse_problem>& problems, std::string_view subject,
+inline void problems_to_warnings(const std::vector<parse_problem>& problems, std::string_view subject,
                                  std::vector<warning>& out) {
-    for (const auto& pr : problems)
-        out.push_back(warning{warning_kind::parse_error, backend_id::cuda, std::string(subject),
-                              pr.line ? "line " + std::to_string(pr.line) + ": " + pr.message : pr.message, 0});
+    detail::parsing::problems_to_warnings(problems, backend_id::cuda, subject, out);
 }
 } // namespace detail::nvidia
 
@@ -7966,7 +11372,6 @@ inline tool_request nvidia_smi_query_request() {
     return tool_request{{"nvidia-smi", detail::nvidia::query_argument(), "--format=csv,noheader,nounits"}, 10s};
 }
 
-/// NVIDIA GPUs as nvidia-smi reports them.
 /// The PCI addresses of NVIDIA display/3D controllers (vendor 0x10de, class 0x03xxxx),
 /// comma-separated; empty when there are none.
 template <system_view S>
@@ -7980,36 +11385,6 @@ std::string nvidia_gpus_on_pci_bus(const S& sys) {
     }
     return found;
 }
-
-struct cuda_probe {
-    static constexpr backend_id backend = backend_id::cuda;
-
-    template <system_view S>
-    probe_output probe(const S& sys) const {
-        probe_output out;
-        const tool_request request = nvidia_smi_query_request();
-        tool_result r = sys.run(request);
-        if (r.status == tool_status::not_found) {
-            // No nvidia-smi: worth a warning only where there is an NVIDIA GPU to miss.
-            const auto cards = nvidia_gpus_on_pci_bus(sys);
-            if (!cards.empty())
-                out.warnings.push_back(warning{warning_kind::tool_not_found, backend, "nvidia-smi",
-                                               "NVIDIA GPU(s) on the PCI bus (" + cards +
-                                                   ") but nvidia-smi is not installed in any trusted folder",
-                                               0});
-            return out;
-        }
-        if (!report_tool_result(request, r, backend, out.warnings)) return out;
-        const std::optional<std::string> text = std::move(r.out);
-        auto parsed = parse_nvidia_smi_query_csv(*text, detail::nvidia::query_field_list());
-        out.devices = std::move(parsed.devices);
-        detail::nvidia::problems_to_warnings(parsed.problems, "nvidia-smi", out.warnings);
-        return out;
-    }
-};
-#if AI_HWACCEL_OS_LINUX || AI_HWACCEL_OS_MACOS
-static_assert(backend_probe<cuda_probe, host_system>);
-#endif
 
 namespace detail::formats {
 
@@ -8029,13 +11404,23 @@ inline void parse_nvidia_csv_capture(std::string_view t, capture_parse& out) {
 }
 
 // nvidia-smi -L -----------------------------------------------------------------------------
-inline int sniff_nvidia_list(std::string_view t) noexcept {
-    const auto first = first_non_blank_line(t);
-    if (!first.starts_with("GPU ")) return 0;
+// "GPU <n>: <name> (UUID: GPU-…)", the line `nvidia-smi -L` and `nvlink -s` open with.
+constexpr bool is_gpu_uuid_line(std::string_view line) noexcept {
+    if (!line.starts_with("GPU ")) return false;
     std::size_t i = 4;
-    while (i < first.size() && first[i] >= '0' && first[i] <= '9') ++i;
-    if (i == 4 || i >= first.size() || first[i] != ':') return 0;
-    return first.find("(UUID: GPU-") != std::string_view::npos ? 90 : 0;
+    while (i < line.size() && line[i] >= '0' && line[i] <= '9') ++i;
+    if (i == 4 || i >= line.size() || line[i] != ':') return false;
+    return line.find("(UUID: GPU-") != std::string_view::npos;
+}
+inline int sniff_nvidia_list(std::string_view t) noexcept {
+    if (!is_gpu_uuid_line(first_non_blank_line(t))) return 0;
+    // `nvidia-smi nvlink -s` opens with the same line, then lists "Link N: …" under it.
+    bool links = false;
+    each_line(t, [&](std::string_view line) {
+        links = trim(line).starts_with("Link ");
+        return !links;
+    });
+    return links ? 0 : 90;
 }
 inline void parse_nvidia_list_capture(std::string_view t, capture_parse& out) {
     auto r = parse_nvidia_smi_list(t);
@@ -8050,7 +11435,3037 @@ AI_HWACCEL_NAMESPACE_END
 
 #endif // AI_HWACCEL_BACKEND_CUDA
 // ---- end ai_hwaccel/detect/nvidia.hpp
+// #include "ai_hwaccel/detect/nvidia_links.hpp"
+// ---- begin ai_hwaccel/detect/nvidia_links.hpp
+// ai-hwaccel detect: how NVIDIA GPUs are wired, and NVIDIA GPUs without nvidia-smi.
+//
+// Pure parsers for `nvidia-smi topo -m` (and the P2P status matrices of `topo -p2p …`,
+// which share its layout), `nvidia-smi nvlink -s`, and the driver's per-GPU
+// `/proc/driver/nvidia/gpus/<bus id>/information` file; the MIG instances of `nvidia-smi
+// -L` as devices; and `nvidia_gpus_from_driver`, which lists NVIDIA GPUs from the kernel
+// driver's files and PCI sysfs alone, for machines where nvidia-smi is missing. Like the
+// parsers of detect/nvidia.hpp they never throw for any input, report what they cannot
+// read as problems, and leave unknown what the text does not say.
+
+// #include "ai_hwaccel/config.hpp"
+
+#if AI_HWACCEL_BACKEND_CUDA
+
+// #include "ai_hwaccel/core/catalogue.hpp"
+// #include "ai_hwaccel/core/pci.hpp"
+// #include "ai_hwaccel/core/profile.hpp"
+// #include "ai_hwaccel/core/system_io.hpp"
+// #include "ai_hwaccel/core/taxonomy.hpp"
+// #include "ai_hwaccel/core/text.hpp"
+// #include "ai_hwaccel/core/warning.hpp"
+// #include "ai_hwaccel/detect/capture.hpp"
+// #include "ai_hwaccel/detect/nvidia.hpp"
+// #include "ai_hwaccel/detect/process.hpp"
+// #include "ai_hwaccel/detect/sysfs.hpp"
+// #include "ai_hwaccel/detect/system.hpp"
+// #include "ai_hwaccel/detect/topology.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+AI_HWACCEL_NAMESPACE_BEGIN
+
+// ---------------------------------------------------------------------------------------
+// nvidia-smi topo -m / topo -p2p <r|w|rw|n|a|p>
+
+/// One GPU row of a topology matrix.
+struct nvidia_topo_gpu {
+    std::uint32_t index = 0; ///< N of "GPUN" (nvidia-smi's index)
+    /// "CPU Affinity" as printed ("48-95,144-191"); empty when absent or "N/A".
+    std::string cpu_affinity;
+    /// "NUMA Affinity" as printed ("1", "0-1"); empty when absent or "N/A".
+    std::string numa_affinity;
+    /// The NUMA affinity when it is one node; unknown when it is a list, "N/A" or absent.
+    sourced<std::int32_t> numa_node;
+    /// "GPU NUMA ID": the NUMA node of the GPU's own memory when the driver onlines it as
+    /// one (coherent systems); unknown for "N/A" and when absent.
+    sourced<std::int32_t> gpu_numa_id;
+    /// The path to each NIC, in the order of `nvidia_topo_result::nics` ("PIX", "SYS").
+    std::vector<std::string> nic_paths;
+    friend bool operator==(const nvidia_topo_gpu&, const nvidia_topo_gpu&) = default;
+};
+
+/// The cell between two GPUs, `a < b`.
+struct nvidia_topo_pair {
+    std::uint32_t a = 0;
+    std::uint32_t b = 0;
+    /// As printed: "NV12", "SYS", "NODE", "PHB", "PXB", "PIX", "SOC" in a path matrix;
+    /// "OK", "CNS", "GNS", "TNS", "NS", "DR", "U" in a P2P matrix.
+    std::string connection;
+    std::uint32_t nvlinks = 0; ///< n of "NV<n>": NVLinks bonded between the two; 0 otherwise
+    friend bool operator==(const nvidia_topo_pair&, const nvidia_topo_pair&) = default;
+};
+
+/// What `parse_nvidia_smi_topo` read.
+struct nvidia_topo_result {
+    /// True for a P2P status matrix (`topo -p2p …`: cells OK/CNS/GNS/…), false for the path
+    /// matrix of `topo -m`.
+    bool p2p = false;
+    std::vector<nvidia_topo_gpu> gpus;
+    std::vector<nvidia_topo_pair> pairs;
+    /// The NIC columns, named through the "NIC Legend" where there is one ("NIC0: mlx5_0"
+    /// gives "mlx5_0"); older drivers print the RDMA device name as the column itself.
+    /// Names only: the matrix does not say whether a port runs InfiniBand or Ethernet.
+    std::vector<std::string> nics;
+    /// The legend as printed: code and meaning ("PHB", "Connection traversing …").
+    std::vector<std::pair<std::string, std::string>> legend;
+    /// One NVLink interconnect per GPU pair joined by NV<n> (see parse_nvidia_smi_topo).
+    std::vector<interconnect> links;
+    /// True when some GPU shows more NVLinks to its peers, summed, than any NVIDIA GPU has
+    /// (see `nvidia_max_nvlinks_per_gpu`): the links cannot all be direct, so they go
+    /// through a switch. No NVSwitch interconnect is made from this: the matrix never names
+    /// the switch, how many there are, or their bandwidth.
+    bool nvlink_switched = false;
+    std::vector<parse_problem> problems;
+};
+
+/// The most NVLinks one NVIDIA GPU has had: 6 (Volta), 12 (Ampere), 18 (Hopper and
+/// Blackwell), per NVIDIA's NVLink generation tables.
+inline constexpr std::uint32_t nvidia_max_nvlinks_per_gpu = 18;
+
+namespace detail::nvidia_links {
+
+using detail::parsing::max_problems;
+using detail::parsing::max_rows;
+using detail::parsing::parse_uint;
+using detail::parsing::printable;
+using detail::parsing::problem_sink;
+using detail::parsing::quote_value;
+
+// Columns beyond this are garbage: the largest nodes print a few dozen (8 GPUs, ~20 NICs).
+inline constexpr std::size_t max_topo_columns = 256;
+// Tokens read per line; a line with more is reported and cut.
+inline constexpr std::size_t max_tokens = max_topo_columns + 8;
+
+constexpr bool is_blank(char c) noexcept { return c == ' ' || c == '\t'; }
+
+// The whitespace-separated words of a line, at most `cap` (sets `cut` when there were more).
+inline std::vector<std::string_view> words(std::string_view line, std::size_t cap, bool& cut) {
+    std::vector<std::string_view> out;
+    cut = false;
+    std::size_t i = 0;
+    while (i < line.size()) {
+        while (i < line.size() && is_blank(line[i])) ++i;
+        if (i >= line.size()) break;
+        const std::size_t start = i;
+        while (i < line.size() && !is_blank(line[i])) ++i;
+        if (out.size() == cap) {
+            cut = true;
+            break;
+        }
+        out.push_back(line.substr(start, i - start));
+    }
+    return out;
+}
+
+// "GPU12" -> 12.
+inline std::optional<std::uint32_t> gpu_label(std::string_view s) noexcept {
+    if (!s.starts_with("GPU") || s.size() < 4 || s.size() > 8) return std::nullopt;
+    const auto n = parse_uint(s.substr(3));
+    if (!n || *n > 0xffff) return std::nullopt;
+    return static_cast<std::uint32_t>(*n);
+}
+
+// "NV12" -> 12; nullopt for anything else.
+constexpr std::optional<std::uint32_t> nv_count(std::string_view s) noexcept {
+    if (!s.starts_with("NV") || s.size() < 3 || s.size() > 5) return std::nullopt;
+    std::uint32_t n = 0;
+    for (char c : s.substr(2)) {
+        if (c < '0' || c > '9') return std::nullopt;
+        n = n * 10 + static_cast<std::uint32_t>(c - '0');
+    }
+    if (n == 0) return std::nullopt;
+    return n;
+}
+
+// The path codes of `topo -m` (SOC on drivers before NODE/SYS were split out).
+constexpr bool is_path_code(std::string_view s) noexcept {
+    return s == "SYS" || s == "NODE" || s == "PHB" || s == "PXB" || s == "PIX" || s == "SOC" || nv_count(s);
+}
+// The status codes of `topo -p2p …`.
+constexpr bool is_p2p_code(std::string_view s) noexcept {
+    return s == "OK" || s == "CNS" || s == "GNS" || s == "TNS" || s == "NS" || s == "DR" || s == "U";
+}
+
+enum class attribute : std::uint8_t { cpu_affinity, numa_affinity, gpu_numa_id };
+
+// The header line: device columns, then the attribute columns whose names are several
+// words. nullopt when the line does not start with "GPU0".
+struct header {
+    std::vector<std::string> columns; ///< "GPU0", "NIC0", "mlx5_0"
+    std::vector<attribute> attributes;
+};
+inline std::optional<header> read_header(const std::vector<std::string_view>& w) {
+    if (w.empty() || w.front() != "GPU0") return std::nullopt;
+    header h;
+    std::size_t i = 0;
+    for (; i < w.size(); ++i) {
+        if (w[i] == "CPU" || w[i] == "NUMA" || (w[i] == "GPU" && i + 1 < w.size() && w[i + 1] == "NUMA")) break;
+        h.columns.emplace_back(w[i]);
+    }
+    while (i < w.size()) {
+        if (i + 1 < w.size() && w[i] == "CPU" && w[i + 1] == "Affinity") {
+            h.attributes.push_back(attribute::cpu_affinity);
+            i += 2;
+        } else if (i + 1 < w.size() && w[i] == "NUMA" && w[i + 1] == "Affinity") {
+            h.attributes.push_back(attribute::numa_affinity);
+            i += 2;
+        } else if (i + 2 < w.size() && w[i] == "GPU" && w[i + 1] == "NUMA" && w[i + 2] == "ID") {
+            h.attributes.push_back(attribute::gpu_numa_id);
+            i += 3;
+        } else {
+            return std::nullopt; // an attribute this parser does not know: columns unknowable
+        }
+    }
+    return h;
+}
+
+inline bool unavailable(std::string_view v) noexcept { return v.empty() || v == "N/A"; }
+
+// A NUMA node number as printed (0..65535); nullopt otherwise.
+inline std::optional<std::int32_t> node_number(std::string_view v) noexcept {
+    const auto n = parse_uint(v);
+    if (!n || *n > 0xffff) return std::nullopt;
+    return static_cast<std::int32_t>(*n);
+}
+
+// Keeps text short and printable for the result; reports when it changed it.
+inline std::string clean(std::string_view v, std::size_t cap, bool& changed) {
+    std::string s = printable(v.substr(0, cap), changed);
+    if (v.size() > cap) changed = true;
+    return s;
+}
+
+} // namespace detail::nvidia_links
+
+/// Reads `nvidia-smi topo -m` (or a `topo -p2p …` status matrix: same layout, other
+/// codes). Columns are found by name in the header line, so the optional "NUMA Affinity"
+/// and "GPU NUMA ID" columns of newer drivers, NIC columns named "NIC<n>" (resolved
+/// through the "NIC Legend") or by their RDMA name (older drivers), blank-padded cells and
+/// tabs or spaces as separators are all read the same way.
+///
+/// Every GPU pair shown as NV<n> becomes one interconnect: kind nvlink, scope intra_node,
+/// name "NVLink GPU<a>-GPU<b>", state "<n> links", devices {a, b}. Its bandwidth is
+/// unknown unless the caller gives `per_link_gbps`, the figure `nvidia-smi nvlink -s`
+/// prints for one link (one direction; 25 GB/s on A100): then it is n × that × 2, both
+/// directions as `interconnect::bandwidth_gbps` counts them, with the origin the caller
+/// gives. The per-link rate depends on the NVLink generation, which the matrix does not
+/// say. NICs stay names (see `nvidia_topo_result::nics`).
+///
+/// NVSwitch: the matrix shows a switched system exactly like a directly wired one, as
+/// NV<n> between the GPUs (NV18 between every pair on HGX H100, NV12 on HGX A100). What
+/// gives a switch away is arithmetic: a GPU with NV18 to seven peers would need 126 links.
+/// `nvlink_switched` says so; no switch is invented.
+inline nvidia_topo_result parse_nvidia_smi_topo(std::string_view text, sourced<double> per_link_gbps = {}) {
+    using namespace detail::nvidia_links;
+    nvidia_topo_result r;
+    problem_sink problems{r.problems};
+    std::optional<header> head;
+    enum class section : std::uint8_t { matrix, legend, nic_legend, after } where = section::matrix;
+    std::vector<std::optional<std::uint32_t>> column_gpu; // GPU index per device column
+    std::vector<std::size_t> nic_slot;                    // for NIC columns: place in r.nics
+    std::vector<std::string> nic_labels;                  // "NIC0" or "mlx5_0", as in the header
+    std::vector<std::vector<std::string>> cells;          // GPU row position x GPU column position
+    std::vector<bool> row_seen;
+    std::size_t gpu_columns = 0;
+    bool any_path = false, any_p2p = false, legend_p2p = false;
+    std::size_t number = 0;
+
+    detail::formats::each_line(text, [&](std::string_view raw) {
+        ++number;
+        const auto line = detail::trim(raw);
+        if (line.empty()) return true;
+        if (line == "Legend:") {
+            where = section::legend;
+            return true;
+        }
+        if (line == "NIC Legend:") {
+            where = section::nic_legend;
+            return true;
+        }
+        bool cut = false;
+        const auto w = words(line, max_tokens, cut);
+        if (where == section::legend || where == section::nic_legend) {
+            if (where == section::nic_legend) {
+                // "NIC0: mlx5_0"
+                const auto colon = line.find(':');
+                const std::string_view label = detail::trim(line.substr(0, colon));
+                const std::string_view name =
+                    colon == std::string_view::npos ? std::string_view{} : detail::trim(line.substr(colon + 1));
+                bool found = false;
+                for (std::size_t i = 0; i < nic_labels.size(); ++i) {
+                    if (nic_labels[i] != label || name.empty()) continue;
+                    bool changed = false;
+                    r.nics[i] = clean(name, 64, changed);
+                    if (changed) problems.add(number, "NIC name not printable or too long: " + quote_value(name));
+                    found = true;
+                }
+                if (!found) problems.add(number, "not a NIC of the matrix: " + quote_value(line));
+                return true;
+            }
+            // "SYS  = Connection traversing …"
+            const auto eq = line.find('=');
+            if (eq == std::string_view::npos) {
+                problems.add(number, "not a legend line: " + quote_value(line));
+                return true;
+            }
+            if (r.legend.size() >= 32) {
+                problems.add(number, "legend too long; the rest ignored");
+                where = section::after;
+                return true;
+            }
+            bool c1 = false, c2 = false;
+            const auto code = detail::trim(line.substr(0, eq));
+            if (code == "OK") legend_p2p = true;
+            r.legend.emplace_back(clean(code, 16, c1), clean(detail::trim(line.substr(eq + 1)), 200, c2));
+            if (c1 || c2) problems.add(number, "legend line not printable or too long: " + quote_value(line));
+            return true;
+        }
+        if (where == section::after) return true;
+        if (!head) {
+            head = read_header(w);
+            if (!head) return number < 64; // text before the matrix ("NVIDIA Topology:"): skipped
+            if (cut || head->columns.size() > max_topo_columns) {
+                problems.add(number, "more than " + std::to_string(max_topo_columns) + " columns; not read");
+                head.reset();
+                return false;
+            }
+            for (const auto& c : head->columns) {
+                const auto g = gpu_label(c);
+                column_gpu.push_back(g);
+                nic_slot.push_back(g ? 0 : r.nics.size());
+                if (g) {
+                    nvidia_topo_gpu gpu;
+                    gpu.index = *g;
+                    r.gpus.push_back(std::move(gpu));
+                    ++gpu_columns;
+                } else {
+                    bool changed = false;
+                    nic_labels.push_back(c);
+                    r.nics.push_back(clean(c, 64, changed));
+                    if (changed) problems.add(number, "column name not printable or too long: " + quote_value(c));
+                }
+            }
+            for (std::size_t i = 0; i < r.gpus.size(); ++i)
+                for (std::size_t j = 0; j < i; ++j)
+                    if (r.gpus[i].index == r.gpus[j].index) {
+                        problems.add(number, "GPU" + std::to_string(r.gpus[i].index) + " named twice; not read");
+                        r.gpus.clear();
+                        r.nics.clear();
+                        head.reset();
+                        return false;
+                    }
+            cells.assign(gpu_columns, std::vector<std::string>(gpu_columns));
+            row_seen.assign(head->columns.size(), false);
+            return true;
+        }
+        // A matrix row: its label, one cell per device column, then (GPU rows) attributes.
+        std::size_t col = head->columns.size();
+        for (std::size_t i = 0; i < head->columns.size(); ++i)
+            if (head->columns[i] == w.front()) col = i;
+        if (col == head->columns.size()) {
+            problems.add(number, "not a row of the matrix: " + quote_value(line));
+            return true;
+        }
+        if (row_seen[col]) {
+            problems.add(number, quote_value(w.front()) + " has a second row; ignored");
+            return true;
+        }
+        row_seen[col] = true;
+        const std::size_t devices = head->columns.size();
+        const bool gpu_row = column_gpu[col].has_value();
+        const std::size_t want = devices + (gpu_row ? head->attributes.size() : 0);
+        if (w.size() - 1 < devices || (gpu_row && w.size() - 1 > want) || cut) {
+            problems.add(number, std::to_string(w.size() - 1) + " values where " + std::to_string(want) +
+                                     " were expected; row skipped");
+            return true;
+        }
+        // Position of this row among the GPUs (for `cells`).
+        std::size_t row_pos = 0;
+        for (std::size_t i = 0; i < col; ++i) row_pos += column_gpu[i].has_value();
+        std::size_t gpu_pos = 0;
+        for (std::size_t i = 0; i < devices; ++i) {
+            const std::string_view cell = w[1 + i];
+            const bool self = i == col;
+            if (self) {
+                if (cell != "X") problems.add(number, "expected X on the diagonal, found " + quote_value(cell));
+            } else if (is_path_code(cell)) {
+                any_path = true;
+            } else if (is_p2p_code(cell)) {
+                any_p2p = true;
+            } else {
+                problems.add(number, "unknown connection " + quote_value(cell));
+            }
+            bool changed = false;
+            std::string value = clean(cell, 16, changed);
+            if (column_gpu[i] && gpu_row) cells[row_pos][gpu_pos] = std::move(value);
+            else if (gpu_row && !self) r.gpus[row_pos].nic_paths.push_back(std::move(value));
+            gpu_pos += column_gpu[i].has_value();
+        }
+        if (gpu_row) {
+            auto& g = r.gpus[row_pos];
+            for (std::size_t k = 0; k < head->attributes.size() && devices + 1 + k < w.size(); ++k) {
+                const std::string_view v = w[devices + 1 + k];
+                if (unavailable(v)) continue;
+                bool changed = false;
+                switch (head->attributes[k]) {
+                case attribute::cpu_affinity:
+                    g.cpu_affinity = clean(v, 256, changed);
+                    if (!parse_cpulist(v)) problems.add(number, "CPU affinity is not a CPU list: " + quote_value(v));
+                    break;
+                case attribute::numa_affinity:
+                    g.numa_affinity = clean(v, 64, changed);
+                    if (const auto n = node_number(v)) g.numa_node = {*n, origin::tool};
+                    else if (!parse_cpulist(v)) problems.add(number, "NUMA affinity not understood: " + quote_value(v));
+                    break;
+                case attribute::gpu_numa_id:
+                    if (const auto n = node_number(v)) g.gpu_numa_id = {*n, origin::tool};
+                    else problems.add(number, "GPU NUMA ID not understood: " + quote_value(v));
+                    break;
+                }
+                if (changed) problems.add(number, "value not printable or too long: " + quote_value(v));
+            }
+        }
+        return true;
+    });
+
+    if (!head) {
+        if (r.problems.empty() && !detail::trim(text).empty())
+            problems.add(0, "no topology matrix found");
+        problems.finish();
+        return r;
+    }
+    r.p2p = legend_p2p || (any_p2p && !any_path);
+    if (any_p2p && any_path) problems.add(0, "path codes and P2P status codes in one matrix");
+    for (std::size_t i = 0; i < head->columns.size(); ++i)
+        if (column_gpu[i] && !row_seen[i]) problems.add(0, head->columns[i] + " has no row");
+
+    // Pairs, from the upper triangle; the lower one must agree.
+    std::vector<std::uint32_t> nv_total(r.gpus.size(), 0);
+    for (std::size_t i = 0; i < r.gpus.size(); ++i) {
+        for (std::size_t j = i + 1; j < r.gpus.size(); ++j) {
+            const std::string& up = cells[i][j];
+            const std::string& down = cells[j][i];
+            if (up.empty() && down.empty()) continue;
+            if (!up.empty() && !down.empty() && up != down)
+                problems.add(0, "GPU" + std::to_string(r.gpus[i].index) + " and GPU" +
+                                    std::to_string(r.gpus[j].index) + " disagree: " + quote_value(up) + " and " +
+                                    quote_value(down) + "; the first kept");
+            nvidia_topo_pair p;
+            p.a = std::min(r.gpus[i].index, r.gpus[j].index);
+            p.b = std::max(r.gpus[i].index, r.gpus[j].index);
+            p.connection = up.empty() ? down : up;
+            if (!r.p2p)
+                if (const auto n = nv_count(p.connection)) {
+                    p.nvlinks = *n;
+                    nv_total[i] += *n;
+                    nv_total[j] += *n;
+                    interconnect l;
+                    l.kind = interconnect_kind::nvlink;
+                    l.scope = link_scope::intra_node;
+                    l.name = "NVLink GPU" + std::to_string(p.a) + "-GPU" + std::to_string(p.b);
+                    l.state = std::to_string(*n) + (*n == 1 ? " link" : " links");
+                    if (per_link_gbps && *per_link_gbps > 0)
+                        l.bandwidth_gbps = {2.0 * *n * *per_link_gbps, per_link_gbps.from};
+                    l.devices = {p.a, p.b};
+                    r.links.push_back(std::move(l));
+                }
+            r.pairs.push_back(std::move(p));
+        }
+    }
+    for (auto t : nv_total)
+        if (t > nvidia_max_nvlinks_per_gpu) r.nvlink_switched = true;
+    problems.finish();
+    return r;
+}
+
+// ---------------------------------------------------------------------------------------
+// nvidia-smi nvlink -s / --status
+
+/// One GPU of `nvidia-smi nvlink -s`.
+struct nvidia_nvlink_gpu {
+    std::uint32_t index = 0;
+    std::uint32_t links_listed = 0; ///< "Link N:" lines
+    std::uint32_t links_active = 0; ///< those with a speed (not "<inactive>")
+    /// Sum of the printed speeds of the active links. nvidia-smi prints each link's rate
+    /// in one direction (A100: 12 × 25 GB/s = 300 GB/s; NVIDIA quotes 600 GB/s for A100,
+    /// both directions added), so this is one direction.
+    double gbps_one_direction = 0;
+    friend bool operator==(const nvidia_nvlink_gpu&, const nvidia_nvlink_gpu&) = default;
+};
+
+/// What `parse_nvidia_smi_nvlink_status` read.
+struct nvidia_nvlink_result {
+    std::vector<nvidia_nvlink_gpu> gpus;
+    /// The GPUs as the header lines name them (name, UUID; completed from the catalogue).
+    std::vector<accelerator_profile> devices;
+    /// One nvlink interconnect per GPU with an active link (see the parser).
+    std::vector<interconnect> links;
+    std::vector<parse_problem> problems;
+};
+
+/// Reads `nvidia-smi nvlink -s` ("GPU 0: NVIDIA A100-SXM4-80GB (UUID: GPU-…)" followed
+/// by "Link 0: 25 GB/s" or "Link 3: <inactive>" lines). Each GPU with an active link gives
+/// one interconnect: kind nvlink, scope intra_node, name "NVLink GPU<n>", state "<k> links
+/// up", devices {n}, bandwidth the printed per-link speeds summed and doubled (nvidia-smi
+/// prints one direction, `interconnect::bandwidth_gbps` counts both), origin::tool. The
+/// output does not say where the links go; `nvidia-smi topo -m` does.
+inline nvidia_nvlink_result parse_nvidia_smi_nvlink_status(std::string_view text) {
+    using namespace detail::nvidia_links;
+    nvidia_nvlink_result r;
+    problem_sink problems{r.problems};
+    std::size_t number = 0;
+    std::size_t link_lines = 0;
+    detail::formats::each_line(text, [&](std::string_view raw) {
+        ++number;
+        const auto line = detail::trim(raw);
+        if (line.empty()) return true;
+        if (line.starts_with("GPU ")) {
+            if (r.gpus.size() >= max_rows) {
+                problems.add(number, "more than " + std::to_string(max_rows) + " GPUs; the rest ignored");
+                return false;
+            }
+            // The GPU line has the layout of `nvidia-smi -L`: read it with that parser.
+            auto listed = parse_nvidia_smi_list(line);
+            if (listed.gpus.size() != 1 || !listed.mig.empty()) {
+                problems.add(number, "not a GPU line: " + quote_value(line));
+                return true;
+            }
+            for (auto& p : listed.problems) problems.add(number, std::move(p.message));
+            nvidia_nvlink_gpu g;
+            g.index = listed.gpus[0].index;
+            for (const auto& other : r.gpus)
+                if (other.index == g.index) {
+                    problems.add(number, "GPU " + std::to_string(g.index) + " listed twice; ignored");
+                    return true;
+                }
+            r.gpus.push_back(g);
+            r.devices.push_back(listed.gpus[0]);
+            return true;
+        }
+        if (line.starts_with("Link ")) {
+            const auto colon = line.find(':');
+            const auto n = colon == std::string_view::npos ? std::nullopt : parse_uint(line.substr(5, colon - 5));
+            if (!n || *n > 1023) {
+                problems.add(number, "not a link line: " + quote_value(line));
+                return true;
+            }
+            if (r.gpus.empty()) {
+                problems.add(number, "link line before any GPU line");
+                return true;
+            }
+            if (++link_lines > 64 * max_rows) {
+                problems.add(number, "too many link lines; the rest ignored");
+                return false;
+            }
+            auto& g = r.gpus.back();
+            ++g.links_listed;
+            const auto value = detail::trim(line.substr(colon + 1));
+            if (value == "<inactive>") return true;
+            // "25 GB/s", "26.562 GB/s"
+            const auto sp = value.find(' ');
+            const auto speed =
+                sp == std::string_view::npos ? std::nullopt : detail::parsing::parse_real(value.substr(0, sp));
+            if (!speed || detail::trim(value.substr(sp)) != "GB/s") {
+                problems.add(number, "link speed not understood: " + quote_value(value));
+                return true;
+            }
+            if (*speed < 0 || *speed > 10'000) {
+                problems.add(number, "link speed out of range: " + quote_value(value));
+                return true;
+            }
+            ++g.links_active;
+            g.gbps_one_direction += *speed;
+            return true;
+        }
+        problems.add(number, "not understood: " + quote_value(line));
+        return true;
+    });
+    for (const auto& g : r.gpus) {
+        if (g.links_active == 0) continue;
+        interconnect l;
+        l.kind = interconnect_kind::nvlink;
+        l.scope = link_scope::intra_node;
+        l.name = "NVLink GPU" + std::to_string(g.index);
+        l.state = std::to_string(g.links_active) + (g.links_active == 1 ? " link up" : " links up");
+        l.bandwidth_gbps = {2.0 * g.gbps_one_direction, origin::tool};
+        l.devices = {g.index};
+        r.links.push_back(std::move(l));
+    }
+    problems.finish();
+    return r;
+}
+
+// ---------------------------------------------------------------------------------------
+// /proc/driver/nvidia/gpus/<bus id>/information
+
+/// The driver's per-GPU information file, as the NVIDIA kernel module writes it
+/// (nv-procfs.c of NVIDIA's open-gpu-kernel-modules: "Key: \t value" lines). Fields the
+/// file lacks stay empty/unknown; "GPU UUID" and "GPU Firmware" are only printed when the
+/// driver has them.
+struct nvidia_proc_information {
+    std::string model;                        ///< "Model:" (the driver's name for the board)
+    std::optional<std::uint32_t> irq;         ///< "IRQ:"
+    std::string uuid;                         ///< "GPU UUID:" ("GPU-…")
+    std::string video_bios;                   ///< "Video BIOS:" ("92.00.45.00.08")
+    std::string bus_type;                     ///< "Bus Type:" ("PCIe" or "PCI")
+    std::optional<std::uint32_t> dma_bits;    ///< "DMA Size:" ("47 bits")
+    std::optional<std::uint64_t> dma_mask;    ///< "DMA Mask:" ("0x7fffffffffff")
+    std::optional<pci_address> bus_location;  ///< "Bus Location:" ("0000:07:00.0")
+    std::optional<std::uint32_t> device_minor; ///< "Device Minor:": N of /dev/nvidiaN
+    std::string firmware;                     ///< "GPU Firmware:" (GSP firmware version)
+    std::optional<bool> excluded;             ///< "GPU Excluded:" Yes/No
+    std::vector<parse_problem> problems;
+};
+
+/// Reads one `/proc/driver/nvidia/gpus/<bus id>/information` file.
+inline nvidia_proc_information parse_nvidia_proc_information(std::string_view text) {
+    using namespace detail::nvidia_links;
+    nvidia_proc_information r;
+    problem_sink problems{r.problems};
+    std::size_t number = 0;
+    std::size_t known = 0;
+    detail::formats::each_line(text, [&](std::string_view line) {
+        ++number;
+        if (number > 256) {
+            problems.add(number, "more lines than the file has; the rest ignored");
+            return false;
+        }
+        if (detail::trim(line).empty()) return true;
+        const auto colon = line.find(':');
+        if (colon == std::string_view::npos) {
+            problems.add(number, "not a \"key: value\" line: " + quote_value(line));
+            return true;
+        }
+        const auto key = detail::trim(line.substr(0, colon));
+        const auto value = detail::trim(line.substr(colon + 1));
+        auto text_field = [&](std::string& field, std::size_t cap) {
+            bool changed = false;
+            field = clean(value, cap, changed);
+            if (changed) problems.add(number, std::string(key) + ": not printable or too long");
+        };
+        auto number_field = [&](std::optional<std::uint32_t>& field, std::string_view v) {
+            const auto n = parse_uint(v);
+            if (!n || *n > 0xffffffffu) problems.add(number, std::string(key) + ": cannot read " + quote_value(value));
+            else field = static_cast<std::uint32_t>(*n);
+        };
+        ++known;
+        if (key == "Model") text_field(r.model, 128);
+        else if (key == "IRQ") number_field(r.irq, value);
+        else if (key == "GPU UUID") text_field(r.uuid, 64);
+        else if (key == "Video BIOS") text_field(r.video_bios, 64);
+        else if (key == "Bus Type") {
+            if (value != "PCIe" && value != "PCI") problems.add(number, "Bus Type: unexpected " + quote_value(value));
+            text_field(r.bus_type, 8);
+        } else if (key == "DMA Size") {
+            if (!value.ends_with(" bits")) problems.add(number, "DMA Size: cannot read " + quote_value(value));
+            else number_field(r.dma_bits, detail::trim(value.substr(0, value.size() - 5)));
+        } else if (key == "DMA Mask") {
+            std::string_view hex = value;
+            std::optional<std::uint64_t> mask;
+            if (hex.starts_with("0x") && hex.size() > 2 && hex.size() <= 18) {
+                std::uint64_t v = 0;
+                bool ok = true;
+                for (char c : hex.substr(2)) {
+                    const int h = detail::hex_value(c);
+                    if (h < 0) ok = false;
+                    else v = (v << 4) | static_cast<std::uint64_t>(h);
+                }
+                if (ok) mask = v;
+            }
+            if (!mask) problems.add(number, "DMA Mask: cannot read " + quote_value(value));
+            r.dma_mask = mask;
+        } else if (key == "Bus Location") {
+            r.bus_location = parse_pci_address(value);
+            if (!r.bus_location) problems.add(number, "Bus Location: not a PCI address: " + quote_value(value));
+        } else if (key == "Device Minor") number_field(r.device_minor, value);
+        else if (key == "GPU Firmware") text_field(r.firmware, 64);
+        else if (key == "GPU Excluded") {
+            if (value == "Yes") r.excluded = true;
+            else if (value == "No") r.excluded = false;
+            else problems.add(number, "GPU Excluded: expected Yes or No, found " + quote_value(value));
+        } else if (key.starts_with("BAR")) {
+            // Debug builds of the driver list the BARs; nothing the library keeps.
+        } else {
+            --known;
+            problems.add(number, "unknown key " + quote_value(key));
+        }
+        return true;
+    });
+    if (known == 0 && r.problems.empty() && !detail::trim(text).empty()) problems.add(0, "no known key found");
+    problems.finish();
+    return r;
+}
+
+// ---------------------------------------------------------------------------------------
+// NVIDIA GPUs from the kernel driver and PCI sysfs (no nvidia-smi needed)
+
+namespace detail::nvidia_links {
+
+inline constexpr std::string_view proc_gpus_dir = "/proc/driver/nvidia/gpus";
+
+// Ids, link and NUMA node of the PCI function, all read from sysfs.
+inline void apply_pci(accelerator_profile& p, const pci_device& d) {
+    p.pci = d.address;
+    if (d.vendor_id == info(vendor::nvidia).vendor_id) p.pci_device_id = d.device_id;
+    if (d.link_current && d.link_current->known()) p.pcie_current = d.link_current;
+    if (d.link_max && d.link_max->known()) p.pcie_max = d.link_max;
+    if (d.numa_node >= 0) p.numa_node = {d.numa_node, origin::sysfs};
+}
+
+// The catalogue's name for a GPU known only by its PCI id.
+inline void name_from_catalogue(accelerator_profile& p) {
+    if (p.name.empty() && p.spec) p.name.assign(p.spec->name);
+}
+
+} // namespace detail::nvidia_links
+
+/// NVIDIA GPUs as the kernel driver lists them, for machines without nvidia-smi. Each
+/// directory of /proc/driver/nvidia/gpus (named by PCI address) gives a cuda_gpu: name
+/// from "Model", UUID, availability ("GPU Excluded: Yes" makes it unavailable), index the
+/// device minor (the N of /dev/nvidiaN, which need not be nvidia-smi's index) where
+/// printed, else the order of PCI addresses. PCI sysfs adds the device id, the PCIe link
+/// and the NUMA node (origin::sysfs), and the device is matched to the catalogue by PCI id,
+/// else by name. Where /proc/driver/nvidia is absent (a container that does not mount it),
+/// NVIDIA display/3D controllers (class 0x03xxxx) bound to the "nvidia" driver are listed
+/// from PCI sysfs alone, named by the catalogue row their PCI id matches (unnamed when it
+/// matches none or several). Problems become warnings; nothing throws.
+template <system_view S>
+std::vector<accelerator_profile> nvidia_gpus_from_driver(const S& sys, std::vector<warning>& warnings) {
+    using namespace detail::nvidia_links;
+    std::vector<accelerator_profile> out;
+    auto names = sys.list_dir(proc_gpus_dir);
+    if (names) {
+        std::vector<pci_address> addresses;
+        for (const auto& name : *names) {
+            const auto a = parse_pci_address(name);
+            if (!a) {
+                detail::add_warning(warnings, warning_kind::parse_error, std::string(proc_gpus_dir) + "/" + name,
+                                    "not a PCI address; skipped");
+                continue;
+            }
+            addresses.push_back(*a);
+        }
+        std::sort(addresses.begin(), addresses.end());
+        addresses.erase(std::unique(addresses.begin(), addresses.end()), addresses.end());
+        if (addresses.size() > max_rows) addresses.resize(max_rows);
+        for (const auto& a : addresses) {
+            const std::string dir = std::string(proc_gpus_dir) + "/" + a.text().data();
+            const std::string path = dir + "/information";
+            accelerator_profile p = detail::nvidia::blank_gpu(static_cast<std::uint32_t>(out.size()));
+            p.pci = a;
+            if (auto text = detail::read_optional_file(sys, path, 64 * 1024, warnings)) {
+                const auto info_file = parse_nvidia_proc_information(*text);
+                detail::parsing::problems_to_warnings(info_file.problems, backend_id::cuda, path, warnings);
+                p.name.assign(info_file.model);
+                p.uuid.assign(info_file.uuid);
+                if (info_file.device_minor && *info_file.device_minor <= 0xffff) p.index = *info_file.device_minor;
+                if (info_file.excluded.value_or(false)) p.available = false;
+                if (info_file.bus_location && *info_file.bus_location != a)
+                    warnings.push_back(warning{warning_kind::disagreement, backend_id::cuda, path,
+                                               "Bus Location differs from the directory's name; the name is kept", 0});
+            }
+            const std::string sysfs = std::string("/sys/bus/pci/devices/") + a.text().data();
+            if (const auto d = read_pci_device(sys, sysfs, warnings)) detail::nvidia_links::apply_pci(p, *d);
+            detail::nvidia::match_catalogue(p);
+            out.push_back(p);
+        }
+        return out;
+    }
+    if (sys.exists("/proc/driver/nvidia")) return out; // the driver is loaded and lists no GPU
+    for (const auto& d : probe_pci(sys, warnings)) {
+        if (vendor_from_id(d.vendor_id) != vendor::nvidia || (d.class_code >> 16) != 0x03 || d.driver != "nvidia")
+            continue;
+        if (out.size() >= max_rows) break;
+        accelerator_profile p = detail::nvidia::blank_gpu(static_cast<std::uint32_t>(out.size()));
+        detail::nvidia_links::apply_pci(p, d);
+        detail::nvidia::match_catalogue(p);
+        name_from_catalogue(p);
+        out.push_back(p);
+    }
+    return out;
+}
+
+// ---------------------------------------------------------------------------------------
+// MIG instances as devices
+
+/// The MIG instances of `nvidia-smi -L` as devices: kind cuda_gpu, maker NVIDIA, name
+/// "<parent name> MIG <profile>", UUID the instance's, arch and driver version the
+/// parent's (a slice runs on the parent's SMs), index the instance's place in the list.
+/// Memory stays unknown: the profile's "…gb" is a rounded product size (a 1g.10gb slice
+/// of an A100 80GB has less than 10 GB usable), and peaks stay unknown rather than scaled
+/// from the parent's. No PCI address and no catalogue row: those describe the whole GPU,
+/// and a shared address would make the slices merge into their parent.
+inline std::vector<accelerator_profile> mig_devices(const nvidia_list_result& list) {
+    std::vector<accelerator_profile> out;
+    for (const auto& m : list.mig) {
+        if (out.size() >= detail::parsing::max_rows) break;
+        const accelerator_profile* parent = nullptr;
+        for (const auto& g : list.gpus)
+            if (g.index == m.parent_index) parent = &g;
+        accelerator_profile p = detail::nvidia::blank_gpu(static_cast<std::uint32_t>(out.size()));
+        std::string name = parent && !parent->name.empty() ? std::string(parent->name.view()) : std::string("NVIDIA GPU");
+        name += " MIG ";
+        name += m.profile;
+        p.name.assign(name);
+        p.uuid.assign(m.uuid);
+        if (parent) {
+            p.arch = parent->arch;
+            p.driver_version = parent->driver_version;
+        }
+        out.push_back(p);
+    }
+    return out;
+}
+
+// ---------------------------------------------------------------------------------------
+// Requests
+
+/// `nvidia-smi topo -m`.
+inline tool_request nvidia_smi_topo_request() {
+    using namespace std::chrono_literals;
+    return tool_request{{"nvidia-smi", "topo", "-m"}, 10s};
+}
+/// `nvidia-smi nvlink -s`.
+inline tool_request nvidia_smi_nvlink_status_request() {
+    using namespace std::chrono_literals;
+    return tool_request{{"nvidia-smi", "nvlink", "-s"}, 10s};
+}
+
+// ---------------------------------------------------------------------------------------
+// Capture formats
+
+namespace detail::formats {
+
+namespace nvidia_links_sniff {
+// Calls f(word) for each whitespace-separated word of `line` until f returns false.
+template <class F>
+constexpr void each_word(std::string_view line, F&& f) {
+    std::size_t i = 0;
+    while (i < line.size()) {
+        while (i < line.size() && (line[i] == ' ' || line[i] == '\t')) ++i;
+        if (i >= line.size()) return;
+        const std::size_t start = i;
+        while (i < line.size() && line[i] != ' ' && line[i] != '\t') ++i;
+        if (!f(line.substr(start, i - start))) return;
+    }
+}
+// What the opening of a topology matrix shows; `matrix` is false when the text does not
+// open with a "GPU0 …" header followed by a GPU0 row. Reads without allocating.
+struct opening {
+    bool matrix = false;
+    bool affinity = false;   ///< the header names CPU/NUMA affinity columns
+    bool path = false;       ///< a GPU0 cell is a path code (SYS, PHB, NV12, …)
+    bool p2p = false;        ///< a GPU0 cell is a P2P status code (OK, GNS, …)
+    bool p2p_legend = false; ///< the legend has "OK = …"
+};
+constexpr opening read_opening(std::string_view t) noexcept {
+    opening o;
+    bool header = false, row = false, bad = false;
+    std::size_t columns = 0, lines = 0;
+    each_line(t, [&](std::string_view raw) {
+        if (++lines > 4096) return false;
+        const auto line = trim(raw);
+        if (line.empty()) return true;
+        if (!header) {
+            // "GPU0 GPU1 … [CPU Affinity] [NUMA Affinity] [GPU NUMA ID]"
+            std::size_t n = 0;
+            bool attributes = false;
+            std::string_view previous;
+            each_word(line, [&](std::string_view w) {
+                if (n++ == 0 && w != "GPU0") {
+                    bad = true;
+                    return false;
+                }
+                if (w == "CPU" || w == "NUMA") attributes = true;
+                if (!attributes) ++columns;
+                if (w == "Affinity" && (previous == "CPU" || previous == "NUMA")) o.affinity = true;
+                previous = w;
+                return true;
+            });
+            if (bad) return false;
+            // "GPU NUMA ID" alone: its "GPU" was counted as a column.
+            if (!o.affinity && previous == "ID" && columns > 0) --columns;
+            header = true;
+            return true;
+        }
+        if (!row) {
+            std::size_t n = 0;
+            each_word(line, [&](std::string_view w) {
+                if (n == 0 && w != "GPU0") {
+                    bad = true;
+                    return false;
+                }
+                if (n > 0 && n <= columns) {
+                    if (nvidia_links::is_path_code(w)) o.path = true;
+                    if (nvidia_links::is_p2p_code(w)) o.p2p = true;
+                }
+                ++n;
+                return true;
+            });
+            if (bad) return false;
+            row = true;
+            return true;
+        }
+        if (line.starts_with("OK") && line.find('=') != std::string_view::npos) o.p2p_legend = true;
+        return true;
+    });
+    o.matrix = header && row && !bad;
+    return o;
+}
+} // namespace nvidia_links_sniff
+
+// nvidia-smi topo -m -----------------------------------------------------------------------
+inline int sniff_nvidia_topo(std::string_view t) noexcept {
+    const auto o = nvidia_links_sniff::read_opening(t);
+    if (!o.matrix || o.p2p_legend || o.p2p) return 0;
+    return o.path || o.affinity ? 90 : 0;
+}
+inline void parse_nvidia_topo_capture(std::string_view t, capture_parse& out) {
+    auto r = parse_nvidia_smi_topo(t);
+    nvidia::problems_to_warnings(r.problems, out.format, out.warnings);
+    if (r.gpus.empty() && r.problems.empty()) nothing_found(out, "GPU rows");
+    system_io s;
+    s.interconnects = std::move(r.links);
+    out.system = std::move(s);
+}
+
+// nvidia-smi topo -p2p <r|w|rw|n|a|p> ----------------------------------------------------------
+inline int sniff_nvidia_topo_p2p(std::string_view t) noexcept {
+    const auto o = nvidia_links_sniff::read_opening(t);
+    if (!o.matrix || o.affinity || o.path) return 0;
+    return o.p2p_legend || o.p2p ? 90 : 0;
+}
+inline void parse_nvidia_topo_p2p_capture(std::string_view t, capture_parse& out) {
+    auto r = parse_nvidia_smi_topo(t);
+    nvidia::problems_to_warnings(r.problems, out.format, out.warnings);
+    if (r.gpus.empty() && r.problems.empty()) nothing_found(out, "GPU rows");
+    // P2P support is not a link: nothing for devices or interconnects.
+}
+
+// nvidia-smi nvlink -s ---------------------------------------------------------------------
+// Scores above sniff_nvidia_list: the first line is a `nvidia-smi -L` GPU line.
+inline int sniff_nvidia_nvlink_status(std::string_view t) noexcept {
+    if (!is_gpu_uuid_line(first_non_blank_line(t))) return 0;
+    bool link = false, other = false;
+    std::size_t lines = 0;
+    each_line(t, [&](std::string_view raw) {
+        if (++lines > 2) return false;
+        const auto line = trim(raw);
+        if (lines == 2) {
+            if (line.starts_with("Link ") && line.find(':') != std::string_view::npos) link = true;
+            else other = true;
+        }
+        return true;
+    });
+    return link && !other ? 95 : 0;
+}
+inline void parse_nvidia_nvlink_status_capture(std::string_view t, capture_parse& out) {
+    auto r = parse_nvidia_smi_nvlink_status(t);
+    nvidia::problems_to_warnings(r.problems, out.format, out.warnings);
+    if (r.gpus.empty() && r.problems.empty()) nothing_found(out, "GPU lines");
+    out.devices = std::move(r.devices);
+    system_io s;
+    s.interconnects = std::move(r.links);
+    out.system = std::move(s);
+}
+
+} // namespace detail::formats
+
+AI_HWACCEL_NAMESPACE_END
+
+#endif // AI_HWACCEL_BACKEND_CUDA
+// ---- end ai_hwaccel/detect/nvidia_links.hpp
+// #include "ai_hwaccel/detect/nvml.hpp"
+// ---- begin ai_hwaccel/detect/nvml.hpp
+// ai-hwaccel detect: NVIDIA GPUs through NVML, loaded at run time.
+//
+// NVML (libnvidia-ml.so.1) ships with the driver, not with the CUDA toolkit, so the
+// library is opened with dlopen when the program runs and nothing of NVIDIA's is needed
+// to build it. Asking NVML directly is the fast path: no process to start, no text to
+// parse. When the library is absent, too old, or fails, the CUDA probe falls back to
+// nvidia-smi.
+//
+// Only the handful of NVML entry points and structures used here are declared, with the
+// layouts of NVIDIA's public nvml.h (they are part of the driver's stable C ABI). A call
+// into a driver that has lost its GPU can block in the kernel; the query therefore runs
+// on a thread of its own and is abandoned, not waited on, after its time limit (the
+// thread and the library stay behind, which is the price of never hanging the caller).
+// The library is never closed: NVML starts threads of its own, and unloading a driver
+// library under them is not safe; the loader's reference count keeps one copy.
+
+// #include "ai_hwaccel/config.hpp"
+
+#if AI_HWACCEL_BACKEND_CUDA && AI_HWACCEL_OS_LINUX
+
+// #include "ai_hwaccel/core/pci.hpp"
+// #include "ai_hwaccel/core/profile.hpp"
+// #include "ai_hwaccel/core/warning.hpp"
+// #include "ai_hwaccel/detect/nvidia.hpp"
+
+#include <dlfcn.h>
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <utility>
+#include <vector>
+
+AI_HWACCEL_NAMESPACE_BEGIN
+
+/// How the CUDA probe uses NVML.
+struct nvml_options {
+    /// The library to open: a bare soname is searched by the dynamic loader the way every
+    /// NVIDIA tool finds it; a path with '/' must be absolute.
+    std::string library = "libnvidia-ml.so.1";
+    /// The whole query (init, every device, shutdown) must finish within this.
+    std::chrono::milliseconds timeout{10'000};
+};
+
+enum class nvml_status : std::uint8_t {
+    ok,
+    library_not_found, ///< no NVML on this machine: not worth a warning
+    unsafe_search_path, ///< LD_LIBRARY_PATH has relative entries; NVML not loaded
+    missing_symbol,    ///< a driver too old for the entry points used here
+    init_failed,       ///< nvmlInit refused (driver not loaded, version mismatch, …)
+    timed_out,         ///< the query did not finish in time and was abandoned
+};
+
+/// What one NVML query found.
+struct nvml_result {
+    nvml_status status = nvml_status::library_not_found;
+    std::vector<accelerator_profile> devices;
+    /// Per-device problems (a device NVML could not open, a value out of range).
+    std::vector<warning> warnings;
+    std::string detail; ///< why it failed, for people
+    /// Some GPU runs in MIG mode: its instances are listed by `nvidia-smi -L`, which the
+    /// CUDA probe then uses instead.
+    bool mig_enabled = false;
+};
+
+namespace detail::nvml {
+
+// The subset of nvml.h used here. Return codes are an int-sized enum in the header.
+using return_t = int;
+using device_t = struct opaque_device*;
+inline constexpr return_t success = 0;
+inline constexpr return_t error_not_supported = 3;
+inline constexpr unsigned temperature_gpu = 0;
+inline constexpr unsigned clock_mem = 2;
+
+struct pci_info { // nvmlPciInfo_t
+    char bus_id_legacy[16];
+    unsigned domain;
+    unsigned bus;
+    unsigned device;
+    unsigned pci_device_id; // device id << 16 | vendor id
+    unsigned pci_subsystem_id;
+    char bus_id[32];
+};
+struct memory { // nvmlMemory_t
+    unsigned long long total, free, used;
+};
+struct utilization { // nvmlUtilization_t
+    unsigned gpu, memory;
+};
+
+struct api {
+    return_t (*init)() = nullptr;
+    return_t (*shutdown)() = nullptr;
+    const char* (*error_string)(return_t) = nullptr;
+    return_t (*system_driver_version)(char*, unsigned) = nullptr;
+    return_t (*device_count)(unsigned*) = nullptr;
+    return_t (*device_by_index)(unsigned, device_t*) = nullptr;
+    return_t (*name)(device_t, char*, unsigned) = nullptr;
+    return_t (*uuid)(device_t, char*, unsigned) = nullptr;
+    return_t (*pci)(device_t, pci_info*) = nullptr;
+    return_t (*memory_info)(device_t, memory*) = nullptr;
+    return_t (*compute_capability)(device_t, int*, int*) = nullptr;
+    return_t (*power_limit)(device_t, unsigned*) = nullptr;
+    return_t (*power_usage)(device_t, unsigned*) = nullptr;
+    return_t (*temperature)(device_t, unsigned, unsigned*) = nullptr;
+    return_t (*utilization_rates)(device_t, utilization*) = nullptr;
+    return_t (*max_clock)(device_t, unsigned, unsigned*) = nullptr;
+    return_t (*pcie_gen_current)(device_t, unsigned*) = nullptr;
+    return_t (*pcie_gen_max)(device_t, unsigned*) = nullptr;
+    return_t (*pcie_width_current)(device_t, unsigned*) = nullptr;
+    return_t (*pcie_width_max)(device_t, unsigned*) = nullptr;
+    return_t (*mig_mode)(device_t, unsigned*, unsigned*) = nullptr;
+};
+
+// dlsym returns void*; converting it to a function pointer is what POSIX guarantees works.
+template <class F>
+bool bind(void* lib, F& slot, const char* first, const char* second = nullptr) {
+    void* p = ::dlsym(lib, first);
+    if (!p && second) p = ::dlsym(lib, second);
+    if (!p) return false;
+    static_assert(sizeof(F) == sizeof(void*));
+    std::memcpy(&slot, &p, sizeof p);
+    return true;
+}
+
+// Resolves every entry point; returns the first one missing, or nullptr.
+inline const char* bind_all(void* lib, api& a) {
+    // Versioned names first: the unversioned ones are the pre-2013 ABI.
+    if (!bind(lib, a.init, "nvmlInit_v2", "nvmlInit")) return "nvmlInit_v2";
+    if (!bind(lib, a.shutdown, "nvmlShutdown")) return "nvmlShutdown";
+    if (!bind(lib, a.error_string, "nvmlErrorString")) return "nvmlErrorString";
+    if (!bind(lib, a.system_driver_version, "nvmlSystemGetDriverVersion")) return "nvmlSystemGetDriverVersion";
+    if (!bind(lib, a.device_count, "nvmlDeviceGetCount_v2", "nvmlDeviceGetCount")) return "nvmlDeviceGetCount_v2";
+    if (!bind(lib, a.device_by_index, "nvmlDeviceGetHandleByIndex_v2", "nvmlDeviceGetHandleByIndex"))
+        return "nvmlDeviceGetHandleByIndex_v2";
+    if (!bind(lib, a.name, "nvmlDeviceGetName")) return "nvmlDeviceGetName";
+    if (!bind(lib, a.uuid, "nvmlDeviceGetUUID")) return "nvmlDeviceGetUUID";
+    if (!bind(lib, a.pci, "nvmlDeviceGetPciInfo_v3", "nvmlDeviceGetPciInfo_v2")) return "nvmlDeviceGetPciInfo_v3";
+    if (!bind(lib, a.memory_info, "nvmlDeviceGetMemoryInfo")) return "nvmlDeviceGetMemoryInfo";
+    // The rest are optional: an old driver simply leaves those values unknown.
+    bind(lib, a.compute_capability, "nvmlDeviceGetCudaComputeCapability");
+    bind(lib, a.power_limit, "nvmlDeviceGetPowerManagementLimit");
+    bind(lib, a.power_usage, "nvmlDeviceGetPowerUsage");
+    bind(lib, a.temperature, "nvmlDeviceGetTemperature");
+    bind(lib, a.utilization_rates, "nvmlDeviceGetUtilizationRates");
+    bind(lib, a.max_clock, "nvmlDeviceGetMaxClockInfo");
+    bind(lib, a.pcie_gen_current, "nvmlDeviceGetCurrPcieLinkGeneration");
+    bind(lib, a.pcie_gen_max, "nvmlDeviceGetMaxPcieLinkGeneration");
+    bind(lib, a.pcie_width_current, "nvmlDeviceGetCurrPcieLinkWidth");
+    bind(lib, a.pcie_width_max, "nvmlDeviceGetMaxPcieLinkWidth");
+    bind(lib, a.mig_mode, "nvmlDeviceGetMigMode");
+    return nullptr;
+}
+
+// A C string from a fixed buffer NVML filled (terminated by us, whatever it did).
+template <std::size_t N>
+std::string_view terminated(char (&buf)[N]) noexcept {
+    buf[N - 1] = '\0';
+    return std::string_view(buf, std::strlen(buf));
+}
+
+inline std::string describe(const api& a, return_t rc) {
+    const char* s = a.error_string ? a.error_string(rc) : nullptr;
+    return s ? std::string(s) + " (" + std::to_string(rc) + ")" : "NVML error " + std::to_string(rc);
+}
+
+// Reads one device. Values NVML does not support stay unknown.
+inline accelerator_profile read_device(const api& a, unsigned index, device_t dev, std::string_view driver,
+                                       std::vector<warning>& warnings) {
+    using detail::parsing::printable;
+    accelerator_profile p = nvidia::blank_gpu(index);
+    auto note = [&](std::string msg) {
+        warnings.push_back(warning{warning_kind::value_out_of_range, backend_id::cuda, "NVML",
+                                   "GPU " + std::to_string(index) + ": " + std::move(msg), 0});
+    };
+    bool changed = false;
+    {
+        char buf[96] = {};
+        if (a.name(dev, buf, sizeof buf) == success) p.name.assign(printable(terminated(buf), changed));
+    }
+    {
+        char buf[96] = {};
+        if (a.uuid(dev, buf, sizeof buf) == success) p.uuid.assign(printable(terminated(buf), changed));
+    }
+    p.driver_version.assign(driver);
+    pci_info pci{};
+    if (a.pci(dev, &pci) == success) {
+        if (const auto addr = parse_pci_address(terminated(pci.bus_id))) p.pci = *addr;
+        if ((pci.pci_device_id & 0xffffu) == 0x10deu) p.pci_device_id = static_cast<std::uint16_t>(pci.pci_device_id >> 16);
+    }
+    memory m{};
+    if (a.memory_info(dev, &m) == success) {
+        constexpr unsigned long long max_bytes = 16ull << 40; // 16 TiB: more than any device has
+        if (m.total > max_bytes || m.used > m.total || m.free > m.total) note("memory figures out of range, ignored");
+        else {
+            p.memory_bytes = {m.total, origin::tool};
+            p.memory_used_bytes = {m.used, origin::tool};
+            p.memory_free_bytes = {m.free, origin::tool};
+        }
+    }
+    int major = 0, minor = 0;
+    if (a.compute_capability && a.compute_capability(dev, &major, &minor) == success && major > 0 && major < 100 &&
+        minor >= 0 && minor < 100)
+        p.arch.assign(std::to_string(major) + "." + std::to_string(minor));
+    unsigned v = 0;
+    if (a.power_limit && a.power_limit(dev, &v) == success && v <= 100'000'000u)
+        p.power_limit_watts = {v / 1000.0, origin::tool};
+    if (a.power_usage && a.power_usage(dev, &v) == success && v <= 100'000'000u)
+        p.power_draw_watts = {v / 1000.0, origin::tool};
+    if (a.temperature && a.temperature(dev, temperature_gpu, &v) == success && v <= 500u)
+        p.temperature_c = {static_cast<double>(v), origin::tool};
+    utilization u{};
+    if (a.utilization_rates && a.utilization_rates(dev, &u) == success && u.gpu <= 100u)
+        p.utilization_percent = {static_cast<double>(u.gpu), origin::tool};
+    auto link = [&](auto current_gen, auto current_width, sourced<pcie_link>& out) {
+        unsigned gen = 0, width = 0;
+        const bool g = current_gen && current_gen(dev, &gen) == success && gen > 0 && gen <= 16;
+        const bool w = current_width && current_width(dev, &width) == success && width > 0 && width <= 64;
+        if (!g && !w) return;
+        pcie_link l;
+        if (g) l.generation = static_cast<std::uint8_t>(gen);
+        if (w) l.width = static_cast<std::uint8_t>(width);
+        out = {l, origin::tool};
+    };
+    link(a.pcie_gen_current, a.pcie_width_current, p.pcie_current);
+    link(a.pcie_gen_max, a.pcie_width_max, p.pcie_max);
+    nvidia::match_catalogue(p);
+    return p;
+}
+
+// Everything one query does, on whatever thread runs it.
+inline nvml_result query(void* lib) {
+    nvml_result r;
+    api a;
+    if (const char* missing = bind_all(lib, a)) {
+        r.status = nvml_status::missing_symbol;
+        r.detail = std::string("the NVML library has no ") + missing;
+        return r;
+    }
+    if (const return_t rc = a.init(); rc != success) {
+        r.status = nvml_status::init_failed;
+        r.detail = "nvmlInit failed: " + describe(a, rc);
+        return r;
+    }
+    char driver_buf[96] = {};
+    std::string driver;
+    bool changed = false;
+    if (a.system_driver_version(driver_buf, sizeof driver_buf) == success)
+        driver = detail::parsing::printable(terminated(driver_buf), changed);
+    unsigned count = 0;
+    if (const return_t rc = a.device_count(&count); rc != success) {
+        r.status = nvml_status::init_failed;
+        r.detail = "nvmlDeviceGetCount failed: " + describe(a, rc);
+        a.shutdown();
+        return r;
+    }
+    if (count > detail::parsing::max_rows) count = static_cast<unsigned>(detail::parsing::max_rows);
+    for (unsigned i = 0; i < count; ++i) {
+        device_t dev = nullptr;
+        if (const return_t rc = a.device_by_index(i, &dev); rc != success) {
+            // A GPU the driver lists but cannot open (lost, needs reset, no permission).
+            accelerator_profile p = nvidia::blank_gpu(i);
+            p.available = false;
+            r.devices.push_back(p);
+            r.warnings.push_back(warning{warning_kind::probe_failed, backend_id::cuda, "NVML",
+                                         "GPU " + std::to_string(i) + " cannot be opened: " + describe(a, rc), 0});
+            continue;
+        }
+        r.devices.push_back(read_device(a, i, dev, driver, r.warnings));
+        unsigned current = 0, pending = 0;
+        if (a.mig_mode && a.mig_mode(dev, &current, &pending) == success && current == 1) r.mig_enabled = true;
+    }
+    a.shutdown();
+    r.status = nvml_status::ok;
+    return r;
+}
+
+// Relative LD_LIBRARY_PATH entries would let the current directory supply "NVML".
+inline bool loader_path_is_safe() noexcept {
+    const char* v = std::getenv("LD_LIBRARY_PATH");
+    if (!v) return true;
+    std::string_view s(v);
+    for (;;) {
+        const auto colon = s.find(':');
+        const auto entry = s.substr(0, colon);
+        if (entry.empty() || entry.front() != '/') return false;
+        if (colon == std::string_view::npos) return true;
+        s.remove_prefix(colon + 1);
+    }
+}
+
+} // namespace detail::nvml
+
+/// Opens NVML and reads every GPU it lists. Never throws (std::bad_alloc aside) and never
+/// blocks past `options.timeout`.
+inline nvml_result query_nvml(const nvml_options& options = {}) {
+    using namespace detail::nvml;
+    nvml_result r;
+    const bool bare = options.library.find('/') == std::string::npos;
+    if (!bare && options.library.front() != '/') {
+        r.status = nvml_status::unsafe_search_path;
+        r.detail = "NVML library path is relative: " + options.library;
+        return r;
+    }
+    if (bare && !loader_path_is_safe()) {
+        r.status = nvml_status::unsafe_search_path;
+        r.detail = "LD_LIBRARY_PATH has a relative or empty entry; NVML not loaded";
+        return r;
+    }
+    void* lib = ::dlopen(options.library.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (!lib) {
+        r.status = nvml_status::library_not_found;
+        const char* e = ::dlerror();
+        r.detail = e ? e : "dlopen failed";
+        return r;
+    }
+
+    // The query runs on its own thread so that a wedged driver cannot hold the caller.
+    struct shared {
+        std::mutex m;
+        std::condition_variable cv;
+        bool done = false;
+        nvml_result result;
+    };
+    auto state = std::make_shared<shared>();
+    try {
+        std::thread([state, lib] {
+            nvml_result q;
+            try {
+                q = query(lib);
+            } catch (...) { // std::bad_alloc: report it rather than terminate
+                q.status = nvml_status::init_failed;
+                q.detail = "out of memory while reading NVML";
+            }
+            {
+                std::lock_guard<std::mutex> lock(state->m);
+                state->result = std::move(q);
+                state->done = true;
+            }
+            state->cv.notify_one();
+        }).detach();
+    } catch (...) { // no thread to be had: run it here
+        return query(lib);
+    }
+    std::unique_lock<std::mutex> lock(state->m);
+    if (!state->cv.wait_for(lock, options.timeout, [&] { return state->done; })) {
+        // Abandoned: the library stays loaded for the thread still inside it.
+        r.status = nvml_status::timed_out;
+        r.detail = "NVML did not answer within " + std::to_string(options.timeout.count()) + " ms";
+        return r;
+    }
+    return std::move(state->result);
+}
+
+AI_HWACCEL_NAMESPACE_END
+
+#endif // AI_HWACCEL_BACKEND_CUDA && AI_HWACCEL_OS_LINUX
+// ---- end ai_hwaccel/detect/nvml.hpp
+// #include "ai_hwaccel/detect/probe.hpp"
+// #include "ai_hwaccel/detect/system.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+AI_HWACCEL_NAMESPACE_BEGIN
+
+namespace detail::nvidia {
+#if AI_HWACCEL_OS_LINUX
+// An NVML failure as a warning; nullopt when there is nothing to say.
+inline std::optional<warning> nvml_warning(const nvml_result& r) {
+    warning_kind k{};
+    switch (r.status) {
+    case nvml_status::ok:
+    case nvml_status::library_not_found: return std::nullopt;
+    case nvml_status::unsafe_search_path: k = warning_kind::unsafe_path_ignored; break;
+    case nvml_status::timed_out: k = warning_kind::tool_timed_out; break;
+    case nvml_status::missing_symbol:
+    case nvml_status::init_failed: k = warning_kind::tool_failed; break;
+    }
+    return warning{k, backend_id::cuda, "NVML", r.detail + "; using nvidia-smi instead", 0};
+}
 #endif
+
+// Runs one nvidia-smi subcommand; its output, or nullopt (a missing tool says nothing: the
+// main query already said whether nvidia-smi is there).
+template <system_view S>
+std::optional<std::string> run_quietly(const S& sys, const tool_request& request, std::vector<warning>& warnings) {
+    tool_result r = sys.run(request);
+    if (r.status == tool_status::not_found) return std::nullopt;
+    if (!report_tool_result(request, r, backend_id::cuda, warnings)) return std::nullopt;
+    return std::move(r.out);
+}
+
+// MIG: the instances become the devices CUDA sees; their parents stay listed, unavailable.
+template <system_view S>
+void add_mig_instances(const S& sys, probe_output& out) {
+    const tool_request request{{"nvidia-smi", "-L"}, std::chrono::seconds(10)};
+    const auto text = run_quietly(sys, request, out.warnings);
+    if (!text) return;
+    const auto list = parse_nvidia_smi_list(*text);
+    problems_to_warnings(list.problems, "nvidia-smi -L", out.warnings);
+    if (list.mig.empty()) return;
+    nvidia_list_result named = list;
+    for (auto& g : named.gpus) // the query's names and arch are the better ones
+        for (const auto& d : out.devices)
+            if (d.index == g.index) g = d;
+    for (const auto& m : list.mig)
+        for (auto& d : out.devices)
+            if (d.index == m.parent_index) d.available = false;
+    auto instances = mig_devices(named);
+    out.devices.insert(out.devices.end(), instances.begin(), instances.end());
+}
+
+// NVLink between the GPUs, and each GPU's NUMA node where the probe had none.
+template <system_view S>
+void add_topology(const S& sys, probe_output& out) {
+    std::size_t gpus = 0;
+    for (const auto& d : out.devices) gpus += d.pci ? 1 : 0;
+    if (gpus < 2) return;
+    const auto text = run_quietly(sys, nvidia_smi_topo_request(), out.warnings);
+    if (!text) return;
+    auto topo = parse_nvidia_smi_topo(*text);
+    problems_to_warnings(topo.problems, "nvidia-smi topo -m", out.warnings);
+    for (const auto& g : topo.gpus)
+        for (auto& d : out.devices)
+            if (d.pci && d.index == g.index && !d.numa_node && g.numa_node) d.numa_node = g.numa_node;
+    if (topo.links.empty()) return;
+
+    // Link speeds as the driver reports them: one direction per link.
+    std::optional<double> per_link;
+    bool agree = true;
+    std::vector<std::pair<std::uint32_t, double>> per_gpu; // index, both directions in total
+    if (const auto status = run_quietly(sys, nvidia_smi_nvlink_status_request(), out.warnings)) {
+        const auto nv = parse_nvidia_smi_nvlink_status(*status);
+        problems_to_warnings(nv.problems, "nvidia-smi nvlink -s", out.warnings);
+        for (const auto& g : nv.gpus) {
+            if (g.links_active == 0) continue;
+            const double each = g.gbps_one_direction / g.links_active;
+            if (per_link && std::abs(*per_link - each) > 1e-6) agree = false;
+            per_link = each;
+            per_gpu.emplace_back(g.index, 2 * g.gbps_one_direction);
+        }
+    }
+    if (!topo.nvlink_switched) {
+        if (per_link && agree) topo = parse_nvidia_smi_topo(*text, sourced<double>{*per_link, origin::tool});
+        out.links.insert(out.links.end(), topo.links.begin(), topo.links.end());
+        return;
+    }
+    // Through NVSwitch every GPU reaches every other at its own full NVLink bandwidth;
+    // pairwise links would count the same lanes many times over. One fabric instead.
+    interconnect fabric;
+    fabric.kind = interconnect_kind::nvswitch;
+    fabric.scope = link_scope::intra_node;
+    fabric.name = "NVSwitch fabric";
+    for (const auto& g : topo.gpus) fabric.devices.push_back(g.index);
+    fabric.state = std::to_string(fabric.devices.size()) + " GPUs";
+    if (!per_gpu.empty() && agree && per_gpu.size() == fabric.devices.size()) {
+        fabric.bandwidth_gbps = {per_gpu.front().second, origin::tool};
+    } else {
+        // The catalogue's per-GPU NVLink figure, when every GPU has the same one.
+        double gbps = 0;
+        bool same = true;
+        for (const auto& d : out.devices) {
+            if (!d.pci) continue;
+            const double g = d.spec ? d.spec->link_bandwidth_gbps : 0;
+            if (gbps != 0 && g != gbps) same = false;
+            gbps = g;
+        }
+        if (same && gbps > 0) fabric.bandwidth_gbps = {gbps, origin::catalogue};
+    }
+    out.links.push_back(std::move(fabric));
+}
+
+} // namespace detail::nvidia
+
+/// NVIDIA GPUs: NVML when the live machine has it, nvidia-smi otherwise.
+struct cuda_probe {
+    static constexpr backend_id backend = backend_id::cuda;
+
+#if AI_HWACCEL_OS_LINUX
+    /// Where NVML is looked for and how long it may take.
+    nvml_options nvml{};
+#endif
+    /// Whether to try NVML before nvidia-smi on the live machine.
+    bool use_nvml = true;
+
+    template <system_view S>
+    probe_output probe(const S& sys) const {
+        probe_output out;
+#if AI_HWACCEL_OS_LINUX
+        // Only a live view can load a library; a machine tree describes another machine.
+        if constexpr (requires { sys.replays_tools(); }) {
+            if (use_nvml && !sys.replays_tools()) {
+                nvml_result r = query_nvml(nvml);
+                if (r.status == nvml_status::ok && !r.mig_enabled) {
+                    out.devices = std::move(r.devices);
+                    out.warnings = std::move(r.warnings);
+                    detail::nvidia::add_topology(sys, out);
+                    return out;
+                }
+                if (auto w = detail::nvidia::nvml_warning(r)) out.warnings.push_back(std::move(*w));
+            }
+        }
+#endif
+        bool mig = false;
+        if (!query_nvidia_smi(sys, out, mig)) return out;
+        if (mig) detail::nvidia::add_mig_instances(sys, out);
+        detail::nvidia::add_topology(sys, out);
+        return out;
+    }
+
+private:
+    // The GPUs from nvidia-smi, or from the driver's files without it. False when there is
+    // nothing more to ask nvidia-smi.
+    template <system_view S>
+    bool query_nvidia_smi(const S& sys, probe_output& out, bool& mig) const {
+        const tool_request request = nvidia_smi_query_request();
+        tool_result r = sys.run(request);
+        if (r.status == tool_status::not_found) {
+            auto cards = nvidia_gpus_from_driver(sys, out.warnings);
+            const auto on_bus = nvidia_gpus_on_pci_bus(sys);
+            if (!on_bus.empty() || !cards.empty())
+                out.warnings.push_back(warning{
+                    warning_kind::tool_not_found, backend, "nvidia-smi",
+                    "NVIDIA GPU(s) on the PCI bus (" + (on_bus.empty() ? std::string("per the driver") : on_bus) +
+                        ") but nvidia-smi is not installed in any trusted folder" +
+                        (cards.empty() ? std::string() : "; listed from the driver's files, memory use unknown"),
+                    0});
+            out.devices = std::move(cards);
+            return false;
+        }
+        if (!report_tool_result(request, r, backend, out.warnings)) return false;
+        auto parsed = parse_nvidia_smi_query_csv(r.out, detail::nvidia::query_field_list());
+        out.devices = std::move(parsed.devices);
+        detail::nvidia::problems_to_warnings(parsed.problems, "nvidia-smi", out.warnings);
+        mig = std::any_of(parsed.mig_enabled.begin(), parsed.mig_enabled.end(),
+                          [](const std::optional<bool>& m) { return m.value_or(false); });
+        return true;
+    }
+};
+#if AI_HWACCEL_OS_LINUX || AI_HWACCEL_OS_MACOS
+static_assert(backend_probe<cuda_probe, host_system>);
+#endif
+
+AI_HWACCEL_NAMESPACE_END
+
+#endif // AI_HWACCEL_BACKEND_CUDA
+// ---- end ai_hwaccel/detect/cuda.hpp
+// #include "ai_hwaccel/detect/intel_gpu.hpp"
+// ---- begin ai_hwaccel/detect/intel_gpu.hpp
+// ai-hwaccel detect: Intel GPUs through the i915/xe kernel drivers and xpu-smi.
+//
+// Parsers for the four shapes `xpu-smi discovery` prints (the bordered list, the bordered
+// per-device detail of `-d`, the `-j` JSON and the `--dump <ids>` CSV), the sysfs reader
+// for Intel cards bound to i915 or xe, and the probe that joins them: sysfs first, then
+// xpu-smi to name the cards and fill what the kernel does not publish. Memory comes only
+// from fields that are memory: "Memory Physical Size" (dump id 16, JSON
+// memory_physical_size_byte), xe's per-tile physical_vram_size_bytes and the backported
+// i915's lmem_total_bytes. "Memory Bus Width" (dump id 18) is a width in bits and is
+// never read as a size. An integrated GPU shares the host's memory: it is marked
+// unified_memory and its memory stays unknown. The whole header is empty unless the Intel
+// GPU backend is compiled in.
+
+// #include "ai_hwaccel/config.hpp"
+
+#if AI_HWACCEL_BACKEND_INTEL_GPU
+
+// #include "ai_hwaccel/core/catalogue.hpp"
+// #include "ai_hwaccel/core/pci.hpp"
+// #include "ai_hwaccel/core/profile.hpp"
+// #include "ai_hwaccel/core/system_io.hpp"
+// #include "ai_hwaccel/core/text.hpp"
+// #include "ai_hwaccel/core/warning.hpp"
+// #include "ai_hwaccel/detect/capture.hpp"
+// #include "ai_hwaccel/detect/probe.hpp"
+// #include "ai_hwaccel/detect/sysfs.hpp"
+// #include "ai_hwaccel/detect/system.hpp"
+// #include "ai_hwaccel/detect/topology.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#if AI_HWACCEL_JSON
+#include <nlohmann/json.hpp>
+#endif
+
+AI_HWACCEL_NAMESPACE_BEGIN
+
+/// What an xpu-smi parser read.
+struct xpu_smi_result {
+    std::vector<accelerator_profile> devices;
+    /// "Number of Tiles" per device, in the order of `devices` (a Max 1550 is one device
+    /// of two tiles, each of which Level Zero also exposes as a sub-device); unknown where
+    /// the output does not say. The profile has no field for it.
+    std::vector<sourced<std::uint32_t>> tiles;
+    std::vector<parse_problem> problems;
+};
+
+namespace detail::intel_gpu {
+
+using detail::parsing::max_rows;
+using detail::parsing::parse_real;
+using detail::parsing::parse_uint;
+using detail::parsing::printable;
+using detail::parsing::problem_sink;
+using detail::parsing::quote_value;
+
+enum class field : std::uint8_t {
+    ignored,
+    index,
+    device_type,
+    name,
+    uuid,
+    bdf,
+    pci_device_id,
+    pci_vendor_id,
+    driver_version,
+    pcie_generation,
+    pcie_width,
+    memory_mib,   // "32768.00 MiB", as the tables and the dump print it
+    memory_bytes, // the JSON's memory_physical_size_byte
+    tiles,
+};
+
+struct field_info {
+    std::string_view label; ///< as the tables and the dump header print it
+    std::string_view key;   ///< as the JSON names it
+    field id;
+};
+
+// Labels and JSON keys from xpumanager's cli/src/comlet_discovery.cpp (the table layouts
+// and the --dump id list; dump ids in the comments).
+inline constexpr field_info field_table[] = {
+    {"Device ID", "device_id", field::index},                          // 1
+    {"Device Type", "device_type", field::device_type},
+    {"Device Name", "device_name", field::name},                       // 2
+    {"Vendor Name", "vendor_name", field::ignored},                    // 3
+    {"UUID", "uuid", field::uuid},                                     // 4
+    {"SOC UUID", "", field::uuid},                                     // 4 in some versions' help
+    {"Serial Number", "serial_number", field::ignored},                // 5
+    {"Core Clock Rate", "core_clock_rate_mhz", field::ignored},        // 6
+    {"Stepping", "device_stepping", field::ignored},                   // 7
+    {"Driver Version", "driver_version", field::driver_version},       // 8
+    {"GFX Firmware Version", "gfx_firmware_version", field::ignored},  // 9
+    {"GFX Data Firmware Version", "gfx_data_firmware_version", field::ignored}, // 10
+    {"PCI BDF Address", "pci_bdf_address", field::bdf},                // 11
+    {"PCI Slot", "pci_slot", field::ignored},                          // 12
+    {"PCIe Generation", "pcie_generation", field::pcie_generation},    // 13
+    {"PCIe Max Link Width", "pcie_max_link_width", field::pcie_width}, // 14
+    {"OAM Socket ID", "oam_socket_id", field::ignored},                // 15
+    {"Memory Physical Size", "", field::memory_mib},                   // 16
+    {"", "memory_physical_size_byte", field::memory_bytes},
+    {"Number of Memory Channels", "number_of_memory_channels", field::ignored}, // 17
+    {"Memory Bus Width", "memory_bus_width", field::ignored},          // 18: bits, not a size
+    {"Number of EUs", "number_of_eus", field::ignored},                // 19
+    {"Number of Media Engines", "number_of_media_engines", field::ignored},     // 20
+    {"Number of Media Enhancement Engines", "number_of_media_enh_engines", field::ignored}, // 21
+    {"GFX Firmware Status", "gfx_firmware_status", field::ignored},    // 22
+    {"PCI Vendor ID", "pci_vendor_id", field::pci_vendor_id},          // 23
+    {"PCI Device ID", "pci_device_id", field::pci_device_id},          // 24
+    {"Number of Tiles", "number_of_tiles", field::tiles},
+};
+
+constexpr const field_info* find_label(std::string_view label) noexcept {
+    if (label.empty()) return nullptr;
+    for (const auto& f : field_table)
+        if (f.label == label) return &f;
+    return nullptr;
+}
+constexpr const field_info* find_key(std::string_view key) noexcept {
+    if (key.empty()) return nullptr;
+    for (const auto& f : field_table)
+        if (f.key == key) return &f;
+    return nullptr;
+}
+
+// "unknown", "N/A", "": the tool's ways of saying it does not know.
+constexpr bool is_unavailable(std::string_view v) noexcept {
+    return v.empty() || iequals(v, "unknown") || iequals(v, "N/A");
+}
+
+// "0x20a", "0x56C0" -> the id; nullopt for anything else than 1..4 hex digits after 0x.
+constexpr std::optional<std::uint16_t> parse_hex_id(std::string_view v) noexcept {
+    if (v.size() < 3 || v.size() > 6 || v[0] != '0' || (v[1] != 'x' && v[1] != 'X')) return std::nullopt;
+    const auto id = parse_hex32(v.substr(2));
+    if (!id) return std::nullopt;
+    return static_cast<std::uint16_t>(*id);
+}
+
+// "Intel(R) Graphics [0x56c0]": xpu-smi's name for a device it has no marketing name for
+// carries the PCI device id in brackets.
+constexpr std::optional<std::uint16_t> id_in_name(std::string_view name) noexcept {
+    const auto open = name.rfind('[');
+    if (open == std::string_view::npos || name.back() != ']') return std::nullopt;
+    return parse_hex_id(name.substr(open + 1, name.size() - open - 2));
+}
+
+struct row {
+    accelerator_profile profile;
+    sourced<std::uint32_t> tiles;
+};
+
+// Fills the row from one value; returns a problem message, or "" when the value is fine.
+inline std::string apply(const field_info& f, std::string_view v, row& r) {
+    v = trim(v);
+    if (f.id == field::ignored || is_unavailable(v)) return {};
+    accelerator_profile& p = r.profile;
+    const std::string what = std::string(f.label.empty() ? f.key : f.label);
+    const auto bad = [&] { return what + ": cannot read " + quote_value(v); };
+    const auto out_of_range = [&] { return what + ": " + quote_value(v) + " is out of range"; };
+    switch (f.id) {
+    case field::ignored: return {};
+    case field::index: {
+        const auto x = parse_uint(v);
+        if (!x) return bad();
+        if (*x > 0xffff) return out_of_range();
+        p.index = static_cast<std::uint32_t>(*x);
+        return {};
+    }
+    case field::device_type:
+        if (v != "GPU") return what + ": " + quote_value(v) + " is not a GPU";
+        return {};
+    case field::name:
+    case field::uuid:
+    case field::driver_version: {
+        bool changed = false;
+        const std::string text = printable(v, changed);
+        const bool fits = f.id == field::name ? p.name.assign(text)
+                          : f.id == field::uuid ? p.uuid.assign(text)
+                                                : p.driver_version.assign(text);
+        if (changed) return what + ": not printable UTF-8, replaced by " + quote_value(text);
+        if (!fits) return what + ": longer than the profile keeps, cut";
+        return {};
+    }
+    case field::bdf: {
+        const auto a = parse_pci_address(v);
+        if (!a) return bad();
+        p.pci = *a;
+        return {};
+    }
+    case field::pci_device_id: {
+        const auto id = parse_hex_id(v);
+        if (!id) return bad();
+        p.pci_device_id = *id;
+        return {};
+    }
+    case field::pci_vendor_id: {
+        const auto id = parse_hex_id(v);
+        if (!id) return bad();
+        if (*id != info(vendor::intel).vendor_id) return what + ": " + quote_value(v) + " is not Intel's";
+        return {};
+    }
+    case field::pcie_generation:
+    case field::pcie_width: {
+        const auto x = parse_uint(v);
+        if (!x) return bad();
+        const bool gen = f.id == field::pcie_generation;
+        if (*x == 0 || *x > (gen ? 16u : 64u)) return out_of_range();
+        pcie_link l = p.pcie_max.value;
+        (gen ? l.generation : l.width) = static_cast<std::uint8_t>(*x);
+        p.pcie_max = {l, origin::tool};
+        return {};
+    }
+    case field::memory_mib: {
+        // "32768.00 MiB"; xpu-smi divides the byte count by 2^20 and keeps two decimals.
+        const auto sp = v.rfind(' ');
+        if (sp == std::string_view::npos || v.substr(sp + 1) != "MiB") return what + ": no MiB unit in " + quote_value(v);
+        const auto x = parse_real(trim(v.substr(0, sp)));
+        if (!x) return bad();
+        constexpr double max_mib = 16.0 * 1024 * 1024; // 16 TiB: more than any device has
+        if (*x < 0 || *x > max_mib) return out_of_range();
+        p.memory_bytes = {static_cast<std::uint64_t>(*x * 1048576.0 + 0.5), origin::tool};
+        return {};
+    }
+    case field::memory_bytes: {
+        const auto x = parse_uint(v);
+        if (!x) return bad();
+        if (*x > 16 * units::tib) return out_of_range();
+        p.memory_bytes = {*x, origin::tool};
+        return {};
+    }
+    case field::tiles: {
+        const auto x = parse_uint(v);
+        if (!x) return bad();
+        if (*x == 0 || *x > 64) return out_of_range();
+        r.tiles = {static_cast<std::uint32_t>(*x), origin::tool};
+        return {};
+    }
+    }
+    return {};
+}
+
+// "Intel(R) Data Center GPU Max 1550" -> "Intel Data Center GPU Max 1550": Intel's names
+// carry trademark marks the catalogue does not.
+inline std::string without_marks(std::string_view name) {
+    std::string out;
+    out.reserve(name.size());
+    for (std::size_t i = 0; i < name.size();) {
+        bool mark = false;
+        for (std::string_view m : {"(R)", "(TM)", "(r)", "(tm)"})
+            if (name.substr(i, m.size()) == m) {
+                i += m.size();
+                mark = true;
+                break;
+            }
+        if (!mark) out += name[i++];
+    }
+    return out;
+}
+
+// The catalogue row for a device: by PCI id when that names one row (several rows share an
+// id only for memory variants: the one whose size is within an eighth of the known memory),
+// else by name.
+inline const device_spec* match_spec(std::uint16_t device_id, std::string_view name,
+                                     const sourced<std::uint64_t>& memory) {
+    const auto by_id = find_devices_by_pci(info(vendor::intel).vendor_id, device_id);
+    const device_spec* spec = nullptr;
+    if (by_id.count == 1) spec = by_id[0];
+    else if (by_id.count > 1 && memory)
+        for (const device_spec* s : by_id) {
+            const auto m = static_cast<double>(s->memory_bytes), have = static_cast<double>(*memory);
+            if (m > 0 && have > m * 0.875 && have < m * 1.125) spec = s;
+        }
+    if (!spec && !name.empty()) spec = find_device(without_marks(name));
+    return spec && spec->kind == device_kind::intel_gpu ? spec : nullptr;
+}
+
+inline void finish(row& r) {
+    accelerator_profile& p = r.profile;
+    if (p.pci_device_id == 0)
+        if (const auto id = id_in_name(p.name.view())) p.pci_device_id = *id;
+    if (const device_spec* s = match_spec(p.pci_device_id, p.name.view(), p.memory_bytes)) p.apply_spec(*s);
+}
+
+inline row blank_row(std::uint32_t index) {
+    row r;
+    r.profile.kind = device_kind::intel_gpu;
+    r.profile.maker = vendor::intel;
+    r.profile.index = index;
+    return r;
+}
+
+inline void push(xpu_smi_result& out, row& r) {
+    finish(r);
+    out.devices.push_back(r.profile);
+    out.tiles.push_back(r.tiles);
+}
+
+// A table label: a capital letter, then letters, digits, blanks and / ( ) . -, at most 48.
+constexpr bool looks_like_label(std::string_view s) noexcept {
+    if (s.empty() || s.size() > 48 || !(s.front() >= 'A' && s.front() <= 'Z')) return false;
+    for (char c : s)
+        if (!(ascii_alnum(c) || c == ' ' || c == '/' || c == '(' || c == ')' || c == '.' || c == '-')) return false;
+    return true;
+}
+
+// "| 0         | Device Name: …   |" -> the two cells, trimmed; nullopt for other lines.
+struct table_line {
+    std::string_view id;
+    std::string_view info;
+};
+constexpr std::optional<table_line> split_table_line(std::string_view line) noexcept {
+    line = trim(line);
+    if (line.size() < 3 || line.front() != '|' || line.back() != '|') return std::nullopt;
+    line = line.substr(1, line.size() - 2);
+    const auto bar = line.find('|');
+    if (bar == std::string_view::npos) return std::nullopt;
+    return table_line{trim(line.substr(0, bar)), trim(line.substr(bar + 1))};
+}
+
+constexpr bool is_border(std::string_view line) noexcept {
+    line = trim(line);
+    if (line.size() < 3 || line.front() != '+') return false;
+    for (char c : line)
+        if (c != '+' && c != '-' && c != '=') return false;
+    return true;
+}
+
+// One CSV line of the dump: cells are bare or double-quoted (xpu-smi writes strings as
+// JSON strings, so a quote inside one is escaped with a backslash). f(cell) for each.
+template <class F>
+bool each_csv_cell(std::string_view line, F&& f) {
+    std::string cell;
+    std::size_t i = 0;
+    for (;;) {
+        cell.clear();
+        while (i < line.size() && line[i] == ' ') ++i;
+        if (i < line.size() && line[i] == '"') {
+            ++i;
+            bool closed = false;
+            while (i < line.size()) {
+                const char c = line[i++];
+                if (c == '\\' && i < line.size()) {
+                    cell += line[i++];
+                } else if (c == '"') {
+                    closed = true;
+                    break;
+                } else {
+                    cell += c;
+                }
+            }
+            if (!closed) return false;
+            while (i < line.size() && line[i] == ' ') ++i;
+            if (i < line.size() && line[i] != ',') return false;
+        } else {
+            const auto comma = line.find(',', i);
+            const auto end = comma == std::string_view::npos ? line.size() : comma;
+            cell.assign(line.substr(i, end - i));
+            i = end;
+        }
+        f(std::string_view(cell));
+        if (i >= line.size()) return true;
+        ++i; // the comma
+    }
+}
+
+} // namespace detail::intel_gpu
+
+/// Reads the bordered tables of `xpu-smi discovery` (one block of "Key: value" rows per
+/// device) and `xpu-smi discovery -d <id>` (the same shape with many more rows). A value
+/// that wraps onto the next line of its cell is joined to it. Devices are Intel GPUs,
+/// values origin::tool, completed from the catalogue by PCI id (from "PCI Device ID" or
+/// the "[0x…]" in xpu-smi's generic name) then by name.
+inline xpu_smi_result parse_xpu_smi_discovery_table(std::string_view text) {
+    using namespace detail::intel_gpu;
+    xpu_smi_result r;
+    problem_sink problems{r.problems};
+    std::optional<row> current;
+    const field_info* last = nullptr;
+    std::string last_value;
+    std::size_t last_line = 0;
+    auto flush_value = [&] {
+        if (current && last) {
+            auto msg = apply(*last, last_value, *current);
+            if (!msg.empty()) problems.add(last_line, std::move(msg));
+        }
+        last = nullptr;
+        last_value.clear();
+    };
+    auto flush_row = [&] {
+        flush_value();
+        if (current) push(r, *current);
+        current.reset();
+    };
+    std::size_t number = 0;
+    bool stop = false;
+    detail::formats::each_line(text, [&](std::string_view line) {
+        ++number;
+        if (detail::trim(line).empty() || is_border(line)) return true;
+        const auto cells = split_table_line(line);
+        if (!cells) {
+            const auto t = detail::trim(line);
+            if (t == "No device discovered") return true;
+            problems.add(number, "not a table row: " + quote_value(t));
+            return true;
+        }
+        if (cells->id == "Device ID") return true; // the header row
+        if (!cells->id.empty()) {
+            flush_row();
+            if (r.devices.size() >= max_rows) {
+                problems.add(number, "more than " + std::to_string(max_rows) + " devices; the rest ignored");
+                stop = true;
+                return false;
+            }
+            const auto id = parse_uint(cells->id);
+            if (!id || *id > 0xffff) problems.add(number, "device id " + quote_value(cells->id) + " is not a number");
+            current = blank_row(id && *id <= 0xffff ? static_cast<std::uint32_t>(*id)
+                                                    : static_cast<std::uint32_t>(r.devices.size()));
+        }
+        if (!current) {
+            problems.add(number, "a device row before any device id");
+            return true;
+        }
+        const std::string_view info = cells->info;
+        if (info.empty()) return true; // the blank separator rows of -d
+        const auto colon = info.find(": ");
+        const std::string_view label = colon == std::string_view::npos ? std::string_view{} : info.substr(0, colon);
+        const bool ends_with_colon = info.back() == ':' && looks_like_label(info.substr(0, info.size() - 1));
+        if (looks_like_label(label) || ends_with_colon) {
+            flush_value();
+            const std::string_view key = ends_with_colon ? info.substr(0, info.size() - 1) : label;
+            last = find_label(key);
+            last_line = number;
+            if (last && !ends_with_colon) last_value.assign(detail::trim(info.substr(colon + 2)));
+            return true;
+        }
+        // A wrapped value: the rest of the previous row's value.
+        if (last && last_value.size() < 4096) {
+            if (!last_value.empty()) last_value += ' ';
+            last_value.append(info);
+        }
+        return true;
+    });
+    if (!stop) flush_row();
+    problems.finish();
+    return r;
+}
+
+/// Reads `xpu-smi discovery --dump <ids>`: a header line of property labels, then one
+/// line per device. Columns are matched by their label, never by position, so any id
+/// list reads; labels the library does not map are ignored.
+inline xpu_smi_result parse_xpu_smi_dump_csv(std::string_view text) {
+    using namespace detail::intel_gpu;
+    xpu_smi_result r;
+    problem_sink problems{r.problems};
+    std::vector<const field_info*> columns;
+    bool have_header = false;
+    std::size_t number = 0;
+    detail::formats::each_line(text, [&](std::string_view line) {
+        ++number;
+        if (detail::trim(line).empty()) return true;
+        if (!have_header) {
+            have_header = true;
+            bool labels = true;
+            std::size_t known = 0;
+            const bool ok = each_csv_cell(line, [&](std::string_view cell) {
+                cell = detail::trim(cell);
+                if (!looks_like_label(cell)) labels = false;
+                const field_info* f = find_label(cell);
+                if (f) ++known;
+                static constexpr field_info unmapped{"", "", field::ignored};
+                columns.push_back(f ? f : &unmapped);
+            });
+            if (!ok || !labels || known == 0) {
+                problems.add(number, "not a header of property names: " + quote_value(line));
+                return false;
+            }
+            return true;
+        }
+        if (r.devices.size() >= max_rows) {
+            problems.add(number, "more than " + std::to_string(max_rows) + " rows; the rest ignored");
+            return false;
+        }
+        std::vector<std::string> cells;
+        const bool ok = each_csv_cell(line, [&](std::string_view cell) {
+            if (cells.size() <= columns.size()) cells.emplace_back(cell);
+        });
+        if (!ok || cells.size() != columns.size()) {
+            problems.add(number, (ok ? std::to_string(cells.size()) + " values for " + std::to_string(columns.size()) +
+                                           " columns"
+                                     : std::string("an unterminated quoted value")) +
+                                     "; row skipped");
+            return true;
+        }
+        row dev = blank_row(static_cast<std::uint32_t>(r.devices.size()));
+        for (std::size_t i = 0; i < cells.size(); ++i) {
+            auto msg = apply(*columns[i], cells[i], dev);
+            if (!msg.empty()) problems.add(number, std::move(msg));
+        }
+        push(r, dev);
+        return true;
+    });
+    problems.finish();
+    return r;
+}
+
+#if AI_HWACCEL_JSON
+namespace detail::intel_gpu {
+// One device object of the JSON: every key the library maps, strings and whole numbers
+// alike (xpu-smi prints ids as numbers and sizes as strings, depending on the version).
+inline void apply_json_device(const nlohmann::json& j, row& r, problem_sink& problems) {
+    for (auto it = j.begin(); it != j.end(); ++it) {
+        const field_info* f = find_key(it.key());
+        if (!f) continue;
+        std::string value;
+        const auto& v = it.value();
+        if (v.is_string()) value = v.get<std::string>();
+        else if (v.is_number_unsigned()) value = std::to_string(v.get<std::uint64_t>());
+        else if (v.is_null()) continue;
+        else {
+            problems.add(0, it.key() + ": not a string or a whole number");
+            continue;
+        }
+        auto msg = apply(*f, value, r);
+        if (!msg.empty()) problems.add(0, std::move(msg));
+    }
+}
+} // namespace detail::intel_gpu
+
+/// Reads `xpu-smi discovery -j` ({"device_list": [{…}, …]}) and `xpu-smi discovery -d <id>
+/// -j` (one device object, with memory_physical_size_byte). Problems carry line 0.
+inline xpu_smi_result parse_xpu_smi_discovery_json(std::string_view text) {
+    using namespace detail::intel_gpu;
+    xpu_smi_result r;
+    problem_sink problems{r.problems};
+    const auto doc = nlohmann::json::parse(text.begin(), text.end(), nullptr, /*allow_exceptions=*/false);
+    if (doc.is_discarded() || !doc.is_object()) {
+        problems.add(0, "not a JSON object");
+        problems.finish();
+        return r;
+    }
+    auto one = [&](const nlohmann::json& d, std::uint32_t index) {
+        if (!d.is_object()) {
+            problems.add(0, "a device entry that is not an object");
+            return;
+        }
+        row dev = blank_row(index);
+        apply_json_device(d, dev, problems);
+        push(r, dev);
+    };
+    if (const auto it = doc.find("device_list"); it != doc.end()) {
+        if (!it->is_array()) problems.add(0, "device_list is not an array");
+        else
+            for (const auto& d : *it) {
+                if (r.devices.size() >= max_rows) {
+                    problems.add(0, "more than " + std::to_string(max_rows) + " devices; the rest ignored");
+                    break;
+                }
+                one(d, static_cast<std::uint32_t>(r.devices.size()));
+            }
+    } else if (doc.contains("device_id")) {
+        one(doc, 0);
+    } else if (const auto e = doc.find("error"); e != doc.end() && e->is_string()) {
+        problems.add(0, "xpu-smi reported: " + quote_value(e->get<std::string>()));
+    } else {
+        problems.add(0, "neither a device_list nor a device object");
+    }
+    problems.finish();
+    return r;
+}
+#endif // AI_HWACCEL_JSON
+
+// ---------------------------------------------------------------------------------------
+// sysfs
+
+/// One Intel GPU as the kernel shows it.
+struct intel_gpu_card {
+    accelerator_profile profile;
+    std::string card;   ///< "card1"
+    std::string driver; ///< "i915" or "xe"
+    /// Device-local memory was found (a discrete card); false for integrated graphics and
+    /// for discrete cards whose kernel does not publish its size.
+    bool local_memory = false;
+    /// Discrete: local memory, a catalogue row (every Intel GPU row is a discrete board),
+    /// or a function off the root bus (integrated graphics sit on bus 0).
+    bool discrete = false;
+};
+
+namespace detail::intel_gpu {
+
+// "card3" -> true; "card3-DP-1", "renderD128", "version" -> false.
+constexpr bool is_card_name(std::string_view n) noexcept {
+    if (n.size() < 5 || !n.starts_with("card")) return false;
+    for (char c : n.substr(4))
+        if (c < '0' || c > '9') return false;
+    return true;
+}
+
+template <system_view S>
+std::optional<std::uint64_t> read_bytes(const S& sys, const std::string& path, std::vector<warning>& warnings) {
+    const auto text = detail::read_optional_file(sys, path, detail::sysfs_attribute_cap, warnings);
+    if (!text) return std::nullopt;
+    const auto v = detail::parse_u64(detail::trim(*text));
+    if (!v) {
+        detail::add_warning(warnings, warning_kind::parse_error, path, "not a byte count");
+        return std::nullopt;
+    }
+    if (*v > 16 * units::tib) {
+        detail::add_warning(warnings, warning_kind::value_out_of_range, path, "more memory than any device has");
+        return std::nullopt;
+    }
+    return v;
+}
+
+// Device-local memory in bytes, nullopt where the driver does not publish it.
+//  - xe: <pci device>/tile<N>/physical_vram_size_bytes, one per tile, summed. Created by
+//    drivers/gpu/drm/xe/xe_tile_sysfs.c (Linux 6.8) for discrete parts other than DG1;
+//    later kernels dropped the file, so its absence says nothing.
+//  - i915: /sys/class/drm/card<N>/lmem_total_bytes, the local memory regions' total. It is
+//    not in mainline i915: Intel's out-of-tree intel-gpu-i915-backports adds it to the DRM
+//    minor (drivers/gpu/drm/i915/i915_sysfs.c there).
+template <system_view S>
+std::optional<std::uint64_t> local_memory(const S& sys, const std::string& card, const std::string& pci_dir,
+                                          std::string_view driver, std::vector<warning>& warnings) {
+    if (driver == "xe") {
+        const auto names = sys.list_dir(pci_dir);
+        if (!names) return std::nullopt;
+        std::optional<std::uint64_t> total;
+        for (const auto& n : *names) {
+            if (!n.starts_with("tile") || !detail::parse_u64(std::string_view(n).substr(4))) continue;
+            if (const auto b = read_bytes(sys, pci_dir + "/" + n + "/physical_vram_size_bytes", warnings))
+                total = total.value_or(0) + *b;
+        }
+        return total;
+    }
+    return read_bytes(sys, "/sys/class/drm/" + card + "/lmem_total_bytes", warnings);
+}
+
+inline std::string hex4(std::uint16_t id) {
+    constexpr char digits[] = "0123456789abcdef";
+    std::string s = "0x";
+    for (int shift = 12; shift >= 0; shift -= 4) s += digits[(id >> shift) & 0xf];
+    return s;
+}
+
+} // namespace detail::intel_gpu
+
+/// Intel display/3D controllers bound to i915 or xe, from /sys/class/drm/card<N>: the
+/// card's PCI function (ids, link, NUMA node, driver), device-local memory where the
+/// driver publishes it, and the catalogue row its PCI id names. Integrated graphics are
+/// marked unified_memory with memory unknown. Sorted by card number.
+template <system_view S>
+std::vector<intel_gpu_card> read_intel_gpu_sysfs(const S& sys, std::vector<warning>& warnings) {
+    using namespace detail::intel_gpu;
+    std::vector<intel_gpu_card> cards;
+    const auto names = sys.list_dir("/sys/class/drm");
+    if (!names) return cards;
+    for (const auto& name : *names) {
+        if (!is_card_name(name) || cards.size() >= max_rows) continue;
+        const auto target = detail::resolve_sysfs_link(sys, "/sys/class/drm/" + name + "/device");
+        if (!target) continue;
+        const auto address = parse_pci_address(detail::base_name(*target));
+        if (!address) continue; // a platform device (an SoC's display), not a PCI card
+        const std::string pci_dir = std::string("/sys/bus/pci/devices/") + address->text().data();
+        const auto dev = read_pci_device(sys, pci_dir, warnings);
+        if (!dev || dev->vendor_id != info(vendor::intel).vendor_id || (dev->class_code >> 16) != 0x03) continue;
+        if (dev->driver != "i915" && dev->driver != "xe") continue;
+        intel_gpu_card c;
+        c.card = name;
+        c.driver = dev->driver;
+        accelerator_profile& p = c.profile;
+        p.kind = device_kind::intel_gpu;
+        p.maker = vendor::intel;
+        p.index = static_cast<std::uint32_t>(*detail::parse_u64(std::string_view(name).substr(4)) & 0xffffffffu);
+        p.pci = dev->address;
+        p.pci_device_id = dev->device_id;
+        p.pcie_current = dev->link_current;
+        p.pcie_max = dev->link_max;
+        if (dev->numa_node >= 0) p.numa_node = {dev->numa_node, origin::sysfs};
+        if (const auto mem = local_memory(sys, name, pci_dir, c.driver, warnings)) {
+            p.memory_bytes = {*mem, origin::sysfs};
+            c.local_memory = true;
+        }
+        const device_spec* spec = match_spec(p.pci_device_id, {}, p.memory_bytes);
+        c.discrete = c.local_memory || spec != nullptr || dev->address.bus != 0;
+        if (spec) {
+            p.name = spec->name;
+            p.apply_spec(*spec);
+        } else {
+            p.name.assign("Intel Graphics [" + hex4(p.pci_device_id) + "]");
+        }
+        if (!c.discrete) p.unified_memory = true; // shares the host's memory; its size is the host's
+        cards.push_back(std::move(c));
+    }
+    std::sort(cards.begin(), cards.end(),
+              [](const intel_gpu_card& a, const intel_gpu_card& b) { return a.profile.index < b.profile.index; });
+    return cards;
+}
+
+// ---------------------------------------------------------------------------------------
+// The probe
+
+/// The xpu-smi run the probe makes: the JSON list where JSON is compiled in, else the
+/// plain table.
+inline tool_request xpu_smi_discovery_request() {
+    using namespace std::chrono_literals;
+#if AI_HWACCEL_JSON
+    return tool_request{{"xpu-smi", "discovery", "-j"}, 10s};
+#else
+    return tool_request{{"xpu-smi", "discovery"}, 10s};
+#endif
+}
+
+namespace detail::intel_gpu {
+inline xpu_smi_result parse_probe_output(std::string_view text) {
+#if AI_HWACCEL_JSON
+    return parse_xpu_smi_discovery_json(text);
+#else
+    return parse_xpu_smi_discovery_table(text);
+#endif
+}
+
+// Adds what xpu-smi knows and sysfs does not: the tool's name where no catalogue row named
+// the card, the UUID, the driver version, the memory and the PCIe link where unknown.
+inline void enrich(accelerator_profile& p, const accelerator_profile& t) {
+    if (!p.spec && !t.name.empty()) p.name = t.name;
+    if (p.uuid.empty()) p.uuid = t.uuid;
+    if (p.driver_version.empty()) p.driver_version = t.driver_version;
+    if (!p.memory_bytes || p.memory_bytes.from == origin::catalogue) {
+        if (t.memory_bytes.from == origin::tool) {
+            p.memory_bytes = t.memory_bytes;
+            p.unified_memory = false;
+        }
+    }
+    if (!p.pcie_max && t.pcie_max) p.pcie_max = t.pcie_max;
+    if (!p.spec && t.spec) p.apply_spec(*t.spec);
+}
+} // namespace detail::intel_gpu
+
+/// Intel GPUs: sysfs first (i915/xe cards), then `xpu-smi discovery` to enrich them and to
+/// list devices sysfs could not see (a container without /sys). xpu-smi is run only where
+/// there is a discrete Intel card, or where /sys/class/drm cannot be listed; its absence
+/// is a warning only when a discrete card is present. Integrated graphics never warrant one.
+struct intel_gpu_probe {
+    static constexpr backend_id backend = backend_id::intel_gpu;
+
+    template <system_view S>
+    probe_output probe(const S& sys) const {
+        probe_output out;
+        std::vector<intel_gpu_card> cards = read_intel_gpu_sysfs(sys, out.warnings);
+        const bool drm_listed = sys.list_dir("/sys/class/drm").has_value();
+        std::string discrete;
+        for (const auto& c : cards)
+            if (c.discrete) {
+                if (!discrete.empty()) discrete += ", ";
+                discrete += c.profile.pci ? c.profile.pci->text().data() : c.card;
+            }
+        for (const auto& c : cards) out.devices.push_back(c.profile);
+        if (drm_listed && discrete.empty()) return out;
+
+        const tool_request request = xpu_smi_discovery_request();
+        tool_result r = sys.run(request);
+        if (r.status == tool_status::not_found) {
+            if (!discrete.empty())
+                out.warnings.push_back(warning{warning_kind::tool_not_found, backend, "xpu-smi",
+                                               "discrete Intel GPU(s) (" + discrete +
+                                                   ") but xpu-smi is not installed in any trusted folder; "
+                                                   "names and memory come from sysfs and the catalogue only",
+                                               0});
+            return out;
+        }
+        if (!report_tool_result(request, r, backend, out.warnings)) return out;
+        auto parsed = detail::intel_gpu::parse_probe_output(r.out);
+        detail::parsing::problems_to_warnings(parsed.problems, backend, "xpu-smi", out.warnings);
+        for (const auto& t : parsed.devices) {
+            auto same = std::find_if(out.devices.begin(), out.devices.end(), [&](const accelerator_profile& p) {
+                return p.pci && t.pci && *p.pci == *t.pci;
+            });
+            if (same != out.devices.end()) detail::intel_gpu::enrich(*same, t);
+            else out.devices.push_back(t);
+        }
+        return out;
+    }
+};
+#if AI_HWACCEL_OS_LINUX || AI_HWACCEL_OS_MACOS
+static_assert(backend_probe<intel_gpu_probe, host_system>);
+#endif
+
+// ---------------------------------------------------------------------------------------
+// Capture formats
+
+namespace detail::formats {
+
+namespace intel_gpu_sniff {
+// The bordered xpu-smi table: a border first, then the "Device ID | Device Information" header.
+constexpr bool is_discovery_table(std::string_view t) noexcept {
+    if (!detail::intel_gpu::is_border(first_non_blank_line(t))) return false;
+    bool header = false;
+    int seen = 0;
+    each_line(t, [&](std::string_view line) {
+        if (++seen > 4) return false;
+        const auto cells = detail::intel_gpu::split_table_line(line);
+        if (cells && cells->id == "Device ID" && cells->info == "Device Information") header = true;
+        return !header;
+    });
+    return header;
+}
+// Rows only the -d detail prints.
+constexpr bool has_detail_rows(std::string_view t) noexcept {
+    bool found = false;
+    each_line(t, [&](std::string_view line) {
+        const auto cells = detail::intel_gpu::split_table_line(line);
+        if (cells && (cells->info.starts_with("Device Type:") || cells->info.starts_with("Memory Physical Size:") ||
+                      cells->info.starts_with("Number of EUs:")))
+            found = true;
+        return !found;
+    });
+    return found;
+}
+} // namespace intel_gpu_sniff
+
+// xpu-smi discovery ---------------------------------------------------------------------------
+inline int sniff_xpu_smi_discovery(std::string_view t) noexcept {
+    return intel_gpu_sniff::is_discovery_table(t) && !intel_gpu_sniff::has_detail_rows(t) ? 90 : 0;
+}
+// xpu-smi discovery -d <id> -------------------------------------------------------------------
+inline int sniff_xpu_smi_discovery_detail(std::string_view t) noexcept {
+    return intel_gpu_sniff::is_discovery_table(t) && intel_gpu_sniff::has_detail_rows(t) ? 90 : 0;
+}
+inline void parse_xpu_smi_discovery_capture(std::string_view t, capture_parse& out) {
+    auto r = parse_xpu_smi_discovery_table(t);
+    parsing::problems_to_warnings(r.problems, backend_id::intel_gpu, out.format, out.warnings);
+    if (r.devices.empty() && r.problems.empty()) nothing_found(out, "xpu-smi devices");
+    out.devices = std::move(r.devices);
+}
+
+// xpu-smi discovery --dump <ids> ---------------------------------------------------------------
+inline int sniff_xpu_smi_dump(std::string_view t) noexcept {
+    const auto first = first_non_blank_line(t);
+    // Every header cell a dump label, the first one of them too (cells are never quoted).
+    if (first.empty() || first.find('"') != std::string_view::npos) return 0;
+    bool all = true;
+    std::size_t cells = 0;
+    std::string_view rest = first;
+    for (;;) {
+        const auto comma = rest.find(',');
+        const auto cell = trim(rest.substr(0, comma));
+        ++cells;
+        const auto* f = detail::intel_gpu::find_label(cell);
+        if (!f) all = false;
+        if (comma == std::string_view::npos) break;
+        rest.remove_prefix(comma + 1);
+    }
+    return all && cells >= 1 ? 90 : 0;
+}
+inline void parse_xpu_smi_dump_capture(std::string_view t, capture_parse& out) {
+    auto r = parse_xpu_smi_dump_csv(t);
+    parsing::problems_to_warnings(r.problems, backend_id::intel_gpu, out.format, out.warnings);
+    if (r.devices.empty() && r.problems.empty()) nothing_found(out, "xpu-smi dump rows");
+    out.devices = std::move(r.devices);
+}
+
+#if AI_HWACCEL_JSON
+// xpu-smi discovery -j --------------------------------------------------------------------------
+inline int sniff_xpu_smi_json(std::string_view t) noexcept {
+    const auto first = first_non_blank_line(t);
+    if (!first.starts_with("{")) return 0;
+    const bool list = t.find("\"device_list\"") != std::string_view::npos;
+    const bool xpu_keys = t.find("\"pci_bdf_address\"") != std::string_view::npos ||
+                          t.find("\"memory_physical_size_byte\"") != std::string_view::npos;
+    return list && xpu_keys ? 90 : (xpu_keys && t.find("\"device_id\"") != std::string_view::npos ? 80 : 0);
+}
+inline void parse_xpu_smi_json_capture(std::string_view t, capture_parse& out) {
+    auto r = parse_xpu_smi_discovery_json(t);
+    parsing::problems_to_warnings(r.problems, backend_id::intel_gpu, out.format, out.warnings);
+    if (r.devices.empty() && r.problems.empty()) nothing_found(out, "xpu-smi devices");
+    out.devices = std::move(r.devices);
+}
+#endif
+
+} // namespace detail::formats
+
+AI_HWACCEL_NAMESPACE_END
+
+#endif // AI_HWACCEL_BACKEND_INTEL_GPU
+// ---- end ai_hwaccel/detect/intel_gpu.hpp
+// #include "ai_hwaccel/detect/vulkan.hpp"
+// ---- begin ai_hwaccel/detect/vulkan.hpp
+// ai-hwaccel detect: Vulkan devices through vulkaninfo.
+//
+// One text parser reads both shapes vulkaninfo prints: `vulkaninfo --summary` (a
+// "Devices:" section of "GPU<n>:" blocks of key = value lines, with no memory at all) and
+// the full `vulkaninfo` text ("Device Properties and Extensions:", then per "GPU<n>:" the
+// VkPhysicalDevice* blocks, memory heaps included). A second parser reads the Vulkan
+// Profiles JSON that `vulkaninfo --json` writes (when JSON is compiled in). Every device is
+// a `vulkan_gpu`; software rasterizers (llvmpipe, lavapipe, SwiftShader) are listed with
+// `software = true` and are never accelerators. Memory is the largest device-local heap
+// when the full text gives heaps, and stays unknown otherwise: never a made-up default.
+// The probe runs the full text once, only where vulkaninfo is installed; a missing
+// vulkaninfo is not worth a warning (Vulkan is optional everywhere). Devices keep their
+// PCI address (full text) and deviceUUID, so merge_duplicates (detect/merge.hpp) folds a
+// Vulkan view of a card into the vendor backend's view of it.
+
+// #include "ai_hwaccel/config.hpp"
+
+#if AI_HWACCEL_BACKEND_VULKAN
+
+// #include "ai_hwaccel/core/catalogue.hpp"
+// #include "ai_hwaccel/core/pci.hpp"
+// #include "ai_hwaccel/core/profile.hpp"
+// #include "ai_hwaccel/core/taxonomy.hpp"
+// #include "ai_hwaccel/core/text.hpp"
+// #include "ai_hwaccel/core/warning.hpp"
+// #include "ai_hwaccel/detect/capture.hpp"
+// #include "ai_hwaccel/detect/probe.hpp"
+// #include "ai_hwaccel/detect/process.hpp"
+// #include "ai_hwaccel/detect/system.hpp"
+
+#include <array>
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#if AI_HWACCEL_JSON
+#include <nlohmann/json.hpp>
+#endif
+
+AI_HWACCEL_NAMESPACE_BEGIN
+
+/// VkPhysicalDeviceType.
+enum class vulkan_device_type : std::uint8_t { unknown, other, integrated_gpu, discrete_gpu, virtual_gpu, cpu };
+
+/// "PHYSICAL_DEVICE_TYPE_DISCRETE_GPU" (text) or "VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU" (JSON).
+constexpr std::optional<vulkan_device_type> parse_vulkan_device_type(std::string_view s) noexcept {
+    if (s.starts_with("VK_")) s.remove_prefix(3);
+    if (s == "PHYSICAL_DEVICE_TYPE_OTHER") return vulkan_device_type::other;
+    if (s == "PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU") return vulkan_device_type::integrated_gpu;
+    if (s == "PHYSICAL_DEVICE_TYPE_DISCRETE_GPU") return vulkan_device_type::discrete_gpu;
+    if (s == "PHYSICAL_DEVICE_TYPE_VIRTUAL_GPU") return vulkan_device_type::virtual_gpu;
+    if (s == "PHYSICAL_DEVICE_TYPE_CPU") return vulkan_device_type::cpu;
+    return std::nullopt;
+}
+
+/// One VkMemoryHeap.
+struct vulkan_memory_heap {
+    std::uint64_t size_bytes = 0;
+    bool device_local = false; ///< MEMORY_HEAP_DEVICE_LOCAL_BIT
+    friend bool operator==(const vulkan_memory_heap&, const vulkan_memory_heap&) = default;
+};
+
+/// What vulkaninfo says about a device beyond what `accelerator_profile` holds.
+struct vulkan_device_details {
+    vulkan_device_type type = vulkan_device_type::unknown;
+    std::optional<std::uint32_t> vendor_id; ///< VkPhysicalDeviceProperties::vendorID
+    std::optional<std::uint32_t> device_id; ///< deviceID (not always a PCI id: Tegra's is 32 bits)
+    std::string api_version;                ///< "1.3.246"
+    std::string driver_id;                  ///< "DRIVER_ID_MESA_RADV"
+    std::string driver_name;                ///< "radv"
+    std::string driver_info;                ///< "Mesa 23.1.3"
+    std::string driver_uuid;
+    std::vector<vulkan_memory_heap> heaps; ///< empty when not reported (--summary, JSON)
+};
+
+/// What the vulkaninfo parsers read; `details[i]` belongs to `devices[i]`.
+struct vulkan_parse_result {
+    std::vector<accelerator_profile> devices;
+    std::vector<vulkan_device_details> details;
+    std::vector<parse_problem> problems;
+};
+
+namespace detail::vulkan {
+
+using detail::parsing::max_problems;
+using detail::parsing::max_rows;
+using detail::parsing::parse_uint;
+using detail::parsing::printable;
+using detail::parsing::problem_sink;
+using detail::parsing::quote_value;
+
+// VK_MAX_MEMORY_HEAPS in the Vulkan headers.
+inline constexpr std::size_t max_heaps = 16;
+
+// Vulkan vendor ids that are not the vendor's PCI-SIG id (Khronos registers ids for
+// vendors whose devices are not on PCI; Arm and Qualcomm report their JEDEC-style ids).
+constexpr vendor vendor_of(std::uint32_t id) noexcept {
+    if (id == 0x13b5) return vendor::arm;
+    if (id == 0x5143) return vendor::qualcomm;
+    return vendor_from_id(id);
+}
+
+// "0x10de" -> 0x10de (vulkaninfo prints ids in hexadecimal).
+constexpr std::optional<std::uint32_t> parse_hex_id(std::string_view v) noexcept {
+    if (!(v.starts_with("0x") || v.starts_with("0X"))) return std::nullopt;
+    return parse_hex32(v.substr(2));
+}
+
+// "1.3.246 (4206838)" -> "1.3.246"; older vulkaninfo printed "4198400 (1.1.0)".
+constexpr std::string_view version_text(std::string_view v) noexcept {
+    v = trim(v);
+    const auto sp = v.find(' ');
+    const std::string_view first = v.substr(0, sp);
+    const auto open = v.find('(');
+    const auto close = v.find(')', open == std::string_view::npos ? 0 : open);
+    if (open != std::string_view::npos && close != std::string_view::npos) {
+        const std::string_view inner = trim(v.substr(open + 1, close - open - 1));
+        bool digits = !first.empty();
+        for (char c : first) digits = digits && c >= '0' && c <= '9';
+        if (digits && inner.find('.') != std::string_view::npos) return inner;
+    }
+    return first;
+}
+
+// 8-4-4-4-12 hexadecimal digits, as vulkaninfo prints a VK_UUID_SIZE array.
+constexpr bool is_uuid_text(std::string_view s) noexcept {
+    if (s.size() != 36) return false;
+    for (std::size_t i = 0; i < s.size(); ++i) {
+        const bool dash = i == 8 || i == 13 || i == 18 || i == 23;
+        if (dash ? s[i] != '-' : hex_value(s[i]) < 0) return false;
+    }
+    return true;
+}
+
+// "GPU0:" -> 0.
+constexpr std::optional<std::uint32_t> gpu_header(std::string_view line) noexcept {
+    if (!line.starts_with("GPU") || !line.ends_with(':') || line.size() < 5) return std::nullopt;
+    const std::string_view n = line.substr(3, line.size() - 4);
+    if (n.size() > 5) return std::nullopt;
+    std::uint32_t v = 0;
+    for (char c : n) {
+        if (c < '0' || c > '9') return std::nullopt;
+        v = v * 10 + static_cast<std::uint32_t>(c - '0');
+    }
+    return v;
+}
+
+// "VkPhysicalDeviceProperties:" -> "VkPhysicalDeviceProperties".
+constexpr std::string_view vk_block_header(std::string_view line) noexcept {
+    if (!line.starts_with("Vk") || !line.ends_with(':')) return {};
+    const std::string_view name = line.substr(0, line.size() - 1);
+    for (char c : name)
+        if (!ascii_alnum(c)) return {};
+    return name;
+}
+
+// A software implementation: by type, driver id or name.
+constexpr bool is_software(vulkan_device_type type, std::string_view driver_id, std::string_view name) noexcept {
+    if (driver_id.starts_with("VK_")) driver_id.remove_prefix(3);
+    return type == vulkan_device_type::cpu || driver_id == "DRIVER_ID_MESA_LLVMPIPE" ||
+           driver_id == "DRIVER_ID_GOOGLE_SWIFTSHADER" || icontains(name, "llvmpipe") ||
+           icontains(name, "lavapipe") || icontains(name, "SwiftShader");
+}
+
+// The encoding vulkaninfo itself uses to print driverVersion (vendor specific), for the
+// JSON, which carries only the number.
+inline std::string driver_version_text(std::uint32_t v, std::uint32_t vendor_id, std::string_view driver_id) {
+    if (driver_id.starts_with("VK_")) driver_id.remove_prefix(3);
+    const auto s = [](std::uint32_t x) { return std::to_string(x); };
+    if (driver_id == "DRIVER_ID_NVIDIA_PROPRIETARY" || (driver_id.empty() && vendor_id == 0x10de))
+        return s((v >> 22) & 0x3ff) + "." + s((v >> 14) & 0xff) + "." + s((v >> 6) & 0xff) + "." + s(v & 0x3f);
+    if (driver_id == "DRIVER_ID_INTEL_PROPRIETARY_WINDOWS") return s(v >> 14) + "." + s(v & 0x3fff);
+    return s((v >> 22) & 0x7f) + "." + s((v >> 12) & 0x3ff) + "." + s(v & 0xfff);
+}
+inline std::string api_version_text(std::uint32_t v) {
+    return std::to_string((v >> 22) & 0x7f) + "." + std::to_string((v >> 12) & 0x3ff) + "." + std::to_string(v & 0xfff);
+}
+
+// One device as it is being read.
+struct pending {
+    std::size_t line = 0; // where its block starts
+    accelerator_profile p;
+    vulkan_device_details d;
+    std::optional<std::uint64_t> pci_domain, pci_bus, pci_device, pci_function;
+};
+
+inline pending blank(std::uint32_t index, std::size_t line) {
+    pending x;
+    x.line = line;
+    x.p.kind = device_kind::vulkan_gpu;
+    x.p.index = index;
+    return x;
+}
+
+template <std::size_t N>
+inline void set_text(inplace_string<N>& field, std::string_view key, std::string_view v, std::size_t line,
+                     problem_sink& problems) {
+    bool changed = false;
+    const std::string text = printable(v, changed);
+    const bool fits = field.assign(text);
+    if (changed) problems.add(line, std::string(key) + ": not printable UTF-8, replaced by " + quote_value(text));
+    else if (!fits) problems.add(line, std::string(key) + ": longer than the profile keeps, cut");
+}
+
+inline void set_string(std::string& field, std::string_view key, std::string_view v, std::size_t line,
+                       problem_sink& problems) {
+    bool changed = false;
+    field = printable(v.substr(0, 256), changed);
+    if (changed) problems.add(line, std::string(key) + ": not printable UTF-8, replaced by " + quote_value(field));
+}
+
+// Applies one "key = value" line of block `block` ("" in --summary output).
+inline void apply_key(pending& x, std::string_view block, std::string_view key, std::string_view v, std::size_t line,
+                      problem_sink& problems) {
+    const bool summary = block.empty();
+    const bool props = summary || block == "VkPhysicalDeviceProperties";
+    const bool driver = summary || block == "VkPhysicalDeviceDriverProperties" ||
+                        block == "VkPhysicalDeviceDriverPropertiesKHR" || block == "VkPhysicalDeviceVulkan12Properties";
+    const bool ids = summary || block == "VkPhysicalDeviceIDProperties" || block == "VkPhysicalDeviceIDPropertiesKHR" ||
+                     block == "VkPhysicalDeviceVulkan11Properties";
+    const bool bus = block == "VkPhysicalDevicePCIBusInfoPropertiesEXT";
+    const auto bad = [&] { problems.add(line, std::string(key) + ": cannot read " + quote_value(v)); };
+
+    if (props && key == "apiVersion") set_string(x.d.api_version, key, version_text(v), line, problems);
+    else if (props && key == "driverVersion") set_text(x.p.driver_version, key, version_text(v), line, problems);
+    else if (props && (key == "vendorID" || key == "deviceID")) {
+        const auto id = parse_hex_id(v);
+        if (!id) return bad();
+        (key == "vendorID" ? x.d.vendor_id : x.d.device_id) = *id;
+    } else if (props && key == "deviceType") {
+        const auto t = parse_vulkan_device_type(v);
+        if (!t) return bad();
+        x.d.type = *t;
+    } else if (props && key == "deviceName") set_text(x.p.name, key, v, line, problems);
+    else if (driver && key == "driverID") set_string(x.d.driver_id, key, v, line, problems);
+    else if (driver && key == "driverName") set_string(x.d.driver_name, key, v, line, problems);
+    else if (driver && key == "driverInfo") set_string(x.d.driver_info, key, v, line, problems);
+    else if (ids && (key == "deviceUUID" || key == "driverUUID")) {
+        if (!is_uuid_text(v)) return bad();
+        if (key == "deviceUUID") set_text(x.p.uuid, key, v, line, problems);
+        else x.d.driver_uuid = std::string(v);
+    } else if (bus && (key == "pciDomain" || key == "pciBus" || key == "pciDevice" || key == "pciFunction")) {
+        const auto n = parse_uint(v);
+        const std::uint64_t limit = key == "pciDomain" ? 0xffffffffu : key == "pciBus" ? 0xffu : key == "pciDevice" ? 31u : 7u;
+        if (!n || *n > limit) return bad();
+        (key == "pciDomain" ? x.pci_domain : key == "pciBus" ? x.pci_bus : key == "pciDevice" ? x.pci_device
+                                                                                          : x.pci_function) = *n;
+    }
+}
+
+// The profile from what was read; false when nothing identifies a device.
+inline bool finish(pending& x, problem_sink& problems) {
+    auto& p = x.p;
+    auto& d = x.d;
+    if (p.name.empty() && !d.vendor_id && !d.device_id) {
+        problems.add(x.line, "GPU" + std::to_string(p.index) + ": no device properties; skipped");
+        return false;
+    }
+    if (d.vendor_id) p.maker = vendor_of(*d.vendor_id);
+    p.software = is_software(d.type, d.driver_id, p.name.view());
+    if (p.software && d.vendor_id && *d.vendor_id == info(vendor::google_swiftshader).vendor_id)
+        p.maker = vendor::google_swiftshader;
+    // deviceID is the PCI device id only for vendors whose vendorID is their PCI-SIG id.
+    const bool pci_vendor = p.maker == vendor::nvidia || p.maker == vendor::amd || p.maker == vendor::intel;
+    if (pci_vendor && d.device_id && *d.device_id != 0 && *d.device_id <= 0xffff)
+        p.pci_device_id = static_cast<std::uint16_t>(*d.device_id);
+    if (x.pci_domain && x.pci_bus && x.pci_device && x.pci_function)
+        p.pci = pci_address{static_cast<std::uint32_t>(*x.pci_domain), static_cast<std::uint8_t>(*x.pci_bus),
+                            static_cast<std::uint8_t>(*x.pci_device), static_cast<std::uint8_t>(*x.pci_function)};
+
+    // Device memory: the largest DEVICE_LOCAL heap. Not the sum: with resizable BAR off,
+    // drivers expose a second small device-local heap (the host-visible window) that is
+    // part of the same VRAM. Integrated GPUs and CPU implementations report (part of) host
+    // RAM as device-local: the size is kept, flagged unified, so totals never add it to
+    // the host's memory as if it were dedicated.
+    std::uint64_t best = 0;
+    for (const auto& h : d.heaps)
+        if (h.device_local && h.size_bytes > best) best = h.size_bytes;
+    if (best != 0) p.memory_bytes = {best, origin::tool};
+    if (d.type == vulkan_device_type::integrated_gpu || d.type == vulkan_device_type::cpu) p.unified_memory = true;
+
+    // The catalogue row: by PCI id when exactly one row answers, else by name; only a GPU
+    // row of the same vendor, never for a software renderer.
+    if (!p.software) {
+        const device_spec* spec = nullptr;
+        if (p.pci_device_id != 0 && d.vendor_id) {
+            const auto by_id = find_devices_by_pci(*d.vendor_id, p.pci_device_id);
+            if (by_id.size() == 1) spec = by_id[0];
+        }
+        if (!spec && !p.name.empty()) spec = find_device(p.name.view());
+        if (spec && family_of(spec->kind) == family::gpu && (p.maker == vendor::unknown || spec->maker == p.maker))
+            p.apply_spec(*spec);
+    }
+    return true;
+}
+
+} // namespace detail::vulkan
+
+/// Reads vulkaninfo's text output: `vulkaninfo --summary` or the full `vulkaninfo`
+/// (Linux and Windows alike; blanks and CR line ends do not matter). Devices come from the
+/// "GPU<n>:" blocks of the "Devices:" (summary) or "Device Properties and Extensions:"
+/// (full) section, in order. Ids, names, versions, UUIDs are origin::tool text; memory
+/// comes only from the full text's heaps. Input without either section is one problem.
+inline vulkan_parse_result parse_vulkaninfo(std::string_view text) {
+    using namespace detail::vulkan;
+    vulkan_parse_result r;
+    problem_sink problems{r.problems};
+    std::optional<pending> cur;
+    bool in_devices = false, seen_section = false, in_heaps = false, capped = false;
+    std::string_view block;
+    std::size_t number = 0;
+
+    auto flush = [&] {
+        if (!cur) return;
+        if (finish(*cur, problems)) {
+            r.devices.push_back(cur->p);
+            r.details.push_back(std::move(cur->d));
+        }
+        cur.reset();
+    };
+
+    detail::formats::each_line(text, [&](std::string_view raw) {
+        ++number;
+        const std::string_view line = detail::trim(raw);
+        if (line.empty()) return true;
+        if (line == "Devices:" || line == "Device Properties and Extensions:") {
+            flush();
+            in_devices = seen_section = true;
+            return true;
+        }
+        if (!in_devices) return true;
+        if (const auto n = gpu_header(line)) {
+            flush();
+            if (r.devices.size() >= max_rows) {
+                if (!capped) problems.add(number, "more than " + std::to_string(max_rows) + " devices; the rest ignored");
+                capped = true;
+                return false;
+            }
+            cur = blank(*n, number);
+            block = {};
+            in_heaps = false;
+            return true;
+        }
+        if (!cur) return true;
+        if (const auto b = vk_block_header(line); !b.empty()) {
+            block = b;
+            in_heaps = false;
+            return true;
+        }
+        if (block == "VkPhysicalDeviceMemoryProperties") {
+            if (line.starts_with("memoryHeaps[")) {
+                in_heaps = cur->d.heaps.size() < max_heaps;
+                if (in_heaps) cur->d.heaps.push_back({});
+                else problems.add(number, "more than " + std::to_string(max_heaps) + " memory heaps; ignored");
+                return true;
+            }
+            if (line.starts_with("memoryTypes")) {
+                in_heaps = false;
+                return true;
+            }
+            if (in_heaps && line.find("MEMORY_HEAP_DEVICE_LOCAL_BIT") != std::string_view::npos) {
+                cur->d.heaps.back().device_local = true;
+                return true;
+            }
+        }
+        const auto eq = line.find('=');
+        if (eq == std::string_view::npos) return true;
+        const std::string_view key = detail::trim(line.substr(0, eq));
+        const std::string_view value = detail::trim(line.substr(eq + 1));
+        if (in_heaps && key == "size") {
+            // "16758302720 (0x3e6df6800) (15.61 GiB)": the decimal byte count comes first.
+            const auto n = parse_uint(value.substr(0, value.find(' ')));
+            if (!n) problems.add(number, "heap size: cannot read " + quote_value(value));
+            else cur->d.heaps.back().size_bytes = *n;
+            return true;
+        }
+        apply_key(*cur, block, key, value, number, problems);
+        return true;
+    });
+    flush();
+    if (!seen_section && !detail::trim(text).empty())
+        problems.add(0, "no \"Devices:\" or \"Device Properties and Extensions:\" section: not vulkaninfo output");
+    problems.finish();
+    return r;
+}
+
+#if AI_HWACCEL_JSON
+namespace detail::vulkan {
+
+inline const nlohmann::json* member(const nlohmann::json& j, std::initializer_list<const char*> names) {
+    if (!j.is_object()) return nullptr;
+    for (const char* n : names)
+        if (const auto it = j.find(n); it != j.end()) return &*it;
+    return nullptr;
+}
+inline std::optional<std::uint32_t> json_u32(const nlohmann::json* j) {
+    if (!j || !j->is_number_unsigned()) return std::nullopt;
+    const auto v = j->get<std::uint64_t>();
+    if (v > 0xffffffffu) return std::nullopt;
+    return static_cast<std::uint32_t>(v);
+}
+inline std::optional<std::string> json_str(const nlohmann::json* j) {
+    if (!j || !j->is_string()) return std::nullopt;
+    return j->get<std::string>();
+}
+// A VK_UUID_SIZE array of numbers, as the JSON printer writes uint8_t arrays.
+inline std::optional<std::string> json_uuid(const nlohmann::json* j) {
+    if (!j || !j->is_array() || j->size() != 16) return std::nullopt;
+    constexpr char hex[] = "0123456789abcdef";
+    std::string out;
+    for (std::size_t i = 0; i < 16; ++i) {
+        const auto b = json_u32(&(*j)[i]);
+        if (!b || *b > 0xff) return std::nullopt;
+        if (i == 4 || i == 6 || i == 8 || i == 10) out += '-';
+        out += hex[*b >> 4];
+        out += hex[*b & 0xf];
+    }
+    return out;
+}
+
+} // namespace detail::vulkan
+
+/// Reads the Vulkan Profiles JSON that `vulkaninfo --json[=<gpu>]` writes to
+/// "VP_VULKANINFO_<name>_<driver>.json" (one device): capabilities.<block>.properties
+/// .VkPhysicalDeviceProperties (ids, name, type, versions as numbers, decoded as
+/// vulkaninfo decodes them), and when present the ID, driver and PCI bus properties.
+/// That JSON has no memory heaps: memory stays unknown (the catalogue may supply it).
+inline vulkan_parse_result parse_vulkaninfo_json(std::string_view text) {
+    using namespace detail::vulkan;
+    vulkan_parse_result r;
+    problem_sink problems{r.problems};
+    const auto j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+    if (j.is_discarded() || !j.is_object()) {
+        if (!detail::trim(text).empty()) problems.add(0, "not a JSON object");
+        problems.finish();
+        return r;
+    }
+    const nlohmann::json* caps = member(j, {"capabilities"});
+    if (!caps || !caps->is_object()) {
+        problems.add(0, "no \"capabilities\" object: not a Vulkan profile");
+        problems.finish();
+        return r;
+    }
+    for (const auto& [block_name, block] : caps->items()) {
+        const nlohmann::json* props = member(block, {"properties"});
+        const nlohmann::json* base = props ? member(*props, {"VkPhysicalDeviceProperties"}) : nullptr;
+        if (!base || !base->is_object()) continue;
+        if (r.devices.size() >= max_rows) {
+            problems.add(0, "more than " + std::to_string(max_rows) + " devices; the rest ignored");
+            break;
+        }
+        pending x = blank(static_cast<std::uint32_t>(r.devices.size()), 0);
+        const std::string where = "capabilities." + block_name + ": ";
+        x.d.vendor_id = json_u32(member(*base, {"vendorID"}));
+        x.d.device_id = json_u32(member(*base, {"deviceID"}));
+        if (const auto name = json_str(member(*base, {"deviceName"})))
+            set_text(x.p.name, "deviceName", *name, 0, problems);
+        if (const auto type = json_str(member(*base, {"deviceType"}))) {
+            if (const auto t = parse_vulkan_device_type(*type)) x.d.type = *t;
+            else problems.add(0, where + "deviceType: cannot read " + quote_value(*type));
+        }
+        if (const auto api = json_u32(member(*base, {"apiVersion"}))) x.d.api_version = api_version_text(*api);
+        if (const auto* drv = member(*props, {"VkPhysicalDeviceDriverProperties", "VkPhysicalDeviceDriverPropertiesKHR"})) {
+            if (const auto s = json_str(member(*drv, {"driverID"}))) set_string(x.d.driver_id, "driverID", *s, 0, problems);
+            if (const auto s = json_str(member(*drv, {"driverName"})))
+                set_string(x.d.driver_name, "driverName", *s, 0, problems);
+            if (const auto s = json_str(member(*drv, {"driverInfo"})))
+                set_string(x.d.driver_info, "driverInfo", *s, 0, problems);
+        }
+        if (const auto dv = json_u32(member(*base, {"driverVersion"})))
+            set_text(x.p.driver_version, "driverVersion",
+                     driver_version_text(*dv, x.d.vendor_id.value_or(0), x.d.driver_id), 0, problems);
+        if (const auto* idp = member(*props, {"VkPhysicalDeviceIDProperties", "VkPhysicalDeviceIDPropertiesKHR",
+                                              "VkPhysicalDeviceVulkan11Properties"})) {
+            if (const auto u = json_uuid(member(*idp, {"deviceUUID"}))) x.p.uuid.assign(*u);
+            if (const auto u = json_uuid(member(*idp, {"driverUUID"}))) x.d.driver_uuid = *u;
+        }
+        if (const auto* bus = member(*props, {"VkPhysicalDevicePCIBusInfoPropertiesEXT"})) {
+            const auto dom = json_u32(member(*bus, {"pciDomain"}));
+            const auto b = json_u32(member(*bus, {"pciBus"}));
+            const auto dev = json_u32(member(*bus, {"pciDevice"}));
+            const auto fn = json_u32(member(*bus, {"pciFunction"}));
+            if (dom && b && dev && fn && *b <= 0xff && *dev <= 31 && *fn <= 7) {
+                x.pci_domain = *dom;
+                x.pci_bus = *b;
+                x.pci_device = *dev;
+                x.pci_function = *fn;
+            } else {
+                problems.add(0, where + "VkPhysicalDevicePCIBusInfoPropertiesEXT: incomplete or out of range");
+            }
+        }
+        if (finish(x, problems)) {
+            r.devices.push_back(x.p);
+            r.details.push_back(std::move(x.d));
+        }
+    }
+    if (r.devices.empty() && r.problems.empty())
+        problems.add(0, "no capabilities block with VkPhysicalDeviceProperties");
+    problems.finish();
+    return r;
+}
+#endif // AI_HWACCEL_JSON
+
+namespace detail::vulkan {
+inline void problems_to_warnings(const std::vector<parse_problem>& problems, std::string_view subject,
+                                 std::vector<warning>& out) {
+    detail::parsing::problems_to_warnings(problems, backend_id::vulkan, subject, out);
+}
+} // namespace detail::vulkan
+
+/// The one vulkaninfo run the Vulkan probe makes: the full text (the summary has no
+/// memory). Its output is around 100 KiB per device; 8 MiB leaves room for many GPUs.
+inline tool_request vulkaninfo_request() {
+    using namespace std::chrono_literals;
+    tool_request req{{"vulkaninfo"}, 10s};
+    req.stdout_cap = std::size_t{8} << 20;
+    return req;
+}
+
+/// Vulkan devices as vulkaninfo lists them, software renderers included (flagged).
+struct vulkan_probe {
+    static constexpr backend_id backend = backend_id::vulkan;
+
+    template <system_view S>
+    probe_output probe(const S& sys) const {
+        probe_output out;
+        const tool_request request = vulkaninfo_request();
+        tool_result r = sys.run(request);
+        if (r.status == tool_status::not_found) return out; // optional everywhere: nothing to say
+        if (!report_tool_result(request, r, backend, out.warnings)) return out;
+        auto parsed = parse_vulkaninfo(r.out);
+        out.devices = std::move(parsed.devices);
+        detail::vulkan::problems_to_warnings(parsed.problems, "vulkaninfo", out.warnings);
+        return out;
+    }
+};
+#if AI_HWACCEL_OS_LINUX || AI_HWACCEL_OS_MACOS
+static_assert(backend_probe<vulkan_probe, host_system>);
+#endif
+
+namespace detail::formats {
+
+namespace vulkan_sniff {
+// The banner line vulkaninfo opens with; stderr lines may come first in a capture.
+constexpr bool has_banner(std::string_view t) noexcept {
+    bool found = false;
+    std::size_t lines = 0;
+    each_line(t, [&](std::string_view line) {
+        found = trim(line) == "VULKANINFO";
+        return !found && ++lines < 40;
+    });
+    return found;
+}
+constexpr bool has_line(std::string_view t, std::string_view wanted) noexcept {
+    bool found = false;
+    each_line(t, [&](std::string_view line) {
+        found = trim(line) == wanted;
+        return !found;
+    });
+    return found;
+}
+} // namespace vulkan_sniff
+
+// vulkaninfo --summary ------------------------------------------------------------------
+inline int sniff_vulkaninfo_summary(std::string_view t) noexcept {
+    if (!vulkan_sniff::has_line(t, "Devices:") || vulkan_sniff::has_line(t, "Device Properties and Extensions:"))
+        return 0;
+    if (vulkan_sniff::has_banner(t)) return 90;
+    return vulkan_sniff::has_line(t, "GPU0:") && has_key_line(t, "Vulkan Instance Version") ? 70 : 0;
+}
+inline void parse_vulkaninfo_summary_capture(std::string_view t, capture_parse& out) {
+    auto r = parse_vulkaninfo(t);
+    vulkan::problems_to_warnings(r.problems, out.format, out.warnings);
+    if (r.devices.empty() && r.problems.empty()) nothing_found(out, "Vulkan devices");
+    out.devices = std::move(r.devices);
+}
+
+// vulkaninfo (full text) ----------------------------------------------------------------
+inline int sniff_vulkaninfo_text(std::string_view t) noexcept {
+    if (!vulkan_sniff::has_line(t, "Device Properties and Extensions:")) return 0;
+    if (vulkan_sniff::has_banner(t)) return 90;
+    return vulkan_sniff::has_line(t, "VkPhysicalDeviceProperties:") ? 70 : 0;
+}
+inline void parse_vulkaninfo_text_capture(std::string_view t, capture_parse& out) {
+    parse_vulkaninfo_summary_capture(t, out);
+}
+
+#if AI_HWACCEL_JSON
+// vulkaninfo --json (Vulkan Profiles JSON) ------------------------------------------------
+inline int sniff_vulkaninfo_json(std::string_view t) noexcept {
+    const auto first = first_non_blank_line(t);
+    if (!first.starts_with("{")) return 0;
+    const auto head = t.substr(0, 4096);
+    return head.find("schema.khronos.org/vulkan/profiles") != std::string_view::npos &&
+                   t.find("\"VkPhysicalDeviceProperties\"") != std::string_view::npos
+               ? 90
+               : 0;
+}
+inline void parse_vulkaninfo_json_capture(std::string_view t, capture_parse& out) {
+    auto r = parse_vulkaninfo_json(t);
+    vulkan::problems_to_warnings(r.problems, out.format, out.warnings);
+    if (r.devices.empty() && r.problems.empty()) nothing_found(out, "Vulkan devices");
+    out.devices = std::move(r.devices);
+}
+#endif
+
+} // namespace detail::formats
+
+AI_HWACCEL_NAMESPACE_END
+
+#endif // AI_HWACCEL_BACKEND_VULKAN
+// ---- end ai_hwaccel/detect/vulkan.hpp
 // #include "ai_hwaccel/detect/probe.hpp"
 // #include "ai_hwaccel/detect/storage.hpp"
 // ---- begin ai_hwaccel/detect/storage.hpp
@@ -8563,17 +14978,41 @@ AI_HWACCEL_NAMESPACE_END
 AI_HWACCEL_NAMESPACE_BEGIN
 
 namespace detail {
+// One alias per backend: its probe, or nothing when the backend is switched off.
 #if AI_HWACCEL_BACKEND_CUDA
 using cuda_probes = std::tuple<cuda_probe>;
 #else
 using cuda_probes = std::tuple<>;
+#endif
+#if AI_HWACCEL_BACKEND_ROCM
+using rocm_probes = std::tuple<rocm_probe>;
+#else
+using rocm_probes = std::tuple<>;
+#endif
+#if AI_HWACCEL_BACKEND_INTEL_GPU
+using intel_gpu_probes = std::tuple<intel_gpu_probe>;
+#else
+using intel_gpu_probes = std::tuple<>;
+#endif
+#if AI_HWACCEL_BACKEND_APPLE
+using apple_probes = std::tuple<apple_probe>;
+#else
+using apple_probes = std::tuple<>;
+#endif
+#if AI_HWACCEL_BACKEND_VULKAN
+using vulkan_probes = std::tuple<vulkan_probe>;
+#else
+using vulkan_probes = std::tuple<>;
 #endif
 } // namespace detail
 
 /// The probes this build runs for its backends, in backend-table order (vendor backends
 /// before Vulkan, so their view leads when devices are merged). A backend switched off
 /// contributes none: its code is not even compiled.
-using builtin_probes = decltype(std::tuple_cat(std::declval<detail::cuda_probes>()));
+using builtin_probes = decltype(std::tuple_cat(
+    std::declval<detail::cuda_probes>(), std::declval<detail::rocm_probes>(),
+    std::declval<detail::intel_gpu_probes>(), std::declval<detail::apple_probes>(),
+    std::declval<detail::vulkan_probes>()));
 
 /// What became of one probe in a detection.
 enum class probe_state : std::uint8_t {
@@ -8863,9 +15302,829 @@ AI_HWACCEL_NAMESPACE_END
 // #include "ai_hwaccel/detect/cpu.hpp"
 // #include "ai_hwaccel/detect/storage.hpp"
 // #include "ai_hwaccel/detect/topology.hpp"
-#if AI_HWACCEL_BACKEND_CUDA
+// Backend headers are empty unless their switch is on.
+// #include "ai_hwaccel/detect/amd.hpp"
+// #include "ai_hwaccel/detect/amd_smi.hpp"
+// #include "ai_hwaccel/detect/apple.hpp"
+// #include "ai_hwaccel/detect/intel_gpu.hpp"
 // #include "ai_hwaccel/detect/nvidia.hpp"
-#endif
+// #include "ai_hwaccel/detect/nvidia_links.hpp"
+// #include "ai_hwaccel/detect/nvidia_reports.hpp"
+// ---- begin ai_hwaccel/detect/nvidia_reports.hpp
+// ai-hwaccel detect: nvidia-smi's reports for people.
+//
+// Three pure parsers for what nvidia-smi prints when asked for a report rather than for
+// chosen fields: `nvidia-smi -q` (indented "Key : value" sections, one per GPU),
+// `nvidia-smi -q -x` (the same report as XML) and plain `nvidia-smi` (the boxed table,
+// Linux and Windows layouts). People paste these into bug reports and forums, so the
+// library reads them too. Each returns the `nvidia_query_result` of detect/nvidia.hpp and
+// shares its rules: values go through the same cell reader, "N/A" stays unknown, what
+// cannot be read is a problem, and every GPU is completed from the catalogue. The XML is
+// read by a small scanner made for this one document shape: no recursion, a depth cap,
+// comments, processing instructions and the DOCTYPE skipped, the five predefined entities
+// and character references decoded, no other entity ever expanded. The capture formats for
+// the three outputs are at the end. Empty unless the CUDA backend is compiled in.
+
+// #include "ai_hwaccel/config.hpp"
+
+#if AI_HWACCEL_BACKEND_CUDA
+
+// #include "ai_hwaccel/core/pci.hpp"
+// #include "ai_hwaccel/core/profile.hpp"
+// #include "ai_hwaccel/core/text.hpp"
+// #include "ai_hwaccel/detect/capture.hpp"
+// #include "ai_hwaccel/detect/nvidia.hpp"
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+AI_HWACCEL_NAMESPACE_BEGIN
+
+namespace detail::nvidia_reports {
+
+using detail::parsing::max_rows;
+using detail::parsing::parse_uint;
+using detail::parsing::problem_sink;
+using detail::parsing::quote_value;
+
+// Adds the problem make() describes, building the message only while the list has room:
+// a flood of the same fault then costs a count, not a string each.
+template <class F>
+void add_problem(problem_sink& sink, std::size_t line, F&& make) {
+    if (sink.out.size() >= detail::parsing::max_problems) ++sink.dropped;
+    else sink.add(line, make());
+}
+
+// How a report's value differs from what the query CSV cell reader expects.
+enum class shape : std::uint8_t {
+    plain,    // "81559 MiB", "43.89 W", "0x233010DE": as the CSV prints them
+    width,    // "16x": a link width with its "x"
+    bare_hex, // "233010DE": the XML's device id, without "0x"
+};
+
+// Collects the GPUs of one report: one profile per GPU section, the driver version read
+// once in the header for all of them, catalogue matching at the end.
+struct report_builder {
+    nvidia_query_result& r;
+    problem_sink problems{r.problems};
+    accelerator_profile header;             // holds the driver version of the report's header
+    std::vector<nvidia::row_extras> extras; // per device: memory clock, MIG mode
+    std::vector<char> matchable;            // per device: may be matched to the catalogue by name
+    bool active = false;                    // values go to r.devices.back()
+    bool full = false;                      // max_rows GPUs read; the rest are ignored
+
+    explicit report_builder(nvidia_query_result& out) : r(out) {}
+
+    bool begin_gpu(std::size_t line) {
+        active = false;
+        if (r.devices.size() >= max_rows) {
+            if (!full) problems.add(line, "more than " + std::to_string(max_rows) + " GPUs; the rest ignored");
+            full = true;
+            return false;
+        }
+        r.devices.push_back(nvidia::blank_gpu(static_cast<std::uint32_t>(r.devices.size())));
+        extras.emplace_back();
+        matchable.push_back(1);
+        active = true;
+        return true;
+    }
+    void end_gpu() noexcept { active = false; }
+
+    static void apply(std::string_view field, shape s, std::string_view value, accelerator_profile& p,
+                      nvidia::row_extras& more, problem_sink& sink, std::size_t line) {
+        const auto* f = nvidia::find_field(field);
+        if (!f) return;
+        value = trim(value);
+        std::string prefixed;
+        if (s == shape::width && value.size() > 1 && value.back() == 'x') value.remove_suffix(1);
+        if (s == shape::bare_hex && value.size() <= 16 && !value.starts_with("0x") && !value.starts_with("0X") &&
+            !nvidia::is_unavailable(value)) {
+            prefixed = "0x";
+            prefixed += value;
+            value = prefixed;
+        }
+        auto msg = nvidia::apply_cell(*f, value, p, more);
+        if (!msg.empty()) sink.add(line, std::move(msg));
+    }
+    // A value of the current GPU; dropped when there is none (values outside a GPU section).
+    void set(std::string_view field, shape s, std::string_view value, std::size_t line) {
+        if (!active) return;
+        apply(field, s, value, r.devices.back(), extras.back(), problems, line);
+    }
+    void set_driver(std::string_view value, std::size_t line) {
+        nvidia::row_extras unused;
+        apply("driver_version", shape::plain, value, header, unused, problems, line);
+    }
+    void finish() {
+        r.max_memory_clock_mhz.clear();
+        r.mig_enabled.clear();
+        for (const auto& e : extras) {
+            r.max_memory_clock_mhz.push_back(e.mem_clock);
+            r.mig_enabled.push_back(e.mig);
+        }
+        for (std::size_t i = 0; i < r.devices.size(); ++i) {
+            auto& p = r.devices[i];
+            if (p.driver_version.empty()) p.driver_version = header.driver_version;
+            if (matchable[i]) {
+                nvidia::match_catalogue(p);
+            } else {
+                // A cut name cannot be looked up; the PCI id still can.
+                const std::string keep(p.name.view());
+                p.name.assign("");
+                nvidia::match_catalogue(p);
+                p.name.assign(keep);
+            }
+        }
+        problems.finish();
+    }
+};
+
+// Up to four path segments: the sections above a value, then its key.
+using key_path = std::array<std::string_view, 4>;
+
+struct mapped_key {
+    key_path path;
+    std::string_view field; // a name of detail::nvidia::field_table
+    shape how;
+};
+
+constexpr std::size_t path_length(const key_path& p) noexcept {
+    std::size_t n = 0;
+    while (n < p.size() && !p[n].empty()) ++n;
+    return n;
+}
+
+// The entry whose path is exactly `segments`, or nullptr.
+template <std::size_t N>
+constexpr const mapped_key* find_key(const mapped_key (&table)[N], const std::string_view* segments,
+                                     std::size_t count) noexcept {
+    for (const auto& k : table) {
+        if (path_length(k.path) != count) continue;
+        bool same = true;
+        for (std::size_t i = 0; same && i < count; ++i) same = k.path[i] == segments[i];
+        if (same) return &k;
+    }
+    return nullptr;
+}
+
+// `nvidia-smi -q`: sections and keys below "GPU <bus id>". The power limit is "Power
+// Limit" under "Power Readings" in older drivers, "Current Power Limit" under "GPU Power
+// Readings" from 535 on; "Module Power Readings" (Grace boards) is a different quantity.
+inline constexpr mapped_key q_keys[] = {
+    {{"Product Name"}, "name", shape::plain},
+    {{"GPU UUID"}, "uuid", shape::plain},
+    {{"PCI", "Bus Id"}, "pci.bus_id", shape::plain},
+    {{"PCI", "Device Id"}, "pci.device_id", shape::plain},
+    {{"PCI", "GPU Link Info", "PCIe Generation", "Max"}, "pcie.link.gen.max", shape::plain},
+    {{"PCI", "GPU Link Info", "PCIe Generation", "Current"}, "pcie.link.gen.current", shape::plain},
+    {{"PCI", "GPU Link Info", "Link Width", "Max"}, "pcie.link.width.max", shape::width},
+    {{"PCI", "GPU Link Info", "Link Width", "Current"}, "pcie.link.width.current", shape::width},
+    {{"FB Memory Usage", "Total"}, "memory.total", shape::plain},
+    {{"FB Memory Usage", "Used"}, "memory.used", shape::plain},
+    {{"FB Memory Usage", "Free"}, "memory.free", shape::plain},
+    {{"Temperature", "GPU Current Temp"}, "temperature.gpu", shape::plain},
+    {{"Power Readings", "Power Draw"}, "power.draw", shape::plain},
+    {{"Power Readings", "Power Limit"}, "power.limit", shape::plain},
+    {{"GPU Power Readings", "Power Draw"}, "power.draw", shape::plain},
+    {{"GPU Power Readings", "Current Power Limit"}, "power.limit", shape::plain},
+    {{"Utilization", "Gpu"}, "utilization.gpu", shape::plain},
+    {{"Max Clocks", "Memory"}, "clocks.max.memory", shape::plain},
+    {{"MIG Mode", "Current"}, "mig.mode.current", shape::plain},
+};
+
+// `nvidia-smi -q -x`: elements below <gpu>. Driver 535 renamed <power_readings> to
+// <gpu_power_readings> and <power_limit> to <current_power_limit>.
+inline constexpr mapped_key xml_keys[] = {
+    {{"product_name"}, "name", shape::plain},
+    {{"uuid"}, "uuid", shape::plain},
+    {{"pci", "pci_bus_id"}, "pci.bus_id", shape::plain},
+    {{"pci", "pci_device_id"}, "pci.device_id", shape::bare_hex},
+    {{"pci", "pci_gpu_link_info", "pcie_gen", "max_link_gen"}, "pcie.link.gen.max", shape::plain},
+    {{"pci", "pci_gpu_link_info", "pcie_gen", "current_link_gen"}, "pcie.link.gen.current", shape::plain},
+    {{"pci", "pci_gpu_link_info", "link_widths", "max_link_width"}, "pcie.link.width.max", shape::width},
+    {{"pci", "pci_gpu_link_info", "link_widths", "current_link_width"}, "pcie.link.width.current", shape::width},
+    {{"fb_memory_usage", "total"}, "memory.total", shape::plain},
+    {{"fb_memory_usage", "used"}, "memory.used", shape::plain},
+    {{"fb_memory_usage", "free"}, "memory.free", shape::plain},
+    {{"temperature", "gpu_temp"}, "temperature.gpu", shape::plain},
+    {{"power_readings", "power_draw"}, "power.draw", shape::plain},
+    {{"power_readings", "power_limit"}, "power.limit", shape::plain},
+    {{"power_readings", "current_power_limit"}, "power.limit", shape::plain},
+    {{"gpu_power_readings", "power_draw"}, "power.draw", shape::plain},
+    {{"gpu_power_readings", "current_power_limit"}, "power.limit", shape::plain},
+    {{"utilization", "gpu_util"}, "utilization.gpu", shape::plain},
+    {{"max_clocks", "mem_clock"}, "clocks.max.memory", shape::plain},
+    {{"mig_mode", "current_mig"}, "mig.mode.current", shape::plain},
+};
+
+// (Compares names rather than testing find_field's pointer, which GCC's sanitizers do
+// not accept in a constant expression.)
+constexpr bool is_field_name(std::string_view name) noexcept {
+    for (const auto& f : nvidia::field_table)
+        if (f.name == name) return true;
+    return false;
+}
+constexpr bool keys_are_mapped() noexcept {
+    for (const auto& k : q_keys)
+        if (!is_field_name(k.field)) return false;
+    for (const auto& k : xml_keys)
+        if (!is_field_name(k.field)) return false;
+    return true;
+}
+static_assert(keys_are_mapped(), "nvidia reports: a key maps to a field the cell reader does not know");
+
+// Sections nested deeper than this in `-q` text are not followed (nvidia-smi uses four).
+inline constexpr std::size_t max_q_depth = 16;
+// Elements nested deeper than this end the XML scan (nvidia-smi uses six).
+inline constexpr std::size_t max_xml_depth = 32;
+// Text kept per XML element; longer text is cut (values are a few dozen characters).
+inline constexpr std::size_t max_xml_text = 4096;
+
+// ---- a small XML scanner ---------------------------------------------------------------
+
+constexpr bool xml_name_char(char c) noexcept {
+    return ascii_alnum(c) || c == '_' || c == '-' || c == '.' || c == ':' || static_cast<unsigned char>(c) >= 0x80;
+}
+
+// Appends code point `cp` as UTF-8.
+inline void append_utf8(std::uint32_t cp, std::string& out) {
+    if (cp < 0x80) {
+        out += static_cast<char>(cp);
+    } else if (cp < 0x800) {
+        out += static_cast<char>(0xc0 | (cp >> 6));
+        out += static_cast<char>(0x80 | (cp & 0x3f));
+    } else if (cp < 0x10000) {
+        out += static_cast<char>(0xe0 | (cp >> 12));
+        out += static_cast<char>(0x80 | ((cp >> 6) & 0x3f));
+        out += static_cast<char>(0x80 | (cp & 0x3f));
+    } else {
+        out += static_cast<char>(0xf0 | (cp >> 18));
+        out += static_cast<char>(0x80 | ((cp >> 12) & 0x3f));
+        out += static_cast<char>(0x80 | ((cp >> 6) & 0x3f));
+        out += static_cast<char>(0x80 | (cp & 0x3f));
+    }
+}
+
+// The character an entity or character reference stands for ("amp", "#62", "#x3E"), or
+// nullopt: declared entities are never expanded, so a DTD cannot make text grow.
+constexpr std::optional<std::uint32_t> xml_entity(std::string_view name) noexcept {
+    if (name == "lt") return '<';
+    if (name == "gt") return '>';
+    if (name == "amp") return '&';
+    if (name == "quot") return '"';
+    if (name == "apos") return '\'';
+    if (name.size() < 2 || name.front() != '#') return std::nullopt;
+    std::optional<std::uint32_t> cp;
+    if (name[1] == 'x' || name[1] == 'X') {
+        cp = detail::parse_hex32(name.substr(2));
+    } else {
+        const auto d = parse_uint(name.substr(1));
+        if (d && *d <= 0x10ffff) cp = static_cast<std::uint32_t>(*d);
+    }
+    if (!cp || *cp == 0 || *cp > 0x10ffff || (*cp >= 0xd800 && *cp <= 0xdfff)) return std::nullopt;
+    return cp;
+}
+
+// Appends `raw` with its references decoded, keeping `out` within max_xml_text; `cut` is
+// set when something did not fit. An unknown reference is kept as written.
+inline void xml_append_text(std::string_view raw, bool decode, std::string& out, bool& cut) {
+    for (std::size_t i = 0; i < raw.size(); ++i) {
+        if (out.size() >= max_xml_text) {
+            cut = true;
+            return;
+        }
+        if (decode && raw[i] == '&') {
+            const auto semi = raw.substr(i + 1, 12).find(';');
+            if (semi != std::string_view::npos) {
+                if (const auto cp = xml_entity(raw.substr(i + 1, semi))) {
+                    append_utf8(*cp, out);
+                    i += semi + 1;
+                    continue;
+                }
+            }
+        }
+        out += raw[i];
+    }
+}
+
+// Reads `doc` once from start to end, calling on_start(path, attributes, line) when an
+// element opens and on_end(path, text, cut, line) when it closes, `path` being the names
+// of the open elements, innermost last, and `text` the element's own decoded text (after
+// its last child). Either callback returns false to stop. Malformed input is reported and
+// ends the scan; returns whether the document was read to its end with every element
+// closed.
+template <class Start, class End>
+bool scan_xml(std::string_view doc, problem_sink& problems, Start&& on_start, End&& on_end) {
+    std::vector<std::string_view> path;
+    std::string text;
+    bool cut = false;
+    // Line numbers for problems, counted forward as the scan moves forward.
+    std::size_t counted_to = 0, line = 1;
+    auto line_at = [&](std::size_t pos) {
+        for (; counted_to < pos && counted_to < doc.size(); ++counted_to)
+            if (doc[counted_to] == '\n') ++line;
+        return line;
+    };
+    auto fail = [&](std::size_t pos, std::string msg) {
+        problems.add(line_at(pos), std::move(msg));
+        return false;
+    };
+    bool stray_text = false;
+    std::size_t i = 0;
+    while (i < doc.size()) {
+        if (doc[i] != '<') {
+            auto lt = doc.find('<', i);
+            if (lt == std::string_view::npos) lt = doc.size();
+            const auto run = doc.substr(i, lt - i);
+            if (!path.empty()) xml_append_text(run, true, text, cut);
+            else if (!trim(run).empty() && !stray_text) {
+                // Text outside the root element: not XML, but nothing to stop for.
+                stray_text = true;
+                problems.add(line_at(i), "text outside any element: " + quote_value(trim(run)));
+            }
+            i = lt;
+            continue;
+        }
+        const std::string_view rest = doc.substr(i);
+        if (rest.starts_with("<?")) {
+            const auto e = doc.find("?>", i + 2);
+            if (e == std::string_view::npos) return fail(i, "unterminated <? ... ?>");
+            i = e + 2;
+            continue;
+        }
+        if (rest.starts_with("<!--")) {
+            const auto e = doc.find("-->", i + 4);
+            if (e == std::string_view::npos) return fail(i, "unterminated comment");
+            i = e + 3;
+            continue;
+        }
+        if (rest.starts_with("<![CDATA[")) {
+            const auto e = doc.find("]]>", i + 9);
+            if (e == std::string_view::npos) return fail(i, "unterminated CDATA section");
+            if (!path.empty()) xml_append_text(doc.substr(i + 9, e - i - 9), false, text, cut);
+            i = e + 3;
+            continue;
+        }
+        if (rest.starts_with("<!")) {
+            // <!DOCTYPE …> and other declarations, with an internal subset in brackets
+            // whose declarations are skipped, never acted on.
+            std::size_t j = i + 2, brackets = 0;
+            char quote = 0;
+            for (; j < doc.size(); ++j) {
+                const char c = doc[j];
+                if (quote) {
+                    if (c == quote) quote = 0;
+                } else if (c == '"' || c == '\'') {
+                    quote = c;
+                } else if (c == '[') {
+                    ++brackets;
+                } else if (c == ']') {
+                    if (brackets) --brackets;
+                } else if (c == '>' && brackets == 0) {
+                    break;
+                }
+            }
+            if (j >= doc.size()) return fail(i, "unterminated <! declaration");
+            i = j + 1;
+            continue;
+        }
+        if (rest.starts_with("</")) {
+            const auto gt = doc.find('>', i + 2);
+            if (gt == std::string_view::npos) return fail(i, "unterminated end tag");
+            const auto name = trim(doc.substr(i + 2, gt - i - 2));
+            const std::size_t at = line_at(i);
+            i = gt + 1;
+            if (!path.empty() && path.back() == name) {
+                if (!on_end(std::as_const(path), std::string_view(text), cut, at)) return false;
+                path.pop_back();
+                text.clear();
+                cut = false;
+                continue;
+            }
+            // Mismatched: close up to the named element if it is open, else ignore the tag.
+            std::size_t open = path.size();
+            while (open > 0 && path[open - 1] != name) --open;
+            add_problem(problems, at, [&] {
+                return "end tag " + quote_value(name) +
+                       (path.empty() ? std::string(" with no open element")
+                                     : " does not close " + quote_value(path.back()));
+            });
+            if (open > 0) path.resize(open - 1);
+            text.clear();
+            cut = false;
+            continue;
+        }
+        // A start tag: its name, then attributes up to '>' outside quotes.
+        std::size_t j = i + 1;
+        while (j < doc.size() && xml_name_char(doc[j])) ++j;
+        const std::string_view name = doc.substr(i + 1, j - i - 1);
+        if (name.empty()) return fail(i, "'<' that opens no tag");
+        const std::size_t attr_begin = j;
+        char quote = 0;
+        for (; j < doc.size(); ++j) {
+            const char c = doc[j];
+            if (quote) {
+                if (c == quote) quote = 0;
+            } else if (c == '"' || c == '\'') {
+                quote = c;
+            } else if (c == '>') {
+                break;
+            }
+        }
+        if (j >= doc.size()) return fail(i, "unterminated tag " + quote_value(name));
+        std::string_view attrs = doc.substr(attr_begin, j - attr_begin);
+        const bool empty_element = !attrs.empty() && attrs.back() == '/';
+        if (empty_element) attrs.remove_suffix(1);
+        const std::size_t at = line_at(i);
+        i = j + 1;
+        if (path.size() >= max_xml_depth) {
+            problems.add(at, "elements nested deeper than " + std::to_string(max_xml_depth));
+            return false;
+        }
+        path.push_back(name);
+        text.clear();
+        cut = false;
+        if (!on_start(std::as_const(path), attrs, at)) return false;
+        if (empty_element) {
+            if (!on_end(std::as_const(path), std::string_view{}, false, at)) return false;
+            path.pop_back();
+        }
+    }
+    if (!path.empty()) return fail(doc.size(), "the document ends inside " + quote_value(path.back()));
+    return true;
+}
+
+// The raw value of attribute `name` in a start tag's attribute text, or nullopt.
+constexpr std::optional<std::string_view> xml_attribute(std::string_view attrs, std::string_view name) noexcept {
+    std::size_t i = 0;
+    while (i < attrs.size()) {
+        while (i < attrs.size() && ascii_space(attrs[i])) ++i;
+        const std::size_t n0 = i;
+        while (i < attrs.size() && xml_name_char(attrs[i])) ++i;
+        const std::string_view n = attrs.substr(n0, i - n0);
+        while (i < attrs.size() && ascii_space(attrs[i])) ++i;
+        if (n.empty() || i >= attrs.size() || attrs[i] != '=') return std::nullopt;
+        ++i;
+        while (i < attrs.size() && ascii_space(attrs[i])) ++i;
+        if (i >= attrs.size() || (attrs[i] != '"' && attrs[i] != '\'')) return std::nullopt;
+        const char q = attrs[i++];
+        const auto close = attrs.find(q, i);
+        if (close == std::string_view::npos) return std::nullopt;
+        if (n == name) return attrs.substr(i, close - i);
+        i = close + 1;
+    }
+    return std::nullopt;
+}
+
+// ---- the default table -------------------------------------------------------------------
+
+// The cells of a "|…|…|…|" row: up to four, `count` says how many there were (5 = more).
+struct table_cells {
+    std::array<std::string_view, 4> cell{};
+    std::size_t count = 0;
+};
+constexpr table_cells split_row(std::string_view line) noexcept {
+    table_cells t;
+    line = trim(line);
+    if (line.size() < 2 || line.front() != '|' || line.back() != '|') return t;
+    line = line.substr(1, line.size() - 2);
+    for (;;) {
+        const auto bar = line.find('|');
+        if (t.count < t.cell.size()) t.cell[t.count] = line.substr(0, bar);
+        ++t.count;
+        if (t.count > t.cell.size() || bar == std::string_view::npos) break;
+        line.remove_prefix(bar + 1);
+    }
+    return t;
+}
+
+// The blank-separated words of a cell, up to eight.
+struct words {
+    std::array<std::string_view, 8> w{};
+    std::size_t count = 0;
+};
+constexpr words split_words(std::string_view s) noexcept {
+    words out;
+    for (;;) {
+        s = trim(s);
+        if (s.empty() || out.count == out.w.size()) return out;
+        std::size_t e = 0;
+        while (e < s.size() && !ascii_space(s[e])) ++e;
+        out.w[out.count++] = s.substr(0, e);
+        s.remove_prefix(e);
+    }
+}
+
+// "72W" -> "72" when it ends with `unit`; "N/A" and anything else as written, so the cell
+// reader keeps N/A unknown and reports the rest.
+constexpr std::string_view without_suffix(std::string_view v, std::string_view unit) noexcept {
+    return v.size() > unit.size() && v.ends_with(unit) ? v.substr(0, v.size() - unit.size()) : v;
+}
+
+} // namespace detail::nvidia_reports
+
+/// Reads `nvidia-smi -q`: a "Driver Version" in the header, then one "GPU <bus id>" section
+/// per GPU whose keys are indented under their sections. Mapped: Product Name, GPU UUID,
+/// PCI Bus Id and Device Id, PCIe generation and width (max and current), FB memory
+/// total/used/free, GPU Current Temp, power draw and limit (before and after the driver-535
+/// layout), Gpu utilization, the maximum memory clock and the current MIG mode (into
+/// `mig_enabled`). Other keys, the Processes sections among them, are skipped. Devices are
+/// indexed in report order (which is nvidia-smi's index order). A count in "Attached GPUs"
+/// that differs from the sections found is a problem (a cut report). Linear in the input.
+inline nvidia_query_result parse_nvidia_smi_q(std::string_view text) {
+    using namespace detail::nvidia_reports;
+    nvidia_query_result r;
+    report_builder b{r};
+    struct section {
+        std::size_t indent;
+        std::string_view name;
+    };
+    std::vector<section> stack; // the GPU's header first, then its open sections
+    std::array<std::string_view, max_q_depth + 1> segments{};
+    std::optional<std::uint64_t> announced;
+    bool banner = false, any_gpu = false, content = false;
+    std::size_t number = 0;
+    detail::formats::each_line(text, [&](std::string_view raw) {
+        ++number;
+        std::size_t indent = 0;
+        while (indent < raw.size() && (raw[indent] == ' ' || raw[indent] == '\t')) ++indent;
+        const std::string_view line = detail::trim(raw.substr(indent));
+        if (line.empty()) return true;
+        content = true;
+        while (!stack.empty() && stack.back().indent >= indent) stack.pop_back();
+
+        // "Key<blanks>: value" (the value may be empty); anything else opens a section.
+        auto sep = line.find(" :");
+        if (sep != std::string_view::npos && sep + 2 < line.size() && line[sep + 2] != ' ')
+            sep = std::string_view::npos;
+        if (sep == std::string_view::npos) {
+            if (indent == 0) {
+                b.end_gpu();
+                if (line.find("NVSMI LOG") != std::string_view::npos) banner = true;
+                if (line.starts_with("GPU ")) {
+                    const auto address = parse_pci_address(line.substr(4));
+                    if (!address) {
+                        add_problem(b.problems, number,
+                                    [&] { return "GPU section without a PCI address: " + quote_value(line); });
+                        return true;
+                    }
+                    any_gpu = true;
+                    if (b.begin_gpu(number)) {
+                        r.devices.back().pci = *address;
+                        stack.push_back({0, line});
+                    }
+                }
+                return true;
+            }
+            if (!stack.empty() && stack.size() <= max_q_depth) stack.push_back({indent, line});
+            return true;
+        }
+        const std::string_view key = detail::trim(line.substr(0, sep));
+        const std::string_view value = detail::trim(line.substr(sep + 2));
+        if (indent == 0) {
+            if (key == "Driver Version") b.set_driver(value, number);
+            else if (key == "Attached GPUs") announced = parse_uint(value);
+            return true;
+        }
+        if (stack.empty() || !b.active) return true;
+        std::size_t n = 0;
+        for (std::size_t s = 1; s < stack.size() && n < max_q_depth; ++s) segments[n++] = stack[s].name;
+        segments[n++] = key;
+        if (const auto* k = find_key(q_keys, segments.data(), n)) b.set(k->field, k->how, value, number);
+        return true;
+    });
+    if (content && !banner && !any_gpu)
+        b.problems.add(0, "not nvidia-smi -q output: no NVSMI LOG banner and no GPU section");
+    if (announced && *announced != r.devices.size() && !b.full)
+        b.problems.add(0, "the report announces " + std::to_string(*announced) + " GPUs but has " +
+                              std::to_string(r.devices.size()) + " GPU sections (cut short?)");
+    b.finish();
+    return r;
+}
+
+/// Reads `nvidia-smi -q -x`: <nvidia_smi_log> with <driver_version> and one <gpu> element
+/// per GPU, the same values as parse_nvidia_smi_q under their XML names (the 510/515 and
+/// 535 schemas both). The XML is scanned once, without recursion; malformed XML ends the
+/// scan with a problem, keeping the GPUs read so far.
+inline nvidia_query_result parse_nvidia_smi_xml(std::string_view text) {
+    using namespace detail::nvidia_reports;
+    nvidia_query_result r;
+    report_builder b{r};
+    std::optional<std::uint64_t> announced;
+    bool rooted = false;
+    if (text.starts_with("\xEF\xBB\xBF")) text.remove_prefix(3); // a byte-order mark
+    const bool complete = scan_xml(
+        text, b.problems,
+        [&](const std::vector<std::string_view>& path, std::string_view attrs, std::size_t line) {
+            if (path.size() == 1) {
+                if (path[0] != "nvidia_smi_log") {
+                    b.problems.add(line, "the root element is " + quote_value(path[0]) + ", not nvidia_smi_log");
+                    return false;
+                }
+                rooted = true;
+            }
+            if (path.size() == 2 && path[1] == "gpu" && b.begin_gpu(line)) {
+                // <gpu id="00000000:01:00.0">: the bus id, until <pci_bus_id> says it again.
+                if (const auto id = xml_attribute(attrs, "id")) {
+                    if (const auto a = parse_pci_address(*id)) r.devices.back().pci = *a;
+                }
+            }
+            return true;
+        },
+        [&](const std::vector<std::string_view>& path, std::string_view value, bool cut, std::size_t line) {
+            if (path.size() == 2) {
+                if (path[1] == "gpu") b.end_gpu();
+                else if (path[1] == "driver_version") b.set_driver(value, line);
+                else if (path[1] == "attached_gpus") announced = parse_uint(detail::trim(value));
+                return true;
+            }
+            if (path.size() < 3 || path[1] != "gpu" || !b.active) return true;
+            const auto* k = find_key(xml_keys, path.data() + 2, path.size() - 2);
+            if (!k) return true;
+            if (cut) {
+                b.problems.add(line, std::string(path.back()) + ": value longer than " +
+                                         std::to_string(max_xml_text) + " characters, ignored");
+                return true;
+            }
+            b.set(k->field, k->how, value, line);
+            return true;
+        });
+    if (!rooted && !detail::trim(text).empty() && r.problems.empty())
+        b.problems.add(0, "no <nvidia_smi_log> element: not nvidia-smi -q -x output");
+    if (complete && announced && *announced != r.devices.size() && !b.full)
+        b.problems.add(0, "the report announces " + std::to_string(*announced) + " GPUs but has " +
+                              std::to_string(r.devices.size()) + " <gpu> elements");
+    b.finish();
+    return r;
+}
+
+/// Reads the table plain `nvidia-smi` prints: the driver version from its header, then per
+/// GPU a first row (index, name, persistence mode or Windows driver model, bus id), a
+/// second (fan, temperature, performance state, power draw / cap, memory used / total,
+/// utilization) and, in newer layouts, a third with the MIG mode alone. The table cuts long
+/// names with "...": such a name is kept as printed but never looked up in the catalogue.
+/// The MIG devices and Processes tables that follow are not read. Linux and Windows
+/// (WDDM/TCC) layouts, old and new column widths.
+inline nvidia_query_result parse_nvidia_smi_table(std::string_view text) {
+    using namespace detail::nvidia_reports;
+    nvidia_query_result r;
+    report_builder b{r};
+    bool header = false, done = false, second_row_due = false, third_row_due = false, content = false;
+    std::size_t number = 0;
+    auto set = [&](std::string_view field, std::string_view value) {
+        if (value == "ERR!") b.problems.add(number, std::string(field) + " reported ERR!");
+        else b.set(field, shape::plain, value, number);
+    };
+    detail::formats::each_line(text, [&](std::string_view raw) {
+        ++number;
+        const std::string_view line = detail::trim(raw);
+        if (line.empty()) return true;
+        content = true;
+        if (line.find("Processes:") != std::string_view::npos || line.find("MIG devices:") != std::string_view::npos) {
+            done = true;
+            return false;
+        }
+        if (const auto dv = line.find("Driver Version:"); dv != std::string_view::npos && line.front() == '|') {
+            header = true;
+            const auto w = split_words(line.substr(dv + 15));
+            if (w.count > 0) b.set_driver(w.w[0], number);
+            return true;
+        }
+        const auto row = split_row(line);
+        if (row.count != 3) return true; // rules, column titles, anything not a GPU row
+        if (third_row_due) {
+            third_row_due = false;
+            // "|                 |              |   Disabled |": the MIG mode, under "MIG M."
+            if (detail::trim(row.cell[0]).empty() && detail::trim(row.cell[1]).empty()) {
+                set("mig.mode.current", detail::trim(row.cell[2]));
+                return true;
+            }
+        }
+        if (second_row_due) {
+            second_row_due = false;
+            // Fan  Temp  Perf  Pwr:Usage/Cap | Memory-Usage | GPU-Util  Compute M.
+            const auto a = split_words(row.cell[0]);
+            const auto m = split_words(row.cell[1]);
+            const auto u = split_words(row.cell[2]);
+            if (a.count >= 2 && m.count == 3 && m.w[1] == "/") {
+                set("temperature.gpu", without_suffix(a.w[1], "C"));
+                for (std::size_t k = 1; k + 1 < a.count; ++k) {
+                    if (a.w[k] != "/") continue;
+                    set("power.draw", without_suffix(a.w[k - 1], "W"));
+                    set("power.limit", without_suffix(a.w[k + 1], "W"));
+                    break;
+                }
+                set("memory.used", without_suffix(m.w[0], "MiB"));
+                set("memory.total", without_suffix(m.w[2], "MiB"));
+                if (u.count > 0) set("utilization.gpu", without_suffix(u.w[0], "%"));
+                third_row_due = true;
+                return true;
+            }
+            // Missing: say so, and see whether the row starts the next GPU.
+            b.problems.add(number, "GPU " + std::to_string(r.devices.back().index) + ": its second row is missing");
+        }
+        // First row: "<index>  <name>  <On|Off|WDDM|TCC>" | "<bus id> <Disp.A>" | ECC
+        const std::string_view first = detail::trim(row.cell[0]);
+        std::size_t sp = 0;
+        while (sp < first.size() && !detail::ascii_space(first[sp])) ++sp;
+        const auto index = parse_uint(first.substr(0, sp));
+        const auto bus = split_words(row.cell[1]);
+        const auto address = bus.count > 0 ? parse_pci_address(bus.w[0]) : std::nullopt;
+        if (!index || !address) return true; // a row of another table
+        if (*index > 0xffff) {
+            add_problem(b.problems, number,
+                        [&] { return "GPU index out of range: " + quote_value(first.substr(0, sp)); });
+            return true;
+        }
+        if (!b.begin_gpu(number)) return false;
+        second_row_due = true;
+        auto& p = r.devices.back();
+        p.index = static_cast<std::uint32_t>(*index);
+        p.pci = *address;
+        // The mode column is set off from the name by blanks; the name fills the rest.
+        std::string_view name = detail::trim(first.substr(sp));
+        if (const auto gap = name.rfind("  "); gap != std::string_view::npos) {
+            name = detail::trim(name.substr(0, gap));
+        } else if (const auto last = name.rfind(' '); last != std::string_view::npos) {
+            const auto mode = name.substr(last + 1);
+            if (mode == "On" || mode == "Off" || mode == "WDDM" || mode == "TCC")
+                name = detail::trim(name.substr(0, last));
+        }
+        if (name.ends_with("...")) b.matchable.back() = 0;
+        b.set("name", shape::plain, name, number);
+        return true;
+    });
+    if (second_row_due && !done) b.problems.add(number, "the table ends before the last GPU's second row");
+    if (content && !header && r.devices.empty())
+        b.problems.add(0, "not the nvidia-smi table: no \"Driver Version:\" header and no GPU row");
+    b.finish();
+    return r;
+}
+
+namespace detail::formats {
+
+// nvidia-smi -q ------------------------------------------------------------------------------
+inline int sniff_nvidia_smi_q(std::string_view t) noexcept {
+    const auto first = first_non_blank_line(t);
+    return first.starts_with("==") && first.find("NVSMI LOG") != std::string_view::npos ? 90 : 0;
+}
+inline void parse_nvidia_smi_q_capture(std::string_view t, capture_parse& out) {
+    auto r = parse_nvidia_smi_q(t);
+    nvidia::problems_to_warnings(r.problems, out.format, out.warnings);
+    if (r.devices.empty() && r.problems.empty()) nothing_found(out, "GPU sections");
+    out.devices = std::move(r.devices);
+}
+
+// nvidia-smi -q -x ---------------------------------------------------------------------------
+inline int sniff_nvidia_smi_xml(std::string_view t) noexcept {
+    if (t.starts_with("\xEF\xBB\xBF")) t.remove_prefix(3);
+    t = trim(t.substr(0, 1024));
+    if (!t.starts_with('<')) return 0;
+    return t.find("<nvidia_smi_log>") != std::string_view::npos ||
+                   t.find("<!DOCTYPE nvidia_smi_log") != std::string_view::npos
+               ? 90
+               : 0;
+}
+inline void parse_nvidia_smi_xml_capture(std::string_view t, capture_parse& out) {
+    auto r = parse_nvidia_smi_xml(t);
+    nvidia::problems_to_warnings(r.problems, out.format, out.warnings);
+    if (r.devices.empty() && r.problems.empty()) nothing_found(out, "<gpu> elements");
+    out.devices = std::move(r.devices);
+}
+
+// nvidia-smi (the default table) -------------------------------------------------------------
+inline int sniff_nvidia_smi_table(std::string_view t) noexcept {
+    int seen = 0, score = 0;
+    each_line(t, [&](std::string_view line) {
+        line = trim(line);
+        if (line.empty()) return true;
+        if (line.front() == '|' && line.find("NVIDIA-SMI ") != std::string_view::npos &&
+            line.find("Driver Version:") != std::string_view::npos)
+            score = 90;
+        return score == 0 && ++seen < 4; // a timestamp line and the top rule may come first
+    });
+    return score;
+}
+inline void parse_nvidia_smi_table_capture(std::string_view t, capture_parse& out) {
+    auto r = parse_nvidia_smi_table(t);
+    nvidia::problems_to_warnings(r.problems, out.format, out.warnings);
+    if (r.devices.empty() && r.problems.empty()) nothing_found(out, "GPU rows");
+    out.devices = std::move(r.devices);
+}
+
+} // namespace detail::formats
+
+AI_HWACCEL_NAMESPACE_END
+
+#endif // AI_HWACCEL_BACKEND_CUDA
+// ---- end ai_hwaccel/detect/nvidia_reports.hpp
+// #include "ai_hwaccel/detect/vulkan.hpp"
 
 #include <array>
 #include <cstddef>
@@ -8967,6 +16226,71 @@ inline constexpr capture_format capture_formats[] = {
     {"nvidia-smi-query-csv", "nvidia-smi --query-gpu=… --format=csv[,nounits] (with its header line)",
      detail::formats::sniff_nvidia_csv, detail::formats::parse_nvidia_csv_capture},
     {"nvidia-smi-list", "nvidia-smi -L", detail::formats::sniff_nvidia_list, detail::formats::parse_nvidia_list_capture},
+    {"nvidia-smi-q", "nvidia-smi -q", detail::formats::sniff_nvidia_smi_q, detail::formats::parse_nvidia_smi_q_capture},
+    {"nvidia-smi-q-xml", "nvidia-smi -q -x", detail::formats::sniff_nvidia_smi_xml,
+     detail::formats::parse_nvidia_smi_xml_capture},
+    {"nvidia-smi-table", "nvidia-smi", detail::formats::sniff_nvidia_smi_table,
+     detail::formats::parse_nvidia_smi_table_capture},
+    {"nvidia-smi-topo", "nvidia-smi topo -m", detail::formats::sniff_nvidia_topo, detail::formats::parse_nvidia_topo_capture},
+    {"nvidia-smi-topo-p2p", "nvidia-smi topo -p2p <r|w|rw|n|a|p>", detail::formats::sniff_nvidia_topo_p2p,
+     detail::formats::parse_nvidia_topo_p2p_capture},
+    {"nvidia-smi-nvlink-status", "nvidia-smi nvlink -s", detail::formats::sniff_nvidia_nvlink_status,
+     detail::formats::parse_nvidia_nvlink_status_capture},
+#endif
+#if AI_HWACCEL_BACKEND_ROCM
+    {"rocminfo", "rocminfo", detail::formats::sniff_rocminfo, detail::formats::parse_rocminfo_capture},
+    {"kfd-node-properties", "cat /sys/class/kfd/kfd/topology/nodes/<N>/properties",
+     detail::formats::sniff_kfd_properties, detail::formats::parse_kfd_properties_capture},
+    {"amdgpu-pp-dpm", "cat /sys/class/drm/card<N>/device/pp_dpm_{pcie,sclk,mclk}", detail::formats::sniff_pp_dpm,
+     detail::formats::parse_pp_dpm_capture},
+    {"rocm-smi", "rocm-smi [--showproductname|--showmeminfo vram|--showuniqueid|…]", detail::formats::sniff_rocm_smi,
+     detail::formats::parse_rocm_smi_capture},
+    {"rocm-smi-csv", "rocm-smi … --csv", detail::formats::sniff_rocm_smi_csv, detail::formats::parse_rocm_smi_csv_capture},
+    {"rocm-smi-json", "rocm-smi … --json", detail::formats::sniff_rocm_smi_json,
+     detail::formats::parse_rocm_smi_json_capture},
+    {"amd-smi-static", "amd-smi static | amd-smi list", detail::formats::sniff_amd_smi_static,
+     detail::formats::parse_amd_smi_static_capture},
+    {"amd-smi-topology", "amd-smi topology", detail::formats::sniff_amd_smi_topology,
+     detail::formats::parse_amd_smi_topology_capture},
+    {"amd-smi-xgmi", "amd-smi xgmi", detail::formats::sniff_amd_smi_xgmi, detail::formats::parse_amd_smi_xgmi_capture},
+    {"amd-smi-dashboard", "amd-smi", detail::formats::sniff_amd_smi_dashboard,
+     detail::formats::parse_amd_smi_dashboard_capture},
+    {"amdgpu-sysfs-transcript", "shell transcript: cat /sys/class/drm/card<N>/device/mem_info_* | pp_dpm_*",
+     detail::formats::sniff_amdgpu_transcript, detail::formats::parse_amdgpu_transcript_capture},
+#endif
+#if AI_HWACCEL_BACKEND_INTEL_GPU
+    {"xpu-smi-discovery", "xpu-smi discovery", detail::formats::sniff_xpu_smi_discovery,
+     detail::formats::parse_xpu_smi_discovery_capture},
+    {"xpu-smi-discovery-detail", "xpu-smi discovery -d <id>", detail::formats::sniff_xpu_smi_discovery_detail,
+     detail::formats::parse_xpu_smi_discovery_capture},
+#if AI_HWACCEL_JSON
+    {"xpu-smi-discovery-json", "xpu-smi discovery -j", detail::formats::sniff_xpu_smi_json,
+     detail::formats::parse_xpu_smi_json_capture},
+#endif
+    {"xpu-smi-dump", "xpu-smi discovery --dump <ids>", detail::formats::sniff_xpu_smi_dump,
+     detail::formats::parse_xpu_smi_dump_capture},
+#endif
+#if AI_HWACCEL_BACKEND_APPLE
+#if AI_HWACCEL_JSON
+    {"system-profiler-json", "system_profiler -json SPDisplaysDataType SPHardwareDataType",
+     detail::formats::sniff_system_profiler_json, detail::formats::parse_system_profiler_json_capture},
+#endif
+    {"system-profiler", "system_profiler SPDisplaysDataType SPHardwareDataType [-detailLevel mini]",
+     detail::formats::sniff_system_profiler_text, detail::formats::parse_system_profiler_text_capture},
+    {"sysctl", "sysctl hw.memsize machdep.cpu.brand_string | sysctl machdep.cpu", detail::formats::sniff_sysctl,
+     detail::formats::parse_sysctl_capture},
+    {"sysctl-brand-string", "sysctl -n machdep.cpu.brand_string", detail::formats::sniff_sysctl_brand_string,
+     detail::formats::parse_sysctl_brand_string_capture},
+#endif
+#if AI_HWACCEL_BACKEND_VULKAN
+    {"vulkaninfo-summary", "vulkaninfo --summary", detail::formats::sniff_vulkaninfo_summary,
+     detail::formats::parse_vulkaninfo_summary_capture},
+    {"vulkaninfo-text", "vulkaninfo", detail::formats::sniff_vulkaninfo_text,
+     detail::formats::parse_vulkaninfo_text_capture},
+#if AI_HWACCEL_JSON
+    {"vulkaninfo-json", "vulkaninfo --json (the VP_VULKANINFO_*.json file it writes)",
+     detail::formats::sniff_vulkaninfo_json, detail::formats::parse_vulkaninfo_json_capture},
+#endif
 #endif
 };
 

@@ -34,7 +34,7 @@ constexpr int driver_not_loaded = 9;
 constexpr int gpu_is_lost = 15;
 
 struct gpu {
-    std::vector<std::string> cells; // the 19 columns, trimmed
+    std::vector<std::string> cells; // the 20 columns, trimmed
 };
 
 // Never destroyed: an abandoned query thread (mode "hang") may still own what it loaded
@@ -67,14 +67,14 @@ bool load() {
         std::stringstream ss(line);
         std::string cell;
         while (std::getline(ss, cell, ',')) g.cells.push_back(trim(cell));
-        if (g.cells.size() == 19) gpus().push_back(g);
+        if (g.cells.size() == 20) gpus().push_back(g);
     }
     return true;
 }
 
 enum column { index, uuid, name, bus_id, device_id, mem_total, mem_used, mem_free, compute_cap, driver,
               power_limit, power_draw, temperature, utilization, max_mem_clock, gen_cur, gen_max, width_cur,
-              width_max };
+              width_max, mig_mode };
 
 const gpu* from_handle(void* h) {
     const auto i = reinterpret_cast<std::size_t>(h);
@@ -200,6 +200,14 @@ __attribute__((visibility("default"))) int nvmlDeviceGetUtilizationRates(void* h
 }
 __attribute__((visibility("default"))) int nvmlDeviceGetMaxClockInfo(void* h, unsigned type, unsigned* mhz) {
     return type == 2 ? number(h, max_mem_clock, 1, mhz) : not_supported;
+}
+__attribute__((visibility("default"))) int nvmlDeviceGetMigMode(void* h, unsigned* current, unsigned* pending) {
+    const gpu* g = from_handle(h);
+    if (!g || !current || !pending) return invalid_argument;
+    const std::string& v = g->cells[mig_mode];
+    if (unavailable(v)) return not_supported;
+    *current = *pending = v == "Enabled" ? 1u : 0u;
+    return ok;
 }
 __attribute__((visibility("default"))) int nvmlDeviceGetCurrPcieLinkGeneration(void* h, unsigned* v) {
     return number(h, gen_cur, 1, v);

@@ -312,6 +312,16 @@ TEST_CASE("fixture machine: a two-socket Kunpeng 920 server with four NUMA nodes
     CHECK(reg.system().environment.container == ah::container_runtime::none);
 }
 
+namespace {
+// The devices at one PCI address.
+std::vector<const ah::accelerator_profile*> with_pci(const ah::accelerator_registry& reg, std::string_view address) {
+    std::vector<const ah::accelerator_profile*> out;
+    for (const auto& d : reg.all())
+        if (d.pci && d.pci == ah::parse_pci_address(address)) out.push_back(&d);
+    return out;
+}
+} // namespace
+
 TEST_CASE("fixture machine: a workstation with an RTX 4090 and a SATA disk") {
     const auto reg = ah::detect(machine("handmade-workstation-rtx4090"));
     CHECK(reg.warnings().empty());
@@ -323,9 +333,11 @@ TEST_CASE("fixture machine: a workstation with an RTX 4090 and a SATA disk") {
     CHECK_FALSE(host.cpu.features.has(ah::cpu_feature::avx512f));
     CHECK(*reg.all()[0].memory_bytes == 65589900ull * 1024);
 #if AI_HWACCEL_BACKEND_CUDA
-    // The card, through the CUDA probe replaying the tree's nvidia-smi capture.
-    REQUIRE(reg.size() == 2);
-    const auto& gpu = reg.all()[1];
+    // The card, through the CUDA probe replaying the tree's nvidia-smi capture; its Vulkan
+    // view (same UUID, same PCI address) merged into it: one device, not two.
+    const auto rtx = with_pci(reg, "0000:01:00.0");
+    REQUIRE(rtx.size() == 1);
+    const auto& gpu = *rtx[0];
     CHECK(gpu.kind == ah::device_kind::cuda_gpu);
     CHECK(gpu.available); // CUDA_VISIBLE_DEVICES=0 in the captured environment keeps it
     CHECK(gpu.name.view() == "NVIDIA GeForce RTX 4090");
@@ -333,8 +345,29 @@ TEST_CASE("fixture machine: a workstation with an RTX 4090 and a SATA disk") {
     CHECK(gpu.memory_bytes.from == ah::origin::tool);
     CHECK(gpu.memory_bandwidth_gbps.from == ah::origin::catalogue);
     CHECK(*gpu.pcie_max == ah::pcie_link{4, 16});
-    CHECK(gpu.pci == ah::parse_pci_address("0000:01:00.0"));
+    CHECK(gpu.driver_version.view() == "550.54.14"); // nvidia-smi's, not Vulkan's packed form
     CHECK(reg.has_accelerator());
+#endif
+#if AI_HWACCEL_BACKEND_INTEL_GPU
+    // The iGPU from i915 sysfs, its Vulkan view (ANV) merged by PCI address.
+    const auto igpu = with_pci(reg, "0000:00:02.0");
+    REQUIRE(igpu.size() == 1);
+    CHECK(igpu[0]->kind == ah::device_kind::intel_gpu);
+    CHECK(igpu[0]->unified_memory); // shares the host's memory: not counted twice
+#endif
+#if AI_HWACCEL_BACKEND_VULKAN
+    // llvmpipe is listed, marked as software, and is no accelerator.
+    std::size_t software = 0;
+    for (const auto& d : reg.all()) {
+        if (!d.software) continue;
+        ++software;
+        CHECK(d.kind == ah::device_kind::vulkan_gpu);
+        CHECK_FALSE(d.is_accelerator());
+    }
+    CHECK(software == 1);
+#endif
+#if AI_HWACCEL_BACKEND_CUDA && AI_HWACCEL_BACKEND_INTEL_GPU && AI_HWACCEL_BACKEND_VULKAN
+    CHECK(reg.size() == 4); // CPU, RTX 4090, iGPU, llvmpipe
 #endif
     const auto& pci = reg.system().pci_devices;
     REQUIRE(pci.size() == 2);
@@ -351,10 +384,106 @@ TEST_CASE("fixture machine: a workstation with an RTX 4090 and a SATA disk") {
     CHECK(machine("handmade-workstation-rtx4090").env("CUDA_VISIBLE_DEVICES") == "0");
 }
 
+#if AI_HWACCEL_BACKEND_CUDA
+TEST_CASE("fixture machine: an HGX H100 node, eight GPUs behind NVSwitch") {
+    const auto reg = ah::detect(machine("handmade-hgx-h100-8gpu-nvswitch"));
+    INFO(test::warnings_text(reg.warnings()));
+    CHECK(reg.warnings().empty());
+    std::size_t gpus = 0;
+    for (const auto& d : reg.all()) {
+        if (d.kind != ah::device_kind::cuda_gpu) continue;
+        ++gpus;
+        CHECK(d.name.view() == "NVIDIA H100 80GB HBM3");
+        CHECK(*d.memory_bytes == 81559_MiB);
+        REQUIRE(d.spec != nullptr);
+        CHECK(d.spec->name == "NVIDIA H100 SXM5 80GB");
+        REQUIRE(d.numa_node.has_value());
+        CHECK(*d.numa_node == (d.index < 4 ? 0 : 1)); // from topo -m's NUMA Affinity
+    }
+    CHECK(gpus == 8);
+    CHECK(reg.host().cpu.sockets == 2);
+    REQUIRE(reg.system().interconnects.size() == 1);
+    const auto& fabric = reg.system().interconnects[0];
+    CHECK(fabric.kind == ah::interconnect_kind::nvswitch);
+    CHECK(fabric.devices == std::vector<std::uint32_t>{0, 1, 2, 3, 4, 5, 6, 7});
+    CHECK(*fabric.bandwidth_gbps == 900);
+    CHECK(reg.system().environment.hypervisor.empty());
+}
+#endif
+
+#if AI_HWACCEL_BACKEND_ROCM
+TEST_CASE("fixture machine: four MI300X in one XGMI hive") {
+    const auto reg = ah::detect(machine("handmade-mi300x-4gpu-xgmi"));
+    INFO(test::warnings_text(reg.warnings()));
+    CHECK(reg.warnings().empty());
+    std::vector<std::uint32_t> cards;
+    for (const auto& d : reg.all()) {
+        if (d.kind != ah::device_kind::rocm_gpu) continue;
+        cards.push_back(d.index);
+        CHECK(d.name.view() == "AMD Instinct MI300X OAM");
+        CHECK(*d.memory_bytes == 206141652992ull);
+        CHECK(d.memory_bytes.from == ah::origin::sysfs);
+        CHECK(d.arch.view() == "gfx942");
+        CHECK(*d.compute_units == 304); // 1216 SIMDs, 4 per CU
+        REQUIRE(d.spec != nullptr);
+        CHECK(d.spec->name == "AMD Instinct MI300X");
+        CHECK_FALSE(d.unified_memory);
+    }
+    CHECK(cards == std::vector<std::uint32_t>{1, 2, 3, 4});
+    REQUIRE(reg.system().interconnects.size() == 1);
+    const auto& hive = reg.system().interconnects[0];
+    CHECK(hive.kind == ah::interconnect_kind::xgmi);
+    CHECK(hive.scope == ah::link_scope::intra_node);
+    CHECK(hive.devices == cards);
+}
+#endif
+
+#if AI_HWACCEL_BACKEND_APPLE && AI_HWACCEL_JSON
+TEST_CASE("fixture machine: a MacBook Pro with an M1 Pro, unified memory counted once") {
+    const auto reg = ah::detect(machine("handmade-macbook-pro-m1pro"));
+    const ah::accelerator_profile* gpu = nullptr;
+    const ah::accelerator_profile* ane = nullptr;
+    for (const auto& d : reg.all()) {
+        if (d.kind == ah::device_kind::metal_gpu) gpu = &d;
+        if (d.kind == ah::device_kind::apple_neural_engine) ane = &d;
+    }
+    REQUIRE(gpu != nullptr);
+    REQUIRE(ane != nullptr);
+    CHECK(gpu->name.view() == "Apple M1 Pro");
+    CHECK(*gpu->compute_units == 16); // system_profiler's sppci_cores
+    CHECK(gpu->compute_units.from == ah::origin::tool);
+    CHECK(gpu->unified_memory);
+    CHECK(ane->unified_memory);
+    CHECK(*gpu->memory_bytes == 16_GiB); // hw.memsize
+    // One pool of 16 GiB, whichever way it is summed: not 32 (GPU + ANE) or 48 (+ CPU).
+    CHECK(reg.total_memory() == 16_GiB);
+    CHECK(reg.total_accelerator_memory() == 16_GiB);
+    // The host probe reads Linux files: a Mac's tree has none, and says so.
+    CHECK(test::count_kind(reg.warnings(), ah::warning_kind::read_error) == 2);
+}
+#endif
+
+#if AI_HWACCEL_BACKEND_VULKAN
+TEST_CASE("fixture machine: a laptop whose only Vulkan device is llvmpipe") {
+    const auto reg = ah::detect(machine("handmade-laptop-llvmpipe-only"));
+    INFO(test::warnings_text(reg.warnings()));
+    CHECK(reg.warnings().empty());
+    REQUIRE(reg.size() == 2);
+    const auto& soft = reg.all()[1];
+    CHECK(soft.kind == ah::device_kind::vulkan_gpu);
+    CHECK(soft.software);
+    CHECK(soft.name.view() == "llvmpipe (LLVM 15.0.6, 256 bits)");
+    CHECK_FALSE(reg.has_accelerator()); // listed, never counted
+    CHECK(reg.total_accelerator_memory() == 0);
+}
+#endif
+
 #if AI_HWACCEL_JSON
 TEST_CASE("fixture machines: the registry equals the reviewed expected.json") {
-    for (const char* name : {"handmade-k8s-pod-graviton2-cgroup-v1", "handmade-numa-2socket-kunpeng920",
-                             "handmade-workstation-rtx4090"}) {
+    for (const char* name :
+         {"handmade-k8s-pod-graviton2-cgroup-v1", "handmade-numa-2socket-kunpeng920", "handmade-workstation-rtx4090",
+          "handmade-hgx-h100-8gpu-nvswitch", "handmade-mi300x-4gpu-xgmi", "handmade-macbook-pro-m1pro",
+          "handmade-laptop-llvmpipe-only"}) {
         CAPTURE(name);
         const auto text = test::read_file(std::string(AI_HWACCEL_MACHINES_DIR) + "/" + name + "/expected.json");
         REQUIRE(text);

@@ -4,8 +4,11 @@
 
 #include <doctest/doctest.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <string>
+#include <utility>
+#include <vector>
 
 #if AI_HWACCEL_BACKEND_CUDA
 
@@ -19,7 +22,7 @@ constexpr std::uint64_t mib = 1024ull * 1024;
 constexpr const char* query_command =
     "nvidia-smi --query-gpu=index,uuid,name,pci.bus_id,pci.device_id,memory.total,memory.used,memory.free,"
     "compute_cap,driver_version,power.limit,power.draw,temperature.gpu,utilization.gpu,clocks.max.memory,"
-    "pcie.link.gen.current,pcie.link.gen.max,pcie.link.width.current,pcie.link.width.max "
+    "pcie.link.gen.current,pcie.link.gen.max,pcie.link.width.current,pcie.link.width.max,mig.mode.current "
     "--format=csv,noheader,nounits";
 
 } // namespace
@@ -38,9 +41,9 @@ TEST_CASE("cuda_probe") {
         // Hand-made: an H100 SXM and a GPU whose power limit and memory clock are unavailable.
         dir.write("ai-hwaccel-tools/q.csv",
                   "0, GPU-11111111-2222-3333-4444-555555555555, NVIDIA H100 80GB HBM3, 00000000:18:00.0, 0x233010DE, "
-                  "81559, 1, 81003, 9.0, 550.90.07, 700.00, 71.50, 33, 0, 2619, 5, 5, 16, 16\n"
+                  "81559, 1, 81003, 9.0, 550.90.07, 700.00, 71.50, 33, 0, 2619, 5, 5, 16, 16, Disabled\n"
                   "1, GPU-66666666-7777-8888-9999-000000000000, NVIDIA A10, 00000000:07:00.0, 0x223610DE, "
-                  "23028, 0, 22563, 8.6, 550.90.07, [N/A], 15.2, 30, 0, [Not Supported], 1, 4, 16, 16\n"
+                  "23028, 0, 22563, 8.6, 550.90.07, [N/A], 15.2, 30, 0, [Not Supported], 1, 4, 16, 16, [N/A]\n"
                   "garbage\n");
         const ah::host_system sys(dir.path().string());
         const auto out = ah::cuda_probe{}.probe(sys);
@@ -99,6 +102,143 @@ TEST_CASE("cuda_probe") {
     }
 }
 
+
+namespace {
+
+// One hand-made row of the probe's query: index, UUID, name, bus id, PCI id, memory, MIG.
+std::string query_row(int index, const std::string& name, const std::string& bus, const char* pci_id,
+                      int mib_total, const char* cc, const char* mig = "[N/A]") {
+    char uuid[64];
+    std::snprintf(uuid, sizeof uuid, "GPU-%08d-0000-0000-0000-000000000000", index);
+    return std::to_string(index) + ", " + uuid + ", " + name + ", " + bus + ", " + pci_id + ", " +
+           std::to_string(mib_total) + ", 0, " + std::to_string(mib_total) + ", " + cc +
+           ", 535.161.08, 700.00, 70.00, 30, 0, 2619, 5, 5, 16, 16, " + mig + "\n";
+}
+
+// A machine tree whose tools are the given (command line, output) pairs.
+void replay(test::scratch_dir& dir, const std::vector<std::pair<std::string, std::string>>& runs) {
+    std::string index;
+    int n = 0;
+    for (const auto& [command, output] : runs) {
+        const std::string file = "out" + std::to_string(n++) + ".txt";
+        dir.write("ai-hwaccel-tools/" + file, output);
+        index += "0\t" + file + "\t" + command + "\n";
+    }
+    dir.write("ai-hwaccel-tools/index", index);
+}
+
+} // namespace
+
+TEST_CASE("cuda_probe: MIG instances are the devices CUDA sees") {
+    const auto list = test::capture("nvidia-smi/L_a100-80gb-sxm4_mig-7x1g.10gb.txt");
+    if (!list) return;
+    test::scratch_dir dir;
+    // Hand-made query row for the capture's GPU, in MIG mode.
+    replay(dir, {{query_command, query_row(0, "NVIDIA A100-SXM4-80GB", "00000000:07:00.0", "0x20B210DE", 81920,
+                                           "8.0", "Enabled")},
+                 {"nvidia-smi -L", *list}});
+    const auto out = ah::cuda_probe{}.probe(ah::host_system(dir.path().string()));
+    INFO(test::warnings_text(out.warnings));
+    CHECK(out.warnings.empty());
+    REQUIRE(out.devices.size() == 8);
+    CHECK_FALSE(out.devices[0].available); // the whole GPU: not usable by CUDA in MIG mode
+    CHECK(out.devices[0].memory_bytes.has_value());
+    for (std::size_t i = 1; i < 8; ++i) {
+        const auto& m = out.devices[i];
+        CHECK(m.available);
+        CHECK(m.name.view() == "NVIDIA A100-SXM4-80GB MIG 1g.10gb");
+        CHECK(m.uuid.view().starts_with("MIG-"));
+        CHECK(m.arch.view() == "8.0");
+        CHECK_FALSE(m.memory_bytes.has_value()); // "10gb" is a product size, not a measurement
+    }
+    CHECK(out.devices[1].uuid.view() == "MIG-feb88891-0321-5fef-9c87-d4af3b54259e");
+}
+
+TEST_CASE("cuda_probe: NVLink pairs from topo -m, their speed from nvlink -s") {
+    const auto topo = test::capture("nvidia-smi/topo-m_2x-nv12_8x-mlx5.txt");
+    const auto nvlink = test::capture("nvidia-smi/nvlink-status_a100.txt");
+    if (!topo || !nvlink) return;
+    test::scratch_dir dir;
+    // Hand-made: two A100 SXM4 rows for the real two-GPU topology; the real nvlink status
+    // (of an 8-GPU A100 machine) gives every GPU 12 links of 25 GB/s.
+    replay(dir, {{query_command, query_row(0, "NVIDIA A100-SXM4-80GB", "00000000:07:00.0", "0x20B210DE", 81920, "8.0") +
+                                     query_row(1, "NVIDIA A100-SXM4-80GB", "00000000:0F:00.0", "0x20B210DE", 81920,
+                                               "8.0")},
+                 {"nvidia-smi topo -m", *topo},
+                 {"nvidia-smi nvlink -s", *nvlink}});
+    const auto out = ah::cuda_probe{}.probe(ah::host_system(dir.path().string()));
+    INFO(test::warnings_text(out.warnings));
+    CHECK(out.warnings.empty());
+    REQUIRE(out.devices.size() == 2);
+    for (const auto& d : out.devices) {
+        REQUIRE(d.numa_node.has_value()); // "NUMA Affinity 1"
+        CHECK(*d.numa_node == 1);
+    }
+    REQUIRE(out.links.size() == 1);
+    const auto& l = out.links[0];
+    CHECK(l.kind == ah::interconnect_kind::nvlink);
+    CHECK(l.scope == ah::link_scope::intra_node);
+    CHECK(l.devices == std::vector<std::uint32_t>{0, 1});
+    REQUIRE(l.bandwidth_gbps.has_value());
+    CHECK(*l.bandwidth_gbps == doctest::Approx(600.0)); // 12 links x 25 GB/s x 2 directions
+    CHECK(l.bandwidth_gbps.from == ah::origin::tool);
+}
+
+TEST_CASE("cuda_probe: eight GPUs behind NVSwitch are one fabric, not 28 pairs") {
+    test::scratch_dir dir;
+    // Hand-made: an HGX H100 (bus ids of the real 8x H100 `-q` capture) whose topo -m shows
+    // NV18 between every pair, as NVSwitch systems print it; no nvlink -s capture, so the
+    // fabric's bandwidth is the catalogue's per-GPU NVLink figure.
+    const char* buses[] = {"19", "3B", "4C", "5D", "9B", "BB", "CB", "DB"};
+    std::string q, t = "\tGPU0\tGPU1\tGPU2\tGPU3\tGPU4\tGPU5\tGPU6\tGPU7\tCPU Affinity\tNUMA Affinity\n";
+    for (int i = 0; i < 8; ++i) {
+        q += query_row(i, "NVIDIA H100 80GB HBM3", std::string("00000000:") + buses[i] + ":00.0", "0x233010DE", 81559,
+                       "9.0");
+        t += "GPU" + std::to_string(i);
+        for (int j = 0; j < 8; ++j) t += i == j ? "\t X " : "\tNV18";
+        t += i < 4 ? "\t0-47,96-143\t0\n" : "\t48-95,144-191\t1\n";
+    }
+    t += "\nLegend:\n\n  X    = Self\n  NV#  = Connection traversing a bonded set of # NVLinks\n";
+    replay(dir, {{query_command, q}, {"nvidia-smi topo -m", t}});
+    const auto out = ah::cuda_probe{}.probe(ah::host_system(dir.path().string()));
+    INFO(test::warnings_text(out.warnings));
+    CHECK(out.warnings.empty());
+    REQUIRE(out.devices.size() == 8);
+    CHECK(*out.devices[0].numa_node == 0);
+    CHECK(*out.devices[7].numa_node == 1);
+    REQUIRE(out.links.size() == 1);
+    const auto& f = out.links[0];
+    CHECK(f.kind == ah::interconnect_kind::nvswitch);
+    CHECK(f.devices.size() == 8);
+    REQUIRE(f.bandwidth_gbps.has_value());
+    CHECK(*f.bandwidth_gbps == 900);
+    CHECK(f.bandwidth_gbps.from == ah::origin::catalogue);
+}
+
+TEST_CASE("cuda_probe: without nvidia-smi the driver's files still find the cards") {
+    test::scratch_dir dir;
+    // Hand-made, in the layout of nv-procfs.c (NVIDIA's open kernel modules).
+    dir.write("proc/driver/nvidia/gpus/0000:01:00.0/information",
+              "Model: \t\t NVIDIA GeForce RTX 4090\nIRQ:   \t\t 187\n"
+              "GPU UUID: \t GPU-4f1a2b3c-5d6e-7f80-91a2-b3c4d5e6f708\nVideo BIOS: \t 95.02.3c.00.ad\n"
+              "Bus Type: \t PCIe\nDMA Size: \t 47 bits\nDMA Mask: \t 0x7fffffffffff\n"
+              "Bus Location: \t 0000:01:00.0\nDevice Minor: \t 0\nGPU Excluded:\t No\n");
+    dir.write("sys/bus/pci/devices/0000:01:00.0/vendor", "0x10de\n");
+    dir.write("sys/bus/pci/devices/0000:01:00.0/device", "0x2684\n");
+    dir.write("sys/bus/pci/devices/0000:01:00.0/class", "0x030000\n");
+    const auto out = ah::cuda_probe{}.probe(ah::host_system(dir.path().string()));
+    REQUIRE(out.devices.size() == 1);
+    const auto& d = out.devices[0];
+    CHECK(d.name.view() == "NVIDIA GeForce RTX 4090");
+    CHECK(d.uuid.view() == "GPU-4f1a2b3c-5d6e-7f80-91a2-b3c4d5e6f708");
+    CHECK(d.pci_device_id == 0x2684);
+    REQUIRE(d.spec != nullptr);
+    CHECK(d.memory_bytes.from == ah::origin::catalogue);
+    CHECK_FALSE(d.memory_used_bytes.has_value());
+    REQUIRE(out.warnings.size() == 1);
+    CHECK(out.warnings[0].kind == ah::warning_kind::tool_not_found);
+    CHECK(out.warnings[0].message.find("driver's files") != std::string::npos);
+}
 
 #if AI_HWACCEL_OS_LINUX && defined(AI_HWACCEL_FAKE_NVML)
 namespace {

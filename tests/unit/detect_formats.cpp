@@ -5,6 +5,7 @@
 #include <doctest/doctest.h>
 
 #include <string>
+#include <vector>
 
 namespace ah = ai_hwaccel;
 
@@ -49,6 +50,119 @@ TEST_CASE("recognise_format: every real capture of a machine file, by itself") {
         CHECK(r.format == format);
         CHECK(r.warnings.empty()); // a real capture earns no warning
         CHECK((r.host.has_value() || r.system.has_value()));
+    }
+}
+
+// The vendor tools' outputs: each recognised by its own format and by no other, read
+// without a warning. What each one says is asserted in the backend's own test file.
+TEST_CASE("recognise_format: every real capture of a GPU tool, by itself and by one format only") {
+    struct row {
+        const char* file;
+        const char* format;
+    };
+    const std::vector<row> rows{
+#if AI_HWACCEL_BACKEND_CUDA
+row{"nvidia-smi/L_a100-80gb-pcie_mig-2x3g.40gb.txt", "nvidia-smi-list"},
+row{"nvidia-smi/L_a100-80gb-sxm4_mig-7x1g.10gb.txt", "nvidia-smi-list"},
+row{"nvidia-smi/default-table_8x-h100_driver550.90.07.txt", "nvidia-smi-table"},
+row{"nvidia-smi/default-table_windows_rtx4090_wddm_driver560.txt", "nvidia-smi-table"},
+row{"nvidia-smi/nvlink-status_a100.txt", "nvidia-smi-nvlink-status"},
+row{"nvidia-smi/q-x_rtx3060_driver515.xml", "nvidia-smi-q-xml"},
+row{"nvidia-smi/q-x_rtx4090_driver535.xml", "nvidia-smi-q-xml"},
+row{"nvidia-smi/q-x_tesla-p100_driver510.xml", "nvidia-smi-q-xml"},
+row{"nvidia-smi/q_8x-h100-80gb-hbm3_driver535.161.08.txt", "nvidia-smi-q"},
+row{"nvidia-smi/q_8x-h100-80gb-hbm3_driver535.183.01.txt", "nvidia-smi-q"},
+row{"nvidia-smi/q_8x-rtx4090_driver535.154.05_with-processes.txt", "nvidia-smi-q"},
+row{"nvidia-smi/q_a10_driver535.129.03.txt", "nvidia-smi-q"},
+row{"nvidia-smi/query-gpu_tesla-p100.csv", "nvidia-smi-query-csv"},
+row{"nvidia-smi/topo-m_2x-nv12_8x-mlx5.txt", "nvidia-smi-topo"},
+row{"nvidia-smi/topo-m_2x-rtx5090_phb.txt", "nvidia-smi-topo"},
+row{"nvidia-smi/topo-m_8x-rtx4090_2nics_no-nvlink.txt", "nvidia-smi-topo"},
+row{"nvidia-smi/topo-m_8x-rtx5090_dual-socket_2nics.txt", "nvidia-smi-topo"},
+row{"nvidia-smi/topo-p2p-rw_2x-rtx5090.txt", "nvidia-smi-topo-p2p"},
+#endif
+#if AI_HWACCEL_BACKEND_ROCM
+row{"amd-smi/default-dashboard_2x-rx7900xtx_nixos_rocm-na.txt", "amd-smi-dashboard"},
+row{"amd-smi/list_2x-mi210_valid-uuid.txt", "amd-smi-static"},
+row{"amd-smi/list_strix-halo-apu.txt", "amd-smi-static"},
+row{"amd-smi/static-driver_2x-rx7900xtx_nixos-kernel-string.txt", "amd-smi-static"},
+row{"amd-smi/static_4x-mi300a_rocm6.2.txt", "amd-smi-static"},
+row{"amd-smi/topology_2x-rx7900xtx_pcie.txt", "amd-smi-topology"},
+row{"amd-smi/xgmi_2x-rx7900xtx_no-xgmi.txt", "amd-smi-xgmi"},
+row{"amdgpu-sysfs/kfd-topology-node-properties_vega20-radeon-vii.txt", "kfd-node-properties"},
+row{"amdgpu-sysfs/mem_info_rx570_4gb.txt", "amdgpu-sysfs-transcript"},
+row{"amdgpu-sysfs/mem_info_vram_used-total_8gb-card_nixos.txt", "amdgpu-sysfs-transcript"},
+row{"amdgpu-sysfs/pp_dpm_pcie_navi-x8.txt", "amdgpu-pp-dpm"},
+row{"amdgpu-sysfs/pp_dpm_pcie_rx6800-gen3-board.txt", "amdgpu-pp-dpm"},
+row{"rocm-smi/concise_2x-mi210_rocm6.3.txt", "rocm-smi"},
+row{"rocm-smi/concise_strix-halo-apu_partitions-column.txt", "rocm-smi"},
+row{"rocm-smi/showdriverversion-csv_mi100.csv", "rocm-smi-csv"},
+row{"rocm-smi/showmeminfo-vram_4gb-gpu.txt", "rocm-smi"},
+row{"rocm-smi/showproductname-csv_2x-mi100.csv", "rocm-smi-csv"},
+#if AI_HWACCEL_JSON
+row{"rocm-smi/showproductname-json_mi250x.json", "rocm-smi-json"},
+#endif
+row{"rocm-smi/showproductname-showuse-showmeminfo-vram-csv_rx7900xt.csv", "rocm-smi-csv"},
+#if AI_HWACCEL_JSON
+row{"rocm-smi/showproductname-showuse-showmeminfo-vram-json_rx7900xt.json", "rocm-smi-json"},
+#endif
+row{"rocm-smi/showproductname_2x-mi210.txt", "rocm-smi"},
+row{"rocm-smi/showuniqueid_2x-mi210_valid.txt", "rocm-smi"},
+row{"rocminfo/i9-13900k_2x-rx7900xtx.txt", "rocminfo"},
+row{"rocminfo/support_2x-epyc7763_2x-mi210_rocm6.3.3.txt", "rocminfo"},
+row{"rocminfo/xeon8568y_mi300x-vf_rocm7.2.txt", "rocminfo"},
+#endif
+#if AI_HWACCEL_BACKEND_APPLE
+row{"sysctl/hw.memsize-and-memsize_usable_36gb-mac.txt", "sysctl"},
+row{"sysctl/machdep.cpu_m1-pro.txt", "sysctl"},
+row{"sysctl/machdep.cpu_m1_bigsur.txt", "sysctl"},
+row{"sysctl/n-machdep.cpu.brand_string_intel-i7-3820qm.txt", "sysctl-brand-string"},
+row{"sysctl/n-machdep.cpu.brand_string_intel-i9-9980hk.txt", "sysctl-brand-string"},
+#if AI_HWACCEL_JSON
+row{"system_profiler/SPDisplaysDataType-json_m1-pro_3-displays-incl-sidecar.json", "system-profiler-json"},
+#endif
+row{"system_profiler/SPDisplaysDataType_m3-macbook-pro_external-display.txt", "system-profiler"},
+row{"system_profiler/SPHardwareDataType-detailLevel-mini_m1-pro.txt", "system-profiler"},
+row{"system_profiler/SPHardwareDataType-detailLevel-mini_m2-pro.txt", "system-profiler"},
+#if AI_HWACCEL_JSON
+row{"system_profiler/SPHardwareDataType-json_m2-macbook-pro-mac14,7.json", "system-profiler-json"},
+#endif
+row{"system_profiler/SPHardwareDataType_lines_m2-max-16in_serials-masked.txt", "system-profiler"},
+row{"system_profiler/SPHardwareDataType_m1-pro-macbookpro18,3.txt", "system-profiler"},
+#endif
+#if AI_HWACCEL_BACKEND_VULKAN
+row{"vulkaninfo/full-not-summary_rx5500xt_radv_mesa23.1.txt", "vulkaninfo-text"},
+row{"vulkaninfo/summary_i9-13900hx-laptop_intel-rpls_rtx4070-laptop_llvmpipe.txt", "vulkaninfo-summary"},
+row{"vulkaninfo/summary_jetson-orin-nano_tegra-nvgpu.txt", "vulkaninfo-summary"},
+row{"vulkaninfo/summary_windows_rtx4090_driver560.txt", "vulkaninfo-summary"},
+row{"vulkaninfo/summary_windows_ryzen9-7950x-igpu_rtx3070_author-trimmed.txt", "vulkaninfo-summary"},
+#endif
+#if AI_HWACCEL_BACKEND_INTEL_GPU
+row{"xpu-smi/discovery-d_detail_max-series-0x020a_2-tiles_doc.txt", "xpu-smi-discovery-detail"},
+row{"xpu-smi/discovery-dump-1,2,3,6_2x-flex-0x56c0_doc.csv", "xpu-smi-dump"},
+#if AI_HWACCEL_JSON
+row{"xpu-smi/discovery-j_1x-max-series-0x020a_doc.json", "xpu-smi-discovery-json"},
+#endif
+row{"xpu-smi/discovery_1x-max-series-0x020a_doc.txt", "xpu-smi-discovery"},
+#endif
+    };
+    for (const auto& [file, format] : rows) {
+        INFO(file);
+        const auto text = test::capture(file);
+        if (!text) continue;
+        const auto* f = ah::recognise_format(*text);
+        REQUIRE(f != nullptr);
+        CHECK(f->name == format);
+        std::size_t claimants = 0;
+        for (const auto& other : ah::capture_formats) claimants += other.sniff(*text) > 0 ? 1 : 0;
+        CHECK(claimants == 1);
+        const auto r = ah::parse_capture(*text, *f);
+        CHECK(r.warnings.empty());
+        // Two captures hold nothing a registry keeps: a driver version alone, and a
+        // peer-to-peer support matrix (which says what is allowed, not what is connected).
+        const std::string_view name = file;
+        if (name != "rocm-smi/showdriverversion-csv_mi100.csv" && name != "nvidia-smi/topo-p2p-rw_2x-rtx5090.txt")
+            CHECK((!r.devices.empty() || r.host.has_value() || r.system.has_value()));
     }
 }
 

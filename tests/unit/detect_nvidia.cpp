@@ -188,7 +188,7 @@ TEST_CASE("parse_nvidia_smi_query_csv: units, unavailable values, header detecti
     SUBCASE("every mapped field") {
         const auto r = ah::parse_nvidia_smi_query_csv(
             "3, GPU-00000000-1111-2222-3333-444444444444, NVIDIA H100 80GB HBM3, 00000000:1B:00.0, 0x233010DE, "
-            "81559, 4, 81003, 9.0, 550.90.07, 700.00, 71.50, 33, 12, 2619, 4, 5, 8, 16\n",
+            "81559, 4, 81003, 9.0, 550.90.07, 700.00, 71.50, 33, 12, 2619, 4, 5, 8, 16, Enabled\n",
             ah::detail::nvidia::query_field_list());
         INFO(problems_of(r.problems));
         CHECK(r.problems.empty());
@@ -207,6 +207,7 @@ TEST_CASE("parse_nvidia_smi_query_csv: units, unavailable values, header detecti
         CHECK(*d.temperature_c == 33);
         CHECK(*d.utilization_percent == 12);
         CHECK(*r.max_memory_clock_mhz[0] == 2619u);
+        CHECK(r.mig_enabled[0] == true);
         CHECK(*d.pcie_current == ah::pcie_link{4, 8});
         CHECK(*d.pcie_max == ah::pcie_link{5, 16});
         CHECK(d.pcie_max.from == ah::origin::tool);

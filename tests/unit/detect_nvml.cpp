@@ -34,9 +34,9 @@ ah::nvml_options fake(std::chrono::milliseconds timeout = std::chrono::seconds(1
 // Hand-made: an H100 SXM whose power limit is unavailable and an A10.
 constexpr const char* two_gpus =
     "0, GPU-11111111-2222-3333-4444-555555555555, NVIDIA H100 80GB HBM3, 00000000:18:00.0, 0x233010DE, "
-    "81559, 1, 81003, 9.0, 550.90.07, [N/A], 71.50, 33, 7, 2619, 5, 5, 16, 16\n"
+    "81559, 1, 81003, 9.0, 550.90.07, [N/A], 71.50, 33, 7, 2619, 5, 5, 16, 16, Disabled\n"
     "1, GPU-66666666-7777-8888-9999-000000000000, NVIDIA A10, 00000000:07:00.0, 0x223610DE, "
-    "23028, 0, 22563, 8.6, 550.90.07, 150.00, 15.20, 30, 0, 6251, 1, 4, 16, 16\n";
+    "23028, 0, 22563, 8.6, 550.90.07, 150.00, 15.20, 30, 0, 6251, 1, 4, 16, 16, [N/A]\n";
 
 } // namespace
 

@@ -10,6 +10,8 @@
 #include <algorithm>
 #include <functional>
 #include <set>
+#include <span>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -76,13 +78,13 @@ struct denying_view : ai_hwaccel::host_system {
     }
 };
 
-inline std::size_t count_kind(const std::vector<ai_hwaccel::warning>& w, ai_hwaccel::warning_kind k) {
+inline std::size_t count_kind(std::span<const ai_hwaccel::warning> w, ai_hwaccel::warning_kind k) {
     return static_cast<std::size_t>(
         std::count_if(w.begin(), w.end(), [&](const ai_hwaccel::warning& x) { return x.kind == k; }));
 }
 
 // Warnings one per line, for INFO() when a test fails.
-inline std::string warnings_text(const std::vector<ai_hwaccel::warning>& ws) {
+inline std::string warnings_text(std::span<const ai_hwaccel::warning> ws) {
     std::string s;
     for (const auto& w : ws) s += w.subject + ": " + w.message + "\n";
     return s;

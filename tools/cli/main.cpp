@@ -14,6 +14,7 @@
 #include "ai_hwaccel/detect/formats.hpp"
 #include "ai_hwaccel/io/json.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -259,9 +260,11 @@ bool read_input(const std::string& path, std::string& data, bool& cut, std::stri
 }
 
 int cmd_list_formats() {
+    std::size_t width = 0;
+    for (const auto& f : ah::capture_formats) width = std::max(width, f.name.size());
     for (const auto& f : ah::capture_formats)
-        std::printf("%-16.*s %.*s\n", static_cast<int>(f.name.size()), f.name.data(), static_cast<int>(f.command.size()),
-                    f.command.data());
+        std::printf("%-*.*s  %.*s\n", static_cast<int>(width), static_cast<int>(f.name.size()), f.name.data(),
+                    static_cast<int>(f.command.size()), f.command.data());
     return 0;
 }
 

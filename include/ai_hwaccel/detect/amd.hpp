@@ -20,6 +20,7 @@
 #include "ai_hwaccel/core/system_io.hpp"
 #include "ai_hwaccel/core/text.hpp"
 #include "ai_hwaccel/core/warning.hpp"
+#include "ai_hwaccel/detect/amd_smi.hpp"
 #include "ai_hwaccel/detect/capture.hpp"
 #include "ai_hwaccel/detect/probe.hpp"
 #include "ai_hwaccel/detect/sysfs.hpp"
@@ -27,6 +28,7 @@
 #include "ai_hwaccel/detect/topology.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <map>
@@ -230,7 +232,7 @@ inline kfd_node_result parse_kfd_node_properties(std::string_view text) {
                 problems.add(0, "gfx_target_version " + std::to_string(*n.gfx_target_version) +
                                     " does not spell a gfx target");
             else
-                p.arch = name;
+                p.arch.assign(name);
         }
         if (const auto cu = n.compute_units()) p.compute_units = {*cu, origin::sysfs};
         if (n.location_id && *n.location_id > UINT32_MAX)
@@ -409,10 +411,17 @@ inline sysfs_transcript_result parse_sysfs_transcript(std::string_view text) {
             return true;
         }
         if (line.starts_with("/sys/")) {
-            // grep output: "<path>:<value>" (sysfs paths hold ':' only in PCI addresses,
-            // which sit in folder names, never in the last component).
-            const auto slash = line.rfind('/');
-            const auto colon = line.find(':', slash);
+            // grep output: "<path>:<value>". Folder names may hold ':' (PCI addresses);
+            // the separator is the first ':' not followed by a folder name, that is not
+            // followed by a '/' before any blank.
+            auto colon = line.find(':');
+            while (colon != std::string_view::npos) {
+                const auto rest = line.substr(colon + 1);
+                const auto slash = rest.find('/');
+                if (slash == std::string_view::npos || rest.substr(0, slash).find_first_of(" \t") != std::string_view::npos)
+                    break;
+                colon = line.find(':', colon + 1);
+            }
             if (colon != std::string_view::npos) {
                 flush();
                 r.files.push_back({std::string(line.substr(0, colon)), std::string(detail::trim(line.substr(colon + 1))),
@@ -811,7 +820,7 @@ std::optional<amdgpu_card> read_amdgpu_card(const S& sys, std::string_view card_
     c.xgmi_device_id = read_number(sys, dev + "/xgmi_device_id", warnings);
 
     // SR-IOV: a VF on the host has a `physfn` link to its physical function.
-    c.virtual_function = sys.exists(dev + "/physfn");
+    c.virtual_function = detail::resolve_sysfs_link(sys, dev + "/physfn").has_value();
 
     // KFD nodes on this card: by PCI address, else by render minor.
     const auto minor = render_minor(sys, dev);
@@ -902,6 +911,19 @@ inline std::vector<interconnect> xgmi_hives(const std::vector<amdgpu_card>& card
 }
 
 /// AMD GPUs as the amdgpu and amdkfd drivers describe them in sysfs; runs no tool.
+/// The rocm-smi run that names cards the kernel leaves unnamed (no `product_name`, as on
+/// most consumer boards): product names with the PCI bus to match them by.
+inline tool_request rocm_smi_names_request() {
+    using namespace std::chrono_literals;
+#if AI_HWACCEL_JSON
+    return tool_request{{"rocm-smi", "--showproductname", "--showbus", "--json"}, 10s};
+#else
+    return tool_request{{"rocm-smi", "--showproductname", "--showbus", "--csv"}, 10s};
+#endif
+}
+
+/// AMD GPUs from amdgpu sysfs and the KFD topology, XGMI hives from the kernel's files,
+/// and, only where the kernel gives a card no name, rocm-smi's product name for it.
 struct rocm_probe {
     static constexpr backend_id backend = backend_id::rocm;
 
@@ -913,7 +935,30 @@ struct rocm_probe {
             if (!w.backend) w.backend = backend;
         out.links = xgmi_hives(cards);
         for (auto& c : cards) out.devices.push_back(c.profile);
+        name_from_rocm_smi(sys, out);
         return out;
+    }
+
+private:
+    template <system_view S>
+    static void name_from_rocm_smi(const S& sys, probe_output& out) {
+        const bool unnamed = std::any_of(out.devices.begin(), out.devices.end(),
+                                         [](const accelerator_profile& d) { return d.name.empty() && d.pci; });
+        if (!unnamed) return;
+        const tool_request request = rocm_smi_names_request();
+        tool_result r = sys.run(request);
+        if (r.status == tool_status::not_found) return; // optional: sysfs already found the cards
+        if (!report_tool_result(request, r, backend, out.warnings)) return;
+        const auto named = parse_rocm_smi(r.out);
+        detail::parsing::problems_to_warnings(named.problems, backend, "rocm-smi", out.warnings);
+        for (auto& d : out.devices) {
+            if (!d.name.empty() || !d.pci) continue;
+            for (const auto& t : named.devices)
+                if (t.pci == d.pci && !t.name.empty()) {
+                    d.name = t.name;
+                    if (!d.spec && t.spec) d.apply_spec(*t.spec);
+                }
+        }
     }
 };
 #if AI_HWACCEL_OS_LINUX || AI_HWACCEL_OS_MACOS
@@ -1026,7 +1071,8 @@ inline void parse_amdgpu_transcript_capture(std::string_view t, capture_parse& o
     // One profile per device folder, in the order the folders first appear.
     std::vector<std::pair<std::string, accelerator_profile>> devices;
     for (const auto& f : r.files) {
-        const auto [dir, name] = amd::split_path(f.path);
+        const auto parts = amd::split_path(f.path);
+        const std::string_view dir = parts.first, name = parts.second;
         auto it = std::find_if(devices.begin(), devices.end(), [&](const auto& d) { return d.first == dir; });
         if (it == devices.end()) {
             if (devices.size() >= detail::parsing::max_rows) continue;

@@ -196,14 +196,15 @@ inline void read_cpu_cores(std::string_view v, std::size_t line, apple_machine& 
                 in.remove_suffix(1);
                 const auto and_at = in.find(" and ");
                 const std::string_view a = and_at == std::string_view::npos ? in : in.substr(0, and_at);
-                const std::string_view b = and_at == std::string_view::npos ? std::string_view{} : in.substr(and_at + 5);
+                const std::string_view b =
+                    and_at == std::string_view::npos ? std::string_view{} : in.substr(and_at + 5);
                 auto part = [&](std::string_view p) {
                     p = trim(p);
                     if (p.empty()) return;
                     const auto sp = p.find(' ');
                     const std::string_view kind = sp == std::string_view::npos ? std::string_view{} : p.substr(sp + 1);
-                    if (kind == "performance") count(p.substr(0, sp), perf);
-                    else if (kind == "efficiency") count(p.substr(0, sp), eff);
+                    if (iequals(kind, "performance")) count(p.substr(0, sp), perf);
+                    else if (iequals(kind, "efficiency")) count(p.substr(0, sp), eff);
                     else ok = false;
                 };
                 part(a);
@@ -287,13 +288,14 @@ inline std::size_t indent_of(std::string_view line) noexcept {
     return i;
 }
 
-// A sysctl name: lowercase letters, digits, '_' and at least one '.', from a letter.
+// A sysctl name: letters, digits, '_' and at least one '.', from a lowercase letter
+// (Apple Silicon has upper case further in: "hw.optional.arm.FEAT_AES").
 constexpr bool is_sysctl_name(std::string_view s) noexcept {
     if (s.empty() || !(s.front() >= 'a' && s.front() <= 'z') || s.back() == '.') return false;
     bool dot = false;
     for (char c : s) {
         if (c == '.') dot = true;
-        else if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_')) return false;
+        else if (!(ascii_alnum(c) || c == '_')) return false;
     }
     return dot;
 }
@@ -357,16 +359,14 @@ inline std::vector<accelerator_profile> apple_devices(const apple_machine& m) {
         if (const device_spec* s = gpu_spec(chip.empty() ? name : std::string_view(chip), cores)) p.apply_spec(*s);
         out.push_back(p);
     };
-    bool listed = false;
     for (const auto& g : m.gpus) {
         if (!g.apple || out.size() >= max_rows) continue;
-        listed = true;
         if (chip.empty() && g.model.starts_with("Apple ")) chip = g.model;
         add_gpu(g.model.empty() ? std::string_view(chip) : std::string_view(g.model), g.cores);
     }
-    // No GPU list (sysctl or SPHardwareDataType alone), or a list without Apple's: the
-    // chip implies its GPU, but only when no list said otherwise.
-    if (!listed && m.gpus.empty() && !chip.empty()) add_gpu(chip, {});
+    // No GPU list (sysctl or SPHardwareDataType alone): the chip implies its GPU. A list
+    // without an Apple GPU is believed.
+    if (m.gpus.empty() && !chip.empty()) add_gpu(chip, {});
     if (const device_spec* s = neural_engine_spec(chip)) {
         accelerator_profile p = base(device_kind::apple_neural_engine, 0);
         p.name.assign(chip + " Neural Engine");
@@ -388,7 +388,7 @@ inline host_info apple_host(const apple_machine& m) {
         c.arch = cpu_arch::aarch64;
     } else if (!m.cpu_brand.empty() || !m.processor_name.empty()) {
         c.model = !m.cpu_brand.empty() ? m.cpu_brand : m.processor_name;
-        if (icontains(c.model, "intel")) {
+        if (detail::icontains(c.model, "intel")) {
             c.maker = vendor::intel;
             c.arch = cpu_arch::x86_64;
         }
@@ -420,7 +420,7 @@ inline apple_parse_result parse_sysctl(std::string_view text) {
     std::size_t number = 0;
     detail::formats::each_line(text, [&](std::string_view raw) {
         ++number;
-        const auto line = trim(raw);
+        const auto line = detail::trim(raw);
         if (line.empty() || is_prompt_line(line)) return true;
         const auto kv = split_key(line);
         if (!kv || !is_sysctl_name(kv->key)) {
@@ -431,7 +431,8 @@ inline apple_parse_result parse_sysctl(std::string_view text) {
         if (key == "hw.memsize" || key == "hw.memsize_usable") {
             const auto n = parse_uint(value);
             if (!n) problems.add(number, std::string(key) + ": cannot read " + quote_value(value));
-            else if (*n == 0 || *n > max_memory) problems.add(number, std::string(key) + ": " + quote_value(value) + " is out of range");
+            else if (*n == 0 || *n > max_memory)
+                problems.add(number, std::string(key) + ": " + quote_value(value) + " is out of range");
             else (key == "hw.memsize" ? m.memsize_bytes : m.memsize_usable_bytes) = {*n, origin::tool};
         } else if (key == "machdep.cpu.brand_string") {
             m.cpu_brand = clean_text(value, key, number, problems);
@@ -460,7 +461,7 @@ inline apple_parse_result parse_sysctl_brand_string(std::string_view text) {
     std::size_t number = 0, lines = 0;
     detail::formats::each_line(text, [&](std::string_view raw) {
         ++number;
-        const auto line = trim(raw);
+        const auto line = detail::trim(raw);
         if (line.empty()) return true;
         if (++lines > 1) {
             problems.add(number, "more than one line: not a brand string alone");
@@ -505,9 +506,9 @@ inline apple_parse_result parse_system_profiler_text(std::string_view text) {
     };
     detail::formats::each_line(text, [&](std::string_view raw) {
         ++number;
-        if (trim(raw).empty()) return true;
+        if (detail::trim(raw).empty()) return true;
         const std::size_t indent = detail::apple::indent_of(raw);
-        const std::string_view line = trim(raw);
+        const std::string_view line = detail::trim(raw);
         const auto kv = split_key(line);
         if (!kv || kv->key.empty()) {
             problems.add(number, "not a \"Key: Value\" line: " + quote_value(line));
@@ -515,7 +516,9 @@ inline apple_parse_result parse_system_profiler_text(std::string_view text) {
         }
         const auto [key, value] = *kv;
         if (indent == 0 && value.empty()) { // a data type's header
-            sec = key == "Graphics/Displays" ? section::displays : key == "Hardware" ? section::hardware : section::other;
+            sec = key == "Graphics/Displays" ? section::displays
+                  : key == "Hardware"        ? section::hardware
+                                             : section::other;
             gpu = nullptr;
             return true;
         }
@@ -636,7 +639,8 @@ inline void json_gpu(const nlohmann::json& j, apple_machine& m, problem_sink& pr
 inline void json_hardware(const nlohmann::json& j, apple_machine& m, problem_sink& problems) {
     if (const auto v = json_string(j, "chip_type", problems)) m.chip = clean_text(*v, "chip_type", 0, problems);
     if (const auto v = json_string(j, "cpu_type", problems)) m.processor_name = clean_text(*v, "cpu_type", 0, problems);
-    if (const auto v = json_string(j, "machine_name", problems)) m.machine_name = clean_text(*v, "machine_name", 0, problems);
+    if (const auto v = json_string(j, "machine_name", problems))
+        m.machine_name = clean_text(*v, "machine_name", 0, problems);
     if (const auto v = json_string(j, "machine_model", problems))
         m.machine_model = clean_text(*v, "machine_model", 0, problems);
     if (const auto v = json_string(j, "physical_memory", problems))
@@ -660,7 +664,7 @@ inline apple_parse_result parse_system_profiler_json(std::string_view text) {
     using namespace detail::apple;
     apple_parse_result r;
     problem_sink problems{r.problems};
-    if (trim(text).empty()) return r;
+    if (detail::trim(text).empty()) return r;
     const auto j = nlohmann::json::parse(text.begin(), text.end(), nullptr, /*allow_exceptions=*/false);
     if (j.is_discarded() || !j.is_object()) {
         problems.add(0, j.is_discarded() ? "not JSON" : "not a JSON object");
@@ -679,7 +683,8 @@ inline apple_parse_result parse_system_profiler_json(std::string_view text) {
         std::size_t n = 0;
         for (const auto& e : *it) {
             if (++n > max_rows) {
-                problems.add(0, std::string(type) + ": more than " + std::to_string(max_rows) + " entries; the rest ignored");
+                problems.add(0, std::string(type) + ": more than " + std::to_string(max_rows) +
+                                    " entries; the rest ignored");
                 break;
             }
             if (!e.is_object()) problems.add(0, std::string(type) + ": an entry is not an object");
@@ -768,7 +773,8 @@ struct apple_probe {
 
         // A missing tool matters only where the other one shows Apple Silicon.
         if (m.apple_silicon()) {
-            for (const auto& [missing, tool] : {std::pair{profiler_missing, "system_profiler"}, std::pair{sysctl_missing, "sysctl"}})
+            for (const auto& [missing, tool] :
+                 {std::pair{profiler_missing, "system_profiler"}, std::pair{sysctl_missing, "sysctl"}})
                 if (missing)
                     out.warnings.push_back(warning{warning_kind::tool_not_found, backend, tool,
                                                    "Apple Silicon (" + m.chip + ") but " + tool +

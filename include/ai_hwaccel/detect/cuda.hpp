@@ -1,10 +1,16 @@
 // ai-hwaccel detect: the CUDA probe, which puts the NVIDIA sources together.
 //
-// In order of preference: NVML, loaded at run time (detect/nvml.hpp), on the live
-// machine; else one `nvidia-smi --query-gpu` run (detect/nvidia.hpp), which is also what
-// a machine tree replays. A failed NVML is reported and the probe falls back to
-// nvidia-smi; an absent NVML is normal and says nothing. A missing nvidia-smi is only
-// worth a warning where an NVIDIA GPU sits on the PCI bus.
+// The GPUs, in order of preference: NVML, loaded at run time (detect/nvml.hpp), on the
+// live machine; else one `nvidia-smi --query-gpu` run (detect/nvidia.hpp), which is also
+// what a machine tree replays; else the driver's own files and PCI sysfs
+// (detect/nvidia_links.hpp), which name the cards but cannot say how much memory is in
+// use. A failed NVML is reported and the probe falls back; an absent NVML is normal and
+// says nothing. A missing nvidia-smi is only worth a warning where an NVIDIA GPU sits on
+// the PCI bus.
+//
+// Then, with MIG enabled, `nvidia-smi -L` lists the instances (CUDA sees only those, so
+// the whole GPU is marked unavailable); and with two GPUs or more, `nvidia-smi topo -m`
+// says which are joined by NVLink and `nvidia-smi nvlink -s` how fast the links run.
 #pragma once
 
 #include "ai_hwaccel/config.hpp"
@@ -13,13 +19,19 @@
 
 #include "ai_hwaccel/core/warning.hpp"
 #include "ai_hwaccel/detect/nvidia.hpp"
+#include "ai_hwaccel/detect/nvidia_links.hpp"
 #include "ai_hwaccel/detect/nvml.hpp"
 #include "ai_hwaccel/detect/probe.hpp"
 #include "ai_hwaccel/detect/system.hpp"
 
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <utility>
+#include <vector>
 
 AI_HWACCEL_NAMESPACE_BEGIN
 
@@ -39,6 +51,97 @@ inline std::optional<warning> nvml_warning(const nvml_result& r) {
     return warning{k, backend_id::cuda, "NVML", r.detail + "; using nvidia-smi instead", 0};
 }
 #endif
+
+// Runs one nvidia-smi subcommand; its output, or nullopt (a missing tool says nothing: the
+// main query already said whether nvidia-smi is there).
+template <system_view S>
+std::optional<std::string> run_quietly(const S& sys, const tool_request& request, std::vector<warning>& warnings) {
+    tool_result r = sys.run(request);
+    if (r.status == tool_status::not_found) return std::nullopt;
+    if (!report_tool_result(request, r, backend_id::cuda, warnings)) return std::nullopt;
+    return std::move(r.out);
+}
+
+// MIG: the instances become the devices CUDA sees; their parents stay listed, unavailable.
+template <system_view S>
+void add_mig_instances(const S& sys, probe_output& out) {
+    const tool_request request{{"nvidia-smi", "-L"}, std::chrono::seconds(10)};
+    const auto text = run_quietly(sys, request, out.warnings);
+    if (!text) return;
+    const auto list = parse_nvidia_smi_list(*text);
+    problems_to_warnings(list.problems, "nvidia-smi -L", out.warnings);
+    if (list.mig.empty()) return;
+    nvidia_list_result named = list;
+    for (auto& g : named.gpus) // the query's names and arch are the better ones
+        for (const auto& d : out.devices)
+            if (d.index == g.index) g = d;
+    for (const auto& m : list.mig)
+        for (auto& d : out.devices)
+            if (d.index == m.parent_index) d.available = false;
+    auto instances = mig_devices(named);
+    out.devices.insert(out.devices.end(), instances.begin(), instances.end());
+}
+
+// NVLink between the GPUs, and each GPU's NUMA node where the probe had none.
+template <system_view S>
+void add_topology(const S& sys, probe_output& out) {
+    std::size_t gpus = 0;
+    for (const auto& d : out.devices) gpus += d.pci ? 1 : 0;
+    if (gpus < 2) return;
+    const auto text = run_quietly(sys, nvidia_smi_topo_request(), out.warnings);
+    if (!text) return;
+    auto topo = parse_nvidia_smi_topo(*text);
+    problems_to_warnings(topo.problems, "nvidia-smi topo -m", out.warnings);
+    for (const auto& g : topo.gpus)
+        for (auto& d : out.devices)
+            if (d.pci && d.index == g.index && !d.numa_node && g.numa_node) d.numa_node = g.numa_node;
+    if (topo.links.empty()) return;
+
+    // Link speeds as the driver reports them: one direction per link.
+    std::optional<double> per_link;
+    bool agree = true;
+    std::vector<std::pair<std::uint32_t, double>> per_gpu; // index, both directions in total
+    if (const auto status = run_quietly(sys, nvidia_smi_nvlink_status_request(), out.warnings)) {
+        const auto nv = parse_nvidia_smi_nvlink_status(*status);
+        problems_to_warnings(nv.problems, "nvidia-smi nvlink -s", out.warnings);
+        for (const auto& g : nv.gpus) {
+            if (g.links_active == 0) continue;
+            const double each = g.gbps_one_direction / g.links_active;
+            if (per_link && std::abs(*per_link - each) > 1e-6) agree = false;
+            per_link = each;
+            per_gpu.emplace_back(g.index, 2 * g.gbps_one_direction);
+        }
+    }
+    if (!topo.nvlink_switched) {
+        if (per_link && agree) topo = parse_nvidia_smi_topo(*text, sourced<double>{*per_link, origin::tool});
+        out.links.insert(out.links.end(), topo.links.begin(), topo.links.end());
+        return;
+    }
+    // Through NVSwitch every GPU reaches every other at its own full NVLink bandwidth;
+    // pairwise links would count the same lanes many times over. One fabric instead.
+    interconnect fabric;
+    fabric.kind = interconnect_kind::nvswitch;
+    fabric.scope = link_scope::intra_node;
+    fabric.name = "NVSwitch fabric";
+    for (const auto& g : topo.gpus) fabric.devices.push_back(g.index);
+    fabric.state = std::to_string(fabric.devices.size()) + " GPUs";
+    if (!per_gpu.empty() && agree && per_gpu.size() == fabric.devices.size()) {
+        fabric.bandwidth_gbps = {per_gpu.front().second, origin::tool};
+    } else {
+        // The catalogue's per-GPU NVLink figure, when every GPU has the same one.
+        double gbps = 0;
+        bool same = true;
+        for (const auto& d : out.devices) {
+            if (!d.pci) continue;
+            const double g = d.spec ? d.spec->link_bandwidth_gbps : 0;
+            if (gbps != 0 && g != gbps) same = false;
+            gbps = g;
+        }
+        if (same && gbps > 0) fabric.bandwidth_gbps = {gbps, origin::catalogue};
+    }
+    out.links.push_back(std::move(fabric));
+}
+
 } // namespace detail::nvidia
 
 /// NVIDIA GPUs: NVML when the live machine has it, nvidia-smi otherwise.
@@ -60,31 +163,50 @@ struct cuda_probe {
         if constexpr (requires { sys.replays_tools(); }) {
             if (use_nvml && !sys.replays_tools()) {
                 nvml_result r = query_nvml(nvml);
-                if (r.status == nvml_status::ok) {
+                if (r.status == nvml_status::ok && !r.mig_enabled) {
                     out.devices = std::move(r.devices);
                     out.warnings = std::move(r.warnings);
+                    detail::nvidia::add_topology(sys, out);
                     return out;
                 }
                 if (auto w = detail::nvidia::nvml_warning(r)) out.warnings.push_back(std::move(*w));
             }
         }
 #endif
+        bool mig = false;
+        if (!query_nvidia_smi(sys, out, mig)) return out;
+        if (mig) detail::nvidia::add_mig_instances(sys, out);
+        detail::nvidia::add_topology(sys, out);
+        return out;
+    }
+
+private:
+    // The GPUs from nvidia-smi, or from the driver's files without it. False when there is
+    // nothing more to ask nvidia-smi.
+    template <system_view S>
+    bool query_nvidia_smi(const S& sys, probe_output& out, bool& mig) const {
         const tool_request request = nvidia_smi_query_request();
         tool_result r = sys.run(request);
         if (r.status == tool_status::not_found) {
-            const auto cards = nvidia_gpus_on_pci_bus(sys);
-            if (!cards.empty())
-                out.warnings.push_back(warning{warning_kind::tool_not_found, backend, "nvidia-smi",
-                                               "NVIDIA GPU(s) on the PCI bus (" + cards +
-                                                   ") but nvidia-smi is not installed in any trusted folder",
-                                               0});
-            return out;
+            auto cards = nvidia_gpus_from_driver(sys, out.warnings);
+            const auto on_bus = nvidia_gpus_on_pci_bus(sys);
+            if (!on_bus.empty() || !cards.empty())
+                out.warnings.push_back(warning{
+                    warning_kind::tool_not_found, backend, "nvidia-smi",
+                    "NVIDIA GPU(s) on the PCI bus (" + (on_bus.empty() ? std::string("per the driver") : on_bus) +
+                        ") but nvidia-smi is not installed in any trusted folder" +
+                        (cards.empty() ? std::string() : "; listed from the driver's files, memory use unknown"),
+                    0});
+            out.devices = std::move(cards);
+            return false;
         }
-        if (!report_tool_result(request, r, backend, out.warnings)) return out;
+        if (!report_tool_result(request, r, backend, out.warnings)) return false;
         auto parsed = parse_nvidia_smi_query_csv(r.out, detail::nvidia::query_field_list());
         out.devices = std::move(parsed.devices);
         detail::nvidia::problems_to_warnings(parsed.problems, "nvidia-smi", out.warnings);
-        return out;
+        mig = std::any_of(parsed.mig_enabled.begin(), parsed.mig_enabled.end(),
+                          [](const std::optional<bool>& m) { return m.value_or(false); });
+        return true;
     }
 };
 #if AI_HWACCEL_OS_LINUX || AI_HWACCEL_OS_MACOS

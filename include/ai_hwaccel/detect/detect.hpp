@@ -25,9 +25,12 @@
 #include "ai_hwaccel/detect/cpu.hpp"
 #include "ai_hwaccel/detect/environment.hpp"
 #include "ai_hwaccel/detect/merge.hpp"
-#if AI_HWACCEL_BACKEND_CUDA
+// Each backend header is empty unless its switch is on.
+#include "ai_hwaccel/detect/amd.hpp"
+#include "ai_hwaccel/detect/apple.hpp"
 #include "ai_hwaccel/detect/cuda.hpp"
-#endif
+#include "ai_hwaccel/detect/intel_gpu.hpp"
+#include "ai_hwaccel/detect/vulkan.hpp"
 #include "ai_hwaccel/detect/probe.hpp"
 #include "ai_hwaccel/detect/storage.hpp"
 #include "ai_hwaccel/detect/system.hpp"
@@ -50,17 +53,41 @@
 AI_HWACCEL_NAMESPACE_BEGIN
 
 namespace detail {
+// One alias per backend: its probe, or nothing when the backend is switched off.
 #if AI_HWACCEL_BACKEND_CUDA
 using cuda_probes = std::tuple<cuda_probe>;
 #else
 using cuda_probes = std::tuple<>;
+#endif
+#if AI_HWACCEL_BACKEND_ROCM
+using rocm_probes = std::tuple<rocm_probe>;
+#else
+using rocm_probes = std::tuple<>;
+#endif
+#if AI_HWACCEL_BACKEND_INTEL_GPU
+using intel_gpu_probes = std::tuple<intel_gpu_probe>;
+#else
+using intel_gpu_probes = std::tuple<>;
+#endif
+#if AI_HWACCEL_BACKEND_APPLE
+using apple_probes = std::tuple<apple_probe>;
+#else
+using apple_probes = std::tuple<>;
+#endif
+#if AI_HWACCEL_BACKEND_VULKAN
+using vulkan_probes = std::tuple<vulkan_probe>;
+#else
+using vulkan_probes = std::tuple<>;
 #endif
 } // namespace detail
 
 /// The probes this build runs for its backends, in backend-table order (vendor backends
 /// before Vulkan, so their view leads when devices are merged). A backend switched off
 /// contributes none: its code is not even compiled.
-using builtin_probes = decltype(std::tuple_cat(std::declval<detail::cuda_probes>()));
+using builtin_probes = decltype(std::tuple_cat(
+    std::declval<detail::cuda_probes>(), std::declval<detail::rocm_probes>(),
+    std::declval<detail::intel_gpu_probes>(), std::declval<detail::apple_probes>(),
+    std::declval<detail::vulkan_probes>()));
 
 /// What became of one probe in a detection.
 enum class probe_state : std::uint8_t {

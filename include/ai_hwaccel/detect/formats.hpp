@@ -20,9 +20,15 @@
 #include "ai_hwaccel/detect/cpu.hpp"
 #include "ai_hwaccel/detect/storage.hpp"
 #include "ai_hwaccel/detect/topology.hpp"
-#if AI_HWACCEL_BACKEND_CUDA
+// Backend headers are empty unless their switch is on.
+#include "ai_hwaccel/detect/amd.hpp"
+#include "ai_hwaccel/detect/amd_smi.hpp"
+#include "ai_hwaccel/detect/apple.hpp"
+#include "ai_hwaccel/detect/intel_gpu.hpp"
 #include "ai_hwaccel/detect/nvidia.hpp"
-#endif
+#include "ai_hwaccel/detect/nvidia_links.hpp"
+#include "ai_hwaccel/detect/nvidia_reports.hpp"
+#include "ai_hwaccel/detect/vulkan.hpp"
 
 #include <array>
 #include <cstddef>
@@ -124,6 +130,71 @@ inline constexpr capture_format capture_formats[] = {
     {"nvidia-smi-query-csv", "nvidia-smi --query-gpu=… --format=csv[,nounits] (with its header line)",
      detail::formats::sniff_nvidia_csv, detail::formats::parse_nvidia_csv_capture},
     {"nvidia-smi-list", "nvidia-smi -L", detail::formats::sniff_nvidia_list, detail::formats::parse_nvidia_list_capture},
+    {"nvidia-smi-q", "nvidia-smi -q", detail::formats::sniff_nvidia_smi_q, detail::formats::parse_nvidia_smi_q_capture},
+    {"nvidia-smi-q-xml", "nvidia-smi -q -x", detail::formats::sniff_nvidia_smi_xml,
+     detail::formats::parse_nvidia_smi_xml_capture},
+    {"nvidia-smi-table", "nvidia-smi", detail::formats::sniff_nvidia_smi_table,
+     detail::formats::parse_nvidia_smi_table_capture},
+    {"nvidia-smi-topo", "nvidia-smi topo -m", detail::formats::sniff_nvidia_topo, detail::formats::parse_nvidia_topo_capture},
+    {"nvidia-smi-topo-p2p", "nvidia-smi topo -p2p <r|w|rw|n|a|p>", detail::formats::sniff_nvidia_topo_p2p,
+     detail::formats::parse_nvidia_topo_p2p_capture},
+    {"nvidia-smi-nvlink-status", "nvidia-smi nvlink -s", detail::formats::sniff_nvidia_nvlink_status,
+     detail::formats::parse_nvidia_nvlink_status_capture},
+#endif
+#if AI_HWACCEL_BACKEND_ROCM
+    {"rocminfo", "rocminfo", detail::formats::sniff_rocminfo, detail::formats::parse_rocminfo_capture},
+    {"kfd-node-properties", "cat /sys/class/kfd/kfd/topology/nodes/<N>/properties",
+     detail::formats::sniff_kfd_properties, detail::formats::parse_kfd_properties_capture},
+    {"amdgpu-pp-dpm", "cat /sys/class/drm/card<N>/device/pp_dpm_{pcie,sclk,mclk}", detail::formats::sniff_pp_dpm,
+     detail::formats::parse_pp_dpm_capture},
+    {"rocm-smi", "rocm-smi [--showproductname|--showmeminfo vram|--showuniqueid|…]", detail::formats::sniff_rocm_smi,
+     detail::formats::parse_rocm_smi_capture},
+    {"rocm-smi-csv", "rocm-smi … --csv", detail::formats::sniff_rocm_smi_csv, detail::formats::parse_rocm_smi_csv_capture},
+    {"rocm-smi-json", "rocm-smi … --json", detail::formats::sniff_rocm_smi_json,
+     detail::formats::parse_rocm_smi_json_capture},
+    {"amd-smi-static", "amd-smi static | amd-smi list", detail::formats::sniff_amd_smi_static,
+     detail::formats::parse_amd_smi_static_capture},
+    {"amd-smi-topology", "amd-smi topology", detail::formats::sniff_amd_smi_topology,
+     detail::formats::parse_amd_smi_topology_capture},
+    {"amd-smi-xgmi", "amd-smi xgmi", detail::formats::sniff_amd_smi_xgmi, detail::formats::parse_amd_smi_xgmi_capture},
+    {"amd-smi-dashboard", "amd-smi", detail::formats::sniff_amd_smi_dashboard,
+     detail::formats::parse_amd_smi_dashboard_capture},
+    {"amdgpu-sysfs-transcript", "shell transcript: cat /sys/class/drm/card<N>/device/mem_info_* | pp_dpm_*",
+     detail::formats::sniff_amdgpu_transcript, detail::formats::parse_amdgpu_transcript_capture},
+#endif
+#if AI_HWACCEL_BACKEND_INTEL_GPU
+    {"xpu-smi-discovery", "xpu-smi discovery", detail::formats::sniff_xpu_smi_discovery,
+     detail::formats::parse_xpu_smi_discovery_capture},
+    {"xpu-smi-discovery-detail", "xpu-smi discovery -d <id>", detail::formats::sniff_xpu_smi_discovery_detail,
+     detail::formats::parse_xpu_smi_discovery_capture},
+#if AI_HWACCEL_JSON
+    {"xpu-smi-discovery-json", "xpu-smi discovery -j", detail::formats::sniff_xpu_smi_json,
+     detail::formats::parse_xpu_smi_json_capture},
+#endif
+    {"xpu-smi-dump", "xpu-smi discovery --dump <ids>", detail::formats::sniff_xpu_smi_dump,
+     detail::formats::parse_xpu_smi_dump_capture},
+#endif
+#if AI_HWACCEL_BACKEND_APPLE
+#if AI_HWACCEL_JSON
+    {"system-profiler-json", "system_profiler -json SPDisplaysDataType SPHardwareDataType",
+     detail::formats::sniff_system_profiler_json, detail::formats::parse_system_profiler_json_capture},
+#endif
+    {"system-profiler", "system_profiler SPDisplaysDataType SPHardwareDataType [-detailLevel mini]",
+     detail::formats::sniff_system_profiler_text, detail::formats::parse_system_profiler_text_capture},
+    {"sysctl", "sysctl hw.memsize machdep.cpu.brand_string | sysctl machdep.cpu", detail::formats::sniff_sysctl,
+     detail::formats::parse_sysctl_capture},
+    {"sysctl-brand-string", "sysctl -n machdep.cpu.brand_string", detail::formats::sniff_sysctl_brand_string,
+     detail::formats::parse_sysctl_brand_string_capture},
+#endif
+#if AI_HWACCEL_BACKEND_VULKAN
+    {"vulkaninfo-summary", "vulkaninfo --summary", detail::formats::sniff_vulkaninfo_summary,
+     detail::formats::parse_vulkaninfo_summary_capture},
+    {"vulkaninfo-text", "vulkaninfo", detail::formats::sniff_vulkaninfo_text,
+     detail::formats::parse_vulkaninfo_text_capture},
+#if AI_HWACCEL_JSON
+    {"vulkaninfo-json", "vulkaninfo --json (the VP_VULKANINFO_*.json file it writes)",
+     detail::formats::sniff_vulkaninfo_json, detail::formats::parse_vulkaninfo_json_capture},
+#endif
 #endif
 };
 

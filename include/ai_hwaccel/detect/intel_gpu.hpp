@@ -248,11 +248,29 @@ inline std::string apply(const field_info& f, std::string_view v, row& r) {
     return {};
 }
 
+// "Intel(R) Data Center GPU Max 1550" -> "Intel Data Center GPU Max 1550": Intel's names
+// carry trademark marks the catalogue does not.
+inline std::string without_marks(std::string_view name) {
+    std::string out;
+    out.reserve(name.size());
+    for (std::size_t i = 0; i < name.size();) {
+        bool mark = false;
+        for (std::string_view m : {"(R)", "(TM)", "(r)", "(tm)"})
+            if (name.substr(i, m.size()) == m) {
+                i += m.size();
+                mark = true;
+                break;
+            }
+        if (!mark) out += name[i++];
+    }
+    return out;
+}
+
 // The catalogue row for a device: by PCI id when that names one row (several rows share an
 // id only for memory variants: the one whose size is within an eighth of the known memory),
 // else by name.
 inline const device_spec* match_spec(std::uint16_t device_id, std::string_view name,
-                                     const sourced<std::uint64_t>& memory) noexcept {
+                                     const sourced<std::uint64_t>& memory) {
     const auto by_id = find_devices_by_pci(info(vendor::intel).vendor_id, device_id);
     const device_spec* spec = nullptr;
     if (by_id.count == 1) spec = by_id[0];
@@ -261,7 +279,7 @@ inline const device_spec* match_spec(std::uint16_t device_id, std::string_view n
             const auto m = static_cast<double>(s->memory_bytes), have = static_cast<double>(*memory);
             if (m > 0 && have > m * 0.875 && have < m * 1.125) spec = s;
         }
-    if (!spec && !name.empty()) spec = find_device(name);
+    if (!spec && !name.empty()) spec = find_device(without_marks(name));
     return spec && spec->kind == device_kind::intel_gpu ? spec : nullptr;
 }
 

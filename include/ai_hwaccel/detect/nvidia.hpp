@@ -47,6 +47,9 @@ struct nvidia_query_result {
     /// clocks.max.memory per device, in the order of `devices` (the profile has no field
     /// for it); unknown where not queried or not reported.
     std::vector<sourced<std::uint32_t>> max_memory_clock_mhz;
+    /// mig.mode.current per device: true for "Enabled", false for "Disabled", nullopt
+    /// where not queried or not supported.
+    std::vector<std::optional<bool>> mig_enabled;
     std::vector<nvidia_parse_problem> problems;
 };
 
@@ -67,7 +70,7 @@ struct nvidia_list_result {
 };
 
 /// The --query-gpu fields the library maps, in the order the CUDA probe asks for them.
-inline constexpr std::array<std::string_view, 19> nvidia_smi_query_fields{
+inline constexpr std::array<std::string_view, 20> nvidia_smi_query_fields{
     "index",           "uuid",
     "name",            "pci.bus_id",
     "pci.device_id",   "memory.total",
@@ -77,7 +80,7 @@ inline constexpr std::array<std::string_view, 19> nvidia_smi_query_fields{
     "temperature.gpu", "utilization.gpu",
     "clocks.max.memory", "pcie.link.gen.current",
     "pcie.link.gen.max", "pcie.link.width.current",
-    "pcie.link.width.max",
+    "pcie.link.width.max", "mig.mode.current",
 };
 
 namespace detail::nvidia {
@@ -99,6 +102,7 @@ enum class field : std::uint8_t {
     temperature,
     utilization,
     max_memory_clock,
+    mig_mode,
     pcie_gen_current,
     pcie_gen_max,
     pcie_width_current,
@@ -132,6 +136,7 @@ inline constexpr field_info field_table[] = {
     {"utilization.gpu", field::utilization, "%"},
     {"clocks.max.memory", field::max_memory_clock, "MHz"},
     {"clocks.max.mem", field::max_memory_clock, "MHz"},
+    {"mig.mode.current", field::mig_mode, ""},
     {"pcie.link.gen.current", field::pcie_gen_current, ""},
     {"pcie.link.gen.gpucurrent", field::pcie_gen_current, ""},
     {"pcie.link.gen.max", field::pcie_gen_max, ""},
@@ -222,9 +227,15 @@ using detail::parsing::printable;
 using detail::parsing::problem_sink;
 using detail::parsing::quote_value;
 
+// What a row says that the profile has no field for.
+struct row_extras {
+    sourced<std::uint32_t> mem_clock;
+    std::optional<bool> mig;
+};
+
 // Fills the profile from one cell; returns a problem message, or "" when the cell is fine.
 inline std::string apply_cell(const field_info& f, std::string_view v, accelerator_profile& p,
-                              sourced<std::uint32_t>& mem_clock) {
+                              row_extras& extras) {
     const std::string name(f.name);
     if (f.id == field::ignored) return {};
     if (is_unavailable(v)) return is_device_error(v) ? name + " reported " + quote_value(v) : std::string();
@@ -259,6 +270,12 @@ inline std::string apply_cell(const field_info& f, std::string_view v, accelerat
         if (!id || v.size() != 10) return bad();
         if ((*id & 0xffffu) != 0x10deu) return name + ": vendor id in " + quote_value(v) + " is not NVIDIA's";
         p.pci_device_id = static_cast<std::uint16_t>(*id >> 16);
+        return {};
+    }
+    case field::mig_mode: {
+        if (v == "Enabled") extras.mig = true;
+        else if (v == "Disabled") extras.mig = false;
+        else return bad();
         return {};
     }
     case field::compute_cap: {
@@ -329,7 +346,7 @@ inline std::string apply_cell(const field_info& f, std::string_view v, accelerat
         const auto x = parse_uint(n);
         if (!x) return bad();
         if (*x > 1'000'000) return out_of_range();
-        mem_clock = {static_cast<std::uint32_t>(*x), origin::tool};
+        extras.mem_clock = {static_cast<std::uint32_t>(*x), origin::tool};
         return {};
     }
     case field::pcie_gen_current:
@@ -428,15 +445,16 @@ inline nvidia_query_result parse_nvidia_smi_query_csv(std::string_view text, std
             return true;
         }
         accelerator_profile p = blank_gpu(static_cast<std::uint32_t>(r.devices.size()));
-        sourced<std::uint32_t> mem_clock;
+        row_extras extras;
         std::size_t col = 0;
         detail::nvidia::each_cell(line, [&](std::string_view cell) {
-            auto msg = apply_cell(*columns[col++], cell, p, mem_clock);
+            auto msg = apply_cell(*columns[col++], cell, p, extras);
             if (!msg.empty()) problems.add(number, std::move(msg));
         });
         match_catalogue(p);
         r.devices.push_back(p);
-        r.max_memory_clock_mhz.push_back(mem_clock);
+        r.max_memory_clock_mhz.push_back(extras.mem_clock);
+        r.mig_enabled.push_back(extras.mig);
         return true;
     });
     problems.finish();
@@ -576,13 +594,23 @@ inline void parse_nvidia_csv_capture(std::string_view t, capture_parse& out) {
 }
 
 // nvidia-smi -L -----------------------------------------------------------------------------
-inline int sniff_nvidia_list(std::string_view t) noexcept {
-    const auto first = first_non_blank_line(t);
-    if (!first.starts_with("GPU ")) return 0;
+// "GPU <n>: <name> (UUID: GPU-…)", the line `nvidia-smi -L` and `nvlink -s` open with.
+constexpr bool is_gpu_uuid_line(std::string_view line) noexcept {
+    if (!line.starts_with("GPU ")) return false;
     std::size_t i = 4;
-    while (i < first.size() && first[i] >= '0' && first[i] <= '9') ++i;
-    if (i == 4 || i >= first.size() || first[i] != ':') return 0;
-    return first.find("(UUID: GPU-") != std::string_view::npos ? 90 : 0;
+    while (i < line.size() && line[i] >= '0' && line[i] <= '9') ++i;
+    if (i == 4 || i >= line.size() || line[i] != ':') return false;
+    return line.find("(UUID: GPU-") != std::string_view::npos;
+}
+inline int sniff_nvidia_list(std::string_view t) noexcept {
+    if (!is_gpu_uuid_line(first_non_blank_line(t))) return 0;
+    // `nvidia-smi nvlink -s` opens with the same line, then lists "Link N: …" under it.
+    bool links = false;
+    each_line(t, [&](std::string_view line) {
+        links = trim(line).starts_with("Link ");
+        return !links;
+    });
+    return links ? 0 : 90;
 }
 inline void parse_nvidia_list_capture(std::string_view t, capture_parse& out) {
     auto r = parse_nvidia_smi_list(t);

@@ -666,7 +666,7 @@ inline nvidia_proc_information parse_nvidia_proc_information(std::string_view te
         }
         return true;
     });
-    if (known == 0 && !detail::trim(text).empty()) problems.add(0, "no known key found");
+    if (known == 0 && r.problems.empty() && !detail::trim(text).empty()) problems.add(0, "no known key found");
     problems.finish();
     return r;
 }
@@ -920,7 +920,7 @@ inline void parse_nvidia_topo_p2p_capture(std::string_view t, capture_parse& out
 // nvidia-smi nvlink -s ---------------------------------------------------------------------
 // Scores above sniff_nvidia_list: the first line is a `nvidia-smi -L` GPU line.
 inline int sniff_nvidia_nvlink_status(std::string_view t) noexcept {
-    if (sniff_nvidia_list(t) == 0) return 0;
+    if (!is_gpu_uuid_line(first_non_blank_line(t))) return 0;
     bool link = false, other = false;
     std::size_t lines = 0;
     each_line(t, [&](std::string_view raw) {

@@ -3,7 +3,7 @@
 // Three pure parsers for what nvidia-smi prints when asked for a report rather than for
 // chosen fields: `nvidia-smi -q` (indented "Key : value" sections, one per GPU),
 // `nvidia-smi -q -x` (the same report as XML) and plain `nvidia-smi` (the boxed table,
-// Linux and Windows layouts). Users paste these far more often than query CSV, so the
+// Linux and Windows layouts). People paste these into bug reports and forums, so the
 // library reads them too. Each returns the `nvidia_query_result` of detect/nvidia.hpp and
 // shares its rules: values go through the same cell reader, "N/A" stays unknown, what
 // cannot be read is a problem, and every GPU is completed from the catalogue. The XML is
@@ -41,11 +41,19 @@ using detail::parsing::parse_uint;
 using detail::parsing::problem_sink;
 using detail::parsing::quote_value;
 
+// Adds the problem make() describes, building the message only while the list has room:
+// a flood of the same fault then costs a count, not a string each.
+template <class F>
+void add_problem(problem_sink& sink, std::size_t line, F&& make) {
+    if (sink.out.size() >= detail::parsing::max_problems) ++sink.dropped;
+    else sink.add(line, make());
+}
+
 // How a report's value differs from what the query CSV cell reader expects.
 enum class shape : std::uint8_t {
-    plain,     // "81559 MiB", "43.89 W", "0x233010DE": as the CSV prints them
-    width,     // "16x": a link width with its "x"
-    bare_hex,  // "233010DE": the XML's device id, without "0x"
+    plain,    // "81559 MiB", "43.89 W", "0x233010DE": as the CSV prints them
+    width,    // "16x": a link width with its "x"
+    bare_hex, // "233010DE": the XML's device id, without "0x"
 };
 
 // Collects the GPUs of one report: one profile per GPU section, the driver version read
@@ -53,10 +61,11 @@ enum class shape : std::uint8_t {
 struct report_builder {
     nvidia_query_result& r;
     problem_sink problems{r.problems};
-    accelerator_profile header; // holds the driver version of the report's header
-    std::vector<char> matchable; // per device: may be matched to the catalogue by name
-    bool active = false;         // values go to r.devices.back()
-    bool full = false;
+    accelerator_profile header;             // holds the driver version of the report's header
+    std::vector<nvidia::row_extras> extras; // per device: memory clock, MIG mode
+    std::vector<char> matchable;            // per device: may be matched to the catalogue by name
+    bool active = false;                    // values go to r.devices.back()
+    bool full = false;                      // max_rows GPUs read; the rest are ignored
 
     explicit report_builder(nvidia_query_result& out) : r(out) {}
 
@@ -68,7 +77,7 @@ struct report_builder {
             return false;
         }
         r.devices.push_back(nvidia::blank_gpu(static_cast<std::uint32_t>(r.devices.size())));
-        r.max_memory_clock_mhz.emplace_back();
+        extras.emplace_back();
         matchable.push_back(1);
         active = true;
         return true;
@@ -76,7 +85,7 @@ struct report_builder {
     void end_gpu() noexcept { active = false; }
 
     static void apply(std::string_view field, shape s, std::string_view value, accelerator_profile& p,
-                      sourced<std::uint32_t>& clock, problem_sink& sink, std::size_t line) {
+                      nvidia::row_extras& more, problem_sink& sink, std::size_t line) {
         const auto* f = nvidia::find_field(field);
         if (!f) return;
         value = trim(value);
@@ -88,19 +97,25 @@ struct report_builder {
             prefixed += value;
             value = prefixed;
         }
-        auto msg = nvidia::apply_cell(*f, value, p, clock);
+        auto msg = nvidia::apply_cell(*f, value, p, more);
         if (!msg.empty()) sink.add(line, std::move(msg));
     }
     // A value of the current GPU; dropped when there is none (values outside a GPU section).
     void set(std::string_view field, shape s, std::string_view value, std::size_t line) {
         if (!active) return;
-        apply(field, s, value, r.devices.back(), r.max_memory_clock_mhz.back(), problems, line);
+        apply(field, s, value, r.devices.back(), extras.back(), problems, line);
     }
     void set_driver(std::string_view value, std::size_t line) {
-        sourced<std::uint32_t> unused;
+        nvidia::row_extras unused;
         apply("driver_version", shape::plain, value, header, unused, problems, line);
     }
     void finish() {
+        r.max_memory_clock_mhz.clear();
+        r.mig_enabled.clear();
+        for (const auto& e : extras) {
+            r.max_memory_clock_mhz.push_back(e.mem_clock);
+            r.mig_enabled.push_back(e.mig);
+        }
         for (std::size_t i = 0; i < r.devices.size(); ++i) {
             auto& p = r.devices[i];
             if (p.driver_version.empty()) p.driver_version = header.driver_version;
@@ -168,6 +183,7 @@ inline constexpr mapped_key q_keys[] = {
     {{"GPU Power Readings", "Current Power Limit"}, "power.limit", shape::plain},
     {{"Utilization", "Gpu"}, "utilization.gpu", shape::plain},
     {{"Max Clocks", "Memory"}, "clocks.max.memory", shape::plain},
+    {{"MIG Mode", "Current"}, "mig.mode.current", shape::plain},
 };
 
 // `nvidia-smi -q -x`: elements below <gpu>. Driver 535 renamed <power_readings> to
@@ -192,13 +208,21 @@ inline constexpr mapped_key xml_keys[] = {
     {{"gpu_power_readings", "current_power_limit"}, "power.limit", shape::plain},
     {{"utilization", "gpu_util"}, "utilization.gpu", shape::plain},
     {{"max_clocks", "mem_clock"}, "clocks.max.memory", shape::plain},
+    {{"mig_mode", "current_mig"}, "mig.mode.current", shape::plain},
 };
 
+// (Compares names rather than testing find_field's pointer, which GCC's sanitizers do
+// not accept in a constant expression.)
+constexpr bool is_field_name(std::string_view name) noexcept {
+    for (const auto& f : nvidia::field_table)
+        if (f.name == name) return true;
+    return false;
+}
 constexpr bool keys_are_mapped() noexcept {
     for (const auto& k : q_keys)
-        if (!nvidia::find_field(k.field)) return false;
+        if (!is_field_name(k.field)) return false;
     for (const auto& k : xml_keys)
-        if (!nvidia::find_field(k.field)) return false;
+        if (!is_field_name(k.field)) return false;
     return true;
 }
 static_assert(keys_are_mapped(), "nvidia reports: a key maps to a field the cell reader does not know");
@@ -374,9 +398,11 @@ bool scan_xml(std::string_view doc, problem_sink& problems, Start&& on_start, En
             // Mismatched: close up to the named element if it is open, else ignore the tag.
             std::size_t open = path.size();
             while (open > 0 && path[open - 1] != name) --open;
-            problems.add(at, "end tag " + quote_value(name) +
-                                 (path.empty() ? std::string(" with no open element")
-                                               : " does not close " + quote_value(path.back())));
+            add_problem(problems, at, [&] {
+                return "end tag " + quote_value(name) +
+                       (path.empty() ? std::string(" with no open element")
+                                     : " does not close " + quote_value(path.back()));
+            });
             if (open > 0) path.resize(open - 1);
             text.clear();
             cut = false;
@@ -491,14 +517,14 @@ constexpr std::string_view without_suffix(std::string_view v, std::string_view u
 
 } // namespace detail::nvidia_reports
 
-/// Reads `nvidia-smi -q`: a "Driver Version" in the header, then one "GPU <bus id>"
-/// section per GPU whose keys are indented under their sections. Mapped: Product Name,
-/// GPU UUID, PCI Bus Id and Device Id, PCIe generation and width (max and current), FB
-/// memory total/used/free, GPU Current Temp, power draw and limit (before and after the
-/// driver-535 layout), Gpu utilization and the maximum memory clock. Other keys, the
-/// Processes sections among them, are skipped. Devices are indexed in report order (which
-/// is nvidia-smi's index order). A count in "Attached GPUs" that differs from the sections
-/// found is a problem (a cut report). Linear in the input.
+/// Reads `nvidia-smi -q`: a "Driver Version" in the header, then one "GPU <bus id>" section
+/// per GPU whose keys are indented under their sections. Mapped: Product Name, GPU UUID,
+/// PCI Bus Id and Device Id, PCIe generation and width (max and current), FB memory
+/// total/used/free, GPU Current Temp, power draw and limit (before and after the driver-535
+/// layout), Gpu utilization, the maximum memory clock and the current MIG mode (into
+/// `mig_enabled`). Other keys, the Processes sections among them, are skipped. Devices are
+/// indexed in report order (which is nvidia-smi's index order). A count in "Attached GPUs"
+/// that differs from the sections found is a problem (a cut report). Linear in the input.
 inline nvidia_query_result parse_nvidia_smi_q(std::string_view text) {
     using namespace detail::nvidia_reports;
     nvidia_query_result r;
@@ -523,7 +549,8 @@ inline nvidia_query_result parse_nvidia_smi_q(std::string_view text) {
 
         // "Key<blanks>: value" (the value may be empty); anything else opens a section.
         auto sep = line.find(" :");
-        if (sep != std::string_view::npos && sep + 2 < line.size() && line[sep + 2] != ' ') sep = std::string_view::npos;
+        if (sep != std::string_view::npos && sep + 2 < line.size() && line[sep + 2] != ' ')
+            sep = std::string_view::npos;
         if (sep == std::string_view::npos) {
             if (indent == 0) {
                 b.end_gpu();
@@ -531,7 +558,8 @@ inline nvidia_query_result parse_nvidia_smi_q(std::string_view text) {
                 if (line.starts_with("GPU ")) {
                     const auto address = parse_pci_address(line.substr(4));
                     if (!address) {
-                        b.problems.add(number, "GPU section without a PCI address: " + quote_value(line));
+                        add_problem(b.problems, number,
+                                    [&] { return "GPU section without a PCI address: " + quote_value(line); });
                         return true;
                     }
                     any_gpu = true;
@@ -578,6 +606,7 @@ inline nvidia_query_result parse_nvidia_smi_xml(std::string_view text) {
     report_builder b{r};
     std::optional<std::uint64_t> announced;
     bool rooted = false;
+    if (text.starts_with("\xEF\xBB\xBF")) text.remove_prefix(3); // a byte-order mark
     const bool complete = scan_xml(
         text, b.problems,
         [&](const std::vector<std::string_view>& path, std::string_view attrs, std::size_t line) {
@@ -623,17 +652,18 @@ inline nvidia_query_result parse_nvidia_smi_xml(std::string_view text) {
     return r;
 }
 
-/// Reads the table plain `nvidia-smi` prints: the driver version from its header, then
-/// per GPU a first row (index, name, persistence mode or Windows driver model, bus id) and
-/// a second (fan, temperature, performance state, power draw / cap, memory used / total,
-/// utilization). The table cuts long names with "...": such a name is kept as printed but
-/// never looked up in the catalogue. The MIG devices and Processes tables that follow are
-/// not read. Linux and Windows (WDDM/TCC) layouts, old and new column widths.
+/// Reads the table plain `nvidia-smi` prints: the driver version from its header, then per
+/// GPU a first row (index, name, persistence mode or Windows driver model, bus id), a
+/// second (fan, temperature, performance state, power draw / cap, memory used / total,
+/// utilization) and, in newer layouts, a third with the MIG mode alone. The table cuts long
+/// names with "...": such a name is kept as printed but never looked up in the catalogue.
+/// The MIG devices and Processes tables that follow are not read. Linux and Windows
+/// (WDDM/TCC) layouts, old and new column widths.
 inline nvidia_query_result parse_nvidia_smi_table(std::string_view text) {
     using namespace detail::nvidia_reports;
     nvidia_query_result r;
     report_builder b{r};
-    bool header = false, done = false, second_row_due = false, content = false;
+    bool header = false, done = false, second_row_due = false, third_row_due = false, content = false;
     std::size_t number = 0;
     auto set = [&](std::string_view field, std::string_view value) {
         if (value == "ERR!") b.problems.add(number, std::string(field) + " reported ERR!");
@@ -656,6 +686,14 @@ inline nvidia_query_result parse_nvidia_smi_table(std::string_view text) {
         }
         const auto row = split_row(line);
         if (row.count != 3) return true; // rules, column titles, anything not a GPU row
+        if (third_row_due) {
+            third_row_due = false;
+            // "|                 |              |   Disabled |": the MIG mode, under "MIG M."
+            if (detail::trim(row.cell[0]).empty() && detail::trim(row.cell[1]).empty()) {
+                set("mig.mode.current", detail::trim(row.cell[2]));
+                return true;
+            }
+        }
         if (second_row_due) {
             second_row_due = false;
             // Fan  Temp  Perf  Pwr:Usage/Cap | Memory-Usage | GPU-Util  Compute M.
@@ -673,6 +711,7 @@ inline nvidia_query_result parse_nvidia_smi_table(std::string_view text) {
                 set("memory.used", without_suffix(m.w[0], "MiB"));
                 set("memory.total", without_suffix(m.w[2], "MiB"));
                 if (u.count > 0) set("utilization.gpu", without_suffix(u.w[0], "%"));
+                third_row_due = true;
                 return true;
             }
             // Missing: say so, and see whether the row starts the next GPU.
@@ -687,7 +726,8 @@ inline nvidia_query_result parse_nvidia_smi_table(std::string_view text) {
         const auto address = bus.count > 0 ? parse_pci_address(bus.w[0]) : std::nullopt;
         if (!index || !address) return true; // a row of another table
         if (*index > 0xffff) {
-            b.problems.add(number, "GPU index out of range: " + quote_value(first.substr(0, sp)));
+            add_problem(b.problems, number,
+                        [&] { return "GPU index out of range: " + quote_value(first.substr(0, sp)); });
             return true;
         }
         if (!b.begin_gpu(number)) return false;
@@ -701,7 +741,8 @@ inline nvidia_query_result parse_nvidia_smi_table(std::string_view text) {
             name = detail::trim(name.substr(0, gap));
         } else if (const auto last = name.rfind(' '); last != std::string_view::npos) {
             const auto mode = name.substr(last + 1);
-            if (mode == "On" || mode == "Off" || mode == "WDDM" || mode == "TCC") name = detail::trim(name.substr(0, last));
+            if (mode == "On" || mode == "Off" || mode == "WDDM" || mode == "TCC")
+                name = detail::trim(name.substr(0, last));
         }
         if (name.ends_with("...")) b.matchable.back() = 0;
         b.set("name", shape::plain, name, number);

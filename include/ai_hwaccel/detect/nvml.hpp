@@ -66,6 +66,9 @@ struct nvml_result {
     /// Per-device problems (a device NVML could not open, a value out of range).
     std::vector<warning> warnings;
     std::string detail; ///< why it failed, for people
+    /// Some GPU runs in MIG mode: its instances are listed by `nvidia-smi -L`, which the
+    /// CUDA probe then uses instead.
+    bool mig_enabled = false;
 };
 
 namespace detail::nvml {
@@ -115,6 +118,7 @@ struct api {
     return_t (*pcie_gen_max)(device_t, unsigned*) = nullptr;
     return_t (*pcie_width_current)(device_t, unsigned*) = nullptr;
     return_t (*pcie_width_max)(device_t, unsigned*) = nullptr;
+    return_t (*mig_mode)(device_t, unsigned*, unsigned*) = nullptr;
 };
 
 // dlsym returns void*; converting it to a function pointer is what POSIX guarantees works.
@@ -153,6 +157,7 @@ inline const char* bind_all(void* lib, api& a) {
     bind(lib, a.pcie_gen_max, "nvmlDeviceGetMaxPcieLinkGeneration");
     bind(lib, a.pcie_width_current, "nvmlDeviceGetCurrPcieLinkWidth");
     bind(lib, a.pcie_width_max, "nvmlDeviceGetMaxPcieLinkWidth");
+    bind(lib, a.mig_mode, "nvmlDeviceGetMigMode");
     return nullptr;
 }
 
@@ -271,6 +276,8 @@ inline nvml_result query(void* lib) {
             continue;
         }
         r.devices.push_back(read_device(a, i, dev, driver, r.warnings));
+        unsigned current = 0, pending = 0;
+        if (a.mig_mode && a.mig_mode(dev, &current, &pending) == success && current == 1) r.mig_enabled = true;
     }
     a.shutdown();
     r.status = nvml_status::ok;
