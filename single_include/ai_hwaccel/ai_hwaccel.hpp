@@ -890,12 +890,12 @@ inline constexpr std::array<backend_info, backend_count> backend_table{{
      AI_HWACCEL_BACKEND_INTEL_NPU == 1, {device_kind::intel_npu},
      {},
      {},
-     {AI_HWACCEL_DETAIL_IF(AI_HWACCEL_BACKEND_INTEL_NPU)("/sys/class/accel")}},
+     {AI_HWACCEL_DETAIL_IF(AI_HWACCEL_BACKEND_INTEL_NPU)("/sys/class/accel", "/dev/accel")}},
     {backend_id::amd_xdna, "amd_xdna", "AMD XDNA NPU", "AI_HWACCEL_BACKEND_AMD_XDNA",
      AI_HWACCEL_BACKEND_AMD_XDNA == 1, {device_kind::amd_xdna_npu},
      {},
      {},
-     {AI_HWACCEL_DETAIL_IF(AI_HWACCEL_BACKEND_AMD_XDNA)("/sys/class/accel")}},
+     {AI_HWACCEL_DETAIL_IF(AI_HWACCEL_BACKEND_AMD_XDNA)("/sys/class/accel", "/dev/accel")}},
     {backend_id::qualcomm, "qualcomm", "Qualcomm Cloud AI", "AI_HWACCEL_BACKEND_QUALCOMM",
      AI_HWACCEL_BACKEND_QUALCOMM == 1, {device_kind::qualcomm_ai100},
      {AI_HWACCEL_DETAIL_IF(AI_HWACCEL_BACKEND_QUALCOMM)("qaic-util")},
@@ -905,15 +905,17 @@ inline constexpr std::array<backend_info, backend_count> backend_table{{
      AI_HWACCEL_BACKEND_CEREBRAS == 1, {device_kind::cerebras_wse}, {}, {}, {}},
     {backend_id::graphcore, "graphcore", "Graphcore IPU", "AI_HWACCEL_BACKEND_GRAPHCORE",
      AI_HWACCEL_BACKEND_GRAPHCORE == 1, {device_kind::graphcore_ipu},
-     {AI_HWACCEL_DETAIL_IF(AI_HWACCEL_BACKEND_GRAPHCORE)("gc-info")},
+     {AI_HWACCEL_DETAIL_IF(AI_HWACCEL_BACKEND_GRAPHCORE)("gc-info", "gc-monitor")},
      {},
      {}},
     {backend_id::groq, "groq", "Groq LPU", "AI_HWACCEL_BACKEND_GROQ", AI_HWACCEL_BACKEND_GROQ == 1,
      {device_kind::groq_lpu}, {}, {}, {}},
     {backend_id::samsung_npu, "samsung_npu", "Samsung NPU", "AI_HWACCEL_BACKEND_SAMSUNG_NPU",
-     AI_HWACCEL_BACKEND_SAMSUNG_NPU == 1, {device_kind::samsung_npu}, {}, {}, {}},
+     AI_HWACCEL_BACKEND_SAMSUNG_NPU == 1, {device_kind::samsung_npu}, {}, {},
+     {AI_HWACCEL_DETAIL_IF(AI_HWACCEL_BACKEND_SAMSUNG_NPU)("/sys/firmware/devicetree/base", "/proc/device-tree")}},
     {backend_id::mediatek_apu, "mediatek_apu", "MediaTek APU", "AI_HWACCEL_BACKEND_MEDIATEK_APU",
-     AI_HWACCEL_BACKEND_MEDIATEK_APU == 1, {device_kind::mediatek_apu}, {}, {}, {}},
+     AI_HWACCEL_BACKEND_MEDIATEK_APU == 1, {device_kind::mediatek_apu}, {}, {},
+     {AI_HWACCEL_DETAIL_IF(AI_HWACCEL_BACKEND_MEDIATEK_APU)("/sys/firmware/devicetree/base", "/proc/device-tree")}},
     {backend_id::windows, "windows", "Windows (DXGI)", "AI_HWACCEL_BACKEND_WINDOWS",
      AI_HWACCEL_BACKEND_WINDOWS == 1, {device_kind::dxgi_gpu},
      {},
@@ -6154,7 +6156,9 @@ bool read_pcie_link(const S& sys, const std::string& dir, std::string_view which
     }
     if (width) {
         link.width = parse_pcie_link_width(*width);
-        if (link.width == 0 && trim(*width) != "0")
+        // 0 and 255 are what the kernel prints for a function with no PCIe link of its
+        // own (integrated NPUs and GPUs): unknown, not garbage.
+        if (link.width == 0 && trim(*width) != "0" && trim(*width) != "255")
             add_warning(warnings, warning_kind::parse_error, width_path,
                         "not a PCIe link width: '" + std::string(trim(*width).substr(0, 40)) + "'");
     }
@@ -7070,6 +7074,546 @@ runtime_environment probe_environment(const S& sys, std::vector<warning>& warnin
 
 AI_HWACCEL_NAMESPACE_END
 // ---- end ai_hwaccel/detect/environment.hpp
+// #include "ai_hwaccel/detect/fabric.hpp"
+// ---- begin ai_hwaccel/detect/fabric.hpp
+// ai-hwaccel detect: the node's network fabric (InfiniBand and RoCE ports).
+//
+// A host probe, like those of detect/topology.hpp: it belongs to no backend and is always
+// compiled. It lists every port of every RDMA device under /sys/class/infiniband and turns
+// each into an `interconnect` that leaves the node (scope inter_node; the links between
+// GPUs inside the node come from the GPU backends). The same ports can be read from the
+// text of `ibstat` and `ibstatus` (infiniband-diags), for captures sent in bug reports.
+//
+// What the kernel prints (drivers/infiniband/core/sysfs.c): a port's `state` is
+// "<n>: <NAME>" (NOP, DOWN, INIT, ARMED, ACTIVE, ACTIVE_DEFER), `phys_state` "<n>: <Name>"
+// (LinkUp, Polling, Disabled, …), `rate` "<Gb/s>[.5] Gb/sec (<width>X <speed>)" with the
+// speed's name (SDR … NDR, XDR), `link_layer` "InfiniBand", "Ethernet" or "Unknown"; a
+// device's `node_type` is "<n>: CA" (or RNIC, usNIC, usNIC UDP, switch, router,
+// unspecified), and each GID's `gid_attrs/types/<i>` "IB/RoCE v1" or "RoCE v2".
+//
+// Bandwidth. `rate` is the link's rate in one direction, in Gb/s as the IBTA names it
+// ("400 Gb/sec (4X NDR)"); `interconnect::bandwidth_gbps` is decimal GB/s summed over both
+// directions, as vendors quote NVLink. So a 400 Gb/s port is 400 × 2 / 8 = 100 GB/s. The
+// rate is the one the kernel prints, before line coding (QDR's 40 Gb/s carries 32 Gb/s of
+// data); it is not corrected here.
+//
+// Ports that are not ACTIVE (down, polling, initialising, armed) are listed, with their
+// state, but their bandwidth stays unknown: a port that carries no traffic adds none, and
+// the rate a down port prints is not a negotiated one.
+
+// #include "ai_hwaccel/config.hpp"
+// #include "ai_hwaccel/core/pci.hpp"
+// #include "ai_hwaccel/core/profile.hpp"
+// #include "ai_hwaccel/core/system_io.hpp"
+// #include "ai_hwaccel/core/taxonomy.hpp"
+// #include "ai_hwaccel/core/text.hpp"
+// #include "ai_hwaccel/core/warning.hpp"
+// #include "ai_hwaccel/detect/capture.hpp"
+// #include "ai_hwaccel/detect/system.hpp"
+// #include "ai_hwaccel/detect/sysfs.hpp"
+// #include "ai_hwaccel/detect/topology.hpp"
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+AI_HWACCEL_NAMESPACE_BEGIN
+
+/// One port of an RDMA device, with what the interconnect record has no room for.
+struct fabric_port {
+    std::string device;       ///< RDMA device name: "mlx5_0", "mlx5_bond_0"
+    std::uint32_t port = 0;   ///< 1-based port number
+    std::string hca_type;     ///< "MT4129" (sysfs hca_type, ibstat "CA type"); empty if unknown
+    std::string firmware;     ///< "28.41.1000"; empty if unknown
+    std::string board_id;     ///< "MT_0000000838"; empty if unknown
+    std::string node_type;    ///< "CA", "RNIC", …; empty if unknown
+    std::string link_layer;   ///< "InfiniBand", "Ethernet" as printed; empty if unknown
+    std::string state;        ///< logical state as the source prints it: "ACTIVE", "Active", "DOWN"
+    std::string phys_state;   ///< physical state: "LinkUp", "Polling", "Disabled"
+    std::string rate_text;    ///< the rate as printed: "400 Gb/sec (4X NDR)", "200"
+    sourced<double> rate_gbit; ///< Gb/s in one direction, as printed
+    bool active = false;       ///< logical state ACTIVE: the port carries traffic
+    interconnect_kind kind = interconnect_kind::none;
+    std::optional<pci_address> pci; ///< the PCI function behind the device, when sysfs says
+    std::int32_t numa_node = -1;    ///< that function's NUMA node; -1 when unknown
+    friend bool operator==(const fabric_port&, const fabric_port&) = default;
+};
+
+/// What a fabric parser read: the ports, the same as interconnects, and problems.
+struct fabric_result {
+    std::vector<fabric_port> ports;
+    std::vector<interconnect> links;
+    std::vector<parse_problem> problems;
+};
+
+namespace detail::fabric {
+
+// Ports per device beyond this are garbage (HCAs have one or two; a switch ASIC 64+1).
+inline constexpr std::size_t max_ports_per_device = 256;
+// RDMA devices per node beyond this are garbage (the largest nodes have a few dozen).
+inline constexpr std::size_t max_devices = 256;
+
+/// "4: ACTIVE" → "ACTIVE"; "Active" stays "Active". The number is the kernel's and says
+/// nothing the name does not.
+constexpr std::string_view state_name(std::string_view s) noexcept {
+    s = trim(s);
+    const auto colon = s.find(':');
+    if (colon != std::string_view::npos) {
+        bool digits = colon > 0;
+        for (std::size_t i = 0; i < colon; ++i)
+            if (s[i] < '0' || s[i] > '9') digits = false;
+        if (digits) s = trim(s.substr(colon + 1));
+    }
+    return s;
+}
+
+/// Whether a logical state means the port passes traffic: the kernel's "ACTIVE" (4), or
+/// ibstat's "Active". ACTIVE_DEFER is a transition and is not counted.
+constexpr bool is_active_state(std::string_view s) noexcept { return iequals(state_name(s), "ACTIVE"); }
+
+/// A port rate → Gb/s in one direction: "400 Gb/sec (4X NDR)" (sysfs, ibstatus),
+/// "2.5 Gb/sec (1X SDR)", or the bare "400" of ibstat. nullopt for anything else.
+inline std::optional<double> parse_rate(std::string_view s) noexcept {
+    s = trim(s);
+    std::size_t i = 0;
+    while (i < s.size() && ((s[i] >= '0' && s[i] <= '9') || s[i] == '.')) ++i;
+    if (i == 0 || i > 12) return std::nullopt;
+    const auto v = parsing::parse_real(s.substr(0, i));
+    if (!v || *v <= 0 || *v > 1e6) return std::nullopt;
+    const std::string_view rest = trim(s.substr(i));
+    if (rest.empty() || rest.starts_with("Gb/sec")) return v;
+    return std::nullopt;
+}
+
+/// Decimal GB/s both directions from Gb/s in one: × 2 directions ÷ 8 bits.
+constexpr double both_directions_gbytes(double gbit_one_way) noexcept { return gbit_one_way * 2.0 / 8.0; }
+
+/// The kind of a port from its link layer and its device's node type: InfiniBand is
+/// InfiniBand; Ethernet on a channel adapter is RoCE (the version unknown until the GID
+/// table says), on an iWARP RNIC or a usNIC it is RDMA over Ethernet but not RoCE.
+inline interconnect_kind kind_of(std::string_view link_layer, std::string_view node_type) noexcept {
+    link_layer = trim(link_layer);
+    if (iequals(link_layer, "InfiniBand")) return interconnect_kind::infiniband;
+    if (iequals(link_layer, "Ethernet")) {
+        const auto n = state_name(node_type);
+        if (iequals(n, "RNIC") || n.starts_with("usNIC")) return interconnect_kind::ethernet;
+        return interconnect_kind::roce;
+    }
+    return interconnect_kind::none;
+}
+
+inline std::string clean(std::string_view s, bool& changed) {
+    return parsing::printable(trim(s).substr(0, 128), changed);
+}
+
+} // namespace detail::fabric
+
+/// The interconnect record of a port: name "<device> port <n>", the state as printed,
+/// bandwidth only for an active port (see the header's comment), no devices.
+inline interconnect to_interconnect(const fabric_port& p, origin from) {
+    interconnect l;
+    l.kind = p.kind;
+    l.scope = link_scope::inter_node;
+    l.name = p.device + " port " + std::to_string(p.port);
+    l.state = p.state;
+    if (p.active && p.rate_gbit) l.bandwidth_gbps = {detail::fabric::both_directions_gbytes(*p.rate_gbit), from};
+    return l;
+}
+
+namespace detail::fabric {
+
+inline void finish(fabric_result& r, origin from) {
+    r.links.clear();
+    for (const auto& p : r.ports) r.links.push_back(to_interconnect(p, from));
+}
+
+// Keys of the text formats. Each parser fills one port at a time.
+struct text_port_builder {
+    fabric_result& r;
+    parsing::problem_sink& problems;
+    std::optional<fabric_port> current;
+    bool too_many = false;
+
+    void flush(std::size_t line) {
+        if (!current) return;
+        auto& p = *current;
+        if (!p.link_layer.empty()) p.kind = kind_of(p.link_layer, p.node_type);
+        p.active = is_active_state(p.state);
+        if (p.state.empty()) problems.add(line, p.device + " port " + std::to_string(p.port) + ": no state");
+        r.ports.push_back(std::move(p));
+        current.reset();
+    }
+    bool start(fabric_port p, std::size_t line) {
+        flush(line);
+        if (r.ports.size() >= parsing::max_rows) {
+            if (!too_many)
+                problems.add(line, "more than " + std::to_string(parsing::max_rows) + " ports; the rest ignored");
+            too_many = true;
+            return false;
+        }
+        current = std::move(p);
+        return true;
+    }
+    // One "key: value" of the current port; false when the key is not a port's.
+    bool apply(std::string_view key, std::string_view value, std::size_t line) {
+        if (!current) return false;
+        auto& p = *current;
+        bool changed = false;
+        auto text = [&](std::string& field) {
+            field = clean(value, changed);
+            if (changed) problems.add(line, std::string(key) + " not printable: " + parsing::quote_value(value));
+        };
+        if (iequals(key, "state")) {
+            text(p.state);
+            p.state = std::string(state_name(p.state));
+        } else if (iequals(key, "phys state") || iequals(key, "Physical state")) {
+            text(p.phys_state);
+            p.phys_state = std::string(state_name(p.phys_state));
+        } else if (iequals(key, "rate")) {
+            text(p.rate_text);
+            if (const auto g = parse_rate(value)) p.rate_gbit = {*g, origin::tool};
+            else problems.add(line, "not a rate: " + parsing::quote_value(value));
+        } else if (iequals(key, "link_layer") || iequals(key, "Link layer")) {
+            text(p.link_layer);
+            if (kind_of(p.link_layer, {}) == interconnect_kind::none)
+                problems.add(line, "unknown link layer: " + parsing::quote_value(value));
+        } else {
+            return false;
+        }
+        return true;
+    }
+};
+
+// "'name'" → name, or nullopt.
+constexpr std::optional<std::string_view> quoted(std::string_view s) noexcept {
+    if (s.size() < 2 || s.front() != '\'') return std::nullopt;
+    const auto close = s.find('\'', 1);
+    if (close == std::string_view::npos || close == 1) return std::nullopt;
+    return s.substr(1, close - 1);
+}
+
+// ibstat's header line of one adapter: "CA 'mlx5_0'".
+constexpr std::optional<std::string_view> ibstat_ca_line(std::string_view line) noexcept {
+    line = trim(line);
+    if (!line.starts_with("CA '") || line.back() != '\'') return std::nullopt;
+    return quoted(line.substr(3));
+}
+
+// ibstatus's header line of one port: "Infiniband device 'mlx5_0' port 1 status:".
+struct ibstatus_header {
+    std::string_view device;
+    std::optional<std::uint64_t> port;
+};
+constexpr std::optional<ibstatus_header> ibstatus_port_line(std::string_view line) noexcept {
+    line = trim(line);
+    constexpr std::string_view lead = "Infiniband device '";
+    if (!line.starts_with(lead) || !line.ends_with(" status:")) return std::nullopt;
+    const auto name = quoted(line.substr(lead.size() - 1));
+    if (!name) return std::nullopt;
+    std::string_view rest = line.substr(lead.size() + name->size() + 1);
+    constexpr std::string_view tail = " status:";
+    if (!rest.ends_with(tail)) return std::nullopt;
+    rest.remove_suffix(tail.size());
+    rest = trim(rest);
+    if (!rest.starts_with("port ")) return ibstatus_header{*name, std::nullopt};
+    return ibstatus_header{*name, parse_u64(trim(rest.substr(5)))};
+}
+
+} // namespace detail::fabric
+
+/// Reads `ibstat` (infiniband-diags): "CA '<name>'" blocks with "CA type", "Firmware
+/// version" and "Port <n>:" sections holding "State", "Physical state", "Rate" (Gb/s) and
+/// "Link layer". Values origin::tool; lines it does not know are ignored when they look
+/// like "key: value", reported otherwise.
+inline fabric_result parse_ibstat(std::string_view text) {
+    using namespace detail::fabric;
+    fabric_result r;
+    detail::parsing::problem_sink problems{r.problems};
+    text_port_builder b{r, problems, std::nullopt};
+    std::optional<fabric_port> ca; // the adapter's fields, copied into each port
+    std::size_t number = 0;
+    bool stop = false;
+    detail::formats::each_line(text, [&](std::string_view raw) {
+        ++number;
+        const auto line = detail::trim(raw);
+        if (line.empty()) return true;
+        if (const auto name = ibstat_ca_line(line)) {
+            b.flush(number);
+            bool changed = false;
+            ca = fabric_port{};
+            ca->device = clean(*name, changed);
+            ca->node_type = "CA";
+            if (changed) problems.add(number, "adapter name not printable: " + detail::parsing::quote_value(*name));
+            return true;
+        }
+        const auto colon = line.find(':');
+        if (colon == std::string_view::npos) {
+            problems.add(number, "not understood: " + detail::parsing::quote_value(line));
+            return true;
+        }
+        const auto key = detail::trim(line.substr(0, colon));
+        const auto value = detail::trim(line.substr(colon + 1));
+        if (!ca) {
+            problems.add(number, "line before any CA line: " + detail::parsing::quote_value(line));
+            return true;
+        }
+        if (key.starts_with("Port ") && value.empty()) {
+            const auto n = detail::parse_u64(detail::trim(key.substr(5)));
+            if (!n || *n == 0 || *n > detail::fabric::max_ports_per_device) {
+                problems.add(number, "not a port number: " + detail::parsing::quote_value(key));
+                b.flush(number);
+                return true;
+            }
+            fabric_port p = *ca;
+            p.port = static_cast<std::uint32_t>(*n);
+            if (!b.start(std::move(p), number)) stop = true;
+            return !stop;
+        }
+        bool changed = false;
+        if (key == "CA type") ca->hca_type = clean(value, changed);
+        else if (key == "Firmware version") ca->firmware = clean(value, changed);
+        else b.apply(key, value, number);
+        if (changed) problems.add(number, std::string(key) + " not printable: " + detail::parsing::quote_value(value));
+        return true;
+    });
+    b.flush(number);
+    problems.finish();
+    finish(r, origin::tool);
+    return r;
+}
+
+/// Reads `ibstatus` (infiniband-diags): "Infiniband device '<name>' port <n> status:"
+/// blocks holding "state: 4: ACTIVE", "phys state: 5: LinkUp", "rate: 200 Gb/sec (4X
+/// HDR)" and "link_layer: InfiniBand". States are kept by name ("ACTIVE").
+inline fabric_result parse_ibstatus(std::string_view text) {
+    using namespace detail::fabric;
+    fabric_result r;
+    detail::parsing::problem_sink problems{r.problems};
+    text_port_builder b{r, problems, std::nullopt};
+    std::size_t number = 0;
+    detail::formats::each_line(text, [&](std::string_view raw) {
+        ++number;
+        const auto line = detail::trim(raw);
+        if (line.empty()) return true;
+        if (const auto h = ibstatus_port_line(line)) {
+            if (!h->port || *h->port == 0 || *h->port > max_ports_per_device) {
+                problems.add(number, "not a port header: " + detail::parsing::quote_value(line));
+                b.flush(number);
+                return true;
+            }
+            fabric_port p;
+            bool changed = false;
+            p.device = clean(h->device, changed);
+            if (changed) problems.add(number, "device name not printable: " + detail::parsing::quote_value(h->device));
+            p.port = static_cast<std::uint32_t>(*h->port);
+            return b.start(std::move(p), number);
+        }
+        const auto colon = line.find(':');
+        if (colon == std::string_view::npos) {
+            problems.add(number, "not understood: " + detail::parsing::quote_value(line));
+            return true;
+        }
+        if (!b.current) {
+            problems.add(number, "line before any port header: " + detail::parsing::quote_value(line));
+            return true;
+        }
+        b.apply(detail::trim(line.substr(0, colon)), detail::trim(line.substr(colon + 1)), number);
+        return true;
+    });
+    b.flush(number);
+    problems.finish();
+    finish(r, origin::tool);
+    return r;
+}
+
+// ---------------------------------------------------------------------------------------
+// sysfs
+
+namespace detail::fabric {
+
+// "mlx5_10" after "mlx5_9": names compare by their stem, then by their trailing number.
+inline bool natural_less(const std::string& a, const std::string& b) {
+    auto split = [](std::string_view s) {
+        std::size_t i = s.size();
+        while (i > 0 && s[i - 1] >= '0' && s[i - 1] <= '9') --i;
+        const auto n = i < s.size() && s.size() - i <= 18 ? parse_u64(s.substr(i)) : std::nullopt;
+        return std::pair{s.substr(0, n ? i : s.size()), n.value_or(0)};
+    };
+    const auto [sa, na] = split(a);
+    const auto [sb, nb] = split(b);
+    if (sa != sb) return sa < sb;
+    if (na != nb) return na < nb;
+    return a < b;
+}
+
+template <system_view S>
+std::string read_attr(const S& sys, const std::string& path, std::vector<warning>& warnings) {
+    const auto text = read_optional_file(sys, path, sysfs_attribute_cap, warnings);
+    if (!text) return {};
+    bool changed = false;
+    std::string s = clean(*text, changed);
+    if (changed) add_warning(warnings, warning_kind::parse_error, path, "not printable text; kept with '?'");
+    return s;
+}
+
+// The PCI function behind an RDMA device directory: its `device` link, else (a captured
+// tree that kept the real path but not the link) the function the directory sits in,
+// "<pci function>/infiniband/<name>".
+template <system_view S>
+std::optional<std::string> pci_function_dir(const S& sys, const std::string& dir) {
+    if (auto target = resolve_sysfs_link(sys, dir + "/device"))
+        if (parse_pci_address(base_name(*target))) return target;
+    const std::string parent = join_path(dir, "..");
+    if (base_name(parent) != "infiniband") return std::nullopt;
+    std::string function = join_path(parent, "..");
+    if (!parse_pci_address(base_name(function))) return std::nullopt;
+    return function;
+}
+
+// Whether the port's GID table holds a RoCE v2 entry. Empty entries read as an error
+// (the kernel returns EINVAL for them); only the first few are looked at, which is where
+// the kernel puts the default GIDs of each type.
+template <system_view S>
+bool has_roce_v2_gid(const S& sys, const std::string& port_dir) {
+    for (int i = 0; i < 8; ++i) {
+        const auto r = sys.read_file(port_dir + "/gid_attrs/types/" + std::to_string(i), 64);
+        if (r.status == read_status::ok && trim(r.data) == "RoCE v2") return true;
+    }
+    return false;
+}
+
+} // namespace detail::fabric
+
+/// Every port of every RDMA device under /sys/class/infiniband, devices in natural order
+/// ("mlx5_2" before "mlx5_10"), ports by number. A machine without RDMA devices gives an
+/// empty list and no warning; a device whose directory is missing (a dangling link) is
+/// skipped with a warning; one without a ports folder is skipped silently. Values are
+/// origin::sysfs.
+template <system_view S>
+std::vector<fabric_port> read_fabric_ports(const S& sys, std::vector<warning>& warnings) {
+    using namespace detail::fabric;
+    std::vector<fabric_port> ports;
+    auto names = sys.list_dir("/sys/class/infiniband");
+    if (!names) return ports;
+    std::sort(names->begin(), names->end(), natural_less);
+    if (names->size() > max_devices) {
+        detail::add_warning(warnings, warning_kind::value_out_of_range, "/sys/class/infiniband",
+                            std::to_string(names->size()) + " devices; the first " + std::to_string(max_devices) +
+                                " read");
+        names->resize(max_devices);
+    }
+    for (const auto& name : *names) {
+        const std::string class_path = "/sys/class/infiniband/" + name;
+        // A live link resolves to /sys/devices/…/infiniband/<name>; a captured tree may
+        // hold the link as a file naming its target, or a plain folder.
+        const std::string dir = detail::resolve_sysfs_link(sys, class_path).value_or(class_path);
+        if (!sys.exists(dir)) {
+            detail::add_warning(warnings, warning_kind::read_error, class_path,
+                                "links to " + dir + ", which does not exist; device skipped");
+            continue;
+        }
+        auto port_names = sys.list_dir(dir + "/ports");
+        if (!port_names) continue;
+        fabric_port base;
+        bool changed = false;
+        base.device = clean(name, changed);
+        base.hca_type = read_attr(sys, dir + "/hca_type", warnings);
+        base.firmware = read_attr(sys, dir + "/fw_ver", warnings);
+        base.board_id = read_attr(sys, dir + "/board_id", warnings);
+        base.node_type = std::string(state_name(read_attr(sys, dir + "/node_type", warnings)));
+        if (const auto fn = pci_function_dir(sys, dir)) {
+            base.pci = parse_pci_address(detail::base_name(*fn));
+            if (const auto d = read_pci_device(sys, *fn, warnings)) base.numa_node = d->numa_node;
+        }
+        std::vector<std::uint32_t> numbers;
+        for (const auto& pn : *port_names) {
+            const auto n = detail::parse_u64(pn);
+            if (!n || *n > 0xffff) continue; // not a port
+            numbers.push_back(static_cast<std::uint32_t>(*n));
+        }
+        std::sort(numbers.begin(), numbers.end());
+        if (numbers.size() > max_ports_per_device) numbers.resize(max_ports_per_device);
+        for (const auto n : numbers) {
+            const std::string pdir = dir + "/ports/" + std::to_string(n);
+            fabric_port p = base;
+            p.port = n;
+            p.state = std::string(state_name(read_attr(sys, pdir + "/state", warnings)));
+            p.phys_state = std::string(state_name(read_attr(sys, pdir + "/phys_state", warnings)));
+            p.link_layer = read_attr(sys, pdir + "/link_layer", warnings);
+            p.rate_text = read_attr(sys, pdir + "/rate", warnings);
+            p.active = is_active_state(p.state);
+            if (!p.rate_text.empty()) {
+                if (const auto g = parse_rate(p.rate_text)) p.rate_gbit = {*g, origin::sysfs};
+                else
+                    detail::add_warning(warnings, warning_kind::parse_error, pdir + "/rate",
+                                        "not a port rate: '" + p.rate_text.substr(0, 40) + "'");
+            }
+            p.kind = kind_of(p.link_layer, p.node_type);
+            if (p.kind == interconnect_kind::roce && has_roce_v2_gid(sys, pdir)) p.kind = interconnect_kind::roce_v2;
+            if (p.kind == interconnect_kind::none && !p.link_layer.empty() && p.link_layer != "Unknown")
+                detail::add_warning(warnings, warning_kind::parse_error, pdir + "/link_layer",
+                                    "unknown link layer '" + p.link_layer.substr(0, 40) + "'");
+            ports.push_back(std::move(p));
+        }
+    }
+    return ports;
+}
+
+/// The fabric ports of the node as interconnects (see `to_interconnect`), origin::sysfs.
+template <system_view S>
+std::vector<interconnect> probe_fabric(const S& sys, std::vector<warning>& warnings) {
+    std::vector<interconnect> links;
+    for (const auto& p : read_fabric_ports(sys, warnings)) links.push_back(to_interconnect(p, origin::sysfs));
+    return links;
+}
+
+// ---------------------------------------------------------------------------------------
+// Capture formats
+
+namespace detail::formats {
+
+// ibstat --------------------------------------------------------------------------------
+inline int sniff_ibstat(std::string_view t) noexcept {
+    if (!fabric::ibstat_ca_line(first_non_blank_line(t))) return 0;
+    bool typed = false;
+    each_line(t, [&](std::string_view line) {
+        line = trim(line);
+        typed = line.starts_with("CA type:") || line.starts_with("Number of ports:");
+        return !typed;
+    });
+    return typed ? 90 : 0;
+}
+inline void parse_ibstat_capture(std::string_view t, capture_parse& out) {
+    auto r = parse_ibstat(t);
+    parsing::problems_to_warnings(r.problems, std::nullopt, out.format, out.warnings);
+    if (r.links.empty() && r.problems.empty()) nothing_found(out, "ports");
+    system_io io;
+    io.interconnects = std::move(r.links);
+    out.system = std::move(io);
+}
+
+// ibstatus ------------------------------------------------------------------------------
+inline int sniff_ibstatus(std::string_view t) noexcept {
+    return fabric::ibstatus_port_line(first_non_blank_line(t)) ? 90 : 0;
+}
+inline void parse_ibstatus_capture(std::string_view t, capture_parse& out) {
+    auto r = parse_ibstatus(t);
+    parsing::problems_to_warnings(r.problems, std::nullopt, out.format, out.warnings);
+    if (r.links.empty() && r.problems.empty()) nothing_found(out, "ports");
+    system_io io;
+    io.interconnects = std::move(r.links);
+    out.system = std::move(io);
+}
+
+} // namespace detail::formats
+
+AI_HWACCEL_NAMESPACE_END
+// ---- end ai_hwaccel/detect/fabric.hpp
 // #include "ai_hwaccel/detect/merge.hpp"
 // ---- begin ai_hwaccel/detect/merge.hpp
 // ai-hwaccel detect: one device, one profile; and the devices a process may use.
@@ -14466,6 +15010,4984 @@ AI_HWACCEL_NAMESPACE_END
 
 #endif // AI_HWACCEL_BACKEND_VULKAN
 // ---- end ai_hwaccel/detect/vulkan.hpp
+// #include "ai_hwaccel/detect/tpu.hpp"
+// ---- begin ai_hwaccel/detect/tpu.hpp
+// ai-hwaccel detect: Google Cloud TPU chips.
+//
+// Where the facts come from (all public):
+// - A TPU chip is a PCI function of vendor 0x1ae0 (Google) whose device id names the
+//   generation: 0x0027 v2/v3 (told apart by subsystem_device 0x004e / 0x004f), 0x0056 (no
+//   public name), 0x005e v4, 0x0062 v5p, 0x0063 v5e, 0x006f v6e, 0x0076 TPU7x. JAX counts
+//   chips this way (jax/_src/hardware_utils.py, num_available_tpu_chips_and_device_id) and
+//   so does tpu-info (tpu_info/device.py, get_local_chips / TpuChip.from_pci_device_id).
+//   Google's other PCI functions on a VM (gVNIC, NVMe) share the vendor id, so the device
+//   id is what decides.
+// - How user space reaches a chip: tpu-info's chip_path() gives "/dev/vfio/<n>" for v5e,
+//   v5p, v6e and 7x and "/dev/accel<n>" for the older generations, and the real captures
+//   show both (/dev/accel0..3 on a v4 VM, /dev/vfio/0..3 on a v6e VM). A chip bound to
+//   vfio-pci is reached through its IOMMU group: the kernel's VFIO documentation
+//   (Documentation/driver-api/vfio.rst) reads the group from the
+//   /sys/bus/pci/devices/<addr>/iommu_group link and opens /dev/vfio/<group>. The older
+//   chips are driven through Google's accel class driver (drivers/accel/accel.c,
+//   "Google Accelerator Class driver"): class "accel", devices named "accel%d" whose parent
+//   is the PCI device, so /sys/class/accel/accel<N>/device leads back to the chip and the
+//   node is /dev/accel<N> (the upstream DRM accel subsystem names it /dev/accel/accel<N>;
+//   both are accepted).
+// - Per-chip figures (HBM, peak, ICI bandwidth) are the catalogue's (core/catalogue/asic.inc).
+//
+// `tpu-info` (AI-Hypercomputer/cloud-accelerator-diagnostics), when installed, adds what
+// sysfs cannot say: HBM in use, duty cycle, the libtpu version. Its output has two looks:
+// the first releases drew rich box tables ("┃ Device ┃ Type ┃ Cores ┃ PID ┃"), later ones
+// print markdown-like tables ("| Chip | Type | Devices | PID |"); both are read.
+//
+// TPU_VISIBLE_CHIPS is applied by detect/merge.hpp, not here.
+
+// #include "ai_hwaccel/config.hpp"
+
+#if AI_HWACCEL_BACKEND_TPU
+
+// #include "ai_hwaccel/core/catalogue.hpp"
+// #include "ai_hwaccel/core/pci.hpp"
+// #include "ai_hwaccel/core/profile.hpp"
+// #include "ai_hwaccel/core/system_io.hpp"
+// #include "ai_hwaccel/core/taxonomy.hpp"
+// #include "ai_hwaccel/core/text.hpp"
+// #include "ai_hwaccel/core/warning.hpp"
+// #include "ai_hwaccel/detect/capture.hpp"
+// #include "ai_hwaccel/detect/probe.hpp"
+// #include "ai_hwaccel/detect/process.hpp"
+// #include "ai_hwaccel/detect/sysfs.hpp"
+// #include "ai_hwaccel/detect/system.hpp"
+// #include "ai_hwaccel/detect/topology.hpp"
+
+#include <algorithm>
+#include <array>
+#include <chrono>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <initializer_list>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+AI_HWACCEL_NAMESPACE_BEGIN
+
+/// The problems of the TPU parsers are the shared kind (detect/capture.hpp).
+using tpu_parse_problem = parse_problem;
+
+/// Google's PCI vendor id, which TPU chips carry.
+inline constexpr std::uint16_t google_pci_vendor_id = 0x1ae0;
+
+/// What tpu-info says about one chip beyond the profile's fields.
+struct tpu_chip_info {
+    std::string device_path;                       ///< "/dev/vfio/0", "/dev/accel3"; empty if not shown
+    std::optional<std::uint32_t> pid;              ///< the process holding the chip; nullopt for "None"
+    std::optional<std::uint32_t> devices_per_chip; ///< "Cores" / "Devices" column (JAX devices per chip)
+    std::string process_name;                      ///< from `tpu-info --process`
+    friend bool operator==(const tpu_chip_info&, const tpu_chip_info&) = default;
+};
+
+/// What `parse_tpu_info` read: one device per chip, `chips` in the same order.
+struct tpu_info_result {
+    std::vector<accelerator_profile> devices;
+    std::vector<tpu_chip_info> chips;
+    std::string libtpu_version;   ///< "Libtpu version: …" line, empty when absent
+    std::string accelerator_type; ///< "Accelerator type: v6e" line, empty when absent
+    std::vector<tpu_parse_problem> problems;
+};
+
+/// What `tpu-info --version` printed.
+struct tpu_info_version_result {
+    std::string tpu_info_version;
+    std::string libtpu_version;
+    std::string accelerator_type;
+    std::vector<tpu_parse_problem> problems;
+};
+
+/// What a `ls -l /dev/vfio` + IOMMU-group vendor/device transcript showed.
+struct tpu_vfio_transcript_result {
+    /// TPU chips found in the IOMMU groups, by PCI address; `available` when their group's
+    /// node is in the /dev/vfio listing (always, when the listing is absent).
+    std::vector<accelerator_profile> devices;
+    std::vector<std::uint32_t> iommu_groups; ///< each device's group, in the order of `devices`
+    std::vector<std::uint32_t> vfio_nodes;   ///< numbered nodes of the /dev/vfio listing, sorted
+    bool vfio_control_node = false;          ///< /dev/vfio/vfio was listed
+    std::vector<tpu_parse_problem> problems;
+};
+
+namespace detail::tpu {
+
+using detail::parsing::max_rows;
+using detail::parsing::parse_real;
+using detail::parsing::parse_uint;
+using detail::parsing::printable;
+using detail::parsing::problem_sink;
+using detail::parsing::quote_value;
+
+/// One known TPU PCI device id (JAX hardware_utils.py, tpu-info device.py).
+struct tpu_pci_id {
+    std::uint16_t device_id;
+    std::string_view name; ///< used when the catalogue has no single row for the id
+};
+inline constexpr std::array<tpu_pci_id, 7> tpu_pci_ids{{
+    {0x0027, "Google TPU v2/v3"},
+    {0x0056, "Google TPU (device 0x0056)"}, // JAX: "No public name (plc)"
+    {0x005e, "Google TPU v4"},
+    {0x0062, "Google TPU v5p"},
+    {0x0063, "Google TPU v5e"},
+    {0x006f, "Google TPU v6e"},
+    {0x0076, "Google TPU7x"},
+}};
+
+constexpr bool is_tpu_device_id(std::uint16_t id) noexcept {
+    for (const auto& t : tpu_pci_ids)
+        if (t.device_id == id) return true;
+    return false;
+}
+
+/// The name tpu-info gives a chip with this id (and subsystem, for the shared v2/v3 id).
+constexpr std::string_view table_name(std::uint16_t device_id, std::uint16_t subsystem_device) noexcept {
+    if (device_id == 0x0027) {
+        if (subsystem_device == 0x004e) return "Google TPU v2";
+        if (subsystem_device == 0x004f) return "Google TPU v3";
+    }
+    for (const auto& t : tpu_pci_ids)
+        if (t.device_id == device_id) return t.name;
+    return "Google TPU";
+}
+
+inline accelerator_profile blank_chip(std::uint32_t index) {
+    accelerator_profile p;
+    p.kind = device_kind::tpu;
+    p.maker = vendor::google;
+    p.index = index;
+    return p;
+}
+
+/// The catalogue row for a chip with a known PCI id: applied, and the name taken from it
+/// (or from the id table where the catalogue has none).
+inline void apply_pci_identity(accelerator_profile& p, std::uint16_t device_id, std::uint16_t subsystem_device) {
+    p.pci_device_id = device_id;
+    const auto rows = find_devices_by_pci(google_pci_vendor_id, device_id);
+    const device_spec* spec = rows.size() == 1 && rows[0]->kind == device_kind::tpu ? rows[0] : nullptr;
+    if (spec) {
+        if (p.name.empty()) p.name = spec->name;
+        p.apply_spec(*spec);
+    } else if (p.name.empty()) {
+        p.name = table_name(device_id, subsystem_device);
+    }
+}
+
+/// A chip named by tpu-info ("TPU v4 chip", "TPU7x chip") matched to the catalogue.
+inline void match_catalogue_by_name(accelerator_profile& p, std::string_view type) {
+    if (p.spec || type.empty()) return;
+    const device_spec* spec = find_device(type);
+    if (spec && spec->kind == device_kind::tpu) p.apply_spec(*spec);
+}
+
+// ---------------------------------------------------------------------------------------
+// Tables as tpu-info prints them.
+
+// A box-drawing character (U+2500..U+257F) at `i`: its UTF-8 length, else 0.
+constexpr std::size_t box_char_at(std::string_view s, std::size_t i) noexcept {
+    if (i + 3 > s.size()) return 0;
+    const auto b0 = static_cast<unsigned char>(s[i]);
+    const auto b1 = static_cast<unsigned char>(s[i + 1]);
+    const auto b2 = static_cast<unsigned char>(s[i + 2]);
+    if (b0 == 0xE2 && (b1 == 0x94 || b1 == 0x95) && (b2 & 0xC0u) == 0x80u) return 3;
+    return 0;
+}
+// A column separator at `i`: '|', "│" (U+2502) or "┃" (U+2503); its length, else 0.
+constexpr std::size_t separator_at(std::string_view s, std::size_t i) noexcept {
+    if (s[i] == '|') return 1;
+    if (box_char_at(s, i) == 3) {
+        const auto b1 = static_cast<unsigned char>(s[i + 1]);
+        const auto b2 = static_cast<unsigned char>(s[i + 2]);
+        if (b1 == 0x94 && (b2 == 0x82 || b2 == 0x83)) return 3;
+    }
+    return 0;
+}
+
+// A line drawn only with table rules: '-', '|', ':', '+', '=', blanks and box characters
+// (the borders of rich tables, the "|----|" line under a markdown header).
+constexpr bool is_rule_line(std::string_view line) noexcept {
+    line = trim(line);
+    if (line.empty()) return false;
+    for (std::size_t i = 0; i < line.size();) {
+        const char c = line[i];
+        if (c == '-' || c == '|' || c == ':' || c == '+' || c == '=' || c == ' ' || c == '\t') {
+            ++i;
+            continue;
+        }
+        const auto n = box_char_at(line, i);
+        if (n == 0) return false;
+        i += n;
+    }
+    return true;
+}
+
+inline constexpr std::size_t max_cells = 16;
+
+// The cells of a table row ("| a | b |", "│ a │ b │"), trimmed; nullopt when the line is
+// not one (it must open and close with a separator).
+inline std::optional<std::vector<std::string_view>> row_cells(std::string_view line) {
+    line = trim(line);
+    if (line.empty() || separator_at(line, 0) == 0) return std::nullopt;
+    std::vector<std::string_view> cells;
+    std::size_t i = separator_at(line, 0), start = i;
+    bool closed = false;
+    while (i < line.size()) {
+        const auto n = separator_at(line, i);
+        if (n == 0) {
+            ++i;
+            closed = false;
+            continue;
+        }
+        if (cells.size() >= max_cells) return std::nullopt;
+        cells.push_back(trim(line.substr(start, i - start)));
+        i += n;
+        start = i;
+        closed = true;
+    }
+    if (!closed || cells.empty()) return std::nullopt;
+    return cells;
+}
+
+enum class table : std::uint8_t { none, other, chips, usage, process };
+
+struct columns {
+    table kind = table::none;
+    std::optional<std::size_t> path, type, per_chip, pid, name, index, memory, duty;
+};
+
+// What a header row announces.
+inline columns read_header(const std::vector<std::string_view>& cells) {
+    columns c;
+    c.kind = table::other;
+    for (std::size_t k = 0; k < cells.size(); ++k) {
+        const auto h = cells[k];
+        if (k == 0 && (h == "Device" || h == "Chip")) c.path = k; // a path or a number
+        if (k == 0 && (h == "Core ID" || h == "Chip" || h == "Device")) c.index = k;
+        if (h == "Type") c.type = k;
+        if (h == "Cores" || h == "Devices") c.per_chip = k;
+        if (h == "PID") c.pid = k;
+        if (h == "Process Name") c.name = k;
+        if (h == "Memory usage" || h.starts_with("HBM Usage")) c.memory = k;
+        if (h == "Duty cycle") c.duty = k;
+    }
+    if (c.path && c.type) c.kind = table::chips;
+    else if (c.index && c.memory) c.kind = table::usage;
+    else if (c.path && c.pid && c.name) c.kind = table::process;
+    return c;
+}
+
+// "/dev/vfio/3" → 3, "/dev/accel12" → 12; nullopt for anything else.
+constexpr std::optional<std::uint32_t> chip_number(std::string_view path) noexcept {
+    std::string_view rest;
+    if (path.starts_with("/dev/vfio/")) rest = path.substr(10);
+    else if (path.starts_with("/dev/accel/accel")) rest = path.substr(16);
+    else if (path.starts_with("/dev/accel")) rest = path.substr(10);
+    else return std::nullopt;
+    if (rest.empty() || rest.size() > 6) return std::nullopt;
+    std::uint32_t n = 0;
+    for (char c : rest) {
+        if (c < '0' || c > '9') return std::nullopt;
+        n = n * 10 + static_cast<std::uint32_t>(c - '0');
+    }
+    return n;
+}
+
+// "18.45 GiB" → bytes; nullopt for anything else (other units, negative, absurd).
+inline std::optional<std::uint64_t> gib_bytes(std::string_view s) {
+    s = trim(s);
+    if (!s.ends_with("GiB")) return std::nullopt;
+    const auto x = parse_real(trim(s.substr(0, s.size() - 3)));
+    if (!x || *x < 0 || *x > 16384) return std::nullopt; // 16 TiB: more than any chip has
+    return static_cast<std::uint64_t>(std::llround(*x * 1073741824.0));
+}
+
+// "100.00%" → 100.
+inline std::optional<double> percent(std::string_view s) {
+    s = trim(s);
+    if (!s.ends_with('%')) return std::nullopt;
+    const auto x = parse_real(trim(s.substr(0, s.size() - 1)));
+    if (!x || *x < 0 || *x > 100) return std::nullopt;
+    return x;
+}
+
+// "Key: value" where the key matches exactly (tpu-info pads these lines with blanks).
+constexpr std::optional<std::string_view> key_value(std::string_view line, std::string_view key) noexcept {
+    line = trim(line);
+    if (!line.starts_with(key)) return std::nullopt;
+    line.remove_prefix(key.size());
+    if (line.empty() || line.front() != ':') return std::nullopt;
+    return trim(line.substr(1));
+}
+
+inline std::string bounded_text(std::string_view v, std::size_t line, std::string_view what, problem_sink& problems) {
+    bool changed = false;
+    std::string s = printable(v.substr(0, 120), changed);
+    if (changed) problems.add(line, std::string(what) + ": not printable UTF-8, replaced by " + quote_value(s));
+    else if (v.size() > 120) problems.add(line, std::string(what) + ": too long, cut");
+    return s;
+}
+
+} // namespace detail::tpu
+
+/// Reads what `tpu-info` prints: the "TPU Chips" table (device path, chip type, devices
+/// per chip, PID), the utilization table ("Memory usage" / "HBM Usage (GiB)" as
+/// "<used> GiB / <total> GiB", "Duty cycle" in %), the "TPU Process Info" table of
+/// `tpu-info --process`, and the "Libtpu version:" / "Accelerator type:" lines. Other
+/// tables (TensorCore utilization, latencies) are skipped. One device per chip, named by
+/// tpu-info's type without " chip" ("TPU v6e"); memory total/used/free and the duty cycle
+/// (as utilization) origin::tool; the libtpu version as driver_version; then the catalogue
+/// row matched by type fills the rest (origin::catalogue). Utilization rows are matched to
+/// chips by their number and only when there is one row per chip.
+inline tpu_info_result parse_tpu_info(std::string_view text) {
+    using namespace detail::tpu;
+    tpu_info_result r;
+    problem_sink problems{r.problems};
+    columns cols;            // the table being read
+    bool in_table = false;   // a header row has been seen since the last text line
+    std::vector<std::string> types;
+    struct usage_row {
+        std::size_t line;
+        std::uint32_t number;
+        std::optional<std::uint64_t> used, total;
+        std::optional<double> duty;
+    };
+    std::vector<usage_row> usage;
+    std::size_t number = 0;
+    std::size_t rows_seen = 0;
+
+    auto new_chip = [&](std::uint32_t index) -> std::size_t {
+        r.devices.push_back(blank_chip(index));
+        r.chips.emplace_back();
+        types.emplace_back();
+        return r.devices.size() - 1;
+    };
+
+    detail::formats::each_line(text, [&](std::string_view raw) {
+        ++number;
+        const auto line = detail::trim(raw);
+        if (is_rule_line(line)) return true;
+        const auto cells = row_cells(line);
+        if (!cells) {
+            in_table = false;
+            if (const auto v = key_value(line, "Libtpu version"))
+                r.libtpu_version = bounded_text(*v, number, "libtpu version", problems);
+            else if (const auto t = key_value(line, "Accelerator type"))
+                r.accelerator_type = bounded_text(*t, number, "accelerator type", problems);
+            return true;
+        }
+        if (!in_table) {
+            in_table = true;
+            cols = read_header(*cells);
+            return true;
+        }
+        if (cols.kind == table::other || cols.kind == table::none) return true;
+        if (++rows_seen > max_rows) {
+            problems.add(number, "more than " + std::to_string(max_rows) + " table rows; the rest ignored");
+            return false;
+        }
+        const auto cell = [&](const std::optional<std::size_t>& k) -> std::string_view {
+            return k && *k < cells->size() ? (*cells)[*k] : std::string_view{};
+        };
+        if (cols.kind == table::chips || cols.kind == table::process) {
+            const auto path = cell(cols.path);
+            const auto n = chip_number(path);
+            if (!n) {
+                problems.add(number, "not a TPU device path: " + quote_value(path));
+                return true;
+            }
+            // The process table of the same run names the chips the chip table did.
+            std::size_t at = r.devices.size();
+            for (std::size_t k = 0; k < r.chips.size(); ++k)
+                if (r.chips[k].device_path == path) at = k;
+            if (at == r.devices.size()) {
+                at = new_chip(*n);
+                r.chips[at].device_path = std::string(path);
+            }
+            auto& chip = r.chips[at];
+            if (const auto pid = cell(cols.pid); !pid.empty() && pid != "None") {
+                const auto v = parse_uint(pid);
+                if (!v || *v > UINT32_MAX) problems.add(number, "PID: cannot read " + quote_value(pid));
+                else chip.pid = static_cast<std::uint32_t>(*v);
+            }
+            if (cols.kind == table::process) {
+                if (const auto name = cell(cols.name); !name.empty() && name != "None")
+                    chip.process_name = bounded_text(name, number, "process name", problems);
+                return true;
+            }
+            if (const auto per = cell(cols.per_chip); !per.empty()) {
+                const auto v = parse_uint(per);
+                if (!v || *v == 0 || *v > 64) problems.add(number, "devices per chip: cannot read " + quote_value(per));
+                else chip.devices_per_chip = static_cast<std::uint32_t>(*v);
+            }
+            const auto type = cell(cols.type);
+            auto& p = r.devices[at];
+            std::string_view name = type;
+            if (name.ends_with(" chip")) name.remove_suffix(5);
+            bool changed = false;
+            const std::string shown = printable(name, changed);
+            if (changed || !p.name.assign(shown)) problems.add(number, "chip type not printable or too long: " + quote_value(type));
+            types[at] = std::string(type);
+            p.chips = {1, origin::tool};
+            return true;
+        }
+        // Utilization: "<n> | <used> GiB / <total> GiB | <duty>%".
+        const auto id = cell(cols.index);
+        const auto n = parse_uint(id);
+        if (!n || *n >= max_rows) {
+            problems.add(number, "not a chip number: " + quote_value(id));
+            return true;
+        }
+        usage_row u{number, static_cast<std::uint32_t>(*n), {}, {}, {}};
+        if (const auto m = cell(cols.memory); !m.empty() && m != "N/A") {
+            const auto slash = m.find('/');
+            if (slash != std::string_view::npos) {
+                u.used = gib_bytes(m.substr(0, slash));
+                u.total = gib_bytes(m.substr(slash + 1));
+            }
+            if (!u.used || !u.total || *u.used > *u.total) {
+                problems.add(number, "memory usage: cannot read " + quote_value(m));
+                u.used.reset();
+                u.total.reset();
+            }
+        }
+        if (const auto d = cell(cols.duty); !d.empty() && d != "N/A") {
+            u.duty = percent(d);
+            if (!u.duty) problems.add(number, "duty cycle: cannot read " + quote_value(d));
+        }
+        usage.push_back(u);
+        return true;
+    });
+
+    // Utilization rows to chips: by number, one row per chip. Without a chip table, the
+    // rows are the chips.
+    if (r.devices.empty())
+        for (const auto& u : usage) new_chip(u.number);
+    if (!usage.empty() && usage.size() != r.devices.size()) {
+        problems.add(0, std::to_string(usage.size()) + " utilization rows for " + std::to_string(r.devices.size()) +
+                            " chips; usage not assigned");
+    } else {
+        for (const auto& u : usage) {
+            if (u.number >= r.devices.size()) {
+                problems.add(u.line, "utilization row for chip " + std::to_string(u.number) + ", which is not listed");
+                continue;
+            }
+            auto& p = r.devices[u.number];
+            if (u.total) {
+                p.memory_bytes = {*u.total, origin::tool};
+                p.memory_used_bytes = {*u.used, origin::tool};
+                p.memory_free_bytes = {*u.total - *u.used, origin::tool};
+            }
+            if (u.duty) p.utilization_percent = {*u.duty, origin::tool};
+        }
+    }
+    for (std::size_t k = 0; k < r.devices.size(); ++k) {
+        auto& p = r.devices[k];
+        if (!r.libtpu_version.empty()) p.driver_version.assign(r.libtpu_version);
+        match_catalogue_by_name(p, types[k]);
+        if (!p.spec) match_catalogue_by_name(p, r.accelerator_type);
+    }
+    problems.finish();
+    return r;
+}
+
+/// Reads `tpu-info --version`: "- tpu-info version: 0.8.0", "- libtpu version: 0.0.18",
+/// "- accelerator type: v6e". Lines it does not know are problems.
+inline tpu_info_version_result parse_tpu_info_version(std::string_view text) {
+    using namespace detail::tpu;
+    tpu_info_version_result r;
+    problem_sink problems{r.problems};
+    std::size_t number = 0;
+    detail::formats::each_line(text, [&](std::string_view raw) {
+        ++number;
+        auto line = detail::trim(raw);
+        if (line.empty()) return true;
+        if (number > 64) {
+            problems.add(number, "more lines than tpu-info --version prints; the rest ignored");
+            return false;
+        }
+        if (line.starts_with("- ")) line = detail::trim(line.substr(2));
+        if (const auto v = key_value(line, "tpu-info version"))
+            r.tpu_info_version = bounded_text(*v, number, "tpu-info version", problems);
+        else if (const auto l = key_value(line, "libtpu version"))
+            r.libtpu_version = bounded_text(*l, number, "libtpu version", problems);
+        else if (const auto a = key_value(line, "accelerator type"))
+            r.accelerator_type = bounded_text(*a, number, "accelerator type", problems);
+        else
+            problems.add(number, "not understood: " + quote_value(line));
+        return true;
+    });
+    problems.finish();
+    return r;
+}
+
+/// Reads the transcript of `ls -l /dev/vfio` followed by, for every device of every IOMMU
+/// group, "<group path>/devices/<addr> -> vendor: 0x1ae0" and "  device: 0x006f" (the
+/// shape of the ray-project/ray capture). Every Google device with a TPU id becomes a chip
+/// (catalogue by PCI id), indexed in PCI-address order; other devices are skipped.
+inline tpu_vfio_transcript_result parse_tpu_vfio_transcript(std::string_view text) {
+    using namespace detail::tpu;
+    tpu_vfio_transcript_result r;
+    problem_sink problems{r.problems};
+    struct entry {
+        pci_address address;
+        std::uint32_t group;
+        std::optional<std::uint16_t> vendor_id, device_id;
+        std::size_t line;
+    };
+    std::vector<entry> entries;
+    enum class part : std::uint8_t { none, listing, groups } where = part::none;
+    bool listing_seen = false;
+    std::size_t number = 0;
+    auto hex16 = [](std::string_view v) -> std::optional<std::uint16_t> {
+        const auto x = detail::parse_hex_attribute(detail::trim(v));
+        if (!x || *x > 0xffff || !detail::trim(v).starts_with("0x")) return std::nullopt;
+        return static_cast<std::uint16_t>(*x);
+    };
+    auto read_device = [&](entry& e, std::string_view rest, std::size_t line) {
+        const auto v = hex16(rest);
+        if (!v) problems.add(line, "device id: cannot read " + quote_value(rest));
+        else e.device_id = v;
+    };
+    detail::formats::each_line(text, [&](std::string_view raw) {
+        ++number;
+        const auto line = detail::trim(raw);
+        if (line.empty()) return true;
+        if (entries.size() >= max_rows || r.vfio_nodes.size() >= max_rows) {
+            problems.add(number, "more than " + std::to_string(max_rows) + " entries; the rest ignored");
+            return false;
+        }
+        if (line.starts_with("---")) {
+            if (line.find("/dev/vfio") != std::string_view::npos) {
+                where = part::listing;
+                listing_seen = true;
+            } else {
+                where = part::groups;
+            }
+            return true;
+        }
+        if (line.starts_with("/sys/kernel/iommu_groups/")) {
+            where = part::groups;
+            // /sys/kernel/iommu_groups/<g>/devices/<addr> -> vendor: 0x1ae0 [device: 0x006f]
+            std::string_view rest = line.substr(25);
+            const auto slash = rest.find('/');
+            const auto group = parse_uint(rest.substr(0, slash));
+            const auto arrow = rest.find(" -> vendor:");
+            const std::string_view path = arrow == std::string_view::npos ? rest : rest.substr(0, arrow);
+            const auto dev = path.find("/devices/");
+            const auto address = dev == std::string_view::npos ? std::nullopt : parse_pci_address(path.substr(dev + 9));
+            if (!group || *group > UINT32_MAX || !address || arrow == std::string_view::npos) {
+                problems.add(number, "not an IOMMU group device line: " + quote_value(line));
+                return true;
+            }
+            entry e{*address, static_cast<std::uint32_t>(*group), {}, {}, number};
+            std::string_view values = rest.substr(arrow + 11);
+            const auto dpos = values.find("device:");
+            const auto vendor_text = dpos == std::string_view::npos ? values : values.substr(0, dpos);
+            e.vendor_id = hex16(vendor_text);
+            if (!e.vendor_id) problems.add(number, "vendor id: cannot read " + quote_value(vendor_text));
+            if (dpos != std::string_view::npos) read_device(e, values.substr(dpos + 7), number);
+            entries.push_back(e);
+            return true;
+        }
+        if (line.starts_with("device:")) {
+            if (entries.empty() || entries.back().device_id) {
+                problems.add(number, "device line without its IOMMU group line");
+                return true;
+            }
+            read_device(entries.back(), line.substr(7), number);
+            return true;
+        }
+        if (where == part::listing) {
+            if (line.starts_with("total ")) return true;
+            // "crw-rw-rw- 1 root root 245,   2 Jul 29 18:29 0": the name is the last word.
+            if (line.front() != 'c') {
+                problems.add(number, "not a character device in the /dev/vfio listing: " + quote_value(line));
+                return true;
+            }
+            const auto sp = line.find_last_of(" \t");
+            const std::string_view name = sp == std::string_view::npos ? line : line.substr(sp + 1);
+            if (name == "vfio") r.vfio_control_node = true;
+            else if (const auto g = parse_uint(name); g && *g <= UINT32_MAX)
+                r.vfio_nodes.push_back(static_cast<std::uint32_t>(*g));
+            else problems.add(number, "not a VFIO group node: " + quote_value(name));
+            return true;
+        }
+        problems.add(number, "not understood: " + quote_value(line));
+        return true;
+    });
+    std::sort(r.vfio_nodes.begin(), r.vfio_nodes.end());
+    std::sort(entries.begin(), entries.end(), [](const entry& a, const entry& b) { return a.address < b.address; });
+    for (const auto& e : entries) {
+        if (e.vendor_id && *e.vendor_id == google_pci_vendor_id && !e.device_id)
+            problems.add(e.line, "no device id for " + std::string(e.address.text().data()));
+        if (!e.vendor_id || *e.vendor_id != google_pci_vendor_id || !e.device_id || !is_tpu_device_id(*e.device_id))
+            continue;
+        accelerator_profile p = blank_chip(static_cast<std::uint32_t>(r.devices.size()));
+        p.pci = e.address;
+        apply_pci_identity(p, *e.device_id, 0);
+        if (listing_seen)
+            p.available = std::binary_search(r.vfio_nodes.begin(), r.vfio_nodes.end(), e.group);
+        r.devices.push_back(p);
+        r.iommu_groups.push_back(e.group);
+    }
+    problems.finish();
+    return r;
+}
+
+/// The one tpu-info run the probe makes (static mode: every table once, then exit). It
+/// starts a process to load libtpu and asks the runtime over gRPC, hence the long limit.
+inline tool_request tpu_info_request() {
+    using namespace std::chrono_literals;
+    return tool_request{{"tpu-info"}, 30s};
+}
+
+namespace detail::tpu {
+
+/// A TPU chip on the PCI bus, and how user space reaches it.
+struct pci_chip {
+    pci_device dev;
+    std::string node; ///< "/dev/vfio/3", "/dev/accel0" when found, else empty
+};
+
+// The /dev node of a chip: its VFIO group's node when bound to vfio-pci, its accel class
+// device's node when bound to another driver; empty when none exists.
+template <system_view S>
+std::string device_node(const S& sys, const pci_device& d, std::size_t position,
+                        const std::optional<std::vector<std::string>>& accel_class) {
+    const std::string dir = "/sys/bus/pci/devices/" + std::string(d.address.text().data());
+    if (d.driver.empty()) return {};
+    if (d.driver == "vfio-pci") {
+        const auto target = detail::resolve_sysfs_link(sys, dir + "/iommu_group");
+        if (!target) return {};
+        const std::string node = "/dev/vfio/" + std::string(detail::base_name(*target));
+        return sys.exists(node) ? node : std::string();
+    }
+    if (accel_class) {
+        for (const auto& name : *accel_class) {
+            if (!name.starts_with("accel")) continue;
+            const auto target = detail::resolve_sysfs_link(sys, "/sys/class/accel/" + name + "/device");
+            if (!target || detail::base_name(*target) != std::string_view(d.address.text().data())) continue;
+            for (const auto& node : {"/dev/" + name, "/dev/accel/" + name})
+                if (sys.exists(node)) return node;
+            return {};
+        }
+    }
+    // No class entry names the chip: tpu-info's own convention, /dev/accel<position>.
+    const std::string node = "/dev/accel" + std::to_string(position);
+    return sys.exists(node) ? node : std::string();
+}
+
+inline interconnect ici_of(const std::vector<accelerator_profile>& chips) {
+    interconnect l;
+    l.kind = interconnect_kind::ici;
+    l.scope = link_scope::intra_node;
+    l.name = "ICI";
+    l.state = std::to_string(chips.size()) + " chips";
+    double gbps = 0;
+    bool same = true;
+    for (const auto& c : chips) {
+        l.devices.push_back(c.index);
+        const double g = c.spec && c.spec->link == interconnect_kind::ici ? c.spec->link_bandwidth_gbps : 0;
+        if (&c != &chips.front() && g != gbps) same = false;
+        gbps = g;
+    }
+    if (same && gbps > 0) l.bandwidth_gbps = {gbps, origin::catalogue};
+    return l;
+}
+
+} // namespace detail::tpu
+
+/// TPU chips from PCI sysfs, enriched by tpu-info.
+struct tpu_probe {
+    static constexpr backend_id backend = backend_id::tpu;
+    /// Whether to run tpu-info for memory use and duty cycle.
+    bool use_tpu_info = true;
+
+    template <system_view S>
+    probe_output probe(const S& sys) const {
+        probe_output out;
+        std::vector<warning> ignored; // the host probes report the PCI bus's own problems
+        const auto accel_class = sys.list_dir("/sys/class/accel");
+        for (const auto& d : probe_pci(sys, ignored)) {
+            if (d.vendor_id != google_pci_vendor_id || !detail::tpu::is_tpu_device_id(d.device_id)) continue;
+            const auto position = out.devices.size();
+            accelerator_profile p = detail::tpu::blank_chip(static_cast<std::uint32_t>(position));
+            p.pci = d.address;
+            detail::tpu::apply_pci_identity(p, d.device_id, d.subsystem_device_id);
+            p.chips = {1, origin::sysfs};
+            if (d.numa_node >= 0) p.numa_node = {d.numa_node, origin::sysfs};
+            if (d.link_current && d.link_current->known()) p.pcie_current = d.link_current;
+            if (d.link_max && d.link_max->known()) p.pcie_max = d.link_max;
+            p.available = !detail::tpu::device_node(sys, d, position, accel_class).empty();
+            out.devices.push_back(p);
+        }
+        if (out.devices.empty()) return out;
+        if (out.devices.size() >= 2) out.links.push_back(detail::tpu::ici_of(out.devices));
+        if (use_tpu_info) enrich(sys, out);
+        return out;
+    }
+
+private:
+    template <system_view S>
+    static void enrich(const S& sys, probe_output& out) {
+        const tool_request request = tpu_info_request();
+        tool_result r = sys.run(request);
+        if (r.status == tool_status::not_found) {
+            out.warnings.push_back(warning{warning_kind::tool_not_found, backend, "tpu-info",
+                                           std::to_string(out.devices.size()) +
+                                               " TPU chip(s) on the PCI bus but tpu-info is not installed in any "
+                                               "trusted folder; HBM use and duty cycle unknown",
+                                           0});
+            return;
+        }
+        if (!report_tool_result(request, r, backend, out.warnings)) return;
+        const auto info = parse_tpu_info(r.out);
+        detail::parsing::problems_to_warnings(info.problems, backend, "tpu-info", out.warnings);
+        if (info.devices.empty()) return;
+        if (info.devices.size() != out.devices.size()) {
+            out.warnings.push_back(warning{warning_kind::disagreement, backend, "tpu-info",
+                                           "lists " + std::to_string(info.devices.size()) + " chips, the PCI bus " +
+                                               std::to_string(out.devices.size()) + "; its figures are not used",
+                                           0});
+            return;
+        }
+        for (std::size_t k = 0; k < info.devices.size(); ++k) {
+            const auto& t = info.devices[k];
+            auto& p = out.devices[k];
+            if (t.spec && p.spec && t.spec != p.spec) {
+                out.warnings.push_back(warning{warning_kind::disagreement, backend, "tpu-info",
+                                               "calls chip " + std::to_string(k) + " a " + std::string(t.name.view()) +
+                                                   ", its PCI id a " + std::string(p.spec->name) +
+                                                   "; the PCI id is used",
+                                               0});
+                continue;
+            }
+            if (t.memory_bytes) p.memory_bytes.offer(*t.memory_bytes, origin::tool);
+            if (t.memory_used_bytes) p.memory_used_bytes.offer(*t.memory_used_bytes, origin::tool);
+            if (t.memory_free_bytes) p.memory_free_bytes.offer(*t.memory_free_bytes, origin::tool);
+            if (t.utilization_percent) p.utilization_percent.offer(*t.utilization_percent, origin::tool);
+            if (p.driver_version.empty()) p.driver_version = t.driver_version;
+        }
+    }
+};
+#if AI_HWACCEL_OS_LINUX || AI_HWACCEL_OS_MACOS
+static_assert(backend_probe<tpu_probe, host_system>);
+#endif
+
+// ---------------------------------------------------------------------------------------
+// Capture formats
+
+namespace detail::formats {
+
+inline void tpu_problems_to_warnings(const std::vector<parse_problem>& problems, std::string_view subject,
+                                     std::vector<warning>& out) {
+    detail::parsing::problems_to_warnings(problems, backend_id::tpu, subject, out);
+}
+
+// A table header row of tpu-info naming these cells first, in order.
+inline bool has_tpu_header(std::string_view t, std::initializer_list<std::string_view> first_cells) {
+    bool found = false;
+    each_line(t, [&](std::string_view line) {
+        const auto cells = detail::tpu::row_cells(line);
+        if (!cells || cells->size() < first_cells.size()) return true;
+        std::size_t k = 0;
+        bool all = true;
+        for (auto c : first_cells) all = all && (*cells)[k++] == c;
+        found = all;
+        return !found;
+    });
+    return found;
+}
+inline bool has_trimmed_line(std::string_view t, std::string_view wanted) {
+    bool found = false;
+    each_line(t, [&](std::string_view line) {
+        found = trim(line) == wanted;
+        return !found;
+    });
+    return found;
+}
+
+// tpu-info (both looks) -------------------------------------------------------------------
+inline int sniff_tpu_info(std::string_view t) noexcept {
+    try {
+        if (!has_trimmed_line(t, "TPU Chips")) return 0;
+        const bool old_look = has_tpu_header(t, {"Device", "Type"});
+        const bool new_look = has_tpu_header(t, {"Chip", "Type"});
+        return old_look || new_look ? 90 : 0;
+    } catch (...) { // bad_alloc only
+        return 0;
+    }
+}
+inline void parse_tpu_info_capture(std::string_view t, capture_parse& out) {
+    auto r = parse_tpu_info(t);
+    tpu_problems_to_warnings(r.problems, out.format, out.warnings);
+    if (r.devices.empty() && r.problems.empty()) nothing_found(out, "TPU chips");
+    out.devices = std::move(r.devices);
+}
+
+// tpu-info --process ------------------------------------------------------------------------
+inline int sniff_tpu_info_process(std::string_view t) noexcept {
+    try {
+        if (first_non_blank_line(t) != "TPU Process Info") return 0;
+        return has_tpu_header(t, {"Chip", "PID", "Process Name"}) ? 90 : 0;
+    } catch (...) {
+        return 0;
+    }
+}
+inline void parse_tpu_info_process_capture(std::string_view t, capture_parse& out) {
+    auto r = parse_tpu_info(t);
+    tpu_problems_to_warnings(r.problems, out.format, out.warnings);
+    if (r.devices.empty() && r.problems.empty()) nothing_found(out, "TPU chips");
+    out.devices = std::move(r.devices);
+}
+
+// tpu-info --version --------------------------------------------------------------------------
+inline int sniff_tpu_info_version(std::string_view t) noexcept {
+    const auto first = first_non_blank_line(t);
+    return first.starts_with("- tpu-info version:") || (first.starts_with("- libtpu version:") &&
+                                                        t.find("- tpu-info version:") != std::string_view::npos)
+               ? 90
+               : 0;
+}
+inline void parse_tpu_info_version_capture(std::string_view t, capture_parse& out) {
+    const auto r = parse_tpu_info_version(t);
+    tpu_problems_to_warnings(r.problems, out.format, out.warnings);
+    // A version report names no chip: nothing to list, and nothing missing when it read.
+    if (r.tpu_info_version.empty() && r.problems.empty()) nothing_found(out, "tpu-info version line");
+}
+
+// ls -l /dev/vfio + IOMMU groups' vendor/device ----------------------------------------------
+inline int sniff_tpu_vfio_transcript(std::string_view t) noexcept {
+    bool group_line = false;
+    each_line(t, [&](std::string_view line) {
+        line = trim(line);
+        group_line = line.starts_with("/sys/kernel/iommu_groups/") && line.find(" -> vendor: 0x") != std::string_view::npos;
+        return !group_line;
+    });
+    return group_line ? 90 : 0;
+}
+inline void parse_tpu_vfio_transcript_capture(std::string_view t, capture_parse& out) {
+    auto r = parse_tpu_vfio_transcript(t);
+    tpu_problems_to_warnings(r.problems, out.format, out.warnings);
+    if (r.devices.empty() && r.problems.empty()) nothing_found(out, "TPU chips");
+    out.devices = std::move(r.devices);
+}
+
+} // namespace detail::formats
+
+AI_HWACCEL_NAMESPACE_END
+
+#endif // AI_HWACCEL_BACKEND_TPU
+// ---- end ai_hwaccel/detect/tpu.hpp
+// #include "ai_hwaccel/detect/gaudi.hpp"
+// ---- begin ai_hwaccel/detect/gaudi.hpp
+// ai-hwaccel detect: Intel Gaudi accelerators (Habana Labs, PCI vendor 0x1da3).
+//
+// Three pure parsers for what `hl-smi` prints: its default table (which imitates
+// nvidia-smi's), the detailed log of `hl-smi -q` / `hl-smi -L [-i <bus>]`, and the CSV of
+// `hl-smi -Q <fields> -f csv[,noheader][,nounits]`. Then the probe: the habanalabs driver
+// names each device in sysfs (/sys/class/accel/accel<N>/device/… on current drivers,
+// /sys/class/habanalabs/hl<N>/… on drivers from before the accel subsystem), and one
+// hl-smi query adds memory in use, power, temperature and load. Without hl-smi the devices
+// still come from sysfs, with their memory from the catalogue.
+//
+// The driver's attributes are those of its sysfs ABI (Documentation/ABI/testing/
+// sysfs-driver-habanalabs and drivers/accel/habanalabs/common/sysfs.c): `device_type`
+// ("GAUDI2", "GAUDI3", …), `status` ("Operational", "In reset", "Disabled", "Needs
+// reset", …), `module_id` (the card's slot on the baseboard), `pci_addr`, and `max_power`
+// (milliwatts). The driver gives no memory size in sysfs.
+//
+// hl-smi's -Q field names are those its documentation lists (Intel Gaudi docs, "System
+// Management Interface Tool (hl-smi)"): index, module_id, name, bus_id, uuid, serial,
+// driver_version, memory.total/used/free (MiB), power.draw (W), temperature.aip (C),
+// utilization.aip (%), timestamp, ecc.*, stats.*. With a header line, hl-smi names each
+// column as nvidia-smi does ("memory.used [MiB]"); values carry their unit unless
+// `nounits` is given ("672 MiB", "226 W", "36 C", "0 %").
+//
+// Links: Intel documents the 8-card HLS-2 and HLS-3 systems as joining their OAM Gaudis
+// all to all with the integrated RoCE ports (21 scale-up ports each, 3 to each of the 7
+// others; docs.habana.ai, "Intel Gaudi Network Configuration"). Where the catalogue gives
+// a device a RoCE link figure (the OAM parts; the PCIe card has none), the node's Gaudis
+// of that one model are reported as one `gaudi_roce` fabric.
+
+// #include "ai_hwaccel/config.hpp"
+
+#if AI_HWACCEL_BACKEND_GAUDI
+
+// #include "ai_hwaccel/core/catalogue.hpp"
+// #include "ai_hwaccel/core/pci.hpp"
+// #include "ai_hwaccel/core/profile.hpp"
+// #include "ai_hwaccel/core/system_io.hpp"
+// #include "ai_hwaccel/core/text.hpp"
+// #include "ai_hwaccel/core/warning.hpp"
+// #include "ai_hwaccel/detect/capture.hpp"
+// #include "ai_hwaccel/detect/probe.hpp"
+// #include "ai_hwaccel/detect/process.hpp"
+// #include "ai_hwaccel/detect/sysfs.hpp"
+// #include "ai_hwaccel/detect/system.hpp"
+// #include "ai_hwaccel/detect/topology.hpp"
+
+#include <algorithm>
+#include <array>
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+AI_HWACCEL_NAMESPACE_BEGIN
+
+/// What one of the hl-smi parsers read. `module_ids` runs beside `devices`: the card's
+/// module (baseboard slot) id, nullopt where the output does not say.
+struct hl_smi_result {
+    std::vector<accelerator_profile> devices;
+    std::vector<std::optional<std::uint32_t>> module_ids;
+    std::string hl_smi_version; ///< "hl-1.21.1-fw-59.2.3.0" (table and log forms)
+    std::vector<parse_problem> problems;
+};
+
+/// The -Q fields the probe asks for, in order: all from hl-smi's documented list.
+inline constexpr std::array<std::string_view, 12> hl_smi_query_fields{
+    "index",       "module_id",   "name",        "bus_id",     "uuid",            "driver_version",
+    "memory.total", "memory.used", "memory.free", "power.draw", "temperature.aip", "utilization.aip",
+};
+
+/// PCI vendor id of Habana Labs.
+inline constexpr std::uint16_t pci_vendor_habana = 0x1da3;
+
+namespace detail::gaudi {
+
+using detail::parsing::max_problems;
+using detail::parsing::max_rows;
+using detail::parsing::parse_real;
+using detail::parsing::parse_uint;
+using detail::parsing::printable;
+using detail::parsing::problem_sink;
+using detail::parsing::quote_value;
+
+enum class field : std::uint8_t {
+    ignored, // a field hl-smi knows that the library does not map (serial, ecc.*, …)
+    index,
+    module_id,
+    name,
+    bus_id,
+    uuid,
+    driver_version,
+    memory_total,
+    memory_used,
+    memory_free,
+    power_draw,
+    power_max,
+    temperature,
+    utilization,
+};
+
+struct field_info {
+    std::string_view name;
+    field id;
+    std::string_view unit; ///< what hl-smi appends without `nounits` ("" for none)
+};
+
+// The documented -Q fields the library maps, and power.max, which hl-smi also accepts
+// (all-smi's Gaudi collector queries it; `hl-smi -q` prints it as "Power Max").
+inline constexpr field_info field_table[] = {
+    {"index", field::index, ""},
+    {"module_id", field::module_id, ""},
+    {"name", field::name, ""},
+    {"bus_id", field::bus_id, ""},
+    {"uuid", field::uuid, ""},
+    {"driver_version", field::driver_version, ""},
+    {"memory.total", field::memory_total, "MiB"},
+    {"memory.used", field::memory_used, "MiB"},
+    {"memory.free", field::memory_free, "MiB"},
+    {"power.draw", field::power_draw, "W"},
+    {"power.max", field::power_max, "W"},
+    {"temperature.aip", field::temperature, "C"},
+    {"utilization.aip", field::utilization, "%"},
+};
+
+constexpr const field_info* find_field(std::string_view name) noexcept {
+    for (const auto& f : field_table)
+        if (f.name == name) return &f;
+    return nullptr;
+}
+
+constexpr bool probe_fields_are_mapped() noexcept {
+    for (auto f : hl_smi_query_fields) {
+        bool mapped = false;
+        for (const auto& row : field_table) mapped = mapped || row.name == f;
+        if (!mapped) return false;
+    }
+    return true;
+}
+static_assert(probe_fields_are_mapped(), "hl_smi_query_fields: a field the parser does not map");
+
+// A header cell without its unit: "memory.total [MiB]" -> "memory.total".
+constexpr std::string_view header_name(std::string_view cell) noexcept {
+    cell = trim(cell);
+    if (const auto b = cell.find(" ["); b != std::string_view::npos && !cell.empty() && cell.back() == ']')
+        cell = trim(cell.substr(0, b));
+    return cell;
+}
+
+// Lowercase letters, digits, '.', '_' and '-' (ecc.errors.dram-corrected…), from a letter.
+constexpr bool looks_like_field_name(std::string_view s) noexcept {
+    if (s.empty() || !(s.front() >= 'a' && s.front() <= 'z')) return false;
+    for (char c : s)
+        if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '-')) return false;
+    return true;
+}
+
+template <class F>
+constexpr void each_cell(std::string_view line, F&& f) {
+    for (;;) {
+        const auto comma = line.find(',');
+        f(trim(line.substr(0, comma)));
+        if (comma == std::string_view::npos) return;
+        line.remove_prefix(comma + 1);
+    }
+}
+
+// A field only hl-smi has: nvidia-smi's names end in ".gpu", never ".aip", and it has no
+// module_id.
+constexpr bool is_hl_smi_only(std::string_view n) noexcept {
+    return n == "module_id" || n.ends_with(".aip");
+}
+
+// The header line of `-f csv`: every cell a field name (units in brackets allowed), and
+// at least one a unit or a mapped field, so a row of lowercase words is not taken for one.
+constexpr bool is_header_line(std::string_view line) noexcept {
+    bool all_names = true, anchored = false;
+    each_cell(line, [&](std::string_view cell) {
+        const auto n = header_name(cell);
+        if (!looks_like_field_name(n)) all_names = false;
+        if (n.size() != cell.size() || find_field(n)) anchored = true;
+    });
+    return all_names && anchored;
+}
+
+constexpr bool is_unavailable(std::string_view v) noexcept {
+    return v.empty() || v == "N/A" || v == "NA" || v == "Not Supported" || (v.front() == '[' && v.back() == ']');
+}
+
+// "672 MiB" -> "672"; also "672MiB" as the table writes it. nullopt for another unit.
+constexpr std::optional<std::string_view> strip_unit(std::string_view v, std::string_view unit) noexcept {
+    v = trim(v);
+    if (!unit.empty() && v.size() > unit.size() && v.ends_with(unit)) return trim(v.substr(0, v.size() - unit.size()));
+    for (char c : v)
+        if (!((c >= '0' && c <= '9') || c == '.' || c == '-')) return std::nullopt;
+    return v;
+}
+
+inline bool set_text(auto& field, std::string_view v) {
+    bool changed = false;
+    const bool fits = field.assign(printable(v, changed));
+    return fits && !changed;
+}
+
+inline accelerator_profile blank_gaudi(std::uint32_t index) {
+    accelerator_profile p;
+    p.kind = device_kind::gaudi;
+    p.maker = vendor::habana;
+    p.index = index;
+    return p;
+}
+
+// The catalogue row: by PCI id when that names one row, else by name.
+inline void match_catalogue(accelerator_profile& p) {
+    const device_spec* spec = nullptr;
+    const auto by_id = find_devices_by_pci(pci_vendor_habana, p.pci_device_id);
+    if (by_id.size() == 1) spec = by_id[0];
+    if (!spec && !p.name.empty()) spec = find_device(p.name);
+    if (spec && spec->kind == device_kind::gaudi) p.apply_spec(*spec);
+}
+
+// A memory amount in MiB (hl-smi's "MB" in the log form is MiB too: the same HL-225 that
+// the table shows as 98304MiB shows 98304 MB there).
+inline std::string set_mib(std::string_view n, sourced<std::uint64_t>& out) {
+    const auto x = parse_real(n);
+    if (!x || *x < 0) return "cannot read " + quote_value(n);
+    constexpr double max_mib = 16.0 * 1024 * 1024; // 16 TiB: more than any device has
+    if (*x > max_mib) return quote_value(n) + " is out of range";
+    out = {static_cast<std::uint64_t>(*x * 1048576.0), origin::tool};
+    return {};
+}
+
+inline std::string set_real(std::string_view n, double max, sourced<double>& out) {
+    const auto x = parse_real(n);
+    if (!x) return "cannot read " + quote_value(n);
+    if (*x < 0 || *x > max) return quote_value(n) + " is out of range";
+    out = {*x, origin::tool};
+    return {};
+}
+
+// Fills the profile from one CSV cell; returns a problem message, or "".
+inline std::string apply_cell(const field_info& f, std::string_view v, accelerator_profile& p,
+                              std::optional<std::uint32_t>& module_id) {
+    if (f.id == field::ignored || is_unavailable(v)) return {};
+    const std::string name(f.name);
+    switch (f.id) {
+    case field::name:
+        if (!set_text(p.name, v)) return name + ": not printable or too long: " + quote_value(v);
+        return {};
+    case field::uuid:
+        if (!set_text(p.uuid, v)) return name + ": not printable or too long: " + quote_value(v);
+        return {};
+    case field::driver_version:
+        if (!set_text(p.driver_version, v)) return name + ": not printable or too long: " + quote_value(v);
+        return {};
+    case field::bus_id: {
+        const auto a = parse_pci_address(v);
+        if (!a) return name + ": cannot read " + quote_value(v);
+        p.pci = *a;
+        return {};
+    }
+    default: break;
+    }
+    const auto number = strip_unit(v, f.unit);
+    if (!number) return name + ": unexpected unit in " + quote_value(v);
+    const std::string_view n = *number;
+    std::string msg;
+    switch (f.id) {
+    case field::index:
+    case field::module_id: {
+        const auto x = parse_uint(n);
+        if (!x) return name + ": cannot read " + quote_value(v);
+        if (*x > 0xffff) return name + ": " + quote_value(v) + " is out of range";
+        if (f.id == field::index) p.index = static_cast<std::uint32_t>(*x);
+        else module_id = static_cast<std::uint32_t>(*x);
+        return {};
+    }
+    case field::memory_total: msg = set_mib(n, p.memory_bytes); break;
+    case field::memory_used: msg = set_mib(n, p.memory_used_bytes); break;
+    case field::memory_free: msg = set_mib(n, p.memory_free_bytes); break;
+    case field::power_draw: msg = set_real(n, 100'000, p.power_draw_watts); break;
+    case field::power_max: msg = set_real(n, 100'000, p.power_limit_watts); break;
+    case field::temperature: msg = set_real(n, 500, p.temperature_c); break;
+    case field::utilization: msg = set_real(n, 100, p.utilization_percent); break;
+    default: break;
+    }
+    return msg.empty() ? msg : name + ": " + msg;
+}
+
+// Leading blanks, a tab counting as 8.
+constexpr std::size_t indent_of(std::string_view line) noexcept {
+    std::size_t n = 0;
+    for (char c : line) {
+        if (c == ' ') ++n;
+        else if (c == '\t') n += 8;
+        else break;
+        if (n > 4096) break;
+    }
+    return n;
+}
+
+// "35C" -> 35; "525W" -> 525; "94963MiB" -> 94963: the number in front of a unit.
+constexpr std::optional<std::string_view> before_unit(std::string_view token, std::string_view unit) noexcept {
+    if (token.size() <= unit.size() || !token.ends_with(unit)) return std::nullopt;
+    return token.substr(0, token.size() - unit.size());
+}
+
+// Splits on blanks.
+inline std::vector<std::string_view> tokens(std::string_view s) {
+    std::vector<std::string_view> out;
+    std::size_t i = 0;
+    while (i < s.size() && out.size() < 64) {
+        while (i < s.size() && (s[i] == ' ' || s[i] == '\t')) ++i;
+        const std::size_t start = i;
+        while (i < s.size() && s[i] != ' ' && s[i] != '\t') ++i;
+        if (i > start) out.push_back(s.substr(start, i - start));
+    }
+    return out;
+}
+
+// The cells between the '|' of a table line.
+inline std::vector<std::string_view> table_cells(std::string_view line) {
+    std::vector<std::string_view> cells;
+    line = trim(line);
+    if (line.size() < 2 || line.front() != '|' || line.back() != '|') return cells;
+    line = line.substr(1, line.size() - 2);
+    for (;;) {
+        const auto bar = line.find('|');
+        cells.push_back(line.substr(0, bar));
+        if (bar == std::string_view::npos || cells.size() > 16) break;
+        line.remove_prefix(bar + 1);
+    }
+    return cells;
+}
+
+// "| HL-SMI Version:   hl-1.21.1-fw-59.2.3.0   |" -> the value after `key`.
+inline std::optional<std::string_view> banner_value(std::string_view line, std::string_view key) {
+    const auto cells = table_cells(line);
+    if (cells.size() != 1) return std::nullopt;
+    const auto c = trim(cells[0]);
+    if (!c.starts_with(key)) return std::nullopt;
+    return trim(c.substr(key.size()));
+}
+
+} // namespace detail::gaudi
+
+/// Reads `hl-smi -Q <fields> -f csv[,noheader][,nounits]`. `fields` is the list given to
+/// -Q; it may be empty when the output has its header line, which then names the columns
+/// (a header wins over `fields`). Values may carry units or not. Rows whose number of
+/// values differs from the number of fields are skipped with a problem. Devices are
+/// Gaudis, values origin::tool, completed from the catalogue (origin::catalogue).
+inline hl_smi_result parse_hl_smi_query_csv(std::string_view text, std::string_view fields = {}) {
+    using namespace detail::gaudi;
+    hl_smi_result r;
+    problem_sink problems{r.problems};
+    std::vector<const field_info*> columns;
+    auto set_columns = [&](std::string_view list, std::size_t line) {
+        columns.clear();
+        each_cell(list, [&](std::string_view cell) {
+            static constexpr field_info unmapped{"", field::ignored, ""};
+            const auto n = header_name(cell);
+            const field_info* f = find_field(n);
+            if (!f) {
+                if (!looks_like_field_name(n)) problems.add(line, "not a field name: " + quote_value(n));
+                f = &unmapped;
+            }
+            columns.push_back(f);
+        });
+    };
+    if (!detail::trim(fields).empty()) set_columns(fields, 0);
+
+    std::size_t number = 0;
+    bool first = true;
+    detail::formats::each_line(text, [&](std::string_view line) {
+        ++number;
+        line = detail::trim(line);
+        if (line.empty()) return true;
+        if (first) {
+            first = false;
+            if (is_header_line(line)) {
+                const auto given = columns.size();
+                set_columns(line, number);
+                if (given != 0 && given != columns.size())
+                    problems.add(number, "the header names " + std::to_string(columns.size()) +
+                                             " fields, the query " + std::to_string(given) + "; the header is used");
+                return true;
+            }
+        }
+        if (columns.empty()) {
+            problems.add(0, "no header line and no field list: the columns cannot be named");
+            return false;
+        }
+        if (r.devices.size() >= max_rows) {
+            problems.add(number, "more than " + std::to_string(max_rows) + " rows; the rest ignored");
+            return false;
+        }
+        std::size_t cells = 0;
+        each_cell(line, [&](std::string_view) { ++cells; });
+        if (cells != columns.size()) {
+            problems.add(number, std::to_string(cells) + " values for " + std::to_string(columns.size()) +
+                                     " fields; row skipped");
+            return true;
+        }
+        accelerator_profile p = blank_gaudi(static_cast<std::uint32_t>(r.devices.size()));
+        std::optional<std::uint32_t> module;
+        std::size_t col = 0;
+        each_cell(line, [&](std::string_view cell) {
+            auto msg = apply_cell(*columns[col++], cell, p, module);
+            if (!msg.empty()) problems.add(number, std::move(msg));
+        });
+        match_catalogue(p);
+        r.devices.push_back(p);
+        r.module_ids.push_back(module);
+        return true;
+    });
+    problems.finish();
+    return r;
+}
+
+/// Reads hl-smi's default table (`hl-smi` without arguments), every layout seen from
+/// SynapseAI 1.17 to 1.21: the version banner (with or without "Nic Driver Version"), then
+/// two lines per device, "AIP Name Persistence-M | Bus-Id Disp.A | Volatile Uncor-Events"
+/// and "Fan Temp Perf Pwr:Usage/Cap | Memory-Usage | AIP-Util Compute M.", then the process
+/// list, which is not read. Memory is in MiB, power in W, temperature in °C.
+inline hl_smi_result parse_hl_smi_table(std::string_view text) {
+    using namespace detail::gaudi;
+    hl_smi_result r;
+    problem_sink problems{r.problems};
+    std::string driver;
+    bool in_devices = false, done = false, pending_second = false;
+    std::size_t number = 0;
+    detail::formats::each_line(text, [&](std::string_view raw) {
+        ++number;
+        const auto line = detail::trim(raw);
+        if (line.empty()) return true;
+        if (line.front() == '+' || (line.size() > 1 && line[1] == '-')) return true; // rules
+        if (const auto v = banner_value(line, "HL-SMI Version:")) {
+            bool changed = false;
+            r.hl_smi_version = printable(v->substr(0, 64), changed);
+            return true;
+        }
+        if (const auto v = banner_value(line, "Driver Version:")) {
+            bool changed = false;
+            driver = printable(v->substr(0, 64), changed);
+            return true;
+        }
+        if (line.starts_with("|=")) {
+            if (!in_devices && !done) in_devices = true;
+            else in_devices = false;
+            return true;
+        }
+        const auto cells = table_cells(line);
+        if (cells.size() == 1) {
+            if (detail::trim(cells[0]).starts_with("Compute Processes")) {
+                in_devices = false;
+                done = true;
+            }
+            return true; // banner lines the library does not read, process list
+        }
+        if (!in_devices) return true; // the column headers
+        if (cells.size() != 3) {
+            problems.add(number, "not a device line: " + quote_value(line));
+            return true;
+        }
+        const auto first = tokens(cells[0]);
+        if (!pending_second) {
+            // "0  HL-225  N/A" | "0000:33:00.0  N/A" | "21"
+            if (r.devices.size() >= max_rows) {
+                problems.add(number, "more than " + std::to_string(max_rows) + " devices; the rest ignored");
+                return false;
+            }
+            const auto index = first.empty() ? std::nullopt : parse_uint(first[0]);
+            if (!index || *index > 0xffff || first.size() < 2) {
+                problems.add(number, "not a device line: " + quote_value(line));
+                return true;
+            }
+            accelerator_profile p = blank_gaudi(static_cast<std::uint32_t>(*index));
+            // The name is what lies between the index and the persistence mode.
+            const auto name_end = first.size() >= 3 ? first.size() - 1 : first.size();
+            const auto from = first[1].data() - cells[0].data();
+            const auto to = first[name_end - 1].data() + first[name_end - 1].size() - cells[0].data();
+            const auto name = cells[0].substr(static_cast<std::size_t>(from), static_cast<std::size_t>(to - from));
+            if (!set_text(p.name, name)) problems.add(number, "name not printable or too long: " + quote_value(name));
+            const auto bus = tokens(cells[1]);
+            if (!bus.empty() && !is_unavailable(bus[0])) {
+                if (const auto a = parse_pci_address(bus[0])) p.pci = *a;
+                else problems.add(number, "Bus-Id: cannot read " + quote_value(bus[0]));
+            }
+            r.devices.push_back(p);
+            r.module_ids.emplace_back();
+            pending_second = true;
+            return true;
+        }
+        // "N/A  35C  P0  525W / 600W" | "94963MiB / 98304MiB" | "88%  96%"
+        pending_second = false;
+        accelerator_profile& p = r.devices.back();
+        auto report = [&](std::string m) {
+            if (!m.empty()) problems.add(number, std::move(m));
+        };
+        if (first.size() >= 2 && !is_unavailable(first[1])) {
+            if (const auto t = before_unit(first[1], "C")) report(set_real(*t, 500, p.temperature_c));
+            else report("Temp: cannot read " + quote_value(first[1]));
+        }
+        // Power: the last three tokens are "<draw>W / <cap>W".
+        if (first.size() >= 6 && first[first.size() - 2] == "/") {
+            const auto draw = first[first.size() - 3], cap = first[first.size() - 1];
+            if (!is_unavailable(draw)) {
+                if (const auto w = before_unit(draw, "W")) report(set_real(*w, 100'000, p.power_draw_watts));
+                else report("power draw: cannot read " + quote_value(draw));
+            }
+            if (!is_unavailable(cap)) {
+                if (const auto w = before_unit(cap, "W")) report(set_real(*w, 100'000, p.power_limit_watts));
+                else report("power cap: cannot read " + quote_value(cap));
+            }
+        }
+        const auto mem = tokens(cells[1]);
+        if (mem.size() == 3 && mem[1] == "/") {
+            const auto used = before_unit(mem[0], "MiB"), total = before_unit(mem[2], "MiB");
+            if (used) report(set_mib(*used, p.memory_used_bytes));
+            if (total) report(set_mib(*total, p.memory_bytes));
+            if (!used || !total) report("Memory-Usage: cannot read " + quote_value(cells[1]));
+            if (p.memory_bytes && p.memory_used_bytes && *p.memory_used_bytes <= *p.memory_bytes)
+                p.memory_free_bytes = {*p.memory_bytes - *p.memory_used_bytes, origin::tool};
+        } else if (!mem.empty() && !is_unavailable(mem[0])) {
+            report("Memory-Usage: cannot read " + quote_value(cells[1]));
+        }
+        const auto util = tokens(cells[2]);
+        if (!util.empty() && !is_unavailable(util[0])) {
+            if (const auto u = before_unit(util[0], "%")) report(set_real(*u, 100, p.utilization_percent));
+            else report("AIP-Util: cannot read " + quote_value(util[0]));
+        }
+        return true;
+    });
+    if (pending_second) problems.add(number, "the last device's second line is missing");
+    for (auto& p : r.devices) {
+        if (!driver.empty() && !set_text(p.driver_version, driver))
+            problems.add(0, "Driver Version not printable or too long");
+        detail::gaudi::match_catalogue(p);
+    }
+    problems.finish();
+    return r;
+}
+
+/// Reads the detailed log `hl-smi -q` prints (also `hl-smi -L`, `hl-smi -L -i <bus>`): the
+/// "HL-SMI LOG" banner, "Driver Version", then one "[N] AIP (accelN) <bus>" section per
+/// device with indented groups. Read: Product Name, Module ID, AIP UUID, the PCI group
+/// (Bus Id, Device Id as "0x<vendor><device>", link speed and width), Memory Usage (MB,
+/// which hl-smi means as MiB), the hottest "On Chip" temperature, and the first Power
+/// Readings group (the main supply: Power Draw, Power Limit).
+inline hl_smi_result parse_hl_smi_log(std::string_view text) {
+    using namespace detail::gaudi;
+    hl_smi_result r;
+    problem_sink problems{r.problems};
+    std::string driver;
+    // The section headers above the current line: indent and name.
+    std::vector<std::pair<std::size_t, std::string_view>> stack;
+    std::size_t power_groups = 0;
+    pcie_link link_max, link_cur;
+    auto finish_links = [&] {
+        if (r.devices.empty()) return;
+        auto& p = r.devices.back();
+        if (link_max.known()) p.pcie_max = {link_max, origin::tool};
+        if (link_cur.known()) p.pcie_current = {link_cur, origin::tool};
+        link_max = link_cur = {};
+    };
+    std::size_t number = 0;
+    detail::formats::each_line(text, [&](std::string_view raw) {
+        ++number;
+        const auto line = detail::trim(raw);
+        if (line.empty() || line.starts_with("====")) return true;
+        const std::size_t indent = indent_of(raw);
+        while (!stack.empty() && stack.back().first >= indent) stack.pop_back();
+        if (indent == 0 && line.starts_with('[')) {
+            // "[0] AIP (accel0) 0000:43:00.0"
+            finish_links();
+            if (r.devices.size() >= max_rows) {
+                problems.add(number, "more than " + std::to_string(max_rows) + " devices; the rest ignored");
+                return false;
+            }
+            const auto close = line.find(']');
+            const auto index = close == std::string_view::npos ? std::nullopt : parse_uint(detail::trim(line.substr(1, close - 1)));
+            if (!index || *index > 0xffff) {
+                problems.add(number, "not a device line: " + quote_value(line));
+                return true;
+            }
+            accelerator_profile p = blank_gaudi(static_cast<std::uint32_t>(*index));
+            const auto words = tokens(line.substr(close + 1));
+            if (!words.empty())
+                if (const auto a = parse_pci_address(words.back())) p.pci = *a;
+            r.devices.push_back(p);
+            r.module_ids.emplace_back();
+            power_groups = 0;
+            stack.clear();
+            return true;
+        }
+        const auto colon = line.find(':');
+        // A header line: no colon, or a colon only inside "[ 1] On Chip 0"-style names.
+        if (colon == std::string_view::npos) {
+            stack.emplace_back(indent, line);
+            if (line.starts_with("Power Readings")) ++power_groups;
+            return true;
+        }
+        const auto key = detail::trim(line.substr(0, colon));
+        const auto value = detail::trim(line.substr(colon + 1));
+        if (key.empty()) return true; // ": N/A" under a header: a value the library does not read
+        if (r.devices.empty()) {
+            if (key == "Driver Version") {
+                bool changed = false;
+                driver = printable(value.substr(0, 64), changed);
+            } else if (key == "HL-SMI Version") {
+                bool changed = false;
+                r.hl_smi_version = printable(value.substr(0, 80), changed);
+            }
+            return true;
+        }
+        auto& p = r.devices.back();
+        const std::string_view group = stack.empty() ? std::string_view{} : stack.front().second;
+        const std::string_view sub = stack.empty() ? std::string_view{} : stack.back().second;
+        auto report = [&](std::string m) {
+            if (!m.empty()) problems.add(number, std::string(key) + ": " + m);
+        };
+        if (is_unavailable(value)) return true;
+        if (stack.empty()) {
+            if (key == "Product Name") {
+                if (!set_text(p.name, value)) report("not printable or too long");
+            } else if (key == "AIP UUID") {
+                if (!set_text(p.uuid, value)) report("not printable or too long");
+            } else if (key == "Module ID") {
+                const auto id = parse_uint(value);
+                if (!id || *id > 0xffff) report("cannot read " + quote_value(value));
+                else r.module_ids.back() = static_cast<std::uint32_t>(*id);
+            }
+            return true;
+        }
+        if (group == "PCI") {
+            if (key == "Bus Id") {
+                if (const auto a = parse_pci_address(value)) p.pci = *a;
+                else report("cannot read " + quote_value(value));
+            } else if (key == "Device Id") {
+                // "0x1da31020": vendor id in the upper half, device id in the lower.
+                const auto id = value.size() == 10 && value.starts_with("0x") ? detail::parse_hex32(value.substr(2)) : std::nullopt;
+                if (!id) report("cannot read " + quote_value(value));
+                else if ((*id >> 16) != pci_vendor_habana) report("vendor id in " + quote_value(value) + " is not Habana's");
+                else p.pci_device_id = static_cast<std::uint16_t>(*id & 0xffffu);
+            } else if (key == "Max" || key == "Current") {
+                auto& l = key == "Max" ? link_max : link_cur;
+                if (sub == "Link Speed") {
+                    l.generation = parse_pcie_link_speed(value);
+                    if (l.generation == 0) report("not a PCIe link speed: " + quote_value(value));
+                } else if (sub == "Link Width") {
+                    l.width = parse_pcie_link_width(value);
+                    if (l.width == 0) report("not a PCIe link width: " + quote_value(value));
+                }
+            }
+        } else if (group == "Memory Usage") {
+            if (key == "Total" || key == "Used" || key == "Free") {
+                const auto mb = before_unit(value, " MB");
+                auto& out = key == "Total" ? p.memory_bytes : key == "Used" ? p.memory_used_bytes : p.memory_free_bytes;
+                if (!mb) report("cannot read " + quote_value(value));
+                else report(set_mib(*mb, out));
+            }
+        } else if (group == "Temperature") {
+            // "[ 1] On Chip 0 :  29 C": the key keeps its bracketed number.
+            const auto close = key.find(']');
+            const auto sensor = close == std::string_view::npos ? key : detail::trim(key.substr(close + 1));
+            if (sensor.starts_with("On Chip ") && !sensor.starts_with("On Chip TD")) {
+                sourced<double> t;
+                const auto c = before_unit(value, " C");
+                if (!c) report("cannot read " + quote_value(value));
+                else if (auto m = set_real(detail::trim(*c), 500, t); !m.empty()) report(std::move(m));
+                else if (!p.temperature_c || *t > *p.temperature_c) p.temperature_c = t;
+            }
+        } else if (group.starts_with("Power Readings") && power_groups == 1) {
+            if (key == "Power Draw" || key == "Power Limit") {
+                const auto w = before_unit(value, " W");
+                if (!w) report("cannot read " + quote_value(value));
+                else report(set_real(*w, 100'000, key == "Power Draw" ? p.power_draw_watts : p.power_limit_watts));
+            }
+        }
+        return true;
+    });
+    finish_links();
+    for (auto& p : r.devices) {
+        if (!driver.empty() && !set_text(p.driver_version, driver))
+            problems.add(0, "Driver Version not printable or too long");
+        detail::gaudi::match_catalogue(p);
+    }
+    problems.finish();
+    return r;
+}
+
+namespace detail::gaudi {
+
+inline std::string query_field_list() {
+    std::string s;
+    for (std::size_t i = 0; i < hl_smi_query_fields.size(); ++i) {
+        if (i) s += ',';
+        s += hl_smi_query_fields[i];
+    }
+    return s;
+}
+
+inline void problems_to_warnings(const std::vector<parse_problem>& problems, std::string_view subject,
+                                 std::vector<warning>& out) {
+    detail::parsing::problems_to_warnings(problems, backend_id::gaudi, subject, out);
+}
+
+inline constexpr std::string_view accel_class_dir = "/sys/class/accel";
+inline constexpr std::string_view habanalabs_class_dir = "/sys/class/habanalabs";
+inline constexpr std::size_t attr_cap = 4096;
+
+} // namespace detail::gaudi
+
+/// The hl-smi run the probe makes: the documented fields, with the header line so the
+/// columns are named by hl-smi itself, values without units.
+inline tool_request hl_smi_query_request() {
+    using namespace std::chrono_literals;
+    return tool_request{{"hl-smi", "-Q", detail::gaudi::query_field_list(), "-f", "csv,nounits"}, 10s};
+}
+/// The run the probe falls back on when the query fails (an hl-smi that refuses a field).
+inline tool_request hl_smi_table_request() {
+    using namespace std::chrono_literals;
+    return tool_request{{"hl-smi"}, 10s};
+}
+
+/// One Gaudi as the habanalabs driver describes it in sysfs.
+struct gaudi_card {
+    accelerator_profile profile;
+    std::string node;        ///< "accel0" or, on older drivers, "hl0"
+    std::string device_type; ///< "GAUDI2", "GAUDI3", … (empty if unreadable)
+    std::string status;      ///< "Operational", "In reset", "Disabled", … (empty if unreadable)
+    std::optional<std::uint32_t> module_id;
+};
+
+namespace detail::gaudi {
+
+// "accel12" / "hl3" -> 12 / 3.
+constexpr std::optional<std::uint32_t> node_number(std::string_view name, std::string_view prefix) noexcept {
+    if (!name.starts_with(prefix)) return std::nullopt;
+    const auto n = parse_u64(name.substr(prefix.size()));
+    if (!n || *n > 0xffff) return std::nullopt;
+    return static_cast<std::uint32_t>(*n);
+}
+
+// One device: `attrs` is the folder with the driver's attributes, `pci_dir` the PCI
+// function's folder (the same on current drivers).
+template <system_view S>
+std::optional<gaudi_card> read_card(const S& sys, std::string node, std::uint32_t number, const std::string& attrs,
+                                    const std::string& pci_dir, std::vector<warning>& warnings) {
+    const auto vendor_id = detail::read_pci_id(sys, pci_dir + "/vendor", 0xffffu, warnings);
+    if (!vendor_id || *vendor_id != pci_vendor_habana) return std::nullopt;
+    const auto driver = detail::resolve_sysfs_link(sys, pci_dir + "/driver");
+    if (driver && detail::base_name(*driver) != "habanalabs") return std::nullopt;
+
+    gaudi_card c;
+    c.node = std::move(node);
+    accelerator_profile& p = c.profile;
+    p = blank_gaudi(number);
+    if (const auto id = detail::read_pci_id(sys, pci_dir + "/device", 0xffffu, warnings))
+        p.pci_device_id = static_cast<std::uint16_t>(*id);
+    auto file = [&](std::string_view name) {
+        return detail::read_optional_file(sys, attrs + "/" + std::string(name), attr_cap, warnings);
+    };
+    auto text = [&](std::string_view name, std::string& out) {
+        if (const auto t = file(name)) {
+            bool changed = false;
+            out = printable(detail::trim(*t).substr(0, 64), changed);
+            if (changed) detail::add_warning(warnings, warning_kind::parse_error, attrs + "/" + std::string(name), "not printable");
+        }
+    };
+    text("device_type", c.device_type);
+    text("status", c.status);
+    if (const auto t = file("module_id")) {
+        const auto v = detail::parse_u64(detail::trim(*t));
+        if (v && *v <= 0xffff) c.module_id = static_cast<std::uint32_t>(*v);
+        else detail::add_warning(warnings, warning_kind::parse_error, attrs + "/module_id", "not a module number");
+    }
+    // The PCI address: the folder's own name when it is a link, else the driver's pci_addr.
+    if (const auto target = detail::resolve_sysfs_link(sys, pci_dir)) p.pci = parse_pci_address(detail::base_name(*target));
+    if (!p.pci)
+        if (const auto t = file("pci_addr")) p.pci = parse_pci_address(detail::trim(*t));
+    if (const auto t = file("max_power")) {
+        // Milliwatts (the ABI's words); an unreadable file (a device not operational) says nothing.
+        const auto mw = detail::parse_u64(detail::trim(*t));
+        if (mw && *mw <= 100'000'000) p.power_limit_watts = {static_cast<double>(*mw) / 1000.0, origin::sysfs};
+        else detail::add_warning(warnings, warning_kind::parse_error, attrs + "/max_power", "not a number of milliwatts");
+    }
+    pcie_link link;
+    if (detail::read_pcie_link(sys, pci_dir, "current", link, warnings) && link.known()) p.pcie_current = {link, origin::sysfs};
+    link = {};
+    if (detail::read_pcie_link(sys, pci_dir, "max", link, warnings) && link.known()) p.pcie_max = {link, origin::sysfs};
+    if (const auto t = detail::read_optional_file(sys, pci_dir + "/numa_node", attr_cap, warnings))
+        if (const auto n = detail::parse_i64(detail::trim(*t)); n && *n >= 0 && *n < (1 << 16))
+            p.numa_node = {static_cast<std::int32_t>(*n), origin::sysfs};
+    // Not usable until the driver says it is ("In reset", "Needs reset", "Disabled", …).
+    if (!c.status.empty() && c.status != "Operational") p.available = false;
+    match_catalogue(p);
+    if (p.spec && p.name.empty()) p.name = p.spec->name;
+    if (!p.spec && p.arch.empty() && !c.device_type.empty()) p.arch.assign(c.device_type);
+    return c;
+}
+
+} // namespace detail::gaudi
+
+/// Every Gaudi the habanalabs driver has bound, by device number: /sys/class/accel/accel<N>
+/// whose PCI function is Habana's and bound to habanalabs, else (older drivers)
+/// /sys/class/habanalabs/hl<N>.
+template <system_view S>
+std::vector<gaudi_card> probe_gaudi_sysfs(const S& sys, std::vector<warning>& warnings) {
+    using namespace detail::gaudi;
+    std::vector<gaudi_card> cards;
+    std::vector<std::pair<std::uint32_t, std::string>> order;
+    bool accel = false;
+    if (const auto names = sys.list_dir(accel_class_dir)) {
+        for (const auto& n : *names)
+            if (const auto k = node_number(n, "accel")) order.emplace_back(*k, n);
+        accel = true;
+    }
+    if (order.empty()) {
+        accel = false;
+        if (const auto names = sys.list_dir(habanalabs_class_dir))
+            for (const auto& n : *names)
+                if (const auto k = node_number(n, "hl")) order.emplace_back(*k, n);
+    }
+    std::sort(order.begin(), order.end());
+    for (const auto& [number, name] : order) {
+        if (cards.size() >= max_rows) break;
+        const std::string dir = std::string(accel ? accel_class_dir : habanalabs_class_dir) + "/" + name;
+        const std::string dev = dir + "/device";
+        auto c = read_card(sys, name, number, accel ? dev : dir, dev, warnings);
+        if (c) cards.push_back(std::move(*c));
+    }
+    return cards;
+}
+
+/// The PCI addresses of Habana functions on the bus, comma-separated; empty when none.
+template <system_view S>
+std::string gaudis_on_pci_bus(const S& sys) {
+    std::vector<warning> ignored; // the host probes report the PCI bus's own problems
+    std::string found;
+    for (const auto& d : probe_pci(sys, ignored)) {
+        if (d.vendor_id != pci_vendor_habana) continue;
+        if (!found.empty()) found += ", ";
+        found += d.address.text().data();
+    }
+    return found;
+}
+
+/// One `gaudi_roce` fabric over the devices that share a catalogue row with a RoCE link
+/// figure (the OAM parts of HLS-2/HLS-3-style 8-card systems, joined all to all), when
+/// there are two or more of them; the bandwidth is the row's, marked origin::catalogue.
+inline std::vector<interconnect> gaudi_scale_up_links(const std::vector<accelerator_profile>& devices) {
+    std::vector<interconnect> out;
+    std::vector<const device_spec*> models;
+    for (const auto& d : devices)
+        if (d.spec && d.spec->link == interconnect_kind::gaudi_roce && d.spec->link_bandwidth_gbps > 0 &&
+            std::find(models.begin(), models.end(), d.spec) == models.end())
+            models.push_back(d.spec);
+    for (const auto* m : models) {
+        interconnect l;
+        l.kind = interconnect_kind::gaudi_roce;
+        l.scope = link_scope::intra_node;
+        for (const auto& d : devices)
+            if (d.spec == m) l.devices.push_back(d.index);
+        if (l.devices.size() < 2) continue;
+        l.name = "Gaudi RoCE scale-up (" + std::string(m->name) + ", all to all)";
+        l.state = std::to_string(l.devices.size()) + " devices";
+        // The catalogue's figure counts all 24 RoCE ports; inside an HLS box 21 of them join
+        // the eight cards all to all and 3 go out of the node (Intel Gaudi "Network
+        // Configuration" documentation), so the scale-up share is 21/24 of it: derived
+        // from the catalogue, hence an estimate.
+        l.bandwidth_gbps = {m->link_bandwidth_gbps * 21.0 / 24.0, origin::estimated};
+        out.push_back(std::move(l));
+    }
+    return out;
+}
+
+namespace detail::gaudi {
+
+// Lays what hl-smi says over what sysfs said: the same device by PCI address, else by
+// index; devices only hl-smi knows are added.
+inline void merge_tool(std::vector<accelerator_profile>& devices, const std::vector<accelerator_profile>& tool) {
+    for (const auto& t : tool) {
+        auto it = std::find_if(devices.begin(), devices.end(), [&](const accelerator_profile& d) {
+            return d.pci && t.pci ? *d.pci == *t.pci : d.index == t.index;
+        });
+        if (it == devices.end()) {
+            if (devices.size() < max_rows) devices.push_back(t);
+            continue;
+        }
+        auto& d = *it;
+        if (!t.name.empty()) d.name = t.name;
+        if (!t.uuid.empty()) d.uuid = t.uuid;
+        if (!t.driver_version.empty()) d.driver_version = t.driver_version;
+        if (!d.pci) d.pci = t.pci;
+        if (d.pci_device_id == 0) d.pci_device_id = t.pci_device_id;
+        auto take = [](auto& into, const auto& from) {
+            if (from) into.offer(*from, from.from);
+        };
+        take(d.memory_bytes, t.memory_bytes);
+        take(d.memory_used_bytes, t.memory_used_bytes);
+        take(d.memory_free_bytes, t.memory_free_bytes);
+        take(d.power_draw_watts, t.power_draw_watts);
+        take(d.power_limit_watts, t.power_limit_watts);
+        take(d.temperature_c, t.temperature_c);
+        take(d.utilization_percent, t.utilization_percent);
+        take(d.pcie_current, t.pcie_current);
+        take(d.pcie_max, t.pcie_max);
+        if (!d.spec && t.spec) d.apply_spec(*t.spec);
+    }
+}
+
+} // namespace detail::gaudi
+
+/// Intel Gaudi: the devices from the habanalabs driver's sysfs, memory in use, power,
+/// temperature and load from one hl-smi query (its table if the query is refused), and
+/// the all-to-all RoCE fabric of OAM systems.
+struct gaudi_probe {
+    static constexpr backend_id backend = backend_id::gaudi;
+
+    template <system_view S>
+    probe_output probe(const S& sys) const {
+        using namespace detail::gaudi;
+        probe_output out;
+        auto cards = probe_gaudi_sysfs(sys, out.warnings);
+        for (auto& w : out.warnings)
+            if (!w.backend) w.backend = backend;
+        for (auto& c : cards) out.devices.push_back(c.profile);
+
+        const tool_request request = hl_smi_query_request();
+        tool_result r = sys.run(request);
+        if (r.status == tool_status::not_found) {
+            const auto on_bus = gaudis_on_pci_bus(sys);
+            if (!on_bus.empty() || !cards.empty())
+                out.warnings.push_back(warning{
+                    warning_kind::tool_not_found, backend, "hl-smi",
+                    "Gaudi device(s) on the PCI bus (" + (on_bus.empty() ? std::string("per the driver") : on_bus) +
+                        ") but hl-smi is not installed in any trusted folder; memory in use unknown",
+                    0});
+        } else if (report_tool_result(request, r, backend, out.warnings)) {
+            const auto parsed = parse_hl_smi_query_csv(r.out, query_field_list());
+            problems_to_warnings(parsed.problems, "hl-smi", out.warnings);
+            merge_tool(out.devices, parsed.devices);
+        } else if (r.status == tool_status::exited) {
+            // An hl-smi too old for one of the fields: its table says most of the same.
+            const tool_request table = hl_smi_table_request();
+            tool_result t = sys.run(table);
+            if (report_tool_result(table, t, backend, out.warnings)) {
+                const auto parsed = parse_hl_smi_table(t.out);
+                problems_to_warnings(parsed.problems, "hl-smi", out.warnings);
+                merge_tool(out.devices, parsed.devices);
+            }
+        }
+        for (auto& d : out.devices) {
+            if (!d.spec) match_catalogue(d);
+            if (d.memory_bytes && d.memory_used_bytes && !d.memory_free_bytes &&
+                *d.memory_used_bytes <= *d.memory_bytes)
+                d.memory_free_bytes = {*d.memory_bytes - *d.memory_used_bytes, d.memory_used_bytes.from};
+        }
+        out.links = gaudi_scale_up_links(out.devices);
+        return out;
+    }
+};
+#if AI_HWACCEL_OS_LINUX || AI_HWACCEL_OS_MACOS
+static_assert(backend_probe<gaudi_probe, host_system>);
+#endif
+
+// ---------------------------------------------------------------------------------------
+// Capture formats
+
+namespace detail::formats {
+
+// hl-smi -Q … -f csv (with its header line) ------------------------------------------------
+inline int sniff_hl_smi_csv(std::string_view t) noexcept {
+    const auto first = first_non_blank_line(t);
+    if (!gaudi::is_header_line(first)) return 0;
+    bool own = false;
+    gaudi::each_cell(first, [&](std::string_view cell) { own = own || gaudi::is_hl_smi_only(gaudi::header_name(cell)); });
+    // Above nvidia-smi's 90: both tools share "index", "name", "memory.total [MiB]".
+    return own ? 95 : 0;
+}
+inline void parse_hl_smi_csv_capture(std::string_view t, capture_parse& out) {
+    auto r = parse_hl_smi_query_csv(t);
+    gaudi::problems_to_warnings(r.problems, out.format, out.warnings);
+    if (r.devices.empty() && r.problems.empty()) nothing_found(out, "AIP rows");
+    out.devices = std::move(r.devices);
+}
+
+// hl-smi (the default table) ---------------------------------------------------------------
+inline int sniff_hl_smi_table(std::string_view t) noexcept {
+    int seen = 0, score = 0;
+    each_line(t, [&](std::string_view line) {
+        line = trim(line);
+        if (line.empty()) return true;
+        if (line.front() == '|' && line.find("HL-SMI Version:") != std::string_view::npos) score = 90;
+        return score == 0 && ++seen < 4;
+    });
+    return score;
+}
+inline void parse_hl_smi_table_capture(std::string_view t, capture_parse& out) {
+    auto r = parse_hl_smi_table(t);
+    gaudi::problems_to_warnings(r.problems, out.format, out.warnings);
+    if (r.devices.empty() && r.problems.empty()) nothing_found(out, "AIP rows");
+    out.devices = std::move(r.devices);
+}
+
+// hl-smi -q / -L [-i <bus>] ---------------------------------------------------------------
+inline int sniff_hl_smi_log(std::string_view t) noexcept {
+    const auto first = first_non_blank_line(t);
+    return first.starts_with("==") && first.find("HL-SMI LOG") != std::string_view::npos ? 90 : 0;
+}
+inline void parse_hl_smi_log_capture(std::string_view t, capture_parse& out) {
+    auto r = parse_hl_smi_log(t);
+    gaudi::problems_to_warnings(r.problems, out.format, out.warnings);
+    if (r.devices.empty() && r.problems.empty()) nothing_found(out, "AIP sections");
+    out.devices = std::move(r.devices);
+}
+
+} // namespace detail::formats
+
+AI_HWACCEL_NAMESPACE_END
+
+#endif // AI_HWACCEL_BACKEND_GAUDI
+// ---- end ai_hwaccel/detect/gaudi.hpp
+// #include "ai_hwaccel/detect/npu.hpp"
+// ---- begin ai_hwaccel/detect/npu.hpp
+// ai-hwaccel detect: client NPUs (Intel NPU, AMD XDNA, Samsung Exynos NPU, MediaTek APU).
+//
+// Intel's and AMD's NPUs are PCI functions driven by DRM compute-accelerator drivers: each
+// one is /sys/class/accel/accel<N> (its `device` link is the PCI function) with the node
+// /dev/accel/accel<N>, and the bound driver's name says whose it is (`intel_vpu`, the
+// upstream drivers/accel/ivpu; `amdxdna`, drivers/accel/amdxdna). The shared walker here
+// reads those folders; the Intel and AMD probes keep the nodes of their own driver. Both
+// drivers publish a few attributes on the PCI function (verified in the kernel sources
+// named where they are read). These NPUs work from the host's memory, so a profile says
+// unified_memory and leaves memory_bytes unknown; peak TOPS come from the catalogue.
+//
+// Samsung's Exynos NPU and MediaTek's APU (MDLA) have no upstream driver; their vendors'
+// Android kernels register platform drivers matched by device-tree compatible strings.
+// The probes for them look only for those documented strings in the device tree and
+// leave every figure unknown: nothing public says what such a system can be asked.
+//
+// Also here: pure readers for what people publish about these devices (an `ls -la` of
+// /sys/class/accel, shell transcripts of the device's attribute files) and their capture
+// formats. Parsers never throw for any input. The whole header is empty unless one of
+// the four backends is compiled in; each vendor's parts sit under its own switch.
+
+// #include "ai_hwaccel/config.hpp"
+
+#if AI_HWACCEL_BACKEND_INTEL_NPU || AI_HWACCEL_BACKEND_AMD_XDNA || AI_HWACCEL_BACKEND_SAMSUNG_NPU ||              \
+    AI_HWACCEL_BACKEND_MEDIATEK_APU
+
+// #include "ai_hwaccel/core/catalogue.hpp"
+// #include "ai_hwaccel/core/pci.hpp"
+// #include "ai_hwaccel/core/profile.hpp"
+// #include "ai_hwaccel/core/system_io.hpp"
+// #include "ai_hwaccel/core/text.hpp"
+// #include "ai_hwaccel/core/warning.hpp"
+// #include "ai_hwaccel/detect/capture.hpp"
+// #include "ai_hwaccel/detect/probe.hpp"
+// #include "ai_hwaccel/detect/sysfs.hpp"
+// #include "ai_hwaccel/detect/system.hpp"
+// #include "ai_hwaccel/detect/topology.hpp"
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+AI_HWACCEL_NAMESPACE_BEGIN
+
+#if AI_HWACCEL_BACKEND_INTEL_NPU || AI_HWACCEL_BACKEND_AMD_XDNA
+
+// ---------------------------------------------------------------------------------------
+// What an accel node's device folder says
+
+/// The facts of one DRM accel node's PCI function that the profile has no field for, or
+/// that decide how the profile is filled. Every value is unknown until its file is read.
+struct accel_device_facts {
+    std::string node;   ///< "accel0"; for a folder reached without a node, its PCI address
+    std::string driver; ///< bound driver ("intel_vpu", "amdxdna"); empty when unknown
+    std::optional<pci_address> pci;
+    std::uint16_t vendor_id = 0, device_id = 0;
+    std::uint16_t subsystem_vendor_id = 0, subsystem_device_id = 0;
+    std::optional<std::uint8_t> revision; ///< PCI revision: AMD tells XDNA platforms apart by it
+    bool device_node = true; ///< /dev/accel/accel<N> present (false: the process cannot open it)
+
+    // intel_vpu (drivers/accel/ivpu/ivpu_sysfs.c)
+    std::optional<std::uint64_t> busy_time_us;             ///< npu_busy_time_us, since boot
+    std::optional<std::uint64_t> memory_utilization_bytes; ///< npu_memory_utilization
+    std::optional<std::uint32_t> max_frequency_mhz;        ///< npu_max_frequency_mhz
+    std::optional<std::uint32_t> current_frequency_mhz;    ///< npu_current_frequency_mhz (0 while idle)
+    std::string sched_mode;                                ///< "HW" or "OS"
+
+    // amdxdna (drivers/accel/amdxdna/amdxdna_sysfs.c)
+    std::string vbnv;       ///< the driver's platform name ("NPU Strix Halo", older "RyzenAI-npu5")
+    std::string fw_version; ///< "major.minor.sub.build"
+    std::optional<std::uint32_t> device_type;
+
+    // Power management, as the PCI core publishes it.
+    std::string power_state;    ///< power_state: "D0", "D3hot", …
+    std::string runtime_status; ///< power/runtime_status: "active", "suspended", …
+    friend bool operator==(const accel_device_facts&, const accel_device_facts&) = default;
+};
+
+namespace detail::npu {
+
+using detail::parsing::max_problems;
+using detail::parsing::max_rows;
+using detail::parsing::printable;
+using detail::parsing::problem_sink;
+using detail::parsing::quote_value;
+
+inline constexpr std::uint16_t pci_vendor_intel = 0x8086;
+inline constexpr std::uint16_t pci_vendor_amd = 0x1022;
+inline constexpr std::string_view accel_class_dir = "/sys/class/accel";
+inline constexpr std::size_t attr_cap = 4096;
+
+/// The device kind a DRM accel driver stands for in this build; nullopt for drivers of
+/// other backends (habanalabs, qaic, …) and for backends compiled out.
+constexpr std::optional<device_kind> kind_of_driver(std::string_view driver) noexcept {
+#if AI_HWACCEL_BACKEND_INTEL_NPU
+    if (driver == "intel_vpu") return device_kind::intel_npu;
+#endif
+#if AI_HWACCEL_BACKEND_AMD_XDNA
+    if (driver == "amdxdna") return device_kind::amd_xdna_npu;
+#endif
+    (void)driver;
+    return std::nullopt;
+}
+
+/// "accel12" → 12; nullopt for anything else.
+constexpr std::optional<std::uint32_t> accel_index(std::string_view name) noexcept {
+    if (name.size() <= 5 || name.size() > 10 || !name.starts_with("accel")) return std::nullopt;
+    const auto n = detail::parse_u64(name.substr(5));
+    if (!n || *n > 0xffff) return std::nullopt;
+    return static_cast<std::uint32_t>(*n);
+}
+static_assert(accel_index("accel0") == 0u && accel_index("accel12") == 12u && !accel_index("accel") &&
+              !accel_index("accel0x") && !accel_index("card0"));
+
+/// A whole decimal attribute value ("1900\n"); nullopt for anything else.
+constexpr std::optional<std::uint64_t> attribute_number(std::string_view v) noexcept {
+    return detail::parse_u64(detail::trim(v));
+}
+
+inline bool set_text(std::string& field, std::string_view v, std::size_t cap = 64) {
+    bool changed = false;
+    v = detail::trim(v);
+    field = printable(v.substr(0, cap), changed);
+    return !changed && v.size() <= cap;
+}
+
+/// AMD XDNA: the catalogue row by PCI revision, as amdxdna's own (device, revision) table
+/// tells platforms apart (amdxdna_pci_drv.c: 0x17f0 rev 0x10 = npu4 "NPU Strix", 0x11 =
+/// npu5 "NPU Strix Halo", 0x20 = npu6 "NPU Krackan"; 0x1502 rev 0 = npu1, which Phoenix
+/// and Hawk Point share, so no row can be picked for it). Else by the driver's platform
+/// name (vbnv), in its current and its older spelling.
+constexpr std::string_view xdna_row_name(std::uint16_t device, std::optional<std::uint8_t> revision,
+                                         std::string_view vbnv) noexcept {
+    if (device == 0x17f0 && revision) {
+        if (*revision == 0x10) return "AMD XDNA 2 NPU (Strix Point)";
+        if (*revision == 0x11) return "AMD XDNA 2 NPU (Strix Halo)";
+        return {};
+    }
+    vbnv = detail::trim(vbnv);
+    if (vbnv == "NPU Strix" || vbnv == "RyzenAI-npu4") return "AMD XDNA 2 NPU (Strix Point)";
+    if (vbnv == "NPU Strix Halo" || vbnv == "RyzenAI-npu5") return "AMD XDNA 2 NPU (Strix Halo)";
+    return {};
+}
+
+/// Folds one attribute file of an accel device folder into the facts; `name` is the path
+/// below the device folder ("npu_busy_time_us", "power/runtime_status"). Returns a
+/// problem message, or "" when the value is fine or the file is not one the library reads.
+inline std::string apply_device_file(std::string_view name, std::string_view value, accel_device_facts& f) {
+    const auto bad = [&] { return std::string(name) + ": not understood: " + quote_value(detail::trim(value)); };
+    auto number = [&](auto& field, std::uint64_t max) -> std::string {
+        const auto v = attribute_number(value);
+        if (!v) return bad();
+        if (*v > max) return std::string(name) + ": " + quote_value(detail::trim(value)) + " is out of range";
+        field = static_cast<std::remove_reference_t<decltype(*field)>>(*v);
+        return {};
+    };
+    auto text = [&](std::string& field) -> std::string { return set_text(field, value) ? std::string() : bad(); };
+    auto hex16 = [&](std::uint16_t& field) -> std::string {
+        const auto v = detail::parse_hex_attribute(value);
+        if (!v || *v > 0xffff) return bad();
+        field = static_cast<std::uint16_t>(*v);
+        return {};
+    };
+    if (name == "npu_busy_time_us") return number(f.busy_time_us, UINT64_MAX);
+    if (name == "npu_memory_utilization") return number(f.memory_utilization_bytes, 1ull << 50);
+    if (name == "npu_max_frequency_mhz") return number(f.max_frequency_mhz, 1'000'000);
+    if (name == "npu_current_frequency_mhz") return number(f.current_frequency_mhz, 1'000'000);
+    if (name == "device_type") return number(f.device_type, 0xffff);
+    if (name == "sched_mode") return text(f.sched_mode);
+    if (name == "vbnv") return text(f.vbnv);
+    if (name == "fw_version") return text(f.fw_version);
+    if (name == "power_state") return text(f.power_state);
+    if (name == "power/runtime_status") return text(f.runtime_status);
+    if (name == "vendor") return hex16(f.vendor_id);
+    if (name == "device") return hex16(f.device_id);
+    if (name == "subsystem_vendor") return hex16(f.subsystem_vendor_id);
+    if (name == "subsystem_device") return hex16(f.subsystem_device_id);
+    if (name == "revision") {
+        const auto v = detail::parse_hex_attribute(value);
+        if (!v || *v > 0xff) return bad();
+        f.revision = static_cast<std::uint8_t>(*v);
+        return {};
+    }
+    if (name == "driver") { // a link's target, as readlink prints it
+        const auto d = detail::base_name(detail::trim(value));
+        return d.empty() || !set_text(f.driver, d) ? bad() : std::string();
+    }
+    if (name == "uevent") {
+        std::string msg;
+        detail::formats::each_line(value, [&](std::string_view line) {
+            line = detail::trim(line);
+            const auto eq = line.find('=');
+            if (eq == std::string_view::npos) return true;
+            const auto key = line.substr(0, eq), v = line.substr(eq + 1);
+            auto pair = [&](std::uint16_t& a, std::uint16_t& b) {
+                const auto colon = v.find(':');
+                const auto x = colon == std::string_view::npos ? std::nullopt : detail::parse_hex32(v.substr(0, colon));
+                const auto y = colon == std::string_view::npos ? std::nullopt : detail::parse_hex32(v.substr(colon + 1));
+                if (!x || !y || *x > 0xffff || *y > 0xffff) {
+                    msg = "uevent: " + std::string(key) + " not understood: " + quote_value(v);
+                    return;
+                }
+                a = static_cast<std::uint16_t>(*x);
+                b = static_cast<std::uint16_t>(*y);
+            };
+            if (key == "DRIVER") set_text(f.driver, v);
+            else if (key == "PCI_ID") pair(f.vendor_id, f.device_id);
+            else if (key == "PCI_SUBSYS_ID") pair(f.subsystem_vendor_id, f.subsystem_device_id);
+            else if (key == "PCI_SLOT_NAME") {
+                if (const auto a = parse_pci_address(v)) f.pci = *a;
+                else msg = "uevent: PCI_SLOT_NAME not understood: " + quote_value(v);
+            }
+            return true;
+        });
+        return msg;
+    }
+    return {};
+}
+
+} // namespace detail::npu
+
+/// The profile of an accel node from its facts: the kind from the driver (nullopt for a
+/// driver this build does not handle), PCI address and id, the index from the node's
+/// number, the NPU's allocated buffers as memory in use, unified memory (it works from
+/// the host's RAM, whose size is not the NPU's), completed from the catalogue (by PCI id
+/// for Intel; by PCI revision or platform name for AMD, whose ids are shared by several
+/// platforms). Unavailable when the node exists but /dev/accel/accel<N> does not.
+inline std::optional<accelerator_profile> npu_profile_from_facts(const accel_device_facts& f) {
+    using namespace detail::npu;
+    const auto kind = kind_of_driver(f.driver);
+    if (!kind) return std::nullopt;
+    accelerator_profile p;
+    p.kind = *kind;
+    p.maker = info(*kind).default_vendor;
+    p.index = accel_index(f.node).value_or(0);
+    p.pci = f.pci;
+    p.pci_device_id = f.device_id;
+    p.unified_memory = true;
+    p.available = f.device_node;
+    if (f.memory_utilization_bytes) p.memory_used_bytes = {*f.memory_utilization_bytes, origin::sysfs};
+    const device_spec* spec = nullptr;
+    if (*kind == device_kind::intel_npu) {
+        const auto rows = find_devices_by_pci(pci_vendor_intel, f.device_id);
+        if (rows.size() == 1) spec = rows[0];
+    } else {
+        if (const auto name = xdna_row_name(f.device_id, f.revision, f.vbnv); !name.empty()) spec = find_device(name);
+        if (spec && f.device_id != 0 && !spec->pci_device_ids.contains(f.device_id)) spec = nullptr;
+    }
+    if (spec && spec->kind == *kind) {
+        p.apply_spec(*spec);
+        p.name = spec->name;
+    } else if (!f.vbnv.empty()) {
+        p.name.assign(f.vbnv); // the driver's own platform name, where no row matches
+    }
+    return p;
+}
+
+// ---------------------------------------------------------------------------------------
+// `ls -la /sys/class/accel`
+
+/// One "accel<N> -> ../../devices/…/<pci>/accel/accel<N>" line of a listing.
+struct accel_listing_entry {
+    std::string name; ///< "accel0"
+    std::uint32_t index = 0;
+    std::string target;             ///< the link's target as printed
+    std::optional<pci_address> pci; ///< the PCI function the target passes through
+    friend bool operator==(const accel_listing_entry&, const accel_listing_entry&) = default;
+};
+
+struct accel_listing_result {
+    std::vector<accel_listing_entry> entries;
+    std::vector<parse_problem> problems;
+};
+
+/// Reads `ls -l`/`ls -la` of /sys/class/accel (or `ls -l` with any options that keep the
+/// long format): the "total" line, "." and "..", and one link line per node. The listing
+/// names the nodes and their PCI functions, not their drivers, so it gives no device kind.
+inline accel_listing_result parse_accel_class_listing(std::string_view text) {
+    using namespace detail::npu;
+    accel_listing_result r;
+    problem_sink problems{r.problems};
+    std::size_t number = 0;
+    detail::formats::each_line(text, [&](std::string_view raw) {
+        ++number;
+        const auto line = detail::trim(raw);
+        if (line.empty() || line.starts_with("total ")) return true;
+        if (r.entries.size() >= max_rows) {
+            problems.add(number, "more than " + std::to_string(max_rows) + " nodes; the rest ignored");
+            return false;
+        }
+        const auto arrow = line.find(" -> ");
+        if (arrow == std::string_view::npos) {
+            // "." and "..", and plain entries some kernels add; only links are nodes.
+            const auto sp = line.rfind(' ');
+            const auto name = sp == std::string_view::npos ? line : line.substr(sp + 1);
+            if (name != "." && name != ".." && !(line.front() == 'd' || line.front() == '-'))
+                problems.add(number, "not a listing line: " + quote_value(line));
+            return true;
+        }
+        const auto head = detail::trim(line.substr(0, arrow));
+        const auto sp = head.rfind(' ');
+        const auto name = sp == std::string_view::npos ? head : head.substr(sp + 1);
+        const auto target = detail::trim(line.substr(arrow + 4));
+        const auto index = accel_index(name);
+        if (!index) return true; // another entry of the class folder
+        accel_listing_entry e;
+        e.name = std::string(name);
+        e.index = *index;
+        bool changed = false;
+        e.target = printable(target.substr(0, 512), changed);
+        // The PCI function: the last path component before "/accel/" that is an address.
+        std::string_view rest = target;
+        while (!rest.empty()) {
+            const auto slash = rest.find('/');
+            const auto part = rest.substr(0, slash);
+            if (const auto a = parse_pci_address(part)) e.pci = *a;
+            if (part == "accel" || slash == std::string_view::npos) break;
+            rest.remove_prefix(slash + 1);
+        }
+        if (changed) problems.add(number, "link target not printable: " + quote_value(target));
+        r.entries.push_back(std::move(e));
+        return true;
+    });
+    problems.finish();
+    return r;
+}
+
+// ---------------------------------------------------------------------------------------
+// Shell transcripts of accel device attributes
+
+/// What `parse_accel_transcript` read: the devices whose driver this build handles, and
+/// the facts of every device folder the transcript shows, in order of first appearance.
+struct accel_transcript_result {
+    std::vector<accelerator_profile> devices;
+    std::vector<accel_device_facts> facts;
+    std::vector<parse_problem> problems;
+};
+
+namespace detail::npu {
+
+// "$ cat …", "# readlink -f …", "user@host:~$ cat …": the command, or nullopt.
+constexpr std::optional<std::string_view> prompt_command(std::string_view line) noexcept {
+    for (std::string_view mark : {"$ ", "# "}) {
+        const auto at = line.find(mark);
+        if (at == std::string_view::npos) continue;
+        // A bare prompt, or one after user@host:dir.
+        if (at != 0 && line.substr(0, at).find_first_of(" \t") != std::string_view::npos) continue;
+        if (at != 0 && line.substr(0, at).find('@') == std::string_view::npos) continue;
+        return trim(line.substr(at + mark.size()));
+    }
+    return std::nullopt;
+}
+
+// A shell word without quotes ("\"$ACCEL/$f\"" → "$ACCEL/$f").
+constexpr std::string_view unquote(std::string_view w) noexcept {
+    w = trim(w);
+    if (w.size() >= 2 && (w.front() == '"' || w.front() == '\'') && w.back() == w.front()) w = w.substr(1, w.size() - 2);
+    return w;
+}
+
+constexpr bool is_var_name(std::string_view s) noexcept {
+    if (s.empty() || (s.front() >= '0' && s.front() <= '9')) return false;
+    for (char c : s)
+        if (!((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_')) return false;
+    return true;
+}
+
+// The device folder and the file below it: "/sys/class/accel/accel0/device/power/x" →
+// {"accel0", "power/x"}; "/sys/bus/pci/devices/0000:00:0b.0/npu_busy_time_us" →
+// {"0000:00:0b.0", "npu_busy_time_us"}. {"", ""} when the path names neither.
+inline std::pair<std::string, std::string> split_device_path(std::string_view path) {
+    std::vector<std::string_view> parts;
+    while (!path.empty() && parts.size() < 64) {
+        const auto slash = path.find('/');
+        if (slash != 0) parts.push_back(path.substr(0, slash));
+        if (slash == std::string_view::npos) break;
+        path.remove_prefix(slash + 1);
+    }
+    std::size_t at = parts.size();
+    for (std::size_t i = 0; i < parts.size(); ++i)
+        if (accel_index(parts[i])) at = i; // the node, whichever way the path reached it
+    if (at == parts.size())
+        for (std::size_t i = 0; i < parts.size(); ++i)
+            if (parse_pci_address(parts[i])) at = i;
+    if (at == parts.size()) return {};
+    std::size_t first = at + 1;
+    if (accel_index(parts[at]) && first < parts.size() && parts[first] == "device") ++first;
+    std::string rest;
+    for (std::size_t i = first; i < parts.size(); ++i) {
+        if (!rest.empty()) rest += '/';
+        rest += parts[i];
+    }
+    return {std::string(parts[at]), rest};
+}
+
+} // namespace detail::npu
+
+/// Reads a shell transcript of an accel device's files as people paste them: commands
+/// after a "$ " or "# " prompt (`cat <file>`, `readlink [-f] <file>`, the output on the
+/// following lines, a blank line ending it), shell variables set to a folder
+/// ("ACCEL=/sys/class/accel/accel0/device") and used in later paths, and a `for f in …`
+/// loop over file names whose body prints "== $f ==" before each file. Files are grouped
+/// by their device folder (accel<N>, or the PCI address); each group's facts become a
+/// profile when its driver is one this build handles.
+inline accel_transcript_result parse_accel_transcript(std::string_view text) {
+    using namespace detail::npu;
+    accel_transcript_result r;
+    problem_sink problems{r.problems};
+    std::vector<std::pair<std::string, std::string>> vars;
+    std::string loop_prefix; // "$ACCEL/" as the loop's cat names it, expanded
+    struct open_file {
+        std::string path;
+        std::string value;
+        std::size_t line = 0;
+    };
+    std::optional<open_file> current;
+
+    auto expand = [&](std::string_view w) {
+        std::string out;
+        for (std::size_t i = 0; i < w.size();) {
+            if (w[i] != '$') {
+                out += w[i++];
+                continue;
+            }
+            std::size_t j = i + 1;
+            const bool brace = j < w.size() && w[j] == '{';
+            if (brace) ++j;
+            std::size_t k = j;
+            while (k < w.size() && is_var_name(w.substr(j, k - j + 1))) ++k;
+            const auto name = w.substr(j, k - j);
+            const auto it = std::find_if(vars.begin(), vars.end(), [&](const auto& v) { return v.first == name; });
+            if (it == vars.end() || name.empty()) {
+                out += w[i++];
+                continue;
+            }
+            out += it->second;
+            i = k + (brace && k < w.size() && w[k] == '}' ? 1 : 0);
+        }
+        return out;
+    };
+    auto facts_for = [&](const std::string& node) -> accel_device_facts* {
+        for (auto& f : r.facts)
+            if (f.node == node) return &f;
+        if (r.facts.size() >= max_rows) return nullptr;
+        accel_device_facts f;
+        f.node = node;
+        if (const auto a = parse_pci_address(node)) f.pci = *a;
+        r.facts.push_back(std::move(f));
+        return &r.facts.back();
+    };
+    auto flush = [&] {
+        if (!current) return;
+        open_file f = std::move(*current);
+        current.reset();
+        if (f.value.empty()) {
+            problems.add(f.line, "no output shown for " + quote_value(f.path));
+            return;
+        }
+        const auto [node, name] = split_device_path(f.path);
+        if (node.empty()) return; // a file of no device folder: not this reader's
+        accel_device_facts* facts = facts_for(node);
+        if (!facts) return;
+        auto msg = apply_device_file(name, f.value, *facts);
+        if (!msg.empty()) problems.add(f.line, std::move(msg));
+    };
+
+    std::size_t number = 0;
+    bool in_loop = false;
+    detail::formats::each_line(text, [&](std::string_view raw) {
+        ++number;
+        if (number > 64 * max_rows) {
+            problems.add(number, "more lines than a transcript has; the rest ignored");
+            return false;
+        }
+        const auto line = detail::trim(raw);
+        if (line.empty()) {
+            flush();
+            return true;
+        }
+        if (const auto cmd = prompt_command(line)) {
+            flush();
+            in_loop = false;
+            const auto sp = cmd->find(' ');
+            const auto verb = cmd->substr(0, sp);
+            std::string_view arg = sp == std::string_view::npos ? std::string_view{} : detail::trim(cmd->substr(sp));
+            if (verb == "readlink" && arg.starts_with("-")) {
+                const auto sp2 = arg.find(' ');
+                arg = sp2 == std::string_view::npos ? std::string_view{} : detail::trim(arg.substr(sp2));
+            }
+            if ((verb == "cat" || verb == "readlink") && !arg.empty() && arg.find(' ') == std::string_view::npos)
+                current = open_file{expand(unquote(arg)), {}, number};
+            return true;
+        }
+        if (line.starts_with("for ") && line.find(" in ") != std::string_view::npos) {
+            flush();
+            in_loop = true;
+            return true;
+        }
+        if (in_loop) {
+            // The loop's body: "echo "== $f =="; cat "$ACCEL/$f"" and "done".
+            if (line == "done") in_loop = false;
+            const auto cat = line.find("cat ");
+            if (cat != std::string_view::npos) {
+                std::string_view w = unquote(line.substr(cat + 4));
+                const auto dollar = w.rfind('$');
+                if (dollar != std::string_view::npos && w.substr(0, dollar).ends_with("/"))
+                    loop_prefix = expand(w.substr(0, dollar));
+            }
+            return true;
+        }
+        if (line.starts_with("== ") && line.ends_with(" ==") && line.size() > 6 && !loop_prefix.empty()) {
+            flush();
+            current = open_file{loop_prefix + std::string(detail::trim(line.substr(3, line.size() - 6))), {}, number};
+            return true;
+        }
+        if (!current) {
+            const auto eq = line.find('=');
+            if (eq != std::string_view::npos && is_var_name(line.substr(0, eq))) {
+                const auto value = unquote(line.substr(eq + 1));
+                if (vars.size() < 64 && value.starts_with("/")) vars.emplace_back(std::string(line.substr(0, eq)), expand(value));
+                return true;
+            }
+            problems.add(number, "output outside any file: " + quote_value(line));
+            return true;
+        }
+        bool changed = false;
+        if (!current->value.empty()) current->value += '\n';
+        if (current->value.size() < 64 * 1024) current->value += printable(line.substr(0, 4096), changed);
+        return true;
+    });
+    flush();
+    for (const auto& f : r.facts)
+        if (auto p = npu_profile_from_facts(f)) r.devices.push_back(*p);
+    problems.finish();
+    return r;
+}
+
+// ---------------------------------------------------------------------------------------
+// The shared walker
+
+namespace detail::npu {
+
+// The node's PCI function: the name its `device` link points to, else PCI_SLOT_NAME from
+// the folder's uevent (trees where links were copied as folders).
+template <system_view S>
+std::optional<pci_address> device_pci_address(const S& sys, const std::string& device, accel_device_facts& f,
+                                              std::vector<warning>& warnings) {
+    if (const auto target = detail::resolve_sysfs_link(sys, device))
+        if (const auto a = parse_pci_address(detail::base_name(*target))) return a;
+    if (const auto uevent = detail::read_optional_file(sys, device + "/uevent", attr_cap, warnings)) {
+        accel_device_facts scratch;
+        apply_device_file("uevent", *uevent, scratch);
+        if (f.driver.empty()) f.driver = scratch.driver;
+        return scratch.pci;
+    }
+    return std::nullopt;
+}
+
+} // namespace detail::npu
+
+/// Every DRM accel node of the machine whose bound driver is `driver`, by node number,
+/// with the attributes the library reads from its PCI function. Nodes of other drivers
+/// are skipped without a word (they are other backends' devices); a machine without
+/// /sys/class/accel gives an empty list and no warning.
+template <system_view S>
+std::vector<accel_device_facts> probe_accel_nodes(const S& sys, std::string_view driver,
+                                                  std::vector<warning>& warnings) {
+    using namespace detail::npu;
+    std::vector<accel_device_facts> out;
+    const auto names = sys.list_dir(accel_class_dir);
+    if (!names) return out;
+    std::vector<std::pair<std::uint32_t, std::string>> order;
+    for (const auto& n : *names)
+        if (const auto i = accel_index(n)) order.emplace_back(*i, n);
+    std::sort(order.begin(), order.end());
+    const bool has_dev = sys.exists("/dev");
+    for (const auto& [index, name] : order) {
+        if (out.size() >= max_rows) break;
+        const std::string device = std::string(accel_class_dir) + "/" + name + "/device";
+        accel_device_facts f;
+        f.node = name;
+        if (const auto target = detail::resolve_sysfs_link(sys, device + "/driver"))
+            f.driver = std::string(detail::base_name(*target));
+        if (!f.driver.empty() && f.driver != driver) continue; // another backend's node
+        f.pci = device_pci_address(sys, device, f, warnings);
+        if (f.driver != driver) continue;
+        // A machine tree without /dev says nothing about nodes; a live host without the
+        // node (a container that did not get it) cannot use the device.
+        f.device_node = !has_dev || sys.exists("/dev/accel/" + name);
+        for (std::string_view file : {"vendor", "device", "revision", "subsystem_vendor", "subsystem_device",
+                                      "npu_busy_time_us", "npu_memory_utilization", "npu_max_frequency_mhz",
+                                      "npu_current_frequency_mhz", "sched_mode", "vbnv", "fw_version", "device_type",
+                                      "power_state", "power/runtime_status"}) {
+            const std::string path = device + "/" + std::string(file);
+            const auto text = detail::read_optional_file(sys, path, attr_cap, warnings);
+            if (!text) continue;
+            auto msg = apply_device_file(file, *text, f);
+            if (!msg.empty()) detail::add_warning(warnings, warning_kind::parse_error, path, std::move(msg));
+        }
+        out.push_back(std::move(f));
+    }
+    return out;
+}
+
+namespace detail::npu {
+template <system_view S>
+probe_output probe_driver(const S& sys, std::string_view driver, backend_id backend) {
+    probe_output out;
+    for (const auto& f : probe_accel_nodes(sys, driver, out.warnings))
+        if (auto p = npu_profile_from_facts(f)) out.devices.push_back(*p);
+    for (auto& w : out.warnings)
+        if (!w.backend) w.backend = backend;
+    return out;
+}
+} // namespace detail::npu
+
+#endif // AI_HWACCEL_BACKEND_INTEL_NPU || AI_HWACCEL_BACKEND_AMD_XDNA
+
+#if AI_HWACCEL_BACKEND_INTEL_NPU
+/// Intel NPUs (Meteor Lake and later): the DRM accel nodes bound to intel_vpu. Reads
+/// sysfs only; runs no tool.
+struct intel_npu_probe {
+    static constexpr backend_id backend = backend_id::intel_npu;
+    template <system_view S>
+    probe_output probe(const S& sys) const {
+        return detail::npu::probe_driver(sys, "intel_vpu", backend);
+    }
+};
+#if AI_HWACCEL_OS_LINUX || AI_HWACCEL_OS_MACOS
+static_assert(backend_probe<intel_npu_probe, host_system>);
+#endif
+#endif
+
+#if AI_HWACCEL_BACKEND_AMD_XDNA
+/// AMD XDNA NPUs (Ryzen AI): the DRM accel nodes bound to amdxdna. Reads sysfs only.
+struct amd_xdna_probe {
+    static constexpr backend_id backend = backend_id::amd_xdna;
+    template <system_view S>
+    probe_output probe(const S& sys) const {
+        return detail::npu::probe_driver(sys, "amdxdna", backend);
+    }
+};
+#if AI_HWACCEL_OS_LINUX || AI_HWACCEL_OS_MACOS
+static_assert(backend_probe<amd_xdna_probe, host_system>);
+#endif
+#endif
+
+// ---------------------------------------------------------------------------------------
+// Device-tree NPUs (Samsung, MediaTek)
+
+#if AI_HWACCEL_BACKEND_SAMSUNG_NPU || AI_HWACCEL_BACKEND_MEDIATEK_APU
+
+/// A device-tree `compatible` property (NUL-separated strings, as the kernel exposes it
+/// under /sys/firmware/devicetree/base) → its strings; empty pieces dropped, at most 32.
+inline std::vector<std::string> parse_dt_compatible(std::string_view text) {
+    std::vector<std::string> out;
+    while (!text.empty() && out.size() < 32) {
+        const auto nul = text.find('\0');
+        const auto piece = text.substr(0, nul);
+        bool changed = false;
+        if (!piece.empty()) out.push_back(detail::parsing::printable(piece.substr(0, 256), changed));
+        if (nul == std::string_view::npos) break;
+        text.remove_prefix(nul + 1);
+    }
+    return out;
+}
+
+namespace detail::npu {
+
+inline constexpr std::size_t dt_max_nodes = 8192;
+inline constexpr std::size_t dt_property_cap = 4096;
+
+/// The device-tree nodes (folders down to `depth` levels below the root) whose
+/// `compatible` holds a string `match` accepts and whose `status` is not "disabled"
+/// (the device-tree convention for a node that is described but not present).
+template <system_view S, class Match>
+std::vector<std::string> dt_nodes_matching(const S& sys, Match&& match, std::vector<warning>& warnings,
+                                           int depth = 2) {
+    std::vector<std::string> found;
+    std::string root = "/sys/firmware/devicetree/base";
+    if (!sys.exists(root)) root = "/proc/device-tree";
+    std::vector<std::pair<std::string, int>> todo{{root, 0}};
+    std::size_t visited = 0;
+    while (!todo.empty() && visited < dt_max_nodes) {
+        auto [dir, level] = std::move(todo.back());
+        todo.pop_back();
+        ++visited;
+        const auto names = sys.list_dir(dir);
+        if (!names) continue;
+        bool has_compatible = false;
+        for (const auto& n : *names) {
+            if (n == "compatible") has_compatible = true;
+            // Properties are files, child nodes folders: recurse into what lists.
+            else if (level < depth && n != "__symbols__" && n != "__overlays__" && n.find('/') == std::string::npos)
+                if (sys.list_dir(dir + "/" + n)) todo.emplace_back(dir + "/" + n, level + 1);
+        }
+        if (!has_compatible || level == 0) continue;
+        const auto text = detail::read_optional_file(sys, dir + "/compatible", dt_property_cap, warnings);
+        if (!text) continue;
+        bool hit = false;
+        for (const auto& c : parse_dt_compatible(*text)) hit = hit || match(std::string_view(c));
+        if (!hit) continue;
+        if (const auto status = detail::read_optional_file(sys, dir + "/status", dt_property_cap, warnings)) {
+            std::string_view s = *status;
+            while (!s.empty() && (s.back() == '\0' || s.back() == '\n')) s.remove_suffix(1);
+            if (s == "disabled") continue;
+        }
+        found.push_back(dir);
+    }
+    std::sort(found.begin(), found.end());
+    return found;
+}
+
+template <system_view S, class Match>
+probe_output probe_dt(const S& sys, Match&& match, device_kind kind, backend_id backend) {
+    probe_output out;
+    const auto nodes = dt_nodes_matching(sys, match, out.warnings);
+    for (std::size_t i = 0; i < nodes.size() && i < detail::parsing::max_rows; ++i) {
+        accelerator_profile p;
+        p.kind = kind;
+        p.maker = info(kind).default_vendor;
+        p.index = static_cast<std::uint32_t>(i);
+        p.unified_memory = true; // SoC NPUs work from the system's memory
+        out.devices.push_back(p);
+    }
+    for (auto& w : out.warnings)
+        if (!w.backend) w.backend = backend;
+    return out;
+}
+
+} // namespace detail::npu
+#endif
+
+#if AI_HWACCEL_BACKEND_SAMSUNG_NPU
+/// Whether a compatible string is the Exynos NPU's: the vendor driver (drivers/vision/npu,
+/// npu-device.c in Samsung's Android kernels) matches exactly "samsung,exynos-npu".
+constexpr bool is_samsung_npu_compatible(std::string_view c) noexcept { return c == "samsung,exynos-npu"; }
+
+/// Samsung Exynos NPUs: device-tree nodes the vendor's NPU driver binds to. What the
+/// NPU can do is not published anywhere this library could read, so only the presence
+/// is reported; every figure stays unknown.
+struct samsung_npu_probe {
+    static constexpr backend_id backend = backend_id::samsung_npu;
+    template <system_view S>
+    probe_output probe(const S& sys) const {
+        return detail::npu::probe_dt(sys, is_samsung_npu_compatible, device_kind::samsung_npu, backend);
+    }
+};
+#if AI_HWACCEL_OS_LINUX || AI_HWACCEL_OS_MACOS
+static_assert(backend_probe<samsung_npu_probe, host_system>);
+#endif
+#endif
+
+#if AI_HWACCEL_BACKEND_MEDIATEK_APU
+/// Whether a compatible string is a MediaTek deep-learning accelerator's (MDLA, the APU's
+/// NPU cores). MediaTek's Android kernels (apusys, the mdla driver) match "mediatek,mdla"
+/// and "mtk,mdla" on older SoCs and "mediatek, mt<N>-mdla" (with that blank, as the
+/// driver's table spells it) or "mtk,mt<N>-mdla" on newer ones.
+constexpr bool is_mediatek_mdla_compatible(std::string_view c) noexcept {
+    if (c == "mediatek,mdla" || c == "mtk,mdla") return true;
+    if (!c.ends_with("-mdla")) return false;
+    if (c.starts_with("mediatek, mt") || c.starts_with("mediatek,mt") || c.starts_with("mtk,mt")) return true;
+    return false;
+}
+
+/// MediaTek APUs: device-tree nodes of MDLA cores. Only the presence is reported (one
+/// profile per MDLA node); every figure stays unknown for the same reason as Samsung's.
+struct mediatek_apu_probe {
+    static constexpr backend_id backend = backend_id::mediatek_apu;
+    template <system_view S>
+    probe_output probe(const S& sys) const {
+        return detail::npu::probe_dt(sys, is_mediatek_mdla_compatible, device_kind::mediatek_apu, backend);
+    }
+};
+#if AI_HWACCEL_OS_LINUX || AI_HWACCEL_OS_MACOS
+static_assert(backend_probe<mediatek_apu_probe, host_system>);
+#endif
+#endif
+
+// ---------------------------------------------------------------------------------------
+// Capture formats
+
+#if AI_HWACCEL_BACKEND_INTEL_NPU || AI_HWACCEL_BACKEND_AMD_XDNA
+namespace detail::formats {
+
+// ls -la /sys/class/accel ----------------------------------------------------------------
+inline int sniff_accel_class_listing(std::string_view t) noexcept {
+    if (!first_non_blank_line(t).starts_with("total ")) return 0;
+    bool node = false, other = false;
+    each_line(t, [&](std::string_view raw) {
+        const auto line = trim(raw);
+        if (line.empty() || line.starts_with("total ")) return true;
+        const auto arrow = line.find(" -> ");
+        if (arrow != std::string_view::npos) {
+            const auto head = trim(line.substr(0, arrow));
+            const auto sp = head.rfind(' ');
+            const auto name = sp == std::string_view::npos ? head : head.substr(sp + 1);
+            const auto target = line.substr(arrow + 4);
+            if (npu::accel_index(name) && target.find("/accel/") != std::string_view::npos) node = true;
+            else other = true;
+        }
+        return true;
+    });
+    return node && !other ? 90 : 0;
+}
+inline void parse_accel_class_listing_capture(std::string_view t, capture_parse& out) {
+    auto r = parse_accel_class_listing(t);
+    parsing::problems_to_warnings(r.problems, std::nullopt, out.format, out.warnings);
+    if (r.entries.empty()) {
+        if (r.problems.empty()) nothing_found(out, "accel nodes");
+        return;
+    }
+    // The listing names PCI functions, not drivers: they go to the system's PCI list.
+    system_io s;
+    for (const auto& e : r.entries) {
+        if (!e.pci) continue;
+        pci_device d;
+        d.address = *e.pci;
+        s.pci_devices.push_back(d);
+    }
+    out.system = std::move(s);
+}
+
+// Shell transcripts of an accel node's device attributes -------------------------------------
+inline int sniff_accel_transcript(std::string_view t) noexcept {
+    bool accel = false, npu_file = false;
+    each_line(t, [&](std::string_view raw) {
+        const auto cmd = npu::prompt_command(trim(raw));
+        if (!cmd) return true;
+        accel = accel || cmd->find("/sys/class/accel/accel") != std::string_view::npos;
+        for (std::string_view f : {"/npu_busy_time_us", "/npu_max_frequency_mhz", "/npu_memory_utilization",
+                                   "/npu_current_frequency_mhz", "/vbnv", "/fw_version"})
+            npu_file = npu_file || cmd->find(f) != std::string_view::npos;
+        return true;
+    });
+    return accel && npu_file ? 85 : 0;
+}
+inline void parse_accel_transcript_capture(std::string_view t, capture_parse& out) {
+    auto r = parse_accel_transcript(t);
+    parsing::problems_to_warnings(r.problems, std::nullopt, out.format, out.warnings);
+    if (r.devices.empty() && r.problems.empty()) nothing_found(out, "NPU device files");
+    out.devices = std::move(r.devices);
+}
+
+} // namespace detail::formats
+#endif
+
+AI_HWACCEL_NAMESPACE_END
+
+#endif // any client-NPU backend
+// ---- end ai_hwaccel/detect/npu.hpp
+// #include "ai_hwaccel/detect/neuron.hpp"
+// ---- begin ai_hwaccel/detect/neuron.hpp
+// ai-hwaccel detect: AWS Neuron devices (Inferentia, Inferentia2, Trainium, Trainium2).
+//
+// Pure parsers for what `neuron-ls` prints: its table in every layout the tool has had
+// (the default view, `--wide` and `--show-all-procs` with processes, the older layout with
+// a LOGICAL NC column, and Inf1's layout with two memory channels), the `--topology`
+// diagram that follows the table, and `--json-output`. Then the Neuron probe, which puts
+// the PCI bus (Amazon's vendor id 0x1d0f with the device ids of aws-neuron-driver's
+// neuron_device.h), the driver's sysfs files under /sys/devices/virtual/neuron_device
+// (core_count, connected_devices, info/architecture/device_name; see neuron_cdev.c and
+// neuron_sysfs_metrics.c in aws-neuron/aws-neuron-driver and the Neuron Sysfs User Guide)
+// and one neuron-ls run together. Device memory is what neuron-ls reports ("32 GB" is
+// 32 GiB: its JSON says 34359738368 for the same device), else the catalogue's per-chip
+// figure; it is never derived from a per-core guess. NeuronCores are the runtime's count
+// (logical cores where a logical-NeuronCore setting groups them), which is what
+// NEURON_RT_VISIBLE_CORES numbers (see detect/merge.hpp). NeuronLink comes out as one
+// interconnect per connected pair of devices. The whole header is empty unless the Neuron
+// backend is compiled in.
+
+// #include "ai_hwaccel/config.hpp"
+
+#if AI_HWACCEL_BACKEND_NEURON
+
+// #include "ai_hwaccel/core/catalogue.hpp"
+// #include "ai_hwaccel/core/pci.hpp"
+// #include "ai_hwaccel/core/profile.hpp"
+// #include "ai_hwaccel/core/system_io.hpp"
+// #include "ai_hwaccel/core/text.hpp"
+// #include "ai_hwaccel/core/units.hpp"
+// #include "ai_hwaccel/core/warning.hpp"
+// #include "ai_hwaccel/detect/capture.hpp"
+// #include "ai_hwaccel/detect/probe.hpp"
+// #include "ai_hwaccel/detect/sysfs.hpp"
+// #include "ai_hwaccel/detect/system.hpp"
+// #include "ai_hwaccel/detect/topology.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#if AI_HWACCEL_JSON
+#include <nlohmann/json.hpp>
+#endif
+
+AI_HWACCEL_NAMESPACE_BEGIN
+
+/// The problems of the Neuron parsers are the shared kind (detect/capture.hpp).
+using neuron_parse_problem = parse_problem;
+
+/// What neuron-ls says about one device beyond its profile.
+struct neuron_ls_device {
+    std::vector<std::uint32_t> connected; ///< CONNECTED DEVICES / connected_to, as printed
+    std::string cpu_affinity;             ///< "48-95,144-191"; empty when not printed
+    std::vector<std::uint64_t> pids;      ///< processes using the device (wide views, JSON)
+    friend bool operator==(const neuron_ls_device&, const neuron_ls_device&) = default;
+};
+
+/// What `parse_neuron_ls` or `parse_neuron_ls_json` read.
+struct neuron_ls_result {
+    std::vector<accelerator_profile> devices;
+    std::vector<neuron_ls_device> details; ///< in the order of `devices`
+    /// NeuronLink, one interconnect per connected pair (both devices listed).
+    std::vector<interconnect> links;
+    std::string instance_type; ///< "trn1.32xlarge"; empty when not printed
+    std::string instance_id;
+    std::optional<std::uint32_t> logical_nc_config; ///< logical-neuroncore-config
+    std::vector<neuron_parse_problem> problems;
+};
+
+/// What `parse_neuron_ls_topology` read from the `--topology` diagram.
+struct neuron_topology_result {
+    std::vector<std::uint32_t> devices;                            ///< every device drawn, sorted
+    std::vector<std::pair<std::uint32_t, std::uint32_t>> pairs;    ///< connected, first < second, sorted
+    std::vector<neuron_parse_problem> problems;
+};
+
+namespace detail::neuron {
+
+using detail::parsing::max_problems;
+using detail::parsing::max_rows;
+using detail::parsing::parse_real;
+using detail::parsing::parse_uint;
+using detail::parsing::printable;
+using detail::parsing::problem_sink;
+using detail::parsing::quote_value;
+
+inline constexpr std::uint16_t pci_vendor_amazon = 0x1d0f;
+/// The PCI driver's name (neuron_pci.c: `.name = "neuron-driver"`), as
+/// /sys/bus/pci/drivers/<name> shows it.
+inline constexpr std::string_view pci_driver_name = "neuron-driver";
+/// The driver's class folder (neuron_cdev.c creates class "neuron_device", devices without
+/// a parent, so they sit under /sys/devices/virtual).
+inline constexpr std::string_view sysfs_dir = "/sys/devices/virtual/neuron_device";
+/// A device index above this is garbage (the driver allows 64 devices per host).
+inline constexpr std::uint64_t max_device_index = 1023;
+
+constexpr bool is_neuron_kind(device_kind k) noexcept {
+    return k == device_kind::aws_inferentia || k == device_kind::aws_trainium;
+}
+
+/// The catalogue row of a Neuron PCI device id; nullptr for other ids (an EC2 host also
+/// carries Amazon's ENA NICs and EBS NVMe controllers under the same vendor id).
+inline const device_spec* chip_by_pci_id(std::uint16_t device_id) noexcept {
+    const auto rows = find_devices_by_pci(pci_vendor_amazon, device_id);
+    if (rows.size() != 1 || !is_neuron_kind(rows[0]->kind)) return nullptr;
+    return rows[0];
+}
+
+/// The chip an EC2 instance type carries: "trn1.32xlarge" → "trn1", "inf2.xlarge" →
+/// "inf2", "trn2n.48xlarge" → "trn2" (letters after the generation are variants of the
+/// same chip). The catalogue knows these as aliases. Empty when it is no Neuron family.
+constexpr std::string_view chip_family(std::string_view instance_type) noexcept {
+    instance_type = trim(instance_type);
+    const bool inf = instance_type.size() >= 4 && iequals(instance_type.substr(0, 3), "inf");
+    const bool trn = instance_type.size() >= 4 && iequals(instance_type.substr(0, 3), "trn");
+    if (!inf && !trn) return {};
+    std::size_t i = 3;
+    while (i < instance_type.size() && instance_type[i] >= '0' && instance_type[i] <= '9') ++i;
+    if (i == 3) return {};
+    return instance_type.substr(0, i);
+}
+static_assert(chip_family("trn2n.48xlarge") == "trn2" && chip_family("inf2.xlarge") == "inf2" &&
+              chip_family("trn1.32xlarge") == "trn1" && chip_family("p5.48xlarge").empty());
+
+/// Kind of a family with no catalogue row ("trn3"): by its prefix.
+constexpr std::optional<device_kind> kind_of_family(std::string_view family) noexcept {
+    if (family.size() < 3) return std::nullopt;
+    if (iequals(family.substr(0, 3), "trn")) return device_kind::aws_trainium;
+    if (iequals(family.substr(0, 3), "inf")) return device_kind::aws_inferentia;
+    return std::nullopt;
+}
+
+inline const device_spec* chip_by_name(std::string_view name) noexcept {
+    const device_spec* s = find_device(name);
+    return s && is_neuron_kind(s->kind) ? s : nullptr;
+}
+
+inline accelerator_profile blank_device(std::uint32_t index) {
+    accelerator_profile p;
+    p.kind = device_kind::aws_inferentia; // replaced once the chip is known
+    p.maker = vendor::amazon;
+    p.index = index;
+    return p;
+}
+
+// Sets kind, name and catalogue values from the chip's row.
+inline void apply_chip(accelerator_profile& p, const device_spec& s) {
+    p.kind = s.kind;
+    if (p.name.empty()) p.name = s.name;
+    p.apply_spec(s);
+}
+
+// How the parsers learn the chip: the caller's (the probe's, from PCI ids) first, then the
+// instance type; problem text when neither names it.
+struct chip_choice {
+    const device_spec* spec = nullptr;
+    std::optional<device_kind> kind;
+};
+inline chip_choice choose_chip(const device_spec* hint, std::string_view instance_type) {
+    if (hint) return {hint, hint->kind};
+    const auto family = chip_family(instance_type);
+    if (family.empty()) return {};
+    return {chip_by_name(family), kind_of_family(family)};
+}
+inline void finish_devices(std::vector<accelerator_profile>& devices, const chip_choice& chip,
+                           problem_sink& problems) {
+    if (devices.empty()) return;
+    if (!chip.kind)
+        problems.add(0, "the chip generation is not named (no instance type); reported as AWS Inferentia, "
+                        "memory and peak unknown unless printed");
+    for (auto& p : devices) {
+        if (chip.spec) apply_chip(p, *chip.spec);
+        else if (chip.kind) p.kind = *chip.kind;
+    }
+}
+
+/// The NeuronLink pairs (first < second, sorted, each once) of devices' connected lists;
+/// pairs naming a device not listed are left out.
+inline std::vector<std::pair<std::uint32_t, std::uint32_t>>
+pairs_from_connected(const std::vector<accelerator_profile>& devices, const std::vector<neuron_ls_device>& details) {
+    std::vector<std::uint32_t> listed;
+    for (const auto& d : devices) listed.push_back(d.index);
+    std::sort(listed.begin(), listed.end());
+    std::vector<std::pair<std::uint32_t, std::uint32_t>> pairs;
+    for (std::size_t i = 0; i < devices.size() && i < details.size(); ++i)
+        for (auto c : details[i].connected) {
+            const auto a = devices[i].index;
+            if (c == a || !std::binary_search(listed.begin(), listed.end(), c)) continue;
+            pairs.emplace_back(std::min(a, c), std::max(a, c));
+        }
+    std::sort(pairs.begin(), pairs.end());
+    pairs.erase(std::unique(pairs.begin(), pairs.end()), pairs.end());
+    return pairs;
+}
+
+} // namespace detail::neuron
+
+/// NeuronLink interconnects, one per connected pair of device indices. Bandwidth stays
+/// unknown: AWS publishes a per-chip total, not a per-link figure.
+inline std::vector<interconnect> neuronlink_pairs(const std::vector<std::pair<std::uint32_t, std::uint32_t>>& pairs) {
+    std::vector<interconnect> out;
+    out.reserve(pairs.size());
+    for (const auto& [a, b] : pairs) {
+        interconnect l;
+        l.kind = interconnect_kind::neuronlink;
+        l.scope = link_scope::intra_node;
+        l.name = "NeuronLink " + std::to_string(a) + "-" + std::to_string(b);
+        l.state = "connected";
+        l.devices = {a, b};
+        out.push_back(std::move(l));
+    }
+    return out;
+}
+
+namespace detail::neuron {
+
+// ---------------------------------------------------------------------------------------
+// The table
+
+enum class column : std::uint8_t {
+    ignored,
+    device,       // NEURON DEVICE; Inf1's LOGICAL ID
+    cores,        // NEURON CORES
+    logical_nc,   // LOGICAL NC (Trn2 in some versions)
+    memory,       // NEURON MEMORY
+    memory_channel, // Inf1: MEMORY CHANNEL 0 / 1, summed
+    connected,    // CONNECTED DEVICES
+    bdf,          // PCI BDF
+    cpu_affinity, // CPU AFFINITY
+    numa,         // NUMA NODE
+    pid,          // PID
+};
+
+inline column column_of(std::string_view name) noexcept {
+    struct entry {
+        std::string_view name;
+        column c;
+    };
+    static constexpr entry table[] = {
+        {"NEURON DEVICE", column::device},      {"LOGICAL ID", column::device},
+        {"NEURON CORES", column::cores},        {"LOGICAL NC", column::logical_nc},
+        {"NEURON MEMORY", column::memory},      {"MEMORY CHANNEL 0", column::memory_channel},
+        {"MEMORY CHANNEL 1", column::memory_channel}, {"CONNECTED DEVICES", column::connected},
+        {"PCI BDF", column::bdf},               {"CPU AFFINITY", column::cpu_affinity},
+        {"NUMA NODE", column::numa},            {"PID", column::pid},
+    };
+    for (const auto& e : table)
+        if (e.name == name) return e.c;
+    return column::ignored;
+}
+
+// Cells of a "| a | b |" row; nullopt when it is not one.
+inline std::optional<std::vector<std::string_view>> row_cells(std::string_view line) {
+    line = trim(line);
+    if (line.size() < 2 || line.front() != '|' || line.back() != '|') return std::nullopt;
+    line = line.substr(1, line.size() - 2);
+    std::vector<std::string_view> cells;
+    for (;;) {
+        const auto bar = line.find('|');
+        cells.push_back(trim(line.substr(0, bar)));
+        if (bar == std::string_view::npos) break;
+        line.remove_prefix(bar + 1);
+        if (cells.size() > 64) return std::nullopt; // no neuron-ls table is this wide
+    }
+    return cells;
+}
+
+constexpr bool is_border(std::string_view line) noexcept {
+    line = trim(line);
+    if (line.size() < 3 || line.front() != '+' || line.back() != '+') return false;
+    for (char c : line)
+        if (c != '+' && c != '-') return false;
+    return true;
+}
+
+constexpr bool is_unavailable(std::string_view v) noexcept {
+    return v.empty() || v == "N/A" || v == "NA" || v == "-";
+}
+
+// "96 GB", "4096 MB": neuron-ls's sizes are binary (its JSON gives 103079215104 for "96 GB").
+inline std::optional<std::uint64_t> parse_size(std::string_view v) {
+    const auto sp = v.find(' ');
+    if (sp == std::string_view::npos) return std::nullopt;
+    const auto n = parse_real(trim(v.substr(0, sp)));
+    const std::string_view unit = trim(v.substr(sp + 1));
+    double scale = 0;
+    if (unit == "KB") scale = static_cast<double>(units::kib);
+    else if (unit == "MB") scale = static_cast<double>(units::mib);
+    else if (unit == "GB") scale = static_cast<double>(units::gib);
+    else if (unit == "TB") scale = static_cast<double>(units::gib) * 1024.0;
+    if (!n || scale == 0 || *n < 0 || *n * scale > 1e15) return std::nullopt; // 1 PB: no device has it
+    return static_cast<std::uint64_t>(*n * scale);
+}
+
+// "12, 3, 4, 1" → {12, 3, 4, 1}; nullopt on anything else.
+inline std::optional<std::vector<std::uint32_t>> parse_index_list(std::string_view v) {
+    std::vector<std::uint32_t> out;
+    v = trim(v);
+    if (v.empty()) return out;
+    for (;;) {
+        const auto comma = v.find(',');
+        const auto n = parse_uint(trim(v.substr(0, comma)));
+        if (!n || *n > max_device_index) return std::nullopt;
+        out.push_back(static_cast<std::uint32_t>(*n));
+        if (out.size() > 64) return std::nullopt;
+        if (comma == std::string_view::npos) break;
+        v.remove_prefix(comma + 1);
+    }
+    return out;
+}
+
+// A "key: value" line of the header neuron-ls prints above its table.
+inline bool read_header_line(std::string_view line, neuron_ls_result& r, std::size_t number, problem_sink& problems) {
+    const auto colon = line.find(':');
+    if (colon == std::string_view::npos) return false;
+    const std::string_view key = trim(line.substr(0, colon));
+    const std::string_view value = trim(line.substr(colon + 1));
+    bool changed = false;
+    if (key == "instance-type") {
+        r.instance_type = printable(value.substr(0, 64), changed);
+    } else if (key == "instance-id") {
+        r.instance_id = printable(value.substr(0, 64), changed);
+    } else if (key == "logical-neuroncore-config") {
+        const auto n = parse_uint(value);
+        if (!n || *n == 0 || *n > 64) problems.add(number, "logical-neuroncore-config: cannot read " + quote_value(value));
+        else r.logical_nc_config = static_cast<std::uint32_t>(*n);
+        return true;
+    } else {
+        return false;
+    }
+    if (changed || value.size() > 64) problems.add(number, std::string(key) + ": not printable or too long");
+    return true;
+}
+
+} // namespace detail::neuron
+
+/// Reads the `--topology` diagram (after the "Neuron Device Topology" line when there is
+/// one): devices drawn as "[ n ]", "◄––►" between neighbours in a row, "│ ▲ ▼" between rows,
+/// and "*––►" / "◄––*" (rows) or "*" above the first and below the last row (columns) for
+/// the wrap-around links of a torus. Columns are counted in characters, not bytes.
+inline neuron_topology_result parse_neuron_ls_topology(std::string_view text) {
+    using namespace detail::neuron;
+    neuron_topology_result r;
+    problem_sink problems{r.problems};
+    if (const auto title = text.find("Neuron Device Topology"); title != std::string_view::npos) {
+        const auto nl = text.find('\n', title);
+        text = nl == std::string_view::npos ? std::string_view{} : text.substr(nl + 1);
+    }
+    // Lines as characters (invalid UTF-8 bytes become '?'), up to the legend.
+    constexpr std::size_t max_width = 4096, max_lines = 4096;
+    std::vector<std::u32string> lines;
+    std::size_t number = 0;
+    detail::formats::each_line(text, [&](std::string_view raw) {
+        ++number;
+        if (detail::trim(raw).starts_with("Legend")) return false;
+        if (lines.size() >= max_lines) {
+            problems.add(number, "more than " + std::to_string(max_lines) + " diagram lines; the rest ignored");
+            return false;
+        }
+        std::u32string chars;
+        for (std::size_t i = 0; i < raw.size() && chars.size() <= max_width;) {
+            const auto c = static_cast<unsigned char>(raw[i]);
+            std::size_t n = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xe ? 3 : (c >> 3) == 0x1e ? 4 : 0;
+            bool ok = n != 0 && i + n <= raw.size();
+            char32_t cp = n == 1 ? c : n == 2 ? (c & 0x1fu) : n == 3 ? (c & 0x0fu) : (c & 0x07u);
+            for (std::size_t k = 1; ok && k < n; ++k) {
+                const auto cc = static_cast<unsigned char>(raw[i + k]);
+                ok = (cc & 0xC0u) == 0x80u;
+                cp = (cp << 6) | (cc & 0x3fu);
+            }
+            if (!ok) {
+                chars += U'?';
+                ++i;
+                continue;
+            }
+            chars += cp;
+            i += n;
+        }
+        if (chars.size() > max_width) {
+            problems.add(number, "diagram line wider than " + std::to_string(max_width) + " characters; ignored");
+            chars.clear();
+        }
+        lines.push_back(std::move(chars));
+        return true;
+    });
+
+    struct node {
+        std::uint32_t index;
+        std::size_t open, close; // columns of '[' and ']'
+    };
+    struct row {
+        std::size_t line;
+        std::vector<node> nodes;
+    };
+    std::vector<row> rows;
+    for (std::size_t li = 0; li < lines.size(); ++li) {
+        const auto& s = lines[li];
+        row rw{li, {}};
+        for (std::size_t i = 0; i < s.size(); ++i) {
+            if (s[i] != U'[') continue;
+            std::size_t j = i + 1;
+            while (j < s.size() && s[j] == U' ') ++j;
+            std::uint64_t v = 0;
+            std::size_t digits = 0;
+            while (j < s.size() && s[j] >= U'0' && s[j] <= U'9' && digits < 6) {
+                v = v * 10 + static_cast<std::uint64_t>(s[j] - U'0');
+                ++j;
+                ++digits;
+            }
+            while (j < s.size() && s[j] == U' ') ++j;
+            if (digits == 0 || j >= s.size() || s[j] != U']') continue;
+            if (v > max_device_index) {
+                problems.add(li + 1, "device number out of range");
+                continue;
+            }
+            rw.nodes.push_back({static_cast<std::uint32_t>(v), i, j});
+            i = j;
+        }
+        if (!rw.nodes.empty()) rows.push_back(std::move(rw));
+        if (rows.size() > max_rows) break;
+    }
+    auto at = [&](std::size_t li, std::size_t c) -> char32_t { return c < lines[li].size() ? lines[li][c] : U' '; };
+    auto vertical = [](char32_t c) { return c == U'\u2502' || c == U'\u25B2' || c == U'\u25BC' || c == U'|'; };
+    auto horizontal = [](std::u32string_view between) {
+        while (!between.empty() && between.front() == U' ') between.remove_prefix(1);
+        while (!between.empty() && between.back() == U' ') between.remove_suffix(1);
+        bool dash = false;
+        for (char32_t c : between) {
+            if (c == U'\u2013' || c == U'-' || c == U'\u2014' || c == U'\u2500') dash = true;
+            else if (c != U'\u25C4' && c != U'\u25BA' && c != U'<' && c != U'>') return false;
+        }
+        return dash;
+    };
+    auto add = [&](std::uint32_t a, std::uint32_t b) {
+        if (a != b) r.pairs.emplace_back(std::min(a, b), std::max(a, b));
+    };
+    // Vertical chain from line `from` (exclusive) stepping `step` until a line that is not a
+    // vertical stroke at column c; returns that line, or nullopt when it ran off the text.
+    auto chain_end = [&](std::size_t from, int step, std::size_t c) -> std::optional<std::size_t> {
+        std::size_t li = from;
+        bool any = false;
+        for (;;) {
+            if (step < 0 && li == 0) return std::nullopt;
+            li = step < 0 ? li - 1 : li + 1;
+            if (li >= lines.size()) return std::nullopt;
+            if (!vertical(at(li, c))) return any ? std::optional<std::size_t>(li) : std::nullopt;
+            any = true;
+        }
+    };
+    for (std::size_t k = 0; k < rows.size(); ++k) {
+        const auto& rw = rows[k];
+        const std::u32string_view s = lines[rw.line];
+        for (const auto& n : rw.nodes) r.devices.push_back(n.index);
+        for (std::size_t i = 0; i + 1 < rw.nodes.size(); ++i)
+            if (horizontal(s.substr(rw.nodes[i].close + 1, rw.nodes[i + 1].open - rw.nodes[i].close - 1)))
+                add(rw.nodes[i].index, rw.nodes[i + 1].index);
+        // Row wrap-around: "*––►" before the first device and "◄––*" after the last.
+        const auto before = s.substr(0, rw.nodes.front().open);
+        const auto after = s.substr(rw.nodes.back().close + 1);
+        if (before.find(U'*') != std::u32string_view::npos && after.find(U'*') != std::u32string_view::npos &&
+            rw.nodes.size() > 1)
+            add(rw.nodes.front().index, rw.nodes.back().index);
+        // Down to the next row.
+        for (const auto& n : rw.nodes)
+            for (std::size_t c = n.open; c <= n.close; ++c) {
+                const auto end = chain_end(rw.line, 1, c);
+                if (!end) continue;
+                if (k + 1 < rows.size() && *end == rows[k + 1].line) {
+                    for (const auto& m : rows[k + 1].nodes)
+                        if (m.open <= c && c <= m.close) add(n.index, m.index);
+                } else if (k + 1 == rows.size() && at(*end, c) == U'*') {
+                    // Column wrap-around: '*' below the last row and above the first.
+                    const auto top = chain_end(rows.front().line, -1, c);
+                    if (top && at(*top, c) == U'*')
+                        for (const auto& m : rows.front().nodes)
+                            if (m.open <= c && c <= m.close) add(n.index, m.index);
+                }
+                break;
+            }
+    }
+    std::sort(r.devices.begin(), r.devices.end());
+    if (std::adjacent_find(r.devices.begin(), r.devices.end()) != r.devices.end())
+        problems.add(0, "a device is drawn more than once");
+    r.devices.erase(std::unique(r.devices.begin(), r.devices.end()), r.devices.end());
+    std::sort(r.pairs.begin(), r.pairs.end());
+    r.pairs.erase(std::unique(r.pairs.begin(), r.pairs.end()), r.pairs.end());
+    problems.finish();
+    return r;
+}
+
+/// Reads neuron-ls's text: the optional "instance-type:", "instance-id:" and
+/// "logical-neuroncore-config:" lines, the table (any of its layouts; columns are found by
+/// their header names, unknown columns ignored; rows with an empty device cell are further
+/// processes of the device above), and a `--topology` diagram when one follows. `chip` is
+/// the chip when the caller knows it (the probe, from PCI ids); otherwise the instance type
+/// names it. Values printed are origin::tool; the rest comes from the catalogue.
+inline neuron_ls_result parse_neuron_ls(std::string_view text, const device_spec* chip = nullptr) {
+    using namespace detail::neuron;
+    neuron_ls_result r;
+    problem_sink problems{r.problems};
+    enum class state { before, header, rows, after } st = state::before;
+    std::vector<std::string> names; // header cells joined per column
+    std::vector<column> columns;
+    std::size_t number = 0;
+    std::size_t diagram_at = std::string_view::npos;
+    std::size_t offset = 0;
+    bool closed = false; // the last table line seen was a border
+    detail::formats::each_line(text, [&](std::string_view raw) {
+        ++number;
+        const std::size_t line_start = offset;
+        offset += raw.size() + 1;
+        const std::string_view line = detail::trim(raw);
+        if (line.empty()) return true;
+        if (line.starts_with("Neuron Device Topology")) {
+            diagram_at = line_start;
+            return false;
+        }
+        closed = is_border(line);
+        if (closed) {
+            if (st == state::before) st = state::header;
+            else if (st == state::header) {
+                columns.clear();
+                for (const auto& n : names) columns.push_back(column_of(n));
+                if (std::find(columns.begin(), columns.end(), column::device) == columns.end()) {
+                    problems.add(number, "the table has no NEURON DEVICE column");
+                    st = state::after;
+                } else {
+                    st = state::rows;
+                }
+            }
+            return true; // borders inside the rows separate devices (--show-all-procs)
+        }
+        if (st == state::before) {
+            if (!read_header_line(line, r, number, problems)) problems.add(number, "not understood: " + quote_value(line));
+            return true;
+        }
+        if (st == state::after) {
+            problems.add(number, "not understood: " + quote_value(line));
+            return true;
+        }
+        const auto cells = row_cells(line);
+        if (!cells) {
+            problems.add(number, "not a table row: " + quote_value(line));
+            return true;
+        }
+        if (st == state::header) {
+            if (names.empty()) names.resize(cells->size());
+            if (cells->size() != names.size()) {
+                problems.add(number, "header rows of different widths");
+                st = state::after;
+                return true;
+            }
+            for (std::size_t i = 0; i < cells->size(); ++i) {
+                if ((*cells)[i].empty()) continue;
+                if (!names[i].empty()) names[i] += ' ';
+                names[i] += std::string((*cells)[i].substr(0, 64));
+            }
+            return true;
+        }
+        // A device row, or a further process of the device above.
+        if (cells->size() != columns.size()) {
+            problems.add(number, std::to_string(cells->size()) + " cells for " + std::to_string(columns.size()) +
+                                     " columns; row skipped");
+            return true;
+        }
+        std::size_t device_col = 0;
+        while (columns[device_col] != column::device) ++device_col;
+        if ((*cells)[device_col].empty()) {
+            if (r.devices.empty()) {
+                problems.add(number, "a process row before any device row");
+                return true;
+            }
+            for (std::size_t i = 0; i < columns.size(); ++i)
+                if (columns[i] == column::pid && !is_unavailable((*cells)[i])) {
+                    if (const auto pid = parse_uint((*cells)[i])) r.details.back().pids.push_back(*pid);
+                    else problems.add(number, "PID: cannot read " + quote_value((*cells)[i]));
+                }
+            return true;
+        }
+        if (r.devices.size() >= max_rows) {
+            problems.add(number, "more than " + std::to_string(max_rows) + " devices; the rest ignored");
+            return false;
+        }
+        const auto index = parse_uint((*cells)[device_col]);
+        if (!index || *index > max_device_index) {
+            problems.add(number, "device number: cannot read " + quote_value((*cells)[device_col]));
+            return true;
+        }
+        accelerator_profile p = blank_device(static_cast<std::uint32_t>(*index));
+        neuron_ls_device extra;
+        std::optional<std::uint64_t> channels;
+        bool channel_bad = false;
+        for (std::size_t i = 0; i < columns.size(); ++i) {
+            const std::string_view v = (*cells)[i];
+            const auto bad = [&] { problems.add(number, names[i] + ": cannot read " + quote_value(v)); };
+            if (columns[i] == column::ignored || columns[i] == column::device || is_unavailable(v)) continue;
+            switch (columns[i]) {
+            case column::cores:
+            case column::logical_nc: {
+                const auto n = parse_uint(v);
+                if (!n || *n == 0 || *n > 1024) {
+                    bad();
+                    break;
+                }
+                // The runtime numbers logical cores where a LOGICAL NC column gives them.
+                if (columns[i] == column::logical_nc || !p.compute_units)
+                    p.compute_units = {static_cast<std::uint32_t>(*n), origin::tool};
+                break;
+            }
+            case column::memory:
+                if (const auto b = parse_size(v)) p.memory_bytes = {*b, origin::tool};
+                else bad();
+                break;
+            case column::memory_channel:
+                if (const auto b = parse_size(v)) channels = channels.value_or(0) + *b;
+                else {
+                    channel_bad = true;
+                    bad();
+                }
+                break;
+            case column::connected:
+                if (const auto l = parse_index_list(v)) extra.connected = *l;
+                else bad();
+                break;
+            case column::bdf:
+                if (const auto a = parse_pci_address(v)) p.pci = *a;
+                else bad();
+                break;
+            case column::cpu_affinity:
+                if (parse_cpulist(v)) extra.cpu_affinity = std::string(v);
+                else bad();
+                break;
+            case column::numa: {
+                const auto n = detail::parse_i64(v);
+                if (!n || *n < -1 || *n >= (1 << 16)) bad();
+                else if (*n >= 0) p.numa_node = {static_cast<std::int32_t>(*n), origin::tool};
+                break;
+            }
+            case column::pid:
+                if (const auto pid = parse_uint(v)) extra.pids.push_back(*pid);
+                else bad();
+                break;
+            case column::ignored:
+            case column::device: break;
+            }
+        }
+        if (channels && !channel_bad) p.memory_bytes = {*channels, origin::tool};
+        r.devices.push_back(p);
+        r.details.push_back(std::move(extra));
+        return true;
+    });
+    if (st == state::header) problems.add(0, "the table's header is not closed");
+    if (st == state::rows && !closed) problems.add(0, "the table is not closed: the output may be cut short");
+    detail::neuron::finish_devices(r.devices, choose_chip(chip, r.instance_type), problems);
+    auto pairs = pairs_from_connected(r.devices, r.details);
+    if (diagram_at != std::string_view::npos) {
+        auto topo = parse_neuron_ls_topology(text.substr(diagram_at));
+        for (auto& pr : topo.problems) problems.add(pr.line, "topology: " + pr.message);
+        if (!r.devices.empty() && topo.pairs != pairs)
+            problems.add(0, "the topology diagram and the CONNECTED DEVICES column disagree; both used");
+        std::vector<std::uint32_t> listed;
+        for (const auto& d : r.devices) listed.push_back(d.index);
+        std::sort(listed.begin(), listed.end());
+        for (const auto& pr : topo.pairs)
+            if (r.devices.empty() || (std::binary_search(listed.begin(), listed.end(), pr.first) &&
+                                      std::binary_search(listed.begin(), listed.end(), pr.second)))
+                pairs.push_back(pr);
+        std::sort(pairs.begin(), pairs.end());
+        pairs.erase(std::unique(pairs.begin(), pairs.end()), pairs.end());
+    }
+    r.links = neuronlink_pairs(pairs);
+    problems.finish();
+    return r;
+}
+
+#if AI_HWACCEL_JSON
+namespace detail::neuron {
+// A JSON value as a whole number: an unsigned integer, or a string holding one (numa_node
+// is printed as a string, "-1" for none).
+inline std::optional<std::int64_t> json_int(const nlohmann::json& v) {
+    if (v.is_number_unsigned()) {
+        const auto u = v.get<std::uint64_t>();
+        if (u > static_cast<std::uint64_t>(INT64_MAX)) return std::nullopt;
+        return static_cast<std::int64_t>(u);
+    }
+    if (v.is_number_integer()) return v.get<std::int64_t>();
+    if (v.is_string()) return detail::parse_i64(trim(v.get_ref<const std::string&>()));
+    return std::nullopt;
+}
+} // namespace detail::neuron
+
+/// Reads `neuron-ls --json-output`: an array with one object per device, keys
+/// neuron_device, bdf, cpu_affinity, numa_node (a string), connected_to (null or an
+/// array), nc_count, logical_neuroncore_config, memory_size (bytes), neuroncore_ids,
+/// neuron_processes, and in newer versions instance_type and instance_id. Unknown keys are
+/// ignored. `chip` as for parse_neuron_ls.
+inline neuron_ls_result parse_neuron_ls_json(std::string_view text, const device_spec* chip = nullptr) {
+    using namespace detail::neuron;
+    neuron_ls_result r;
+    problem_sink problems{r.problems};
+    if (detail::trim(text).empty()) {
+        problems.finish();
+        return r;
+    }
+    const auto j = nlohmann::json::parse(text.begin(), text.end(), nullptr, /*allow_exceptions=*/false);
+    if (j.is_discarded() || !(j.is_array() || j.is_object())) {
+        problems.add(0, j.is_discarded() ? "not valid JSON" : "JSON is not an array of devices");
+        problems.finish();
+        return r;
+    }
+    const nlohmann::json one = j.is_object() ? nlohmann::json::array({j}) : nlohmann::json::array();
+    const nlohmann::json& list = j.is_object() ? one : j;
+    std::size_t n = 0;
+    for (const auto& e : list) {
+        ++n;
+        const std::string where = "device entry " + std::to_string(n);
+        if (r.devices.size() >= max_rows) {
+            problems.add(0, "more than " + std::to_string(max_rows) + " devices; the rest ignored");
+            break;
+        }
+        if (!e.is_object()) {
+            problems.add(0, where + " is not an object");
+            continue;
+        }
+        const auto get = [&](const char* key) -> const nlohmann::json* {
+            const auto it = e.find(key);
+            return it == e.end() || it->is_null() ? nullptr : &*it;
+        };
+        const auto bad = [&](const char* key) { problems.add(0, where + ": " + key + " cannot be read"); };
+        const auto* idx = get("neuron_device");
+        const auto index = idx ? json_int(*idx) : std::nullopt;
+        if (!index || *index < 0 || static_cast<std::uint64_t>(*index) > max_device_index) {
+            problems.add(0, where + ": no usable neuron_device; skipped");
+            continue;
+        }
+        accelerator_profile p = blank_device(static_cast<std::uint32_t>(*index));
+        neuron_ls_device extra;
+        bool changed = false;
+        for (const char* key : {"instance_type", "instance_id"}) {
+            const auto* v = get(key);
+            if (!v) continue;
+            if (!v->is_string()) {
+                bad(key);
+                continue;
+            }
+            const auto s = printable(std::string_view(v->get_ref<const std::string&>()).substr(0, 64), changed);
+            (std::string_view(key) == "instance_type" ? r.instance_type : r.instance_id) = s;
+        }
+        if (const auto* v = get("bdf")) {
+            const auto a = v->is_string() ? parse_pci_address(v->get_ref<const std::string&>()) : std::nullopt;
+            if (a) p.pci = *a;
+            else bad("bdf");
+        }
+        if (const auto* v = get("cpu_affinity")) {
+            if (v->is_string() && parse_cpulist(v->get_ref<const std::string&>()))
+                extra.cpu_affinity = v->get<std::string>();
+            else bad("cpu_affinity");
+        }
+        if (const auto* v = get("numa_node")) {
+            const auto node = json_int(*v);
+            if (!node || *node < -1 || *node >= (1 << 16)) bad("numa_node");
+            else if (*node >= 0) p.numa_node = {static_cast<std::int32_t>(*node), origin::tool};
+        }
+        if (const auto* v = get("connected_to")) {
+            if (!v->is_array() || v->size() > 64) bad("connected_to");
+            else
+                for (const auto& c : *v) {
+                    const auto d = json_int(c);
+                    if (!d || *d < 0 || static_cast<std::uint64_t>(*d) > max_device_index) {
+                        bad("connected_to");
+                        break;
+                    }
+                    extra.connected.push_back(static_cast<std::uint32_t>(*d));
+                }
+        }
+        if (const auto* v = get("nc_count")) {
+            const auto c = json_int(*v);
+            if (!c || *c <= 0 || *c > 1024) bad("nc_count");
+            else p.compute_units = {static_cast<std::uint32_t>(*c), origin::tool};
+        }
+        if (const auto* v = get("logical_neuroncore_config")) {
+            const auto c = json_int(*v);
+            if (!c || *c <= 0 || *c > 64) bad("logical_neuroncore_config");
+            else r.logical_nc_config = static_cast<std::uint32_t>(*c);
+        }
+        if (const auto* v = get("memory_size")) {
+            if (v->is_number_unsigned() && v->get<std::uint64_t>() <= (std::uint64_t{1} << 50))
+                p.memory_bytes = {v->get<std::uint64_t>(), origin::tool};
+            else bad("memory_size");
+        }
+        if (const auto* v = get("neuron_processes")) {
+            if (!v->is_array()) bad("neuron_processes");
+            else
+                for (const auto& proc : *v) {
+                    if (!proc.is_object()) continue;
+                    const auto it = proc.find("pid");
+                    if (it != proc.end() && it->is_number_unsigned()) extra.pids.push_back(it->get<std::uint64_t>());
+                    if (extra.pids.size() >= 1024) break;
+                }
+        }
+        if (changed) problems.add(0, where + ": instance type or id not printable");
+        r.devices.push_back(p);
+        r.details.push_back(std::move(extra));
+    }
+    finish_devices(r.devices, choose_chip(chip, r.instance_type), problems);
+    r.links = neuronlink_pairs(pairs_from_connected(r.devices, r.details));
+    problems.finish();
+    return r;
+}
+#endif // AI_HWACCEL_JSON
+
+// ---------------------------------------------------------------------------------------
+// The probe
+
+/// One device as the driver's sysfs folder /sys/devices/virtual/neuron_device/neuron<N>
+/// describes it (or only its /dev/neuron<N> node, where sysfs is not mounted).
+struct neuron_sysfs_device {
+    std::uint32_t index = 0;
+    std::optional<std::uint32_t> core_count;  ///< core_count: NeuronCores per device (physical)
+    std::vector<std::uint32_t> connected;     ///< connected_devices
+    std::string device_name;                  ///< info/architecture/device_name ("Trainium1")
+    friend bool operator==(const neuron_sysfs_device&, const neuron_sysfs_device&) = default;
+};
+
+/// The driver's files are one line each: connected_devices "12, 3, 4, 1\n" (or "\n"),
+/// core_count "2" (no newline).
+inline std::optional<std::vector<std::uint32_t>> parse_neuron_connected_devices(std::string_view text) {
+    return detail::neuron::parse_index_list(detail::trim(text));
+}
+
+namespace detail::neuron {
+
+// "neuron12" → 12; nullopt for other names.
+constexpr std::optional<std::uint32_t> node_index(std::string_view name) noexcept {
+    if (!name.starts_with("neuron") || name.size() > 10) return std::nullopt;
+    const auto n = detail::parse_u64(name.substr(6));
+    if (!n || *n > max_device_index) return std::nullopt;
+    return static_cast<std::uint32_t>(*n);
+}
+static_assert(node_index("neuron0") == 0u && node_index("neuron15") == 15u && !node_index("neuron_core0") &&
+              !node_index("neuron"));
+
+// A file the driver makes readable by root only (core_count, connected_devices are
+// S_IRUSR): unreadable as a user is the normal case and says nothing.
+template <system_view S>
+std::optional<std::string> read_quietly(const S& sys, const std::string& path, std::vector<warning>& warnings) {
+    auto r = sys.read_file(path, 4096);
+    if (r.status == read_status::ok) return std::move(r.data);
+    if (r.status == read_status::truncated)
+        detail::add_warning(warnings, warning_kind::output_truncated, path, "longer than the driver writes; ignored");
+    return std::nullopt;
+}
+
+} // namespace detail::neuron
+
+/// The Neuron devices the driver lists: folders neuron<N> under its sysfs class folder,
+/// and /dev/neuron<N> nodes, by index.
+template <system_view S>
+std::vector<neuron_sysfs_device> probe_neuron_sysfs(const S& sys, std::vector<warning>& warnings) {
+    using namespace detail::neuron;
+    std::vector<std::uint32_t> indices;
+    const auto dirs = sys.list_dir(sysfs_dir);
+    if (dirs)
+        for (const auto& n : *dirs)
+            if (const auto i = node_index(n)) indices.push_back(*i);
+    if (const auto dev = sys.list_dir("/dev"))
+        for (const auto& n : *dev)
+            if (const auto i = node_index(n)) indices.push_back(*i);
+    std::sort(indices.begin(), indices.end());
+    indices.erase(std::unique(indices.begin(), indices.end()), indices.end());
+    std::vector<neuron_sysfs_device> out;
+    for (auto i : indices) {
+        if (out.size() >= max_rows) break;
+        neuron_sysfs_device d;
+        d.index = i;
+        const std::string dir = std::string(sysfs_dir) + "/neuron" + std::to_string(i);
+        if (const auto t = read_quietly(sys, dir + "/core_count", warnings)) {
+            const auto n = detail::parse_u64(detail::trim(*t));
+            if (n && *n > 0 && *n <= 1024) d.core_count = static_cast<std::uint32_t>(*n);
+            else detail::add_warning(warnings, warning_kind::parse_error, dir + "/core_count", "not a core count");
+        }
+        if (const auto t = read_quietly(sys, dir + "/connected_devices", warnings)) {
+            if (const auto l = parse_neuron_connected_devices(*t)) d.connected = *l;
+            else detail::add_warning(warnings, warning_kind::parse_error, dir + "/connected_devices",
+                                     "not a list of device numbers");
+        }
+        if (const auto t = read_quietly(sys, dir + "/info/architecture/device_name", warnings)) {
+            bool changed = false;
+            d.device_name = printable(detail::trim(*t).substr(0, 32), changed);
+            if (changed) {
+                detail::add_warning(warnings, warning_kind::parse_error, dir + "/info/architecture/device_name",
+                                    "not printable");
+                d.device_name.clear();
+            }
+        }
+        out.push_back(std::move(d));
+    }
+    return out;
+}
+
+/// The Neuron PCI functions (Amazon's vendor id with a Neuron device id of the catalogue),
+/// by address; functions bound to another driver (vfio-pci: passed to a VM) are left out.
+template <system_view S>
+std::vector<pci_device> neuron_pci_functions(const S& sys) {
+    std::vector<warning> ignored; // the host probes report the PCI bus's own problems
+    std::vector<pci_device> out;
+    for (auto& d : probe_pci(sys, ignored)) {
+        if (d.vendor_id != detail::neuron::pci_vendor_amazon || !detail::neuron::chip_by_pci_id(d.device_id)) continue;
+        if (!d.driver.empty() && d.driver != detail::neuron::pci_driver_name) continue;
+        out.push_back(std::move(d));
+    }
+    return out;
+}
+
+/// The neuron-ls run of the probe: JSON where the build reads JSON, else the table.
+inline tool_request neuron_ls_request(bool json = AI_HWACCEL_JSON) {
+    using namespace std::chrono_literals;
+    if (json) return tool_request{{"neuron-ls", "--json-output"}, 10s};
+    return tool_request{{"neuron-ls"}, 10s};
+}
+
+/// AWS Neuron devices: neuron-ls when it is installed, the driver's sysfs files and the PCI
+/// bus otherwise (and for what neuron-ls leaves out: the chip from the PCI device id, PCIe
+/// links and NUMA nodes from PCI sysfs). A missing neuron-ls is a warning only where Neuron
+/// devices are present.
+struct neuron_probe {
+    static constexpr backend_id backend = backend_id::neuron;
+
+    template <system_view S>
+    probe_output probe(const S& sys) const {
+        using namespace detail::neuron;
+        probe_output out;
+        const auto pci = neuron_pci_functions(sys);
+        auto nodes = probe_neuron_sysfs(sys, out.warnings);
+        for (auto& w : out.warnings)
+            if (!w.backend) w.backend = backend;
+
+        // The chip, when the machine has only one kind (every instance type does).
+        const device_spec* chip = nullptr;
+        bool mixed = false;
+        for (const auto& f : pci) {
+            const auto* s = chip_by_pci_id(f.device_id);
+            if (chip && s != chip) mixed = true;
+            chip = s;
+        }
+        if (!chip)
+            for (const auto& n : nodes)
+                if (const auto* s = chip_by_name(n.device_name)) {
+                    if (chip && s != chip) mixed = true;
+                    chip = s;
+                }
+        if (mixed) chip = nullptr;
+
+        const bool present = !pci.empty() || !nodes.empty();
+        if (auto listed = run_neuron_ls(sys, chip, present, out)) {
+            out.devices = std::move(listed->devices);
+            out.links = std::move(listed->links);
+        } else {
+            from_sysfs(nodes, pci, chip, out);
+        }
+        // Per-device chip from its own PCI function where the machine mixes kinds, and the
+        // PCI function's link and NUMA node.
+        for (auto& d : out.devices) {
+            if (!d.pci) continue;
+            for (const auto& f : pci) {
+                if (f.address != *d.pci) continue;
+                if (!d.spec)
+                    if (const auto* s = chip_by_pci_id(f.device_id)) apply_chip(d, *s);
+                d.pci_device_id = f.device_id;
+                if (f.link_current) d.pcie_current = f.link_current;
+                if (f.link_max) d.pcie_max = f.link_max;
+                if (!d.numa_node && f.numa_node >= 0) d.numa_node = {f.numa_node, origin::sysfs};
+            }
+        }
+        return out;
+    }
+
+private:
+    template <system_view S>
+    static std::optional<neuron_ls_result> run_neuron_ls(const S& sys, const device_spec* chip, bool present,
+                                                         probe_output& out) {
+        std::vector<warning> first;
+#if AI_HWACCEL_JSON
+        {
+            const tool_request request = neuron_ls_request(true);
+            tool_result r = sys.run(request);
+            if (r.status == tool_status::not_found) return missing(present, out);
+            if (report_tool_result(request, r, backend, first)) {
+                auto parsed = parse_neuron_ls_json(r.out, chip);
+                if (!parsed.devices.empty() || parsed.problems.empty()) {
+                    out.warnings.insert(out.warnings.end(), first.begin(), first.end());
+                    detail::parsing::problems_to_warnings(parsed.problems, backend, "neuron-ls --json-output",
+                                                          out.warnings);
+                    return parsed;
+                }
+                detail::parsing::problems_to_warnings(parsed.problems, backend, "neuron-ls --json-output", first);
+            }
+            // Neuron 2.34 dropped --json-output; the table has the same facts.
+        }
+#endif
+        const tool_request request = neuron_ls_request(false);
+        tool_result r = sys.run(request);
+        if (r.status == tool_status::not_found) return missing(present, out);
+        if (!report_tool_result(request, r, backend, out.warnings)) {
+            out.warnings.insert(out.warnings.end(), first.begin(), first.end());
+            return std::nullopt;
+        }
+        auto parsed = parse_neuron_ls(r.out, chip);
+        detail::parsing::problems_to_warnings(parsed.problems, backend, "neuron-ls", out.warnings);
+        return parsed;
+    }
+
+    static std::optional<neuron_ls_result> missing(bool present, probe_output& out) {
+        if (present)
+            out.warnings.push_back(warning{warning_kind::tool_not_found, backend, "neuron-ls",
+                                           "Neuron device(s) present but neuron-ls is not installed in any trusted "
+                                           "folder; listed from the driver's sysfs files and the PCI bus",
+                                           0});
+        return std::nullopt;
+    }
+
+    static void from_sysfs(const std::vector<neuron_sysfs_device>& nodes, const std::vector<pci_device>& pci,
+                           const device_spec* chip, probe_output& out) {
+        using namespace detail::neuron;
+        std::vector<neuron_ls_device> details;
+        for (const auto& n : nodes) {
+            accelerator_profile p = blank_device(n.index);
+            const device_spec* s = chip_by_name(n.device_name);
+            if (!s) s = chip;
+            if (n.core_count) p.compute_units = {*n.core_count, origin::sysfs};
+            if (s) apply_chip(p, *s);
+            // The driver's devices have no parent in sysfs, so which PCI function is which
+            // is only sure when there is one of each.
+            if (nodes.size() == 1 && pci.size() == 1) p.pci = pci.front().address;
+            out.devices.push_back(p);
+            details.push_back({n.connected, {}, {}});
+        }
+        out.links = neuronlink_pairs(pairs_from_connected(out.devices, details));
+    }
+};
+#if AI_HWACCEL_OS_LINUX || AI_HWACCEL_OS_MACOS
+static_assert(backend_probe<neuron_probe, host_system>);
+#endif
+
+// ---------------------------------------------------------------------------------------
+// Capture formats
+
+namespace detail::formats {
+
+namespace neuron_sniff {
+// The table's first header row: "| NEURON | NEURON | …", or Inf1's "| PCI BDF | LOGICAL |".
+constexpr bool has_neuron_header(std::string_view t) noexcept {
+    bool found = false;
+    each_line(t, [&](std::string_view line) {
+        line = trim(line);
+        if (line.starts_with("| NEURON ") && line.find("| NEURON ", 1) != std::string_view::npos) found = true;
+        if (line.starts_with("|   PCI BDF") && line.find("LOGICAL") != std::string_view::npos) found = true;
+        return !found;
+    });
+    return found && t.find("+--------+") != std::string_view::npos;
+}
+// A header row with a cell reading "PID" (--wide, --show-all-procs, newer default views).
+constexpr bool has_pid_column(std::string_view t) noexcept {
+    bool found = false;
+    each_line(t, [&](std::string_view line) {
+        line = trim(line);
+        if (!line.starts_with("| NEURON ")) return true;
+        while (!line.empty() && !found) {
+            const auto bar = line.find('|');
+            found = trim(line.substr(0, bar)) == "PID";
+            line = bar == std::string_view::npos ? std::string_view{} : line.substr(bar + 1);
+        }
+        return !found;
+    });
+    return found;
+}
+constexpr bool has_diagram(std::string_view t) noexcept {
+    return t.find("Neuron Device Topology") != std::string_view::npos;
+}
+} // namespace neuron_sniff
+
+inline void neuron_problems_to_warnings(const std::vector<parse_problem>& problems, std::string_view subject,
+                                        std::vector<warning>& out) {
+    detail::parsing::problems_to_warnings(problems, backend_id::neuron, subject, out);
+}
+
+inline void parse_neuron_ls_text_capture(std::string_view t, capture_parse& out) {
+    auto r = parse_neuron_ls(t);
+    neuron_problems_to_warnings(r.problems, out.format, out.warnings);
+    if (r.devices.empty() && r.problems.empty()) nothing_found(out, "Neuron device rows");
+    out.devices = std::move(r.devices);
+    if (!r.links.empty()) {
+        system_io io;
+        io.interconnects = std::move(r.links);
+        out.system = std::move(io);
+    }
+}
+
+// neuron-ls (default table) --------------------------------------------------------------
+inline int sniff_neuron_ls(std::string_view t) noexcept {
+    using namespace neuron_sniff;
+    return has_neuron_header(t) && !has_pid_column(t) && !has_diagram(t) ? 90 : 0;
+}
+inline void parse_neuron_ls_capture(std::string_view t, capture_parse& out) { parse_neuron_ls_text_capture(t, out); }
+
+// neuron-ls --wide / --show-all-procs (process columns) -----------------------------------
+inline int sniff_neuron_ls_wide(std::string_view t) noexcept {
+    using namespace neuron_sniff;
+    return has_neuron_header(t) && has_pid_column(t) && !has_diagram(t) ? 90 : 0;
+}
+inline void parse_neuron_ls_wide_capture(std::string_view t, capture_parse& out) {
+    parse_neuron_ls_text_capture(t, out);
+}
+
+// neuron-ls --topology (table and diagram) ------------------------------------------------
+inline int sniff_neuron_ls_topology(std::string_view t) noexcept {
+    using namespace neuron_sniff;
+    return has_diagram(t) && (has_neuron_header(t) || t.find("[ 0 ]") != std::string_view::npos) ? 90 : 0;
+}
+inline void parse_neuron_ls_topology_capture(std::string_view t, capture_parse& out) {
+    parse_neuron_ls_text_capture(t, out);
+}
+
+#if AI_HWACCEL_JSON
+// neuron-ls --json-output ------------------------------------------------------------------
+inline int sniff_neuron_ls_json(std::string_view t) noexcept {
+    const auto first = first_non_blank_line(t);
+    if (!(first.starts_with("[") || first.starts_with("{"))) return 0;
+    const bool device = t.find("\"neuron_device\"") != std::string_view::npos;
+    const bool cores = t.find("\"nc_count\"") != std::string_view::npos ||
+                       t.find("\"neuroncore_ids\"") != std::string_view::npos;
+    return device && cores ? 90 : 0;
+}
+inline void parse_neuron_ls_json_capture(std::string_view t, capture_parse& out) {
+    auto r = parse_neuron_ls_json(t);
+    neuron_problems_to_warnings(r.problems, out.format, out.warnings);
+    if (r.devices.empty() && r.problems.empty()) nothing_found(out, "Neuron devices");
+    out.devices = std::move(r.devices);
+    if (!r.links.empty()) {
+        system_io io;
+        io.interconnects = std::move(r.links);
+        out.system = std::move(io);
+    }
+}
+#endif
+
+} // namespace detail::formats
+
+AI_HWACCEL_NAMESPACE_END
+
+#endif // AI_HWACCEL_BACKEND_NEURON
+// ---- end ai_hwaccel/detect/neuron.hpp
+// #include "ai_hwaccel/detect/qualcomm.hpp"
+// ---- begin ai_hwaccel/detect/qualcomm.hpp
+// ai-hwaccel detect: Qualcomm Cloud AI accelerators (AI 100, AI 080) through the qaic
+// driver and `qaic-util -q`.
+//
+// The Linux `qaic` driver (drivers/accel/qaic/) binds PCI functions 0x17cb:0xa100
+// (Cloud AI 100) and 0x17cb:0xa080 (Cloud AI 080) and gives each SoC an accel class node;
+// a Cloud AI 100 Ultra card carries four SoCs and the host sees four functions. The
+// probe finds the SoCs on the PCI bus, then asks `qaic-util -q` (the Platform SDK's tool,
+// /opt/qti-aic/tools) how each one is doing.
+//
+// `qaic-util -q` prints, per SoC, a "QID <n>" line and then tab-indented "Key:value"
+// lines (format from QUtil.cpp of quic/software-kit-for-qualcomm-cloud-ai-100, and the
+// Cloud AI SDK's System Management page): Status (Ready, Error, Initializing), PCI
+// Address, the PCIe link, and for a Ready SoC its DRAM ("Dram Total:<n> MB"), NSP cores,
+// and the SoC temperature. A SoC not Ready is listed but not available. Serial numbers
+// are never copied. Board power and TDP are the card's, shared by the SoCs of an Ultra
+// card, so they are not given to a SoC.
+//
+// The SKU (Standard, Pro, Ultra) is not in the PCI id nor in qaic-util's output, so a SoC
+// is matched to a catalogue row only where one row answers for its PCI id; today three
+// rows share 0xa100 and memory comes from qaic-util alone. "MB" is read as MiB.
+
+// #include "ai_hwaccel/config.hpp"
+
+#if AI_HWACCEL_BACKEND_QUALCOMM
+
+// #include "ai_hwaccel/core/catalogue.hpp"
+// #include "ai_hwaccel/core/pci.hpp"
+// #include "ai_hwaccel/core/profile.hpp"
+// #include "ai_hwaccel/core/text.hpp"
+// #include "ai_hwaccel/core/warning.hpp"
+// #include "ai_hwaccel/detect/capture.hpp"
+// #include "ai_hwaccel/detect/probe.hpp"
+// #include "ai_hwaccel/detect/sysfs.hpp"
+// #include "ai_hwaccel/detect/system.hpp"
+// #include "ai_hwaccel/detect/topology.hpp"
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+AI_HWACCEL_NAMESPACE_BEGIN
+
+/// What `parse_qaic_util_query` read: one device per QID, in the order printed.
+struct qaic_util_result {
+    std::vector<accelerator_profile> devices;
+    /// The Status line of each device as printed ("Ready", "Error", "Initializing"); empty
+    /// where the device had none (a filtered capture, a truncated output).
+    std::vector<std::string> status;
+    std::vector<parse_problem> problems;
+};
+
+/// PCI device ids the qaic driver binds (vendor 0x17cb).
+inline constexpr std::uint16_t qaic_pci_aic100 = 0xa100;
+inline constexpr std::uint16_t qaic_pci_aic080 = 0xa080;
+
+namespace detail::qualcomm {
+
+using detail::parsing::max_rows;
+using detail::parsing::parse_real;
+using detail::parsing::parse_uint;
+using detail::parsing::printable;
+using detail::parsing::problem_sink;
+using detail::parsing::quote_value;
+
+inline constexpr std::uint32_t vendor_id = 0x17cb;
+
+constexpr std::string_view product_name(std::uint16_t device_id) noexcept {
+    return device_id == qaic_pci_aic080 ? "Qualcomm Cloud AI 080" : "Qualcomm Cloud AI 100";
+}
+
+inline accelerator_profile blank_soc(std::uint32_t index, std::uint16_t device_id = qaic_pci_aic100) {
+    accelerator_profile p;
+    p.kind = device_kind::qualcomm_ai100;
+    p.maker = vendor::qualcomm;
+    p.index = index;
+    p.name = product_name(device_id);
+    return p;
+}
+
+// A catalogue row only where the PCI id names exactly one.
+inline void match_catalogue(accelerator_profile& p) {
+    const auto rows = find_devices_by_pci(vendor_id, p.pci_device_id);
+    if (rows.size() == 1 && rows[0]->kind == device_kind::qualcomm_ai100) p.apply_spec(*rows[0]);
+}
+
+// "QID 3" -> 3.
+constexpr std::optional<std::uint32_t> qid_line(std::string_view line) noexcept {
+    if (!line.starts_with("QID ")) return std::nullopt;
+    const auto n = parse_u64(trim(line.substr(4)));
+    if (!n || *n > 0xffff) return std::nullopt;
+    return static_cast<std::uint32_t>(*n);
+}
+
+// A whole number followed by " MB" -> bytes (MiB); nullopt for anything else.
+inline std::optional<std::uint64_t> megabytes(std::string_view v) {
+    if (!v.ends_with(" MB")) return std::nullopt;
+    const auto n = parse_uint(trim(v.substr(0, v.size() - 3)));
+    if (!n || *n > 16u * 1024 * 1024) return std::nullopt; // 16 TiB: more than any SoC has
+    return *n * 1024 * 1024;
+}
+
+// Fills the profile from one "Key:value" line; returns a problem, or "" when fine.
+inline std::string apply_field(std::string_view key, std::string_view value, accelerator_profile& p,
+                               std::string& status) {
+    const auto bad = [&] { return std::string(key) + ": cannot read " + quote_value(value); };
+    if (key == "Status") {
+        if (value != "Ready" && value != "Error" && value != "Initializing") return bad();
+        status = std::string(value);
+        p.available = value == "Ready";
+        return {};
+    }
+    if (key == "PCI Address") {
+        const auto a = parse_pci_address(value);
+        if (!a) return bad();
+        p.pci = *a;
+        return {};
+    }
+    if (key == "Max Link Speed" || key == "Current Link Speed" || key == "Max Link Width" ||
+        key == "Current Link Width") {
+        const bool speed = key.ends_with("Speed");
+        if (speed && value == "Unknown") return {};
+        const auto x = speed ? parse_pcie_link_speed(value) : parse_pcie_link_width(value);
+        if (x == 0) return bad();
+        auto& link = key.starts_with("Max") ? p.pcie_max : p.pcie_current;
+        pcie_link l = link.value;
+        (speed ? l.generation : l.width) = x;
+        link = {l, origin::tool};
+        return {};
+    }
+    if (key == "Dram Total" || key == "Dram Free") {
+        const auto b = megabytes(value);
+        if (!b) return bad();
+        (key == "Dram Total" ? p.memory_bytes : p.memory_free_bytes) = {*b, origin::tool};
+        return {};
+    }
+    if (key == "Nsp Total") {
+        const auto n = parse_uint(value);
+        if (!n || *n > 1024) return bad();
+        p.compute_units = {static_cast<std::uint32_t>(*n), origin::tool};
+        return {};
+    }
+    if (key == "SoC temperature(degree C)") {
+        const auto t = parse_real(value);
+        if (!t || *t < -100 || *t > 500) return bad();
+        p.temperature_c = {*t, origin::tool};
+        return {};
+    }
+    return {}; // firmware versions, serials, queues, clocks: not mapped
+}
+
+} // namespace detail::qualcomm
+
+/// Reads `qaic-util -q` (also its `| grep` excerpts): a "QID <n>" line per SoC, then
+/// indented "Key:value" lines. Devices are Qualcomm Cloud AI SoCs indexed by QID; a SoC
+/// whose Status is not Ready is kept, unavailable. Values origin::tool.
+inline qaic_util_result parse_qaic_util_query(std::string_view text) {
+    using namespace detail::qualcomm;
+    qaic_util_result r;
+    problem_sink problems{r.problems};
+    std::size_t number = 0;
+    bool current = false;
+    auto finish = [&] {
+        if (!current) return;
+        auto& p = r.devices.back();
+        if (p.memory_bytes && p.memory_free_bytes && *p.memory_free_bytes <= *p.memory_bytes)
+            p.memory_used_bytes = {*p.memory_bytes - *p.memory_free_bytes, origin::tool};
+        match_catalogue(p);
+    };
+    detail::formats::each_line(text, [&](std::string_view raw) {
+        ++number;
+        const auto line = detail::trim(raw);
+        if (line.empty()) return true;
+        if (const auto qid = qid_line(line)) {
+            finish();
+            if (r.devices.size() >= max_rows) {
+                problems.add(number, "more than " + std::to_string(max_rows) + " devices; the rest ignored");
+                current = false;
+                return false;
+            }
+            r.devices.push_back(blank_soc(*qid));
+            r.status.emplace_back();
+            current = true;
+            return true;
+        }
+        if (line.starts_with("Failed to query Device ID")) {
+            problems.add(number, "qaic-util: " + quote_value(line));
+            return true;
+        }
+        const auto colon = line.find(':');
+        if (colon == std::string_view::npos || colon == 0) {
+            problems.add(number, "not understood: " + quote_value(line));
+            return true;
+        }
+        if (!current) {
+            problems.add(number, "value before any QID line: " + quote_value(line));
+            return true;
+        }
+        const auto key = detail::trim(line.substr(0, colon));
+        const auto value = detail::trim(line.substr(colon + 1));
+        if (value.empty()) return true;
+        auto msg = apply_field(key, value, r.devices.back(), r.status.back());
+        if (!msg.empty()) problems.add(number, std::move(msg));
+        return true;
+    });
+    finish();
+    problems.finish();
+    return r;
+}
+
+/// The one qaic-util run the probe makes. Querying every SoC can take a few seconds.
+inline tool_request qaic_util_query_request() {
+    using namespace std::chrono_literals;
+    return tool_request{{"qaic-util", "-q"}, 30s};
+}
+
+/// Qualcomm Cloud AI SoCs: the PCI functions the qaic driver handles, then `qaic-util -q`.
+struct qualcomm_probe {
+    static constexpr backend_id backend = backend_id::qualcomm;
+
+    template <system_view S>
+    probe_output probe(const S& sys) const {
+        using namespace detail::qualcomm;
+        probe_output out;
+        std::vector<warning> bus_warnings; // the host probes report the PCI bus's own problems
+        for (const auto& d : probe_pci(sys, bus_warnings)) {
+            const bool ours = d.vendor_id == vendor_id &&
+                              (d.device_id == qaic_pci_aic100 || d.device_id == qaic_pci_aic080);
+            if (!ours && d.driver != "qaic") continue;
+            auto p = blank_soc(static_cast<std::uint32_t>(out.devices.size()), d.device_id);
+            p.pci = d.address;
+            p.pci_device_id = d.device_id;
+            p.pcie_current = d.link_current;
+            p.pcie_max = d.link_max;
+            if (d.numa_node >= 0) p.numa_node = {d.numa_node, origin::sysfs};
+            // Without the driver the SoC cannot be used.
+            p.available = !d.driver.empty() && d.driver != "vfio-pci";
+            match_catalogue(p);
+            out.devices.push_back(p);
+        }
+
+        const tool_request request = qaic_util_query_request();
+        tool_result r = sys.run(request);
+        if (r.status == tool_status::not_found) {
+            if (!out.devices.empty())
+                out.warnings.push_back(warning{warning_kind::tool_not_found, backend, "qaic-util",
+                                               std::to_string(out.devices.size()) +
+                                                   " Qualcomm Cloud AI SoC(s) on the PCI bus but qaic-util is not "
+                                                   "installed in any trusted folder; health and memory unknown",
+                                               0});
+            return out;
+        }
+        if (!report_tool_result(request, r, backend, out.warnings)) return out;
+        auto parsed = parse_qaic_util_query(r.out);
+        detail::parsing::problems_to_warnings(parsed.problems, backend, "qaic-util -q", out.warnings);
+        merge(out, parsed);
+        return out;
+    }
+
+private:
+    // The tool's SoCs onto the bus's, by PCI address; the tool's alone are added.
+    static void merge(probe_output& out, const qaic_util_result& parsed) {
+        const std::size_t on_bus = out.devices.size();
+        for (std::size_t i = 0; i < parsed.devices.size(); ++i) {
+            const auto& t = parsed.devices[i];
+            accelerator_profile* match = nullptr;
+            for (std::size_t k = 0; k < on_bus && t.pci; ++k)
+                if (out.devices[k].pci == t.pci) match = &out.devices[k];
+            if (!match) {
+                out.devices.push_back(t);
+                continue;
+            }
+            accelerator_profile& d = *match;
+            d.index = t.index; // the QID is what the SDK's tools and runtime call it
+            if (!parsed.status[i].empty()) d.available = d.available && t.available;
+            for (auto f : {&accelerator_profile::memory_bytes, &accelerator_profile::memory_free_bytes,
+                            &accelerator_profile::memory_used_bytes})
+                if ((t.*f).has_value()) d.*f = t.*f;
+            if (t.compute_units) d.compute_units = t.compute_units;
+            if (t.temperature_c) d.temperature_c = t.temperature_c;
+            if (t.pcie_current) d.pcie_current.offer(*t.pcie_current, origin::tool);
+            if (t.pcie_max) d.pcie_max.offer(*t.pcie_max, origin::tool);
+        }
+    }
+};
+#if AI_HWACCEL_OS_LINUX || AI_HWACCEL_OS_MACOS
+static_assert(backend_probe<qualcomm_probe, host_system>);
+#endif
+
+namespace detail::formats {
+
+// qaic-util -q (and its `grep -e Status -e QID` excerpts) ----------------------------------
+inline int sniff_qaic_util(std::string_view t) noexcept {
+    if (!qualcomm::qid_line(first_non_blank_line(t))) return 0;
+    bool status = false;
+    each_line(t, [&](std::string_view line) {
+        const auto l = trim(line);
+        status = l.starts_with("Status:") && line.size() > l.size(); // indented under its QID
+        return !status;
+    });
+    return status ? 90 : 0;
+}
+inline void parse_qaic_util_capture(std::string_view t, capture_parse& out) {
+    auto r = parse_qaic_util_query(t);
+    detail::parsing::problems_to_warnings(r.problems, backend_id::qualcomm, out.format, out.warnings);
+    if (r.devices.empty() && r.problems.empty()) nothing_found(out, "QID blocks");
+    out.devices = std::move(r.devices);
+}
+
+} // namespace detail::formats
+
+AI_HWACCEL_NAMESPACE_END
+
+#endif // AI_HWACCEL_BACKEND_QUALCOMM
+// ---- end ai_hwaccel/detect/qualcomm.hpp
+// #include "ai_hwaccel/detect/cerebras.hpp"
+// ---- begin ai_hwaccel/detect/cerebras.hpp
+// ai-hwaccel detect: Cerebras systems (CS-2, CS-3).
+//
+// A Cerebras wafer-scale engine lives in its own appliance, and jobs reach it over the
+// network from user nodes; the host this library runs on has no PCI function, device
+// node, driver or local tool output that says a Cerebras system is there. No public
+// source documents a local file or command on a user node that describes the system
+// (its model, its wafer), so this probe reports nothing, on purpose: listing a device
+// that cannot be seen would be a guess. The catalogue still describes WSE-2 and WSE-3 for
+// planning ("what if I had a CS-3?").
+
+// #include "ai_hwaccel/config.hpp"
+
+#if AI_HWACCEL_BACKEND_CEREBRAS
+
+// #include "ai_hwaccel/detect/probe.hpp"
+// #include "ai_hwaccel/detect/system.hpp"
+
+AI_HWACCEL_NAMESPACE_BEGIN
+
+/// Reports no device and no warning: nothing local describes a Cerebras system.
+struct cerebras_probe {
+    static constexpr backend_id backend = backend_id::cerebras;
+
+    template <system_view S>
+    probe_output probe(const S&) const {
+        return {};
+    }
+};
+#if AI_HWACCEL_OS_LINUX || AI_HWACCEL_OS_MACOS
+static_assert(backend_probe<cerebras_probe, host_system>);
+#endif
+
+AI_HWACCEL_NAMESPACE_END
+
+#endif // AI_HWACCEL_BACKEND_CEREBRAS
+// ---- end ai_hwaccel/detect/cerebras.hpp
+// #include "ai_hwaccel/detect/graphcore.hpp"
+// ---- begin ai_hwaccel/detect/graphcore.hpp
+// ai-hwaccel detect: Graphcore IPUs through `gc-info -l` and `gc-monitor`.
+//
+// In an IPU-POD the IPUs sit in IPU-Machines (IPU-M2000, Bow-2000) reached over the
+// network (IPU-over-Fabric); the host running the job sees no PCI function for them,
+// only what the Poplar SDK's tools report. `gc-info -l` (--list-devices) lists the
+// active partition: one "-+- Id: [n], target: [Fabric], IPU-M host: [...], IPU#: [k]"
+// line per IPU, then "Multi IPU" devices made of several of them (their members on
+// " |--- " lines). `gc-monitor` prints a box table with one row per IPU whose "Type"
+// column is the machine type (M2000), which is how an IPU is matched to the catalogue.
+// Formats from Graphcore's command-line tools documentation (gc-info, gc-monitor) and
+// the captures. Board serial numbers are never copied. A PCIe card (C2, C600) is listed
+// with target "PCIe"; the listing's exact fields for it were not found in a public
+// source, so a bracketed PCI address is taken wherever it appears and nothing else.
+//
+// The probe runs `gc-info -l`, then `gc-monitor` for the types; a missing gc-info says
+// nothing (IPUs over fabric leave no trace on the host to say they exist).
+
+// #include "ai_hwaccel/config.hpp"
+
+#if AI_HWACCEL_BACKEND_GRAPHCORE
+
+// #include "ai_hwaccel/core/catalogue.hpp"
+// #include "ai_hwaccel/core/pci.hpp"
+// #include "ai_hwaccel/core/profile.hpp"
+// #include "ai_hwaccel/core/text.hpp"
+// #include "ai_hwaccel/core/warning.hpp"
+// #include "ai_hwaccel/detect/capture.hpp"
+// #include "ai_hwaccel/detect/probe.hpp"
+// #include "ai_hwaccel/detect/sysfs.hpp"
+// #include "ai_hwaccel/detect/system.hpp"
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+AI_HWACCEL_NAMESPACE_BEGIN
+
+/// One IPU line of `gc-info -l`.
+struct graphcore_ipu_entry {
+    std::uint32_t id = 0;
+    std::string target;     ///< "Fabric", "PCIe"
+    std::string ipum_host;  ///< the IPU-Machine's address (Fabric targets)
+    std::optional<std::uint32_t> ipu_number; ///< "IPU#": the IPU's place in its machine
+    friend bool operator==(const graphcore_ipu_entry&, const graphcore_ipu_entry&) = default;
+};
+
+/// A "Multi IPU" device of `gc-info -l`: its id and the ids of the IPUs it is made of.
+struct graphcore_multi_ipu {
+    std::uint32_t id = 0;
+    std::vector<std::uint32_t> members;
+    friend bool operator==(const graphcore_multi_ipu&, const graphcore_multi_ipu&) = default;
+};
+
+/// What `parse_gc_info_list` read.
+struct gc_info_list_result {
+    std::vector<accelerator_profile> devices; ///< one per single IPU, in listing order
+    std::vector<graphcore_ipu_entry> ipus;    ///< the same IPUs' listing details
+    std::vector<graphcore_multi_ipu> groups;
+    std::string partition; ///< the active partition's name
+    std::vector<parse_problem> problems;
+};
+
+/// What `parse_gc_monitor` read.
+struct gc_monitor_result {
+    std::vector<accelerator_profile> devices; ///< one per IPU row, named by its Type
+    std::string partition;
+    std::vector<parse_problem> problems;
+};
+
+namespace detail::graphcore {
+
+using detail::parsing::max_rows;
+using detail::parsing::parse_uint;
+using detail::parsing::printable;
+using detail::parsing::problem_sink;
+using detail::parsing::quote_value;
+
+inline accelerator_profile blank_ipu(std::uint32_t id) {
+    accelerator_profile p;
+    p.kind = device_kind::graphcore_ipu;
+    p.maker = vendor::graphcore;
+    p.index = id;
+    return p;
+}
+
+// Names the IPU after the machine or chip type its tool printed, and matches the catalogue.
+inline bool apply_type(accelerator_profile& p, std::string_view type) {
+    bool changed = false;
+    const auto text = printable(type, changed);
+    p.name = std::string_view(text).substr(0, decltype(p.name)::capacity());
+    if (const auto* spec = find_device(text); spec && spec->kind == device_kind::graphcore_ipu) p.apply_spec(*spec);
+    return !changed;
+}
+
+struct field {
+    std::string_view key;
+    std::string_view value;
+};
+
+// "Id: [0], target: [Fabric], IPU#: [3]" -> its fields; nullopt when it is not that shape.
+inline std::optional<std::vector<field>> bracket_fields(std::string_view s) {
+    std::vector<field> out;
+    s = trim(s);
+    while (!s.empty()) {
+        const auto open = s.find(": [");
+        if (open == std::string_view::npos) return std::nullopt;
+        const auto close = s.find(']', open + 3);
+        if (close == std::string_view::npos) return std::nullopt;
+        out.push_back({trim(s.substr(0, open)), trim(s.substr(open + 3, close - open - 3))});
+        s = trim(s.substr(close + 1));
+        if (s.empty()) break;
+        if (s.front() != ',') return std::nullopt;
+        s = trim(s.substr(1));
+        if (out.size() > 64) return std::nullopt;
+    }
+    if (out.empty()) return std::nullopt;
+    return out;
+}
+
+constexpr std::optional<std::uint32_t> small_number(std::string_view v) noexcept {
+    const auto n = parse_u64(v);
+    if (!n || *n > 0xffff) return std::nullopt;
+    return static_cast<std::uint32_t>(*n);
+}
+
+// Cells of a "|a|b|c|" table row, trimmed; empty when the line is not one.
+inline std::vector<std::string_view> table_cells(std::string_view line) {
+    std::vector<std::string_view> cells;
+    line = trim(line);
+    if (line.size() < 2 || line.front() != '|' || line.back() != '|') return cells;
+    line = line.substr(1, line.size() - 2);
+    for (;;) {
+        const auto bar = line.find('|');
+        cells.push_back(trim(line.substr(0, bar)));
+        if (bar == std::string_view::npos || cells.size() > 64) break;
+        line.remove_prefix(bar + 1);
+    }
+    return cells;
+}
+
+constexpr bool is_border(std::string_view line) noexcept {
+    line = trim(line);
+    if (line.size() < 2 || line.front() != '+') return false;
+    for (char c : line)
+        if (c != '+' && c != '-') return false;
+    return true;
+}
+
+// "Partition: ipuof [active]" (gc-info) or "Partition: ipuof [active] has 4 ..." (gc-monitor).
+inline std::optional<std::pair<std::string, bool>> partition_line(std::string_view s) {
+    s = trim(s);
+    if (!s.starts_with("Partition:")) return std::nullopt;
+    s = trim(s.substr(10));
+    const auto sp = s.find(' ');
+    const std::string_view name = s.substr(0, sp);
+    if (name.empty()) return std::nullopt;
+    bool changed = false;
+    return std::pair{printable(name.substr(0, 64), changed),
+                     sp != std::string_view::npos && trim(s.substr(sp)).starts_with("[active]")};
+}
+
+} // namespace detail::graphcore
+
+/// Reads `gc-info -l` (--list-devices). Single IPUs become devices (kind graphcore_ipu,
+/// index = the listing's Id, unnamed: the listing does not say the type); Multi IPU
+/// devices are listed apart. IPUs of a partition not marked active (--all-partitions)
+/// are unavailable.
+inline gc_info_list_result parse_gc_info_list(std::string_view text) {
+    using namespace detail::graphcore;
+    gc_info_list_result r;
+    problem_sink problems{r.problems};
+    std::size_t number = 0;
+    bool active = true;
+    graphcore_multi_ipu* group = nullptr; // the last Multi IPU device, re-taken after each push_back
+    detail::formats::each_line(text, [&](std::string_view raw) {
+        ++number;
+        const auto line = detail::trim(raw);
+        if (line.empty() || line == "Graphcore device listing:") return true;
+        if (auto part = partition_line(line)) {
+            active = part->second;
+            if (active && r.partition.empty()) r.partition = std::move(part->first);
+            group = nullptr;
+            return true;
+        }
+        const bool top = line.starts_with("-+-");
+        const bool member = line.starts_with("|---");
+        const auto fields = top || member ? bracket_fields(line.substr(top ? 3 : 4)) : std::nullopt;
+        if (!fields || fields->front().key != "Id" || !small_number(fields->front().value)) {
+            problems.add(number, "not understood: " + quote_value(line));
+            return true;
+        }
+        if (r.ipus.size() + r.groups.size() >= max_rows) {
+            problems.add(number, "more than " + std::to_string(max_rows) + " devices; the rest ignored");
+            return false;
+        }
+        const std::uint32_t id = *small_number(fields->front().value);
+        if (member) {
+            if (!group) problems.add(number, "a Multi IPU member before any Multi IPU device");
+            else if (group->members.size() < 1024) group->members.push_back(id);
+            return true;
+        }
+        std::string_view target;
+        for (const auto& f : *fields)
+            if (f.key == "target") target = f.value;
+        if (target == "Multi IPU") {
+            r.groups.push_back({id, {}});
+            group = &r.groups.back();
+            return true;
+        }
+        group = nullptr;
+        bool changed = false;
+        graphcore_ipu_entry e;
+        e.id = id;
+        e.target = printable(target.substr(0, 32), changed);
+        accelerator_profile p = blank_ipu(id);
+        p.available = active;
+        for (const auto& f : *fields) {
+            if (f.key == "IPU-M host") e.ipum_host = printable(f.value.substr(0, 64), changed);
+            else if (f.key == "IPU#") {
+                e.ipu_number = small_number(f.value);
+                if (!e.ipu_number) problems.add(number, "IPU#: cannot read " + quote_value(f.value));
+            } else if (const auto a = parse_pci_address(f.value); a && f.value.size() >= 12)
+                p.pci = *a;
+        }
+        if (changed) problems.add(number, "not printable UTF-8, replaced: " + quote_value(line));
+        r.ipus.push_back(std::move(e));
+        r.devices.push_back(p);
+        return true;
+    });
+    problems.finish();
+    return r;
+}
+
+/// Reads `gc-monitor`'s device table: the header row names the columns ("ID", "Type",
+/// "IPU#", …); each row below is one IPU, index = ID, named by its Type and matched to
+/// the catalogue by it. Rows of the attached-processes table are not devices.
+inline gc_monitor_result parse_gc_monitor(std::string_view text) {
+    using namespace detail::graphcore;
+    gc_monitor_result r;
+    problem_sink problems{r.problems};
+    std::size_t number = 0;
+    std::vector<std::string_view> header;
+    std::size_t id_col = 0, type_col = 0;
+    bool in_rows = false, done = false;
+    detail::formats::each_line(text, [&](std::string_view raw) {
+        ++number;
+        const auto line = detail::trim(raw);
+        if (line.empty()) return true;
+        if (is_border(line)) {
+            if (in_rows) done = true; // the device table ends at its closing border
+            return !done;
+        }
+        const auto cells = table_cells(line);
+        if (cells.empty()) {
+            problems.add(number, "not a table row: " + quote_value(line));
+            return true;
+        }
+        if (header.empty()) {
+            if (cells.size() >= 2 && cells[0] == "gc-monitor") {
+                if (auto part = partition_line(cells[1])) r.partition = std::move(part->first);
+                return true;
+            }
+            bool has_id = false, has_type = false;
+            for (std::size_t i = 0; i < cells.size(); ++i) {
+                if (cells[i] == "ID") id_col = i, has_id = true;
+                if (cells[i] == "Type") type_col = i, has_type = true;
+            }
+            if (has_id && has_type) header = cells;
+            return true; // other boxes before the table
+        }
+        if (cells.size() != header.size()) {
+            problems.add(number, std::to_string(cells.size()) + " cells for " + std::to_string(header.size()) +
+                                     " columns; row skipped");
+            return true;
+        }
+        in_rows = true;
+        const auto id = small_number(cells[id_col]);
+        if (!id) {
+            problems.add(number, "ID: cannot read " + quote_value(cells[id_col]));
+            return true;
+        }
+        if (r.devices.size() >= max_rows) {
+            problems.add(number, "more than " + std::to_string(max_rows) + " rows; the rest ignored");
+            return false;
+        }
+        accelerator_profile p = blank_ipu(*id);
+        if (!cells[type_col].empty() && !apply_type(p, cells[type_col]))
+            problems.add(number, "Type not printable: " + quote_value(cells[type_col]));
+        for (const auto c : cells)
+            if (const auto a = parse_pci_address(c); a && c.size() >= 12) p.pci = *a;
+        r.devices.push_back(p);
+        return true;
+    });
+    if (header.empty() && !text.empty() && r.problems.empty())
+        problems.add(0, "no device table (a header row with ID and Type)");
+    problems.finish();
+    return r;
+}
+
+/// The runs the probe makes.
+inline tool_request gc_info_list_request() {
+    using namespace std::chrono_literals;
+    return tool_request{{"gc-info", "-l"}, 20s};
+}
+inline tool_request gc_monitor_request() {
+    using namespace std::chrono_literals;
+    return tool_request{{"gc-monitor"}, 20s};
+}
+
+/// Graphcore IPUs of the active partition, named and matched by gc-monitor's Type.
+struct graphcore_probe {
+    static constexpr backend_id backend = backend_id::graphcore;
+
+    template <system_view S>
+    probe_output probe(const S& sys) const {
+        probe_output out;
+        const tool_request list = gc_info_list_request();
+        tool_result r = sys.run(list);
+        if (r.status == tool_status::not_found) return out;
+        if (!report_tool_result(list, r, backend, out.warnings)) return out;
+        auto parsed = parse_gc_info_list(r.out);
+        detail::parsing::problems_to_warnings(parsed.problems, backend, "gc-info -l", out.warnings);
+        out.devices = std::move(parsed.devices);
+        if (out.devices.empty()) return out;
+
+        const tool_request monitor = gc_monitor_request();
+        tool_result m = sys.run(monitor);
+        if (m.status == tool_status::not_found) return out; // types stay unknown
+        if (!report_tool_result(monitor, m, backend, out.warnings)) return out;
+        const auto typed = parse_gc_monitor(m.out);
+        detail::parsing::problems_to_warnings(typed.problems, backend, "gc-monitor", out.warnings);
+        for (auto& d : out.devices)
+            for (const auto& t : typed.devices)
+                if (t.index == d.index && d.name.empty() && !t.name.empty()) {
+                    d.name = t.name;
+                    if (t.spec) d.apply_spec(*t.spec);
+                }
+        return out;
+    }
+};
+#if AI_HWACCEL_OS_LINUX || AI_HWACCEL_OS_MACOS
+static_assert(backend_probe<graphcore_probe, host_system>);
+#endif
+
+namespace detail::formats {
+
+// gc-info -l ----------------------------------------------------------------------------------
+inline int sniff_gc_info_list(std::string_view t) noexcept {
+    return first_non_blank_line(t) == "Graphcore device listing:" ? 95 : 0;
+}
+inline void parse_gc_info_list_capture(std::string_view t, capture_parse& out) {
+    auto r = parse_gc_info_list(t);
+    detail::parsing::problems_to_warnings(r.problems, backend_id::graphcore, out.format, out.warnings);
+    if (r.devices.empty() && r.problems.empty()) nothing_found(out, "IPU lines");
+    out.devices = std::move(r.devices);
+}
+
+// gc-monitor ----------------------------------------------------------------------------------
+inline int sniff_gc_monitor(std::string_view t) noexcept {
+    if (!graphcore::is_border(first_non_blank_line(t))) return 0;
+    bool title = false;
+    each_line(t, [&](std::string_view line) {
+        line = trim(line);
+        if (line.starts_with("|")) {
+            line.remove_prefix(1);
+            title = trim(line.substr(0, line.find('|'))) == "gc-monitor";
+            return false;
+        }
+        return true;
+    });
+    return title ? 95 : 0;
+}
+inline void parse_gc_monitor_capture(std::string_view t, capture_parse& out) {
+    auto r = parse_gc_monitor(t);
+    detail::parsing::problems_to_warnings(r.problems, backend_id::graphcore, out.format, out.warnings);
+    if (r.devices.empty() && r.problems.empty()) nothing_found(out, "IPU rows");
+    out.devices = std::move(r.devices);
+}
+
+} // namespace detail::formats
+
+AI_HWACCEL_NAMESPACE_END
+
+#endif // AI_HWACCEL_BACKEND_GRAPHCORE
+// ---- end ai_hwaccel/detect/graphcore.hpp
+// #include "ai_hwaccel/detect/groq.hpp"
+// ---- begin ai_hwaccel/detect/groq.hpp
+// ai-hwaccel detect: Groq GroqCard accelerators through their device nodes.
+//
+// What public sources say, and all this probe relies on: a GroqCard is a PCIe Gen4 x16
+// card with a single GroqChip processor and 230 MB of on-chip SRAM (Argonne ALCF's
+// AI-testbed notes on its GroqRack, which holds 8 GroqCards per GroqNode), and the
+// GroqWare runtime opens each card through a device node named /dev/groqA<N>.pci, older
+// releases /dev/groq<N>.pci (GroqFlow install notes for the same systems: "replace
+// /dev/groq[0-7].pci with /dev/groqA[0-7].pci"; a runtime example opening
+// "/dev/groqA5.pci"). One such node is counted as one card, named "Groq LPU" and matched
+// to the catalogue's GroqChip row.
+//
+// Not found in any public source, so not used: Groq's PCI vendor and device ids, the
+// kernel driver's name and its sysfs attributes, and the output format of the runtime's
+// `tsp-ctl status`. Memory in use, health and the PCIe link therefore stay unknown.
+
+// #include "ai_hwaccel/config.hpp"
+
+#if AI_HWACCEL_BACKEND_GROQ
+
+// #include "ai_hwaccel/core/catalogue.hpp"
+// #include "ai_hwaccel/core/profile.hpp"
+// #include "ai_hwaccel/core/text.hpp"
+// #include "ai_hwaccel/detect/probe.hpp"
+// #include "ai_hwaccel/detect/sysfs.hpp"
+// #include "ai_hwaccel/detect/system.hpp"
+
+#include <algorithm>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+AI_HWACCEL_NAMESPACE_BEGIN
+
+namespace detail::groq {
+/// "groqA3.pci" or "groq3.pci" -> 3; nullopt for every other name in /dev.
+constexpr std::optional<std::uint32_t> device_node_number(std::string_view name) noexcept {
+    if (!name.starts_with("groq") || !name.ends_with(".pci")) return std::nullopt;
+    name = name.substr(4, name.size() - 8);
+    if (name.starts_with("A")) name.remove_prefix(1);
+    if (name.empty() || name.size() > 4) return std::nullopt;
+    const auto n = parse_u64(name);
+    if (!n) return std::nullopt;
+    return static_cast<std::uint32_t>(*n);
+}
+static_assert(device_node_number("groqA5.pci") == 5u);
+static_assert(device_node_number("groq0.pci") == 0u);
+static_assert(!device_node_number("groqA.pci"));
+static_assert(!device_node_number("groqA1.pcie"));
+static_assert(!device_node_number("groq-dev"));
+} // namespace detail::groq
+
+/// GroqCards, one per /dev/groqA<N>.pci (or /dev/groq<N>.pci) node, index N.
+struct groq_probe {
+    static constexpr backend_id backend = backend_id::groq;
+
+    template <system_view S>
+    probe_output probe(const S& sys) const {
+        probe_output out;
+        const auto names = sys.list_dir("/dev");
+        if (!names) return out;
+        std::vector<std::uint32_t> numbers;
+        for (const auto& n : *names)
+            if (const auto k = detail::groq::device_node_number(n)) numbers.push_back(*k);
+        std::sort(numbers.begin(), numbers.end());
+        numbers.erase(std::unique(numbers.begin(), numbers.end()), numbers.end());
+        for (const auto k : numbers) {
+            accelerator_profile p;
+            p.kind = device_kind::groq_lpu;
+            p.maker = vendor::groq;
+            p.index = k;
+            p.name = "Groq LPU";
+            if (const auto* spec = find_device("Groq LPU"); spec && spec->kind == device_kind::groq_lpu)
+                p.apply_spec(*spec);
+            out.devices.push_back(p);
+        }
+        return out;
+    }
+};
+#if AI_HWACCEL_OS_LINUX || AI_HWACCEL_OS_MACOS
+static_assert(backend_probe<groq_probe, host_system>);
+#endif
+
+AI_HWACCEL_NAMESPACE_END
+
+#endif // AI_HWACCEL_BACKEND_GROQ
+// ---- end ai_hwaccel/detect/groq.hpp
+// #include "ai_hwaccel/detect/windows.hpp"
+// ---- begin ai_hwaccel/detect/windows.hpp
+// ai-hwaccel detect: GPUs and system memory on Windows, through DXGI and the Win32 API.
+//
+// Two layers. The portable one, compiled wherever the backend is on, turns what DXGI
+// says about an adapter (`dxgi_adapter`, the fields of DXGI_ADAPTER_DESC1) into a profile
+// and is tested on every platform. The Windows one enumerates adapters with
+// IDXGIFactory1::EnumAdapters1 (dxgi.dll is loaded at run time, so nothing extra is linked)
+// and reads physical memory with GlobalMemoryStatusEx; it is compiled only for Windows,
+// and the test suite cross-compiles it with MinGW-w64 where Debian's toolchain is
+// installed. It has never run on a Windows machine in this project's tests: treat it as
+// compiled, not verified.
+//
+// DXGI's "dedicated video memory" is the adapter's own memory; integrated GPUs report a
+// small carve-out there and use shared system memory, so they are marked unified and
+// their memory left to the host's total. The Microsoft Basic Render Driver (WARP) is
+// DXGI_ADAPTER_FLAG_SOFTWARE: listed, never an accelerator.
+
+// #include "ai_hwaccel/config.hpp"
+
+#if AI_HWACCEL_BACKEND_WINDOWS
+
+// #include "ai_hwaccel/core/catalogue.hpp"
+// #include "ai_hwaccel/core/profile.hpp"
+// #include "ai_hwaccel/core/system_io.hpp"
+// #include "ai_hwaccel/core/taxonomy.hpp"
+// #include "ai_hwaccel/core/warning.hpp"
+// #include "ai_hwaccel/detect/probe.hpp"
+// #include "ai_hwaccel/detect/system.hpp"
+
+#include <cstdint>
+#include <cstring>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#if AI_HWACCEL_OS_WINDOWS
+#ifndef WIN32_LEAN_AND_MEAN
+#define WIN32_LEAN_AND_MEAN
+#endif
+#ifndef NOMINMAX
+#define NOMINMAX
+#endif
+#include <windows.h>
+#include <dxgi.h>
+#endif
+
+AI_HWACCEL_NAMESPACE_BEGIN
+
+/// One adapter as DXGI_ADAPTER_DESC1 describes it (the description already UTF-8).
+struct dxgi_adapter {
+    std::uint32_t index = 0; ///< position in EnumAdapters1's order
+    std::string description;
+    std::uint32_t vendor_id = 0;
+    std::uint32_t device_id = 0;
+    std::uint32_t subsystem_id = 0;
+    std::uint32_t revision = 0;
+    std::uint64_t dedicated_video_memory = 0;  ///< bytes
+    std::uint64_t dedicated_system_memory = 0; ///< bytes
+    std::uint64_t shared_system_memory = 0;    ///< bytes
+    std::uint64_t luid = 0;                    ///< LUID, high part << 32 | low part
+    bool software = false;                     ///< DXGI_ADAPTER_FLAG_SOFTWARE
+    friend bool operator==(const dxgi_adapter&, const dxgi_adapter&) = default;
+};
+
+namespace detail::windows {
+// Below this, "dedicated" video memory is a firmware carve-out of an integrated GPU, not
+// memory of its own (integrated parts report 128 MiB to 512 MiB there; the smallest
+// discrete cards of the last decade have 2 GiB).
+inline constexpr std::uint64_t carve_out_limit = 1024ull * 1024 * 1024;
+} // namespace detail::windows
+
+/// The profile of one DXGI adapter: kind dxgi_gpu, the vendor by PCI vendor id, memory
+/// from DedicatedVideoMemory (origin tool) unless the adapter is integrated, completed
+/// from the catalogue by PCI id when exactly one row answers, else by name.
+inline accelerator_profile profile_from_dxgi(const dxgi_adapter& a) {
+    accelerator_profile p;
+    p.kind = device_kind::dxgi_gpu;
+    p.index = a.index;
+    p.maker = a.vendor_id <= 0xffff ? vendor_from_id(static_cast<std::uint16_t>(a.vendor_id)) : vendor::unknown;
+    p.name.assign(a.description);
+    if (a.device_id != 0 && a.device_id <= 0xffff) p.pci_device_id = static_cast<std::uint16_t>(a.device_id);
+    if (a.luid != 0) {
+        // The LUID is how other Windows APIs (D3D12, DirectML) name the adapter.
+        char buf[24];
+        const char* digits = "0123456789abcdef";
+        std::size_t n = 0;
+        for (int shift = 60; shift >= 0; shift -= 4) buf[n++] = digits[(a.luid >> shift) & 0xf];
+        p.uuid.assign(std::string_view(buf, n));
+    }
+    if (a.software) {
+        p.software = true;
+        p.unified_memory = true;
+        return p;
+    }
+    const bool integrated = a.dedicated_video_memory < detail::windows::carve_out_limit && a.shared_system_memory > 0;
+    if (integrated) p.unified_memory = true;
+    else if (a.dedicated_video_memory > 0 && a.dedicated_video_memory <= (16ull << 40)) // no device has 16 TiB
+        p.memory_bytes = {a.dedicated_video_memory, origin::tool};
+    const device_spec* spec = nullptr;
+    if (p.maker != vendor::unknown) {
+        const auto rows = find_devices_by_pci(a.vendor_id, p.pci_device_id);
+        if (rows.size() == 1) spec = rows[0];
+    }
+    if (!spec) spec = find_device(p.name.view());
+    if (spec && !integrated) p.apply_spec(*spec);
+    return p;
+}
+
+#if AI_HWACCEL_OS_WINDOWS
+namespace detail::windows {
+
+inline std::string utf8(const wchar_t* w) {
+    if (!w || !*w) return {};
+    const int n = ::WideCharToMultiByte(CP_UTF8, 0, w, -1, nullptr, 0, nullptr, nullptr);
+    if (n <= 1) return {};
+    std::string s(static_cast<std::size_t>(n - 1), '\0');
+    ::WideCharToMultiByte(CP_UTF8, 0, w, -1, s.data(), n, nullptr, nullptr);
+    return s;
+}
+
+} // namespace detail::windows
+
+/// Every adapter DXGI lists. dxgi.dll is loaded at run time; when it or
+/// CreateDXGIFactory1 is missing, the list is empty and a warning says why.
+inline std::vector<dxgi_adapter> enumerate_dxgi_adapters(std::vector<warning>& warnings) {
+    std::vector<dxgi_adapter> out;
+    HMODULE dll = ::LoadLibraryExW(L"dxgi.dll", nullptr, LOAD_LIBRARY_SEARCH_SYSTEM32);
+    if (!dll) {
+        warnings.push_back(warning{warning_kind::tool_not_found, backend_id::windows, "dxgi.dll",
+                                   "DXGI is not available on this system", 0});
+        return out;
+    }
+    using create_fn = HRESULT(WINAPI*)(REFIID, void**);
+    const auto proc = ::GetProcAddress(dll, "CreateDXGIFactory1");
+    if (!proc) {
+        warnings.push_back(warning{warning_kind::tool_failed, backend_id::windows, "dxgi.dll",
+                                   "CreateDXGIFactory1 is missing", 0});
+        return out;
+    }
+    create_fn create = nullptr;
+    static_assert(sizeof(create) == sizeof(proc));
+    std::memcpy(&create, &proc, sizeof create);
+    IDXGIFactory1* factory = nullptr;
+    if (FAILED(create(__uuidof(IDXGIFactory1), reinterpret_cast<void**>(&factory))) || !factory) {
+        warnings.push_back(warning{warning_kind::tool_failed, backend_id::windows, "dxgi.dll",
+                                   "CreateDXGIFactory1 failed", 0});
+        return out;
+    }
+    for (UINT i = 0; i < 64; ++i) {
+        IDXGIAdapter1* adapter = nullptr;
+        if (factory->EnumAdapters1(i, &adapter) == DXGI_ERROR_NOT_FOUND) break;
+        if (!adapter) break;
+        DXGI_ADAPTER_DESC1 d{};
+        if (SUCCEEDED(adapter->GetDesc1(&d))) {
+            dxgi_adapter a;
+            a.index = i;
+            a.description = detail::windows::utf8(d.Description);
+            a.vendor_id = d.VendorId;
+            a.device_id = d.DeviceId;
+            a.subsystem_id = d.SubSysId;
+            a.revision = d.Revision;
+            a.dedicated_video_memory = d.DedicatedVideoMemory;
+            a.dedicated_system_memory = d.DedicatedSystemMemory;
+            a.shared_system_memory = d.SharedSystemMemory;
+            a.luid = (static_cast<std::uint64_t>(static_cast<std::uint32_t>(d.AdapterLuid.HighPart)) << 32) |
+                     d.AdapterLuid.LowPart;
+            a.software = (d.Flags & DXGI_ADAPTER_FLAG_SOFTWARE) != 0;
+            out.push_back(std::move(a));
+        }
+        adapter->Release();
+    }
+    factory->Release();
+    return out;
+}
+
+/// Physical memory as GlobalMemoryStatusEx reports it.
+inline memory_info windows_memory_status(std::vector<warning>& warnings) {
+    memory_info m;
+    MEMORYSTATUSEX s{};
+    s.dwLength = sizeof s;
+    if (!::GlobalMemoryStatusEx(&s)) {
+        warnings.push_back(warning{warning_kind::read_error, std::nullopt, "GlobalMemoryStatusEx",
+                                   "failed with error " + std::to_string(::GetLastError()), 0});
+        return m;
+    }
+    m.total_bytes = {s.ullTotalPhys, origin::tool};
+    m.available_bytes = {s.ullAvailPhys, origin::tool};
+    return m;
+}
+#endif // AI_HWACCEL_OS_WINDOWS
+
+/// GPUs through DXGI on Windows; nothing elsewhere, and nothing for a machine tree
+/// (DXGI cannot be replayed).
+struct windows_probe {
+    static constexpr backend_id backend = backend_id::windows;
+
+    template <system_view S>
+    probe_output probe([[maybe_unused]] const S& sys) const {
+        probe_output out;
+#if AI_HWACCEL_OS_WINDOWS
+        for (const auto& a : enumerate_dxgi_adapters(out.warnings)) out.devices.push_back(profile_from_dxgi(a));
+#endif
+        return out;
+    }
+};
+
+AI_HWACCEL_NAMESPACE_END
+
+#endif // AI_HWACCEL_BACKEND_WINDOWS
+// ---- end ai_hwaccel/detect/windows.hpp
 // #include "ai_hwaccel/detect/probe.hpp"
 // #include "ai_hwaccel/detect/storage.hpp"
 // ---- begin ai_hwaccel/detect/storage.hpp
@@ -15004,6 +20526,66 @@ using vulkan_probes = std::tuple<vulkan_probe>;
 #else
 using vulkan_probes = std::tuple<>;
 #endif
+#if AI_HWACCEL_BACKEND_TPU
+using tpu_probes = std::tuple<tpu_probe>;
+#else
+using tpu_probes = std::tuple<>;
+#endif
+#if AI_HWACCEL_BACKEND_GAUDI
+using gaudi_probes = std::tuple<gaudi_probe>;
+#else
+using gaudi_probes = std::tuple<>;
+#endif
+#if AI_HWACCEL_BACKEND_NEURON
+using neuron_probes = std::tuple<neuron_probe>;
+#else
+using neuron_probes = std::tuple<>;
+#endif
+#if AI_HWACCEL_BACKEND_INTEL_NPU
+using intel_npu_probes = std::tuple<intel_npu_probe>;
+#else
+using intel_npu_probes = std::tuple<>;
+#endif
+#if AI_HWACCEL_BACKEND_AMD_XDNA
+using amd_xdna_probes = std::tuple<amd_xdna_probe>;
+#else
+using amd_xdna_probes = std::tuple<>;
+#endif
+#if AI_HWACCEL_BACKEND_QUALCOMM
+using qualcomm_probes = std::tuple<qualcomm_probe>;
+#else
+using qualcomm_probes = std::tuple<>;
+#endif
+#if AI_HWACCEL_BACKEND_CEREBRAS
+using cerebras_probes = std::tuple<cerebras_probe>;
+#else
+using cerebras_probes = std::tuple<>;
+#endif
+#if AI_HWACCEL_BACKEND_GRAPHCORE
+using graphcore_probes = std::tuple<graphcore_probe>;
+#else
+using graphcore_probes = std::tuple<>;
+#endif
+#if AI_HWACCEL_BACKEND_GROQ
+using groq_probes = std::tuple<groq_probe>;
+#else
+using groq_probes = std::tuple<>;
+#endif
+#if AI_HWACCEL_BACKEND_SAMSUNG_NPU
+using samsung_npu_probes = std::tuple<samsung_npu_probe>;
+#else
+using samsung_npu_probes = std::tuple<>;
+#endif
+#if AI_HWACCEL_BACKEND_MEDIATEK_APU
+using mediatek_apu_probes = std::tuple<mediatek_apu_probe>;
+#else
+using mediatek_apu_probes = std::tuple<>;
+#endif
+#if AI_HWACCEL_BACKEND_WINDOWS
+using windows_probes = std::tuple<windows_probe>;
+#else
+using windows_probes = std::tuple<>;
+#endif
 } // namespace detail
 
 /// The probes this build runs for its backends, in backend-table order (vendor backends
@@ -15012,7 +20594,12 @@ using vulkan_probes = std::tuple<>;
 using builtin_probes = decltype(std::tuple_cat(
     std::declval<detail::cuda_probes>(), std::declval<detail::rocm_probes>(),
     std::declval<detail::intel_gpu_probes>(), std::declval<detail::apple_probes>(),
-    std::declval<detail::vulkan_probes>()));
+    std::declval<detail::vulkan_probes>(), std::declval<detail::tpu_probes>(), std::declval<detail::gaudi_probes>(),
+    std::declval<detail::neuron_probes>(), std::declval<detail::intel_npu_probes>(),
+    std::declval<detail::amd_xdna_probes>(), std::declval<detail::qualcomm_probes>(),
+    std::declval<detail::cerebras_probes>(), std::declval<detail::graphcore_probes>(),
+    std::declval<detail::groq_probes>(), std::declval<detail::samsung_npu_probes>(),
+    std::declval<detail::mediatek_apu_probes>(), std::declval<detail::windows_probes>()));
 
 /// What became of one probe in a detection.
 enum class probe_state : std::uint8_t {
@@ -15063,6 +20650,7 @@ machine_output probe_machine(const S& sys) {
     m.host = std::move(host);
     m.cpu = cpu;
     m.io.pci_devices = probe_pci(sys, m.warnings);
+    m.io.interconnects = probe_fabric(sys, m.warnings); // InfiniBand / RoCE ports
     m.io.storage = probe_storage(sys, m.warnings);
     m.io.environment = probe_environment(sys, m.warnings);
     return m;
@@ -15089,7 +20677,8 @@ public:
         requested_ &= ~bit(b);
         return *this;
     }
-    /// Adds (or removes) the host probes: CPU, memory, NUMA, PCI, storage, environment.
+    /// Adds (or removes) the host probes: CPU, memory, NUMA, PCI, network fabric (InfiniBand,
+    /// RoCE), storage, environment.
     detector& with_host(bool on = true) noexcept {
         host_ = on;
         return *this;
@@ -15300,6 +20889,7 @@ AI_HWACCEL_NAMESPACE_END
 // #include "ai_hwaccel/core/warning.hpp"
 // #include "ai_hwaccel/detect/capture.hpp"
 // #include "ai_hwaccel/detect/cpu.hpp"
+// #include "ai_hwaccel/detect/fabric.hpp"
 // #include "ai_hwaccel/detect/storage.hpp"
 // #include "ai_hwaccel/detect/topology.hpp"
 // Backend headers are empty unless their switch is on.
@@ -16125,6 +21715,12 @@ AI_HWACCEL_NAMESPACE_END
 #endif // AI_HWACCEL_BACKEND_CUDA
 // ---- end ai_hwaccel/detect/nvidia_reports.hpp
 // #include "ai_hwaccel/detect/vulkan.hpp"
+// #include "ai_hwaccel/detect/tpu.hpp"
+// #include "ai_hwaccel/detect/gaudi.hpp"
+// #include "ai_hwaccel/detect/npu.hpp"
+// #include "ai_hwaccel/detect/neuron.hpp"
+// #include "ai_hwaccel/detect/qualcomm.hpp"
+// #include "ai_hwaccel/detect/graphcore.hpp"
 
 #include <array>
 #include <cstddef>
@@ -16222,6 +21818,8 @@ inline constexpr capture_format capture_formats[] = {
     {"lsblk-json", "lsblk --json [--bytes] [--output …]", detail::formats::sniff_lsblk,
      detail::formats::parse_lsblk_capture},
 #endif
+    {"ibstat", "ibstat", detail::formats::sniff_ibstat, detail::formats::parse_ibstat_capture},
+    {"ibstatus", "ibstatus", detail::formats::sniff_ibstatus, detail::formats::parse_ibstatus_capture},
 #if AI_HWACCEL_BACKEND_CUDA
     {"nvidia-smi-query-csv", "nvidia-smi --query-gpu=… --format=csv[,nounits] (with its header line)",
      detail::formats::sniff_nvidia_csv, detail::formats::parse_nvidia_csv_capture},
@@ -16291,6 +21889,46 @@ inline constexpr capture_format capture_formats[] = {
     {"vulkaninfo-json", "vulkaninfo --json (the VP_VULKANINFO_*.json file it writes)",
      detail::formats::sniff_vulkaninfo_json, detail::formats::parse_vulkaninfo_json_capture},
 #endif
+#endif
+#if AI_HWACCEL_BACKEND_TPU
+    {"tpu-info", "tpu-info", detail::formats::sniff_tpu_info, detail::formats::parse_tpu_info_capture},
+    {"tpu-info-process", "tpu-info --process", detail::formats::sniff_tpu_info_process,
+     detail::formats::parse_tpu_info_process_capture},
+    {"tpu-info-version", "tpu-info --version", detail::formats::sniff_tpu_info_version,
+     detail::formats::parse_tpu_info_version_capture},
+    {"tpu-vfio-transcript", "ls -l /dev/vfio; cat /sys/kernel/iommu_groups/*/devices/*/{vendor,device}",
+     detail::formats::sniff_tpu_vfio_transcript, detail::formats::parse_tpu_vfio_transcript_capture},
+#endif
+#if AI_HWACCEL_BACKEND_GAUDI
+    {"hl-smi-query-csv", "hl-smi -Q <fields> -f csv[,nounits] (with its header line)", detail::formats::sniff_hl_smi_csv,
+     detail::formats::parse_hl_smi_csv_capture},
+    {"hl-smi-table", "hl-smi", detail::formats::sniff_hl_smi_table, detail::formats::parse_hl_smi_table_capture},
+    {"hl-smi-log", "hl-smi -q | hl-smi -L [-i <bus>]", detail::formats::sniff_hl_smi_log,
+     detail::formats::parse_hl_smi_log_capture},
+#endif
+#if AI_HWACCEL_BACKEND_NEURON
+    {"neuron-ls", "neuron-ls", detail::formats::sniff_neuron_ls, detail::formats::parse_neuron_ls_capture},
+    {"neuron-ls-wide", "neuron-ls --wide", detail::formats::sniff_neuron_ls_wide,
+     detail::formats::parse_neuron_ls_wide_capture},
+    {"neuron-ls-topology", "neuron-ls --topology", detail::formats::sniff_neuron_ls_topology,
+     detail::formats::parse_neuron_ls_topology_capture},
+#if AI_HWACCEL_JSON
+    {"neuron-ls-json", "neuron-ls --json-output", detail::formats::sniff_neuron_ls_json,
+     detail::formats::parse_neuron_ls_json_capture},
+#endif
+#endif
+#if AI_HWACCEL_BACKEND_INTEL_NPU || AI_HWACCEL_BACKEND_AMD_XDNA
+    {"accel-class-listing", "ls -la /sys/class/accel", detail::formats::sniff_accel_class_listing,
+     detail::formats::parse_accel_class_listing_capture},
+    {"accel-sysfs-transcript", "cat /sys/class/accel/accel<N>/device/<attribute> (shell transcript)",
+     detail::formats::sniff_accel_transcript, detail::formats::parse_accel_transcript_capture},
+#endif
+#if AI_HWACCEL_BACKEND_QUALCOMM
+    {"qaic-util-query", "qaic-util -q", detail::formats::sniff_qaic_util, detail::formats::parse_qaic_util_capture},
+#endif
+#if AI_HWACCEL_BACKEND_GRAPHCORE
+    {"gc-info-list", "gc-info -l", detail::formats::sniff_gc_info_list, detail::formats::parse_gc_info_list_capture},
+    {"gc-monitor", "gc-monitor", detail::formats::sniff_gc_monitor, detail::formats::parse_gc_monitor_capture},
 #endif
 };
 
@@ -17337,5 +22975,3789 @@ AI_HWACCEL_NAMESPACE_END
 
 #endif // AI_HWACCEL_JSON
 // ---- end ai_hwaccel/io/json.hpp
+// #include "ai_hwaccel/plan/cost.hpp"
+// ---- begin ai_hwaccel/plan/cost.hpp
+// ai-hwaccel plan: a catalogue of cloud instances with accelerators, and what a model costs
+// to serve on them.
+//
+// One `cloud_instance` per row: provider, instance type, the region its price is for, the
+// on-demand price per hour in USD with the price's date and the public page it was read
+// from, the accelerator (a device catalogue row that `find_device` resolves; a
+// static_assert below holds every row to that), how many, the host's vCPUs and memory
+// (in the unit the source uses: binary GiB or decimal GB, never mixed), and the links
+// between the accelerators. A row whose price could not be read from a public source is
+// not in the table: nothing here is guessed.
+//
+// Prices move. Each row says when its price was seen: `price_date` is the calendar date
+// the source gives; rows read from a machine-generated price list pinned at a commit and
+// carrying no date of their own leave it empty and name the commit in `price_snapshot`.
+//
+// `cheapest_instance` picks the lowest hourly price among the rows whose accelerators,
+// together, hold the model (plan/memory.hpp's estimate), and estimates what a million
+// output tokens cost there from plan/throughput.hpp's decode estimate. Both figures are
+// estimates; the assumptions (how well tensor parallelism across an instance's devices
+// scales, which formats which devices run) are in `cost_assumptions`, each documented.
+
+// #include "ai_hwaccel/config.hpp"
+// #include "ai_hwaccel/core/catalogue.hpp"
+// #include "ai_hwaccel/core/profile.hpp"
+// #include "ai_hwaccel/core/quantization.hpp"
+// #include "ai_hwaccel/core/taxonomy.hpp"
+// #include "ai_hwaccel/core/text.hpp"
+// #include "ai_hwaccel/plan/memory.hpp"
+// ---- begin ai_hwaccel/plan/memory.hpp
+// ai-hwaccel plan: how much memory a model needs to serve.
+//
+// Three parts, each an estimate: the weights as a runtime stores them, the KV cache for a
+// given context, batch and cache type, and the compute buffers plus a runtime allowance.
+//
+// Weights. Every format is charged its true bits per weight (core/quantization.hpp, block
+// scales included), and tensors are charged as the runtimes that use the format store them:
+//  - GGUF (llama.cpp `llama_tensor_get_type`, src/llama-quant.cpp): the output head is kept
+//    at Q6_K (Q5_K for the IQ1/IQ2 recipes, Q8_0 for Q8_0 and MXFP4 files) and the token
+//    embedding at the recipe's base block type (Q2_K for IQ1_S/IQ1_M/IQ2_XXS/IQ2_XS,
+//    IQ3_S for IQ2_S and IQ3_XXS). The K-quant mixes' table cost is a whole-file average
+//    at Llama-3-8B; the cost of their transformer blocks is that average with Llama-3-8B's
+//    embedding and head taken out, so a model with a different vocabulary share gets the
+//    right total. The per-layer upgrades of the IQ recipes (attn_v, first ffn_down layers)
+//    are not modelled: IQ files come out a few percent small.
+//  - MXFP4 (llama.cpp MOSTLY_MXFP4_MOE): the experts' FFN matrices in MXFP4, every other
+//    matrix in Q8_0.
+//  - fp8, int8, int4 (GPTQ/AWQ) and NVFP4 checkpoints quantize the transformer blocks and
+//    keep the token embedding and the output head in 16 bits (vLLM / llm-compressor /
+//    AutoGPTQ / ModelOpt practice).
+//  - fp32, bf16, fp16: every tensor in that type.
+// Norm vectors (a few hidden-size vectors per layer) are charged at the format's rate;
+// they are under 0.01 % of any catalogue model.
+//
+// KV cache: layers x kv_values_per_token() (MLA models: the compressed vector) x cached
+// tokens x batch x the cache type's bytes per value; a sliding-window layer caches at most
+// `sliding_window` tokens per sequence.
+//
+// Overhead: the compute buffer of one micro-batch (llama.cpp's default n_ubatch, 512
+// tokens) in f32 — logits (vocab) plus the widest FFN activation plus two hidden-size
+// activations, which reproduces llama.cpp's reported compute buffer for Llama 3.3 70B
+// within 3 % (calibration row 765) — plus a fixed runtime allowance (see
+// `runtime_allowance_bytes`). Flash attention is assumed, so the attention score matrix is
+// never materialized.
+
+// #include "ai_hwaccel/config.hpp"
+// #include "ai_hwaccel/core/quantization.hpp"
+// #include "ai_hwaccel/core/units.hpp"
+// #include "ai_hwaccel/plan/model.hpp"
+// ---- begin ai_hwaccel/plan/model.hpp
+// ai-hwaccel plan: what a model is, as far as memory and throughput care.
+//
+// `model_spec` is a literal type, so a model known at compile time can be planned in a
+// constant expression; the catalogue of open models (plan/models.hpp) is an array of
+// them, and the GGUF and safetensors readers (plan/model_file.hpp) build one from a
+// file's header. Counts are exact integers; a field 0 means "not known" except where the
+// comment says otherwise.
+
+// #include "ai_hwaccel/config.hpp"
+
+#include <cstdint>
+#include <string_view>
+
+AI_HWACCEL_NAMESPACE_BEGIN
+
+/// The shape of a decoder-only transformer (dense or mixture-of-experts).
+struct model_spec {
+    std::string_view id;     ///< stable, lowercase ("llama-3.1-70b")
+    std::string_view name;   ///< as its publisher writes it ("Llama 3.1 70B")
+    std::string_view family; ///< "llama", "qwen2", "mixtral", "deepseek2", "gpt-oss", …
+
+    std::uint64_t parameters = 0;        ///< every weight, embeddings included
+    std::uint64_t active_parameters = 0; ///< read per token: = parameters for dense models
+    std::uint32_t layers = 0;            ///< transformer blocks
+    std::uint32_t hidden_size = 0;       ///< d_model
+    std::uint32_t intermediate_size = 0; ///< FFN width (per expert for MoE)
+    std::uint32_t attention_heads = 0;
+    std::uint32_t kv_heads = 0;    ///< < attention_heads with grouped-query attention
+    std::uint32_t head_dim = 0;    ///< usually hidden_size / attention_heads, not always
+    std::uint32_t vocab_size = 0;
+    std::uint32_t context_length = 0; ///< the longest context it was trained for
+    std::uint32_t experts = 0;        ///< routed experts per MoE layer; 0 for dense
+    std::uint32_t experts_per_token = 0;
+    /// KV cache bytes per token per layer differ from 2 x kv_heads x head_dim for models
+    /// with latent attention (DeepSeek's MLA caches a compressed vector): the number of
+    /// cached values per token per layer when it is not 2 x kv_heads x head_dim, else 0.
+    std::uint32_t kv_values_per_token_per_layer = 0;
+    /// Layers that attend only to a sliding window (Gemma 2/3, gpt-oss), and its size.
+    std::uint32_t sliding_window_layers = 0;
+    std::uint32_t sliding_window = 0;
+    std::string_view source; ///< where the numbers come from (a config.json URL)
+    /// The output projection reuses the token embedding matrix (config.json
+    /// `tie_word_embeddings`), so the weights hold one vocab x hidden matrix, not two.
+    bool tied_embeddings = false;
+
+    constexpr bool is_moe() const noexcept { return experts > 0; }
+    /// Values cached per token per layer (K and V).
+    constexpr std::uint64_t kv_values_per_token() const noexcept {
+        if (kv_values_per_token_per_layer) return kv_values_per_token_per_layer;
+        return 2ull * kv_heads * (head_dim ? head_dim : (attention_heads ? hidden_size / attention_heads : 0));
+    }
+};
+
+AI_HWACCEL_NAMESPACE_END
+// ---- end ai_hwaccel/plan/model.hpp
+// #include "ai_hwaccel/plan/models.hpp"
+// ---- begin ai_hwaccel/plan/models.hpp
+// ai-hwaccel plan: a catalogue of the open models people deploy.
+//
+// One `model_spec` per row, each number read from the model's published `config.json` on
+// Hugging Face (the row's `source`) or from its publisher's model card. Parameter counts
+// are the publisher's exact total where one is published; otherwise the row leaves them 0
+// and `detail::completed` fills them from the config with `estimate_parameters`, which
+// counts embeddings + layers x (attention + FFN or experts + norms) + the output head
+// unless it is tied. For the Llama 2/3 family and Mixtral that count is exact (their
+// checkpoints hold exactly these matrices); a static_assert below keeps it so.
+//
+// `find_model` looks a row up the way people write model names: case, spaces and
+// punctuation are ignored, a Hugging Face organisation ("meta-llama/") and a "Meta-"
+// prefix are dropped, and so are fine-tuning words (-Instruct, -Chat, -it, -hf, -Base).
+
+// #include "ai_hwaccel/config.hpp"
+// #include "ai_hwaccel/core/text.hpp"
+// #include "ai_hwaccel/plan/model.hpp"
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+
+AI_HWACCEL_NAMESPACE_BEGIN
+
+namespace detail {
+// Saturating arithmetic: the estimate also runs on numbers read from untrusted files.
+constexpr std::uint64_t sat_mul(std::uint64_t a, std::uint64_t b) noexcept {
+    if (a == 0 || b == 0) return 0;
+    return a > ~std::uint64_t{0} / b ? ~std::uint64_t{0} : a * b;
+}
+constexpr std::uint64_t sat_add(std::uint64_t a, std::uint64_t b) noexcept {
+    return a > ~std::uint64_t{0} - b ? ~std::uint64_t{0} : a + b;
+}
+
+struct parameter_split {
+    std::uint64_t total = 0;
+    std::uint64_t active = 0;
+};
+
+/// The weights of a standard decoder: gated FFN (three matrices: gate, up, down), RMS
+/// norms before attention and FFN, a final norm, a router of hidden x experts per MoE
+/// layer. Biases, q/k norms and attention sinks are left out (well under 0.1 % of any
+/// catalogue model). Latent attention (MLA) and shared experts are not modelled.
+constexpr parameter_split estimate_split(const model_spec& m) noexcept {
+    const std::uint64_t h = m.hidden_size;
+    const std::uint64_t hd = m.head_dim ? m.head_dim : (m.attention_heads ? h / m.attention_heads : 0);
+    const std::uint64_t q_width = sat_mul(m.attention_heads, hd);
+    const std::uint64_t kv_width = sat_mul(m.kv_heads ? m.kv_heads : m.attention_heads, hd);
+    // q and o are hidden x q_width; k and v are hidden x kv_width.
+    const std::uint64_t attention = sat_add(sat_mul(2, sat_mul(h, q_width)), sat_mul(2, sat_mul(h, kv_width)));
+    const std::uint64_t one_ffn = sat_mul(3, sat_mul(h, m.intermediate_size));
+    const std::uint64_t norms = sat_mul(2, h);
+    std::uint64_t ffn_total = one_ffn, ffn_active = one_ffn;
+    if (m.experts > 0) {
+        const std::uint64_t router = sat_mul(h, m.experts);
+        ffn_total = sat_add(sat_mul(m.experts, one_ffn), router);
+        ffn_active = sat_add(sat_mul(m.experts_per_token ? m.experts_per_token : m.experts, one_ffn), router);
+    }
+    const std::uint64_t embed = sat_mul(m.vocab_size, h);
+    const std::uint64_t outside = sat_add(sat_add(embed, m.tied_embeddings ? 0 : embed), h);
+    parameter_split s;
+    s.total = sat_add(outside, sat_mul(m.layers, sat_add(sat_add(attention, ffn_total), norms)));
+    s.active = sat_add(outside, sat_mul(m.layers, sat_add(sat_add(attention, ffn_active), norms)));
+    return s;
+}
+} // namespace detail
+
+/// Weights implied by the architecture fields (see detail::estimate_split for what is
+/// counted). 0 when the shape is unknown; saturates instead of overflowing.
+constexpr std::uint64_t estimate_parameters(const model_spec& m) noexcept {
+    if (m.layers == 0 || m.hidden_size == 0) return 0;
+    return detail::estimate_split(m).total;
+}
+/// Weights read per token: for MoE models, only experts_per_token experts per layer.
+constexpr std::uint64_t estimate_active_parameters(const model_spec& m) noexcept {
+    if (m.layers == 0 || m.hidden_size == 0) return 0;
+    return detail::estimate_split(m).active;
+}
+
+namespace detail {
+/// Fills parameter counts a row leaves 0 from its configuration.
+constexpr model_spec completed(model_spec m) noexcept {
+    if (m.parameters == 0) m.parameters = estimate_parameters(m);
+    if (m.active_parameters == 0) m.active_parameters = m.is_moe() ? estimate_active_parameters(m) : m.parameters;
+    return m;
+}
+} // namespace detail
+
+// Rows are grouped by publisher. Numbers are config.json fields: num_hidden_layers,
+// hidden_size, intermediate_size (moe_intermediate_size for Qwen3 MoE and DeepSeek),
+// num_attention_heads, num_key_value_heads, head_dim, vocab_size,
+// max_position_embeddings, num_local_experts / num_experts / n_routed_experts,
+// num_experts_per_tok, sliding_window, tie_word_embeddings.
+inline constexpr model_spec model_catalogue[] = {
+    // ---- Meta Llama 2: full multi-head attention at 7B/13B, GQA at 70B. Parameter totals
+    // are what the config implies (and what the safetensors checkpoints hold).
+    detail::completed({.id = "llama-2-7b", .name = "Llama 2 7B", .family = "llama", .layers = 32,
+                       .hidden_size = 4096, .intermediate_size = 11008, .attention_heads = 32, .kv_heads = 32,
+                       .head_dim = 128, .vocab_size = 32000, .context_length = 4096,
+                       .source = "https://huggingface.co/meta-llama/Llama-2-7b-hf/blob/main/config.json"}),
+    detail::completed({.id = "llama-2-13b", .name = "Llama 2 13B", .family = "llama", .layers = 40,
+                       .hidden_size = 5120, .intermediate_size = 13824, .attention_heads = 40, .kv_heads = 40,
+                       .head_dim = 128, .vocab_size = 32000, .context_length = 4096,
+                       .source = "https://huggingface.co/meta-llama/Llama-2-13b-hf/blob/main/config.json"}),
+    detail::completed({.id = "llama-2-70b", .name = "Llama 2 70B", .family = "llama", .layers = 80,
+                       .hidden_size = 8192, .intermediate_size = 28672, .attention_heads = 64, .kv_heads = 8,
+                       .head_dim = 128, .vocab_size = 32000, .context_length = 4096,
+                       .source = "https://huggingface.co/meta-llama/Llama-2-70b-hf/blob/main/config.json"}),
+    // ---- Meta Llama 3 / 3.1 / 3.2 / 3.3: 128256-token vocabulary; 3.1 onwards 128k context.
+    detail::completed({.id = "llama-3-8b", .name = "Llama 3 8B", .family = "llama", .layers = 32,
+                       .hidden_size = 4096, .intermediate_size = 14336, .attention_heads = 32, .kv_heads = 8,
+                       .head_dim = 128, .vocab_size = 128256, .context_length = 8192,
+                       .source = "https://huggingface.co/meta-llama/Meta-Llama-3-8B/blob/main/config.json"}),
+    detail::completed({.id = "llama-3-70b", .name = "Llama 3 70B", .family = "llama", .layers = 80,
+                       .hidden_size = 8192, .intermediate_size = 28672, .attention_heads = 64, .kv_heads = 8,
+                       .head_dim = 128, .vocab_size = 128256, .context_length = 8192,
+                       .source = "https://huggingface.co/meta-llama/Meta-Llama-3-70B/blob/main/config.json"}),
+    detail::completed({.id = "llama-3.1-8b", .name = "Llama 3.1 8B", .family = "llama", .layers = 32,
+                       .hidden_size = 4096, .intermediate_size = 14336, .attention_heads = 32, .kv_heads = 8,
+                       .head_dim = 128, .vocab_size = 128256, .context_length = 131072,
+                       .source = "https://huggingface.co/meta-llama/Llama-3.1-8B/blob/main/config.json"}),
+    detail::completed({.id = "llama-3.1-70b", .name = "Llama 3.1 70B", .family = "llama", .layers = 80,
+                       .hidden_size = 8192, .intermediate_size = 28672, .attention_heads = 64, .kv_heads = 8,
+                       .head_dim = 128, .vocab_size = 128256, .context_length = 131072,
+                       .source = "https://huggingface.co/meta-llama/Llama-3.1-70B/blob/main/config.json"}),
+    detail::completed({.id = "llama-3.1-405b", .name = "Llama 3.1 405B", .family = "llama", .layers = 126,
+                       .hidden_size = 16384, .intermediate_size = 53248, .attention_heads = 128, .kv_heads = 8,
+                       .head_dim = 128, .vocab_size = 128256, .context_length = 131072,
+                       .source = "https://huggingface.co/meta-llama/Llama-3.1-405B/blob/main/config.json"}),
+    detail::completed({.id = "llama-3.2-1b", .name = "Llama 3.2 1B", .family = "llama", .layers = 16,
+                       .hidden_size = 2048, .intermediate_size = 8192, .attention_heads = 32, .kv_heads = 8,
+                       .head_dim = 64, .vocab_size = 128256, .context_length = 131072,
+                       .source = "https://huggingface.co/meta-llama/Llama-3.2-1B/blob/main/config.json",
+                       .tied_embeddings = true}),
+    detail::completed({.id = "llama-3.2-3b", .name = "Llama 3.2 3B", .family = "llama", .layers = 28,
+                       .hidden_size = 3072, .intermediate_size = 8192, .attention_heads = 24, .kv_heads = 8,
+                       .head_dim = 128, .vocab_size = 128256, .context_length = 131072,
+                       .source = "https://huggingface.co/meta-llama/Llama-3.2-3B/blob/main/config.json",
+                       .tied_embeddings = true}),
+    detail::completed({.id = "llama-3.3-70b", .name = "Llama 3.3 70B", .family = "llama", .layers = 80,
+                       .hidden_size = 8192, .intermediate_size = 28672, .attention_heads = 64, .kv_heads = 8,
+                       .head_dim = 128, .vocab_size = 128256, .context_length = 131072,
+                       .source = "https://huggingface.co/meta-llama/Llama-3.3-70B-Instruct/blob/main/config.json"}),
+    // ---- Mistral AI. v0.3 has no sliding window (config "sliding_window": null).
+    detail::completed({.id = "mistral-7b-v0.3", .name = "Mistral 7B v0.3", .family = "llama", .layers = 32,
+                       .hidden_size = 4096, .intermediate_size = 14336, .attention_heads = 32, .kv_heads = 8,
+                       .head_dim = 128, .vocab_size = 32768, .context_length = 32768,
+                       .source = "https://huggingface.co/mistralai/Mistral-7B-v0.3/blob/main/config.json"}),
+    // Mixtral: 8 experts, 2 per token. 8x7B totals are what the config implies (Mistral
+    // publishes 46.7B / 12.9B); 8x22B totals are Mistral's own rounded figures.
+    detail::completed({.id = "mixtral-8x7b", .name = "Mixtral 8x7B", .family = "mixtral", .layers = 32,
+                       .hidden_size = 4096, .intermediate_size = 14336, .attention_heads = 32, .kv_heads = 8,
+                       .head_dim = 128, .vocab_size = 32000, .context_length = 32768, .experts = 8,
+                       .experts_per_token = 2,
+                       .source = "https://huggingface.co/mistralai/Mixtral-8x7B-v0.1/blob/main/config.json"}),
+    detail::completed({.id = "mixtral-8x22b", .name = "Mixtral 8x22B", .family = "mixtral",
+                       .parameters = 141'000'000'000, .active_parameters = 39'000'000'000, .layers = 56,
+                       .hidden_size = 6144, .intermediate_size = 16384, .attention_heads = 48, .kv_heads = 8,
+                       .head_dim = 128, .vocab_size = 32000, .context_length = 65536, .experts = 8,
+                       .experts_per_token = 2,
+                       .source = "https://huggingface.co/mistralai/Mixtral-8x22B-v0.1/blob/main/config.json"}),
+    // ---- Qwen 2.5 (q/k/v projections carry biases, not counted by the estimate). Totals
+    // are the model cards' "Number of Parameters".
+    detail::completed({.id = "qwen-2.5-0.5b", .name = "Qwen2.5 0.5B", .family = "qwen2",
+                       .parameters = 490'000'000, .layers = 24, .hidden_size = 896, .intermediate_size = 4864,
+                       .attention_heads = 14, .kv_heads = 2, .head_dim = 64, .vocab_size = 151936,
+                       .context_length = 32768,
+                       .source = "https://huggingface.co/Qwen/Qwen2.5-0.5B/blob/main/config.json",
+                       .tied_embeddings = true}),
+    detail::completed({.id = "qwen-2.5-7b", .name = "Qwen2.5 7B", .family = "qwen2", .parameters = 7'610'000'000,
+                       .layers = 28, .hidden_size = 3584, .intermediate_size = 18944, .attention_heads = 28,
+                       .kv_heads = 4, .head_dim = 128, .vocab_size = 152064, .context_length = 131072,
+                       .source = "https://huggingface.co/Qwen/Qwen2.5-7B/blob/main/config.json"}),
+    detail::completed({.id = "qwen-2.5-14b", .name = "Qwen2.5 14B", .family = "qwen2",
+                       .parameters = 14'700'000'000, .layers = 48, .hidden_size = 5120, .intermediate_size = 13824,
+                       .attention_heads = 40, .kv_heads = 8, .head_dim = 128, .vocab_size = 152064,
+                       .context_length = 131072,
+                       .source = "https://huggingface.co/Qwen/Qwen2.5-14B/blob/main/config.json"}),
+    detail::completed({.id = "qwen-2.5-32b", .name = "Qwen2.5 32B", .family = "qwen2",
+                       .parameters = 32'500'000'000, .layers = 64, .hidden_size = 5120, .intermediate_size = 27648,
+                       .attention_heads = 40, .kv_heads = 8, .head_dim = 128, .vocab_size = 152064,
+                       .context_length = 131072,
+                       .source = "https://huggingface.co/Qwen/Qwen2.5-32B/blob/main/config.json"}),
+    detail::completed({.id = "qwen-2.5-72b", .name = "Qwen2.5 72B", .family = "qwen2",
+                       .parameters = 72'700'000'000, .layers = 80, .hidden_size = 8192, .intermediate_size = 29568,
+                       .attention_heads = 64, .kv_heads = 8, .head_dim = 128, .vocab_size = 152064,
+                       .context_length = 131072,
+                       .source = "https://huggingface.co/Qwen/Qwen2.5-72B/blob/main/config.json"}),
+    // ---- Qwen3: head_dim 128 whatever the width; 40960-token configs (YaRN extends them).
+    detail::completed({.id = "qwen3-8b", .name = "Qwen3 8B", .family = "qwen3", .parameters = 8'200'000'000,
+                       .layers = 36, .hidden_size = 4096, .intermediate_size = 12288, .attention_heads = 32,
+                       .kv_heads = 8, .head_dim = 128, .vocab_size = 151936, .context_length = 40960,
+                       .source = "https://huggingface.co/Qwen/Qwen3-8B/blob/main/config.json"}),
+    detail::completed({.id = "qwen3-32b", .name = "Qwen3 32B", .family = "qwen3", .parameters = 32'800'000'000,
+                       .layers = 64, .hidden_size = 5120, .intermediate_size = 25600, .attention_heads = 64,
+                       .kv_heads = 8, .head_dim = 128, .vocab_size = 151936, .context_length = 40960,
+                       .source = "https://huggingface.co/Qwen/Qwen3-32B/blob/main/config.json"}),
+    detail::completed({.id = "qwen3-30b-a3b", .name = "Qwen3 30B-A3B", .family = "qwen3moe",
+                       .parameters = 30'500'000'000, .active_parameters = 3'300'000'000, .layers = 48,
+                       .hidden_size = 2048, .intermediate_size = 768, .attention_heads = 32, .kv_heads = 4,
+                       .head_dim = 128, .vocab_size = 151936, .context_length = 40960, .experts = 128,
+                       .experts_per_token = 8,
+                       .source = "https://huggingface.co/Qwen/Qwen3-30B-A3B/blob/main/config.json"}),
+    detail::completed({.id = "qwen3-235b-a22b", .name = "Qwen3 235B-A22B", .family = "qwen3moe",
+                       .parameters = 235'000'000'000, .active_parameters = 22'000'000'000, .layers = 94,
+                       .hidden_size = 4096, .intermediate_size = 1536, .attention_heads = 64, .kv_heads = 4,
+                       .head_dim = 128, .vocab_size = 151936, .context_length = 40960, .experts = 128,
+                       .experts_per_token = 8,
+                       .source = "https://huggingface.co/Qwen/Qwen3-235B-A22B/blob/main/config.json"}),
+    // ---- Google Gemma 2: every other layer attends to a 4096-token window; tied embeddings.
+    detail::completed({.id = "gemma-2-9b", .name = "Gemma 2 9B", .family = "gemma2", .layers = 42,
+                       .hidden_size = 3584, .intermediate_size = 14336, .attention_heads = 16, .kv_heads = 8,
+                       .head_dim = 256, .vocab_size = 256000, .context_length = 8192,
+                       .sliding_window_layers = 21, .sliding_window = 4096,
+                       .source = "https://huggingface.co/google/gemma-2-9b/blob/main/config.json",
+                       .tied_embeddings = true}),
+    detail::completed({.id = "gemma-2-27b", .name = "Gemma 2 27B", .family = "gemma2", .layers = 46,
+                       .hidden_size = 4608, .intermediate_size = 36864, .attention_heads = 32, .kv_heads = 16,
+                       .head_dim = 128, .vocab_size = 256000, .context_length = 8192,
+                       .sliding_window_layers = 23, .sliding_window = 4096,
+                       .source = "https://huggingface.co/google/gemma-2-27b/blob/main/config.json",
+                       .tied_embeddings = true}),
+    // ---- Google Gemma 3 (text_config of the multimodal checkpoints): sliding_window_pattern
+    // 6, i.e. every sixth layer global, the rest a 1024-token window. Parameter counts are
+    // the text decoder's (the SigLIP vision tower is not counted).
+    detail::completed({.id = "gemma-3-4b", .name = "Gemma 3 4B", .family = "gemma3", .layers = 34,
+                       .hidden_size = 2560, .intermediate_size = 10240, .attention_heads = 8, .kv_heads = 4,
+                       .head_dim = 256, .vocab_size = 262208, .context_length = 131072,
+                       .sliding_window_layers = 29, .sliding_window = 1024,
+                       .source = "https://huggingface.co/google/gemma-3-4b-pt/blob/main/config.json",
+                       .tied_embeddings = true}),
+    detail::completed({.id = "gemma-3-12b", .name = "Gemma 3 12B", .family = "gemma3", .layers = 48,
+                       .hidden_size = 3840, .intermediate_size = 15360, .attention_heads = 16, .kv_heads = 8,
+                       .head_dim = 256, .vocab_size = 262208, .context_length = 131072,
+                       .sliding_window_layers = 40, .sliding_window = 1024,
+                       .source = "https://huggingface.co/google/gemma-3-12b-pt/blob/main/config.json",
+                       .tied_embeddings = true}),
+    detail::completed({.id = "gemma-3-27b", .name = "Gemma 3 27B", .family = "gemma3", .layers = 62,
+                       .hidden_size = 5376, .intermediate_size = 21504, .attention_heads = 32, .kv_heads = 16,
+                       .head_dim = 128, .vocab_size = 262208, .context_length = 131072,
+                       .sliding_window_layers = 52, .sliding_window = 1024,
+                       .source = "https://huggingface.co/google/gemma-3-27b-pt/blob/main/config.json",
+                       .tied_embeddings = true}),
+    // ---- Microsoft Phi. The 4k Phi-3 configs declare sliding_window 2047 on every layer.
+    detail::completed({.id = "phi-3-mini", .name = "Phi-3 mini", .family = "phi3", .layers = 32,
+                       .hidden_size = 3072, .intermediate_size = 8192, .attention_heads = 32, .kv_heads = 32,
+                       .head_dim = 96, .vocab_size = 32064, .context_length = 4096,
+                       .sliding_window_layers = 32, .sliding_window = 2047,
+                       .source = "https://huggingface.co/microsoft/Phi-3-mini-4k-instruct/blob/main/config.json"}),
+    detail::completed({.id = "phi-3-medium", .name = "Phi-3 medium", .family = "phi3", .layers = 40,
+                       .hidden_size = 5120, .intermediate_size = 17920, .attention_heads = 40, .kv_heads = 10,
+                       .head_dim = 128, .vocab_size = 32064, .context_length = 4096,
+                       .sliding_window_layers = 40, .sliding_window = 2047,
+                       .source = "https://huggingface.co/microsoft/Phi-3-medium-4k-instruct/blob/main/config.json"}),
+    detail::completed({.id = "phi-4", .name = "Phi-4", .family = "phi3", .layers = 40, .hidden_size = 5120,
+                       .intermediate_size = 17920, .attention_heads = 40, .kv_heads = 10, .head_dim = 128,
+                       .vocab_size = 100352, .context_length = 16384,
+                       .source = "https://huggingface.co/microsoft/phi-4/blob/main/config.json"}),
+    // ---- DeepSeek V3 / R1 (same architecture). Multi-head latent attention caches, per
+    // token and layer, one compressed KV vector of kv_lora_rank (512) values shared by all
+    // heads plus one decoupled RoPE key of qk_rope_head_dim (64): 576 values, where plain
+    // attention over 128 heads would cache 2 x 128 x 192. head_dim is the query/key width
+    // qk_nope_head_dim + qk_rope_head_dim = 192. intermediate_size is the routed expert's
+    // (moe_intermediate_size); the first 3 layers are dense and one shared expert runs
+    // beside the 8 routed ones, which the estimate does not model: totals are DeepSeek's
+    // (671B, 37B activated; the 685B on the Hub adds the multi-token-prediction module).
+    detail::completed({.id = "deepseek-v3", .name = "DeepSeek V3", .family = "deepseek2",
+                       .parameters = 671'000'000'000, .active_parameters = 37'000'000'000, .layers = 61,
+                       .hidden_size = 7168, .intermediate_size = 2048, .attention_heads = 128, .kv_heads = 128,
+                       .head_dim = 192, .vocab_size = 129280, .context_length = 163840, .experts = 256,
+                       .experts_per_token = 8, .kv_values_per_token_per_layer = 512 + 64,
+                       .source = "https://huggingface.co/deepseek-ai/DeepSeek-V3/blob/main/config.json"}),
+    detail::completed({.id = "deepseek-r1", .name = "DeepSeek R1", .family = "deepseek2",
+                       .parameters = 671'000'000'000, .active_parameters = 37'000'000'000, .layers = 61,
+                       .hidden_size = 7168, .intermediate_size = 2048, .attention_heads = 128, .kv_heads = 128,
+                       .head_dim = 192, .vocab_size = 129280, .context_length = 163840, .experts = 256,
+                       .experts_per_token = 8, .kv_values_per_token_per_layer = 512 + 64,
+                       .source = "https://huggingface.co/deepseek-ai/DeepSeek-R1/blob/main/config.json"}),
+    // ---- OpenAI gpt-oss: layers alternate sliding (128 tokens) and full attention; head_dim
+    // 64 x 64 query heads is wider than hidden_size. Totals from OpenAI's model card.
+    detail::completed({.id = "gpt-oss-20b", .name = "gpt-oss-20b", .family = "gpt-oss",
+                       .parameters = 20'900'000'000, .active_parameters = 3'600'000'000, .layers = 24,
+                       .hidden_size = 2880, .intermediate_size = 2880, .attention_heads = 64, .kv_heads = 8,
+                       .head_dim = 64, .vocab_size = 201088, .context_length = 131072, .experts = 32,
+                       .experts_per_token = 4, .sliding_window_layers = 12, .sliding_window = 128,
+                       .source = "https://huggingface.co/openai/gpt-oss-20b/blob/main/config.json"}),
+    detail::completed({.id = "gpt-oss-120b", .name = "gpt-oss-120b", .family = "gpt-oss",
+                       .parameters = 116'800'000'000, .active_parameters = 5'100'000'000, .layers = 36,
+                       .hidden_size = 2880, .intermediate_size = 2880, .attention_heads = 64, .kv_heads = 8,
+                       .head_dim = 64, .vocab_size = 201088, .context_length = 131072, .experts = 128,
+                       .experts_per_token = 4, .sliding_window_layers = 18, .sliding_window = 128,
+                       .source = "https://huggingface.co/openai/gpt-oss-120b/blob/main/config.json"}),
+};
+
+inline constexpr std::size_t model_catalogue_size = std::size(model_catalogue);
+
+namespace detail {
+/// Words that name a fine-tune or a packaging of a model rather than the model.
+inline constexpr std::string_view model_noise_words[] = {"instruct", "chat", "it", "hf", "base", "pt"};
+constexpr bool model_noise_word(std::string_view w) noexcept {
+    for (std::string_view n : model_noise_words)
+        if (iequals(w, n)) return true;
+    return false;
+}
+constexpr bool model_version_word(std::string_view w) noexcept {
+    return w.size() >= 2 && (w[0] == 'v' || w[0] == 'V') && w[1] >= '0' && w[1] <= '9';
+}
+
+/// A name reduced to its lowercase letters and digits, with noise words (and, when
+/// asked, version words such as "v0.1") dropped. Names past 96 significant characters
+/// are not model names; `ok` is false for them.
+struct model_key {
+    std::array<char, 96> text{};
+    std::size_t size = 0;
+    bool ok = true;
+    constexpr std::string_view view() const noexcept { return {text.data(), size}; }
+};
+
+constexpr model_key make_model_key(std::string_view s, bool drop_versions) noexcept {
+    model_key k;
+    s = trim(s);
+    // "meta-llama/Llama-3.1-70B" → "Llama-3.1-70B"
+    for (std::size_t i = s.size(); i > 0; --i)
+        if (s[i - 1] == '/') {
+            s = s.substr(i);
+            break;
+        }
+    bool first = true;
+    std::size_t i = 0;
+    while (i < s.size()) {
+        // A word runs to the next '-', '_', space or '/'; '.' stays inside ("3.1", "v0.3").
+        std::size_t j = i;
+        while (j < s.size() && s[j] != '-' && s[j] != '_' && s[j] != ' ' && s[j] != '/') ++j;
+        const std::string_view w = s.substr(i, j - i);
+        const bool drop = w.empty() || model_noise_word(w) || (drop_versions && model_version_word(w)) ||
+                          (first && iequals(w, "meta"));
+        if (!w.empty()) first = false;
+        if (!drop)
+            for (char c : w) {
+                if (loose_ignored(c)) continue;
+                if (k.size == k.text.size()) {
+                    k.ok = false;
+                    return k;
+                }
+                k.text[k.size++] = ascii_lower(c);
+            }
+        i = j + 1;
+    }
+    return k;
+}
+
+/// Other names people use for a row.
+struct model_alias {
+    std::string_view alias;
+    std::string_view id;
+};
+inline constexpr model_alias model_aliases[] = {
+    {"phi-3-mini-4k", "phi-3-mini"},
+    {"phi-3-medium-4k", "phi-3-medium"},
+    {"mistral-7b", "mistral-7b-v0.3"},
+    {"gpt-oss", "gpt-oss-20b"},
+};
+} // namespace detail
+
+/// The index in model_catalogue of the row `name` names (see find_model), or
+/// model_catalogue_size when none does. Usable where pointers are not (GCC's sanitizers
+/// make pointer comparisons non-constant).
+constexpr std::size_t find_model_index(std::string_view name) noexcept {
+    for (int pass = 0; pass < 2; ++pass) {
+        const bool drop_versions = pass == 1;
+        const auto key = detail::make_model_key(name, drop_versions);
+        if (!key.ok || key.size == 0) return model_catalogue_size;
+        for (std::size_t i = 0; i < model_catalogue_size; ++i) {
+            const auto& row = model_catalogue[i];
+            if (detail::make_model_key(row.id, false).view() == key.view()) return i;
+            if (detail::make_model_key(row.name, false).view() == key.view()) return i;
+        }
+        for (const auto& a : detail::model_aliases)
+            if (detail::make_model_key(a.alias, false).view() == key.view())
+                for (std::size_t i = 0; i < model_catalogue_size; ++i)
+                    if (model_catalogue[i].id == a.id) return i;
+    }
+    return model_catalogue_size;
+}
+
+/// Looks a model up by the name a person or a file writes ("llama3.1-70b",
+/// "meta-llama/Llama-3.1-70B-Instruct", "Mixtral-8x7B-Instruct-v0.1", "gemma-2-9b-it").
+/// Returns nullptr when no row matches.
+constexpr const model_spec* find_model(std::string_view name) noexcept {
+    const auto i = find_model_index(name);
+    return i < model_catalogue_size ? &model_catalogue[i] : nullptr;
+}
+
+namespace detail {
+/// Table checks, compared by content (never by pointer: GCC's sanitizers make pointer
+/// comparisons non-constant).
+constexpr bool model_catalogue_is_consistent() noexcept {
+    for (std::size_t i = 0; i < model_catalogue_size; ++i) {
+        const auto& m = model_catalogue[i];
+        if (m.id.empty() || m.name.empty() || m.family.empty() || m.source.empty()) return false;
+        if (m.layers == 0 || m.hidden_size == 0 || m.attention_heads == 0 || m.kv_heads == 0) return false;
+        if (m.attention_heads % m.kv_heads != 0) return false;
+        if (m.parameters == 0 || m.active_parameters == 0 || m.active_parameters > m.parameters) return false;
+        if (m.experts_per_token > m.experts) return false;
+        if ((m.experts == 0) != (m.experts_per_token == 0)) return false;
+        if (m.sliding_window_layers > m.layers) return false;
+        if ((m.sliding_window_layers == 0) != (m.sliding_window == 0)) return false;
+        if (m.source.substr(0, 8) != "https://") return false;
+    }
+    // Unique ids, and no two rows answering to the same lookup key either (keys built once:
+    // Clang counts every constexpr step).
+    std::array<model_key, model_catalogue_size> keys{};
+    for (std::size_t i = 0; i < model_catalogue_size; ++i) keys[i] = make_model_key(model_catalogue[i].id, false);
+    for (std::size_t i = 0; i < model_catalogue_size; ++i)
+        for (std::size_t j = i + 1; j < model_catalogue_size; ++j)
+            if (model_catalogue[j].id == model_catalogue[i].id || keys[j].view() == keys[i].view()) return false;
+    return true;
+}
+} // namespace detail
+static_assert(detail::model_catalogue_is_consistent(), "model_catalogue: bad row");
+
+// The reference implementation once gave the Llama 70B models 70-odd layers: pin them.
+static_assert(find_model("llama-2-70b")->layers == 80);
+static_assert(find_model("llama-3-70b")->layers == 80);
+static_assert(find_model("llama-3.1-70b")->layers == 80);
+static_assert(find_model("llama-3.3-70b")->layers == 80);
+// Exact counts the config implies, as the checkpoints hold them.
+static_assert(find_model("llama-3.1-70b")->parameters == 70'553'706'496);
+static_assert(find_model("llama-3.1-8b")->parameters == 8'030'261'248);
+static_assert(find_model("llama-2-7b")->parameters == 6'738'415'616);
+static_assert(find_model("mixtral-8x7b")->parameters == 46'702'792'704);
+static_assert(find_model("deepseek-v3")->kv_values_per_token() == 576);
+
+AI_HWACCEL_NAMESPACE_END
+// ---- end ai_hwaccel/plan/models.hpp
+
+#include <cstdint>
+
+AI_HWACCEL_NAMESPACE_BEGIN
+
+/// What is being served: context per sequence, sequences decoded together, cache type.
+struct inference_shape {
+    std::uint32_t context = 4096;              ///< tokens held in the KV cache per sequence
+    std::uint32_t batch = 1;                   ///< sequences decoded together
+    quant_format kv_cache = quant_format::fp16; ///< KV cache element type (fp16, q8_0, q4_0, fp8)
+};
+
+/// Memory an inference deployment needs, in bytes (an estimate).
+struct memory_estimate {
+    std::uint64_t weights_bytes = 0;
+    std::uint64_t kv_cache_bytes = 0;
+    std::uint64_t overhead_bytes = 0; ///< compute buffers + runtime allowance
+    constexpr std::uint64_t total_bytes() const noexcept {
+        return detail::sat_add(detail::sat_add(weights_bytes, kv_cache_bytes), overhead_bytes);
+    }
+};
+
+/// Tokens per micro-batch the compute buffer is sized for (llama.cpp's default n_ubatch).
+inline constexpr std::uint32_t compute_ubatch_tokens = 512;
+/// Fixed allowance for the runtime itself (CUDA/Metal context, library workspaces) on top
+/// of the buffers the model allocates. A planning margin chosen, not fitted: the
+/// calibration data hold no clean measurement of it.
+inline constexpr std::uint64_t runtime_allowance_bytes = 256 * units::mib;
+
+namespace detail {
+// Bits per weight of ggml block types that are no row of quant_table of their own
+// (ggml-common.h block_q2_K 84 B, block_q3_K 110 B, block_q4_K 144 B, block_q5_K 176 B,
+// each per 256 weights).
+inline constexpr double ggml_q2_k_bpw = 84.0 * 8 / 256;
+inline constexpr double ggml_q3_k_bpw = 110.0 * 8 / 256;
+inline constexpr double ggml_q4_k_bpw = 144.0 * 8 / 256;
+inline constexpr double ggml_q5_k_bpw = 176.0 * 8 / 256;
+
+/// Bits per weight of the three kinds of matrices, for one format.
+struct weight_layout {
+    double block_bpw = 0;     ///< transformer blocks (dense FFN, attention)
+    double expert_bpw = 0;    ///< MoE expert FFN matrices
+    double embedding_bpw = 0; ///< token embedding
+    double output_bpw = 0;    ///< output head (or the tied embedding when there is no head)
+};
+
+/// Base block type of a GGUF recipe for its token embedding.
+constexpr double gguf_embedding_bpw(quant_format q) noexcept {
+    switch (q) {
+    case quant_format::q5_k_m:
+    case quant_format::q5_k_s: return ggml_q5_k_bpw;
+    case quant_format::q4_k_m:
+    case quant_format::q4_k_s: return ggml_q4_k_bpw;
+    case quant_format::q3_k_l:
+    case quant_format::q3_k_m:
+    case quant_format::q3_k_s: return ggml_q3_k_bpw;
+    case quant_format::q2_k: return ggml_q2_k_bpw;
+    case quant_format::iq2_xxs:
+    case quant_format::iq2_xs:
+    case quant_format::iq1_s:
+    case quant_format::iq1_m: return ggml_q2_k_bpw;
+    case quant_format::iq2_s:
+    case quant_format::iq3_xxs: return bits_per_weight(quant_format::iq3_s);
+    default: return bits_per_weight(q);
+    }
+}
+constexpr double gguf_output_bpw(quant_format q) noexcept {
+    switch (q) {
+    case quant_format::q8_0:
+    case quant_format::mxfp4: return bits_per_weight(quant_format::q8_0);
+    case quant_format::iq2_xxs:
+    case quant_format::iq2_xs:
+    case quant_format::iq3_xxs:
+    case quant_format::iq1_s:
+    case quant_format::iq2_s:
+    case quant_format::iq1_m: return ggml_q5_k_bpw;
+    default: return bits_per_weight(quant_format::q6_k);
+    }
+}
+
+// Llama-3-8B, the model the mixes' whole-file averages were measured on.
+inline constexpr double mix_reference_parameters = 8'030'261'248.0;
+inline constexpr double mix_reference_embedding = 128256.0 * 4096.0;
+
+constexpr weight_layout layout_of(quant_format q) noexcept {
+    const auto& r = info(q);
+    weight_layout l{r.bits_per_weight, r.bits_per_weight, r.bits_per_weight, r.bits_per_weight};
+    switch (r.scheme) {
+    case quant_scheme::plain_float: break;
+    case quant_scheme::plain_int:
+    case quant_scheme::microscaling:
+        if (q == quant_format::mxfp4) {
+            l.block_bpw = l.embedding_bpw = l.output_bpw = bits_per_weight(quant_format::q8_0);
+            // llama.cpp's recipe puts only 3-D (expert) tensors in MXFP4: a dense model is all Q8_0
+        } else {
+            l.embedding_bpw = l.output_bpw = 16.0;
+        }
+        break;
+    case quant_scheme::gguf_block:
+        l.embedding_bpw = gguf_embedding_bpw(q);
+        l.output_bpw = gguf_output_bpw(q);
+        break;
+    case quant_scheme::gguf_mix: {
+        l.embedding_bpw = gguf_embedding_bpw(q);
+        l.output_bpw = gguf_output_bpw(q);
+        const double outside = mix_reference_embedding * (l.embedding_bpw + l.output_bpw);
+        const double blocks = mix_reference_parameters - 2.0 * mix_reference_embedding;
+        l.block_bpw = l.expert_bpw = (r.bits_per_weight * mix_reference_parameters - outside) / blocks;
+        break;
+    }
+    }
+    return l;
+}
+
+constexpr std::uint64_t bits_to_bytes(double weights, double bpw) noexcept {
+    const double bytes = weights * bpw / 8.0;
+    if (!(bytes > 0)) return 0;
+    if (bytes >= 1.8e19) return ~std::uint64_t{0};
+    const auto whole = static_cast<std::uint64_t>(bytes);
+    return static_cast<double>(whole) < bytes ? whole + 1 : whole;
+}
+
+/// How a model's parameters divide: token embedding, output head, and per block the expert
+/// FFN weights and the rest. Derived from the published total where there is one (so
+/// biases, shared experts and MLA projections land in the blocks), else from the shape.
+struct parameter_parts {
+    double embedding = 0;    ///< vocab x hidden (0 when the shape is unknown)
+    double output = 0;       ///< vocab x hidden unless tied, + the final norm
+    double block_other = 0;  ///< per block: attention, dense FFN, norms, router
+    double block_experts = 0; ///< per block: routed experts' FFN matrices
+};
+
+constexpr parameter_parts parts_of(const model_spec& m) noexcept {
+    parameter_parts p;
+    const double total = static_cast<double>(m.parameters ? m.parameters : estimate_parameters(m));
+    const double emb = static_cast<double>(m.vocab_size) * static_cast<double>(m.hidden_size);
+    p.embedding = emb;
+    p.output = (m.tied_embeddings ? 0.0 : emb) + static_cast<double>(m.hidden_size);
+    if (p.embedding + p.output > total) p.embedding = p.output = 0; // inconsistent shape: no split
+    const double inside = total - p.embedding - p.output;
+    if (m.layers == 0) {
+        p.block_other = inside; // a bare parameter count: one "block" holding everything
+        return p;
+    }
+    const double layers = static_cast<double>(m.layers);
+    if (m.is_moe()) {
+        const double experts = static_cast<double>(m.experts) * 3.0 * static_cast<double>(m.hidden_size) *
+                               static_cast<double>(m.intermediate_size) * layers;
+        const double e = experts < inside ? experts : inside;
+        p.block_experts = e / layers;
+        p.block_other = (inside - e) / layers;
+    } else {
+        p.block_other = inside / layers;
+    }
+    return p;
+}
+
+constexpr double layer_count(const model_spec& m) noexcept { return m.layers ? m.layers : 1.0; }
+
+constexpr std::uint64_t tokens_cached(const model_spec& m, const inference_shape& s, bool sliding) noexcept {
+    std::uint64_t t = s.context;
+    if (sliding && m.sliding_window != 0 && m.sliding_window < t) t = m.sliding_window;
+    return sat_mul(t, s.batch);
+}
+} // namespace detail
+
+/// Bytes of one transformer block's weights (every expert included) in format `q`.
+constexpr std::uint64_t layer_weight_bytes(const model_spec& m, quant_format q) {
+    const auto p = detail::parts_of(m);
+    const auto l = detail::layout_of(q);
+    return detail::bits_to_bytes(p.block_other, l.block_bpw) + detail::bits_to_bytes(p.block_experts, l.expert_bpw);
+}
+
+/// Bytes of the weights outside the blocks: token embedding, output head, final norm.
+constexpr std::uint64_t non_layer_weight_bytes(const model_spec& m, quant_format q) {
+    const auto p = detail::parts_of(m);
+    const auto l = detail::layout_of(q);
+    // A tied head is stored once, as the runtime stores the output matrix.
+    const auto scheme = info(q).scheme;
+    const bool gguf = scheme == quant_scheme::gguf_mix || scheme == quant_scheme::gguf_block;
+    const double emb_bpw = m.tied_embeddings && gguf ? l.output_bpw : l.embedding_bpw;
+    return detail::bits_to_bytes(p.embedding, emb_bpw) + detail::bits_to_bytes(p.output, l.output_bpw);
+}
+
+/// Bytes of all the weights in format `q` (an estimate of the file size for GGUF formats).
+constexpr std::uint64_t weight_bytes(const model_spec& m, quant_format q) {
+    if (m.parameters == 0 && m.layers == 0) return 0;
+    const auto p = detail::parts_of(m);
+    const auto l = detail::layout_of(q);
+    const double blocks = detail::layer_count(m);
+    return detail::sat_add(detail::bits_to_bytes(p.block_other * blocks, l.block_bpw) +
+                               detail::bits_to_bytes(p.block_experts * blocks, l.expert_bpw),
+                           non_layer_weight_bytes(m, q));
+}
+
+/// KV cache bytes of one full-attention layer (the largest layer cache; a sliding-window
+/// layer holds at most `sliding_window` tokens per sequence).
+constexpr std::uint64_t layer_kv_cache_bytes(const model_spec& m, const inference_shape& s) {
+    const std::uint64_t values = detail::sat_mul(m.kv_values_per_token(), detail::tokens_cached(m, s, false));
+    return ai_hwaccel::weight_bytes(values, s.kv_cache);
+}
+
+/// KV cache bytes of the whole model: every layer, sliding-window layers capped.
+constexpr std::uint64_t kv_cache_bytes(const model_spec& m, const inference_shape& s) {
+    const std::uint64_t per_token = m.kv_values_per_token();
+    const std::uint64_t sliding = m.sliding_window_layers < m.layers ? m.sliding_window_layers : m.layers;
+    const std::uint64_t full = m.layers - sliding;
+    const std::uint64_t full_values = detail::sat_mul(detail::sat_mul(per_token, full), detail::tokens_cached(m, s, false));
+    const std::uint64_t swa_values = detail::sat_mul(detail::sat_mul(per_token, sliding), detail::tokens_cached(m, s, true));
+    return detail::sat_add(ai_hwaccel::weight_bytes(full_values, s.kv_cache),
+                           ai_hwaccel::weight_bytes(swa_values, s.kv_cache));
+}
+
+/// Compute buffers of one micro-batch plus the runtime allowance (see the header comment).
+constexpr std::uint64_t overhead_bytes(const model_spec& m, const inference_shape& s) {
+    std::uint64_t tokens = detail::sat_mul(s.context, s.batch);
+    if (tokens > compute_ubatch_tokens || tokens == 0) tokens = compute_ubatch_tokens;
+    const std::uint64_t ffn = m.is_moe() ? detail::sat_mul(m.intermediate_size, m.experts_per_token ? m.experts_per_token : 1)
+                                         : m.intermediate_size;
+    const std::uint64_t width = detail::sat_add(detail::sat_add(m.vocab_size, ffn), detail::sat_mul(2, m.hidden_size));
+    return detail::sat_add(detail::sat_mul(detail::sat_mul(tokens, 4), width), runtime_allowance_bytes);
+}
+
+/// Weights + KV cache + overhead for serving `m` in format `q` (an estimate).
+constexpr memory_estimate estimate_memory(const model_spec& m, quant_format q, const inference_shape& s = {}) {
+    memory_estimate e;
+    e.weights_bytes = weight_bytes(m, q);
+    e.kv_cache_bytes = kv_cache_bytes(m, s);
+    e.overhead_bytes = overhead_bytes(m, s);
+    return e;
+}
+
+// Examples a reader can check by hand.
+// Llama 3 8B at 8192 tokens, f16 cache: 32 layers x 2 x 8 x 128 values x 2 B x 8192 = 1 GiB
+// (llama.cpp prints "KV self size = 1024.00 MiB").
+static_assert(kv_cache_bytes(*find_model("llama-3-8b"), {.context = 8192}) == units::gib);
+// Llama 2 7B has no GQA: 32 x 2 x 32 x 128 x 2 B = 512 KiB per token.
+static_assert(kv_cache_bytes(*find_model("llama-2-7b"), {.context = 4096}) == 2 * units::gib);
+// A 7B model at Q4_K_M with a 4k context fits in 8 GiB.
+static_assert(estimate_memory(*find_model("llama-2-7b"), quant_format::q4_k_m).total_bytes() < 8 * units::gib);
+static_assert(estimate_memory(*find_model("mistral-7b"), quant_format::q4_k_m).total_bytes() < 8 * units::gib);
+// bf16 weights are exactly two bytes per parameter.
+static_assert(weight_bytes(*find_model("llama-3.1-8b"), quant_format::bf16) == 2 * 8'030'261'248ull);
+// Llama-3-8B Q4_K_M reproduces the table's whole-file average (4.58 GiB) by construction.
+static_assert(weight_bytes(*find_model("llama-3-8b"), quant_format::q4_k_m) > 4'917'000'000ull &&
+              weight_bytes(*find_model("llama-3-8b"), quant_format::q4_k_m) < 4'919'000'000ull);
+// Sliding windows cap the cache: Gemma 3 27B at 128k caches its 10 global layers at full
+// length and its 52 sliding layers at 1024 tokens (4096 values of 2 B per token and layer).
+static_assert(kv_cache_bytes(*find_model("gemma-3-27b"), {.context = 131072}) ==
+              4096ull * 2 * (10 * 131072 + 52 * 1024));
+// MLA: DeepSeek V3 caches 576 values per token and layer.
+static_assert(kv_cache_bytes(*find_model("deepseek-v3"), {.context = 1}) == 61ull * 576 * 2);
+
+AI_HWACCEL_NAMESPACE_END
+// ---- end ai_hwaccel/plan/memory.hpp
+// #include "ai_hwaccel/plan/model.hpp"
+// #include "ai_hwaccel/plan/throughput.hpp"
+// ---- begin ai_hwaccel/plan/throughput.hpp
+// ai-hwaccel plan: how fast one device runs a model (an estimate).
+//
+// Decode (one new token per sequence) is bound by memory bandwidth: every token reads the
+// weights it uses — all of a dense model's blocks, the routed experts' share of a MoE
+// model's, and the output head (the token embedding is a lookup of one row, not a read of
+// the matrix) — plus the whole KV cache at the current depth. Time per token =
+// bytes / (spec bandwidth x efficiency) + a fixed cost per layer and token (kernel
+// launches, synchronisation, sampling), or the compute time when that is larger.
+//
+// Prefill (the prompt) is bound by compute: 2 x active parameters FLOPs per token, plus
+// attention's quadratic term (QK^T and AV over the causal prefix: 2 x depth x
+// heads x head_dim per layer and token on average), over the device's dense peak for the
+// data type the format computes in, times an efficiency; or by memory when the weights
+// read once per micro-batch take longer.
+//
+// Which peak: formats a runtime dequantizes on the fly (GGUF, GPTQ/AWQ int4, MXFP4:
+// `quant_info::dequantizable`) multiply in fp16 after dequantization — the measured
+// llama.cpp prefill rates follow the fp16 peak, not the int8 one (A100 and RTX 4090 keep
+// the same Q4_K_M : F16 ratio though their int8 : fp16 peaks differ 2 : 4) — at a lower
+// efficiency than plain fp16 weights (the dequantization). Other formats use their
+// `native_compute` type where the device supports it (fp8 on Hopper, fp4 on Blackwell),
+// else fp16, bf16, fp32 in that order.
+//
+// Units: bandwidth decimal GB/s, peaks TFLOPS dense, results tokens per second per
+// sequence. The constants are fitted by tools/calibrate.py on
+// /work/shared/data/calibration-measurements.csv (llama.cpp rows); tests/calibration/
+// REPORT.md gives the fit and its errors. A device whose bandwidth (decode) or peak
+// (prefill) is unknown gets 0 for that rate: unknown, not zero speed.
+
+// #include "ai_hwaccel/config.hpp"
+// #include "ai_hwaccel/core/profile.hpp"
+// #include "ai_hwaccel/core/quantization.hpp"
+// #include "ai_hwaccel/plan/memory.hpp"
+// #include "ai_hwaccel/plan/model.hpp"
+
+#include <cstdint>
+
+AI_HWACCEL_NAMESPACE_BEGIN
+
+/// The fitted constants of the throughput model. Defaults are the fitted values.
+struct throughput_constants {
+    /// Fraction of the spec memory bandwidth decode achieves: 0.819, fitted (least squares
+    /// on log error, tools/calibrate.py) on the 107 llama.cpp decode rows of the training
+    /// devices in calibration-measurements.csv.
+    double decode_bandwidth_efficiency = 0.819;
+    /// Fixed cost per layer and decoded token: 124 us (kernel launches, synchronisation,
+    /// sampling spread over the layers), fitted jointly with the efficiency above.
+    double decode_seconds_per_layer = 124e-6;
+    /// Fraction of the dense peak prefill achieves with plain float weights: 0.475, fitted
+    /// on the 45 llama.cpp prefill rows of the training devices with a known peak.
+    double prefill_compute_efficiency = 0.475;
+    /// Multiplier on that efficiency for formats dequantized on the fly: 0.843, fitted
+    /// jointly on the same rows.
+    double prefill_dequantized_factor = 0.843;
+    /// Efficiency of the attention FLOPs relative to the matrix multiplies' (attention
+    /// kernels run far below the matmul peak): 0.199, fitted jointly on the same rows.
+    double prefill_attention_efficiency = 0.199;
+    /// Tokens per micro-batch in prefill: the weights are read once per micro-batch.
+    std::uint32_t prefill_ubatch_tokens = 512;
+    /// The runtime multiplies fp16 matrices with fp16 accumulation (llama.cpp's cuBLAS
+    /// path does). GeForce boards run that at twice the fp32-accumulate rate the
+    /// catalogue quotes for them (core/catalogue/nvidia.inc: GeForce tensor cores run
+    /// fp16 with fp32 accumulate at half rate); data-centre and workstation boards run
+    /// both at the quoted rate. Not fitted: a property of the boards.
+    bool fp16_accumulate = true;
+};
+
+/// Decode and prefill rates of one device (estimates).
+struct throughput_estimate {
+    double decode_tokens_per_second = 0;  ///< per sequence at the shape's depth; 0 = unknown
+    double prefill_tokens_per_second = 0; ///< for a prompt of shape.context tokens; 0 = unknown
+    double decode_bytes_per_token = 0;    ///< what decode reads per step (all sequences)
+    bool decode_memory_bound = true;
+};
+
+namespace detail {
+/// Bytes of weights one decode step reads: every block (only the routed share of the
+/// experts) and the output head; the embedding lookup reads one row.
+constexpr double decode_weight_bytes(const model_spec& m, quant_format q) noexcept {
+    const auto p = parts_of(m);
+    const auto l = layout_of(q);
+    const double blocks = layer_count(m);
+    const double routed = m.is_moe() && m.experts ? static_cast<double>(m.experts_per_token ? m.experts_per_token
+                                                                                              : m.experts) /
+                                                        static_cast<double>(m.experts)
+                                                  : 1.0;
+    const auto scheme = info(q).scheme;
+    const bool gguf = scheme == quant_scheme::gguf_mix || scheme == quant_scheme::gguf_block;
+    const double head_bpw = m.tied_embeddings && !gguf ? l.embedding_bpw : l.output_bpw;
+    // A tied model's head is the embedding matrix; an untied one's is `output`.
+    const double head = m.tied_embeddings ? p.embedding : p.output;
+    return (p.block_other * blocks * l.block_bpw + p.block_experts * blocks * routed * l.expert_bpw +
+            head * head_bpw) /
+           8.0;
+}
+
+constexpr double attention_width(const model_spec& m) noexcept {
+    const double hd = m.head_dim ? m.head_dim : (m.attention_heads ? static_cast<double>(m.hidden_size) / m.attention_heads : 0);
+    return hd * m.attention_heads;
+}
+
+constexpr double average_full_depth(const model_spec& m, double depth) noexcept {
+    // Sliding layers see at most the window.
+    if (m.layers == 0) return 0;
+    const double sliding = m.sliding_window_layers < m.layers ? m.sliding_window_layers : m.layers;
+    const double capped = m.sliding_window && m.sliding_window < depth ? m.sliding_window : depth;
+    return ((m.layers - sliding) * depth + sliding * capped) / m.layers;
+}
+} // namespace detail
+
+/// Bytes one decode step reads at the shape's depth: weights used + the KV cache of every
+/// sequence.
+constexpr double decode_bytes_per_token(const model_spec& m, quant_format q, const inference_shape& s = {}) {
+    return detail::decode_weight_bytes(m, q) + static_cast<double>(kv_cache_bytes(m, s));
+}
+
+/// FLOPs per prompt token when a prompt of `prompt` tokens is processed from an empty
+/// cache: 2 x active parameters + the causal attention average (2 x prompt/2 x 2 x width
+/// x layers). Returned apart so a caller can weigh them.
+struct prefill_flops {
+    double matmul = 0;
+    double attention = 0;
+};
+constexpr prefill_flops prefill_flops_per_token(const model_spec& m, std::uint32_t prompt) {
+    prefill_flops f;
+    const double active = static_cast<double>(m.active_parameters ? m.active_parameters : m.parameters);
+    f.matmul = 2.0 * active;
+    f.attention = 2.0 * detail::average_full_depth(m, prompt) * detail::attention_width(m) * m.layers;
+    return f;
+}
+
+/// The data type prefill multiplies in on `device` for format `q`, and the peak (TFLOPS
+/// dense) for it; 0 when the device's peaks are unknown.
+struct compute_rate {
+    dtype type = dtype::fp16;
+    double peak_tflops = 0;
+};
+constexpr compute_rate prefill_compute_rate(const accelerator_profile& device, quant_format q,
+                                            bool fp16_accumulate = true) {
+    const auto& r = info(q);
+    compute_rate out;
+    if (!r.dequantizable && device.supports(r.native_compute)) {
+        out = {r.native_compute, device.peak[r.native_compute]};
+    } else {
+        for (dtype d : {dtype::fp16, dtype::bf16, dtype::fp32})
+            if (device.supports(d)) {
+                out = {d, device.peak[d]};
+                break;
+            }
+    }
+    if (out.type == dtype::fp16 && fp16_accumulate && device.maker == vendor::nvidia &&
+        (detail::icontains(device.name.view(), "GeForce") ||
+         (device.spec && detail::icontains(device.spec->name, "GeForce"))))
+        out.peak_tflops *= 2;
+    return out;
+}
+
+/// Decode and prefill rates of `m` in format `q` on one device (estimates). The model is
+/// assumed to be wholly on the device; a split model is plan/shard.hpp's business. The
+/// decode depth and the prompt length are both `s.context`.
+constexpr throughput_estimate estimate_throughput(const accelerator_profile& device, const model_spec& m,
+                                                  quant_format q, const inference_shape& s = {},
+                                                  const throughput_constants& c = {}) {
+    throughput_estimate e;
+    const double bw = device.memory_bandwidth_gbps.value_or(0) * 1e9 * c.decode_bandwidth_efficiency;
+    const auto rate = prefill_compute_rate(device, q, c.fp16_accumulate);
+    const double flops = rate.peak_tflops * 1e12 * c.prefill_compute_efficiency *
+                         (info(q).dequantizable ? c.prefill_dequantized_factor : 1.0);
+    const double batch = s.batch ? s.batch : 1;
+
+    // Decode: one step produces `batch` tokens.
+    e.decode_bytes_per_token = decode_bytes_per_token(m, q, s);
+    if (bw > 0) {
+        const double memory_s = e.decode_bytes_per_token / bw;
+        const auto f = prefill_flops_per_token(m, s.context);
+        const double compute_s =
+            flops > 0 ? batch * (f.matmul + 2.0 * f.attention / c.prefill_attention_efficiency) / flops : 0;
+        e.decode_memory_bound = memory_s >= compute_s;
+        const double step = (memory_s > compute_s ? memory_s : compute_s) + c.decode_seconds_per_layer * m.layers;
+        e.decode_tokens_per_second = step > 0 ? 1.0 / step : 0;
+    }
+    // Prefill: compute for the prompt, or the weights read once per micro-batch.
+    if (flops > 0) {
+        const auto f = prefill_flops_per_token(m, s.context);
+        const double compute_s = (f.matmul + f.attention / c.prefill_attention_efficiency) / flops;
+        const double ubatch = s.context < c.prefill_ubatch_tokens ? (s.context ? s.context : 1) : c.prefill_ubatch_tokens;
+        const double memory_s = bw > 0 ? static_cast<double>(weight_bytes(m, q)) / ubatch / bw : 0;
+        const double t = compute_s > memory_s ? compute_s : memory_s;
+        e.prefill_tokens_per_second = t > 0 ? 1.0 / t : 0;
+    }
+    return e;
+}
+
+AI_HWACCEL_NAMESPACE_END
+// ---- end ai_hwaccel/plan/throughput.hpp
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+AI_HWACCEL_NAMESPACE_BEGIN
+
+enum class instance_provider : std::uint8_t { aws, gcp, azure, lambda, coreweave, oci };
+inline constexpr std::size_t cloud_provider_count = 6;
+constexpr std::string_view to_string(instance_provider p) noexcept {
+    switch (p) {
+    case instance_provider::aws: return "aws";
+    case instance_provider::gcp: return "gcp";
+    case instance_provider::azure: return "azure";
+    case instance_provider::lambda: return "lambda";
+    case instance_provider::coreweave: return "coreweave";
+    case instance_provider::oci: return "oci";
+    }
+    return "aws";
+}
+constexpr std::optional<instance_provider> parse_instance_provider(std::string_view s) noexcept {
+    for (auto p : {instance_provider::aws, instance_provider::gcp, instance_provider::azure, instance_provider::lambda,
+                   instance_provider::coreweave, instance_provider::oci})
+        if (detail::loose_equals(to_string(p), s)) return p;
+    return std::nullopt;
+}
+
+/// The unit a provider quotes host memory in. AWS and Azure write GiB; Google writes GB
+/// for its machine types. Kept as published, converted only by `host_memory_bytes`.
+enum class memory_unit : std::uint8_t { gib, gb };
+
+/// One instance type at one region's on-demand price.
+struct cloud_instance {
+    std::string_view name{}; ///< the provider's instance type ("p5.48xlarge")
+    instance_provider provider = instance_provider::aws;
+    std::string_view region{}; ///< the region the price is for ("us-east-1")
+    double price_per_hour_usd = 0; ///< on-demand, Linux, whole instance
+    /// ISO 8601 date (YYYY-MM-DD) the source gives for the price; empty when the source
+    /// is a generated list carrying no date, in which case `price_snapshot` pins it.
+    std::string_view price_date{};
+    std::string_view price_snapshot{}; ///< commit of a generated price list, else empty
+    std::string_view price_source{};   ///< URL the price was read from
+    /// Canonical name of a device catalogue row (resolved with find_device).
+    std::string_view accelerator{};
+    std::uint32_t accelerator_count = 0;
+    std::uint32_t vcpus = 0;
+    double host_memory = 0; ///< in `host_memory_unit`
+    memory_unit host_memory_unit = memory_unit::gib;
+    /// The link between the instance's accelerators; `none` for a single device, `pcie`
+    /// where the provider publishes no device-to-device link.
+    interconnect_kind interconnect = interconnect_kind::none;
+    /// Network between instances (EFA, InfiniBand) in Gbit/s as providers quote it
+    /// (decimal, one direction); 0 when the row's sources do not say.
+    double network_gbit_per_s = 0;
+    /// Where the count, vCPUs, memory and links come from when not from price_source.
+    std::string_view spec_source{};
+
+    constexpr std::uint64_t host_memory_bytes() const noexcept {
+        const double unit = host_memory_unit == memory_unit::gib ? static_cast<double>(units::gib)
+                                                                 : static_cast<double>(units::gb);
+        return static_cast<std::uint64_t>(host_memory * unit);
+    }
+    /// The accelerator's catalogue row, nullptr if the name does not resolve.
+    constexpr const device_spec* device() const noexcept { return find_device(accelerator); }
+};
+
+namespace detail {
+inline constexpr std::size_t no_device = ~std::size_t{0};
+/// find_device's answer as an index into device_catalogue (no_device when none). Constant
+/// evaluation compares it with an integer, never the pointer with nullptr: GCC with
+/// -fsanitize=undefined refuses that comparison in a constant expression.
+constexpr std::size_t device_index(std::string_view name) noexcept {
+    const device_spec* p = find_device(name);
+    for (std::size_t i = 0; i < device_catalogue.size(); ++i)
+        if (&device_catalogue[i] == p) return i;
+    return no_device;
+}
+} // namespace detail
+
+namespace detail {
+// SkyPilot's catalogue of AWS prices, read from the AWS price list API by a bot and
+// committed to GitHub; the file carries no date, so its commit is the snapshot.
+inline constexpr std::string_view skypilot_aws_commit = "001367d22a0033fac286a8c71aeac7109e431bcb";
+inline constexpr std::string_view skypilot_aws_csv =
+    "https://github.com/skypilot-org/skypilot-catalog/blob/001367d22a0033fac286a8c71aeac7109e431bcb/"
+    "catalogs/v7/aws/vms.csv";
+// AWS's Capacity Blocks pricing page lists GPU count, vCPUs, instance memory (GiB) and
+// network performance for p5, p4d and trn1 (its prices are reservation fees, not used).
+inline constexpr std::string_view aws_capacity_blocks = "https://aws.amazon.com/ec2/capacityblocks/pricing/";
+
+// Rows. Host memory is what the price list gives (AWS: GiB). The interconnect is the
+// accelerator's own link from the device catalogue where the instance joins all its
+// devices with it (HGX boards with NVSwitch, Trainium's NeuronLink); PCIe otherwise.
+inline constexpr cloud_instance instance_rows[] = {
+    // ---- AWS (us-east-1 unless said; prices from the SkyPilot snapshot above)
+    {.name = "g6.2xlarge", .provider = instance_provider::aws, .region = "us-east-1",
+     .price_per_hour_usd = 0.9776, .price_snapshot = skypilot_aws_commit, .price_source = skypilot_aws_csv,
+     .accelerator = "NVIDIA L4", .accelerator_count = 1, .vcpus = 8, .host_memory = 32,
+     .host_memory_unit = memory_unit::gib, .interconnect = interconnect_kind::none},
+    {.name = "g6.24xlarge", .provider = instance_provider::aws, .region = "us-east-1",
+     .price_per_hour_usd = 6.6752, .price_snapshot = skypilot_aws_commit, .price_source = skypilot_aws_csv,
+     .accelerator = "NVIDIA L4", .accelerator_count = 4, .vcpus = 96, .host_memory = 384,
+     .host_memory_unit = memory_unit::gib, .interconnect = interconnect_kind::pcie},
+    {.name = "g6.48xlarge", .provider = instance_provider::aws, .region = "us-east-1",
+     .price_per_hour_usd = 13.3504, .price_snapshot = skypilot_aws_commit, .price_source = skypilot_aws_csv,
+     .accelerator = "NVIDIA L4", .accelerator_count = 8, .vcpus = 192, .host_memory = 768,
+     .host_memory_unit = memory_unit::gib, .interconnect = interconnect_kind::pcie},
+    {.name = "p4d.24xlarge", .provider = instance_provider::aws, .region = "us-east-1",
+     .price_per_hour_usd = 32.7726, .price_snapshot = skypilot_aws_commit, .price_source = skypilot_aws_csv,
+     .accelerator = "NVIDIA A100 SXM4 40GB", .accelerator_count = 8, .vcpus = 96, .host_memory = 1152,
+     .host_memory_unit = memory_unit::gib, .interconnect = interconnect_kind::nvswitch,
+     .network_gbit_per_s = 400, .spec_source = aws_capacity_blocks},
+    {.name = "p4de.24xlarge", .provider = instance_provider::aws, .region = "us-east-1",
+     .price_per_hour_usd = 40.96575, .price_snapshot = skypilot_aws_commit, .price_source = skypilot_aws_csv,
+     .accelerator = "NVIDIA A100 SXM4 80GB", .accelerator_count = 8, .vcpus = 96, .host_memory = 1152,
+     .host_memory_unit = memory_unit::gib, .interconnect = interconnect_kind::nvswitch},
+    {.name = "p5.48xlarge", .provider = instance_provider::aws, .region = "us-east-1",
+     .price_per_hour_usd = 98.32, .price_snapshot = skypilot_aws_commit, .price_source = skypilot_aws_csv,
+     .accelerator = "NVIDIA H100 SXM5 80GB", .accelerator_count = 8, .vcpus = 192, .host_memory = 2048,
+     .host_memory_unit = memory_unit::gib, .interconnect = interconnect_kind::nvswitch,
+     .network_gbit_per_s = 3200, .spec_source = aws_capacity_blocks},
+    // dstack's `dstack offer` output in a merged pull request, dated by its description;
+    // the SkyPilot snapshot's older price for this type (84.8) is superseded by it.
+    {.name = "p5en.48xlarge", .provider = instance_provider::aws, .region = "us-east-1",
+     .price_per_hour_usd = 63.296, .price_date = "2026-08-06",
+     .price_source = "https://github.com/dstackai/dstack/pull/4110",
+     .accelerator = "NVIDIA H200 SXM 141GB", .accelerator_count = 8, .vcpus = 192, .host_memory = 2048,
+     .host_memory_unit = memory_unit::gib, .interconnect = interconnect_kind::nvswitch,
+     .spec_source = skypilot_aws_csv},
+    {.name = "trn1.2xlarge", .provider = instance_provider::aws, .region = "us-east-1",
+     .price_per_hour_usd = 1.34375, .price_snapshot = skypilot_aws_commit, .price_source = skypilot_aws_csv,
+     .accelerator = "AWS Trainium", .accelerator_count = 1, .vcpus = 8, .host_memory = 32,
+     .host_memory_unit = memory_unit::gib, .interconnect = interconnect_kind::none},
+    {.name = "trn1.32xlarge", .provider = instance_provider::aws, .region = "us-east-1",
+     .price_per_hour_usd = 21.5, .price_snapshot = skypilot_aws_commit, .price_source = skypilot_aws_csv,
+     .accelerator = "AWS Trainium", .accelerator_count = 16, .vcpus = 128, .host_memory = 512,
+     .host_memory_unit = memory_unit::gib, .interconnect = interconnect_kind::neuronlink,
+     .network_gbit_per_s = 800, .spec_source = aws_capacity_blocks},
+    // The price list names no accelerator for trn2; the count is the Neuron docs'.
+    {.name = "trn2.48xlarge", .provider = instance_provider::aws, .region = "us-east-2",
+     .price_per_hour_usd = 85.964, .price_snapshot = skypilot_aws_commit, .price_source = skypilot_aws_csv,
+     .accelerator = "AWS Trainium2", .accelerator_count = 16, .vcpus = 192, .host_memory = 2048,
+     .host_memory_unit = memory_unit::gib, .interconnect = interconnect_kind::neuronlink,
+     .spec_source = "https://awsdocs-neuron.readthedocs-hosted.com/en/latest/general/arch/neuron-hardware/"
+                    "trn2-arch.html"},
+
+    // ---- Google Cloud: `sky show-gpus --all-regions A100 --cloud gcp` output quoted in a
+    // review comment; SkyPilot prints the machine type's memory as Google does, in GB.
+    {.name = "a2-highgpu-1g", .provider = instance_provider::gcp, .region = "us-central1",
+     .price_per_hour_usd = 3.673, .price_date = "2023-12-30",
+     .price_source = "https://github.com/skypilot-org/skypilot/pull/2892",
+     .accelerator = "NVIDIA A100 SXM4 40GB", .accelerator_count = 1, .vcpus = 12, .host_memory = 85,
+     .host_memory_unit = memory_unit::gb, .interconnect = interconnect_kind::none},
+
+    // ---- Azure: a line of SkyPilot's Azure catalogue quoted in a review thread (columns:
+    // type, GPU, count, vCPUs, memory GiB, GPU, price, spot price, region). The NC A100 v4
+    // series carries A100 PCIe 80GB cards.
+    {.name = "Standard_NC96ads_A100_v4", .provider = instance_provider::azure, .region = "westus2",
+     .price_per_hour_usd = 14.692, .price_date = "2024-08-27",
+     .price_source = "https://github.com/skypilot-org/skypilot-catalog/pull/79",
+     .accelerator = "NVIDIA A100 PCIe 80GB", .accelerator_count = 4, .vcpus = 96, .host_memory = 880,
+     .host_memory_unit = memory_unit::gib, .interconnect = interconnect_kind::pcie,
+     .spec_source = "https://learn.microsoft.com/en-us/azure/virtual-machines/nc-a100-v4-series"},
+};
+} // namespace detail
+
+/// Every priced instance, grouped by provider.
+inline constexpr table_ref<cloud_instance> instance_catalogue{detail::instance_rows};
+
+/// Looks an instance type up by name (case, spaces and punctuation ignored).
+constexpr const cloud_instance* find_instance(std::string_view name) noexcept {
+    for (const auto& row : instance_catalogue)
+        if (detail::loose_equals(row.name, name)) return &row;
+    return nullptr;
+}
+
+namespace detail {
+constexpr bool is_iso_date(std::string_view s) noexcept {
+    if (s.size() != 10 || s[4] != '-' || s[7] != '-') return false;
+    for (std::size_t i : {0u, 1u, 2u, 3u, 5u, 6u, 8u, 9u})
+        if (s[i] < '0' || s[i] > '9') return false;
+    const int month = (s[5] - '0') * 10 + (s[6] - '0');
+    const int day = (s[8] - '0') * 10 + (s[9] - '0');
+    return month >= 1 && month <= 12 && day >= 1 && day <= 31;
+}
+constexpr bool is_commit(std::string_view s) noexcept {
+    if (s.size() != 40) return false;
+    for (char c : s)
+        if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) return false;
+    return true;
+}
+/// Every row prices something real: a resolvable accelerator, a positive price, a date
+/// or a pinned snapshot, an https source, plausible host figures.
+constexpr bool instance_rows_are_sane() noexcept {
+    for (const auto& r : instance_catalogue) {
+        if (r.name.empty() || r.region.empty()) return false;
+        if (!(r.price_per_hour_usd > 0 && r.price_per_hour_usd < 10'000)) return false;
+        const bool dated = is_iso_date(r.price_date);
+        if (!dated && !(r.price_date.empty() && is_commit(r.price_snapshot))) return false;
+        if (!r.price_source.starts_with("https://")) return false;
+        if (!r.spec_source.empty() && !r.spec_source.starts_with("https://")) return false;
+        const std::size_t d = device_index(r.accelerator);
+        if (d == no_device || device_catalogue[d].name != r.accelerator) return false; // canonical, resolves
+        if (r.accelerator_count == 0 || r.accelerator_count > 64) return false;
+        if (r.vcpus == 0 || !(r.host_memory > 0)) return false;
+        if (r.accelerator_count == 1 && r.interconnect != interconnect_kind::none) return false;
+        if (r.accelerator_count > 1 && r.interconnect == interconnect_kind::none) return false;
+    }
+    return true;
+}
+constexpr bool instance_names_are_unique() noexcept {
+    for (std::size_t i = 0; i < instance_catalogue.size(); ++i)
+        for (std::size_t j = i + 1; j < instance_catalogue.size(); ++j)
+            if (loose_equals(instance_catalogue[i].name, instance_catalogue[j].name)) return false;
+    return true;
+}
+} // namespace detail
+static_assert(detail::instance_rows_are_sane(), "instance_catalogue: a row is unpriced, undated or unresolved");
+static_assert(detail::instance_names_are_unique(), "instance_catalogue: duplicate instance type");
+
+/// Assumptions behind the cost estimate. None is fitted to measurements; each is a stated
+/// modelling choice a caller can change.
+struct cost_assumptions {
+    /// Tensor-parallel decode over N devices joined by a switched or direct device fabric
+    /// (NVLink, NVSwitch, NeuronLink, ICI, XGMI, Infinity Fabric) is modelled as one device
+    /// with N x the memory bandwidth and compute, times this efficiency: the all-reduce
+    /// after each layer costs time the single device would not spend.
+    double fabric_scaling_efficiency = 0.8;
+    /// The same over PCIe (or no published device link): all-reduces cross the host bus.
+    double pcie_scaling_efficiency = 0.5;
+    /// Instance memory usable for the model, as a fraction of the accelerators' total
+    /// (the rest is left to the runtime, allocator fragmentation, activations).
+    double usable_memory_fraction = 1.0;
+    /// llama.cpp's block formats (Q4_K_M, Q8_0, …) run on GPUs only: the Neuron and TPU
+    /// stacks do not load GGUF. When false, the quant table's `dequantizable` decides.
+    bool gguf_on_gpus_only = true;
+};
+
+/// What serving a model on one instance would look like. Every number is an estimate.
+struct instance_cost_estimate {
+    const cloud_instance* instance = nullptr; ///< nullptr: nothing fits (see cheapest_instance)
+    bool fits = false;           ///< the model fits the instance's accelerators and they run the format
+    bool format_supported = false;
+    std::uint64_t required_bytes = 0;  ///< estimate_memory(...).total_bytes()
+    std::uint64_t available_bytes = 0; ///< accelerators x memory x usable_memory_fraction
+    /// Output tokens per second for the whole instance: estimate_throughput's per-sequence
+    /// decode rate on the tensor-parallel instance (see cost_assumptions) x the batch.
+    double decode_tokens_per_second = 0;
+    double price_per_hour_usd = 0;
+    /// price per hour / (decode tokens per second x 3600) x 1e6; 0 when unknown.
+    double usd_per_million_output_tokens = 0;
+
+    /// An instance was chosen (fits is only ever true with `instance` set).
+    constexpr bool found() const noexcept { return fits; }
+};
+
+namespace detail {
+constexpr bool fast_device_fabric(interconnect_kind k) noexcept {
+    switch (k) {
+    case interconnect_kind::nvlink:
+    case interconnect_kind::nvswitch:
+    case interconnect_kind::neuronlink:
+    case interconnect_kind::ici:
+    case interconnect_kind::xgmi:
+    case interconnect_kind::infinity_fabric: return true;
+    default: return false;
+    }
+}
+constexpr bool runs_format(const device_spec& d, quant_format q, const cost_assumptions& a) noexcept {
+    const auto& qi = info(q);
+    const bool gguf = qi.scheme == quant_scheme::gguf_block || qi.scheme == quant_scheme::gguf_mix;
+    if (gguf && a.gguf_on_gpus_only) return family_of(d.kind) == family::gpu;
+    if (d.peak.supports(qi.native_compute)) return true;
+    // fp16 weights run as bf16 where a device has no fp16 units (TPUs): same size.
+    if (qi.native_compute == dtype::fp16 && d.peak.supports(dtype::bf16)) return true;
+    return qi.dequantizable;
+}
+/// The instance's accelerators as one device for tensor-parallel decode: N x memory,
+/// N x bandwidth and N x peak, the last two times the scaling efficiency.
+constexpr accelerator_profile tensor_parallel_profile(const device_spec& d, std::uint32_t n,
+                                                      interconnect_kind link, const cost_assumptions& a) noexcept {
+    accelerator_profile p = profile_from_spec(d);
+    if (n <= 1) return p;
+    const double eff = fast_device_fabric(link) ? a.fabric_scaling_efficiency : a.pcie_scaling_efficiency;
+    const double scale = static_cast<double>(n) * eff;
+    p.memory_bytes = {d.memory_bytes * n, origin::estimated};
+    p.memory_bandwidth_gbps = {d.memory_bandwidth_gbps * scale, origin::estimated};
+    p.peak.fp64 *= scale;
+    p.peak.fp32 *= scale;
+    p.peak.tf32 *= scale;
+    p.peak.bf16 *= scale;
+    p.peak.fp16 *= scale;
+    p.peak.fp8 *= scale;
+    p.peak.int8 *= scale;
+    p.peak.fp6 *= scale;
+    p.peak.fp4 *= scale;
+    p.peak.int4 *= scale;
+    p.peak_from = origin::estimated;
+    return p;
+}
+} // namespace detail
+
+/// Estimates serving `m` at format `q` and shape `s` on instance `row`: whether it fits
+/// and what a million output tokens cost at the estimated decode rate. An estimate.
+constexpr instance_cost_estimate estimate_instance_cost(const cloud_instance& row, const model_spec& m, quant_format q,
+                                                        const inference_shape& s = {},
+                                                        const cost_assumptions& a = {}) noexcept {
+    instance_cost_estimate e;
+    e.instance = &row;
+    e.price_per_hour_usd = row.price_per_hour_usd;
+    const std::size_t index = detail::device_index(row.accelerator);
+    if (index == detail::no_device || row.accelerator_count == 0) return e;
+    const device_spec& d = device_catalogue[index];
+    e.required_bytes = estimate_memory(m, q, s).total_bytes();
+    const double total = static_cast<double>(d.memory_bytes) * static_cast<double>(row.accelerator_count);
+    e.available_bytes = static_cast<std::uint64_t>(total * a.usable_memory_fraction);
+    e.format_supported = detail::runs_format(d, q, a);
+    e.fits = e.format_supported && e.required_bytes > 0 && e.required_bytes <= e.available_bytes;
+    if (!e.fits) return e;
+    const auto device = detail::tensor_parallel_profile(d, row.accelerator_count, row.interconnect, a);
+    const double batch = s.batch > 0 ? static_cast<double>(s.batch) : 1.0;
+    e.decode_tokens_per_second = estimate_throughput(device, m, q, s).decode_tokens_per_second * batch;
+    if (e.decode_tokens_per_second > 0)
+        e.usd_per_million_output_tokens = row.price_per_hour_usd / (e.decode_tokens_per_second * 3600.0) * 1e6;
+    return e;
+}
+
+/// What `cheapest_instance` minimizes.
+enum class cost_objective : std::uint8_t {
+    price_per_hour,           ///< the cheapest instance to rent that holds the model
+    price_per_million_tokens, ///< the cheapest per estimated output token
+};
+
+/// The cheapest instance in `rows` whose accelerators together hold the model and run the
+/// format. When none does, the result has `instance == nullptr` and `found() == false`:
+/// nothing is chosen silently. Ties keep the earlier row. All figures are estimates.
+constexpr instance_cost_estimate cheapest_instance(const model_spec& m, quant_format q, const inference_shape& s = {},
+                                                   cost_objective objective = cost_objective::price_per_hour,
+                                                   const cost_assumptions& a = {},
+                                                   table_ref<cloud_instance> rows = instance_catalogue) noexcept {
+    instance_cost_estimate best;
+    for (const auto& row : rows) {
+        const auto e = estimate_instance_cost(row, m, q, s, a);
+        if (!e.fits) continue;
+        if (objective == cost_objective::price_per_million_tokens && !(e.usd_per_million_output_tokens > 0))
+            continue;
+        const double key = objective == cost_objective::price_per_hour ? e.price_per_hour_usd
+                                                                       : e.usd_per_million_output_tokens;
+        const double best_key = objective == cost_objective::price_per_hour ? best.price_per_hour_usd
+                                                                            : best.usd_per_million_output_tokens;
+        if (!best.found() || key < best_key) best = e;
+    }
+    if (!best.found()) {
+        // Report the requirement even when nothing fits.
+        best = instance_cost_estimate{};
+        best.required_bytes = estimate_memory(m, q, s).total_bytes();
+    }
+    return best;
+}
+
+// Compile-time examples: every row resolves; an 8-GPU H100 instance holds a 70B model at
+// fp16 (about 141 GB of weights) and a single L4 (24 GiB) does not.
+static_assert(find_instance("p5.48xlarge")->device()->memory_bytes == 80 * units::gib);
+static_assert(find_instance("P5.48XLARGE")->price_per_hour_usd == 98.32);
+static_assert(find_instance("a2-highgpu-1g")->host_memory_bytes() == 85 * units::gb);
+static_assert(find_instance("g6.2xlarge")->host_memory_bytes() == 32 * units::gib);
+
+AI_HWACCEL_NAMESPACE_END
+// ---- end ai_hwaccel/plan/cost.hpp
+// #include "ai_hwaccel/plan/memory.hpp"
+// #include "ai_hwaccel/plan/model.hpp"
+// #include "ai_hwaccel/plan/model_file.hpp"
+// ---- begin ai_hwaccel/plan/model_file.hpp
+// ai-hwaccel plan: what a model file's header says about the model.
+//
+// Two readers of file headers, both bounded and distrustful of every size the file
+// states:
+//   - GGUF (llama.cpp; versions 2 and 3, little-endian), laid out as ggml's docs/gguf.md
+//     describes: magic "GGUF", u32 version, u64 tensor count, u64 metadata count, the
+//     typed key/value pairs, then one info per tensor (name, dims, ggml type, offset).
+//     The reader takes the architecture from the metadata and counts parameters exactly
+//     from the tensor infos (and bytes per ggml type from the block layouts).
+//   - safetensors (Hugging Face): u64 little-endian header length, then that many bytes
+//     of JSON naming each tensor's dtype and shape; plus, optionally, the model's
+//     config.json for the architecture. These need nlohmann/json (AI_HWACCEL_JSON).
+//
+// Results own their text: `model_description` keeps the strings and hands out a
+// `model_spec` whose views point into it through `spec()`, so copies and moves are safe
+// (a spec must not outlive the description it came from). Hostile input is reported in
+// `problems`, never trusted: lengths past the end, giant counts, nested arrays, negative
+// or overflowing dimensions, duplicate keys and wrong types each stop or skip what they
+// touch, and no allocation is larger than the input.
+
+// #include "ai_hwaccel/config.hpp"
+// #include "ai_hwaccel/core/quantization.hpp"
+// #include "ai_hwaccel/plan/model.hpp"
+// #include "ai_hwaccel/plan/models.hpp"
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <vector>
+
+#if AI_HWACCEL_JSON
+#include <nlohmann/json.hpp>
+#endif
+
+AI_HWACCEL_NAMESPACE_BEGIN
+
+/// Something wrong with a model file; `offset` is the byte where it was seen.
+struct model_file_problem {
+    std::uint64_t offset = 0;
+    std::string message;
+    friend bool operator==(const model_file_problem&, const model_file_problem&) = default;
+};
+
+/// A model read from a file: owns its strings; `spec()` is a view into this object.
+struct model_description {
+    std::string id;     ///< as found ("general.name", or config.json's _name_or_path)
+    std::string name;
+    std::string family; ///< GGUF general.architecture or config.json model_type
+    std::string source; ///< the file it came from, when read from disk
+    model_spec shape;   ///< numbers only: its string views are ignored
+    model_spec spec() const noexcept {
+        model_spec s = shape;
+        s.id = id;
+        s.name = name;
+        s.family = family;
+        s.source = source;
+        return s;
+    }
+};
+
+/// Elements and bytes stored in one tensor type (a ggml type number or a safetensors dtype).
+struct tensor_type_total {
+    int ggml_type = -1;    ///< GGUF: ggml_type; -1 for safetensors
+    std::string dtype;     ///< "Q4_K", "BF16", …
+    std::uint64_t tensors = 0;
+    std::uint64_t elements = 0;
+    std::uint64_t bytes = 0;
+    bool bytes_known = true; ///< false when the type's block layout is not known here
+};
+
+struct model_file_info {
+    std::string_view format;       ///< "gguf" or "safetensors"
+    std::uint32_t version = 0;     ///< GGUF version
+    std::optional<model_description> model;
+    int gguf_file_type = -1;       ///< general.file_type (llama_ftype), -1 if absent
+    std::optional<quant_format> quant; ///< from gguf_file_type, when core knows it
+    std::uint64_t tensor_count = 0;    ///< as the header states it
+    std::uint64_t tensors_read = 0;    ///< tensor infos actually read
+    std::uint64_t parameters = 0;      ///< sum of element counts of the tensors read
+    bool parameters_exact = false;     ///< every tensor was read and counted
+    std::vector<tensor_type_total> by_type;
+    std::vector<model_file_problem> problems;
+};
+
+namespace detail::model_files {
+
+inline constexpr std::size_t max_problems = 32;
+inline constexpr std::uint64_t max_key_length = 65535;      // gguf.md: keys are < 2^16 bytes
+inline constexpr std::uint64_t max_string_length = 1u << 24; // one metadata string
+inline constexpr std::uint64_t max_tensor_name = 4096;
+inline constexpr std::uint32_t max_dims = 8;
+inline constexpr int max_array_depth = 3;
+
+inline void add_problem(model_file_info& r, std::uint64_t offset, std::string message) {
+    if (r.problems.size() < max_problems) r.problems.push_back({offset, std::move(message)});
+}
+
+/// Bytes safe to show: control bytes and DEL become '?', and it is cut at 256 bytes.
+inline std::string printable(std::string_view s) {
+    std::string out(s.substr(0, 256));
+    for (char& c : out) {
+        const auto u = static_cast<unsigned char>(c);
+        if (u < 0x20 || u == 0x7f) c = '?';
+    }
+    return out;
+}
+
+/// A bounded little-endian reader. Every read checks what is left; after the first
+/// failure it stays failed and reads return zeros.
+class cursor {
+  public:
+    explicit cursor(std::span<const std::byte> b) noexcept : bytes_(b) {}
+    std::uint64_t offset() const noexcept { return pos_; }
+    std::uint64_t left() const noexcept { return bytes_.size() - pos_; }
+    bool ok() const noexcept { return ok_; }
+    bool need(std::uint64_t n) noexcept {
+        if (!ok_ || n > left()) ok_ = false;
+        return ok_;
+    }
+    template <class T>
+    T get() noexcept {
+        if (!need(sizeof(T))) return T{};
+        std::uint64_t v = 0;
+        for (std::size_t i = 0; i < sizeof(T); ++i)
+            v |= static_cast<std::uint64_t>(std::to_integer<unsigned>(bytes_[pos_ + i])) << (8 * i);
+        pos_ += sizeof(T);
+        if constexpr (sizeof(T) == 8)
+            return static_cast<T>(v);
+        else
+            return static_cast<T>(static_cast<std::make_unsigned_t<T>>(v));
+    }
+    bool skip(std::uint64_t n) noexcept {
+        if (!need(n)) return false;
+        pos_ += n;
+        return true;
+    }
+    /// A u64-length string; nullopt when the length passes the end or `cap`.
+    std::optional<std::string_view> str(std::uint64_t cap) noexcept {
+        const auto n = get<std::uint64_t>();
+        if (!ok_ || n > cap || !need(n)) {
+            ok_ = false;
+            return std::nullopt;
+        }
+        std::string_view s(reinterpret_cast<const char*>(bytes_.data()) + pos_, static_cast<std::size_t>(n));
+        pos_ += n;
+        return s;
+    }
+
+  private:
+    std::span<const std::byte> bytes_;
+    std::uint64_t pos_ = 0;
+    bool ok_ = true;
+};
+
+// gguf.md gguf_metadata_value_type.
+enum gguf_value : std::uint32_t {
+    gv_u8 = 0, gv_i8 = 1, gv_u16 = 2, gv_i16 = 3, gv_u32 = 4, gv_i32 = 5, gv_f32 = 6,
+    gv_bool = 7, gv_string = 8, gv_array = 9, gv_u64 = 10, gv_i64 = 11, gv_f64 = 12,
+};
+constexpr std::uint64_t gguf_scalar_size(std::uint32_t t) noexcept {
+    switch (t) {
+    case gv_u8: case gv_i8: case gv_bool: return 1;
+    case gv_u16: case gv_i16: return 2;
+    case gv_u32: case gv_i32: case gv_f32: return 4;
+    case gv_u64: case gv_i64: case gv_f64: return 8;
+    default: return 0;
+    }
+}
+
+/// A metadata value as far as this reader cares: an integer, a string, or an array's
+/// element type and length.
+struct gguf_scalar {
+    std::uint32_t type = 0;
+    bool is_int = false;
+    bool negative = false;
+    std::uint64_t u = 0;
+    std::string_view text;
+    std::uint32_t array_type = 0;
+    std::uint64_t array_length = 0;
+};
+
+/// Reads (or skips) one value of type `t`. Arrays are walked, never stored; element
+/// counts are bounded by the bytes left, so a giant count ends at the end of the input.
+inline bool gguf_value_read(cursor& c, std::uint32_t t, int depth, gguf_scalar& out, model_file_info& r) {
+    out.type = t;
+    switch (t) {
+    case gv_u8: out.is_int = true; out.u = c.get<std::uint8_t>(); break;
+    case gv_u16: out.is_int = true; out.u = c.get<std::uint16_t>(); break;
+    case gv_u32: out.is_int = true; out.u = c.get<std::uint32_t>(); break;
+    case gv_u64: out.is_int = true; out.u = c.get<std::uint64_t>(); break;
+    case gv_i8: case gv_i16: case gv_i32: case gv_i64: {
+        std::int64_t v = 0;
+        if (t == gv_i8) v = c.get<std::int8_t>();
+        if (t == gv_i16) v = c.get<std::int16_t>();
+        if (t == gv_i32) v = c.get<std::int32_t>();
+        if (t == gv_i64) v = c.get<std::int64_t>();
+        out.is_int = true;
+        out.negative = v < 0;
+        out.u = v < 0 ? 0 : static_cast<std::uint64_t>(v);
+        break;
+    }
+    case gv_f32: case gv_f64: case gv_bool: c.skip(gguf_scalar_size(t)); break;
+    case gv_string: {
+        const auto s = c.str(max_string_length);
+        if (s) out.text = *s;
+        break;
+    }
+    case gv_array: {
+        if (depth >= max_array_depth) {
+            add_problem(r, c.offset(), "arrays nested too deep");
+            return false;
+        }
+        const auto et = c.get<std::uint32_t>();
+        const auto n = c.get<std::uint64_t>();
+        if (!c.ok()) break;
+        out.array_type = et;
+        out.array_length = n;
+        if (const auto size = gguf_scalar_size(et)) {
+            if (n > c.left() / size) {
+                add_problem(r, c.offset(), "array of " + std::to_string(n) + " elements runs past the end");
+                c.skip(c.left() + 1);
+                return false;
+            }
+            c.skip(n * size);
+        } else if (et == gv_string || et == gv_array) {
+            // Each element takes at least 8 bytes (a length), so the loop is bounded by the input.
+            gguf_scalar inner;
+            for (std::uint64_t i = 0; i < n && c.ok(); ++i)
+                if (!gguf_value_read(c, et, depth + 1, inner, r)) return false;
+        } else {
+            add_problem(r, c.offset(), "array of unknown value type " + std::to_string(et));
+            return false;
+        }
+        break;
+    }
+    default:
+        add_problem(r, c.offset(), "unknown metadata value type " + std::to_string(t));
+        return false;
+    }
+    if (!c.ok()) {
+        add_problem(r, c.offset(), "truncated metadata value");
+        return false;
+    }
+    return true;
+}
+
+/// ggml block layouts (ggml-common.h block_* structs; the uniform rows match
+/// core/quantization.hpp's quant_table, which static_asserts them). 0 = unknown here.
+struct ggml_layout {
+    int type;
+    std::string_view name;
+    unsigned block_weights;
+    unsigned block_bytes;
+};
+inline constexpr ggml_layout ggml_layouts[] = {
+    {0, "F32", 1, 4},       {1, "F16", 1, 2},       {2, "Q4_0", 32, 18},    {3, "Q4_1", 32, 20},
+    {6, "Q5_0", 32, 22},    {7, "Q5_1", 32, 24},    {8, "Q8_0", 32, 34},    {9, "Q8_1", 32, 36},
+    {10, "Q2_K", 256, 84},  {11, "Q3_K", 256, 110}, {12, "Q4_K", 256, 144}, {13, "Q5_K", 256, 176},
+    {14, "Q6_K", 256, 210}, {15, "Q8_K", 256, 292}, {16, "IQ2_XXS", 256, 66}, {17, "IQ2_XS", 256, 74},
+    {18, "IQ3_XXS", 256, 98}, {19, "IQ1_S", 256, 50}, {20, "IQ4_NL", 32, 18}, {21, "IQ3_S", 256, 110},
+    {22, "IQ2_S", 256, 82}, {23, "IQ4_XS", 256, 136}, {24, "I8", 1, 1},     {25, "I16", 1, 2},
+    {26, "I32", 1, 4},      {27, "I64", 1, 8},      {28, "F64", 1, 8},      {29, "IQ1_M", 256, 56},
+    {30, "BF16", 1, 2},     {34, "TQ1_0", 0, 0},    {35, "TQ2_0", 0, 0},    {39, "MXFP4", 32, 17},
+};
+constexpr const ggml_layout* find_ggml_layout(std::uint32_t type) noexcept {
+    for (const auto& l : ggml_layouts)
+        if (static_cast<std::uint32_t>(l.type) == type) return &l;
+    return nullptr;
+}
+// The uniform GGUF formats agree with core's table.
+// (Compared by content: GCC's sanitizers make pointer comparisons non-constant.)
+constexpr bool ggml_layouts_match_core() noexcept {
+    for (const auto& q : quant_table) {
+        if (q.ggml_type < 0 || q.block_weights == 0) continue;
+        bool found = false;
+        for (const auto& l : ggml_layouts)
+            if (l.type == q.ggml_type)
+                found = l.block_weights == q.block_weights && l.block_bytes == q.block_bytes;
+        if (!found) return false;
+    }
+    return true;
+}
+static_assert(ggml_layouts_match_core());
+
+inline tensor_type_total& type_slot(std::vector<tensor_type_total>& v, int ggml_type, std::string_view dtype) {
+    for (auto& t : v)
+        if (t.ggml_type == ggml_type && t.dtype == dtype) return t;
+    v.push_back({ggml_type, std::string(dtype), 0, 0, 0, true});
+    return v.back();
+}
+
+/// Multiplies dimensions; nullopt on overflow.
+inline std::optional<std::uint64_t> element_product(std::span<const std::uint64_t> dims) noexcept {
+    std::uint64_t n = 1;
+    for (auto d : dims) {
+        if (d != 0 && n > ~std::uint64_t{0} / d) return std::nullopt;
+        n *= d;
+    }
+    return n;
+}
+
+inline bool ends_with(std::string_view s, std::string_view suffix) noexcept {
+    return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
+}
+
+} // namespace detail::model_files
+
+/// Reads a GGUF header from the first bytes of a file (the caller decides how many; the
+/// tensor infos of large models take a few MB after a vocabulary of a few MB). Never
+/// throws except std::bad_alloc; everything wrong lands in `problems`.
+inline model_file_info read_gguf(std::span<const std::byte> bytes) {
+    using namespace detail::model_files;
+    model_file_info r;
+    r.format = "gguf";
+    cursor c(bytes);
+    if (bytes.size() < 4 || std::memcmp(bytes.data(), "GGUF", 4) != 0) {
+        add_problem(r, 0, "not a GGUF file (no \"GGUF\" magic)");
+        return r;
+    }
+    c.skip(4);
+    const auto file_version = c.get<std::uint32_t>();
+    if (!c.ok()) {
+        add_problem(r, 4, "truncated header");
+        return r;
+    }
+    r.version = file_version;
+    if (file_version != 2 && file_version != 3) {
+        // A byte-swapped 2 or 3 is a big-endian file, which gguf.md allows but cannot mark.
+        const bool swapped = file_version == 0x02000000u || file_version == 0x03000000u;
+        add_problem(r, 4, swapped ? "big-endian GGUF is not supported"
+                                  : "unsupported GGUF version " + std::to_string(file_version));
+        return r;
+    }
+    r.tensor_count = c.get<std::uint64_t>();
+    const auto kv_count = c.get<std::uint64_t>();
+    if (!c.ok()) {
+        add_problem(r, c.offset(), "truncated header");
+        return r;
+    }
+
+    // The keys this reader wants; the first occurrence wins and a repeat is a problem.
+    std::string arch;
+    std::string name;
+    struct wanted {
+        std::string_view suffix; // after "<arch>."
+        std::uint64_t value = 0;
+        bool seen = false;
+    };
+    wanted arch_keys[] = {
+        {"block_count"}, {"embedding_length"}, {"feed_forward_length"}, {"attention.head_count"},
+        {"attention.head_count_kv"}, {"attention.key_length"}, {"context_length"}, {"expert_count"},
+        {"expert_used_count"}, {"expert_feed_forward_length"}, {"attention.kv_lora_rank"},
+        {"rope.dimension_count"}, {"attention.sliding_window"},
+    };
+    enum { k_blocks, k_embd, k_ff, k_heads, k_heads_kv, k_key_len, k_ctx, k_experts, k_experts_used,
+           k_expert_ff, k_kv_lora, k_rope_dims, k_swa };
+    // Values of <arch>.* keys can arrive before general.architecture: keep them by full key.
+    struct pending {
+        std::string key;
+        std::uint64_t value;
+    };
+    std::vector<pending> arch_values;
+    bool seen_arch = false, seen_name = false, seen_ftype = false, seen_tokens = false;
+    std::uint64_t vocab = 0;
+
+    for (std::uint64_t i = 0; i < kv_count; ++i) {
+        const auto key_at = c.offset();
+        const auto key = c.str(max_key_length);
+        const auto type = c.get<std::uint32_t>();
+        if (!key || !c.ok()) {
+            add_problem(r, key_at, "truncated metadata (key " + std::to_string(i) + " of " + std::to_string(kv_count) + ")");
+            return r;
+        }
+        gguf_scalar v;
+        if (!gguf_value_read(c, type, 0, v, r)) return r;
+        auto check_dup = [&](bool& seen) {
+            if (seen) add_problem(r, key_at, "duplicate key " + printable(*key));
+            const bool first = !seen;
+            seen = true;
+            return first;
+        };
+        auto wrong_type = [&](std::string_view expected) {
+            add_problem(r, key_at, printable(*key) + " is not " + std::string(expected));
+        };
+        if (*key == "general.architecture") {
+            if (!check_dup(seen_arch)) continue;
+            if (type != gv_string) wrong_type("a string");
+            else arch = printable(v.text.substr(0, 64));
+        } else if (*key == "general.name") {
+            if (!check_dup(seen_name)) continue;
+            if (type != gv_string) wrong_type("a string");
+            else name = printable(v.text);
+        } else if (*key == "general.file_type") {
+            if (!check_dup(seen_ftype)) continue;
+            if (!v.is_int || v.negative || v.u > 0x7fffffff) wrong_type("a small non-negative integer");
+            else r.gguf_file_type = static_cast<int>(v.u);
+        } else if (*key == "tokenizer.ggml.tokens") {
+            if (!check_dup(seen_tokens)) continue;
+            if (type != gv_array) wrong_type("an array");
+            else vocab = v.array_length;
+        } else if (key->find('.') != std::string_view::npos && key->substr(0, 8) != "general." &&
+                   key->substr(0, 10) != "tokenizer.") {
+            // Candidate <arch>.<suffix>: keep integers for the suffixes we want.
+            const auto dot = key->find('.');
+            const auto suffix = key->substr(dot + 1);
+            for (const auto& w : arch_keys)
+                if (suffix == w.suffix) {
+                    bool dup = false;
+                    for (const auto& p : arch_values)
+                        if (p.key == *key) dup = true;
+                    if (dup) {
+                        add_problem(r, key_at, "duplicate key " + printable(*key));
+                        break;
+                    }
+                    if (!v.is_int || v.negative || v.u > 0xffffffffu) {
+                        if (type != gv_array) wrong_type("a 32-bit non-negative integer");
+                        break; // per-layer arrays (head_count_kv on some models) are not read
+                    }
+                    if (arch_values.size() < 64) arch_values.push_back({std::string(*key), v.u});
+                    break;
+                }
+        }
+    }
+
+    if (arch.empty()) add_problem(r, c.offset(), "no general.architecture");
+    for (const auto& p : arch_values)
+        if (!arch.empty() && p.key.size() > arch.size() + 1 && p.key.compare(0, arch.size(), arch) == 0 &&
+            p.key[arch.size()] == '.')
+            for (auto& w : arch_keys)
+                if (std::string_view(p.key).substr(arch.size() + 1) == w.suffix && !w.seen) {
+                    w.value = p.value;
+                    w.seen = true;
+                }
+    if (r.gguf_file_type >= 0) r.quant = quant_format_from_gguf_file_type(r.gguf_file_type);
+
+    // Tensor infos: counted, never stored one by one.
+    bool has_output = false, has_embedding = false, all_counted = true;
+    std::uint64_t expert_elements = 0;
+    for (std::uint64_t i = 0; i < r.tensor_count; ++i) {
+        const auto at = c.offset();
+        const auto tname = c.str(max_tensor_name);
+        const auto n_dims = c.get<std::uint32_t>();
+        if (!tname || !c.ok()) {
+            add_problem(r, at, "truncated tensor info " + std::to_string(i) + " of " + std::to_string(r.tensor_count));
+            all_counted = false;
+            break;
+        }
+        if (n_dims > max_dims) {
+            add_problem(r, at, "tensor " + printable(*tname) + " has " + std::to_string(n_dims) + " dimensions");
+            all_counted = false;
+            break; // the layout of what follows is unknowable
+        }
+        std::uint64_t dims[max_dims] = {};
+        bool negative = false;
+        for (std::uint32_t d = 0; d < n_dims; ++d) {
+            dims[d] = c.get<std::uint64_t>();
+            if (dims[d] >> 63) negative = true; // ggml stores int64_t
+        }
+        const auto type = c.get<std::uint32_t>();
+        c.get<std::uint64_t>(); // data offset: not needed to count
+        if (!c.ok()) {
+            add_problem(r, at, "truncated tensor info " + std::to_string(i) + " of " + std::to_string(r.tensor_count));
+            all_counted = false;
+            break;
+        }
+        ++r.tensors_read;
+        const auto elements = element_product(std::span<const std::uint64_t>(dims, n_dims));
+        if (negative || !elements) {
+            add_problem(r, at, "tensor " + printable(*tname) + (negative ? " has a negative dimension" : "'s size overflows"));
+            all_counted = false;
+            continue;
+        }
+        const auto* layout = find_ggml_layout(type);
+        auto& slot = type_slot(r.by_type, static_cast<int>(type), layout ? layout->name : "type " + std::to_string(type));
+        ++slot.tensors;
+        slot.elements = detail::sat_add(slot.elements, *elements);
+        if (!layout || layout->block_weights == 0) {
+            slot.bytes_known = false;
+        } else if (n_dims > 0 && dims[0] % layout->block_weights != 0) {
+            add_problem(r, at, "tensor " + printable(*tname) + ": row not a whole number of blocks");
+            slot.bytes_known = false;
+        } else {
+            slot.bytes = detail::sat_add(slot.bytes, detail::sat_mul(*elements / layout->block_weights, layout->block_bytes));
+        }
+        r.parameters = detail::sat_add(r.parameters, *elements);
+        if (*tname == "output.weight") has_output = true;
+        if (*tname == "token_embd.weight") has_embedding = true;
+        if (ends_with(*tname, "_exps.weight")) expert_elements = detail::sat_add(expert_elements, *elements);
+    }
+    r.parameters_exact = all_counted && r.tensors_read == r.tensor_count;
+
+    if (arch.empty()) return r;
+    model_description m;
+    m.family = arch;
+    m.name = name.empty() ? arch : name;
+    m.id = m.name;
+    auto& s = m.shape;
+    auto u32 = [&](int k) { return static_cast<std::uint32_t>(arch_keys[k].value); };
+    s.layers = u32(k_blocks);
+    s.hidden_size = u32(k_embd);
+    s.attention_heads = u32(k_heads);
+    s.kv_heads = arch_keys[k_heads_kv].seen ? u32(k_heads_kv) : u32(k_heads);
+    s.head_dim = u32(k_key_len);
+    s.context_length = u32(k_ctx);
+    s.experts = u32(k_experts);
+    s.experts_per_token = u32(k_experts_used);
+    s.intermediate_size = s.experts && arch_keys[k_expert_ff].seen ? u32(k_expert_ff) : u32(k_ff);
+    s.vocab_size = vocab > 0xffffffffu ? 0 : static_cast<std::uint32_t>(vocab);
+    if (arch_keys[k_kv_lora].seen && u32(k_kv_lora) > 0)
+        s.kv_values_per_token_per_layer = u32(k_kv_lora) + u32(k_rope_dims);
+    s.tied_embeddings = has_embedding && !has_output;
+    if (s.layers == 0) add_problem(r, c.offset(), "no " + arch + ".block_count");
+    if (s.attention_heads && s.kv_heads && s.attention_heads % s.kv_heads != 0)
+        add_problem(r, c.offset(), "head_count is not a multiple of head_count_kv");
+    if (s.experts_per_token > s.experts) add_problem(r, c.offset(), "expert_used_count exceeds expert_count");
+    if (r.parameters_exact) {
+        s.parameters = r.parameters;
+        s.active_parameters = s.parameters;
+        if (s.experts > 0 && s.experts_per_token <= s.experts) {
+            // Only experts_per_token of every expert_count experts are read per token.
+            const auto idle = expert_elements / s.experts * (s.experts - s.experts_per_token);
+            s.active_parameters = s.parameters - (idle < s.parameters ? idle : 0);
+        }
+    } else {
+        s.parameters = estimate_parameters(s);
+        s.active_parameters = s.is_moe() ? estimate_active_parameters(s) : s.parameters;
+    }
+    r.model = std::move(m);
+    return r;
+}
+
+/// Reads at most `max_bytes` of a file and parses them as GGUF. A file shorter than the
+/// header it declares reports the truncation as a problem.
+inline model_file_info read_gguf_file(const std::filesystem::path& path, std::size_t max_bytes = 64u << 20) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) {
+        model_file_info r;
+        r.format = "gguf";
+        detail::model_files::add_problem(r, 0, "cannot open " + path.string());
+        return r;
+    }
+    std::vector<std::byte> buf(max_bytes);
+    in.read(reinterpret_cast<char*>(buf.data()), static_cast<std::streamsize>(buf.size()));
+    buf.resize(static_cast<std::size_t>(in.gcount()));
+    auto r = read_gguf(buf);
+    if (r.model) r.model->source = path.string();
+    return r;
+}
+
+#if AI_HWACCEL_JSON
+namespace detail::model_files {
+
+/// Refuses JSON nested deeper than `limit` before nlohmann sees it (its parser and
+/// destructor would work through any depth, but there is no reason to let them).
+inline bool json_depth_ok(std::string_view text, int limit) noexcept {
+    int depth = 0;
+    bool in_string = false, escape = false;
+    for (char ch : text) {
+        if (in_string) {
+            if (escape) escape = false;
+            else if (ch == '\\') escape = true;
+            else if (ch == '"') in_string = false;
+        } else if (ch == '"') {
+            in_string = true;
+        } else if (ch == '[' || ch == '{') {
+            if (++depth > limit) return false;
+        } else if (ch == ']' || ch == '}') {
+            --depth;
+        }
+    }
+    return true;
+}
+
+/// A JSON value as a u32 (non-negative integer, or an integral float such as 4096.0).
+inline std::optional<std::uint32_t> json_u32(const nlohmann::json& j) {
+    if (j.is_number_unsigned()) {
+        const auto v = j.get<std::uint64_t>();
+        if (v <= 0xffffffffu) return static_cast<std::uint32_t>(v);
+    } else if (j.is_number_integer()) {
+        const auto v = j.get<std::int64_t>();
+        if (v >= 0 && v <= 0xffffffff) return static_cast<std::uint32_t>(v);
+    } else if (j.is_number_float()) {
+        const auto v = j.get<double>();
+        if (v >= 0 && v <= 4294967295.0 && static_cast<double>(static_cast<std::uint32_t>(v)) == v)
+            return static_cast<std::uint32_t>(v);
+    }
+    return std::nullopt;
+}
+
+struct dtype_size {
+    std::string_view name;
+    unsigned bits;
+};
+// safetensors dtypes (the Rust crate's Dtype enum). Sub-byte types are packed.
+inline constexpr dtype_size safetensors_dtypes[] = {
+    {"BOOL", 8}, {"U8", 8}, {"I8", 8}, {"F8_E5M2", 8}, {"F8_E4M3", 8}, {"F8_E8M0", 8},
+    {"I16", 16}, {"U16", 16}, {"F16", 16}, {"BF16", 16}, {"I32", 32}, {"U32", 32},
+    {"F32", 32}, {"F64", 64}, {"I64", 64}, {"U64", 64}, {"F4", 4}, {"F6_E2M3", 6}, {"F6_E3M2", 6},
+};
+
+} // namespace detail::model_files
+
+/// Reads a Hugging Face config.json for the architecture. Multimodal configs that keep
+/// the language model under "text_config" (Gemma 3, Llama 4…) are read from there.
+inline std::optional<model_description> parse_hf_config(std::string_view text, std::vector<model_file_problem>& problems) {
+    using namespace detail::model_files;
+    auto problem = [&](std::string m) {
+        if (problems.size() < max_problems) problems.push_back({0, std::move(m)});
+    };
+    if (text.size() > (16u << 20) || !json_depth_ok(text, 64)) {
+        problem("config.json too large or nested too deep");
+        return std::nullopt;
+    }
+    const auto doc = nlohmann::json::parse(text.begin(), text.end(), nullptr, false);
+    if (doc.is_discarded() || !doc.is_object()) {
+        problem("config.json is not a JSON object");
+        return std::nullopt;
+    }
+    const nlohmann::json* cfg = &doc;
+    if (!doc.contains("num_hidden_layers")) {
+        const auto it = doc.find("text_config");
+        if (it != doc.end() && it->is_object()) cfg = &*it;
+    }
+    auto u32 = [&](std::initializer_list<const char*> keys) -> std::uint32_t {
+        for (const char* k : keys) {
+            const auto it = cfg->find(k);
+            if (it == cfg->end() || it->is_null()) continue;
+            if (const auto v = json_u32(*it)) return *v;
+            problem(std::string(k) + " is not a 32-bit non-negative integer");
+            return 0;
+        }
+        return 0;
+    };
+    auto text_of = [](const nlohmann::json& j, const char* k) -> std::string {
+        const auto it = j.find(k);
+        return it != j.end() && it->is_string() ? printable(it->get_ref<const std::string&>()) : std::string();
+    };
+    model_description m;
+    m.family = text_of(*cfg, "model_type");
+    if (m.family.empty()) m.family = text_of(doc, "model_type");
+    m.name = text_of(doc, "_name_or_path");
+    m.id = m.name;
+    auto& s = m.shape;
+    s.layers = u32({"num_hidden_layers", "n_layer", "num_layers"});
+    s.hidden_size = u32({"hidden_size", "n_embd", "d_model"});
+    s.attention_heads = u32({"num_attention_heads", "n_head"});
+    s.kv_heads = u32({"num_key_value_heads"});
+    if (s.kv_heads == 0) s.kv_heads = s.attention_heads; // absent: plain multi-head attention
+    s.head_dim = u32({"head_dim"});
+    s.vocab_size = u32({"vocab_size"});
+    s.context_length = u32({"max_position_embeddings", "n_positions"});
+    s.experts = u32({"num_local_experts", "num_experts", "n_routed_experts"});
+    s.experts_per_token = s.experts ? u32({"num_experts_per_tok", "experts_per_token"}) : 0;
+    s.intermediate_size = s.experts ? u32({"moe_intermediate_size", "intermediate_size"}) : u32({"intermediate_size"});
+    const auto lora = u32({"kv_lora_rank"});
+    if (lora) s.kv_values_per_token_per_layer = lora + u32({"qk_rope_head_dim"});
+    const auto window = u32({"sliding_window"});
+    const auto use_window = cfg->find("use_sliding_window");
+    const bool window_off = use_window != cfg->end() && use_window->is_boolean() && !use_window->get<bool>();
+    if (window && !window_off) {
+        s.sliding_window = window;
+        std::uint32_t sliding = 0;
+        const auto types = cfg->find("layer_types");
+        if (types != cfg->end() && types->is_array()) {
+            for (const auto& t : *types)
+                if (t.is_string() && t.get_ref<const std::string&>() == "sliding_attention") ++sliding;
+        } else if (const auto pattern = u32({"sliding_window_pattern"}); pattern > 0) {
+            sliding = s.layers - s.layers / pattern; // every pattern-th layer is global
+        } else {
+            sliding = s.layers; // one window for every layer (Mistral v0.1, Phi-3)
+        }
+        s.sliding_window_layers = sliding > s.layers ? s.layers : sliding;
+    }
+    for (const nlohmann::json* j : {cfg, &doc}) {
+        const auto tie = j->find("tie_word_embeddings");
+        if (tie != j->end() && tie->is_boolean()) {
+            s.tied_embeddings = tie->get<bool>();
+            break;
+        }
+    }
+    if (s.layers == 0 || s.hidden_size == 0) problem("config.json gives no num_hidden_layers / hidden_size");
+    if (s.attention_heads && s.kv_heads && s.attention_heads % s.kv_heads != 0)
+        problem("num_attention_heads is not a multiple of num_key_value_heads");
+    if (s.experts_per_token > s.experts) problem("num_experts_per_tok exceeds the expert count");
+    s.parameters = estimate_parameters(s);
+    s.active_parameters = s.is_moe() ? estimate_active_parameters(s) : s.parameters;
+    return m;
+}
+
+/// Reads a safetensors header (and, when given, the model's config.json text). Parameter
+/// counts come from the tensor shapes; bytes per dtype from data_offsets when they are
+/// consistent, else from the shape.
+inline model_file_info read_safetensors(std::span<const std::byte> bytes,
+                                        std::optional<std::string_view> config_json = std::nullopt,
+                                        std::uint64_t header_cap = 100u << 20) {
+    using namespace detail::model_files;
+    model_file_info r;
+    r.format = "safetensors";
+    cursor c(bytes);
+    const auto n = c.get<std::uint64_t>();
+    if (!c.ok()) {
+        add_problem(r, 0, "truncated: no header length");
+        return r;
+    }
+    if (n > header_cap) {
+        add_problem(r, 0, "header length " + std::to_string(n) + " exceeds the cap of " + std::to_string(header_cap));
+        return r;
+    }
+    if (n > c.left()) {
+        add_problem(r, 8, "truncated: header of " + std::to_string(n) + " bytes, " + std::to_string(c.left()) + " present");
+        return r;
+    }
+    const std::string_view text(reinterpret_cast<const char*>(bytes.data()) + 8, static_cast<std::size_t>(n));
+    if (!json_depth_ok(text, 16)) {
+        add_problem(r, 8, "header JSON nested too deep");
+        return r;
+    }
+    const auto doc = nlohmann::json::parse(text.begin(), text.end(), nullptr, false);
+    if (doc.is_discarded() || !doc.is_object()) {
+        add_problem(r, 8, "header is not a JSON object");
+        return r;
+    }
+    bool all_counted = true;
+    for (const auto& [tname, t] : doc.items()) {
+        if (tname == "__metadata__") continue;
+        ++r.tensor_count;
+        const auto what = "tensor " + printable(tname);
+        if (!t.is_object()) {
+            add_problem(r, 8, what + " is not an object");
+            all_counted = false;
+            continue;
+        }
+        const auto dt = t.find("dtype");
+        const auto shape = t.find("shape");
+        if (dt == t.end() || !dt->is_string() || shape == t.end() || !shape->is_array() || shape->size() > max_dims) {
+            add_problem(r, 8, what + ": missing or bad dtype/shape");
+            all_counted = false;
+            continue;
+        }
+        std::uint64_t dims[max_dims] = {};
+        std::size_t nd = 0;
+        bool bad = false;
+        for (const auto& d : *shape) {
+            if (d.is_number_unsigned()) dims[nd++] = d.get<std::uint64_t>();
+            else if (d.is_number_integer() && d.get<std::int64_t>() >= 0) dims[nd++] = static_cast<std::uint64_t>(d.get<std::int64_t>());
+            else bad = true;
+        }
+        const auto elements = bad ? std::nullopt : element_product(std::span<const std::uint64_t>(dims, nd));
+        if (!elements) {
+            add_problem(r, 8, what + (bad ? ": shape holds a negative or non-integer dimension" : ": size overflows"));
+            all_counted = false;
+            continue;
+        }
+        ++r.tensors_read;
+        const auto& dtype = dt->get_ref<const std::string&>();
+        unsigned bits = 0;
+        for (const auto& d : safetensors_dtypes)
+            if (d.name == dtype) bits = d.bits;
+        auto& slot = type_slot(r.by_type, -1, bits ? std::string_view(dtype) : std::string_view(printable(dtype.substr(0, 32))));
+        ++slot.tensors;
+        slot.elements = detail::sat_add(slot.elements, *elements);
+        std::optional<std::uint64_t> size;
+        const auto offs = t.find("data_offsets");
+        if (offs != t.end() && offs->is_array() && offs->size() == 2 && (*offs)[0].is_number_unsigned() &&
+            (*offs)[1].is_number_unsigned() && (*offs)[1].get<std::uint64_t>() >= (*offs)[0].get<std::uint64_t>())
+            size = (*offs)[1].get<std::uint64_t>() - (*offs)[0].get<std::uint64_t>();
+        if (bits) {
+            const auto from_shape = (*elements / 8) * bits + ((*elements % 8) * bits + 7) / 8;
+            if (size && *size != from_shape) add_problem(r, 8, what + ": data_offsets disagree with shape x dtype");
+            slot.bytes = detail::sat_add(slot.bytes, size ? *size : from_shape);
+        } else if (size) {
+            slot.bytes = detail::sat_add(slot.bytes, *size);
+        } else {
+            slot.bytes_known = false;
+        }
+        r.parameters = detail::sat_add(r.parameters, *elements);
+    }
+    r.parameters_exact = all_counted;
+    if (config_json) {
+        std::vector<model_file_problem> ps;
+        r.model = parse_hf_config(*config_json, ps);
+        for (auto& p : ps) add_problem(r, 0, "config.json: " + p.message);
+        if (r.model && r.parameters_exact && r.parameters > 0) {
+            auto& s = r.model->shape;
+            // The checkpoint's own count is exact; scale the estimate's active share to it.
+            const auto est_total = s.parameters, est_active = s.active_parameters;
+            s.parameters = r.parameters;
+            s.active_parameters = (s.is_moe() && est_total > 0)
+                ? static_cast<std::uint64_t>(static_cast<double>(r.parameters) * (static_cast<double>(est_active) / static_cast<double>(est_total)))
+                : r.parameters;
+        }
+    }
+    return r;
+}
+
+/// Reads a .safetensors file's header (at most `header_cap` + 8 bytes) and, optionally,
+/// a config.json beside it.
+inline model_file_info read_safetensors_file(const std::filesystem::path& path,
+                                             std::optional<std::filesystem::path> config = std::nullopt,
+                                             std::uint64_t header_cap = 100u << 20) {
+    model_file_info fail;
+    fail.format = "safetensors";
+    std::ifstream in(path, std::ios::binary);
+    if (!in) {
+        detail::model_files::add_problem(fail, 0, "cannot open " + path.string());
+        return fail;
+    }
+    std::vector<std::byte> buf(8);
+    in.read(reinterpret_cast<char*>(buf.data()), 8);
+    buf.resize(static_cast<std::size_t>(in.gcount()));
+    if (buf.size() == 8) {
+        std::uint64_t n = 0;
+        for (int i = 0; i < 8; ++i) n |= static_cast<std::uint64_t>(std::to_integer<unsigned>(buf[static_cast<std::size_t>(i)])) << (8 * i);
+        if (n <= header_cap) {
+            buf.resize(static_cast<std::size_t>(8 + n));
+            in.read(reinterpret_cast<char*>(buf.data()) + 8, static_cast<std::streamsize>(n));
+            buf.resize(static_cast<std::size_t>(8 + in.gcount()));
+        }
+    }
+    std::optional<std::string> cfg_text;
+    if (config) {
+        std::ifstream cin(*config, std::ios::binary);
+        if (cin) {
+            std::string t(16u << 20, '\0');
+            cin.read(t.data(), static_cast<std::streamsize>(t.size()));
+            t.resize(static_cast<std::size_t>(cin.gcount()));
+            cfg_text = std::move(t);
+        }
+    }
+    auto r = read_safetensors(buf, cfg_text ? std::optional<std::string_view>(*cfg_text) : std::nullopt, header_cap);
+    if (config && !cfg_text) detail::model_files::add_problem(r, 0, "cannot open " + config->string());
+    if (r.model) r.model->source = path.string();
+    return r;
+}
+#endif // AI_HWACCEL_JSON
+
+AI_HWACCEL_NAMESPACE_END
+// ---- end ai_hwaccel/plan/model_file.hpp
+// #include "ai_hwaccel/plan/models.hpp"
+// #include "ai_hwaccel/plan/shard.hpp"
+// ---- begin ai_hwaccel/plan/shard.hpp
+// ai-hwaccel plan: which quantization to serve a model in, and how to spread it over devices.
+//
+// `suggest_quantization` picks the format of highest quality (most bits per weight, from
+// core/quantization.hpp's table) whose memory (plan/memory.hpp) fits the devices that can
+// run it, preferring a format the devices compute in natively over one they dequantize.
+// `plan_sharding` lays a model out on devices: one device, tensor parallel inside a group
+// joined by a fast intra-node link (NVLink, NVSwitch, XGMI, ICI, NeuronLink, Gaudi RoCE),
+// pipeline parallel across slower links (PCIe, inter-node InfiniBand/RoCE), tensor inside
+// nodes and pipeline across them, and data-parallel replicas of the smallest layout that
+// fits when devices remain. Layers are real ranges [first, last) split in proportion to
+// what each stage can hold; the token embedding sits on the first stage and the output
+// head on the last. A model that fits nowhere gets `fits == false` and the reason; the
+// CPU is used only when `plan_options::allow_cpu` says so.
+//
+// Everything here is an estimate, `constexpr`, and returns fixed-capacity values (at most
+// `max_plan_devices` devices per plan), so a build that knows its devices can
+// `static_assert` that its model fits.
+//
+// Memory per device (bytes):
+//   usable   = memory_bytes x (1 - memory_headroom)
+//   weights  = layers x ceil(layer_weight_bytes / t) + embedding/head share / t
+//   kv cache = kv_cache_bytes x layers / model layers x ceil(kv_heads / t) / kv_heads
+//   overhead = runtime allowance + activation buffers on every device, + the logits
+//              buffer / t on the last stage (plan/memory.hpp's overhead_bytes, split)
+// where t is the tensor-parallel degree of the device's stage.
+//
+// Throughput of one replica, one decode step of the batch (seconds, all estimates):
+//   stage j compute   = max over its devices d of
+//                       (1/decode_tok_s(d) - layers x c) x f_j / t_j + layers_j x c
+//                       decode_tok_s(d): estimate_throughput of the whole model on d (per
+//                       sequence); c: its fixed cost per layer and token
+//                       (throughput_constants::decode_seconds_per_layer), paid by every
+//                       device for each of its layers; f_j = bytes stage j reads per token
+//                       / bytes the model reads per token (its blocks' weights, MoE: the
+//                       active share, + their KV cache, + the output head on the last).
+//   tensor all-reduce = layers_j x 2 x (2 (t-1)/t x hidden x a x batch / B_tp + L_tp)
+//                       (two all-reduces per layer, after attention and after the MLP,
+//                       ring algorithm; a = activation bytes, B_tp one-direction GB/s)
+//   pipeline hop      = hidden x a x batch / B_pp + L_pp    (between consecutive stages)
+//   decode tok/s      = 1 / (sum of stage compute + all-reduces + hops), per sequence
+// Pipeline stages run one after another for a single sequence: splitting across stages
+// adds hops and never multiplies speed; tensor parallelism divides the bytes each device
+// reads and adds the all-reduces. Prefill uses the same fractions with prefill_tok_s and
+// the bandwidth terms only (latencies are paid once per micro-batch, not per token).
+
+// #include "ai_hwaccel/config.hpp"
+// #include "ai_hwaccel/core/profile.hpp"
+// #include "ai_hwaccel/core/quantization.hpp"
+// #include "ai_hwaccel/core/system_io.hpp"
+// #include "ai_hwaccel/core/taxonomy.hpp"
+// #include "ai_hwaccel/core/text.hpp"
+// #include "ai_hwaccel/plan/memory.hpp"
+// #include "ai_hwaccel/plan/model.hpp"
+// #include "ai_hwaccel/plan/throughput.hpp"
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string_view>
+
+AI_HWACCEL_NAMESPACE_BEGIN
+
+/// Devices one plan can hold; further devices are ignored (`shard_plan::truncated`).
+inline constexpr std::size_t max_plan_devices = 256;
+
+/// How one replica of the model is laid out.
+enum class shard_strategy : std::uint8_t {
+    none,              ///< no plan: the model fits nowhere (see plan_outcome)
+    single_device,     ///< the whole model on one device
+    tensor_parallel,   ///< every layer split across a fast-linked group
+    pipeline_parallel, ///< consecutive layer ranges on devices joined by slower links
+    tensor_pipeline,   ///< tensor parallel inside fast-linked groups, pipeline across them
+};
+constexpr std::string_view to_string(shard_strategy s) noexcept {
+    switch (s) {
+    case shard_strategy::none: return "none";
+    case shard_strategy::single_device: return "single_device";
+    case shard_strategy::tensor_parallel: return "tensor_parallel";
+    case shard_strategy::pipeline_parallel: return "pipeline_parallel";
+    case shard_strategy::tensor_pipeline: return "tensor_pipeline";
+    }
+    return "none";
+}
+
+/// Why a plan or a quantization choice does (not) fit.
+enum class plan_outcome : std::uint8_t {
+    fits,
+    no_devices,         ///< no available device with known memory (the CPU only if allowed)
+    unsupported_format, ///< devices exist, but none runs the format natively or dequantized
+    too_large,          ///< the devices that run it, all together, cannot hold it
+    bad_model,          ///< the model has no layers or no size
+};
+constexpr std::string_view to_string(plan_outcome o) noexcept {
+    switch (o) {
+    case plan_outcome::fits: return "fits";
+    case plan_outcome::no_devices: return "no_devices";
+    case plan_outcome::unsupported_format: return "unsupported_format";
+    case plan_outcome::too_large: return "too_large";
+    case plan_outcome::bad_model: return "bad_model";
+    }
+    return "no_devices";
+}
+/// A sentence for people.
+constexpr std::string_view describe(plan_outcome o) noexcept {
+    switch (o) {
+    case plan_outcome::fits: return "the model fits";
+    case plan_outcome::no_devices:
+        return "no available device with known memory (the CPU counts only when allowed)";
+    case plan_outcome::unsupported_format:
+        return "no device runs this format natively or by dequantizing it";
+    case plan_outcome::too_large:
+        return "the model does not fit in the usable memory of the devices that can run it";
+    case plan_outcome::bad_model: return "the model description has no layers or no parameters";
+    }
+    return "";
+}
+
+/// How a device runs a weight format.
+enum class format_support : std::uint8_t { none, dequantized, native };
+
+/// Whether `d` runs format `q`: natively when it computes in the format's
+/// `native_compute` type; by dequantizing when the format is `dequantizable` and the
+/// device computes in 16- or 32-bit floats (or its peak rates are unknown: the runtimes
+/// that dequantize, llama.cpp above all, run on any GPU they support). A CPU runs the
+/// 16/32-bit float formats and every dequantizable one.
+constexpr format_support support_for(const accelerator_profile& d, quant_format q) noexcept {
+    const auto& r = info(q);
+    if (d.supports(r.native_compute)) return format_support::native;
+    if (d.is_cpu() && r.scheme == quant_scheme::plain_float &&
+        (q == quant_format::fp32 || q == quant_format::fp16 || q == quant_format::bf16))
+        return format_support::dequantized;
+    if (!r.dequantizable) return format_support::none;
+    if (d.is_cpu() || d.peak_from == origin::none) return format_support::dequantized;
+    if (d.supports(dtype::fp16) || d.supports(dtype::bf16) || d.supports(dtype::fp32))
+        return format_support::dequantized;
+    return format_support::none;
+}
+
+/// Inputs to planning besides devices and model. Every constant is documented with where
+/// its value comes from.
+struct plan_options {
+    /// Fraction of each device's memory left free for the driver, the allocator's
+    /// fragmentation and other processes. 0.10 follows vLLM's default
+    /// `gpu_memory_utilization = 0.9`. Applies to unified memory too (the OS keeps more,
+    /// which the device's reported memory already excludes where a tool reports it).
+    double memory_headroom = 0.10;
+    /// Use CPU profiles as devices. Off: a model that does not fit the accelerators is
+    /// reported as not fitting, never moved to the CPU silently.
+    bool allow_cpu = false;
+    /// Replicate the smallest layout that fits over the devices left (data parallel).
+    bool data_parallel = true;
+    /// Put one replica on every usable device of the chosen kind (lowest latency per
+    /// sequence) instead of the smallest layout that fits.
+    bool spread = false;
+    /// suggest_quantization considers formats up to this many bits per weight: 16 by
+    /// default, since checkpoints are published in 16 bits and fp32 only doubles memory.
+    double max_bits_per_weight = 16.0;
+    /// suggest_quantization's candidates; empty: every row of quant_table.
+    fixed_list<quant_format, quant_format_count> formats{};
+    /// Bytes of one activation value exchanged between devices (fp16/bf16 activations).
+    double activation_bytes = 2.0;
+    /// Fixed cost of one all-reduce on a fast intra-node link, seconds. Assumed, not
+    /// fitted: the calibration data hold no tensor-parallel measurement. Order of
+    /// magnitude of a small-message NCCL/RCCL all-reduce over NVLink or XGMI.
+    double tensor_allreduce_latency_s = 10e-6;
+    /// Fixed cost of one pipeline hop per decode step, seconds. Fitted: the median over
+    /// the 40 pairs of calibration rows (shared/data/calibration-measurements.csv) where
+    /// llama.cpp measured the same model, format and test on 1 and on N GPUs (layer split
+    /// over PCIe) of (1/tok_s(N) - 1/tok_s(1)) / (N - 1) = 208.6 us. Script:
+    ///   rows with metric decode_tok_s keyed by (engine, hardware, model, quant, test,
+    ///   ctx_tokens, batch); for each key with n_devices 1 and N > 1, collect
+    ///   (1/v[N] - 1/v[1]) / (N - 1); take the median.
+    double pipeline_hop_latency_s = 208.6e-6;
+    /// One-direction GB/s assumed for a device whose host link is unknown: PCIe 3.0 x16
+    /// (the slowest link a data-centre accelerator ships with).
+    double unknown_pcie_gbps = 15.75;
+    /// Passed to estimate_throughput.
+    throughput_constants throughput{};
+};
+
+/// One device's part of a plan.
+struct device_shard {
+    std::uint16_t device = 0; ///< position in the `devices` given to the planner
+    std::uint32_t index = 0;  ///< that profile's accelerator_profile::index
+    std::uint16_t replica = 0;
+    std::uint16_t stage = 0;       ///< pipeline stage inside the replica
+    std::uint16_t tensor_rank = 0; ///< rank inside the stage's tensor-parallel group
+    std::uint16_t tensor_size = 1; ///< devices sharing each of the stage's layers
+    std::uint32_t first_layer = 0; ///< the stage's layers: [first_layer, last_layer)
+    std::uint32_t last_layer = 0;
+    bool embeddings = false;  ///< holds (its share of) the token embedding
+    bool output_head = false; ///< holds (its share of) the output head
+    std::uint64_t weights_bytes = 0;
+    std::uint64_t kv_cache_bytes = 0;
+    std::uint64_t overhead_bytes = 0;
+    std::uint64_t usable_bytes = 0; ///< memory x (1 - headroom)
+    bool fits = false;
+
+    constexpr std::uint32_t layers() const noexcept { return last_layer - first_layer; }
+    constexpr std::uint64_t total_bytes() const noexcept {
+        return detail::sat_add(detail::sat_add(weights_bytes, kv_cache_bytes), overhead_bytes);
+    }
+};
+
+/// A link the plan uses, as the planner understood it.
+struct plan_link {
+    interconnect_kind kind = interconnect_kind::none;
+    double gbps = 0; ///< one direction, decimal GB/s
+};
+
+/// A deployment plan (every number an estimate).
+struct shard_plan {
+    bool fits = false;
+    plan_outcome outcome = plan_outcome::no_devices;
+    shard_strategy strategy = shard_strategy::none; ///< of each replica (replica 0's)
+    quant_format quant = quant_format::fp16;
+    device_kind kind = device_kind::cpu; ///< the devices used (one software stack)
+    std::uint32_t replicas = 0;          ///< data-parallel copies (> 1: data parallel)
+    std::uint32_t stages = 0;            ///< pipeline stages of replica 0
+    std::uint32_t tensor_parallel = 0;   ///< widest tensor-parallel group of replica 0
+    /// Devices used, replica by replica, stage by stage.
+    fixed_list<device_shard, max_plan_devices> devices{};
+    /// The whole model once (plan/memory.hpp), and what the considered devices offer.
+    memory_estimate memory{};
+    std::uint64_t usable_bytes = 0;         ///< all devices of the kind considered
+    std::uint64_t largest_device_bytes = 0; ///< usable bytes of the largest one
+    std::uint32_t candidate_devices = 0;    ///< devices of that kind able to run the format
+    bool cpu_excluded = false;  ///< a CPU was present but not allowed
+    bool truncated = false;     ///< more than max_plan_devices devices were given
+    plan_link tensor_link{};    ///< replica 0's tensor-parallel link (slowest group)
+    plan_link pipeline_link{};  ///< replica 0's slowest pipeline hop
+    /// Replica 0, one sequence (batch as given): decode and prefill tokens per second.
+    double decode_tokens_per_second = 0;
+    double prefill_tokens_per_second = 0;
+    /// Sum over replicas (serving independent requests).
+    double aggregate_decode_tokens_per_second = 0;
+    /// Replica 0, seconds per decoded token: compute, all-reduces, pipeline hops.
+    double decode_compute_seconds = 0;
+    double decode_tensor_seconds = 0;
+    double decode_pipeline_seconds = 0;
+    constexpr bool is_data_parallel() const noexcept { return replicas > 1; }
+};
+
+/// The format suggest_quantization chose.
+struct quantization_choice {
+    bool fits = false;
+    plan_outcome outcome = plan_outcome::no_devices;
+    quant_format format = quant_format::fp16;
+    format_support support = format_support::none; ///< native: every device counted runs it natively
+    device_kind kind = device_kind::cpu;            ///< the devices counted (one software stack)
+    std::uint32_t devices = 0;                      ///< how many
+    std::uint64_t usable_bytes = 0;                 ///< their combined usable memory
+    memory_estimate memory{};                       ///< the model in that format
+    bool cpu_excluded = false;
+};
+
+namespace detail::shard {
+
+using pos_t = std::uint16_t;
+using pos_list = std::array<pos_t, max_plan_devices>;
+
+constexpr bool fast_link(interconnect_kind k) noexcept {
+    switch (k) {
+    case interconnect_kind::nvlink:
+    case interconnect_kind::nvswitch:
+    case interconnect_kind::xgmi:
+    case interconnect_kind::infinity_fabric:
+    case interconnect_kind::ici:
+    case interconnect_kind::neuronlink:
+    case interconnect_kind::gaudi_roce:
+    case interconnect_kind::ipu_link: return true;
+    default: return false;
+    }
+}
+
+constexpr std::uint64_t ceil_div(std::uint64_t a, std::uint64_t b) noexcept {
+    return b == 0 ? a : a / b + (a % b != 0);
+}
+constexpr std::uint64_t scaled(std::uint64_t bytes, double f) noexcept {
+    const double v = static_cast<double>(bytes) * f;
+    if (!(v > 0)) return 0;
+    if (v >= 1.8e19) return ~std::uint64_t{0};
+    return static_cast<std::uint64_t>(v);
+}
+constexpr std::uint64_t usable(const accelerator_profile& d, const plan_options& o) noexcept {
+    const double h = o.memory_headroom < 0 ? 0 : (o.memory_headroom > 1 ? 1 : o.memory_headroom);
+    return scaled(d.memory_bytes.value_or(0), 1.0 - h);
+}
+
+/// What the model needs, computed once per (model, format, shape).
+struct needs {
+    std::uint32_t layers = 0;
+    std::uint32_t heads = 0;
+    std::uint32_t kv_heads = 0;
+    std::uint32_t hidden = 0;
+    bool tied = false;
+    std::uint64_t layer_weights = 0; ///< one block
+    std::uint64_t kv_total = 0;      ///< every layer
+    std::uint64_t embed = 0;         ///< first stage
+    std::uint64_t head = 0;          ///< last stage
+    std::uint64_t non_layer = 0;     ///< embed + head as stored on one device
+    std::uint64_t ov_device = 0;     ///< overhead on every device
+    std::uint64_t ov_logits = 0;     ///< overhead on the last stage only
+    double layer_read = 0;           ///< bytes one block reads per token (weights + KV)
+    double head_read = 0;            ///< bytes the output head reads per token
+    double full_read = 0;
+    memory_estimate memory{};
+};
+
+constexpr needs needs_of(const model_spec& m, quant_format q, const inference_shape& s) noexcept {
+    needs n;
+    n.layers = m.layers;
+    n.heads = m.attention_heads;
+    n.kv_heads = m.kv_heads ? m.kv_heads : m.attention_heads;
+    n.hidden = m.hidden_size;
+    n.tied = m.tied_embeddings;
+    n.memory = estimate_memory(m, q, s);
+    n.layer_weights = layer_weight_bytes(m, q);
+    n.kv_total = n.memory.kv_cache_bytes;
+    n.non_layer = non_layer_weight_bytes(m, q);
+    if (n.tied) {
+        n.embed = n.head = n.non_layer; // each end of a split needs the shared matrix
+    } else {
+        n.embed = n.non_layer / 2;
+        n.head = n.non_layer - n.embed;
+    }
+    model_spec no_vocab = m;
+    no_vocab.vocab_size = 0;
+    n.ov_device = overhead_bytes(no_vocab, s);
+    n.ov_logits = n.memory.overhead_bytes > n.ov_device ? n.memory.overhead_bytes - n.ov_device : 0;
+    // MoE: a token reads its experts' share of each block.
+    double active = 1.0;
+    if (m.is_moe() && m.parameters > 0) {
+        const double outside = static_cast<double>(m.vocab_size) * static_cast<double>(m.hidden_size) *
+                               (m.tied_embeddings ? 1.0 : 2.0);
+        const double total = static_cast<double>(m.parameters) - outside;
+        const double act = static_cast<double>(m.active_parameters) - outside;
+        if (total > 0 && act > 0 && act < total) active = act / total;
+    }
+    const double layers = n.layers ? static_cast<double>(n.layers) : 1.0;
+    n.layer_read = static_cast<double>(n.layer_weights) * active + static_cast<double>(n.kv_total) / layers;
+    n.head_read = static_cast<double>(n.head);
+    n.full_read = layers * n.layer_read + n.head_read;
+    return n;
+}
+
+/// A stage: `size` devices starting at `begin` in an ordering of device positions.
+struct stage_ref {
+    std::uint16_t begin = 0;
+    std::uint16_t size = 1;
+};
+
+/// Memory one device of a stage needs for `layers` layers.
+struct stage_bytes {
+    std::uint64_t weights = 0, kv = 0, overhead = 0;
+    constexpr std::uint64_t total() const noexcept { return sat_add(sat_add(weights, kv), overhead); }
+};
+
+constexpr double kv_share(const needs& n, std::uint32_t t) noexcept {
+    if (t <= 1) return 1.0;
+    if (n.kv_heads == 0) return 1.0 / t;
+    const std::uint64_t per = ceil_div(n.kv_heads, t); // heads held by each rank (replicated when t > kv_heads)
+    return static_cast<double>(per) / static_cast<double>(n.kv_heads);
+}
+
+constexpr std::uint64_t fixed_weights(const needs& n, bool first, bool last, std::uint32_t t) noexcept {
+    std::uint64_t w = 0;
+    if (first && last) w = n.non_layer;
+    else if (first) w = n.embed;
+    else if (last) w = n.head;
+    return ceil_div(w, t);
+}
+
+constexpr stage_bytes bytes_for(const needs& n, std::uint32_t layers, bool first, bool last,
+                                std::uint32_t t) noexcept {
+    stage_bytes b;
+    b.weights = sat_add(sat_mul(layers, ceil_div(n.layer_weights, t)), fixed_weights(n, first, last, t));
+    const double frac = n.layers ? static_cast<double>(layers) / static_cast<double>(n.layers) : 1.0;
+    b.kv = scaled(n.kv_total, frac * kv_share(n, t));
+    b.overhead = sat_add(n.ov_device, last ? ceil_div(n.ov_logits, t) : 0);
+    return b;
+}
+
+/// The most layers a stage of `t` devices, the smallest holding `cap` bytes, can take.
+constexpr std::uint64_t max_layers(const needs& n, std::uint64_t cap, bool first, bool last,
+                                   std::uint32_t t) noexcept {
+    const auto fixed = bytes_for(n, 0, first, last, t).total();
+    if (cap < fixed) return 0;
+    const std::uint64_t per_kv = n.layers ? scaled(ceil_div(n.kv_total, n.layers), kv_share(n, t)) + 1 : 0;
+    const std::uint64_t per = sat_add(ceil_div(n.layer_weights, t), per_kv);
+    if (per == 0) return n.layers;
+    const std::uint64_t m = (cap - fixed) / per;
+    return m > n.layers ? n.layers : m;
+}
+
+struct work {
+    pos_list order{};                             ///< device positions, grouped by stage
+    std::array<std::uint64_t, max_plan_devices> cap{}; ///< usable bytes by position in the group
+};
+
+constexpr std::uint64_t stage_cap(const work& w, stage_ref s) noexcept {
+    std::uint64_t c = ~std::uint64_t{0};
+    for (std::uint16_t i = 0; i < s.size; ++i) {
+        const auto v = w.cap[w.order[s.begin + i]];
+        if (v < c) c = v;
+    }
+    return c;
+}
+
+/// Splits the layers over `k` stages in proportion to what each can hold (largest
+/// remainder rounding). False when they cannot hold them all.
+constexpr bool pack(const needs& n, const work& w, const stage_ref* st, std::size_t k,
+                    std::uint32_t* layers_out) noexcept {
+    if (k == 0 || n.layers == 0) return false;
+    std::array<std::uint64_t, max_plan_devices> m{};
+    std::uint64_t total = 0;
+    for (std::size_t j = 0; j < k; ++j) {
+        m[j] = max_layers(n, stage_cap(w, st[j]), j == 0, j + 1 == k, st[j].size);
+        total += m[j];
+    }
+    if (total < n.layers) return false;
+    std::uint64_t given = 0;
+    std::array<std::uint64_t, max_plan_devices> rem{};
+    for (std::size_t j = 0; j < k; ++j) {
+        const std::uint64_t x = std::uint64_t{n.layers} * m[j];
+        layers_out[j] = static_cast<std::uint32_t>(x / total);
+        rem[j] = x % total;
+        given += layers_out[j];
+    }
+    while (given < n.layers) { // at most k rounds; a stage with rem > 0 is below its limit
+        std::size_t best = k;
+        for (std::size_t j = 0; j < k; ++j)
+            if (rem[j] > 0 && (best == k || rem[j] > rem[best])) best = j;
+        if (best == k) break;
+        ++layers_out[best];
+        rem[best] = 0;
+        ++given;
+    }
+    return given == n.layers;
+}
+
+/// Largest tensor-parallel degree <= n that divides the attention heads.
+constexpr std::uint16_t tp_degree(const needs& nd, std::size_t n) noexcept {
+    for (std::size_t t = n; t >= 2; --t)
+        if (nd.heads == 0 || nd.heads % t == 0) return static_cast<std::uint16_t>(t);
+    return 1;
+}
+
+/// The devices of one kind that a plan may use, their fast-link islands and link speeds.
+struct group {
+    device_kind kind = device_kind::cpu;
+    pos_list pos{}; ///< positions in the caller's span
+    std::size_t count = 0;
+    pos_list root{}; ///< island representative (index into pos)
+    std::array<plan_link, max_plan_devices> island_link{}; ///< by root
+};
+
+constexpr double pcie_gbps(const accelerator_profile& d, const plan_options& o) noexcept {
+    const double b = d.pcie_bandwidth_gbps();
+    return b > 0 ? b : o.unknown_pcie_gbps;
+}
+
+constexpr std::size_t find_root(const group& g, std::size_t i) noexcept {
+    while (g.root[i] != i) i = g.root[i];
+    return i;
+}
+
+constexpr std::size_t member_of(const group& g, std::span<const accelerator_profile> devs, std::uint32_t index) noexcept {
+    for (std::size_t i = 0; i < g.count; ++i)
+        if (devs[g.pos[i]].index == index) return i;
+    return g.count;
+}
+
+constexpr void build_islands(group& g, std::span<const accelerator_profile> devs,
+                             std::span<const interconnect> links, const plan_options& o) noexcept {
+    for (std::size_t i = 0; i < g.count; ++i) g.root[i] = static_cast<pos_t>(i);
+    for (const auto& l : links) {
+        if (l.scope != link_scope::intra_node || !fast_link(l.kind)) continue;
+        std::size_t first = g.count;
+        for (auto idx : l.devices) {
+            const auto i = member_of(g, devs, idx);
+            if (i == g.count) continue;
+            if (first == g.count) {
+                first = i;
+                continue;
+            }
+            const auto a = find_root(g, first), b = find_root(g, i);
+            if (a != b) g.root[a > b ? a : b] = static_cast<pos_t>(a < b ? a : b);
+        }
+    }
+    for (std::size_t i = 0; i < g.count; ++i) g.root[i] = static_cast<pos_t>(find_root(g, i));
+    // One-direction speed of each island: the slowest fast link touching it (vendors quote
+    // both directions summed); unknown speeds fall back to the catalogue's link, then PCIe.
+    for (std::size_t r = 0; r < g.count; ++r) {
+        if (g.root[r] != r) continue;
+        plan_link best{};
+        for (const auto& l : links) {
+            if (l.scope != link_scope::intra_node || !fast_link(l.kind)) continue;
+            bool touches = false;
+            for (auto idx : l.devices) {
+                const auto i = member_of(g, devs, idx);
+                if (i != g.count && g.root[i] == r) touches = true;
+            }
+            if (!touches) continue;
+            const auto& d = devs[g.pos[r]];
+            double bw = l.bandwidth_gbps ? *l.bandwidth_gbps / 2 : 0;
+            if (!(bw > 0) && d.spec && d.spec->link_bandwidth_gbps > 0) bw = d.spec->link_bandwidth_gbps / 2;
+            if (!(bw > 0)) bw = pcie_gbps(d, o);
+            if (best.kind == interconnect_kind::none || bw < best.gbps) best = {l.kind, bw};
+        }
+        g.island_link[r] = best;
+    }
+}
+
+/// One replica found by `search`.
+struct layout {
+    bool found = false;
+    shard_strategy strategy = shard_strategy::none;
+    std::size_t stages = 0;
+    std::size_t devices = 0;
+    pos_list dev{};                                     ///< indices into group::pos, by stage
+    std::array<stage_ref, max_plan_devices> stage{};    ///< into dev
+    std::array<std::uint32_t, max_plan_devices> layers{};
+};
+
+/// Units: the available devices of each island, largest first, cut into tensor-parallel
+/// groups (a device without a fast link is a unit of one).
+struct units {
+    work w{};
+    std::array<stage_ref, max_plan_devices> unit{};
+    std::size_t count = 0;
+    std::size_t devices = 0;
+};
+
+constexpr units make_units(const group& g, const std::array<bool, max_plan_devices>& used,
+                           const std::array<std::uint64_t, max_plan_devices>& cap, const needs& n) noexcept {
+    units u;
+    u.w.cap = cap;
+    std::array<bool, max_plan_devices> done{};
+    for (std::size_t r = 0; r < g.count; ++r) {
+        if (g.root[r] != r) continue;
+        const std::size_t begin = u.devices;
+        for (std::size_t i = 0; i < g.count; ++i) {
+            if (g.root[i] != r || used[i] || done[i]) continue;
+            done[i] = true;
+            // insertion by usable bytes, largest first (stable)
+            std::size_t at = u.devices;
+            while (at > begin && u.w.cap[u.w.order[at - 1]] < u.w.cap[i]) {
+                u.w.order[at] = u.w.order[at - 1];
+                --at;
+            }
+            u.w.order[at] = static_cast<pos_t>(i);
+            ++u.devices;
+        }
+        std::size_t at = begin;
+        while (at < u.devices) {
+            const auto t = tp_degree(n, u.devices - at);
+            u.unit[u.count++] = {static_cast<std::uint16_t>(at), t};
+            at += t;
+        }
+    }
+    return u;
+}
+
+constexpr double device_bw(const accelerator_profile& d) noexcept { return d.memory_bandwidth_gbps.value_or(0); }
+
+constexpr void set_single(layout& out, const units& u, std::size_t at, const needs& n) noexcept {
+    out = layout{};
+    out.found = true;
+    out.strategy = shard_strategy::single_device;
+    out.stages = out.devices = 1;
+    out.dev[0] = u.w.order[at];
+    out.stage[0] = {0, 1};
+    out.layers[0] = n.layers;
+}
+
+/// The smallest layout that fits among the devices not yet used (or, with `spread`, the
+/// one using all of them). Preference at equal device count: one device, then tensor
+/// parallel, then pipeline.
+constexpr layout search(const group& g, std::span<const accelerator_profile> devs,
+                        const std::array<bool, max_plan_devices>& used, const needs& n,
+                        const std::array<std::uint64_t, max_plan_devices>& cap,
+                        const plan_options& o) noexcept {
+    layout best{};
+    const units u = make_units(g, used, cap, n);
+    if (u.devices == 0) return best;
+    std::array<std::uint32_t, max_plan_devices> tmp{};
+
+    std::size_t best_devices = ~std::size_t{0};
+    if (!o.spread || u.devices == 1) {
+        // (a) one device: the fastest that holds everything.
+        double best_bw = -1;
+        for (std::size_t i = 0; i < u.devices; ++i) {
+            const stage_ref s{static_cast<std::uint16_t>(i), 1};
+            if (!pack(n, u.w, &s, 1, tmp.data())) continue;
+            const double bw = device_bw(devs[g.pos[u.w.order[i]]]);
+            if (bw > best_bw) {
+                best_bw = bw;
+                set_single(best, u, i, n);
+                best_devices = 1;
+            }
+        }
+    }
+    if (!o.spread) {
+        // (b) tensor parallel inside one unit, smallest degree that fits.
+        for (std::size_t k = 0; k < u.count; ++k) {
+            const auto un = u.unit[k];
+            for (std::uint16_t t = 2; t <= un.size && t < best_devices; ++t) {
+                if (n.heads != 0 && n.heads % t != 0) continue;
+                const stage_ref s{un.begin, t};
+                if (!pack(n, u.w, &s, 1, tmp.data())) continue;
+                best = layout{};
+                best.found = true;
+                best.strategy = shard_strategy::tensor_parallel;
+                best.stages = 1;
+                best.devices = t;
+                for (std::uint16_t i = 0; i < t; ++i) best.dev[i] = u.w.order[un.begin + i];
+                best.stage[0] = {0, t};
+                best.layers[0] = n.layers;
+                best_devices = t;
+                break;
+            }
+        }
+    } else if (u.count == 1 && u.unit[0].size > 1) {
+        const auto un = u.unit[0];
+        if (pack(n, u.w, &un, 1, tmp.data())) {
+            best = layout{};
+            best.found = true;
+            best.strategy = shard_strategy::tensor_parallel;
+            best.stages = 1;
+            best.devices = un.size;
+            for (std::uint16_t i = 0; i < un.size; ++i) best.dev[i] = u.w.order[un.begin + i];
+            best.stage[0] = {0, un.size};
+            best.layers[0] = n.layers;
+            return best;
+        }
+    }
+    if (u.count < 2) return best;
+    // (c) pipeline over units, taking the units that hold most first.
+    std::array<std::uint16_t, max_plan_devices> rank{};
+    std::array<std::uint64_t, max_plan_devices> room{};
+    for (std::size_t k = 0; k < u.count; ++k) {
+        room[k] = max_layers(n, stage_cap(u.w, u.unit[k]), false, false, u.unit[k].size);
+        std::size_t at = k;
+        while (at > 0 && room[rank[at - 1]] < room[k]) {
+            rank[at] = rank[at - 1];
+            --at;
+        }
+        rank[at] = static_cast<std::uint16_t>(k);
+    }
+    const std::size_t k_first = o.spread ? u.count : 2;
+    std::size_t devices = 0;
+    for (std::size_t k = 0; k < k_first - 1; ++k) devices += u.unit[rank[k]].size;
+    for (std::size_t k = k_first; k <= u.count; ++k) {
+        devices += u.unit[rank[k - 1]].size;
+        if (devices >= best_devices) break;
+        // the chosen units, in device order (unit index order follows the islands)
+        std::array<bool, max_plan_devices> pick{};
+        for (std::size_t i = 0; i < k; ++i) pick[rank[i]] = true;
+        std::array<stage_ref, max_plan_devices> st{};
+        std::size_t ns = 0;
+        for (std::size_t i = 0; i < u.count; ++i)
+            if (pick[i]) st[ns++] = u.unit[i];
+        if (!pack(n, u.w, st.data(), ns, tmp.data())) continue;
+        best = layout{};
+        best.found = true;
+        bool tensor = false;
+        std::size_t at = 0;
+        for (std::size_t j = 0; j < ns; ++j) {
+            best.stage[j] = {static_cast<std::uint16_t>(at), st[j].size};
+            best.layers[j] = tmp[j];
+            for (std::uint16_t i = 0; i < st[j].size; ++i) best.dev[at++] = u.w.order[st[j].begin + i];
+            if (st[j].size > 1) tensor = true;
+        }
+        best.stages = ns;
+        best.devices = at;
+        best.strategy = tensor ? shard_strategy::tensor_pipeline : shard_strategy::pipeline_parallel;
+        break;
+    }
+    return best;
+}
+
+/// Seconds per token a device needs for the whole model, and for prefill.
+struct device_speed {
+    double decode_s = 0;
+    double prefill_s = 0;
+};
+constexpr device_speed speed_of(const accelerator_profile& d, const model_spec& m, quant_format q,
+                                const inference_shape& s, const plan_options& o) noexcept {
+    const auto t = estimate_throughput(d, m, q, s, o.throughput);
+    device_speed r;
+    r.decode_s = t.decode_tokens_per_second > 0 ? 1.0 / t.decode_tokens_per_second : 0;
+    r.prefill_s = t.prefill_tokens_per_second > 0 ? 1.0 / t.prefill_tokens_per_second : 0;
+    return r;
+}
+
+/// The link between two stages: their island's fast link when both sit in one island;
+/// otherwise an inter-node network that lists one of their devices (or lists none, as a
+/// NIC entry does), capped by the devices' PCIe; otherwise PCIe.
+constexpr plan_link hop_link(const group& g, std::span<const accelerator_profile> devs,
+                             std::span<const interconnect> links, std::size_t a, std::size_t b,
+                             const plan_options& o) noexcept {
+    if (g.root[a] == g.root[b] && g.island_link[g.root[a]].kind != interconnect_kind::none)
+        return g.island_link[g.root[a]];
+    const auto& da = devs[g.pos[a]];
+    const auto& db = devs[g.pos[b]];
+    const double pcie = pcie_gbps(da, o) < pcie_gbps(db, o) ? pcie_gbps(da, o) : pcie_gbps(db, o);
+    plan_link best{};
+    for (const auto& l : links) {
+        if (l.scope != link_scope::inter_node) continue;
+        bool applies = l.devices.empty();
+        for (auto idx : l.devices)
+            if (idx == da.index || idx == db.index) applies = true;
+        if (!applies) continue;
+        double bw = l.bandwidth_gbps ? *l.bandwidth_gbps / 2 : pcie;
+        if (bw > pcie) bw = pcie;
+        if (best.kind == interconnect_kind::none || bw > best.gbps) best = {l.kind, bw};
+    }
+    if (best.kind != interconnect_kind::none) return best;
+    return {interconnect_kind::pcie, pcie};
+}
+
+/// Plans one kind of device. `g.pos` holds the candidates.
+constexpr shard_plan plan_group(group& g, std::span<const accelerator_profile> devs,
+                                std::span<const interconnect> links, const model_spec& m,
+                                quant_format q, const inference_shape& s, const needs& n,
+                                const plan_options& o) noexcept {
+    shard_plan p;
+    p.quant = q;
+    p.kind = g.kind;
+    p.memory = n.memory;
+    p.candidate_devices = static_cast<std::uint32_t>(g.count);
+    std::array<std::uint64_t, max_plan_devices> cap{};
+    for (std::size_t i = 0; i < g.count; ++i) {
+        cap[i] = usable(devs[g.pos[i]], o);
+        p.usable_bytes = sat_add(p.usable_bytes, cap[i]);
+        if (cap[i] > p.largest_device_bytes) p.largest_device_bytes = cap[i];
+    }
+    build_islands(g, devs, links, o);
+    std::array<bool, max_plan_devices> used{};
+    const double batch = s.batch ? static_cast<double>(s.batch) : 1.0;
+    const double act = static_cast<double>(n.hidden) * o.activation_bytes * batch;
+    while (true) {
+        const layout L = search(g, devs, used, n, cap, o);
+        if (!L.found) break;
+        const auto replica = static_cast<std::uint16_t>(p.replicas);
+        double compute = 0, tensor = 0, hops = 0, prefill = 0;
+        plan_link tl{}, pl{};
+        std::uint32_t first = 0;
+        for (std::size_t j = 0; j < L.stages; ++j) {
+            const auto st = L.stage[j];
+            const bool is_first = j == 0, is_last = j + 1 == L.stages;
+            const auto b = bytes_for(n, L.layers[j], is_first, is_last, st.size);
+            const double frac = n.full_read > 0
+                                    ? (L.layers[j] * n.layer_read + (is_last ? n.head_read : 0)) / n.full_read
+                                    : 0;
+            double stage_s = 0, stage_p = 0;
+            for (std::uint16_t i = 0; i < st.size; ++i) {
+                const std::size_t gi = L.dev[st.begin + i];
+                const auto& d = devs[g.pos[gi]];
+                const auto sp = speed_of(d, m, q, s, o);
+                // The per-layer fixed cost is paid by every device for each of its layers;
+                // the rest (bytes, or compute) divides with the device's share.
+                const double fixed = o.throughput.decode_seconds_per_layer * n.layers;
+                const double variable = sp.decode_s > fixed ? sp.decode_s - fixed : 0;
+                const double dec = variable * frac / st.size +
+                                   (sp.decode_s > 0 ? o.throughput.decode_seconds_per_layer * L.layers[j] : 0);
+                if (dec > stage_s) stage_s = dec;
+                if (sp.prefill_s * frac / st.size > stage_p) stage_p = sp.prefill_s * frac / st.size;
+                device_shard ds;
+                ds.device = g.pos[gi];
+                ds.index = d.index;
+                ds.replica = replica;
+                ds.stage = static_cast<std::uint16_t>(j);
+                ds.tensor_rank = i;
+                ds.tensor_size = st.size;
+                ds.first_layer = first;
+                ds.last_layer = first + L.layers[j];
+                ds.embeddings = is_first;
+                ds.output_head = is_last;
+                ds.weights_bytes = b.weights;
+                ds.kv_cache_bytes = b.kv;
+                ds.overhead_bytes = b.overhead;
+                ds.usable_bytes = cap[gi];
+                ds.fits = ds.total_bytes() <= ds.usable_bytes;
+                if (p.devices.count < max_plan_devices) p.devices.items[p.devices.count++] = ds;
+                used[gi] = true;
+            }
+            compute += stage_s;
+            prefill += stage_p;
+            if (st.size > 1) {
+                const auto lk = g.island_link[g.root[L.dev[st.begin]]];
+                const double bw = (lk.gbps > 0 ? lk.gbps : o.unknown_pcie_gbps) * 1e9;
+                const double t = st.size;
+                const double bytes_term = 2.0 * (t - 1) / t * act / bw;
+                tensor += L.layers[j] * 2.0 * (bytes_term + o.tensor_allreduce_latency_s);
+                prefill += L.layers[j] * 2.0 * bytes_term / batch;
+                if (tl.kind == interconnect_kind::none || lk.gbps < tl.gbps) tl = lk;
+            }
+            if (!is_last) {
+                const auto lk = hop_link(g, devs, links, L.dev[st.begin], L.dev[L.stage[j + 1].begin], o);
+                hops += act / (lk.gbps * 1e9) + o.pipeline_hop_latency_s;
+                prefill += act / (lk.gbps * 1e9) / batch;
+                if (pl.kind == interconnect_kind::none || lk.gbps < pl.gbps) pl = lk;
+            }
+            first += L.layers[j];
+        }
+        // estimate_throughput's rates are per sequence: one decode step of the whole
+        // batch takes 1 / rate, and the step's messages carry every sequence.
+        const double step = compute + tensor + hops;
+        const double tps = compute > 0 ? 1.0 / step : 0;
+        if (p.replicas == 0) {
+            p.strategy = L.strategy;
+            p.stages = static_cast<std::uint32_t>(L.stages);
+            for (std::size_t j = 0; j < L.stages; ++j)
+                if (L.stage[j].size > p.tensor_parallel) p.tensor_parallel = L.stage[j].size;
+            p.tensor_link = tl;
+            p.pipeline_link = pl;
+            p.decode_tokens_per_second = tps;
+            p.prefill_tokens_per_second = prefill > 0 ? 1.0 / prefill : 0;
+            p.decode_compute_seconds = compute;
+            p.decode_tensor_seconds = tensor;
+            p.decode_pipeline_seconds = hops;
+        }
+        p.aggregate_decode_tokens_per_second += tps;
+        ++p.replicas;
+        if (!o.data_parallel || o.spread) break;
+    }
+    p.fits = p.replicas > 0;
+    p.outcome = p.fits ? plan_outcome::fits : plan_outcome::too_large;
+    return p;
+}
+
+/// Whether a device may take part at all (format aside).
+constexpr bool usable_device(const accelerator_profile& d, const plan_options& o) noexcept {
+    if (!d.available || d.software) return false;
+    if (d.is_cpu() && !o.allow_cpu) return false;
+    return true;
+}
+
+/// Groups the devices of one kind able to run `q` (`native_only`: natively), with shared
+/// memory pools counted once: of the unified-memory devices only the largest is kept, as
+/// accelerator_registry::total_memory counts them.
+constexpr group group_of(std::span<const accelerator_profile> devs, device_kind kind, quant_format q,
+                         bool native_only, const plan_options& o) noexcept {
+    group g;
+    g.kind = kind;
+    std::size_t unified = max_plan_devices;
+    for (std::size_t i = 0; i < devs.size() && i < max_plan_devices; ++i) {
+        const auto& d = devs[i];
+        if (d.kind != kind || !usable_device(d, o) || d.memory_bytes.value_or(0) == 0) continue;
+        const auto sup = support_for(d, q);
+        if (sup == format_support::none || (native_only && sup != format_support::native)) continue;
+        if (d.unified_memory || d.is_cpu()) {
+            if (unified != max_plan_devices) {
+                auto& keep = g.pos[unified];
+                if (devs[keep].memory_bytes.value_or(0) < d.memory_bytes.value_or(0))
+                    keep = static_cast<pos_t>(i);
+                continue;
+            }
+            unified = g.count;
+        }
+        g.pos[g.count++] = static_cast<pos_t>(i);
+    }
+    return g;
+}
+
+/// Distinct kinds among the devices, in order of appearance.
+struct kind_list {
+    std::array<device_kind, device_kind_count> kinds{};
+    std::size_t count = 0;
+    bool cpu_excluded = false;
+    bool any_memory = false;
+};
+constexpr kind_list kinds_of(std::span<const accelerator_profile> devs, const plan_options& o) noexcept {
+    kind_list k;
+    for (std::size_t i = 0; i < devs.size() && i < max_plan_devices; ++i) {
+        const auto& d = devs[i];
+        if (d.is_cpu() && d.available && !o.allow_cpu) k.cpu_excluded = true;
+        if (!usable_device(d, o) || d.memory_bytes.value_or(0) == 0) continue;
+        k.any_memory = true;
+        bool seen = false;
+        for (std::size_t j = 0; j < k.count; ++j)
+            if (k.kinds[j] == d.kind) seen = true;
+        if (!seen) k.kinds[k.count++] = d.kind;
+    }
+    return k;
+}
+
+/// Whether the model fits the group as a layer-granular pipeline over all its devices
+/// (what plan_sharding can always build, links aside).
+constexpr bool group_fits(const group& g, std::span<const accelerator_profile> devs, const needs& n,
+                          const plan_options& o, std::uint64_t& usable_out) noexcept {
+    work w{};
+    std::array<stage_ref, max_plan_devices> st{};
+    usable_out = 0;
+    for (std::size_t i = 0; i < g.count; ++i) {
+        w.cap[i] = usable(devs[g.pos[i]], o);
+        usable_out = sat_add(usable_out, w.cap[i]);
+        std::size_t at = i;
+        while (at > 0 && w.cap[w.order[at - 1]] < w.cap[i]) {
+            w.order[at] = w.order[at - 1];
+            --at;
+        }
+        w.order[at] = static_cast<pos_t>(i);
+    }
+    std::array<std::uint32_t, max_plan_devices> layers{};
+    // Fewest devices first: the largest k devices, k = 1…count.
+    for (std::size_t k = 1; k <= g.count; ++k) {
+        for (std::size_t j = 0; j < k; ++j) st[j] = {static_cast<std::uint16_t>(j), 1};
+        if (pack(n, w, st.data(), k, layers.data())) return true;
+    }
+    return false;
+}
+
+} // namespace detail::shard
+
+/// Lays `m` out in format `q` on `devices` (see the header comment). `links` are the
+/// registry's interconnects (accelerator_registry::system().interconnects); without them
+/// every device is its own island and multi-device plans are pipelines. Devices of one
+/// kind only (one software stack) are combined; among kinds that fit, the plan with the
+/// fastest decode wins.
+constexpr shard_plan plan_sharding(std::span<const accelerator_profile> devices,
+                                   std::span<const interconnect> links, const model_spec& m,
+                                   quant_format q, const inference_shape& shape = {},
+                                   const plan_options& options = {}) noexcept {
+    using namespace detail::shard;
+    shard_plan best;
+    best.quant = q;
+    best.truncated = devices.size() > max_plan_devices;
+    const auto kinds = kinds_of(devices, options);
+    best.cpu_excluded = kinds.cpu_excluded;
+    if (m.layers == 0 || (m.parameters == 0 && m.hidden_size == 0)) {
+        best.outcome = plan_outcome::bad_model;
+        return best;
+    }
+    const needs n = needs_of(m, q, shape);
+    best.memory = n.memory;
+    if (!kinds.any_memory) return best; // no_devices
+    best.outcome = plan_outcome::unsupported_format;
+    bool have = false;
+    for (std::size_t k = 0; k < kinds.count; ++k) {
+        group g = group_of(devices, kinds.kinds[k], q, false, options);
+        if (g.count == 0) continue;
+        shard_plan p = plan_group(g, devices, links, m, q, shape, n, options);
+        p.cpu_excluded = best.cpu_excluded;
+        p.truncated = best.truncated;
+        const bool better = !have || (p.fits && !best.fits) ||
+                            (p.fits == best.fits &&
+                             (p.fits ? p.decode_tokens_per_second > best.decode_tokens_per_second
+                                     : p.usable_bytes > best.usable_bytes));
+        if (better) {
+            best = p;
+            have = true;
+        }
+    }
+    return best;
+}
+
+/// The format of highest quality that fits (see the header comment). Candidates are
+/// `options.formats` (default: every format up to `options.max_bits_per_weight` bits),
+/// ordered by bits per weight; among formats of equal bits, one every counted device runs
+/// natively wins over one they dequantize, then table order. The devices counted are the
+/// devices of one kind that run the format; the format fits when its memory, split by
+/// layers, fits their usable memory. Nothing fits: `fits == false`, the outcome says why,
+/// and `format`/`memory` describe the smallest candidate.
+constexpr quantization_choice suggest_quantization(std::span<const accelerator_profile> devices,
+                                                   const model_spec& m, const inference_shape& shape = {},
+                                                   const plan_options& options = {}) noexcept {
+    using namespace detail::shard;
+    quantization_choice out;
+    const auto kinds = kinds_of(devices, options);
+    out.cpu_excluded = kinds.cpu_excluded;
+    if (m.layers == 0 || (m.parameters == 0 && m.hidden_size == 0)) {
+        out.outcome = plan_outcome::bad_model;
+        return out;
+    }
+    // Candidates, most bits first (stable: table order among equals).
+    std::array<quant_format, quant_format_count> cand{};
+    std::size_t nc = 0;
+    for (const auto& row : quant_table) {
+        if (options.formats.empty() ? row.bits_per_weight > options.max_bits_per_weight
+                                    : !options.formats.contains(row.id))
+            continue;
+        std::size_t at = nc++;
+        while (at > 0 && bits_per_weight(cand[at - 1]) < row.bits_per_weight) {
+            cand[at] = cand[at - 1];
+            --at;
+        }
+        cand[at] = row.id;
+    }
+    if (nc == 0) return out;
+    out.format = cand[nc - 1];
+    out.memory = estimate_memory(m, out.format, shape);
+    if (!kinds.any_memory) return out;
+    out.outcome = plan_outcome::unsupported_format;
+    bool runnable = false;
+    for (std::size_t lo = 0; lo < nc;) {
+        std::size_t hi = lo;
+        while (hi < nc && bits_per_weight(cand[hi]) == bits_per_weight(cand[lo])) ++hi;
+        for (int pass = 0; pass < 2; ++pass) {
+            const bool native_only = pass == 0;
+            for (std::size_t c = lo; c < hi; ++c) {
+                const needs n = needs_of(m, cand[c], shape);
+                bool found = false;
+                for (std::size_t k = 0; k < kinds.count; ++k) {
+                    const group g = group_of(devices, kinds.kinds[k], cand[c], native_only, options);
+                    if (g.count == 0) continue;
+                    runnable = true;
+                    std::uint64_t usable_bytes = 0;
+                    if (!group_fits(g, devices, n, options, usable_bytes)) continue;
+                    if (found && usable_bytes <= out.usable_bytes) continue;
+                    found = true;
+                    out.fits = true;
+                    out.outcome = plan_outcome::fits;
+                    out.format = cand[c];
+                    out.support = native_only ? format_support::native : format_support::dequantized;
+                    out.kind = kinds.kinds[k];
+                    out.devices = static_cast<std::uint32_t>(g.count);
+                    out.usable_bytes = usable_bytes;
+                    out.memory = n.memory;
+                }
+                if (found) return out;
+            }
+        }
+        lo = hi;
+    }
+    if (runnable) out.outcome = plan_outcome::too_large;
+    return out;
+}
+
+AI_HWACCEL_NAMESPACE_END
+// ---- end ai_hwaccel/plan/shard.hpp
+// #include "ai_hwaccel/plan/throughput.hpp"
+// #include "ai_hwaccel/plan/training.hpp"
+// ---- begin ai_hwaccel/plan/training.hpp
+// ai-hwaccel plan: how much accelerator memory fine-tuning a model takes (an estimate).
+//
+// `estimate_training_memory(model, setup)` adds up, per device, what a training step
+// holds: the weights at the method's storage type, the gradients and optimizer states of
+// the trainable parameters, the activations kept for the backward pass (by sequence
+// length, micro-batch, gradient checkpointing, flash attention), the frozen models some
+// methods carry (DPO reference, PPO reference/reward/critic, distillation teacher), and
+// what ZeRO / FSDP shards across data-parallel devices or offloads to host memory.
+// Everything is integer byte arithmetic usable in constant expressions; nothing is fitted
+// to measurements. Sources of each term:
+//
+// - Mixed-precision Adam: 2 (16-bit weights) + 2 (16-bit gradients) + 12 (fp32 master
+//   weights, Adam m and v) = 16 bytes per trainable parameter; ZeRO partitions the 12
+//   (stage 1), then the gradients (2), then the weights (3). Rajbhandari et al., "ZeRO:
+//   Memory Optimizations Toward Training Trillion Parameter Models", SC'20,
+//   arXiv:1910.02054, sections 3.1 and 5. FSDP FULL_SHARD is stage 3, SHARD_GRAD_OP
+//   stage 2. Optimizer offload to host: ZeRO-Offload (Ren et al., arXiv:2101.06840).
+// - 8-bit Adam: block-wise quantized m and v, 1 byte each plus one fp32 scale per 2048
+//   values (Dettmers et al., "8-bit Optimizers via Block-wise Quantization",
+//   arXiv:2110.02861; bitsandbytes' default block size).
+// - QLoRA base weights: NF4 with double quantization: 4 bits + an 8-bit constant per 64
+//   weights + an fp32 constant per 256 blocks = 4 + 8/64 + 32/(64*256) = 4.127 bits per
+//   weight (Dettmers et al., "QLoRA", arXiv:2305.14314, section 3 "Double
+//   Quantization"). Only the linear layers of the blocks are quantized; embeddings, head
+//   and norms stay 16-bit, as bitsandbytes and torchao do.
+// - LoRA: r x (d_in + d_out) trainable values per adapted matrix per layer (Hu et al.,
+//   arXiv:2106.09685), counted from the model's shapes for q, k, v, o, gate, up, down.
+// - Activations: the accounting of Korthikanti et al., "Reducing Activation Recomputation
+//   in Large Transformer Models", arXiv:2205.05198, section 4.1 (s*b*h*(34 + 5*a*s/h)
+//   bytes per layer for GPT), redone for today's decoders: RMSNorm, grouped-query
+//   attention, gated (SwiGLU) FFN, no dropout. Per token and layer, in 16-bit values:
+//   attention norm input h, QKV input h, Q q_w, K kv_w, V kv_w, output-projection input
+//   q_w; FFN norm input h, gate/up input h, gate g i, up u i, silu(g) i, down input i;
+//   i.e. 2 x (4h + 2 q_w + 2 kv_w + 4i) bytes, plus the softmax output 2*a*s bytes when
+//   attention is materialised; flash attention keeps only an fp32 log-sum-exp per head
+//   (4a bytes). For h = q_w = kv_w, i = 4h that is 36h: Korthikanti's 34 less the dropout
+//   masks, plus the SiLU output a gated FFN keeps. Full recomputation keeps each layer's
+//   input (2*s*b*h bytes per layer, Korthikanti section 4) and rebuilds one layer at a
+//   time during the backward pass.
+// - Backward transient: while a gated FFN is differentiated, the gradients of its three
+//   intermediate tensors (3 x i values) and of the residual stream in and out (2 x h)
+//   coexist: 2 x (3i + 2h) bytes per token for the layer being differentiated.
+// - Loss: the logits, s*b*vocab values. A plain causal-LM cross-entropy as Hugging Face
+//   transformers computes it keeps the logits upcast to fp32 (4 bytes), a contiguous
+//   shifted copy (4) and the log-softmax output (4), and its backward adds the incoming
+//   gradient (4) and the logits' gradient (4): 20 bytes per value at the peak. A chunked
+//   loss (torchtune's chunked/linear cross-entropy, Liger, Unsloth) keeps the bf16 logits
+//   at most and upcasts one chunk at a time: 2 bytes per value.
+// - Gradients are accumulated layer by layer as the backward pass frees activations (the
+//   PyTorch default, gradients set to None between steps), so the peak is the larger of
+//   "all activations, no gradients yet" and "all gradients, one layer's activations".
+//
+// Not modelled: the CUDA context and allocator fragmentation (torch reports "peak
+// active/allocated" without them), communication buckets, KV cache of PPO generation,
+// pipeline or tensor parallelism, MoE expert parallelism, sequence parallelism.
+
+// #include "ai_hwaccel/config.hpp"
+// #include "ai_hwaccel/core/text.hpp"
+// #include "ai_hwaccel/plan/model.hpp"
+// #include "ai_hwaccel/plan/models.hpp"
+
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+AI_HWACCEL_NAMESPACE_BEGIN
+
+/// What is trained. The last three are objectives that hold more than one model; the
+/// policy (or student) they train is trained as `training_setup::policy_method` says.
+enum class training_method : std::uint8_t {
+    full,         ///< every weight trained
+    lora,         ///< 16-bit frozen base + low-rank adapters
+    qlora,        ///< NF4 (4.127-bit) frozen base + low-rank adapters
+    prefix,       ///< prefix tuning: trained key/value prefixes per layer, frozen base
+    dpo,          ///< direct preference optimisation: policy + frozen reference, chosen + rejected
+    rlhf,         ///< PPO-style RLHF: actor + critic trained, reference + reward frozen
+    distillation, ///< student trained against a frozen teacher's logits
+};
+
+enum class training_optimizer : std::uint8_t {
+    adamw,        ///< two states (m, v) per trainable parameter
+    adamw_8bit,   ///< two block-quantized 8-bit states
+    sgd_momentum, ///< one state
+    sgd,          ///< no state
+};
+
+/// Number formats of a training step.
+enum class training_precision : std::uint8_t {
+    mixed_bf16, ///< 16-bit weights and gradients, fp32 master copy and states (ZeRO's 16 B/param)
+    pure_bf16,  ///< everything 16-bit, no master copy, states in 16-bit (torchtune's default)
+    fp32,       ///< everything fp32
+};
+
+/// ZeRO stage (DeepSpeed) or its FSDP equivalent over `training_setup::devices`.
+enum class zero_stage : std::uint8_t {
+    none = 0,        ///< plain data parallel: every device holds everything
+    optimizer = 1,   ///< optimizer states (and fp32 master weights) sharded
+    gradients = 2,   ///< + gradients sharded (FSDP SHARD_GRAD_OP)
+    parameters = 3,  ///< + weights sharded (FSDP FULL_SHARD)
+};
+
+/// Matrices LoRA adapts, as a bit set (PEFT `target_modules`).
+enum class lora_target : std::uint8_t {
+    q = 1,
+    k = 2,
+    v = 4,
+    o = 8,
+    gate = 16,
+    up = 32,
+    down = 64,
+};
+constexpr lora_target operator|(lora_target a, lora_target b) noexcept {
+    return static_cast<lora_target>(static_cast<unsigned>(a) | static_cast<unsigned>(b));
+}
+constexpr bool has_target(lora_target set, lora_target one) noexcept {
+    return (static_cast<unsigned>(set) & static_cast<unsigned>(one)) != 0;
+}
+inline constexpr lora_target lora_attention_qv = lora_target::q | lora_target::v;
+inline constexpr lora_target lora_attention_all = lora_target::q | lora_target::k | lora_target::v | lora_target::o;
+inline constexpr lora_target lora_all_linear =
+    lora_attention_all | lora_target::gate | lora_target::up | lora_target::down;
+
+struct training_setup {
+    training_method method = training_method::full;
+    /// How dpo / rlhf / distillation train their policy (full, lora or qlora).
+    training_method policy_method = training_method::full;
+    std::uint32_t seq_len = 2048;    ///< tokens per sequence
+    std::uint32_t micro_batch = 1;   ///< sequences per device per forward/backward pass
+    std::uint32_t lora_rank = 16;
+    lora_target lora_targets = lora_all_linear;
+    std::uint32_t prefix_tokens = 20; ///< virtual tokens of prefix tuning
+    std::uint32_t devices = 1;        ///< data-parallel devices ZeRO/FSDP shards over
+    zero_stage zero = zero_stage::none;
+    bool offload_optimizer = false;  ///< optimizer states + master weights in host memory
+    bool offload_parameters = false; ///< stage 3 only: sharded weights in host memory
+    bool gradient_checkpointing = false;
+    bool offload_activations = false; ///< checkpointed layer inputs moved to host memory
+    bool flash_attention = true;      ///< no s x s attention matrix kept
+    bool chunked_loss = false;        ///< cross-entropy computed chunk by chunk (else 20 B per logit)
+    /// Each parameter is updated as soon as its gradient is ready and the gradient freed
+    /// (torchtune `optimizer_in_bwd`, LOMO): no full gradient set is ever held.
+    bool optimizer_in_backward = false;
+    training_optimizer opt = training_optimizer::adamw;
+    training_precision precision = training_precision::mixed_bf16;
+    /// Distillation: the teacher's parameter count (0: the same as the student).
+    std::uint64_t teacher_parameters = 0;
+};
+
+/// Estimated memory of one training step on one device (bytes). The components add up
+/// to `total_bytes()`, an upper bound; `peak_memory_bytes` is lower where gradients and
+/// activations do not coexist (see the header comment).
+struct training_memory {
+    std::uint64_t trainable_parameters = 0;  ///< whole model, before sharding
+    std::uint64_t weights_bytes = 0;         ///< trained model's weights on this device
+    std::uint64_t frozen_models_bytes = 0;   ///< reference / reward / teacher weights
+    std::uint64_t gradients_bytes = 0;
+    std::uint64_t optimizer_bytes = 0;       ///< states + fp32 master weights on device
+    std::uint64_t activations_bytes = 0;     ///< peak: kept activations + working layer + loss
+    std::uint64_t buffers_bytes = 0;         ///< ZeRO-3 gathered layers, QLoRA dequantised matrix
+    std::uint64_t peak_memory_bytes = 0;     ///< estimated peak per device
+    std::uint64_t host_memory_bytes = 0;     ///< offloaded to host memory, per device
+    constexpr std::uint64_t total_bytes() const noexcept {
+        return detail::sat_add(
+            detail::sat_add(detail::sat_add(weights_bytes, frozen_models_bytes),
+                            detail::sat_add(gradients_bytes, optimizer_bytes)),
+            detail::sat_add(activations_bytes, buffers_bytes));
+    }
+};
+
+constexpr std::string_view to_string(training_method m) noexcept {
+    switch (m) {
+    case training_method::full: return "full";
+    case training_method::lora: return "lora";
+    case training_method::qlora: return "qlora";
+    case training_method::prefix: return "prefix";
+    case training_method::dpo: return "dpo";
+    case training_method::rlhf: return "rlhf";
+    case training_method::distillation: return "distillation";
+    }
+    return "unknown";
+}
+/// Parses a method name as the CLI takes it ("full", "LoRA", "qlora", "full-finetune", …).
+constexpr std::optional<training_method> parse_training_method(std::string_view s) noexcept {
+    s = detail::trim(s);
+    constexpr training_method all[] = {training_method::full,   training_method::lora, training_method::qlora,
+                                       training_method::prefix, training_method::dpo,  training_method::rlhf,
+                                       training_method::distillation};
+    for (auto m : all)
+        if (detail::loose_equals(s, to_string(m))) return m;
+    if (detail::loose_equals(s, "full-finetune") || detail::loose_equals(s, "fft")) return training_method::full;
+    if (detail::loose_equals(s, "ppo")) return training_method::rlhf;
+    if (detail::loose_equals(s, "prefix-tuning")) return training_method::prefix;
+    if (detail::loose_equals(s, "kd")) return training_method::distillation;
+    return std::nullopt;
+}
+
+namespace detail {
+namespace training {
+
+inline constexpr std::uint64_t gib = 1ull << 30;
+
+constexpr std::uint64_t ceil_div(std::uint64_t a, std::uint64_t b) noexcept { return b ? a / b + (a % b != 0) : a; }
+constexpr std::uint64_t max_u(std::uint64_t a, std::uint64_t b) noexcept { return a > b ? a : b; }
+
+/// The shapes a layer's linear matrices have.
+struct layer_shape {
+    std::uint64_t h = 0, q_w = 0, kv_w = 0, i = 0, experts = 1, active_experts = 1;
+};
+constexpr layer_shape shape_of(const model_spec& m) noexcept {
+    layer_shape s;
+    s.h = m.hidden_size;
+    const std::uint64_t hd = m.head_dim ? m.head_dim : (m.attention_heads ? s.h / m.attention_heads : 0);
+    s.q_w = sat_mul(m.attention_heads, hd);
+    s.kv_w = sat_mul(m.kv_heads ? m.kv_heads : m.attention_heads, hd);
+    s.i = m.intermediate_size;
+    if (m.experts > 0) {
+        s.experts = m.experts;
+        s.active_experts = m.experts_per_token ? m.experts_per_token : m.experts;
+    }
+    return s;
+}
+
+/// Weights of the linear matrices of all blocks (what QLoRA quantizes).
+constexpr std::uint64_t block_linear_parameters(const model_spec& m) noexcept {
+    const auto s = shape_of(m);
+    const std::uint64_t attention = sat_add(sat_mul(2, sat_mul(s.h, s.q_w)), sat_mul(2, sat_mul(s.h, s.kv_w)));
+    const std::uint64_t ffn = sat_mul(s.experts, sat_mul(3, sat_mul(s.h, s.i)));
+    const std::uint64_t linear = sat_mul(m.layers, sat_add(attention, ffn));
+    // Catalogue totals can be smaller than the shapes imply (latent attention, shared
+    // experts are not in the shapes): never count more than the whole model.
+    return m.parameters && linear > m.parameters ? m.parameters : linear;
+}
+
+/// The largest matrix of a block, in values (QLoRA dequantises one at a time).
+constexpr std::uint64_t largest_block_matrix(const model_spec& m) noexcept {
+    const auto s = shape_of(m);
+    return max_u(sat_mul(s.h, s.q_w), sat_mul(s.h, s.i));
+}
+/// The largest matrix of the model, embeddings included (optimizer in backward holds one
+/// gradient at a time).
+constexpr std::uint64_t largest_matrix(const model_spec& m) noexcept {
+    return max_u(largest_block_matrix(m), sat_mul(m.vocab_size, m.hidden_size));
+}
+
+/// LoRA trainable values: r x (d_in + d_out) per adapted matrix per layer; an FFN
+/// matrix of a MoE layer is adapted in every expert.
+constexpr std::uint64_t lora_parameters(const model_spec& m, std::uint32_t rank, lora_target t) noexcept {
+    const auto s = shape_of(m);
+    std::uint64_t per_layer = 0;
+    if (has_target(t, lora_target::q)) per_layer = sat_add(per_layer, s.h + s.q_w);
+    if (has_target(t, lora_target::k)) per_layer = sat_add(per_layer, s.h + s.kv_w);
+    if (has_target(t, lora_target::v)) per_layer = sat_add(per_layer, s.h + s.kv_w);
+    if (has_target(t, lora_target::o)) per_layer = sat_add(per_layer, s.q_w + s.h);
+    std::uint64_t ffn = 0;
+    if (has_target(t, lora_target::gate)) ffn = sat_add(ffn, s.h + s.i);
+    if (has_target(t, lora_target::up)) ffn = sat_add(ffn, s.h + s.i);
+    if (has_target(t, lora_target::down)) ffn = sat_add(ffn, s.i + s.h);
+    per_layer = sat_add(per_layer, sat_mul(s.experts, ffn));
+    return sat_mul(sat_mul(per_layer, rank), m.layers);
+}
+
+/// NF4 with double quantization: n/2 + n/64 + 4n/(64*256) bytes.
+constexpr std::uint64_t nf4_bytes(std::uint64_t n) noexcept {
+    return sat_add(sat_add(ceil_div(n, 2), ceil_div(n, 64)), ceil_div(n, 4096));
+}
+
+constexpr bool is_adapter(training_method m) noexcept {
+    return m == training_method::lora || m == training_method::qlora || m == training_method::prefix;
+}
+
+/// The method that decides how the trained model is stored and what is trainable.
+constexpr training_method trained_as(const training_setup& t) noexcept {
+    switch (t.method) {
+    case training_method::dpo:
+    case training_method::rlhf:
+    case training_method::distillation:
+        return t.policy_method == training_method::dpo || t.policy_method == training_method::rlhf ||
+                       t.policy_method == training_method::distillation
+                   ? training_method::full
+                   : t.policy_method;
+    default: return t.method;
+    }
+}
+
+/// Bytes of a 16-bit or fp32 value in this precision.
+constexpr std::uint64_t value_bytes(training_precision p) noexcept { return p == training_precision::fp32 ? 4 : 2; }
+
+/// Stored weights of the (whole, unsharded) model as the method keeps them.
+constexpr std::uint64_t model_weight_bytes(const model_spec& m, training_method how, training_precision p) noexcept {
+    if (how == training_method::qlora) {
+        const std::uint64_t linear = block_linear_parameters(m);
+        const std::uint64_t rest = m.parameters > linear ? m.parameters - linear : 0;
+        return sat_add(nf4_bytes(linear), sat_mul(rest, 2));
+    }
+    // A frozen base is kept 16-bit even in fp32 training; a fully trained one at `p`.
+    const std::uint64_t b = how == training_method::full ? value_bytes(p) : 2;
+    return sat_mul(m.parameters, b);
+}
+
+constexpr std::uint64_t trainable_parameters(const model_spec& m, const training_setup& t) noexcept {
+    const auto how = trained_as(t);
+    switch (how) {
+    case training_method::lora:
+    case training_method::qlora: return lora_parameters(m, t.lora_rank, t.lora_targets);
+    case training_method::prefix: {
+        // A key and a value vector per virtual token per layer (PEFT prefix tuning
+        // without the reparameterisation MLP).
+        const auto s = shape_of(m);
+        return sat_mul(sat_mul(sat_mul(t.prefix_tokens, m.layers), 2), s.kv_w);
+    }
+    default: return m.parameters;
+    }
+}
+
+/// Optimizer bytes per trainable parameter, fp32 master copy included (mixed precision),
+/// times 2048 so that 8-bit Adam's one fp32 scale per 2048 values stays an integer.
+constexpr std::uint64_t optimizer_bytes_x2048(training_optimizer o, training_precision p) noexcept {
+    const std::uint64_t state = p == training_precision::pure_bf16 ? 2 : 4; // per state value
+    const std::uint64_t master = p == training_precision::mixed_bf16 ? 4 : 0;
+    std::uint64_t per = 0;
+    switch (o) {
+    case training_optimizer::adamw: per = 2 * state * 2048; break;
+    case training_optimizer::adamw_8bit: per = 2 * (2048 + 4); break;
+    case training_optimizer::sgd_momentum: per = state * 2048; break;
+    case training_optimizer::sgd: per = 0; break;
+    }
+    return per + master * 2048;
+}
+
+/// 16-bit activation bytes a layer keeps per token without recomputation.
+constexpr std::uint64_t layer_activation_bytes_per_token(const model_spec& m, const training_setup& t) noexcept {
+    const auto s = shape_of(m);
+    std::uint64_t values = sat_add(sat_mul(2, s.h), sat_add(sat_mul(2, s.q_w), sat_mul(2, s.kv_w))); // attention
+    if (m.experts > 0) // each routed token keeps a copy of its input and the expert's intermediates
+        values = sat_add(values, sat_add(sat_mul(2, s.h), sat_mul(s.active_experts, sat_add(s.h, sat_mul(4, s.i)))));
+    else
+        values = sat_add(values, sat_add(sat_mul(2, s.h), sat_mul(4, s.i)));
+    std::uint64_t bytes = sat_mul(values, 2);
+    if (t.flash_attention)
+        bytes = sat_add(bytes, sat_mul(4, m.attention_heads)); // fp32 log-sum-exp per head
+    else
+        bytes = sat_add(bytes, sat_mul(sat_mul(2, m.attention_heads), t.seq_len)); // softmax row
+    return bytes;
+}
+
+/// Gradients alive while one layer is differentiated, per token.
+constexpr std::uint64_t backward_transient_bytes_per_token(const model_spec& m) noexcept {
+    const auto s = shape_of(m);
+    return sat_mul(2, sat_add(sat_mul(3, sat_mul(s.active_experts, s.i)), sat_mul(2, s.h)));
+}
+
+struct activation_parts {
+    std::uint64_t kept = 0;    ///< kept for all layers until their backward
+    std::uint64_t layer = 0;   ///< one layer's saved activations
+    std::uint64_t working = 0; ///< the layer being differentiated (recomputed + transient)
+    std::uint64_t loss = 0;    ///< logits and their gradient
+};
+
+constexpr activation_parts activations(const model_spec& m, const training_setup& t, std::uint32_t batch) noexcept {
+    activation_parts a;
+    const std::uint64_t tokens = sat_mul(t.seq_len, batch);
+    a.layer = sat_mul(tokens, layer_activation_bytes_per_token(m, t));
+    const std::uint64_t transient = sat_mul(tokens, backward_transient_bytes_per_token(m));
+    if (t.gradient_checkpointing) {
+        const std::uint64_t input = sat_mul(sat_mul(tokens, m.hidden_size), 2);
+        // Offloaded checkpoints: the one being fetched back stays on the device.
+        a.kept = t.offload_activations ? input : sat_mul(input, m.layers);
+        a.working = sat_add(a.layer, transient);
+    } else {
+        a.kept = sat_mul(a.layer, m.layers);
+        a.working = transient;
+    }
+    a.loss = sat_mul(sat_mul(tokens, m.vocab_size), t.chunked_loss ? 2 : 20);
+    return a;
+}
+
+constexpr std::uint32_t shards(const training_setup& t) noexcept { return t.devices ? t.devices : 1; }
+
+} // namespace training
+} // namespace detail
+
+/// Estimated per-device memory of one training step of `m` set up as `t`.
+constexpr training_memory estimate_training_memory(const model_spec& m, const training_setup& t) noexcept {
+    using namespace detail;
+    using namespace detail::training;
+    training_memory r;
+    if (m.parameters == 0 || m.layers == 0 || m.hidden_size == 0) return r;
+
+    const training_method how = trained_as(t);
+    const std::uint64_t n = shards(t);
+    const bool shard_states = t.zero >= zero_stage::optimizer && n > 1;
+    const bool shard_grads = t.zero >= zero_stage::gradients && n > 1;
+    const bool shard_weights = t.zero >= zero_stage::parameters && n > 1;
+
+    // Trained models: PPO trains an actor and a critic of the same size.
+    const std::uint64_t trained_models = t.method == training_method::rlhf ? 2 : 1;
+    const std::uint64_t trainable = trainable_parameters(m, t);
+    r.trainable_parameters = sat_mul(trainable, trained_models);
+
+    // Weights: frozen base or trained model, plus the adapters (16-bit, or fp32 in fp32).
+    std::uint64_t weights = model_weight_bytes(m, how, t.precision);
+    if (is_adapter(how)) weights = sat_add(weights, sat_mul(trainable, value_bytes(t.precision)));
+    weights = sat_mul(weights, trained_models);
+
+    // Frozen companions, kept in the trained model's base storage (4-bit when it is QLoRA).
+    const training_method frozen_as = how == training_method::qlora ? training_method::qlora : training_method::lora;
+    std::uint64_t frozen = 0;
+    if (t.method == training_method::dpo) frozen = model_weight_bytes(m, frozen_as, t.precision);
+    if (t.method == training_method::rlhf) frozen = sat_mul(2, model_weight_bytes(m, frozen_as, t.precision));
+    if (t.method == training_method::distillation)
+        frozen = sat_mul(t.teacher_parameters ? t.teacher_parameters : m.parameters, 2);
+
+    // Gradients, in the trained values' type.
+    std::uint64_t grads = 0;
+    const std::uint64_t grad_type = value_bytes(t.precision);
+    if (t.optimizer_in_backward) {
+        // One matrix's gradient (full) or one layer's adapters' gradients at a time.
+        const std::uint64_t one = how == training_method::full ? largest_matrix(m) : trainable / m.layers;
+        grads = sat_mul(one, grad_type);
+    } else {
+        grads = sat_mul(r.trainable_parameters, grad_type);
+    }
+
+    // Optimizer states (and the fp32 master copy of mixed precision).
+    const std::uint64_t opt_bytes =
+        ceil_div(sat_mul(r.trainable_parameters, optimizer_bytes_x2048(t.opt, t.precision)), 2048);
+
+    // Sharding.
+    std::uint64_t weights_dev = shard_weights ? ceil_div(weights, n) : weights;
+    const std::uint64_t frozen_dev = shard_weights ? ceil_div(frozen, n) : frozen;
+    const std::uint64_t grads_dev = shard_grads && !t.optimizer_in_backward ? ceil_div(grads, n) : grads;
+    std::uint64_t opt_dev = shard_states ? ceil_div(opt_bytes, n) : opt_bytes;
+
+    // Offload to host.
+    if (t.offload_optimizer) {
+        r.host_memory_bytes = sat_add(r.host_memory_bytes, opt_dev);
+        opt_dev = 0;
+    }
+    if (t.offload_parameters && shard_weights) {
+        r.host_memory_bytes = sat_add(r.host_memory_bytes, weights_dev);
+        weights_dev = 0;
+    }
+
+    // Buffers: stage 3 gathers a layer's full weights before using it and prefetches the
+    // next (two layers live); QLoRA dequantises one matrix at a time to 16-bit.
+    std::uint64_t buffers = 0;
+    if (shard_weights) {
+        const std::uint64_t layer_weights = ceil_div(sat_add(model_weight_bytes(m, how, t.precision),
+                                                             frozen ? frozen / trained_models : 0),
+                                                     m.layers);
+        buffers = sat_mul(2, layer_weights);
+    }
+    if (how == training_method::qlora) buffers = sat_add(buffers, sat_mul(largest_block_matrix(m), 2));
+
+    // Activations: DPO runs chosen and rejected sequences together; distillation also
+    // holds the teacher's logits.
+    const std::uint32_t batch = t.method == training_method::dpo ? t.micro_batch * 2u : t.micro_batch;
+    auto act = activations(m, t, batch);
+    if (t.method == training_method::distillation)
+        act.loss = sat_add(act.loss, sat_mul(sat_mul(sat_mul(t.seq_len, batch), m.vocab_size), 2));
+    const std::uint64_t act_peak = sat_add(act.kept, max_u(act.loss, act.working));
+
+    r.weights_bytes = weights_dev;
+    r.frozen_models_bytes = frozen_dev;
+    r.gradients_bytes = grads_dev;
+    r.optimizer_bytes = opt_dev;
+    r.activations_bytes = act_peak;
+    r.buffers_bytes = buffers;
+
+    // Peak: gradients grow as activations are freed during the backward pass.
+    const std::uint64_t fixed = sat_add(sat_add(weights_dev, frozen_dev), sat_add(opt_dev, buffers));
+    const std::uint64_t start_of_backward = act_peak;
+    const std::uint64_t end_of_backward =
+        sat_add(grads_dev, sat_add(t.gradient_checkpointing ? 0 : act.layer, act.working));
+    r.peak_memory_bytes = sat_add(fixed, max_u(start_of_backward, end_of_backward));
+    return r;
+}
+
+/// True when the estimated peak fits in `device_memory_bytes` per device.
+constexpr bool training_fits(const model_spec& m, const training_setup& t, std::uint64_t device_memory_bytes) noexcept {
+    const auto e = estimate_training_memory(m, t);
+    return e.peak_memory_bytes > 0 && e.peak_memory_bytes <= device_memory_bytes;
+}
+
+/// The longest sequence (multiple of `step` tokens, at most `limit`) whose estimated
+/// peak fits in `device_memory_bytes`; 0 when not even `step` tokens fit.
+constexpr std::uint32_t max_training_seq_len(const model_spec& m, training_setup t, std::uint64_t device_memory_bytes,
+                                             std::uint32_t step = 256, std::uint32_t limit = 1u << 22) noexcept {
+    if (step == 0) step = 1;
+    std::uint32_t lo = 0, hi = limit / step; // in steps
+    while (lo < hi) {
+        const std::uint32_t mid = lo + (hi - lo + 1) / 2;
+        t.seq_len = mid * step;
+        if (training_fits(m, t, device_memory_bytes)) lo = mid;
+        else hi = mid - 1;
+    }
+    return lo * step;
+}
+
+// Compile-time examples (hand-computed in tests/unit/plan_training.cpp).
+static_assert(detail::training::nf4_bytes(4096) == 2048 + 64 + 1);
+static_assert(detail::training::optimizer_bytes_x2048(training_optimizer::adamw, training_precision::mixed_bf16) ==
+              12 * 2048);
+static_assert(parse_training_method("QLoRA") == training_method::qlora);
+
+AI_HWACCEL_NAMESPACE_END
+// ---- end ai_hwaccel/plan/training.hpp
 // #include "ai_hwaccel/registry.hpp"
 // ---- end ai_hwaccel/ai_hwaccel.hpp

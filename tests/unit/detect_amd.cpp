@@ -590,45 +590,14 @@ TEST_CASE("rocm_probe") {
 
 TEST_CASE("detail::formats: AMD sniffers and capture parsers") {
     namespace f = ah::detail::formats;
-    using sniff_fn = int (*)(std::string_view) noexcept;
-    struct row {
-        const char* name;
-        sniff_fn sniff;
-        const char* prefix; // captures that are this format's
-    };
-    const row rows[] = {
+    // Captures are their format's by path prefix.
+    const test::sniffer_row rows[] = {
         {"rocminfo", f::sniff_rocminfo, "rocminfo/"},
         {"kfd", f::sniff_kfd_properties, "amdgpu-sysfs/kfd-topology-node-properties"},
         {"pp_dpm", f::sniff_pp_dpm, "amdgpu-sysfs/pp_dpm_"},
         {"transcript", f::sniff_amdgpu_transcript, "amdgpu-sysfs/mem_info_"},
     };
-    const fs::path base = AI_HWACCEL_FIXTURES_DIR;
-    if (!fs::exists(base)) {
-        MESSAGE("skipped: fixtures not found");
-        return;
-    }
-    std::size_t seen = 0, mine = 0;
-    for (const auto& e : fs::recursive_directory_iterator(base)) {
-        if (!e.is_regular_file() || e.path().extension() == ".source") continue;
-        const std::string rel = fs::relative(e.path(), base).generic_string();
-        if (rel == "README.md") continue;
-        const auto text = test::read_file(e.path());
-        REQUIRE(text);
-        ++seen;
-        for (const auto& r : rows) {
-            CAPTURE(rel);
-            CAPTURE(r.name);
-            const bool expected = rel.starts_with(r.prefix);
-            if (expected) {
-                CHECK(r.sniff(*text) > 0);
-                ++mine;
-            } else {
-                CHECK(r.sniff(*text) == 0);
-            }
-        }
-    }
-    CHECK(seen > 100);
-    CHECK(mine == 8);
+    test::check_sniffers(rows, 8);
 
     if (const auto t = test::capture("rocminfo/xeon8568y_mi300x-vf_rocm7.2.txt")) {
         ah::capture_parse out;

@@ -55,12 +55,44 @@ TEST_CASE("recognise_format: every real capture of a machine file, by itself") {
 
 // The vendor tools' outputs: each recognised by its own format and by no other, read
 // without a warning. What each one says is asserted in the backend's own test file.
-TEST_CASE("recognise_format: every real capture of a GPU tool, by itself and by one format only") {
+TEST_CASE("recognise_format: every real capture of an accelerator or fabric tool, by itself and by one format only") {
     struct row {
         const char* file;
         const char* format;
     };
     const std::vector<row> rows{
+        row{"ibstat/ibstat_a100-node_all-active_cx6dx.txt", "ibstat"},
+        row{"ibstat/ibstat_h100-node_12-hcas_ethernet-and-ib_fw28.39.txt", "ibstat"},
+        row{"ibstat/ibstatus_a100_ib-hdr200.txt", "ibstatus"},
+#if AI_HWACCEL_BACKEND_TPU
+        row{"tpu/tpu-info_version_v6e.txt", "tpu-info-version"},
+        row{"tpu/tpu-info_process_8-chips_dev-vfio.txt", "tpu-info-process"},
+        row{"tpu/v6e_ls-dev-vfio_iommu-groups-vendor-device.txt", "tpu-vfio-transcript"},
+        row{"tpu/tpu-info_v4_4-chips_dev-accel_rich-table.txt", "tpu-info"},
+        row{"tpu/tpu-info_v6e_4-chips_dev-vfio_static.txt", "tpu-info"},
+#endif
+#if AI_HWACCEL_BACKEND_GAUDI
+        row{"hl-smi/default-table_8x-gaudi3-hl325l_v1.21.0_openshift-pod.txt", "hl-smi-table"},
+        row{"hl-smi/default-table_gaudi2_v1.17.1_openshift-job.txt", "hl-smi-table"},
+        row{"hl-smi/default-table_8x-gaudi2-hl225_v1.21.1_busy.txt", "hl-smi-table"},
+        row{"hl-smi/L-i_one-aip_gaudi2-hl225_v1.12.1.txt", "hl-smi-log"},
+#endif
+#if AI_HWACCEL_BACKEND_NEURON
+        row{"neuron-ls/default_trn2n.48xlarge_16-devices.txt", "neuron-ls"},
+        row{"neuron-ls/wide_trn2n.48xlarge_with-processes.txt", "neuron-ls-wide"},
+        row{"neuron-ls/topology_trn1.32xlarge_16-devices-torus.txt", "neuron-ls-topology"},
+#endif
+#if AI_HWACCEL_BACKEND_INTEL_NPU || AI_HWACCEL_BACKEND_AMD_XDNA
+        row{"npu-sysfs/ls-sys-class-accel_strix-halo-xdna.txt", "accel-class-listing"},
+        row{"npu-sysfs/session_lunar-lake_accel0-device-attributes.txt", "accel-sysfs-transcript"},
+#endif
+#if AI_HWACCEL_BACKEND_QUALCOMM
+        row{"qaic-util/q-grep-Status-QID_4-socs.txt", "qaic-util-query"},
+#endif
+#if AI_HWACCEL_BACKEND_GRAPHCORE
+        row{"gc-info/l_ipuof-partition_4-ipus_m2000.txt", "gc-info-list"},
+        row{"gc-info/gc-monitor_ipuof-partition_4-ipus_m2000.txt", "gc-monitor"},
+#endif
 #if AI_HWACCEL_BACKEND_CUDA
 row{"nvidia-smi/L_a100-80gb-pcie_mig-2x3g.40gb.txt", "nvidia-smi-list"},
 row{"nvidia-smi/L_a100-80gb-sxm4_mig-7x1g.10gb.txt", "nvidia-smi-list"},
@@ -147,7 +179,7 @@ row{"xpu-smi/discovery_1x-max-series-0x020a_doc.txt", "xpu-smi-discovery"},
 #endif
     };
     for (const auto& [file, format] : rows) {
-        INFO(file);
+        INFO(std::string(file));
         const auto text = test::capture(file);
         if (!text) continue;
         const auto* f = ah::recognise_format(*text);
@@ -158,10 +190,12 @@ row{"xpu-smi/discovery_1x-max-series-0x020a_doc.txt", "xpu-smi-discovery"},
         CHECK(claimants == 1);
         const auto r = ah::parse_capture(*text, *f);
         CHECK(r.warnings.empty());
-        // Two captures hold nothing a registry keeps: a driver version alone, and a
-        // peer-to-peer support matrix (which says what is allowed, not what is connected).
+        // Three captures hold nothing a registry keeps: a driver version alone, a tool's
+        // own version, and a peer-to-peer support matrix (which says what is allowed, not
+        // what is connected).
         const std::string_view name = file;
-        if (name != "rocm-smi/showdriverversion-csv_mi100.csv" && name != "nvidia-smi/topo-p2p-rw_2x-rtx5090.txt")
+        if (name != "rocm-smi/showdriverversion-csv_mi100.csv" && name != "nvidia-smi/topo-p2p-rw_2x-rtx5090.txt" &&
+            name != "tpu/tpu-info_version_v6e.txt")
             CHECK((!r.devices.empty() || r.host.has_value() || r.system.has_value()));
     }
 }

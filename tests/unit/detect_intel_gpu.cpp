@@ -271,33 +271,9 @@ TEST_CASE("detail::formats xpu-smi sniffers") {
         CHECK(out.devices.size() == e.devices);
     }
     // Every sniffer says 0 for every other capture.
-    int (*const sniffers[])(std::string_view) noexcept = {
-        f::sniff_xpu_smi_discovery, f::sniff_xpu_smi_discovery_detail, f::sniff_xpu_smi_dump,
-#if AI_HWACCEL_JSON
-        f::sniff_xpu_smi_json,
-#endif
-    };
-    const std::filesystem::path root(AI_HWACCEL_FIXTURES_DIR);
-    std::error_code ec;
-    if (!std::filesystem::is_directory(root, ec)) return;
-    std::size_t others = 0;
-    for (auto it = std::filesystem::recursive_directory_iterator(root, ec);
-         !ec && it != std::filesystem::recursive_directory_iterator(); it.increment(ec)) {
-        if (!it->is_regular_file() || it->path().extension() == ".source") continue;
-        const std::string rel = std::filesystem::relative(it->path(), root).generic_string();
-        const auto text = test::read_file(it->path());
-        if (!text) continue;
-        for (std::size_t s = 0; s < std::size(sniffers); ++s) {
-            bool own = false;
-            for (const auto& e : all) own = own || (rel == e.file && e.mine == sniffers[s]);
-            CAPTURE(rel);
-            CAPTURE(s);
-            if (own) CHECK(sniffers[s](*text) == 90);
-            else CHECK(sniffers[s](*text) == 0);
-        }
-        ++others;
-    }
-    CHECK(others > 100);
+    std::vector<test::sniffer_row> rows;
+    for (const auto& e : all) rows.push_back({e.file, e.mine, e.file});
+    test::check_sniffers(rows, std::size(all));
     CHECK(f::sniff_xpu_smi_dump("") == 0);
     CHECK(f::sniff_xpu_smi_discovery("") == 0);
     ah::capture_parse empty;

@@ -676,36 +676,23 @@ TEST_CASE("parse_nvidia_smi_table: hostile input") {
 
 TEST_CASE("detail::formats::sniff_nvidia_smi_q / _xml / _table") {
     namespace f = ah::detail::formats;
-    namespace fs = std::filesystem;
-    const fs::path root(AI_HWACCEL_FIXTURES_DIR);
-    std::error_code ec;
-    if (!fs::is_directory(root, ec)) return;
-    std::size_t mine = 0;
-    for (const auto& e : fs::recursive_directory_iterator(root, ec)) {
-        if (!e.is_regular_file() || e.path().extension() == ".source") continue;
-        const auto rel = e.path().lexically_relative(root).generic_string();
-        CAPTURE(rel);
-        const auto text = test::read_file(e.path());
-        REQUIRE(text);
-        const bool q = rel.starts_with("nvidia-smi/q_");
-        const bool xml = rel.starts_with("nvidia-smi/q-x_");
-        const bool table = rel.starts_with("nvidia-smi/default-table_");
-        CHECK((f::sniff_nvidia_smi_q(*text) > 0) == q);
-        CHECK((f::sniff_nvidia_smi_xml(*text) > 0) == xml);
-        CHECK((f::sniff_nvidia_smi_table(*text) > 0) == table);
-        if (!(q || xml || table)) continue;
-        ++mine;
+    const test::sniffer_row rows[] = {
+        {"nvidia-smi-q", f::sniff_nvidia_smi_q, "nvidia-smi/q_"},
+        {"nvidia-smi-q-xml", f::sniff_nvidia_smi_xml, "nvidia-smi/q-x_"},
+        {"nvidia-smi-table", f::sniff_nvidia_smi_table, "nvidia-smi/default-table_"},
+    };
+    test::check_sniffers(rows, 9, [](const test::sniffer_row& row, std::string_view, const std::string& text) {
         ah::capture_parse out;
-        out.format = q ? "nvidia-smi-q" : xml ? "nvidia-smi-q-xml" : "nvidia-smi-table";
+        out.format = row.name;
+        const bool q = row.sniff == f::sniff_nvidia_smi_q, xml = row.sniff == f::sniff_nvidia_smi_xml;
         (q ? f::parse_nvidia_smi_q_capture : xml ? f::parse_nvidia_smi_xml_capture : f::parse_nvidia_smi_table_capture)(
-            *text, out);
+            text, out);
         CHECK(out.warnings.empty());
         CHECK_FALSE(out.devices.empty());
         // The older nvidia-smi formats are not claimed by these sniffers, nor these by theirs.
-        CHECK(f::sniff_nvidia_csv(*text) == 0);
-        CHECK(f::sniff_nvidia_list(*text) == 0);
-    }
-    CHECK(mine == 9);
+        CHECK(f::sniff_nvidia_csv(text) == 0);
+        CHECK(f::sniff_nvidia_list(text) == 0);
+    });
 
     CHECK(f::sniff_nvidia_smi_q("") == 0);
     CHECK(f::sniff_nvidia_smi_xml("") == 0);

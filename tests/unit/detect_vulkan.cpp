@@ -470,32 +470,22 @@ TEST_CASE("vulkan_probe") {
 
 TEST_CASE("detail::formats::sniff_vulkaninfo_summary / sniff_vulkaninfo_text") {
     namespace f = ah::detail::formats;
-    const std::filesystem::path root(AI_HWACCEL_FIXTURES_DIR);
-    if (!std::filesystem::exists(root)) return;
-    std::size_t mine = 0;
-    for (const auto& e : std::filesystem::recursive_directory_iterator(root)) {
-        if (!e.is_regular_file() || e.path().extension() == ".source") continue;
-        const auto rel = std::filesystem::relative(e.path(), root).generic_string();
-        CAPTURE(rel);
-        const auto t = test::read_file(e.path());
-        REQUIRE(t);
-        const bool summary = rel.starts_with("vulkaninfo/summary_");
-        const bool full = rel.starts_with("vulkaninfo/full-");
-        CHECK((f::sniff_vulkaninfo_summary(*t) > 0) == summary);
-        CHECK((f::sniff_vulkaninfo_text(*t) > 0) == full);
+    const test::sniffer_row rows[] = {
+        {"vulkaninfo-summary", f::sniff_vulkaninfo_summary, "vulkaninfo/summary_"},
+        {"vulkaninfo-text", f::sniff_vulkaninfo_text, "vulkaninfo/full-"},
 #if AI_HWACCEL_JSON
-        CHECK(f::sniff_vulkaninfo_json(*t) == 0);
+        {"vulkaninfo-json", f::sniff_vulkaninfo_json, nullptr}, // no real capture: 0 for all of them
 #endif
-        if (!summary && !full) continue;
-        ++mine;
-        CHECK(std::max(f::sniff_vulkaninfo_summary(*t), f::sniff_vulkaninfo_text(*t)) == 90);
+    };
+    test::check_sniffers(rows, 5, [](const test::sniffer_row& row, std::string_view, const std::string& t) {
+        CHECK(std::max(f::sniff_vulkaninfo_summary(t), f::sniff_vulkaninfo_text(t)) == 90);
+        const bool summary = row.sniff == f::sniff_vulkaninfo_summary;
         ah::capture_parse out;
-        out.format = summary ? "vulkaninfo-summary" : "vulkaninfo-text";
-        (summary ? f::parse_vulkaninfo_summary_capture : f::parse_vulkaninfo_text_capture)(*t, out);
+        out.format = row.name;
+        (summary ? f::parse_vulkaninfo_summary_capture : f::parse_vulkaninfo_text_capture)(t, out);
         CHECK(out.warnings.empty());
         CHECK_FALSE(out.devices.empty());
-    }
-    CHECK(mine == 5);
+    });
     CHECK(f::sniff_vulkaninfo_summary("") == 0);
     CHECK(f::sniff_vulkaninfo_text("") == 0);
     ah::capture_parse empty;

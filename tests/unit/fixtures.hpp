@@ -8,6 +8,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <cstddef>
 #include <functional>
 #include <set>
 #include <span>
@@ -39,6 +40,93 @@ inline std::optional<std::string> capture(const std::string& relative) {
     auto text = read_file(p);
     if (!text) MESSAGE("skipped: capture not found: " << p.string() << " (set AI_HWACCEL_FIXTURES_DIR)");
     return text;
+}
+
+/// Calls `f(relative_path, text)` for every real capture under AI_HWACCEL_FIXTURES_DIR (the
+/// `.source` notes beside them and README.md are not captures) and returns how many there were:
+/// 0, with a message, where the captures are not available. `relative_path` uses '/'.
+template <class F>
+std::size_t for_each_capture(F&& f) {
+    namespace fs = std::filesystem;
+    const fs::path root(AI_HWACCEL_FIXTURES_DIR);
+    std::error_code ec;
+    if (!fs::is_directory(root, ec)) {
+        MESSAGE("skipped: fixtures not found: " << root.string() << " (set AI_HWACCEL_FIXTURES_DIR)");
+        return 0;
+    }
+    std::size_t count = 0;
+    for (auto it = fs::recursive_directory_iterator(root, ec); !ec && it != fs::recursive_directory_iterator();
+         it.increment(ec)) {
+        if (!it->is_regular_file(ec) || it->path().extension() == ".source" || it->path().filename() == "README.md")
+            continue;
+        const std::string relative = it->path().lexically_relative(root).generic_string();
+        CAPTURE(relative);
+        const auto text = read_file(it->path());
+        REQUIRE(text);
+        ++count;
+        f(std::string_view(relative), *text);
+    }
+    CHECK_FALSE(ec);
+    return count;
+}
+
+/// A capture format's sniffer and the real captures that are its own: those whose path under
+/// the fixtures folder starts with `prefix`, unless it also starts with `except`. A null
+/// `prefix` is a format with no real capture yet: its sniffer must say 0 to all of them.
+struct sniffer_row {
+    const char* name;
+    int (*sniff)(std::string_view) noexcept;
+    const char* prefix;
+    const char* except = nullptr;
+};
+
+inline bool claims(const sniffer_row& row, std::string_view relative) {
+    return row.prefix != nullptr && relative.starts_with(row.prefix) &&
+           !(row.except != nullptr && relative.starts_with(row.except));
+}
+
+/// Called with each capture a row claims, its path and its text (for parsing it).
+using claimed_capture_fn = std::function<void(const sniffer_row&, std::string_view, const std::string&)>;
+
+/// Sniffs every real capture with every row's sniffer: > 0 for the captures the sniffer owns
+/// (claimed by any row with that sniffer, so one sniffer may have several rows), 0 for every
+/// other. Also checks that each row with a prefix claims at least one capture, that the
+/// (capture, row) claims number exactly `expected_claims`, and that the walk saw the whole
+/// fixture set (over 100 captures). `on_claim` runs for each claim, inside the same CAPTUREs.
+/// Where the captures are not available it checks nothing.
+inline void check_sniffers(std::span<const sniffer_row> rows, std::size_t expected_claims,
+                           const claimed_capture_fn& on_claim = {}) {
+    std::vector<std::size_t> per_row(rows.size(), 0);
+    const std::size_t captures = for_each_capture([&](std::string_view relative, const std::string& text) {
+        for (std::size_t i = 0; i < rows.size(); ++i) {
+            const sniffer_row& row = rows[i];
+            const std::string sniffer(row.name);
+            CAPTURE(sniffer);
+            const auto same_sniffer = [&](const sniffer_row& r) { return r.sniff == row.sniff; };
+            if (std::none_of(rows.begin(), rows.begin() + static_cast<std::ptrdiff_t>(i), same_sniffer)) {
+                // The first row of its sniffer checks it for all of that sniffer's rows.
+                const bool own = std::any_of(rows.begin(), rows.end(),
+                                             [&](const sniffer_row& r) { return same_sniffer(r) && claims(r, relative); });
+                const int score = row.sniff(text);
+                if (own) CHECK(score > 0);
+                else CHECK(score == 0);
+            }
+            if (claims(row, relative)) {
+                ++per_row[i];
+                if (on_claim) on_claim(row, relative, text);
+            }
+        }
+    });
+    if (captures == 0) return;
+    CHECK(captures > 100);
+    std::size_t total = 0;
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+        const std::string sniffer(rows[i].name);
+        CAPTURE(sniffer);
+        if (rows[i].prefix != nullptr) CHECK(per_row[i] > 0);
+        total += per_row[i];
+    }
+    CHECK(total == expected_claims);
 }
 
 /// A fresh directory under the system temp folder, removed when the object goes.

@@ -5,6 +5,10 @@
 //   catalogue  the devices the library knows
 //   backends   what this build compiled in
 //   version
+//   estimate   a model on a catalogue device (no detection)      } plan_commands.hpp;
+//   plan       a model laid out on this machine's devices          } every figure an
+//   training   the memory fine-tuning a model takes                } estimate
+//   cost       the cheapest cloud instance that holds a model      }
 //
 // Unknown commands and options are errors with a message and exit code 2; nothing is
 // silently replaced by a default. Warnings go to stderr in the human form and into the
@@ -47,6 +51,46 @@ constexpr std::string_view usage_text =
     "  catalogue [FILTER]     list the device catalogue; FILTER matches names case-insensitively\n"
     "  backends               list the backends and whether this build compiled them in\n"
     "  version                print the library version\n"
+    "\n"
+    "planning commands (every figure an estimate; --json prints the fields of docs/cli-plan.md):\n"
+    "  estimate --device NAME --quant FORMAT (--model ID | --params N --layers N --hidden N) [options]\n"
+    "                         memory and tokens/s of a model on catalogue devices, no detection\n"
+    "      --device NAME      a catalogue device as people write it (\"H100 SXM\", \"RTX 4090\")\n"
+    "      --count N          N such devices joined by the device's own link (PCIe when none)\n"
+    "      --model ID         a catalogue model (\"llama-3.1-70b\", \"meta-llama/Llama-3.1-8B\")\n"
+    "      --params N         or a model by hand: parameters (70B, 7e9), with --layers N,\n"
+    "                         --hidden N, [--heads N (default hidden/128)], [--kv-heads N\n"
+    "                         (default: the heads)], [--vocab N]\n"
+    "      --quant FORMAT     GGUF names (Q4_K_M, Q8_0, F16, MXFP4) or plain ones (fp8, int4, bf16)\n"
+    "      --context N        tokens in the KV cache per sequence (default 4096; 8k, 128k)\n"
+    "      --prompt N         prompt length for the prefill rate (default 512, at most --context)\n"
+    "      --batch N          sequences decoded together (default 1)\n"
+    "      --memory SIZE      memory per device (192GiB, 64GB): needed where the catalogue has\n"
+    "                         none (unified memory, e.g. Apple M-series), else an override\n"
+    "  plan --model ID [options]\n"
+    "                         lay a model out on this machine's devices (detected)\n"
+    "      --root DIR         on a captured machine tree instead (as detect --root)\n"
+    "      --device NAME      on described devices instead, with --count N (default 1)\n"
+    "                         and --memory SIZE as for estimate\n"
+    "      --quant FORMAT     the format, or auto (the default): the best that fits\n"
+    "      --context N, --batch N   as for estimate\n"
+    "      --allow-cpu        let the plan use the CPU (never used silently)\n"
+    "  training --model ID --method METHOD [options]\n"
+    "                         memory per device of fine-tuning (full, lora, qlora, prefix, dpo,\n"
+    "                         rlhf, distillation)\n"
+    "      --policy full|lora|qlora   how dpo/rlhf/distillation train the policy (default full)\n"
+    "      --seq N            tokens per sequence (default 2048)  --batch N  micro-batch (default 1)\n"
+    "      --devices N        data-parallel devices (default 1)   --zero 0-3  ZeRO/FSDP stage (default 0)\n"
+    "      --rank R           LoRA rank (default 16)              --checkpointing  recompute activations\n"
+    "      --optimizer NAME   adamw (default), adamw_8bit, sgd, sgd_momentum\n"
+    "      --device NAME      also say whether it fits that catalogue device (--memory SIZE\n"
+    "                         as for estimate)\n"
+    "  cost --model ID --quant FORMAT [options]\n"
+    "                         the cheapest cloud instance that holds the model\n"
+    "      --context N, --batch N   as for estimate\n"
+    "      --objective hour|tokens  cheapest per hour (default) or per output token\n"
+    "      --all              list every instance with its fit and cost\n"
+    "  A model that fits nowhere exits with code 1 (--json still prints the document).\n"
     "\n"
     "options:\n"
     "  -h, --help             print this help\n"
@@ -160,6 +204,12 @@ void print_system(const ah::system_io& io) {
         std::printf("environment: %s\n", env.c_str());
     }
 }
+
+} // namespace
+
+#include "plan_commands.hpp"
+
+namespace {
 
 // --- detect ----------------------------------------------------------------------------
 
@@ -362,6 +412,7 @@ int main(int argc, char** argv) {
         command = args[0];
         i = 1;
     }
+    if (auto r = run_plan_command(command, std::span<const std::string_view>(args).subspan(i))) return *r;
     std::vector<std::string_view> positional;
     detect_args d;
     std::string format;

@@ -24,6 +24,7 @@
 #include "ai_hwaccel/core/warning.hpp"
 #include "ai_hwaccel/detect/cpu.hpp"
 #include "ai_hwaccel/detect/environment.hpp"
+#include "ai_hwaccel/detect/fabric.hpp"
 #include "ai_hwaccel/detect/merge.hpp"
 // Each backend header is empty unless its switch is on.
 #include "ai_hwaccel/detect/amd.hpp"
@@ -31,6 +32,15 @@
 #include "ai_hwaccel/detect/cuda.hpp"
 #include "ai_hwaccel/detect/intel_gpu.hpp"
 #include "ai_hwaccel/detect/vulkan.hpp"
+#include "ai_hwaccel/detect/tpu.hpp"
+#include "ai_hwaccel/detect/gaudi.hpp"
+#include "ai_hwaccel/detect/npu.hpp"
+#include "ai_hwaccel/detect/neuron.hpp"
+#include "ai_hwaccel/detect/qualcomm.hpp"
+#include "ai_hwaccel/detect/cerebras.hpp"
+#include "ai_hwaccel/detect/graphcore.hpp"
+#include "ai_hwaccel/detect/groq.hpp"
+#include "ai_hwaccel/detect/windows.hpp"
 #include "ai_hwaccel/detect/probe.hpp"
 #include "ai_hwaccel/detect/storage.hpp"
 #include "ai_hwaccel/detect/system.hpp"
@@ -79,6 +89,66 @@ using vulkan_probes = std::tuple<vulkan_probe>;
 #else
 using vulkan_probes = std::tuple<>;
 #endif
+#if AI_HWACCEL_BACKEND_TPU
+using tpu_probes = std::tuple<tpu_probe>;
+#else
+using tpu_probes = std::tuple<>;
+#endif
+#if AI_HWACCEL_BACKEND_GAUDI
+using gaudi_probes = std::tuple<gaudi_probe>;
+#else
+using gaudi_probes = std::tuple<>;
+#endif
+#if AI_HWACCEL_BACKEND_NEURON
+using neuron_probes = std::tuple<neuron_probe>;
+#else
+using neuron_probes = std::tuple<>;
+#endif
+#if AI_HWACCEL_BACKEND_INTEL_NPU
+using intel_npu_probes = std::tuple<intel_npu_probe>;
+#else
+using intel_npu_probes = std::tuple<>;
+#endif
+#if AI_HWACCEL_BACKEND_AMD_XDNA
+using amd_xdna_probes = std::tuple<amd_xdna_probe>;
+#else
+using amd_xdna_probes = std::tuple<>;
+#endif
+#if AI_HWACCEL_BACKEND_QUALCOMM
+using qualcomm_probes = std::tuple<qualcomm_probe>;
+#else
+using qualcomm_probes = std::tuple<>;
+#endif
+#if AI_HWACCEL_BACKEND_CEREBRAS
+using cerebras_probes = std::tuple<cerebras_probe>;
+#else
+using cerebras_probes = std::tuple<>;
+#endif
+#if AI_HWACCEL_BACKEND_GRAPHCORE
+using graphcore_probes = std::tuple<graphcore_probe>;
+#else
+using graphcore_probes = std::tuple<>;
+#endif
+#if AI_HWACCEL_BACKEND_GROQ
+using groq_probes = std::tuple<groq_probe>;
+#else
+using groq_probes = std::tuple<>;
+#endif
+#if AI_HWACCEL_BACKEND_SAMSUNG_NPU
+using samsung_npu_probes = std::tuple<samsung_npu_probe>;
+#else
+using samsung_npu_probes = std::tuple<>;
+#endif
+#if AI_HWACCEL_BACKEND_MEDIATEK_APU
+using mediatek_apu_probes = std::tuple<mediatek_apu_probe>;
+#else
+using mediatek_apu_probes = std::tuple<>;
+#endif
+#if AI_HWACCEL_BACKEND_WINDOWS
+using windows_probes = std::tuple<windows_probe>;
+#else
+using windows_probes = std::tuple<>;
+#endif
 } // namespace detail
 
 /// The probes this build runs for its backends, in backend-table order (vendor backends
@@ -87,7 +157,12 @@ using vulkan_probes = std::tuple<>;
 using builtin_probes = decltype(std::tuple_cat(
     std::declval<detail::cuda_probes>(), std::declval<detail::rocm_probes>(),
     std::declval<detail::intel_gpu_probes>(), std::declval<detail::apple_probes>(),
-    std::declval<detail::vulkan_probes>()));
+    std::declval<detail::vulkan_probes>(), std::declval<detail::tpu_probes>(), std::declval<detail::gaudi_probes>(),
+    std::declval<detail::neuron_probes>(), std::declval<detail::intel_npu_probes>(),
+    std::declval<detail::amd_xdna_probes>(), std::declval<detail::qualcomm_probes>(),
+    std::declval<detail::cerebras_probes>(), std::declval<detail::graphcore_probes>(),
+    std::declval<detail::groq_probes>(), std::declval<detail::samsung_npu_probes>(),
+    std::declval<detail::mediatek_apu_probes>(), std::declval<detail::windows_probes>()));
 
 /// What became of one probe in a detection.
 enum class probe_state : std::uint8_t {
@@ -138,6 +213,7 @@ machine_output probe_machine(const S& sys) {
     m.host = std::move(host);
     m.cpu = cpu;
     m.io.pci_devices = probe_pci(sys, m.warnings);
+    m.io.interconnects = probe_fabric(sys, m.warnings); // InfiniBand / RoCE ports
     m.io.storage = probe_storage(sys, m.warnings);
     m.io.environment = probe_environment(sys, m.warnings);
     return m;
@@ -164,7 +240,8 @@ public:
         requested_ &= ~bit(b);
         return *this;
     }
-    /// Adds (or removes) the host probes: CPU, memory, NUMA, PCI, storage, environment.
+    /// Adds (or removes) the host probes: CPU, memory, NUMA, PCI, network fabric (InfiniBand,
+    /// RoCE), storage, environment.
     detector& with_host(bool on = true) noexcept {
         host_ = on;
         return *this;

@@ -18,6 +18,7 @@
 #include "ai_hwaccel/core/warning.hpp"
 #include "ai_hwaccel/detect/capture.hpp"
 #include "ai_hwaccel/detect/cpu.hpp"
+#include "ai_hwaccel/detect/fabric.hpp"
 #include "ai_hwaccel/detect/storage.hpp"
 #include "ai_hwaccel/detect/topology.hpp"
 // Backend headers are empty unless their switch is on.
@@ -29,6 +30,12 @@
 #include "ai_hwaccel/detect/nvidia_links.hpp"
 #include "ai_hwaccel/detect/nvidia_reports.hpp"
 #include "ai_hwaccel/detect/vulkan.hpp"
+#include "ai_hwaccel/detect/tpu.hpp"
+#include "ai_hwaccel/detect/gaudi.hpp"
+#include "ai_hwaccel/detect/npu.hpp"
+#include "ai_hwaccel/detect/neuron.hpp"
+#include "ai_hwaccel/detect/qualcomm.hpp"
+#include "ai_hwaccel/detect/graphcore.hpp"
 
 #include <array>
 #include <cstddef>
@@ -126,6 +133,8 @@ inline constexpr capture_format capture_formats[] = {
     {"lsblk-json", "lsblk --json [--bytes] [--output …]", detail::formats::sniff_lsblk,
      detail::formats::parse_lsblk_capture},
 #endif
+    {"ibstat", "ibstat", detail::formats::sniff_ibstat, detail::formats::parse_ibstat_capture},
+    {"ibstatus", "ibstatus", detail::formats::sniff_ibstatus, detail::formats::parse_ibstatus_capture},
 #if AI_HWACCEL_BACKEND_CUDA
     {"nvidia-smi-query-csv", "nvidia-smi --query-gpu=… --format=csv[,nounits] (with its header line)",
      detail::formats::sniff_nvidia_csv, detail::formats::parse_nvidia_csv_capture},
@@ -195,6 +204,46 @@ inline constexpr capture_format capture_formats[] = {
     {"vulkaninfo-json", "vulkaninfo --json (the VP_VULKANINFO_*.json file it writes)",
      detail::formats::sniff_vulkaninfo_json, detail::formats::parse_vulkaninfo_json_capture},
 #endif
+#endif
+#if AI_HWACCEL_BACKEND_TPU
+    {"tpu-info", "tpu-info", detail::formats::sniff_tpu_info, detail::formats::parse_tpu_info_capture},
+    {"tpu-info-process", "tpu-info --process", detail::formats::sniff_tpu_info_process,
+     detail::formats::parse_tpu_info_process_capture},
+    {"tpu-info-version", "tpu-info --version", detail::formats::sniff_tpu_info_version,
+     detail::formats::parse_tpu_info_version_capture},
+    {"tpu-vfio-transcript", "ls -l /dev/vfio; cat /sys/kernel/iommu_groups/*/devices/*/{vendor,device}",
+     detail::formats::sniff_tpu_vfio_transcript, detail::formats::parse_tpu_vfio_transcript_capture},
+#endif
+#if AI_HWACCEL_BACKEND_GAUDI
+    {"hl-smi-query-csv", "hl-smi -Q <fields> -f csv[,nounits] (with its header line)", detail::formats::sniff_hl_smi_csv,
+     detail::formats::parse_hl_smi_csv_capture},
+    {"hl-smi-table", "hl-smi", detail::formats::sniff_hl_smi_table, detail::formats::parse_hl_smi_table_capture},
+    {"hl-smi-log", "hl-smi -q | hl-smi -L [-i <bus>]", detail::formats::sniff_hl_smi_log,
+     detail::formats::parse_hl_smi_log_capture},
+#endif
+#if AI_HWACCEL_BACKEND_NEURON
+    {"neuron-ls", "neuron-ls", detail::formats::sniff_neuron_ls, detail::formats::parse_neuron_ls_capture},
+    {"neuron-ls-wide", "neuron-ls --wide", detail::formats::sniff_neuron_ls_wide,
+     detail::formats::parse_neuron_ls_wide_capture},
+    {"neuron-ls-topology", "neuron-ls --topology", detail::formats::sniff_neuron_ls_topology,
+     detail::formats::parse_neuron_ls_topology_capture},
+#if AI_HWACCEL_JSON
+    {"neuron-ls-json", "neuron-ls --json-output", detail::formats::sniff_neuron_ls_json,
+     detail::formats::parse_neuron_ls_json_capture},
+#endif
+#endif
+#if AI_HWACCEL_BACKEND_INTEL_NPU || AI_HWACCEL_BACKEND_AMD_XDNA
+    {"accel-class-listing", "ls -la /sys/class/accel", detail::formats::sniff_accel_class_listing,
+     detail::formats::parse_accel_class_listing_capture},
+    {"accel-sysfs-transcript", "cat /sys/class/accel/accel<N>/device/<attribute> (shell transcript)",
+     detail::formats::sniff_accel_transcript, detail::formats::parse_accel_transcript_capture},
+#endif
+#if AI_HWACCEL_BACKEND_QUALCOMM
+    {"qaic-util-query", "qaic-util -q", detail::formats::sniff_qaic_util, detail::formats::parse_qaic_util_capture},
+#endif
+#if AI_HWACCEL_BACKEND_GRAPHCORE
+    {"gc-info-list", "gc-info -l", detail::formats::sniff_gc_info_list, detail::formats::parse_gc_info_list_capture},
+    {"gc-monitor", "gc-monitor", detail::formats::sniff_gc_monitor, detail::formats::parse_gc_monitor_capture},
 #endif
 };
 

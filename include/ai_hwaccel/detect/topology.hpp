@@ -185,7 +185,9 @@ bool read_pcie_link(const S& sys, const std::string& dir, std::string_view which
     }
     if (width) {
         link.width = parse_pcie_link_width(*width);
-        if (link.width == 0 && trim(*width) != "0")
+        // 0 and 255 are what the kernel prints for a function with no PCIe link of its
+        // own (integrated NPUs and GPUs): unknown, not garbage.
+        if (link.width == 0 && trim(*width) != "0" && trim(*width) != "255")
             add_warning(warnings, warning_kind::parse_error, width_path,
                         "not a PCIe link width: '" + std::string(trim(*width).substr(0, 40)) + "'");
     }

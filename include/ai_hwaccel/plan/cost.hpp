@@ -1,0 +1,401 @@
+// ai-hwaccel plan: a catalogue of cloud instances with accelerators, and what a model costs
+// to serve on them.
+//
+// One `cloud_instance` per row: provider, instance type, the region its price is for, the
+// on-demand price per hour in USD with the price's date and the public page it was read
+// from, the accelerator (a device catalogue row that `find_device` resolves; a
+// static_assert below holds every row to that), how many, the host's vCPUs and memory
+// (in the unit the source uses: binary GiB or decimal GB, never mixed), and the links
+// between the accelerators. A row whose price could not be read from a public source is
+// not in the table: nothing here is guessed.
+//
+// Prices move. Each row says when its price was seen: `price_date` is the calendar date
+// the source gives; rows read from a machine-generated price list pinned at a commit and
+// carrying no date of their own leave it empty and name the commit in `price_snapshot`.
+//
+// `cheapest_instance` picks the lowest hourly price among the rows whose accelerators,
+// together, hold the model (plan/memory.hpp's estimate), and estimates what a million
+// output tokens cost there from plan/throughput.hpp's decode estimate. Both figures are
+// estimates; the assumptions (how well tensor parallelism across an instance's devices
+// scales, which formats which devices run) are in `cost_assumptions`, each documented.
+#pragma once
+
+#include "ai_hwaccel/config.hpp"
+#include "ai_hwaccel/core/catalogue.hpp"
+#include "ai_hwaccel/core/profile.hpp"
+#include "ai_hwaccel/core/quantization.hpp"
+#include "ai_hwaccel/core/taxonomy.hpp"
+#include "ai_hwaccel/core/text.hpp"
+#include "ai_hwaccel/plan/memory.hpp"
+#include "ai_hwaccel/plan/model.hpp"
+#include "ai_hwaccel/plan/throughput.hpp"
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+AI_HWACCEL_NAMESPACE_BEGIN
+
+enum class instance_provider : std::uint8_t { aws, gcp, azure, lambda, coreweave, oci };
+inline constexpr std::size_t cloud_provider_count = 6;
+constexpr std::string_view to_string(instance_provider p) noexcept {
+    switch (p) {
+    case instance_provider::aws: return "aws";
+    case instance_provider::gcp: return "gcp";
+    case instance_provider::azure: return "azure";
+    case instance_provider::lambda: return "lambda";
+    case instance_provider::coreweave: return "coreweave";
+    case instance_provider::oci: return "oci";
+    }
+    return "aws";
+}
+constexpr std::optional<instance_provider> parse_instance_provider(std::string_view s) noexcept {
+    for (auto p : {instance_provider::aws, instance_provider::gcp, instance_provider::azure, instance_provider::lambda,
+                   instance_provider::coreweave, instance_provider::oci})
+        if (detail::loose_equals(to_string(p), s)) return p;
+    return std::nullopt;
+}
+
+/// The unit a provider quotes host memory in. AWS and Azure write GiB; Google writes GB
+/// for its machine types. Kept as published, converted only by `host_memory_bytes`.
+enum class memory_unit : std::uint8_t { gib, gb };
+
+/// One instance type at one region's on-demand price.
+struct cloud_instance {
+    std::string_view name{}; ///< the provider's instance type ("p5.48xlarge")
+    instance_provider provider = instance_provider::aws;
+    std::string_view region{}; ///< the region the price is for ("us-east-1")
+    double price_per_hour_usd = 0; ///< on-demand, Linux, whole instance
+    /// ISO 8601 date (YYYY-MM-DD) the source gives for the price; empty when the source
+    /// is a generated list carrying no date, in which case `price_snapshot` pins it.
+    std::string_view price_date{};
+    std::string_view price_snapshot{}; ///< commit of a generated price list, else empty
+    std::string_view price_source{};   ///< URL the price was read from
+    /// Canonical name of a device catalogue row (resolved with find_device).
+    std::string_view accelerator{};
+    std::uint32_t accelerator_count = 0;
+    std::uint32_t vcpus = 0;
+    double host_memory = 0; ///< in `host_memory_unit`
+    memory_unit host_memory_unit = memory_unit::gib;
+    /// The link between the instance's accelerators; `none` for a single device, `pcie`
+    /// where the provider publishes no device-to-device link.
+    interconnect_kind interconnect = interconnect_kind::none;
+    /// Network between instances (EFA, InfiniBand) in Gbit/s as providers quote it
+    /// (decimal, one direction); 0 when the row's sources do not say.
+    double network_gbit_per_s = 0;
+    /// Where the count, vCPUs, memory and links come from when not from price_source.
+    std::string_view spec_source{};
+
+    constexpr std::uint64_t host_memory_bytes() const noexcept {
+        const double unit = host_memory_unit == memory_unit::gib ? static_cast<double>(units::gib)
+                                                                 : static_cast<double>(units::gb);
+        return static_cast<std::uint64_t>(host_memory * unit);
+    }
+    /// The accelerator's catalogue row, nullptr if the name does not resolve.
+    constexpr const device_spec* device() const noexcept { return find_device(accelerator); }
+};
+
+namespace detail {
+inline constexpr std::size_t no_device = ~std::size_t{0};
+/// find_device's answer as an index into device_catalogue (no_device when none). Constant
+/// evaluation compares it with an integer, never the pointer with nullptr: GCC with
+/// -fsanitize=undefined refuses that comparison in a constant expression.
+constexpr std::size_t device_index(std::string_view name) noexcept {
+    const device_spec* p = find_device(name);
+    for (std::size_t i = 0; i < device_catalogue.size(); ++i)
+        if (&device_catalogue[i] == p) return i;
+    return no_device;
+}
+} // namespace detail
+
+namespace detail {
+// SkyPilot's catalogue of AWS prices, read from the AWS price list API by a bot and
+// committed to GitHub; the file carries no date, so its commit is the snapshot.
+inline constexpr std::string_view skypilot_aws_commit = "001367d22a0033fac286a8c71aeac7109e431bcb";
+inline constexpr std::string_view skypilot_aws_csv =
+    "https://github.com/skypilot-org/skypilot-catalog/blob/001367d22a0033fac286a8c71aeac7109e431bcb/"
+    "catalogs/v7/aws/vms.csv";
+// AWS's Capacity Blocks pricing page lists GPU count, vCPUs, instance memory (GiB) and
+// network performance for p5, p4d and trn1 (its prices are reservation fees, not used).
+inline constexpr std::string_view aws_capacity_blocks = "https://aws.amazon.com/ec2/capacityblocks/pricing/";
+
+// Rows. Host memory is what the price list gives (AWS: GiB). The interconnect is the
+// accelerator's own link from the device catalogue where the instance joins all its
+// devices with it (HGX boards with NVSwitch, Trainium's NeuronLink); PCIe otherwise.
+inline constexpr cloud_instance instance_rows[] = {
+    // ---- AWS (us-east-1 unless said; prices from the SkyPilot snapshot above)
+    {.name = "g6.2xlarge", .provider = instance_provider::aws, .region = "us-east-1",
+     .price_per_hour_usd = 0.9776, .price_snapshot = skypilot_aws_commit, .price_source = skypilot_aws_csv,
+     .accelerator = "NVIDIA L4", .accelerator_count = 1, .vcpus = 8, .host_memory = 32,
+     .host_memory_unit = memory_unit::gib, .interconnect = interconnect_kind::none},
+    {.name = "g6.24xlarge", .provider = instance_provider::aws, .region = "us-east-1",
+     .price_per_hour_usd = 6.6752, .price_snapshot = skypilot_aws_commit, .price_source = skypilot_aws_csv,
+     .accelerator = "NVIDIA L4", .accelerator_count = 4, .vcpus = 96, .host_memory = 384,
+     .host_memory_unit = memory_unit::gib, .interconnect = interconnect_kind::pcie},
+    {.name = "g6.48xlarge", .provider = instance_provider::aws, .region = "us-east-1",
+     .price_per_hour_usd = 13.3504, .price_snapshot = skypilot_aws_commit, .price_source = skypilot_aws_csv,
+     .accelerator = "NVIDIA L4", .accelerator_count = 8, .vcpus = 192, .host_memory = 768,
+     .host_memory_unit = memory_unit::gib, .interconnect = interconnect_kind::pcie},
+    {.name = "p4d.24xlarge", .provider = instance_provider::aws, .region = "us-east-1",
+     .price_per_hour_usd = 32.7726, .price_snapshot = skypilot_aws_commit, .price_source = skypilot_aws_csv,
+     .accelerator = "NVIDIA A100 SXM4 40GB", .accelerator_count = 8, .vcpus = 96, .host_memory = 1152,
+     .host_memory_unit = memory_unit::gib, .interconnect = interconnect_kind::nvswitch,
+     .network_gbit_per_s = 400, .spec_source = aws_capacity_blocks},
+    {.name = "p4de.24xlarge", .provider = instance_provider::aws, .region = "us-east-1",
+     .price_per_hour_usd = 40.96575, .price_snapshot = skypilot_aws_commit, .price_source = skypilot_aws_csv,
+     .accelerator = "NVIDIA A100 SXM4 80GB", .accelerator_count = 8, .vcpus = 96, .host_memory = 1152,
+     .host_memory_unit = memory_unit::gib, .interconnect = interconnect_kind::nvswitch},
+    {.name = "p5.48xlarge", .provider = instance_provider::aws, .region = "us-east-1",
+     .price_per_hour_usd = 98.32, .price_snapshot = skypilot_aws_commit, .price_source = skypilot_aws_csv,
+     .accelerator = "NVIDIA H100 SXM5 80GB", .accelerator_count = 8, .vcpus = 192, .host_memory = 2048,
+     .host_memory_unit = memory_unit::gib, .interconnect = interconnect_kind::nvswitch,
+     .network_gbit_per_s = 3200, .spec_source = aws_capacity_blocks},
+    // dstack's `dstack offer` output in a merged pull request, dated by its description;
+    // the SkyPilot snapshot's older price for this type (84.8) is superseded by it.
+    {.name = "p5en.48xlarge", .provider = instance_provider::aws, .region = "us-east-1",
+     .price_per_hour_usd = 63.296, .price_date = "2026-08-06",
+     .price_source = "https://github.com/dstackai/dstack/pull/4110",
+     .accelerator = "NVIDIA H200 SXM 141GB", .accelerator_count = 8, .vcpus = 192, .host_memory = 2048,
+     .host_memory_unit = memory_unit::gib, .interconnect = interconnect_kind::nvswitch,
+     .spec_source = skypilot_aws_csv},
+    {.name = "trn1.2xlarge", .provider = instance_provider::aws, .region = "us-east-1",
+     .price_per_hour_usd = 1.34375, .price_snapshot = skypilot_aws_commit, .price_source = skypilot_aws_csv,
+     .accelerator = "AWS Trainium", .accelerator_count = 1, .vcpus = 8, .host_memory = 32,
+     .host_memory_unit = memory_unit::gib, .interconnect = interconnect_kind::none},
+    {.name = "trn1.32xlarge", .provider = instance_provider::aws, .region = "us-east-1",
+     .price_per_hour_usd = 21.5, .price_snapshot = skypilot_aws_commit, .price_source = skypilot_aws_csv,
+     .accelerator = "AWS Trainium", .accelerator_count = 16, .vcpus = 128, .host_memory = 512,
+     .host_memory_unit = memory_unit::gib, .interconnect = interconnect_kind::neuronlink,
+     .network_gbit_per_s = 800, .spec_source = aws_capacity_blocks},
+    // The price list names no accelerator for trn2; the count is the Neuron docs'.
+    {.name = "trn2.48xlarge", .provider = instance_provider::aws, .region = "us-east-2",
+     .price_per_hour_usd = 85.964, .price_snapshot = skypilot_aws_commit, .price_source = skypilot_aws_csv,
+     .accelerator = "AWS Trainium2", .accelerator_count = 16, .vcpus = 192, .host_memory = 2048,
+     .host_memory_unit = memory_unit::gib, .interconnect = interconnect_kind::neuronlink,
+     .spec_source = "https://awsdocs-neuron.readthedocs-hosted.com/en/latest/general/arch/neuron-hardware/"
+                    "trn2-arch.html"},
+
+    // ---- Google Cloud: `sky show-gpus --all-regions A100 --cloud gcp` output quoted in a
+    // review comment; SkyPilot prints the machine type's memory as Google does, in GB.
+    {.name = "a2-highgpu-1g", .provider = instance_provider::gcp, .region = "us-central1",
+     .price_per_hour_usd = 3.673, .price_date = "2023-12-30",
+     .price_source = "https://github.com/skypilot-org/skypilot/pull/2892",
+     .accelerator = "NVIDIA A100 SXM4 40GB", .accelerator_count = 1, .vcpus = 12, .host_memory = 85,
+     .host_memory_unit = memory_unit::gb, .interconnect = interconnect_kind::none},
+
+    // ---- Azure: a line of SkyPilot's Azure catalogue quoted in a review thread (columns:
+    // type, GPU, count, vCPUs, memory GiB, GPU, price, spot price, region). The NC A100 v4
+    // series carries A100 PCIe 80GB cards.
+    {.name = "Standard_NC96ads_A100_v4", .provider = instance_provider::azure, .region = "westus2",
+     .price_per_hour_usd = 14.692, .price_date = "2024-08-27",
+     .price_source = "https://github.com/skypilot-org/skypilot-catalog/pull/79",
+     .accelerator = "NVIDIA A100 PCIe 80GB", .accelerator_count = 4, .vcpus = 96, .host_memory = 880,
+     .host_memory_unit = memory_unit::gib, .interconnect = interconnect_kind::pcie,
+     .spec_source = "https://learn.microsoft.com/en-us/azure/virtual-machines/nc-a100-v4-series"},
+};
+} // namespace detail
+
+/// Every priced instance, grouped by provider.
+inline constexpr table_ref<cloud_instance> instance_catalogue{detail::instance_rows};
+
+/// Looks an instance type up by name (case, spaces and punctuation ignored).
+constexpr const cloud_instance* find_instance(std::string_view name) noexcept {
+    for (const auto& row : instance_catalogue)
+        if (detail::loose_equals(row.name, name)) return &row;
+    return nullptr;
+}
+
+namespace detail {
+constexpr bool is_iso_date(std::string_view s) noexcept {
+    if (s.size() != 10 || s[4] != '-' || s[7] != '-') return false;
+    for (std::size_t i : {0u, 1u, 2u, 3u, 5u, 6u, 8u, 9u})
+        if (s[i] < '0' || s[i] > '9') return false;
+    const int month = (s[5] - '0') * 10 + (s[6] - '0');
+    const int day = (s[8] - '0') * 10 + (s[9] - '0');
+    return month >= 1 && month <= 12 && day >= 1 && day <= 31;
+}
+constexpr bool is_commit(std::string_view s) noexcept {
+    if (s.size() != 40) return false;
+    for (char c : s)
+        if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) return false;
+    return true;
+}
+/// Every row prices something real: a resolvable accelerator, a positive price, a date
+/// or a pinned snapshot, an https source, plausible host figures.
+constexpr bool instance_rows_are_sane() noexcept {
+    for (const auto& r : instance_catalogue) {
+        if (r.name.empty() || r.region.empty()) return false;
+        if (!(r.price_per_hour_usd > 0 && r.price_per_hour_usd < 10'000)) return false;
+        const bool dated = is_iso_date(r.price_date);
+        if (!dated && !(r.price_date.empty() && is_commit(r.price_snapshot))) return false;
+        if (!r.price_source.starts_with("https://")) return false;
+        if (!r.spec_source.empty() && !r.spec_source.starts_with("https://")) return false;
+        const std::size_t d = device_index(r.accelerator);
+        if (d == no_device || device_catalogue[d].name != r.accelerator) return false; // canonical, resolves
+        if (r.accelerator_count == 0 || r.accelerator_count > 64) return false;
+        if (r.vcpus == 0 || !(r.host_memory > 0)) return false;
+        if (r.accelerator_count == 1 && r.interconnect != interconnect_kind::none) return false;
+        if (r.accelerator_count > 1 && r.interconnect == interconnect_kind::none) return false;
+    }
+    return true;
+}
+constexpr bool instance_names_are_unique() noexcept {
+    for (std::size_t i = 0; i < instance_catalogue.size(); ++i)
+        for (std::size_t j = i + 1; j < instance_catalogue.size(); ++j)
+            if (loose_equals(instance_catalogue[i].name, instance_catalogue[j].name)) return false;
+    return true;
+}
+} // namespace detail
+static_assert(detail::instance_rows_are_sane(), "instance_catalogue: a row is unpriced, undated or unresolved");
+static_assert(detail::instance_names_are_unique(), "instance_catalogue: duplicate instance type");
+
+/// Assumptions behind the cost estimate. None is fitted to measurements; each is a stated
+/// modelling choice a caller can change.
+struct cost_assumptions {
+    /// Tensor-parallel decode over N devices joined by a switched or direct device fabric
+    /// (NVLink, NVSwitch, NeuronLink, ICI, XGMI, Infinity Fabric) is modelled as one device
+    /// with N x the memory bandwidth and compute, times this efficiency: the all-reduce
+    /// after each layer costs time the single device would not spend.
+    double fabric_scaling_efficiency = 0.8;
+    /// The same over PCIe (or no published device link): all-reduces cross the host bus.
+    double pcie_scaling_efficiency = 0.5;
+    /// Instance memory usable for the model, as a fraction of the accelerators' total
+    /// (the rest is left to the runtime, allocator fragmentation, activations).
+    double usable_memory_fraction = 1.0;
+    /// llama.cpp's block formats (Q4_K_M, Q8_0, …) run on GPUs only: the Neuron and TPU
+    /// stacks do not load GGUF. When false, the quant table's `dequantizable` decides.
+    bool gguf_on_gpus_only = true;
+};
+
+/// What serving a model on one instance would look like. Every number is an estimate.
+struct instance_cost_estimate {
+    const cloud_instance* instance = nullptr; ///< nullptr: nothing fits (see cheapest_instance)
+    bool fits = false;           ///< the model fits the instance's accelerators and they run the format
+    bool format_supported = false;
+    std::uint64_t required_bytes = 0;  ///< estimate_memory(...).total_bytes()
+    std::uint64_t available_bytes = 0; ///< accelerators x memory x usable_memory_fraction
+    /// Output tokens per second for the whole instance: estimate_throughput's per-sequence
+    /// decode rate on the tensor-parallel instance (see cost_assumptions) x the batch.
+    double decode_tokens_per_second = 0;
+    double price_per_hour_usd = 0;
+    /// price per hour / (decode tokens per second x 3600) x 1e6; 0 when unknown.
+    double usd_per_million_output_tokens = 0;
+
+    /// An instance was chosen (fits is only ever true with `instance` set).
+    constexpr bool found() const noexcept { return fits; }
+};
+
+namespace detail {
+constexpr bool fast_device_fabric(interconnect_kind k) noexcept {
+    switch (k) {
+    case interconnect_kind::nvlink:
+    case interconnect_kind::nvswitch:
+    case interconnect_kind::neuronlink:
+    case interconnect_kind::ici:
+    case interconnect_kind::xgmi:
+    case interconnect_kind::infinity_fabric: return true;
+    default: return false;
+    }
+}
+constexpr bool runs_format(const device_spec& d, quant_format q, const cost_assumptions& a) noexcept {
+    const auto& qi = info(q);
+    const bool gguf = qi.scheme == quant_scheme::gguf_block || qi.scheme == quant_scheme::gguf_mix;
+    if (gguf && a.gguf_on_gpus_only) return family_of(d.kind) == family::gpu;
+    if (d.peak.supports(qi.native_compute)) return true;
+    // fp16 weights run as bf16 where a device has no fp16 units (TPUs): same size.
+    if (qi.native_compute == dtype::fp16 && d.peak.supports(dtype::bf16)) return true;
+    return qi.dequantizable;
+}
+/// The instance's accelerators as one device for tensor-parallel decode: N x memory,
+/// N x bandwidth and N x peak, the last two times the scaling efficiency.
+constexpr accelerator_profile tensor_parallel_profile(const device_spec& d, std::uint32_t n,
+                                                      interconnect_kind link, const cost_assumptions& a) noexcept {
+    accelerator_profile p = profile_from_spec(d);
+    if (n <= 1) return p;
+    const double eff = fast_device_fabric(link) ? a.fabric_scaling_efficiency : a.pcie_scaling_efficiency;
+    const double scale = static_cast<double>(n) * eff;
+    p.memory_bytes = {d.memory_bytes * n, origin::estimated};
+    p.memory_bandwidth_gbps = {d.memory_bandwidth_gbps * scale, origin::estimated};
+    p.peak.fp64 *= scale;
+    p.peak.fp32 *= scale;
+    p.peak.tf32 *= scale;
+    p.peak.bf16 *= scale;
+    p.peak.fp16 *= scale;
+    p.peak.fp8 *= scale;
+    p.peak.int8 *= scale;
+    p.peak.fp6 *= scale;
+    p.peak.fp4 *= scale;
+    p.peak.int4 *= scale;
+    p.peak_from = origin::estimated;
+    return p;
+}
+} // namespace detail
+
+/// Estimates serving `m` at format `q` and shape `s` on instance `row`: whether it fits
+/// and what a million output tokens cost at the estimated decode rate. An estimate.
+constexpr instance_cost_estimate estimate_instance_cost(const cloud_instance& row, const model_spec& m, quant_format q,
+                                                        const inference_shape& s = {},
+                                                        const cost_assumptions& a = {}) noexcept {
+    instance_cost_estimate e;
+    e.instance = &row;
+    e.price_per_hour_usd = row.price_per_hour_usd;
+    const std::size_t index = detail::device_index(row.accelerator);
+    if (index == detail::no_device || row.accelerator_count == 0) return e;
+    const device_spec& d = device_catalogue[index];
+    e.required_bytes = estimate_memory(m, q, s).total_bytes();
+    const double total = static_cast<double>(d.memory_bytes) * static_cast<double>(row.accelerator_count);
+    e.available_bytes = static_cast<std::uint64_t>(total * a.usable_memory_fraction);
+    e.format_supported = detail::runs_format(d, q, a);
+    e.fits = e.format_supported && e.required_bytes > 0 && e.required_bytes <= e.available_bytes;
+    if (!e.fits) return e;
+    const auto device = detail::tensor_parallel_profile(d, row.accelerator_count, row.interconnect, a);
+    const double batch = s.batch > 0 ? static_cast<double>(s.batch) : 1.0;
+    e.decode_tokens_per_second = estimate_throughput(device, m, q, s).decode_tokens_per_second * batch;
+    if (e.decode_tokens_per_second > 0)
+        e.usd_per_million_output_tokens = row.price_per_hour_usd / (e.decode_tokens_per_second * 3600.0) * 1e6;
+    return e;
+}
+
+/// What `cheapest_instance` minimizes.
+enum class cost_objective : std::uint8_t {
+    price_per_hour,           ///< the cheapest instance to rent that holds the model
+    price_per_million_tokens, ///< the cheapest per estimated output token
+};
+
+/// The cheapest instance in `rows` whose accelerators together hold the model and run the
+/// format. When none does, the result has `instance == nullptr` and `found() == false`:
+/// nothing is chosen silently. Ties keep the earlier row. All figures are estimates.
+constexpr instance_cost_estimate cheapest_instance(const model_spec& m, quant_format q, const inference_shape& s = {},
+                                                   cost_objective objective = cost_objective::price_per_hour,
+                                                   const cost_assumptions& a = {},
+                                                   table_ref<cloud_instance> rows = instance_catalogue) noexcept {
+    instance_cost_estimate best;
+    for (const auto& row : rows) {
+        const auto e = estimate_instance_cost(row, m, q, s, a);
+        if (!e.fits) continue;
+        if (objective == cost_objective::price_per_million_tokens && !(e.usd_per_million_output_tokens > 0))
+            continue;
+        const double key = objective == cost_objective::price_per_hour ? e.price_per_hour_usd
+                                                                       : e.usd_per_million_output_tokens;
+        const double best_key = objective == cost_objective::price_per_hour ? best.price_per_hour_usd
+                                                                            : best.usd_per_million_output_tokens;
+        if (!best.found() || key < best_key) best = e;
+    }
+    if (!best.found()) {
+        // Report the requirement even when nothing fits.
+        best = instance_cost_estimate{};
+        best.required_bytes = estimate_memory(m, q, s).total_bytes();
+    }
+    return best;
+}
+
+// Compile-time examples: every row resolves; an 8-GPU H100 instance holds a 70B model at
+// fp16 (about 141 GB of weights) and a single L4 (24 GiB) does not.
+static_assert(find_instance("p5.48xlarge")->device()->memory_bytes == 80 * units::gib);
+static_assert(find_instance("P5.48XLARGE")->price_per_hour_usd == 98.32);
+static_assert(find_instance("a2-highgpu-1g")->host_memory_bytes() == 85 * units::gb);
+static_assert(find_instance("g6.2xlarge")->host_memory_bytes() == 32 * units::gib);
+
+AI_HWACCEL_NAMESPACE_END

@@ -1,0 +1,295 @@
+// ai-hwaccel plan: how much memory a model needs to serve.
+//
+// Three parts, each an estimate: the weights as a runtime stores them, the KV cache for a
+// given context, batch and cache type, and the compute buffers plus a runtime allowance.
+//
+// Weights. Every format is charged its true bits per weight (core/quantization.hpp, block
+// scales included), and tensors are charged as the runtimes that use the format store them:
+//  - GGUF (llama.cpp `llama_tensor_get_type`, src/llama-quant.cpp): the output head is kept
+//    at Q6_K (Q5_K for the IQ1/IQ2 recipes, Q8_0 for Q8_0 and MXFP4 files) and the token
+//    embedding at the recipe's base block type (Q2_K for IQ1_S/IQ1_M/IQ2_XXS/IQ2_XS,
+//    IQ3_S for IQ2_S and IQ3_XXS). The K-quant mixes' table cost is a whole-file average
+//    at Llama-3-8B; the cost of their transformer blocks is that average with Llama-3-8B's
+//    embedding and head taken out, so a model with a different vocabulary share gets the
+//    right total. The per-layer upgrades of the IQ recipes (attn_v, first ffn_down layers)
+//    are not modelled: IQ files come out a few percent small.
+//  - MXFP4 (llama.cpp MOSTLY_MXFP4_MOE): the experts' FFN matrices in MXFP4, every other
+//    matrix in Q8_0.
+//  - fp8, int8, int4 (GPTQ/AWQ) and NVFP4 checkpoints quantize the transformer blocks and
+//    keep the token embedding and the output head in 16 bits (vLLM / llm-compressor /
+//    AutoGPTQ / ModelOpt practice).
+//  - fp32, bf16, fp16: every tensor in that type.
+// Norm vectors (a few hidden-size vectors per layer) are charged at the format's rate;
+// they are under 0.01 % of any catalogue model.
+//
+// KV cache: layers x kv_values_per_token() (MLA models: the compressed vector) x cached
+// tokens x batch x the cache type's bytes per value; a sliding-window layer caches at most
+// `sliding_window` tokens per sequence.
+//
+// Overhead: the compute buffer of one micro-batch (llama.cpp's default n_ubatch, 512
+// tokens) in f32 — logits (vocab) plus the widest FFN activation plus two hidden-size
+// activations, which reproduces llama.cpp's reported compute buffer for Llama 3.3 70B
+// within 3 % (calibration row 765) — plus a fixed runtime allowance (see
+// `runtime_allowance_bytes`). Flash attention is assumed, so the attention score matrix is
+// never materialized.
+#pragma once
+
+#include "ai_hwaccel/config.hpp"
+#include "ai_hwaccel/core/quantization.hpp"
+#include "ai_hwaccel/core/units.hpp"
+#include "ai_hwaccel/plan/model.hpp"
+#include "ai_hwaccel/plan/models.hpp"
+
+#include <cstdint>
+
+AI_HWACCEL_NAMESPACE_BEGIN
+
+/// What is being served: context per sequence, sequences decoded together, cache type.
+struct inference_shape {
+    std::uint32_t context = 4096;              ///< tokens held in the KV cache per sequence
+    std::uint32_t batch = 1;                   ///< sequences decoded together
+    quant_format kv_cache = quant_format::fp16; ///< KV cache element type (fp16, q8_0, q4_0, fp8)
+};
+
+/// Memory an inference deployment needs, in bytes (an estimate).
+struct memory_estimate {
+    std::uint64_t weights_bytes = 0;
+    std::uint64_t kv_cache_bytes = 0;
+    std::uint64_t overhead_bytes = 0; ///< compute buffers + runtime allowance
+    constexpr std::uint64_t total_bytes() const noexcept {
+        return detail::sat_add(detail::sat_add(weights_bytes, kv_cache_bytes), overhead_bytes);
+    }
+};
+
+/// Tokens per micro-batch the compute buffer is sized for (llama.cpp's default n_ubatch).
+inline constexpr std::uint32_t compute_ubatch_tokens = 512;
+/// Fixed allowance for the runtime itself (CUDA/Metal context, library workspaces) on top
+/// of the buffers the model allocates. A planning margin chosen, not fitted: the
+/// calibration data hold no clean measurement of it.
+inline constexpr std::uint64_t runtime_allowance_bytes = 256 * units::mib;
+
+namespace detail {
+// Bits per weight of ggml block types that are no row of quant_table of their own
+// (ggml-common.h block_q2_K 84 B, block_q3_K 110 B, block_q4_K 144 B, block_q5_K 176 B,
+// each per 256 weights).
+inline constexpr double ggml_q2_k_bpw = 84.0 * 8 / 256;
+inline constexpr double ggml_q3_k_bpw = 110.0 * 8 / 256;
+inline constexpr double ggml_q4_k_bpw = 144.0 * 8 / 256;
+inline constexpr double ggml_q5_k_bpw = 176.0 * 8 / 256;
+
+/// Bits per weight of the three kinds of matrices, for one format.
+struct weight_layout {
+    double block_bpw = 0;     ///< transformer blocks (dense FFN, attention)
+    double expert_bpw = 0;    ///< MoE expert FFN matrices
+    double embedding_bpw = 0; ///< token embedding
+    double output_bpw = 0;    ///< output head (or the tied embedding when there is no head)
+};
+
+/// Base block type of a GGUF recipe for its token embedding.
+constexpr double gguf_embedding_bpw(quant_format q) noexcept {
+    switch (q) {
+    case quant_format::q5_k_m:
+    case quant_format::q5_k_s: return ggml_q5_k_bpw;
+    case quant_format::q4_k_m:
+    case quant_format::q4_k_s: return ggml_q4_k_bpw;
+    case quant_format::q3_k_l:
+    case quant_format::q3_k_m:
+    case quant_format::q3_k_s: return ggml_q3_k_bpw;
+    case quant_format::q2_k: return ggml_q2_k_bpw;
+    case quant_format::iq2_xxs:
+    case quant_format::iq2_xs:
+    case quant_format::iq1_s:
+    case quant_format::iq1_m: return ggml_q2_k_bpw;
+    case quant_format::iq2_s:
+    case quant_format::iq3_xxs: return bits_per_weight(quant_format::iq3_s);
+    default: return bits_per_weight(q);
+    }
+}
+constexpr double gguf_output_bpw(quant_format q) noexcept {
+    switch (q) {
+    case quant_format::q8_0:
+    case quant_format::mxfp4: return bits_per_weight(quant_format::q8_0);
+    case quant_format::iq2_xxs:
+    case quant_format::iq2_xs:
+    case quant_format::iq3_xxs:
+    case quant_format::iq1_s:
+    case quant_format::iq2_s:
+    case quant_format::iq1_m: return ggml_q5_k_bpw;
+    default: return bits_per_weight(quant_format::q6_k);
+    }
+}
+
+// Llama-3-8B, the model the mixes' whole-file averages were measured on.
+inline constexpr double mix_reference_parameters = 8'030'261'248.0;
+inline constexpr double mix_reference_embedding = 128256.0 * 4096.0;
+
+constexpr weight_layout layout_of(quant_format q) noexcept {
+    const auto& r = info(q);
+    weight_layout l{r.bits_per_weight, r.bits_per_weight, r.bits_per_weight, r.bits_per_weight};
+    switch (r.scheme) {
+    case quant_scheme::plain_float: break;
+    case quant_scheme::plain_int:
+    case quant_scheme::microscaling:
+        if (q == quant_format::mxfp4) {
+            l.block_bpw = l.embedding_bpw = l.output_bpw = bits_per_weight(quant_format::q8_0);
+            // llama.cpp's recipe puts only 3-D (expert) tensors in MXFP4: a dense model is all Q8_0
+        } else {
+            l.embedding_bpw = l.output_bpw = 16.0;
+        }
+        break;
+    case quant_scheme::gguf_block:
+        l.embedding_bpw = gguf_embedding_bpw(q);
+        l.output_bpw = gguf_output_bpw(q);
+        break;
+    case quant_scheme::gguf_mix: {
+        l.embedding_bpw = gguf_embedding_bpw(q);
+        l.output_bpw = gguf_output_bpw(q);
+        const double outside = mix_reference_embedding * (l.embedding_bpw + l.output_bpw);
+        const double blocks = mix_reference_parameters - 2.0 * mix_reference_embedding;
+        l.block_bpw = l.expert_bpw = (r.bits_per_weight * mix_reference_parameters - outside) / blocks;
+        break;
+    }
+    }
+    return l;
+}
+
+constexpr std::uint64_t bits_to_bytes(double weights, double bpw) noexcept {
+    const double bytes = weights * bpw / 8.0;
+    if (!(bytes > 0)) return 0;
+    if (bytes >= 1.8e19) return ~std::uint64_t{0};
+    const auto whole = static_cast<std::uint64_t>(bytes);
+    return static_cast<double>(whole) < bytes ? whole + 1 : whole;
+}
+
+/// How a model's parameters divide: token embedding, output head, and per block the expert
+/// FFN weights and the rest. Derived from the published total where there is one (so
+/// biases, shared experts and MLA projections land in the blocks), else from the shape.
+struct parameter_parts {
+    double embedding = 0;    ///< vocab x hidden (0 when the shape is unknown)
+    double output = 0;       ///< vocab x hidden unless tied, + the final norm
+    double block_other = 0;  ///< per block: attention, dense FFN, norms, router
+    double block_experts = 0; ///< per block: routed experts' FFN matrices
+};
+
+constexpr parameter_parts parts_of(const model_spec& m) noexcept {
+    parameter_parts p;
+    const double total = static_cast<double>(m.parameters ? m.parameters : estimate_parameters(m));
+    const double emb = static_cast<double>(m.vocab_size) * static_cast<double>(m.hidden_size);
+    p.embedding = emb;
+    p.output = (m.tied_embeddings ? 0.0 : emb) + static_cast<double>(m.hidden_size);
+    if (p.embedding + p.output > total) p.embedding = p.output = 0; // inconsistent shape: no split
+    const double inside = total - p.embedding - p.output;
+    if (m.layers == 0) {
+        p.block_other = inside; // a bare parameter count: one "block" holding everything
+        return p;
+    }
+    const double layers = static_cast<double>(m.layers);
+    if (m.is_moe()) {
+        const double experts = static_cast<double>(m.experts) * 3.0 * static_cast<double>(m.hidden_size) *
+                               static_cast<double>(m.intermediate_size) * layers;
+        const double e = experts < inside ? experts : inside;
+        p.block_experts = e / layers;
+        p.block_other = (inside - e) / layers;
+    } else {
+        p.block_other = inside / layers;
+    }
+    return p;
+}
+
+constexpr double layer_count(const model_spec& m) noexcept { return m.layers ? m.layers : 1.0; }
+
+constexpr std::uint64_t tokens_cached(const model_spec& m, const inference_shape& s, bool sliding) noexcept {
+    std::uint64_t t = s.context;
+    if (sliding && m.sliding_window != 0 && m.sliding_window < t) t = m.sliding_window;
+    return sat_mul(t, s.batch);
+}
+} // namespace detail
+
+/// Bytes of one transformer block's weights (every expert included) in format `q`.
+constexpr std::uint64_t layer_weight_bytes(const model_spec& m, quant_format q) {
+    const auto p = detail::parts_of(m);
+    const auto l = detail::layout_of(q);
+    return detail::bits_to_bytes(p.block_other, l.block_bpw) + detail::bits_to_bytes(p.block_experts, l.expert_bpw);
+}
+
+/// Bytes of the weights outside the blocks: token embedding, output head, final norm.
+constexpr std::uint64_t non_layer_weight_bytes(const model_spec& m, quant_format q) {
+    const auto p = detail::parts_of(m);
+    const auto l = detail::layout_of(q);
+    // A tied head is stored once, as the runtime stores the output matrix.
+    const auto scheme = info(q).scheme;
+    const bool gguf = scheme == quant_scheme::gguf_mix || scheme == quant_scheme::gguf_block;
+    const double emb_bpw = m.tied_embeddings && gguf ? l.output_bpw : l.embedding_bpw;
+    return detail::bits_to_bytes(p.embedding, emb_bpw) + detail::bits_to_bytes(p.output, l.output_bpw);
+}
+
+/// Bytes of all the weights in format `q` (an estimate of the file size for GGUF formats).
+constexpr std::uint64_t weight_bytes(const model_spec& m, quant_format q) {
+    if (m.parameters == 0 && m.layers == 0) return 0;
+    const auto p = detail::parts_of(m);
+    const auto l = detail::layout_of(q);
+    const double blocks = detail::layer_count(m);
+    return detail::sat_add(detail::bits_to_bytes(p.block_other * blocks, l.block_bpw) +
+                               detail::bits_to_bytes(p.block_experts * blocks, l.expert_bpw),
+                           non_layer_weight_bytes(m, q));
+}
+
+/// KV cache bytes of one full-attention layer (the largest layer cache; a sliding-window
+/// layer holds at most `sliding_window` tokens per sequence).
+constexpr std::uint64_t layer_kv_cache_bytes(const model_spec& m, const inference_shape& s) {
+    const std::uint64_t values = detail::sat_mul(m.kv_values_per_token(), detail::tokens_cached(m, s, false));
+    return ai_hwaccel::weight_bytes(values, s.kv_cache);
+}
+
+/// KV cache bytes of the whole model: every layer, sliding-window layers capped.
+constexpr std::uint64_t kv_cache_bytes(const model_spec& m, const inference_shape& s) {
+    const std::uint64_t per_token = m.kv_values_per_token();
+    const std::uint64_t sliding = m.sliding_window_layers < m.layers ? m.sliding_window_layers : m.layers;
+    const std::uint64_t full = m.layers - sliding;
+    const std::uint64_t full_values = detail::sat_mul(detail::sat_mul(per_token, full), detail::tokens_cached(m, s, false));
+    const std::uint64_t swa_values = detail::sat_mul(detail::sat_mul(per_token, sliding), detail::tokens_cached(m, s, true));
+    return detail::sat_add(ai_hwaccel::weight_bytes(full_values, s.kv_cache),
+                           ai_hwaccel::weight_bytes(swa_values, s.kv_cache));
+}
+
+/// Compute buffers of one micro-batch plus the runtime allowance (see the header comment).
+constexpr std::uint64_t overhead_bytes(const model_spec& m, const inference_shape& s) {
+    std::uint64_t tokens = detail::sat_mul(s.context, s.batch);
+    if (tokens > compute_ubatch_tokens || tokens == 0) tokens = compute_ubatch_tokens;
+    const std::uint64_t ffn = m.is_moe() ? detail::sat_mul(m.intermediate_size, m.experts_per_token ? m.experts_per_token : 1)
+                                         : m.intermediate_size;
+    const std::uint64_t width = detail::sat_add(detail::sat_add(m.vocab_size, ffn), detail::sat_mul(2, m.hidden_size));
+    return detail::sat_add(detail::sat_mul(detail::sat_mul(tokens, 4), width), runtime_allowance_bytes);
+}
+
+/// Weights + KV cache + overhead for serving `m` in format `q` (an estimate).
+constexpr memory_estimate estimate_memory(const model_spec& m, quant_format q, const inference_shape& s = {}) {
+    memory_estimate e;
+    e.weights_bytes = weight_bytes(m, q);
+    e.kv_cache_bytes = kv_cache_bytes(m, s);
+    e.overhead_bytes = overhead_bytes(m, s);
+    return e;
+}
+
+// Examples a reader can check by hand.
+// Llama 3 8B at 8192 tokens, f16 cache: 32 layers x 2 x 8 x 128 values x 2 B x 8192 = 1 GiB
+// (llama.cpp prints "KV self size = 1024.00 MiB").
+static_assert(kv_cache_bytes(*find_model("llama-3-8b"), {.context = 8192}) == units::gib);
+// Llama 2 7B has no GQA: 32 x 2 x 32 x 128 x 2 B = 512 KiB per token.
+static_assert(kv_cache_bytes(*find_model("llama-2-7b"), {.context = 4096}) == 2 * units::gib);
+// A 7B model at Q4_K_M with a 4k context fits in 8 GiB.
+static_assert(estimate_memory(*find_model("llama-2-7b"), quant_format::q4_k_m).total_bytes() < 8 * units::gib);
+static_assert(estimate_memory(*find_model("mistral-7b"), quant_format::q4_k_m).total_bytes() < 8 * units::gib);
+// bf16 weights are exactly two bytes per parameter.
+static_assert(weight_bytes(*find_model("llama-3.1-8b"), quant_format::bf16) == 2 * 8'030'261'248ull);
+// Llama-3-8B Q4_K_M reproduces the table's whole-file average (4.58 GiB) by construction.
+static_assert(weight_bytes(*find_model("llama-3-8b"), quant_format::q4_k_m) > 4'917'000'000ull &&
+              weight_bytes(*find_model("llama-3-8b"), quant_format::q4_k_m) < 4'919'000'000ull);
+// Sliding windows cap the cache: Gemma 3 27B at 128k caches its 10 global layers at full
+// length and its 52 sliding layers at 1024 tokens (4096 values of 2 B per token and layer).
+static_assert(kv_cache_bytes(*find_model("gemma-3-27b"), {.context = 131072}) ==
+              4096ull * 2 * (10 * 131072 + 52 * 1024));
+// MLA: DeepSeek V3 caches 576 values per token and layer.
+static_assert(kv_cache_bytes(*find_model("deepseek-v3"), {.context = 1}) == 61ull * 576 * 2);
+
+AI_HWACCEL_NAMESPACE_END

@@ -1,0 +1,55 @@
+// ai-hwaccel plan: what a model is, as far as memory and throughput care.
+//
+// `model_spec` is a literal type, so a model known at compile time can be planned in a
+// constant expression; the catalogue of open models (plan/models.hpp) is an array of
+// them, and the GGUF and safetensors readers (plan/model_file.hpp) build one from a
+// file's header. Counts are exact integers; a field 0 means "not known" except where the
+// comment says otherwise.
+#pragma once
+
+#include "ai_hwaccel/config.hpp"
+
+#include <cstdint>
+#include <string_view>
+
+AI_HWACCEL_NAMESPACE_BEGIN
+
+/// The shape of a decoder-only transformer (dense or mixture-of-experts).
+struct model_spec {
+    std::string_view id;     ///< stable, lowercase ("llama-3.1-70b")
+    std::string_view name;   ///< as its publisher writes it ("Llama 3.1 70B")
+    std::string_view family; ///< "llama", "qwen2", "mixtral", "deepseek2", "gpt-oss", …
+
+    std::uint64_t parameters = 0;        ///< every weight, embeddings included
+    std::uint64_t active_parameters = 0; ///< read per token: = parameters for dense models
+    std::uint32_t layers = 0;            ///< transformer blocks
+    std::uint32_t hidden_size = 0;       ///< d_model
+    std::uint32_t intermediate_size = 0; ///< FFN width (per expert for MoE)
+    std::uint32_t attention_heads = 0;
+    std::uint32_t kv_heads = 0;    ///< < attention_heads with grouped-query attention
+    std::uint32_t head_dim = 0;    ///< usually hidden_size / attention_heads, not always
+    std::uint32_t vocab_size = 0;
+    std::uint32_t context_length = 0; ///< the longest context it was trained for
+    std::uint32_t experts = 0;        ///< routed experts per MoE layer; 0 for dense
+    std::uint32_t experts_per_token = 0;
+    /// KV cache bytes per token per layer differ from 2 x kv_heads x head_dim for models
+    /// with latent attention (DeepSeek's MLA caches a compressed vector): the number of
+    /// cached values per token per layer when it is not 2 x kv_heads x head_dim, else 0.
+    std::uint32_t kv_values_per_token_per_layer = 0;
+    /// Layers that attend only to a sliding window (Gemma 2/3, gpt-oss), and its size.
+    std::uint32_t sliding_window_layers = 0;
+    std::uint32_t sliding_window = 0;
+    std::string_view source; ///< where the numbers come from (a config.json URL)
+    /// The output projection reuses the token embedding matrix (config.json
+    /// `tie_word_embeddings`), so the weights hold one vocab x hidden matrix, not two.
+    bool tied_embeddings = false;
+
+    constexpr bool is_moe() const noexcept { return experts > 0; }
+    /// Values cached per token per layer (K and V).
+    constexpr std::uint64_t kv_values_per_token() const noexcept {
+        if (kv_values_per_token_per_layer) return kv_values_per_token_per_layer;
+        return 2ull * kv_heads * (head_dim ? head_dim : (attention_heads ? hidden_size / attention_heads : 0));
+    }
+};
+
+AI_HWACCEL_NAMESPACE_END

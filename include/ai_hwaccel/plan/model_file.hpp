@@ -1,0 +1,845 @@
+// ai-hwaccel plan: what a model file's header says about the model.
+//
+// Two readers of file headers, both bounded and distrustful of every size the file
+// states:
+//   - GGUF (llama.cpp; versions 2 and 3, little-endian), laid out as ggml's docs/gguf.md
+//     describes: magic "GGUF", u32 version, u64 tensor count, u64 metadata count, the
+//     typed key/value pairs, then one info per tensor (name, dims, ggml type, offset).
+//     The reader takes the architecture from the metadata and counts parameters exactly
+//     from the tensor infos (and bytes per ggml type from the block layouts).
+//   - safetensors (Hugging Face): u64 little-endian header length, then that many bytes
+//     of JSON naming each tensor's dtype and shape; plus, optionally, the model's
+//     config.json for the architecture. These need nlohmann/json (AI_HWACCEL_JSON).
+//
+// Results own their text: `model_description` keeps the strings and hands out a
+// `model_spec` whose views point into it through `spec()`, so copies and moves are safe
+// (a spec must not outlive the description it came from). Hostile input is reported in
+// `problems`, never trusted: lengths past the end, giant counts, nested arrays, negative
+// or overflowing dimensions, duplicate keys and wrong types each stop or skip what they
+// touch, and no allocation is larger than the input.
+#pragma once
+
+#include "ai_hwaccel/config.hpp"
+#include "ai_hwaccel/core/quantization.hpp"
+#include "ai_hwaccel/plan/model.hpp"
+#include "ai_hwaccel/plan/models.hpp"
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <vector>
+
+#if AI_HWACCEL_JSON
+#include <nlohmann/json.hpp>
+#endif
+
+AI_HWACCEL_NAMESPACE_BEGIN
+
+/// Something wrong with a model file; `offset` is the byte where it was seen.
+struct model_file_problem {
+    std::uint64_t offset = 0;
+    std::string message;
+    friend bool operator==(const model_file_problem&, const model_file_problem&) = default;
+};
+
+/// A model read from a file: owns its strings; `spec()` is a view into this object.
+struct model_description {
+    std::string id;     ///< as found ("general.name", or config.json's _name_or_path)
+    std::string name;
+    std::string family; ///< GGUF general.architecture or config.json model_type
+    std::string source; ///< the file it came from, when read from disk
+    model_spec shape;   ///< numbers only: its string views are ignored
+    model_spec spec() const noexcept {
+        model_spec s = shape;
+        s.id = id;
+        s.name = name;
+        s.family = family;
+        s.source = source;
+        return s;
+    }
+};
+
+/// Elements and bytes stored in one tensor type (a ggml type number or a safetensors dtype).
+struct tensor_type_total {
+    int ggml_type = -1;    ///< GGUF: ggml_type; -1 for safetensors
+    std::string dtype;     ///< "Q4_K", "BF16", …
+    std::uint64_t tensors = 0;
+    std::uint64_t elements = 0;
+    std::uint64_t bytes = 0;
+    bool bytes_known = true; ///< false when the type's block layout is not known here
+};
+
+struct model_file_info {
+    std::string_view format;       ///< "gguf" or "safetensors"
+    std::uint32_t version = 0;     ///< GGUF version
+    std::optional<model_description> model;
+    int gguf_file_type = -1;       ///< general.file_type (llama_ftype), -1 if absent
+    std::optional<quant_format> quant; ///< from gguf_file_type, when core knows it
+    std::uint64_t tensor_count = 0;    ///< as the header states it
+    std::uint64_t tensors_read = 0;    ///< tensor infos actually read
+    std::uint64_t parameters = 0;      ///< sum of element counts of the tensors read
+    bool parameters_exact = false;     ///< every tensor was read and counted
+    std::vector<tensor_type_total> by_type;
+    std::vector<model_file_problem> problems;
+};
+
+namespace detail::model_files {
+
+inline constexpr std::size_t max_problems = 32;
+inline constexpr std::uint64_t max_key_length = 65535;      // gguf.md: keys are < 2^16 bytes
+inline constexpr std::uint64_t max_string_length = 1u << 24; // one metadata string
+inline constexpr std::uint64_t max_tensor_name = 4096;
+inline constexpr std::uint32_t max_dims = 8;
+inline constexpr int max_array_depth = 3;
+
+inline void add_problem(model_file_info& r, std::uint64_t offset, std::string message) {
+    if (r.problems.size() < max_problems) r.problems.push_back({offset, std::move(message)});
+}
+
+/// Bytes safe to show: control bytes and DEL become '?', and it is cut at 256 bytes.
+inline std::string printable(std::string_view s) {
+    std::string out(s.substr(0, 256));
+    for (char& c : out) {
+        const auto u = static_cast<unsigned char>(c);
+        if (u < 0x20 || u == 0x7f) c = '?';
+    }
+    return out;
+}
+
+/// A bounded little-endian reader. Every read checks what is left; after the first
+/// failure it stays failed and reads return zeros.
+class cursor {
+  public:
+    explicit cursor(std::span<const std::byte> b) noexcept : bytes_(b) {}
+    std::uint64_t offset() const noexcept { return pos_; }
+    std::uint64_t left() const noexcept { return bytes_.size() - pos_; }
+    bool ok() const noexcept { return ok_; }
+    bool need(std::uint64_t n) noexcept {
+        if (!ok_ || n > left()) ok_ = false;
+        return ok_;
+    }
+    template <class T>
+    T get() noexcept {
+        if (!need(sizeof(T))) return T{};
+        std::uint64_t v = 0;
+        for (std::size_t i = 0; i < sizeof(T); ++i)
+            v |= static_cast<std::uint64_t>(std::to_integer<unsigned>(bytes_[pos_ + i])) << (8 * i);
+        pos_ += sizeof(T);
+        if constexpr (sizeof(T) == 8)
+            return static_cast<T>(v);
+        else
+            return static_cast<T>(static_cast<std::make_unsigned_t<T>>(v));
+    }
+    bool skip(std::uint64_t n) noexcept {
+        if (!need(n)) return false;
+        pos_ += n;
+        return true;
+    }
+    /// A u64-length string; nullopt when the length passes the end or `cap`.
+    std::optional<std::string_view> str(std::uint64_t cap) noexcept {
+        const auto n = get<std::uint64_t>();
+        if (!ok_ || n > cap || !need(n)) {
+            ok_ = false;
+            return std::nullopt;
+        }
+        std::string_view s(reinterpret_cast<const char*>(bytes_.data()) + pos_, static_cast<std::size_t>(n));
+        pos_ += n;
+        return s;
+    }
+
+  private:
+    std::span<const std::byte> bytes_;
+    std::uint64_t pos_ = 0;
+    bool ok_ = true;
+};
+
+// gguf.md gguf_metadata_value_type.
+enum gguf_value : std::uint32_t {
+    gv_u8 = 0, gv_i8 = 1, gv_u16 = 2, gv_i16 = 3, gv_u32 = 4, gv_i32 = 5, gv_f32 = 6,
+    gv_bool = 7, gv_string = 8, gv_array = 9, gv_u64 = 10, gv_i64 = 11, gv_f64 = 12,
+};
+constexpr std::uint64_t gguf_scalar_size(std::uint32_t t) noexcept {
+    switch (t) {
+    case gv_u8: case gv_i8: case gv_bool: return 1;
+    case gv_u16: case gv_i16: return 2;
+    case gv_u32: case gv_i32: case gv_f32: return 4;
+    case gv_u64: case gv_i64: case gv_f64: return 8;
+    default: return 0;
+    }
+}
+
+/// A metadata value as far as this reader cares: an integer, a string, or an array's
+/// element type and length.
+struct gguf_scalar {
+    std::uint32_t type = 0;
+    bool is_int = false;
+    bool negative = false;
+    std::uint64_t u = 0;
+    std::string_view text;
+    std::uint32_t array_type = 0;
+    std::uint64_t array_length = 0;
+};
+
+/// Reads (or skips) one value of type `t`. Arrays are walked, never stored; element
+/// counts are bounded by the bytes left, so a giant count ends at the end of the input.
+inline bool gguf_value_read(cursor& c, std::uint32_t t, int depth, gguf_scalar& out, model_file_info& r) {
+    out.type = t;
+    switch (t) {
+    case gv_u8: out.is_int = true; out.u = c.get<std::uint8_t>(); break;
+    case gv_u16: out.is_int = true; out.u = c.get<std::uint16_t>(); break;
+    case gv_u32: out.is_int = true; out.u = c.get<std::uint32_t>(); break;
+    case gv_u64: out.is_int = true; out.u = c.get<std::uint64_t>(); break;
+    case gv_i8: case gv_i16: case gv_i32: case gv_i64: {
+        std::int64_t v = 0;
+        if (t == gv_i8) v = c.get<std::int8_t>();
+        if (t == gv_i16) v = c.get<std::int16_t>();
+        if (t == gv_i32) v = c.get<std::int32_t>();
+        if (t == gv_i64) v = c.get<std::int64_t>();
+        out.is_int = true;
+        out.negative = v < 0;
+        out.u = v < 0 ? 0 : static_cast<std::uint64_t>(v);
+        break;
+    }
+    case gv_f32: case gv_f64: case gv_bool: c.skip(gguf_scalar_size(t)); break;
+    case gv_string: {
+        const auto s = c.str(max_string_length);
+        if (s) out.text = *s;
+        break;
+    }
+    case gv_array: {
+        if (depth >= max_array_depth) {
+            add_problem(r, c.offset(), "arrays nested too deep");
+            return false;
+        }
+        const auto et = c.get<std::uint32_t>();
+        const auto n = c.get<std::uint64_t>();
+        if (!c.ok()) break;
+        out.array_type = et;
+        out.array_length = n;
+        if (const auto size = gguf_scalar_size(et)) {
+            if (n > c.left() / size) {
+                add_problem(r, c.offset(), "array of " + std::to_string(n) + " elements runs past the end");
+                c.skip(c.left() + 1);
+                return false;
+            }
+            c.skip(n * size);
+        } else if (et == gv_string || et == gv_array) {
+            // Each element takes at least 8 bytes (a length), so the loop is bounded by the input.
+            gguf_scalar inner;
+            for (std::uint64_t i = 0; i < n && c.ok(); ++i)
+                if (!gguf_value_read(c, et, depth + 1, inner, r)) return false;
+        } else {
+            add_problem(r, c.offset(), "array of unknown value type " + std::to_string(et));
+            return false;
+        }
+        break;
+    }
+    default:
+        add_problem(r, c.offset(), "unknown metadata value type " + std::to_string(t));
+        return false;
+    }
+    if (!c.ok()) {
+        add_problem(r, c.offset(), "truncated metadata value");
+        return false;
+    }
+    return true;
+}
+
+/// ggml block layouts (ggml-common.h block_* structs; the uniform rows match
+/// core/quantization.hpp's quant_table, which static_asserts them). 0 = unknown here.
+struct ggml_layout {
+    int type;
+    std::string_view name;
+    unsigned block_weights;
+    unsigned block_bytes;
+};
+inline constexpr ggml_layout ggml_layouts[] = {
+    {0, "F32", 1, 4},       {1, "F16", 1, 2},       {2, "Q4_0", 32, 18},    {3, "Q4_1", 32, 20},
+    {6, "Q5_0", 32, 22},    {7, "Q5_1", 32, 24},    {8, "Q8_0", 32, 34},    {9, "Q8_1", 32, 36},
+    {10, "Q2_K", 256, 84},  {11, "Q3_K", 256, 110}, {12, "Q4_K", 256, 144}, {13, "Q5_K", 256, 176},
+    {14, "Q6_K", 256, 210}, {15, "Q8_K", 256, 292}, {16, "IQ2_XXS", 256, 66}, {17, "IQ2_XS", 256, 74},
+    {18, "IQ3_XXS", 256, 98}, {19, "IQ1_S", 256, 50}, {20, "IQ4_NL", 32, 18}, {21, "IQ3_S", 256, 110},
+    {22, "IQ2_S", 256, 82}, {23, "IQ4_XS", 256, 136}, {24, "I8", 1, 1},     {25, "I16", 1, 2},
+    {26, "I32", 1, 4},      {27, "I64", 1, 8},      {28, "F64", 1, 8},      {29, "IQ1_M", 256, 56},
+    {30, "BF16", 1, 2},     {34, "TQ1_0", 0, 0},    {35, "TQ2_0", 0, 0},    {39, "MXFP4", 32, 17},
+};
+constexpr const ggml_layout* find_ggml_layout(std::uint32_t type) noexcept {
+    for (const auto& l : ggml_layouts)
+        if (static_cast<std::uint32_t>(l.type) == type) return &l;
+    return nullptr;
+}
+// The uniform GGUF formats agree with core's table.
+// (Compared by content: GCC's sanitizers make pointer comparisons non-constant.)
+constexpr bool ggml_layouts_match_core() noexcept {
+    for (const auto& q : quant_table) {
+        if (q.ggml_type < 0 || q.block_weights == 0) continue;
+        bool found = false;
+        for (const auto& l : ggml_layouts)
+            if (l.type == q.ggml_type)
+                found = l.block_weights == q.block_weights && l.block_bytes == q.block_bytes;
+        if (!found) return false;
+    }
+    return true;
+}
+static_assert(ggml_layouts_match_core());
+
+inline tensor_type_total& type_slot(std::vector<tensor_type_total>& v, int ggml_type, std::string_view dtype) {
+    for (auto& t : v)
+        if (t.ggml_type == ggml_type && t.dtype == dtype) return t;
+    v.push_back({ggml_type, std::string(dtype), 0, 0, 0, true});
+    return v.back();
+}
+
+/// Multiplies dimensions; nullopt on overflow.
+inline std::optional<std::uint64_t> element_product(std::span<const std::uint64_t> dims) noexcept {
+    std::uint64_t n = 1;
+    for (auto d : dims) {
+        if (d != 0 && n > ~std::uint64_t{0} / d) return std::nullopt;
+        n *= d;
+    }
+    return n;
+}
+
+inline bool ends_with(std::string_view s, std::string_view suffix) noexcept {
+    return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
+}
+
+} // namespace detail::model_files
+
+/// Reads a GGUF header from the first bytes of a file (the caller decides how many; the
+/// tensor infos of large models take a few MB after a vocabulary of a few MB). Never
+/// throws except std::bad_alloc; everything wrong lands in `problems`.
+inline model_file_info read_gguf(std::span<const std::byte> bytes) {
+    using namespace detail::model_files;
+    model_file_info r;
+    r.format = "gguf";
+    cursor c(bytes);
+    if (bytes.size() < 4 || std::memcmp(bytes.data(), "GGUF", 4) != 0) {
+        add_problem(r, 0, "not a GGUF file (no \"GGUF\" magic)");
+        return r;
+    }
+    c.skip(4);
+    const auto file_version = c.get<std::uint32_t>();
+    if (!c.ok()) {
+        add_problem(r, 4, "truncated header");
+        return r;
+    }
+    r.version = file_version;
+    if (file_version != 2 && file_version != 3) {
+        // A byte-swapped 2 or 3 is a big-endian file, which gguf.md allows but cannot mark.
+        const bool swapped = file_version == 0x02000000u || file_version == 0x03000000u;
+        add_problem(r, 4, swapped ? "big-endian GGUF is not supported"
+                                  : "unsupported GGUF version " + std::to_string(file_version));
+        return r;
+    }
+    r.tensor_count = c.get<std::uint64_t>();
+    const auto kv_count = c.get<std::uint64_t>();
+    if (!c.ok()) {
+        add_problem(r, c.offset(), "truncated header");
+        return r;
+    }
+
+    // The keys this reader wants; the first occurrence wins and a repeat is a problem.
+    std::string arch;
+    std::string name;
+    struct wanted {
+        std::string_view suffix; // after "<arch>."
+        std::uint64_t value = 0;
+        bool seen = false;
+    };
+    wanted arch_keys[] = {
+        {"block_count"}, {"embedding_length"}, {"feed_forward_length"}, {"attention.head_count"},
+        {"attention.head_count_kv"}, {"attention.key_length"}, {"context_length"}, {"expert_count"},
+        {"expert_used_count"}, {"expert_feed_forward_length"}, {"attention.kv_lora_rank"},
+        {"rope.dimension_count"}, {"attention.sliding_window"},
+    };
+    enum { k_blocks, k_embd, k_ff, k_heads, k_heads_kv, k_key_len, k_ctx, k_experts, k_experts_used,
+           k_expert_ff, k_kv_lora, k_rope_dims, k_swa };
+    // Values of <arch>.* keys can arrive before general.architecture: keep them by full key.
+    struct pending {
+        std::string key;
+        std::uint64_t value;
+    };
+    std::vector<pending> arch_values;
+    bool seen_arch = false, seen_name = false, seen_ftype = false, seen_tokens = false;
+    std::uint64_t vocab = 0;
+
+    for (std::uint64_t i = 0; i < kv_count; ++i) {
+        const auto key_at = c.offset();
+        const auto key = c.str(max_key_length);
+        const auto type = c.get<std::uint32_t>();
+        if (!key || !c.ok()) {
+            add_problem(r, key_at, "truncated metadata (key " + std::to_string(i) + " of " + std::to_string(kv_count) + ")");
+            return r;
+        }
+        gguf_scalar v;
+        if (!gguf_value_read(c, type, 0, v, r)) return r;
+        auto check_dup = [&](bool& seen) {
+            if (seen) add_problem(r, key_at, "duplicate key " + printable(*key));
+            const bool first = !seen;
+            seen = true;
+            return first;
+        };
+        auto wrong_type = [&](std::string_view expected) {
+            add_problem(r, key_at, printable(*key) + " is not " + std::string(expected));
+        };
+        if (*key == "general.architecture") {
+            if (!check_dup(seen_arch)) continue;
+            if (type != gv_string) wrong_type("a string");
+            else arch = printable(v.text.substr(0, 64));
+        } else if (*key == "general.name") {
+            if (!check_dup(seen_name)) continue;
+            if (type != gv_string) wrong_type("a string");
+            else name = printable(v.text);
+        } else if (*key == "general.file_type") {
+            if (!check_dup(seen_ftype)) continue;
+            if (!v.is_int || v.negative || v.u > 0x7fffffff) wrong_type("a small non-negative integer");
+            else r.gguf_file_type = static_cast<int>(v.u);
+        } else if (*key == "tokenizer.ggml.tokens") {
+            if (!check_dup(seen_tokens)) continue;
+            if (type != gv_array) wrong_type("an array");
+            else vocab = v.array_length;
+        } else if (key->find('.') != std::string_view::npos && key->substr(0, 8) != "general." &&
+                   key->substr(0, 10) != "tokenizer.") {
+            // Candidate <arch>.<suffix>: keep integers for the suffixes we want.
+            const auto dot = key->find('.');
+            const auto suffix = key->substr(dot + 1);
+            for (const auto& w : arch_keys)
+                if (suffix == w.suffix) {
+                    bool dup = false;
+                    for (const auto& p : arch_values)
+                        if (p.key == *key) dup = true;
+                    if (dup) {
+                        add_problem(r, key_at, "duplicate key " + printable(*key));
+                        break;
+                    }
+                    if (!v.is_int || v.negative || v.u > 0xffffffffu) {
+                        if (type != gv_array) wrong_type("a 32-bit non-negative integer");
+                        break; // per-layer arrays (head_count_kv on some models) are not read
+                    }
+                    if (arch_values.size() < 64) arch_values.push_back({std::string(*key), v.u});
+                    break;
+                }
+        }
+    }
+
+    if (arch.empty()) add_problem(r, c.offset(), "no general.architecture");
+    for (const auto& p : arch_values)
+        if (!arch.empty() && p.key.size() > arch.size() + 1 && p.key.compare(0, arch.size(), arch) == 0 &&
+            p.key[arch.size()] == '.')
+            for (auto& w : arch_keys)
+                if (std::string_view(p.key).substr(arch.size() + 1) == w.suffix && !w.seen) {
+                    w.value = p.value;
+                    w.seen = true;
+                }
+    if (r.gguf_file_type >= 0) r.quant = quant_format_from_gguf_file_type(r.gguf_file_type);
+
+    // Tensor infos: counted, never stored one by one.
+    bool has_output = false, has_embedding = false, all_counted = true;
+    std::uint64_t expert_elements = 0;
+    for (std::uint64_t i = 0; i < r.tensor_count; ++i) {
+        const auto at = c.offset();
+        const auto tname = c.str(max_tensor_name);
+        const auto n_dims = c.get<std::uint32_t>();
+        if (!tname || !c.ok()) {
+            add_problem(r, at, "truncated tensor info " + std::to_string(i) + " of " + std::to_string(r.tensor_count));
+            all_counted = false;
+            break;
+        }
+        if (n_dims > max_dims) {
+            add_problem(r, at, "tensor " + printable(*tname) + " has " + std::to_string(n_dims) + " dimensions");
+            all_counted = false;
+            break; // the layout of what follows is unknowable
+        }
+        std::uint64_t dims[max_dims] = {};
+        bool negative = false;
+        for (std::uint32_t d = 0; d < n_dims; ++d) {
+            dims[d] = c.get<std::uint64_t>();
+            if (dims[d] >> 63) negative = true; // ggml stores int64_t
+        }
+        const auto type = c.get<std::uint32_t>();
+        c.get<std::uint64_t>(); // data offset: not needed to count
+        if (!c.ok()) {
+            add_problem(r, at, "truncated tensor info " + std::to_string(i) + " of " + std::to_string(r.tensor_count));
+            all_counted = false;
+            break;
+        }
+        ++r.tensors_read;
+        const auto elements = element_product(std::span<const std::uint64_t>(dims, n_dims));
+        if (negative || !elements) {
+            add_problem(r, at, "tensor " + printable(*tname) + (negative ? " has a negative dimension" : "'s size overflows"));
+            all_counted = false;
+            continue;
+        }
+        const auto* layout = find_ggml_layout(type);
+        auto& slot = type_slot(r.by_type, static_cast<int>(type), layout ? layout->name : "type " + std::to_string(type));
+        ++slot.tensors;
+        slot.elements = detail::sat_add(slot.elements, *elements);
+        if (!layout || layout->block_weights == 0) {
+            slot.bytes_known = false;
+        } else if (n_dims > 0 && dims[0] % layout->block_weights != 0) {
+            add_problem(r, at, "tensor " + printable(*tname) + ": row not a whole number of blocks");
+            slot.bytes_known = false;
+        } else {
+            slot.bytes = detail::sat_add(slot.bytes, detail::sat_mul(*elements / layout->block_weights, layout->block_bytes));
+        }
+        r.parameters = detail::sat_add(r.parameters, *elements);
+        if (*tname == "output.weight") has_output = true;
+        if (*tname == "token_embd.weight") has_embedding = true;
+        if (ends_with(*tname, "_exps.weight")) expert_elements = detail::sat_add(expert_elements, *elements);
+    }
+    r.parameters_exact = all_counted && r.tensors_read == r.tensor_count;
+
+    if (arch.empty()) return r;
+    model_description m;
+    m.family = arch;
+    m.name = name.empty() ? arch : name;
+    m.id = m.name;
+    auto& s = m.shape;
+    auto u32 = [&](int k) { return static_cast<std::uint32_t>(arch_keys[k].value); };
+    s.layers = u32(k_blocks);
+    s.hidden_size = u32(k_embd);
+    s.attention_heads = u32(k_heads);
+    s.kv_heads = arch_keys[k_heads_kv].seen ? u32(k_heads_kv) : u32(k_heads);
+    s.head_dim = u32(k_key_len);
+    s.context_length = u32(k_ctx);
+    s.experts = u32(k_experts);
+    s.experts_per_token = u32(k_experts_used);
+    s.intermediate_size = s.experts && arch_keys[k_expert_ff].seen ? u32(k_expert_ff) : u32(k_ff);
+    s.vocab_size = vocab > 0xffffffffu ? 0 : static_cast<std::uint32_t>(vocab);
+    if (arch_keys[k_kv_lora].seen && u32(k_kv_lora) > 0)
+        s.kv_values_per_token_per_layer = u32(k_kv_lora) + u32(k_rope_dims);
+    s.tied_embeddings = has_embedding && !has_output;
+    if (s.layers == 0) add_problem(r, c.offset(), "no " + arch + ".block_count");
+    if (s.attention_heads && s.kv_heads && s.attention_heads % s.kv_heads != 0)
+        add_problem(r, c.offset(), "head_count is not a multiple of head_count_kv");
+    if (s.experts_per_token > s.experts) add_problem(r, c.offset(), "expert_used_count exceeds expert_count");
+    if (r.parameters_exact) {
+        s.parameters = r.parameters;
+        s.active_parameters = s.parameters;
+        if (s.experts > 0 && s.experts_per_token <= s.experts) {
+            // Only experts_per_token of every expert_count experts are read per token.
+            const auto idle = expert_elements / s.experts * (s.experts - s.experts_per_token);
+            s.active_parameters = s.parameters - (idle < s.parameters ? idle : 0);
+        }
+    } else {
+        s.parameters = estimate_parameters(s);
+        s.active_parameters = s.is_moe() ? estimate_active_parameters(s) : s.parameters;
+    }
+    r.model = std::move(m);
+    return r;
+}
+
+/// Reads at most `max_bytes` of a file and parses them as GGUF. A file shorter than the
+/// header it declares reports the truncation as a problem.
+inline model_file_info read_gguf_file(const std::filesystem::path& path, std::size_t max_bytes = 64u << 20) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) {
+        model_file_info r;
+        r.format = "gguf";
+        detail::model_files::add_problem(r, 0, "cannot open " + path.string());
+        return r;
+    }
+    std::vector<std::byte> buf(max_bytes);
+    in.read(reinterpret_cast<char*>(buf.data()), static_cast<std::streamsize>(buf.size()));
+    buf.resize(static_cast<std::size_t>(in.gcount()));
+    auto r = read_gguf(buf);
+    if (r.model) r.model->source = path.string();
+    return r;
+}
+
+#if AI_HWACCEL_JSON
+namespace detail::model_files {
+
+/// Refuses JSON nested deeper than `limit` before nlohmann sees it (its parser and
+/// destructor would work through any depth, but there is no reason to let them).
+inline bool json_depth_ok(std::string_view text, int limit) noexcept {
+    int depth = 0;
+    bool in_string = false, escape = false;
+    for (char ch : text) {
+        if (in_string) {
+            if (escape) escape = false;
+            else if (ch == '\\') escape = true;
+            else if (ch == '"') in_string = false;
+        } else if (ch == '"') {
+            in_string = true;
+        } else if (ch == '[' || ch == '{') {
+            if (++depth > limit) return false;
+        } else if (ch == ']' || ch == '}') {
+            --depth;
+        }
+    }
+    return true;
+}
+
+/// A JSON value as a u32 (non-negative integer, or an integral float such as 4096.0).
+inline std::optional<std::uint32_t> json_u32(const nlohmann::json& j) {
+    if (j.is_number_unsigned()) {
+        const auto v = j.get<std::uint64_t>();
+        if (v <= 0xffffffffu) return static_cast<std::uint32_t>(v);
+    } else if (j.is_number_integer()) {
+        const auto v = j.get<std::int64_t>();
+        if (v >= 0 && v <= 0xffffffff) return static_cast<std::uint32_t>(v);
+    } else if (j.is_number_float()) {
+        const auto v = j.get<double>();
+        if (v >= 0 && v <= 4294967295.0 && static_cast<double>(static_cast<std::uint32_t>(v)) == v)
+            return static_cast<std::uint32_t>(v);
+    }
+    return std::nullopt;
+}
+
+struct dtype_size {
+    std::string_view name;
+    unsigned bits;
+};
+// safetensors dtypes (the Rust crate's Dtype enum). Sub-byte types are packed.
+inline constexpr dtype_size safetensors_dtypes[] = {
+    {"BOOL", 8}, {"U8", 8}, {"I8", 8}, {"F8_E5M2", 8}, {"F8_E4M3", 8}, {"F8_E8M0", 8},
+    {"I16", 16}, {"U16", 16}, {"F16", 16}, {"BF16", 16}, {"I32", 32}, {"U32", 32},
+    {"F32", 32}, {"F64", 64}, {"I64", 64}, {"U64", 64}, {"F4", 4}, {"F6_E2M3", 6}, {"F6_E3M2", 6},
+};
+
+} // namespace detail::model_files
+
+/// Reads a Hugging Face config.json for the architecture. Multimodal configs that keep
+/// the language model under "text_config" (Gemma 3, Llama 4…) are read from there.
+inline std::optional<model_description> parse_hf_config(std::string_view text, std::vector<model_file_problem>& problems) {
+    using namespace detail::model_files;
+    auto problem = [&](std::string m) {
+        if (problems.size() < max_problems) problems.push_back({0, std::move(m)});
+    };
+    if (text.size() > (16u << 20) || !json_depth_ok(text, 64)) {
+        problem("config.json too large or nested too deep");
+        return std::nullopt;
+    }
+    const auto doc = nlohmann::json::parse(text.begin(), text.end(), nullptr, false);
+    if (doc.is_discarded() || !doc.is_object()) {
+        problem("config.json is not a JSON object");
+        return std::nullopt;
+    }
+    const nlohmann::json* cfg = &doc;
+    if (!doc.contains("num_hidden_layers")) {
+        const auto it = doc.find("text_config");
+        if (it != doc.end() && it->is_object()) cfg = &*it;
+    }
+    auto u32 = [&](std::initializer_list<const char*> keys) -> std::uint32_t {
+        for (const char* k : keys) {
+            const auto it = cfg->find(k);
+            if (it == cfg->end() || it->is_null()) continue;
+            if (const auto v = json_u32(*it)) return *v;
+            problem(std::string(k) + " is not a 32-bit non-negative integer");
+            return 0;
+        }
+        return 0;
+    };
+    auto text_of = [](const nlohmann::json& j, const char* k) -> std::string {
+        const auto it = j.find(k);
+        return it != j.end() && it->is_string() ? printable(it->get_ref<const std::string&>()) : std::string();
+    };
+    model_description m;
+    m.family = text_of(*cfg, "model_type");
+    if (m.family.empty()) m.family = text_of(doc, "model_type");
+    m.name = text_of(doc, "_name_or_path");
+    m.id = m.name;
+    auto& s = m.shape;
+    s.layers = u32({"num_hidden_layers", "n_layer", "num_layers"});
+    s.hidden_size = u32({"hidden_size", "n_embd", "d_model"});
+    s.attention_heads = u32({"num_attention_heads", "n_head"});
+    s.kv_heads = u32({"num_key_value_heads"});
+    if (s.kv_heads == 0) s.kv_heads = s.attention_heads; // absent: plain multi-head attention
+    s.head_dim = u32({"head_dim"});
+    s.vocab_size = u32({"vocab_size"});
+    s.context_length = u32({"max_position_embeddings", "n_positions"});
+    s.experts = u32({"num_local_experts", "num_experts", "n_routed_experts"});
+    s.experts_per_token = s.experts ? u32({"num_experts_per_tok", "experts_per_token"}) : 0;
+    s.intermediate_size = s.experts ? u32({"moe_intermediate_size", "intermediate_size"}) : u32({"intermediate_size"});
+    const auto lora = u32({"kv_lora_rank"});
+    if (lora) s.kv_values_per_token_per_layer = lora + u32({"qk_rope_head_dim"});
+    const auto window = u32({"sliding_window"});
+    const auto use_window = cfg->find("use_sliding_window");
+    const bool window_off = use_window != cfg->end() && use_window->is_boolean() && !use_window->get<bool>();
+    if (window && !window_off) {
+        s.sliding_window = window;
+        std::uint32_t sliding = 0;
+        const auto types = cfg->find("layer_types");
+        if (types != cfg->end() && types->is_array()) {
+            for (const auto& t : *types)
+                if (t.is_string() && t.get_ref<const std::string&>() == "sliding_attention") ++sliding;
+        } else if (const auto pattern = u32({"sliding_window_pattern"}); pattern > 0) {
+            sliding = s.layers - s.layers / pattern; // every pattern-th layer is global
+        } else {
+            sliding = s.layers; // one window for every layer (Mistral v0.1, Phi-3)
+        }
+        s.sliding_window_layers = sliding > s.layers ? s.layers : sliding;
+    }
+    for (const nlohmann::json* j : {cfg, &doc}) {
+        const auto tie = j->find("tie_word_embeddings");
+        if (tie != j->end() && tie->is_boolean()) {
+            s.tied_embeddings = tie->get<bool>();
+            break;
+        }
+    }
+    if (s.layers == 0 || s.hidden_size == 0) problem("config.json gives no num_hidden_layers / hidden_size");
+    if (s.attention_heads && s.kv_heads && s.attention_heads % s.kv_heads != 0)
+        problem("num_attention_heads is not a multiple of num_key_value_heads");
+    if (s.experts_per_token > s.experts) problem("num_experts_per_tok exceeds the expert count");
+    s.parameters = estimate_parameters(s);
+    s.active_parameters = s.is_moe() ? estimate_active_parameters(s) : s.parameters;
+    return m;
+}
+
+/// Reads a safetensors header (and, when given, the model's config.json text). Parameter
+/// counts come from the tensor shapes; bytes per dtype from data_offsets when they are
+/// consistent, else from the shape.
+inline model_file_info read_safetensors(std::span<const std::byte> bytes,
+                                        std::optional<std::string_view> config_json = std::nullopt,
+                                        std::uint64_t header_cap = 100u << 20) {
+    using namespace detail::model_files;
+    model_file_info r;
+    r.format = "safetensors";
+    cursor c(bytes);
+    const auto n = c.get<std::uint64_t>();
+    if (!c.ok()) {
+        add_problem(r, 0, "truncated: no header length");
+        return r;
+    }
+    if (n > header_cap) {
+        add_problem(r, 0, "header length " + std::to_string(n) + " exceeds the cap of " + std::to_string(header_cap));
+        return r;
+    }
+    if (n > c.left()) {
+        add_problem(r, 8, "truncated: header of " + std::to_string(n) + " bytes, " + std::to_string(c.left()) + " present");
+        return r;
+    }
+    const std::string_view text(reinterpret_cast<const char*>(bytes.data()) + 8, static_cast<std::size_t>(n));
+    if (!json_depth_ok(text, 16)) {
+        add_problem(r, 8, "header JSON nested too deep");
+        return r;
+    }
+    const auto doc = nlohmann::json::parse(text.begin(), text.end(), nullptr, false);
+    if (doc.is_discarded() || !doc.is_object()) {
+        add_problem(r, 8, "header is not a JSON object");
+        return r;
+    }
+    bool all_counted = true;
+    for (const auto& [tname, t] : doc.items()) {
+        if (tname == "__metadata__") continue;
+        ++r.tensor_count;
+        const auto what = "tensor " + printable(tname);
+        if (!t.is_object()) {
+            add_problem(r, 8, what + " is not an object");
+            all_counted = false;
+            continue;
+        }
+        const auto dt = t.find("dtype");
+        const auto shape = t.find("shape");
+        if (dt == t.end() || !dt->is_string() || shape == t.end() || !shape->is_array() || shape->size() > max_dims) {
+            add_problem(r, 8, what + ": missing or bad dtype/shape");
+            all_counted = false;
+            continue;
+        }
+        std::uint64_t dims[max_dims] = {};
+        std::size_t nd = 0;
+        bool bad = false;
+        for (const auto& d : *shape) {
+            if (d.is_number_unsigned()) dims[nd++] = d.get<std::uint64_t>();
+            else if (d.is_number_integer() && d.get<std::int64_t>() >= 0) dims[nd++] = static_cast<std::uint64_t>(d.get<std::int64_t>());
+            else bad = true;
+        }
+        const auto elements = bad ? std::nullopt : element_product(std::span<const std::uint64_t>(dims, nd));
+        if (!elements) {
+            add_problem(r, 8, what + (bad ? ": shape holds a negative or non-integer dimension" : ": size overflows"));
+            all_counted = false;
+            continue;
+        }
+        ++r.tensors_read;
+        const auto& dtype = dt->get_ref<const std::string&>();
+        unsigned bits = 0;
+        for (const auto& d : safetensors_dtypes)
+            if (d.name == dtype) bits = d.bits;
+        auto& slot = type_slot(r.by_type, -1, bits ? std::string_view(dtype) : std::string_view(printable(dtype.substr(0, 32))));
+        ++slot.tensors;
+        slot.elements = detail::sat_add(slot.elements, *elements);
+        std::optional<std::uint64_t> size;
+        const auto offs = t.find("data_offsets");
+        if (offs != t.end() && offs->is_array() && offs->size() == 2 && (*offs)[0].is_number_unsigned() &&
+            (*offs)[1].is_number_unsigned() && (*offs)[1].get<std::uint64_t>() >= (*offs)[0].get<std::uint64_t>())
+            size = (*offs)[1].get<std::uint64_t>() - (*offs)[0].get<std::uint64_t>();
+        if (bits) {
+            const auto from_shape = (*elements / 8) * bits + ((*elements % 8) * bits + 7) / 8;
+            if (size && *size != from_shape) add_problem(r, 8, what + ": data_offsets disagree with shape x dtype");
+            slot.bytes = detail::sat_add(slot.bytes, size ? *size : from_shape);
+        } else if (size) {
+            slot.bytes = detail::sat_add(slot.bytes, *size);
+        } else {
+            slot.bytes_known = false;
+        }
+        r.parameters = detail::sat_add(r.parameters, *elements);
+    }
+    r.parameters_exact = all_counted;
+    if (config_json) {
+        std::vector<model_file_problem> ps;
+        r.model = parse_hf_config(*config_json, ps);
+        for (auto& p : ps) add_problem(r, 0, "config.json: " + p.message);
+        if (r.model && r.parameters_exact && r.parameters > 0) {
+            auto& s = r.model->shape;
+            // The checkpoint's own count is exact; scale the estimate's active share to it.
+            const auto est_total = s.parameters, est_active = s.active_parameters;
+            s.parameters = r.parameters;
+            s.active_parameters = (s.is_moe() && est_total > 0)
+                ? static_cast<std::uint64_t>(static_cast<double>(r.parameters) * (static_cast<double>(est_active) / static_cast<double>(est_total)))
+                : r.parameters;
+        }
+    }
+    return r;
+}
+
+/// Reads a .safetensors file's header (at most `header_cap` + 8 bytes) and, optionally,
+/// a config.json beside it.
+inline model_file_info read_safetensors_file(const std::filesystem::path& path,
+                                             std::optional<std::filesystem::path> config = std::nullopt,
+                                             std::uint64_t header_cap = 100u << 20) {
+    model_file_info fail;
+    fail.format = "safetensors";
+    std::ifstream in(path, std::ios::binary);
+    if (!in) {
+        detail::model_files::add_problem(fail, 0, "cannot open " + path.string());
+        return fail;
+    }
+    std::vector<std::byte> buf(8);
+    in.read(reinterpret_cast<char*>(buf.data()), 8);
+    buf.resize(static_cast<std::size_t>(in.gcount()));
+    if (buf.size() == 8) {
+        std::uint64_t n = 0;
+        for (int i = 0; i < 8; ++i) n |= static_cast<std::uint64_t>(std::to_integer<unsigned>(buf[static_cast<std::size_t>(i)])) << (8 * i);
+        if (n <= header_cap) {
+            buf.resize(static_cast<std::size_t>(8 + n));
+            in.read(reinterpret_cast<char*>(buf.data()) + 8, static_cast<std::streamsize>(n));
+            buf.resize(static_cast<std::size_t>(8 + in.gcount()));
+        }
+    }
+    std::optional<std::string> cfg_text;
+    if (config) {
+        std::ifstream cin(*config, std::ios::binary);
+        if (cin) {
+            std::string t(16u << 20, '\0');
+            cin.read(t.data(), static_cast<std::streamsize>(t.size()));
+            t.resize(static_cast<std::size_t>(cin.gcount()));
+            cfg_text = std::move(t);
+        }
+    }
+    auto r = read_safetensors(buf, cfg_text ? std::optional<std::string_view>(*cfg_text) : std::nullopt, header_cap);
+    if (config && !cfg_text) detail::model_files::add_problem(r, 0, "cannot open " + config->string());
+    if (r.model) r.model->source = path.string();
+    return r;
+}
+#endif // AI_HWACCEL_JSON
+
+AI_HWACCEL_NAMESPACE_END

@@ -1,0 +1,1034 @@
+// ai-hwaccel plan: which quantization to serve a model in, and how to spread it over devices.
+//
+// `suggest_quantization` picks the format of highest quality (most bits per weight, from
+// core/quantization.hpp's table) whose memory (plan/memory.hpp) fits the devices that can
+// run it, preferring a format the devices compute in natively over one they dequantize.
+// `plan_sharding` lays a model out on devices: one device, tensor parallel inside a group
+// joined by a fast intra-node link (NVLink, NVSwitch, XGMI, ICI, NeuronLink, Gaudi RoCE),
+// pipeline parallel across slower links (PCIe, inter-node InfiniBand/RoCE), tensor inside
+// nodes and pipeline across them, and data-parallel replicas of the smallest layout that
+// fits when devices remain. Layers are real ranges [first, last) split in proportion to
+// what each stage can hold; the token embedding sits on the first stage and the output
+// head on the last. A model that fits nowhere gets `fits == false` and the reason; the
+// CPU is used only when `plan_options::allow_cpu` says so.
+//
+// Everything here is an estimate, `constexpr`, and returns fixed-capacity values (at most
+// `max_plan_devices` devices per plan), so a build that knows its devices can
+// `static_assert` that its model fits.
+//
+// Memory per device (bytes):
+//   usable   = memory_bytes x (1 - memory_headroom)
+//   weights  = layers x ceil(layer_weight_bytes / t) + embedding/head share / t
+//   kv cache = kv_cache_bytes x layers / model layers x ceil(kv_heads / t) / kv_heads
+//   overhead = runtime allowance + activation buffers on every device, + the logits
+//              buffer / t on the last stage (plan/memory.hpp's overhead_bytes, split)
+// where t is the tensor-parallel degree of the device's stage.
+//
+// Throughput of one replica, one decode step of the batch (seconds, all estimates):
+//   stage j compute   = max over its devices d of
+//                       (1/decode_tok_s(d) - layers x c) x f_j / t_j + layers_j x c
+//                       decode_tok_s(d): estimate_throughput of the whole model on d (per
+//                       sequence); c: its fixed cost per layer and token
+//                       (throughput_constants::decode_seconds_per_layer), paid by every
+//                       device for each of its layers; f_j = bytes stage j reads per token
+//                       / bytes the model reads per token (its blocks' weights, MoE: the
+//                       active share, + their KV cache, + the output head on the last).
+//   tensor all-reduce = layers_j x 2 x (2 (t-1)/t x hidden x a x batch / B_tp + L_tp)
+//                       (two all-reduces per layer, after attention and after the MLP,
+//                       ring algorithm; a = activation bytes, B_tp one-direction GB/s)
+//   pipeline hop      = hidden x a x batch / B_pp + L_pp    (between consecutive stages)
+//   decode tok/s      = 1 / (sum of stage compute + all-reduces + hops), per sequence
+// Pipeline stages run one after another for a single sequence: splitting across stages
+// adds hops and never multiplies speed; tensor parallelism divides the bytes each device
+// reads and adds the all-reduces. Prefill uses the same fractions with prefill_tok_s and
+// the bandwidth terms only (latencies are paid once per micro-batch, not per token).
+#pragma once
+
+#include "ai_hwaccel/config.hpp"
+#include "ai_hwaccel/core/profile.hpp"
+#include "ai_hwaccel/core/quantization.hpp"
+#include "ai_hwaccel/core/system_io.hpp"
+#include "ai_hwaccel/core/taxonomy.hpp"
+#include "ai_hwaccel/core/text.hpp"
+#include "ai_hwaccel/plan/memory.hpp"
+#include "ai_hwaccel/plan/model.hpp"
+#include "ai_hwaccel/plan/throughput.hpp"
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string_view>
+
+AI_HWACCEL_NAMESPACE_BEGIN
+
+/// Devices one plan can hold; further devices are ignored (`shard_plan::truncated`).
+inline constexpr std::size_t max_plan_devices = 256;
+
+/// How one replica of the model is laid out.
+enum class shard_strategy : std::uint8_t {
+    none,              ///< no plan: the model fits nowhere (see plan_outcome)
+    single_device,     ///< the whole model on one device
+    tensor_parallel,   ///< every layer split across a fast-linked group
+    pipeline_parallel, ///< consecutive layer ranges on devices joined by slower links
+    tensor_pipeline,   ///< tensor parallel inside fast-linked groups, pipeline across them
+};
+constexpr std::string_view to_string(shard_strategy s) noexcept {
+    switch (s) {
+    case shard_strategy::none: return "none";
+    case shard_strategy::single_device: return "single_device";
+    case shard_strategy::tensor_parallel: return "tensor_parallel";
+    case shard_strategy::pipeline_parallel: return "pipeline_parallel";
+    case shard_strategy::tensor_pipeline: return "tensor_pipeline";
+    }
+    return "none";
+}
+
+/// Why a plan or a quantization choice does (not) fit.
+enum class plan_outcome : std::uint8_t {
+    fits,
+    no_devices,         ///< no available device with known memory (the CPU only if allowed)
+    unsupported_format, ///< devices exist, but none runs the format natively or dequantized
+    too_large,          ///< the devices that run it, all together, cannot hold it
+    bad_model,          ///< the model has no layers or no size
+};
+constexpr std::string_view to_string(plan_outcome o) noexcept {
+    switch (o) {
+    case plan_outcome::fits: return "fits";
+    case plan_outcome::no_devices: return "no_devices";
+    case plan_outcome::unsupported_format: return "unsupported_format";
+    case plan_outcome::too_large: return "too_large";
+    case plan_outcome::bad_model: return "bad_model";
+    }
+    return "no_devices";
+}
+/// A sentence for people.
+constexpr std::string_view describe(plan_outcome o) noexcept {
+    switch (o) {
+    case plan_outcome::fits: return "the model fits";
+    case plan_outcome::no_devices:
+        return "no available device with known memory (the CPU counts only when allowed)";
+    case plan_outcome::unsupported_format:
+        return "no device runs this format natively or by dequantizing it";
+    case plan_outcome::too_large:
+        return "the model does not fit in the usable memory of the devices that can run it";
+    case plan_outcome::bad_model: return "the model description has no layers or no parameters";
+    }
+    return "";
+}
+
+/// How a device runs a weight format.
+enum class format_support : std::uint8_t { none, dequantized, native };
+
+/// Whether `d` runs format `q`: natively when it computes in the format's
+/// `native_compute` type; by dequantizing when the format is `dequantizable` and the
+/// device computes in 16- or 32-bit floats (or its peak rates are unknown: the runtimes
+/// that dequantize, llama.cpp above all, run on any GPU they support). A CPU runs the
+/// 16/32-bit float formats and every dequantizable one.
+constexpr format_support support_for(const accelerator_profile& d, quant_format q) noexcept {
+    const auto& r = info(q);
+    if (d.supports(r.native_compute)) return format_support::native;
+    if (d.is_cpu() && r.scheme == quant_scheme::plain_float &&
+        (q == quant_format::fp32 || q == quant_format::fp16 || q == quant_format::bf16))
+        return format_support::dequantized;
+    if (!r.dequantizable) return format_support::none;
+    if (d.is_cpu() || d.peak_from == origin::none) return format_support::dequantized;
+    if (d.supports(dtype::fp16) || d.supports(dtype::bf16) || d.supports(dtype::fp32))
+        return format_support::dequantized;
+    return format_support::none;
+}
+
+/// Inputs to planning besides devices and model. Every constant is documented with where
+/// its value comes from.
+struct plan_options {
+    /// Fraction of each device's memory left free for the driver, the allocator's
+    /// fragmentation and other processes. 0.10 follows vLLM's default
+    /// `gpu_memory_utilization = 0.9`. Applies to unified memory too (the OS keeps more,
+    /// which the device's reported memory already excludes where a tool reports it).
+    double memory_headroom = 0.10;
+    /// Use CPU profiles as devices. Off: a model that does not fit the accelerators is
+    /// reported as not fitting, never moved to the CPU silently.
+    bool allow_cpu = false;
+    /// Replicate the smallest layout that fits over the devices left (data parallel).
+    bool data_parallel = true;
+    /// Put one replica on every usable device of the chosen kind (lowest latency per
+    /// sequence) instead of the smallest layout that fits.
+    bool spread = false;
+    /// suggest_quantization considers formats up to this many bits per weight: 16 by
+    /// default, since checkpoints are published in 16 bits and fp32 only doubles memory.
+    double max_bits_per_weight = 16.0;
+    /// suggest_quantization's candidates; empty: every row of quant_table.
+    fixed_list<quant_format, quant_format_count> formats{};
+    /// Bytes of one activation value exchanged between devices (fp16/bf16 activations).
+    double activation_bytes = 2.0;
+    /// Fixed cost of one all-reduce on a fast intra-node link, seconds. Assumed, not
+    /// fitted: the calibration data hold no tensor-parallel measurement. Order of
+    /// magnitude of a small-message NCCL/RCCL all-reduce over NVLink or XGMI.
+    double tensor_allreduce_latency_s = 10e-6;
+    /// Fixed cost of one pipeline hop per decode step, seconds. Fitted: the median over
+    /// the 40 pairs of calibration rows (shared/data/calibration-measurements.csv) where
+    /// llama.cpp measured the same model, format and test on 1 and on N GPUs (layer split
+    /// over PCIe) of (1/tok_s(N) - 1/tok_s(1)) / (N - 1) = 208.6 us. Script:
+    ///   rows with metric decode_tok_s keyed by (engine, hardware, model, quant, test,
+    ///   ctx_tokens, batch); for each key with n_devices 1 and N > 1, collect
+    ///   (1/v[N] - 1/v[1]) / (N - 1); take the median.
+    double pipeline_hop_latency_s = 208.6e-6;
+    /// One-direction GB/s assumed for a device whose host link is unknown: PCIe 3.0 x16
+    /// (the slowest link a data-centre accelerator ships with).
+    double unknown_pcie_gbps = 15.75;
+    /// Passed to estimate_throughput.
+    throughput_constants throughput{};
+};
+
+/// One device's part of a plan.
+struct device_shard {
+    std::uint16_t device = 0; ///< position in the `devices` given to the planner
+    std::uint32_t index = 0;  ///< that profile's accelerator_profile::index
+    std::uint16_t replica = 0;
+    std::uint16_t stage = 0;       ///< pipeline stage inside the replica
+    std::uint16_t tensor_rank = 0; ///< rank inside the stage's tensor-parallel group
+    std::uint16_t tensor_size = 1; ///< devices sharing each of the stage's layers
+    std::uint32_t first_layer = 0; ///< the stage's layers: [first_layer, last_layer)
+    std::uint32_t last_layer = 0;
+    bool embeddings = false;  ///< holds (its share of) the token embedding
+    bool output_head = false; ///< holds (its share of) the output head
+    std::uint64_t weights_bytes = 0;
+    std::uint64_t kv_cache_bytes = 0;
+    std::uint64_t overhead_bytes = 0;
+    std::uint64_t usable_bytes = 0; ///< memory x (1 - headroom)
+    bool fits = false;
+
+    constexpr std::uint32_t layers() const noexcept { return last_layer - first_layer; }
+    constexpr std::uint64_t total_bytes() const noexcept {
+        return detail::sat_add(detail::sat_add(weights_bytes, kv_cache_bytes), overhead_bytes);
+    }
+};
+
+/// A link the plan uses, as the planner understood it.
+struct plan_link {
+    interconnect_kind kind = interconnect_kind::none;
+    double gbps = 0; ///< one direction, decimal GB/s
+};
+
+/// A deployment plan (every number an estimate).
+struct shard_plan {
+    bool fits = false;
+    plan_outcome outcome = plan_outcome::no_devices;
+    shard_strategy strategy = shard_strategy::none; ///< of each replica (replica 0's)
+    quant_format quant = quant_format::fp16;
+    device_kind kind = device_kind::cpu; ///< the devices used (one software stack)
+    std::uint32_t replicas = 0;          ///< data-parallel copies (> 1: data parallel)
+    std::uint32_t stages = 0;            ///< pipeline stages of replica 0
+    std::uint32_t tensor_parallel = 0;   ///< widest tensor-parallel group of replica 0
+    /// Devices used, replica by replica, stage by stage.
+    fixed_list<device_shard, max_plan_devices> devices{};
+    /// The whole model once (plan/memory.hpp), and what the considered devices offer.
+    memory_estimate memory{};
+    std::uint64_t usable_bytes = 0;         ///< all devices of the kind considered
+    std::uint64_t largest_device_bytes = 0; ///< usable bytes of the largest one
+    std::uint32_t candidate_devices = 0;    ///< devices of that kind able to run the format
+    bool cpu_excluded = false;  ///< a CPU was present but not allowed
+    bool truncated = false;     ///< more than max_plan_devices devices were given
+    plan_link tensor_link{};    ///< replica 0's tensor-parallel link (slowest group)
+    plan_link pipeline_link{};  ///< replica 0's slowest pipeline hop
+    /// Replica 0, one sequence (batch as given): decode and prefill tokens per second.
+    double decode_tokens_per_second = 0;
+    double prefill_tokens_per_second = 0;
+    /// Sum over replicas (serving independent requests).
+    double aggregate_decode_tokens_per_second = 0;
+    /// Replica 0, seconds per decoded token: compute, all-reduces, pipeline hops.
+    double decode_compute_seconds = 0;
+    double decode_tensor_seconds = 0;
+    double decode_pipeline_seconds = 0;
+    constexpr bool is_data_parallel() const noexcept { return replicas > 1; }
+};
+
+/// The format suggest_quantization chose.
+struct quantization_choice {
+    bool fits = false;
+    plan_outcome outcome = plan_outcome::no_devices;
+    quant_format format = quant_format::fp16;
+    format_support support = format_support::none; ///< native: every device counted runs it natively
+    device_kind kind = device_kind::cpu;            ///< the devices counted (one software stack)
+    std::uint32_t devices = 0;                      ///< how many
+    std::uint64_t usable_bytes = 0;                 ///< their combined usable memory
+    memory_estimate memory{};                       ///< the model in that format
+    bool cpu_excluded = false;
+};
+
+namespace detail::shard {
+
+using pos_t = std::uint16_t;
+using pos_list = std::array<pos_t, max_plan_devices>;
+
+constexpr bool fast_link(interconnect_kind k) noexcept {
+    switch (k) {
+    case interconnect_kind::nvlink:
+    case interconnect_kind::nvswitch:
+    case interconnect_kind::xgmi:
+    case interconnect_kind::infinity_fabric:
+    case interconnect_kind::ici:
+    case interconnect_kind::neuronlink:
+    case interconnect_kind::gaudi_roce:
+    case interconnect_kind::ipu_link: return true;
+    default: return false;
+    }
+}
+
+constexpr std::uint64_t ceil_div(std::uint64_t a, std::uint64_t b) noexcept {
+    return b == 0 ? a : a / b + (a % b != 0);
+}
+constexpr std::uint64_t scaled(std::uint64_t bytes, double f) noexcept {
+    const double v = static_cast<double>(bytes) * f;
+    if (!(v > 0)) return 0;
+    if (v >= 1.8e19) return ~std::uint64_t{0};
+    return static_cast<std::uint64_t>(v);
+}
+constexpr std::uint64_t usable(const accelerator_profile& d, const plan_options& o) noexcept {
+    const double h = o.memory_headroom < 0 ? 0 : (o.memory_headroom > 1 ? 1 : o.memory_headroom);
+    return scaled(d.memory_bytes.value_or(0), 1.0 - h);
+}
+
+/// What the model needs, computed once per (model, format, shape).
+struct needs {
+    std::uint32_t layers = 0;
+    std::uint32_t heads = 0;
+    std::uint32_t kv_heads = 0;
+    std::uint32_t hidden = 0;
+    bool tied = false;
+    std::uint64_t layer_weights = 0; ///< one block
+    std::uint64_t kv_total = 0;      ///< every layer
+    std::uint64_t embed = 0;         ///< first stage
+    std::uint64_t head = 0;          ///< last stage
+    std::uint64_t non_layer = 0;     ///< embed + head as stored on one device
+    std::uint64_t ov_device = 0;     ///< overhead on every device
+    std::uint64_t ov_logits = 0;     ///< overhead on the last stage only
+    double layer_read = 0;           ///< bytes one block reads per token (weights + KV)
+    double head_read = 0;            ///< bytes the output head reads per token
+    double full_read = 0;
+    memory_estimate memory{};
+};
+
+constexpr needs needs_of(const model_spec& m, quant_format q, const inference_shape& s) noexcept {
+    needs n;
+    n.layers = m.layers;
+    n.heads = m.attention_heads;
+    n.kv_heads = m.kv_heads ? m.kv_heads : m.attention_heads;
+    n.hidden = m.hidden_size;
+    n.tied = m.tied_embeddings;
+    n.memory = estimate_memory(m, q, s);
+    n.layer_weights = layer_weight_bytes(m, q);
+    n.kv_total = n.memory.kv_cache_bytes;
+    n.non_layer = non_layer_weight_bytes(m, q);
+    if (n.tied) {
+        n.embed = n.head = n.non_layer; // each end of a split needs the shared matrix
+    } else {
+        n.embed = n.non_layer / 2;
+        n.head = n.non_layer - n.embed;
+    }
+    model_spec no_vocab = m;
+    no_vocab.vocab_size = 0;
+    n.ov_device = overhead_bytes(no_vocab, s);
+    n.ov_logits = n.memory.overhead_bytes > n.ov_device ? n.memory.overhead_bytes - n.ov_device : 0;
+    // MoE: a token reads its experts' share of each block.
+    double active = 1.0;
+    if (m.is_moe() && m.parameters > 0) {
+        const double outside = static_cast<double>(m.vocab_size) * static_cast<double>(m.hidden_size) *
+                               (m.tied_embeddings ? 1.0 : 2.0);
+        const double total = static_cast<double>(m.parameters) - outside;
+        const double act = static_cast<double>(m.active_parameters) - outside;
+        if (total > 0 && act > 0 && act < total) active = act / total;
+    }
+    const double layers = n.layers ? static_cast<double>(n.layers) : 1.0;
+    n.layer_read = static_cast<double>(n.layer_weights) * active + static_cast<double>(n.kv_total) / layers;
+    n.head_read = static_cast<double>(n.head);
+    n.full_read = layers * n.layer_read + n.head_read;
+    return n;
+}
+
+/// A stage: `size` devices starting at `begin` in an ordering of device positions.
+struct stage_ref {
+    std::uint16_t begin = 0;
+    std::uint16_t size = 1;
+};
+
+/// Memory one device of a stage needs for `layers` layers.
+struct stage_bytes {
+    std::uint64_t weights = 0, kv = 0, overhead = 0;
+    constexpr std::uint64_t total() const noexcept { return sat_add(sat_add(weights, kv), overhead); }
+};
+
+constexpr double kv_share(const needs& n, std::uint32_t t) noexcept {
+    if (t <= 1) return 1.0;
+    if (n.kv_heads == 0) return 1.0 / t;
+    const std::uint64_t per = ceil_div(n.kv_heads, t); // heads held by each rank (replicated when t > kv_heads)
+    return static_cast<double>(per) / static_cast<double>(n.kv_heads);
+}
+
+constexpr std::uint64_t fixed_weights(const needs& n, bool first, bool last, std::uint32_t t) noexcept {
+    std::uint64_t w = 0;
+    if (first && last) w = n.non_layer;
+    else if (first) w = n.embed;
+    else if (last) w = n.head;
+    return ceil_div(w, t);
+}
+
+constexpr stage_bytes bytes_for(const needs& n, std::uint32_t layers, bool first, bool last,
+                                std::uint32_t t) noexcept {
+    stage_bytes b;
+    b.weights = sat_add(sat_mul(layers, ceil_div(n.layer_weights, t)), fixed_weights(n, first, last, t));
+    const double frac = n.layers ? static_cast<double>(layers) / static_cast<double>(n.layers) : 1.0;
+    b.kv = scaled(n.kv_total, frac * kv_share(n, t));
+    b.overhead = sat_add(n.ov_device, last ? ceil_div(n.ov_logits, t) : 0);
+    return b;
+}
+
+/// The most layers a stage of `t` devices, the smallest holding `cap` bytes, can take.
+constexpr std::uint64_t max_layers(const needs& n, std::uint64_t cap, bool first, bool last,
+                                   std::uint32_t t) noexcept {
+    const auto fixed = bytes_for(n, 0, first, last, t).total();
+    if (cap < fixed) return 0;
+    const std::uint64_t per_kv = n.layers ? scaled(ceil_div(n.kv_total, n.layers), kv_share(n, t)) + 1 : 0;
+    const std::uint64_t per = sat_add(ceil_div(n.layer_weights, t), per_kv);
+    if (per == 0) return n.layers;
+    const std::uint64_t m = (cap - fixed) / per;
+    return m > n.layers ? n.layers : m;
+}
+
+struct work {
+    pos_list order{};                             ///< device positions, grouped by stage
+    std::array<std::uint64_t, max_plan_devices> cap{}; ///< usable bytes by position in the group
+};
+
+constexpr std::uint64_t stage_cap(const work& w, stage_ref s) noexcept {
+    std::uint64_t c = ~std::uint64_t{0};
+    for (std::uint16_t i = 0; i < s.size; ++i) {
+        const auto v = w.cap[w.order[s.begin + i]];
+        if (v < c) c = v;
+    }
+    return c;
+}
+
+/// Splits the layers over `k` stages in proportion to what each can hold (largest
+/// remainder rounding). False when they cannot hold them all.
+constexpr bool pack(const needs& n, const work& w, const stage_ref* st, std::size_t k,
+                    std::uint32_t* layers_out) noexcept {
+    if (k == 0 || n.layers == 0) return false;
+    std::array<std::uint64_t, max_plan_devices> m{};
+    std::uint64_t total = 0;
+    for (std::size_t j = 0; j < k; ++j) {
+        m[j] = max_layers(n, stage_cap(w, st[j]), j == 0, j + 1 == k, st[j].size);
+        total += m[j];
+    }
+    if (total < n.layers) return false;
+    std::uint64_t given = 0;
+    std::array<std::uint64_t, max_plan_devices> rem{};
+    for (std::size_t j = 0; j < k; ++j) {
+        const std::uint64_t x = std::uint64_t{n.layers} * m[j];
+        layers_out[j] = static_cast<std::uint32_t>(x / total);
+        rem[j] = x % total;
+        given += layers_out[j];
+    }
+    while (given < n.layers) { // at most k rounds; a stage with rem > 0 is below its limit
+        std::size_t best = k;
+        for (std::size_t j = 0; j < k; ++j)
+            if (rem[j] > 0 && (best == k || rem[j] > rem[best])) best = j;
+        if (best == k) break;
+        ++layers_out[best];
+        rem[best] = 0;
+        ++given;
+    }
+    return given == n.layers;
+}
+
+/// Largest tensor-parallel degree <= n that divides the attention heads.
+constexpr std::uint16_t tp_degree(const needs& nd, std::size_t n) noexcept {
+    for (std::size_t t = n; t >= 2; --t)
+        if (nd.heads == 0 || nd.heads % t == 0) return static_cast<std::uint16_t>(t);
+    return 1;
+}
+
+/// The devices of one kind that a plan may use, their fast-link islands and link speeds.
+struct group {
+    device_kind kind = device_kind::cpu;
+    pos_list pos{}; ///< positions in the caller's span
+    std::size_t count = 0;
+    pos_list root{}; ///< island representative (index into pos)
+    std::array<plan_link, max_plan_devices> island_link{}; ///< by root
+};
+
+constexpr double pcie_gbps(const accelerator_profile& d, const plan_options& o) noexcept {
+    const double b = d.pcie_bandwidth_gbps();
+    return b > 0 ? b : o.unknown_pcie_gbps;
+}
+
+constexpr std::size_t find_root(const group& g, std::size_t i) noexcept {
+    while (g.root[i] != i) i = g.root[i];
+    return i;
+}
+
+constexpr std::size_t member_of(const group& g, std::span<const accelerator_profile> devs, std::uint32_t index) noexcept {
+    for (std::size_t i = 0; i < g.count; ++i)
+        if (devs[g.pos[i]].index == index) return i;
+    return g.count;
+}
+
+constexpr void build_islands(group& g, std::span<const accelerator_profile> devs,
+                             std::span<const interconnect> links, const plan_options& o) noexcept {
+    for (std::size_t i = 0; i < g.count; ++i) g.root[i] = static_cast<pos_t>(i);
+    for (const auto& l : links) {
+        if (l.scope != link_scope::intra_node || !fast_link(l.kind)) continue;
+        std::size_t first = g.count;
+        for (auto idx : l.devices) {
+            const auto i = member_of(g, devs, idx);
+            if (i == g.count) continue;
+            if (first == g.count) {
+                first = i;
+                continue;
+            }
+            const auto a = find_root(g, first), b = find_root(g, i);
+            if (a != b) g.root[a > b ? a : b] = static_cast<pos_t>(a < b ? a : b);
+        }
+    }
+    for (std::size_t i = 0; i < g.count; ++i) g.root[i] = static_cast<pos_t>(find_root(g, i));
+    // One-direction speed of each island: the slowest fast link touching it (vendors quote
+    // both directions summed); unknown speeds fall back to the catalogue's link, then PCIe.
+    for (std::size_t r = 0; r < g.count; ++r) {
+        if (g.root[r] != r) continue;
+        plan_link best{};
+        for (const auto& l : links) {
+            if (l.scope != link_scope::intra_node || !fast_link(l.kind)) continue;
+            bool touches = false;
+            for (auto idx : l.devices) {
+                const auto i = member_of(g, devs, idx);
+                if (i != g.count && g.root[i] == r) touches = true;
+            }
+            if (!touches) continue;
+            const auto& d = devs[g.pos[r]];
+            double bw = l.bandwidth_gbps ? *l.bandwidth_gbps / 2 : 0;
+            if (!(bw > 0) && d.spec && d.spec->link_bandwidth_gbps > 0) bw = d.spec->link_bandwidth_gbps / 2;
+            if (!(bw > 0)) bw = pcie_gbps(d, o);
+            if (best.kind == interconnect_kind::none || bw < best.gbps) best = {l.kind, bw};
+        }
+        g.island_link[r] = best;
+    }
+}
+
+/// One replica found by `search`.
+struct layout {
+    bool found = false;
+    shard_strategy strategy = shard_strategy::none;
+    std::size_t stages = 0;
+    std::size_t devices = 0;
+    pos_list dev{};                                     ///< indices into group::pos, by stage
+    std::array<stage_ref, max_plan_devices> stage{};    ///< into dev
+    std::array<std::uint32_t, max_plan_devices> layers{};
+};
+
+/// Units: the available devices of each island, largest first, cut into tensor-parallel
+/// groups (a device without a fast link is a unit of one).
+struct units {
+    work w{};
+    std::array<stage_ref, max_plan_devices> unit{};
+    std::size_t count = 0;
+    std::size_t devices = 0;
+};
+
+constexpr units make_units(const group& g, const std::array<bool, max_plan_devices>& used,
+                           const std::array<std::uint64_t, max_plan_devices>& cap, const needs& n) noexcept {
+    units u;
+    u.w.cap = cap;
+    std::array<bool, max_plan_devices> done{};
+    for (std::size_t r = 0; r < g.count; ++r) {
+        if (g.root[r] != r) continue;
+        const std::size_t begin = u.devices;
+        for (std::size_t i = 0; i < g.count; ++i) {
+            if (g.root[i] != r || used[i] || done[i]) continue;
+            done[i] = true;
+            // insertion by usable bytes, largest first (stable)
+            std::size_t at = u.devices;
+            while (at > begin && u.w.cap[u.w.order[at - 1]] < u.w.cap[i]) {
+                u.w.order[at] = u.w.order[at - 1];
+                --at;
+            }
+            u.w.order[at] = static_cast<pos_t>(i);
+            ++u.devices;
+        }
+        std::size_t at = begin;
+        while (at < u.devices) {
+            const auto t = tp_degree(n, u.devices - at);
+            u.unit[u.count++] = {static_cast<std::uint16_t>(at), t};
+            at += t;
+        }
+    }
+    return u;
+}
+
+constexpr double device_bw(const accelerator_profile& d) noexcept { return d.memory_bandwidth_gbps.value_or(0); }
+
+constexpr void set_single(layout& out, const units& u, std::size_t at, const needs& n) noexcept {
+    out = layout{};
+    out.found = true;
+    out.strategy = shard_strategy::single_device;
+    out.stages = out.devices = 1;
+    out.dev[0] = u.w.order[at];
+    out.stage[0] = {0, 1};
+    out.layers[0] = n.layers;
+}
+
+/// The smallest layout that fits among the devices not yet used (or, with `spread`, the
+/// one using all of them). Preference at equal device count: one device, then tensor
+/// parallel, then pipeline.
+constexpr layout search(const group& g, std::span<const accelerator_profile> devs,
+                        const std::array<bool, max_plan_devices>& used, const needs& n,
+                        const std::array<std::uint64_t, max_plan_devices>& cap,
+                        const plan_options& o) noexcept {
+    layout best{};
+    const units u = make_units(g, used, cap, n);
+    if (u.devices == 0) return best;
+    std::array<std::uint32_t, max_plan_devices> tmp{};
+
+    std::size_t best_devices = ~std::size_t{0};
+    if (!o.spread || u.devices == 1) {
+        // (a) one device: the fastest that holds everything.
+        double best_bw = -1;
+        for (std::size_t i = 0; i < u.devices; ++i) {
+            const stage_ref s{static_cast<std::uint16_t>(i), 1};
+            if (!pack(n, u.w, &s, 1, tmp.data())) continue;
+            const double bw = device_bw(devs[g.pos[u.w.order[i]]]);
+            if (bw > best_bw) {
+                best_bw = bw;
+                set_single(best, u, i, n);
+                best_devices = 1;
+            }
+        }
+    }
+    if (!o.spread) {
+        // (b) tensor parallel inside one unit, smallest degree that fits.
+        for (std::size_t k = 0; k < u.count; ++k) {
+            const auto un = u.unit[k];
+            for (std::uint16_t t = 2; t <= un.size && t < best_devices; ++t) {
+                if (n.heads != 0 && n.heads % t != 0) continue;
+                const stage_ref s{un.begin, t};
+                if (!pack(n, u.w, &s, 1, tmp.data())) continue;
+                best = layout{};
+                best.found = true;
+                best.strategy = shard_strategy::tensor_parallel;
+                best.stages = 1;
+                best.devices = t;
+                for (std::uint16_t i = 0; i < t; ++i) best.dev[i] = u.w.order[un.begin + i];
+                best.stage[0] = {0, t};
+                best.layers[0] = n.layers;
+                best_devices = t;
+                break;
+            }
+        }
+    } else if (u.count == 1 && u.unit[0].size > 1) {
+        const auto un = u.unit[0];
+        if (pack(n, u.w, &un, 1, tmp.data())) {
+            best = layout{};
+            best.found = true;
+            best.strategy = shard_strategy::tensor_parallel;
+            best.stages = 1;
+            best.devices = un.size;
+            for (std::uint16_t i = 0; i < un.size; ++i) best.dev[i] = u.w.order[un.begin + i];
+            best.stage[0] = {0, un.size};
+            best.layers[0] = n.layers;
+            return best;
+        }
+    }
+    if (u.count < 2) return best;
+    // (c) pipeline over units, taking the units that hold most first.
+    std::array<std::uint16_t, max_plan_devices> rank{};
+    std::array<std::uint64_t, max_plan_devices> room{};
+    for (std::size_t k = 0; k < u.count; ++k) {
+        room[k] = max_layers(n, stage_cap(u.w, u.unit[k]), false, false, u.unit[k].size);
+        std::size_t at = k;
+        while (at > 0 && room[rank[at - 1]] < room[k]) {
+            rank[at] = rank[at - 1];
+            --at;
+        }
+        rank[at] = static_cast<std::uint16_t>(k);
+    }
+    const std::size_t k_first = o.spread ? u.count : 2;
+    std::size_t devices = 0;
+    for (std::size_t k = 0; k < k_first - 1; ++k) devices += u.unit[rank[k]].size;
+    for (std::size_t k = k_first; k <= u.count; ++k) {
+        devices += u.unit[rank[k - 1]].size;
+        if (devices >= best_devices) break;
+        // the chosen units, in device order (unit index order follows the islands)
+        std::array<bool, max_plan_devices> pick{};
+        for (std::size_t i = 0; i < k; ++i) pick[rank[i]] = true;
+        std::array<stage_ref, max_plan_devices> st{};
+        std::size_t ns = 0;
+        for (std::size_t i = 0; i < u.count; ++i)
+            if (pick[i]) st[ns++] = u.unit[i];
+        if (!pack(n, u.w, st.data(), ns, tmp.data())) continue;
+        best = layout{};
+        best.found = true;
+        bool tensor = false;
+        std::size_t at = 0;
+        for (std::size_t j = 0; j < ns; ++j) {
+            best.stage[j] = {static_cast<std::uint16_t>(at), st[j].size};
+            best.layers[j] = tmp[j];
+            for (std::uint16_t i = 0; i < st[j].size; ++i) best.dev[at++] = u.w.order[st[j].begin + i];
+            if (st[j].size > 1) tensor = true;
+        }
+        best.stages = ns;
+        best.devices = at;
+        best.strategy = tensor ? shard_strategy::tensor_pipeline : shard_strategy::pipeline_parallel;
+        break;
+    }
+    return best;
+}
+
+/// Seconds per token a device needs for the whole model, and for prefill.
+struct device_speed {
+    double decode_s = 0;
+    double prefill_s = 0;
+};
+constexpr device_speed speed_of(const accelerator_profile& d, const model_spec& m, quant_format q,
+                                const inference_shape& s, const plan_options& o) noexcept {
+    const auto t = estimate_throughput(d, m, q, s, o.throughput);
+    device_speed r;
+    r.decode_s = t.decode_tokens_per_second > 0 ? 1.0 / t.decode_tokens_per_second : 0;
+    r.prefill_s = t.prefill_tokens_per_second > 0 ? 1.0 / t.prefill_tokens_per_second : 0;
+    return r;
+}
+
+/// The link between two stages: their island's fast link when both sit in one island;
+/// otherwise an inter-node network that lists one of their devices (or lists none, as a
+/// NIC entry does), capped by the devices' PCIe; otherwise PCIe.
+constexpr plan_link hop_link(const group& g, std::span<const accelerator_profile> devs,
+                             std::span<const interconnect> links, std::size_t a, std::size_t b,
+                             const plan_options& o) noexcept {
+    if (g.root[a] == g.root[b] && g.island_link[g.root[a]].kind != interconnect_kind::none)
+        return g.island_link[g.root[a]];
+    const auto& da = devs[g.pos[a]];
+    const auto& db = devs[g.pos[b]];
+    const double pcie = pcie_gbps(da, o) < pcie_gbps(db, o) ? pcie_gbps(da, o) : pcie_gbps(db, o);
+    plan_link best{};
+    for (const auto& l : links) {
+        if (l.scope != link_scope::inter_node) continue;
+        bool applies = l.devices.empty();
+        for (auto idx : l.devices)
+            if (idx == da.index || idx == db.index) applies = true;
+        if (!applies) continue;
+        double bw = l.bandwidth_gbps ? *l.bandwidth_gbps / 2 : pcie;
+        if (bw > pcie) bw = pcie;
+        if (best.kind == interconnect_kind::none || bw > best.gbps) best = {l.kind, bw};
+    }
+    if (best.kind != interconnect_kind::none) return best;
+    return {interconnect_kind::pcie, pcie};
+}
+
+/// Plans one kind of device. `g.pos` holds the candidates.
+constexpr shard_plan plan_group(group& g, std::span<const accelerator_profile> devs,
+                                std::span<const interconnect> links, const model_spec& m,
+                                quant_format q, const inference_shape& s, const needs& n,
+                                const plan_options& o) noexcept {
+    shard_plan p;
+    p.quant = q;
+    p.kind = g.kind;
+    p.memory = n.memory;
+    p.candidate_devices = static_cast<std::uint32_t>(g.count);
+    std::array<std::uint64_t, max_plan_devices> cap{};
+    for (std::size_t i = 0; i < g.count; ++i) {
+        cap[i] = usable(devs[g.pos[i]], o);
+        p.usable_bytes = sat_add(p.usable_bytes, cap[i]);
+        if (cap[i] > p.largest_device_bytes) p.largest_device_bytes = cap[i];
+    }
+    build_islands(g, devs, links, o);
+    std::array<bool, max_plan_devices> used{};
+    const double batch = s.batch ? static_cast<double>(s.batch) : 1.0;
+    const double act = static_cast<double>(n.hidden) * o.activation_bytes * batch;
+    while (true) {
+        const layout L = search(g, devs, used, n, cap, o);
+        if (!L.found) break;
+        const auto replica = static_cast<std::uint16_t>(p.replicas);
+        double compute = 0, tensor = 0, hops = 0, prefill = 0;
+        plan_link tl{}, pl{};
+        std::uint32_t first = 0;
+        for (std::size_t j = 0; j < L.stages; ++j) {
+            const auto st = L.stage[j];
+            const bool is_first = j == 0, is_last = j + 1 == L.stages;
+            const auto b = bytes_for(n, L.layers[j], is_first, is_last, st.size);
+            const double frac = n.full_read > 0
+                                    ? (L.layers[j] * n.layer_read + (is_last ? n.head_read : 0)) / n.full_read
+                                    : 0;
+            double stage_s = 0, stage_p = 0;
+            for (std::uint16_t i = 0; i < st.size; ++i) {
+                const std::size_t gi = L.dev[st.begin + i];
+                const auto& d = devs[g.pos[gi]];
+                const auto sp = speed_of(d, m, q, s, o);
+                // The per-layer fixed cost is paid by every device for each of its layers;
+                // the rest (bytes, or compute) divides with the device's share.
+                const double fixed = o.throughput.decode_seconds_per_layer * n.layers;
+                const double variable = sp.decode_s > fixed ? sp.decode_s - fixed : 0;
+                const double dec = variable * frac / st.size +
+                                   (sp.decode_s > 0 ? o.throughput.decode_seconds_per_layer * L.layers[j] : 0);
+                if (dec > stage_s) stage_s = dec;
+                if (sp.prefill_s * frac / st.size > stage_p) stage_p = sp.prefill_s * frac / st.size;
+                device_shard ds;
+                ds.device = g.pos[gi];
+                ds.index = d.index;
+                ds.replica = replica;
+                ds.stage = static_cast<std::uint16_t>(j);
+                ds.tensor_rank = i;
+                ds.tensor_size = st.size;
+                ds.first_layer = first;
+                ds.last_layer = first + L.layers[j];
+                ds.embeddings = is_first;
+                ds.output_head = is_last;
+                ds.weights_bytes = b.weights;
+                ds.kv_cache_bytes = b.kv;
+                ds.overhead_bytes = b.overhead;
+                ds.usable_bytes = cap[gi];
+                ds.fits = ds.total_bytes() <= ds.usable_bytes;
+                if (p.devices.count < max_plan_devices) p.devices.items[p.devices.count++] = ds;
+                used[gi] = true;
+            }
+            compute += stage_s;
+            prefill += stage_p;
+            if (st.size > 1) {
+                const auto lk = g.island_link[g.root[L.dev[st.begin]]];
+                const double bw = (lk.gbps > 0 ? lk.gbps : o.unknown_pcie_gbps) * 1e9;
+                const double t = st.size;
+                const double bytes_term = 2.0 * (t - 1) / t * act / bw;
+                tensor += L.layers[j] * 2.0 * (bytes_term + o.tensor_allreduce_latency_s);
+                prefill += L.layers[j] * 2.0 * bytes_term / batch;
+                if (tl.kind == interconnect_kind::none || lk.gbps < tl.gbps) tl = lk;
+            }
+            if (!is_last) {
+                const auto lk = hop_link(g, devs, links, L.dev[st.begin], L.dev[L.stage[j + 1].begin], o);
+                hops += act / (lk.gbps * 1e9) + o.pipeline_hop_latency_s;
+                prefill += act / (lk.gbps * 1e9) / batch;
+                if (pl.kind == interconnect_kind::none || lk.gbps < pl.gbps) pl = lk;
+            }
+            first += L.layers[j];
+        }
+        // estimate_throughput's rates are per sequence: one decode step of the whole
+        // batch takes 1 / rate, and the step's messages carry every sequence.
+        const double step = compute + tensor + hops;
+        const double tps = compute > 0 ? 1.0 / step : 0;
+        if (p.replicas == 0) {
+            p.strategy = L.strategy;
+            p.stages = static_cast<std::uint32_t>(L.stages);
+            for (std::size_t j = 0; j < L.stages; ++j)
+                if (L.stage[j].size > p.tensor_parallel) p.tensor_parallel = L.stage[j].size;
+            p.tensor_link = tl;
+            p.pipeline_link = pl;
+            p.decode_tokens_per_second = tps;
+            p.prefill_tokens_per_second = prefill > 0 ? 1.0 / prefill : 0;
+            p.decode_compute_seconds = compute;
+            p.decode_tensor_seconds = tensor;
+            p.decode_pipeline_seconds = hops;
+        }
+        p.aggregate_decode_tokens_per_second += tps;
+        ++p.replicas;
+        if (!o.data_parallel || o.spread) break;
+    }
+    p.fits = p.replicas > 0;
+    p.outcome = p.fits ? plan_outcome::fits : plan_outcome::too_large;
+    return p;
+}
+
+/// Whether a device may take part at all (format aside).
+constexpr bool usable_device(const accelerator_profile& d, const plan_options& o) noexcept {
+    if (!d.available || d.software) return false;
+    if (d.is_cpu() && !o.allow_cpu) return false;
+    return true;
+}
+
+/// Groups the devices of one kind able to run `q` (`native_only`: natively), with shared
+/// memory pools counted once: of the unified-memory devices only the largest is kept, as
+/// accelerator_registry::total_memory counts them.
+constexpr group group_of(std::span<const accelerator_profile> devs, device_kind kind, quant_format q,
+                         bool native_only, const plan_options& o) noexcept {
+    group g;
+    g.kind = kind;
+    std::size_t unified = max_plan_devices;
+    for (std::size_t i = 0; i < devs.size() && i < max_plan_devices; ++i) {
+        const auto& d = devs[i];
+        if (d.kind != kind || !usable_device(d, o) || d.memory_bytes.value_or(0) == 0) continue;
+        const auto sup = support_for(d, q);
+        if (sup == format_support::none || (native_only && sup != format_support::native)) continue;
+        if (d.unified_memory || d.is_cpu()) {
+            if (unified != max_plan_devices) {
+                auto& keep = g.pos[unified];
+                if (devs[keep].memory_bytes.value_or(0) < d.memory_bytes.value_or(0))
+                    keep = static_cast<pos_t>(i);
+                continue;
+            }
+            unified = g.count;
+        }
+        g.pos[g.count++] = static_cast<pos_t>(i);
+    }
+    return g;
+}
+
+/// Distinct kinds among the devices, in order of appearance.
+struct kind_list {
+    std::array<device_kind, device_kind_count> kinds{};
+    std::size_t count = 0;
+    bool cpu_excluded = false;
+    bool any_memory = false;
+};
+constexpr kind_list kinds_of(std::span<const accelerator_profile> devs, const plan_options& o) noexcept {
+    kind_list k;
+    for (std::size_t i = 0; i < devs.size() && i < max_plan_devices; ++i) {
+        const auto& d = devs[i];
+        if (d.is_cpu() && d.available && !o.allow_cpu) k.cpu_excluded = true;
+        if (!usable_device(d, o) || d.memory_bytes.value_or(0) == 0) continue;
+        k.any_memory = true;
+        bool seen = false;
+        for (std::size_t j = 0; j < k.count; ++j)
+            if (k.kinds[j] == d.kind) seen = true;
+        if (!seen) k.kinds[k.count++] = d.kind;
+    }
+    return k;
+}
+
+/// Whether the model fits the group as a layer-granular pipeline over all its devices
+/// (what plan_sharding can always build, links aside).
+constexpr bool group_fits(const group& g, std::span<const accelerator_profile> devs, const needs& n,
+                          const plan_options& o, std::uint64_t& usable_out) noexcept {
+    work w{};
+    std::array<stage_ref, max_plan_devices> st{};
+    usable_out = 0;
+    for (std::size_t i = 0; i < g.count; ++i) {
+        w.cap[i] = usable(devs[g.pos[i]], o);
+        usable_out = sat_add(usable_out, w.cap[i]);
+        std::size_t at = i;
+        while (at > 0 && w.cap[w.order[at - 1]] < w.cap[i]) {
+            w.order[at] = w.order[at - 1];
+            --at;
+        }
+        w.order[at] = static_cast<pos_t>(i);
+    }
+    std::array<std::uint32_t, max_plan_devices> layers{};
+    // Fewest devices first: the largest k devices, k = 1…count.
+    for (std::size_t k = 1; k <= g.count; ++k) {
+        for (std::size_t j = 0; j < k; ++j) st[j] = {static_cast<std::uint16_t>(j), 1};
+        if (pack(n, w, st.data(), k, layers.data())) return true;
+    }
+    return false;
+}
+
+} // namespace detail::shard
+
+/// Lays `m` out in format `q` on `devices` (see the header comment). `links` are the
+/// registry's interconnects (accelerator_registry::system().interconnects); without them
+/// every device is its own island and multi-device plans are pipelines. Devices of one
+/// kind only (one software stack) are combined; among kinds that fit, the plan with the
+/// fastest decode wins.
+constexpr shard_plan plan_sharding(std::span<const accelerator_profile> devices,
+                                   std::span<const interconnect> links, const model_spec& m,
+                                   quant_format q, const inference_shape& shape = {},
+                                   const plan_options& options = {}) noexcept {
+    using namespace detail::shard;
+    shard_plan best;
+    best.quant = q;
+    best.truncated = devices.size() > max_plan_devices;
+    const auto kinds = kinds_of(devices, options);
+    best.cpu_excluded = kinds.cpu_excluded;
+    if (m.layers == 0 || (m.parameters == 0 && m.hidden_size == 0)) {
+        best.outcome = plan_outcome::bad_model;
+        return best;
+    }
+    const needs n = needs_of(m, q, shape);
+    best.memory = n.memory;
+    if (!kinds.any_memory) return best; // no_devices
+    best.outcome = plan_outcome::unsupported_format;
+    bool have = false;
+    for (std::size_t k = 0; k < kinds.count; ++k) {
+        group g = group_of(devices, kinds.kinds[k], q, false, options);
+        if (g.count == 0) continue;
+        shard_plan p = plan_group(g, devices, links, m, q, shape, n, options);
+        p.cpu_excluded = best.cpu_excluded;
+        p.truncated = best.truncated;
+        const bool better = !have || (p.fits && !best.fits) ||
+                            (p.fits == best.fits &&
+                             (p.fits ? p.decode_tokens_per_second > best.decode_tokens_per_second
+                                     : p.usable_bytes > best.usable_bytes));
+        if (better) {
+            best = p;
+            have = true;
+        }
+    }
+    return best;
+}
+
+/// The format of highest quality that fits (see the header comment). Candidates are
+/// `options.formats` (default: every format up to `options.max_bits_per_weight` bits),
+/// ordered by bits per weight; among formats of equal bits, one every counted device runs
+/// natively wins over one they dequantize, then table order. The devices counted are the
+/// devices of one kind that run the format; the format fits when its memory, split by
+/// layers, fits their usable memory. Nothing fits: `fits == false`, the outcome says why,
+/// and `format`/`memory` describe the smallest candidate.
+constexpr quantization_choice suggest_quantization(std::span<const accelerator_profile> devices,
+                                                   const model_spec& m, const inference_shape& shape = {},
+                                                   const plan_options& options = {}) noexcept {
+    using namespace detail::shard;
+    quantization_choice out;
+    const auto kinds = kinds_of(devices, options);
+    out.cpu_excluded = kinds.cpu_excluded;
+    if (m.layers == 0 || (m.parameters == 0 && m.hidden_size == 0)) {
+        out.outcome = plan_outcome::bad_model;
+        return out;
+    }
+    // Candidates, most bits first (stable: table order among equals).
+    std::array<quant_format, quant_format_count> cand{};
+    std::size_t nc = 0;
+    for (const auto& row : quant_table) {
+        if (options.formats.empty() ? row.bits_per_weight > options.max_bits_per_weight
+                                    : !options.formats.contains(row.id))
+            continue;
+        std::size_t at = nc++;
+        while (at > 0 && bits_per_weight(cand[at - 1]) < row.bits_per_weight) {
+            cand[at] = cand[at - 1];
+            --at;
+        }
+        cand[at] = row.id;
+    }
+    if (nc == 0) return out;
+    out.format = cand[nc - 1];
+    out.memory = estimate_memory(m, out.format, shape);
+    if (!kinds.any_memory) return out;
+    out.outcome = plan_outcome::unsupported_format;
+    bool runnable = false;
+    for (std::size_t lo = 0; lo < nc;) {
+        std::size_t hi = lo;
+        while (hi < nc && bits_per_weight(cand[hi]) == bits_per_weight(cand[lo])) ++hi;
+        for (int pass = 0; pass < 2; ++pass) {
+            const bool native_only = pass == 0;
+            for (std::size_t c = lo; c < hi; ++c) {
+                const needs n = needs_of(m, cand[c], shape);
+                bool found = false;
+                for (std::size_t k = 0; k < kinds.count; ++k) {
+                    const group g = group_of(devices, kinds.kinds[k], cand[c], native_only, options);
+                    if (g.count == 0) continue;
+                    runnable = true;
+                    std::uint64_t usable_bytes = 0;
+                    if (!group_fits(g, devices, n, options, usable_bytes)) continue;
+                    if (found && usable_bytes <= out.usable_bytes) continue;
+                    found = true;
+                    out.fits = true;
+                    out.outcome = plan_outcome::fits;
+                    out.format = cand[c];
+                    out.support = native_only ? format_support::native : format_support::dequantized;
+                    out.kind = kinds.kinds[k];
+                    out.devices = static_cast<std::uint32_t>(g.count);
+                    out.usable_bytes = usable_bytes;
+                    out.memory = n.memory;
+                }
+                if (found) return out;
+            }
+        }
+        lo = hi;
+    }
+    if (runnable) out.outcome = plan_outcome::too_large;
+    return out;
+}
+
+AI_HWACCEL_NAMESPACE_END

@@ -1,0 +1,195 @@
+// ai-hwaccel plan: how fast one device runs a model (an estimate).
+//
+// Decode (one new token per sequence) is bound by memory bandwidth: every token reads the
+// weights it uses — all of a dense model's blocks, the routed experts' share of a MoE
+// model's, and the output head (the token embedding is a lookup of one row, not a read of
+// the matrix) — plus the whole KV cache at the current depth. Time per token =
+// bytes / (spec bandwidth x efficiency) + a fixed cost per layer and token (kernel
+// launches, synchronisation, sampling), or the compute time when that is larger.
+//
+// Prefill (the prompt) is bound by compute: 2 x active parameters FLOPs per token, plus
+// attention's quadratic term (QK^T and AV over the causal prefix: 2 x depth x
+// heads x head_dim per layer and token on average), over the device's dense peak for the
+// data type the format computes in, times an efficiency; or by memory when the weights
+// read once per micro-batch take longer.
+//
+// Which peak: formats a runtime dequantizes on the fly (GGUF, GPTQ/AWQ int4, MXFP4:
+// `quant_info::dequantizable`) multiply in fp16 after dequantization — the measured
+// llama.cpp prefill rates follow the fp16 peak, not the int8 one (A100 and RTX 4090 keep
+// the same Q4_K_M : F16 ratio though their int8 : fp16 peaks differ 2 : 4) — at a lower
+// efficiency than plain fp16 weights (the dequantization). Other formats use their
+// `native_compute` type where the device supports it (fp8 on Hopper, fp4 on Blackwell),
+// else fp16, bf16, fp32 in that order.
+//
+// Units: bandwidth decimal GB/s, peaks TFLOPS dense, results tokens per second per
+// sequence. The constants are fitted by tools/calibrate.py on
+// /work/shared/data/calibration-measurements.csv (llama.cpp rows); tests/calibration/
+// REPORT.md gives the fit and its errors. A device whose bandwidth (decode) or peak
+// (prefill) is unknown gets 0 for that rate: unknown, not zero speed.
+#pragma once
+
+#include "ai_hwaccel/config.hpp"
+#include "ai_hwaccel/core/profile.hpp"
+#include "ai_hwaccel/core/quantization.hpp"
+#include "ai_hwaccel/plan/memory.hpp"
+#include "ai_hwaccel/plan/model.hpp"
+
+#include <cstdint>
+
+AI_HWACCEL_NAMESPACE_BEGIN
+
+/// The fitted constants of the throughput model. Defaults are the fitted values.
+struct throughput_constants {
+    /// Fraction of the spec memory bandwidth decode achieves: 0.819, fitted (least squares
+    /// on log error, tools/calibrate.py) on the 107 llama.cpp decode rows of the training
+    /// devices in calibration-measurements.csv.
+    double decode_bandwidth_efficiency = 0.819;
+    /// Fixed cost per layer and decoded token: 124 us (kernel launches, synchronisation,
+    /// sampling spread over the layers), fitted jointly with the efficiency above.
+    double decode_seconds_per_layer = 124e-6;
+    /// Fraction of the dense peak prefill achieves with plain float weights: 0.475, fitted
+    /// on the 45 llama.cpp prefill rows of the training devices with a known peak.
+    double prefill_compute_efficiency = 0.475;
+    /// Multiplier on that efficiency for formats dequantized on the fly: 0.843, fitted
+    /// jointly on the same rows.
+    double prefill_dequantized_factor = 0.843;
+    /// Efficiency of the attention FLOPs relative to the matrix multiplies' (attention
+    /// kernels run far below the matmul peak): 0.199, fitted jointly on the same rows.
+    double prefill_attention_efficiency = 0.199;
+    /// Tokens per micro-batch in prefill: the weights are read once per micro-batch.
+    std::uint32_t prefill_ubatch_tokens = 512;
+    /// The runtime multiplies fp16 matrices with fp16 accumulation (llama.cpp's cuBLAS
+    /// path does). GeForce boards run that at twice the fp32-accumulate rate the
+    /// catalogue quotes for them (core/catalogue/nvidia.inc: GeForce tensor cores run
+    /// fp16 with fp32 accumulate at half rate); data-centre and workstation boards run
+    /// both at the quoted rate. Not fitted: a property of the boards.
+    bool fp16_accumulate = true;
+};
+
+/// Decode and prefill rates of one device (estimates).
+struct throughput_estimate {
+    double decode_tokens_per_second = 0;  ///< per sequence at the shape's depth; 0 = unknown
+    double prefill_tokens_per_second = 0; ///< for a prompt of shape.context tokens; 0 = unknown
+    double decode_bytes_per_token = 0;    ///< what decode reads per step (all sequences)
+    bool decode_memory_bound = true;
+};
+
+namespace detail {
+/// Bytes of weights one decode step reads: every block (only the routed share of the
+/// experts) and the output head; the embedding lookup reads one row.
+constexpr double decode_weight_bytes(const model_spec& m, quant_format q) noexcept {
+    const auto p = parts_of(m);
+    const auto l = layout_of(q);
+    const double blocks = layer_count(m);
+    const double routed = m.is_moe() && m.experts ? static_cast<double>(m.experts_per_token ? m.experts_per_token
+                                                                                              : m.experts) /
+                                                        static_cast<double>(m.experts)
+                                                  : 1.0;
+    const auto scheme = info(q).scheme;
+    const bool gguf = scheme == quant_scheme::gguf_mix || scheme == quant_scheme::gguf_block;
+    const double head_bpw = m.tied_embeddings && !gguf ? l.embedding_bpw : l.output_bpw;
+    // A tied model's head is the embedding matrix; an untied one's is `output`.
+    const double head = m.tied_embeddings ? p.embedding : p.output;
+    return (p.block_other * blocks * l.block_bpw + p.block_experts * blocks * routed * l.expert_bpw +
+            head * head_bpw) /
+           8.0;
+}
+
+constexpr double attention_width(const model_spec& m) noexcept {
+    const double hd = m.head_dim ? m.head_dim : (m.attention_heads ? static_cast<double>(m.hidden_size) / m.attention_heads : 0);
+    return hd * m.attention_heads;
+}
+
+constexpr double average_full_depth(const model_spec& m, double depth) noexcept {
+    // Sliding layers see at most the window.
+    if (m.layers == 0) return 0;
+    const double sliding = m.sliding_window_layers < m.layers ? m.sliding_window_layers : m.layers;
+    const double capped = m.sliding_window && m.sliding_window < depth ? m.sliding_window : depth;
+    return ((m.layers - sliding) * depth + sliding * capped) / m.layers;
+}
+} // namespace detail
+
+/// Bytes one decode step reads at the shape's depth: weights used + the KV cache of every
+/// sequence.
+constexpr double decode_bytes_per_token(const model_spec& m, quant_format q, const inference_shape& s = {}) {
+    return detail::decode_weight_bytes(m, q) + static_cast<double>(kv_cache_bytes(m, s));
+}
+
+/// FLOPs per prompt token when a prompt of `prompt` tokens is processed from an empty
+/// cache: 2 x active parameters + the causal attention average (2 x prompt/2 x 2 x width
+/// x layers). Returned apart so a caller can weigh them.
+struct prefill_flops {
+    double matmul = 0;
+    double attention = 0;
+};
+constexpr prefill_flops prefill_flops_per_token(const model_spec& m, std::uint32_t prompt) {
+    prefill_flops f;
+    const double active = static_cast<double>(m.active_parameters ? m.active_parameters : m.parameters);
+    f.matmul = 2.0 * active;
+    f.attention = 2.0 * detail::average_full_depth(m, prompt) * detail::attention_width(m) * m.layers;
+    return f;
+}
+
+/// The data type prefill multiplies in on `device` for format `q`, and the peak (TFLOPS
+/// dense) for it; 0 when the device's peaks are unknown.
+struct compute_rate {
+    dtype type = dtype::fp16;
+    double peak_tflops = 0;
+};
+constexpr compute_rate prefill_compute_rate(const accelerator_profile& device, quant_format q,
+                                            bool fp16_accumulate = true) {
+    const auto& r = info(q);
+    compute_rate out;
+    if (!r.dequantizable && device.supports(r.native_compute)) {
+        out = {r.native_compute, device.peak[r.native_compute]};
+    } else {
+        for (dtype d : {dtype::fp16, dtype::bf16, dtype::fp32})
+            if (device.supports(d)) {
+                out = {d, device.peak[d]};
+                break;
+            }
+    }
+    if (out.type == dtype::fp16 && fp16_accumulate && device.maker == vendor::nvidia &&
+        (detail::icontains(device.name.view(), "GeForce") ||
+         (device.spec && detail::icontains(device.spec->name, "GeForce"))))
+        out.peak_tflops *= 2;
+    return out;
+}
+
+/// Decode and prefill rates of `m` in format `q` on one device (estimates). The model is
+/// assumed to be wholly on the device; a split model is plan/shard.hpp's business. The
+/// decode depth and the prompt length are both `s.context`.
+constexpr throughput_estimate estimate_throughput(const accelerator_profile& device, const model_spec& m,
+                                                  quant_format q, const inference_shape& s = {},
+                                                  const throughput_constants& c = {}) {
+    throughput_estimate e;
+    const double bw = device.memory_bandwidth_gbps.value_or(0) * 1e9 * c.decode_bandwidth_efficiency;
+    const auto rate = prefill_compute_rate(device, q, c.fp16_accumulate);
+    const double flops = rate.peak_tflops * 1e12 * c.prefill_compute_efficiency *
+                         (info(q).dequantizable ? c.prefill_dequantized_factor : 1.0);
+    const double batch = s.batch ? s.batch : 1;
+
+    // Decode: one step produces `batch` tokens.
+    e.decode_bytes_per_token = decode_bytes_per_token(m, q, s);
+    if (bw > 0) {
+        const double memory_s = e.decode_bytes_per_token / bw;
+        const auto f = prefill_flops_per_token(m, s.context);
+        const double compute_s =
+            flops > 0 ? batch * (f.matmul + 2.0 * f.attention / c.prefill_attention_efficiency) / flops : 0;
+        e.decode_memory_bound = memory_s >= compute_s;
+        const double step = (memory_s > compute_s ? memory_s : compute_s) + c.decode_seconds_per_layer * m.layers;
+        e.decode_tokens_per_second = step > 0 ? 1.0 / step : 0;
+    }
+    // Prefill: compute for the prompt, or the weights read once per micro-batch.
+    if (flops > 0) {
+        const auto f = prefill_flops_per_token(m, s.context);
+        const double compute_s = (f.matmul + f.attention / c.prefill_attention_efficiency) / flops;
+        const double ubatch = s.context < c.prefill_ubatch_tokens ? (s.context ? s.context : 1) : c.prefill_ubatch_tokens;
+        const double memory_s = bw > 0 ? static_cast<double>(weight_bytes(m, q)) / ubatch / bw : 0;
+        const double t = compute_s > memory_s ? compute_s : memory_s;
+        e.prefill_tokens_per_second = t > 0 ? 1.0 / t : 0;
+    }
+    return e;
+}
+
+AI_HWACCEL_NAMESPACE_END

@@ -1,0 +1,139 @@
+# The planning commands of the CLI (estimate, plan, training, cost), as a user meets them.
+# Included by tests/CMakeLists.txt: runs in its scope (ai_hwaccel_cli, AI_HWACCEL_JSON_FOUND,
+# expect_exit_code.cmake). Every case runs on catalogue devices, catalogue models or a
+# fixture machine tree, never on what this machine has. Values matched are the ones a
+# reader can justify: a 70B model in bf16 (141 GB of weights) needs more than one 80 GB
+# H100 and fits eight joined by NVLink, which the planner splits tensor-parallel; the
+# Llama 3.1 70B row has 80 layers; an RTX 4090 has 24 GiB.
+
+set(_exit "${CMAKE_CURRENT_SOURCE_DIR}/expect_exit_code.cmake")
+set(_hgx "${CMAKE_CURRENT_SOURCE_DIR}/machines/handmade-hgx-h100-8gpu-nvswitch")
+
+# A test that the CLI exits with EXPECTED: cli_plan_exit(<name> <code> <args>...)
+function(cli_plan_exit name code)
+  add_test(NAME ${name}
+           COMMAND "${CMAKE_COMMAND}" -DPROGRAM=$<TARGET_FILE:ai_hwaccel_cli> "-DARGS=${ARGN}" -DEXPECTED=${code}
+                   -P "${_exit}")
+endfunction()
+# A test whose output (stdout and stderr) must match REGEX: cli_plan_output(<name> <regex> <args>...)
+function(cli_plan_output name regex)
+  add_test(NAME ${name} COMMAND ai_hwaccel_cli ${ARGN})
+  set_tests_properties(${name} PROPERTIES PASS_REGULAR_EXPRESSION "${regex}")
+endfunction()
+
+# ---- estimate -------------------------------------------------------------------------------
+cli_plan_output(cli_plan_estimate_human
+  "device: 8 x NVIDIA H100 SXM5 80GB\n.*model: Llama 3.1 70B \\(llama-3.1-70b\\).*fits: yes\nstrategy: tensor_parallel.*decode: [0-9.]+ tok/s per sequence\nprefill: [0-9.]+ tok/s"
+  estimate --device "H100 SXM" --count 8 --model llama-3.1-70b --quant bf16)
+# Names as people write them resolve (each fits an 8B model at Q4_K_M; the Apple chip with
+# the memory of the machine, which its catalogue row cannot know).
+cli_plan_output(cli_plan_estimate_rtx4090 "device: NVIDIA GeForce RTX 4090\n.*fits: yes"
+  estimate --device "RTX 4090" --model llama-3.1-8b --quant Q4_K_M)
+cli_plan_output(cli_plan_estimate_a100_pcie "device: NVIDIA A100 PCIe 80GB\n.*fits: yes"
+  estimate --device "A100 PCIe 80GB" --model llama-3.1-8b --quant Q8_0)
+cli_plan_output(cli_plan_estimate_mi300x "device: AMD Instinct MI300X\n.*fits: yes"
+  estimate --device MI300X --model llama-3.1-8b --quant fp8)
+cli_plan_output(cli_plan_estimate_m2_ultra "device: Apple M2 Ultra 76-core GPU\n.*fits: yes"
+  estimate --device "Apple M2 Ultra 76-core" --memory 192GiB --model llama-3.1-70b --quant Q4_K_M)
+cli_plan_output(cli_plan_estimate_by_hand "model: custom model \\(custom\\), 70.00 B parameters.*context 8192 tokens, prompt 1024 tokens"
+  estimate --device "H100 SXM" --count 2 --params 70B --layers 80 --hidden 8192 --kv-heads 8 --quant bf16 --context 8k --prompt 1k)
+# One 80 GB H100 cannot hold 141 GB of bf16 weights: exit 1, with the reason.
+cli_plan_exit(cli_plan_estimate_fits_nowhere 1 estimate --device "H100 SXM" --model llama-3.1-70b --quant bf16)
+cli_plan_output(cli_plan_estimate_fits_nowhere_message "fits: no: the model does not fit"
+  estimate --device "H100 SXM" --model llama-3.1-70b --quant bf16)
+# Errors: exit code 2 and a message that says what is wrong.
+cli_plan_exit(cli_plan_estimate_unknown_option 2 estimate --device "H100 SXM" --model llama-3.1-8b --quant bf16 --frobnicate)
+cli_plan_output(cli_plan_estimate_unknown_option_message "unknown option '--frobnicate' for estimate"
+  estimate --device "H100 SXM" --model llama-3.1-8b --quant bf16 --frobnicate)
+cli_plan_exit(cli_plan_estimate_bad_number 2 estimate --device "H100 SXM" --model llama-3.1-8b --quant bf16 --context 4x)
+cli_plan_output(cli_plan_estimate_bad_number_message "--context: '4x' is not a token count"
+  estimate --device "H100 SXM" --model llama-3.1-8b --quant bf16 --context 4x)
+cli_plan_exit(cli_plan_estimate_zero_count 2 estimate --device "H100 SXM" --count 0 --model llama-3.1-8b --quant bf16)
+cli_plan_exit(cli_plan_estimate_bad_params 2 estimate --device "H100 SXM" --params 70Q --layers 80 --hidden 8192 --quant bf16)
+cli_plan_exit(cli_plan_estimate_unknown_device 2 estimate --device "H100 SMX" --model llama-3.1-8b --quant bf16)
+cli_plan_output(cli_plan_estimate_unknown_device_message
+  "unknown device 'H100 SMX'; close catalogue names: .*\"NVIDIA H100 SXM5 80GB\""
+  estimate --device "H100 SMX" --model llama-3.1-8b --quant bf16)
+cli_plan_exit(cli_plan_estimate_unknown_model 2 estimate --device "H100 SXM" --model llama-9-8b --quant bf16)
+cli_plan_output(cli_plan_estimate_unknown_model_message "unknown model 'llama-9-8b'; close model ids: .*\"llama-3.1-8b\""
+  estimate --device "H100 SXM" --model llama-9-8b --quant bf16)
+cli_plan_exit(cli_plan_estimate_unknown_quant 2 estimate --device "H100 SXM" --model llama-3.1-8b --quant Q9_K)
+cli_plan_exit(cli_plan_estimate_prompt_past_context 2
+  estimate --device "H100 SXM" --model llama-3.1-8b --quant bf16 --context 1024 --prompt 2048)
+cli_plan_exit(cli_plan_estimate_memory_needed 2 estimate --device "Apple M2 Ultra 76-core" --model llama-3.1-8b --quant Q4_K_M)
+cli_plan_exit(cli_plan_estimate_model_and_params 2
+  estimate --device "H100 SXM" --model llama-3.1-8b --params 8B --layers 32 --hidden 4096 --quant bf16)
+
+# ---- plan -----------------------------------------------------------------------------------
+cli_plan_output(cli_plan_plan_described
+  "devices: 2 x NVIDIA GeForce RTX 4090 \\(described\\).*strategy: pipeline_parallel.*0 +NVIDIA GeForce RTX 4090 .* 0-[0-9]+\\+emb .*1 +NVIDIA GeForce RTX 4090 .* [0-9]+-79\\+head"
+  plan --device "RTX 4090" --count 2 --model llama-3.1-70b --quant Q4_K_M)
+cli_plan_output(cli_plan_plan_fits_nowhere_message "fits: no: the model does not fit"
+  plan --device "RTX 4090" --model llama-3.1-405b --quant bf16)
+cli_plan_exit(cli_plan_plan_fits_nowhere 1 plan --device "RTX 4090" --model llama-3.1-405b --quant bf16)
+cli_plan_exit(cli_plan_plan_unknown_option 2 plan --model llama-3.1-8b --frobnicate)
+cli_plan_exit(cli_plan_plan_bad_number 2 plan --device "RTX 4090" --count two --model llama-3.1-8b)
+cli_plan_exit(cli_plan_plan_unknown_device 2 plan --device "RTX 4009" --model llama-3.1-8b)
+cli_plan_output(cli_plan_plan_unknown_device_message "unknown device 'RTX 4009'; close catalogue names: \"NVIDIA GeForce RTX 4090\""
+  plan --device "RTX 4009" --model llama-3.1-8b)
+cli_plan_exit(cli_plan_plan_unknown_model 2 plan --device "RTX 4090" --model gpt-9)
+cli_plan_exit(cli_plan_plan_root_and_device 2 plan --root "${_hgx}" --device "RTX 4090" --model llama-3.1-8b)
+cli_plan_exit(cli_plan_plan_root_missing 2 plan --root /nonexistent/ai-hwaccel --model llama-3.1-8b)
+
+# ---- training -------------------------------------------------------------------------------
+cli_plan_output(cli_plan_training_human
+  "method: lora, rank 16.*trainable parameters: [0-9]+\n.*peak memory per device: [0-9.]+ GiB"
+  training --model llama-3.1-8b --method lora --seq 2k)
+# Full fine-tuning of 70B with Adam holds 16 B per parameter: more than 1 TB, not one H100.
+cli_plan_exit(cli_plan_training_fits_nowhere 1 training --model llama-3.1-70b --method full --device "H100 SXM")
+cli_plan_output(cli_plan_training_fits_nowhere_message "training does not fit NVIDIA H100 SXM5 80GB"
+  training --model llama-3.1-70b --method full --device "H100 SXM")
+cli_plan_exit(cli_plan_training_unknown_option 2 training --model llama-3.1-8b --method lora --frobnicate)
+cli_plan_exit(cli_plan_training_bad_zero 2 training --model llama-3.1-8b --method full --zero 4)
+cli_plan_exit(cli_plan_training_bad_method 2 training --model llama-3.1-8b --method sft2)
+cli_plan_exit(cli_plan_training_rank_without_adapters 2 training --model llama-3.1-8b --method full --rank 8)
+cli_plan_exit(cli_plan_training_unknown_device 2 training --model llama-3.1-8b --method lora --device "H100 SMX")
+cli_plan_exit(cli_plan_training_unknown_model 2 training --model llama-9-8b --method lora)
+
+# ---- cost -----------------------------------------------------------------------------------
+cli_plan_output(cli_plan_cost_human
+  "needs [0-9.]+ GiB\ncheapest by price per hour: [^ ]+ \\((aws|gcp|azure|lambda|coreweave|oci), [^)]+\\)\n.*price: \\$[0-9.]+ per hour on demand \\((price of [0-9-]+|price list at commit [0-9a-f]+); https://"
+  cost --model llama-3.1-8b --quant Q4_K_M)
+cli_plan_output(cli_plan_cost_all "instance +provider +region +USD/hour.*cheapest by"
+  cost --model llama-3.1-8b --quant Q4_K_M --all)
+# DeepSeek V3 in fp32 is 2.7 TB of weights: no instance in the catalogue holds it.
+cli_plan_exit(cli_plan_cost_fits_nowhere 1 cost --model deepseek-v3 --quant fp32)
+cli_plan_output(cli_plan_cost_fits_nowhere_message "no instance in the catalogue holds deepseek-v3"
+  cost --model deepseek-v3 --quant fp32)
+cli_plan_exit(cli_plan_cost_unknown_option 2 cost --model llama-3.1-8b --quant Q4_K_M --frobnicate)
+cli_plan_exit(cli_plan_cost_bad_objective 2 cost --model llama-3.1-8b --quant Q4_K_M --objective cheapest)
+cli_plan_exit(cli_plan_cost_bad_number 2 cost --model llama-3.1-8b --quant Q4_K_M --batch -1)
+cli_plan_exit(cli_plan_cost_unknown_model 2 cost --model llama-9-8b --quant Q4_K_M)
+
+# ---- JSON documents -------------------------------------------------------------------------
+if(AI_HWACCEL_JSON_FOUND)
+  cli_plan_output(cli_plan_estimate_json
+    "\"count\": 8,.*\"decode_tokens_per_second\": [0-9.]+,.*\"device\": \"NVIDIA H100 SXM5 80GB\",.*\"estimate\": true,\n  \"fits\": true,.*\"kv_cache_bytes\": [0-9]+,.*\"total_bytes\": [0-9]+,.*\"weights_bytes\": [0-9]+.*\"model\": \"llama-3.1-70b\",.*\"prefill_tokens_per_second\": [0-9.]+,.*\"strategy\": \"tensor_parallel\""
+    estimate --device "H100 SXM" --count 8 --model llama-3.1-70b --quant bf16 --json)
+  # Not fitting still prints the document, fits false and rates null.
+  cli_plan_output(cli_plan_estimate_json_fits_nowhere
+    "\"decode_tokens_per_second\": null,.*\"fits\": false,.*\"strategy\": \"none\""
+    estimate --device "H100 SXM" --model llama-3.1-70b --quant bf16 --json)
+  cli_plan_exit(cli_plan_estimate_json_fits_nowhere_exit 1
+    estimate --device "H100 SXM" --model llama-3.1-70b --quant bf16 --json)
+  # The captured HGX machine: eight H100s on NVSwitch, 70B in bf16 with data-parallel
+  # replicas of a tensor-parallel layout; every shard holds all 80 layers.
+  cli_plan_output(cli_plan_plan_json_root
+    "\"devices_from\": \"detected\",.*\"fits\": true,.*\"quant\": \"BF16\",\n  \"quant_chosen\": \"auto\",.*\"first_layer\": 0,.*\"last_layer\": 80,.*\"strategy\": \"tensor_parallel\""
+    plan --root "${_hgx}" --model llama-3.1-70b --json)
+  cli_plan_output(cli_plan_plan_json_fits_nowhere "\"fits\": false,.*\"outcome\": \"too_large\",.*\"shards\": \\[\\]"
+    plan --device "RTX 4090" --model llama-3.1-405b --quant bf16 --json)
+  cli_plan_output(cli_plan_training_json
+    "\"breakdown\": {\n    \"activations_bytes\": [0-9]+,.*\"optimizer_bytes\": [0-9]+,.*\"device\": \"NVIDIA GeForce RTX 4090\",.*\"fits\": (true|false),.*\"method\": \"qlora\",.*\"peak_memory_bytes\": [0-9]+,.*\"trainable_parameters\": [0-9]+"
+    training --model llama-3.1-8b --method qlora --device "RTX 4090" --json)
+  cli_plan_output(cli_plan_cost_json
+    "\"fits\": true,\n  \"instance\": {.*\"price_per_hour_usd\": [0-9.]+,.*\"price_source\": \"https://.*\"usd_per_million_output_tokens\": [0-9.]+.*\"objective\": \"tokens\""
+    cost --model llama-3.1-8b --quant Q4_K_M --objective tokens --json)
+  cli_plan_output(cli_plan_cost_json_all "\"instances\": \\[\n    {"
+    cost --model llama-3.1-8b --quant Q4_K_M --all --json)
+endif()

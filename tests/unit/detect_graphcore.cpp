@@ -1,0 +1,203 @@
+#include "ai_hwaccel/detect/graphcore.hpp"
+
+#include "fixtures.hpp"
+
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <string>
+
+#if AI_HWACCEL_BACKEND_GRAPHCORE
+
+namespace ah = ai_hwaccel;
+namespace fs = std::filesystem;
+
+static_assert(ah::backend_probe<ah::graphcore_probe, ah::host_system>);
+
+namespace {
+
+std::string problems_of(const std::vector<ah::parse_problem>& ps) {
+    std::string s;
+    for (const auto& p : ps) s += std::to_string(p.line) + ": " + p.message + "\n";
+    return s;
+}
+
+const char* const list_capture = "gc-info/l_ipuof-partition_4-ipus_m2000.txt";
+const char* const monitor_capture = "gc-info/gc-monitor_ipuof-partition_4-ipus_m2000.txt";
+
+} // namespace
+
+TEST_CASE("parse_gc_info_list") {
+    SUBCASE("real capture: 4 IPUs of an IPU-M2000 over fabric, 3 Multi IPU devices") {
+        const auto t = test::capture(list_capture);
+        if (!t) return;
+        const auto r = ah::parse_gc_info_list(*t);
+        INFO(problems_of(r.problems));
+        CHECK(r.problems.empty());
+        CHECK(r.partition == "ipuof");
+        REQUIRE(r.devices.size() == 4);
+        REQUIRE(r.ipus.size() == 4);
+        for (std::uint32_t i = 0; i < 4; ++i) {
+            const auto& d = r.devices[i];
+            CHECK(d.index == i);
+            CHECK(d.kind == ah::device_kind::graphcore_ipu);
+            CHECK(d.maker == ah::vendor::graphcore);
+            CHECK(d.available);
+            CHECK_FALSE(d.pci.has_value()); // remote over IPU-over-Fabric
+            CHECK(d.name.empty());          // the listing does not say the type
+            CHECK(r.ipus[i].id == i);
+            CHECK(r.ipus[i].target == "Fabric");
+            CHECK(r.ipus[i].ipum_host == "172.31.100.130");
+            CHECK(r.ipus[i].ipu_number == 3 - i);
+        }
+        REQUIRE(r.groups.size() == 3);
+        CHECK(r.groups[0] == ah::graphcore_multi_ipu{4, {0, 1}});
+        CHECK(r.groups[1] == ah::graphcore_multi_ipu{5, {2, 3}});
+        CHECK(r.groups[2] == ah::graphcore_multi_ipu{6, {0, 1, 2, 3}});
+    }
+    SUBCASE("hand-made: another partition is not active; a PCI address is taken") {
+        const auto r = ah::parse_gc_info_list("Graphcore device listing:\n"
+                                              "Partition: p1 [active]\n"
+                                              "-+- Id: [0], target: [PCIe], PCI Id: [0000:35:00.0]\n"
+                                              "Partition: p2\n"
+                                              "-+- Id: [0], target: [Fabric], IPU-M host: [10.0.0.1], IPU#: [0]\n");
+        INFO(problems_of(r.problems));
+        CHECK(r.problems.empty());
+        CHECK(r.partition == "p1");
+        REQUIRE(r.devices.size() == 2);
+        CHECK(*r.devices[0].pci == ah::pci_address{0, 0x35, 0, 0});
+        CHECK(r.devices[0].available);
+        CHECK_FALSE(r.devices[1].available);
+    }
+    SUBCASE("hostile input") {
+        CHECK(ah::parse_gc_info_list("").devices.empty());
+        CHECK(ah::parse_gc_info_list("").problems.empty());
+        auto r = ah::parse_gc_info_list("-+- Id: [x]\n |--- Id: [1]\n-+- Id: [0], target: [Fabric], IPU#: [zz]\n"
+                                        "-+- Id: [1], target: [Fab\n-+- Id: [99999999999999999999999]\nrandom\n");
+        CHECK(r.devices.size() == 1);
+        CHECK(r.problems.size() == 6);
+        r = ah::parse_gc_info_list("-+- Id: [0], target: [\xff\xfe]\n");
+        REQUIRE(r.devices.size() == 1);
+        CHECK(r.problems.size() == 1);
+        CHECK(r.ipus[0].target == "??");
+        std::string many;
+        for (int i = 0; i < 3000; ++i) many += "-+- Id: [" + std::to_string(i) + "], target: [Fabric]\n";
+        r = ah::parse_gc_info_list(many);
+        CHECK(r.devices.size() == ah::detail::parsing::max_rows);
+        CHECK(r.problems.size() == 1);
+        r = ah::parse_gc_info_list("-+- " + std::string(1 << 20, '['));
+        CHECK(r.problems.size() == 1);
+        std::string commas = "-+- Id: [0]";
+        for (int i = 0; i < 10000; ++i) commas += ", a: [b]";
+        CHECK(ah::parse_gc_info_list(commas).problems.size() == 1);
+    }
+}
+
+TEST_CASE("parse_gc_monitor") {
+    SUBCASE("real capture: 4 IPUs of type M2000") {
+        const auto t = test::capture(monitor_capture);
+        if (!t) return;
+        const auto r = ah::parse_gc_monitor(*t);
+        INFO(problems_of(r.problems));
+        CHECK(r.problems.empty());
+        CHECK(r.partition == "ipuof");
+        REQUIRE(r.devices.size() == 4);
+        for (std::uint32_t i = 0; i < 4; ++i) {
+            const auto& d = r.devices[i];
+            CHECK(d.index == i);
+            CHECK(d.name.view() == "M2000");
+            CHECK(d.uuid.empty()); // serials are not copied
+            REQUIRE(d.spec != nullptr);
+            CHECK(d.spec->name == "Graphcore Colossus MK2 GC200 IPU");
+            CHECK(d.memory_bytes.from == ah::origin::catalogue);
+            CHECK(*d.compute_units == 1472u);
+        }
+    }
+    SUBCASE("hostile input") {
+        CHECK(ah::parse_gc_monitor("").devices.empty());
+        CHECK(ah::parse_gc_monitor("").problems.empty());
+        CHECK(ah::parse_gc_monitor("garbage\n").problems.size() == 1); // not a table row
+        auto r = ah::parse_gc_monitor("| ID | Type |\n| x | M2000 |\n| 1 |\n| 2 | \xff |\n| 3 | Z9 |\n");
+        REQUIRE(r.devices.size() == 2);
+        CHECK(r.problems.size() == 3);
+        CHECK(r.devices[1].spec == nullptr);
+        r = ah::parse_gc_monitor("|" + std::string(1 << 20, '|'));
+        CHECK(r.devices.empty());
+    }
+}
+
+TEST_CASE("detail::formats::sniff_gc_info_list / sniff_gc_monitor") {
+    namespace f = ah::detail::formats;
+    if (const auto t = test::capture(list_capture)) {
+        CHECK(f::sniff_gc_info_list(*t) == 95);
+        CHECK(f::sniff_gc_monitor(*t) == 0);
+        ah::capture_parse out;
+        out.format = "gc-info-list";
+        f::parse_gc_info_list_capture(*t, out);
+        CHECK(out.warnings.empty());
+        CHECK(out.devices.size() == 4);
+    }
+    if (const auto t = test::capture(monitor_capture)) {
+        CHECK(f::sniff_gc_monitor(*t) == 95);
+        CHECK(f::sniff_gc_info_list(*t) == 0);
+        ah::capture_parse out;
+        out.format = "gc-monitor";
+        f::parse_gc_monitor_capture(*t, out);
+        CHECK(out.warnings.empty());
+        CHECK(out.devices.size() == 4);
+    }
+    CHECK(f::sniff_gc_monitor("+--+\n| x |\n") == 0);
+    CHECK(f::sniff_gc_monitor("") == 0);
+    CHECK(f::sniff_gc_info_list("") == 0);
+    const test::sniffer_row rows[] = {
+        {"gc-info-list", f::sniff_gc_info_list, list_capture},
+        {"gc-monitor", f::sniff_gc_monitor, monitor_capture},
+    };
+    test::check_sniffers(rows, 2);
+    ah::capture_parse empty;
+    empty.format = "gc-info-list";
+    f::parse_gc_info_list_capture("Graphcore device listing:\n", empty);
+    CHECK(test::count_kind(empty.warnings, ah::warning_kind::parse_error) == 1);
+}
+
+TEST_CASE("graphcore_probe") {
+    const auto l = test::capture(list_capture);
+    const auto m = test::capture(monitor_capture);
+    if (!l || !m) return;
+    SUBCASE("both tools replayed: four GC200 IPUs") {
+        test::scratch_dir dir;
+        dir.write("ai-hwaccel-tools/l.txt", *l);
+        dir.write("ai-hwaccel-tools/m.txt", *m);
+        dir.write("ai-hwaccel-tools/index", "0\tl.txt\tgc-info -l\n0\tm.txt\tgc-monitor\n");
+        const auto out = ah::graphcore_probe{}.probe(ah::host_system(dir.path().string()));
+        INFO(test::warnings_text(out.warnings));
+        CHECK(out.warnings.empty());
+        REQUIRE(out.devices.size() == 4);
+        for (const auto& d : out.devices) {
+            CHECK(d.name.view() == "M2000");
+            REQUIRE(d.spec != nullptr);
+            CHECK(d.spec->name == "Graphcore Colossus MK2 GC200 IPU");
+            CHECK(d.memory_bytes.has_value());
+        }
+    }
+    SUBCASE("gc-monitor absent: IPUs listed, unnamed") {
+        test::scratch_dir dir;
+        dir.write("ai-hwaccel-tools/l.txt", *l);
+        dir.write("ai-hwaccel-tools/index", "0\tl.txt\tgc-info -l\n");
+        const auto out = ah::graphcore_probe{}.probe(ah::host_system(dir.path().string()));
+        CHECK(out.warnings.empty());
+        REQUIRE(out.devices.size() == 4);
+        CHECK(out.devices[0].spec == nullptr);
+    }
+    SUBCASE("no gc-info: silence; failing gc-info: a warning") {
+        test::scratch_dir dir;
+        auto out = ah::graphcore_probe{}.probe(ah::host_system(dir.path().string()));
+        CHECK(out.devices.empty());
+        CHECK(out.warnings.empty());
+        dir.write("ai-hwaccel-tools/index", "timeout\t-\tgc-info -l\n");
+        out = ah::graphcore_probe{}.probe(ah::host_system(dir.path().string()));
+        CHECK(test::count_kind(out.warnings, ah::warning_kind::tool_timed_out) == 1);
+    }
+}
+
+#endif // AI_HWACCEL_BACKEND_GRAPHCORE

@@ -1,0 +1,239 @@
+#include "ai_hwaccel/detect/qualcomm.hpp"
+
+#include "fixtures.hpp"
+
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <string>
+
+#if AI_HWACCEL_BACKEND_QUALCOMM
+
+namespace ah = ai_hwaccel;
+namespace fs = std::filesystem;
+
+static_assert(ah::backend_probe<ah::qualcomm_probe, ah::host_system>);
+
+namespace {
+
+constexpr std::uint64_t mib = 1024ull * 1024;
+
+std::string problems_of(const std::vector<ah::parse_problem>& ps) {
+    std::string s;
+    for (const auto& p : ps) s += std::to_string(p.line) + ": " + p.message + "\n";
+    return s;
+}
+
+// Hand-made: one Ready SoC as QUtil.cpp of the open-source qaic-util formats it, then an
+// SoC in Error (which prints no more than its Dev Link). Serials are placeholders.
+constexpr const char* handmade_query =
+    "QID 0\n"
+    "\tStatus:Ready\n"
+    "\tPCI Address:0000:2d:00.0\n"
+    "\tPCI Info:Unassigned class Qualcomm Device a100\n"
+    "\tMax Link Speed:16GT/s\n"
+    "\tMax Link Width:x8\n"
+    "\tCurrent Link Speed:16GT/s\n"
+    "\tCurrent Link Width:x4\n"
+    "\tDev Link:/dev/accel/accel0 \n"
+    "\tHW Version:0.2.0.0\n"
+    "\tHW Serial:XXXXXXXX\n"
+    "\tFW Version:1.12.2\n"
+    "\tDram Total:32768 MB\n"
+    "\tDram Free:30720 MB\n"
+    "\tDram Fragmentation:0.00%\n"
+    "\tNsp Total:14\n"
+    "\tNsp Free:14\n"
+    "\tBoard serial:YYYYYYYY\n"
+    "\tSoC temperature(degree C):41.25\n"
+    "\tBoard power(Watts):22.50\n"
+    "QID 1\n"
+    "\tStatus:Error\n"
+    "\tPCI Address:0000:2e:00.0\n"
+    "\tDev Link:/dev/accel/accel1 \n";
+
+} // namespace
+
+TEST_CASE("parse_qaic_util_query") {
+    SUBCASE("real capture: grep of Status and QID lines, 4 SoCs Ready") {
+        const auto t = test::capture("qaic-util/q-grep-Status-QID_4-socs.txt");
+        if (!t) return;
+        const auto r = ah::parse_qaic_util_query(*t);
+        INFO(problems_of(r.problems));
+        CHECK(r.problems.empty());
+        REQUIRE(r.devices.size() == 4);
+        for (std::uint32_t i = 0; i < 4; ++i) {
+            const auto& d = r.devices[i];
+            CHECK(d.index == i);
+            CHECK(d.kind == ah::device_kind::qualcomm_ai100);
+            CHECK(d.maker == ah::vendor::qualcomm);
+            CHECK(d.available);
+            CHECK(r.status[i] == "Ready");
+            CHECK_FALSE(d.pci.has_value());
+            CHECK_FALSE(d.memory_bytes.has_value()); // the grep kept no DRAM line
+            CHECK(d.spec == nullptr);
+        }
+    }
+    SUBCASE("hand-made full output") {
+        const auto r = ah::parse_qaic_util_query(handmade_query);
+        INFO(problems_of(r.problems));
+        CHECK(r.problems.empty());
+        REQUIRE(r.devices.size() == 2);
+        const auto& d = r.devices[0];
+        CHECK(d.available);
+        CHECK(d.name.view() == "Qualcomm Cloud AI 100");
+        CHECK(*d.pci == ah::pci_address{0, 0x2d, 0, 0});
+        CHECK(*d.pcie_max == ah::pcie_link{4, 8});
+        CHECK(*d.pcie_current == ah::pcie_link{4, 4});
+        CHECK(*d.memory_bytes == 32768 * mib);
+        CHECK(d.memory_bytes.from == ah::origin::tool);
+        CHECK(*d.memory_free_bytes == 30720 * mib);
+        CHECK(*d.memory_used_bytes == 2048 * mib);
+        CHECK(*d.compute_units == 14u);
+        CHECK(*d.temperature_c == doctest::Approx(41.25));
+        CHECK_FALSE(d.power_draw_watts.has_value()); // the card's, not the SoC's
+        CHECK(d.uuid.empty());                       // serials are not copied
+        const auto& e = r.devices[1];
+        CHECK(e.index == 1);
+        CHECK_FALSE(e.available);
+        CHECK(r.status[1] == "Error");
+        CHECK_FALSE(e.memory_bytes.has_value());
+    }
+    SUBCASE("hostile input") {
+        CHECK(ah::parse_qaic_util_query("").devices.empty());
+        CHECK(ah::parse_qaic_util_query("").problems.empty());
+        auto r = ah::parse_qaic_util_query("Status:Ready\ngarbage\nQID x\n");
+        CHECK(r.devices.empty());
+        CHECK(r.problems.size() == 3);
+        r = ah::parse_qaic_util_query("QID 0\n\tStatus:Sleeping\n\tDram Total:99999999999999999999999 MB\n"
+                                      "\tDram Free:12 GB\n\tPCI Address:zz\n\tNsp Total:-1\n"
+                                      "\tMax Link Speed:fast\n\tSoC temperature(degree C):nan\n");
+        REQUIRE(r.devices.size() == 1);
+        CHECK(r.problems.size() == 7);
+        CHECK_FALSE(r.devices[0].memory_bytes.has_value());
+        CHECK(r.status[0].empty());
+        r = ah::parse_qaic_util_query("Failed to query Device ID: 3\n");
+        CHECK(r.problems.size() == 1);
+        r = ah::parse_qaic_util_query("QID 0\n\tStatus:\xff\xfe\x01\n");
+        CHECK(r.problems.size() == 1);
+        std::string many;
+        for (int i = 0; i < 5000; ++i) many += "QID " + std::to_string(i % 100) + "\n";
+        r = ah::parse_qaic_util_query(many);
+        CHECK(r.devices.size() == ah::detail::parsing::max_rows);
+        CHECK(r.problems.size() == 1);
+        r = ah::parse_qaic_util_query(std::string(1 << 20, 'Q'));
+        CHECK(r.devices.empty());
+        CHECK(r.problems.size() == 1);
+        std::string bad;
+        for (int i = 0; i < 5000; ++i) bad += "?\n";
+        CHECK(ah::parse_qaic_util_query(bad).problems.size() == ah::detail::parsing::max_problems + 1);
+    }
+}
+
+TEST_CASE("detail::formats::sniff_qaic_util") {
+    namespace f = ah::detail::formats;
+    const std::string mine = "qaic-util/q-grep-Status-QID_4-socs.txt";
+    if (const auto t = test::capture(mine)) {
+        CHECK(f::sniff_qaic_util(*t) == 90);
+        ah::capture_parse out;
+        out.format = "qaic-util-query";
+        f::parse_qaic_util_capture(*t, out);
+        CHECK(out.warnings.empty());
+        CHECK(out.devices.size() == 4);
+    }
+    CHECK(f::sniff_qaic_util(handmade_query) == 90);
+    CHECK(f::sniff_qaic_util("QID 0\n") == 0);
+    CHECK(f::sniff_qaic_util("") == 0);
+    const test::sniffer_row rows[] = {{"qaic-util-query", f::sniff_qaic_util, mine.c_str()}};
+    test::check_sniffers(rows, 1);
+    ah::capture_parse empty;
+    empty.format = "qaic-util-query";
+    f::parse_qaic_util_capture("", empty);
+    CHECK(test::count_kind(empty.warnings, ah::warning_kind::parse_error) == 1);
+}
+
+namespace {
+// Hand-made sysfs tree: two AI 100 SoCs bound to qaic, one unbound AI 080, one NVIDIA GPU.
+struct fake_qaic_host {
+    test::scratch_dir dir;
+    const fs::path root = dir.path();
+    void function(const std::string& addr, const std::string& vendor, const std::string& device,
+                  const std::string& driver) const {
+        const std::string pci = "sys/devices/pci0000:00/" + addr;
+        dir.write(pci + "/vendor", vendor + "\n");
+        dir.write(pci + "/device", device + "\n");
+        dir.write(pci + "/class", "0x120000\n");
+        if (!driver.empty()) {
+            fs::create_directories(root / "sys/bus/pci/drivers" / driver);
+            fs::create_symlink("../../../bus/pci/drivers/" + driver, root / pci / "driver");
+        }
+        fs::create_directories(root / "sys/bus/pci/devices");
+        fs::create_symlink("../../../devices/pci0000:00/" + addr, root / "sys/bus/pci/devices" / addr);
+    }
+};
+} // namespace
+
+TEST_CASE("qualcomm_probe") {
+    SUBCASE("hand-made tree with qaic-util -q replayed") {
+        fake_qaic_host h;
+        h.function("0000:2d:00.0", "0x17cb", "0xa100", "qaic");
+        h.function("0000:2e:00.0", "0x17cb", "0xa100", "qaic");
+        h.function("0000:2f:00.0", "0x17cb", "0xa080", "");
+        h.function("0000:65:00.0", "0x10de", "0x2330", "nvidia");
+        h.dir.write("sys/devices/pci0000:00/0000:2d:00.0/numa_node", "1\n");
+        h.dir.write("ai-hwaccel-tools/q.txt", handmade_query);
+        h.dir.write("ai-hwaccel-tools/index", "0\tq.txt\tqaic-util -q\n");
+        const auto out = ah::qualcomm_probe{}.probe(ah::host_system(h.root.string()));
+        INFO(test::warnings_text(out.warnings));
+        CHECK(out.warnings.empty());
+        REQUIRE(out.devices.size() == 3);
+        const auto& a = out.devices[0];
+        CHECK(a.index == 0);
+        CHECK(a.available);
+        CHECK(a.pci_device_id == 0xa100);
+        CHECK(*a.numa_node == 1);
+        CHECK(*a.memory_bytes == 32768 * mib);
+        CHECK(*a.pcie_max == ah::pcie_link{4, 8});
+        const auto& b = out.devices[1];
+        CHECK(b.index == 1);
+        CHECK_FALSE(b.available); // Status:Error
+        const auto& c = out.devices[2];
+        CHECK(c.name.view() == "Qualcomm Cloud AI 080");
+        CHECK_FALSE(c.available); // no driver bound
+        CHECK(c.pci_device_id == 0xa080);
+    }
+    SUBCASE("SoCs on the bus, qaic-util missing: a warning") {
+        fake_qaic_host h;
+        h.function("0000:2d:00.0", "0x17cb", "0xa100", "qaic");
+        const auto out = ah::qualcomm_probe{}.probe(ah::host_system(h.root.string()));
+        REQUIRE(out.devices.size() == 1);
+        CHECK(test::count_kind(out.warnings, ah::warning_kind::tool_not_found) == 1);
+        CHECK_FALSE(out.devices[0].memory_bytes.has_value());
+    }
+    SUBCASE("nothing on the bus, no tool: silence") {
+        test::scratch_dir dir;
+        const auto out = ah::qualcomm_probe{}.probe(ah::host_system(dir.path().string()));
+        CHECK(out.devices.empty());
+        CHECK(out.warnings.empty());
+    }
+    SUBCASE("the real capture replayed without sysfs: four SoCs from the tool") {
+        const auto t = test::capture("qaic-util/q-grep-Status-QID_4-socs.txt");
+        if (!t) return;
+        test::scratch_dir dir;
+        dir.write("ai-hwaccel-tools/q.txt", *t);
+        dir.write("ai-hwaccel-tools/index", "0\tq.txt\tqaic-util -q\n");
+        const auto out = ah::qualcomm_probe{}.probe(ah::host_system(dir.path().string()));
+        INFO(test::warnings_text(out.warnings));
+        CHECK(out.warnings.empty());
+        CHECK(out.devices.size() == 4);
+    }
+    SUBCASE("qaic-util fails") {
+        test::scratch_dir dir;
+        dir.write("ai-hwaccel-tools/index", "1\t-\tqaic-util -q\n");
+        const auto out = ah::qualcomm_probe{}.probe(ah::host_system(dir.path().string()));
+        CHECK(out.devices.empty());
+        CHECK(test::count_kind(out.warnings, ah::warning_kind::tool_failed) == 1);
+    }
+}
+
+#endif // AI_HWACCEL_BACKEND_QUALCOMM

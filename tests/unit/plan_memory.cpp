@@ -1,0 +1,136 @@
+#include "ai_hwaccel/plan/memory.hpp"
+
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <string_view>
+
+namespace ah = ai_hwaccel;
+using ah::quant_format;
+
+namespace {
+const ah::model_spec& row(std::string_view id) {
+    const auto* m = ah::find_model(id);
+    REQUIRE(m != nullptr);
+    return *m;
+}
+double rel(std::uint64_t got, double want) { return std::fabs(static_cast<double>(got) - want) / want; }
+constexpr double gib = 1024.0 * 1024.0 * 1024.0;
+} // namespace
+
+// Compile-time plans: an embedded build can check that its model fits.
+static_assert(ah::estimate_memory(*ah::find_model("llama-3.1-8b"), quant_format::q4_k_m).total_bytes() <
+              8 * ah::units::gib);
+static_assert(ah::estimate_memory(*ah::find_model("llama-3.1-70b"), quant_format::fp16).total_bytes() >
+              80 * ah::units::gib);
+static_assert(ah::memory_estimate{1, 2, 3}.total_bytes() == 6);
+static_assert(ah::memory_estimate{~0ull, 2, 3}.total_bytes() == ~0ull); // saturates
+
+TEST_CASE("kv_cache_bytes") {
+    // Hand-computed: layers x 2 x kv_heads x head_dim x bytes x tokens.
+    const auto& l3 = row("llama-3-8b");
+    CHECK(ah::kv_cache_bytes(l3, {.context = 8192}) == 32ull * 2 * 8 * 128 * 2 * 8192);
+    CHECK(ah::kv_cache_bytes(l3, {.context = 4096, .batch = 4}) == 32ull * 2 * 8 * 128 * 2 * 4096 * 4);
+    CHECK(ah::layer_kv_cache_bytes(l3, {.context = 8192}) * 32 == ah::kv_cache_bytes(l3, {.context = 8192}));
+    // Llama 3 70B at 4096: 80 x 1024 x 2 x 2 B x 4096 = 1280 MiB (the figure Ollama's log
+    // for Llama 3.3 70B implies, calibration row 765's note).
+    CHECK(ah::kv_cache_bytes(row("llama-3.3-70b"), {.context = 4096}) == 1280ull * ah::units::mib);
+    // q8_0 cache: 34 bytes per 32 values.
+    CHECK(ah::kv_cache_bytes(l3, {.context = 8192, .kv_cache = quant_format::q8_0}) ==
+          32ull * 2 * 8 * 128 * 8192 / 32 * 34);
+    CHECK(ah::kv_cache_bytes(l3, {.context = 8192, .kv_cache = quant_format::q4_0}) ==
+          32ull * 2 * 8 * 128 * 8192 / 32 * 18);
+    CHECK(ah::kv_cache_bytes(l3, {.context = 8192, .kv_cache = quant_format::fp8_e4m3}) ==
+          32ull * 2 * 8 * 128 * 8192);
+    // MLA: 576 values per token and layer.
+    CHECK(ah::kv_cache_bytes(row("deepseek-v3"), {.context = 4096}) == 61ull * 576 * 2 * 4096);
+}
+
+TEST_CASE("kv_cache_bytes sliding windows") {
+    // Gemma 3 27B: 10 global layers cache the whole context, 52 cache 1024 tokens.
+    const auto& g = row("gemma-3-27b");
+    const std::uint64_t per = 2ull * 16 * 128 * 2;
+    CHECK(ah::kv_cache_bytes(g, {.context = 131072}) == per * (10ull * 131072 + 52ull * 1024));
+    // Below the window, sliding layers cache everything.
+    CHECK(ah::kv_cache_bytes(g, {.context = 512}) == per * 62 * 512);
+    // gpt-oss-20b: 12 of 24 layers have a 128-token window.
+    const auto& o = row("gpt-oss-20b");
+    CHECK(ah::kv_cache_bytes(o, {.context = 65536}) == 2ull * 8 * 64 * 2 * (12ull * 65536 + 12ull * 128));
+    // The largest layer cache is a full-attention layer's.
+    CHECK(ah::layer_kv_cache_bytes(g, {.context = 131072}) == per * 131072);
+}
+
+TEST_CASE("kv_cache_bytes monotonic") {
+    for (const auto& m : ah::model_catalogue) {
+        CAPTURE(m.id);
+        std::uint64_t last = 0;
+        for (std::uint32_t ctx : {1u, 512u, 4096u, 32768u, 131072u}) {
+            const auto kv = ah::kv_cache_bytes(m, {.context = ctx});
+            // Models whose every layer slides (Phi-3 4k) stop growing at the window.
+            if (m.sliding_window_layers < m.layers) CHECK(kv > last);
+            else CHECK(kv >= last);
+            last = kv;
+        }
+        CHECK(ah::kv_cache_bytes(m, {.context = 4096, .batch = 2}) == 2 * ah::kv_cache_bytes(m, {.context = 4096}));
+    }
+}
+
+TEST_CASE("weight_bytes") {
+    // Plain types: parameters x bytes.
+    CHECK(ah::weight_bytes(row("llama-2-7b"), quant_format::fp16) == 6'738'415'616ull * 2);
+    CHECK(ah::weight_bytes(row("llama-2-7b"), quant_format::fp32) == 6'738'415'616ull * 4);
+    // Layers + the rest add up.
+    for (const auto& m : ah::model_catalogue)
+        for (auto q : {quant_format::bf16, quant_format::q4_k_m, quant_format::q8_0, quant_format::fp8_e4m3,
+                       quant_format::mxfp4}) {
+            CAPTURE(m.id);
+            const double sum = static_cast<double>(ah::layer_weight_bytes(m, q)) * m.layers +
+                               static_cast<double>(ah::non_layer_weight_bytes(m, q));
+            CHECK(rel(ah::weight_bytes(m, q), sum) < 1e-6);
+        }
+    // GGUF Q4_0: blocks at 4.5 bits, token embedding Q4_0, output head Q6_K.
+    const auto& l3 = row("llama-3-8b");
+    const double emb = 128256.0 * 4096;
+    const double blocks = 8'030'261'248.0 - 2 * emb;
+    CHECK(rel(ah::weight_bytes(l3, quant_format::q4_0), (blocks * 4.5 + emb * 4.5 + emb * 6.5625) / 8) < 1e-6);
+    // Q8_0 keeps its output at Q8_0.
+    CHECK(rel(ah::weight_bytes(l3, quant_format::q8_0), 8'030'261'248.0 * 8.5 / 8) < 1e-6);
+    // fp8 / int8 checkpoints keep embedding and head in 16 bits.
+    CHECK(rel(ah::weight_bytes(l3, quant_format::int8), blocks + 2 * emb * 2) < 1e-6);
+    // More bits, more bytes.
+    CHECK(ah::weight_bytes(l3, quant_format::q4_k_m) < ah::weight_bytes(l3, quant_format::q5_k_m));
+    CHECK(ah::weight_bytes(l3, quant_format::q5_k_m) < ah::weight_bytes(l3, quant_format::q6_k));
+    CHECK(ah::weight_bytes(l3, quant_format::q6_k) < ah::weight_bytes(l3, quant_format::q8_0));
+    CHECK(ah::weight_bytes(l3, quant_format::q8_0) < ah::weight_bytes(l3, quant_format::bf16));
+}
+
+TEST_CASE("weight_bytes against GGUF file sizes") {
+    // Published file sizes (calibration rows 793, 797, 812, 813): within 5 %.
+    CHECK(rel(ah::weight_bytes(row("llama-3-70b"), quant_format::q4_k_m), 39.60 * gib) < 0.05);
+    CHECK(rel(ah::weight_bytes(row("llama-3-70b"), quant_format::q8_0), 69.83 * gib) < 0.05);
+    CHECK(rel(ah::weight_bytes(row("gpt-oss-20b"), quant_format::mxfp4), 11.27 * gib) < 0.05);
+    CHECK(rel(ah::weight_bytes(row("gpt-oss-120b"), quant_format::mxfp4), 59.02 * gib) < 0.05);
+    // A model known only by its parameter count: every weight at the block rate.
+    ah::model_spec bare;
+    bare.parameters = 7'000'000'000;
+    CHECK(ah::weight_bytes(bare, quant_format::q4_0) == 7'000'000'000ull * 9 / 16);
+    CHECK(ah::weight_bytes(ah::model_spec{}, quant_format::q4_0) == 0);
+}
+
+TEST_CASE("estimate_memory") {
+    const auto& m = row("llama-3.1-8b");
+    const auto e = ah::estimate_memory(m, quant_format::q4_k_m, {.context = 8192});
+    CHECK(e.weights_bytes == ah::weight_bytes(m, quant_format::q4_k_m));
+    CHECK(e.kv_cache_bytes == ah::units::gib);
+    CHECK(e.overhead_bytes > ah::runtime_allowance_bytes);
+    CHECK(e.total_bytes() == e.weights_bytes + e.kv_cache_bytes + e.overhead_bytes);
+    // Compute buffer of Llama 3.3 70B: llama.cpp (via Ollama) reported 346.52 MiB on the
+    // device holding the output layer (calibration row 765).
+    const auto o = ah::overhead_bytes(row("llama-3.3-70b"), {.context = 4096}) - ah::runtime_allowance_bytes;
+    CHECK(rel(o, 346.52 * 1024 * 1024) < 0.05);
+    // Short prompts use a smaller micro-batch.
+    CHECK(ah::overhead_bytes(m, {.context = 16}) < ah::overhead_bytes(m, {.context = 4096}));
+    // MoE: memory holds every expert.
+    const auto& mx = row("mixtral-8x7b");
+    CHECK(ah::weight_bytes(mx, quant_format::bf16) == mx.parameters * 2);
+}

@@ -1,0 +1,46 @@
+#include "ai_hwaccel/plan/model.hpp"
+
+#include <doctest/doctest.h>
+
+namespace ah = ai_hwaccel;
+
+// model_spec is a literal type: a model known at compile time plans in a constant expression.
+constexpr ah::model_spec gqa{.id = "t", .name = "T", .family = "llama", .layers = 80, .hidden_size = 8192,
+                             .attention_heads = 64, .kv_heads = 8, .head_dim = 128, .source = "hand-made"};
+static_assert(gqa.kv_values_per_token() == 2 * 8 * 128);
+static_assert(!gqa.is_moe());
+
+TEST_CASE("model_spec::kv_values_per_token") {
+    SUBCASE("grouped-query attention: 2 x kv_heads x head_dim") {
+        CHECK(gqa.kv_values_per_token() == 2048);
+    }
+    SUBCASE("head_dim 0 falls back to hidden_size / attention_heads") {
+        ah::model_spec m = gqa;
+        m.head_dim = 0;
+        CHECK(m.kv_values_per_token() == 2 * 8 * (8192 / 64));
+    }
+    SUBCASE("head_dim wider than hidden_size / heads is honoured (Gemma, gpt-oss)") {
+        ah::model_spec m{.id = "g", .name = "G", .family = "gemma2", .hidden_size = 3584, .attention_heads = 16,
+                         .kv_heads = 8, .head_dim = 256, .source = "hand-made"};
+        CHECK(m.kv_values_per_token() == 2 * 8 * 256);
+    }
+    SUBCASE("latent attention overrides the product (DeepSeek MLA: 512 + 64)") {
+        ah::model_spec m{.id = "d", .name = "D", .family = "deepseek2", .hidden_size = 7168,
+                         .attention_heads = 128, .kv_heads = 128, .head_dim = 192,
+                         .kv_values_per_token_per_layer = 576, .source = "hand-made"};
+        CHECK(m.kv_values_per_token() == 576);
+    }
+    SUBCASE("unknown shape gives 0, never a division by zero") {
+        ah::model_spec m{};
+        CHECK(m.kv_values_per_token() == 0);
+        m.hidden_size = 4096;
+        m.kv_heads = 8;
+        CHECK(m.kv_values_per_token() == 0);
+    }
+    SUBCASE("is_moe") {
+        ah::model_spec m = gqa;
+        m.experts = 8;
+        m.experts_per_token = 2;
+        CHECK(m.is_moe());
+    }
+}

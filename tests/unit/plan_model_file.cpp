@@ -1,0 +1,510 @@
+#include "ai_hwaccel/plan/model_file.hpp"
+
+#include <doctest/doctest.h>
+
+#include <cstdint>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace ah = ai_hwaccel;
+
+namespace {
+// A tiny GGUF writer (hand-made files, layout of ggml docs/gguf.md, little-endian).
+struct gguf_writer {
+    std::vector<std::byte> out;
+    void raw(const void* p, std::size_t n) {
+        const auto* b = static_cast<const std::byte*>(p);
+        out.insert(out.end(), b, b + n);
+    }
+    template <class T>
+    void le(T v) {
+        auto u = static_cast<std::uint64_t>(v);
+        for (std::size_t i = 0; i < sizeof(T); ++i) out.push_back(static_cast<std::byte>((u >> (8 * i)) & 0xff));
+    }
+    void str(std::string_view s) {
+        le<std::uint64_t>(s.size());
+        raw(s.data(), s.size());
+    }
+    void header(std::uint32_t version, std::uint64_t tensors, std::uint64_t kvs) {
+        raw("GGUF", 4);
+        le(version);
+        le(tensors);
+        le(kvs);
+    }
+    void kv_u32(std::string_view k, std::uint32_t v) {
+        str(k);
+        le<std::uint32_t>(4);
+        le(v);
+    }
+    void kv_str(std::string_view k, std::string_view v) {
+        str(k);
+        le<std::uint32_t>(8);
+        str(v);
+    }
+    void kv_tokens(std::uint64_t n) {
+        str("tokenizer.ggml.tokens");
+        le<std::uint32_t>(9);
+        le<std::uint32_t>(8);
+        le<std::uint64_t>(n);
+        for (std::uint64_t i = 0; i < n; ++i) str("t" + std::to_string(i));
+    }
+    void tensor(std::string_view name, std::vector<std::uint64_t> dims, std::uint32_t type) {
+        str(name);
+        le<std::uint32_t>(static_cast<std::uint32_t>(dims.size()));
+        for (auto d : dims) le(d);
+        le(type);
+        le<std::uint64_t>(0);
+    }
+};
+
+// A tiny llama-shaped model: 2 layers, 64 hidden, 4 heads (2 KV), FFN 128, vocab 5.
+std::vector<std::byte> tiny_llama(std::uint32_t version = 3, bool tied = false) {
+    gguf_writer w;
+    const std::uint64_t tensors = 2 * 9 + 2 + (tied ? 0 : 1);
+    w.header(version, tensors, 12);
+    w.kv_str("general.architecture", "llama");
+    w.kv_str("general.name", "Tiny Llama");
+    w.kv_u32("general.file_type", 15); // Q4_K_M
+    w.kv_u32("llama.block_count", 2);
+    w.kv_u32("llama.embedding_length", 64);
+    w.kv_u32("llama.feed_forward_length", 128);
+    w.kv_u32("llama.attention.head_count", 4);
+    w.kv_u32("llama.attention.head_count_kv", 2);
+    w.kv_u32("llama.context_length", 2048);
+    w.kv_u32("llama.attention.key_length", 16);
+    w.kv_tokens(5);
+    // An array of arrays, which the reader must walk and ignore.
+    w.str("test.nested");
+    w.le<std::uint32_t>(9);
+    w.le<std::uint32_t>(9);
+    w.le<std::uint64_t>(2);
+    for (int i = 0; i < 2; ++i) {
+        w.le<std::uint32_t>(4);
+        w.le<std::uint64_t>(3);
+        for (int j = 0; j < 3; ++j) w.le<std::uint32_t>(7);
+    }
+    w.tensor("token_embd.weight", {64, 5}, 8); // Q8_0 wants whole blocks of 32 per row
+    for (int l = 0; l < 2; ++l) {
+        const auto b = "blk." + std::to_string(l) + ".";
+        w.tensor(b + "attn_q.weight", {64, 64}, 8);
+        w.tensor(b + "attn_k.weight", {64, 32}, 8);
+        w.tensor(b + "attn_v.weight", {64, 32}, 1);
+        w.tensor(b + "attn_output.weight", {64, 64}, 8);
+        w.tensor(b + "ffn_gate.weight", {64, 128}, 8);
+        w.tensor(b + "ffn_up.weight", {64, 128}, 8);
+        w.tensor(b + "ffn_down.weight", {128, 64}, 1);
+        w.tensor(b + "attn_norm.weight", {64}, 0);
+        w.tensor(b + "ffn_norm.weight", {64}, 0);
+    }
+    w.tensor("output_norm.weight", {64}, 0);
+    if (!tied) w.tensor("output.weight", {64, 5}, 1);
+    return w.out;
+}
+
+constexpr std::uint64_t tiny_params(bool tied) {
+    const std::uint64_t layer = 64 * 64 * 2 + 64 * 32 * 2 + 64 * 128 * 3 + 64 * 2;
+    return 64 * 5 + 2 * layer + 64 + (tied ? 0 : 64 * 5);
+}
+
+// A fresh directory under the temp folder, removed at the end of the test.
+struct temp_dir {
+    std::filesystem::path path;
+    explicit temp_dir(std::string_view stem) {
+        path = std::filesystem::temp_directory_path() /
+               (std::string(stem) + "_" + std::to_string(std::random_device{}()));
+        std::filesystem::create_directories(path);
+    }
+    ~temp_dir() {
+        std::error_code ec;
+        std::filesystem::remove_all(path, ec);
+    }
+    temp_dir(const temp_dir&) = delete;
+    temp_dir& operator=(const temp_dir&) = delete;
+};
+
+bool has_problem(const ah::model_file_info& r, std::string_view text) {
+    for (const auto& p : r.problems)
+        if (p.message.find(text) != std::string::npos) return true;
+    return false;
+}
+} // namespace
+
+TEST_CASE("read_gguf") {
+    SUBCASE("a well-formed file") {
+        for (std::uint32_t version : {2u, 3u}) {
+            CAPTURE(version);
+            const auto bytes = tiny_llama(version);
+            const auto r = ah::read_gguf(bytes);
+            CHECK(r.problems.empty());
+            CHECK(r.format == "gguf");
+            CHECK(r.version == version);
+            CHECK(r.tensor_count == 21);
+            CHECK(r.tensors_read == 21);
+            CHECK(r.parameters_exact);
+            CHECK(r.parameters == tiny_params(false));
+            CHECK(r.gguf_file_type == 15);
+            REQUIRE(r.quant.has_value());
+            CHECK(*r.quant == ah::quant_format::q4_k_m);
+            REQUIRE(r.model.has_value());
+            const auto s = r.model->spec();
+            CHECK(s.family == "llama");
+            CHECK(s.name == "Tiny Llama");
+            CHECK(s.layers == 2);
+            CHECK(s.hidden_size == 64);
+            CHECK(s.intermediate_size == 128);
+            CHECK(s.attention_heads == 4);
+            CHECK(s.kv_heads == 2);
+            CHECK(s.head_dim == 16);
+            CHECK(s.vocab_size == 5);
+            CHECK(s.context_length == 2048);
+            CHECK(!s.tied_embeddings);
+            CHECK(s.parameters == tiny_params(false));
+            CHECK(s.active_parameters == s.parameters);
+            CHECK(s.kv_values_per_token() == 2 * 2 * 16);
+            // The estimate from the metadata agrees with the tensors for a llama shape.
+            CHECK(ah::estimate_parameters(s) == tiny_params(false));
+            // Bytes by ggml type follow the block layouts.
+            bool saw_q8 = false, saw_f32 = false;
+            for (const auto& t : r.by_type) {
+                if (t.dtype == "Q8_0") {
+                    saw_q8 = true;
+                    CHECK(t.ggml_type == 8);
+                    CHECK(t.elements == 64 * 5 + 2 * (64 * 64 * 2 + 64 * 32 + 64 * 128 * 2));
+                    CHECK(t.bytes == t.elements / 32 * 34);
+                }
+                if (t.dtype == "F32") {
+                    saw_f32 = true;
+                    CHECK(t.tensors == 5);
+                    CHECK(t.bytes == t.elements * 4);
+                }
+                CHECK(t.bytes_known);
+            }
+            CHECK(saw_q8);
+            CHECK(saw_f32);
+        }
+    }
+    SUBCASE("tied embeddings: no output.weight") {
+        const auto r = ah::read_gguf(tiny_llama(3, true));
+        REQUIRE(r.model);
+        CHECK(r.model->spec().tied_embeddings);
+        CHECK(r.parameters == tiny_params(true));
+        CHECK(ah::estimate_parameters(r.model->spec()) == tiny_params(true));
+    }
+    SUBCASE("the description owns its strings: copies and moves stay valid") {
+        ah::model_description copy;
+        {
+            const auto r = ah::read_gguf(tiny_llama());
+            REQUIRE(r.model);
+            copy = *r.model;
+        }
+        auto moved = std::move(copy);
+        CHECK(moved.spec().name == "Tiny Llama");
+        CHECK(moved.spec().family == "llama");
+    }
+    SUBCASE("every truncation is reported, never read past") {
+        const auto full = tiny_llama();
+        for (std::size_t n = 0; n < full.size(); ++n) {
+            const std::vector<std::byte> cut(full.begin(), full.begin() + static_cast<std::ptrdiff_t>(n));
+            const auto r = ah::read_gguf(cut);
+            CAPTURE(n);
+            CHECK(!r.problems.empty());
+            CHECK(!r.parameters_exact);
+            CHECK(r.parameters <= tiny_params(false));
+        }
+    }
+    SUBCASE("not GGUF, other versions, big-endian") {
+        CHECK(has_problem(ah::read_gguf({}), "not a GGUF"));
+        const char text[] = "hello world, not a model";
+        CHECK(has_problem(ah::read_gguf(std::as_bytes(std::span(text))), "not a GGUF"));
+        gguf_writer w1;
+        w1.header(1, 0, 0);
+        CHECK(has_problem(ah::read_gguf(w1.out), "unsupported GGUF version 1"));
+        gguf_writer w4;
+        w4.header(0x03000000u, 0, 0);
+        CHECK(has_problem(ah::read_gguf(w4.out), "big-endian"));
+    }
+    SUBCASE("giant counts end at the end of the input") {
+        gguf_writer w;
+        w.header(3, ~std::uint64_t{0}, ~std::uint64_t{0});
+        w.kv_str("general.architecture", "llama");
+        const auto r = ah::read_gguf(w.out);
+        CHECK(has_problem(r, "truncated metadata"));
+        CHECK(!r.model);
+    }
+    SUBCASE("string and array lengths past the end") {
+        gguf_writer w;
+        w.header(3, 0, 2);
+        w.str("general.architecture");
+        w.le<std::uint32_t>(8);
+        w.le<std::uint64_t>(1ull << 62); // string length
+        CHECK(has_problem(ah::read_gguf(w.out), "truncated"));
+
+        gguf_writer a;
+        a.header(3, 0, 1);
+        a.str("tokenizer.ggml.tokens");
+        a.le<std::uint32_t>(9);
+        a.le<std::uint32_t>(4);
+        a.le<std::uint64_t>(~std::uint64_t{0} / 2); // u32 elements: way past the end
+        CHECK(has_problem(ah::read_gguf(a.out), "runs past the end"));
+
+        gguf_writer s;
+        s.header(3, 0, 1);
+        s.str("tokenizer.ggml.tokens");
+        s.le<std::uint32_t>(9);
+        s.le<std::uint32_t>(8);
+        s.le<std::uint64_t>(~std::uint64_t{0}); // strings: each needs 8 bytes, loop ends at the end
+        CHECK(has_problem(ah::read_gguf(s.out), "truncated"));
+
+        gguf_writer k;
+        k.header(3, 0, 1);
+        k.le<std::uint64_t>(70000); // key longer than gguf.md allows
+        CHECK(has_problem(ah::read_gguf(k.out), "truncated"));
+    }
+    SUBCASE("arrays nested too deep, unknown value types") {
+        gguf_writer w;
+        w.header(3, 0, 1);
+        w.str("x.deep");
+        w.le<std::uint32_t>(9);
+        for (int i = 0; i < 6; ++i) {
+            w.le<std::uint32_t>(9);
+            w.le<std::uint64_t>(1);
+        }
+        w.le<std::uint32_t>(4);
+        w.le<std::uint64_t>(1);
+        w.le<std::uint32_t>(1);
+        CHECK(has_problem(ah::read_gguf(w.out), "nested too deep"));
+
+        gguf_writer u;
+        u.header(3, 0, 1);
+        u.str("x.odd");
+        u.le<std::uint32_t>(99);
+        CHECK(has_problem(ah::read_gguf(u.out), "unknown metadata value type"));
+    }
+    SUBCASE("duplicate keys and wrong types") {
+        gguf_writer w;
+        w.header(3, 0, 5);
+        w.kv_str("general.architecture", "llama");
+        w.kv_str("general.architecture", "qwen2");
+        w.kv_u32("llama.block_count", 2);
+        w.kv_u32("llama.block_count", 3);
+        w.kv_str("llama.embedding_length", "sixty-four");
+        const auto r = ah::read_gguf(w.out);
+        CHECK(has_problem(r, "duplicate key general.architecture"));
+        CHECK(has_problem(r, "duplicate key llama.block_count"));
+        CHECK(has_problem(r, "llama.embedding_length is not"));
+        REQUIRE(r.model);
+        CHECK(r.model->family == "llama"); // the first one wins
+        CHECK(r.model->shape.layers == 2);
+        CHECK(r.model->shape.hidden_size == 0);
+    }
+    SUBCASE("hostile tensor infos") {
+        auto base = [](std::uint64_t tensors) {
+            gguf_writer w;
+            w.header(3, tensors, 1);
+            w.kv_str("general.architecture", "llama");
+            return w;
+        };
+        auto neg = base(1);
+        neg.tensor("a", {~std::uint64_t{0}, 2}, 0);
+        CHECK(has_problem(ah::read_gguf(neg.out), "negative dimension"));
+        auto ovf = base(1);
+        ovf.tensor("b", {1ull << 40, 1ull << 40}, 0);
+        const auto r = ah::read_gguf(ovf.out);
+        CHECK(has_problem(r, "overflows"));
+        CHECK(!r.parameters_exact);
+        auto dims = base(1);
+        dims.str("c");
+        dims.le<std::uint32_t>(1000000);
+        CHECK(has_problem(ah::read_gguf(dims.out), "dimensions"));
+        auto blocks = base(1);
+        blocks.tensor("d", {33, 2}, 2); // Q4_0 rows must be whole 32-blocks
+        CHECK(has_problem(ah::read_gguf(blocks.out), "whole number of blocks"));
+        auto unknown = base(1);
+        unknown.tensor("e", {4}, 777);
+        const auto ru = ah::read_gguf(unknown.out);
+        REQUIRE(ru.by_type.size() == 1);
+        CHECK(!ru.by_type[0].bytes_known);
+        CHECK(ru.parameters == 4);
+    }
+    SUBCASE("mixture of experts: active weights from the expert tensors") {
+        gguf_writer w;
+        w.header(3, 3, 5);
+        w.kv_str("general.architecture", "qwen3moe");
+        w.kv_u32("qwen3moe.block_count", 1);
+        w.kv_u32("qwen3moe.expert_count", 4);
+        w.kv_u32("qwen3moe.expert_used_count", 1);
+        w.kv_u32("qwen3moe.expert_feed_forward_length", 8);
+        w.tensor("blk.0.ffn_up_exps.weight", {16, 8, 4}, 0);
+        w.tensor("blk.0.ffn_down_exps.weight", {8, 16, 4}, 0);
+        w.tensor("token_embd.weight", {16, 10}, 0);
+        const auto r = ah::read_gguf(w.out);
+        CHECK(r.problems.empty());
+        REQUIRE(r.model);
+        const auto s = r.model->spec();
+        CHECK(s.experts == 4);
+        CHECK(s.experts_per_token == 1);
+        CHECK(s.intermediate_size == 8);
+        CHECK(s.parameters == 16 * 8 * 4 * 2 + 160);
+        CHECK(s.active_parameters == 16 * 8 * 2 + 160);
+    }
+    SUBCASE("read_gguf_file reads at most max_bytes") {
+        const temp_dir tmp("ai_hwaccel_plan_gguf");
+        const auto& dir = tmp.path;
+        const auto path = dir / "tiny.gguf";
+        {
+            std::ofstream f(path, std::ios::binary);
+            const auto bytes = tiny_llama();
+            f.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+        }
+        const auto whole = ah::read_gguf_file(path);
+        CHECK(whole.problems.empty());
+        REQUIRE(whole.model);
+        CHECK(whole.model->source == path.string());
+        const auto part = ah::read_gguf_file(path, 100);
+        CHECK(!part.problems.empty());
+        CHECK(has_problem(ah::read_gguf_file(dir / "missing.gguf"), "cannot open"));
+    }
+}
+
+#if AI_HWACCEL_JSON
+namespace {
+std::vector<std::byte> safetensors(std::string_view json, std::uint64_t declared = ~std::uint64_t{0}) {
+    gguf_writer w; // reuse the little-endian helpers
+    w.le<std::uint64_t>(declared == ~std::uint64_t{0} ? json.size() : declared);
+    w.raw(json.data(), json.size());
+    return w.out;
+}
+} // namespace
+
+TEST_CASE("read_safetensors") {
+    // Hand-made header: two tensors and metadata.
+    const std::string header = R"({"__metadata__":{"format":"pt"},)"
+                               R"("model.embed_tokens.weight":{"dtype":"BF16","shape":[10,16],"data_offsets":[0,320]},)"
+                               R"("model.norm.weight":{"dtype":"F32","shape":[16],"data_offsets":[320,384]}})";
+    SUBCASE("tensors, dtypes, bytes") {
+        const auto r = ah::read_safetensors(safetensors(header));
+        CHECK(r.problems.empty());
+        CHECK(r.format == "safetensors");
+        CHECK(r.tensor_count == 2);
+        CHECK(r.parameters == 176);
+        CHECK(r.parameters_exact);
+        REQUIRE(r.by_type.size() == 2);
+        for (const auto& t : r.by_type) {
+            if (t.dtype == "BF16") CHECK(t.bytes == 320);
+            if (t.dtype == "F32") CHECK(t.bytes == 64);
+        }
+        CHECK(!r.model);
+    }
+    SUBCASE("with config.json (hand-made, Llama 3.1 70B's fields)") {
+        const std::string cfg = R"({"_name_or_path":"meta-llama/Llama-3.1-70B","model_type":"llama",)"
+                                R"("num_hidden_layers":80,"hidden_size":8192,"intermediate_size":28672,)"
+                                R"("num_attention_heads":64,"num_key_value_heads":8,"vocab_size":128256,)"
+                                R"("max_position_embeddings":131072,"tie_word_embeddings":false})";
+        const auto r = ah::read_safetensors(safetensors(header), cfg);
+        REQUIRE(r.model);
+        const auto s = r.model->spec();
+        CHECK(s.layers == 80);
+        CHECK(s.kv_heads == 8);
+        CHECK(s.family == "llama");
+        CHECK(ah::find_model(s.name) != nullptr);
+        CHECK(s.parameters == 176); // this (partial) checkpoint's own count wins
+    }
+    SUBCASE("parse_hf_config: MoE, MLA, sliding windows, text_config") {
+        std::vector<ah::model_file_problem> ps;
+        const auto ds = ah::parse_hf_config(
+            R"({"model_type":"deepseek_v3","num_hidden_layers":61,"hidden_size":7168,"moe_intermediate_size":2048,)"
+            R"("intermediate_size":18432,"num_attention_heads":128,"num_key_value_heads":128,"n_routed_experts":256,)"
+            R"("num_experts_per_tok":8,"kv_lora_rank":512,"qk_rope_head_dim":64,"vocab_size":129280})",
+            ps);
+        REQUIRE(ds);
+        CHECK(ps.empty());
+        CHECK(ds->shape.experts == 256);
+        CHECK(ds->shape.intermediate_size == 2048);
+        CHECK(ds->spec().kv_values_per_token() == 576);
+
+        const auto g3 = ah::parse_hf_config(
+            R"({"model_type":"gemma3","text_config":{"num_hidden_layers":62,"hidden_size":5376,)"
+            R"("intermediate_size":21504,"num_attention_heads":32,"num_key_value_heads":16,"head_dim":128,)"
+            R"("sliding_window":1024,"sliding_window_pattern":6}})",
+            ps);
+        REQUIRE(g3);
+        CHECK(g3->shape.layers == 62);
+        CHECK(g3->shape.sliding_window_layers == 52);
+
+        const auto oss = ah::parse_hf_config(
+            R"({"num_hidden_layers":4,"hidden_size":64,"num_attention_heads":4,"num_key_value_heads":2,)"
+            R"("sliding_window":128,"layer_types":["sliding_attention","full_attention","sliding_attention","full_attention"],)"
+            R"("num_local_experts":8,"num_experts_per_tok":2,"intermediate_size":32})",
+            ps);
+        REQUIRE(oss);
+        CHECK(oss->shape.sliding_window_layers == 2);
+        CHECK(oss->shape.active_parameters < oss->shape.parameters);
+
+        const auto off = ah::parse_hf_config(
+            R"({"num_hidden_layers":4,"hidden_size":64,"num_attention_heads":4,"sliding_window":4096,"use_sliding_window":false})", ps);
+        REQUIRE(off);
+        CHECK(off->shape.sliding_window == 0);
+    }
+    SUBCASE("hostile config.json") {
+        std::vector<ah::model_file_problem> ps;
+        CHECK(!ah::parse_hf_config("not json", ps));
+        CHECK(!ah::parse_hf_config("[1,2]", ps));
+        CHECK(!ah::parse_hf_config(std::string(100000, '[') + std::string(100000, ']'), ps));
+        ps.clear();
+        const auto m = ah::parse_hf_config(
+            R"({"num_hidden_layers":-3,"hidden_size":"big","num_attention_heads":1e30,"num_key_value_heads":3,"vocab_size":99999999999})", ps);
+        REQUIRE(m);
+        CHECK(m->shape.layers == 0);
+        CHECK(m->shape.hidden_size == 0);
+        CHECK(m->shape.vocab_size == 0);
+        CHECK(ps.size() >= 4);
+    }
+    SUBCASE("hostile headers") {
+        CHECK(has_problem(ah::read_safetensors({}), "no header length"));
+        CHECK(has_problem(ah::read_safetensors(safetensors("{}", 1ull << 40)), "exceeds the cap"));
+        CHECK(has_problem(ah::read_safetensors(safetensors("{}", 1000)), "truncated"));
+        CHECK(has_problem(ah::read_safetensors(safetensors("{\"a\":")), "not a JSON object"));
+        CHECK(has_problem(ah::read_safetensors(safetensors("[]")), "not a JSON object"));
+        CHECK(has_problem(ah::read_safetensors(safetensors(std::string(5000, '['))), "nested too deep"));
+        const auto r = ah::read_safetensors(safetensors(
+            R"({"a":{"dtype":"F16","shape":[-1,4]},"b":{"dtype":"F16","shape":[4294967296,4294967296,4294967296]},)"
+            R"("c":7,"d":{"dtype":"F16"},"e":{"dtype":"F16","shape":[[1],[2]]},"f":{"dtype":"F16","shape":[2,2],"data_offsets":[10,0]},)"
+            R"("g":{"dtype":"X9","shape":[3]},"h":{"dtype":"F16","shape":[2],"data_offsets":[0,99]}})"));
+        CHECK(has_problem(r, "tensor a"));
+        CHECK(has_problem(r, "overflows"));
+        CHECK(has_problem(r, "tensor c is not an object"));
+        CHECK(has_problem(r, "tensor d"));
+        CHECK(has_problem(r, "tensor e"));
+        CHECK(has_problem(r, "tensor h: data_offsets disagree"));
+        CHECK(!r.parameters_exact);
+        CHECK(r.parameters == 4 + 3 + 2);
+        // Every truncation of a good header is refused cleanly.
+        const auto full = safetensors(header);
+        for (std::size_t n = 0; n + 1 < full.size(); ++n) {
+            const std::vector<std::byte> cut(full.begin(), full.begin() + static_cast<std::ptrdiff_t>(n));
+            CHECK(!ah::read_safetensors(cut).problems.empty());
+        }
+    }
+    SUBCASE("read_safetensors_file") {
+        const temp_dir tmp("ai_hwaccel_plan_st");
+        const auto& dir = tmp.path;
+        {
+            const auto bytes = safetensors(header);
+            std::ofstream f(dir / "model.safetensors", std::ios::binary);
+            f.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+            std::ofstream c(dir / "config.json");
+            c << R"({"model_type":"qwen2","num_hidden_layers":24,"hidden_size":896,"num_attention_heads":14,"num_key_value_heads":2})";
+        }
+        const auto r = ah::read_safetensors_file(dir / "model.safetensors", dir / "config.json");
+        CHECK(r.problems.empty());
+        REQUIRE(r.model);
+        CHECK(r.model->shape.layers == 24);
+        CHECK(r.parameters == 176);
+        CHECK(has_problem(ah::read_safetensors_file(dir / "none.safetensors"), "cannot open"));
+    }
+}
+#endif

@@ -1,0 +1,179 @@
+#include "ai_hwaccel/plan/models.hpp"
+
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <string>
+#include <string_view>
+
+namespace ah = ai_hwaccel;
+
+// Compile-time lookups: the catalogue is usable in constant expressions.
+static_assert(ah::find_model("llama3.1-70b")->id == "llama-3.1-70b");
+static_assert(ah::find_model("Llama-3.1-70B-Instruct")->id == "llama-3.1-70b");
+static_assert(ah::find_model_index("nonexistent-model") == ah::model_catalogue_size);
+static_assert(ah::estimate_parameters(ah::model_spec{}) == 0);
+
+namespace {
+const ah::model_spec& row(std::string_view id) {
+    const auto* m = ah::find_model(id);
+    REQUIRE(m != nullptr);
+    return *m;
+}
+double rel_error(std::uint64_t got, double want) { return std::fabs(static_cast<double>(got) - want) / want; }
+} // namespace
+
+TEST_CASE("model_catalogue") {
+    CHECK(ah::model_catalogue_size >= 35);
+    for (const auto& m : ah::model_catalogue) {
+        CAPTURE(m.id);
+        CHECK(m.layers > 0);
+        CHECK(m.attention_heads % m.kv_heads == 0);
+        CHECK(m.active_parameters <= m.parameters);
+        CHECK(m.experts_per_token <= m.experts);
+        CHECK(m.kv_values_per_token() > 0);
+        CHECK(m.source.substr(0, 23) == "https://huggingface.co/");
+        // Every row is found by its own id and name.
+        CHECK(ah::find_model(m.id) == &m);
+        CHECK(ah::find_model(m.name) == &m);
+    }
+
+    SUBCASE("Llama 70B models: 80 layers, 8192 hidden, 64 heads, 8 KV heads") {
+        for (std::string_view id : {"llama-2-70b", "llama-3-70b", "llama-3.1-70b", "llama-3.3-70b"}) {
+            CAPTURE(id);
+            const auto& m = row(id);
+            CHECK(m.layers == 80);
+            CHECK(m.hidden_size == 8192);
+            CHECK(m.intermediate_size == 28672);
+            CHECK(m.attention_heads == 64);
+            CHECK(m.kv_heads == 8);
+        }
+        CHECK(row("llama-2-70b").vocab_size == 32000);
+        CHECK(row("llama-3.1-70b").vocab_size == 128256);
+        CHECK(row("llama-3.1-70b").context_length == 131072);
+        CHECK(row("llama-3-70b").context_length == 8192);
+    }
+    SUBCASE("Llama 3.1 405B") {
+        const auto& m = row("llama-3.1-405b");
+        CHECK(m.layers == 126);
+        CHECK(m.hidden_size == 16384);
+        CHECK(m.intermediate_size == 53248);
+        CHECK(m.attention_heads == 128);
+        CHECK(m.kv_heads == 8);
+    }
+    SUBCASE("Mixtral 8x7B: 46.7 B total, 12.9 B active") {
+        const auto& m = row("mixtral-8x7b");
+        CHECK(m.is_moe());
+        CHECK(m.experts == 8);
+        CHECK(m.experts_per_token == 2);
+        CHECK(rel_error(m.parameters, 46.7e9) < 0.005);
+        CHECK(rel_error(m.active_parameters, 12.9e9) < 0.005);
+    }
+    SUBCASE("Qwen3 MoE rows") {
+        const auto& a = row("qwen3-30b-a3b");
+        CHECK(a.layers == 48);
+        CHECK(a.experts == 128);
+        CHECK(a.experts_per_token == 8);
+        CHECK(a.intermediate_size == 768);
+        CHECK(a.kv_heads == 4);
+        const auto& b = row("qwen3-235b-a22b");
+        CHECK(b.layers == 94);
+        CHECK(b.kv_heads == 4);
+        // The estimate from the config agrees with Qwen's published totals.
+        CHECK(rel_error(ah::estimate_parameters(a), 30.5e9) < 0.01);
+        CHECK(rel_error(ah::estimate_active_parameters(a), 3.3e9) < 0.02);
+        CHECK(rel_error(ah::estimate_parameters(b), 235e9) < 0.01);
+        CHECK(rel_error(ah::estimate_active_parameters(b), 22e9) < 0.01);
+    }
+    SUBCASE("DeepSeek MLA caches kv_lora_rank + qk_rope_head_dim values") {
+        for (std::string_view id : {"deepseek-v3", "deepseek-r1"}) {
+            const auto& m = row(id);
+            CHECK(m.layers == 61);
+            CHECK(m.kv_values_per_token_per_layer == 576);
+            CHECK(m.kv_values_per_token() == 576);
+            CHECK(m.experts == 256);
+            CHECK(m.parameters == 671'000'000'000ull);
+            CHECK(m.active_parameters == 37'000'000'000ull);
+        }
+    }
+    SUBCASE("sliding windows") {
+        CHECK(row("gemma-3-27b").sliding_window_layers == 52); // 62 layers, every sixth global
+        CHECK(row("gemma-3-27b").sliding_window == 1024);
+        CHECK(row("gemma-2-9b").sliding_window_layers == 21);
+        CHECK(row("gpt-oss-120b").sliding_window_layers == 18);
+        CHECK(row("gpt-oss-120b").sliding_window == 128);
+        CHECK(row("mistral-7b-v0.3").sliding_window == 0);
+    }
+    SUBCASE("gpt-oss: head_dim x heads wider than hidden") {
+        const auto& m = row("gpt-oss-20b");
+        CHECK(m.hidden_size == 2880);
+        CHECK(m.head_dim * m.attention_heads == 4096);
+        CHECK(m.experts == 32);
+        CHECK(m.experts_per_token == 4);
+        CHECK(m.vocab_size == 201088);
+    }
+}
+
+TEST_CASE("estimate_parameters") {
+    // Published totals (model cards / Hub safetensors metadata) of dense models: the
+    // estimate from the config lands within 1 %.
+    struct published {
+        std::string_view id;
+        double total;
+    };
+    for (const auto& p : {published{"llama-3.1-70b", 70.55e9}, published{"llama-3.1-8b", 8.03e9},
+                          published{"llama-3.1-405b", 405e9}, published{"llama-2-7b", 6.74e9},
+                          published{"llama-2-13b", 13.0e9}, published{"llama-2-70b", 69.0e9},
+                          published{"llama-3.2-1b", 1.24e9}, published{"llama-3.2-3b", 3.21e9},
+                          published{"mistral-7b-v0.3", 7.25e9}, published{"qwen-2.5-0.5b", 0.49e9},
+                          published{"qwen-2.5-7b", 7.61e9}, published{"qwen-2.5-14b", 14.7e9},
+                          published{"qwen-2.5-32b", 32.5e9}, published{"qwen-2.5-72b", 72.7e9},
+                          published{"qwen3-8b", 8.2e9}, published{"qwen3-32b", 32.8e9},
+                          published{"phi-3-mini", 3.8e9}, published{"phi-3-medium", 14.0e9}}) {
+        CAPTURE(p.id);
+        CHECK(rel_error(ah::estimate_parameters(row(p.id)), p.total) < 0.01);
+        CHECK(rel_error(row(p.id).parameters, p.total) < 0.01);
+    }
+    SUBCASE("exact where the checkpoint holds exactly the counted matrices") {
+        CHECK(ah::estimate_parameters(row("llama-3.1-70b")) == 70'553'706'496ull);
+        CHECK(ah::estimate_parameters(row("llama-3.2-1b")) == 1'235'814'400ull); // tied embeddings
+    }
+    SUBCASE("saturates on absurd shapes instead of wrapping") {
+        ah::model_spec m{.id = "x", .name = "X", .family = "x", .layers = 0xffffffffu,
+                         .hidden_size = 0xffffffffu, .intermediate_size = 0xffffffffu,
+                         .attention_heads = 1, .kv_heads = 1, .vocab_size = 0xffffffffu, .source = "hand-made"};
+        CHECK(ah::estimate_parameters(m) == ~std::uint64_t{0});
+    }
+    SUBCASE("dense: active == total") {
+        CHECK(row("llama-3-8b").active_parameters == row("llama-3-8b").parameters);
+    }
+}
+
+TEST_CASE("find_model") {
+    CHECK(ah::find_model("llama3.1-70b")->id == "llama-3.1-70b");
+    CHECK(ah::find_model("Llama-3.1-70B-Instruct")->id == "llama-3.1-70b");
+    CHECK(ah::find_model("meta-llama/Llama-3.1-70B-Instruct")->id == "llama-3.1-70b");
+    CHECK(ah::find_model("meta-llama/Meta-Llama-3-8B-Instruct")->id == "llama-3-8b");
+    CHECK(ah::find_model("Llama 2 7B Chat")->id == "llama-2-7b");
+    CHECK(ah::find_model("meta-llama/Llama-2-70b-chat-hf")->id == "llama-2-70b");
+    CHECK(ah::find_model("mistralai/Mistral-7B-Instruct-v0.3")->id == "mistral-7b-v0.3");
+    CHECK(ah::find_model("mistralai/Mixtral-8x7B-Instruct-v0.1")->id == "mixtral-8x7b");
+    CHECK(ah::find_model("Qwen/Qwen2.5-72B-Instruct")->id == "qwen-2.5-72b");
+    CHECK(ah::find_model("qwen2.5-0.5b")->id == "qwen-2.5-0.5b");
+    CHECK(ah::find_model("Qwen3-235B-A22B")->id == "qwen3-235b-a22b");
+    CHECK(ah::find_model("google/gemma-2-9b-it")->id == "gemma-2-9b");
+    CHECK(ah::find_model("gemma-3-27b-it")->id == "gemma-3-27b");
+    CHECK(ah::find_model("microsoft/Phi-3-mini-4k-instruct")->id == "phi-3-mini");
+    CHECK(ah::find_model("microsoft/phi-4")->id == "phi-4");
+    CHECK(ah::find_model("deepseek-ai/DeepSeek-R1")->id == "deepseek-r1");
+    CHECK(ah::find_model("openai/gpt-oss-120b")->id == "gpt-oss-120b");
+    CHECK(ah::find_model("  LLAMA 3.3 70B  ")->id == "llama-3.3-70b");
+
+    CHECK(ah::find_model("") == nullptr);
+    CHECK(ah::find_model("   ") == nullptr);
+    CHECK(ah::find_model("llama-3.1") == nullptr);
+    CHECK(ah::find_model("llama-3.1-70") == nullptr);
+    CHECK(ah::find_model("instruct") == nullptr);
+    CHECK(ah::find_model(std::string(100000, 'a')) == nullptr);
+    CHECK(ah::find_model(std::string("llama\0-3", 8)) == nullptr);
+}

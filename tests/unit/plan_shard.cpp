@@ -1,0 +1,432 @@
+#include "ai_hwaccel/plan/shard.hpp"
+
+#include "ai_hwaccel/core/catalogue.hpp"
+#include "ai_hwaccel/plan/models.hpp"
+
+#include <doctest/doctest.h>
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace ah = ai_hwaccel;
+using ah::quant_format;
+
+namespace {
+
+ah::accelerator_profile card(std::string_view name, std::uint32_t index) {
+    const auto* spec = ah::find_device(name);
+    REQUIRE(spec != nullptr);
+    return ah::profile_from_spec(*spec, index);
+}
+std::vector<ah::accelerator_profile> cards(std::string_view name, std::uint32_t count, std::uint32_t first = 0) {
+    std::vector<ah::accelerator_profile> out;
+    for (std::uint32_t i = 0; i < count; ++i) out.push_back(card(name, first + i));
+    return out;
+}
+const ah::model_spec& model(std::string_view id) {
+    const auto* m = ah::find_model(id);
+    REQUIRE(m != nullptr);
+    return *m;
+}
+// Hand-made interconnect entries, as detection would report them.
+ah::interconnect link(ah::interconnect_kind kind, ah::link_scope scope, double gbps,
+                      std::vector<std::uint32_t> devices) {
+    ah::interconnect l;
+    l.kind = kind;
+    l.scope = scope;
+    l.name = std::string(ah::to_string(kind));
+    l.bandwidth_gbps = {gbps, ah::origin::user};
+    l.devices = std::move(devices);
+    return l;
+}
+std::vector<std::uint32_t> iota(std::uint32_t first, std::uint32_t count) {
+    std::vector<std::uint32_t> v;
+    for (std::uint32_t i = 0; i < count; ++i) v.push_back(first + i);
+    return v;
+}
+
+// Every replica's stages cover [0, layers) exactly once, in order, each device fits, and
+// a tensor-parallel stage's devices share one range.
+void check_coverage(const ah::shard_plan& p, std::uint32_t layers) {
+    REQUIRE(p.fits);
+    for (std::uint32_t r = 0; r < p.replicas; ++r) {
+        std::uint32_t next = 0;
+        int stage = -1;
+        std::uint32_t stage_first = 0;
+        for (const auto& d : p.devices) {
+            if (d.replica != r) continue;
+            CHECK(d.fits);
+            CHECK(d.total_bytes() <= d.usable_bytes);
+            if (static_cast<int>(d.stage) != stage) {
+                CHECK(static_cast<int>(d.stage) == stage + 1);
+                stage = d.stage;
+                stage_first = d.first_layer;
+                CHECK(d.first_layer == next);
+                next = d.last_layer;
+            } else {
+                CHECK(d.first_layer == stage_first);
+                CHECK(d.last_layer == next);
+            }
+        }
+        CHECK(next == layers);
+    }
+}
+
+std::uint32_t layers_on(const ah::shard_plan& p, std::uint16_t device) {
+    for (const auto& d : p.devices)
+        if (d.device == device) return d.layers();
+    return 0;
+}
+
+} // namespace
+
+// ---- Compile time: a registry known to the build, a catalogue model, a plan.
+namespace {
+constexpr std::array<ah::accelerator_profile, 2> two_4090s{
+    ah::profile_from_spec(*ah::find_device("RTX 4090"), 0),
+    ah::profile_from_spec(*ah::find_device("RTX 4090"), 1),
+};
+constexpr auto compile_time_plan = ah::plan_sharding(std::span<const ah::accelerator_profile>(two_4090s), {},
+                                                     *ah::find_model("llama-3.1-8b"), quant_format::q4_k_m);
+constexpr auto compile_time_split =
+    ah::plan_sharding(std::span<const ah::accelerator_profile>(two_4090s), {}, *ah::find_model("llama-3.1-70b"),
+                      quant_format::q4_k_m);
+constexpr auto compile_time_quant =
+    ah::suggest_quantization(std::span<const ah::accelerator_profile>(two_4090s), *ah::find_model("llama-3.1-8b"));
+} // namespace
+static_assert(compile_time_plan.fits);
+static_assert(compile_time_plan.strategy == ah::shard_strategy::single_device);
+static_assert(compile_time_plan.replicas == 2); // one copy per card
+static_assert(compile_time_plan.devices[0].last_layer == 32);
+static_assert(compile_time_plan.decode_tokens_per_second > 0);
+static_assert(compile_time_split.fits);
+static_assert(compile_time_split.strategy == ah::shard_strategy::pipeline_parallel);
+static_assert(compile_time_split.devices[0].last_layer == compile_time_split.devices[1].first_layer);
+static_assert(compile_time_split.devices[1].last_layer == 80);
+static_assert(compile_time_quant.fits && compile_time_quant.format == quant_format::bf16);
+static_assert(ah::support_for(ah::profile_from_spec(*ah::find_device("H100 SXM")), quant_format::fp8_e4m3) ==
+              ah::format_support::native);
+static_assert(ah::support_for(ah::profile_from_spec(*ah::find_device("T4")), quant_format::bf16) ==
+              ah::format_support::none);
+
+TEST_CASE("plan_sharding: 70B has 80 layers and every one is assigned once") {
+    const auto& m = model("llama-3.1-70b");
+    REQUIRE(m.layers == 80);
+    const auto gpus = cards("H100 SXM", 8);
+    // bf16 needs two 80 GiB cards; over PCIe only, a two-stage pipeline, four replicas.
+    const auto p = ah::plan_sharding(gpus, {}, m, quant_format::bf16);
+    CHECK(p.strategy == ah::shard_strategy::pipeline_parallel);
+    CHECK(p.stages == 2);
+    CHECK(p.replicas == 4);
+    CHECK(p.devices.size() == 8);
+    check_coverage(p, 80);
+    // One replica spread over all eight: eight stages, still 80 layers.
+    ah::plan_options spread;
+    spread.spread = true;
+    const auto s = ah::plan_sharding(gpus, {}, m, quant_format::bf16, {}, spread);
+    CHECK(s.replicas == 1);
+    CHECK(s.stages == 8);
+    check_coverage(s, 80);
+    for (const auto& d : s.devices) CHECK(d.layers() == 10); // equal cards, equal ranges
+    // The embedding is on the first stage, the head on the last.
+    CHECK(s.devices[0].embeddings);
+    CHECK(!s.devices[0].output_head);
+    CHECK(s.devices[7].output_head);
+    CHECK(s.devices[0].weights_bytes > s.devices[3].weights_bytes);
+}
+
+TEST_CASE("plan_sharding: unequal devices get unequal, proportional layer counts") {
+    // 24 GiB + 12 GiB (hand-picked pair); Llama 2 13B in bf16 (26 GB) needs both.
+    std::vector<ah::accelerator_profile> gpus{card("RTX 3060", 0), card("RTX 4090", 1)};
+    REQUIRE(gpus[0].memory_bytes.value == 12 * ah::units::gib);
+    REQUIRE(gpus[1].memory_bytes.value == 24 * ah::units::gib);
+    const auto p = ah::plan_sharding(gpus, {}, model("llama-2-13b"), quant_format::bf16);
+    REQUIRE(p.fits);
+    CHECK(p.strategy == ah::shard_strategy::pipeline_parallel);
+    check_coverage(p, 40);
+    const double big = layers_on(p, 1), small = layers_on(p, 0);
+    CAPTURE(big);
+    CAPTURE(small);
+    CHECK(big + small == 40);
+    CHECK(big / small > 1.7);
+    CHECK(big / small < 2.5);
+    // Both cards end up about equally full.
+    for (const auto& d : p.devices) {
+        const double fill = static_cast<double>(d.total_bytes()) / static_cast<double>(d.usable_bytes);
+        CAPTURE(fill);
+        CHECK(fill > 0.85);
+        CHECK(fill <= 1.0);
+    }
+}
+
+TEST_CASE("plan_sharding: a model that fits nowhere says so") {
+    const auto gpus = cards("RTX 4090", 2);
+    const auto& m = model("llama-3.1-405b");
+    const auto p = ah::plan_sharding(gpus, {}, m, quant_format::bf16);
+    CHECK(!p.fits);
+    CHECK(p.outcome == ah::plan_outcome::too_large);
+    CHECK(p.strategy == ah::shard_strategy::none);
+    CHECK(p.devices.empty());
+    CHECK(p.replicas == 0);
+    CHECK(p.usable_bytes < p.memory.total_bytes());
+    CHECK(ah::describe(p.outcome).find("does not fit") != std::string_view::npos);
+
+    // A big CPU does not rescue it unless asked for.
+    ah::accelerator_profile cpu;
+    cpu.kind = ah::device_kind::cpu;
+    cpu.name = "hand-made host CPU";
+    cpu.memory_bytes = {1 * ah::units::tib, ah::origin::user};
+    cpu.memory_bandwidth_gbps = {400, ah::origin::user};
+    auto with_cpu = gpus;
+    with_cpu.push_back(cpu);
+    const auto q = ah::plan_sharding(with_cpu, {}, m, quant_format::bf16);
+    CHECK(!q.fits);
+    CHECK(q.cpu_excluded);
+    CHECK(q.kind == ah::device_kind::cuda_gpu);
+    ah::plan_options allow;
+    allow.allow_cpu = true;
+    const auto r = ah::plan_sharding(with_cpu, {}, m, quant_format::bf16, {}, allow);
+    CHECK(r.fits);
+    CHECK(r.kind == ah::device_kind::cpu);
+    CHECK(r.strategy == ah::shard_strategy::single_device);
+
+    // No devices at all, and a format no device runs.
+    CHECK(ah::plan_sharding({}, {}, m, quant_format::bf16).outcome == ah::plan_outcome::no_devices);
+    const auto nv = ah::plan_sharding(gpus, {}, model("llama-3.1-8b"), quant_format::nvfp4);
+    CHECK(!nv.fits);
+    CHECK(nv.outcome == ah::plan_outcome::unsupported_format);
+    // A model with no layers.
+    CHECK(ah::plan_sharding(gpus, {}, ah::model_spec{}, quant_format::bf16).outcome == ah::plan_outcome::bad_model);
+}
+
+TEST_CASE("plan_sharding: NVSwitch gives tensor parallel, PCIe gives pipeline") {
+    const auto gpus = cards("H100 SXM", 8);
+    const std::vector<ah::interconnect> nvswitch{
+        link(ah::interconnect_kind::nvswitch, ah::link_scope::intra_node, 900, iota(0, 8))};
+    const auto& big = model("llama-3.1-405b"); // fp8: ~380 GiB, needs all eight
+    const auto tp = ah::plan_sharding(gpus, nvswitch, big, quant_format::fp8_e4m3);
+    REQUIRE(tp.fits);
+    CHECK(tp.strategy == ah::shard_strategy::tensor_parallel);
+    CHECK(tp.tensor_parallel == 8);
+    CHECK(tp.stages == 1);
+    CHECK(tp.replicas == 1);
+    CHECK(tp.tensor_link.kind == ah::interconnect_kind::nvswitch);
+    CHECK(tp.tensor_link.gbps == doctest::Approx(450));
+    check_coverage(tp, big.layers);
+    for (const auto& d : tp.devices) CHECK(d.tensor_size == 8);
+
+    const auto pp = ah::plan_sharding(gpus, {}, big, quant_format::fp8_e4m3);
+    REQUIRE(pp.fits);
+    CHECK(pp.strategy == ah::shard_strategy::pipeline_parallel);
+    CHECK(pp.tensor_parallel == 1);
+    CHECK(pp.stages >= 6);
+    CHECK(pp.pipeline_link.kind == ah::interconnect_kind::pcie);
+    check_coverage(pp, big.layers);
+    // Tensor parallel divides the bytes each device reads; a pipeline does not.
+    CHECK(tp.decode_tokens_per_second > 3 * pp.decode_tokens_per_second);
+
+    // 70B bf16: the smallest tensor-parallel group that holds it, replicated.
+    const auto tp70 = ah::plan_sharding(gpus, nvswitch, model("llama-3.1-70b"), quant_format::bf16);
+    CHECK(tp70.strategy == ah::shard_strategy::tensor_parallel);
+    CHECK(tp70.tensor_parallel == 2);
+    CHECK(tp70.replicas == 4);
+    CHECK(tp70.is_data_parallel());
+    CHECK(tp70.aggregate_decode_tokens_per_second == doctest::Approx(4 * tp70.decode_tokens_per_second));
+    check_coverage(tp70, 80);
+}
+
+TEST_CASE("plan_sharding: two 8-GPU nodes: tensor inside nodes, pipeline across InfiniBand") {
+    const auto gpus = cards("H100 SXM", 16);
+    const std::vector<ah::interconnect> links{
+        link(ah::interconnect_kind::nvswitch, ah::link_scope::intra_node, 900, iota(0, 8)),
+        link(ah::interconnect_kind::nvswitch, ah::link_scope::intra_node, 900, iota(8, 8)),
+        link(ah::interconnect_kind::infiniband, ah::link_scope::inter_node, 100, {}), // NDR 400 Gb/s, both ways
+    };
+    const auto& m = model("llama-3.1-405b"); // bf16: ~757 GiB, more than one node's 576
+    const auto p = ah::plan_sharding(gpus, links, m, quant_format::bf16);
+    REQUIRE(p.fits);
+    CHECK(p.strategy == ah::shard_strategy::tensor_pipeline);
+    CHECK(p.stages == 2);
+    CHECK(p.tensor_parallel == 8);
+    CHECK(p.replicas == 1);
+    CHECK(p.devices.size() == 16);
+    CHECK(p.pipeline_link.kind == ah::interconnect_kind::infiniband);
+    CHECK(p.pipeline_link.gbps == doctest::Approx(50));
+    check_coverage(p, 126);
+    // Each node is one stage: GPUs 0-7 on stage 0, 8-15 on stage 1.
+    for (const auto& d : p.devices) CHECK(d.stage == (d.index < 8 ? 0 : 1));
+    // Without the switches: a plain pipeline.
+    const auto flat = ah::plan_sharding(gpus, {}, m, quant_format::bf16);
+    CHECK(flat.strategy == ah::shard_strategy::pipeline_parallel);
+    CHECK(p.decode_tokens_per_second > 3 * flat.decode_tokens_per_second);
+}
+
+TEST_CASE("plan_sharding: splitting does not make the estimate jump") {
+    const auto& m = model("llama-3.1-8b");
+    const auto one = cards("H100 SXM", 1);
+    const auto two = cards("H100 SXM", 2);
+    ah::plan_options spread;
+    spread.spread = true;
+    const auto single = ah::plan_sharding(one, {}, m, quant_format::bf16);
+    REQUIRE(single.strategy == ah::shard_strategy::single_device);
+    // The single-device plan is the device's own estimate.
+    CHECK(single.decode_tokens_per_second ==
+          doctest::Approx(ah::estimate_throughput(one[0], m, quant_format::bf16).decode_tokens_per_second));
+
+    const auto pipe = ah::plan_sharding(two, {}, m, quant_format::bf16, {}, spread);
+    REQUIRE(pipe.strategy == ah::shard_strategy::pipeline_parallel);
+    const double pipe_ratio = pipe.decode_tokens_per_second / single.decode_tokens_per_second;
+    CAPTURE(pipe_ratio);
+    CHECK(pipe_ratio > 0.8);
+    CHECK(pipe_ratio <= 1.0); // a pipeline adds a hop, never speed, for one sequence
+
+    const std::vector<ah::interconnect> nvlink{
+        link(ah::interconnect_kind::nvlink, ah::link_scope::intra_node, 900, {0, 1})};
+    const auto tp = ah::plan_sharding(two, nvlink, m, quant_format::bf16, {}, spread);
+    REQUIRE(tp.strategy == ah::shard_strategy::tensor_parallel);
+    const double tp_ratio = tp.decode_tokens_per_second / single.decode_tokens_per_second;
+    CAPTURE(tp_ratio);
+    CHECK(tp_ratio > 1.2);
+    CHECK(tp_ratio < 2.0);
+    CHECK(tp.decode_tensor_seconds > 0);
+
+    // A model too big for one card: split over two, it runs at about the rate one card
+    // with the memory for it would (the peer's estimate jumped a thousandfold here).
+    const auto& m70 = model("llama-3.1-70b");
+    const auto big = ah::plan_sharding(two, {}, m70, quant_format::fp8_e4m3, {}, spread);
+    REQUIRE(big.fits);
+    REQUIRE(big.stages == 2);
+    const double whole = ah::estimate_throughput(one[0], m70, quant_format::fp8_e4m3).decode_tokens_per_second;
+    const double scale = big.decode_tokens_per_second / whole;
+    CAPTURE(scale);
+    CHECK(scale > 0.8);
+    CHECK(scale <= 1.0);
+    // and at roughly 8/70 of the 8B model's rate on one card.
+    const auto small = ah::plan_sharding(one, {}, m, quant_format::fp8_e4m3);
+    const double per_param = big.decode_tokens_per_second / (small.decode_tokens_per_second * 8.03 / 70.55);
+    CAPTURE(per_param);
+    CHECK(per_param > 0.5);
+    CHECK(per_param < 2.0);
+}
+
+TEST_CASE("plan_sharding: llama.cpp layer split over two RTX 4090s (calibration rows 61, 49)") {
+    // Llama 3 70B Q4_K_M, tg512, 2 x RTX 4090 over PCIe measured 19.22 tok/s (row 61) and
+    // 2 x RTX 3090 16.57 tok/s (row 49). A loose bound: the planner composes
+    // estimate_throughput, whose own error is reported by the calibration.
+    const auto& m = model("llama-3-70b");
+    ah::inference_shape shape{.context = 512};
+    const auto p4090 = ah::plan_sharding(cards("RTX 4090", 2), {}, m, quant_format::q4_k_m, shape);
+    REQUIRE(p4090.fits);
+    CHECK(p4090.stages == 2);
+    CAPTURE(p4090.decode_tokens_per_second);
+    CHECK(p4090.decode_tokens_per_second > 19.22 * 0.6);
+    CHECK(p4090.decode_tokens_per_second < 19.22 * 1.4);
+    const auto p3090 = ah::plan_sharding(cards("RTX 3090", 2), {}, m, quant_format::q4_k_m, shape);
+    REQUIRE(p3090.fits);
+    CAPTURE(p3090.decode_tokens_per_second);
+    CHECK(p3090.decode_tokens_per_second > 16.57 * 0.6);
+    CHECK(p3090.decode_tokens_per_second < 16.57 * 1.4);
+}
+
+TEST_CASE("suggest_quantization") {
+    SUBCASE("highest quality that fits one card") {
+        const auto q = ah::suggest_quantization(cards("RTX 4090", 1), model("llama-3.1-8b"));
+        CHECK(q.fits);
+        CHECK(q.format == quant_format::bf16);
+        CHECK(q.support == ah::format_support::native);
+        CHECK(q.kind == ah::device_kind::cuda_gpu);
+        const auto big = ah::suggest_quantization(cards("RTX 4090", 1), model("llama-3.1-70b"));
+        CHECK(big.fits);
+        CHECK(ah::bits_per_weight(big.format) < 2.6);
+        CHECK(big.memory.total_bytes() <= big.usable_bytes);
+        CHECK(big.support == ah::format_support::native); // GGUF blocks multiply in int8
+    }
+    SUBCASE("the combined memory of several devices counts") {
+        // The peer picked INT8 for 70B on 8 x A100 80GB because one card cannot hold bf16.
+        const auto q = ah::suggest_quantization(cards("A100 SXM4 80GB", 8), model("llama-3.1-70b"));
+        CHECK(q.fits);
+        CHECK(q.format == quant_format::bf16);
+        CHECK(q.devices == 8);
+    }
+    SUBCASE("equal bits: native wins") {
+        // T4 has no bf16: fp16 of the same size is chosen.
+        CHECK(ah::suggest_quantization(cards("T4", 1), model("llama-3.2-1b")).format == quant_format::fp16);
+        // MXFP4 and IQ4_XS both cost 4.25 bits; H100 runs IQ4_XS's int8 natively and
+        // dequantizes MXFP4; B200 computes fp4 natively.
+        ah::plan_options o;
+        o.formats = {quant_format::mxfp4, quant_format::iq4_xs};
+        const auto h = ah::suggest_quantization(cards("H100 SXM", 1), model("llama-3.1-8b"), {}, o);
+        CHECK(h.format == quant_format::iq4_xs);
+        CHECK(h.support == ah::format_support::native);
+        const auto b = ah::suggest_quantization(cards("B200", 1), model("llama-3.1-8b"), {}, o);
+        CHECK(b.format == quant_format::mxfp4);
+        CHECK(b.support == ah::format_support::native);
+    }
+    SUBCASE("nothing fits") {
+        const auto q = ah::suggest_quantization(cards("RTX 3060", 1), model("llama-3.1-405b"));
+        CHECK(!q.fits);
+        CHECK(q.outcome == ah::plan_outcome::too_large);
+        CHECK(ah::suggest_quantization({}, model("llama-3.1-8b")).outcome == ah::plan_outcome::no_devices);
+    }
+    SUBCASE("the CPU only when allowed") {
+        ah::accelerator_profile cpu;
+        cpu.kind = ah::device_kind::cpu;
+        cpu.memory_bytes = {64 * ah::units::gib, ah::origin::user};
+        const std::vector<ah::accelerator_profile> host{cpu};
+        const auto no = ah::suggest_quantization(host, model("llama-3.1-8b"));
+        CHECK(!no.fits);
+        CHECK(no.outcome == ah::plan_outcome::no_devices);
+        CHECK(no.cpu_excluded);
+        ah::plan_options allow;
+        allow.allow_cpu = true;
+        const auto yes = ah::suggest_quantization(host, model("llama-3.1-8b"), {}, allow);
+        CHECK(yes.fits);
+        CHECK(yes.format == quant_format::bf16);
+        CHECK(yes.kind == ah::device_kind::cpu);
+    }
+    SUBCASE("unified memory counts once") {
+        // Hand-made: two GPU views of one 64 GiB unified pool.
+        ah::accelerator_profile a;
+        a.kind = ah::device_kind::metal_gpu;
+        a.unified_memory = true;
+        a.memory_bytes = {64 * ah::units::gib, ah::origin::user};
+        a.memory_bandwidth_gbps = {400, ah::origin::user};
+        a.peak = {.fp32 = 10, .bf16 = 20, .fp16 = 20};
+        a.peak_from = ah::origin::user;
+        auto b = a;
+        b.index = 1;
+        const std::vector<ah::accelerator_profile> shared{a, b};
+        ah::plan_options o;
+        o.formats = {quant_format::bf16};
+        const auto q = ah::suggest_quantization(shared, model("qwen-2.5-32b"), {}, o); // 65 GB
+        CHECK(!q.fits);
+        auto discrete = shared;
+        for (auto& d : discrete) d.unified_memory = false;
+        const auto d = ah::suggest_quantization(discrete, model("qwen-2.5-32b"), {}, o);
+        CHECK(d.fits);
+        CHECK(d.devices == 2);
+    }
+}
+
+TEST_CASE("plan_sharding: capacity limits") {
+    // 300 cards: the first 256 are planned, one 8B replica each, and the plan says so.
+    const auto many = cards("RTX 4090", 300);
+    const auto p = ah::plan_sharding(many, {}, model("llama-3.1-8b"), quant_format::q4_k_m);
+    CHECK(p.fits);
+    CHECK(p.truncated);
+    CHECK(p.replicas == ah::max_plan_devices);
+    CHECK(p.devices.size() == ah::max_plan_devices);
+    CHECK(p.aggregate_decode_tokens_per_second == doctest::Approx(256 * p.decode_tokens_per_second));
+    // Data parallel off: one replica, the rest idle.
+    ah::plan_options one;
+    one.data_parallel = false;
+    CHECK(ah::plan_sharding(many, {}, model("llama-3.1-8b"), quant_format::q4_k_m, {}, one).replicas == 1);
+    // Out-of-range headroom is clamped: 100 % headroom leaves nothing usable.
+    ah::plan_options none;
+    none.memory_headroom = 2.0;
+    const auto z = ah::plan_sharding(cards("RTX 4090", 2), {}, model("llama-3.2-1b"), quant_format::q4_0, {}, none);
+    CHECK(!z.fits);
+    CHECK(z.usable_bytes == 0);
+}

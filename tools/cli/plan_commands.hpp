@@ -1,0 +1,1024 @@
+// ai-hwaccel CLI: the planning commands (estimate, plan, training, cost).
+//
+// Included by main.cpp after its helpers (usage_error, error, out, print_json / no_json,
+// str, fmt, fmt_bytes, print_warnings), which it uses. Every number printed is an
+// estimate from include/ai_hwaccel/plan/; docs/cli-plan.md documents the JSON fields.
+//
+// Options are parsed strictly: an option a command does not take, a missing value, a
+// value given twice, a number with trailing text, zero where zero makes no sense, or a
+// name that resolves to nothing is an error with exit code 2. A model that fits nowhere is
+// exit code 1, with the reason (and the JSON document, fits: false, when --json is given).
+#pragma once
+
+#include "ai_hwaccel/core.hpp"
+#include "ai_hwaccel/detect/detect.hpp"
+#include "ai_hwaccel/io/json.hpp"
+#include "ai_hwaccel/plan/cost.hpp"
+#include "ai_hwaccel/plan/memory.hpp"
+#include "ai_hwaccel/plan/models.hpp"
+#include "ai_hwaccel/plan/shard.hpp"
+#include "ai_hwaccel/plan/throughput.hpp"
+#include "ai_hwaccel/plan/training.hpp"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <sys/stat.h>
+#include <vector>
+
+namespace {
+namespace plan_cli {
+
+// --- options -----------------------------------------------------------------------------
+
+struct option_spec {
+    std::string_view name;
+    bool takes_value = true;
+};
+
+struct options {
+    std::vector<std::pair<std::string_view, std::string_view>> given;
+    bool has(std::string_view n) const {
+        for (const auto& g : given)
+            if (g.first == n) return true;
+        return false;
+    }
+    std::optional<std::string_view> get(std::string_view n) const {
+        for (const auto& g : given)
+            if (g.first == n) return g.second;
+        return std::nullopt;
+    }
+};
+
+// Reads args as `command`'s options. False (with `why`) on an option the command does not
+// take, a missing value, an option given twice, or a positional argument.
+bool parse_options(std::span<const std::string_view> args, std::string_view command,
+                   std::initializer_list<option_spec> specs, options& o, std::string& why) {
+    for (std::size_t i = 0; i < args.size(); ++i) {
+        const auto a = args[i];
+        const option_spec* spec = nullptr;
+        for (const auto& s : specs)
+            if (s.name == a) spec = &s;
+        if (!spec) {
+            why = a.starts_with("-") ? "unknown option '" + str(a) + "' for " + str(command)
+                                     : str(command) + " takes no argument '" + str(a) + "'";
+            return false;
+        }
+        if (o.has(a)) {
+            why = "option '" + str(a) + "' given twice";
+            return false;
+        }
+        if (spec->takes_value) {
+            if (i + 1 >= args.size()) {
+                why = str(a) + " needs a value";
+                return false;
+            }
+            o.given.emplace_back(a, args[++i]);
+        } else {
+            o.given.emplace_back(a, std::string_view{});
+        }
+    }
+    return true;
+}
+
+// --- numbers -----------------------------------------------------------------------------
+
+/// A whole number in [lo, hi], digits only.
+bool parse_whole(std::string_view s, std::uint64_t lo, std::uint64_t hi, std::uint64_t& v) {
+    if (s.empty() || s.size() > 20) return false;
+    for (char c : s)
+        if (c < '0' || c > '9') return false;
+    const auto r = std::from_chars(s.data(), s.data() + s.size(), v);
+    return r.ec == std::errc{} && r.ptr == s.data() + s.size() && v >= lo && v <= hi;
+}
+
+/// Tokens: "4096", or a whole number of binary thousands "8k" / "128K" (x 1024).
+bool parse_tokens(std::string_view s, std::uint64_t lo, std::uint64_t hi, std::uint64_t& v) {
+    std::uint64_t mul = 1;
+    if (!s.empty() && (s.back() == 'k' || s.back() == 'K')) {
+        mul = 1024;
+        s.remove_suffix(1);
+    }
+    std::uint64_t n = 0;
+    if (!parse_whole(s, 0, hi, n)) return false;
+    if (n > hi / mul) return false;
+    v = n * mul;
+    return v >= lo;
+}
+
+/// A parameter count: "8030261248", "7e9", "70B", "1.5b", "405B", "500M", "1.8T" (decimal
+/// K, M, B, T). The result must be a positive whole number of parameters.
+bool parse_parameters(std::string_view s, std::uint64_t& v) {
+    double mul = 1;
+    if (!s.empty()) {
+        switch (s.back()) {
+        case 'k': case 'K': mul = 1e3; break;
+        case 'm': case 'M': mul = 1e6; break;
+        case 'b': case 'B': mul = 1e9; break;
+        case 't': case 'T': mul = 1e12; break;
+        default: break;
+        }
+        if (mul != 1) s.remove_suffix(1);
+    }
+    // digits [. digits] [e [+] digits], nothing else (no sign, no hex, no inf/nan).
+    std::size_t i = 0, digits = 0;
+    while (i < s.size() && s[i] >= '0' && s[i] <= '9') ++i, ++digits;
+    if (i < s.size() && s[i] == '.') {
+        ++i;
+        while (i < s.size() && s[i] >= '0' && s[i] <= '9') ++i, ++digits;
+    }
+    if (digits == 0) return false;
+    if (i < s.size() && (s[i] == 'e' || s[i] == 'E')) {
+        if (mul != 1) return false; // "7e9B" is nobody's number
+        ++i;
+        if (i < s.size() && s[i] == '+') ++i;
+        const std::size_t start = i;
+        while (i < s.size() && s[i] >= '0' && s[i] <= '9') ++i;
+        if (i == start) return false;
+    }
+    if (i != s.size() || s.size() > 40) return false;
+    const std::string text(s);
+    char* end = nullptr;
+    const double d = std::strtod(text.c_str(), &end) * mul;
+    if (end != text.c_str() + text.size() || !(d >= 1) || d > 1e15) return false;
+    const double whole = std::round(d);
+    if (std::fabs(d - whole) > 1e-6 * d) return false; // "1.5" parameters
+    v = static_cast<std::uint64_t>(whole);
+    return true;
+}
+
+/// A memory size: bytes ("85899345920"), or a number with a unit: KB, MB, GB, TB
+/// (decimal) or KiB, MiB, GiB, TiB (binary), case-insensitive ("192GiB", "64 GB", "1.5TB").
+bool parse_size(std::string_view s, std::uint64_t& v) {
+    std::size_t i = 0, digits = 0;
+    while (i < s.size() && s[i] >= '0' && s[i] <= '9') ++i, ++digits;
+    if (i < s.size() && s[i] == '.') {
+        ++i;
+        while (i < s.size() && s[i] >= '0' && s[i] <= '9') ++i, ++digits;
+    }
+    if (digits == 0 || i > 30) return false;
+    const std::string number(s.substr(0, i));
+    std::string_view unit = s.substr(i);
+    while (!unit.empty() && unit.front() == ' ') unit.remove_prefix(1);
+    double mul = 0;
+    constexpr std::pair<std::string_view, double> units[] = {
+        {"", 1},         {"b", 1},         {"kb", 1e3},         {"mb", 1e6},          {"gb", 1e9},
+        {"tb", 1e12},    {"kib", 1024.0},  {"mib", 1048576.0},  {"gib", 1073741824.0}, {"tib", 1099511627776.0}};
+    for (const auto& [name, m] : units)
+        if (ah::detail::iequals(unit, name)) mul = m;
+    if (mul == 0) return false;
+    if (unit.empty() && number.find('.') != std::string::npos) return false; // "1.5" bytes
+    const double d = std::strtod(number.c_str(), nullptr) * mul;
+    if (!(d >= 1) || d > 1e18) return false;
+    v = static_cast<std::uint64_t>(d);
+    return true;
+}
+
+// --- names -------------------------------------------------------------------------------
+
+std::string loose_key(std::string_view s) {
+    std::string k;
+    for (char c : s)
+        if (!ah::detail::loose_ignored(c)) k += ah::detail::ascii_lower(c);
+    return k;
+}
+
+std::size_t edit_distance(std::string_view a, std::string_view b) {
+    std::vector<std::size_t> row(b.size() + 1);
+    for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+    for (std::size_t i = 1; i <= a.size(); ++i) {
+        std::size_t diag = row[0];
+        row[0] = i;
+        for (std::size_t j = 1; j <= b.size(); ++j) {
+            const std::size_t up = row[j];
+            row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] == b[j - 1] ? 0 : 1)});
+            diag = up;
+        }
+    }
+    return row[b.size()];
+}
+
+/// Names close to `query` among `names` (each entry: the name shown, then the spellings it
+/// answers to): first those sharing words with the query (words with digits count
+/// double: "4090" says more than "rtx"), else those a few typos away.
+std::vector<std::string_view> close_names(std::string_view query,
+                                          const std::vector<std::pair<std::string_view, std::vector<std::string_view>>>& names,
+                                          std::size_t limit = 5) {
+    std::vector<std::string> words;
+    std::string w;
+    for (std::size_t i = 0; i <= query.size(); ++i) {
+        const char c = i < query.size() ? query[i] : ' ';
+        const bool alnum = (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
+        if (alnum) w += ah::detail::ascii_lower(c);
+        else if (!w.empty()) {
+            if (w.size() >= 2 || (w[0] >= '0' && w[0] <= '9')) words.push_back(w);
+            w.clear();
+        }
+    }
+    struct scored {
+        std::string_view name;
+        std::size_t score;
+        std::size_t distance = 0; // tie-break: fewest edits from the query
+    };
+    const auto q = loose_key(query);
+    auto distance = [&](const std::vector<std::string_view>& spellings) {
+        std::size_t best = ~std::size_t{0};
+        for (auto sp : spellings) {
+            best = std::min(best, edit_distance(q, loose_key(sp)));
+            best = std::min(best, edit_distance(q, loose_key(ah::detail::without_vendor_prefix(sp))));
+        }
+        return best;
+    };
+    std::vector<scored> hits;
+    for (const auto& [shown, spellings] : names) {
+        std::size_t score = 0;
+        for (const auto& word : words) {
+            bool found = false;
+            for (auto sp : spellings) found = found || ah::detail::icontains(sp, word);
+            if (found) score += std::any_of(word.begin(), word.end(), [](char c) { return c >= '0' && c <= '9'; }) ? 2 : 1;
+        }
+        if (score > 0) hits.push_back({shown, score, distance(spellings)});
+    }
+    if (hits.empty()) {
+        const std::size_t budget = std::max<std::size_t>(2, q.size() / 3);
+        for (const auto& [shown, spellings] : names) {
+            const std::size_t best = distance(spellings);
+            if (best <= budget) hits.push_back({shown, 1, best});
+        }
+    }
+    std::stable_sort(hits.begin(), hits.end(), [](const scored& a, const scored& b) {
+        return a.score != b.score ? a.score > b.score : a.distance < b.distance;
+    });
+    std::vector<std::string_view> out;
+    for (const auto& h : hits) {
+        if (out.size() == limit) break;
+        out.push_back(h.name);
+    }
+    return out;
+}
+
+std::string join_quoted(const std::vector<std::string_view>& v) {
+    std::string s;
+    for (auto x : v) s += (s.empty() ? "\"" : ", \"") + str(x) + "\"";
+    return s;
+}
+
+/// The catalogue row NAME names, or an error message listing close names.
+const ah::device_spec* resolve_device(std::string_view name, std::string& why) {
+    if (const auto* d = ah::find_device(name)) return d;
+    std::vector<std::pair<std::string_view, std::vector<std::string_view>>> names;
+    for (const auto& row : ah::device_catalogue) {
+        std::vector<std::string_view> sp{row.name};
+        for (const auto& a : row.aliases)
+            if (!a.empty()) sp.push_back(a);
+        names.emplace_back(row.name, std::move(sp));
+    }
+    const auto close = close_names(name, names);
+    why = "unknown device '" + str(name) + "'";
+    why += close.empty() ? "; no catalogue name is close (see `ai-hwaccel catalogue`)"
+                         : "; close catalogue names: " + join_quoted(close) + " (see `ai-hwaccel catalogue`)";
+    return nullptr;
+}
+
+const ah::model_spec* resolve_catalogue_model(std::string_view name, std::string& why) {
+    if (const auto* m = ah::find_model(name)) return m;
+    std::vector<std::pair<std::string_view, std::vector<std::string_view>>> names;
+    for (const auto& row : ah::model_catalogue) names.emplace_back(row.id, std::vector<std::string_view>{row.id, row.name});
+    const auto close = close_names(name, names);
+    std::string known;
+    for (const auto& row : ah::model_catalogue) known += (known.empty() ? "" : ", ") + str(row.id);
+    why = "unknown model '" + str(name) + "'";
+    why += close.empty() ? "; known models: " + known : "; close model ids: " + join_quoted(close);
+    return nullptr;
+}
+
+bool resolve_quant(std::string_view name, ah::quant_format& q, std::string& why) {
+    if (const auto f = ah::parse_quant_format(name)) {
+        q = *f;
+        return true;
+    }
+    std::string known;
+    for (const auto& row : ah::quant_table) known += (known.empty() ? "" : ", ") + str(row.name);
+    why = "unknown quantization format '" + str(name) + "' (known: " + known + ")";
+    return false;
+}
+
+/// --model ID, or --params N --layers N --hidden N [--heads N] [--kv-heads N] [--vocab N].
+bool resolve_model(const options& o, bool allow_custom, ah::model_spec& m, std::string& why) {
+    const bool custom = o.has("--params") || o.has("--layers") || o.has("--hidden") || o.has("--heads") ||
+                        o.has("--kv-heads") || o.has("--vocab");
+    if (auto id = o.get("--model")) {
+        if (custom) {
+            why = "--model cannot be combined with --params, --layers, --hidden, --heads, --kv-heads or --vocab";
+            return false;
+        }
+        const auto* row = resolve_catalogue_model(*id, why);
+        if (!row) return false;
+        m = *row;
+        return true;
+    }
+    if (!allow_custom || !custom) {
+        why = allow_custom ? "give --model ID, or --params N --layers N --hidden N" : "--model ID is required";
+        return false;
+    }
+    if (!o.has("--params") || !o.has("--layers") || !o.has("--hidden")) {
+        why = "a model described by hand needs --params, --layers and --hidden";
+        return false;
+    }
+    std::uint64_t params = 0, layers = 0, hidden = 0, heads = 0, kv = 0, vocab = 0;
+    if (!parse_parameters(*o.get("--params"), params)) {
+        why = "--params: '" + str(*o.get("--params")) + "' is not a parameter count (e.g. 70B, 7e9, 8030261248)";
+        return false;
+    }
+    const std::uint64_t u32 = 0xffffffffu;
+    if (!parse_whole(*o.get("--layers"), 1, 100000, layers)) {
+        why = "--layers: '" + str(*o.get("--layers")) + "' is not a whole number from 1 to 100000";
+        return false;
+    }
+    if (!parse_whole(*o.get("--hidden"), 1, 1u << 24, hidden)) {
+        why = "--hidden: '" + str(*o.get("--hidden")) + "' is not a whole number from 1 to 16777216";
+        return false;
+    }
+    if (auto h = o.get("--heads")) {
+        if (!parse_whole(*h, 1, hidden, heads) || hidden % heads != 0) {
+            why = "--heads: '" + str(*h) + "' is not a whole number that divides --hidden";
+            return false;
+        }
+    } else {
+        // Head dimension 128 (64, else one head) when not given. With --kv-heads left
+        // out too the KV cache does not depend on this choice (2 x hidden values per token
+        // and layer); it only sets the widest tensor-parallel split.
+        heads = hidden % 128 == 0 ? hidden / 128 : hidden % 64 == 0 ? hidden / 64 : 1;
+    }
+    kv = heads;
+    if (auto k = o.get("--kv-heads")) {
+        if (!parse_whole(*k, 1, heads, kv) || heads % kv != 0) {
+            why = "--kv-heads: '" + str(*k) + "' is not a whole number that divides the attention heads (" +
+                  std::to_string(heads) + ")";
+            return false;
+        }
+    }
+    if (auto v = o.get("--vocab")) {
+        if (!parse_whole(*v, 1, u32, vocab)) {
+            why = "--vocab: '" + str(*v) + "' is not a whole number from 1 to 4294967295";
+            return false;
+        }
+    }
+    m = ah::model_spec{};
+    m.id = "custom";
+    m.name = "custom model";
+    m.family = "custom";
+    m.parameters = params;
+    m.active_parameters = params;
+    m.layers = static_cast<std::uint32_t>(layers);
+    m.hidden_size = static_cast<std::uint32_t>(hidden);
+    m.attention_heads = static_cast<std::uint32_t>(heads);
+    m.kv_heads = static_cast<std::uint32_t>(kv);
+    m.head_dim = static_cast<std::uint32_t>(hidden / heads);
+    m.vocab_size = static_cast<std::uint32_t>(vocab);
+    return true;
+}
+
+// A numeric option with its default. False with a message when given and bad.
+bool tokens_option(const options& o, std::string_view name, std::uint64_t def, std::uint64_t& v, std::string& why) {
+    v = def;
+    const auto s = o.get(name);
+    if (!s) return true;
+    if (parse_tokens(*s, 1, 1u << 24, v)) return true;
+    why = str(name) + ": '" + str(*s) + "' is not a token count from 1 to 16777216 (e.g. 4096, 8k, 128k)";
+    return false;
+}
+bool whole_option(const options& o, std::string_view name, std::uint64_t def, std::uint64_t lo, std::uint64_t hi,
+                  std::uint64_t& v, std::string& why) {
+    v = def;
+    const auto s = o.get(name);
+    if (!s) return true;
+    if (parse_whole(*s, lo, hi, v)) return true;
+    why = str(name) + ": '" + str(*s) + "' is not a whole number from " + std::to_string(lo) + " to " + std::to_string(hi);
+    return false;
+}
+
+// --- devices -----------------------------------------------------------------------------
+
+/// `count` profiles of one catalogue device, and the link that joins them: the spec's own
+/// device-to-device link where it has one that is faster than PCIe (NVLink, NVSwitch,
+/// XGMI, …); PCIe otherwise, which is what the planner assumes between devices no link
+/// lists, so no entry is needed for it.
+struct described {
+    std::vector<ah::accelerator_profile> devices;
+    std::vector<ah::interconnect> links;
+    ah::interconnect_kind link = ah::interconnect_kind::pcie;
+};
+described describe_devices(const ah::device_spec& spec, std::uint32_t count, std::uint64_t memory = 0) {
+    described d;
+    for (std::uint32_t i = 0; i < count; ++i) {
+        auto p = ah::profile_from_spec(spec, i);
+        if (memory) p.memory_bytes = {memory, ah::origin::user};
+        // A row that states no peak at all (Apple publishes almost none) leaves the peaks
+        // unknown rather than "known to be zero", so the planner lets runtimes that
+        // dequantize (llama.cpp's Metal backend) run on it.
+        const auto& k = spec.peak;
+        if (!(k.fp64 > 0 || k.fp32 > 0 || k.tf32 > 0 || k.bf16 > 0 || k.fp16 > 0 || k.fp8 > 0 || k.int8 > 0 ||
+              k.fp6 > 0 || k.fp4 > 0 || k.int4 > 0))
+            p.peak_from = ah::origin::none;
+        d.devices.push_back(p);
+    }
+    if (count > 1 && spec.link != ah::interconnect_kind::none && spec.link != ah::interconnect_kind::pcie) {
+        ah::interconnect l;
+        l.kind = spec.link;
+        l.scope = ah::link_scope::intra_node;
+        l.name = "catalogue link";
+        if (spec.link_bandwidth_gbps > 0) l.bandwidth_gbps = {spec.link_bandwidth_gbps, ah::origin::catalogue};
+        for (std::uint32_t i = 0; i < count; ++i) l.devices.push_back(i);
+        d.links.push_back(std::move(l));
+        d.link = spec.link;
+    }
+    return d;
+}
+
+/// --memory SIZE: per-device memory for a catalogue row that gives none (unified memory
+/// configured per machine) or to override it. 0 when not given. False with a message when
+/// bad, or when the device needs it and it is missing (`required`).
+bool memory_option(const options& o, const ah::device_spec& spec, bool required, std::uint64_t& v, std::string& why) {
+    v = 0;
+    if (auto s = o.get("--memory")) {
+        if (parse_size(*s, v)) return true;
+        why = "--memory: '" + str(*s) + "' is not a memory size (e.g. 192GiB, 64GB, 85899345920)";
+        return false;
+    }
+    if (required && spec.memory_bytes == 0) {
+        why = "the catalogue gives no memory size for " + str(spec.name) +
+              " (its memory is configured per machine): give --memory SIZE (e.g. 192GiB)";
+        return false;
+    }
+    return true;
+}
+
+// --- output helpers ----------------------------------------------------------------------
+
+double rounded(double v, double unit) { return std::round(v / unit) * unit; }
+std::string rate(double v) { return v > 0 ? fmt("%.1f tok/s", v) : std::string("unknown"); }
+std::string params_text(std::uint64_t p) { return fmt("%.2f B parameters", static_cast<double>(p) / 1e9); }
+
+void print_memory(const ah::memory_estimate& m) {
+    std::printf("memory: weights %s, KV cache %s, overhead %s, total %s\n", fmt_bytes(m.weights_bytes).c_str(),
+                fmt_bytes(m.kv_cache_bytes).c_str(), fmt_bytes(m.overhead_bytes).c_str(),
+                fmt_bytes(m.total_bytes()).c_str());
+}
+
+#if AI_HWACCEL_JSON
+nlohmann::json memory_json(const ah::memory_estimate& m) {
+    return {{"weights_bytes", m.weights_bytes},
+            {"kv_cache_bytes", m.kv_cache_bytes},
+            {"overhead_bytes", m.overhead_bytes},
+            {"total_bytes", m.total_bytes()}};
+}
+// Rates: a number rounded to 0.01, or null when unknown (or no plan).
+nlohmann::json rate_json(double v) { return v > 0 ? nlohmann::json(rounded(v, 0.01)) : nlohmann::json(nullptr); }
+#endif
+
+std::string strategy_text(const ah::shard_plan& p) {
+    std::string s(ah::to_string(p.strategy));
+    if (!p.fits) return s;
+    s += ": " + std::to_string(p.devices.count / (p.replicas ? p.replicas : 1)) + " device(s) per replica";
+    s += " (tensor-parallel " + std::to_string(p.tensor_parallel) + ", " + std::to_string(p.stages) + " stage(s))";
+    if (p.replicas > 1) s += ", " + std::to_string(p.replicas) + " data-parallel replicas";
+    if (p.tensor_parallel > 1 && p.tensor_link.kind != ah::interconnect_kind::none)
+        s += "; tensor link " + str(ah::to_string(p.tensor_link.kind)) + fmt(" %.0f GB/s", p.tensor_link.gbps);
+    if (p.stages > 1 && p.pipeline_link.kind != ah::interconnect_kind::none)
+        s += "; pipeline link " + str(ah::to_string(p.pipeline_link.kind)) + fmt(" %.0f GB/s", p.pipeline_link.gbps);
+    return s;
+}
+
+// --- estimate ----------------------------------------------------------------------------
+
+int cmd_estimate(std::span<const std::string_view> args) {
+    options o;
+    std::string why;
+    if (!parse_options(args, "estimate",
+                       {{"--device"}, {"--count"}, {"--model"}, {"--params"}, {"--layers"}, {"--hidden"}, {"--heads"},
+                        {"--kv-heads"}, {"--vocab"}, {"--quant"}, {"--context"}, {"--prompt"}, {"--batch"},
+                        {"--memory"}, {"--json", false}},
+                       o, why))
+        return usage_error(why);
+    if (!o.has("--device")) return usage_error("estimate needs --device NAME (see `ai-hwaccel catalogue`)");
+    if (!o.has("--quant")) return usage_error("estimate needs --quant FORMAT (e.g. Q4_K_M, Q8_0, bf16, fp8)");
+    const auto* spec = resolve_device(*o.get("--device"), why);
+    if (!spec) return usage_error(why);
+    ah::model_spec m;
+    if (!resolve_model(o, true, m, why)) return usage_error(why);
+    ah::quant_format q{};
+    if (!resolve_quant(*o.get("--quant"), q, why)) return usage_error(why);
+    std::uint64_t count = 0, context = 0, prompt = 0, batch = 0;
+    if (!whole_option(o, "--count", 1, 1, ah::max_plan_devices, count, why) ||
+        !tokens_option(o, "--context", 4096, context, why) || !tokens_option(o, "--prompt", 512, prompt, why) ||
+        !whole_option(o, "--batch", 1, 1, 65536, batch, why))
+        return usage_error(why);
+    if (!o.has("--prompt")) prompt = std::min(prompt, context);
+    if (prompt > context) return usage_error("--prompt (" + std::to_string(prompt) + ") exceeds --context (" +
+                                             std::to_string(context) + "): the prompt is held in the KV cache");
+
+    std::uint64_t memory = 0;
+    if (!memory_option(o, *spec, true, memory, why)) return usage_error(why);
+    const auto d = describe_devices(*spec, static_cast<std::uint32_t>(count), memory);
+    ah::plan_options po;
+    po.spread = true; // one replica over all the devices given
+    const ah::inference_shape shape{static_cast<std::uint32_t>(context), static_cast<std::uint32_t>(batch)};
+    const ah::inference_shape prefill_shape{static_cast<std::uint32_t>(prompt), static_cast<std::uint32_t>(batch)};
+    const auto plan = ah::plan_sharding(d.devices, d.links, m, q, shape, po);
+    // The planner's prefill is for a prompt as long as the shape's context: plan the same
+    // devices once more at the prompt's length for it.
+    const auto pre = ah::plan_sharding(d.devices, d.links, m, q, prefill_shape, po);
+    const double prefill = plan.fits && pre.fits ? pre.prefill_tokens_per_second : 0;
+    const auto mem = ah::estimate_memory(m, q, shape);
+    const std::string reason = plan.fits ? "" : str(ah::describe(plan.outcome));
+    std::uint64_t usable = 0; // what the planner may use of the devices' memory
+    for (const auto& p : d.devices)
+        usable += static_cast<std::uint64_t>(static_cast<double>(p.memory_bytes.value_or(0)) * (1.0 - po.memory_headroom));
+
+    if (o.has("--json")) {
+#if AI_HWACCEL_JSON
+        nlohmann::json j;
+        j["device"] = spec->name;
+        j["count"] = count;
+        j["device_memory_bytes"] = d.devices.front().memory_bytes.value_or(0);
+        j["link"] = count > 1 ? ah::to_string(d.link) : "none";
+        j["model"] = m.id;
+        j["parameters"] = m.parameters;
+        j["quant"] = ah::to_string(q);
+        j["context"] = context;
+        j["prompt"] = prompt;
+        j["batch"] = batch;
+        j["decode_tokens_per_second"] = rate_json(plan.fits ? plan.decode_tokens_per_second : 0);
+        j["prefill_tokens_per_second"] = rate_json(prefill);
+        j["memory"] = memory_json(mem);
+        j["usable_bytes"] = usable;
+        j["fits"] = plan.fits;
+        j["strategy"] = ah::to_string(plan.strategy);
+        j["tensor_parallel"] = plan.tensor_parallel;
+        j["stages"] = plan.stages;
+        j["reason"] = plan.fits ? nlohmann::json(nullptr) : nlohmann::json(reason);
+        j["estimate"] = true;
+        print_json(j);
+#else
+        return no_json();
+#endif
+    } else {
+        std::printf("device: %s%s\n", count > 1 ? (std::to_string(count) + " x ").c_str() : "", str(spec->name).c_str());
+        if (count > 1) std::printf("link: %s\n", str(ah::to_string(d.link)).c_str());
+        std::printf("model: %s (%s), %s\n", str(m.name).c_str(), str(m.id).c_str(), params_text(m.parameters).c_str());
+        std::printf("quantization: %s\n", str(ah::to_string(q)).c_str());
+        std::printf("shape: context %llu tokens, prompt %llu tokens, batch %llu\n",
+                    static_cast<unsigned long long>(context), static_cast<unsigned long long>(prompt),
+                    static_cast<unsigned long long>(batch));
+        print_memory(mem);
+        std::printf("usable memory: %s (after the planner's %.0f %% headroom)\n", fmt_bytes(usable).c_str(),
+                    po.memory_headroom * 100);
+        std::printf("fits: %s\n", plan.fits ? "yes" : ("no: " + reason).c_str());
+        if (plan.fits) {
+            std::printf("strategy: %s\n", strategy_text(plan).c_str());
+            std::printf("decode: %s per sequence\n", rate(plan.decode_tokens_per_second).c_str());
+            std::printf("prefill: %s\n", rate(prefill).c_str());
+        }
+        std::printf("(every figure is an estimate)\n");
+    }
+    if (!plan.fits) return error("fits nowhere: " + reason);
+    return 0;
+}
+
+// --- plan --------------------------------------------------------------------------------
+
+int cmd_plan(std::span<const std::string_view> args) {
+    options o;
+    std::string why;
+    if (!parse_options(args, "plan",
+                       {{"--root"}, {"--device"}, {"--count"}, {"--memory"}, {"--model"}, {"--quant"}, {"--context"},
+                        {"--batch"}, {"--allow-cpu", false}, {"--json", false}},
+                       o, why))
+        return usage_error(why);
+    if (o.has("--root") && o.has("--device")) return usage_error("--root and --device cannot be combined");
+    if (o.has("--count") && !o.has("--device")) return usage_error("--count needs --device NAME");
+    if (o.has("--memory") && !o.has("--device")) return usage_error("--memory needs --device NAME");
+    ah::model_spec m;
+    if (!resolve_model(o, false, m, why)) return usage_error(why);
+    const std::string_view quant_name = o.get("--quant").value_or("auto");
+    const bool automatic = ah::detail::iequals(quant_name, "auto");
+    ah::quant_format q{};
+    if (!automatic && !resolve_quant(quant_name, q, why)) return usage_error(why);
+    std::uint64_t count = 0, context = 0, batch = 0;
+    if (!whole_option(o, "--count", 1, 1, ah::max_plan_devices, count, why) ||
+        !tokens_option(o, "--context", 4096, context, why) || !whole_option(o, "--batch", 1, 1, 65536, batch, why))
+        return usage_error(why);
+
+    // The devices: described, or detected (this machine, or a captured tree with --root).
+    described desc;
+    ah::accelerator_registry reg;
+    std::span<const ah::accelerator_profile> devices;
+    std::span<const ah::interconnect> links;
+    std::string source;
+    if (auto name = o.get("--device")) {
+        const auto* spec = resolve_device(*name, why);
+        if (!spec) return usage_error(why);
+        std::uint64_t memory = 0;
+        if (!memory_option(o, *spec, true, memory, why)) return usage_error(why);
+        desc = describe_devices(*spec, static_cast<std::uint32_t>(count), memory);
+        devices = desc.devices;
+        links = desc.links;
+        source = std::to_string(count) + " x " + str(spec->name) + " (described)";
+    } else {
+        const std::string root = str(o.get("--root").value_or(""));
+        if (!root.empty()) {
+            struct stat st {};
+            if (::stat(root.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
+                return error("--root: '" + root + "' is not a directory", 2);
+        }
+        reg = ah::detector::all().run(ah::host_system(root));
+        devices = reg.all();
+        links = reg.system().interconnects;
+        source = root.empty() ? "this machine (detected)" : root + " (detected)";
+    }
+
+    ah::plan_options po;
+    po.allow_cpu = o.has("--allow-cpu");
+    const ah::inference_shape shape{static_cast<std::uint32_t>(context), static_cast<std::uint32_t>(batch)};
+    std::optional<ah::quantization_choice> choice;
+    if (automatic) {
+        choice = ah::suggest_quantization(devices, m, shape, po);
+        q = choice->format;
+    }
+    const auto plan = ah::plan_sharding(devices, links, m, q, shape, po);
+    std::string reason;
+    if (!plan.fits) {
+        reason = str(ah::describe(choice && !choice->fits ? choice->outcome : plan.outcome));
+        if (plan.cpu_excluded || (choice && choice->cpu_excluded)) reason += " (a CPU is present: --allow-cpu lets the plan use it)";
+        if (choice && !choice->fits) reason += "; not even in " + str(ah::to_string(q)) + ", the smallest format tried";
+    }
+
+    if (o.has("--json")) {
+#if AI_HWACCEL_JSON
+        nlohmann::json j;
+        j["devices_from"] = o.has("--device") ? "described" : "detected";
+        j["model"] = m.id;
+        j["parameters"] = m.parameters;
+        j["quant"] = ah::to_string(q);
+        j["quant_chosen"] = automatic ? "auto" : "given";
+        j["context"] = context;
+        j["batch"] = batch;
+        j["fits"] = plan.fits;
+        j["outcome"] = ah::to_string(plan.fits ? plan.outcome : (choice && !choice->fits ? choice->outcome : plan.outcome));
+        j["reason"] = plan.fits ? nlohmann::json(nullptr) : nlohmann::json(reason);
+        j["strategy"] = ah::to_string(plan.strategy);
+        j["kind"] = plan.fits ? nlohmann::json(ah::to_string(plan.kind)) : nlohmann::json(nullptr);
+        j["replicas"] = plan.replicas;
+        j["stages"] = plan.stages;
+        j["tensor_parallel"] = plan.tensor_parallel;
+        j["decode_tokens_per_second"] = rate_json(plan.decode_tokens_per_second);
+        j["aggregate_decode_tokens_per_second"] = rate_json(plan.aggregate_decode_tokens_per_second);
+        j["prefill_tokens_per_second"] = rate_json(plan.prefill_tokens_per_second);
+        j["memory"] = memory_json(plan.memory);
+        j["usable_bytes"] = plan.usable_bytes;
+        j["cpu_excluded"] = plan.cpu_excluded;
+        auto& arr = j["shards"] = nlohmann::json::array();
+        for (const auto& s : plan.devices) {
+            const auto& dev = devices[s.device];
+            arr.push_back({{"device", s.device},
+                           {"index", s.index},
+                           {"name", std::string(dev.name.view())},
+                           {"replica", s.replica},
+                           {"stage", s.stage},
+                           {"tensor_rank", s.tensor_rank},
+                           {"tensor_size", s.tensor_size},
+                           {"first_layer", s.first_layer},
+                           {"last_layer", s.last_layer},
+                           {"embeddings", s.embeddings},
+                           {"output_head", s.output_head},
+                           {"weights_bytes", s.weights_bytes},
+                           {"kv_cache_bytes", s.kv_cache_bytes},
+                           {"overhead_bytes", s.overhead_bytes},
+                           {"total_bytes", s.total_bytes()},
+                           {"usable_bytes", s.usable_bytes},
+                           {"fits", s.fits}});
+        }
+        j["estimate"] = true;
+        print_json(j);
+#else
+        return no_json();
+#endif
+    } else {
+        std::printf("devices: %s\n", source.c_str());
+        std::printf("model: %s (%s), %s\n", str(m.name).c_str(), str(m.id).c_str(), params_text(m.parameters).c_str());
+        std::printf("quantization: %s%s\n", str(ah::to_string(q)).c_str(),
+                    automatic ? (choice->fits ? " (auto: the highest-quality format that fits)"
+                                              : " (auto: the smallest format tried; none fits)")
+                              : "");
+        std::printf("shape: context %llu tokens, batch %llu\n", static_cast<unsigned long long>(context),
+                    static_cast<unsigned long long>(batch));
+        print_memory(plan.memory);
+        if (plan.fits) {
+            std::printf("strategy: %s\n", strategy_text(plan).c_str());
+            std::printf("%-3s %-32s %7s %5s %5s %-14s %12s %12s %12s %12s %4s\n", "#", "device", "replica", "stage",
+                        "tp", "layers", "weights", "kv cache", "total", "usable", "fits");
+            for (const auto& s : plan.devices) {
+                const auto& dev = devices[s.device];
+                // Inclusive for people ("0-39"); the JSON keeps [first_layer, last_layer).
+                std::string layers = s.last_layer > s.first_layer
+                                         ? std::to_string(s.first_layer) + "-" + std::to_string(s.last_layer - 1)
+                                         : std::string("none");
+                if (s.embeddings) layers += "+emb";
+                if (s.output_head) layers += "+head";
+                const std::string tp = std::to_string(s.tensor_rank) + "/" + std::to_string(s.tensor_size);
+                std::printf("%-3u %-32.32s %7u %5u %5s %-14s %12s %12s %12s %12s %4s\n", static_cast<unsigned>(s.device),
+                            str(dev.name.view()).c_str(), static_cast<unsigned>(s.replica),
+                            static_cast<unsigned>(s.stage), tp.c_str(), layers.c_str(), fmt_bytes(s.weights_bytes).c_str(),
+                            fmt_bytes(s.kv_cache_bytes).c_str(), fmt_bytes(s.total_bytes()).c_str(),
+                            fmt_bytes(s.usable_bytes).c_str(), s.fits ? "yes" : "no");
+            }
+            std::printf("decode: %s per sequence", rate(plan.decode_tokens_per_second).c_str());
+            if (plan.replicas > 1)
+                std::printf(", %s over %u replicas", rate(plan.aggregate_decode_tokens_per_second).c_str(), plan.replicas);
+            std::printf("\nprefill: %s (a prompt of %llu tokens)\n", rate(plan.prefill_tokens_per_second).c_str(),
+                        static_cast<unsigned long long>(context));
+            std::printf("(every figure is an estimate)\n");
+        } else {
+            std::printf("fits: no: %s\n", reason.c_str());
+        }
+        if (!o.has("--device")) print_warnings(reg.warnings());
+    }
+    if (!plan.fits) return error("fits nowhere: " + reason);
+    return 0;
+}
+
+// --- training ----------------------------------------------------------------------------
+
+std::optional<ah::training_optimizer> parse_optimizer(std::string_view s) {
+    using ah::training_optimizer;
+    for (auto [name, o] : {std::pair{"adamw", training_optimizer::adamw}, std::pair{"adamw_8bit", training_optimizer::adamw_8bit},
+                           std::pair{"sgd", training_optimizer::sgd}, std::pair{"sgd_momentum", training_optimizer::sgd_momentum}})
+        if (ah::detail::loose_equals(s, name)) return o;
+    return std::nullopt;
+}
+std::string_view to_string(ah::training_optimizer o) {
+    switch (o) {
+    case ah::training_optimizer::adamw: return "adamw";
+    case ah::training_optimizer::adamw_8bit: return "adamw_8bit";
+    case ah::training_optimizer::sgd_momentum: return "sgd_momentum";
+    case ah::training_optimizer::sgd: return "sgd";
+    }
+    return "adamw";
+}
+
+int cmd_training(std::span<const std::string_view> args) {
+    options o;
+    std::string why;
+    if (!parse_options(args, "training",
+                       {{"--model"}, {"--method"}, {"--policy"}, {"--seq"}, {"--batch"}, {"--devices"}, {"--zero"},
+                        {"--rank"}, {"--checkpointing", false}, {"--optimizer"}, {"--device"}, {"--memory"},
+                        {"--json", false}},
+                       o, why))
+        return usage_error(why);
+    ah::model_spec m;
+    if (!resolve_model(o, false, m, why)) return usage_error(why);
+    if (!o.has("--method"))
+        return usage_error("training needs --method full|lora|qlora|prefix|dpo|rlhf|distillation");
+    const auto method = ah::parse_training_method(*o.get("--method"));
+    if (!method)
+        return usage_error("unknown training method '" + str(*o.get("--method")) +
+                           "' (full, lora, qlora, prefix, dpo, rlhf, distillation)");
+    ah::training_setup t;
+    t.method = *method;
+    const bool multi_model = t.method == ah::training_method::dpo || t.method == ah::training_method::rlhf ||
+                             t.method == ah::training_method::distillation;
+    if (auto p = o.get("--policy")) {
+        if (!multi_model) return usage_error("--policy applies to dpo, rlhf and distillation");
+        const auto pm = ah::parse_training_method(*p);
+        if (!pm || (*pm != ah::training_method::full && *pm != ah::training_method::lora &&
+                    *pm != ah::training_method::qlora))
+            return usage_error("--policy: '" + str(*p) + "' is not full, lora or qlora");
+        t.policy_method = *pm;
+    }
+    const bool adapters = t.method == ah::training_method::lora || t.method == ah::training_method::qlora ||
+                          (multi_model && t.policy_method != ah::training_method::full);
+    std::uint64_t seq = 0, batch = 0, devices = 0, zero = 0, rank = 0;
+    if (!tokens_option(o, "--seq", t.seq_len, seq, why) || !whole_option(o, "--batch", 1, 1, 65536, batch, why) ||
+        !whole_option(o, "--devices", 1, 1, 1u << 20, devices, why) || !whole_option(o, "--zero", 0, 0, 3, zero, why) ||
+        !whole_option(o, "--rank", t.lora_rank, 1, 65536, rank, why))
+        return usage_error(why);
+    if (o.has("--rank") && !adapters) return usage_error("--rank applies to lora and qlora (or --policy lora|qlora)");
+    t.seq_len = static_cast<std::uint32_t>(seq);
+    t.micro_batch = static_cast<std::uint32_t>(batch);
+    t.devices = static_cast<std::uint32_t>(devices);
+    t.zero = static_cast<ah::zero_stage>(zero);
+    t.lora_rank = static_cast<std::uint32_t>(rank);
+    t.gradient_checkpointing = o.has("--checkpointing");
+    if (auto s = o.get("--optimizer")) {
+        const auto opt = parse_optimizer(*s);
+        if (!opt) return usage_error("unknown optimizer '" + str(*s) + "' (adamw, adamw_8bit, sgd, sgd_momentum)");
+        t.opt = *opt;
+    }
+    const ah::device_spec* spec = nullptr;
+    std::uint64_t device_memory = 0;
+    if (o.has("--memory") && !o.has("--device")) return usage_error("--memory needs --device NAME");
+    if (auto name = o.get("--device")) {
+        spec = resolve_device(*name, why);
+        if (!spec) return usage_error(why);
+        if (!memory_option(o, *spec, true, device_memory, why)) return usage_error(why);
+        if (device_memory == 0) device_memory = spec->memory_bytes;
+    }
+
+    const auto e = ah::estimate_training_memory(m, t);
+    // fits: only with --device (whose memory the catalogue or --memory gives).
+    const bool judged = spec && device_memory > 0;
+    const bool fits = judged && e.peak_memory_bytes > 0 && e.peak_memory_bytes <= device_memory;
+
+    if (o.has("--json")) {
+#if AI_HWACCEL_JSON
+        nlohmann::json j;
+        j["model"] = m.id;
+        j["parameters"] = m.parameters;
+        j["method"] = ah::to_string(t.method);
+        j["policy"] = multi_model ? nlohmann::json(ah::to_string(t.policy_method)) : nlohmann::json(nullptr);
+        j["seq"] = t.seq_len;
+        j["batch"] = t.micro_batch;
+        j["devices"] = t.devices;
+        j["zero"] = zero;
+        j["rank"] = adapters ? nlohmann::json(t.lora_rank) : nlohmann::json(nullptr);
+        j["checkpointing"] = t.gradient_checkpointing;
+        j["optimizer"] = to_string(t.opt);
+        j["trainable_parameters"] = e.trainable_parameters;
+        j["peak_memory_bytes"] = e.peak_memory_bytes;
+        j["breakdown"] = {{"weights_bytes", e.weights_bytes},
+                          {"frozen_models_bytes", e.frozen_models_bytes},
+                          {"gradients_bytes", e.gradients_bytes},
+                          {"optimizer_bytes", e.optimizer_bytes},
+                          {"activations_bytes", e.activations_bytes},
+                          {"buffers_bytes", e.buffers_bytes},
+                          {"total_bytes", e.total_bytes()}};
+        j["host_memory_bytes"] = e.host_memory_bytes;
+        j["device"] = spec ? nlohmann::json(spec->name) : nlohmann::json(nullptr);
+        j["device_memory_bytes"] = judged ? nlohmann::json(device_memory) : nlohmann::json(nullptr);
+        j["fits"] = judged ? nlohmann::json(fits) : nlohmann::json(nullptr);
+        j["estimate"] = true;
+        print_json(j);
+#else
+        return no_json();
+#endif
+    } else {
+        std::printf("model: %s (%s), %s\n", str(m.name).c_str(), str(m.id).c_str(), params_text(m.parameters).c_str());
+        std::printf("method: %s", str(ah::to_string(t.method)).c_str());
+        if (multi_model) std::printf(" (policy trained as %s)", str(ah::to_string(t.policy_method)).c_str());
+        if (adapters) std::printf(", rank %u", t.lora_rank);
+        std::printf("; optimizer %s; sequence %u tokens x micro-batch %u; %u device(s), ZeRO stage %llu%s\n",
+                    str(to_string(t.opt)).c_str(), t.seq_len, t.micro_batch, t.devices,
+                    static_cast<unsigned long long>(zero), t.gradient_checkpointing ? "; gradient checkpointing" : "");
+        std::printf("trainable parameters: %llu\n", static_cast<unsigned long long>(e.trainable_parameters));
+        std::printf("per device: weights %s, frozen models %s, gradients %s, optimizer %s, activations %s, buffers %s\n",
+                    fmt_bytes(e.weights_bytes).c_str(), fmt_bytes(e.frozen_models_bytes).c_str(),
+                    fmt_bytes(e.gradients_bytes).c_str(), fmt_bytes(e.optimizer_bytes).c_str(),
+                    fmt_bytes(e.activations_bytes).c_str(), fmt_bytes(e.buffers_bytes).c_str());
+        std::printf("peak memory per device: %s\n", fmt_bytes(e.peak_memory_bytes).c_str());
+        if (spec) {
+            std::printf("fits %s (%s): %s\n", str(spec->name).c_str(), fmt_bytes(device_memory).c_str(),
+                        fits ? "yes" : "no");
+        }
+        std::printf("(every figure is an estimate)\n");
+    }
+    if (judged && !fits)
+        return error("training does not fit " + str(spec->name) + ": needs " + fmt_bytes(e.peak_memory_bytes) +
+                     " per device, it has " + fmt_bytes(device_memory));
+    return 0;
+}
+
+// --- cost --------------------------------------------------------------------------------
+
+#if AI_HWACCEL_JSON
+nlohmann::json instance_json(const ah::instance_cost_estimate& e) {
+    const auto& r = *e.instance;
+    return {{"name", r.name},
+            {"provider", ah::to_string(r.provider)},
+            {"region", r.region},
+            {"price_per_hour_usd", r.price_per_hour_usd},
+            {"price_date", r.price_date.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.price_date)},
+            {"price_snapshot", r.price_snapshot.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.price_snapshot)},
+            {"price_source", r.price_source},
+            {"accelerator", r.accelerator},
+            {"accelerator_count", r.accelerator_count},
+            {"available_bytes", e.available_bytes},
+            {"format_supported", e.format_supported},
+            {"fits", e.fits},
+            {"decode_tokens_per_second", rate_json(e.decode_tokens_per_second)},
+            {"usd_per_million_output_tokens",
+             e.usd_per_million_output_tokens > 0 ? nlohmann::json(rounded(e.usd_per_million_output_tokens, 0.0001))
+                                                 : nlohmann::json(nullptr)}};
+}
+#endif
+
+std::string price_when(const ah::cloud_instance& r) {
+    return r.price_date.empty() ? "price list at commit " + str(r.price_snapshot.substr(0, 12)) : "price of " + str(r.price_date);
+}
+
+int cmd_cost(std::span<const std::string_view> args) {
+    options o;
+    std::string why;
+    if (!parse_options(args, "cost",
+                       {{"--model"}, {"--quant"}, {"--context"}, {"--batch"}, {"--objective"}, {"--all", false},
+                        {"--json", false}},
+                       o, why))
+        return usage_error(why);
+    ah::model_spec m;
+    if (!resolve_model(o, false, m, why)) return usage_error(why);
+    if (!o.has("--quant")) return usage_error("cost needs --quant FORMAT (e.g. Q4_K_M, Q8_0, bf16, fp8)");
+    ah::quant_format q{};
+    if (!resolve_quant(*o.get("--quant"), q, why)) return usage_error(why);
+    std::uint64_t context = 0, batch = 0;
+    if (!tokens_option(o, "--context", 4096, context, why) || !whole_option(o, "--batch", 1, 1, 65536, batch, why))
+        return usage_error(why);
+    auto objective = ah::cost_objective::price_per_hour;
+    if (auto s = o.get("--objective")) {
+        if (*s == "tokens") objective = ah::cost_objective::price_per_million_tokens;
+        else if (*s != "hour") return usage_error("--objective: '" + str(*s) + "' is not hour or tokens");
+    }
+    const ah::inference_shape shape{static_cast<std::uint32_t>(context), static_cast<std::uint32_t>(batch)};
+    const auto best = ah::cheapest_instance(m, q, shape, objective);
+    std::vector<ah::instance_cost_estimate> all;
+    if (o.has("--all"))
+        for (const auto& row : ah::instance_catalogue) all.push_back(ah::estimate_instance_cost(row, m, q, shape));
+
+    if (o.has("--json")) {
+#if AI_HWACCEL_JSON
+        nlohmann::json j;
+        j["model"] = m.id;
+        j["parameters"] = m.parameters;
+        j["quant"] = ah::to_string(q);
+        j["context"] = context;
+        j["batch"] = batch;
+        j["objective"] = objective == ah::cost_objective::price_per_hour ? "hour" : "tokens";
+        j["required_bytes"] = best.required_bytes;
+        j["fits"] = best.found();
+        j["instance"] = best.found() ? instance_json(best) : nlohmann::json(nullptr);
+        if (o.has("--all")) {
+            auto& arr = j["instances"] = nlohmann::json::array();
+            for (const auto& e : all) arr.push_back(instance_json(e));
+        }
+        j["estimate"] = true;
+        print_json(j);
+#else
+        return no_json();
+#endif
+    } else {
+        std::printf("model: %s (%s) in %s, context %llu, batch %llu: needs %s\n", str(m.name).c_str(), str(m.id).c_str(),
+                    str(ah::to_string(q)).c_str(), static_cast<unsigned long long>(context),
+                    static_cast<unsigned long long>(batch), fmt_bytes(best.required_bytes).c_str());
+        if (o.has("--all")) {
+            std::printf("%-26s %-9s %-14s %10s %-34s %5s %12s %12s\n", "instance", "provider", "region", "USD/hour",
+                        "accelerators", "fits", "decode", "USD/M tok");
+            for (const auto& e : all) {
+                const auto& r = *e.instance;
+                const std::string acc = std::to_string(r.accelerator_count) + " x " + str(r.accelerator);
+                std::printf("%-26s %-9s %-14s %10.4f %-34.34s %5s %12s %12s\n", str(r.name).c_str(),
+                            str(ah::to_string(r.provider)).c_str(), str(r.region).c_str(), r.price_per_hour_usd,
+                            acc.c_str(), e.fits ? "yes" : (e.format_supported ? "no" : "no*"),
+                            e.fits ? rate(e.decode_tokens_per_second).c_str() : "-",
+                            e.usd_per_million_output_tokens > 0 ? fmt("%.4f", e.usd_per_million_output_tokens).c_str() : "-");
+            }
+            std::printf("(no*: the instance's accelerators do not run %s)\n\n", str(ah::to_string(q)).c_str());
+        }
+        if (best.found()) {
+            const auto& r = *best.instance;
+            std::printf("cheapest by %s: %s (%s, %s)\n",
+                        objective == ah::cost_objective::price_per_hour ? "price per hour" : "price per output token",
+                        str(r.name).c_str(), str(ah::to_string(r.provider)).c_str(), str(r.region).c_str());
+            std::printf("  accelerators: %u x %s, %s usable for the model\n", r.accelerator_count, str(r.accelerator).c_str(),
+                        fmt_bytes(best.available_bytes).c_str());
+            std::printf("  price: $%.4f per hour on demand (%s; %s)\n", r.price_per_hour_usd, price_when(r).c_str(),
+                        str(r.price_source).c_str());
+            std::printf("  decode: %s for the instance (estimate)\n", rate(best.decode_tokens_per_second).c_str());
+            if (best.usd_per_million_output_tokens > 0)
+                std::printf("  cost: $%.4f per million output tokens (estimate)\n", best.usd_per_million_output_tokens);
+            else
+                std::printf("  cost per million output tokens: unknown\n");
+        }
+    }
+    if (!best.found())
+        return error("no instance in the catalogue holds " + str(m.id) + " in " + str(ah::to_string(q)) + " (needs " +
+                     fmt_bytes(best.required_bytes) + ")");
+    return 0;
+}
+
+} // namespace plan_cli
+
+/// The planning command `command` with its arguments, or nullopt when `command` is none.
+std::optional<int> run_plan_command(std::string_view command, std::span<const std::string_view> args) {
+    if (command == "estimate") return plan_cli::cmd_estimate(args);
+    if (command == "plan") return plan_cli::cmd_plan(args);
+    if (command == "training") return plan_cli::cmd_training(args);
+    if (command == "cost") return plan_cli::cmd_cost(args);
+    return std::nullopt;
+}
+
+} // namespace
