@@ -2,12 +2,15 @@
 # Installs what building and testing ai-hwaccel needs on Debian 12 / Ubuntu 22.04 or later:
 # a C++20 compiler, CMake, range-v3, doctest, Google Benchmark, nlohmann/json (optional for
 # users: it enables io/json.hpp, whose tests need it), pkgconf, hwloc (the host agreement
-# test compares with lstopo), Python 3 (for the amalgamation check) and MinGW-w64 (the
-# Windows backend's cross-compile test).
+# test compares with lstopo), Python 3 (for the amalgamation check), MinGW-w64 (the
+# Windows backend's cross-compile test), promtool (the Prometheus export check), PyYAML and
+# jsonschema (manifest and JSON Schema checks), pybind11 (the Python module) and clang with
+# its libFuzzer runtime (the fuzz targets).
 # Uses sudo when not run as root. Safe to run again.
 set -euo pipefail
 packages=(g++ cmake make librange-v3-dev doctest-dev libbenchmark-dev nlohmann-json3-dev python3 pkgconf hwloc
-          g++-mingw-w64-x86-64-posix)
+          g++-mingw-w64-x86-64-posix prometheus python3-yaml python3-jsonschema pybind11-dev python3-pybind11 python3-dev
+          clang libclang-rt-14-dev)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

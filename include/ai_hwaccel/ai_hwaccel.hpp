@@ -4,6 +4,10 @@
 // (io/json.hpp: present when <nlohmann/json.hpp> is, off with AI_HWACCEL_JSON=0).
 #pragma once
 
+#include "ai_hwaccel/cache/async.hpp"
+#include "ai_hwaccel/cache/disk.hpp"
+#include "ai_hwaccel/cache/lazy.hpp"
+#include "ai_hwaccel/cache/ttl.hpp"
 #include "ai_hwaccel/core.hpp"
 #include "ai_hwaccel/detect/capture.hpp"
 #include "ai_hwaccel/detect/cpu.hpp"
@@ -19,6 +23,9 @@
 #include "ai_hwaccel/detect/system.hpp"
 #include "ai_hwaccel/detect/topology.hpp"
 #include "ai_hwaccel/io/json.hpp"
+#include "ai_hwaccel/io/nfd.hpp"
+#include "ai_hwaccel/io/prometheus.hpp"
+#include "ai_hwaccel/plan/cluster.hpp"
 #include "ai_hwaccel/plan/cost.hpp"
 #include "ai_hwaccel/plan/memory.hpp"
 #include "ai_hwaccel/plan/model.hpp"

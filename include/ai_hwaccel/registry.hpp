@@ -208,22 +208,16 @@ private:
     }
 
     // Discrete memory adds up; unified memory is one pool, counted once at its largest view.
+    // One pass: the query is on hot paths (planning loops call it per candidate).
     template <class Rng>
     static std::uint64_t total_of(Rng&& rng) {
-        auto discrete = rng | ranges::views::filter([](const accelerator_profile& p) {
-                            return !p.unified_memory && !p.is_cpu();
-                        }) |
-                        ranges::views::transform(
-                            [](const accelerator_profile& p) { return p.memory_bytes.value_or(0); });
-        auto shared = rng | ranges::views::filter([](const accelerator_profile& p) {
-                          return p.unified_memory || p.is_cpu();
-                      }) |
-                      ranges::views::transform(
-                          [](const accelerator_profile& p) { return p.memory_bytes.value_or(0); });
-        const std::uint64_t pool = ranges::accumulate(shared, std::uint64_t{0}, [](std::uint64_t a, std::uint64_t b) {
-            return a > b ? a : b;
-        });
-        return ranges::accumulate(discrete, std::uint64_t{0}) + pool;
+        std::uint64_t discrete = 0, pool = 0;
+        for (const accelerator_profile& p : rng) {
+            const std::uint64_t bytes = p.memory_bytes.value_or(0);
+            if (p.unified_memory || p.is_cpu()) pool = bytes > pool ? bytes : pool;
+            else discrete += bytes;
+        }
+        return discrete + pool;
     }
 
     std::vector<accelerator_profile> profiles_;

@@ -10,15 +10,25 @@
 // The core tables and types, the registry and its range-v3 queries, detection, and JSON
 // (io/json.hpp: present when <nlohmann/json.hpp> is, off with AI_HWACCEL_JSON=0).
 
-// #include "ai_hwaccel/core.hpp"
-// ---- begin ai_hwaccel/core.hpp
-// ai-hwaccel: the light umbrella.
+// #include "ai_hwaccel/cache/async.hpp"
+// ---- begin ai_hwaccel/cache/async.hpp
+// ai-hwaccel cache: detection in the background, abandoned cleanly.
 //
-// The core vocabulary and every constexpr table: units, quantization formats, families,
-// vendors, device kinds, backends, the device catalogue, PCI addresses, profiles and
-// requirements. Everything here is usable in constant expressions and allocation-free:
-// no range-v3, no I/O, no threads, no std::string. The runtime companions that do
-// allocate (core/warning.hpp, core/system_io.hpp) come with registry.hpp, or on their own.
+//     auto pending = ai_hwaccel::detect_async();          // returns at once
+//     ...                                                 // start the program meanwhile
+//     if (const auto& found = pending.get())              // waits for the result
+//         use(found->registry);
+//
+// `detect_async` runs a detection (detect/detect.hpp) on a thread of its own and returns a
+// `detection_handle`. Calling `cancel()`, or destroying the handle, asks the detection to
+// stop: from then on no probe starts a new tool (each tool request is refused on the spot,
+// so the probes that remain wind down at once, reading a few files at most), and the
+// result is discarded. A tool already running when cancel() is called is killed with its
+// process group within 100 ms (the tool runner watches the request's stop token), so the
+// destructor never waits for a tool's timeout.
+//
+// The handle exposes its std::stop_token, so code that runs inside the detection (a custom
+// system_view, a probe) can watch for cancellation itself.
 
 // #include "ai_hwaccel/config.hpp"
 // ---- begin ai_hwaccel/config.hpp
@@ -243,6 +253,28 @@ inline constexpr std::uint32_t compiled_backend_mask =
 
 AI_HWACCEL_NAMESPACE_END
 // ---- end ai_hwaccel/config.hpp
+// #include "ai_hwaccel/detect/detect.hpp"
+// ---- begin ai_hwaccel/detect/detect.hpp
+// ai-hwaccel detect: detect(), and the builder that chooses what it runs.
+//
+//     auto registry = ai_hwaccel::detect();                        // everything compiled in
+//     auto timed = ai_hwaccel::detector::none()
+//                      .with(ai_hwaccel::backend_id::cuda)
+//                      .with_host()
+//                      .run_timed(ai_hwaccel::host_system{});      // registry + timings
+//
+// The orchestrator runs the enabled probes in parallel (one thread each; detection takes
+// about as long as the slowest probe, not the sum), times each, concatenates what they
+// found (the host's CPU first, then backends in table order), merges devices seen by
+// several backends (detect/merge.hpp), applies the *_VISIBLE_DEVICES variables, and
+// collects every warning. Nothing here throws for anything the machine does; with
+// exceptions enabled, even a probe that runs out of memory becomes a `probe_failed`
+// warning.
+//
+// Backends compiled out (AI_HWACCEL_BACKEND_<NAME>=0) have no probe here at all; asking
+// for one at run time gives a `not_compiled` warning, never "not present".
+
+// #include "ai_hwaccel/config.hpp"
 // #include "ai_hwaccel/core/backend.hpp"
 // ---- begin ai_hwaccel/core/backend.hpp
 // ai-hwaccel core: the backend table.
@@ -969,34 +1001,25 @@ constexpr std::optional<backend_id> backend_for(device_kind k) noexcept {
 
 AI_HWACCEL_NAMESPACE_END
 // ---- end ai_hwaccel/core/backend.hpp
-// #include "ai_hwaccel/core/catalogue.hpp"
-// ---- begin ai_hwaccel/core/catalogue.hpp
-// ai-hwaccel core: the device catalogue.
+// #include "ai_hwaccel/core/system_io.hpp"
+// ---- begin ai_hwaccel/core/system_io.hpp
+// ai-hwaccel core: what surrounds the devices.
 //
-// Every device with public specifications that a backend can report, one device_spec per
-// row (rows live in core/catalogue/<vendor>.hpp, each citing its source). Detection uses
-// the catalogue to fill in what a tool does not report (bandwidth, peak throughput),
-// marking those values origin::catalogue; planning uses it to describe devices that are
-// not present ("an H100 SXM").
-//
-// Consistency checks over the whole catalogue (unique names and aliases, a source on every
-// row, plausible numbers) are constexpr functions. The test suite static_asserts them; an
-// includer can too by defining AI_HWACCEL_CHECK_TABLES=1, at some cost in compile time.
+// The host (CPU model and ISA features, memory with container limits, NUMA nodes), the
+// links between devices and between machines, storage, and the runtime environment
+// (container, Kubernetes, cloud). These types carry data only; detect/ fills them.
 
 // #include "ai_hwaccel/config.hpp"
-// #include "ai_hwaccel/core/device_spec.hpp"
-// ---- begin ai_hwaccel/core/device_spec.hpp
-// ai-hwaccel core: the shape of one row of the device catalogue.
+// #include "ai_hwaccel/core/pci.hpp"
+// ---- begin ai_hwaccel/core/pci.hpp
+// ai-hwaccel core: PCI addresses and link descriptions.
 //
-// A device_spec is what the public spec sheet of a device says: memory, memory bandwidth,
-// peak dense throughput per data type, the interconnect it ships with, board power, and
-// the address of the page the numbers came from. Rows are aggregates written with
-// designated initializers in core/catalogue/*.hpp; they are literal types, so the whole
-// catalogue is a constant expression and every consistency check is a static_assert.
+// A PCI address (domain:bus:device.function) is how the same physical device is
+// recognised when several backends report it: nvidia-smi prints "00000000:65:00.0",
+// sysfs names it "0000:65:00.0", vulkaninfo gives ids and a UUID. Parsing is constexpr and
+// strict: anything that is not hexadecimal in the right places is rejected.
 
 // #include "ai_hwaccel/config.hpp"
-// #include "ai_hwaccel/core/taxonomy.hpp"
-// #include "ai_hwaccel/core/text.hpp"
 // #include "ai_hwaccel/core/units.hpp"
 // ---- begin ai_hwaccel/core/units.hpp
 // ai-hwaccel core: units.
@@ -1118,6 +1141,147 @@ AI_HWACCEL_NAMESPACE_END
 // ---- end ai_hwaccel/core/units.hpp
 
 #include <array>
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+AI_HWACCEL_NAMESPACE_BEGIN
+
+struct pci_address {
+    std::uint32_t domain = 0;
+    std::uint8_t bus = 0;
+    std::uint8_t device = 0;   ///< 0..31
+    std::uint8_t function = 0; ///< 0..7
+
+    friend constexpr bool operator==(const pci_address&, const pci_address&) noexcept = default;
+    friend constexpr auto operator<=>(const pci_address&, const pci_address&) noexcept = default;
+
+    /// Canonical sysfs spelling, "dddd:bb:dd.f" (12 characters for a 16-bit domain).
+    constexpr std::array<char, 17> text() const noexcept {
+        constexpr char hex[] = "0123456789abcdef";
+        std::array<char, 17> out{};
+        std::size_t i = 0;
+        const int domain_digits = domain > 0xffff ? 8 : 4;
+        for (int d = domain_digits - 1; d >= 0; --d) out[i++] = hex[(domain >> (4 * d)) & 0xf];
+        out[i++] = ':';
+        out[i++] = hex[bus >> 4];
+        out[i++] = hex[bus & 0xf];
+        out[i++] = ':';
+        out[i++] = hex[(device >> 4) & 0xf];
+        out[i++] = hex[device & 0xf];
+        out[i++] = '.';
+        out[i++] = hex[function & 0x7];
+        return out;
+    }
+};
+
+namespace detail {
+constexpr int hex_value(char c) noexcept {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    return -1;
+}
+/// Parses exactly `s` as hexadecimal into at most 32 bits.
+constexpr std::optional<std::uint32_t> parse_hex32(std::string_view s) noexcept {
+    if (s.empty() || s.size() > 8) return std::nullopt;
+    std::uint32_t v = 0;
+    for (char c : s) {
+        const int h = hex_value(c);
+        if (h < 0) return std::nullopt;
+        v = (v << 4) | static_cast<std::uint32_t>(h);
+    }
+    return v;
+}
+} // namespace detail
+
+/// Parses "dddd:bb:dd.f" with a 4- or 8-digit domain (nvidia-smi prints 8), or "bb:dd.f"
+/// (lspci's short form, domain 0). Surrounding blanks are ignored.
+constexpr std::optional<pci_address> parse_pci_address(std::string_view s) noexcept {
+    while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+    while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\n' || s.back() == '\r'))
+        s.remove_suffix(1);
+    pci_address a;
+    const auto dot = s.rfind('.');
+    if (dot == std::string_view::npos || dot + 2 != s.size()) return std::nullopt;
+    const auto fn = detail::hex_value(s[dot + 1]);
+    if (fn < 0 || fn > 7) return std::nullopt;
+    a.function = static_cast<std::uint8_t>(fn);
+    const std::string_view head = s.substr(0, dot);
+    const auto c2 = head.rfind(':');
+    if (c2 == std::string_view::npos) return std::nullopt;
+    const auto dev = detail::parse_hex32(head.substr(c2 + 1));
+    if (!dev || head.size() - c2 - 1 != 2 || *dev > 31) return std::nullopt;
+    a.device = static_cast<std::uint8_t>(*dev);
+    const std::string_view rest = head.substr(0, c2);
+    const auto c1 = rest.rfind(':');
+    const std::string_view bus_text = c1 == std::string_view::npos ? rest : rest.substr(c1 + 1);
+    const auto bus = detail::parse_hex32(bus_text);
+    if (!bus || bus_text.size() != 2) return std::nullopt;
+    a.bus = static_cast<std::uint8_t>(*bus);
+    if (c1 != std::string_view::npos) {
+        const std::string_view dom_text = rest.substr(0, c1);
+        if (dom_text.size() != 4 && dom_text.size() != 8) return std::nullopt;
+        const auto dom = detail::parse_hex32(dom_text);
+        if (!dom) return std::nullopt;
+        a.domain = *dom;
+    }
+    return a;
+}
+
+/// One PCIe link state: generation and lane count (0 = unknown).
+struct pcie_link {
+    std::uint8_t generation = 0;
+    std::uint8_t width = 0;
+
+    friend constexpr bool operator==(const pcie_link&, const pcie_link&) noexcept = default;
+    constexpr bool known() const noexcept { return generation != 0 && width != 0; }
+    /// One-direction usable bandwidth in GB/s (0 when unknown).
+    constexpr double bandwidth_gbps() const noexcept {
+        return units::pcie_bandwidth_gbps_for_generation(generation, width);
+    }
+};
+
+static_assert(parse_pci_address("0000:65:00.0") == pci_address{0, 0x65, 0, 0});
+static_assert(parse_pci_address("00000000:C1:00.1") == pci_address{0, 0xc1, 0, 1});
+static_assert(parse_pci_address("3b:00.0") == pci_address{0, 0x3b, 0, 0});
+static_assert(!parse_pci_address("0000:65:00.8"));
+static_assert(!parse_pci_address("0000:65:0.0"));
+static_assert(!parse_pci_address("zz:00.0"));
+static_assert(!parse_pci_address(""));
+static_assert(pci_address{0, 0x65, 0, 0}.text()[0] == '0' && pci_address{0, 0x65, 0, 0}.text()[5] == '6');
+
+AI_HWACCEL_NAMESPACE_END
+// ---- end ai_hwaccel/core/pci.hpp
+// #include "ai_hwaccel/core/profile.hpp"
+// ---- begin ai_hwaccel/core/profile.hpp
+// ai-hwaccel core: accelerator_profile, one device as the library knows it.
+//
+// Every measurable value is a `sourced<T>`: the value plus where it came from (a tool's
+// report, a kernel file, the device catalogue, or an estimate). A value nobody supplied
+// has origin `none`, so "unknown" is never confused with zero and an estimate is never
+// shown as a measurement. The profile is a literal type (names live in inplace_string),
+// so registries known at compile time can be built and planned over in constant
+// expressions.
+
+// #include "ai_hwaccel/config.hpp"
+// #include "ai_hwaccel/core/backend.hpp"
+// #include "ai_hwaccel/core/device_spec.hpp"
+// ---- begin ai_hwaccel/core/device_spec.hpp
+// ai-hwaccel core: the shape of one row of the device catalogue.
+//
+// A device_spec is what the public spec sheet of a device says: memory, memory bandwidth,
+// peak dense throughput per data type, the interconnect it ships with, board power, and
+// the address of the page the numbers came from. Rows are aggregates written with
+// designated initializers in core/catalogue/*.hpp; they are literal types, so the whole
+// catalogue is a constant expression and every consistency check is a static_assert.
+
+// #include "ai_hwaccel/config.hpp"
+// #include "ai_hwaccel/core/taxonomy.hpp"
+// #include "ai_hwaccel/core/text.hpp"
+// #include "ai_hwaccel/core/units.hpp"
+
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
@@ -1155,6 +1319,11 @@ struct peak_throughput {
         return 0;
     }
     constexpr bool supports(dtype d) const noexcept { return (*this)[d] > 0; }
+    /// True when at least one figure is known (a row may publish none).
+    constexpr bool any() const noexcept {
+        return fp64 > 0 || fp32 > 0 || tf32 > 0 || bf16 > 0 || fp16 > 0 || fp8 > 0 || int8 > 0 || fp6 > 0 ||
+               fp4 > 0 || int4 > 0;
+    }
 };
 
 /// One device as its public specification describes it.
@@ -1197,6 +1366,3770 @@ struct device_spec {
 
 AI_HWACCEL_NAMESPACE_END
 // ---- end ai_hwaccel/core/device_spec.hpp
+// #include "ai_hwaccel/core/inplace_string.hpp"
+// ---- begin ai_hwaccel/core/inplace_string.hpp
+// ai-hwaccel core: a string with its storage inside the object.
+//
+// Profiles keep device names, UUIDs and versions in inplace_string<N> rather than
+// std::string so that a profile is a literal type: a registry of profiles can be built,
+// queried and planned over in a constant expression, and embedded builds never allocate
+// for it. Text longer than the capacity is cut at a byte boundary that does not split a
+// UTF-8 sequence, and `assign` says when that happened.
+
+// #include "ai_hwaccel/config.hpp"
+
+#include <cstddef>
+#include <string_view>
+
+AI_HWACCEL_NAMESPACE_BEGIN
+
+template <std::size_t Capacity>
+class inplace_string {
+    static_assert(Capacity > 0 && Capacity < 256, "inplace_string: capacity must be 1..255");
+
+public:
+    constexpr inplace_string() noexcept = default;
+    constexpr inplace_string(std::string_view s) noexcept { assign(s); } // NOLINT: implicit by design
+    constexpr inplace_string(const char* s) noexcept { assign(std::string_view(s)); }
+
+    /// Copies `s`, cutting it to capacity; returns false when it had to cut.
+    constexpr bool assign(std::string_view s) noexcept {
+        std::size_t n = s.size() < Capacity ? s.size() : Capacity;
+        const bool cut = n < s.size();
+        // Do not leave half of a UTF-8 sequence at the end.
+        if (cut)
+            while (n > 0 && (static_cast<unsigned char>(s[n]) & 0xC0u) == 0x80u) --n;
+        for (std::size_t i = 0; i < n; ++i) data_[i] = s[i];
+        for (std::size_t i = n; i <= Capacity; ++i) data_[i] = '\0';
+        size_ = static_cast<unsigned char>(n);
+        return !cut;
+    }
+
+    constexpr std::string_view view() const noexcept { return {data_, size_}; }
+    constexpr operator std::string_view() const noexcept { return view(); } // NOLINT
+    constexpr const char* c_str() const noexcept { return data_; }
+    constexpr std::size_t size() const noexcept { return size_; }
+    constexpr bool empty() const noexcept { return size_ == 0; }
+    static constexpr std::size_t capacity() noexcept { return Capacity; }
+
+    friend constexpr bool operator==(const inplace_string& a, const inplace_string& b) noexcept {
+        return a.view() == b.view();
+    }
+    friend constexpr bool operator==(const inplace_string& a, std::string_view b) noexcept {
+        return a.view() == b;
+    }
+
+private:
+    char data_[Capacity + 1]{};
+    unsigned char size_ = 0;
+};
+
+static_assert(inplace_string<4>("abcdef").view() == "abcd");
+static_assert(inplace_string<8>("abc").size() == 3);
+static_assert(inplace_string<3>("a\xc3\xa9z").view() == "a\xc3\xa9");
+static_assert(inplace_string<2>("a\xc3\xa9").view() == "a"); // never half a code point
+
+AI_HWACCEL_NAMESPACE_END
+// ---- end ai_hwaccel/core/inplace_string.hpp
+// #include "ai_hwaccel/core/pci.hpp"
+// #include "ai_hwaccel/core/taxonomy.hpp"
+
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+AI_HWACCEL_NAMESPACE_BEGIN
+
+/// Where a value came from. Ordered by trust: a reading beats a lookup beats a guess.
+enum class origin : std::uint8_t {
+    none,      ///< no value
+    estimated, ///< derived by a model (e.g. bandwidth from clocks and bus width)
+    catalogue, ///< looked up in the device catalogue
+    user,      ///< supplied by the caller (what-if registries, --device on the CLI)
+    sysfs,     ///< read from a kernel interface (/sys, /proc, /dev)
+    tool,      ///< reported by a vendor tool or runtime library
+};
+constexpr std::string_view to_string(origin o) noexcept {
+    switch (o) {
+    case origin::none: return "none";
+    case origin::estimated: return "estimated";
+    case origin::catalogue: return "catalogue";
+    case origin::user: return "user";
+    case origin::sysfs: return "sysfs";
+    case origin::tool: return "tool";
+    }
+    return "none";
+}
+constexpr std::optional<origin> parse_origin(std::string_view s) noexcept {
+    for (auto o : {origin::none, origin::estimated, origin::catalogue, origin::user, origin::sysfs,
+                   origin::tool})
+        if (to_string(o) == s) return o;
+    return std::nullopt;
+}
+
+/// A value and its origin. Empty when `from == origin::none`.
+template <class T>
+struct sourced {
+    T value{};
+    origin from = origin::none;
+
+    constexpr sourced() noexcept = default;
+    constexpr sourced(T v, origin o) noexcept : value(v), from(o) {}
+
+    constexpr bool has_value() const noexcept { return from != origin::none; }
+    constexpr explicit operator bool() const noexcept { return has_value(); }
+    constexpr const T& operator*() const noexcept { return value; }
+    constexpr const T* operator->() const noexcept { return &value; }
+    constexpr T value_or(T fallback) const noexcept { return has_value() ? value : fallback; }
+    /// Replaces the value only if `o` is at least as trustworthy as the current origin.
+    constexpr bool offer(T v, origin o) noexcept {
+        if (o == origin::none || o < from) return false;
+        value = v;
+        from = o;
+        return true;
+    }
+    constexpr void reset() noexcept { *this = sourced{}; }
+    friend constexpr bool operator==(const sourced&, const sourced&) noexcept = default;
+};
+
+/// One device. Fields mirror what backends can learn; all are optional but `kind`.
+struct accelerator_profile {
+    device_kind kind = device_kind::cpu;
+    /// The backend's own index for the device (nvidia-smi index, DRM card number, …).
+    std::uint32_t index = 0;
+    /// False when the device was seen but cannot be used (driver error, hidden by a
+    /// *_VISIBLE_DEVICES mask, in a bad state).
+    bool available = true;
+    /// A software implementation (llvmpipe, lavapipe, SwiftShader, WARP): listed so the
+    /// user sees it, never counted as an accelerator.
+    bool software = false;
+    /// The device shares the host's memory (Apple Silicon, integrated GPUs, NPUs, GH200's
+    /// coherent LPDDR): its memory is not added on top of the host's in totals.
+    bool unified_memory = false;
+    vendor maker = vendor::unknown;
+
+    inplace_string<63> name;
+    inplace_string<47> uuid;
+    std::optional<pci_address> pci;
+    std::uint16_t pci_device_id = 0; ///< PCI device id when known (0 otherwise)
+    inplace_string<15> arch;         ///< compute capability "9.0", gfx target "gfx942", …
+    inplace_string<31> driver_version;
+
+    sourced<std::uint64_t> memory_bytes;
+    sourced<std::uint64_t> memory_used_bytes;
+    sourced<std::uint64_t> memory_free_bytes;
+    sourced<double> memory_bandwidth_gbps;
+    /// Peak dense throughput per data type, from the catalogue unless a backend knows.
+    peak_throughput peak{};
+    origin peak_from = origin::none;
+    sourced<std::uint32_t> compute_units; ///< SMs, CUs, cores as the vendor counts them
+    sourced<std::uint32_t> chips;         ///< chips behind one device (TPU hosts, Neuron)
+
+    sourced<pcie_link> pcie_current;
+    sourced<pcie_link> pcie_max;
+    sourced<std::int32_t> numa_node;
+
+    sourced<double> temperature_c;
+    sourced<double> power_draw_watts;
+    sourced<double> power_limit_watts;
+    sourced<double> utilization_percent;
+
+    /// The catalogue row this device was matched to, if any.
+    const device_spec* spec = nullptr;
+
+    constexpr family device_family() const noexcept { return family_of(kind); }
+    constexpr bool is_cpu() const noexcept { return kind == device_kind::cpu; }
+    /// Usable as an AI accelerator: available, not the CPU, not a software renderer.
+    constexpr bool is_accelerator() const noexcept { return available && !is_cpu() && !software; }
+    constexpr std::optional<backend_id> backend() const noexcept { return backend_for(kind); }
+
+    /// Host-link bandwidth in GB/s, one direction: the maximum link the device and slot
+    /// support when known (a link idles at a low generation to save power), else the
+    /// current one; 0 when unknown.
+    constexpr double pcie_bandwidth_gbps() const noexcept {
+        if (pcie_max && pcie_max->known()) return pcie_max->bandwidth_gbps();
+        if (pcie_current && pcie_current->known()) return pcie_current->bandwidth_gbps();
+        return 0;
+    }
+    /// Whether the device computes natively in `d` (known from the catalogue or a tool).
+    constexpr bool supports(dtype d) const noexcept { return peak.supports(d); }
+
+    /// Fills every value still unknown from a catalogue row, marked origin::catalogue.
+    constexpr void apply_spec(const device_spec& s) noexcept {
+        spec = &s;
+        if (maker == vendor::unknown) maker = s.maker;
+        if (s.memory_bytes != 0 && !memory_bytes) memory_bytes = {s.memory_bytes, origin::catalogue};
+        if (s.memory_bandwidth_gbps > 0 && !memory_bandwidth_gbps)
+            memory_bandwidth_gbps = {s.memory_bandwidth_gbps, origin::catalogue};
+        if (peak_from == origin::none && s.peak.any()) { // a row with no figures says nothing
+            peak = s.peak;
+            peak_from = origin::catalogue;
+        }
+        if (s.compute_units != 0 && !compute_units) compute_units = {s.compute_units, origin::catalogue};
+        if (arch.empty()) arch = s.arch;
+        if (s.power_watts > 0 && !power_limit_watts) power_limit_watts = {s.power_watts, origin::catalogue};
+        if (s.memory == memory_type::unified) unified_memory = true;
+    }
+};
+
+/// A profile describing a catalogue device as if present ("what if I had an H100?").
+constexpr accelerator_profile profile_from_spec(const device_spec& s, std::uint32_t index = 0) noexcept {
+    accelerator_profile p;
+    p.kind = s.kind;
+    p.index = index;
+    p.name = s.name;
+    p.pci_device_id = s.pci_device_ids.empty() ? std::uint16_t{0} : s.pci_device_ids[0];
+    p.apply_spec(s);
+    if (s.pcie_generation != 0) p.pcie_max = {pcie_link{s.pcie_generation, s.pcie_lanes}, origin::catalogue};
+    return p;
+}
+
+AI_HWACCEL_NAMESPACE_END
+// ---- end ai_hwaccel/core/profile.hpp
+// #include "ai_hwaccel/core/taxonomy.hpp"
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+AI_HWACCEL_NAMESPACE_BEGIN
+
+// ---------------------------------------------------------------------------------------
+// CPU
+
+/// Instruction-set features that change how fast a CPU runs inference.
+enum class cpu_feature : std::uint8_t {
+    avx2,
+    fma,
+    f16c,
+    avx_vnni,
+    avx512f,
+    avx512bw,
+    avx512_vnni,
+    avx512_bf16,
+    avx512_fp16,
+    amx_tile,
+    amx_bf16,
+    amx_int8,
+    neon,
+    asimd_dotprod,
+    asimd_fp16,
+    i8mm,
+    arm_bf16,
+    sve,
+    sve2,
+    sme,
+};
+inline constexpr std::size_t cpu_feature_count = 20;
+
+struct cpu_feature_info {
+    cpu_feature id;
+    std::string_view name; ///< our name (stable, JSON)
+    /// The flag as Linux prints it in /proc/cpuinfo ("flags" on x86, "Features" on Arm).
+    std::string_view proc_flag;
+    /// An Arm feature (read from "Features"), else x86 (read from "flags"). The two
+    /// vocabularies overlap: x86's "sme" is AMD Secure Memory Encryption, Arm's is the
+    /// Scalable Matrix Extension.
+    bool arm;
+};
+inline constexpr std::array<cpu_feature_info, cpu_feature_count> cpu_feature_table{{
+    {cpu_feature::avx2, "avx2", "avx2", false},
+    {cpu_feature::fma, "fma", "fma", false},
+    {cpu_feature::f16c, "f16c", "f16c", false},
+    {cpu_feature::avx_vnni, "avx_vnni", "avx_vnni", false},
+    {cpu_feature::avx512f, "avx512f", "avx512f", false},
+    {cpu_feature::avx512bw, "avx512bw", "avx512bw", false},
+    {cpu_feature::avx512_vnni, "avx512_vnni", "avx512_vnni", false},
+    {cpu_feature::avx512_bf16, "avx512_bf16", "avx512_bf16", false},
+    {cpu_feature::avx512_fp16, "avx512_fp16", "avx512_fp16", false},
+    {cpu_feature::amx_tile, "amx_tile", "amx_tile", false},
+    {cpu_feature::amx_bf16, "amx_bf16", "amx_bf16", false},
+    {cpu_feature::amx_int8, "amx_int8", "amx_int8", false},
+    {cpu_feature::neon, "neon", "asimd", true},
+    {cpu_feature::asimd_dotprod, "asimd_dotprod", "asimddp", true},
+    {cpu_feature::asimd_fp16, "asimd_fp16", "asimdhp", true},
+    {cpu_feature::i8mm, "i8mm", "i8mm", true},
+    {cpu_feature::arm_bf16, "arm_bf16", "bf16", true},
+    {cpu_feature::sve, "sve", "sve", true},
+    {cpu_feature::sve2, "sve2", "sve2", true},
+    {cpu_feature::sme, "sme", "sme", true},
+}};
+static_assert(detail::table_is_indexed_and_unique(cpu_feature_table));
+static_assert(cpu_feature_count <= 32, "cpu_features is a 32-bit set");
+
+constexpr std::string_view to_string(cpu_feature f) noexcept {
+    return cpu_feature_table[static_cast<std::size_t>(f)].name;
+}
+
+/// A set of cpu_feature values.
+struct cpu_features {
+    std::uint32_t bits = 0;
+    constexpr bool has(cpu_feature f) const noexcept {
+        return (bits >> static_cast<unsigned>(f)) & 1u;
+    }
+    constexpr void set(cpu_feature f) noexcept { bits |= 1u << static_cast<unsigned>(f); }
+    friend constexpr bool operator==(cpu_features, cpu_features) noexcept = default;
+};
+
+enum class cpu_arch : std::uint8_t { unknown, x86_64, aarch64, arm, riscv64, ppc64le, s390x };
+constexpr std::string_view to_string(cpu_arch a) noexcept {
+    switch (a) {
+    case cpu_arch::unknown: return "unknown";
+    case cpu_arch::x86_64: return "x86_64";
+    case cpu_arch::aarch64: return "aarch64";
+    case cpu_arch::arm: return "arm";
+    case cpu_arch::riscv64: return "riscv64";
+    case cpu_arch::ppc64le: return "ppc64le";
+    case cpu_arch::s390x: return "s390x";
+    }
+    return "unknown";
+}
+
+struct cpu_info {
+    std::string model;
+    vendor maker = vendor::unknown;
+    cpu_arch arch = cpu_arch::unknown;
+    std::uint32_t sockets = 0;
+    std::uint32_t cores = 0;   ///< physical cores, all sockets
+    std::uint32_t threads = 0; ///< logical CPUs online
+    /// CPUs this process may run on (affinity mask / cgroup cpuset), 0 when unknown.
+    std::uint32_t usable_threads = 0;
+    /// The container's CPU quota in CPUs (cgroup v2 cpu.max, v1 cfs_quota_us/period_us;
+    /// 2.5 = 250 ms of CPU time per 100 ms), 0 when there is none.
+    double cpu_quota = 0;
+    cpu_features features;
+    friend bool operator==(const cpu_info&, const cpu_info&) = default;
+};
+
+// ---------------------------------------------------------------------------------------
+// Memory and NUMA
+
+struct memory_info {
+    sourced<std::uint64_t> total_bytes;     ///< physical RAM (MemTotal)
+    sourced<std::uint64_t> available_bytes; ///< MemAvailable
+    /// The container's limit (cgroup v2 memory.max, v1 memory.limit_in_bytes), if lower
+    /// than the physical total. Planning uses min(total, limit).
+    sourced<std::uint64_t> cgroup_limit_bytes;
+    constexpr std::uint64_t usable_bytes() const noexcept {
+        const auto total = total_bytes.value_or(0);
+        if (cgroup_limit_bytes && (total == 0 || *cgroup_limit_bytes < total)) return *cgroup_limit_bytes;
+        return total;
+    }
+    friend bool operator==(const memory_info&, const memory_info&) = default;
+};
+
+struct numa_node {
+    std::uint32_t id = 0;
+    std::uint64_t memory_bytes = 0;
+    std::string cpus; ///< kernel cpulist syntax, "0-15,32-47"
+    friend bool operator==(const numa_node&, const numa_node&) = default;
+};
+
+struct host_info {
+    cpu_info cpu;
+    memory_info memory;
+    std::vector<numa_node> numa;
+    friend bool operator==(const host_info&, const host_info&) = default;
+};
+
+// ---------------------------------------------------------------------------------------
+// Links, storage, environment
+
+/// One PCI function as /sys/bus/pci/devices/<address>/ describes it.
+struct pci_device {
+    pci_address address;
+    std::uint32_t class_code = 0; ///< 24-bit class/subclass/prog-if, 0x030000 = VGA
+    std::uint16_t vendor_id = 0;
+    std::uint16_t device_id = 0;
+    std::uint16_t subsystem_vendor_id = 0;
+    std::uint16_t subsystem_device_id = 0;
+    sourced<pcie_link> link_current;
+    sourced<pcie_link> link_max;
+    std::int32_t numa_node = -1; ///< -1: the kernel does not know (single node, or no SRAT)
+    std::string driver;          ///< bound driver's name ("nvidia", "amdgpu"), empty if none
+    friend bool operator==(const pci_device&, const pci_device&) = default;
+};
+
+struct interconnect {
+    interconnect_kind kind = interconnect_kind::none;
+    link_scope scope = link_scope::intra_node;
+    std::string name;  ///< "mlx5_0 port 1", "NVLink GPU0", "XGMI hive 0x1234"
+    std::string state; ///< as the source prints it ("ACTIVE", "4 links up")
+    /// Total bandwidth in decimal GB/s (both directions, as vendors quote it).
+    sourced<double> bandwidth_gbps;
+    /// Indices (accelerator_profile::index) of the devices it joins; empty for NICs.
+    std::vector<std::uint32_t> devices;
+    friend bool operator==(const interconnect&, const interconnect&) = default;
+};
+
+enum class storage_kind : std::uint8_t { unknown, nvme, sata_ssd, hdd, virtual_disk, network, ram };
+constexpr std::string_view to_string(storage_kind k) noexcept {
+    switch (k) {
+    case storage_kind::unknown: return "unknown";
+    case storage_kind::nvme: return "nvme";
+    case storage_kind::sata_ssd: return "sata_ssd";
+    case storage_kind::hdd: return "hdd";
+    case storage_kind::virtual_disk: return "virtual_disk";
+    case storage_kind::network: return "network";
+    case storage_kind::ram: return "ram";
+    }
+    return "unknown";
+}
+
+struct storage_device {
+    std::string name; ///< kernel name: nvme0n1, sda, vda
+    std::string model;
+    storage_kind kind = storage_kind::unknown;
+    std::uint64_t size_bytes = 0;
+    sourced<double> read_bandwidth_gbps;
+    friend bool operator==(const storage_device&, const storage_device&) = default;
+};
+
+enum class container_runtime : std::uint8_t { none, docker, podman, containerd, lxc, other };
+constexpr std::string_view to_string(container_runtime c) noexcept {
+    switch (c) {
+    case container_runtime::none: return "none";
+    case container_runtime::docker: return "docker";
+    case container_runtime::podman: return "podman";
+    case container_runtime::containerd: return "containerd";
+    case container_runtime::lxc: return "lxc";
+    case container_runtime::other: return "other";
+    }
+    return "none";
+}
+
+enum class cloud_provider : std::uint8_t { none, aws, gcp, azure, oracle, other };
+constexpr std::string_view to_string(cloud_provider c) noexcept {
+    switch (c) {
+    case cloud_provider::none: return "none";
+    case cloud_provider::aws: return "aws";
+    case cloud_provider::gcp: return "gcp";
+    case cloud_provider::azure: return "azure";
+    case cloud_provider::oracle: return "oracle";
+    case cloud_provider::other: return "other";
+    }
+    return "none";
+}
+
+struct runtime_environment {
+    container_runtime container = container_runtime::none;
+    bool kubernetes = false;
+    std::string kubernetes_namespace;
+    bool wsl = false;
+    std::string hypervisor; ///< "KVM", "Microsoft", … from DMI/cpuid; empty on bare metal
+    cloud_provider cloud = cloud_provider::none;
+    std::string instance_type;
+    std::string region;
+    std::string zone;
+    friend bool operator==(const runtime_environment&, const runtime_environment&) = default;
+};
+
+struct system_io {
+    std::vector<pci_device> pci_devices;
+    std::vector<interconnect> interconnects;
+    std::vector<storage_device> storage;
+    runtime_environment environment;
+
+    bool has_interconnect(link_scope s) const noexcept {
+        for (const auto& l : interconnects)
+            if (l.scope == s) return true;
+        return false;
+    }
+    friend bool operator==(const system_io&, const system_io&) = default;
+};
+
+AI_HWACCEL_NAMESPACE_END
+// ---- end ai_hwaccel/core/system_io.hpp
+// #include "ai_hwaccel/core/warning.hpp"
+// ---- begin ai_hwaccel/core/warning.hpp
+// ai-hwaccel core: typed warnings.
+//
+// Detection never fails: whatever goes wrong (a tool missing, hanging, crashing, printing
+// garbage; a file unreadable) becomes a warning in the registry, with a kind a program
+// can switch on and a message a person can read.
+
+// #include "ai_hwaccel/config.hpp"
+// #include "ai_hwaccel/core/backend.hpp"
+// #include "ai_hwaccel/core/taxonomy.hpp"
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+AI_HWACCEL_NAMESPACE_BEGIN
+
+enum class warning_kind : std::uint8_t {
+    tool_not_found,      ///< the tool is not installed in any trusted folder
+    tool_not_executable, ///< found, but not a regular executable file
+    tool_timed_out,      ///< killed after its time limit (the whole process group)
+    tool_failed,         ///< exited with a non-zero status (`code`)
+    tool_signalled,      ///< killed by a signal (`code` is the signal number)
+    output_truncated,    ///< output exceeded the byte cap and was cut
+    parse_error,         ///< output or file content not understood
+    permission_denied,   ///< a file or device was not readable by this user
+    read_error,          ///< any other I/O failure
+    unsafe_path_ignored, ///< a relative or empty PATH entry was skipped
+    value_out_of_range,  ///< a number outside what any real device reports
+    not_compiled,        ///< asked for a backend this build does not contain
+    disagreement,        ///< two sources disagree; the message says which was chosen
+    cache_invalid,       ///< a cache file was corrupt, foreign or newer; re-detected
+    hidden_by_mask,      ///< a *_VISIBLE_DEVICES-style variable hides the device
+    probe_failed,        ///< a probe stopped on an internal error (out of memory, …)
+};
+inline constexpr std::size_t warning_kind_count = 16;
+
+struct warning_kind_info {
+    warning_kind id;
+    std::string_view name;
+};
+inline constexpr std::array<warning_kind_info, warning_kind_count> warning_kind_table{{
+    {warning_kind::tool_not_found, "tool_not_found"},
+    {warning_kind::tool_not_executable, "tool_not_executable"},
+    {warning_kind::tool_timed_out, "tool_timed_out"},
+    {warning_kind::tool_failed, "tool_failed"},
+    {warning_kind::tool_signalled, "tool_signalled"},
+    {warning_kind::output_truncated, "output_truncated"},
+    {warning_kind::parse_error, "parse_error"},
+    {warning_kind::permission_denied, "permission_denied"},
+    {warning_kind::read_error, "read_error"},
+    {warning_kind::unsafe_path_ignored, "unsafe_path_ignored"},
+    {warning_kind::value_out_of_range, "value_out_of_range"},
+    {warning_kind::not_compiled, "not_compiled"},
+    {warning_kind::disagreement, "disagreement"},
+    {warning_kind::cache_invalid, "cache_invalid"},
+    {warning_kind::hidden_by_mask, "hidden_by_mask"},
+    {warning_kind::probe_failed, "probe_failed"},
+}};
+static_assert(detail::table_is_indexed_and_unique(warning_kind_table));
+
+constexpr std::string_view to_string(warning_kind k) noexcept {
+    return warning_kind_table[static_cast<std::size_t>(k)].name;
+}
+constexpr std::optional<warning_kind> parse_warning_kind(std::string_view s) noexcept {
+    return detail::parse_by_name<warning_kind>(warning_kind_table, s);
+}
+
+struct warning {
+    warning_kind kind = warning_kind::read_error;
+    std::optional<backend_id> backend; ///< empty for host-level probes (CPU, memory, …)
+    std::string subject;               ///< the tool or path concerned
+    std::string message;               ///< for people; never parsed
+    std::int32_t code = 0;             ///< exit status or signal number where relevant
+
+    friend bool operator==(const warning&, const warning&) = default;
+};
+
+/// "cuda: nvidia-smi: tool_timed_out: killed after 5 s".
+inline std::string to_string(const warning& w) {
+    std::string s;
+    if (w.backend) {
+        s += to_string(*w.backend);
+        s += ": ";
+    }
+    if (!w.subject.empty()) {
+        s += w.subject;
+        s += ": ";
+    }
+    s += to_string(w.kind);
+    if (!w.message.empty()) {
+        s += ": ";
+        s += w.message;
+    }
+    return s;
+}
+
+AI_HWACCEL_NAMESPACE_END
+// ---- end ai_hwaccel/core/warning.hpp
+// #include "ai_hwaccel/detect/cpu.hpp"
+// ---- begin ai_hwaccel/detect/cpu.hpp
+// ai-hwaccel detect: the host's CPU and memory.
+//
+// Pure parsers for /proc/cpuinfo, `lscpu`, /proc/meminfo and cgroup memory and CPU limits
+// (string_view in, data out, never throw), and the probe that feeds them from a
+// system_view. /proc/cpuinfo differs by architecture: x86 prints "model name", "flags",
+// "physical id", "core id"; arm64 prints "Features", "CPU implementer" and usually no
+// model name at all. The kernel's cpulist format is parsed by parse_cpulist
+// (detect/sysfs.hpp) and the NUMA nodes are read by probe_numa (detect/topology.hpp).
+
+// #include "ai_hwaccel/config.hpp"
+// #include "ai_hwaccel/core/profile.hpp"
+// #include "ai_hwaccel/core/system_io.hpp"
+// #include "ai_hwaccel/core/taxonomy.hpp"
+// #include "ai_hwaccel/core/text.hpp"
+// #include "ai_hwaccel/core/units.hpp"
+// #include "ai_hwaccel/core/warning.hpp"
+// #include "ai_hwaccel/detect/system.hpp"
+// ---- begin ai_hwaccel/detect/system.hpp
+// ai-hwaccel detect: the system a probe reads, and the real one.
+//
+// Probes never open files themselves: they ask a `system_view`, which can be the live
+// machine (`host_system`, optionally rooted at a directory that is laid out like a
+// machine's root, for captured trees and tests) or anything else that models the concept.
+// Every read is bounded: a file larger than the cap is cut and says so.
+//
+// Tools are run through the view too: the live host runs them with detect/process.hpp's
+// runner (no shell, timeouts, byte caps); a rooted host never runs anything and replays
+// captured outputs instead, from a folder inside the tree (see `capture_index_path`).
+
+// #include "ai_hwaccel/config.hpp"
+// #include "ai_hwaccel/core/text.hpp"
+// #include "ai_hwaccel/detect/process.hpp"
+// ---- begin ai_hwaccel/detect/process.hpp
+// ai-hwaccel detect: running a tool safely.
+//
+// Vendor tools (nvidia-smi, rocm-smi, hl-smi, …) are the only way to learn some facts,
+// and they misbehave in every way a program can: they hang in the driver, print megabytes,
+// crash, or are replaced by something planted in a writable folder. The runner here
+// treats each run as hostile:
+//
+//   - no shell: an argument vector goes to posix_spawn, so nothing is ever interpreted;
+//   - the tool is looked up only in absolute PATH entries and the vendors' usual install
+//     folders; relative and empty PATH entries (which mean "the current directory") are
+//     skipped and reported, and a name containing '/' must be an absolute path;
+//   - the child gets LC_ALL=C (numbers and messages in one known format), stdin from
+//     /dev/null, and the trusted PATH;
+//   - stdout and stderr are drained together with poll(), each into a buffer with a byte
+//     cap; a tool that goes past the cap is stopped and its output kept up to the cap;
+//   - the child leads its own process group, and on timeout the whole group is killed
+//     (SIGKILL) and reaped, so grandchildren holding the pipes cannot stall the caller;
+//   - the outcome says how the tool ended: exit status, signal, timeout, cap.
+//
+// Nothing here throws except std::bad_alloc from the buffers (bounded by the caps).
+
+// #include "ai_hwaccel/config.hpp"
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <stop_token>
+#include <string_view>
+#include <vector>
+
+#if AI_HWACCEL_OS_LINUX || AI_HWACCEL_OS_MACOS
+#include <cerrno>
+#include <csignal>
+#include <cstring>
+#include <fcntl.h>
+#include <poll.h>
+#include <spawn.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <thread>
+#include <unistd.h>
+
+extern "C" char** environ; // POSIX: the process environment (declared by no header)
+#endif
+
+AI_HWACCEL_NAMESPACE_BEGIN
+
+/// One tool run to perform.
+struct tool_request {
+    /// argv[0] is the tool's file name ("nvidia-smi", looked up in trusted folders) or an
+    /// absolute path; the rest are its arguments, passed as they are.
+    std::vector<std::string> argv;
+    std::chrono::milliseconds timeout{5000};
+    std::size_t stdout_cap = std::size_t{16} << 20;
+    std::size_t stderr_cap = std::size_t{64} << 10;
+    /// When stop is requested while the tool runs, its process group is killed at once
+    /// and the run ends as `cancelled` (asynchronous detection abandoned by its caller).
+    std::stop_token stop{};
+};
+
+/// How a run ended.
+enum class tool_status : std::uint8_t {
+    exited,         ///< ran to the end; `exit_code` says how (0 = success)
+    signalled,      ///< killed by a signal it did not ask for (`signal`)
+    timed_out,      ///< still running at the deadline; its process group was killed
+    truncated,      ///< printed more than a cap; stopped, output kept up to the cap
+    not_found,      ///< no such tool in any trusted folder (or no capture of it)
+    not_executable, ///< found, but not an executable regular file, or exec refused it
+    spawn_failed,   ///< the system could not start it (no memory, no pipes, …)
+    cancelled,      ///< stopped through the request's stop token; its process group was killed
+};
+
+constexpr std::string_view to_string(tool_status s) noexcept {
+    switch (s) {
+    case tool_status::exited: return "exited";
+    case tool_status::signalled: return "signalled";
+    case tool_status::timed_out: return "timed_out";
+    case tool_status::cancelled: return "cancelled";
+    case tool_status::truncated: return "truncated";
+    case tool_status::not_found: return "not_found";
+    case tool_status::not_executable: return "not_executable";
+    case tool_status::spawn_failed: return "spawn_failed";
+    }
+    return "spawn_failed";
+}
+
+struct tool_result {
+    tool_status status = tool_status::not_found;
+    int exit_code = 0; ///< for `exited`
+    int signal = 0;    ///< for `signalled`
+    std::string out;   ///< stdout, at most the request's cap
+    std::string err;   ///< stderr, at most the request's cap
+    bool out_truncated = false;
+    bool err_truncated = false;
+    std::string path; ///< the file that was run (or the capture replayed), when found
+    std::chrono::microseconds elapsed{0};
+    /// PATH entries skipped because they were not absolute ("", ".", "bin", …).
+    std::vector<std::string> unsafe_path_entries;
+    /// Set when the tool could not be killed and reaped (stuck in the kernel): it is left
+    /// behind rather than blocking detection.
+    bool abandoned = false;
+
+    /// Ran to the end with status 0.
+    bool succeeded() const noexcept { return status == tool_status::exited && exit_code == 0; }
+    /// There is output worth parsing: a clean run, or one cut at a cap.
+    bool has_output() const noexcept { return succeeded() || status == tool_status::truncated; }
+};
+
+/// The folders searched after the absolute PATH entries: the system's, then each
+/// compiled-in vendor's usual install folder (a compiled-out backend leaves none).
+inline constexpr std::string_view trusted_tool_dirs[] = {
+    "/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/usr/bin", "/sbin", "/bin",
+#if AI_HWACCEL_BACKEND_CUDA
+    "/usr/local/nvidia/bin", "/usr/local/cuda/bin",
+#endif
+#if AI_HWACCEL_BACKEND_ROCM
+    "/opt/rocm/bin",
+#endif
+#if AI_HWACCEL_BACKEND_NEURON
+    "/opt/aws/neuron/bin",
+#endif
+#if AI_HWACCEL_BACKEND_GAUDI
+    "/opt/habanalabs/bin",
+#endif
+#if AI_HWACCEL_BACKEND_QUALCOMM
+    "/opt/qti-aic/tools",
+#endif
+#if AI_HWACCEL_BACKEND_INTEL_GPU || AI_HWACCEL_BACKEND_INTEL_NPU
+    "/opt/intel/oneapi/bin",
+#endif
+};
+
+/// Where and how tools are looked up.
+struct tool_search {
+    /// The PATH to search; nullopt = this process's PATH.
+    std::optional<std::string> path;
+    /// Also search trusted_tool_dirs after PATH.
+    bool vendor_dirs = true;
+};
+
+/// Result of looking a tool up.
+struct tool_lookup {
+    tool_status status = tool_status::not_found; ///< exited (= found), not_found, not_executable
+    std::string path;                            ///< absolute path of what was found
+    std::vector<std::string> unsafe_path_entries;
+    std::vector<std::string> dirs; ///< every folder searched, in order (becomes the child's PATH)
+};
+
+#if AI_HWACCEL_OS_LINUX || AI_HWACCEL_OS_MACOS
+
+namespace detail {
+
+inline bool is_executable_file(const std::string& p, bool& exists) {
+    struct stat st {};
+    exists = ::stat(p.c_str(), &st) == 0;
+    return exists && S_ISREG(st.st_mode) && ::access(p.c_str(), X_OK) == 0;
+}
+
+inline void add_dir(std::vector<std::string>& dirs, std::string_view d) {
+    while (d.size() > 1 && d.back() == '/') d.remove_suffix(1);
+    for (const auto& x : dirs)
+        if (x == d) return;
+    dirs.emplace_back(d);
+}
+
+} // namespace detail
+
+/// Finds `name` in the absolute entries of the search PATH, then the trusted folders.
+inline tool_lookup find_tool(std::string_view name, const tool_search& search = {}) {
+    tool_lookup r;
+    if (name.empty() || name.find('\0') != std::string_view::npos) return r;
+    if (name.find('/') != std::string_view::npos) {
+        // A path: only an absolute one is trusted.
+        if (name.front() != '/') return r;
+        bool exists = false;
+        r.path = std::string(name);
+        r.status = detail::is_executable_file(r.path, exists) ? tool_status::exited
+                   : exists                                     ? tool_status::not_executable
+                                                                : tool_status::not_found;
+        if (r.status == tool_status::not_found) r.path.clear();
+        for (auto d : trusted_tool_dirs) detail::add_dir(r.dirs, d);
+        return r;
+    }
+    std::string path_value;
+    if (search.path) path_value = *search.path;
+    else if (const char* p = std::getenv("PATH")) path_value = p;
+    std::string_view rest = path_value;
+    for (;;) {
+        const auto colon = rest.find(':');
+        const std::string_view entry = rest.substr(0, colon);
+        if (entry.empty() || entry.front() != '/') r.unsafe_path_entries.emplace_back(entry);
+        else detail::add_dir(r.dirs, entry);
+        if (colon == std::string_view::npos) break;
+        rest.remove_prefix(colon + 1);
+    }
+    if (search.vendor_dirs)
+        for (auto d : trusted_tool_dirs) detail::add_dir(r.dirs, d);
+    std::string first_unusable;
+    for (const auto& d : r.dirs) {
+        std::string candidate = d == "/" ? "/" : d + "/";
+        candidate += name;
+        bool exists = false;
+        if (detail::is_executable_file(candidate, exists)) {
+            r.status = tool_status::exited;
+            r.path = std::move(candidate);
+            return r;
+        }
+        if (exists && first_unusable.empty()) first_unusable = std::move(candidate);
+    }
+    if (!first_unusable.empty()) {
+        r.status = tool_status::not_executable;
+        r.path = std::move(first_unusable);
+    }
+    return r;
+}
+
+namespace detail {
+
+// Reads what is available on `fd` into `buf` up to `cap`. Returns false at end of file or
+// on an error; sets `over` when the stream went past the cap.
+inline bool drain_into(int fd, std::string& buf, std::size_t cap, bool& over) {
+    char chunk[65536];
+    for (;;) {
+        const ::ssize_t n = ::read(fd, chunk, sizeof chunk);
+        if (n > 0) {
+            const auto got = static_cast<std::size_t>(n);
+            const std::size_t room = cap > buf.size() ? cap - buf.size() : 0;
+            buf.append(chunk, got < room ? got : room);
+            if (got > room) {
+                over = true;
+                return false;
+            }
+            continue;
+        }
+        if (n == 0) return false;
+        if (errno == EINTR) continue;
+        return errno == EAGAIN || errno == EWOULDBLOCK;
+    }
+}
+
+struct spawn_plan {
+    std::vector<std::string> env_storage;
+    std::vector<char*> envp;
+    std::vector<char*> argvp;
+};
+
+// The child's environment: this process's, with the locale forced to C and PATH set to
+// the folders that were searched.
+inline void build_env(spawn_plan& plan, const std::vector<std::string>& dirs) {
+    std::string path = "PATH=";
+    for (std::size_t i = 0; i < dirs.size(); ++i) {
+        if (i) path += ':';
+        path += dirs[i];
+    }
+    plan.env_storage.push_back(std::move(path));
+    plan.env_storage.emplace_back("LC_ALL=C");
+    plan.env_storage.emplace_back("LANG=C");
+    for (char** e = environ; e && *e; ++e) {
+        const std::string_view v = *e;
+        if (v.starts_with("PATH=") || v.starts_with("LC_") || v.starts_with("LANG=") ||
+            v.starts_with("LANGUAGE="))
+            continue;
+        plan.env_storage.emplace_back(v);
+    }
+    for (auto& s : plan.env_storage) plan.envp.push_back(s.data());
+    plan.envp.push_back(nullptr);
+}
+
+class fd_guard {
+public:
+    explicit fd_guard(int fd = -1) noexcept : fd_(fd) {}
+    ~fd_guard() { reset(); }
+    fd_guard(const fd_guard&) = delete;
+    fd_guard& operator=(const fd_guard&) = delete;
+    int get() const noexcept { return fd_; }
+    void reset() noexcept {
+        if (fd_ >= 0) ::close(fd_);
+        fd_ = -1;
+    }
+
+private:
+    int fd_;
+};
+
+inline bool make_pipe(int fds[2]) {
+#if AI_HWACCEL_OS_LINUX
+    return ::pipe2(fds, O_CLOEXEC | O_NONBLOCK) == 0;
+#else
+    // Not atomic with respect to a concurrent fork in another thread; acceptable where
+    // pipe2 does not exist.
+    if (::pipe(fds) != 0) return false;
+    for (int i = 0; i < 2; ++i) {
+        ::fcntl(fds[i], F_SETFD, FD_CLOEXEC);
+        ::fcntl(fds[i], F_SETFL, O_NONBLOCK);
+    }
+    return true;
+#endif
+}
+
+// Waits for `pid` until `deadline`; returns true and the status once it is reaped.
+inline bool reap_until(::pid_t pid, std::chrono::steady_clock::time_point deadline, int& status) {
+    auto pause = std::chrono::microseconds(200);
+    for (;;) {
+        const ::pid_t w = ::waitpid(pid, &status, WNOHANG);
+        if (w == pid) return true;
+        if (w < 0 && errno != EINTR) {
+            status = 0; // ECHILD: the caller ignores SIGCHLD; the kernel reaped it
+            return true;
+        }
+        if (std::chrono::steady_clock::now() >= deadline) return false;
+        std::this_thread::sleep_for(pause);
+        if (pause < std::chrono::milliseconds(20)) pause *= 2;
+    }
+}
+
+} // namespace detail
+
+/// Runs one tool as described at the top of this header. Never throws for a failing tool.
+inline tool_result run_tool(const tool_request& request, const tool_search& search = {}) {
+    using clock = std::chrono::steady_clock;
+    const auto start = clock::now();
+    tool_result r;
+    auto finish = [&]() -> tool_result {
+        r.elapsed = std::chrono::duration_cast<std::chrono::microseconds>(clock::now() - start);
+        return std::move(r);
+    };
+    if (request.argv.empty()) return finish();
+    for (const auto& a : request.argv)
+        if (a.find('\0') != std::string::npos) return finish(); // cannot be passed to exec
+
+    tool_lookup found = find_tool(request.argv.front(), search);
+    r.unsafe_path_entries = std::move(found.unsafe_path_entries);
+    r.path = found.path;
+    if (found.status != tool_status::exited) {
+        r.status = found.status;
+        return finish();
+    }
+
+    detail::spawn_plan plan;
+    detail::build_env(plan, found.dirs);
+    std::vector<std::string> args = request.argv;
+    for (auto& a : args) plan.argvp.push_back(a.data());
+    plan.argvp.push_back(nullptr);
+
+    int out_fds[2], err_fds[2];
+    r.status = tool_status::spawn_failed;
+    if (!detail::make_pipe(out_fds)) return finish();
+    detail::fd_guard out_read(out_fds[0]), out_write(out_fds[1]);
+    if (!detail::make_pipe(err_fds)) return finish();
+    detail::fd_guard err_read(err_fds[0]), err_write(err_fds[1]);
+    // The child's ends must block like ordinary pipes.
+    ::fcntl(out_write.get(), F_SETFL, 0);
+    ::fcntl(err_write.get(), F_SETFL, 0);
+
+    ::posix_spawn_file_actions_t actions;
+    ::posix_spawnattr_t attr;
+    if (::posix_spawn_file_actions_init(&actions) != 0) return finish();
+    if (::posix_spawnattr_init(&attr) != 0) {
+        ::posix_spawn_file_actions_destroy(&actions);
+        return finish();
+    }
+    ::posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+    ::posix_spawn_file_actions_adddup2(&actions, out_write.get(), 1);
+    ::posix_spawn_file_actions_adddup2(&actions, err_write.get(), 2);
+    // Own process group (so a timeout kills the tool's children too), default signal
+    // dispositions and an empty mask whatever the caller has set.
+    ::sigset_t none, all;
+    ::sigemptyset(&none);
+    ::sigfillset(&all);
+    ::posix_spawnattr_setsigmask(&attr, &none);
+    ::posix_spawnattr_setsigdefault(&attr, &all);
+    ::posix_spawnattr_setpgroup(&attr, 0);
+    ::posix_spawnattr_setflags(&attr, static_cast<short>(POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK |
+                                                         POSIX_SPAWN_SETSIGDEF));
+    ::pid_t pid = -1;
+    const int rc = ::posix_spawn(&pid, found.path.c_str(), &actions, &attr, plan.argvp.data(),
+                                 plan.envp.data());
+    ::posix_spawn_file_actions_destroy(&actions);
+    ::posix_spawnattr_destroy(&attr);
+    out_write.reset();
+    err_write.reset();
+    if (rc != 0) {
+        // glibc reports the exec's own failure here: ENOEXEC (not a program), EACCES.
+        r.status = (rc == ENOEXEC || rc == EACCES || rc == EPERM || rc == EISDIR) ? tool_status::not_executable
+                                                                                  : tool_status::spawn_failed;
+        return finish();
+    }
+    // It runs: `exited` until a timeout or a cap says otherwise; the wait status then
+    // tells an exit from a signal.
+    r.status = tool_status::exited;
+
+    const auto deadline = start + request.timeout;
+    bool out_open = true, err_open = true, reaped = false, killed = false;
+    int wait_status = 0;
+    clock::time_point reaped_at{};
+    auto kill_group = [&] {
+        ::kill(-pid, SIGKILL);
+        ::kill(pid, SIGKILL); // in case the group could not be created
+        killed = true;
+    };
+
+    while (out_open || err_open) {
+        const auto now = clock::now();
+        if (now >= deadline) {
+            r.status = tool_status::timed_out;
+            break;
+        }
+        if (request.stop.stop_requested()) { // checked at least every 100 ms
+            r.status = tool_status::cancelled;
+            break;
+        }
+        // After the tool itself has exited, its children may still hold the pipes; give
+        // them a moment to finish writing, then stop.
+        constexpr auto grace = std::chrono::milliseconds(250);
+        if (reaped && now >= reaped_at + grace) break;
+        auto wait = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now) + std::chrono::milliseconds(1);
+        if (!reaped && wait > std::chrono::milliseconds(100)) wait = std::chrono::milliseconds(100);
+        if (reaped && wait > grace) wait = grace;
+        ::pollfd fds[2];
+        ::nfds_t n = 0;
+        if (out_open) fds[n++] = {out_read.get(), POLLIN, 0};
+        if (err_open) fds[n++] = {err_read.get(), POLLIN, 0};
+        const int ready = ::poll(fds, n, static_cast<int>(wait.count()));
+        if (ready < 0 && errno != EINTR) break;
+        for (::nfds_t i = 0; ready > 0 && i < n; ++i) {
+            if (!(fds[i].revents & (POLLIN | POLLHUP | POLLERR | POLLNVAL))) continue;
+            const bool is_out = fds[i].fd == out_read.get();
+            bool over = false;
+            const bool open = is_out ? detail::drain_into(fds[i].fd, r.out, request.stdout_cap, over)
+                                     : detail::drain_into(fds[i].fd, r.err, request.stderr_cap, over);
+            if (over) (is_out ? r.out_truncated : r.err_truncated) = true;
+            if (!open) (is_out ? out_open : err_open) = false;
+        }
+        if (r.out_truncated || r.err_truncated) break;
+        if (!reaped) {
+            const ::pid_t w = ::waitpid(pid, &wait_status, WNOHANG);
+            if (w == pid || (w < 0 && errno == ECHILD)) {
+                reaped = true;
+                reaped_at = clock::now();
+            }
+        }
+    }
+    if (r.status == tool_status::exited && (r.out_truncated || r.err_truncated)) r.status = tool_status::truncated;
+
+    // Stop whatever is left of the group: the tool on timeout or cap, stray children
+    // holding the pipes after it exited.
+    if (r.status == tool_status::timed_out || r.status == tool_status::truncated ||
+        r.status == tool_status::cancelled)
+        kill_group();
+    else if (reaped && (out_open || err_open)) ::kill(-pid, SIGKILL);
+    if (!reaped) {
+        // Not yet exited: wait for it within the deadline; kill when it passes.
+        if (!killed && !detail::reap_until(pid, deadline, wait_status)) {
+            r.status = tool_status::timed_out;
+            kill_group();
+        }
+        if (killed) {
+            // SIGKILL cannot be refused, but a process stuck in the kernel dies only when
+            // the kernel lets it; do not wait for that forever.
+            if (!detail::reap_until(pid, clock::now() + std::chrono::seconds(2), wait_status)) r.abandoned = true;
+        }
+    }
+    if (r.status == tool_status::exited) {
+        if (WIFSIGNALED(wait_status)) {
+            r.status = tool_status::signalled;
+            r.signal = WTERMSIG(wait_status);
+        } else {
+            r.status = tool_status::exited;
+            r.exit_code = WIFEXITED(wait_status) ? WEXITSTATUS(wait_status) : 0;
+        }
+    }
+    return finish();
+}
+
+#endif // AI_HWACCEL_OS_LINUX || AI_HWACCEL_OS_MACOS
+
+AI_HWACCEL_NAMESPACE_END
+// ---- end ai_hwaccel/detect/process.hpp
+
+#include <charconv>
+#include <concepts>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#if AI_HWACCEL_OS_LINUX || AI_HWACCEL_OS_MACOS
+#include <cerrno>
+#include <cstdlib>
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#endif
+
+AI_HWACCEL_NAMESPACE_BEGIN
+
+/// Outcome of reading a file.
+enum class read_status : std::uint8_t { ok, truncated, not_found, permission_denied, error };
+
+struct file_read {
+    read_status status = read_status::error;
+    std::string data; ///< what was read (also for `truncated`: the first `cap` bytes)
+    bool ok() const noexcept { return status == read_status::ok || status == read_status::truncated; }
+};
+
+/// What a probe may ask of the machine. Paths are absolute ("/proc/meminfo"); a view
+/// decides what they resolve to.
+template <class S>
+concept system_view = requires(const S& s, std::string_view path, std::size_t cap) {
+    { s.read_file(path, cap) } -> std::same_as<file_read>;
+    { s.list_dir(path) } -> std::same_as<std::optional<std::vector<std::string>>>;
+    { s.read_link(path) } -> std::same_as<std::optional<std::string>>;
+    { s.exists(path) } -> std::same_as<bool>;
+    { s.env(path) } -> std::same_as<std::optional<std::string>>;
+    { s.run(std::declval<const tool_request&>()) } -> std::same_as<tool_result>;
+};
+
+/// Default cap for one file: sysfs values are a page at most; /proc/cpuinfo on a
+/// 256-thread server is ~400 KiB.
+inline constexpr std::size_t default_read_cap = 4u << 20;
+
+// ---------------------------------------------------------------------------------------
+// Captured tool outputs
+
+/// Where a machine tree keeps its captured tool outputs, relative to its root. The folder
+/// holds the outputs and an index, one line per captured run:
+///
+///     # comment
+///     <outcome> TAB <stdout file> TAB <command line>
+///
+/// `outcome` is the exit status ("0"), "timeout", "signal:<N>" or "not-executable"; the
+/// stdout file is a plain name inside the folder ("-" for none); the command line is the
+/// argument vector joined by single spaces, the tool by its file name ("nvidia-smi -L").
+/// A tool with no line is "not found" on that machine.
+inline constexpr std::string_view capture_index_path = "/ai-hwaccel-tools/index";
+inline constexpr std::string_view capture_dir_path = "/ai-hwaccel-tools";
+
+struct capture_entry {
+    std::string command_line;
+    std::string stdout_file; ///< empty for "-"
+    tool_status status = tool_status::exited;
+    int exit_code = 0;
+    int signal = 0;
+    friend bool operator==(const capture_entry&, const capture_entry&) = default;
+};
+
+struct capture_index {
+    std::vector<capture_entry> entries;
+    std::vector<std::size_t> bad_lines; ///< 1-based numbers of lines not understood
+
+    const capture_entry* find(std::string_view command_line) const noexcept {
+        for (const auto& e : entries)
+            if (e.command_line == command_line) return &e;
+        return nullptr;
+    }
+};
+
+/// The command line a request is keyed by: the tool's file name, then its arguments.
+inline std::string command_line_of(const std::vector<std::string>& argv) {
+    std::string line;
+    for (std::size_t i = 0; i < argv.size(); ++i) {
+        std::string_view a = argv[i];
+        if (i == 0)
+            if (const auto slash = a.rfind('/'); slash != std::string_view::npos) a.remove_prefix(slash + 1);
+        if (i) line += ' ';
+        line += a;
+    }
+    return line;
+}
+
+/// Parses a capture index. Lines it cannot read are listed, never fatal.
+inline capture_index parse_capture_index(std::string_view text) {
+    capture_index idx;
+    std::size_t number = 0;
+    while (!text.empty()) {
+        ++number;
+        const auto nl = text.find('\n');
+        std::string_view line = text.substr(0, nl);
+        text = nl == std::string_view::npos ? std::string_view{} : text.substr(nl + 1);
+        if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+        if (detail::trim(line).empty() || detail::trim(line).front() == '#') continue;
+        const auto t1 = line.find('\t');
+        const auto t2 = t1 == std::string_view::npos ? t1 : line.find('\t', t1 + 1);
+        if (t2 == std::string_view::npos) {
+            idx.bad_lines.push_back(number);
+            continue;
+        }
+        const std::string_view outcome = line.substr(0, t1);
+        const std::string_view file = line.substr(t1 + 1, t2 - t1 - 1);
+        const std::string_view command = detail::trim(line.substr(t2 + 1));
+        capture_entry e;
+        bool ok = !command.empty() && !file.empty();
+        // A plain file name: no folders, no way out of the capture folder.
+        if (file == "." || file == ".." || file.find('/') != std::string_view::npos ||
+            file.find('\0') != std::string_view::npos)
+            ok = false;
+        auto number_of = [](std::string_view s, int& v) {
+            const auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+            return ec == std::errc{} && p == s.data() + s.size();
+        };
+        if (outcome == "timeout") e.status = tool_status::timed_out;
+        else if (outcome == "not-executable") e.status = tool_status::not_executable;
+        else if (outcome.starts_with("signal:")) {
+            e.status = tool_status::signalled;
+            ok = ok && number_of(outcome.substr(7), e.signal) && e.signal > 0 && e.signal < 128;
+        } else
+            ok = ok && number_of(outcome, e.exit_code) && e.exit_code >= 0 && e.exit_code < 256;
+        if (!ok) {
+            idx.bad_lines.push_back(number);
+            continue;
+        }
+        e.command_line = std::string(command);
+        if (file != "-") e.stdout_file = std::string(file);
+        idx.entries.push_back(std::move(e));
+    }
+    return idx;
+}
+
+#if AI_HWACCEL_OS_LINUX || AI_HWACCEL_OS_MACOS
+/// The live machine, seen through an optional root prefix ("" or "/" is the real root).
+/// Environment variables always come from this process.
+class host_system {
+public:
+    host_system() = default;
+    /// A machine tree at `root`: files are read below it, and tools are replayed from its
+    /// captures instead of run. "" and "/" mean the live machine.
+    explicit host_system(std::string root, tool_search search = {})
+        : root_(std::move(root)), search_(std::move(search)) {
+        while (!root_.empty() && root_.back() == '/') root_.pop_back();
+    }
+    const std::string& root() const noexcept { return root_; }
+    /// True when tools are replayed from captures rather than run.
+    bool replays_tools() const noexcept { return !root_.empty(); }
+
+    file_read read_file(std::string_view path, std::size_t cap = default_read_cap) const {
+        file_read r;
+        const std::string full = resolve(path);
+        const int fd = ::open(full.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+        if (fd < 0) {
+            r.status = status_from_errno(errno);
+            return r;
+        }
+        // Only regular files and kernel attribute files; never block on a FIFO or device.
+        struct stat st {};
+        if (::fstat(fd, &st) != 0 || !(S_ISREG(st.st_mode))) {
+            ::close(fd);
+            r.status = read_status::error;
+            return r;
+        }
+        char buf[8192];
+        r.status = read_status::ok;
+        for (;;) {
+            const std::size_t want = cap - r.data.size() + 1 < sizeof buf ? cap - r.data.size() + 1 : sizeof buf;
+            const ::ssize_t n = ::read(fd, buf, want);
+            if (n < 0) {
+                if (errno == EINTR) continue;
+                r.status = status_from_errno(errno);
+                break;
+            }
+            if (n == 0) break;
+            r.data.append(buf, static_cast<std::size_t>(n));
+            if (r.data.size() > cap) {
+                r.data.resize(cap);
+                r.status = read_status::truncated;
+                break;
+            }
+        }
+        ::close(fd);
+        return r;
+    }
+
+    std::optional<std::vector<std::string>> list_dir(std::string_view path) const {
+        const std::string full = resolve(path);
+        DIR* d = ::opendir(full.c_str());
+        if (!d) return std::nullopt;
+        std::vector<std::string> names;
+        while (const dirent* e = ::readdir(d)) {
+            const std::string_view n = e->d_name;
+            if (n != "." && n != "..") names.emplace_back(n);
+        }
+        ::closedir(d);
+        return names;
+    }
+
+    std::optional<std::string> read_link(std::string_view path) const {
+        const std::string full = resolve(path);
+        char buf[4096];
+        const ::ssize_t n = ::readlink(full.c_str(), buf, sizeof buf);
+        if (n < 0 || static_cast<std::size_t>(n) >= sizeof buf) return std::nullopt;
+        return std::string(buf, static_cast<std::size_t>(n));
+    }
+
+    bool exists(std::string_view path) const {
+        struct stat st {};
+        return ::stat(resolve(path).c_str(), &st) == 0;
+    }
+
+    /// The live host: this process's environment. A machine tree: the captured process's,
+    /// from `<root>/proc/self/environ` (NUL-separated as the kernel writes it, or one
+    /// NAME=value per line as `env` prints it), and none at all without that file; the
+    /// caller's own variables never leak into another machine's detection.
+    std::optional<std::string> env(std::string_view name) const {
+        if (replays_tools()) return captured_env(name);
+        const std::string n(name);
+        if (const char* v = std::getenv(n.c_str())) return std::string(v);
+        return std::nullopt;
+    }
+
+    /// Runs a tool on the live machine; replays its capture in a machine tree.
+    tool_result run(const tool_request& request) const {
+        if (!replays_tools()) return run_tool(request, search_);
+        return replay(request);
+    }
+
+private:
+    tool_result replay(const tool_request& request) const {
+        tool_result r;
+        if (request.argv.empty()) return r;
+        const auto index_file = read_file(capture_index_path, 1u << 20);
+        if (!index_file.ok()) return r; // no captures: every tool is absent
+        const capture_index idx = parse_capture_index(index_file.data);
+        const capture_entry* e = idx.find(command_line_of(request.argv));
+        if (!e) return r;
+        r.status = e->status;
+        r.exit_code = e->exit_code;
+        r.signal = e->signal;
+        if (!e->stdout_file.empty()) {
+            std::string path(capture_dir_path);
+            path += '/';
+            path += e->stdout_file;
+            r.path = root_ + path;
+            auto out = read_file(path, request.stdout_cap);
+            if (!out.ok()) {
+                // An index that names a missing file is a broken capture, reported as a
+                // tool that could not be run.
+                r.status = tool_status::not_executable;
+                return r;
+            }
+            r.out = std::move(out.data);
+            if (out.status == read_status::truncated) {
+                r.out_truncated = true;
+                if (r.status == tool_status::exited) r.status = tool_status::truncated;
+            }
+        }
+        return r;
+    }
+
+    std::optional<std::string> captured_env(std::string_view name) const {
+        if (name.empty() || name.find('=') != std::string_view::npos) return std::nullopt;
+        const auto r = read_file("/proc/self/environ", 1u << 20);
+        if (!r.ok()) return std::nullopt;
+        const std::string_view text = r.data;
+        const char sep = text.find('\0') != std::string_view::npos ? '\0' : '\n';
+        std::size_t pos = 0;
+        while (pos < text.size()) {
+            auto end = text.find(sep, pos);
+            if (end == std::string_view::npos) end = text.size();
+            std::string_view entry = text.substr(pos, end - pos);
+            if (sep == '\n' && !entry.empty() && entry.back() == '\r') entry.remove_suffix(1);
+            if (entry.size() > name.size() && entry.starts_with(name) && entry[name.size()] == '=')
+                return std::string(entry.substr(name.size() + 1));
+            pos = end + 1;
+        }
+        return std::nullopt;
+    }
+
+    std::string resolve(std::string_view path) const {
+        std::string full = root_;
+        if (path.empty() || path.front() != '/') full += '/';
+        full += path;
+        return full;
+    }
+    static read_status status_from_errno(int e) noexcept {
+        switch (e) {
+        case ENOENT:
+        case ENOTDIR: return read_status::not_found;
+        case EACCES:
+        case EPERM: return read_status::permission_denied;
+        default: return read_status::error;
+        }
+    }
+
+    std::string root_;
+    tool_search search_;
+};
+static_assert(system_view<host_system>);
+#endif
+
+AI_HWACCEL_NAMESPACE_END
+// ---- end ai_hwaccel/detect/system.hpp
+// #include "ai_hwaccel/detect/sysfs.hpp"
+// ---- begin ai_hwaccel/detect/sysfs.hpp
+// ai-hwaccel detect: reading kernel interfaces.
+//
+// The pieces every host probe needs: whole numbers and "key: value" lines as /proc
+// prints them, sysfs hexadecimal attributes, the kernel's cpulist format
+// ("0-15,32-47"), a read that tells "absent" (the machine lacks the feature: no warning)
+// from "unreadable" (a warning), and symlink resolution that also works on captured
+// trees, where a version control system may have stored a sysfs link as a small file
+// holding the link's target.
+
+// #include "ai_hwaccel/config.hpp"
+// #include "ai_hwaccel/core/pci.hpp"
+// #include "ai_hwaccel/core/text.hpp"
+// #include "ai_hwaccel/core/warning.hpp"
+// #include "ai_hwaccel/detect/system.hpp"
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+AI_HWACCEL_NAMESPACE_BEGIN
+
+namespace detail {
+/// Parses a whole decimal unsigned number (no sign, no blanks); nullopt on overflow.
+constexpr std::optional<std::uint64_t> parse_u64(std::string_view s) noexcept {
+    if (s.empty() || s.size() > 20) return std::nullopt;
+    std::uint64_t v = 0;
+    for (char c : s) {
+        if (c < '0' || c > '9') return std::nullopt;
+        const auto d = static_cast<std::uint64_t>(c - '0');
+        if (v > (UINT64_MAX - d) / 10) return std::nullopt;
+        v = v * 10 + d;
+    }
+    return v;
+}
+
+/// Parses a whole decimal number with an optional leading '-' ("-1" is sysfs's "none").
+constexpr std::optional<std::int64_t> parse_i64(std::string_view s) noexcept {
+    const bool negative = !s.empty() && s.front() == '-';
+    if (negative) s.remove_prefix(1);
+    const auto v = parse_u64(s);
+    if (!v || *v > static_cast<std::uint64_t>(INT64_MAX)) return std::nullopt;
+    const auto i = static_cast<std::int64_t>(*v);
+    return negative ? -i : i;
+}
+
+/// Calls f(key, value, has_colon) for every "key : value" line (blanks around both trimmed).
+template <class F>
+constexpr void for_each_key_value(std::string_view text, F&& f) {
+    while (!text.empty()) {
+        const auto nl = text.find('\n');
+        const std::string_view line = text.substr(0, nl);
+        text = nl == std::string_view::npos ? std::string_view{} : text.substr(nl + 1);
+        const auto colon = line.find(':');
+        if (colon == std::string_view::npos) {
+            f(trim(line), std::string_view{}, false);
+            continue;
+        }
+        f(trim(line.substr(0, colon)), trim(line.substr(colon + 1)), true);
+    }
+}
+
+/// A sysfs hexadecimal attribute, "0x10de\n" → 0x10de (the "0x" is optional).
+constexpr std::optional<std::uint32_t> parse_hex_attribute(std::string_view s) noexcept {
+    s = trim(s);
+    if (s.size() > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) s.remove_prefix(2);
+    return parse_hex32(s);
+}
+
+inline void add_warning(std::vector<warning>& warnings, warning_kind kind, std::string_view subject,
+                        std::string message) {
+    warnings.push_back(warning{kind, std::nullopt, std::string(subject), std::move(message), 0});
+}
+
+/// Reads a file whose absence is normal (a feature the machine lacks): nullopt and no
+/// warning when it is missing; nullopt and a warning when it exists but cannot be read;
+/// its first `cap` bytes and a warning when it is longer.
+template <system_view S>
+std::optional<std::string> read_optional_file(const S& sys, std::string_view path, std::size_t cap,
+                                              std::vector<warning>& warnings) {
+    auto r = sys.read_file(path, cap);
+    switch (r.status) {
+    case read_status::ok: return std::move(r.data);
+    case read_status::truncated:
+        add_warning(warnings, warning_kind::output_truncated, path, "file larger than the read cap; parsed its start");
+        return std::move(r.data);
+    case read_status::not_found: return std::nullopt;
+    case read_status::permission_denied:
+        add_warning(warnings, warning_kind::permission_denied, path, "not readable");
+        return std::nullopt;
+    case read_status::error: break;
+    }
+    add_warning(warnings, warning_kind::read_error, path, "unreadable");
+    return std::nullopt;
+}
+
+/// The last component of a path ("/a/b/" → "b").
+constexpr std::string_view base_name(std::string_view path) noexcept {
+    while (path.size() > 1 && path.back() == '/') path.remove_suffix(1);
+    const auto slash = path.rfind('/');
+    return slash == std::string_view::npos ? path : path.substr(slash + 1);
+}
+
+/// `target` seen from directory `dir`: an absolute target replaces `dir`; "." and ".."
+/// are folded, never above "/". The result is absolute and has no trailing slash.
+inline std::string join_path(std::string_view dir, std::string_view target) {
+    std::vector<std::string_view> parts;
+    auto push = [&](std::string_view p) {
+        while (!p.empty()) {
+            const auto slash = p.find('/');
+            const std::string_view part = p.substr(0, slash);
+            p = slash == std::string_view::npos ? std::string_view{} : p.substr(slash + 1);
+            if (part.empty() || part == ".") continue;
+            if (part == "..") {
+                if (!parts.empty()) parts.pop_back();
+            } else {
+                parts.push_back(part);
+            }
+        }
+    };
+    if (target.empty() || target.front() != '/') push(dir);
+    push(target);
+    std::string out;
+    for (auto p : parts) {
+        out += '/';
+        out += p;
+    }
+    return out.empty() ? std::string("/") : out;
+}
+
+/// Whether `s` could be a relative sysfs link target as a version control system stores
+/// it when it cannot make links: one line of printable ASCII that starts with "../".
+constexpr bool looks_like_stored_link(std::string_view s) noexcept {
+    if (s.size() < 4 || !s.starts_with("../")) return false;
+    for (char c : s)
+        if (static_cast<unsigned char>(c) < 0x20 || static_cast<unsigned char>(c) >= 0x7f) return false;
+    return true;
+}
+
+/// Where the sysfs link `path` points, as an absolute path; nullopt when `path` is not a
+/// link. In a captured tree a link may have been stored as a small file holding its
+/// target (git does this where links cannot be made); such a file is followed as well.
+/// The target is joined lexically, which is exact when the folders above `path` are not
+/// links themselves (/sys/block/<name>); elsewhere only the target's last name is sure.
+template <system_view S>
+std::optional<std::string> resolve_sysfs_link(const S& sys, std::string_view path) {
+    const std::string parent = join_path(path, "..");
+    if (auto target = sys.read_link(path)) return join_path(parent, *target);
+    const auto r = sys.read_file(path, 4096);
+    if (r.status != read_status::ok) return std::nullopt;
+    std::string_view t = r.data;
+    if (!t.empty() && t.back() == '\n') t.remove_suffix(1);
+    if (!looks_like_stored_link(t)) return std::nullopt;
+    return join_path(parent, t);
+}
+} // namespace detail
+
+/// The largest CPU number parse_cpulist accepts by default. Kernels are configured for a
+/// few thousand CPUs at most (NR_CPUS); the cap leaves room for that and keeps a hostile
+/// "0-4294967295" from allocating gigabytes.
+inline constexpr std::uint32_t cpulist_max_cpus = 1u << 16;
+
+namespace detail {
+/// The ranges of a cpulist, sorted and merged; nullopt when it is not one.
+inline std::optional<std::vector<std::pair<std::uint32_t, std::uint32_t>>> cpulist_ranges(std::string_view text,
+                                                                                          std::uint32_t max_cpus) {
+    text = trim(text);
+    std::vector<std::pair<std::uint32_t, std::uint32_t>> ranges;
+    if (text.empty()) return ranges;
+    while (true) {
+        const auto comma = text.find(',');
+        const std::string_view item = text.substr(0, comma);
+        const auto dash = item.find('-');
+        const auto first = parse_u64(item.substr(0, dash));
+        const auto last = dash == std::string_view::npos ? first : parse_u64(item.substr(dash + 1));
+        if (!first || !last || *first > *last || *last >= max_cpus) return std::nullopt;
+        ranges.emplace_back(static_cast<std::uint32_t>(*first), static_cast<std::uint32_t>(*last));
+        if (comma == std::string_view::npos) break;
+        text.remove_prefix(comma + 1);
+        if (ranges.size() > max_cpus) return std::nullopt; // more items than CPUs: not a real list
+    }
+    std::sort(ranges.begin(), ranges.end());
+    std::vector<std::pair<std::uint32_t, std::uint32_t>> merged;
+    for (const auto& r : ranges) {
+        if (!merged.empty() && r.first <= merged.back().second + 1)
+            merged.back().second = std::max(merged.back().second, r.second);
+        else
+            merged.push_back(r);
+    }
+    return merged;
+}
+} // namespace detail
+
+/// The kernel's cpulist format ("0-3,8,10-11", as /sys/devices/system/cpu/online,
+/// node*/cpulist and Cpus_allowed_list print it) → the CPU numbers, sorted, each once.
+/// Blank text is the empty set (a CPU-less NUMA node prints an empty line). nullopt for
+/// anything else than numbers, "a-b" ranges and commas, for reversed ranges, and for CPU
+/// numbers at or above `max_cpus`.
+inline std::optional<std::vector<std::uint32_t>> parse_cpulist(std::string_view text,
+                                                              std::uint32_t max_cpus = cpulist_max_cpus) {
+    const auto ranges = detail::cpulist_ranges(text, max_cpus);
+    if (!ranges) return std::nullopt;
+    std::vector<std::uint32_t> cpus;
+    for (const auto& [first, last] : *ranges)
+        for (std::uint64_t c = first; c <= last; ++c) cpus.push_back(static_cast<std::uint32_t>(c));
+    return cpus;
+}
+
+/// How many CPUs a cpulist names, without listing them; nullopt when it is not a cpulist.
+inline std::optional<std::uint32_t> cpulist_count(std::string_view text, std::uint32_t max_cpus = cpulist_max_cpus) {
+    const auto ranges = detail::cpulist_ranges(text, max_cpus);
+    if (!ranges) return std::nullopt;
+    std::uint32_t n = 0;
+    for (const auto& [first, last] : *ranges) n += last - first + 1;
+    return n;
+}
+
+static_assert(detail::parse_i64("-1") == -1);
+static_assert(!detail::parse_i64("--1"));
+static_assert(detail::parse_hex_attribute("0x10de\n") == 0x10deu);
+static_assert(detail::base_name("/sys/bus/pci/drivers/nvidia") == "nvidia");
+
+AI_HWACCEL_NAMESPACE_END
+// ---- end ai_hwaccel/detect/sysfs.hpp
+// #include "ai_hwaccel/detect/topology.hpp"
+// ---- begin ai_hwaccel/detect/topology.hpp
+// ai-hwaccel detect: NUMA nodes and PCI functions.
+//
+// NUMA nodes come from /sys/devices/system/node/node<N>/{cpulist,meminfo}; a node may
+// have memory and no CPUs (the memory of a coherently attached GPU on IBM AC922 or
+// Grace Hopper is one) and is kept. PCI functions come from /sys/bus/pci/devices/<addr>/:
+// ids, class, NUMA node, bound driver and the current and maximum PCIe link. The link
+// attributes print "16.0 GT/s PCIe" on current kernels and "8 GT/s" on older ones.
+
+// #include "ai_hwaccel/config.hpp"
+// #include "ai_hwaccel/core/pci.hpp"
+// #include "ai_hwaccel/core/profile.hpp"
+// #include "ai_hwaccel/core/system_io.hpp"
+// #include "ai_hwaccel/core/text.hpp"
+// #include "ai_hwaccel/core/units.hpp"
+// #include "ai_hwaccel/core/warning.hpp"
+// #include "ai_hwaccel/detect/system.hpp"
+// #include "ai_hwaccel/detect/sysfs.hpp"
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+AI_HWACCEL_NAMESPACE_BEGIN
+
+// ---------------------------------------------------------------------------------------
+// NUMA
+
+/// A node's meminfo ("Node 250 MemTotal:       15728640 kB" and more lines like it) →
+/// the node's id and MemTotal in bytes (cpus left empty). nullopt without a MemTotal line
+/// or when lines name different nodes.
+inline std::optional<numa_node> parse_node_meminfo(std::string_view text) {
+    std::optional<std::uint32_t> id;
+    std::optional<std::uint64_t> total;
+    bool consistent = true;
+    detail::for_each_key_value(text, [&](std::string_view key, std::string_view value, bool has_colon) {
+        if (!has_colon || !key.starts_with("Node ")) return;
+        key.remove_prefix(5);
+        const auto sp = key.find(' ');
+        if (sp == std::string_view::npos) return;
+        const auto n = detail::parse_u64(key.substr(0, sp));
+        if (!n || *n > UINT32_MAX) return;
+        if (id && *id != *n) consistent = false;
+        id = static_cast<std::uint32_t>(*n);
+        if (detail::trim(key.substr(sp)) != "MemTotal") return;
+        const auto vsp = value.find(' ');
+        const auto kib = detail::parse_u64(value.substr(0, vsp));
+        const std::string_view unit = vsp == std::string_view::npos ? "" : detail::trim(value.substr(vsp));
+        if (!kib || unit != "kB" || *kib > UINT64_MAX / units::kib) return;
+        total = *kib * units::kib;
+    });
+    if (!consistent || !id || !total) return std::nullopt;
+    numa_node node;
+    node.id = *id;
+    node.memory_bytes = *total;
+    return node;
+}
+
+namespace detail {
+/// "node12" → 12; nullopt for the other entries of /sys/devices/system/node.
+constexpr std::optional<std::uint32_t> numa_dir_id(std::string_view name) noexcept {
+    if (!name.starts_with("node")) return std::nullopt;
+    const auto n = parse_u64(name.substr(4));
+    if (!n || *n > UINT32_MAX) return std::nullopt;
+    return static_cast<std::uint32_t>(*n);
+}
+} // namespace detail
+
+/// The NUMA nodes, by id. A kernel without NUMA (no /sys/devices/system/node) gives an
+/// empty list and no warning.
+template <system_view S>
+std::vector<numa_node> probe_numa(const S& sys, std::vector<warning>& warnings) {
+    std::vector<numa_node> nodes;
+    const auto names = sys.list_dir("/sys/devices/system/node");
+    if (!names) return nodes;
+    for (const auto& name : *names) {
+        const auto id = detail::numa_dir_id(name);
+        if (!id) continue;
+        const std::string dir = "/sys/devices/system/node/" + name;
+        numa_node node;
+        node.id = *id;
+        if (auto text = detail::read_optional_file(sys, dir + "/cpulist", 64 * 1024, warnings)) {
+            if (parse_cpulist(*text)) node.cpus = std::string(detail::trim(*text));
+            else detail::add_warning(warnings, warning_kind::parse_error, dir + "/cpulist", "not a cpulist");
+        }
+        if (auto text = detail::read_optional_file(sys, dir + "/meminfo", 64 * 1024, warnings)) {
+            const auto mem = parse_node_meminfo(*text);
+            if (!mem)
+                detail::add_warning(warnings, warning_kind::parse_error, dir + "/meminfo", "no Node MemTotal line");
+            else if (mem->id != node.id)
+                detail::add_warning(warnings, warning_kind::disagreement, dir + "/meminfo",
+                                    "describes node " + std::to_string(mem->id) + "; its size is not used for node " +
+                                        std::to_string(node.id));
+            else
+                node.memory_bytes = mem->memory_bytes;
+        }
+        nodes.push_back(std::move(node));
+    }
+    std::sort(nodes.begin(), nodes.end(), [](const numa_node& a, const numa_node& b) { return a.id < b.id; });
+    return nodes;
+}
+
+// ---------------------------------------------------------------------------------------
+// PCI
+
+/// A PCIe link speed attribute → the generation: "2.5 GT/s" 1, "5.0 GT/s PCIe" 2, 8 → 3,
+/// 16 → 4, 32 → 5, 64 → 6, 128 → 7. 0 for "Unknown", PCI-X speeds and anything else.
+constexpr std::uint8_t parse_pcie_link_speed(std::string_view s) noexcept {
+    s = detail::trim(s);
+    // Rate in tenths of GT/s, from at most 4 integer digits and a fraction whose digits
+    // after the first are zeros.
+    std::uint32_t tenths = 0;
+    std::size_t i = 0, int_digits = 0;
+    while (i < s.size() && s[i] >= '0' && s[i] <= '9') {
+        if (++int_digits > 4) return 0;
+        tenths = tenths * 10 + static_cast<std::uint32_t>(s[i++] - '0');
+    }
+    if (int_digits == 0) return 0;
+    tenths *= 10;
+    if (i < s.size() && s[i] == '.') {
+        ++i;
+        std::size_t frac_digits = 0;
+        while (i < s.size() && s[i] >= '0' && s[i] <= '9') {
+            if (frac_digits == 0) tenths += static_cast<std::uint32_t>(s[i] - '0');
+            else if (s[i] != '0') return 0;
+            ++frac_digits;
+            ++i;
+        }
+        if (frac_digits == 0) return 0;
+    }
+    while (i < s.size() && s[i] == ' ') ++i;
+    const std::string_view unit = s.substr(i);
+    if (!unit.starts_with("GT/s") || (unit.size() > 4 && unit[4] != ' ')) return 0;
+    switch (tenths) {
+    case 25: return 1;
+    case 50: return 2;
+    case 80: return 3;
+    case 160: return 4;
+    case 320: return 5;
+    case 640: return 6;
+    case 1280: return 7;
+    default: return 0;
+    }
+}
+
+/// A PCIe link width attribute ("16", or "x16" as some tools print it) → lanes, 1..32;
+/// 0 for a link that is down ("0") and for anything else.
+constexpr std::uint8_t parse_pcie_link_width(std::string_view s) noexcept {
+    s = detail::trim(s);
+    if (!s.empty() && (s.front() == 'x' || s.front() == 'X')) s.remove_prefix(1);
+    if (s.size() > 2) return 0;
+    const auto n = detail::parse_u64(s);
+    if (!n || *n > 32) return 0;
+    return static_cast<std::uint8_t>(*n);
+}
+
+static_assert(parse_pcie_link_speed("16.0 GT/s PCIe") == 4);
+static_assert(parse_pcie_link_speed("8 GT/s") == 3);
+static_assert(parse_pcie_link_speed("2.5 GT/s\n") == 1);
+static_assert(parse_pcie_link_speed("Unknown") == 0);
+static_assert(parse_pcie_link_width("x16") == 16);
+
+namespace detail {
+inline constexpr std::size_t sysfs_attribute_cap = 4096;
+
+/// Reads one of a PCI function's link attributes pair into `link`; false when neither
+/// file exists (no PCIe capability: host bridges, conventional PCI).
+template <system_view S>
+bool read_pcie_link(const S& sys, const std::string& dir, std::string_view which, pcie_link& link,
+                    std::vector<warning>& warnings) {
+    const std::string speed_path = dir + "/" + std::string(which) + "_link_speed";
+    const std::string width_path = dir + "/" + std::string(which) + "_link_width";
+    const auto speed = read_optional_file(sys, speed_path, sysfs_attribute_cap, warnings);
+    const auto width = read_optional_file(sys, width_path, sysfs_attribute_cap, warnings);
+    if (speed) {
+        link.generation = parse_pcie_link_speed(*speed);
+        // "Unknown" (older kernels: "Unknown speed") is the kernel saying so, not garbage.
+        if (link.generation == 0 && !trim(*speed).starts_with("Unknown"))
+            add_warning(warnings, warning_kind::parse_error, speed_path,
+                        "not a PCIe link speed: '" + std::string(trim(*speed).substr(0, 40)) + "'");
+    }
+    if (width) {
+        link.width = parse_pcie_link_width(*width);
+        // 0 and 255 are what the kernel prints for a function with no PCIe link of its
+        // own (integrated NPUs and GPUs): unknown, not garbage.
+        if (link.width == 0 && trim(*width) != "0" && trim(*width) != "255")
+            add_warning(warnings, warning_kind::parse_error, width_path,
+                        "not a PCIe link width: '" + std::string(trim(*width).substr(0, 40)) + "'");
+    }
+    return speed.has_value() || width.has_value();
+}
+
+/// Reads a hexadecimal id attribute no wider than `max`.
+template <system_view S>
+std::optional<std::uint32_t> read_pci_id(const S& sys, const std::string& path, std::uint32_t max,
+                                         std::vector<warning>& warnings) {
+    const auto text = read_optional_file(sys, path, sysfs_attribute_cap, warnings);
+    if (!text) return std::nullopt;
+    const auto v = parse_hex_attribute(*text);
+    if (!v) {
+        add_warning(warnings, warning_kind::parse_error, path, "not a hexadecimal id");
+        return std::nullopt;
+    }
+    if (*v > max) {
+        add_warning(warnings, warning_kind::value_out_of_range, path, "wider than the field it fills");
+        return std::nullopt;
+    }
+    return v;
+}
+} // namespace detail
+
+/// One PCI function from its sysfs directory (`/sys/bus/pci/devices/0000:65:00.0`, or the
+/// `/sys/devices/pci…/…/0000:65:00.0` it links to; the directory's name is the address).
+/// Attributes that are missing are left at their defaults without a warning; nullopt when
+/// the name is not a PCI address or the directory does not exist.
+template <system_view S>
+std::optional<pci_device> read_pci_device(const S& sys, std::string_view dir, std::vector<warning>& warnings) {
+    const auto address = parse_pci_address(detail::base_name(dir));
+    if (!address || !sys.exists(dir)) return std::nullopt;
+    const std::string d(dir);
+    pci_device p;
+    p.address = *address;
+    auto id16 = [&](const char* file, std::uint16_t& field) {
+        if (auto v = detail::read_pci_id(sys, d + "/" + file, 0xffffu, warnings))
+            field = static_cast<std::uint16_t>(*v);
+    };
+    if (auto v = detail::read_pci_id(sys, d + "/class", 0xffffffu, warnings)) p.class_code = *v;
+    id16("vendor", p.vendor_id);
+    id16("device", p.device_id);
+    id16("subsystem_vendor", p.subsystem_vendor_id);
+    id16("subsystem_device", p.subsystem_device_id);
+    pcie_link link;
+    if (detail::read_pcie_link(sys, d, "current", link, warnings)) p.link_current = {link, origin::sysfs};
+    link = {};
+    if (detail::read_pcie_link(sys, d, "max", link, warnings)) p.link_max = {link, origin::sysfs};
+    if (auto text = detail::read_optional_file(sys, d + "/numa_node", detail::sysfs_attribute_cap, warnings)) {
+        const auto n = detail::parse_i64(detail::trim(*text));
+        if (!n)
+            detail::add_warning(warnings, warning_kind::parse_error, d + "/numa_node", "not a number");
+        else if (*n < -1 || *n >= (std::int64_t{1} << 16))
+            detail::add_warning(warnings, warning_kind::value_out_of_range, d + "/numa_node",
+                                "node " + std::to_string(*n) + " is not one a kernel can have");
+        else
+            p.numa_node = static_cast<std::int32_t>(*n);
+    }
+    if (auto target = detail::resolve_sysfs_link(sys, d + "/driver"))
+        p.driver = std::string(detail::base_name(*target));
+    return p;
+}
+
+/// Every PCI function under /sys/bus/pci/devices, by address. A machine without a PCI
+/// bus (or a container without /sys) gives an empty list and no warning.
+template <system_view S>
+std::vector<pci_device> probe_pci(const S& sys, std::vector<warning>& warnings) {
+    std::vector<pci_device> devices;
+    const auto names = sys.list_dir("/sys/bus/pci/devices");
+    if (!names) return devices;
+    for (const auto& name : *names) {
+        if (!parse_pci_address(name)) {
+            detail::add_warning(warnings, warning_kind::parse_error, "/sys/bus/pci/devices/" + name,
+                                "not a PCI address; skipped");
+            continue;
+        }
+        if (auto p = read_pci_device(sys, "/sys/bus/pci/devices/" + name, warnings)) devices.push_back(std::move(*p));
+    }
+    std::sort(devices.begin(), devices.end(),
+              [](const pci_device& a, const pci_device& b) { return a.address < b.address; });
+    return devices;
+}
+
+AI_HWACCEL_NAMESPACE_END
+// ---- end ai_hwaccel/detect/topology.hpp
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+AI_HWACCEL_NAMESPACE_BEGIN
+
+namespace detail {
+/// The features named in a flags line (x86's "fpu vme … avx2 …" when `arm` is false,
+/// Arm's "fp asimd …" when true); whole space-separated words only.
+constexpr cpu_features cpu_features_from_flags(std::string_view flags, bool arm) noexcept {
+    cpu_features features;
+    while (!flags.empty()) {
+        const auto sp = flags.find_first_of(" \t");
+        const std::string_view word = trim(flags.substr(0, sp));
+        flags = sp == std::string_view::npos ? std::string_view{} : flags.substr(sp + 1);
+        if (word.empty()) continue;
+        for (const auto& f : cpu_feature_table)
+            if (f.arm == arm && word == f.proc_flag) features.set(f.id);
+        if (arm && word == "neon") features.set(cpu_feature::neon); // 32-bit Arm's name for it
+    }
+    return features;
+}
+} // namespace detail
+
+/// /proc/meminfo → total and available bytes (values are in kB, meaning KiB).
+/// A missing MemTotal leaves total empty; the caller decides what to warn.
+inline memory_info parse_meminfo(std::string_view text) {
+    memory_info m;
+    detail::for_each_key_value(text, [&](std::string_view key, std::string_view value, bool) {
+        if (key != "MemTotal" && key != "MemAvailable") return;
+        const auto sp = value.find(' ');
+        const std::string_view number = value.substr(0, sp);
+        const std::string_view unit = sp == std::string_view::npos ? "" : detail::trim(value.substr(sp));
+        const auto n = detail::parse_u64(number);
+        if (!n) return;
+        std::uint64_t mul = 1;
+        if (unit == "kB") mul = units::kib;
+        else if (!unit.empty()) return;
+        if (*n > UINT64_MAX / mul) return;
+        if (key == "MemTotal") m.total_bytes = {*n * mul, origin::sysfs};
+        else m.available_bytes = {*n * mul, origin::sysfs};
+    });
+    return m;
+}
+
+/// A cgroup memory limit file: v2 memory.max ("max" = none) or v1 memory.limit_in_bytes
+/// (a page-rounded huge number = none). Returns the limit in bytes, if there is one.
+inline std::optional<std::uint64_t> parse_cgroup_memory_limit(std::string_view text) noexcept {
+    text = detail::trim(text);
+    if (text == "max") return std::nullopt;
+    const auto n = detail::parse_u64(text);
+    // cgroup v1 reports "no limit" as PAGE_COUNTER_MAX pages, about 2^63 bytes.
+    if (!n || *n >= (std::uint64_t{1} << 62)) return std::nullopt;
+    return n;
+}
+
+/// /proc/cpuinfo → model, vendor, topology and the ISA features that matter for inference.
+inline cpu_info parse_cpuinfo(std::string_view text) {
+    cpu_info c;
+    std::set<std::string> packages;
+    std::set<std::pair<std::string, std::string>> cores;
+    std::uint32_t processors = 0;
+    std::string current_package;
+    std::string_view flags;
+    bool arm_flags = false;
+    detail::for_each_key_value(text, [&](std::string_view key, std::string_view value, bool has_colon) {
+        if (!has_colon) return;
+        if (key == "processor") {
+            ++processors;
+            current_package.clear();
+        } else if ((key == "model name" || key == "Model Name" || key == "cpu model") && c.model.empty()) {
+            c.model = std::string(value);
+        } else if (key == "vendor_id" && c.maker == vendor::unknown) {
+            if (value == "GenuineIntel") c.maker = vendor::intel;
+            else if (value == "AuthenticAMD") c.maker = vendor::amd;
+        } else if (key == "CPU implementer" && c.maker == vendor::unknown) {
+            // The implementer code names the licensee (0x41 Arm, 0x48 HiSilicon, 0x51
+            // Qualcomm…); only Arm's own cores are attributed, the rest stay unknown.
+            if (value == "0x41") c.maker = vendor::arm;
+            else if (value == "0x51") c.maker = vendor::qualcomm;
+        } else if (key == "physical id") {
+            current_package = std::string(value);
+            packages.insert(current_package);
+        } else if (key == "core id") {
+            cores.emplace(current_package, std::string(value));
+        } else if (key == "flags" && flags.empty()) {
+            flags = value;
+            c.arch = cpu_arch::x86_64; // "flags" is x86's spelling; 32-bit x86 is not a target
+        } else if (key == "Features" && flags.empty()) {
+            flags = value;
+            arm_flags = true;
+        } else if (key == "CPU architecture" && c.arch == cpu_arch::unknown) {
+            // 8 and later are AArch64 cores; /proc/cpuinfo of a 32-bit kernel says 7.
+            const auto v = detail::parse_u64(value);
+            if (v) c.arch = *v >= 8 ? cpu_arch::aarch64 : cpu_arch::arm;
+        }
+    });
+    c.threads = processors;
+    c.sockets = packages.empty() ? (processors ? 1u : 0u) : static_cast<std::uint32_t>(packages.size());
+    c.cores = cores.empty() ? processors : static_cast<std::uint32_t>(cores.size());
+    c.features = detail::cpu_features_from_flags(flags, arm_flags);
+    return c;
+}
+
+// ---------------------------------------------------------------------------------------
+// lscpu
+
+/// What `lscpu` prints that cpu_info does not hold, and cpu_info itself.
+struct lscpu_info {
+    cpu_info cpu; ///< model, vendor, architecture, sockets, cores, threads (online), features
+    std::uint32_t threads_per_core = 0;
+    std::uint32_t cores_per_socket = 0; ///< of the first CPU type listed (hybrid parts list several)
+    std::uint32_t numa_node_count = 0;  ///< "NUMA node(s)"
+    /// From the "NUMA nodeN CPU(s)" lines: ids and cpulists; lscpu prints no memory sizes.
+    std::vector<numa_node> numa;
+    std::string hypervisor_vendor; ///< "Hypervisor vendor" ("KVM", "Microsoft"), empty on bare metal
+    friend bool operator==(const lscpu_info&, const lscpu_info&) = default;
+};
+
+namespace detail {
+constexpr cpu_arch parse_cpu_arch(std::string_view s) noexcept {
+    if (s == "x86_64" || s == "amd64") return cpu_arch::x86_64;
+    if (s == "aarch64" || s == "arm64") return cpu_arch::aarch64;
+    if (s == "riscv64") return cpu_arch::riscv64;
+    if (s == "ppc64le") return cpu_arch::ppc64le;
+    if (s == "s390x") return cpu_arch::s390x;
+    if (s.starts_with("arm")) return cpu_arch::arm; // armv7l, armv6l, armv8l (32-bit)
+    return cpu_arch::unknown;
+}
+
+/// lscpu's "Vendor ID": the x86 CPUID vendor string, or on Arm the implementer's name.
+constexpr vendor cpu_vendor_from_id(std::string_view s) noexcept {
+    if (s == "GenuineIntel") return vendor::intel;
+    if (s == "AuthenticAMD") return vendor::amd;
+    if (s == "ARM") return vendor::arm;
+    if (s == "Qualcomm") return vendor::qualcomm;
+    if (s == "Apple") return vendor::apple;
+    if (s == "NVIDIA") return vendor::nvidia;
+    if (s == "Samsung") return vendor::samsung;
+    return vendor::unknown;
+}
+
+/// A count as lscpu prints it; "-" (unknown, new util-linux on Arm), garbage and counts
+/// beyond any machine (more than cpulist_max_cpus) are nullopt.
+constexpr std::optional<std::uint32_t> parse_count(std::string_view s) noexcept {
+    const auto n = parse_u64(s);
+    if (!n || *n > cpulist_max_cpus) return std::nullopt;
+    return static_cast<std::uint32_t>(*n);
+}
+} // namespace detail
+
+/// `lscpu` output → CPU description. Both layouts: the flat one of older util-linux
+/// (topology lines may come before "Model name") and the newer one, indented and grouped,
+/// with one "Model name" block per CPU type on hybrid Arm parts and "Core(s) per cluster"
+/// / "Socket(s): -" where the firmware names no sockets. CRLF line ends are tolerated.
+/// Cores are the sum over CPU types of cores per socket (or cluster) × sockets (or
+/// clusters); threads are the online CPUs (or "CPU(s)" when no online list is printed).
+inline lscpu_info parse_lscpu(std::string_view text) {
+    struct block {
+        bool has_model = false;
+        std::optional<std::uint32_t> threads_per_core, cores_per_unit, sockets, clusters;
+    };
+    lscpu_info out;
+    std::vector<block> blocks;
+    std::optional<std::uint32_t> cpus_total, cpus_online;
+    bool seen_flags = false;
+    auto current = [&]() -> block& {
+        if (blocks.empty()) blocks.emplace_back();
+        return blocks.back();
+    };
+    detail::for_each_key_value(text, [&](std::string_view key, std::string_view value, bool has_colon) {
+        if (!has_colon) return;
+        if (key == "Architecture") {
+            out.cpu.arch = detail::parse_cpu_arch(value);
+        } else if (key == "CPU(s)") {
+            cpus_total = detail::parse_count(value);
+        } else if (key == "On-line CPU(s) list") {
+            cpus_online = cpulist_count(value);
+        } else if (key == "Vendor ID") {
+            if (out.cpu.maker == vendor::unknown) out.cpu.maker = detail::cpu_vendor_from_id(value);
+        } else if (key == "Model name") {
+            if (blocks.empty() || blocks.back().has_model) blocks.emplace_back();
+            blocks.back().has_model = true;
+            if (out.cpu.model.empty()) out.cpu.model = std::string(value);
+        } else if (key == "Thread(s) per core") {
+            current().threads_per_core = detail::parse_count(value);
+        } else if (key == "Core(s) per socket" || key == "Core(s) per cluster") {
+            current().cores_per_unit = detail::parse_count(value);
+        } else if (key == "Socket(s)") {
+            current().sockets = detail::parse_count(value);
+        } else if (key == "Cluster(s)") {
+            current().clusters = detail::parse_count(value);
+        } else if (key == "NUMA node(s)") {
+            out.numa_node_count = detail::parse_count(value).value_or(0);
+        } else if (key.starts_with("NUMA node") && key.size() > 16 && key.ends_with(" CPU(s)")) {
+            const auto id = detail::parse_count(key.substr(9, key.size() - 16));
+            if (id && parse_cpulist(value)) out.numa.push_back(numa_node{*id, 0, std::string(value)});
+        } else if (key == "Flags") {
+            // Hybrid parts print one line per CPU type: keep what every type has.
+            // lscpu prints "Architecture" first; Arm kernels also say "aarch64"/"armv7l".
+            const bool arm = out.cpu.arch == cpu_arch::aarch64 || out.cpu.arch == cpu_arch::arm;
+            const auto f = detail::cpu_features_from_flags(value, arm);
+            out.cpu.features.bits = seen_flags ? (out.cpu.features.bits & f.bits) : f.bits;
+            seen_flags = true;
+        } else if (key == "Hypervisor vendor") {
+            out.hypervisor_vendor = std::string(value);
+        }
+    });
+    std::uint64_t cores = 0;
+    std::uint32_t sockets = 0;
+    for (const auto& b : blocks) {
+        const std::uint32_t units = b.sockets ? *b.sockets : b.clusters.value_or(1);
+        if (b.cores_per_unit) cores += std::uint64_t{*b.cores_per_unit} * units;
+        if (b.sockets && *b.sockets > sockets) sockets = *b.sockets;
+    }
+    if (!blocks.empty()) {
+        out.threads_per_core = blocks.front().threads_per_core.value_or(0);
+        out.cores_per_socket = blocks.front().cores_per_unit.value_or(0);
+    }
+    out.cpu.threads = cpus_online ? *cpus_online : cpus_total.value_or(0);
+    out.cpu.cores = cores <= UINT32_MAX ? static_cast<std::uint32_t>(cores) : 0;
+    out.cpu.sockets = sockets != 0 ? sockets : (out.cpu.threads != 0 ? 1u : 0u);
+    return out;
+}
+
+// ---------------------------------------------------------------------------------------
+// cgroup CPU limits
+
+namespace detail {
+/// quota/period in CPUs, or nullopt when either is not a positive number or the ratio is
+/// beyond any machine.
+constexpr std::optional<double> cpu_quota_ratio(std::uint64_t quota, std::uint64_t period) noexcept {
+    if (quota == 0 || period == 0) return std::nullopt;
+    const double cpus = static_cast<double>(quota) / static_cast<double>(period);
+    if (cpus > static_cast<double>(cpulist_max_cpus)) return std::nullopt;
+    return cpus;
+}
+} // namespace detail
+
+/// cgroup v2 `cpu.max` → the quota in CPUs: "max 100000" → 0 (no quota), "250000 100000"
+/// → 2.5. nullopt when the text is neither.
+constexpr std::optional<double> parse_cgroup_cpu_max(std::string_view text) noexcept {
+    text = detail::trim(text);
+    const auto sp = text.find(' ');
+    const std::string_view quota = text.substr(0, sp);
+    const std::string_view period = sp == std::string_view::npos ? std::string_view{} : detail::trim(text.substr(sp));
+    if (quota == "max") {
+        if (!period.empty() && !detail::parse_u64(period)) return std::nullopt;
+        return 0.0;
+    }
+    const auto q = detail::parse_u64(quota);
+    const auto p = detail::parse_u64(period);
+    if (!q || !p) return std::nullopt;
+    return detail::cpu_quota_ratio(*q, *p);
+}
+
+/// cgroup v1 `cpu.cfs_quota_us` and `cpu.cfs_period_us` → the quota in CPUs: quota "-1"
+/// → 0 (no quota), 250000 / 100000 → 2.5. nullopt when either is not a number.
+constexpr std::optional<double> parse_cgroup_cfs_quota(std::string_view quota, std::string_view period) noexcept {
+    const auto q = detail::parse_i64(detail::trim(quota));
+    const auto p = detail::parse_u64(detail::trim(period));
+    if (!q || !p) return std::nullopt;
+    if (*q == -1) return 0.0;
+    if (*q < 0) return std::nullopt;
+    return detail::cpu_quota_ratio(static_cast<std::uint64_t>(*q), *p);
+}
+
+static_assert(parse_cgroup_cpu_max("max 100000\n") == 0.0);
+static_assert(parse_cgroup_cpu_max("250000 100000\n") == 2.5);
+static_assert(parse_cgroup_cfs_quota("-1\n", "100000\n") == 0.0);
+
+namespace detail {
+/// This process's cgroup path from /proc/self/cgroup: the v2 line ("0::/path") when
+/// `controller` is empty, else the v1 line whose controller list names `controller`.
+inline std::optional<std::string> own_cgroup_path(std::string_view proc_cgroup, std::string_view controller) {
+    while (!proc_cgroup.empty()) {
+        const auto nl = proc_cgroup.find('\n');
+        const std::string_view line = trim(proc_cgroup.substr(0, nl));
+        proc_cgroup = nl == std::string_view::npos ? std::string_view{} : proc_cgroup.substr(nl + 1);
+        const auto c1 = line.find(':');
+        const auto c2 = c1 == std::string_view::npos ? c1 : line.find(':', c1 + 1);
+        if (c2 == std::string_view::npos) continue;
+        std::string_view controllers = line.substr(c1 + 1, c2 - c1 - 1);
+        const std::string_view path = line.substr(c2 + 1);
+        if (path.empty() || path.front() != '/') continue;
+        if (controller.empty()) {
+            if (line.substr(0, c1) == "0" && controllers.empty()) return std::string(path);
+            continue;
+        }
+        while (!controllers.empty()) {
+            const auto comma = controllers.find(',');
+            if (controllers.substr(0, comma) == controller) return std::string(path);
+            controllers = comma == std::string_view::npos ? std::string_view{} : controllers.substr(comma + 1);
+        }
+    }
+    return std::nullopt;
+}
+
+/// `mount` + `path`, then each parent of `path` up to `mount` itself: where a cgroup's
+/// limits and its ancestors' are, whether or not the process sees a cgroup namespace.
+inline std::vector<std::string> cgroup_dirs(std::string_view mount, std::string_view path) {
+    std::vector<std::string> dirs;
+    std::string p = join_path("/", path);
+    for (int depth = 0; depth < 64; ++depth) {
+        dirs.push_back(p == "/" ? std::string(mount) : std::string(mount) + p);
+        if (p == "/") break;
+        p = join_path(p, "..");
+    }
+    return dirs;
+}
+
+/// The CPU quota this process runs under, in CPUs (0 = none): the smallest quota set on
+/// its cgroup or any ancestor, cgroup v2 first, then v1's cpu controller.
+template <system_view S>
+double probe_cpu_quota(const S& sys, std::vector<warning>& warnings) {
+    const auto self = read_optional_file(sys, "/proc/self/cgroup", 64 * 1024, warnings);
+    double best = 0;
+    auto offer = [&](double q) {
+        if (q > 0 && (best == 0 || q < best)) best = q;
+    };
+    bool v2 = false;
+    const auto v2_path = self ? own_cgroup_path(*self, "") : std::nullopt;
+    for (const auto& dir : cgroup_dirs("/sys/fs/cgroup", v2_path.value_or("/"))) {
+        const std::string path = dir + "/cpu.max";
+        const auto text = read_optional_file(sys, path, 256, warnings);
+        if (!text) continue;
+        v2 = true;
+        if (auto q = parse_cgroup_cpu_max(*text)) offer(*q);
+        else add_warning(warnings, warning_kind::parse_error, path, "not 'max <period>' or '<quota> <period>'");
+    }
+    if (v2) return best;
+    const auto v1_path = self ? own_cgroup_path(*self, "cpu") : std::nullopt;
+    // Distributions mount the v1 controller as cpu,cpuacct and link cpu to it (or the reverse).
+    for (std::string_view mount : {"/sys/fs/cgroup/cpu,cpuacct", "/sys/fs/cgroup/cpu"}) {
+        bool seen = false;
+        for (const auto& dir : cgroup_dirs(mount, v1_path.value_or("/"))) {
+            const auto quota = read_optional_file(sys, dir + "/cpu.cfs_quota_us", 256, warnings);
+            if (!quota) continue;
+            seen = true;
+            const auto period = read_optional_file(sys, dir + "/cpu.cfs_period_us", 256, warnings);
+            if (!period) continue;
+            if (auto q = parse_cgroup_cfs_quota(*quota, *period)) offer(*q);
+            else
+                add_warning(warnings, warning_kind::parse_error, dir + "/cpu.cfs_quota_us",
+                            "not a quota and period in microseconds");
+        }
+        if (seen) break;
+    }
+    return best;
+}
+} // namespace detail
+
+// ---------------------------------------------------------------------------------------
+// The probe
+
+/// Reads the host's CPU (online and usable threads, CPU quota), memory, cgroup limits and
+/// NUMA nodes through `sys`, adding warnings for what could not be read. Returns the host
+/// description and the CPU's profile.
+/// Sockets and physical cores from each online CPU's sysfs topology
+/// (/sys/devices/system/cpu/cpuN/topology/{physical_package_id,core_id}): the kernel's own
+/// view, and the only one on Arm, whose /proc/cpuinfo names neither. Used only when every
+/// online CPU has both files; x86's /proc/cpuinfo prints the same ids, so a difference
+/// there is reported.
+template <system_view S>
+void probe_cpu_topology(const S& sys, std::string_view online_list, cpu_info& cpu, std::vector<warning>& warnings) {
+    const auto cpus = parse_cpulist(online_list);
+    if (!cpus || cpus->empty()) return;
+    std::set<std::int64_t> packages;
+    std::set<std::pair<std::int64_t, std::int64_t>> cores;
+    for (const auto n : *cpus) {
+        const std::string dir = "/sys/devices/system/cpu/cpu" + std::to_string(n) + "/topology/";
+        const auto pkg = sys.read_file(dir + "physical_package_id", 64);
+        const auto core = sys.read_file(dir + "core_id", 64);
+        if (!pkg.ok() || !core.ok()) return; // no topology (old kernel, captured tree without it)
+        const auto p = detail::parse_i64(detail::trim(pkg.data));
+        const auto c = detail::parse_i64(detail::trim(core.data));
+        if (!p || !c) {
+            warnings.push_back(warning{warning_kind::parse_error, std::nullopt, dir, "topology ids are not numbers", 0});
+            return;
+        }
+        packages.insert(*p);
+        cores.emplace(*p, *c);
+    }
+    const auto sockets = static_cast<std::uint32_t>(packages.size());
+    const auto physical = static_cast<std::uint32_t>(cores.size());
+    const bool cpuinfo_knows = cpu.arch == cpu_arch::x86_64 && cpu.sockets != 0;
+    if (cpuinfo_knows && (cpu.sockets != sockets || cpu.cores != physical))
+        warnings.push_back(warning{warning_kind::disagreement, std::nullopt, "/sys/devices/system/cpu",
+                                   "/proc/cpuinfo counts " + std::to_string(cpu.sockets) + " socket(s) and " +
+                                       std::to_string(cpu.cores) + " core(s), the sysfs topology " +
+                                       std::to_string(sockets) + " and " + std::to_string(physical) +
+                                       "; using sysfs, which describes the online CPUs",
+                                   0});
+    cpu.sockets = sockets;
+    cpu.cores = physical;
+}
+
+template <system_view S>
+std::pair<host_info, accelerator_profile> probe_host(const S& sys, std::vector<warning>& warnings) {
+    host_info host;
+    auto note = [&](warning_kind k, std::string_view path, std::string msg) {
+        detail::add_warning(warnings, k, path, std::move(msg));
+    };
+    auto read_reporting = [&](std::string_view path) -> std::optional<std::string> {
+        auto r = sys.read_file(path, default_read_cap);
+        if (r.status == read_status::truncated)
+            note(warning_kind::output_truncated, path, "file larger than the read cap; parsed its start");
+        if (r.ok()) return std::move(r.data);
+        if (r.status == read_status::permission_denied)
+            note(warning_kind::permission_denied, path, "not readable");
+        else
+            note(warning_kind::read_error, path, r.status == read_status::not_found ? "missing" : "unreadable");
+        return std::nullopt;
+    };
+
+    if (auto text = read_reporting("/proc/cpuinfo")) host.cpu = parse_cpuinfo(*text);
+    // The kernel's online mask is the authority on how many CPUs run; /proc/cpuinfo can be
+    // virtualised (LXCFS shows the container's share) or cut short.
+    constexpr std::string_view online_path = "/sys/devices/system/cpu/online";
+    if (auto text = detail::read_optional_file(sys, online_path, 64 * 1024, warnings)) {
+        const auto online = cpulist_count(*text);
+        if (!online || *online == 0) {
+            note(warning_kind::parse_error, online_path, "not a cpulist");
+        } else {
+            if (host.cpu.threads != 0 && host.cpu.threads != *online)
+                note(warning_kind::disagreement, online_path,
+                     "/proc/cpuinfo lists " + std::to_string(host.cpu.threads) + " processors, the online mask " +
+                         std::to_string(*online) + "; using " + std::to_string(*online) +
+                         " from sysfs, the kernel's own count (cpuinfo may be virtualised or cut short)");
+            host.cpu.threads = *online;
+            probe_cpu_topology(sys, *text, host.cpu, warnings);
+        }
+    }
+    // What this process may run on: its affinity mask, which cgroup cpusets narrow.
+    constexpr std::string_view status_path = "/proc/self/status";
+    if (auto text = detail::read_optional_file(sys, status_path, 64 * 1024, warnings)) {
+        detail::for_each_key_value(*text, [&](std::string_view key, std::string_view value, bool has_colon) {
+            if (!has_colon || key != "Cpus_allowed_list") return;
+            if (auto n = cpulist_count(value); n && *n != 0) host.cpu.usable_threads = *n;
+            else note(warning_kind::parse_error, status_path, "Cpus_allowed_list is not a cpulist");
+        });
+    }
+    host.cpu.cpu_quota = detail::probe_cpu_quota(sys, warnings);
+
+    if (auto text = read_reporting("/proc/meminfo")) {
+        host.memory = parse_meminfo(*text);
+        if (!host.memory.total_bytes) note(warning_kind::parse_error, "/proc/meminfo", "no MemTotal line");
+    }
+    // cgroup v2 unified hierarchy first, then v1's memory controller.
+    for (std::string_view path : {"/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes"}) {
+        auto r = sys.read_file(path, 64);
+        if (!r.ok()) continue;
+        if (auto limit = parse_cgroup_memory_limit(r.data)) host.memory.cgroup_limit_bytes = {*limit, origin::sysfs};
+        break;
+    }
+    const std::size_t warnings_before_numa = warnings.size();
+    host.numa = probe_numa(sys, warnings);
+    // The nodes' sizes add up to MemTotal on a plain kernel; a gap means one of the two was
+    // virtualised (LXCFS rewrites /proc/meminfo in containers) or cut. Both stay as read.
+    if (!host.numa.empty() && host.memory.total_bytes && warnings.size() == warnings_before_numa) {
+        std::uint64_t nodes = 0;
+        for (const auto& n : host.numa) nodes += n.memory_bytes;
+        const std::uint64_t total = *host.memory.total_bytes;
+        const std::uint64_t gap = nodes > total ? nodes - total : total - nodes;
+        if (gap > total / 100)
+            note(warning_kind::disagreement, "/sys/devices/system/node",
+                 "the NUMA nodes hold " + std::to_string(nodes) + " bytes, /proc/meminfo's MemTotal says " +
+                     std::to_string(total) + "; the memory total stays MemTotal, the memory the kernel manages (a gap "
+                     "means memory outside the nodes, e.g. hot-plugged or ballooned, or a /proc/meminfo "
+                     "virtualised by LXCFS)");
+    }
+
+    accelerator_profile cpu;
+    cpu.kind = device_kind::cpu;
+    cpu.maker = host.cpu.maker;
+    cpu.name = host.cpu.model.empty() ? std::string_view("CPU") : std::string_view(host.cpu.model);
+    if (const auto usable = host.memory.usable_bytes(); usable != 0)
+        cpu.memory_bytes = {usable, origin::sysfs};
+    if (host.memory.available_bytes) cpu.memory_free_bytes = host.memory.available_bytes;
+    if (host.cpu.cores != 0) cpu.compute_units = {host.cpu.cores, origin::sysfs};
+    return {std::move(host), cpu};
+}
+
+AI_HWACCEL_NAMESPACE_END
+// ---- end ai_hwaccel/detect/cpu.hpp
+// #include "ai_hwaccel/detect/environment.hpp"
+// ---- begin ai_hwaccel/detect/environment.hpp
+// ai-hwaccel detect: where the process runs — container, Kubernetes, WSL, hypervisor,
+// cloud.
+//
+// Container runtimes leave marks: Docker's /.dockerenv, Podman's /run/.containerenv, and
+// cgroup paths in /proc/1/cgroup and /proc/self/cgroup ("/docker/<id>",
+// "docker-<id>.scope", "libpod-<id>.scope", "/lxc/<name>", "lxc.payload.<name>",
+// "cri-containerd-<id>.scope", "/kubepods/…"). With cgroup v2 and a private cgroup
+// namespace (Docker's default there) the path is just "/", so the marker files matter.
+// Kubernetes sets KUBERNETES_SERVICE_HOST in every pod and mounts the service account's
+// namespace file. WSL's kernel names Microsoft in its release string. The hypervisor and
+// the cloud come from the firmware's DMI strings (/sys/class/dmi/id), the same evidence
+// cloud-init uses: "Amazon EC2", "Google Compute Engine", Azure's chassis asset tag
+// 7783-7084-3265-9085-8269-3286-77 (a plain Hyper-V VM has "Microsoft Corporation" too,
+// without the tag), Oracle's "OracleCloud.com" asset tag. Region and zone are not in DMI
+// and are left empty: finding them needs the network (metadata services), which detection
+// never touches.
+
+// #include "ai_hwaccel/config.hpp"
+// #include "ai_hwaccel/core/system_io.hpp"
+// #include "ai_hwaccel/core/text.hpp"
+// #include "ai_hwaccel/core/warning.hpp"
+// #include "ai_hwaccel/detect/system.hpp"
+// #include "ai_hwaccel/detect/sysfs.hpp"
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+AI_HWACCEL_NAMESPACE_BEGIN
+
+// ---------------------------------------------------------------------------------------
+// cgroup paths
+
+/// What a /proc/<pid>/cgroup file says about containers.
+struct cgroup_hints {
+    container_runtime runtime = container_runtime::none;
+    bool kubernetes = false;  ///< a "kubepods" cgroup
+    std::string container_id; ///< the id or name in the path, when it names one
+    friend bool operator==(const cgroup_hints&, const cgroup_hints&) = default;
+};
+
+namespace detail {
+/// Strips `prefix` and `suffix` from `s` if both are there.
+constexpr std::optional<std::string_view> between(std::string_view s, std::string_view prefix,
+                                                  std::string_view suffix) noexcept {
+    if (s.size() < prefix.size() + suffix.size() || !s.starts_with(prefix) || !s.ends_with(suffix))
+        return std::nullopt;
+    return s.substr(prefix.size(), s.size() - prefix.size() - suffix.size());
+}
+
+/// Looks at one cgroup path, segment by segment.
+inline void read_cgroup_path(std::string_view path, cgroup_hints& h) {
+    std::string_view previous;
+    auto found = [&](container_runtime r, std::string_view id) {
+        if (h.runtime == container_runtime::none || h.runtime == container_runtime::other) h.runtime = r;
+        if (h.container_id.empty()) h.container_id = std::string(id);
+    };
+    while (!path.empty()) {
+        const auto slash = path.find('/');
+        const std::string_view seg = path.substr(0, slash);
+        path = slash == std::string_view::npos ? std::string_view{} : path.substr(slash + 1);
+        if (seg.empty()) continue;
+        if (seg.starts_with("kubepods")) h.kubernetes = true; // kubepods, kubepods.slice, kubepods-burstable.slice
+        if (auto id = between(seg, "docker-", ".scope")) found(container_runtime::docker, *id);
+        else if (previous == "docker") found(container_runtime::docker, seg); // cgroupfs driver: /docker/<id>
+        else if (auto id2 = between(seg, "cri-containerd-", ".scope")) found(container_runtime::containerd, *id2);
+        else if (auto id3 = between(seg, "crio-", ".scope")) found(container_runtime::other, *id3); // CRI-O
+        else if (seg.starts_with("libpod-conmon-")) {
+            // Podman's monitor process, which runs on the host beside the container.
+        } else if (auto id4 = between(seg, "libpod-", ".scope")) found(container_runtime::podman, *id4);
+        else if (previous == "libpod_parent" && seg.starts_with("libpod-"))
+            found(container_runtime::podman, seg.substr(7));
+        else if (previous == "lxc") found(container_runtime::lxc, seg); // LXC before 4.0: /lxc/<name>
+        else if (seg.starts_with("lxc.payload.")) found(container_runtime::lxc, seg.substr(12));
+        else if (seg == "lxc.payload") found(container_runtime::lxc, {});
+        else if (h.kubernetes && previous.starts_with("pod") && h.container_id.empty())
+            h.container_id = std::string(seg); // cgroupfs driver: /kubepods/<qos>/pod<uid>/<id>
+        previous = seg;
+    }
+}
+} // namespace detail
+
+/// /proc/<pid>/cgroup ("hierarchy:controllers:/path" lines, v1, v2 or both) → the
+/// container runtime and Kubernetes pod its paths name. The daemons' own cgroups
+/// ("/system.slice/docker.service", "containerd.service", Podman's "libpod-conmon-…")
+/// belong to the host and are not read as containers. A Kubernetes pod whose path names
+/// no runtime (the cgroupfs driver: "/kubepods/burstable/pod<uid>/<id>") is runtime
+/// `other`.
+inline cgroup_hints parse_proc_cgroup(std::string_view text) {
+    cgroup_hints h;
+    while (!text.empty()) {
+        const auto nl = text.find('\n');
+        const std::string_view line = detail::trim(text.substr(0, nl));
+        text = nl == std::string_view::npos ? std::string_view{} : text.substr(nl + 1);
+        const auto c1 = line.find(':');
+        const auto c2 = c1 == std::string_view::npos ? c1 : line.find(':', c1 + 1);
+        if (c2 == std::string_view::npos) continue;
+        const std::string_view path = line.substr(c2 + 1);
+        if (path.empty() || path.front() != '/') continue;
+        detail::read_cgroup_path(path, h);
+    }
+    if (h.kubernetes && h.runtime == container_runtime::none) h.runtime = container_runtime::other;
+    return h;
+}
+
+// ---------------------------------------------------------------------------------------
+// DMI: hypervisor and cloud
+
+/// The /sys/class/dmi/id strings that identify a platform (blanks trimmed).
+struct dmi_info {
+    std::string sys_vendor, product_name, product_version, product_serial, product_uuid;
+    std::string bios_vendor, bios_version, board_vendor, chassis_vendor, chassis_asset_tag;
+    friend bool operator==(const dmi_info&, const dmi_info&) = default;
+};
+
+struct platform_identity {
+    cloud_provider cloud = cloud_provider::none;
+    std::string hypervisor;    ///< "KVM", "QEMU", "Xen", "VMware", "Microsoft", …; empty: bare metal or unknown
+    std::string instance_type; ///< where the firmware names it (AWS: product_name, "p4d.24xlarge")
+    friend bool operator==(const platform_identity&, const platform_identity&) = default;
+};
+
+/// The DMI-visible azure marker: Hyper-V VMs everywhere say "Microsoft Corporation"
+/// / "Virtual Machine", Azure's also carry this chassis asset tag.
+inline constexpr std::string_view azure_chassis_asset_tag = "7783-7084-3265-9085-8269-3286-77";
+
+/// Hypervisor and cloud from DMI strings, plus /sys/hypervisor/type and /uuid (Xen
+/// guests). Cloud rules: AWS when a vendor string is "Amazon EC2", the BIOS version names
+/// Amazon (Xen-era instances: "4.11.amazon"), or (in a VM) the Xen or product UUID
+/// starts with "ec2"; GCP for product "Google Compute Engine", BIOS vendor "Google" or
+/// serial "GoogleCloud-…"; Azure only with its chassis asset tag; Oracle for the
+/// "OracleCloud.com" asset tag; `other` for DigitalOcean, Hetzner, Vultr, Scaleway,
+/// UpCloud, Linode/Akamai, Alibaba Cloud ECS, Exoscale, CloudSigma, Huawei Cloud and Open
+/// Telekom Cloud. Software platforms (OpenStack, CloudStack) are not clouds by themselves.
+inline platform_identity identify_platform(const dmi_info& d, std::string_view hypervisor_type = {},
+                                           std::string_view hypervisor_uuid = {}) {
+    using detail::icontains;
+    using detail::iequals;
+    platform_identity p;
+    const std::string_view vendor = d.sys_vendor, product = d.product_name;
+    const bool ec2_vendor = vendor == "Amazon EC2" || d.board_vendor == "Amazon EC2" || d.bios_vendor == "Amazon EC2";
+    const bool metal = ec2_vendor && product.ends_with(".metal");
+
+    // Hypervisor, most specific evidence first.
+    if (iequals(detail::trim(hypervisor_type), "xen")) p.hypervisor = "Xen";
+    else if (ec2_vendor) p.hypervisor = metal ? "" : "Amazon"; // Nitro (KVM-based); ".metal" has none
+    else if (icontains(product, "KVM")) p.hypervisor = "KVM";
+    else if (vendor == "QEMU") p.hypervisor = "QEMU"; // KVM or TCG: DMI cannot tell
+    else if (icontains(vendor, "VMware") || icontains(product, "VMware")) p.hypervisor = "VMware";
+    else if (vendor == "innotek GmbH" || product == "VirtualBox") p.hypervisor = "VirtualBox";
+    else if (vendor == "Microsoft Corporation" && product == "Virtual Machine") p.hypervisor = "Microsoft";
+    else if (vendor == "Xen" || product == "HVM domU" || d.chassis_vendor == "Xen") p.hypervisor = "Xen";
+    else if (vendor == "Google" && product == "Google Compute Engine") p.hypervisor = "Google";
+    else if (icontains(vendor, "Parallels")) p.hypervisor = "Parallels";
+    else if (d.chassis_vendor == "Bochs") p.hypervisor = "QEMU"; // QEMU's default chassis vendor
+
+    const auto starts_ec2 = [](std::string_view s) { return s.size() >= 3 && iequals(s.substr(0, 3), "ec2"); };
+    const std::string_view tag = d.chassis_asset_tag;
+    if (ec2_vendor || icontains(d.bios_version, "amazon") ||
+        (!p.hypervisor.empty() && (starts_ec2(detail::trim(hypervisor_uuid)) || starts_ec2(d.product_uuid)))) {
+        p.cloud = cloud_provider::aws;
+        // Nitro instances name their type; Xen-era ones say "HVM domU".
+        if (ec2_vendor && product.find('.') != std::string_view::npos) p.instance_type = d.product_name;
+    } else if (product == "Google Compute Engine" || d.bios_vendor == "Google" ||
+               d.product_serial.starts_with("GoogleCloud-")) {
+        // Not sys_vendor "Google" alone: Chromebooks say that too.
+        p.cloud = cloud_provider::gcp;
+    } else if (tag == azure_chassis_asset_tag) {
+        p.cloud = cloud_provider::azure;
+    } else if (tag == "OracleCloud.com") {
+        p.cloud = cloud_provider::oracle;
+    } else {
+        for (std::string_view v : {"DigitalOcean", "Hetzner", "Vultr", "Scaleway", "UpCloud", "Linode", "Akamai",
+                                   "Alibaba Cloud"})
+            if (vendor == v) p.cloud = cloud_provider::other;
+        if (product == "Droplet" || product == "Alibaba Cloud ECS" || product.starts_with("Exoscale") ||
+            product == "CloudSigma" || tag == "HUAWEICLOUD" || tag == "OpenTelekomCloud")
+            p.cloud = cloud_provider::other;
+    }
+    return p;
+}
+
+// ---------------------------------------------------------------------------------------
+// WSL, Kubernetes
+
+/// Whether a kernel release or /proc/version string is WSL's: "5.15.153.1-microsoft-
+/// standard-WSL2", "4.4.0-19041-Microsoft" (WSL 1).
+constexpr bool is_wsl_kernel(std::string_view release) noexcept {
+    return detail::icontains(release, "microsoft") || release.find("WSL") != std::string_view::npos;
+}
+
+/// Whether `s` is a Kubernetes namespace name (an RFC 1123 label: 1–63 of a-z, 0-9 and
+/// '-', starting and ending with a letter or digit).
+constexpr bool is_kubernetes_namespace(std::string_view s) noexcept {
+    if (s.empty() || s.size() > 63 || s.front() == '-' || s.back() == '-') return false;
+    for (char c : s)
+        if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-')) return false;
+    return true;
+}
+
+static_assert(is_wsl_kernel("5.15.153.1-microsoft-standard-WSL2"));
+static_assert(!is_wsl_kernel("6.17.0-1013-azure"));
+static_assert(is_kubernetes_namespace("kube-system") && !is_kubernetes_namespace("Default"));
+
+// ---------------------------------------------------------------------------------------
+// The probes
+
+/// Reads /sys/class/dmi/id. Files that are missing are left empty; the serial and UUID
+/// are readable by root only, so their being denied is not a warning.
+template <system_view S>
+dmi_info read_dmi(const S& sys, std::vector<warning>& warnings) {
+    dmi_info d;
+    struct field {
+        const char* file;
+        std::string dmi_info::*member;
+        bool root_only;
+    };
+    static constexpr field fields[] = {
+        {"sys_vendor", &dmi_info::sys_vendor, false},
+        {"product_name", &dmi_info::product_name, false},
+        {"product_version", &dmi_info::product_version, false},
+        {"product_serial", &dmi_info::product_serial, true},
+        {"product_uuid", &dmi_info::product_uuid, true},
+        {"bios_vendor", &dmi_info::bios_vendor, false},
+        {"bios_version", &dmi_info::bios_version, false},
+        {"board_vendor", &dmi_info::board_vendor, false},
+        {"chassis_vendor", &dmi_info::chassis_vendor, false},
+        {"chassis_asset_tag", &dmi_info::chassis_asset_tag, false},
+    };
+    for (const auto& f : fields) {
+        const std::string path = std::string("/sys/class/dmi/id/") + f.file;
+        std::optional<std::string> text;
+        if (f.root_only) {
+            std::vector<warning> ignored; // permission denied is the normal case for users
+            text = detail::read_optional_file(sys, path, 4096, ignored);
+        } else {
+            text = detail::read_optional_file(sys, path, 4096, warnings);
+        }
+        if (text) d.*(f.member) = std::string(detail::trim(*text));
+    }
+    return d;
+}
+
+/// Container, Kubernetes, WSL, hypervisor and cloud of the machine seen through `sys`.
+/// Missing files are normal (most of them only exist in one kind of environment) and
+/// give no warning; unreadable ones do.
+template <system_view S>
+runtime_environment probe_environment(const S& sys, std::vector<warning>& warnings) {
+    runtime_environment env;
+    // Containers: marker files first, then cgroup paths (PID 1's, then ours).
+    if (sys.exists("/.dockerenv")) env.container = container_runtime::docker;
+    else if (sys.exists("/run/.containerenv")) env.container = container_runtime::podman;
+    for (std::string_view path : {"/proc/1/cgroup", "/proc/self/cgroup"}) {
+        const auto text = detail::read_optional_file(sys, path, 64 * 1024, warnings);
+        if (!text) continue;
+        const auto h = parse_proc_cgroup(*text);
+        env.kubernetes = env.kubernetes || h.kubernetes;
+        if (env.container == container_runtime::none ||
+            (env.container == container_runtime::other && h.runtime != container_runtime::none))
+            env.container = h.runtime;
+    }
+    // systemd's convention, which Podman, LXC and systemd-nspawn follow for PID 1.
+    if (env.container == container_runtime::none) {
+        if (const auto c = sys.env("container")) {
+            if (*c == "podman") env.container = container_runtime::podman;
+            else if (*c == "docker") env.container = container_runtime::docker;
+            else if (*c == "lxc" || *c == "lxc-libvirt") env.container = container_runtime::lxc;
+            else if (!c->empty()) env.container = container_runtime::other;
+        }
+    }
+
+    // Kubernetes: the service variables every pod gets, and the service account's namespace.
+    if (const auto host = sys.env("KUBERNETES_SERVICE_HOST"); host && !host->empty()) env.kubernetes = true;
+    constexpr std::string_view ns_path = "/var/run/secrets/kubernetes.io/serviceaccount/namespace";
+    if (const auto ns = detail::read_optional_file(sys, ns_path, 4096, warnings)) {
+        const std::string_view name = detail::trim(*ns);
+        if (is_kubernetes_namespace(name)) {
+            env.kubernetes = true;
+            env.kubernetes_namespace = std::string(name);
+        } else {
+            detail::add_warning(warnings, warning_kind::parse_error, ns_path, "not a Kubernetes namespace name");
+        }
+    }
+    if (env.kubernetes && env.container == container_runtime::none) env.container = container_runtime::other;
+
+    // WSL: the kernel's release string.
+    for (std::string_view path : {"/proc/sys/kernel/osrelease", "/proc/version"}) {
+        if (const auto text = detail::read_optional_file(sys, path, 4096, warnings)) {
+            env.wsl = is_wsl_kernel(*text);
+            break;
+        }
+    }
+
+    // Hypervisor and cloud.
+    const auto dmi = read_dmi(sys, warnings);
+    const auto hv_type = detail::read_optional_file(sys, "/sys/hypervisor/type", 256, warnings);
+    const auto hv_uuid = detail::read_optional_file(sys, "/sys/hypervisor/uuid", 256, warnings);
+    auto platform = identify_platform(dmi, hv_type ? std::string_view(*hv_type) : std::string_view{},
+                                      hv_uuid ? std::string_view(*hv_uuid) : std::string_view{});
+    env.hypervisor = std::move(platform.hypervisor);
+    env.cloud = platform.cloud;
+    env.instance_type = std::move(platform.instance_type);
+    return env;
+}
+
+AI_HWACCEL_NAMESPACE_END
+// ---- end ai_hwaccel/detect/environment.hpp
+// #include "ai_hwaccel/detect/fabric.hpp"
+// ---- begin ai_hwaccel/detect/fabric.hpp
+// ai-hwaccel detect: the node's network fabric (InfiniBand and RoCE ports).
+//
+// A host probe, like those of detect/topology.hpp: it belongs to no backend and is always
+// compiled. It lists every port of every RDMA device under /sys/class/infiniband and turns
+// each into an `interconnect` that leaves the node (scope inter_node; the links between
+// GPUs inside the node come from the GPU backends). The same ports can be read from the
+// text of `ibstat` and `ibstatus` (infiniband-diags), for captures sent in bug reports.
+//
+// What the kernel prints (drivers/infiniband/core/sysfs.c): a port's `state` is
+// "<n>: <NAME>" (NOP, DOWN, INIT, ARMED, ACTIVE, ACTIVE_DEFER), `phys_state` "<n>: <Name>"
+// (LinkUp, Polling, Disabled, …), `rate` "<Gb/s>[.5] Gb/sec (<width>X <speed>)" with the
+// speed's name (SDR … NDR, XDR), `link_layer` "InfiniBand", "Ethernet" or "Unknown"; a
+// device's `node_type` is "<n>: CA" (or RNIC, usNIC, usNIC UDP, switch, router,
+// unspecified), and each GID's `gid_attrs/types/<i>` "IB/RoCE v1" or "RoCE v2".
+//
+// Bandwidth. `rate` is the link's rate in one direction, in Gb/s as the IBTA names it
+// ("400 Gb/sec (4X NDR)"); `interconnect::bandwidth_gbps` is decimal GB/s summed over both
+// directions, as vendors quote NVLink. So a 400 Gb/s port is 400 × 2 / 8 = 100 GB/s. The
+// rate is the one the kernel prints, before line coding (QDR's 40 Gb/s carries 32 Gb/s of
+// data); it is not corrected here.
+//
+// Ports that are not ACTIVE (down, polling, initialising, armed) are listed, with their
+// state, but their bandwidth stays unknown: a port that carries no traffic adds none, and
+// the rate a down port prints is not a negotiated one.
+
+// #include "ai_hwaccel/config.hpp"
+// #include "ai_hwaccel/core/pci.hpp"
+// #include "ai_hwaccel/core/profile.hpp"
+// #include "ai_hwaccel/core/system_io.hpp"
+// #include "ai_hwaccel/core/taxonomy.hpp"
+// #include "ai_hwaccel/core/text.hpp"
+// #include "ai_hwaccel/core/warning.hpp"
+// #include "ai_hwaccel/detect/capture.hpp"
+// ---- begin ai_hwaccel/detect/capture.hpp
+// ai-hwaccel detect: the shape of a captured output once read.
+//
+// `capture_parse` is what reading one captured tool output or system file yields;
+// `capture_format` is one row of the table of formats (detect/formats.hpp) that
+// `ai-hwaccel parse` consults. Backend headers include this to offer their own rows, and
+// the helpers below are shared by their sniffers.
+
+// #include "ai_hwaccel/config.hpp"
+// #include "ai_hwaccel/core/profile.hpp"
+// #include "ai_hwaccel/core/system_io.hpp"
+// #include "ai_hwaccel/core/text.hpp"
+// #include "ai_hwaccel/core/warning.hpp"
+
+#include <charconv>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <system_error>
+#include <utility>
+#include <vector>
+
+AI_HWACCEL_NAMESPACE_BEGIN
+
+/// Something a tool-output parser could not read: the 1-based line (0 for the input as a
+/// whole) and what was wrong, for people. Every backend's parsers report these.
+struct parse_problem {
+    std::size_t line = 0;
+    std::string message;
+    friend bool operator==(const parse_problem&, const parse_problem&) = default;
+};
+
+/// What one captured output said.
+struct capture_parse {
+    std::string_view format; ///< the row's name
+    std::vector<accelerator_profile> devices;
+    std::optional<host_info> host;   ///< set when the input describes the host
+    std::optional<system_io> system; ///< set when it describes storage, links, environment
+    std::vector<warning> warnings;
+};
+
+struct capture_format {
+    std::string_view name;    ///< stable, for --format ("proc-cpuinfo")
+    std::string_view command; ///< how the capture is made ("cat /proc/cpuinfo")
+    int (*sniff)(std::string_view text) noexcept;
+    void (*parse)(std::string_view text, capture_parse& out);
+};
+
+namespace detail::parsing {
+
+// The building blocks every tool-output parser shares: strict numbers, printable text,
+// and a bounded list of problems.
+
+inline std::optional<std::uint64_t> parse_uint(std::string_view s) noexcept {
+    std::uint64_t v = 0;
+    const auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+    if (ec != std::errc{} || p != s.data() + s.size() || s.empty()) return std::nullopt;
+    return v;
+}
+
+inline std::optional<double> parse_real(std::string_view s) noexcept {
+    if (s.empty() || !((s.front() >= '0' && s.front() <= '9') || s.front() == '-')) return std::nullopt;
+    double v = 0;
+    const auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+    if (ec != std::errc{} || p != s.data() + s.size() || !std::isfinite(v)) return std::nullopt;
+    return v;
+}
+
+// Printable UTF-8 or a question mark where it is not: names and versions end up in JSON
+// and terminals.
+inline std::string printable(std::string_view s, bool& changed) {
+    std::string out;
+    out.reserve(s.size());
+    changed = false;
+    for (std::size_t i = 0; i < s.size();) {
+        const auto c = static_cast<unsigned char>(s[i]);
+        std::size_t n = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xe ? 3 : (c >> 3) == 0x1e ? 4 : 0;
+        bool ok = n != 0 && i + n <= s.size() && !(n == 1 && (c < 0x20 || c == 0x7f));
+        for (std::size_t k = 1; ok && k < n; ++k)
+            ok = (static_cast<unsigned char>(s[i + k]) & 0xC0u) == 0x80u;
+        if (!ok) {
+            out += '?';
+            changed = true;
+            ++i;
+            continue;
+        }
+        out.append(s.substr(i, n));
+        i += n;
+    }
+    return out;
+}
+
+// Problems are capped so that a megabyte of garbage does not become a megabyte of
+// warnings; the last entry says how many more there were.
+inline constexpr std::size_t max_problems = 16;
+// No machine has more GPUs than this; anything beyond is garbage.
+inline constexpr std::size_t max_rows = 1024;
+
+struct problem_sink {
+    std::vector<parse_problem>& out;
+    std::size_t dropped = 0;
+    void add(std::size_t line, std::string msg) {
+        if (out.size() < max_problems) out.push_back({line, std::move(msg)});
+        else ++dropped;
+    }
+    void finish() {
+        if (dropped) out.push_back({0, std::to_string(dropped) + " more problems not listed"});
+    }
+};
+
+inline std::string quote_value(std::string_view v) {
+    bool changed = false;
+    std::string s = printable(v.substr(0, 40), changed);
+    return "\"" + s + (v.size() > 40 ? "...\"" : "\"");
+}
+
+// Parse problems as warnings of `backend` about `subject` ("nvidia-smi", "rocm-smi").
+inline void problems_to_warnings(const std::vector<parse_problem>& problems, std::optional<backend_id> backend,
+                                 std::string_view subject, std::vector<warning>& out) {
+    for (const auto& pr : problems)
+        out.push_back(warning{warning_kind::parse_error, backend, std::string(subject),
+                              pr.line ? "line " + std::to_string(pr.line) + ": " + pr.message : pr.message, 0});
+}
+
+} // namespace detail::parsing
+
+namespace detail::formats {
+
+// Calls f(line) for each line (without its end of line) until f returns false.
+template <class F>
+constexpr void each_line(std::string_view text, F&& f) {
+    while (!text.empty()) {
+        const auto nl = text.find('\n');
+        std::string_view line = text.substr(0, nl);
+        if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+        if (!f(line)) return;
+        if (nl == std::string_view::npos) return;
+        text.remove_prefix(nl + 1);
+    }
+}
+
+// "key<blanks>: value" with exactly this key.
+constexpr bool has_key_line(std::string_view text, std::string_view key) noexcept {
+    bool found = false;
+    each_line(text, [&](std::string_view line) {
+        if (line.starts_with(key)) {
+            std::string_view rest = line.substr(key.size());
+            while (!rest.empty() && (rest.front() == ' ' || rest.front() == '\t')) rest.remove_prefix(1);
+            if (!rest.empty() && rest.front() == ':') found = true;
+        }
+        return !found;
+    });
+    return found;
+}
+
+constexpr std::string_view first_non_blank_line(std::string_view text) noexcept {
+    std::string_view first;
+    each_line(text, [&](std::string_view line) {
+        if (trim(line).empty()) return true;
+        first = trim(line);
+        return false;
+    });
+    return first;
+}
+
+inline void nothing_found(capture_parse& out, std::string_view what) {
+    out.warnings.push_back(warning{warning_kind::parse_error, std::nullopt, std::string(out.format),
+                                   std::string("no ") + std::string(what) + " found in the input", 0});
+}
+
+} // namespace detail::formats
+
+AI_HWACCEL_NAMESPACE_END
+// ---- end ai_hwaccel/detect/capture.hpp
+// #include "ai_hwaccel/detect/system.hpp"
+// #include "ai_hwaccel/detect/sysfs.hpp"
+// #include "ai_hwaccel/detect/topology.hpp"
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+AI_HWACCEL_NAMESPACE_BEGIN
+
+/// One port of an RDMA device, with what the interconnect record has no room for.
+struct fabric_port {
+    std::string device;       ///< RDMA device name: "mlx5_0", "mlx5_bond_0"
+    std::uint32_t port = 0;   ///< 1-based port number
+    std::string hca_type;     ///< "MT4129" (sysfs hca_type, ibstat "CA type"); empty if unknown
+    std::string firmware;     ///< "28.41.1000"; empty if unknown
+    std::string board_id;     ///< "MT_0000000838"; empty if unknown
+    std::string node_type;    ///< "CA", "RNIC", …; empty if unknown
+    std::string link_layer;   ///< "InfiniBand", "Ethernet" as printed; empty if unknown
+    std::string state;        ///< logical state as the source prints it: "ACTIVE", "Active", "DOWN"
+    std::string phys_state;   ///< physical state: "LinkUp", "Polling", "Disabled"
+    std::string rate_text;    ///< the rate as printed: "400 Gb/sec (4X NDR)", "200"
+    sourced<double> rate_gbit; ///< Gb/s in one direction, as printed
+    bool active = false;       ///< logical state ACTIVE: the port carries traffic
+    interconnect_kind kind = interconnect_kind::none;
+    std::optional<pci_address> pci; ///< the PCI function behind the device, when sysfs says
+    std::int32_t numa_node = -1;    ///< that function's NUMA node; -1 when unknown
+    friend bool operator==(const fabric_port&, const fabric_port&) = default;
+};
+
+/// What a fabric parser read: the ports, the same as interconnects, and problems.
+struct fabric_result {
+    std::vector<fabric_port> ports;
+    std::vector<interconnect> links;
+    std::vector<parse_problem> problems;
+};
+
+namespace detail::fabric {
+
+// Ports per device beyond this are garbage (HCAs have one or two; a switch ASIC 64+1).
+inline constexpr std::size_t max_ports_per_device = 256;
+// RDMA devices per node beyond this are garbage (the largest nodes have a few dozen).
+inline constexpr std::size_t max_devices = 256;
+
+/// "4: ACTIVE" → "ACTIVE"; "Active" stays "Active". The number is the kernel's and says
+/// nothing the name does not.
+constexpr std::string_view state_name(std::string_view s) noexcept {
+    s = trim(s);
+    const auto colon = s.find(':');
+    if (colon != std::string_view::npos) {
+        bool digits = colon > 0;
+        for (std::size_t i = 0; i < colon; ++i)
+            if (s[i] < '0' || s[i] > '9') digits = false;
+        if (digits) s = trim(s.substr(colon + 1));
+    }
+    return s;
+}
+
+/// Whether a logical state means the port passes traffic: the kernel's "ACTIVE" (4), or
+/// ibstat's "Active". ACTIVE_DEFER is a transition and is not counted.
+constexpr bool is_active_state(std::string_view s) noexcept { return iequals(state_name(s), "ACTIVE"); }
+
+/// A port rate → Gb/s in one direction: "400 Gb/sec (4X NDR)" (sysfs, ibstatus),
+/// "2.5 Gb/sec (1X SDR)", or the bare "400" of ibstat. nullopt for anything else.
+inline std::optional<double> parse_rate(std::string_view s) noexcept {
+    s = trim(s);
+    std::size_t i = 0;
+    while (i < s.size() && ((s[i] >= '0' && s[i] <= '9') || s[i] == '.')) ++i;
+    if (i == 0 || i > 12) return std::nullopt;
+    const auto v = parsing::parse_real(s.substr(0, i));
+    if (!v || *v <= 0 || *v > 1e6) return std::nullopt;
+    const std::string_view rest = trim(s.substr(i));
+    if (rest.empty() || rest.starts_with("Gb/sec")) return v;
+    return std::nullopt;
+}
+
+/// Decimal GB/s both directions from Gb/s in one: × 2 directions ÷ 8 bits.
+constexpr double both_directions_gbytes(double gbit_one_way) noexcept { return gbit_one_way * 2.0 / 8.0; }
+
+/// The kind of a port from its link layer and its device's node type: InfiniBand is
+/// InfiniBand; Ethernet on a channel adapter is RoCE (the version unknown until the GID
+/// table says), on an iWARP RNIC or a usNIC it is RDMA over Ethernet but not RoCE.
+inline interconnect_kind kind_of(std::string_view link_layer, std::string_view node_type) noexcept {
+    link_layer = trim(link_layer);
+    if (iequals(link_layer, "InfiniBand")) return interconnect_kind::infiniband;
+    if (iequals(link_layer, "Ethernet")) {
+        const auto n = state_name(node_type);
+        if (iequals(n, "RNIC") || n.starts_with("usNIC")) return interconnect_kind::ethernet;
+        return interconnect_kind::roce;
+    }
+    return interconnect_kind::none;
+}
+
+inline std::string clean(std::string_view s, bool& changed) {
+    return parsing::printable(trim(s).substr(0, 128), changed);
+}
+
+} // namespace detail::fabric
+
+/// The interconnect record of a port: name "<device> port <n>", the state as printed,
+/// bandwidth only for an active port (see the header's comment), no devices.
+inline interconnect to_interconnect(const fabric_port& p, origin from) {
+    interconnect l;
+    l.kind = p.kind;
+    l.scope = link_scope::inter_node;
+    l.name = p.device + " port " + std::to_string(p.port);
+    l.state = p.state;
+    if (p.active && p.rate_gbit) l.bandwidth_gbps = {detail::fabric::both_directions_gbytes(*p.rate_gbit), from};
+    return l;
+}
+
+namespace detail::fabric {
+
+inline void finish(fabric_result& r, origin from) {
+    r.links.clear();
+    for (const auto& p : r.ports) r.links.push_back(to_interconnect(p, from));
+}
+
+// Keys of the text formats. Each parser fills one port at a time.
+struct text_port_builder {
+    fabric_result& r;
+    parsing::problem_sink& problems;
+    std::optional<fabric_port> current;
+    bool too_many = false;
+
+    void flush(std::size_t line) {
+        if (!current) return;
+        auto& p = *current;
+        if (!p.link_layer.empty()) p.kind = kind_of(p.link_layer, p.node_type);
+        p.active = is_active_state(p.state);
+        if (p.state.empty()) problems.add(line, p.device + " port " + std::to_string(p.port) + ": no state");
+        r.ports.push_back(std::move(p));
+        current.reset();
+    }
+    bool start(fabric_port p, std::size_t line) {
+        flush(line);
+        if (r.ports.size() >= parsing::max_rows) {
+            if (!too_many)
+                problems.add(line, "more than " + std::to_string(parsing::max_rows) + " ports; the rest ignored");
+            too_many = true;
+            return false;
+        }
+        current = std::move(p);
+        return true;
+    }
+    // One "key: value" of the current port; false when the key is not a port's.
+    bool apply(std::string_view key, std::string_view value, std::size_t line) {
+        if (!current) return false;
+        auto& p = *current;
+        bool changed = false;
+        auto text = [&](std::string& field) {
+            field = clean(value, changed);
+            if (changed) problems.add(line, std::string(key) + " not printable: " + parsing::quote_value(value));
+        };
+        if (iequals(key, "state")) {
+            text(p.state);
+            p.state = std::string(state_name(p.state));
+        } else if (iequals(key, "phys state") || iequals(key, "Physical state")) {
+            text(p.phys_state);
+            p.phys_state = std::string(state_name(p.phys_state));
+        } else if (iequals(key, "rate")) {
+            text(p.rate_text);
+            if (const auto g = parse_rate(value)) p.rate_gbit = {*g, origin::tool};
+            else problems.add(line, "not a rate: " + parsing::quote_value(value));
+        } else if (iequals(key, "link_layer") || iequals(key, "Link layer")) {
+            text(p.link_layer);
+            if (kind_of(p.link_layer, {}) == interconnect_kind::none)
+                problems.add(line, "unknown link layer: " + parsing::quote_value(value));
+        } else {
+            return false;
+        }
+        return true;
+    }
+};
+
+// "'name'" → name, or nullopt.
+constexpr std::optional<std::string_view> quoted(std::string_view s) noexcept {
+    if (s.size() < 2 || s.front() != '\'') return std::nullopt;
+    const auto close = s.find('\'', 1);
+    if (close == std::string_view::npos || close == 1) return std::nullopt;
+    return s.substr(1, close - 1);
+}
+
+// ibstat's header line of one adapter: "CA 'mlx5_0'".
+constexpr std::optional<std::string_view> ibstat_ca_line(std::string_view line) noexcept {
+    line = trim(line);
+    if (!line.starts_with("CA '") || line.back() != '\'') return std::nullopt;
+    return quoted(line.substr(3));
+}
+
+// ibstatus's header line of one port: "Infiniband device 'mlx5_0' port 1 status:".
+struct ibstatus_header {
+    std::string_view device;
+    std::optional<std::uint64_t> port;
+};
+constexpr std::optional<ibstatus_header> ibstatus_port_line(std::string_view line) noexcept {
+    line = trim(line);
+    constexpr std::string_view lead = "Infiniband device '";
+    if (!line.starts_with(lead) || !line.ends_with(" status:")) return std::nullopt;
+    const auto name = quoted(line.substr(lead.size() - 1));
+    if (!name) return std::nullopt;
+    std::string_view rest = line.substr(lead.size() + name->size() + 1);
+    constexpr std::string_view tail = " status:";
+    if (!rest.ends_with(tail)) return std::nullopt;
+    rest.remove_suffix(tail.size());
+    rest = trim(rest);
+    if (!rest.starts_with("port ")) return ibstatus_header{*name, std::nullopt};
+    return ibstatus_header{*name, parse_u64(trim(rest.substr(5)))};
+}
+
+} // namespace detail::fabric
+
+/// Reads `ibstat` (infiniband-diags): "CA '<name>'" blocks with "CA type", "Firmware
+/// version" and "Port <n>:" sections holding "State", "Physical state", "Rate" (Gb/s) and
+/// "Link layer". Values origin::tool; lines it does not know are ignored when they look
+/// like "key: value", reported otherwise.
+inline fabric_result parse_ibstat(std::string_view text) {
+    using namespace detail::fabric;
+    fabric_result r;
+    detail::parsing::problem_sink problems{r.problems};
+    text_port_builder b{r, problems, std::nullopt};
+    std::optional<fabric_port> ca; // the adapter's fields, copied into each port
+    std::size_t number = 0;
+    bool stop = false;
+    detail::formats::each_line(text, [&](std::string_view raw) {
+        ++number;
+        const auto line = detail::trim(raw);
+        if (line.empty()) return true;
+        if (const auto name = ibstat_ca_line(line)) {
+            b.flush(number);
+            bool changed = false;
+            ca = fabric_port{};
+            ca->device = clean(*name, changed);
+            ca->node_type = "CA";
+            if (changed) problems.add(number, "adapter name not printable: " + detail::parsing::quote_value(*name));
+            return true;
+        }
+        const auto colon = line.find(':');
+        if (colon == std::string_view::npos) {
+            problems.add(number, "not understood: " + detail::parsing::quote_value(line));
+            return true;
+        }
+        const auto key = detail::trim(line.substr(0, colon));
+        const auto value = detail::trim(line.substr(colon + 1));
+        if (!ca) {
+            problems.add(number, "line before any CA line: " + detail::parsing::quote_value(line));
+            return true;
+        }
+        if (key.starts_with("Port ") && value.empty()) {
+            const auto n = detail::parse_u64(detail::trim(key.substr(5)));
+            if (!n || *n == 0 || *n > detail::fabric::max_ports_per_device) {
+                problems.add(number, "not a port number: " + detail::parsing::quote_value(key));
+                b.flush(number);
+                return true;
+            }
+            fabric_port p = *ca;
+            p.port = static_cast<std::uint32_t>(*n);
+            if (!b.start(std::move(p), number)) stop = true;
+            return !stop;
+        }
+        bool changed = false;
+        if (key == "CA type") ca->hca_type = clean(value, changed);
+        else if (key == "Firmware version") ca->firmware = clean(value, changed);
+        else b.apply(key, value, number);
+        if (changed) problems.add(number, std::string(key) + " not printable: " + detail::parsing::quote_value(value));
+        return true;
+    });
+    b.flush(number);
+    problems.finish();
+    finish(r, origin::tool);
+    return r;
+}
+
+/// Reads `ibstatus` (infiniband-diags): "Infiniband device '<name>' port <n> status:"
+/// blocks holding "state: 4: ACTIVE", "phys state: 5: LinkUp", "rate: 200 Gb/sec (4X
+/// HDR)" and "link_layer: InfiniBand". States are kept by name ("ACTIVE").
+inline fabric_result parse_ibstatus(std::string_view text) {
+    using namespace detail::fabric;
+    fabric_result r;
+    detail::parsing::problem_sink problems{r.problems};
+    text_port_builder b{r, problems, std::nullopt};
+    std::size_t number = 0;
+    detail::formats::each_line(text, [&](std::string_view raw) {
+        ++number;
+        const auto line = detail::trim(raw);
+        if (line.empty()) return true;
+        if (const auto h = ibstatus_port_line(line)) {
+            if (!h->port || *h->port == 0 || *h->port > max_ports_per_device) {
+                problems.add(number, "not a port header: " + detail::parsing::quote_value(line));
+                b.flush(number);
+                return true;
+            }
+            fabric_port p;
+            bool changed = false;
+            p.device = clean(h->device, changed);
+            if (changed) problems.add(number, "device name not printable: " + detail::parsing::quote_value(h->device));
+            p.port = static_cast<std::uint32_t>(*h->port);
+            return b.start(std::move(p), number);
+        }
+        const auto colon = line.find(':');
+        if (colon == std::string_view::npos) {
+            problems.add(number, "not understood: " + detail::parsing::quote_value(line));
+            return true;
+        }
+        if (!b.current) {
+            problems.add(number, "line before any port header: " + detail::parsing::quote_value(line));
+            return true;
+        }
+        b.apply(detail::trim(line.substr(0, colon)), detail::trim(line.substr(colon + 1)), number);
+        return true;
+    });
+    b.flush(number);
+    problems.finish();
+    finish(r, origin::tool);
+    return r;
+}
+
+// ---------------------------------------------------------------------------------------
+// sysfs
+
+namespace detail::fabric {
+
+// "mlx5_10" after "mlx5_9": names compare by their stem, then by their trailing number.
+inline bool natural_less(const std::string& a, const std::string& b) {
+    auto split = [](std::string_view s) {
+        std::size_t i = s.size();
+        while (i > 0 && s[i - 1] >= '0' && s[i - 1] <= '9') --i;
+        const auto n = i < s.size() && s.size() - i <= 18 ? parse_u64(s.substr(i)) : std::nullopt;
+        return std::pair{s.substr(0, n ? i : s.size()), n.value_or(0)};
+    };
+    const auto [sa, na] = split(a);
+    const auto [sb, nb] = split(b);
+    if (sa != sb) return sa < sb;
+    if (na != nb) return na < nb;
+    return a < b;
+}
+
+template <system_view S>
+std::string read_attr(const S& sys, const std::string& path, std::vector<warning>& warnings) {
+    const auto text = read_optional_file(sys, path, sysfs_attribute_cap, warnings);
+    if (!text) return {};
+    bool changed = false;
+    std::string s = clean(*text, changed);
+    if (changed) add_warning(warnings, warning_kind::parse_error, path, "not printable text; kept with '?'");
+    return s;
+}
+
+// The PCI function behind an RDMA device directory: its `device` link, else (a captured
+// tree that kept the real path but not the link) the function the directory sits in,
+// "<pci function>/infiniband/<name>".
+template <system_view S>
+std::optional<std::string> pci_function_dir(const S& sys, const std::string& dir) {
+    if (auto target = resolve_sysfs_link(sys, dir + "/device"))
+        if (parse_pci_address(base_name(*target))) return target;
+    const std::string parent = join_path(dir, "..");
+    if (base_name(parent) != "infiniband") return std::nullopt;
+    std::string function = join_path(parent, "..");
+    if (!parse_pci_address(base_name(function))) return std::nullopt;
+    return function;
+}
+
+// Whether the port's GID table holds a RoCE v2 entry. Empty entries read as an error
+// (the kernel returns EINVAL for them); only the first few are looked at, which is where
+// the kernel puts the default GIDs of each type.
+template <system_view S>
+bool has_roce_v2_gid(const S& sys, const std::string& port_dir) {
+    for (int i = 0; i < 8; ++i) {
+        const auto r = sys.read_file(port_dir + "/gid_attrs/types/" + std::to_string(i), 64);
+        if (r.status == read_status::ok && trim(r.data) == "RoCE v2") return true;
+    }
+    return false;
+}
+
+} // namespace detail::fabric
+
+/// Every port of every RDMA device under /sys/class/infiniband, devices in natural order
+/// ("mlx5_2" before "mlx5_10"), ports by number. A machine without RDMA devices gives an
+/// empty list and no warning; a device whose directory is missing (a dangling link) is
+/// skipped with a warning; one without a ports folder is skipped silently. Values are
+/// origin::sysfs.
+template <system_view S>
+std::vector<fabric_port> read_fabric_ports(const S& sys, std::vector<warning>& warnings) {
+    using namespace detail::fabric;
+    std::vector<fabric_port> ports;
+    auto names = sys.list_dir("/sys/class/infiniband");
+    if (!names) return ports;
+    std::sort(names->begin(), names->end(), natural_less);
+    if (names->size() > max_devices) {
+        detail::add_warning(warnings, warning_kind::value_out_of_range, "/sys/class/infiniband",
+                            std::to_string(names->size()) + " devices; the first " + std::to_string(max_devices) +
+                                " read");
+        names->resize(max_devices);
+    }
+    for (const auto& name : *names) {
+        const std::string class_path = "/sys/class/infiniband/" + name;
+        // A live link resolves to /sys/devices/…/infiniband/<name>; a captured tree may
+        // hold the link as a file naming its target, or a plain folder.
+        const std::string dir = detail::resolve_sysfs_link(sys, class_path).value_or(class_path);
+        if (!sys.exists(dir)) {
+            detail::add_warning(warnings, warning_kind::read_error, class_path,
+                                "links to " + dir + ", which does not exist; device skipped");
+            continue;
+        }
+        auto port_names = sys.list_dir(dir + "/ports");
+        if (!port_names) continue;
+        fabric_port base;
+        bool changed = false;
+        base.device = clean(name, changed);
+        base.hca_type = read_attr(sys, dir + "/hca_type", warnings);
+        base.firmware = read_attr(sys, dir + "/fw_ver", warnings);
+        base.board_id = read_attr(sys, dir + "/board_id", warnings);
+        base.node_type = std::string(state_name(read_attr(sys, dir + "/node_type", warnings)));
+        if (const auto fn = pci_function_dir(sys, dir)) {
+            base.pci = parse_pci_address(detail::base_name(*fn));
+            if (const auto d = read_pci_device(sys, *fn, warnings)) base.numa_node = d->numa_node;
+        }
+        std::vector<std::uint32_t> numbers;
+        for (const auto& pn : *port_names) {
+            const auto n = detail::parse_u64(pn);
+            if (!n || *n > 0xffff) continue; // not a port
+            numbers.push_back(static_cast<std::uint32_t>(*n));
+        }
+        std::sort(numbers.begin(), numbers.end());
+        if (numbers.size() > max_ports_per_device) numbers.resize(max_ports_per_device);
+        for (const auto n : numbers) {
+            const std::string pdir = dir + "/ports/" + std::to_string(n);
+            fabric_port p = base;
+            p.port = n;
+            p.state = std::string(state_name(read_attr(sys, pdir + "/state", warnings)));
+            p.phys_state = std::string(state_name(read_attr(sys, pdir + "/phys_state", warnings)));
+            p.link_layer = read_attr(sys, pdir + "/link_layer", warnings);
+            p.rate_text = read_attr(sys, pdir + "/rate", warnings);
+            p.active = is_active_state(p.state);
+            if (!p.rate_text.empty()) {
+                if (const auto g = parse_rate(p.rate_text)) p.rate_gbit = {*g, origin::sysfs};
+                else
+                    detail::add_warning(warnings, warning_kind::parse_error, pdir + "/rate",
+                                        "not a port rate: '" + p.rate_text.substr(0, 40) + "'");
+            }
+            p.kind = kind_of(p.link_layer, p.node_type);
+            if (p.kind == interconnect_kind::roce && has_roce_v2_gid(sys, pdir)) p.kind = interconnect_kind::roce_v2;
+            if (p.kind == interconnect_kind::none && !p.link_layer.empty() && p.link_layer != "Unknown")
+                detail::add_warning(warnings, warning_kind::parse_error, pdir + "/link_layer",
+                                    "unknown link layer '" + p.link_layer.substr(0, 40) + "'");
+            ports.push_back(std::move(p));
+        }
+    }
+    return ports;
+}
+
+/// The fabric ports of the node as interconnects (see `to_interconnect`), origin::sysfs.
+template <system_view S>
+std::vector<interconnect> probe_fabric(const S& sys, std::vector<warning>& warnings) {
+    std::vector<interconnect> links;
+    for (const auto& p : read_fabric_ports(sys, warnings)) links.push_back(to_interconnect(p, origin::sysfs));
+    return links;
+}
+
+// ---------------------------------------------------------------------------------------
+// Capture formats
+
+namespace detail::formats {
+
+// ibstat --------------------------------------------------------------------------------
+inline int sniff_ibstat(std::string_view t) noexcept {
+    if (!fabric::ibstat_ca_line(first_non_blank_line(t))) return 0;
+    bool typed = false;
+    each_line(t, [&](std::string_view line) {
+        line = trim(line);
+        typed = line.starts_with("CA type:") || line.starts_with("Number of ports:");
+        return !typed;
+    });
+    return typed ? 90 : 0;
+}
+inline void parse_ibstat_capture(std::string_view t, capture_parse& out) {
+    auto r = parse_ibstat(t);
+    parsing::problems_to_warnings(r.problems, std::nullopt, out.format, out.warnings);
+    if (r.links.empty() && r.problems.empty()) nothing_found(out, "ports");
+    system_io io;
+    io.interconnects = std::move(r.links);
+    out.system = std::move(io);
+}
+
+// ibstatus ------------------------------------------------------------------------------
+inline int sniff_ibstatus(std::string_view t) noexcept {
+    return fabric::ibstatus_port_line(first_non_blank_line(t)) ? 90 : 0;
+}
+inline void parse_ibstatus_capture(std::string_view t, capture_parse& out) {
+    auto r = parse_ibstatus(t);
+    parsing::problems_to_warnings(r.problems, std::nullopt, out.format, out.warnings);
+    if (r.links.empty() && r.problems.empty()) nothing_found(out, "ports");
+    system_io io;
+    io.interconnects = std::move(r.links);
+    out.system = std::move(io);
+}
+
+} // namespace detail::formats
+
+AI_HWACCEL_NAMESPACE_END
+// ---- end ai_hwaccel/detect/fabric.hpp
+// #include "ai_hwaccel/detect/merge.hpp"
+// ---- begin ai_hwaccel/detect/merge.hpp
+// ai-hwaccel detect: one device, one profile; and the devices a process may use.
+//
+// Several backends can see the same card: nvidia-smi and vulkaninfo both list an RTX 4090,
+// amd-smi and the KFD topology both list an MI300X. `merge_duplicates` folds profiles that
+// share a PCI address or a UUID into the first one seen, keeping for each value the most
+// trustworthy source.
+//
+// `apply_visibility` honours the variables runtimes use to restrict a process to some
+// devices (CUDA_VISIBLE_DEVICES, ROCR_VISIBLE_DEVICES then HIP_VISIBLE_DEVICES,
+// HABANA_VISIBLE_DEVICES, NEURON_RT_VISIBLE_CORES, TPU_VISIBLE_CHIPS, ZE_AFFINITY_MASK).
+// A hidden device stays in the registry, marked unavailable, with a `hidden_by_mask`
+// warning: the user sees it and learns why it is not used.
+
+// #include "ai_hwaccel/config.hpp"
+// #include "ai_hwaccel/core/backend.hpp"
+// #include "ai_hwaccel/core/pci.hpp"
+// #include "ai_hwaccel/core/profile.hpp"
+// #include "ai_hwaccel/core/text.hpp"
+// #include "ai_hwaccel/core/warning.hpp"
+// #include "ai_hwaccel/detect/sysfs.hpp"
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+AI_HWACCEL_NAMESPACE_BEGIN
+
+namespace detail {
+
+/// A UUID's identity: hexadecimal digits only, lower case, without the "GPU-"/"MIG-"
+/// prefixes and dashes, so nvidia-smi's "GPU-5a7c…" and Vulkan's "5a7c…" compare equal.
+/// `min_digits` below 8 is for matching a prefix the user typed ("GPU-5a7c").
+inline std::string uuid_key(std::string_view u, std::size_t min_digits = 8) {
+    for (std::string_view prefix : {"GPU-", "MIG-", "gpu-", "mig-"})
+        if (u.starts_with(prefix)) u.remove_prefix(prefix.size());
+    std::string key;
+    for (char c : u) {
+        if (c == '-' || c == '{' || c == '}') continue;
+        if (hex_value(c) < 0) return {}; // not a UUID at all
+        key += ascii_lower(c);
+    }
+    // All zeros is what some tools print when they do not know.
+    if (key.size() < min_digits || key.find_first_not_of('0') == std::string::npos) return {};
+    return key;
+}
+
+template <class T>
+constexpr void take_better(sourced<T>& keep, const sourced<T>& other) noexcept {
+    if (other.has_value() && other.from > keep.from) keep = other;
+}
+
+template <std::size_t N>
+constexpr void take_if_empty(inplace_string<N>& keep, const inplace_string<N>& other) noexcept {
+    if (keep.empty() && !other.empty()) keep = other;
+}
+
+} // namespace detail
+
+/// Folds `other` (another backend's view of the same device) into `keep`: every value
+/// that `other` knows from a more trustworthy source replaces `keep`'s.
+constexpr void absorb(accelerator_profile& keep, const accelerator_profile& other) noexcept {
+    detail::take_if_empty(keep.name, other.name);
+    detail::take_if_empty(keep.uuid, other.uuid);
+    detail::take_if_empty(keep.arch, other.arch);
+    detail::take_if_empty(keep.driver_version, other.driver_version);
+    if (!keep.pci) keep.pci = other.pci;
+    if (keep.pci_device_id == 0) keep.pci_device_id = other.pci_device_id;
+    if (keep.maker == vendor::unknown) keep.maker = other.maker;
+    keep.unified_memory = keep.unified_memory || other.unified_memory;
+    detail::take_better(keep.memory_bytes, other.memory_bytes);
+    detail::take_better(keep.memory_used_bytes, other.memory_used_bytes);
+    detail::take_better(keep.memory_free_bytes, other.memory_free_bytes);
+    detail::take_better(keep.memory_bandwidth_gbps, other.memory_bandwidth_gbps);
+    detail::take_better(keep.compute_units, other.compute_units);
+    detail::take_better(keep.chips, other.chips);
+    detail::take_better(keep.pcie_current, other.pcie_current);
+    detail::take_better(keep.pcie_max, other.pcie_max);
+    detail::take_better(keep.numa_node, other.numa_node);
+    detail::take_better(keep.temperature_c, other.temperature_c);
+    detail::take_better(keep.power_draw_watts, other.power_draw_watts);
+    detail::take_better(keep.power_limit_watts, other.power_limit_watts);
+    detail::take_better(keep.utilization_percent, other.utilization_percent);
+    if (other.peak_from > keep.peak_from) {
+        keep.peak = other.peak;
+        keep.peak_from = other.peak_from;
+    }
+    if (!keep.spec) keep.spec = other.spec;
+}
+
+/// Whether two profiles describe the same physical device: same PCI address, or same
+/// UUID. The CPU is never merged.
+inline bool same_device(const accelerator_profile& a, const accelerator_profile& b) {
+    if (a.is_cpu() || b.is_cpu()) return false;
+    if (a.pci && b.pci) return *a.pci == *b.pci;
+    const auto ka = detail::uuid_key(a.uuid.view());
+    return !ka.empty() && ka == detail::uuid_key(b.uuid.view());
+}
+
+/// Merges profiles of the same device, keeping the first one's place and kind (probes run
+/// vendor backends before Vulkan, so the vendor's view leads). Returns how many were folded.
+inline std::size_t merge_duplicates(std::vector<accelerator_profile>& profiles) {
+    std::size_t folded = 0;
+    for (std::size_t i = 0; i < profiles.size(); ++i) {
+        for (std::size_t j = i + 1; j < profiles.size();) {
+            if (same_device(profiles[i], profiles[j])) {
+                absorb(profiles[i], profiles[j]);
+                profiles.erase(profiles.begin() + static_cast<std::ptrdiff_t>(j));
+                ++folded;
+            } else {
+                ++j;
+            }
+        }
+    }
+    return folded;
+}
+
+// ---------------------------------------------------------------------------------------
+// Visibility masks
+
+/// How a variable's value names devices.
+enum class mask_syntax : std::uint8_t {
+    /// Comma-separated indices or UUID prefixes; parsing stops at the first entry that
+    /// names no device, and the rest is ignored (CUDA's documented behaviour).
+    cuda,
+    /// Comma-separated indices or UUIDs (ROCm, Level Zero "0.1" sub-devices by their
+    /// parent); an entry naming no device is skipped.
+    indices_or_uuids,
+    /// Comma-separated indices, or "all".
+    indices_or_all,
+    /// NeuronCore numbers and ranges ("0-3,8"); a device is visible when any of its
+    /// cores is (cores per device = its compute_units).
+    neuron_cores,
+};
+
+struct visibility_rule {
+    backend_id backend;
+    std::string_view variable;
+    mask_syntax syntax;
+    /// Indices count among the devices the previous rule of the same backend left visible
+    /// (HIP_VISIBLE_DEVICES applies on top of ROCR_VISIBLE_DEVICES).
+    bool relative;
+};
+
+/// The variables honoured, in the order they apply. A compiled-out backend has none.
+inline constexpr fixed_list<visibility_rule, 8> visibility_rules{
+#if AI_HWACCEL_BACKEND_CUDA
+    visibility_rule{backend_id::cuda, "CUDA_VISIBLE_DEVICES", mask_syntax::cuda, false},
+#endif
+#if AI_HWACCEL_BACKEND_ROCM
+    visibility_rule{backend_id::rocm, "ROCR_VISIBLE_DEVICES", mask_syntax::indices_or_uuids, false},
+    visibility_rule{backend_id::rocm, "HIP_VISIBLE_DEVICES", mask_syntax::indices_or_uuids, true},
+#endif
+#if AI_HWACCEL_BACKEND_GAUDI
+    visibility_rule{backend_id::gaudi, "HABANA_VISIBLE_DEVICES", mask_syntax::indices_or_all, false},
+#endif
+#if AI_HWACCEL_BACKEND_NEURON
+    visibility_rule{backend_id::neuron, "NEURON_RT_VISIBLE_CORES", mask_syntax::neuron_cores, false},
+#endif
+#if AI_HWACCEL_BACKEND_TPU
+    visibility_rule{backend_id::tpu, "TPU_VISIBLE_CHIPS", mask_syntax::indices_or_all, false},
+#endif
+#if AI_HWACCEL_BACKEND_INTEL_GPU
+    visibility_rule{backend_id::intel_gpu, "ZE_AFFINITY_MASK", mask_syntax::indices_or_uuids, false},
+#endif
+};
+
+namespace detail {
+
+inline std::optional<std::uint32_t> small_index(std::string_view s) {
+    const auto v = parse_u64(trim(s));
+    if (!v || *v > UINT32_MAX) return std::nullopt;
+    return static_cast<std::uint32_t>(*v);
+}
+
+// Marks as visible (in `keep`) the devices `value` names among `candidates` (positions
+// into `profiles`, in index order).
+inline void select_visible(std::string_view value, mask_syntax syntax, const std::vector<std::size_t>& candidates,
+                           const std::vector<accelerator_profile>& profiles, std::vector<bool>& keep) {
+    const std::string_view all_value = trim(value);
+    if (syntax == mask_syntax::indices_or_all && (all_value == "all" || all_value == "ALL")) {
+        for (auto c : candidates) keep[c] = true;
+        return;
+    }
+    while (!value.empty()) {
+        const auto comma = value.find(',');
+        std::string_view entry = trim(value.substr(0, comma));
+        value = comma == std::string_view::npos ? std::string_view{} : value.substr(comma + 1);
+        bool named = false;
+        if (syntax == mask_syntax::neuron_cores) {
+            // "a" or "a-b"
+            const auto dash = entry.find('-');
+            const auto lo = small_index(entry.substr(0, dash));
+            const auto hi = dash == std::string_view::npos ? lo : small_index(entry.substr(dash + 1));
+            if (lo && hi && *lo <= *hi) {
+                for (auto c : candidates) {
+                    const auto cores = profiles[c].compute_units.value_or(0);
+                    if (cores == 0) continue;
+                    const std::uint64_t first = std::uint64_t{profiles[c].index} * cores;
+                    const std::uint64_t last = first + cores - 1;
+                    if (*lo <= last && *hi >= first) {
+                        keep[c] = true;
+                        named = true;
+                    }
+                }
+            }
+        } else {
+            // Level Zero's "1.0" names sub-device 0 of device 1: the device is visible.
+            std::string_view head = entry;
+            if (syntax == mask_syntax::indices_or_uuids)
+                if (const auto dot = head.find('.'); dot != std::string_view::npos) head = head.substr(0, dot);
+            if (const auto i = small_index(head)) {
+                if (*i < candidates.size()) {
+                    keep[candidates[*i]] = true;
+                    named = true;
+                }
+            } else if (syntax != mask_syntax::indices_or_all &&
+                       (entry.starts_with("GPU-") || entry.starts_with("MIG-"))) {
+                // Both CUDA and ROCm spell UUIDs with these prefixes.
+                const std::string key = uuid_key(entry, syntax == mask_syntax::cuda ? 1 : 8);
+                if (!key.empty()) {
+                    // A unique prefix is enough for CUDA; the others need all of it.
+                    std::size_t matches = 0, match = 0;
+                    for (auto c : candidates) {
+                        const std::string k = uuid_key(profiles[c].uuid.view());
+                        const bool hit = syntax == mask_syntax::cuda ? k.starts_with(key) : k == key;
+                        if (!k.empty() && hit) {
+                            ++matches;
+                            match = c;
+                        }
+                    }
+                    if (matches == 1) {
+                        keep[match] = true;
+                        named = true;
+                    }
+                }
+            }
+        }
+        if (!named && syntax == mask_syntax::cuda) return;
+    }
+}
+
+} // namespace detail
+
+/// Applies the visibility variables that `env(name)` returns (an optional<string>) to
+/// `profiles`: devices a variable hides get `available = false` and a warning.
+template <class Env>
+void apply_visibility(std::vector<accelerator_profile>& profiles, Env&& env, std::vector<warning>& warnings) {
+    for (const visibility_rule& rule : visibility_rules) {
+        const std::optional<std::string> value = env(rule.variable);
+        if (!value) continue;
+        // This backend's devices, in index order; relative rules see only those still
+        // available.
+        std::vector<std::size_t> candidates;
+        for (std::size_t i = 0; i < profiles.size(); ++i)
+            if (profiles[i].backend() == rule.backend && (!rule.relative || profiles[i].available))
+                candidates.push_back(i);
+        std::stable_sort(candidates.begin(), candidates.end(),
+                         [&](std::size_t a, std::size_t b) { return profiles[a].index < profiles[b].index; });
+        std::vector<bool> keep(profiles.size(), false);
+        detail::select_visible(*value, rule.syntax, candidates, profiles, keep);
+        for (auto c : candidates) {
+            auto& p = profiles[c];
+            if (keep[c] || !p.available) continue;
+            p.available = false;
+            std::string msg = "device ";
+            msg += std::to_string(p.index);
+            if (!p.name.empty()) {
+                msg += " (";
+                msg += p.name.view();
+                msg += ')';
+            }
+            msg += " hidden by ";
+            msg += rule.variable;
+            msg += "=\"";
+            msg += value->size() > 200 ? value->substr(0, 200) + "…" : *value;
+            msg += '"';
+            warnings.push_back(warning{warning_kind::hidden_by_mask, rule.backend, std::string(rule.variable),
+                                       std::move(msg), 0});
+        }
+    }
+}
+
+AI_HWACCEL_NAMESPACE_END
+// ---- end ai_hwaccel/detect/merge.hpp
+// Each backend header is empty unless its switch is on.
+// #include "ai_hwaccel/detect/amd.hpp"
+// ---- begin ai_hwaccel/detect/amd.hpp
+// ai-hwaccel detect: AMD GPUs through the kernel (amdgpu, KFD) and rocminfo.
+//
+// Pure parsers for what the amdgpu and amdkfd drivers publish in sysfs (a KFD topology
+// node's `properties`, the `pp_dpm_*` clock and link level tables, the one-number
+// `mem_info_*` files) and for `rocminfo`'s text; a reader for shell transcripts of such
+// files as people paste them; the ROCm probe, which walks /sys/class/drm and the KFD
+// topology without running any tool; and the capture formats for all of these. Parsers
+// take text and never throw for any input: what they cannot read becomes a problem in
+// their result, never a guess. The whole header is empty unless the ROCm backend is
+// compiled in.
+
+// #include "ai_hwaccel/config.hpp"
+
+#if AI_HWACCEL_BACKEND_ROCM
+
+// #include "ai_hwaccel/core/catalogue.hpp"
+// ---- begin ai_hwaccel/core/catalogue.hpp
+// ai-hwaccel core: the device catalogue.
+//
+// Every device with public specifications that a backend can report, one device_spec per
+// row (rows live in core/catalogue/<vendor>.hpp, each citing its source). Detection uses
+// the catalogue to fill in what a tool does not report (bandwidth, peak throughput),
+// marking those values origin::catalogue; planning uses it to describe devices that are
+// not present ("an H100 SXM").
+//
+// Consistency checks over the whole catalogue (unique names and aliases, a source on every
+// row, plausible numbers) are constexpr functions. The test suite static_asserts them; an
+// includer can too by defining AI_HWACCEL_CHECK_TABLES=1, at some cost in compile time.
+
+// #include "ai_hwaccel/config.hpp"
+// #include "ai_hwaccel/core/device_spec.hpp"
 // #include "ai_hwaccel/core/text.hpp"
 
 #include <cstddef>
@@ -3620,4309 +7553,6 @@ static_assert(detail::catalogue_names_are_unique(), "device_catalogue: duplicate
 
 AI_HWACCEL_NAMESPACE_END
 // ---- end ai_hwaccel/core/catalogue.hpp
-// #include "ai_hwaccel/core/device_spec.hpp"
-// #include "ai_hwaccel/core/inplace_string.hpp"
-// ---- begin ai_hwaccel/core/inplace_string.hpp
-// ai-hwaccel core: a string with its storage inside the object.
-//
-// Profiles keep device names, UUIDs and versions in inplace_string<N> rather than
-// std::string so that a profile is a literal type: a registry of profiles can be built,
-// queried and planned over in a constant expression, and embedded builds never allocate
-// for it. Text longer than the capacity is cut at a byte boundary that does not split a
-// UTF-8 sequence, and `assign` says when that happened.
-
-// #include "ai_hwaccel/config.hpp"
-
-#include <cstddef>
-#include <string_view>
-
-AI_HWACCEL_NAMESPACE_BEGIN
-
-template <std::size_t Capacity>
-class inplace_string {
-    static_assert(Capacity > 0 && Capacity < 256, "inplace_string: capacity must be 1..255");
-
-public:
-    constexpr inplace_string() noexcept = default;
-    constexpr inplace_string(std::string_view s) noexcept { assign(s); } // NOLINT: implicit by design
-    constexpr inplace_string(const char* s) noexcept { assign(std::string_view(s)); }
-
-    /// Copies `s`, cutting it to capacity; returns false when it had to cut.
-    constexpr bool assign(std::string_view s) noexcept {
-        std::size_t n = s.size() < Capacity ? s.size() : Capacity;
-        const bool cut = n < s.size();
-        // Do not leave half of a UTF-8 sequence at the end.
-        if (cut)
-            while (n > 0 && (static_cast<unsigned char>(s[n]) & 0xC0u) == 0x80u) --n;
-        for (std::size_t i = 0; i < n; ++i) data_[i] = s[i];
-        for (std::size_t i = n; i <= Capacity; ++i) data_[i] = '\0';
-        size_ = static_cast<unsigned char>(n);
-        return !cut;
-    }
-
-    constexpr std::string_view view() const noexcept { return {data_, size_}; }
-    constexpr operator std::string_view() const noexcept { return view(); } // NOLINT
-    constexpr const char* c_str() const noexcept { return data_; }
-    constexpr std::size_t size() const noexcept { return size_; }
-    constexpr bool empty() const noexcept { return size_ == 0; }
-    static constexpr std::size_t capacity() noexcept { return Capacity; }
-
-    friend constexpr bool operator==(const inplace_string& a, const inplace_string& b) noexcept {
-        return a.view() == b.view();
-    }
-    friend constexpr bool operator==(const inplace_string& a, std::string_view b) noexcept {
-        return a.view() == b;
-    }
-
-private:
-    char data_[Capacity + 1]{};
-    unsigned char size_ = 0;
-};
-
-static_assert(inplace_string<4>("abcdef").view() == "abcd");
-static_assert(inplace_string<8>("abc").size() == 3);
-static_assert(inplace_string<3>("a\xc3\xa9z").view() == "a\xc3\xa9");
-static_assert(inplace_string<2>("a\xc3\xa9").view() == "a"); // never half a code point
-
-AI_HWACCEL_NAMESPACE_END
-// ---- end ai_hwaccel/core/inplace_string.hpp
-// #include "ai_hwaccel/core/pci.hpp"
-// ---- begin ai_hwaccel/core/pci.hpp
-// ai-hwaccel core: PCI addresses and link descriptions.
-//
-// A PCI address (domain:bus:device.function) is how the same physical device is
-// recognised when several backends report it: nvidia-smi prints "00000000:65:00.0",
-// sysfs names it "0000:65:00.0", vulkaninfo gives ids and a UUID. Parsing is constexpr and
-// strict: anything that is not hexadecimal in the right places is rejected.
-
-// #include "ai_hwaccel/config.hpp"
-// #include "ai_hwaccel/core/units.hpp"
-
-#include <array>
-#include <cstdint>
-#include <optional>
-#include <string_view>
-
-AI_HWACCEL_NAMESPACE_BEGIN
-
-struct pci_address {
-    std::uint32_t domain = 0;
-    std::uint8_t bus = 0;
-    std::uint8_t device = 0;   ///< 0..31
-    std::uint8_t function = 0; ///< 0..7
-
-    friend constexpr bool operator==(const pci_address&, const pci_address&) noexcept = default;
-    friend constexpr auto operator<=>(const pci_address&, const pci_address&) noexcept = default;
-
-    /// Canonical sysfs spelling, "dddd:bb:dd.f" (12 characters for a 16-bit domain).
-    constexpr std::array<char, 17> text() const noexcept {
-        constexpr char hex[] = "0123456789abcdef";
-        std::array<char, 17> out{};
-        std::size_t i = 0;
-        const int domain_digits = domain > 0xffff ? 8 : 4;
-        for (int d = domain_digits - 1; d >= 0; --d) out[i++] = hex[(domain >> (4 * d)) & 0xf];
-        out[i++] = ':';
-        out[i++] = hex[bus >> 4];
-        out[i++] = hex[bus & 0xf];
-        out[i++] = ':';
-        out[i++] = hex[(device >> 4) & 0xf];
-        out[i++] = hex[device & 0xf];
-        out[i++] = '.';
-        out[i++] = hex[function & 0x7];
-        return out;
-    }
-};
-
-namespace detail {
-constexpr int hex_value(char c) noexcept {
-    if (c >= '0' && c <= '9') return c - '0';
-    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-    return -1;
-}
-/// Parses exactly `s` as hexadecimal into at most 32 bits.
-constexpr std::optional<std::uint32_t> parse_hex32(std::string_view s) noexcept {
-    if (s.empty() || s.size() > 8) return std::nullopt;
-    std::uint32_t v = 0;
-    for (char c : s) {
-        const int h = hex_value(c);
-        if (h < 0) return std::nullopt;
-        v = (v << 4) | static_cast<std::uint32_t>(h);
-    }
-    return v;
-}
-} // namespace detail
-
-/// Parses "dddd:bb:dd.f" with a 4- or 8-digit domain (nvidia-smi prints 8), or "bb:dd.f"
-/// (lspci's short form, domain 0). Surrounding blanks are ignored.
-constexpr std::optional<pci_address> parse_pci_address(std::string_view s) noexcept {
-    while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-    while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\n' || s.back() == '\r'))
-        s.remove_suffix(1);
-    pci_address a;
-    const auto dot = s.rfind('.');
-    if (dot == std::string_view::npos || dot + 2 != s.size()) return std::nullopt;
-    const auto fn = detail::hex_value(s[dot + 1]);
-    if (fn < 0 || fn > 7) return std::nullopt;
-    a.function = static_cast<std::uint8_t>(fn);
-    const std::string_view head = s.substr(0, dot);
-    const auto c2 = head.rfind(':');
-    if (c2 == std::string_view::npos) return std::nullopt;
-    const auto dev = detail::parse_hex32(head.substr(c2 + 1));
-    if (!dev || head.size() - c2 - 1 != 2 || *dev > 31) return std::nullopt;
-    a.device = static_cast<std::uint8_t>(*dev);
-    const std::string_view rest = head.substr(0, c2);
-    const auto c1 = rest.rfind(':');
-    const std::string_view bus_text = c1 == std::string_view::npos ? rest : rest.substr(c1 + 1);
-    const auto bus = detail::parse_hex32(bus_text);
-    if (!bus || bus_text.size() != 2) return std::nullopt;
-    a.bus = static_cast<std::uint8_t>(*bus);
-    if (c1 != std::string_view::npos) {
-        const std::string_view dom_text = rest.substr(0, c1);
-        if (dom_text.size() != 4 && dom_text.size() != 8) return std::nullopt;
-        const auto dom = detail::parse_hex32(dom_text);
-        if (!dom) return std::nullopt;
-        a.domain = *dom;
-    }
-    return a;
-}
-
-/// One PCIe link state: generation and lane count (0 = unknown).
-struct pcie_link {
-    std::uint8_t generation = 0;
-    std::uint8_t width = 0;
-
-    friend constexpr bool operator==(const pcie_link&, const pcie_link&) noexcept = default;
-    constexpr bool known() const noexcept { return generation != 0 && width != 0; }
-    /// One-direction usable bandwidth in GB/s (0 when unknown).
-    constexpr double bandwidth_gbps() const noexcept {
-        return units::pcie_bandwidth_gbps_for_generation(generation, width);
-    }
-};
-
-static_assert(parse_pci_address("0000:65:00.0") == pci_address{0, 0x65, 0, 0});
-static_assert(parse_pci_address("00000000:C1:00.1") == pci_address{0, 0xc1, 0, 1});
-static_assert(parse_pci_address("3b:00.0") == pci_address{0, 0x3b, 0, 0});
-static_assert(!parse_pci_address("0000:65:00.8"));
-static_assert(!parse_pci_address("0000:65:0.0"));
-static_assert(!parse_pci_address("zz:00.0"));
-static_assert(!parse_pci_address(""));
-static_assert(pci_address{0, 0x65, 0, 0}.text()[0] == '0' && pci_address{0, 0x65, 0, 0}.text()[5] == '6');
-
-AI_HWACCEL_NAMESPACE_END
-// ---- end ai_hwaccel/core/pci.hpp
-// #include "ai_hwaccel/core/profile.hpp"
-// ---- begin ai_hwaccel/core/profile.hpp
-// ai-hwaccel core: accelerator_profile, one device as the library knows it.
-//
-// Every measurable value is a `sourced<T>`: the value plus where it came from (a tool's
-// report, a kernel file, the device catalogue, or an estimate). A value nobody supplied
-// has origin `none`, so "unknown" is never confused with zero and an estimate is never
-// shown as a measurement. The profile is a literal type (names live in inplace_string),
-// so registries known at compile time can be built and planned over in constant
-// expressions.
-
-// #include "ai_hwaccel/config.hpp"
-// #include "ai_hwaccel/core/backend.hpp"
-// #include "ai_hwaccel/core/device_spec.hpp"
-// #include "ai_hwaccel/core/inplace_string.hpp"
-// #include "ai_hwaccel/core/pci.hpp"
-// #include "ai_hwaccel/core/taxonomy.hpp"
-
-#include <cstdint>
-#include <optional>
-#include <string_view>
-
-AI_HWACCEL_NAMESPACE_BEGIN
-
-/// Where a value came from. Ordered by trust: a reading beats a lookup beats a guess.
-enum class origin : std::uint8_t {
-    none,      ///< no value
-    estimated, ///< derived by a model (e.g. bandwidth from clocks and bus width)
-    catalogue, ///< looked up in the device catalogue
-    user,      ///< supplied by the caller (what-if registries, --device on the CLI)
-    sysfs,     ///< read from a kernel interface (/sys, /proc, /dev)
-    tool,      ///< reported by a vendor tool or runtime library
-};
-constexpr std::string_view to_string(origin o) noexcept {
-    switch (o) {
-    case origin::none: return "none";
-    case origin::estimated: return "estimated";
-    case origin::catalogue: return "catalogue";
-    case origin::user: return "user";
-    case origin::sysfs: return "sysfs";
-    case origin::tool: return "tool";
-    }
-    return "none";
-}
-constexpr std::optional<origin> parse_origin(std::string_view s) noexcept {
-    for (auto o : {origin::none, origin::estimated, origin::catalogue, origin::user, origin::sysfs,
-                   origin::tool})
-        if (to_string(o) == s) return o;
-    return std::nullopt;
-}
-
-/// A value and its origin. Empty when `from == origin::none`.
-template <class T>
-struct sourced {
-    T value{};
-    origin from = origin::none;
-
-    constexpr sourced() noexcept = default;
-    constexpr sourced(T v, origin o) noexcept : value(v), from(o) {}
-
-    constexpr bool has_value() const noexcept { return from != origin::none; }
-    constexpr explicit operator bool() const noexcept { return has_value(); }
-    constexpr const T& operator*() const noexcept { return value; }
-    constexpr const T* operator->() const noexcept { return &value; }
-    constexpr T value_or(T fallback) const noexcept { return has_value() ? value : fallback; }
-    /// Replaces the value only if `o` is at least as trustworthy as the current origin.
-    constexpr bool offer(T v, origin o) noexcept {
-        if (o == origin::none || o < from) return false;
-        value = v;
-        from = o;
-        return true;
-    }
-    constexpr void reset() noexcept { *this = sourced{}; }
-    friend constexpr bool operator==(const sourced&, const sourced&) noexcept = default;
-};
-
-/// One device. Fields mirror what backends can learn; all are optional but `kind`.
-struct accelerator_profile {
-    device_kind kind = device_kind::cpu;
-    /// The backend's own index for the device (nvidia-smi index, DRM card number, …).
-    std::uint32_t index = 0;
-    /// False when the device was seen but cannot be used (driver error, hidden by a
-    /// *_VISIBLE_DEVICES mask, in a bad state).
-    bool available = true;
-    /// A software implementation (llvmpipe, lavapipe, SwiftShader, WARP): listed so the
-    /// user sees it, never counted as an accelerator.
-    bool software = false;
-    /// The device shares the host's memory (Apple Silicon, integrated GPUs, NPUs, GH200's
-    /// coherent LPDDR): its memory is not added on top of the host's in totals.
-    bool unified_memory = false;
-    vendor maker = vendor::unknown;
-
-    inplace_string<63> name;
-    inplace_string<47> uuid;
-    std::optional<pci_address> pci;
-    std::uint16_t pci_device_id = 0; ///< PCI device id when known (0 otherwise)
-    inplace_string<15> arch;         ///< compute capability "9.0", gfx target "gfx942", …
-    inplace_string<31> driver_version;
-
-    sourced<std::uint64_t> memory_bytes;
-    sourced<std::uint64_t> memory_used_bytes;
-    sourced<std::uint64_t> memory_free_bytes;
-    sourced<double> memory_bandwidth_gbps;
-    /// Peak dense throughput per data type, from the catalogue unless a backend knows.
-    peak_throughput peak{};
-    origin peak_from = origin::none;
-    sourced<std::uint32_t> compute_units; ///< SMs, CUs, cores as the vendor counts them
-    sourced<std::uint32_t> chips;         ///< chips behind one device (TPU hosts, Neuron)
-
-    sourced<pcie_link> pcie_current;
-    sourced<pcie_link> pcie_max;
-    sourced<std::int32_t> numa_node;
-
-    sourced<double> temperature_c;
-    sourced<double> power_draw_watts;
-    sourced<double> power_limit_watts;
-    sourced<double> utilization_percent;
-
-    /// The catalogue row this device was matched to, if any.
-    const device_spec* spec = nullptr;
-
-    constexpr family device_family() const noexcept { return family_of(kind); }
-    constexpr bool is_cpu() const noexcept { return kind == device_kind::cpu; }
-    /// Usable as an AI accelerator: available, not the CPU, not a software renderer.
-    constexpr bool is_accelerator() const noexcept { return available && !is_cpu() && !software; }
-    constexpr std::optional<backend_id> backend() const noexcept { return backend_for(kind); }
-
-    /// Host-link bandwidth in GB/s, one direction: the maximum link the device and slot
-    /// support when known (a link idles at a low generation to save power), else the
-    /// current one; 0 when unknown.
-    constexpr double pcie_bandwidth_gbps() const noexcept {
-        if (pcie_max && pcie_max->known()) return pcie_max->bandwidth_gbps();
-        if (pcie_current && pcie_current->known()) return pcie_current->bandwidth_gbps();
-        return 0;
-    }
-    /// Whether the device computes natively in `d` (known from the catalogue or a tool).
-    constexpr bool supports(dtype d) const noexcept { return peak.supports(d); }
-
-    /// Fills every value still unknown from a catalogue row, marked origin::catalogue.
-    constexpr void apply_spec(const device_spec& s) noexcept {
-        spec = &s;
-        if (maker == vendor::unknown) maker = s.maker;
-        if (s.memory_bytes != 0 && !memory_bytes) memory_bytes = {s.memory_bytes, origin::catalogue};
-        if (s.memory_bandwidth_gbps > 0 && !memory_bandwidth_gbps)
-            memory_bandwidth_gbps = {s.memory_bandwidth_gbps, origin::catalogue};
-        if (peak_from == origin::none) {
-            peak = s.peak;
-            peak_from = origin::catalogue;
-        }
-        if (s.compute_units != 0 && !compute_units) compute_units = {s.compute_units, origin::catalogue};
-        if (arch.empty()) arch = s.arch;
-        if (s.power_watts > 0 && !power_limit_watts) power_limit_watts = {s.power_watts, origin::catalogue};
-        if (s.memory == memory_type::unified) unified_memory = true;
-    }
-};
-
-/// A profile describing a catalogue device as if present ("what if I had an H100?").
-constexpr accelerator_profile profile_from_spec(const device_spec& s, std::uint32_t index = 0) noexcept {
-    accelerator_profile p;
-    p.kind = s.kind;
-    p.index = index;
-    p.name = s.name;
-    p.pci_device_id = s.pci_device_ids.empty() ? std::uint16_t{0} : s.pci_device_ids[0];
-    p.apply_spec(s);
-    if (s.pcie_generation != 0) p.pcie_max = {pcie_link{s.pcie_generation, s.pcie_lanes}, origin::catalogue};
-    return p;
-}
-
-AI_HWACCEL_NAMESPACE_END
-// ---- end ai_hwaccel/core/profile.hpp
-// #include "ai_hwaccel/core/quantization.hpp"
-// ---- begin ai_hwaccel/core/quantization.hpp
-// ai-hwaccel core: quantization formats.
-//
-// One row per weight format people deploy: plain floating point (fp32, bf16, fp16), fp8
-// (e4m3, e5m2), integer (int8 per-channel, int4 with group-128 scales as GPTQ/AWQ store
-// it), microscaling fp4 (OCP MXFP4, NVIDIA NVFP4), and the llama.cpp GGUF formats.
-//
-// `bits_per_weight` is the true storage cost, block scales included. For a uniform block
-// format it is exactly block_bytes * 8 / block_weights, and a static_assert holds the two
-// together. The GGUF "_S/_M/_L" names are mixes: llama.cpp stores some tensors of a model
-// in a wider block type, so their cost is a whole-file average. Those rows give the
-// average llama.cpp's own quantize tool publishes for Llama-3-8B (size in GiB × 2^33 /
-// 8.03e9 weights) and name the dominant block type in `base`.
-
-// #include "ai_hwaccel/config.hpp"
-// #include "ai_hwaccel/core/taxonomy.hpp"
-// #include "ai_hwaccel/core/text.hpp"
-
-#include <array>
-#include <cstddef>
-#include <cstdint>
-#include <optional>
-#include <string_view>
-
-AI_HWACCEL_NAMESPACE_BEGIN
-
-enum class quant_format : std::uint8_t {
-    fp32,
-    bf16,
-    fp16,
-    fp8_e4m3,
-    fp8_e5m2,
-    int8,
-    int4,
-    mxfp4,
-    nvfp4,
-    q8_0,
-    q6_k,
-    q5_k_m,
-    q5_k_s,
-    q5_1,
-    q5_0,
-    q4_k_m,
-    q4_k_s,
-    q4_1,
-    q4_0,
-    q3_k_l,
-    q3_k_m,
-    q3_k_s,
-    q2_k,
-    iq4_nl,
-    iq4_xs,
-    iq3_s,
-    iq3_xxs,
-    iq2_s,
-    iq2_xs,
-    iq2_xxs,
-    iq1_m,
-    iq1_s,
-};
-inline constexpr std::size_t quant_format_count = 32;
-
-/// How a format stores its weights.
-enum class quant_scheme : std::uint8_t {
-    plain_float,  ///< one IEEE/bfloat/fp8 value per weight
-    plain_int,    ///< integers with per-channel or per-group scales kept beside the tensor
-    microscaling, ///< small blocks sharing one scale (OCP MX, NVFP4)
-    gguf_block,   ///< a llama.cpp block type, uniform across the tensor
-    gguf_mix,     ///< a llama.cpp recipe mixing block types across tensors
-};
-
-struct quant_info {
-    quant_format id;
-    std::string_view name; ///< canonical spelling (llama.cpp's for GGUF formats)
-    name_list<5> aliases;
-    quant_scheme scheme;
-    /// Average storage bits per weight, scales included.
-    double bits_per_weight;
-    /// Weights per block and bytes per block for uniform block formats (0 otherwise).
-    unsigned block_weights;
-    unsigned block_bytes;
-    /// The data type the matrix multiply runs in on hardware that executes the format
-    /// natively (fp8 on Hopper, fp4 on Blackwell, int8 on tensor cores…).
-    dtype native_compute;
-    /// True when runtimes commonly run it by dequantizing weights to fp16/bf16 on the fly,
-    /// so hardware without `native_compute` can still run it (GGUF, GPTQ/AWQ int4, MXFP4).
-    bool dequantizable;
-    /// llama.cpp `llama_ftype` written in GGUF `general.file_type`, -1 if none.
-    int gguf_file_type;
-    /// ggml tensor type of a uniform format, -1 for mixes and non-GGUF formats.
-    int ggml_type;
-    /// For mixes: the block type most tensors use. Otherwise the row itself.
-    quant_format base;
-};
-
-namespace detail {
-constexpr double block_bpw(unsigned bytes, unsigned weights) noexcept {
-    return static_cast<double>(bytes) * 8.0 / static_cast<double>(weights);
-}
-} // namespace detail
-
-// Block layouts (bytes per block) follow ggml's block_* structs in ggml-common.h; the
-// OCP Microscaling spec v1.0 for MXFP4 (32 E2M1 values + one E8M0 scale) and NVIDIA's
-// NVFP4 (16 E2M1 values + one E4M3 scale; the per-tensor fp32 scale is negligible).
-// Mix averages: llama.cpp tools/quantize/quantize.cpp QUANT_OPTIONS sizes @ Llama-3-8B.
-inline constexpr std::array<quant_info, quant_format_count> quant_table{{
-    // id, name, aliases, scheme, bpw, block weights, block bytes, compute, dequant, ftype, ggml, base
-    {quant_format::fp32, "FP32", {"F32", "float32", "float", "none"}, quant_scheme::plain_float,
-     32.0, 1, 4, dtype::fp32, false, 0, 0, quant_format::fp32},
-    {quant_format::bf16, "BF16", {"bfloat16"}, quant_scheme::plain_float, 16.0, 1, 2, dtype::bf16,
-     false, 32, 30, quant_format::bf16},
-    {quant_format::fp16, "FP16", {"F16", "float16", "half"}, quant_scheme::plain_float, 16.0, 1, 2,
-     dtype::fp16, false, 1, 1, quant_format::fp16},
-    {quant_format::fp8_e4m3, "FP8", {"fp8_e4m3", "e4m3", "float8_e4m3fn", "f8e4m3"},
-     quant_scheme::plain_float, 8.0, 1, 1, dtype::fp8, false, -1, -1, quant_format::fp8_e4m3},
-    {quant_format::fp8_e5m2, "FP8_E5M2", {"e5m2", "float8_e5m2", "f8e5m2"},
-     quant_scheme::plain_float, 8.0, 1, 1, dtype::fp8, false, -1, -1, quant_format::fp8_e5m2},
-    // Per-output-channel scales: one value per row of thousands of weights, below 0.01 bit.
-    {quant_format::int8, "INT8", {"i8", "w8a8"}, quant_scheme::plain_int, 8.0, 1, 1, dtype::int8,
-     false, -1, -1, quant_format::int8},
-    // GPTQ/AWQ layout: 4-bit weights, one fp16 scale and one 4-bit zero point per group of
-    // 128, i.e. 133 bytes per 256 weights.
-    {quant_format::int4, "INT4", {"i4", "w4a16", "gptq", "awq"}, quant_scheme::plain_int,
-     detail::block_bpw(133, 256), 256, 133, dtype::int4, true, -1, -1, quant_format::int4},
-    {quant_format::mxfp4, "MXFP4", {"fp4"}, quant_scheme::microscaling,
-     detail::block_bpw(17, 32), 32, 17, dtype::fp4, true, 38, 39, quant_format::mxfp4},
-    {quant_format::nvfp4, "NVFP4", {}, quant_scheme::microscaling, detail::block_bpw(9, 16),
-     16, 9, dtype::fp4, false, -1, -1, quant_format::nvfp4},
-    {quant_format::q8_0, "Q8_0", {}, quant_scheme::gguf_block, detail::block_bpw(34, 32), 32, 34,
-     dtype::int8, true, 7, 8, quant_format::q8_0},
-    {quant_format::q6_k, "Q6_K", {}, quant_scheme::gguf_block, detail::block_bpw(210, 256), 256,
-     210, dtype::int8, true, 18, 14, quant_format::q6_k},
-    {quant_format::q5_k_m, "Q5_K_M", {"Q5_K"}, quant_scheme::gguf_mix, 5.33 * 8.589934592 / 8.03, 0,
-     0, dtype::int8, true, 17, -1, quant_format::q5_k_s},
-    {quant_format::q5_k_s, "Q5_K_S", {}, quant_scheme::gguf_mix, 5.21 * 8.589934592 / 8.03, 0, 0,
-     dtype::int8, true, 16, 13, quant_format::q5_k_s},
-    {quant_format::q5_1, "Q5_1", {}, quant_scheme::gguf_block, detail::block_bpw(24, 32), 32, 24,
-     dtype::int8, true, 9, 7, quant_format::q5_1},
-    {quant_format::q5_0, "Q5_0", {}, quant_scheme::gguf_block, detail::block_bpw(22, 32), 32, 22,
-     dtype::int8, true, 8, 6, quant_format::q5_0},
-    {quant_format::q4_k_m, "Q4_K_M", {"Q4_K"}, quant_scheme::gguf_mix, 4.58 * 8.589934592 / 8.03, 0,
-     0, dtype::int8, true, 15, -1, quant_format::q4_k_s},
-    {quant_format::q4_k_s, "Q4_K_S", {}, quant_scheme::gguf_mix, 4.37 * 8.589934592 / 8.03, 0, 0,
-     dtype::int8, true, 14, 12, quant_format::q4_k_s},
-    {quant_format::q4_1, "Q4_1", {}, quant_scheme::gguf_block, detail::block_bpw(20, 32), 32, 20,
-     dtype::int8, true, 3, 3, quant_format::q4_1},
-    {quant_format::q4_0, "Q4_0", {}, quant_scheme::gguf_block, detail::block_bpw(18, 32), 32, 18,
-     dtype::int8, true, 2, 2, quant_format::q4_0},
-    {quant_format::q3_k_l, "Q3_K_L", {}, quant_scheme::gguf_mix, 4.03 * 8.589934592 / 8.03, 0, 0,
-     dtype::int8, true, 13, -1, quant_format::q3_k_s},
-    {quant_format::q3_k_m, "Q3_K_M", {"Q3_K"}, quant_scheme::gguf_mix, 3.74 * 8.589934592 / 8.03, 0,
-     0, dtype::int8, true, 12, -1, quant_format::q3_k_s},
-    {quant_format::q3_k_s, "Q3_K_S", {}, quant_scheme::gguf_mix, 3.41 * 8.589934592 / 8.03, 0, 0,
-     dtype::int8, true, 11, 11, quant_format::q3_k_s},
-    {quant_format::q2_k, "Q2_K", {}, quant_scheme::gguf_mix, 2.96 * 8.589934592 / 8.03, 0, 0,
-     dtype::int8, true, 10, 10, quant_format::q2_k},
-    {quant_format::iq4_nl, "IQ4_NL", {}, quant_scheme::gguf_block, detail::block_bpw(18, 32), 32, 18,
-     dtype::int8, true, 25, 20, quant_format::iq4_nl},
-    {quant_format::iq4_xs, "IQ4_XS", {}, quant_scheme::gguf_block, detail::block_bpw(136, 256), 256,
-     136, dtype::int8, true, 30, 23, quant_format::iq4_xs},
-    {quant_format::iq3_s, "IQ3_S", {}, quant_scheme::gguf_block, detail::block_bpw(110, 256), 256,
-     110, dtype::int8, true, 26, 21, quant_format::iq3_s},
-    {quant_format::iq3_xxs, "IQ3_XXS", {}, quant_scheme::gguf_block, detail::block_bpw(98, 256), 256,
-     98, dtype::int8, true, 23, 18, quant_format::iq3_xxs},
-    {quant_format::iq2_s, "IQ2_S", {}, quant_scheme::gguf_block, detail::block_bpw(82, 256), 256, 82,
-     dtype::int8, true, 28, 22, quant_format::iq2_s},
-    {quant_format::iq2_xs, "IQ2_XS", {}, quant_scheme::gguf_block, detail::block_bpw(74, 256), 256,
-     74, dtype::int8, true, 20, 17, quant_format::iq2_xs},
-    {quant_format::iq2_xxs, "IQ2_XXS", {}, quant_scheme::gguf_block, detail::block_bpw(66, 256), 256,
-     66, dtype::int8, true, 19, 16, quant_format::iq2_xxs},
-    {quant_format::iq1_m, "IQ1_M", {}, quant_scheme::gguf_block, detail::block_bpw(56, 256), 256, 56,
-     dtype::int8, true, 31, 29, quant_format::iq1_m},
-    {quant_format::iq1_s, "IQ1_S", {}, quant_scheme::gguf_block, detail::block_bpw(50, 256), 256, 50,
-     dtype::int8, true, 24, 19, quant_format::iq1_s},
-}};
-
-namespace detail {
-constexpr bool quant_table_is_consistent() noexcept {
-    for (std::size_t i = 0; i < quant_table.size(); ++i) {
-        const auto& q = quant_table[i];
-        if (static_cast<std::size_t>(q.id) != i || q.name.empty()) return false;
-        if (!(q.bits_per_weight > 1.0 && q.bits_per_weight <= 32.0)) return false;
-        // Uniform formats: the stated cost is exactly what the block layout stores.
-        if (q.block_weights != 0) {
-            const double exact = block_bpw(q.block_bytes, q.block_weights);
-            const double diff = exact - q.bits_per_weight;
-            if (diff > 1e-12 || diff < -1e-12) return false;
-        }
-        // Mixes cost more than their dominant block type, which must be a uniform row.
-        if (q.scheme == quant_scheme::gguf_mix && q.base != q.id) {
-            const auto& b = quant_table[static_cast<std::size_t>(q.base)];
-            if (b.bits_per_weight >= q.bits_per_weight + 1.0) return false;
-        }
-        if (q.gguf_file_type >= 0)
-            for (std::size_t j = i + 1; j < quant_table.size(); ++j)
-                if (quant_table[j].gguf_file_type == q.gguf_file_type) return false;
-    }
-    // Names and aliases are unique across the whole table, compared as parsing does.
-    return names_are_unique<quant_format_count * 6>(quant_table);
-}
-} // namespace detail
-static_assert(detail::quant_table_is_consistent(), "quant_table: bad row");
-
-constexpr const quant_info& info(quant_format q) noexcept {
-    return quant_table[static_cast<std::size_t>(q)];
-}
-constexpr std::string_view to_string(quant_format q) noexcept { return info(q).name; }
-constexpr double bits_per_weight(quant_format q) noexcept { return info(q).bits_per_weight; }
-
-/// Bytes needed to store `weights` weights in format `q` (rounded up to whole bytes).
-constexpr std::uint64_t weight_bytes(std::uint64_t weights, quant_format q) noexcept {
-    const auto& r = info(q);
-    if (r.block_weights != 0) {
-        const std::uint64_t blocks = (weights + r.block_weights - 1) / r.block_weights;
-        return blocks * r.block_bytes;
-    }
-    const double bytes = static_cast<double>(weights) * r.bits_per_weight / 8.0;
-    const auto whole = static_cast<std::uint64_t>(bytes);
-    return static_cast<double>(whole) < bytes ? whole + 1 : whole;
-}
-
-/// Parses a format name as people write it: "Q4_K_M", "q4_k_m", "F16", "bf16", "fp8",
-/// "MXFP4", "int4". Case, spaces, '-' and '_' are ignored.
-constexpr std::optional<quant_format> parse_quant_format(std::string_view s) noexcept {
-    s = detail::trim(s);
-    if (s.empty()) return std::nullopt;
-    for (const auto& row : quant_table) {
-        if (detail::loose_equals(row.name, s)) return row.id;
-        for (const auto& a : row.aliases)
-            if (!a.empty() && detail::loose_equals(a, s)) return row.id;
-    }
-    return std::nullopt;
-}
-
-/// The format a GGUF file declares in `general.file_type` (llama_ftype), if known.
-constexpr std::optional<quant_format> quant_format_from_gguf_file_type(int file_type) noexcept {
-    for (const auto& row : quant_table)
-        if (row.gguf_file_type >= 0 && row.gguf_file_type == file_type) return row.id;
-    return std::nullopt;
-}
-
-// Spot checks that pin the numbers people quote.
-static_assert(bits_per_weight(quant_format::q4_0) == 4.5);
-static_assert(bits_per_weight(quant_format::q8_0) == 8.5);
-static_assert(bits_per_weight(quant_format::q6_k) == 6.5625);
-static_assert(bits_per_weight(quant_format::iq4_xs) == 4.25);
-static_assert(bits_per_weight(quant_format::mxfp4) == 4.25);
-static_assert(bits_per_weight(quant_format::nvfp4) == 4.5);
-static_assert(bits_per_weight(quant_format::q4_k_m) > 4.85 && bits_per_weight(quant_format::q4_k_m) < 4.95);
-static_assert(weight_bytes(64, quant_format::q4_0) == 36);
-static_assert(weight_bytes(33, quant_format::q8_0) == 68);
-static_assert(weight_bytes(1'000'000'000, quant_format::bf16) == 2'000'000'000);
-static_assert(parse_quant_format("q4_k_m") == quant_format::q4_k_m);
-static_assert(parse_quant_format("F16") == quant_format::fp16);
-static_assert(parse_quant_format(" fp8 ") == quant_format::fp8_e4m3);
-static_assert(!parse_quant_format("q4_k_x").has_value());
-static_assert(quant_format_from_gguf_file_type(15) == quant_format::q4_k_m);
-
-AI_HWACCEL_NAMESPACE_END
-// ---- end ai_hwaccel/core/quantization.hpp
-// #include "ai_hwaccel/core/requirement.hpp"
-// ---- begin ai_hwaccel/core/requirement.hpp
-// ai-hwaccel core: requirements a device must meet.
-//
-// A requirement is a conjunction of simple criteria (families, kinds, vendor, memory,
-// bandwidth, native data type, chip count, training support), each one optional, so it can
-// say "any GPU" as well as "a device with 80 GiB that runs fp8 natively". The named
-// constructors cover the reference peer's seven requirements.
-
-// #include "ai_hwaccel/config.hpp"
-// #include "ai_hwaccel/core/profile.hpp"
-// #include "ai_hwaccel/core/taxonomy.hpp"
-
-#include <cstdint>
-#include <optional>
-
-AI_HWACCEL_NAMESPACE_BEGIN
-
-struct requirement {
-    std::uint32_t families = 0; ///< bit per `family`; 0 = any
-    std::uint32_t kinds = 0;    ///< bit per `device_kind`; 0 = any
-    bool accelerator_only = false;
-    std::optional<vendor> maker;
-    std::uint64_t min_memory_bytes = 0;
-    double min_bandwidth_gbps = 0;
-    std::optional<dtype> native;
-    std::uint32_t min_chips = 0;
-    bool trainable = false;
-
-    static constexpr std::uint32_t bit(family f) noexcept { return 1u << static_cast<unsigned>(f); }
-    static constexpr std::uint32_t bit(device_kind k) noexcept { return 1u << static_cast<unsigned>(k); }
-
-    // The reference peer's vocabulary.
-    static constexpr requirement none() noexcept { return {}; }
-    static constexpr requirement any_accelerator() noexcept {
-        requirement r;
-        r.accelerator_only = true;
-        return r;
-    }
-    static constexpr requirement gpu() noexcept { return of(family::gpu); }
-    static constexpr requirement tpu(std::uint32_t min_chips = 1) noexcept {
-        requirement r = of(family::tpu);
-        r.min_chips = min_chips;
-        return r;
-    }
-    static constexpr requirement gpu_or_tpu() noexcept {
-        requirement r;
-        r.families = bit(family::gpu) | bit(family::tpu);
-        r.accelerator_only = true;
-        return r;
-    }
-    static constexpr requirement gaudi() noexcept { return of(device_kind::gaudi); }
-    static constexpr requirement aws_neuron() noexcept {
-        requirement r;
-        r.kinds = bit(device_kind::aws_inferentia) | bit(device_kind::aws_trainium);
-        r.accelerator_only = true;
-        return r;
-    }
-    static constexpr requirement of(family f) noexcept {
-        requirement r;
-        r.families = bit(f);
-        r.accelerator_only = f != family::cpu;
-        return r;
-    }
-    static constexpr requirement of(device_kind k) noexcept {
-        requirement r;
-        r.kinds = bit(k);
-        r.accelerator_only = k != device_kind::cpu;
-        return r;
-    }
-
-    // Refinements, chainable: requirement::gpu().with_memory(80_GiB).with_native(dtype::fp8)
-    constexpr requirement with_memory(std::uint64_t bytes) const noexcept {
-        requirement r = *this;
-        r.min_memory_bytes = bytes;
-        return r;
-    }
-    constexpr requirement with_bandwidth(double gbps) const noexcept {
-        requirement r = *this;
-        r.min_bandwidth_gbps = gbps;
-        return r;
-    }
-    constexpr requirement with_native(dtype d) const noexcept {
-        requirement r = *this;
-        r.native = d;
-        return r;
-    }
-    constexpr requirement with_vendor(vendor v) const noexcept {
-        requirement r = *this;
-        r.maker = v;
-        return r;
-    }
-    constexpr requirement for_training() const noexcept {
-        requirement r = *this;
-        r.trainable = true;
-        return r;
-    }
-
-    /// An unavailable device never satisfies a requirement; a software renderer only
-    /// satisfies one that does not ask for an accelerator. Unknown values fail a bound:
-    /// a device whose memory is unknown does not have "at least 16 GiB".
-    constexpr bool satisfied_by(const accelerator_profile& p) const noexcept {
-        if (!p.available) return false;
-        if (accelerator_only && !p.is_accelerator()) return false;
-        if (families != 0 && (families & bit(p.device_family())) == 0) return false;
-        if (kinds != 0 && (kinds & bit(p.kind)) == 0) return false;
-        if (maker && p.maker != *maker) return false;
-        if (min_memory_bytes != 0 && p.memory_bytes.value_or(0) < min_memory_bytes) return false;
-        if (min_bandwidth_gbps > 0 && p.memory_bandwidth_gbps.value_or(0) < min_bandwidth_gbps)
-            return false;
-        if (native && !p.supports(*native)) return false;
-        if (min_chips > 1 && p.chips.value_or(1) < min_chips) return false;
-        if (trainable && !info(p.kind).trains) return false;
-        return true;
-    }
-    constexpr bool operator()(const accelerator_profile& p) const noexcept { return satisfied_by(p); }
-    friend constexpr bool operator==(const requirement&, const requirement&) noexcept = default;
-};
-
-static_assert(device_kind_count <= 32 && family_count <= 32, "requirement masks are 32 bits");
-
-AI_HWACCEL_NAMESPACE_END
-// ---- end ai_hwaccel/core/requirement.hpp
-// #include "ai_hwaccel/core/taxonomy.hpp"
-// #include "ai_hwaccel/core/text.hpp"
-// #include "ai_hwaccel/core/units.hpp"
-// ---- end ai_hwaccel/core.hpp
-// #include "ai_hwaccel/detect/capture.hpp"
-// ---- begin ai_hwaccel/detect/capture.hpp
-// ai-hwaccel detect: the shape of a captured output once read.
-//
-// `capture_parse` is what reading one captured tool output or system file yields;
-// `capture_format` is one row of the table of formats (detect/formats.hpp) that
-// `ai-hwaccel parse` consults. Backend headers include this to offer their own rows, and
-// the helpers below are shared by their sniffers.
-
-// #include "ai_hwaccel/config.hpp"
-// #include "ai_hwaccel/core/profile.hpp"
-// #include "ai_hwaccel/core/system_io.hpp"
-// ---- begin ai_hwaccel/core/system_io.hpp
-// ai-hwaccel core: what surrounds the devices.
-//
-// The host (CPU model and ISA features, memory with container limits, NUMA nodes), the
-// links between devices and between machines, storage, and the runtime environment
-// (container, Kubernetes, cloud). These types carry data only; detect/ fills them.
-
-// #include "ai_hwaccel/config.hpp"
-// #include "ai_hwaccel/core/pci.hpp"
-// #include "ai_hwaccel/core/profile.hpp"
-// #include "ai_hwaccel/core/taxonomy.hpp"
-
-#include <array>
-#include <cstddef>
-#include <cstdint>
-#include <optional>
-#include <string>
-#include <string_view>
-#include <vector>
-
-AI_HWACCEL_NAMESPACE_BEGIN
-
-// ---------------------------------------------------------------------------------------
-// CPU
-
-/// Instruction-set features that change how fast a CPU runs inference.
-enum class cpu_feature : std::uint8_t {
-    avx2,
-    fma,
-    f16c,
-    avx_vnni,
-    avx512f,
-    avx512bw,
-    avx512_vnni,
-    avx512_bf16,
-    avx512_fp16,
-    amx_tile,
-    amx_bf16,
-    amx_int8,
-    neon,
-    asimd_dotprod,
-    asimd_fp16,
-    i8mm,
-    arm_bf16,
-    sve,
-    sve2,
-    sme,
-};
-inline constexpr std::size_t cpu_feature_count = 20;
-
-struct cpu_feature_info {
-    cpu_feature id;
-    std::string_view name; ///< our name (stable, JSON)
-    /// The flag as Linux prints it in /proc/cpuinfo ("flags" on x86, "Features" on Arm).
-    std::string_view proc_flag;
-    /// An Arm feature (read from "Features"), else x86 (read from "flags"). The two
-    /// vocabularies overlap: x86's "sme" is AMD Secure Memory Encryption, Arm's is the
-    /// Scalable Matrix Extension.
-    bool arm;
-};
-inline constexpr std::array<cpu_feature_info, cpu_feature_count> cpu_feature_table{{
-    {cpu_feature::avx2, "avx2", "avx2", false},
-    {cpu_feature::fma, "fma", "fma", false},
-    {cpu_feature::f16c, "f16c", "f16c", false},
-    {cpu_feature::avx_vnni, "avx_vnni", "avx_vnni", false},
-    {cpu_feature::avx512f, "avx512f", "avx512f", false},
-    {cpu_feature::avx512bw, "avx512bw", "avx512bw", false},
-    {cpu_feature::avx512_vnni, "avx512_vnni", "avx512_vnni", false},
-    {cpu_feature::avx512_bf16, "avx512_bf16", "avx512_bf16", false},
-    {cpu_feature::avx512_fp16, "avx512_fp16", "avx512_fp16", false},
-    {cpu_feature::amx_tile, "amx_tile", "amx_tile", false},
-    {cpu_feature::amx_bf16, "amx_bf16", "amx_bf16", false},
-    {cpu_feature::amx_int8, "amx_int8", "amx_int8", false},
-    {cpu_feature::neon, "neon", "asimd", true},
-    {cpu_feature::asimd_dotprod, "asimd_dotprod", "asimddp", true},
-    {cpu_feature::asimd_fp16, "asimd_fp16", "asimdhp", true},
-    {cpu_feature::i8mm, "i8mm", "i8mm", true},
-    {cpu_feature::arm_bf16, "arm_bf16", "bf16", true},
-    {cpu_feature::sve, "sve", "sve", true},
-    {cpu_feature::sve2, "sve2", "sve2", true},
-    {cpu_feature::sme, "sme", "sme", true},
-}};
-static_assert(detail::table_is_indexed_and_unique(cpu_feature_table));
-static_assert(cpu_feature_count <= 32, "cpu_features is a 32-bit set");
-
-constexpr std::string_view to_string(cpu_feature f) noexcept {
-    return cpu_feature_table[static_cast<std::size_t>(f)].name;
-}
-
-/// A set of cpu_feature values.
-struct cpu_features {
-    std::uint32_t bits = 0;
-    constexpr bool has(cpu_feature f) const noexcept {
-        return (bits >> static_cast<unsigned>(f)) & 1u;
-    }
-    constexpr void set(cpu_feature f) noexcept { bits |= 1u << static_cast<unsigned>(f); }
-    friend constexpr bool operator==(cpu_features, cpu_features) noexcept = default;
-};
-
-enum class cpu_arch : std::uint8_t { unknown, x86_64, aarch64, arm, riscv64, ppc64le, s390x };
-constexpr std::string_view to_string(cpu_arch a) noexcept {
-    switch (a) {
-    case cpu_arch::unknown: return "unknown";
-    case cpu_arch::x86_64: return "x86_64";
-    case cpu_arch::aarch64: return "aarch64";
-    case cpu_arch::arm: return "arm";
-    case cpu_arch::riscv64: return "riscv64";
-    case cpu_arch::ppc64le: return "ppc64le";
-    case cpu_arch::s390x: return "s390x";
-    }
-    return "unknown";
-}
-
-struct cpu_info {
-    std::string model;
-    vendor maker = vendor::unknown;
-    cpu_arch arch = cpu_arch::unknown;
-    std::uint32_t sockets = 0;
-    std::uint32_t cores = 0;   ///< physical cores, all sockets
-    std::uint32_t threads = 0; ///< logical CPUs online
-    /// CPUs this process may run on (affinity mask / cgroup cpuset), 0 when unknown.
-    std::uint32_t usable_threads = 0;
-    /// The container's CPU quota in CPUs (cgroup v2 cpu.max, v1 cfs_quota_us/period_us;
-    /// 2.5 = 250 ms of CPU time per 100 ms), 0 when there is none.
-    double cpu_quota = 0;
-    cpu_features features;
-    friend bool operator==(const cpu_info&, const cpu_info&) = default;
-};
-
-// ---------------------------------------------------------------------------------------
-// Memory and NUMA
-
-struct memory_info {
-    sourced<std::uint64_t> total_bytes;     ///< physical RAM (MemTotal)
-    sourced<std::uint64_t> available_bytes; ///< MemAvailable
-    /// The container's limit (cgroup v2 memory.max, v1 memory.limit_in_bytes), if lower
-    /// than the physical total. Planning uses min(total, limit).
-    sourced<std::uint64_t> cgroup_limit_bytes;
-    constexpr std::uint64_t usable_bytes() const noexcept {
-        const auto total = total_bytes.value_or(0);
-        if (cgroup_limit_bytes && (total == 0 || *cgroup_limit_bytes < total)) return *cgroup_limit_bytes;
-        return total;
-    }
-    friend bool operator==(const memory_info&, const memory_info&) = default;
-};
-
-struct numa_node {
-    std::uint32_t id = 0;
-    std::uint64_t memory_bytes = 0;
-    std::string cpus; ///< kernel cpulist syntax, "0-15,32-47"
-    friend bool operator==(const numa_node&, const numa_node&) = default;
-};
-
-struct host_info {
-    cpu_info cpu;
-    memory_info memory;
-    std::vector<numa_node> numa;
-    friend bool operator==(const host_info&, const host_info&) = default;
-};
-
-// ---------------------------------------------------------------------------------------
-// Links, storage, environment
-
-/// One PCI function as /sys/bus/pci/devices/<address>/ describes it.
-struct pci_device {
-    pci_address address;
-    std::uint32_t class_code = 0; ///< 24-bit class/subclass/prog-if, 0x030000 = VGA
-    std::uint16_t vendor_id = 0;
-    std::uint16_t device_id = 0;
-    std::uint16_t subsystem_vendor_id = 0;
-    std::uint16_t subsystem_device_id = 0;
-    sourced<pcie_link> link_current;
-    sourced<pcie_link> link_max;
-    std::int32_t numa_node = -1; ///< -1: the kernel does not know (single node, or no SRAT)
-    std::string driver;          ///< bound driver's name ("nvidia", "amdgpu"), empty if none
-    friend bool operator==(const pci_device&, const pci_device&) = default;
-};
-
-struct interconnect {
-    interconnect_kind kind = interconnect_kind::none;
-    link_scope scope = link_scope::intra_node;
-    std::string name;  ///< "mlx5_0 port 1", "NVLink GPU0", "XGMI hive 0x1234"
-    std::string state; ///< as the source prints it ("ACTIVE", "4 links up")
-    /// Total bandwidth in decimal GB/s (both directions, as vendors quote it).
-    sourced<double> bandwidth_gbps;
-    /// Indices (accelerator_profile::index) of the devices it joins; empty for NICs.
-    std::vector<std::uint32_t> devices;
-    friend bool operator==(const interconnect&, const interconnect&) = default;
-};
-
-enum class storage_kind : std::uint8_t { unknown, nvme, sata_ssd, hdd, virtual_disk, network, ram };
-constexpr std::string_view to_string(storage_kind k) noexcept {
-    switch (k) {
-    case storage_kind::unknown: return "unknown";
-    case storage_kind::nvme: return "nvme";
-    case storage_kind::sata_ssd: return "sata_ssd";
-    case storage_kind::hdd: return "hdd";
-    case storage_kind::virtual_disk: return "virtual_disk";
-    case storage_kind::network: return "network";
-    case storage_kind::ram: return "ram";
-    }
-    return "unknown";
-}
-
-struct storage_device {
-    std::string name; ///< kernel name: nvme0n1, sda, vda
-    std::string model;
-    storage_kind kind = storage_kind::unknown;
-    std::uint64_t size_bytes = 0;
-    sourced<double> read_bandwidth_gbps;
-    friend bool operator==(const storage_device&, const storage_device&) = default;
-};
-
-enum class container_runtime : std::uint8_t { none, docker, podman, containerd, lxc, other };
-constexpr std::string_view to_string(container_runtime c) noexcept {
-    switch (c) {
-    case container_runtime::none: return "none";
-    case container_runtime::docker: return "docker";
-    case container_runtime::podman: return "podman";
-    case container_runtime::containerd: return "containerd";
-    case container_runtime::lxc: return "lxc";
-    case container_runtime::other: return "other";
-    }
-    return "none";
-}
-
-enum class cloud_provider : std::uint8_t { none, aws, gcp, azure, oracle, other };
-constexpr std::string_view to_string(cloud_provider c) noexcept {
-    switch (c) {
-    case cloud_provider::none: return "none";
-    case cloud_provider::aws: return "aws";
-    case cloud_provider::gcp: return "gcp";
-    case cloud_provider::azure: return "azure";
-    case cloud_provider::oracle: return "oracle";
-    case cloud_provider::other: return "other";
-    }
-    return "none";
-}
-
-struct runtime_environment {
-    container_runtime container = container_runtime::none;
-    bool kubernetes = false;
-    std::string kubernetes_namespace;
-    bool wsl = false;
-    std::string hypervisor; ///< "KVM", "Microsoft", … from DMI/cpuid; empty on bare metal
-    cloud_provider cloud = cloud_provider::none;
-    std::string instance_type;
-    std::string region;
-    std::string zone;
-    friend bool operator==(const runtime_environment&, const runtime_environment&) = default;
-};
-
-struct system_io {
-    std::vector<pci_device> pci_devices;
-    std::vector<interconnect> interconnects;
-    std::vector<storage_device> storage;
-    runtime_environment environment;
-
-    bool has_interconnect(link_scope s) const noexcept {
-        for (const auto& l : interconnects)
-            if (l.scope == s) return true;
-        return false;
-    }
-    friend bool operator==(const system_io&, const system_io&) = default;
-};
-
-AI_HWACCEL_NAMESPACE_END
-// ---- end ai_hwaccel/core/system_io.hpp
-// #include "ai_hwaccel/core/text.hpp"
-// #include "ai_hwaccel/core/warning.hpp"
-// ---- begin ai_hwaccel/core/warning.hpp
-// ai-hwaccel core: typed warnings.
-//
-// Detection never fails: whatever goes wrong (a tool missing, hanging, crashing, printing
-// garbage; a file unreadable) becomes a warning in the registry, with a kind a program
-// can switch on and a message a person can read.
-
-// #include "ai_hwaccel/config.hpp"
-// #include "ai_hwaccel/core/backend.hpp"
-// #include "ai_hwaccel/core/taxonomy.hpp"
-
-#include <array>
-#include <cstddef>
-#include <cstdint>
-#include <optional>
-#include <string>
-#include <string_view>
-
-AI_HWACCEL_NAMESPACE_BEGIN
-
-enum class warning_kind : std::uint8_t {
-    tool_not_found,      ///< the tool is not installed in any trusted folder
-    tool_not_executable, ///< found, but not a regular executable file
-    tool_timed_out,      ///< killed after its time limit (the whole process group)
-    tool_failed,         ///< exited with a non-zero status (`code`)
-    tool_signalled,      ///< killed by a signal (`code` is the signal number)
-    output_truncated,    ///< output exceeded the byte cap and was cut
-    parse_error,         ///< output or file content not understood
-    permission_denied,   ///< a file or device was not readable by this user
-    read_error,          ///< any other I/O failure
-    unsafe_path_ignored, ///< a relative or empty PATH entry was skipped
-    value_out_of_range,  ///< a number outside what any real device reports
-    not_compiled,        ///< asked for a backend this build does not contain
-    disagreement,        ///< two sources disagree; the message says which was chosen
-    cache_invalid,       ///< a cache file was corrupt, foreign or newer; re-detected
-    hidden_by_mask,      ///< a *_VISIBLE_DEVICES-style variable hides the device
-    probe_failed,        ///< a probe stopped on an internal error (out of memory, …)
-};
-inline constexpr std::size_t warning_kind_count = 16;
-
-struct warning_kind_info {
-    warning_kind id;
-    std::string_view name;
-};
-inline constexpr std::array<warning_kind_info, warning_kind_count> warning_kind_table{{
-    {warning_kind::tool_not_found, "tool_not_found"},
-    {warning_kind::tool_not_executable, "tool_not_executable"},
-    {warning_kind::tool_timed_out, "tool_timed_out"},
-    {warning_kind::tool_failed, "tool_failed"},
-    {warning_kind::tool_signalled, "tool_signalled"},
-    {warning_kind::output_truncated, "output_truncated"},
-    {warning_kind::parse_error, "parse_error"},
-    {warning_kind::permission_denied, "permission_denied"},
-    {warning_kind::read_error, "read_error"},
-    {warning_kind::unsafe_path_ignored, "unsafe_path_ignored"},
-    {warning_kind::value_out_of_range, "value_out_of_range"},
-    {warning_kind::not_compiled, "not_compiled"},
-    {warning_kind::disagreement, "disagreement"},
-    {warning_kind::cache_invalid, "cache_invalid"},
-    {warning_kind::hidden_by_mask, "hidden_by_mask"},
-    {warning_kind::probe_failed, "probe_failed"},
-}};
-static_assert(detail::table_is_indexed_and_unique(warning_kind_table));
-
-constexpr std::string_view to_string(warning_kind k) noexcept {
-    return warning_kind_table[static_cast<std::size_t>(k)].name;
-}
-constexpr std::optional<warning_kind> parse_warning_kind(std::string_view s) noexcept {
-    return detail::parse_by_name<warning_kind>(warning_kind_table, s);
-}
-
-struct warning {
-    warning_kind kind = warning_kind::read_error;
-    std::optional<backend_id> backend; ///< empty for host-level probes (CPU, memory, …)
-    std::string subject;               ///< the tool or path concerned
-    std::string message;               ///< for people; never parsed
-    std::int32_t code = 0;             ///< exit status or signal number where relevant
-
-    friend bool operator==(const warning&, const warning&) = default;
-};
-
-/// "cuda: nvidia-smi: tool_timed_out: killed after 5 s".
-inline std::string to_string(const warning& w) {
-    std::string s;
-    if (w.backend) {
-        s += to_string(*w.backend);
-        s += ": ";
-    }
-    if (!w.subject.empty()) {
-        s += w.subject;
-        s += ": ";
-    }
-    s += to_string(w.kind);
-    if (!w.message.empty()) {
-        s += ": ";
-        s += w.message;
-    }
-    return s;
-}
-
-AI_HWACCEL_NAMESPACE_END
-// ---- end ai_hwaccel/core/warning.hpp
-
-#include <charconv>
-#include <cmath>
-#include <cstddef>
-#include <cstdint>
-#include <optional>
-#include <string>
-#include <string_view>
-#include <system_error>
-#include <utility>
-#include <vector>
-
-AI_HWACCEL_NAMESPACE_BEGIN
-
-/// Something a tool-output parser could not read: the 1-based line (0 for the input as a
-/// whole) and what was wrong, for people. Every backend's parsers report these.
-struct parse_problem {
-    std::size_t line = 0;
-    std::string message;
-    friend bool operator==(const parse_problem&, const parse_problem&) = default;
-};
-
-/// What one captured output said.
-struct capture_parse {
-    std::string_view format; ///< the row's name
-    std::vector<accelerator_profile> devices;
-    std::optional<host_info> host;   ///< set when the input describes the host
-    std::optional<system_io> system; ///< set when it describes storage, links, environment
-    std::vector<warning> warnings;
-};
-
-struct capture_format {
-    std::string_view name;    ///< stable, for --format ("proc-cpuinfo")
-    std::string_view command; ///< how the capture is made ("cat /proc/cpuinfo")
-    int (*sniff)(std::string_view text) noexcept;
-    void (*parse)(std::string_view text, capture_parse& out);
-};
-
-namespace detail::parsing {
-
-// The building blocks every tool-output parser shares: strict numbers, printable text,
-// and a bounded list of problems.
-
-inline std::optional<std::uint64_t> parse_uint(std::string_view s) noexcept {
-    std::uint64_t v = 0;
-    const auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-    if (ec != std::errc{} || p != s.data() + s.size() || s.empty()) return std::nullopt;
-    return v;
-}
-
-inline std::optional<double> parse_real(std::string_view s) noexcept {
-    if (s.empty() || !((s.front() >= '0' && s.front() <= '9') || s.front() == '-')) return std::nullopt;
-    double v = 0;
-    const auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-    if (ec != std::errc{} || p != s.data() + s.size() || !std::isfinite(v)) return std::nullopt;
-    return v;
-}
-
-// Printable UTF-8 or a question mark where it is not: names and versions end up in JSON
-// and terminals.
-inline std::string printable(std::string_view s, bool& changed) {
-    std::string out;
-    out.reserve(s.size());
-    changed = false;
-    for (std::size_t i = 0; i < s.size();) {
-        const auto c = static_cast<unsigned char>(s[i]);
-        std::size_t n = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xe ? 3 : (c >> 3) == 0x1e ? 4 : 0;
-        bool ok = n != 0 && i + n <= s.size() && !(n == 1 && (c < 0x20 || c == 0x7f));
-        for (std::size_t k = 1; ok && k < n; ++k)
-            ok = (static_cast<unsigned char>(s[i + k]) & 0xC0u) == 0x80u;
-        if (!ok) {
-            out += '?';
-            changed = true;
-            ++i;
-            continue;
-        }
-        out.append(s.substr(i, n));
-        i += n;
-    }
-    return out;
-}
-
-// Problems are capped so that a megabyte of garbage does not become a megabyte of
-// warnings; the last entry says how many more there were.
-inline constexpr std::size_t max_problems = 16;
-// No machine has more GPUs than this; anything beyond is garbage.
-inline constexpr std::size_t max_rows = 1024;
-
-struct problem_sink {
-    std::vector<parse_problem>& out;
-    std::size_t dropped = 0;
-    void add(std::size_t line, std::string msg) {
-        if (out.size() < max_problems) out.push_back({line, std::move(msg)});
-        else ++dropped;
-    }
-    void finish() {
-        if (dropped) out.push_back({0, std::to_string(dropped) + " more problems not listed"});
-    }
-};
-
-inline std::string quote_value(std::string_view v) {
-    bool changed = false;
-    std::string s = printable(v.substr(0, 40), changed);
-    return "\"" + s + (v.size() > 40 ? "...\"" : "\"");
-}
-
-// Parse problems as warnings of `backend` about `subject` ("nvidia-smi", "rocm-smi").
-inline void problems_to_warnings(const std::vector<parse_problem>& problems, std::optional<backend_id> backend,
-                                 std::string_view subject, std::vector<warning>& out) {
-    for (const auto& pr : problems)
-        out.push_back(warning{warning_kind::parse_error, backend, std::string(subject),
-                              pr.line ? "line " + std::to_string(pr.line) + ": " + pr.message : pr.message, 0});
-}
-
-} // namespace detail::parsing
-
-namespace detail::formats {
-
-// Calls f(line) for each line (without its end of line) until f returns false.
-template <class F>
-constexpr void each_line(std::string_view text, F&& f) {
-    while (!text.empty()) {
-        const auto nl = text.find('\n');
-        std::string_view line = text.substr(0, nl);
-        if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-        if (!f(line)) return;
-        if (nl == std::string_view::npos) return;
-        text.remove_prefix(nl + 1);
-    }
-}
-
-// "key<blanks>: value" with exactly this key.
-constexpr bool has_key_line(std::string_view text, std::string_view key) noexcept {
-    bool found = false;
-    each_line(text, [&](std::string_view line) {
-        if (line.starts_with(key)) {
-            std::string_view rest = line.substr(key.size());
-            while (!rest.empty() && (rest.front() == ' ' || rest.front() == '\t')) rest.remove_prefix(1);
-            if (!rest.empty() && rest.front() == ':') found = true;
-        }
-        return !found;
-    });
-    return found;
-}
-
-constexpr std::string_view first_non_blank_line(std::string_view text) noexcept {
-    std::string_view first;
-    each_line(text, [&](std::string_view line) {
-        if (trim(line).empty()) return true;
-        first = trim(line);
-        return false;
-    });
-    return first;
-}
-
-inline void nothing_found(capture_parse& out, std::string_view what) {
-    out.warnings.push_back(warning{warning_kind::parse_error, std::nullopt, std::string(out.format),
-                                   std::string("no ") + std::string(what) + " found in the input", 0});
-}
-
-} // namespace detail::formats
-
-AI_HWACCEL_NAMESPACE_END
-// ---- end ai_hwaccel/detect/capture.hpp
-// #include "ai_hwaccel/detect/cpu.hpp"
-// ---- begin ai_hwaccel/detect/cpu.hpp
-// ai-hwaccel detect: the host's CPU and memory.
-//
-// Pure parsers for /proc/cpuinfo, `lscpu`, /proc/meminfo and cgroup memory and CPU limits
-// (string_view in, data out, never throw), and the probe that feeds them from a
-// system_view. /proc/cpuinfo differs by architecture: x86 prints "model name", "flags",
-// "physical id", "core id"; arm64 prints "Features", "CPU implementer" and usually no
-// model name at all. The kernel's cpulist format is parsed by parse_cpulist
-// (detect/sysfs.hpp) and the NUMA nodes are read by probe_numa (detect/topology.hpp).
-
-// #include "ai_hwaccel/config.hpp"
-// #include "ai_hwaccel/core/profile.hpp"
-// #include "ai_hwaccel/core/system_io.hpp"
-// #include "ai_hwaccel/core/taxonomy.hpp"
-// #include "ai_hwaccel/core/text.hpp"
-// #include "ai_hwaccel/core/units.hpp"
-// #include "ai_hwaccel/core/warning.hpp"
-// #include "ai_hwaccel/detect/system.hpp"
-// ---- begin ai_hwaccel/detect/system.hpp
-// ai-hwaccel detect: the system a probe reads, and the real one.
-//
-// Probes never open files themselves: they ask a `system_view`, which can be the live
-// machine (`host_system`, optionally rooted at a directory that is laid out like a
-// machine's root, for captured trees and tests) or anything else that models the concept.
-// Every read is bounded: a file larger than the cap is cut and says so.
-//
-// Tools are run through the view too: the live host runs them with detect/process.hpp's
-// runner (no shell, timeouts, byte caps); a rooted host never runs anything and replays
-// captured outputs instead, from a folder inside the tree (see `capture_index_path`).
-
-// #include "ai_hwaccel/config.hpp"
-// #include "ai_hwaccel/core/text.hpp"
-// #include "ai_hwaccel/detect/process.hpp"
-// ---- begin ai_hwaccel/detect/process.hpp
-// ai-hwaccel detect: running a tool safely.
-//
-// Vendor tools (nvidia-smi, rocm-smi, hl-smi, …) are the only way to learn some facts,
-// and they misbehave in every way a program can: they hang in the driver, print megabytes,
-// crash, or are replaced by something planted in a writable folder. The runner here
-// treats each run as hostile:
-//
-//   - no shell: an argument vector goes to posix_spawn, so nothing is ever interpreted;
-//   - the tool is looked up only in absolute PATH entries and the vendors' usual install
-//     folders; relative and empty PATH entries (which mean "the current directory") are
-//     skipped and reported, and a name containing '/' must be an absolute path;
-//   - the child gets LC_ALL=C (numbers and messages in one known format), stdin from
-//     /dev/null, and the trusted PATH;
-//   - stdout and stderr are drained together with poll(), each into a buffer with a byte
-//     cap; a tool that goes past the cap is stopped and its output kept up to the cap;
-//   - the child leads its own process group, and on timeout the whole group is killed
-//     (SIGKILL) and reaped, so grandchildren holding the pipes cannot stall the caller;
-//   - the outcome says how the tool ended: exit status, signal, timeout, cap.
-//
-// Nothing here throws except std::bad_alloc from the buffers (bounded by the caps).
-
-// #include "ai_hwaccel/config.hpp"
-
-#include <chrono>
-#include <cstddef>
-#include <cstdint>
-#include <optional>
-#include <string>
-#include <string_view>
-#include <vector>
-
-#if AI_HWACCEL_OS_LINUX || AI_HWACCEL_OS_MACOS
-#include <cerrno>
-#include <csignal>
-#include <cstring>
-#include <fcntl.h>
-#include <poll.h>
-#include <spawn.h>
-#include <sys/stat.h>
-#include <sys/types.h>
-#include <sys/wait.h>
-#include <thread>
-#include <unistd.h>
-
-extern "C" char** environ; // POSIX: the process environment (declared by no header)
-#endif
-
-AI_HWACCEL_NAMESPACE_BEGIN
-
-/// One tool run to perform.
-struct tool_request {
-    /// argv[0] is the tool's file name ("nvidia-smi", looked up in trusted folders) or an
-    /// absolute path; the rest are its arguments, passed as they are.
-    std::vector<std::string> argv;
-    std::chrono::milliseconds timeout{5000};
-    std::size_t stdout_cap = std::size_t{16} << 20;
-    std::size_t stderr_cap = std::size_t{64} << 10;
-};
-
-/// How a run ended.
-enum class tool_status : std::uint8_t {
-    exited,         ///< ran to the end; `exit_code` says how (0 = success)
-    signalled,      ///< killed by a signal it did not ask for (`signal`)
-    timed_out,      ///< still running at the deadline; its process group was killed
-    truncated,      ///< printed more than a cap; stopped, output kept up to the cap
-    not_found,      ///< no such tool in any trusted folder (or no capture of it)
-    not_executable, ///< found, but not an executable regular file, or exec refused it
-    spawn_failed,   ///< the system could not start it (no memory, no pipes, …)
-};
-
-constexpr std::string_view to_string(tool_status s) noexcept {
-    switch (s) {
-    case tool_status::exited: return "exited";
-    case tool_status::signalled: return "signalled";
-    case tool_status::timed_out: return "timed_out";
-    case tool_status::truncated: return "truncated";
-    case tool_status::not_found: return "not_found";
-    case tool_status::not_executable: return "not_executable";
-    case tool_status::spawn_failed: return "spawn_failed";
-    }
-    return "spawn_failed";
-}
-
-struct tool_result {
-    tool_status status = tool_status::not_found;
-    int exit_code = 0; ///< for `exited`
-    int signal = 0;    ///< for `signalled`
-    std::string out;   ///< stdout, at most the request's cap
-    std::string err;   ///< stderr, at most the request's cap
-    bool out_truncated = false;
-    bool err_truncated = false;
-    std::string path; ///< the file that was run (or the capture replayed), when found
-    std::chrono::microseconds elapsed{0};
-    /// PATH entries skipped because they were not absolute ("", ".", "bin", …).
-    std::vector<std::string> unsafe_path_entries;
-    /// Set when the tool could not be killed and reaped (stuck in the kernel): it is left
-    /// behind rather than blocking detection.
-    bool abandoned = false;
-
-    /// Ran to the end with status 0.
-    bool succeeded() const noexcept { return status == tool_status::exited && exit_code == 0; }
-    /// There is output worth parsing: a clean run, or one cut at a cap.
-    bool has_output() const noexcept { return succeeded() || status == tool_status::truncated; }
-};
-
-/// The folders searched after the absolute PATH entries: the system's, then each
-/// compiled-in vendor's usual install folder (a compiled-out backend leaves none).
-inline constexpr std::string_view trusted_tool_dirs[] = {
-    "/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/usr/bin", "/sbin", "/bin",
-#if AI_HWACCEL_BACKEND_CUDA
-    "/usr/local/nvidia/bin", "/usr/local/cuda/bin",
-#endif
-#if AI_HWACCEL_BACKEND_ROCM
-    "/opt/rocm/bin",
-#endif
-#if AI_HWACCEL_BACKEND_NEURON
-    "/opt/aws/neuron/bin",
-#endif
-#if AI_HWACCEL_BACKEND_GAUDI
-    "/opt/habanalabs/bin",
-#endif
-#if AI_HWACCEL_BACKEND_QUALCOMM
-    "/opt/qti-aic/tools",
-#endif
-#if AI_HWACCEL_BACKEND_INTEL_GPU || AI_HWACCEL_BACKEND_INTEL_NPU
-    "/opt/intel/oneapi/bin",
-#endif
-};
-
-/// Where and how tools are looked up.
-struct tool_search {
-    /// The PATH to search; nullopt = this process's PATH.
-    std::optional<std::string> path;
-    /// Also search trusted_tool_dirs after PATH.
-    bool vendor_dirs = true;
-};
-
-/// Result of looking a tool up.
-struct tool_lookup {
-    tool_status status = tool_status::not_found; ///< exited (= found), not_found, not_executable
-    std::string path;                            ///< absolute path of what was found
-    std::vector<std::string> unsafe_path_entries;
-    std::vector<std::string> dirs; ///< every folder searched, in order (becomes the child's PATH)
-};
-
-#if AI_HWACCEL_OS_LINUX || AI_HWACCEL_OS_MACOS
-
-namespace detail {
-
-inline bool is_executable_file(const std::string& p, bool& exists) {
-    struct stat st {};
-    exists = ::stat(p.c_str(), &st) == 0;
-    return exists && S_ISREG(st.st_mode) && ::access(p.c_str(), X_OK) == 0;
-}
-
-inline void add_dir(std::vector<std::string>& dirs, std::string_view d) {
-    while (d.size() > 1 && d.back() == '/') d.remove_suffix(1);
-    for (const auto& x : dirs)
-        if (x == d) return;
-    dirs.emplace_back(d);
-}
-
-} // namespace detail
-
-/// Finds `name` in the absolute entries of the search PATH, then the trusted folders.
-inline tool_lookup find_tool(std::string_view name, const tool_search& search = {}) {
-    tool_lookup r;
-    if (name.empty() || name.find('\0') != std::string_view::npos) return r;
-    if (name.find('/') != std::string_view::npos) {
-        // A path: only an absolute one is trusted.
-        if (name.front() != '/') return r;
-        bool exists = false;
-        r.path = std::string(name);
-        r.status = detail::is_executable_file(r.path, exists) ? tool_status::exited
-                   : exists                                     ? tool_status::not_executable
-                                                                : tool_status::not_found;
-        if (r.status == tool_status::not_found) r.path.clear();
-        for (auto d : trusted_tool_dirs) detail::add_dir(r.dirs, d);
-        return r;
-    }
-    std::string path_value;
-    if (search.path) path_value = *search.path;
-    else if (const char* p = std::getenv("PATH")) path_value = p;
-    std::string_view rest = path_value;
-    for (;;) {
-        const auto colon = rest.find(':');
-        const std::string_view entry = rest.substr(0, colon);
-        if (entry.empty() || entry.front() != '/') r.unsafe_path_entries.emplace_back(entry);
-        else detail::add_dir(r.dirs, entry);
-        if (colon == std::string_view::npos) break;
-        rest.remove_prefix(colon + 1);
-    }
-    if (search.vendor_dirs)
-        for (auto d : trusted_tool_dirs) detail::add_dir(r.dirs, d);
-    std::string first_unusable;
-    for (const auto& d : r.dirs) {
-        std::string candidate = d == "/" ? "/" : d + "/";
-        candidate += name;
-        bool exists = false;
-        if (detail::is_executable_file(candidate, exists)) {
-            r.status = tool_status::exited;
-            r.path = std::move(candidate);
-            return r;
-        }
-        if (exists && first_unusable.empty()) first_unusable = std::move(candidate);
-    }
-    if (!first_unusable.empty()) {
-        r.status = tool_status::not_executable;
-        r.path = std::move(first_unusable);
-    }
-    return r;
-}
-
-namespace detail {
-
-// Reads what is available on `fd` into `buf` up to `cap`. Returns false at end of file or
-// on an error; sets `over` when the stream went past the cap.
-inline bool drain_into(int fd, std::string& buf, std::size_t cap, bool& over) {
-    char chunk[65536];
-    for (;;) {
-        const ::ssize_t n = ::read(fd, chunk, sizeof chunk);
-        if (n > 0) {
-            const auto got = static_cast<std::size_t>(n);
-            const std::size_t room = cap > buf.size() ? cap - buf.size() : 0;
-            buf.append(chunk, got < room ? got : room);
-            if (got > room) {
-                over = true;
-                return false;
-            }
-            continue;
-        }
-        if (n == 0) return false;
-        if (errno == EINTR) continue;
-        return errno == EAGAIN || errno == EWOULDBLOCK;
-    }
-}
-
-struct spawn_plan {
-    std::vector<std::string> env_storage;
-    std::vector<char*> envp;
-    std::vector<char*> argvp;
-};
-
-// The child's environment: this process's, with the locale forced to C and PATH set to
-// the folders that were searched.
-inline void build_env(spawn_plan& plan, const std::vector<std::string>& dirs) {
-    std::string path = "PATH=";
-    for (std::size_t i = 0; i < dirs.size(); ++i) {
-        if (i) path += ':';
-        path += dirs[i];
-    }
-    plan.env_storage.push_back(std::move(path));
-    plan.env_storage.emplace_back("LC_ALL=C");
-    plan.env_storage.emplace_back("LANG=C");
-    for (char** e = environ; e && *e; ++e) {
-        const std::string_view v = *e;
-        if (v.starts_with("PATH=") || v.starts_with("LC_") || v.starts_with("LANG=") ||
-            v.starts_with("LANGUAGE="))
-            continue;
-        plan.env_storage.emplace_back(v);
-    }
-    for (auto& s : plan.env_storage) plan.envp.push_back(s.data());
-    plan.envp.push_back(nullptr);
-}
-
-class fd_guard {
-public:
-    explicit fd_guard(int fd = -1) noexcept : fd_(fd) {}
-    ~fd_guard() { reset(); }
-    fd_guard(const fd_guard&) = delete;
-    fd_guard& operator=(const fd_guard&) = delete;
-    int get() const noexcept { return fd_; }
-    void reset() noexcept {
-        if (fd_ >= 0) ::close(fd_);
-        fd_ = -1;
-    }
-
-private:
-    int fd_;
-};
-
-inline bool make_pipe(int fds[2]) {
-#if AI_HWACCEL_OS_LINUX
-    return ::pipe2(fds, O_CLOEXEC | O_NONBLOCK) == 0;
-#else
-    // Not atomic with respect to a concurrent fork in another thread; acceptable where
-    // pipe2 does not exist.
-    if (::pipe(fds) != 0) return false;
-    for (int i = 0; i < 2; ++i) {
-        ::fcntl(fds[i], F_SETFD, FD_CLOEXEC);
-        ::fcntl(fds[i], F_SETFL, O_NONBLOCK);
-    }
-    return true;
-#endif
-}
-
-// Waits for `pid` until `deadline`; returns true and the status once it is reaped.
-inline bool reap_until(::pid_t pid, std::chrono::steady_clock::time_point deadline, int& status) {
-    auto pause = std::chrono::microseconds(200);
-    for (;;) {
-        const ::pid_t w = ::waitpid(pid, &status, WNOHANG);
-        if (w == pid) return true;
-        if (w < 0 && errno != EINTR) {
-            status = 0; // ECHILD: the caller ignores SIGCHLD; the kernel reaped it
-            return true;
-        }
-        if (std::chrono::steady_clock::now() >= deadline) return false;
-        std::this_thread::sleep_for(pause);
-        if (pause < std::chrono::milliseconds(20)) pause *= 2;
-    }
-}
-
-} // namespace detail
-
-/// Runs one tool as described at the top of this header. Never throws for a failing tool.
-inline tool_result run_tool(const tool_request& request, const tool_search& search = {}) {
-    using clock = std::chrono::steady_clock;
-    const auto start = clock::now();
-    tool_result r;
-    auto finish = [&]() -> tool_result {
-        r.elapsed = std::chrono::duration_cast<std::chrono::microseconds>(clock::now() - start);
-        return std::move(r);
-    };
-    if (request.argv.empty()) return finish();
-    for (const auto& a : request.argv)
-        if (a.find('\0') != std::string::npos) return finish(); // cannot be passed to exec
-
-    tool_lookup found = find_tool(request.argv.front(), search);
-    r.unsafe_path_entries = std::move(found.unsafe_path_entries);
-    r.path = found.path;
-    if (found.status != tool_status::exited) {
-        r.status = found.status;
-        return finish();
-    }
-
-    detail::spawn_plan plan;
-    detail::build_env(plan, found.dirs);
-    std::vector<std::string> args = request.argv;
-    for (auto& a : args) plan.argvp.push_back(a.data());
-    plan.argvp.push_back(nullptr);
-
-    int out_fds[2], err_fds[2];
-    r.status = tool_status::spawn_failed;
-    if (!detail::make_pipe(out_fds)) return finish();
-    detail::fd_guard out_read(out_fds[0]), out_write(out_fds[1]);
-    if (!detail::make_pipe(err_fds)) return finish();
-    detail::fd_guard err_read(err_fds[0]), err_write(err_fds[1]);
-    // The child's ends must block like ordinary pipes.
-    ::fcntl(out_write.get(), F_SETFL, 0);
-    ::fcntl(err_write.get(), F_SETFL, 0);
-
-    ::posix_spawn_file_actions_t actions;
-    ::posix_spawnattr_t attr;
-    if (::posix_spawn_file_actions_init(&actions) != 0) return finish();
-    if (::posix_spawnattr_init(&attr) != 0) {
-        ::posix_spawn_file_actions_destroy(&actions);
-        return finish();
-    }
-    ::posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
-    ::posix_spawn_file_actions_adddup2(&actions, out_write.get(), 1);
-    ::posix_spawn_file_actions_adddup2(&actions, err_write.get(), 2);
-    // Own process group (so a timeout kills the tool's children too), default signal
-    // dispositions and an empty mask whatever the caller has set.
-    ::sigset_t none, all;
-    ::sigemptyset(&none);
-    ::sigfillset(&all);
-    ::posix_spawnattr_setsigmask(&attr, &none);
-    ::posix_spawnattr_setsigdefault(&attr, &all);
-    ::posix_spawnattr_setpgroup(&attr, 0);
-    ::posix_spawnattr_setflags(&attr, static_cast<short>(POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK |
-                                                         POSIX_SPAWN_SETSIGDEF));
-    ::pid_t pid = -1;
-    const int rc = ::posix_spawn(&pid, found.path.c_str(), &actions, &attr, plan.argvp.data(),
-                                 plan.envp.data());
-    ::posix_spawn_file_actions_destroy(&actions);
-    ::posix_spawnattr_destroy(&attr);
-    out_write.reset();
-    err_write.reset();
-    if (rc != 0) {
-        // glibc reports the exec's own failure here: ENOEXEC (not a program), EACCES.
-        r.status = (rc == ENOEXEC || rc == EACCES || rc == EPERM || rc == EISDIR) ? tool_status::not_executable
-                                                                                  : tool_status::spawn_failed;
-        return finish();
-    }
-    // It runs: `exited` until a timeout or a cap says otherwise; the wait status then
-    // tells an exit from a signal.
-    r.status = tool_status::exited;
-
-    const auto deadline = start + request.timeout;
-    bool out_open = true, err_open = true, reaped = false, killed = false;
-    int wait_status = 0;
-    clock::time_point reaped_at{};
-    auto kill_group = [&] {
-        ::kill(-pid, SIGKILL);
-        ::kill(pid, SIGKILL); // in case the group could not be created
-        killed = true;
-    };
-
-    while (out_open || err_open) {
-        const auto now = clock::now();
-        if (now >= deadline) {
-            r.status = tool_status::timed_out;
-            break;
-        }
-        // After the tool itself has exited, its children may still hold the pipes; give
-        // them a moment to finish writing, then stop.
-        constexpr auto grace = std::chrono::milliseconds(250);
-        if (reaped && now >= reaped_at + grace) break;
-        auto wait = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now) + std::chrono::milliseconds(1);
-        if (!reaped && wait > std::chrono::milliseconds(100)) wait = std::chrono::milliseconds(100);
-        if (reaped && wait > grace) wait = grace;
-        ::pollfd fds[2];
-        ::nfds_t n = 0;
-        if (out_open) fds[n++] = {out_read.get(), POLLIN, 0};
-        if (err_open) fds[n++] = {err_read.get(), POLLIN, 0};
-        const int ready = ::poll(fds, n, static_cast<int>(wait.count()));
-        if (ready < 0 && errno != EINTR) break;
-        for (::nfds_t i = 0; ready > 0 && i < n; ++i) {
-            if (!(fds[i].revents & (POLLIN | POLLHUP | POLLERR | POLLNVAL))) continue;
-            const bool is_out = fds[i].fd == out_read.get();
-            bool over = false;
-            const bool open = is_out ? detail::drain_into(fds[i].fd, r.out, request.stdout_cap, over)
-                                     : detail::drain_into(fds[i].fd, r.err, request.stderr_cap, over);
-            if (over) (is_out ? r.out_truncated : r.err_truncated) = true;
-            if (!open) (is_out ? out_open : err_open) = false;
-        }
-        if (r.out_truncated || r.err_truncated) break;
-        if (!reaped) {
-            const ::pid_t w = ::waitpid(pid, &wait_status, WNOHANG);
-            if (w == pid || (w < 0 && errno == ECHILD)) {
-                reaped = true;
-                reaped_at = clock::now();
-            }
-        }
-    }
-    if (r.status != tool_status::timed_out && (r.out_truncated || r.err_truncated))
-        r.status = tool_status::truncated;
-
-    // Stop whatever is left of the group: the tool on timeout or cap, stray children
-    // holding the pipes after it exited.
-    if (r.status == tool_status::timed_out || r.status == tool_status::truncated) kill_group();
-    else if (reaped && (out_open || err_open)) ::kill(-pid, SIGKILL);
-    if (!reaped) {
-        // Not yet exited: wait for it within the deadline; kill when it passes.
-        if (!killed && !detail::reap_until(pid, deadline, wait_status)) {
-            r.status = tool_status::timed_out;
-            kill_group();
-        }
-        if (killed) {
-            // SIGKILL cannot be refused, but a process stuck in the kernel dies only when
-            // the kernel lets it; do not wait for that forever.
-            if (!detail::reap_until(pid, clock::now() + std::chrono::seconds(2), wait_status)) r.abandoned = true;
-        }
-    }
-    if (r.status == tool_status::exited) {
-        if (WIFSIGNALED(wait_status)) {
-            r.status = tool_status::signalled;
-            r.signal = WTERMSIG(wait_status);
-        } else {
-            r.status = tool_status::exited;
-            r.exit_code = WIFEXITED(wait_status) ? WEXITSTATUS(wait_status) : 0;
-        }
-    }
-    return finish();
-}
-
-#endif // AI_HWACCEL_OS_LINUX || AI_HWACCEL_OS_MACOS
-
-AI_HWACCEL_NAMESPACE_END
-// ---- end ai_hwaccel/detect/process.hpp
-
-#include <charconv>
-#include <concepts>
-#include <cstddef>
-#include <cstdint>
-#include <optional>
-#include <string>
-#include <string_view>
-#include <utility>
-#include <vector>
-
-#if AI_HWACCEL_OS_LINUX || AI_HWACCEL_OS_MACOS
-#include <cerrno>
-#include <cstdlib>
-#include <dirent.h>
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-#endif
-
-AI_HWACCEL_NAMESPACE_BEGIN
-
-/// Outcome of reading a file.
-enum class read_status : std::uint8_t { ok, truncated, not_found, permission_denied, error };
-
-struct file_read {
-    read_status status = read_status::error;
-    std::string data; ///< what was read (also for `truncated`: the first `cap` bytes)
-    bool ok() const noexcept { return status == read_status::ok || status == read_status::truncated; }
-};
-
-/// What a probe may ask of the machine. Paths are absolute ("/proc/meminfo"); a view
-/// decides what they resolve to.
-template <class S>
-concept system_view = requires(const S& s, std::string_view path, std::size_t cap) {
-    { s.read_file(path, cap) } -> std::same_as<file_read>;
-    { s.list_dir(path) } -> std::same_as<std::optional<std::vector<std::string>>>;
-    { s.read_link(path) } -> std::same_as<std::optional<std::string>>;
-    { s.exists(path) } -> std::same_as<bool>;
-    { s.env(path) } -> std::same_as<std::optional<std::string>>;
-    { s.run(std::declval<const tool_request&>()) } -> std::same_as<tool_result>;
-};
-
-/// Default cap for one file: sysfs values are a page at most; /proc/cpuinfo on a
-/// 256-thread server is ~400 KiB.
-inline constexpr std::size_t default_read_cap = 4u << 20;
-
-// ---------------------------------------------------------------------------------------
-// Captured tool outputs
-
-/// Where a machine tree keeps its captured tool outputs, relative to its root. The folder
-/// holds the outputs and an index, one line per captured run:
-///
-///     # comment
-///     <outcome> TAB <stdout file> TAB <command line>
-///
-/// `outcome` is the exit status ("0"), "timeout", "signal:<N>" or "not-executable"; the
-/// stdout file is a plain name inside the folder ("-" for none); the command line is the
-/// argument vector joined by single spaces, the tool by its file name ("nvidia-smi -L").
-/// A tool with no line is "not found" on that machine.
-inline constexpr std::string_view capture_index_path = "/ai-hwaccel-tools/index";
-inline constexpr std::string_view capture_dir_path = "/ai-hwaccel-tools";
-
-struct capture_entry {
-    std::string command_line;
-    std::string stdout_file; ///< empty for "-"
-    tool_status status = tool_status::exited;
-    int exit_code = 0;
-    int signal = 0;
-    friend bool operator==(const capture_entry&, const capture_entry&) = default;
-};
-
-struct capture_index {
-    std::vector<capture_entry> entries;
-    std::vector<std::size_t> bad_lines; ///< 1-based numbers of lines not understood
-
-    const capture_entry* find(std::string_view command_line) const noexcept {
-        for (const auto& e : entries)
-            if (e.command_line == command_line) return &e;
-        return nullptr;
-    }
-};
-
-/// The command line a request is keyed by: the tool's file name, then its arguments.
-inline std::string command_line_of(const std::vector<std::string>& argv) {
-    std::string line;
-    for (std::size_t i = 0; i < argv.size(); ++i) {
-        std::string_view a = argv[i];
-        if (i == 0)
-            if (const auto slash = a.rfind('/'); slash != std::string_view::npos) a.remove_prefix(slash + 1);
-        if (i) line += ' ';
-        line += a;
-    }
-    return line;
-}
-
-/// Parses a capture index. Lines it cannot read are listed, never fatal.
-inline capture_index parse_capture_index(std::string_view text) {
-    capture_index idx;
-    std::size_t number = 0;
-    while (!text.empty()) {
-        ++number;
-        const auto nl = text.find('\n');
-        std::string_view line = text.substr(0, nl);
-        text = nl == std::string_view::npos ? std::string_view{} : text.substr(nl + 1);
-        if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-        if (detail::trim(line).empty() || detail::trim(line).front() == '#') continue;
-        const auto t1 = line.find('\t');
-        const auto t2 = t1 == std::string_view::npos ? t1 : line.find('\t', t1 + 1);
-        if (t2 == std::string_view::npos) {
-            idx.bad_lines.push_back(number);
-            continue;
-        }
-        const std::string_view outcome = line.substr(0, t1);
-        const std::string_view file = line.substr(t1 + 1, t2 - t1 - 1);
-        const std::string_view command = detail::trim(line.substr(t2 + 1));
-        capture_entry e;
-        bool ok = !command.empty() && !file.empty();
-        // A plain file name: no folders, no way out of the capture folder.
-        if (file == "." || file == ".." || file.find('/') != std::string_view::npos ||
-            file.find('\0') != std::string_view::npos)
-            ok = false;
-        auto number_of = [](std::string_view s, int& v) {
-            const auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-            return ec == std::errc{} && p == s.data() + s.size();
-        };
-        if (outcome == "timeout") e.status = tool_status::timed_out;
-        else if (outcome == "not-executable") e.status = tool_status::not_executable;
-        else if (outcome.starts_with("signal:")) {
-            e.status = tool_status::signalled;
-            ok = ok && number_of(outcome.substr(7), e.signal) && e.signal > 0 && e.signal < 128;
-        } else
-            ok = ok && number_of(outcome, e.exit_code) && e.exit_code >= 0 && e.exit_code < 256;
-        if (!ok) {
-            idx.bad_lines.push_back(number);
-            continue;
-        }
-        e.command_line = std::string(command);
-        if (file != "-") e.stdout_file = std::string(file);
-        idx.entries.push_back(std::move(e));
-    }
-    return idx;
-}
-
-#if AI_HWACCEL_OS_LINUX || AI_HWACCEL_OS_MACOS
-/// The live machine, seen through an optional root prefix ("" or "/" is the real root).
-/// Environment variables always come from this process.
-class host_system {
-public:
-    host_system() = default;
-    /// A machine tree at `root`: files are read below it, and tools are replayed from its
-    /// captures instead of run. "" and "/" mean the live machine.
-    explicit host_system(std::string root, tool_search search = {})
-        : root_(std::move(root)), search_(std::move(search)) {
-        while (!root_.empty() && root_.back() == '/') root_.pop_back();
-    }
-    const std::string& root() const noexcept { return root_; }
-    /// True when tools are replayed from captures rather than run.
-    bool replays_tools() const noexcept { return !root_.empty(); }
-
-    file_read read_file(std::string_view path, std::size_t cap = default_read_cap) const {
-        file_read r;
-        const std::string full = resolve(path);
-        const int fd = ::open(full.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-        if (fd < 0) {
-            r.status = status_from_errno(errno);
-            return r;
-        }
-        // Only regular files and kernel attribute files; never block on a FIFO or device.
-        struct stat st {};
-        if (::fstat(fd, &st) != 0 || !(S_ISREG(st.st_mode))) {
-            ::close(fd);
-            r.status = read_status::error;
-            return r;
-        }
-        char buf[8192];
-        r.status = read_status::ok;
-        for (;;) {
-            const std::size_t want = cap - r.data.size() + 1 < sizeof buf ? cap - r.data.size() + 1 : sizeof buf;
-            const ::ssize_t n = ::read(fd, buf, want);
-            if (n < 0) {
-                if (errno == EINTR) continue;
-                r.status = status_from_errno(errno);
-                break;
-            }
-            if (n == 0) break;
-            r.data.append(buf, static_cast<std::size_t>(n));
-            if (r.data.size() > cap) {
-                r.data.resize(cap);
-                r.status = read_status::truncated;
-                break;
-            }
-        }
-        ::close(fd);
-        return r;
-    }
-
-    std::optional<std::vector<std::string>> list_dir(std::string_view path) const {
-        const std::string full = resolve(path);
-        DIR* d = ::opendir(full.c_str());
-        if (!d) return std::nullopt;
-        std::vector<std::string> names;
-        while (const dirent* e = ::readdir(d)) {
-            const std::string_view n = e->d_name;
-            if (n != "." && n != "..") names.emplace_back(n);
-        }
-        ::closedir(d);
-        return names;
-    }
-
-    std::optional<std::string> read_link(std::string_view path) const {
-        const std::string full = resolve(path);
-        char buf[4096];
-        const ::ssize_t n = ::readlink(full.c_str(), buf, sizeof buf);
-        if (n < 0 || static_cast<std::size_t>(n) >= sizeof buf) return std::nullopt;
-        return std::string(buf, static_cast<std::size_t>(n));
-    }
-
-    bool exists(std::string_view path) const {
-        struct stat st {};
-        return ::stat(resolve(path).c_str(), &st) == 0;
-    }
-
-    /// The live host: this process's environment. A machine tree: the captured process's,
-    /// from `<root>/proc/self/environ` (NUL-separated as the kernel writes it, or one
-    /// NAME=value per line as `env` prints it), and none at all without that file; the
-    /// caller's own variables never leak into another machine's detection.
-    std::optional<std::string> env(std::string_view name) const {
-        if (replays_tools()) return captured_env(name);
-        const std::string n(name);
-        if (const char* v = std::getenv(n.c_str())) return std::string(v);
-        return std::nullopt;
-    }
-
-    /// Runs a tool on the live machine; replays its capture in a machine tree.
-    tool_result run(const tool_request& request) const {
-        if (!replays_tools()) return run_tool(request, search_);
-        return replay(request);
-    }
-
-private:
-    tool_result replay(const tool_request& request) const {
-        tool_result r;
-        if (request.argv.empty()) return r;
-        const auto index_file = read_file(capture_index_path, 1u << 20);
-        if (!index_file.ok()) return r; // no captures: every tool is absent
-        const capture_index idx = parse_capture_index(index_file.data);
-        const capture_entry* e = idx.find(command_line_of(request.argv));
-        if (!e) return r;
-        r.status = e->status;
-        r.exit_code = e->exit_code;
-        r.signal = e->signal;
-        if (!e->stdout_file.empty()) {
-            std::string path(capture_dir_path);
-            path += '/';
-            path += e->stdout_file;
-            r.path = root_ + path;
-            auto out = read_file(path, request.stdout_cap);
-            if (!out.ok()) {
-                // An index that names a missing file is a broken capture, reported as a
-                // tool that could not be run.
-                r.status = tool_status::not_executable;
-                return r;
-            }
-            r.out = std::move(out.data);
-            if (out.status == read_status::truncated) {
-                r.out_truncated = true;
-                if (r.status == tool_status::exited) r.status = tool_status::truncated;
-            }
-        }
-        return r;
-    }
-
-    std::optional<std::string> captured_env(std::string_view name) const {
-        if (name.empty() || name.find('=') != std::string_view::npos) return std::nullopt;
-        const auto r = read_file("/proc/self/environ", 1u << 20);
-        if (!r.ok()) return std::nullopt;
-        const std::string_view text = r.data;
-        const char sep = text.find('\0') != std::string_view::npos ? '\0' : '\n';
-        std::size_t pos = 0;
-        while (pos < text.size()) {
-            auto end = text.find(sep, pos);
-            if (end == std::string_view::npos) end = text.size();
-            std::string_view entry = text.substr(pos, end - pos);
-            if (sep == '\n' && !entry.empty() && entry.back() == '\r') entry.remove_suffix(1);
-            if (entry.size() > name.size() && entry.starts_with(name) && entry[name.size()] == '=')
-                return std::string(entry.substr(name.size() + 1));
-            pos = end + 1;
-        }
-        return std::nullopt;
-    }
-
-    std::string resolve(std::string_view path) const {
-        std::string full = root_;
-        if (path.empty() || path.front() != '/') full += '/';
-        full += path;
-        return full;
-    }
-    static read_status status_from_errno(int e) noexcept {
-        switch (e) {
-        case ENOENT:
-        case ENOTDIR: return read_status::not_found;
-        case EACCES:
-        case EPERM: return read_status::permission_denied;
-        default: return read_status::error;
-        }
-    }
-
-    std::string root_;
-    tool_search search_;
-};
-static_assert(system_view<host_system>);
-#endif
-
-AI_HWACCEL_NAMESPACE_END
-// ---- end ai_hwaccel/detect/system.hpp
-// #include "ai_hwaccel/detect/sysfs.hpp"
-// ---- begin ai_hwaccel/detect/sysfs.hpp
-// ai-hwaccel detect: reading kernel interfaces.
-//
-// The pieces every host probe needs: whole numbers and "key: value" lines as /proc
-// prints them, sysfs hexadecimal attributes, the kernel's cpulist format
-// ("0-15,32-47"), a read that tells "absent" (the machine lacks the feature: no warning)
-// from "unreadable" (a warning), and symlink resolution that also works on captured
-// trees, where a version control system may have stored a sysfs link as a small file
-// holding the link's target.
-
-// #include "ai_hwaccel/config.hpp"
-// #include "ai_hwaccel/core/pci.hpp"
-// #include "ai_hwaccel/core/text.hpp"
-// #include "ai_hwaccel/core/warning.hpp"
-// #include "ai_hwaccel/detect/system.hpp"
-
-#include <algorithm>
-#include <cstddef>
-#include <cstdint>
-#include <optional>
-#include <string>
-#include <string_view>
-#include <utility>
-#include <vector>
-
-AI_HWACCEL_NAMESPACE_BEGIN
-
-namespace detail {
-/// Parses a whole decimal unsigned number (no sign, no blanks); nullopt on overflow.
-constexpr std::optional<std::uint64_t> parse_u64(std::string_view s) noexcept {
-    if (s.empty() || s.size() > 20) return std::nullopt;
-    std::uint64_t v = 0;
-    for (char c : s) {
-        if (c < '0' || c > '9') return std::nullopt;
-        const auto d = static_cast<std::uint64_t>(c - '0');
-        if (v > (UINT64_MAX - d) / 10) return std::nullopt;
-        v = v * 10 + d;
-    }
-    return v;
-}
-
-/// Parses a whole decimal number with an optional leading '-' ("-1" is sysfs's "none").
-constexpr std::optional<std::int64_t> parse_i64(std::string_view s) noexcept {
-    const bool negative = !s.empty() && s.front() == '-';
-    if (negative) s.remove_prefix(1);
-    const auto v = parse_u64(s);
-    if (!v || *v > static_cast<std::uint64_t>(INT64_MAX)) return std::nullopt;
-    const auto i = static_cast<std::int64_t>(*v);
-    return negative ? -i : i;
-}
-
-/// Calls f(key, value, has_colon) for every "key : value" line (blanks around both trimmed).
-template <class F>
-constexpr void for_each_key_value(std::string_view text, F&& f) {
-    while (!text.empty()) {
-        const auto nl = text.find('\n');
-        const std::string_view line = text.substr(0, nl);
-        text = nl == std::string_view::npos ? std::string_view{} : text.substr(nl + 1);
-        const auto colon = line.find(':');
-        if (colon == std::string_view::npos) {
-            f(trim(line), std::string_view{}, false);
-            continue;
-        }
-        f(trim(line.substr(0, colon)), trim(line.substr(colon + 1)), true);
-    }
-}
-
-/// A sysfs hexadecimal attribute, "0x10de\n" → 0x10de (the "0x" is optional).
-constexpr std::optional<std::uint32_t> parse_hex_attribute(std::string_view s) noexcept {
-    s = trim(s);
-    if (s.size() > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) s.remove_prefix(2);
-    return parse_hex32(s);
-}
-
-inline void add_warning(std::vector<warning>& warnings, warning_kind kind, std::string_view subject,
-                        std::string message) {
-    warnings.push_back(warning{kind, std::nullopt, std::string(subject), std::move(message), 0});
-}
-
-/// Reads a file whose absence is normal (a feature the machine lacks): nullopt and no
-/// warning when it is missing; nullopt and a warning when it exists but cannot be read;
-/// its first `cap` bytes and a warning when it is longer.
-template <system_view S>
-std::optional<std::string> read_optional_file(const S& sys, std::string_view path, std::size_t cap,
-                                              std::vector<warning>& warnings) {
-    auto r = sys.read_file(path, cap);
-    switch (r.status) {
-    case read_status::ok: return std::move(r.data);
-    case read_status::truncated:
-        add_warning(warnings, warning_kind::output_truncated, path, "file larger than the read cap; parsed its start");
-        return std::move(r.data);
-    case read_status::not_found: return std::nullopt;
-    case read_status::permission_denied:
-        add_warning(warnings, warning_kind::permission_denied, path, "not readable");
-        return std::nullopt;
-    case read_status::error: break;
-    }
-    add_warning(warnings, warning_kind::read_error, path, "unreadable");
-    return std::nullopt;
-}
-
-/// The last component of a path ("/a/b/" → "b").
-constexpr std::string_view base_name(std::string_view path) noexcept {
-    while (path.size() > 1 && path.back() == '/') path.remove_suffix(1);
-    const auto slash = path.rfind('/');
-    return slash == std::string_view::npos ? path : path.substr(slash + 1);
-}
-
-/// `target` seen from directory `dir`: an absolute target replaces `dir`; "." and ".."
-/// are folded, never above "/". The result is absolute and has no trailing slash.
-inline std::string join_path(std::string_view dir, std::string_view target) {
-    std::vector<std::string_view> parts;
-    auto push = [&](std::string_view p) {
-        while (!p.empty()) {
-            const auto slash = p.find('/');
-            const std::string_view part = p.substr(0, slash);
-            p = slash == std::string_view::npos ? std::string_view{} : p.substr(slash + 1);
-            if (part.empty() || part == ".") continue;
-            if (part == "..") {
-                if (!parts.empty()) parts.pop_back();
-            } else {
-                parts.push_back(part);
-            }
-        }
-    };
-    if (target.empty() || target.front() != '/') push(dir);
-    push(target);
-    std::string out;
-    for (auto p : parts) {
-        out += '/';
-        out += p;
-    }
-    return out.empty() ? std::string("/") : out;
-}
-
-/// Whether `s` could be a relative sysfs link target as a version control system stores
-/// it when it cannot make links: one line of printable ASCII that starts with "../".
-constexpr bool looks_like_stored_link(std::string_view s) noexcept {
-    if (s.size() < 4 || !s.starts_with("../")) return false;
-    for (char c : s)
-        if (static_cast<unsigned char>(c) < 0x20 || static_cast<unsigned char>(c) >= 0x7f) return false;
-    return true;
-}
-
-/// Where the sysfs link `path` points, as an absolute path; nullopt when `path` is not a
-/// link. In a captured tree a link may have been stored as a small file holding its
-/// target (git does this where links cannot be made); such a file is followed as well.
-/// The target is joined lexically, which is exact when the folders above `path` are not
-/// links themselves (/sys/block/<name>); elsewhere only the target's last name is sure.
-template <system_view S>
-std::optional<std::string> resolve_sysfs_link(const S& sys, std::string_view path) {
-    const std::string parent = join_path(path, "..");
-    if (auto target = sys.read_link(path)) return join_path(parent, *target);
-    const auto r = sys.read_file(path, 4096);
-    if (r.status != read_status::ok) return std::nullopt;
-    std::string_view t = r.data;
-    if (!t.empty() && t.back() == '\n') t.remove_suffix(1);
-    if (!looks_like_stored_link(t)) return std::nullopt;
-    return join_path(parent, t);
-}
-} // namespace detail
-
-/// The largest CPU number parse_cpulist accepts by default. Kernels are configured for a
-/// few thousand CPUs at most (NR_CPUS); the cap leaves room for that and keeps a hostile
-/// "0-4294967295" from allocating gigabytes.
-inline constexpr std::uint32_t cpulist_max_cpus = 1u << 16;
-
-namespace detail {
-/// The ranges of a cpulist, sorted and merged; nullopt when it is not one.
-inline std::optional<std::vector<std::pair<std::uint32_t, std::uint32_t>>> cpulist_ranges(std::string_view text,
-                                                                                          std::uint32_t max_cpus) {
-    text = trim(text);
-    std::vector<std::pair<std::uint32_t, std::uint32_t>> ranges;
-    if (text.empty()) return ranges;
-    while (true) {
-        const auto comma = text.find(',');
-        const std::string_view item = text.substr(0, comma);
-        const auto dash = item.find('-');
-        const auto first = parse_u64(item.substr(0, dash));
-        const auto last = dash == std::string_view::npos ? first : parse_u64(item.substr(dash + 1));
-        if (!first || !last || *first > *last || *last >= max_cpus) return std::nullopt;
-        ranges.emplace_back(static_cast<std::uint32_t>(*first), static_cast<std::uint32_t>(*last));
-        if (comma == std::string_view::npos) break;
-        text.remove_prefix(comma + 1);
-        if (ranges.size() > max_cpus) return std::nullopt; // more items than CPUs: not a real list
-    }
-    std::sort(ranges.begin(), ranges.end());
-    std::vector<std::pair<std::uint32_t, std::uint32_t>> merged;
-    for (const auto& r : ranges) {
-        if (!merged.empty() && r.first <= merged.back().second + 1)
-            merged.back().second = std::max(merged.back().second, r.second);
-        else
-            merged.push_back(r);
-    }
-    return merged;
-}
-} // namespace detail
-
-/// The kernel's cpulist format ("0-3,8,10-11", as /sys/devices/system/cpu/online,
-/// node*/cpulist and Cpus_allowed_list print it) → the CPU numbers, sorted, each once.
-/// Blank text is the empty set (a CPU-less NUMA node prints an empty line). nullopt for
-/// anything else than numbers, "a-b" ranges and commas, for reversed ranges, and for CPU
-/// numbers at or above `max_cpus`.
-inline std::optional<std::vector<std::uint32_t>> parse_cpulist(std::string_view text,
-                                                              std::uint32_t max_cpus = cpulist_max_cpus) {
-    const auto ranges = detail::cpulist_ranges(text, max_cpus);
-    if (!ranges) return std::nullopt;
-    std::vector<std::uint32_t> cpus;
-    for (const auto& [first, last] : *ranges)
-        for (std::uint64_t c = first; c <= last; ++c) cpus.push_back(static_cast<std::uint32_t>(c));
-    return cpus;
-}
-
-/// How many CPUs a cpulist names, without listing them; nullopt when it is not a cpulist.
-inline std::optional<std::uint32_t> cpulist_count(std::string_view text, std::uint32_t max_cpus = cpulist_max_cpus) {
-    const auto ranges = detail::cpulist_ranges(text, max_cpus);
-    if (!ranges) return std::nullopt;
-    std::uint32_t n = 0;
-    for (const auto& [first, last] : *ranges) n += last - first + 1;
-    return n;
-}
-
-static_assert(detail::parse_i64("-1") == -1);
-static_assert(!detail::parse_i64("--1"));
-static_assert(detail::parse_hex_attribute("0x10de\n") == 0x10deu);
-static_assert(detail::base_name("/sys/bus/pci/drivers/nvidia") == "nvidia");
-
-AI_HWACCEL_NAMESPACE_END
-// ---- end ai_hwaccel/detect/sysfs.hpp
-// #include "ai_hwaccel/detect/topology.hpp"
-// ---- begin ai_hwaccel/detect/topology.hpp
-// ai-hwaccel detect: NUMA nodes and PCI functions.
-//
-// NUMA nodes come from /sys/devices/system/node/node<N>/{cpulist,meminfo}; a node may
-// have memory and no CPUs (the memory of a coherently attached GPU on IBM AC922 or
-// Grace Hopper is one) and is kept. PCI functions come from /sys/bus/pci/devices/<addr>/:
-// ids, class, NUMA node, bound driver and the current and maximum PCIe link. The link
-// attributes print "16.0 GT/s PCIe" on current kernels and "8 GT/s" on older ones.
-
-// #include "ai_hwaccel/config.hpp"
-// #include "ai_hwaccel/core/pci.hpp"
-// #include "ai_hwaccel/core/profile.hpp"
-// #include "ai_hwaccel/core/system_io.hpp"
-// #include "ai_hwaccel/core/text.hpp"
-// #include "ai_hwaccel/core/units.hpp"
-// #include "ai_hwaccel/core/warning.hpp"
-// #include "ai_hwaccel/detect/system.hpp"
-// #include "ai_hwaccel/detect/sysfs.hpp"
-
-#include <algorithm>
-#include <cstddef>
-#include <cstdint>
-#include <optional>
-#include <string>
-#include <string_view>
-#include <vector>
-
-AI_HWACCEL_NAMESPACE_BEGIN
-
-// ---------------------------------------------------------------------------------------
-// NUMA
-
-/// A node's meminfo ("Node 250 MemTotal:       15728640 kB" and more lines like it) →
-/// the node's id and MemTotal in bytes (cpus left empty). nullopt without a MemTotal line
-/// or when lines name different nodes.
-inline std::optional<numa_node> parse_node_meminfo(std::string_view text) {
-    std::optional<std::uint32_t> id;
-    std::optional<std::uint64_t> total;
-    bool consistent = true;
-    detail::for_each_key_value(text, [&](std::string_view key, std::string_view value, bool has_colon) {
-        if (!has_colon || !key.starts_with("Node ")) return;
-        key.remove_prefix(5);
-        const auto sp = key.find(' ');
-        if (sp == std::string_view::npos) return;
-        const auto n = detail::parse_u64(key.substr(0, sp));
-        if (!n || *n > UINT32_MAX) return;
-        if (id && *id != *n) consistent = false;
-        id = static_cast<std::uint32_t>(*n);
-        if (detail::trim(key.substr(sp)) != "MemTotal") return;
-        const auto vsp = value.find(' ');
-        const auto kib = detail::parse_u64(value.substr(0, vsp));
-        const std::string_view unit = vsp == std::string_view::npos ? "" : detail::trim(value.substr(vsp));
-        if (!kib || unit != "kB" || *kib > UINT64_MAX / units::kib) return;
-        total = *kib * units::kib;
-    });
-    if (!consistent || !id || !total) return std::nullopt;
-    numa_node node;
-    node.id = *id;
-    node.memory_bytes = *total;
-    return node;
-}
-
-namespace detail {
-/// "node12" → 12; nullopt for the other entries of /sys/devices/system/node.
-constexpr std::optional<std::uint32_t> numa_dir_id(std::string_view name) noexcept {
-    if (!name.starts_with("node")) return std::nullopt;
-    const auto n = parse_u64(name.substr(4));
-    if (!n || *n > UINT32_MAX) return std::nullopt;
-    return static_cast<std::uint32_t>(*n);
-}
-} // namespace detail
-
-/// The NUMA nodes, by id. A kernel without NUMA (no /sys/devices/system/node) gives an
-/// empty list and no warning.
-template <system_view S>
-std::vector<numa_node> probe_numa(const S& sys, std::vector<warning>& warnings) {
-    std::vector<numa_node> nodes;
-    const auto names = sys.list_dir("/sys/devices/system/node");
-    if (!names) return nodes;
-    for (const auto& name : *names) {
-        const auto id = detail::numa_dir_id(name);
-        if (!id) continue;
-        const std::string dir = "/sys/devices/system/node/" + name;
-        numa_node node;
-        node.id = *id;
-        if (auto text = detail::read_optional_file(sys, dir + "/cpulist", 64 * 1024, warnings)) {
-            if (parse_cpulist(*text)) node.cpus = std::string(detail::trim(*text));
-            else detail::add_warning(warnings, warning_kind::parse_error, dir + "/cpulist", "not a cpulist");
-        }
-        if (auto text = detail::read_optional_file(sys, dir + "/meminfo", 64 * 1024, warnings)) {
-            const auto mem = parse_node_meminfo(*text);
-            if (!mem)
-                detail::add_warning(warnings, warning_kind::parse_error, dir + "/meminfo", "no Node MemTotal line");
-            else if (mem->id != node.id)
-                detail::add_warning(warnings, warning_kind::disagreement, dir + "/meminfo",
-                                    "describes node " + std::to_string(mem->id) + "; its size is not used for node " +
-                                        std::to_string(node.id));
-            else
-                node.memory_bytes = mem->memory_bytes;
-        }
-        nodes.push_back(std::move(node));
-    }
-    std::sort(nodes.begin(), nodes.end(), [](const numa_node& a, const numa_node& b) { return a.id < b.id; });
-    return nodes;
-}
-
-// ---------------------------------------------------------------------------------------
-// PCI
-
-/// A PCIe link speed attribute → the generation: "2.5 GT/s" 1, "5.0 GT/s PCIe" 2, 8 → 3,
-/// 16 → 4, 32 → 5, 64 → 6, 128 → 7. 0 for "Unknown", PCI-X speeds and anything else.
-constexpr std::uint8_t parse_pcie_link_speed(std::string_view s) noexcept {
-    s = detail::trim(s);
-    // Rate in tenths of GT/s, from at most 4 integer digits and a fraction whose digits
-    // after the first are zeros.
-    std::uint32_t tenths = 0;
-    std::size_t i = 0, int_digits = 0;
-    while (i < s.size() && s[i] >= '0' && s[i] <= '9') {
-        if (++int_digits > 4) return 0;
-        tenths = tenths * 10 + static_cast<std::uint32_t>(s[i++] - '0');
-    }
-    if (int_digits == 0) return 0;
-    tenths *= 10;
-    if (i < s.size() && s[i] == '.') {
-        ++i;
-        std::size_t frac_digits = 0;
-        while (i < s.size() && s[i] >= '0' && s[i] <= '9') {
-            if (frac_digits == 0) tenths += static_cast<std::uint32_t>(s[i] - '0');
-            else if (s[i] != '0') return 0;
-            ++frac_digits;
-            ++i;
-        }
-        if (frac_digits == 0) return 0;
-    }
-    while (i < s.size() && s[i] == ' ') ++i;
-    const std::string_view unit = s.substr(i);
-    if (!unit.starts_with("GT/s") || (unit.size() > 4 && unit[4] != ' ')) return 0;
-    switch (tenths) {
-    case 25: return 1;
-    case 50: return 2;
-    case 80: return 3;
-    case 160: return 4;
-    case 320: return 5;
-    case 640: return 6;
-    case 1280: return 7;
-    default: return 0;
-    }
-}
-
-/// A PCIe link width attribute ("16", or "x16" as some tools print it) → lanes, 1..32;
-/// 0 for a link that is down ("0") and for anything else.
-constexpr std::uint8_t parse_pcie_link_width(std::string_view s) noexcept {
-    s = detail::trim(s);
-    if (!s.empty() && (s.front() == 'x' || s.front() == 'X')) s.remove_prefix(1);
-    if (s.size() > 2) return 0;
-    const auto n = detail::parse_u64(s);
-    if (!n || *n > 32) return 0;
-    return static_cast<std::uint8_t>(*n);
-}
-
-static_assert(parse_pcie_link_speed("16.0 GT/s PCIe") == 4);
-static_assert(parse_pcie_link_speed("8 GT/s") == 3);
-static_assert(parse_pcie_link_speed("2.5 GT/s\n") == 1);
-static_assert(parse_pcie_link_speed("Unknown") == 0);
-static_assert(parse_pcie_link_width("x16") == 16);
-
-namespace detail {
-inline constexpr std::size_t sysfs_attribute_cap = 4096;
-
-/// Reads one of a PCI function's link attributes pair into `link`; false when neither
-/// file exists (no PCIe capability: host bridges, conventional PCI).
-template <system_view S>
-bool read_pcie_link(const S& sys, const std::string& dir, std::string_view which, pcie_link& link,
-                    std::vector<warning>& warnings) {
-    const std::string speed_path = dir + "/" + std::string(which) + "_link_speed";
-    const std::string width_path = dir + "/" + std::string(which) + "_link_width";
-    const auto speed = read_optional_file(sys, speed_path, sysfs_attribute_cap, warnings);
-    const auto width = read_optional_file(sys, width_path, sysfs_attribute_cap, warnings);
-    if (speed) {
-        link.generation = parse_pcie_link_speed(*speed);
-        // "Unknown" (older kernels: "Unknown speed") is the kernel saying so, not garbage.
-        if (link.generation == 0 && !trim(*speed).starts_with("Unknown"))
-            add_warning(warnings, warning_kind::parse_error, speed_path,
-                        "not a PCIe link speed: '" + std::string(trim(*speed).substr(0, 40)) + "'");
-    }
-    if (width) {
-        link.width = parse_pcie_link_width(*width);
-        // 0 and 255 are what the kernel prints for a function with no PCIe link of its
-        // own (integrated NPUs and GPUs): unknown, not garbage.
-        if (link.width == 0 && trim(*width) != "0" && trim(*width) != "255")
-            add_warning(warnings, warning_kind::parse_error, width_path,
-                        "not a PCIe link width: '" + std::string(trim(*width).substr(0, 40)) + "'");
-    }
-    return speed.has_value() || width.has_value();
-}
-
-/// Reads a hexadecimal id attribute no wider than `max`.
-template <system_view S>
-std::optional<std::uint32_t> read_pci_id(const S& sys, const std::string& path, std::uint32_t max,
-                                         std::vector<warning>& warnings) {
-    const auto text = read_optional_file(sys, path, sysfs_attribute_cap, warnings);
-    if (!text) return std::nullopt;
-    const auto v = parse_hex_attribute(*text);
-    if (!v) {
-        add_warning(warnings, warning_kind::parse_error, path, "not a hexadecimal id");
-        return std::nullopt;
-    }
-    if (*v > max) {
-        add_warning(warnings, warning_kind::value_out_of_range, path, "wider than the field it fills");
-        return std::nullopt;
-    }
-    return v;
-}
-} // namespace detail
-
-/// One PCI function from its sysfs directory (`/sys/bus/pci/devices/0000:65:00.0`, or the
-/// `/sys/devices/pci…/…/0000:65:00.0` it links to; the directory's name is the address).
-/// Attributes that are missing are left at their defaults without a warning; nullopt when
-/// the name is not a PCI address or the directory does not exist.
-template <system_view S>
-std::optional<pci_device> read_pci_device(const S& sys, std::string_view dir, std::vector<warning>& warnings) {
-    const auto address = parse_pci_address(detail::base_name(dir));
-    if (!address || !sys.exists(dir)) return std::nullopt;
-    const std::string d(dir);
-    pci_device p;
-    p.address = *address;
-    auto id16 = [&](const char* file, std::uint16_t& field) {
-        if (auto v = detail::read_pci_id(sys, d + "/" + file, 0xffffu, warnings))
-            field = static_cast<std::uint16_t>(*v);
-    };
-    if (auto v = detail::read_pci_id(sys, d + "/class", 0xffffffu, warnings)) p.class_code = *v;
-    id16("vendor", p.vendor_id);
-    id16("device", p.device_id);
-    id16("subsystem_vendor", p.subsystem_vendor_id);
-    id16("subsystem_device", p.subsystem_device_id);
-    pcie_link link;
-    if (detail::read_pcie_link(sys, d, "current", link, warnings)) p.link_current = {link, origin::sysfs};
-    link = {};
-    if (detail::read_pcie_link(sys, d, "max", link, warnings)) p.link_max = {link, origin::sysfs};
-    if (auto text = detail::read_optional_file(sys, d + "/numa_node", detail::sysfs_attribute_cap, warnings)) {
-        const auto n = detail::parse_i64(detail::trim(*text));
-        if (!n)
-            detail::add_warning(warnings, warning_kind::parse_error, d + "/numa_node", "not a number");
-        else if (*n < -1 || *n >= (std::int64_t{1} << 16))
-            detail::add_warning(warnings, warning_kind::value_out_of_range, d + "/numa_node",
-                                "node " + std::to_string(*n) + " is not one a kernel can have");
-        else
-            p.numa_node = static_cast<std::int32_t>(*n);
-    }
-    if (auto target = detail::resolve_sysfs_link(sys, d + "/driver"))
-        p.driver = std::string(detail::base_name(*target));
-    return p;
-}
-
-/// Every PCI function under /sys/bus/pci/devices, by address. A machine without a PCI
-/// bus (or a container without /sys) gives an empty list and no warning.
-template <system_view S>
-std::vector<pci_device> probe_pci(const S& sys, std::vector<warning>& warnings) {
-    std::vector<pci_device> devices;
-    const auto names = sys.list_dir("/sys/bus/pci/devices");
-    if (!names) return devices;
-    for (const auto& name : *names) {
-        if (!parse_pci_address(name)) {
-            detail::add_warning(warnings, warning_kind::parse_error, "/sys/bus/pci/devices/" + name,
-                                "not a PCI address; skipped");
-            continue;
-        }
-        if (auto p = read_pci_device(sys, "/sys/bus/pci/devices/" + name, warnings)) devices.push_back(std::move(*p));
-    }
-    std::sort(devices.begin(), devices.end(),
-              [](const pci_device& a, const pci_device& b) { return a.address < b.address; });
-    return devices;
-}
-
-AI_HWACCEL_NAMESPACE_END
-// ---- end ai_hwaccel/detect/topology.hpp
-
-#include <cstddef>
-#include <cstdint>
-#include <optional>
-#include <set>
-#include <string>
-#include <string_view>
-#include <utility>
-#include <vector>
-
-AI_HWACCEL_NAMESPACE_BEGIN
-
-namespace detail {
-/// The features named in a flags line (x86's "fpu vme … avx2 …" when `arm` is false,
-/// Arm's "fp asimd …" when true); whole space-separated words only.
-constexpr cpu_features cpu_features_from_flags(std::string_view flags, bool arm) noexcept {
-    cpu_features features;
-    while (!flags.empty()) {
-        const auto sp = flags.find_first_of(" \t");
-        const std::string_view word = trim(flags.substr(0, sp));
-        flags = sp == std::string_view::npos ? std::string_view{} : flags.substr(sp + 1);
-        if (word.empty()) continue;
-        for (const auto& f : cpu_feature_table)
-            if (f.arm == arm && word == f.proc_flag) features.set(f.id);
-        if (arm && word == "neon") features.set(cpu_feature::neon); // 32-bit Arm's name for it
-    }
-    return features;
-}
-} // namespace detail
-
-/// /proc/meminfo → total and available bytes (values are in kB, meaning KiB).
-/// A missing MemTotal leaves total empty; the caller decides what to warn.
-inline memory_info parse_meminfo(std::string_view text) {
-    memory_info m;
-    detail::for_each_key_value(text, [&](std::string_view key, std::string_view value, bool) {
-        if (key != "MemTotal" && key != "MemAvailable") return;
-        const auto sp = value.find(' ');
-        const std::string_view number = value.substr(0, sp);
-        const std::string_view unit = sp == std::string_view::npos ? "" : detail::trim(value.substr(sp));
-        const auto n = detail::parse_u64(number);
-        if (!n) return;
-        std::uint64_t mul = 1;
-        if (unit == "kB") mul = units::kib;
-        else if (!unit.empty()) return;
-        if (*n > UINT64_MAX / mul) return;
-        if (key == "MemTotal") m.total_bytes = {*n * mul, origin::sysfs};
-        else m.available_bytes = {*n * mul, origin::sysfs};
-    });
-    return m;
-}
-
-/// A cgroup memory limit file: v2 memory.max ("max" = none) or v1 memory.limit_in_bytes
-/// (a page-rounded huge number = none). Returns the limit in bytes, if there is one.
-inline std::optional<std::uint64_t> parse_cgroup_memory_limit(std::string_view text) noexcept {
-    text = detail::trim(text);
-    if (text == "max") return std::nullopt;
-    const auto n = detail::parse_u64(text);
-    // cgroup v1 reports "no limit" as PAGE_COUNTER_MAX pages, about 2^63 bytes.
-    if (!n || *n >= (std::uint64_t{1} << 62)) return std::nullopt;
-    return n;
-}
-
-/// /proc/cpuinfo → model, vendor, topology and the ISA features that matter for inference.
-inline cpu_info parse_cpuinfo(std::string_view text) {
-    cpu_info c;
-    std::set<std::string> packages;
-    std::set<std::pair<std::string, std::string>> cores;
-    std::uint32_t processors = 0;
-    std::string current_package;
-    std::string_view flags;
-    bool arm_flags = false;
-    detail::for_each_key_value(text, [&](std::string_view key, std::string_view value, bool has_colon) {
-        if (!has_colon) return;
-        if (key == "processor") {
-            ++processors;
-            current_package.clear();
-        } else if ((key == "model name" || key == "Model Name" || key == "cpu model") && c.model.empty()) {
-            c.model = std::string(value);
-        } else if (key == "vendor_id" && c.maker == vendor::unknown) {
-            if (value == "GenuineIntel") c.maker = vendor::intel;
-            else if (value == "AuthenticAMD") c.maker = vendor::amd;
-        } else if (key == "CPU implementer" && c.maker == vendor::unknown) {
-            // The implementer code names the licensee (0x41 Arm, 0x48 HiSilicon, 0x51
-            // Qualcomm…); only Arm's own cores are attributed, the rest stay unknown.
-            if (value == "0x41") c.maker = vendor::arm;
-            else if (value == "0x51") c.maker = vendor::qualcomm;
-        } else if (key == "physical id") {
-            current_package = std::string(value);
-            packages.insert(current_package);
-        } else if (key == "core id") {
-            cores.emplace(current_package, std::string(value));
-        } else if (key == "flags" && flags.empty()) {
-            flags = value;
-            c.arch = cpu_arch::x86_64; // "flags" is x86's spelling; 32-bit x86 is not a target
-        } else if (key == "Features" && flags.empty()) {
-            flags = value;
-            arm_flags = true;
-        } else if (key == "CPU architecture" && c.arch == cpu_arch::unknown) {
-            // 8 and later are AArch64 cores; /proc/cpuinfo of a 32-bit kernel says 7.
-            const auto v = detail::parse_u64(value);
-            if (v) c.arch = *v >= 8 ? cpu_arch::aarch64 : cpu_arch::arm;
-        }
-    });
-    c.threads = processors;
-    c.sockets = packages.empty() ? (processors ? 1u : 0u) : static_cast<std::uint32_t>(packages.size());
-    c.cores = cores.empty() ? processors : static_cast<std::uint32_t>(cores.size());
-    c.features = detail::cpu_features_from_flags(flags, arm_flags);
-    return c;
-}
-
-// ---------------------------------------------------------------------------------------
-// lscpu
-
-/// What `lscpu` prints that cpu_info does not hold, and cpu_info itself.
-struct lscpu_info {
-    cpu_info cpu; ///< model, vendor, architecture, sockets, cores, threads (online), features
-    std::uint32_t threads_per_core = 0;
-    std::uint32_t cores_per_socket = 0; ///< of the first CPU type listed (hybrid parts list several)
-    std::uint32_t numa_node_count = 0;  ///< "NUMA node(s)"
-    /// From the "NUMA nodeN CPU(s)" lines: ids and cpulists; lscpu prints no memory sizes.
-    std::vector<numa_node> numa;
-    std::string hypervisor_vendor; ///< "Hypervisor vendor" ("KVM", "Microsoft"), empty on bare metal
-    friend bool operator==(const lscpu_info&, const lscpu_info&) = default;
-};
-
-namespace detail {
-constexpr cpu_arch parse_cpu_arch(std::string_view s) noexcept {
-    if (s == "x86_64" || s == "amd64") return cpu_arch::x86_64;
-    if (s == "aarch64" || s == "arm64") return cpu_arch::aarch64;
-    if (s == "riscv64") return cpu_arch::riscv64;
-    if (s == "ppc64le") return cpu_arch::ppc64le;
-    if (s == "s390x") return cpu_arch::s390x;
-    if (s.starts_with("arm")) return cpu_arch::arm; // armv7l, armv6l, armv8l (32-bit)
-    return cpu_arch::unknown;
-}
-
-/// lscpu's "Vendor ID": the x86 CPUID vendor string, or on Arm the implementer's name.
-constexpr vendor cpu_vendor_from_id(std::string_view s) noexcept {
-    if (s == "GenuineIntel") return vendor::intel;
-    if (s == "AuthenticAMD") return vendor::amd;
-    if (s == "ARM") return vendor::arm;
-    if (s == "Qualcomm") return vendor::qualcomm;
-    if (s == "Apple") return vendor::apple;
-    if (s == "NVIDIA") return vendor::nvidia;
-    if (s == "Samsung") return vendor::samsung;
-    return vendor::unknown;
-}
-
-/// A count as lscpu prints it; "-" (unknown, new util-linux on Arm), garbage and counts
-/// beyond any machine (more than cpulist_max_cpus) are nullopt.
-constexpr std::optional<std::uint32_t> parse_count(std::string_view s) noexcept {
-    const auto n = parse_u64(s);
-    if (!n || *n > cpulist_max_cpus) return std::nullopt;
-    return static_cast<std::uint32_t>(*n);
-}
-} // namespace detail
-
-/// `lscpu` output → CPU description. Both layouts: the flat one of older util-linux
-/// (topology lines may come before "Model name") and the newer one, indented and grouped,
-/// with one "Model name" block per CPU type on hybrid Arm parts and "Core(s) per cluster"
-/// / "Socket(s): -" where the firmware names no sockets. CRLF line ends are tolerated.
-/// Cores are the sum over CPU types of cores per socket (or cluster) × sockets (or
-/// clusters); threads are the online CPUs (or "CPU(s)" when no online list is printed).
-inline lscpu_info parse_lscpu(std::string_view text) {
-    struct block {
-        bool has_model = false;
-        std::optional<std::uint32_t> threads_per_core, cores_per_unit, sockets, clusters;
-    };
-    lscpu_info out;
-    std::vector<block> blocks;
-    std::optional<std::uint32_t> cpus_total, cpus_online;
-    bool seen_flags = false;
-    auto current = [&]() -> block& {
-        if (blocks.empty()) blocks.emplace_back();
-        return blocks.back();
-    };
-    detail::for_each_key_value(text, [&](std::string_view key, std::string_view value, bool has_colon) {
-        if (!has_colon) return;
-        if (key == "Architecture") {
-            out.cpu.arch = detail::parse_cpu_arch(value);
-        } else if (key == "CPU(s)") {
-            cpus_total = detail::parse_count(value);
-        } else if (key == "On-line CPU(s) list") {
-            cpus_online = cpulist_count(value);
-        } else if (key == "Vendor ID") {
-            if (out.cpu.maker == vendor::unknown) out.cpu.maker = detail::cpu_vendor_from_id(value);
-        } else if (key == "Model name") {
-            if (blocks.empty() || blocks.back().has_model) blocks.emplace_back();
-            blocks.back().has_model = true;
-            if (out.cpu.model.empty()) out.cpu.model = std::string(value);
-        } else if (key == "Thread(s) per core") {
-            current().threads_per_core = detail::parse_count(value);
-        } else if (key == "Core(s) per socket" || key == "Core(s) per cluster") {
-            current().cores_per_unit = detail::parse_count(value);
-        } else if (key == "Socket(s)") {
-            current().sockets = detail::parse_count(value);
-        } else if (key == "Cluster(s)") {
-            current().clusters = detail::parse_count(value);
-        } else if (key == "NUMA node(s)") {
-            out.numa_node_count = detail::parse_count(value).value_or(0);
-        } else if (key.starts_with("NUMA node") && key.size() > 16 && key.ends_with(" CPU(s)")) {
-            const auto id = detail::parse_count(key.substr(9, key.size() - 16));
-            if (id && parse_cpulist(value)) out.numa.push_back(numa_node{*id, 0, std::string(value)});
-        } else if (key == "Flags") {
-            // Hybrid parts print one line per CPU type: keep what every type has.
-            // lscpu prints "Architecture" first; Arm kernels also say "aarch64"/"armv7l".
-            const bool arm = out.cpu.arch == cpu_arch::aarch64 || out.cpu.arch == cpu_arch::arm;
-            const auto f = detail::cpu_features_from_flags(value, arm);
-            out.cpu.features.bits = seen_flags ? (out.cpu.features.bits & f.bits) : f.bits;
-            seen_flags = true;
-        } else if (key == "Hypervisor vendor") {
-            out.hypervisor_vendor = std::string(value);
-        }
-    });
-    std::uint64_t cores = 0;
-    std::uint32_t sockets = 0;
-    for (const auto& b : blocks) {
-        const std::uint32_t units = b.sockets ? *b.sockets : b.clusters.value_or(1);
-        if (b.cores_per_unit) cores += std::uint64_t{*b.cores_per_unit} * units;
-        if (b.sockets && *b.sockets > sockets) sockets = *b.sockets;
-    }
-    if (!blocks.empty()) {
-        out.threads_per_core = blocks.front().threads_per_core.value_or(0);
-        out.cores_per_socket = blocks.front().cores_per_unit.value_or(0);
-    }
-    out.cpu.threads = cpus_online ? *cpus_online : cpus_total.value_or(0);
-    out.cpu.cores = cores <= UINT32_MAX ? static_cast<std::uint32_t>(cores) : 0;
-    out.cpu.sockets = sockets != 0 ? sockets : (out.cpu.threads != 0 ? 1u : 0u);
-    return out;
-}
-
-// ---------------------------------------------------------------------------------------
-// cgroup CPU limits
-
-namespace detail {
-/// quota/period in CPUs, or nullopt when either is not a positive number or the ratio is
-/// beyond any machine.
-constexpr std::optional<double> cpu_quota_ratio(std::uint64_t quota, std::uint64_t period) noexcept {
-    if (quota == 0 || period == 0) return std::nullopt;
-    const double cpus = static_cast<double>(quota) / static_cast<double>(period);
-    if (cpus > static_cast<double>(cpulist_max_cpus)) return std::nullopt;
-    return cpus;
-}
-} // namespace detail
-
-/// cgroup v2 `cpu.max` → the quota in CPUs: "max 100000" → 0 (no quota), "250000 100000"
-/// → 2.5. nullopt when the text is neither.
-constexpr std::optional<double> parse_cgroup_cpu_max(std::string_view text) noexcept {
-    text = detail::trim(text);
-    const auto sp = text.find(' ');
-    const std::string_view quota = text.substr(0, sp);
-    const std::string_view period = sp == std::string_view::npos ? std::string_view{} : detail::trim(text.substr(sp));
-    if (quota == "max") {
-        if (!period.empty() && !detail::parse_u64(period)) return std::nullopt;
-        return 0.0;
-    }
-    const auto q = detail::parse_u64(quota);
-    const auto p = detail::parse_u64(period);
-    if (!q || !p) return std::nullopt;
-    return detail::cpu_quota_ratio(*q, *p);
-}
-
-/// cgroup v1 `cpu.cfs_quota_us` and `cpu.cfs_period_us` → the quota in CPUs: quota "-1"
-/// → 0 (no quota), 250000 / 100000 → 2.5. nullopt when either is not a number.
-constexpr std::optional<double> parse_cgroup_cfs_quota(std::string_view quota, std::string_view period) noexcept {
-    const auto q = detail::parse_i64(detail::trim(quota));
-    const auto p = detail::parse_u64(detail::trim(period));
-    if (!q || !p) return std::nullopt;
-    if (*q == -1) return 0.0;
-    if (*q < 0) return std::nullopt;
-    return detail::cpu_quota_ratio(static_cast<std::uint64_t>(*q), *p);
-}
-
-static_assert(parse_cgroup_cpu_max("max 100000\n") == 0.0);
-static_assert(parse_cgroup_cpu_max("250000 100000\n") == 2.5);
-static_assert(parse_cgroup_cfs_quota("-1\n", "100000\n") == 0.0);
-
-namespace detail {
-/// This process's cgroup path from /proc/self/cgroup: the v2 line ("0::/path") when
-/// `controller` is empty, else the v1 line whose controller list names `controller`.
-inline std::optional<std::string> own_cgroup_path(std::string_view proc_cgroup, std::string_view controller) {
-    while (!proc_cgroup.empty()) {
-        const auto nl = proc_cgroup.find('\n');
-        const std::string_view line = trim(proc_cgroup.substr(0, nl));
-        proc_cgroup = nl == std::string_view::npos ? std::string_view{} : proc_cgroup.substr(nl + 1);
-        const auto c1 = line.find(':');
-        const auto c2 = c1 == std::string_view::npos ? c1 : line.find(':', c1 + 1);
-        if (c2 == std::string_view::npos) continue;
-        std::string_view controllers = line.substr(c1 + 1, c2 - c1 - 1);
-        const std::string_view path = line.substr(c2 + 1);
-        if (path.empty() || path.front() != '/') continue;
-        if (controller.empty()) {
-            if (line.substr(0, c1) == "0" && controllers.empty()) return std::string(path);
-            continue;
-        }
-        while (!controllers.empty()) {
-            const auto comma = controllers.find(',');
-            if (controllers.substr(0, comma) == controller) return std::string(path);
-            controllers = comma == std::string_view::npos ? std::string_view{} : controllers.substr(comma + 1);
-        }
-    }
-    return std::nullopt;
-}
-
-/// `mount` + `path`, then each parent of `path` up to `mount` itself: where a cgroup's
-/// limits and its ancestors' are, whether or not the process sees a cgroup namespace.
-inline std::vector<std::string> cgroup_dirs(std::string_view mount, std::string_view path) {
-    std::vector<std::string> dirs;
-    std::string p = join_path("/", path);
-    for (int depth = 0; depth < 64; ++depth) {
-        dirs.push_back(p == "/" ? std::string(mount) : std::string(mount) + p);
-        if (p == "/") break;
-        p = join_path(p, "..");
-    }
-    return dirs;
-}
-
-/// The CPU quota this process runs under, in CPUs (0 = none): the smallest quota set on
-/// its cgroup or any ancestor, cgroup v2 first, then v1's cpu controller.
-template <system_view S>
-double probe_cpu_quota(const S& sys, std::vector<warning>& warnings) {
-    const auto self = read_optional_file(sys, "/proc/self/cgroup", 64 * 1024, warnings);
-    double best = 0;
-    auto offer = [&](double q) {
-        if (q > 0 && (best == 0 || q < best)) best = q;
-    };
-    bool v2 = false;
-    const auto v2_path = self ? own_cgroup_path(*self, "") : std::nullopt;
-    for (const auto& dir : cgroup_dirs("/sys/fs/cgroup", v2_path.value_or("/"))) {
-        const std::string path = dir + "/cpu.max";
-        const auto text = read_optional_file(sys, path, 256, warnings);
-        if (!text) continue;
-        v2 = true;
-        if (auto q = parse_cgroup_cpu_max(*text)) offer(*q);
-        else add_warning(warnings, warning_kind::parse_error, path, "not 'max <period>' or '<quota> <period>'");
-    }
-    if (v2) return best;
-    const auto v1_path = self ? own_cgroup_path(*self, "cpu") : std::nullopt;
-    // Distributions mount the v1 controller as cpu,cpuacct and link cpu to it (or the reverse).
-    for (std::string_view mount : {"/sys/fs/cgroup/cpu,cpuacct", "/sys/fs/cgroup/cpu"}) {
-        bool seen = false;
-        for (const auto& dir : cgroup_dirs(mount, v1_path.value_or("/"))) {
-            const auto quota = read_optional_file(sys, dir + "/cpu.cfs_quota_us", 256, warnings);
-            if (!quota) continue;
-            seen = true;
-            const auto period = read_optional_file(sys, dir + "/cpu.cfs_period_us", 256, warnings);
-            if (!period) continue;
-            if (auto q = parse_cgroup_cfs_quota(*quota, *period)) offer(*q);
-            else
-                add_warning(warnings, warning_kind::parse_error, dir + "/cpu.cfs_quota_us",
-                            "not a quota and period in microseconds");
-        }
-        if (seen) break;
-    }
-    return best;
-}
-} // namespace detail
-
-// ---------------------------------------------------------------------------------------
-// The probe
-
-/// Reads the host's CPU (online and usable threads, CPU quota), memory, cgroup limits and
-/// NUMA nodes through `sys`, adding warnings for what could not be read. Returns the host
-/// description and the CPU's profile.
-/// Sockets and physical cores from each online CPU's sysfs topology
-/// (/sys/devices/system/cpu/cpuN/topology/{physical_package_id,core_id}): the kernel's own
-/// view, and the only one on Arm, whose /proc/cpuinfo names neither. Used only when every
-/// online CPU has both files; x86's /proc/cpuinfo prints the same ids, so a difference
-/// there is reported.
-template <system_view S>
-void probe_cpu_topology(const S& sys, std::string_view online_list, cpu_info& cpu, std::vector<warning>& warnings) {
-    const auto cpus = parse_cpulist(online_list);
-    if (!cpus || cpus->empty()) return;
-    std::set<std::int64_t> packages;
-    std::set<std::pair<std::int64_t, std::int64_t>> cores;
-    for (const auto n : *cpus) {
-        const std::string dir = "/sys/devices/system/cpu/cpu" + std::to_string(n) + "/topology/";
-        const auto pkg = sys.read_file(dir + "physical_package_id", 64);
-        const auto core = sys.read_file(dir + "core_id", 64);
-        if (!pkg.ok() || !core.ok()) return; // no topology (old kernel, captured tree without it)
-        const auto p = detail::parse_i64(detail::trim(pkg.data));
-        const auto c = detail::parse_i64(detail::trim(core.data));
-        if (!p || !c) {
-            warnings.push_back(warning{warning_kind::parse_error, std::nullopt, dir, "topology ids are not numbers", 0});
-            return;
-        }
-        packages.insert(*p);
-        cores.emplace(*p, *c);
-    }
-    const auto sockets = static_cast<std::uint32_t>(packages.size());
-    const auto physical = static_cast<std::uint32_t>(cores.size());
-    const bool cpuinfo_knows = cpu.arch == cpu_arch::x86_64 && cpu.sockets != 0;
-    if (cpuinfo_knows && (cpu.sockets != sockets || cpu.cores != physical))
-        warnings.push_back(warning{warning_kind::disagreement, std::nullopt, "/sys/devices/system/cpu",
-                                   "/proc/cpuinfo counts " + std::to_string(cpu.sockets) + " socket(s) and " +
-                                       std::to_string(cpu.cores) + " core(s), the sysfs topology " +
-                                       std::to_string(sockets) + " and " + std::to_string(physical) +
-                                       "; using sysfs, which describes the online CPUs",
-                                   0});
-    cpu.sockets = sockets;
-    cpu.cores = physical;
-}
-
-template <system_view S>
-std::pair<host_info, accelerator_profile> probe_host(const S& sys, std::vector<warning>& warnings) {
-    host_info host;
-    auto note = [&](warning_kind k, std::string_view path, std::string msg) {
-        detail::add_warning(warnings, k, path, std::move(msg));
-    };
-    auto read_reporting = [&](std::string_view path) -> std::optional<std::string> {
-        auto r = sys.read_file(path, default_read_cap);
-        if (r.status == read_status::truncated)
-            note(warning_kind::output_truncated, path, "file larger than the read cap; parsed its start");
-        if (r.ok()) return std::move(r.data);
-        if (r.status == read_status::permission_denied)
-            note(warning_kind::permission_denied, path, "not readable");
-        else
-            note(warning_kind::read_error, path, r.status == read_status::not_found ? "missing" : "unreadable");
-        return std::nullopt;
-    };
-
-    if (auto text = read_reporting("/proc/cpuinfo")) host.cpu = parse_cpuinfo(*text);
-    // The kernel's online mask is the authority on how many CPUs run; /proc/cpuinfo can be
-    // virtualised (LXCFS shows the container's share) or cut short.
-    constexpr std::string_view online_path = "/sys/devices/system/cpu/online";
-    if (auto text = detail::read_optional_file(sys, online_path, 64 * 1024, warnings)) {
-        const auto online = cpulist_count(*text);
-        if (!online || *online == 0) {
-            note(warning_kind::parse_error, online_path, "not a cpulist");
-        } else {
-            if (host.cpu.threads != 0 && host.cpu.threads != *online)
-                note(warning_kind::disagreement, online_path,
-                     "/proc/cpuinfo lists " + std::to_string(host.cpu.threads) + " processors, the online mask " +
-                         std::to_string(*online) + "; using " + std::to_string(*online) +
-                         " from sysfs, the kernel's own count (cpuinfo may be virtualised or cut short)");
-            host.cpu.threads = *online;
-            probe_cpu_topology(sys, *text, host.cpu, warnings);
-        }
-    }
-    // What this process may run on: its affinity mask, which cgroup cpusets narrow.
-    constexpr std::string_view status_path = "/proc/self/status";
-    if (auto text = detail::read_optional_file(sys, status_path, 64 * 1024, warnings)) {
-        detail::for_each_key_value(*text, [&](std::string_view key, std::string_view value, bool has_colon) {
-            if (!has_colon || key != "Cpus_allowed_list") return;
-            if (auto n = cpulist_count(value); n && *n != 0) host.cpu.usable_threads = *n;
-            else note(warning_kind::parse_error, status_path, "Cpus_allowed_list is not a cpulist");
-        });
-    }
-    host.cpu.cpu_quota = detail::probe_cpu_quota(sys, warnings);
-
-    if (auto text = read_reporting("/proc/meminfo")) {
-        host.memory = parse_meminfo(*text);
-        if (!host.memory.total_bytes) note(warning_kind::parse_error, "/proc/meminfo", "no MemTotal line");
-    }
-    // cgroup v2 unified hierarchy first, then v1's memory controller.
-    for (std::string_view path : {"/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes"}) {
-        auto r = sys.read_file(path, 64);
-        if (!r.ok()) continue;
-        if (auto limit = parse_cgroup_memory_limit(r.data)) host.memory.cgroup_limit_bytes = {*limit, origin::sysfs};
-        break;
-    }
-    const std::size_t warnings_before_numa = warnings.size();
-    host.numa = probe_numa(sys, warnings);
-    // The nodes' sizes add up to MemTotal on a plain kernel; a gap means one of the two was
-    // virtualised (LXCFS rewrites /proc/meminfo in containers) or cut. Both stay as read.
-    if (!host.numa.empty() && host.memory.total_bytes && warnings.size() == warnings_before_numa) {
-        std::uint64_t nodes = 0;
-        for (const auto& n : host.numa) nodes += n.memory_bytes;
-        const std::uint64_t total = *host.memory.total_bytes;
-        const std::uint64_t gap = nodes > total ? nodes - total : total - nodes;
-        if (gap > total / 100)
-            note(warning_kind::disagreement, "/sys/devices/system/node",
-                 "the NUMA nodes hold " + std::to_string(nodes) + " bytes, /proc/meminfo's MemTotal says " +
-                     std::to_string(total) + "; the memory total stays MemTotal, the memory the kernel manages (a gap "
-                     "means memory outside the nodes, e.g. hot-plugged or ballooned, or a /proc/meminfo "
-                     "virtualised by LXCFS)");
-    }
-
-    accelerator_profile cpu;
-    cpu.kind = device_kind::cpu;
-    cpu.maker = host.cpu.maker;
-    cpu.name = host.cpu.model.empty() ? std::string_view("CPU") : std::string_view(host.cpu.model);
-    if (const auto usable = host.memory.usable_bytes(); usable != 0)
-        cpu.memory_bytes = {usable, origin::sysfs};
-    if (host.memory.available_bytes) cpu.memory_free_bytes = host.memory.available_bytes;
-    if (host.cpu.cores != 0) cpu.compute_units = {host.cpu.cores, origin::sysfs};
-    return {std::move(host), cpu};
-}
-
-AI_HWACCEL_NAMESPACE_END
-// ---- end ai_hwaccel/detect/cpu.hpp
-// #include "ai_hwaccel/detect/detect.hpp"
-// ---- begin ai_hwaccel/detect/detect.hpp
-// ai-hwaccel detect: detect(), and the builder that chooses what it runs.
-//
-//     auto registry = ai_hwaccel::detect();                        // everything compiled in
-//     auto timed = ai_hwaccel::detector::none()
-//                      .with(ai_hwaccel::backend_id::cuda)
-//                      .with_host()
-//                      .run_timed(ai_hwaccel::host_system{});      // registry + timings
-//
-// The orchestrator runs the enabled probes in parallel (one thread each; detection takes
-// about as long as the slowest probe, not the sum), times each, concatenates what they
-// found (the host's CPU first, then backends in table order), merges devices seen by
-// several backends (detect/merge.hpp), applies the *_VISIBLE_DEVICES variables, and
-// collects every warning. Nothing here throws for anything the machine does; with
-// exceptions enabled, even a probe that runs out of memory becomes a `probe_failed`
-// warning.
-//
-// Backends compiled out (AI_HWACCEL_BACKEND_<NAME>=0) have no probe here at all; asking
-// for one at run time gives a `not_compiled` warning, never "not present".
-
-// #include "ai_hwaccel/config.hpp"
-// #include "ai_hwaccel/core/backend.hpp"
-// #include "ai_hwaccel/core/system_io.hpp"
-// #include "ai_hwaccel/core/warning.hpp"
-// #include "ai_hwaccel/detect/cpu.hpp"
-// #include "ai_hwaccel/detect/environment.hpp"
-// ---- begin ai_hwaccel/detect/environment.hpp
-// ai-hwaccel detect: where the process runs — container, Kubernetes, WSL, hypervisor,
-// cloud.
-//
-// Container runtimes leave marks: Docker's /.dockerenv, Podman's /run/.containerenv, and
-// cgroup paths in /proc/1/cgroup and /proc/self/cgroup ("/docker/<id>",
-// "docker-<id>.scope", "libpod-<id>.scope", "/lxc/<name>", "lxc.payload.<name>",
-// "cri-containerd-<id>.scope", "/kubepods/…"). With cgroup v2 and a private cgroup
-// namespace (Docker's default there) the path is just "/", so the marker files matter.
-// Kubernetes sets KUBERNETES_SERVICE_HOST in every pod and mounts the service account's
-// namespace file. WSL's kernel names Microsoft in its release string. The hypervisor and
-// the cloud come from the firmware's DMI strings (/sys/class/dmi/id), the same evidence
-// cloud-init uses: "Amazon EC2", "Google Compute Engine", Azure's chassis asset tag
-// 7783-7084-3265-9085-8269-3286-77 (a plain Hyper-V VM has "Microsoft Corporation" too,
-// without the tag), Oracle's "OracleCloud.com" asset tag. Region and zone are not in DMI
-// and are left empty: finding them needs the network (metadata services), which detection
-// never touches.
-
-// #include "ai_hwaccel/config.hpp"
-// #include "ai_hwaccel/core/system_io.hpp"
-// #include "ai_hwaccel/core/text.hpp"
-// #include "ai_hwaccel/core/warning.hpp"
-// #include "ai_hwaccel/detect/system.hpp"
-// #include "ai_hwaccel/detect/sysfs.hpp"
-
-#include <cstddef>
-#include <cstdint>
-#include <optional>
-#include <string>
-#include <string_view>
-#include <vector>
-
-AI_HWACCEL_NAMESPACE_BEGIN
-
-// ---------------------------------------------------------------------------------------
-// cgroup paths
-
-/// What a /proc/<pid>/cgroup file says about containers.
-struct cgroup_hints {
-    container_runtime runtime = container_runtime::none;
-    bool kubernetes = false;  ///< a "kubepods" cgroup
-    std::string container_id; ///< the id or name in the path, when it names one
-    friend bool operator==(const cgroup_hints&, const cgroup_hints&) = default;
-};
-
-namespace detail {
-/// Strips `prefix` and `suffix` from `s` if both are there.
-constexpr std::optional<std::string_view> between(std::string_view s, std::string_view prefix,
-                                                  std::string_view suffix) noexcept {
-    if (s.size() < prefix.size() + suffix.size() || !s.starts_with(prefix) || !s.ends_with(suffix))
-        return std::nullopt;
-    return s.substr(prefix.size(), s.size() - prefix.size() - suffix.size());
-}
-
-/// Looks at one cgroup path, segment by segment.
-inline void read_cgroup_path(std::string_view path, cgroup_hints& h) {
-    std::string_view previous;
-    auto found = [&](container_runtime r, std::string_view id) {
-        if (h.runtime == container_runtime::none || h.runtime == container_runtime::other) h.runtime = r;
-        if (h.container_id.empty()) h.container_id = std::string(id);
-    };
-    while (!path.empty()) {
-        const auto slash = path.find('/');
-        const std::string_view seg = path.substr(0, slash);
-        path = slash == std::string_view::npos ? std::string_view{} : path.substr(slash + 1);
-        if (seg.empty()) continue;
-        if (seg.starts_with("kubepods")) h.kubernetes = true; // kubepods, kubepods.slice, kubepods-burstable.slice
-        if (auto id = between(seg, "docker-", ".scope")) found(container_runtime::docker, *id);
-        else if (previous == "docker") found(container_runtime::docker, seg); // cgroupfs driver: /docker/<id>
-        else if (auto id2 = between(seg, "cri-containerd-", ".scope")) found(container_runtime::containerd, *id2);
-        else if (auto id3 = between(seg, "crio-", ".scope")) found(container_runtime::other, *id3); // CRI-O
-        else if (seg.starts_with("libpod-conmon-")) {
-            // Podman's monitor process, which runs on the host beside the container.
-        } else if (auto id4 = between(seg, "libpod-", ".scope")) found(container_runtime::podman, *id4);
-        else if (previous == "libpod_parent" && seg.starts_with("libpod-"))
-            found(container_runtime::podman, seg.substr(7));
-        else if (previous == "lxc") found(container_runtime::lxc, seg); // LXC before 4.0: /lxc/<name>
-        else if (seg.starts_with("lxc.payload.")) found(container_runtime::lxc, seg.substr(12));
-        else if (seg == "lxc.payload") found(container_runtime::lxc, {});
-        else if (h.kubernetes && previous.starts_with("pod") && h.container_id.empty())
-            h.container_id = std::string(seg); // cgroupfs driver: /kubepods/<qos>/pod<uid>/<id>
-        previous = seg;
-    }
-}
-} // namespace detail
-
-/// /proc/<pid>/cgroup ("hierarchy:controllers:/path" lines, v1, v2 or both) → the
-/// container runtime and Kubernetes pod its paths name. The daemons' own cgroups
-/// ("/system.slice/docker.service", "containerd.service", Podman's "libpod-conmon-…")
-/// belong to the host and are not read as containers. A Kubernetes pod whose path names
-/// no runtime (the cgroupfs driver: "/kubepods/burstable/pod<uid>/<id>") is runtime
-/// `other`.
-inline cgroup_hints parse_proc_cgroup(std::string_view text) {
-    cgroup_hints h;
-    while (!text.empty()) {
-        const auto nl = text.find('\n');
-        const std::string_view line = detail::trim(text.substr(0, nl));
-        text = nl == std::string_view::npos ? std::string_view{} : text.substr(nl + 1);
-        const auto c1 = line.find(':');
-        const auto c2 = c1 == std::string_view::npos ? c1 : line.find(':', c1 + 1);
-        if (c2 == std::string_view::npos) continue;
-        const std::string_view path = line.substr(c2 + 1);
-        if (path.empty() || path.front() != '/') continue;
-        detail::read_cgroup_path(path, h);
-    }
-    if (h.kubernetes && h.runtime == container_runtime::none) h.runtime = container_runtime::other;
-    return h;
-}
-
-// ---------------------------------------------------------------------------------------
-// DMI: hypervisor and cloud
-
-/// The /sys/class/dmi/id strings that identify a platform (blanks trimmed).
-struct dmi_info {
-    std::string sys_vendor, product_name, product_version, product_serial, product_uuid;
-    std::string bios_vendor, bios_version, board_vendor, chassis_vendor, chassis_asset_tag;
-    friend bool operator==(const dmi_info&, const dmi_info&) = default;
-};
-
-struct platform_identity {
-    cloud_provider cloud = cloud_provider::none;
-    std::string hypervisor;    ///< "KVM", "QEMU", "Xen", "VMware", "Microsoft", …; empty: bare metal or unknown
-    std::string instance_type; ///< where the firmware names it (AWS: product_name, "p4d.24xlarge")
-    friend bool operator==(const platform_identity&, const platform_identity&) = default;
-};
-
-/// The DMI-visible azure marker: Hyper-V VMs everywhere say "Microsoft Corporation"
-/// / "Virtual Machine", Azure's also carry this chassis asset tag.
-inline constexpr std::string_view azure_chassis_asset_tag = "7783-7084-3265-9085-8269-3286-77";
-
-/// Hypervisor and cloud from DMI strings, plus /sys/hypervisor/type and /uuid (Xen
-/// guests). Cloud rules: AWS when a vendor string is "Amazon EC2", the BIOS version names
-/// Amazon (Xen-era instances: "4.11.amazon"), or (in a VM) the Xen or product UUID
-/// starts with "ec2"; GCP for product "Google Compute Engine", BIOS vendor "Google" or
-/// serial "GoogleCloud-…"; Azure only with its chassis asset tag; Oracle for the
-/// "OracleCloud.com" asset tag; `other` for DigitalOcean, Hetzner, Vultr, Scaleway,
-/// UpCloud, Linode/Akamai, Alibaba Cloud ECS, Exoscale, CloudSigma, Huawei Cloud and Open
-/// Telekom Cloud. Software platforms (OpenStack, CloudStack) are not clouds by themselves.
-inline platform_identity identify_platform(const dmi_info& d, std::string_view hypervisor_type = {},
-                                           std::string_view hypervisor_uuid = {}) {
-    using detail::icontains;
-    using detail::iequals;
-    platform_identity p;
-    const std::string_view vendor = d.sys_vendor, product = d.product_name;
-    const bool ec2_vendor = vendor == "Amazon EC2" || d.board_vendor == "Amazon EC2" || d.bios_vendor == "Amazon EC2";
-    const bool metal = ec2_vendor && product.ends_with(".metal");
-
-    // Hypervisor, most specific evidence first.
-    if (iequals(detail::trim(hypervisor_type), "xen")) p.hypervisor = "Xen";
-    else if (ec2_vendor) p.hypervisor = metal ? "" : "Amazon"; // Nitro (KVM-based); ".metal" has none
-    else if (icontains(product, "KVM")) p.hypervisor = "KVM";
-    else if (vendor == "QEMU") p.hypervisor = "QEMU"; // KVM or TCG: DMI cannot tell
-    else if (icontains(vendor, "VMware") || icontains(product, "VMware")) p.hypervisor = "VMware";
-    else if (vendor == "innotek GmbH" || product == "VirtualBox") p.hypervisor = "VirtualBox";
-    else if (vendor == "Microsoft Corporation" && product == "Virtual Machine") p.hypervisor = "Microsoft";
-    else if (vendor == "Xen" || product == "HVM domU" || d.chassis_vendor == "Xen") p.hypervisor = "Xen";
-    else if (vendor == "Google" && product == "Google Compute Engine") p.hypervisor = "Google";
-    else if (icontains(vendor, "Parallels")) p.hypervisor = "Parallels";
-    else if (d.chassis_vendor == "Bochs") p.hypervisor = "QEMU"; // QEMU's default chassis vendor
-
-    const auto starts_ec2 = [](std::string_view s) { return s.size() >= 3 && iequals(s.substr(0, 3), "ec2"); };
-    const std::string_view tag = d.chassis_asset_tag;
-    if (ec2_vendor || icontains(d.bios_version, "amazon") ||
-        (!p.hypervisor.empty() && (starts_ec2(detail::trim(hypervisor_uuid)) || starts_ec2(d.product_uuid)))) {
-        p.cloud = cloud_provider::aws;
-        // Nitro instances name their type; Xen-era ones say "HVM domU".
-        if (ec2_vendor && product.find('.') != std::string_view::npos) p.instance_type = d.product_name;
-    } else if (product == "Google Compute Engine" || d.bios_vendor == "Google" ||
-               d.product_serial.starts_with("GoogleCloud-")) {
-        // Not sys_vendor "Google" alone: Chromebooks say that too.
-        p.cloud = cloud_provider::gcp;
-    } else if (tag == azure_chassis_asset_tag) {
-        p.cloud = cloud_provider::azure;
-    } else if (tag == "OracleCloud.com") {
-        p.cloud = cloud_provider::oracle;
-    } else {
-        for (std::string_view v : {"DigitalOcean", "Hetzner", "Vultr", "Scaleway", "UpCloud", "Linode", "Akamai",
-                                   "Alibaba Cloud"})
-            if (vendor == v) p.cloud = cloud_provider::other;
-        if (product == "Droplet" || product == "Alibaba Cloud ECS" || product.starts_with("Exoscale") ||
-            product == "CloudSigma" || tag == "HUAWEICLOUD" || tag == "OpenTelekomCloud")
-            p.cloud = cloud_provider::other;
-    }
-    return p;
-}
-
-// ---------------------------------------------------------------------------------------
-// WSL, Kubernetes
-
-/// Whether a kernel release or /proc/version string is WSL's: "5.15.153.1-microsoft-
-/// standard-WSL2", "4.4.0-19041-Microsoft" (WSL 1).
-constexpr bool is_wsl_kernel(std::string_view release) noexcept {
-    return detail::icontains(release, "microsoft") || release.find("WSL") != std::string_view::npos;
-}
-
-/// Whether `s` is a Kubernetes namespace name (an RFC 1123 label: 1–63 of a-z, 0-9 and
-/// '-', starting and ending with a letter or digit).
-constexpr bool is_kubernetes_namespace(std::string_view s) noexcept {
-    if (s.empty() || s.size() > 63 || s.front() == '-' || s.back() == '-') return false;
-    for (char c : s)
-        if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-')) return false;
-    return true;
-}
-
-static_assert(is_wsl_kernel("5.15.153.1-microsoft-standard-WSL2"));
-static_assert(!is_wsl_kernel("6.17.0-1013-azure"));
-static_assert(is_kubernetes_namespace("kube-system") && !is_kubernetes_namespace("Default"));
-
-// ---------------------------------------------------------------------------------------
-// The probes
-
-/// Reads /sys/class/dmi/id. Files that are missing are left empty; the serial and UUID
-/// are readable by root only, so their being denied is not a warning.
-template <system_view S>
-dmi_info read_dmi(const S& sys, std::vector<warning>& warnings) {
-    dmi_info d;
-    struct field {
-        const char* file;
-        std::string dmi_info::*member;
-        bool root_only;
-    };
-    static constexpr field fields[] = {
-        {"sys_vendor", &dmi_info::sys_vendor, false},
-        {"product_name", &dmi_info::product_name, false},
-        {"product_version", &dmi_info::product_version, false},
-        {"product_serial", &dmi_info::product_serial, true},
-        {"product_uuid", &dmi_info::product_uuid, true},
-        {"bios_vendor", &dmi_info::bios_vendor, false},
-        {"bios_version", &dmi_info::bios_version, false},
-        {"board_vendor", &dmi_info::board_vendor, false},
-        {"chassis_vendor", &dmi_info::chassis_vendor, false},
-        {"chassis_asset_tag", &dmi_info::chassis_asset_tag, false},
-    };
-    for (const auto& f : fields) {
-        const std::string path = std::string("/sys/class/dmi/id/") + f.file;
-        std::optional<std::string> text;
-        if (f.root_only) {
-            std::vector<warning> ignored; // permission denied is the normal case for users
-            text = detail::read_optional_file(sys, path, 4096, ignored);
-        } else {
-            text = detail::read_optional_file(sys, path, 4096, warnings);
-        }
-        if (text) d.*(f.member) = std::string(detail::trim(*text));
-    }
-    return d;
-}
-
-/// Container, Kubernetes, WSL, hypervisor and cloud of the machine seen through `sys`.
-/// Missing files are normal (most of them only exist in one kind of environment) and
-/// give no warning; unreadable ones do.
-template <system_view S>
-runtime_environment probe_environment(const S& sys, std::vector<warning>& warnings) {
-    runtime_environment env;
-    // Containers: marker files first, then cgroup paths (PID 1's, then ours).
-    if (sys.exists("/.dockerenv")) env.container = container_runtime::docker;
-    else if (sys.exists("/run/.containerenv")) env.container = container_runtime::podman;
-    for (std::string_view path : {"/proc/1/cgroup", "/proc/self/cgroup"}) {
-        const auto text = detail::read_optional_file(sys, path, 64 * 1024, warnings);
-        if (!text) continue;
-        const auto h = parse_proc_cgroup(*text);
-        env.kubernetes = env.kubernetes || h.kubernetes;
-        if (env.container == container_runtime::none ||
-            (env.container == container_runtime::other && h.runtime != container_runtime::none))
-            env.container = h.runtime;
-    }
-    // systemd's convention, which Podman, LXC and systemd-nspawn follow for PID 1.
-    if (env.container == container_runtime::none) {
-        if (const auto c = sys.env("container")) {
-            if (*c == "podman") env.container = container_runtime::podman;
-            else if (*c == "docker") env.container = container_runtime::docker;
-            else if (*c == "lxc" || *c == "lxc-libvirt") env.container = container_runtime::lxc;
-            else if (!c->empty()) env.container = container_runtime::other;
-        }
-    }
-
-    // Kubernetes: the service variables every pod gets, and the service account's namespace.
-    if (const auto host = sys.env("KUBERNETES_SERVICE_HOST"); host && !host->empty()) env.kubernetes = true;
-    constexpr std::string_view ns_path = "/var/run/secrets/kubernetes.io/serviceaccount/namespace";
-    if (const auto ns = detail::read_optional_file(sys, ns_path, 4096, warnings)) {
-        const std::string_view name = detail::trim(*ns);
-        if (is_kubernetes_namespace(name)) {
-            env.kubernetes = true;
-            env.kubernetes_namespace = std::string(name);
-        } else {
-            detail::add_warning(warnings, warning_kind::parse_error, ns_path, "not a Kubernetes namespace name");
-        }
-    }
-    if (env.kubernetes && env.container == container_runtime::none) env.container = container_runtime::other;
-
-    // WSL: the kernel's release string.
-    for (std::string_view path : {"/proc/sys/kernel/osrelease", "/proc/version"}) {
-        if (const auto text = detail::read_optional_file(sys, path, 4096, warnings)) {
-            env.wsl = is_wsl_kernel(*text);
-            break;
-        }
-    }
-
-    // Hypervisor and cloud.
-    const auto dmi = read_dmi(sys, warnings);
-    const auto hv_type = detail::read_optional_file(sys, "/sys/hypervisor/type", 256, warnings);
-    const auto hv_uuid = detail::read_optional_file(sys, "/sys/hypervisor/uuid", 256, warnings);
-    auto platform = identify_platform(dmi, hv_type ? std::string_view(*hv_type) : std::string_view{},
-                                      hv_uuid ? std::string_view(*hv_uuid) : std::string_view{});
-    env.hypervisor = std::move(platform.hypervisor);
-    env.cloud = platform.cloud;
-    env.instance_type = std::move(platform.instance_type);
-    return env;
-}
-
-AI_HWACCEL_NAMESPACE_END
-// ---- end ai_hwaccel/detect/environment.hpp
-// #include "ai_hwaccel/detect/fabric.hpp"
-// ---- begin ai_hwaccel/detect/fabric.hpp
-// ai-hwaccel detect: the node's network fabric (InfiniBand and RoCE ports).
-//
-// A host probe, like those of detect/topology.hpp: it belongs to no backend and is always
-// compiled. It lists every port of every RDMA device under /sys/class/infiniband and turns
-// each into an `interconnect` that leaves the node (scope inter_node; the links between
-// GPUs inside the node come from the GPU backends). The same ports can be read from the
-// text of `ibstat` and `ibstatus` (infiniband-diags), for captures sent in bug reports.
-//
-// What the kernel prints (drivers/infiniband/core/sysfs.c): a port's `state` is
-// "<n>: <NAME>" (NOP, DOWN, INIT, ARMED, ACTIVE, ACTIVE_DEFER), `phys_state` "<n>: <Name>"
-// (LinkUp, Polling, Disabled, …), `rate` "<Gb/s>[.5] Gb/sec (<width>X <speed>)" with the
-// speed's name (SDR … NDR, XDR), `link_layer` "InfiniBand", "Ethernet" or "Unknown"; a
-// device's `node_type` is "<n>: CA" (or RNIC, usNIC, usNIC UDP, switch, router,
-// unspecified), and each GID's `gid_attrs/types/<i>` "IB/RoCE v1" or "RoCE v2".
-//
-// Bandwidth. `rate` is the link's rate in one direction, in Gb/s as the IBTA names it
-// ("400 Gb/sec (4X NDR)"); `interconnect::bandwidth_gbps` is decimal GB/s summed over both
-// directions, as vendors quote NVLink. So a 400 Gb/s port is 400 × 2 / 8 = 100 GB/s. The
-// rate is the one the kernel prints, before line coding (QDR's 40 Gb/s carries 32 Gb/s of
-// data); it is not corrected here.
-//
-// Ports that are not ACTIVE (down, polling, initialising, armed) are listed, with their
-// state, but their bandwidth stays unknown: a port that carries no traffic adds none, and
-// the rate a down port prints is not a negotiated one.
-
-// #include "ai_hwaccel/config.hpp"
-// #include "ai_hwaccel/core/pci.hpp"
-// #include "ai_hwaccel/core/profile.hpp"
-// #include "ai_hwaccel/core/system_io.hpp"
-// #include "ai_hwaccel/core/taxonomy.hpp"
-// #include "ai_hwaccel/core/text.hpp"
-// #include "ai_hwaccel/core/warning.hpp"
-// #include "ai_hwaccel/detect/capture.hpp"
-// #include "ai_hwaccel/detect/system.hpp"
-// #include "ai_hwaccel/detect/sysfs.hpp"
-// #include "ai_hwaccel/detect/topology.hpp"
-
-#include <algorithm>
-#include <cstddef>
-#include <cstdint>
-#include <optional>
-#include <string>
-#include <string_view>
-#include <utility>
-#include <vector>
-
-AI_HWACCEL_NAMESPACE_BEGIN
-
-/// One port of an RDMA device, with what the interconnect record has no room for.
-struct fabric_port {
-    std::string device;       ///< RDMA device name: "mlx5_0", "mlx5_bond_0"
-    std::uint32_t port = 0;   ///< 1-based port number
-    std::string hca_type;     ///< "MT4129" (sysfs hca_type, ibstat "CA type"); empty if unknown
-    std::string firmware;     ///< "28.41.1000"; empty if unknown
-    std::string board_id;     ///< "MT_0000000838"; empty if unknown
-    std::string node_type;    ///< "CA", "RNIC", …; empty if unknown
-    std::string link_layer;   ///< "InfiniBand", "Ethernet" as printed; empty if unknown
-    std::string state;        ///< logical state as the source prints it: "ACTIVE", "Active", "DOWN"
-    std::string phys_state;   ///< physical state: "LinkUp", "Polling", "Disabled"
-    std::string rate_text;    ///< the rate as printed: "400 Gb/sec (4X NDR)", "200"
-    sourced<double> rate_gbit; ///< Gb/s in one direction, as printed
-    bool active = false;       ///< logical state ACTIVE: the port carries traffic
-    interconnect_kind kind = interconnect_kind::none;
-    std::optional<pci_address> pci; ///< the PCI function behind the device, when sysfs says
-    std::int32_t numa_node = -1;    ///< that function's NUMA node; -1 when unknown
-    friend bool operator==(const fabric_port&, const fabric_port&) = default;
-};
-
-/// What a fabric parser read: the ports, the same as interconnects, and problems.
-struct fabric_result {
-    std::vector<fabric_port> ports;
-    std::vector<interconnect> links;
-    std::vector<parse_problem> problems;
-};
-
-namespace detail::fabric {
-
-// Ports per device beyond this are garbage (HCAs have one or two; a switch ASIC 64+1).
-inline constexpr std::size_t max_ports_per_device = 256;
-// RDMA devices per node beyond this are garbage (the largest nodes have a few dozen).
-inline constexpr std::size_t max_devices = 256;
-
-/// "4: ACTIVE" → "ACTIVE"; "Active" stays "Active". The number is the kernel's and says
-/// nothing the name does not.
-constexpr std::string_view state_name(std::string_view s) noexcept {
-    s = trim(s);
-    const auto colon = s.find(':');
-    if (colon != std::string_view::npos) {
-        bool digits = colon > 0;
-        for (std::size_t i = 0; i < colon; ++i)
-            if (s[i] < '0' || s[i] > '9') digits = false;
-        if (digits) s = trim(s.substr(colon + 1));
-    }
-    return s;
-}
-
-/// Whether a logical state means the port passes traffic: the kernel's "ACTIVE" (4), or
-/// ibstat's "Active". ACTIVE_DEFER is a transition and is not counted.
-constexpr bool is_active_state(std::string_view s) noexcept { return iequals(state_name(s), "ACTIVE"); }
-
-/// A port rate → Gb/s in one direction: "400 Gb/sec (4X NDR)" (sysfs, ibstatus),
-/// "2.5 Gb/sec (1X SDR)", or the bare "400" of ibstat. nullopt for anything else.
-inline std::optional<double> parse_rate(std::string_view s) noexcept {
-    s = trim(s);
-    std::size_t i = 0;
-    while (i < s.size() && ((s[i] >= '0' && s[i] <= '9') || s[i] == '.')) ++i;
-    if (i == 0 || i > 12) return std::nullopt;
-    const auto v = parsing::parse_real(s.substr(0, i));
-    if (!v || *v <= 0 || *v > 1e6) return std::nullopt;
-    const std::string_view rest = trim(s.substr(i));
-    if (rest.empty() || rest.starts_with("Gb/sec")) return v;
-    return std::nullopt;
-}
-
-/// Decimal GB/s both directions from Gb/s in one: × 2 directions ÷ 8 bits.
-constexpr double both_directions_gbytes(double gbit_one_way) noexcept { return gbit_one_way * 2.0 / 8.0; }
-
-/// The kind of a port from its link layer and its device's node type: InfiniBand is
-/// InfiniBand; Ethernet on a channel adapter is RoCE (the version unknown until the GID
-/// table says), on an iWARP RNIC or a usNIC it is RDMA over Ethernet but not RoCE.
-inline interconnect_kind kind_of(std::string_view link_layer, std::string_view node_type) noexcept {
-    link_layer = trim(link_layer);
-    if (iequals(link_layer, "InfiniBand")) return interconnect_kind::infiniband;
-    if (iequals(link_layer, "Ethernet")) {
-        const auto n = state_name(node_type);
-        if (iequals(n, "RNIC") || n.starts_with("usNIC")) return interconnect_kind::ethernet;
-        return interconnect_kind::roce;
-    }
-    return interconnect_kind::none;
-}
-
-inline std::string clean(std::string_view s, bool& changed) {
-    return parsing::printable(trim(s).substr(0, 128), changed);
-}
-
-} // namespace detail::fabric
-
-/// The interconnect record of a port: name "<device> port <n>", the state as printed,
-/// bandwidth only for an active port (see the header's comment), no devices.
-inline interconnect to_interconnect(const fabric_port& p, origin from) {
-    interconnect l;
-    l.kind = p.kind;
-    l.scope = link_scope::inter_node;
-    l.name = p.device + " port " + std::to_string(p.port);
-    l.state = p.state;
-    if (p.active && p.rate_gbit) l.bandwidth_gbps = {detail::fabric::both_directions_gbytes(*p.rate_gbit), from};
-    return l;
-}
-
-namespace detail::fabric {
-
-inline void finish(fabric_result& r, origin from) {
-    r.links.clear();
-    for (const auto& p : r.ports) r.links.push_back(to_interconnect(p, from));
-}
-
-// Keys of the text formats. Each parser fills one port at a time.
-struct text_port_builder {
-    fabric_result& r;
-    parsing::problem_sink& problems;
-    std::optional<fabric_port> current;
-    bool too_many = false;
-
-    void flush(std::size_t line) {
-        if (!current) return;
-        auto& p = *current;
-        if (!p.link_layer.empty()) p.kind = kind_of(p.link_layer, p.node_type);
-        p.active = is_active_state(p.state);
-        if (p.state.empty()) problems.add(line, p.device + " port " + std::to_string(p.port) + ": no state");
-        r.ports.push_back(std::move(p));
-        current.reset();
-    }
-    bool start(fabric_port p, std::size_t line) {
-        flush(line);
-        if (r.ports.size() >= parsing::max_rows) {
-            if (!too_many)
-                problems.add(line, "more than " + std::to_string(parsing::max_rows) + " ports; the rest ignored");
-            too_many = true;
-            return false;
-        }
-        current = std::move(p);
-        return true;
-    }
-    // One "key: value" of the current port; false when the key is not a port's.
-    bool apply(std::string_view key, std::string_view value, std::size_t line) {
-        if (!current) return false;
-        auto& p = *current;
-        bool changed = false;
-        auto text = [&](std::string& field) {
-            field = clean(value, changed);
-            if (changed) problems.add(line, std::string(key) + " not printable: " + parsing::quote_value(value));
-        };
-        if (iequals(key, "state")) {
-            text(p.state);
-            p.state = std::string(state_name(p.state));
-        } else if (iequals(key, "phys state") || iequals(key, "Physical state")) {
-            text(p.phys_state);
-            p.phys_state = std::string(state_name(p.phys_state));
-        } else if (iequals(key, "rate")) {
-            text(p.rate_text);
-            if (const auto g = parse_rate(value)) p.rate_gbit = {*g, origin::tool};
-            else problems.add(line, "not a rate: " + parsing::quote_value(value));
-        } else if (iequals(key, "link_layer") || iequals(key, "Link layer")) {
-            text(p.link_layer);
-            if (kind_of(p.link_layer, {}) == interconnect_kind::none)
-                problems.add(line, "unknown link layer: " + parsing::quote_value(value));
-        } else {
-            return false;
-        }
-        return true;
-    }
-};
-
-// "'name'" → name, or nullopt.
-constexpr std::optional<std::string_view> quoted(std::string_view s) noexcept {
-    if (s.size() < 2 || s.front() != '\'') return std::nullopt;
-    const auto close = s.find('\'', 1);
-    if (close == std::string_view::npos || close == 1) return std::nullopt;
-    return s.substr(1, close - 1);
-}
-
-// ibstat's header line of one adapter: "CA 'mlx5_0'".
-constexpr std::optional<std::string_view> ibstat_ca_line(std::string_view line) noexcept {
-    line = trim(line);
-    if (!line.starts_with("CA '") || line.back() != '\'') return std::nullopt;
-    return quoted(line.substr(3));
-}
-
-// ibstatus's header line of one port: "Infiniband device 'mlx5_0' port 1 status:".
-struct ibstatus_header {
-    std::string_view device;
-    std::optional<std::uint64_t> port;
-};
-constexpr std::optional<ibstatus_header> ibstatus_port_line(std::string_view line) noexcept {
-    line = trim(line);
-    constexpr std::string_view lead = "Infiniband device '";
-    if (!line.starts_with(lead) || !line.ends_with(" status:")) return std::nullopt;
-    const auto name = quoted(line.substr(lead.size() - 1));
-    if (!name) return std::nullopt;
-    std::string_view rest = line.substr(lead.size() + name->size() + 1);
-    constexpr std::string_view tail = " status:";
-    if (!rest.ends_with(tail)) return std::nullopt;
-    rest.remove_suffix(tail.size());
-    rest = trim(rest);
-    if (!rest.starts_with("port ")) return ibstatus_header{*name, std::nullopt};
-    return ibstatus_header{*name, parse_u64(trim(rest.substr(5)))};
-}
-
-} // namespace detail::fabric
-
-/// Reads `ibstat` (infiniband-diags): "CA '<name>'" blocks with "CA type", "Firmware
-/// version" and "Port <n>:" sections holding "State", "Physical state", "Rate" (Gb/s) and
-/// "Link layer". Values origin::tool; lines it does not know are ignored when they look
-/// like "key: value", reported otherwise.
-inline fabric_result parse_ibstat(std::string_view text) {
-    using namespace detail::fabric;
-    fabric_result r;
-    detail::parsing::problem_sink problems{r.problems};
-    text_port_builder b{r, problems, std::nullopt};
-    std::optional<fabric_port> ca; // the adapter's fields, copied into each port
-    std::size_t number = 0;
-    bool stop = false;
-    detail::formats::each_line(text, [&](std::string_view raw) {
-        ++number;
-        const auto line = detail::trim(raw);
-        if (line.empty()) return true;
-        if (const auto name = ibstat_ca_line(line)) {
-            b.flush(number);
-            bool changed = false;
-            ca = fabric_port{};
-            ca->device = clean(*name, changed);
-            ca->node_type = "CA";
-            if (changed) problems.add(number, "adapter name not printable: " + detail::parsing::quote_value(*name));
-            return true;
-        }
-        const auto colon = line.find(':');
-        if (colon == std::string_view::npos) {
-            problems.add(number, "not understood: " + detail::parsing::quote_value(line));
-            return true;
-        }
-        const auto key = detail::trim(line.substr(0, colon));
-        const auto value = detail::trim(line.substr(colon + 1));
-        if (!ca) {
-            problems.add(number, "line before any CA line: " + detail::parsing::quote_value(line));
-            return true;
-        }
-        if (key.starts_with("Port ") && value.empty()) {
-            const auto n = detail::parse_u64(detail::trim(key.substr(5)));
-            if (!n || *n == 0 || *n > detail::fabric::max_ports_per_device) {
-                problems.add(number, "not a port number: " + detail::parsing::quote_value(key));
-                b.flush(number);
-                return true;
-            }
-            fabric_port p = *ca;
-            p.port = static_cast<std::uint32_t>(*n);
-            if (!b.start(std::move(p), number)) stop = true;
-            return !stop;
-        }
-        bool changed = false;
-        if (key == "CA type") ca->hca_type = clean(value, changed);
-        else if (key == "Firmware version") ca->firmware = clean(value, changed);
-        else b.apply(key, value, number);
-        if (changed) problems.add(number, std::string(key) + " not printable: " + detail::parsing::quote_value(value));
-        return true;
-    });
-    b.flush(number);
-    problems.finish();
-    finish(r, origin::tool);
-    return r;
-}
-
-/// Reads `ibstatus` (infiniband-diags): "Infiniband device '<name>' port <n> status:"
-/// blocks holding "state: 4: ACTIVE", "phys state: 5: LinkUp", "rate: 200 Gb/sec (4X
-/// HDR)" and "link_layer: InfiniBand". States are kept by name ("ACTIVE").
-inline fabric_result parse_ibstatus(std::string_view text) {
-    using namespace detail::fabric;
-    fabric_result r;
-    detail::parsing::problem_sink problems{r.problems};
-    text_port_builder b{r, problems, std::nullopt};
-    std::size_t number = 0;
-    detail::formats::each_line(text, [&](std::string_view raw) {
-        ++number;
-        const auto line = detail::trim(raw);
-        if (line.empty()) return true;
-        if (const auto h = ibstatus_port_line(line)) {
-            if (!h->port || *h->port == 0 || *h->port > max_ports_per_device) {
-                problems.add(number, "not a port header: " + detail::parsing::quote_value(line));
-                b.flush(number);
-                return true;
-            }
-            fabric_port p;
-            bool changed = false;
-            p.device = clean(h->device, changed);
-            if (changed) problems.add(number, "device name not printable: " + detail::parsing::quote_value(h->device));
-            p.port = static_cast<std::uint32_t>(*h->port);
-            return b.start(std::move(p), number);
-        }
-        const auto colon = line.find(':');
-        if (colon == std::string_view::npos) {
-            problems.add(number, "not understood: " + detail::parsing::quote_value(line));
-            return true;
-        }
-        if (!b.current) {
-            problems.add(number, "line before any port header: " + detail::parsing::quote_value(line));
-            return true;
-        }
-        b.apply(detail::trim(line.substr(0, colon)), detail::trim(line.substr(colon + 1)), number);
-        return true;
-    });
-    b.flush(number);
-    problems.finish();
-    finish(r, origin::tool);
-    return r;
-}
-
-// ---------------------------------------------------------------------------------------
-// sysfs
-
-namespace detail::fabric {
-
-// "mlx5_10" after "mlx5_9": names compare by their stem, then by their trailing number.
-inline bool natural_less(const std::string& a, const std::string& b) {
-    auto split = [](std::string_view s) {
-        std::size_t i = s.size();
-        while (i > 0 && s[i - 1] >= '0' && s[i - 1] <= '9') --i;
-        const auto n = i < s.size() && s.size() - i <= 18 ? parse_u64(s.substr(i)) : std::nullopt;
-        return std::pair{s.substr(0, n ? i : s.size()), n.value_or(0)};
-    };
-    const auto [sa, na] = split(a);
-    const auto [sb, nb] = split(b);
-    if (sa != sb) return sa < sb;
-    if (na != nb) return na < nb;
-    return a < b;
-}
-
-template <system_view S>
-std::string read_attr(const S& sys, const std::string& path, std::vector<warning>& warnings) {
-    const auto text = read_optional_file(sys, path, sysfs_attribute_cap, warnings);
-    if (!text) return {};
-    bool changed = false;
-    std::string s = clean(*text, changed);
-    if (changed) add_warning(warnings, warning_kind::parse_error, path, "not printable text; kept with '?'");
-    return s;
-}
-
-// The PCI function behind an RDMA device directory: its `device` link, else (a captured
-// tree that kept the real path but not the link) the function the directory sits in,
-// "<pci function>/infiniband/<name>".
-template <system_view S>
-std::optional<std::string> pci_function_dir(const S& sys, const std::string& dir) {
-    if (auto target = resolve_sysfs_link(sys, dir + "/device"))
-        if (parse_pci_address(base_name(*target))) return target;
-    const std::string parent = join_path(dir, "..");
-    if (base_name(parent) != "infiniband") return std::nullopt;
-    std::string function = join_path(parent, "..");
-    if (!parse_pci_address(base_name(function))) return std::nullopt;
-    return function;
-}
-
-// Whether the port's GID table holds a RoCE v2 entry. Empty entries read as an error
-// (the kernel returns EINVAL for them); only the first few are looked at, which is where
-// the kernel puts the default GIDs of each type.
-template <system_view S>
-bool has_roce_v2_gid(const S& sys, const std::string& port_dir) {
-    for (int i = 0; i < 8; ++i) {
-        const auto r = sys.read_file(port_dir + "/gid_attrs/types/" + std::to_string(i), 64);
-        if (r.status == read_status::ok && trim(r.data) == "RoCE v2") return true;
-    }
-    return false;
-}
-
-} // namespace detail::fabric
-
-/// Every port of every RDMA device under /sys/class/infiniband, devices in natural order
-/// ("mlx5_2" before "mlx5_10"), ports by number. A machine without RDMA devices gives an
-/// empty list and no warning; a device whose directory is missing (a dangling link) is
-/// skipped with a warning; one without a ports folder is skipped silently. Values are
-/// origin::sysfs.
-template <system_view S>
-std::vector<fabric_port> read_fabric_ports(const S& sys, std::vector<warning>& warnings) {
-    using namespace detail::fabric;
-    std::vector<fabric_port> ports;
-    auto names = sys.list_dir("/sys/class/infiniband");
-    if (!names) return ports;
-    std::sort(names->begin(), names->end(), natural_less);
-    if (names->size() > max_devices) {
-        detail::add_warning(warnings, warning_kind::value_out_of_range, "/sys/class/infiniband",
-                            std::to_string(names->size()) + " devices; the first " + std::to_string(max_devices) +
-                                " read");
-        names->resize(max_devices);
-    }
-    for (const auto& name : *names) {
-        const std::string class_path = "/sys/class/infiniband/" + name;
-        // A live link resolves to /sys/devices/…/infiniband/<name>; a captured tree may
-        // hold the link as a file naming its target, or a plain folder.
-        const std::string dir = detail::resolve_sysfs_link(sys, class_path).value_or(class_path);
-        if (!sys.exists(dir)) {
-            detail::add_warning(warnings, warning_kind::read_error, class_path,
-                                "links to " + dir + ", which does not exist; device skipped");
-            continue;
-        }
-        auto port_names = sys.list_dir(dir + "/ports");
-        if (!port_names) continue;
-        fabric_port base;
-        bool changed = false;
-        base.device = clean(name, changed);
-        base.hca_type = read_attr(sys, dir + "/hca_type", warnings);
-        base.firmware = read_attr(sys, dir + "/fw_ver", warnings);
-        base.board_id = read_attr(sys, dir + "/board_id", warnings);
-        base.node_type = std::string(state_name(read_attr(sys, dir + "/node_type", warnings)));
-        if (const auto fn = pci_function_dir(sys, dir)) {
-            base.pci = parse_pci_address(detail::base_name(*fn));
-            if (const auto d = read_pci_device(sys, *fn, warnings)) base.numa_node = d->numa_node;
-        }
-        std::vector<std::uint32_t> numbers;
-        for (const auto& pn : *port_names) {
-            const auto n = detail::parse_u64(pn);
-            if (!n || *n > 0xffff) continue; // not a port
-            numbers.push_back(static_cast<std::uint32_t>(*n));
-        }
-        std::sort(numbers.begin(), numbers.end());
-        if (numbers.size() > max_ports_per_device) numbers.resize(max_ports_per_device);
-        for (const auto n : numbers) {
-            const std::string pdir = dir + "/ports/" + std::to_string(n);
-            fabric_port p = base;
-            p.port = n;
-            p.state = std::string(state_name(read_attr(sys, pdir + "/state", warnings)));
-            p.phys_state = std::string(state_name(read_attr(sys, pdir + "/phys_state", warnings)));
-            p.link_layer = read_attr(sys, pdir + "/link_layer", warnings);
-            p.rate_text = read_attr(sys, pdir + "/rate", warnings);
-            p.active = is_active_state(p.state);
-            if (!p.rate_text.empty()) {
-                if (const auto g = parse_rate(p.rate_text)) p.rate_gbit = {*g, origin::sysfs};
-                else
-                    detail::add_warning(warnings, warning_kind::parse_error, pdir + "/rate",
-                                        "not a port rate: '" + p.rate_text.substr(0, 40) + "'");
-            }
-            p.kind = kind_of(p.link_layer, p.node_type);
-            if (p.kind == interconnect_kind::roce && has_roce_v2_gid(sys, pdir)) p.kind = interconnect_kind::roce_v2;
-            if (p.kind == interconnect_kind::none && !p.link_layer.empty() && p.link_layer != "Unknown")
-                detail::add_warning(warnings, warning_kind::parse_error, pdir + "/link_layer",
-                                    "unknown link layer '" + p.link_layer.substr(0, 40) + "'");
-            ports.push_back(std::move(p));
-        }
-    }
-    return ports;
-}
-
-/// The fabric ports of the node as interconnects (see `to_interconnect`), origin::sysfs.
-template <system_view S>
-std::vector<interconnect> probe_fabric(const S& sys, std::vector<warning>& warnings) {
-    std::vector<interconnect> links;
-    for (const auto& p : read_fabric_ports(sys, warnings)) links.push_back(to_interconnect(p, origin::sysfs));
-    return links;
-}
-
-// ---------------------------------------------------------------------------------------
-// Capture formats
-
-namespace detail::formats {
-
-// ibstat --------------------------------------------------------------------------------
-inline int sniff_ibstat(std::string_view t) noexcept {
-    if (!fabric::ibstat_ca_line(first_non_blank_line(t))) return 0;
-    bool typed = false;
-    each_line(t, [&](std::string_view line) {
-        line = trim(line);
-        typed = line.starts_with("CA type:") || line.starts_with("Number of ports:");
-        return !typed;
-    });
-    return typed ? 90 : 0;
-}
-inline void parse_ibstat_capture(std::string_view t, capture_parse& out) {
-    auto r = parse_ibstat(t);
-    parsing::problems_to_warnings(r.problems, std::nullopt, out.format, out.warnings);
-    if (r.links.empty() && r.problems.empty()) nothing_found(out, "ports");
-    system_io io;
-    io.interconnects = std::move(r.links);
-    out.system = std::move(io);
-}
-
-// ibstatus ------------------------------------------------------------------------------
-inline int sniff_ibstatus(std::string_view t) noexcept {
-    return fabric::ibstatus_port_line(first_non_blank_line(t)) ? 90 : 0;
-}
-inline void parse_ibstatus_capture(std::string_view t, capture_parse& out) {
-    auto r = parse_ibstatus(t);
-    parsing::problems_to_warnings(r.problems, std::nullopt, out.format, out.warnings);
-    if (r.links.empty() && r.problems.empty()) nothing_found(out, "ports");
-    system_io io;
-    io.interconnects = std::move(r.links);
-    out.system = std::move(io);
-}
-
-} // namespace detail::formats
-
-AI_HWACCEL_NAMESPACE_END
-// ---- end ai_hwaccel/detect/fabric.hpp
-// #include "ai_hwaccel/detect/merge.hpp"
-// ---- begin ai_hwaccel/detect/merge.hpp
-// ai-hwaccel detect: one device, one profile; and the devices a process may use.
-//
-// Several backends can see the same card: nvidia-smi and vulkaninfo both list an RTX 4090,
-// amd-smi and the KFD topology both list an MI300X. `merge_duplicates` folds profiles that
-// share a PCI address or a UUID into the first one seen, keeping for each value the most
-// trustworthy source.
-//
-// `apply_visibility` honours the variables runtimes use to restrict a process to some
-// devices (CUDA_VISIBLE_DEVICES, ROCR_VISIBLE_DEVICES then HIP_VISIBLE_DEVICES,
-// HABANA_VISIBLE_DEVICES, NEURON_RT_VISIBLE_CORES, TPU_VISIBLE_CHIPS, ZE_AFFINITY_MASK).
-// A hidden device stays in the registry, marked unavailable, with a `hidden_by_mask`
-// warning: the user sees it and learns why it is not used.
-
-// #include "ai_hwaccel/config.hpp"
-// #include "ai_hwaccel/core/backend.hpp"
-// #include "ai_hwaccel/core/pci.hpp"
-// #include "ai_hwaccel/core/profile.hpp"
-// #include "ai_hwaccel/core/text.hpp"
-// #include "ai_hwaccel/core/warning.hpp"
-// #include "ai_hwaccel/detect/sysfs.hpp"
-
-#include <algorithm>
-#include <cstddef>
-#include <cstdint>
-#include <optional>
-#include <string>
-#include <string_view>
-#include <vector>
-
-AI_HWACCEL_NAMESPACE_BEGIN
-
-namespace detail {
-
-/// A UUID's identity: hexadecimal digits only, lower case, without the "GPU-"/"MIG-"
-/// prefixes and dashes, so nvidia-smi's "GPU-5a7c…" and Vulkan's "5a7c…" compare equal.
-/// `min_digits` below 8 is for matching a prefix the user typed ("GPU-5a7c").
-inline std::string uuid_key(std::string_view u, std::size_t min_digits = 8) {
-    for (std::string_view prefix : {"GPU-", "MIG-", "gpu-", "mig-"})
-        if (u.starts_with(prefix)) u.remove_prefix(prefix.size());
-    std::string key;
-    for (char c : u) {
-        if (c == '-' || c == '{' || c == '}') continue;
-        if (hex_value(c) < 0) return {}; // not a UUID at all
-        key += ascii_lower(c);
-    }
-    // All zeros is what some tools print when they do not know.
-    if (key.size() < min_digits || key.find_first_not_of('0') == std::string::npos) return {};
-    return key;
-}
-
-template <class T>
-constexpr void take_better(sourced<T>& keep, const sourced<T>& other) noexcept {
-    if (other.has_value() && other.from > keep.from) keep = other;
-}
-
-template <std::size_t N>
-constexpr void take_if_empty(inplace_string<N>& keep, const inplace_string<N>& other) noexcept {
-    if (keep.empty() && !other.empty()) keep = other;
-}
-
-} // namespace detail
-
-/// Folds `other` (another backend's view of the same device) into `keep`: every value
-/// that `other` knows from a more trustworthy source replaces `keep`'s.
-constexpr void absorb(accelerator_profile& keep, const accelerator_profile& other) noexcept {
-    detail::take_if_empty(keep.name, other.name);
-    detail::take_if_empty(keep.uuid, other.uuid);
-    detail::take_if_empty(keep.arch, other.arch);
-    detail::take_if_empty(keep.driver_version, other.driver_version);
-    if (!keep.pci) keep.pci = other.pci;
-    if (keep.pci_device_id == 0) keep.pci_device_id = other.pci_device_id;
-    if (keep.maker == vendor::unknown) keep.maker = other.maker;
-    keep.unified_memory = keep.unified_memory || other.unified_memory;
-    detail::take_better(keep.memory_bytes, other.memory_bytes);
-    detail::take_better(keep.memory_used_bytes, other.memory_used_bytes);
-    detail::take_better(keep.memory_free_bytes, other.memory_free_bytes);
-    detail::take_better(keep.memory_bandwidth_gbps, other.memory_bandwidth_gbps);
-    detail::take_better(keep.compute_units, other.compute_units);
-    detail::take_better(keep.chips, other.chips);
-    detail::take_better(keep.pcie_current, other.pcie_current);
-    detail::take_better(keep.pcie_max, other.pcie_max);
-    detail::take_better(keep.numa_node, other.numa_node);
-    detail::take_better(keep.temperature_c, other.temperature_c);
-    detail::take_better(keep.power_draw_watts, other.power_draw_watts);
-    detail::take_better(keep.power_limit_watts, other.power_limit_watts);
-    detail::take_better(keep.utilization_percent, other.utilization_percent);
-    if (other.peak_from > keep.peak_from) {
-        keep.peak = other.peak;
-        keep.peak_from = other.peak_from;
-    }
-    if (!keep.spec) keep.spec = other.spec;
-}
-
-/// Whether two profiles describe the same physical device: same PCI address, or same
-/// UUID. The CPU is never merged.
-inline bool same_device(const accelerator_profile& a, const accelerator_profile& b) {
-    if (a.is_cpu() || b.is_cpu()) return false;
-    if (a.pci && b.pci) return *a.pci == *b.pci;
-    const auto ka = detail::uuid_key(a.uuid.view());
-    return !ka.empty() && ka == detail::uuid_key(b.uuid.view());
-}
-
-/// Merges profiles of the same device, keeping the first one's place and kind (probes run
-/// vendor backends before Vulkan, so the vendor's view leads). Returns how many were folded.
-inline std::size_t merge_duplicates(std::vector<accelerator_profile>& profiles) {
-    std::size_t folded = 0;
-    for (std::size_t i = 0; i < profiles.size(); ++i) {
-        for (std::size_t j = i + 1; j < profiles.size();) {
-            if (same_device(profiles[i], profiles[j])) {
-                absorb(profiles[i], profiles[j]);
-                profiles.erase(profiles.begin() + static_cast<std::ptrdiff_t>(j));
-                ++folded;
-            } else {
-                ++j;
-            }
-        }
-    }
-    return folded;
-}
-
-// ---------------------------------------------------------------------------------------
-// Visibility masks
-
-/// How a variable's value names devices.
-enum class mask_syntax : std::uint8_t {
-    /// Comma-separated indices or UUID prefixes; parsing stops at the first entry that
-    /// names no device, and the rest is ignored (CUDA's documented behaviour).
-    cuda,
-    /// Comma-separated indices or UUIDs (ROCm, Level Zero "0.1" sub-devices by their
-    /// parent); an entry naming no device is skipped.
-    indices_or_uuids,
-    /// Comma-separated indices, or "all".
-    indices_or_all,
-    /// NeuronCore numbers and ranges ("0-3,8"); a device is visible when any of its
-    /// cores is (cores per device = its compute_units).
-    neuron_cores,
-};
-
-struct visibility_rule {
-    backend_id backend;
-    std::string_view variable;
-    mask_syntax syntax;
-    /// Indices count among the devices the previous rule of the same backend left visible
-    /// (HIP_VISIBLE_DEVICES applies on top of ROCR_VISIBLE_DEVICES).
-    bool relative;
-};
-
-/// The variables honoured, in the order they apply. A compiled-out backend has none.
-inline constexpr fixed_list<visibility_rule, 8> visibility_rules{
-#if AI_HWACCEL_BACKEND_CUDA
-    visibility_rule{backend_id::cuda, "CUDA_VISIBLE_DEVICES", mask_syntax::cuda, false},
-#endif
-#if AI_HWACCEL_BACKEND_ROCM
-    visibility_rule{backend_id::rocm, "ROCR_VISIBLE_DEVICES", mask_syntax::indices_or_uuids, false},
-    visibility_rule{backend_id::rocm, "HIP_VISIBLE_DEVICES", mask_syntax::indices_or_uuids, true},
-#endif
-#if AI_HWACCEL_BACKEND_GAUDI
-    visibility_rule{backend_id::gaudi, "HABANA_VISIBLE_DEVICES", mask_syntax::indices_or_all, false},
-#endif
-#if AI_HWACCEL_BACKEND_NEURON
-    visibility_rule{backend_id::neuron, "NEURON_RT_VISIBLE_CORES", mask_syntax::neuron_cores, false},
-#endif
-#if AI_HWACCEL_BACKEND_TPU
-    visibility_rule{backend_id::tpu, "TPU_VISIBLE_CHIPS", mask_syntax::indices_or_all, false},
-#endif
-#if AI_HWACCEL_BACKEND_INTEL_GPU
-    visibility_rule{backend_id::intel_gpu, "ZE_AFFINITY_MASK", mask_syntax::indices_or_uuids, false},
-#endif
-};
-
-namespace detail {
-
-inline std::optional<std::uint32_t> small_index(std::string_view s) {
-    const auto v = parse_u64(trim(s));
-    if (!v || *v > UINT32_MAX) return std::nullopt;
-    return static_cast<std::uint32_t>(*v);
-}
-
-// Marks as visible (in `keep`) the devices `value` names among `candidates` (positions
-// into `profiles`, in index order).
-inline void select_visible(std::string_view value, mask_syntax syntax, const std::vector<std::size_t>& candidates,
-                           const std::vector<accelerator_profile>& profiles, std::vector<bool>& keep) {
-    const std::string_view all_value = trim(value);
-    if (syntax == mask_syntax::indices_or_all && (all_value == "all" || all_value == "ALL")) {
-        for (auto c : candidates) keep[c] = true;
-        return;
-    }
-    while (!value.empty()) {
-        const auto comma = value.find(',');
-        std::string_view entry = trim(value.substr(0, comma));
-        value = comma == std::string_view::npos ? std::string_view{} : value.substr(comma + 1);
-        bool named = false;
-        if (syntax == mask_syntax::neuron_cores) {
-            // "a" or "a-b"
-            const auto dash = entry.find('-');
-            const auto lo = small_index(entry.substr(0, dash));
-            const auto hi = dash == std::string_view::npos ? lo : small_index(entry.substr(dash + 1));
-            if (lo && hi && *lo <= *hi) {
-                for (auto c : candidates) {
-                    const auto cores = profiles[c].compute_units.value_or(0);
-                    if (cores == 0) continue;
-                    const std::uint64_t first = std::uint64_t{profiles[c].index} * cores;
-                    const std::uint64_t last = first + cores - 1;
-                    if (*lo <= last && *hi >= first) {
-                        keep[c] = true;
-                        named = true;
-                    }
-                }
-            }
-        } else {
-            // Level Zero's "1.0" names sub-device 0 of device 1: the device is visible.
-            std::string_view head = entry;
-            if (syntax == mask_syntax::indices_or_uuids)
-                if (const auto dot = head.find('.'); dot != std::string_view::npos) head = head.substr(0, dot);
-            if (const auto i = small_index(head)) {
-                if (*i < candidates.size()) {
-                    keep[candidates[*i]] = true;
-                    named = true;
-                }
-            } else if (syntax != mask_syntax::indices_or_all &&
-                       (entry.starts_with("GPU-") || entry.starts_with("MIG-"))) {
-                // Both CUDA and ROCm spell UUIDs with these prefixes.
-                const std::string key = uuid_key(entry, syntax == mask_syntax::cuda ? 1 : 8);
-                if (!key.empty()) {
-                    // A unique prefix is enough for CUDA; the others need all of it.
-                    std::size_t matches = 0, match = 0;
-                    for (auto c : candidates) {
-                        const std::string k = uuid_key(profiles[c].uuid.view());
-                        const bool hit = syntax == mask_syntax::cuda ? k.starts_with(key) : k == key;
-                        if (!k.empty() && hit) {
-                            ++matches;
-                            match = c;
-                        }
-                    }
-                    if (matches == 1) {
-                        keep[match] = true;
-                        named = true;
-                    }
-                }
-            }
-        }
-        if (!named && syntax == mask_syntax::cuda) return;
-    }
-}
-
-} // namespace detail
-
-/// Applies the visibility variables that `env(name)` returns (an optional<string>) to
-/// `profiles`: devices a variable hides get `available = false` and a warning.
-template <class Env>
-void apply_visibility(std::vector<accelerator_profile>& profiles, Env&& env, std::vector<warning>& warnings) {
-    for (const visibility_rule& rule : visibility_rules) {
-        const std::optional<std::string> value = env(rule.variable);
-        if (!value) continue;
-        // This backend's devices, in index order; relative rules see only those still
-        // available.
-        std::vector<std::size_t> candidates;
-        for (std::size_t i = 0; i < profiles.size(); ++i)
-            if (profiles[i].backend() == rule.backend && (!rule.relative || profiles[i].available))
-                candidates.push_back(i);
-        std::stable_sort(candidates.begin(), candidates.end(),
-                         [&](std::size_t a, std::size_t b) { return profiles[a].index < profiles[b].index; });
-        std::vector<bool> keep(profiles.size(), false);
-        detail::select_visible(*value, rule.syntax, candidates, profiles, keep);
-        for (auto c : candidates) {
-            auto& p = profiles[c];
-            if (keep[c] || !p.available) continue;
-            p.available = false;
-            std::string msg = "device ";
-            msg += std::to_string(p.index);
-            if (!p.name.empty()) {
-                msg += " (";
-                msg += p.name.view();
-                msg += ')';
-            }
-            msg += " hidden by ";
-            msg += rule.variable;
-            msg += "=\"";
-            msg += value->size() > 200 ? value->substr(0, 200) + "…" : *value;
-            msg += '"';
-            warnings.push_back(warning{warning_kind::hidden_by_mask, rule.backend, std::string(rule.variable),
-                                       std::move(msg), 0});
-        }
-    }
-}
-
-AI_HWACCEL_NAMESPACE_END
-// ---- end ai_hwaccel/detect/merge.hpp
-// Each backend header is empty unless its switch is on.
-// #include "ai_hwaccel/detect/amd.hpp"
-// ---- begin ai_hwaccel/detect/amd.hpp
-// ai-hwaccel detect: AMD GPUs through the kernel (amdgpu, KFD) and rocminfo.
-//
-// Pure parsers for what the amdgpu and amdkfd drivers publish in sysfs (a KFD topology
-// node's `properties`, the `pp_dpm_*` clock and link level tables, the one-number
-// `mem_info_*` files) and for `rocminfo`'s text; a reader for shell transcripts of such
-// files as people paste them; the ROCm probe, which walks /sys/class/drm and the KFD
-// topology without running any tool; and the capture formats for all of these. Parsers
-// take text and never throw for any input: what they cannot read becomes a problem in
-// their result, never a guess. The whole header is empty unless the ROCm backend is
-// compiled in.
-
-// #include "ai_hwaccel/config.hpp"
-
-#if AI_HWACCEL_BACKEND_ROCM
-
-// #include "ai_hwaccel/core/catalogue.hpp"
 // #include "ai_hwaccel/core/pci.hpp"
 // #include "ai_hwaccel/core/profile.hpp"
 // #include "ai_hwaccel/core/system_io.hpp"
@@ -9333,6 +8963,10 @@ inline bool report_tool_result(const tool_request& request, const tool_result& r
         add(warning_kind::tool_not_executable, r.path.empty() ? std::string("cannot be run") : r.path + " cannot be run");
         return false;
     case tool_status::spawn_failed: add(warning_kind::tool_failed, "could not be started"); return false;
+    case tool_status::cancelled:
+        add(warning_kind::tool_failed, "cancelled before it finished (the detection was abandoned); its process "
+                                       "group was killed");
+        return false;
     }
     return false;
 }
@@ -13267,25 +12901,34 @@ inline nvml_result query_nvml(const nvml_options& options = {}) {
         nvml_result result;
     };
     auto state = std::make_shared<shared>();
+    auto work = [state, lib] {
+        nvml_result q;
+#if AI_HWACCEL_EXCEPTIONS
+        try {
+            q = query(lib);
+        } catch (...) { // std::bad_alloc: report it rather than terminate
+            q.status = nvml_status::init_failed;
+            q.detail = "out of memory while reading NVML";
+        }
+#else
+        q = query(lib);
+#endif
+        {
+            std::lock_guard<std::mutex> lock(state->m);
+            state->result = std::move(q);
+            state->done = true;
+        }
+        state->cv.notify_one();
+    };
+#if AI_HWACCEL_EXCEPTIONS
     try {
-        std::thread([state, lib] {
-            nvml_result q;
-            try {
-                q = query(lib);
-            } catch (...) { // std::bad_alloc: report it rather than terminate
-                q.status = nvml_status::init_failed;
-                q.detail = "out of memory while reading NVML";
-            }
-            {
-                std::lock_guard<std::mutex> lock(state->m);
-                state->result = std::move(q);
-                state->done = true;
-            }
-            state->cv.notify_one();
-        }).detach();
+        std::thread(work).detach();
     } catch (...) { // no thread to be had: run it here
         return query(lib);
     }
+#else
+    std::thread(work).detach();
+#endif
     std::unique_lock<std::mutex> lock(state->m);
     if (!state->cv.wait_for(lock, options.timeout, [&] { return state->done; })) {
         // Abandoned: the library stays loaded for the thread still inside it.
@@ -15816,15 +15459,27 @@ inline bool has_trimmed_line(std::string_view t, std::string_view wanted) {
 }
 
 // tpu-info (both looks) -------------------------------------------------------------------
-inline int sniff_tpu_info(std::string_view t) noexcept {
+// The two sniffers below build a few short strings; out of memory means "not this format"
+// where exceptions exist.
+template <class F>
+int sniff_guarded(F&& f) noexcept {
+#if AI_HWACCEL_EXCEPTIONS
     try {
+        return f();
+    } catch (...) { // bad_alloc only
+        return 0;
+    }
+#else
+    return f();
+#endif
+}
+inline int sniff_tpu_info(std::string_view t) noexcept {
+    return sniff_guarded([&] {
         if (!has_trimmed_line(t, "TPU Chips")) return 0;
         const bool old_look = has_tpu_header(t, {"Device", "Type"});
         const bool new_look = has_tpu_header(t, {"Chip", "Type"});
         return old_look || new_look ? 90 : 0;
-    } catch (...) { // bad_alloc only
-        return 0;
-    }
+    });
 }
 inline void parse_tpu_info_capture(std::string_view t, capture_parse& out) {
     auto r = parse_tpu_info(t);
@@ -15835,12 +15490,10 @@ inline void parse_tpu_info_capture(std::string_view t, capture_parse& out) {
 
 // tpu-info --process ------------------------------------------------------------------------
 inline int sniff_tpu_info_process(std::string_view t) noexcept {
-    try {
+    return sniff_guarded([&] {
         if (first_non_blank_line(t) != "TPU Process Info") return 0;
         return has_tpu_header(t, {"Chip", "PID", "Process Name"}) ? 90 : 0;
-    } catch (...) {
-        return 0;
-    }
+    });
 }
 inline void parse_tpu_info_process_capture(std::string_view t, capture_parse& out) {
     auto r = parse_tpu_info(t);
@@ -20264,6 +19917,128 @@ AI_HWACCEL_NAMESPACE_END
 // #include "ai_hwaccel/config.hpp"
 // #include "ai_hwaccel/core/profile.hpp"
 // #include "ai_hwaccel/core/requirement.hpp"
+// ---- begin ai_hwaccel/core/requirement.hpp
+// ai-hwaccel core: requirements a device must meet.
+//
+// A requirement is a conjunction of simple criteria (families, kinds, vendor, memory,
+// bandwidth, native data type, chip count, training support), each one optional, so it can
+// say "any GPU" as well as "a device with 80 GiB that runs fp8 natively". The named
+// constructors cover the reference peer's seven requirements.
+
+// #include "ai_hwaccel/config.hpp"
+// #include "ai_hwaccel/core/profile.hpp"
+// #include "ai_hwaccel/core/taxonomy.hpp"
+
+#include <cstdint>
+#include <optional>
+
+AI_HWACCEL_NAMESPACE_BEGIN
+
+struct requirement {
+    std::uint32_t families = 0; ///< bit per `family`; 0 = any
+    std::uint32_t kinds = 0;    ///< bit per `device_kind`; 0 = any
+    bool accelerator_only = false;
+    std::optional<vendor> maker;
+    std::uint64_t min_memory_bytes = 0;
+    double min_bandwidth_gbps = 0;
+    std::optional<dtype> native;
+    std::uint32_t min_chips = 0;
+    bool trainable = false;
+
+    static constexpr std::uint32_t bit(family f) noexcept { return 1u << static_cast<unsigned>(f); }
+    static constexpr std::uint32_t bit(device_kind k) noexcept { return 1u << static_cast<unsigned>(k); }
+
+    // The reference peer's vocabulary.
+    static constexpr requirement none() noexcept { return {}; }
+    static constexpr requirement any_accelerator() noexcept {
+        requirement r;
+        r.accelerator_only = true;
+        return r;
+    }
+    static constexpr requirement gpu() noexcept { return of(family::gpu); }
+    static constexpr requirement tpu(std::uint32_t min_chips = 1) noexcept {
+        requirement r = of(family::tpu);
+        r.min_chips = min_chips;
+        return r;
+    }
+    static constexpr requirement gpu_or_tpu() noexcept {
+        requirement r;
+        r.families = bit(family::gpu) | bit(family::tpu);
+        r.accelerator_only = true;
+        return r;
+    }
+    static constexpr requirement gaudi() noexcept { return of(device_kind::gaudi); }
+    static constexpr requirement aws_neuron() noexcept {
+        requirement r;
+        r.kinds = bit(device_kind::aws_inferentia) | bit(device_kind::aws_trainium);
+        r.accelerator_only = true;
+        return r;
+    }
+    static constexpr requirement of(family f) noexcept {
+        requirement r;
+        r.families = bit(f);
+        r.accelerator_only = f != family::cpu;
+        return r;
+    }
+    static constexpr requirement of(device_kind k) noexcept {
+        requirement r;
+        r.kinds = bit(k);
+        r.accelerator_only = k != device_kind::cpu;
+        return r;
+    }
+
+    // Refinements, chainable: requirement::gpu().with_memory(80_GiB).with_native(dtype::fp8)
+    constexpr requirement with_memory(std::uint64_t bytes) const noexcept {
+        requirement r = *this;
+        r.min_memory_bytes = bytes;
+        return r;
+    }
+    constexpr requirement with_bandwidth(double gbps) const noexcept {
+        requirement r = *this;
+        r.min_bandwidth_gbps = gbps;
+        return r;
+    }
+    constexpr requirement with_native(dtype d) const noexcept {
+        requirement r = *this;
+        r.native = d;
+        return r;
+    }
+    constexpr requirement with_vendor(vendor v) const noexcept {
+        requirement r = *this;
+        r.maker = v;
+        return r;
+    }
+    constexpr requirement for_training() const noexcept {
+        requirement r = *this;
+        r.trainable = true;
+        return r;
+    }
+
+    /// An unavailable device never satisfies a requirement; a software renderer only
+    /// satisfies one that does not ask for an accelerator. Unknown values fail a bound:
+    /// a device whose memory is unknown does not have "at least 16 GiB".
+    constexpr bool satisfied_by(const accelerator_profile& p) const noexcept {
+        if (!p.available) return false;
+        if (accelerator_only && !p.is_accelerator()) return false;
+        if (families != 0 && (families & bit(p.device_family())) == 0) return false;
+        if (kinds != 0 && (kinds & bit(p.kind)) == 0) return false;
+        if (maker && p.maker != *maker) return false;
+        if (min_memory_bytes != 0 && p.memory_bytes.value_or(0) < min_memory_bytes) return false;
+        if (min_bandwidth_gbps > 0 && p.memory_bandwidth_gbps.value_or(0) < min_bandwidth_gbps)
+            return false;
+        if (native && !p.supports(*native)) return false;
+        if (min_chips > 1 && p.chips.value_or(1) < min_chips) return false;
+        if (trainable && !info(p.kind).trains) return false;
+        return true;
+    }
+    constexpr bool operator()(const accelerator_profile& p) const noexcept { return satisfied_by(p); }
+    friend constexpr bool operator==(const requirement&, const requirement&) noexcept = default;
+};
+
+static_assert(device_kind_count <= 32 && family_count <= 32, "requirement masks are 32 bits");
+
+AI_HWACCEL_NAMESPACE_END
+// ---- end ai_hwaccel/core/requirement.hpp
 // #include "ai_hwaccel/core/system_io.hpp"
 // #include "ai_hwaccel/core/warning.hpp"
 
@@ -20457,22 +20232,16 @@ private:
     }
 
     // Discrete memory adds up; unified memory is one pool, counted once at its largest view.
+    // One pass: the query is on hot paths (planning loops call it per candidate).
     template <class Rng>
     static std::uint64_t total_of(Rng&& rng) {
-        auto discrete = rng | ranges::views::filter([](const accelerator_profile& p) {
-                            return !p.unified_memory && !p.is_cpu();
-                        }) |
-                        ranges::views::transform(
-                            [](const accelerator_profile& p) { return p.memory_bytes.value_or(0); });
-        auto shared = rng | ranges::views::filter([](const accelerator_profile& p) {
-                          return p.unified_memory || p.is_cpu();
-                      }) |
-                      ranges::views::transform(
-                          [](const accelerator_profile& p) { return p.memory_bytes.value_or(0); });
-        const std::uint64_t pool = ranges::accumulate(shared, std::uint64_t{0}, [](std::uint64_t a, std::uint64_t b) {
-            return a > b ? a : b;
-        });
-        return ranges::accumulate(discrete, std::uint64_t{0}) + pool;
+        std::uint64_t discrete = 0, pool = 0;
+        for (const accelerator_profile& p : rng) {
+            const std::uint64_t bytes = p.memory_bytes.value_or(0);
+            if (p.unified_memory || p.is_cpu()) pool = bytes > pool ? bytes : pool;
+            else discrete += bytes;
+        }
+        return discrete + pool;
     }
 
     std::vector<accelerator_profile> profiles_;
@@ -20867,6 +20636,2349 @@ inline accelerator_registry detect() { return detect(host_system{}); }
 
 AI_HWACCEL_NAMESPACE_END
 // ---- end ai_hwaccel/detect/detect.hpp
+// #include "ai_hwaccel/detect/process.hpp"
+// #include "ai_hwaccel/detect/system.hpp"
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstddef>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <stop_token>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+AI_HWACCEL_NAMESPACE_BEGIN
+
+/// A system_view that forwards to `S` until its stop token is triggered, and from then on
+/// refuses to start tools (`spawn_failed`, counted in `refused`). Files are still read:
+/// that is quick, and probes need no special case for a half-cancelled detection.
+template <system_view S>
+class cancellable_system {
+public:
+    cancellable_system(const S& inner, std::stop_token token, std::atomic<std::size_t>& refused)
+        : inner_(&inner), token_(std::move(token)), refused_(&refused) {}
+
+    file_read read_file(std::string_view path, std::size_t cap = default_read_cap) const {
+        return inner_->read_file(path, cap);
+    }
+    std::optional<std::vector<std::string>> list_dir(std::string_view path) const { return inner_->list_dir(path); }
+    std::optional<std::string> read_link(std::string_view path) const { return inner_->read_link(path); }
+    bool exists(std::string_view path) const { return inner_->exists(path); }
+    std::optional<std::string> env(std::string_view name) const { return inner_->env(name); }
+    tool_result run(const tool_request& request) const {
+        if (token_.stop_requested()) {
+            refused_->fetch_add(1, std::memory_order_relaxed);
+            tool_result r;
+            r.status = tool_status::spawn_failed;
+            return r;
+        }
+        // A tool already running when the detection is cancelled is killed at once.
+        tool_request stoppable = request;
+        stoppable.stop = token_;
+        return inner_->run(stoppable);
+    }
+
+    std::stop_token stop_token() const { return token_; }
+
+private:
+    const S* inner_;
+    std::stop_token token_;
+    std::atomic<std::size_t>* refused_;
+};
+
+/// A detection running in the background. Move-only; destroying it cancels and waits.
+class detection_handle {
+public:
+    detection_handle() = default;
+    detection_handle(detection_handle&&) noexcept = default;
+    detection_handle& operator=(detection_handle&& other) noexcept {
+        if (this != &other) {
+            finish();
+            state_ = std::move(other.state_);
+            stop_ = std::move(other.stop_);
+            thread_ = std::move(other.thread_);
+        }
+        return *this;
+    }
+    detection_handle(const detection_handle&) = delete;
+    detection_handle& operator=(const detection_handle&) = delete;
+    ~detection_handle() { finish(); }
+
+    /// Whether this handle has a detection (a default-constructed one has none).
+    bool valid() const noexcept { return state_ != nullptr; }
+
+    /// Asks the detection to stop; returns at once. Idempotent.
+    void cancel() noexcept {
+        if (state_) stop_.request_stop();
+    }
+    bool cancel_requested() const noexcept { return state_ && stop_.stop_requested(); }
+    std::stop_token stop_token() const noexcept { return stop_.get_token(); }
+
+    /// Whether the detection has ended (completed or wound down after cancel()).
+    bool ready() const {
+        if (!state_) return true;
+        std::lock_guard lock(state_->mutex);
+        return state_->done;
+    }
+    void wait() const {
+        if (!state_) return;
+        std::unique_lock lock(state_->mutex);
+        state_->cv.wait(lock, [&] { return state_->done; });
+    }
+    template <class Rep, class Period>
+    bool wait_for(std::chrono::duration<Rep, Period> d) const {
+        if (!state_) return true;
+        std::unique_lock lock(state_->mutex);
+        return state_->cv.wait_for(lock, d, [&] { return state_->done; });
+    }
+
+    /// Waits, then gives the detection, or nothing when it was cancelled before it could
+    /// complete (some tool was refused, or it never started). A detection that completed
+    /// before cancel() reached it is kept. The reference lives as long as the handle.
+    const std::optional<timed_detection>& get() const {
+        static const std::optional<timed_detection> none;
+        if (!state_) return none;
+        wait();
+        return state_->result; // written before `done`, never after
+    }
+
+    /// How many tool runs the cancellation refused (for tests and diagnostics).
+    std::size_t refused_tools() const noexcept {
+        return state_ ? state_->refused.load(std::memory_order_relaxed) : 0;
+    }
+
+private:
+    struct shared_state {
+        std::mutex mutex;
+        std::condition_variable cv;
+        bool done = false;
+        std::optional<timed_detection> result;
+        std::atomic<std::size_t> refused{0};
+    };
+
+    template <system_view S, class... Probes>
+    friend detection_handle detect_async_with(S sys, detector d, Probes... probes);
+
+    void finish() noexcept {
+        if (!state_) return;
+        stop_.request_stop();
+        if (thread_.joinable()) thread_.join();
+        state_.reset();
+    }
+
+    std::shared_ptr<shared_state> state_;
+    std::stop_source stop_{std::nostopstate};
+    std::thread thread_;
+};
+
+/// Runs `d` with exactly `probes` through `sys` in the background (the asynchronous
+/// `detector::run_timed_with`). `sys` is copied into the detection.
+template <system_view S, class... Probes>
+detection_handle detect_async_with(S sys, detector d, Probes... probes) {
+    detection_handle h;
+    h.state_ = std::make_shared<detection_handle::shared_state>();
+    h.stop_ = std::stop_source{};
+    auto body = [state = h.state_, token = h.stop_.get_token(), sys = std::move(sys), d,
+                 probes = std::make_tuple(std::move(probes)...)]() mutable {
+        std::optional<timed_detection> result;
+        if (!token.stop_requested()) {
+            const cancellable_system<S> view(sys, token, state->refused);
+            timed_detection found =
+                std::apply([&](const auto&... p) { return d.run_timed_with(view, p...); }, probes);
+            if (state->refused.load() == 0) result = std::move(found);
+        }
+        std::lock_guard lock(state->mutex);
+        state->result = std::move(result);
+        state->done = true;
+        state->cv.notify_all();
+    };
+#if AI_HWACCEL_EXCEPTIONS
+    try {
+        h.thread_ = std::thread(body);
+    } catch (...) {
+        body(); // no thread to be had: detect here, synchronously
+    }
+#else
+    h.thread_ = std::thread(std::move(body));
+#endif
+    return h;
+}
+
+/// Runs `d` with this build's probes through `sys` in the background.
+template <system_view S>
+detection_handle detect_async(S sys, detector d = detector::all()) {
+    return std::apply([&](const auto&... p) { return detect_async_with(std::move(sys), d, p...); }, builtin_probes{});
+}
+
+#if AI_HWACCEL_OS_LINUX || AI_HWACCEL_OS_MACOS
+/// Detects the live machine in the background.
+inline detection_handle detect_async(detector d = detector::all()) { return detect_async(host_system{}, d); }
+#endif
+
+AI_HWACCEL_NAMESPACE_END
+// ---- end ai_hwaccel/cache/async.hpp
+// #include "ai_hwaccel/cache/disk.hpp"
+// ---- begin ai_hwaccel/cache/disk.hpp
+// ai-hwaccel cache: the last detection on disk, private to the user, safe to share
+// between processes.
+//
+//     ai_hwaccel::disk_cache cache;   // $XDG_CACHE_HOME/ai-hwaccel/registry.json
+//     auto reg = cache.get_or_detect([] { return ai_hwaccel::detect(); });
+//
+// The file is the registry's JSON (io/json.hpp) inside a small envelope:
+//
+//     {"format": "ai-hwaccel-registry-cache", "format_version": 1,
+//      "library_version": "1.0.0", "backends": <compiled_backend_mask>,
+//      "hostname": "...", "boot_id": "...", "written_at": <Unix seconds>,
+//      "registry": {...}}
+//
+// A file written by another machine or a previous boot (hostname, boot id), by another
+// release or build of the library (library_version, backends), by a newer format, or that
+// is corrupt, too large or not a regular file is *invalid*: `get_or_detect` detects again,
+// replaces the file, and adds a `cache_invalid` warning to the registry it returns. A file
+// older than `max_age` (or dated in the future) is simply *expired*: it is re-detected and
+// replaced without a warning, since expiry is the cache's ordinary life, not a fault.
+//
+// Safety. The folder is `$XDG_CACHE_HOME/ai-hwaccel` when that variable holds an absolute
+// path, else `$HOME/.cache/ai-hwaccel`; never /tmp or any other shared folder (with
+// neither variable set there is no cache). It is created with mode 0700 and used only
+// when it is a real directory (not a symlink) owned by this user and writable by no one
+// else. Every file operation is relative to that opened directory: reads use
+// O_NOFOLLOW and a size cap; writes go to a fresh temporary file in the same folder
+// (O_CREAT|O_EXCL|O_NOFOLLOW, mode 0600), are fsync'd, and are renamed over the cache file,
+// so readers in other processes see the old file or the new one, never half of one, and a
+// symlink planted at the cache path is replaced, never followed. A folder that cannot be
+// created or written (read-only, full, refused) means "no cache": the registry is still
+// detected and returned, with a warning, and nothing throws.
+//
+// Only on Linux and macOS, and only with JSON support (AI_HWACCEL_JSON=1, i.e.
+// <nlohmann/json.hpp> available): without it this header declares nothing, and
+// `AI_HWACCEL_HAS_DISK_CACHE` is 0 so code can check.
+
+// #include "ai_hwaccel/config.hpp"
+// #include "ai_hwaccel/io/json.hpp"
+// ---- begin ai_hwaccel/io/json.hpp
+// ai-hwaccel io: the registry as JSON, through nlohmann/json (an optional dependency).
+//
+// `to_json`/`from_json` for every public data type, found by ADL, so `nlohmann::json j =
+// registry;` and `j.get<accelerator_registry>()` work; `to_json_string` writes a registry;
+// `registry_from_json` reads one back without throwing, whatever the text holds, and says
+// what is wrong when it cannot. When <nlohmann/json.hpp> is not available (or
+// AI_HWACCEL_JSON is 0) this header is an empty shell: it stays includable, so umbrella
+// headers and the self-containment test need no special case, and code that uses it fails
+// at the first name it uses. Check `#if AI_HWACCEL_JSON` to compile JSON code conditionally.
+//
+// The shape (schema_version 1), also as a JSON Schema (draft 2020-12) in
+// schema/registry.schema.json, which the tests validate real output against; docs/json.md
+// is the reader's guide. Keys are snake_case and stable; nlohmann::json keeps object keys
+// sorted, so the text is deterministic. Every key is always written.
+//
+//   registry  {"schema_version": 1, "devices": [profile…], "warnings": [warning…],
+//              "host": host, "system": system}
+//   profile   {"kind": device_kind, "index": u32, "available": bool, "software": bool,
+//              "unified_memory": bool, "vendor": vendor, "name": str, "uuid": str,
+//              "pci": pci_address | null, "pci_device_id": u16, "arch": str,
+//              "driver_version": str, "memory_bytes": S<u64>, "memory_used_bytes": S<u64>,
+//              "memory_free_bytes": S<u64>, "memory_bandwidth_gbps": S<number>,
+//              "peak_tflops": peak, "peak_origin": origin, "compute_units": S<u32>,
+//              "chips": S<u32>, "pcie_current": S<link>, "pcie_max": S<link>,
+//              "numa_node": S<i32>, "temperature_c": S<number>,
+//              "power_draw_watts": S<number>, "power_limit_watts": S<number>,
+//              "utilization_percent": S<number>, "spec": str | null}
+//   S<T>      a sourced<T>: null when empty, else {"value": T, "origin": origin}, origin never
+//             "none". (An object rather than a pair so it reads without the docs; null
+//             rather than a missing key so every profile has every key.)
+//   peak      {"<dtype>": number, …}: TFLOPS (TOPS for integer types), non-zero entries only
+//   link      {"generation": u8, "width": u8}                 (a pcie_link)
+//   pci_address "dddd:bb:dd.f", lower-case hex (8 domain digits when above 0xffff)
+//   spec      the catalogue row's canonical name; re-linked with find_device on input.
+//             Written as null when the profile has no spec or its spec is not a catalogue
+//             row (a caller-made device_spec cannot be re-linked).
+//   warning   {"kind": warning_kind, "backend": backend_id | null, "subject": str,
+//              "message": str, "code": i32}
+//   host      {"cpu": cpu, "memory": memory, "numa": [{"id": u32, "memory_bytes": u64,
+//              "cpus": str}…]}
+//   cpu       {"model": str, "vendor": vendor, "arch": cpu_arch, "sockets": u32,
+//              "cores": u32, "threads": u32, "usable_threads": u32, "cpu_quota": number,
+//              "features": [cpu_feature…]}
+//   memory    {"total_bytes": S<u64>, "available_bytes": S<u64>, "cgroup_limit_bytes": S<u64>}
+//   system    {"pci_devices": [pci_device…], "interconnects": [interconnect…],
+//              "storage": [storage…], "environment": environment}
+//   pci_device {"address": pci_address, "class_code": u32, "vendor_id": u16,
+//              "device_id": u16, "subsystem_vendor_id": u16, "subsystem_device_id": u16,
+//              "link_current": S<link>, "link_max": S<link>, "numa_node": i32, "driver": str}
+//   interconnect {"kind": interconnect_kind, "scope": link_scope, "name": str,
+//              "state": str, "bandwidth_gbps": S<number>, "devices": [u32…]}
+//   storage   {"name": str, "model": str, "kind": storage_kind, "size_bytes": u64,
+//              "read_bandwidth_gbps": S<number>}
+//   environment {"container": container_runtime, "kubernetes": bool,
+//              "kubernetes_namespace": str, "wsl": bool, "hypervisor": str,
+//              "cloud": cloud_provider, "instance_type": str, "region": str, "zone": str}
+//
+// Enums are written as their stable table names (to_string) and read back only in exactly
+// that spelling: the CLI's loose matching is for people, this format has one spelling.
+// Byte counts and ids are JSON integers (exact to 2^64-1); GB/s, watts, TFLOPS are numbers.
+//
+// Reading is strict about what is there and lenient about what is not. A present key must
+// have the right type, a known name, and a value its field can hold (integers in range,
+// numbers finite), or the whole read fails; whether a value is plausible is detection's
+// business, not the reader's. Required: schema_version, and the keys that say what a
+// record is (a profile's, warning's and interconnect's "kind", a PCI device's "address", a
+// storage device's "name", a NUMA node's "id", a link's "generation" and "width", a
+// sourced value's "value" and "origin"); any other missing key keeps the type's default.
+//
+// Versions: schema_version is the format's major version. Within one, a later release
+// only adds keys to objects; unknown keys are ignored, so its documents read here (and
+// write back without them). A release that removes or retypes a key, or adds a name to an
+// enum (which an older reader could not hold), raises schema_version; a newer one is
+// refused: "written by a newer ai-hwaccel (schema N); this build reads up to M". Strings
+// longer than an inplace_string's capacity are refused, never cut; arrays are limited to
+// json_max_array_size elements.
+//
+// Writing never fails. Strings that are not valid UTF-8 (a tool printing Latin-1) are
+// written with each offending byte replaced by '?', so the output is valid JSON and reads
+// back (those bytes changed, the length kept); a NaN or infinite number, which JSON cannot
+// spell, is written as unknown (null, or 0 where 0 means none). Otherwise
+// to_json_string → registry_from_json gives back an equal registry.
+//
+// Errors: registry_from_json never throws (except std::bad_alloc) and reports
+// "<JSON pointer>: <what is wrong>". The ADL from_json overloads, which nlohmann calls
+// from get<>(), throw json_error (a nlohmann::json::exception, id 599) when
+// AI_HWACCEL_EXCEPTIONS is 1 and call std::abort() when it is 0, as nlohmann itself does
+// under JSON_NOEXCEPTION; in builds without exceptions use registry_from_json. Nothing here
+// needs exceptions or RTTI: the reader checks every type before it reads a value.
+
+// #include "ai_hwaccel/config.hpp"
+
+#if AI_HWACCEL_JSON
+
+// #include "ai_hwaccel/core/backend.hpp"
+// #include "ai_hwaccel/core/catalogue.hpp"
+// #include "ai_hwaccel/core/device_spec.hpp"
+// #include "ai_hwaccel/core/inplace_string.hpp"
+// #include "ai_hwaccel/core/pci.hpp"
+// #include "ai_hwaccel/core/profile.hpp"
+// #include "ai_hwaccel/core/system_io.hpp"
+// #include "ai_hwaccel/core/taxonomy.hpp"
+// #include "ai_hwaccel/core/warning.hpp"
+// #include "ai_hwaccel/registry.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+#include <initializer_list>
+#include <limits>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+AI_HWACCEL_NAMESPACE_BEGIN
+
+/// The most elements registry_from_json accepts in any one array (devices, warnings, PCI
+/// devices, …): far above any real machine, low enough that a hostile document cannot make
+/// the reader allocate without bound.
+inline constexpr std::size_t json_max_array_size = std::size_t{1} << 16;
+
+namespace detail::json_io {
+
+using json = nlohmann::json;
+
+// --- Enum names ------------------------------------------------------------------------
+// One reader for every enum: the value whose to_string is exactly `s`. Table-driven enums
+// bring their count; the rest are switches whose to_string falls back to a known name, and
+// the checks below fail to compile when one of them grows an enumerator this count misses
+// (its name would then differ from the fallback).
+template <class E>
+struct enum_traits;
+#define AI_HWACCEL_DETAIL_JSON_ENUM(E, N, WHAT)                                                \
+    template <>                                                                                \
+    struct enum_traits<E> {                                                                    \
+        static constexpr std::size_t count = N;                                                \
+        static constexpr std::string_view what = WHAT;                                         \
+    };
+AI_HWACCEL_DETAIL_JSON_ENUM(family, family_count, "family")
+AI_HWACCEL_DETAIL_JSON_ENUM(vendor, vendor_count, "vendor")
+AI_HWACCEL_DETAIL_JSON_ENUM(device_kind, device_kind_count, "device_kind")
+AI_HWACCEL_DETAIL_JSON_ENUM(dtype, dtype_count, "dtype")
+AI_HWACCEL_DETAIL_JSON_ENUM(memory_type, memory_type_count, "memory_type")
+AI_HWACCEL_DETAIL_JSON_ENUM(interconnect_kind, interconnect_kind_count, "interconnect_kind")
+AI_HWACCEL_DETAIL_JSON_ENUM(warning_kind, warning_kind_count, "warning_kind")
+AI_HWACCEL_DETAIL_JSON_ENUM(backend_id, backend_count, "backend")
+AI_HWACCEL_DETAIL_JSON_ENUM(cpu_feature, cpu_feature_count, "cpu_feature")
+AI_HWACCEL_DETAIL_JSON_ENUM(link_scope, 2, "link_scope")
+AI_HWACCEL_DETAIL_JSON_ENUM(origin, 6, "origin")
+AI_HWACCEL_DETAIL_JSON_ENUM(cpu_arch, 7, "cpu_arch")
+AI_HWACCEL_DETAIL_JSON_ENUM(storage_kind, 7, "storage_kind")
+AI_HWACCEL_DETAIL_JSON_ENUM(container_runtime, 6, "container_runtime")
+AI_HWACCEL_DETAIL_JSON_ENUM(cloud_provider, 6, "cloud_provider")
+#undef AI_HWACCEL_DETAIL_JSON_ENUM
+
+/// The first value past the counted ones names nothing new: to_string falls back to the
+/// first name (a switch's default) or the last (link_scope's two-way choice).
+template <class E>
+constexpr bool count_is_complete() noexcept {
+    constexpr auto n = enum_traits<E>::count;
+    const auto past = to_string(static_cast<E>(n));
+    return past == to_string(static_cast<E>(0)) || past == to_string(static_cast<E>(n - 1));
+}
+static_assert(count_is_complete<link_scope>());
+static_assert(count_is_complete<origin>());
+static_assert(count_is_complete<cpu_arch>());
+static_assert(count_is_complete<storage_kind>());
+static_assert(count_is_complete<container_runtime>());
+static_assert(count_is_complete<cloud_provider>());
+
+template <class E>
+constexpr std::optional<E> enum_from_name(std::string_view s) noexcept {
+    for (std::size_t i = 0; i < enum_traits<E>::count; ++i) {
+        const auto e = static_cast<E>(i);
+        if (to_string(e) == s) return e;
+    }
+    return std::nullopt;
+}
+static_assert(enum_from_name<device_kind>("cuda_gpu") == device_kind::cuda_gpu);
+static_assert(enum_from_name<memory_type>("HBM3e") == memory_type::hbm3e);
+static_assert(!enum_from_name<memory_type>("hbm3e")); // exact spelling only
+static_assert(enum_from_name<link_scope>("inter_node") == link_scope::inter_node);
+static_assert(!enum_from_name<origin>("bogus"));
+
+template <class E>
+json enum_to_json(E e) {
+    return json(std::string(to_string(e)));
+}
+
+// --- Text ------------------------------------------------------------------------------
+/// `s` with every byte that does not start a well-formed UTF-8 sequence (RFC 3629: no
+/// overlong forms, no surrogates, nothing above U+10FFFF) replaced by '?'. Same length,
+/// so an inplace_string's text still fits its capacity when read back.
+inline std::string valid_utf8(std::string_view s) {
+    std::string out(s);
+    std::size_t i = 0;
+    while (i < s.size()) {
+        const auto c = static_cast<unsigned char>(s[i]);
+        if (c < 0x80) {
+            ++i;
+            continue;
+        }
+        std::size_t extra = 0;
+        unsigned char lo = 0x80, hi = 0xBF; // allowed range of the first continuation byte
+        if (c >= 0xC2 && c <= 0xDF) {
+            extra = 1;
+        } else if (c == 0xE0) {
+            extra = 2;
+            lo = 0xA0;
+        } else if ((c >= 0xE1 && c <= 0xEC) || c == 0xEE || c == 0xEF) {
+            extra = 2;
+        } else if (c == 0xED) {
+            extra = 2;
+            hi = 0x9F;
+        } else if (c == 0xF0) {
+            extra = 3;
+            lo = 0x90;
+        } else if (c >= 0xF1 && c <= 0xF3) {
+            extra = 3;
+        } else if (c == 0xF4) {
+            extra = 3;
+            hi = 0x8F;
+        }
+        bool ok = extra != 0 && i + extra < s.size();
+        for (std::size_t k = 1; ok && k <= extra; ++k) {
+            const auto b = static_cast<unsigned char>(s[i + k]);
+            ok = k == 1 ? (b >= lo && b <= hi) : (b >= 0x80 && b <= 0xBF);
+        }
+        if (ok) {
+            i += extra + 1;
+        } else {
+            out[i] = '?';
+            ++i;
+        }
+    }
+    return out;
+}
+
+/// A short, printable-ASCII rendering of untrusted text for an error message.
+inline std::string excerpt(std::string_view s) {
+    constexpr std::size_t limit = 64;
+    std::string out = "\"";
+    for (std::size_t i = 0; i < s.size() && i < limit; ++i) {
+        const auto c = static_cast<unsigned char>(s[i]);
+        out += (c >= 0x20 && c < 0x7f) ? static_cast<char>(c) : '?';
+    }
+    if (s.size() > limit) out += "...";
+    out += '"';
+    return out;
+}
+
+inline const char* describe(const json& j) noexcept {
+    switch (j.type()) {
+    case json::value_t::null: return "null";
+    case json::value_t::object: return "an object";
+    case json::value_t::array: return "an array";
+    case json::value_t::string: return "a string";
+    case json::value_t::boolean: return "a boolean";
+    case json::value_t::number_integer:
+    case json::value_t::number_unsigned: return "an integer";
+    case json::value_t::number_float: return "a non-integer number";
+    case json::value_t::binary: return "binary data";
+    case json::value_t::discarded: return "a discarded value";
+    }
+    return "an unknown value";
+}
+
+// --- Writing ---------------------------------------------------------------------------
+template <class T>
+json sourced_to_json(const sourced<T>& s) {
+    // NaN or infinity has no JSON spelling: such a reading is written as unknown.
+    if constexpr (std::is_floating_point_v<T>)
+        if (!std::isfinite(s.value)) return nullptr;
+    if (!s.has_value()) return nullptr;
+    json j = json::object();
+    j["value"] = s.value;
+    j["origin"] = enum_to_json(s.from);
+    return j;
+}
+
+// --- Reading ---------------------------------------------------------------------------
+/// Reads JSON values into our types, tracking where it is (a JSON pointer) so that the
+/// first failure can say exactly what and where. Never throws on content: every read checks
+/// the type before touching the value.
+class reader {
+public:
+    const std::string& error() const noexcept { return error_; }
+
+    /// Restores the path on scope exit.
+    class scope {
+    public:
+        scope(std::string& path, std::size_t size) noexcept : path_(path), size_(size) {}
+        scope(const scope&) = delete;
+        scope& operator=(const scope&) = delete;
+        ~scope() { path_.resize(size_); }
+
+    private:
+        std::string& path_;
+        std::size_t size_;
+    };
+    [[nodiscard]] scope enter(std::string_view key) {
+        constexpr std::size_t limit = 64; // keys come from the input: keep messages short
+        const auto size = path_.size();
+        path_ += '/';
+        if (key.size() > limit) key = key.substr(0, limit);
+        for (char c : key) {
+            if (c == '~') path_ += "~0";
+            else if (c == '/') path_ += "~1";
+            else if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) path_ += '?';
+            else path_ += c;
+        }
+        return {path_, size};
+    }
+    [[nodiscard]] scope enter(std::size_t index) {
+        const auto size = path_.size();
+        path_ += '/';
+        path_ += std::to_string(index);
+        return {path_, size};
+    }
+
+    bool fail(std::string_view what) {
+        if (error_.empty()) {
+            error_ = path_.empty() ? std::string("document") : valid_utf8(path_);
+            error_ += ": ";
+            error_ += what;
+        }
+        return false;
+    }
+    bool expected(std::string_view what, const json& got) {
+        std::string m = "expected ";
+        m += what;
+        m += ", got ";
+        m += describe(got);
+        return fail(m);
+    }
+
+    // Reads member `key` of object `obj` into `out` when present; a missing key keeps
+    // `out` as it is.
+    template <class T>
+    bool field(const json& obj, const char* key, T& out) {
+        const auto it = obj.find(key);
+        if (it == obj.end()) return true;
+        const auto s = enter(key);
+        return read(*it, out);
+    }
+    bool object(const json& j) { return j.is_object() || expected("an object", j); }
+    // An object that has every key in `keys`: the ones that say what a record is (its kind,
+    // its address, its name). Everything else a record holds may be missing and keeps its
+    // default, as an unknown value would.
+    bool object_with(const json& j, std::initializer_list<const char*> keys) {
+        if (!object(j)) return false;
+        for (const char* k : keys)
+            if (!j.contains(k)) return fail(std::string("missing required key \"") + k + '"');
+        return true;
+    }
+
+    // --- Scalars ---
+    bool read(const json& j, bool& out) {
+        const auto* b = j.get_ptr<const json::boolean_t*>();
+        if (b == nullptr) return expected("a boolean", j);
+        out = *b;
+        return true;
+    }
+    template <class I>
+        requires(std::is_integral_v<I> && !std::is_same_v<I, bool>)
+    bool read(const json& j, I& out) {
+        using lim = std::numeric_limits<I>;
+        if (const auto* u = j.get_ptr<const json::number_unsigned_t*>()) {
+            if (*u > static_cast<std::uint64_t>(lim::max())) return out_of_range(std::to_string(*u), out);
+            out = static_cast<I>(*u);
+            return true;
+        }
+        if (const auto* s = j.get_ptr<const json::number_integer_t*>()) {
+            if constexpr (std::is_unsigned_v<I>) {
+                if (*s < 0 || static_cast<std::uint64_t>(*s) > static_cast<std::uint64_t>(lim::max()))
+                    return out_of_range(std::to_string(*s), out);
+            } else {
+                if (*s < static_cast<std::int64_t>(lim::min()) || *s > static_cast<std::int64_t>(lim::max()))
+                    return out_of_range(std::to_string(*s), out);
+            }
+            out = static_cast<I>(*s);
+            return true;
+        }
+        return expected(std::is_unsigned_v<I> ? "a non-negative integer" : "an integer", j);
+    }
+    bool read(const json& j, double& out) {
+        double v = 0;
+        if (const auto* f = j.get_ptr<const json::number_float_t*>()) v = *f;
+        else if (const auto* u = j.get_ptr<const json::number_unsigned_t*>()) v = static_cast<double>(*u);
+        else if (const auto* s = j.get_ptr<const json::number_integer_t*>()) v = static_cast<double>(*s);
+        else return expected("a number", j);
+        if (!std::isfinite(v)) return fail("number out of range (not finite)");
+        out = v;
+        return true;
+    }
+    bool read(const json& j, std::string& out) {
+        const auto* s = j.get_ptr<const json::string_t*>();
+        if (s == nullptr) return expected("a string", j);
+        out = *s;
+        return true;
+    }
+    template <std::size_t N>
+    bool read(const json& j, inplace_string<N>& out) {
+        const auto* s = j.get_ptr<const json::string_t*>();
+        if (s == nullptr) return expected("a string", j);
+        if (s->size() > N)
+            return fail("string of " + std::to_string(s->size()) + " bytes is longer than the " +
+                        std::to_string(N) + " this field holds");
+        out.assign(*s);
+        return true;
+    }
+    template <class E>
+        requires std::is_enum_v<E>
+    bool read(const json& j, E& out) {
+        const auto* s = j.get_ptr<const json::string_t*>();
+        if (s == nullptr) return expected("a string (" + std::string(enum_traits<E>::what) + " name)", j);
+        const auto e = enum_from_name<E>(*s);
+        if (!e) return fail("unknown " + std::string(enum_traits<E>::what) + " " + excerpt(*s));
+        out = *e;
+        return true;
+    }
+
+    // --- Small compounds ---
+    template <class T>
+    bool read(const json& j, sourced<T>& out) {
+        if (j.is_null()) {
+            out = sourced<T>{};
+            return true;
+        }
+        if (!j.is_object()) return expected("null or an object {\"value\", \"origin\"}", j);
+        const auto o = j.find("origin");
+        const auto v = j.find("value");
+        if (o == j.end()) return fail("missing \"origin\"");
+        if (v == j.end()) return fail("missing \"value\"");
+        origin from = origin::none;
+        {
+            const auto s = enter("origin");
+            if (!read(*o, from)) return false;
+            if (from == origin::none) return fail("origin \"none\" with a value (write null for no value)");
+        }
+        T value{};
+        {
+            const auto s = enter("value");
+            if (!read(*v, value)) return false;
+        }
+        out = sourced<T>{value, from};
+        return true;
+    }
+    bool read(const json& j, pci_address& out) {
+        const auto* s = j.get_ptr<const json::string_t*>();
+        if (s == nullptr) return expected("a PCI address string \"dddd:bb:dd.f\"", j);
+        const auto a = parse_pci_address(*s);
+        if (!a) return fail("not a PCI address: " + excerpt(*s));
+        out = *a;
+        return true;
+    }
+    bool read(const json& j, std::optional<pci_address>& out) {
+        if (j.is_null()) {
+            out.reset();
+            return true;
+        }
+        pci_address a;
+        if (!read(j, a)) return false;
+        out = a;
+        return true;
+    }
+    bool read(const json& j, std::optional<backend_id>& out) {
+        if (j.is_null()) {
+            out.reset();
+            return true;
+        }
+        backend_id b{};
+        if (!read(j, b)) return false;
+        out = b;
+        return true;
+    }
+    bool read(const json& j, pcie_link& out) {
+        return object_with(j, {"generation", "width"}) && field(j, "generation", out.generation) &&
+               field(j, "width", out.width);
+    }
+    bool read(const json& j, peak_throughput& out) {
+        const auto* obj = j.get_ptr<const json::object_t*>();
+        if (obj == nullptr) return expected("an object of dtype: number", j);
+        out = {};
+        for (const auto& [key, value] : *obj) {
+            const auto s = enter(key);
+            const auto d = enum_from_name<dtype>(key);
+            if (!d) return fail("unknown dtype " + excerpt(key));
+            double v = 0;
+            if (!read(value, v)) return false;
+            set(out, *d, v);
+        }
+        return true;
+    }
+    bool read(const json& j, cpu_features& out) {
+        if (!j.is_array()) return expected("an array of cpu_feature names", j);
+        out = {};
+        std::size_t i = 0;
+        for (const auto& e : j) {
+            const auto s = enter(i++);
+            cpu_feature f{};
+            if (!read(e, f)) return false;
+            out.set(f);
+        }
+        return true;
+    }
+    template <class T>
+    bool read(const json& j, std::vector<T>& out) {
+        if (!j.is_array()) return expected("an array", j);
+        if (j.size() > json_max_array_size)
+            return fail("array of " + std::to_string(j.size()) + " elements is longer than the " +
+                        std::to_string(json_max_array_size) + " accepted");
+        out.clear();
+        out.reserve(j.size());
+        std::size_t i = 0;
+        for (const auto& e : j) {
+            const auto s = enter(i++);
+            T v{};
+            if (!read(e, v)) return false;
+            out.push_back(std::move(v));
+        }
+        return true;
+    }
+
+    // --- Records ---
+    bool read(const json& j, accelerator_profile& p) {
+        if (!object_with(j, {"kind"})) return false;
+        std::optional<std::string> spec_name;
+        if (const auto it = j.find("spec"); it != j.end() && !it->is_null()) {
+            const auto s = enter("spec");
+            std::string name;
+            if (!read(*it, name)) return false;
+            spec_name = std::move(name);
+        }
+        const bool ok =
+            field(j, "kind", p.kind) && field(j, "index", p.index) && field(j, "available", p.available) &&
+            field(j, "software", p.software) && field(j, "unified_memory", p.unified_memory) &&
+            field(j, "vendor", p.maker) && field(j, "name", p.name) && field(j, "uuid", p.uuid) &&
+            field(j, "pci", p.pci) && field(j, "pci_device_id", p.pci_device_id) &&
+            field(j, "arch", p.arch) && field(j, "driver_version", p.driver_version) &&
+            field(j, "memory_bytes", p.memory_bytes) && field(j, "memory_used_bytes", p.memory_used_bytes) &&
+            field(j, "memory_free_bytes", p.memory_free_bytes) &&
+            field(j, "memory_bandwidth_gbps", p.memory_bandwidth_gbps) &&
+            field(j, "peak_tflops", p.peak) && field(j, "peak_origin", p.peak_from) &&
+            field(j, "compute_units", p.compute_units) && field(j, "chips", p.chips) &&
+            field(j, "pcie_current", p.pcie_current) && field(j, "pcie_max", p.pcie_max) &&
+            field(j, "numa_node", p.numa_node) && field(j, "temperature_c", p.temperature_c) &&
+            field(j, "power_draw_watts", p.power_draw_watts) &&
+            field(j, "power_limit_watts", p.power_limit_watts) &&
+            field(j, "utilization_percent", p.utilization_percent);
+        if (!ok) return false;
+        p.spec = nullptr;
+        if (spec_name) {
+            p.spec = find_device(*spec_name);
+            if (p.spec == nullptr) {
+                const auto s = enter("spec");
+                return fail("no catalogue device named " + excerpt(*spec_name));
+            }
+        }
+        return true;
+    }
+    bool read(const json& j, warning& w) {
+        return object_with(j, {"kind"}) && field(j, "kind", w.kind) && field(j, "backend", w.backend) &&
+               field(j, "subject", w.subject) && field(j, "message", w.message) && field(j, "code", w.code);
+    }
+    bool read(const json& j, cpu_info& c) {
+        return object(j) && field(j, "model", c.model) && field(j, "vendor", c.maker) &&
+               field(j, "arch", c.arch) && field(j, "sockets", c.sockets) && field(j, "cores", c.cores) &&
+               field(j, "threads", c.threads) && field(j, "usable_threads", c.usable_threads) &&
+               field(j, "cpu_quota", c.cpu_quota) && field(j, "features", c.features);
+    }
+    bool read(const json& j, memory_info& m) {
+        return object(j) && field(j, "total_bytes", m.total_bytes) &&
+               field(j, "available_bytes", m.available_bytes) &&
+               field(j, "cgroup_limit_bytes", m.cgroup_limit_bytes);
+    }
+    bool read(const json& j, numa_node& n) {
+        return object_with(j, {"id"}) && field(j, "id", n.id) && field(j, "memory_bytes", n.memory_bytes) &&
+               field(j, "cpus", n.cpus);
+    }
+    bool read(const json& j, host_info& h) {
+        return object(j) && field(j, "cpu", h.cpu) && field(j, "memory", h.memory) && field(j, "numa", h.numa);
+    }
+    bool read(const json& j, pci_device& d) {
+        return object_with(j, {"address"}) && field(j, "address", d.address) &&
+               field(j, "class_code", d.class_code) && field(j, "vendor_id", d.vendor_id) &&
+               field(j, "device_id", d.device_id) &&
+               field(j, "subsystem_vendor_id", d.subsystem_vendor_id) &&
+               field(j, "subsystem_device_id", d.subsystem_device_id) &&
+               field(j, "link_current", d.link_current) && field(j, "link_max", d.link_max) &&
+               field(j, "numa_node", d.numa_node) && field(j, "driver", d.driver);
+    }
+    bool read(const json& j, interconnect& l) {
+        return object_with(j, {"kind"}) && field(j, "kind", l.kind) && field(j, "scope", l.scope) &&
+               field(j, "name", l.name) && field(j, "state", l.state) &&
+               field(j, "bandwidth_gbps", l.bandwidth_gbps) && field(j, "devices", l.devices);
+    }
+    bool read(const json& j, storage_device& d) {
+        return object_with(j, {"name"}) && field(j, "name", d.name) && field(j, "model", d.model) &&
+               field(j, "kind", d.kind) && field(j, "size_bytes", d.size_bytes) &&
+               field(j, "read_bandwidth_gbps", d.read_bandwidth_gbps);
+    }
+    bool read(const json& j, runtime_environment& e) {
+        return object(j) && field(j, "container", e.container) && field(j, "kubernetes", e.kubernetes) &&
+               field(j, "kubernetes_namespace", e.kubernetes_namespace) && field(j, "wsl", e.wsl) &&
+               field(j, "hypervisor", e.hypervisor) && field(j, "cloud", e.cloud) &&
+               field(j, "instance_type", e.instance_type) && field(j, "region", e.region) &&
+               field(j, "zone", e.zone);
+    }
+    bool read(const json& j, system_io& io) {
+        return object(j) && field(j, "pci_devices", io.pci_devices) &&
+               field(j, "interconnects", io.interconnects) && field(j, "storage", io.storage) &&
+               field(j, "environment", io.environment);
+    }
+    bool read(const json& j, accelerator_registry& r) {
+        if (!object(j)) return false;
+        const auto version = j.find("schema_version");
+        if (version == j.end()) return fail("missing schema_version");
+        {
+            const auto s = enter("schema_version");
+            std::int64_t v = 0;
+            if (!read(*version, v)) return false;
+            if (v > accelerator_registry::schema_version)
+                return fail("written by a newer ai-hwaccel (schema " + std::to_string(v) +
+                            "); this build reads up to " + std::to_string(accelerator_registry::schema_version));
+            if (v < 1) return fail("unsupported schema_version " + std::to_string(v));
+        }
+        std::vector<accelerator_profile> devices;
+        std::vector<warning> warnings;
+        host_info host;
+        system_io io;
+        if (!(field(j, "devices", devices) && field(j, "warnings", warnings) && field(j, "host", host) &&
+              field(j, "system", io)))
+            return false;
+        r = accelerator_registry(std::move(devices), std::move(warnings), std::move(host), std::move(io));
+        return true;
+    }
+
+private:
+    template <class I>
+    bool out_of_range(const std::string& text, const I&) {
+        using lim = std::numeric_limits<I>;
+        return fail("integer out of range: " + text + " (expected " + std::to_string(lim::min()) + ".." +
+                    std::to_string(lim::max()) + ")");
+    }
+    static void set(peak_throughput& p, dtype d, double v) noexcept {
+        switch (d) {
+        case dtype::fp64: p.fp64 = v; break;
+        case dtype::fp32: p.fp32 = v; break;
+        case dtype::tf32: p.tf32 = v; break;
+        case dtype::bf16: p.bf16 = v; break;
+        case dtype::fp16: p.fp16 = v; break;
+        case dtype::fp8: p.fp8 = v; break;
+        case dtype::int8: p.int8 = v; break;
+        case dtype::fp6: p.fp6 = v; break;
+        case dtype::fp4: p.fp4 = v; break;
+        case dtype::int4: p.int4 = v; break;
+        }
+    }
+
+    std::string path_;
+    std::string error_;
+};
+
+} // namespace detail::json_io
+
+#if AI_HWACCEL_EXCEPTIONS
+/// What the from_json overloads (and so `j.get<T>()`) throw on input they cannot read. A
+/// nlohmann::json::exception, so code that catches nlohmann's exceptions catches it too;
+/// what() is "[ai_hwaccel.json_error] <JSON pointer>: <what is wrong>".
+class json_error : public nlohmann::json::exception {
+public:
+    explicit json_error(const std::string& message)
+        : exception(599, ("[ai_hwaccel.json_error] " + message).c_str()) {}
+};
+#endif
+
+namespace detail::json_io {
+
+/// What the ADL from_json overloads do with a failed read (see the header comment).
+[[noreturn]] inline void conversion_failed(const std::string& message) {
+#if AI_HWACCEL_EXCEPTIONS
+    throw json_error(message);
+#else
+    (void)message;
+    std::abort();
+#endif
+}
+
+template <class T>
+void read_or_raise(const json& j, T& out) {
+    reader r;
+    T v{};
+    if (!r.read(j, v)) conversion_failed(r.error());
+    out = std::move(v);
+}
+
+/// Records why nlohmann's parser refused a text; everything else is accepted and dropped.
+class parse_error_recorder final : public nlohmann::json_sax<json> {
+public:
+    std::string message;
+
+    bool null() override { return true; }
+    bool boolean(bool) override { return true; }
+    bool number_integer(number_integer_t) override { return true; }
+    bool number_unsigned(number_unsigned_t) override { return true; }
+    bool number_float(number_float_t, const string_t&) override { return true; }
+    bool string(string_t&) override { return true; }
+    bool binary(binary_t&) override { return true; }
+    bool start_object(std::size_t) override { return true; }
+    bool key(string_t&) override { return true; }
+    bool end_object() override { return true; }
+    bool start_array(std::size_t) override { return true; }
+    bool end_array() override { return true; }
+    bool parse_error(std::size_t, const std::string&, const json::exception& ex) override {
+        // nlohmann quotes the offending token, which may be long or not UTF-8.
+        std::string what = valid_utf8(ex.what());
+        if (what.size() > 240) what = what.substr(0, 240) + "...";
+        message = std::move(what);
+        return false;
+    }
+};
+
+} // namespace detail::json_io
+
+// ---------------------------------------------------------------------------------------
+// ADL hooks for nlohmann/json. Enums are strings; the rest as in the header comment.
+
+#define AI_HWACCEL_DETAIL_JSON_ENUM_HOOKS(E)                                                   \
+    inline void to_json(nlohmann::json& j, E e) { j = detail::json_io::enum_to_json(e); }      \
+    inline void from_json(const nlohmann::json& j, E& e) { detail::json_io::read_or_raise(j, e); }
+AI_HWACCEL_DETAIL_JSON_ENUM_HOOKS(family)
+AI_HWACCEL_DETAIL_JSON_ENUM_HOOKS(vendor)
+AI_HWACCEL_DETAIL_JSON_ENUM_HOOKS(device_kind)
+AI_HWACCEL_DETAIL_JSON_ENUM_HOOKS(dtype)
+AI_HWACCEL_DETAIL_JSON_ENUM_HOOKS(memory_type)
+AI_HWACCEL_DETAIL_JSON_ENUM_HOOKS(interconnect_kind)
+AI_HWACCEL_DETAIL_JSON_ENUM_HOOKS(link_scope)
+AI_HWACCEL_DETAIL_JSON_ENUM_HOOKS(origin)
+AI_HWACCEL_DETAIL_JSON_ENUM_HOOKS(warning_kind)
+AI_HWACCEL_DETAIL_JSON_ENUM_HOOKS(backend_id)
+AI_HWACCEL_DETAIL_JSON_ENUM_HOOKS(cpu_feature)
+AI_HWACCEL_DETAIL_JSON_ENUM_HOOKS(cpu_arch)
+AI_HWACCEL_DETAIL_JSON_ENUM_HOOKS(storage_kind)
+AI_HWACCEL_DETAIL_JSON_ENUM_HOOKS(container_runtime)
+AI_HWACCEL_DETAIL_JSON_ENUM_HOOKS(cloud_provider)
+#undef AI_HWACCEL_DETAIL_JSON_ENUM_HOOKS
+
+template <class T>
+void to_json(nlohmann::json& j, const sourced<T>& s) {
+    j = detail::json_io::sourced_to_json(s);
+}
+template <class T>
+void from_json(const nlohmann::json& j, sourced<T>& s) {
+    detail::json_io::read_or_raise(j, s);
+}
+
+template <std::size_t N>
+void to_json(nlohmann::json& j, const inplace_string<N>& s) {
+    j = detail::json_io::valid_utf8(s.view());
+}
+template <std::size_t N>
+void from_json(const nlohmann::json& j, inplace_string<N>& s) {
+    detail::json_io::read_or_raise(j, s);
+}
+
+inline void to_json(nlohmann::json& j, const pci_address& a) { j = std::string(a.text().data()); }
+inline void from_json(const nlohmann::json& j, pci_address& a) { detail::json_io::read_or_raise(j, a); }
+
+inline void to_json(nlohmann::json& j, const pcie_link& l) {
+    j = nlohmann::json::object();
+    j["generation"] = l.generation;
+    j["width"] = l.width;
+}
+inline void from_json(const nlohmann::json& j, pcie_link& l) { detail::json_io::read_or_raise(j, l); }
+
+inline void to_json(nlohmann::json& j, const peak_throughput& p) {
+    j = nlohmann::json::object();
+    for (const auto& row : dtype_table)
+        if (p[row.id] != 0 && std::isfinite(p[row.id])) j[std::string(row.name)] = p[row.id];
+}
+inline void from_json(const nlohmann::json& j, peak_throughput& p) { detail::json_io::read_or_raise(j, p); }
+
+inline void to_json(nlohmann::json& j, const cpu_features& f) {
+    j = nlohmann::json::array();
+    for (const auto& row : cpu_feature_table)
+        if (f.has(row.id)) j.push_back(std::string(row.name));
+}
+inline void from_json(const nlohmann::json& j, cpu_features& f) { detail::json_io::read_or_raise(j, f); }
+
+inline void to_json(nlohmann::json& j, const accelerator_profile& p) {
+    j = nlohmann::json::object();
+    j["kind"] = p.kind;
+    j["index"] = p.index;
+    j["available"] = p.available;
+    j["software"] = p.software;
+    j["unified_memory"] = p.unified_memory;
+    j["vendor"] = p.maker;
+    j["name"] = p.name;
+    j["uuid"] = p.uuid;
+    j["pci"] = p.pci ? nlohmann::json(*p.pci) : nlohmann::json(nullptr);
+    j["pci_device_id"] = p.pci_device_id;
+    j["arch"] = p.arch;
+    j["driver_version"] = p.driver_version;
+    j["memory_bytes"] = p.memory_bytes;
+    j["memory_used_bytes"] = p.memory_used_bytes;
+    j["memory_free_bytes"] = p.memory_free_bytes;
+    j["memory_bandwidth_gbps"] = p.memory_bandwidth_gbps;
+    j["peak_tflops"] = p.peak;
+    j["peak_origin"] = p.peak_from;
+    j["compute_units"] = p.compute_units;
+    j["chips"] = p.chips;
+    j["pcie_current"] = p.pcie_current;
+    j["pcie_max"] = p.pcie_max;
+    j["numa_node"] = p.numa_node;
+    j["temperature_c"] = p.temperature_c;
+    j["power_draw_watts"] = p.power_draw_watts;
+    j["power_limit_watts"] = p.power_limit_watts;
+    j["utilization_percent"] = p.utilization_percent;
+    // Only a catalogue row can be found again by name.
+    const bool linkable = p.spec != nullptr && find_device(p.spec->name) == p.spec;
+    j["spec"] = linkable ? nlohmann::json(std::string(p.spec->name)) : nlohmann::json(nullptr);
+}
+inline void from_json(const nlohmann::json& j, accelerator_profile& p) { detail::json_io::read_or_raise(j, p); }
+
+inline void to_json(nlohmann::json& j, const warning& w) {
+    using detail::json_io::valid_utf8;
+    j = nlohmann::json::object();
+    j["kind"] = w.kind;
+    j["backend"] = w.backend ? nlohmann::json(*w.backend) : nlohmann::json(nullptr);
+    j["subject"] = valid_utf8(w.subject);
+    j["message"] = valid_utf8(w.message);
+    j["code"] = w.code;
+}
+inline void from_json(const nlohmann::json& j, warning& w) { detail::json_io::read_or_raise(j, w); }
+
+inline void to_json(nlohmann::json& j, const cpu_info& c) {
+    j = nlohmann::json::object();
+    j["model"] = detail::json_io::valid_utf8(c.model);
+    j["vendor"] = c.maker;
+    j["arch"] = c.arch;
+    j["sockets"] = c.sockets;
+    j["cores"] = c.cores;
+    j["threads"] = c.threads;
+    j["usable_threads"] = c.usable_threads;
+    j["cpu_quota"] = std::isfinite(c.cpu_quota) ? c.cpu_quota : 0.0;
+    j["features"] = c.features;
+}
+inline void from_json(const nlohmann::json& j, cpu_info& c) { detail::json_io::read_or_raise(j, c); }
+
+inline void to_json(nlohmann::json& j, const memory_info& m) {
+    j = nlohmann::json::object();
+    j["total_bytes"] = m.total_bytes;
+    j["available_bytes"] = m.available_bytes;
+    j["cgroup_limit_bytes"] = m.cgroup_limit_bytes;
+}
+inline void from_json(const nlohmann::json& j, memory_info& m) { detail::json_io::read_or_raise(j, m); }
+
+inline void to_json(nlohmann::json& j, const numa_node& n) {
+    j = nlohmann::json::object();
+    j["id"] = n.id;
+    j["memory_bytes"] = n.memory_bytes;
+    j["cpus"] = detail::json_io::valid_utf8(n.cpus);
+}
+inline void from_json(const nlohmann::json& j, numa_node& n) { detail::json_io::read_or_raise(j, n); }
+
+inline void to_json(nlohmann::json& j, const host_info& h) {
+    j = nlohmann::json::object();
+    j["cpu"] = h.cpu;
+    j["memory"] = h.memory;
+    j["numa"] = h.numa;
+}
+inline void from_json(const nlohmann::json& j, host_info& h) { detail::json_io::read_or_raise(j, h); }
+
+inline void to_json(nlohmann::json& j, const pci_device& d) {
+    j = nlohmann::json::object();
+    j["address"] = d.address;
+    j["class_code"] = d.class_code;
+    j["vendor_id"] = d.vendor_id;
+    j["device_id"] = d.device_id;
+    j["subsystem_vendor_id"] = d.subsystem_vendor_id;
+    j["subsystem_device_id"] = d.subsystem_device_id;
+    j["link_current"] = d.link_current;
+    j["link_max"] = d.link_max;
+    j["numa_node"] = d.numa_node;
+    j["driver"] = detail::json_io::valid_utf8(d.driver);
+}
+inline void from_json(const nlohmann::json& j, pci_device& d) { detail::json_io::read_or_raise(j, d); }
+
+inline void to_json(nlohmann::json& j, const interconnect& l) {
+    using detail::json_io::valid_utf8;
+    j = nlohmann::json::object();
+    j["kind"] = l.kind;
+    j["scope"] = l.scope;
+    j["name"] = valid_utf8(l.name);
+    j["state"] = valid_utf8(l.state);
+    j["bandwidth_gbps"] = l.bandwidth_gbps;
+    j["devices"] = l.devices;
+}
+inline void from_json(const nlohmann::json& j, interconnect& l) { detail::json_io::read_or_raise(j, l); }
+
+inline void to_json(nlohmann::json& j, const storage_device& d) {
+    using detail::json_io::valid_utf8;
+    j = nlohmann::json::object();
+    j["name"] = valid_utf8(d.name);
+    j["model"] = valid_utf8(d.model);
+    j["kind"] = d.kind;
+    j["size_bytes"] = d.size_bytes;
+    j["read_bandwidth_gbps"] = d.read_bandwidth_gbps;
+}
+inline void from_json(const nlohmann::json& j, storage_device& d) { detail::json_io::read_or_raise(j, d); }
+
+inline void to_json(nlohmann::json& j, const runtime_environment& e) {
+    using detail::json_io::valid_utf8;
+    j = nlohmann::json::object();
+    j["container"] = e.container;
+    j["kubernetes"] = e.kubernetes;
+    j["kubernetes_namespace"] = valid_utf8(e.kubernetes_namespace);
+    j["wsl"] = e.wsl;
+    j["hypervisor"] = valid_utf8(e.hypervisor);
+    j["cloud"] = e.cloud;
+    j["instance_type"] = valid_utf8(e.instance_type);
+    j["region"] = valid_utf8(e.region);
+    j["zone"] = valid_utf8(e.zone);
+}
+inline void from_json(const nlohmann::json& j, runtime_environment& e) { detail::json_io::read_or_raise(j, e); }
+
+inline void to_json(nlohmann::json& j, const system_io& io) {
+    j = nlohmann::json::object();
+    j["pci_devices"] = io.pci_devices;
+    j["interconnects"] = io.interconnects;
+    j["storage"] = io.storage;
+    j["environment"] = io.environment;
+}
+inline void from_json(const nlohmann::json& j, system_io& io) { detail::json_io::read_or_raise(j, io); }
+
+inline void to_json(nlohmann::json& j, const accelerator_registry& r) {
+    j = nlohmann::json::object();
+    j["schema_version"] = accelerator_registry::schema_version;
+    auto& devices = j["devices"] = nlohmann::json::array();
+    for (const auto& p : r.all()) devices.push_back(nlohmann::json(p));
+    auto& warnings = j["warnings"] = nlohmann::json::array();
+    for (const auto& w : r.warnings()) warnings.push_back(nlohmann::json(w));
+    j["host"] = r.host();
+    j["system"] = r.system();
+}
+inline void from_json(const nlohmann::json& j, accelerator_registry& r) { detail::json_io::read_or_raise(j, r); }
+
+// ---------------------------------------------------------------------------------------
+// Text in, text out.
+
+/// The registry as JSON text. `indent` < 0 writes one line; otherwise nlohmann's pretty
+/// printing with that many spaces per level.
+inline std::string to_json_string(const accelerator_registry& r, int indent = 2) {
+    const nlohmann::json j = r;
+    // Strings were made valid UTF-8 on the way in, so `replace` never fires; it is there so
+    // that writing can never throw (or abort, without exceptions).
+    return j.dump(indent, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+/// The outcome of reading a registry: the registry, or why there is none.
+struct registry_json_result {
+    std::optional<accelerator_registry> registry; ///< set on success
+    std::string error;                            ///< empty on success, else "<where>: <what>"
+
+    bool ok() const noexcept { return registry.has_value(); }
+    explicit operator bool() const noexcept { return ok(); }
+};
+
+/// Reads a registry from parsed JSON. Never throws (except std::bad_alloc). A template
+/// taking exactly nlohmann::json, so that a string argument picks the text overload below
+/// instead of being ambiguous between the two.
+template <class Json>
+    requires std::is_same_v<Json, nlohmann::json>
+registry_json_result registry_from_json(const Json& j) {
+    registry_json_result out;
+    detail::json_io::reader r;
+    accelerator_registry reg;
+    if (r.read(j, reg)) out.registry = std::move(reg);
+    else out.error = r.error();
+    return out;
+}
+
+/// Reads a registry from JSON text (as to_json_string writes it). Refuses, with a message:
+/// text that is not JSON (including invalid UTF-8, NUL bytes and numbers beyond a double's
+/// range), a missing or newer schema_version, values of the wrong type, unknown names,
+/// integers out of their field's range, over-long strings or arrays, unknown catalogue
+/// devices. Never throws (except std::bad_alloc) and never aborts, whatever the bytes.
+inline registry_json_result registry_from_json(std::string_view text) {
+    // nlohmann's lexer takes a NUL byte for the end of the input and would ignore whatever
+    // follows; JSON text never holds one (inside strings it must be escaped).
+    if (const auto nul = text.find('\0'); nul != std::string_view::npos) {
+        registry_json_result out;
+        out.error = "invalid JSON: NUL byte at offset " + std::to_string(nul);
+        return out;
+    }
+    const char* const first = text.data();
+    const char* const last = first + text.size();
+    const auto j = nlohmann::json::parse(first, last, nullptr, /*allow_exceptions=*/false);
+    if (j.is_discarded()) {
+        // Parse once more with a recorder to learn why; only failures pay for it.
+        detail::json_io::parse_error_recorder why;
+        (void)nlohmann::json::sax_parse(first, last, &why);
+        registry_json_result out;
+        out.error = "invalid JSON: " + (why.message.empty() ? std::string("parse error") : why.message);
+        return out;
+    }
+    return registry_from_json(j);
+}
+
+AI_HWACCEL_NAMESPACE_END
+
+#endif // AI_HWACCEL_JSON
+// ---- end ai_hwaccel/io/json.hpp
+
+#if AI_HWACCEL_JSON && (AI_HWACCEL_OS_LINUX || AI_HWACCEL_OS_MACOS)
+#define AI_HWACCEL_HAS_DISK_CACHE 1
+#else
+#define AI_HWACCEL_HAS_DISK_CACHE 0
+#endif
+
+#if AI_HWACCEL_HAS_DISK_CACHE
+
+// #include "ai_hwaccel/core/warning.hpp"
+// #include "ai_hwaccel/registry.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <unistd.h>
+
+AI_HWACCEL_NAMESPACE_BEGIN
+
+/// The envelope's own version; bumped when its shape changes incompatibly.
+inline constexpr int disk_cache_format_version = 1;
+inline constexpr std::string_view disk_cache_format_name = "ai-hwaccel-registry-cache";
+
+/// What makes a cache file this machine's, this boot's.
+struct host_identity {
+    std::string hostname;
+    std::string boot_id; ///< /proc/sys/kernel/random/boot_id; empty where the OS has none
+
+    friend bool operator==(const host_identity&, const host_identity&) = default;
+};
+
+namespace detail {
+inline std::string read_small_file(const char* path) {
+    std::string s;
+    const int fd = ::open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY);
+    if (fd < 0) return s;
+    char buf[256];
+    for (;;) {
+        const ::ssize_t n = ::read(fd, buf, sizeof buf);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) break;
+        s.append(buf, static_cast<std::size_t>(n));
+        if (s.size() > 4096) break;
+    }
+    ::close(fd);
+    while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
+    return s;
+}
+} // namespace detail
+
+/// This machine and boot, as the disk cache records them.
+inline host_identity current_host_identity() {
+    host_identity id;
+    char name[256] = {};
+    if (::gethostname(name, sizeof name - 1) == 0) id.hostname = name;
+    id.boot_id = detail::read_small_file("/proc/sys/kernel/random/boot_id");
+    return id;
+}
+
+/// The default cache folder: `$XDG_CACHE_HOME/ai-hwaccel` when XDG_CACHE_HOME is an
+/// absolute path (the XDG spec says relative values are to be ignored), else
+/// `$HOME/.cache/ai-hwaccel` when HOME is absolute; empty (no cache) otherwise.
+inline std::string default_disk_cache_folder() {
+    // getenv is read-only here; callers that modify the environment concurrently are
+    // already outside what POSIX allows.
+    const char* xdg = std::getenv("XDG_CACHE_HOME");
+    if (xdg && xdg[0] == '/') return std::string(xdg) + "/ai-hwaccel";
+    const char* home = std::getenv("HOME");
+    if (home && home[0] == '/' && home[1] != '\0') return std::string(home) + "/.cache/ai-hwaccel";
+    return {};
+}
+
+struct disk_cache_options {
+    /// The folder; empty means default_disk_cache_folder().
+    std::string folder;
+    /// The file's name inside it (a plain name: no '/'); distinct callers that detect
+    /// different things (another backend mask, a machine tree) should use distinct names.
+    std::string file_name = "registry.json";
+    /// How long a stored detection stays usable.
+    std::chrono::seconds max_age{std::chrono::minutes(5)};
+    /// Files larger than this are refused unread (a registry of hundreds of devices is
+    /// well under 1 MiB).
+    std::size_t max_bytes = std::size_t{8} << 20;
+    /// The identity files must carry; empty means current_host_identity().
+    std::optional<host_identity> identity;
+    /// The wall clock (tests set their own); empty means std::chrono::system_clock.
+    std::function<std::chrono::system_clock::time_point()> now;
+};
+
+/// Why a load did not give a registry.
+enum class disk_cache_status : std::uint8_t {
+    hit,         ///< a valid, fresh registry was read
+    missing,     ///< no file yet
+    expired,     ///< a valid file, too old (or dated in the future)
+    invalid,     ///< corrupt, foreign, newer, too large, not a regular file
+    unavailable, ///< no usable folder (unsafe, unset, unreadable)
+};
+
+constexpr std::string_view to_string(disk_cache_status s) noexcept {
+    switch (s) {
+    case disk_cache_status::hit: return "hit";
+    case disk_cache_status::missing: return "missing";
+    case disk_cache_status::expired: return "expired";
+    case disk_cache_status::invalid: return "invalid";
+    case disk_cache_status::unavailable: return "unavailable";
+    }
+    return "invalid";
+}
+
+struct disk_cache_load {
+    disk_cache_status status = disk_cache_status::missing;
+    std::optional<accelerator_registry> registry; ///< set on a hit
+    std::vector<warning> warnings;                ///< why it was invalid or unavailable
+};
+
+class disk_cache {
+public:
+    disk_cache() : disk_cache(disk_cache_options{}) {}
+    explicit disk_cache(disk_cache_options options) : options_(std::move(options)) {
+        if (options_.folder.empty()) options_.folder = default_disk_cache_folder();
+        if (!options_.identity) options_.identity = current_host_identity();
+        if (!options_.now) options_.now = [] { return std::chrono::system_clock::now(); };
+    }
+
+    const std::string& folder() const noexcept { return options_.folder; }
+    /// The cache file's full path (for messages; never opened by path).
+    std::string path() const { return options_.folder + "/" + options_.file_name; }
+    const disk_cache_options& options() const noexcept { return options_; }
+
+    /// Reads the cache file. Never throws (except std::bad_alloc), never follows a symlink.
+    disk_cache_load load() const {
+        disk_cache_load out;
+        dir_handle dir = open_folder(false, out.warnings);
+        if (!dir) {
+            // No folder yet is an empty cache; a refused one is no cache.
+            out.status = out.warnings.empty() ? disk_cache_status::missing : disk_cache_status::unavailable;
+            return out;
+        }
+        const int fd = ::openat(dir.fd, options_.file_name.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK);
+        if (fd < 0) {
+            const int e = errno;
+            if (e == ENOENT) out.status = disk_cache_status::missing;
+            else if (e == ELOOP) invalid(out, "is a symbolic link; not followed");
+            else if (e == EACCES || e == EPERM) {
+                out.status = disk_cache_status::unavailable;
+                out.warnings.push_back(warn(warning_kind::permission_denied, "cannot be read: " + errno_text(e)));
+            } else invalid(out, "cannot be opened: " + errno_text(e));
+            return out;
+        }
+        fd_closer closer{fd};
+        struct stat st {};
+        if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) return invalid(out, "is not a regular file");
+        if (static_cast<std::uint64_t>(st.st_size) > options_.max_bytes)
+            return invalid(out, "is larger than " + std::to_string(options_.max_bytes) + " bytes");
+        std::string text;
+        if (!read_capped(fd, text)) return invalid(out, "could not be read completely");
+        return parse(text, out);
+    }
+
+    /// Writes `reg` atomically. Returns the warnings of a write that did not happen (empty
+    /// on success). Never throws (except std::bad_alloc).
+    std::vector<warning> store(const accelerator_registry& reg) const {
+        std::vector<warning> warnings;
+        dir_handle dir = open_folder(true, warnings);
+        if (!dir) return warnings;
+        const std::string text = envelope(reg);
+
+        static std::atomic<std::uint64_t> counter{0};
+        int fd = -1;
+        std::string temp;
+        for (int attempt = 0; attempt < 16 && fd < 0; ++attempt) {
+            const auto ticks = std::chrono::steady_clock::now().time_since_epoch().count();
+            temp = "." + options_.file_name + "." + std::to_string(::getpid()) + "." +
+                   std::to_string(counter.fetch_add(1, std::memory_order_relaxed)) + "." +
+                   std::to_string(static_cast<std::uint64_t>(ticks) & 0xffffff) + ".tmp";
+            fd = ::openat(dir.fd, temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY, 0600);
+            if (fd < 0 && errno != EEXIST) break;
+        }
+        if (fd < 0) {
+            const int e = errno;
+            warnings.push_back(warn(e == EACCES || e == EPERM || e == EROFS ? warning_kind::permission_denied
+                                                                            : warning_kind::read_error,
+                                    "not written (no cache): cannot create a file in " + options_.folder + ": " +
+                                        errno_text(e)));
+            return warnings;
+        }
+        bool ok = true;
+        int error = 0;
+        {
+            fd_closer closer{fd};
+            // O_CREAT's mode is filtered by the umask; make it exactly 0600 either way.
+            if (::fchmod(fd, 0600) != 0) ok = false;
+            std::size_t done = 0;
+            while (ok && done < text.size()) {
+                const ::ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+                if (n < 0) {
+                    if (errno == EINTR) continue;
+                    ok = false;
+                    break;
+                }
+                done += static_cast<std::size_t>(n);
+            }
+            if (ok && ::fsync(fd) != 0) ok = false;
+            if (!ok) error = errno;
+        }
+        if (ok && ::renameat(dir.fd, temp.c_str(), dir.fd, options_.file_name.c_str()) != 0) {
+            ok = false;
+            error = errno;
+        }
+        if (!ok) {
+            ::unlinkat(dir.fd, temp.c_str(), 0);
+            warnings.push_back(warn(warning_kind::read_error, "not written: " + errno_text(error)));
+            return warnings;
+        }
+        ::fsync(dir.fd); // make the rename itself durable; a failure here loses nothing
+        return warnings;
+    }
+
+    /// The cached registry when there is a valid, fresh one; otherwise `detect()`'s,
+    /// stored for next time, carrying a `cache_invalid` (or I/O) warning when the file was
+    /// invalid or the cache unusable. The file never holds those cache warnings.
+    template <class Detect>
+    accelerator_registry get_or_detect(Detect&& detect) const {
+        disk_cache_load loaded = load();
+        if (loaded.status == disk_cache_status::hit) return std::move(*loaded.registry);
+        accelerator_registry fresh = std::forward<Detect>(detect)();
+        std::vector<warning> extra = std::move(loaded.warnings);
+        if (loaded.status != disk_cache_status::unavailable) {
+            auto w = store(fresh);
+            for (auto& x : w) extra.push_back(std::move(x));
+        }
+        for (auto& w : extra) fresh.add(std::move(w));
+        return fresh;
+    }
+
+    /// Removes the cache file (not the folder); true when there is none afterwards.
+    bool clear() const {
+        std::vector<warning> ignored;
+        dir_handle dir = open_folder(false, ignored);
+        if (!dir) return true;
+        return ::unlinkat(dir.fd, options_.file_name.c_str(), 0) == 0 || errno == ENOENT;
+    }
+
+private:
+    struct fd_closer {
+        int fd;
+        explicit fd_closer(int f) noexcept : fd(f) {}
+        fd_closer(const fd_closer&) = delete;
+        fd_closer& operator=(const fd_closer&) = delete;
+        ~fd_closer() {
+            if (fd >= 0) ::close(fd);
+        }
+    };
+    struct dir_handle {
+        int fd = -1;
+        dir_handle() = default;
+        explicit dir_handle(int f) : fd(f) {}
+        dir_handle(dir_handle&& o) noexcept : fd(std::exchange(o.fd, -1)) {}
+        dir_handle& operator=(dir_handle&&) = delete;
+        ~dir_handle() {
+            if (fd >= 0) ::close(fd);
+        }
+        explicit operator bool() const noexcept { return fd >= 0; }
+    };
+
+    static std::string errno_text(int e) {
+        // strerror is not thread-safe and strerror_r has two incompatible signatures:
+        // describe the cases a cache meets, and give the number for the rest.
+        switch (e) {
+        case EACCES: return "permission denied";
+        case EPERM: return "operation not permitted";
+        case EROFS: return "read-only file system";
+        case ENOSPC: return "no space left on device";
+        case ENOENT: return "no such file or directory";
+        case ENOTDIR: return "not a directory";
+        case ELOOP: return "symbolic link";
+        case EDQUOT: return "disk quota exceeded";
+        default: break;
+        }
+        return "errno " + std::to_string(e);
+    }
+
+    warning warn(warning_kind kind, std::string message) const {
+        return warning{kind, std::nullopt, path(), std::move(message), 0};
+    }
+
+    disk_cache_load& invalid(disk_cache_load& out, std::string why) const {
+        out.status = disk_cache_status::invalid;
+        out.registry.reset();
+        out.warnings.push_back(warn(warning_kind::cache_invalid, std::move(why) + "; detected again"));
+        return out;
+    }
+
+    /// Opens (and with `create`, makes) the folder and checks it is private; the fd is
+    /// what every later operation goes through, so the checked folder is the used one.
+    dir_handle open_folder(bool create, std::vector<warning>& warnings) const {
+        const std::string& dir = options_.folder;
+        auto refuse = [&](warning_kind kind, std::string why) {
+            warnings.push_back(warning{kind, std::nullopt, dir, "cache folder " + std::move(why) + "; no cache used", 0});
+            return dir_handle{};
+        };
+        if (dir.empty() || dir.front() != '/')
+            return refuse(warning_kind::read_error, "unknown (neither XDG_CACHE_HOME nor HOME is an absolute path)");
+        if (options_.file_name.empty() || options_.file_name.find('/') != std::string::npos ||
+            options_.file_name == "." || options_.file_name == "..")
+            return refuse(warning_kind::read_error, "file name \"" + options_.file_name + "\" is not a plain name");
+        if (create) {
+            // The parents (e.g. ~/.cache) as the XDG spec wants them: 0700 when we make them.
+            for (std::size_t i = dir.find('/', 1); i != std::string::npos; i = dir.find('/', i + 1)) {
+                const std::string parent = dir.substr(0, i);
+                if (::mkdir(parent.c_str(), 0700) != 0 && errno != EEXIST) break; // the final mkdir reports it
+            }
+            if (::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST) {
+                const int e = errno;
+                return refuse(e == EACCES || e == EPERM || e == EROFS ? warning_kind::permission_denied
+                                                                      : warning_kind::read_error,
+                              "cannot be created: " + errno_text(e));
+            }
+        }
+        const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (fd < 0) {
+            const int e = errno;
+            if (e == ENOENT && !create) return dir_handle{}; // nothing cached yet: not a fault
+            if (e == ELOOP || e == ENOTDIR) {
+                // ELOOP: the last component is a symlink. ENOTDIR: a file, or a symlink to one.
+                struct stat lst {};
+                if (::lstat(dir.c_str(), &lst) == 0 && S_ISLNK(lst.st_mode))
+                    return refuse(warning_kind::cache_invalid, "is a symbolic link, not followed");
+                return refuse(warning_kind::cache_invalid, "is not a directory");
+            }
+            return refuse(e == EACCES || e == EPERM ? warning_kind::permission_denied : warning_kind::read_error,
+                          "cannot be opened: " + errno_text(e));
+        }
+        dir_handle h(fd);
+        struct stat st {};
+        if (::fstat(fd, &st) != 0 || !S_ISDIR(st.st_mode)) return refuse(warning_kind::cache_invalid, "is not a directory");
+        if (st.st_uid != ::geteuid())
+            return refuse(warning_kind::cache_invalid, "is owned by uid " + std::to_string(st.st_uid) + ", not this user");
+        if ((st.st_mode & (S_IWGRP | S_IWOTH)) != 0)
+            return refuse(warning_kind::cache_invalid, "is writable by other users (mode " + octal(st.st_mode & 07777) + ")");
+        return h;
+    }
+
+    static std::string octal(unsigned long mode) {
+        char buf[16];
+        std::snprintf(buf, sizeof buf, "%04lo", mode);
+        return buf;
+    }
+
+    bool read_capped(int fd, std::string& text) const {
+        char buf[16384];
+        for (;;) {
+            const ::ssize_t n = ::read(fd, buf, sizeof buf);
+            if (n < 0) {
+                if (errno == EINTR) continue;
+                return false;
+            }
+            if (n == 0) return true;
+            text.append(buf, static_cast<std::size_t>(n));
+            if (text.size() > options_.max_bytes) return false; // grew while we read
+        }
+    }
+
+    std::string envelope(const accelerator_registry& reg) const {
+        nlohmann::json j;
+        j["format"] = disk_cache_format_name;
+        j["format_version"] = disk_cache_format_version;
+        j["library_version"] = version.text;
+        j["backends"] = compiled_backend_mask;
+        j["hostname"] = options_.identity->hostname;
+        j["boot_id"] = options_.identity->boot_id;
+        j["written_at"] =
+            std::chrono::duration_cast<std::chrono::seconds>(options_.now().time_since_epoch()).count();
+        j["registry"] = reg;
+        return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    }
+
+    disk_cache_load& parse(const std::string& text, disk_cache_load& out) const {
+        if (text.find('\0') != std::string::npos) return invalid(out, "is corrupt (NUL byte)");
+        const auto j = nlohmann::json::parse(text.begin(), text.end(), nullptr, /*allow_exceptions=*/false);
+        if (j.is_discarded() || !j.is_object()) return invalid(out, "is corrupt (not a JSON object)");
+        auto str = [&](const char* key) -> std::optional<std::string> {
+            const auto it = j.find(key);
+            if (it == j.end() || !it->is_string()) return std::nullopt;
+            return it->get<std::string>();
+        };
+        auto integer = [&](const char* key) -> std::optional<std::int64_t> {
+            const auto it = j.find(key);
+            if (it == j.end() || !it->is_number_integer()) return std::nullopt;
+            if (it->is_number_unsigned() && it->get<std::uint64_t>() > static_cast<std::uint64_t>(INT64_MAX))
+                return std::nullopt;
+            return it->get<std::int64_t>();
+        };
+        if (str("format") != std::string(disk_cache_format_name)) return invalid(out, "is not an ai-hwaccel cache file");
+        const auto fv = integer("format_version");
+        if (!fv) return invalid(out, "is corrupt (no format_version)");
+        if (*fv > disk_cache_format_version)
+            return invalid(out, "was written in a newer cache format (" + std::to_string(*fv) + " > " +
+                                    std::to_string(disk_cache_format_version) + ")");
+        if (*fv < disk_cache_format_version) return invalid(out, "was written in an older cache format");
+        const auto lib = str("library_version");
+        if (!lib) return invalid(out, "is corrupt (no library_version)");
+        if (*lib != version.text)
+            return invalid(out, "was written by ai-hwaccel " + *lib + ", not " + version.text);
+        const auto backends = integer("backends");
+        if (!backends || *backends != static_cast<std::int64_t>(compiled_backend_mask))
+            return invalid(out, "was written by a build with other backends compiled in");
+        const auto host = str("hostname");
+        const auto boot = str("boot_id");
+        if (!host || !boot) return invalid(out, "is corrupt (no host identity)");
+        if (*host != options_.identity->hostname) return invalid(out, "belongs to another machine (" + *host + ")");
+        if (*boot != options_.identity->boot_id) return invalid(out, "was written before the last reboot");
+        const auto written = integer("written_at");
+        if (!written) return invalid(out, "is corrupt (no written_at)");
+        const auto it = j.find("registry");
+        if (it == j.end()) return invalid(out, "is corrupt (no registry)");
+        auto reg = registry_from_json(*it);
+        if (!reg) return invalid(out, "holds a registry that does not read: " + reg.error);
+
+        const auto now = std::chrono::duration_cast<std::chrono::seconds>(options_.now().time_since_epoch()).count();
+        const std::int64_t age = now - *written;
+        // A date in the future means the clock moved back; the file's age is unknown.
+        if (age < 0 || age >= options_.max_age.count()) {
+            out.status = disk_cache_status::expired;
+            return out;
+        }
+        out.status = disk_cache_status::hit;
+        out.registry = std::move(reg.registry);
+        return out;
+    }
+
+    disk_cache_options options_;
+};
+
+AI_HWACCEL_NAMESPACE_END
+
+#endif // AI_HWACCEL_HAS_DISK_CACHE
+// ---- end ai_hwaccel/cache/disk.hpp
+// #include "ai_hwaccel/cache/lazy.hpp"
+// ---- begin ai_hwaccel/cache/lazy.hpp
+// ai-hwaccel cache: a registry that probes a device family only when first asked.
+//
+//     ai_hwaccel::lazy_registry lazy{ai_hwaccel::host_system{}};
+//     auto gpus = lazy.devices(ai_hwaccel::family::gpu);   // runs the GPU backends, once
+//     auto npus = lazy.devices(ai_hwaccel::family::npu);   // now the NPU backends, once
+//
+// A program that only ever wants GPUs should not pay for starting the TPU, Gaudi or NPU
+// tools. `devices(f)` runs the probes of the backends whose device kinds belong to family
+// `f` (the host probes for family::cpu) the first time any caller asks for it, and serves
+// later calls from what they found. Each backend runs at most once: the Apple backend,
+// which finds a GPU and a Neural Engine, runs for whichever of the two families is asked
+// first, and its NPU is then simply there. Calls from several threads are safe; two callers
+// asking for the same family wait for one run, and callers asking for different families
+// probe concurrently.
+//
+// The probes run through `detector` (detect/detect.hpp) restricted to the family's
+// backends, so timing, merging of devices seen by several backends, *_VISIBLE_DEVICES and
+// warnings work as in a full detection, within each family's run. The `detector` given at
+// construction says which backends may run at all and how (parallel, visibility).
+
+// #include "ai_hwaccel/config.hpp"
+// #include "ai_hwaccel/core/backend.hpp"
+// #include "ai_hwaccel/core/profile.hpp"
+// #include "ai_hwaccel/core/taxonomy.hpp"
+// #include "ai_hwaccel/core/warning.hpp"
+// #include "ai_hwaccel/detect/detect.hpp"
+// #include "ai_hwaccel/detect/system.hpp"
+// #include "ai_hwaccel/registry.hpp"
+
+#include <algorithm>
+#include <array>
+#include <condition_variable>
+#include <cstddef>
+#include <cstdint>
+#include <mutex>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+AI_HWACCEL_NAMESPACE_BEGIN
+
+/// Whether backend `b` finds devices of family `f` (from the backend table's device kinds).
+constexpr bool backend_serves_family(backend_id b, family f) noexcept {
+    for (const device_kind k : backend_table[static_cast<std::size_t>(b)].kinds)
+        if (family_of(k) == f) return true;
+    return false;
+}
+
+/// `S` is the system probed (host_system for the live machine); `Probes` a std::tuple of
+/// probe types (this build's backends unless a test or a program gives its own).
+template <system_view S, class Probes = builtin_probes>
+class lazy_registry {
+public:
+    explicit lazy_registry(S sys, detector base = detector::all(), Probes probes = Probes{})
+        : sys_(std::move(sys)), base_(base), probes_(std::move(probes)) {}
+
+    lazy_registry(const lazy_registry&) = delete;
+    lazy_registry& operator=(const lazy_registry&) = delete;
+
+    /// The available devices of family `f`, probing that family first if no one has yet.
+    /// A concrete vector (a copy): it stays valid whatever other threads probe meanwhile.
+    std::vector<accelerator_profile> devices(family f) {
+        ensure(f);
+        std::lock_guard lock(mutex_);
+        std::vector<accelerator_profile> out;
+        for (const auto& p : profiles_)
+            if (p.available && p.device_family() == f) out.push_back(p);
+        return out;
+    }
+
+    /// Whether family `f` has been probed (or is being probed now).
+    bool probed(family f) const {
+        std::lock_guard lock(mutex_);
+        for (std::size_t i = 0; i < backend_count; ++i) {
+            const auto b = static_cast<backend_id>(i);
+            if (base_.requested(b) && backend_serves_family(b, f) && backend_state_[i] == state::idle) return false;
+        }
+        if (f == family::cpu && base_.host() && host_state_ == state::idle) return false;
+        return true;
+    }
+
+    /// Probes every family not probed yet.
+    void probe_all() {
+        for (const auto& fi : family_table) ensure(fi.id);
+    }
+
+    /// What has been found so far, as a registry (a copy). Families never asked for are
+    /// absent: call probe_all() first for a complete one.
+    accelerator_registry snapshot() const {
+        std::lock_guard lock(mutex_);
+        return accelerator_registry(profiles_, warnings_, host_, io_);
+    }
+
+    /// Per-backend timings of every run so far, in the order they finished.
+    std::vector<probe_timing> timings() const {
+        std::lock_guard lock(mutex_);
+        return timings_;
+    }
+
+private:
+    enum class state : std::uint8_t { idle, running, done };
+
+    // Claims the family's unprobed backends, runs them, and waits for any of its backends
+    // that another thread is running.
+    void ensure(family f) {
+        std::unique_lock lock(mutex_);
+        detector mine = base_;
+        bool any = false;
+        std::array<bool, backend_count> claimed{};
+        for (std::size_t i = 0; i < backend_count; ++i) {
+            const auto b = static_cast<backend_id>(i);
+            if (!base_.requested(b)) continue;
+            if (backend_serves_family(b, f) && backend_state_[i] == state::idle) {
+                backend_state_[i] = state::running;
+                claimed[i] = true;
+                any = true;
+            } else {
+                mine.without(b);
+            }
+        }
+        const bool host = f == family::cpu && base_.host() && host_state_ == state::idle;
+        if (host) {
+            host_state_ = state::running;
+            any = true;
+        }
+        mine.with_host(host);
+
+        if (any) {
+            lock.unlock();
+            timed_detection found;
+#if AI_HWACCEL_EXCEPTIONS
+            try {
+                found = run(mine);
+            } catch (...) {
+                // Out of memory: give the claim back so that a later call can try again.
+                lock.lock();
+                release(claimed, host, state::idle);
+                throw;
+            }
+#else
+            found = run(mine);
+#endif
+            lock.lock();
+            absorb(std::move(found), host);
+            release(claimed, host, state::done);
+        }
+        changed_.wait(lock, [&] { return !busy(f); });
+    }
+
+    timed_detection run(const detector& d) const {
+        return std::apply([&](const auto&... p) { return d.run_timed_with(sys_, p...); }, probes_);
+    }
+
+    void release(const std::array<bool, backend_count>& claimed, bool host, state to) {
+        for (std::size_t i = 0; i < backend_count; ++i)
+            if (claimed[i]) backend_state_[i] = to;
+        if (host) host_state_ = to;
+        changed_.notify_all();
+    }
+
+    bool busy(family f) const {
+        for (std::size_t i = 0; i < backend_count; ++i)
+            if (backend_state_[i] == state::running && backend_serves_family(static_cast<backend_id>(i), f)) return true;
+        return f == family::cpu && host_state_ == state::running;
+    }
+
+    void absorb(timed_detection found, bool host) {
+        auto& reg = found.registry;
+        for (const auto& p : reg.all()) profiles_.push_back(p);
+        for (const auto& w : reg.warnings())
+            if (std::find(warnings_.begin(), warnings_.end(), w) == warnings_.end()) warnings_.push_back(w);
+        if (host) {
+            // The host run carries the machine's description; the others only their links.
+            auto links = std::move(io_.interconnects);
+            host_ = reg.host();
+            io_ = reg.system();
+            for (auto& l : links) io_.interconnects.push_back(std::move(l));
+        } else {
+            for (const auto& l : reg.system().interconnects) io_.interconnects.push_back(l);
+        }
+        for (auto& t : found.timings) timings_.push_back(std::move(t));
+    }
+
+    S sys_;
+    detector base_;
+    Probes probes_;
+
+    mutable std::mutex mutex_;
+    std::condition_variable changed_;
+    std::array<state, backend_count> backend_state_{};
+    state host_state_ = state::idle;
+    std::vector<accelerator_profile> profiles_;
+    std::vector<warning> warnings_;
+    host_info host_;
+    system_io io_;
+    std::vector<probe_timing> timings_;
+};
+
+template <system_view S>
+lazy_registry(S) -> lazy_registry<S, builtin_probes>;
+template <system_view S>
+lazy_registry(S, detector) -> lazy_registry<S, builtin_probes>;
+
+AI_HWACCEL_NAMESPACE_END
+// ---- end ai_hwaccel/cache/lazy.hpp
+// #include "ai_hwaccel/cache/ttl.hpp"
+// ---- begin ai_hwaccel/cache/ttl.hpp
+// ai-hwaccel cache: a thread-safe, time-limited cache of one detection.
+//
+//     ai_hwaccel::ttl_cache cache(std::chrono::seconds(30));   // detects the live host
+//     auto reg = cache.get();   // shared_ptr<const accelerator_registry>, never null
+//
+// `get()` returns the registry of the last detection while it is younger than the TTL and
+// detects again once it is not. When several threads call `get()` on an empty or expired
+// cache, exactly one of them detects and the others wait for its result: N callers cost one
+// detection, not N. The registry is handed out as a `shared_ptr<const …>`, so a caller keeps
+// a consistent snapshot however often the cache is refreshed behind it.
+//
+// What "detect" and "now" mean is injectable: any function returning a registry (a
+// `detector` with chosen backends, a captured machine tree, a disk cache's
+// `get_or_detect`, a test double) and any steady clock reading (tests step time by hand
+// instead of sleeping).
+
+// #include "ai_hwaccel/config.hpp"
+// #include "ai_hwaccel/registry.hpp"
+
+#if AI_HWACCEL_OS_LINUX || AI_HWACCEL_OS_MACOS
+// #include "ai_hwaccel/detect/detect.hpp"
+#endif
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <utility>
+
+AI_HWACCEL_NAMESPACE_BEGIN
+
+class ttl_cache {
+public:
+    using clock = std::chrono::steady_clock;
+    using detect_function = std::function<accelerator_registry()>;
+    using clock_function = std::function<clock::time_point()>;
+    using registry_ptr = std::shared_ptr<const accelerator_registry>;
+
+    /// A cache whose entries live `ttl`, filled by `detect`, timed by `now` (the steady
+    /// clock unless a test gives its own). A `ttl` of zero or less re-detects on every get().
+    ttl_cache(clock::duration ttl, detect_function detect, clock_function now = {})
+        : ttl_(ttl), detect_(std::move(detect)), now_(std::move(now)) {
+        if (!now_) now_ = [] { return clock::now(); };
+    }
+
+#if AI_HWACCEL_OS_LINUX || AI_HWACCEL_OS_MACOS
+    /// A cache of the live host's full detection (`detect()`).
+    explicit ttl_cache(clock::duration ttl) : ttl_cache(ttl, [] { return ai_hwaccel::detect(); }) {}
+#endif
+
+    ttl_cache(const ttl_cache&) = delete;
+    ttl_cache& operator=(const ttl_cache&) = delete;
+
+    /// The cached registry, detected first when the cache is empty, expired or invalidated.
+    /// Never null. Threads arriving while another detects wait for that detection.
+    registry_ptr get() {
+        std::unique_lock lock(mutex_);
+        for (;;) {
+            if (value_ && !stale_ && now_() - taken_ < ttl_) return value_;
+            if (!detecting_) break;
+            const std::uint64_t seen = generation_;
+            done_.wait(lock, [&] { return !detecting_ || generation_ != seen; });
+            // A detection that just finished is returned even if the TTL is zero: the
+            // waiters asked while it ran, so it is as fresh as anything they could get.
+            if (generation_ != seen && value_) return value_;
+        }
+        detecting_ = true;
+        lock.unlock();
+
+        registry_ptr fresh;
+#if AI_HWACCEL_EXCEPTIONS
+        try {
+            fresh = std::make_shared<const accelerator_registry>(detect_());
+        } catch (...) {
+            // Detection itself never throws; this is out of memory or a caller's function.
+            // Let a waiter try again rather than leave them blocked.
+            lock.lock();
+            detecting_ = false;
+            done_.notify_all();
+            throw;
+        }
+#else
+        fresh = std::make_shared<const accelerator_registry>(detect_());
+#endif
+        const auto taken = now_();
+        lock.lock();
+        value_ = fresh;
+        taken_ = taken;
+        stale_ = false;
+        detecting_ = false;
+        ++generation_;
+        ++detections_;
+        done_.notify_all();
+        return fresh;
+    }
+
+    /// The cached registry if there is a fresh one, without detecting.
+    registry_ptr peek() const {
+        std::lock_guard lock(mutex_);
+        if (value_ && !stale_ && now_() - taken_ < ttl_) return value_;
+        return nullptr;
+    }
+
+    /// Makes the next get() detect again (a detection already running still completes).
+    void invalidate() {
+        std::lock_guard lock(mutex_);
+        stale_ = true;
+    }
+
+    /// Age of the cached registry; empty when there is none.
+    std::optional<clock::duration> age() const {
+        std::lock_guard lock(mutex_);
+        if (!value_) return std::nullopt;
+        return now_() - taken_;
+    }
+
+    /// How many detections this cache has run (for tests and diagnostics).
+    std::uint64_t detections() const {
+        std::lock_guard lock(mutex_);
+        return detections_;
+    }
+
+    clock::duration ttl() const noexcept { return ttl_; }
+
+private:
+    const clock::duration ttl_;
+    detect_function detect_;
+    clock_function now_;
+
+    mutable std::mutex mutex_;
+    std::condition_variable done_;
+    registry_ptr value_;
+    clock::time_point taken_{};
+    bool stale_ = false;
+    bool detecting_ = false;
+    std::uint64_t generation_ = 0; ///< bumped by each completed detection
+    std::uint64_t detections_ = 0;
+};
+
+AI_HWACCEL_NAMESPACE_END
+// ---- end ai_hwaccel/cache/ttl.hpp
+// #include "ai_hwaccel/core.hpp"
+// ---- begin ai_hwaccel/core.hpp
+// ai-hwaccel: the light umbrella.
+//
+// The core vocabulary and every constexpr table: units, quantization formats, families,
+// vendors, device kinds, backends, the device catalogue, PCI addresses, profiles and
+// requirements. Everything here is usable in constant expressions and allocation-free:
+// no range-v3, no I/O, no threads, no std::string. The runtime companions that do
+// allocate (core/warning.hpp, core/system_io.hpp) come with registry.hpp, or on their own.
+
+// #include "ai_hwaccel/config.hpp"
+// #include "ai_hwaccel/core/backend.hpp"
+// #include "ai_hwaccel/core/catalogue.hpp"
+// #include "ai_hwaccel/core/device_spec.hpp"
+// #include "ai_hwaccel/core/inplace_string.hpp"
+// #include "ai_hwaccel/core/pci.hpp"
+// #include "ai_hwaccel/core/profile.hpp"
+// #include "ai_hwaccel/core/quantization.hpp"
+// ---- begin ai_hwaccel/core/quantization.hpp
+// ai-hwaccel core: quantization formats.
+//
+// One row per weight format people deploy: plain floating point (fp32, bf16, fp16), fp8
+// (e4m3, e5m2), integer (int8 per-channel, int4 with group-128 scales as GPTQ/AWQ store
+// it), microscaling fp4 (OCP MXFP4, NVIDIA NVFP4), and the llama.cpp GGUF formats.
+//
+// `bits_per_weight` is the true storage cost, block scales included. For a uniform block
+// format it is exactly block_bytes * 8 / block_weights, and a static_assert holds the two
+// together. The GGUF "_S/_M/_L" names are mixes: llama.cpp stores some tensors of a model
+// in a wider block type, so their cost is a whole-file average. Those rows give the
+// average llama.cpp's own quantize tool publishes for Llama-3-8B (size in GiB × 2^33 /
+// 8.03e9 weights) and name the dominant block type in `base`.
+
+// #include "ai_hwaccel/config.hpp"
+// #include "ai_hwaccel/core/taxonomy.hpp"
+// #include "ai_hwaccel/core/text.hpp"
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+AI_HWACCEL_NAMESPACE_BEGIN
+
+enum class quant_format : std::uint8_t {
+    fp32,
+    bf16,
+    fp16,
+    fp8_e4m3,
+    fp8_e5m2,
+    int8,
+    int4,
+    mxfp4,
+    nvfp4,
+    q8_0,
+    q6_k,
+    q5_k_m,
+    q5_k_s,
+    q5_1,
+    q5_0,
+    q4_k_m,
+    q4_k_s,
+    q4_1,
+    q4_0,
+    q3_k_l,
+    q3_k_m,
+    q3_k_s,
+    q2_k,
+    iq4_nl,
+    iq4_xs,
+    iq3_s,
+    iq3_xxs,
+    iq2_s,
+    iq2_xs,
+    iq2_xxs,
+    iq1_m,
+    iq1_s,
+};
+inline constexpr std::size_t quant_format_count = 32;
+
+/// How a format stores its weights.
+enum class quant_scheme : std::uint8_t {
+    plain_float,  ///< one IEEE/bfloat/fp8 value per weight
+    plain_int,    ///< integers with per-channel or per-group scales kept beside the tensor
+    microscaling, ///< small blocks sharing one scale (OCP MX, NVFP4)
+    gguf_block,   ///< a llama.cpp block type, uniform across the tensor
+    gguf_mix,     ///< a llama.cpp recipe mixing block types across tensors
+};
+
+struct quant_info {
+    quant_format id;
+    std::string_view name; ///< canonical spelling (llama.cpp's for GGUF formats)
+    name_list<5> aliases;
+    quant_scheme scheme;
+    /// Average storage bits per weight, scales included.
+    double bits_per_weight;
+    /// Weights per block and bytes per block for uniform block formats (0 otherwise).
+    unsigned block_weights;
+    unsigned block_bytes;
+    /// The data type the matrix multiply runs in on hardware that executes the format
+    /// natively (fp8 on Hopper, fp4 on Blackwell, int8 on tensor cores…).
+    dtype native_compute;
+    /// True when runtimes commonly run it by dequantizing weights to fp16/bf16 on the fly,
+    /// so hardware without `native_compute` can still run it (GGUF, GPTQ/AWQ int4, MXFP4).
+    bool dequantizable;
+    /// llama.cpp `llama_ftype` written in GGUF `general.file_type`, -1 if none.
+    int gguf_file_type;
+    /// ggml tensor type of a uniform format, -1 for mixes and non-GGUF formats.
+    int ggml_type;
+    /// For mixes: the block type most tensors use. Otherwise the row itself.
+    quant_format base;
+};
+
+namespace detail {
+constexpr double block_bpw(unsigned bytes, unsigned weights) noexcept {
+    return static_cast<double>(bytes) * 8.0 / static_cast<double>(weights);
+}
+} // namespace detail
+
+// Block layouts (bytes per block) follow ggml's block_* structs in ggml-common.h; the
+// OCP Microscaling spec v1.0 for MXFP4 (32 E2M1 values + one E8M0 scale) and NVIDIA's
+// NVFP4 (16 E2M1 values + one E4M3 scale; the per-tensor fp32 scale is negligible).
+// Mix averages: llama.cpp tools/quantize/quantize.cpp QUANT_OPTIONS sizes @ Llama-3-8B.
+inline constexpr std::array<quant_info, quant_format_count> quant_table{{
+    // id, name, aliases, scheme, bpw, block weights, block bytes, compute, dequant, ftype, ggml, base
+    {quant_format::fp32, "FP32", {"F32", "float32", "float", "none"}, quant_scheme::plain_float,
+     32.0, 1, 4, dtype::fp32, false, 0, 0, quant_format::fp32},
+    {quant_format::bf16, "BF16", {"bfloat16"}, quant_scheme::plain_float, 16.0, 1, 2, dtype::bf16,
+     false, 32, 30, quant_format::bf16},
+    {quant_format::fp16, "FP16", {"F16", "float16", "half"}, quant_scheme::plain_float, 16.0, 1, 2,
+     dtype::fp16, false, 1, 1, quant_format::fp16},
+    {quant_format::fp8_e4m3, "FP8", {"fp8_e4m3", "e4m3", "float8_e4m3fn", "f8e4m3"},
+     quant_scheme::plain_float, 8.0, 1, 1, dtype::fp8, false, -1, -1, quant_format::fp8_e4m3},
+    {quant_format::fp8_e5m2, "FP8_E5M2", {"e5m2", "float8_e5m2", "f8e5m2"},
+     quant_scheme::plain_float, 8.0, 1, 1, dtype::fp8, false, -1, -1, quant_format::fp8_e5m2},
+    // Per-output-channel scales: one value per row of thousands of weights, below 0.01 bit.
+    {quant_format::int8, "INT8", {"i8", "w8a8"}, quant_scheme::plain_int, 8.0, 1, 1, dtype::int8,
+     false, -1, -1, quant_format::int8},
+    // GPTQ/AWQ layout: 4-bit weights, one fp16 scale and one 4-bit zero point per group of
+    // 128, i.e. 133 bytes per 256 weights.
+    {quant_format::int4, "INT4", {"i4", "w4a16", "gptq", "awq"}, quant_scheme::plain_int,
+     detail::block_bpw(133, 256), 256, 133, dtype::int4, true, -1, -1, quant_format::int4},
+    {quant_format::mxfp4, "MXFP4", {"fp4"}, quant_scheme::microscaling,
+     detail::block_bpw(17, 32), 32, 17, dtype::fp4, true, 38, 39, quant_format::mxfp4},
+    {quant_format::nvfp4, "NVFP4", {}, quant_scheme::microscaling, detail::block_bpw(9, 16),
+     16, 9, dtype::fp4, false, -1, -1, quant_format::nvfp4},
+    {quant_format::q8_0, "Q8_0", {}, quant_scheme::gguf_block, detail::block_bpw(34, 32), 32, 34,
+     dtype::int8, true, 7, 8, quant_format::q8_0},
+    {quant_format::q6_k, "Q6_K", {}, quant_scheme::gguf_block, detail::block_bpw(210, 256), 256,
+     210, dtype::int8, true, 18, 14, quant_format::q6_k},
+    {quant_format::q5_k_m, "Q5_K_M", {"Q5_K"}, quant_scheme::gguf_mix, 5.33 * 8.589934592 / 8.03, 0,
+     0, dtype::int8, true, 17, -1, quant_format::q5_k_s},
+    {quant_format::q5_k_s, "Q5_K_S", {}, quant_scheme::gguf_mix, 5.21 * 8.589934592 / 8.03, 0, 0,
+     dtype::int8, true, 16, 13, quant_format::q5_k_s},
+    {quant_format::q5_1, "Q5_1", {}, quant_scheme::gguf_block, detail::block_bpw(24, 32), 32, 24,
+     dtype::int8, true, 9, 7, quant_format::q5_1},
+    {quant_format::q5_0, "Q5_0", {}, quant_scheme::gguf_block, detail::block_bpw(22, 32), 32, 22,
+     dtype::int8, true, 8, 6, quant_format::q5_0},
+    {quant_format::q4_k_m, "Q4_K_M", {"Q4_K"}, quant_scheme::gguf_mix, 4.58 * 8.589934592 / 8.03, 0,
+     0, dtype::int8, true, 15, -1, quant_format::q4_k_s},
+    {quant_format::q4_k_s, "Q4_K_S", {}, quant_scheme::gguf_mix, 4.37 * 8.589934592 / 8.03, 0, 0,
+     dtype::int8, true, 14, 12, quant_format::q4_k_s},
+    {quant_format::q4_1, "Q4_1", {}, quant_scheme::gguf_block, detail::block_bpw(20, 32), 32, 20,
+     dtype::int8, true, 3, 3, quant_format::q4_1},
+    {quant_format::q4_0, "Q4_0", {}, quant_scheme::gguf_block, detail::block_bpw(18, 32), 32, 18,
+     dtype::int8, true, 2, 2, quant_format::q4_0},
+    {quant_format::q3_k_l, "Q3_K_L", {}, quant_scheme::gguf_mix, 4.03 * 8.589934592 / 8.03, 0, 0,
+     dtype::int8, true, 13, -1, quant_format::q3_k_s},
+    {quant_format::q3_k_m, "Q3_K_M", {"Q3_K"}, quant_scheme::gguf_mix, 3.74 * 8.589934592 / 8.03, 0,
+     0, dtype::int8, true, 12, -1, quant_format::q3_k_s},
+    {quant_format::q3_k_s, "Q3_K_S", {}, quant_scheme::gguf_mix, 3.41 * 8.589934592 / 8.03, 0, 0,
+     dtype::int8, true, 11, 11, quant_format::q3_k_s},
+    {quant_format::q2_k, "Q2_K", {}, quant_scheme::gguf_mix, 2.96 * 8.589934592 / 8.03, 0, 0,
+     dtype::int8, true, 10, 10, quant_format::q2_k},
+    {quant_format::iq4_nl, "IQ4_NL", {}, quant_scheme::gguf_block, detail::block_bpw(18, 32), 32, 18,
+     dtype::int8, true, 25, 20, quant_format::iq4_nl},
+    {quant_format::iq4_xs, "IQ4_XS", {}, quant_scheme::gguf_block, detail::block_bpw(136, 256), 256,
+     136, dtype::int8, true, 30, 23, quant_format::iq4_xs},
+    {quant_format::iq3_s, "IQ3_S", {}, quant_scheme::gguf_block, detail::block_bpw(110, 256), 256,
+     110, dtype::int8, true, 26, 21, quant_format::iq3_s},
+    {quant_format::iq3_xxs, "IQ3_XXS", {}, quant_scheme::gguf_block, detail::block_bpw(98, 256), 256,
+     98, dtype::int8, true, 23, 18, quant_format::iq3_xxs},
+    {quant_format::iq2_s, "IQ2_S", {}, quant_scheme::gguf_block, detail::block_bpw(82, 256), 256, 82,
+     dtype::int8, true, 28, 22, quant_format::iq2_s},
+    {quant_format::iq2_xs, "IQ2_XS", {}, quant_scheme::gguf_block, detail::block_bpw(74, 256), 256,
+     74, dtype::int8, true, 20, 17, quant_format::iq2_xs},
+    {quant_format::iq2_xxs, "IQ2_XXS", {}, quant_scheme::gguf_block, detail::block_bpw(66, 256), 256,
+     66, dtype::int8, true, 19, 16, quant_format::iq2_xxs},
+    {quant_format::iq1_m, "IQ1_M", {}, quant_scheme::gguf_block, detail::block_bpw(56, 256), 256, 56,
+     dtype::int8, true, 31, 29, quant_format::iq1_m},
+    {quant_format::iq1_s, "IQ1_S", {}, quant_scheme::gguf_block, detail::block_bpw(50, 256), 256, 50,
+     dtype::int8, true, 24, 19, quant_format::iq1_s},
+}};
+
+namespace detail {
+constexpr bool quant_table_is_consistent() noexcept {
+    for (std::size_t i = 0; i < quant_table.size(); ++i) {
+        const auto& q = quant_table[i];
+        if (static_cast<std::size_t>(q.id) != i || q.name.empty()) return false;
+        if (!(q.bits_per_weight > 1.0 && q.bits_per_weight <= 32.0)) return false;
+        // Uniform formats: the stated cost is exactly what the block layout stores.
+        if (q.block_weights != 0) {
+            const double exact = block_bpw(q.block_bytes, q.block_weights);
+            const double diff = exact - q.bits_per_weight;
+            if (diff > 1e-12 || diff < -1e-12) return false;
+        }
+        // Mixes cost more than their dominant block type, which must be a uniform row.
+        if (q.scheme == quant_scheme::gguf_mix && q.base != q.id) {
+            const auto& b = quant_table[static_cast<std::size_t>(q.base)];
+            if (b.bits_per_weight >= q.bits_per_weight + 1.0) return false;
+        }
+        if (q.gguf_file_type >= 0)
+            for (std::size_t j = i + 1; j < quant_table.size(); ++j)
+                if (quant_table[j].gguf_file_type == q.gguf_file_type) return false;
+    }
+    // Names and aliases are unique across the whole table, compared as parsing does.
+    return names_are_unique<quant_format_count * 6>(quant_table);
+}
+} // namespace detail
+static_assert(detail::quant_table_is_consistent(), "quant_table: bad row");
+
+constexpr const quant_info& info(quant_format q) noexcept {
+    return quant_table[static_cast<std::size_t>(q)];
+}
+constexpr std::string_view to_string(quant_format q) noexcept { return info(q).name; }
+constexpr double bits_per_weight(quant_format q) noexcept { return info(q).bits_per_weight; }
+
+/// Bytes needed to store `weights` weights in format `q` (rounded up to whole bytes).
+constexpr std::uint64_t weight_bytes(std::uint64_t weights, quant_format q) noexcept {
+    const auto& r = info(q);
+    if (r.block_weights != 0) {
+        const std::uint64_t blocks = (weights + r.block_weights - 1) / r.block_weights;
+        return blocks * r.block_bytes;
+    }
+    const double bytes = static_cast<double>(weights) * r.bits_per_weight / 8.0;
+    const auto whole = static_cast<std::uint64_t>(bytes);
+    return static_cast<double>(whole) < bytes ? whole + 1 : whole;
+}
+
+/// Parses a format name as people write it: "Q4_K_M", "q4_k_m", "F16", "bf16", "fp8",
+/// "MXFP4", "int4". Case, spaces, '-' and '_' are ignored.
+constexpr std::optional<quant_format> parse_quant_format(std::string_view s) noexcept {
+    s = detail::trim(s);
+    if (s.empty()) return std::nullopt;
+    for (const auto& row : quant_table) {
+        if (detail::loose_equals(row.name, s)) return row.id;
+        for (const auto& a : row.aliases)
+            if (!a.empty() && detail::loose_equals(a, s)) return row.id;
+    }
+    return std::nullopt;
+}
+
+/// The format a GGUF file declares in `general.file_type` (llama_ftype), if known.
+constexpr std::optional<quant_format> quant_format_from_gguf_file_type(int file_type) noexcept {
+    for (const auto& row : quant_table)
+        if (row.gguf_file_type >= 0 && row.gguf_file_type == file_type) return row.id;
+    return std::nullopt;
+}
+
+// Spot checks that pin the numbers people quote.
+static_assert(bits_per_weight(quant_format::q4_0) == 4.5);
+static_assert(bits_per_weight(quant_format::q8_0) == 8.5);
+static_assert(bits_per_weight(quant_format::q6_k) == 6.5625);
+static_assert(bits_per_weight(quant_format::iq4_xs) == 4.25);
+static_assert(bits_per_weight(quant_format::mxfp4) == 4.25);
+static_assert(bits_per_weight(quant_format::nvfp4) == 4.5);
+static_assert(bits_per_weight(quant_format::q4_k_m) > 4.85 && bits_per_weight(quant_format::q4_k_m) < 4.95);
+static_assert(weight_bytes(64, quant_format::q4_0) == 36);
+static_assert(weight_bytes(33, quant_format::q8_0) == 68);
+static_assert(weight_bytes(1'000'000'000, quant_format::bf16) == 2'000'000'000);
+static_assert(parse_quant_format("q4_k_m") == quant_format::q4_k_m);
+static_assert(parse_quant_format("F16") == quant_format::fp16);
+static_assert(parse_quant_format(" fp8 ") == quant_format::fp8_e4m3);
+static_assert(!parse_quant_format("q4_k_x").has_value());
+static_assert(quant_format_from_gguf_file_type(15) == quant_format::q4_k_m);
+
+AI_HWACCEL_NAMESPACE_END
+// ---- end ai_hwaccel/core/quantization.hpp
+// #include "ai_hwaccel/core/requirement.hpp"
+// #include "ai_hwaccel/core/taxonomy.hpp"
+// #include "ai_hwaccel/core/text.hpp"
+// #include "ai_hwaccel/core/units.hpp"
+// ---- end ai_hwaccel/core.hpp
+// #include "ai_hwaccel/detect/capture.hpp"
+// #include "ai_hwaccel/detect/cpu.hpp"
+// #include "ai_hwaccel/detect/detect.hpp"
 // #include "ai_hwaccel/detect/environment.hpp"
 // #include "ai_hwaccel/detect/formats.hpp"
 // ---- begin ai_hwaccel/detect/formats.hpp
@@ -21974,1076 +24086,760 @@ AI_HWACCEL_NAMESPACE_END
 // #include "ai_hwaccel/detect/system.hpp"
 // #include "ai_hwaccel/detect/topology.hpp"
 // #include "ai_hwaccel/io/json.hpp"
-// ---- begin ai_hwaccel/io/json.hpp
-// ai-hwaccel io: the registry as JSON, through nlohmann/json (an optional dependency).
+// #include "ai_hwaccel/io/nfd.hpp"
+// ---- begin ai_hwaccel/io/nfd.hpp
+// ai-hwaccel io: the registry as Kubernetes node labels, in the feature-file format of
+// Node Feature Discovery's `local` source.
 //
-// `to_json`/`from_json` for every public data type, found by ADL, so `nlohmann::json j =
-// registry;` and `j.get<accelerator_registry>()` work; `to_json_string` writes a registry;
-// `registry_from_json` reads one back without throwing, whatever the text holds, and says
-// what is wrong when it cannot. When <nlohmann/json.hpp> is not available (or
-// AI_HWACCEL_JSON is 0) this header is an empty shell: it stays includable, so umbrella
-// headers and the self-containment test need no special case, and code that uses it fails
-// at the first name it uses. Check `#if AI_HWACCEL_JSON` to compile JSON code conditionally.
-//
-// The shape (schema_version 1). Keys are snake_case and stable; nlohmann::json keeps
-// object keys sorted, so the text is deterministic. Every key is always written.
-//
-//   registry  {"schema_version": 1, "devices": [profile…], "warnings": [warning…],
-//              "host": host, "system": system}
-//   profile   {"kind": device_kind, "index": u32, "available": bool, "software": bool,
-//              "unified_memory": bool, "vendor": vendor, "name": str, "uuid": str,
-//              "pci": pci_address | null, "pci_device_id": u16, "arch": str,
-//              "driver_version": str, "memory_bytes": S<u64>, "memory_used_bytes": S<u64>,
-//              "memory_free_bytes": S<u64>, "memory_bandwidth_gbps": S<number>,
-//              "peak_tflops": peak, "peak_origin": origin, "compute_units": S<u32>,
-//              "chips": S<u32>, "pcie_current": S<link>, "pcie_max": S<link>,
-//              "numa_node": S<i32>, "temperature_c": S<number>,
-//              "power_draw_watts": S<number>, "power_limit_watts": S<number>,
-//              "utilization_percent": S<number>, "spec": str | null}
-//   S<T>      a sourced<T>: null when empty, else {"value": T, "origin": origin}, origin never
-//             "none". (An object rather than a pair so it reads without the docs; null
-//             rather than a missing key so every profile has every key.)
-//   peak      {"<dtype>": number, …}: TFLOPS (TOPS for integer types), non-zero entries only
-//   link      {"generation": u8, "width": u8}                 (a pcie_link)
-//   pci_address "dddd:bb:dd.f", lower-case hex (8 domain digits when above 0xffff)
-//   spec      the catalogue row's canonical name; re-linked with find_device on input.
-//             Written as null when the profile has no spec or its spec is not a catalogue
-//             row (a caller-made device_spec cannot be re-linked).
-//   warning   {"kind": warning_kind, "backend": backend_id | null, "subject": str,
-//              "message": str, "code": i32}
-//   host      {"cpu": cpu, "memory": memory, "numa": [{"id": u32, "memory_bytes": u64,
-//              "cpus": str}…]}
-//   cpu       {"model": str, "vendor": vendor, "arch": cpu_arch, "sockets": u32,
-//              "cores": u32, "threads": u32, "usable_threads": u32, "cpu_quota": number,
-//              "features": [cpu_feature…]}
-//   memory    {"total_bytes": S<u64>, "available_bytes": S<u64>, "cgroup_limit_bytes": S<u64>}
-//   system    {"pci_devices": [pci_device…], "interconnects": [interconnect…],
-//              "storage": [storage…], "environment": environment}
-//   pci_device {"address": pci_address, "class_code": u32, "vendor_id": u16,
-//              "device_id": u16, "subsystem_vendor_id": u16, "subsystem_device_id": u16,
-//              "link_current": S<link>, "link_max": S<link>, "numa_node": i32, "driver": str}
-//   interconnect {"kind": interconnect_kind, "scope": link_scope, "name": str,
-//              "state": str, "bandwidth_gbps": S<number>, "devices": [u32…]}
-//   storage   {"name": str, "model": str, "kind": storage_kind, "size_bytes": u64,
-//              "read_bandwidth_gbps": S<number>}
-//   environment {"container": container_runtime, "kubernetes": bool,
-//              "kubernetes_namespace": str, "wsl": bool, "hypervisor": str,
-//              "cloud": cloud_provider, "instance_type": str, "region": str, "zone": str}
-//
-// Enums are written as their stable table names (to_string) and read back only in exactly
-// that spelling: the CLI's loose matching is for people, this format has one spelling.
-// Byte counts and ids are JSON integers (exact to 2^64-1); GB/s, watts, TFLOPS are numbers.
-//
-// Reading is strict about what is there and lenient about what is not. A present key must
-// have the right type, a known name, and a value its field can hold (integers in range,
-// numbers finite), or the whole read fails; whether a value is plausible is detection's
-// business, not the reader's. A missing key keeps the type's default and unknown keys are
-// ignored, so a document written by a later release of the same schema_version still
-// reads. schema_version is required; a newer one is refused. Strings longer than an
-// inplace_string's capacity are refused, never cut; arrays are limited to
-// json_max_array_size elements.
-//
-// Writing never fails. Strings that are not valid UTF-8 (a tool printing Latin-1) are
-// written with each offending byte replaced by '?', so the output is valid JSON and reads
-// back (those bytes changed, the length kept); a NaN or infinite number, which JSON cannot
-// spell, is written as unknown (null, or 0 where 0 means none). Otherwise
-// to_json_string → registry_from_json gives back an equal registry.
-//
-// Errors: registry_from_json never throws (except std::bad_alloc) and reports
-// "<JSON pointer>: <what is wrong>". The ADL from_json overloads, which nlohmann calls
-// from get<>(), throw json_error (a nlohmann::json::exception, id 599) when
-// AI_HWACCEL_EXCEPTIONS is 1 and call std::abort() when it is 0, as nlohmann itself does
-// under JSON_NOEXCEPTION; in builds without exceptions use registry_from_json. Nothing here
-// needs exceptions or RTTI: the reader checks every type before it reads a value.
+// nfd-worker reads every file in /etc/kubernetes/node-feature-discovery/features.d/ and
+// turns each `<prefix>/<name>=<value>` line into a node label (lines starting with '#'
+// are comments; `# +expiry-time=<RFC 3339>` makes the lines after it expire). So a pod
+// or a host job that runs detection and writes `to_nfd_features(registry)` there (with
+// `write_file_atomically` from io/prometheus.hpp: NFD skips dot files, the temporary
+// name starts with one) lets the scheduler place work with a nodeSelector such as
+// `ai-hwaccel.io/cuda_gpu.count: "8"`. Every label written is valid under Kubernetes'
+// rules, which `is_valid_label_name` and `is_valid_label_value` implement; device names
+// are made into valid values by `sanitize_label_value`. docs/exporters.md lists the labels;
+// deploy/ holds a DaemonSet that runs it.
 
 // #include "ai_hwaccel/config.hpp"
-
-#if AI_HWACCEL_JSON
-
-// #include "ai_hwaccel/core/backend.hpp"
-// #include "ai_hwaccel/core/catalogue.hpp"
-// #include "ai_hwaccel/core/device_spec.hpp"
-// #include "ai_hwaccel/core/inplace_string.hpp"
-// #include "ai_hwaccel/core/pci.hpp"
 // #include "ai_hwaccel/core/profile.hpp"
 // #include "ai_hwaccel/core/system_io.hpp"
-// #include "ai_hwaccel/core/taxonomy.hpp"
+// #include "ai_hwaccel/io/prometheus.hpp"
+// ---- begin ai_hwaccel/io/prometheus.hpp
+// ai-hwaccel io: the registry as Prometheus metrics (text exposition format 0.0.4).
+//
+// `to_prometheus(registry)` writes what a scrape or node_exporter's textfile collector
+// reads: per-device gauges (memory, utilization, temperature, power), one `_info` series
+// per device carrying its names, host memory, and a count of detection warnings by kind.
+// Families are written in a fixed order, each with `# HELP` and `# TYPE` and all of its
+// samples together; series are unique (see `prometheus_options` for how); no timestamps
+// (the textfile collector refuses them). A value nobody supplied is left out, never
+// written as 0, so a dashboard shows a gap rather than a cold, idle, empty GPU.
+//
+// `write_file_atomically` puts text at a path the way both the textfile collector and
+// Node Feature Discovery need: written to a hidden temporary file in the same folder,
+// then renamed over the target, so a reader sees the old file or the new one, never half
+// of one. docs/exporters.md lists every metric.
+
+// #include "ai_hwaccel/config.hpp"
+// #include "ai_hwaccel/core/profile.hpp"
+// #include "ai_hwaccel/core/system_io.hpp"
 // #include "ai_hwaccel/core/warning.hpp"
 // #include "ai_hwaccel/registry.hpp"
 
-#include <nlohmann/json.hpp>
-
+#include <array>
+#include <atomic>
+#include <cerrno>
+#include <charconv>
+#include <chrono>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
-#include <cstdlib>
-#include <limits>
+#include <cstdio>
+#include <filesystem>
+#include <initializer_list>
+#include <string>
+#include <string_view>
+#include <system_error>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#if defined(__unix__) || defined(__APPLE__)
+#include <unistd.h>
+#define AI_HWACCEL_EXPORT_HAVE_UNISTD 1
+#else
+#define AI_HWACCEL_EXPORT_HAVE_UNISTD 0
+#endif
+
+AI_HWACCEL_NAMESPACE_BEGIN
+
+struct prometheus_options {
+    /// Values whose origin is less trustworthy than this are left out. The default keeps
+    /// catalogue values (a card's memory size when its tool did not say) and drops
+    /// estimates; `origin::sysfs` keeps only what the machine itself reported.
+    origin min_origin = origin::catalogue;
+    /// Also write the CPU's device series (its memory is the host's, already written as
+    /// `ai_hwaccel_host_memory_*`).
+    bool include_cpu = false;
+    /// Labels added to every series, e.g. {"node", "gpu-17"}. Names are made valid
+    /// (characters outside [a-zA-Z0-9_] become '_'); a name that clashes with one of
+    /// ours, or starts with the reserved "__", gets the prefix "exported_" (as Prometheus
+    /// does on a clash at scrape time); a repeated name keeps its first value.
+    std::vector<std::pair<std::string, std::string>> extra_labels;
+};
+
+/// Whether `s` is a valid metric name: [a-zA-Z_:][a-zA-Z0-9_:]*.
+constexpr bool is_valid_prometheus_name(std::string_view s) noexcept {
+    if (s.empty()) return false;
+    for (std::size_t i = 0; i < s.size(); ++i) {
+        const char c = s[i];
+        const bool alpha = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' || c == ':';
+        if (!alpha && !(i > 0 && c >= '0' && c <= '9')) return false;
+    }
+    return true;
+}
+
+/// Whether `s` is a valid label name: [a-zA-Z_][a-zA-Z0-9_]*.
+constexpr bool is_valid_prometheus_label_name(std::string_view s) noexcept {
+    if (s.empty()) return false;
+    for (std::size_t i = 0; i < s.size(); ++i) {
+        const char c = s[i];
+        const bool alpha = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
+        if (!alpha && !(i > 0 && c >= '0' && c <= '9')) return false;
+    }
+    return true;
+}
+
+namespace detail {
+
+/// Length of the valid UTF-8 sequence starting at s[i], or 0 when it is not one
+/// (overlong forms, surrogates and code points above U+10FFFF are invalid).
+constexpr std::size_t utf8_sequence_length(std::string_view s, std::size_t i) noexcept {
+    const auto b = [&](std::size_t k) { return static_cast<unsigned char>(s[k]); };
+    const unsigned c = b(i);
+    if (c < 0x80) return 1;
+    std::size_t n;
+    unsigned lo = 0x80, hi = 0xbf; // allowed range of the second byte
+    if (c >= 0xc2 && c <= 0xdf) n = 2;
+    else if (c >= 0xe0 && c <= 0xef) {
+        n = 3;
+        if (c == 0xe0) lo = 0xa0;
+        if (c == 0xed) hi = 0x9f;
+    } else if (c >= 0xf0 && c <= 0xf4) {
+        n = 4;
+        if (c == 0xf0) lo = 0x90;
+        if (c == 0xf4) hi = 0x8f;
+    } else
+        return 0;
+    if (i + n > s.size()) return 0;
+    if (b(i + 1) < lo || b(i + 1) > hi) return 0;
+    for (std::size_t k = 2; k < n; ++k)
+        if (b(i + k) < 0x80 || b(i + k) > 0xbf) return 0;
+    return n;
+}
+
+/// A label value as the text format writes it between quotes: backslash, double quote
+/// and newline escaped; other control characters become spaces; bytes that are not
+/// UTF-8 (a name cut inside a character, a tool printing Latin-1) become U+FFFD, since a
+/// scraper rejects the whole exposition over one invalid byte.
+inline void append_prometheus_label_value(std::string& out, std::string_view v) {
+    for (std::size_t i = 0; i < v.size();) {
+        const char c = v[i];
+        if (c == '\\') out += "\\\\";
+        else if (c == '"') out += "\\\"";
+        else if (c == '\n') out += "\\n";
+        else if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) out += ' ';
+        else {
+            const std::size_t n = utf8_sequence_length(v, i);
+            if (n == 0) {
+                out += "\xef\xbf\xbd";
+                ++i;
+                continue;
+            }
+            out.append(v.substr(i, n));
+            i += n;
+            continue;
+        }
+        ++i;
+    }
+}
+
+/// A sample value: integers exactly, other numbers in the shortest form that reads back
+/// equal (std::to_chars), which Go's strconv.ParseFloat accepts.
+inline void append_prometheus_number(std::string& out, double v) {
+    std::array<char, 64> buf{};
+    auto r = std::to_chars(buf.data(), buf.data() + buf.size(), v);
+    out.append(buf.data(), r.ptr);
+}
+inline void append_prometheus_number(std::string& out, std::uint64_t v) {
+    std::array<char, 24> buf{};
+    auto r = std::to_chars(buf.data(), buf.data() + buf.size(), v);
+    out.append(buf.data(), r.ptr);
+}
+
+inline std::string sanitize_prometheus_label_name(std::string_view s) {
+    std::string r;
+    for (char c : s) {
+        const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+        r += ok ? c : '_';
+    }
+    if (r.empty() || (r[0] >= '0' && r[0] <= '9')) r.insert(r.begin(), '_');
+    return r;
+}
+
+using label_list = std::vector<std::pair<std::string_view, std::string_view>>;
+
+/// Writes metric families: HELP and TYPE before a family's first sample, then its
+/// samples. A family without samples is not written at all.
+class prometheus_writer {
+public:
+    prometheus_writer(std::string& out, const std::vector<std::pair<std::string, std::string>>& extra)
+        : out_(out), extra_(extra) {}
+
+    void family(std::string_view name, std::string_view help) {
+        name_ = name;
+        help_ = help;
+        started_ = false;
+    }
+
+    template <class Number>
+    void sample(const label_list& labels, Number value) {
+        if constexpr (std::is_floating_point_v<Number>)
+            if (!std::isfinite(value)) return; // NaN or infinity from a tool is not a reading
+        if (!started_) {
+            out_ += "# HELP ";
+            out_ += name_;
+            out_ += ' ';
+            for (char c : help_) out_ += c == '\n' ? ' ' : c;
+            out_ += "\n# TYPE ";
+            out_ += name_;
+            out_ += " gauge\n";
+            started_ = true;
+        }
+        out_ += name_;
+        bool first = true;
+        auto label = [&](std::string_view k, std::string_view v) {
+            out_ += first ? '{' : ',';
+            first = false;
+            out_ += k;
+            out_ += "=\"";
+            append_prometheus_label_value(out_, v);
+            out_ += '"';
+        };
+        for (const auto& [k, v] : labels) label(k, v);
+        for (const auto& [k, v] : extra_) label(k, v);
+        if (!first) out_ += '}';
+        out_ += ' ';
+        if constexpr (std::is_floating_point_v<Number>) append_prometheus_number(out_, static_cast<double>(value));
+        else append_prometheus_number(out_, static_cast<std::uint64_t>(value));
+        out_ += '\n';
+    }
+
+private:
+    std::string& out_;
+    const std::vector<std::pair<std::string, std::string>>& extra_;
+    std::string_view name_, help_;
+    bool started_ = false;
+};
+
+/// The extra labels made valid and unique, none clashing with `ours`.
+inline std::vector<std::pair<std::string, std::string>>
+clean_extra_labels(const std::vector<std::pair<std::string, std::string>>& in,
+                   std::initializer_list<std::string_view> ours) {
+    std::vector<std::pair<std::string, std::string>> out;
+    for (const auto& [k, v] : in) {
+        std::string name = sanitize_prometheus_label_name(k);
+        bool clash = name.starts_with("__");
+        for (auto o : ours) clash = clash || name == o;
+        if (clash) name = "exported_" + name;
+        bool seen = false;
+        for (const auto& e : out) seen = seen || e.first == name;
+        if (!seen) out.emplace_back(std::move(name), v);
+    }
+    return out;
+}
+
+inline std::string decimal(std::uint64_t v) {
+    std::string s;
+    append_prometheus_number(s, v);
+    return s;
+}
+
+} // namespace detail
+
+/// The registry in Prometheus text exposition format 0.0.4 (`Content-Type: text/plain;
+/// version=0.0.4`). Every metric is a gauge; docs/exporters.md lists them.
+inline std::string to_prometheus(const accelerator_registry& reg, const prometheus_options& opt = {}) {
+    using detail::label_list;
+    std::string out;
+    const auto extra = detail::clean_extra_labels(
+        opt.extra_labels, {"kind", "index", "vendor", "name", "pci", "uuid", "driver", "arch", "software",
+                           "model", "version"});
+    detail::prometheus_writer w(out, extra);
+    const auto keep = [&](const auto& s) { return s.has_value() && s.from >= opt.min_origin; };
+
+    // Which devices get series, and the index label that makes each one unique: the
+    // backend's index, or "<index>-<n>" for the n-th repeat of a (kind, index) pair, which
+    // a correct registry never has but a hand-made one might.
+    struct row {
+        const accelerator_profile* p;
+        std::string index;
+    };
+    std::vector<row> rows;
+    for (const auto& p : reg.all()) {
+        if (p.is_cpu() && !opt.include_cpu) continue;
+        std::string index = detail::decimal(p.index);
+        std::uint64_t repeats = 0;
+        for (const auto& r : rows)
+            if (r.p->kind == p.kind && r.p->index == p.index) ++repeats;
+        if (repeats > 0) index += "-" + detail::decimal(repeats);
+        rows.push_back({&p, std::move(index)});
+    }
+    const auto id = [](const row& r) { return label_list{{"kind", to_string(r.p->kind)}, {"index", r.index}}; };
+
+    w.family("ai_hwaccel_build_info", "The ai-hwaccel library that wrote these metrics; always 1.");
+    w.sample(label_list{{"version", version.text}}, std::uint64_t{1});
+
+    w.family("ai_hwaccel_device_info",
+             "One device as detected; always 1. Labels: kind, index, vendor, name, pci, uuid, driver, "
+             "arch, software (empty ones omitted).");
+    for (const auto& r : rows) {
+        const auto& p = *r.p;
+        auto labels = id(r);
+        labels.emplace_back("vendor", to_string(p.maker));
+        if (!p.name.empty()) labels.emplace_back("name", p.name.view());
+        const auto pci_text = p.pci ? p.pci->text() : std::array<char, 17>{};
+        if (p.pci) labels.emplace_back("pci", std::string_view(pci_text.data()));
+        if (!p.uuid.empty()) labels.emplace_back("uuid", p.uuid.view());
+        if (!p.driver_version.empty()) labels.emplace_back("driver", p.driver_version.view());
+        if (!p.arch.empty()) labels.emplace_back("arch", p.arch.view());
+        labels.emplace_back("software", p.software ? "true" : "false");
+        w.sample(labels, std::uint64_t{1});
+    }
+
+    w.family("ai_hwaccel_device_available",
+             "1 when the device can be used, 0 when it was seen but cannot (driver error, hidden by a "
+             "*_VISIBLE_DEVICES mask).");
+    for (const auto& r : rows) w.sample(id(r), std::uint64_t{r.p->available ? 1u : 0u});
+
+    const auto bytes_family = [&](std::string_view name, std::string_view help,
+                                  sourced<std::uint64_t> accelerator_profile::*field) {
+        w.family(name, help);
+        for (const auto& r : rows)
+            if (keep(r.p->*field)) w.sample(id(r), (r.p->*field).value);
+    };
+    const auto double_family = [&](std::string_view name, std::string_view help,
+                                   sourced<double> accelerator_profile::*field, double scale) {
+        w.family(name, help);
+        for (const auto& r : rows)
+            if (keep(r.p->*field)) w.sample(id(r), (r.p->*field).value * scale);
+    };
+    bytes_family("ai_hwaccel_device_memory_total_bytes", "Device memory in bytes.",
+                 &accelerator_profile::memory_bytes);
+    bytes_family("ai_hwaccel_device_memory_used_bytes", "Device memory in use, in bytes.",
+                 &accelerator_profile::memory_used_bytes);
+    bytes_family("ai_hwaccel_device_memory_free_bytes", "Device memory free, in bytes.",
+                 &accelerator_profile::memory_free_bytes);
+    double_family("ai_hwaccel_device_utilization_ratio",
+                  "Busy fraction of the device as its tool reports it, 0 to 1 (percent / 100).",
+                  &accelerator_profile::utilization_percent, 0.01);
+    double_family("ai_hwaccel_device_temperature_celsius", "Device temperature in degrees Celsius.",
+                  &accelerator_profile::temperature_c, 1.0);
+    double_family("ai_hwaccel_device_power_draw_watts", "Power the device draws, in watts.",
+                  &accelerator_profile::power_draw_watts, 1.0);
+    double_family("ai_hwaccel_device_power_limit_watts",
+                  "Power limit of the device in watts (its board power from the catalogue when the tool "
+                  "does not say).",
+                  &accelerator_profile::power_limit_watts, 1.0);
+
+    // Available devices by kind, for every kind in the registry (0 when all are unavailable).
+    w.family("ai_hwaccel_devices", "Available devices by kind (the CPU included when it is detected).");
+    for (const auto& k : device_kind_table) {
+        std::uint64_t seen = 0, available = 0;
+        for (const auto& p : reg.all())
+            if (p.kind == k.id) {
+                ++seen;
+                if (p.available) ++available;
+            }
+        if (seen > 0) w.sample(label_list{{"kind", k.name}}, available);
+    }
+
+    const auto& host = reg.host();
+    if (!host.cpu.model.empty() || host.cpu.arch != cpu_arch::unknown) {
+        w.family("ai_hwaccel_host_cpu_info", "The host CPU; always 1. Labels: model, vendor, arch.");
+        label_list labels;
+        if (!host.cpu.model.empty()) labels.emplace_back("model", host.cpu.model);
+        labels.emplace_back("vendor", to_string(host.cpu.maker));
+        labels.emplace_back("arch", to_string(host.cpu.arch));
+        w.sample(labels, std::uint64_t{1});
+    }
+    const auto host_bytes = [&](std::string_view name, std::string_view help, const sourced<std::uint64_t>& v) {
+        w.family(name, help);
+        if (keep(v)) w.sample(label_list{}, v.value);
+    };
+    host_bytes("ai_hwaccel_host_memory_total_bytes", "Physical memory of the host in bytes (MemTotal).",
+               host.memory.total_bytes);
+    host_bytes("ai_hwaccel_host_memory_available_bytes", "Host memory available in bytes (MemAvailable).",
+               host.memory.available_bytes);
+    host_bytes("ai_hwaccel_host_memory_limit_bytes",
+               "Memory limit of this container's cgroup in bytes, where one is set below the physical "
+               "total.",
+               host.memory.cgroup_limit_bytes);
+
+    // Every kind, zeros included: `ai_hwaccel_warnings > 0` then has a series to compare.
+    w.family("ai_hwaccel_warnings", "Warnings collected during detection, by kind.");
+    for (const auto& k : warning_kind_table) {
+        std::uint64_t n = 0;
+        for (const auto& x : reg.warnings()) n += x.kind == k.id ? 1u : 0u;
+        w.sample(label_list{{"kind", k.name}}, n);
+    }
+    return out;
+}
+
+/// What `write_file_atomically` did: `ok`, or why not.
+struct file_write_result {
+    bool ok = false;
+    std::string message; ///< empty on success
+    explicit operator bool() const noexcept { return ok; }
+};
+
+/// Writes `text` to `path` atomically: a new hidden file `.<name>.<unique>.tmp` in the
+/// same folder (created exclusively, so a file or symlink already there is never opened
+/// or followed; mode from the umask, normally 0644, which node_exporter and NFD need to
+/// read it), flushed to disk, then renamed over `path`. Readers see the old content or
+/// the new, never a partial file; both the textfile collector (which reads only `*.prom`)
+/// and NFD (which skips dot files) ignore the temporary name. On failure the temporary
+/// file is removed and `path` is untouched. Failures are reported in the result, not
+/// thrown (only running out of memory throws).
+inline file_write_result write_file_atomically(const std::filesystem::path& path, std::string_view text) {
+    namespace fs = std::filesystem;
+    const fs::path dir = path.has_parent_path() ? path.parent_path() : fs::path(".");
+    const std::string name = path.filename().string();
+    if (name.empty() || name == "." || name == "..") return {false, "not a file name: '" + path.string() + "'"};
+    static std::atomic<unsigned> counter{0}; // only makes names differ between calls
+    const auto ticks =
+        static_cast<unsigned long long>(std::chrono::steady_clock::now().time_since_epoch().count());
+#if AI_HWACCEL_EXPORT_HAVE_UNISTD
+    const auto pid = static_cast<unsigned long long>(::getpid());
+#else
+    const unsigned long long pid = 0;
+#endif
+    for (int attempt = 0; attempt < 16; ++attempt) {
+        const fs::path tmp = dir / ("." + name + "." + std::to_string(pid) + "-" +
+                                    std::to_string(ticks % 1000000007ull) + "-" + std::to_string(++counter) + ".tmp");
+        // "x": fail if anything, a dangling symlink included, is already there.
+        std::FILE* f = std::fopen(tmp.string().c_str(), "wbx");
+        if (!f) {
+            const int err = errno;
+            std::error_code ec;
+            if (fs::symlink_status(tmp, ec).type() != fs::file_type::not_found && !ec) continue;
+            return {false, "cannot create '" + tmp.string() + "': " + std::generic_category().message(err)};
+        }
+        bool good = std::fwrite(text.data(), 1, text.size(), f) == text.size();
+        good = std::fflush(f) == 0 && good;
+#if AI_HWACCEL_EXPORT_HAVE_UNISTD
+        good = ::fsync(::fileno(f)) == 0 && good;
+#endif
+        good = std::fclose(f) == 0 && good;
+        std::error_code ec;
+        if (!good) {
+            fs::remove(tmp, ec);
+            return {false, "cannot write '" + tmp.string() + "'"};
+        }
+        fs::rename(tmp, path, ec);
+        if (ec) {
+            const std::string why = ec.message();
+            fs::remove(tmp, ec);
+            return {false, "cannot rename onto '" + path.string() + "': " + why};
+        }
+        return {true, {}};
+    }
+    return {false, "cannot find a free temporary name in '" + dir.string() + "'"};
+}
+
+AI_HWACCEL_NAMESPACE_END
+
+#undef AI_HWACCEL_EXPORT_HAVE_UNISTD
+// ---- end ai_hwaccel/io/prometheus.hpp
+// #include "ai_hwaccel/registry.hpp"
+
+#include <array>
+#include <chrono>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
 #include <optional>
 #include <string>
 #include <string_view>
-#include <type_traits>
 #include <utility>
 #include <vector>
 
 AI_HWACCEL_NAMESPACE_BEGIN
 
-/// The most elements registry_from_json accepts in any one array (devices, warnings, PCI
-/// devices, …): far above any real machine, low enough that a hostile document cannot make
-/// the reader allocate without bound.
-inline constexpr std::size_t json_max_array_size = std::size_t{1} << 16;
+struct nfd_options {
+    /// The label prefix (namespace): a DNS subdomain. NFD accepts any except
+    /// kubernetes.io and its subdomains (feature.node.kubernetes.io excepted).
+    std::string prefix = "ai-hwaccel.io";
+    /// Values less trustworthy than this are not used (see prometheus_options).
+    origin min_origin = origin::catalogue;
+    /// When set, a `# +expiry-time=` line: NFD drops the labels after this instant unless
+    /// the file is rewritten (a node whose exporter stopped stops advertising devices).
+    std::optional<std::chrono::sys_seconds> expiry_time;
+};
 
-namespace detail::json_io {
+namespace detail {
+constexpr bool label_alnum(char c) noexcept {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+}
+constexpr bool label_inner(char c) noexcept { return label_alnum(c) || c == '-' || c == '_' || c == '.'; }
+/// [A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?, at most 63 characters.
+constexpr bool is_label_segment(std::string_view s) noexcept {
+    if (s.empty() || s.size() > 63) return false;
+    if (!label_alnum(s.front()) || !label_alnum(s.back())) return false;
+    for (char c : s)
+        if (!label_inner(c)) return false;
+    return true;
+}
+/// A DNS subdomain as Kubernetes checks it (RFC 1123): at most 253 characters, dot-separated
+/// parts of lower-case letters, digits and '-', each starting and ending alphanumeric.
+constexpr bool is_dns_subdomain(std::string_view s) noexcept {
+    if (s.empty() || s.size() > 253) return false;
+    std::size_t start = 0;
+    while (true) {
+        const std::size_t dot = s.find('.', start);
+        const std::string_view part = s.substr(start, dot == std::string_view::npos ? s.npos : dot - start);
+        if (part.empty()) return false;
+        const auto lower_alnum = [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); };
+        if (!lower_alnum(part.front()) || !lower_alnum(part.back())) return false;
+        for (char c : part)
+            if (!lower_alnum(c) && c != '-') return false;
+        if (dot == std::string_view::npos) return true;
+        start = dot + 1;
+    }
+}
+} // namespace detail
 
-using json = nlohmann::json;
+/// A Kubernetes label name (key): `[prefix/]name`, the prefix a DNS subdomain of at most
+/// 253 characters, the name at most 63 characters of [A-Za-z0-9-_.] starting and ending
+/// alphanumeric.
+constexpr bool is_valid_label_name(std::string_view s) noexcept {
+    const std::size_t slash = s.find('/');
+    if (slash == std::string_view::npos) return detail::is_label_segment(s);
+    const std::string_view name = s.substr(slash + 1);
+    if (name.find('/') != std::string_view::npos) return false;
+    return detail::is_dns_subdomain(s.substr(0, slash)) && detail::is_label_segment(name);
+}
 
-// --- Enum names ------------------------------------------------------------------------
-// One reader for every enum: the value whose to_string is exactly `s`. Table-driven enums
-// bring their count; the rest are switches whose to_string falls back to a known name, and
-// the checks below fail to compile when one of them grows an enumerator this count misses
-// (its name would then differ from the fallback).
-template <class E>
-struct enum_traits;
-#define AI_HWACCEL_DETAIL_JSON_ENUM(E, N, WHAT)                                                \
-    template <>                                                                                \
-    struct enum_traits<E> {                                                                    \
-        static constexpr std::size_t count = N;                                                \
-        static constexpr std::string_view what = WHAT;                                         \
+/// A Kubernetes label value: empty, or at most 63 characters of [A-Za-z0-9-_.] starting
+/// and ending alphanumeric.
+constexpr bool is_valid_label_value(std::string_view s) noexcept {
+    return s.empty() || detail::is_label_segment(s);
+}
+
+/// `s` made into a valid label value, keeping what it can: every run of characters
+/// outside [A-Za-z0-9-_.] (spaces, quotes, slashes, anything not ASCII) becomes one '-',
+/// the ends are trimmed to alphanumerics, and the result is cut to 63 characters.
+/// "NVIDIA H100 80GB HBM3" gives "NVIDIA-H100-80GB-HBM3"; a name with nothing usable
+/// gives "" (which callers leave out).
+inline std::string sanitize_label_value(std::string_view s) {
+    std::string r;
+    for (char c : s) {
+        if (detail::label_inner(c) && c != '-') r += c;
+        else if (r.empty() || r.back() != '-') r += '-';
+    }
+    const auto trim = [&r] {
+        std::size_t b = 0;
+        while (b < r.size() && !detail::label_alnum(r[b])) ++b;
+        r.erase(0, b);
+        while (!r.empty() && !detail::label_alnum(r.back())) r.pop_back();
     };
-AI_HWACCEL_DETAIL_JSON_ENUM(family, family_count, "family")
-AI_HWACCEL_DETAIL_JSON_ENUM(vendor, vendor_count, "vendor")
-AI_HWACCEL_DETAIL_JSON_ENUM(device_kind, device_kind_count, "device_kind")
-AI_HWACCEL_DETAIL_JSON_ENUM(dtype, dtype_count, "dtype")
-AI_HWACCEL_DETAIL_JSON_ENUM(memory_type, memory_type_count, "memory_type")
-AI_HWACCEL_DETAIL_JSON_ENUM(interconnect_kind, interconnect_kind_count, "interconnect_kind")
-AI_HWACCEL_DETAIL_JSON_ENUM(warning_kind, warning_kind_count, "warning_kind")
-AI_HWACCEL_DETAIL_JSON_ENUM(backend_id, backend_count, "backend")
-AI_HWACCEL_DETAIL_JSON_ENUM(cpu_feature, cpu_feature_count, "cpu_feature")
-AI_HWACCEL_DETAIL_JSON_ENUM(link_scope, 2, "link_scope")
-AI_HWACCEL_DETAIL_JSON_ENUM(origin, 6, "origin")
-AI_HWACCEL_DETAIL_JSON_ENUM(cpu_arch, 7, "cpu_arch")
-AI_HWACCEL_DETAIL_JSON_ENUM(storage_kind, 7, "storage_kind")
-AI_HWACCEL_DETAIL_JSON_ENUM(container_runtime, 6, "container_runtime")
-AI_HWACCEL_DETAIL_JSON_ENUM(cloud_provider, 6, "cloud_provider")
-#undef AI_HWACCEL_DETAIL_JSON_ENUM
-
-/// The first value past the counted ones names nothing new: to_string falls back to the
-/// first name (a switch's default) or the last (link_scope's two-way choice).
-template <class E>
-constexpr bool count_is_complete() noexcept {
-    constexpr auto n = enum_traits<E>::count;
-    const auto past = to_string(static_cast<E>(n));
-    return past == to_string(static_cast<E>(0)) || past == to_string(static_cast<E>(n - 1));
-}
-static_assert(count_is_complete<link_scope>());
-static_assert(count_is_complete<origin>());
-static_assert(count_is_complete<cpu_arch>());
-static_assert(count_is_complete<storage_kind>());
-static_assert(count_is_complete<container_runtime>());
-static_assert(count_is_complete<cloud_provider>());
-
-template <class E>
-constexpr std::optional<E> enum_from_name(std::string_view s) noexcept {
-    for (std::size_t i = 0; i < enum_traits<E>::count; ++i) {
-        const auto e = static_cast<E>(i);
-        if (to_string(e) == s) return e;
+    trim();
+    if (r.size() > 63) {
+        r.resize(63);
+        trim();
     }
-    return std::nullopt;
-}
-static_assert(enum_from_name<device_kind>("cuda_gpu") == device_kind::cuda_gpu);
-static_assert(enum_from_name<memory_type>("HBM3e") == memory_type::hbm3e);
-static_assert(!enum_from_name<memory_type>("hbm3e")); // exact spelling only
-static_assert(enum_from_name<link_scope>("inter_node") == link_scope::inter_node);
-static_assert(!enum_from_name<origin>("bogus"));
-
-template <class E>
-json enum_to_json(E e) {
-    return json(std::string(to_string(e)));
+    return r;
 }
 
-// --- Text ------------------------------------------------------------------------------
-/// `s` with every byte that does not start a well-formed UTF-8 sequence (RFC 3629: no
-/// overlong forms, no surrogates, nothing above U+10FFFF) replaced by '?'. Same length,
-/// so an inplace_string's text still fits its capacity when read back.
-inline std::string valid_utf8(std::string_view s) {
-    std::string out(s);
-    std::size_t i = 0;
-    while (i < s.size()) {
-        const auto c = static_cast<unsigned char>(s[i]);
-        if (c < 0x80) {
-            ++i;
-            continue;
-        }
-        std::size_t extra = 0;
-        unsigned char lo = 0x80, hi = 0xBF; // allowed range of the first continuation byte
-        if (c >= 0xC2 && c <= 0xDF) {
-            extra = 1;
-        } else if (c == 0xE0) {
-            extra = 2;
-            lo = 0xA0;
-        } else if ((c >= 0xE1 && c <= 0xEC) || c == 0xEE || c == 0xEF) {
-            extra = 2;
-        } else if (c == 0xED) {
-            extra = 2;
-            hi = 0x9F;
-        } else if (c == 0xF0) {
-            extra = 3;
-            lo = 0x90;
-        } else if (c >= 0xF1 && c <= 0xF3) {
-            extra = 3;
-        } else if (c == 0xF4) {
-            extra = 3;
-            hi = 0x8F;
-        }
-        bool ok = extra != 0 && i + extra < s.size();
-        for (std::size_t k = 1; ok && k <= extra; ++k) {
-            const auto b = static_cast<unsigned char>(s[i + k]);
-            ok = k == 1 ? (b >= lo && b <= hi) : (b >= 0x80 && b <= 0xBF);
-        }
-        if (ok) {
-            i += extra + 1;
-        } else {
-            out[i] = '?';
-            ++i;
-        }
-    }
-    return out;
+namespace detail {
+
+inline std::string rfc3339_utc(std::chrono::sys_seconds t) {
+    using namespace std::chrono;
+    const auto day = floor<days>(t);
+    const year_month_day ymd{day};
+    const hh_mm_ss<seconds> hms{t - day};
+    std::array<char, 32> buf{};
+    std::snprintf(buf.data(), buf.size(), "%04d-%02u-%02uT%02d:%02d:%02dZ", static_cast<int>(ymd.year()),
+                  static_cast<unsigned>(ymd.month()), static_cast<unsigned>(ymd.day()),
+                  static_cast<int>(hms.hours().count()), static_cast<int>(hms.minutes().count()),
+                  static_cast<int>(hms.seconds().count()));
+    return buf.data();
 }
 
-/// A short, printable-ASCII rendering of untrusted text for an error message.
-inline std::string excerpt(std::string_view s) {
-    constexpr std::size_t limit = 64;
-    std::string out = "\"";
-    for (std::size_t i = 0; i < s.size() && i < limit; ++i) {
-        const auto c = static_cast<unsigned char>(s[i]);
-        out += (c >= 0x20 && c < 0x7f) ? static_cast<char>(c) : '?';
+/// The value shared by every device of a group, or "" when they differ or none has one.
+template <class Get>
+std::string common_value(const std::vector<const accelerator_profile*>& devices, Get get) {
+    std::string first;
+    for (std::size_t i = 0; i < devices.size(); ++i) {
+        const std::string v = sanitize_label_value(get(*devices[i]));
+        if (v.empty()) return {};
+        if (i == 0) first = v;
+        else if (v != first) return {};
     }
-    if (s.size() > limit) out += "...";
-    out += '"';
-    return out;
+    return first;
 }
 
-inline const char* describe(const json& j) noexcept {
-    switch (j.type()) {
-    case json::value_t::null: return "null";
-    case json::value_t::object: return "an object";
-    case json::value_t::array: return "an array";
-    case json::value_t::string: return "a string";
-    case json::value_t::boolean: return "a boolean";
-    case json::value_t::number_integer:
-    case json::value_t::number_unsigned: return "an integer";
-    case json::value_t::number_float: return "a non-integer number";
-    case json::value_t::binary: return "binary data";
-    case json::value_t::discarded: return "a discarded value";
+} // namespace detail
+
+namespace detail {
+/// The labels written per device kind, as `<prefix>/<kind>.<suffix>`.
+inline constexpr std::array<std::string_view, 7> nfd_kind_labels{
+    "count", "memory-gib", "model", "vendor", "arch", "driver", "unified-memory"};
+} // namespace detail
+
+/// Every label name `to_nfd_features` can write with these options, whatever the machine:
+/// for checking names and writing selectors without a machine at hand. Empty when the
+/// prefix is not a DNS subdomain.
+inline std::vector<std::string> nfd_label_names(const nfd_options& opt = {}) {
+    std::vector<std::string> names;
+    if (!detail::is_dns_subdomain(opt.prefix)) return names;
+    const std::string p = opt.prefix + "/";
+    names.push_back(p + "version");
+    names.push_back(p + "accelerator.count");
+    for (const auto& f : family_table)
+        if (f.id != family::cpu) names.push_back(p + "family." + std::string(f.name));
+    for (const auto& k : device_kind_table) {
+        if (k.id == device_kind::cpu) continue;
+        for (auto suffix : detail::nfd_kind_labels) names.push_back(p + std::string(k.name) + "." + std::string(suffix));
     }
-    return "an unknown value";
+    for (const auto& k : interconnect_kind_table)
+        if (k.id != interconnect_kind::none && k.id != interconnect_kind::pcie)
+            names.push_back(p + "interconnect." + std::string(k.name));
+    return names;
 }
 
-// --- Writing ---------------------------------------------------------------------------
-template <class T>
-json sourced_to_json(const sourced<T>& s) {
-    // NaN or infinity has no JSON spelling: such a reading is written as unknown.
-    if constexpr (std::is_floating_point_v<T>)
-        if (!std::isfinite(s.value)) return nullptr;
-    if (!s.has_value()) return nullptr;
-    json j = json::object();
-    j["value"] = s.value;
-    j["origin"] = enum_to_json(s.from);
-    return j;
-}
-
-// --- Reading ---------------------------------------------------------------------------
-/// Reads JSON values into our types, tracking where it is (a JSON pointer) so that the
-/// first failure can say exactly what and where. Never throws on content: every read checks
-/// the type before touching the value.
-class reader {
-public:
-    const std::string& error() const noexcept { return error_; }
-
-    /// Restores the path on scope exit.
-    class scope {
-    public:
-        scope(std::string& path, std::size_t size) noexcept : path_(path), size_(size) {}
-        scope(const scope&) = delete;
-        scope& operator=(const scope&) = delete;
-        ~scope() { path_.resize(size_); }
-
-    private:
-        std::string& path_;
-        std::size_t size_;
-    };
-    [[nodiscard]] scope enter(std::string_view key) {
-        constexpr std::size_t limit = 64; // keys come from the input: keep messages short
-        const auto size = path_.size();
-        path_ += '/';
-        if (key.size() > limit) key = key.substr(0, limit);
-        for (char c : key) {
-            if (c == '~') path_ += "~0";
-            else if (c == '/') path_ += "~1";
-            else if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) path_ += '?';
-            else path_ += c;
-        }
-        return {path_, size};
+/// The registry as an NFD feature file: `<prefix>/<name>=<value>` lines, all valid
+/// Kubernetes labels. Only available, non-software accelerators count; the CPU is left
+/// to NFD's own cpu source. docs/exporters.md lists the labels.
+inline std::string to_nfd_features(const accelerator_registry& reg, const nfd_options& opt = {}) {
+    std::string out = "# ai-hwaccel ";
+    out += version.text;
+    out += ": accelerator labels for Node Feature Discovery (features.d)\n";
+    if (opt.expiry_time) {
+        out += "# +expiry-time=";
+        out += detail::rfc3339_utc(*opt.expiry_time);
+        out += '\n';
     }
-    [[nodiscard]] scope enter(std::size_t index) {
-        const auto size = path_.size();
-        path_ += '/';
-        path_ += std::to_string(index);
-        return {path_, size};
-    }
-
-    bool fail(std::string_view what) {
-        if (error_.empty()) {
-            error_ = path_.empty() ? std::string("document") : valid_utf8(path_);
-            error_ += ": ";
-            error_ += what;
-        }
-        return false;
-    }
-    bool expected(std::string_view what, const json& got) {
-        std::string m = "expected ";
-        m += what;
-        m += ", got ";
-        m += describe(got);
-        return fail(m);
-    }
-
-    // Reads member `key` of object `obj` into `out` when present; a missing key keeps
-    // `out` as it is.
-    template <class T>
-    bool field(const json& obj, const char* key, T& out) {
-        const auto it = obj.find(key);
-        if (it == obj.end()) return true;
-        const auto s = enter(key);
-        return read(*it, out);
-    }
-    bool object(const json& j) { return j.is_object() || expected("an object", j); }
-
-    // --- Scalars ---
-    bool read(const json& j, bool& out) {
-        const auto* b = j.get_ptr<const json::boolean_t*>();
-        if (b == nullptr) return expected("a boolean", j);
-        out = *b;
-        return true;
-    }
-    template <class I>
-        requires(std::is_integral_v<I> && !std::is_same_v<I, bool>)
-    bool read(const json& j, I& out) {
-        using lim = std::numeric_limits<I>;
-        if (const auto* u = j.get_ptr<const json::number_unsigned_t*>()) {
-            if (*u > static_cast<std::uint64_t>(lim::max())) return out_of_range(std::to_string(*u), out);
-            out = static_cast<I>(*u);
-            return true;
-        }
-        if (const auto* s = j.get_ptr<const json::number_integer_t*>()) {
-            if constexpr (std::is_unsigned_v<I>) {
-                if (*s < 0 || static_cast<std::uint64_t>(*s) > static_cast<std::uint64_t>(lim::max()))
-                    return out_of_range(std::to_string(*s), out);
-            } else {
-                if (*s < static_cast<std::int64_t>(lim::min()) || *s > static_cast<std::int64_t>(lim::max()))
-                    return out_of_range(std::to_string(*s), out);
-            }
-            out = static_cast<I>(*s);
-            return true;
-        }
-        return expected(std::is_unsigned_v<I> ? "a non-negative integer" : "an integer", j);
-    }
-    bool read(const json& j, double& out) {
-        double v = 0;
-        if (const auto* f = j.get_ptr<const json::number_float_t*>()) v = *f;
-        else if (const auto* u = j.get_ptr<const json::number_unsigned_t*>()) v = static_cast<double>(*u);
-        else if (const auto* s = j.get_ptr<const json::number_integer_t*>()) v = static_cast<double>(*s);
-        else return expected("a number", j);
-        if (!std::isfinite(v)) return fail("number out of range (not finite)");
-        out = v;
-        return true;
-    }
-    bool read(const json& j, std::string& out) {
-        const auto* s = j.get_ptr<const json::string_t*>();
-        if (s == nullptr) return expected("a string", j);
-        out = *s;
-        return true;
-    }
-    template <std::size_t N>
-    bool read(const json& j, inplace_string<N>& out) {
-        const auto* s = j.get_ptr<const json::string_t*>();
-        if (s == nullptr) return expected("a string", j);
-        if (s->size() > N)
-            return fail("string of " + std::to_string(s->size()) + " bytes is longer than the " +
-                        std::to_string(N) + " this field holds");
-        out.assign(*s);
-        return true;
-    }
-    template <class E>
-        requires std::is_enum_v<E>
-    bool read(const json& j, E& out) {
-        const auto* s = j.get_ptr<const json::string_t*>();
-        if (s == nullptr) return expected("a string (" + std::string(enum_traits<E>::what) + " name)", j);
-        const auto e = enum_from_name<E>(*s);
-        if (!e) return fail("unknown " + std::string(enum_traits<E>::what) + " " + excerpt(*s));
-        out = *e;
-        return true;
-    }
-
-    // --- Small compounds ---
-    template <class T>
-    bool read(const json& j, sourced<T>& out) {
-        if (j.is_null()) {
-            out = sourced<T>{};
-            return true;
-        }
-        if (!j.is_object()) return expected("null or an object {\"value\", \"origin\"}", j);
-        const auto o = j.find("origin");
-        const auto v = j.find("value");
-        if (o == j.end()) return fail("missing \"origin\"");
-        if (v == j.end()) return fail("missing \"value\"");
-        origin from = origin::none;
-        {
-            const auto s = enter("origin");
-            if (!read(*o, from)) return false;
-            if (from == origin::none) return fail("origin \"none\" with a value (write null for no value)");
-        }
-        T value{};
-        {
-            const auto s = enter("value");
-            if (!read(*v, value)) return false;
-        }
-        out = sourced<T>{value, from};
-        return true;
-    }
-    bool read(const json& j, pci_address& out) {
-        const auto* s = j.get_ptr<const json::string_t*>();
-        if (s == nullptr) return expected("a PCI address string \"dddd:bb:dd.f\"", j);
-        const auto a = parse_pci_address(*s);
-        if (!a) return fail("not a PCI address: " + excerpt(*s));
-        out = *a;
-        return true;
-    }
-    bool read(const json& j, std::optional<pci_address>& out) {
-        if (j.is_null()) {
-            out.reset();
-            return true;
-        }
-        pci_address a;
-        if (!read(j, a)) return false;
-        out = a;
-        return true;
-    }
-    bool read(const json& j, std::optional<backend_id>& out) {
-        if (j.is_null()) {
-            out.reset();
-            return true;
-        }
-        backend_id b{};
-        if (!read(j, b)) return false;
-        out = b;
-        return true;
-    }
-    bool read(const json& j, pcie_link& out) {
-        if (!object(j)) return false;
-        return field(j, "generation", out.generation) && field(j, "width", out.width);
-    }
-    bool read(const json& j, peak_throughput& out) {
-        const auto* obj = j.get_ptr<const json::object_t*>();
-        if (obj == nullptr) return expected("an object of dtype: number", j);
-        out = {};
-        for (const auto& [key, value] : *obj) {
-            const auto s = enter(key);
-            const auto d = enum_from_name<dtype>(key);
-            if (!d) return fail("unknown dtype " + excerpt(key));
-            double v = 0;
-            if (!read(value, v)) return false;
-            set(out, *d, v);
-        }
-        return true;
-    }
-    bool read(const json& j, cpu_features& out) {
-        if (!j.is_array()) return expected("an array of cpu_feature names", j);
-        out = {};
-        std::size_t i = 0;
-        for (const auto& e : j) {
-            const auto s = enter(i++);
-            cpu_feature f{};
-            if (!read(e, f)) return false;
-            out.set(f);
-        }
-        return true;
-    }
-    template <class T>
-    bool read(const json& j, std::vector<T>& out) {
-        if (!j.is_array()) return expected("an array", j);
-        if (j.size() > json_max_array_size)
-            return fail("array of " + std::to_string(j.size()) + " elements is longer than the " +
-                        std::to_string(json_max_array_size) + " accepted");
-        out.clear();
-        out.reserve(j.size());
-        std::size_t i = 0;
-        for (const auto& e : j) {
-            const auto s = enter(i++);
-            T v{};
-            if (!read(e, v)) return false;
-            out.push_back(std::move(v));
-        }
-        return true;
-    }
-
-    // --- Records ---
-    bool read(const json& j, accelerator_profile& p) {
-        if (!object(j)) return false;
-        std::optional<std::string> spec_name;
-        if (const auto it = j.find("spec"); it != j.end() && !it->is_null()) {
-            const auto s = enter("spec");
-            std::string name;
-            if (!read(*it, name)) return false;
-            spec_name = std::move(name);
-        }
-        const bool ok =
-            field(j, "kind", p.kind) && field(j, "index", p.index) && field(j, "available", p.available) &&
-            field(j, "software", p.software) && field(j, "unified_memory", p.unified_memory) &&
-            field(j, "vendor", p.maker) && field(j, "name", p.name) && field(j, "uuid", p.uuid) &&
-            field(j, "pci", p.pci) && field(j, "pci_device_id", p.pci_device_id) &&
-            field(j, "arch", p.arch) && field(j, "driver_version", p.driver_version) &&
-            field(j, "memory_bytes", p.memory_bytes) && field(j, "memory_used_bytes", p.memory_used_bytes) &&
-            field(j, "memory_free_bytes", p.memory_free_bytes) &&
-            field(j, "memory_bandwidth_gbps", p.memory_bandwidth_gbps) &&
-            field(j, "peak_tflops", p.peak) && field(j, "peak_origin", p.peak_from) &&
-            field(j, "compute_units", p.compute_units) && field(j, "chips", p.chips) &&
-            field(j, "pcie_current", p.pcie_current) && field(j, "pcie_max", p.pcie_max) &&
-            field(j, "numa_node", p.numa_node) && field(j, "temperature_c", p.temperature_c) &&
-            field(j, "power_draw_watts", p.power_draw_watts) &&
-            field(j, "power_limit_watts", p.power_limit_watts) &&
-            field(j, "utilization_percent", p.utilization_percent);
-        if (!ok) return false;
-        p.spec = nullptr;
-        if (spec_name) {
-            p.spec = find_device(*spec_name);
-            if (p.spec == nullptr) {
-                const auto s = enter("spec");
-                return fail("no catalogue device named " + excerpt(*spec_name));
-            }
-        }
-        return true;
-    }
-    bool read(const json& j, warning& w) {
-        return object(j) && field(j, "kind", w.kind) && field(j, "backend", w.backend) &&
-               field(j, "subject", w.subject) && field(j, "message", w.message) && field(j, "code", w.code);
-    }
-    bool read(const json& j, cpu_info& c) {
-        return object(j) && field(j, "model", c.model) && field(j, "vendor", c.maker) &&
-               field(j, "arch", c.arch) && field(j, "sockets", c.sockets) && field(j, "cores", c.cores) &&
-               field(j, "threads", c.threads) && field(j, "usable_threads", c.usable_threads) &&
-               field(j, "cpu_quota", c.cpu_quota) && field(j, "features", c.features);
-    }
-    bool read(const json& j, memory_info& m) {
-        return object(j) && field(j, "total_bytes", m.total_bytes) &&
-               field(j, "available_bytes", m.available_bytes) &&
-               field(j, "cgroup_limit_bytes", m.cgroup_limit_bytes);
-    }
-    bool read(const json& j, numa_node& n) {
-        return object(j) && field(j, "id", n.id) && field(j, "memory_bytes", n.memory_bytes) &&
-               field(j, "cpus", n.cpus);
-    }
-    bool read(const json& j, host_info& h) {
-        return object(j) && field(j, "cpu", h.cpu) && field(j, "memory", h.memory) && field(j, "numa", h.numa);
-    }
-    bool read(const json& j, pci_device& d) {
-        return object(j) && field(j, "address", d.address) && field(j, "class_code", d.class_code) &&
-               field(j, "vendor_id", d.vendor_id) && field(j, "device_id", d.device_id) &&
-               field(j, "subsystem_vendor_id", d.subsystem_vendor_id) &&
-               field(j, "subsystem_device_id", d.subsystem_device_id) &&
-               field(j, "link_current", d.link_current) && field(j, "link_max", d.link_max) &&
-               field(j, "numa_node", d.numa_node) && field(j, "driver", d.driver);
-    }
-    bool read(const json& j, interconnect& l) {
-        return object(j) && field(j, "kind", l.kind) && field(j, "scope", l.scope) && field(j, "name", l.name) &&
-               field(j, "state", l.state) && field(j, "bandwidth_gbps", l.bandwidth_gbps) &&
-               field(j, "devices", l.devices);
-    }
-    bool read(const json& j, storage_device& d) {
-        return object(j) && field(j, "name", d.name) && field(j, "model", d.model) && field(j, "kind", d.kind) &&
-               field(j, "size_bytes", d.size_bytes) &&
-               field(j, "read_bandwidth_gbps", d.read_bandwidth_gbps);
-    }
-    bool read(const json& j, runtime_environment& e) {
-        return object(j) && field(j, "container", e.container) && field(j, "kubernetes", e.kubernetes) &&
-               field(j, "kubernetes_namespace", e.kubernetes_namespace) && field(j, "wsl", e.wsl) &&
-               field(j, "hypervisor", e.hypervisor) && field(j, "cloud", e.cloud) &&
-               field(j, "instance_type", e.instance_type) && field(j, "region", e.region) &&
-               field(j, "zone", e.zone);
-    }
-    bool read(const json& j, system_io& io) {
-        return object(j) && field(j, "pci_devices", io.pci_devices) &&
-               field(j, "interconnects", io.interconnects) && field(j, "storage", io.storage) &&
-               field(j, "environment", io.environment);
-    }
-    bool read(const json& j, accelerator_registry& r) {
-        if (!object(j)) return false;
-        const auto version = j.find("schema_version");
-        if (version == j.end()) return fail("missing schema_version");
-        {
-            const auto s = enter("schema_version");
-            std::int64_t v = 0;
-            if (!read(*version, v)) return false;
-            if (v > accelerator_registry::schema_version)
-                return fail("schema_version " + std::to_string(v) + " is newer than this library reads (" +
-                            std::to_string(accelerator_registry::schema_version) + ")");
-            if (v < 1) return fail("unsupported schema_version " + std::to_string(v));
-        }
-        std::vector<accelerator_profile> devices;
-        std::vector<warning> warnings;
-        host_info host;
-        system_io io;
-        if (!(field(j, "devices", devices) && field(j, "warnings", warnings) && field(j, "host", host) &&
-              field(j, "system", io)))
-            return false;
-        r = accelerator_registry(std::move(devices), std::move(warnings), std::move(host), std::move(io));
-        return true;
-    }
-
-private:
-    template <class I>
-    bool out_of_range(const std::string& text, const I&) {
-        using lim = std::numeric_limits<I>;
-        return fail("integer out of range: " + text + " (expected " + std::to_string(lim::min()) + ".." +
-                    std::to_string(lim::max()) + ")");
-    }
-    static void set(peak_throughput& p, dtype d, double v) noexcept {
-        switch (d) {
-        case dtype::fp64: p.fp64 = v; break;
-        case dtype::fp32: p.fp32 = v; break;
-        case dtype::tf32: p.tf32 = v; break;
-        case dtype::bf16: p.bf16 = v; break;
-        case dtype::fp16: p.fp16 = v; break;
-        case dtype::fp8: p.fp8 = v; break;
-        case dtype::int8: p.int8 = v; break;
-        case dtype::fp6: p.fp6 = v; break;
-        case dtype::fp4: p.fp4 = v; break;
-        case dtype::int4: p.int4 = v; break;
-        }
-    }
-
-    std::string path_;
-    std::string error_;
-};
-
-} // namespace detail::json_io
-
-#if AI_HWACCEL_EXCEPTIONS
-/// What the from_json overloads (and so `j.get<T>()`) throw on input they cannot read. A
-/// nlohmann::json::exception, so code that catches nlohmann's exceptions catches it too;
-/// what() is "[ai_hwaccel.json_error] <JSON pointer>: <what is wrong>".
-class json_error : public nlohmann::json::exception {
-public:
-    explicit json_error(const std::string& message)
-        : exception(599, ("[ai_hwaccel.json_error] " + message).c_str()) {}
-};
-#endif
-
-namespace detail::json_io {
-
-/// What the ADL from_json overloads do with a failed read (see the header comment).
-[[noreturn]] inline void conversion_failed(const std::string& message) {
-#if AI_HWACCEL_EXCEPTIONS
-    throw json_error(message);
-#else
-    (void)message;
-    std::abort();
-#endif
-}
-
-template <class T>
-void read_or_raise(const json& j, T& out) {
-    reader r;
-    T v{};
-    if (!r.read(j, v)) conversion_failed(r.error());
-    out = std::move(v);
-}
-
-/// Records why nlohmann's parser refused a text; everything else is accepted and dropped.
-class parse_error_recorder final : public nlohmann::json_sax<json> {
-public:
-    std::string message;
-
-    bool null() override { return true; }
-    bool boolean(bool) override { return true; }
-    bool number_integer(number_integer_t) override { return true; }
-    bool number_unsigned(number_unsigned_t) override { return true; }
-    bool number_float(number_float_t, const string_t&) override { return true; }
-    bool string(string_t&) override { return true; }
-    bool binary(binary_t&) override { return true; }
-    bool start_object(std::size_t) override { return true; }
-    bool key(string_t&) override { return true; }
-    bool end_object() override { return true; }
-    bool start_array(std::size_t) override { return true; }
-    bool end_array() override { return true; }
-    bool parse_error(std::size_t, const std::string&, const json::exception& ex) override {
-        // nlohmann quotes the offending token, which may be long or not UTF-8.
-        std::string what = valid_utf8(ex.what());
-        if (what.size() > 240) what = what.substr(0, 240) + "...";
-        message = std::move(what);
-        return false;
-    }
-};
-
-} // namespace detail::json_io
-
-// ---------------------------------------------------------------------------------------
-// ADL hooks for nlohmann/json. Enums are strings; the rest as in the header comment.
-
-#define AI_HWACCEL_DETAIL_JSON_ENUM_HOOKS(E)                                                   \
-    inline void to_json(nlohmann::json& j, E e) { j = detail::json_io::enum_to_json(e); }      \
-    inline void from_json(const nlohmann::json& j, E& e) { detail::json_io::read_or_raise(j, e); }
-AI_HWACCEL_DETAIL_JSON_ENUM_HOOKS(family)
-AI_HWACCEL_DETAIL_JSON_ENUM_HOOKS(vendor)
-AI_HWACCEL_DETAIL_JSON_ENUM_HOOKS(device_kind)
-AI_HWACCEL_DETAIL_JSON_ENUM_HOOKS(dtype)
-AI_HWACCEL_DETAIL_JSON_ENUM_HOOKS(memory_type)
-AI_HWACCEL_DETAIL_JSON_ENUM_HOOKS(interconnect_kind)
-AI_HWACCEL_DETAIL_JSON_ENUM_HOOKS(link_scope)
-AI_HWACCEL_DETAIL_JSON_ENUM_HOOKS(origin)
-AI_HWACCEL_DETAIL_JSON_ENUM_HOOKS(warning_kind)
-AI_HWACCEL_DETAIL_JSON_ENUM_HOOKS(backend_id)
-AI_HWACCEL_DETAIL_JSON_ENUM_HOOKS(cpu_feature)
-AI_HWACCEL_DETAIL_JSON_ENUM_HOOKS(cpu_arch)
-AI_HWACCEL_DETAIL_JSON_ENUM_HOOKS(storage_kind)
-AI_HWACCEL_DETAIL_JSON_ENUM_HOOKS(container_runtime)
-AI_HWACCEL_DETAIL_JSON_ENUM_HOOKS(cloud_provider)
-#undef AI_HWACCEL_DETAIL_JSON_ENUM_HOOKS
-
-template <class T>
-void to_json(nlohmann::json& j, const sourced<T>& s) {
-    j = detail::json_io::sourced_to_json(s);
-}
-template <class T>
-void from_json(const nlohmann::json& j, sourced<T>& s) {
-    detail::json_io::read_or_raise(j, s);
-}
-
-template <std::size_t N>
-void to_json(nlohmann::json& j, const inplace_string<N>& s) {
-    j = detail::json_io::valid_utf8(s.view());
-}
-template <std::size_t N>
-void from_json(const nlohmann::json& j, inplace_string<N>& s) {
-    detail::json_io::read_or_raise(j, s);
-}
-
-inline void to_json(nlohmann::json& j, const pci_address& a) { j = std::string(a.text().data()); }
-inline void from_json(const nlohmann::json& j, pci_address& a) { detail::json_io::read_or_raise(j, a); }
-
-inline void to_json(nlohmann::json& j, const pcie_link& l) {
-    j = nlohmann::json::object();
-    j["generation"] = l.generation;
-    j["width"] = l.width;
-}
-inline void from_json(const nlohmann::json& j, pcie_link& l) { detail::json_io::read_or_raise(j, l); }
-
-inline void to_json(nlohmann::json& j, const peak_throughput& p) {
-    j = nlohmann::json::object();
-    for (const auto& row : dtype_table)
-        if (p[row.id] != 0 && std::isfinite(p[row.id])) j[std::string(row.name)] = p[row.id];
-}
-inline void from_json(const nlohmann::json& j, peak_throughput& p) { detail::json_io::read_or_raise(j, p); }
-
-inline void to_json(nlohmann::json& j, const cpu_features& f) {
-    j = nlohmann::json::array();
-    for (const auto& row : cpu_feature_table)
-        if (f.has(row.id)) j.push_back(std::string(row.name));
-}
-inline void from_json(const nlohmann::json& j, cpu_features& f) { detail::json_io::read_or_raise(j, f); }
-
-inline void to_json(nlohmann::json& j, const accelerator_profile& p) {
-    j = nlohmann::json::object();
-    j["kind"] = p.kind;
-    j["index"] = p.index;
-    j["available"] = p.available;
-    j["software"] = p.software;
-    j["unified_memory"] = p.unified_memory;
-    j["vendor"] = p.maker;
-    j["name"] = p.name;
-    j["uuid"] = p.uuid;
-    j["pci"] = p.pci ? nlohmann::json(*p.pci) : nlohmann::json(nullptr);
-    j["pci_device_id"] = p.pci_device_id;
-    j["arch"] = p.arch;
-    j["driver_version"] = p.driver_version;
-    j["memory_bytes"] = p.memory_bytes;
-    j["memory_used_bytes"] = p.memory_used_bytes;
-    j["memory_free_bytes"] = p.memory_free_bytes;
-    j["memory_bandwidth_gbps"] = p.memory_bandwidth_gbps;
-    j["peak_tflops"] = p.peak;
-    j["peak_origin"] = p.peak_from;
-    j["compute_units"] = p.compute_units;
-    j["chips"] = p.chips;
-    j["pcie_current"] = p.pcie_current;
-    j["pcie_max"] = p.pcie_max;
-    j["numa_node"] = p.numa_node;
-    j["temperature_c"] = p.temperature_c;
-    j["power_draw_watts"] = p.power_draw_watts;
-    j["power_limit_watts"] = p.power_limit_watts;
-    j["utilization_percent"] = p.utilization_percent;
-    // Only a catalogue row can be found again by name.
-    const bool linkable = p.spec != nullptr && find_device(p.spec->name) == p.spec;
-    j["spec"] = linkable ? nlohmann::json(std::string(p.spec->name)) : nlohmann::json(nullptr);
-}
-inline void from_json(const nlohmann::json& j, accelerator_profile& p) { detail::json_io::read_or_raise(j, p); }
-
-inline void to_json(nlohmann::json& j, const warning& w) {
-    using detail::json_io::valid_utf8;
-    j = nlohmann::json::object();
-    j["kind"] = w.kind;
-    j["backend"] = w.backend ? nlohmann::json(*w.backend) : nlohmann::json(nullptr);
-    j["subject"] = valid_utf8(w.subject);
-    j["message"] = valid_utf8(w.message);
-    j["code"] = w.code;
-}
-inline void from_json(const nlohmann::json& j, warning& w) { detail::json_io::read_or_raise(j, w); }
-
-inline void to_json(nlohmann::json& j, const cpu_info& c) {
-    j = nlohmann::json::object();
-    j["model"] = detail::json_io::valid_utf8(c.model);
-    j["vendor"] = c.maker;
-    j["arch"] = c.arch;
-    j["sockets"] = c.sockets;
-    j["cores"] = c.cores;
-    j["threads"] = c.threads;
-    j["usable_threads"] = c.usable_threads;
-    j["cpu_quota"] = std::isfinite(c.cpu_quota) ? c.cpu_quota : 0.0;
-    j["features"] = c.features;
-}
-inline void from_json(const nlohmann::json& j, cpu_info& c) { detail::json_io::read_or_raise(j, c); }
-
-inline void to_json(nlohmann::json& j, const memory_info& m) {
-    j = nlohmann::json::object();
-    j["total_bytes"] = m.total_bytes;
-    j["available_bytes"] = m.available_bytes;
-    j["cgroup_limit_bytes"] = m.cgroup_limit_bytes;
-}
-inline void from_json(const nlohmann::json& j, memory_info& m) { detail::json_io::read_or_raise(j, m); }
-
-inline void to_json(nlohmann::json& j, const numa_node& n) {
-    j = nlohmann::json::object();
-    j["id"] = n.id;
-    j["memory_bytes"] = n.memory_bytes;
-    j["cpus"] = detail::json_io::valid_utf8(n.cpus);
-}
-inline void from_json(const nlohmann::json& j, numa_node& n) { detail::json_io::read_or_raise(j, n); }
-
-inline void to_json(nlohmann::json& j, const host_info& h) {
-    j = nlohmann::json::object();
-    j["cpu"] = h.cpu;
-    j["memory"] = h.memory;
-    j["numa"] = h.numa;
-}
-inline void from_json(const nlohmann::json& j, host_info& h) { detail::json_io::read_or_raise(j, h); }
-
-inline void to_json(nlohmann::json& j, const pci_device& d) {
-    j = nlohmann::json::object();
-    j["address"] = d.address;
-    j["class_code"] = d.class_code;
-    j["vendor_id"] = d.vendor_id;
-    j["device_id"] = d.device_id;
-    j["subsystem_vendor_id"] = d.subsystem_vendor_id;
-    j["subsystem_device_id"] = d.subsystem_device_id;
-    j["link_current"] = d.link_current;
-    j["link_max"] = d.link_max;
-    j["numa_node"] = d.numa_node;
-    j["driver"] = detail::json_io::valid_utf8(d.driver);
-}
-inline void from_json(const nlohmann::json& j, pci_device& d) { detail::json_io::read_or_raise(j, d); }
-
-inline void to_json(nlohmann::json& j, const interconnect& l) {
-    using detail::json_io::valid_utf8;
-    j = nlohmann::json::object();
-    j["kind"] = l.kind;
-    j["scope"] = l.scope;
-    j["name"] = valid_utf8(l.name);
-    j["state"] = valid_utf8(l.state);
-    j["bandwidth_gbps"] = l.bandwidth_gbps;
-    j["devices"] = l.devices;
-}
-inline void from_json(const nlohmann::json& j, interconnect& l) { detail::json_io::read_or_raise(j, l); }
-
-inline void to_json(nlohmann::json& j, const storage_device& d) {
-    using detail::json_io::valid_utf8;
-    j = nlohmann::json::object();
-    j["name"] = valid_utf8(d.name);
-    j["model"] = valid_utf8(d.model);
-    j["kind"] = d.kind;
-    j["size_bytes"] = d.size_bytes;
-    j["read_bandwidth_gbps"] = d.read_bandwidth_gbps;
-}
-inline void from_json(const nlohmann::json& j, storage_device& d) { detail::json_io::read_or_raise(j, d); }
-
-inline void to_json(nlohmann::json& j, const runtime_environment& e) {
-    using detail::json_io::valid_utf8;
-    j = nlohmann::json::object();
-    j["container"] = e.container;
-    j["kubernetes"] = e.kubernetes;
-    j["kubernetes_namespace"] = valid_utf8(e.kubernetes_namespace);
-    j["wsl"] = e.wsl;
-    j["hypervisor"] = valid_utf8(e.hypervisor);
-    j["cloud"] = e.cloud;
-    j["instance_type"] = valid_utf8(e.instance_type);
-    j["region"] = valid_utf8(e.region);
-    j["zone"] = valid_utf8(e.zone);
-}
-inline void from_json(const nlohmann::json& j, runtime_environment& e) { detail::json_io::read_or_raise(j, e); }
-
-inline void to_json(nlohmann::json& j, const system_io& io) {
-    j = nlohmann::json::object();
-    j["pci_devices"] = io.pci_devices;
-    j["interconnects"] = io.interconnects;
-    j["storage"] = io.storage;
-    j["environment"] = io.environment;
-}
-inline void from_json(const nlohmann::json& j, system_io& io) { detail::json_io::read_or_raise(j, io); }
-
-inline void to_json(nlohmann::json& j, const accelerator_registry& r) {
-    j = nlohmann::json::object();
-    j["schema_version"] = accelerator_registry::schema_version;
-    auto& devices = j["devices"] = nlohmann::json::array();
-    for (const auto& p : r.all()) devices.push_back(nlohmann::json(p));
-    auto& warnings = j["warnings"] = nlohmann::json::array();
-    for (const auto& w : r.warnings()) warnings.push_back(nlohmann::json(w));
-    j["host"] = r.host();
-    j["system"] = r.system();
-}
-inline void from_json(const nlohmann::json& j, accelerator_registry& r) { detail::json_io::read_or_raise(j, r); }
-
-// ---------------------------------------------------------------------------------------
-// Text in, text out.
-
-/// The registry as JSON text. `indent` < 0 writes one line; otherwise nlohmann's pretty
-/// printing with that many spaces per level.
-inline std::string to_json_string(const accelerator_registry& r, int indent = 2) {
-    const nlohmann::json j = r;
-    // Strings were made valid UTF-8 on the way in, so `replace` never fires; it is there so
-    // that writing can never throw (or abort, without exceptions).
-    return j.dump(indent, ' ', false, nlohmann::json::error_handler_t::replace);
-}
-
-/// The outcome of reading a registry: the registry, or why there is none.
-struct registry_json_result {
-    std::optional<accelerator_registry> registry; ///< set on success
-    std::string error;                            ///< empty on success, else "<where>: <what>"
-
-    bool ok() const noexcept { return registry.has_value(); }
-    explicit operator bool() const noexcept { return ok(); }
-};
-
-/// Reads a registry from parsed JSON. Never throws (except std::bad_alloc). A template
-/// taking exactly nlohmann::json, so that a string argument picks the text overload below
-/// instead of being ambiguous between the two.
-template <class Json>
-    requires std::is_same_v<Json, nlohmann::json>
-registry_json_result registry_from_json(const Json& j) {
-    registry_json_result out;
-    detail::json_io::reader r;
-    accelerator_registry reg;
-    if (r.read(j, reg)) out.registry = std::move(reg);
-    else out.error = r.error();
-    return out;
-}
-
-/// Reads a registry from JSON text (as to_json_string writes it). Refuses, with a message:
-/// text that is not JSON (including invalid UTF-8, NUL bytes and numbers beyond a double's
-/// range), a missing or newer schema_version, values of the wrong type, unknown names,
-/// integers out of their field's range, over-long strings or arrays, unknown catalogue
-/// devices. Never throws (except std::bad_alloc) and never aborts, whatever the bytes.
-inline registry_json_result registry_from_json(std::string_view text) {
-    // nlohmann's lexer takes a NUL byte for the end of the input and would ignore whatever
-    // follows; JSON text never holds one (inside strings it must be escaped).
-    if (const auto nul = text.find('\0'); nul != std::string_view::npos) {
-        registry_json_result out;
-        out.error = "invalid JSON: NUL byte at offset " + std::to_string(nul);
+    if (!detail::is_dns_subdomain(opt.prefix)) {
+        out += "# ai-hwaccel: the label prefix is not a DNS subdomain; no labels written\n";
         return out;
     }
-    const char* const first = text.data();
-    const char* const last = first + text.size();
-    const auto j = nlohmann::json::parse(first, last, nullptr, /*allow_exceptions=*/false);
-    if (j.is_discarded()) {
-        // Parse once more with a recorder to learn why; only failures pay for it.
-        detail::json_io::parse_error_recorder why;
-        (void)nlohmann::json::sax_parse(first, last, &why);
-        registry_json_result out;
-        out.error = "invalid JSON: " + (why.message.empty() ? std::string("parse error") : why.message);
-        return out;
+    // Every line passes the validators or is not written: a bad label would make NFD
+    // reject it anyway, and the caller's other labels must still arrive.
+    const auto label = [&](std::string_view name, std::string_view value) {
+        std::string key = opt.prefix + "/";
+        key += name;
+        if (!is_valid_label_name(key) || value.empty() || !is_valid_label_value(value)) return;
+        out += key;
+        out += '=';
+        out += value;
+        out += '\n';
+    };
+    const auto number = [](std::uint64_t v) { return detail::decimal(v); };
+
+    std::vector<const accelerator_profile*> accelerators;
+    for (const auto& p : reg.all())
+        if (p.is_accelerator()) accelerators.push_back(&p);
+
+    label("version", sanitize_label_value(version.text));
+    label("accelerator.count", number(accelerators.size()));
+    for (const auto& f : family_table) {
+        if (f.id == family::cpu) continue;
+        for (const auto* p : accelerators)
+            if (p->device_family() == f.id) {
+                label("family." + std::string(f.name), "true");
+                break;
+            }
     }
-    return registry_from_json(j);
+    for (const auto& k : device_kind_table) {
+        std::vector<const accelerator_profile*> devices;
+        for (const auto* p : accelerators)
+            if (p->kind == k.id) devices.push_back(p);
+        if (devices.empty()) continue;
+        const std::string kind(k.name);
+        label(kind + ".count", number(devices.size()));
+        // The smallest device's memory, to the nearest GiB (nvidia-smi's 81559 MiB for an
+        // "80 GB" H100 is 79.6 GiB): a pod asking for >= N GiB fits on any of them. Left
+        // out unless every device's memory is known.
+        std::optional<std::uint64_t> smallest;
+        bool all_known = true;
+        for (const auto* p : devices) {
+            if (!p->memory_bytes || p->memory_bytes.from < opt.min_origin) {
+                all_known = false;
+                break;
+            }
+            if (!smallest || *p->memory_bytes < *smallest) smallest = *p->memory_bytes;
+        }
+        if (all_known && smallest)
+            label(kind + ".memory-gib",
+                  number(static_cast<std::uint64_t>(std::llround(units::to_gib(*smallest)))));
+        label(kind + ".model", detail::common_value(devices, [](const accelerator_profile& p) { return p.name.view(); }));
+        label(kind + ".vendor", detail::common_value(devices, [](const accelerator_profile& p) {
+                  return p.maker == vendor::unknown ? std::string_view{} : to_string(p.maker);
+              }));
+        label(kind + ".arch", detail::common_value(devices, [](const accelerator_profile& p) { return p.arch.view(); }));
+        label(kind + ".driver",
+              detail::common_value(devices, [](const accelerator_profile& p) { return p.driver_version.view(); }));
+        bool unified = true;
+        for (const auto* p : devices) unified = unified && p->unified_memory;
+        if (unified) label(kind + ".unified-memory", "true");
+    }
+    for (const auto& k : interconnect_kind_table) {
+        if (k.id == interconnect_kind::none || k.id == interconnect_kind::pcie) continue;
+        for (const auto& l : reg.system().interconnects)
+            if (l.kind == k.id) {
+                label("interconnect." + std::string(k.name), "true");
+                break;
+            }
+    }
+    return out;
 }
 
 AI_HWACCEL_NAMESPACE_END
-
-#endif // AI_HWACCEL_JSON
-// ---- end ai_hwaccel/io/json.hpp
-// #include "ai_hwaccel/plan/cost.hpp"
-// ---- begin ai_hwaccel/plan/cost.hpp
-// ai-hwaccel plan: a catalogue of cloud instances with accelerators, and what a model costs
-// to serve on them.
+// ---- end ai_hwaccel/io/nfd.hpp
+// #include "ai_hwaccel/io/prometheus.hpp"
+// #include "ai_hwaccel/plan/cluster.hpp"
+// ---- begin ai_hwaccel/plan/cluster.hpp
+// ai-hwaccel plan: several machines as one cluster, and a model planned across them.
 //
-// One `cloud_instance` per row: provider, instance type, the region its price is for, the
-// on-demand price per hour in USD with the price's date and the public page it was read
-// from, the accelerator (a device catalogue row that `find_device` resolves; a
-// static_assert below holds every row to that), how many, the host's vCPUs and memory
-// (in the unit the source uses: binary GiB or decimal GB, never mixed), and the links
-// between the accelerators. A row whose price could not be read from a public source is
-// not in the table: nothing here is guessed.
+// `make_cluster` merges registries detected on several nodes (`ai-hwaccel detect --json`
+// on each, read back with registry_from_json) into a `cluster_view`: one flat list of
+// devices, renumbered 0…n-1 because a device's index is only unique on its own node
+// (every node has a GPU 0), each remembering its node and its index there; the nodes'
+// intra-node links (NVLink, NVSwitch, XGMI, …) with their `devices` lists rewritten to
+// the flat numbers; and each node's inter-node fabric (InfiniBand, RoCE, Ethernet ports,
+// `link_scope::inter_node`). Nodes whose fabric differs from the others' (one has
+// InfiniBand, another nothing, or slower ports) are reported in `fabric_notes`.
 //
-// Prices move. Each row says when its price was seen: `price_date` is the calendar date
-// the source gives; rows read from a machine-generated price list pinned at a commit and
-// carrying no date of their own leave it empty and name the commit in `price_snapshot`.
+// Two nodes are joined when each has an active port of the same network: InfiniBand
+// reaches InfiniBand, RoCE/RoCE v2/Ethernet reach each other (they are all Ethernet).
+// The link between them is the slower of the two nodes' fastest ports of that network
+// (the faster network when they share two). Nothing is invented: two nodes without a
+// common network are not joined, unless `cluster_options::fallback_network_gbps` says
+// what network to assume between them (the slower path, a stated assumption).
 //
-// `cheapest_instance` picks the lowest hourly price among the rows whose accelerators,
-// together, hold the model (plan/memory.hpp's estimate), and estimates what a million
-// output tokens cost there from plan/throughput.hpp's decode estimate. Both figures are
-// estimates; the assumptions (how well tensor parallelism across an instance's devices
-// scales, which formats which devices run) are in `cost_assumptions`, each documented.
+// `plan_cluster` lays a model out with plan_sharding (plan/shard.hpp) over the flat view
+// of the nodes it can join: a node's NVLink/NVSwitch island is one tensor-parallel group
+// (intra-node links never join devices of two nodes), consecutive layer ranges go to
+// groups one after another (pipeline parallel, across nodes when one node cannot hold the
+// model), and copies of the smallest layout that fits fill the devices left (data
+// parallel); `plan_options::spread` instead lays one copy over every node. The planner is
+// given the intra-node links only, so it prices every hop between two nodes as a PCIe hop
+// (its formula for stages without a link, see shard.hpp); plan_cluster then re-prices each
+// hop that crosses nodes on the link joining them:
+//
+//   hop (seconds) = hidden x activation_bytes x batch / B + link_latency_s + pipeline_hop_latency_s
+//
+// B = min(the nodes' link one way, i.e. its both-directions bandwidth / 2, PCIe of the two
+// GPUs that send and receive: GPUDirect RDMA crosses the host link), in decimal bytes/s;
+// a port of unknown speed counts as the PCIe bound. Prefill re-prices the bandwidth term
+// per token (shard.hpp's convention: latencies are paid per micro-batch). The plan's decode
+// and prefill rates, its pipeline seconds and the aggregate over replicas are corrected;
+// the compute and tensor-parallel terms are the planner's unchanged.
+//
+// Nodes outside the largest joined group (most usable accelerator memory) are left out,
+// listed with the reason; if the model then fits nowhere, `fits == false` and `joined ==
+// false` say that the nodes could not be joined. Everything is an estimate. Not constexpr
+// (names and registries are heap values); the planning itself is plan_sharding's.
 
 // #include "ai_hwaccel/config.hpp"
-// #include "ai_hwaccel/core/catalogue.hpp"
 // #include "ai_hwaccel/core/profile.hpp"
-// #include "ai_hwaccel/core/quantization.hpp"
+// #include "ai_hwaccel/core/system_io.hpp"
 // #include "ai_hwaccel/core/taxonomy.hpp"
 // #include "ai_hwaccel/core/text.hpp"
-// #include "ai_hwaccel/plan/memory.hpp"
-// ---- begin ai_hwaccel/plan/memory.hpp
-// ai-hwaccel plan: how much memory a model needs to serve.
-//
-// Three parts, each an estimate: the weights as a runtime stores them, the KV cache for a
-// given context, batch and cache type, and the compute buffers plus a runtime allowance.
-//
-// Weights. Every format is charged its true bits per weight (core/quantization.hpp, block
-// scales included), and tensors are charged as the runtimes that use the format store them:
-//  - GGUF (llama.cpp `llama_tensor_get_type`, src/llama-quant.cpp): the output head is kept
-//    at Q6_K (Q5_K for the IQ1/IQ2 recipes, Q8_0 for Q8_0 and MXFP4 files) and the token
-//    embedding at the recipe's base block type (Q2_K for IQ1_S/IQ1_M/IQ2_XXS/IQ2_XS,
-//    IQ3_S for IQ2_S and IQ3_XXS). The K-quant mixes' table cost is a whole-file average
-//    at Llama-3-8B; the cost of their transformer blocks is that average with Llama-3-8B's
-//    embedding and head taken out, so a model with a different vocabulary share gets the
-//    right total. The per-layer upgrades of the IQ recipes (attn_v, first ffn_down layers)
-//    are not modelled: IQ files come out a few percent small.
-//  - MXFP4 (llama.cpp MOSTLY_MXFP4_MOE): the experts' FFN matrices in MXFP4, every other
-//    matrix in Q8_0.
-//  - fp8, int8, int4 (GPTQ/AWQ) and NVFP4 checkpoints quantize the transformer blocks and
-//    keep the token embedding and the output head in 16 bits (vLLM / llm-compressor /
-//    AutoGPTQ / ModelOpt practice).
-//  - fp32, bf16, fp16: every tensor in that type.
-// Norm vectors (a few hidden-size vectors per layer) are charged at the format's rate;
-// they are under 0.01 % of any catalogue model.
-//
-// KV cache: layers x kv_values_per_token() (MLA models: the compressed vector) x cached
-// tokens x batch x the cache type's bytes per value; a sliding-window layer caches at most
-// `sliding_window` tokens per sequence.
-//
-// Overhead: the compute buffer of one micro-batch (llama.cpp's default n_ubatch, 512
-// tokens) in f32 — logits (vocab) plus the widest FFN activation plus two hidden-size
-// activations, which reproduces llama.cpp's reported compute buffer for Llama 3.3 70B
-// within 3 % (calibration row 765) — plus a fixed runtime allowance (see
-// `runtime_allowance_bytes`). Flash attention is assumed, so the attention score matrix is
-// never materialized.
-
-// #include "ai_hwaccel/config.hpp"
-// #include "ai_hwaccel/core/quantization.hpp"
-// #include "ai_hwaccel/core/units.hpp"
 // #include "ai_hwaccel/plan/model.hpp"
 // ---- begin ai_hwaccel/plan/model.hpp
 // ai-hwaccel plan: what a model is, as far as memory and throughput care.
@@ -23101,6 +24897,100 @@ struct model_spec {
 
 AI_HWACCEL_NAMESPACE_END
 // ---- end ai_hwaccel/plan/model.hpp
+// #include "ai_hwaccel/plan/shard.hpp"
+// ---- begin ai_hwaccel/plan/shard.hpp
+// ai-hwaccel plan: which quantization to serve a model in, and how to spread it over devices.
+//
+// `suggest_quantization` picks the format of highest quality (most bits per weight, from
+// core/quantization.hpp's table) whose memory (plan/memory.hpp) fits the devices that can
+// run it, preferring a format the devices compute in natively over one they dequantize.
+// `plan_sharding` lays a model out on devices: one device, tensor parallel inside a group
+// joined by a fast intra-node link (NVLink, NVSwitch, XGMI, ICI, NeuronLink, Gaudi RoCE),
+// pipeline parallel across slower links (PCIe, inter-node InfiniBand/RoCE), tensor inside
+// nodes and pipeline across them, and data-parallel replicas of the smallest layout that
+// fits when devices remain. Layers are real ranges [first, last) split in proportion to
+// what each stage can hold; the token embedding sits on the first stage and the output
+// head on the last. A model that fits nowhere gets `fits == false` and the reason; the
+// CPU is used only when `plan_options::allow_cpu` says so.
+//
+// Everything here is an estimate, `constexpr`, and returns fixed-capacity values (at most
+// `max_plan_devices` devices per plan), so a build that knows its devices can
+// `static_assert` that its model fits.
+//
+// Memory per device (bytes):
+//   usable   = memory_bytes x (1 - memory_headroom)
+//   weights  = layers x ceil(layer_weight_bytes / t) + embedding/head share / t
+//   kv cache = kv_cache_bytes x layers / model layers x ceil(kv_heads / t) / kv_heads
+//   overhead = runtime allowance + activation buffers on every device, + the logits
+//              buffer / t on the last stage (plan/memory.hpp's overhead_bytes, split)
+// where t is the tensor-parallel degree of the device's stage.
+//
+// Throughput of one replica, one decode step of the batch (seconds, all estimates):
+//   stage j compute   = max over its devices d of
+//                       (1/decode_tok_s(d) - layers x c) x f_j / t_j + layers_j x c
+//                       decode_tok_s(d): estimate_throughput of the whole model on d (per
+//                       sequence); c: its fixed cost per layer and token
+//                       (throughput_constants::decode_seconds_per_layer), paid by every
+//                       device for each of its layers; f_j = bytes stage j reads per token
+//                       / bytes the model reads per token (its blocks' weights, MoE: the
+//                       active share, + their KV cache, + the output head on the last).
+//   tensor all-reduce = layers_j x 2 x (2 (t-1)/t x hidden x a x batch / B_tp + L_tp)
+//                       (two all-reduces per layer, after attention and after the MLP,
+//                       ring algorithm; a = activation bytes, B_tp one-direction GB/s)
+//   pipeline hop      = hidden x a x batch / B_pp + L_pp    (between consecutive stages)
+//   decode tok/s      = 1 / (sum of stage compute + all-reduces + hops), per sequence
+// Pipeline stages run one after another for a single sequence: splitting across stages
+// adds hops and never multiplies speed; tensor parallelism divides the bytes each device
+// reads and adds the all-reduces. Prefill uses the same fractions with prefill_tok_s and
+// the bandwidth terms only (latencies are paid once per micro-batch, not per token).
+
+// #include "ai_hwaccel/config.hpp"
+// #include "ai_hwaccel/core/profile.hpp"
+// #include "ai_hwaccel/core/quantization.hpp"
+// #include "ai_hwaccel/core/system_io.hpp"
+// #include "ai_hwaccel/core/taxonomy.hpp"
+// #include "ai_hwaccel/core/text.hpp"
+// #include "ai_hwaccel/plan/memory.hpp"
+// ---- begin ai_hwaccel/plan/memory.hpp
+// ai-hwaccel plan: how much memory a model needs to serve.
+//
+// Three parts, each an estimate: the weights as a runtime stores them, the KV cache for a
+// given context, batch and cache type, and the compute buffers plus a runtime allowance.
+//
+// Weights. Every format is charged its true bits per weight (core/quantization.hpp, block
+// scales included), and tensors are charged as the runtimes that use the format store them:
+//  - GGUF (llama.cpp `llama_tensor_get_type`, src/llama-quant.cpp): the output head is kept
+//    at Q6_K (Q5_K for the IQ1/IQ2 recipes, Q8_0 for Q8_0 and MXFP4 files) and the token
+//    embedding at the recipe's base block type (Q2_K for IQ1_S/IQ1_M/IQ2_XXS/IQ2_XS,
+//    IQ3_S for IQ2_S and IQ3_XXS). The K-quant mixes' table cost is a whole-file average
+//    at Llama-3-8B; the cost of their transformer blocks is that average with Llama-3-8B's
+//    embedding and head taken out, so a model with a different vocabulary share gets the
+//    right total. The per-layer upgrades of the IQ recipes (attn_v, first ffn_down layers)
+//    are not modelled: IQ files come out a few percent small.
+//  - MXFP4 (llama.cpp MOSTLY_MXFP4_MOE): the experts' FFN matrices in MXFP4, every other
+//    matrix in Q8_0.
+//  - fp8, int8, int4 (GPTQ/AWQ) and NVFP4 checkpoints quantize the transformer blocks and
+//    keep the token embedding and the output head in 16 bits (vLLM / llm-compressor /
+//    AutoGPTQ / ModelOpt practice).
+//  - fp32, bf16, fp16: every tensor in that type.
+// Norm vectors (a few hidden-size vectors per layer) are charged at the format's rate;
+// they are under 0.01 % of any catalogue model.
+//
+// KV cache: layers x kv_values_per_token() (MLA models: the compressed vector) x cached
+// tokens x batch x the cache type's bytes per value; a sliding-window layer caches at most
+// `sliding_window` tokens per sequence.
+//
+// Overhead: the compute buffer of one micro-batch (llama.cpp's default n_ubatch, 512
+// tokens) in f32 — logits (vocab) plus the widest FFN activation plus two hidden-size
+// activations, which reproduces llama.cpp's reported compute buffer for Llama 3.3 70B
+// within 3 % (calibration row 765) — plus a fixed runtime allowance (see
+// `runtime_allowance_bytes`). Flash attention is assumed, so the attention score matrix is
+// never materialized.
+
+// #include "ai_hwaccel/config.hpp"
+// #include "ai_hwaccel/core/quantization.hpp"
+// #include "ai_hwaccel/core/units.hpp"
+// #include "ai_hwaccel/plan/model.hpp"
 // #include "ai_hwaccel/plan/models.hpp"
 // ---- begin ai_hwaccel/plan/models.hpp
 // ai-hwaccel plan: a catalogue of the open models people deploy.
@@ -23992,6 +25882,1533 @@ constexpr throughput_estimate estimate_throughput(const accelerator_profile& dev
 
 AI_HWACCEL_NAMESPACE_END
 // ---- end ai_hwaccel/plan/throughput.hpp
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string_view>
+
+AI_HWACCEL_NAMESPACE_BEGIN
+
+/// Devices one plan can hold; further devices are ignored (`shard_plan::truncated`).
+inline constexpr std::size_t max_plan_devices = 256;
+
+/// How one replica of the model is laid out.
+enum class shard_strategy : std::uint8_t {
+    none,              ///< no plan: the model fits nowhere (see plan_outcome)
+    single_device,     ///< the whole model on one device
+    tensor_parallel,   ///< every layer split across a fast-linked group
+    pipeline_parallel, ///< consecutive layer ranges on devices joined by slower links
+    tensor_pipeline,   ///< tensor parallel inside fast-linked groups, pipeline across them
+};
+constexpr std::string_view to_string(shard_strategy s) noexcept {
+    switch (s) {
+    case shard_strategy::none: return "none";
+    case shard_strategy::single_device: return "single_device";
+    case shard_strategy::tensor_parallel: return "tensor_parallel";
+    case shard_strategy::pipeline_parallel: return "pipeline_parallel";
+    case shard_strategy::tensor_pipeline: return "tensor_pipeline";
+    }
+    return "none";
+}
+
+/// Why a plan or a quantization choice does (not) fit.
+enum class plan_outcome : std::uint8_t {
+    fits,
+    no_devices,         ///< no available device with known memory (the CPU only if allowed)
+    unsupported_format, ///< devices exist, but none runs the format natively or dequantized
+    too_large,          ///< the devices that run it, all together, cannot hold it
+    bad_model,          ///< the model has no layers or no size
+};
+constexpr std::string_view to_string(plan_outcome o) noexcept {
+    switch (o) {
+    case plan_outcome::fits: return "fits";
+    case plan_outcome::no_devices: return "no_devices";
+    case plan_outcome::unsupported_format: return "unsupported_format";
+    case plan_outcome::too_large: return "too_large";
+    case plan_outcome::bad_model: return "bad_model";
+    }
+    return "no_devices";
+}
+/// A sentence for people.
+constexpr std::string_view describe(plan_outcome o) noexcept {
+    switch (o) {
+    case plan_outcome::fits: return "the model fits";
+    case plan_outcome::no_devices:
+        return "no available device with known memory (the CPU counts only when allowed)";
+    case plan_outcome::unsupported_format:
+        return "no device runs this format natively or by dequantizing it";
+    case plan_outcome::too_large:
+        return "the model does not fit in the usable memory of the devices that can run it";
+    case plan_outcome::bad_model: return "the model description has no layers or no parameters";
+    }
+    return "";
+}
+
+/// How a device runs a weight format.
+enum class format_support : std::uint8_t { none, dequantized, native };
+
+/// Whether `d` runs format `q`: natively when it computes in the format's
+/// `native_compute` type; by dequantizing when the format is `dequantizable` and the
+/// device computes in 16- or 32-bit floats (or its peak rates are unknown: the runtimes
+/// that dequantize, llama.cpp above all, run on any GPU they support). A CPU runs the
+/// 16/32-bit float formats and every dequantizable one.
+constexpr format_support support_for(const accelerator_profile& d, quant_format q) noexcept {
+    const auto& r = info(q);
+    if (d.supports(r.native_compute)) return format_support::native;
+    if (d.is_cpu() && r.scheme == quant_scheme::plain_float &&
+        (q == quant_format::fp32 || q == quant_format::fp16 || q == quant_format::bf16))
+        return format_support::dequantized;
+    if (!r.dequantizable) return format_support::none;
+    if (d.is_cpu() || d.peak_from == origin::none) return format_support::dequantized;
+    if (d.supports(dtype::fp16) || d.supports(dtype::bf16) || d.supports(dtype::fp32))
+        return format_support::dequantized;
+    return format_support::none;
+}
+
+/// Inputs to planning besides devices and model. Every constant is documented with where
+/// its value comes from.
+struct plan_options {
+    /// Fraction of each device's memory left free for the driver, the allocator's
+    /// fragmentation and other processes. 0.10 follows vLLM's default
+    /// `gpu_memory_utilization = 0.9`. Applies to unified memory too (the OS keeps more,
+    /// which the device's reported memory already excludes where a tool reports it).
+    double memory_headroom = 0.10;
+    /// Use CPU profiles as devices. Off: a model that does not fit the accelerators is
+    /// reported as not fitting, never moved to the CPU silently.
+    bool allow_cpu = false;
+    /// Replicate the smallest layout that fits over the devices left (data parallel).
+    bool data_parallel = true;
+    /// Put one replica on every usable device of the chosen kind (lowest latency per
+    /// sequence) instead of the smallest layout that fits.
+    bool spread = false;
+    /// suggest_quantization considers formats up to this many bits per weight: 16 by
+    /// default, since checkpoints are published in 16 bits and fp32 only doubles memory.
+    double max_bits_per_weight = 16.0;
+    /// suggest_quantization's candidates; empty: every row of quant_table.
+    fixed_list<quant_format, quant_format_count> formats{};
+    /// Bytes of one activation value exchanged between devices (fp16/bf16 activations).
+    double activation_bytes = 2.0;
+    /// Fixed cost of one all-reduce on a fast intra-node link, seconds. Assumed, not
+    /// fitted: the calibration data hold no tensor-parallel measurement. Order of
+    /// magnitude of a small-message NCCL/RCCL all-reduce over NVLink or XGMI.
+    double tensor_allreduce_latency_s = 10e-6;
+    /// Fixed cost of one pipeline hop per decode step, seconds. Fitted: the median over
+    /// the 40 pairs of calibration rows (shared/data/calibration-measurements.csv) where
+    /// llama.cpp measured the same model, format and test on 1 and on N GPUs (layer split
+    /// over PCIe) of (1/tok_s(N) - 1/tok_s(1)) / (N - 1) = 208.6 us. Script:
+    ///   rows with metric decode_tok_s keyed by (engine, hardware, model, quant, test,
+    ///   ctx_tokens, batch); for each key with n_devices 1 and N > 1, collect
+    ///   (1/v[N] - 1/v[1]) / (N - 1); take the median.
+    double pipeline_hop_latency_s = 208.6e-6;
+    /// One-direction GB/s assumed for a device whose host link is unknown: PCIe 3.0 x16
+    /// (the slowest link a data-centre accelerator ships with).
+    double unknown_pcie_gbps = 15.75;
+    /// Passed to estimate_throughput.
+    throughput_constants throughput{};
+};
+
+/// One device's part of a plan.
+struct device_shard {
+    std::uint16_t device = 0; ///< position in the `devices` given to the planner
+    std::uint32_t index = 0;  ///< that profile's accelerator_profile::index
+    std::uint16_t replica = 0;
+    std::uint16_t stage = 0;       ///< pipeline stage inside the replica
+    std::uint16_t tensor_rank = 0; ///< rank inside the stage's tensor-parallel group
+    std::uint16_t tensor_size = 1; ///< devices sharing each of the stage's layers
+    std::uint32_t first_layer = 0; ///< the stage's layers: [first_layer, last_layer)
+    std::uint32_t last_layer = 0;
+    bool embeddings = false;  ///< holds (its share of) the token embedding
+    bool output_head = false; ///< holds (its share of) the output head
+    std::uint64_t weights_bytes = 0;
+    std::uint64_t kv_cache_bytes = 0;
+    std::uint64_t overhead_bytes = 0;
+    std::uint64_t usable_bytes = 0; ///< memory x (1 - headroom)
+    bool fits = false;
+
+    constexpr std::uint32_t layers() const noexcept { return last_layer - first_layer; }
+    constexpr std::uint64_t total_bytes() const noexcept {
+        return detail::sat_add(detail::sat_add(weights_bytes, kv_cache_bytes), overhead_bytes);
+    }
+};
+
+/// A link the plan uses, as the planner understood it.
+struct plan_link {
+    interconnect_kind kind = interconnect_kind::none;
+    double gbps = 0; ///< one direction, decimal GB/s
+};
+
+/// A deployment plan (every number an estimate).
+struct shard_plan {
+    bool fits = false;
+    plan_outcome outcome = plan_outcome::no_devices;
+    shard_strategy strategy = shard_strategy::none; ///< of each replica (replica 0's)
+    quant_format quant = quant_format::fp16;
+    device_kind kind = device_kind::cpu; ///< the devices used (one software stack)
+    std::uint32_t replicas = 0;          ///< data-parallel copies (> 1: data parallel)
+    std::uint32_t stages = 0;            ///< pipeline stages of replica 0
+    std::uint32_t tensor_parallel = 0;   ///< widest tensor-parallel group of replica 0
+    /// Devices used, replica by replica, stage by stage.
+    fixed_list<device_shard, max_plan_devices> devices{};
+    /// The whole model once (plan/memory.hpp), and what the considered devices offer.
+    memory_estimate memory{};
+    std::uint64_t usable_bytes = 0;         ///< all devices of the kind considered
+    std::uint64_t largest_device_bytes = 0; ///< usable bytes of the largest one
+    std::uint32_t candidate_devices = 0;    ///< devices of that kind able to run the format
+    bool cpu_excluded = false;  ///< a CPU was present but not allowed
+    bool truncated = false;     ///< more than max_plan_devices devices were given
+    plan_link tensor_link{};    ///< replica 0's tensor-parallel link (slowest group)
+    plan_link pipeline_link{};  ///< replica 0's slowest pipeline hop
+    /// Replica 0, one sequence (batch as given): decode and prefill tokens per second.
+    double decode_tokens_per_second = 0;
+    double prefill_tokens_per_second = 0;
+    /// Sum over replicas (serving independent requests).
+    double aggregate_decode_tokens_per_second = 0;
+    /// Replica 0, seconds per decoded token: compute, all-reduces, pipeline hops.
+    double decode_compute_seconds = 0;
+    double decode_tensor_seconds = 0;
+    double decode_pipeline_seconds = 0;
+    constexpr bool is_data_parallel() const noexcept { return replicas > 1; }
+};
+
+/// The format suggest_quantization chose.
+struct quantization_choice {
+    bool fits = false;
+    plan_outcome outcome = plan_outcome::no_devices;
+    quant_format format = quant_format::fp16;
+    format_support support = format_support::none; ///< native: every device counted runs it natively
+    device_kind kind = device_kind::cpu;            ///< the devices counted (one software stack)
+    std::uint32_t devices = 0;                      ///< how many
+    std::uint64_t usable_bytes = 0;                 ///< their combined usable memory
+    memory_estimate memory{};                       ///< the model in that format
+    bool cpu_excluded = false;
+};
+
+namespace detail::shard {
+
+using pos_t = std::uint16_t;
+using pos_list = std::array<pos_t, max_plan_devices>;
+
+constexpr bool fast_link(interconnect_kind k) noexcept {
+    switch (k) {
+    case interconnect_kind::nvlink:
+    case interconnect_kind::nvswitch:
+    case interconnect_kind::xgmi:
+    case interconnect_kind::infinity_fabric:
+    case interconnect_kind::ici:
+    case interconnect_kind::neuronlink:
+    case interconnect_kind::gaudi_roce:
+    case interconnect_kind::ipu_link: return true;
+    default: return false;
+    }
+}
+
+constexpr std::uint64_t ceil_div(std::uint64_t a, std::uint64_t b) noexcept {
+    return b == 0 ? a : a / b + (a % b != 0);
+}
+constexpr std::uint64_t scaled(std::uint64_t bytes, double f) noexcept {
+    const double v = static_cast<double>(bytes) * f;
+    if (!(v > 0)) return 0;
+    if (v >= 1.8e19) return ~std::uint64_t{0};
+    return static_cast<std::uint64_t>(v);
+}
+constexpr std::uint64_t usable(const accelerator_profile& d, const plan_options& o) noexcept {
+    const double h = o.memory_headroom < 0 ? 0 : (o.memory_headroom > 1 ? 1 : o.memory_headroom);
+    return scaled(d.memory_bytes.value_or(0), 1.0 - h);
+}
+
+/// What the model needs, computed once per (model, format, shape).
+struct needs {
+    std::uint32_t layers = 0;
+    std::uint32_t heads = 0;
+    std::uint32_t kv_heads = 0;
+    std::uint32_t hidden = 0;
+    bool tied = false;
+    std::uint64_t layer_weights = 0; ///< one block
+    std::uint64_t kv_total = 0;      ///< every layer
+    std::uint64_t embed = 0;         ///< first stage
+    std::uint64_t head = 0;          ///< last stage
+    std::uint64_t non_layer = 0;     ///< embed + head as stored on one device
+    std::uint64_t ov_device = 0;     ///< overhead on every device
+    std::uint64_t ov_logits = 0;     ///< overhead on the last stage only
+    double layer_read = 0;           ///< bytes one block reads per token (weights + KV)
+    double head_read = 0;            ///< bytes the output head reads per token
+    double full_read = 0;
+    memory_estimate memory{};
+};
+
+constexpr needs needs_of(const model_spec& m, quant_format q, const inference_shape& s) noexcept {
+    needs n;
+    n.layers = m.layers;
+    n.heads = m.attention_heads;
+    n.kv_heads = m.kv_heads ? m.kv_heads : m.attention_heads;
+    n.hidden = m.hidden_size;
+    n.tied = m.tied_embeddings;
+    n.memory = estimate_memory(m, q, s);
+    n.layer_weights = layer_weight_bytes(m, q);
+    n.kv_total = n.memory.kv_cache_bytes;
+    n.non_layer = non_layer_weight_bytes(m, q);
+    if (n.tied) {
+        n.embed = n.head = n.non_layer; // each end of a split needs the shared matrix
+    } else {
+        n.embed = n.non_layer / 2;
+        n.head = n.non_layer - n.embed;
+    }
+    model_spec no_vocab = m;
+    no_vocab.vocab_size = 0;
+    n.ov_device = overhead_bytes(no_vocab, s);
+    n.ov_logits = n.memory.overhead_bytes > n.ov_device ? n.memory.overhead_bytes - n.ov_device : 0;
+    // MoE: a token reads its experts' share of each block.
+    double active = 1.0;
+    if (m.is_moe() && m.parameters > 0) {
+        const double outside = static_cast<double>(m.vocab_size) * static_cast<double>(m.hidden_size) *
+                               (m.tied_embeddings ? 1.0 : 2.0);
+        const double total = static_cast<double>(m.parameters) - outside;
+        const double act = static_cast<double>(m.active_parameters) - outside;
+        if (total > 0 && act > 0 && act < total) active = act / total;
+    }
+    const double layers = n.layers ? static_cast<double>(n.layers) : 1.0;
+    n.layer_read = static_cast<double>(n.layer_weights) * active + static_cast<double>(n.kv_total) / layers;
+    n.head_read = static_cast<double>(n.head);
+    n.full_read = layers * n.layer_read + n.head_read;
+    return n;
+}
+
+/// A stage: `size` devices starting at `begin` in an ordering of device positions.
+struct stage_ref {
+    std::uint16_t begin = 0;
+    std::uint16_t size = 1;
+};
+
+/// Memory one device of a stage needs for `layers` layers.
+struct stage_bytes {
+    std::uint64_t weights = 0, kv = 0, overhead = 0;
+    constexpr std::uint64_t total() const noexcept { return sat_add(sat_add(weights, kv), overhead); }
+};
+
+constexpr double kv_share(const needs& n, std::uint32_t t) noexcept {
+    if (t <= 1) return 1.0;
+    if (n.kv_heads == 0) return 1.0 / t;
+    const std::uint64_t per = ceil_div(n.kv_heads, t); // heads held by each rank (replicated when t > kv_heads)
+    return static_cast<double>(per) / static_cast<double>(n.kv_heads);
+}
+
+constexpr std::uint64_t fixed_weights(const needs& n, bool first, bool last, std::uint32_t t) noexcept {
+    std::uint64_t w = 0;
+    if (first && last) w = n.non_layer;
+    else if (first) w = n.embed;
+    else if (last) w = n.head;
+    return ceil_div(w, t);
+}
+
+constexpr stage_bytes bytes_for(const needs& n, std::uint32_t layers, bool first, bool last,
+                                std::uint32_t t) noexcept {
+    stage_bytes b;
+    b.weights = sat_add(sat_mul(layers, ceil_div(n.layer_weights, t)), fixed_weights(n, first, last, t));
+    const double frac = n.layers ? static_cast<double>(layers) / static_cast<double>(n.layers) : 1.0;
+    b.kv = scaled(n.kv_total, frac * kv_share(n, t));
+    b.overhead = sat_add(n.ov_device, last ? ceil_div(n.ov_logits, t) : 0);
+    return b;
+}
+
+/// The most layers a stage of `t` devices, the smallest holding `cap` bytes, can take.
+constexpr std::uint64_t max_layers(const needs& n, std::uint64_t cap, bool first, bool last,
+                                   std::uint32_t t) noexcept {
+    const auto fixed = bytes_for(n, 0, first, last, t).total();
+    if (cap < fixed) return 0;
+    const std::uint64_t per_kv = n.layers ? scaled(ceil_div(n.kv_total, n.layers), kv_share(n, t)) + 1 : 0;
+    const std::uint64_t per = sat_add(ceil_div(n.layer_weights, t), per_kv);
+    if (per == 0) return n.layers;
+    const std::uint64_t m = (cap - fixed) / per;
+    return m > n.layers ? n.layers : m;
+}
+
+struct work {
+    pos_list order{};                             ///< device positions, grouped by stage
+    std::array<std::uint64_t, max_plan_devices> cap{}; ///< usable bytes by position in the group
+};
+
+constexpr std::uint64_t stage_cap(const work& w, stage_ref s) noexcept {
+    std::uint64_t c = ~std::uint64_t{0};
+    for (std::uint16_t i = 0; i < s.size; ++i) {
+        const auto v = w.cap[w.order[s.begin + i]];
+        if (v < c) c = v;
+    }
+    return c;
+}
+
+/// Splits the layers over `k` stages in proportion to what each can hold (largest
+/// remainder rounding). False when they cannot hold them all.
+constexpr bool pack(const needs& n, const work& w, const stage_ref* st, std::size_t k,
+                    std::uint32_t* layers_out) noexcept {
+    if (k == 0 || n.layers == 0) return false;
+    std::array<std::uint64_t, max_plan_devices> m{};
+    std::uint64_t total = 0;
+    for (std::size_t j = 0; j < k; ++j) {
+        m[j] = max_layers(n, stage_cap(w, st[j]), j == 0, j + 1 == k, st[j].size);
+        total += m[j];
+    }
+    if (total < n.layers) return false;
+    std::uint64_t given = 0;
+    std::array<std::uint64_t, max_plan_devices> rem{};
+    for (std::size_t j = 0; j < k; ++j) {
+        const std::uint64_t x = std::uint64_t{n.layers} * m[j];
+        layers_out[j] = static_cast<std::uint32_t>(x / total);
+        rem[j] = x % total;
+        given += layers_out[j];
+    }
+    while (given < n.layers) { // at most k rounds; a stage with rem > 0 is below its limit
+        std::size_t best = k;
+        for (std::size_t j = 0; j < k; ++j)
+            if (rem[j] > 0 && (best == k || rem[j] > rem[best])) best = j;
+        if (best == k) break;
+        ++layers_out[best];
+        rem[best] = 0;
+        ++given;
+    }
+    return given == n.layers;
+}
+
+/// Largest tensor-parallel degree <= n that divides the attention heads.
+constexpr std::uint16_t tp_degree(const needs& nd, std::size_t n) noexcept {
+    for (std::size_t t = n; t >= 2; --t)
+        if (nd.heads == 0 || nd.heads % t == 0) return static_cast<std::uint16_t>(t);
+    return 1;
+}
+
+/// The devices of one kind that a plan may use, their fast-link islands and link speeds.
+struct group {
+    device_kind kind = device_kind::cpu;
+    pos_list pos{}; ///< positions in the caller's span
+    std::size_t count = 0;
+    pos_list root{}; ///< island representative (index into pos)
+    std::array<plan_link, max_plan_devices> island_link{}; ///< by root
+};
+
+constexpr double pcie_gbps(const accelerator_profile& d, const plan_options& o) noexcept {
+    const double b = d.pcie_bandwidth_gbps();
+    return b > 0 ? b : o.unknown_pcie_gbps;
+}
+
+constexpr std::size_t find_root(const group& g, std::size_t i) noexcept {
+    while (g.root[i] != i) i = g.root[i];
+    return i;
+}
+
+constexpr std::size_t member_of(const group& g, std::span<const accelerator_profile> devs, std::uint32_t index) noexcept {
+    for (std::size_t i = 0; i < g.count; ++i)
+        if (devs[g.pos[i]].index == index) return i;
+    return g.count;
+}
+
+constexpr void build_islands(group& g, std::span<const accelerator_profile> devs,
+                             std::span<const interconnect> links, const plan_options& o) noexcept {
+    for (std::size_t i = 0; i < g.count; ++i) g.root[i] = static_cast<pos_t>(i);
+    for (const auto& l : links) {
+        if (l.scope != link_scope::intra_node || !fast_link(l.kind)) continue;
+        std::size_t first = g.count;
+        for (auto idx : l.devices) {
+            const auto i = member_of(g, devs, idx);
+            if (i == g.count) continue;
+            if (first == g.count) {
+                first = i;
+                continue;
+            }
+            const auto a = find_root(g, first), b = find_root(g, i);
+            if (a != b) g.root[a > b ? a : b] = static_cast<pos_t>(a < b ? a : b);
+        }
+    }
+    for (std::size_t i = 0; i < g.count; ++i) g.root[i] = static_cast<pos_t>(find_root(g, i));
+    // One-direction speed of each island: the slowest fast link touching it (vendors quote
+    // both directions summed); unknown speeds fall back to the catalogue's link, then PCIe.
+    for (std::size_t r = 0; r < g.count; ++r) {
+        if (g.root[r] != r) continue;
+        plan_link best{};
+        for (const auto& l : links) {
+            if (l.scope != link_scope::intra_node || !fast_link(l.kind)) continue;
+            bool touches = false;
+            for (auto idx : l.devices) {
+                const auto i = member_of(g, devs, idx);
+                if (i != g.count && g.root[i] == r) touches = true;
+            }
+            if (!touches) continue;
+            const auto& d = devs[g.pos[r]];
+            double bw = l.bandwidth_gbps ? *l.bandwidth_gbps / 2 : 0;
+            if (!(bw > 0) && d.spec && d.spec->link_bandwidth_gbps > 0) bw = d.spec->link_bandwidth_gbps / 2;
+            if (!(bw > 0)) bw = pcie_gbps(d, o);
+            if (best.kind == interconnect_kind::none || bw < best.gbps) best = {l.kind, bw};
+        }
+        g.island_link[r] = best;
+    }
+}
+
+/// One replica found by `search`.
+struct layout {
+    bool found = false;
+    shard_strategy strategy = shard_strategy::none;
+    std::size_t stages = 0;
+    std::size_t devices = 0;
+    pos_list dev{};                                     ///< indices into group::pos, by stage
+    std::array<stage_ref, max_plan_devices> stage{};    ///< into dev
+    std::array<std::uint32_t, max_plan_devices> layers{};
+};
+
+/// Units: the available devices of each island, largest first, cut into tensor-parallel
+/// groups (a device without a fast link is a unit of one).
+struct units {
+    work w{};
+    std::array<stage_ref, max_plan_devices> unit{};
+    std::size_t count = 0;
+    std::size_t devices = 0;
+};
+
+constexpr units make_units(const group& g, const std::array<bool, max_plan_devices>& used,
+                           const std::array<std::uint64_t, max_plan_devices>& cap, const needs& n) noexcept {
+    units u;
+    u.w.cap = cap;
+    std::array<bool, max_plan_devices> done{};
+    for (std::size_t r = 0; r < g.count; ++r) {
+        if (g.root[r] != r) continue;
+        const std::size_t begin = u.devices;
+        for (std::size_t i = 0; i < g.count; ++i) {
+            if (g.root[i] != r || used[i] || done[i]) continue;
+            done[i] = true;
+            // insertion by usable bytes, largest first (stable)
+            std::size_t at = u.devices;
+            while (at > begin && u.w.cap[u.w.order[at - 1]] < u.w.cap[i]) {
+                u.w.order[at] = u.w.order[at - 1];
+                --at;
+            }
+            u.w.order[at] = static_cast<pos_t>(i);
+            ++u.devices;
+        }
+        std::size_t at = begin;
+        while (at < u.devices) {
+            const auto t = tp_degree(n, u.devices - at);
+            u.unit[u.count++] = {static_cast<std::uint16_t>(at), t};
+            at += t;
+        }
+    }
+    return u;
+}
+
+constexpr double device_bw(const accelerator_profile& d) noexcept { return d.memory_bandwidth_gbps.value_or(0); }
+
+constexpr void set_single(layout& out, const units& u, std::size_t at, const needs& n) noexcept {
+    out = layout{};
+    out.found = true;
+    out.strategy = shard_strategy::single_device;
+    out.stages = out.devices = 1;
+    out.dev[0] = u.w.order[at];
+    out.stage[0] = {0, 1};
+    out.layers[0] = n.layers;
+}
+
+/// The smallest layout that fits among the devices not yet used (or, with `spread`, the
+/// one using all of them). Preference at equal device count: one device, then tensor
+/// parallel, then pipeline.
+constexpr layout search(const group& g, std::span<const accelerator_profile> devs,
+                        const std::array<bool, max_plan_devices>& used, const needs& n,
+                        const std::array<std::uint64_t, max_plan_devices>& cap,
+                        const plan_options& o) noexcept {
+    layout best{};
+    const units u = make_units(g, used, cap, n);
+    if (u.devices == 0) return best;
+    std::array<std::uint32_t, max_plan_devices> tmp{};
+
+    std::size_t best_devices = ~std::size_t{0};
+    if (!o.spread || u.devices == 1) {
+        // (a) one device: the fastest that holds everything.
+        double best_bw = -1;
+        for (std::size_t i = 0; i < u.devices; ++i) {
+            const stage_ref s{static_cast<std::uint16_t>(i), 1};
+            if (!pack(n, u.w, &s, 1, tmp.data())) continue;
+            const double bw = device_bw(devs[g.pos[u.w.order[i]]]);
+            if (bw > best_bw) {
+                best_bw = bw;
+                set_single(best, u, i, n);
+                best_devices = 1;
+            }
+        }
+    }
+    if (!o.spread) {
+        // (b) tensor parallel inside one unit, smallest degree that fits.
+        for (std::size_t k = 0; k < u.count; ++k) {
+            const auto un = u.unit[k];
+            for (std::uint16_t t = 2; t <= un.size && t < best_devices; ++t) {
+                if (n.heads != 0 && n.heads % t != 0) continue;
+                const stage_ref s{un.begin, t};
+                if (!pack(n, u.w, &s, 1, tmp.data())) continue;
+                best = layout{};
+                best.found = true;
+                best.strategy = shard_strategy::tensor_parallel;
+                best.stages = 1;
+                best.devices = t;
+                for (std::uint16_t i = 0; i < t; ++i) best.dev[i] = u.w.order[un.begin + i];
+                best.stage[0] = {0, t};
+                best.layers[0] = n.layers;
+                best_devices = t;
+                break;
+            }
+        }
+    } else if (u.count == 1 && u.unit[0].size > 1) {
+        const auto un = u.unit[0];
+        if (pack(n, u.w, &un, 1, tmp.data())) {
+            best = layout{};
+            best.found = true;
+            best.strategy = shard_strategy::tensor_parallel;
+            best.stages = 1;
+            best.devices = un.size;
+            for (std::uint16_t i = 0; i < un.size; ++i) best.dev[i] = u.w.order[un.begin + i];
+            best.stage[0] = {0, un.size};
+            best.layers[0] = n.layers;
+            return best;
+        }
+    }
+    if (u.count < 2) return best;
+    // (c) pipeline over units, taking the units that hold most first.
+    std::array<std::uint16_t, max_plan_devices> rank{};
+    std::array<std::uint64_t, max_plan_devices> room{};
+    for (std::size_t k = 0; k < u.count; ++k) {
+        room[k] = max_layers(n, stage_cap(u.w, u.unit[k]), false, false, u.unit[k].size);
+        std::size_t at = k;
+        while (at > 0 && room[rank[at - 1]] < room[k]) {
+            rank[at] = rank[at - 1];
+            --at;
+        }
+        rank[at] = static_cast<std::uint16_t>(k);
+    }
+    const std::size_t k_first = o.spread ? u.count : 2;
+    std::size_t devices = 0;
+    for (std::size_t k = 0; k < k_first - 1; ++k) devices += u.unit[rank[k]].size;
+    for (std::size_t k = k_first; k <= u.count; ++k) {
+        devices += u.unit[rank[k - 1]].size;
+        if (devices >= best_devices) break;
+        // the chosen units, in device order (unit index order follows the islands)
+        std::array<bool, max_plan_devices> pick{};
+        for (std::size_t i = 0; i < k; ++i) pick[rank[i]] = true;
+        std::array<stage_ref, max_plan_devices> st{};
+        std::size_t ns = 0;
+        for (std::size_t i = 0; i < u.count; ++i)
+            if (pick[i]) st[ns++] = u.unit[i];
+        if (!pack(n, u.w, st.data(), ns, tmp.data())) continue;
+        best = layout{};
+        best.found = true;
+        bool tensor = false;
+        std::size_t at = 0;
+        for (std::size_t j = 0; j < ns; ++j) {
+            best.stage[j] = {static_cast<std::uint16_t>(at), st[j].size};
+            best.layers[j] = tmp[j];
+            for (std::uint16_t i = 0; i < st[j].size; ++i) best.dev[at++] = u.w.order[st[j].begin + i];
+            if (st[j].size > 1) tensor = true;
+        }
+        best.stages = ns;
+        best.devices = at;
+        best.strategy = tensor ? shard_strategy::tensor_pipeline : shard_strategy::pipeline_parallel;
+        break;
+    }
+    return best;
+}
+
+/// Seconds per token a device needs for the whole model, and for prefill.
+struct device_speed {
+    double decode_s = 0;
+    double prefill_s = 0;
+};
+constexpr device_speed speed_of(const accelerator_profile& d, const model_spec& m, quant_format q,
+                                const inference_shape& s, const plan_options& o) noexcept {
+    const auto t = estimate_throughput(d, m, q, s, o.throughput);
+    device_speed r;
+    r.decode_s = t.decode_tokens_per_second > 0 ? 1.0 / t.decode_tokens_per_second : 0;
+    r.prefill_s = t.prefill_tokens_per_second > 0 ? 1.0 / t.prefill_tokens_per_second : 0;
+    return r;
+}
+
+/// The link between two stages: their island's fast link when both sit in one island;
+/// otherwise an inter-node network that lists one of their devices (or lists none, as a
+/// NIC entry does), capped by the devices' PCIe; otherwise PCIe.
+constexpr plan_link hop_link(const group& g, std::span<const accelerator_profile> devs,
+                             std::span<const interconnect> links, std::size_t a, std::size_t b,
+                             const plan_options& o) noexcept {
+    if (g.root[a] == g.root[b] && g.island_link[g.root[a]].kind != interconnect_kind::none)
+        return g.island_link[g.root[a]];
+    const auto& da = devs[g.pos[a]];
+    const auto& db = devs[g.pos[b]];
+    const double pcie = pcie_gbps(da, o) < pcie_gbps(db, o) ? pcie_gbps(da, o) : pcie_gbps(db, o);
+    plan_link best{};
+    for (const auto& l : links) {
+        if (l.scope != link_scope::inter_node) continue;
+        bool applies = l.devices.empty();
+        for (auto idx : l.devices)
+            if (idx == da.index || idx == db.index) applies = true;
+        if (!applies) continue;
+        double bw = l.bandwidth_gbps ? *l.bandwidth_gbps / 2 : pcie;
+        if (bw > pcie) bw = pcie;
+        if (best.kind == interconnect_kind::none || bw > best.gbps) best = {l.kind, bw};
+    }
+    if (best.kind != interconnect_kind::none) return best;
+    return {interconnect_kind::pcie, pcie};
+}
+
+/// Plans one kind of device. `g.pos` holds the candidates.
+constexpr shard_plan plan_group(group& g, std::span<const accelerator_profile> devs,
+                                std::span<const interconnect> links, const model_spec& m,
+                                quant_format q, const inference_shape& s, const needs& n,
+                                const plan_options& o) noexcept {
+    shard_plan p;
+    p.quant = q;
+    p.kind = g.kind;
+    p.memory = n.memory;
+    p.candidate_devices = static_cast<std::uint32_t>(g.count);
+    std::array<std::uint64_t, max_plan_devices> cap{};
+    for (std::size_t i = 0; i < g.count; ++i) {
+        cap[i] = usable(devs[g.pos[i]], o);
+        p.usable_bytes = sat_add(p.usable_bytes, cap[i]);
+        if (cap[i] > p.largest_device_bytes) p.largest_device_bytes = cap[i];
+    }
+    build_islands(g, devs, links, o);
+    std::array<bool, max_plan_devices> used{};
+    const double batch = s.batch ? static_cast<double>(s.batch) : 1.0;
+    const double act = static_cast<double>(n.hidden) * o.activation_bytes * batch;
+    while (true) {
+        const layout L = search(g, devs, used, n, cap, o);
+        if (!L.found) break;
+        const auto replica = static_cast<std::uint16_t>(p.replicas);
+        double compute = 0, tensor = 0, hops = 0, prefill = 0;
+        plan_link tl{}, pl{};
+        std::uint32_t first = 0;
+        for (std::size_t j = 0; j < L.stages; ++j) {
+            const auto st = L.stage[j];
+            const bool is_first = j == 0, is_last = j + 1 == L.stages;
+            const auto b = bytes_for(n, L.layers[j], is_first, is_last, st.size);
+            const double frac = n.full_read > 0
+                                    ? (L.layers[j] * n.layer_read + (is_last ? n.head_read : 0)) / n.full_read
+                                    : 0;
+            double stage_s = 0, stage_p = 0;
+            for (std::uint16_t i = 0; i < st.size; ++i) {
+                const std::size_t gi = L.dev[st.begin + i];
+                const auto& d = devs[g.pos[gi]];
+                const auto sp = speed_of(d, m, q, s, o);
+                // The per-layer fixed cost is paid by every device for each of its layers;
+                // the rest (bytes, or compute) divides with the device's share.
+                const double fixed = o.throughput.decode_seconds_per_layer * n.layers;
+                const double variable = sp.decode_s > fixed ? sp.decode_s - fixed : 0;
+                const double dec = variable * frac / st.size +
+                                   (sp.decode_s > 0 ? o.throughput.decode_seconds_per_layer * L.layers[j] : 0);
+                if (dec > stage_s) stage_s = dec;
+                if (sp.prefill_s * frac / st.size > stage_p) stage_p = sp.prefill_s * frac / st.size;
+                device_shard ds;
+                ds.device = g.pos[gi];
+                ds.index = d.index;
+                ds.replica = replica;
+                ds.stage = static_cast<std::uint16_t>(j);
+                ds.tensor_rank = i;
+                ds.tensor_size = st.size;
+                ds.first_layer = first;
+                ds.last_layer = first + L.layers[j];
+                ds.embeddings = is_first;
+                ds.output_head = is_last;
+                ds.weights_bytes = b.weights;
+                ds.kv_cache_bytes = b.kv;
+                ds.overhead_bytes = b.overhead;
+                ds.usable_bytes = cap[gi];
+                ds.fits = ds.total_bytes() <= ds.usable_bytes;
+                if (p.devices.count < max_plan_devices) p.devices.items[p.devices.count++] = ds;
+                used[gi] = true;
+            }
+            compute += stage_s;
+            prefill += stage_p;
+            if (st.size > 1) {
+                const auto lk = g.island_link[g.root[L.dev[st.begin]]];
+                const double bw = (lk.gbps > 0 ? lk.gbps : o.unknown_pcie_gbps) * 1e9;
+                const double t = st.size;
+                const double bytes_term = 2.0 * (t - 1) / t * act / bw;
+                tensor += L.layers[j] * 2.0 * (bytes_term + o.tensor_allreduce_latency_s);
+                prefill += L.layers[j] * 2.0 * bytes_term / batch;
+                if (tl.kind == interconnect_kind::none || lk.gbps < tl.gbps) tl = lk;
+            }
+            if (!is_last) {
+                const auto lk = hop_link(g, devs, links, L.dev[st.begin], L.dev[L.stage[j + 1].begin], o);
+                hops += act / (lk.gbps * 1e9) + o.pipeline_hop_latency_s;
+                prefill += act / (lk.gbps * 1e9) / batch;
+                if (pl.kind == interconnect_kind::none || lk.gbps < pl.gbps) pl = lk;
+            }
+            first += L.layers[j];
+        }
+        // estimate_throughput's rates are per sequence: one decode step of the whole
+        // batch takes 1 / rate, and the step's messages carry every sequence.
+        const double step = compute + tensor + hops;
+        const double tps = compute > 0 ? 1.0 / step : 0;
+        if (p.replicas == 0) {
+            p.strategy = L.strategy;
+            p.stages = static_cast<std::uint32_t>(L.stages);
+            for (std::size_t j = 0; j < L.stages; ++j)
+                if (L.stage[j].size > p.tensor_parallel) p.tensor_parallel = L.stage[j].size;
+            p.tensor_link = tl;
+            p.pipeline_link = pl;
+            p.decode_tokens_per_second = tps;
+            p.prefill_tokens_per_second = prefill > 0 ? 1.0 / prefill : 0;
+            p.decode_compute_seconds = compute;
+            p.decode_tensor_seconds = tensor;
+            p.decode_pipeline_seconds = hops;
+        }
+        p.aggregate_decode_tokens_per_second += tps;
+        ++p.replicas;
+        if (!o.data_parallel || o.spread) break;
+    }
+    p.fits = p.replicas > 0;
+    p.outcome = p.fits ? plan_outcome::fits : plan_outcome::too_large;
+    return p;
+}
+
+/// Whether a device may take part at all (format aside).
+constexpr bool usable_device(const accelerator_profile& d, const plan_options& o) noexcept {
+    if (!d.available || d.software) return false;
+    if (d.is_cpu() && !o.allow_cpu) return false;
+    return true;
+}
+
+/// Groups the devices of one kind able to run `q` (`native_only`: natively), with shared
+/// memory pools counted once: of the unified-memory devices only the largest is kept, as
+/// accelerator_registry::total_memory counts them.
+constexpr group group_of(std::span<const accelerator_profile> devs, device_kind kind, quant_format q,
+                         bool native_only, const plan_options& o) noexcept {
+    group g;
+    g.kind = kind;
+    std::size_t unified = max_plan_devices;
+    for (std::size_t i = 0; i < devs.size() && i < max_plan_devices; ++i) {
+        const auto& d = devs[i];
+        if (d.kind != kind || !usable_device(d, o) || d.memory_bytes.value_or(0) == 0) continue;
+        const auto sup = support_for(d, q);
+        if (sup == format_support::none || (native_only && sup != format_support::native)) continue;
+        if (d.unified_memory || d.is_cpu()) {
+            if (unified != max_plan_devices) {
+                auto& keep = g.pos[unified];
+                if (devs[keep].memory_bytes.value_or(0) < d.memory_bytes.value_or(0))
+                    keep = static_cast<pos_t>(i);
+                continue;
+            }
+            unified = g.count;
+        }
+        g.pos[g.count++] = static_cast<pos_t>(i);
+    }
+    return g;
+}
+
+/// Distinct kinds among the devices, in order of appearance.
+struct kind_list {
+    std::array<device_kind, device_kind_count> kinds{};
+    std::size_t count = 0;
+    bool cpu_excluded = false;
+    bool any_memory = false;
+};
+constexpr kind_list kinds_of(std::span<const accelerator_profile> devs, const plan_options& o) noexcept {
+    kind_list k;
+    for (std::size_t i = 0; i < devs.size() && i < max_plan_devices; ++i) {
+        const auto& d = devs[i];
+        if (d.is_cpu() && d.available && !o.allow_cpu) k.cpu_excluded = true;
+        if (!usable_device(d, o) || d.memory_bytes.value_or(0) == 0) continue;
+        k.any_memory = true;
+        bool seen = false;
+        for (std::size_t j = 0; j < k.count; ++j)
+            if (k.kinds[j] == d.kind) seen = true;
+        if (!seen) k.kinds[k.count++] = d.kind;
+    }
+    return k;
+}
+
+/// Whether the model fits the group as a layer-granular pipeline over all its devices
+/// (what plan_sharding can always build, links aside).
+constexpr bool group_fits(const group& g, std::span<const accelerator_profile> devs, const needs& n,
+                          const plan_options& o, std::uint64_t& usable_out) noexcept {
+    work w{};
+    std::array<stage_ref, max_plan_devices> st{};
+    usable_out = 0;
+    for (std::size_t i = 0; i < g.count; ++i) {
+        w.cap[i] = usable(devs[g.pos[i]], o);
+        usable_out = sat_add(usable_out, w.cap[i]);
+        std::size_t at = i;
+        while (at > 0 && w.cap[w.order[at - 1]] < w.cap[i]) {
+            w.order[at] = w.order[at - 1];
+            --at;
+        }
+        w.order[at] = static_cast<pos_t>(i);
+    }
+    std::array<std::uint32_t, max_plan_devices> layers{};
+    // Fewest devices first: the largest k devices, k = 1…count.
+    for (std::size_t k = 1; k <= g.count; ++k) {
+        for (std::size_t j = 0; j < k; ++j) st[j] = {static_cast<std::uint16_t>(j), 1};
+        if (pack(n, w, st.data(), k, layers.data())) return true;
+    }
+    return false;
+}
+
+} // namespace detail::shard
+
+/// Lays `m` out in format `q` on `devices` (see the header comment). `links` are the
+/// registry's interconnects (accelerator_registry::system().interconnects); without them
+/// every device is its own island and multi-device plans are pipelines. Devices of one
+/// kind only (one software stack) are combined; among kinds that fit, the plan with the
+/// fastest decode wins.
+constexpr shard_plan plan_sharding(std::span<const accelerator_profile> devices,
+                                   std::span<const interconnect> links, const model_spec& m,
+                                   quant_format q, const inference_shape& shape = {},
+                                   const plan_options& options = {}) noexcept {
+    using namespace detail::shard;
+    shard_plan best;
+    best.quant = q;
+    best.truncated = devices.size() > max_plan_devices;
+    const auto kinds = kinds_of(devices, options);
+    best.cpu_excluded = kinds.cpu_excluded;
+    if (m.layers == 0 || (m.parameters == 0 && m.hidden_size == 0)) {
+        best.outcome = plan_outcome::bad_model;
+        return best;
+    }
+    const needs n = needs_of(m, q, shape);
+    best.memory = n.memory;
+    if (!kinds.any_memory) return best; // no_devices
+    best.outcome = plan_outcome::unsupported_format;
+    bool have = false;
+    for (std::size_t k = 0; k < kinds.count; ++k) {
+        group g = group_of(devices, kinds.kinds[k], q, false, options);
+        if (g.count == 0) continue;
+        shard_plan p = plan_group(g, devices, links, m, q, shape, n, options);
+        p.cpu_excluded = best.cpu_excluded;
+        p.truncated = best.truncated;
+        const bool better = !have || (p.fits && !best.fits) ||
+                            (p.fits == best.fits &&
+                             (p.fits ? p.decode_tokens_per_second > best.decode_tokens_per_second
+                                     : p.usable_bytes > best.usable_bytes));
+        if (better) {
+            best = p;
+            have = true;
+        }
+    }
+    return best;
+}
+
+/// The format of highest quality that fits (see the header comment). Candidates are
+/// `options.formats` (default: every format up to `options.max_bits_per_weight` bits),
+/// ordered by bits per weight; among formats of equal bits, one every counted device runs
+/// natively wins over one they dequantize, then table order. The devices counted are the
+/// devices of one kind that run the format; the format fits when its memory, split by
+/// layers, fits their usable memory. Nothing fits: `fits == false`, the outcome says why,
+/// and `format`/`memory` describe the smallest candidate.
+constexpr quantization_choice suggest_quantization(std::span<const accelerator_profile> devices,
+                                                   const model_spec& m, const inference_shape& shape = {},
+                                                   const plan_options& options = {}) noexcept {
+    using namespace detail::shard;
+    quantization_choice out;
+    const auto kinds = kinds_of(devices, options);
+    out.cpu_excluded = kinds.cpu_excluded;
+    if (m.layers == 0 || (m.parameters == 0 && m.hidden_size == 0)) {
+        out.outcome = plan_outcome::bad_model;
+        return out;
+    }
+    // Candidates, most bits first (stable: table order among equals).
+    std::array<quant_format, quant_format_count> cand{};
+    std::size_t nc = 0;
+    for (const auto& row : quant_table) {
+        if (options.formats.empty() ? row.bits_per_weight > options.max_bits_per_weight
+                                    : !options.formats.contains(row.id))
+            continue;
+        std::size_t at = nc++;
+        while (at > 0 && bits_per_weight(cand[at - 1]) < row.bits_per_weight) {
+            cand[at] = cand[at - 1];
+            --at;
+        }
+        cand[at] = row.id;
+    }
+    if (nc == 0) return out;
+    out.format = cand[nc - 1];
+    out.memory = estimate_memory(m, out.format, shape);
+    if (!kinds.any_memory) return out;
+    out.outcome = plan_outcome::unsupported_format;
+    bool runnable = false;
+    // Device kinds whose speed can be estimated (memory bandwidth known) are tried first,
+    // for every format: an integrated GPU with a large share of system memory and no
+    // known bandwidth must not win over the discrete card beside it by holding a bigger
+    // format. The others are tried only when nothing fits the first.
+    const auto estimable = [&](device_kind kind) {
+        for (const auto& d : devices)
+            if (d.kind == kind && d.memory_bandwidth_gbps && *d.memory_bandwidth_gbps > 0) return true;
+        return false;
+    };
+    for (int tier = 0; tier < 2; ++tier) {
+        for (std::size_t lo = 0; lo < nc;) {
+            std::size_t hi = lo;
+            while (hi < nc && bits_per_weight(cand[hi]) == bits_per_weight(cand[lo])) ++hi;
+            for (int pass = 0; pass < 2; ++pass) {
+                const bool native_only = pass == 0;
+                for (std::size_t c = lo; c < hi; ++c) {
+                    const needs n = needs_of(m, cand[c], shape);
+                    bool found = false;
+                    for (std::size_t k = 0; k < kinds.count; ++k) {
+                        if (estimable(kinds.kinds[k]) != (tier == 0)) continue;
+                        const group g = group_of(devices, kinds.kinds[k], cand[c], native_only, options);
+                        if (g.count == 0) continue;
+                        runnable = true;
+                        std::uint64_t usable_bytes = 0;
+                        if (!group_fits(g, devices, n, options, usable_bytes)) continue;
+                        if (found && usable_bytes <= out.usable_bytes) continue;
+                        found = true;
+                        out.fits = true;
+                        out.outcome = plan_outcome::fits;
+                        out.format = cand[c];
+                        out.support = native_only ? format_support::native : format_support::dequantized;
+                        out.kind = kinds.kinds[k];
+                        out.devices = static_cast<std::uint32_t>(g.count);
+                        out.usable_bytes = usable_bytes;
+                        out.memory = n.memory;
+                    }
+                    if (found) return out;
+                }
+            }
+            lo = hi;
+        }
+    }
+    if (runnable) out.outcome = plan_outcome::too_large;
+    return out;
+}
+
+AI_HWACCEL_NAMESPACE_END
+// ---- end ai_hwaccel/plan/shard.hpp
+// #include "ai_hwaccel/registry.hpp"
+
+#if AI_HWACCEL_JSON
+// #include "ai_hwaccel/io/json.hpp"
+#endif
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+AI_HWACCEL_NAMESPACE_BEGIN
+
+/// One machine of a cluster: a name for people (host name) and what was detected there.
+struct cluster_node {
+    std::string name;
+    accelerator_registry registry;
+};
+
+/// Where a device of the flat view comes from.
+struct cluster_device {
+    std::uint32_t node = 0;        ///< position in cluster_view::nodes
+    std::uint32_t local_index = 0; ///< its accelerator_profile::index on that node
+    std::uint32_t position = 0;    ///< its position in that node's registry.all()
+};
+
+/// Networks whose ports can reach each other.
+enum class network_class : std::uint8_t {
+    none,
+    infiniband, ///< InfiniBand ports
+    ethernet,   ///< RoCE, RoCE v2, plain Ethernet and Gaudi's RoCE ports
+};
+constexpr std::string_view to_string(network_class c) noexcept {
+    switch (c) {
+    case network_class::none: return "none";
+    case network_class::infiniband: return "infiniband";
+    case network_class::ethernet: return "ethernet";
+    }
+    return "none";
+}
+/// The network an inter-node link kind belongs to (none for intra-node kinds).
+constexpr network_class network_of(interconnect_kind k) noexcept {
+    switch (k) {
+    case interconnect_kind::infiniband: return network_class::infiniband;
+    case interconnect_kind::roce:
+    case interconnect_kind::roce_v2:
+    case interconnect_kind::ethernet:
+    case interconnect_kind::gaudi_roce: return network_class::ethernet;
+    default: return network_class::none;
+    }
+}
+
+/// One node's way out: its inter-node ports and, per network, its fastest active one.
+struct node_fabric {
+    /// The node's inter_node interconnects as detected; `devices` rewritten to flat
+    /// positions (usually empty: a NIC lists no device).
+    std::vector<interconnect> ports;
+    bool infiniband = false;     ///< has an active InfiniBand port
+    bool ethernet = false;       ///< has an active RoCE/Ethernet port
+    double infiniband_gbps = 0;  ///< fastest active one, both directions, decimal GB/s (0: unknown)
+    double ethernet_gbps = 0;
+    interconnect_kind infiniband_kind = interconnect_kind::none;
+    interconnect_kind ethernet_kind = interconnect_kind::none;
+    bool any() const noexcept { return infiniband || ethernet; }
+};
+
+/// Several nodes seen as one.
+struct cluster_view {
+    std::vector<cluster_node> nodes;
+    /// Every profile of every node, node by node in detection order; `devices[i].index == i`.
+    std::vector<accelerator_profile> devices;
+    /// Parallel to `devices`: where each one comes from.
+    std::vector<cluster_device> homes;
+    /// Every node's intra-node links, `devices` rewritten to flat positions (a local index
+    /// names every device of that node with that index, as the planner reads it on one node).
+    std::vector<interconnect> links;
+    /// Parallel to `links`: the node each belongs to.
+    std::vector<std::uint32_t> link_nodes;
+    /// One per node: its inter-node ports.
+    std::vector<node_fabric> fabric;
+    /// For people: nodes whose fabric differs from the others', duplicate names, links
+    /// naming devices a node does not have. Empty when the nodes agree.
+    std::vector<std::string> fabric_notes;
+    /// Every node has the same networks at the same fastest speeds.
+    bool uniform_fabric = true;
+
+    std::uint32_t node_of(std::size_t device) const noexcept { return homes[device].node; }
+};
+
+/// The link two nodes would use: the network they share (the faster when two), at the
+/// slower of their fastest ports. `kind == none`: not joined.
+struct node_link {
+    interconnect_kind kind = interconnect_kind::none;
+    double gbps = 0;      ///< both directions, decimal GB/s; 0: unknown speed
+    bool assumed = false; ///< cluster_options::fallback_network_gbps, not a detected port
+    bool joined() const noexcept { return kind != interconnect_kind::none; }
+};
+
+struct cluster_options {
+    /// Passed to plan_sharding (headroom, spread, data parallel, hop latency, …).
+    plan_options plan{};
+    /// Fixed cost of one message between nodes, seconds, added to each inter-node hop on
+    /// top of plan.pipeline_hop_latency_s. Assumed, not fitted (the calibration data hold
+    /// no multi-node measurement): order of magnitude of a small RDMA send over
+    /// InfiniBand or RoCE through a switch, a few microseconds.
+    double link_latency_s = 5e-6;
+    /// Both-directions GB/s of a network assumed between nodes that share no detected one
+    /// (e.g. 6.25 for 25 GbE). 0: such nodes are not joined.
+    double fallback_network_gbps = 0;
+};
+
+/// What a plan puts on one node.
+struct node_usage {
+    std::uint32_t node = 0;
+    std::uint32_t devices = 0;        ///< devices of the plan's kind on the node
+    std::uint32_t devices_used = 0;
+    std::uint64_t planned_bytes = 0;  ///< weights + KV cache + overhead of its devices
+    std::uint64_t usable_bytes = 0;   ///< usable memory of the devices used
+    std::uint64_t capacity_bytes = 0; ///< usable memory of every device of the kind there
+    bool fits = true;                 ///< every device's share fits it
+};
+
+/// A plan over a cluster.
+struct cluster_plan {
+    bool fits = false;
+    /// Every node given could be joined to the others (false: some were left out).
+    bool joined = true;
+    /// The layout on the flat view (device positions index cluster_view::devices), its
+    /// throughput re-priced for the inter-node links.
+    shard_plan plan{};
+    std::vector<std::uint32_t> nodes_considered; ///< the joined group planned over
+    std::vector<std::uint32_t> nodes_left_out;   ///< not joined to that group
+    std::vector<node_usage> per_node;            ///< one per node considered
+    std::uint32_t nodes_per_replica = 0;         ///< nodes replica 0 spans
+    std::uint32_t inter_node_hops = 0;           ///< replica 0's hops between nodes
+    plan_link inter_node_link{};                 ///< replica 0's slowest, one direction, as used
+    double decode_inter_node_seconds = 0;        ///< replica 0: those hops' cost per decode step
+    std::string reason;                          ///< for people, when it does not fit or nodes were left out
+};
+
+namespace detail::cluster {
+
+/// A port passes traffic: its state is empty (unknown) or names ACTIVE ("4: ACTIVE",
+/// "Active"); DOWN, INIT, ARMED, POLLING, ACTIVE_DEFER do not.
+constexpr bool port_active(std::string_view state) noexcept {
+    state = trim(state);
+    if (state.empty()) return true;
+    const auto colon = state.find(':');
+    if (colon != std::string_view::npos) state = trim(state.substr(colon + 1));
+    return iequals(state, "ACTIVE") || iequals(state, "up") || iequals(state, "LinkUp");
+}
+
+inline void note_fabric(node_fabric& f, const interconnect& l) {
+    if (!port_active(l.state)) return;
+    const double bw = l.bandwidth_gbps.value_or(0);
+    switch (network_of(l.kind)) {
+    case network_class::infiniband:
+        f.infiniband = true;
+        if (bw > f.infiniband_gbps || f.infiniband_kind == interconnect_kind::none) {
+            if (bw > f.infiniband_gbps) f.infiniband_gbps = bw;
+            f.infiniband_kind = l.kind;
+        }
+        break;
+    case network_class::ethernet:
+        f.ethernet = true;
+        if (bw > f.ethernet_gbps || f.ethernet_kind == interconnect_kind::none) {
+            if (bw > f.ethernet_gbps) f.ethernet_gbps = bw;
+            f.ethernet_kind = l.kind;
+        }
+        break;
+    case network_class::none: break;
+    }
+}
+
+inline std::string describe_fabric(const node_fabric& f) {
+    if (!f.any()) return "no active inter-node port";
+    std::string s;
+    const auto add = [&](std::string_view what, double gbps) {
+        if (!s.empty()) s += ", ";
+        s += what;
+        s += gbps > 0 ? " " + std::to_string(static_cast<long long>(gbps + 0.5)) + " GB/s" : " (speed unknown)";
+    };
+    if (f.infiniband) add("InfiniBand", f.infiniband_gbps);
+    if (f.ethernet) add("RoCE/Ethernet", f.ethernet_gbps);
+    return s;
+}
+
+constexpr double slower(double a, double b) noexcept {
+    if (!(a > 0)) return 0; // unknown on either side: unknown
+    if (!(b > 0)) return 0;
+    return a < b ? a : b;
+}
+
+} // namespace detail::cluster
+
+/// The link nodes `a` and `b` of `c` would use (see the header comment); fallback only
+/// when they share no network.
+inline node_link link_between(const cluster_view& c, std::size_t a, std::size_t b,
+                              const cluster_options& o = {}) noexcept {
+    const auto& fa = c.fabric[a];
+    const auto& fb = c.fabric[b];
+    node_link best;
+    if (fa.infiniband && fb.infiniband)
+        best = {fa.infiniband_gbps <= fb.infiniband_gbps ? fa.infiniband_kind : fb.infiniband_kind,
+                detail::cluster::slower(fa.infiniband_gbps, fb.infiniband_gbps), false};
+    if (fa.ethernet && fb.ethernet) {
+        const node_link e{fa.ethernet_gbps <= fb.ethernet_gbps ? fa.ethernet_kind : fb.ethernet_kind,
+                          detail::cluster::slower(fa.ethernet_gbps, fb.ethernet_gbps), false};
+        if (!best.joined() || (best.gbps > 0 && e.gbps > best.gbps)) best = e;
+    }
+    if (!best.joined() && o.fallback_network_gbps > 0)
+        best = {interconnect_kind::ethernet, o.fallback_network_gbps, true};
+    return best;
+}
+
+/// Merges the nodes' registries (see the header comment). Never throws but for allocation.
+inline cluster_view make_cluster(std::span<const cluster_node> nodes) {
+    cluster_view c;
+    c.nodes.assign(nodes.begin(), nodes.end());
+    c.fabric.resize(nodes.size());
+    for (std::size_t n = 0; n < nodes.size(); ++n) {
+        const auto node = static_cast<std::uint32_t>(n);
+        const auto all = nodes[n].registry.all();
+        const auto base = c.devices.size();
+        for (std::size_t i = 0; i < all.size(); ++i) {
+            accelerator_profile p = all[i];
+            c.homes.push_back({node, p.index, static_cast<std::uint32_t>(i)});
+            p.index = static_cast<std::uint32_t>(c.devices.size());
+            c.devices.push_back(p);
+        }
+        // A local index names every device of this node that has it.
+        const auto remap = [&](const interconnect& l) {
+            interconnect out = l;
+            out.devices.clear();
+            for (auto idx : l.devices) {
+                bool found = false;
+                for (std::size_t i = 0; i < all.size(); ++i)
+                    if (all[i].index == idx) {
+                        out.devices.push_back(static_cast<std::uint32_t>(base + i));
+                        found = true;
+                    }
+                if (!found)
+                    c.fabric_notes.push_back(nodes[n].name + ": link \"" + l.name + "\" names device " +
+                                             std::to_string(idx) + ", which the node does not have");
+            }
+            return out;
+        };
+        for (const auto& l : nodes[n].registry.system().interconnects) {
+            if (l.scope == link_scope::inter_node) {
+                c.fabric[n].ports.push_back(remap(l));
+                detail::cluster::note_fabric(c.fabric[n], l);
+            } else {
+                c.links.push_back(remap(l));
+                c.link_nodes.push_back(node);
+            }
+        }
+        for (std::size_t m = 0; m < n; ++m)
+            if (nodes[m].name == nodes[n].name)
+                c.fabric_notes.push_back("two nodes are named \"" + nodes[n].name + "\"");
+    }
+    // Fabric differences, against the first node.
+    for (std::size_t n = 1; n < nodes.size(); ++n) {
+        const auto& f0 = c.fabric[0];
+        const auto& f = c.fabric[n];
+        const bool same = f.infiniband == f0.infiniband && f.ethernet == f0.ethernet &&
+                          f.infiniband_gbps == f0.infiniband_gbps && f.ethernet_gbps == f0.ethernet_gbps;
+        if (same) continue;
+        c.uniform_fabric = false;
+        c.fabric_notes.push_back(nodes[n].name + ": " + detail::cluster::describe_fabric(f) + "; " +
+                                 nodes[0].name + ": " + detail::cluster::describe_fabric(f0));
+    }
+    return c;
+}
+
+namespace detail::cluster {
+
+/// Nodes joined (directly or through others) to node `start`.
+inline std::vector<bool> component(const cluster_view& c, std::size_t start, const cluster_options& o) {
+    std::vector<bool> in(c.nodes.size(), false);
+    std::vector<std::size_t> todo{start};
+    in[start] = true;
+    while (!todo.empty()) {
+        const auto a = todo.back();
+        todo.pop_back();
+        for (std::size_t b = 0; b < c.nodes.size(); ++b)
+            if (!in[b] && link_between(c, a, b, o).joined()) {
+                in[b] = true;
+                todo.push_back(b);
+            }
+    }
+    return in;
+}
+
+inline std::uint64_t node_accelerator_bytes(const cluster_view& c, std::size_t n, const plan_options& o) {
+    std::uint64_t sum = 0;
+    for (std::size_t i = 0; i < c.devices.size(); ++i)
+        if (c.homes[i].node == n && c.devices[i].is_accelerator())
+            sum = detail::sat_add(sum, detail::shard::usable(c.devices[i], o));
+    return sum;
+}
+
+/// The stage heads (tensor rank 0) of one replica, in stage order.
+inline std::vector<std::size_t> stage_heads(const shard_plan& p, std::uint32_t replica) {
+    std::vector<std::size_t> heads;
+    for (const auto& d : p.devices)
+        if (d.replica == replica && d.tensor_rank == 0) {
+            if (heads.size() <= d.stage) heads.resize(std::size_t{d.stage} + 1, ~std::size_t{0});
+            heads[d.stage] = d.device;
+        }
+    return heads;
+}
+
+struct repriced {
+    double decode_delta = 0;  ///< seconds added to one decode step
+    double prefill_delta = 0; ///< seconds added per prefill token
+    double inter_node_s = 0;  ///< the cross-node hops' cost as re-priced
+    std::uint32_t hops = 0;
+    plan_link slowest{};
+};
+
+/// Re-prices the hops of `replica` that cross nodes (see the header comment).
+inline repriced reprice(const cluster_view& c, const shard_plan& p, std::uint32_t replica,
+                        const model_spec& m, const inference_shape& s, const cluster_options& o) {
+    repriced r;
+    const double batch = s.batch ? static_cast<double>(s.batch) : 1.0;
+    const double act = static_cast<double>(m.hidden_size) * o.plan.activation_bytes * batch;
+    const auto heads = stage_heads(p, replica);
+    for (std::size_t j = 0; j + 1 < heads.size(); ++j) {
+        const auto a = heads[j], b = heads[j + 1];
+        if (a >= c.devices.size() || b >= c.devices.size()) continue;
+        const auto na = c.homes[a].node, nb = c.homes[b].node;
+        if (na == nb) continue;
+        // What plan_sharding charged: a PCIe hop (it was given no inter-node link).
+        const double pa = detail::shard::pcie_gbps(c.devices[a], o.plan);
+        const double pb = detail::shard::pcie_gbps(c.devices[b], o.plan);
+        const double pcie = pa < pb ? pa : pb;
+        const auto lk = link_between(c, na, nb, o);
+        double bw = lk.gbps > 0 ? lk.gbps / 2 : pcie;
+        if (bw > pcie) bw = pcie;
+        const double old_t = act / (pcie * 1e9);
+        const double new_t = act / (bw * 1e9);
+        const double hop = new_t + o.link_latency_s + o.plan.pipeline_hop_latency_s;
+        r.decode_delta += new_t - old_t + o.link_latency_s;
+        r.prefill_delta += (new_t - old_t) / batch;
+        r.inter_node_s += hop;
+        ++r.hops;
+        if (r.slowest.kind == interconnect_kind::none || bw < r.slowest.gbps) r.slowest = {lk.kind, bw};
+    }
+    return r;
+}
+
+} // namespace detail::cluster
+
+/// Plans `m` in format `q` over the cluster (see the header comment).
+inline cluster_plan plan_cluster(const cluster_view& c, const model_spec& m, quant_format q,
+                                 const inference_shape& shape = {}, const cluster_options& options = {}) {
+    using namespace detail::cluster;
+    cluster_plan out;
+    out.plan.quant = q;
+    if (c.nodes.empty()) {
+        out.plan = plan_sharding({}, {}, m, q, shape, options.plan);
+        out.reason = "no nodes";
+        return out;
+    }
+    // The joined group with the most usable accelerator memory.
+    std::vector<bool> chosen;
+    std::uint64_t chosen_bytes = 0;
+    std::vector<bool> seen(c.nodes.size(), false);
+    for (std::size_t n = 0; n < c.nodes.size(); ++n) {
+        if (seen[n]) continue;
+        auto comp = component(c, n, options);
+        std::uint64_t bytes = 0;
+        for (std::size_t k = 0; k < comp.size(); ++k)
+            if (comp[k]) {
+                seen[k] = true;
+                bytes = detail::sat_add(bytes, node_accelerator_bytes(c, k, options.plan));
+            }
+        if (chosen.empty() || bytes > chosen_bytes) {
+            chosen = std::move(comp);
+            chosen_bytes = bytes;
+        }
+    }
+    for (std::size_t n = 0; n < c.nodes.size(); ++n)
+        (chosen[n] ? out.nodes_considered : out.nodes_left_out).push_back(static_cast<std::uint32_t>(n));
+    out.joined = out.nodes_left_out.empty();
+    if (!out.joined) {
+        out.reason = "not joined (no inter-node network in common):";
+        for (auto n : out.nodes_left_out) out.reason += " " + c.nodes[n].name;
+    }
+
+    // The flat view with the left-out nodes' devices made unavailable, and one replica at
+    // a time, so each replica's hops can be re-priced.
+    std::vector<accelerator_profile> devs = c.devices;
+    for (std::size_t i = 0; i < devs.size(); ++i)
+        if (!chosen[c.homes[i].node]) devs[i].available = false;
+    plan_options one = options.plan;
+    one.data_parallel = false;
+    shard_plan p = plan_sharding(devs, c.links, m, q, shape, one);
+    out.fits = p.fits;
+    if (p.fits) {
+        auto rp = reprice(c, p, 0, m, shape, options);
+        std::vector<bool> node_used(c.nodes.size(), false);
+        for (const auto& d : p.devices) node_used[c.homes[d.device].node] = true;
+        for (bool u : node_used) out.nodes_per_replica += u ? 1u : 0u;
+        out.inter_node_hops = rp.hops;
+        out.inter_node_link = rp.slowest;
+        out.decode_inter_node_seconds = rp.inter_node_s;
+        const auto correct = [&](shard_plan& x, const repriced& r) {
+            x.decode_pipeline_seconds += r.decode_delta;
+            const double step = x.decode_compute_seconds + x.decode_tensor_seconds + x.decode_pipeline_seconds;
+            x.decode_tokens_per_second = x.decode_compute_seconds > 0 && step > 0 ? 1.0 / step : 0;
+            if (x.prefill_tokens_per_second > 0)
+                x.prefill_tokens_per_second = 1.0 / (1.0 / x.prefill_tokens_per_second + r.prefill_delta);
+            x.aggregate_decode_tokens_per_second = x.decode_tokens_per_second;
+            if (r.hops > 0) x.pipeline_link = r.slowest;
+        };
+        correct(p, rp);
+        // Further replicas on the devices left, same kind, as plan_sharding would add them.
+        if (options.plan.data_parallel && !options.plan.spread) {
+            for (auto& d : devs)
+                if (d.kind != p.kind) d.available = false;
+            for (std::uint32_t replica = 1; replica < max_plan_devices; ++replica) {
+                for (const auto& d : p.devices) devs[d.device].available = false;
+                shard_plan more = plan_sharding(devs, c.links, m, q, shape, one);
+                if (!more.fits || more.kind != p.kind) break;
+                correct(more, reprice(c, more, 0, m, shape, options));
+                bool room = true;
+                for (auto d : more.devices) {
+                    if (p.devices.count >= max_plan_devices) {
+                        room = false;
+                        break;
+                    }
+                    d.replica = static_cast<std::uint16_t>(replica);
+                    p.devices.items[p.devices.count++] = d;
+                }
+                p.aggregate_decode_tokens_per_second += more.decode_tokens_per_second;
+                ++p.replicas;
+                if (!room) break;
+            }
+        }
+    } else if (!out.joined) {
+        out.reason = "the nodes cannot be joined and the joined ones cannot hold the model: " +
+                     std::string(describe(p.outcome)) + "; " + out.reason;
+    } else {
+        out.reason = std::string(describe(p.outcome));
+    }
+    p.truncated = p.truncated || c.devices.size() > max_plan_devices;
+    out.plan = p;
+
+    // Per node: what the plan puts there against what the node offers.
+    for (auto n : out.nodes_considered) {
+        node_usage u;
+        u.node = n;
+        for (std::size_t i = 0; i < c.devices.size(); ++i) {
+            if (c.homes[i].node != n || c.devices[i].kind != p.kind || !c.devices[i].is_accelerator())
+                continue;
+            ++u.devices;
+            u.capacity_bytes = detail::sat_add(u.capacity_bytes, detail::shard::usable(c.devices[i], options.plan));
+        }
+        for (const auto& d : p.devices) {
+            if (c.homes[d.device].node != n) continue;
+            ++u.devices_used;
+            u.planned_bytes = detail::sat_add(u.planned_bytes, d.total_bytes());
+            u.usable_bytes = detail::sat_add(u.usable_bytes, d.usable_bytes);
+            if (!d.fits) u.fits = false;
+        }
+        out.per_node.push_back(u);
+    }
+    return out;
+}
+
+/// The same, from the nodes' registries.
+inline cluster_plan plan_cluster(std::span<const cluster_node> nodes, const model_spec& m, quant_format q,
+                                 const inference_shape& shape = {}, const cluster_options& options = {}) {
+    return plan_cluster(make_cluster(nodes), m, q, shape, options);
+}
+
+#if AI_HWACCEL_JSON
+/// A node read from `ai-hwaccel detect --json` output, or why it could not be read.
+struct cluster_node_result {
+    std::optional<cluster_node> node;
+    std::string error; ///< "<name>: <registry_from_json's message>"
+    bool ok() const noexcept { return node.has_value(); }
+    explicit operator bool() const noexcept { return ok(); }
+};
+inline cluster_node_result cluster_node_from_json(std::string name, std::string_view json_text) {
+    cluster_node_result out;
+    auto r = registry_from_json(json_text);
+    if (!r.ok()) {
+        out.error = name + ": " + r.error;
+        return out;
+    }
+    out.node = cluster_node{std::move(name), std::move(*r.registry)};
+    return out;
+}
+#endif
+
+AI_HWACCEL_NAMESPACE_END
+// ---- end ai_hwaccel/plan/cluster.hpp
+// #include "ai_hwaccel/plan/cost.hpp"
+// ---- begin ai_hwaccel/plan/cost.hpp
+// ai-hwaccel plan: a catalogue of cloud instances with accelerators, and what a model costs
+// to serve on them.
+//
+// One `cloud_instance` per row: provider, instance type, the region its price is for, the
+// on-demand price per hour in USD with the price's date and the public page it was read
+// from, the accelerator (a device catalogue row that `find_device` resolves; a
+// static_assert below holds every row to that), how many, the host's vCPUs and memory
+// (in the unit the source uses: binary GiB or decimal GB, never mixed), and the links
+// between the accelerators. A row whose price could not be read from a public source is
+// not in the table: nothing here is guessed.
+//
+// Prices move. Each row says when its price was seen: `price_date` is the calendar date
+// the source gives; rows read from a machine-generated price list pinned at a commit and
+// carrying no date of their own leave it empty and name the commit in `price_snapshot`.
+//
+// `cheapest_instance` picks the lowest hourly price among the rows whose accelerators,
+// together, hold the model (plan/memory.hpp's estimate), and estimates what a million
+// output tokens cost there from plan/throughput.hpp's decode estimate. Both figures are
+// estimates; the assumptions (how well tensor parallelism across an instance's devices
+// scales, which formats which devices run) are in `cost_assumptions`, each documented.
+
+// #include "ai_hwaccel/config.hpp"
+// #include "ai_hwaccel/core/catalogue.hpp"
+// #include "ai_hwaccel/core/profile.hpp"
+// #include "ai_hwaccel/core/quantization.hpp"
+// #include "ai_hwaccel/core/taxonomy.hpp"
+// #include "ai_hwaccel/core/text.hpp"
+// #include "ai_hwaccel/plan/memory.hpp"
+// #include "ai_hwaccel/plan/model.hpp"
+// #include "ai_hwaccel/plan/throughput.hpp"
 
 #include <array>
 #include <cstddef>
@@ -25214,1041 +28631,6 @@ AI_HWACCEL_NAMESPACE_END
 // ---- end ai_hwaccel/plan/model_file.hpp
 // #include "ai_hwaccel/plan/models.hpp"
 // #include "ai_hwaccel/plan/shard.hpp"
-// ---- begin ai_hwaccel/plan/shard.hpp
-// ai-hwaccel plan: which quantization to serve a model in, and how to spread it over devices.
-//
-// `suggest_quantization` picks the format of highest quality (most bits per weight, from
-// core/quantization.hpp's table) whose memory (plan/memory.hpp) fits the devices that can
-// run it, preferring a format the devices compute in natively over one they dequantize.
-// `plan_sharding` lays a model out on devices: one device, tensor parallel inside a group
-// joined by a fast intra-node link (NVLink, NVSwitch, XGMI, ICI, NeuronLink, Gaudi RoCE),
-// pipeline parallel across slower links (PCIe, inter-node InfiniBand/RoCE), tensor inside
-// nodes and pipeline across them, and data-parallel replicas of the smallest layout that
-// fits when devices remain. Layers are real ranges [first, last) split in proportion to
-// what each stage can hold; the token embedding sits on the first stage and the output
-// head on the last. A model that fits nowhere gets `fits == false` and the reason; the
-// CPU is used only when `plan_options::allow_cpu` says so.
-//
-// Everything here is an estimate, `constexpr`, and returns fixed-capacity values (at most
-// `max_plan_devices` devices per plan), so a build that knows its devices can
-// `static_assert` that its model fits.
-//
-// Memory per device (bytes):
-//   usable   = memory_bytes x (1 - memory_headroom)
-//   weights  = layers x ceil(layer_weight_bytes / t) + embedding/head share / t
-//   kv cache = kv_cache_bytes x layers / model layers x ceil(kv_heads / t) / kv_heads
-//   overhead = runtime allowance + activation buffers on every device, + the logits
-//              buffer / t on the last stage (plan/memory.hpp's overhead_bytes, split)
-// where t is the tensor-parallel degree of the device's stage.
-//
-// Throughput of one replica, one decode step of the batch (seconds, all estimates):
-//   stage j compute   = max over its devices d of
-//                       (1/decode_tok_s(d) - layers x c) x f_j / t_j + layers_j x c
-//                       decode_tok_s(d): estimate_throughput of the whole model on d (per
-//                       sequence); c: its fixed cost per layer and token
-//                       (throughput_constants::decode_seconds_per_layer), paid by every
-//                       device for each of its layers; f_j = bytes stage j reads per token
-//                       / bytes the model reads per token (its blocks' weights, MoE: the
-//                       active share, + their KV cache, + the output head on the last).
-//   tensor all-reduce = layers_j x 2 x (2 (t-1)/t x hidden x a x batch / B_tp + L_tp)
-//                       (two all-reduces per layer, after attention and after the MLP,
-//                       ring algorithm; a = activation bytes, B_tp one-direction GB/s)
-//   pipeline hop      = hidden x a x batch / B_pp + L_pp    (between consecutive stages)
-//   decode tok/s      = 1 / (sum of stage compute + all-reduces + hops), per sequence
-// Pipeline stages run one after another for a single sequence: splitting across stages
-// adds hops and never multiplies speed; tensor parallelism divides the bytes each device
-// reads and adds the all-reduces. Prefill uses the same fractions with prefill_tok_s and
-// the bandwidth terms only (latencies are paid once per micro-batch, not per token).
-
-// #include "ai_hwaccel/config.hpp"
-// #include "ai_hwaccel/core/profile.hpp"
-// #include "ai_hwaccel/core/quantization.hpp"
-// #include "ai_hwaccel/core/system_io.hpp"
-// #include "ai_hwaccel/core/taxonomy.hpp"
-// #include "ai_hwaccel/core/text.hpp"
-// #include "ai_hwaccel/plan/memory.hpp"
-// #include "ai_hwaccel/plan/model.hpp"
-// #include "ai_hwaccel/plan/throughput.hpp"
-
-#include <array>
-#include <cstddef>
-#include <cstdint>
-#include <span>
-#include <string_view>
-
-AI_HWACCEL_NAMESPACE_BEGIN
-
-/// Devices one plan can hold; further devices are ignored (`shard_plan::truncated`).
-inline constexpr std::size_t max_plan_devices = 256;
-
-/// How one replica of the model is laid out.
-enum class shard_strategy : std::uint8_t {
-    none,              ///< no plan: the model fits nowhere (see plan_outcome)
-    single_device,     ///< the whole model on one device
-    tensor_parallel,   ///< every layer split across a fast-linked group
-    pipeline_parallel, ///< consecutive layer ranges on devices joined by slower links
-    tensor_pipeline,   ///< tensor parallel inside fast-linked groups, pipeline across them
-};
-constexpr std::string_view to_string(shard_strategy s) noexcept {
-    switch (s) {
-    case shard_strategy::none: return "none";
-    case shard_strategy::single_device: return "single_device";
-    case shard_strategy::tensor_parallel: return "tensor_parallel";
-    case shard_strategy::pipeline_parallel: return "pipeline_parallel";
-    case shard_strategy::tensor_pipeline: return "tensor_pipeline";
-    }
-    return "none";
-}
-
-/// Why a plan or a quantization choice does (not) fit.
-enum class plan_outcome : std::uint8_t {
-    fits,
-    no_devices,         ///< no available device with known memory (the CPU only if allowed)
-    unsupported_format, ///< devices exist, but none runs the format natively or dequantized
-    too_large,          ///< the devices that run it, all together, cannot hold it
-    bad_model,          ///< the model has no layers or no size
-};
-constexpr std::string_view to_string(plan_outcome o) noexcept {
-    switch (o) {
-    case plan_outcome::fits: return "fits";
-    case plan_outcome::no_devices: return "no_devices";
-    case plan_outcome::unsupported_format: return "unsupported_format";
-    case plan_outcome::too_large: return "too_large";
-    case plan_outcome::bad_model: return "bad_model";
-    }
-    return "no_devices";
-}
-/// A sentence for people.
-constexpr std::string_view describe(plan_outcome o) noexcept {
-    switch (o) {
-    case plan_outcome::fits: return "the model fits";
-    case plan_outcome::no_devices:
-        return "no available device with known memory (the CPU counts only when allowed)";
-    case plan_outcome::unsupported_format:
-        return "no device runs this format natively or by dequantizing it";
-    case plan_outcome::too_large:
-        return "the model does not fit in the usable memory of the devices that can run it";
-    case plan_outcome::bad_model: return "the model description has no layers or no parameters";
-    }
-    return "";
-}
-
-/// How a device runs a weight format.
-enum class format_support : std::uint8_t { none, dequantized, native };
-
-/// Whether `d` runs format `q`: natively when it computes in the format's
-/// `native_compute` type; by dequantizing when the format is `dequantizable` and the
-/// device computes in 16- or 32-bit floats (or its peak rates are unknown: the runtimes
-/// that dequantize, llama.cpp above all, run on any GPU they support). A CPU runs the
-/// 16/32-bit float formats and every dequantizable one.
-constexpr format_support support_for(const accelerator_profile& d, quant_format q) noexcept {
-    const auto& r = info(q);
-    if (d.supports(r.native_compute)) return format_support::native;
-    if (d.is_cpu() && r.scheme == quant_scheme::plain_float &&
-        (q == quant_format::fp32 || q == quant_format::fp16 || q == quant_format::bf16))
-        return format_support::dequantized;
-    if (!r.dequantizable) return format_support::none;
-    if (d.is_cpu() || d.peak_from == origin::none) return format_support::dequantized;
-    if (d.supports(dtype::fp16) || d.supports(dtype::bf16) || d.supports(dtype::fp32))
-        return format_support::dequantized;
-    return format_support::none;
-}
-
-/// Inputs to planning besides devices and model. Every constant is documented with where
-/// its value comes from.
-struct plan_options {
-    /// Fraction of each device's memory left free for the driver, the allocator's
-    /// fragmentation and other processes. 0.10 follows vLLM's default
-    /// `gpu_memory_utilization = 0.9`. Applies to unified memory too (the OS keeps more,
-    /// which the device's reported memory already excludes where a tool reports it).
-    double memory_headroom = 0.10;
-    /// Use CPU profiles as devices. Off: a model that does not fit the accelerators is
-    /// reported as not fitting, never moved to the CPU silently.
-    bool allow_cpu = false;
-    /// Replicate the smallest layout that fits over the devices left (data parallel).
-    bool data_parallel = true;
-    /// Put one replica on every usable device of the chosen kind (lowest latency per
-    /// sequence) instead of the smallest layout that fits.
-    bool spread = false;
-    /// suggest_quantization considers formats up to this many bits per weight: 16 by
-    /// default, since checkpoints are published in 16 bits and fp32 only doubles memory.
-    double max_bits_per_weight = 16.0;
-    /// suggest_quantization's candidates; empty: every row of quant_table.
-    fixed_list<quant_format, quant_format_count> formats{};
-    /// Bytes of one activation value exchanged between devices (fp16/bf16 activations).
-    double activation_bytes = 2.0;
-    /// Fixed cost of one all-reduce on a fast intra-node link, seconds. Assumed, not
-    /// fitted: the calibration data hold no tensor-parallel measurement. Order of
-    /// magnitude of a small-message NCCL/RCCL all-reduce over NVLink or XGMI.
-    double tensor_allreduce_latency_s = 10e-6;
-    /// Fixed cost of one pipeline hop per decode step, seconds. Fitted: the median over
-    /// the 40 pairs of calibration rows (shared/data/calibration-measurements.csv) where
-    /// llama.cpp measured the same model, format and test on 1 and on N GPUs (layer split
-    /// over PCIe) of (1/tok_s(N) - 1/tok_s(1)) / (N - 1) = 208.6 us. Script:
-    ///   rows with metric decode_tok_s keyed by (engine, hardware, model, quant, test,
-    ///   ctx_tokens, batch); for each key with n_devices 1 and N > 1, collect
-    ///   (1/v[N] - 1/v[1]) / (N - 1); take the median.
-    double pipeline_hop_latency_s = 208.6e-6;
-    /// One-direction GB/s assumed for a device whose host link is unknown: PCIe 3.0 x16
-    /// (the slowest link a data-centre accelerator ships with).
-    double unknown_pcie_gbps = 15.75;
-    /// Passed to estimate_throughput.
-    throughput_constants throughput{};
-};
-
-/// One device's part of a plan.
-struct device_shard {
-    std::uint16_t device = 0; ///< position in the `devices` given to the planner
-    std::uint32_t index = 0;  ///< that profile's accelerator_profile::index
-    std::uint16_t replica = 0;
-    std::uint16_t stage = 0;       ///< pipeline stage inside the replica
-    std::uint16_t tensor_rank = 0; ///< rank inside the stage's tensor-parallel group
-    std::uint16_t tensor_size = 1; ///< devices sharing each of the stage's layers
-    std::uint32_t first_layer = 0; ///< the stage's layers: [first_layer, last_layer)
-    std::uint32_t last_layer = 0;
-    bool embeddings = false;  ///< holds (its share of) the token embedding
-    bool output_head = false; ///< holds (its share of) the output head
-    std::uint64_t weights_bytes = 0;
-    std::uint64_t kv_cache_bytes = 0;
-    std::uint64_t overhead_bytes = 0;
-    std::uint64_t usable_bytes = 0; ///< memory x (1 - headroom)
-    bool fits = false;
-
-    constexpr std::uint32_t layers() const noexcept { return last_layer - first_layer; }
-    constexpr std::uint64_t total_bytes() const noexcept {
-        return detail::sat_add(detail::sat_add(weights_bytes, kv_cache_bytes), overhead_bytes);
-    }
-};
-
-/// A link the plan uses, as the planner understood it.
-struct plan_link {
-    interconnect_kind kind = interconnect_kind::none;
-    double gbps = 0; ///< one direction, decimal GB/s
-};
-
-/// A deployment plan (every number an estimate).
-struct shard_plan {
-    bool fits = false;
-    plan_outcome outcome = plan_outcome::no_devices;
-    shard_strategy strategy = shard_strategy::none; ///< of each replica (replica 0's)
-    quant_format quant = quant_format::fp16;
-    device_kind kind = device_kind::cpu; ///< the devices used (one software stack)
-    std::uint32_t replicas = 0;          ///< data-parallel copies (> 1: data parallel)
-    std::uint32_t stages = 0;            ///< pipeline stages of replica 0
-    std::uint32_t tensor_parallel = 0;   ///< widest tensor-parallel group of replica 0
-    /// Devices used, replica by replica, stage by stage.
-    fixed_list<device_shard, max_plan_devices> devices{};
-    /// The whole model once (plan/memory.hpp), and what the considered devices offer.
-    memory_estimate memory{};
-    std::uint64_t usable_bytes = 0;         ///< all devices of the kind considered
-    std::uint64_t largest_device_bytes = 0; ///< usable bytes of the largest one
-    std::uint32_t candidate_devices = 0;    ///< devices of that kind able to run the format
-    bool cpu_excluded = false;  ///< a CPU was present but not allowed
-    bool truncated = false;     ///< more than max_plan_devices devices were given
-    plan_link tensor_link{};    ///< replica 0's tensor-parallel link (slowest group)
-    plan_link pipeline_link{};  ///< replica 0's slowest pipeline hop
-    /// Replica 0, one sequence (batch as given): decode and prefill tokens per second.
-    double decode_tokens_per_second = 0;
-    double prefill_tokens_per_second = 0;
-    /// Sum over replicas (serving independent requests).
-    double aggregate_decode_tokens_per_second = 0;
-    /// Replica 0, seconds per decoded token: compute, all-reduces, pipeline hops.
-    double decode_compute_seconds = 0;
-    double decode_tensor_seconds = 0;
-    double decode_pipeline_seconds = 0;
-    constexpr bool is_data_parallel() const noexcept { return replicas > 1; }
-};
-
-/// The format suggest_quantization chose.
-struct quantization_choice {
-    bool fits = false;
-    plan_outcome outcome = plan_outcome::no_devices;
-    quant_format format = quant_format::fp16;
-    format_support support = format_support::none; ///< native: every device counted runs it natively
-    device_kind kind = device_kind::cpu;            ///< the devices counted (one software stack)
-    std::uint32_t devices = 0;                      ///< how many
-    std::uint64_t usable_bytes = 0;                 ///< their combined usable memory
-    memory_estimate memory{};                       ///< the model in that format
-    bool cpu_excluded = false;
-};
-
-namespace detail::shard {
-
-using pos_t = std::uint16_t;
-using pos_list = std::array<pos_t, max_plan_devices>;
-
-constexpr bool fast_link(interconnect_kind k) noexcept {
-    switch (k) {
-    case interconnect_kind::nvlink:
-    case interconnect_kind::nvswitch:
-    case interconnect_kind::xgmi:
-    case interconnect_kind::infinity_fabric:
-    case interconnect_kind::ici:
-    case interconnect_kind::neuronlink:
-    case interconnect_kind::gaudi_roce:
-    case interconnect_kind::ipu_link: return true;
-    default: return false;
-    }
-}
-
-constexpr std::uint64_t ceil_div(std::uint64_t a, std::uint64_t b) noexcept {
-    return b == 0 ? a : a / b + (a % b != 0);
-}
-constexpr std::uint64_t scaled(std::uint64_t bytes, double f) noexcept {
-    const double v = static_cast<double>(bytes) * f;
-    if (!(v > 0)) return 0;
-    if (v >= 1.8e19) return ~std::uint64_t{0};
-    return static_cast<std::uint64_t>(v);
-}
-constexpr std::uint64_t usable(const accelerator_profile& d, const plan_options& o) noexcept {
-    const double h = o.memory_headroom < 0 ? 0 : (o.memory_headroom > 1 ? 1 : o.memory_headroom);
-    return scaled(d.memory_bytes.value_or(0), 1.0 - h);
-}
-
-/// What the model needs, computed once per (model, format, shape).
-struct needs {
-    std::uint32_t layers = 0;
-    std::uint32_t heads = 0;
-    std::uint32_t kv_heads = 0;
-    std::uint32_t hidden = 0;
-    bool tied = false;
-    std::uint64_t layer_weights = 0; ///< one block
-    std::uint64_t kv_total = 0;      ///< every layer
-    std::uint64_t embed = 0;         ///< first stage
-    std::uint64_t head = 0;          ///< last stage
-    std::uint64_t non_layer = 0;     ///< embed + head as stored on one device
-    std::uint64_t ov_device = 0;     ///< overhead on every device
-    std::uint64_t ov_logits = 0;     ///< overhead on the last stage only
-    double layer_read = 0;           ///< bytes one block reads per token (weights + KV)
-    double head_read = 0;            ///< bytes the output head reads per token
-    double full_read = 0;
-    memory_estimate memory{};
-};
-
-constexpr needs needs_of(const model_spec& m, quant_format q, const inference_shape& s) noexcept {
-    needs n;
-    n.layers = m.layers;
-    n.heads = m.attention_heads;
-    n.kv_heads = m.kv_heads ? m.kv_heads : m.attention_heads;
-    n.hidden = m.hidden_size;
-    n.tied = m.tied_embeddings;
-    n.memory = estimate_memory(m, q, s);
-    n.layer_weights = layer_weight_bytes(m, q);
-    n.kv_total = n.memory.kv_cache_bytes;
-    n.non_layer = non_layer_weight_bytes(m, q);
-    if (n.tied) {
-        n.embed = n.head = n.non_layer; // each end of a split needs the shared matrix
-    } else {
-        n.embed = n.non_layer / 2;
-        n.head = n.non_layer - n.embed;
-    }
-    model_spec no_vocab = m;
-    no_vocab.vocab_size = 0;
-    n.ov_device = overhead_bytes(no_vocab, s);
-    n.ov_logits = n.memory.overhead_bytes > n.ov_device ? n.memory.overhead_bytes - n.ov_device : 0;
-    // MoE: a token reads its experts' share of each block.
-    double active = 1.0;
-    if (m.is_moe() && m.parameters > 0) {
-        const double outside = static_cast<double>(m.vocab_size) * static_cast<double>(m.hidden_size) *
-                               (m.tied_embeddings ? 1.0 : 2.0);
-        const double total = static_cast<double>(m.parameters) - outside;
-        const double act = static_cast<double>(m.active_parameters) - outside;
-        if (total > 0 && act > 0 && act < total) active = act / total;
-    }
-    const double layers = n.layers ? static_cast<double>(n.layers) : 1.0;
-    n.layer_read = static_cast<double>(n.layer_weights) * active + static_cast<double>(n.kv_total) / layers;
-    n.head_read = static_cast<double>(n.head);
-    n.full_read = layers * n.layer_read + n.head_read;
-    return n;
-}
-
-/// A stage: `size` devices starting at `begin` in an ordering of device positions.
-struct stage_ref {
-    std::uint16_t begin = 0;
-    std::uint16_t size = 1;
-};
-
-/// Memory one device of a stage needs for `layers` layers.
-struct stage_bytes {
-    std::uint64_t weights = 0, kv = 0, overhead = 0;
-    constexpr std::uint64_t total() const noexcept { return sat_add(sat_add(weights, kv), overhead); }
-};
-
-constexpr double kv_share(const needs& n, std::uint32_t t) noexcept {
-    if (t <= 1) return 1.0;
-    if (n.kv_heads == 0) return 1.0 / t;
-    const std::uint64_t per = ceil_div(n.kv_heads, t); // heads held by each rank (replicated when t > kv_heads)
-    return static_cast<double>(per) / static_cast<double>(n.kv_heads);
-}
-
-constexpr std::uint64_t fixed_weights(const needs& n, bool first, bool last, std::uint32_t t) noexcept {
-    std::uint64_t w = 0;
-    if (first && last) w = n.non_layer;
-    else if (first) w = n.embed;
-    else if (last) w = n.head;
-    return ceil_div(w, t);
-}
-
-constexpr stage_bytes bytes_for(const needs& n, std::uint32_t layers, bool first, bool last,
-                                std::uint32_t t) noexcept {
-    stage_bytes b;
-    b.weights = sat_add(sat_mul(layers, ceil_div(n.layer_weights, t)), fixed_weights(n, first, last, t));
-    const double frac = n.layers ? static_cast<double>(layers) / static_cast<double>(n.layers) : 1.0;
-    b.kv = scaled(n.kv_total, frac * kv_share(n, t));
-    b.overhead = sat_add(n.ov_device, last ? ceil_div(n.ov_logits, t) : 0);
-    return b;
-}
-
-/// The most layers a stage of `t` devices, the smallest holding `cap` bytes, can take.
-constexpr std::uint64_t max_layers(const needs& n, std::uint64_t cap, bool first, bool last,
-                                   std::uint32_t t) noexcept {
-    const auto fixed = bytes_for(n, 0, first, last, t).total();
-    if (cap < fixed) return 0;
-    const std::uint64_t per_kv = n.layers ? scaled(ceil_div(n.kv_total, n.layers), kv_share(n, t)) + 1 : 0;
-    const std::uint64_t per = sat_add(ceil_div(n.layer_weights, t), per_kv);
-    if (per == 0) return n.layers;
-    const std::uint64_t m = (cap - fixed) / per;
-    return m > n.layers ? n.layers : m;
-}
-
-struct work {
-    pos_list order{};                             ///< device positions, grouped by stage
-    std::array<std::uint64_t, max_plan_devices> cap{}; ///< usable bytes by position in the group
-};
-
-constexpr std::uint64_t stage_cap(const work& w, stage_ref s) noexcept {
-    std::uint64_t c = ~std::uint64_t{0};
-    for (std::uint16_t i = 0; i < s.size; ++i) {
-        const auto v = w.cap[w.order[s.begin + i]];
-        if (v < c) c = v;
-    }
-    return c;
-}
-
-/// Splits the layers over `k` stages in proportion to what each can hold (largest
-/// remainder rounding). False when they cannot hold them all.
-constexpr bool pack(const needs& n, const work& w, const stage_ref* st, std::size_t k,
-                    std::uint32_t* layers_out) noexcept {
-    if (k == 0 || n.layers == 0) return false;
-    std::array<std::uint64_t, max_plan_devices> m{};
-    std::uint64_t total = 0;
-    for (std::size_t j = 0; j < k; ++j) {
-        m[j] = max_layers(n, stage_cap(w, st[j]), j == 0, j + 1 == k, st[j].size);
-        total += m[j];
-    }
-    if (total < n.layers) return false;
-    std::uint64_t given = 0;
-    std::array<std::uint64_t, max_plan_devices> rem{};
-    for (std::size_t j = 0; j < k; ++j) {
-        const std::uint64_t x = std::uint64_t{n.layers} * m[j];
-        layers_out[j] = static_cast<std::uint32_t>(x / total);
-        rem[j] = x % total;
-        given += layers_out[j];
-    }
-    while (given < n.layers) { // at most k rounds; a stage with rem > 0 is below its limit
-        std::size_t best = k;
-        for (std::size_t j = 0; j < k; ++j)
-            if (rem[j] > 0 && (best == k || rem[j] > rem[best])) best = j;
-        if (best == k) break;
-        ++layers_out[best];
-        rem[best] = 0;
-        ++given;
-    }
-    return given == n.layers;
-}
-
-/// Largest tensor-parallel degree <= n that divides the attention heads.
-constexpr std::uint16_t tp_degree(const needs& nd, std::size_t n) noexcept {
-    for (std::size_t t = n; t >= 2; --t)
-        if (nd.heads == 0 || nd.heads % t == 0) return static_cast<std::uint16_t>(t);
-    return 1;
-}
-
-/// The devices of one kind that a plan may use, their fast-link islands and link speeds.
-struct group {
-    device_kind kind = device_kind::cpu;
-    pos_list pos{}; ///< positions in the caller's span
-    std::size_t count = 0;
-    pos_list root{}; ///< island representative (index into pos)
-    std::array<plan_link, max_plan_devices> island_link{}; ///< by root
-};
-
-constexpr double pcie_gbps(const accelerator_profile& d, const plan_options& o) noexcept {
-    const double b = d.pcie_bandwidth_gbps();
-    return b > 0 ? b : o.unknown_pcie_gbps;
-}
-
-constexpr std::size_t find_root(const group& g, std::size_t i) noexcept {
-    while (g.root[i] != i) i = g.root[i];
-    return i;
-}
-
-constexpr std::size_t member_of(const group& g, std::span<const accelerator_profile> devs, std::uint32_t index) noexcept {
-    for (std::size_t i = 0; i < g.count; ++i)
-        if (devs[g.pos[i]].index == index) return i;
-    return g.count;
-}
-
-constexpr void build_islands(group& g, std::span<const accelerator_profile> devs,
-                             std::span<const interconnect> links, const plan_options& o) noexcept {
-    for (std::size_t i = 0; i < g.count; ++i) g.root[i] = static_cast<pos_t>(i);
-    for (const auto& l : links) {
-        if (l.scope != link_scope::intra_node || !fast_link(l.kind)) continue;
-        std::size_t first = g.count;
-        for (auto idx : l.devices) {
-            const auto i = member_of(g, devs, idx);
-            if (i == g.count) continue;
-            if (first == g.count) {
-                first = i;
-                continue;
-            }
-            const auto a = find_root(g, first), b = find_root(g, i);
-            if (a != b) g.root[a > b ? a : b] = static_cast<pos_t>(a < b ? a : b);
-        }
-    }
-    for (std::size_t i = 0; i < g.count; ++i) g.root[i] = static_cast<pos_t>(find_root(g, i));
-    // One-direction speed of each island: the slowest fast link touching it (vendors quote
-    // both directions summed); unknown speeds fall back to the catalogue's link, then PCIe.
-    for (std::size_t r = 0; r < g.count; ++r) {
-        if (g.root[r] != r) continue;
-        plan_link best{};
-        for (const auto& l : links) {
-            if (l.scope != link_scope::intra_node || !fast_link(l.kind)) continue;
-            bool touches = false;
-            for (auto idx : l.devices) {
-                const auto i = member_of(g, devs, idx);
-                if (i != g.count && g.root[i] == r) touches = true;
-            }
-            if (!touches) continue;
-            const auto& d = devs[g.pos[r]];
-            double bw = l.bandwidth_gbps ? *l.bandwidth_gbps / 2 : 0;
-            if (!(bw > 0) && d.spec && d.spec->link_bandwidth_gbps > 0) bw = d.spec->link_bandwidth_gbps / 2;
-            if (!(bw > 0)) bw = pcie_gbps(d, o);
-            if (best.kind == interconnect_kind::none || bw < best.gbps) best = {l.kind, bw};
-        }
-        g.island_link[r] = best;
-    }
-}
-
-/// One replica found by `search`.
-struct layout {
-    bool found = false;
-    shard_strategy strategy = shard_strategy::none;
-    std::size_t stages = 0;
-    std::size_t devices = 0;
-    pos_list dev{};                                     ///< indices into group::pos, by stage
-    std::array<stage_ref, max_plan_devices> stage{};    ///< into dev
-    std::array<std::uint32_t, max_plan_devices> layers{};
-};
-
-/// Units: the available devices of each island, largest first, cut into tensor-parallel
-/// groups (a device without a fast link is a unit of one).
-struct units {
-    work w{};
-    std::array<stage_ref, max_plan_devices> unit{};
-    std::size_t count = 0;
-    std::size_t devices = 0;
-};
-
-constexpr units make_units(const group& g, const std::array<bool, max_plan_devices>& used,
-                           const std::array<std::uint64_t, max_plan_devices>& cap, const needs& n) noexcept {
-    units u;
-    u.w.cap = cap;
-    std::array<bool, max_plan_devices> done{};
-    for (std::size_t r = 0; r < g.count; ++r) {
-        if (g.root[r] != r) continue;
-        const std::size_t begin = u.devices;
-        for (std::size_t i = 0; i < g.count; ++i) {
-            if (g.root[i] != r || used[i] || done[i]) continue;
-            done[i] = true;
-            // insertion by usable bytes, largest first (stable)
-            std::size_t at = u.devices;
-            while (at > begin && u.w.cap[u.w.order[at - 1]] < u.w.cap[i]) {
-                u.w.order[at] = u.w.order[at - 1];
-                --at;
-            }
-            u.w.order[at] = static_cast<pos_t>(i);
-            ++u.devices;
-        }
-        std::size_t at = begin;
-        while (at < u.devices) {
-            const auto t = tp_degree(n, u.devices - at);
-            u.unit[u.count++] = {static_cast<std::uint16_t>(at), t};
-            at += t;
-        }
-    }
-    return u;
-}
-
-constexpr double device_bw(const accelerator_profile& d) noexcept { return d.memory_bandwidth_gbps.value_or(0); }
-
-constexpr void set_single(layout& out, const units& u, std::size_t at, const needs& n) noexcept {
-    out = layout{};
-    out.found = true;
-    out.strategy = shard_strategy::single_device;
-    out.stages = out.devices = 1;
-    out.dev[0] = u.w.order[at];
-    out.stage[0] = {0, 1};
-    out.layers[0] = n.layers;
-}
-
-/// The smallest layout that fits among the devices not yet used (or, with `spread`, the
-/// one using all of them). Preference at equal device count: one device, then tensor
-/// parallel, then pipeline.
-constexpr layout search(const group& g, std::span<const accelerator_profile> devs,
-                        const std::array<bool, max_plan_devices>& used, const needs& n,
-                        const std::array<std::uint64_t, max_plan_devices>& cap,
-                        const plan_options& o) noexcept {
-    layout best{};
-    const units u = make_units(g, used, cap, n);
-    if (u.devices == 0) return best;
-    std::array<std::uint32_t, max_plan_devices> tmp{};
-
-    std::size_t best_devices = ~std::size_t{0};
-    if (!o.spread || u.devices == 1) {
-        // (a) one device: the fastest that holds everything.
-        double best_bw = -1;
-        for (std::size_t i = 0; i < u.devices; ++i) {
-            const stage_ref s{static_cast<std::uint16_t>(i), 1};
-            if (!pack(n, u.w, &s, 1, tmp.data())) continue;
-            const double bw = device_bw(devs[g.pos[u.w.order[i]]]);
-            if (bw > best_bw) {
-                best_bw = bw;
-                set_single(best, u, i, n);
-                best_devices = 1;
-            }
-        }
-    }
-    if (!o.spread) {
-        // (b) tensor parallel inside one unit, smallest degree that fits.
-        for (std::size_t k = 0; k < u.count; ++k) {
-            const auto un = u.unit[k];
-            for (std::uint16_t t = 2; t <= un.size && t < best_devices; ++t) {
-                if (n.heads != 0 && n.heads % t != 0) continue;
-                const stage_ref s{un.begin, t};
-                if (!pack(n, u.w, &s, 1, tmp.data())) continue;
-                best = layout{};
-                best.found = true;
-                best.strategy = shard_strategy::tensor_parallel;
-                best.stages = 1;
-                best.devices = t;
-                for (std::uint16_t i = 0; i < t; ++i) best.dev[i] = u.w.order[un.begin + i];
-                best.stage[0] = {0, t};
-                best.layers[0] = n.layers;
-                best_devices = t;
-                break;
-            }
-        }
-    } else if (u.count == 1 && u.unit[0].size > 1) {
-        const auto un = u.unit[0];
-        if (pack(n, u.w, &un, 1, tmp.data())) {
-            best = layout{};
-            best.found = true;
-            best.strategy = shard_strategy::tensor_parallel;
-            best.stages = 1;
-            best.devices = un.size;
-            for (std::uint16_t i = 0; i < un.size; ++i) best.dev[i] = u.w.order[un.begin + i];
-            best.stage[0] = {0, un.size};
-            best.layers[0] = n.layers;
-            return best;
-        }
-    }
-    if (u.count < 2) return best;
-    // (c) pipeline over units, taking the units that hold most first.
-    std::array<std::uint16_t, max_plan_devices> rank{};
-    std::array<std::uint64_t, max_plan_devices> room{};
-    for (std::size_t k = 0; k < u.count; ++k) {
-        room[k] = max_layers(n, stage_cap(u.w, u.unit[k]), false, false, u.unit[k].size);
-        std::size_t at = k;
-        while (at > 0 && room[rank[at - 1]] < room[k]) {
-            rank[at] = rank[at - 1];
-            --at;
-        }
-        rank[at] = static_cast<std::uint16_t>(k);
-    }
-    const std::size_t k_first = o.spread ? u.count : 2;
-    std::size_t devices = 0;
-    for (std::size_t k = 0; k < k_first - 1; ++k) devices += u.unit[rank[k]].size;
-    for (std::size_t k = k_first; k <= u.count; ++k) {
-        devices += u.unit[rank[k - 1]].size;
-        if (devices >= best_devices) break;
-        // the chosen units, in device order (unit index order follows the islands)
-        std::array<bool, max_plan_devices> pick{};
-        for (std::size_t i = 0; i < k; ++i) pick[rank[i]] = true;
-        std::array<stage_ref, max_plan_devices> st{};
-        std::size_t ns = 0;
-        for (std::size_t i = 0; i < u.count; ++i)
-            if (pick[i]) st[ns++] = u.unit[i];
-        if (!pack(n, u.w, st.data(), ns, tmp.data())) continue;
-        best = layout{};
-        best.found = true;
-        bool tensor = false;
-        std::size_t at = 0;
-        for (std::size_t j = 0; j < ns; ++j) {
-            best.stage[j] = {static_cast<std::uint16_t>(at), st[j].size};
-            best.layers[j] = tmp[j];
-            for (std::uint16_t i = 0; i < st[j].size; ++i) best.dev[at++] = u.w.order[st[j].begin + i];
-            if (st[j].size > 1) tensor = true;
-        }
-        best.stages = ns;
-        best.devices = at;
-        best.strategy = tensor ? shard_strategy::tensor_pipeline : shard_strategy::pipeline_parallel;
-        break;
-    }
-    return best;
-}
-
-/// Seconds per token a device needs for the whole model, and for prefill.
-struct device_speed {
-    double decode_s = 0;
-    double prefill_s = 0;
-};
-constexpr device_speed speed_of(const accelerator_profile& d, const model_spec& m, quant_format q,
-                                const inference_shape& s, const plan_options& o) noexcept {
-    const auto t = estimate_throughput(d, m, q, s, o.throughput);
-    device_speed r;
-    r.decode_s = t.decode_tokens_per_second > 0 ? 1.0 / t.decode_tokens_per_second : 0;
-    r.prefill_s = t.prefill_tokens_per_second > 0 ? 1.0 / t.prefill_tokens_per_second : 0;
-    return r;
-}
-
-/// The link between two stages: their island's fast link when both sit in one island;
-/// otherwise an inter-node network that lists one of their devices (or lists none, as a
-/// NIC entry does), capped by the devices' PCIe; otherwise PCIe.
-constexpr plan_link hop_link(const group& g, std::span<const accelerator_profile> devs,
-                             std::span<const interconnect> links, std::size_t a, std::size_t b,
-                             const plan_options& o) noexcept {
-    if (g.root[a] == g.root[b] && g.island_link[g.root[a]].kind != interconnect_kind::none)
-        return g.island_link[g.root[a]];
-    const auto& da = devs[g.pos[a]];
-    const auto& db = devs[g.pos[b]];
-    const double pcie = pcie_gbps(da, o) < pcie_gbps(db, o) ? pcie_gbps(da, o) : pcie_gbps(db, o);
-    plan_link best{};
-    for (const auto& l : links) {
-        if (l.scope != link_scope::inter_node) continue;
-        bool applies = l.devices.empty();
-        for (auto idx : l.devices)
-            if (idx == da.index || idx == db.index) applies = true;
-        if (!applies) continue;
-        double bw = l.bandwidth_gbps ? *l.bandwidth_gbps / 2 : pcie;
-        if (bw > pcie) bw = pcie;
-        if (best.kind == interconnect_kind::none || bw > best.gbps) best = {l.kind, bw};
-    }
-    if (best.kind != interconnect_kind::none) return best;
-    return {interconnect_kind::pcie, pcie};
-}
-
-/// Plans one kind of device. `g.pos` holds the candidates.
-constexpr shard_plan plan_group(group& g, std::span<const accelerator_profile> devs,
-                                std::span<const interconnect> links, const model_spec& m,
-                                quant_format q, const inference_shape& s, const needs& n,
-                                const plan_options& o) noexcept {
-    shard_plan p;
-    p.quant = q;
-    p.kind = g.kind;
-    p.memory = n.memory;
-    p.candidate_devices = static_cast<std::uint32_t>(g.count);
-    std::array<std::uint64_t, max_plan_devices> cap{};
-    for (std::size_t i = 0; i < g.count; ++i) {
-        cap[i] = usable(devs[g.pos[i]], o);
-        p.usable_bytes = sat_add(p.usable_bytes, cap[i]);
-        if (cap[i] > p.largest_device_bytes) p.largest_device_bytes = cap[i];
-    }
-    build_islands(g, devs, links, o);
-    std::array<bool, max_plan_devices> used{};
-    const double batch = s.batch ? static_cast<double>(s.batch) : 1.0;
-    const double act = static_cast<double>(n.hidden) * o.activation_bytes * batch;
-    while (true) {
-        const layout L = search(g, devs, used, n, cap, o);
-        if (!L.found) break;
-        const auto replica = static_cast<std::uint16_t>(p.replicas);
-        double compute = 0, tensor = 0, hops = 0, prefill = 0;
-        plan_link tl{}, pl{};
-        std::uint32_t first = 0;
-        for (std::size_t j = 0; j < L.stages; ++j) {
-            const auto st = L.stage[j];
-            const bool is_first = j == 0, is_last = j + 1 == L.stages;
-            const auto b = bytes_for(n, L.layers[j], is_first, is_last, st.size);
-            const double frac = n.full_read > 0
-                                    ? (L.layers[j] * n.layer_read + (is_last ? n.head_read : 0)) / n.full_read
-                                    : 0;
-            double stage_s = 0, stage_p = 0;
-            for (std::uint16_t i = 0; i < st.size; ++i) {
-                const std::size_t gi = L.dev[st.begin + i];
-                const auto& d = devs[g.pos[gi]];
-                const auto sp = speed_of(d, m, q, s, o);
-                // The per-layer fixed cost is paid by every device for each of its layers;
-                // the rest (bytes, or compute) divides with the device's share.
-                const double fixed = o.throughput.decode_seconds_per_layer * n.layers;
-                const double variable = sp.decode_s > fixed ? sp.decode_s - fixed : 0;
-                const double dec = variable * frac / st.size +
-                                   (sp.decode_s > 0 ? o.throughput.decode_seconds_per_layer * L.layers[j] : 0);
-                if (dec > stage_s) stage_s = dec;
-                if (sp.prefill_s * frac / st.size > stage_p) stage_p = sp.prefill_s * frac / st.size;
-                device_shard ds;
-                ds.device = g.pos[gi];
-                ds.index = d.index;
-                ds.replica = replica;
-                ds.stage = static_cast<std::uint16_t>(j);
-                ds.tensor_rank = i;
-                ds.tensor_size = st.size;
-                ds.first_layer = first;
-                ds.last_layer = first + L.layers[j];
-                ds.embeddings = is_first;
-                ds.output_head = is_last;
-                ds.weights_bytes = b.weights;
-                ds.kv_cache_bytes = b.kv;
-                ds.overhead_bytes = b.overhead;
-                ds.usable_bytes = cap[gi];
-                ds.fits = ds.total_bytes() <= ds.usable_bytes;
-                if (p.devices.count < max_plan_devices) p.devices.items[p.devices.count++] = ds;
-                used[gi] = true;
-            }
-            compute += stage_s;
-            prefill += stage_p;
-            if (st.size > 1) {
-                const auto lk = g.island_link[g.root[L.dev[st.begin]]];
-                const double bw = (lk.gbps > 0 ? lk.gbps : o.unknown_pcie_gbps) * 1e9;
-                const double t = st.size;
-                const double bytes_term = 2.0 * (t - 1) / t * act / bw;
-                tensor += L.layers[j] * 2.0 * (bytes_term + o.tensor_allreduce_latency_s);
-                prefill += L.layers[j] * 2.0 * bytes_term / batch;
-                if (tl.kind == interconnect_kind::none || lk.gbps < tl.gbps) tl = lk;
-            }
-            if (!is_last) {
-                const auto lk = hop_link(g, devs, links, L.dev[st.begin], L.dev[L.stage[j + 1].begin], o);
-                hops += act / (lk.gbps * 1e9) + o.pipeline_hop_latency_s;
-                prefill += act / (lk.gbps * 1e9) / batch;
-                if (pl.kind == interconnect_kind::none || lk.gbps < pl.gbps) pl = lk;
-            }
-            first += L.layers[j];
-        }
-        // estimate_throughput's rates are per sequence: one decode step of the whole
-        // batch takes 1 / rate, and the step's messages carry every sequence.
-        const double step = compute + tensor + hops;
-        const double tps = compute > 0 ? 1.0 / step : 0;
-        if (p.replicas == 0) {
-            p.strategy = L.strategy;
-            p.stages = static_cast<std::uint32_t>(L.stages);
-            for (std::size_t j = 0; j < L.stages; ++j)
-                if (L.stage[j].size > p.tensor_parallel) p.tensor_parallel = L.stage[j].size;
-            p.tensor_link = tl;
-            p.pipeline_link = pl;
-            p.decode_tokens_per_second = tps;
-            p.prefill_tokens_per_second = prefill > 0 ? 1.0 / prefill : 0;
-            p.decode_compute_seconds = compute;
-            p.decode_tensor_seconds = tensor;
-            p.decode_pipeline_seconds = hops;
-        }
-        p.aggregate_decode_tokens_per_second += tps;
-        ++p.replicas;
-        if (!o.data_parallel || o.spread) break;
-    }
-    p.fits = p.replicas > 0;
-    p.outcome = p.fits ? plan_outcome::fits : plan_outcome::too_large;
-    return p;
-}
-
-/// Whether a device may take part at all (format aside).
-constexpr bool usable_device(const accelerator_profile& d, const plan_options& o) noexcept {
-    if (!d.available || d.software) return false;
-    if (d.is_cpu() && !o.allow_cpu) return false;
-    return true;
-}
-
-/// Groups the devices of one kind able to run `q` (`native_only`: natively), with shared
-/// memory pools counted once: of the unified-memory devices only the largest is kept, as
-/// accelerator_registry::total_memory counts them.
-constexpr group group_of(std::span<const accelerator_profile> devs, device_kind kind, quant_format q,
-                         bool native_only, const plan_options& o) noexcept {
-    group g;
-    g.kind = kind;
-    std::size_t unified = max_plan_devices;
-    for (std::size_t i = 0; i < devs.size() && i < max_plan_devices; ++i) {
-        const auto& d = devs[i];
-        if (d.kind != kind || !usable_device(d, o) || d.memory_bytes.value_or(0) == 0) continue;
-        const auto sup = support_for(d, q);
-        if (sup == format_support::none || (native_only && sup != format_support::native)) continue;
-        if (d.unified_memory || d.is_cpu()) {
-            if (unified != max_plan_devices) {
-                auto& keep = g.pos[unified];
-                if (devs[keep].memory_bytes.value_or(0) < d.memory_bytes.value_or(0))
-                    keep = static_cast<pos_t>(i);
-                continue;
-            }
-            unified = g.count;
-        }
-        g.pos[g.count++] = static_cast<pos_t>(i);
-    }
-    return g;
-}
-
-/// Distinct kinds among the devices, in order of appearance.
-struct kind_list {
-    std::array<device_kind, device_kind_count> kinds{};
-    std::size_t count = 0;
-    bool cpu_excluded = false;
-    bool any_memory = false;
-};
-constexpr kind_list kinds_of(std::span<const accelerator_profile> devs, const plan_options& o) noexcept {
-    kind_list k;
-    for (std::size_t i = 0; i < devs.size() && i < max_plan_devices; ++i) {
-        const auto& d = devs[i];
-        if (d.is_cpu() && d.available && !o.allow_cpu) k.cpu_excluded = true;
-        if (!usable_device(d, o) || d.memory_bytes.value_or(0) == 0) continue;
-        k.any_memory = true;
-        bool seen = false;
-        for (std::size_t j = 0; j < k.count; ++j)
-            if (k.kinds[j] == d.kind) seen = true;
-        if (!seen) k.kinds[k.count++] = d.kind;
-    }
-    return k;
-}
-
-/// Whether the model fits the group as a layer-granular pipeline over all its devices
-/// (what plan_sharding can always build, links aside).
-constexpr bool group_fits(const group& g, std::span<const accelerator_profile> devs, const needs& n,
-                          const plan_options& o, std::uint64_t& usable_out) noexcept {
-    work w{};
-    std::array<stage_ref, max_plan_devices> st{};
-    usable_out = 0;
-    for (std::size_t i = 0; i < g.count; ++i) {
-        w.cap[i] = usable(devs[g.pos[i]], o);
-        usable_out = sat_add(usable_out, w.cap[i]);
-        std::size_t at = i;
-        while (at > 0 && w.cap[w.order[at - 1]] < w.cap[i]) {
-            w.order[at] = w.order[at - 1];
-            --at;
-        }
-        w.order[at] = static_cast<pos_t>(i);
-    }
-    std::array<std::uint32_t, max_plan_devices> layers{};
-    // Fewest devices first: the largest k devices, k = 1…count.
-    for (std::size_t k = 1; k <= g.count; ++k) {
-        for (std::size_t j = 0; j < k; ++j) st[j] = {static_cast<std::uint16_t>(j), 1};
-        if (pack(n, w, st.data(), k, layers.data())) return true;
-    }
-    return false;
-}
-
-} // namespace detail::shard
-
-/// Lays `m` out in format `q` on `devices` (see the header comment). `links` are the
-/// registry's interconnects (accelerator_registry::system().interconnects); without them
-/// every device is its own island and multi-device plans are pipelines. Devices of one
-/// kind only (one software stack) are combined; among kinds that fit, the plan with the
-/// fastest decode wins.
-constexpr shard_plan plan_sharding(std::span<const accelerator_profile> devices,
-                                   std::span<const interconnect> links, const model_spec& m,
-                                   quant_format q, const inference_shape& shape = {},
-                                   const plan_options& options = {}) noexcept {
-    using namespace detail::shard;
-    shard_plan best;
-    best.quant = q;
-    best.truncated = devices.size() > max_plan_devices;
-    const auto kinds = kinds_of(devices, options);
-    best.cpu_excluded = kinds.cpu_excluded;
-    if (m.layers == 0 || (m.parameters == 0 && m.hidden_size == 0)) {
-        best.outcome = plan_outcome::bad_model;
-        return best;
-    }
-    const needs n = needs_of(m, q, shape);
-    best.memory = n.memory;
-    if (!kinds.any_memory) return best; // no_devices
-    best.outcome = plan_outcome::unsupported_format;
-    bool have = false;
-    for (std::size_t k = 0; k < kinds.count; ++k) {
-        group g = group_of(devices, kinds.kinds[k], q, false, options);
-        if (g.count == 0) continue;
-        shard_plan p = plan_group(g, devices, links, m, q, shape, n, options);
-        p.cpu_excluded = best.cpu_excluded;
-        p.truncated = best.truncated;
-        const bool better = !have || (p.fits && !best.fits) ||
-                            (p.fits == best.fits &&
-                             (p.fits ? p.decode_tokens_per_second > best.decode_tokens_per_second
-                                     : p.usable_bytes > best.usable_bytes));
-        if (better) {
-            best = p;
-            have = true;
-        }
-    }
-    return best;
-}
-
-/// The format of highest quality that fits (see the header comment). Candidates are
-/// `options.formats` (default: every format up to `options.max_bits_per_weight` bits),
-/// ordered by bits per weight; among formats of equal bits, one every counted device runs
-/// natively wins over one they dequantize, then table order. The devices counted are the
-/// devices of one kind that run the format; the format fits when its memory, split by
-/// layers, fits their usable memory. Nothing fits: `fits == false`, the outcome says why,
-/// and `format`/`memory` describe the smallest candidate.
-constexpr quantization_choice suggest_quantization(std::span<const accelerator_profile> devices,
-                                                   const model_spec& m, const inference_shape& shape = {},
-                                                   const plan_options& options = {}) noexcept {
-    using namespace detail::shard;
-    quantization_choice out;
-    const auto kinds = kinds_of(devices, options);
-    out.cpu_excluded = kinds.cpu_excluded;
-    if (m.layers == 0 || (m.parameters == 0 && m.hidden_size == 0)) {
-        out.outcome = plan_outcome::bad_model;
-        return out;
-    }
-    // Candidates, most bits first (stable: table order among equals).
-    std::array<quant_format, quant_format_count> cand{};
-    std::size_t nc = 0;
-    for (const auto& row : quant_table) {
-        if (options.formats.empty() ? row.bits_per_weight > options.max_bits_per_weight
-                                    : !options.formats.contains(row.id))
-            continue;
-        std::size_t at = nc++;
-        while (at > 0 && bits_per_weight(cand[at - 1]) < row.bits_per_weight) {
-            cand[at] = cand[at - 1];
-            --at;
-        }
-        cand[at] = row.id;
-    }
-    if (nc == 0) return out;
-    out.format = cand[nc - 1];
-    out.memory = estimate_memory(m, out.format, shape);
-    if (!kinds.any_memory) return out;
-    out.outcome = plan_outcome::unsupported_format;
-    bool runnable = false;
-    for (std::size_t lo = 0; lo < nc;) {
-        std::size_t hi = lo;
-        while (hi < nc && bits_per_weight(cand[hi]) == bits_per_weight(cand[lo])) ++hi;
-        for (int pass = 0; pass < 2; ++pass) {
-            const bool native_only = pass == 0;
-            for (std::size_t c = lo; c < hi; ++c) {
-                const needs n = needs_of(m, cand[c], shape);
-                bool found = false;
-                for (std::size_t k = 0; k < kinds.count; ++k) {
-                    const group g = group_of(devices, kinds.kinds[k], cand[c], native_only, options);
-                    if (g.count == 0) continue;
-                    runnable = true;
-                    std::uint64_t usable_bytes = 0;
-                    if (!group_fits(g, devices, n, options, usable_bytes)) continue;
-                    if (found && usable_bytes <= out.usable_bytes) continue;
-                    found = true;
-                    out.fits = true;
-                    out.outcome = plan_outcome::fits;
-                    out.format = cand[c];
-                    out.support = native_only ? format_support::native : format_support::dequantized;
-                    out.kind = kinds.kinds[k];
-                    out.devices = static_cast<std::uint32_t>(g.count);
-                    out.usable_bytes = usable_bytes;
-                    out.memory = n.memory;
-                }
-                if (found) return out;
-            }
-        }
-        lo = hi;
-    }
-    if (runnable) out.outcome = plan_outcome::too_large;
-    return out;
-}
-
-AI_HWACCEL_NAMESPACE_END
-// ---- end ai_hwaccel/plan/shard.hpp
 // #include "ai_hwaccel/plan/throughput.hpp"
 // #include "ai_hwaccel/plan/training.hpp"
 // ---- begin ai_hwaccel/plan/training.hpp

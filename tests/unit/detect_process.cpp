@@ -1,4 +1,5 @@
 // The tool runner against real, misbehaving processes (tests/tools/fake_tool.cpp).
+#include "ai_hwaccel/detect/probe.hpp"
 #include "ai_hwaccel/detect/process.hpp"
 
 #include "fixtures.hpp"
@@ -12,6 +13,7 @@
 #include <fstream>
 #include <string>
 #include <sys/resource.h>
+#include <stop_token>
 #include <thread>
 #include <unistd.h>
 
@@ -88,6 +90,30 @@ TEST_CASE("run_tool: exit status and signal are reported") {
     r = t.run({"signal", std::to_string(SIGSEGV)});
     CHECK(r.status == ah::tool_status::signalled);
     CHECK(r.signal == SIGSEGV);
+}
+
+TEST_CASE("run_tool: a stop request kills the running tool and its process group") {
+    const tool_dir t;
+    std::stop_source stop;
+    ah::tool_request rq{{"fake-tool", "sleep-forever"}, 60s};
+    rq.stop = stop.get_token();
+    std::thread canceller([&] {
+        std::this_thread::sleep_for(200ms);
+        stop.request_stop();
+    });
+    const auto r = ah::run_tool(rq, t.search());
+    canceller.join();
+    CHECK(r.status == ah::tool_status::cancelled); // not timed_out: the 60 s never passed
+    REQUIRE_FALSE(r.out.empty());
+    CHECK(process_is_dead(std::stol(r.out)));
+    std::vector<ah::warning> w;
+    CHECK_FALSE(ah::report_tool_result(rq, r, ah::backend_id::cuda, w));
+    REQUIRE(w.size() == 1);
+    CHECK(w[0].message.find("cancelled") != std::string::npos);
+
+    // Requested before the run: the tool is stopped at its first look.
+    const auto again = ah::run_tool(rq, t.search());
+    CHECK(again.status == ah::tool_status::cancelled);
 }
 
 TEST_CASE("run_tool: a tool that never ends is killed at its timeout with its process group") {

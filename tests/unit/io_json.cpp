@@ -7,8 +7,13 @@
 #include "ai_hwaccel/core/catalogue.hpp"
 #include "ai_hwaccel/registry.hpp"
 
+#include <algorithm>
 #include <cstdint>
+#include <filesystem>
+#include <fstream>
 #include <limits>
+#include <set>
+#include <sstream>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -132,6 +137,139 @@ std::string device_error(const json& device) {
 std::string document_error(const json& doc) { return ah::registry_from_json(doc).error; }
 
 json valid_device() { return json(gpu("H100 SXM", 0, "0000:65:00.0")); }
+
+/// A registry that uses every name of every enum the format carries and sets every field:
+/// each interconnect kind in both scopes, each warning kind (with and without a backend),
+/// each backend, each origin on every kind of sourced value, each storage kind, …
+ah::accelerator_registry every_value_registry() {
+    std::vector<ah::accelerator_profile> devices;
+    std::size_t i = 0;
+    constexpr ah::origin origins[] = {ah::origin::estimated, ah::origin::catalogue, ah::origin::user,
+                                      ah::origin::sysfs, ah::origin::tool};
+    auto o = [&](std::size_t k) { return origins[(i + k) % std::size(origins)]; };
+    for (const auto& kind : ah::device_kind_table) {
+        ah::accelerator_profile p;
+        p.kind = kind.id;
+        p.index = static_cast<std::uint32_t>(i);
+        p.available = i % 2 == 0;
+        p.software = i % 3 == 0;
+        p.unified_memory = i % 4 == 0;
+        p.maker = ah::vendor_table[i % ah::vendor_table.size()].id;
+        p.name.assign("device " + std::to_string(i));
+        p.uuid.assign("uuid-" + std::to_string(i));
+        p.pci = ah::pci_address{static_cast<std::uint32_t>(i), static_cast<std::uint8_t>(i + 1), 2, 3};
+        p.pci_device_id = static_cast<std::uint16_t>(0x2330 + i);
+        p.arch.assign("gfx94" + std::to_string(i % 10));
+        p.driver_version.assign("1." + std::to_string(i));
+        p.memory_bytes = {(i + 1) * 1_GiB, o(0)};
+        p.memory_used_bytes = {i * 1_MiB, o(1)};
+        p.memory_free_bytes = {(i + 1) * 1_GiB - i * 1_MiB, o(2)};
+        p.memory_bandwidth_gbps = {100.25 * static_cast<double>(i + 1), o(3)};
+        for (const auto& d : ah::dtype_table) {
+            const double v = 0.5 + static_cast<double>(i) + static_cast<double>(static_cast<int>(d.id)) / 8;
+            switch (d.id) {
+            case ah::dtype::fp64: p.peak.fp64 = v; break;
+            case ah::dtype::fp32: p.peak.fp32 = v; break;
+            case ah::dtype::tf32: p.peak.tf32 = v; break;
+            case ah::dtype::bf16: p.peak.bf16 = v; break;
+            case ah::dtype::fp16: p.peak.fp16 = v; break;
+            case ah::dtype::fp8: p.peak.fp8 = v; break;
+            case ah::dtype::int8: p.peak.int8 = v; break;
+            case ah::dtype::fp6: p.peak.fp6 = v; break;
+            case ah::dtype::fp4: p.peak.fp4 = v; break;
+            case ah::dtype::int4: p.peak.int4 = v; break;
+            }
+        }
+        p.peak_from = i == 0 ? ah::origin::none : o(4); // peak_origin may be "none"
+        p.compute_units = {static_cast<std::uint32_t>(132 + i), o(0)};
+        p.chips = {static_cast<std::uint32_t>(1 + i % 4), o(1)};
+        p.pcie_current = {ah::pcie_link{static_cast<std::uint8_t>(1 + i % 6), 8}, o(2)};
+        p.pcie_max = {ah::pcie_link{6, 16}, o(3)};
+        p.numa_node = {static_cast<std::int32_t>(i % 3) - 1, o(4)};
+        p.temperature_c = {40.5 + static_cast<double>(i), o(0)};
+        p.power_draw_watts = {0.125 * static_cast<double>(i + 1), o(1)};
+        p.power_limit_watts = {700, o(2)};
+        p.utilization_percent = {static_cast<double>(i % 101), o(3)};
+        p.spec = i % 2 == 0 ? ah::find_device("H100 SXM") : nullptr;
+        devices.push_back(p);
+        ++i;
+    }
+    std::vector<ah::warning> warnings;
+    std::size_t b = 0;
+    for (const auto& w : ah::warning_kind_table) {
+        warnings.push_back({w.id, std::nullopt, "subject", "no backend", -1});
+        warnings.push_back({w.id, ah::backend_table[b++ % ah::backend_table.size()].id, "/dev/x", "", 42});
+    }
+    for (; b < ah::backend_table.size(); ++b)
+        warnings.push_back({ah::warning_kind::not_compiled, ah::backend_table[b].id, "", "", 0});
+
+    ah::host_info host;
+    host.cpu.model = "CPU";
+    host.cpu.maker = ah::vendor::arm;
+    host.cpu.arch = ah::cpu_arch::s390x;
+    host.cpu.cpu_quota = 0.5;
+    for (const auto& f : ah::cpu_feature_table) host.cpu.features.set(f.id);
+    host.memory.total_bytes = {64_GiB, ah::origin::user};
+    host.memory.available_bytes = {60_GiB, ah::origin::estimated};
+    host.memory.cgroup_limit_bytes = {32_GiB, ah::origin::catalogue};
+    host.numa = {{0, 32_GiB, "0-3"}, {7, 0, ""}};
+
+    ah::system_io io;
+    for (const auto& k : ah::interconnect_kind_table)
+        for (auto scope : {ah::link_scope::intra_node, ah::link_scope::inter_node})
+            io.interconnects.push_back({k.id, scope, std::string(k.name), "up",
+                                        {12.5, origins[io.interconnects.size() % std::size(origins)]},
+                                        {0, static_cast<std::uint32_t>(io.interconnects.size())}});
+    io.interconnects.push_back({ah::interconnect_kind::roce_v2, ah::link_scope::inter_node, "", "", {}, {}});
+    using sk = ah::storage_kind;
+    for (auto k : {sk::unknown, sk::nvme, sk::sata_ssd, sk::hdd, sk::virtual_disk, sk::network, sk::ram})
+        io.storage.push_back({"disk" + std::to_string(static_cast<int>(k)), "model", k, 1'000'000'000'000,
+                              {1.5, ah::origin::estimated}});
+    ah::pci_device d;
+    d.address = {0xffff, 0xff, 0x1f, 7};
+    d.class_code = 0x120000;
+    d.vendor_id = 0x1ded;
+    d.device_id = 0xffff;
+    d.subsystem_vendor_id = 1;
+    d.subsystem_device_id = 2;
+    d.link_current = {ah::pcie_link{4, 4}, ah::origin::tool};
+    d.link_max = {ah::pcie_link{5, 8}, ah::origin::user};
+    d.numa_node = 3;
+    d.driver = "vfio-pci";
+    io.pci_devices.push_back(d);
+    io.environment.container = ah::container_runtime::lxc;
+    io.environment.wsl = true;
+    io.environment.cloud = ah::cloud_provider::gcp;
+    return ah::accelerator_registry(std::move(devices), std::move(warnings), std::move(host), std::move(io));
+}
+
+/// Adds a key no release writes to every object of `j`, values of every JSON type in
+/// turn, as a newer writer of the same schema_version might. Not inside peak_tflops,
+/// whose keys are dtype names rather than fields.
+void add_unknown_keys(json& j, std::size_t& n) {
+    if (j.is_array()) {
+        for (auto& e : j) add_unknown_keys(e, n);
+        return;
+    }
+    if (!j.is_object()) return;
+    for (auto& [key, value] : j.items())
+        if (key != "peak_tflops") add_unknown_keys(value, n);
+    const json values[] = {nullptr, true, 7, -1.5, "text", json::array({1, "x"}), json{{"nested", {{"k", 1}}}}};
+    j["zz_added_by_a_newer_writer_" + std::to_string(n)] = values[n % std::size(values)];
+    j["aa_added_by_a_newer_writer"] = values[(n + 3) % std::size(values)];
+    ++n;
+}
+
+std::string read_text(const std::filesystem::path& p) {
+    std::ifstream in(p, std::ios::binary);
+    std::ostringstream s;
+    s << in.rdbuf();
+    return s.str();
+}
+
+std::filesystem::path schema_dir() {
+    return std::filesystem::path(AI_HWACCEL_MACHINES_DIR).parent_path().parent_path() / "schema";
+}
 
 } // namespace
 
@@ -330,7 +468,7 @@ TEST_CASE("registry_from_json rejects") {
         CHECK(error_of("{}") == "document: missing schema_version");
         CHECK(error_of(R"({"devices":[]})") == "document: missing schema_version");
         CHECK(error_of(R"({"schema_version":2})") ==
-              "/schema_version: schema_version 2 is newer than this library reads (1)");
+              "/schema_version: written by a newer ai-hwaccel (schema 2); this build reads up to 1");
         CHECK(error_of(R"({"schema_version":0})") == "/schema_version: unsupported schema_version 0");
         CHECK(error_of(R"({"schema_version":-1})") == "/schema_version: unsupported schema_version -1");
         CHECK(error_of(R"({"schema_version":"1"})") ==
@@ -347,7 +485,7 @@ TEST_CASE("registry_from_json rejects") {
               "/devices: expected an array, got an object");
         CHECK(document_error({{"schema_version", 1}, {"host", json::array()}}) ==
               "/host: expected an object, got an array");
-        CHECK(document_error({{"schema_version", 1}, {"warnings", {{{"code", "x"}}}}}) ==
+        CHECK(document_error({{"schema_version", 1}, {"warnings", {{{"kind", "tool_failed"}, {"code", "x"}}}}}) ==
               "/warnings/0/code: expected an integer, got a string");
         auto d = valid_device();
         d["index"] = "0";
@@ -382,7 +520,7 @@ TEST_CASE("registry_from_json rejects") {
         d["pci"] = "0000:65:00.8";
         CHECK(device_error(d) == "/devices/0/pci: not a PCI address: \"0000:65:00.8\"");
         d = valid_device();
-        d["pcie_max"] = {{"origin", "sysfs"}, {"value", {{"generation", "4"}}}};
+        d["pcie_max"] = {{"origin", "sysfs"}, {"value", {{"generation", "4"}, {"width", 16}}}};
         CHECK(device_error(d) ==
               "/devices/0/pcie_max/value/generation: expected a non-negative integer, got a string");
         d = valid_device();
@@ -394,7 +532,7 @@ TEST_CASE("registry_from_json rejects") {
         CHECK(document_error({{"schema_version", 1}, {"host", {{"cpu", {{"features", "avx2"}}}}}}) ==
               "/host/cpu/features: expected an array of cpu_feature names, got a string");
         CHECK(document_error({{"schema_version", 1},
-                              {"system", {{"interconnects", {{{"devices", {0, -1}}}}}}}}) ==
+                              {"system", {{"interconnects", {{{"kind", "pcie"}, {"devices", {0, -1}}}}}}}}) ==
               "/system/interconnects/0/devices/1: integer out of range: -1 (expected 0..4294967295)");
     }
     SUBCASE("unknown names") {
@@ -420,7 +558,8 @@ TEST_CASE("registry_from_json rejects") {
         d = valid_device();
         d["spec"] = "NVIDIA H1000";
         CHECK(device_error(d) == "/devices/0/spec: no catalogue device named \"NVIDIA H1000\"");
-        CHECK(document_error({{"schema_version", 1}, {"warnings", {{{"backend", "cudaa"}}}}}) ==
+        CHECK(document_error({{"schema_version", 1},
+                              {"warnings", {{{"kind", "tool_failed"}, {"backend", "cudaa"}}}}}) ==
               "/warnings/0/backend: unknown backend \"cudaa\"");
         CHECK(document_error({{"schema_version", 1}, {"warnings", {{{"kind", "oops"}}}}}) ==
               "/warnings/0/kind: unknown warning_kind \"oops\"");
@@ -428,13 +567,15 @@ TEST_CASE("registry_from_json rejects") {
               "/host/cpu/features/1: unknown cpu_feature \"avx9\"");
         CHECK(document_error({{"schema_version", 1}, {"host", {{"cpu", {{"arch", "vax"}}}}}}) ==
               "/host/cpu/arch: unknown cpu_arch \"vax\"");
-        CHECK(document_error({{"schema_version", 1}, {"system", {{"storage", {{{"kind", "tape"}}}}}}}) ==
+        CHECK(document_error({{"schema_version", 1},
+                              {"system", {{"storage", {{{"name", "st0"}, {"kind", "tape"}}}}}}}) ==
               "/system/storage/0/kind: unknown storage_kind \"tape\"");
         CHECK(document_error({{"schema_version", 1}, {"system", {{"environment", {{"cloud", "ibm"}}}}}}) ==
               "/system/environment/cloud: unknown cloud_provider \"ibm\"");
         CHECK(document_error({{"schema_version", 1}, {"system", {{"environment", {{"container", "jail"}}}}}}) ==
               "/system/environment/container: unknown container_runtime \"jail\"");
-        CHECK(document_error({{"schema_version", 1}, {"system", {{"interconnects", {{{"scope", "galaxy"}}}}}}}) ==
+        CHECK(document_error({{"schema_version", 1},
+                              {"system", {{"interconnects", {{{"kind", "pcie"}, {"scope", "galaxy"}}}}}}}) ==
               "/system/interconnects/0/scope: unknown link_scope \"galaxy\"");
         CHECK(document_error({{"schema_version", 1}, {"system", {{"interconnects", {{{"kind", "usb"}}}}}}}) ==
               "/system/interconnects/0/kind: unknown interconnect_kind \"usb\"");
@@ -457,13 +598,14 @@ TEST_CASE("registry_from_json rejects") {
         d["numa_node"] = {{"origin", "sysfs"}, {"value", 2147483648LL}};
         CHECK(device_error(d) ==
               "/devices/0/numa_node/value: integer out of range: 2147483648 (expected -2147483648..2147483647)");
-        CHECK(document_error({{"schema_version", 1}, {"warnings", {{{"code", -2147483649LL}}}}}) ==
+        CHECK(document_error({{"schema_version", 1},
+                              {"warnings", {{{"kind", "tool_failed"}, {"code", -2147483649LL}}}}}) ==
               "/warnings/0/code: integer out of range: -2147483649 (expected -2147483648..2147483647)");
         // One past 2^64-1 is no longer an integer to the parser.
-        CHECK(error_of(R"({"schema_version":1,"devices":[{"memory_bytes":)"
+        CHECK(error_of(R"({"schema_version":1,"devices":[{"kind":"cpu","memory_bytes":)"
                        R"({"origin":"tool","value":18446744073709551616}}]})") ==
               "/devices/0/memory_bytes/value: expected a non-negative integer, got a non-integer number");
-        CHECK(error_of(R"({"schema_version":1,"host":{"numa":[{"memory_bytes":-1}]}})") ==
+        CHECK(error_of(R"({"schema_version":1,"host":{"numa":[{"id":0,"memory_bytes":-1}]}})") ==
               "/host/numa/0/memory_bytes: integer out of range: -1 (expected 0..18446744073709551615)");
         // Beyond a double: the parser refuses it.
         CHECK(error_of(R"({"schema_version":1,"host":{"cpu":{"cpu_quota":1e400}}})").find("number overflow") !=
@@ -491,6 +633,172 @@ TEST_CASE("registry_from_json rejects") {
         for (std::size_t i = 0; i <= ah::json_max_array_size; ++i) text += i == 0 ? "{}" : ",{}";
         text += "]}";
         CHECK(error_of(text) == "/warnings: array of 65537 elements is longer than the 65536 accepted");
+    }
+}
+
+TEST_CASE("registry_from_json: round trip of every value") {
+    const auto r = every_value_registry();
+    const auto text = ah::to_json_string(r);
+    const auto back = ah::registry_from_json(text);
+    REQUIRE_MESSAGE(back.ok(), back.error);
+    check_same(*back.registry, r);
+    CHECK(ah::to_json_string(*back.registry) == text);
+    // Field by field where the registry's operator== might not look.
+    REQUIRE(back.registry->all().size() == ah::device_kind_table.size());
+    for (std::size_t i = 0; i < r.size(); ++i) {
+        const auto& a = r.all()[i];
+        const auto& b = back.registry->all()[i];
+        CHECK(b.kind == a.kind);
+        CHECK(b.software == a.software);
+        CHECK(b.unified_memory == a.unified_memory);
+        CHECK(b.pcie_max == a.pcie_max);
+        CHECK(b.power_limit_watts == a.power_limit_watts);
+        CHECK(b.peak_from == a.peak_from);
+        CHECK(b.spec == a.spec);
+    }
+    CHECK(std::ranges::equal(back.registry->warnings(), r.warnings()));
+    CHECK(r.warnings().size() >= 2 * ah::warning_kind_table.size());
+    CHECK(back.registry->system().interconnects == r.system().interconnects);
+    CHECK(back.registry->system().interconnects.size() == 2 * ah::interconnect_kind_table.size() + 1);
+    CHECK(back.registry->system().storage == r.system().storage);
+    CHECK(back.registry->system().pci_devices == r.system().pci_devices);
+    CHECK(back.registry->system().environment == r.system().environment);
+    CHECK(back.registry->host() == r.host());
+    CHECK(back.registry->host().cpu.features == r.host().cpu.features);
+    // Every origin that can carry a value was written and read.
+    std::set<std::string> origins;
+    const json j = json::parse(text);
+    for (const auto& d : j["devices"])
+        for (const auto& [key, value] : d.items())
+            if (value.is_object() && value.contains("origin")) origins.insert(value["origin"].get<std::string>());
+    CHECK(origins == std::set<std::string>{"estimated", "catalogue", "user", "sysfs", "tool"});
+}
+
+TEST_CASE("registry_from_json: missing required keys") {
+    // A record's identity is required; its other keys keep their defaults when missing.
+    auto d = valid_device();
+    d.erase("kind");
+    CHECK(device_error(d) == "/devices/0: missing required key \"kind\"");
+    d = valid_device();
+    d.erase("memory_bytes");
+    CHECK(device_error(d).empty());
+    d = valid_device();
+    d["pcie_current"]["value"].erase("width");
+    CHECK(device_error(d) == "/devices/0/pcie_current/value: missing required key \"width\"");
+    CHECK(document_error({{"schema_version", 1}, {"warnings", {{{"message", "m"}}}}}) ==
+          "/warnings/0: missing required key \"kind\"");
+    CHECK(document_error({{"schema_version", 1}, {"host", {{"numa", {{{"cpus", "0-3"}}}}}}}) ==
+          "/host/numa/0: missing required key \"id\"");
+    CHECK(document_error({{"schema_version", 1}, {"system", {{"pci_devices", {{{"driver", "nvidia"}}}}}}}) ==
+          "/system/pci_devices/0: missing required key \"address\"");
+    CHECK(document_error({{"schema_version", 1}, {"system", {{"interconnects", {{{"name", "x"}}}}}}}) ==
+          "/system/interconnects/0: missing required key \"kind\"");
+    CHECK(document_error({{"schema_version", 1}, {"system", {{"storage", {{{"kind", "nvme"}}}}}}}) ==
+          "/system/storage/0: missing required key \"name\"");
+    CHECK(error_of(R"({"devices":[]})") == "document: missing schema_version");
+}
+
+TEST_CASE("registry_from_json: a newer writer") {
+    SUBCASE("a newer schema_version is refused, saying so") {
+        const json doc = {{"schema_version", ah::accelerator_registry::schema_version + 1},
+                          {"devices", json::array({{{"kind", "a_kind_from_the_future"}}})}};
+        CHECK(document_error(doc) == "/schema_version: written by a newer ai-hwaccel (schema " +
+                                         std::to_string(ah::accelerator_registry::schema_version + 1) +
+                                         "); this build reads up to " +
+                                         std::to_string(ah::accelerator_registry::schema_version));
+    }
+    SUBCASE("unknown keys everywhere in real output read back equal") {
+        std::size_t machines = 0;
+        for (const auto& e : std::filesystem::directory_iterator(AI_HWACCEL_MACHINES_DIR)) {
+            const auto expected = e.path() / "expected.json";
+            if (!std::filesystem::exists(expected)) continue;
+            ++machines;
+            INFO(e.path().filename().string());
+            const auto text = read_text(expected);
+            const auto original = ah::registry_from_json(text);
+            REQUIRE_MESSAGE(original.ok(), original.error);
+            json newer = json::parse(text);
+            std::size_t added = 0;
+            add_unknown_keys(newer, added);
+            CHECK(added >= 6); // at least the registry, host, cpu, memory, system, environment
+            const auto back = ah::registry_from_json(newer.dump());
+            REQUIRE_MESSAGE(back.ok(), back.error);
+            check_same(*back.registry, *original.registry);
+            // Written again, it is the original document: nothing unknown kept, nothing lost.
+            CHECK(json(*back.registry) == json::parse(text));
+        }
+        CHECK(machines > 0);
+    }
+    SUBCASE("…but not new names, which this build cannot represent") {
+        auto d = valid_device();
+        d["future_key"] = {{"origin", "tool"}};
+        d["peak_tflops"]["fp2"] = 1;
+        CHECK(device_error(d) == "/devices/0/peak_tflops/fp2: unknown dtype \"fp2\"");
+    }
+}
+
+TEST_CASE("schema/registry.schema.json") {
+    const auto path = schema_dir() / "registry.schema.json";
+    const auto text = read_text(path);
+    REQUIRE_MESSAGE(!text.empty(), "cannot read " << path.string());
+    const json schema = json::parse(text);
+    const json& defs = schema["$defs"];
+    CHECK(defs["registry"]["properties"]["schema_version"]["const"] == ah::accelerator_registry::schema_version);
+
+    SUBCASE("its enums are the tables' names, in order") {
+        auto names = [](const auto& table) {
+            json out = json::array();
+            for (const auto& row : table) out.push_back(std::string(row.name));
+            return out;
+        };
+        auto switch_names = [](auto last) {
+            json out = json::array();
+            for (int k = 0; k <= static_cast<int>(last); ++k)
+                out.push_back(std::string(ah::to_string(static_cast<decltype(last)>(k))));
+            return out;
+        };
+        CHECK(defs["device_kind"]["enum"] == names(ah::device_kind_table));
+        CHECK(defs["vendor"]["enum"] == names(ah::vendor_table));
+        CHECK(defs["dtype"]["enum"] == names(ah::dtype_table));
+        CHECK(defs["interconnect_kind"]["enum"] == names(ah::interconnect_kind_table));
+        CHECK(defs["warning_kind"]["enum"] == names(ah::warning_kind_table));
+        CHECK(defs["backend"]["enum"] == names(ah::backend_table));
+        CHECK(defs["cpu_feature"]["enum"] == names(ah::cpu_feature_table));
+        CHECK(defs["link_scope"]["enum"] == switch_names(ah::link_scope::inter_node));
+        CHECK(defs["origin"]["enum"] == switch_names(ah::origin::tool));
+        CHECK(defs["cpu_arch"]["enum"] == switch_names(ah::cpu_arch::s390x));
+        CHECK(defs["storage_kind"]["enum"] == switch_names(ah::storage_kind::ram));
+        CHECK(defs["container_runtime"]["enum"] == switch_names(ah::container_runtime::other));
+        CHECK(defs["cloud_provider"]["enum"] == switch_names(ah::cloud_provider::other));
+        json value_origins = switch_names(ah::origin::tool);
+        value_origins.erase(0); // "none" never carries a value
+        CHECK(defs["value_origin"]["enum"] == value_origins);
+    }
+    SUBCASE("it lists every key the writer writes, each as required") {
+        const json r = every_value_registry();
+        auto check_keys = [&](const char* def, const json& written) {
+            INFO(def);
+            std::set<std::string> listed, required, keys;
+            for (const auto& [k, v] : defs[def]["properties"].items()) listed.insert(k);
+            for (const auto& k : defs[def]["required"]) required.insert(k.get<std::string>());
+            for (const auto& [k, v] : written.items()) keys.insert(k);
+            CHECK(required == keys);
+            for (const auto& k : keys) CHECK(listed.count(k) == 1);
+            CHECK(defs[def]["additionalProperties"] == false);
+        };
+        check_keys("registry", r);
+        check_keys("profile", r["devices"][0]);
+        check_keys("pcie_link", r["devices"][0]["pcie_max"]["value"]);
+        check_keys("warning", r["warnings"][0]);
+        check_keys("host", r["host"]);
+        check_keys("cpu", r["host"]["cpu"]);
+        check_keys("memory", r["host"]["memory"]);
+        check_keys("numa_node", r["host"]["numa"][0]);
+        check_keys("system", r["system"]);
+        check_keys("pci_device", r["system"]["pci_devices"][0]);
+        check_keys("interconnect", r["system"]["interconnects"][0]);
+        check_keys("storage", r["system"]["storage"][0]);
+        check_keys("environment", r["system"]["environment"]);
     }
 }
 

@@ -430,3 +430,27 @@ TEST_CASE("plan_sharding: capacity limits") {
     CHECK(!z.fits);
     CHECK(z.usable_bytes == 0);
 }
+
+TEST_CASE("suggest_quantization: a discrete card wins over an integrated GPU with more shared memory") {
+    // The workstation's view (hand-made): an RTX 4090 from the catalogue and an iGPU
+    // reporting 31 GiB of shared memory and no bandwidth, as Vulkan shows it.
+    std::vector<ah::accelerator_profile> devs{card("RTX 4090", 0)};
+    ah::accelerator_profile igpu;
+    igpu.kind = ah::device_kind::intel_gpu;
+    igpu.maker = ah::vendor::intel;
+    igpu.index = 1;
+    igpu.unified_memory = true;
+    igpu.memory_bytes = {31ull << 30, ah::origin::tool};
+    devs.push_back(igpu);
+    const auto q = ah::suggest_quantization(std::span<const ah::accelerator_profile>(devs), model("llama-3.1-8b"));
+    REQUIRE(q.fits);
+    CHECK(q.kind == ah::device_kind::cuda_gpu); // its speed can be estimated; the iGPU's cannot
+    // Only when nothing fits the card does the iGPU get the model.
+    const auto big = ah::suggest_quantization(std::span<const ah::accelerator_profile>(devs), model("qwen2.5-32b"),
+                                              {}, {});
+    if (big.fits && big.kind == ah::device_kind::intel_gpu) {
+        const auto on_card = ah::suggest_quantization(
+            std::span<const ah::accelerator_profile>(devs.data(), 1), model("qwen2.5-32b"));
+        CHECK_FALSE(on_card.fits);
+    }
+}

@@ -17,8 +17,12 @@
 #include "ai_hwaccel/detect/detect.hpp"
 #include "ai_hwaccel/detect/formats.hpp"
 #include "ai_hwaccel/io/json.hpp"
+#include "ai_hwaccel/io/nfd.hpp"
+#include "ai_hwaccel/io/prometheus.hpp"
 
 #include <algorithm>
+#include <charconv>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -51,6 +55,14 @@ constexpr std::string_view usage_text =
     "  catalogue [FILTER]     list the device catalogue; FILTER matches names case-insensitively\n"
     "  backends               list the backends and whether this build compiled them in\n"
     "  version                print the library version\n"
+    "  export FORMAT [options]  the registry for other tools (docs/exporters.md)\n"
+    "      prometheus         Prometheus text format (node_exporter textfile collector)\n"
+    "      nfd                Kubernetes Node Feature Discovery feature file (features.d)\n"
+    "      --root DIR         on a captured machine tree instead (as detect --root)\n"
+    "      --output FILE      write FILE atomically (temporary file + rename) instead of stdout\n"
+    "      --label NAME=VALUE prometheus: add a label to every series (repeatable)\n"
+    "      --prefix P         nfd: the label prefix (default ai-hwaccel.io)\n"
+    "      --expiry-seconds N nfd: the labels lapse N seconds from now unless rewritten\n"
     "\n"
     "planning commands (every figure an estimate; --json prints the fields of docs/cli-plan.md):\n"
     "  estimate --device NAME --quant FORMAT (--model ID | --params N --layers N --hidden N) [options]\n"
@@ -280,6 +292,65 @@ int cmd_detect(const detect_args& a) {
     return 0;
 }
 
+// --- export ----------------------------------------------------------------------------
+
+// `export prometheus|nfd [--root DIR] [--output FILE] [--label NAME=VALUE]...
+//  [--prefix P] [--expiry-seconds N]`: the registry for Prometheus or Node Feature
+// Discovery (docs/exporters.md), on stdout or written atomically to FILE.
+int cmd_export(std::span<const std::string_view> args) {
+    if (args.empty() || args[0].starts_with("-"))
+        return usage_error("export needs a format: prometheus or nfd");
+    const std::string_view format = args[0];
+    if (format != "prometheus" && format != "nfd")
+        return usage_error("unknown export format '" + str(format) + "' (prometheus or nfd)");
+    std::string root, output;
+    ah::prometheus_options prom;
+    ah::nfd_options nfd;
+    for (std::size_t i = 1; i < args.size(); ++i) {
+        const auto a = args[i];
+        const bool prom_only = a == "--label";
+        const bool nfd_only = a == "--prefix" || a == "--expiry-seconds";
+        if (a != "--root" && a != "--output" && !prom_only && !nfd_only)
+            return usage_error("unknown option '" + str(a) + "'");
+        if ((prom_only && format != "prometheus") || (nfd_only && format != "nfd"))
+            return usage_error("option '" + str(a) + "' does not apply to export " + str(format));
+        if (i + 1 >= args.size()) return usage_error(str(a) + " needs a value");
+        const auto v = args[++i];
+        if (a == "--root") root = str(v);
+        else if (a == "--output") output = str(v);
+        else if (a == "--label") {
+            const auto eq = v.find('=');
+            if (eq == std::string_view::npos || !ah::is_valid_prometheus_label_name(v.substr(0, eq)))
+                return usage_error("--label takes NAME=VALUE with NAME matching [a-zA-Z_][a-zA-Z0-9_]*");
+            prom.extra_labels.emplace_back(str(v.substr(0, eq)), str(v.substr(eq + 1)));
+        } else if (a == "--prefix") {
+            if (!ah::is_valid_label_name(str(v) + "/x"))
+                return usage_error("--prefix '" + str(v) + "' is not a DNS subdomain (lower-case, e.g. ai-hwaccel.io)");
+            nfd.prefix = str(v);
+        } else { // --expiry-seconds
+            std::int64_t n = 0;
+            const auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
+            if (ec != std::errc{} || p != v.data() + v.size() || n <= 0)
+                return usage_error("--expiry-seconds takes a positive whole number");
+            nfd.expiry_time = std::chrono::floor<std::chrono::seconds>(std::chrono::system_clock::now()) +
+                              std::chrono::seconds(n);
+        }
+    }
+    if (!root.empty()) {
+        struct stat st {};
+        if (::stat(root.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
+            return error("--root: '" + root + "' is not a directory", 2);
+    }
+    const auto reg = ah::detect(ah::host_system(root));
+    const std::string text = format == "prometheus" ? ah::to_prometheus(reg, prom) : ah::to_nfd_features(reg, nfd);
+    if (output.empty()) {
+        out(text);
+        return 0;
+    }
+    if (const auto r = ah::write_file_atomically(output, text); !r) return error(r.message, 1);
+    return 0;
+}
+
 // --- parse -----------------------------------------------------------------------------
 
 constexpr std::size_t parse_input_cap = std::size_t{64} << 20;
@@ -413,6 +484,7 @@ int main(int argc, char** argv) {
         i = 1;
     }
     if (auto r = run_plan_command(command, std::span<const std::string_view>(args).subspan(i))) return *r;
+    if (command == "export") return cmd_export(std::span<const std::string_view>(args).subspan(i));
     std::vector<std::string_view> positional;
     detect_args d;
     std::string format;

@@ -50,6 +50,11 @@ struct peak_throughput {
         return 0;
     }
     constexpr bool supports(dtype d) const noexcept { return (*this)[d] > 0; }
+    /// True when at least one figure is known (a row may publish none).
+    constexpr bool any() const noexcept {
+        return fp64 > 0 || fp32 > 0 || tf32 > 0 || bf16 > 0 || fp16 > 0 || fp8 > 0 || int8 > 0 || fp6 > 0 ||
+               fp4 > 0 || int4 > 0;
+    }
 };
 
 /// One device as its public specification describes it.

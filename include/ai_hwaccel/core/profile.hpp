@@ -142,7 +142,7 @@ struct accelerator_profile {
         if (s.memory_bytes != 0 && !memory_bytes) memory_bytes = {s.memory_bytes, origin::catalogue};
         if (s.memory_bandwidth_gbps > 0 && !memory_bandwidth_gbps)
             memory_bandwidth_gbps = {s.memory_bandwidth_gbps, origin::catalogue};
-        if (peak_from == origin::none) {
+        if (peak_from == origin::none && s.peak.any()) { // a row with no figures says nothing
             peak = s.peak;
             peak_from = origin::catalogue;
         }

@@ -332,25 +332,34 @@ inline nvml_result query_nvml(const nvml_options& options = {}) {
         nvml_result result;
     };
     auto state = std::make_shared<shared>();
+    auto work = [state, lib] {
+        nvml_result q;
+#if AI_HWACCEL_EXCEPTIONS
+        try {
+            q = query(lib);
+        } catch (...) { // std::bad_alloc: report it rather than terminate
+            q.status = nvml_status::init_failed;
+            q.detail = "out of memory while reading NVML";
+        }
+#else
+        q = query(lib);
+#endif
+        {
+            std::lock_guard<std::mutex> lock(state->m);
+            state->result = std::move(q);
+            state->done = true;
+        }
+        state->cv.notify_one();
+    };
+#if AI_HWACCEL_EXCEPTIONS
     try {
-        std::thread([state, lib] {
-            nvml_result q;
-            try {
-                q = query(lib);
-            } catch (...) { // std::bad_alloc: report it rather than terminate
-                q.status = nvml_status::init_failed;
-                q.detail = "out of memory while reading NVML";
-            }
-            {
-                std::lock_guard<std::mutex> lock(state->m);
-                state->result = std::move(q);
-                state->done = true;
-            }
-            state->cv.notify_one();
-        }).detach();
+        std::thread(work).detach();
     } catch (...) { // no thread to be had: run it here
         return query(lib);
     }
+#else
+    std::thread(work).detach();
+#endif
     std::unique_lock<std::mutex> lock(state->m);
     if (!state->cv.wait_for(lock, options.timeout, [&] { return state->done; })) {
         // Abandoned: the library stays loaded for the thread still inside it.

@@ -107,6 +107,10 @@ inline bool report_tool_result(const tool_request& request, const tool_result& r
         add(warning_kind::tool_not_executable, r.path.empty() ? std::string("cannot be run") : r.path + " cannot be run");
         return false;
     case tool_status::spawn_failed: add(warning_kind::tool_failed, "could not be started"); return false;
+    case tool_status::cancelled:
+        add(warning_kind::tool_failed, "cancelled before it finished (the detection was abandoned); its process "
+                                       "group was killed");
+        return false;
     }
     return false;
 }

@@ -27,6 +27,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <stop_token>
 #include <string_view>
 #include <vector>
 
@@ -56,6 +57,9 @@ struct tool_request {
     std::chrono::milliseconds timeout{5000};
     std::size_t stdout_cap = std::size_t{16} << 20;
     std::size_t stderr_cap = std::size_t{64} << 10;
+    /// When stop is requested while the tool runs, its process group is killed at once
+    /// and the run ends as `cancelled` (asynchronous detection abandoned by its caller).
+    std::stop_token stop{};
 };
 
 /// How a run ended.
@@ -67,6 +71,7 @@ enum class tool_status : std::uint8_t {
     not_found,      ///< no such tool in any trusted folder (or no capture of it)
     not_executable, ///< found, but not an executable regular file, or exec refused it
     spawn_failed,   ///< the system could not start it (no memory, no pipes, …)
+    cancelled,      ///< stopped through the request's stop token; its process group was killed
 };
 
 constexpr std::string_view to_string(tool_status s) noexcept {
@@ -74,6 +79,7 @@ constexpr std::string_view to_string(tool_status s) noexcept {
     case tool_status::exited: return "exited";
     case tool_status::signalled: return "signalled";
     case tool_status::timed_out: return "timed_out";
+    case tool_status::cancelled: return "cancelled";
     case tool_status::truncated: return "truncated";
     case tool_status::not_found: return "not_found";
     case tool_status::not_executable: return "not_executable";
@@ -403,6 +409,10 @@ inline tool_result run_tool(const tool_request& request, const tool_search& sear
             r.status = tool_status::timed_out;
             break;
         }
+        if (request.stop.stop_requested()) { // checked at least every 100 ms
+            r.status = tool_status::cancelled;
+            break;
+        }
         // After the tool itself has exited, its children may still hold the pipes; give
         // them a moment to finish writing, then stop.
         constexpr auto grace = std::chrono::milliseconds(250);
@@ -434,12 +444,13 @@ inline tool_result run_tool(const tool_request& request, const tool_search& sear
             }
         }
     }
-    if (r.status != tool_status::timed_out && (r.out_truncated || r.err_truncated))
-        r.status = tool_status::truncated;
+    if (r.status == tool_status::exited && (r.out_truncated || r.err_truncated)) r.status = tool_status::truncated;
 
     // Stop whatever is left of the group: the tool on timeout or cap, stray children
     // holding the pipes after it exited.
-    if (r.status == tool_status::timed_out || r.status == tool_status::truncated) kill_group();
+    if (r.status == tool_status::timed_out || r.status == tool_status::truncated ||
+        r.status == tool_status::cancelled)
+        kill_group();
     else if (reaped && (out_open || err_open)) ::kill(-pid, SIGKILL);
     if (!reaped) {
         // Not yet exited: wait for it within the deadline; kill when it passes.

@@ -803,15 +803,27 @@ inline bool has_trimmed_line(std::string_view t, std::string_view wanted) {
 }
 
 // tpu-info (both looks) -------------------------------------------------------------------
-inline int sniff_tpu_info(std::string_view t) noexcept {
+// The two sniffers below build a few short strings; out of memory means "not this format"
+// where exceptions exist.
+template <class F>
+int sniff_guarded(F&& f) noexcept {
+#if AI_HWACCEL_EXCEPTIONS
     try {
+        return f();
+    } catch (...) { // bad_alloc only
+        return 0;
+    }
+#else
+    return f();
+#endif
+}
+inline int sniff_tpu_info(std::string_view t) noexcept {
+    return sniff_guarded([&] {
         if (!has_trimmed_line(t, "TPU Chips")) return 0;
         const bool old_look = has_tpu_header(t, {"Device", "Type"});
         const bool new_look = has_tpu_header(t, {"Chip", "Type"});
         return old_look || new_look ? 90 : 0;
-    } catch (...) { // bad_alloc only
-        return 0;
-    }
+    });
 }
 inline void parse_tpu_info_capture(std::string_view t, capture_parse& out) {
     auto r = parse_tpu_info(t);
@@ -822,12 +834,10 @@ inline void parse_tpu_info_capture(std::string_view t, capture_parse& out) {
 
 // tpu-info --process ------------------------------------------------------------------------
 inline int sniff_tpu_info_process(std::string_view t) noexcept {
-    try {
+    return sniff_guarded([&] {
         if (first_non_blank_line(t) != "TPU Process Info") return 0;
         return has_tpu_header(t, {"Chip", "PID", "Process Name"}) ? 90 : 0;
-    } catch (...) {
-        return 0;
-    }
+    });
 }
 inline void parse_tpu_info_process_capture(std::string_view t, capture_parse& out) {
     auto r = parse_tpu_info(t);

@@ -8,8 +8,10 @@
 // headers and the self-containment test need no special case, and code that uses it fails
 // at the first name it uses. Check `#if AI_HWACCEL_JSON` to compile JSON code conditionally.
 //
-// The shape (schema_version 1). Keys are snake_case and stable; nlohmann::json keeps
-// object keys sorted, so the text is deterministic. Every key is always written.
+// The shape (schema_version 1), also as a JSON Schema (draft 2020-12) in
+// schema/registry.schema.json, which the tests validate real output against; docs/json.md
+// is the reader's guide. Keys are snake_case and stable; nlohmann::json keeps object keys
+// sorted, so the text is deterministic. Every key is always written.
 //
 //   registry  {"schema_version": 1, "devices": [profile…], "warnings": [warning…],
 //              "host": host, "system": system}
@@ -60,10 +62,17 @@
 // Reading is strict about what is there and lenient about what is not. A present key must
 // have the right type, a known name, and a value its field can hold (integers in range,
 // numbers finite), or the whole read fails; whether a value is plausible is detection's
-// business, not the reader's. A missing key keeps the type's default and unknown keys are
-// ignored, so a document written by a later release of the same schema_version still
-// reads. schema_version is required; a newer one is refused. Strings longer than an
-// inplace_string's capacity are refused, never cut; arrays are limited to
+// business, not the reader's. Required: schema_version, and the keys that say what a
+// record is (a profile's, warning's and interconnect's "kind", a PCI device's "address", a
+// storage device's "name", a NUMA node's "id", a link's "generation" and "width", a
+// sourced value's "value" and "origin"); any other missing key keeps the type's default.
+//
+// Versions: schema_version is the format's major version. Within one, a later release
+// only adds keys to objects; unknown keys are ignored, so its documents read here (and
+// write back without them). A release that removes or retypes a key, or adds a name to an
+// enum (which an older reader could not hold), raises schema_version; a newer one is
+// refused: "written by a newer ai-hwaccel (schema N); this build reads up to M". Strings
+// longer than an inplace_string's capacity are refused, never cut; arrays are limited to
 // json_max_array_size elements.
 //
 // Writing never fails. Strings that are not valid UTF-8 (a tool printing Latin-1) are
@@ -101,6 +110,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
+#include <initializer_list>
 #include <limits>
 #include <optional>
 #include <string>
@@ -341,6 +351,15 @@ public:
         return read(*it, out);
     }
     bool object(const json& j) { return j.is_object() || expected("an object", j); }
+    // An object that has every key in `keys`: the ones that say what a record is (its kind,
+    // its address, its name). Everything else a record holds may be missing and keeps its
+    // default, as an unknown value would.
+    bool object_with(const json& j, std::initializer_list<const char*> keys) {
+        if (!object(j)) return false;
+        for (const char* k : keys)
+            if (!j.contains(k)) return fail(std::string("missing required key \"") + k + '"');
+        return true;
+    }
 
     // --- Scalars ---
     bool read(const json& j, bool& out) {
@@ -463,8 +482,8 @@ public:
         return true;
     }
     bool read(const json& j, pcie_link& out) {
-        if (!object(j)) return false;
-        return field(j, "generation", out.generation) && field(j, "width", out.width);
+        return object_with(j, {"generation", "width"}) && field(j, "generation", out.generation) &&
+               field(j, "width", out.width);
     }
     bool read(const json& j, peak_throughput& out) {
         const auto* obj = j.get_ptr<const json::object_t*>();
@@ -512,7 +531,7 @@ public:
 
     // --- Records ---
     bool read(const json& j, accelerator_profile& p) {
-        if (!object(j)) return false;
+        if (!object_with(j, {"kind"})) return false;
         std::optional<std::string> spec_name;
         if (const auto it = j.find("spec"); it != j.end() && !it->is_null()) {
             const auto s = enter("spec");
@@ -548,7 +567,7 @@ public:
         return true;
     }
     bool read(const json& j, warning& w) {
-        return object(j) && field(j, "kind", w.kind) && field(j, "backend", w.backend) &&
+        return object_with(j, {"kind"}) && field(j, "kind", w.kind) && field(j, "backend", w.backend) &&
                field(j, "subject", w.subject) && field(j, "message", w.message) && field(j, "code", w.code);
     }
     bool read(const json& j, cpu_info& c) {
@@ -563,28 +582,29 @@ public:
                field(j, "cgroup_limit_bytes", m.cgroup_limit_bytes);
     }
     bool read(const json& j, numa_node& n) {
-        return object(j) && field(j, "id", n.id) && field(j, "memory_bytes", n.memory_bytes) &&
+        return object_with(j, {"id"}) && field(j, "id", n.id) && field(j, "memory_bytes", n.memory_bytes) &&
                field(j, "cpus", n.cpus);
     }
     bool read(const json& j, host_info& h) {
         return object(j) && field(j, "cpu", h.cpu) && field(j, "memory", h.memory) && field(j, "numa", h.numa);
     }
     bool read(const json& j, pci_device& d) {
-        return object(j) && field(j, "address", d.address) && field(j, "class_code", d.class_code) &&
-               field(j, "vendor_id", d.vendor_id) && field(j, "device_id", d.device_id) &&
+        return object_with(j, {"address"}) && field(j, "address", d.address) &&
+               field(j, "class_code", d.class_code) && field(j, "vendor_id", d.vendor_id) &&
+               field(j, "device_id", d.device_id) &&
                field(j, "subsystem_vendor_id", d.subsystem_vendor_id) &&
                field(j, "subsystem_device_id", d.subsystem_device_id) &&
                field(j, "link_current", d.link_current) && field(j, "link_max", d.link_max) &&
                field(j, "numa_node", d.numa_node) && field(j, "driver", d.driver);
     }
     bool read(const json& j, interconnect& l) {
-        return object(j) && field(j, "kind", l.kind) && field(j, "scope", l.scope) && field(j, "name", l.name) &&
-               field(j, "state", l.state) && field(j, "bandwidth_gbps", l.bandwidth_gbps) &&
-               field(j, "devices", l.devices);
+        return object_with(j, {"kind"}) && field(j, "kind", l.kind) && field(j, "scope", l.scope) &&
+               field(j, "name", l.name) && field(j, "state", l.state) &&
+               field(j, "bandwidth_gbps", l.bandwidth_gbps) && field(j, "devices", l.devices);
     }
     bool read(const json& j, storage_device& d) {
-        return object(j) && field(j, "name", d.name) && field(j, "model", d.model) && field(j, "kind", d.kind) &&
-               field(j, "size_bytes", d.size_bytes) &&
+        return object_with(j, {"name"}) && field(j, "name", d.name) && field(j, "model", d.model) &&
+               field(j, "kind", d.kind) && field(j, "size_bytes", d.size_bytes) &&
                field(j, "read_bandwidth_gbps", d.read_bandwidth_gbps);
     }
     bool read(const json& j, runtime_environment& e) {
@@ -608,8 +628,8 @@ public:
             std::int64_t v = 0;
             if (!read(*version, v)) return false;
             if (v > accelerator_registry::schema_version)
-                return fail("schema_version " + std::to_string(v) + " is newer than this library reads (" +
-                            std::to_string(accelerator_registry::schema_version) + ")");
+                return fail("written by a newer ai-hwaccel (schema " + std::to_string(v) +
+                            "); this build reads up to " + std::to_string(accelerator_registry::schema_version));
             if (v < 1) return fail("unsupported schema_version " + std::to_string(v));
         }
         std::vector<accelerator_profile> devices;

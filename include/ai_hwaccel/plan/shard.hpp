@@ -997,35 +997,47 @@ constexpr quantization_choice suggest_quantization(std::span<const accelerator_p
     if (!kinds.any_memory) return out;
     out.outcome = plan_outcome::unsupported_format;
     bool runnable = false;
-    for (std::size_t lo = 0; lo < nc;) {
-        std::size_t hi = lo;
-        while (hi < nc && bits_per_weight(cand[hi]) == bits_per_weight(cand[lo])) ++hi;
-        for (int pass = 0; pass < 2; ++pass) {
-            const bool native_only = pass == 0;
-            for (std::size_t c = lo; c < hi; ++c) {
-                const needs n = needs_of(m, cand[c], shape);
-                bool found = false;
-                for (std::size_t k = 0; k < kinds.count; ++k) {
-                    const group g = group_of(devices, kinds.kinds[k], cand[c], native_only, options);
-                    if (g.count == 0) continue;
-                    runnable = true;
-                    std::uint64_t usable_bytes = 0;
-                    if (!group_fits(g, devices, n, options, usable_bytes)) continue;
-                    if (found && usable_bytes <= out.usable_bytes) continue;
-                    found = true;
-                    out.fits = true;
-                    out.outcome = plan_outcome::fits;
-                    out.format = cand[c];
-                    out.support = native_only ? format_support::native : format_support::dequantized;
-                    out.kind = kinds.kinds[k];
-                    out.devices = static_cast<std::uint32_t>(g.count);
-                    out.usable_bytes = usable_bytes;
-                    out.memory = n.memory;
+    // Device kinds whose speed can be estimated (memory bandwidth known) are tried first,
+    // for every format: an integrated GPU with a large share of system memory and no
+    // known bandwidth must not win over the discrete card beside it by holding a bigger
+    // format. The others are tried only when nothing fits the first.
+    const auto estimable = [&](device_kind kind) {
+        for (const auto& d : devices)
+            if (d.kind == kind && d.memory_bandwidth_gbps && *d.memory_bandwidth_gbps > 0) return true;
+        return false;
+    };
+    for (int tier = 0; tier < 2; ++tier) {
+        for (std::size_t lo = 0; lo < nc;) {
+            std::size_t hi = lo;
+            while (hi < nc && bits_per_weight(cand[hi]) == bits_per_weight(cand[lo])) ++hi;
+            for (int pass = 0; pass < 2; ++pass) {
+                const bool native_only = pass == 0;
+                for (std::size_t c = lo; c < hi; ++c) {
+                    const needs n = needs_of(m, cand[c], shape);
+                    bool found = false;
+                    for (std::size_t k = 0; k < kinds.count; ++k) {
+                        if (estimable(kinds.kinds[k]) != (tier == 0)) continue;
+                        const group g = group_of(devices, kinds.kinds[k], cand[c], native_only, options);
+                        if (g.count == 0) continue;
+                        runnable = true;
+                        std::uint64_t usable_bytes = 0;
+                        if (!group_fits(g, devices, n, options, usable_bytes)) continue;
+                        if (found && usable_bytes <= out.usable_bytes) continue;
+                        found = true;
+                        out.fits = true;
+                        out.outcome = plan_outcome::fits;
+                        out.format = cand[c];
+                        out.support = native_only ? format_support::native : format_support::dequantized;
+                        out.kind = kinds.kinds[k];
+                        out.devices = static_cast<std::uint32_t>(g.count);
+                        out.usable_bytes = usable_bytes;
+                        out.memory = n.memory;
+                    }
+                    if (found) return out;
                 }
-                if (found) return out;
             }
+            lo = hi;
         }
-        lo = hi;
     }
     if (runnable) out.outcome = plan_outcome::too_large;
     return out;

@@ -1,0 +1,177 @@
+/* ai-hwaccel C ABI.
+ *
+ * A small compiled library (libai_hwaccel_c) over the C++ headers, for programs written
+ * in C or in any language with a C foreign-function interface. It detects the machine's
+ * accelerators, describes them, writes the registry as JSON, and answers the simplest
+ * planning question: how much memory and how fast a catalogue model runs on a catalogue
+ * device.
+ *
+ * Conventions:
+ *  - C99. Every type is a plain C type; the registry is an opaque handle.
+ *  - Functions never throw and never abort: failures come back as an ahw_status, and
+ *    ahw_last_error() holds a message for the most recent failure on the calling thread.
+ *  - Strings are either copied into fixed-size arrays inside structures the caller owns,
+ *    borrowed from a registry (valid until ahw_registry_free), or allocated by the library
+ *    and released with ahw_string_free. Each function says which.
+ *  - Every value is an estimate or a reading as the C++ library describes it; a field
+ *    that is unknown has its `*_known` flag at 0 and its value at 0.
+ *  - Only symbols starting with `ahw_` are exported.
+ *
+ * The structures may gain fields only together with a new SONAME.
+ */
+#ifndef AI_HWACCEL_H
+#define AI_HWACCEL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#if defined(_WIN32) || defined(__CYGWIN__)
+#if defined(AHW_BUILDING_LIBRARY)
+#define AHW_API __declspec(dllexport)
+#else
+#define AHW_API __declspec(dllimport)
+#endif
+#elif defined(__GNUC__) || defined(__clang__)
+#define AHW_API __attribute__((visibility("default")))
+#else
+#define AHW_API
+#endif
+
+/* C++ callers see that no function throws. */
+#ifdef __cplusplus
+#define AHW_NOEXCEPT noexcept
+#else
+#define AHW_NOEXCEPT
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* What a call returns. 0 is success; every other value is a failure. */
+typedef enum ahw_status {
+    AHW_OK = 0,
+    AHW_ERR_INVALID_ARGUMENT = 1, /* a NULL pointer, a zero context or batch, … */
+    AHW_ERR_OUT_OF_RANGE = 2,     /* an index past the end of a list */
+    AHW_ERR_UNKNOWN_DEVICE = 3,   /* the name matches no catalogue device */
+    AHW_ERR_UNKNOWN_MODEL = 4,    /* the id matches no catalogue model */
+    AHW_ERR_UNKNOWN_QUANT = 5,    /* the name is no quantization format */
+    AHW_ERR_UNSUPPORTED = 6,      /* not compiled into this build (JSON without nlohmann/json) */
+    AHW_ERR_PARSE = 7,            /* input text could not be read */
+    AHW_ERR_NO_MEMORY = 8,
+    AHW_ERR_INTERNAL = 9          /* an unexpected failure inside the library */
+} ahw_status;
+
+/* Sizes of the text arrays in the structures below (terminating NUL included). Longer
+ * values are cut at a character boundary of the array size - 1; none of the library's own
+ * names is that long. */
+#define AHW_SHORT_TEXT 32
+#define AHW_NAME_TEXT 64
+#define AHW_PCI_TEXT 20
+
+/* The devices, host and warnings of one detection. Opaque; immutable once made. */
+typedef struct ahw_registry ahw_registry;
+
+/* One device, copied out of a registry. */
+typedef struct ahw_device_info {
+    char kind[AHW_SHORT_TEXT];   /* "cuda_gpu", "rocm_gpu", "cpu", … (stable table names) */
+    char vendor[AHW_SHORT_TEXT]; /* "nvidia", "amd", "unknown", … */
+    char name[AHW_NAME_TEXT];    /* as the device reports it */
+    char pci[AHW_PCI_TEXT];      /* "0000:65:00.0", or "" when not a PCI device or unknown */
+    uint32_t index;              /* the backend's own index for the device */
+    uint64_t memory_bytes;       /* 0 when unknown */
+    int memory_known;            /* 1 when memory_bytes is a value */
+    char memory_origin[AHW_SHORT_TEXT]; /* "tool", "sysfs", "catalogue", "estimated", … or "none" */
+    double memory_bandwidth_gbps; /* decimal GB/s; 0 when unknown */
+    int bandwidth_known;
+    int available;      /* seen and usable */
+    int software;       /* a software renderer (llvmpipe, …): never an accelerator */
+    int unified_memory; /* shares the host's memory */
+} ahw_device_info;
+
+/* One warning of a registry. `subject` and `message` are borrowed from the registry: they
+ * stay valid until ahw_registry_free. */
+typedef struct ahw_warning_info {
+    char kind[AHW_SHORT_TEXT];    /* "tool_not_found", "tool_timed_out", … */
+    char backend[AHW_SHORT_TEXT]; /* "cuda", …, or "" for host-level probes */
+    const char* subject;          /* the tool or path concerned (may be "") */
+    const char* message;          /* for people (may be "") */
+    int32_t code;                 /* exit status or signal number where relevant, else 0 */
+} ahw_warning_info;
+
+/* A model served in one format on one device (every number an estimate). */
+typedef struct ahw_estimate_result {
+    char device[AHW_NAME_TEXT]; /* the catalogue's canonical device name */
+    char model[AHW_NAME_TEXT];  /* the catalogue's model id ("llama-3.1-8b") */
+    char quant[AHW_SHORT_TEXT]; /* the canonical format name ("BF16", "Q4_K_M") */
+    uint64_t parameters;        /* the model's parameters */
+    uint64_t weights_bytes;
+    uint64_t kv_cache_bytes;
+    uint64_t overhead_bytes;    /* compute buffers + runtime allowance */
+    uint64_t total_bytes;       /* weights + KV cache + overhead */
+    uint64_t device_memory_bytes; /* 0 when the catalogue gives none (unified memory) */
+    uint64_t usable_bytes;      /* device memory less the planner's default headroom */
+    double memory_bandwidth_gbps; /* the device's, decimal GB/s (0: unknown) */
+    int format_supported;       /* 1 when the device runs the format natively or dequantized */
+    int fits;                   /* 1 when supported and total_bytes <= usable_bytes */
+    double decode_tokens_per_second;  /* per sequence at depth `context`; 0 = unknown */
+    double prefill_tokens_per_second; /* for a prompt of `context` tokens; 0 = unknown */
+} ahw_estimate_result;
+
+/* The library's version, "major.minor.patch". Static storage; never NULL. */
+AHW_API const char* ahw_version(void) AHW_NOEXCEPT;
+
+/* A short stable name for a status ("ok", "unknown_device", …). Never NULL. */
+AHW_API const char* ahw_status_name(ahw_status status) AHW_NOEXCEPT;
+
+/* The message of the most recent failed call on this thread ("" when none has failed).
+ * Thread-local storage owned by the library; valid until the next failing call on the
+ * same thread. Successful calls leave it unchanged. */
+AHW_API const char* ahw_last_error(void) AHW_NOEXCEPT;
+
+/* Detects this machine (every backend compiled in). Never NULL except when memory runs
+ * out; detection problems become warnings in the registry. Free with ahw_registry_free. */
+AHW_API ahw_registry* ahw_detect(void) AHW_NOEXCEPT;
+
+/* Releases a registry. NULL is accepted and ignored. */
+AHW_API void ahw_registry_free(ahw_registry* registry) AHW_NOEXCEPT;
+
+/* Number of devices (available or not) and of warnings; 0 for NULL. */
+AHW_API size_t ahw_device_count(const ahw_registry* registry) AHW_NOEXCEPT;
+AHW_API size_t ahw_warning_count(const ahw_registry* registry) AHW_NOEXCEPT;
+
+/* Copies device `index` (0-based, in detection order) into `*out`. */
+AHW_API ahw_status ahw_device_get(const ahw_registry* registry, size_t index,
+                                  ahw_device_info* out) AHW_NOEXCEPT;
+
+/* Describes warning `index` in `*out` (strings borrowed from the registry). */
+AHW_API ahw_status ahw_warning_get(const ahw_registry* registry, size_t index,
+                                   ahw_warning_info* out) AHW_NOEXCEPT;
+
+/* Writes the registry as JSON (schema of io/json.hpp, two-space indent) into a new
+ * NUL-terminated string `*out`, to be released with ahw_string_free. Returns
+ * AHW_ERR_UNSUPPORTED, with `*out` set to NULL, when the library was built without
+ * JSON support. */
+AHW_API ahw_status ahw_registry_to_json(const ahw_registry* registry, char** out) AHW_NOEXCEPT;
+
+/* Reads a registry from JSON text as ahw_registry_to_json writes it (a captured machine,
+ * a registry sent by another host). On success `*out` is a new registry; on failure it is
+ * NULL, the status is AHW_ERR_PARSE and ahw_last_error() says where and what. */
+AHW_API ahw_status ahw_registry_from_json(const char* text, ahw_registry** out) AHW_NOEXCEPT;
+
+/* Releases a string the library allocated. NULL is accepted and ignored. */
+AHW_API void ahw_string_free(char* text) AHW_NOEXCEPT;
+
+/* Memory and speed of catalogue model `model_id` ("llama-3.1-8b", "Llama 3.1 8B") in
+ * format `quant_name` ("bf16", "Q4_K_M", …) on catalogue device `device_name` ("H100 SXM",
+ * "mi300x"), with `context` tokens per sequence (> 0) and `batch` sequences (> 0) and an
+ * fp16 KV cache. Names are matched as the C++ library matches them: case, spaces and
+ * punctuation ignored. */
+AHW_API ahw_status ahw_estimate(const char* device_name, const char* model_id, const char* quant_name,
+                                uint32_t context, uint32_t batch, ahw_estimate_result* out) AHW_NOEXCEPT;
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* AI_HWACCEL_H */

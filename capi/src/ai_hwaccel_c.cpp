@@ -1,0 +1,248 @@
+// ai-hwaccel C ABI: the implementation of capi/include/ai_hwaccel.h over the C++ headers.
+//
+// Every exported function is noexcept and runs its body inside `guarded`, which turns any
+// exception into a status and a thread-local message: a C caller can never see one. The
+// message buffer is a fixed array, so recording an error cannot itself fail.
+#include "ai_hwaccel.h"
+
+#include <ai_hwaccel/ai_hwaccel.hpp>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <exception>
+#include <new>
+#include <span>
+#include <string>
+#include <string_view>
+#include <utility>
+
+namespace ah = ai_hwaccel;
+
+// The opaque handle of the header: a registry, immutable once made.
+struct ahw_registry {
+    ah::accelerator_registry reg;
+};
+
+namespace {
+
+thread_local char last_error_text[512] = "";
+
+void set_error(std::string_view what) noexcept {
+    const std::size_t n = what.size() < sizeof last_error_text - 1 ? what.size() : sizeof last_error_text - 1;
+    std::memcpy(last_error_text, what.data(), n);
+    last_error_text[n] = '\0';
+}
+
+// "<function>: <what>", cut to the buffer; never allocates.
+ahw_status fail(ahw_status status, const char* function, std::string_view what) noexcept {
+    char buf[sizeof last_error_text];
+    const int width = static_cast<int>(what.size() < 400 ? what.size() : 400);
+    const int n = std::snprintf(buf, sizeof buf, "%s: %.*s", function, width, what.data());
+    std::size_t len = n > 0 ? static_cast<std::size_t>(n) : 0;
+    if (len >= sizeof buf) len = sizeof buf - 1;
+    set_error(std::string_view(buf, len));
+    return status;
+}
+
+// Runs `body` (which returns an ahw_status), turning every exception into a status.
+template <class F>
+ahw_status guarded(const char* function, F&& body) noexcept {
+    try {
+        return std::forward<F>(body)();
+    } catch (const std::bad_alloc&) {
+        return fail(AHW_ERR_NO_MEMORY, function, "out of memory");
+    } catch (const std::exception& e) {
+        return fail(AHW_ERR_INTERNAL, function, e.what());
+    } catch (...) {
+        return fail(AHW_ERR_INTERNAL, function, "unknown exception");
+    }
+}
+
+// Copies `s` into a fixed array, NUL-terminated, cut before an incomplete UTF-8 sequence.
+template <std::size_t N>
+void copy_text(char (&out)[N], std::string_view s) noexcept {
+    std::size_t n = s.size() < N - 1 ? s.size() : N - 1;
+    if (n < s.size()) {
+        // Back off over continuation bytes so a multi-byte character is never split.
+        while (n > 0 && (static_cast<unsigned char>(s[n]) & 0xC0) == 0x80) --n;
+    }
+    std::memcpy(out, s.data(), n);
+    out[n] = '\0';
+}
+
+std::string quoted(const char* s) { return std::string("'") + s + "'"; }
+
+} // namespace
+
+extern "C" {
+
+AHW_API const char* ahw_version(void) noexcept { return ah::version.text; }
+
+AHW_API const char* ahw_status_name(ahw_status status) noexcept {
+    switch (status) {
+    case AHW_OK: return "ok";
+    case AHW_ERR_INVALID_ARGUMENT: return "invalid_argument";
+    case AHW_ERR_OUT_OF_RANGE: return "out_of_range";
+    case AHW_ERR_UNKNOWN_DEVICE: return "unknown_device";
+    case AHW_ERR_UNKNOWN_MODEL: return "unknown_model";
+    case AHW_ERR_UNKNOWN_QUANT: return "unknown_quant";
+    case AHW_ERR_UNSUPPORTED: return "unsupported";
+    case AHW_ERR_PARSE: return "parse_error";
+    case AHW_ERR_NO_MEMORY: return "no_memory";
+    case AHW_ERR_INTERNAL: return "internal_error";
+    }
+    return "unknown_status";
+}
+
+AHW_API const char* ahw_last_error(void) noexcept { return last_error_text; }
+
+AHW_API ahw_registry* ahw_detect(void) noexcept {
+    ahw_registry* out = nullptr;
+    (void)guarded("ahw_detect", [&] {
+        out = new ahw_registry{ah::detect()};
+        return AHW_OK;
+    });
+    return out;
+}
+
+AHW_API void ahw_registry_free(ahw_registry* registry) noexcept { delete registry; }
+
+AHW_API size_t ahw_device_count(const ahw_registry* registry) noexcept {
+    return registry ? registry->reg.size() : 0;
+}
+
+AHW_API size_t ahw_warning_count(const ahw_registry* registry) noexcept {
+    return registry ? registry->reg.warnings().size() : 0;
+}
+
+AHW_API ahw_status ahw_device_get(const ahw_registry* registry, size_t index,
+                                  ahw_device_info* out) noexcept {
+    return guarded("ahw_device_get", [&] {
+        if (!registry || !out) return fail(AHW_ERR_INVALID_ARGUMENT, "ahw_device_get", "registry and out must not be NULL");
+        const auto all = registry->reg.all();
+        if (index >= all.size())
+            return fail(AHW_ERR_OUT_OF_RANGE, "ahw_device_get",
+                        "index " + std::to_string(index) + " of " + std::to_string(all.size()) + " devices");
+        const ah::accelerator_profile& p = all[index];
+        ahw_device_info d{};
+        copy_text(d.kind, ah::to_string(p.kind));
+        copy_text(d.vendor, ah::to_string(p.maker));
+        copy_text(d.name, p.name.view());
+        if (p.pci) copy_text(d.pci, std::string_view(p.pci->text().data()));
+        d.index = p.index;
+        d.memory_known = p.memory_bytes.has_value() ? 1 : 0;
+        d.memory_bytes = p.memory_bytes.value_or(0);
+        copy_text(d.memory_origin, ah::to_string(p.memory_bytes.from));
+        d.bandwidth_known = p.memory_bandwidth_gbps.has_value() ? 1 : 0;
+        d.memory_bandwidth_gbps = p.memory_bandwidth_gbps.value_or(0);
+        d.available = p.available ? 1 : 0;
+        d.software = p.software ? 1 : 0;
+        d.unified_memory = p.unified_memory ? 1 : 0;
+        *out = d;
+        return AHW_OK;
+    });
+}
+
+AHW_API ahw_status ahw_warning_get(const ahw_registry* registry, size_t index,
+                                   ahw_warning_info* out) noexcept {
+    return guarded("ahw_warning_get", [&] {
+        if (!registry || !out) return fail(AHW_ERR_INVALID_ARGUMENT, "ahw_warning_get", "registry and out must not be NULL");
+        const auto all = registry->reg.warnings();
+        if (index >= all.size())
+            return fail(AHW_ERR_OUT_OF_RANGE, "ahw_warning_get",
+                        "index " + std::to_string(index) + " of " + std::to_string(all.size()) + " warnings");
+        const ah::warning& w = all[index];
+        ahw_warning_info i{};
+        copy_text(i.kind, ah::to_string(w.kind));
+        if (w.backend) copy_text(i.backend, ah::to_string(*w.backend));
+        i.subject = w.subject.c_str();
+        i.message = w.message.c_str();
+        i.code = w.code;
+        *out = i;
+        return AHW_OK;
+    });
+}
+
+AHW_API ahw_status ahw_registry_to_json(const ahw_registry* registry, char** out) noexcept {
+    return guarded("ahw_registry_to_json", [&] {
+        if (!out) return fail(AHW_ERR_INVALID_ARGUMENT, "ahw_registry_to_json", "out must not be NULL");
+        *out = nullptr;
+        if (!registry) return fail(AHW_ERR_INVALID_ARGUMENT, "ahw_registry_to_json", "registry must not be NULL");
+#if AI_HWACCEL_JSON
+        const std::string text = ah::to_json_string(registry->reg);
+        auto* buf = static_cast<char*>(std::malloc(text.size() + 1));
+        if (!buf) return fail(AHW_ERR_NO_MEMORY, "ahw_registry_to_json", "out of memory");
+        std::memcpy(buf, text.c_str(), text.size() + 1);
+        *out = buf;
+        return AHW_OK;
+#else
+        return fail(AHW_ERR_UNSUPPORTED, "ahw_registry_to_json", "built without JSON support (nlohmann/json)");
+#endif
+    });
+}
+
+AHW_API ahw_status ahw_registry_from_json(const char* text, ahw_registry** out) noexcept {
+    return guarded("ahw_registry_from_json", [&] {
+        if (!out) return fail(AHW_ERR_INVALID_ARGUMENT, "ahw_registry_from_json", "out must not be NULL");
+        *out = nullptr;
+        if (!text) return fail(AHW_ERR_INVALID_ARGUMENT, "ahw_registry_from_json", "text must not be NULL");
+#if AI_HWACCEL_JSON
+        auto read = ah::registry_from_json(std::string_view(text));
+        if (!read) return fail(AHW_ERR_PARSE, "ahw_registry_from_json", read.error);
+        *out = new ahw_registry{std::move(*read.registry)};
+        return AHW_OK;
+#else
+        return fail(AHW_ERR_UNSUPPORTED, "ahw_registry_from_json", "built without JSON support (nlohmann/json)");
+#endif
+    });
+}
+
+AHW_API void ahw_string_free(char* text) noexcept { std::free(text); }
+
+AHW_API ahw_status ahw_estimate(const char* device_name, const char* model_id, const char* quant_name,
+                                uint32_t context, uint32_t batch, ahw_estimate_result* out) noexcept {
+    return guarded("ahw_estimate", [&] {
+        constexpr const char* fn = "ahw_estimate";
+        if (!device_name || !model_id || !quant_name || !out)
+            return fail(AHW_ERR_INVALID_ARGUMENT, fn, "device_name, model_id, quant_name and out must not be NULL");
+        if (context == 0 || batch == 0) return fail(AHW_ERR_INVALID_ARGUMENT, fn, "context and batch must be > 0");
+        const ah::device_spec* spec = ah::find_device(device_name);
+        if (!spec) return fail(AHW_ERR_UNKNOWN_DEVICE, fn, "no catalogue device named " + quoted(device_name));
+        const ah::model_spec* model = ah::find_model(model_id);
+        if (!model) return fail(AHW_ERR_UNKNOWN_MODEL, fn, "no catalogue model named " + quoted(model_id));
+        const auto quant = ah::parse_quant_format(quant_name);
+        if (!quant) return fail(AHW_ERR_UNKNOWN_QUANT, fn, "no quantization format named " + quoted(quant_name));
+
+        const ah::inference_shape shape{.context = context, .batch = batch};
+        const ah::accelerator_profile device = ah::profile_from_spec(*spec);
+        const ah::memory_estimate memory = ah::estimate_memory(*model, *quant, shape);
+        const ah::throughput_estimate speed = ah::estimate_throughput(device, *model, *quant, shape);
+        // "Fits" is the planner's answer for this one device, headroom included.
+        const ah::plan_options options{};
+        const ah::shard_plan plan =
+            ah::plan_sharding(std::span<const ah::accelerator_profile>(&device, 1), {}, *model, *quant, shape, options);
+
+        ahw_estimate_result r{};
+        copy_text(r.device, spec->name);
+        copy_text(r.model, model->id);
+        copy_text(r.quant, ah::to_string(*quant));
+        r.parameters = model->parameters;
+        r.weights_bytes = memory.weights_bytes;
+        r.kv_cache_bytes = memory.kv_cache_bytes;
+        r.overhead_bytes = memory.overhead_bytes;
+        r.total_bytes = memory.total_bytes();
+        r.device_memory_bytes = device.memory_bytes.value_or(0);
+        r.usable_bytes = static_cast<std::uint64_t>(static_cast<double>(r.device_memory_bytes) *
+                                                    (1.0 - options.memory_headroom));
+        r.memory_bandwidth_gbps = device.memory_bandwidth_gbps.value_or(0);
+        r.format_supported = ah::support_for(device, *quant) != ah::format_support::none ? 1 : 0;
+        r.fits = plan.fits ? 1 : 0;
+        r.decode_tokens_per_second = speed.decode_tokens_per_second;
+        r.prefill_tokens_per_second = speed.prefill_tokens_per_second;
+        *out = r;
+        return AHW_OK;
+    });
+}
+
+} // extern "C"

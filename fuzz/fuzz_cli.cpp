@@ -1,0 +1,43 @@
+// Fuzz target: the command-line tool's argument handling (tools/cli/main.cpp), compiled
+// into this target with its `main` renamed `cli_main`.
+//
+// Input: the arguments, separated by NUL bytes (at most 24 of them; argv[0] is
+// "ai-hwaccel"). The tool may print and may refuse; it must not crash, leak, or trip a
+// sanitizer. Its standard output goes to /dev/null and its standard input is /dev/null
+// (so `parse -` never waits); run with -close_fd_mask=2 to hide its messages as well.
+// Commands that detect look at this machine (or at a --root the input names): read only.
+#define main cli_main
+#include "../tools/cli/main.cpp"
+#undef main
+
+#include "fuzz_common.hpp"
+
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+extern "C" int LLVMFuzzerInitialize(int*, char***) {
+    if (!std::freopen("/dev/null", "w", stdout)) return 0;
+    if (!std::freopen("/dev/null", "r", stdin)) return 0;
+    return 0;
+}
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+    constexpr std::size_t max_args = 24;
+    std::vector<std::string> args{"ai-hwaccel"};
+    std::string_view rest = fuzz::as_text(data, size);
+    while (!rest.empty() && args.size() <= max_args) {
+        const auto [arg, tail] = fuzz::split_nul(rest);
+        args.emplace_back(arg);
+        if (tail.data() == nullptr || arg.size() == rest.size()) break;
+        rest = tail;
+    }
+    std::vector<char*> argv;
+    for (auto& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    fuzz::consume(cli_main(static_cast<int>(args.size()), argv.data()));
+    std::fflush(stdout);
+    return 0;
+}

@@ -1,0 +1,492 @@
+// ai-hwaccel cache: the last detection on disk, private to the user, safe to share
+// between processes.
+//
+//     ai_hwaccel::disk_cache cache;   // $XDG_CACHE_HOME/ai-hwaccel/registry.json
+//     auto reg = cache.get_or_detect([] { return ai_hwaccel::detect(); });
+//
+// The file is the registry's JSON (io/json.hpp) inside a small envelope:
+//
+//     {"format": "ai-hwaccel-registry-cache", "format_version": 1,
+//      "library_version": "1.0.0", "backends": <compiled_backend_mask>,
+//      "hostname": "...", "boot_id": "...", "written_at": <Unix seconds>,
+//      "registry": {...}}
+//
+// A file written by another machine or a previous boot (hostname, boot id), by another
+// release or build of the library (library_version, backends), by a newer format, or that
+// is corrupt, too large or not a regular file is *invalid*: `get_or_detect` detects again,
+// replaces the file, and adds a `cache_invalid` warning to the registry it returns. A file
+// older than `max_age` (or dated in the future) is simply *expired*: it is re-detected and
+// replaced without a warning, since expiry is the cache's ordinary life, not a fault.
+//
+// Safety. The folder is `$XDG_CACHE_HOME/ai-hwaccel` when that variable holds an absolute
+// path, else `$HOME/.cache/ai-hwaccel`; never /tmp or any other shared folder (with
+// neither variable set there is no cache). It is created with mode 0700 and used only
+// when it is a real directory (not a symlink) owned by this user and writable by no one
+// else. Every file operation is relative to that opened directory: reads use
+// O_NOFOLLOW and a size cap; writes go to a fresh temporary file in the same folder
+// (O_CREAT|O_EXCL|O_NOFOLLOW, mode 0600), are fsync'd, and are renamed over the cache file,
+// so readers in other processes see the old file or the new one, never half of one, and a
+// symlink planted at the cache path is replaced, never followed. A folder that cannot be
+// created or written (read-only, full, refused) means "no cache": the registry is still
+// detected and returned, with a warning, and nothing throws.
+//
+// Only on Linux and macOS, and only with JSON support (AI_HWACCEL_JSON=1, i.e.
+// <nlohmann/json.hpp> available): without it this header declares nothing, and
+// `AI_HWACCEL_HAS_DISK_CACHE` is 0 so code can check.
+#pragma once
+
+#include "ai_hwaccel/config.hpp"
+#include "ai_hwaccel/io/json.hpp"
+
+#if AI_HWACCEL_JSON && (AI_HWACCEL_OS_LINUX || AI_HWACCEL_OS_MACOS)
+#define AI_HWACCEL_HAS_DISK_CACHE 1
+#else
+#define AI_HWACCEL_HAS_DISK_CACHE 0
+#endif
+
+#if AI_HWACCEL_HAS_DISK_CACHE
+
+#include "ai_hwaccel/core/warning.hpp"
+#include "ai_hwaccel/registry.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <unistd.h>
+
+AI_HWACCEL_NAMESPACE_BEGIN
+
+/// The envelope's own version; bumped when its shape changes incompatibly.
+inline constexpr int disk_cache_format_version = 1;
+inline constexpr std::string_view disk_cache_format_name = "ai-hwaccel-registry-cache";
+
+/// What makes a cache file this machine's, this boot's.
+struct host_identity {
+    std::string hostname;
+    std::string boot_id; ///< /proc/sys/kernel/random/boot_id; empty where the OS has none
+
+    friend bool operator==(const host_identity&, const host_identity&) = default;
+};
+
+namespace detail {
+inline std::string read_small_file(const char* path) {
+    std::string s;
+    const int fd = ::open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY);
+    if (fd < 0) return s;
+    char buf[256];
+    for (;;) {
+        const ::ssize_t n = ::read(fd, buf, sizeof buf);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) break;
+        s.append(buf, static_cast<std::size_t>(n));
+        if (s.size() > 4096) break;
+    }
+    ::close(fd);
+    while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
+    return s;
+}
+} // namespace detail
+
+/// This machine and boot, as the disk cache records them.
+inline host_identity current_host_identity() {
+    host_identity id;
+    char name[256] = {};
+    if (::gethostname(name, sizeof name - 1) == 0) id.hostname = name;
+    id.boot_id = detail::read_small_file("/proc/sys/kernel/random/boot_id");
+    return id;
+}
+
+/// The default cache folder: `$XDG_CACHE_HOME/ai-hwaccel` when XDG_CACHE_HOME is an
+/// absolute path (the XDG spec says relative values are to be ignored), else
+/// `$HOME/.cache/ai-hwaccel` when HOME is absolute; empty (no cache) otherwise.
+inline std::string default_disk_cache_folder() {
+    // getenv is read-only here; callers that modify the environment concurrently are
+    // already outside what POSIX allows.
+    const char* xdg = std::getenv("XDG_CACHE_HOME");
+    if (xdg && xdg[0] == '/') return std::string(xdg) + "/ai-hwaccel";
+    const char* home = std::getenv("HOME");
+    if (home && home[0] == '/' && home[1] != '\0') return std::string(home) + "/.cache/ai-hwaccel";
+    return {};
+}
+
+struct disk_cache_options {
+    /// The folder; empty means default_disk_cache_folder().
+    std::string folder;
+    /// The file's name inside it (a plain name: no '/'); distinct callers that detect
+    /// different things (another backend mask, a machine tree) should use distinct names.
+    std::string file_name = "registry.json";
+    /// How long a stored detection stays usable.
+    std::chrono::seconds max_age{std::chrono::minutes(5)};
+    /// Files larger than this are refused unread (a registry of hundreds of devices is
+    /// well under 1 MiB).
+    std::size_t max_bytes = std::size_t{8} << 20;
+    /// The identity files must carry; empty means current_host_identity().
+    std::optional<host_identity> identity;
+    /// The wall clock (tests set their own); empty means std::chrono::system_clock.
+    std::function<std::chrono::system_clock::time_point()> now;
+};
+
+/// Why a load did not give a registry.
+enum class disk_cache_status : std::uint8_t {
+    hit,         ///< a valid, fresh registry was read
+    missing,     ///< no file yet
+    expired,     ///< a valid file, too old (or dated in the future)
+    invalid,     ///< corrupt, foreign, newer, too large, not a regular file
+    unavailable, ///< no usable folder (unsafe, unset, unreadable)
+};
+
+constexpr std::string_view to_string(disk_cache_status s) noexcept {
+    switch (s) {
+    case disk_cache_status::hit: return "hit";
+    case disk_cache_status::missing: return "missing";
+    case disk_cache_status::expired: return "expired";
+    case disk_cache_status::invalid: return "invalid";
+    case disk_cache_status::unavailable: return "unavailable";
+    }
+    return "invalid";
+}
+
+struct disk_cache_load {
+    disk_cache_status status = disk_cache_status::missing;
+    std::optional<accelerator_registry> registry; ///< set on a hit
+    std::vector<warning> warnings;                ///< why it was invalid or unavailable
+};
+
+class disk_cache {
+public:
+    disk_cache() : disk_cache(disk_cache_options{}) {}
+    explicit disk_cache(disk_cache_options options) : options_(std::move(options)) {
+        if (options_.folder.empty()) options_.folder = default_disk_cache_folder();
+        if (!options_.identity) options_.identity = current_host_identity();
+        if (!options_.now) options_.now = [] { return std::chrono::system_clock::now(); };
+    }
+
+    const std::string& folder() const noexcept { return options_.folder; }
+    /// The cache file's full path (for messages; never opened by path).
+    std::string path() const { return options_.folder + "/" + options_.file_name; }
+    const disk_cache_options& options() const noexcept { return options_; }
+
+    /// Reads the cache file. Never throws (except std::bad_alloc), never follows a symlink.
+    disk_cache_load load() const {
+        disk_cache_load out;
+        dir_handle dir = open_folder(false, out.warnings);
+        if (!dir) {
+            // No folder yet is an empty cache; a refused one is no cache.
+            out.status = out.warnings.empty() ? disk_cache_status::missing : disk_cache_status::unavailable;
+            return out;
+        }
+        const int fd = ::openat(dir.fd, options_.file_name.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK);
+        if (fd < 0) {
+            const int e = errno;
+            if (e == ENOENT) out.status = disk_cache_status::missing;
+            else if (e == ELOOP) invalid(out, "is a symbolic link; not followed");
+            else if (e == EACCES || e == EPERM) {
+                out.status = disk_cache_status::unavailable;
+                out.warnings.push_back(warn(warning_kind::permission_denied, "cannot be read: " + errno_text(e)));
+            } else invalid(out, "cannot be opened: " + errno_text(e));
+            return out;
+        }
+        fd_closer closer{fd};
+        struct stat st {};
+        if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) return invalid(out, "is not a regular file");
+        if (static_cast<std::uint64_t>(st.st_size) > options_.max_bytes)
+            return invalid(out, "is larger than " + std::to_string(options_.max_bytes) + " bytes");
+        std::string text;
+        if (!read_capped(fd, text)) return invalid(out, "could not be read completely");
+        return parse(text, out);
+    }
+
+    /// Writes `reg` atomically. Returns the warnings of a write that did not happen (empty
+    /// on success). Never throws (except std::bad_alloc).
+    std::vector<warning> store(const accelerator_registry& reg) const {
+        std::vector<warning> warnings;
+        dir_handle dir = open_folder(true, warnings);
+        if (!dir) return warnings;
+        const std::string text = envelope(reg);
+
+        static std::atomic<std::uint64_t> counter{0};
+        int fd = -1;
+        std::string temp;
+        for (int attempt = 0; attempt < 16 && fd < 0; ++attempt) {
+            const auto ticks = std::chrono::steady_clock::now().time_since_epoch().count();
+            temp = "." + options_.file_name + "." + std::to_string(::getpid()) + "." +
+                   std::to_string(counter.fetch_add(1, std::memory_order_relaxed)) + "." +
+                   std::to_string(static_cast<std::uint64_t>(ticks) & 0xffffff) + ".tmp";
+            fd = ::openat(dir.fd, temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY, 0600);
+            if (fd < 0 && errno != EEXIST) break;
+        }
+        if (fd < 0) {
+            const int e = errno;
+            warnings.push_back(warn(e == EACCES || e == EPERM || e == EROFS ? warning_kind::permission_denied
+                                                                            : warning_kind::read_error,
+                                    "not written (no cache): cannot create a file in " + options_.folder + ": " +
+                                        errno_text(e)));
+            return warnings;
+        }
+        bool ok = true;
+        int error = 0;
+        {
+            fd_closer closer{fd};
+            // O_CREAT's mode is filtered by the umask; make it exactly 0600 either way.
+            if (::fchmod(fd, 0600) != 0) ok = false;
+            std::size_t done = 0;
+            while (ok && done < text.size()) {
+                const ::ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+                if (n < 0) {
+                    if (errno == EINTR) continue;
+                    ok = false;
+                    break;
+                }
+                done += static_cast<std::size_t>(n);
+            }
+            if (ok && ::fsync(fd) != 0) ok = false;
+            if (!ok) error = errno;
+        }
+        if (ok && ::renameat(dir.fd, temp.c_str(), dir.fd, options_.file_name.c_str()) != 0) {
+            ok = false;
+            error = errno;
+        }
+        if (!ok) {
+            ::unlinkat(dir.fd, temp.c_str(), 0);
+            warnings.push_back(warn(warning_kind::read_error, "not written: " + errno_text(error)));
+            return warnings;
+        }
+        ::fsync(dir.fd); // make the rename itself durable; a failure here loses nothing
+        return warnings;
+    }
+
+    /// The cached registry when there is a valid, fresh one; otherwise `detect()`'s,
+    /// stored for next time, carrying a `cache_invalid` (or I/O) warning when the file was
+    /// invalid or the cache unusable. The file never holds those cache warnings.
+    template <class Detect>
+    accelerator_registry get_or_detect(Detect&& detect) const {
+        disk_cache_load loaded = load();
+        if (loaded.status == disk_cache_status::hit) return std::move(*loaded.registry);
+        accelerator_registry fresh = std::forward<Detect>(detect)();
+        std::vector<warning> extra = std::move(loaded.warnings);
+        if (loaded.status != disk_cache_status::unavailable) {
+            auto w = store(fresh);
+            for (auto& x : w) extra.push_back(std::move(x));
+        }
+        for (auto& w : extra) fresh.add(std::move(w));
+        return fresh;
+    }
+
+    /// Removes the cache file (not the folder); true when there is none afterwards.
+    bool clear() const {
+        std::vector<warning> ignored;
+        dir_handle dir = open_folder(false, ignored);
+        if (!dir) return true;
+        return ::unlinkat(dir.fd, options_.file_name.c_str(), 0) == 0 || errno == ENOENT;
+    }
+
+private:
+    struct fd_closer {
+        int fd;
+        explicit fd_closer(int f) noexcept : fd(f) {}
+        fd_closer(const fd_closer&) = delete;
+        fd_closer& operator=(const fd_closer&) = delete;
+        ~fd_closer() {
+            if (fd >= 0) ::close(fd);
+        }
+    };
+    struct dir_handle {
+        int fd = -1;
+        dir_handle() = default;
+        explicit dir_handle(int f) : fd(f) {}
+        dir_handle(dir_handle&& o) noexcept : fd(std::exchange(o.fd, -1)) {}
+        dir_handle& operator=(dir_handle&&) = delete;
+        ~dir_handle() {
+            if (fd >= 0) ::close(fd);
+        }
+        explicit operator bool() const noexcept { return fd >= 0; }
+    };
+
+    static std::string errno_text(int e) {
+        // strerror is not thread-safe and strerror_r has two incompatible signatures:
+        // describe the cases a cache meets, and give the number for the rest.
+        switch (e) {
+        case EACCES: return "permission denied";
+        case EPERM: return "operation not permitted";
+        case EROFS: return "read-only file system";
+        case ENOSPC: return "no space left on device";
+        case ENOENT: return "no such file or directory";
+        case ENOTDIR: return "not a directory";
+        case ELOOP: return "symbolic link";
+        case EDQUOT: return "disk quota exceeded";
+        default: break;
+        }
+        return "errno " + std::to_string(e);
+    }
+
+    warning warn(warning_kind kind, std::string message) const {
+        return warning{kind, std::nullopt, path(), std::move(message), 0};
+    }
+
+    disk_cache_load& invalid(disk_cache_load& out, std::string why) const {
+        out.status = disk_cache_status::invalid;
+        out.registry.reset();
+        out.warnings.push_back(warn(warning_kind::cache_invalid, std::move(why) + "; detected again"));
+        return out;
+    }
+
+    /// Opens (and with `create`, makes) the folder and checks it is private; the fd is
+    /// what every later operation goes through, so the checked folder is the used one.
+    dir_handle open_folder(bool create, std::vector<warning>& warnings) const {
+        const std::string& dir = options_.folder;
+        auto refuse = [&](warning_kind kind, std::string why) {
+            warnings.push_back(warning{kind, std::nullopt, dir, "cache folder " + std::move(why) + "; no cache used", 0});
+            return dir_handle{};
+        };
+        if (dir.empty() || dir.front() != '/')
+            return refuse(warning_kind::read_error, "unknown (neither XDG_CACHE_HOME nor HOME is an absolute path)");
+        if (options_.file_name.empty() || options_.file_name.find('/') != std::string::npos ||
+            options_.file_name == "." || options_.file_name == "..")
+            return refuse(warning_kind::read_error, "file name \"" + options_.file_name + "\" is not a plain name");
+        if (create) {
+            // The parents (e.g. ~/.cache) as the XDG spec wants them: 0700 when we make them.
+            for (std::size_t i = dir.find('/', 1); i != std::string::npos; i = dir.find('/', i + 1)) {
+                const std::string parent = dir.substr(0, i);
+                if (::mkdir(parent.c_str(), 0700) != 0 && errno != EEXIST) break; // the final mkdir reports it
+            }
+            if (::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST) {
+                const int e = errno;
+                return refuse(e == EACCES || e == EPERM || e == EROFS ? warning_kind::permission_denied
+                                                                      : warning_kind::read_error,
+                              "cannot be created: " + errno_text(e));
+            }
+        }
+        const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (fd < 0) {
+            const int e = errno;
+            if (e == ENOENT && !create) return dir_handle{}; // nothing cached yet: not a fault
+            if (e == ELOOP || e == ENOTDIR) {
+                // ELOOP: the last component is a symlink. ENOTDIR: a file, or a symlink to one.
+                struct stat lst {};
+                if (::lstat(dir.c_str(), &lst) == 0 && S_ISLNK(lst.st_mode))
+                    return refuse(warning_kind::cache_invalid, "is a symbolic link, not followed");
+                return refuse(warning_kind::cache_invalid, "is not a directory");
+            }
+            return refuse(e == EACCES || e == EPERM ? warning_kind::permission_denied : warning_kind::read_error,
+                          "cannot be opened: " + errno_text(e));
+        }
+        dir_handle h(fd);
+        struct stat st {};
+        if (::fstat(fd, &st) != 0 || !S_ISDIR(st.st_mode)) return refuse(warning_kind::cache_invalid, "is not a directory");
+        if (st.st_uid != ::geteuid())
+            return refuse(warning_kind::cache_invalid, "is owned by uid " + std::to_string(st.st_uid) + ", not this user");
+        if ((st.st_mode & (S_IWGRP | S_IWOTH)) != 0)
+            return refuse(warning_kind::cache_invalid, "is writable by other users (mode " + octal(st.st_mode & 07777) + ")");
+        return h;
+    }
+
+    static std::string octal(unsigned long mode) {
+        char buf[16];
+        std::snprintf(buf, sizeof buf, "%04lo", mode);
+        return buf;
+    }
+
+    bool read_capped(int fd, std::string& text) const {
+        char buf[16384];
+        for (;;) {
+            const ::ssize_t n = ::read(fd, buf, sizeof buf);
+            if (n < 0) {
+                if (errno == EINTR) continue;
+                return false;
+            }
+            if (n == 0) return true;
+            text.append(buf, static_cast<std::size_t>(n));
+            if (text.size() > options_.max_bytes) return false; // grew while we read
+        }
+    }
+
+    std::string envelope(const accelerator_registry& reg) const {
+        nlohmann::json j;
+        j["format"] = disk_cache_format_name;
+        j["format_version"] = disk_cache_format_version;
+        j["library_version"] = version.text;
+        j["backends"] = compiled_backend_mask;
+        j["hostname"] = options_.identity->hostname;
+        j["boot_id"] = options_.identity->boot_id;
+        j["written_at"] =
+            std::chrono::duration_cast<std::chrono::seconds>(options_.now().time_since_epoch()).count();
+        j["registry"] = reg;
+        return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    }
+
+    disk_cache_load& parse(const std::string& text, disk_cache_load& out) const {
+        if (text.find('\0') != std::string::npos) return invalid(out, "is corrupt (NUL byte)");
+        const auto j = nlohmann::json::parse(text.begin(), text.end(), nullptr, /*allow_exceptions=*/false);
+        if (j.is_discarded() || !j.is_object()) return invalid(out, "is corrupt (not a JSON object)");
+        auto str = [&](const char* key) -> std::optional<std::string> {
+            const auto it = j.find(key);
+            if (it == j.end() || !it->is_string()) return std::nullopt;
+            return it->get<std::string>();
+        };
+        auto integer = [&](const char* key) -> std::optional<std::int64_t> {
+            const auto it = j.find(key);
+            if (it == j.end() || !it->is_number_integer()) return std::nullopt;
+            if (it->is_number_unsigned() && it->get<std::uint64_t>() > static_cast<std::uint64_t>(INT64_MAX))
+                return std::nullopt;
+            return it->get<std::int64_t>();
+        };
+        if (str("format") != std::string(disk_cache_format_name)) return invalid(out, "is not an ai-hwaccel cache file");
+        const auto fv = integer("format_version");
+        if (!fv) return invalid(out, "is corrupt (no format_version)");
+        if (*fv > disk_cache_format_version)
+            return invalid(out, "was written in a newer cache format (" + std::to_string(*fv) + " > " +
+                                    std::to_string(disk_cache_format_version) + ")");
+        if (*fv < disk_cache_format_version) return invalid(out, "was written in an older cache format");
+        const auto lib = str("library_version");
+        if (!lib) return invalid(out, "is corrupt (no library_version)");
+        if (*lib != version.text)
+            return invalid(out, "was written by ai-hwaccel " + *lib + ", not " + version.text);
+        const auto backends = integer("backends");
+        if (!backends || *backends != static_cast<std::int64_t>(compiled_backend_mask))
+            return invalid(out, "was written by a build with other backends compiled in");
+        const auto host = str("hostname");
+        const auto boot = str("boot_id");
+        if (!host || !boot) return invalid(out, "is corrupt (no host identity)");
+        if (*host != options_.identity->hostname) return invalid(out, "belongs to another machine (" + *host + ")");
+        if (*boot != options_.identity->boot_id) return invalid(out, "was written before the last reboot");
+        const auto written = integer("written_at");
+        if (!written) return invalid(out, "is corrupt (no written_at)");
+        const auto it = j.find("registry");
+        if (it == j.end()) return invalid(out, "is corrupt (no registry)");
+        auto reg = registry_from_json(*it);
+        if (!reg) return invalid(out, "holds a registry that does not read: " + reg.error);
+
+        const auto now = std::chrono::duration_cast<std::chrono::seconds>(options_.now().time_since_epoch()).count();
+        const std::int64_t age = now - *written;
+        // A date in the future means the clock moved back; the file's age is unknown.
+        if (age < 0 || age >= options_.max_age.count()) {
+            out.status = disk_cache_status::expired;
+            return out;
+        }
+        out.status = disk_cache_status::hit;
+        out.registry = std::move(reg.registry);
+        return out;
+    }
+
+    disk_cache_options options_;
+};
+
+AI_HWACCEL_NAMESPACE_END
+
+#endif // AI_HWACCEL_HAS_DISK_CACHE

@@ -1,0 +1,799 @@
+// ai-hwaccel for Python: the pybind11 extension `ai_hwaccel._native`.
+//
+// One translation unit, so the module builds in one compiler run. It wraps the library's
+// own types where Python code keeps them (Device = accelerator_profile, Registry =
+// accelerator_registry, Model = model_spec, WarningInfo = warning, Interconnect =
+// interconnect) and answers the planning questions with plain dicts whose keys follow the
+// CLI's --json documents (docs/cli-plan.md), unrounded. Typed stubs: ai_hwaccel/_native.pyi.
+//
+// Error mapping: an unknown device, model, format, method or optimizer, and a number out
+// of range, raise ValueError with the message; a wrong argument type raises TypeError; a
+// --root that is not a directory raises NotADirectoryError. Detection itself never raises
+// (its problems are the registry's warnings) and runs with the GIL released.
+#include "ai_hwaccel/config.hpp"
+#include "ai_hwaccel/core.hpp"
+#include "ai_hwaccel/detect/detect.hpp"
+#include "ai_hwaccel/io/json.hpp"
+#include "ai_hwaccel/plan/cost.hpp"
+#include "ai_hwaccel/plan/memory.hpp"
+#include "ai_hwaccel/plan/models.hpp"
+#include "ai_hwaccel/plan/shard.hpp"
+#include "ai_hwaccel/plan/throughput.hpp"
+#include "ai_hwaccel/plan/training.hpp"
+#include "ai_hwaccel/registry.hpp"
+
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <sys/stat.h>
+#include <utility>
+#include <vector>
+
+namespace py = pybind11;
+namespace ah = ai_hwaccel;
+
+namespace {
+
+// --- values ------------------------------------------------------------------------------
+
+/// Text from the library as a Python str. Tools may print bytes that are not UTF-8
+/// (Latin-1 device names); those become U+FFFD instead of raising UnicodeDecodeError.
+py::str text(std::string_view s) {
+    PyObject* o = PyUnicode_DecodeUTF8(s.data(), static_cast<Py_ssize_t>(s.size()), "replace");
+    if (!o) throw py::error_already_set();
+    return py::reinterpret_steal<py::str>(o);
+}
+
+py::object text_or_none(std::string_view s) { return s.empty() ? py::object(py::none()) : py::object(text(s)); }
+
+template <class T>
+py::object value_of(const ah::sourced<T>& s) {
+    return s ? py::cast(s.value) : py::object(py::none());
+}
+template <class T>
+py::object origin_of(const ah::sourced<T>& s) {
+    return s ? py::object(text(ah::to_string(s.from))) : py::object(py::none());
+}
+py::object link_of(const ah::sourced<ah::pcie_link>& s) {
+    if (!s) return py::none();
+    return py::make_tuple(static_cast<unsigned>(s->generation), static_cast<unsigned>(s->width));
+}
+/// A rate: the number, or None when unknown (0 means "not known" in plan/).
+py::object rate(double v) { return v > 0 ? py::object(py::float_(v)) : py::object(py::none()); }
+
+py::dict peak_dict(const ah::peak_throughput& p) {
+    py::dict d;
+    for (const auto& row : ah::dtype_table)
+        if (p[row.id] > 0) d[text(row.name)] = p[row.id];
+    return d;
+}
+
+py::dict memory_dict(const ah::memory_estimate& m) {
+    py::dict d;
+    d["weights_bytes"] = m.weights_bytes;
+    d["kv_cache_bytes"] = m.kv_cache_bytes;
+    d["overhead_bytes"] = m.overhead_bytes;
+    d["total_bytes"] = m.total_bytes();
+    return d;
+}
+
+// --- arguments ---------------------------------------------------------------------------
+
+std::uint32_t whole(const char* name, long long v, long long lo, long long hi) {
+    if (v < lo || v > hi)
+        throw py::value_error(std::string(name) + ": " + std::to_string(v) + " is not a whole number from " +
+                              std::to_string(lo) + " to " + std::to_string(hi));
+    return static_cast<std::uint32_t>(v);
+}
+
+ah::quant_format quant_of(const std::string& name) {
+    if (const auto q = ah::parse_quant_format(name)) return *q;
+    std::string known;
+    for (const auto& row : ah::quant_table) known += (known.empty() ? "" : ", ") + std::string(row.name);
+    throw py::value_error("unknown quantization format '" + name + "' (known: " + known + ")");
+}
+
+const ah::device_spec& spec_of(const std::string& name) {
+    if (const auto* d = ah::find_device(name)) return *d;
+    throw py::value_error("unknown device '" + name + "' (ai_hwaccel.catalogue() lists the known names)");
+}
+
+ah::model_spec model_of(const py::handle& h) {
+    if (py::isinstance<ah::model_spec>(h)) return h.cast<ah::model_spec>();
+    if (py::isinstance<py::str>(h)) {
+        const auto name = h.cast<std::string>();
+        if (const auto* m = ah::find_model(name)) return *m;
+        throw py::value_error("unknown model '" + name + "' (ai_hwaccel.models() lists the known ids)");
+    }
+    throw py::type_error("model: expected a Model or a model id (str)");
+}
+
+/// A catalogue device as if present; a row that gives no memory size (unified memory,
+/// configured per machine) gets `memory_bytes` when given. A row that states no peak
+/// leaves the peaks unknown (apply_spec already does), so runtimes that dequantize may use it.
+ah::accelerator_profile described(const ah::device_spec& spec, std::uint32_t index, std::optional<std::uint64_t> memory) {
+    auto p = ah::profile_from_spec(spec, index);
+    if (memory) {
+        if (*memory == 0) throw py::value_error("memory_bytes: must be positive");
+        p.memory_bytes = {*memory, ah::origin::user};
+    }
+    return p;
+}
+
+/// `count` copies of one device (indices 0..count-1) and, when its catalogue row has a
+/// device-to-device link faster than PCIe, that link joining them all (what the CLI's
+/// --device/--count describe; PCIe needs no entry, the planner assumes it).
+ah::accelerator_registry described_registry(const ah::accelerator_profile& proto, std::uint32_t count) {
+    std::vector<ah::accelerator_profile> devices;
+    for (std::uint32_t i = 0; i < count; ++i) {
+        auto p = proto;
+        p.index = i;
+        devices.push_back(p);
+    }
+    ah::accelerator_registry reg(std::move(devices));
+    const auto* spec = proto.spec;
+    if (count > 1 && spec && spec->link != ah::interconnect_kind::none && spec->link != ah::interconnect_kind::pcie) {
+        ah::interconnect l;
+        l.kind = spec->link;
+        l.scope = ah::link_scope::intra_node;
+        l.name = "catalogue link";
+        if (spec->link_bandwidth_gbps > 0) l.bandwidth_gbps = {spec->link_bandwidth_gbps, ah::origin::catalogue};
+        for (std::uint32_t i = 0; i < count; ++i) l.devices.push_back(i);
+        reg.add(std::move(l));
+    }
+    return reg;
+}
+
+ah::accelerator_profile device_of(const py::handle& h, std::optional<std::uint64_t> memory) {
+    if (py::isinstance<ah::accelerator_profile>(h)) {
+        auto p = h.cast<ah::accelerator_profile>();
+        if (memory) {
+            if (*memory == 0) throw py::value_error("memory_bytes: must be positive");
+            p.memory_bytes = {*memory, ah::origin::user};
+        }
+        return p;
+    }
+    if (py::isinstance<py::str>(h)) return described(spec_of(h.cast<std::string>()), 0, memory);
+    throw py::type_error("device: expected a Device or a catalogue device name (str)");
+}
+
+// --- Device ------------------------------------------------------------------------------
+
+std::string device_repr(const ah::accelerator_profile& p) {
+    std::string s = "<Device " + std::string(ah::to_string(p.kind)) + " #" + std::to_string(p.index) + " '" +
+                    std::string(p.name.view()) + "'";
+    if (p.memory_bytes) s += " " + std::to_string(*p.memory_bytes) + " bytes";
+    if (!p.available) s += " unavailable";
+    return s + ">";
+}
+
+void bind_device(py::module_& m) {
+    using P = ah::accelerator_profile;
+    py::class_<P>(m, "Device", "One device as the library knows it; every sourced value carries its origin.")
+        .def_property_readonly("kind", [](const P& p) { return text(ah::to_string(p.kind)); })
+        .def_property_readonly("family", [](const P& p) { return text(ah::to_string(p.device_family())); })
+        .def_property_readonly("vendor", [](const P& p) { return text(ah::to_string(p.maker)); })
+        .def_property_readonly("backend", [](const P& p) -> py::object {
+            const auto b = p.backend();
+            return b ? py::object(text(ah::to_string(*b))) : py::object(py::none());
+        })
+        .def_property_readonly("index", [](const P& p) { return p.index; })
+        .def_property_readonly("name", [](const P& p) { return text(p.name.view()); })
+        .def_property_readonly("uuid", [](const P& p) { return text_or_none(p.uuid.view()); })
+        .def_property_readonly("pci", [](const P& p) -> py::object {
+            return p.pci ? py::object(text(p.pci->text().data())) : py::object(py::none());
+        })
+        .def_property_readonly("pci_device_id",
+                               [](const P& p) { return p.pci_device_id ? py::cast(p.pci_device_id) : py::object(py::none()); })
+        .def_property_readonly("arch", [](const P& p) { return text_or_none(p.arch.view()); })
+        .def_property_readonly("driver_version", [](const P& p) { return text_or_none(p.driver_version.view()); })
+        .def_property_readonly("available", [](const P& p) { return p.available; })
+        .def_property_readonly("software", [](const P& p) { return p.software; })
+        .def_property_readonly("unified_memory", [](const P& p) { return p.unified_memory; })
+        .def_property_readonly("is_accelerator", [](const P& p) { return p.is_accelerator(); })
+        .def_property_readonly("is_cpu", [](const P& p) { return p.is_cpu(); })
+        .def_property_readonly("memory_bytes", [](const P& p) { return value_of(p.memory_bytes); })
+        .def_property_readonly("memory_origin", [](const P& p) { return origin_of(p.memory_bytes); })
+        .def_property_readonly("memory_used_bytes", [](const P& p) { return value_of(p.memory_used_bytes); })
+        .def_property_readonly("memory_used_origin", [](const P& p) { return origin_of(p.memory_used_bytes); })
+        .def_property_readonly("memory_free_bytes", [](const P& p) { return value_of(p.memory_free_bytes); })
+        .def_property_readonly("memory_free_origin", [](const P& p) { return origin_of(p.memory_free_bytes); })
+        .def_property_readonly("bandwidth_gbps", [](const P& p) { return value_of(p.memory_bandwidth_gbps); })
+        .def_property_readonly("bandwidth_origin", [](const P& p) { return origin_of(p.memory_bandwidth_gbps); })
+        .def_property_readonly("peak_tflops", [](const P& p) { return peak_dict(p.peak); })
+        .def_property_readonly("peak_origin", [](const P& p) -> py::object {
+            return p.peak_from == ah::origin::none ? py::object(py::none()) : py::object(text(ah::to_string(p.peak_from)));
+        })
+        .def_property_readonly("compute_units", [](const P& p) { return value_of(p.compute_units); })
+        .def_property_readonly("compute_units_origin", [](const P& p) { return origin_of(p.compute_units); })
+        .def_property_readonly("chips", [](const P& p) { return value_of(p.chips); })
+        .def_property_readonly("chips_origin", [](const P& p) { return origin_of(p.chips); })
+        .def_property_readonly("pcie_current", [](const P& p) { return link_of(p.pcie_current); })
+        .def_property_readonly("pcie_current_origin", [](const P& p) { return origin_of(p.pcie_current); })
+        .def_property_readonly("pcie_max", [](const P& p) { return link_of(p.pcie_max); })
+        .def_property_readonly("pcie_max_origin", [](const P& p) { return origin_of(p.pcie_max); })
+        .def_property_readonly("pcie_bandwidth_gbps", [](const P& p) { return rate(p.pcie_bandwidth_gbps()); })
+        .def_property_readonly("numa_node", [](const P& p) { return value_of(p.numa_node); })
+        .def_property_readonly("numa_node_origin", [](const P& p) { return origin_of(p.numa_node); })
+        .def_property_readonly("temperature_c", [](const P& p) { return value_of(p.temperature_c); })
+        .def_property_readonly("temperature_origin", [](const P& p) { return origin_of(p.temperature_c); })
+        .def_property_readonly("power_draw_watts", [](const P& p) { return value_of(p.power_draw_watts); })
+        .def_property_readonly("power_draw_origin", [](const P& p) { return origin_of(p.power_draw_watts); })
+        .def_property_readonly("power_limit_watts", [](const P& p) { return value_of(p.power_limit_watts); })
+        .def_property_readonly("power_limit_origin", [](const P& p) { return origin_of(p.power_limit_watts); })
+        .def_property_readonly("utilization_percent", [](const P& p) { return value_of(p.utilization_percent); })
+        .def_property_readonly("utilization_origin", [](const P& p) { return origin_of(p.utilization_percent); })
+        .def_property_readonly("spec", [](const P& p) -> py::object {
+            return p.spec ? py::object(text(p.spec->name)) : py::object(py::none());
+        })
+        .def_property_readonly("capability_score", [](const P& p) { return ah::capability_score(p); })
+        .def("__repr__", &device_repr);
+}
+
+// --- WarningInfo, Interconnect -----------------------------------------------------------
+
+void bind_records(py::module_& m) {
+    using W = ah::warning;
+    py::class_<W>(m, "WarningInfo", "Something detection could not do, as a typed record (never raised).")
+        .def_property_readonly("kind", [](const W& w) { return text(ah::to_string(w.kind)); })
+        .def_property_readonly("backend", [](const W& w) -> py::object {
+            return w.backend ? py::object(text(ah::to_string(*w.backend))) : py::object(py::none());
+        })
+        .def_property_readonly("subject", [](const W& w) { return text(w.subject); })
+        .def_property_readonly("message", [](const W& w) { return text(w.message); })
+        .def_property_readonly("code", [](const W& w) { return w.code; })
+        .def("__str__", [](const W& w) { return text(ah::to_string(w)); })
+        .def("__repr__", [](const W& w) { return text("<WarningInfo " + ah::to_string(w) + ">"); });
+
+    using I = ah::interconnect;
+    py::class_<I>(m, "Interconnect", "A link between devices (NVLink, XGMI, …) or a network port (InfiniBand, RoCE).")
+        .def_property_readonly("kind", [](const I& l) { return text(ah::to_string(l.kind)); })
+        .def_property_readonly("scope", [](const I& l) { return text(ah::to_string(l.scope)); })
+        .def_property_readonly("name", [](const I& l) { return text(l.name); })
+        .def_property_readonly("state", [](const I& l) { return text(l.state); })
+        .def_property_readonly("bandwidth_gbps", [](const I& l) { return value_of(l.bandwidth_gbps); })
+        .def_property_readonly("bandwidth_origin", [](const I& l) { return origin_of(l.bandwidth_gbps); })
+        .def_property_readonly("devices", [](const I& l) { return l.devices; })
+        .def("__repr__", [](const I& l) {
+            return text("<Interconnect " + std::string(ah::to_string(l.kind)) + " '" + l.name + "' " +
+                        std::to_string(l.devices.size()) + " devices>");
+        });
+}
+
+// --- Model -------------------------------------------------------------------------------
+
+ah::model_spec custom_model(long long parameters, long long layers, long long hidden, std::optional<long long> heads,
+                            std::optional<long long> kv_heads, long long vocab) {
+    if (parameters < 1) throw py::value_error("parameters: must be positive");
+    const auto l = whole("layers", layers, 1, 100000);
+    const auto h = whole("hidden", hidden, 1, 1 << 24);
+    std::uint32_t nh = 0;
+    if (heads) {
+        nh = whole("heads", *heads, 1, h);
+        if (h % nh != 0) throw py::value_error("heads: " + std::to_string(nh) + " does not divide hidden");
+    } else {
+        nh = h % 128 == 0 ? h / 128 : h % 64 == 0 ? h / 64 : 1; // head dimension 128, else 64, else one head
+    }
+    std::uint32_t kv = nh;
+    if (kv_heads) {
+        kv = whole("kv_heads", *kv_heads, 1, nh);
+        if (nh % kv != 0) throw py::value_error("kv_heads: " + std::to_string(kv) + " does not divide the heads");
+    }
+    ah::model_spec m;
+    m.id = "custom";
+    m.name = "custom model";
+    m.family = "custom";
+    m.parameters = static_cast<std::uint64_t>(parameters);
+    m.active_parameters = m.parameters;
+    m.layers = l;
+    m.hidden_size = h;
+    m.attention_heads = nh;
+    m.kv_heads = kv;
+    m.head_dim = h / nh;
+    m.vocab_size = whole("vocab", vocab, 0, 0xffffffffLL);
+    return m;
+}
+
+void bind_model(py::module_& m) {
+    using M = ah::model_spec;
+    py::class_<M>(m, "Model", "A decoder-only transformer's shape: a catalogue row or Model.custom(...).")
+        .def_property_readonly("id", [](const M& x) { return text(x.id); })
+        .def_property_readonly("name", [](const M& x) { return text(x.name); })
+        .def_property_readonly("family", [](const M& x) { return text(x.family); })
+        .def_property_readonly("parameters", [](const M& x) { return x.parameters; })
+        .def_property_readonly("active_parameters", [](const M& x) { return x.active_parameters; })
+        .def_property_readonly("layers", [](const M& x) { return x.layers; })
+        .def_property_readonly("hidden_size", [](const M& x) { return x.hidden_size; })
+        .def_property_readonly("intermediate_size", [](const M& x) { return x.intermediate_size; })
+        .def_property_readonly("attention_heads", [](const M& x) { return x.attention_heads; })
+        .def_property_readonly("kv_heads", [](const M& x) { return x.kv_heads; })
+        .def_property_readonly("head_dim", [](const M& x) { return x.head_dim; })
+        .def_property_readonly("vocab_size", [](const M& x) { return x.vocab_size; })
+        .def_property_readonly("context_length", [](const M& x) { return x.context_length; })
+        .def_property_readonly("experts", [](const M& x) { return x.experts; })
+        .def_property_readonly("experts_per_token", [](const M& x) { return x.experts_per_token; })
+        .def_property_readonly("is_moe", [](const M& x) { return x.is_moe(); })
+        .def_property_readonly("source", [](const M& x) { return text_or_none(x.source); })
+        .def_static("custom", &custom_model, py::arg("parameters"), py::arg("layers"), py::arg("hidden"),
+                    py::arg("heads") = py::none(), py::arg("kv_heads") = py::none(), py::arg("vocab") = 0,
+                    "A model described by hand (head dimension 128 when heads is not given).")
+        .def("__repr__", [](const M& x) {
+            return text("<Model " + std::string(x.id) + " " + std::to_string(x.parameters) + " parameters>");
+        });
+}
+
+// --- Registry ----------------------------------------------------------------------------
+
+template <class Rng>
+py::list device_list(Rng&& rng) {
+    py::list out;
+    for (const ah::accelerator_profile& p : rng) out.append(py::cast(p));
+    return out;
+}
+
+py::dict host_dict(const ah::host_info& h) {
+    py::dict cpu;
+    cpu["model"] = text(h.cpu.model);
+    cpu["vendor"] = text(ah::to_string(h.cpu.maker));
+    cpu["arch"] = text(ah::to_string(h.cpu.arch));
+    cpu["sockets"] = h.cpu.sockets;
+    cpu["cores"] = h.cpu.cores;
+    cpu["threads"] = h.cpu.threads;
+    cpu["usable_threads"] = h.cpu.usable_threads;
+    cpu["cpu_quota"] = h.cpu.cpu_quota;
+    py::dict mem;
+    mem["total_bytes"] = value_of(h.memory.total_bytes);
+    mem["available_bytes"] = value_of(h.memory.available_bytes);
+    mem["cgroup_limit_bytes"] = value_of(h.memory.cgroup_limit_bytes);
+    mem["usable_bytes"] = h.memory.usable_bytes();
+    py::dict d;
+    d["cpu"] = cpu;
+    d["memory"] = mem;
+    d["numa_nodes"] = h.numa.size();
+    return d;
+}
+
+#if !AI_HWACCEL_JSON
+[[noreturn]] void no_json() {
+    throw std::runtime_error("this build of ai_hwaccel has no JSON support (nlohmann/json was not found)");
+}
+#endif
+
+std::string to_json(const ah::accelerator_registry& r, int indent) {
+#if AI_HWACCEL_JSON
+    return ah::to_json_string(r, indent);
+#else
+    (void)r;
+    (void)indent;
+    no_json();
+#endif
+}
+
+ah::accelerator_registry from_json(const std::string& s) {
+#if AI_HWACCEL_JSON
+    auto res = ah::registry_from_json(std::string_view(s));
+    if (!res) throw py::value_error("not a registry: " + res.error);
+    return std::move(*res.registry);
+#else
+    (void)s;
+    no_json();
+#endif
+}
+
+void bind_registry(py::module_& m) {
+    using R = ah::accelerator_registry;
+    py::class_<R>(m, "Registry", "What detection found: devices, warnings, host, links.")
+        .def(py::init([](std::vector<ah::accelerator_profile> devices) { return R(std::move(devices)); }),
+             py::arg("devices") = std::vector<ah::accelerator_profile>{})
+        .def_property_readonly("devices", [](const R& r) { return device_list(r.all()); })
+        .def_property_readonly("warnings", [](const R& r) {
+            py::list out;
+            for (const auto& w : r.warnings()) out.append(py::cast(w));
+            return out;
+        })
+        .def_property_readonly("interconnects", [](const R& r) { return r.system().interconnects; })
+        .def_property_readonly("host", [](const R& r) { return host_dict(r.host()); })
+        .def("available", [](const R& r) { return device_list(r.available()); })
+        .def("accelerators", [](const R& r) { return device_list(r.accelerators()); })
+        .def("has_accelerator", &R::has_accelerator)
+        .def("best_available", &R::best_available)
+        .def("total_memory", &R::total_memory)
+        .def("total_accelerator_memory", &R::total_accelerator_memory)
+        .def("what_if_add",
+             [](const R& r, const std::vector<ah::accelerator_profile>& extra) { return r.what_if_add(extra); },
+             py::arg("devices"))
+        .def("to_json", &to_json, py::arg("indent") = 2)
+        .def_static("from_json", &from_json, py::arg("text"))
+        .def("__len__", &R::size)
+        .def("__iter__", [](const R& r) { return py::iter(device_list(r.all())); })
+        .def("__eq__", [](const R& a, const py::object& b) -> py::object {
+            if (!py::isinstance<R>(b)) return py::reinterpret_borrow<py::object>(Py_NotImplemented);
+            return py::bool_(a == b.cast<const R&>());
+        })
+        .def("__repr__", [](const R& r) {
+            return "<Registry " + std::to_string(r.size()) + " devices, " + std::to_string(r.warnings().size()) +
+                   " warnings>";
+        });
+    // Defining __eq__ leaves a class unhashable in Python (a registry is a mutable value).
+    m.attr("Registry").attr("__hash__") = py::none();
+}
+
+// --- detection ---------------------------------------------------------------------------
+
+ah::accelerator_registry detect(std::optional<std::string> root) {
+    std::string r = root.value_or("");
+    if (!r.empty()) {
+        struct stat st {};
+        if (::stat(r.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
+            PyErr_SetString(PyExc_NotADirectoryError, ("root: '" + r + "' is not a directory").c_str());
+            throw py::error_already_set();
+        }
+    }
+    py::gil_scoped_release unlocked; // probes run tools and read files: let other threads run
+    return ah::detect(ah::host_system(std::move(r)));
+}
+
+// --- planning ----------------------------------------------------------------------------
+
+/// A Registry (its devices and links), a list of Devices (no links: each its own island),
+/// or one Device.
+ah::accelerator_registry devices_of(const py::handle& h) {
+    if (py::isinstance<ah::accelerator_registry>(h)) return h.cast<ah::accelerator_registry>();
+    if (py::isinstance<ah::accelerator_profile>(h))
+        return ah::accelerator_registry({h.cast<ah::accelerator_profile>()});
+    if (py::isinstance<py::str>(h)) throw py::type_error("devices: expected a Registry or a list of Devices, not str");
+    try {
+        return ah::accelerator_registry(h.cast<std::vector<ah::accelerator_profile>>());
+    } catch (const py::cast_error&) {
+        throw py::type_error("devices: expected a Registry, a Device or a list of Devices");
+    }
+}
+
+std::string strategy(const ah::shard_plan& p) { return std::string(ah::to_string(p.strategy)); }
+
+py::dict estimate(const py::handle& device, const py::handle& model, const std::string& quant, long long context,
+                  long long batch, long long count, std::optional<long long> prompt, std::optional<long long> memory_bytes) {
+    std::optional<std::uint64_t> mem;
+    if (memory_bytes) {
+        if (*memory_bytes < 1) throw py::value_error("memory_bytes: must be positive");
+        mem = static_cast<std::uint64_t>(*memory_bytes);
+    }
+    const auto proto = device_of(device, mem);
+    const auto m = model_of(model);
+    const auto q = quant_of(quant);
+    const auto ctx = whole("context", context, 1, 1 << 24);
+    const auto b = whole("batch", batch, 1, 65536);
+    const auto n = whole("count", count, 1, static_cast<long long>(ah::max_plan_devices));
+    const auto pr = prompt ? whole("prompt", *prompt, 1, ctx) : (ctx < 512 ? ctx : 512u);
+    if (!proto.memory_bytes)
+        throw py::value_error("the memory of " + std::string(proto.name.view()) +
+                              " is not known (the catalogue gives none for unified memory): pass memory_bytes");
+
+    const auto reg = described_registry(proto, n);
+    ah::plan_options po;
+    po.spread = true; // one replica over every device given
+    const ah::inference_shape shape{ctx, b};
+    const ah::inference_shape prefill_shape{pr, b};
+    const auto links = std::span<const ah::interconnect>(reg.system().interconnects);
+    const auto plan = ah::plan_sharding(reg.all(), links, m, q, shape, po);
+    // The planner's prefill is for a prompt as long as the context: plan again at the prompt's.
+    const auto pre = ah::plan_sharding(reg.all(), links, m, q, prefill_shape, po);
+    std::uint64_t usable = 0;
+    for (const auto& p : reg.all())
+        usable += static_cast<std::uint64_t>(static_cast<double>(p.memory_bytes.value_or(0)) * (1.0 - po.memory_headroom));
+
+    py::dict d;
+    d["device"] = text(proto.name.view());
+    d["count"] = n;
+    d["device_memory_bytes"] = proto.memory_bytes.value_or(0);
+    d["link"] = text(n > 1 && !reg.system().interconnects.empty() ? ah::to_string(reg.system().interconnects[0].kind)
+                     : n > 1                                      ? std::string_view("pcie")
+                                                                  : std::string_view("none"));
+    d["model"] = text(m.id);
+    d["parameters"] = m.parameters;
+    d["quant"] = text(ah::to_string(q));
+    d["context"] = ctx;
+    d["prompt"] = pr;
+    d["batch"] = b;
+    d["fits"] = plan.fits;
+    d["reason"] = plan.fits ? py::object(py::none()) : py::object(text(ah::describe(plan.outcome)));
+    d["strategy"] = strategy(plan);
+    d["tensor_parallel"] = plan.tensor_parallel;
+    d["stages"] = plan.stages;
+    d["decode_tokens_per_second"] = rate(plan.fits ? plan.decode_tokens_per_second : 0);
+    d["prefill_tokens_per_second"] = rate(plan.fits && pre.fits ? pre.prefill_tokens_per_second : 0);
+    d["memory"] = memory_dict(ah::estimate_memory(m, q, shape));
+    d["usable_bytes"] = usable;
+    d["estimate"] = true;
+    return d;
+}
+
+py::dict plan(const py::handle& devices, const py::handle& model, const std::string& quant, long long context,
+              long long batch, bool allow_cpu) {
+    const auto reg = devices_of(devices);
+    const auto m = model_of(model);
+    const bool automatic = ah::detail::iequals(quant, "auto");
+    ah::quant_format q{};
+    if (!automatic) q = quant_of(quant);
+    const ah::inference_shape shape{whole("context", context, 1, 1 << 24), whole("batch", batch, 1, 65536)};
+    ah::plan_options po;
+    po.allow_cpu = allow_cpu;
+    std::optional<ah::quantization_choice> choice;
+    if (automatic) {
+        choice = ah::suggest_quantization(reg.all(), m, shape, po);
+        q = choice->format;
+    }
+    const auto links = std::span<const ah::interconnect>(reg.system().interconnects);
+    const auto p = ah::plan_sharding(reg.all(), links, m, q, shape, po);
+    const auto outcome = p.fits ? p.outcome : (choice && !choice->fits ? choice->outcome : p.outcome);
+    std::string reason;
+    if (!p.fits) {
+        reason = std::string(ah::describe(outcome));
+        if (p.cpu_excluded || (choice && choice->cpu_excluded)) reason += " (a CPU is present: allow_cpu=True lets the plan use it)";
+        if (choice && !choice->fits) reason += "; not even in " + std::string(ah::to_string(q)) + ", the smallest format tried";
+    }
+
+    py::dict d;
+    d["model"] = text(m.id);
+    d["parameters"] = m.parameters;
+    d["quant"] = text(ah::to_string(q));
+    d["quant_chosen"] = automatic ? "auto" : "given";
+    d["context"] = shape.context;
+    d["batch"] = shape.batch;
+    d["fits"] = p.fits;
+    d["outcome"] = text(ah::to_string(outcome));
+    d["reason"] = p.fits ? py::object(py::none()) : py::object(text(reason));
+    d["strategy"] = strategy(p);
+    d["kind"] = p.fits ? py::object(text(ah::to_string(p.kind))) : py::object(py::none());
+    d["replicas"] = p.replicas;
+    d["stages"] = p.stages;
+    d["tensor_parallel"] = p.tensor_parallel;
+    d["decode_tokens_per_second"] = rate(p.decode_tokens_per_second);
+    d["aggregate_decode_tokens_per_second"] = rate(p.aggregate_decode_tokens_per_second);
+    d["prefill_tokens_per_second"] = rate(p.prefill_tokens_per_second);
+    d["memory"] = memory_dict(p.memory);
+    d["usable_bytes"] = p.usable_bytes;
+    d["cpu_excluded"] = p.cpu_excluded;
+    py::list shards;
+    const auto all = reg.all();
+    for (const auto& s : p.devices) {
+        py::dict e;
+        e["device"] = s.device;
+        e["index"] = s.index;
+        e["name"] = s.device < all.size() ? text(all[s.device].name.view()) : text("");
+        e["replica"] = s.replica;
+        e["stage"] = s.stage;
+        e["tensor_rank"] = s.tensor_rank;
+        e["tensor_size"] = s.tensor_size;
+        e["first_layer"] = s.first_layer;
+        e["last_layer"] = s.last_layer;
+        e["embeddings"] = s.embeddings;
+        e["output_head"] = s.output_head;
+        e["weights_bytes"] = s.weights_bytes;
+        e["kv_cache_bytes"] = s.kv_cache_bytes;
+        e["overhead_bytes"] = s.overhead_bytes;
+        e["total_bytes"] = s.total_bytes();
+        e["usable_bytes"] = s.usable_bytes;
+        e["fits"] = s.fits;
+        shards.append(e);
+    }
+    d["shards"] = shards;
+    d["estimate"] = true;
+    return d;
+}
+
+py::dict memory(const py::handle& model, const std::string& quant, long long context, long long batch,
+                const std::string& kv_cache) {
+    const auto m = model_of(model);
+    const ah::inference_shape shape{whole("context", context, 1, 1 << 24), whole("batch", batch, 1, 65536),
+                                    quant_of(kv_cache)};
+    return memory_dict(ah::estimate_memory(m, quant_of(quant), shape));
+}
+
+ah::training_optimizer optimizer_of(const std::string& s) {
+    using O = ah::training_optimizer;
+    for (auto [name, o] : {std::pair{"adamw", O::adamw}, std::pair{"adamw_8bit", O::adamw_8bit},
+                           std::pair{"sgd", O::sgd}, std::pair{"sgd_momentum", O::sgd_momentum}})
+        if (ah::detail::loose_equals(s, name)) return o;
+    throw py::value_error("unknown optimizer '" + s + "' (adamw, adamw_8bit, sgd, sgd_momentum)");
+}
+std::string_view optimizer_name(ah::training_optimizer o) {
+    switch (o) {
+    case ah::training_optimizer::adamw: return "adamw";
+    case ah::training_optimizer::adamw_8bit: return "adamw_8bit";
+    case ah::training_optimizer::sgd_momentum: return "sgd_momentum";
+    case ah::training_optimizer::sgd: return "sgd";
+    }
+    return "adamw";
+}
+
+py::dict training(const py::handle& model, const std::string& method, long long seq, long long batch, long long devices,
+                  long long zero, std::optional<long long> rank, bool checkpointing, const std::string& optimizer,
+                  std::optional<std::string> policy) {
+    const auto m = model_of(model);
+    const auto how = ah::parse_training_method(method);
+    if (!how)
+        throw py::value_error("unknown training method '" + method + "' (full, lora, qlora, prefix, dpo, rlhf, distillation)");
+    ah::training_setup t;
+    t.method = *how;
+    const bool multi_model = t.method == ah::training_method::dpo || t.method == ah::training_method::rlhf ||
+                             t.method == ah::training_method::distillation;
+    if (policy) {
+        if (!multi_model) throw py::value_error("policy applies to dpo, rlhf and distillation");
+        const auto pm = ah::parse_training_method(*policy);
+        if (!pm || (*pm != ah::training_method::full && *pm != ah::training_method::lora && *pm != ah::training_method::qlora))
+            throw py::value_error("policy: '" + *policy + "' is not full, lora or qlora");
+        t.policy_method = *pm;
+    }
+    const bool adapters = t.method == ah::training_method::lora || t.method == ah::training_method::qlora ||
+                          (multi_model && t.policy_method != ah::training_method::full);
+    if (rank && !adapters) throw py::value_error("rank applies to lora and qlora (or policy lora/qlora)");
+    t.seq_len = whole("seq", seq, 1, 1 << 24);
+    t.micro_batch = whole("batch", batch, 1, 65536);
+    t.devices = whole("devices", devices, 1, 1 << 20);
+    t.zero = static_cast<ah::zero_stage>(whole("zero", zero, 0, 3));
+    if (rank) t.lora_rank = whole("rank", *rank, 1, 65536);
+    t.gradient_checkpointing = checkpointing;
+    t.opt = optimizer_of(optimizer);
+
+    const auto e = ah::estimate_training_memory(m, t);
+    py::dict d;
+    d["model"] = text(m.id);
+    d["parameters"] = m.parameters;
+    d["method"] = text(ah::to_string(t.method));
+    d["policy"] = multi_model ? py::object(text(ah::to_string(t.policy_method))) : py::object(py::none());
+    d["seq"] = t.seq_len;
+    d["batch"] = t.micro_batch;
+    d["devices"] = t.devices;
+    d["zero"] = static_cast<unsigned>(t.zero);
+    d["rank"] = adapters ? py::cast(t.lora_rank) : py::object(py::none());
+    d["checkpointing"] = t.gradient_checkpointing;
+    d["optimizer"] = text(optimizer_name(t.opt));
+    d["trainable_parameters"] = e.trainable_parameters;
+    d["peak_memory_bytes"] = e.peak_memory_bytes;
+    py::dict parts;
+    parts["weights_bytes"] = e.weights_bytes;
+    parts["frozen_models_bytes"] = e.frozen_models_bytes;
+    parts["gradients_bytes"] = e.gradients_bytes;
+    parts["optimizer_bytes"] = e.optimizer_bytes;
+    parts["activations_bytes"] = e.activations_bytes;
+    parts["buffers_bytes"] = e.buffers_bytes;
+    parts["total_bytes"] = e.total_bytes();
+    d["breakdown"] = parts;
+    d["host_memory_bytes"] = e.host_memory_bytes;
+    d["estimate"] = true;
+    return d;
+}
+
+py::dict instance_dict(const ah::instance_cost_estimate& e) {
+    const auto& r = *e.instance;
+    py::dict d;
+    d["name"] = text(r.name);
+    d["provider"] = text(ah::to_string(r.provider));
+    d["region"] = text(r.region);
+    d["price_per_hour_usd"] = r.price_per_hour_usd;
+    d["price_date"] = text_or_none(r.price_date);
+    d["price_snapshot"] = text_or_none(r.price_snapshot);
+    d["price_source"] = text(r.price_source);
+    d["accelerator"] = text(r.accelerator);
+    d["accelerator_count"] = r.accelerator_count;
+    d["available_bytes"] = e.available_bytes;
+    d["format_supported"] = e.format_supported;
+    d["fits"] = e.fits;
+    d["decode_tokens_per_second"] = rate(e.decode_tokens_per_second);
+    d["usd_per_million_output_tokens"] = rate(e.usd_per_million_output_tokens);
+    return d;
+}
+
+py::dict cost(const py::handle& model, const std::string& quant, long long context, long long batch,
+              const std::string& objective, bool all_instances) {
+    const auto m = model_of(model);
+    const auto q = quant_of(quant);
+    const ah::inference_shape shape{whole("context", context, 1, 1 << 24), whole("batch", batch, 1, 65536)};
+    ah::cost_objective obj{};
+    if (objective == "hour") obj = ah::cost_objective::price_per_hour;
+    else if (objective == "tokens") obj = ah::cost_objective::price_per_million_tokens;
+    else throw py::value_error("objective: '" + objective + "' is not 'hour' or 'tokens'");
+    const auto best = ah::cheapest_instance(m, q, shape, obj);
+    py::dict d;
+    d["model"] = text(m.id);
+    d["parameters"] = m.parameters;
+    d["quant"] = text(ah::to_string(q));
+    d["context"] = shape.context;
+    d["batch"] = shape.batch;
+    d["objective"] = objective;
+    d["required_bytes"] = best.required_bytes;
+    d["fits"] = best.found();
+    d["instance"] = best.found() ? py::object(instance_dict(best)) : py::object(py::none());
+    if (all_instances) {
+        py::list rows;
+        for (const auto& row : ah::instance_catalogue) rows.append(instance_dict(ah::estimate_instance_cost(row, m, q, shape)));
+        d["instances"] = rows;
+    }
+    d["estimate"] = true;
+    return d;
+}
+
+} // namespace
+
+PYBIND11_MODULE(_native, m) {
+    m.doc() = "ai_hwaccel: find the AI accelerators on a machine and plan model deployment on them "
+              "(C++ library bindings; every planning figure is an estimate)";
+    m.attr("__version__") = AI_HWACCEL_VERSION_STRING;
+    m.attr("json_support") = py::bool_(AI_HWACCEL_JSON != 0);
+
+    bind_device(m);
+    bind_records(m);
+    bind_model(m);
+    bind_registry(m);
+
+    m.def("detect", &detect, py::arg("root") = py::none(),
+          "Detects this machine's devices, or a captured machine tree's (root: its folder). Never raises for "
+          "what the machine does; problems are Registry.warnings. Releases the GIL while it runs.");
+    m.def(
+        "catalogue_device",
+        [](const std::string& name, std::optional<long long> memory_bytes) {
+            std::optional<std::uint64_t> mem;
+            if (memory_bytes) {
+                if (*memory_bytes < 1) throw py::value_error("memory_bytes: must be positive");
+                mem = static_cast<std::uint64_t>(*memory_bytes);
+            }
+            return described(spec_of(name), 0, mem);
+        },
+        py::arg("name"), py::arg("memory_bytes") = py::none(),
+        "A catalogue device as if present (\"H100 SXM\", \"RTX 4090\", \"MI300X\").");
+    m.def(
+        "catalogue_registry",
+        [](const std::string& name, long long count, std::optional<long long> memory_bytes) {
+            std::optional<std::uint64_t> mem;
+            if (memory_bytes) {
+                if (*memory_bytes < 1) throw py::value_error("memory_bytes: must be positive");
+                mem = static_cast<std::uint64_t>(*memory_bytes);
+            }
+            const auto n = whole("count", count, 1, static_cast<long long>(ah::max_plan_devices));
+            return described_registry(described(spec_of(name), 0, mem), n);
+        },
+        py::arg("name"), py::arg("count") = 1, py::arg("memory_bytes") = py::none(),
+        "count catalogue devices joined by the device's own link (NVLink, XGMI, …; PCIe when it has none).");
+    m.def("catalogue", [] {
+        py::list out;
+        for (const auto& row : ah::device_catalogue) out.append(text(row.name));
+        return out;
+    }, "The canonical names of the device catalogue's rows.");
+    m.def("model", [](const std::string& id) { return model_of(py::str(id)); }, py::arg("id"),
+          "A catalogue model by id or by the name people write (\"llama-3.1-70b\", \"meta-llama/Llama-3.1-8B\").");
+    m.def("models", [] {
+        py::list out;
+        for (const auto& row : ah::model_catalogue) out.append(py::cast(row));
+        return out;
+    }, "Every model of the catalogue.");
+    m.def("quant_formats", [] {
+        py::list out;
+        for (const auto& row : ah::quant_table) out.append(text(row.name));
+        return out;
+    }, "The canonical names of the quantization formats.");
+    m.def("bits_per_weight", [](const std::string& quant) { return ah::bits_per_weight(quant_of(quant)); },
+          py::arg("quant"), "True bits per weight of a format, block scales included.");
+    m.def("memory", &memory, py::arg("model"), py::arg("quant"), py::arg("context") = 4096, py::arg("batch") = 1,
+          py::arg("kv_cache") = "fp16", "Memory to serve a model: weights, KV cache, overhead (bytes, estimates).");
+    m.def("estimate", &estimate, py::arg("device"), py::arg("model"), py::arg("quant"), py::arg("context") = 4096,
+          py::arg("batch") = 1, py::arg("count") = 1, py::arg("prompt") = py::none(), py::arg("memory_bytes") = py::none(),
+          "Memory and decode/prefill tokens per second of a model on count such devices (estimates).");
+    m.def("plan", &plan, py::arg("devices"), py::arg("model"), py::arg("quant") = "auto", py::arg("context") = 4096,
+          py::arg("batch") = 1, py::arg("allow_cpu") = false,
+          "Lays a model out on devices (a Registry, a Device or a list of Devices); quant='auto' picks the "
+          "highest-quality format that fits.");
+    m.def("training", &training, py::arg("model"), py::arg("method"), py::arg("seq") = 2048, py::arg("batch") = 1,
+          py::arg("devices") = 1, py::arg("zero") = 0, py::arg("rank") = py::none(), py::arg("checkpointing") = false,
+          py::arg("optimizer") = "adamw", py::arg("policy") = py::none(),
+          "Memory per device of fine-tuning a model (estimates).");
+    m.def("cost", &cost, py::arg("model"), py::arg("quant"), py::arg("context") = 4096, py::arg("batch") = 1,
+          py::arg("objective") = "hour", py::arg("all_instances") = false,
+          "The cheapest cloud instance that holds a model, by price per hour or per output token (estimates).");
+}

@@ -1,0 +1,169 @@
+"""Detection and the registry from Python: this machine, the fixture machines, JSON."""
+
+import glob
+import os
+import tempfile
+import threading
+import unittest
+
+import ai_hwaccel as ah
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+MACHINES = os.environ.get("AI_HWACCEL_MACHINES_DIR",
+                          os.path.join(HERE, os.pardir, os.pardir, "tests", "machines"))
+
+
+def machines():
+    return sorted(glob.glob(os.path.join(MACHINES, "handmade-*")))
+
+
+ORIGINS = {"tool", "sysfs", "user", "catalogue", "estimated"}
+
+
+class ThisMachine(unittest.TestCase):
+    def test_detect_lists_the_cpu(self):
+        reg = ah.detect()
+        self.assertIsInstance(reg, ah.Registry)
+        cpus = [d for d in reg.devices if d.is_cpu]
+        self.assertEqual(len(cpus), 1)
+        self.assertEqual(cpus[0].kind, "cpu")
+        self.assertEqual(len(reg), len(reg.devices))
+        self.assertEqual([d.name for d in reg], [d.name for d in reg.devices])
+
+    def test_values_and_origins_go_together(self):
+        for d in ah.detect().devices:
+            for value, origin in [(d.memory_bytes, d.memory_origin), (d.bandwidth_gbps, d.bandwidth_origin),
+                                  (d.compute_units, d.compute_units_origin), (d.numa_node, d.numa_node_origin),
+                                  (d.temperature_c, d.temperature_origin)]:
+                self.assertEqual(value is None, origin is None)
+                if origin is not None:
+                    self.assertIn(origin, ORIGINS)
+
+    def test_host_memory_agrees_with_meminfo(self):
+        try:
+            with open("/proc/meminfo", encoding="ascii") as f:
+                total_kib = next(int(line.split()[1]) for line in f if line.startswith("MemTotal:"))
+        except (OSError, StopIteration):
+            self.skipTest("no /proc/meminfo")
+        host = ah.detect().host
+        self.assertEqual(host["memory"]["total_bytes"], total_kib * 1024)
+
+    def test_not_a_directory(self):
+        with tempfile.NamedTemporaryFile() as f:
+            with self.assertRaises(NotADirectoryError):
+                ah.detect(root=f.name)
+        with self.assertRaises(NotADirectoryError):
+            ah.detect(root=os.path.join(HERE, "no such folder"))
+
+    def test_empty_tree_warns_instead_of_raising(self):
+        with tempfile.TemporaryDirectory() as d:
+            reg = ah.detect(root=d)
+        self.assertTrue(all(isinstance(w, ah.WarningInfo) for w in reg.warnings))
+        self.assertFalse(reg.has_accelerator())
+
+
+@unittest.skipUnless(machines(), "no fixture machines in " + MACHINES)
+class FixtureMachines(unittest.TestCase):
+    def test_json_is_the_expected_registry(self):
+        if not ah.json_support:
+            self.skipTest("built without nlohmann/json")
+        for m in machines():
+            with self.subTest(machine=os.path.basename(m)):
+                with open(os.path.join(m, "expected.json"), encoding="utf-8") as f:
+                    expected = f.read()
+                reg = ah.detect(root=m)
+                # The CLI's `detect --root M --json` is the same text plus a newline.
+                self.assertEqual(reg.to_json() + "\n", expected)
+                self.assertEqual(ah.Registry.from_json(expected), reg)
+
+    def test_hgx_node(self):
+        m = os.path.join(MACHINES, "handmade-hgx-h100-8gpu-nvswitch")
+        if not os.path.isdir(m):
+            self.skipTest("machine absent")
+        reg = ah.detect(root=m)
+        gpus = reg.accelerators()
+        self.assertEqual(len(gpus), 8)
+        for g in gpus:
+            self.assertEqual(g.kind, "cuda_gpu")
+            self.assertEqual(g.vendor, "nvidia")
+            self.assertEqual(g.memory_origin, "tool")
+            self.assertIsNotNone(g.pci)
+            self.assertIsNotNone(g.uuid)
+            self.assertIsNotNone(g.spec)
+        # Totals: the accelerators' own memory adds up; the CPU's is counted on top once.
+        self.assertEqual(reg.total_accelerator_memory(), sum(g.memory_bytes for g in gpus))
+        self.assertGreater(reg.total_memory(), reg.total_accelerator_memory())
+        self.assertIn(reg.best_available().name, {g.name for g in gpus})
+        kinds = {link.kind for link in reg.interconnects}
+        self.assertTrue(kinds & {"nvlink", "nvswitch"}, kinds)
+
+    def test_unified_memory_counted_once(self):
+        m = os.path.join(MACHINES, "handmade-macbook-pro-m1pro")
+        if not os.path.isdir(m):
+            self.skipTest("machine absent")
+        reg = ah.detect(root=m)
+        shared = [d for d in reg.available() if d.unified_memory or d.is_cpu]
+        self.assertGreater(len(shared), 1)
+        self.assertEqual(reg.total_memory(), max(d.memory_bytes or 0 for d in shared))
+
+    def test_detection_in_threads(self):
+        # Detection releases the GIL; several at once give the same registry as one.
+        m = machines()[0]
+        alone = ah.detect(root=m)
+        results = [None] * 4
+
+        def run(i):
+            results[i] = ah.detect(root=m)
+
+        threads = [threading.Thread(target=run, args=(i,)) for i in range(len(results))]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        for r in results:
+            self.assertEqual(r, alone)
+
+
+class RegistryValue(unittest.TestCase):
+    def test_built_from_devices(self):
+        h100 = ah.catalogue_device("H100 SXM")
+        reg = ah.Registry([h100, h100])
+        self.assertEqual(len(reg), 2)
+        self.assertEqual(reg.total_memory(), 2 * h100.memory_bytes)
+        self.assertEqual(len(reg.accelerators()), 2)
+        bigger = reg.what_if_add([ah.catalogue_device("MI300X")])
+        self.assertEqual(len(bigger), 3)
+        self.assertEqual(len(reg), 2)  # unchanged
+        self.assertEqual(bigger.best_available().vendor, "amd")
+        self.assertNotEqual(reg, bigger)
+        self.assertEqual(ah.Registry(), ah.Registry([]))
+        self.assertIsNone(ah.Registry().best_available())
+
+    def test_registry_is_not_hashable(self):
+        with self.assertRaises(TypeError):
+            hash(ah.Registry())
+
+    @unittest.skipUnless(ah.json_support, "built without nlohmann/json")
+    def test_json_round_trip_and_errors(self):
+        reg = ah.catalogue_registry("MI300X", 4)
+        text = reg.to_json(indent=-1)
+        self.assertNotIn("\n", text)
+        back = ah.Registry.from_json(text)
+        self.assertEqual(back, reg)
+        self.assertEqual([d.spec for d in back], [d.spec for d in reg])
+        for bad, why in [("", "invalid JSON"), ("{}", "schema_version"), ("[1, 2]", ""),
+                         ('{"schema_version": 999}', "schema_version")]:
+            with self.subTest(text=bad):
+                with self.assertRaises(ValueError) as cm:
+                    ah.Registry.from_json(bad)
+                self.assertIn(why, str(cm.exception))
+
+    def test_wrong_types(self):
+        with self.assertRaises(TypeError):
+            ah.Registry([1, 2])
+        with self.assertRaises(TypeError):
+            ah.detect(root=3)
+
+
+if __name__ == "__main__":
+    unittest.main()

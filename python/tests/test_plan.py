@@ -1,0 +1,321 @@
+"""Planning from Python: catalogue lookups, estimate, plan, training, cost, errors.
+
+Where the CLI is available (AI_HWACCEL_CLI, set by ctest), each answer is compared with
+`ai-hwaccel <command> --json` for the same question: the two front ends share the
+planner, so they must agree to the CLI's rounding (rates to 0.01 token/s).
+"""
+
+import json
+import os
+import subprocess
+import unittest
+
+import ai_hwaccel as ah
+
+CLI = os.environ.get("AI_HWACCEL_CLI")
+
+
+def cli(*args):
+    out = subprocess.run([CLI, *args, "--json"], capture_output=True, text=True, check=False)
+    return json.loads(out.stdout)
+
+
+class Catalogue(unittest.TestCase):
+    def test_device_lookup(self):
+        h100 = ah.catalogue_device("H100 SXM")
+        self.assertIs(type(h100), ah.Device)
+        self.assertEqual(h100.spec, h100.name)
+        self.assertEqual(ah.catalogue_device(h100.name).name, h100.name)  # canonical name resolves
+        self.assertIn(h100.name, ah.catalogue())
+        self.assertEqual(h100.memory_origin, "catalogue")
+        self.assertEqual(h100.vendor, "nvidia")
+        self.assertEqual(h100.family, "gpu")
+        self.assertGreater(h100.bandwidth_gbps, 0)
+        self.assertEqual(h100.peak_origin, "catalogue")
+        self.assertTrue(all(v > 0 for v in h100.peak_tflops.values()))
+        self.assertTrue(h100.is_accelerator)
+        override = ah.catalogue_device("H100 SXM", memory_bytes=123456789)
+        self.assertEqual((override.memory_bytes, override.memory_origin), (123456789, "user"))
+
+    def test_every_catalogue_name_resolves_to_itself(self):
+        for name in ah.catalogue():
+            self.assertEqual(ah.catalogue_device(name).name, name)
+
+    def test_catalogue_registry_links(self):
+        reg = ah.catalogue_registry("H100 SXM", 8)
+        self.assertEqual([d.index for d in reg], list(range(8)))
+        self.assertEqual(len(reg.interconnects), 1)
+        self.assertEqual(sorted(reg.interconnects[0].devices), list(range(8)))
+        self.assertEqual(len(ah.catalogue_registry("H100 SXM", 1).interconnects), 0)
+
+    def test_models(self):
+        ids = [m.id for m in ah.models()]
+        self.assertEqual(len(ids), len(set(ids)))
+        for m in ah.models():
+            self.assertEqual(ah.model(m.id).id, m.id)
+            self.assertGreater(m.parameters, 0)
+            self.assertGreaterEqual(m.parameters, m.active_parameters)
+            self.assertEqual(m.is_moe, m.experts > 0)
+        self.assertEqual(ah.model("meta-llama/Llama-3.1-8B-Instruct").id, "llama-3.1-8b")
+
+    def test_quant_formats(self):
+        names = ah.quant_formats()
+        self.assertIn("Q4_K_M", names)
+        self.assertEqual(ah.bits_per_weight("bf16"), 16)
+        self.assertLess(ah.bits_per_weight("Q4_K_M"), ah.bits_per_weight("Q8_0"))
+
+
+class Errors(unittest.TestCase):
+    def test_unknown_names_raise_value_error(self):
+        cases = [
+            (lambda: ah.catalogue_device("no such card"), "no such card"),
+            (lambda: ah.model("no-such-model"), "no-such-model"),
+            (lambda: ah.estimate("H100 SXM", "llama-3.1-8b", "Q9_Z"), "Q9_Z"),
+            (lambda: ah.estimate("H100 SXM", "no-such-model", "fp16"), "no-such-model"),
+            (lambda: ah.training("llama-3.1-8b", "sorcery"), "sorcery"),
+            (lambda: ah.training("llama-3.1-8b", "full", optimizer="lion9"), "lion9"),
+            (lambda: ah.cost("llama-3.1-8b", "fp16", objective="cheap"), "cheap"),
+            (lambda: ah.plan(ah.Registry(), "llama-3.1-8b", quant="int3"), "int3"),
+        ]
+        for call, word in cases:
+            with self.subTest(word=word):
+                with self.assertRaises(ValueError) as cm:
+                    call()
+                self.assertIn(word, str(cm.exception))
+
+    def test_numbers_out_of_range(self):
+        for call in [lambda: ah.estimate("H100 SXM", "llama-3.1-8b", "fp16", context=0),
+                     lambda: ah.estimate("H100 SXM", "llama-3.1-8b", "fp16", count=0),
+                     lambda: ah.estimate("H100 SXM", "llama-3.1-8b", "fp16", context=1024, prompt=2048),
+                     lambda: ah.training("llama-3.1-8b", "full", zero=4),
+                     lambda: ah.training("llama-3.1-8b", "full", rank=8),
+                     lambda: ah.training("llama-3.1-8b", "lora", policy="full"),
+                     lambda: ah.catalogue_registry("H100 SXM", 100000),
+                     lambda: ah.Model.custom(7e9, 0, 4096)]:
+            with self.assertRaises((ValueError, TypeError)):
+                call()
+
+    def test_wrong_types_raise_type_error(self):
+        with self.assertRaises(TypeError):
+            ah.estimate(42, "llama-3.1-8b", "fp16")
+        with self.assertRaises(TypeError):
+            ah.plan("H100 SXM", "llama-3.1-8b")
+        with self.assertRaises(TypeError):
+            ah.memory(3.5, "fp16")
+
+    def test_unified_memory_needs_a_size(self):
+        apple = next((n for n in ah.catalogue() if n.startswith("Apple M")), None)
+        if apple is None or ah.catalogue_device(apple).memory_bytes is not None:
+            self.skipTest("no Apple row without memory")
+        with self.assertRaises(ValueError) as cm:
+            ah.estimate(apple, "llama-3.1-8b", "Q4_K_M")
+        self.assertIn("memory_bytes", str(cm.exception))
+        e = ah.estimate(apple, "llama-3.1-8b", "Q4_K_M", memory_bytes=64 << 30)
+        self.assertTrue(e["fits"])
+
+
+class Estimates(unittest.TestCase):
+    def test_memory_parts(self):
+        m = ah.memory("llama-3.1-8b", "bf16")
+        self.assertEqual(m["weights_bytes"], 2 * ah.model("llama-3.1-8b").parameters)
+        self.assertEqual(m["total_bytes"], m["weights_bytes"] + m["kv_cache_bytes"] + m["overhead_bytes"])
+        longer = ah.memory("llama-3.1-8b", "bf16", context=8192)
+        self.assertEqual(longer["kv_cache_bytes"], 2 * m["kv_cache_bytes"])
+        q8 = ah.memory("llama-3.1-8b", "bf16", kv_cache="q8_0")
+        self.assertLess(q8["kv_cache_bytes"], m["kv_cache_bytes"])
+
+    def test_estimate_single_device(self):
+        e = ah.estimate("RTX 4090", "llama-3.1-8b", "Q4_K_M")
+        self.assertTrue(e["fits"])
+        self.assertEqual(e["strategy"], "single_device")
+        self.assertGreater(e["decode_tokens_per_second"], 0)
+        self.assertGreater(e["prefill_tokens_per_second"], e["decode_tokens_per_second"])
+        self.assertEqual(e["memory"], ah.memory("llama-3.1-8b", "Q4_K_M"))
+        # A Device or a Model object gives the same answer as their names.
+        same = ah.estimate(ah.catalogue_device("RTX 4090"), ah.model("llama-3.1-8b"), "Q4_K_M")
+        self.assertEqual(same, e)
+        # Smaller weights decode faster on the same memory bandwidth.
+        q8 = ah.estimate("RTX 4090", "llama-3.1-8b", "Q8_0")
+        self.assertLess(q8["decode_tokens_per_second"], e["decode_tokens_per_second"])
+
+    def test_estimate_does_not_fit(self):
+        e = ah.estimate("RTX 4090", "llama-3.1-70b", "bf16")
+        self.assertFalse(e["fits"])
+        self.assertIsNone(e["decode_tokens_per_second"])
+        self.assertTrue(e["reason"])
+        self.assertGreater(e["memory"]["total_bytes"], e["usable_bytes"])
+
+    def test_estimate_several_devices(self):
+        e = ah.estimate("H100 SXM", "llama-3.1-70b", "bf16", count=2)
+        self.assertTrue(e["fits"])
+        self.assertEqual(e["count"], 2)
+        self.assertNotEqual(e["link"], "none")
+        self.assertEqual(e["tensor_parallel"] * e["stages"], 2)
+
+    def test_custom_model(self):
+        custom = ah.Model.custom(8030261248, 32, 4096, kv_heads=8, vocab=128256)
+        self.assertEqual(custom.head_dim, 128)
+        catalogue = ah.model("llama-3.1-8b")
+        self.assertEqual(ah.memory(custom, "bf16")["kv_cache_bytes"],
+                         ah.memory(catalogue, "bf16")["kv_cache_bytes"])
+
+
+class Plans(unittest.TestCase):
+    def test_plan_on_described_devices(self):
+        reg = ah.catalogue_registry("H100 SXM", 8)
+        p = ah.plan(reg, "llama-3.1-70b", quant="bf16")
+        self.assertTrue(p["fits"])
+        self.assertEqual(p["quant_chosen"], "given")
+        self.assertEqual(p["kind"], "cuda_gpu")
+        for s in p["shards"]:
+            self.assertTrue(s["fits"])
+            self.assertLessEqual(s["total_bytes"], s["usable_bytes"])
+            self.assertEqual(s["name"], reg.devices[s["device"]].name)
+        # Every layer is placed once per replica.
+        for r in range(p["replicas"]):
+            stages = {}
+            for s in p["shards"]:
+                if s["replica"] == r:
+                    stages[s["stage"]] = (s["first_layer"], s["last_layer"])
+            ranges = [stages[k] for k in sorted(stages)]
+            self.assertEqual(ranges[0][0], 0)
+            self.assertEqual(ranges[-1][1], ah.model("llama-3.1-70b").layers)
+            for a, b in zip(ranges, ranges[1:]):
+                self.assertEqual(a[1], b[0])
+
+    def test_auto_quant_picks_what_fits(self):
+        one = ah.plan(ah.catalogue_registry("RTX 4090", 1), "llama-3.1-70b")
+        self.assertEqual(one["quant_chosen"], "auto")
+        if one["fits"]:
+            self.assertLess(ah.bits_per_weight(one["quant"]), 16)
+        eight = ah.plan(ah.catalogue_registry("H100 SXM", 8), "llama-3.1-70b")
+        self.assertTrue(eight["fits"])
+        self.assertGreaterEqual(ah.bits_per_weight(eight["quant"]), ah.bits_per_weight(one["quant"]))
+
+    def test_list_of_devices_and_single_device(self):
+        d = ah.catalogue_device("MI300X")
+        self.assertEqual(ah.plan(d, "llama-3.1-8b", quant="bf16")["strategy"], "single_device")
+        self.assertTrue(ah.plan([d, d], "llama-3.1-8b", quant="bf16")["fits"])
+
+    def test_cpu_only_when_allowed(self):
+        reg = ah.detect()
+        if reg.has_accelerator():
+            self.skipTest("this machine has an accelerator")
+        p = ah.plan(reg, "llama-3.2-1b" if any(m.id == "llama-3.2-1b" for m in ah.models()) else "llama-3.1-8b",
+                    quant="Q4_K_M")
+        self.assertFalse(p["fits"])
+        self.assertTrue(p["cpu_excluded"])
+        self.assertIn("allow_cpu", p["reason"])
+
+    def test_nothing(self):
+        p = ah.plan(ah.Registry(), "llama-3.1-8b")
+        self.assertFalse(p["fits"])
+        self.assertEqual(p["outcome"], "no_devices")
+        self.assertEqual(p["shards"], [])
+
+
+class TrainingAndCost(unittest.TestCase):
+    def test_training(self):
+        full = ah.training("llama-3.1-8b", "full")
+        qlora = ah.training("llama-3.1-8b", "qlora")
+        self.assertLess(qlora["peak_memory_bytes"], full["peak_memory_bytes"])
+        self.assertLess(qlora["trainable_parameters"], full["trainable_parameters"])
+        self.assertEqual(full["trainable_parameters"], ah.model("llama-3.1-8b").parameters)
+        b = full["breakdown"]
+        self.assertEqual(b["total_bytes"], sum(v for k, v in b.items() if k != "total_bytes"))
+        zero3 = ah.training("llama-3.1-8b", "full", devices=8, zero=3)
+        self.assertLess(zero3["breakdown"]["optimizer_bytes"], b["optimizer_bytes"])
+        self.assertEqual(ah.training("llama-3.1-8b", "dpo", policy="lora")["policy"], "lora")
+        self.assertIsNone(full["rank"])
+        self.assertEqual(ah.training("llama-3.1-8b", "lora", rank=64)["rank"], 64)
+
+    def test_cost(self):
+        c = ah.cost("llama-3.1-70b", "fp8")
+        self.assertTrue(c["fits"])
+        inst = c["instance"]
+        self.assertTrue(inst["fits"])
+        self.assertLessEqual(c["required_bytes"], inst["available_bytes"])
+        every = ah.cost("llama-3.1-70b", "fp8", all_instances=True)
+        fitting = [i for i in every["instances"] if i["fits"]]
+        self.assertEqual(inst["price_per_hour_usd"], min(i["price_per_hour_usd"] for i in fitting))
+        self.assertNotIn("instances", c)
+        by_tokens = ah.cost("llama-3.1-70b", "fp8", objective="tokens")
+        self.assertLessEqual(by_tokens["instance"]["usd_per_million_output_tokens"],
+                             min(i["usd_per_million_output_tokens"] for i in fitting
+                                 if i["usd_per_million_output_tokens"]))
+
+
+@unittest.skipUnless(CLI and os.access(CLI, os.X_OK), "AI_HWACCEL_CLI not set (ctest sets it)")
+class AgreesWithTheCli(unittest.TestCase):
+    def assert_rate(self, ours, theirs):
+        if theirs is None:
+            self.assertIsNone(ours)
+        else:
+            self.assertAlmostEqual(ours, theirs, delta=0.0051)
+
+    def test_estimate(self):
+        for device, model, quant, count, context in [("RTX 4090", "llama-3.1-8b", "Q4_K_M", 1, 4096),
+                                                     ("H100 SXM", "llama-3.1-70b", "fp8", 4, 8192),
+                                                     ("MI300X", "mixtral-8x7b", "bf16", 2, 32768),
+                                                     ("RTX 4090", "llama-3.1-70b", "bf16", 1, 4096)]:
+            with self.subTest(device=device, model=model, quant=quant, count=count):
+                ours = ah.estimate(device, model, quant, context=context, count=count)
+                theirs = cli("estimate", "--device", device, "--model", model, "--quant", quant,
+                             "--count", str(count), "--context", str(context))
+                self.assertEqual(set(ours), set(theirs))
+                for key in ours:
+                    if key.endswith("tokens_per_second"):
+                        self.assert_rate(ours[key], theirs[key])
+                    else:
+                        self.assertEqual(ours[key], theirs[key], key)
+
+    def test_plan(self):
+        for device, count, model, quant in [("H100 SXM", 8, "llama-3.1-405b", "fp8"),
+                                            ("RTX 4090", 2, "llama-3.1-70b", "auto"),
+                                            ("L4", 1, "llama-3.1-405b", "auto")]:
+            with self.subTest(device=device, model=model):
+                ours = ah.plan(ah.catalogue_registry(device, count), model, quant=quant)
+                theirs = cli("plan", "--device", device, "--count", str(count), "--model", model, "--quant", quant)
+                theirs.pop("devices_from")
+                self.assertEqual(set(ours), set(theirs))
+                for key in ours:
+                    if key.endswith("tokens_per_second"):
+                        self.assert_rate(ours[key], theirs[key])
+                    elif key == "reason" and ours[key] is not None:
+                        self.assertEqual(ours[key].split(" (")[0], theirs[key].split(" (")[0])
+                    else:
+                        self.assertEqual(ours[key], theirs[key], key)
+
+    def test_plan_on_a_captured_machine(self):
+        machines = os.environ.get("AI_HWACCEL_MACHINES_DIR")
+        m = machines and os.path.join(machines, "handmade-mi300x-4gpu-xgmi")
+        if not m or not os.path.isdir(m):
+            self.skipTest("machine absent")
+        ours = ah.plan(ah.detect(root=m), "llama-3.1-405b", quant="fp8")
+        theirs = cli("plan", "--root", m, "--model", "llama-3.1-405b", "--quant", "fp8")
+        for key in ("fits", "strategy", "tensor_parallel", "stages", "replicas", "memory", "usable_bytes"):
+            self.assertEqual(ours[key], theirs[key], key)
+        self.assertEqual([s["total_bytes"] for s in ours["shards"]], [s["total_bytes"] for s in theirs["shards"]])
+        self.assert_rate(ours["decode_tokens_per_second"], theirs["decode_tokens_per_second"])
+
+    def test_training(self):
+        ours = ah.training("llama-3.1-70b", "qlora", seq=4096, batch=2, rank=32, checkpointing=True)
+        theirs = cli("training", "--model", "llama-3.1-70b", "--method", "qlora", "--seq", "4096", "--batch", "2",
+                     "--rank", "32", "--checkpointing")
+        for key in ("device", "device_memory_bytes", "fits"):
+            theirs.pop(key)
+        self.assertEqual(ours, theirs)
+
+    def test_cost(self):
+        ours = ah.cost("llama-3.1-70b", "Q4_K_M", objective="tokens", all_instances=True)
+        theirs = cli("cost", "--model", "llama-3.1-70b", "--quant", "Q4_K_M", "--objective", "tokens", "--all")
+        self.assertEqual(set(ours), set(theirs))
+        self.assertEqual(ours["instance"]["name"], theirs["instance"]["name"])
+        self.assertEqual([i["name"] for i in ours["instances"]], [i["name"] for i in theirs["instances"]])
+        self.assertEqual([i["fits"] for i in ours["instances"]], [i["fits"] for i in theirs["instances"]])
+        for a, b in zip(ours["instances"], theirs["instances"]):
+            self.assert_rate(a["decode_tokens_per_second"], b["decode_tokens_per_second"])
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,14 @@
+// The C header compiled as C++: its declarations get C linkage and no warnings.
+#include "ai_hwaccel.h"
+
+#include <type_traits>
+
+static_assert(std::is_standard_layout_v<ahw_device_info> && std::is_trivially_copyable_v<ahw_device_info>);
+static_assert(std::is_standard_layout_v<ahw_estimate_result>);
+static_assert(noexcept(ahw_version()) && noexcept(ahw_detect()) && noexcept(ahw_estimate(nullptr, nullptr, nullptr, 0, 0, nullptr)),
+              "every function of the C ABI is noexcept for C++ callers");
+
+// Taking the address checks the declarations are functions with the documented types.
+[[maybe_unused]] static ahw_status (*const estimate)(const char*, const char*, const char*, uint32_t, uint32_t,
+                                                     ahw_estimate_result*) = &ahw_estimate;
+[[maybe_unused]] static ahw_registry* (*const detect)(void) = &ahw_detect;

@@ -1,0 +1,290 @@
+/* The C ABI as a C program meets it: detection of this machine, a registry read from a
+ * captured machine, JSON both ways, an estimate checked against physical bounds, and
+ * every error path. Written in C99 and compiled as C, so the header is proven to be C.
+ *
+ * usage: capi_test [MACBOOK_JSON WORKSTATION_JSON]
+ *   the two files are tests/machines/handmade-macbook-pro-m1pro/expected.json and
+ *   tests/machines/handmade-workstation-rtx4090/expected.json (checked when given). */
+#include "ai_hwaccel.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int failures = 0;
+
+#define CHECK(cond)                                                                          \
+    do {                                                                                     \
+        if (!(cond)) {                                                                       \
+            fprintf(stderr, "%s:%d: CHECK failed: %s (last error: %s)\n", __FILE__, __LINE__, \
+                    #cond, ahw_last_error());                                                \
+            ++failures;                                                                      \
+        }                                                                                    \
+    } while (0)
+
+/* The whole file as a NUL-terminated string, or NULL. */
+static char* read_file(const char* path) {
+    FILE* f = fopen(path, "rb");
+    char* buf;
+    long size;
+    if (!f) return NULL;
+    if (fseek(f, 0, SEEK_END) != 0 || (size = ftell(f)) < 0 || fseek(f, 0, SEEK_SET) != 0) {
+        fclose(f);
+        return NULL;
+    }
+    buf = (char*)malloc((size_t)size + 1);
+    if (buf && fread(buf, 1, (size_t)size, f) != (size_t)size) {
+        free(buf);
+        buf = NULL;
+    }
+    if (buf) buf[size] = '\0';
+    fclose(f);
+    return buf;
+}
+
+static void print_registry(const ahw_registry* reg) {
+    size_t i;
+    for (i = 0; i < ahw_device_count(reg); ++i) {
+        ahw_device_info d;
+        CHECK(ahw_device_get(reg, i, &d) == AHW_OK);
+        printf("  %-12s %-8s %-44s", d.kind, d.vendor, d.name);
+        if (d.memory_known) printf(" %6.1f GiB (%s)", (double)d.memory_bytes / (1024.0 * 1024 * 1024), d.memory_origin);
+        if (d.bandwidth_known) printf(" %7.1f GB/s", d.memory_bandwidth_gbps);
+        if (d.pci[0]) printf(" pci %s", d.pci);
+        printf("%s%s\n", d.available ? "" : " (unavailable)", d.software ? " (software)" : "");
+    }
+    for (i = 0; i < ahw_warning_count(reg); ++i) {
+        ahw_warning_info w;
+        CHECK(ahw_warning_get(reg, i, &w) == AHW_OK);
+        printf("  warning: %s%s%s: %s: %s\n", w.backend, w.backend[0] ? ": " : "", w.subject, w.kind, w.message);
+    }
+}
+
+/* This machine: whatever it holds, the registry is consistent and the CPU is in it. */
+static void test_detect(void) {
+    ahw_registry* reg = ahw_detect();
+    ahw_device_info d;
+    ahw_warning_info w;
+    size_t i, cpus = 0;
+    CHECK(reg != NULL);
+    if (!reg) return;
+    printf("this machine (%lu devices, %lu warnings):\n", (unsigned long)ahw_device_count(reg),
+           (unsigned long)ahw_warning_count(reg));
+    print_registry(reg);
+    CHECK(ahw_device_count(reg) >= 1);
+    for (i = 0; i < ahw_device_count(reg); ++i) {
+        CHECK(ahw_device_get(reg, i, &d) == AHW_OK);
+        CHECK(d.kind[0] != '\0' && d.vendor[0] != '\0');
+        CHECK(d.memory_known == 0 || d.memory_known == 1);
+        CHECK(d.memory_known || d.memory_bytes == 0);
+        CHECK(d.bandwidth_known || d.memory_bandwidth_gbps == 0);
+        CHECK(strlen(d.name) < sizeof d.name && strlen(d.pci) < sizeof d.pci);
+        if (strcmp(d.kind, "cpu") == 0) ++cpus;
+    }
+    CHECK(cpus == 1);
+    /* Past the end: an error, nothing written. */
+    memset(&d, 0x5a, sizeof d);
+    CHECK(ahw_device_get(reg, ahw_device_count(reg), &d) == AHW_ERR_OUT_OF_RANGE);
+    CHECK(strstr(ahw_last_error(), "ahw_device_get") != NULL);
+    CHECK(d.kind[0] == 0x5a);
+    CHECK(ahw_warning_get(reg, ahw_warning_count(reg), &w) == AHW_ERR_OUT_OF_RANGE);
+    ahw_registry_free(reg);
+}
+
+/* JSON out, JSON in, JSON out again: the same text. */
+static void test_json_round_trip(void) {
+    ahw_registry* reg = ahw_detect();
+    ahw_registry* back = NULL;
+    char* first = NULL;
+    char* second = NULL;
+    ahw_status s = ahw_registry_to_json(reg, &first);
+    if (s == AHW_ERR_UNSUPPORTED) {
+        printf("JSON: not compiled in (%s)\n", ahw_last_error());
+        CHECK(first == NULL);
+        CHECK(ahw_registry_from_json("{}", &back) == AHW_ERR_UNSUPPORTED && back == NULL);
+        ahw_registry_free(reg);
+        return;
+    }
+    CHECK(s == AHW_OK && first != NULL);
+    if (first) {
+        CHECK(strstr(first, "\"schema_version\"") != NULL);
+        CHECK(ahw_registry_from_json(first, &back) == AHW_OK && back != NULL);
+        CHECK(ahw_device_count(back) == ahw_device_count(reg));
+        CHECK(ahw_warning_count(back) == ahw_warning_count(reg));
+        CHECK(ahw_registry_to_json(back, &second) == AHW_OK && second != NULL);
+        if (second) CHECK(strcmp(first, second) == 0);
+    }
+    ahw_string_free(first);
+    ahw_string_free(second);
+    ahw_registry_free(back);
+    ahw_registry_free(reg);
+
+    /* Malformed, foreign and newer documents are refused with a message. */
+    back = (ahw_registry*)&back; /* must be reset to NULL on failure */
+    CHECK(ahw_registry_from_json("{\"devices\": [", &back) == AHW_ERR_PARSE);
+    CHECK(back == NULL);
+    CHECK(strstr(ahw_last_error(), "invalid JSON") != NULL);
+    CHECK(ahw_registry_from_json("[1, 2, 3]", &back) == AHW_ERR_PARSE && back == NULL);
+    CHECK(ahw_registry_from_json("{\"schema_version\": 999999}", &back) == AHW_ERR_PARSE && back == NULL);
+    CHECK(strstr(ahw_last_error(), "schema_version") != NULL);
+}
+
+/* A captured MacBook: CPU memory unknown, unified memory, two warnings, no PCI. */
+static void test_macbook(const char* path) {
+    char* text = read_file(path);
+    ahw_registry* reg = NULL;
+    ahw_device_info d;
+    ahw_warning_info w;
+    CHECK(text != NULL);
+    if (!text) return;
+    if (ahw_registry_from_json(text, &reg) == AHW_ERR_UNSUPPORTED) {
+        free(text);
+        return;
+    }
+    CHECK(reg != NULL);
+    printf("%s:\n", path);
+    print_registry(reg);
+    CHECK(ahw_device_count(reg) == 3);
+    CHECK(ahw_device_get(reg, 0, &d) == AHW_OK);
+    CHECK(strcmp(d.kind, "cpu") == 0 && d.memory_known == 0 && d.memory_bytes == 0);
+    CHECK(strcmp(d.memory_origin, "none") == 0);
+    CHECK(ahw_device_get(reg, 1, &d) == AHW_OK);
+    CHECK(strcmp(d.kind, "metal_gpu") == 0 && strcmp(d.vendor, "apple") == 0);
+    CHECK(strcmp(d.name, "Apple M1 Pro") == 0);
+    CHECK(d.memory_known && d.memory_bytes == 16ull * 1024 * 1024 * 1024 && strcmp(d.memory_origin, "tool") == 0);
+    CHECK(d.bandwidth_known && d.memory_bandwidth_gbps == 200.0);
+    CHECK(d.unified_memory == 1 && d.available == 1 && d.software == 0 && d.pci[0] == '\0');
+    CHECK(ahw_warning_count(reg) == 2);
+    CHECK(ahw_warning_get(reg, 0, &w) == AHW_OK);
+    CHECK(strcmp(w.kind, "read_error") == 0 && w.backend[0] == '\0');
+    CHECK(strcmp(w.subject, "/proc/cpuinfo") == 0 && strcmp(w.message, "missing") == 0 && w.code == 0);
+    ahw_registry_free(reg);
+    free(text);
+}
+
+/* A captured workstation: PCI addresses come through as text. */
+static void test_workstation(const char* path) {
+    char* text = read_file(path);
+    ahw_registry* reg = NULL;
+    ahw_device_info d;
+    CHECK(text != NULL);
+    if (!text) return;
+    if (ahw_registry_from_json(text, &reg) == AHW_ERR_UNSUPPORTED) {
+        free(text);
+        return;
+    }
+    CHECK(reg != NULL);
+    printf("%s:\n", path);
+    print_registry(reg);
+    CHECK(ahw_device_get(reg, 1, &d) == AHW_OK);
+    CHECK(strcmp(d.kind, "cuda_gpu") == 0 && strcmp(d.pci, "0000:01:00.0") == 0);
+    CHECK(ahw_device_get(reg, 3, &d) == AHW_OK);
+    CHECK(d.software == 1);
+    ahw_registry_free(reg);
+    free(text);
+}
+
+/* Llama 3.1 8B in bf16 on an H100 SXM: fits, and decodes below the memory roofline. */
+static void test_estimate(void) {
+    ahw_estimate_result r;
+    double roofline;
+    CHECK(ahw_estimate("H100 SXM", "llama-3.1-8b", "bf16", 4096, 1, &r) == AHW_OK);
+    printf("estimate: %s on %s in %s: %.2f GiB total (weights %.2f GiB), usable %.2f GiB, fits %d, "
+           "decode %.1f tok/s, prefill %.0f tok/s\n",
+           r.model, r.device, r.quant, (double)r.total_bytes / (1024.0 * 1024 * 1024),
+           (double)r.weights_bytes / (1024.0 * 1024 * 1024), (double)r.usable_bytes / (1024.0 * 1024 * 1024), r.fits,
+           r.decode_tokens_per_second, r.prefill_tokens_per_second);
+    CHECK(strcmp(r.model, "llama-3.1-8b") == 0 && strcmp(r.quant, "BF16") == 0);
+    CHECK(strstr(r.device, "H100") != NULL);
+    /* bf16 is two bytes per weight, exactly. */
+    CHECK(r.parameters > 7000000000ull && r.parameters < 9000000000ull);
+    CHECK(r.weights_bytes == 2 * r.parameters);
+    CHECK(r.total_bytes == r.weights_bytes + r.kv_cache_bytes + r.overhead_bytes);
+    CHECK(r.kv_cache_bytes > 0 && r.overhead_bytes > 0);
+    CHECK(r.device_memory_bytes > r.usable_bytes && r.usable_bytes > r.total_bytes);
+    CHECK(r.format_supported == 1 && r.fits == 1);
+    /* Decode reads every weight per token: it cannot beat bandwidth / weight bytes, and a
+     * sane model of a memory-bound decoder lands within a few times of that bound. */
+    CHECK(r.memory_bandwidth_gbps > 0);
+    roofline = r.memory_bandwidth_gbps * 1e9 / (double)r.weights_bytes;
+    CHECK(r.decode_tokens_per_second > 0.25 * roofline);
+    CHECK(r.decode_tokens_per_second < roofline);
+    /* Prefill is compute-bound and batches the prompt: far faster than decode. */
+    CHECK(r.prefill_tokens_per_second > 10 * r.decode_tokens_per_second);
+
+    /* A longer context costs proportionally more KV cache, and decodes slower. */
+    {
+        ahw_estimate_result longer;
+        CHECK(ahw_estimate("h100-sxm", "Llama 3.1 8B", "BF16", 8192, 1, &longer) == AHW_OK);
+        CHECK(longer.kv_cache_bytes == 2 * r.kv_cache_bytes);
+        CHECK(longer.decode_tokens_per_second < r.decode_tokens_per_second);
+    }
+    /* 405B in bf16 (810 GB of weights) cannot fit one 80 GB device. */
+    {
+        ahw_estimate_result big;
+        CHECK(ahw_estimate("H100 SXM", "llama-3.1-405b", "bf16", 4096, 1, &big) == AHW_OK);
+        CHECK(big.fits == 0 && big.total_bytes > big.device_memory_bytes);
+    }
+}
+
+static void test_errors(void) {
+    ahw_estimate_result r;
+    ahw_device_info d;
+    ahw_warning_info w;
+    char* json = (char*)&json;
+    ahw_registry* reg = NULL;
+
+    CHECK(ahw_estimate("no such accelerator 9000", "llama-3.1-8b", "bf16", 4096, 1, &r) == AHW_ERR_UNKNOWN_DEVICE);
+    CHECK(strstr(ahw_last_error(), "no such accelerator 9000") != NULL);
+    CHECK(ahw_estimate("H100 SXM", "no-such-model-1b", "bf16", 4096, 1, &r) == AHW_ERR_UNKNOWN_MODEL);
+    CHECK(strstr(ahw_last_error(), "no-such-model-1b") != NULL);
+    CHECK(ahw_estimate("H100 SXM", "llama-3.1-8b", "q4_k_x", 4096, 1, &r) == AHW_ERR_UNKNOWN_QUANT);
+    CHECK(strstr(ahw_last_error(), "q4_k_x") != NULL);
+    CHECK(ahw_estimate(NULL, "llama-3.1-8b", "bf16", 4096, 1, &r) == AHW_ERR_INVALID_ARGUMENT);
+    CHECK(ahw_estimate("H100 SXM", NULL, "bf16", 4096, 1, &r) == AHW_ERR_INVALID_ARGUMENT);
+    CHECK(ahw_estimate("H100 SXM", "llama-3.1-8b", NULL, 4096, 1, &r) == AHW_ERR_INVALID_ARGUMENT);
+    CHECK(ahw_estimate("H100 SXM", "llama-3.1-8b", "bf16", 4096, 1, NULL) == AHW_ERR_INVALID_ARGUMENT);
+    CHECK(ahw_estimate("H100 SXM", "llama-3.1-8b", "bf16", 0, 1, &r) == AHW_ERR_INVALID_ARGUMENT);
+    CHECK(ahw_estimate("H100 SXM", "llama-3.1-8b", "bf16", 4096, 0, &r) == AHW_ERR_INVALID_ARGUMENT);
+    CHECK(ahw_estimate("", "llama-3.1-8b", "bf16", 4096, 1, &r) == AHW_ERR_UNKNOWN_DEVICE);
+
+    CHECK(ahw_device_count(NULL) == 0 && ahw_warning_count(NULL) == 0);
+    CHECK(ahw_device_get(NULL, 0, &d) == AHW_ERR_INVALID_ARGUMENT);
+    CHECK(ahw_warning_get(NULL, 0, &w) == AHW_ERR_INVALID_ARGUMENT);
+    reg = ahw_detect();
+    CHECK(ahw_device_get(reg, 0, NULL) == AHW_ERR_INVALID_ARGUMENT);
+    CHECK(ahw_warning_get(reg, 0, NULL) == AHW_ERR_INVALID_ARGUMENT);
+    CHECK(ahw_registry_to_json(reg, NULL) == AHW_ERR_INVALID_ARGUMENT);
+    ahw_registry_free(reg);
+    CHECK(ahw_registry_to_json(NULL, &json) == AHW_ERR_INVALID_ARGUMENT && json == NULL);
+    CHECK(ahw_registry_from_json(NULL, &reg) == AHW_ERR_INVALID_ARGUMENT);
+    CHECK(ahw_registry_from_json("{}", NULL) == AHW_ERR_INVALID_ARGUMENT);
+    ahw_registry_free(NULL);
+    ahw_string_free(NULL);
+
+    /* Status names are distinct and stable. */
+    CHECK(strcmp(ahw_status_name(AHW_OK), "ok") == 0);
+    CHECK(strcmp(ahw_status_name(AHW_ERR_UNKNOWN_DEVICE), "unknown_device") == 0);
+    CHECK(strcmp(ahw_status_name(AHW_ERR_UNSUPPORTED), "unsupported") == 0);
+    CHECK(strcmp(ahw_status_name((ahw_status)12345), "unknown_status") == 0);
+}
+
+int main(int argc, char** argv) {
+    const char* v = ahw_version();
+    printf("ai_hwaccel_c %s\n", v);
+    CHECK(v != NULL && strchr(v, '.') != NULL);
+    test_detect();
+    test_json_round_trip();
+    if (argc > 2) {
+        test_macbook(argv[1]);
+        test_workstation(argv[2]);
+    }
+    test_estimate();
+    test_errors();
+    if (failures) {
+        fprintf(stderr, "%d check(s) failed\n", failures);
+        return 1;
+    }
+    printf("all checks passed\n");
+    return 0;
+}

@@ -1,0 +1,257 @@
+# Replays `vcpkg install ai-hwaccel[<features>] --overlay-ports=ports` without vcpkg:
+# the port's own portfile.cmake runs with the vcpkg helpers it calls replaced by plain
+# CMake equivalents (below), the package tree is checked as vcpkg's post-build checks
+# would, copied to an "installed" tree elsewhere (so it must be relocatable), and a
+# consumer project finds it with find_package(ai_hwaccel CONFIG) and runs.
+#   cmake -DREQUEST=core,cuda,tpu -DSOURCE_DIR=… -DWORK_DIR=… -DCMAKE_CXX_COMPILER=…
+#         -P vcpkg_replay.cmake
+# REQUEST uses vcpkg's rules: without "core" the default features come too; empty is a
+# plain `vcpkg install ai-hwaccel`.
+include("${CMAKE_CURRENT_LIST_DIR}/common.cmake")
+pk_read_project(_backends _version)
+
+string(REPLACE "," ";" REQUEST "${REQUEST}") # commas or semicolons
+set(PORT ai-hwaccel)
+set(port_dir "${SOURCE_DIR}/ports/${PORT}")
+file(READ "${port_dir}/vcpkg.json" manifest)
+string(JSON VERSION GET "${manifest}" version-semver)
+
+# The feature list vcpkg would hand the portfile, checked against the manifest.
+string(JSON n_features LENGTH "${manifest}" features)
+set(declared "")
+math(EXPR last "${n_features} - 1")
+foreach(i RANGE ${last})
+  string(JSON name MEMBER "${manifest}" features ${i})
+  list(APPEND declared "${name}")
+endforeach()
+set(FEATURES core)
+if(NOT "core" IN_LIST REQUEST)
+  string(JSON n_defaults LENGTH "${manifest}" default-features)
+  math(EXPR last "${n_defaults} - 1")
+  foreach(i RANGE ${last})
+    string(JSON name GET "${manifest}" default-features ${i})
+    list(APPEND FEATURES "${name}")
+  endforeach()
+endif()
+foreach(f IN LISTS REQUEST)
+  if(NOT f STREQUAL "core" AND NOT f IN_LIST declared)
+    message(FATAL_ERROR "vcpkg would refuse feature '${f}': the manifest does not declare it")
+  endif()
+  list(APPEND FEATURES "${f}")
+endforeach()
+list(REMOVE_DUPLICATES FEATURES)
+message(STATUS "features: ${FEATURES}")
+
+set(work "${WORK_DIR}/vcpkg")
+string(REPLACE ";" "_" tag "${REQUEST}")
+if(tag STREQUAL "")
+  set(tag "defaults")
+endif()
+set(work "${work}/${tag}")
+file(REMOVE_RECURSE "${work}")
+set(TARGET_TRIPLET x64-linux)
+set(CURRENT_BUILDTREES_DIR "${work}/buildtrees/${PORT}")
+set(CURRENT_PACKAGES_DIR "${work}/packages/${PORT}_${TARGET_TRIPLET}")
+set(CURRENT_INSTALLED_DIR "${work}/installed/${TARGET_TRIPLET}")
+set(VCPKG_TARGET_EXECUTABLE_SUFFIX "")
+
+# ---- Stand-ins for the vcpkg helpers the portfile calls ------------------------------
+# Same arguments and the same effect on the package tree as vcpkg's, minus what a
+# header-only package on Linux never meets (debug trees, Windows paths, toolchains).
+
+function(vcpkg_check_features)
+  cmake_parse_arguments(PARSE_ARGV 0 arg "" "OUT_FEATURE_OPTIONS;PREFIX" "FEATURES;INVERTED_FEATURES")
+  if(arg_UNPARSED_ARGUMENTS OR NOT arg_OUT_FEATURE_OPTIONS)
+    message(FATAL_ERROR "vcpkg_check_features: bad arguments ${arg_UNPARSED_ARGUMENTS}")
+  endif()
+  set(options "")
+  set(seen "")
+  foreach(kind FEATURES INVERTED_FEATURES)
+    list(LENGTH arg_${kind} n)
+    math(EXPR odd "${n} % 2")
+    if(odd)
+      message(FATAL_ERROR "vcpkg_check_features: ${kind} needs feature/variable pairs")
+    endif()
+    set(i 0)
+    while(i LESS n)
+      list(GET arg_${kind} ${i} feature)
+      math(EXPR i "${i} + 1")
+      list(GET arg_${kind} ${i} var)
+      math(EXPR i "${i} + 1")
+      if(var IN_LIST seen)
+        message(FATAL_ERROR "vcpkg_check_features: variable ${var} given twice")
+      endif()
+      list(APPEND seen "${var}")
+      if(NOT feature IN_LIST declared)
+        message(FATAL_ERROR "vcpkg_check_features: '${feature}' is not a feature of the port")
+      endif()
+      set(selected OFF)
+      if(feature IN_LIST FEATURES)
+        set(selected ON)
+      endif()
+      if(kind STREQUAL "INVERTED_FEATURES")
+        if(selected)
+          set(selected OFF)
+        else()
+          set(selected ON)
+        endif()
+      endif()
+      list(APPEND options "-D${var}=${selected}")
+    endwhile()
+  endforeach()
+  set(${arg_OUT_FEATURE_OPTIONS} "${options}" PARENT_SCOPE)
+endfunction()
+
+function(vcpkg_cmake_configure)
+  cmake_parse_arguments(PARSE_ARGV 0 arg "" "SOURCE_PATH" "OPTIONS;OPTIONS_RELEASE;OPTIONS_DEBUG")
+  if(NOT VCPKG_BUILD_TYPE STREQUAL "release")
+    message(FATAL_ERROR "a header-only port should set VCPKG_BUILD_TYPE to release")
+  endif()
+  set(build "${CURRENT_BUILDTREES_DIR}/${TARGET_TRIPLET}-rel")
+  file(WRITE "${work}/configure-options.txt" "${arg_OPTIONS};${arg_OPTIONS_RELEASE}")
+  pk_run(o "${CMAKE_COMMAND}" -S "${arg_SOURCE_PATH}" -B "${build}" ${PK_GEN_ARGS}
+         -DCMAKE_CXX_COMPILER=${CMAKE_CXX_COMPILER} -DCMAKE_BUILD_TYPE=Release
+         -DCMAKE_INSTALL_PREFIX=${CURRENT_PACKAGES_DIR} -DBUILD_SHARED_LIBS=OFF
+         -DCMAKE_PREFIX_PATH=${CURRENT_INSTALLED_DIR}
+         ${arg_OPTIONS} ${arg_OPTIONS_RELEASE})
+endfunction()
+
+function(vcpkg_cmake_install)
+  set(build "${CURRENT_BUILDTREES_DIR}/${TARGET_TRIPLET}-rel")
+  pk_run(o "${CMAKE_COMMAND}" --build "${build}" --target install)
+endfunction()
+
+function(vcpkg_cmake_config_fixup)
+  cmake_parse_arguments(PARSE_ARGV 0 arg "" "PACKAGE_NAME;CONFIG_PATH" "")
+  set(from "${CURRENT_PACKAGES_DIR}/${arg_CONFIG_PATH}")
+  set(to "${CURRENT_PACKAGES_DIR}/share/${arg_PACKAGE_NAME}")
+  if(NOT IS_DIRECTORY "${from}")
+    message(FATAL_ERROR "vcpkg_cmake_config_fixup: '${from}' does not exist")
+  endif()
+  if(NOT from STREQUAL to)
+    file(GLOB files "${from}/*")
+    file(COPY ${files} DESTINATION "${to}")
+    file(REMOVE_RECURSE "${from}")
+    get_filename_component(parent "${from}" DIRECTORY)
+    get_filename_component(parent_name "${parent}" NAME)
+    if(parent_name STREQUAL "cmake")
+      file(REMOVE_RECURSE "${parent}")
+    endif()
+  endif()
+  # The files now sit two levels below the prefix: rewrite the generated prefix lookups.
+  file(GLOB_RECURSE cmakes "${to}/*.cmake")
+  foreach(f IN LISTS cmakes)
+    file(READ "${f}" text)
+    string(REGEX REPLACE
+[[get_filename_component\(_IMPORT_PREFIX "\${CMAKE_CURRENT_LIST_FILE}" PATH\)(
+get_filename_component\(_IMPORT_PREFIX "\${_IMPORT_PREFIX}" PATH\))*]]
+[[get_filename_component(_IMPORT_PREFIX "${CMAKE_CURRENT_LIST_FILE}" PATH)
+get_filename_component(_IMPORT_PREFIX "${_IMPORT_PREFIX}" PATH)
+get_filename_component(_IMPORT_PREFIX "${_IMPORT_PREFIX}" PATH)]] text "${text}")
+    string(REGEX REPLACE
+[[get_filename_component\(PACKAGE_PREFIX_DIR "\${CMAKE_CURRENT_LIST_DIR}/\.\./(\.\./)*" ABSOLUTE\)]]
+[[get_filename_component(PACKAGE_PREFIX_DIR "${CMAKE_CURRENT_LIST_DIR}/../../" ABSOLUTE)]]
+      text "${text}")
+    string(REPLACE "${CURRENT_PACKAGES_DIR}" [[${_IMPORT_PREFIX}]] text "${text}")
+    file(WRITE "${f}" "${text}")
+  endforeach()
+endfunction()
+
+function(vcpkg_fixup_pkgconfig)
+  file(GLOB pcs "${CURRENT_PACKAGES_DIR}/lib/pkgconfig/*.pc" "${CURRENT_PACKAGES_DIR}/share/pkgconfig/*.pc")
+  foreach(pc IN LISTS pcs)
+    file(READ "${pc}" text)
+    string(REPLACE "${CURRENT_PACKAGES_DIR}" [[${pcfiledir}/../..]] text "${text}")
+    file(WRITE "${pc}" "${text}")
+  endforeach()
+endfunction()
+
+function(vcpkg_install_copyright)
+  cmake_parse_arguments(PARSE_ARGV 0 arg "" "" "FILE_LIST")
+  set(text "")
+  foreach(f IN LISTS arg_FILE_LIST)
+    file(READ "${f}" part)
+    string(APPEND text "${part}")
+  endforeach()
+  file(WRITE "${CURRENT_PACKAGES_DIR}/share/${PORT}/copyright" "${text}")
+endfunction()
+
+# ---- The port itself -----------------------------------------------------------------
+include("${port_dir}/portfile.cmake")
+
+# The options the portfile configured with: start from no backend, one switch per feature.
+file(READ "${work}/configure-options.txt" options)
+if(NOT "-DAI_HWACCEL_BACKENDS_NONE=ON" IN_LIST options)
+  message(FATAL_ERROR "the port did not configure with AI_HWACCEL_BACKENDS_NONE=ON: ${options}")
+endif()
+set(expected_backends "")
+foreach(b IN LISTS _backends)
+  string(TOLOWER "${b}" feature)
+  string(REPLACE "_" "-" feature "${feature}")
+  if(feature IN_LIST FEATURES)
+    set(want ON)
+    list(APPEND expected_backends "${b}")
+  else()
+    set(want OFF)
+  endif()
+  if(NOT "-DAI_HWACCEL_BACKEND_${b}=${want}" IN_LIST options)
+    message(FATAL_ERROR "feature '${feature}' should configure -DAI_HWACCEL_BACKEND_${b}=${want}: ${options}")
+  endif()
+endforeach()
+# The json feature decides whether nlohmann_json must be found or must be ignored.
+if("json" IN_LIST FEATURES)
+  set(json_options "-DCMAKE_REQUIRE_FIND_PACKAGE_nlohmann_json=ON;-DCMAKE_DISABLE_FIND_PACKAGE_nlohmann_json=OFF")
+else()
+  set(json_options "-DCMAKE_REQUIRE_FIND_PACKAGE_nlohmann_json=OFF;-DCMAKE_DISABLE_FIND_PACKAGE_nlohmann_json=ON")
+endif()
+foreach(o IN LISTS json_options)
+  if(NOT o IN_LIST options)
+    message(FATAL_ERROR "features ${FEATURES} should configure ${o}: ${options}")
+  endif()
+endforeach()
+message(STATUS "configured with: ${options}")
+
+# ---- What vcpkg's post-build checks look at ------------------------------------------
+set(pkg "${CURRENT_PACKAGES_DIR}")
+foreach(f share/${PORT}/copyright share/${PORT}/usage share/ai_hwaccel/ai_hwaccelConfig.cmake
+          share/ai_hwaccel/ai_hwaccelConfigVersion.cmake share/ai_hwaccel/ai_hwaccelTargets.cmake
+          share/pkgconfig/ai_hwaccel.pc include/ai_hwaccel/ai_hwaccel.hpp)
+  if(NOT EXISTS "${pkg}/${f}")
+    message(FATAL_ERROR "the package lacks ${f}")
+  endif()
+endforeach()
+foreach(d share/cmake debug bin lib tools)
+  if(EXISTS "${pkg}/${d}")
+    message(FATAL_ERROR "a header-only package must not hold ${d}/")
+  endif()
+endforeach()
+file(READ "${pkg}/share/ai_hwaccel/ai_hwaccelTargets.cmake" targets)
+if("json" IN_LIST FEATURES AND NOT targets MATCHES "nlohmann_json::nlohmann_json")
+  message(FATAL_ERROR "with the json feature the target must link nlohmann_json")
+elseif(NOT "json" IN_LIST FEATURES AND targets MATCHES "nlohmann_json")
+  message(FATAL_ERROR "without the json feature the target must not link nlohmann_json")
+endif()
+file(GLOB_RECURSE text_files "${pkg}/share/*.cmake" "${pkg}/share/*.pc")
+foreach(f IN LISTS text_files)
+  file(READ "${f}" text)
+  string(FIND "${text}" "${work}" at)
+  if(NOT at EQUAL -1)
+    message(FATAL_ERROR "${f} holds an absolute path into the build: the package would not relocate")
+  endif()
+endforeach()
+
+# ---- Install into the "installed" tree, then consume it ------------------------------
+file(COPY "${pkg}/" DESTINATION "${CURRENT_INSTALLED_DIR}")
+file(REMOVE_RECURSE "${pkg}") # what the consumer sees must come from the installed tree
+pk_build_consumer("${PK_HERE}/find_package" "${work}/consumer"
+                  -DCMAKE_PREFIX_PATH=${CURRENT_INSTALLED_DIR} -DREQUEST_VERSION=${VERSION})
+pk_expect_backends("${work}/consumer/consumer" ${expected_backends})
+# The relocated pkg-config file points at the installed tree too.
+find_program(PKG_CONFIG NAMES pkg-config pkgconf)
+if(PKG_CONFIG)
+  pk_run(cflags "${CMAKE_COMMAND}" -E env "PKG_CONFIG_PATH=${CURRENT_INSTALLED_DIR}/share/pkgconfig"
+         "${PKG_CONFIG}" --cflags ai_hwaccel)
+  if(NOT cflags MATCHES "-I${CURRENT_INSTALLED_DIR}/share/pkgconfig/\\.\\./\\.\\./include")
+    message(FATAL_ERROR "pkg-config after the vcpkg fixup: ${cflags}")
+  endif()
+endif()

@@ -1,0 +1,416 @@
+#include "ai_hwaccel/cache/disk.hpp"
+
+#include <doctest/doctest.h>
+
+#if AI_HWACCEL_HAS_DISK_CACHE
+
+#include "fixtures.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <atomic>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+namespace ah = ai_hwaccel;
+namespace fs = std::filesystem;
+using namespace std::chrono_literals;
+
+namespace {
+// A registry that says which writer made it: one GPU whose index is `n`.
+ah::accelerator_registry numbered(std::uint32_t n) {
+    ah::accelerator_profile p;
+    p.kind = ah::device_kind::cuda_gpu;
+    p.index = n;
+    p.name = "Test GPU";
+    p.memory_bytes = {std::uint64_t{8} << 30, ah::origin::tool};
+    ah::accelerator_registry r({p});
+    r.add(ah::warning{ah::warning_kind::tool_failed, ah::backend_id::cuda, "nvidia-smi", "test", 3});
+    return r;
+}
+
+std::string slurp(const fs::path& p) {
+    std::ifstream f(p, std::ios::binary);
+    std::ostringstream s;
+    s << f.rdbuf();
+    return s.str();
+}
+
+struct cache_fixture {
+    test::scratch_dir scratch;
+    fs::path folder = scratch.path() / "cache" / "ai-hwaccel";
+    std::atomic<std::int64_t> now_s{1'700'000'000};
+
+    ah::disk_cache_options options() {
+        ah::disk_cache_options o;
+        o.folder = folder.string();
+        o.max_age = 60s;
+        o.now = [this] { return std::chrono::system_clock::time_point(std::chrono::seconds(now_s.load())); };
+        return o;
+    }
+    ah::disk_cache cache() { return ah::disk_cache(options()); }
+    fs::path file() const { return folder / "registry.json"; }
+    std::size_t files_in_folder() const {
+        std::size_t n = 0;
+        for ([[maybe_unused]] const auto& e : fs::directory_iterator(folder)) ++n;
+        return n;
+    }
+};
+
+std::size_t cache_warnings(std::span<const ah::warning> ws) { return test::count_kind(ws, ah::warning_kind::cache_invalid); }
+} // namespace
+
+TEST_CASE("default_disk_cache_folder") {
+    const std::string f = ah::default_disk_cache_folder();
+    if (!f.empty()) {
+        CHECK(f.front() == '/');
+        CHECK(f.ends_with("/ai-hwaccel"));
+        CHECK_FALSE(f.starts_with("/tmp/"));
+    }
+}
+
+TEST_CASE("current_host_identity") {
+    const auto id = ah::current_host_identity();
+    CHECK_FALSE(id.hostname.empty());
+    if (fs::exists("/proc/sys/kernel/random/boot_id")) CHECK(id.boot_id.size() == 36);
+}
+
+TEST_CASE("disk_cache::store") {
+    cache_fixture fx;
+    const auto cache = fx.cache();
+    CHECK(cache.load().status == ah::disk_cache_status::missing);
+    const auto reg = numbered(1);
+    CHECK(cache.store(reg).empty());
+
+    struct stat st {};
+    REQUIRE(::stat(fx.folder.c_str(), &st) == 0);
+    CHECK((st.st_mode & 07777) == 0700);
+    REQUIRE(::lstat(fx.file().c_str(), &st) == 0);
+    CHECK(S_ISREG(st.st_mode));
+    CHECK((st.st_mode & 07777) == 0600);
+    CHECK(fx.files_in_folder() == 1); // no temporary file left behind
+
+    const auto text = slurp(fx.file());
+    const auto j = nlohmann::json::parse(text);
+    CHECK(j["format_version"] == ah::disk_cache_format_version);
+    CHECK(j["library_version"] == ah::version.text);
+    CHECK(j["hostname"] == ah::current_host_identity().hostname);
+    CHECK(j["written_at"] == 1'700'000'000);
+
+    const auto loaded = cache.load();
+    CHECK(loaded.status == ah::disk_cache_status::hit);
+    REQUIRE(loaded.registry);
+    CHECK(*loaded.registry == reg);
+    CHECK(loaded.warnings.empty());
+}
+
+TEST_CASE("disk_cache::get_or_detect") {
+    cache_fixture fx;
+    const auto cache = fx.cache();
+    int runs = 0;
+    auto detect = [&] { return numbered(static_cast<std::uint32_t>(++runs)); };
+
+    auto r = cache.get_or_detect(detect);
+    CHECK(runs == 1);
+    CHECK(r == numbered(1));
+    r = cache.get_or_detect(detect);
+    CHECK(runs == 1); // from disk
+    CHECK(r == numbered(1));
+
+    SUBCASE("expired: detected again, silently") {
+        fx.now_s += 60;
+        CHECK(cache.load().status == ah::disk_cache_status::expired);
+        r = cache.get_or_detect(detect);
+        CHECK(runs == 2);
+        CHECK(r == numbered(2));
+        CHECK(cache.load().registry == numbered(2)); // replaced
+    }
+    SUBCASE("dated in the future: expired") {
+        fx.now_s -= 1;
+        CHECK(cache.load().status == ah::disk_cache_status::expired);
+    }
+    SUBCASE("another cache object in the same folder shares the file") {
+        const auto other = fx.cache();
+        CHECK(other.get_or_detect(detect) == numbered(1));
+        CHECK(runs == 1);
+    }
+}
+
+TEST_CASE("disk_cache with a corrupt file") {
+    cache_fixture fx;
+    const auto cache = fx.cache();
+    int runs = 0;
+    auto detect = [&] { return numbered(static_cast<std::uint32_t>(++runs)); };
+    (void)cache.get_or_detect(detect);
+
+    const std::string good = slurp(fx.file());
+    const std::vector<std::string> bad = {
+        "",                                    // empty
+        good.substr(0, good.size() / 2),       // cut short
+        "\x89PNG\r\n\x1a\n garbage",           // not JSON
+        std::string("{\"format\":\0}", 12),    // a NUL byte
+        "[1, 2, 3]",                           // JSON, not an envelope
+        "{\"format\": \"ai-hwaccel-registry-cache\"}", // no version
+    };
+    for (const auto& text : bad) {
+        CAPTURE(text);
+        std::ofstream(fx.file(), std::ios::binary | std::ios::trunc) << text;
+        CHECK(cache.load().status == ah::disk_cache_status::invalid);
+        const int before = runs;
+        const auto r = cache.get_or_detect(detect);
+        CHECK(runs == before + 1);
+        CHECK(cache_warnings(r.warnings()) == 1);
+        // The file was replaced by a good one, which holds no cache warning.
+        const auto again = cache.load();
+        REQUIRE(again.status == ah::disk_cache_status::hit);
+        CHECK(cache_warnings(again.registry->warnings()) == 0);
+    }
+}
+
+TEST_CASE("disk_cache with a foreign or newer file") {
+    cache_fixture fx;
+    const auto cache = fx.cache();
+    REQUIRE(cache.store(numbered(1)).empty());
+    const auto j = nlohmann::json::parse(slurp(fx.file()));
+    auto rewrite = [&](const char* key, const nlohmann::json& value) {
+        auto k = j;
+        k[key] = value;
+        std::ofstream(fx.file(), std::ios::binary | std::ios::trunc) << k.dump();
+    };
+    auto check_invalid = [&](const char* why) {
+        const auto l = cache.load();
+        CHECK(l.status == ah::disk_cache_status::invalid);
+        REQUIRE(l.warnings.size() == 1);
+        CHECK(l.warnings[0].kind == ah::warning_kind::cache_invalid);
+        CHECK(l.warnings[0].message.find(why) != std::string::npos);
+    };
+    rewrite("format_version", ah::disk_cache_format_version + 1);
+    check_invalid("newer cache format");
+    rewrite("hostname", "some-other-machine");
+    check_invalid("another machine");
+    rewrite("boot_id", "00000000-0000-0000-0000-000000000000");
+    check_invalid("reboot");
+    rewrite("library_version", "0.0.1");
+    check_invalid("ai-hwaccel 0.0.1");
+    rewrite("backends", 0x12345);
+    check_invalid("other backends");
+    auto k = j;
+    k["registry"]["schema_version"] = ah::accelerator_registry::schema_version + 1;
+    std::ofstream(fx.file(), std::ios::binary | std::ios::trunc) << k.dump();
+    check_invalid("newer");
+
+    // A cache object that believes it is on another machine refuses this machine's file.
+    REQUIRE(cache.store(numbered(1)).empty());
+    auto o = fx.options();
+    o.identity = ah::host_identity{"elsewhere", "x"};
+    CHECK(ah::disk_cache(o).load().status == ah::disk_cache_status::invalid);
+}
+
+TEST_CASE("disk_cache refuses a file over its size cap") {
+    cache_fixture fx;
+    auto o = fx.options();
+    o.max_bytes = 64;
+    const ah::disk_cache cache(o);
+    (void)cache.store(numbered(1));
+    const auto l = cache.load();
+    CHECK(l.status == ah::disk_cache_status::invalid);
+    CHECK(cache_warnings(l.warnings) == 1);
+}
+
+TEST_CASE("disk_cache never follows a symlink at the cache path") {
+    cache_fixture fx;
+    const auto cache = fx.cache();
+    REQUIRE(cache.store(numbered(1)).empty());
+    // A valid cache file elsewhere, and a file an attacker would like overwritten.
+    const fs::path elsewhere = fx.scratch.path() / "valid.json";
+    fs::copy_file(fx.file(), elsewhere);
+    const fs::path victim = fx.scratch.path() / "victim";
+    std::ofstream(victim) << "precious";
+
+    for (const auto& target : {elsewhere, victim}) {
+        fs::remove(fx.file());
+        fs::create_symlink(target, fx.file());
+        const auto l = cache.load();
+        CHECK(l.status == ah::disk_cache_status::invalid); // even the valid target is not read
+        CHECK(cache_warnings(l.warnings) == 1);
+        int runs = 0;
+        const auto r = cache.get_or_detect([&] { return numbered(static_cast<std::uint32_t>(10 + ++runs)); });
+        CHECK(runs == 1);
+        CHECK(cache_warnings(r.warnings()) == 1);
+        CHECK_FALSE(fs::is_symlink(fx.file())); // replaced by a file of our own
+        CHECK(cache.load().registry == numbered(11));
+    }
+    CHECK(slurp(victim) == "precious");
+}
+
+TEST_CASE("disk_cache refuses a symlinked, shared or foreign folder") {
+    cache_fixture fx;
+    int runs = 0;
+    auto detect = [&] { return numbered(static_cast<std::uint32_t>(++runs)); };
+    const fs::path real = fx.scratch.path() / "real";
+    fs::create_directories(real);
+    fs::permissions(real, fs::perms::owner_all, fs::perm_options::replace);
+    fs::create_directories(fx.folder.parent_path());
+
+    SUBCASE("a symlink to a private folder") {
+        fs::create_symlink(real, fx.folder);
+        const auto r = fx.cache().get_or_detect(detect);
+        CHECK(runs == 1);
+        CHECK(cache_warnings(r.warnings()) == 1);
+        CHECK(fs::is_empty(real)); // nothing written through the link
+        CHECK(fx.cache().load().status == ah::disk_cache_status::unavailable);
+    }
+    SUBCASE("a symlink to a missing folder") {
+        fs::create_symlink(fx.scratch.path() / "not-yet", fx.folder);
+        const auto r = fx.cache().get_or_detect(detect);
+        CHECK(runs == 1);
+        CHECK_FALSE(r.warnings().empty());
+        CHECK_FALSE(fs::exists(fx.scratch.path() / "not-yet"));
+    }
+    SUBCASE("writable by the group or by all") {
+        for (const auto extra : {fs::perms::group_write, fs::perms::others_write}) {
+            fs::create_directories(fx.folder);
+            fs::permissions(fx.folder, fs::perms::owner_all | extra, fs::perm_options::replace);
+            const auto r = fx.cache().get_or_detect(detect);
+            CHECK(cache_warnings(r.warnings()) == 1);
+            CHECK(fs::is_empty(fx.folder));
+            fs::remove(fx.folder);
+        }
+    }
+    SUBCASE("owned by another user") {
+        fs::create_directories(fx.folder);
+        fs::permissions(fx.folder, fs::perms::owner_all, fs::perm_options::replace);
+        if (::geteuid() == 0 && ::chown(fx.folder.c_str(), 4242, 4242) == 0) {
+            const auto r = fx.cache().get_or_detect(detect);
+            CHECK(cache_warnings(r.warnings()) == 1);
+            CHECK(fs::is_empty(fx.folder));
+        } else {
+            MESSAGE("not root: cannot give a folder away, skipped");
+        }
+    }
+}
+
+TEST_CASE("disk_cache in a read-only folder") {
+    cache_fixture fx;
+    int runs = 0;
+    auto detect = [&] { return numbered(static_cast<std::uint32_t>(++runs)); };
+
+    SUBCASE("a folder that cannot be created") {
+        // Its parent is a file: no user, not even root, can make it.
+        fs::create_directories(fx.folder.parent_path().parent_path());
+        std::ofstream(fx.folder.parent_path()) << "a file";
+        const auto cache = fx.cache();
+        const auto r = cache.get_or_detect(detect);
+        CHECK(runs == 1);
+        CHECK(r.all().size() == 1);
+        REQUIRE_FALSE(r.warnings().empty());
+        CHECK(r.warnings().back().message.find("no cache") != std::string::npos);
+        (void)cache.get_or_detect(detect);
+        CHECK(runs == 2);
+    }
+    SUBCASE("a folder without write permission") {
+        REQUIRE(fx.cache().store(numbered(7)).empty());
+        fs::remove(fx.file());
+        fs::permissions(fx.folder, fs::perms::owner_read | fs::perms::owner_exec, fs::perm_options::replace);
+        // Does the mode bind this user? (It does not bind root.)
+        const fs::path probe = fx.folder / "probe";
+        const bool enforced = !std::ofstream(probe).is_open();
+        const auto cache = fx.cache();
+        const auto r = cache.get_or_detect(detect);
+        CHECK(runs == 1);
+        CHECK(r.all().size() == 1);
+        if (enforced) {
+            REQUIRE(test::count_kind(r.warnings(), ah::warning_kind::permission_denied) == 1);
+            CHECK(r.warnings().back().message.find("no cache") != std::string::npos);
+            CHECK(cache.load().status == ah::disk_cache_status::missing);
+        } else {
+            MESSAGE("running as root: the folder's mode does not stop writes");
+            fs::remove(probe);
+        }
+        fs::permissions(fx.folder, fs::perms::owner_all, fs::perm_options::replace);
+    }
+}
+
+TEST_CASE("disk_cache::store from many threads") {
+    cache_fixture fx;
+    const auto cache = fx.cache();
+    REQUIRE(cache.store(numbered(0)).empty());
+    constexpr std::uint32_t writers = 6, rounds = 15;
+    std::atomic<int> failures{0};
+    std::vector<std::thread> threads;
+    for (std::uint32_t w = 1; w <= writers; ++w)
+        threads.emplace_back([&, w] {
+            for (std::uint32_t i = 0; i < rounds; ++i) {
+                if (!cache.store(numbered(w)).empty()) ++failures;
+                // Whatever a reader sees is a complete file from some writer.
+                const auto l = cache.load();
+                if (l.status != ah::disk_cache_status::hit || l.registry->all().size() != 1 ||
+                    l.registry->all()[0].index > writers)
+                    ++failures;
+            }
+        });
+    for (auto& t : threads) t.join();
+    CHECK(failures == 0);
+    CHECK(cache.load().status == ah::disk_cache_status::hit);
+    CHECK(fx.files_in_folder() == 1);
+}
+
+TEST_CASE("disk_cache::store from many processes") {
+    cache_fixture fx;
+    const auto cache = fx.cache();
+    REQUIRE(cache.store(numbered(0)).empty());
+    constexpr std::uint32_t writers = 4, rounds = 15;
+    std::vector<::pid_t> children;
+    for (std::uint32_t w = 1; w <= writers; ++w) {
+        const ::pid_t pid = ::fork();
+        REQUIRE(pid >= 0);
+        if (pid == 0) {
+            int bad = 0;
+            for (std::uint32_t i = 0; i < rounds; ++i) {
+                if (!cache.store(numbered(w)).empty()) ++bad;
+                if (cache.load().status != ah::disk_cache_status::hit) ++bad;
+            }
+            ::_exit(bad == 0 ? 0 : 1);
+        }
+        children.push_back(pid);
+    }
+    int seen_bad = 0;
+    for (int i = 0; i < 40; ++i) {
+        const auto l = cache.load();
+        if (l.status != ah::disk_cache_status::hit || l.registry->all()[0].index > writers) ++seen_bad;
+    }
+    for (const auto pid : children) {
+        int status = 0;
+        REQUIRE(::waitpid(pid, &status, 0) == pid);
+        CHECK(WIFEXITED(status));
+        CHECK(WEXITSTATUS(status) == 0);
+    }
+    CHECK(seen_bad == 0);
+    CHECK(fx.files_in_folder() == 1);
+}
+
+TEST_CASE("disk_cache::clear") {
+    cache_fixture fx;
+    const auto cache = fx.cache();
+    CHECK(cache.clear());
+    REQUIRE(cache.store(numbered(1)).empty());
+    CHECK(cache.clear());
+    CHECK(cache.load().status == ah::disk_cache_status::missing);
+}
+
+#else
+
+TEST_CASE("disk_cache is unavailable without JSON") {
+    CHECK(AI_HWACCEL_HAS_DISK_CACHE == 0);
+}
+
+#endif

@@ -1,0 +1,133 @@
+#include "ai_hwaccel/cache/ttl.hpp"
+
+#include <doctest/doctest.h>
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <stdexcept>
+#include <thread>
+#include <vector>
+
+namespace ah = ai_hwaccel;
+using namespace std::chrono_literals;
+
+namespace {
+// A clock that moves only when the test says so.
+struct manual_clock {
+    std::atomic<std::int64_t> ns{1'000'000'000};
+    ah::ttl_cache::clock::time_point now() const {
+        return ah::ttl_cache::clock::time_point(std::chrono::nanoseconds(ns.load()));
+    }
+    void advance(std::chrono::nanoseconds d) { ns += d.count(); }
+};
+
+// A registry that says which detection made it (its one warning's code).
+ah::accelerator_registry numbered(int n) {
+    ah::accelerator_registry r;
+    r.add(ah::warning{ah::warning_kind::read_error, std::nullopt, "test", "detection", n});
+    return r;
+}
+} // namespace
+
+TEST_CASE("ttl_cache::get") {
+    manual_clock clk;
+    std::atomic<int> runs{0};
+    ah::ttl_cache cache(
+        10s, [&] { return numbered(++runs); }, [&] { return clk.now(); });
+
+    CHECK(cache.peek() == nullptr);
+    CHECK_FALSE(cache.age().has_value());
+    const auto first = cache.get();
+    REQUIRE(first != nullptr);
+    CHECK(first->warnings()[0].code == 1);
+    CHECK(cache.get() == first); // served from the cache, same snapshot
+
+    clk.advance(9s);
+    CHECK(cache.get() == first);
+    CHECK(cache.age() == std::chrono::nanoseconds(9s));
+    CHECK(cache.peek() == first);
+
+    clk.advance(1s); // exactly the TTL: expired
+    CHECK(cache.peek() == nullptr);
+    const auto second = cache.get();
+    CHECK(second->warnings()[0].code == 2);
+    CHECK(first->warnings()[0].code == 1); // an old snapshot is untouched
+    CHECK(runs == 2);
+    CHECK(cache.detections() == 2);
+}
+
+TEST_CASE("ttl_cache::invalidate") {
+    manual_clock clk;
+    std::atomic<int> runs{0};
+    ah::ttl_cache cache(
+        1h, [&] { return numbered(++runs); }, [&] { return clk.now(); });
+    (void)cache.get();
+    cache.invalidate();
+    CHECK(cache.peek() == nullptr);
+    CHECK(cache.get()->warnings()[0].code == 2);
+    CHECK(cache.get()->warnings()[0].code == 2);
+}
+
+TEST_CASE("ttl_cache with a zero TTL detects on every get") {
+    std::atomic<int> runs{0};
+    ah::ttl_cache cache(0s, [&] { return numbered(++runs); });
+    (void)cache.get();
+    (void)cache.get();
+    CHECK(runs == 2);
+}
+
+TEST_CASE("ttl_cache::get from many threads runs one detection") {
+    manual_clock clk;
+    std::mutex m;
+    std::condition_variable cv;
+    bool entered = false, release = false;
+    std::atomic<int> runs{0};
+    ah::ttl_cache cache(
+        1min,
+        [&] {
+            const int n = ++runs;
+            std::unique_lock lock(m);
+            entered = true;
+            cv.notify_all();
+            cv.wait(lock, [&] { return release; });
+            return numbered(n);
+        },
+        [&] { return clk.now(); });
+
+    constexpr int n_threads = 8;
+    std::vector<ah::ttl_cache::registry_ptr> got(n_threads);
+    std::vector<std::thread> threads;
+    for (int i = 0; i < n_threads; ++i) threads.emplace_back([&, i] { got[static_cast<std::size_t>(i)] = cache.get(); });
+    {
+        std::unique_lock lock(m);
+        cv.wait(lock, [&] { return entered; });
+        release = true;
+        cv.notify_all();
+    }
+    for (auto& t : threads) t.join();
+    CHECK(runs == 1);
+    for (const auto& p : got) CHECK(p == got[0]);
+
+    // Expired, then asked again by many: again one detection.
+    clk.advance(2min);
+    threads.clear();
+    for (int i = 0; i < n_threads; ++i) threads.emplace_back([&, i] { got[static_cast<std::size_t>(i)] = cache.get(); });
+    for (auto& t : threads) t.join();
+    CHECK(runs == 2);
+    for (const auto& p : got) CHECK(p->warnings()[0].code == 2);
+}
+
+#if AI_HWACCEL_EXCEPTIONS
+TEST_CASE("ttl_cache::get after a detection that threw") {
+    int calls = 0;
+    ah::ttl_cache cache(1min, [&]() -> ah::accelerator_registry {
+        if (++calls == 1) throw std::runtime_error("out of something");
+        return numbered(calls);
+    });
+    CHECK_THROWS_AS((void)cache.get(), std::runtime_error);
+    CHECK(cache.get()->warnings()[0].code == 2);
+}
+#endif

@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# The whole test suite, in three configurations:
+#   1. build/       the normal build and every ctest test (unit tests against the headers
+#                   and the single header, the CLI, fixture machines, consumers, fuzz
+#                   smoke runs, packages, examples, …);
+#   2. build-asan/  the unit tests again under AddressSanitizer + UndefinedBehaviorSanitizer;
+#   3. build-tsan/  the unit tests of the parallel, cached and asynchronous paths (detection,
+#                   the tool runner, NVML's abandoned thread, the cache room) under
+#                   ThreadSanitizer.
+# Each phase prints its duration. JOBS sets the parallelism (default 2).
+#   tools/test-all.sh [--quick]      (--quick: phase 1 only)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+jobs=${JOBS:-2}
+phase() { echo; echo "=== $* ($(date -u +%H:%M:%S))"; }
+start=$SECONDS
+
+phase "1/3 normal build and the whole ctest suite"
+cmake -S . -B build -DAI_HWACCEL_BUILD_PYTHON=ON
+cmake --build build -j"$jobs"
+ctest --test-dir build --output-on-failure -j"$jobs"
+[ "${1:-}" = "--quick" ] && exit 0
+
+# The sanitizer builds need no CLI, examples, benchmarks or C ABI: only the unit tests.
+lean=(-DCMAKE_BUILD_TYPE=Debug -DAI_HWACCEL_BUILD_BENCHMARKS=OFF -DAI_HWACCEL_BUILD_EXAMPLES=OFF
+      -DAI_HWACCEL_BUILD_CAPI=OFF -DAI_HWACCEL_INSTALL=OFF)
+
+phase "2/3 unit tests under AddressSanitizer and UndefinedBehaviorSanitizer"
+cmake -S . -B build-asan "${lean[@]}" \
+  -DCMAKE_CXX_FLAGS="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer"
+cmake --build build-asan -j"$jobs" --target unit_tests
+ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
+  build-asan/tests/unit_tests
+
+phase "3/3 parallel, cached and asynchronous paths under ThreadSanitizer"
+cmake -S . -B build-tsan "${lean[@]}" -DCMAKE_CXX_FLAGS="-fsanitize=thread" \
+  "-DAI_HWACCEL_UNIT_TEST_GLOBS=detect.cpp;detect_process.cpp;detect_nvml.cpp;detect_cuda.cpp;cache_*.cpp;umbrellas.cpp"
+cmake --build build-tsan -j"$jobs" --target unit_tests
+# setarch -R: ThreadSanitizer cannot start under some kernels' address-space randomisation.
+run_tsan=(build-tsan/tests/unit_tests)
+if setarch "$(uname -m)" -R true 2>/dev/null; then run_tsan=(setarch "$(uname -m)" -R "${run_tsan[@]}"); fi
+TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 "${run_tsan[@]}"
+
+echo
+echo "all three configurations passed in $(((SECONDS - start) / 60)) min $(((SECONDS - start) % 60)) s"
