@@ -397,7 +397,7 @@ TEST_CASE("amd_xdna_probe") {
         CHECK(d.unified_memory);
         CHECK_FALSE(d.memory_bytes);
         CHECK_FALSE(d.memory_used_bytes);
-        CHECK(d.peak_from == ah::origin::catalogue); // the row has no TOPS figure: all zero
+        CHECK(d.peak_from == ah::origin::none); // the row publishes no TOPS figure: nothing to take
         CHECK(d.peak.int8 == doctest::Approx(0));
 #if AI_HWACCEL_BACKEND_INTEL_NPU
         CHECK(ah::intel_npu_probe{}.probe(sys).devices.empty());
