@@ -14,7 +14,9 @@ TEST_CASE("recognise_format: every real capture of a machine file, by itself") {
         const char* file;
         const char* format;
     };
-    for (const auto& [file, format] : {
+    // Named members, not a structured binding: clang 14 cannot capture one in the lambdas
+    // doctest's CAPTURE makes.
+    for (const auto& entry : {
              row{"proc-cpuinfo/x86_i7-1370p-hybrid_hp-elitebook_full.txt", "proc-cpuinfo"},
              row{"proc-cpuinfo/x86_i7-8705g_block0.txt", "proc-cpuinfo"},
              row{"proc-cpuinfo/x86_ryzen7-1700_block0_truncated.txt", "proc-cpuinfo"},
@@ -40,6 +42,8 @@ TEST_CASE("recognise_format: every real capture of a machine file, by itself") {
              row{"lsblk/json_fsused_usb-virtual-media-rota-true.json", "lsblk-json"},
 #endif
          }) {
+        const char* const file = entry.file;
+        const char* const format = entry.format;
         CAPTURE(file);
         const auto text = test::capture(file);
         if (!text) continue;
@@ -178,7 +182,9 @@ row{"xpu-smi/discovery-j_1x-max-series-0x020a_doc.json", "xpu-smi-discovery-json
 row{"xpu-smi/discovery_1x-max-series-0x020a_doc.txt", "xpu-smi-discovery"},
 #endif
     };
-    for (const auto& [file, format] : rows) {
+    for (const auto& entry : rows) {
+        const char* const file = entry.file; // not a structured binding: see above
+        const char* const format = entry.format;
         INFO(std::string(file));
         const auto text = test::capture(file);
         if (!text) continue;

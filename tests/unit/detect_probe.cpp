@@ -52,7 +52,9 @@ TEST_CASE("report_tool_result: one typed warning per way a tool can fail") {
     auto cut = result(ah::tool_status::truncated);
     cut.out_truncated = true;
     cut.out = "partial";
-    for (const auto& [r, parse, kind, code] : {
+    // Named members, not a structured binding: clang 14 cannot capture one in the lambdas
+    // doctest's CAPTURE makes.
+    for (const auto& entry : {
              row{failed, false, ah::warning_kind::tool_failed, 9},
              row{result(ah::tool_status::signalled, 11), false, ah::warning_kind::tool_signalled, 11},
              row{result(ah::tool_status::timed_out), false, ah::warning_kind::tool_timed_out, 0},
@@ -61,6 +63,10 @@ TEST_CASE("report_tool_result: one typed warning per way a tool can fail") {
              row{result(ah::tool_status::not_executable), false, ah::warning_kind::tool_not_executable, 0},
              row{result(ah::tool_status::spawn_failed), false, ah::warning_kind::tool_failed, 0},
          }) {
+        const auto& r = entry.r;
+        const bool parse = entry.parse;
+        const ah::warning_kind kind = entry.kind;
+        const int code = entry.code;
         CAPTURE(ah::to_string(r.status));
         std::vector<ah::warning> w;
         CHECK(ah::report_tool_result(rq, r, ah::backend_id::cuda, w) == parse);
