@@ -3,14 +3,16 @@
 
 #include <doctest/doctest.h>
 
+#include <cstdint>
 #include <string_view>
+#include <utility>
 
 namespace ah = ai_hwaccel;
 
 // Compile-time: the catalogue's invariants, and a whole plan in a constant expression.
 static_assert(ah::detail::instance_rows_are_sane());
 static_assert(ah::detail::instance_names_are_unique());
-static_assert(ah::instance_catalogue.size() >= 10);
+static_assert(ah::instance_catalogue.size() >= 18);
 static_assert(ah::parse_instance_provider("AWS") == ah::instance_provider::aws);
 static_assert(!ah::parse_instance_provider("ibm").has_value());
 static_assert(ah::detail::is_iso_date("2024-08-27"));
@@ -32,6 +34,22 @@ const ah::model_spec& model(std::string_view id) {
     REQUIRE(m != nullptr);
     return *m;
 }
+
+std::size_t rows_of(ah::instance_provider p) {
+    std::size_t n = 0;
+    for (const auto& r : ah::instance_catalogue) n += r.provider == p ? 1 : 0;
+    return n;
+}
+
+/// The row cheapest_instance should pick, found the plain way: the first row of the
+/// lowest hourly price among those estimate_instance_cost says fit.
+const ah::cloud_instance* cheapest_fitting(const ah::model_spec& m, ah::quant_format q, const ah::inference_shape& s) {
+    const ah::cloud_instance* best = nullptr;
+    for (const auto& r : ah::instance_catalogue)
+        if (ah::estimate_instance_cost(r, m, q, s).fits && (!best || r.price_per_hour_usd < best->price_per_hour_usd))
+            best = &r;
+    return best;
+}
 } // namespace
 
 TEST_CASE("instance_catalogue") {
@@ -51,9 +69,62 @@ TEST_CASE("instance_catalogue") {
     CHECK(providers[static_cast<std::size_t>(ah::instance_provider::aws)]);
     CHECK(providers[static_cast<std::size_t>(ah::instance_provider::gcp)]);
     CHECK(providers[static_cast<std::size_t>(ah::instance_provider::azure)]);
-    // GiB and GB stay apart: Google's 85 GB is not 85 GiB.
-    CHECK(ah::find_instance("a2-highgpu-1g")->host_memory_bytes() == 85'000'000'000ull);
+}
+
+TEST_CASE("instance_catalogue: rows per provider") {
+    // At least this many rows per provider, and no instance type twice (names compared
+    // exactly here; find_instance's loose match is held unique by a static_assert).
+    const std::pair<ah::instance_provider, std::size_t> wanted[] = {
+        {ah::instance_provider::aws, 13},
+        {ah::instance_provider::gcp, 1},
+        {ah::instance_provider::azure, 2},
+        {ah::instance_provider::lambda, 2},
+    };
+    for (const auto& want : wanted) {
+        const ah::instance_provider provider = want.first;
+        const std::size_t at_least = want.second;
+        CAPTURE(ah::to_string(provider));
+        CHECK(rows_of(provider) >= at_least);
+        for (const auto& a : ah::instance_catalogue)
+            for (const auto& b : ah::instance_catalogue)
+                if (&a != &b && a.provider == provider && b.provider == provider) CHECK(a.name != b.name);
+    }
+}
+
+TEST_CASE("instance_catalogue: dates") {
+    for (const auto& r : ah::instance_catalogue) {
+        CAPTURE(r.name);
+        if (!r.price_snapshot.empty()) {
+            CHECK(ah::detail::is_commit(r.price_snapshot));
+            // A dated snapshot row names the dated page its date comes from; an undated
+            // one names none.
+            CHECK(r.price_date.empty() == r.price_date_source.empty());
+        } else {
+            CHECK(ah::detail::is_iso_date(r.price_date));
+            CHECK(r.price_date_source.empty());
+        }
+        if (!r.price_date_source.empty()) CHECK(r.price_date_source.starts_with("https://"));
+    }
+}
+
+TEST_CASE("cloud_instance::host_memory_bytes") {
+    // GiB and GB stay apart: Google's 85 GB is not 85 GiB, AWS's 192 GiB is not 192 GB.
+    const auto& gcp = *ah::find_instance("a2-highgpu-1g");
+    REQUIRE(gcp.host_memory_unit == ah::memory_unit::gb);
+    CHECK(gcp.host_memory_bytes() == 85'000'000'000ull);
+    CHECK(gcp.host_memory_bytes() < 85ull << 30);
+    const auto& aws = *ah::find_instance("g5.12xlarge");
+    REQUIRE(aws.host_memory_unit == ah::memory_unit::gib);
+    CHECK(aws.host_memory_bytes() == 192ull * 1024 * 1024 * 1024);
+    CHECK(aws.host_memory_bytes() > 192'000'000'000ull);
     CHECK(ah::find_instance("p5.48xlarge")->host_memory_bytes() == 2048ull << 30);
+    // Every row's bytes are its figure times its own unit, exactly for whole figures.
+    for (const auto& r : ah::instance_catalogue) {
+        CAPTURE(r.name);
+        const std::uint64_t unit = r.host_memory_unit == ah::memory_unit::gib ? 1ull << 30 : 1'000'000'000ull;
+        if (r.host_memory == static_cast<double>(static_cast<std::uint64_t>(r.host_memory)))
+            CHECK(r.host_memory_bytes() == static_cast<std::uint64_t>(r.host_memory) * unit);
+    }
 }
 
 TEST_CASE("estimate_instance_cost") {
@@ -70,6 +141,21 @@ TEST_CASE("estimate_instance_cost") {
     const auto one = ah::estimate_throughput(ah::profile_from_spec(*p5.device()), m8, ah::quant_format::fp16);
     CHECK(e.decode_tokens_per_second > 1.2 * one.decode_tokens_per_second);
     CHECK(e.decode_tokens_per_second < 8 * one.decode_tokens_per_second);
+
+    // On one device the decode rate is estimate_throughput's on that device, times the
+    // batch, and the cost per million tokens follows from it and the price alone.
+    for (std::uint32_t batch : {1u, 4u}) {
+        const auto& g6 = *ah::find_instance("g6.xlarge");
+        ah::inference_shape shape;
+        shape.batch = batch;
+        const auto c = ah::estimate_instance_cost(g6, m8, ah::quant_format::q8_0, shape);
+        REQUIRE(c.fits);
+        const double tps = ah::estimate_throughput(ah::profile_from_spec(*g6.device()), m8, ah::quant_format::q8_0, shape)
+                               .decode_tokens_per_second *
+                           batch;
+        CHECK(c.decode_tokens_per_second == doctest::Approx(tps));
+        CHECK(c.usd_per_million_output_tokens == doctest::Approx(g6.price_per_hour_usd / (tps * 3600.0) * 1e6));
+    }
 
     // A single 24 GiB L4 cannot hold a 70B model at fp16.
     const auto l4 = ah::estimate_instance_cost(*ah::find_instance("g6.2xlarge"), model("llama-3.1-70b"),
@@ -145,6 +231,31 @@ TEST_CASE("cheapest_instance") {
         for (const auto& r : ah::instance_catalogue)
             CHECK_FALSE(ah::estimate_instance_cost(r, model("llama-3.1-405b"), ah::quant_format::fp32, shape).fits);
         CHECK(none.usd_per_million_output_tokens == 0);
+    }
+    SUBCASE("winners follow from the table") {
+        // For each case, the winner is the first row of the lowest price among the rows
+        // that fit, whatever the table holds.
+        struct case_t {
+            std::string_view model;
+            ah::quant_format q;
+        };
+        for (const auto& c : {case_t{"llama-3.1-8b", ah::quant_format::fp16}, case_t{"llama-3.1-8b", ah::quant_format::q4_k_m},
+                              case_t{"llama-3.1-70b", ah::quant_format::fp16}, case_t{"llama-3.1-70b", ah::quant_format::fp8_e4m3},
+                              case_t{"llama-3.1-405b", ah::quant_format::fp8_e4m3}}) {
+            CAPTURE(c.model);
+            CAPTURE(ah::to_string(c.q));
+            const auto& m = model(c.model);
+            const auto best = ah::cheapest_instance(m, c.q);
+            const auto* expected = cheapest_fitting(m, c.q, {});
+            REQUIRE(best.found() == (expected != nullptr));
+            if (expected) CHECK(best.instance == expected);
+        }
+        // A bigger model never gets a cheaper instance than a smaller one at the same format.
+        const auto small = ah::cheapest_instance(model("llama-3.1-8b"), ah::quant_format::fp16);
+        const auto big = ah::cheapest_instance(model("llama-3.1-70b"), ah::quant_format::fp16);
+        REQUIRE(small.found());
+        REQUIRE(big.found());
+        CHECK(small.price_per_hour_usd <= big.price_per_hour_usd);
     }
     SUBCASE("an empty table") {
         const auto none = ah::cheapest_instance(model("llama-3.1-8b"), ah::quant_format::fp16, {},

@@ -1,18 +1,25 @@
 // ai-hwaccel: the command-line tool.
 //
-//   detect     this machine's registry, or a captured machine's (--root DIR)
+//   detect     this machine's registry, or a captured machine's (--root DIR), as a table,
+//              TSV, a summary or JSON
 //   parse      one captured tool output or system file, format recognised by itself
 //   catalogue  the devices the library knows
 //   backends   what this build compiled in
-//   version
+//   export     the registry for Prometheus or Node Feature Discovery
+//   version, help
 //   estimate   a model on a catalogue device (no detection)      } plan_commands.hpp;
 //   plan       a model laid out on this machine's devices          } every figure an
 //   training   the memory fine-tuning a model takes                } estimate
 //   cost       the cheapest cloud instance that holds a model      }
 //
+// Every command is one row of `commands` (at the end of the file): its name, a line for
+// the command list, its help text and the function that runs it, so a new command is one
+// row. docs/cli.md describes them all.
+//
 // Unknown commands and options are errors with a message and exit code 2; nothing is
 // silently replaced by a default. Warnings go to stderr in the human form and into the
-// document with --json.
+// document with --json. Colour only where a person reads: on a terminal, never with
+// NO_COLOR or TERM=dumb, unless --color=always asks for it.
 #include "ai_hwaccel/core.hpp"
 #include "ai_hwaccel/detect/detect.hpp"
 #include "ai_hwaccel/detect/formats.hpp"
@@ -21,10 +28,13 @@
 #include "ai_hwaccel/io/prometheus.hpp"
 
 #include <algorithm>
+#include <array>
 #include <charconv>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <sys/stat.h>
@@ -35,82 +45,55 @@ namespace ah = ai_hwaccel;
 
 namespace {
 
-constexpr std::string_view usage_text =
-    "usage: ai-hwaccel <command> [options]\n"
-    "\n"
-    "commands:\n"
-    "  detect [options]       print the registry of this machine (the default command)\n"
-    "      --root DIR         detect from a captured machine tree instead: DIR/proc, DIR/sys,\n"
-    "                         DIR/dev, DIR/etc, …; no tool runs, captured outputs are replayed\n"
-    "                         from DIR/ai-hwaccel-tools (see its index format in the README)\n"
-    "      --only LIST        run only these backends (comma-separated names, see `backends`)\n"
-    "      --skip LIST        run every compiled backend but these\n"
-    "      --no-host          skip the host probes (CPU, memory, NUMA, PCI, storage, environment)\n"
-    "      --timings          also print how long each probe took\n"
-    "      --json             print the registry as JSON\n"
-    "  parse FILE [options]   read one captured output ('-' for stdin) and print what it says\n"
-    "      --format NAME      read it as NAME instead of recognising the format\n"
-    "      --list-formats     list the formats this build reads\n"
-    "      --json             print {format, devices, system, warnings} as JSON\n"
-    "  catalogue [FILTER]     list the device catalogue; FILTER matches names case-insensitively\n"
-    "  backends               list the backends and whether this build compiled them in\n"
-    "  version                print the library version\n"
-    "  export FORMAT [options]  the registry for other tools (docs/exporters.md)\n"
-    "      prometheus         Prometheus text format (node_exporter textfile collector)\n"
-    "      nfd                Kubernetes Node Feature Discovery feature file (features.d)\n"
-    "      --root DIR         on a captured machine tree instead (as detect --root)\n"
-    "      --output FILE      write FILE atomically (temporary file + rename) instead of stdout\n"
-    "      --label NAME=VALUE prometheus: add a label to every series (repeatable)\n"
-    "      --prefix P         nfd: the label prefix (default ai-hwaccel.io)\n"
-    "      --expiry-seconds N nfd: the labels lapse N seconds from now unless rewritten\n"
-    "\n"
-    "planning commands (every figure an estimate; --json prints the fields of docs/cli-plan.md):\n"
-    "  estimate --device NAME --quant FORMAT (--model ID | --params N --layers N --hidden N) [options]\n"
-    "                         memory and tokens/s of a model on catalogue devices, no detection\n"
-    "      --device NAME      a catalogue device as people write it (\"H100 SXM\", \"RTX 4090\")\n"
-    "      --count N          N such devices joined by the device's own link (PCIe when none)\n"
-    "      --model ID         a catalogue model (\"llama-3.1-70b\", \"meta-llama/Llama-3.1-8B\")\n"
-    "      --params N         or a model by hand: parameters (70B, 7e9), with --layers N,\n"
-    "                         --hidden N, [--heads N (default hidden/128)], [--kv-heads N\n"
-    "                         (default: the heads)], [--vocab N]\n"
-    "      --quant FORMAT     GGUF names (Q4_K_M, Q8_0, F16, MXFP4) or plain ones (fp8, int4, bf16)\n"
-    "      --context N        tokens in the KV cache per sequence (default 4096; 8k, 128k)\n"
-    "      --prompt N         prompt length for the prefill rate (default 512, at most --context)\n"
-    "      --batch N          sequences decoded together (default 1)\n"
-    "      --memory SIZE      memory per device (192GiB, 64GB): needed where the catalogue has\n"
-    "                         none (unified memory, e.g. Apple M-series), else an override\n"
-    "  plan --model ID [options]\n"
-    "                         lay a model out on this machine's devices (detected)\n"
-    "      --root DIR         on a captured machine tree instead (as detect --root)\n"
-    "      --device NAME      on described devices instead, with --count N (default 1)\n"
-    "                         and --memory SIZE as for estimate\n"
-    "      --quant FORMAT     the format, or auto (the default): the best that fits\n"
-    "      --context N, --batch N   as for estimate\n"
-    "      --allow-cpu        let the plan use the CPU (never used silently)\n"
-    "  training --model ID --method METHOD [options]\n"
-    "                         memory per device of fine-tuning (full, lora, qlora, prefix, dpo,\n"
-    "                         rlhf, distillation)\n"
-    "      --policy full|lora|qlora   how dpo/rlhf/distillation train the policy (default full)\n"
-    "      --seq N            tokens per sequence (default 2048)  --batch N  micro-batch (default 1)\n"
-    "      --devices N        data-parallel devices (default 1)   --zero 0-3  ZeRO/FSDP stage (default 0)\n"
-    "      --rank R           LoRA rank (default 16)              --checkpointing  recompute activations\n"
-    "      --optimizer NAME   adamw (default), adamw_8bit, sgd, sgd_momentum\n"
-    "      --device NAME      also say whether it fits that catalogue device (--memory SIZE\n"
-    "                         as for estimate)\n"
-    "  cost --model ID --quant FORMAT [options]\n"
-    "                         the cheapest cloud instance that holds the model\n"
-    "      --context N, --batch N   as for estimate\n"
-    "      --objective hour|tokens  cheapest per hour (default) or per output token\n"
-    "      --all              list every instance with its fit and cost\n"
-    "  A model that fits nowhere exits with code 1 (--json still prints the document).\n"
-    "\n"
-    "options:\n"
-    "  -h, --help             print this help\n"
-    "  -V, --version          print the library version\n";
+// --- colour ----------------------------------------------------------------------------
+
+// Whether stdout and stderr get ANSI colour, decided once in main from --color, isatty,
+// NO_COLOR and TERM (see colour_for).
+struct colour_choice {
+    bool out = false;
+    bool err = false;
+};
+colour_choice colour;
+
+enum class colour_when : std::uint8_t { automatic, always, never };
+
+namespace ansi {
+constexpr std::string_view bold = "\x1b[1m";
+constexpr std::string_view dim = "\x1b[2m";
+constexpr std::string_view yellow = "\x1b[33m";
+constexpr std::string_view reset = "\x1b[0m";
+} // namespace ansi
+
+// `always` wins over NO_COLOR, as no-color.org lets a per-invocation flag do; `auto` wants
+// a terminal, NO_COLOR unset or empty, and a TERM that is set and not "dumb".
+bool colour_for(colour_when when, int fd) {
+    if (when != colour_when::automatic) return when == colour_when::always;
+    if (const char* no = std::getenv("NO_COLOR"); no && *no) return false;
+    const char* term = std::getenv("TERM");
+    if (!term || !*term || std::string_view(term) == "dumb") return false;
+    return ::isatty(fd) == 1;
+}
+
+std::string paint(bool on, std::string_view code, std::string_view s) {
+    std::string r;
+    if (on) r += code;
+    r += s;
+    if (on) r += ansi::reset;
+    return r;
+}
+
+// --- messages ----------------------------------------------------------------------------
+
+// The command being run, for the hint after a usage error; empty before one is known.
+std::string_view current_command;
 
 int usage_error(std::string_view msg) {
-    std::fprintf(stderr, "ai-hwaccel: %.*s\n\n%.*s", static_cast<int>(msg.size()), msg.data(),
-                 static_cast<int>(usage_text.size()), usage_text.data());
+    std::fprintf(stderr, "ai-hwaccel: %.*s\n", static_cast<int>(msg.size()), msg.data());
+    if (current_command.empty())
+        std::fputs("run 'ai-hwaccel --help' for the commands\n", stderr);
+    else
+        std::fprintf(stderr, "run 'ai-hwaccel help %.*s' for its options\n", static_cast<int>(current_command.size()),
+                     current_command.data());
     return 2;
 }
 
@@ -152,22 +135,392 @@ std::string fmt_value(const ah::sourced<std::uint64_t>& v) {
 }
 
 void print_warnings(std::span<const ah::warning> warnings) {
-    for (const auto& w : warnings) std::fprintf(stderr, "warning: %s\n", ah::to_string(w).c_str());
+    for (const auto& w : warnings)
+        std::fprintf(stderr, "%s %s\n", paint(colour.err, ansi::yellow, "warning:").c_str(), ah::to_string(w).c_str());
 }
 
-// --- human-readable output -------------------------------------------------------------
-
-void print_devices(std::span<const ah::accelerator_profile> devices) {
-    std::printf("%-4s %-12s %-44s %-22s %s\n", "#", "kind", "name", "memory", "pci");
-    int i = 0;
-    for (const auto& p : devices) {
-        std::string name = str(p.name.view());
-        if (!p.available) name += " [hidden]";
-        if (p.software) name += " [software]";
-        std::printf("%-4d %-12s %-44s %-22s %s\n", i++, str(ah::to_string(p.kind)).c_str(), name.c_str(),
-                    fmt_value(p.memory_bytes).c_str(), p.pci ? p.pci->text().data() : "-");
+// Splits a comma-separated list, trimming each item and dropping empty ones.
+std::vector<std::string_view> split_list(std::string_view list) {
+    std::vector<std::string_view> items;
+    while (!list.empty()) {
+        const auto comma = list.find(',');
+        const auto item = ah::detail::trim(list.substr(0, comma));
+        list = comma == std::string_view::npos ? std::string_view{} : list.substr(comma + 1);
+        if (!item.empty()) items.push_back(item);
     }
+    return items;
 }
+
+// --- device columns ----------------------------------------------------------------------
+
+// One table per concept: the names parsed by --columns and --sort, the TSV header, the
+// table header and the help text all come from column_table.
+enum class column : std::uint8_t {
+    row,
+    index,
+    kind,
+    family,
+    vendor,
+    name,
+    memory,
+    memory_origin,
+    memory_used,
+    memory_free,
+    bandwidth,
+    bandwidth_origin,
+    pci,
+    numa,
+    driver,
+    arch,
+    uuid,
+    spec,
+    compute_units,
+    temperature,
+    power,
+    utilization,
+    available,
+    software,
+    unified,
+};
+
+struct column_info {
+    column id;
+    std::string_view name;   ///< for --columns, --sort and the TSV header
+    std::string_view header; ///< the human table's header
+    std::string_view doc;
+};
+
+inline constexpr std::array column_table{
+    column_info{column::row, "row", "#", "place in detection order (the JSON devices array), kept when sorted"},
+    column_info{column::index, "index", "index", "the backend's own index (nvidia-smi index, DRM card number, ...)"},
+    column_info{column::kind, "kind", "kind", "what the backend reports: cpu, cuda_gpu, rocm_gpu, tpu, gaudi, ..."},
+    column_info{column::family, "family", "family", "cpu, gpu, npu, tpu or ai_asic"},
+    column_info{column::vendor, "vendor", "vendor", "the maker: nvidia, amd, intel, google, ..."},
+    column_info{column::name, "name", "name", "the device's name; the table marks [hidden] and [software] devices"},
+    column_info{column::memory, "memory", "memory", "device memory: GiB (origin) in the table, bytes in TSV"},
+    column_info{column::memory_origin, "memory_origin", "memory_origin",
+                "where memory came from: tool, sysfs, user, catalogue, estimated"},
+    column_info{column::memory_used, "memory_used", "memory_used", "memory in use, as memory"},
+    column_info{column::memory_free, "memory_free", "memory_free", "free memory, as memory"},
+    column_info{column::bandwidth, "bandwidth", "bandwidth", "memory bandwidth: GB/s (origin) in the table, GB/s in TSV"},
+    column_info{column::bandwidth_origin, "bandwidth_origin", "bandwidth_origin", "where the bandwidth came from"},
+    column_info{column::pci, "pci", "pci", "PCI address, dddd:bb:dd.f"},
+    column_info{column::numa, "numa", "numa", "the NUMA node the device hangs off"},
+    column_info{column::driver, "driver", "driver", "driver (or runtime) version"},
+    column_info{column::arch, "arch", "arch", "architecture: compute capability (9.0), gfx target (gfx942), ..."},
+    column_info{column::uuid, "uuid", "uuid", "the device's UUID"},
+    column_info{column::spec, "spec", "spec", "the catalogue row the device was matched to"},
+    column_info{column::compute_units, "compute_units", "compute_units", "SMs, CUs or cores as the vendor counts them"},
+    column_info{column::temperature, "temperature", "temperature", "degrees Celsius"},
+    column_info{column::power, "power", "power", "power draw in watts"},
+    column_info{column::utilization, "utilization", "utilization", "utilization in percent"},
+    column_info{column::available, "available", "available",
+                "usable: not hidden by a *_VISIBLE_DEVICES mask nor in a bad state"},
+    column_info{column::software, "software", "software", "a software renderer (llvmpipe, SwiftShader), never an accelerator"},
+    column_info{column::unified, "unified", "unified", "shares the host's memory (Apple silicon, integrated GPUs, NPUs)"},
+};
+static_assert([] {
+    for (std::size_t i = 0; i < column_table.size(); ++i) {
+        if (static_cast<std::size_t>(column_table[i].id) != i) return false;
+        for (std::size_t j = i + 1; j < column_table.size(); ++j)
+            if (column_table[i].name == column_table[j].name) return false;
+    }
+    return static_cast<std::size_t>(column::unified) + 1 == column_table.size();
+}(), "column_table: one row per column, in enum order, names unique");
+
+constexpr const column_info& info(column c) noexcept { return column_table[static_cast<std::size_t>(c)]; }
+
+constexpr std::array default_table_columns{column::row, column::kind, column::name, column::memory, column::pci};
+constexpr std::array default_tsv_columns{column::row,     column::index,         column::kind,      column::family,
+                                         column::vendor,  column::name,          column::memory,    column::memory_origin,
+                                         column::bandwidth, column::bandwidth_origin, column::pci,   column::numa,
+                                         column::driver,  column::available,     column::software};
+
+std::optional<column> parse_column(std::string_view s) {
+    for (const auto& c : column_table)
+        if (c.name == s) return c.id;
+    return std::nullopt;
+}
+
+std::string column_names() {
+    std::string r;
+    for (const auto& c : column_table) r += (r.empty() ? "" : ", ") + str(c.name);
+    return r;
+}
+
+std::string family_names() {
+    std::string r;
+    for (const auto& f : ah::family_table) r += (r.empty() ? "" : ", ") + str(f.name);
+    return r;
+}
+
+// A device as listed: its profile and its position in the registry.
+struct listed {
+    const ah::accelerator_profile* p;
+    std::size_t row;
+};
+
+// Shortest text that reads back as the same double ("3350", "0.5").
+std::string number_text(double v) {
+    char buf[32];
+    const auto r = std::to_chars(buf, buf + sizeof buf, v);
+    return std::string(buf, r.ptr);
+}
+
+template <class T>
+std::string optional_number(const ah::sourced<T>& v) {
+    if (!v) return {};
+    if constexpr (std::is_floating_point_v<T>) return number_text(*v);
+    else return std::to_string(*v);
+}
+
+std::string_view origin_text(ah::origin o) { return o == ah::origin::none ? std::string_view{} : ah::to_string(o); }
+
+// What a TSV cell holds: raw values (bytes, GB/s, °C, W, %), true/false, empty when
+// unknown; tabs and line breaks in names become spaces so a row stays one line.
+std::string tsv_cell(column c, const listed& d) {
+    const auto& p = *d.p;
+    std::string s;
+    switch (c) {
+    case column::row: s = std::to_string(d.row); break;
+    case column::index: s = std::to_string(p.index); break;
+    case column::kind: s = ah::to_string(p.kind); break;
+    case column::family: s = ah::to_string(p.device_family()); break;
+    case column::vendor: s = ah::to_string(p.maker); break;
+    case column::name: s = p.name.view(); break;
+    case column::memory: s = optional_number(p.memory_bytes); break;
+    case column::memory_origin: s = origin_text(p.memory_bytes.from); break;
+    case column::memory_used: s = optional_number(p.memory_used_bytes); break;
+    case column::memory_free: s = optional_number(p.memory_free_bytes); break;
+    case column::bandwidth: s = optional_number(p.memory_bandwidth_gbps); break;
+    case column::bandwidth_origin: s = origin_text(p.memory_bandwidth_gbps.from); break;
+    case column::pci: s = p.pci ? str(p.pci->text().data()) : std::string(); break;
+    case column::numa: s = optional_number(p.numa_node); break;
+    case column::driver: s = p.driver_version.view(); break;
+    case column::arch: s = p.arch.view(); break;
+    case column::uuid: s = p.uuid.view(); break;
+    case column::spec: s = p.spec ? str(p.spec->name) : std::string(); break;
+    case column::compute_units: s = optional_number(p.compute_units); break;
+    case column::temperature: s = optional_number(p.temperature_c); break;
+    case column::power: s = optional_number(p.power_draw_watts); break;
+    case column::utilization: s = optional_number(p.utilization_percent); break;
+    case column::available: s = p.available ? "true" : "false"; break;
+    case column::software: s = p.software ? "true" : "false"; break;
+    case column::unified: s = p.unified_memory ? "true" : "false"; break;
+    }
+    for (auto& ch : s)
+        if (ch == '\t' || ch == '\n' || ch == '\r') ch = ' ';
+    return s;
+}
+
+// A table cell: its text, dimmed when it says "unknown" or "-", and a note after it
+// ([hidden], [software]) in its own colour.
+struct cell {
+    std::string text;
+    bool dim = false;
+    std::string note;
+    std::string_view note_colour{};
+};
+
+cell plain(std::string s) {
+    cell c;
+    c.text = std::move(s);
+    return c;
+}
+cell missing(std::string_view s) {
+    cell c = plain(str(s));
+    c.dim = true;
+    return c;
+}
+
+template <class T>
+cell measured(const ah::sourced<T>& v, const char* f, bool with_origin = false) {
+    if (!v) return missing("unknown");
+    std::string s = fmt(f, static_cast<double>(*v));
+    if (with_origin) s += " (" + str(ah::to_string(v.from)) + ")";
+    return plain(s);
+}
+
+cell text_or_dash(std::string_view s) { return s.empty() ? missing("-") : plain(str(s)); }
+
+cell table_cell(column c, const listed& d) {
+    const auto& p = *d.p;
+    switch (c) {
+    case column::row: return plain(std::to_string(d.row));
+    case column::index: return plain(std::to_string(p.index));
+    case column::kind: return plain(str(ah::to_string(p.kind)));
+    case column::family: return plain(str(ah::to_string(p.device_family())));
+    case column::vendor: return plain(str(ah::to_string(p.maker)));
+    case column::name: {
+        cell r = plain(str(p.name.view()));
+        if (!p.available) {
+            r.note = " [hidden]";
+            r.note_colour = ansi::yellow;
+        } else if (p.software) {
+            r.note = " [software]";
+            r.note_colour = ansi::dim;
+        }
+        return r;
+    }
+    case column::memory: return p.memory_bytes ? plain(fmt_value(p.memory_bytes)) : missing("unknown");
+    case column::memory_used: return p.memory_used_bytes ? plain(fmt_value(p.memory_used_bytes)) : missing("unknown");
+    case column::memory_free: return p.memory_free_bytes ? plain(fmt_value(p.memory_free_bytes)) : missing("unknown");
+    case column::memory_origin: return text_or_dash(origin_text(p.memory_bytes.from));
+    case column::bandwidth: return measured(p.memory_bandwidth_gbps, "%.0f GB/s", true);
+    case column::bandwidth_origin: return text_or_dash(origin_text(p.memory_bandwidth_gbps.from));
+    case column::pci: return p.pci ? plain(str(p.pci->text().data())) : missing("-");
+    case column::numa: return p.numa_node ? plain(std::to_string(*p.numa_node)) : missing("-");
+    case column::driver: return text_or_dash(p.driver_version.view());
+    case column::arch: return text_or_dash(p.arch.view());
+    case column::uuid: return text_or_dash(p.uuid.view());
+    case column::spec: return text_or_dash(p.spec ? p.spec->name : std::string_view{});
+    case column::compute_units: return measured(p.compute_units, "%.0f");
+    case column::temperature: return measured(p.temperature_c, "%.0f C");
+    case column::power: return measured(p.power_draw_watts, "%.0f W");
+    case column::utilization: return measured(p.utilization_percent, "%.0f %%");
+    case column::available: return plain(p.available ? "yes" : "no");
+    case column::software: return plain(p.software ? "yes" : "no");
+    case column::unified: return plain(p.unified_memory ? "yes" : "no");
+    }
+    return missing("-");
+}
+
+// Terminal width of UTF-8 text: code points, one column each.
+std::size_t display_width(std::string_view s) {
+    std::size_t n = 0;
+    for (char ch : s)
+        if ((static_cast<unsigned char>(ch) & 0xc0) != 0x80) ++n;
+    return n;
+}
+
+// The human table: a bold header, columns as wide as their widest cell, two spaces
+// between them, no padding after the last.
+void print_table(std::span<const listed> rows, std::span<const column> cols) {
+    std::vector<std::vector<cell>> cells;
+    cells.reserve(rows.size());
+    std::vector<std::size_t> width(cols.size());
+    for (std::size_t i = 0; i < cols.size(); ++i) width[i] = display_width(info(cols[i]).header);
+    for (const auto& d : rows) {
+        auto& line = cells.emplace_back();
+        for (std::size_t i = 0; i < cols.size(); ++i) {
+            line.push_back(table_cell(cols[i], d));
+            width[i] = std::max(width[i], display_width(line.back().text) + display_width(line.back().note));
+        }
+    }
+    std::string text;
+    auto pad = [&](std::size_t i, std::size_t used) {
+        if (i + 1 < cols.size()) text.append(width[i] - used + 2, ' ');
+    };
+    for (std::size_t i = 0; i < cols.size(); ++i) {
+        text += paint(colour.out, ansi::bold, info(cols[i]).header);
+        pad(i, display_width(info(cols[i]).header));
+    }
+    text += '\n';
+    for (const auto& line : cells) {
+        for (std::size_t i = 0; i < cols.size(); ++i) {
+            const auto& c = line[i];
+            text += paint(colour.out && c.dim, ansi::dim, c.text);
+            if (!c.note.empty()) text += paint(colour.out, c.note_colour, c.note);
+            pad(i, display_width(c.text) + display_width(c.note));
+        }
+        text += '\n';
+    }
+    out(text);
+}
+
+void print_tsv(std::span<const listed> rows, std::span<const column> cols) {
+    std::string text;
+    for (std::size_t i = 0; i < cols.size(); ++i) text += (i ? "\t" : "") + str(info(cols[i]).name);
+    text += '\n';
+    for (const auto& d : rows) {
+        for (std::size_t i = 0; i < cols.size(); ++i) text += (i ? "\t" : "") + tsv_cell(cols[i], d);
+        text += '\n';
+    }
+    out(text);
+}
+
+// --- sorting -----------------------------------------------------------------------------
+
+struct sort_spec {
+    column by;
+    bool descending = false;
+};
+
+// What a column sorts by: a number, or text compared ignoring ASCII case; unknown values
+// sort after known ones whichever the direction.
+struct sort_key {
+    bool known = false;
+    bool is_text = false;
+    double number = 0;
+    std::string text;
+};
+
+sort_key number_key(double v) { return {true, false, v, {}}; }
+template <class T>
+sort_key number_key(const ah::sourced<T>& v) {
+    return v ? number_key(static_cast<double>(*v)) : sort_key{};
+}
+sort_key text_key(std::string_view s) {
+    if (s.empty()) return {};
+    std::string t;
+    for (char ch : s) t += ah::detail::ascii_lower(ch);
+    return {true, true, 0, std::move(t)};
+}
+// Origins sort by trust (estimated < catalogue < user < sysfs < tool), none unknown.
+sort_key origin_key(ah::origin o) {
+    return o == ah::origin::none ? sort_key{} : number_key(static_cast<double>(o));
+}
+
+sort_key key_of(column c, const listed& d) {
+    const auto& p = *d.p;
+    switch (c) {
+    case column::row: return number_key(static_cast<double>(d.row));
+    case column::index: return number_key(p.index);
+    case column::kind: return text_key(ah::to_string(p.kind));
+    case column::family: return text_key(ah::to_string(p.device_family()));
+    case column::vendor: return text_key(ah::to_string(p.maker));
+    case column::name: return text_key(p.name.view());
+    case column::memory: return number_key(p.memory_bytes);
+    case column::memory_origin: return origin_key(p.memory_bytes.from);
+    case column::memory_used: return number_key(p.memory_used_bytes);
+    case column::memory_free: return number_key(p.memory_free_bytes);
+    case column::bandwidth: return number_key(p.memory_bandwidth_gbps);
+    case column::bandwidth_origin: return origin_key(p.memory_bandwidth_gbps.from);
+    case column::pci: // domain, bus, device, function as one number (48 bits: exact in a double)
+        return p.pci ? number_key(static_cast<double>(p.pci->domain) * 65536.0 + p.pci->bus * 256.0 +
+                                  p.pci->device * 8.0 + p.pci->function)
+                     : sort_key{};
+    case column::numa: return number_key(p.numa_node);
+    case column::driver: return text_key(p.driver_version.view());
+    case column::arch: return text_key(p.arch.view());
+    case column::uuid: return text_key(p.uuid.view());
+    case column::spec: return p.spec ? text_key(p.spec->name) : sort_key{};
+    case column::compute_units: return number_key(p.compute_units);
+    case column::temperature: return number_key(p.temperature_c);
+    case column::power: return number_key(p.power_draw_watts);
+    case column::utilization: return number_key(p.utilization_percent);
+    case column::available: return number_key(p.available ? 1.0 : 0.0);
+    case column::software: return number_key(p.software ? 1.0 : 0.0);
+    case column::unified: return number_key(p.unified_memory ? 1.0 : 0.0);
+    }
+    return {};
+}
+
+// Stable: devices equal on every key keep detection order.
+void sort_devices(std::vector<listed>& rows, std::span<const sort_spec> keys) {
+    std::stable_sort(rows.begin(), rows.end(), [&](const listed& a, const listed& b) {
+        for (const auto& k : keys) {
+            const auto ka = key_of(k.by, a), kb = key_of(k.by, b);
+            if (ka.known != kb.known) return ka.known;
+            if (!ka.known) continue;
+            const int cmp = ka.is_text ? ka.text.compare(kb.text) : (ka.number < kb.number ? -1 : ka.number > kb.number);
+            if (cmp != 0) return k.descending ? cmp > 0 : cmp < 0;
+        }
+        return false;
+    });
+}
+
+// --- human-readable host and system ------------------------------------------------------
 
 void print_cpu(const ah::cpu_info& cpu) {
     std::printf("cpu: %s (%s, %s): %u socket(s), %u core(s), %u thread(s)", cpu.model.empty() ? "unknown model" : cpu.model.c_str(),
@@ -226,17 +579,121 @@ namespace {
 // --- detect ----------------------------------------------------------------------------
 
 struct detect_args {
-    std::string root;
-    bool json = false, timings = false, no_host = false;
-    std::string only, skip;
+    std::string root, only, skip, family, sort, columns;
+    bool json = false, tsv = false, summary = false, timings = false, no_host = false;
 };
 
+// Reads detect's options: `--name VALUE` or `--name=VALUE`; each at most once; no
+// positional arguments. False with `why` otherwise.
+bool parse_detect_args(std::span<const std::string_view> args, detect_args& a, std::string& why) {
+    const std::pair<std::string_view, bool*> flags[] = {{"--json", &a.json},       {"--tsv", &a.tsv},
+                                                        {"--summary", &a.summary}, {"--timings", &a.timings},
+                                                        {"--no-host", &a.no_host}};
+    const std::pair<std::string_view, std::string*> values[] = {{"--root", &a.root},     {"--only", &a.only},
+                                                                {"--skip", &a.skip},     {"--family", &a.family},
+                                                                {"--sort", &a.sort},     {"--columns", &a.columns}};
+    std::vector<std::string_view> seen;
+    for (std::size_t i = 0; i < args.size(); ++i) {
+        const auto arg = args[i];
+        if (arg == "-" || !arg.starts_with("-")) {
+            why = "detect takes no arguments ('" + str(arg) + "')";
+            return false;
+        }
+        std::string_view name = arg, value;
+        bool inline_value = false;
+        if (const auto eq = arg.find('='); arg.starts_with("--") && eq != std::string_view::npos) {
+            name = arg.substr(0, eq);
+            value = arg.substr(eq + 1);
+            inline_value = true;
+        }
+        if (name == "--timing") name = "--timings"; // the spelling of the issue, kept as an alias
+        bool* flag = nullptr;
+        std::string* target = nullptr;
+        for (const auto& [n, t] : flags)
+            if (n == name) flag = t;
+        for (const auto& [n, t] : values)
+            if (n == name) target = t;
+        if (!flag && !target) {
+            why = "unknown option '" + str(arg) + "' for detect";
+            return false;
+        }
+        if (std::find(seen.begin(), seen.end(), name) != seen.end()) {
+            why = "option '" + str(name) + "' given twice";
+            return false;
+        }
+        seen.push_back(name);
+        if (flag) {
+            if (inline_value) {
+                why = str(name) + " takes no value";
+                return false;
+            }
+            *flag = true;
+            continue;
+        }
+        if (!inline_value) {
+            // `--sort --json` lacks its value; `--sort -memory` has one.
+            if (i + 1 >= args.size() || args[i + 1].starts_with("--")) {
+                why = str(name) + " needs a value";
+                return false;
+            }
+            value = args[++i];
+        }
+        if (ah::detail::trim(value).empty()) {
+            why = str(name) + " needs a value";
+            return false;
+        }
+        *target = str(value);
+    }
+    return true;
+}
+
+bool parse_columns(std::string_view list, std::vector<column>& cols, std::string& why) {
+    for (const auto item : split_list(list)) {
+        const auto c = parse_column(item);
+        if (!c) {
+            why = "unknown column '" + str(item) + "' (columns: " + column_names() + ")";
+            return false;
+        }
+        if (std::find(cols.begin(), cols.end(), *c) != cols.end()) {
+            why = "column '" + str(item) + "' given twice";
+            return false;
+        }
+        cols.push_back(*c);
+    }
+    if (cols.empty()) why = "--columns needs at least one column (columns: " + column_names() + ")";
+    return !cols.empty();
+}
+
+bool parse_sort(std::string_view list, std::vector<sort_spec>& keys, std::string& why) {
+    for (auto item : split_list(list)) {
+        const bool descending = item.starts_with("-");
+        if (descending) item.remove_prefix(1);
+        const auto c = parse_column(item);
+        if (!c) {
+            why = "unknown sort key '" + str(item) + "' (keys: " + column_names() + "; -KEY sorts descending)";
+            return false;
+        }
+        keys.push_back({*c, descending});
+    }
+    if (keys.empty()) why = "--sort needs at least one key (keys: " + column_names() + ")";
+    return !keys.empty();
+}
+
+bool parse_families(std::string_view list, std::vector<ah::family>& fams, std::string& why) {
+    for (const auto item : split_list(list)) {
+        const auto f = ah::parse_family(item);
+        if (!f) {
+            why = "unknown family '" + str(item) + "' (families: " + family_names() + ")";
+            return false;
+        }
+        if (std::find(fams.begin(), fams.end(), *f) == fams.end()) fams.push_back(*f);
+    }
+    if (fams.empty()) why = "--family needs at least one family (families: " + family_names() + ")";
+    return !fams.empty();
+}
+
 bool apply_backend_list(ah::detector& d, std::string_view list, bool add, std::string& bad) {
-    while (!list.empty()) {
-        const auto comma = list.find(',');
-        const auto name = ah::detail::trim(list.substr(0, comma));
-        list = comma == std::string_view::npos ? std::string_view{} : list.substr(comma + 1);
-        if (name.empty()) continue;
+    for (const auto name : split_list(list)) {
         const auto b = ah::parse_backend(name);
         if (!b) {
             bad = str(name);
@@ -247,8 +704,83 @@ bool apply_backend_list(ah::detector& d, std::string_view list, bool add, std::s
     return true;
 }
 
-int cmd_detect(const detect_args& a) {
+// `detect --summary`: devices by family, the accelerators and their memory (shared pools
+// counted once), and the most capable device by capability_score.
+void print_summary(const ah::accelerator_registry& shown, std::span<const listed> rows) {
+    if (rows.empty()) {
+        std::printf("devices: none\n");
+        return;
+    }
+    std::string families;
+    for (const auto& f : ah::family_table) {
+        std::size_t n = 0, hidden = 0, software = 0;
+        for (const auto& d : rows) {
+            if (d.p->device_family() != f.id) continue;
+            ++n;
+            hidden += d.p->available ? 0 : 1;
+            software += d.p->software ? 1 : 0;
+        }
+        if (n == 0) continue;
+        families += (families.empty() ? "" : ", ") + str(f.name) + " " + std::to_string(n);
+        if (hidden || software) {
+            families += " of which ";
+            if (hidden) families += std::to_string(hidden) + " hidden";
+            if (hidden && software) families += " and ";
+            if (software) families += std::to_string(software) + " software";
+        }
+    }
+    std::printf("devices: %zu (%s)\n", rows.size(), families.c_str());
+    std::size_t accelerators = 0, unknown_memory = 0;
+    for (const auto& d : rows) {
+        accelerators += d.p->is_accelerator() ? 1 : 0;
+        unknown_memory += d.p->is_accelerator() && !d.p->memory_bytes ? 1 : 0;
+    }
+    if (accelerators == 0)
+        std::printf("accelerators: %s\n", paint(colour.out, ansi::yellow, "none found").c_str());
+    else if (unknown_memory == accelerators)
+        std::printf("accelerators: %zu, memory unknown\n", accelerators);
+    else if (unknown_memory > 0)
+        std::printf("accelerators: %zu, %s of memory in all (%zu of unknown memory)\n", accelerators,
+                    fmt_bytes(shown.total_accelerator_memory()).c_str(), unknown_memory);
+    else
+        std::printf("accelerators: %zu, %s of memory in all\n", accelerators,
+                    fmt_bytes(shown.total_accelerator_memory()).c_str());
+    const auto best = shown.best_available();
+    if (!best) return;
+    // best_available returns a copy; the row is the first listed device that is the same one.
+    const listed* row = nullptr;
+    for (const auto& d : rows)
+        if (!row && d.p->kind == best->kind && d.p->index == best->index && d.p->name == best->name &&
+            d.p->pci == best->pci && d.p->uuid == best->uuid)
+            row = &d;
+    std::string what = str(ah::to_string(best->kind));
+    what += ", " + (best->memory_bytes ? fmt_bytes(*best->memory_bytes) : std::string("memory unknown"));
+    if (best->memory_bandwidth_gbps) what += fmt(", %.0f GB/s", *best->memory_bandwidth_gbps);
+    std::printf("best: %s (#%zu, %s)\n", best->name.c_str(), row ? row->row : std::size_t{0}, what.c_str());
+}
+
+int cmd_detect(std::span<const std::string_view> args) {
+    detect_args a;
+    std::string why;
+    if (!parse_detect_args(args, a, why)) return usage_error(why);
+    const int formats = int{a.json} + int{a.tsv} + int{a.summary};
+    if (formats > 1) return usage_error("--json, --tsv and --summary are different outputs: choose one");
+    if (!a.columns.empty() && (a.json || a.summary))
+        return usage_error(std::string("--columns applies to the table and --tsv, not ") +
+                           (a.json ? "--json" : "--summary"));
+    if (a.timings && a.tsv) return usage_error("--timings cannot be combined with --tsv (one row per device); use --json");
     if (!a.only.empty() && !a.skip.empty()) return usage_error("--only and --skip cannot be combined");
+    std::vector<column> cols;
+    if (!a.columns.empty() && !parse_columns(a.columns, cols, why)) return usage_error(why);
+    if (cols.empty()) {
+        if (a.tsv) cols.assign(default_tsv_columns.begin(), default_tsv_columns.end());
+        else cols.assign(default_table_columns.begin(), default_table_columns.end());
+    }
+    std::vector<sort_spec> keys;
+    if (!a.sort.empty() && !parse_sort(a.sort, keys, why)) return usage_error(why);
+    std::vector<ah::family> families;
+    if (!a.family.empty() && !parse_families(a.family, families, why)) return usage_error(why);
+
     auto d = a.only.empty() ? ah::detector::all() : ah::detector::none().with_host();
     if (a.no_host) d.with_host(false);
     std::string bad;
@@ -257,13 +789,35 @@ int cmd_detect(const detect_args& a) {
     if (!a.root.empty()) {
         struct stat st {};
         if (::stat(a.root.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
-            return error("--root: '" + a.root + "' is not a directory", 2);
+            return usage_error("--root: '" + a.root + "' is not a directory");
     }
     const auto t = d.run_timed(ah::host_system(a.root));
     const auto& reg = t.registry;
+
+    // The devices shown: filtered by family, then sorted; `row` stays each one's place in
+    // the registry. The JSON document and the summary see the same devices.
+    std::vector<listed> rows;
+    for (std::size_t i = 0; i < reg.all().size(); ++i) {
+        const auto& p = reg.all()[i];
+        if (families.empty() || std::find(families.begin(), families.end(), p.device_family()) != families.end())
+            rows.push_back({&p, i});
+    }
+    sort_devices(rows, keys);
+    std::vector<ah::accelerator_profile> kept;
+    kept.reserve(rows.size());
+    for (const auto& r : rows) kept.push_back(*r.p);
+    const auto shown = reg.what_if_replace(kept);
+    // A --family filter that matches nothing is "nothing found": exit 1, the message after
+    // the output.
+    auto finish = [&] {
+        if (families.empty() || !rows.empty()) return 0;
+        std::fflush(stdout);
+        return error("no device of family " + a.family + " found");
+    };
+
     if (a.json) {
 #if AI_HWACCEL_JSON
-        nlohmann::json j = reg;
+        nlohmann::json j = shown;
         if (a.timings) {
             auto& arr = j["timings"] = nlohmann::json::array();
             for (const auto& p : t.timings)
@@ -271,25 +825,38 @@ int cmd_detect(const detect_args& a) {
                                {"elapsed_us", p.elapsed.count()}, {"devices", p.devices}, {"warnings", p.warnings}});
             j["elapsed_us"] = t.elapsed.count();
         }
-        return print_json(j);
+        print_json(j);
+        return finish();
 #else
         return no_json();
 #endif
     }
-    print_devices(reg.all());
-    std::printf("\n");
-    print_host(reg.host());
-    print_system(reg.system());
-    std::printf("accelerators: %s\n", reg.has_accelerator() ? "yes" : "none found");
+    if (a.tsv) {
+        print_tsv(rows, cols);
+        print_warnings(reg.warnings());
+        return finish();
+    }
+    if (a.summary) {
+        print_summary(shown, rows);
+    } else {
+        print_table(rows, cols);
+        std::printf("\n");
+        print_host(reg.host());
+        print_system(reg.system());
+        std::printf("accelerators: %s\n",
+                    reg.has_accelerator() ? "yes" : paint(colour.out, ansi::yellow, "none found").c_str());
+    }
     if (a.timings) {
-        std::printf("\n%-12s %-13s %12s %8s %9s\n", "probe", "state", "elapsed", "devices", "warnings");
+        char header[80];
+        std::snprintf(header, sizeof header, "%-12s %-13s %12s %8s %9s", "probe", "state", "elapsed", "devices", "warnings");
+        std::printf("\n%s\n", paint(colour.out, ansi::bold, header).c_str());
         for (const auto& p : t.timings)
             std::printf("%-12s %-13s %9.3f ms %8zu %9zu\n", p.name.c_str(), str(ah::to_string(p.state)).c_str(),
                         static_cast<double>(p.elapsed.count()) / 1000.0, p.devices, p.warnings);
         std::printf("%-12s %-13s %9.3f ms\n", "total", "", static_cast<double>(t.elapsed.count()) / 1000.0);
     }
     print_warnings(reg.warnings());
-    return 0;
+    return finish();
 }
 
 // --- export ----------------------------------------------------------------------------
@@ -389,11 +956,32 @@ int cmd_list_formats() {
     return 0;
 }
 
-int cmd_parse(const std::string& path, std::string_view format, bool json) {
+// `parse FILE [--format NAME] [--json]` or `parse --list-formats`.
+int cmd_parse(std::span<const std::string_view> args) {
+    std::vector<std::string_view> positional;
+    std::optional<std::string_view> format;
+    bool json = false, list_formats = false;
+    for (std::size_t i = 0; i < args.size(); ++i) {
+        const auto a = args[i];
+        if (a == "-" || !a.starts_with("-")) positional.push_back(a);
+        else if (a == "--json") json = true;
+        else if (a == "--list-formats") list_formats = true;
+        else if (a == "--format") {
+            if (i + 1 >= args.size()) return usage_error("--format needs a value");
+            format = args[++i];
+        } else
+            return usage_error("unknown option '" + str(a) + "' for parse");
+    }
+    if (list_formats) {
+        if (json || format || !positional.empty()) return usage_error("--list-formats takes nothing else");
+        return cmd_list_formats();
+    }
+    if (positional.size() != 1) return usage_error("parse takes one FILE (or '-' for stdin)");
+    const std::string path = str(positional[0]);
     const ah::capture_format* f = nullptr;
-    if (!format.empty()) {
-        f = ah::find_capture_format(format);
-        if (!f) return usage_error("unknown format '" + str(format) + "' (see `ai-hwaccel parse --list-formats`)");
+    if (format) {
+        f = ah::find_capture_format(*format);
+        if (!f) return usage_error("unknown format '" + str(*format) + "' (see `ai-hwaccel parse --list-formats`)");
     }
     std::string data, why;
     bool cut = false;
@@ -429,7 +1017,11 @@ int cmd_parse(const std::string& path, std::string_view format, bool json) {
     }
     std::printf("format: %.*s (%.*s)\n", static_cast<int>(f->name.size()), f->name.data(),
                 static_cast<int>(f->command.size()), f->command.data());
-    if (!r.devices.empty()) print_devices(r.devices);
+    if (!r.devices.empty()) {
+        std::vector<listed> rows;
+        for (std::size_t i = 0; i < r.devices.size(); ++i) rows.push_back({&r.devices[i], i});
+        print_table(rows, default_table_columns);
+    }
     if (r.host) print_host(*r.host);
     if (r.system) print_system(*r.system);
     print_warnings(r.warnings);
@@ -438,7 +1030,20 @@ int cmd_parse(const std::string& path, std::string_view format, bool json) {
 
 // --- the rest --------------------------------------------------------------------------
 
-int cmd_catalogue(std::string_view filter) {
+// Options are not taken by these: any argument starting with '-' is an unknown option.
+bool reject_options(std::span<const std::string_view> args, std::string_view command, int& code) {
+    for (const auto a : args)
+        if (a.starts_with("-")) {
+            code = usage_error("unknown option '" + str(a) + "' for " + str(command));
+            return true;
+        }
+    return false;
+}
+
+int cmd_catalogue(std::span<const std::string_view> args) {
+    if (int code = 0; reject_options(args, "catalogue", code)) return code;
+    if (args.size() > 1) return usage_error("catalogue takes at most one filter");
+    const std::string_view filter = args.empty() ? std::string_view{} : args[0];
     std::size_t shown = 0;
     for (const auto& d : ah::device_catalogue) {
         if (!filter.empty() && !ah::detail::icontains(d.name, filter)) continue;
@@ -452,7 +1057,9 @@ int cmd_catalogue(std::string_view filter) {
     return 0;
 }
 
-int cmd_backends() {
+int cmd_backends(std::span<const std::string_view> args) {
+    if (int code = 0; reject_options(args, "backends", code)) return code;
+    if (!args.empty()) return usage_error("backends takes no arguments");
     for (const auto& b : ah::backend_table) {
         std::string tools;
         for (auto t : b.tools) tools += (tools.empty() ? "" : ", ") + str(t);
@@ -463,84 +1070,250 @@ int cmd_backends() {
     return 0;
 }
 
+int print_version() {
+    std::printf("ai-hwaccel %s\n", ah::version.text);
+    return 0;
+}
+
+int cmd_version(std::span<const std::string_view> args) {
+    if (int code = 0; reject_options(args, "version", code)) return code;
+    if (!args.empty()) return usage_error("version takes no arguments");
+    return print_version();
+}
+
+// --- help texts --------------------------------------------------------------------------
+
+constexpr std::string_view detect_help =
+    "usage: ai-hwaccel detect [options]\n"
+    "\n"
+    "Print the registry of this machine: its devices as a table, then the host (CPU, memory,\n"
+    "NUMA), storage, PCI and environment. The default command: `ai-hwaccel` alone runs it.\n"
+    "\n"
+    "where to look:\n"
+    "  --root DIR         detect from a captured machine tree instead: DIR/proc, DIR/sys,\n"
+    "                     DIR/dev, DIR/etc, ...; no tool runs, captured outputs are replayed\n"
+    "                     from DIR/ai-hwaccel-tools (see its index format in the README)\n"
+    "  --only LIST        run only these backends (comma-separated names, see `backends`)\n"
+    "  --skip LIST        run every compiled backend but these\n"
+    "  --no-host          skip the host probes (CPU, memory, NUMA, PCI, storage, environment)\n"
+    "\n"
+    "which devices, in which order (the table, --tsv, --summary and --json alike):\n"
+    "  --family LIST      only devices of these families (comma-separated): cpu, gpu, npu,\n"
+    "                     tpu, ai_asic; when none is found, exit code 1\n"
+    "  --sort KEYS        order by these columns (comma-separated, the first decides first);\n"
+    "                     -KEY sorts descending: --sort -memory,name. Unknown values sort\n"
+    "                     last either way; equal devices keep detection order\n"
+    "\n"
+    "output (one of; the table by default):\n"
+    "  --tsv              tab-separated values: a header row of column names, then one device\n"
+    "                     per line; raw values (bytes, GB/s, true/false), empty when unknown;\n"
+    "                     never coloured\n"
+    "  --summary          three lines: devices by family, accelerators and their memory, the\n"
+    "                     most capable device\n"
+    "  --json             the registry as JSON (docs/json.md)\n"
+    "  --columns LIST     the table's or the TSV's columns, in this order (comma-separated)\n"
+    "  --timings          also print how long each probe took (alias --timing; not with --tsv)\n"
+    "\n"
+    "Options take their value as `--sort memory` or `--sort=memory`.\n"
+    "\n"
+    "columns (table default: row,kind,name,memory,pci; TSV default: row,index,kind,family,\n"
+    "vendor,name,memory,memory_origin,bandwidth,bandwidth_origin,pci,numa,driver,available,\n"
+    "software):\n";
+
+// The column list of detect's help, from column_table.
+void detect_more_help() {
+    std::size_t width = 0;
+    for (const auto& c : column_table) width = std::max(width, c.name.size());
+    for (const auto& c : column_table)
+        std::printf("  %-*.*s  %.*s\n", static_cast<int>(width), static_cast<int>(c.name.size()), c.name.data(),
+                    static_cast<int>(c.doc.size()), c.doc.data());
+    out("\nexamples:\n"
+        "  ai-hwaccel detect --summary\n"
+        "  ai-hwaccel detect --family gpu --sort -memory --columns row,name,memory,bandwidth,pci\n"
+        "  ai-hwaccel detect --tsv --columns pci,name,memory | sort -t$'\\t' -k3 -n\n");
+}
+
+constexpr std::string_view parse_help =
+    "usage: ai-hwaccel parse FILE [--format NAME] [--json]\n"
+    "       ai-hwaccel parse --list-formats\n"
+    "\n"
+    "Read one captured tool output or system file ('-' for stdin) and print what it says:\n"
+    "devices, host or system facts, and warnings. The format is recognised from the content.\n"
+    "\n"
+    "  --format NAME      read it as NAME instead of recognising the format\n"
+    "  --list-formats     list the formats this build reads, with the command that makes each\n"
+    "  --json             print {format, devices, system, warnings} as JSON\n"
+    "\n"
+    "exit codes: 0 read; 1 the file cannot be read or is in no known format; 2 usage error\n";
+
+constexpr std::string_view catalogue_help =
+    "usage: ai-hwaccel catalogue [FILTER]\n"
+    "\n"
+    "List the device catalogue: name, kind, memory, bandwidth and peak 16-bit throughput.\n"
+    "FILTER keeps names containing it, ignoring case. Also spelt `catalog`.\n"
+    "\n"
+    "exit codes: 0 listed; 1 no device matches FILTER; 2 usage error\n";
+
+constexpr std::string_view backends_help =
+    "usage: ai-hwaccel backends\n"
+    "\n"
+    "List the backends, whether this build compiled each in, and the tools each runs.\n";
+
+constexpr std::string_view version_help =
+    "usage: ai-hwaccel version   (or ai-hwaccel --version, -V)\n"
+    "\n"
+    "Print the library version.\n";
+
+constexpr std::string_view export_help =
+    "usage: ai-hwaccel export prometheus|nfd [options]\n"
+    "\n"
+    "Print the registry for other tools (docs/exporters.md):\n"
+    "  prometheus         Prometheus text format (node_exporter textfile collector)\n"
+    "  nfd                Kubernetes Node Feature Discovery feature file (features.d)\n"
+    "\n"
+    "  --root DIR         on a captured machine tree instead (as detect --root)\n"
+    "  --output FILE      write FILE atomically (temporary file + rename) instead of stdout\n"
+    "  --label NAME=VALUE prometheus: add a label to every series (repeatable)\n"
+    "  --prefix P         nfd: the label prefix (default ai-hwaccel.io)\n"
+    "  --expiry-seconds N nfd: the labels lapse N seconds from now unless rewritten\n";
+
+constexpr std::string_view help_help =
+    "usage: ai-hwaccel help [COMMAND]\n"
+    "\n"
+    "Print the list of commands, or COMMAND's help (the same as `ai-hwaccel COMMAND --help`).\n";
+
+int cmd_help(std::span<const std::string_view> args);
+
+// --- commands ----------------------------------------------------------------------------
+
+struct command_info {
+    std::string_view name;
+    std::string_view summary; ///< one line in the command list
+    std::string_view help;    ///< `ai-hwaccel help NAME`
+    int (*run)(std::span<const std::string_view> args);
+    void (*more_help)() = nullptr; ///< printed after `help`, for text derived from a table
+    std::string_view alias{};
+};
+
+// Every command: a new one is one row here (and its help text).
+constexpr command_info commands[] = {
+    {"detect", "print this machine's devices, host and system (the default command)", detect_help, cmd_detect,
+     detect_more_help},
+    {"parse", "read one captured tool output or system file and print what it says", parse_help, cmd_parse},
+    {"catalogue", "list the devices the library knows", catalogue_help, cmd_catalogue, nullptr, "catalog"},
+    {"backends", "list the backends and whether this build compiled them in", backends_help, cmd_backends},
+    {"export", "the registry for Prometheus or Node Feature Discovery", export_help, cmd_export},
+    {"estimate", "memory and tokens/s of a model on catalogue devices (no detection)", plan_cli::estimate_help,
+     plan_cli::cmd_estimate},
+    {"plan", "lay a model out on this machine's devices", plan_cli::plan_help, plan_cli::cmd_plan},
+    {"training", "the memory per device fine-tuning a model takes", plan_cli::training_help, plan_cli::cmd_training},
+    {"cost", "the cheapest cloud instance that holds a model", plan_cli::cost_help, plan_cli::cmd_cost},
+    {"version", "print the library version", version_help, cmd_version},
+    {"help", "print this list, or a command's help", help_help, cmd_help},
+};
+
+const command_info* find_command(std::string_view name) {
+    for (const auto& c : commands)
+        if (c.name == name || (!c.alias.empty() && c.alias == name)) return &c;
+    return nullptr;
+}
+
+void print_usage() {
+    out("usage: ai-hwaccel <command> [options]\n"
+        "       ai-hwaccel help <command>    (or: ai-hwaccel <command> --help)\n"
+        "\n"
+        "Detects AI accelerators, describes them, and estimates what a model needs on them.\n"
+        "Without a command, runs detect.\n"
+        "\n"
+        "commands:\n");
+    std::size_t width = 0;
+    for (const auto& c : commands) width = std::max(width, c.name.size());
+    for (const auto& c : commands)
+        std::printf("  %-*.*s  %.*s\n", static_cast<int>(width), static_cast<int>(c.name.size()), c.name.data(),
+                    static_cast<int>(c.summary.size()), c.summary.data());
+    out("\n"
+        "options (anywhere on the line):\n"
+        "  -h, --help         print this help; after a command, that command's help\n"
+        "  -V, --version      print the library version\n"
+        "  --color WHEN       colour: auto (the default: on a terminal only, never when NO_COLOR\n"
+        "                     is set and not empty or TERM is dumb or unset), always (even with\n"
+        "                     NO_COLOR), or never; also --color=WHEN\n"
+        "\n"
+        "exit codes: 0 done; 1 nothing found (detect --family, catalogue FILTER), a model that\n"
+        "fits nowhere (estimate, plan, training, cost), or a file that cannot be read or\n"
+        "written; 2 a usage error (unknown command or option, a missing or bad value).\n"
+        "\n"
+        "More in docs/cli.md and docs/cli-plan.md.\n");
+}
+
+int print_help(const command_info& c) {
+    out(c.help);
+    if (c.more_help) c.more_help();
+    return 0;
+}
+
+int cmd_help(std::span<const std::string_view> args) {
+    if (args.empty()) {
+        print_usage();
+        return 0;
+    }
+    if (args.size() > 1) return usage_error("help takes one command");
+    const auto* c = find_command(args[0]);
+    if (!c) {
+        current_command = {};
+        return usage_error("unknown command '" + str(args[0]) + "'");
+    }
+    return print_help(*c);
+}
+
+bool is_help(std::string_view a) { return a == "-h" || a == "--help"; }
+bool is_version(std::string_view a) { return a == "-V" || a == "--version"; }
+
 } // namespace
 
 int main(int argc, char** argv) {
-    std::vector<std::string_view> args(argv + 1, argv + argc);
-    for (auto a : args) {
-        if (a == "-h" || a == "--help") {
-            out(usage_text);
-            return 0;
-        }
-        if (a == "-V" || a == "--version") {
-            std::printf("ai-hwaccel %s\n", ah::version.text);
-            return 0;
-        }
-    }
-    std::string_view command = "detect";
-    std::size_t i = 0;
-    if (!args.empty() && !args[0].starts_with("-")) {
-        command = args[0];
-        i = 1;
-    }
-    if (auto r = run_plan_command(command, std::span<const std::string_view>(args).subspan(i))) return *r;
-    if (command == "export") return cmd_export(std::span<const std::string_view>(args).subspan(i));
-    std::vector<std::string_view> positional;
-    detect_args d;
-    std::string format;
-    bool json = false, list_formats = false;
-    std::vector<std::string_view> seen;
-    // Options of every command; each command then checks it got only its own.
-    for (; i < args.size(); ++i) {
-        const auto a = args[i];
-        if (a == "-" || !a.starts_with("-")) {
-            positional.push_back(a);
+    std::vector<std::string_view> args;
+    // --color applies to every command: taken out here, wherever it is on the line.
+    colour_when when = colour_when::automatic;
+    for (int i = 1; i < argc; ++i) {
+        const std::string_view a = argv[i];
+        if (a != "--color" && !a.starts_with("--color=")) {
+            args.push_back(a);
             continue;
         }
-        seen.push_back(a);
-        if (a == "--json") json = true;
-        else if (a == "--timings") d.timings = true;
-        else if (a == "--no-host") d.no_host = true;
-        else if (a == "--list-formats") list_formats = true;
-        else if (a == "--root" || a == "--only" || a == "--skip" || a == "--format") {
-            if (i + 1 >= args.size()) return usage_error(str(a) + " needs a value");
-            (a == "--root" ? d.root : a == "--only" ? d.only : a == "--skip" ? d.skip : format) = str(args[++i]);
-        } else
-            return usage_error("unknown option '" + str(a) + "'");
-    }
-    auto only_options = [&](std::initializer_list<std::string_view> allowed) -> std::string {
-        for (auto s : seen) {
-            bool ok = false;
-            for (auto x : allowed) ok = ok || s == x;
-            if (!ok) return "option '" + str(s) + "' does not apply to " + str(command);
+        std::string_view v;
+        if (a == "--color") {
+            if (i + 1 >= argc) return usage_error("--color needs a value: auto, always or never");
+            v = argv[++i];
+        } else {
+            v = a.substr(8);
         }
-        return {};
-    };
-    if (command == "detect") {
-        if (auto e = only_options({"--json", "--timings", "--no-host", "--root", "--only", "--skip"}); !e.empty())
-            return usage_error(e);
-        if (!positional.empty()) return usage_error("detect takes no arguments");
-        d.json = json;
-        return cmd_detect(d);
+        if (v == "auto") when = colour_when::automatic;
+        else if (v == "always") when = colour_when::always;
+        else if (v == "never") when = colour_when::never;
+        else return usage_error("--color: '" + str(v) + "' is not auto, always or never");
     }
-    if (command == "parse") {
-        if (auto e = only_options({"--json", "--format", "--list-formats"}); !e.empty()) return usage_error(e);
-        if (list_formats) return cmd_list_formats();
-        if (positional.size() != 1) return usage_error("parse takes one FILE (or '-' for stdin)");
-        return cmd_parse(str(positional[0]), format, json);
+    colour.out = colour_for(when, STDOUT_FILENO);
+    colour.err = colour_for(when, STDERR_FILENO);
+
+    // A help or version option first belongs to the program (`--help detect` is detect's
+    // help); after a command, to that command.
+    if (!args.empty() && is_help(args[0]))
+        return cmd_help(std::span<const std::string_view>(args).subspan(1, std::min<std::size_t>(args.size() - 1, 1)));
+    if (!args.empty() && is_version(args[0])) return print_version();
+    std::string_view name = "detect";
+    std::size_t first = 0;
+    if (!args.empty() && !args[0].starts_with("-")) {
+        name = args[0];
+        first = 1;
     }
-    if (!seen.empty()) return usage_error("option '" + str(seen[0]) + "' does not apply to " + str(command));
-    if (command == "catalogue" || command == "catalog") {
-        if (positional.size() > 1) return usage_error("catalogue takes at most one filter");
-        return cmd_catalogue(positional.empty() ? std::string_view{} : positional[0]);
+    const auto* command = find_command(name);
+    if (!command) return usage_error("unknown command '" + str(name) + "'");
+    current_command = command->name;
+    const auto rest = std::span<const std::string_view>(args).subspan(first);
+    for (const auto a : rest) {
+        if (is_help(a)) return print_help(*command);
+        if (is_version(a)) return print_version();
     }
-    if (command == "backends") {
-        if (!positional.empty()) return usage_error("backends takes no arguments");
-        return cmd_backends();
-    }
-    if (command == "version") {
-        std::printf("ai-hwaccel %s\n", ah::version.text);
-        return 0;
-    }
-    return usage_error("unknown command '" + str(command) + "'");
+    return command->run(rest);
 }

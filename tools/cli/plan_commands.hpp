@@ -1,7 +1,8 @@
 // ai-hwaccel CLI: the planning commands (estimate, plan, training, cost).
 //
 // Included by main.cpp after its helpers (usage_error, error, out, print_json / no_json,
-// str, fmt, fmt_bytes, print_warnings), which it uses. Every number printed is an
+// str, fmt, fmt_bytes, print_warnings), which it uses; main.cpp's command table runs the
+// cmd_* functions and shows the *_help texts. Every number printed is an
 // estimate from include/ai_hwaccel/plan/; docs/cli-plan.md documents the JSON fields.
 //
 // Options are parsed strictly: an option a command does not take, a missing value, a
@@ -34,6 +35,86 @@
 
 namespace {
 namespace plan_cli {
+
+// --- help texts (main.cpp's command table shows them) ---------------------------------------
+
+constexpr std::string_view estimate_help =
+    "usage: ai-hwaccel estimate --device NAME --quant FORMAT (--model ID | --params N --layers N\n"
+    "                           --hidden N) [options]\n"
+    "\n"
+    "Memory and tokens/s of a model on catalogue devices; nothing is detected. Every figure is\n"
+    "an estimate; --json prints the fields of docs/cli-plan.md.\n"
+    "\n"
+    "  --device NAME      a catalogue device as people write it (\"H100 SXM\", \"RTX 4090\")\n"
+    "  --count N          N such devices joined by the device's own link (PCIe when none)\n"
+    "  --model ID         a catalogue model (\"llama-3.1-70b\", \"meta-llama/Llama-3.1-8B\")\n"
+    "  --params N         or a model by hand: parameters (70B, 7e9), with --layers N,\n"
+    "                     --hidden N, [--heads N (default hidden/128)], [--kv-heads N\n"
+    "                     (default: the heads)], [--vocab N]\n"
+    "  --quant FORMAT     GGUF names (Q4_K_M, Q8_0, F16, MXFP4) or plain ones (fp8, int4, bf16)\n"
+    "  --context N        tokens in the KV cache per sequence (default 4096; 8k, 128k)\n"
+    "  --prompt N         prompt length for the prefill rate (default 512, at most --context)\n"
+    "  --batch N          sequences decoded together (default 1)\n"
+    "  --memory SIZE      memory per device (192GiB, 64GB): needed where the catalogue has\n"
+    "                     none (unified memory, e.g. Apple M-series), else an override\n"
+    "  --json             print the estimate as JSON\n"
+    "\n"
+    "exit codes: 0 it fits; 1 it fits nowhere (--json still prints the document); 2 usage error\n";
+
+constexpr std::string_view plan_help =
+    "usage: ai-hwaccel plan --model ID [options]\n"
+    "\n"
+    "Lay a model out on this machine's devices (detected), or on described ones. Every figure\n"
+    "is an estimate; --json prints the fields of docs/cli-plan.md.\n"
+    "\n"
+    "  --model ID         a catalogue model (\"llama-3.1-70b\", \"meta-llama/Llama-3.1-8B\")\n"
+    "  --root DIR         on a captured machine tree instead (as detect --root)\n"
+    "  --device NAME      on described devices instead, with --count N (default 1)\n"
+    "                     and --memory SIZE as for estimate\n"
+    "  --quant FORMAT     the format, or auto (the default): the best that fits\n"
+    "  --context N        tokens in the KV cache per sequence (default 4096; 8k, 128k)\n"
+    "  --batch N          sequences decoded together (default 1)\n"
+    "  --allow-cpu        let the plan use the CPU (never used silently)\n"
+    "  --json             print the plan as JSON\n"
+    "\n"
+    "exit codes: 0 it fits; 1 it fits nowhere (--json still prints the document); 2 usage error\n";
+
+constexpr std::string_view training_help =
+    "usage: ai-hwaccel training --model ID --method METHOD [options]\n"
+    "\n"
+    "Memory per device of fine-tuning a model (an estimate; --json: docs/cli-plan.md).\n"
+    "\n"
+    "  --model ID         a catalogue model\n"
+    "  --method METHOD    full, lora, qlora, prefix, dpo, rlhf or distillation\n"
+    "  --policy P         how dpo/rlhf/distillation train the policy: full (default), lora, qlora\n"
+    "  --seq N            tokens per sequence (default 2048)\n"
+    "  --batch N          micro-batch (default 1)\n"
+    "  --devices N        data-parallel devices (default 1)\n"
+    "  --zero 0-3         ZeRO/FSDP stage (default 0)\n"
+    "  --rank R           LoRA rank (default 16; lora and qlora only)\n"
+    "  --checkpointing    recompute activations\n"
+    "  --optimizer NAME   adamw (default), adamw_8bit, sgd, sgd_momentum\n"
+    "  --device NAME      also say whether it fits that catalogue device (--memory SIZE as for\n"
+    "                     estimate)\n"
+    "  --json             print the estimate as JSON\n"
+    "\n"
+    "exit codes: 0 done (and fits --device); 1 it does not fit --device; 2 usage error\n";
+
+constexpr std::string_view cost_help =
+    "usage: ai-hwaccel cost --model ID --quant FORMAT [options]\n"
+    "\n"
+    "The cheapest cloud instance in the catalogue that holds the model, with the price's date\n"
+    "and source (an estimate; --json: docs/cli-plan.md).\n"
+    "\n"
+    "  --model ID         a catalogue model\n"
+    "  --quant FORMAT     as for estimate\n"
+    "  --context N        tokens in the KV cache per sequence (default 4096; 8k, 128k)\n"
+    "  --batch N          sequences decoded together (default 1)\n"
+    "  --objective hour|tokens   cheapest per hour (default) or per output token\n"
+    "  --all              list every instance with its fit and cost\n"
+    "  --json             print the answer as JSON\n"
+    "\n"
+    "exit codes: 0 an instance holds it; 1 none does; 2 usage error\n";
 
 // --- options -----------------------------------------------------------------------------
 
@@ -1011,14 +1092,5 @@ int cmd_cost(std::span<const std::string_view> args) {
 }
 
 } // namespace plan_cli
-
-/// The planning command `command` with its arguments, or nullopt when `command` is none.
-std::optional<int> run_plan_command(std::string_view command, std::span<const std::string_view> args) {
-    if (command == "estimate") return plan_cli::cmd_estimate(args);
-    if (command == "plan") return plan_cli::cmd_plan(args);
-    if (command == "training") return plan_cli::cmd_training(args);
-    if (command == "cost") return plan_cli::cmd_cost(args);
-    return std::nullopt;
-}
 
 } // namespace

@@ -10,14 +10,36 @@
 // not in the table: nothing here is guessed.
 //
 // Prices move. Each row says when its price was seen: `price_date` is the calendar date
-// the source gives; rows read from a machine-generated price list pinned at a commit and
-// carrying no date of their own leave it empty and name the commit in `price_snapshot`.
+// the source gives. Rows read from a machine-generated price list pinned at a commit name
+// the commit in `price_snapshot`; when a dated public page shows the same price (to the
+// precision it prints), that page is `price_date_source` and its date is `price_date`,
+// otherwise the date stays empty.
 //
 // `cheapest_instance` picks the lowest hourly price among the rows whose accelerators,
 // together, hold the model (plan/memory.hpp's estimate), and estimates what a million
 // output tokens cost there from plan/throughput.hpp's decode estimate. Both figures are
-// estimates; the assumptions (how well tensor parallelism across an instance's devices
-// scales, which formats which devices run) are in `cost_assumptions`, each documented.
+// estimates; the assumptions are in `cost_assumptions`, each documented.
+//
+// How this differs from plan_sharding (plan/shard.hpp), which `estimate --count N` and
+// `plan` use. The cost model answers "which row is cheapest" over the whole table, in a
+// constant expression, so it keeps a closed form instead of planning each row:
+// - Fit: the model's whole memory estimate against N x device memory x
+//   `usable_memory_fraction` (default 0.9, the planner's 10 % headroom). plan_sharding
+//   also needs a whole number of layers per device (and the embeddings and output head on
+//   the end stages), so near the boundary a row may fit here by less than one layer's
+//   bytes and not there.
+// - Decode rate: N devices joined by a fast fabric (or PCIe) are one device with N x the
+//   bandwidth and peak times a scaling efficiency (0.8 fabric, 0.5 PCIe). plan_sharding
+//   instead picks tensor parallel, pipeline or both from the links, and adds a fixed
+//   all-reduce latency per layer and a hop latency per stage to the single-device time.
+//   The two agree on one device (both call estimate_throughput) and differ by the
+//   efficiency factor on many.
+// - Formats: `runs_format` below keeps llama.cpp's GGUF block formats on GPUs; the
+//   planner's `support_for` lets any device that dequantizes run them.
+// Planning every row with plan_sharding would make each row's answer the planner's, but
+// its plan holds room for 256 devices and its links are heap values (names, device
+// lists), so the table-wide search would no longer fit the compile-time evaluation
+// budget that `static_assert(cheapest_instance(...))` relies on.
 #pragma once
 
 #include "ai_hwaccel/config.hpp"
@@ -73,6 +95,9 @@ struct cloud_instance {
     std::string_view price_date{};
     std::string_view price_snapshot{}; ///< commit of a generated price list, else empty
     std::string_view price_source{};   ///< URL the price was read from
+    /// For a `price_snapshot` row with a `price_date`: the dated public page that shows
+    /// the same price (rounded as it prints it), which the date is taken from.
+    std::string_view price_date_source{};
     /// Canonical name of a device catalogue row (resolved with find_device).
     std::string_view accelerator{};
     std::uint32_t accelerator_count = 0;
@@ -112,7 +137,9 @@ constexpr std::size_t device_index(std::string_view name) noexcept {
 
 namespace detail {
 // SkyPilot's catalogue of AWS prices, read from the AWS price list API by a bot and
-// committed to GitHub; the file carries no date, so its commit is the snapshot.
+// committed to GitHub; the file carries no date, so its commit is the snapshot. Its
+// columns: InstanceType, AcceleratorName, AcceleratorCount, vCPUs, MemoryGiB, GpuInfo,
+// Price, SpotPrice, Region, AvailabilityZone (host memory in GiB, as EC2 reports it).
 inline constexpr std::string_view skypilot_aws_commit = "001367d22a0033fac286a8c71aeac7109e431bcb";
 inline constexpr std::string_view skypilot_aws_csv =
     "https://github.com/skypilot-org/skypilot-catalog/blob/001367d22a0033fac286a8c71aeac7109e431bcb/"
@@ -120,14 +147,43 @@ inline constexpr std::string_view skypilot_aws_csv =
 // AWS's Capacity Blocks pricing page lists GPU count, vCPUs, instance memory (GiB) and
 // network performance for p5, p4d and trn1 (its prices are reservation fees, not used).
 inline constexpr std::string_view aws_capacity_blocks = "https://aws.amazon.com/ec2/capacityblocks/pricing/";
+// Dated `sky show-gpus` outputs quoted in SkyPilot's tracker. show-gpus prints the
+// cheapest on-demand price over regions (SkyPilot pull request 472), rounded to 0.001,
+// and the host memory of its AWS catalogue (MemoryGiB above) with a "GB" label.
+inline constexpr std::string_view skypilot_issue_4019 = "https://github.com/skypilot-org/skypilot/issues/4019";
+inline constexpr std::string_view skypilot_issue_3434 = "https://github.com/skypilot-org/skypilot/issues/3434";
+inline constexpr std::string_view skypilot_pr_3430 = "https://github.com/skypilot-org/skypilot/pull/3430";
+// SkyPilot's Lambda catalogue as changed by a dated pull request; columns InstanceType,
+// AcceleratorName, AcceleratorCount, vCPUs, MemoryGiB, Price, Region.
+inline constexpr std::string_view skypilot_catalog_pr_15 = "https://github.com/skypilot-org/skypilot-catalog/pull/15";
 
-// Rows. Host memory is what the price list gives (AWS: GiB). The interconnect is the
-// accelerator's own link from the device catalogue where the instance joins all its
-// devices with it (HGX boards with NVSwitch, Trainium's NeuronLink); PCIe otherwise.
+// Rows. Host memory is what the source gives (AWS, Azure and Lambda: GiB; Google: GB).
+// The interconnect is the accelerator's own link from the device catalogue where the
+// instance joins all its devices with it (HGX boards with NVSwitch, which every 8-way
+// SXM instance is built on; Trainium's NeuronLink); PCIe otherwise.
 inline constexpr cloud_instance instance_rows[] = {
-    // ---- AWS (us-east-1 unless said; prices from the SkyPilot snapshot above)
+    // ---- AWS (prices from the SkyPilot snapshot above unless a row says otherwise)
+    // sky show-gpus --cloud aws A10G, 2024-04-07: cheapest region us-east-2.
+    {.name = "g5.xlarge", .provider = instance_provider::aws, .region = "us-east-2",
+     .price_per_hour_usd = 1.006, .price_date = "2024-04-07", .price_source = skypilot_pr_3430,
+     .accelerator = "NVIDIA A10G", .accelerator_count = 1, .vcpus = 4, .host_memory = 16,
+     .host_memory_unit = memory_unit::gib, .interconnect = interconnect_kind::none,
+     .spec_source = skypilot_aws_csv},
+    {.name = "g5.12xlarge", .provider = instance_provider::aws, .region = "us-east-2",
+     .price_per_hour_usd = 5.672, .price_date = "2024-04-07", .price_source = skypilot_pr_3430,
+     .accelerator = "NVIDIA A10G", .accelerator_count = 4, .vcpus = 48, .host_memory = 192,
+     .host_memory_unit = memory_unit::gib, .interconnect = interconnect_kind::pcie,
+     .spec_source = skypilot_aws_csv},
+    // sky show-gpus L4, 2024-04-09: g6.xlarge cheapest in us-east-1.
+    {.name = "g6.xlarge", .provider = instance_provider::aws, .region = "us-east-1",
+     .price_per_hour_usd = 0.805, .price_date = "2024-04-09", .price_source = skypilot_issue_3434,
+     .accelerator = "NVIDIA L4", .accelerator_count = 1, .vcpus = 4, .host_memory = 16,
+     .host_memory_unit = memory_unit::gib, .interconnect = interconnect_kind::none,
+     .spec_source = skypilot_aws_csv},
+    // The same output shows g6.2xlarge at $0.978, the snapshot's 0.9776 rounded.
     {.name = "g6.2xlarge", .provider = instance_provider::aws, .region = "us-east-1",
-     .price_per_hour_usd = 0.9776, .price_snapshot = skypilot_aws_commit, .price_source = skypilot_aws_csv,
+     .price_per_hour_usd = 0.9776, .price_date = "2024-04-09", .price_snapshot = skypilot_aws_commit,
+     .price_source = skypilot_aws_csv, .price_date_source = skypilot_issue_3434,
      .accelerator = "NVIDIA L4", .accelerator_count = 1, .vcpus = 8, .host_memory = 32,
      .host_memory_unit = memory_unit::gib, .interconnect = interconnect_kind::none},
     {.name = "g6.24xlarge", .provider = instance_provider::aws, .region = "us-east-1",
@@ -138,13 +194,17 @@ inline constexpr cloud_instance instance_rows[] = {
      .price_per_hour_usd = 13.3504, .price_snapshot = skypilot_aws_commit, .price_source = skypilot_aws_csv,
      .accelerator = "NVIDIA L4", .accelerator_count = 8, .vcpus = 192, .host_memory = 768,
      .host_memory_unit = memory_unit::gib, .interconnect = interconnect_kind::pcie},
+    // sky show-gpus --cloud aws -a, 2024-09-28, shows p4d at $32.773 and p4de at $40.966:
+    // the snapshot's prices, rounded.
     {.name = "p4d.24xlarge", .provider = instance_provider::aws, .region = "us-east-1",
-     .price_per_hour_usd = 32.7726, .price_snapshot = skypilot_aws_commit, .price_source = skypilot_aws_csv,
+     .price_per_hour_usd = 32.7726, .price_date = "2024-09-28", .price_snapshot = skypilot_aws_commit,
+     .price_source = skypilot_aws_csv, .price_date_source = skypilot_issue_4019,
      .accelerator = "NVIDIA A100 SXM4 40GB", .accelerator_count = 8, .vcpus = 96, .host_memory = 1152,
      .host_memory_unit = memory_unit::gib, .interconnect = interconnect_kind::nvswitch,
      .network_gbit_per_s = 400, .spec_source = aws_capacity_blocks},
     {.name = "p4de.24xlarge", .provider = instance_provider::aws, .region = "us-east-1",
-     .price_per_hour_usd = 40.96575, .price_snapshot = skypilot_aws_commit, .price_source = skypilot_aws_csv,
+     .price_per_hour_usd = 40.96575, .price_date = "2024-09-28", .price_snapshot = skypilot_aws_commit,
+     .price_source = skypilot_aws_csv, .price_date_source = skypilot_issue_4019,
      .accelerator = "NVIDIA A100 SXM4 80GB", .accelerator_count = 8, .vcpus = 96, .host_memory = 1152,
      .host_memory_unit = memory_unit::gib, .interconnect = interconnect_kind::nvswitch},
     {.name = "p5.48xlarge", .provider = instance_provider::aws, .region = "us-east-1",
@@ -194,6 +254,29 @@ inline constexpr cloud_instance instance_rows[] = {
      .accelerator = "NVIDIA A100 PCIe 80GB", .accelerator_count = 4, .vcpus = 96, .host_memory = 880,
      .host_memory_unit = memory_unit::gib, .interconnect = interconnect_kind::pcie,
      .spec_source = "https://learn.microsoft.com/en-us/azure/virtual-machines/nc-a100-v4-series"},
+    // The catalogue lines a dated pull request description quotes (same columns). Its GPU
+    // count for this size (12) is wrong; Microsoft's size list gives 8 GPUs, 96 vCPUs and
+    // 1900 of memory, which Azure's size pages state in GiB (the ND MI300X v5 page's
+    // "Memory: GiB" column reads 1850 where the same list prints "1850 GB").
+    {.name = "Standard_ND96isr_H100_v5", .provider = instance_provider::azure, .region = "northcentralus",
+     .price_per_hour_usd = 117.984, .price_date = "2023-12-06",
+     .price_source = "https://github.com/skypilot-org/skypilot-catalog/pull/50",
+     .accelerator = "NVIDIA H100 SXM5 80GB", .accelerator_count = 8, .vcpus = 96, .host_memory = 1900,
+     .host_memory_unit = memory_unit::gib, .interconnect = interconnect_kind::nvswitch,
+     .spec_source = "https://aspire.dev/reference/api/csharp/aspire.hosting.azure.kubernetes/standardndsh100v5/"
+                    "fields.md"},
+
+    // ---- Lambda: SkyPilot's Lambda catalogue as a dated pull request changed it.
+    {.name = "gpu_1x_a10", .provider = instance_provider::lambda, .region = "us-east-1",
+     .price_per_hour_usd = 0.6, .price_date = "2023-02-03", .price_source = skypilot_catalog_pr_15,
+     .accelerator = "NVIDIA A10", .accelerator_count = 1, .vcpus = 30, .host_memory = 200,
+     .host_memory_unit = memory_unit::gib, .interconnect = interconnect_kind::none},
+    // The pull request adds this type; the catalogue's GPU memory field for it (40 GiB) is
+    // the one its review questions, the name says 80 GB SXM4.
+    {.name = "gpu_8x_a100_80gb_sxm4", .provider = instance_provider::lambda, .region = "australia-southeast-1",
+     .price_per_hour_usd = 12.0, .price_date = "2023-02-03", .price_source = skypilot_catalog_pr_15,
+     .accelerator = "NVIDIA A100 SXM4 80GB", .accelerator_count = 8, .vcpus = 240, .host_memory = 1800,
+     .host_memory_unit = memory_unit::gib, .interconnect = interconnect_kind::nvswitch},
 };
 } // namespace detail
 
@@ -230,6 +313,10 @@ constexpr bool instance_rows_are_sane() noexcept {
         if (!(r.price_per_hour_usd > 0 && r.price_per_hour_usd < 10'000)) return false;
         const bool dated = is_iso_date(r.price_date);
         if (!dated && !(r.price_date.empty() && is_commit(r.price_snapshot))) return false;
+        if (!r.price_snapshot.empty() && !is_commit(r.price_snapshot)) return false;
+        // A snapshot carries no date of its own: a dated one names the page the date is from.
+        if (dated && !r.price_snapshot.empty() && !r.price_date_source.starts_with("https://")) return false;
+        if (!r.price_date_source.empty() && !(dated && r.price_date_source.starts_with("https://"))) return false;
         if (!r.price_source.starts_with("https://")) return false;
         if (!r.spec_source.empty() && !r.spec_source.starts_with("https://")) return false;
         const std::size_t d = device_index(r.accelerator);
@@ -262,8 +349,10 @@ struct cost_assumptions {
     /// The same over PCIe (or no published device link): all-reduces cross the host bus.
     double pcie_scaling_efficiency = 0.5;
     /// Instance memory usable for the model, as a fraction of the accelerators' total
-    /// (the rest is left to the runtime, allocator fragmentation, activations).
-    double usable_memory_fraction = 1.0;
+    /// (the rest is left to the driver, allocator fragmentation, other processes). 0.9 is
+    /// plan_options::memory_headroom's 10 % (vLLM's default gpu_memory_utilization), so
+    /// an instance fits here when the planner would find the memory on its devices.
+    double usable_memory_fraction = 0.9;
     /// llama.cpp's block formats (Q4_K_M, Q8_0, …) run on GPUs only: the Neuron and TPU
     /// stacks do not load GGUF. When false, the quant table's `dequantizable` decides.
     bool gguf_on_gpus_only = true;
@@ -350,7 +439,11 @@ constexpr instance_cost_estimate estimate_instance_cost(const cloud_instance& ro
     e.format_supported = detail::runs_format(d, q, a);
     e.fits = e.format_supported && e.required_bytes > 0 && e.required_bytes <= e.available_bytes;
     if (!e.fits) return e;
-    const auto device = detail::tensor_parallel_profile(d, row.accelerator_count, row.interconnect, a);
+    auto device = detail::tensor_parallel_profile(d, row.accelerator_count, row.interconnect, a);
+    // The profile's name is the catalogue row's name already, which is all
+    // estimate_throughput reads through `spec`; dropping the pointer keeps its null test
+    // out of constant evaluation, which GCC refuses under -fsanitize=undefined.
+    device.spec = nullptr;
     const double batch = s.batch > 0 ? static_cast<double>(s.batch) : 1.0;
     e.decode_tokens_per_second = estimate_throughput(device, m, q, s).decode_tokens_per_second * batch;
     if (e.decode_tokens_per_second > 0)

@@ -1,0 +1,201 @@
+# `ai-hwaccel detect`'s output options, colour and every command's help, as a user meets
+# them (docs/cli.md). Included by tests/CMakeLists.txt: runs in its scope (ai_hwaccel_cli,
+# AI_HWACCEL_JSON_FOUND, Python3_EXECUTABLE). Every detect case runs on a fixture machine
+# (tests/machines/<machine>, whose expected.json says what it holds), never on this one.
+# Values matched follow from expected.json: the HGX node has a CPU and eight H100s of
+# 85520809984 bytes (79.6 GiB; 637.2 GiB together), on PCI buses 19, 3b, 4c, 5d, 9b, bb,
+# cb and db, 3350 GB/s from the catalogue; the RTX 4090 workstation has the GPU (24.0 GiB),
+# an integrated Intel GPU sharing 31.3 GiB of host memory, and llvmpipe.
+
+set(_expect "${CMAKE_CURRENT_SOURCE_DIR}/cli/expect.cmake")
+set(_machines "${CMAKE_CURRENT_SOURCE_DIR}/machines")
+set(_hgx "${_machines}/handmade-hgx-h100-8gpu-nvswitch")
+set(_rtx "${_machines}/handmade-workstation-rtx4090")
+set(_npu "${_machines}/handmade-laptop-intel-npu")
+set(_mac "${_machines}/handmade-macbook-pro-m1pro")
+set(_pod "${_machines}/handmade-k8s-pod-graviton2-cgroup-v1")
+set(_trn "${_machines}/handmade-trn1-32xlarge")
+set(_mi300x "${_machines}/handmade-mi300x-4gpu-xgmi")
+
+# cli_expect(<name> [CODE n] [STDOUT regex] [NOT_STDOUT regex] [STDERR regex] [STDERR_EMPTY]
+#            ARGS <arguments>...): runs the CLI through cli/expect.cmake. Regexes hold no ';'.
+function(cli_expect name)
+  cmake_parse_arguments(PARSE_ARGV 1 _x "STDERR_EMPTY" "CODE;STDOUT;NOT_STDOUT;STDERR" "ARGS")
+  set(_defs "")
+  foreach(_k IN ITEMS CODE STDOUT NOT_STDOUT STDERR)
+    if(DEFINED _x_${_k})
+      list(APPEND _defs "-D${_k}=${_x_${_k}}")
+    endif()
+  endforeach()
+  if(_x_STDERR_EMPTY)
+    list(APPEND _defs -DSTDERR_EMPTY=1)
+  endif()
+  add_test(NAME ${name}
+           COMMAND "${CMAKE_COMMAND}" -DPROGRAM=$<TARGET_FILE:ai_hwaccel_cli> "-DARGS=${_x_ARGS}" ${_defs} -P "${_expect}")
+endfunction()
+
+# ---- --summary ------------------------------------------------------------------------------
+cli_expect(cli_detect_summary_hgx CODE 0 STDERR_EMPTY
+  STDOUT "^devices: 9 \\(cpu 1, gpu 8\\)\naccelerators: 8, 637\\.2 GiB of memory in all\nbest: NVIDIA H100 80GB HBM3 \\(#1, cuda_gpu, 79\\.6 GiB, 3350 GB/s\\)\n$"
+  ARGS detect --root "${_hgx}" --summary)
+# The software renderer is listed but no accelerator; the integrated GPU's shared memory
+# counts once: 24.0 + 31.3 GiB.
+cli_expect(cli_detect_summary_rtx4090 CODE 0
+  STDOUT "^devices: 4 \\(cpu 1, gpu 3 of which 1 software\\)\naccelerators: 2, 55\\.3 GiB of memory in all\nbest: NVIDIA GeForce RTX 4090 \\(#1, cuda_gpu, 24\\.0 GiB, 1008 GB/s\\)\n$"
+  ARGS detect --root "${_rtx}" --summary)
+# Apple silicon: the GPU and the Neural Engine draw on one 16 GiB pool, counted once.
+cli_expect(cli_detect_summary_unified CODE 0
+  STDOUT "^devices: 3 \\(cpu 1, gpu 1, npu 1\\)\naccelerators: 2, 16\\.0 GiB of memory in all\nbest: Apple M1 Pro \\(#1, metal_gpu, 16\\.0 GiB, 200 GB/s\\)\n$"
+  STDERR "warning: "
+  ARGS detect --root "${_mac}" --summary)
+cli_expect(cli_detect_summary_no_accelerator CODE 0
+  STDOUT "^devices: 1 \\(cpu 1\\)\naccelerators: none found\nbest: CPU \\(#0, cpu, 0\\.5 GiB\\)\n$"
+  ARGS detect --root "${_pod}" --summary)
+cli_expect(cli_detect_summary_family CODE 0
+  STDOUT "^devices: 1 \\(npu 1\\)\naccelerators: 1, memory unknown\nbest: Intel NPU \\(Lunar Lake\\) \\(#1, intel_npu, memory unknown\\)\n$"
+  ARGS detect --root "${_npu}" --summary --family npu)
+cli_expect(cli_detect_summary_timings CODE 0
+  STDOUT "^devices: 9 .*\nprobe +state +elapsed +devices +warnings\nhost +ran +[0-9.]+ ms"
+  ARGS detect --root "${_hgx}" --summary --timings)
+
+# ---- --family -------------------------------------------------------------------------------
+cli_expect(cli_detect_family_gpu CODE 0
+  STDOUT "^#  kind +name +memory +pci\n1  cuda_gpu  NVIDIA H100 80GB HBM3  79\\.6 GiB \\(tool\\)  0000:19:00\\.0\n.*\n8  cuda_gpu  NVIDIA H100 80GB HBM3  79\\.6 GiB \\(tool\\)  0000:db:00\\.0\n\ncpu: "
+  NOT_STDOUT "\n0  cpu"
+  ARGS detect --root "${_hgx}" --family gpu)
+cli_expect(cli_detect_family_list CODE 0
+  STDOUT "^#  kind +name +memory +pci\n0  cpu +.*\n1  intel_npu +Intel NPU \\(Lunar Lake\\) +unknown +0000:00:0b\\.0\n\n"
+  ARGS detect --root "${_npu}" --family npu,cpu)
+# "asic" is accepted for ai_asic; sixteen Trainium devices, rows 1 to 16.
+cli_expect(cli_detect_family_alias CODE 0
+  STDOUT "\n1   aws_trainium  AWS Trainium .*\n16  aws_trainium  AWS Trainium "
+  NOT_STDOUT "\n0 +cpu"
+  ARGS detect --root "${_trn}" --family asic)
+# Nothing of the family: the table's header, the host, exit code 1 and a message.
+cli_expect(cli_detect_family_none_found CODE 1
+  STDOUT "^#  kind +name +memory +pci\n\ncpu: "
+  STDERR "no device of family tpu found"
+  ARGS detect --root "${_hgx}" --family tpu)
+
+# ---- --sort ---------------------------------------------------------------------------------
+# Descending PCI address; the CPU has none and sorts last either way.
+cli_expect(cli_detect_sort_pci_descending CODE 0
+  STDOUT "^#  pci\n8  0000:db:00\\.0\n7  0000:cb:00\\.0\n6  0000:bb:00\\.0\n5  0000:9b:00\\.0\n4  0000:5d:00\\.0\n3  0000:4c:00\\.0\n2  0000:3b:00\\.0\n1  0000:19:00\\.0\n0  -\n\n"
+  ARGS detect --root "${_hgx}" --sort -pci --columns row,pci)
+# Unknown memory (the NPU's) comes last ascending and descending.
+cli_expect(cli_detect_sort_unknown_last CODE 0
+  STDOUT "^#  memory\n0  15\\.6 GiB \\(sysfs\\)\n1  unknown\n"
+  ARGS detect --root "${_npu}" --sort=memory --columns=row,memory)
+cli_expect(cli_detect_sort_unknown_last_descending CODE 0
+  STDOUT "^#  memory\n0  15\\.6 GiB \\(sysfs\\)\n1  unknown\n"
+  ARGS detect --root "${_npu}" --sort=-memory --columns=row,memory)
+# Names compare ignoring case: "Intel…" < "llvmpipe…" < "NVIDIA…".
+cli_expect(cli_detect_sort_name CODE 0
+  STDOUT "^#  name\n0  13th Gen Intel\\(R\\) Core\\(TM\\) i7-1370P\n2  Intel Graphics \\[0xa7a0\\]\n3  llvmpipe \\(LLVM 15\\.0\\.6, 256 bits\\) \\[software\\]\n1  NVIDIA GeForce RTX 4090\n"
+  ARGS detect --root "${_rtx}" --sort name --columns row,name)
+# Two keys: NUMA node ascending, then row descending within a node.
+cli_expect(cli_detect_sort_two_keys CODE 0
+  STDOUT "^#  numa\n2  0\n1  0\n4  1\n3  1\n0  -\n"
+  ARGS detect --root "${_mi300x}" --sort numa,-row --columns row,numa)
+
+# ---- --columns ------------------------------------------------------------------------------
+cli_expect(cli_detect_columns_order CODE 0
+  STDOUT "^pci +name +numa\n- +Intel\\(R\\) Xeon\\(R\\) Platinum 8480\\+ +-\n0000:19:00\\.0 +NVIDIA H100 80GB HBM3 +0\n"
+  ARGS detect --root "${_hgx}" --columns pci,name,numa)
+cli_expect(cli_detect_columns_readings CODE 0
+  STDOUT "\n1  30 C +71 W +0 % +3350 GB/s \\(catalogue\\)  catalogue +NVIDIA H100 SXM5 80GB  9\\.0 +yes\n"
+  ARGS detect --root "${_hgx}" --columns row,temperature,power,utilization,bandwidth,bandwidth_origin,spec,arch,available)
+
+# ---- --tsv ----------------------------------------------------------------------------------
+cli_expect(cli_detect_tsv_default CODE 0 STDERR_EMPTY
+  STDOUT "^row\tindex\tkind\tfamily\tvendor\tname\tmemory\tmemory_origin\tbandwidth\tbandwidth_origin\tpci\tnuma\tdriver\tavailable\tsoftware\n0\t0\tcpu\tcpu\tintel\tIntel\\(R\\) Xeon\\(R\\) Platinum 8480\\+\t2164350439424\tsysfs\t\t\t\t\t\ttrue\tfalse\n1\t0\tcuda_gpu\tgpu\tnvidia\tNVIDIA H100 80GB HBM3\t85520809984\ttool\t3350\tcatalogue\t0000:19:00\\.0\t0\t535\\.161\\.08\ttrue\tfalse\n"
+  ARGS detect --root "${_hgx}" --tsv)
+# Parsed and compared cell by cell with expected.json, with --family, --sort and --json,
+# on every fixture machine.
+file(GLOB _all_machines LIST_DIRECTORIES true "${_machines}/handmade-*")
+foreach(_m IN LISTS _all_machines)
+  get_filename_component(_name "${_m}" NAME)
+  add_test(NAME cli_detect_tsv_${_name}
+           COMMAND "${Python3_EXECUTABLE}" "${CMAKE_CURRENT_SOURCE_DIR}/cli/detect_tsv.py"
+                   $<TARGET_FILE:ai_hwaccel_cli> "${PROJECT_SOURCE_DIR}" "${_m}")
+endforeach()
+
+# ---- --json with --family and --sort ---------------------------------------------------------
+if(AI_HWACCEL_JSON_FOUND)
+  cli_expect(cli_detect_json_family CODE 0
+    STDOUT "\"kind\": \"cuda_gpu\""
+    NOT_STDOUT "\"kind\": \"cpu\""
+    ARGS detect --root "${_hgx}" --json --family gpu)
+endif()
+
+# ---- --timings, and its other spelling ------------------------------------------------------
+cli_expect(cli_detect_timing_alias CODE 0
+  STDOUT "\nprobe +state +elapsed +devices +warnings\nhost +ran +[0-9.]+ ms"
+  ARGS detect --root "${_hgx}" --timing)
+
+# ---- bad values: exit code 2, a message naming the value, nothing on stdout -------------------
+set(_bad_cases
+  "unknown_column|unknown column 'frob' \\(columns: row, index, kind, family, vendor, name, memory,|--columns|name,frob"
+  "unknown_family|unknown family 'xpu' \\(families: cpu, gpu, npu, tpu, ai_asic\\)|--family|xpu"
+  "unknown_sort_key|unknown sort key 'frob' \\(keys: row, index,|--sort|-frob"
+  "sort_missing|--sort needs a value|--sort"
+  "columns_missing|--columns needs a value|--columns"
+  "family_missing|--family needs a value|--family"
+  "sort_then_option|--sort needs a value|--sort|--json"
+  "columns_empty|--columns needs at least one column|--columns|,"
+  "columns_twice|column 'name' given twice|--columns|name,name"
+  "columns_with_json|--columns applies to the table and --tsv, not --json|--columns|name|--json"
+  "columns_with_summary|--columns applies to the table and --tsv, not --summary|--columns|name|--summary"
+  "two_outputs|--json, --tsv and --summary are different outputs|--tsv|--summary"
+  "timings_with_tsv|--timings cannot be combined with --tsv|--tsv|--timings"
+  "option_twice|option '--sort' given twice|--sort|name|--sort|pci"
+  "flag_with_value|--tsv takes no value|--tsv=yes"
+  "positional|detect takes no arguments \\('gpu'\\)|gpu"
+  "unknown_option|unknown option '--frobnicate' for detect|--frobnicate"
+  "bad_colour|--color: 'sometimes' is not auto, always or never|--color=sometimes"
+  "colour_missing|--color needs a value|--color")
+foreach(_case IN LISTS _bad_cases)
+  string(REPLACE "|" ";" _parts "${_case}")
+  list(POP_FRONT _parts _name _message)
+  cli_expect(cli_detect_bad_${_name} CODE 2 STDERR "ai-hwaccel: ${_message}" NOT_STDOUT "."
+    ARGS detect --root "${_hgx}" ${_parts})
+endforeach()
+
+# ---- help -----------------------------------------------------------------------------------
+# Each command's help: `COMMAND --help`, `COMMAND -h`, `help COMMAND` and `--help COMMAND`
+# print it on stdout with exit code 0, and not the list of commands.
+foreach(_cmd IN ITEMS detect parse catalogue backends export estimate plan training cost version help)
+  foreach(_form IN ITEMS "${_cmd};--help" "${_cmd};-h" "help;${_cmd}" "--help;${_cmd}")
+    string(REPLACE ";" "_" _id "${_form}")
+    string(REPLACE "--" "long" _id "${_id}")
+    string(REPLACE "-" "short" _id "${_id}")
+    cli_expect(cli_help_${_id} CODE 0 STDERR_EMPTY
+      STDOUT "^usage: ai-hwaccel ${_cmd}"
+      NOT_STDOUT "\ncommands:\n"
+      ARGS ${_form})
+  endforeach()
+endforeach()
+cli_expect(cli_help_catalog_alias CODE 0 STDOUT "^usage: ai-hwaccel catalogue" ARGS catalog --help)
+# A help option after other options still belongs to the command: the planning command
+# prints its help rather than running (estimate would need --device).
+cli_expect(cli_help_after_options CODE 0 STDOUT "^usage: ai-hwaccel estimate" STDERR_EMPTY
+  ARGS estimate --model llama-3.1-8b --help)
+cli_expect(cli_help_implied_detect CODE 0 STDOUT "^usage: ai-hwaccel detect" ARGS --json --help)
+# detect's help lists every column, from the table the options parse.
+cli_expect(cli_help_detect_columns CODE 0
+  STDOUT "\n  row  +place in detection order.*\n  memory +device memory.*\n  bandwidth_origin +.*\n  unified +shares the host's memory"
+  ARGS help detect)
+# The list of commands, each with a line.
+cli_expect(cli_help_commands CODE 0 STDERR_EMPTY
+  STDOUT "^usage: ai-hwaccel <command> \\[options\\]\n.*\ncommands:\n  detect +[^\n]+\n  parse +.*\n  estimate +.*\n  cost +.*\n  help +.*--color WHEN.*NO_COLOR.*exit codes: 0 "
+  ARGS --help)
+cli_expect(cli_help_unknown_command CODE 2 STDERR "ai-hwaccel: unknown command 'frob'" NOT_STDOUT "."
+  ARGS help frob)
+cli_expect(cli_help_two_commands CODE 2 STDERR "help takes one command" ARGS help detect plan)
+
+# ---- colour, on a pseudo-terminal ------------------------------------------------------------
+if(UNIX)
+  add_test(NAME cli_detect_colour
+           COMMAND "${Python3_EXECUTABLE}" "${CMAKE_CURRENT_SOURCE_DIR}/cli/colour.py"
+                   $<TARGET_FILE:ai_hwaccel_cli> "${_rtx}" "${_machines}/handmade-inf2-host")
+endif()
