@@ -137,3 +137,9 @@ if(AI_HWACCEL_JSON_FOUND)
   cli_plan_output(cli_plan_cost_json_all "\"instances\": \\[\n    {"
     cost --model llama-3.1-8b --quant Q4_K_M --all --json)
 endif()
+# Narrowing the table: providers and price dates.
+cli_plan_output(cli_plan_cost_provider "cheapest by price per hour: [^ ]+ \\(gcp, "
+  cost --model llama-3.1-8b --quant bf16 --provider gcp)
+cli_plan_exit(cli_plan_cost_provider_unknown 2 cost --model llama-3.1-8b --quant bf16 --provider ibm)
+cli_plan_exit(cli_plan_cost_since_bad 2 cost --model llama-3.1-8b --quant bf16 --since 2024-1-1)
+cli_plan_exit(cli_plan_cost_since_future 1 cost --model llama-3.1-8b --quant bf16 --since 2999-01-01)

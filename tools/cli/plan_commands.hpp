@@ -112,6 +112,9 @@ constexpr std::string_view cost_help =
     "  --batch N          sequences decoded together (default 1)\n"
     "  --objective hour|tokens   cheapest per hour (default) or per output token\n"
     "  --all              list every instance with its fit and cost\n"
+    "  --provider LIST    only these providers (aws, gcp, azure, lambda, coreweave, oci)\n"
+    "  --since DATE       only prices dated DATE (YYYY-MM-DD) or later; rows known only by\n"
+    "                     the commit of a price list have no date and are left out\n"
     "  --json             print the answer as JSON\n"
     "\n"
     "exit codes: 0 an instance holds it; 1 none does; 2 usage error\n";
@@ -987,6 +990,8 @@ nlohmann::json instance_json(const ah::instance_cost_estimate& e) {
             {"price_date", r.price_date.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.price_date)},
             {"price_snapshot", r.price_snapshot.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.price_snapshot)},
             {"price_source", r.price_source},
+            {"price_date_source",
+             r.price_date_source.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.price_date_source)},
             {"accelerator", r.accelerator},
             {"accelerator_count", r.accelerator_count},
             {"available_bytes", e.available_bytes},
@@ -1008,7 +1013,7 @@ int cmd_cost(std::span<const std::string_view> args) {
     std::string why;
     if (!parse_options(args, "cost",
                        {{"--model"}, {"--quant"}, {"--context"}, {"--batch"}, {"--objective"}, {"--all", false},
-                        {"--json", false}},
+                        {"--provider"}, {"--since"}, {"--json", false}},
                        o, why))
         return usage_error(why);
     ah::model_spec m;
@@ -1024,11 +1029,40 @@ int cmd_cost(std::span<const std::string_view> args) {
         if (*s == "tokens") objective = ah::cost_objective::price_per_million_tokens;
         else if (*s != "hour") return usage_error("--objective: '" + str(*s) + "' is not hour or tokens");
     }
+    // --provider LIST and --since DATE narrow the table the search runs over.
+    std::vector<ah::instance_provider> providers;
+    if (auto s = o.get("--provider")) {
+        for (std::string_view rest = *s; !rest.empty();) {
+            const auto comma = rest.find(',');
+            const auto name = rest.substr(0, comma);
+            rest = comma == std::string_view::npos ? std::string_view{} : rest.substr(comma + 1);
+            const auto p = ah::parse_instance_provider(name);
+            if (!p) return usage_error("--provider: '" + str(name) + "' is not aws, gcp, azure, lambda, coreweave or oci");
+            providers.push_back(*p);
+        }
+    }
+    std::string_view since;
+    if (auto s = o.get("--since")) {
+        const bool iso = s->size() == 10 && (*s)[4] == '-' && (*s)[7] == '-' &&
+                         std::all_of(s->begin(), s->end(), [](char c) { return c == '-' || (c >= '0' && c <= '9'); });
+        if (!iso) return usage_error("--since: '" + str(*s) + "' is not a date YYYY-MM-DD");
+        since = *s;
+    }
+    std::vector<ah::cloud_instance> rows;
+    for (const auto& row : ah::instance_catalogue) {
+        if (!providers.empty() && std::find(providers.begin(), providers.end(), row.provider) == providers.end()) continue;
+        // ISO dates compare as text; a row known only by its price-list commit has no date.
+        if (!since.empty() && (row.price_date.empty() || row.price_date < since)) continue;
+        rows.push_back(row);
+    }
+    ah::table_ref<ah::cloud_instance> table;
+    table.first = rows.data();
+    table.count = rows.size();
     const ah::inference_shape shape{static_cast<std::uint32_t>(context), static_cast<std::uint32_t>(batch)};
-    const auto best = ah::cheapest_instance(m, q, shape, objective);
+    const auto best = ah::cheapest_instance(m, q, shape, objective, {}, table);
     std::vector<ah::instance_cost_estimate> all;
     if (o.has("--all"))
-        for (const auto& row : ah::instance_catalogue) all.push_back(ah::estimate_instance_cost(row, m, q, shape));
+        for (const auto& row : rows) all.push_back(ah::estimate_instance_cost(row, m, q, shape));
 
     if (o.has("--json")) {
 #if AI_HWACCEL_JSON
@@ -1086,7 +1120,9 @@ int cmd_cost(std::span<const std::string_view> args) {
         }
     }
     if (!best.found())
-        return error("no instance in the catalogue holds " + str(m.id) + " in " + str(ah::to_string(q)) + " (needs " +
+        return error(str(rows.size() < ah::instance_catalogue.size() ? "no instance left by --provider/--since holds "
+                                                                      : "no instance in the catalogue holds ") +
+                     str(m.id) + " in " + str(ah::to_string(q)) + " (needs " +
                      fmt_bytes(best.required_bytes) + ")");
     return 0;
 }
