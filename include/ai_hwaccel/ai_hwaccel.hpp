@@ -18,6 +18,7 @@
 #include "ai_hwaccel/detect/nvidia.hpp"
 #include "ai_hwaccel/detect/probe.hpp"
 #include "ai_hwaccel/detect/process.hpp"
+#include "ai_hwaccel/detect/record.hpp"
 #include "ai_hwaccel/detect/storage.hpp"
 #include "ai_hwaccel/detect/sysfs.hpp"
 #include "ai_hwaccel/detect/system.hpp"

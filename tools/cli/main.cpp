@@ -572,7 +572,9 @@ void print_system(const ah::system_io& io) {
 
 } // namespace
 
+#include "gather.hpp"
 #include "plan_commands.hpp"
+#include "watch.hpp"
 
 namespace {
 
@@ -1208,6 +1210,10 @@ constexpr command_info commands[] = {
     {"plan", "lay a model out on this machine's devices", plan_cli::plan_help, plan_cli::cmd_plan},
     {"training", "the memory per device fine-tuning a model takes", plan_cli::training_help, plan_cli::cmd_training},
     {"cost", "the cheapest cloud instance that holds a model", plan_cli::cost_help, plan_cli::cmd_cost},
+    {"gather", "copy what detection reads into a folder or tarball, for a bug report", gather_cli::gather_help,
+     gather_cli::cmd_gather},
+    {"watch", "detect again and again: live values, their changes, alert thresholds", watch_cli::watch_help,
+     watch_cli::cmd_watch},
     {"version", "print the library version", version_help, cmd_version},
     {"help", "print this list, or a command's help", help_help, cmd_help},
 };

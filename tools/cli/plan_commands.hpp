@@ -546,7 +546,7 @@ bool memory_option(const options& o, const ah::device_spec& spec, bool required,
 
 // --- output helpers ----------------------------------------------------------------------
 
-double rounded(double v, double unit) { return std::round(v / unit) * unit; }
+[[maybe_unused]] double rounded(double v, double unit) { return std::round(v / unit) * unit; }
 std::string rate(double v) { return v > 0 ? fmt("%.1f tok/s", v) : std::string("unknown"); }
 std::string params_text(std::uint64_t p) { return fmt("%.2f B parameters", static_cast<double>(p) / 1e9); }
 

@@ -1,0 +1,183 @@
+# `gather` and `watch` as a user meets them. Included by tests/CMakeLists.txt (in its scope:
+# ai_hwaccel_cli, AI_HWACCEL_JSON_FOUND, expect_exit_code.cmake); run with -P, this same file
+# is the check a test performs (MODE=gather or MODE=watch_json, below).
+#
+# gather: from a fixture machine into a folder or a tarball, then `detect --root` on what
+# was gathered must print exactly what `detect --root` prints on the machine. watch: on
+# fixture machines whose tools report live values (the HGX's nvidia-smi answer: 30 C,
+# 71 W, no memory in use), two refreshes 0 s apart have zero deltas, alerts fire or not
+# by their thresholds, and bad expressions are usage errors.
+
+if(CMAKE_SCRIPT_MODE_FILE)
+  # ---- the checks (cmake -DMODE=… -P cli_gather.cmake) ------------------------------------
+  if(MODE STREQUAL "gather")
+    # -DPROGRAM= -DMACHINE= -DWORK= -DTARBALL=ON|OFF -DJSON=ON|OFF
+    file(REMOVE_RECURSE "${WORK}")
+    file(MAKE_DIRECTORY "${WORK}")
+    if(TARBALL)
+      set(_output "${WORK}/machine.tar.gz")
+      set(_tree "${WORK}/extracted")
+    else()
+      set(_output "${WORK}/machine")
+      set(_tree "${WORK}/machine")
+    endif()
+    execute_process(COMMAND "${PROGRAM}" gather --root "${MACHINE}" --output "${_output}"
+                    RESULT_VARIABLE _rc OUTPUT_VARIABLE _said ERROR_VARIABLE _err)
+    if(NOT _rc STREQUAL "0")
+      message(FATAL_ERROR "gather: exit code ${_rc}\n${_said}${_err}")
+    endif()
+    if(NOT _said MATCHES "gathered [0-9]+ file\\(s\\).*review it before sharing")
+      message(FATAL_ERROR "gather: no summary and reminder in:\n${_said}")
+    endif()
+    if(TARBALL)
+      file(MAKE_DIRECTORY "${_tree}")
+      execute_process(COMMAND "${CMAKE_COMMAND}" -E tar xf "${_output}" WORKING_DIRECTORY "${_tree}"
+                      RESULT_VARIABLE _rc)
+      if(NOT _rc STREQUAL "0")
+        message(FATAL_ERROR "the tarball does not extract (${_rc})")
+      endif()
+    endif()
+    set(_json)
+    if(JSON)
+      set(_json --json)
+    endif()
+    execute_process(COMMAND "${PROGRAM}" detect --root "${MACHINE}" ${_json}
+                    RESULT_VARIABLE _rc1 OUTPUT_VARIABLE _expected ERROR_VARIABLE _expected_err)
+    execute_process(COMMAND "${PROGRAM}" detect --root "${_tree}" ${_json}
+                    RESULT_VARIABLE _rc2 OUTPUT_VARIABLE _got ERROR_VARIABLE _got_err)
+    if(NOT _rc1 STREQUAL "0" OR NOT _rc2 STREQUAL "0")
+      message(FATAL_ERROR "detect: exit codes ${_rc1} (machine) and ${_rc2} (gathered)")
+    endif()
+    if(NOT _got STREQUAL _expected OR NOT _got_err STREQUAL _expected_err)
+      file(WRITE "${WORK}/expected.txt" "${_expected}${_expected_err}")
+      file(WRITE "${WORK}/got.txt" "${_got}${_got_err}")
+      message(FATAL_ERROR "detect on the gathered tree differs from the machine: see ${WORK}/expected.txt and got.txt")
+    endif()
+  elseif(MODE STREQUAL "watch_json")
+    # -DPROGRAM= -DMACHINE=: two refreshes as JSON Lines, each an object, deltas zero.
+    execute_process(COMMAND "${PROGRAM}" watch --root "${MACHINE}" --count 2 --interval 0 --json
+                    RESULT_VARIABLE _rc OUTPUT_VARIABLE _out)
+    if(NOT _rc STREQUAL "0")
+      message(FATAL_ERROR "watch --json: exit code ${_rc}")
+    endif()
+    string(REGEX REPLACE "\n$" "" _out "${_out}")
+    string(REPLACE ";" "\\;" _out "${_out}")
+    string(REPLACE "\n" ";" _lines "${_out}")
+    list(LENGTH _lines _n)
+    if(NOT _n EQUAL 2)
+      message(FATAL_ERROR "watch --json --count 2: ${_n} lines, expected 2")
+    endif()
+    set(_refresh 0)
+    foreach(_line IN LISTS _lines)
+      math(EXPR _refresh "${_refresh} + 1")
+      string(JSON _r ERROR_VARIABLE _bad GET "${_line}" refresh)
+      if(_bad OR NOT _r EQUAL _refresh)
+        message(FATAL_ERROR "line ${_refresh} is not a refresh object: ${_bad}\n${_line}")
+      endif()
+      string(JSON _devices LENGTH "${_line}" devices)
+      if(_devices LESS 1)
+        message(FATAL_ERROR "line ${_refresh}: no devices")
+      endif()
+      math(EXPR _last "${_devices} - 1")
+      foreach(_i RANGE ${_last})
+        string(JSON _delta TYPE "${_line}" devices ${_i} delta)
+        if(_refresh EQUAL 1 AND NOT _delta STREQUAL "NULL")
+          message(FATAL_ERROR "the first refresh has a delta")
+        endif()
+        if(_refresh EQUAL 2)
+          foreach(_field IN ITEMS temperature_c power_draw_watts memory_used_bytes utilization_percent)
+            string(JSON _d GET "${_line}" devices ${_i} delta ${_field})
+            if(NOT _d STREQUAL "0" AND NOT _d STREQUAL "0.0" AND NOT _d STREQUAL "null")
+              message(FATAL_ERROR "device ${_i}: delta of ${_field} is ${_d}, expected 0")
+            endif()
+          endforeach()
+          string(JSON _t GET "${_line}" devices ${_i} temperature_c)
+          if(NOT _t MATCHES "^[0-9]")
+            message(FATAL_ERROR "device ${_i}: no temperature in ${_line}")
+          endif()
+        endif()
+      endforeach()
+    endforeach()
+  else()
+    message(FATAL_ERROR "cli_gather.cmake: unknown MODE '${MODE}'")
+  endif()
+  return()
+endif()
+
+# ---- the tests ------------------------------------------------------------------------------
+set(_exit "${CMAKE_CURRENT_SOURCE_DIR}/expect_exit_code.cmake")
+set(_self "${CMAKE_CURRENT_LIST_FILE}")
+set(_hgx "${CMAKE_CURRENT_SOURCE_DIR}/machines/handmade-hgx-h100-8gpu-nvswitch")
+set(_gaudi "${CMAKE_CURRENT_SOURCE_DIR}/machines/handmade-gaudi3-8x-node")
+set(_work "${CMAKE_CURRENT_BINARY_DIR}/cli-gather")
+set(_json OFF)
+if(AI_HWACCEL_JSON_FOUND)
+  set(_json ON)
+endif()
+
+function(cli_gather_exit name code)
+  add_test(NAME ${name}
+           COMMAND "${CMAKE_COMMAND}" -DPROGRAM=$<TARGET_FILE:ai_hwaccel_cli> "-DARGS=${ARGN}" -DEXPECTED=${code}
+                   -P "${_exit}")
+endfunction()
+function(cli_gather_output name regex)
+  add_test(NAME ${name} COMMAND ai_hwaccel_cli ${ARGN})
+  set_tests_properties(${name} PROPERTIES PASS_REGULAR_EXPRESSION "${regex}")
+endfunction()
+
+# ---- gather: every fixture machine into a folder, and two as tarballs -----------------------
+file(GLOB _gather_machines LIST_DIRECTORIES true "${CMAKE_CURRENT_SOURCE_DIR}/machines/handmade-*")
+foreach(_m IN LISTS _gather_machines)
+  get_filename_component(_name "${_m}" NAME)
+  add_test(NAME cli_gather_${_name}
+           COMMAND "${CMAKE_COMMAND}" -DMODE=gather -DPROGRAM=$<TARGET_FILE:ai_hwaccel_cli> "-DMACHINE=${_m}"
+                   "-DWORK=${_work}/${_name}" -DTARBALL=OFF -DJSON=${_json} -P "${_self}")
+endforeach()
+find_program(AI_HWACCEL_TAR_FOR_TESTS tar)
+if(AI_HWACCEL_TAR_FOR_TESTS)
+  foreach(_m IN ITEMS "${_hgx}" "${_gaudi}")
+    get_filename_component(_name "${_m}" NAME)
+    add_test(NAME cli_gather_tarball_${_name}
+             COMMAND "${CMAKE_COMMAND}" -DMODE=gather -DPROGRAM=$<TARGET_FILE:ai_hwaccel_cli> "-DMACHINE=${_m}"
+                     "-DWORK=${_work}/tarball-${_name}" -DTARBALL=ON -DJSON=${_json} -P "${_self}")
+  endforeach()
+endif()
+# Errors: no output (2), an unknown option (2), a missing root (2), a folder that is not
+# empty (1: the build's test folder, refused before anything is written).
+cli_gather_exit(cli_gather_no_output 2 gather --root "${_hgx}")
+cli_gather_output(cli_gather_no_output_message "gather needs --output" gather --root "${_hgx}")
+cli_gather_exit(cli_gather_unknown_option 2 gather --output "${_work}/never" --frobnicate)
+cli_gather_exit(cli_gather_root_missing 2 gather --root /nonexistent/ai-hwaccel --output "${_work}/never")
+cli_gather_exit(cli_gather_not_empty 1 gather --root "${_hgx}" --output "${CMAKE_CURRENT_BINARY_DIR}")
+cli_gather_output(cli_gather_not_empty_message "exists and is not empty \\(use --force"
+  gather --root "${_hgx}" --output "${CMAKE_CURRENT_BINARY_DIR}")
+
+# ---- watch ----------------------------------------------------------------------------------
+# Two refreshes of the same tree: the second shows every change as +0.0.
+cli_gather_output(cli_watch_deltas_zero
+  "refresh 1 at [0-9T:Z-]+\n  0 +cuda_gpu +NVIDIA H100 80GB HBM3 +used 0\\.0 GiB +free 79\\.1 GiB +util 0\\.0% +temp 30\\.0 C +power 71\\.0 W\n.*refresh 2 at .*temp 30\\.0 C \\(\\+0\\.0\\) +power 71\\.0 W \\(\\+0\\.0\\)"
+  watch --root "${_hgx}" --count 2 --interval 0)
+# The Gaudi node's tool says 36 C and 228 W for its first device.
+cli_gather_output(cli_watch_gaudi "temp 36\\.0 C .*power 228\\.0 W" watch --root "${_gaudi}" --count 1 --interval 0)
+# Alerts: 30 C > 25 fires (exit 3, a line on stderr naming it); 85 C, 400 W and 90 % of
+# memory in use do not (exit 0).
+cli_gather_exit(cli_watch_alert_fires 3 watch --root "${_hgx}" --count 2 --interval 0 --alert temperature>25)
+cli_gather_output(cli_watch_alert_message "alert temperature>25: refresh 1, cuda_gpu 0 NVIDIA H100 80GB HBM3: temperature is 30\\.0"
+  watch --root "${_hgx}" --count 1 --interval 0 --alert temperature>25)
+cli_gather_exit(cli_watch_alert_power_fires 3 watch --root "${_hgx}" --count 1 --interval 0 --alert power>=71W)
+cli_gather_exit(cli_watch_alert_quiet 0
+  watch --root "${_hgx}" --count 2 --interval 0 --alert temperature>85 --alert power>400 --alert memory_used>90%)
+cli_gather_exit(cli_watch_alert_memory_free 3 watch --root "${_hgx}" --count 1 --interval 0 --alert memory_free>70GiB)
+# Bad expressions and options are usage errors that name what is wrong.
+cli_gather_exit(cli_watch_bad_alert 2 watch --root "${_hgx}" --count 1 --alert temp>85)
+cli_gather_output(cli_watch_bad_alert_message "--alert: 'temp>85' is not METRIC OP VALUE" watch --count 1 --alert temp>85)
+cli_gather_exit(cli_watch_bad_alert_unit 2 watch --root "${_hgx}" --count 1 --alert temperature>85%)
+cli_gather_exit(cli_watch_bad_alert_number 2 watch --root "${_hgx}" --count 1 --alert power>lots)
+cli_gather_exit(cli_watch_bad_count 2 watch --root "${_hgx}" --count 0)
+cli_gather_exit(cli_watch_bad_interval 2 watch --root "${_hgx}" --count 1 --interval soon)
+cli_gather_exit(cli_watch_unknown_option 2 watch --root "${_hgx}" --count 1 --frobnicate)
+if(AI_HWACCEL_JSON_FOUND)
+  add_test(NAME cli_watch_json_lines
+           COMMAND "${CMAKE_COMMAND}" -DMODE=watch_json -DPROGRAM=$<TARGET_FILE:ai_hwaccel_cli> "-DMACHINE=${_hgx}"
+                   -P "${_self}")
+endif()
