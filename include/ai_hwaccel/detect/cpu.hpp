@@ -439,7 +439,13 @@ std::pair<host_info, accelerator_profile> probe_host(const S& sys, std::vector<w
         return std::nullopt;
     };
 
-    if (auto text = read_reporting("/proc/cpuinfo")) host.cpu = parse_cpuinfo(*text);
+    if (auto text = read_reporting("/proc/cpuinfo")) {
+        host.cpu = parse_cpuinfo(*text);
+        // Every architecture's kernel writes a "processor" entry per CPU (s390x: "processor 0:");
+        // a file without the word is empty or not /proc/cpuinfo at all.
+        if (host.cpu.threads == 0 && text->find("processor") == std::string::npos)
+            note(warning_kind::parse_error, "/proc/cpuinfo", "no processor entries");
+    }
     // The kernel's online mask is the authority on how many CPUs run; /proc/cpuinfo can be
     // virtualised (LXCFS shows the container's share) or cut short.
     constexpr std::string_view online_path = "/sys/devices/system/cpu/online";

@@ -201,6 +201,8 @@ private:
             return false;
         }
         if (!report_tool_result(request, r, backend, out.warnings)) return false;
+        // With no GPU to list nvidia-smi fails (status 6, 9 or 255); success lists one or more.
+        if (report_empty_output(request, r, backend, out.warnings)) return false;
         auto parsed = parse_nvidia_smi_query_csv(r.out, detail::nvidia::query_field_list());
         out.devices = std::move(parsed.devices);
         detail::nvidia::problems_to_warnings(parsed.problems, "nvidia-smi", out.warnings);

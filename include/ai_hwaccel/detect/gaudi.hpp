@@ -942,9 +942,12 @@ struct gaudi_probe {
                         ") but hl-smi is not installed in any trusted folder; memory in use unknown",
                     0});
         } else if (report_tool_result(request, r, backend, out.warnings)) {
-            const auto parsed = parse_hl_smi_query_csv(r.out, query_field_list());
-            problems_to_warnings(parsed.problems, "hl-smi", out.warnings);
-            merge_tool(out.devices, parsed.devices);
+            // Its CSV starts with a header line, even for no devices.
+            if (!report_empty_output(request, r, backend, out.warnings)) {
+                const auto parsed = parse_hl_smi_query_csv(r.out, query_field_list());
+                problems_to_warnings(parsed.problems, "hl-smi", out.warnings);
+                merge_tool(out.devices, parsed.devices);
+            }
         } else if (r.status == tool_status::exited) {
             // An hl-smi too old for one of the fields: its table says most of the same.
             const tool_request table = hl_smi_table_request();

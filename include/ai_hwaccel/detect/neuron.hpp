@@ -991,7 +991,8 @@ private:
             const tool_request request = neuron_ls_request(true);
             tool_result r = sys.run(request);
             if (r.status == tool_status::not_found) return missing(present, out);
-            if (report_tool_result(request, r, backend, first)) {
+            // Nothing printed is not "no devices": it would hide what sysfs found.
+            if (report_tool_result(request, r, backend, first) && !report_empty_output(request, r, backend, first)) {
                 auto parsed = parse_neuron_ls_json(r.out, chip);
                 if (!parsed.devices.empty() || parsed.problems.empty()) {
                     out.warnings.insert(out.warnings.end(), first.begin(), first.end());
@@ -1007,7 +1008,8 @@ private:
         const tool_request request = neuron_ls_request(false);
         tool_result r = sys.run(request);
         if (r.status == tool_status::not_found) return missing(present, out);
-        if (!report_tool_result(request, r, backend, out.warnings)) {
+        if (!report_tool_result(request, r, backend, out.warnings) ||
+            report_empty_output(request, r, backend, out.warnings)) {
             out.warnings.insert(out.warnings.end(), first.begin(), first.end());
             return std::nullopt;
         }

@@ -115,6 +115,18 @@ inline bool report_tool_result(const tool_request& request, const tool_result& r
     return false;
 }
 
+/// For a tool that prints something whenever it succeeds (a header, a line per device):
+/// a clean run with nothing but blanks on stdout is a broken tool, not an empty machine.
+/// Reports it as a parse error and returns true; false when there is output to parse.
+inline bool report_empty_output(const tool_request& request, const tool_result& r, std::optional<backend_id> backend,
+                                std::vector<warning>& warnings) {
+    if (!detail::trim(r.out).empty()) return false;
+    warnings.push_back(warning{warning_kind::parse_error, backend,
+                               request.argv.empty() ? std::string() : request.argv.front(),
+                               "exited with status 0 but printed nothing", 0});
+    return true;
+}
+
 /// Runs a tool through `sys` and reports what went wrong; returns its stdout when there
 /// is something to parse.
 template <system_view S>

@@ -265,7 +265,13 @@ std::vector<pci_device> probe_pci(const S& sys, std::vector<warning>& warnings) 
                                 "not a PCI address; skipped");
             continue;
         }
-        if (auto p = read_pci_device(sys, "/sys/bus/pci/devices/" + name, warnings)) devices.push_back(std::move(*p));
+        const std::string dir = "/sys/bus/pci/devices/" + name;
+        if (!sys.exists(dir)) {
+            // Listed, yet not there: a link that dangles or loops back on itself.
+            detail::add_warning(warnings, warning_kind::read_error, dir, "listed but cannot be opened (a broken link)");
+            continue;
+        }
+        if (auto p = read_pci_device(sys, dir, warnings)) devices.push_back(std::move(*p));
     }
     std::sort(devices.begin(), devices.end(),
               [](const pci_device& a, const pci_device& b) { return a.address < b.address; });
