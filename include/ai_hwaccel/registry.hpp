@@ -8,6 +8,13 @@
 // materialised with `ranges::to<std::vector>()` (range/v3/range/conversion.hpp). Everything
 // else returns values.
 //
+// A profile is several hundred bytes, and most queries read two or three fields of it. So
+// the registry keeps a small index beside the profiles (position, kind and family of each
+// available device and accelerator, the memory totals, the best device), rebuilt by every
+// member that changes the profiles. Queries walk that index and touch a profile only to
+// hand it out. Nothing is filled in lazily: a const registry can be read from several
+// threads at once.
+//
 // Memory totals count shared memory once: on Apple Silicon the Metal GPU, the Neural
 // Engine and the CPU all draw from one unified pool, which is added once, not three times.
 #pragma once
@@ -25,6 +32,7 @@
 #include <range/v3/view/filter.hpp>
 #include <range/v3/view/transform.hpp>
 
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <optional>
@@ -68,7 +76,9 @@ public:
                                   std::vector<warning> warnings = {}, host_info host = {},
                                   system_io io = {})
         : profiles_(std::move(profiles)), warnings_(std::move(warnings)), host_(std::move(host)),
-          io_(std::move(io)) {}
+          io_(std::move(io)) {
+        reindex();
+    }
 
     // --- Contents -----------------------------------------------------------------------
     /// Every profile, available or not, in detection order.
@@ -79,51 +89,57 @@ public:
     std::size_t size() const noexcept { return profiles_.size(); }
     bool empty() const noexcept { return profiles_.empty(); }
 
-    void add(accelerator_profile p) { profiles_.push_back(std::move(p)); }
+    void add(accelerator_profile p) {
+        // Room first, so that an allocation failure cannot leave a profile the index lacks.
+        make_room(profiles_);
+        index_.append(p, profiles_.size());
+        profiles_.push_back(std::move(p)); // cannot throw: there is room, and moving a profile cannot
+    }
     void add(warning w) { warnings_.push_back(std::move(w)); }
     void add(interconnect link) { io_.interconnects.push_back(std::move(link)); }
     host_info& host() noexcept { return host_; }
     system_io& system() noexcept { return io_; }
 
     // --- Queries (lazy views borrowing from *this) --------------------------------------
-    /// Available profiles, the CPU included.
+    /// Available profiles, the CPU included. Sized: `ranges::distance` does not walk it.
     auto available() const {
-        return ranges::views::all(profiles_) |
-               ranges::views::filter([](const accelerator_profile& p) { return p.available; });
+        return ranges::views::all(index_.available) |
+               ranges::views::transform(profile_at{profiles_.data()});
     }
-    /// Available accelerators: not the CPU, not software renderers.
+    /// Available accelerators: not the CPU, not software renderers. Sized.
     auto accelerators() const {
-        return ranges::views::all(profiles_) | ranges::views::filter([](const accelerator_profile& p) {
-                   return p.is_accelerator();
-               });
+        return ranges::views::all(index_.accelerators) |
+               ranges::views::transform(profile_at{profiles_.data()});
     }
+    /// Available profiles of one family. Sized.
     auto by_family(family f) const {
-        return available() |
-               ranges::views::filter([f](const accelerator_profile& p) { return p.device_family() == f; });
+        return family_slots(f) | ranges::views::transform(profile_at{profiles_.data()});
     }
     auto by_kind(device_kind k) const {
-        return available() |
-               ranges::views::filter([k](const accelerator_profile& p) { return p.kind == k; });
+        return ranges::views::all(index_.available) |
+               ranges::views::filter([k](const slot& s) { return s.kind == k; }) |
+               ranges::views::transform(profile_at{profiles_.data()});
     }
     auto satisfying(requirement r) const {
         return ranges::views::all(profiles_) | ranges::views::filter(r);
     }
 
     // --- Answers (values) ---------------------------------------------------------------
-    bool has_accelerator() const { return !ranges::empty(accelerators()); }
+    bool has_accelerator() const noexcept { return !index_.accelerators.empty(); }
 
     /// The most capable available device by capability_score: accelerators first, the CPU
     /// only when there is no accelerator. Ties keep detection order. Empty registry: none.
     std::optional<accelerator_profile> best_available() const {
-        if (const auto* p = best_of(accelerators())) return *p;
-        if (const auto* p = best_of(available())) return *p;
-        return std::nullopt;
+        const best_pick& pick =
+            index_.best_accelerator.found() ? index_.best_accelerator : index_.best_available;
+        if (!pick.found()) return std::nullopt;
+        return profiles_[pick.at];
     }
 
     /// Memory of every available device, shared pools counted once (bytes).
-    std::uint64_t total_memory() const { return total_of(available()); }
+    std::uint64_t total_memory() const noexcept { return index_.available_memory.value(); }
     /// Memory of available accelerators only, shared pools counted once (bytes).
-    std::uint64_t total_accelerator_memory() const { return total_of(accelerators()); }
+    std::uint64_t total_accelerator_memory() const noexcept { return index_.accelerator_memory.value(); }
 
     std::size_t count(requirement r) const {
         return static_cast<std::size_t>(ranges::distance(satisfying(r)));
@@ -150,7 +166,7 @@ public:
     accelerator_registry what_if_add(std::span<const accelerator_profile> extra,
                                      std::span<const interconnect> links = {}) const {
         accelerator_registry r = *this;
-        for (const auto& p : extra) r.profiles_.push_back(p);
+        for (const auto& p : extra) r.add(p);
         for (const auto& l : links) r.io_.interconnects.push_back(l);
         return r;
     }
@@ -159,12 +175,14 @@ public:
     accelerator_registry what_if_remove(Pred pred) const {
         accelerator_registry r = *this;
         std::erase_if(r.profiles_, pred);
+        r.reindex();
         return r;
     }
     /// Replaces all profiles, keeping host, links and environment.
     accelerator_registry what_if_replace(std::vector<accelerator_profile> profiles) const {
         accelerator_registry r = *this;
         r.profiles_ = std::move(profiles);
+        r.reindex();
         return r;
     }
 
@@ -176,20 +194,125 @@ public:
     }
 
 private:
-    // First profile with the highest capability_score, each score computed once.
-    template <class Rng>
-    static const accelerator_profile* best_of(Rng&& rng) {
-        const accelerator_profile* best = nullptr;
-        double best_score = -1;
-        for (const accelerator_profile& p : rng) {
-            const double score = capability_score(p);
-            if (score > best_score) {
-                best = &p;
-                best_score = score;
+    // --- The index: what hot queries need, derived from profiles_ ------------------------
+    // One available device: 8 bytes, so a walk over 129 of them stays in a few cache lines.
+    struct slot {
+        std::uint32_t at; // position in profiles_
+        device_kind kind;
+        family fam;
+    };
+
+    // Discrete memory adds up; unified memory is one pool, counted once at its largest view.
+    struct memory_total {
+        std::uint64_t discrete = 0;
+        std::uint64_t pool = 0;
+        void add(const accelerator_profile& p) noexcept {
+            const std::uint64_t bytes = p.memory_bytes.value_or(0);
+            if (p.unified_memory || p.is_cpu()) pool = bytes > pool ? bytes : pool;
+            else discrete += bytes;
+        }
+        std::uint64_t value() const noexcept { return discrete + pool; }
+    };
+
+    // The first profile with the highest capability_score seen so far.
+    struct best_pick {
+        static constexpr std::uint32_t none = UINT32_MAX;
+        std::uint32_t at = none;
+        double score = -1;
+        bool found() const noexcept { return at != none; }
+        void offer(std::uint32_t i, double s) noexcept {
+            if (s > score) { // strictly: ties keep detection order
+                at = i;
+                score = s;
             }
         }
-        return best;
+    };
+
+    struct profile_index {
+        std::vector<slot> available;
+        std::vector<slot> accelerators;
+        std::array<std::vector<slot>, family_count> families; // the available ones, by family
+        memory_total available_memory;
+        memory_total accelerator_memory;
+        best_pick best_available;
+        best_pick best_accelerator;
+
+        profile_index() = default;
+        profile_index(const profile_index&) = default;
+        profile_index& operator=(const profile_index&) = default;
+        // A moved-from registry has no profiles (a moved-from std::vector is empty), so its
+        // index is left empty too rather than describing profiles it no longer holds.
+        profile_index(profile_index&& o) noexcept
+            : available(std::exchange(o.available, {})), accelerators(std::exchange(o.accelerators, {})),
+              families(std::exchange(o.families, {})),
+              available_memory(std::exchange(o.available_memory, {})),
+              accelerator_memory(std::exchange(o.accelerator_memory, {})),
+              best_available(std::exchange(o.best_available, {})),
+              best_accelerator(std::exchange(o.best_accelerator, {})) {}
+        profile_index& operator=(profile_index&& o) noexcept {
+            if (this != &o) {
+                available = std::exchange(o.available, {});
+                accelerators = std::exchange(o.accelerators, {});
+                families = std::exchange(o.families, {});
+                available_memory = std::exchange(o.available_memory, {});
+                accelerator_memory = std::exchange(o.accelerator_memory, {});
+                best_available = std::exchange(o.best_available, {});
+                best_accelerator = std::exchange(o.best_accelerator, {});
+            }
+            return *this;
+        }
+
+        // Indexes p as profiles_[position], after every profile indexed so far. Allocates
+        // before it changes anything: if that fails, the index is as it was.
+        void append(const accelerator_profile& p, std::size_t position) {
+            if (!p.available) return;
+            const slot s{static_cast<std::uint32_t>(position), p.kind, p.device_family()};
+            const auto f = static_cast<std::size_t>(s.fam);
+            const bool accelerator = p.is_accelerator();
+            make_room(available);
+            if (f < family_count) make_room(families[f]);
+            if (accelerator) make_room(accelerators);
+
+            const double score = capability_score(p);
+            available.push_back(s);
+            if (f < family_count) families[f].push_back(s);
+            available_memory.add(p);
+            best_available.offer(s.at, score);
+            if (accelerator) {
+                accelerators.push_back(s);
+                accelerator_memory.add(p);
+                best_accelerator.offer(s.at, score);
+            }
+        }
+    };
+
+    // Makes the next push_back unable to fail, growing geometrically as push_back would.
+    template <class T>
+    static void make_room(std::vector<T>& v) {
+        if (v.size() == v.capacity()) v.reserve(v.empty() ? 4 : 2 * v.size());
     }
+    static_assert(std::is_nothrow_move_constructible_v<accelerator_profile>);
+
+    // Called by every member that changes profiles_ other than by appending one.
+    void reindex() {
+        profile_index fresh;
+        fresh.available.reserve(profiles_.size());
+        for (std::size_t i = 0; i < profiles_.size(); ++i) fresh.append(profiles_[i], i);
+        index_ = std::move(fresh);
+    }
+
+    std::span<const slot> family_slots(family f) const noexcept {
+        const auto i = static_cast<std::size_t>(f);
+        if (i >= family_count) return {}; // not a family: nothing, as a filter would give
+        return index_.families[i];
+    }
+
+    // Turns a slot back into its profile. Holds the profiles' address, not the registry's:
+    // views are invalidated by modification either way.
+    struct profile_at {
+        const accelerator_profile* all;
+        const accelerator_profile& operator()(const slot& s) const noexcept { return all[s.at]; }
+    };
 
     static bool same_profile(const accelerator_profile& a, const accelerator_profile& b) {
         return a.kind == b.kind && a.index == b.index && a.available == b.available &&
@@ -207,23 +330,11 @@ private:
                a.utilization_percent == b.utilization_percent && a.spec == b.spec;
     }
 
-    // Discrete memory adds up; unified memory is one pool, counted once at its largest view.
-    // One pass: the query is on hot paths (planning loops call it per candidate).
-    template <class Rng>
-    static std::uint64_t total_of(Rng&& rng) {
-        std::uint64_t discrete = 0, pool = 0;
-        for (const accelerator_profile& p : rng) {
-            const std::uint64_t bytes = p.memory_bytes.value_or(0);
-            if (p.unified_memory || p.is_cpu()) pool = bytes > pool ? bytes : pool;
-            else discrete += bytes;
-        }
-        return discrete + pool;
-    }
-
     std::vector<accelerator_profile> profiles_;
     std::vector<warning> warnings_;
     host_info host_;
     system_io io_;
+    profile_index index_;
 };
 
 AI_HWACCEL_NAMESPACE_END

@@ -5,6 +5,9 @@
 
 #include <range/v3/range/conversion.hpp>
 
+#include <cstddef>
+#include <thread>
+#include <utility>
 #include <vector>
 
 namespace ah = ai_hwaccel;
@@ -29,6 +32,87 @@ ah::accelerator_profile small_gpu() {
     p.memory_bytes = {2_GiB, ah::origin::tool};
     p.memory_bandwidth_gbps = {112, ah::origin::estimated};
     return p;
+}
+
+// Every query answered again the slow way, from all(), and compared with the registry's
+// own answer: the registry answers from an index it keeps beside the profiles, and this
+// catches an index that a mutation left stale. Views are compared by address, so a view
+// that yields the right number of the wrong profiles fails too.
+template <class Rng>
+std::vector<const ah::accelerator_profile*> addresses(Rng&& rng) {
+    std::vector<const ah::accelerator_profile*> out;
+    for (const ah::accelerator_profile& p : rng) out.push_back(&p);
+    return out;
+}
+template <class Pred>
+std::vector<const ah::accelerator_profile*> addresses_where(const ah::accelerator_registry& r, Pred pred) {
+    std::vector<const ah::accelerator_profile*> out;
+    for (const ah::accelerator_profile& p : r.all())
+        if (pred(p)) out.push_back(&p);
+    return out;
+}
+std::uint64_t slow_total(const ah::accelerator_registry& r, bool accelerators_only) {
+    std::uint64_t discrete = 0, pool = 0;
+    for (const ah::accelerator_profile& p : r.all()) {
+        if (!p.available || (accelerators_only && !p.is_accelerator())) continue;
+        const std::uint64_t bytes = p.memory_bytes.value_or(0);
+        if (p.unified_memory || p.is_cpu()) pool = std::max(pool, bytes);
+        else discrete += bytes;
+    }
+    return discrete + pool;
+}
+const ah::accelerator_profile* slow_best(const ah::accelerator_registry& r) {
+    const ah::accelerator_profile* best = nullptr;
+    for (const bool accelerators_only : {true, false}) {
+        double score = -1;
+        for (const ah::accelerator_profile& p : r.all()) {
+            if (!p.available || (accelerators_only && !p.is_accelerator())) continue;
+            if (ah::capability_score(p) > score) {
+                best = &p;
+                score = ah::capability_score(p);
+            }
+        }
+        if (best) return best;
+    }
+    return nullptr;
+}
+void check_queries(const ah::accelerator_registry& r) {
+    const auto available = addresses_where(r, [](const ah::accelerator_profile& p) { return p.available; });
+    CHECK(addresses(r.available()) == available);
+    CHECK(static_cast<std::size_t>(ranges::distance(r.available())) == available.size());
+    const auto accelerators =
+        addresses_where(r, [](const ah::accelerator_profile& p) { return p.is_accelerator(); });
+    CHECK(addresses(r.accelerators()) == accelerators);
+    CHECK(static_cast<std::size_t>(ranges::distance(r.accelerators())) == accelerators.size());
+    CHECK(r.has_accelerator() == !accelerators.empty());
+    for (const auto& f : ah::family_table) {
+        CAPTURE(f.name);
+        CHECK(addresses(r.by_family(f.id)) == addresses_where(r, [&](const ah::accelerator_profile& p) {
+                  return p.available && p.device_family() == f.id;
+              }));
+    }
+    for (const auto& k : ah::device_kind_table) {
+        CAPTURE(k.name);
+        CHECK(addresses(r.by_kind(k.id)) == addresses_where(r, [&](const ah::accelerator_profile& p) {
+                  return p.available && p.kind == k.id;
+              }));
+    }
+    CHECK(r.total_memory() == slow_total(r, false));
+    CHECK(r.total_accelerator_memory() == slow_total(r, true));
+    const auto* best = slow_best(r);
+    REQUIRE(r.best_available().has_value() == (best != nullptr));
+    if (best) CHECK(r.best_available()->name == best->name);
+    if (best) CHECK(r.best_available()->index == best->index);
+}
+
+/// CPU, two GPUs of different strength, one unavailable GPU, a TPU, a software renderer.
+std::vector<ah::accelerator_profile> mixed_profiles() {
+    auto gone = spec("MI300X", 7);
+    gone.available = false;
+    auto llvmpipe = small_gpu();
+    llvmpipe.kind = ah::device_kind::vulkan_gpu;
+    llvmpipe.software = true;
+    return {cpu(64_GiB), spec("RTX 4090", 0), gone, spec("H100 SXM", 1), spec("TPU v5e", 0), llvmpipe};
 }
 } // namespace
 
@@ -158,4 +242,139 @@ TEST_CASE("accelerator_registry equality") {
     b.add(spec("RTX 4090", 1));
     CHECK_FALSE(a == b);
     CHECK(ah::accelerator_registry::schema_version >= 1);
+}
+
+TEST_CASE("accelerator_registry views are sized") {
+    const ah::accelerator_registry r(mixed_profiles());
+    CHECK(ranges::size(r.available()) == 5);
+    CHECK(ranges::size(r.accelerators()) == 3);
+    CHECK(ranges::size(r.by_family(ah::family::gpu)) == 3); // the software renderer is available
+    CHECK(ranges::size(r.by_family(static_cast<ah::family>(200))) == 0);
+    CHECK(ranges::distance(r.by_kind(static_cast<ah::device_kind>(200))) == 0);
+}
+
+// Each member that changes the profiles must leave every query agreeing with all().
+TEST_CASE("accelerator_registry queries after each change") {
+    SUBCASE("constructed, empty") {
+        check_queries(ah::accelerator_registry{});
+        check_queries(ah::accelerator_registry(mixed_profiles()));
+    }
+    SUBCASE("add") {
+        ah::accelerator_registry r;
+        for (auto& p : mixed_profiles()) {
+            r.add(p);
+            check_queries(r);
+        }
+        CHECK(r.best_available()->name.view() == ah::find_device("H100 SXM")->name);
+        // More than any initial capacity, so the index grows while profiles are added.
+        for (std::uint32_t i = 0; i < 40; ++i) r.add(spec(i % 3 == 0 ? "MI300X" : "RTX 4090", 10 + i));
+        check_queries(r);
+        CHECK(r.best_available()->name.view() == ah::find_device("MI300X")->name);
+        CHECK(r.best_available()->index == 10); // the first of the equals
+    }
+    SUBCASE("add, no profile") {
+        ah::accelerator_registry r(mixed_profiles());
+        const auto total = r.total_memory();
+        r.add(ah::warning{ah::warning_kind::tool_not_found, ah::backend_id::cuda, "nvidia-smi", "", 0});
+        r.add(ah::interconnect{ah::interconnect_kind::nvlink, ah::link_scope::intra_node, "NVLink", "",
+                               {900, ah::origin::user}, {0, 1}});
+        r.host().numa.push_back(ah::numa_node{0, 1_GiB, "0-7"});
+        check_queries(r);
+        CHECK(r.total_memory() == total);
+    }
+    SUBCASE("add, unavailable") {
+        ah::accelerator_registry r({cpu(16_GiB)});
+        auto off = spec("H100 SXM");
+        off.available = false;
+        r.add(off);
+        check_queries(r);
+        CHECK_FALSE(r.has_accelerator());
+        CHECK(r.best_available()->is_cpu());
+    }
+    SUBCASE("what_if_add") {
+        const ah::accelerator_registry r(mixed_profiles());
+        const std::vector extra{spec("MI300X", 2), spec("Apple M2 Max 38-core")};
+        const auto more = r.what_if_add(extra);
+        check_queries(more);
+        check_queries(r);
+        CHECK(more.best_available()->name.view() == ah::find_device("MI300X")->name);
+        CHECK(r.best_available()->name.view() == ah::find_device("H100 SXM")->name);
+    }
+    SUBCASE("what_if_remove") {
+        const ah::accelerator_registry r(mixed_profiles());
+        // Removing profiles moves the ones behind them: positions must be recomputed.
+        const auto fewer =
+            r.what_if_remove([](const ah::accelerator_profile& p) { return p.is_cpu() || !p.available; });
+        check_queries(fewer);
+        CHECK(fewer.total_memory() == r.total_memory() - 64_GiB);
+        const auto no_h100 = r.what_if_remove([](const ah::accelerator_profile& p) {
+            return p.kind == ah::device_kind::cuda_gpu && p.index == 1;
+        });
+        check_queries(no_h100);
+        CHECK(no_h100.best_available()->name.view() != ah::find_device("H100 SXM")->name);
+        const auto none = r.what_if_remove([](const ah::accelerator_profile&) { return true; });
+        check_queries(none);
+        CHECK_FALSE(none.best_available().has_value());
+        check_queries(r);
+    }
+    SUBCASE("what_if_replace") {
+        const ah::accelerator_registry r(mixed_profiles());
+        const auto swapped = r.what_if_replace({spec("Trainium2", 0), cpu(32_GiB)});
+        check_queries(swapped);
+        CHECK(swapped.total_memory() == ah::find_device("Trainium2")->memory_bytes + 32_GiB);
+        check_queries(r.what_if_replace({}));
+    }
+    SUBCASE("copy and assignment") {
+        const ah::accelerator_registry r(mixed_profiles());
+        auto copy = r;
+        copy.add(spec("MI300X", 3));
+        check_queries(copy);
+        check_queries(r);
+        CHECK(copy.total_memory() > r.total_memory());
+        ah::accelerator_registry assigned({cpu(8_GiB)});
+        assigned = copy;
+        check_queries(assigned);
+        CHECK(assigned.total_memory() == copy.total_memory());
+        // Views of the copy yield the copy's profiles, not the original's.
+        CHECK(&copy.available()[0] == &copy.all()[0]);
+    }
+    SUBCASE("move") {
+        ah::accelerator_registry r(mixed_profiles());
+        const auto total = r.total_memory();
+        ah::accelerator_registry moved(std::move(r));
+        check_queries(moved);
+        CHECK(moved.total_memory() == total);
+        check_queries(r); // NOLINT(bugprone-use-after-move): a moved-from registry is empty
+        CHECK(r.total_memory() == 0);
+        ah::accelerator_registry assigned({cpu(8_GiB)});
+        assigned = std::move(moved);
+        check_queries(assigned);
+        CHECK(assigned.total_memory() == total);
+        check_queries(moved); // NOLINT(bugprone-use-after-move)
+        CHECK_FALSE(moved.best_available().has_value());
+    }
+}
+
+// Queries only read: one registry answers several threads at once (run under TSan too).
+TEST_CASE("accelerator_registry read from several threads") {
+    ah::accelerator_registry r(mixed_profiles());
+    for (std::uint32_t i = 0; i < 64; ++i) r.add(spec("H100 SXM", 10 + i));
+    const ah::accelerator_registry& shared = r;
+    std::vector<std::uint64_t> totals(4);
+    std::vector<std::size_t> gpus(4);
+    {
+        std::vector<std::thread> readers;
+        for (std::size_t t = 0; t < totals.size(); ++t)
+            readers.emplace_back([&shared, &totals, &gpus, t] {
+                for (int n = 0; n < 100; ++n) {
+                    totals[t] = shared.total_memory() + (shared.best_available() ? 1 : 0);
+                    gpus[t] = static_cast<std::size_t>(ranges::distance(shared.by_family(ah::family::gpu)));
+                }
+            });
+        for (auto& th : readers) th.join();
+    }
+    for (std::size_t t = 0; t < totals.size(); ++t) {
+        CHECK(totals[t] == shared.total_memory() + 1);
+        CHECK(gpus[t] == 67); // RTX 4090, H100 SXM, the software renderer, 64 more H100s
+    }
 }
