@@ -273,6 +273,33 @@ TEST_CASE("write_machine_tree") {
     }
 }
 
+namespace {
+// Two recordings hold the same observations (tool runs compared by line and outcome).
+bool same_recording(const ah::machine_recording& a, const ah::machine_recording& b) {
+    auto same_reads = [&] {
+        if (a.reads.size() != b.reads.size()) return false;
+        for (const auto& [path, e] : a.reads) {
+            const auto it = b.reads.find(path);
+            if (it == b.reads.end() || it->second.status != e.status || it->second.data != e.data) return false;
+        }
+        return true;
+    };
+    auto same_tools = [&] {
+        if (a.tools.size() != b.tools.size()) return false;
+        for (const auto& t : a.tools) {
+            const auto it = std::find_if(b.tools.begin(), b.tools.end(),
+                                         [&](const auto& u) { return u.command_line == t.command_line; });
+            if (it == b.tools.end() || it->status != t.status || it->exit_code != t.exit_code || it->out != t.out)
+                return false;
+        }
+        return true;
+    };
+    return same_reads() && same_tools() && a.listings == b.listings && a.links == b.links &&
+           a.folder_links == b.folder_links && a.existence == b.existence && a.environment == b.environment &&
+           a.conflicts == b.conflicts;
+}
+} // namespace
+
 TEST_CASE("record_detection") {
     // The proof: for every fixture machine, detecting on the tree written from a recording
     // finds exactly what detecting on the machine found, from no file it did not read.
@@ -292,6 +319,11 @@ TEST_CASE("record_detection") {
         const auto recorded = ah::record_detection(original);
         // Recording changes nothing about the detection.
         CHECK(registry_text(recorded.registry) == registry_text(direct));
+        // The host is recorded through its observer; the wrapper, on the same machine,
+        // sees the same calls and answers.
+        const auto wrapped = ah::record_detection<ah::host_system>(original);
+        CHECK(registry_text(wrapped.registry) == registry_text(direct));
+        CHECK(same_recording(wrapped.recording, recorded.recording));
 
         test::scratch_dir scratch;
         const std::string out = (scratch.path() / "gathered").string();

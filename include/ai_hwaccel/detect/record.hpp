@@ -141,53 +141,97 @@ struct machine_recording {
     }
 };
 
+namespace detail::record {
+// The recording and its lock, shared by recording_system<S> and the host_system observer.
+// `link_of(folder)` asks the machine, unrecorded, whether a folder is a link.
+template <class LinkOf>
+class recorder {
+public:
+    explicit recorder(LinkOf link_of) : link_of_(std::move(link_of)) {}
+
+    void read(std::string_view path, const file_read& r) {
+        const std::lock_guard<std::mutex> lock(mutex_);
+        rec_.note_read(path, r);
+        note_folders(path);
+    }
+    template <class Map, class V>
+    void seen(Map machine_recording::*map, std::string_view key, const V& value, std::string_view what,
+              bool is_path = true) {
+        const std::lock_guard<std::mutex> lock(mutex_);
+        rec_.note(rec_.*map, key, value, what);
+        if (is_path) note_folders(key);
+    }
+    void ran(const tool_request& request, const tool_result& r) {
+        const std::lock_guard<std::mutex> lock(mutex_);
+        rec_.note_tool(request, r);
+    }
+    machine_recording recording() const {
+        const std::lock_guard<std::mutex> lock(mutex_);
+        return rec_;
+    }
+
+private:
+    // Asks once about each folder above `path` whether it is a link (under the lock).
+    void note_folders(std::string_view path) {
+        for (auto slash = path.find('/', 1); slash != std::string_view::npos; slash = path.find('/', slash + 1)) {
+            const std::string_view folder = path.substr(0, slash);
+            if (!checked_.insert(std::string(folder)).second) continue;
+            if (auto target = link_of_(folder)) rec_.folder_links.emplace(std::string(folder), std::move(*target));
+        }
+    }
+
+    LinkOf link_of_;
+    mutable std::mutex mutex_;
+    machine_recording rec_;
+    std::set<std::string, std::less<>> checked_;
+};
+
+template <class S>
+struct inner_link {
+    const S* sys;
+    std::optional<std::string> operator()(std::string_view path) const { return sys->read_link(path); }
+};
+} // namespace detail::record
+
 /// A system_view that forwards every call to `inner` and records it. Safe to use from the
-/// detector's parallel probes. `inner` must outlive it.
+/// detector's parallel probes. `inner` must outlive it. (A `host_system` is recorded
+/// without a wrapper by `record_detection`, through its observer: detecting through a
+/// second view type would compile every probe a second time.)
 template <system_view S>
 class recording_system {
 public:
-    explicit recording_system(const S& inner) noexcept : inner_(&inner) {}
+    explicit recording_system(const S& inner) : inner_(&inner), rec_(detail::record::inner_link<S>{&inner}) {}
     recording_system(const recording_system&) = delete;
     recording_system& operator=(const recording_system&) = delete;
 
     file_read read_file(std::string_view path, std::size_t cap = default_read_cap) const {
         file_read r = inner_->read_file(path, cap);
-        const std::lock_guard<std::mutex> lock(mutex_);
-        rec_.note_read(path, r);
-        note_folders(path);
+        rec_.read(path, r);
         return r;
     }
     std::optional<std::vector<std::string>> list_dir(std::string_view path) const {
         auto r = inner_->list_dir(path);
-        const std::lock_guard<std::mutex> lock(mutex_);
-        rec_.note(rec_.listings, path, r, "folder");
-        note_folders(path);
+        rec_.seen(&machine_recording::listings, path, r, "folder");
         return r;
     }
     std::optional<std::string> read_link(std::string_view path) const {
         auto r = inner_->read_link(path);
-        const std::lock_guard<std::mutex> lock(mutex_);
-        rec_.note(rec_.links, path, r, "link");
-        note_folders(path);
+        rec_.seen(&machine_recording::links, path, r, "link");
         return r;
     }
     bool exists(std::string_view path) const {
         const bool r = inner_->exists(path);
-        const std::lock_guard<std::mutex> lock(mutex_);
-        rec_.note(rec_.existence, path, r, "existence of");
-        note_folders(path);
+        rec_.seen(&machine_recording::existence, path, r, "existence of");
         return r;
     }
     std::optional<std::string> env(std::string_view name) const {
         auto r = inner_->env(name);
-        const std::lock_guard<std::mutex> lock(mutex_);
-        rec_.note(rec_.environment, name, r, "variable");
+        rec_.seen(&machine_recording::environment, name, r, "variable", false);
         return r;
     }
     tool_result run(const tool_request& request) const {
         tool_result r = inner_->run(request);
-        const std::lock_guard<std::mutex> lock(mutex_);
-        rec_.note_tool(request, r);
+        rec_.ran(request, r);
         return r;
     }
     /// As the inner view says, where it says (probes ask it before loading libraries or
@@ -201,26 +245,12 @@ public:
     }
 
     /// A copy of what was recorded so far.
-    machine_recording recording() const {
-        const std::lock_guard<std::mutex> lock(mutex_);
-        return rec_;
-    }
+    machine_recording recording() const { return rec_.recording(); }
     const S& inner() const noexcept { return *inner_; }
 
 private:
-    // Asks once about each folder above `path` whether it is a link (under the lock).
-    void note_folders(std::string_view path) const {
-        for (auto slash = path.find('/', 1); slash != std::string_view::npos; slash = path.find('/', slash + 1)) {
-            const std::string_view folder = path.substr(0, slash);
-            if (!checked_.insert(std::string(folder)).second) continue;
-            if (auto target = inner_->read_link(folder)) rec_.folder_links.emplace(std::string(folder), std::move(*target));
-        }
-    }
-
     const S* inner_;
-    mutable std::mutex mutex_;
-    mutable machine_recording rec_;
-    mutable std::set<std::string, std::less<>> checked_;
+    mutable detail::record::recorder<detail::record::inner_link<S>> rec_;
 };
 
 /// A registry and what its detection read.
@@ -229,19 +259,70 @@ struct recorded_detection {
     machine_recording recording;
 };
 
+namespace detail::record {
+inline builtin_probes probes_for_recording() {
+    builtin_probes probes{};
+#if AI_HWACCEL_BACKEND_CUDA
+    // NVML's answers cannot be written into a tree: nvidia-smi runs instead, exactly as a
+    // detection of the written tree will replay it.
+    std::get<cuda_probe>(probes).use_nvml = false;
+#endif
+    return probes;
+}
+} // namespace detail::record
+
 /// Detects through `sys` with `d`, recording every call. NVML is not loaded (its answers
 /// cannot be written into a tree): the CUDA probe runs nvidia-smi instead, exactly as a
 /// detection of the written tree will replay it.
 template <system_view S>
 recorded_detection record_detection(const S& sys, const detector& d = detector::all()) {
     const recording_system<S> rec(sys);
-    builtin_probes probes{};
-#if AI_HWACCEL_BACKEND_CUDA
-    std::get<cuda_probe>(probes).use_nvml = false;
-#endif
-    auto t = std::apply([&](const auto&... p) { return d.run_timed_with(rec, p...); }, probes);
+    auto t = std::apply([&](const auto&... p) { return d.run_timed_with(rec, p...); },
+                        detail::record::probes_for_recording());
     return recorded_detection{std::move(t.registry), rec.recording()};
 }
+
+#if AI_HWACCEL_OS_LINUX || AI_HWACCEL_OS_MACOS
+namespace detail::record {
+struct host_link {
+    const host_system* sys;
+    std::optional<std::string> operator()(std::string_view path) const { return sys->read_link_quietly(path); }
+};
+// Records a host_system's answers through its observer hook.
+class host_recorder final : public system_observer {
+public:
+    explicit host_recorder(const host_system& sys) : rec_(host_link{&sys}) {}
+    void on_read(std::string_view path, const file_read& r) override { rec_.read(path, r); }
+    void on_list(std::string_view path, const std::optional<std::vector<std::string>>& r) override {
+        rec_.seen(&machine_recording::listings, path, r, "folder");
+    }
+    void on_link(std::string_view path, const std::optional<std::string>& r) override {
+        rec_.seen(&machine_recording::links, path, r, "link");
+    }
+    void on_exists(std::string_view path, bool r) override {
+        rec_.seen(&machine_recording::existence, path, r, "existence of");
+    }
+    void on_env(std::string_view name, const std::optional<std::string>& r) override {
+        rec_.seen(&machine_recording::environment, name, r, "variable", false);
+    }
+    void on_run(const tool_request& request, const tool_result& r) override { rec_.ran(request, r); }
+    machine_recording recording() const { return rec_.recording(); }
+
+private:
+    recorder<host_link> rec_;
+};
+} // namespace detail::record
+
+/// The same for the host (live or a machine tree), through its observer: the probes run
+/// on `host_system` itself, so a program that also detects normally compiles them once.
+inline recorded_detection record_detection(const host_system& sys, const detector& d = detector::all()) {
+    detail::record::host_recorder observer(sys);
+    const host_system observed = sys.observed_by(observer);
+    auto t = std::apply([&](const auto&... p) { return d.run_timed_with(observed, p...); },
+                        detail::record::probes_for_recording());
+    return recorded_detection{std::move(t.registry), observer.recording()};
+}
+#endif
 
 struct machine_tree_options {
     /// Write into an existing folder that is not empty (see the header's notes).

@@ -157,6 +157,27 @@ inline capture_index parse_capture_index(std::string_view text) {
     return idx;
 }
 
+/// Sees every answer a host_system gives its callers (detect/record.hpp records them for
+/// `ai-hwaccel gather`). Set with `host_system::observed_by`; the host calls it after each
+/// call, from the detector's parallel probes, so an observer synchronises itself. The
+/// host's own inner reads (a replayed tool's index and output, the captured environment)
+/// are not reported: only what a probe asked and what it was told.
+class system_observer {
+public:
+    virtual void on_read(std::string_view path, const file_read& r) = 0;
+    virtual void on_list(std::string_view path, const std::optional<std::vector<std::string>>& r) = 0;
+    virtual void on_link(std::string_view path, const std::optional<std::string>& r) = 0;
+    virtual void on_exists(std::string_view path, bool r) = 0;
+    virtual void on_env(std::string_view name, const std::optional<std::string>& r) = 0;
+    virtual void on_run(const tool_request& request, const tool_result& r) = 0;
+
+protected:
+    system_observer() = default;
+    system_observer(const system_observer&) = default;
+    system_observer& operator=(const system_observer&) = default;
+    ~system_observer() = default;
+};
+
 #if AI_HWACCEL_OS_LINUX || AI_HWACCEL_OS_MACOS
 /// The live machine, seen through an optional root prefix ("" or "/" is the real root).
 /// Environment variables always come from this process.
@@ -172,8 +193,51 @@ public:
     const std::string& root() const noexcept { return root_; }
     /// True when tools are replayed from captures rather than run.
     bool replays_tools() const noexcept { return !root_.empty(); }
+    /// The same view, reporting every answer to `o` (which must outlive the copy).
+    host_system observed_by(system_observer& o) const {
+        host_system h = *this;
+        h.observer_ = &o;
+        return h;
+    }
 
     file_read read_file(std::string_view path, std::size_t cap = default_read_cap) const {
+        file_read r = read_file_quietly(path, cap);
+        if (observer_) observer_->on_read(path, r);
+        return r;
+    }
+    std::optional<std::vector<std::string>> list_dir(std::string_view path) const {
+        auto r = list_dir_quietly(path);
+        if (observer_) observer_->on_list(path, r);
+        return r;
+    }
+    std::optional<std::string> read_link(std::string_view path) const {
+        auto r = read_link_quietly(path);
+        if (observer_) observer_->on_link(path, r);
+        return r;
+    }
+    bool exists(std::string_view path) const {
+        const bool r = exists_quietly(path);
+        if (observer_) observer_->on_exists(path, r);
+        return r;
+    }
+    /// The live host: this process's environment. A machine tree: the captured process's,
+    /// from `<root>/proc/self/environ` (NUL-separated as the kernel writes it, or one
+    /// NAME=value per line as `env` prints it), and none at all without that file; the
+    /// caller's own variables never leak into another machine's detection.
+    std::optional<std::string> env(std::string_view name) const {
+        auto r = env_quietly(name);
+        if (observer_) observer_->on_env(name, r);
+        return r;
+    }
+    /// Runs a tool on the live machine; replays its capture in a machine tree.
+    tool_result run(const tool_request& request) const {
+        tool_result r = replays_tools() ? replay(request) : run_tool(request, search_);
+        if (observer_) observer_->on_run(request, r);
+        return r;
+    }
+
+    // The same answers, never reported to an observer (an observer asking for itself).
+    file_read read_file_quietly(std::string_view path, std::size_t cap = default_read_cap) const {
         file_read r;
         const std::string full = resolve(path);
         const int fd = ::open(full.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
@@ -210,7 +274,7 @@ public:
         return r;
     }
 
-    std::optional<std::vector<std::string>> list_dir(std::string_view path) const {
+    std::optional<std::vector<std::string>> list_dir_quietly(std::string_view path) const {
         const std::string full = resolve(path);
         DIR* d = ::opendir(full.c_str());
         if (!d) return std::nullopt;
@@ -223,7 +287,7 @@ public:
         return names;
     }
 
-    std::optional<std::string> read_link(std::string_view path) const {
+    std::optional<std::string> read_link_quietly(std::string_view path) const {
         const std::string full = resolve(path);
         char buf[4096];
         const ::ssize_t n = ::readlink(full.c_str(), buf, sizeof buf);
@@ -231,33 +295,23 @@ public:
         return std::string(buf, static_cast<std::size_t>(n));
     }
 
-    bool exists(std::string_view path) const {
+    bool exists_quietly(std::string_view path) const {
         struct stat st {};
         return ::stat(resolve(path).c_str(), &st) == 0;
     }
 
-    /// The live host: this process's environment. A machine tree: the captured process's,
-    /// from `<root>/proc/self/environ` (NUL-separated as the kernel writes it, or one
-    /// NAME=value per line as `env` prints it), and none at all without that file; the
-    /// caller's own variables never leak into another machine's detection.
-    std::optional<std::string> env(std::string_view name) const {
+    std::optional<std::string> env_quietly(std::string_view name) const {
         if (replays_tools()) return captured_env(name);
         const std::string n(name);
         if (const char* v = std::getenv(n.c_str())) return std::string(v);
         return std::nullopt;
     }
 
-    /// Runs a tool on the live machine; replays its capture in a machine tree.
-    tool_result run(const tool_request& request) const {
-        if (!replays_tools()) return run_tool(request, search_);
-        return replay(request);
-    }
-
 private:
     tool_result replay(const tool_request& request) const {
         tool_result r;
         if (request.argv.empty()) return r;
-        const auto index_file = read_file(capture_index_path, 1u << 20);
+        const auto index_file = read_file_quietly(capture_index_path, 1u << 20);
         if (!index_file.ok()) return r; // no captures: every tool is absent
         const capture_index idx = parse_capture_index(index_file.data);
         const capture_entry* e = idx.find(command_line_of(request.argv));
@@ -270,7 +324,7 @@ private:
             path += '/';
             path += e->stdout_file;
             r.path = root_ + path;
-            auto out = read_file(path, request.stdout_cap);
+            auto out = read_file_quietly(path, request.stdout_cap);
             if (!out.ok()) {
                 // An index that names a missing file is a broken capture, reported as a
                 // tool that could not be run.
@@ -288,7 +342,7 @@ private:
 
     std::optional<std::string> captured_env(std::string_view name) const {
         if (name.empty() || name.find('=') != std::string_view::npos) return std::nullopt;
-        const auto r = read_file("/proc/self/environ", 1u << 20);
+        const auto r = read_file_quietly("/proc/self/environ", 1u << 20);
         if (!r.ok()) return std::nullopt;
         const std::string_view text = r.data;
         const char sep = text.find('\0') != std::string_view::npos ? '\0' : '\n';
@@ -323,6 +377,7 @@ private:
 
     std::string root_;
     tool_search search_;
+    system_observer* observer_ = nullptr;
 };
 static_assert(system_view<host_system>);
 #endif
