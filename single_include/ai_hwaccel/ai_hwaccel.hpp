@@ -2607,6 +2607,27 @@ inline capture_index parse_capture_index(std::string_view text) {
     return idx;
 }
 
+/// Sees every answer a host_system gives its callers (detect/record.hpp records them for
+/// `ai-hwaccel gather`). Set with `host_system::observed_by`; the host calls it after each
+/// call, from the detector's parallel probes, so an observer synchronises itself. The
+/// host's own inner reads (a replayed tool's index and output, the captured environment)
+/// are not reported: only what a probe asked and what it was told.
+class system_observer {
+public:
+    virtual void on_read(std::string_view path, const file_read& r) = 0;
+    virtual void on_list(std::string_view path, const std::optional<std::vector<std::string>>& r) = 0;
+    virtual void on_link(std::string_view path, const std::optional<std::string>& r) = 0;
+    virtual void on_exists(std::string_view path, bool r) = 0;
+    virtual void on_env(std::string_view name, const std::optional<std::string>& r) = 0;
+    virtual void on_run(const tool_request& request, const tool_result& r) = 0;
+
+protected:
+    system_observer() = default;
+    system_observer(const system_observer&) = default;
+    system_observer& operator=(const system_observer&) = default;
+    ~system_observer() = default;
+};
+
 #if AI_HWACCEL_OS_LINUX || AI_HWACCEL_OS_MACOS
 /// The live machine, seen through an optional root prefix ("" or "/" is the real root).
 /// Environment variables always come from this process.
@@ -2622,8 +2643,51 @@ public:
     const std::string& root() const noexcept { return root_; }
     /// True when tools are replayed from captures rather than run.
     bool replays_tools() const noexcept { return !root_.empty(); }
+    /// The same view, reporting every answer to `o` (which must outlive the copy).
+    host_system observed_by(system_observer& o) const {
+        host_system h = *this;
+        h.observer_ = &o;
+        return h;
+    }
 
     file_read read_file(std::string_view path, std::size_t cap = default_read_cap) const {
+        file_read r = read_file_quietly(path, cap);
+        if (observer_) observer_->on_read(path, r);
+        return r;
+    }
+    std::optional<std::vector<std::string>> list_dir(std::string_view path) const {
+        auto r = list_dir_quietly(path);
+        if (observer_) observer_->on_list(path, r);
+        return r;
+    }
+    std::optional<std::string> read_link(std::string_view path) const {
+        auto r = read_link_quietly(path);
+        if (observer_) observer_->on_link(path, r);
+        return r;
+    }
+    bool exists(std::string_view path) const {
+        const bool r = exists_quietly(path);
+        if (observer_) observer_->on_exists(path, r);
+        return r;
+    }
+    /// The live host: this process's environment. A machine tree: the captured process's,
+    /// from `<root>/proc/self/environ` (NUL-separated as the kernel writes it, or one
+    /// NAME=value per line as `env` prints it), and none at all without that file; the
+    /// caller's own variables never leak into another machine's detection.
+    std::optional<std::string> env(std::string_view name) const {
+        auto r = env_quietly(name);
+        if (observer_) observer_->on_env(name, r);
+        return r;
+    }
+    /// Runs a tool on the live machine; replays its capture in a machine tree.
+    tool_result run(const tool_request& request) const {
+        tool_result r = replays_tools() ? replay(request) : run_tool(request, search_);
+        if (observer_) observer_->on_run(request, r);
+        return r;
+    }
+
+    // The same answers, never reported to an observer (an observer asking for itself).
+    file_read read_file_quietly(std::string_view path, std::size_t cap = default_read_cap) const {
         file_read r;
         const std::string full = resolve(path);
         const int fd = ::open(full.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
@@ -2660,7 +2724,7 @@ public:
         return r;
     }
 
-    std::optional<std::vector<std::string>> list_dir(std::string_view path) const {
+    std::optional<std::vector<std::string>> list_dir_quietly(std::string_view path) const {
         const std::string full = resolve(path);
         DIR* d = ::opendir(full.c_str());
         if (!d) return std::nullopt;
@@ -2673,7 +2737,7 @@ public:
         return names;
     }
 
-    std::optional<std::string> read_link(std::string_view path) const {
+    std::optional<std::string> read_link_quietly(std::string_view path) const {
         const std::string full = resolve(path);
         char buf[4096];
         const ::ssize_t n = ::readlink(full.c_str(), buf, sizeof buf);
@@ -2681,33 +2745,23 @@ public:
         return std::string(buf, static_cast<std::size_t>(n));
     }
 
-    bool exists(std::string_view path) const {
+    bool exists_quietly(std::string_view path) const {
         struct stat st {};
         return ::stat(resolve(path).c_str(), &st) == 0;
     }
 
-    /// The live host: this process's environment. A machine tree: the captured process's,
-    /// from `<root>/proc/self/environ` (NUL-separated as the kernel writes it, or one
-    /// NAME=value per line as `env` prints it), and none at all without that file; the
-    /// caller's own variables never leak into another machine's detection.
-    std::optional<std::string> env(std::string_view name) const {
+    std::optional<std::string> env_quietly(std::string_view name) const {
         if (replays_tools()) return captured_env(name);
         const std::string n(name);
         if (const char* v = std::getenv(n.c_str())) return std::string(v);
         return std::nullopt;
     }
 
-    /// Runs a tool on the live machine; replays its capture in a machine tree.
-    tool_result run(const tool_request& request) const {
-        if (!replays_tools()) return run_tool(request, search_);
-        return replay(request);
-    }
-
 private:
     tool_result replay(const tool_request& request) const {
         tool_result r;
         if (request.argv.empty()) return r;
-        const auto index_file = read_file(capture_index_path, 1u << 20);
+        const auto index_file = read_file_quietly(capture_index_path, 1u << 20);
         if (!index_file.ok()) return r; // no captures: every tool is absent
         const capture_index idx = parse_capture_index(index_file.data);
         const capture_entry* e = idx.find(command_line_of(request.argv));
@@ -2720,7 +2774,7 @@ private:
             path += '/';
             path += e->stdout_file;
             r.path = root_ + path;
-            auto out = read_file(path, request.stdout_cap);
+            auto out = read_file_quietly(path, request.stdout_cap);
             if (!out.ok()) {
                 // An index that names a missing file is a broken capture, reported as a
                 // tool that could not be run.
@@ -2738,7 +2792,7 @@ private:
 
     std::optional<std::string> captured_env(std::string_view name) const {
         if (name.empty() || name.find('=') != std::string_view::npos) return std::nullopt;
-        const auto r = read_file("/proc/self/environ", 1u << 20);
+        const auto r = read_file_quietly("/proc/self/environ", 1u << 20);
         if (!r.ok()) return std::nullopt;
         const std::string_view text = r.data;
         const char sep = text.find('\0') != std::string_view::npos ? '\0' : '\n';
@@ -2773,6 +2827,7 @@ private:
 
     std::string root_;
     tool_search search_;
+    system_observer* observer_ = nullptr;
 };
 static_assert(system_view<host_system>);
 #endif
@@ -3277,7 +3332,13 @@ std::vector<pci_device> probe_pci(const S& sys, std::vector<warning>& warnings) 
                                 "not a PCI address; skipped");
             continue;
         }
-        if (auto p = read_pci_device(sys, "/sys/bus/pci/devices/" + name, warnings)) devices.push_back(std::move(*p));
+        const std::string dir = "/sys/bus/pci/devices/" + name;
+        if (!sys.exists(dir)) {
+            // Listed, yet not there: a link that dangles or loops back on itself.
+            detail::add_warning(warnings, warning_kind::read_error, dir, "listed but cannot be opened (a broken link)");
+            continue;
+        }
+        if (auto p = read_pci_device(sys, dir, warnings)) devices.push_back(std::move(*p));
     }
     std::sort(devices.begin(), devices.end(),
               [](const pci_device& a, const pci_device& b) { return a.address < b.address; });
@@ -3707,7 +3768,13 @@ std::pair<host_info, accelerator_profile> probe_host(const S& sys, std::vector<w
         return std::nullopt;
     };
 
-    if (auto text = read_reporting("/proc/cpuinfo")) host.cpu = parse_cpuinfo(*text);
+    if (auto text = read_reporting("/proc/cpuinfo")) {
+        host.cpu = parse_cpuinfo(*text);
+        // Every architecture's kernel writes a "processor" entry per CPU (s390x: "processor 0:");
+        // a file without the word is empty or not /proc/cpuinfo at all.
+        if (host.cpu.threads == 0 && text->find("processor") == std::string::npos)
+            note(warning_kind::parse_error, "/proc/cpuinfo", "no processor entries");
+    }
     // The kernel's online mask is the authority on how many CPUs run; /proc/cpuinfo can be
     // virtualised (LXCFS shows the container's share) or cut short.
     constexpr std::string_view online_path = "/sys/devices/system/cpu/online";
@@ -8971,6 +9038,18 @@ inline bool report_tool_result(const tool_request& request, const tool_result& r
     return false;
 }
 
+/// For a tool that prints something whenever it succeeds (a header, a line per device):
+/// a clean run with nothing but blanks on stdout is a broken tool, not an empty machine.
+/// Reports it as a parse error and returns true; false when there is output to parse.
+inline bool report_empty_output(const tool_request& request, const tool_result& r, std::optional<backend_id> backend,
+                                std::vector<warning>& warnings) {
+    if (!detail::trim(r.out).empty()) return false;
+    warnings.push_back(warning{warning_kind::parse_error, backend,
+                               request.argv.empty() ? std::string() : request.argv.front(),
+                               "exited with status 0 but printed nothing", 0});
+    return true;
+}
+
 /// Runs a tool through `sys` and reports what went wrong; returns its stdout when there
 /// is something to parse.
 template <system_view S>
@@ -13123,6 +13202,8 @@ private:
             return false;
         }
         if (!report_tool_result(request, r, backend, out.warnings)) return false;
+        // With no GPU to list nvidia-smi fails (status 6, 9 or 255); success lists one or more.
+        if (report_empty_output(request, r, backend, out.warnings)) return false;
         auto parsed = parse_nvidia_smi_query_csv(r.out, detail::nvidia::query_field_list());
         out.devices = std::move(parsed.devices);
         detail::nvidia::problems_to_warnings(parsed.problems, "nvidia-smi", out.warnings);
@@ -16485,9 +16566,12 @@ struct gaudi_probe {
                         ") but hl-smi is not installed in any trusted folder; memory in use unknown",
                     0});
         } else if (report_tool_result(request, r, backend, out.warnings)) {
-            const auto parsed = parse_hl_smi_query_csv(r.out, query_field_list());
-            problems_to_warnings(parsed.problems, "hl-smi", out.warnings);
-            merge_tool(out.devices, parsed.devices);
+            // Its CSV starts with a header line, even for no devices.
+            if (!report_empty_output(request, r, backend, out.warnings)) {
+                const auto parsed = parse_hl_smi_query_csv(r.out, query_field_list());
+                problems_to_warnings(parsed.problems, "hl-smi", out.warnings);
+                merge_tool(out.devices, parsed.devices);
+            }
         } else if (r.status == tool_status::exited) {
             // An hl-smi too old for one of the fields: its table says most of the same.
             const tool_request table = hl_smi_table_request();
@@ -18422,7 +18506,8 @@ private:
             const tool_request request = neuron_ls_request(true);
             tool_result r = sys.run(request);
             if (r.status == tool_status::not_found) return missing(present, out);
-            if (report_tool_result(request, r, backend, first)) {
+            // Nothing printed is not "no devices": it would hide what sysfs found.
+            if (report_tool_result(request, r, backend, first) && !report_empty_output(request, r, backend, first)) {
                 auto parsed = parse_neuron_ls_json(r.out, chip);
                 if (!parsed.devices.empty() || parsed.problems.empty()) {
                     out.warnings.insert(out.warnings.end(), first.begin(), first.end());
@@ -18438,7 +18523,8 @@ private:
         const tool_request request = neuron_ls_request(false);
         tool_result r = sys.run(request);
         if (r.status == tool_status::not_found) return missing(present, out);
-        if (!report_tool_result(request, r, backend, out.warnings)) {
+        if (!report_tool_result(request, r, backend, out.warnings) ||
+            report_empty_output(request, r, backend, out.warnings)) {
             out.warnings.insert(out.warnings.end(), first.begin(), first.end());
             return std::nullopt;
         }
@@ -19911,6 +19997,13 @@ AI_HWACCEL_NAMESPACE_END
 // materialised with `ranges::to<std::vector>()` (range/v3/range/conversion.hpp). Everything
 // else returns values.
 //
+// A profile is several hundred bytes, and most queries read two or three fields of it. So
+// the registry keeps a small index beside the profiles (position, kind and family of each
+// available device and accelerator, the memory totals, the best device), rebuilt by every
+// member that changes the profiles. Queries walk that index and touch a profile only to
+// hand it out. Nothing is filled in lazily: a const registry can be read from several
+// threads at once.
+//
 // Memory totals count shared memory once: on Apple Silicon the Metal GPU, the Neural
 // Engine and the CPU all draw from one unified pool, which is added once, not three times.
 
@@ -20049,6 +20142,7 @@ AI_HWACCEL_NAMESPACE_END
 #include <range/v3/view/filter.hpp>
 #include <range/v3/view/transform.hpp>
 
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <optional>
@@ -20092,7 +20186,9 @@ public:
                                   std::vector<warning> warnings = {}, host_info host = {},
                                   system_io io = {})
         : profiles_(std::move(profiles)), warnings_(std::move(warnings)), host_(std::move(host)),
-          io_(std::move(io)) {}
+          io_(std::move(io)) {
+        reindex();
+    }
 
     // --- Contents -----------------------------------------------------------------------
     /// Every profile, available or not, in detection order.
@@ -20103,51 +20199,57 @@ public:
     std::size_t size() const noexcept { return profiles_.size(); }
     bool empty() const noexcept { return profiles_.empty(); }
 
-    void add(accelerator_profile p) { profiles_.push_back(std::move(p)); }
+    void add(accelerator_profile p) {
+        // Room first, so that an allocation failure cannot leave a profile the index lacks.
+        make_room(profiles_);
+        index_.append(p, profiles_.size());
+        profiles_.push_back(std::move(p)); // cannot throw: there is room, and moving a profile cannot
+    }
     void add(warning w) { warnings_.push_back(std::move(w)); }
     void add(interconnect link) { io_.interconnects.push_back(std::move(link)); }
     host_info& host() noexcept { return host_; }
     system_io& system() noexcept { return io_; }
 
     // --- Queries (lazy views borrowing from *this) --------------------------------------
-    /// Available profiles, the CPU included.
+    /// Available profiles, the CPU included. Sized: `ranges::distance` does not walk it.
     auto available() const {
-        return ranges::views::all(profiles_) |
-               ranges::views::filter([](const accelerator_profile& p) { return p.available; });
+        return ranges::views::all(index_.available) |
+               ranges::views::transform(profile_at{profiles_.data()});
     }
-    /// Available accelerators: not the CPU, not software renderers.
+    /// Available accelerators: not the CPU, not software renderers. Sized.
     auto accelerators() const {
-        return ranges::views::all(profiles_) | ranges::views::filter([](const accelerator_profile& p) {
-                   return p.is_accelerator();
-               });
+        return ranges::views::all(index_.accelerators) |
+               ranges::views::transform(profile_at{profiles_.data()});
     }
+    /// Available profiles of one family. Sized.
     auto by_family(family f) const {
-        return available() |
-               ranges::views::filter([f](const accelerator_profile& p) { return p.device_family() == f; });
+        return family_slots(f) | ranges::views::transform(profile_at{profiles_.data()});
     }
     auto by_kind(device_kind k) const {
-        return available() |
-               ranges::views::filter([k](const accelerator_profile& p) { return p.kind == k; });
+        return ranges::views::all(index_.available) |
+               ranges::views::filter([k](const slot& s) { return s.kind == k; }) |
+               ranges::views::transform(profile_at{profiles_.data()});
     }
     auto satisfying(requirement r) const {
         return ranges::views::all(profiles_) | ranges::views::filter(r);
     }
 
     // --- Answers (values) ---------------------------------------------------------------
-    bool has_accelerator() const { return !ranges::empty(accelerators()); }
+    bool has_accelerator() const noexcept { return !index_.accelerators.empty(); }
 
     /// The most capable available device by capability_score: accelerators first, the CPU
     /// only when there is no accelerator. Ties keep detection order. Empty registry: none.
     std::optional<accelerator_profile> best_available() const {
-        if (const auto* p = best_of(accelerators())) return *p;
-        if (const auto* p = best_of(available())) return *p;
-        return std::nullopt;
+        const best_pick& pick =
+            index_.best_accelerator.found() ? index_.best_accelerator : index_.best_available;
+        if (!pick.found()) return std::nullopt;
+        return profiles_[pick.at];
     }
 
     /// Memory of every available device, shared pools counted once (bytes).
-    std::uint64_t total_memory() const { return total_of(available()); }
+    std::uint64_t total_memory() const noexcept { return index_.available_memory.value(); }
     /// Memory of available accelerators only, shared pools counted once (bytes).
-    std::uint64_t total_accelerator_memory() const { return total_of(accelerators()); }
+    std::uint64_t total_accelerator_memory() const noexcept { return index_.accelerator_memory.value(); }
 
     std::size_t count(requirement r) const {
         return static_cast<std::size_t>(ranges::distance(satisfying(r)));
@@ -20174,7 +20276,7 @@ public:
     accelerator_registry what_if_add(std::span<const accelerator_profile> extra,
                                      std::span<const interconnect> links = {}) const {
         accelerator_registry r = *this;
-        for (const auto& p : extra) r.profiles_.push_back(p);
+        for (const auto& p : extra) r.add(p);
         for (const auto& l : links) r.io_.interconnects.push_back(l);
         return r;
     }
@@ -20183,12 +20285,14 @@ public:
     accelerator_registry what_if_remove(Pred pred) const {
         accelerator_registry r = *this;
         std::erase_if(r.profiles_, pred);
+        r.reindex();
         return r;
     }
     /// Replaces all profiles, keeping host, links and environment.
     accelerator_registry what_if_replace(std::vector<accelerator_profile> profiles) const {
         accelerator_registry r = *this;
         r.profiles_ = std::move(profiles);
+        r.reindex();
         return r;
     }
 
@@ -20200,20 +20304,125 @@ public:
     }
 
 private:
-    // First profile with the highest capability_score, each score computed once.
-    template <class Rng>
-    static const accelerator_profile* best_of(Rng&& rng) {
-        const accelerator_profile* best = nullptr;
-        double best_score = -1;
-        for (const accelerator_profile& p : rng) {
-            const double score = capability_score(p);
-            if (score > best_score) {
-                best = &p;
-                best_score = score;
+    // --- The index: what hot queries need, derived from profiles_ ------------------------
+    // One available device: 8 bytes, so a walk over 129 of them stays in a few cache lines.
+    struct slot {
+        std::uint32_t at; // position in profiles_
+        device_kind kind;
+        family fam;
+    };
+
+    // Discrete memory adds up; unified memory is one pool, counted once at its largest view.
+    struct memory_total {
+        std::uint64_t discrete = 0;
+        std::uint64_t pool = 0;
+        void add(const accelerator_profile& p) noexcept {
+            const std::uint64_t bytes = p.memory_bytes.value_or(0);
+            if (p.unified_memory || p.is_cpu()) pool = bytes > pool ? bytes : pool;
+            else discrete += bytes;
+        }
+        std::uint64_t value() const noexcept { return discrete + pool; }
+    };
+
+    // The first profile with the highest capability_score seen so far.
+    struct best_pick {
+        static constexpr std::uint32_t none = UINT32_MAX;
+        std::uint32_t at = none;
+        double score = -1;
+        bool found() const noexcept { return at != none; }
+        void offer(std::uint32_t i, double s) noexcept {
+            if (s > score) { // strictly: ties keep detection order
+                at = i;
+                score = s;
             }
         }
-        return best;
+    };
+
+    struct profile_index {
+        std::vector<slot> available;
+        std::vector<slot> accelerators;
+        std::array<std::vector<slot>, family_count> families; // the available ones, by family
+        memory_total available_memory;
+        memory_total accelerator_memory;
+        best_pick best_available;
+        best_pick best_accelerator;
+
+        profile_index() = default;
+        profile_index(const profile_index&) = default;
+        profile_index& operator=(const profile_index&) = default;
+        // A moved-from registry has no profiles (a moved-from std::vector is empty), so its
+        // index is left empty too rather than describing profiles it no longer holds.
+        profile_index(profile_index&& o) noexcept
+            : available(std::exchange(o.available, {})), accelerators(std::exchange(o.accelerators, {})),
+              families(std::exchange(o.families, {})),
+              available_memory(std::exchange(o.available_memory, {})),
+              accelerator_memory(std::exchange(o.accelerator_memory, {})),
+              best_available(std::exchange(o.best_available, {})),
+              best_accelerator(std::exchange(o.best_accelerator, {})) {}
+        profile_index& operator=(profile_index&& o) noexcept {
+            if (this != &o) {
+                available = std::exchange(o.available, {});
+                accelerators = std::exchange(o.accelerators, {});
+                families = std::exchange(o.families, {});
+                available_memory = std::exchange(o.available_memory, {});
+                accelerator_memory = std::exchange(o.accelerator_memory, {});
+                best_available = std::exchange(o.best_available, {});
+                best_accelerator = std::exchange(o.best_accelerator, {});
+            }
+            return *this;
+        }
+
+        // Indexes p as profiles_[position], after every profile indexed so far. Allocates
+        // before it changes anything: if that fails, the index is as it was.
+        void append(const accelerator_profile& p, std::size_t position) {
+            if (!p.available) return;
+            const slot s{static_cast<std::uint32_t>(position), p.kind, p.device_family()};
+            const auto f = static_cast<std::size_t>(s.fam);
+            const bool accelerator = p.is_accelerator();
+            make_room(available);
+            if (f < family_count) make_room(families[f]);
+            if (accelerator) make_room(accelerators);
+
+            const double score = capability_score(p);
+            available.push_back(s);
+            if (f < family_count) families[f].push_back(s);
+            available_memory.add(p);
+            best_available.offer(s.at, score);
+            if (accelerator) {
+                accelerators.push_back(s);
+                accelerator_memory.add(p);
+                best_accelerator.offer(s.at, score);
+            }
+        }
+    };
+
+    // Makes the next push_back unable to fail, growing geometrically as push_back would.
+    template <class T>
+    static void make_room(std::vector<T>& v) {
+        if (v.size() == v.capacity()) v.reserve(v.empty() ? 4 : 2 * v.size());
     }
+    static_assert(std::is_nothrow_move_constructible_v<accelerator_profile>);
+
+    // Called by every member that changes profiles_ other than by appending one.
+    void reindex() {
+        profile_index fresh;
+        fresh.available.reserve(profiles_.size());
+        for (std::size_t i = 0; i < profiles_.size(); ++i) fresh.append(profiles_[i], i);
+        index_ = std::move(fresh);
+    }
+
+    std::span<const slot> family_slots(family f) const noexcept {
+        const auto i = static_cast<std::size_t>(f);
+        if (i >= family_count) return {}; // not a family: nothing, as a filter would give
+        return index_.families[i];
+    }
+
+    // Turns a slot back into its profile. Holds the profiles' address, not the registry's:
+    // views are invalidated by modification either way.
+    struct profile_at {
+        const accelerator_profile* all;
+        const accelerator_profile& operator()(const slot& s) const noexcept { return all[s.at]; }
+    };
 
     static bool same_profile(const accelerator_profile& a, const accelerator_profile& b) {
         return a.kind == b.kind && a.index == b.index && a.available == b.available &&
@@ -20231,23 +20440,11 @@ private:
                a.utilization_percent == b.utilization_percent && a.spec == b.spec;
     }
 
-    // Discrete memory adds up; unified memory is one pool, counted once at its largest view.
-    // One pass: the query is on hot paths (planning loops call it per candidate).
-    template <class Rng>
-    static std::uint64_t total_of(Rng&& rng) {
-        std::uint64_t discrete = 0, pool = 0;
-        for (const accelerator_profile& p : rng) {
-            const std::uint64_t bytes = p.memory_bytes.value_or(0);
-            if (p.unified_memory || p.is_cpu()) pool = bytes > pool ? bytes : pool;
-            else discrete += bytes;
-        }
-        return discrete + pool;
-    }
-
     std::vector<accelerator_profile> profiles_;
     std::vector<warning> warnings_;
     host_info host_;
     system_io io_;
+    profile_index index_;
 };
 
 AI_HWACCEL_NAMESPACE_END
@@ -24081,6 +24278,892 @@ AI_HWACCEL_NAMESPACE_END
 // #include "ai_hwaccel/detect/nvidia.hpp"
 // #include "ai_hwaccel/detect/probe.hpp"
 // #include "ai_hwaccel/detect/process.hpp"
+// #include "ai_hwaccel/detect/record.hpp"
+// ---- begin ai_hwaccel/detect/record.hpp
+// ai-hwaccel detect: recording what a detection reads, and writing it back as a machine tree.
+//
+// `recording_system<S>` wraps another system_view, forwards every call and remembers what
+// it saw: the bytes of each file read, each folder listed, each link read, each existence
+// asked, each tool run and each environment variable looked up. `write_machine_tree`
+// then lays exactly that out under a folder, in the layout `host_system(DIR)` reads
+// (captured tool outputs in `capture_dir_path` with their index, the variables read in
+// `proc/self/environ`), so detecting on the written tree finds what the recorded
+// detection found. This is what `ai-hwaccel gather` attaches to a bug report and what a
+// developer turns into a fixture machine; docs/cli-gather.md describes the rules.
+//
+// What was observed decides what is written, since nothing else is known about the
+// machine:
+//   - a file read: its bytes. A read cut at its cap is written with one '\n' more, so the
+//     same read is cut again at the same place (what lay beyond was never read);
+//   - a read that failed as "not a regular file" (a device node, a FIFO, a folder):
+//     a FIFO, unless the path has to be a folder for another observation (both read that
+//     way, without blocking); a read refused or not found: nothing;
+//   - a folder listed: the folder, and each entry; an entry never looked at otherwise is
+//     written as an empty regular file (a listing does not say what type it was);
+//   - a link read: a link. Its target text is kept when it is relative and stays inside
+//     the tree; an absolute target, or one that climbs above the root, is rewritten as the
+//     relative path to the same place inside the tree, so reading the tree never leaves it.
+//     Paths read through known links are written where the links lead;
+//   - exists() true: an empty regular file where nothing else was written; false: nothing;
+//   - a tool run: its stdout and an index line with its outcome (exit status, "timeout",
+//     "signal:N", "not-executable"); a tool not found leaves no line. Its stderr is not
+//     kept (a replay has none). Outcomes the index cannot express (spawn failure,
+//     cancellation) are left out and listed in the result's notes;
+//   - the environment variables that had a value, NUL-separated in proc/self/environ
+//     (unless a probe read that file itself: then its bytes are written).
+//
+// Writing never follows a link: every folder on the way is opened with O_NOFOLLOW
+// relative to the target, which is created 0700 (a gathered tree can hold serial numbers
+// and host names); folders are written 0755 and files 0644 inside it (less the umask).
+// A target that exists must be an empty folder, unless `force`: then what gather writes
+// replaces files and links at its own paths, and nothing else there is removed.
+
+// #include "ai_hwaccel/config.hpp"
+// #include "ai_hwaccel/core/text.hpp"
+// #include "ai_hwaccel/detect/detect.hpp"
+// #include "ai_hwaccel/detect/process.hpp"
+// #include "ai_hwaccel/detect/system.hpp"
+// #include "ai_hwaccel/registry.hpp"
+
+#include <algorithm>
+#include <concepts>
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#if AI_HWACCEL_OS_LINUX || AI_HWACCEL_OS_MACOS
+#include <cerrno>
+#include <cstring>
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#endif
+
+AI_HWACCEL_NAMESPACE_BEGIN
+
+/// Everything one detection asked of its system_view, and the answers.
+struct machine_recording {
+    struct read_entry {
+        read_status status = read_status::error;
+        std::string data; ///< what was read (for `truncated`: the first `cap` bytes)
+        bool ok() const noexcept { return status == read_status::ok || status == read_status::truncated; }
+    };
+    struct tool_entry {
+        std::string command_line; ///< as the capture index keys it (command_line_of)
+        std::vector<std::string> argv;
+        tool_status status = tool_status::not_found;
+        int exit_code = 0;
+        int signal = 0;
+        std::string out;
+        bool out_truncated = false;
+    };
+    std::map<std::string, read_entry, std::less<>> reads;
+    std::map<std::string, std::optional<std::vector<std::string>>, std::less<>> listings;
+    std::map<std::string, std::optional<std::string>, std::less<>> links;
+    /// The folders above each path asked about that are links, and their targets: asked
+    /// of the inner view by the recorder itself, so that the tree keeps the machine's
+    /// layout (a link read through but never read itself would otherwise become a folder,
+    /// and relative links inside it would lead elsewhere).
+    std::map<std::string, std::string, std::less<>> folder_links;
+    std::map<std::string, bool, std::less<>> existence;
+    std::vector<tool_entry> tools; ///< the first run of each command line, in order
+    std::map<std::string, std::optional<std::string>, std::less<>> environment;
+    /// Observations of one thing that disagreed (a file that changed between two reads,
+    /// a tool run twice with different outcomes): the first answer is kept.
+    std::vector<std::string> conflicts;
+
+    void note_read(std::string_view path, const file_read& r) {
+        auto [it, fresh] = reads.try_emplace(std::string(path));
+        auto& e = it->second;
+        if (fresh) {
+            e.status = r.status;
+            e.data = r.data;
+            return;
+        }
+        if (e.status == r.status && e.data == r.data) return;
+        // Reads of one file under different caps agree when the shorter is the start of
+        // the longer; the longest (or the complete one) is kept.
+        const bool both_read = e.ok() && r.ok();
+        const bool e_prefix = both_read && std::string_view(r.data).starts_with(e.data);
+        const bool r_prefix = both_read && std::string_view(e.data).starts_with(r.data);
+        if (e_prefix && e.status == read_status::truncated) {
+            e.status = r.status;
+            e.data = r.data;
+        } else if (!(r_prefix && r.status == read_status::truncated)) {
+            conflicts.push_back("file " + std::string(path) + " read differently twice");
+        }
+    }
+    void note_tool(const tool_request& request, const tool_result& r) {
+        std::string line = command_line_of(request.argv);
+        for (const auto& t : tools) {
+            if (t.command_line != line) continue;
+            if (t.status != r.status || t.exit_code != r.exit_code || t.signal != r.signal || t.out != r.out)
+                conflicts.push_back("tool '" + line + "' ran twice with different results");
+            return;
+        }
+        if (r.status == tool_status::not_found) return; // nothing to write: no line says "absent"
+        tools.push_back(tool_entry{std::move(line), request.argv, r.status, r.exit_code, r.signal, r.out,
+                                   r.out_truncated});
+    }
+    template <class Map, class V>
+    void note(Map& map, std::string_view key, const V& value, std::string_view what) {
+        const auto [it, fresh] = map.try_emplace(std::string(key), value);
+        if (!fresh && !(it->second == value))
+            conflicts.push_back(std::string(what) + " " + std::string(key) + " answered differently twice");
+    }
+};
+
+namespace detail::record {
+// The recording and its lock, shared by recording_system<S> and the host_system observer.
+// `link_of(folder)` asks the machine, unrecorded, whether a folder is a link.
+template <class LinkOf>
+class recorder {
+public:
+    explicit recorder(LinkOf link_of) : link_of_(std::move(link_of)) {}
+
+    void read(std::string_view path, const file_read& r) {
+        const std::lock_guard<std::mutex> lock(mutex_);
+        rec_.note_read(path, r);
+        note_folders(path);
+    }
+    template <class Map, class V>
+    void seen(Map machine_recording::*map, std::string_view key, const V& value, std::string_view what,
+              bool is_path = true) {
+        const std::lock_guard<std::mutex> lock(mutex_);
+        rec_.note(rec_.*map, key, value, what);
+        if (is_path) note_folders(key);
+    }
+    void ran(const tool_request& request, const tool_result& r) {
+        const std::lock_guard<std::mutex> lock(mutex_);
+        rec_.note_tool(request, r);
+    }
+    machine_recording recording() const {
+        const std::lock_guard<std::mutex> lock(mutex_);
+        return rec_;
+    }
+
+private:
+    // Asks once about each folder above `path` whether it is a link (under the lock).
+    void note_folders(std::string_view path) {
+        for (auto slash = path.find('/', 1); slash != std::string_view::npos; slash = path.find('/', slash + 1)) {
+            const std::string_view folder = path.substr(0, slash);
+            if (!checked_.insert(std::string(folder)).second) continue;
+            if (auto target = link_of_(folder)) rec_.folder_links.emplace(std::string(folder), std::move(*target));
+        }
+    }
+
+    LinkOf link_of_;
+    mutable std::mutex mutex_;
+    machine_recording rec_;
+    std::set<std::string, std::less<>> checked_;
+};
+
+template <class S>
+struct inner_link {
+    const S* sys;
+    std::optional<std::string> operator()(std::string_view path) const { return sys->read_link(path); }
+};
+} // namespace detail::record
+
+/// A system_view that forwards every call to `inner` and records it. Safe to use from the
+/// detector's parallel probes. `inner` must outlive it. (A `host_system` is recorded
+/// without a wrapper by `record_detection`, through its observer: detecting through a
+/// second view type would compile every probe a second time.)
+template <system_view S>
+class recording_system {
+public:
+    explicit recording_system(const S& inner) : inner_(&inner), rec_(detail::record::inner_link<S>{&inner}) {}
+    recording_system(const recording_system&) = delete;
+    recording_system& operator=(const recording_system&) = delete;
+
+    file_read read_file(std::string_view path, std::size_t cap = default_read_cap) const {
+        file_read r = inner_->read_file(path, cap);
+        rec_.read(path, r);
+        return r;
+    }
+    std::optional<std::vector<std::string>> list_dir(std::string_view path) const {
+        auto r = inner_->list_dir(path);
+        rec_.seen(&machine_recording::listings, path, r, "folder");
+        return r;
+    }
+    std::optional<std::string> read_link(std::string_view path) const {
+        auto r = inner_->read_link(path);
+        rec_.seen(&machine_recording::links, path, r, "link");
+        return r;
+    }
+    bool exists(std::string_view path) const {
+        const bool r = inner_->exists(path);
+        rec_.seen(&machine_recording::existence, path, r, "existence of");
+        return r;
+    }
+    std::optional<std::string> env(std::string_view name) const {
+        auto r = inner_->env(name);
+        rec_.seen(&machine_recording::environment, name, r, "variable", false);
+        return r;
+    }
+    tool_result run(const tool_request& request) const {
+        tool_result r = inner_->run(request);
+        rec_.ran(request, r);
+        return r;
+    }
+    /// As the inner view says, where it says (probes ask it before loading libraries or
+    /// running tools that belong to another operating system).
+    bool replays_tools() const
+        requires requires(const S& s) {
+            { s.replays_tools() } -> std::convertible_to<bool>;
+        }
+    {
+        return inner_->replays_tools();
+    }
+
+    /// A copy of what was recorded so far.
+    machine_recording recording() const { return rec_.recording(); }
+    const S& inner() const noexcept { return *inner_; }
+
+private:
+    const S* inner_;
+    mutable detail::record::recorder<detail::record::inner_link<S>> rec_;
+};
+
+/// A registry and what its detection read.
+struct recorded_detection {
+    accelerator_registry registry;
+    machine_recording recording;
+};
+
+namespace detail::record {
+inline builtin_probes probes_for_recording() {
+    builtin_probes probes{};
+#if AI_HWACCEL_BACKEND_CUDA
+    // NVML's answers cannot be written into a tree: nvidia-smi runs instead, exactly as a
+    // detection of the written tree will replay it.
+    std::get<cuda_probe>(probes).use_nvml = false;
+#endif
+    return probes;
+}
+} // namespace detail::record
+
+/// Detects through `sys` with `d`, recording every call. NVML is not loaded (its answers
+/// cannot be written into a tree): the CUDA probe runs nvidia-smi instead, exactly as a
+/// detection of the written tree will replay it.
+template <system_view S>
+recorded_detection record_detection(const S& sys, const detector& d = detector::all()) {
+    const recording_system<S> rec(sys);
+    auto t = std::apply([&](const auto&... p) { return d.run_timed_with(rec, p...); },
+                        detail::record::probes_for_recording());
+    return recorded_detection{std::move(t.registry), rec.recording()};
+}
+
+#if AI_HWACCEL_OS_LINUX || AI_HWACCEL_OS_MACOS
+namespace detail::record {
+struct host_link {
+    const host_system* sys;
+    std::optional<std::string> operator()(std::string_view path) const { return sys->read_link_quietly(path); }
+};
+// Records a host_system's answers through its observer hook.
+class host_recorder final : public system_observer {
+public:
+    explicit host_recorder(const host_system& sys) : rec_(host_link{&sys}) {}
+    void on_read(std::string_view path, const file_read& r) override { rec_.read(path, r); }
+    void on_list(std::string_view path, const std::optional<std::vector<std::string>>& r) override {
+        rec_.seen(&machine_recording::listings, path, r, "folder");
+    }
+    void on_link(std::string_view path, const std::optional<std::string>& r) override {
+        rec_.seen(&machine_recording::links, path, r, "link");
+    }
+    void on_exists(std::string_view path, bool r) override {
+        rec_.seen(&machine_recording::existence, path, r, "existence of");
+    }
+    void on_env(std::string_view name, const std::optional<std::string>& r) override {
+        rec_.seen(&machine_recording::environment, name, r, "variable", false);
+    }
+    void on_run(const tool_request& request, const tool_result& r) override { rec_.ran(request, r); }
+    machine_recording recording() const { return rec_.recording(); }
+
+private:
+    recorder<host_link> rec_;
+};
+} // namespace detail::record
+
+/// The same for the host (live or a machine tree), through its observer: the probes run
+/// on `host_system` itself, so a program that also detects normally compiles them once.
+inline recorded_detection record_detection(const host_system& sys, const detector& d = detector::all()) {
+    detail::record::host_recorder observer(sys);
+    const host_system observed = sys.observed_by(observer);
+    auto t = std::apply([&](const auto&... p) { return d.run_timed_with(observed, p...); },
+                        detail::record::probes_for_recording());
+    return recorded_detection{std::move(t.registry), observer.recording()};
+}
+#endif
+
+struct machine_tree_options {
+    /// Write into an existing folder that is not empty (see the header's notes).
+    bool force = false;
+};
+
+/// What writing a tree did.
+struct machine_tree_result {
+    bool ok = false;
+    std::string message; ///< why not, when !ok
+    std::size_t files = 0;        ///< regular files, placeholders and tool outputs included
+    std::size_t placeholders = 0; ///< empty files standing for entries only listed or tested
+    std::size_t directories = 0;
+    std::size_t links = 0;
+    std::size_t fifos = 0;
+    std::size_t tool_outputs = 0; ///< index lines
+    std::uint64_t bytes = 0;      ///< in regular files
+    /// Every regular file written, relative to the target ("proc/cpuinfo").
+    std::vector<std::string> written_files;
+    /// What could not be reproduced faithfully (and the recording's conflicts).
+    std::vector<std::string> notes;
+};
+
+namespace detail::record {
+
+inline std::vector<std::string> split(std::string_view p) {
+    std::vector<std::string> parts;
+    while (!p.empty()) {
+        const auto slash = p.find('/');
+        const auto part = p.substr(0, slash);
+        if (!part.empty()) parts.emplace_back(part);
+        if (slash == std::string_view::npos) break;
+        p.remove_prefix(slash + 1);
+    }
+    return parts;
+}
+
+inline std::string join(const std::vector<std::string>& parts, std::size_t n) {
+    std::string s;
+    for (std::size_t i = 0; i < n && i < parts.size(); ++i) {
+        if (i) s += '/';
+        s += parts[i];
+    }
+    return s;
+}
+inline std::string join(const std::vector<std::string>& parts) { return join(parts, parts.size()); }
+
+// Paths as the tree has them: components below the root, links (keyed by such paths)
+// followed as the kernel would inside a chroot at the tree's root.
+class resolver {
+public:
+    std::map<std::string, std::string, std::less<>> links; // canonical path -> target text
+
+    // nullopt for a loop (more than 40 links on the way).
+    std::optional<std::vector<std::string>> resolve(std::string_view path, bool follow_last) const {
+        std::vector<std::string> done;
+        std::vector<std::string> todo = split(path);
+        std::reverse(todo.begin(), todo.end()); // a stack: the next component at the back
+        int hops = 0;
+        while (!todo.empty()) {
+            std::string c = std::move(todo.back());
+            todo.pop_back();
+            if (c == ".") continue;
+            if (c == "..") {
+                if (!done.empty()) done.pop_back();
+                continue;
+            }
+            done.push_back(std::move(c));
+            if (todo.empty() && !follow_last) break;
+            const auto it = links.find(join(done));
+            if (it == links.end()) continue;
+            if (++hops > 40) return std::nullopt;
+            done.pop_back();
+            if (!it->second.empty() && it->second.front() == '/') done.clear();
+            auto more = split(it->second);
+            for (auto m = more.rbegin(); m != more.rend(); ++m) todo.push_back(*m);
+        }
+        return done;
+    }
+};
+
+// Where a link's target text leads lexically inside the tree (".." at the root stays
+// there), and whether the text gets there without leaving the tree.
+inline std::vector<std::string> lexical_target(const std::vector<std::string>& link, std::string_view target,
+                                               bool& inside) {
+    std::vector<std::string> at;
+    inside = !target.empty() && target.front() != '/';
+    if (inside) at.assign(link.begin(), link.end() - 1);
+    for (auto& c : split(target)) {
+        if (c == ".") continue;
+        if (c == "..") {
+            if (at.empty()) inside = false;
+            else at.pop_back();
+            continue;
+        }
+        at.push_back(std::move(c));
+    }
+    return at;
+}
+
+inline std::string relative_text(const std::vector<std::string>& link, const std::vector<std::string>& to) {
+    const std::size_t dir = link.size() - 1;
+    std::size_t common = 0;
+    while (common < dir && common < to.size() && link[common] == to[common]) ++common;
+    std::string s;
+    for (std::size_t i = common; i < dir; ++i) s += "../";
+    for (std::size_t i = common; i < to.size(); ++i) s += to[i] + (i + 1 < to.size() ? "/" : "");
+    if (s.empty()) s = ".";
+    if (s.back() == '/') s.pop_back();
+    return s;
+}
+
+enum class node_kind : std::uint8_t { directory, file, placeholder, link, fifo };
+
+struct node {
+    node_kind kind = node_kind::file;
+    std::string content; // file bytes, or link target
+};
+
+// A file name for a tool's output: its own name, letters, digits, '.', '-', '_' only.
+inline std::string output_name(std::size_t n, std::string_view tool) {
+    if (const auto slash = tool.rfind('/'); slash != std::string_view::npos) tool.remove_prefix(slash + 1);
+    std::string s = std::to_string(n);
+    while (s.size() < 3) s.insert(s.begin(), '0');
+    s += '-';
+    for (char c : tool.substr(0, 40))
+        s += (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '-' ||
+                     c == '_'
+                 ? c
+                 : '_';
+    return s + ".out";
+}
+
+class tree_plan {
+public:
+    std::map<std::string, node, std::less<>> nodes; // relative path -> what goes there
+    std::vector<std::string> notes;
+
+    // Adds a node unless the path or a folder above it is already something else.
+    bool add(const std::vector<std::string>& at, node n, std::string_view why) {
+        if (at.empty()) {
+            if (n.kind != node_kind::directory) notes.push_back(std::string(why) + ": the root itself");
+            return n.kind == node_kind::directory;
+        }
+        for (std::size_t i = 1; i < at.size(); ++i) {
+            const auto it = nodes.find(join(at, i));
+            if (it != nodes.end() && it->second.kind != node_kind::directory) {
+                if (it->second.kind == node_kind::placeholder || it->second.kind == node_kind::fifo) {
+                    it->second = node{node_kind::directory, {}}; // only known to exist: a folder will do
+                    continue;
+                }
+                notes.push_back(std::string(why) + " /" + join(at) + ": /" + join(at, i) + " is not a folder");
+                return false;
+            }
+        }
+        const std::string key = join(at);
+        const auto [it, fresh] = nodes.try_emplace(key, n);
+        if (fresh) return true;
+        auto& old = it->second;
+        if (old.kind == n.kind && old.content == n.content) return true;
+        // Weaker observations give way to stronger ones.
+        const auto strength = [](node_kind k) {
+            return k == node_kind::placeholder ? 0 : k == node_kind::fifo ? 1 : 2;
+        };
+        if (strength(n.kind) > strength(old.kind)) {
+            old = std::move(n);
+            return true;
+        }
+        if (strength(n.kind) < strength(old.kind)) return true;
+        notes.push_back(std::string(why) + " /" + key + ": already written otherwise");
+        return false;
+    }
+    // A folder must stand where something was only listed under it or tested.
+    bool has_below(const std::string& key) const {
+        const auto it = nodes.lower_bound(key + "/");
+        return it != nodes.end() && std::string_view(it->first).starts_with(key + "/");
+    }
+};
+
+inline void pad_truncated(std::string& data) { data += '\n'; }
+
+// Turns a recording into what to write.
+inline tree_plan plan_tree(const machine_recording& rec) {
+    tree_plan plan;
+    for (const auto& c : rec.conflicts) plan.notes.push_back(c);
+    resolver res;
+
+    // Links first: their keys are canonical paths, which depend on the other links, so
+    // settle them until nothing moves.
+    std::vector<std::pair<std::string, std::string>> links;
+    for (const auto& [path, target] : rec.links)
+        if (target) links.emplace_back(path, *target);
+    for (const auto& [path, target] : rec.folder_links)
+        if (!rec.links.count(path)) links.emplace_back(path, target);
+    for (int pass = 0; pass < 8; ++pass) {
+        std::map<std::string, std::string, std::less<>> keyed;
+        for (const auto& [path, target] : links)
+            if (auto at = res.resolve(path, false); at && !at->empty()) keyed.emplace(join(*at), target);
+        if (keyed == res.links) break;
+        res.links = std::move(keyed);
+    }
+    for (const auto& [key, target] : res.links) {
+        const auto at = split(key);
+        bool inside = false;
+        const auto to = lexical_target(at, target, inside);
+        std::string text = target;
+        if (!inside) {
+            text = relative_text(at, to);
+            plan.notes.push_back("link /" + key + " -> " + target + " written as " + text + " (stays inside the tree)");
+        }
+        plan.add(at, node{node_kind::link, text}, "link");
+    }
+
+    for (const auto& [path, r] : rec.reads) {
+        const auto at = res.resolve(path, true);
+        if (!at) {
+            plan.notes.push_back("file " + path + ": too many links on the way");
+            continue;
+        }
+        if (r.status == read_status::ok || r.status == read_status::truncated) {
+            node n{node_kind::file, r.data};
+            if (r.status == read_status::truncated) pad_truncated(n.content);
+            plan.add(*at, std::move(n), "file");
+        } else if (r.status == read_status::error) {
+            plan.add(*at, node{node_kind::fifo, {}}, "unreadable file");
+        } else if (r.status == read_status::permission_denied) {
+            plan.notes.push_back("file " + path + ": permission denied, left out (reads as not found)");
+        }
+    }
+    for (const auto& [path, names] : rec.listings) {
+        if (!names) continue;
+        const auto at = res.resolve(path, true);
+        if (!at) {
+            plan.notes.push_back("folder " + path + ": too many links on the way");
+            continue;
+        }
+        plan.add(*at, node{node_kind::directory, {}}, "folder");
+        for (const auto& name : *names) {
+            if (name.empty() || name == "." || name == ".." || name.find('/') != std::string::npos) continue;
+            auto child = *at;
+            child.push_back(name);
+            if (!plan.nodes.count(join(child)) && !plan.has_below(join(child)))
+                plan.add(child, node{node_kind::placeholder, {}}, "listed entry");
+        }
+    }
+    for (const auto& [path, there] : rec.existence) {
+        if (!there) continue;
+        const auto at = res.resolve(path, true);
+        if (!at) continue;
+        if (at->empty() || plan.nodes.count(join(*at)) || plan.has_below(join(*at))) continue;
+        plan.add(*at, node{node_kind::placeholder, {}}, "existing path");
+    }
+
+    // Tool outputs and their index.
+    std::string index = "# written by ai-hwaccel gather: <outcome> TAB <stdout file> TAB <command line>\n";
+    std::size_t n = 0;
+    const auto dir = split(capture_dir_path);
+    for (const auto& t : rec.tools) {
+        const std::string_view line = t.command_line;
+        if (line.empty() || line.find_first_of("\t\n\r") != std::string_view::npos ||
+            detail::trim(line).size() != line.size()) {
+            plan.notes.push_back("tool '" + t.command_line + "': its command line cannot be written in the index");
+            continue;
+        }
+        std::string outcome;
+        bool with_output = !t.out.empty();
+        switch (t.status) {
+        case tool_status::exited:
+        case tool_status::truncated:
+            outcome = std::to_string(t.exit_code >= 0 && t.exit_code < 256 ? t.exit_code : 0);
+            with_output = with_output || t.status == tool_status::exited;
+            if (t.status == tool_status::truncated && !t.out_truncated)
+                plan.notes.push_back("tool '" + t.command_line + "': stopped for its stderr, replayed as a clean exit");
+            break;
+        case tool_status::signalled: outcome = "signal:" + std::to_string(t.signal); break;
+        case tool_status::timed_out: outcome = "timeout"; break;
+        case tool_status::not_executable:
+            outcome = "not-executable";
+            with_output = false;
+            break;
+        default:
+            plan.notes.push_back("tool '" + t.command_line + "': " + std::string(to_string(t.status)) +
+                                 " cannot be written in the index, left out");
+            continue;
+        }
+        std::string file = "-";
+        if (with_output) {
+            file = output_name(++n, t.argv.empty() ? std::string_view("tool") : std::string_view(t.argv[0]));
+            auto at = dir;
+            at.push_back(file);
+            node out{node_kind::file, t.out};
+            if (t.out_truncated) pad_truncated(out.content);
+            if (!plan.add(at, std::move(out), "tool output")) continue;
+        }
+        index += outcome + '\t' + file + '\t' + t.command_line + '\n';
+    }
+    if (!rec.tools.empty()) {
+        auto at = split(capture_index_path);
+        plan.add(at, node{node_kind::file, index}, "capture index");
+    }
+
+    // The environment the probes asked about, unless they read the file themselves.
+    std::string environ_text;
+    for (const auto& [name, value] : rec.environment)
+        if (value && !name.empty() && name.find('=') == std::string::npos) environ_text += name + '=' + *value + '\0';
+    if (const auto at = res.resolve("/proc/self/environ", true); at && !environ_text.empty()) {
+        const auto it = plan.nodes.find(join(*at));
+        if (it == plan.nodes.end() || it->second.kind == node_kind::placeholder)
+            plan.add(*at, node{node_kind::file, environ_text}, "environment");
+    }
+    // Placeholders that turned out to have something beneath them are folders.
+    for (auto& [key, nd] : plan.nodes)
+        if ((nd.kind == node_kind::placeholder || nd.kind == node_kind::fifo) && plan.has_below(key))
+            nd = node{node_kind::directory, {}};
+    // A folder that was listed shows what else was written in it (the capture folder in a
+    // listed root, a file the machine added between a listing and a read).
+    for (const auto& [path, names] : rec.listings) {
+        if (!names) continue;
+        const auto at = res.resolve(path, true);
+        if (!at) continue;
+        const std::string prefix = at->empty() ? std::string() : join(*at) + "/";
+        const std::set<std::string_view> listed(names->begin(), names->end());
+        for (auto it = plan.nodes.lower_bound(prefix); it != plan.nodes.end() && std::string_view(it->first).starts_with(prefix); ++it) {
+            const std::string_view rest = std::string_view(it->first).substr(prefix.size());
+            if (rest.find('/') == std::string_view::npos && !listed.count(rest))
+                plan.notes.push_back("folder " + path + " was listed without " + std::string(rest) + ", which is written in it");
+        }
+    }
+    return plan;
+}
+
+#if AI_HWACCEL_OS_LINUX || AI_HWACCEL_OS_MACOS
+
+class fd_guard {
+public:
+    explicit fd_guard(int fd = -1) noexcept : fd_(fd) {}
+    fd_guard(const fd_guard&) = delete;
+    fd_guard& operator=(const fd_guard&) = delete;
+    fd_guard(fd_guard&& o) noexcept : fd_(o.fd_) { o.fd_ = -1; }
+    fd_guard& operator=(fd_guard&& o) noexcept {
+        if (this != &o) {
+            reset();
+            fd_ = o.fd_;
+            o.fd_ = -1;
+        }
+        return *this;
+    }
+    ~fd_guard() { reset(); }
+    int get() const noexcept { return fd_; }
+    void reset() noexcept {
+        if (fd_ >= 0) ::close(fd_);
+        fd_ = -1;
+    }
+
+private:
+    int fd_;
+};
+
+inline std::string errno_text(int e) { return std::strerror(e); }
+
+inline constexpr int dir_flags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC;
+
+// Opens (creating) the folder `name` inside `parent`, never through a link. With `force`,
+// a file or link in the way is removed first (a folder is never removed).
+inline fd_guard open_subdir(int parent, const std::string& name, bool force, bool& created, std::string& why) {
+    created = false;
+    fd_guard fd(::openat(parent, name.c_str(), dir_flags));
+    if (fd.get() >= 0) return fd;
+    int e = errno;
+    if ((e == ENOTDIR || e == ELOOP) && force && ::unlinkat(parent, name.c_str(), 0) == 0) e = ENOENT;
+    if (e != ENOENT) {
+        why = name + ": " + errno_text(e);
+        return fd;
+    }
+    if (::mkdirat(parent, name.c_str(), 0755) != 0 && errno != EEXIST) {
+        why = name + ": " + errno_text(errno);
+        return fd;
+    }
+    created = true;
+    fd = fd_guard(::openat(parent, name.c_str(), dir_flags));
+    if (fd.get() < 0) why = name + ": " + errno_text(errno);
+    return fd;
+}
+
+inline bool write_all(int fd, std::string_view data) {
+    while (!data.empty()) {
+        const ::ssize_t n = ::write(fd, data.data(), data.size());
+        if (n < 0) {
+            if (errno == EINTR) continue;
+            return false;
+        }
+        data.remove_prefix(static_cast<std::size_t>(n));
+    }
+    return true;
+}
+
+// Makes room for a new entry `name` in `dir`: nothing there, or (with force) a file, link
+// or FIFO that is removed. False when something that must stay is there.
+inline bool clear_entry(int dir, const std::string& name, bool force, std::string& why) {
+    struct stat st {};
+    if (::fstatat(dir, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) return errno == ENOENT;
+    if (!force || S_ISDIR(st.st_mode)) {
+        why = name + ": already exists";
+        return false;
+    }
+    if (::unlinkat(dir, name.c_str(), 0) != 0) {
+        why = name + ": " + errno_text(errno);
+        return false;
+    }
+    return true;
+}
+
+inline std::optional<std::vector<std::string>> names_in(int dir) {
+    const int copy = ::openat(dir, ".", dir_flags);
+    if (copy < 0) return std::nullopt;
+    DIR* d = ::fdopendir(copy);
+    if (!d) {
+        ::close(copy);
+        return std::nullopt;
+    }
+    std::vector<std::string> names;
+    while (const dirent* e = ::readdir(d)) {
+        const std::string_view n = e->d_name;
+        if (n != "." && n != "..") names.emplace_back(n);
+    }
+    ::closedir(d);
+    return names;
+}
+
+#endif
+
+} // namespace detail::record
+
+#if AI_HWACCEL_OS_LINUX || AI_HWACCEL_OS_MACOS
+/// Writes under `dir` the machine tree that `rec` observed (see the header's notes).
+inline machine_tree_result write_machine_tree(const machine_recording& rec, const std::string& dir,
+                                              const machine_tree_options& options = {}) {
+    using namespace detail::record;
+    machine_tree_result result;
+    if (dir.empty()) {
+        result.message = "no target folder given";
+        return result;
+    }
+    // The target: created private, or an existing empty folder (any with force), never a link.
+    bool made = false;
+    if (::mkdir(dir.c_str(), 0700) == 0) made = true;
+    else if (errno != EEXIST) {
+        result.message = "cannot create '" + dir + "': " + errno_text(errno);
+        return result;
+    }
+    fd_guard root(::open(dir.c_str(), dir_flags));
+    if (root.get() < 0) {
+        result.message = "'" + dir + "' is not a folder that can be written (" + errno_text(errno) +
+                         (errno == ELOOP || errno == ENOTDIR ? "; a link or a file is never written through" : "") + ")";
+        return result;
+    }
+    if (!made && !options.force) {
+        const auto names = names_in(root.get());
+        if (!names) {
+            result.message = "cannot list '" + dir + "'";
+            return result;
+        }
+        if (!names->empty()) {
+            result.message = "'" + dir + "' exists and is not empty (use --force to write into it)";
+            return result;
+        }
+    }
+    tree_plan plan = plan_tree(rec);
+    result.notes = std::move(plan.notes);
+
+    // Each node, in path order (a folder before what it holds), by folder descriptors
+    // opened one component at a time without following links.
+    std::vector<std::string> open_path;  // components of the folder held open
+    std::vector<fd_guard> open_fds;      // its descriptors, root excluded
+    for (const auto& [key, nd] : plan.nodes) {
+        auto at = split(key);
+        const std::string name = at.back();
+        at.pop_back();
+        std::size_t keep = 0;
+        while (keep < open_path.size() && keep < at.size() && open_path[keep] == at[keep]) ++keep;
+        open_path.resize(keep);
+        open_fds.resize(keep);
+        std::string why;
+        bool ok = true;
+        for (std::size_t i = keep; i < at.size() && ok; ++i) {
+            const int parent = open_fds.empty() ? root.get() : open_fds.back().get();
+            bool created = false;
+            fd_guard fd = open_subdir(parent, at[i], options.force, created, why);
+            if (fd.get() < 0) {
+                ok = false;
+                break;
+            }
+            if (created) ++result.directories;
+            open_path.push_back(at[i]);
+            open_fds.push_back(std::move(fd));
+        }
+        if (!ok) {
+            result.notes.push_back("/" + key + ": not written (" + why + ")");
+            continue;
+        }
+        const int parent = open_fds.empty() ? root.get() : open_fds.back().get();
+        switch (nd.kind) {
+        case node_kind::directory: {
+            bool created = false;
+            fd_guard fd = open_subdir(parent, name, options.force, created, why);
+            if (fd.get() < 0) ok = false;
+            else if (created) ++result.directories;
+            break;
+        }
+        case node_kind::file:
+        case node_kind::placeholder: {
+            if (!clear_entry(parent, name, options.force, why)) {
+                ok = false;
+                break;
+            }
+            fd_guard fd(::openat(parent, name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644));
+            if (fd.get() < 0 || !write_all(fd.get(), nd.content)) {
+                why = name + ": " + errno_text(errno);
+                ok = false;
+                break;
+            }
+            ++result.files;
+            if (nd.kind == node_kind::placeholder) ++result.placeholders;
+            result.bytes += nd.content.size();
+            result.written_files.push_back(key);
+            break;
+        }
+        case node_kind::link:
+            if (!clear_entry(parent, name, options.force, why) || ::symlinkat(nd.content.c_str(), parent, name.c_str()) != 0) {
+                if (why.empty()) why = name + ": " + errno_text(errno);
+                ok = false;
+            } else
+                ++result.links;
+            break;
+        case node_kind::fifo:
+            if (!clear_entry(parent, name, options.force, why) || ::mkfifoat(parent, name.c_str(), 0644) != 0) {
+                if (why.empty()) why = name + ": " + errno_text(errno);
+                ok = false;
+            } else
+                ++result.fifos;
+            break;
+        }
+        if (!ok) result.notes.push_back("/" + key + ": not written (" + why + ")");
+    }
+    {
+        const auto it = plan.nodes.find(std::string(capture_index_path.substr(1)));
+        if (it != plan.nodes.end())
+            for (std::string_view s = it->second.content; !s.empty();) {
+                const auto nl = s.find('\n');
+                if (s.front() != '#') ++result.tool_outputs;
+                s.remove_prefix(nl == std::string_view::npos ? s.size() : nl + 1);
+            }
+    }
+    result.ok = true;
+    return result;
+}
+#endif
+
+AI_HWACCEL_NAMESPACE_END
+// ---- end ai_hwaccel/detect/record.hpp
 // #include "ai_hwaccel/detect/storage.hpp"
 // #include "ai_hwaccel/detect/sysfs.hpp"
 // #include "ai_hwaccel/detect/system.hpp"
@@ -25884,6 +26967,7 @@ AI_HWACCEL_NAMESPACE_END
 // ---- end ai_hwaccel/plan/throughput.hpp
 
 #include <array>
+#include <bit>
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -26113,9 +27197,12 @@ constexpr std::uint64_t scaled(std::uint64_t bytes, double f) noexcept {
     if (v >= 1.8e19) return ~std::uint64_t{0};
     return static_cast<std::uint64_t>(v);
 }
-constexpr std::uint64_t usable(const accelerator_profile& d, const plan_options& o) noexcept {
+constexpr std::uint64_t usable_of(std::uint64_t memory_bytes, const plan_options& o) noexcept {
     const double h = o.memory_headroom < 0 ? 0 : (o.memory_headroom > 1 ? 1 : o.memory_headroom);
-    return scaled(d.memory_bytes.value_or(0), 1.0 - h);
+    return scaled(memory_bytes, 1.0 - h);
+}
+constexpr std::uint64_t usable(const accelerator_profile& d, const plan_options& o) noexcept {
+    return usable_of(d.memory_bytes.value_or(0), o);
 }
 
 /// What the model needs, computed once per (model, format, shape).
@@ -26138,16 +27225,28 @@ struct needs {
     memory_estimate memory{};
 };
 
-constexpr needs needs_of(const model_spec& m, quant_format q, const inference_shape& s) noexcept {
+/// `same_model`: the needs of `m` and `s` in another format, whose KV cache and overhead
+/// (which do not depend on the format) are taken over.
+constexpr needs needs_of(const model_spec& m, quant_format q, const inference_shape& s,
+                         const needs* same_model = nullptr) noexcept {
     needs n;
-    n.layers = m.layers;
-    n.heads = m.attention_heads;
-    n.kv_heads = m.kv_heads ? m.kv_heads : m.attention_heads;
-    n.hidden = m.hidden_size;
-    n.tied = m.tied_embeddings;
-    n.memory = estimate_memory(m, q, s);
+    if (same_model) {
+        n = *same_model;
+        n.memory.weights_bytes = weight_bytes(m, q); // what estimate_memory would differ in
+    } else {
+        n.layers = m.layers;
+        n.heads = m.attention_heads;
+        n.kv_heads = m.kv_heads ? m.kv_heads : m.attention_heads;
+        n.hidden = m.hidden_size;
+        n.tied = m.tied_embeddings;
+        n.memory = estimate_memory(m, q, s);
+        n.kv_total = n.memory.kv_cache_bytes;
+        model_spec no_vocab = m;
+        no_vocab.vocab_size = 0;
+        n.ov_device = overhead_bytes(no_vocab, s);
+        n.ov_logits = n.memory.overhead_bytes > n.ov_device ? n.memory.overhead_bytes - n.ov_device : 0;
+    }
     n.layer_weights = layer_weight_bytes(m, q);
-    n.kv_total = n.memory.kv_cache_bytes;
     n.non_layer = non_layer_weight_bytes(m, q);
     if (n.tied) {
         n.embed = n.head = n.non_layer; // each end of a split needs the shared matrix
@@ -26155,10 +27254,6 @@ constexpr needs needs_of(const model_spec& m, quant_format q, const inference_sh
         n.embed = n.non_layer / 2;
         n.head = n.non_layer - n.embed;
     }
-    model_spec no_vocab = m;
-    no_vocab.vocab_size = 0;
-    n.ov_device = overhead_bytes(no_vocab, s);
-    n.ov_logits = n.memory.overhead_bytes > n.ov_device ? n.memory.overhead_bytes - n.ov_device : 0;
     // MoE: a token reads its experts' share of each block.
     double active = 1.0;
     if (m.is_moe() && m.parameters > 0) {
@@ -26178,7 +27273,7 @@ constexpr needs needs_of(const model_spec& m, quant_format q, const inference_sh
 /// A stage: `size` devices starting at `begin` in an ordering of device positions.
 struct stage_ref {
     std::uint16_t begin = 0;
-    std::uint16_t size = 1;
+    std::uint16_t size = 0; ///< 0 by default so that tables of them start cleared (memset)
 };
 
 /// Memory one device of a stage needs for `layers` layers.
@@ -26212,20 +27307,70 @@ constexpr stage_bytes bytes_for(const needs& n, std::uint32_t layers, bool first
     return b;
 }
 
-/// The most layers a stage of `t` devices, the smallest holding `cap` bytes, can take.
-constexpr std::uint64_t max_layers(const needs& n, std::uint64_t cap, bool first, bool last,
-                                   std::uint32_t t) noexcept {
-    const auto fixed = bytes_for(n, 0, first, last, t).total();
-    if (cap < fixed) return 0;
+/// Bytes of one more layer on each device of a stage of `t` devices.
+constexpr std::uint64_t per_layer(const needs& n, std::uint32_t t) noexcept {
     const std::uint64_t per_kv = n.layers ? scaled(ceil_div(n.kv_total, n.layers), kv_share(n, t)) + 1 : 0;
-    const std::uint64_t per = sat_add(ceil_div(n.layer_weights, t), per_kv);
-    if (per == 0) return n.layers;
-    const std::uint64_t m = (cap - fixed) / per;
-    return m > n.layers ? n.layers : m;
+    return sat_add(ceil_div(n.layer_weights, t), per_kv);
 }
 
+/// The most layers (at most `layers`) that fit in `cap` bytes when `fixed` bytes are
+/// needed whatever the layer count and `per` bytes for each layer.
+constexpr std::uint64_t layers_in(std::uint64_t cap, std::uint64_t fixed, std::uint64_t per,
+                                  std::uint32_t layers) noexcept {
+    if (cap < fixed) return 0;
+    if (per == 0) return layers;
+    const std::uint64_t m = (cap - fixed) / per;
+    return m > layers ? layers : m;
+}
+
+/// The most layers a stage of one device holding `cap` bytes can take, with what does not
+/// depend on the device worked out once.
+struct one_device_layers {
+    std::uint64_t per = 0;
+    std::array<std::uint64_t, 4> fixed{}; ///< by first + 2 x last
+    std::uint32_t layers = 0;
+    constexpr std::uint64_t operator()(std::uint64_t cap, bool first, bool last) const noexcept {
+        return layers_in(cap, fixed[(first ? 1u : 0u) + (last ? 2u : 0u)], per, layers);
+    }
+};
+constexpr one_device_layers one_device(const needs& n) noexcept {
+    one_device_layers r;
+    r.per = per_layer(n, 1);
+    for (unsigned i = 0; i < 4; ++i) r.fixed[i] = bytes_for(n, 0, (i & 1u) != 0, (i & 2u) != 0, 1).total();
+    r.layers = n.layers;
+    return r;
+}
+
+/// The most layers a stage of `t` devices, the smallest holding `cap` bytes, can take; what
+/// depends only on `t` (bytes per layer, fixed bytes of each position in the pipeline) is
+/// kept for the last few degrees asked for.
+struct stage_layers {
+    struct entry {
+        std::uint32_t t = 0; ///< 0: empty
+        std::uint64_t per = 0;
+        std::array<std::uint64_t, 4> fixed{}; ///< by first + 2 x last
+    };
+    std::array<entry, 8> slots{};
+
+    constexpr std::uint64_t operator()(const needs& n, std::uint64_t cap, bool first, bool last,
+                                       std::uint32_t t) noexcept {
+        auto& e = slots[t % slots.size()];
+        if (e.t != t) {
+            e.t = t;
+            e.per = per_layer(n, t);
+            for (unsigned i = 0; i < 4; ++i) e.fixed[i] = bytes_for(n, 0, (i & 1u) != 0, (i & 2u) != 0, t).total();
+        }
+        return layers_in(cap, e.fixed[(first ? 1u : 0u) + (last ? 2u : 0u)], e.per, n.layers);
+    }
+    /// Whether one stage of `t` devices, the smallest holding `cap` bytes, holds the whole
+    /// model: what `pack` answers for a single stage.
+    constexpr bool holds_all(const needs& n, std::uint64_t cap, std::uint32_t t) noexcept {
+        return n.layers > 0 && (*this)(n, cap, true, true, t) >= n.layers;
+    }
+};
+
 struct work {
-    pos_list order{};                             ///< device positions, grouped by stage
+    pos_list order{};                                  ///< device positions in the group, by stage
     std::array<std::uint64_t, max_plan_devices> cap{}; ///< usable bytes by position in the group
 };
 
@@ -26239,21 +27384,21 @@ constexpr std::uint64_t stage_cap(const work& w, stage_ref s) noexcept {
 }
 
 /// Splits the layers over `k` stages in proportion to what each can hold (largest
-/// remainder rounding). False when they cannot hold them all.
-constexpr bool pack(const needs& n, const work& w, const stage_ref* st, std::size_t k,
-                    std::uint32_t* layers_out) noexcept {
+/// remainder rounding). False when they cannot hold them all. `rem` is scratch for `k`
+/// values; `layers_out` is meaningful only when the answer is true.
+constexpr bool pack(const needs& n, stage_layers& fit, const work& w, const stage_ref* st, std::size_t k,
+                    std::uint32_t* layers_out, std::uint64_t* rem) noexcept {
     if (k == 0 || n.layers == 0) return false;
-    std::array<std::uint64_t, max_plan_devices> m{};
     std::uint64_t total = 0;
     for (std::size_t j = 0; j < k; ++j) {
-        m[j] = max_layers(n, stage_cap(w, st[j]), j == 0, j + 1 == k, st[j].size);
-        total += m[j];
+        const auto m = fit(n, stage_cap(w, st[j]), j == 0, j + 1 == k, st[j].size);
+        layers_out[j] = static_cast<std::uint32_t>(m); // at most n.layers
+        total += m;
     }
     if (total < n.layers) return false;
     std::uint64_t given = 0;
-    std::array<std::uint64_t, max_plan_devices> rem{};
     for (std::size_t j = 0; j < k; ++j) {
-        const std::uint64_t x = std::uint64_t{n.layers} * m[j];
+        const std::uint64_t x = std::uint64_t{n.layers} * layers_out[j];
         layers_out[j] = static_cast<std::uint32_t>(x / total);
         rem[j] = x % total;
         given += layers_out[j];
@@ -26282,7 +27427,7 @@ struct group {
     device_kind kind = device_kind::cpu;
     pos_list pos{}; ///< positions in the caller's span
     std::size_t count = 0;
-    pos_list root{}; ///< island representative (index into pos)
+    pos_list root{}; ///< island representative (index into pos): its smallest member
     std::array<plan_link, max_plan_devices> island_link{}; ///< by root
 };
 
@@ -26296,20 +27441,63 @@ constexpr std::size_t find_root(const group& g, std::size_t i) noexcept {
     return i;
 }
 
-constexpr std::size_t member_of(const group& g, std::span<const accelerator_profile> devs, std::uint32_t index) noexcept {
-    for (std::size_t i = 0; i < g.count; ++i)
-        if (devs[g.pos[i]].index == index) return i;
-    return g.count;
+/// The group's members sorted by accelerator_profile::index (equal indices in group
+/// order), so that a link's devices are found by binary search.
+struct index_map {
+    pos_list member{};
+    std::array<std::uint32_t, max_plan_devices> index{};
+    std::size_t count = 0;
+    bool identity = false; ///< member i has index i (no table needed)
+};
+
+constexpr index_map make_index_map(const group& g, std::span<const accelerator_profile> devs) noexcept {
+    index_map m;
+    m.count = g.count;
+    m.identity = true;
+    for (std::size_t i = 0; i < g.count && m.identity; ++i) m.identity = devs[g.pos[i]].index == i;
+    if (m.identity) return m;
+    for (std::size_t i = 0; i < g.count; ++i) {
+        const std::uint32_t idx = devs[g.pos[i]].index;
+        std::size_t at = i;
+        while (at > 0 && m.index[at - 1] > idx) {
+            m.index[at] = m.index[at - 1];
+            m.member[at] = m.member[at - 1];
+            --at;
+        }
+        m.index[at] = idx;
+        m.member[at] = static_cast<pos_t>(i);
+    }
+    return m;
+}
+
+/// The first member (in group order) whose profile has `index`; `m.count` when none.
+constexpr std::size_t member_of(const index_map& m, std::uint32_t index) noexcept {
+    if (m.identity) return index < m.count ? index : m.count;
+    std::size_t lo = 0, hi = m.count;
+    while (lo < hi) {
+        const std::size_t mid = lo + (hi - lo) / 2;
+        if (m.index[mid] < index) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo < m.count && m.index[lo] == index ? m.member[lo] : m.count;
+}
+
+constexpr bool island_link_kind(const interconnect& l) noexcept {
+    return l.scope == link_scope::intra_node && fast_link(l.kind);
 }
 
 constexpr void build_islands(group& g, std::span<const accelerator_profile> devs,
                              std::span<const interconnect> links, const plan_options& o) noexcept {
     for (std::size_t i = 0; i < g.count; ++i) g.root[i] = static_cast<pos_t>(i);
+    bool any = false;
+    for (const auto& l : links) any = any || island_link_kind(l);
+    if (!any) return;
+    const index_map im = make_index_map(g, devs);
     for (const auto& l : links) {
-        if (l.scope != link_scope::intra_node || !fast_link(l.kind)) continue;
+        if (!island_link_kind(l)) continue;
         std::size_t first = g.count;
         for (auto idx : l.devices) {
-            const auto i = member_of(g, devs, idx);
+            const auto i = member_of(im, idx);
             if (i == g.count) continue;
             if (first == g.count) {
                 first = i;
@@ -26322,193 +27510,250 @@ constexpr void build_islands(group& g, std::span<const accelerator_profile> devs
     for (std::size_t i = 0; i < g.count; ++i) g.root[i] = static_cast<pos_t>(find_root(g, i));
     // One-direction speed of each island: the slowest fast link touching it (vendors quote
     // both directions summed); unknown speeds fall back to the catalogue's link, then PCIe.
-    for (std::size_t r = 0; r < g.count; ++r) {
-        if (g.root[r] != r) continue;
-        plan_link best{};
-        for (const auto& l : links) {
-            if (l.scope != link_scope::intra_node || !fast_link(l.kind)) continue;
-            bool touches = false;
-            for (auto idx : l.devices) {
-                const auto i = member_of(g, devs, idx);
-                if (i != g.count && g.root[i] == r) touches = true;
-            }
-            if (!touches) continue;
+    // Links are visited in order for every island, so the first of equally slow links wins.
+    for (const auto& l : links) {
+        if (!island_link_kind(l)) continue;
+        for (auto idx : l.devices) {
+            const auto i = member_of(im, idx);
+            if (i == g.count) continue;
+            const auto r = g.root[i];
             const auto& d = devs[g.pos[r]];
             double bw = l.bandwidth_gbps ? *l.bandwidth_gbps / 2 : 0;
             if (!(bw > 0) && d.spec && d.spec->link_bandwidth_gbps > 0) bw = d.spec->link_bandwidth_gbps / 2;
             if (!(bw > 0)) bw = pcie_gbps(d, o);
+            auto& best = g.island_link[r];
             if (best.kind == interconnect_kind::none || bw < best.gbps) best = {l.kind, bw};
         }
-        g.island_link[r] = best;
     }
 }
 
-/// One replica found by `search`.
+/// One replica found by `search`: the first `devices` entries of `dev` and the first
+/// `stages` of `stage` and `layers` are set.
 struct layout {
     bool found = false;
     shard_strategy strategy = shard_strategy::none;
     std::size_t stages = 0;
     std::size_t devices = 0;
-    pos_list dev{};                                     ///< indices into group::pos, by stage
-    std::array<stage_ref, max_plan_devices> stage{};    ///< into dev
+    pos_list dev{};                                  ///< indices into group::pos, by stage
+    std::array<stage_ref, max_plan_devices> stage{}; ///< into dev
     std::array<std::uint32_t, max_plan_devices> layers{};
 };
 
-/// Units: the available devices of each island, largest first, cut into tensor-parallel
-/// groups (a device without a fast link is a unit of one).
-struct units {
-    work w{};
-    std::array<stage_ref, max_plan_devices> unit{};
-    std::size_t count = 0;
-    std::size_t devices = 0;
-};
-
-constexpr units make_units(const group& g, const std::array<bool, max_plan_devices>& used,
-                           const std::array<std::uint64_t, max_plan_devices>& cap, const needs& n) noexcept {
-    units u;
-    u.w.cap = cap;
-    std::array<bool, max_plan_devices> done{};
-    for (std::size_t r = 0; r < g.count; ++r) {
-        if (g.root[r] != r) continue;
-        const std::size_t begin = u.devices;
-        for (std::size_t i = 0; i < g.count; ++i) {
-            if (g.root[i] != r || used[i] || done[i]) continue;
-            done[i] = true;
-            // insertion by usable bytes, largest first (stable)
-            std::size_t at = u.devices;
-            while (at > begin && u.w.cap[u.w.order[at - 1]] < u.w.cap[i]) {
-                u.w.order[at] = u.w.order[at - 1];
-                --at;
-            }
-            u.w.order[at] = static_cast<pos_t>(i);
-            ++u.devices;
-        }
-        std::size_t at = begin;
-        while (at < u.devices) {
-            const auto t = tp_degree(n, u.devices - at);
-            u.unit[u.count++] = {static_cast<std::uint16_t>(at), t};
-            at += t;
-        }
-    }
-    return u;
-}
-
 constexpr double device_bw(const accelerator_profile& d) noexcept { return d.memory_bandwidth_gbps.value_or(0); }
 
-constexpr void set_single(layout& out, const units& u, std::size_t at, const needs& n) noexcept {
-    out = layout{};
+/// What `search` needs across the replicas of one plan. The devices not yet used form
+/// units: the available devices of each island, largest first, cut into tensor-parallel
+/// groups (a device without a fast link is a unit of one). A replica uses devices of few
+/// islands, so each island keeps its units and its best candidates, and only the islands
+/// a replica took devices from are worked out again.
+struct planner {
+    work w{};            ///< order: island s's unused devices, largest first, from slot begin[s]
+    pos_list sorted{};   ///< island s's devices, largest first (stable), from slot begin[s]
+    pos_list island_of{}; ///< island number by group position (islands numbered by root)
+    std::size_t islands = 0;
+    std::array<bool, max_plan_devices> used{};  ///< by group position
+    std::array<bool, max_plan_devices> alone{}; ///< by group position: holds the whole model
+    // By island number.
+    pos_list begin{}, size{}, left{}, units{}; ///< slots, devices, unused devices, units
+    std::array<bool, max_plan_devices> stale{};
+    std::array<double, max_plan_devices> single_bw{}; ///< the fastest unused device that holds it all
+    pos_list single_at{};                             ///< its slot; max_plan_devices: none
+    pos_list tp_t{};    ///< smallest tensor-parallel degree of a unit that holds it all (0: none)
+    pos_list tp_unit{}; ///< the first unit with that degree (its first slot)
+    // By slot: island s's units from begin[s], and what each holds as a middle stage.
+    std::array<stage_ref, max_plan_devices> unit{};
+    std::array<std::uint64_t, max_plan_devices> room{};
+    // Scratch of one search.
+    pos_list all{};  ///< the slots of every unit, in unit order
+    pos_list rank{}; ///< indices into all, most room first
+    std::array<bool, max_plan_devices> pick{};
+    std::array<stage_ref, max_plan_devices> st{};
+    std::array<std::uint32_t, max_plan_devices> tmp{};
+    std::array<std::uint64_t, max_plan_devices> rem{};
+    stage_layers fit{};
+    layout best{};
+};
+
+/// Numbers the islands by their root, files each island's devices largest first.
+constexpr void start(planner& P, const group& g, const needs& n) noexcept {
+    for (std::size_t i = 0; i < g.count; ++i) {
+        if (g.root[i] == i) {
+            P.island_of[i] = static_cast<pos_t>(P.islands++);
+        } else {
+            P.island_of[i] = P.island_of[g.root[i]]; // the root is the smallest member
+        }
+        ++P.size[P.island_of[i]];
+        P.alone[i] = P.fit.holds_all(n, P.w.cap[i], 1);
+    }
+    std::size_t at = 0;
+    for (std::size_t s = 0; s < P.islands; ++s) {
+        P.begin[s] = static_cast<pos_t>(at);
+        at += P.size[s];
+        P.stale[s] = true;
+    }
+    for (std::size_t i = 0; i < g.count; ++i) {
+        const auto s = P.island_of[i];
+        const std::size_t first = P.begin[s];
+        std::size_t j = first + P.left[s]++;
+        // insertion by usable bytes, largest first (stable)
+        while (j > first && P.w.cap[P.sorted[j - 1]] < P.w.cap[i]) {
+            P.sorted[j] = P.sorted[j - 1];
+            --j;
+        }
+        P.sorted[j] = static_cast<pos_t>(i);
+    }
+}
+
+/// Works island `s` out again from its unused devices.
+constexpr void refresh(planner& P, const group& g, std::span<const accelerator_profile> devs, const needs& n,
+                       std::size_t s) noexcept {
+    const std::size_t first = P.begin[s];
+    std::size_t end = first;
+    for (std::size_t j = first; j < first + P.size[s]; ++j)
+        if (!P.used[P.sorted[j]]) P.w.order[end++] = P.sorted[j];
+    P.left[s] = static_cast<pos_t>(end - first);
+    std::size_t nu = 0;
+    for (std::size_t at = first; at < end;) {
+        const auto t = tp_degree(n, end - at);
+        const stage_ref u{static_cast<std::uint16_t>(at), t};
+        P.unit[first + nu] = u;
+        P.room[first + nu] = P.fit(n, stage_cap(P.w, u), false, false, t);
+        ++nu;
+        at += t;
+    }
+    P.units[s] = static_cast<pos_t>(nu);
+    // The fastest device that holds the model alone (the first of equals).
+    double best_bw = -1;
+    P.single_at[s] = static_cast<pos_t>(max_plan_devices);
+    for (std::size_t j = first; j < end; ++j) {
+        if (!P.alone[P.w.order[j]]) continue;
+        const double bw = device_bw(devs[g.pos[P.w.order[j]]]);
+        if (bw > best_bw) {
+            best_bw = bw;
+            P.single_at[s] = static_cast<pos_t>(j);
+        }
+    }
+    P.single_bw[s] = best_bw;
+    // The smallest tensor-parallel degree inside one unit that holds the model.
+    P.tp_t[s] = 0;
+    for (std::size_t k = first; k < first + nu; ++k) {
+        const auto un = P.unit[k];
+        for (std::uint16_t t = 2; t <= un.size && (P.tp_t[s] == 0 || t < P.tp_t[s]); ++t) {
+            if (n.heads != 0 && n.heads % t != 0) continue;
+            if (!P.fit.holds_all(n, stage_cap(P.w, {un.begin, t}), t)) continue;
+            P.tp_t[s] = t;
+            P.tp_unit[s] = un.begin;
+            break;
+        }
+    }
+    P.stale[s] = false;
+}
+
+constexpr void set_tensor(layout& out, const work& w, std::uint16_t begin, std::uint16_t t, const needs& n) noexcept {
     out.found = true;
-    out.strategy = shard_strategy::single_device;
-    out.stages = out.devices = 1;
-    out.dev[0] = u.w.order[at];
-    out.stage[0] = {0, 1};
+    out.strategy = shard_strategy::tensor_parallel;
+    out.stages = 1;
+    out.devices = t;
+    for (std::uint16_t i = 0; i < t; ++i) out.dev[i] = w.order[begin + i];
+    out.stage[0] = {0, t};
     out.layers[0] = n.layers;
 }
 
 /// The smallest layout that fits among the devices not yet used (or, with `spread`, the
-/// one using all of them). Preference at equal device count: one device, then tensor
-/// parallel, then pipeline.
-constexpr layout search(const group& g, std::span<const accelerator_profile> devs,
-                        const std::array<bool, max_plan_devices>& used, const needs& n,
-                        const std::array<std::uint64_t, max_plan_devices>& cap,
-                        const plan_options& o) noexcept {
-    layout best{};
-    const units u = make_units(g, used, cap, n);
-    if (u.devices == 0) return best;
-    std::array<std::uint32_t, max_plan_devices> tmp{};
+/// one using all of them), in `P.best`. Preference at equal device count: one device,
+/// then tensor parallel, then pipeline.
+constexpr void search(planner& P, const group& g, std::span<const accelerator_profile> devs, const needs& n,
+                      const plan_options& o) noexcept {
+    layout& best = P.best;
+    best.found = false;
+    std::size_t devices_left = 0, unit_count = 0;
+    for (std::size_t s = 0; s < P.islands; ++s) {
+        if (P.stale[s]) refresh(P, g, devs, n, s);
+        devices_left += P.left[s];
+        unit_count += P.units[s];
+    }
+    if (devices_left == 0) return;
 
     std::size_t best_devices = ~std::size_t{0};
-    if (!o.spread || u.devices == 1) {
+    if (!o.spread || devices_left == 1) {
         // (a) one device: the fastest that holds everything.
         double best_bw = -1;
-        for (std::size_t i = 0; i < u.devices; ++i) {
-            const stage_ref s{static_cast<std::uint16_t>(i), 1};
-            if (!pack(n, u.w, &s, 1, tmp.data())) continue;
-            const double bw = device_bw(devs[g.pos[u.w.order[i]]]);
-            if (bw > best_bw) {
-                best_bw = bw;
-                set_single(best, u, i, n);
-                best_devices = 1;
-            }
+        for (std::size_t s = 0; s < P.islands; ++s) {
+            if (P.single_at[s] == max_plan_devices || !(P.single_bw[s] > best_bw)) continue;
+            best_bw = P.single_bw[s];
+            best.found = true;
+            best.strategy = shard_strategy::single_device;
+            best.stages = best.devices = 1;
+            best.dev[0] = P.w.order[P.single_at[s]];
+            best.stage[0] = {0, 1};
+            best.layers[0] = n.layers;
+            best_devices = 1;
         }
     }
     if (!o.spread) {
         // (b) tensor parallel inside one unit, smallest degree that fits.
-        for (std::size_t k = 0; k < u.count; ++k) {
-            const auto un = u.unit[k];
-            for (std::uint16_t t = 2; t <= un.size && t < best_devices; ++t) {
-                if (n.heads != 0 && n.heads % t != 0) continue;
-                const stage_ref s{un.begin, t};
-                if (!pack(n, u.w, &s, 1, tmp.data())) continue;
-                best = layout{};
-                best.found = true;
-                best.strategy = shard_strategy::tensor_parallel;
-                best.stages = 1;
-                best.devices = t;
-                for (std::uint16_t i = 0; i < t; ++i) best.dev[i] = u.w.order[un.begin + i];
-                best.stage[0] = {0, t};
-                best.layers[0] = n.layers;
-                best_devices = t;
-                break;
+        std::size_t pick = P.islands;
+        for (std::size_t s = 0; s < P.islands; ++s)
+            if (P.tp_t[s] != 0 && P.tp_t[s] < best_devices) {
+                best_devices = P.tp_t[s];
+                pick = s;
+            }
+        if (pick != P.islands) set_tensor(best, P.w, P.tp_unit[pick], P.tp_t[pick], n);
+    } else if (unit_count == 1) {
+        for (std::size_t s = 0; s < P.islands; ++s) {
+            if (P.units[s] == 0) continue;
+            const auto un = P.unit[P.begin[s]];
+            if (un.size > 1 && P.fit.holds_all(n, stage_cap(P.w, un), un.size)) {
+                set_tensor(best, P.w, un.begin, un.size, n);
+                return;
             }
         }
-    } else if (u.count == 1 && u.unit[0].size > 1) {
-        const auto un = u.unit[0];
-        if (pack(n, u.w, &un, 1, tmp.data())) {
-            best = layout{};
-            best.found = true;
-            best.strategy = shard_strategy::tensor_parallel;
-            best.stages = 1;
-            best.devices = un.size;
-            for (std::uint16_t i = 0; i < un.size; ++i) best.dev[i] = u.w.order[un.begin + i];
-            best.stage[0] = {0, un.size};
-            best.layers[0] = n.layers;
-            return best;
-        }
     }
-    if (u.count < 2) return best;
-    // (c) pipeline over units, taking the units that hold most first.
-    std::array<std::uint16_t, max_plan_devices> rank{};
-    std::array<std::uint64_t, max_plan_devices> room{};
-    for (std::size_t k = 0; k < u.count; ++k) {
-        room[k] = max_layers(n, stage_cap(u.w, u.unit[k]), false, false, u.unit[k].size);
-        std::size_t at = k;
-        while (at > 0 && room[rank[at - 1]] < room[k]) {
-            rank[at] = rank[at - 1];
-            --at;
+    // (c) pipeline over units, taking the units that hold most first. k units hold k
+    // devices or more: nothing to find when that is no smaller than what was found.
+    const std::size_t k_first = o.spread ? unit_count : 2;
+    if (unit_count < 2 || k_first >= best_devices) return;
+    std::size_t nu = 0;
+    for (std::size_t s = 0; s < P.islands; ++s)
+        for (std::size_t k = P.begin[s]; k < P.begin[s] + P.units[s]; ++k) {
+            P.all[nu] = static_cast<pos_t>(k);
+            std::size_t at = nu;
+            while (at > 0 && P.room[P.all[P.rank[at - 1]]] < P.room[k]) {
+                P.rank[at] = P.rank[at - 1];
+                --at;
+            }
+            P.rank[at] = static_cast<pos_t>(nu);
+            ++nu;
         }
-        rank[at] = static_cast<std::uint16_t>(k);
-    }
-    const std::size_t k_first = o.spread ? u.count : 2;
+    const auto unit_at = [&](std::size_t i) { return P.unit[P.all[i]]; };
     std::size_t devices = 0;
-    for (std::size_t k = 0; k < k_first - 1; ++k) devices += u.unit[rank[k]].size;
-    for (std::size_t k = k_first; k <= u.count; ++k) {
-        devices += u.unit[rank[k - 1]].size;
+    for (std::size_t k = 0; k < k_first - 1; ++k) devices += unit_at(P.rank[k]).size;
+    for (std::size_t k = k_first; k <= unit_count; ++k) {
+        devices += unit_at(P.rank[k - 1]).size;
         if (devices >= best_devices) break;
-        // the chosen units, in device order (unit index order follows the islands)
-        std::array<bool, max_plan_devices> pick{};
-        for (std::size_t i = 0; i < k; ++i) pick[rank[i]] = true;
-        std::array<stage_ref, max_plan_devices> st{};
+        // the chosen units, in device order (unit order follows the islands)
+        for (std::size_t i = 0; i < k; ++i) P.pick[P.rank[i]] = true;
         std::size_t ns = 0;
-        for (std::size_t i = 0; i < u.count; ++i)
-            if (pick[i]) st[ns++] = u.unit[i];
-        if (!pack(n, u.w, st.data(), ns, tmp.data())) continue;
-        best = layout{};
+        for (std::size_t i = 0; i < unit_count; ++i)
+            if (P.pick[i]) {
+                P.st[ns++] = unit_at(i);
+                P.pick[i] = false;
+            }
+        if (!pack(n, P.fit, P.w, P.st.data(), ns, P.tmp.data(), P.rem.data())) continue;
         best.found = true;
         bool tensor = false;
         std::size_t at = 0;
         for (std::size_t j = 0; j < ns; ++j) {
-            best.stage[j] = {static_cast<std::uint16_t>(at), st[j].size};
-            best.layers[j] = tmp[j];
-            for (std::uint16_t i = 0; i < st[j].size; ++i) best.dev[at++] = u.w.order[st[j].begin + i];
-            if (st[j].size > 1) tensor = true;
+            best.stage[j] = {static_cast<std::uint16_t>(at), P.st[j].size};
+            best.layers[j] = P.tmp[j];
+            for (std::uint16_t i = 0; i < P.st[j].size; ++i) best.dev[at++] = P.w.order[P.st[j].begin + i];
+            if (P.st[j].size > 1) tensor = true;
         }
         best.stages = ns;
         best.devices = at;
         best.strategy = tensor ? shard_strategy::tensor_pipeline : shard_strategy::pipeline_parallel;
         break;
     }
-    return best;
 }
 
 /// Seconds per token a device needs for the whole model, and for prefill.
@@ -26524,6 +27769,48 @@ constexpr device_speed speed_of(const accelerator_profile& d, const model_spec& 
     r.prefill_s = t.prefill_tokens_per_second > 0 ? 1.0 / t.prefill_tokens_per_second : 0;
     return r;
 }
+
+constexpr bool same_bits(double a, double b) noexcept {
+    return std::bit_cast<std::uint64_t>(a) == std::bit_cast<std::uint64_t>(b);
+}
+
+/// Whether estimate_throughput reads the same values from both profiles (bandwidth, peaks,
+/// maker, name, catalogue row), so that their speeds are equal.
+constexpr bool same_speed_inputs(const accelerator_profile& a, const accelerator_profile& b) noexcept {
+    if (&a == &b) return true;
+    const auto& p = a.peak;
+    const auto& q = b.peak;
+    return same_bits(device_bw(a), device_bw(b)) && a.maker == b.maker && a.spec == b.spec &&
+           same_bits(p.fp64, q.fp64) && same_bits(p.fp32, q.fp32) && same_bits(p.tf32, q.tf32) &&
+           same_bits(p.bf16, q.bf16) && same_bits(p.fp16, q.fp16) && same_bits(p.fp8, q.fp8) &&
+           same_bits(p.int8, q.int8) && same_bits(p.fp6, q.fp6) && same_bits(p.fp4, q.fp4) &&
+           same_bits(p.int4, q.int4) && a.name.view() == b.name.view();
+}
+
+/// speed_of for the devices of one plan: a cluster holds few distinct device types.
+struct speed_cache {
+    static constexpr std::size_t slots = 8;
+    std::array<const accelerator_profile*, slots> dev{};
+    std::array<device_speed, slots> speed{};
+    std::size_t count = 0;
+    std::size_t next = 0;
+    std::size_t last = 0; ///< the slot that answered last
+
+    constexpr device_speed get(const accelerator_profile& d, const model_spec& m, quant_format q,
+                               const inference_shape& s, const plan_options& o) noexcept {
+        if (count > 0 && same_speed_inputs(*dev[last], d)) return speed[last];
+        for (std::size_t i = 0; i < count; ++i)
+            if (same_speed_inputs(*dev[i], d)) {
+                last = i;
+                return speed[i];
+            }
+        const auto r = speed_of(d, m, q, s, o);
+        last = count < slots ? count++ : next++ % slots;
+        dev[last] = &d;
+        speed[last] = r;
+        return r;
+    }
+};
 
 /// The link between two stages: their island's fast link when both sit in one island;
 /// otherwise an inter-node network that lists one of their devices (or lists none, as a
@@ -26551,28 +27838,36 @@ constexpr plan_link hop_link(const group& g, std::span<const accelerator_profile
     return {interconnect_kind::pcie, pcie};
 }
 
-/// Plans one kind of device. `g.pos` holds the candidates.
-constexpr shard_plan plan_group(group& g, std::span<const accelerator_profile> devs,
-                                std::span<const interconnect> links, const model_spec& m,
-                                quant_format q, const inference_shape& s, const needs& n,
-                                const plan_options& o) noexcept {
-    shard_plan p;
+/// Plans one kind of device into `p` (a fresh plan but for quant, memory, cpu_excluded and
+/// truncated). `g.pos` holds the candidates.
+constexpr void plan_group(shard_plan& p, group& g, std::span<const accelerator_profile> devs,
+                          std::span<const interconnect> links, const model_spec& m, quant_format q,
+                          const inference_shape& s, const needs& n, const plan_options& o) noexcept {
     p.quant = q;
     p.kind = g.kind;
     p.memory = n.memory;
     p.candidate_devices = static_cast<std::uint32_t>(g.count);
-    std::array<std::uint64_t, max_plan_devices> cap{};
+    planner P;
     for (std::size_t i = 0; i < g.count; ++i) {
-        cap[i] = usable(devs[g.pos[i]], o);
-        p.usable_bytes = sat_add(p.usable_bytes, cap[i]);
-        if (cap[i] > p.largest_device_bytes) p.largest_device_bytes = cap[i];
+        const auto c = usable(devs[g.pos[i]], o);
+        P.w.cap[i] = c;
+        p.usable_bytes = sat_add(p.usable_bytes, c);
+        if (c > p.largest_device_bytes) p.largest_device_bytes = c;
     }
     build_islands(g, devs, links, o);
-    std::array<bool, max_plan_devices> used{};
+    start(P, g, n);
+    speed_cache speeds;
+    // bytes_for of the last stage seen in each position (replicas repeat their stages).
+    struct stage_memo {
+        std::uint32_t layers = 0, t = 0; ///< t == 0: empty
+        stage_bytes bytes{};
+    };
+    std::array<stage_memo, 4> memo{};
     const double batch = s.batch ? static_cast<double>(s.batch) : 1.0;
     const double act = static_cast<double>(n.hidden) * o.activation_bytes * batch;
     while (true) {
-        const layout L = search(g, devs, used, n, cap, o);
+        search(P, g, devs, n, o);
+        const layout& L = P.best;
         if (!L.found) break;
         const auto replica = static_cast<std::uint16_t>(p.replicas);
         double compute = 0, tensor = 0, hops = 0, prefill = 0;
@@ -26581,7 +27876,10 @@ constexpr shard_plan plan_group(group& g, std::span<const accelerator_profile> d
         for (std::size_t j = 0; j < L.stages; ++j) {
             const auto st = L.stage[j];
             const bool is_first = j == 0, is_last = j + 1 == L.stages;
-            const auto b = bytes_for(n, L.layers[j], is_first, is_last, st.size);
+            auto& mb = memo[(is_first ? 1u : 0u) + (is_last ? 2u : 0u)];
+            if (mb.t != st.size || mb.layers != L.layers[j])
+                mb = {L.layers[j], st.size, bytes_for(n, L.layers[j], is_first, is_last, st.size)};
+            const auto b = mb.bytes;
             const double frac = n.full_read > 0
                                     ? (L.layers[j] * n.layer_read + (is_last ? n.head_read : 0)) / n.full_read
                                     : 0;
@@ -26589,7 +27887,7 @@ constexpr shard_plan plan_group(group& g, std::span<const accelerator_profile> d
             for (std::uint16_t i = 0; i < st.size; ++i) {
                 const std::size_t gi = L.dev[st.begin + i];
                 const auto& d = devs[g.pos[gi]];
-                const auto sp = speed_of(d, m, q, s, o);
+                const auto sp = speeds.get(d, m, q, s, o);
                 // The per-layer fixed cost is paid by every device for each of its layers;
                 // the rest (bytes, or compute) divides with the device's share.
                 const double fixed = o.throughput.decode_seconds_per_layer * n.layers;
@@ -26598,24 +27896,26 @@ constexpr shard_plan plan_group(group& g, std::span<const accelerator_profile> d
                                    (sp.decode_s > 0 ? o.throughput.decode_seconds_per_layer * L.layers[j] : 0);
                 if (dec > stage_s) stage_s = dec;
                 if (sp.prefill_s * frac / st.size > stage_p) stage_p = sp.prefill_s * frac / st.size;
-                device_shard ds;
-                ds.device = g.pos[gi];
-                ds.index = d.index;
-                ds.replica = replica;
-                ds.stage = static_cast<std::uint16_t>(j);
-                ds.tensor_rank = i;
-                ds.tensor_size = st.size;
-                ds.first_layer = first;
-                ds.last_layer = first + L.layers[j];
-                ds.embeddings = is_first;
-                ds.output_head = is_last;
-                ds.weights_bytes = b.weights;
-                ds.kv_cache_bytes = b.kv;
-                ds.overhead_bytes = b.overhead;
-                ds.usable_bytes = cap[gi];
-                ds.fits = ds.total_bytes() <= ds.usable_bytes;
-                if (p.devices.count < max_plan_devices) p.devices.items[p.devices.count++] = ds;
-                used[gi] = true;
+                if (p.devices.count < max_plan_devices) {
+                    device_shard& ds = p.devices.items[p.devices.count++];
+                    ds.device = g.pos[gi];
+                    ds.index = d.index;
+                    ds.replica = replica;
+                    ds.stage = static_cast<std::uint16_t>(j);
+                    ds.tensor_rank = i;
+                    ds.tensor_size = st.size;
+                    ds.first_layer = first;
+                    ds.last_layer = first + L.layers[j];
+                    ds.embeddings = is_first;
+                    ds.output_head = is_last;
+                    ds.weights_bytes = b.weights;
+                    ds.kv_cache_bytes = b.kv;
+                    ds.overhead_bytes = b.overhead;
+                    ds.usable_bytes = P.w.cap[gi];
+                    ds.fits = ds.total_bytes() <= ds.usable_bytes;
+                }
+                P.used[gi] = true;
+                P.stale[P.island_of[gi]] = true;
             }
             compute += stage_s;
             prefill += stage_p;
@@ -26659,7 +27959,6 @@ constexpr shard_plan plan_group(group& g, std::span<const accelerator_profile> d
     }
     p.fits = p.replicas > 0;
     p.outcome = p.fits ? plan_outcome::fits : plan_outcome::too_large;
-    return p;
 }
 
 /// Whether a device may take part at all (format aside).
@@ -26698,50 +27997,157 @@ constexpr group group_of(std::span<const accelerator_profile> devs, device_kind 
 
 /// Distinct kinds among the devices, in order of appearance.
 struct kind_list {
-    std::array<device_kind, device_kind_count> kinds{};
+    static constexpr std::size_t values = 256; ///< of device_kind's underlying type
+    std::array<device_kind, values> kinds{};
     std::size_t count = 0;
     bool cpu_excluded = false;
     bool any_memory = false;
+    std::array<bool, values> seen{};
+    /// By kind: a device of the kind (any in the span) has a known memory bandwidth.
+    std::array<bool, values> estimable{};
 };
-constexpr kind_list kinds_of(std::span<const accelerator_profile> devs, const plan_options& o) noexcept {
+/// What suggest_quantization reads of each device that may take part (usable, with known
+/// memory, among the first max_plan_devices), gathered once: a scan per format then reads
+/// of the profile only the peak that decides support.
+struct member_list {
+    std::array<std::uint64_t, max_plan_devices> memory{}; ///< memory_bytes
+    pos_list pos{};                                       ///< position in the span
+    std::array<device_kind, max_plan_devices> kind{};
+    std::array<bool, max_plan_devices> pooled{}; ///< unified memory or a CPU: counted once
+    std::size_t count = 0;
+};
+
+/// support_for(d, q) with the format's row looked up once, for scans over many devices.
+struct support_test {
+    quant_format q = quant_format::fp16;
+    const quant_info* row = nullptr;
+    double peak_throughput::*native = nullptr; ///< the peak of row->native_compute
+
+    constexpr explicit support_test(quant_format f) noexcept : q(f), row(&info(f)) {
+        switch (row->native_compute) {
+        case dtype::fp64: native = &peak_throughput::fp64; break;
+        case dtype::fp32: native = &peak_throughput::fp32; break;
+        case dtype::tf32: native = &peak_throughput::tf32; break;
+        case dtype::bf16: native = &peak_throughput::bf16; break;
+        case dtype::fp16: native = &peak_throughput::fp16; break;
+        case dtype::fp8: native = &peak_throughput::fp8; break;
+        case dtype::int8: native = &peak_throughput::int8; break;
+        case dtype::fp6: native = &peak_throughput::fp6; break;
+        case dtype::fp4: native = &peak_throughput::fp4; break;
+        case dtype::int4: native = &peak_throughput::int4; break;
+        }
+    }
+    constexpr format_support operator()(const accelerator_profile& d) const noexcept {
+        if (native ? d.peak.*native > 0 : d.supports(row->native_compute)) return format_support::native;
+        if (d.is_cpu() && row->scheme == quant_scheme::plain_float &&
+            (q == quant_format::fp32 || q == quant_format::fp16 || q == quant_format::bf16))
+            return format_support::dequantized;
+        if (!row->dequantizable) return format_support::none;
+        if (d.is_cpu() || d.peak_from == origin::none) return format_support::dequantized;
+        if (d.supports(dtype::fp16) || d.supports(dtype::bf16) || d.supports(dtype::fp32))
+            return format_support::dequantized;
+        return format_support::none;
+    }
+};
+
+/// `members`: filled with the devices that may take part, when given.
+constexpr kind_list kinds_of(std::span<const accelerator_profile> devs, const plan_options& o,
+                             member_list* members = nullptr) noexcept {
     kind_list k;
-    for (std::size_t i = 0; i < devs.size() && i < max_plan_devices; ++i) {
+    for (std::size_t i = 0; i < devs.size(); ++i) {
         const auto& d = devs[i];
+        const auto kind = static_cast<std::uint8_t>(d.kind);
+        if (d.memory_bandwidth_gbps && *d.memory_bandwidth_gbps > 0) k.estimable[kind] = true;
+        if (i >= max_plan_devices) continue;
         if (d.is_cpu() && d.available && !o.allow_cpu) k.cpu_excluded = true;
         if (!usable_device(d, o) || d.memory_bytes.value_or(0) == 0) continue;
         k.any_memory = true;
-        bool seen = false;
-        for (std::size_t j = 0; j < k.count; ++j)
-            if (k.kinds[j] == d.kind) seen = true;
-        if (!seen) k.kinds[k.count++] = d.kind;
+        if (!k.seen[kind]) {
+            k.seen[kind] = true;
+            k.kinds[k.count++] = d.kind;
+        }
+        if (!members) continue;
+        auto& l = *members;
+        const std::size_t at = l.count++;
+        l.memory[at] = d.memory_bytes.value_or(0);
+        l.pos[at] = static_cast<pos_t>(i);
+        l.kind[at] = d.kind;
+        l.pooled[at] = d.unified_memory || d.is_cpu();
     }
     return k;
 }
 
-/// Whether the model fits the group as a layer-granular pipeline over all its devices
-/// (what plan_sharding can always build, links aside).
-constexpr bool group_fits(const group& g, std::span<const accelerator_profile> devs, const needs& n,
-                          const plan_options& o, std::uint64_t& usable_out) noexcept {
-    work w{};
-    std::array<stage_ref, max_plan_devices> st{};
-    usable_out = 0;
-    for (std::size_t i = 0; i < g.count; ++i) {
-        w.cap[i] = usable(devs[g.pos[i]], o);
-        usable_out = sat_add(usable_out, w.cap[i]);
-        std::size_t at = i;
-        while (at > 0 && w.cap[w.order[at - 1]] < w.cap[i]) {
-            w.order[at] = w.order[at - 1];
-            --at;
+/// The usable bytes of the group group_of would build, without building it: what
+/// suggest_quantization needs to know whether the model fits.
+struct capacity {
+    std::size_t count = 0;
+    std::uint64_t usable = 0;  ///< all of them
+    std::uint64_t largest = 0;
+    std::uint64_t smallest = 0;
+    std::uint64_t middle = 0;  ///< layers each holds as a middle stage, summed
+    bool dequantized = false;  ///< a device of the kind dequantizes `q` (counted or not)
+    one_device_layers layers{}; ///< set with `middle`
+};
+
+/// `get_needs()` gives the model's needs when the first member is found (nullptr: count
+/// and sum only, `middle` stays 0).
+template <class GetNeeds>
+constexpr capacity capacity_of(std::span<const accelerator_profile> devs, const member_list& l, device_kind kind,
+                               quant_format q, bool native_only, const plan_options& o,
+                               GetNeeds&& get_needs) noexcept {
+    capacity c;
+    bool with_layers = false;
+    std::uint64_t last_cap = 0, last_layers = 0; // equal devices hold equal layers
+    std::size_t unified = max_plan_devices;      // the largest unified pool, as group_of keeps it
+    const support_test support(q);
+    const auto add = [&](std::uint64_t memory) {
+        const std::uint64_t cap = usable_of(memory, o);
+        if (c.count == 0) {
+            c.largest = c.smallest = cap;
+            if (const needs* n = get_needs()) {
+                c.layers = one_device(*n);
+                with_layers = true;
+            }
         }
-        w.order[at] = static_cast<pos_t>(i);
+        if (cap > c.largest) c.largest = cap;
+        if (cap < c.smallest) c.smallest = cap;
+        ++c.count;
+        c.usable = sat_add(c.usable, cap);
+        if (!with_layers) return;
+        if (c.count == 1 || cap != last_cap) {
+            last_cap = cap;
+            last_layers = c.layers(cap, false, false);
+        }
+        c.middle += last_layers;
+    };
+    for (std::size_t i = 0; i < l.count; ++i) {
+        if (l.kind[i] != kind) continue;
+        const auto sup = support(devs[l.pos[i]]);
+        if (sup == format_support::dequantized) c.dequantized = true;
+        if (sup == format_support::none || (native_only && sup != format_support::native)) continue;
+        if (l.pooled[i]) {
+            if (unified == max_plan_devices || l.memory[unified] < l.memory[i]) unified = i;
+            continue;
+        }
+        add(l.memory[i]);
     }
-    std::array<std::uint32_t, max_plan_devices> layers{};
-    // Fewest devices first: the largest k devices, k = 1…count.
-    for (std::size_t k = 1; k <= g.count; ++k) {
-        for (std::size_t j = 0; j < k; ++j) st[j] = {static_cast<std::uint16_t>(j), 1};
-        if (pack(n, w, st.data(), k, layers.data())) return true;
-    }
-    return false;
+    if (unified != max_plan_devices) add(l.memory[unified]);
+    return c;
+}
+
+/// Whether the model fits the devices as a layer-granular pipeline over all of them,
+/// largest first (what plan_sharding can always build, links aside). Whether the k largest
+/// devices hold it only gets easier as k grows — the stage that was last becomes a middle
+/// stage, which needs no output head and no logits buffer, and the new last stage holds
+/// zero layers or more — so trying all of them answers for every k. The first stage is the
+/// largest device and the last the smallest; the order of the others does not matter.
+constexpr bool capacity_holds(const capacity& c) noexcept {
+    const auto& f = c.layers;
+    if (c.count == 0 || f.layers == 0) return false;
+    if (c.count == 1) return f(c.largest, true, true) >= f.layers;
+    const std::uint64_t total = f(c.largest, true, false) + f(c.smallest, false, true) + c.middle -
+                                f(c.largest, false, false) - f(c.smallest, false, false);
+    return total >= f.layers;
 }
 
 } // namespace detail::shard
@@ -26773,17 +28179,20 @@ constexpr shard_plan plan_sharding(std::span<const accelerator_profile> devices,
     for (std::size_t k = 0; k < kinds.count; ++k) {
         group g = group_of(devices, kinds.kinds[k], q, false, options);
         if (g.count == 0) continue;
-        shard_plan p = plan_group(g, devices, links, m, q, shape, n, options);
+        if (!have) { // the first plan is kept whatever it says: plan it in place
+            plan_group(best, g, devices, links, m, q, shape, n, options);
+            have = true;
+            continue;
+        }
+        shard_plan p;
         p.cpu_excluded = best.cpu_excluded;
         p.truncated = best.truncated;
-        const bool better = !have || (p.fits && !best.fits) ||
+        plan_group(p, g, devices, links, m, q, shape, n, options);
+        const bool better = (p.fits && !best.fits) ||
                             (p.fits == best.fits &&
                              (p.fits ? p.decode_tokens_per_second > best.decode_tokens_per_second
                                      : p.usable_bytes > best.usable_bytes));
-        if (better) {
-            best = p;
-            have = true;
-        }
+        if (better) best = p;
     }
     return best;
 }
@@ -26800,12 +28209,14 @@ constexpr quantization_choice suggest_quantization(std::span<const accelerator_p
                                                    const plan_options& options = {}) noexcept {
     using namespace detail::shard;
     quantization_choice out;
-    const auto kinds = kinds_of(devices, options);
+    member_list members;
+    const auto kinds = kinds_of(devices, options, &members);
     out.cpu_excluded = kinds.cpu_excluded;
     if (m.layers == 0 || (m.parameters == 0 && m.hidden_size == 0)) {
         out.outcome = plan_outcome::bad_model;
         return out;
     }
+
     // Candidates, most bits first (stable: table order among equals).
     std::array<quant_format, quant_format_count> cand{};
     std::size_t nc = 0;
@@ -26821,45 +28232,64 @@ constexpr quantization_choice suggest_quantization(std::span<const accelerator_p
         cand[at] = row.id;
     }
     if (nc == 0) return out;
-    out.format = cand[nc - 1];
-    out.memory = estimate_memory(m, out.format, shape);
-    if (!kinds.any_memory) return out;
+    const auto smallest = [&] {
+        out.format = cand[nc - 1];
+        out.memory = estimate_memory(m, out.format, shape);
+        return out;
+    };
+    if (!kinds.any_memory) return smallest();
     out.outcome = plan_outcome::unsupported_format;
     bool runnable = false;
     // Device kinds whose speed can be estimated (memory bandwidth known) are tried first,
     // for every format: an integrated GPU with a large share of system memory and no
     // known bandwidth must not win over the discrete card beside it by holding a bigger
     // format. The others are tried only when nothing fits the first.
-    const auto estimable = [&](device_kind kind) {
-        for (const auto& d : devices)
-            if (d.kind == kind && d.memory_bandwidth_gbps && *d.memory_bandwidth_gbps > 0) return true;
-        return false;
-    };
+    const auto& estimable = kinds.estimable;
+    // What does not depend on the format (KV cache, overhead) is worked out once.
+    needs first_needs{};
+    bool have_first = false;
     for (int tier = 0; tier < 2; ++tier) {
         for (std::size_t lo = 0; lo < nc;) {
             std::size_t hi = lo;
             while (hi < nc && bits_per_weight(cand[hi]) == bits_per_weight(cand[lo])) ++hi;
+            std::array<bool, quant_format_count> dequantized{}; // some device dequantizes cand[c]
             for (int pass = 0; pass < 2; ++pass) {
                 const bool native_only = pass == 0;
                 for (std::size_t c = lo; c < hi; ++c) {
-                    const needs n = needs_of(m, cand[c], shape);
+                    // The second pass adds the devices that dequantize; without them the
+                    // groups are the first pass's, which did not fit.
+                    if (!native_only && !dequantized[c]) continue;
+                    needs n{};
+                    bool have_needs = false;
+                    const auto get_needs = [&]() -> const needs* {
+                        if (!have_needs) {
+                            n = needs_of(m, cand[c], shape, have_first ? &first_needs : nullptr);
+                            have_needs = true;
+                            if (!have_first) {
+                                first_needs = n;
+                                have_first = true;
+                            }
+                        }
+                        return &n;
+                    };
                     bool found = false;
                     for (std::size_t k = 0; k < kinds.count; ++k) {
-                        if (estimable(kinds.kinds[k]) != (tier == 0)) continue;
-                        const group g = group_of(devices, kinds.kinds[k], cand[c], native_only, options);
-                        if (g.count == 0) continue;
+                        if (estimable[static_cast<std::size_t>(kinds.kinds[k])] != (tier == 0)) continue;
+                        const auto cap =
+                            capacity_of(devices, members, kinds.kinds[k], cand[c], native_only, options, get_needs);
+                        if (cap.dequantized) dequantized[c] = true;
+                        if (cap.count == 0) continue;
                         runnable = true;
-                        std::uint64_t usable_bytes = 0;
-                        if (!group_fits(g, devices, n, options, usable_bytes)) continue;
-                        if (found && usable_bytes <= out.usable_bytes) continue;
+                        if (!capacity_holds(cap)) continue;
+                        if (found && cap.usable <= out.usable_bytes) continue;
                         found = true;
                         out.fits = true;
                         out.outcome = plan_outcome::fits;
                         out.format = cand[c];
                         out.support = native_only ? format_support::native : format_support::dequantized;
                         out.kind = kinds.kinds[k];
-                        out.devices = static_cast<std::uint32_t>(g.count);
-                        out.usable_bytes = usable_bytes;
+                        out.devices = static_cast<std::uint32_t>(cap.count);
+                        out.usable_bytes = cap.usable;
                         out.memory = n.memory;
                     }
                     if (found) return out;
@@ -26869,7 +28299,7 @@ constexpr quantization_choice suggest_quantization(std::span<const accelerator_p
         }
     }
     if (runnable) out.outcome = plan_outcome::too_large;
-    return out;
+    return smallest();
 }
 
 AI_HWACCEL_NAMESPACE_END
@@ -27391,14 +28821,36 @@ AI_HWACCEL_NAMESPACE_END
 // not in the table: nothing here is guessed.
 //
 // Prices move. Each row says when its price was seen: `price_date` is the calendar date
-// the source gives; rows read from a machine-generated price list pinned at a commit and
-// carrying no date of their own leave it empty and name the commit in `price_snapshot`.
+// the source gives. Rows read from a machine-generated price list pinned at a commit name
+// the commit in `price_snapshot`; when a dated public page shows the same price (to the
+// precision it prints), that page is `price_date_source` and its date is `price_date`,
+// otherwise the date stays empty.
 //
 // `cheapest_instance` picks the lowest hourly price among the rows whose accelerators,
 // together, hold the model (plan/memory.hpp's estimate), and estimates what a million
 // output tokens cost there from plan/throughput.hpp's decode estimate. Both figures are
-// estimates; the assumptions (how well tensor parallelism across an instance's devices
-// scales, which formats which devices run) are in `cost_assumptions`, each documented.
+// estimates; the assumptions are in `cost_assumptions`, each documented.
+//
+// How this differs from plan_sharding (plan/shard.hpp), which `estimate --count N` and
+// `plan` use. The cost model answers "which row is cheapest" over the whole table, in a
+// constant expression, so it keeps a closed form instead of planning each row:
+// - Fit: the model's whole memory estimate against N x device memory x
+//   `usable_memory_fraction` (default 0.9, the planner's 10 % headroom). plan_sharding
+//   also needs a whole number of layers per device (and the embeddings and output head on
+//   the end stages), so near the boundary a row may fit here by less than one layer's
+//   bytes and not there.
+// - Decode rate: N devices joined by a fast fabric (or PCIe) are one device with N x the
+//   bandwidth and peak times a scaling efficiency (0.8 fabric, 0.5 PCIe). plan_sharding
+//   instead picks tensor parallel, pipeline or both from the links, and adds a fixed
+//   all-reduce latency per layer and a hop latency per stage to the single-device time.
+//   The two agree on one device (both call estimate_throughput) and differ by the
+//   efficiency factor on many.
+// - Formats: `runs_format` below keeps llama.cpp's GGUF block formats on GPUs; the
+//   planner's `support_for` lets any device that dequantizes run them.
+// Planning every row with plan_sharding would make each row's answer the planner's, but
+// its plan holds room for 256 devices and its links are heap values (names, device
+// lists), so the table-wide search would no longer fit the compile-time evaluation
+// budget that `static_assert(cheapest_instance(...))` relies on.
 
 // #include "ai_hwaccel/config.hpp"
 // #include "ai_hwaccel/core/catalogue.hpp"
@@ -27453,6 +28905,9 @@ struct cloud_instance {
     std::string_view price_date{};
     std::string_view price_snapshot{}; ///< commit of a generated price list, else empty
     std::string_view price_source{};   ///< URL the price was read from
+    /// For a `price_snapshot` row with a `price_date`: the dated public page that shows
+    /// the same price (rounded as it prints it), which the date is taken from.
+    std::string_view price_date_source{};
     /// Canonical name of a device catalogue row (resolved with find_device).
     std::string_view accelerator{};
     std::uint32_t accelerator_count = 0;
@@ -27492,7 +28947,9 @@ constexpr std::size_t device_index(std::string_view name) noexcept {
 
 namespace detail {
 // SkyPilot's catalogue of AWS prices, read from the AWS price list API by a bot and
-// committed to GitHub; the file carries no date, so its commit is the snapshot.
+// committed to GitHub; the file carries no date, so its commit is the snapshot. Its
+// columns: InstanceType, AcceleratorName, AcceleratorCount, vCPUs, MemoryGiB, GpuInfo,
+// Price, SpotPrice, Region, AvailabilityZone (host memory in GiB, as EC2 reports it).
 inline constexpr std::string_view skypilot_aws_commit = "001367d22a0033fac286a8c71aeac7109e431bcb";
 inline constexpr std::string_view skypilot_aws_csv =
     "https://github.com/skypilot-org/skypilot-catalog/blob/001367d22a0033fac286a8c71aeac7109e431bcb/"
@@ -27500,14 +28957,43 @@ inline constexpr std::string_view skypilot_aws_csv =
 // AWS's Capacity Blocks pricing page lists GPU count, vCPUs, instance memory (GiB) and
 // network performance for p5, p4d and trn1 (its prices are reservation fees, not used).
 inline constexpr std::string_view aws_capacity_blocks = "https://aws.amazon.com/ec2/capacityblocks/pricing/";
+// Dated `sky show-gpus` outputs quoted in SkyPilot's tracker. show-gpus prints the
+// cheapest on-demand price over regions (SkyPilot pull request 472), rounded to 0.001,
+// and the host memory of its AWS catalogue (MemoryGiB above) with a "GB" label.
+inline constexpr std::string_view skypilot_issue_4019 = "https://github.com/skypilot-org/skypilot/issues/4019";
+inline constexpr std::string_view skypilot_issue_3434 = "https://github.com/skypilot-org/skypilot/issues/3434";
+inline constexpr std::string_view skypilot_pr_3430 = "https://github.com/skypilot-org/skypilot/pull/3430";
+// SkyPilot's Lambda catalogue as changed by a dated pull request; columns InstanceType,
+// AcceleratorName, AcceleratorCount, vCPUs, MemoryGiB, Price, Region.
+inline constexpr std::string_view skypilot_catalog_pr_15 = "https://github.com/skypilot-org/skypilot-catalog/pull/15";
 
-// Rows. Host memory is what the price list gives (AWS: GiB). The interconnect is the
-// accelerator's own link from the device catalogue where the instance joins all its
-// devices with it (HGX boards with NVSwitch, Trainium's NeuronLink); PCIe otherwise.
+// Rows. Host memory is what the source gives (AWS, Azure and Lambda: GiB; Google: GB).
+// The interconnect is the accelerator's own link from the device catalogue where the
+// instance joins all its devices with it (HGX boards with NVSwitch, which every 8-way
+// SXM instance is built on; Trainium's NeuronLink); PCIe otherwise.
 inline constexpr cloud_instance instance_rows[] = {
-    // ---- AWS (us-east-1 unless said; prices from the SkyPilot snapshot above)
+    // ---- AWS (prices from the SkyPilot snapshot above unless a row says otherwise)
+    // sky show-gpus --cloud aws A10G, 2024-04-07: cheapest region us-east-2.
+    {.name = "g5.xlarge", .provider = instance_provider::aws, .region = "us-east-2",
+     .price_per_hour_usd = 1.006, .price_date = "2024-04-07", .price_source = skypilot_pr_3430,
+     .accelerator = "NVIDIA A10G", .accelerator_count = 1, .vcpus = 4, .host_memory = 16,
+     .host_memory_unit = memory_unit::gib, .interconnect = interconnect_kind::none,
+     .spec_source = skypilot_aws_csv},
+    {.name = "g5.12xlarge", .provider = instance_provider::aws, .region = "us-east-2",
+     .price_per_hour_usd = 5.672, .price_date = "2024-04-07", .price_source = skypilot_pr_3430,
+     .accelerator = "NVIDIA A10G", .accelerator_count = 4, .vcpus = 48, .host_memory = 192,
+     .host_memory_unit = memory_unit::gib, .interconnect = interconnect_kind::pcie,
+     .spec_source = skypilot_aws_csv},
+    // sky show-gpus L4, 2024-04-09: g6.xlarge cheapest in us-east-1.
+    {.name = "g6.xlarge", .provider = instance_provider::aws, .region = "us-east-1",
+     .price_per_hour_usd = 0.805, .price_date = "2024-04-09", .price_source = skypilot_issue_3434,
+     .accelerator = "NVIDIA L4", .accelerator_count = 1, .vcpus = 4, .host_memory = 16,
+     .host_memory_unit = memory_unit::gib, .interconnect = interconnect_kind::none,
+     .spec_source = skypilot_aws_csv},
+    // The same output shows g6.2xlarge at $0.978, the snapshot's 0.9776 rounded.
     {.name = "g6.2xlarge", .provider = instance_provider::aws, .region = "us-east-1",
-     .price_per_hour_usd = 0.9776, .price_snapshot = skypilot_aws_commit, .price_source = skypilot_aws_csv,
+     .price_per_hour_usd = 0.9776, .price_date = "2024-04-09", .price_snapshot = skypilot_aws_commit,
+     .price_source = skypilot_aws_csv, .price_date_source = skypilot_issue_3434,
      .accelerator = "NVIDIA L4", .accelerator_count = 1, .vcpus = 8, .host_memory = 32,
      .host_memory_unit = memory_unit::gib, .interconnect = interconnect_kind::none},
     {.name = "g6.24xlarge", .provider = instance_provider::aws, .region = "us-east-1",
@@ -27518,13 +29004,17 @@ inline constexpr cloud_instance instance_rows[] = {
      .price_per_hour_usd = 13.3504, .price_snapshot = skypilot_aws_commit, .price_source = skypilot_aws_csv,
      .accelerator = "NVIDIA L4", .accelerator_count = 8, .vcpus = 192, .host_memory = 768,
      .host_memory_unit = memory_unit::gib, .interconnect = interconnect_kind::pcie},
+    // sky show-gpus --cloud aws -a, 2024-09-28, shows p4d at $32.773 and p4de at $40.966:
+    // the snapshot's prices, rounded.
     {.name = "p4d.24xlarge", .provider = instance_provider::aws, .region = "us-east-1",
-     .price_per_hour_usd = 32.7726, .price_snapshot = skypilot_aws_commit, .price_source = skypilot_aws_csv,
+     .price_per_hour_usd = 32.7726, .price_date = "2024-09-28", .price_snapshot = skypilot_aws_commit,
+     .price_source = skypilot_aws_csv, .price_date_source = skypilot_issue_4019,
      .accelerator = "NVIDIA A100 SXM4 40GB", .accelerator_count = 8, .vcpus = 96, .host_memory = 1152,
      .host_memory_unit = memory_unit::gib, .interconnect = interconnect_kind::nvswitch,
      .network_gbit_per_s = 400, .spec_source = aws_capacity_blocks},
     {.name = "p4de.24xlarge", .provider = instance_provider::aws, .region = "us-east-1",
-     .price_per_hour_usd = 40.96575, .price_snapshot = skypilot_aws_commit, .price_source = skypilot_aws_csv,
+     .price_per_hour_usd = 40.96575, .price_date = "2024-09-28", .price_snapshot = skypilot_aws_commit,
+     .price_source = skypilot_aws_csv, .price_date_source = skypilot_issue_4019,
      .accelerator = "NVIDIA A100 SXM4 80GB", .accelerator_count = 8, .vcpus = 96, .host_memory = 1152,
      .host_memory_unit = memory_unit::gib, .interconnect = interconnect_kind::nvswitch},
     {.name = "p5.48xlarge", .provider = instance_provider::aws, .region = "us-east-1",
@@ -27574,6 +29064,29 @@ inline constexpr cloud_instance instance_rows[] = {
      .accelerator = "NVIDIA A100 PCIe 80GB", .accelerator_count = 4, .vcpus = 96, .host_memory = 880,
      .host_memory_unit = memory_unit::gib, .interconnect = interconnect_kind::pcie,
      .spec_source = "https://learn.microsoft.com/en-us/azure/virtual-machines/nc-a100-v4-series"},
+    // The catalogue lines a dated pull request description quotes (same columns). Its GPU
+    // count for this size (12) is wrong; Microsoft's size list gives 8 GPUs, 96 vCPUs and
+    // 1900 of memory, which Azure's size pages state in GiB (the ND MI300X v5 page's
+    // "Memory: GiB" column reads 1850 where the same list prints "1850 GB").
+    {.name = "Standard_ND96isr_H100_v5", .provider = instance_provider::azure, .region = "northcentralus",
+     .price_per_hour_usd = 117.984, .price_date = "2023-12-06",
+     .price_source = "https://github.com/skypilot-org/skypilot-catalog/pull/50",
+     .accelerator = "NVIDIA H100 SXM5 80GB", .accelerator_count = 8, .vcpus = 96, .host_memory = 1900,
+     .host_memory_unit = memory_unit::gib, .interconnect = interconnect_kind::nvswitch,
+     .spec_source = "https://aspire.dev/reference/api/csharp/aspire.hosting.azure.kubernetes/standardndsh100v5/"
+                    "fields.md"},
+
+    // ---- Lambda: SkyPilot's Lambda catalogue as a dated pull request changed it.
+    {.name = "gpu_1x_a10", .provider = instance_provider::lambda, .region = "us-east-1",
+     .price_per_hour_usd = 0.6, .price_date = "2023-02-03", .price_source = skypilot_catalog_pr_15,
+     .accelerator = "NVIDIA A10", .accelerator_count = 1, .vcpus = 30, .host_memory = 200,
+     .host_memory_unit = memory_unit::gib, .interconnect = interconnect_kind::none},
+    // The pull request adds this type; the catalogue's GPU memory field for it (40 GiB) is
+    // the one its review questions, the name says 80 GB SXM4.
+    {.name = "gpu_8x_a100_80gb_sxm4", .provider = instance_provider::lambda, .region = "australia-southeast-1",
+     .price_per_hour_usd = 12.0, .price_date = "2023-02-03", .price_source = skypilot_catalog_pr_15,
+     .accelerator = "NVIDIA A100 SXM4 80GB", .accelerator_count = 8, .vcpus = 240, .host_memory = 1800,
+     .host_memory_unit = memory_unit::gib, .interconnect = interconnect_kind::nvswitch},
 };
 } // namespace detail
 
@@ -27610,6 +29123,10 @@ constexpr bool instance_rows_are_sane() noexcept {
         if (!(r.price_per_hour_usd > 0 && r.price_per_hour_usd < 10'000)) return false;
         const bool dated = is_iso_date(r.price_date);
         if (!dated && !(r.price_date.empty() && is_commit(r.price_snapshot))) return false;
+        if (!r.price_snapshot.empty() && !is_commit(r.price_snapshot)) return false;
+        // A snapshot carries no date of its own: a dated one names the page the date is from.
+        if (dated && !r.price_snapshot.empty() && !r.price_date_source.starts_with("https://")) return false;
+        if (!r.price_date_source.empty() && !(dated && r.price_date_source.starts_with("https://"))) return false;
         if (!r.price_source.starts_with("https://")) return false;
         if (!r.spec_source.empty() && !r.spec_source.starts_with("https://")) return false;
         const std::size_t d = device_index(r.accelerator);
@@ -27642,8 +29159,10 @@ struct cost_assumptions {
     /// The same over PCIe (or no published device link): all-reduces cross the host bus.
     double pcie_scaling_efficiency = 0.5;
     /// Instance memory usable for the model, as a fraction of the accelerators' total
-    /// (the rest is left to the runtime, allocator fragmentation, activations).
-    double usable_memory_fraction = 1.0;
+    /// (the rest is left to the driver, allocator fragmentation, other processes). 0.9 is
+    /// plan_options::memory_headroom's 10 % (vLLM's default gpu_memory_utilization), so
+    /// an instance fits here when the planner would find the memory on its devices.
+    double usable_memory_fraction = 0.9;
     /// llama.cpp's block formats (Q4_K_M, Q8_0, …) run on GPUs only: the Neuron and TPU
     /// stacks do not load GGUF. When false, the quant table's `dequantizable` decides.
     bool gguf_on_gpus_only = true;
@@ -27730,7 +29249,11 @@ constexpr instance_cost_estimate estimate_instance_cost(const cloud_instance& ro
     e.format_supported = detail::runs_format(d, q, a);
     e.fits = e.format_supported && e.required_bytes > 0 && e.required_bytes <= e.available_bytes;
     if (!e.fits) return e;
-    const auto device = detail::tensor_parallel_profile(d, row.accelerator_count, row.interconnect, a);
+    auto device = detail::tensor_parallel_profile(d, row.accelerator_count, row.interconnect, a);
+    // The profile's name is the catalogue row's name already, which is all
+    // estimate_throughput reads through `spec`; dropping the pointer keeps its null test
+    // out of constant evaluation, which GCC refuses under -fsanitize=undefined.
+    device.spec = nullptr;
     const double batch = s.batch > 0 ? static_cast<double>(s.batch) : 1.0;
     e.decode_tokens_per_second = estimate_throughput(device, m, q, s).decode_tokens_per_second * batch;
     if (e.decode_tokens_per_second > 0)

@@ -454,3 +454,171 @@ TEST_CASE("suggest_quantization: a discrete card wins over an integrated GPU wit
         CHECK_FALSE(on_card.fits);
     }
 }
+
+// ---- Properties over a grid of models, device mixes and counts (1-16, 64, 128). The
+// planner keeps per-island state between replicas and answers suggest_quantization's fit
+// test in closed form; these are the properties every answer must keep.
+namespace {
+
+struct grid_cluster {
+    std::vector<ah::accelerator_profile> devices;
+    std::vector<ah::interconnect> links;
+};
+
+// mix 0: H100 SXM, NVSwitch per 8, InfiniBand between nodes (the benchmark's cluster);
+// mix 1: RTX 3060 / 4090 / 3090 in turn over PCIe; mix 2: A100 40GB, NVLink pairs, an
+// InfiniBand port listing every fourth GPU.
+grid_cluster grid_mix(int mix, std::uint32_t n) {
+    grid_cluster c;
+    const char* consumer[] = {"RTX 3060", "RTX 4090", "RTX 3090"};
+    for (std::uint32_t i = 0; i < n; ++i)
+        c.devices.push_back(card(mix == 0 ? "H100 SXM" : mix == 1 ? consumer[i % 3] : "A100 SXM4 40GB", i));
+    const std::uint32_t island = mix == 0 ? 8 : mix == 2 ? 2 : 0;
+    for (std::uint32_t first = 0; island != 0 && first < n; first += island)
+        c.links.push_back(link(mix == 0 ? ah::interconnect_kind::nvswitch : ah::interconnect_kind::nvlink,
+                               ah::link_scope::intra_node, 900, iota(first, std::min(island, n - first))));
+    if (mix == 0 && n > 8)
+        c.links.push_back(link(ah::interconnect_kind::infiniband, ah::link_scope::inter_node, 100, {}));
+    for (std::uint32_t i = 0; mix == 2 && i < n; i += 4)
+        c.links.push_back(link(ah::interconnect_kind::infiniband, ah::link_scope::inter_node, 50, {i}));
+    return c;
+}
+
+void check_plan(const ah::shard_plan& p, const ah::model_spec& m, std::size_t devices) {
+    CHECK(p.devices.size() <= devices);
+    CHECK(p.fits == (p.replicas > 0));
+    CHECK(p.fits == (p.outcome == ah::plan_outcome::fits));
+    if (!p.fits) {
+        CHECK(p.devices.empty());
+        return;
+    }
+    check_coverage(p, m.layers);
+    std::vector<bool> used(devices, false);
+    std::uint32_t replicas = 0;
+    for (const auto& d : p.devices) {
+        REQUIRE(d.device < devices);
+        CHECK(!used[d.device]); // a device serves one stage of one replica
+        used[d.device] = true;
+        CHECK(d.fits == (d.total_bytes() <= d.usable_bytes));
+        CHECK(d.tensor_rank < d.tensor_size);
+        CHECK(d.embeddings == (d.stage == 0));
+        if (d.replica + 1u > replicas) replicas = d.replica + 1u;
+    }
+    CHECK(replicas == p.replicas);
+    CHECK(p.usable_bytes >= p.largest_device_bytes);
+    CHECK(p.decode_tokens_per_second > 0);
+    CHECK(p.aggregate_decode_tokens_per_second >= p.decode_tokens_per_second);
+}
+
+} // namespace
+
+TEST_CASE("plan_sharding and suggest_quantization: properties over a grid") {
+    const char* models[] = {"llama-3.1-8b", "llama-3.1-70b", "llama-3.1-405b", "qwen-2.5-32b", "deepseek-v3"};
+    const quant_format formats[] = {quant_format::bf16, quant_format::fp8_e4m3, quant_format::q4_k_m};
+    std::vector<std::uint32_t> counts;
+    for (std::uint32_t n = 1; n <= 16; ++n) counts.push_back(n);
+    counts.push_back(64);
+    counts.push_back(128);
+    std::size_t fitted = 0, strategies = 0;
+    bool seen[5] = {};
+    for (int mix = 0; mix < 3; ++mix)
+        for (const auto n : counts) {
+            const auto c = grid_mix(mix, n);
+            for (const std::string id : models) {
+                const auto& m = model(id);
+                CAPTURE(mix);
+                CAPTURE(n);
+                CAPTURE(id);
+                for (const auto q : formats) {
+                    const auto p = ah::plan_sharding(c.devices, c.links, m, q);
+                    check_plan(p, m, n);
+                    if (p.fits) ++fitted;
+                    seen[static_cast<int>(p.strategy)] = true;
+                    // One replica at most without data parallelism; the same first replica.
+                    ah::plan_options one;
+                    one.data_parallel = false;
+                    const auto single = ah::plan_sharding(c.devices, c.links, m, q, {}, one);
+                    check_plan(single, m, n);
+                    CHECK(single.replicas == (p.fits ? 1u : 0u));
+                    CHECK(single.strategy == p.strategy);
+                    CHECK(single.decode_tokens_per_second == p.decode_tokens_per_second);
+                }
+                const auto s = ah::suggest_quantization(c.devices, m);
+                if (s.fits) {
+                    CHECK(s.devices >= 1);
+                    CHECK(s.devices <= n);
+                    CHECK(s.memory.total_bytes() <= s.usable_bytes);
+                }
+            }
+        }
+    for (bool b : seen) strategies += b;
+    CHECK(fitted > 300);    // the grid reaches plans that fit,
+    CHECK(strategies == 5); // every strategy and the failure
+}
+
+TEST_CASE("suggest_quantization: fitting only gets easier with more devices, as a spread pipeline") {
+    // Cards of one kind, largest first: the first stage of a pipeline over all of them is
+    // the largest card and the last the smallest, as suggest_quantization assumes. Whether
+    // the k largest hold a model can only go from no to yes as k grows, and agrees with
+    // plan_sharding spreading one replica over the same k cards.
+    const char* names[] = {"H100 SXM", "A100 SXM4 40GB", "RTX 4090", "RTX 3090", "RTX 3060"};
+    std::vector<ah::accelerator_profile> all;
+    for (std::uint32_t i = 0; i < 20; ++i) all.push_back(card(names[i / 4], i));
+    ah::plan_options spread;
+    spread.spread = true;
+    for (const std::string id : {"llama-3.1-70b", "llama-3.1-405b", "qwen-2.5-32b", "mixtral-8x7b"}) {
+        const auto& m = model(id);
+        for (const auto q : {quant_format::bf16, quant_format::q4_k_m, quant_format::fp16}) {
+            ah::plan_options only;
+            only.formats = {q};
+            bool before = false;
+            for (std::size_t k = 1; k <= all.size(); ++k) {
+                const std::span<const ah::accelerator_profile> first(all.data(), k);
+                const auto s = ah::suggest_quantization(first, m, {}, only);
+                CAPTURE(id);
+                CAPTURE(k);
+                CHECK((!before || s.fits)); // monotone
+                before = s.fits;
+                if (k >= 2) CHECK(s.fits == ah::plan_sharding(first, {}, m, q, {}, spread).fits);
+                if (s.fits) CHECK(s.devices == k);
+            }
+        }
+    }
+}
+
+TEST_CASE("suggest_quantization: its fit test agrees with a spread pipeline near the limits") {
+    // Every catalogue model on two and three cards of hand-set memory, largest first, so
+    // that many models sit just above or below what the cards hold.
+    const std::uint64_t gib[] = {6, 8, 12, 16, 20, 24, 32, 40, 48, 64, 80, 96, 141, 192, 288};
+    ah::plan_options spread;
+    spread.spread = true;
+    std::size_t fits = 0, total = 0;
+    for (std::size_t mi = 0; mi < ah::model_catalogue_size; ++mi) {
+        const auto& m = ah::model_catalogue[mi];
+        for (const auto q : {quant_format::bf16, quant_format::q8_0, quant_format::q4_k_m, quant_format::iq2_xxs}) {
+            ah::plan_options only;
+            only.formats = {q};
+            for (std::size_t a = 0; a < std::size(gib); ++a)
+                for (std::size_t b = 0; b <= a; ++b)
+                    for (std::uint32_t cards_n = 2; cards_n <= 3; ++cards_n) {
+                        std::vector<ah::accelerator_profile> devs;
+                        for (std::uint32_t i = 0; i < cards_n; ++i) {
+                            auto d = card("H100 SXM", i);
+                            d.memory_bytes = {(i == 0 ? gib[a] : gib[b]) * ah::units::gib, ah::origin::user};
+                            devs.push_back(d);
+                        }
+                        const auto s = ah::suggest_quantization(devs, m, {}, only);
+                        const auto p = ah::plan_sharding(devs, {}, m, q, {}, spread);
+                        CAPTURE(m.id);
+                        CAPTURE(a);
+                        CAPTURE(b);
+                        CAPTURE(cards_n);
+                        CHECK(s.fits == p.fits);
+                        fits += s.fits;
+                        ++total;
+                    }
+        }
+    }
+    CHECK(fits > total / 10); // both answers occur often
+    CHECK(fits < total * 9 / 10);
+}

@@ -55,6 +55,7 @@
 #include "ai_hwaccel/plan/throughput.hpp"
 
 #include <array>
+#include <bit>
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -284,9 +285,12 @@ constexpr std::uint64_t scaled(std::uint64_t bytes, double f) noexcept {
     if (v >= 1.8e19) return ~std::uint64_t{0};
     return static_cast<std::uint64_t>(v);
 }
-constexpr std::uint64_t usable(const accelerator_profile& d, const plan_options& o) noexcept {
+constexpr std::uint64_t usable_of(std::uint64_t memory_bytes, const plan_options& o) noexcept {
     const double h = o.memory_headroom < 0 ? 0 : (o.memory_headroom > 1 ? 1 : o.memory_headroom);
-    return scaled(d.memory_bytes.value_or(0), 1.0 - h);
+    return scaled(memory_bytes, 1.0 - h);
+}
+constexpr std::uint64_t usable(const accelerator_profile& d, const plan_options& o) noexcept {
+    return usable_of(d.memory_bytes.value_or(0), o);
 }
 
 /// What the model needs, computed once per (model, format, shape).
@@ -309,16 +313,28 @@ struct needs {
     memory_estimate memory{};
 };
 
-constexpr needs needs_of(const model_spec& m, quant_format q, const inference_shape& s) noexcept {
+/// `same_model`: the needs of `m` and `s` in another format, whose KV cache and overhead
+/// (which do not depend on the format) are taken over.
+constexpr needs needs_of(const model_spec& m, quant_format q, const inference_shape& s,
+                         const needs* same_model = nullptr) noexcept {
     needs n;
-    n.layers = m.layers;
-    n.heads = m.attention_heads;
-    n.kv_heads = m.kv_heads ? m.kv_heads : m.attention_heads;
-    n.hidden = m.hidden_size;
-    n.tied = m.tied_embeddings;
-    n.memory = estimate_memory(m, q, s);
+    if (same_model) {
+        n = *same_model;
+        n.memory.weights_bytes = weight_bytes(m, q); // what estimate_memory would differ in
+    } else {
+        n.layers = m.layers;
+        n.heads = m.attention_heads;
+        n.kv_heads = m.kv_heads ? m.kv_heads : m.attention_heads;
+        n.hidden = m.hidden_size;
+        n.tied = m.tied_embeddings;
+        n.memory = estimate_memory(m, q, s);
+        n.kv_total = n.memory.kv_cache_bytes;
+        model_spec no_vocab = m;
+        no_vocab.vocab_size = 0;
+        n.ov_device = overhead_bytes(no_vocab, s);
+        n.ov_logits = n.memory.overhead_bytes > n.ov_device ? n.memory.overhead_bytes - n.ov_device : 0;
+    }
     n.layer_weights = layer_weight_bytes(m, q);
-    n.kv_total = n.memory.kv_cache_bytes;
     n.non_layer = non_layer_weight_bytes(m, q);
     if (n.tied) {
         n.embed = n.head = n.non_layer; // each end of a split needs the shared matrix
@@ -326,10 +342,6 @@ constexpr needs needs_of(const model_spec& m, quant_format q, const inference_sh
         n.embed = n.non_layer / 2;
         n.head = n.non_layer - n.embed;
     }
-    model_spec no_vocab = m;
-    no_vocab.vocab_size = 0;
-    n.ov_device = overhead_bytes(no_vocab, s);
-    n.ov_logits = n.memory.overhead_bytes > n.ov_device ? n.memory.overhead_bytes - n.ov_device : 0;
     // MoE: a token reads its experts' share of each block.
     double active = 1.0;
     if (m.is_moe() && m.parameters > 0) {
@@ -349,7 +361,7 @@ constexpr needs needs_of(const model_spec& m, quant_format q, const inference_sh
 /// A stage: `size` devices starting at `begin` in an ordering of device positions.
 struct stage_ref {
     std::uint16_t begin = 0;
-    std::uint16_t size = 1;
+    std::uint16_t size = 0; ///< 0 by default so that tables of them start cleared (memset)
 };
 
 /// Memory one device of a stage needs for `layers` layers.
@@ -383,20 +395,70 @@ constexpr stage_bytes bytes_for(const needs& n, std::uint32_t layers, bool first
     return b;
 }
 
-/// The most layers a stage of `t` devices, the smallest holding `cap` bytes, can take.
-constexpr std::uint64_t max_layers(const needs& n, std::uint64_t cap, bool first, bool last,
-                                   std::uint32_t t) noexcept {
-    const auto fixed = bytes_for(n, 0, first, last, t).total();
-    if (cap < fixed) return 0;
+/// Bytes of one more layer on each device of a stage of `t` devices.
+constexpr std::uint64_t per_layer(const needs& n, std::uint32_t t) noexcept {
     const std::uint64_t per_kv = n.layers ? scaled(ceil_div(n.kv_total, n.layers), kv_share(n, t)) + 1 : 0;
-    const std::uint64_t per = sat_add(ceil_div(n.layer_weights, t), per_kv);
-    if (per == 0) return n.layers;
-    const std::uint64_t m = (cap - fixed) / per;
-    return m > n.layers ? n.layers : m;
+    return sat_add(ceil_div(n.layer_weights, t), per_kv);
 }
 
+/// The most layers (at most `layers`) that fit in `cap` bytes when `fixed` bytes are
+/// needed whatever the layer count and `per` bytes for each layer.
+constexpr std::uint64_t layers_in(std::uint64_t cap, std::uint64_t fixed, std::uint64_t per,
+                                  std::uint32_t layers) noexcept {
+    if (cap < fixed) return 0;
+    if (per == 0) return layers;
+    const std::uint64_t m = (cap - fixed) / per;
+    return m > layers ? layers : m;
+}
+
+/// The most layers a stage of one device holding `cap` bytes can take, with what does not
+/// depend on the device worked out once.
+struct one_device_layers {
+    std::uint64_t per = 0;
+    std::array<std::uint64_t, 4> fixed{}; ///< by first + 2 x last
+    std::uint32_t layers = 0;
+    constexpr std::uint64_t operator()(std::uint64_t cap, bool first, bool last) const noexcept {
+        return layers_in(cap, fixed[(first ? 1u : 0u) + (last ? 2u : 0u)], per, layers);
+    }
+};
+constexpr one_device_layers one_device(const needs& n) noexcept {
+    one_device_layers r;
+    r.per = per_layer(n, 1);
+    for (unsigned i = 0; i < 4; ++i) r.fixed[i] = bytes_for(n, 0, (i & 1u) != 0, (i & 2u) != 0, 1).total();
+    r.layers = n.layers;
+    return r;
+}
+
+/// The most layers a stage of `t` devices, the smallest holding `cap` bytes, can take; what
+/// depends only on `t` (bytes per layer, fixed bytes of each position in the pipeline) is
+/// kept for the last few degrees asked for.
+struct stage_layers {
+    struct entry {
+        std::uint32_t t = 0; ///< 0: empty
+        std::uint64_t per = 0;
+        std::array<std::uint64_t, 4> fixed{}; ///< by first + 2 x last
+    };
+    std::array<entry, 8> slots{};
+
+    constexpr std::uint64_t operator()(const needs& n, std::uint64_t cap, bool first, bool last,
+                                       std::uint32_t t) noexcept {
+        auto& e = slots[t % slots.size()];
+        if (e.t != t) {
+            e.t = t;
+            e.per = per_layer(n, t);
+            for (unsigned i = 0; i < 4; ++i) e.fixed[i] = bytes_for(n, 0, (i & 1u) != 0, (i & 2u) != 0, t).total();
+        }
+        return layers_in(cap, e.fixed[(first ? 1u : 0u) + (last ? 2u : 0u)], e.per, n.layers);
+    }
+    /// Whether one stage of `t` devices, the smallest holding `cap` bytes, holds the whole
+    /// model: what `pack` answers for a single stage.
+    constexpr bool holds_all(const needs& n, std::uint64_t cap, std::uint32_t t) noexcept {
+        return n.layers > 0 && (*this)(n, cap, true, true, t) >= n.layers;
+    }
+};
+
 struct work {
-    pos_list order{};                             ///< device positions, grouped by stage
+    pos_list order{};                                  ///< device positions in the group, by stage
     std::array<std::uint64_t, max_plan_devices> cap{}; ///< usable bytes by position in the group
 };
 
@@ -410,21 +472,21 @@ constexpr std::uint64_t stage_cap(const work& w, stage_ref s) noexcept {
 }
 
 /// Splits the layers over `k` stages in proportion to what each can hold (largest
-/// remainder rounding). False when they cannot hold them all.
-constexpr bool pack(const needs& n, const work& w, const stage_ref* st, std::size_t k,
-                    std::uint32_t* layers_out) noexcept {
+/// remainder rounding). False when they cannot hold them all. `rem` is scratch for `k`
+/// values; `layers_out` is meaningful only when the answer is true.
+constexpr bool pack(const needs& n, stage_layers& fit, const work& w, const stage_ref* st, std::size_t k,
+                    std::uint32_t* layers_out, std::uint64_t* rem) noexcept {
     if (k == 0 || n.layers == 0) return false;
-    std::array<std::uint64_t, max_plan_devices> m{};
     std::uint64_t total = 0;
     for (std::size_t j = 0; j < k; ++j) {
-        m[j] = max_layers(n, stage_cap(w, st[j]), j == 0, j + 1 == k, st[j].size);
-        total += m[j];
+        const auto m = fit(n, stage_cap(w, st[j]), j == 0, j + 1 == k, st[j].size);
+        layers_out[j] = static_cast<std::uint32_t>(m); // at most n.layers
+        total += m;
     }
     if (total < n.layers) return false;
     std::uint64_t given = 0;
-    std::array<std::uint64_t, max_plan_devices> rem{};
     for (std::size_t j = 0; j < k; ++j) {
-        const std::uint64_t x = std::uint64_t{n.layers} * m[j];
+        const std::uint64_t x = std::uint64_t{n.layers} * layers_out[j];
         layers_out[j] = static_cast<std::uint32_t>(x / total);
         rem[j] = x % total;
         given += layers_out[j];
@@ -453,7 +515,7 @@ struct group {
     device_kind kind = device_kind::cpu;
     pos_list pos{}; ///< positions in the caller's span
     std::size_t count = 0;
-    pos_list root{}; ///< island representative (index into pos)
+    pos_list root{}; ///< island representative (index into pos): its smallest member
     std::array<plan_link, max_plan_devices> island_link{}; ///< by root
 };
 
@@ -467,20 +529,63 @@ constexpr std::size_t find_root(const group& g, std::size_t i) noexcept {
     return i;
 }
 
-constexpr std::size_t member_of(const group& g, std::span<const accelerator_profile> devs, std::uint32_t index) noexcept {
-    for (std::size_t i = 0; i < g.count; ++i)
-        if (devs[g.pos[i]].index == index) return i;
-    return g.count;
+/// The group's members sorted by accelerator_profile::index (equal indices in group
+/// order), so that a link's devices are found by binary search.
+struct index_map {
+    pos_list member{};
+    std::array<std::uint32_t, max_plan_devices> index{};
+    std::size_t count = 0;
+    bool identity = false; ///< member i has index i (no table needed)
+};
+
+constexpr index_map make_index_map(const group& g, std::span<const accelerator_profile> devs) noexcept {
+    index_map m;
+    m.count = g.count;
+    m.identity = true;
+    for (std::size_t i = 0; i < g.count && m.identity; ++i) m.identity = devs[g.pos[i]].index == i;
+    if (m.identity) return m;
+    for (std::size_t i = 0; i < g.count; ++i) {
+        const std::uint32_t idx = devs[g.pos[i]].index;
+        std::size_t at = i;
+        while (at > 0 && m.index[at - 1] > idx) {
+            m.index[at] = m.index[at - 1];
+            m.member[at] = m.member[at - 1];
+            --at;
+        }
+        m.index[at] = idx;
+        m.member[at] = static_cast<pos_t>(i);
+    }
+    return m;
+}
+
+/// The first member (in group order) whose profile has `index`; `m.count` when none.
+constexpr std::size_t member_of(const index_map& m, std::uint32_t index) noexcept {
+    if (m.identity) return index < m.count ? index : m.count;
+    std::size_t lo = 0, hi = m.count;
+    while (lo < hi) {
+        const std::size_t mid = lo + (hi - lo) / 2;
+        if (m.index[mid] < index) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo < m.count && m.index[lo] == index ? m.member[lo] : m.count;
+}
+
+constexpr bool island_link_kind(const interconnect& l) noexcept {
+    return l.scope == link_scope::intra_node && fast_link(l.kind);
 }
 
 constexpr void build_islands(group& g, std::span<const accelerator_profile> devs,
                              std::span<const interconnect> links, const plan_options& o) noexcept {
     for (std::size_t i = 0; i < g.count; ++i) g.root[i] = static_cast<pos_t>(i);
+    bool any = false;
+    for (const auto& l : links) any = any || island_link_kind(l);
+    if (!any) return;
+    const index_map im = make_index_map(g, devs);
     for (const auto& l : links) {
-        if (l.scope != link_scope::intra_node || !fast_link(l.kind)) continue;
+        if (!island_link_kind(l)) continue;
         std::size_t first = g.count;
         for (auto idx : l.devices) {
-            const auto i = member_of(g, devs, idx);
+            const auto i = member_of(im, idx);
             if (i == g.count) continue;
             if (first == g.count) {
                 first = i;
@@ -493,193 +598,250 @@ constexpr void build_islands(group& g, std::span<const accelerator_profile> devs
     for (std::size_t i = 0; i < g.count; ++i) g.root[i] = static_cast<pos_t>(find_root(g, i));
     // One-direction speed of each island: the slowest fast link touching it (vendors quote
     // both directions summed); unknown speeds fall back to the catalogue's link, then PCIe.
-    for (std::size_t r = 0; r < g.count; ++r) {
-        if (g.root[r] != r) continue;
-        plan_link best{};
-        for (const auto& l : links) {
-            if (l.scope != link_scope::intra_node || !fast_link(l.kind)) continue;
-            bool touches = false;
-            for (auto idx : l.devices) {
-                const auto i = member_of(g, devs, idx);
-                if (i != g.count && g.root[i] == r) touches = true;
-            }
-            if (!touches) continue;
+    // Links are visited in order for every island, so the first of equally slow links wins.
+    for (const auto& l : links) {
+        if (!island_link_kind(l)) continue;
+        for (auto idx : l.devices) {
+            const auto i = member_of(im, idx);
+            if (i == g.count) continue;
+            const auto r = g.root[i];
             const auto& d = devs[g.pos[r]];
             double bw = l.bandwidth_gbps ? *l.bandwidth_gbps / 2 : 0;
             if (!(bw > 0) && d.spec && d.spec->link_bandwidth_gbps > 0) bw = d.spec->link_bandwidth_gbps / 2;
             if (!(bw > 0)) bw = pcie_gbps(d, o);
+            auto& best = g.island_link[r];
             if (best.kind == interconnect_kind::none || bw < best.gbps) best = {l.kind, bw};
         }
-        g.island_link[r] = best;
     }
 }
 
-/// One replica found by `search`.
+/// One replica found by `search`: the first `devices` entries of `dev` and the first
+/// `stages` of `stage` and `layers` are set.
 struct layout {
     bool found = false;
     shard_strategy strategy = shard_strategy::none;
     std::size_t stages = 0;
     std::size_t devices = 0;
-    pos_list dev{};                                     ///< indices into group::pos, by stage
-    std::array<stage_ref, max_plan_devices> stage{};    ///< into dev
+    pos_list dev{};                                  ///< indices into group::pos, by stage
+    std::array<stage_ref, max_plan_devices> stage{}; ///< into dev
     std::array<std::uint32_t, max_plan_devices> layers{};
 };
 
-/// Units: the available devices of each island, largest first, cut into tensor-parallel
-/// groups (a device without a fast link is a unit of one).
-struct units {
-    work w{};
-    std::array<stage_ref, max_plan_devices> unit{};
-    std::size_t count = 0;
-    std::size_t devices = 0;
-};
-
-constexpr units make_units(const group& g, const std::array<bool, max_plan_devices>& used,
-                           const std::array<std::uint64_t, max_plan_devices>& cap, const needs& n) noexcept {
-    units u;
-    u.w.cap = cap;
-    std::array<bool, max_plan_devices> done{};
-    for (std::size_t r = 0; r < g.count; ++r) {
-        if (g.root[r] != r) continue;
-        const std::size_t begin = u.devices;
-        for (std::size_t i = 0; i < g.count; ++i) {
-            if (g.root[i] != r || used[i] || done[i]) continue;
-            done[i] = true;
-            // insertion by usable bytes, largest first (stable)
-            std::size_t at = u.devices;
-            while (at > begin && u.w.cap[u.w.order[at - 1]] < u.w.cap[i]) {
-                u.w.order[at] = u.w.order[at - 1];
-                --at;
-            }
-            u.w.order[at] = static_cast<pos_t>(i);
-            ++u.devices;
-        }
-        std::size_t at = begin;
-        while (at < u.devices) {
-            const auto t = tp_degree(n, u.devices - at);
-            u.unit[u.count++] = {static_cast<std::uint16_t>(at), t};
-            at += t;
-        }
-    }
-    return u;
-}
-
 constexpr double device_bw(const accelerator_profile& d) noexcept { return d.memory_bandwidth_gbps.value_or(0); }
 
-constexpr void set_single(layout& out, const units& u, std::size_t at, const needs& n) noexcept {
-    out = layout{};
+/// What `search` needs across the replicas of one plan. The devices not yet used form
+/// units: the available devices of each island, largest first, cut into tensor-parallel
+/// groups (a device without a fast link is a unit of one). A replica uses devices of few
+/// islands, so each island keeps its units and its best candidates, and only the islands
+/// a replica took devices from are worked out again.
+struct planner {
+    work w{};            ///< order: island s's unused devices, largest first, from slot begin[s]
+    pos_list sorted{};   ///< island s's devices, largest first (stable), from slot begin[s]
+    pos_list island_of{}; ///< island number by group position (islands numbered by root)
+    std::size_t islands = 0;
+    std::array<bool, max_plan_devices> used{};  ///< by group position
+    std::array<bool, max_plan_devices> alone{}; ///< by group position: holds the whole model
+    // By island number.
+    pos_list begin{}, size{}, left{}, units{}; ///< slots, devices, unused devices, units
+    std::array<bool, max_plan_devices> stale{};
+    std::array<double, max_plan_devices> single_bw{}; ///< the fastest unused device that holds it all
+    pos_list single_at{};                             ///< its slot; max_plan_devices: none
+    pos_list tp_t{};    ///< smallest tensor-parallel degree of a unit that holds it all (0: none)
+    pos_list tp_unit{}; ///< the first unit with that degree (its first slot)
+    // By slot: island s's units from begin[s], and what each holds as a middle stage.
+    std::array<stage_ref, max_plan_devices> unit{};
+    std::array<std::uint64_t, max_plan_devices> room{};
+    // Scratch of one search.
+    pos_list all{};  ///< the slots of every unit, in unit order
+    pos_list rank{}; ///< indices into all, most room first
+    std::array<bool, max_plan_devices> pick{};
+    std::array<stage_ref, max_plan_devices> st{};
+    std::array<std::uint32_t, max_plan_devices> tmp{};
+    std::array<std::uint64_t, max_plan_devices> rem{};
+    stage_layers fit{};
+    layout best{};
+};
+
+/// Numbers the islands by their root, files each island's devices largest first.
+constexpr void start(planner& P, const group& g, const needs& n) noexcept {
+    for (std::size_t i = 0; i < g.count; ++i) {
+        if (g.root[i] == i) {
+            P.island_of[i] = static_cast<pos_t>(P.islands++);
+        } else {
+            P.island_of[i] = P.island_of[g.root[i]]; // the root is the smallest member
+        }
+        ++P.size[P.island_of[i]];
+        P.alone[i] = P.fit.holds_all(n, P.w.cap[i], 1);
+    }
+    std::size_t at = 0;
+    for (std::size_t s = 0; s < P.islands; ++s) {
+        P.begin[s] = static_cast<pos_t>(at);
+        at += P.size[s];
+        P.stale[s] = true;
+    }
+    for (std::size_t i = 0; i < g.count; ++i) {
+        const auto s = P.island_of[i];
+        const std::size_t first = P.begin[s];
+        std::size_t j = first + P.left[s]++;
+        // insertion by usable bytes, largest first (stable)
+        while (j > first && P.w.cap[P.sorted[j - 1]] < P.w.cap[i]) {
+            P.sorted[j] = P.sorted[j - 1];
+            --j;
+        }
+        P.sorted[j] = static_cast<pos_t>(i);
+    }
+}
+
+/// Works island `s` out again from its unused devices.
+constexpr void refresh(planner& P, const group& g, std::span<const accelerator_profile> devs, const needs& n,
+                       std::size_t s) noexcept {
+    const std::size_t first = P.begin[s];
+    std::size_t end = first;
+    for (std::size_t j = first; j < first + P.size[s]; ++j)
+        if (!P.used[P.sorted[j]]) P.w.order[end++] = P.sorted[j];
+    P.left[s] = static_cast<pos_t>(end - first);
+    std::size_t nu = 0;
+    for (std::size_t at = first; at < end;) {
+        const auto t = tp_degree(n, end - at);
+        const stage_ref u{static_cast<std::uint16_t>(at), t};
+        P.unit[first + nu] = u;
+        P.room[first + nu] = P.fit(n, stage_cap(P.w, u), false, false, t);
+        ++nu;
+        at += t;
+    }
+    P.units[s] = static_cast<pos_t>(nu);
+    // The fastest device that holds the model alone (the first of equals).
+    double best_bw = -1;
+    P.single_at[s] = static_cast<pos_t>(max_plan_devices);
+    for (std::size_t j = first; j < end; ++j) {
+        if (!P.alone[P.w.order[j]]) continue;
+        const double bw = device_bw(devs[g.pos[P.w.order[j]]]);
+        if (bw > best_bw) {
+            best_bw = bw;
+            P.single_at[s] = static_cast<pos_t>(j);
+        }
+    }
+    P.single_bw[s] = best_bw;
+    // The smallest tensor-parallel degree inside one unit that holds the model.
+    P.tp_t[s] = 0;
+    for (std::size_t k = first; k < first + nu; ++k) {
+        const auto un = P.unit[k];
+        for (std::uint16_t t = 2; t <= un.size && (P.tp_t[s] == 0 || t < P.tp_t[s]); ++t) {
+            if (n.heads != 0 && n.heads % t != 0) continue;
+            if (!P.fit.holds_all(n, stage_cap(P.w, {un.begin, t}), t)) continue;
+            P.tp_t[s] = t;
+            P.tp_unit[s] = un.begin;
+            break;
+        }
+    }
+    P.stale[s] = false;
+}
+
+constexpr void set_tensor(layout& out, const work& w, std::uint16_t begin, std::uint16_t t, const needs& n) noexcept {
     out.found = true;
-    out.strategy = shard_strategy::single_device;
-    out.stages = out.devices = 1;
-    out.dev[0] = u.w.order[at];
-    out.stage[0] = {0, 1};
+    out.strategy = shard_strategy::tensor_parallel;
+    out.stages = 1;
+    out.devices = t;
+    for (std::uint16_t i = 0; i < t; ++i) out.dev[i] = w.order[begin + i];
+    out.stage[0] = {0, t};
     out.layers[0] = n.layers;
 }
 
 /// The smallest layout that fits among the devices not yet used (or, with `spread`, the
-/// one using all of them). Preference at equal device count: one device, then tensor
-/// parallel, then pipeline.
-constexpr layout search(const group& g, std::span<const accelerator_profile> devs,
-                        const std::array<bool, max_plan_devices>& used, const needs& n,
-                        const std::array<std::uint64_t, max_plan_devices>& cap,
-                        const plan_options& o) noexcept {
-    layout best{};
-    const units u = make_units(g, used, cap, n);
-    if (u.devices == 0) return best;
-    std::array<std::uint32_t, max_plan_devices> tmp{};
+/// one using all of them), in `P.best`. Preference at equal device count: one device,
+/// then tensor parallel, then pipeline.
+constexpr void search(planner& P, const group& g, std::span<const accelerator_profile> devs, const needs& n,
+                      const plan_options& o) noexcept {
+    layout& best = P.best;
+    best.found = false;
+    std::size_t devices_left = 0, unit_count = 0;
+    for (std::size_t s = 0; s < P.islands; ++s) {
+        if (P.stale[s]) refresh(P, g, devs, n, s);
+        devices_left += P.left[s];
+        unit_count += P.units[s];
+    }
+    if (devices_left == 0) return;
 
     std::size_t best_devices = ~std::size_t{0};
-    if (!o.spread || u.devices == 1) {
+    if (!o.spread || devices_left == 1) {
         // (a) one device: the fastest that holds everything.
         double best_bw = -1;
-        for (std::size_t i = 0; i < u.devices; ++i) {
-            const stage_ref s{static_cast<std::uint16_t>(i), 1};
-            if (!pack(n, u.w, &s, 1, tmp.data())) continue;
-            const double bw = device_bw(devs[g.pos[u.w.order[i]]]);
-            if (bw > best_bw) {
-                best_bw = bw;
-                set_single(best, u, i, n);
-                best_devices = 1;
-            }
+        for (std::size_t s = 0; s < P.islands; ++s) {
+            if (P.single_at[s] == max_plan_devices || !(P.single_bw[s] > best_bw)) continue;
+            best_bw = P.single_bw[s];
+            best.found = true;
+            best.strategy = shard_strategy::single_device;
+            best.stages = best.devices = 1;
+            best.dev[0] = P.w.order[P.single_at[s]];
+            best.stage[0] = {0, 1};
+            best.layers[0] = n.layers;
+            best_devices = 1;
         }
     }
     if (!o.spread) {
         // (b) tensor parallel inside one unit, smallest degree that fits.
-        for (std::size_t k = 0; k < u.count; ++k) {
-            const auto un = u.unit[k];
-            for (std::uint16_t t = 2; t <= un.size && t < best_devices; ++t) {
-                if (n.heads != 0 && n.heads % t != 0) continue;
-                const stage_ref s{un.begin, t};
-                if (!pack(n, u.w, &s, 1, tmp.data())) continue;
-                best = layout{};
-                best.found = true;
-                best.strategy = shard_strategy::tensor_parallel;
-                best.stages = 1;
-                best.devices = t;
-                for (std::uint16_t i = 0; i < t; ++i) best.dev[i] = u.w.order[un.begin + i];
-                best.stage[0] = {0, t};
-                best.layers[0] = n.layers;
-                best_devices = t;
-                break;
+        std::size_t pick = P.islands;
+        for (std::size_t s = 0; s < P.islands; ++s)
+            if (P.tp_t[s] != 0 && P.tp_t[s] < best_devices) {
+                best_devices = P.tp_t[s];
+                pick = s;
+            }
+        if (pick != P.islands) set_tensor(best, P.w, P.tp_unit[pick], P.tp_t[pick], n);
+    } else if (unit_count == 1) {
+        for (std::size_t s = 0; s < P.islands; ++s) {
+            if (P.units[s] == 0) continue;
+            const auto un = P.unit[P.begin[s]];
+            if (un.size > 1 && P.fit.holds_all(n, stage_cap(P.w, un), un.size)) {
+                set_tensor(best, P.w, un.begin, un.size, n);
+                return;
             }
         }
-    } else if (u.count == 1 && u.unit[0].size > 1) {
-        const auto un = u.unit[0];
-        if (pack(n, u.w, &un, 1, tmp.data())) {
-            best = layout{};
-            best.found = true;
-            best.strategy = shard_strategy::tensor_parallel;
-            best.stages = 1;
-            best.devices = un.size;
-            for (std::uint16_t i = 0; i < un.size; ++i) best.dev[i] = u.w.order[un.begin + i];
-            best.stage[0] = {0, un.size};
-            best.layers[0] = n.layers;
-            return best;
-        }
     }
-    if (u.count < 2) return best;
-    // (c) pipeline over units, taking the units that hold most first.
-    std::array<std::uint16_t, max_plan_devices> rank{};
-    std::array<std::uint64_t, max_plan_devices> room{};
-    for (std::size_t k = 0; k < u.count; ++k) {
-        room[k] = max_layers(n, stage_cap(u.w, u.unit[k]), false, false, u.unit[k].size);
-        std::size_t at = k;
-        while (at > 0 && room[rank[at - 1]] < room[k]) {
-            rank[at] = rank[at - 1];
-            --at;
+    // (c) pipeline over units, taking the units that hold most first. k units hold k
+    // devices or more: nothing to find when that is no smaller than what was found.
+    const std::size_t k_first = o.spread ? unit_count : 2;
+    if (unit_count < 2 || k_first >= best_devices) return;
+    std::size_t nu = 0;
+    for (std::size_t s = 0; s < P.islands; ++s)
+        for (std::size_t k = P.begin[s]; k < P.begin[s] + P.units[s]; ++k) {
+            P.all[nu] = static_cast<pos_t>(k);
+            std::size_t at = nu;
+            while (at > 0 && P.room[P.all[P.rank[at - 1]]] < P.room[k]) {
+                P.rank[at] = P.rank[at - 1];
+                --at;
+            }
+            P.rank[at] = static_cast<pos_t>(nu);
+            ++nu;
         }
-        rank[at] = static_cast<std::uint16_t>(k);
-    }
-    const std::size_t k_first = o.spread ? u.count : 2;
+    const auto unit_at = [&](std::size_t i) { return P.unit[P.all[i]]; };
     std::size_t devices = 0;
-    for (std::size_t k = 0; k < k_first - 1; ++k) devices += u.unit[rank[k]].size;
-    for (std::size_t k = k_first; k <= u.count; ++k) {
-        devices += u.unit[rank[k - 1]].size;
+    for (std::size_t k = 0; k < k_first - 1; ++k) devices += unit_at(P.rank[k]).size;
+    for (std::size_t k = k_first; k <= unit_count; ++k) {
+        devices += unit_at(P.rank[k - 1]).size;
         if (devices >= best_devices) break;
-        // the chosen units, in device order (unit index order follows the islands)
-        std::array<bool, max_plan_devices> pick{};
-        for (std::size_t i = 0; i < k; ++i) pick[rank[i]] = true;
-        std::array<stage_ref, max_plan_devices> st{};
+        // the chosen units, in device order (unit order follows the islands)
+        for (std::size_t i = 0; i < k; ++i) P.pick[P.rank[i]] = true;
         std::size_t ns = 0;
-        for (std::size_t i = 0; i < u.count; ++i)
-            if (pick[i]) st[ns++] = u.unit[i];
-        if (!pack(n, u.w, st.data(), ns, tmp.data())) continue;
-        best = layout{};
+        for (std::size_t i = 0; i < unit_count; ++i)
+            if (P.pick[i]) {
+                P.st[ns++] = unit_at(i);
+                P.pick[i] = false;
+            }
+        if (!pack(n, P.fit, P.w, P.st.data(), ns, P.tmp.data(), P.rem.data())) continue;
         best.found = true;
         bool tensor = false;
         std::size_t at = 0;
         for (std::size_t j = 0; j < ns; ++j) {
-            best.stage[j] = {static_cast<std::uint16_t>(at), st[j].size};
-            best.layers[j] = tmp[j];
-            for (std::uint16_t i = 0; i < st[j].size; ++i) best.dev[at++] = u.w.order[st[j].begin + i];
-            if (st[j].size > 1) tensor = true;
+            best.stage[j] = {static_cast<std::uint16_t>(at), P.st[j].size};
+            best.layers[j] = P.tmp[j];
+            for (std::uint16_t i = 0; i < P.st[j].size; ++i) best.dev[at++] = P.w.order[P.st[j].begin + i];
+            if (P.st[j].size > 1) tensor = true;
         }
         best.stages = ns;
         best.devices = at;
         best.strategy = tensor ? shard_strategy::tensor_pipeline : shard_strategy::pipeline_parallel;
         break;
     }
-    return best;
 }
 
 /// Seconds per token a device needs for the whole model, and for prefill.
@@ -695,6 +857,48 @@ constexpr device_speed speed_of(const accelerator_profile& d, const model_spec& 
     r.prefill_s = t.prefill_tokens_per_second > 0 ? 1.0 / t.prefill_tokens_per_second : 0;
     return r;
 }
+
+constexpr bool same_bits(double a, double b) noexcept {
+    return std::bit_cast<std::uint64_t>(a) == std::bit_cast<std::uint64_t>(b);
+}
+
+/// Whether estimate_throughput reads the same values from both profiles (bandwidth, peaks,
+/// maker, name, catalogue row), so that their speeds are equal.
+constexpr bool same_speed_inputs(const accelerator_profile& a, const accelerator_profile& b) noexcept {
+    if (&a == &b) return true;
+    const auto& p = a.peak;
+    const auto& q = b.peak;
+    return same_bits(device_bw(a), device_bw(b)) && a.maker == b.maker && a.spec == b.spec &&
+           same_bits(p.fp64, q.fp64) && same_bits(p.fp32, q.fp32) && same_bits(p.tf32, q.tf32) &&
+           same_bits(p.bf16, q.bf16) && same_bits(p.fp16, q.fp16) && same_bits(p.fp8, q.fp8) &&
+           same_bits(p.int8, q.int8) && same_bits(p.fp6, q.fp6) && same_bits(p.fp4, q.fp4) &&
+           same_bits(p.int4, q.int4) && a.name.view() == b.name.view();
+}
+
+/// speed_of for the devices of one plan: a cluster holds few distinct device types.
+struct speed_cache {
+    static constexpr std::size_t slots = 8;
+    std::array<const accelerator_profile*, slots> dev{};
+    std::array<device_speed, slots> speed{};
+    std::size_t count = 0;
+    std::size_t next = 0;
+    std::size_t last = 0; ///< the slot that answered last
+
+    constexpr device_speed get(const accelerator_profile& d, const model_spec& m, quant_format q,
+                               const inference_shape& s, const plan_options& o) noexcept {
+        if (count > 0 && same_speed_inputs(*dev[last], d)) return speed[last];
+        for (std::size_t i = 0; i < count; ++i)
+            if (same_speed_inputs(*dev[i], d)) {
+                last = i;
+                return speed[i];
+            }
+        const auto r = speed_of(d, m, q, s, o);
+        last = count < slots ? count++ : next++ % slots;
+        dev[last] = &d;
+        speed[last] = r;
+        return r;
+    }
+};
 
 /// The link between two stages: their island's fast link when both sit in one island;
 /// otherwise an inter-node network that lists one of their devices (or lists none, as a
@@ -722,28 +926,36 @@ constexpr plan_link hop_link(const group& g, std::span<const accelerator_profile
     return {interconnect_kind::pcie, pcie};
 }
 
-/// Plans one kind of device. `g.pos` holds the candidates.
-constexpr shard_plan plan_group(group& g, std::span<const accelerator_profile> devs,
-                                std::span<const interconnect> links, const model_spec& m,
-                                quant_format q, const inference_shape& s, const needs& n,
-                                const plan_options& o) noexcept {
-    shard_plan p;
+/// Plans one kind of device into `p` (a fresh plan but for quant, memory, cpu_excluded and
+/// truncated). `g.pos` holds the candidates.
+constexpr void plan_group(shard_plan& p, group& g, std::span<const accelerator_profile> devs,
+                          std::span<const interconnect> links, const model_spec& m, quant_format q,
+                          const inference_shape& s, const needs& n, const plan_options& o) noexcept {
     p.quant = q;
     p.kind = g.kind;
     p.memory = n.memory;
     p.candidate_devices = static_cast<std::uint32_t>(g.count);
-    std::array<std::uint64_t, max_plan_devices> cap{};
+    planner P;
     for (std::size_t i = 0; i < g.count; ++i) {
-        cap[i] = usable(devs[g.pos[i]], o);
-        p.usable_bytes = sat_add(p.usable_bytes, cap[i]);
-        if (cap[i] > p.largest_device_bytes) p.largest_device_bytes = cap[i];
+        const auto c = usable(devs[g.pos[i]], o);
+        P.w.cap[i] = c;
+        p.usable_bytes = sat_add(p.usable_bytes, c);
+        if (c > p.largest_device_bytes) p.largest_device_bytes = c;
     }
     build_islands(g, devs, links, o);
-    std::array<bool, max_plan_devices> used{};
+    start(P, g, n);
+    speed_cache speeds;
+    // bytes_for of the last stage seen in each position (replicas repeat their stages).
+    struct stage_memo {
+        std::uint32_t layers = 0, t = 0; ///< t == 0: empty
+        stage_bytes bytes{};
+    };
+    std::array<stage_memo, 4> memo{};
     const double batch = s.batch ? static_cast<double>(s.batch) : 1.0;
     const double act = static_cast<double>(n.hidden) * o.activation_bytes * batch;
     while (true) {
-        const layout L = search(g, devs, used, n, cap, o);
+        search(P, g, devs, n, o);
+        const layout& L = P.best;
         if (!L.found) break;
         const auto replica = static_cast<std::uint16_t>(p.replicas);
         double compute = 0, tensor = 0, hops = 0, prefill = 0;
@@ -752,7 +964,10 @@ constexpr shard_plan plan_group(group& g, std::span<const accelerator_profile> d
         for (std::size_t j = 0; j < L.stages; ++j) {
             const auto st = L.stage[j];
             const bool is_first = j == 0, is_last = j + 1 == L.stages;
-            const auto b = bytes_for(n, L.layers[j], is_first, is_last, st.size);
+            auto& mb = memo[(is_first ? 1u : 0u) + (is_last ? 2u : 0u)];
+            if (mb.t != st.size || mb.layers != L.layers[j])
+                mb = {L.layers[j], st.size, bytes_for(n, L.layers[j], is_first, is_last, st.size)};
+            const auto b = mb.bytes;
             const double frac = n.full_read > 0
                                     ? (L.layers[j] * n.layer_read + (is_last ? n.head_read : 0)) / n.full_read
                                     : 0;
@@ -760,7 +975,7 @@ constexpr shard_plan plan_group(group& g, std::span<const accelerator_profile> d
             for (std::uint16_t i = 0; i < st.size; ++i) {
                 const std::size_t gi = L.dev[st.begin + i];
                 const auto& d = devs[g.pos[gi]];
-                const auto sp = speed_of(d, m, q, s, o);
+                const auto sp = speeds.get(d, m, q, s, o);
                 // The per-layer fixed cost is paid by every device for each of its layers;
                 // the rest (bytes, or compute) divides with the device's share.
                 const double fixed = o.throughput.decode_seconds_per_layer * n.layers;
@@ -769,24 +984,26 @@ constexpr shard_plan plan_group(group& g, std::span<const accelerator_profile> d
                                    (sp.decode_s > 0 ? o.throughput.decode_seconds_per_layer * L.layers[j] : 0);
                 if (dec > stage_s) stage_s = dec;
                 if (sp.prefill_s * frac / st.size > stage_p) stage_p = sp.prefill_s * frac / st.size;
-                device_shard ds;
-                ds.device = g.pos[gi];
-                ds.index = d.index;
-                ds.replica = replica;
-                ds.stage = static_cast<std::uint16_t>(j);
-                ds.tensor_rank = i;
-                ds.tensor_size = st.size;
-                ds.first_layer = first;
-                ds.last_layer = first + L.layers[j];
-                ds.embeddings = is_first;
-                ds.output_head = is_last;
-                ds.weights_bytes = b.weights;
-                ds.kv_cache_bytes = b.kv;
-                ds.overhead_bytes = b.overhead;
-                ds.usable_bytes = cap[gi];
-                ds.fits = ds.total_bytes() <= ds.usable_bytes;
-                if (p.devices.count < max_plan_devices) p.devices.items[p.devices.count++] = ds;
-                used[gi] = true;
+                if (p.devices.count < max_plan_devices) {
+                    device_shard& ds = p.devices.items[p.devices.count++];
+                    ds.device = g.pos[gi];
+                    ds.index = d.index;
+                    ds.replica = replica;
+                    ds.stage = static_cast<std::uint16_t>(j);
+                    ds.tensor_rank = i;
+                    ds.tensor_size = st.size;
+                    ds.first_layer = first;
+                    ds.last_layer = first + L.layers[j];
+                    ds.embeddings = is_first;
+                    ds.output_head = is_last;
+                    ds.weights_bytes = b.weights;
+                    ds.kv_cache_bytes = b.kv;
+                    ds.overhead_bytes = b.overhead;
+                    ds.usable_bytes = P.w.cap[gi];
+                    ds.fits = ds.total_bytes() <= ds.usable_bytes;
+                }
+                P.used[gi] = true;
+                P.stale[P.island_of[gi]] = true;
             }
             compute += stage_s;
             prefill += stage_p;
@@ -830,7 +1047,6 @@ constexpr shard_plan plan_group(group& g, std::span<const accelerator_profile> d
     }
     p.fits = p.replicas > 0;
     p.outcome = p.fits ? plan_outcome::fits : plan_outcome::too_large;
-    return p;
 }
 
 /// Whether a device may take part at all (format aside).
@@ -869,50 +1085,157 @@ constexpr group group_of(std::span<const accelerator_profile> devs, device_kind 
 
 /// Distinct kinds among the devices, in order of appearance.
 struct kind_list {
-    std::array<device_kind, device_kind_count> kinds{};
+    static constexpr std::size_t values = 256; ///< of device_kind's underlying type
+    std::array<device_kind, values> kinds{};
     std::size_t count = 0;
     bool cpu_excluded = false;
     bool any_memory = false;
+    std::array<bool, values> seen{};
+    /// By kind: a device of the kind (any in the span) has a known memory bandwidth.
+    std::array<bool, values> estimable{};
 };
-constexpr kind_list kinds_of(std::span<const accelerator_profile> devs, const plan_options& o) noexcept {
+/// What suggest_quantization reads of each device that may take part (usable, with known
+/// memory, among the first max_plan_devices), gathered once: a scan per format then reads
+/// of the profile only the peak that decides support.
+struct member_list {
+    std::array<std::uint64_t, max_plan_devices> memory{}; ///< memory_bytes
+    pos_list pos{};                                       ///< position in the span
+    std::array<device_kind, max_plan_devices> kind{};
+    std::array<bool, max_plan_devices> pooled{}; ///< unified memory or a CPU: counted once
+    std::size_t count = 0;
+};
+
+/// support_for(d, q) with the format's row looked up once, for scans over many devices.
+struct support_test {
+    quant_format q = quant_format::fp16;
+    const quant_info* row = nullptr;
+    double peak_throughput::*native = nullptr; ///< the peak of row->native_compute
+
+    constexpr explicit support_test(quant_format f) noexcept : q(f), row(&info(f)) {
+        switch (row->native_compute) {
+        case dtype::fp64: native = &peak_throughput::fp64; break;
+        case dtype::fp32: native = &peak_throughput::fp32; break;
+        case dtype::tf32: native = &peak_throughput::tf32; break;
+        case dtype::bf16: native = &peak_throughput::bf16; break;
+        case dtype::fp16: native = &peak_throughput::fp16; break;
+        case dtype::fp8: native = &peak_throughput::fp8; break;
+        case dtype::int8: native = &peak_throughput::int8; break;
+        case dtype::fp6: native = &peak_throughput::fp6; break;
+        case dtype::fp4: native = &peak_throughput::fp4; break;
+        case dtype::int4: native = &peak_throughput::int4; break;
+        }
+    }
+    constexpr format_support operator()(const accelerator_profile& d) const noexcept {
+        if (native ? d.peak.*native > 0 : d.supports(row->native_compute)) return format_support::native;
+        if (d.is_cpu() && row->scheme == quant_scheme::plain_float &&
+            (q == quant_format::fp32 || q == quant_format::fp16 || q == quant_format::bf16))
+            return format_support::dequantized;
+        if (!row->dequantizable) return format_support::none;
+        if (d.is_cpu() || d.peak_from == origin::none) return format_support::dequantized;
+        if (d.supports(dtype::fp16) || d.supports(dtype::bf16) || d.supports(dtype::fp32))
+            return format_support::dequantized;
+        return format_support::none;
+    }
+};
+
+/// `members`: filled with the devices that may take part, when given.
+constexpr kind_list kinds_of(std::span<const accelerator_profile> devs, const plan_options& o,
+                             member_list* members = nullptr) noexcept {
     kind_list k;
-    for (std::size_t i = 0; i < devs.size() && i < max_plan_devices; ++i) {
+    for (std::size_t i = 0; i < devs.size(); ++i) {
         const auto& d = devs[i];
+        const auto kind = static_cast<std::uint8_t>(d.kind);
+        if (d.memory_bandwidth_gbps && *d.memory_bandwidth_gbps > 0) k.estimable[kind] = true;
+        if (i >= max_plan_devices) continue;
         if (d.is_cpu() && d.available && !o.allow_cpu) k.cpu_excluded = true;
         if (!usable_device(d, o) || d.memory_bytes.value_or(0) == 0) continue;
         k.any_memory = true;
-        bool seen = false;
-        for (std::size_t j = 0; j < k.count; ++j)
-            if (k.kinds[j] == d.kind) seen = true;
-        if (!seen) k.kinds[k.count++] = d.kind;
+        if (!k.seen[kind]) {
+            k.seen[kind] = true;
+            k.kinds[k.count++] = d.kind;
+        }
+        if (!members) continue;
+        auto& l = *members;
+        const std::size_t at = l.count++;
+        l.memory[at] = d.memory_bytes.value_or(0);
+        l.pos[at] = static_cast<pos_t>(i);
+        l.kind[at] = d.kind;
+        l.pooled[at] = d.unified_memory || d.is_cpu();
     }
     return k;
 }
 
-/// Whether the model fits the group as a layer-granular pipeline over all its devices
-/// (what plan_sharding can always build, links aside).
-constexpr bool group_fits(const group& g, std::span<const accelerator_profile> devs, const needs& n,
-                          const plan_options& o, std::uint64_t& usable_out) noexcept {
-    work w{};
-    std::array<stage_ref, max_plan_devices> st{};
-    usable_out = 0;
-    for (std::size_t i = 0; i < g.count; ++i) {
-        w.cap[i] = usable(devs[g.pos[i]], o);
-        usable_out = sat_add(usable_out, w.cap[i]);
-        std::size_t at = i;
-        while (at > 0 && w.cap[w.order[at - 1]] < w.cap[i]) {
-            w.order[at] = w.order[at - 1];
-            --at;
+/// The usable bytes of the group group_of would build, without building it: what
+/// suggest_quantization needs to know whether the model fits.
+struct capacity {
+    std::size_t count = 0;
+    std::uint64_t usable = 0;  ///< all of them
+    std::uint64_t largest = 0;
+    std::uint64_t smallest = 0;
+    std::uint64_t middle = 0;  ///< layers each holds as a middle stage, summed
+    bool dequantized = false;  ///< a device of the kind dequantizes `q` (counted or not)
+    one_device_layers layers{}; ///< set with `middle`
+};
+
+/// `get_needs()` gives the model's needs when the first member is found (nullptr: count
+/// and sum only, `middle` stays 0).
+template <class GetNeeds>
+constexpr capacity capacity_of(std::span<const accelerator_profile> devs, const member_list& l, device_kind kind,
+                               quant_format q, bool native_only, const plan_options& o,
+                               GetNeeds&& get_needs) noexcept {
+    capacity c;
+    bool with_layers = false;
+    std::uint64_t last_cap = 0, last_layers = 0; // equal devices hold equal layers
+    std::size_t unified = max_plan_devices;      // the largest unified pool, as group_of keeps it
+    const support_test support(q);
+    const auto add = [&](std::uint64_t memory) {
+        const std::uint64_t cap = usable_of(memory, o);
+        if (c.count == 0) {
+            c.largest = c.smallest = cap;
+            if (const needs* n = get_needs()) {
+                c.layers = one_device(*n);
+                with_layers = true;
+            }
         }
-        w.order[at] = static_cast<pos_t>(i);
+        if (cap > c.largest) c.largest = cap;
+        if (cap < c.smallest) c.smallest = cap;
+        ++c.count;
+        c.usable = sat_add(c.usable, cap);
+        if (!with_layers) return;
+        if (c.count == 1 || cap != last_cap) {
+            last_cap = cap;
+            last_layers = c.layers(cap, false, false);
+        }
+        c.middle += last_layers;
+    };
+    for (std::size_t i = 0; i < l.count; ++i) {
+        if (l.kind[i] != kind) continue;
+        const auto sup = support(devs[l.pos[i]]);
+        if (sup == format_support::dequantized) c.dequantized = true;
+        if (sup == format_support::none || (native_only && sup != format_support::native)) continue;
+        if (l.pooled[i]) {
+            if (unified == max_plan_devices || l.memory[unified] < l.memory[i]) unified = i;
+            continue;
+        }
+        add(l.memory[i]);
     }
-    std::array<std::uint32_t, max_plan_devices> layers{};
-    // Fewest devices first: the largest k devices, k = 1…count.
-    for (std::size_t k = 1; k <= g.count; ++k) {
-        for (std::size_t j = 0; j < k; ++j) st[j] = {static_cast<std::uint16_t>(j), 1};
-        if (pack(n, w, st.data(), k, layers.data())) return true;
-    }
-    return false;
+    if (unified != max_plan_devices) add(l.memory[unified]);
+    return c;
+}
+
+/// Whether the model fits the devices as a layer-granular pipeline over all of them,
+/// largest first (what plan_sharding can always build, links aside). Whether the k largest
+/// devices hold it only gets easier as k grows — the stage that was last becomes a middle
+/// stage, which needs no output head and no logits buffer, and the new last stage holds
+/// zero layers or more — so trying all of them answers for every k. The first stage is the
+/// largest device and the last the smallest; the order of the others does not matter.
+constexpr bool capacity_holds(const capacity& c) noexcept {
+    const auto& f = c.layers;
+    if (c.count == 0 || f.layers == 0) return false;
+    if (c.count == 1) return f(c.largest, true, true) >= f.layers;
+    const std::uint64_t total = f(c.largest, true, false) + f(c.smallest, false, true) + c.middle -
+                                f(c.largest, false, false) - f(c.smallest, false, false);
+    return total >= f.layers;
 }
 
 } // namespace detail::shard
@@ -944,17 +1267,20 @@ constexpr shard_plan plan_sharding(std::span<const accelerator_profile> devices,
     for (std::size_t k = 0; k < kinds.count; ++k) {
         group g = group_of(devices, kinds.kinds[k], q, false, options);
         if (g.count == 0) continue;
-        shard_plan p = plan_group(g, devices, links, m, q, shape, n, options);
+        if (!have) { // the first plan is kept whatever it says: plan it in place
+            plan_group(best, g, devices, links, m, q, shape, n, options);
+            have = true;
+            continue;
+        }
+        shard_plan p;
         p.cpu_excluded = best.cpu_excluded;
         p.truncated = best.truncated;
-        const bool better = !have || (p.fits && !best.fits) ||
+        plan_group(p, g, devices, links, m, q, shape, n, options);
+        const bool better = (p.fits && !best.fits) ||
                             (p.fits == best.fits &&
                              (p.fits ? p.decode_tokens_per_second > best.decode_tokens_per_second
                                      : p.usable_bytes > best.usable_bytes));
-        if (better) {
-            best = p;
-            have = true;
-        }
+        if (better) best = p;
     }
     return best;
 }
@@ -971,12 +1297,14 @@ constexpr quantization_choice suggest_quantization(std::span<const accelerator_p
                                                    const plan_options& options = {}) noexcept {
     using namespace detail::shard;
     quantization_choice out;
-    const auto kinds = kinds_of(devices, options);
+    member_list members;
+    const auto kinds = kinds_of(devices, options, &members);
     out.cpu_excluded = kinds.cpu_excluded;
     if (m.layers == 0 || (m.parameters == 0 && m.hidden_size == 0)) {
         out.outcome = plan_outcome::bad_model;
         return out;
     }
+
     // Candidates, most bits first (stable: table order among equals).
     std::array<quant_format, quant_format_count> cand{};
     std::size_t nc = 0;
@@ -992,45 +1320,64 @@ constexpr quantization_choice suggest_quantization(std::span<const accelerator_p
         cand[at] = row.id;
     }
     if (nc == 0) return out;
-    out.format = cand[nc - 1];
-    out.memory = estimate_memory(m, out.format, shape);
-    if (!kinds.any_memory) return out;
+    const auto smallest = [&] {
+        out.format = cand[nc - 1];
+        out.memory = estimate_memory(m, out.format, shape);
+        return out;
+    };
+    if (!kinds.any_memory) return smallest();
     out.outcome = plan_outcome::unsupported_format;
     bool runnable = false;
     // Device kinds whose speed can be estimated (memory bandwidth known) are tried first,
     // for every format: an integrated GPU with a large share of system memory and no
     // known bandwidth must not win over the discrete card beside it by holding a bigger
     // format. The others are tried only when nothing fits the first.
-    const auto estimable = [&](device_kind kind) {
-        for (const auto& d : devices)
-            if (d.kind == kind && d.memory_bandwidth_gbps && *d.memory_bandwidth_gbps > 0) return true;
-        return false;
-    };
+    const auto& estimable = kinds.estimable;
+    // What does not depend on the format (KV cache, overhead) is worked out once.
+    needs first_needs{};
+    bool have_first = false;
     for (int tier = 0; tier < 2; ++tier) {
         for (std::size_t lo = 0; lo < nc;) {
             std::size_t hi = lo;
             while (hi < nc && bits_per_weight(cand[hi]) == bits_per_weight(cand[lo])) ++hi;
+            std::array<bool, quant_format_count> dequantized{}; // some device dequantizes cand[c]
             for (int pass = 0; pass < 2; ++pass) {
                 const bool native_only = pass == 0;
                 for (std::size_t c = lo; c < hi; ++c) {
-                    const needs n = needs_of(m, cand[c], shape);
+                    // The second pass adds the devices that dequantize; without them the
+                    // groups are the first pass's, which did not fit.
+                    if (!native_only && !dequantized[c]) continue;
+                    needs n{};
+                    bool have_needs = false;
+                    const auto get_needs = [&]() -> const needs* {
+                        if (!have_needs) {
+                            n = needs_of(m, cand[c], shape, have_first ? &first_needs : nullptr);
+                            have_needs = true;
+                            if (!have_first) {
+                                first_needs = n;
+                                have_first = true;
+                            }
+                        }
+                        return &n;
+                    };
                     bool found = false;
                     for (std::size_t k = 0; k < kinds.count; ++k) {
-                        if (estimable(kinds.kinds[k]) != (tier == 0)) continue;
-                        const group g = group_of(devices, kinds.kinds[k], cand[c], native_only, options);
-                        if (g.count == 0) continue;
+                        if (estimable[static_cast<std::size_t>(kinds.kinds[k])] != (tier == 0)) continue;
+                        const auto cap =
+                            capacity_of(devices, members, kinds.kinds[k], cand[c], native_only, options, get_needs);
+                        if (cap.dequantized) dequantized[c] = true;
+                        if (cap.count == 0) continue;
                         runnable = true;
-                        std::uint64_t usable_bytes = 0;
-                        if (!group_fits(g, devices, n, options, usable_bytes)) continue;
-                        if (found && usable_bytes <= out.usable_bytes) continue;
+                        if (!capacity_holds(cap)) continue;
+                        if (found && cap.usable <= out.usable_bytes) continue;
                         found = true;
                         out.fits = true;
                         out.outcome = plan_outcome::fits;
                         out.format = cand[c];
                         out.support = native_only ? format_support::native : format_support::dequantized;
                         out.kind = kinds.kinds[k];
-                        out.devices = static_cast<std::uint32_t>(g.count);
-                        out.usable_bytes = usable_bytes;
+                        out.devices = static_cast<std::uint32_t>(cap.count);
+                        out.usable_bytes = cap.usable;
                         out.memory = n.memory;
                     }
                     if (found) return out;
@@ -1040,7 +1387,7 @@ constexpr quantization_choice suggest_quantization(std::span<const accelerator_p
         }
     }
     if (runnable) out.outcome = plan_outcome::too_large;
-    return out;
+    return smallest();
 }
 
 AI_HWACCEL_NAMESPACE_END

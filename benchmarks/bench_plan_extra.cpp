@@ -1,0 +1,120 @@
+// Planner cases beyond bench_core's H100 cluster: clusters without links (pipelines
+// over single devices), islands of mixed cards, two device kinds, one replica spread over
+// every card, and suggest_quantization walking far down the format table.
+//   ./build/benchmarks/bench_plan_extra
+#include <ai_hwaccel/ai_hwaccel.hpp>
+
+#include <benchmark/benchmark.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace ah = ai_hwaccel;
+
+namespace {
+
+struct cluster {
+    std::vector<ah::accelerator_profile> devices;
+    std::vector<ah::interconnect> links;
+};
+
+ah::interconnect link(ah::interconnect_kind kind, ah::link_scope scope, double gbps,
+                      std::vector<std::uint32_t> devices) {
+    ah::interconnect l;
+    l.kind = kind;
+    l.scope = scope;
+    l.name = std::string(ah::to_string(kind));
+    l.bandwidth_gbps = {gbps, ah::origin::user};
+    l.devices = std::move(devices);
+    return l;
+}
+
+ah::accelerator_profile card(const char* name, std::uint32_t index) {
+    return ah::profile_from_spec(*ah::find_device(name), index);
+}
+
+// `n` cards named in turn from `names`, joined `island` at a time by `kind` (none: PCIe
+// only), InfiniBand between the islands.
+cluster make(std::vector<const char*> names, std::uint32_t n, std::uint32_t island, ah::interconnect_kind kind,
+             double gbps) {
+    cluster c;
+    for (std::uint32_t i = 0; i < n; ++i) c.devices.push_back(card(names[i % names.size()], i));
+    for (std::uint32_t first = 0; island != 0 && first < n; first += island) {
+        std::vector<std::uint32_t> members;
+        for (std::uint32_t i = first; i < n && i < first + island; ++i) members.push_back(i);
+        c.links.push_back(link(kind, ah::link_scope::intra_node, gbps, std::move(members)));
+    }
+    if (island != 0 && n > island)
+        c.links.push_back(link(ah::interconnect_kind::infiniband, ah::link_scope::inter_node, 100, {}));
+    return c;
+}
+
+const ah::model_spec& model(const char* id) { return *ah::find_model(id); }
+
+void label(benchmark::State& state, const ah::shard_plan& p) {
+    state.SetLabel(std::string(ah::to_string(p.strategy)) + " tp=" + std::to_string(p.tensor_parallel) +
+                   " stages=" + std::to_string(p.stages) + " replicas=" + std::to_string(p.replicas));
+}
+
+void run_plan(benchmark::State& state, const cluster& c, const ah::model_spec& m, ah::quant_format q,
+              const ah::plan_options& o = {}) {
+    for (auto _ : state) benchmark::DoNotOptimize(ah::plan_sharding(c.devices, c.links, m, q, {}, o));
+    label(state, ah::plan_sharding(c.devices, c.links, m, q, {}, o));
+}
+
+// H100 SXM over PCIe only: every replica a pipeline of single cards.
+void plan_pcie_h100(benchmark::State& state, const char* id) {
+    const auto c = make({"H100 SXM"}, static_cast<std::uint32_t>(state.range(0)), 0, ah::interconnect_kind::none, 0);
+    run_plan(state, c, model(id), ah::quant_format::bf16);
+}
+
+// H100 SXM and H200 in turn inside NVSwitch nodes of 8: islands of unequal cards.
+void plan_mixed_nodes(benchmark::State& state, const char* id) {
+    const auto c = make({"H100 SXM", "NVIDIA H200"}, static_cast<std::uint32_t>(state.range(0)), 8,
+                        ah::interconnect_kind::nvswitch, 900);
+    run_plan(state, c, model(id), ah::quant_format::fp8_e4m3);
+}
+
+// RTX 3060 / 4090 / 3090 in turn over PCIe: a workstation farm of three card sizes.
+void plan_consumer_mix(benchmark::State& state, const char* id) {
+    const auto c = make({"RTX 3060", "RTX 4090", "RTX 3090"}, static_cast<std::uint32_t>(state.range(0)), 0,
+                        ah::interconnect_kind::none, 0);
+    run_plan(state, c, model(id), ah::quant_format::q4_k_m);
+}
+
+// MI300X (XGMI per 8) and H100 PCIe in turn: two kinds, one plan each, the faster kept.
+void plan_two_kinds(benchmark::State& state, const char* id) {
+    const auto c = make({"MI300X", "NVIDIA H100 PCIe"}, static_cast<std::uint32_t>(state.range(0)), 0,
+                        ah::interconnect_kind::none, 0);
+    run_plan(state, c, model(id), ah::quant_format::bf16);
+}
+
+// One replica over every card of the benchmark cluster.
+void plan_spread(benchmark::State& state, const char* id) {
+    const auto c = make({"H100 SXM"}, static_cast<std::uint32_t>(state.range(0)), 8, ah::interconnect_kind::nvswitch,
+                        900);
+    ah::plan_options o;
+    o.spread = true;
+    run_plan(state, c, model(id), ah::quant_format::bf16, o);
+}
+
+// suggest_quantization on cards too small for most formats: it walks the table down.
+void suggest_small_cards(benchmark::State& state, const char* id) {
+    const auto c = make({"RTX 3060"}, static_cast<std::uint32_t>(state.range(0)), 0, ah::interconnect_kind::none, 0);
+    const auto& m = model(id);
+    for (auto _ : state) benchmark::DoNotOptimize(ah::suggest_quantization(c.devices, m));
+    const auto q = ah::suggest_quantization(c.devices, m);
+    state.SetLabel(q.fits ? std::string(ah::to_string(q.format)) + " on " + std::to_string(q.devices) : "fits nowhere");
+}
+
+BENCHMARK_CAPTURE(plan_pcie_h100, llama_3_1_405b_bf16, "llama-3.1-405b")->Arg(16)->Arg(128);
+BENCHMARK_CAPTURE(plan_mixed_nodes, llama_3_1_405b_fp8, "llama-3.1-405b")->Arg(16)->Arg(128);
+BENCHMARK_CAPTURE(plan_consumer_mix, llama_3_1_70b_q4_k_m, "llama-3.1-70b")->Arg(12)->Arg(128);
+BENCHMARK_CAPTURE(plan_two_kinds, llama_3_1_70b_bf16, "llama-3.1-70b")->Arg(16)->Arg(128);
+BENCHMARK_CAPTURE(plan_spread, llama_3_1_70b_bf16, "llama-3.1-70b")->Arg(16)->Arg(128);
+BENCHMARK_CAPTURE(suggest_small_cards, llama_3_1_405b, "llama-3.1-405b")->Arg(4)->Arg(128);
+
+} // namespace
+
+BENCHMARK_MAIN();
