@@ -5,6 +5,7 @@
 # output replayed from the machine's ai-hwaccel-tools folder).
 #   benchmarks/process_time.sh [-n RUNS] PATH/TO/ai-hwaccel
 set -euo pipefail
+[ -n "${EPOCHREALTIME:-}" ] || { echo "$0: needs bash 5 (EPOCHREALTIME)" >&2; exit 2; }
 runs=20
 while getopts "n:" opt; do
   case $opt in
@@ -21,11 +22,12 @@ measure() { # label, then the command line
   local label=$1; shift
   local times=()
   for ((i = 0; i < runs; i++)); do
+    # Bash's own clock: `$(date)` would add a process start (about 1 ms) to each run.
     local t0 t1
-    t0=$(date +%s%N)
+    t0=${EPOCHREALTIME/./}
     "$@" >/dev/null 2>&1 || true
-    t1=$(date +%s%N)
-    times+=($(( (t1 - t0) / 1000 )))
+    t1=${EPOCHREALTIME/./}
+    times+=($((t1 - t0)))
   done
   mapfile -t sorted < <(printf '%s\n' "${times[@]}" | sort -n)
   local best=${sorted[0]} median=${sorted[$((runs / 2))]}

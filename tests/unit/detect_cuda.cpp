@@ -298,6 +298,7 @@ TEST_CASE("cuda_probe: NVML and nvidia-smi give the same devices for one fixture
 
     ah::cuda_probe through_nvml;
     through_nvml.nvml.library = AI_HWACCEL_FAKE_NVML;
+    through_nvml.nvml_needs_driver = false; // this machine has no NVIDIA driver
     const auto a = through_nvml.probe(live_without_tools());
     INFO(test::warnings_text(a.warnings));
     CHECK(a.warnings.empty());
@@ -318,6 +319,7 @@ TEST_CASE("cuda_probe: a failing NVML falls back to nvidia-smi and says why") {
     scoped_env mode("AI_HWACCEL_FAKE_NVML_MODE", "init-fails");
     ah::cuda_probe p;
     p.nvml.library = AI_HWACCEL_FAKE_NVML;
+    p.nvml_needs_driver = false;
     const auto out = p.probe(live_without_tools()); // and no nvidia-smi either
     CHECK(out.devices.empty());
     // The first warning is NVML's; a machine with an NVIDIA card adds nvidia-smi's absence.
@@ -334,6 +336,19 @@ TEST_CASE("cuda_probe: no NVML on the machine is not worth a warning") {
     const auto out = p.probe(live_without_tools());
     CHECK(out.devices.empty());
     for (const auto& w : out.warnings) CHECK(w.subject != "NVML");
+}
+
+TEST_CASE("cuda_probe: NVML is not looked for where no NVIDIA driver shows") {
+    // The stand-in would refuse to start and so warn, were it loaded.
+    scoped_env mode("AI_HWACCEL_FAKE_NVML_MODE", "init-fails");
+    ah::cuda_probe p;
+    p.nvml.library = AI_HWACCEL_FAKE_NVML;
+    const auto sys = live_without_tools();
+    const bool driver = sys.exists("/proc/driver/nvidia") || sys.exists("/dev/nvidiactl") || sys.exists("/dev/dxg");
+    const auto out = p.probe(sys);
+    bool nvml_warned = false;
+    for (const auto& w : out.warnings) nvml_warned = nvml_warned || w.subject == "NVML";
+    CHECK(nvml_warned == driver);
 }
 
 TEST_CASE("cuda_probe: a machine tree never loads NVML") {
