@@ -13155,6 +13155,11 @@ struct cuda_probe {
 #endif
     /// Whether to try NVML before nvidia-smi on the live machine.
     bool use_nvml = true;
+    /// Try NVML only where an NVIDIA driver shows: its /proc entry or control device (a
+    /// GPU container has both) or WSL's GPU device. Without a driver NVML cannot start,
+    /// and looking for the library (a loader search, on its own thread) is most of what
+    /// a detection costs on a machine with no NVIDIA GPU (about 1 ms).
+    bool nvml_needs_driver = true;
 
     template <system_view S>
     probe_output probe(const S& sys) const {
@@ -13162,7 +13167,7 @@ struct cuda_probe {
 #if AI_HWACCEL_OS_LINUX
         // Only a live view can load a library; a machine tree describes another machine.
         if constexpr (requires { sys.replays_tools(); }) {
-            if (use_nvml && !sys.replays_tools()) {
+            if (use_nvml && !sys.replays_tools() && (!nvml_needs_driver || driver_shows(sys))) {
                 nvml_result r = query_nvml(nvml);
                 if (r.status == nvml_status::ok && !r.mig_enabled) {
                     out.devices = std::move(r.devices);
@@ -13182,6 +13187,11 @@ struct cuda_probe {
     }
 
 private:
+    template <system_view S>
+    static bool driver_shows(const S& sys) {
+        return sys.exists("/proc/driver/nvidia") || sys.exists("/dev/nvidiactl") || sys.exists("/dev/dxg");
+    }
+
     // The GPUs from nvidia-smi, or from the driver's files without it. False when there is
     // nothing more to ask nvidia-smi.
     template <system_view S>
