@@ -42,7 +42,7 @@ constexpr std::string_view gather_help =
     "                   write it as a tarball instead (made by the system's tar)\n"
     "  --force          write into a folder that is not empty, or replace an existing tarball\n"
     "\n"
-    "NVML is not used while gathering: nvidia-smi is run so that its output can be kept.\n"
+    "NVML is not used while gathering: NVIDIA's command-line tool runs instead, so that its output can be kept.\n"
     "Review what was gathered before sharing it: it can hold serial numbers, UUIDs, host\n"
     "names and the values of the environment variables the probes read.\n";
 

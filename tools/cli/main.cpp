@@ -192,7 +192,7 @@ struct column_info {
 
 inline constexpr std::array column_table{
     column_info{column::row, "row", "#", "place in detection order (the JSON devices array), kept when sorted"},
-    column_info{column::index, "index", "index", "the backend's own index (nvidia-smi index, DRM card number, ...)"},
+    column_info{column::index, "index", "index", "the backend's own index (the vendor tool's GPU index, DRM card number, ...)"},
     column_info{column::kind, "kind", "kind", "what the backend reports: cpu, cuda_gpu, rocm_gpu, tpu, gaudi, ..."},
     column_info{column::family, "family", "family", "cpu, gpu, npu, tpu or ai_asic"},
     column_info{column::vendor, "vendor", "vendor", "the maker: nvidia, amd, intel, google, ..."},
