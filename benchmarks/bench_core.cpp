@@ -7,6 +7,8 @@
 
 #include <benchmark/benchmark.h>
 
+#include "planning_fixtures.hpp"
+
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -121,16 +123,7 @@ struct cluster {
     std::vector<ah::interconnect> links;
 };
 
-ah::interconnect link(ah::interconnect_kind kind, ah::link_scope scope, double gbps,
-                      std::vector<std::uint32_t> devices) {
-    ah::interconnect l;
-    l.kind = kind;
-    l.scope = scope;
-    l.name = std::string(ah::to_string(kind));
-    l.bandwidth_gbps = {gbps, ah::origin::user};
-    l.devices = std::move(devices);
-    return l;
-}
+using bench::link;
 
 // `n` H100 SXM: one NVSwitch per 8 GPUs (or per node of fewer), InfiniBand between nodes.
 cluster h100_cluster(std::uint32_t n) {

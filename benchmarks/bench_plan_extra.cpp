@@ -6,6 +6,8 @@
 
 #include <benchmark/benchmark.h>
 
+#include "planning_fixtures.hpp"
+
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -19,16 +21,7 @@ struct cluster {
     std::vector<ah::interconnect> links;
 };
 
-ah::interconnect link(ah::interconnect_kind kind, ah::link_scope scope, double gbps,
-                      std::vector<std::uint32_t> devices) {
-    ah::interconnect l;
-    l.kind = kind;
-    l.scope = scope;
-    l.name = std::string(ah::to_string(kind));
-    l.bandwidth_gbps = {gbps, ah::origin::user};
-    l.devices = std::move(devices);
-    return l;
-}
+using bench::link;
 
 ah::accelerator_profile card(const char* name, std::uint32_t index) {
     return ah::profile_from_spec(*ah::find_device(name), index);

@@ -2253,12 +2253,22 @@ inline void build_env(spawn_plan& plan, const std::vector<std::string>& dirs) {
     plan.envp.push_back(nullptr);
 }
 
+// Owns one file descriptor (also used by detect/record.hpp's tree writer).
 class fd_guard {
 public:
     explicit fd_guard(int fd = -1) noexcept : fd_(fd) {}
     ~fd_guard() { reset(); }
     fd_guard(const fd_guard&) = delete;
     fd_guard& operator=(const fd_guard&) = delete;
+    fd_guard(fd_guard&& o) noexcept : fd_(o.fd_) { o.fd_ = -1; }
+    fd_guard& operator=(fd_guard&& o) noexcept {
+        if (this != &o) {
+            reset();
+            fd_ = o.fd_;
+            o.fd_ = -1;
+        }
+        return *this;
+    }
     int get() const noexcept { return fd_; }
     void reset() noexcept {
         if (fd_ >= 0) ::close(fd_);
@@ -24947,31 +24957,6 @@ inline tree_plan plan_tree(const machine_recording& rec) {
 
 #if AI_HWACCEL_OS_LINUX || AI_HWACCEL_OS_MACOS
 
-class fd_guard {
-public:
-    explicit fd_guard(int fd = -1) noexcept : fd_(fd) {}
-    fd_guard(const fd_guard&) = delete;
-    fd_guard& operator=(const fd_guard&) = delete;
-    fd_guard(fd_guard&& o) noexcept : fd_(o.fd_) { o.fd_ = -1; }
-    fd_guard& operator=(fd_guard&& o) noexcept {
-        if (this != &o) {
-            reset();
-            fd_ = o.fd_;
-            o.fd_ = -1;
-        }
-        return *this;
-    }
-    ~fd_guard() { reset(); }
-    int get() const noexcept { return fd_; }
-    void reset() noexcept {
-        if (fd_ >= 0) ::close(fd_);
-        fd_ = -1;
-    }
-
-private:
-    int fd_;
-};
-
 inline std::string errno_text(int e) { return std::strerror(e); }
 
 inline constexpr int dir_flags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC;
@@ -25064,6 +25049,7 @@ inline machine_tree_result write_machine_tree(const machine_recording& rec, cons
         result.message = "cannot create '" + dir + "': " + errno_text(errno);
         return result;
     }
+    using detail::fd_guard;
     fd_guard root(::open(dir.c_str(), dir_flags));
     if (root.get() < 0) {
         result.message = "'" + dir + "' is not a folder that can be written (" + errno_text(errno) +

@@ -270,12 +270,22 @@ inline void build_env(spawn_plan& plan, const std::vector<std::string>& dirs) {
     plan.envp.push_back(nullptr);
 }
 
+// Owns one file descriptor (also used by detect/record.hpp's tree writer).
 class fd_guard {
 public:
     explicit fd_guard(int fd = -1) noexcept : fd_(fd) {}
     ~fd_guard() { reset(); }
     fd_guard(const fd_guard&) = delete;
     fd_guard& operator=(const fd_guard&) = delete;
+    fd_guard(fd_guard&& o) noexcept : fd_(o.fd_) { o.fd_ = -1; }
+    fd_guard& operator=(fd_guard&& o) noexcept {
+        if (this != &o) {
+            reset();
+            fd_ = o.fd_;
+            o.fd_ = -1;
+        }
+        return *this;
+    }
     int get() const noexcept { return fd_; }
     void reset() noexcept {
         if (fd_ >= 0) ::close(fd_);
