@@ -6,8 +6,8 @@
 //                      .with_host()
 //                      .run_timed(ai_hwaccel::host_system{});      // registry + timings
 //
-// The orchestrator runs the enabled probes in parallel (one thread each; detection takes
-// about as long as the slowest probe, not the sum), times each, concatenates what they
+// The orchestrator runs the enabled probes in parallel (on as many threads as the machine
+// has, at least four; detection takes about as long as the slowest probe, not the sum), times each, concatenates what they
 // found (the host's CPU first, then backends in table order), merges devices seen by
 // several backends (detect/merge.hpp), applies the *_VISIBLE_DEVICES variables, and
 // collects every warning. Nothing here throws for anything the machine does; with
@@ -48,6 +48,7 @@
 #include "ai_hwaccel/registry.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -391,22 +392,30 @@ private:
         tasks.push_back(task{&s, [&sys, &probe](slot& t) { t.out = probe.probe(sys); }});
     }
 
+    // A few workers take the next probe until none is left: as many as the machine has
+    // hardware threads, and at least four, since probes mostly wait on files and tools.
+    // (A thread per probe costs more to start than most probes take on a small machine.)
     static void run_parallel(std::vector<task>& tasks) {
+        const std::size_t hardware = std::max(4u, std::thread::hardware_concurrency());
+        const std::size_t workers = std::min(tasks.size(), hardware);
+        std::atomic<std::size_t> next{0};
+        auto work = [&tasks, &next] {
+            for (std::size_t i = next.fetch_add(1); i < tasks.size(); i = next.fetch_add(1)) tasks[i].run();
+        };
         std::vector<std::thread> threads;
-        threads.reserve(tasks.size() - 1);
-        // The first task runs on the calling thread.
-        for (std::size_t i = 1; i < tasks.size(); ++i) {
+        threads.reserve(workers - 1);
+        for (std::size_t w = 1; w < workers; ++w) {
 #if AI_HWACCEL_EXCEPTIONS
             try {
-                threads.emplace_back([&t = tasks[i]] { t.run(); });
+                threads.emplace_back(work);
             } catch (...) {
-                tasks[i].run(); // no thread to be had: run it here
+                break; // no thread to be had: the workers there are (this one at least) do the rest
             }
 #else
-            threads.emplace_back([&t = tasks[i]] { t.run(); });
+            threads.emplace_back(work);
 #endif
         }
-        tasks[0].run();
+        work(); // the calling thread is a worker too
         for (auto& t : threads) t.join();
     }
 
