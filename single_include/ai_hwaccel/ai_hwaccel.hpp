@@ -4376,6 +4376,153 @@ inline void nothing_found(capture_parse& out, std::string_view what) {
 
 } // namespace detail::formats
 
+namespace detail::parsing {
+
+// The CSV of a vendor tool's query mode (`nvidia-smi --query-gpu=… --format=csv`,
+// `hl-smi -Q … -f csv`): one line per device, comma-separated values, optionally under a
+// header line naming the fields, each with its unit in brackets ("memory.used [MiB]").
+// What differs between tools (the fields they know, the characters of their field names,
+// their markers for a missing value, how a cell becomes a profile) stays with the backend.
+
+// One field a reader maps: its name as the tool spells it, the reader's own id for it
+// (an enum whose `ignored` stands for a field it does not map), and the unit the tool
+// appends to its values unless told `nounits` ("" for none).
+template <class Field>
+struct query_field {
+    std::string_view name;
+    Field id;
+    std::string_view unit;
+};
+
+template <class Field, std::size_t N>
+constexpr const query_field<Field>* find_query_field(const query_field<Field> (&table)[N],
+                                                     std::string_view name) noexcept {
+    for (const auto& f : table)
+        if (f.name == name) return &f;
+    return nullptr;
+}
+
+// Whether `table` maps every name of `fields` (what a probe asks for). Compares names, not
+// the pointer find_query_field returns: GCC's sanitizers make a pointer test non-constant.
+template <class Names, class Field, std::size_t N>
+constexpr bool fields_are_mapped(const Names& fields, const query_field<Field> (&table)[N]) noexcept {
+    for (std::string_view f : fields) {
+        bool mapped = false;
+        for (const auto& row : table) mapped = mapped || row.name == f;
+        if (!mapped) return false;
+    }
+    return true;
+}
+
+// A header cell without its unit: "memory.total [MiB]" -> "memory.total".
+constexpr std::string_view header_name(std::string_view cell) noexcept {
+    cell = trim(cell);
+    if (const auto b = cell.find(" ["); b != std::string_view::npos && !cell.empty() && cell.back() == ']')
+        cell = trim(cell.substr(0, b));
+    return cell;
+}
+
+// A cell that can be a field name: lowercase letters, digits and the tool's own
+// `punctuation` ("._" for nvidia-smi), from a letter.
+constexpr bool looks_like_field_name(std::string_view s, std::string_view punctuation) noexcept {
+    if (s.empty() || !(s.front() >= 'a' && s.front() <= 'z')) return false;
+    for (char c : s)
+        if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || punctuation.find(c) != std::string_view::npos))
+            return false;
+    return true;
+}
+
+// Calls f(cell) for each comma-separated cell of `line`, trimmed.
+template <class F>
+constexpr void each_cell(std::string_view line, F&& f) {
+    for (;;) {
+        const auto comma = line.find(',');
+        f(trim(line.substr(0, comma)));
+        if (comma == std::string_view::npos) return;
+        line.remove_prefix(comma + 1);
+    }
+}
+
+// The header line of a query CSV: every cell a field name (units in brackets allowed), and
+// at least one a unit or a field of `table`, so a data row of lowercase words is not taken
+// for one.
+template <class Field, std::size_t N>
+constexpr bool is_query_header(std::string_view line, const query_field<Field> (&table)[N],
+                               std::string_view punctuation) noexcept {
+    bool all_names = true, anchored = false;
+    each_cell(line, [&](std::string_view cell) {
+        const auto n = header_name(cell);
+        if (!looks_like_field_name(n, punctuation)) all_names = false;
+        if (n.size() != cell.size() || find_query_field(table, n)) anchored = true;
+    });
+    return all_names && anchored;
+}
+
+// What every query CSV reader does around its rows: names the columns from `fields` (the
+// list given to the tool) or from a header line on the first non-blank line (which wins),
+// skips rows whose number of values is not the number of columns, stops after max_rows
+// rows, and reports all of it to `problems`. Each row that is kept goes to
+// row(line, number, columns), `columns` holding the field of each cell in order (an
+// `ignored` one for a name the table lacks).
+template <class Field, std::size_t N, class Row>
+void read_query_csv(std::string_view text, std::string_view fields, const query_field<Field> (&table)[N],
+                    std::string_view punctuation, problem_sink& problems, Row&& row) {
+    std::vector<const query_field<Field>*> columns;
+    auto set_columns = [&](std::string_view list, std::size_t line) {
+        columns.clear();
+        each_cell(list, [&](std::string_view cell) {
+            static constexpr query_field<Field> unmapped{"", Field::ignored, ""};
+            const auto n = header_name(cell);
+            const query_field<Field>* f = find_query_field(table, n);
+            if (!f) {
+                if (!looks_like_field_name(n, punctuation)) problems.add(line, "not a field name: " + quote_value(n));
+                f = &unmapped;
+            }
+            columns.push_back(f);
+        });
+    };
+    if (!trim(fields).empty()) set_columns(fields, 0);
+
+    std::size_t number = 0, rows = 0;
+    bool first = true;
+    detail::formats::each_line(text, [&](std::string_view line) {
+        ++number;
+        line = trim(line);
+        if (line.empty()) return true;
+        if (first) {
+            first = false;
+            if (is_query_header(line, table, punctuation)) {
+                const auto given = columns.size();
+                set_columns(line, number);
+                if (given != 0 && given != columns.size())
+                    problems.add(number, "the header names " + std::to_string(columns.size()) +
+                                             " fields, the query " + std::to_string(given) + "; the header is used");
+                return true;
+            }
+        }
+        if (columns.empty()) {
+            problems.add(0, "no header line and no field list: the columns cannot be named");
+            return false;
+        }
+        if (rows >= max_rows) {
+            problems.add(number, "more than " + std::to_string(max_rows) + " rows; the rest ignored");
+            return false;
+        }
+        std::size_t cells = 0;
+        each_cell(line, [&](std::string_view) { ++cells; });
+        if (cells != columns.size()) {
+            problems.add(number, std::to_string(cells) + " values for " + std::to_string(columns.size()) +
+                                     " fields; row skipped");
+            return true;
+        }
+        ++rows;
+        row(line, number, columns);
+        return true;
+    });
+}
+
+} // namespace detail::parsing
+
 AI_HWACCEL_NAMESPACE_END
 // ---- end ai_hwaccel/detect/capture.hpp
 // #include "ai_hwaccel/detect/system.hpp"
@@ -11186,11 +11333,8 @@ enum class field : std::uint8_t {
     pcie_width_max,
 };
 
-struct field_info {
-    std::string_view name;
-    field id;
-    std::string_view unit; ///< what `--format=csv` without nounits appends ("" for none)
-};
+// A mapped field; its unit is what `--format=csv` without nounits appends ("" for none).
+using field_info = detail::parsing::query_field<field>;
 
 // Every spelling nvidia-smi accepts for a mapped field (see `nvidia-smi --help-query-gpu`).
 inline constexpr field_info field_table[] = {
@@ -11223,59 +11367,21 @@ inline constexpr field_info field_table[] = {
 };
 
 constexpr const field_info* find_field(std::string_view name) noexcept {
-    for (const auto& f : field_table)
-        if (f.name == name) return &f;
-    return nullptr;
+    return detail::parsing::find_query_field(field_table, name);
 }
 
-// Compares names, not pointers: GCC's sanitizers make a pointer test non-constant.
-constexpr bool probe_fields_are_mapped() noexcept {
-    for (auto f : nvidia_smi_query_fields) {
-        bool mapped = false;
-        for (const auto& row : field_table) mapped = mapped || row.name == f;
-        if (!mapped) return false;
-    }
-    return true;
-}
-static_assert(probe_fields_are_mapped(), "nvidia_smi_query_fields: a field the parser does not map");
+static_assert(detail::parsing::fields_are_mapped(nvidia_smi_query_fields, field_table),
+              "nvidia_smi_query_fields: a field the parser does not map");
 
-// A header cell without its unit: "memory.total [MiB]" -> "memory.total".
-constexpr std::string_view header_name(std::string_view cell) noexcept {
-    cell = trim(cell);
-    if (const auto b = cell.find(" ["); b != std::string_view::npos && cell.back() == ']') cell = trim(cell.substr(0, b));
-    return cell;
-}
+using detail::parsing::each_cell;
+using detail::parsing::header_name;
 
-// A cell that can be a field name: lowercase letters, digits, '.' and '_', from a letter.
-constexpr bool looks_like_field_name(std::string_view s) noexcept {
-    if (s.empty() || !(s.front() >= 'a' && s.front() <= 'z')) return false;
-    for (char c : s)
-        if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '.' || c == '_')) return false;
-    return true;
-}
+// nvidia-smi's field names are lowercase letters, digits, '.' and '_'.
+inline constexpr std::string_view field_name_punctuation = "._";
 
-// Calls f(cell) for each comma-separated cell of `line`.
-template <class F>
-constexpr void each_cell(std::string_view line, F&& f) {
-    for (;;) {
-        const auto comma = line.find(',');
-        f(trim(line.substr(0, comma)));
-        if (comma == std::string_view::npos) return;
-        line.remove_prefix(comma + 1);
-    }
-}
-
-// The header line of `--format=csv`: every cell a field name (units in brackets allowed),
-// and at least one a unit or a field the library maps, so a data row of lowercase words
-// is not taken for one.
+// The header line of `--format=csv` (detail::parsing::is_query_header).
 constexpr bool is_header_line(std::string_view line) noexcept {
-    bool all_names = true, anchored = false;
-    each_cell(line, [&](std::string_view cell) {
-        const auto n = header_name(cell);
-        if (!looks_like_field_name(n)) all_names = false;
-        if (n.size() != cell.size() || find_field(n)) anchored = true;
-    });
-    return all_names && anchored;
+    return detail::parsing::is_query_header(line, field_table, field_name_punctuation);
 }
 
 // "[N/A]", "[Not Supported]", "N/A", …: the tool's way of saying "unknown".
@@ -11473,58 +11579,11 @@ inline nvidia_query_result parse_nvidia_smi_query_csv(std::string_view text, std
     using namespace detail::nvidia;
     nvidia_query_result r;
     problem_sink problems{r.problems};
-    std::vector<const field_info*> columns;
-    auto set_columns = [&](std::string_view list, std::size_t line) {
-        columns.clear();
-        each_cell(list, [&](std::string_view cell) {
-            const auto n = header_name(cell);
-            static constexpr field_info unmapped{"", field::ignored, ""};
-            const field_info* f = find_field(n);
-            if (!f) {
-                if (!looks_like_field_name(n)) problems.add(line, "not a field name: " + quote_value(n));
-                f = &unmapped;
-            }
-            columns.push_back(f);
-        });
-    };
-    if (!detail::trim(fields).empty()) set_columns(fields, 0);
-
-    std::size_t number = 0;
-    bool first = true;
-    detail::formats::each_line(text, [&](std::string_view line) {
-        ++number;
-        line = detail::trim(line);
-        if (line.empty()) return true;
-        if (first) {
-            first = false;
-            if (detail::nvidia::is_header_line(line)) {
-                const auto given = columns.size();
-                set_columns(line, number);
-                if (given != 0 && given != columns.size())
-                    problems.add(number, "the header names " + std::to_string(columns.size()) +
-                                             " fields, the query " + std::to_string(given) + "; the header is used");
-                return true;
-            }
-        }
-        if (columns.empty()) {
-            problems.add(0, "no header line and no field list: the columns cannot be named");
-            return false;
-        }
-        if (r.devices.size() >= max_rows) {
-            problems.add(number, "more than " + std::to_string(max_rows) + " rows; the rest ignored");
-            return false;
-        }
-        std::size_t cells = 0;
-        detail::nvidia::each_cell(line, [&](std::string_view) { ++cells; });
-        if (cells != columns.size()) {
-            problems.add(number, std::to_string(cells) + " values for " + std::to_string(columns.size()) +
-                                     " fields; row skipped");
-            return true;
-        }
+    auto add_row = [&](std::string_view line, std::size_t number, const auto& columns) {
         accelerator_profile p = blank_gpu(static_cast<std::uint32_t>(r.devices.size()));
         row_extras extras;
         std::size_t col = 0;
-        detail::nvidia::each_cell(line, [&](std::string_view cell) {
+        each_cell(line, [&](std::string_view cell) {
             auto msg = apply_cell(*columns[col++], cell, p, extras);
             if (!msg.empty()) problems.add(number, std::move(msg));
         });
@@ -11532,8 +11591,8 @@ inline nvidia_query_result parse_nvidia_smi_query_csv(std::string_view text, std
         r.devices.push_back(p);
         r.max_memory_clock_mhz.push_back(extras.mem_clock);
         r.mig_enabled.push_back(extras.mig);
-        return true;
-    });
+    };
+    detail::parsing::read_query_csv(text, fields, field_table, field_name_punctuation, problems, add_row);
     problems.finish();
     return r;
 }
@@ -15747,11 +15806,8 @@ enum class field : std::uint8_t {
     utilization,
 };
 
-struct field_info {
-    std::string_view name;
-    field id;
-    std::string_view unit; ///< what hl-smi appends without `nounits` ("" for none)
-};
+// A mapped field; its unit is what hl-smi appends without `nounits` ("" for none).
+using field_info = detail::parsing::query_field<field>;
 
 // The documented -Q fields the library maps, and power.max, which hl-smi also accepts
 // (all-smi's Gaudi collector queries it; `hl-smi -q` prints it as "Power Max").
@@ -15772,46 +15828,18 @@ inline constexpr field_info field_table[] = {
 };
 
 constexpr const field_info* find_field(std::string_view name) noexcept {
-    for (const auto& f : field_table)
-        if (f.name == name) return &f;
-    return nullptr;
+    return detail::parsing::find_query_field(field_table, name);
 }
 
-constexpr bool probe_fields_are_mapped() noexcept {
-    for (auto f : hl_smi_query_fields) {
-        bool mapped = false;
-        for (const auto& row : field_table) mapped = mapped || row.name == f;
-        if (!mapped) return false;
-    }
-    return true;
-}
-static_assert(probe_fields_are_mapped(), "hl_smi_query_fields: a field the parser does not map");
+static_assert(detail::parsing::fields_are_mapped(hl_smi_query_fields, field_table),
+              "hl_smi_query_fields: a field the parser does not map");
 
-// A header cell without its unit: "memory.total [MiB]" -> "memory.total".
-constexpr std::string_view header_name(std::string_view cell) noexcept {
-    cell = trim(cell);
-    if (const auto b = cell.find(" ["); b != std::string_view::npos && !cell.empty() && cell.back() == ']')
-        cell = trim(cell.substr(0, b));
-    return cell;
-}
+using detail::parsing::each_cell;
+using detail::parsing::header_name;
 
-// Lowercase letters, digits, '.', '_' and '-' (ecc.errors.dram-corrected…), from a letter.
-constexpr bool looks_like_field_name(std::string_view s) noexcept {
-    if (s.empty() || !(s.front() >= 'a' && s.front() <= 'z')) return false;
-    for (char c : s)
-        if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '-')) return false;
-    return true;
-}
-
-template <class F>
-constexpr void each_cell(std::string_view line, F&& f) {
-    for (;;) {
-        const auto comma = line.find(',');
-        f(trim(line.substr(0, comma)));
-        if (comma == std::string_view::npos) return;
-        line.remove_prefix(comma + 1);
-    }
-}
+// hl-smi's field names are lowercase letters, digits, '.', '_' and '-'
+// (ecc.errors.dram-corrected…).
+inline constexpr std::string_view field_name_punctuation = "._-";
 
 // A field only hl-smi has: nvidia-smi's names end in ".gpu", never ".aip", and it has no
 // module_id.
@@ -15819,16 +15847,9 @@ constexpr bool is_hl_smi_only(std::string_view n) noexcept {
     return n == "module_id" || n.ends_with(".aip");
 }
 
-// The header line of `-f csv`: every cell a field name (units in brackets allowed), and
-// at least one a unit or a mapped field, so a row of lowercase words is not taken for one.
+// The header line of `-f csv` (detail::parsing::is_query_header).
 constexpr bool is_header_line(std::string_view line) noexcept {
-    bool all_names = true, anchored = false;
-    each_cell(line, [&](std::string_view cell) {
-        const auto n = header_name(cell);
-        if (!looks_like_field_name(n)) all_names = false;
-        if (n.size() != cell.size() || find_field(n)) anchored = true;
-    });
-    return all_names && anchored;
+    return detail::parsing::is_query_header(line, field_table, field_name_punctuation);
 }
 
 constexpr bool is_unavailable(std::string_view v) noexcept {
@@ -16001,54 +16022,7 @@ inline hl_smi_result parse_hl_smi_query_csv(std::string_view text, std::string_v
     using namespace detail::gaudi;
     hl_smi_result r;
     problem_sink problems{r.problems};
-    std::vector<const field_info*> columns;
-    auto set_columns = [&](std::string_view list, std::size_t line) {
-        columns.clear();
-        each_cell(list, [&](std::string_view cell) {
-            static constexpr field_info unmapped{"", field::ignored, ""};
-            const auto n = header_name(cell);
-            const field_info* f = find_field(n);
-            if (!f) {
-                if (!looks_like_field_name(n)) problems.add(line, "not a field name: " + quote_value(n));
-                f = &unmapped;
-            }
-            columns.push_back(f);
-        });
-    };
-    if (!detail::trim(fields).empty()) set_columns(fields, 0);
-
-    std::size_t number = 0;
-    bool first = true;
-    detail::formats::each_line(text, [&](std::string_view line) {
-        ++number;
-        line = detail::trim(line);
-        if (line.empty()) return true;
-        if (first) {
-            first = false;
-            if (is_header_line(line)) {
-                const auto given = columns.size();
-                set_columns(line, number);
-                if (given != 0 && given != columns.size())
-                    problems.add(number, "the header names " + std::to_string(columns.size()) +
-                                             " fields, the query " + std::to_string(given) + "; the header is used");
-                return true;
-            }
-        }
-        if (columns.empty()) {
-            problems.add(0, "no header line and no field list: the columns cannot be named");
-            return false;
-        }
-        if (r.devices.size() >= max_rows) {
-            problems.add(number, "more than " + std::to_string(max_rows) + " rows; the rest ignored");
-            return false;
-        }
-        std::size_t cells = 0;
-        each_cell(line, [&](std::string_view) { ++cells; });
-        if (cells != columns.size()) {
-            problems.add(number, std::to_string(cells) + " values for " + std::to_string(columns.size()) +
-                                     " fields; row skipped");
-            return true;
-        }
+    auto add_row = [&](std::string_view line, std::size_t number, const auto& columns) {
         accelerator_profile p = blank_gaudi(static_cast<std::uint32_t>(r.devices.size()));
         std::optional<std::uint32_t> module;
         std::size_t col = 0;
@@ -16059,8 +16033,8 @@ inline hl_smi_result parse_hl_smi_query_csv(std::string_view text, std::string_v
         match_catalogue(p);
         r.devices.push_back(p);
         r.module_ids.push_back(module);
-        return true;
-    });
+    };
+    detail::parsing::read_query_csv(text, fields, field_table, field_name_punctuation, problems, add_row);
     problems.finish();
     return r;
 }

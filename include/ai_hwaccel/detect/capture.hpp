@@ -173,4 +173,151 @@ inline void nothing_found(capture_parse& out, std::string_view what) {
 
 } // namespace detail::formats
 
+namespace detail::parsing {
+
+// The CSV of a vendor tool's query mode (`nvidia-smi --query-gpu=… --format=csv`,
+// `hl-smi -Q … -f csv`): one line per device, comma-separated values, optionally under a
+// header line naming the fields, each with its unit in brackets ("memory.used [MiB]").
+// What differs between tools (the fields they know, the characters of their field names,
+// their markers for a missing value, how a cell becomes a profile) stays with the backend.
+
+// One field a reader maps: its name as the tool spells it, the reader's own id for it
+// (an enum whose `ignored` stands for a field it does not map), and the unit the tool
+// appends to its values unless told `nounits` ("" for none).
+template <class Field>
+struct query_field {
+    std::string_view name;
+    Field id;
+    std::string_view unit;
+};
+
+template <class Field, std::size_t N>
+constexpr const query_field<Field>* find_query_field(const query_field<Field> (&table)[N],
+                                                     std::string_view name) noexcept {
+    for (const auto& f : table)
+        if (f.name == name) return &f;
+    return nullptr;
+}
+
+// Whether `table` maps every name of `fields` (what a probe asks for). Compares names, not
+// the pointer find_query_field returns: GCC's sanitizers make a pointer test non-constant.
+template <class Names, class Field, std::size_t N>
+constexpr bool fields_are_mapped(const Names& fields, const query_field<Field> (&table)[N]) noexcept {
+    for (std::string_view f : fields) {
+        bool mapped = false;
+        for (const auto& row : table) mapped = mapped || row.name == f;
+        if (!mapped) return false;
+    }
+    return true;
+}
+
+// A header cell without its unit: "memory.total [MiB]" -> "memory.total".
+constexpr std::string_view header_name(std::string_view cell) noexcept {
+    cell = trim(cell);
+    if (const auto b = cell.find(" ["); b != std::string_view::npos && !cell.empty() && cell.back() == ']')
+        cell = trim(cell.substr(0, b));
+    return cell;
+}
+
+// A cell that can be a field name: lowercase letters, digits and the tool's own
+// `punctuation` ("._" for nvidia-smi), from a letter.
+constexpr bool looks_like_field_name(std::string_view s, std::string_view punctuation) noexcept {
+    if (s.empty() || !(s.front() >= 'a' && s.front() <= 'z')) return false;
+    for (char c : s)
+        if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || punctuation.find(c) != std::string_view::npos))
+            return false;
+    return true;
+}
+
+// Calls f(cell) for each comma-separated cell of `line`, trimmed.
+template <class F>
+constexpr void each_cell(std::string_view line, F&& f) {
+    for (;;) {
+        const auto comma = line.find(',');
+        f(trim(line.substr(0, comma)));
+        if (comma == std::string_view::npos) return;
+        line.remove_prefix(comma + 1);
+    }
+}
+
+// The header line of a query CSV: every cell a field name (units in brackets allowed), and
+// at least one a unit or a field of `table`, so a data row of lowercase words is not taken
+// for one.
+template <class Field, std::size_t N>
+constexpr bool is_query_header(std::string_view line, const query_field<Field> (&table)[N],
+                               std::string_view punctuation) noexcept {
+    bool all_names = true, anchored = false;
+    each_cell(line, [&](std::string_view cell) {
+        const auto n = header_name(cell);
+        if (!looks_like_field_name(n, punctuation)) all_names = false;
+        if (n.size() != cell.size() || find_query_field(table, n)) anchored = true;
+    });
+    return all_names && anchored;
+}
+
+// What every query CSV reader does around its rows: names the columns from `fields` (the
+// list given to the tool) or from a header line on the first non-blank line (which wins),
+// skips rows whose number of values is not the number of columns, stops after max_rows
+// rows, and reports all of it to `problems`. Each row that is kept goes to
+// row(line, number, columns), `columns` holding the field of each cell in order (an
+// `ignored` one for a name the table lacks).
+template <class Field, std::size_t N, class Row>
+void read_query_csv(std::string_view text, std::string_view fields, const query_field<Field> (&table)[N],
+                    std::string_view punctuation, problem_sink& problems, Row&& row) {
+    std::vector<const query_field<Field>*> columns;
+    auto set_columns = [&](std::string_view list, std::size_t line) {
+        columns.clear();
+        each_cell(list, [&](std::string_view cell) {
+            static constexpr query_field<Field> unmapped{"", Field::ignored, ""};
+            const auto n = header_name(cell);
+            const query_field<Field>* f = find_query_field(table, n);
+            if (!f) {
+                if (!looks_like_field_name(n, punctuation)) problems.add(line, "not a field name: " + quote_value(n));
+                f = &unmapped;
+            }
+            columns.push_back(f);
+        });
+    };
+    if (!trim(fields).empty()) set_columns(fields, 0);
+
+    std::size_t number = 0, rows = 0;
+    bool first = true;
+    detail::formats::each_line(text, [&](std::string_view line) {
+        ++number;
+        line = trim(line);
+        if (line.empty()) return true;
+        if (first) {
+            first = false;
+            if (is_query_header(line, table, punctuation)) {
+                const auto given = columns.size();
+                set_columns(line, number);
+                if (given != 0 && given != columns.size())
+                    problems.add(number, "the header names " + std::to_string(columns.size()) +
+                                             " fields, the query " + std::to_string(given) + "; the header is used");
+                return true;
+            }
+        }
+        if (columns.empty()) {
+            problems.add(0, "no header line and no field list: the columns cannot be named");
+            return false;
+        }
+        if (rows >= max_rows) {
+            problems.add(number, "more than " + std::to_string(max_rows) + " rows; the rest ignored");
+            return false;
+        }
+        std::size_t cells = 0;
+        each_cell(line, [&](std::string_view) { ++cells; });
+        if (cells != columns.size()) {
+            problems.add(number, std::to_string(cells) + " values for " + std::to_string(columns.size()) +
+                                     " fields; row skipped");
+            return true;
+        }
+        ++rows;
+        row(line, number, columns);
+        return true;
+    });
+}
+
+} // namespace detail::parsing
+
 AI_HWACCEL_NAMESPACE_END

@@ -103,11 +103,8 @@ enum class field : std::uint8_t {
     utilization,
 };
 
-struct field_info {
-    std::string_view name;
-    field id;
-    std::string_view unit; ///< what hl-smi appends without `nounits` ("" for none)
-};
+// A mapped field; its unit is what hl-smi appends without `nounits` ("" for none).
+using field_info = detail::parsing::query_field<field>;
 
 // The documented -Q fields the library maps, and power.max, which hl-smi also accepts
 // (all-smi's Gaudi collector queries it; `hl-smi -q` prints it as "Power Max").
@@ -128,46 +125,18 @@ inline constexpr field_info field_table[] = {
 };
 
 constexpr const field_info* find_field(std::string_view name) noexcept {
-    for (const auto& f : field_table)
-        if (f.name == name) return &f;
-    return nullptr;
+    return detail::parsing::find_query_field(field_table, name);
 }
 
-constexpr bool probe_fields_are_mapped() noexcept {
-    for (auto f : hl_smi_query_fields) {
-        bool mapped = false;
-        for (const auto& row : field_table) mapped = mapped || row.name == f;
-        if (!mapped) return false;
-    }
-    return true;
-}
-static_assert(probe_fields_are_mapped(), "hl_smi_query_fields: a field the parser does not map");
+static_assert(detail::parsing::fields_are_mapped(hl_smi_query_fields, field_table),
+              "hl_smi_query_fields: a field the parser does not map");
 
-// A header cell without its unit: "memory.total [MiB]" -> "memory.total".
-constexpr std::string_view header_name(std::string_view cell) noexcept {
-    cell = trim(cell);
-    if (const auto b = cell.find(" ["); b != std::string_view::npos && !cell.empty() && cell.back() == ']')
-        cell = trim(cell.substr(0, b));
-    return cell;
-}
+using detail::parsing::each_cell;
+using detail::parsing::header_name;
 
-// Lowercase letters, digits, '.', '_' and '-' (ecc.errors.dram-corrected…), from a letter.
-constexpr bool looks_like_field_name(std::string_view s) noexcept {
-    if (s.empty() || !(s.front() >= 'a' && s.front() <= 'z')) return false;
-    for (char c : s)
-        if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '-')) return false;
-    return true;
-}
-
-template <class F>
-constexpr void each_cell(std::string_view line, F&& f) {
-    for (;;) {
-        const auto comma = line.find(',');
-        f(trim(line.substr(0, comma)));
-        if (comma == std::string_view::npos) return;
-        line.remove_prefix(comma + 1);
-    }
-}
+// hl-smi's field names are lowercase letters, digits, '.', '_' and '-'
+// (ecc.errors.dram-corrected…).
+inline constexpr std::string_view field_name_punctuation = "._-";
 
 // A field only hl-smi has: nvidia-smi's names end in ".gpu", never ".aip", and it has no
 // module_id.
@@ -175,16 +144,9 @@ constexpr bool is_hl_smi_only(std::string_view n) noexcept {
     return n == "module_id" || n.ends_with(".aip");
 }
 
-// The header line of `-f csv`: every cell a field name (units in brackets allowed), and
-// at least one a unit or a mapped field, so a row of lowercase words is not taken for one.
+// The header line of `-f csv` (detail::parsing::is_query_header).
 constexpr bool is_header_line(std::string_view line) noexcept {
-    bool all_names = true, anchored = false;
-    each_cell(line, [&](std::string_view cell) {
-        const auto n = header_name(cell);
-        if (!looks_like_field_name(n)) all_names = false;
-        if (n.size() != cell.size() || find_field(n)) anchored = true;
-    });
-    return all_names && anchored;
+    return detail::parsing::is_query_header(line, field_table, field_name_punctuation);
 }
 
 constexpr bool is_unavailable(std::string_view v) noexcept {
@@ -357,54 +319,7 @@ inline hl_smi_result parse_hl_smi_query_csv(std::string_view text, std::string_v
     using namespace detail::gaudi;
     hl_smi_result r;
     problem_sink problems{r.problems};
-    std::vector<const field_info*> columns;
-    auto set_columns = [&](std::string_view list, std::size_t line) {
-        columns.clear();
-        each_cell(list, [&](std::string_view cell) {
-            static constexpr field_info unmapped{"", field::ignored, ""};
-            const auto n = header_name(cell);
-            const field_info* f = find_field(n);
-            if (!f) {
-                if (!looks_like_field_name(n)) problems.add(line, "not a field name: " + quote_value(n));
-                f = &unmapped;
-            }
-            columns.push_back(f);
-        });
-    };
-    if (!detail::trim(fields).empty()) set_columns(fields, 0);
-
-    std::size_t number = 0;
-    bool first = true;
-    detail::formats::each_line(text, [&](std::string_view line) {
-        ++number;
-        line = detail::trim(line);
-        if (line.empty()) return true;
-        if (first) {
-            first = false;
-            if (is_header_line(line)) {
-                const auto given = columns.size();
-                set_columns(line, number);
-                if (given != 0 && given != columns.size())
-                    problems.add(number, "the header names " + std::to_string(columns.size()) +
-                                             " fields, the query " + std::to_string(given) + "; the header is used");
-                return true;
-            }
-        }
-        if (columns.empty()) {
-            problems.add(0, "no header line and no field list: the columns cannot be named");
-            return false;
-        }
-        if (r.devices.size() >= max_rows) {
-            problems.add(number, "more than " + std::to_string(max_rows) + " rows; the rest ignored");
-            return false;
-        }
-        std::size_t cells = 0;
-        each_cell(line, [&](std::string_view) { ++cells; });
-        if (cells != columns.size()) {
-            problems.add(number, std::to_string(cells) + " values for " + std::to_string(columns.size()) +
-                                     " fields; row skipped");
-            return true;
-        }
+    auto add_row = [&](std::string_view line, std::size_t number, const auto& columns) {
         accelerator_profile p = blank_gaudi(static_cast<std::uint32_t>(r.devices.size()));
         std::optional<std::uint32_t> module;
         std::size_t col = 0;
@@ -415,8 +330,8 @@ inline hl_smi_result parse_hl_smi_query_csv(std::string_view text, std::string_v
         match_catalogue(p);
         r.devices.push_back(p);
         r.module_ids.push_back(module);
-        return true;
-    });
+    };
+    detail::parsing::read_query_csv(text, fields, field_table, field_name_punctuation, problems, add_row);
     problems.finish();
     return r;
 }

@@ -109,11 +109,8 @@ enum class field : std::uint8_t {
     pcie_width_max,
 };
 
-struct field_info {
-    std::string_view name;
-    field id;
-    std::string_view unit; ///< what `--format=csv` without nounits appends ("" for none)
-};
+// A mapped field; its unit is what `--format=csv` without nounits appends ("" for none).
+using field_info = detail::parsing::query_field<field>;
 
 // Every spelling nvidia-smi accepts for a mapped field (see `nvidia-smi --help-query-gpu`).
 inline constexpr field_info field_table[] = {
@@ -146,59 +143,21 @@ inline constexpr field_info field_table[] = {
 };
 
 constexpr const field_info* find_field(std::string_view name) noexcept {
-    for (const auto& f : field_table)
-        if (f.name == name) return &f;
-    return nullptr;
+    return detail::parsing::find_query_field(field_table, name);
 }
 
-// Compares names, not pointers: GCC's sanitizers make a pointer test non-constant.
-constexpr bool probe_fields_are_mapped() noexcept {
-    for (auto f : nvidia_smi_query_fields) {
-        bool mapped = false;
-        for (const auto& row : field_table) mapped = mapped || row.name == f;
-        if (!mapped) return false;
-    }
-    return true;
-}
-static_assert(probe_fields_are_mapped(), "nvidia_smi_query_fields: a field the parser does not map");
+static_assert(detail::parsing::fields_are_mapped(nvidia_smi_query_fields, field_table),
+              "nvidia_smi_query_fields: a field the parser does not map");
 
-// A header cell without its unit: "memory.total [MiB]" -> "memory.total".
-constexpr std::string_view header_name(std::string_view cell) noexcept {
-    cell = trim(cell);
-    if (const auto b = cell.find(" ["); b != std::string_view::npos && cell.back() == ']') cell = trim(cell.substr(0, b));
-    return cell;
-}
+using detail::parsing::each_cell;
+using detail::parsing::header_name;
 
-// A cell that can be a field name: lowercase letters, digits, '.' and '_', from a letter.
-constexpr bool looks_like_field_name(std::string_view s) noexcept {
-    if (s.empty() || !(s.front() >= 'a' && s.front() <= 'z')) return false;
-    for (char c : s)
-        if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '.' || c == '_')) return false;
-    return true;
-}
+// nvidia-smi's field names are lowercase letters, digits, '.' and '_'.
+inline constexpr std::string_view field_name_punctuation = "._";
 
-// Calls f(cell) for each comma-separated cell of `line`.
-template <class F>
-constexpr void each_cell(std::string_view line, F&& f) {
-    for (;;) {
-        const auto comma = line.find(',');
-        f(trim(line.substr(0, comma)));
-        if (comma == std::string_view::npos) return;
-        line.remove_prefix(comma + 1);
-    }
-}
-
-// The header line of `--format=csv`: every cell a field name (units in brackets allowed),
-// and at least one a unit or a field the library maps, so a data row of lowercase words
-// is not taken for one.
+// The header line of `--format=csv` (detail::parsing::is_query_header).
 constexpr bool is_header_line(std::string_view line) noexcept {
-    bool all_names = true, anchored = false;
-    each_cell(line, [&](std::string_view cell) {
-        const auto n = header_name(cell);
-        if (!looks_like_field_name(n)) all_names = false;
-        if (n.size() != cell.size() || find_field(n)) anchored = true;
-    });
-    return all_names && anchored;
+    return detail::parsing::is_query_header(line, field_table, field_name_punctuation);
 }
 
 // "[N/A]", "[Not Supported]", "N/A", …: the tool's way of saying "unknown".
@@ -396,58 +355,11 @@ inline nvidia_query_result parse_nvidia_smi_query_csv(std::string_view text, std
     using namespace detail::nvidia;
     nvidia_query_result r;
     problem_sink problems{r.problems};
-    std::vector<const field_info*> columns;
-    auto set_columns = [&](std::string_view list, std::size_t line) {
-        columns.clear();
-        each_cell(list, [&](std::string_view cell) {
-            const auto n = header_name(cell);
-            static constexpr field_info unmapped{"", field::ignored, ""};
-            const field_info* f = find_field(n);
-            if (!f) {
-                if (!looks_like_field_name(n)) problems.add(line, "not a field name: " + quote_value(n));
-                f = &unmapped;
-            }
-            columns.push_back(f);
-        });
-    };
-    if (!detail::trim(fields).empty()) set_columns(fields, 0);
-
-    std::size_t number = 0;
-    bool first = true;
-    detail::formats::each_line(text, [&](std::string_view line) {
-        ++number;
-        line = detail::trim(line);
-        if (line.empty()) return true;
-        if (first) {
-            first = false;
-            if (detail::nvidia::is_header_line(line)) {
-                const auto given = columns.size();
-                set_columns(line, number);
-                if (given != 0 && given != columns.size())
-                    problems.add(number, "the header names " + std::to_string(columns.size()) +
-                                             " fields, the query " + std::to_string(given) + "; the header is used");
-                return true;
-            }
-        }
-        if (columns.empty()) {
-            problems.add(0, "no header line and no field list: the columns cannot be named");
-            return false;
-        }
-        if (r.devices.size() >= max_rows) {
-            problems.add(number, "more than " + std::to_string(max_rows) + " rows; the rest ignored");
-            return false;
-        }
-        std::size_t cells = 0;
-        detail::nvidia::each_cell(line, [&](std::string_view) { ++cells; });
-        if (cells != columns.size()) {
-            problems.add(number, std::to_string(cells) + " values for " + std::to_string(columns.size()) +
-                                     " fields; row skipped");
-            return true;
-        }
+    auto add_row = [&](std::string_view line, std::size_t number, const auto& columns) {
         accelerator_profile p = blank_gpu(static_cast<std::uint32_t>(r.devices.size()));
         row_extras extras;
         std::size_t col = 0;
-        detail::nvidia::each_cell(line, [&](std::string_view cell) {
+        each_cell(line, [&](std::string_view cell) {
             auto msg = apply_cell(*columns[col++], cell, p, extras);
             if (!msg.empty()) problems.add(number, std::move(msg));
         });
@@ -455,8 +367,8 @@ inline nvidia_query_result parse_nvidia_smi_query_csv(std::string_view text, std
         r.devices.push_back(p);
         r.max_memory_clock_mhz.push_back(extras.mem_clock);
         r.mig_enabled.push_back(extras.mig);
-        return true;
-    });
+    };
+    detail::parsing::read_query_csv(text, fields, field_table, field_name_punctuation, problems, add_row);
     problems.finish();
     return r;
 }
