@@ -26027,8 +26027,17 @@ AI_HWACCEL_NAMESPACE_END
 //    IQ3_S for IQ2_S and IQ3_XXS). The K-quant mixes' table cost is a whole-file average
 //    at Llama-3-8B; the cost of their transformer blocks is that average with Llama-3-8B's
 //    embedding and head taken out, so a model with a different vocabulary share gets the
-//    right total. The per-layer upgrades of the IQ recipes (attn_v, first ffn_down layers)
-//    are not modelled: IQ files come out a few percent small.
+//    right total. The uniform formats also get the recipe's per-tensor changes inside
+//    the blocks, by tensor class, sized from the model's shape (`gguf_block_types_of`,
+//    `layout_of(model, format)`): attn_v, attn_q/attn_k, attn_output and the first
+//    eighth of the ffn_down tensors. Rules that depend on an importance matrix are taken
+//    with one for the IQ formats (tools/quantize refuses IQ1_S/IQ1_M/IQ2_XXS/IQ2_XS/IQ2_S
+//    without one; the IQ3_XXS file sizes fit only that reading) and without one for the
+//    legacy and K formats. Arch and size-class rules (Falcon, LLM_TYPE_70B's attn_v) and
+//    fused attn_qkv tensors (Phi-3) are not modelled.
+//    Re-released QAT files may store the tied embedding otherwise than the rule (Google's
+//    Gemma 3 QAT Q4_0 GGUFs keep it in F16); nothing in a model_spec says so, so those
+//    files come out small (calibration row 816).
 //  - MXFP4 (llama.cpp MOSTLY_MXFP4_MOE): the experts' FFN matrices in MXFP4, every other
 //    matrix in Q8_0.
 //  - fp8, int8, int4 (GPTQ/AWQ) and NVFP4 checkpoints quantize the transformer blocks and
@@ -26605,6 +26614,84 @@ constexpr weight_layout layout_of(quant_format q) noexcept {
     return l;
 }
 
+/// Parameters of one block by the tensor classes llama.cpp's recipes tell apart, from the
+/// shape (0 where the shape does not say: latent-attention models name and size their
+/// attention tensors otherwise).
+struct block_matrices {
+    double attn_q = 0;      ///< hidden x heads x head_dim (attn_output has the same size)
+    double attn_kv = 0;     ///< hidden x kv_heads x head_dim, each of attn_k and attn_v
+    double ffn_down = 0;    ///< hidden x intermediate of the dense FFN (0 for MoE)
+    double expert_down = 0; ///< every routed expert's down projection (MoE only)
+};
+
+constexpr block_matrices matrices_of(const model_spec& m) noexcept {
+    block_matrices b;
+    if (m.hidden_size == 0 || m.attention_heads == 0) return b;
+    const double hidden = m.hidden_size;
+    const double hd = m.head_dim ? m.head_dim : hidden / m.attention_heads;
+    if (m.kv_values_per_token_per_layer == 0) {
+        b.attn_q = hidden * m.attention_heads * hd;
+        b.attn_kv = hidden * (m.kv_heads ? m.kv_heads : m.attention_heads) * hd;
+    }
+    const double ffn = hidden * m.intermediate_size;
+    if (m.is_moe()) b.expert_down = ffn * m.experts;
+    else b.ffn_down = ffn;
+    return b;
+}
+
+/// Bits per weight of each tensor class of a uniform GGUF format's recipe. Follows
+/// llama.cpp `llama_tensor_get_type_impl` (src/llama-quant.cpp); `base` everywhere else.
+struct gguf_block_types {
+    double attn_q, attn_k, attn_v, attn_output, ffn_down_first, ffn_down_rest;
+};
+
+constexpr gguf_block_types gguf_block_types_of(const model_spec& m, quant_format q) noexcept {
+    const double base = bits_per_weight(q);
+    gguf_block_types t{base, base, base, base, base, base};
+    const double gqa = m.kv_heads ? static_cast<double>(m.attention_heads) / m.kv_heads : 1.0;
+    const bool eight_experts = m.experts == 8;
+    const double q2k = ggml_q2_k_bpw, q4k = ggml_q4_k_bpw, q5k = ggml_q5_k_bpw;
+    const double iq3s = bits_per_weight(quant_format::iq3_s);
+    switch (q) {
+    case quant_format::iq1_s:
+    case quant_format::iq1_m:
+    case quant_format::iq2_xxs:
+    case quant_format::iq2_xs:
+    case quant_format::iq2_s: {
+        // The IQ1/IQ2 branch: attn_v, the first n/8 ffn_down, attn_output (and attn_k of
+        // 8-expert models) go up.
+        const double up = q == quant_format::iq2_s ? iq3s : q2k;
+        t.attn_v = gqa >= 4 || m.experts >= 4 ? q4k : up;
+        if (eight_experts) t.attn_k = q4k;
+        t.ffn_down_first = up;
+        if (eight_experts) t.attn_output = q5k;
+        else if (q == quant_format::iq1_s || q == quant_format::iq1_m)
+            t.attn_output = bits_per_weight(quant_format::iq2_xxs);
+        else if (q == quant_format::iq2_s) t.attn_output = iq3s;
+        return t;
+    }
+    case quant_format::iq3_xxs:
+        // With an importance matrix attn_v stays IQ3_XXS below GQA 4 and ffn_down is untouched.
+        if (gqa >= 4) t.attn_v = q4k;
+        t.attn_k = t.attn_q = bits_per_weight(quant_format::iq2_s);
+        t.attn_output = eight_experts ? q5k : iq3s;
+        break;
+    case quant_format::iq3_s:
+        if (gqa >= 4) t.attn_v = q4k;
+        if (eight_experts) t.attn_output = q5k;
+        break;
+    case quant_format::iq4_nl:
+    case quant_format::iq4_xs:
+        if (gqa >= 4) t.attn_v = q5k;
+        if (eight_experts) t.attn_output = q5k;
+        break;
+    default: break;
+    }
+    // Outside the IQ1/IQ2 branch, 8-expert models keep attn_v and attn_k at Q8_0.
+    if (eight_experts) t.attn_v = t.attn_k = bits_per_weight(quant_format::q8_0);
+    return t;
+}
+
 constexpr std::uint64_t bits_to_bytes(double weights, double bpw) noexcept {
     const double bytes = weights * bpw / 8.0;
     if (!(bytes > 0)) return 0;
@@ -26648,6 +26735,30 @@ constexpr parameter_parts parts_of(const model_spec& m) noexcept {
     return p;
 }
 
+/// `layout_of(q)` for model `m`: a uniform GGUF format's block and expert rates become
+/// the averages over the recipe's tensor classes (gguf_block_types_of), sized from the
+/// shape; the first n/8 ffn_down tensors are spread over all blocks, so every block costs
+/// the same. Other schemes, and shapes that do not fit the parameter split, are unchanged.
+constexpr weight_layout layout_of(const model_spec& m, quant_format q) noexcept {
+    weight_layout l = layout_of(q);
+    if (info(q).scheme != quant_scheme::gguf_block || m.layers == 0) return l;
+    const auto p = parts_of(m);
+    const auto b = matrices_of(m);
+    const auto t = gguf_block_types_of(m, q);
+    const double base = bits_per_weight(q);
+    const double first = static_cast<double>(m.layers / 8) / static_cast<double>(m.layers);
+    const double down = first * t.ffn_down_first + (1.0 - first) * t.ffn_down_rest - base;
+    const double shaped = 2.0 * b.attn_q + 2.0 * b.attn_kv + b.ffn_down;
+    if (shaped > 0 && shaped <= p.block_other) {
+        const double extra = b.attn_q * (t.attn_q - base) + b.attn_q * (t.attn_output - base) +
+                             b.attn_kv * (t.attn_k - base) + b.attn_kv * (t.attn_v - base) + b.ffn_down * down;
+        l.block_bpw = base + extra / p.block_other;
+    }
+    if (b.expert_down > 0 && b.expert_down <= p.block_experts)
+        l.expert_bpw = base + b.expert_down * down / p.block_experts;
+    return l;
+}
+
 constexpr double layer_count(const model_spec& m) noexcept { return m.layers ? m.layers : 1.0; }
 
 constexpr std::uint64_t tokens_cached(const model_spec& m, const inference_shape& s, bool sliding) noexcept {
@@ -26660,7 +26771,7 @@ constexpr std::uint64_t tokens_cached(const model_spec& m, const inference_shape
 /// Bytes of one transformer block's weights (every expert included) in format `q`.
 constexpr std::uint64_t layer_weight_bytes(const model_spec& m, quant_format q) {
     const auto p = detail::parts_of(m);
-    const auto l = detail::layout_of(q);
+    const auto l = detail::layout_of(m, q);
     return detail::bits_to_bytes(p.block_other, l.block_bpw) + detail::bits_to_bytes(p.block_experts, l.expert_bpw);
 }
 
@@ -26679,7 +26790,7 @@ constexpr std::uint64_t non_layer_weight_bytes(const model_spec& m, quant_format
 constexpr std::uint64_t weight_bytes(const model_spec& m, quant_format q) {
     if (m.parameters == 0 && m.layers == 0) return 0;
     const auto p = detail::parts_of(m);
-    const auto l = detail::layout_of(q);
+    const auto l = detail::layout_of(m, q);
     const double blocks = detail::layer_count(m);
     return detail::sat_add(detail::bits_to_bytes(p.block_other * blocks, l.block_bpw) +
                                detail::bits_to_bytes(p.block_experts * blocks, l.expert_bpw),
@@ -26737,6 +26848,10 @@ static_assert(weight_bytes(*find_model("llama-3.1-8b"), quant_format::bf16) == 2
 // Llama-3-8B Q4_K_M reproduces the table's whole-file average (4.58 GiB) by construction.
 static_assert(weight_bytes(*find_model("llama-3-8b"), quant_format::q4_k_m) > 4'917'000'000ull &&
               weight_bytes(*find_model("llama-3-8b"), quant_format::q4_k_m) < 4'919'000'000ull);
+// IQ1_S keeps attn_v, attn_output, the first ffn_down tensors, embedding and head above
+// 1.5625 bits: Llama 3 70B's file is 14.29 GiB, not the 12.8 GiB of IQ1_S throughout.
+static_assert(weight_bytes(*find_model("llama-3-70b"), quant_format::iq1_s) > 15'200'000'000ull &&
+              weight_bytes(*find_model("llama-3-70b"), quant_format::iq1_s) < 15'500'000'000ull);
 // Sliding windows cap the cache: Gemma 3 27B at 128k caches its 10 global layers at full
 // length and its 52 sliding layers at 1024 tokens (4096 values of 2 B per token and layer).
 static_assert(kv_cache_bytes(*find_model("gemma-3-27b"), {.context = 131072}) ==
@@ -26829,7 +26944,7 @@ namespace detail {
 /// experts) and the output head; the embedding lookup reads one row.
 constexpr double decode_weight_bytes(const model_spec& m, quant_format q) noexcept {
     const auto p = parts_of(m);
-    const auto l = layout_of(q);
+    const auto l = layout_of(m, q);
     const double blocks = layer_count(m);
     const double routed = m.is_moe() && m.experts ? static_cast<double>(m.experts_per_token ? m.experts_per_token
                                                                                               : m.experts) /
@@ -28802,8 +28917,10 @@ AI_HWACCEL_NAMESPACE_END
 // Prices move. Each row says when its price was seen: `price_date` is the calendar date
 // the source gives. Rows read from a machine-generated price list pinned at a commit name
 // the commit in `price_snapshot`; when a dated public page shows the same price (to the
-// precision it prints), that page is `price_date_source` and its date is `price_date`,
-// otherwise the date stays empty.
+// precision it prints), that page is `price_date_source` and its date is `price_date`.
+// A row no dated source confirms is left out (a static_assert holds every row to a date).
+// A generated list that states its own date (Google's below) is a dated source like any
+// page: the commit is in its URL, the date is its own.
 //
 // `cheapest_instance` picks the lowest hourly price among the rows whose accelerators,
 // together, hold the model (plan/memory.hpp's estimate), and estimates what a million
@@ -28879,8 +28996,8 @@ struct cloud_instance {
     instance_provider provider = instance_provider::aws;
     std::string_view region{}; ///< the region the price is for ("us-east-1")
     double price_per_hour_usd = 0; ///< on-demand, Linux, whole instance
-    /// ISO 8601 date (YYYY-MM-DD) the source gives for the price; empty when the source
-    /// is a generated list carrying no date, in which case `price_snapshot` pins it.
+    /// ISO 8601 date (YYYY-MM-DD) the source gives for the price (for a `price_snapshot`
+    /// row, the date of `price_date_source`, which shows the same price).
     std::string_view price_date{};
     std::string_view price_snapshot{}; ///< commit of a generated price list, else empty
     std::string_view price_source{};   ///< URL the price was read from
@@ -28945,6 +29062,46 @@ inline constexpr std::string_view skypilot_pr_3430 = "https://github.com/skypilo
 // SkyPilot's Lambda catalogue as changed by a dated pull request; columns InstanceType,
 // AcceleratorName, AcceleratorCount, vCPUs, MemoryGiB, Price, Region.
 inline constexpr std::string_view skypilot_catalog_pr_15 = "https://github.com/skypilot-org/skypilot-catalog/pull/15";
+// AWS on-demand prices by region, one file per instance family, generated from
+// instances.vantage.sh's data and committed with the data's date on their second line
+// ("// Last updated: 2025-11-30"); each URL pins the commit read. The P4 and P5 prices are
+// those AWS set in its June 2025 cut to P4 and P5 on-demand prices.
+inline constexpr std::string_view aws_gpu_g6 =
+    "https://github.com/tsaol/aws-gpu/blob/2d0108c7bd261c8e40493fbd35135437bd6c9099/data/g6_instances.js";
+inline constexpr std::string_view aws_gpu_g6_date = "2025-11-30";
+inline constexpr std::string_view aws_gpu_p4d =
+    "https://github.com/tsaol/aws-gpu/blob/50d6dce986c1398499e6f79a9f8953c8258febee/data/p4d_instances.js";
+inline constexpr std::string_view aws_gpu_p4d_date = "2025-11-30";
+inline constexpr std::string_view aws_gpu_p4de =
+    "https://github.com/tsaol/aws-gpu/blob/9aa17db4c2e3719fd6dd92740cae54406927415b/data/p4de_instances.js";
+inline constexpr std::string_view aws_gpu_p4de_date = "2025-12-21";
+inline constexpr std::string_view aws_gpu_p5 =
+    "https://github.com/tsaol/aws-gpu/blob/2d0108c7bd261c8e40493fbd35135437bd6c9099/data/p5_instances.js";
+inline constexpr std::string_view aws_gpu_p5_date = "2025-11-30";
+inline constexpr std::string_view aws_gpu_trn1 =
+    "https://github.com/tsaol/aws-gpu/blob/9aa17db4c2e3719fd6dd92740cae54406927415b/data/trn1_instances.js";
+inline constexpr std::string_view aws_gpu_trn1_date = "2025-12-21";
+// A dated snapshot of hyperscaler on-demand prices ("retrieved": "2026-11-09" at its top),
+// one object per instance: vendor, instance, gpu, gpu_count, usd_per_hour, region. Its AWS
+// P4/P5 prices are the files' above.
+inline constexpr std::string_view datareceipts_date = "2026-11-09";
+inline constexpr std::string_view datareceipts_hyperscalers =
+    "https://raw.githubusercontent.com/datareceipts/data-receipts/main/109-gpu-pricing/hyperscalers.json";
+// Google Compute Engine prices per machine type and region, generated from Google's
+// billing catalogue by a script and committed; unlike SkyPilot's lists it dates itself:
+// its `generated:` line at this commit reads "Thu Mar  6 03:53:56 2025". Each machine
+// type lists `cost: <region>: hour:` (on demand, the whole VM: vCPUs, memory and its
+// GPUs), then `cpu`, the GPU count and `ram` (GB, as Google gives it).
+inline constexpr std::string_view gcp_pricing_date = "2025-03-06";
+inline constexpr std::string_view gcp_pricing_yml =
+    "https://github.com/Cyclenerd/google-cloud-pricing-cost-calculator/blob/"
+    "0166a59ebba7c36f2cc8c931d9f258dcebc44776/pricing.yml";
+// Azure's VM sizes (vCPUs, memory, GPUs) as Aspire's list of AKS node sizes prints them.
+inline constexpr std::string_view azure_nc_a100_v4_sizes =
+    "https://aspire.dev/reference/api/csharp/aspire.hosting.azure.kubernetes/standardncadsa100v4/fields.md";
+// SkyPilot's Azure catalogue lines for the NC H100 v5 sizes, quoted in a dated pull
+// request (columns: type, GPU, count, vCPUs, memory GiB, ...); their prices were empty then.
+inline constexpr std::string_view skypilot_catalog_pr_50 = "https://github.com/skypilot-org/skypilot-catalog/pull/50";
 
 // Rows. Host memory is what the source gives (AWS, Azure and Lambda: GiB; Google: GB).
 // The interconnect is the accelerator's own link from the device catalogue where the
@@ -28976,28 +29133,31 @@ inline constexpr cloud_instance instance_rows[] = {
      .accelerator = "NVIDIA L4", .accelerator_count = 1, .vcpus = 8, .host_memory = 32,
      .host_memory_unit = memory_unit::gib, .interconnect = interconnect_kind::none},
     {.name = "g6.24xlarge", .provider = instance_provider::aws, .region = "us-east-1",
-     .price_per_hour_usd = 6.6752, .price_snapshot = skypilot_aws_commit, .price_source = skypilot_aws_csv,
+     .price_per_hour_usd = 6.6752, .price_date = aws_gpu_g6_date, .price_snapshot = skypilot_aws_commit,
+     .price_source = skypilot_aws_csv, .price_date_source = aws_gpu_g6,
      .accelerator = "NVIDIA L4", .accelerator_count = 4, .vcpus = 96, .host_memory = 384,
      .host_memory_unit = memory_unit::gib, .interconnect = interconnect_kind::pcie},
     {.name = "g6.48xlarge", .provider = instance_provider::aws, .region = "us-east-1",
-     .price_per_hour_usd = 13.3504, .price_snapshot = skypilot_aws_commit, .price_source = skypilot_aws_csv,
+     .price_per_hour_usd = 13.3504, .price_date = aws_gpu_g6_date, .price_snapshot = skypilot_aws_commit,
+     .price_source = skypilot_aws_csv, .price_date_source = aws_gpu_g6,
      .accelerator = "NVIDIA L4", .accelerator_count = 8, .vcpus = 192, .host_memory = 768,
      .host_memory_unit = memory_unit::gib, .interconnect = interconnect_kind::pcie},
-    // sky show-gpus --cloud aws -a, 2024-09-28, shows p4d at $32.773 and p4de at $40.966:
-    // the snapshot's prices, rounded.
+    // P4 and P5 prices after AWS's June 2025 on-demand price cut, from the dated files
+    // above (us-east-1). They supersede the SkyPilot snapshot's older prices for these types (p4d
+    // 32.7726, p4de 40.96575, p5 98.32); `sky show-gpus --cloud aws -a` printed the first
+    // two as "$ 32.773" and "$ 40.966" on 2024-09-28 (skypilot_issue_4019).
     {.name = "p4d.24xlarge", .provider = instance_provider::aws, .region = "us-east-1",
-     .price_per_hour_usd = 32.7726, .price_date = "2024-09-28", .price_snapshot = skypilot_aws_commit,
-     .price_source = skypilot_aws_csv, .price_date_source = skypilot_issue_4019,
+     .price_per_hour_usd = 21.957642, .price_date = aws_gpu_p4d_date, .price_source = aws_gpu_p4d,
      .accelerator = "NVIDIA A100 SXM4 40GB", .accelerator_count = 8, .vcpus = 96, .host_memory = 1152,
      .host_memory_unit = memory_unit::gib, .interconnect = interconnect_kind::nvswitch,
      .network_gbit_per_s = 400, .spec_source = aws_capacity_blocks},
     {.name = "p4de.24xlarge", .provider = instance_provider::aws, .region = "us-east-1",
-     .price_per_hour_usd = 40.96575, .price_date = "2024-09-28", .price_snapshot = skypilot_aws_commit,
-     .price_source = skypilot_aws_csv, .price_date_source = skypilot_issue_4019,
+     .price_per_hour_usd = 27.44705, .price_date = aws_gpu_p4de_date, .price_source = aws_gpu_p4de,
      .accelerator = "NVIDIA A100 SXM4 80GB", .accelerator_count = 8, .vcpus = 96, .host_memory = 1152,
-     .host_memory_unit = memory_unit::gib, .interconnect = interconnect_kind::nvswitch},
+     .host_memory_unit = memory_unit::gib, .interconnect = interconnect_kind::nvswitch,
+     .spec_source = skypilot_aws_csv},
     {.name = "p5.48xlarge", .provider = instance_provider::aws, .region = "us-east-1",
-     .price_per_hour_usd = 98.32, .price_snapshot = skypilot_aws_commit, .price_source = skypilot_aws_csv,
+     .price_per_hour_usd = 55.04, .price_date = aws_gpu_p5_date, .price_source = aws_gpu_p5,
      .accelerator = "NVIDIA H100 SXM5 80GB", .accelerator_count = 8, .vcpus = 192, .host_memory = 2048,
      .host_memory_unit = memory_unit::gib, .interconnect = interconnect_kind::nvswitch,
      .network_gbit_per_s = 3200, .spec_source = aws_capacity_blocks},
@@ -29010,21 +29170,16 @@ inline constexpr cloud_instance instance_rows[] = {
      .host_memory_unit = memory_unit::gib, .interconnect = interconnect_kind::nvswitch,
      .spec_source = skypilot_aws_csv},
     {.name = "trn1.2xlarge", .provider = instance_provider::aws, .region = "us-east-1",
-     .price_per_hour_usd = 1.34375, .price_snapshot = skypilot_aws_commit, .price_source = skypilot_aws_csv,
+     .price_per_hour_usd = 1.34375, .price_date = aws_gpu_trn1_date, .price_snapshot = skypilot_aws_commit,
+     .price_source = skypilot_aws_csv, .price_date_source = aws_gpu_trn1,
      .accelerator = "AWS Trainium", .accelerator_count = 1, .vcpus = 8, .host_memory = 32,
      .host_memory_unit = memory_unit::gib, .interconnect = interconnect_kind::none},
     {.name = "trn1.32xlarge", .provider = instance_provider::aws, .region = "us-east-1",
-     .price_per_hour_usd = 21.5, .price_snapshot = skypilot_aws_commit, .price_source = skypilot_aws_csv,
+     .price_per_hour_usd = 21.5, .price_date = aws_gpu_trn1_date, .price_snapshot = skypilot_aws_commit,
+     .price_source = skypilot_aws_csv, .price_date_source = aws_gpu_trn1,
      .accelerator = "AWS Trainium", .accelerator_count = 16, .vcpus = 128, .host_memory = 512,
      .host_memory_unit = memory_unit::gib, .interconnect = interconnect_kind::neuronlink,
      .network_gbit_per_s = 800, .spec_source = aws_capacity_blocks},
-    // The price list names no accelerator for trn2; the count is the Neuron docs'.
-    {.name = "trn2.48xlarge", .provider = instance_provider::aws, .region = "us-east-2",
-     .price_per_hour_usd = 85.964, .price_snapshot = skypilot_aws_commit, .price_source = skypilot_aws_csv,
-     .accelerator = "AWS Trainium2", .accelerator_count = 16, .vcpus = 192, .host_memory = 2048,
-     .host_memory_unit = memory_unit::gib, .interconnect = interconnect_kind::neuronlink,
-     .spec_source = "https://awsdocs-neuron.readthedocs-hosted.com/en/latest/general/arch/neuron-hardware/"
-                    "trn2-arch.html"},
 
     // ---- Google Cloud: `sky show-gpus --all-regions A100 --cloud gcp` output quoted in a
     // review comment; SkyPilot prints the machine type's memory as Google does, in GB.
@@ -29033,6 +29188,33 @@ inline constexpr cloud_instance instance_rows[] = {
      .price_source = "https://github.com/skypilot-org/skypilot/pull/2892",
      .accelerator = "NVIDIA A100 SXM4 40GB", .accelerator_count = 1, .vcpus = 12, .host_memory = 85,
      .host_memory_unit = memory_unit::gb, .interconnect = interconnect_kind::none},
+    // Google's price list at a dated commit (gcp_pricing_yml): us-central1's `hour:` for
+    // each machine type, with its `cpu`, GPU count and `ram`. The A2 and A3 8- and 16-GPU
+    // types are HGX boards joined by NVSwitch; G2's L4 cards have no device link.
+    {.name = "a2-ultragpu-1g", .provider = instance_provider::gcp, .region = "us-central1",
+     .price_per_hour_usd = 5.06879789041096, .price_date = gcp_pricing_date, .price_source = gcp_pricing_yml,
+     .accelerator = "NVIDIA A100 SXM4 80GB", .accelerator_count = 1, .vcpus = 12, .host_memory = 170,
+     .host_memory_unit = memory_unit::gb, .interconnect = interconnect_kind::none},
+    {.name = "a2-ultragpu-8g", .provider = instance_provider::gcp, .region = "us-central1",
+     .price_per_hour_usd = 40.5503831232877, .price_date = gcp_pricing_date, .price_source = gcp_pricing_yml,
+     .accelerator = "NVIDIA A100 SXM4 80GB", .accelerator_count = 8, .vcpus = 96, .host_memory = 1360,
+     .host_memory_unit = memory_unit::gb, .interconnect = interconnect_kind::nvswitch},
+    {.name = "a2-megagpu-16g", .provider = instance_provider::gcp, .region = "us-central1",
+     .price_per_hour_usd = 55.739504, .price_date = gcp_pricing_date, .price_source = gcp_pricing_yml,
+     .accelerator = "NVIDIA A100 SXM4 40GB", .accelerator_count = 16, .vcpus = 96, .host_memory = 1360,
+     .host_memory_unit = memory_unit::gb, .interconnect = interconnect_kind::nvswitch},
+    {.name = "a3-highgpu-8g", .provider = instance_provider::gcp, .region = "us-central1",
+     .price_per_hour_usd = 88.4899999025753, .price_date = gcp_pricing_date, .price_source = gcp_pricing_yml,
+     .accelerator = "NVIDIA H100 SXM5 80GB", .accelerator_count = 8, .vcpus = 208, .host_memory = 1872,
+     .host_memory_unit = memory_unit::gb, .interconnect = interconnect_kind::nvswitch},
+    {.name = "g2-standard-4", .provider = instance_provider::gcp, .region = "us-central1",
+     .price_per_hour_usd = 0.706832255, .price_date = gcp_pricing_date, .price_source = gcp_pricing_yml,
+     .accelerator = "NVIDIA L4", .accelerator_count = 1, .vcpus = 4, .host_memory = 16,
+     .host_memory_unit = memory_unit::gb, .interconnect = interconnect_kind::none},
+    {.name = "g2-standard-48", .provider = instance_provider::gcp, .region = "us-central1",
+     .price_per_hour_usd = 4.001665148, .price_date = gcp_pricing_date, .price_source = gcp_pricing_yml,
+     .accelerator = "NVIDIA L4", .accelerator_count = 4, .vcpus = 48, .host_memory = 192,
+     .host_memory_unit = memory_unit::gb, .interconnect = interconnect_kind::pcie},
 
     // ---- Azure: a line of SkyPilot's Azure catalogue quoted in a review thread (columns:
     // type, GPU, count, vCPUs, memory GiB, GPU, price, spot price, region). The NC A100 v4
@@ -29054,6 +29236,30 @@ inline constexpr cloud_instance instance_rows[] = {
      .host_memory_unit = memory_unit::gib, .interconnect = interconnect_kind::nvswitch,
      .spec_source = "https://aspire.dev/reference/api/csharp/aspire.hosting.azure.kubernetes/standardndsh100v5/"
                     "fields.md"},
+    // East US prices from the dated snapshot (datareceipts_hyperscalers). The NC A100 v4
+    // sizes carry A100 PCIe 80GB cards, the NC H100 v5 sizes H100 NVL 94GB cards (the
+    // snapshot's "gpu": "H100 NVL", "gpu_memory_gb": 94); neither series' pages name a
+    // device-to-device link, so the two-GPU sizes are PCIe here.
+    {.name = "Standard_NC24ads_A100_v4", .provider = instance_provider::azure, .region = "eastus",
+     .price_per_hour_usd = 3.673, .price_date = datareceipts_date, .price_source = datareceipts_hyperscalers,
+     .accelerator = "NVIDIA A100 PCIe 80GB", .accelerator_count = 1, .vcpus = 24, .host_memory = 220,
+     .host_memory_unit = memory_unit::gib, .interconnect = interconnect_kind::none,
+     .spec_source = azure_nc_a100_v4_sizes},
+    {.name = "Standard_NC48ads_A100_v4", .provider = instance_provider::azure, .region = "eastus",
+     .price_per_hour_usd = 9.554, .price_date = datareceipts_date, .price_source = datareceipts_hyperscalers,
+     .accelerator = "NVIDIA A100 PCIe 80GB", .accelerator_count = 2, .vcpus = 48, .host_memory = 440,
+     .host_memory_unit = memory_unit::gib, .interconnect = interconnect_kind::pcie,
+     .spec_source = azure_nc_a100_v4_sizes},
+    {.name = "Standard_NC40ads_H100_v5", .provider = instance_provider::azure, .region = "eastus",
+     .price_per_hour_usd = 6.98, .price_date = datareceipts_date, .price_source = datareceipts_hyperscalers,
+     .accelerator = "NVIDIA H100 NVL 94GB", .accelerator_count = 1, .vcpus = 40, .host_memory = 320,
+     .host_memory_unit = memory_unit::gib, .interconnect = interconnect_kind::none,
+     .spec_source = skypilot_catalog_pr_50},
+    {.name = "Standard_NC80adis_H100_v5", .provider = instance_provider::azure, .region = "eastus",
+     .price_per_hour_usd = 17.64, .price_date = datareceipts_date, .price_source = datareceipts_hyperscalers,
+     .accelerator = "NVIDIA H100 NVL 94GB", .accelerator_count = 2, .vcpus = 80, .host_memory = 640,
+     .host_memory_unit = memory_unit::gib, .interconnect = interconnect_kind::pcie,
+     .spec_source = skypilot_catalog_pr_50},
 
     // ---- Lambda: SkyPilot's Lambda catalogue as a dated pull request changed it.
     {.name = "gpu_1x_a10", .provider = instance_provider::lambda, .region = "us-east-1",
@@ -29094,14 +29300,14 @@ constexpr bool is_commit(std::string_view s) noexcept {
         if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) return false;
     return true;
 }
-/// Every row prices something real: a resolvable accelerator, a positive price, a date
-/// or a pinned snapshot, an https source, plausible host figures.
+/// Every row prices something real: a resolvable accelerator, a positive price with its
+/// date, an https source, plausible host figures.
 constexpr bool instance_rows_are_sane() noexcept {
     for (const auto& r : instance_catalogue) {
         if (r.name.empty() || r.region.empty()) return false;
         if (!(r.price_per_hour_usd > 0 && r.price_per_hour_usd < 10'000)) return false;
         const bool dated = is_iso_date(r.price_date);
-        if (!dated && !(r.price_date.empty() && is_commit(r.price_snapshot))) return false;
+        if (!dated) return false;
         if (!r.price_snapshot.empty() && !is_commit(r.price_snapshot)) return false;
         // A snapshot carries no date of its own: a dated one names the page the date is from.
         if (dated && !r.price_snapshot.empty() && !r.price_date_source.starts_with("https://")) return false;
@@ -29276,7 +29482,7 @@ constexpr instance_cost_estimate cheapest_instance(const model_spec& m, quant_fo
 // Compile-time examples: every row resolves; an 8-GPU H100 instance holds a 70B model at
 // fp16 (about 141 GB of weights) and a single L4 (24 GiB) does not.
 static_assert(find_instance("p5.48xlarge")->device()->memory_bytes == 80 * units::gib);
-static_assert(find_instance("P5.48XLARGE")->price_per_hour_usd == 98.32);
+static_assert(find_instance("P5.48XLARGE")->price_per_hour_usd == 55.04);
 static_assert(find_instance("a2-highgpu-1g")->host_memory_bytes() == 85 * units::gb);
 static_assert(find_instance("g6.2xlarge")->host_memory_bytes() == 32 * units::gib);
 

@@ -12,7 +12,7 @@ namespace ah = ai_hwaccel;
 // Compile-time: the catalogue's invariants, and a whole plan in a constant expression.
 static_assert(ah::detail::instance_rows_are_sane());
 static_assert(ah::detail::instance_names_are_unique());
-static_assert(ah::instance_catalogue.size() >= 18);
+static_assert(ah::instance_catalogue.size() >= 27);
 static_assert(ah::parse_instance_provider("AWS") == ah::instance_provider::aws);
 static_assert(!ah::parse_instance_provider("ibm").has_value());
 static_assert(ah::detail::is_iso_date("2024-08-27"));
@@ -61,7 +61,7 @@ TEST_CASE("instance_catalogue") {
         REQUIRE(d != nullptr);
         CHECK(d->name == r.accelerator);
         CHECK(r.price_per_hour_usd > 0);
-        CHECK((ah::detail::is_iso_date(r.price_date) || ah::detail::is_commit(r.price_snapshot)));
+        CHECK(ah::detail::is_iso_date(r.price_date));
         CHECK(r.price_source.starts_with("https://"));
         CHECK(r.host_memory_bytes() > 0);
         CHECK(ah::find_instance(r.name) == &r);
@@ -75,9 +75,9 @@ TEST_CASE("instance_catalogue: rows per provider") {
     // At least this many rows per provider, and no instance type twice (names compared
     // exactly here; find_instance's loose match is held unique by a static_assert).
     const std::pair<ah::instance_provider, std::size_t> wanted[] = {
-        {ah::instance_provider::aws, 13},
-        {ah::instance_provider::gcp, 1},
-        {ah::instance_provider::azure, 2},
+        {ah::instance_provider::aws, 12},
+        {ah::instance_provider::gcp, 7},
+        {ah::instance_provider::azure, 6},
         {ah::instance_provider::lambda, 2},
     };
     for (const auto& want : wanted) {
@@ -96,15 +96,92 @@ TEST_CASE("instance_catalogue: dates") {
         CAPTURE(r.name);
         if (!r.price_snapshot.empty()) {
             CHECK(ah::detail::is_commit(r.price_snapshot));
-            // A dated snapshot row names the dated page its date comes from; an undated
-            // one names none.
-            CHECK(r.price_date.empty() == r.price_date_source.empty());
+            // A snapshot row names the dated page its date comes from.
+            CHECK(!r.price_date_source.empty());
         } else {
             CHECK(ah::detail::is_iso_date(r.price_date));
             CHECK(r.price_date_source.empty());
         }
         if (!r.price_date_source.empty()) CHECK(r.price_date_source.starts_with("https://"));
     }
+}
+
+TEST_CASE("instance_catalogue: dated sources") {
+    std::size_t from_gcp_list = 0, from_snapshot_page = 0;
+    for (const auto& r : ah::instance_catalogue) {
+        CAPTURE(r.name);
+        // Only AWS rows come from SkyPilot's undated list (dated by another page); every
+        // other provider's row is dated by its own source and names no commit.
+        if (r.provider != ah::instance_provider::aws) {
+            CHECK(ah::detail::is_iso_date(r.price_date));
+            CHECK(r.price_snapshot.empty());
+        }
+        // A row priced from a self-dated list carries that list's date, and Google's rows
+        // keep Google's GB.
+        if (r.price_source == ah::detail::gcp_pricing_yml) {
+            ++from_gcp_list;
+            CHECK(r.price_date == ah::detail::gcp_pricing_date);
+            CHECK(r.provider == ah::instance_provider::gcp);
+            CHECK(r.host_memory_unit == ah::memory_unit::gb);
+        }
+        if (r.price_source == ah::detail::datareceipts_hyperscalers) {
+            ++from_snapshot_page;
+            CHECK(r.price_date == ah::detail::datareceipts_date);
+        }
+    }
+    CHECK(from_gcp_list >= 6);
+    CHECK(from_snapshot_page >= 4);
+    CHECK(ah::detail::gcp_pricing_yml.find("0166a59ebba7c36f2cc8c931d9f258dcebc44776") != std::string_view::npos);
+
+    // The P4 and P5 prices are the dated post-cut ones, not the snapshot's older ones.
+    const auto& p5 = *ah::find_instance("p5.48xlarge");
+    CHECK(p5.price_date == ah::detail::aws_gpu_p5_date);
+    CHECK(p5.price_snapshot.empty());
+    CHECK(p5.price_source == ah::detail::aws_gpu_p5);
+    CHECK(p5.price_per_hour_usd < 98.32);
+    CHECK(ah::find_instance("p4d.24xlarge")->price_per_hour_usd < 32.7726);
+    // The snapshot rows dated by the per-family files show the files' prices.
+    for (const char* name : {"g6.24xlarge", "g6.48xlarge", "trn1.2xlarge", "trn1.32xlarge"}) {
+        CAPTURE(name);
+        const auto& r = *ah::find_instance(name);
+        CHECK(r.price_snapshot == ah::detail::skypilot_aws_commit);
+        CHECK(r.price_date_source.starts_with("https://github.com/tsaol/aws-gpu/blob/"));
+    }
+}
+
+TEST_CASE("instance_catalogue: Google Cloud and Azure rows") {
+    const auto* a3 = ah::find_instance("a3-highgpu-8g");
+    REQUIRE(a3 != nullptr);
+    CHECK(a3->provider == ah::instance_provider::gcp);
+    CHECK(a3->device()->name == "NVIDIA H100 SXM5 80GB");
+    CHECK(a3->accelerator_count == 8);
+    CHECK(a3->interconnect == ah::interconnect_kind::nvswitch);
+    CHECK(a3->vcpus == 208);
+    CHECK(a3->host_memory_bytes() == 1872ull * 1'000'000'000);
+
+    const auto* g2 = ah::find_instance("g2-standard-48");
+    REQUIRE(g2 != nullptr);
+    CHECK(g2->device()->name == "NVIDIA L4");
+    CHECK(g2->accelerator_count == 4);
+    CHECK(g2->interconnect == ah::interconnect_kind::pcie);
+
+    const auto* nc = ah::find_instance("standard_nc40ads_h100_v5");
+    REQUIRE(nc != nullptr);
+    CHECK(nc->provider == ah::instance_provider::azure);
+    CHECK(nc->device()->name == "NVIDIA H100 NVL 94GB");
+    CHECK(nc->host_memory_unit == ah::memory_unit::gib);
+    CHECK(nc->host_memory_bytes() == 320ull << 30);
+    // Sizes of one series scale together: two GPUs, twice the vCPUs and memory.
+    const auto* nc2 = ah::find_instance("Standard_NC80adis_H100_v5");
+    REQUIRE(nc2 != nullptr);
+    CHECK(nc2->accelerator_count == 2 * nc->accelerator_count);
+    CHECK(nc2->vcpus == 2 * nc->vcpus);
+    CHECK(nc2->host_memory == 2 * nc->host_memory);
+
+    // A 70B model at fp16 (about 141 GB of weights) fits eight H100s, not one L4.
+    const auto& m70 = model("llama-3.1-70b");
+    CHECK(ah::estimate_instance_cost(*a3, m70, ah::quant_format::fp16).fits);
+    CHECK_FALSE(ah::estimate_instance_cost(*ah::find_instance("g2-standard-4"), m70, ah::quant_format::fp16).fits);
 }
 
 TEST_CASE("cloud_instance::host_memory_bytes") {
@@ -220,7 +297,7 @@ TEST_CASE("cheapest_instance") {
     SUBCASE("a model that fits nowhere") {
         // Llama 3.1 405B at FP32 (about 1.6 TB of weights) with four 128k-token sequences
         // (about 0.27 TB of f16 KV cache) exceeds every instance's accelerators; the
-        // largest, trn2.48xlarge, has 16 x 96 GiB = 1.65 TB.
+        // largest, p5en.48xlarge, has 8 x 141 GB = 1.13 TB.
         ah::inference_shape shape;
         shape.context = 131072;
         shape.batch = 4;

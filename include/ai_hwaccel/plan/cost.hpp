@@ -12,8 +12,10 @@
 // Prices move. Each row says when its price was seen: `price_date` is the calendar date
 // the source gives. Rows read from a machine-generated price list pinned at a commit name
 // the commit in `price_snapshot`; when a dated public page shows the same price (to the
-// precision it prints), that page is `price_date_source` and its date is `price_date`,
-// otherwise the date stays empty.
+// precision it prints), that page is `price_date_source` and its date is `price_date`.
+// A row no dated source confirms is left out (a static_assert holds every row to a date).
+// A generated list that states its own date (Google's below) is a dated source like any
+// page: the commit is in its URL, the date is its own.
 //
 // `cheapest_instance` picks the lowest hourly price among the rows whose accelerators,
 // together, hold the model (plan/memory.hpp's estimate), and estimates what a million
@@ -90,8 +92,8 @@ struct cloud_instance {
     instance_provider provider = instance_provider::aws;
     std::string_view region{}; ///< the region the price is for ("us-east-1")
     double price_per_hour_usd = 0; ///< on-demand, Linux, whole instance
-    /// ISO 8601 date (YYYY-MM-DD) the source gives for the price; empty when the source
-    /// is a generated list carrying no date, in which case `price_snapshot` pins it.
+    /// ISO 8601 date (YYYY-MM-DD) the source gives for the price (for a `price_snapshot`
+    /// row, the date of `price_date_source`, which shows the same price).
     std::string_view price_date{};
     std::string_view price_snapshot{}; ///< commit of a generated price list, else empty
     std::string_view price_source{};   ///< URL the price was read from
@@ -156,6 +158,46 @@ inline constexpr std::string_view skypilot_pr_3430 = "https://github.com/skypilo
 // SkyPilot's Lambda catalogue as changed by a dated pull request; columns InstanceType,
 // AcceleratorName, AcceleratorCount, vCPUs, MemoryGiB, Price, Region.
 inline constexpr std::string_view skypilot_catalog_pr_15 = "https://github.com/skypilot-org/skypilot-catalog/pull/15";
+// AWS on-demand prices by region, one file per instance family, generated from
+// instances.vantage.sh's data and committed with the data's date on their second line
+// ("// Last updated: 2025-11-30"); each URL pins the commit read. The P4 and P5 prices are
+// those AWS set in its June 2025 cut to P4 and P5 on-demand prices.
+inline constexpr std::string_view aws_gpu_g6 =
+    "https://github.com/tsaol/aws-gpu/blob/2d0108c7bd261c8e40493fbd35135437bd6c9099/data/g6_instances.js";
+inline constexpr std::string_view aws_gpu_g6_date = "2025-11-30";
+inline constexpr std::string_view aws_gpu_p4d =
+    "https://github.com/tsaol/aws-gpu/blob/50d6dce986c1398499e6f79a9f8953c8258febee/data/p4d_instances.js";
+inline constexpr std::string_view aws_gpu_p4d_date = "2025-11-30";
+inline constexpr std::string_view aws_gpu_p4de =
+    "https://github.com/tsaol/aws-gpu/blob/9aa17db4c2e3719fd6dd92740cae54406927415b/data/p4de_instances.js";
+inline constexpr std::string_view aws_gpu_p4de_date = "2025-12-21";
+inline constexpr std::string_view aws_gpu_p5 =
+    "https://github.com/tsaol/aws-gpu/blob/2d0108c7bd261c8e40493fbd35135437bd6c9099/data/p5_instances.js";
+inline constexpr std::string_view aws_gpu_p5_date = "2025-11-30";
+inline constexpr std::string_view aws_gpu_trn1 =
+    "https://github.com/tsaol/aws-gpu/blob/9aa17db4c2e3719fd6dd92740cae54406927415b/data/trn1_instances.js";
+inline constexpr std::string_view aws_gpu_trn1_date = "2025-12-21";
+// A dated snapshot of hyperscaler on-demand prices ("retrieved": "2026-11-09" at its top),
+// one object per instance: vendor, instance, gpu, gpu_count, usd_per_hour, region. Its AWS
+// P4/P5 prices are the files' above.
+inline constexpr std::string_view datareceipts_date = "2026-11-09";
+inline constexpr std::string_view datareceipts_hyperscalers =
+    "https://raw.githubusercontent.com/datareceipts/data-receipts/main/109-gpu-pricing/hyperscalers.json";
+// Google Compute Engine prices per machine type and region, generated from Google's
+// billing catalogue by a script and committed; unlike SkyPilot's lists it dates itself:
+// its `generated:` line at this commit reads "Thu Mar  6 03:53:56 2025". Each machine
+// type lists `cost: <region>: hour:` (on demand, the whole VM: vCPUs, memory and its
+// GPUs), then `cpu`, the GPU count and `ram` (GB, as Google gives it).
+inline constexpr std::string_view gcp_pricing_date = "2025-03-06";
+inline constexpr std::string_view gcp_pricing_yml =
+    "https://github.com/Cyclenerd/google-cloud-pricing-cost-calculator/blob/"
+    "0166a59ebba7c36f2cc8c931d9f258dcebc44776/pricing.yml";
+// Azure's VM sizes (vCPUs, memory, GPUs) as Aspire's list of AKS node sizes prints them.
+inline constexpr std::string_view azure_nc_a100_v4_sizes =
+    "https://aspire.dev/reference/api/csharp/aspire.hosting.azure.kubernetes/standardncadsa100v4/fields.md";
+// SkyPilot's Azure catalogue lines for the NC H100 v5 sizes, quoted in a dated pull
+// request (columns: type, GPU, count, vCPUs, memory GiB, ...); their prices were empty then.
+inline constexpr std::string_view skypilot_catalog_pr_50 = "https://github.com/skypilot-org/skypilot-catalog/pull/50";
 
 // Rows. Host memory is what the source gives (AWS, Azure and Lambda: GiB; Google: GB).
 // The interconnect is the accelerator's own link from the device catalogue where the
@@ -187,28 +229,31 @@ inline constexpr cloud_instance instance_rows[] = {
      .accelerator = "NVIDIA L4", .accelerator_count = 1, .vcpus = 8, .host_memory = 32,
      .host_memory_unit = memory_unit::gib, .interconnect = interconnect_kind::none},
     {.name = "g6.24xlarge", .provider = instance_provider::aws, .region = "us-east-1",
-     .price_per_hour_usd = 6.6752, .price_snapshot = skypilot_aws_commit, .price_source = skypilot_aws_csv,
+     .price_per_hour_usd = 6.6752, .price_date = aws_gpu_g6_date, .price_snapshot = skypilot_aws_commit,
+     .price_source = skypilot_aws_csv, .price_date_source = aws_gpu_g6,
      .accelerator = "NVIDIA L4", .accelerator_count = 4, .vcpus = 96, .host_memory = 384,
      .host_memory_unit = memory_unit::gib, .interconnect = interconnect_kind::pcie},
     {.name = "g6.48xlarge", .provider = instance_provider::aws, .region = "us-east-1",
-     .price_per_hour_usd = 13.3504, .price_snapshot = skypilot_aws_commit, .price_source = skypilot_aws_csv,
+     .price_per_hour_usd = 13.3504, .price_date = aws_gpu_g6_date, .price_snapshot = skypilot_aws_commit,
+     .price_source = skypilot_aws_csv, .price_date_source = aws_gpu_g6,
      .accelerator = "NVIDIA L4", .accelerator_count = 8, .vcpus = 192, .host_memory = 768,
      .host_memory_unit = memory_unit::gib, .interconnect = interconnect_kind::pcie},
-    // sky show-gpus --cloud aws -a, 2024-09-28, shows p4d at $32.773 and p4de at $40.966:
-    // the snapshot's prices, rounded.
+    // P4 and P5 prices after AWS's June 2025 on-demand price cut, from the dated files
+    // above (us-east-1). They supersede the SkyPilot snapshot's older prices for these types (p4d
+    // 32.7726, p4de 40.96575, p5 98.32); `sky show-gpus --cloud aws -a` printed the first
+    // two as "$ 32.773" and "$ 40.966" on 2024-09-28 (skypilot_issue_4019).
     {.name = "p4d.24xlarge", .provider = instance_provider::aws, .region = "us-east-1",
-     .price_per_hour_usd = 32.7726, .price_date = "2024-09-28", .price_snapshot = skypilot_aws_commit,
-     .price_source = skypilot_aws_csv, .price_date_source = skypilot_issue_4019,
+     .price_per_hour_usd = 21.957642, .price_date = aws_gpu_p4d_date, .price_source = aws_gpu_p4d,
      .accelerator = "NVIDIA A100 SXM4 40GB", .accelerator_count = 8, .vcpus = 96, .host_memory = 1152,
      .host_memory_unit = memory_unit::gib, .interconnect = interconnect_kind::nvswitch,
      .network_gbit_per_s = 400, .spec_source = aws_capacity_blocks},
     {.name = "p4de.24xlarge", .provider = instance_provider::aws, .region = "us-east-1",
-     .price_per_hour_usd = 40.96575, .price_date = "2024-09-28", .price_snapshot = skypilot_aws_commit,
-     .price_source = skypilot_aws_csv, .price_date_source = skypilot_issue_4019,
+     .price_per_hour_usd = 27.44705, .price_date = aws_gpu_p4de_date, .price_source = aws_gpu_p4de,
      .accelerator = "NVIDIA A100 SXM4 80GB", .accelerator_count = 8, .vcpus = 96, .host_memory = 1152,
-     .host_memory_unit = memory_unit::gib, .interconnect = interconnect_kind::nvswitch},
+     .host_memory_unit = memory_unit::gib, .interconnect = interconnect_kind::nvswitch,
+     .spec_source = skypilot_aws_csv},
     {.name = "p5.48xlarge", .provider = instance_provider::aws, .region = "us-east-1",
-     .price_per_hour_usd = 98.32, .price_snapshot = skypilot_aws_commit, .price_source = skypilot_aws_csv,
+     .price_per_hour_usd = 55.04, .price_date = aws_gpu_p5_date, .price_source = aws_gpu_p5,
      .accelerator = "NVIDIA H100 SXM5 80GB", .accelerator_count = 8, .vcpus = 192, .host_memory = 2048,
      .host_memory_unit = memory_unit::gib, .interconnect = interconnect_kind::nvswitch,
      .network_gbit_per_s = 3200, .spec_source = aws_capacity_blocks},
@@ -221,21 +266,16 @@ inline constexpr cloud_instance instance_rows[] = {
      .host_memory_unit = memory_unit::gib, .interconnect = interconnect_kind::nvswitch,
      .spec_source = skypilot_aws_csv},
     {.name = "trn1.2xlarge", .provider = instance_provider::aws, .region = "us-east-1",
-     .price_per_hour_usd = 1.34375, .price_snapshot = skypilot_aws_commit, .price_source = skypilot_aws_csv,
+     .price_per_hour_usd = 1.34375, .price_date = aws_gpu_trn1_date, .price_snapshot = skypilot_aws_commit,
+     .price_source = skypilot_aws_csv, .price_date_source = aws_gpu_trn1,
      .accelerator = "AWS Trainium", .accelerator_count = 1, .vcpus = 8, .host_memory = 32,
      .host_memory_unit = memory_unit::gib, .interconnect = interconnect_kind::none},
     {.name = "trn1.32xlarge", .provider = instance_provider::aws, .region = "us-east-1",
-     .price_per_hour_usd = 21.5, .price_snapshot = skypilot_aws_commit, .price_source = skypilot_aws_csv,
+     .price_per_hour_usd = 21.5, .price_date = aws_gpu_trn1_date, .price_snapshot = skypilot_aws_commit,
+     .price_source = skypilot_aws_csv, .price_date_source = aws_gpu_trn1,
      .accelerator = "AWS Trainium", .accelerator_count = 16, .vcpus = 128, .host_memory = 512,
      .host_memory_unit = memory_unit::gib, .interconnect = interconnect_kind::neuronlink,
      .network_gbit_per_s = 800, .spec_source = aws_capacity_blocks},
-    // The price list names no accelerator for trn2; the count is the Neuron docs'.
-    {.name = "trn2.48xlarge", .provider = instance_provider::aws, .region = "us-east-2",
-     .price_per_hour_usd = 85.964, .price_snapshot = skypilot_aws_commit, .price_source = skypilot_aws_csv,
-     .accelerator = "AWS Trainium2", .accelerator_count = 16, .vcpus = 192, .host_memory = 2048,
-     .host_memory_unit = memory_unit::gib, .interconnect = interconnect_kind::neuronlink,
-     .spec_source = "https://awsdocs-neuron.readthedocs-hosted.com/en/latest/general/arch/neuron-hardware/"
-                    "trn2-arch.html"},
 
     // ---- Google Cloud: `sky show-gpus --all-regions A100 --cloud gcp` output quoted in a
     // review comment; SkyPilot prints the machine type's memory as Google does, in GB.
@@ -244,6 +284,33 @@ inline constexpr cloud_instance instance_rows[] = {
      .price_source = "https://github.com/skypilot-org/skypilot/pull/2892",
      .accelerator = "NVIDIA A100 SXM4 40GB", .accelerator_count = 1, .vcpus = 12, .host_memory = 85,
      .host_memory_unit = memory_unit::gb, .interconnect = interconnect_kind::none},
+    // Google's price list at a dated commit (gcp_pricing_yml): us-central1's `hour:` for
+    // each machine type, with its `cpu`, GPU count and `ram`. The A2 and A3 8- and 16-GPU
+    // types are HGX boards joined by NVSwitch; G2's L4 cards have no device link.
+    {.name = "a2-ultragpu-1g", .provider = instance_provider::gcp, .region = "us-central1",
+     .price_per_hour_usd = 5.06879789041096, .price_date = gcp_pricing_date, .price_source = gcp_pricing_yml,
+     .accelerator = "NVIDIA A100 SXM4 80GB", .accelerator_count = 1, .vcpus = 12, .host_memory = 170,
+     .host_memory_unit = memory_unit::gb, .interconnect = interconnect_kind::none},
+    {.name = "a2-ultragpu-8g", .provider = instance_provider::gcp, .region = "us-central1",
+     .price_per_hour_usd = 40.5503831232877, .price_date = gcp_pricing_date, .price_source = gcp_pricing_yml,
+     .accelerator = "NVIDIA A100 SXM4 80GB", .accelerator_count = 8, .vcpus = 96, .host_memory = 1360,
+     .host_memory_unit = memory_unit::gb, .interconnect = interconnect_kind::nvswitch},
+    {.name = "a2-megagpu-16g", .provider = instance_provider::gcp, .region = "us-central1",
+     .price_per_hour_usd = 55.739504, .price_date = gcp_pricing_date, .price_source = gcp_pricing_yml,
+     .accelerator = "NVIDIA A100 SXM4 40GB", .accelerator_count = 16, .vcpus = 96, .host_memory = 1360,
+     .host_memory_unit = memory_unit::gb, .interconnect = interconnect_kind::nvswitch},
+    {.name = "a3-highgpu-8g", .provider = instance_provider::gcp, .region = "us-central1",
+     .price_per_hour_usd = 88.4899999025753, .price_date = gcp_pricing_date, .price_source = gcp_pricing_yml,
+     .accelerator = "NVIDIA H100 SXM5 80GB", .accelerator_count = 8, .vcpus = 208, .host_memory = 1872,
+     .host_memory_unit = memory_unit::gb, .interconnect = interconnect_kind::nvswitch},
+    {.name = "g2-standard-4", .provider = instance_provider::gcp, .region = "us-central1",
+     .price_per_hour_usd = 0.706832255, .price_date = gcp_pricing_date, .price_source = gcp_pricing_yml,
+     .accelerator = "NVIDIA L4", .accelerator_count = 1, .vcpus = 4, .host_memory = 16,
+     .host_memory_unit = memory_unit::gb, .interconnect = interconnect_kind::none},
+    {.name = "g2-standard-48", .provider = instance_provider::gcp, .region = "us-central1",
+     .price_per_hour_usd = 4.001665148, .price_date = gcp_pricing_date, .price_source = gcp_pricing_yml,
+     .accelerator = "NVIDIA L4", .accelerator_count = 4, .vcpus = 48, .host_memory = 192,
+     .host_memory_unit = memory_unit::gb, .interconnect = interconnect_kind::pcie},
 
     // ---- Azure: a line of SkyPilot's Azure catalogue quoted in a review thread (columns:
     // type, GPU, count, vCPUs, memory GiB, GPU, price, spot price, region). The NC A100 v4
@@ -265,6 +332,30 @@ inline constexpr cloud_instance instance_rows[] = {
      .host_memory_unit = memory_unit::gib, .interconnect = interconnect_kind::nvswitch,
      .spec_source = "https://aspire.dev/reference/api/csharp/aspire.hosting.azure.kubernetes/standardndsh100v5/"
                     "fields.md"},
+    // East US prices from the dated snapshot (datareceipts_hyperscalers). The NC A100 v4
+    // sizes carry A100 PCIe 80GB cards, the NC H100 v5 sizes H100 NVL 94GB cards (the
+    // snapshot's "gpu": "H100 NVL", "gpu_memory_gb": 94); neither series' pages name a
+    // device-to-device link, so the two-GPU sizes are PCIe here.
+    {.name = "Standard_NC24ads_A100_v4", .provider = instance_provider::azure, .region = "eastus",
+     .price_per_hour_usd = 3.673, .price_date = datareceipts_date, .price_source = datareceipts_hyperscalers,
+     .accelerator = "NVIDIA A100 PCIe 80GB", .accelerator_count = 1, .vcpus = 24, .host_memory = 220,
+     .host_memory_unit = memory_unit::gib, .interconnect = interconnect_kind::none,
+     .spec_source = azure_nc_a100_v4_sizes},
+    {.name = "Standard_NC48ads_A100_v4", .provider = instance_provider::azure, .region = "eastus",
+     .price_per_hour_usd = 9.554, .price_date = datareceipts_date, .price_source = datareceipts_hyperscalers,
+     .accelerator = "NVIDIA A100 PCIe 80GB", .accelerator_count = 2, .vcpus = 48, .host_memory = 440,
+     .host_memory_unit = memory_unit::gib, .interconnect = interconnect_kind::pcie,
+     .spec_source = azure_nc_a100_v4_sizes},
+    {.name = "Standard_NC40ads_H100_v5", .provider = instance_provider::azure, .region = "eastus",
+     .price_per_hour_usd = 6.98, .price_date = datareceipts_date, .price_source = datareceipts_hyperscalers,
+     .accelerator = "NVIDIA H100 NVL 94GB", .accelerator_count = 1, .vcpus = 40, .host_memory = 320,
+     .host_memory_unit = memory_unit::gib, .interconnect = interconnect_kind::none,
+     .spec_source = skypilot_catalog_pr_50},
+    {.name = "Standard_NC80adis_H100_v5", .provider = instance_provider::azure, .region = "eastus",
+     .price_per_hour_usd = 17.64, .price_date = datareceipts_date, .price_source = datareceipts_hyperscalers,
+     .accelerator = "NVIDIA H100 NVL 94GB", .accelerator_count = 2, .vcpus = 80, .host_memory = 640,
+     .host_memory_unit = memory_unit::gib, .interconnect = interconnect_kind::pcie,
+     .spec_source = skypilot_catalog_pr_50},
 
     // ---- Lambda: SkyPilot's Lambda catalogue as a dated pull request changed it.
     {.name = "gpu_1x_a10", .provider = instance_provider::lambda, .region = "us-east-1",
@@ -305,14 +396,14 @@ constexpr bool is_commit(std::string_view s) noexcept {
         if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) return false;
     return true;
 }
-/// Every row prices something real: a resolvable accelerator, a positive price, a date
-/// or a pinned snapshot, an https source, plausible host figures.
+/// Every row prices something real: a resolvable accelerator, a positive price with its
+/// date, an https source, plausible host figures.
 constexpr bool instance_rows_are_sane() noexcept {
     for (const auto& r : instance_catalogue) {
         if (r.name.empty() || r.region.empty()) return false;
         if (!(r.price_per_hour_usd > 0 && r.price_per_hour_usd < 10'000)) return false;
         const bool dated = is_iso_date(r.price_date);
-        if (!dated && !(r.price_date.empty() && is_commit(r.price_snapshot))) return false;
+        if (!dated) return false;
         if (!r.price_snapshot.empty() && !is_commit(r.price_snapshot)) return false;
         // A snapshot carries no date of its own: a dated one names the page the date is from.
         if (dated && !r.price_snapshot.empty() && !r.price_date_source.starts_with("https://")) return false;
@@ -487,7 +578,7 @@ constexpr instance_cost_estimate cheapest_instance(const model_spec& m, quant_fo
 // Compile-time examples: every row resolves; an 8-GPU H100 instance holds a 70B model at
 // fp16 (about 141 GB of weights) and a single L4 (24 GiB) does not.
 static_assert(find_instance("p5.48xlarge")->device()->memory_bytes == 80 * units::gib);
-static_assert(find_instance("P5.48XLARGE")->price_per_hour_usd == 98.32);
+static_assert(find_instance("P5.48XLARGE")->price_per_hour_usd == 55.04);
 static_assert(find_instance("a2-highgpu-1g")->host_memory_bytes() == 85 * units::gb);
 static_assert(find_instance("g6.2xlarge")->host_memory_bytes() == 32 * units::gib);
 

@@ -11,8 +11,17 @@
 //    IQ3_S for IQ2_S and IQ3_XXS). The K-quant mixes' table cost is a whole-file average
 //    at Llama-3-8B; the cost of their transformer blocks is that average with Llama-3-8B's
 //    embedding and head taken out, so a model with a different vocabulary share gets the
-//    right total. The per-layer upgrades of the IQ recipes (attn_v, first ffn_down layers)
-//    are not modelled: IQ files come out a few percent small.
+//    right total. The uniform formats also get the recipe's per-tensor changes inside
+//    the blocks, by tensor class, sized from the model's shape (`gguf_block_types_of`,
+//    `layout_of(model, format)`): attn_v, attn_q/attn_k, attn_output and the first
+//    eighth of the ffn_down tensors. Rules that depend on an importance matrix are taken
+//    with one for the IQ formats (tools/quantize refuses IQ1_S/IQ1_M/IQ2_XXS/IQ2_XS/IQ2_S
+//    without one; the IQ3_XXS file sizes fit only that reading) and without one for the
+//    legacy and K formats. Arch and size-class rules (Falcon, LLM_TYPE_70B's attn_v) and
+//    fused attn_qkv tensors (Phi-3) are not modelled.
+//    Re-released QAT files may store the tied embedding otherwise than the rule (Google's
+//    Gemma 3 QAT Q4_0 GGUFs keep it in F16); nothing in a model_spec says so, so those
+//    files come out small (calibration row 816).
 //  - MXFP4 (llama.cpp MOSTLY_MXFP4_MOE): the experts' FFN matrices in MXFP4, every other
 //    matrix in Q8_0.
 //  - fp8, int8, int4 (GPTQ/AWQ) and NVFP4 checkpoints quantize the transformer blocks and
@@ -153,6 +162,84 @@ constexpr weight_layout layout_of(quant_format q) noexcept {
     return l;
 }
 
+/// Parameters of one block by the tensor classes llama.cpp's recipes tell apart, from the
+/// shape (0 where the shape does not say: latent-attention models name and size their
+/// attention tensors otherwise).
+struct block_matrices {
+    double attn_q = 0;      ///< hidden x heads x head_dim (attn_output has the same size)
+    double attn_kv = 0;     ///< hidden x kv_heads x head_dim, each of attn_k and attn_v
+    double ffn_down = 0;    ///< hidden x intermediate of the dense FFN (0 for MoE)
+    double expert_down = 0; ///< every routed expert's down projection (MoE only)
+};
+
+constexpr block_matrices matrices_of(const model_spec& m) noexcept {
+    block_matrices b;
+    if (m.hidden_size == 0 || m.attention_heads == 0) return b;
+    const double hidden = m.hidden_size;
+    const double hd = m.head_dim ? m.head_dim : hidden / m.attention_heads;
+    if (m.kv_values_per_token_per_layer == 0) {
+        b.attn_q = hidden * m.attention_heads * hd;
+        b.attn_kv = hidden * (m.kv_heads ? m.kv_heads : m.attention_heads) * hd;
+    }
+    const double ffn = hidden * m.intermediate_size;
+    if (m.is_moe()) b.expert_down = ffn * m.experts;
+    else b.ffn_down = ffn;
+    return b;
+}
+
+/// Bits per weight of each tensor class of a uniform GGUF format's recipe. Follows
+/// llama.cpp `llama_tensor_get_type_impl` (src/llama-quant.cpp); `base` everywhere else.
+struct gguf_block_types {
+    double attn_q, attn_k, attn_v, attn_output, ffn_down_first, ffn_down_rest;
+};
+
+constexpr gguf_block_types gguf_block_types_of(const model_spec& m, quant_format q) noexcept {
+    const double base = bits_per_weight(q);
+    gguf_block_types t{base, base, base, base, base, base};
+    const double gqa = m.kv_heads ? static_cast<double>(m.attention_heads) / m.kv_heads : 1.0;
+    const bool eight_experts = m.experts == 8;
+    const double q2k = ggml_q2_k_bpw, q4k = ggml_q4_k_bpw, q5k = ggml_q5_k_bpw;
+    const double iq3s = bits_per_weight(quant_format::iq3_s);
+    switch (q) {
+    case quant_format::iq1_s:
+    case quant_format::iq1_m:
+    case quant_format::iq2_xxs:
+    case quant_format::iq2_xs:
+    case quant_format::iq2_s: {
+        // The IQ1/IQ2 branch: attn_v, the first n/8 ffn_down, attn_output (and attn_k of
+        // 8-expert models) go up.
+        const double up = q == quant_format::iq2_s ? iq3s : q2k;
+        t.attn_v = gqa >= 4 || m.experts >= 4 ? q4k : up;
+        if (eight_experts) t.attn_k = q4k;
+        t.ffn_down_first = up;
+        if (eight_experts) t.attn_output = q5k;
+        else if (q == quant_format::iq1_s || q == quant_format::iq1_m)
+            t.attn_output = bits_per_weight(quant_format::iq2_xxs);
+        else if (q == quant_format::iq2_s) t.attn_output = iq3s;
+        return t;
+    }
+    case quant_format::iq3_xxs:
+        // With an importance matrix attn_v stays IQ3_XXS below GQA 4 and ffn_down is untouched.
+        if (gqa >= 4) t.attn_v = q4k;
+        t.attn_k = t.attn_q = bits_per_weight(quant_format::iq2_s);
+        t.attn_output = eight_experts ? q5k : iq3s;
+        break;
+    case quant_format::iq3_s:
+        if (gqa >= 4) t.attn_v = q4k;
+        if (eight_experts) t.attn_output = q5k;
+        break;
+    case quant_format::iq4_nl:
+    case quant_format::iq4_xs:
+        if (gqa >= 4) t.attn_v = q5k;
+        if (eight_experts) t.attn_output = q5k;
+        break;
+    default: break;
+    }
+    // Outside the IQ1/IQ2 branch, 8-expert models keep attn_v and attn_k at Q8_0.
+    if (eight_experts) t.attn_v = t.attn_k = bits_per_weight(quant_format::q8_0);
+    return t;
+}
+
 constexpr std::uint64_t bits_to_bytes(double weights, double bpw) noexcept {
     const double bytes = weights * bpw / 8.0;
     if (!(bytes > 0)) return 0;
@@ -196,6 +283,30 @@ constexpr parameter_parts parts_of(const model_spec& m) noexcept {
     return p;
 }
 
+/// `layout_of(q)` for model `m`: a uniform GGUF format's block and expert rates become
+/// the averages over the recipe's tensor classes (gguf_block_types_of), sized from the
+/// shape; the first n/8 ffn_down tensors are spread over all blocks, so every block costs
+/// the same. Other schemes, and shapes that do not fit the parameter split, are unchanged.
+constexpr weight_layout layout_of(const model_spec& m, quant_format q) noexcept {
+    weight_layout l = layout_of(q);
+    if (info(q).scheme != quant_scheme::gguf_block || m.layers == 0) return l;
+    const auto p = parts_of(m);
+    const auto b = matrices_of(m);
+    const auto t = gguf_block_types_of(m, q);
+    const double base = bits_per_weight(q);
+    const double first = static_cast<double>(m.layers / 8) / static_cast<double>(m.layers);
+    const double down = first * t.ffn_down_first + (1.0 - first) * t.ffn_down_rest - base;
+    const double shaped = 2.0 * b.attn_q + 2.0 * b.attn_kv + b.ffn_down;
+    if (shaped > 0 && shaped <= p.block_other) {
+        const double extra = b.attn_q * (t.attn_q - base) + b.attn_q * (t.attn_output - base) +
+                             b.attn_kv * (t.attn_k - base) + b.attn_kv * (t.attn_v - base) + b.ffn_down * down;
+        l.block_bpw = base + extra / p.block_other;
+    }
+    if (b.expert_down > 0 && b.expert_down <= p.block_experts)
+        l.expert_bpw = base + b.expert_down * down / p.block_experts;
+    return l;
+}
+
 constexpr double layer_count(const model_spec& m) noexcept { return m.layers ? m.layers : 1.0; }
 
 constexpr std::uint64_t tokens_cached(const model_spec& m, const inference_shape& s, bool sliding) noexcept {
@@ -208,7 +319,7 @@ constexpr std::uint64_t tokens_cached(const model_spec& m, const inference_shape
 /// Bytes of one transformer block's weights (every expert included) in format `q`.
 constexpr std::uint64_t layer_weight_bytes(const model_spec& m, quant_format q) {
     const auto p = detail::parts_of(m);
-    const auto l = detail::layout_of(q);
+    const auto l = detail::layout_of(m, q);
     return detail::bits_to_bytes(p.block_other, l.block_bpw) + detail::bits_to_bytes(p.block_experts, l.expert_bpw);
 }
 
@@ -227,7 +338,7 @@ constexpr std::uint64_t non_layer_weight_bytes(const model_spec& m, quant_format
 constexpr std::uint64_t weight_bytes(const model_spec& m, quant_format q) {
     if (m.parameters == 0 && m.layers == 0) return 0;
     const auto p = detail::parts_of(m);
-    const auto l = detail::layout_of(q);
+    const auto l = detail::layout_of(m, q);
     const double blocks = detail::layer_count(m);
     return detail::sat_add(detail::bits_to_bytes(p.block_other * blocks, l.block_bpw) +
                                detail::bits_to_bytes(p.block_experts * blocks, l.expert_bpw),
@@ -285,6 +396,10 @@ static_assert(weight_bytes(*find_model("llama-3.1-8b"), quant_format::bf16) == 2
 // Llama-3-8B Q4_K_M reproduces the table's whole-file average (4.58 GiB) by construction.
 static_assert(weight_bytes(*find_model("llama-3-8b"), quant_format::q4_k_m) > 4'917'000'000ull &&
               weight_bytes(*find_model("llama-3-8b"), quant_format::q4_k_m) < 4'919'000'000ull);
+// IQ1_S keeps attn_v, attn_output, the first ffn_down tensors, embedding and head above
+// 1.5625 bits: Llama 3 70B's file is 14.29 GiB, not the 12.8 GiB of IQ1_S throughout.
+static_assert(weight_bytes(*find_model("llama-3-70b"), quant_format::iq1_s) > 15'200'000'000ull &&
+              weight_bytes(*find_model("llama-3-70b"), quant_format::iq1_s) < 15'500'000'000ull);
 // Sliding windows cap the cache: Gemma 3 27B at 128k caches its 10 global layers at full
 // length and its 52 sliding layers at 1024 tokens (4096 values of 2 B per token and layer).
 static_assert(kv_cache_bytes(*find_model("gemma-3-27b"), {.context = 131072}) ==
