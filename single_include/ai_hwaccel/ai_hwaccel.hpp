@@ -2946,6 +2946,29 @@ std::optional<std::string> read_optional_file(const S& sys, std::string_view pat
     return std::nullopt;
 }
 
+/// Lists a folder whose absence is normal, as read_optional_file reads a file: nullopt
+/// and no warning when nothing is there; nullopt and a warning when something is there
+/// that cannot be listed (a link looping back on itself, a folder without permission, a
+/// file where a folder belongs). The view answers a failed listing with nothing more, so
+/// the cause is asked of a read of the same path: only "not found" is silent.
+template <system_view S>
+std::optional<std::vector<std::string>> list_optional_dir(const S& sys, std::string_view path,
+                                                          std::vector<warning>& warnings) {
+    auto names = sys.list_dir(path);
+    if (names) return names;
+    switch (sys.read_file(path, 0).status) {
+    case read_status::not_found: break;
+    case read_status::permission_denied:
+        add_warning(warnings, warning_kind::permission_denied, path, "folder not listable");
+        break;
+    default:
+        add_warning(warnings, warning_kind::read_error, path,
+                    "present but not listable (a link that loops, or not a folder)");
+        break;
+    }
+    return std::nullopt;
+}
+
 /// The last component of a path ("/a/b/" → "b").
 constexpr std::string_view base_name(std::string_view path) noexcept {
     while (path.size() > 1 && path.back() == '/') path.remove_suffix(1);
@@ -3152,7 +3175,7 @@ constexpr std::optional<std::uint32_t> numa_dir_id(std::string_view name) noexce
 template <system_view S>
 std::vector<numa_node> probe_numa(const S& sys, std::vector<warning>& warnings) {
     std::vector<numa_node> nodes;
-    const auto names = sys.list_dir("/sys/devices/system/node");
+    const auto names = detail::list_optional_dir(sys, "/sys/devices/system/node", warnings);
     if (!names) return nodes;
     for (const auto& name : *names) {
         const auto id = detail::numa_dir_id(name);
@@ -3334,7 +3357,7 @@ std::optional<pci_device> read_pci_device(const S& sys, std::string_view dir, st
 template <system_view S>
 std::vector<pci_device> probe_pci(const S& sys, std::vector<warning>& warnings) {
     std::vector<pci_device> devices;
-    const auto names = sys.list_dir("/sys/bus/pci/devices");
+    const auto names = detail::list_optional_dir(sys, "/sys/bus/pci/devices", warnings);
     if (!names) return devices;
     for (const auto& name : *names) {
         if (!parse_pci_address(name)) {
@@ -10070,7 +10093,7 @@ std::optional<amdgpu_card> read_amdgpu_card(const S& sys, std::string_view card_
 template <system_view S>
 std::vector<amdgpu_card> probe_amdgpu_cards(const S& sys, std::vector<warning>& warnings) {
     std::vector<amdgpu_card> cards;
-    const auto names = sys.list_dir(detail::amd::drm_dir);
+    const auto names = detail::list_optional_dir(sys, detail::amd::drm_dir, warnings);
     if (!names) return cards;
     std::vector<std::pair<std::uint64_t, std::string>> order;
     for (const auto& n : *names)
@@ -13963,7 +13986,7 @@ template <system_view S>
 std::vector<intel_gpu_card> read_intel_gpu_sysfs(const S& sys, std::vector<warning>& warnings) {
     using namespace detail::intel_gpu;
     std::vector<intel_gpu_card> cards;
-    const auto names = sys.list_dir("/sys/class/drm");
+    const auto names = detail::list_optional_dir(sys, "/sys/class/drm", warnings);
     if (!names) return cards;
     for (const auto& name : *names) {
         if (!is_card_name(name) || cards.size() >= max_rows) continue;
@@ -19853,7 +19876,7 @@ std::optional<storage_device> read_block_device(const S& sys, std::string_view n
 template <system_view S>
 std::vector<storage_device> probe_storage(const S& sys, std::vector<warning>& warnings) {
     std::vector<storage_device> out;
-    const auto names = sys.list_dir("/sys/block");
+    const auto names = detail::list_optional_dir(sys, "/sys/block", warnings);
     if (!names) return out;
     for (const auto& name : *names) {
         if (is_pseudo_block_device(name)) continue;

@@ -354,6 +354,19 @@ TEST_CASE("fault injection: symbolic link loops") {
         INFO(test::warnings_text(reg.warnings()));
         check_cpu_intact(reg);
         CHECK(reg.size() == 1);
+        CHECK(find_warning(reg.warnings(), ah::warning_kind::read_error, "/sys/bus/pci/devices") != nullptr);
+        if (AI_HWACCEL_BACKEND_ROCM || AI_HWACCEL_BACKEND_INTEL_GPU) // the probes that list DRM cards
+            CHECK(find_warning(reg.warnings(), ah::warning_kind::read_error, "/sys/class/drm") != nullptr);
+    }
+    SUBCASE("a folder that is absent, or a file where a folder belongs") {
+        tree.dir.write("sys/block", "not a folder\n");
+        const auto reg = detect_tree(tree);
+        INFO(test::warnings_text(reg.warnings()));
+        check_cpu_intact(reg);
+        CHECK(find_warning(reg.warnings(), ah::warning_kind::read_error, "/sys/block") != nullptr);
+        // Absent folders are normal (no NUMA, no PCI bus in a container): no warning.
+        CHECK(find_warning(reg.warnings(), ah::warning_kind::read_error, "/sys/devices/system/node") == nullptr);
+        CHECK(find_warning(reg.warnings(), ah::warning_kind::read_error, "/sys/bus/pci/devices") == nullptr);
     }
     SUBCASE("a DRM card's device link in a loop") {
         tree.link("sys/class/drm/card0/device", "device-b");

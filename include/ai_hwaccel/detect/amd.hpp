@@ -874,7 +874,7 @@ std::optional<amdgpu_card> read_amdgpu_card(const S& sys, std::string_view card_
 template <system_view S>
 std::vector<amdgpu_card> probe_amdgpu_cards(const S& sys, std::vector<warning>& warnings) {
     std::vector<amdgpu_card> cards;
-    const auto names = sys.list_dir(detail::amd::drm_dir);
+    const auto names = detail::list_optional_dir(sys, detail::amd::drm_dir, warnings);
     if (!names) return cards;
     std::vector<std::pair<std::uint64_t, std::string>> order;
     for (const auto& n : *names)

@@ -661,7 +661,7 @@ template <system_view S>
 std::vector<intel_gpu_card> read_intel_gpu_sysfs(const S& sys, std::vector<warning>& warnings) {
     using namespace detail::intel_gpu;
     std::vector<intel_gpu_card> cards;
-    const auto names = sys.list_dir("/sys/class/drm");
+    const auto names = detail::list_optional_dir(sys, "/sys/class/drm", warnings);
     if (!names) return cards;
     for (const auto& name : *names) {
         if (!is_card_name(name) || cards.size() >= max_rows) continue;

@@ -128,7 +128,7 @@ std::optional<storage_device> read_block_device(const S& sys, std::string_view n
 template <system_view S>
 std::vector<storage_device> probe_storage(const S& sys, std::vector<warning>& warnings) {
     std::vector<storage_device> out;
-    const auto names = sys.list_dir("/sys/block");
+    const auto names = detail::list_optional_dir(sys, "/sys/block", warnings);
     if (!names) return out;
     for (const auto& name : *names) {
         if (is_pseudo_block_device(name)) continue;

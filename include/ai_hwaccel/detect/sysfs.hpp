@@ -99,6 +99,29 @@ std::optional<std::string> read_optional_file(const S& sys, std::string_view pat
     return std::nullopt;
 }
 
+/// Lists a folder whose absence is normal, as read_optional_file reads a file: nullopt
+/// and no warning when nothing is there; nullopt and a warning when something is there
+/// that cannot be listed (a link looping back on itself, a folder without permission, a
+/// file where a folder belongs). The view answers a failed listing with nothing more, so
+/// the cause is asked of a read of the same path: only "not found" is silent.
+template <system_view S>
+std::optional<std::vector<std::string>> list_optional_dir(const S& sys, std::string_view path,
+                                                          std::vector<warning>& warnings) {
+    auto names = sys.list_dir(path);
+    if (names) return names;
+    switch (sys.read_file(path, 0).status) {
+    case read_status::not_found: break;
+    case read_status::permission_denied:
+        add_warning(warnings, warning_kind::permission_denied, path, "folder not listable");
+        break;
+    default:
+        add_warning(warnings, warning_kind::read_error, path,
+                    "present but not listable (a link that loops, or not a folder)");
+        break;
+    }
+    return std::nullopt;
+}
+
 /// The last component of a path ("/a/b/" → "b").
 constexpr std::string_view base_name(std::string_view path) noexcept {
     while (path.size() > 1 && path.back() == '/') path.remove_suffix(1);

@@ -75,7 +75,7 @@ constexpr std::optional<std::uint32_t> numa_dir_id(std::string_view name) noexce
 template <system_view S>
 std::vector<numa_node> probe_numa(const S& sys, std::vector<warning>& warnings) {
     std::vector<numa_node> nodes;
-    const auto names = sys.list_dir("/sys/devices/system/node");
+    const auto names = detail::list_optional_dir(sys, "/sys/devices/system/node", warnings);
     if (!names) return nodes;
     for (const auto& name : *names) {
         const auto id = detail::numa_dir_id(name);
@@ -257,7 +257,7 @@ std::optional<pci_device> read_pci_device(const S& sys, std::string_view dir, st
 template <system_view S>
 std::vector<pci_device> probe_pci(const S& sys, std::vector<warning>& warnings) {
     std::vector<pci_device> devices;
-    const auto names = sys.list_dir("/sys/bus/pci/devices");
+    const auto names = detail::list_optional_dir(sys, "/sys/bus/pci/devices", warnings);
     if (!names) return devices;
     for (const auto& name : *names) {
         if (!parse_pci_address(name)) {

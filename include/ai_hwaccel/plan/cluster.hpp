@@ -480,12 +480,11 @@ inline cluster_plan plan_cluster(const cluster_view& c, const model_spec& m, qua
                 correct(more, reprice(c, more, 0, m, shape, options));
                 bool room = true;
                 for (auto d : more.devices) {
-                    if (p.devices.count >= max_plan_devices) {
+                    d.replica = static_cast<std::uint16_t>(replica);
+                    if (!p.devices.push_back(d)) {
                         room = false;
                         break;
                     }
-                    d.replica = static_cast<std::uint16_t>(replica);
-                    p.devices.items[p.devices.count++] = d;
                 }
                 p.aggregate_decode_tokens_per_second += more.decode_tokens_per_second;
                 ++p.replicas;
