@@ -27085,10 +27085,14 @@ AI_HWACCEL_NAMESPACE_END
 
 #include <array>
 #include <bit>
+#include <compare>
 #include <cstddef>
 #include <cstdint>
+#include <iterator>
+#include <memory>
 #include <span>
 #include <string_view>
+#include <type_traits>
 
 AI_HWACCEL_NAMESPACE_BEGIN
 
@@ -27240,6 +27244,79 @@ struct plan_link {
     double gbps = 0; ///< one direction, decimal GB/s
 };
 
+/// A list of at most `N` values, read like fixed_list (`size()`, `[i]`, iteration over the
+/// first `size()`), whose unused slots are not set at run time. A plan has room for
+/// max_plan_devices devices and most use a few: setting all 256 slots on every call cost
+/// more than planning. In a constant expression every slot is set, as constant
+/// evaluation requires. `T` is trivially copyable, so a copy copies the slots' bytes.
+template <class T, std::size_t N>
+class slot_list {
+    static_assert(std::is_trivially_copyable_v<T> && std::is_trivially_destructible_v<T>);
+    union slot {
+        constexpr slot() noexcept {} // leaves `value` unset
+        T value;
+    };
+
+public:
+    /// Walks the slots, giving their values.
+    class iterator {
+    public:
+        using iterator_category = std::random_access_iterator_tag;
+        using value_type = T;
+        using difference_type = std::ptrdiff_t;
+        using pointer = const T*;
+        using reference = const T&;
+
+        constexpr iterator() noexcept = default;
+        constexpr explicit iterator(const slot* s) noexcept : s_(s) {}
+        constexpr const T& operator*() const noexcept { return s_->value; }
+        constexpr const T* operator->() const noexcept { return &s_->value; }
+        constexpr const T& operator[](difference_type i) const noexcept { return s_[i].value; }
+        constexpr iterator& operator++() noexcept { return ++s_, *this; }
+        constexpr iterator operator++(int) noexcept { return iterator(s_++); }
+        constexpr iterator& operator--() noexcept { return --s_, *this; }
+        constexpr iterator operator--(int) noexcept { return iterator(s_--); }
+        constexpr iterator& operator+=(difference_type n) noexcept { return s_ += n, *this; }
+        constexpr iterator& operator-=(difference_type n) noexcept { return s_ -= n, *this; }
+        friend constexpr iterator operator+(iterator a, difference_type n) noexcept { return a += n; }
+        friend constexpr iterator operator+(difference_type n, iterator a) noexcept { return a += n; }
+        friend constexpr iterator operator-(iterator a, difference_type n) noexcept { return a -= n; }
+        friend constexpr difference_type operator-(iterator a, iterator b) noexcept { return a.s_ - b.s_; }
+        friend constexpr bool operator==(iterator a, iterator b) noexcept { return a.s_ == b.s_; }
+        friend constexpr auto operator<=>(iterator a, iterator b) noexcept { return a.s_ <=> b.s_; }
+
+    private:
+        const slot* s_ = nullptr;
+    };
+
+    std::size_t count = 0; ///< slots in use
+
+    constexpr slot_list() noexcept {
+        if (std::is_constant_evaluated())
+            for (auto& s : slots_) std::construct_at(&s.value);
+    }
+
+    constexpr iterator begin() const noexcept { return iterator(slots_.data()); }
+    constexpr iterator end() const noexcept { return iterator(slots_.data() + count); }
+    constexpr std::size_t size() const noexcept { return count; }
+    static constexpr std::size_t capacity() noexcept { return N; }
+    constexpr bool empty() const noexcept { return count == 0; }
+    constexpr bool full() const noexcept { return count == N; }
+    constexpr const T& operator[](std::size_t i) const noexcept { return slots_[i].value; }
+    constexpr T& operator[](std::size_t i) noexcept { return slots_[i].value; }
+    /// Sets the next slot to `T{}` and gives it; the list must not be full().
+    constexpr T& emplace_back() noexcept { return *std::construct_at(&slots_[count++].value); }
+    /// Appends `v`; false (and nothing appended) when the list is full.
+    constexpr bool push_back(const T& v) noexcept {
+        if (full()) return false;
+        std::construct_at(&slots_[count++].value, v);
+        return true;
+    }
+
+private:
+    std::array<slot, N> slots_;
+};
+
 /// A deployment plan (every number an estimate).
 struct shard_plan {
     bool fits = false;
@@ -27251,7 +27328,7 @@ struct shard_plan {
     std::uint32_t stages = 0;            ///< pipeline stages of replica 0
     std::uint32_t tensor_parallel = 0;   ///< widest tensor-parallel group of replica 0
     /// Devices used, replica by replica, stage by stage.
-    fixed_list<device_shard, max_plan_devices> devices{};
+    slot_list<device_shard, max_plan_devices> devices{};
     /// The whole model once (plan/memory.hpp), and what the considered devices offer.
     memory_estimate memory{};
     std::uint64_t usable_bytes = 0;         ///< all devices of the kind considered
@@ -27387,10 +27464,20 @@ constexpr needs needs_of(const model_spec& m, quant_format q, const inference_sh
     return n;
 }
 
+/// Scratch tables of the planner (the arrays of `work`, `group`, `index_map`, `layout`,
+/// `planner`, `member_list`, sized for max_plan_devices) are left unset at run time: every
+/// path writes a slot before it reads it, and what must start cleared is cleared for the
+/// devices at hand only. A constant expression may not hold an unset value, so there they
+/// start cleared.
+template <class T>
+constexpr void clear_if_constant_evaluated(T& t) noexcept {
+    if (std::is_constant_evaluated()) t = T{};
+}
+
 /// A stage: `size` devices starting at `begin` in an ordering of device positions.
 struct stage_ref {
-    std::uint16_t begin = 0;
-    std::uint16_t size = 0; ///< 0 by default so that tables of them start cleared (memset)
+    std::uint16_t begin;
+    std::uint16_t size;
 };
 
 /// Memory one device of a stage needs for `layers` layers.
@@ -27487,8 +27574,8 @@ struct stage_layers {
 };
 
 struct work {
-    pos_list order{};                                  ///< device positions in the group, by stage
-    std::array<std::uint64_t, max_plan_devices> cap{}; ///< usable bytes by position in the group
+    pos_list order;                                  ///< device positions in the group, by stage
+    std::array<std::uint64_t, max_plan_devices> cap; ///< usable bytes by position in the group
 };
 
 constexpr std::uint64_t stage_cap(const work& w, stage_ref s) noexcept {
@@ -27539,13 +27626,20 @@ constexpr std::uint16_t tp_degree(const needs& nd, std::size_t n) noexcept {
     return 1;
 }
 
+/// plan_link without default values, for tables that start unset.
+struct link_speed {
+    interconnect_kind kind;
+    double gbps;
+    constexpr operator plan_link() const noexcept { return {kind, gbps}; } // NOLINT
+};
+
 /// The devices of one kind that a plan may use, their fast-link islands and link speeds.
 struct group {
     device_kind kind = device_kind::cpu;
-    pos_list pos{}; ///< positions in the caller's span
+    pos_list pos; ///< positions in the caller's span
     std::size_t count = 0;
-    pos_list root{}; ///< island representative (index into pos): its smallest member
-    std::array<plan_link, max_plan_devices> island_link{}; ///< by root
+    pos_list root; ///< island representative (index into pos): its smallest member
+    std::array<link_speed, max_plan_devices> island_link; ///< by root
 };
 
 constexpr double pcie_gbps(const accelerator_profile& d, const plan_options& o) noexcept {
@@ -27561,14 +27655,15 @@ constexpr std::size_t find_root(const group& g, std::size_t i) noexcept {
 /// The group's members sorted by accelerator_profile::index (equal indices in group
 /// order), so that a link's devices are found by binary search.
 struct index_map {
-    pos_list member{};
-    std::array<std::uint32_t, max_plan_devices> index{};
+    pos_list member;
+    std::array<std::uint32_t, max_plan_devices> index;
     std::size_t count = 0;
     bool identity = false; ///< member i has index i (no table needed)
 };
 
 constexpr index_map make_index_map(const group& g, std::span<const accelerator_profile> devs) noexcept {
     index_map m;
+    clear_if_constant_evaluated(m);
     m.count = g.count;
     m.identity = true;
     for (std::size_t i = 0; i < g.count && m.identity; ++i) m.identity = devs[g.pos[i]].index == i;
@@ -27605,7 +27700,10 @@ constexpr bool island_link_kind(const interconnect& l) noexcept {
 
 constexpr void build_islands(group& g, std::span<const accelerator_profile> devs,
                              std::span<const interconnect> links, const plan_options& o) noexcept {
-    for (std::size_t i = 0; i < g.count; ++i) g.root[i] = static_cast<pos_t>(i);
+    for (std::size_t i = 0; i < g.count; ++i) {
+        g.root[i] = static_cast<pos_t>(i);
+        g.island_link[i] = {interconnect_kind::none, 0};
+    }
     bool any = false;
     for (const auto& l : links) any = any || island_link_kind(l);
     if (!any) return;
@@ -27651,9 +27749,9 @@ struct layout {
     shard_strategy strategy = shard_strategy::none;
     std::size_t stages = 0;
     std::size_t devices = 0;
-    pos_list dev{};                                  ///< indices into group::pos, by stage
-    std::array<stage_ref, max_plan_devices> stage{}; ///< into dev
-    std::array<std::uint32_t, max_plan_devices> layers{};
+    pos_list dev;                                  ///< indices into group::pos, by stage
+    std::array<stage_ref, max_plan_devices> stage; ///< into dev
+    std::array<std::uint32_t, max_plan_devices> layers;
 };
 
 constexpr double device_bw(const accelerator_profile& d) noexcept { return d.memory_bandwidth_gbps.value_or(0); }
@@ -27664,35 +27762,39 @@ constexpr double device_bw(const accelerator_profile& d) noexcept { return d.mem
 /// islands, so each island keeps its units and its best candidates, and only the islands
 /// a replica took devices from are worked out again.
 struct planner {
-    work w{};            ///< order: island s's unused devices, largest first, from slot begin[s]
-    pos_list sorted{};   ///< island s's devices, largest first (stable), from slot begin[s]
-    pos_list island_of{}; ///< island number by group position (islands numbered by root)
+    work w;             ///< order: island s's unused devices, largest first, from slot begin[s]
+    pos_list sorted;    ///< island s's devices, largest first (stable), from slot begin[s]
+    pos_list island_of; ///< island number by group position (islands numbered by root)
     std::size_t islands = 0;
-    std::array<bool, max_plan_devices> used{};  ///< by group position
-    std::array<bool, max_plan_devices> alone{}; ///< by group position: holds the whole model
+    std::array<bool, max_plan_devices> used;  ///< by group position (cleared by `start`)
+    std::array<bool, max_plan_devices> alone; ///< by group position: holds the whole model
     // By island number.
-    pos_list begin{}, size{}, left{}, units{}; ///< slots, devices, unused devices, units
-    std::array<bool, max_plan_devices> stale{};
-    std::array<double, max_plan_devices> single_bw{}; ///< the fastest unused device that holds it all
-    pos_list single_at{};                             ///< its slot; max_plan_devices: none
-    pos_list tp_t{};    ///< smallest tensor-parallel degree of a unit that holds it all (0: none)
-    pos_list tp_unit{}; ///< the first unit with that degree (its first slot)
+    pos_list begin, size, left, units; ///< slots, devices, unused devices, units
+    std::array<bool, max_plan_devices> stale;
+    std::array<double, max_plan_devices> single_bw; ///< the fastest unused device that holds it all
+    pos_list single_at;                             ///< its slot; max_plan_devices: none
+    pos_list tp_t;    ///< smallest tensor-parallel degree of a unit that holds it all (0: none)
+    pos_list tp_unit; ///< the first unit with that degree (its first slot)
     // By slot: island s's units from begin[s], and what each holds as a middle stage.
-    std::array<stage_ref, max_plan_devices> unit{};
-    std::array<std::uint64_t, max_plan_devices> room{};
+    std::array<stage_ref, max_plan_devices> unit;
+    std::array<std::uint64_t, max_plan_devices> room;
     // Scratch of one search.
-    pos_list all{};  ///< the slots of every unit, in unit order
-    pos_list rank{}; ///< indices into all, most room first
-    std::array<bool, max_plan_devices> pick{};
-    std::array<stage_ref, max_plan_devices> st{};
-    std::array<std::uint32_t, max_plan_devices> tmp{};
-    std::array<std::uint64_t, max_plan_devices> rem{};
+    pos_list all;  ///< the slots of every unit, in unit order
+    pos_list rank; ///< indices into all, most room first
+    std::array<bool, max_plan_devices> pick; ///< by unit (cleared by `start`)
+    std::array<stage_ref, max_plan_devices> st;
+    std::array<std::uint32_t, max_plan_devices> tmp;
+    std::array<std::uint64_t, max_plan_devices> rem;
     stage_layers fit{};
-    layout best{};
+    layout best;
 };
 
 /// Numbers the islands by their root, files each island's devices largest first.
 constexpr void start(planner& P, const group& g, const needs& n) noexcept {
+    for (std::size_t i = 0; i < g.count; ++i) { // islands and units are at most g.count
+        P.used[i] = P.pick[i] = false;
+        P.size[i] = P.left[i] = 0;
+    }
     for (std::size_t i = 0; i < g.count; ++i) {
         if (g.root[i] == i) {
             P.island_of[i] = static_cast<pos_t>(P.islands++);
@@ -27965,6 +28067,7 @@ constexpr void plan_group(shard_plan& p, group& g, std::span<const accelerator_p
     p.memory = n.memory;
     p.candidate_devices = static_cast<std::uint32_t>(g.count);
     planner P;
+    clear_if_constant_evaluated(P);
     for (std::size_t i = 0; i < g.count; ++i) {
         const auto c = usable(devs[g.pos[i]], o);
         P.w.cap[i] = c;
@@ -28013,8 +28116,8 @@ constexpr void plan_group(shard_plan& p, group& g, std::span<const accelerator_p
                                    (sp.decode_s > 0 ? o.throughput.decode_seconds_per_layer * L.layers[j] : 0);
                 if (dec > stage_s) stage_s = dec;
                 if (sp.prefill_s * frac / st.size > stage_p) stage_p = sp.prefill_s * frac / st.size;
-                if (p.devices.count < max_plan_devices) {
-                    device_shard& ds = p.devices.items[p.devices.count++];
+                if (!p.devices.full()) {
+                    device_shard& ds = p.devices.emplace_back();
                     ds.device = g.pos[gi];
                     ds.index = d.index;
                     ds.replica = replica;
@@ -28091,6 +28194,7 @@ constexpr bool usable_device(const accelerator_profile& d, const plan_options& o
 constexpr group group_of(std::span<const accelerator_profile> devs, device_kind kind, quant_format q,
                          bool native_only, const plan_options& o) noexcept {
     group g;
+    clear_if_constant_evaluated(g);
     g.kind = kind;
     std::size_t unified = max_plan_devices;
     for (std::size_t i = 0; i < devs.size() && i < max_plan_devices; ++i) {
@@ -28112,25 +28216,32 @@ constexpr group group_of(std::span<const accelerator_profile> devs, device_kind 
     return g;
 }
 
+/// A set of device kinds (any value of device_kind's underlying type). A flag a kind:
+/// setting one costs a store, which the scans over every device do.
+struct kind_set {
+    std::array<bool, 256> flags{};
+    constexpr bool operator[](device_kind k) const noexcept { return flags[static_cast<std::uint8_t>(k)]; }
+    constexpr void insert(device_kind k) noexcept { flags[static_cast<std::uint8_t>(k)] = true; }
+};
+
 /// Distinct kinds among the devices, in order of appearance.
 struct kind_list {
-    static constexpr std::size_t values = 256; ///< of device_kind's underlying type
-    std::array<device_kind, values> kinds{};
+    std::array<device_kind, 256> kinds; ///< the first `count` (a kind of each value at most)
     std::size_t count = 0;
     bool cpu_excluded = false;
     bool any_memory = false;
-    std::array<bool, values> seen{};
-    /// By kind: a device of the kind (any in the span) has a known memory bandwidth.
-    std::array<bool, values> estimable{};
+    kind_set seen{};
+    /// A device of the kind (any in the span) has a known memory bandwidth.
+    kind_set estimable{};
 };
 /// What suggest_quantization reads of each device that may take part (usable, with known
 /// memory, among the first max_plan_devices), gathered once: a scan per format then reads
 /// of the profile only the peak that decides support.
 struct member_list {
-    std::array<std::uint64_t, max_plan_devices> memory{}; ///< memory_bytes
-    pos_list pos{};                                       ///< position in the span
-    std::array<device_kind, max_plan_devices> kind{};
-    std::array<bool, max_plan_devices> pooled{}; ///< unified memory or a CPU: counted once
+    std::array<std::uint64_t, max_plan_devices> memory; ///< memory_bytes
+    pos_list pos;                                       ///< position in the span
+    std::array<device_kind, max_plan_devices> kind;
+    std::array<bool, max_plan_devices> pooled; ///< unified memory or a CPU: counted once
     std::size_t count = 0;
 };
 
@@ -28167,20 +28278,35 @@ struct support_test {
     }
 };
 
+/// Every format, most bits per weight first, table order among equals (a stable sort).
+inline constexpr auto formats_by_bits = [] {
+    std::array<quant_format, quant_format_count> out{};
+    std::size_t n = 0;
+    for (const auto& row : quant_table) {
+        std::size_t at = n++;
+        while (at > 0 && bits_per_weight(out[at - 1]) < row.bits_per_weight) {
+            out[at] = out[at - 1];
+            --at;
+        }
+        out[at] = row.id;
+    }
+    return out;
+}();
+
 /// `members`: filled with the devices that may take part, when given.
 constexpr kind_list kinds_of(std::span<const accelerator_profile> devs, const plan_options& o,
                              member_list* members = nullptr) noexcept {
     kind_list k;
+    clear_if_constant_evaluated(k);
     for (std::size_t i = 0; i < devs.size(); ++i) {
         const auto& d = devs[i];
-        const auto kind = static_cast<std::uint8_t>(d.kind);
-        if (d.memory_bandwidth_gbps && *d.memory_bandwidth_gbps > 0) k.estimable[kind] = true;
+        if (d.memory_bandwidth_gbps && *d.memory_bandwidth_gbps > 0) k.estimable.insert(d.kind);
         if (i >= max_plan_devices) continue;
         if (d.is_cpu() && d.available && !o.allow_cpu) k.cpu_excluded = true;
         if (!usable_device(d, o) || d.memory_bytes.value_or(0) == 0) continue;
         k.any_memory = true;
-        if (!k.seen[kind]) {
-            k.seen[kind] = true;
+        if (!k.seen[d.kind]) {
+            k.seen.insert(d.kind);
             k.kinds[k.count++] = d.kind;
         }
         if (!members) continue;
@@ -28327,6 +28453,7 @@ constexpr quantization_choice suggest_quantization(std::span<const accelerator_p
     using namespace detail::shard;
     quantization_choice out;
     member_list members;
+    clear_if_constant_evaluated(members);
     const auto kinds = kinds_of(devices, options, &members);
     out.cpu_excluded = kinds.cpu_excluded;
     if (m.layers == 0 || (m.parameters == 0 && m.hidden_size == 0)) {
@@ -28334,19 +28461,15 @@ constexpr quantization_choice suggest_quantization(std::span<const accelerator_p
         return out;
     }
 
-    // Candidates, most bits first (stable: table order among equals).
+    // Candidates, most bits first (table order among equals).
     std::array<quant_format, quant_format_count> cand{};
     std::size_t nc = 0;
-    for (const auto& row : quant_table) {
+    for (const auto f : formats_by_bits) {
+        const auto& row = info(f);
         if (options.formats.empty() ? row.bits_per_weight > options.max_bits_per_weight
                                     : !options.formats.contains(row.id))
             continue;
-        std::size_t at = nc++;
-        while (at > 0 && bits_per_weight(cand[at - 1]) < row.bits_per_weight) {
-            cand[at] = cand[at - 1];
-            --at;
-        }
-        cand[at] = row.id;
+        cand[nc++] = f;
     }
     if (nc == 0) return out;
     const auto smallest = [&] {
@@ -28391,7 +28514,7 @@ constexpr quantization_choice suggest_quantization(std::span<const accelerator_p
                     };
                     bool found = false;
                     for (std::size_t k = 0; k < kinds.count; ++k) {
-                        if (estimable[static_cast<std::size_t>(kinds.kinds[k])] != (tier == 0)) continue;
+                        if (estimable[kinds.kinds[k]] != (tier == 0)) continue;
                         const auto cap =
                             capacity_of(devices, members, kinds.kinds[k], cand[c], native_only, options, get_needs);
                         if (cap.dequantized) dequantized[c] = true;
@@ -28853,12 +28976,11 @@ inline cluster_plan plan_cluster(const cluster_view& c, const model_spec& m, qua
                 correct(more, reprice(c, more, 0, m, shape, options));
                 bool room = true;
                 for (auto d : more.devices) {
-                    if (p.devices.count >= max_plan_devices) {
+                    d.replica = static_cast<std::uint16_t>(replica);
+                    if (!p.devices.push_back(d)) {
                         room = false;
                         break;
                     }
-                    d.replica = static_cast<std::uint16_t>(replica);
-                    p.devices.items[p.devices.count++] = d;
                 }
                 p.aggregate_decode_tokens_per_second += more.decode_tokens_per_second;
                 ++p.replicas;
