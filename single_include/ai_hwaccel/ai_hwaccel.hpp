@@ -361,6 +361,21 @@ constexpr bool loose_equals(std::string_view a, std::string_view b) noexcept {
     }
 }
 
+/// Whether `s` is written as a decimal number ("-12", "81559", "3.5"): one that a parser
+/// then refuses is too large for its type, not malformed.
+constexpr bool looks_decimal(std::string_view s) noexcept {
+    if (!s.empty() && s.front() == '-') s.remove_prefix(1);
+    bool digit = false, dot = false;
+    for (char c : s) {
+        if (c >= '0' && c <= '9') digit = true;
+        else if (c == '.' && !dot) dot = true;
+        else return false;
+    }
+    return digit;
+}
+static_assert(looks_decimal("99999999999999999999999") && looks_decimal("-1") && looks_decimal("1.5") &&
+              !looks_decimal("") && !looks_decimal("0x10") && !looks_decimal("1.2.3") && !looks_decimal("-"));
+
 /// True when `needle` occurs in `hay`, ignoring ASCII case.
 constexpr bool icontains(std::string_view hay, std::string_view needle) noexcept {
     if (needle.empty()) return true;
@@ -2896,6 +2911,12 @@ constexpr std::optional<std::int64_t> parse_i64(std::string_view s) noexcept {
     return negative ? -i : i;
 }
 
+/// The warning for a number a sysfs file holds that did not parse: one written as a number
+/// is past what its type holds (as a value past 2^64); anything else is malformed.
+constexpr warning_kind unparsed_number(std::string_view text) noexcept {
+    return looks_decimal(trim(text)) ? warning_kind::value_out_of_range : warning_kind::parse_error;
+}
+
 /// Calls f(key, value, has_colon) for every "key : value" line (blanks around both trimmed).
 template <class F>
 constexpr void for_each_key_value(std::string_view text, F&& f) {
@@ -3340,7 +3361,7 @@ std::optional<pci_device> read_pci_device(const S& sys, std::string_view dir, st
     if (auto text = detail::read_optional_file(sys, d + "/numa_node", detail::sysfs_attribute_cap, warnings)) {
         const auto n = detail::parse_i64(detail::trim(*text));
         if (!n)
-            detail::add_warning(warnings, warning_kind::parse_error, d + "/numa_node", "not a number");
+            detail::add_warning(warnings, detail::unparsed_number(*text), d + "/numa_node", "not a node number");
         else if (*n < -1 || *n >= (std::int64_t{1} << 16))
             detail::add_warning(warnings, warning_kind::value_out_of_range, d + "/numa_node",
                                 "node " + std::to_string(*n) + " is not one a kernel can have");
@@ -4252,10 +4273,13 @@ AI_HWACCEL_NAMESPACE_END
 AI_HWACCEL_NAMESPACE_BEGIN
 
 /// Something a tool-output parser could not read: the 1-based line (0 for the input as a
-/// whole) and what was wrong, for people. Every backend's parsers report these.
+/// whole), what was wrong, for people, and the warning it becomes (`value_out_of_range`
+/// for a number no device reports, as one past 2^64; `parse_error` otherwise). Every
+/// backend's parsers report these.
 struct parse_problem {
     std::size_t line = 0;
     std::string message;
+    warning_kind kind = warning_kind::parse_error;
     friend bool operator==(const parse_problem&, const parse_problem&) = default;
 };
 
@@ -4325,13 +4349,27 @@ inline constexpr std::size_t max_problems = 16;
 // No machine has more GPUs than this; anything beyond is garbage.
 inline constexpr std::size_t max_rows = 1024;
 
+/// What a parser says of one value: nothing (an empty message) when the value is fine.
+/// Built from a message alone it is a parse error.
+struct value_problem {
+    std::string message;
+    warning_kind kind = warning_kind::parse_error;
+
+    value_problem() = default;
+    value_problem(std::string m, warning_kind k = warning_kind::parse_error) // NOLINT: a message is a problem
+        : message(std::move(m)), kind(k) {}
+    value_problem(const char* m) : message(m) {} // NOLINT: as the string
+    bool empty() const noexcept { return message.empty(); }
+};
+
 struct problem_sink {
     std::vector<parse_problem>& out;
     std::size_t dropped = 0;
-    void add(std::size_t line, std::string msg) {
-        if (out.size() < max_problems) out.push_back({line, std::move(msg)});
+    void add(std::size_t line, std::string msg, warning_kind kind = warning_kind::parse_error) {
+        if (out.size() < max_problems) out.push_back({line, std::move(msg), kind});
         else ++dropped;
     }
+    void add_problem(std::size_t line, value_problem p) { add(line, std::move(p.message), p.kind); }
     void finish() {
         if (dropped) out.push_back({0, std::to_string(dropped) + " more problems not listed"});
     }
@@ -4347,7 +4385,7 @@ inline std::string quote_value(std::string_view v) {
 inline void problems_to_warnings(const std::vector<parse_problem>& problems, std::optional<backend_id> backend,
                                  std::string_view subject, std::vector<warning>& out) {
     for (const auto& pr : problems)
-        out.push_back(warning{warning_kind::parse_error, backend, std::string(subject),
+        out.push_back(warning{pr.kind, backend, std::string(subject),
                               pr.line ? "line " + std::to_string(pr.line) + ": " + pr.message : pr.message, 0});
 }
 
@@ -9323,6 +9361,7 @@ using detail::parsing::max_problems;
 using detail::parsing::max_rows;
 using detail::parsing::printable;
 using detail::parsing::problem_sink;
+using detail::parsing::value_problem;
 using detail::parsing::quote_value;
 
 inline constexpr std::uint32_t pci_vendor_amd = 0x1002;
@@ -9663,15 +9702,22 @@ inline sysfs_transcript_result parse_sysfs_transcript(std::string_view text) {
 }
 
 namespace detail::amd {
-// Folds one amdgpu/PCI device file into a profile; returns a problem message or "".
-inline std::string apply_device_file(std::string_view name, std::string_view value, accelerator_profile& p) {
-    auto bytes = [&](sourced<std::uint64_t>& field) -> std::string {
+// Folds one amdgpu/PCI device file into a profile; returns the problem, or an empty one.
+inline value_problem apply_device_file(std::string_view name, std::string_view value, accelerator_profile& p) {
+    // A number past what its type holds is out of range; anything else unreadable.
+    auto unparsed = [&](const char* what) {
+        const auto kind = detail::unparsed_number(value);
+        return value_problem(std::string(name) + (kind == warning_kind::value_out_of_range ? ": past 2^64: " : what) +
+                                 quote_value(value),
+                             kind);
+    };
+    auto bytes = [&](sourced<std::uint64_t>& field) -> value_problem {
         const auto v = parse_amdgpu_mem_info(value);
-        if (!v) return std::string(name) + ": not a number of bytes: " + quote_value(value);
+        if (!v) return unparsed(": not a number of bytes: ");
         field = {*v, origin::sysfs};
         return {};
     };
-    auto link_part = [&](sourced<pcie_link>& field, bool speed) -> std::string {
+    auto link_part = [&](sourced<pcie_link>& field, bool speed) -> value_problem {
         pcie_link l = field.value;
         const auto v = speed ? parse_pcie_link_speed(value) : parse_pcie_link_width(value);
         if (v == 0) return std::string(name) + ": not understood: " + quote_value(value);
@@ -9687,7 +9733,10 @@ inline std::string apply_device_file(std::string_view name, std::string_view val
     if (name == "max_link_width") return link_part(p.pcie_max, false);
     if (name == "numa_node") {
         const auto v = detail::parse_i64(detail::trim(value));
-        if (!v || *v < -1 || *v >= (1 << 16)) return "numa_node: not a node: " + quote_value(value);
+        if (!v && detail::unparsed_number(value) == warning_kind::parse_error)
+            return "numa_node: not a node: " + quote_value(value);
+        if (!v || *v < -1 || *v >= (1 << 16))
+            return {"numa_node: no kernel has node " + quote_value(value), warning_kind::value_out_of_range};
         if (*v >= 0) p.numa_node = {static_cast<std::int32_t>(*v), origin::sysfs};
         return {};
     }
@@ -9699,7 +9748,7 @@ inline std::string apply_device_file(std::string_view name, std::string_view val
         return {};
     }
     if (name == "mem_info_gtt_total" || name == "mem_info_vis_vram_total" || name == "mem_info_gtt_used") {
-        if (!parse_amdgpu_mem_info(value)) return std::string(name) + ": not a number of bytes: " + quote_value(value);
+        if (!parse_amdgpu_mem_info(value)) return unparsed(": not a number of bytes: ");
         return {};
     }
     return {};
@@ -9912,7 +9961,11 @@ std::optional<std::uint64_t> read_number(const S& sys, const std::string& path, 
     const auto text = detail::read_optional_file(sys, path, attr_cap, warnings);
     if (!text) return std::nullopt;
     const auto v = parse_amdgpu_mem_info(*text);
-    if (!v) detail::add_warning(warnings, warning_kind::parse_error, path, "not a whole number");
+    if (!v) {
+        const auto kind = detail::unparsed_number(*text);
+        detail::add_warning(warnings, kind, path,
+                            kind == warning_kind::value_out_of_range ? "a number past 2^64" : "not a whole number");
+    }
     return v;
 }
 
@@ -10022,8 +10075,8 @@ std::optional<amdgpu_card> read_amdgpu_card(const S& sys, std::string_view card_
         if (!t) continue;
         // "Unknown" link speeds (a link the kernel cannot read) are not garbage.
         if (detail::trim(*t).starts_with("Unknown") || (f.ends_with("width") && detail::trim(*t) == "0")) continue;
-        auto msg = apply_device_file(f, *t, p);
-        if (!msg.empty()) detail::add_warning(warnings, warning_kind::parse_error, dev + "/" + std::string(f), msg);
+        auto problem = apply_device_file(f, *t, p);
+        if (!problem.empty()) detail::add_warning(warnings, problem.kind, dev + "/" + std::string(f), problem.message);
     }
     c.gtt_total_bytes = read_number(sys, dev + "/mem_info_gtt_total", warnings).value_or(0);
     c.visible_vram_bytes = read_number(sys, dev + "/mem_info_vis_vram_total", warnings).value_or(0);
@@ -10298,10 +10351,10 @@ inline void parse_amdgpu_transcript_capture(std::string_view t, capture_parse& o
             devices.emplace_back(std::string(dir), amd::blank_gpu(static_cast<std::uint32_t>(devices.size())));
             it = devices.end() - 1;
         }
-        auto msg = amd::apply_device_file(name, f.value, it->second);
-        if (!msg.empty())
-            out.warnings.push_back(warning{warning_kind::parse_error, backend_id::rocm, std::string(out.format),
-                                           "line " + std::to_string(f.line) + ": " + msg, 0});
+        auto problem = amd::apply_device_file(name, f.value, it->second);
+        if (!problem.empty())
+            out.warnings.push_back(warning{problem.kind, backend_id::rocm, std::string(out.format),
+                                           "line " + std::to_string(f.line) + ": " + problem.message, 0});
     }
     if (devices.empty() && r.problems.empty()) nothing_found(out, "sysfs files");
     for (auto& [dir, p] : devices) {
@@ -11431,6 +11484,7 @@ using detail::parsing::parse_real;
 using detail::parsing::parse_uint;
 using detail::parsing::printable;
 using detail::parsing::problem_sink;
+using detail::parsing::value_problem;
 using detail::parsing::quote_value;
 
 // What a row says that the profile has no field for.
@@ -11439,14 +11493,16 @@ struct row_extras {
     std::optional<bool> mig;
 };
 
-// Fills the profile from one cell; returns a problem message, or "" when the cell is fine.
-inline std::string apply_cell(const field_info& f, std::string_view v, accelerator_profile& p,
-                              row_extras& extras) {
+// Fills the profile from one cell; returns the problem, or an empty one when the cell is fine.
+inline value_problem apply_cell(const field_info& f, std::string_view v, accelerator_profile& p,
+                                row_extras& extras) {
     const std::string name(f.name);
     if (f.id == field::ignored) return {};
     if (is_unavailable(v)) return is_device_error(v) ? name + " reported " + quote_value(v) : std::string();
     const auto bad = [&] { return name + ": cannot read " + quote_value(v); };
-    const auto out_of_range = [&] { return name + ": " + quote_value(v) + " is out of range"; };
+    const auto out_of_range = [&] {
+        return value_problem(name + ": " + quote_value(v) + " is out of range", warning_kind::value_out_of_range);
+    };
 
     switch (f.id) {
     case field::ignored: return {};
@@ -11501,10 +11557,12 @@ inline std::string apply_cell(const field_info& f, std::string_view v, accelerat
     if (!number) return name + ": unexpected unit in " + quote_value(v);
     const std::string_view n = *number;
     if (!n.empty() && n.front() == '-') return out_of_range();
+    // A number the parsers refuse is past what its type holds.
+    const auto bad_number = [&] { return looks_decimal(n) ? out_of_range() : value_problem(bad()); };
     switch (f.id) {
     case field::index: {
         const auto x = parse_uint(n);
-        if (!x) return bad();
+        if (!x) return bad_number();
         if (*x > 0xffff) return out_of_range();
         p.index = static_cast<std::uint32_t>(*x);
         return {};
@@ -11513,12 +11571,7 @@ inline std::string apply_cell(const field_info& f, std::string_view v, accelerat
     case field::memory_used:
     case field::memory_free: {
         const auto x = parse_real(n); // whole MiB in practice; tolerate "81559.0"
-        if (!x) {
-            // from_chars refuses 10^30 as out of range; say so rather than "cannot read".
-            bool digits = true;
-            for (char c : n) digits = digits && c >= '0' && c <= '9';
-            return digits && !n.empty() ? out_of_range() : bad();
-        }
+        if (!x) return bad_number(); // from_chars refuses 10^30 as out of range
         constexpr double max_mib = 16.0 * 1024 * 1024; // 16 TiB: more than any device has
         if (*x > max_mib) return out_of_range();
         const sourced<std::uint64_t> bytes{static_cast<std::uint64_t>(*x * 1048576.0), origin::tool};
@@ -11529,28 +11582,28 @@ inline std::string apply_cell(const field_info& f, std::string_view v, accelerat
     case field::power_limit:
     case field::power_draw: {
         const auto x = parse_real(n);
-        if (!x) return bad();
+        if (!x) return bad_number();
         if (*x > 100'000) return out_of_range();
         (f.id == field::power_limit ? p.power_limit_watts : p.power_draw_watts) = {*x, origin::tool};
         return {};
     }
     case field::temperature: {
         const auto x = parse_real(n);
-        if (!x) return bad();
+        if (!x) return bad_number();
         if (*x > 500) return out_of_range();
         p.temperature_c = {*x, origin::tool};
         return {};
     }
     case field::utilization: {
         const auto x = parse_real(n);
-        if (!x) return bad();
+        if (!x) return bad_number();
         if (*x > 100) return out_of_range();
         p.utilization_percent = {*x, origin::tool};
         return {};
     }
     case field::max_memory_clock: {
         const auto x = parse_uint(n);
-        if (!x) return bad();
+        if (!x) return bad_number();
         if (*x > 1'000'000) return out_of_range();
         extras.mem_clock = {static_cast<std::uint32_t>(*x), origin::tool};
         return {};
@@ -11560,7 +11613,7 @@ inline std::string apply_cell(const field_info& f, std::string_view v, accelerat
     case field::pcie_width_current:
     case field::pcie_width_max: {
         const auto x = parse_uint(n);
-        if (!x) return bad();
+        if (!x) return bad_number();
         const bool gen = f.id == field::pcie_gen_current || f.id == field::pcie_gen_max;
         if (*x == 0 || *x > (gen ? 16u : 64u)) return out_of_range();
         auto& link = f.id == field::pcie_gen_current || f.id == field::pcie_width_current ? p.pcie_current : p.pcie_max;
@@ -11607,8 +11660,8 @@ inline nvidia_query_result parse_nvidia_smi_query_csv(std::string_view text, std
         row_extras extras;
         std::size_t col = 0;
         each_cell(line, [&](std::string_view cell) {
-            auto msg = apply_cell(*columns[col++], cell, p, extras);
-            if (!msg.empty()) problems.add(number, std::move(msg));
+            auto problem = apply_cell(*columns[col++], cell, p, extras);
+            if (!problem.empty()) problems.add_problem(number, std::move(problem));
         });
         match_catalogue(p);
         r.devices.push_back(p);
@@ -13387,6 +13440,7 @@ using detail::parsing::parse_uint;
 using detail::parsing::printable;
 using detail::parsing::problem_sink;
 using detail::parsing::quote_value;
+using detail::parsing::value_problem;
 
 enum class field : std::uint8_t {
     ignored,
@@ -13483,14 +13537,17 @@ struct row {
     sourced<std::uint32_t> tiles;
 };
 
-// Fills the row from one value; returns a problem message, or "" when the value is fine.
-inline std::string apply(const field_info& f, std::string_view v, row& r) {
+// Fills the row from one value; returns the problem, or an empty one when the value is fine.
+inline value_problem apply(const field_info& f, std::string_view v, row& r) {
     v = trim(v);
     if (f.id == field::ignored || is_unavailable(v)) return {};
     accelerator_profile& p = r.profile;
     const std::string what = std::string(f.label.empty() ? f.key : f.label);
-    const auto bad = [&] { return what + ": cannot read " + quote_value(v); };
-    const auto out_of_range = [&] { return what + ": " + quote_value(v) + " is out of range"; };
+    const auto out_of_range = [&] {
+        return value_problem(what + ": " + quote_value(v) + " is out of range", warning_kind::value_out_of_range);
+    };
+    // A number the parsers refuse although it is written as one is past what its type holds.
+    const auto bad = [&] { return looks_decimal(v) ? out_of_range() : value_problem(what + ": cannot read " + quote_value(v)); };
     switch (f.id) {
     case field::ignored: return {};
     case field::index: {
@@ -13549,7 +13606,7 @@ inline std::string apply(const field_info& f, std::string_view v, row& r) {
         const auto sp = v.rfind(' ');
         if (sp == std::string_view::npos || v.substr(sp + 1) != "MiB") return what + ": no MiB unit in " + quote_value(v);
         const auto x = parse_real(trim(v.substr(0, sp)));
-        if (!x) return bad();
+        if (!x) return looks_decimal(trim(v.substr(0, sp))) ? out_of_range() : bad();
         constexpr double max_mib = 16.0 * 1024 * 1024; // 16 TiB: more than any device has
         if (*x < 0 || *x > max_mib) return out_of_range();
         p.memory_bytes = {static_cast<std::uint64_t>(*x * 1048576.0 + 0.5), origin::tool};
@@ -13715,7 +13772,7 @@ inline xpu_smi_result parse_xpu_smi_discovery_table(std::string_view text) {
     auto flush_value = [&] {
         if (current && last) {
             auto msg = apply(*last, last_value, *current);
-            if (!msg.empty()) problems.add(last_line, std::move(msg));
+            if (!msg.empty()) problems.add_problem(last_line, std::move(msg));
         }
         last = nullptr;
         last_value.clear();
@@ -13828,7 +13885,7 @@ inline xpu_smi_result parse_xpu_smi_dump_csv(std::string_view text) {
         row dev = blank_row(static_cast<std::uint32_t>(r.devices.size()));
         for (std::size_t i = 0; i < cells.size(); ++i) {
             auto msg = apply(*columns[i], cells[i], dev);
-            if (!msg.empty()) problems.add(number, std::move(msg));
+            if (!msg.empty()) problems.add_problem(number, std::move(msg));
         }
         push(r, dev);
         return true;
@@ -13855,7 +13912,7 @@ inline void apply_json_device(const nlohmann::json& j, row& r, problem_sink& pro
             continue;
         }
         auto msg = apply(*f, value, r);
-        if (!msg.empty()) problems.add(0, std::move(msg));
+        if (!msg.empty()) problems.add_problem(0, std::move(msg));
     }
 }
 } // namespace detail::intel_gpu
@@ -15810,6 +15867,7 @@ using detail::parsing::parse_real;
 using detail::parsing::parse_uint;
 using detail::parsing::printable;
 using detail::parsing::problem_sink;
+using detail::parsing::value_problem;
 using detail::parsing::quote_value;
 
 enum class field : std::uint8_t {
@@ -15913,26 +15971,34 @@ inline void match_catalogue(accelerator_profile& p) {
 
 // A memory amount in MiB (hl-smi's "MB" in the log form is MiB too: the same HL-225 that
 // the table shows as 98304MiB shows 98304 MB there).
-inline std::string set_mib(std::string_view n, sourced<std::uint64_t>& out) {
+inline value_problem out_of_range(std::string_view n) {
+    return {quote_value(n) + " is out of range", warning_kind::value_out_of_range};
+}
+// A number parse_real refuses although it is written as one is past what a double holds.
+inline value_problem unreadable(std::string_view n) {
+    return looks_decimal(n) ? out_of_range(n) : value_problem("cannot read " + quote_value(n));
+}
+
+inline value_problem set_mib(std::string_view n, sourced<std::uint64_t>& out) {
     const auto x = parse_real(n);
-    if (!x || *x < 0) return "cannot read " + quote_value(n);
+    if (!x) return unreadable(n);
     constexpr double max_mib = 16.0 * 1024 * 1024; // 16 TiB: more than any device has
-    if (*x > max_mib) return quote_value(n) + " is out of range";
+    if (*x < 0 || *x > max_mib) return out_of_range(n);
     out = {static_cast<std::uint64_t>(*x * 1048576.0), origin::tool};
     return {};
 }
 
-inline std::string set_real(std::string_view n, double max, sourced<double>& out) {
+inline value_problem set_real(std::string_view n, double max, sourced<double>& out) {
     const auto x = parse_real(n);
-    if (!x) return "cannot read " + quote_value(n);
-    if (*x < 0 || *x > max) return quote_value(n) + " is out of range";
+    if (!x) return unreadable(n);
+    if (*x < 0 || *x > max) return out_of_range(n);
     out = {*x, origin::tool};
     return {};
 }
 
-// Fills the profile from one CSV cell; returns a problem message, or "".
-inline std::string apply_cell(const field_info& f, std::string_view v, accelerator_profile& p,
-                              std::optional<std::uint32_t>& module_id) {
+// Fills the profile from one CSV cell; returns the problem, or an empty one.
+inline value_problem apply_cell(const field_info& f, std::string_view v, accelerator_profile& p,
+                                std::optional<std::uint32_t>& module_id) {
     if (f.id == field::ignored || is_unavailable(v)) return {};
     const std::string name(f.name);
     switch (f.id) {
@@ -15956,13 +16022,13 @@ inline std::string apply_cell(const field_info& f, std::string_view v, accelerat
     const auto number = strip_unit(v, f.unit);
     if (!number) return name + ": unexpected unit in " + quote_value(v);
     const std::string_view n = *number;
-    std::string msg;
+    value_problem msg;
     switch (f.id) {
     case field::index:
     case field::module_id: {
         const auto x = parse_uint(n);
-        if (!x) return name + ": cannot read " + quote_value(v);
-        if (*x > 0xffff) return name + ": " + quote_value(v) + " is out of range";
+        if (!x || *x > 0xffff) msg = x ? out_of_range(v) : unreadable(n);
+        if (!msg.empty()) break;
         if (f.id == field::index) p.index = static_cast<std::uint32_t>(*x);
         else module_id = static_cast<std::uint32_t>(*x);
         return {};
@@ -15976,7 +16042,8 @@ inline std::string apply_cell(const field_info& f, std::string_view v, accelerat
     case field::utilization: msg = set_real(n, 100, p.utilization_percent); break;
     default: break;
     }
-    return msg.empty() ? msg : name + ": " + msg;
+    if (!msg.empty()) msg.message = name + ": " + msg.message;
+    return msg;
 }
 
 // Leading blanks, a tab counting as 8.
@@ -16050,8 +16117,8 @@ inline hl_smi_result parse_hl_smi_query_csv(std::string_view text, std::string_v
         std::optional<std::uint32_t> module;
         std::size_t col = 0;
         each_cell(line, [&](std::string_view cell) {
-            auto msg = apply_cell(*columns[col++], cell, p, module);
-            if (!msg.empty()) problems.add(number, std::move(msg));
+            auto problem = apply_cell(*columns[col++], cell, p, module);
+            if (!problem.empty()) problems.add_problem(number, std::move(problem));
         });
         match_catalogue(p);
         r.devices.push_back(p);
@@ -16139,8 +16206,8 @@ inline hl_smi_result parse_hl_smi_table(std::string_view text) {
         // "N/A  35C  P0  525W / 600W" | "94963MiB / 98304MiB" | "88%  96%"
         pending_second = false;
         accelerator_profile& p = r.devices.back();
-        auto report = [&](std::string m) {
-            if (!m.empty()) problems.add(number, std::move(m));
+        auto report = [&](value_problem m) {
+            if (!m.empty()) problems.add_problem(number, std::move(m));
         };
         if (first.size() >= 2 && !is_unavailable(first[1])) {
             if (const auto t = before_unit(first[1], "C")) report(set_real(*t, 500, p.temperature_c));
@@ -16261,8 +16328,8 @@ inline hl_smi_result parse_hl_smi_log(std::string_view text) {
         auto& p = r.devices.back();
         const std::string_view group = stack.empty() ? std::string_view{} : stack.front().second;
         const std::string_view sub = stack.empty() ? std::string_view{} : stack.back().second;
-        auto report = [&](std::string m) {
-            if (!m.empty()) problems.add(number, std::string(key) + ": " + m);
+        auto report = [&](value_problem m) {
+            if (!m.empty()) problems.add(number, std::string(key) + ": " + m.message, m.kind);
         };
         if (is_unavailable(value)) return true;
         if (stack.empty()) {
@@ -23335,7 +23402,7 @@ struct report_builder {
             value = prefixed;
         }
         auto msg = nvidia::apply_cell(*f, value, p, more);
-        if (!msg.empty()) sink.add(line, std::move(msg));
+        if (!msg.empty()) sink.add_problem(line, std::move(msg));
     }
     // A value of the current GPU; dropped when there is none (values outside a GPU section).
     void set(std::string_view field, shape s, std::string_view value, std::size_t line) {

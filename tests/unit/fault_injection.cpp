@@ -221,15 +221,17 @@ TEST_CASE("fault injection: nvidia-smi rows with invalid UTF-8, NUL bytes and nu
         const fake_mode m("cat " + (data.path() / "out").string());
         const auto out = probe.probe(sys);
         INFO(test::warnings_text(out.warnings));
-        const auto* w = find_warning(out.warnings, ah::warning_kind::parse_error, "nvidia-smi");
+        // A number no device reports, not a malformed one.
+        const auto* w = find_warning(out.warnings, ah::warning_kind::value_out_of_range, "nvidia-smi");
         REQUIRE(w != nullptr);
         CHECK(w->backend == ah::backend_id::cuda);
+        CHECK(w->message.find("memory.total") != std::string::npos);
         // Never a wrapped or clamped figure.
         for (const auto& d : out.devices)
             if (d.memory_bytes) CHECK(d.memory_bytes.from != ah::origin::tool);
         const auto reg = ah::detector::all().run(sys);
         check_cpu_intact(reg);
-        CHECK(find_warning(reg.warnings(), ah::warning_kind::parse_error, "nvidia-smi") != nullptr);
+        CHECK(find_warning(reg.warnings(), ah::warning_kind::value_out_of_range, "nvidia-smi") != nullptr);
     }
     SUBCASE("a name with invalid UTF-8 and NUL bytes") {
         data.write("out", nvidia_row(std::string("NVIDIA \xff\xfe\0\0 H100", 15), "81559"));
@@ -245,6 +247,40 @@ TEST_CASE("fault injection: nvidia-smi rows with invalid UTF-8, NUL bytes and nu
     }
 }
 
+#endif
+
+// The parsers themselves: a number past 2^64 is a value out of range (as a memory size no
+// device has), a word where a number belongs is a parse error.
+namespace {
+template <class Result>
+bool has_problem(const Result& r, ah::warning_kind kind, std::string_view field) {
+    return std::any_of(r.problems.begin(), r.problems.end(), [&](const ah::parse_problem& p) {
+        return p.kind == kind && p.message.find(field) != std::string::npos;
+    });
+}
+} // namespace
+
+#if AI_HWACCEL_BACKEND_CUDA
+TEST_CASE("fault injection: nvidia-smi CSV numbers past 2^64 and words where numbers belong") {
+    const auto r = ah::parse_nvidia_smi_query_csv("index, memory.total [MiB], power.draw [W]\n"
+                                                  "99999999999999999999999, 81559 MiB, 70 W\n"
+                                                  "1, 99999999999999999999999 MiB, lots W\n");
+    INFO(r.problems.size());
+    CHECK(has_problem(r, ah::warning_kind::value_out_of_range, "index"));
+    CHECK(has_problem(r, ah::warning_kind::value_out_of_range, "memory.total"));
+    CHECK(has_problem(r, ah::warning_kind::parse_error, "power.draw"));
+}
+#endif
+
+#if AI_HWACCEL_BACKEND_GAUDI
+TEST_CASE("fault injection: hl-smi CSV numbers past 2^64 and words where numbers belong") {
+    const auto r = ah::parse_hl_smi_query_csv("index, memory.total [MiB], temperature.aip [C]\n"
+                                              "99999999999999999999999, 98304 MiB, 30 C\n"
+                                              "1, 99999999999999999999999 MiB, warm C\n");
+    CHECK(has_problem(r, ah::warning_kind::value_out_of_range, "index"));
+    CHECK(has_problem(r, ah::warning_kind::value_out_of_range, "memory.total"));
+    CHECK(has_problem(r, ah::warning_kind::parse_error, "temperature.aip"));
+}
 #endif
 
 // ---------------------------------------------------------------------------------------
@@ -294,8 +330,8 @@ TEST_CASE("fault injection: sysfs values past 2^64") {
     const auto reg = detect_tree(tree);
     INFO(test::warnings_text(reg.warnings()));
     check_cpu_intact(reg);
-    CHECK(find_warning(reg.warnings(), ah::warning_kind::parse_error, "mem_info_vram_total") != nullptr);
-    CHECK(find_warning(reg.warnings(), ah::warning_kind::parse_error, "0000:03:00.0/numa_node") != nullptr);
+    CHECK(find_warning(reg.warnings(), ah::warning_kind::value_out_of_range, "mem_info_vram_total") != nullptr);
+    CHECK(find_warning(reg.warnings(), ah::warning_kind::value_out_of_range, "0000:03:00.0/numa_node") != nullptr);
     for (const auto& d : reg.all())
         if (d.kind == ah::device_kind::rocm_gpu && d.memory_bytes) CHECK(d.memory_bytes.from != ah::origin::sysfs);
 }

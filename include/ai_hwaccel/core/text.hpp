@@ -60,6 +60,21 @@ constexpr bool loose_equals(std::string_view a, std::string_view b) noexcept {
     }
 }
 
+/// Whether `s` is written as a decimal number ("-12", "81559", "3.5"): one that a parser
+/// then refuses is too large for its type, not malformed.
+constexpr bool looks_decimal(std::string_view s) noexcept {
+    if (!s.empty() && s.front() == '-') s.remove_prefix(1);
+    bool digit = false, dot = false;
+    for (char c : s) {
+        if (c >= '0' && c <= '9') digit = true;
+        else if (c == '.' && !dot) dot = true;
+        else return false;
+    }
+    return digit;
+}
+static_assert(looks_decimal("99999999999999999999999") && looks_decimal("-1") && looks_decimal("1.5") &&
+              !looks_decimal("") && !looks_decimal("0x10") && !looks_decimal("1.2.3") && !looks_decimal("-"));
+
 /// True when `needle` occurs in `hay`, ignoring ASCII case.
 constexpr bool icontains(std::string_view hay, std::string_view needle) noexcept {
     if (needle.empty()) return true;

@@ -104,6 +104,7 @@ using detail::parsing::max_problems;
 using detail::parsing::max_rows;
 using detail::parsing::printable;
 using detail::parsing::problem_sink;
+using detail::parsing::value_problem;
 using detail::parsing::quote_value;
 
 inline constexpr std::uint32_t pci_vendor_amd = 0x1002;
@@ -444,15 +445,22 @@ inline sysfs_transcript_result parse_sysfs_transcript(std::string_view text) {
 }
 
 namespace detail::amd {
-// Folds one amdgpu/PCI device file into a profile; returns a problem message or "".
-inline std::string apply_device_file(std::string_view name, std::string_view value, accelerator_profile& p) {
-    auto bytes = [&](sourced<std::uint64_t>& field) -> std::string {
+// Folds one amdgpu/PCI device file into a profile; returns the problem, or an empty one.
+inline value_problem apply_device_file(std::string_view name, std::string_view value, accelerator_profile& p) {
+    // A number past what its type holds is out of range; anything else unreadable.
+    auto unparsed = [&](const char* what) {
+        const auto kind = detail::unparsed_number(value);
+        return value_problem(std::string(name) + (kind == warning_kind::value_out_of_range ? ": past 2^64: " : what) +
+                                 quote_value(value),
+                             kind);
+    };
+    auto bytes = [&](sourced<std::uint64_t>& field) -> value_problem {
         const auto v = parse_amdgpu_mem_info(value);
-        if (!v) return std::string(name) + ": not a number of bytes: " + quote_value(value);
+        if (!v) return unparsed(": not a number of bytes: ");
         field = {*v, origin::sysfs};
         return {};
     };
-    auto link_part = [&](sourced<pcie_link>& field, bool speed) -> std::string {
+    auto link_part = [&](sourced<pcie_link>& field, bool speed) -> value_problem {
         pcie_link l = field.value;
         const auto v = speed ? parse_pcie_link_speed(value) : parse_pcie_link_width(value);
         if (v == 0) return std::string(name) + ": not understood: " + quote_value(value);
@@ -468,7 +476,10 @@ inline std::string apply_device_file(std::string_view name, std::string_view val
     if (name == "max_link_width") return link_part(p.pcie_max, false);
     if (name == "numa_node") {
         const auto v = detail::parse_i64(detail::trim(value));
-        if (!v || *v < -1 || *v >= (1 << 16)) return "numa_node: not a node: " + quote_value(value);
+        if (!v && detail::unparsed_number(value) == warning_kind::parse_error)
+            return "numa_node: not a node: " + quote_value(value);
+        if (!v || *v < -1 || *v >= (1 << 16))
+            return {"numa_node: no kernel has node " + quote_value(value), warning_kind::value_out_of_range};
         if (*v >= 0) p.numa_node = {static_cast<std::int32_t>(*v), origin::sysfs};
         return {};
     }
@@ -480,7 +491,7 @@ inline std::string apply_device_file(std::string_view name, std::string_view val
         return {};
     }
     if (name == "mem_info_gtt_total" || name == "mem_info_vis_vram_total" || name == "mem_info_gtt_used") {
-        if (!parse_amdgpu_mem_info(value)) return std::string(name) + ": not a number of bytes: " + quote_value(value);
+        if (!parse_amdgpu_mem_info(value)) return unparsed(": not a number of bytes: ");
         return {};
     }
     return {};
@@ -693,7 +704,11 @@ std::optional<std::uint64_t> read_number(const S& sys, const std::string& path, 
     const auto text = detail::read_optional_file(sys, path, attr_cap, warnings);
     if (!text) return std::nullopt;
     const auto v = parse_amdgpu_mem_info(*text);
-    if (!v) detail::add_warning(warnings, warning_kind::parse_error, path, "not a whole number");
+    if (!v) {
+        const auto kind = detail::unparsed_number(*text);
+        detail::add_warning(warnings, kind, path,
+                            kind == warning_kind::value_out_of_range ? "a number past 2^64" : "not a whole number");
+    }
     return v;
 }
 
@@ -803,8 +818,8 @@ std::optional<amdgpu_card> read_amdgpu_card(const S& sys, std::string_view card_
         if (!t) continue;
         // "Unknown" link speeds (a link the kernel cannot read) are not garbage.
         if (detail::trim(*t).starts_with("Unknown") || (f.ends_with("width") && detail::trim(*t) == "0")) continue;
-        auto msg = apply_device_file(f, *t, p);
-        if (!msg.empty()) detail::add_warning(warnings, warning_kind::parse_error, dev + "/" + std::string(f), msg);
+        auto problem = apply_device_file(f, *t, p);
+        if (!problem.empty()) detail::add_warning(warnings, problem.kind, dev + "/" + std::string(f), problem.message);
     }
     c.gtt_total_bytes = read_number(sys, dev + "/mem_info_gtt_total", warnings).value_or(0);
     c.visible_vram_bytes = read_number(sys, dev + "/mem_info_vis_vram_total", warnings).value_or(0);
@@ -1079,10 +1094,10 @@ inline void parse_amdgpu_transcript_capture(std::string_view t, capture_parse& o
             devices.emplace_back(std::string(dir), amd::blank_gpu(static_cast<std::uint32_t>(devices.size())));
             it = devices.end() - 1;
         }
-        auto msg = amd::apply_device_file(name, f.value, it->second);
-        if (!msg.empty())
-            out.warnings.push_back(warning{warning_kind::parse_error, backend_id::rocm, std::string(out.format),
-                                           "line " + std::to_string(f.line) + ": " + msg, 0});
+        auto problem = amd::apply_device_file(name, f.value, it->second);
+        if (!problem.empty())
+            out.warnings.push_back(warning{problem.kind, backend_id::rocm, std::string(out.format),
+                                           "line " + std::to_string(f.line) + ": " + problem.message, 0});
     }
     if (devices.empty() && r.problems.empty()) nothing_found(out, "sysfs files");
     for (auto& [dir, p] : devices) {

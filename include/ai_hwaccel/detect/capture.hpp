@@ -26,10 +26,13 @@
 AI_HWACCEL_NAMESPACE_BEGIN
 
 /// Something a tool-output parser could not read: the 1-based line (0 for the input as a
-/// whole) and what was wrong, for people. Every backend's parsers report these.
+/// whole), what was wrong, for people, and the warning it becomes (`value_out_of_range`
+/// for a number no device reports, as one past 2^64; `parse_error` otherwise). Every
+/// backend's parsers report these.
 struct parse_problem {
     std::size_t line = 0;
     std::string message;
+    warning_kind kind = warning_kind::parse_error;
     friend bool operator==(const parse_problem&, const parse_problem&) = default;
 };
 
@@ -99,13 +102,27 @@ inline constexpr std::size_t max_problems = 16;
 // No machine has more GPUs than this; anything beyond is garbage.
 inline constexpr std::size_t max_rows = 1024;
 
+/// What a parser says of one value: nothing (an empty message) when the value is fine.
+/// Built from a message alone it is a parse error.
+struct value_problem {
+    std::string message;
+    warning_kind kind = warning_kind::parse_error;
+
+    value_problem() = default;
+    value_problem(std::string m, warning_kind k = warning_kind::parse_error) // NOLINT: a message is a problem
+        : message(std::move(m)), kind(k) {}
+    value_problem(const char* m) : message(m) {} // NOLINT: as the string
+    bool empty() const noexcept { return message.empty(); }
+};
+
 struct problem_sink {
     std::vector<parse_problem>& out;
     std::size_t dropped = 0;
-    void add(std::size_t line, std::string msg) {
-        if (out.size() < max_problems) out.push_back({line, std::move(msg)});
+    void add(std::size_t line, std::string msg, warning_kind kind = warning_kind::parse_error) {
+        if (out.size() < max_problems) out.push_back({line, std::move(msg), kind});
         else ++dropped;
     }
+    void add_problem(std::size_t line, value_problem p) { add(line, std::move(p.message), p.kind); }
     void finish() {
         if (dropped) out.push_back({0, std::to_string(dropped) + " more problems not listed"});
     }
@@ -121,7 +138,7 @@ inline std::string quote_value(std::string_view v) {
 inline void problems_to_warnings(const std::vector<parse_problem>& problems, std::optional<backend_id> backend,
                                  std::string_view subject, std::vector<warning>& out) {
     for (const auto& pr : problems)
-        out.push_back(warning{warning_kind::parse_error, backend, std::string(subject),
+        out.push_back(warning{pr.kind, backend, std::string(subject),
                               pr.line ? "line " + std::to_string(pr.line) + ": " + pr.message : pr.message, 0});
 }
 

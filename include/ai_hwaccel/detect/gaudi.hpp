@@ -84,6 +84,7 @@ using detail::parsing::parse_real;
 using detail::parsing::parse_uint;
 using detail::parsing::printable;
 using detail::parsing::problem_sink;
+using detail::parsing::value_problem;
 using detail::parsing::quote_value;
 
 enum class field : std::uint8_t {
@@ -187,26 +188,34 @@ inline void match_catalogue(accelerator_profile& p) {
 
 // A memory amount in MiB (hl-smi's "MB" in the log form is MiB too: the same HL-225 that
 // the table shows as 98304MiB shows 98304 MB there).
-inline std::string set_mib(std::string_view n, sourced<std::uint64_t>& out) {
+inline value_problem out_of_range(std::string_view n) {
+    return {quote_value(n) + " is out of range", warning_kind::value_out_of_range};
+}
+// A number parse_real refuses although it is written as one is past what a double holds.
+inline value_problem unreadable(std::string_view n) {
+    return looks_decimal(n) ? out_of_range(n) : value_problem("cannot read " + quote_value(n));
+}
+
+inline value_problem set_mib(std::string_view n, sourced<std::uint64_t>& out) {
     const auto x = parse_real(n);
-    if (!x || *x < 0) return "cannot read " + quote_value(n);
+    if (!x) return unreadable(n);
     constexpr double max_mib = 16.0 * 1024 * 1024; // 16 TiB: more than any device has
-    if (*x > max_mib) return quote_value(n) + " is out of range";
+    if (*x < 0 || *x > max_mib) return out_of_range(n);
     out = {static_cast<std::uint64_t>(*x * 1048576.0), origin::tool};
     return {};
 }
 
-inline std::string set_real(std::string_view n, double max, sourced<double>& out) {
+inline value_problem set_real(std::string_view n, double max, sourced<double>& out) {
     const auto x = parse_real(n);
-    if (!x) return "cannot read " + quote_value(n);
-    if (*x < 0 || *x > max) return quote_value(n) + " is out of range";
+    if (!x) return unreadable(n);
+    if (*x < 0 || *x > max) return out_of_range(n);
     out = {*x, origin::tool};
     return {};
 }
 
-// Fills the profile from one CSV cell; returns a problem message, or "".
-inline std::string apply_cell(const field_info& f, std::string_view v, accelerator_profile& p,
-                              std::optional<std::uint32_t>& module_id) {
+// Fills the profile from one CSV cell; returns the problem, or an empty one.
+inline value_problem apply_cell(const field_info& f, std::string_view v, accelerator_profile& p,
+                                std::optional<std::uint32_t>& module_id) {
     if (f.id == field::ignored || is_unavailable(v)) return {};
     const std::string name(f.name);
     switch (f.id) {
@@ -230,13 +239,13 @@ inline std::string apply_cell(const field_info& f, std::string_view v, accelerat
     const auto number = strip_unit(v, f.unit);
     if (!number) return name + ": unexpected unit in " + quote_value(v);
     const std::string_view n = *number;
-    std::string msg;
+    value_problem msg;
     switch (f.id) {
     case field::index:
     case field::module_id: {
         const auto x = parse_uint(n);
-        if (!x) return name + ": cannot read " + quote_value(v);
-        if (*x > 0xffff) return name + ": " + quote_value(v) + " is out of range";
+        if (!x || *x > 0xffff) msg = x ? out_of_range(v) : unreadable(n);
+        if (!msg.empty()) break;
         if (f.id == field::index) p.index = static_cast<std::uint32_t>(*x);
         else module_id = static_cast<std::uint32_t>(*x);
         return {};
@@ -250,7 +259,8 @@ inline std::string apply_cell(const field_info& f, std::string_view v, accelerat
     case field::utilization: msg = set_real(n, 100, p.utilization_percent); break;
     default: break;
     }
-    return msg.empty() ? msg : name + ": " + msg;
+    if (!msg.empty()) msg.message = name + ": " + msg.message;
+    return msg;
 }
 
 // Leading blanks, a tab counting as 8.
@@ -324,8 +334,8 @@ inline hl_smi_result parse_hl_smi_query_csv(std::string_view text, std::string_v
         std::optional<std::uint32_t> module;
         std::size_t col = 0;
         each_cell(line, [&](std::string_view cell) {
-            auto msg = apply_cell(*columns[col++], cell, p, module);
-            if (!msg.empty()) problems.add(number, std::move(msg));
+            auto problem = apply_cell(*columns[col++], cell, p, module);
+            if (!problem.empty()) problems.add_problem(number, std::move(problem));
         });
         match_catalogue(p);
         r.devices.push_back(p);
@@ -413,8 +423,8 @@ inline hl_smi_result parse_hl_smi_table(std::string_view text) {
         // "N/A  35C  P0  525W / 600W" | "94963MiB / 98304MiB" | "88%  96%"
         pending_second = false;
         accelerator_profile& p = r.devices.back();
-        auto report = [&](std::string m) {
-            if (!m.empty()) problems.add(number, std::move(m));
+        auto report = [&](value_problem m) {
+            if (!m.empty()) problems.add_problem(number, std::move(m));
         };
         if (first.size() >= 2 && !is_unavailable(first[1])) {
             if (const auto t = before_unit(first[1], "C")) report(set_real(*t, 500, p.temperature_c));
@@ -535,8 +545,8 @@ inline hl_smi_result parse_hl_smi_log(std::string_view text) {
         auto& p = r.devices.back();
         const std::string_view group = stack.empty() ? std::string_view{} : stack.front().second;
         const std::string_view sub = stack.empty() ? std::string_view{} : stack.back().second;
-        auto report = [&](std::string m) {
-            if (!m.empty()) problems.add(number, std::string(key) + ": " + m);
+        auto report = [&](value_problem m) {
+            if (!m.empty()) problems.add(number, std::string(key) + ": " + m.message, m.kind);
         };
         if (is_unavailable(value)) return true;
         if (stack.empty()) {

@@ -62,6 +62,7 @@ using detail::parsing::parse_uint;
 using detail::parsing::printable;
 using detail::parsing::problem_sink;
 using detail::parsing::quote_value;
+using detail::parsing::value_problem;
 
 enum class field : std::uint8_t {
     ignored,
@@ -158,14 +159,17 @@ struct row {
     sourced<std::uint32_t> tiles;
 };
 
-// Fills the row from one value; returns a problem message, or "" when the value is fine.
-inline std::string apply(const field_info& f, std::string_view v, row& r) {
+// Fills the row from one value; returns the problem, or an empty one when the value is fine.
+inline value_problem apply(const field_info& f, std::string_view v, row& r) {
     v = trim(v);
     if (f.id == field::ignored || is_unavailable(v)) return {};
     accelerator_profile& p = r.profile;
     const std::string what = std::string(f.label.empty() ? f.key : f.label);
-    const auto bad = [&] { return what + ": cannot read " + quote_value(v); };
-    const auto out_of_range = [&] { return what + ": " + quote_value(v) + " is out of range"; };
+    const auto out_of_range = [&] {
+        return value_problem(what + ": " + quote_value(v) + " is out of range", warning_kind::value_out_of_range);
+    };
+    // A number the parsers refuse although it is written as one is past what its type holds.
+    const auto bad = [&] { return looks_decimal(v) ? out_of_range() : value_problem(what + ": cannot read " + quote_value(v)); };
     switch (f.id) {
     case field::ignored: return {};
     case field::index: {
@@ -224,7 +228,7 @@ inline std::string apply(const field_info& f, std::string_view v, row& r) {
         const auto sp = v.rfind(' ');
         if (sp == std::string_view::npos || v.substr(sp + 1) != "MiB") return what + ": no MiB unit in " + quote_value(v);
         const auto x = parse_real(trim(v.substr(0, sp)));
-        if (!x) return bad();
+        if (!x) return looks_decimal(trim(v.substr(0, sp))) ? out_of_range() : bad();
         constexpr double max_mib = 16.0 * 1024 * 1024; // 16 TiB: more than any device has
         if (*x < 0 || *x > max_mib) return out_of_range();
         p.memory_bytes = {static_cast<std::uint64_t>(*x * 1048576.0 + 0.5), origin::tool};
@@ -390,7 +394,7 @@ inline xpu_smi_result parse_xpu_smi_discovery_table(std::string_view text) {
     auto flush_value = [&] {
         if (current && last) {
             auto msg = apply(*last, last_value, *current);
-            if (!msg.empty()) problems.add(last_line, std::move(msg));
+            if (!msg.empty()) problems.add_problem(last_line, std::move(msg));
         }
         last = nullptr;
         last_value.clear();
@@ -503,7 +507,7 @@ inline xpu_smi_result parse_xpu_smi_dump_csv(std::string_view text) {
         row dev = blank_row(static_cast<std::uint32_t>(r.devices.size()));
         for (std::size_t i = 0; i < cells.size(); ++i) {
             auto msg = apply(*columns[i], cells[i], dev);
-            if (!msg.empty()) problems.add(number, std::move(msg));
+            if (!msg.empty()) problems.add_problem(number, std::move(msg));
         }
         push(r, dev);
         return true;
@@ -530,7 +534,7 @@ inline void apply_json_device(const nlohmann::json& j, row& r, problem_sink& pro
             continue;
         }
         auto msg = apply(*f, value, r);
-        if (!msg.empty()) problems.add(0, std::move(msg));
+        if (!msg.empty()) problems.add_problem(0, std::move(msg));
     }
 }
 } // namespace detail::intel_gpu

@@ -184,6 +184,7 @@ using detail::parsing::parse_real;
 using detail::parsing::parse_uint;
 using detail::parsing::printable;
 using detail::parsing::problem_sink;
+using detail::parsing::value_problem;
 using detail::parsing::quote_value;
 
 // What a row says that the profile has no field for.
@@ -192,14 +193,16 @@ struct row_extras {
     std::optional<bool> mig;
 };
 
-// Fills the profile from one cell; returns a problem message, or "" when the cell is fine.
-inline std::string apply_cell(const field_info& f, std::string_view v, accelerator_profile& p,
-                              row_extras& extras) {
+// Fills the profile from one cell; returns the problem, or an empty one when the cell is fine.
+inline value_problem apply_cell(const field_info& f, std::string_view v, accelerator_profile& p,
+                                row_extras& extras) {
     const std::string name(f.name);
     if (f.id == field::ignored) return {};
     if (is_unavailable(v)) return is_device_error(v) ? name + " reported " + quote_value(v) : std::string();
     const auto bad = [&] { return name + ": cannot read " + quote_value(v); };
-    const auto out_of_range = [&] { return name + ": " + quote_value(v) + " is out of range"; };
+    const auto out_of_range = [&] {
+        return value_problem(name + ": " + quote_value(v) + " is out of range", warning_kind::value_out_of_range);
+    };
 
     switch (f.id) {
     case field::ignored: return {};
@@ -254,10 +257,12 @@ inline std::string apply_cell(const field_info& f, std::string_view v, accelerat
     if (!number) return name + ": unexpected unit in " + quote_value(v);
     const std::string_view n = *number;
     if (!n.empty() && n.front() == '-') return out_of_range();
+    // A number the parsers refuse is past what its type holds.
+    const auto bad_number = [&] { return looks_decimal(n) ? out_of_range() : value_problem(bad()); };
     switch (f.id) {
     case field::index: {
         const auto x = parse_uint(n);
-        if (!x) return bad();
+        if (!x) return bad_number();
         if (*x > 0xffff) return out_of_range();
         p.index = static_cast<std::uint32_t>(*x);
         return {};
@@ -266,12 +271,7 @@ inline std::string apply_cell(const field_info& f, std::string_view v, accelerat
     case field::memory_used:
     case field::memory_free: {
         const auto x = parse_real(n); // whole MiB in practice; tolerate "81559.0"
-        if (!x) {
-            // from_chars refuses 10^30 as out of range; say so rather than "cannot read".
-            bool digits = true;
-            for (char c : n) digits = digits && c >= '0' && c <= '9';
-            return digits && !n.empty() ? out_of_range() : bad();
-        }
+        if (!x) return bad_number(); // from_chars refuses 10^30 as out of range
         constexpr double max_mib = 16.0 * 1024 * 1024; // 16 TiB: more than any device has
         if (*x > max_mib) return out_of_range();
         const sourced<std::uint64_t> bytes{static_cast<std::uint64_t>(*x * 1048576.0), origin::tool};
@@ -282,28 +282,28 @@ inline std::string apply_cell(const field_info& f, std::string_view v, accelerat
     case field::power_limit:
     case field::power_draw: {
         const auto x = parse_real(n);
-        if (!x) return bad();
+        if (!x) return bad_number();
         if (*x > 100'000) return out_of_range();
         (f.id == field::power_limit ? p.power_limit_watts : p.power_draw_watts) = {*x, origin::tool};
         return {};
     }
     case field::temperature: {
         const auto x = parse_real(n);
-        if (!x) return bad();
+        if (!x) return bad_number();
         if (*x > 500) return out_of_range();
         p.temperature_c = {*x, origin::tool};
         return {};
     }
     case field::utilization: {
         const auto x = parse_real(n);
-        if (!x) return bad();
+        if (!x) return bad_number();
         if (*x > 100) return out_of_range();
         p.utilization_percent = {*x, origin::tool};
         return {};
     }
     case field::max_memory_clock: {
         const auto x = parse_uint(n);
-        if (!x) return bad();
+        if (!x) return bad_number();
         if (*x > 1'000'000) return out_of_range();
         extras.mem_clock = {static_cast<std::uint32_t>(*x), origin::tool};
         return {};
@@ -313,7 +313,7 @@ inline std::string apply_cell(const field_info& f, std::string_view v, accelerat
     case field::pcie_width_current:
     case field::pcie_width_max: {
         const auto x = parse_uint(n);
-        if (!x) return bad();
+        if (!x) return bad_number();
         const bool gen = f.id == field::pcie_gen_current || f.id == field::pcie_gen_max;
         if (*x == 0 || *x > (gen ? 16u : 64u)) return out_of_range();
         auto& link = f.id == field::pcie_gen_current || f.id == field::pcie_width_current ? p.pcie_current : p.pcie_max;
@@ -360,8 +360,8 @@ inline nvidia_query_result parse_nvidia_smi_query_csv(std::string_view text, std
         row_extras extras;
         std::size_t col = 0;
         each_cell(line, [&](std::string_view cell) {
-            auto msg = apply_cell(*columns[col++], cell, p, extras);
-            if (!msg.empty()) problems.add(number, std::move(msg));
+            auto problem = apply_cell(*columns[col++], cell, p, extras);
+            if (!problem.empty()) problems.add_problem(number, std::move(problem));
         });
         match_catalogue(p);
         r.devices.push_back(p);

@@ -98,7 +98,7 @@ struct report_builder {
             value = prefixed;
         }
         auto msg = nvidia::apply_cell(*f, value, p, more);
-        if (!msg.empty()) sink.add(line, std::move(msg));
+        if (!msg.empty()) sink.add_problem(line, std::move(msg));
     }
     // A value of the current GPU; dropped when there is none (values outside a GPU section).
     void set(std::string_view field, shape s, std::string_view value, std::size_t line) {

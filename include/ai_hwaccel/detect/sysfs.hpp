@@ -49,6 +49,12 @@ constexpr std::optional<std::int64_t> parse_i64(std::string_view s) noexcept {
     return negative ? -i : i;
 }
 
+/// The warning for a number a sysfs file holds that did not parse: one written as a number
+/// is past what its type holds (as a value past 2^64); anything else is malformed.
+constexpr warning_kind unparsed_number(std::string_view text) noexcept {
+    return looks_decimal(trim(text)) ? warning_kind::value_out_of_range : warning_kind::parse_error;
+}
+
 /// Calls f(key, value, has_colon) for every "key : value" line (blanks around both trimmed).
 template <class F>
 constexpr void for_each_key_value(std::string_view text, F&& f) {

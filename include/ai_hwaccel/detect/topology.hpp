@@ -240,7 +240,7 @@ std::optional<pci_device> read_pci_device(const S& sys, std::string_view dir, st
     if (auto text = detail::read_optional_file(sys, d + "/numa_node", detail::sysfs_attribute_cap, warnings)) {
         const auto n = detail::parse_i64(detail::trim(*text));
         if (!n)
-            detail::add_warning(warnings, warning_kind::parse_error, d + "/numa_node", "not a number");
+            detail::add_warning(warnings, detail::unparsed_number(*text), d + "/numa_node", "not a node number");
         else if (*n < -1 || *n >= (std::int64_t{1} << 16))
             detail::add_warning(warnings, warning_kind::value_out_of_range, d + "/numa_node",
                                 "node " + std::to_string(*n) + " is not one a kernel can have");
