@@ -37,6 +37,17 @@ cli_plan_output(cli_plan_estimate_m2_ultra "device: Apple M2 Ultra 76-core GPU\n
   estimate --device "Apple M2 Ultra 76-core" --memory 192GiB --model llama-3.1-70b --quant Q4_K_M)
 cli_plan_output(cli_plan_estimate_by_hand "model: custom model \\(custom\\), 70.00 B parameters.*context 8192 tokens, prompt 1024 tokens"
   estimate --device "H100 SXM" --count 2 --params 70B --layers 80 --hidden 8192 --kv-heads 8 --quant bf16 --context 8k --prompt 1k)
+# A parameter count alone: the rest of the shape is assumed, and the output says so; the
+# layers and hidden size given are kept.
+cli_plan_output(cli_plan_estimate_params_only
+  "model: custom model \\(custom\\), 70.00 B parameters\nlayers: [0-9]+, hidden [0-9]+, [0-9]+ attention heads, [0-9]+ KV heads \\(assumed:.*fits: yes"
+  estimate --device "H100 SXM" --count 2 --params 70B --quant bf16)
+cli_plan_output(cli_plan_estimate_by_hand_not_assumed "layers: 80, hidden 8192, 64 attention heads, 8 KV heads\n"
+  estimate --device "H100 SXM" --count 2 --params 70B --layers 80 --hidden 8192 --kv-heads 8 --quant bf16)
+cli_plan_output(cli_plan_estimate_layers_only "layers: 40, hidden [0-9]+, .*\\(assumed:"
+  estimate --device "H100 SXM" --params 13B --layers 40 --quant bf16)
+cli_plan_exit(cli_plan_estimate_heads_without_shape 2 estimate --device "H100 SXM" --params 13B --heads 40 --quant bf16)
+cli_plan_exit(cli_plan_estimate_shape_without_params 2 estimate --device "H100 SXM" --layers 40 --hidden 5120 --quant bf16)
 # One 80 GB H100 cannot hold 141 GB of bf16 weights: exit 1, with the reason.
 cli_plan_exit(cli_plan_estimate_fits_nowhere 1 estimate --device "H100 SXM" --model llama-3.1-70b --quant bf16)
 cli_plan_output(cli_plan_estimate_fits_nowhere_message "fits: no: the model does not fit"

@@ -26576,6 +26576,106 @@ constexpr bool model_catalogue_is_consistent() noexcept {
 } // namespace detail
 static_assert(detail::model_catalogue_is_consistent(), "model_catalogue: bad row");
 
+/// Typical proportions of a dense decoder: medians over the catalogue's dense rows with
+/// ordinary attention (no MoE, no latent attention), worked out at compile time.
+struct dense_proportions {
+    double hidden_per_layer = 0; ///< hidden size / layers
+    double size_factor = 0;      ///< parameters (embeddings included) / (layers x hidden^2)
+    std::uint32_t heads_per_kv_head = 1;
+};
+
+namespace detail {
+template <std::size_t N>
+constexpr double median(std::array<double, N> v, std::size_t n) noexcept {
+    for (std::size_t i = 1; i < n; ++i) // insertion sort: a few dozen values
+        for (std::size_t j = i; j > 0 && v[j - 1] > v[j]; --j) {
+            const double t = v[j];
+            v[j] = v[j - 1];
+            v[j - 1] = t;
+        }
+    if (n == 0) return 0;
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+constexpr dense_proportions typical_dense_proportions() noexcept {
+    std::array<double, model_catalogue_size> aspect{}, factor{}, group{};
+    std::size_t n = 0;
+    for (const auto& m : model_catalogue) {
+        if (m.is_moe() || m.kv_values_per_token_per_layer || !m.layers || !m.hidden_size || !m.vocab_size ||
+            !m.attention_heads || !m.kv_heads)
+            continue;
+        const double h = m.hidden_size, l = m.layers;
+        aspect[n] = h / l;
+        factor[n] = static_cast<double>(m.parameters) / (l * h * h);
+        group[n] = static_cast<double>(m.attention_heads / m.kv_heads);
+        ++n;
+    }
+    return {median(aspect, n), median(factor, n), static_cast<std::uint32_t>(median(group, n))};
+}
+
+constexpr double square_root(double x) noexcept {
+    if (!(x > 0)) return 0;
+    double r = x > 1 ? x : 1;
+    for (int i = 0; i < 200; ++i) {
+        const double next = (r + x / r) / 2;
+        if (next >= r) break;
+        r = next;
+    }
+    return r;
+}
+} // namespace detail
+
+inline constexpr dense_proportions typical_dense = detail::typical_dense_proportions();
+
+/// A dense decoder of `parameters` weights whose architecture is not known: `layers` and
+/// `hidden` as given (0: unknown), the rest in the catalogue's typical proportions
+/// (typical_dense: hidden size per layer, parameters per layer and hidden size squared,
+/// grouped-query attention), head dimension 128, vocabulary unknown (every weight counted
+/// in the blocks). For estimates from a parameter count alone: weights and the bandwidth
+/// bound do not depend on the assumption, the KV cache and the compute split do.
+constexpr model_spec assume_dense_shape(std::uint64_t parameters, std::uint32_t layers = 0,
+                                        std::uint32_t hidden = 0) noexcept {
+    model_spec m;
+    m.parameters = m.active_parameters = parameters;
+    const double p = static_cast<double>(parameters);
+    const double k = typical_dense.size_factor > 0 ? typical_dense.size_factor : 12.0;
+    const double a = typical_dense.hidden_per_layer > 0 ? typical_dense.hidden_per_layer : 128.0;
+    // Heads of 128 in groups of heads_per_kv_head: hidden a multiple of 128 x the group.
+    constexpr std::uint32_t g = typical_dense.heads_per_kv_head ? typical_dense.heads_per_kv_head : 1;
+    constexpr std::uint32_t unit = 128u * g;
+    const auto round_hidden = [](double h) -> std::uint32_t {
+        const double units = h / unit + 0.5;
+        if (!(units >= 1)) return unit;
+        if (units * unit > 16777216.0) return 16777216u / unit * unit;
+        return static_cast<std::uint32_t>(units) * unit;
+    };
+    if (layers == 0 && hidden == 0) {
+        // p = k x layers x (a x layers)^2: the whole number of layers that comes closest.
+        std::uint32_t best = 1;
+        for (std::uint32_t l = 1; l <= 4096; ++l) {
+            const double d = k * a * a * l * l * l - p, e = k * a * a * best * best * best - p;
+            if ((d < 0 ? -d : d) < (e < 0 ? -e : e)) best = l;
+            if (d > 0) break;
+        }
+        layers = best;
+    }
+    if (hidden == 0) hidden = round_hidden(detail::square_root(p / (k * layers)));
+    if (layers == 0) {
+        const double l = p / (k * static_cast<double>(hidden) * hidden) + 0.5;
+        layers = l < 1 ? 1 : l > 100000 ? 100000 : static_cast<std::uint32_t>(l);
+    }
+    m.layers = layers;
+    m.hidden_size = hidden;
+    m.attention_heads = hidden % 128 == 0 ? hidden / 128 : hidden % 64 == 0 ? hidden / 64 : 1;
+    m.head_dim = hidden / m.attention_heads;
+    // The largest divisor of the heads at or below heads / (heads per KV head) (a given
+    // hidden size need not be a multiple of the group).
+    std::uint32_t kv = m.attention_heads / g ? m.attention_heads / g : 1;
+    while (m.attention_heads % kv != 0) --kv;
+    m.kv_heads = kv;
+    return m;
+}
+
 // The reference implementation once gave the Llama 70B models 70-odd layers: pin them.
 static_assert(find_model("llama-2-70b")->layers == 80);
 static_assert(find_model("llama-3-70b")->layers == 80);

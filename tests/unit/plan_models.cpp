@@ -177,3 +177,48 @@ TEST_CASE("find_model") {
     CHECK(ah::find_model(std::string(100000, 'a')) == nullptr);
     CHECK(ah::find_model(std::string("llama\0-3", 8)) == nullptr);
 }
+
+// A model known by its size alone gets the catalogue's typical shape.
+static_assert(ah::assume_dense_shape(70'000'000'000).layers >= 60 && ah::assume_dense_shape(70'000'000'000).layers <= 100);
+static_assert(ah::assume_dense_shape(7'000'000'000, 32, 4096).layers == 32);
+
+TEST_CASE("assume_dense_shape") {
+    // The medians are those of real models: hidden sizes of about a hundred per layer, about
+    // twelve to fourteen parameters per layer and hidden size squared, grouped-query attention.
+    CHECK(ah::typical_dense.hidden_per_layer > 64);
+    CHECK(ah::typical_dense.hidden_per_layer < 160);
+    CHECK(ah::typical_dense.size_factor > 10);
+    CHECK(ah::typical_dense.size_factor < 20);
+    CHECK(ah::typical_dense.heads_per_kv_head >= 1);
+    CHECK(ah::typical_dense.heads_per_kv_head <= 16);
+
+    // From each dense catalogue model of 7B parameters or more, its parameter count alone
+    // gives layers within 40 % of its own (Qwen 2.5 7B, with an FFN 5.3 times its hidden
+    // size, is the farthest: 38 for 28) and the hidden size within 30 %.
+    for (const auto& m : ah::model_catalogue) {
+        if (m.is_moe() || m.kv_values_per_token_per_layer || m.parameters < 7'000'000'000) continue;
+        CAPTURE(m.id);
+        const auto s = ah::assume_dense_shape(m.parameters);
+        CHECK(std::abs(static_cast<double>(s.layers) / m.layers - 1) < 0.4);
+        CHECK(std::abs(static_cast<double>(s.hidden_size) / m.hidden_size - 1) < 0.3);
+        CHECK(s.parameters == m.parameters);
+        CHECK(s.attention_heads * s.head_dim == s.hidden_size);
+        CHECK(s.attention_heads % s.kv_heads == 0);
+    }
+    // What is given is kept; the rest follows from it.
+    const auto l = ah::assume_dense_shape(13'000'000'000, 40);
+    CHECK(l.layers == 40);
+    CHECK(l.hidden_size % 128 == 0);
+    CHECK(std::abs(ah::typical_dense.size_factor * l.layers * l.hidden_size * l.hidden_size / 13e9 - 1) < 0.15);
+    const auto h = ah::assume_dense_shape(13'000'000'000, 0, 5120);
+    CHECK(h.hidden_size == 5120);
+    CHECK(h.layers == static_cast<std::uint32_t>(13e9 / (ah::typical_dense.size_factor * 5120.0 * 5120.0) + 0.5));
+    // Degenerate sizes stay a shape.
+    const auto tiny = ah::assume_dense_shape(1000);
+    CHECK(tiny.layers >= 1);
+    CHECK(tiny.hidden_size >= 128);
+    CHECK(tiny.kv_heads >= 1);
+    const auto huge = ah::assume_dense_shape(~std::uint64_t{0});
+    CHECK(huge.layers >= 1);
+    CHECK(huge.kv_heads >= 1);
+}

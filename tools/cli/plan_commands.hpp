@@ -39,8 +39,8 @@ namespace plan_cli {
 // --- help texts (main.cpp's command table shows them) ---------------------------------------
 
 constexpr std::string_view estimate_help =
-    "usage: ai-hwaccel estimate --device NAME --quant FORMAT (--model ID | --params N --layers N\n"
-    "                           --hidden N) [options]\n"
+    "usage: ai-hwaccel estimate --device NAME --quant FORMAT (--model ID | --params N\n"
+    "                           [--layers N --hidden N]) [options]\n"
     "\n"
     "Memory and tokens/s of a model on catalogue devices; nothing is detected. Every figure is\n"
     "an estimate; --json prints the fields of docs/cli-plan.md.\n"
@@ -48,9 +48,11 @@ constexpr std::string_view estimate_help =
     "  --device NAME      a catalogue device as people write it (\"H100 SXM\", \"RTX 4090\")\n"
     "  --count N          N such devices joined by the device's own link (PCIe when none)\n"
     "  --model ID         a catalogue model (\"llama-3.1-70b\", \"meta-llama/Llama-3.1-8B\")\n"
-    "  --params N         or a model by hand: parameters (70B, 7e9), with --layers N,\n"
-    "                     --hidden N, [--heads N (default hidden/128)], [--kv-heads N\n"
-    "                     (default: the heads)], [--vocab N]\n"
+    "  --params N         or a model by hand: parameters (70B, 7e9), [--layers N],\n"
+    "                     [--hidden N], [--heads N (default hidden/128)], [--kv-heads N\n"
+    "                     (default: the heads)], [--vocab N]; without --layers and\n"
+    "                     --hidden the rest of the shape is assumed (the catalogue's\n"
+    "                     typical proportions for the size) and said so\n"
     "  --quant FORMAT     GGUF names (Q4_K_M, Q8_0, F16, MXFP4) or plain ones (fp8, int4, bf16)\n"
     "  --context N        tokens in the KV cache per sequence (default 4096; 8k, 128k)\n"
     "  --prompt N         prompt length for the prefill rate (default 512, at most --context)\n"
@@ -393,8 +395,11 @@ bool resolve_quant(std::string_view name, ah::quant_format& q, std::string& why)
     return false;
 }
 
-/// --model ID, or --params N --layers N --hidden N [--heads N] [--kv-heads N] [--vocab N].
-bool resolve_model(const options& o, bool allow_custom, ah::model_spec& m, std::string& why) {
+/// --model ID, or --params N [--layers N] [--hidden N] [--heads N] [--kv-heads N] [--vocab N].
+/// `assumed` (custom models only): layers or hidden size were not given, so the shape is
+/// the catalogue's typical one for the size (ah::assume_dense_shape).
+bool resolve_model(const options& o, bool allow_custom, ah::model_spec& m, std::string& why,
+                   bool* assumed = nullptr) {
     const bool custom = o.has("--params") || o.has("--layers") || o.has("--hidden") || o.has("--heads") ||
                         o.has("--kv-heads") || o.has("--vocab");
     if (auto id = o.get("--model")) {
@@ -408,11 +413,16 @@ bool resolve_model(const options& o, bool allow_custom, ah::model_spec& m, std::
         return true;
     }
     if (!allow_custom || !custom) {
-        why = allow_custom ? "give --model ID, or --params N --layers N --hidden N" : "--model ID is required";
+        why = allow_custom ? "give --model ID, or --params N [--layers N --hidden N]" : "--model ID is required";
         return false;
     }
-    if (!o.has("--params") || !o.has("--layers") || !o.has("--hidden")) {
-        why = "a model described by hand needs --params, --layers and --hidden";
+    if (!o.has("--params")) {
+        why = "a model described by hand needs --params (and, for its own shape, --layers and --hidden)";
+        return false;
+    }
+    const bool shaped = o.has("--layers") && o.has("--hidden");
+    if (!shaped && (o.has("--heads") || o.has("--kv-heads"))) {
+        why = "--heads and --kv-heads need --layers and --hidden";
         return false;
     }
     std::uint64_t params = 0, layers = 0, hidden = 0, heads = 0, kv = 0, vocab = 0;
@@ -421,13 +431,27 @@ bool resolve_model(const options& o, bool allow_custom, ah::model_spec& m, std::
         return false;
     }
     const std::uint64_t u32 = 0xffffffffu;
-    if (!parse_whole(*o.get("--layers"), 1, 100000, layers)) {
-        why = "--layers: '" + str(*o.get("--layers")) + "' is not a whole number from 1 to 100000";
+    if (auto l = o.get("--layers"); l && !parse_whole(*l, 1, 100000, layers)) {
+        why = "--layers: '" + str(*l) + "' is not a whole number from 1 to 100000";
         return false;
     }
-    if (!parse_whole(*o.get("--hidden"), 1, 1u << 24, hidden)) {
-        why = "--hidden: '" + str(*o.get("--hidden")) + "' is not a whole number from 1 to 16777216";
+    if (auto h = o.get("--hidden"); h && !parse_whole(*h, 1, 1u << 24, hidden)) {
+        why = "--hidden: '" + str(*h) + "' is not a whole number from 1 to 16777216";
         return false;
+    }
+    if (assumed) *assumed = !shaped;
+    if (!shaped) {
+        std::uint64_t vocab_given = 0;
+        if (auto v = o.get("--vocab"); v && !parse_whole(*v, 1, u32, vocab_given)) {
+            why = "--vocab: '" + str(*v) + "' is not a whole number from 1 to 4294967295";
+            return false;
+        }
+        m = ah::assume_dense_shape(params, static_cast<std::uint32_t>(layers), static_cast<std::uint32_t>(hidden));
+        m.id = "custom";
+        m.name = "custom model";
+        m.family = "custom";
+        m.vocab_size = static_cast<std::uint32_t>(vocab_given);
+        return true;
     }
     if (auto h = o.get("--heads")) {
         if (!parse_whole(*h, 1, hidden, heads) || hidden % heads != 0) {
@@ -596,7 +620,8 @@ int cmd_estimate(std::span<const std::string_view> args) {
     const auto* spec = resolve_device(*o.get("--device"), why);
     if (!spec) return usage_error(why);
     ah::model_spec m;
-    if (!resolve_model(o, true, m, why)) return usage_error(why);
+    bool assumed = false;
+    if (!resolve_model(o, true, m, why, &assumed)) return usage_error(why);
     ah::quant_format q{};
     if (!resolve_quant(*o.get("--quant"), q, why)) return usage_error(why);
     std::uint64_t count = 0, context = 0, prompt = 0, batch = 0;
@@ -635,6 +660,11 @@ int cmd_estimate(std::span<const std::string_view> args) {
         j["link"] = count > 1 ? ah::to_string(d.link) : "none";
         j["model"] = m.id;
         j["parameters"] = m.parameters;
+        j["shape"] = {{"layers", m.layers},
+                      {"hidden_size", m.hidden_size},
+                      {"attention_heads", m.attention_heads},
+                      {"kv_heads", m.kv_heads ? m.kv_heads : m.attention_heads},
+                      {"assumed", assumed}};
         j["quant"] = ah::to_string(q);
         j["context"] = context;
         j["prompt"] = prompt;
@@ -657,6 +687,11 @@ int cmd_estimate(std::span<const std::string_view> args) {
         std::printf("device: %s%s\n", count > 1 ? (std::to_string(count) + " x ").c_str() : "", str(spec->name).c_str());
         if (count > 1) std::printf("link: %s\n", str(ah::to_string(d.link)).c_str());
         std::printf("model: %s (%s), %s\n", str(m.name).c_str(), str(m.id).c_str(), params_text(m.parameters).c_str());
+        std::printf("layers: %u, hidden %u, %u attention heads, %u KV heads%s\n", m.layers, m.hidden_size,
+                    m.attention_heads, m.kv_heads ? m.kv_heads : m.attention_heads,
+                    assumed ? " (assumed: the catalogue's typical proportions for this size; give --layers and "
+                              "--hidden for the model's own)"
+                            : "");
         std::printf("quantization: %s\n", str(ah::to_string(q)).c_str());
         std::printf("shape: context %llu tokens, prompt %llu tokens, batch %llu\n",
                     static_cast<unsigned long long>(context), static_cast<unsigned long long>(prompt),
