@@ -497,6 +497,13 @@ py::dict estimate(const py::handle& device, const py::handle& model, const std::
                                                                   : std::string_view("none"));
     d["model"] = text(m.id);
     d["parameters"] = m.parameters;
+    py::dict model_shape; // a Model always carries its shape here: catalogue rows and Model.custom
+    model_shape["layers"] = m.layers;
+    model_shape["hidden_size"] = m.hidden_size;
+    model_shape["attention_heads"] = m.attention_heads;
+    model_shape["kv_heads"] = m.kv_heads ? m.kv_heads : m.attention_heads;
+    model_shape["assumed"] = false;
+    d["shape"] = model_shape;
     d["quant"] = text(ah::to_string(q));
     d["context"] = ctx;
     d["prompt"] = pr;

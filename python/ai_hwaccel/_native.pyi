@@ -13,6 +13,13 @@ class _Memory(TypedDict):
     overhead_bytes: int
     total_bytes: int
 
+class _Shape(TypedDict):
+    layers: int
+    hidden_size: int
+    attention_heads: int
+    kv_heads: int
+    assumed: bool
+
 class _Estimate(TypedDict):
     device: str
     count: int
@@ -20,6 +27,7 @@ class _Estimate(TypedDict):
     link: str
     model: str
     parameters: int
+    shape: _Shape
     quant: str
     context: int
     prompt: int
