@@ -7,6 +7,8 @@
 
 #include <array>
 #include <cstdint>
+#include <iterator>
+#include <ranges>
 #include <string>
 #include <vector>
 
@@ -106,6 +108,13 @@ static_assert(compile_time_split.strategy == ah::shard_strategy::pipeline_parall
 static_assert(compile_time_split.devices[0].last_layer == compile_time_split.devices[1].first_layer);
 static_assert(compile_time_split.devices[1].last_layer == 80);
 static_assert(compile_time_quant.fits && compile_time_quant.format == quant_format::bf16);
+// A plan's device list reads like a container: a random-access range of its filled slots,
+// also when built in a constant expression.
+using device_list = decltype(ah::shard_plan::devices);
+static_assert(std::random_access_iterator<device_list::iterator>);
+static_assert(std::ranges::random_access_range<const device_list>);
+static_assert(std::ranges::distance(compile_time_split.devices) == 2);
+static_assert(compile_time_split.devices.end()[-1].output_head && !compile_time_split.devices.begin()->output_head);
 static_assert(ah::support_for(ah::profile_from_spec(*ah::find_device("H100 SXM")), quant_format::fp8_e4m3) ==
               ah::format_support::native);
 static_assert(ah::support_for(ah::profile_from_spec(*ah::find_device("T4")), quant_format::bf16) ==
@@ -621,4 +630,30 @@ TEST_CASE("suggest_quantization: its fit test agrees with a spread pipeline near
     }
     CHECK(fits > total / 10); // both answers occur often
     CHECK(fits < total * 9 / 10);
+}
+
+TEST_CASE("slot_list") {
+    ah::slot_list<ah::device_shard, 3> l;
+    CHECK(l.empty());
+    CHECK(l.capacity() == 3);
+    ah::device_shard d;
+    for (std::uint16_t i = 0; i < 3; ++i) {
+        d.device = i;
+        CHECK(l.push_back(d));
+    }
+    CHECK(l.full());
+    CHECK_FALSE(l.push_back(d)); // full: nothing appended
+    CHECK(l.size() == 3);
+    // emplace_back gives a default device_shard.
+    ah::slot_list<ah::device_shard, 2> m;
+    auto& fresh = m.emplace_back();
+    CHECK(fresh.tensor_size == 1);
+    CHECK(fresh.weights_bytes == 0);
+    // Copies hold the same filled slots; iteration sees exactly them.
+    const auto copy = l;
+    std::vector<std::uint16_t> seen;
+    for (const auto& s : copy) seen.push_back(s.device);
+    CHECK(seen == std::vector<std::uint16_t>{0, 1, 2});
+    CHECK(copy.end() - copy.begin() == 3);
+    CHECK(copy[2].device == 2);
 }
