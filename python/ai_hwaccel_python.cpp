@@ -268,11 +268,23 @@ void bind_records(py::module_& m) {
 
 // --- Model -------------------------------------------------------------------------------
 
-ah::model_spec custom_model(long long parameters, long long layers, long long hidden, std::optional<long long> heads,
-                            std::optional<long long> kv_heads, long long vocab) {
+ah::model_spec custom_model(long long parameters, std::optional<long long> layers, std::optional<long long> hidden,
+                            std::optional<long long> heads, std::optional<long long> kv_heads, long long vocab) {
     if (parameters < 1) throw py::value_error("parameters: must be positive");
-    const auto l = whole("layers", layers, 1, 100000);
-    const auto h = whole("hidden", hidden, 1, 1 << 24);
+    if (!layers || !hidden) {
+        // The rest of the shape in the catalogue's typical proportions, as the CLI does.
+        if (heads || kv_heads) throw py::value_error("heads and kv_heads need layers and hidden");
+        ah::model_spec m = ah::assume_dense_shape(static_cast<std::uint64_t>(parameters),
+                                                  layers ? whole("layers", *layers, 1, 100000) : 0,
+                                                  hidden ? whole("hidden", *hidden, 1, 1 << 24) : 0);
+        m.id = "custom";
+        m.name = "custom model";
+        m.family = "custom";
+        m.vocab_size = whole("vocab", vocab, 0, 0xffffffffLL);
+        return m;
+    }
+    const auto l = whole("layers", *layers, 1, 100000);
+    const auto h = whole("hidden", *hidden, 1, 1 << 24);
     std::uint32_t nh = 0;
     if (heads) {
         nh = whole("heads", *heads, 1, h);
@@ -320,9 +332,11 @@ void bind_model(py::module_& m) {
         .def_property_readonly("experts_per_token", [](const M& x) { return x.experts_per_token; })
         .def_property_readonly("is_moe", [](const M& x) { return x.is_moe(); })
         .def_property_readonly("source", [](const M& x) { return text_or_none(x.source); })
-        .def_static("custom", &custom_model, py::arg("parameters"), py::arg("layers"), py::arg("hidden"),
-                    py::arg("heads") = py::none(), py::arg("kv_heads") = py::none(), py::arg("vocab") = 0,
-                    "A model described by hand (head dimension 128 when heads is not given).")
+        .def_static("custom", &custom_model, py::arg("parameters"), py::arg("layers") = py::none(),
+                    py::arg("hidden") = py::none(), py::arg("heads") = py::none(), py::arg("kv_heads") = py::none(),
+                    py::arg("vocab") = 0,
+                    "A model described by hand (head dimension 128 when heads is not given); without layers "
+                    "and hidden the rest of the shape is assumed (the catalogue's typical proportions).")
         .def("__repr__", [](const M& x) {
             return text("<Model " + std::string(x.id) + " " + std::to_string(x.parameters) + " parameters>");
         });
@@ -497,12 +511,12 @@ py::dict estimate(const py::handle& device, const py::handle& model, const std::
                                                                   : std::string_view("none"));
     d["model"] = text(m.id);
     d["parameters"] = m.parameters;
-    py::dict model_shape; // a Model always carries its shape here: catalogue rows and Model.custom
+    py::dict model_shape;
     model_shape["layers"] = m.layers;
     model_shape["hidden_size"] = m.hidden_size;
     model_shape["attention_heads"] = m.attention_heads;
     model_shape["kv_heads"] = m.kv_heads ? m.kv_heads : m.attention_heads;
-    model_shape["assumed"] = false;
+    model_shape["assumed"] = ah::shape_is_assumed(m);
     d["shape"] = model_shape;
     d["quant"] = text(ah::to_string(q));
     d["context"] = ctx;

@@ -330,8 +330,8 @@ class Model:
     @staticmethod
     def custom(
         parameters: int,
-        layers: int,
-        hidden: int,
+        layers: Optional[int] = None,
+        hidden: Optional[int] = None,
         heads: Optional[int] = None,
         kv_heads: Optional[int] = None,
         vocab: int = 0,

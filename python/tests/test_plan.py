@@ -158,6 +158,19 @@ class Estimates(unittest.TestCase):
         catalogue = ah.model("llama-3.1-8b")
         self.assertEqual(ah.memory(custom, "bf16")["kv_cache_bytes"],
                          ah.memory(catalogue, "bf16")["kv_cache_bytes"])
+        self.assertFalse(ah.estimate("H100 SXM", custom, "bf16")["shape"]["assumed"])
+
+    def test_custom_model_by_size_alone(self):
+        # The rest of the shape is assumed, said so, and agrees with the CLI's.
+        m = ah.Model.custom(70_000_000_000)
+        self.assertGreater(m.layers, 0)
+        self.assertEqual(m.parameters, 70_000_000_000)
+        e = ah.estimate("H100 SXM", m, "bf16", count=2)
+        self.assertTrue(e["shape"]["assumed"])
+        self.assertEqual(e["shape"]["layers"], m.layers)
+        self.assertEqual(ah.Model.custom(13_000_000_000, layers=40).layers, 40)
+        with self.assertRaises(ValueError):
+            ah.Model.custom(13_000_000_000, heads=40)
 
 
 class Plans(unittest.TestCase):

@@ -205,6 +205,9 @@ TEST_CASE("assume_dense_shape") {
         CHECK(s.attention_heads * s.head_dim == s.hidden_size);
         CHECK(s.attention_heads % s.kv_heads == 0);
     }
+    // An assumed shape says so; the catalogue's rows do not.
+    CHECK(ah::shape_is_assumed(ah::assume_dense_shape(7'000'000'000)));
+    for (const auto& m : ah::model_catalogue) CHECK_FALSE(ah::shape_is_assumed(m));
     // What is given is kept; the rest follows from it.
     const auto l = ah::assume_dense_shape(13'000'000'000, 40);
     CHECK(l.layers == 40);

@@ -396,10 +396,9 @@ bool resolve_quant(std::string_view name, ah::quant_format& q, std::string& why)
 }
 
 /// --model ID, or --params N [--layers N] [--hidden N] [--heads N] [--kv-heads N] [--vocab N].
-/// `assumed` (custom models only): layers or hidden size were not given, so the shape is
-/// the catalogue's typical one for the size (ah::assume_dense_shape).
-bool resolve_model(const options& o, bool allow_custom, ah::model_spec& m, std::string& why,
-                   bool* assumed = nullptr) {
+/// Without both --layers and --hidden the rest of the shape is assumed (the catalogue's
+/// typical proportions for the size: ah::assume_dense_shape, ah::shape_is_assumed).
+bool resolve_model(const options& o, bool allow_custom, ah::model_spec& m, std::string& why) {
     const bool custom = o.has("--params") || o.has("--layers") || o.has("--hidden") || o.has("--heads") ||
                         o.has("--kv-heads") || o.has("--vocab");
     if (auto id = o.get("--model")) {
@@ -439,7 +438,6 @@ bool resolve_model(const options& o, bool allow_custom, ah::model_spec& m, std::
         why = "--hidden: '" + str(*h) + "' is not a whole number from 1 to 16777216";
         return false;
     }
-    if (assumed) *assumed = !shaped;
     if (!shaped) {
         std::uint64_t vocab_given = 0;
         if (auto v = o.get("--vocab"); v && !parse_whole(*v, 1, u32, vocab_given)) {
@@ -620,8 +618,8 @@ int cmd_estimate(std::span<const std::string_view> args) {
     const auto* spec = resolve_device(*o.get("--device"), why);
     if (!spec) return usage_error(why);
     ah::model_spec m;
-    bool assumed = false;
-    if (!resolve_model(o, true, m, why, &assumed)) return usage_error(why);
+    if (!resolve_model(o, true, m, why)) return usage_error(why);
+    const bool assumed = ah::shape_is_assumed(m);
     ah::quant_format q{};
     if (!resolve_quant(*o.get("--quant"), q, why)) return usage_error(why);
     std::uint64_t count = 0, context = 0, prompt = 0, batch = 0;

@@ -472,16 +472,23 @@ constexpr double square_root(double x) noexcept {
 
 inline constexpr dense_proportions typical_dense = detail::typical_dense_proportions();
 
+/// The `source` of a shape assume_dense_shape assumed (its figures come from no model's
+/// config).
+inline constexpr std::string_view assumed_shape_source =
+    "assumed from the parameter count: the catalogue's typical proportions (assume_dense_shape)";
+
 /// A dense decoder of `parameters` weights whose architecture is not known: `layers` and
 /// `hidden` as given (0: unknown), the rest in the catalogue's typical proportions
 /// (typical_dense: hidden size per layer, parameters per layer and hidden size squared,
 /// grouped-query attention), head dimension 128, vocabulary unknown (every weight counted
 /// in the blocks). For estimates from a parameter count alone: weights and the bandwidth
-/// bound do not depend on the assumption, the KV cache and the compute split do.
+/// bound do not depend on the assumption, the KV cache and the compute split do. The
+/// result's `source` is assumed_shape_source (see shape_is_assumed).
 constexpr model_spec assume_dense_shape(std::uint64_t parameters, std::uint32_t layers = 0,
                                         std::uint32_t hidden = 0) noexcept {
     model_spec m;
     m.parameters = m.active_parameters = parameters;
+    m.source = assumed_shape_source;
     const double p = static_cast<double>(parameters);
     const double k = typical_dense.size_factor > 0 ? typical_dense.size_factor : 12.0;
     const double a = typical_dense.hidden_per_layer > 0 ? typical_dense.hidden_per_layer : 128.0;
@@ -520,6 +527,9 @@ constexpr model_spec assume_dense_shape(std::uint64_t parameters, std::uint32_t 
     m.kv_heads = kv;
     return m;
 }
+
+/// Whether `m`'s shape was assumed by assume_dense_shape rather than read from a config.
+constexpr bool shape_is_assumed(const model_spec& m) noexcept { return m.source == assumed_shape_source; }
 
 // The reference implementation once gave the Llama 70B models 70-odd layers: pin them.
 static_assert(find_model("llama-2-70b")->layers == 80);
