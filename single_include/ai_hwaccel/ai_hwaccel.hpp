@@ -1002,7 +1002,25 @@ static_assert(backend_count <= 32, "compiled_backend_mask is 32 bits wide");
 constexpr const backend_info& info(backend_id b) noexcept {
     return backend_table[static_cast<std::size_t>(b)];
 }
-constexpr std::string_view to_string(backend_id b) noexcept { return info(b).name; }
+
+namespace detail {
+/// backend_table's three names of each row, gathered at compile time: what a program that
+/// only detects needs of the table (its tools, libraries and paths are four times as
+/// large, and every name in a table costs a relocation in a position-independent binary).
+struct backend_label {
+    std::string_view name, display, macro;
+};
+inline constexpr auto backend_labels = [] {
+    std::array<backend_label, backend_count> out{};
+    for (std::size_t i = 0; i < backend_count; ++i)
+        out[i] = {backend_table[i].name, backend_table[i].display, backend_table[i].macro};
+    return out;
+}();
+} // namespace detail
+
+constexpr std::string_view to_string(backend_id b) noexcept {
+    return detail::backend_labels[static_cast<std::size_t>(b)].name;
+}
 constexpr bool is_compiled(backend_id b) noexcept { return info(b).compiled; }
 constexpr std::optional<backend_id> parse_backend(std::string_view s) noexcept {
     return detail::parse_by_name<backend_id>(backend_table, s);
@@ -20713,8 +20731,7 @@ class detector {
 public:
     static detector all() noexcept {
         detector d;
-        for (const auto& b : backend_table)
-            if (b.compiled) d.requested_ |= bit(b.id);
+        d.requested_ = compiled_backend_mask; // backend_table's `compiled`, bit by bit
         d.host_ = true;
         return d;
     }
@@ -20787,13 +20804,15 @@ public:
         // Compiled-out backends that were asked for.
         std::vector<warning> warnings;
         std::vector<probe_timing> timings;
-        for (const auto& b : backend_table) {
-            if (!requested(b.id) || b.compiled) continue;
-            warnings.push_back(warning{warning_kind::not_compiled, b.id, std::string(b.name),
+        for (std::size_t i = 0; i < backend_count; ++i) {
+            const auto id = static_cast<backend_id>(i);
+            if (!requested(id) || (compiled_backend_mask & bit(id)) != 0) continue;
+            const auto& b = detail::backend_labels[i];
+            warnings.push_back(warning{warning_kind::not_compiled, id, std::string(b.name),
                                        std::string("this build does not contain the ") + std::string(b.display) +
                                            " backend (" + std::string(b.macro) + "=0)",
                                        0});
-            timings.push_back(probe_timing{std::string(b.name), b.id, probe_state::not_compiled, {}, 0, 0});
+            timings.push_back(probe_timing{std::string(b.name), id, probe_state::not_compiled, {}, 0, 0});
         }
 
         std::vector<accelerator_profile> profiles;

@@ -27,3 +27,14 @@ TEST_CASE("is_compiled") {
     CHECK(ah::is_compiled(ah::backend_id::tpu));
     CHECK_FALSE(ah::parse_backend("opencl").has_value());
 }
+
+// The names a detection-only program carries are the table's own.
+static_assert([] {
+    for (std::size_t i = 0; i < ah::backend_count; ++i) {
+        const auto& row = ah::backend_table[i];
+        const auto& label = ah::detail::backend_labels[i];
+        if (label.name != row.name || label.display != row.display || label.macro != row.macro) return false;
+        if (ah::to_string(row.id) != row.name) return false;
+    }
+    return true;
+}());

@@ -172,7 +172,25 @@ static_assert(backend_count <= 32, "compiled_backend_mask is 32 bits wide");
 constexpr const backend_info& info(backend_id b) noexcept {
     return backend_table[static_cast<std::size_t>(b)];
 }
-constexpr std::string_view to_string(backend_id b) noexcept { return info(b).name; }
+
+namespace detail {
+/// backend_table's three names of each row, gathered at compile time: what a program that
+/// only detects needs of the table (its tools, libraries and paths are four times as
+/// large, and every name in a table costs a relocation in a position-independent binary).
+struct backend_label {
+    std::string_view name, display, macro;
+};
+inline constexpr auto backend_labels = [] {
+    std::array<backend_label, backend_count> out{};
+    for (std::size_t i = 0; i < backend_count; ++i)
+        out[i] = {backend_table[i].name, backend_table[i].display, backend_table[i].macro};
+    return out;
+}();
+} // namespace detail
+
+constexpr std::string_view to_string(backend_id b) noexcept {
+    return detail::backend_labels[static_cast<std::size_t>(b)].name;
+}
 constexpr bool is_compiled(backend_id b) noexcept { return info(b).compiled; }
 constexpr std::optional<backend_id> parse_backend(std::string_view s) noexcept {
     return detail::parse_by_name<backend_id>(backend_table, s);

@@ -226,8 +226,7 @@ class detector {
 public:
     static detector all() noexcept {
         detector d;
-        for (const auto& b : backend_table)
-            if (b.compiled) d.requested_ |= bit(b.id);
+        d.requested_ = compiled_backend_mask; // backend_table's `compiled`, bit by bit
         d.host_ = true;
         return d;
     }
@@ -300,13 +299,15 @@ public:
         // Compiled-out backends that were asked for.
         std::vector<warning> warnings;
         std::vector<probe_timing> timings;
-        for (const auto& b : backend_table) {
-            if (!requested(b.id) || b.compiled) continue;
-            warnings.push_back(warning{warning_kind::not_compiled, b.id, std::string(b.name),
+        for (std::size_t i = 0; i < backend_count; ++i) {
+            const auto id = static_cast<backend_id>(i);
+            if (!requested(id) || (compiled_backend_mask & bit(id)) != 0) continue;
+            const auto& b = detail::backend_labels[i];
+            warnings.push_back(warning{warning_kind::not_compiled, id, std::string(b.name),
                                        std::string("this build does not contain the ") + std::string(b.display) +
                                            " backend (" + std::string(b.macro) + "=0)",
                                        0});
-            timings.push_back(probe_timing{std::string(b.name), b.id, probe_state::not_compiled, {}, 0, 0});
+            timings.push_back(probe_timing{std::string(b.name), id, probe_state::not_compiled, {}, 0, 0});
         }
 
         std::vector<accelerator_profile> profiles;
