@@ -271,6 +271,7 @@ void bind_records(py::module_& m) {
 ah::model_spec custom_model(long long parameters, std::optional<long long> layers, std::optional<long long> hidden,
                             std::optional<long long> heads, std::optional<long long> kv_heads, long long vocab) {
     if (parameters < 1) throw py::value_error("parameters: must be positive");
+    const auto vocab_size = whole("vocab", vocab, 0, 0xffffffffLL);
     if (!layers || !hidden) {
         // The rest of the shape in the catalogue's typical proportions, as the CLI does.
         if (heads || kv_heads) throw py::value_error("heads and kv_heads need layers and hidden");
@@ -280,7 +281,7 @@ ah::model_spec custom_model(long long parameters, std::optional<long long> layer
         m.id = "custom";
         m.name = "custom model";
         m.family = "custom";
-        m.vocab_size = whole("vocab", vocab, 0, 0xffffffffLL);
+        m.vocab_size = vocab_size;
         return m;
     }
     const auto l = whole("layers", *layers, 1, 100000);
@@ -308,7 +309,7 @@ ah::model_spec custom_model(long long parameters, std::optional<long long> layer
     m.attention_heads = nh;
     m.kv_heads = kv;
     m.head_dim = h / nh;
-    m.vocab_size = whole("vocab", vocab, 0, 0xffffffffLL);
+    m.vocab_size = vocab_size;
     return m;
 }
 

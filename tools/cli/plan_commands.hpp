@@ -438,17 +438,16 @@ bool resolve_model(const options& o, bool allow_custom, ah::model_spec& m, std::
         why = "--hidden: '" + str(*h) + "' is not a whole number from 1 to 16777216";
         return false;
     }
+    if (auto v = o.get("--vocab"); v && !parse_whole(*v, 1, u32, vocab)) {
+        why = "--vocab: '" + str(*v) + "' is not a whole number from 1 to 4294967295";
+        return false;
+    }
     if (!shaped) {
-        std::uint64_t vocab_given = 0;
-        if (auto v = o.get("--vocab"); v && !parse_whole(*v, 1, u32, vocab_given)) {
-            why = "--vocab: '" + str(*v) + "' is not a whole number from 1 to 4294967295";
-            return false;
-        }
         m = ah::assume_dense_shape(params, static_cast<std::uint32_t>(layers), static_cast<std::uint32_t>(hidden));
         m.id = "custom";
         m.name = "custom model";
         m.family = "custom";
-        m.vocab_size = static_cast<std::uint32_t>(vocab_given);
+        m.vocab_size = static_cast<std::uint32_t>(vocab);
         return true;
     }
     if (auto h = o.get("--heads")) {
@@ -467,12 +466,6 @@ bool resolve_model(const options& o, bool allow_custom, ah::model_spec& m, std::
         if (!parse_whole(*k, 1, heads, kv) || heads % kv != 0) {
             why = "--kv-heads: '" + str(*k) + "' is not a whole number that divides the attention heads (" +
                   std::to_string(heads) + ")";
-            return false;
-        }
-    }
-    if (auto v = o.get("--vocab")) {
-        if (!parse_whole(*v, 1, u32, vocab)) {
-            why = "--vocab: '" + str(*v) + "' is not a whole number from 1 to 4294967295";
             return false;
         }
     }
