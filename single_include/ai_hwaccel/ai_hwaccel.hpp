@@ -29397,7 +29397,6 @@ inline constexpr std::string_view aws_capacity_blocks = "https://aws.amazon.com/
 // Dated `sky show-gpus` outputs quoted in SkyPilot's tracker. show-gpus prints the
 // cheapest on-demand price over regions (SkyPilot pull request 472), rounded to 0.001,
 // and the host memory of its AWS catalogue (MemoryGiB above) with a "GB" label.
-inline constexpr std::string_view skypilot_issue_4019 = "https://github.com/skypilot-org/skypilot/issues/4019";
 inline constexpr std::string_view skypilot_issue_3434 = "https://github.com/skypilot-org/skypilot/issues/3434";
 inline constexpr std::string_view skypilot_pr_3430 = "https://github.com/skypilot-org/skypilot/pull/3430";
 // SkyPilot's Lambda catalogue as changed by a dated pull request; columns InstanceType,
@@ -29484,9 +29483,10 @@ inline constexpr cloud_instance instance_rows[] = {
      .accelerator = "NVIDIA L4", .accelerator_count = 8, .vcpus = 192, .host_memory = 768,
      .host_memory_unit = memory_unit::gib, .interconnect = interconnect_kind::pcie},
     // P4 and P5 prices after AWS's June 2025 on-demand price cut, from the dated files
-    // above (us-east-1). They supersede the SkyPilot snapshot's older prices for these types (p4d
-    // 32.7726, p4de 40.96575, p5 98.32); `sky show-gpus --cloud aws -a` printed the first
-    // two as "$ 32.773" and "$ 40.966" on 2024-09-28 (skypilot_issue_4019).
+    // above (us-east-1). They supersede the SkyPilot snapshot's older prices for these
+    // types (p4d 32.7726, p4de 40.96575, p5 98.32), which `sky show-gpus --cloud aws -a`
+    // printed as "$ 32.773" and "$ 40.966" for the first two on 2024-09-28
+    // (https://github.com/skypilot-org/skypilot/issues/4019).
     {.name = "p4d.24xlarge", .provider = instance_provider::aws, .region = "us-east-1",
      .price_per_hour_usd = 21.957642, .price_date = aws_gpu_p4d_date, .price_source = aws_gpu_p4d,
      .accelerator = "NVIDIA A100 SXM4 40GB", .accelerator_count = 8, .vcpus = 96, .host_memory = 1152,
