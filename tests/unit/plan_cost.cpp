@@ -106,14 +106,43 @@ TEST_CASE("instance_catalogue: dates") {
     }
 }
 
+TEST_CASE("instance_catalogue: sizes of one series are priced per accelerator") {
+    // Two sizes of one series (same provider, region, accelerator and price list, and the
+    // same vCPUs and host memory per accelerator) cost the same per accelerator: providers
+    // price a series linearly. A row read from the wrong line of a list breaks this.
+    std::size_t pairs = 0;
+    for (const auto& a : ah::instance_catalogue)
+        for (const auto& b : ah::instance_catalogue) {
+            if (&a == &b || a.accelerator_count >= b.accelerator_count) continue;
+            if (a.provider != b.provider || a.region != b.region || a.accelerator != b.accelerator ||
+                a.price_source != b.price_source || a.host_memory_unit != b.host_memory_unit)
+                continue;
+            const double na = a.accelerator_count, nb = b.accelerator_count;
+            if (a.vcpus * nb != b.vcpus * na || a.host_memory * nb != b.host_memory * na) continue;
+            CAPTURE(a.name);
+            CAPTURE(b.name);
+            ++pairs;
+            CHECK(b.price_per_hour_usd / nb == doctest::Approx(a.price_per_hour_usd / na).epsilon(0.005));
+        }
+    // g6.24xlarge/48xlarge, trn1.2xlarge/32xlarge, a2-ultragpu-1g/8g, and the two Azure NC
+    // pairs at least.
+    CHECK(pairs >= 5);
+}
+
 TEST_CASE("instance_catalogue: dated sources") {
-    std::size_t from_gcp_list = 0, from_snapshot_page = 0;
+    std::size_t from_gcp_list = 0, from_azure_list = 0;
     for (const auto& r : ah::instance_catalogue) {
         CAPTURE(r.name);
-        // Only AWS rows come from SkyPilot's undated list (dated by another page); every
-        // other provider's row is dated by its own source and names no commit.
-        if (r.provider != ah::instance_provider::aws) {
-            CHECK(ah::detail::is_iso_date(r.price_date));
+        // Only SkyPilot's undated lists (AWS, and Azure at one commit) are snapshots dated
+        // by another page; every other row is dated by its own source and names no commit.
+        CHECK(ah::detail::is_iso_date(r.price_date));
+        if (r.price_source == ah::detail::skypilot_azure_csv) {
+            ++from_azure_list;
+            CHECK(r.provider == ah::instance_provider::azure);
+            CHECK(r.price_snapshot == ah::detail::skypilot_azure_commit);
+            CHECK(r.price_date == ah::detail::skypilot_azure_date);
+            CHECK(r.price_date_source == ah::detail::skypilot_catalog_pr_79);
+        } else if (r.provider != ah::instance_provider::aws) {
             CHECK(r.price_snapshot.empty());
         }
         // A row priced from a self-dated list carries that list's date, and Google's rows
@@ -124,14 +153,11 @@ TEST_CASE("instance_catalogue: dated sources") {
             CHECK(r.provider == ah::instance_provider::gcp);
             CHECK(r.host_memory_unit == ah::memory_unit::gb);
         }
-        if (r.price_source == ah::detail::datareceipts_hyperscalers) {
-            ++from_snapshot_page;
-            CHECK(r.price_date == ah::detail::datareceipts_date);
-        }
     }
     CHECK(from_gcp_list >= 6);
-    CHECK(from_snapshot_page >= 4);
+    CHECK(from_azure_list >= 4);
     CHECK(ah::detail::gcp_pricing_yml.find("0166a59ebba7c36f2cc8c931d9f258dcebc44776") != std::string_view::npos);
+    CHECK(ah::detail::skypilot_azure_csv.find(ah::detail::skypilot_azure_commit) != std::string_view::npos);
 
     // The P4 and P5 prices are the dated post-cut ones, not the snapshot's older ones.
     const auto& p5 = *ah::find_instance("p5.48xlarge");
