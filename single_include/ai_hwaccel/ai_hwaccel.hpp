@@ -7429,7 +7429,9 @@ inline constexpr device_spec catalogue_rows[] = {
      // Google's chip table: "HBM2 capacity and bandwidth 16 GB, 819 GBps" (a newer
      // revision of the page says 800 GiBps, which is 859 GB/s; JAX uses 8.2e11 B/s).
      .memory_bandwidth_gbps = 819,
-     .peak = {.bf16 = 197, .int8 = 393},
+     // int4 from JAX pallas tpu_info (7.88e14 ops/s; v5e and v5p multiply int4 x int4
+     // natively, its is_matmul_supported says).
+     .peak = {.bf16 = 197, .int8 = 393, .int4 = 788},
      .link = interconnect_kind::ici,
      .link_bandwidth_gbps = 400, // bidirectional ICI per chip
      .arch = "v5e",
@@ -7447,8 +7449,9 @@ inline constexpr device_spec catalogue_rows[] = {
      .memory = memory_type::hbm2e,
      .memory_bandwidth_gbps = 2765,
      // int8 (9.18e14 ops/s per chip) from JAX pallas tpu_info; Google's newer table also
-     // lists "FP8 459", but v5p has no native FP8 (JAX: fp8 not available), so fp8 = 0.
-     .peak = {.bf16 = 459, .int8 = 918},
+     // lists "FP8 459", but v5p has no native FP8 (JAX: fp8 not available), so fp8 = 0;
+     // int4 1.84e15 ops/s per chip, also from tpu_info.
+     .peak = {.bf16 = 459, .int8 = 918, .int4 = 1840},
      .link = interconnect_kind::ici,
      .link_bandwidth_gbps = 1200, // bidirectional ICI per chip
      .arch = "v5p",
@@ -7463,7 +7466,7 @@ inline constexpr device_spec catalogue_rows[] = {
      .memory_bytes = 32 * units::gib,
      .memory = memory_type::unknown, // Google says "HBM" without the generation
      .memory_bandwidth_gbps = 1638,
-     .peak = {.bf16 = 918, .fp8 = 918, .int8 = 1836},
+     .peak = {.bf16 = 918, .fp8 = 918, .int8 = 1836, .int4 = 3680}, // int4: JAX tpu_info, 3.68e15
      .link = interconnect_kind::ici,
      .link_bandwidth_gbps = 800, // bidirectional ICI per chip
      .arch = "v6e",
