@@ -6472,11 +6472,13 @@ inline constexpr device_spec catalogue_rows[] = {
      .pci_device_ids = {0x738c, 0x738e},
      .memory_bytes = 32 * units::gib, .memory = memory_type::hbm2, .memory_bandwidth_gbps = 1228.8,
      // AMD's launch table: "Int4/Int8 TOPS (Peak) | 184.6", beside FP16 184.6 and bfloat16
-     // 92.3 (reproduced in https://www.notebookcheck.net/AMD-announces-CDNA-based-Instinct-
-     // MI100-GPU-with-120-CUs-for-HPC-promises-up-to-2-1x-more-performance-per-dollar-
-     // compared-to-the-NVIDIA-A100.504329.0.html).
+     // 92.3, and "Infinity Fabric Links/Bandwidth | 3 / 276 GB/s" between GPUs (reproduced
+     // in https://www.notebookcheck.net/AMD-announces-CDNA-based-Instinct-MI100-GPU-with-
+     // 120-CUs-for-HPC-promises-up-to-2-1x-more-performance-per-dollar-compared-to-the-
+     // NVIDIA-A100.504329.0.html). The "340 GB/s" some reports give adds the 64 GB/s link
+     // to the CPU.
      .peak = {.fp64 = 11.5, .fp32 = 23.1, .bf16 = 92.3, .fp16 = 184.6, .int8 = 184.6, .int4 = 184.6},
-     .link = interconnect_kind::xgmi,
+     .link = interconnect_kind::xgmi, .link_bandwidth_gbps = 276,
      .pcie_generation = 4, .pcie_lanes = 16, .power_watts = 300,
      .arch = "gfx908", .compute_units = 120, .year = 2020,
      .source = "https://www.amd.com/en/products/accelerators/instinct/mi100.html"},
