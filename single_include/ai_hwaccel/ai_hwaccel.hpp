@@ -6933,7 +6933,7 @@ inline constexpr device_spec catalogue_rows[] = {
      .memory_bytes = 8 * units::gib, .memory = memory_type::gddr6, .memory_bandwidth_gbps = 512,
      .peak = {.fp32 = 17.2},
      .pcie_generation = 4, .pcie_lanes = 16, .power_watts = 225,
-     .compute_units = 32, .year = 2022,
+     .arch = "Xe-HPG", .compute_units = 32, .year = 2022,
      .source = "https://www.techpowerup.com/review/intel-arc-a770/single-page.html"},
     {.name = "Intel Arc A770 16GB",
      .aliases = {"Arc A770 16GB", "Intel Arc A770 Graphics 16GB"},
@@ -6942,7 +6942,7 @@ inline constexpr device_spec catalogue_rows[] = {
      .memory_bytes = 16 * units::gib, .memory = memory_type::gddr6, .memory_bandwidth_gbps = 560,
      .peak = {.fp32 = 17.2},
      .pcie_generation = 4, .pcie_lanes = 16, .power_watts = 225,
-     .compute_units = 32, .year = 2022,
+     .arch = "Xe-HPG", .compute_units = 32, .year = 2022,
      .source = "https://www.svethardware.cz/intel-zverejnil-oficialni-specifikace-grafickych-karet-arc/58344"},
     // ---------------------------------------------------------------- Arc B-series (Battlemage)
     {.name = "Intel Arc B570",
