@@ -138,6 +138,18 @@ TEST_CASE("parse_cpuinfo hostile input") {
     CHECK(ah::parse_cpuinfo(std::string(100000, ':')).threads == 0);
 }
 
+TEST_CASE("parse_cpuinfo: sockets and cores of two packages") {
+    // Core ids restart in each package; two threads of package 1 share core 0.
+    std::string text;
+    const std::pair<const char*, const char*> ids[] = {{"0", "0"}, {"0", "1"}, {"1", "0"}, {"1", "0"}};
+    for (const auto& [package, core] : ids)
+        text += std::string("processor : x\nphysical id : ") + package + "\ncore id : " + core + "\n\n";
+    const auto c = ah::parse_cpuinfo(text);
+    CHECK(c.threads == 4);
+    CHECK(c.sockets == 2);
+    CHECK(c.cores == 3);
+}
+
 // ---------------------------------------------------------------------------------------
 // lscpu
 
@@ -361,6 +373,24 @@ TEST_CASE("probe_host: /proc/cpuinfo and the online mask disagree") {
     CHECK(w[0].subject == "/sys/devices/system/cpu/online");
     CHECK(w[0].message.find("4 processors") != std::string::npos);
     CHECK(w[0].message.find("using 64 from sysfs") != std::string::npos);
+}
+
+TEST_CASE("probe_host: sockets and cores from the sysfs topology") {
+    test::scratch_dir root;
+    write_basics(root, 4); // no "physical id" lines: cpuinfo does not know, no disagreement
+    root.write("sys/devices/system/cpu/online", "0-3\n");
+    const std::pair<int, int> ids[] = {{0, 0}, {0, 1}, {-1, 0}, {-1, 0}}; // package -1 as some Arm kernels print
+    for (int n = 0; n < 4; ++n) {
+        const std::string dir = "sys/devices/system/cpu/cpu" + std::to_string(n) + "/topology/";
+        root.write(dir + "physical_package_id", std::to_string(ids[n].first) + "\n");
+        root.write(dir + "core_id", std::to_string(ids[n].second) + "\n");
+    }
+    std::vector<ah::warning> w;
+    const auto [host, cpu] = ah::probe_host(ah::host_system(root.path().string()), w);
+    CHECK(w.empty());
+    CHECK(host.cpu.threads == 4);
+    CHECK(host.cpu.sockets == 2);
+    CHECK(host.cpu.cores == 3);
 }
 
 TEST_CASE("probe_host: cgroup v2 CPU quota, own cgroup and ancestors") {

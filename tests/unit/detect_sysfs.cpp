@@ -89,6 +89,13 @@ TEST_CASE("detail::join_path") {
     CHECK(join_path("/", "") == "/");
 }
 
+TEST_CASE("detail::count_distinct") {
+    std::vector<std::string> keys{"1 0", "0 1", "1 0", "0 0", "0 1"};
+    CHECK(ah::detail::count_distinct(keys) == 3);
+    std::vector<std::string> none;
+    CHECK(ah::detail::count_distinct(none) == 0);
+}
+
 TEST_CASE("detail::resolve_sysfs_link") {
     test::scratch_dir dir;
     dir.write("sys/devices/pci0000:00/0000:00:02.0/block/nvme0n1/queue/rotational", "0\n");

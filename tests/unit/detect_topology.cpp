@@ -356,3 +356,25 @@ TEST_CASE("probe_pci scratch tree: driver, NUMA node, subsystem, bad values") {
     CHECK(ah::probe_pci(ah::host_system(empty.path().string()), w).empty());
     CHECK(w.empty());
 }
+
+TEST_CASE("probe_numa and probe_pci: by number, not by name") {
+    test::scratch_dir root;
+    // Listed in whatever order the folder gives; "node10" sorts before "node2" as text.
+    for (const char* node : {"node10", "node2", "node1"})
+        root.write(std::string("sys/devices/system/node/") + node + "/cpulist", "\n");
+    // An eight-digit domain sorts before "ffff" as text, after it as a number.
+    for (const char* fn : {"00010000:00:00.0", "ffff:00:00.0", "0000:00:1f.0", "0000:00:02.0"})
+        root.write(std::string("sys/bus/pci/devices/") + fn + "/vendor", "0x8086\n");
+    const ah::host_system sys(root.path().string());
+    std::vector<ah::warning> w;
+    const auto nodes = ah::probe_numa(sys, w);
+    REQUIRE(nodes.size() == 3);
+    CHECK(nodes[0].id == 1);
+    CHECK(nodes[1].id == 2);
+    CHECK(nodes[2].id == 10);
+    const auto devices = ah::probe_pci(sys, w);
+    CHECK(w.empty());
+    std::vector<std::string> order;
+    for (const auto& d : devices) order.emplace_back(d.address.text().data());
+    CHECK(order == std::vector<std::string>{"0000:00:02.0", "0000:00:1f.0", "ffff:00:00.0", "00010000:00:00.0"});
+}

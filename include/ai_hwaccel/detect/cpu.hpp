@@ -22,7 +22,6 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
-#include <set>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -51,19 +50,20 @@ constexpr cpu_features cpu_features_from_flags(std::string_view flags, bool arm)
 /// /proc/meminfo → total and available bytes (values are in kB, meaning KiB).
 /// A missing MemTotal leaves total empty; the caller decides what to warn.
 inline memory_info parse_meminfo(std::string_view text) {
+    using namespace std::string_view_literals; // "..."sv: no length counted at run time
     memory_info m;
     detail::for_each_key_value(text, [&](std::string_view key, std::string_view value, bool) {
-        if (key != "MemTotal" && key != "MemAvailable") return;
+        if (key != "MemTotal"sv && key != "MemAvailable"sv) return;
         const auto sp = value.find(' ');
         const std::string_view number = value.substr(0, sp);
         const std::string_view unit = sp == std::string_view::npos ? "" : detail::trim(value.substr(sp));
         const auto n = detail::parse_u64(number);
         if (!n) return;
         std::uint64_t mul = 1;
-        if (unit == "kB") mul = units::kib;
+        if (unit == "kB"sv) mul = units::kib;
         else if (!unit.empty()) return;
         if (*n > UINT64_MAX / mul) return;
-        if (key == "MemTotal") m.total_bytes = {*n * mul, origin::sysfs};
+        if (key == "MemTotal"sv) m.total_bytes = {*n * mul, origin::sysfs};
         else m.available_bytes = {*n * mul, origin::sysfs};
     });
     return m;
@@ -82,48 +82,50 @@ inline std::optional<std::uint64_t> parse_cgroup_memory_limit(std::string_view t
 
 /// /proc/cpuinfo → model, vendor, topology and the ISA features that matter for inference.
 inline cpu_info parse_cpuinfo(std::string_view text) {
+    using namespace std::string_view_literals; // "..."sv: no length counted at run time
     cpu_info c;
-    std::set<std::string> packages;
-    std::set<std::pair<std::string, std::string>> cores;
+    std::vector<std::string> packages;
+    std::vector<std::string> cores; // package and core id, a line break between (no value holds one)
     std::uint32_t processors = 0;
     std::string current_package;
     std::string_view flags;
     bool arm_flags = false;
     detail::for_each_key_value(text, [&](std::string_view key, std::string_view value, bool has_colon) {
         if (!has_colon) return;
-        if (key == "processor") {
+        if (key == "processor"sv) {
             ++processors;
             current_package.clear();
-        } else if ((key == "model name" || key == "Model Name" || key == "cpu model") && c.model.empty()) {
+        } else if ((key == "model name"sv || key == "Model Name"sv || key == "cpu model"sv) && c.model.empty()) {
             c.model = std::string(value);
-        } else if (key == "vendor_id" && c.maker == vendor::unknown) {
-            if (value == "GenuineIntel") c.maker = vendor::intel;
-            else if (value == "AuthenticAMD") c.maker = vendor::amd;
-        } else if (key == "CPU implementer" && c.maker == vendor::unknown) {
+        } else if (key == "vendor_id"sv && c.maker == vendor::unknown) {
+            if (value == "GenuineIntel"sv) c.maker = vendor::intel;
+            else if (value == "AuthenticAMD"sv) c.maker = vendor::amd;
+        } else if (key == "CPU implementer"sv && c.maker == vendor::unknown) {
             // The implementer code names the licensee (0x41 Arm, 0x48 HiSilicon, 0x51
             // Qualcomm…); only Arm's own cores are attributed, the rest stay unknown.
-            if (value == "0x41") c.maker = vendor::arm;
-            else if (value == "0x51") c.maker = vendor::qualcomm;
-        } else if (key == "physical id") {
+            if (value == "0x41"sv) c.maker = vendor::arm;
+            else if (value == "0x51"sv) c.maker = vendor::qualcomm;
+        } else if (key == "physical id"sv) {
             current_package = std::string(value);
-            packages.insert(current_package);
-        } else if (key == "core id") {
-            cores.emplace(current_package, std::string(value));
-        } else if (key == "flags" && flags.empty()) {
+            packages.push_back(current_package);
+        } else if (key == "core id"sv) {
+            cores.push_back(current_package + '\n' + std::string(value));
+        } else if (key == "flags"sv && flags.empty()) {
             flags = value;
             c.arch = cpu_arch::x86_64; // "flags" is x86's spelling; 32-bit x86 is not a target
-        } else if (key == "Features" && flags.empty()) {
+        } else if (key == "Features"sv && flags.empty()) {
             flags = value;
             arm_flags = true;
-        } else if (key == "CPU architecture" && c.arch == cpu_arch::unknown) {
+        } else if (key == "CPU architecture"sv && c.arch == cpu_arch::unknown) {
             // 8 and later are AArch64 cores; /proc/cpuinfo of a 32-bit kernel says 7.
             const auto v = detail::parse_u64(value);
             if (v) c.arch = *v >= 8 ? cpu_arch::aarch64 : cpu_arch::arm;
         }
     });
     c.threads = processors;
-    c.sockets = packages.empty() ? (processors ? 1u : 0u) : static_cast<std::uint32_t>(packages.size());
-    c.cores = cores.empty() ? processors : static_cast<std::uint32_t>(cores.size());
+    c.sockets =
+        packages.empty() ? (processors ? 1u : 0u) : static_cast<std::uint32_t>(detail::count_distinct(packages));
+    c.cores = cores.empty() ? processors : static_cast<std::uint32_t>(detail::count_distinct(cores));
     c.features = detail::cpu_features_from_flags(flags, arm_flags);
     return c;
 }
@@ -360,15 +362,15 @@ double probe_cpu_quota(const S& sys, std::vector<warning>& warnings) {
     for (std::string_view mount : {"/sys/fs/cgroup/cpu,cpuacct", "/sys/fs/cgroup/cpu"}) {
         bool seen = false;
         for (const auto& dir : cgroup_dirs(mount, v1_path.value_or("/"))) {
-            const auto quota = read_optional_file(sys, dir + "/cpu.cfs_quota_us", 256, warnings);
+            const std::string quota_path = dir + "/cpu.cfs_quota_us";
+            const auto quota = read_optional_file(sys, quota_path, 256, warnings);
             if (!quota) continue;
             seen = true;
             const auto period = read_optional_file(sys, dir + "/cpu.cfs_period_us", 256, warnings);
             if (!period) continue;
             if (auto q = parse_cgroup_cfs_quota(*quota, *period)) offer(*q);
             else
-                add_warning(warnings, warning_kind::parse_error, dir + "/cpu.cfs_quota_us",
-                            "not a quota and period in microseconds");
+                add_warning(warnings, warning_kind::parse_error, quota_path, "not a quota and period in microseconds");
         }
         if (seen) break;
     }
@@ -391,8 +393,8 @@ template <system_view S>
 void probe_cpu_topology(const S& sys, std::string_view online_list, cpu_info& cpu, std::vector<warning>& warnings) {
     const auto cpus = parse_cpulist(online_list);
     if (!cpus || cpus->empty()) return;
-    std::set<std::int64_t> packages;
-    std::set<std::pair<std::int64_t, std::int64_t>> cores;
+    std::vector<std::string> packages; // ids as text, counted as parse_cpuinfo counts its own
+    std::vector<std::string> cores;    // "package core"
     for (const auto n : *cpus) {
         const std::string dir = "/sys/devices/system/cpu/cpu" + std::to_string(n) + "/topology/";
         const auto pkg = sys.read_file(dir + "physical_package_id", 64);
@@ -404,11 +406,11 @@ void probe_cpu_topology(const S& sys, std::string_view online_list, cpu_info& cp
             warnings.push_back(warning{warning_kind::parse_error, std::nullopt, dir, "topology ids are not numbers", 0});
             return;
         }
-        packages.insert(*p);
-        cores.emplace(*p, *c);
+        packages.push_back(std::to_string(*p));
+        cores.push_back(packages.back() + ' ' + std::to_string(*c));
     }
-    const auto sockets = static_cast<std::uint32_t>(packages.size());
-    const auto physical = static_cast<std::uint32_t>(cores.size());
+    const auto sockets = static_cast<std::uint32_t>(detail::count_distinct(packages));
+    const auto physical = static_cast<std::uint32_t>(detail::count_distinct(cores));
     const bool cpuinfo_knows = cpu.arch == cpu_arch::x86_64 && cpu.sockets != 0;
     if (cpuinfo_knows && (cpu.sockets != sockets || cpu.cores != physical))
         warnings.push_back(warning{warning_kind::disagreement, std::nullopt, "/sys/devices/system/cpu",
@@ -424,8 +426,8 @@ void probe_cpu_topology(const S& sys, std::string_view online_list, cpu_info& cp
 template <system_view S>
 std::pair<host_info, accelerator_profile> probe_host(const S& sys, std::vector<warning>& warnings) {
     host_info host;
-    auto note = [&](warning_kind k, std::string_view path, std::string msg) {
-        detail::add_warning(warnings, k, path, std::move(msg));
+    auto note = [&](warning_kind k, std::string_view path, std::string_view msg) {
+        detail::add_warning(warnings, k, path, std::string(msg));
     };
     auto read_reporting = [&](std::string_view path) -> std::optional<std::string> {
         auto r = sys.read_file(path, default_read_cap);

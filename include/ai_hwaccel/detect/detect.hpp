@@ -53,7 +53,6 @@
 #include <cstddef>
 #include <cstdint>
 #include <exception>
-#include <functional>
 #include <optional>
 #include <string>
 #include <thread>
@@ -280,21 +279,27 @@ public:
         using clock = std::chrono::steady_clock;
         const auto start = clock::now();
 
-        // One slot per task: the host first, then each probe in order.
+        // One slot per possible task: the host first, then each probe in order. A slot
+        // with a body is a task to run.
         constexpr std::size_t n = 1 + sizeof...(Probes);
         std::vector<slot> slots(n);
-
-        std::vector<task> tasks;
         if (host_) {
             slots[0].timing.name = "host";
-            tasks.push_back(task{&slots[0], [&sys](slot& s) { run_host(sys, s); }});
+            slots[0].sys = &sys;
+            slots[0].body = [](const void* view, const void*, slot& s) { run_host(*static_cast<const S*>(view), s); };
         }
         std::size_t k = 1;
-        (add_probe(sys, probes, slots[k++], tasks), ...);
+        (add_probe(sys, probes, slots[k++]), ...);
 
-        if (parallel_ && tasks.size() > 1) run_parallel(tasks);
+        // Without backend probes there is the host's task at most: nothing to run in parallel,
+        // and no thread code in the program.
+        constexpr bool may_run_parallel = sizeof...(Probes) > 0;
+        const auto tasks =
+            static_cast<std::size_t>(std::count_if(slots.begin(), slots.end(), [](const slot& s) { return s.used(); }));
+        if (may_run_parallel && parallel_ && tasks > 1) run_parallel(slots, tasks);
         else
-            for (auto& t : tasks) t.run();
+            for (auto& s : slots)
+                if (s.used()) s.run();
 
         // Compiled-out backends that were asked for.
         std::vector<warning> warnings;
@@ -314,7 +319,7 @@ public:
         host_info host;
         system_io io;
         for (auto& s : slots) {
-            if (!s.used) continue;
+            if (!s.used()) continue;
             s.timing.devices = s.out.devices.size();
             s.timing.warnings = s.out.warnings.size();
             timings.push_back(s.timing);
@@ -340,36 +345,36 @@ public:
     }
 
 private:
+    // One task of a detection: what it runs and what it found.
     struct slot {
-        bool used = false;
+        // The task: body(sys, probe, *this), or none when it was not requested.
+        void (*body)(const void* sys, const void* probe, slot&) = nullptr;
+        const void* sys = nullptr;
+        const void* probe = nullptr;
         probe_timing timing;
         probe_output out;
         std::optional<machine_output> machine;
-    };
-    struct task {
-        slot* target;
-        std::function<void(slot&)> body;
+
+        bool used() const noexcept { return body != nullptr; }
         void run() {
             using clock = std::chrono::steady_clock;
             const auto start = clock::now();
-            target->used = true;
 #if AI_HWACCEL_EXCEPTIONS
             try {
-                body(*target);
+                body(sys, probe, *this);
             } catch (const std::exception& e) {
                 fail(e.what());
             } catch (...) {
                 fail("unknown exception");
             }
 #else
-            body(*target);
+            body(sys, probe, *this);
 #endif
-            target->timing.elapsed = std::chrono::duration_cast<std::chrono::microseconds>(clock::now() - start);
+            timing.elapsed = std::chrono::duration_cast<std::chrono::microseconds>(clock::now() - start);
         }
         void fail(const char* what) {
-            target->timing.state = probe_state::failed;
-            target->out.warnings.push_back(
-                warning{warning_kind::probe_failed, target->timing.backend, target->timing.name, what, 0});
+            timing.state = probe_state::failed;
+            out.warnings.push_back(warning{warning_kind::probe_failed, timing.backend, timing.name, what, 0});
         }
     };
 
@@ -386,22 +391,27 @@ private:
     }
 
     template <system_view S, class P>
-    void add_probe(const S& sys, const P& probe, slot& s, std::vector<task>& tasks) const {
+    void add_probe(const S& sys, const P& probe, slot& s) const {
         if (!requested(P::backend)) return;
         s.timing.name = std::string(descriptor_of<P>().name);
         s.timing.backend = P::backend;
-        tasks.push_back(task{&s, [&sys, &probe](slot& t) { t.out = probe.probe(sys); }});
+        s.sys = &sys;
+        s.probe = &probe;
+        s.body = [](const void* view, const void* p, slot& t) {
+            t.out = static_cast<const P*>(p)->probe(*static_cast<const S*>(view));
+        };
     }
 
     // A few workers take the next probe until none is left: as many as the machine has
     // hardware threads, and at least four, since probes mostly wait on files and tools.
     // (A thread per probe costs more to start than most probes take on a small machine.)
-    static void run_parallel(std::vector<task>& tasks) {
+    static void run_parallel(std::vector<slot>& slots, std::size_t tasks) {
         const std::size_t hardware = std::max(4u, std::thread::hardware_concurrency());
-        const std::size_t workers = std::min(tasks.size(), hardware);
+        const std::size_t workers = std::min(tasks, hardware);
         std::atomic<std::size_t> next{0};
-        auto work = [&tasks, &next] {
-            for (std::size_t i = next.fetch_add(1); i < tasks.size(); i = next.fetch_add(1)) tasks[i].run();
+        auto work = [&slots, &next] {
+            for (std::size_t i = next.fetch_add(1); i < slots.size(); i = next.fetch_add(1))
+                if (slots[i].used()) slots[i].run();
         };
         std::vector<std::thread> threads;
         threads.reserve(workers - 1);

@@ -54,6 +54,7 @@ constexpr std::optional<std::string_view> between(std::string_view s, std::strin
 
 /// Looks at one cgroup path, segment by segment.
 inline void read_cgroup_path(std::string_view path, cgroup_hints& h) {
+    using namespace std::string_view_literals; // "..."sv: no length counted at run time
     std::string_view previous;
     auto found = [&](container_runtime r, std::string_view id) {
         if (h.runtime == container_runtime::none || h.runtime == container_runtime::other) h.runtime = r;
@@ -64,20 +65,20 @@ inline void read_cgroup_path(std::string_view path, cgroup_hints& h) {
         const std::string_view seg = path.substr(0, slash);
         path = slash == std::string_view::npos ? std::string_view{} : path.substr(slash + 1);
         if (seg.empty()) continue;
-        if (seg.starts_with("kubepods")) h.kubernetes = true; // kubepods, kubepods.slice, kubepods-burstable.slice
-        if (auto id = between(seg, "docker-", ".scope")) found(container_runtime::docker, *id);
-        else if (previous == "docker") found(container_runtime::docker, seg); // cgroupfs driver: /docker/<id>
-        else if (auto id2 = between(seg, "cri-containerd-", ".scope")) found(container_runtime::containerd, *id2);
-        else if (auto id3 = between(seg, "crio-", ".scope")) found(container_runtime::other, *id3); // CRI-O
-        else if (seg.starts_with("libpod-conmon-")) {
+        if (seg.starts_with("kubepods"sv)) h.kubernetes = true; // kubepods, kubepods.slice, kubepods-burstable.slice
+        if (auto id = between(seg, "docker-"sv, ".scope"sv)) found(container_runtime::docker, *id);
+        else if (previous == "docker"sv) found(container_runtime::docker, seg); // cgroupfs driver: /docker/<id>
+        else if (auto id2 = between(seg, "cri-containerd-"sv, ".scope"sv)) found(container_runtime::containerd, *id2);
+        else if (auto id3 = between(seg, "crio-"sv, ".scope"sv)) found(container_runtime::other, *id3); // CRI-O
+        else if (seg.starts_with("libpod-conmon-"sv)) {
             // Podman's monitor process, which runs on the host beside the container.
-        } else if (auto id4 = between(seg, "libpod-", ".scope")) found(container_runtime::podman, *id4);
-        else if (previous == "libpod_parent" && seg.starts_with("libpod-"))
+        } else if (auto id4 = between(seg, "libpod-"sv, ".scope"sv)) found(container_runtime::podman, *id4);
+        else if (previous == "libpod_parent"sv && seg.starts_with("libpod-"sv))
             found(container_runtime::podman, seg.substr(7));
-        else if (previous == "lxc") found(container_runtime::lxc, seg); // LXC before 4.0: /lxc/<name>
-        else if (seg.starts_with("lxc.payload.")) found(container_runtime::lxc, seg.substr(12));
-        else if (seg == "lxc.payload") found(container_runtime::lxc, {});
-        else if (h.kubernetes && previous.starts_with("pod") && h.container_id.empty())
+        else if (previous == "lxc"sv) found(container_runtime::lxc, seg); // LXC before 4.0: /lxc/<name>
+        else if (seg.starts_with("lxc.payload."sv)) found(container_runtime::lxc, seg.substr(12));
+        else if (seg == "lxc.payload"sv) found(container_runtime::lxc, {});
+        else if (h.kubernetes && previous.starts_with("pod"sv) && h.container_id.empty())
             h.container_id = std::string(seg); // cgroupfs driver: /kubepods/<qos>/pod<uid>/<id>
         previous = seg;
     }
@@ -140,23 +141,25 @@ inline platform_identity identify_platform(const dmi_info& d, std::string_view h
                                            std::string_view hypervisor_uuid = {}) {
     using detail::icontains;
     using detail::iequals;
+    using namespace std::string_view_literals; // "..."sv: no length counted at run time
     platform_identity p;
     const std::string_view vendor = d.sys_vendor, product = d.product_name;
-    const bool ec2_vendor = vendor == "Amazon EC2" || d.board_vendor == "Amazon EC2" || d.bios_vendor == "Amazon EC2";
+    const bool ec2_vendor =
+        vendor == "Amazon EC2"sv || d.board_vendor == "Amazon EC2"sv || d.bios_vendor == "Amazon EC2"sv;
     const bool metal = ec2_vendor && product.ends_with(".metal");
 
     // Hypervisor, most specific evidence first.
     if (iequals(detail::trim(hypervisor_type), "xen")) p.hypervisor = "Xen";
     else if (ec2_vendor) p.hypervisor = metal ? "" : "Amazon"; // Nitro (KVM-based); ".metal" has none
     else if (icontains(product, "KVM")) p.hypervisor = "KVM";
-    else if (vendor == "QEMU") p.hypervisor = "QEMU"; // KVM or TCG: DMI cannot tell
+    else if (vendor == "QEMU"sv) p.hypervisor = "QEMU"; // KVM or TCG: DMI cannot tell
     else if (icontains(vendor, "VMware") || icontains(product, "VMware")) p.hypervisor = "VMware";
-    else if (vendor == "innotek GmbH" || product == "VirtualBox") p.hypervisor = "VirtualBox";
-    else if (vendor == "Microsoft Corporation" && product == "Virtual Machine") p.hypervisor = "Microsoft";
-    else if (vendor == "Xen" || product == "HVM domU" || d.chassis_vendor == "Xen") p.hypervisor = "Xen";
-    else if (vendor == "Google" && product == "Google Compute Engine") p.hypervisor = "Google";
+    else if (vendor == "innotek GmbH"sv || product == "VirtualBox"sv) p.hypervisor = "VirtualBox";
+    else if (vendor == "Microsoft Corporation"sv && product == "Virtual Machine"sv) p.hypervisor = "Microsoft";
+    else if (vendor == "Xen"sv || product == "HVM domU"sv || d.chassis_vendor == "Xen"sv) p.hypervisor = "Xen";
+    else if (vendor == "Google"sv && product == "Google Compute Engine"sv) p.hypervisor = "Google";
     else if (icontains(vendor, "Parallels")) p.hypervisor = "Parallels";
-    else if (d.chassis_vendor == "Bochs") p.hypervisor = "QEMU"; // QEMU's default chassis vendor
+    else if (d.chassis_vendor == "Bochs"sv) p.hypervisor = "QEMU"; // QEMU's default chassis vendor
 
     const auto starts_ec2 = [](std::string_view s) { return s.size() >= 3 && iequals(s.substr(0, 3), "ec2"); };
     const std::string_view tag = d.chassis_asset_tag;
@@ -165,20 +168,20 @@ inline platform_identity identify_platform(const dmi_info& d, std::string_view h
         p.cloud = cloud_provider::aws;
         // Nitro instances name their type; Xen-era ones say "HVM domU".
         if (ec2_vendor && product.find('.') != std::string_view::npos) p.instance_type = d.product_name;
-    } else if (product == "Google Compute Engine" || d.bios_vendor == "Google" ||
+    } else if (product == "Google Compute Engine"sv || d.bios_vendor == "Google"sv ||
                d.product_serial.starts_with("GoogleCloud-")) {
         // Not sys_vendor "Google" alone: Chromebooks say that too.
         p.cloud = cloud_provider::gcp;
     } else if (tag == azure_chassis_asset_tag) {
         p.cloud = cloud_provider::azure;
-    } else if (tag == "OracleCloud.com") {
+    } else if (tag == "OracleCloud.com"sv) {
         p.cloud = cloud_provider::oracle;
     } else {
-        for (std::string_view v : {"DigitalOcean", "Hetzner", "Vultr", "Scaleway", "UpCloud", "Linode", "Akamai",
-                                   "Alibaba Cloud"})
+        for (std::string_view v : {"DigitalOcean"sv, "Hetzner"sv, "Vultr"sv, "Scaleway"sv, "UpCloud"sv, "Linode"sv,
+                                   "Akamai"sv, "Alibaba Cloud"sv})
             if (vendor == v) p.cloud = cloud_provider::other;
-        if (product == "Droplet" || product == "Alibaba Cloud ECS" || product.starts_with("Exoscale") ||
-            product == "CloudSigma" || tag == "HUAWEICLOUD" || tag == "OpenTelekomCloud")
+        if (product == "Droplet"sv || product == "Alibaba Cloud ECS"sv || product.starts_with("Exoscale") ||
+            product == "CloudSigma"sv || tag == "HUAWEICLOUD"sv || tag == "OpenTelekomCloud"sv)
             p.cloud = cloud_provider::other;
     }
     return p;
@@ -231,15 +234,10 @@ dmi_info read_dmi(const S& sys, std::vector<warning>& warnings) {
         {"chassis_vendor", &dmi_info::chassis_vendor, false},
         {"chassis_asset_tag", &dmi_info::chassis_asset_tag, false},
     };
+    std::vector<warning> ignored; // for the root-only files: permission denied is the normal case for users
     for (const auto& f : fields) {
         const std::string path = std::string("/sys/class/dmi/id/") + f.file;
-        std::optional<std::string> text;
-        if (f.root_only) {
-            std::vector<warning> ignored; // permission denied is the normal case for users
-            text = detail::read_optional_file(sys, path, 4096, ignored);
-        } else {
-            text = detail::read_optional_file(sys, path, 4096, warnings);
-        }
+        const auto text = detail::read_optional_file(sys, path, 4096, f.root_only ? ignored : warnings);
         if (text) d.*(f.member) = std::string(detail::trim(*text));
     }
     return d;
@@ -250,11 +248,12 @@ dmi_info read_dmi(const S& sys, std::vector<warning>& warnings) {
 /// give no warning; unreadable ones do.
 template <system_view S>
 runtime_environment probe_environment(const S& sys, std::vector<warning>& warnings) {
+    using namespace std::string_view_literals; // "..."sv: no length counted at run time
     runtime_environment env;
     // Containers: marker files first, then cgroup paths (PID 1's, then ours).
     if (sys.exists("/.dockerenv")) env.container = container_runtime::docker;
     else if (sys.exists("/run/.containerenv")) env.container = container_runtime::podman;
-    for (std::string_view path : {"/proc/1/cgroup", "/proc/self/cgroup"}) {
+    for (std::string_view path : {"/proc/1/cgroup"sv, "/proc/self/cgroup"sv}) {
         const auto text = detail::read_optional_file(sys, path, 64 * 1024, warnings);
         if (!text) continue;
         const auto h = parse_proc_cgroup(*text);
@@ -266,9 +265,9 @@ runtime_environment probe_environment(const S& sys, std::vector<warning>& warnin
     // systemd's convention, which Podman, LXC and systemd-nspawn follow for PID 1.
     if (env.container == container_runtime::none) {
         if (const auto c = sys.env("container")) {
-            if (*c == "podman") env.container = container_runtime::podman;
-            else if (*c == "docker") env.container = container_runtime::docker;
-            else if (*c == "lxc" || *c == "lxc-libvirt") env.container = container_runtime::lxc;
+            if (*c == "podman"sv) env.container = container_runtime::podman;
+            else if (*c == "docker"sv) env.container = container_runtime::docker;
+            else if (*c == "lxc"sv || *c == "lxc-libvirt"sv) env.container = container_runtime::lxc;
             else if (!c->empty()) env.container = container_runtime::other;
         }
     }
@@ -288,7 +287,7 @@ runtime_environment probe_environment(const S& sys, std::vector<warning>& warnin
     if (env.kubernetes && env.container == container_runtime::none) env.container = container_runtime::other;
 
     // WSL: the kernel's release string.
-    for (std::string_view path : {"/proc/sys/kernel/osrelease", "/proc/version"}) {
+    for (std::string_view path : {"/proc/sys/kernel/osrelease"sv, "/proc/version"sv}) {
         if (const auto text = detail::read_optional_file(sys, path, 4096, warnings)) {
             env.wsl = is_wsl_kernel(*text);
             break;

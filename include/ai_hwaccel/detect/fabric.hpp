@@ -374,8 +374,10 @@ inline bool natural_less(const std::string& a, const std::string& b) {
     return a < b;
 }
 
+// The attribute `name` of the sysfs folder `dir`, as printable text ("" when missing).
 template <system_view S>
-std::string read_attr(const S& sys, const std::string& path, std::vector<warning>& warnings) {
+std::string read_attr(const S& sys, const std::string& dir, const char* name, std::vector<warning>& warnings) {
+    const std::string path = dir + '/' + name;
     const auto text = read_optional_file(sys, path, sysfs_attribute_cap, warnings);
     if (!text) return {};
     bool changed = false;
@@ -423,7 +425,7 @@ std::vector<fabric_port> read_fabric_ports(const S& sys, std::vector<warning>& w
     std::vector<fabric_port> ports;
     auto names = sys.list_dir("/sys/class/infiniband");
     if (!names) return ports;
-    std::sort(names->begin(), names->end(), natural_less);
+    detail::sort_names(*names, natural_less);
     if (names->size() > max_devices) {
         detail::add_warning(warnings, warning_kind::value_out_of_range, "/sys/class/infiniband",
                             std::to_string(names->size()) + " devices; the first " + std::to_string(max_devices) +
@@ -445,30 +447,30 @@ std::vector<fabric_port> read_fabric_ports(const S& sys, std::vector<warning>& w
         fabric_port base;
         bool changed = false;
         base.device = clean(name, changed);
-        base.hca_type = read_attr(sys, dir + "/hca_type", warnings);
-        base.firmware = read_attr(sys, dir + "/fw_ver", warnings);
-        base.board_id = read_attr(sys, dir + "/board_id", warnings);
-        base.node_type = std::string(state_name(read_attr(sys, dir + "/node_type", warnings)));
+        base.hca_type = read_attr(sys, dir, "hca_type", warnings);
+        base.firmware = read_attr(sys, dir, "fw_ver", warnings);
+        base.board_id = read_attr(sys, dir, "board_id", warnings);
+        base.node_type = std::string(state_name(read_attr(sys, dir, "node_type", warnings)));
         if (const auto fn = pci_function_dir(sys, dir)) {
             base.pci = parse_pci_address(detail::base_name(*fn));
             if (const auto d = read_pci_device(sys, *fn, warnings)) base.numa_node = d->numa_node;
         }
-        std::vector<std::uint32_t> numbers;
+        std::vector<std::uint64_t> numbers; // as cpulist_ranges keeps its ranges: one sort for both
         for (const auto& pn : *port_names) {
             const auto n = detail::parse_u64(pn);
             if (!n || *n > 0xffff) continue; // not a port
-            numbers.push_back(static_cast<std::uint32_t>(*n));
+            numbers.push_back(*n);
         }
         std::sort(numbers.begin(), numbers.end());
         if (numbers.size() > max_ports_per_device) numbers.resize(max_ports_per_device);
         for (const auto n : numbers) {
             const std::string pdir = dir + "/ports/" + std::to_string(n);
             fabric_port p = base;
-            p.port = n;
-            p.state = std::string(state_name(read_attr(sys, pdir + "/state", warnings)));
-            p.phys_state = std::string(state_name(read_attr(sys, pdir + "/phys_state", warnings)));
-            p.link_layer = read_attr(sys, pdir + "/link_layer", warnings);
-            p.rate_text = read_attr(sys, pdir + "/rate", warnings);
+            p.port = static_cast<std::uint32_t>(n);
+            p.state = std::string(state_name(read_attr(sys, pdir, "state", warnings)));
+            p.phys_state = std::string(state_name(read_attr(sys, pdir, "phys_state", warnings)));
+            p.link_layer = read_attr(sys, pdir, "link_layer", warnings);
+            p.rate_text = read_attr(sys, pdir, "rate", warnings);
             p.active = is_active_state(p.state);
             if (!p.rate_text.empty()) {
                 if (const auto g = parse_rate(p.rate_text)) p.rate_gbit = {*g, origin::sysfs};

@@ -97,22 +97,24 @@ std::optional<storage_device> read_block_device(const S& sys, std::string_view n
     if (hidden && detail::trim(*hidden) == "1") return std::nullopt;
     storage_device dev;
     dev.name = std::string(name);
-    if (auto text = detail::read_optional_file(sys, d + "/size", cap, warnings)) {
+    const std::string size_path = d + "/size";
+    if (auto text = detail::read_optional_file(sys, size_path, cap, warnings)) {
         const auto sectors = detail::parse_u64(detail::trim(*text));
         if (!sectors)
-            detail::add_warning(warnings, warning_kind::parse_error, d + "/size", "not a sector count");
+            detail::add_warning(warnings, warning_kind::parse_error, size_path, "not a sector count");
         else if (*sectors > UINT64_MAX / 512)
-            detail::add_warning(warnings, warning_kind::value_out_of_range, d + "/size", "larger than any disk");
+            detail::add_warning(warnings, warning_kind::value_out_of_range, size_path, "larger than any disk");
         else if (*sectors == 0)
             return std::nullopt; // no medium: an empty card reader or drive, an unconnected nbd
         else
             dev.size_bytes = *sectors * 512; // always 512-byte units, whatever the logical block size
     }
     std::optional<bool> rotational;
-    if (auto text = detail::read_optional_file(sys, d + "/queue/rotational", cap, warnings)) {
+    const std::string rotational_path = d + "/queue/rotational";
+    if (auto text = detail::read_optional_file(sys, rotational_path, cap, warnings)) {
         rotational = detail::parse_rotational(*text);
         if (!rotational)
-            detail::add_warning(warnings, warning_kind::parse_error, d + "/queue/rotational", "not 0 or 1");
+            detail::add_warning(warnings, warning_kind::parse_error, rotational_path, "not 0 or 1");
     }
     std::string vendor;
     if (auto text = detail::read_optional_file(sys, d + "/device/vendor", cap, warnings))
@@ -128,15 +130,15 @@ std::optional<storage_device> read_block_device(const S& sys, std::string_view n
 template <system_view S>
 std::vector<storage_device> probe_storage(const S& sys, std::vector<warning>& warnings) {
     std::vector<storage_device> out;
-    const auto names = detail::list_optional_dir(sys, "/sys/block", warnings);
+    auto names = detail::list_optional_dir(sys, "/sys/block", warnings);
     if (!names) return out;
+    detail::sort_names(*names, detail::name_less); // disks come out by name
     for (const auto& name : *names) {
         if (is_pseudo_block_device(name)) continue;
         const std::string entry = "/sys/block/" + name;
         const auto dir = detail::resolve_sysfs_link(sys, entry);
         if (auto dev = read_block_device(sys, name, dir ? *dir : entry, warnings)) out.push_back(std::move(*dev));
     }
-    std::sort(out.begin(), out.end(), [](const storage_device& a, const storage_device& b) { return a.name < b.name; });
     return out;
 }
 

@@ -55,19 +55,30 @@ constexpr warning_kind unparsed_number(std::string_view text) noexcept {
     return looks_decimal(trim(text)) ? warning_kind::value_out_of_range : warning_kind::parse_error;
 }
 
+/// One line of "key : value" text, blanks around both trimmed; a line without a colon is
+/// all key.
+struct key_value_line {
+    std::string_view key, value;
+    bool has_colon = false;
+};
+
+/// Takes the first line off `text` (which must not be empty) and splits it.
+constexpr key_value_line next_key_value(std::string_view& text) noexcept {
+    const auto nl = text.find('\n');
+    const std::string_view line = text.substr(0, nl);
+    text = nl == std::string_view::npos ? std::string_view{} : text.substr(nl + 1);
+    const auto colon = line.find(':');
+    if (colon == std::string_view::npos) return {trim(line), {}, false};
+    return {trim(line.substr(0, colon)), trim(line.substr(colon + 1)), true};
+}
+
 /// Calls f(key, value, has_colon) for every "key : value" line (blanks around both trimmed).
+/// The splitting is a function of its own, so that each caller's copy of the loop is short.
 template <class F>
 constexpr void for_each_key_value(std::string_view text, F&& f) {
     while (!text.empty()) {
-        const auto nl = text.find('\n');
-        const std::string_view line = text.substr(0, nl);
-        text = nl == std::string_view::npos ? std::string_view{} : text.substr(nl + 1);
-        const auto colon = line.find(':');
-        if (colon == std::string_view::npos) {
-            f(trim(line), std::string_view{}, false);
-            continue;
-        }
-        f(trim(line.substr(0, colon)), trim(line.substr(colon + 1)), true);
+        const auto kv = next_key_value(text);
+        f(kv.key, kv.value, kv.has_colon);
     }
 }
 
@@ -81,6 +92,11 @@ constexpr std::optional<std::uint32_t> parse_hex_attribute(std::string_view s) n
 inline void add_warning(std::vector<warning>& warnings, warning_kind kind, std::string_view subject,
                         std::string message) {
     warnings.push_back(warning{kind, std::nullopt, std::string(subject), std::move(message), 0});
+}
+/// The same for a fixed message: its string is made here, not at each of the many callers.
+inline void add_warning(std::vector<warning>& warnings, warning_kind kind, std::string_view subject,
+                        const char* message) {
+    add_warning(warnings, kind, subject, std::string(message));
 }
 
 /// Reads a file whose absence is normal (a feature the machine lacks): nullopt and no
@@ -128,6 +144,22 @@ std::optional<std::vector<std::string>> list_optional_dir(const S& sys, std::str
     return std::nullopt;
 }
 
+/// Sorts the names of a listed folder with `less`. The probes pass plain functions, never
+/// lambdas, so that one copy of the sort serves every order they need.
+inline void sort_names(std::vector<std::string>& names, bool (*less)(const std::string&, const std::string&)) {
+    std::sort(names.begin(), names.end(), less);
+}
+
+/// Plain string order, as a function for sort_names.
+inline bool name_less(const std::string& a, const std::string& b) { return a < b; }
+
+/// How many different strings `keys` holds (sorting it in passing). The CPU probes count
+/// packages and cores with it, their ids written as strings: that reuses the names' sort.
+inline std::size_t count_distinct(std::vector<std::string>& keys) {
+    sort_names(keys, name_less);
+    return static_cast<std::size_t>(std::unique(keys.begin(), keys.end()) - keys.begin());
+}
+
 /// The last component of a path ("/a/b/" → "b").
 constexpr std::string_view base_name(std::string_view path) noexcept {
     while (path.size() > 1 && path.back() == '/') path.remove_suffix(1);
@@ -138,7 +170,7 @@ constexpr std::string_view base_name(std::string_view path) noexcept {
 /// `target` seen from directory `dir`: an absolute target replaces `dir`; "." and ".."
 /// are folded, never above "/". The result is absolute and has no trailing slash.
 inline std::string join_path(std::string_view dir, std::string_view target) {
-    std::vector<std::string_view> parts;
+    std::string out; // a slash before each component: ".." cuts at the last slash
     auto push = [&](std::string_view p) {
         while (!p.empty()) {
             const auto slash = p.find('/');
@@ -146,19 +178,15 @@ inline std::string join_path(std::string_view dir, std::string_view target) {
             p = slash == std::string_view::npos ? std::string_view{} : p.substr(slash + 1);
             if (part.empty() || part == ".") continue;
             if (part == "..") {
-                if (!parts.empty()) parts.pop_back();
+                if (!out.empty()) out.resize(out.rfind('/'));
             } else {
-                parts.push_back(part);
+                out += '/';
+                out += part;
             }
         }
     };
     if (target.empty() || target.front() != '/') push(dir);
     push(target);
-    std::string out;
-    for (auto p : parts) {
-        out += '/';
-        out += p;
-    }
     return out.empty() ? std::string("/") : out;
 }
 
@@ -199,8 +227,9 @@ namespace detail {
 inline std::optional<std::vector<std::pair<std::uint32_t, std::uint32_t>>> cpulist_ranges(std::string_view text,
                                                                                           std::uint32_t max_cpus) {
     text = trim(text);
-    std::vector<std::pair<std::uint32_t, std::uint32_t>> ranges;
-    if (text.empty()) return ranges;
+    // Each range as first << 32 | last, which sorts as the pair does.
+    std::vector<std::uint64_t> ranges;
+    if (text.empty()) return std::vector<std::pair<std::uint32_t, std::uint32_t>>{};
     while (true) {
         const auto comma = text.find(',');
         const std::string_view item = text.substr(0, comma);
@@ -208,18 +237,20 @@ inline std::optional<std::vector<std::pair<std::uint32_t, std::uint32_t>>> cpuli
         const auto first = parse_u64(item.substr(0, dash));
         const auto last = dash == std::string_view::npos ? first : parse_u64(item.substr(dash + 1));
         if (!first || !last || *first > *last || *last >= max_cpus) return std::nullopt;
-        ranges.emplace_back(static_cast<std::uint32_t>(*first), static_cast<std::uint32_t>(*last));
+        ranges.push_back(*first << 32 | *last);
         if (comma == std::string_view::npos) break;
         text.remove_prefix(comma + 1);
         if (ranges.size() > max_cpus) return std::nullopt; // more items than CPUs: not a real list
     }
     std::sort(ranges.begin(), ranges.end());
     std::vector<std::pair<std::uint32_t, std::uint32_t>> merged;
-    for (const auto& r : ranges) {
-        if (!merged.empty() && r.first <= merged.back().second + 1)
-            merged.back().second = std::max(merged.back().second, r.second);
+    for (const auto packed : ranges) {
+        const auto r_first = static_cast<std::uint32_t>(packed >> 32);
+        const auto r_last = static_cast<std::uint32_t>(packed);
+        if (!merged.empty() && r_first <= merged.back().second + 1)
+            merged.back().second = std::max(merged.back().second, r_last);
         else
-            merged.push_back(r);
+            merged.emplace_back(r_first, r_last);
     }
     return merged;
 }

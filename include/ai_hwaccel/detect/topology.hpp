@@ -34,6 +34,7 @@ AI_HWACCEL_NAMESPACE_BEGIN
 /// the node's id and MemTotal in bytes (cpus left empty). nullopt without a MemTotal line
 /// or when lines name different nodes.
 inline std::optional<numa_node> parse_node_meminfo(std::string_view text) {
+    using namespace std::string_view_literals; // "..."sv: no length counted at run time
     std::optional<std::uint32_t> id;
     std::optional<std::uint64_t> total;
     bool consistent = true;
@@ -46,11 +47,11 @@ inline std::optional<numa_node> parse_node_meminfo(std::string_view text) {
         if (!n || *n > UINT32_MAX) return;
         if (id && *id != *n) consistent = false;
         id = static_cast<std::uint32_t>(*n);
-        if (detail::trim(key.substr(sp)) != "MemTotal") return;
+        if (detail::trim(key.substr(sp)) != "MemTotal"sv) return;
         const auto vsp = value.find(' ');
         const auto kib = detail::parse_u64(value.substr(0, vsp));
         const std::string_view unit = vsp == std::string_view::npos ? "" : detail::trim(value.substr(vsp));
-        if (!kib || unit != "kB" || *kib > UINT64_MAX / units::kib) return;
+        if (!kib || unit != "kB"sv || *kib > UINT64_MAX / units::kib) return;
         total = *kib * units::kib;
     });
     if (!consistent || !id || !total) return std::nullopt;
@@ -68,6 +69,9 @@ constexpr std::optional<std::uint32_t> numa_dir_id(std::string_view name) noexce
     if (!n || *n > UINT32_MAX) return std::nullopt;
     return static_cast<std::uint32_t>(*n);
 }
+
+/// Orders the entries of /sys/devices/system/node by node id (the other entries first).
+inline bool numa_dir_less(const std::string& a, const std::string& b) { return numa_dir_id(a) < numa_dir_id(b); }
 } // namespace detail
 
 /// The NUMA nodes, by id. A kernel without NUMA (no /sys/devices/system/node) gives an
@@ -75,24 +79,27 @@ constexpr std::optional<std::uint32_t> numa_dir_id(std::string_view name) noexce
 template <system_view S>
 std::vector<numa_node> probe_numa(const S& sys, std::vector<warning>& warnings) {
     std::vector<numa_node> nodes;
-    const auto names = detail::list_optional_dir(sys, "/sys/devices/system/node", warnings);
+    auto names = detail::list_optional_dir(sys, "/sys/devices/system/node", warnings);
     if (!names) return nodes;
+    detail::sort_names(*names, detail::numa_dir_less); // nodes come out by id
     for (const auto& name : *names) {
         const auto id = detail::numa_dir_id(name);
         if (!id) continue;
         const std::string dir = "/sys/devices/system/node/" + name;
         numa_node node;
         node.id = *id;
-        if (auto text = detail::read_optional_file(sys, dir + "/cpulist", 64 * 1024, warnings)) {
-            if (parse_cpulist(*text)) node.cpus = std::string(detail::trim(*text));
-            else detail::add_warning(warnings, warning_kind::parse_error, dir + "/cpulist", "not a cpulist");
+        const std::string cpulist_path = dir + "/cpulist";
+        if (auto text = detail::read_optional_file(sys, cpulist_path, 64 * 1024, warnings)) {
+            if (cpulist_count(*text)) node.cpus = std::string(detail::trim(*text));
+            else detail::add_warning(warnings, warning_kind::parse_error, cpulist_path, "not a cpulist");
         }
-        if (auto text = detail::read_optional_file(sys, dir + "/meminfo", 64 * 1024, warnings)) {
+        const std::string meminfo_path = dir + "/meminfo";
+        if (auto text = detail::read_optional_file(sys, meminfo_path, 64 * 1024, warnings)) {
             const auto mem = parse_node_meminfo(*text);
             if (!mem)
-                detail::add_warning(warnings, warning_kind::parse_error, dir + "/meminfo", "no Node MemTotal line");
+                detail::add_warning(warnings, warning_kind::parse_error, meminfo_path, "no Node MemTotal line");
             else if (mem->id != node.id)
-                detail::add_warning(warnings, warning_kind::disagreement, dir + "/meminfo",
+                detail::add_warning(warnings, warning_kind::disagreement, meminfo_path,
                                     "describes node " + std::to_string(mem->id) + "; its size is not used for node " +
                                         std::to_string(node.id));
             else
@@ -100,7 +107,6 @@ std::vector<numa_node> probe_numa(const S& sys, std::vector<warning>& warnings) 
         }
         nodes.push_back(std::move(node));
     }
-    std::sort(nodes.begin(), nodes.end(), [](const numa_node& a, const numa_node& b) { return a.id < b.id; });
     return nodes;
 }
 
@@ -172,8 +178,9 @@ inline constexpr std::size_t sysfs_attribute_cap = 4096;
 template <system_view S>
 bool read_pcie_link(const S& sys, const std::string& dir, std::string_view which, pcie_link& link,
                     std::vector<warning>& warnings) {
-    const std::string speed_path = dir + "/" + std::string(which) + "_link_speed";
-    const std::string width_path = dir + "/" + std::string(which) + "_link_width";
+    const std::string prefix = dir + "/" + std::string(which);
+    const std::string speed_path = prefix + "_link_speed";
+    const std::string width_path = prefix + "_link_width";
     const auto speed = read_optional_file(sys, speed_path, sysfs_attribute_cap, warnings);
     const auto width = read_optional_file(sys, width_path, sysfs_attribute_cap, warnings);
     if (speed) {
@@ -211,6 +218,11 @@ std::optional<std::uint32_t> read_pci_id(const S& sys, const std::string& path, 
     }
     return v;
 }
+
+/// Orders the entries of /sys/bus/pci/devices by PCI address (names that are none first).
+inline bool pci_dir_less(const std::string& a, const std::string& b) {
+    return parse_pci_address(a) < parse_pci_address(b);
+}
 } // namespace detail
 
 /// One PCI function from its sysfs directory (`/sys/bus/pci/devices/0000:65:00.0`, or the
@@ -237,12 +249,13 @@ std::optional<pci_device> read_pci_device(const S& sys, std::string_view dir, st
     if (detail::read_pcie_link(sys, d, "current", link, warnings)) p.link_current = {link, origin::sysfs};
     link = {};
     if (detail::read_pcie_link(sys, d, "max", link, warnings)) p.link_max = {link, origin::sysfs};
-    if (auto text = detail::read_optional_file(sys, d + "/numa_node", detail::sysfs_attribute_cap, warnings)) {
+    const std::string node_path = d + "/numa_node";
+    if (auto text = detail::read_optional_file(sys, node_path, detail::sysfs_attribute_cap, warnings)) {
         const auto n = detail::parse_i64(detail::trim(*text));
         if (!n)
-            detail::add_warning(warnings, detail::unparsed_number(*text), d + "/numa_node", "not a node number");
+            detail::add_warning(warnings, detail::unparsed_number(*text), node_path, "not a node number");
         else if (*n < -1 || *n >= (std::int64_t{1} << 16))
-            detail::add_warning(warnings, warning_kind::value_out_of_range, d + "/numa_node",
+            detail::add_warning(warnings, warning_kind::value_out_of_range, node_path,
                                 "node " + std::to_string(*n) + " is not one a kernel can have");
         else
             p.numa_node = static_cast<std::int32_t>(*n);
@@ -257,15 +270,15 @@ std::optional<pci_device> read_pci_device(const S& sys, std::string_view dir, st
 template <system_view S>
 std::vector<pci_device> probe_pci(const S& sys, std::vector<warning>& warnings) {
     std::vector<pci_device> devices;
-    const auto names = detail::list_optional_dir(sys, "/sys/bus/pci/devices", warnings);
+    auto names = detail::list_optional_dir(sys, "/sys/bus/pci/devices", warnings);
     if (!names) return devices;
+    detail::sort_names(*names, detail::pci_dir_less); // devices come out by address
     for (const auto& name : *names) {
+        const std::string dir = "/sys/bus/pci/devices/" + name;
         if (!parse_pci_address(name)) {
-            detail::add_warning(warnings, warning_kind::parse_error, "/sys/bus/pci/devices/" + name,
-                                "not a PCI address; skipped");
+            detail::add_warning(warnings, warning_kind::parse_error, dir, "not a PCI address; skipped");
             continue;
         }
-        const std::string dir = "/sys/bus/pci/devices/" + name;
         if (!sys.exists(dir)) {
             // Listed, yet not there: a link that dangles or loops back on itself.
             detail::add_warning(warnings, warning_kind::read_error, dir, "listed but cannot be opened (a broken link)");
@@ -273,8 +286,6 @@ std::vector<pci_device> probe_pci(const S& sys, std::vector<warning>& warnings) 
         }
         if (auto p = read_pci_device(sys, dir, warnings)) devices.push_back(std::move(*p));
     }
-    std::sort(devices.begin(), devices.end(),
-              [](const pci_device& a, const pci_device& b) { return a.address < b.address; });
     return devices;
 }
 
