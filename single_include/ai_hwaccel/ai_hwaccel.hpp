@@ -2935,19 +2935,30 @@ constexpr warning_kind unparsed_number(std::string_view text) noexcept {
     return looks_decimal(trim(text)) ? warning_kind::value_out_of_range : warning_kind::parse_error;
 }
 
+/// One line of "key : value" text, blanks around both trimmed; a line without a colon is
+/// all key.
+struct key_value_line {
+    std::string_view key, value;
+    bool has_colon = false;
+};
+
+/// Takes the first line off `text` (which must not be empty) and splits it.
+constexpr key_value_line next_key_value(std::string_view& text) noexcept {
+    const auto nl = text.find('\n');
+    const std::string_view line = text.substr(0, nl);
+    text = nl == std::string_view::npos ? std::string_view{} : text.substr(nl + 1);
+    const auto colon = line.find(':');
+    if (colon == std::string_view::npos) return {trim(line), {}, false};
+    return {trim(line.substr(0, colon)), trim(line.substr(colon + 1)), true};
+}
+
 /// Calls f(key, value, has_colon) for every "key : value" line (blanks around both trimmed).
+/// The splitting is a function of its own, so that each caller's copy of the loop is short.
 template <class F>
 constexpr void for_each_key_value(std::string_view text, F&& f) {
     while (!text.empty()) {
-        const auto nl = text.find('\n');
-        const std::string_view line = text.substr(0, nl);
-        text = nl == std::string_view::npos ? std::string_view{} : text.substr(nl + 1);
-        const auto colon = line.find(':');
-        if (colon == std::string_view::npos) {
-            f(trim(line), std::string_view{}, false);
-            continue;
-        }
-        f(trim(line.substr(0, colon)), trim(line.substr(colon + 1)), true);
+        const auto kv = next_key_value(text);
+        f(kv.key, kv.value, kv.has_colon);
     }
 }
 
@@ -2961,6 +2972,11 @@ constexpr std::optional<std::uint32_t> parse_hex_attribute(std::string_view s) n
 inline void add_warning(std::vector<warning>& warnings, warning_kind kind, std::string_view subject,
                         std::string message) {
     warnings.push_back(warning{kind, std::nullopt, std::string(subject), std::move(message), 0});
+}
+/// The same for a fixed message: its string is made here, not at each of the many callers.
+inline void add_warning(std::vector<warning>& warnings, warning_kind kind, std::string_view subject,
+                        const char* message) {
+    add_warning(warnings, kind, subject, std::string(message));
 }
 
 /// Reads a file whose absence is normal (a feature the machine lacks): nullopt and no
@@ -3008,6 +3024,22 @@ std::optional<std::vector<std::string>> list_optional_dir(const S& sys, std::str
     return std::nullopt;
 }
 
+/// Sorts the names of a listed folder with `less`. The probes pass plain functions, never
+/// lambdas, so that one copy of the sort serves every order they need.
+inline void sort_names(std::vector<std::string>& names, bool (*less)(const std::string&, const std::string&)) {
+    std::sort(names.begin(), names.end(), less);
+}
+
+/// Plain string order, as a function for sort_names.
+inline bool name_less(const std::string& a, const std::string& b) { return a < b; }
+
+/// How many different strings `keys` holds (sorting it in passing). The CPU probes count
+/// packages and cores with it, their ids written as strings: that reuses the names' sort.
+inline std::size_t count_distinct(std::vector<std::string>& keys) {
+    sort_names(keys, name_less);
+    return static_cast<std::size_t>(std::unique(keys.begin(), keys.end()) - keys.begin());
+}
+
 /// The last component of a path ("/a/b/" → "b").
 constexpr std::string_view base_name(std::string_view path) noexcept {
     while (path.size() > 1 && path.back() == '/') path.remove_suffix(1);
@@ -3018,7 +3050,7 @@ constexpr std::string_view base_name(std::string_view path) noexcept {
 /// `target` seen from directory `dir`: an absolute target replaces `dir`; "." and ".."
 /// are folded, never above "/". The result is absolute and has no trailing slash.
 inline std::string join_path(std::string_view dir, std::string_view target) {
-    std::vector<std::string_view> parts;
+    std::string out; // a slash before each component: ".." cuts at the last slash
     auto push = [&](std::string_view p) {
         while (!p.empty()) {
             const auto slash = p.find('/');
@@ -3026,19 +3058,15 @@ inline std::string join_path(std::string_view dir, std::string_view target) {
             p = slash == std::string_view::npos ? std::string_view{} : p.substr(slash + 1);
             if (part.empty() || part == ".") continue;
             if (part == "..") {
-                if (!parts.empty()) parts.pop_back();
+                if (!out.empty()) out.resize(out.rfind('/'));
             } else {
-                parts.push_back(part);
+                out += '/';
+                out += part;
             }
         }
     };
     if (target.empty() || target.front() != '/') push(dir);
     push(target);
-    std::string out;
-    for (auto p : parts) {
-        out += '/';
-        out += p;
-    }
     return out.empty() ? std::string("/") : out;
 }
 
@@ -3079,8 +3107,9 @@ namespace detail {
 inline std::optional<std::vector<std::pair<std::uint32_t, std::uint32_t>>> cpulist_ranges(std::string_view text,
                                                                                           std::uint32_t max_cpus) {
     text = trim(text);
-    std::vector<std::pair<std::uint32_t, std::uint32_t>> ranges;
-    if (text.empty()) return ranges;
+    // Each range as first << 32 | last, which sorts as the pair does.
+    std::vector<std::uint64_t> ranges;
+    if (text.empty()) return std::vector<std::pair<std::uint32_t, std::uint32_t>>{};
     while (true) {
         const auto comma = text.find(',');
         const std::string_view item = text.substr(0, comma);
@@ -3088,18 +3117,20 @@ inline std::optional<std::vector<std::pair<std::uint32_t, std::uint32_t>>> cpuli
         const auto first = parse_u64(item.substr(0, dash));
         const auto last = dash == std::string_view::npos ? first : parse_u64(item.substr(dash + 1));
         if (!first || !last || *first > *last || *last >= max_cpus) return std::nullopt;
-        ranges.emplace_back(static_cast<std::uint32_t>(*first), static_cast<std::uint32_t>(*last));
+        ranges.push_back(*first << 32 | *last);
         if (comma == std::string_view::npos) break;
         text.remove_prefix(comma + 1);
         if (ranges.size() > max_cpus) return std::nullopt; // more items than CPUs: not a real list
     }
     std::sort(ranges.begin(), ranges.end());
     std::vector<std::pair<std::uint32_t, std::uint32_t>> merged;
-    for (const auto& r : ranges) {
-        if (!merged.empty() && r.first <= merged.back().second + 1)
-            merged.back().second = std::max(merged.back().second, r.second);
+    for (const auto packed : ranges) {
+        const auto r_first = static_cast<std::uint32_t>(packed >> 32);
+        const auto r_last = static_cast<std::uint32_t>(packed);
+        if (!merged.empty() && r_first <= merged.back().second + 1)
+            merged.back().second = std::max(merged.back().second, r_last);
         else
-            merged.push_back(r);
+            merged.emplace_back(r_first, r_last);
     }
     return merged;
 }
@@ -3173,6 +3204,7 @@ AI_HWACCEL_NAMESPACE_BEGIN
 /// the node's id and MemTotal in bytes (cpus left empty). nullopt without a MemTotal line
 /// or when lines name different nodes.
 inline std::optional<numa_node> parse_node_meminfo(std::string_view text) {
+    using namespace std::string_view_literals; // "..."sv: no length counted at run time
     std::optional<std::uint32_t> id;
     std::optional<std::uint64_t> total;
     bool consistent = true;
@@ -3185,11 +3217,11 @@ inline std::optional<numa_node> parse_node_meminfo(std::string_view text) {
         if (!n || *n > UINT32_MAX) return;
         if (id && *id != *n) consistent = false;
         id = static_cast<std::uint32_t>(*n);
-        if (detail::trim(key.substr(sp)) != "MemTotal") return;
+        if (detail::trim(key.substr(sp)) != "MemTotal"sv) return;
         const auto vsp = value.find(' ');
         const auto kib = detail::parse_u64(value.substr(0, vsp));
         const std::string_view unit = vsp == std::string_view::npos ? "" : detail::trim(value.substr(vsp));
-        if (!kib || unit != "kB" || *kib > UINT64_MAX / units::kib) return;
+        if (!kib || unit != "kB"sv || *kib > UINT64_MAX / units::kib) return;
         total = *kib * units::kib;
     });
     if (!consistent || !id || !total) return std::nullopt;
@@ -3207,6 +3239,9 @@ constexpr std::optional<std::uint32_t> numa_dir_id(std::string_view name) noexce
     if (!n || *n > UINT32_MAX) return std::nullopt;
     return static_cast<std::uint32_t>(*n);
 }
+
+/// Orders the entries of /sys/devices/system/node by node id (the other entries first).
+inline bool numa_dir_less(const std::string& a, const std::string& b) { return numa_dir_id(a) < numa_dir_id(b); }
 } // namespace detail
 
 /// The NUMA nodes, by id. A kernel without NUMA (no /sys/devices/system/node) gives an
@@ -3214,24 +3249,27 @@ constexpr std::optional<std::uint32_t> numa_dir_id(std::string_view name) noexce
 template <system_view S>
 std::vector<numa_node> probe_numa(const S& sys, std::vector<warning>& warnings) {
     std::vector<numa_node> nodes;
-    const auto names = detail::list_optional_dir(sys, "/sys/devices/system/node", warnings);
+    auto names = detail::list_optional_dir(sys, "/sys/devices/system/node", warnings);
     if (!names) return nodes;
+    detail::sort_names(*names, detail::numa_dir_less); // nodes come out by id
     for (const auto& name : *names) {
         const auto id = detail::numa_dir_id(name);
         if (!id) continue;
         const std::string dir = "/sys/devices/system/node/" + name;
         numa_node node;
         node.id = *id;
-        if (auto text = detail::read_optional_file(sys, dir + "/cpulist", 64 * 1024, warnings)) {
-            if (parse_cpulist(*text)) node.cpus = std::string(detail::trim(*text));
-            else detail::add_warning(warnings, warning_kind::parse_error, dir + "/cpulist", "not a cpulist");
+        const std::string cpulist_path = dir + "/cpulist";
+        if (auto text = detail::read_optional_file(sys, cpulist_path, 64 * 1024, warnings)) {
+            if (cpulist_count(*text)) node.cpus = std::string(detail::trim(*text));
+            else detail::add_warning(warnings, warning_kind::parse_error, cpulist_path, "not a cpulist");
         }
-        if (auto text = detail::read_optional_file(sys, dir + "/meminfo", 64 * 1024, warnings)) {
+        const std::string meminfo_path = dir + "/meminfo";
+        if (auto text = detail::read_optional_file(sys, meminfo_path, 64 * 1024, warnings)) {
             const auto mem = parse_node_meminfo(*text);
             if (!mem)
-                detail::add_warning(warnings, warning_kind::parse_error, dir + "/meminfo", "no Node MemTotal line");
+                detail::add_warning(warnings, warning_kind::parse_error, meminfo_path, "no Node MemTotal line");
             else if (mem->id != node.id)
-                detail::add_warning(warnings, warning_kind::disagreement, dir + "/meminfo",
+                detail::add_warning(warnings, warning_kind::disagreement, meminfo_path,
                                     "describes node " + std::to_string(mem->id) + "; its size is not used for node " +
                                         std::to_string(node.id));
             else
@@ -3239,7 +3277,6 @@ std::vector<numa_node> probe_numa(const S& sys, std::vector<warning>& warnings) 
         }
         nodes.push_back(std::move(node));
     }
-    std::sort(nodes.begin(), nodes.end(), [](const numa_node& a, const numa_node& b) { return a.id < b.id; });
     return nodes;
 }
 
@@ -3311,8 +3348,9 @@ inline constexpr std::size_t sysfs_attribute_cap = 4096;
 template <system_view S>
 bool read_pcie_link(const S& sys, const std::string& dir, std::string_view which, pcie_link& link,
                     std::vector<warning>& warnings) {
-    const std::string speed_path = dir + "/" + std::string(which) + "_link_speed";
-    const std::string width_path = dir + "/" + std::string(which) + "_link_width";
+    const std::string prefix = dir + "/" + std::string(which);
+    const std::string speed_path = prefix + "_link_speed";
+    const std::string width_path = prefix + "_link_width";
     const auto speed = read_optional_file(sys, speed_path, sysfs_attribute_cap, warnings);
     const auto width = read_optional_file(sys, width_path, sysfs_attribute_cap, warnings);
     if (speed) {
@@ -3350,6 +3388,11 @@ std::optional<std::uint32_t> read_pci_id(const S& sys, const std::string& path, 
     }
     return v;
 }
+
+/// Orders the entries of /sys/bus/pci/devices by PCI address (names that are none first).
+inline bool pci_dir_less(const std::string& a, const std::string& b) {
+    return parse_pci_address(a) < parse_pci_address(b);
+}
 } // namespace detail
 
 /// One PCI function from its sysfs directory (`/sys/bus/pci/devices/0000:65:00.0`, or the
@@ -3376,12 +3419,13 @@ std::optional<pci_device> read_pci_device(const S& sys, std::string_view dir, st
     if (detail::read_pcie_link(sys, d, "current", link, warnings)) p.link_current = {link, origin::sysfs};
     link = {};
     if (detail::read_pcie_link(sys, d, "max", link, warnings)) p.link_max = {link, origin::sysfs};
-    if (auto text = detail::read_optional_file(sys, d + "/numa_node", detail::sysfs_attribute_cap, warnings)) {
+    const std::string node_path = d + "/numa_node";
+    if (auto text = detail::read_optional_file(sys, node_path, detail::sysfs_attribute_cap, warnings)) {
         const auto n = detail::parse_i64(detail::trim(*text));
         if (!n)
-            detail::add_warning(warnings, detail::unparsed_number(*text), d + "/numa_node", "not a node number");
+            detail::add_warning(warnings, detail::unparsed_number(*text), node_path, "not a node number");
         else if (*n < -1 || *n >= (std::int64_t{1} << 16))
-            detail::add_warning(warnings, warning_kind::value_out_of_range, d + "/numa_node",
+            detail::add_warning(warnings, warning_kind::value_out_of_range, node_path,
                                 "node " + std::to_string(*n) + " is not one a kernel can have");
         else
             p.numa_node = static_cast<std::int32_t>(*n);
@@ -3396,15 +3440,15 @@ std::optional<pci_device> read_pci_device(const S& sys, std::string_view dir, st
 template <system_view S>
 std::vector<pci_device> probe_pci(const S& sys, std::vector<warning>& warnings) {
     std::vector<pci_device> devices;
-    const auto names = detail::list_optional_dir(sys, "/sys/bus/pci/devices", warnings);
+    auto names = detail::list_optional_dir(sys, "/sys/bus/pci/devices", warnings);
     if (!names) return devices;
+    detail::sort_names(*names, detail::pci_dir_less); // devices come out by address
     for (const auto& name : *names) {
+        const std::string dir = "/sys/bus/pci/devices/" + name;
         if (!parse_pci_address(name)) {
-            detail::add_warning(warnings, warning_kind::parse_error, "/sys/bus/pci/devices/" + name,
-                                "not a PCI address; skipped");
+            detail::add_warning(warnings, warning_kind::parse_error, dir, "not a PCI address; skipped");
             continue;
         }
-        const std::string dir = "/sys/bus/pci/devices/" + name;
         if (!sys.exists(dir)) {
             // Listed, yet not there: a link that dangles or loops back on itself.
             detail::add_warning(warnings, warning_kind::read_error, dir, "listed but cannot be opened (a broken link)");
@@ -3412,8 +3456,6 @@ std::vector<pci_device> probe_pci(const S& sys, std::vector<warning>& warnings) 
         }
         if (auto p = read_pci_device(sys, dir, warnings)) devices.push_back(std::move(*p));
     }
-    std::sort(devices.begin(), devices.end(),
-              [](const pci_device& a, const pci_device& b) { return a.address < b.address; });
     return devices;
 }
 
@@ -3423,7 +3465,6 @@ AI_HWACCEL_NAMESPACE_END
 #include <cstddef>
 #include <cstdint>
 #include <optional>
-#include <set>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -3452,19 +3493,20 @@ constexpr cpu_features cpu_features_from_flags(std::string_view flags, bool arm)
 /// /proc/meminfo → total and available bytes (values are in kB, meaning KiB).
 /// A missing MemTotal leaves total empty; the caller decides what to warn.
 inline memory_info parse_meminfo(std::string_view text) {
+    using namespace std::string_view_literals; // "..."sv: no length counted at run time
     memory_info m;
     detail::for_each_key_value(text, [&](std::string_view key, std::string_view value, bool) {
-        if (key != "MemTotal" && key != "MemAvailable") return;
+        if (key != "MemTotal"sv && key != "MemAvailable"sv) return;
         const auto sp = value.find(' ');
         const std::string_view number = value.substr(0, sp);
         const std::string_view unit = sp == std::string_view::npos ? "" : detail::trim(value.substr(sp));
         const auto n = detail::parse_u64(number);
         if (!n) return;
         std::uint64_t mul = 1;
-        if (unit == "kB") mul = units::kib;
+        if (unit == "kB"sv) mul = units::kib;
         else if (!unit.empty()) return;
         if (*n > UINT64_MAX / mul) return;
-        if (key == "MemTotal") m.total_bytes = {*n * mul, origin::sysfs};
+        if (key == "MemTotal"sv) m.total_bytes = {*n * mul, origin::sysfs};
         else m.available_bytes = {*n * mul, origin::sysfs};
     });
     return m;
@@ -3483,48 +3525,50 @@ inline std::optional<std::uint64_t> parse_cgroup_memory_limit(std::string_view t
 
 /// /proc/cpuinfo → model, vendor, topology and the ISA features that matter for inference.
 inline cpu_info parse_cpuinfo(std::string_view text) {
+    using namespace std::string_view_literals; // "..."sv: no length counted at run time
     cpu_info c;
-    std::set<std::string> packages;
-    std::set<std::pair<std::string, std::string>> cores;
+    std::vector<std::string> packages;
+    std::vector<std::string> cores; // package and core id, a line break between (no value holds one)
     std::uint32_t processors = 0;
     std::string current_package;
     std::string_view flags;
     bool arm_flags = false;
     detail::for_each_key_value(text, [&](std::string_view key, std::string_view value, bool has_colon) {
         if (!has_colon) return;
-        if (key == "processor") {
+        if (key == "processor"sv) {
             ++processors;
             current_package.clear();
-        } else if ((key == "model name" || key == "Model Name" || key == "cpu model") && c.model.empty()) {
+        } else if ((key == "model name"sv || key == "Model Name"sv || key == "cpu model"sv) && c.model.empty()) {
             c.model = std::string(value);
-        } else if (key == "vendor_id" && c.maker == vendor::unknown) {
-            if (value == "GenuineIntel") c.maker = vendor::intel;
-            else if (value == "AuthenticAMD") c.maker = vendor::amd;
-        } else if (key == "CPU implementer" && c.maker == vendor::unknown) {
+        } else if (key == "vendor_id"sv && c.maker == vendor::unknown) {
+            if (value == "GenuineIntel"sv) c.maker = vendor::intel;
+            else if (value == "AuthenticAMD"sv) c.maker = vendor::amd;
+        } else if (key == "CPU implementer"sv && c.maker == vendor::unknown) {
             // The implementer code names the licensee (0x41 Arm, 0x48 HiSilicon, 0x51
             // Qualcomm…); only Arm's own cores are attributed, the rest stay unknown.
-            if (value == "0x41") c.maker = vendor::arm;
-            else if (value == "0x51") c.maker = vendor::qualcomm;
-        } else if (key == "physical id") {
+            if (value == "0x41"sv) c.maker = vendor::arm;
+            else if (value == "0x51"sv) c.maker = vendor::qualcomm;
+        } else if (key == "physical id"sv) {
             current_package = std::string(value);
-            packages.insert(current_package);
-        } else if (key == "core id") {
-            cores.emplace(current_package, std::string(value));
-        } else if (key == "flags" && flags.empty()) {
+            packages.push_back(current_package);
+        } else if (key == "core id"sv) {
+            cores.push_back(current_package + '\n' + std::string(value));
+        } else if (key == "flags"sv && flags.empty()) {
             flags = value;
             c.arch = cpu_arch::x86_64; // "flags" is x86's spelling; 32-bit x86 is not a target
-        } else if (key == "Features" && flags.empty()) {
+        } else if (key == "Features"sv && flags.empty()) {
             flags = value;
             arm_flags = true;
-        } else if (key == "CPU architecture" && c.arch == cpu_arch::unknown) {
+        } else if (key == "CPU architecture"sv && c.arch == cpu_arch::unknown) {
             // 8 and later are AArch64 cores; /proc/cpuinfo of a 32-bit kernel says 7.
             const auto v = detail::parse_u64(value);
             if (v) c.arch = *v >= 8 ? cpu_arch::aarch64 : cpu_arch::arm;
         }
     });
     c.threads = processors;
-    c.sockets = packages.empty() ? (processors ? 1u : 0u) : static_cast<std::uint32_t>(packages.size());
-    c.cores = cores.empty() ? processors : static_cast<std::uint32_t>(cores.size());
+    c.sockets =
+        packages.empty() ? (processors ? 1u : 0u) : static_cast<std::uint32_t>(detail::count_distinct(packages));
+    c.cores = cores.empty() ? processors : static_cast<std::uint32_t>(detail::count_distinct(cores));
     c.features = detail::cpu_features_from_flags(flags, arm_flags);
     return c;
 }
@@ -3761,15 +3805,15 @@ double probe_cpu_quota(const S& sys, std::vector<warning>& warnings) {
     for (std::string_view mount : {"/sys/fs/cgroup/cpu,cpuacct", "/sys/fs/cgroup/cpu"}) {
         bool seen = false;
         for (const auto& dir : cgroup_dirs(mount, v1_path.value_or("/"))) {
-            const auto quota = read_optional_file(sys, dir + "/cpu.cfs_quota_us", 256, warnings);
+            const std::string quota_path = dir + "/cpu.cfs_quota_us";
+            const auto quota = read_optional_file(sys, quota_path, 256, warnings);
             if (!quota) continue;
             seen = true;
             const auto period = read_optional_file(sys, dir + "/cpu.cfs_period_us", 256, warnings);
             if (!period) continue;
             if (auto q = parse_cgroup_cfs_quota(*quota, *period)) offer(*q);
             else
-                add_warning(warnings, warning_kind::parse_error, dir + "/cpu.cfs_quota_us",
-                            "not a quota and period in microseconds");
+                add_warning(warnings, warning_kind::parse_error, quota_path, "not a quota and period in microseconds");
         }
         if (seen) break;
     }
@@ -3792,8 +3836,8 @@ template <system_view S>
 void probe_cpu_topology(const S& sys, std::string_view online_list, cpu_info& cpu, std::vector<warning>& warnings) {
     const auto cpus = parse_cpulist(online_list);
     if (!cpus || cpus->empty()) return;
-    std::set<std::int64_t> packages;
-    std::set<std::pair<std::int64_t, std::int64_t>> cores;
+    std::vector<std::string> packages; // ids as text, counted as parse_cpuinfo counts its own
+    std::vector<std::string> cores;    // "package core"
     for (const auto n : *cpus) {
         const std::string dir = "/sys/devices/system/cpu/cpu" + std::to_string(n) + "/topology/";
         const auto pkg = sys.read_file(dir + "physical_package_id", 64);
@@ -3805,11 +3849,11 @@ void probe_cpu_topology(const S& sys, std::string_view online_list, cpu_info& cp
             warnings.push_back(warning{warning_kind::parse_error, std::nullopt, dir, "topology ids are not numbers", 0});
             return;
         }
-        packages.insert(*p);
-        cores.emplace(*p, *c);
+        packages.push_back(std::to_string(*p));
+        cores.push_back(packages.back() + ' ' + std::to_string(*c));
     }
-    const auto sockets = static_cast<std::uint32_t>(packages.size());
-    const auto physical = static_cast<std::uint32_t>(cores.size());
+    const auto sockets = static_cast<std::uint32_t>(detail::count_distinct(packages));
+    const auto physical = static_cast<std::uint32_t>(detail::count_distinct(cores));
     const bool cpuinfo_knows = cpu.arch == cpu_arch::x86_64 && cpu.sockets != 0;
     if (cpuinfo_knows && (cpu.sockets != sockets || cpu.cores != physical))
         warnings.push_back(warning{warning_kind::disagreement, std::nullopt, "/sys/devices/system/cpu",
@@ -3825,8 +3869,8 @@ void probe_cpu_topology(const S& sys, std::string_view online_list, cpu_info& cp
 template <system_view S>
 std::pair<host_info, accelerator_profile> probe_host(const S& sys, std::vector<warning>& warnings) {
     host_info host;
-    auto note = [&](warning_kind k, std::string_view path, std::string msg) {
-        detail::add_warning(warnings, k, path, std::move(msg));
+    auto note = [&](warning_kind k, std::string_view path, std::string_view msg) {
+        detail::add_warning(warnings, k, path, std::string(msg));
     };
     auto read_reporting = [&](std::string_view path) -> std::optional<std::string> {
         auto r = sys.read_file(path, default_read_cap);
@@ -3973,6 +4017,7 @@ constexpr std::optional<std::string_view> between(std::string_view s, std::strin
 
 /// Looks at one cgroup path, segment by segment.
 inline void read_cgroup_path(std::string_view path, cgroup_hints& h) {
+    using namespace std::string_view_literals; // "..."sv: no length counted at run time
     std::string_view previous;
     auto found = [&](container_runtime r, std::string_view id) {
         if (h.runtime == container_runtime::none || h.runtime == container_runtime::other) h.runtime = r;
@@ -3983,20 +4028,20 @@ inline void read_cgroup_path(std::string_view path, cgroup_hints& h) {
         const std::string_view seg = path.substr(0, slash);
         path = slash == std::string_view::npos ? std::string_view{} : path.substr(slash + 1);
         if (seg.empty()) continue;
-        if (seg.starts_with("kubepods")) h.kubernetes = true; // kubepods, kubepods.slice, kubepods-burstable.slice
-        if (auto id = between(seg, "docker-", ".scope")) found(container_runtime::docker, *id);
-        else if (previous == "docker") found(container_runtime::docker, seg); // cgroupfs driver: /docker/<id>
-        else if (auto id2 = between(seg, "cri-containerd-", ".scope")) found(container_runtime::containerd, *id2);
-        else if (auto id3 = between(seg, "crio-", ".scope")) found(container_runtime::other, *id3); // CRI-O
-        else if (seg.starts_with("libpod-conmon-")) {
+        if (seg.starts_with("kubepods"sv)) h.kubernetes = true; // kubepods, kubepods.slice, kubepods-burstable.slice
+        if (auto id = between(seg, "docker-"sv, ".scope"sv)) found(container_runtime::docker, *id);
+        else if (previous == "docker"sv) found(container_runtime::docker, seg); // cgroupfs driver: /docker/<id>
+        else if (auto id2 = between(seg, "cri-containerd-"sv, ".scope"sv)) found(container_runtime::containerd, *id2);
+        else if (auto id3 = between(seg, "crio-"sv, ".scope"sv)) found(container_runtime::other, *id3); // CRI-O
+        else if (seg.starts_with("libpod-conmon-"sv)) {
             // Podman's monitor process, which runs on the host beside the container.
-        } else if (auto id4 = between(seg, "libpod-", ".scope")) found(container_runtime::podman, *id4);
-        else if (previous == "libpod_parent" && seg.starts_with("libpod-"))
+        } else if (auto id4 = between(seg, "libpod-"sv, ".scope"sv)) found(container_runtime::podman, *id4);
+        else if (previous == "libpod_parent"sv && seg.starts_with("libpod-"sv))
             found(container_runtime::podman, seg.substr(7));
-        else if (previous == "lxc") found(container_runtime::lxc, seg); // LXC before 4.0: /lxc/<name>
-        else if (seg.starts_with("lxc.payload.")) found(container_runtime::lxc, seg.substr(12));
-        else if (seg == "lxc.payload") found(container_runtime::lxc, {});
-        else if (h.kubernetes && previous.starts_with("pod") && h.container_id.empty())
+        else if (previous == "lxc"sv) found(container_runtime::lxc, seg); // LXC before 4.0: /lxc/<name>
+        else if (seg.starts_with("lxc.payload."sv)) found(container_runtime::lxc, seg.substr(12));
+        else if (seg == "lxc.payload"sv) found(container_runtime::lxc, {});
+        else if (h.kubernetes && previous.starts_with("pod"sv) && h.container_id.empty())
             h.container_id = std::string(seg); // cgroupfs driver: /kubepods/<qos>/pod<uid>/<id>
         previous = seg;
     }
@@ -4059,23 +4104,25 @@ inline platform_identity identify_platform(const dmi_info& d, std::string_view h
                                            std::string_view hypervisor_uuid = {}) {
     using detail::icontains;
     using detail::iequals;
+    using namespace std::string_view_literals; // "..."sv: no length counted at run time
     platform_identity p;
     const std::string_view vendor = d.sys_vendor, product = d.product_name;
-    const bool ec2_vendor = vendor == "Amazon EC2" || d.board_vendor == "Amazon EC2" || d.bios_vendor == "Amazon EC2";
+    const bool ec2_vendor =
+        vendor == "Amazon EC2"sv || d.board_vendor == "Amazon EC2"sv || d.bios_vendor == "Amazon EC2"sv;
     const bool metal = ec2_vendor && product.ends_with(".metal");
 
     // Hypervisor, most specific evidence first.
     if (iequals(detail::trim(hypervisor_type), "xen")) p.hypervisor = "Xen";
     else if (ec2_vendor) p.hypervisor = metal ? "" : "Amazon"; // Nitro (KVM-based); ".metal" has none
     else if (icontains(product, "KVM")) p.hypervisor = "KVM";
-    else if (vendor == "QEMU") p.hypervisor = "QEMU"; // KVM or TCG: DMI cannot tell
+    else if (vendor == "QEMU"sv) p.hypervisor = "QEMU"; // KVM or TCG: DMI cannot tell
     else if (icontains(vendor, "VMware") || icontains(product, "VMware")) p.hypervisor = "VMware";
-    else if (vendor == "innotek GmbH" || product == "VirtualBox") p.hypervisor = "VirtualBox";
-    else if (vendor == "Microsoft Corporation" && product == "Virtual Machine") p.hypervisor = "Microsoft";
-    else if (vendor == "Xen" || product == "HVM domU" || d.chassis_vendor == "Xen") p.hypervisor = "Xen";
-    else if (vendor == "Google" && product == "Google Compute Engine") p.hypervisor = "Google";
+    else if (vendor == "innotek GmbH"sv || product == "VirtualBox"sv) p.hypervisor = "VirtualBox";
+    else if (vendor == "Microsoft Corporation"sv && product == "Virtual Machine"sv) p.hypervisor = "Microsoft";
+    else if (vendor == "Xen"sv || product == "HVM domU"sv || d.chassis_vendor == "Xen"sv) p.hypervisor = "Xen";
+    else if (vendor == "Google"sv && product == "Google Compute Engine"sv) p.hypervisor = "Google";
     else if (icontains(vendor, "Parallels")) p.hypervisor = "Parallels";
-    else if (d.chassis_vendor == "Bochs") p.hypervisor = "QEMU"; // QEMU's default chassis vendor
+    else if (d.chassis_vendor == "Bochs"sv) p.hypervisor = "QEMU"; // QEMU's default chassis vendor
 
     const auto starts_ec2 = [](std::string_view s) { return s.size() >= 3 && iequals(s.substr(0, 3), "ec2"); };
     const std::string_view tag = d.chassis_asset_tag;
@@ -4084,20 +4131,20 @@ inline platform_identity identify_platform(const dmi_info& d, std::string_view h
         p.cloud = cloud_provider::aws;
         // Nitro instances name their type; Xen-era ones say "HVM domU".
         if (ec2_vendor && product.find('.') != std::string_view::npos) p.instance_type = d.product_name;
-    } else if (product == "Google Compute Engine" || d.bios_vendor == "Google" ||
+    } else if (product == "Google Compute Engine"sv || d.bios_vendor == "Google"sv ||
                d.product_serial.starts_with("GoogleCloud-")) {
         // Not sys_vendor "Google" alone: Chromebooks say that too.
         p.cloud = cloud_provider::gcp;
     } else if (tag == azure_chassis_asset_tag) {
         p.cloud = cloud_provider::azure;
-    } else if (tag == "OracleCloud.com") {
+    } else if (tag == "OracleCloud.com"sv) {
         p.cloud = cloud_provider::oracle;
     } else {
-        for (std::string_view v : {"DigitalOcean", "Hetzner", "Vultr", "Scaleway", "UpCloud", "Linode", "Akamai",
-                                   "Alibaba Cloud"})
+        for (std::string_view v : {"DigitalOcean"sv, "Hetzner"sv, "Vultr"sv, "Scaleway"sv, "UpCloud"sv, "Linode"sv,
+                                   "Akamai"sv, "Alibaba Cloud"sv})
             if (vendor == v) p.cloud = cloud_provider::other;
-        if (product == "Droplet" || product == "Alibaba Cloud ECS" || product.starts_with("Exoscale") ||
-            product == "CloudSigma" || tag == "HUAWEICLOUD" || tag == "OpenTelekomCloud")
+        if (product == "Droplet"sv || product == "Alibaba Cloud ECS"sv || product.starts_with("Exoscale") ||
+            product == "CloudSigma"sv || tag == "HUAWEICLOUD"sv || tag == "OpenTelekomCloud"sv)
             p.cloud = cloud_provider::other;
     }
     return p;
@@ -4150,15 +4197,10 @@ dmi_info read_dmi(const S& sys, std::vector<warning>& warnings) {
         {"chassis_vendor", &dmi_info::chassis_vendor, false},
         {"chassis_asset_tag", &dmi_info::chassis_asset_tag, false},
     };
+    std::vector<warning> ignored; // for the root-only files: permission denied is the normal case for users
     for (const auto& f : fields) {
         const std::string path = std::string("/sys/class/dmi/id/") + f.file;
-        std::optional<std::string> text;
-        if (f.root_only) {
-            std::vector<warning> ignored; // permission denied is the normal case for users
-            text = detail::read_optional_file(sys, path, 4096, ignored);
-        } else {
-            text = detail::read_optional_file(sys, path, 4096, warnings);
-        }
+        const auto text = detail::read_optional_file(sys, path, 4096, f.root_only ? ignored : warnings);
         if (text) d.*(f.member) = std::string(detail::trim(*text));
     }
     return d;
@@ -4169,11 +4211,12 @@ dmi_info read_dmi(const S& sys, std::vector<warning>& warnings) {
 /// give no warning; unreadable ones do.
 template <system_view S>
 runtime_environment probe_environment(const S& sys, std::vector<warning>& warnings) {
+    using namespace std::string_view_literals; // "..."sv: no length counted at run time
     runtime_environment env;
     // Containers: marker files first, then cgroup paths (PID 1's, then ours).
     if (sys.exists("/.dockerenv")) env.container = container_runtime::docker;
     else if (sys.exists("/run/.containerenv")) env.container = container_runtime::podman;
-    for (std::string_view path : {"/proc/1/cgroup", "/proc/self/cgroup"}) {
+    for (std::string_view path : {"/proc/1/cgroup"sv, "/proc/self/cgroup"sv}) {
         const auto text = detail::read_optional_file(sys, path, 64 * 1024, warnings);
         if (!text) continue;
         const auto h = parse_proc_cgroup(*text);
@@ -4185,9 +4228,9 @@ runtime_environment probe_environment(const S& sys, std::vector<warning>& warnin
     // systemd's convention, which Podman, LXC and systemd-nspawn follow for PID 1.
     if (env.container == container_runtime::none) {
         if (const auto c = sys.env("container")) {
-            if (*c == "podman") env.container = container_runtime::podman;
-            else if (*c == "docker") env.container = container_runtime::docker;
-            else if (*c == "lxc" || *c == "lxc-libvirt") env.container = container_runtime::lxc;
+            if (*c == "podman"sv) env.container = container_runtime::podman;
+            else if (*c == "docker"sv) env.container = container_runtime::docker;
+            else if (*c == "lxc"sv || *c == "lxc-libvirt"sv) env.container = container_runtime::lxc;
             else if (!c->empty()) env.container = container_runtime::other;
         }
     }
@@ -4207,7 +4250,7 @@ runtime_environment probe_environment(const S& sys, std::vector<warning>& warnin
     if (env.kubernetes && env.container == container_runtime::none) env.container = container_runtime::other;
 
     // WSL: the kernel's release string.
-    for (std::string_view path : {"/proc/sys/kernel/osrelease", "/proc/version"}) {
+    for (std::string_view path : {"/proc/sys/kernel/osrelease"sv, "/proc/version"sv}) {
         if (const auto text = detail::read_optional_file(sys, path, 4096, warnings)) {
             env.wsl = is_wsl_kernel(*text);
             break;
@@ -4946,8 +4989,10 @@ inline bool natural_less(const std::string& a, const std::string& b) {
     return a < b;
 }
 
+// The attribute `name` of the sysfs folder `dir`, as printable text ("" when missing).
 template <system_view S>
-std::string read_attr(const S& sys, const std::string& path, std::vector<warning>& warnings) {
+std::string read_attr(const S& sys, const std::string& dir, const char* name, std::vector<warning>& warnings) {
+    const std::string path = dir + '/' + name;
     const auto text = read_optional_file(sys, path, sysfs_attribute_cap, warnings);
     if (!text) return {};
     bool changed = false;
@@ -4995,7 +5040,7 @@ std::vector<fabric_port> read_fabric_ports(const S& sys, std::vector<warning>& w
     std::vector<fabric_port> ports;
     auto names = sys.list_dir("/sys/class/infiniband");
     if (!names) return ports;
-    std::sort(names->begin(), names->end(), natural_less);
+    detail::sort_names(*names, natural_less);
     if (names->size() > max_devices) {
         detail::add_warning(warnings, warning_kind::value_out_of_range, "/sys/class/infiniband",
                             std::to_string(names->size()) + " devices; the first " + std::to_string(max_devices) +
@@ -5017,30 +5062,30 @@ std::vector<fabric_port> read_fabric_ports(const S& sys, std::vector<warning>& w
         fabric_port base;
         bool changed = false;
         base.device = clean(name, changed);
-        base.hca_type = read_attr(sys, dir + "/hca_type", warnings);
-        base.firmware = read_attr(sys, dir + "/fw_ver", warnings);
-        base.board_id = read_attr(sys, dir + "/board_id", warnings);
-        base.node_type = std::string(state_name(read_attr(sys, dir + "/node_type", warnings)));
+        base.hca_type = read_attr(sys, dir, "hca_type", warnings);
+        base.firmware = read_attr(sys, dir, "fw_ver", warnings);
+        base.board_id = read_attr(sys, dir, "board_id", warnings);
+        base.node_type = std::string(state_name(read_attr(sys, dir, "node_type", warnings)));
         if (const auto fn = pci_function_dir(sys, dir)) {
             base.pci = parse_pci_address(detail::base_name(*fn));
             if (const auto d = read_pci_device(sys, *fn, warnings)) base.numa_node = d->numa_node;
         }
-        std::vector<std::uint32_t> numbers;
+        std::vector<std::uint64_t> numbers; // as cpulist_ranges keeps its ranges: one sort for both
         for (const auto& pn : *port_names) {
             const auto n = detail::parse_u64(pn);
             if (!n || *n > 0xffff) continue; // not a port
-            numbers.push_back(static_cast<std::uint32_t>(*n));
+            numbers.push_back(*n);
         }
         std::sort(numbers.begin(), numbers.end());
         if (numbers.size() > max_ports_per_device) numbers.resize(max_ports_per_device);
         for (const auto n : numbers) {
             const std::string pdir = dir + "/ports/" + std::to_string(n);
             fabric_port p = base;
-            p.port = n;
-            p.state = std::string(state_name(read_attr(sys, pdir + "/state", warnings)));
-            p.phys_state = std::string(state_name(read_attr(sys, pdir + "/phys_state", warnings)));
-            p.link_layer = read_attr(sys, pdir + "/link_layer", warnings);
-            p.rate_text = read_attr(sys, pdir + "/rate", warnings);
+            p.port = static_cast<std::uint32_t>(n);
+            p.state = std::string(state_name(read_attr(sys, pdir, "state", warnings)));
+            p.phys_state = std::string(state_name(read_attr(sys, pdir, "phys_state", warnings)));
+            p.link_layer = read_attr(sys, pdir, "link_layer", warnings);
+            p.rate_text = read_attr(sys, pdir, "rate", warnings);
             p.active = is_active_state(p.state);
             if (!p.rate_text.empty()) {
                 if (const auto g = parse_rate(p.rate_text)) p.rate_gbit = {*g, origin::sysfs};
@@ -19939,22 +19984,24 @@ std::optional<storage_device> read_block_device(const S& sys, std::string_view n
     if (hidden && detail::trim(*hidden) == "1") return std::nullopt;
     storage_device dev;
     dev.name = std::string(name);
-    if (auto text = detail::read_optional_file(sys, d + "/size", cap, warnings)) {
+    const std::string size_path = d + "/size";
+    if (auto text = detail::read_optional_file(sys, size_path, cap, warnings)) {
         const auto sectors = detail::parse_u64(detail::trim(*text));
         if (!sectors)
-            detail::add_warning(warnings, warning_kind::parse_error, d + "/size", "not a sector count");
+            detail::add_warning(warnings, warning_kind::parse_error, size_path, "not a sector count");
         else if (*sectors > UINT64_MAX / 512)
-            detail::add_warning(warnings, warning_kind::value_out_of_range, d + "/size", "larger than any disk");
+            detail::add_warning(warnings, warning_kind::value_out_of_range, size_path, "larger than any disk");
         else if (*sectors == 0)
             return std::nullopt; // no medium: an empty card reader or drive, an unconnected nbd
         else
             dev.size_bytes = *sectors * 512; // always 512-byte units, whatever the logical block size
     }
     std::optional<bool> rotational;
-    if (auto text = detail::read_optional_file(sys, d + "/queue/rotational", cap, warnings)) {
+    const std::string rotational_path = d + "/queue/rotational";
+    if (auto text = detail::read_optional_file(sys, rotational_path, cap, warnings)) {
         rotational = detail::parse_rotational(*text);
         if (!rotational)
-            detail::add_warning(warnings, warning_kind::parse_error, d + "/queue/rotational", "not 0 or 1");
+            detail::add_warning(warnings, warning_kind::parse_error, rotational_path, "not 0 or 1");
     }
     std::string vendor;
     if (auto text = detail::read_optional_file(sys, d + "/device/vendor", cap, warnings))
@@ -19970,15 +20017,15 @@ std::optional<storage_device> read_block_device(const S& sys, std::string_view n
 template <system_view S>
 std::vector<storage_device> probe_storage(const S& sys, std::vector<warning>& warnings) {
     std::vector<storage_device> out;
-    const auto names = detail::list_optional_dir(sys, "/sys/block", warnings);
+    auto names = detail::list_optional_dir(sys, "/sys/block", warnings);
     if (!names) return out;
+    detail::sort_names(*names, detail::name_less); // disks come out by name
     for (const auto& name : *names) {
         if (is_pseudo_block_device(name)) continue;
         const std::string entry = "/sys/block/" + name;
         const auto dir = detail::resolve_sysfs_link(sys, entry);
         if (auto dev = read_block_device(sys, name, dir ? *dir : entry, warnings)) out.push_back(std::move(*dev));
     }
-    std::sort(out.begin(), out.end(), [](const storage_device& a, const storage_device& b) { return a.name < b.name; });
     return out;
 }
 
@@ -20567,7 +20614,6 @@ AI_HWACCEL_NAMESPACE_END
 #include <cstddef>
 #include <cstdint>
 #include <exception>
-#include <functional>
 #include <optional>
 #include <string>
 #include <thread>
@@ -20794,21 +20840,27 @@ public:
         using clock = std::chrono::steady_clock;
         const auto start = clock::now();
 
-        // One slot per task: the host first, then each probe in order.
+        // One slot per possible task: the host first, then each probe in order. A slot
+        // with a body is a task to run.
         constexpr std::size_t n = 1 + sizeof...(Probes);
         std::vector<slot> slots(n);
-
-        std::vector<task> tasks;
         if (host_) {
             slots[0].timing.name = "host";
-            tasks.push_back(task{&slots[0], [&sys](slot& s) { run_host(sys, s); }});
+            slots[0].sys = &sys;
+            slots[0].body = [](const void* view, const void*, slot& s) { run_host(*static_cast<const S*>(view), s); };
         }
         std::size_t k = 1;
-        (add_probe(sys, probes, slots[k++], tasks), ...);
+        (add_probe(sys, probes, slots[k++]), ...);
 
-        if (parallel_ && tasks.size() > 1) run_parallel(tasks);
+        // Without backend probes there is the host's task at most: nothing to run in parallel,
+        // and no thread code in the program.
+        constexpr bool may_run_parallel = sizeof...(Probes) > 0;
+        const auto tasks =
+            static_cast<std::size_t>(std::count_if(slots.begin(), slots.end(), [](const slot& s) { return s.used(); }));
+        if (may_run_parallel && parallel_ && tasks > 1) run_parallel(slots, tasks);
         else
-            for (auto& t : tasks) t.run();
+            for (auto& s : slots)
+                if (s.used()) s.run();
 
         // Compiled-out backends that were asked for.
         std::vector<warning> warnings;
@@ -20828,7 +20880,7 @@ public:
         host_info host;
         system_io io;
         for (auto& s : slots) {
-            if (!s.used) continue;
+            if (!s.used()) continue;
             s.timing.devices = s.out.devices.size();
             s.timing.warnings = s.out.warnings.size();
             timings.push_back(s.timing);
@@ -20854,36 +20906,36 @@ public:
     }
 
 private:
+    // One task of a detection: what it runs and what it found.
     struct slot {
-        bool used = false;
+        // The task: body(sys, probe, *this), or none when it was not requested.
+        void (*body)(const void* sys, const void* probe, slot&) = nullptr;
+        const void* sys = nullptr;
+        const void* probe = nullptr;
         probe_timing timing;
         probe_output out;
         std::optional<machine_output> machine;
-    };
-    struct task {
-        slot* target;
-        std::function<void(slot&)> body;
+
+        bool used() const noexcept { return body != nullptr; }
         void run() {
             using clock = std::chrono::steady_clock;
             const auto start = clock::now();
-            target->used = true;
 #if AI_HWACCEL_EXCEPTIONS
             try {
-                body(*target);
+                body(sys, probe, *this);
             } catch (const std::exception& e) {
                 fail(e.what());
             } catch (...) {
                 fail("unknown exception");
             }
 #else
-            body(*target);
+            body(sys, probe, *this);
 #endif
-            target->timing.elapsed = std::chrono::duration_cast<std::chrono::microseconds>(clock::now() - start);
+            timing.elapsed = std::chrono::duration_cast<std::chrono::microseconds>(clock::now() - start);
         }
         void fail(const char* what) {
-            target->timing.state = probe_state::failed;
-            target->out.warnings.push_back(
-                warning{warning_kind::probe_failed, target->timing.backend, target->timing.name, what, 0});
+            timing.state = probe_state::failed;
+            out.warnings.push_back(warning{warning_kind::probe_failed, timing.backend, timing.name, what, 0});
         }
     };
 
@@ -20900,22 +20952,27 @@ private:
     }
 
     template <system_view S, class P>
-    void add_probe(const S& sys, const P& probe, slot& s, std::vector<task>& tasks) const {
+    void add_probe(const S& sys, const P& probe, slot& s) const {
         if (!requested(P::backend)) return;
         s.timing.name = std::string(descriptor_of<P>().name);
         s.timing.backend = P::backend;
-        tasks.push_back(task{&s, [&sys, &probe](slot& t) { t.out = probe.probe(sys); }});
+        s.sys = &sys;
+        s.probe = &probe;
+        s.body = [](const void* view, const void* p, slot& t) {
+            t.out = static_cast<const P*>(p)->probe(*static_cast<const S*>(view));
+        };
     }
 
     // A few workers take the next probe until none is left: as many as the machine has
     // hardware threads, and at least four, since probes mostly wait on files and tools.
     // (A thread per probe costs more to start than most probes take on a small machine.)
-    static void run_parallel(std::vector<task>& tasks) {
+    static void run_parallel(std::vector<slot>& slots, std::size_t tasks) {
         const std::size_t hardware = std::max(4u, std::thread::hardware_concurrency());
-        const std::size_t workers = std::min(tasks.size(), hardware);
+        const std::size_t workers = std::min(tasks, hardware);
         std::atomic<std::size_t> next{0};
-        auto work = [&tasks, &next] {
-            for (std::size_t i = next.fetch_add(1); i < tasks.size(); i = next.fetch_add(1)) tasks[i].run();
+        auto work = [&slots, &next] {
+            for (std::size_t i = next.fetch_add(1); i < slots.size(); i = next.fetch_add(1))
+                if (slots[i].used()) slots[i].run();
         };
         std::vector<std::thread> threads;
         threads.reserve(workers - 1);
