@@ -313,6 +313,7 @@ AI_HWACCEL_NAMESPACE_END
 #include <cstdint>
 #include <initializer_list>
 #include <string_view>
+#include <tuple>
 
 AI_HWACCEL_NAMESPACE_BEGIN
 
@@ -383,6 +384,44 @@ constexpr bool icontains(std::string_view hay, std::string_view needle) noexcept
     for (std::size_t i = 0; i + needle.size() <= hay.size(); ++i)
         if (iequals(hay.substr(i, needle.size()), needle)) return true;
     return false;
+}
+
+/// `Count` strings packed into one array of `Chars` characters, each found by its offset.
+/// For the columns of a constexpr table that a program reads at run time: a table of
+/// string_views costs, in a position-independent program, a 24-byte relocation per string
+/// and a place in memory written at load time; this costs two bytes per string.
+template <std::size_t Count, std::size_t Chars>
+struct packed_strings {
+    static_assert(Chars < UINT16_MAX, "packed_strings: offsets are 16 bits");
+    std::array<char, Chars> chars{};
+    std::array<std::uint16_t, Count + 1> at{}; ///< string i is [at[i], at[i + 1])
+
+    static constexpr std::size_t size() noexcept { return Count; }
+    constexpr std::string_view operator[](std::size_t i) const noexcept {
+        return {chars.data() + at[i], static_cast<std::size_t>(at[i + 1] - at[i])};
+    }
+};
+
+/// The total length of the strings `column(row)` gives for every row of `table`: the
+/// `Chars` argument of pack_column.
+template <class Table, class Column>
+constexpr std::size_t column_chars(const Table& table, Column column) noexcept {
+    std::size_t n = 0;
+    for (const auto& row : table) n += column(row).size();
+    return n;
+}
+
+/// Packs `column(row)` of every row of `table`, in table order.
+template <std::size_t Chars, class Table, class Column>
+constexpr auto pack_column(const Table& table, Column column) noexcept {
+    packed_strings<std::tuple_size_v<Table>, Chars> out;
+    std::size_t n = 0, i = 0;
+    for (const auto& row : table) {
+        out.at[i++] = static_cast<std::uint16_t>(n);
+        for (const char c : column(row)) out.chars[n++] = c;
+    }
+    out.at[i] = static_cast<std::uint16_t>(n);
+    return out;
 }
 
 } // namespace detail
@@ -704,7 +743,16 @@ constexpr const device_kind_info& info(device_kind k) noexcept {
     return device_kind_table[static_cast<std::size_t>(k)];
 }
 constexpr std::string_view to_string(device_kind k) noexcept { return info(k).name; }
-constexpr family family_of(device_kind k) noexcept { return info(k).fam; }
+namespace detail {
+/// device_kind_table's family column alone, for the queries that read only it: a program
+/// that reads it carries 20 bytes instead of the table and its names.
+inline constexpr auto kind_families = [] {
+    std::array<family, device_kind_count> out{};
+    for (const auto& row : device_kind_table) out[static_cast<std::size_t>(row.id)] = row.fam;
+    return out;
+}();
+} // namespace detail
+constexpr family family_of(device_kind k) noexcept { return detail::kind_families[static_cast<std::size_t>(k)]; }
 constexpr std::optional<device_kind> parse_device_kind(std::string_view s) noexcept {
     return detail::parse_by_name<device_kind>(device_kind_table, s);
 }
@@ -1004,22 +1052,22 @@ constexpr const backend_info& info(backend_id b) noexcept {
 }
 
 namespace detail {
-/// backend_table's three names of each row, gathered at compile time: what a program that
+/// backend_table's three names of each row, packed at compile time: what a program that
 /// only detects needs of the table (its tools, libraries and paths are four times as
-/// large, and every name in a table costs a relocation in a position-independent binary).
-struct backend_label {
-    std::string_view name, display, macro;
-};
-inline constexpr auto backend_labels = [] {
-    std::array<backend_label, backend_count> out{};
-    for (std::size_t i = 0; i < backend_count; ++i)
-        out[i] = {backend_table[i].name, backend_table[i].display, backend_table[i].macro};
-    return out;
-}();
+/// large), without a relocation per name.
+inline constexpr auto backend_names =
+    pack_column<column_chars(backend_table, [](const backend_info& r) { return r.name; })>(
+        backend_table, [](const backend_info& r) { return r.name; });
+inline constexpr auto backend_displays =
+    pack_column<column_chars(backend_table, [](const backend_info& r) { return r.display; })>(
+        backend_table, [](const backend_info& r) { return r.display; });
+inline constexpr auto backend_macros =
+    pack_column<column_chars(backend_table, [](const backend_info& r) { return r.macro; })>(
+        backend_table, [](const backend_info& r) { return r.macro; });
 } // namespace detail
 
 constexpr std::string_view to_string(backend_id b) noexcept {
-    return detail::backend_labels[static_cast<std::size_t>(b)].name;
+    return detail::backend_names[static_cast<std::size_t>(b)];
 }
 constexpr bool is_compiled(backend_id b) noexcept { return info(b).compiled; }
 constexpr std::optional<backend_id> parse_backend(std::string_view s) noexcept {
@@ -1697,6 +1745,20 @@ static_assert(cpu_feature_count <= 32, "cpu_features is a 32-bit set");
 constexpr std::string_view to_string(cpu_feature f) noexcept {
     return cpu_feature_table[static_cast<std::size_t>(f)].name;
 }
+
+namespace detail {
+/// cpu_feature_table's proc_flag column, packed (the table's rows are in cpu_feature
+/// order), and its arm column as a bit per feature: what reading /proc/cpuinfo needs.
+inline constexpr auto cpu_proc_flags =
+    pack_column<column_chars(cpu_feature_table, [](const cpu_feature_info& r) { return r.proc_flag; })>(
+        cpu_feature_table, [](const cpu_feature_info& r) { return r.proc_flag; });
+inline constexpr std::uint32_t cpu_arm_features = [] {
+    std::uint32_t bits = 0;
+    for (const auto& row : cpu_feature_table)
+        if (row.arm) bits |= std::uint32_t{1} << static_cast<unsigned>(row.id);
+    return bits;
+}();
+} // namespace detail
 
 /// A set of cpu_feature values.
 struct cpu_features {
@@ -3482,8 +3544,9 @@ constexpr cpu_features cpu_features_from_flags(std::string_view flags, bool arm)
         const std::string_view word = trim(flags.substr(0, sp));
         flags = sp == std::string_view::npos ? std::string_view{} : flags.substr(sp + 1);
         if (word.empty()) continue;
-        for (const auto& f : cpu_feature_table)
-            if (f.arm == arm && word == f.proc_flag) features.set(f.id);
+        for (std::size_t i = 0; i < cpu_feature_count; ++i)
+            if (((cpu_arm_features >> i) & 1u) == (arm ? 1u : 0u) && word == cpu_proc_flags[i])
+                features.set(static_cast<cpu_feature>(i));
         if (arm && word == "neon") features.set(cpu_feature::neon); // 32-bit Arm's name for it
     }
     return features;
@@ -4181,7 +4244,7 @@ template <system_view S>
 dmi_info read_dmi(const S& sys, std::vector<warning>& warnings) {
     dmi_info d;
     struct field {
-        const char* file;
+        char file[18]; // the name itself, not a pointer: no relocation in a PIE
         std::string dmi_info::*member;
         bool root_only;
     };
@@ -20868,12 +20931,14 @@ public:
         for (std::size_t i = 0; i < backend_count; ++i) {
             const auto id = static_cast<backend_id>(i);
             if (!requested(id) || (compiled_backend_mask & bit(id)) != 0) continue;
-            const auto& b = detail::backend_labels[i];
-            warnings.push_back(warning{warning_kind::not_compiled, id, std::string(b.name),
-                                       std::string("this build does not contain the ") + std::string(b.display) +
-                                           " backend (" + std::string(b.macro) + "=0)",
-                                       0});
-            timings.push_back(probe_timing{std::string(b.name), id, probe_state::not_compiled, {}, 0, 0});
+            std::string message = "this build does not contain the ";
+            message += detail::backend_displays[i];
+            message += " backend (";
+            message += detail::backend_macros[i];
+            message += "=0)";
+            const std::string name(detail::backend_names[i]);
+            warnings.push_back(warning{warning_kind::not_compiled, id, name, std::move(message), 0});
+            timings.push_back(probe_timing{name, id, probe_state::not_compiled, {}, 0, 0});
         }
 
         std::vector<accelerator_profile> profiles;

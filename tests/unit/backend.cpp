@@ -32,8 +32,9 @@ TEST_CASE("is_compiled") {
 static_assert([] {
     for (std::size_t i = 0; i < ah::backend_count; ++i) {
         const auto& row = ah::backend_table[i];
-        const auto& label = ah::detail::backend_labels[i];
-        if (label.name != row.name || label.display != row.display || label.macro != row.macro) return false;
+        if (ah::detail::backend_names[i] != row.name || ah::detail::backend_displays[i] != row.display ||
+            ah::detail::backend_macros[i] != row.macro)
+            return false;
         if (ah::to_string(row.id) != row.name) return false;
     }
     return true;

@@ -37,3 +37,13 @@ TEST_CASE("system_io") {
     CHECK(ah::to_string(ah::container_runtime::podman) == "podman");
     CHECK(ah::to_string(ah::cloud_provider::gcp) == "gcp");
 }
+
+// What /proc/cpuinfo parsing reads: the table's proc_flag and arm columns, packed.
+static_assert([] {
+    for (std::size_t i = 0; i < ah::cpu_feature_count; ++i) {
+        const auto& row = ah::cpu_feature_table[i];
+        if (ah::detail::cpu_proc_flags[i] != row.proc_flag) return false;
+        if (((ah::detail::cpu_arm_features >> i) & 1u) != (row.arm ? 1u : 0u)) return false;
+    }
+    return true;
+}());

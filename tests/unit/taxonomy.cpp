@@ -44,3 +44,10 @@ TEST_CASE("dtype") {
     CHECK(ah::info(ah::dtype::fp4).bits == 4);
     CHECK(ah::parse_dtype("BF16") == ah::dtype::bf16);
 }
+
+// family_of reads a column copied from device_kind_table at compile time.
+static_assert([] {
+    for (const auto& row : ah::device_kind_table)
+        if (ah::family_of(row.id) != row.fam) return false;
+    return true;
+}());

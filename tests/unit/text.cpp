@@ -44,3 +44,14 @@ TEST_CASE("names_are_unique") {
     static_assert(!ah::detail::names_are_unique<6>(empty_alias));
     CHECK(ah::detail::names_are_unique<6>(good));
 }
+
+// pack_column: every string back, in order, empty ones included, in a constant expression.
+static_assert([] {
+    constexpr std::array<std::string_view, 4> column{"cuda", "", "Intel GPU (oneAPI)", "x"};
+    constexpr auto same = [](std::string_view s) { return s; };
+    constexpr auto packed = ah::detail::pack_column<ah::detail::column_chars(column, same)>(column, same);
+    static_assert(packed.size() == 4 && packed.chars.size() == 23);
+    for (std::size_t i = 0; i < column.size(); ++i)
+        if (packed[i] != column[i]) return false;
+    return true;
+}());

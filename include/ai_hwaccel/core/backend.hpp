@@ -174,22 +174,22 @@ constexpr const backend_info& info(backend_id b) noexcept {
 }
 
 namespace detail {
-/// backend_table's three names of each row, gathered at compile time: what a program that
+/// backend_table's three names of each row, packed at compile time: what a program that
 /// only detects needs of the table (its tools, libraries and paths are four times as
-/// large, and every name in a table costs a relocation in a position-independent binary).
-struct backend_label {
-    std::string_view name, display, macro;
-};
-inline constexpr auto backend_labels = [] {
-    std::array<backend_label, backend_count> out{};
-    for (std::size_t i = 0; i < backend_count; ++i)
-        out[i] = {backend_table[i].name, backend_table[i].display, backend_table[i].macro};
-    return out;
-}();
+/// large), without a relocation per name.
+inline constexpr auto backend_names =
+    pack_column<column_chars(backend_table, [](const backend_info& r) { return r.name; })>(
+        backend_table, [](const backend_info& r) { return r.name; });
+inline constexpr auto backend_displays =
+    pack_column<column_chars(backend_table, [](const backend_info& r) { return r.display; })>(
+        backend_table, [](const backend_info& r) { return r.display; });
+inline constexpr auto backend_macros =
+    pack_column<column_chars(backend_table, [](const backend_info& r) { return r.macro; })>(
+        backend_table, [](const backend_info& r) { return r.macro; });
 } // namespace detail
 
 constexpr std::string_view to_string(backend_id b) noexcept {
-    return detail::backend_labels[static_cast<std::size_t>(b)].name;
+    return detail::backend_names[static_cast<std::size_t>(b)];
 }
 constexpr bool is_compiled(backend_id b) noexcept { return info(b).compiled; }
 constexpr std::optional<backend_id> parse_backend(std::string_view s) noexcept {

@@ -87,6 +87,20 @@ constexpr std::string_view to_string(cpu_feature f) noexcept {
     return cpu_feature_table[static_cast<std::size_t>(f)].name;
 }
 
+namespace detail {
+/// cpu_feature_table's proc_flag column, packed (the table's rows are in cpu_feature
+/// order), and its arm column as a bit per feature: what reading /proc/cpuinfo needs.
+inline constexpr auto cpu_proc_flags =
+    pack_column<column_chars(cpu_feature_table, [](const cpu_feature_info& r) { return r.proc_flag; })>(
+        cpu_feature_table, [](const cpu_feature_info& r) { return r.proc_flag; });
+inline constexpr std::uint32_t cpu_arm_features = [] {
+    std::uint32_t bits = 0;
+    for (const auto& row : cpu_feature_table)
+        if (row.arm) bits |= std::uint32_t{1} << static_cast<unsigned>(row.id);
+    return bits;
+}();
+} // namespace detail
+
 /// A set of cpu_feature values.
 struct cpu_features {
     std::uint32_t bits = 0;

@@ -208,7 +208,16 @@ constexpr const device_kind_info& info(device_kind k) noexcept {
     return device_kind_table[static_cast<std::size_t>(k)];
 }
 constexpr std::string_view to_string(device_kind k) noexcept { return info(k).name; }
-constexpr family family_of(device_kind k) noexcept { return info(k).fam; }
+namespace detail {
+/// device_kind_table's family column alone, for the queries that read only it: a program
+/// that reads it carries 20 bytes instead of the table and its names.
+inline constexpr auto kind_families = [] {
+    std::array<family, device_kind_count> out{};
+    for (const auto& row : device_kind_table) out[static_cast<std::size_t>(row.id)] = row.fam;
+    return out;
+}();
+} // namespace detail
+constexpr family family_of(device_kind k) noexcept { return detail::kind_families[static_cast<std::size_t>(k)]; }
 constexpr std::optional<device_kind> parse_device_kind(std::string_view s) noexcept {
     return detail::parse_by_name<device_kind>(device_kind_table, s);
 }

@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <initializer_list>
 #include <string_view>
+#include <tuple>
 
 AI_HWACCEL_NAMESPACE_BEGIN
 
@@ -82,6 +83,44 @@ constexpr bool icontains(std::string_view hay, std::string_view needle) noexcept
     for (std::size_t i = 0; i + needle.size() <= hay.size(); ++i)
         if (iequals(hay.substr(i, needle.size()), needle)) return true;
     return false;
+}
+
+/// `Count` strings packed into one array of `Chars` characters, each found by its offset.
+/// For the columns of a constexpr table that a program reads at run time: a table of
+/// string_views costs, in a position-independent program, a 24-byte relocation per string
+/// and a place in memory written at load time; this costs two bytes per string.
+template <std::size_t Count, std::size_t Chars>
+struct packed_strings {
+    static_assert(Chars < UINT16_MAX, "packed_strings: offsets are 16 bits");
+    std::array<char, Chars> chars{};
+    std::array<std::uint16_t, Count + 1> at{}; ///< string i is [at[i], at[i + 1])
+
+    static constexpr std::size_t size() noexcept { return Count; }
+    constexpr std::string_view operator[](std::size_t i) const noexcept {
+        return {chars.data() + at[i], static_cast<std::size_t>(at[i + 1] - at[i])};
+    }
+};
+
+/// The total length of the strings `column(row)` gives for every row of `table`: the
+/// `Chars` argument of pack_column.
+template <class Table, class Column>
+constexpr std::size_t column_chars(const Table& table, Column column) noexcept {
+    std::size_t n = 0;
+    for (const auto& row : table) n += column(row).size();
+    return n;
+}
+
+/// Packs `column(row)` of every row of `table`, in table order.
+template <std::size_t Chars, class Table, class Column>
+constexpr auto pack_column(const Table& table, Column column) noexcept {
+    packed_strings<std::tuple_size_v<Table>, Chars> out;
+    std::size_t n = 0, i = 0;
+    for (const auto& row : table) {
+        out.at[i++] = static_cast<std::uint16_t>(n);
+        for (const char c : column(row)) out.chars[n++] = c;
+    }
+    out.at[i] = static_cast<std::uint16_t>(n);
+    return out;
 }
 
 } // namespace detail

@@ -39,8 +39,9 @@ constexpr cpu_features cpu_features_from_flags(std::string_view flags, bool arm)
         const std::string_view word = trim(flags.substr(0, sp));
         flags = sp == std::string_view::npos ? std::string_view{} : flags.substr(sp + 1);
         if (word.empty()) continue;
-        for (const auto& f : cpu_feature_table)
-            if (f.arm == arm && word == f.proc_flag) features.set(f.id);
+        for (std::size_t i = 0; i < cpu_feature_count; ++i)
+            if (((cpu_arm_features >> i) & 1u) == (arm ? 1u : 0u) && word == cpu_proc_flags[i])
+                features.set(static_cast<cpu_feature>(i));
         if (arm && word == "neon") features.set(cpu_feature::neon); // 32-bit Arm's name for it
     }
     return features;

@@ -307,12 +307,14 @@ public:
         for (std::size_t i = 0; i < backend_count; ++i) {
             const auto id = static_cast<backend_id>(i);
             if (!requested(id) || (compiled_backend_mask & bit(id)) != 0) continue;
-            const auto& b = detail::backend_labels[i];
-            warnings.push_back(warning{warning_kind::not_compiled, id, std::string(b.name),
-                                       std::string("this build does not contain the ") + std::string(b.display) +
-                                           " backend (" + std::string(b.macro) + "=0)",
-                                       0});
-            timings.push_back(probe_timing{std::string(b.name), id, probe_state::not_compiled, {}, 0, 0});
+            std::string message = "this build does not contain the ";
+            message += detail::backend_displays[i];
+            message += " backend (";
+            message += detail::backend_macros[i];
+            message += "=0)";
+            const std::string name(detail::backend_names[i]);
+            warnings.push_back(warning{warning_kind::not_compiled, id, name, std::move(message), 0});
+            timings.push_back(probe_timing{name, id, probe_state::not_compiled, {}, 0, 0});
         }
 
         std::vector<accelerator_profile> profiles;

@@ -218,7 +218,7 @@ template <system_view S>
 dmi_info read_dmi(const S& sys, std::vector<warning>& warnings) {
     dmi_info d;
     struct field {
-        const char* file;
+        char file[18]; // the name itself, not a pointer: no relocation in a PIE
         std::string dmi_info::*member;
         bool root_only;
     };
