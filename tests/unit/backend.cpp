@@ -32,10 +32,14 @@ TEST_CASE("is_compiled") {
 static_assert([] {
     for (std::size_t i = 0; i < ah::backend_count; ++i) {
         const auto& row = ah::backend_table[i];
-        if (ah::detail::backend_names[i] != row.name || ah::detail::backend_displays[i] != row.display ||
-            ah::detail::backend_macros[i] != row.macro)
+        if (ah::detail::backend_names[i] != row.name || ah::detail::backend_displays[i] != row.display)
             return false;
+        if (!ah::detail::is_backend_macro(row.macro, row.name)) return false;
         if (ah::to_string(row.id) != row.name) return false;
     }
     return true;
 }());
+
+static_assert(ah::detail::is_backend_macro("AI_HWACCEL_BACKEND_INTEL_GPU", "intel_gpu"));
+static_assert(!ah::detail::is_backend_macro("AI_HWACCEL_BACKEND_INTEL", "intel_gpu"));
+static_assert(!ah::detail::is_backend_macro("AI_HWACCEL_BACKEND_Cuda", "cuda"));

@@ -137,3 +137,15 @@ TEST_CASE("detail::read_optional_file") {
     REQUIRE(w.size() == 3);
     CHECK(w[2].kind == ah::warning_kind::read_error);
 }
+
+TEST_CASE("to_decimal and add_value_warning") {
+    CHECK(ah::detail::to_decimal(0) == "0");
+    CHECK(ah::detail::to_decimal(UINT64_MAX) == "18446744073709551615");
+    std::vector<ah::warning> w;
+    ah::detail::add_value_warning(w, ah::warning_kind::parse_error, "/sys/x", "not a rate:", "fast");
+    ah::detail::add_value_warning(w, ah::warning_kind::parse_error, "/sys/y", "unknown", std::string(50, 'a'));
+    REQUIRE(w.size() == 2);
+    CHECK(w[0].subject == "/sys/x");
+    CHECK(w[0].message == "not a rate: 'fast'");
+    CHECK(w[1].message == "unknown '" + std::string(40, 'a') + "'"); // cut to 40 characters
+}

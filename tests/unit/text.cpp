@@ -55,3 +55,6 @@ static_assert([] {
         if (packed[i] != column[i]) return false;
     return true;
 }());
+
+static_assert(ai_hwaccel::detail::ascii_upper('a') == 'A' && ai_hwaccel::detail::ascii_upper('_') == '_' &&
+              ai_hwaccel::detail::ascii_upper('Z') == 'Z');

@@ -145,6 +145,20 @@ inline constexpr std::array<backend_info, backend_count> backend_table{{
 #undef AI_HWACCEL_DETAIL_IF_1
 
 namespace detail {
+/// The prefix of every backend's switch; the rest is the backend's name in capitals.
+inline constexpr std::string_view backend_macro_prefix = "AI_HWACCEL_BACKEND_";
+
+/// Whether `macro` is the switch named after the backend `name` ("cuda" →
+/// "AI_HWACCEL_BACKEND_CUDA"): a detection names the switch from the name, so that a
+/// program that only detects carries no column of switches.
+constexpr bool is_backend_macro(std::string_view macro, std::string_view name) noexcept {
+    if (!macro.starts_with(backend_macro_prefix) || macro.size() != backend_macro_prefix.size() + name.size())
+        return false;
+    for (std::size_t i = 0; i < name.size(); ++i)
+        if (macro[backend_macro_prefix.size() + i] != ascii_upper(name[i])) return false;
+    return true;
+}
+
 constexpr bool backend_table_is_consistent() noexcept {
     if (!table_is_indexed_and_unique(backend_table)) return false;
     for (std::size_t i = 0; i < backend_table.size(); ++i) {
@@ -155,6 +169,7 @@ constexpr bool backend_table_is_consistent() noexcept {
         if (!b.compiled && (!b.tools.empty() || !b.libraries.empty() || !b.paths.empty()))
             return false;
         if (b.kinds.empty()) return false;
+        if (!is_backend_macro(b.macro, b.name)) return false;
     }
     // Every device kind except the CPU is reported by exactly one backend.
     for (std::size_t k = 1; k < device_kind_count; ++k) {
@@ -174,18 +189,16 @@ constexpr const backend_info& info(backend_id b) noexcept {
 }
 
 namespace detail {
-/// backend_table's three names of each row, packed at compile time: what a program that
+/// backend_table's names and display names, packed at compile time: what a program that
 /// only detects needs of the table (its tools, libraries and paths are four times as
-/// large), without a relocation per name.
+/// large), without a relocation per name. The switch's name follows from the name
+/// (is_backend_macro).
 inline constexpr auto backend_names =
     pack_column<column_chars(backend_table, [](const backend_info& r) { return r.name; })>(
         backend_table, [](const backend_info& r) { return r.name; });
 inline constexpr auto backend_displays =
     pack_column<column_chars(backend_table, [](const backend_info& r) { return r.display; })>(
         backend_table, [](const backend_info& r) { return r.display; });
-inline constexpr auto backend_macros =
-    pack_column<column_chars(backend_table, [](const backend_info& r) { return r.macro; })>(
-        backend_table, [](const backend_info& r) { return r.macro; });
 } // namespace detail
 
 constexpr std::string_view to_string(backend_id b) noexcept {

@@ -397,14 +397,16 @@ void probe_cpu_topology(const S& sys, std::string_view online_list, cpu_info& cp
     std::vector<std::string> packages; // ids as text, counted as parse_cpuinfo counts its own
     std::vector<std::string> cores;    // "package core"
     for (const auto n : *cpus) {
-        const std::string dir = "/sys/devices/system/cpu/cpu" + std::to_string(n) + "/topology/";
+        std::string dir = "/sys/devices/system/cpu/cpu";
+        dir += detail::to_decimal(n);
+        dir += "/topology/";
         const auto pkg = sys.read_file(dir + "physical_package_id", 64);
         const auto core = sys.read_file(dir + "core_id", 64);
         if (!pkg.ok() || !core.ok()) return; // no topology (old kernel, captured tree without it)
         const auto p = detail::parse_i64(detail::trim(pkg.data));
         const auto c = detail::parse_i64(detail::trim(core.data));
         if (!p || !c) {
-            warnings.push_back(warning{warning_kind::parse_error, std::nullopt, dir, "topology ids are not numbers", 0});
+            detail::add_warning(warnings, warning_kind::parse_error, dir, "topology ids are not numbers");
             return;
         }
         packages.push_back(std::to_string(*p));
@@ -413,13 +415,18 @@ void probe_cpu_topology(const S& sys, std::string_view online_list, cpu_info& cp
     const auto sockets = static_cast<std::uint32_t>(detail::count_distinct(packages));
     const auto physical = static_cast<std::uint32_t>(detail::count_distinct(cores));
     const bool cpuinfo_knows = cpu.arch == cpu_arch::x86_64 && cpu.sockets != 0;
-    if (cpuinfo_knows && (cpu.sockets != sockets || cpu.cores != physical))
-        warnings.push_back(warning{warning_kind::disagreement, std::nullopt, "/sys/devices/system/cpu",
-                                   "/proc/cpuinfo counts " + std::to_string(cpu.sockets) + " socket(s) and " +
-                                       std::to_string(cpu.cores) + " core(s), the sysfs topology " +
-                                       std::to_string(sockets) + " and " + std::to_string(physical) +
-                                       "; using sysfs, which describes the online CPUs",
-                                   0});
+    if (cpuinfo_knows && (cpu.sockets != sockets || cpu.cores != physical)) {
+        std::string message = "/proc/cpuinfo counts ";
+        message += detail::to_decimal(cpu.sockets);
+        message += " socket(s) and ";
+        message += detail::to_decimal(cpu.cores);
+        message += " core(s), the sysfs topology ";
+        message += detail::to_decimal(sockets);
+        message += " and ";
+        message += detail::to_decimal(physical);
+        message += "; using sysfs, which describes the online CPUs";
+        detail::add_warning(warnings, warning_kind::disagreement, "/sys/devices/system/cpu", std::move(message));
+    }
     cpu.sockets = sockets;
     cpu.cores = physical;
 }
@@ -457,11 +464,16 @@ std::pair<host_info, accelerator_profile> probe_host(const S& sys, std::vector<w
         if (!online || *online == 0) {
             note(warning_kind::parse_error, online_path, "not a cpulist");
         } else {
-            if (host.cpu.threads != 0 && host.cpu.threads != *online)
-                note(warning_kind::disagreement, online_path,
-                     "/proc/cpuinfo lists " + std::to_string(host.cpu.threads) + " processors, the online mask " +
-                         std::to_string(*online) + "; using " + std::to_string(*online) +
-                         " from sysfs, the kernel's own count (cpuinfo may be virtualised or cut short)");
+            if (host.cpu.threads != 0 && host.cpu.threads != *online) {
+                std::string message = "/proc/cpuinfo lists ";
+                message += detail::to_decimal(host.cpu.threads);
+                message += " processors, the online mask ";
+                message += detail::to_decimal(*online);
+                message += "; using ";
+                message += detail::to_decimal(*online);
+                message += " from sysfs, the kernel's own count (cpuinfo may be virtualised or cut short)";
+                detail::add_warning(warnings, warning_kind::disagreement, online_path, std::move(message));
+            }
             host.cpu.threads = *online;
             probe_cpu_topology(sys, *text, host.cpu, warnings);
         }
@@ -497,12 +509,15 @@ std::pair<host_info, accelerator_profile> probe_host(const S& sys, std::vector<w
         for (const auto& n : host.numa) nodes += n.memory_bytes;
         const std::uint64_t total = *host.memory.total_bytes;
         const std::uint64_t gap = nodes > total ? nodes - total : total - nodes;
-        if (gap > total / 100)
-            note(warning_kind::disagreement, "/sys/devices/system/node",
-                 "the NUMA nodes hold " + std::to_string(nodes) + " bytes, /proc/meminfo's MemTotal says " +
-                     std::to_string(total) + "; the memory total stays MemTotal, the memory the kernel manages (a gap "
-                     "means memory outside the nodes, e.g. hot-plugged or ballooned, or a /proc/meminfo "
-                     "virtualised by LXCFS)");
+        if (gap > total / 100) {
+            std::string message = "the NUMA nodes hold ";
+            message += detail::to_decimal(nodes);
+            message += " bytes, /proc/meminfo's MemTotal says ";
+            message += detail::to_decimal(total);
+            message += "; the memory total stays MemTotal, the memory the kernel manages (a gap means memory "
+                       "outside the nodes, e.g. hot-plugged or ballooned, or a /proc/meminfo virtualised by LXCFS)";
+            detail::add_warning(warnings, warning_kind::disagreement, "/sys/devices/system/node", std::move(message));
+        }
     }
 
     accelerator_profile cpu;

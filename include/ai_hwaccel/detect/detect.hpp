@@ -310,7 +310,8 @@ public:
             std::string message = "this build does not contain the ";
             message += detail::backend_displays[i];
             message += " backend (";
-            message += detail::backend_macros[i];
+            message += detail::backend_macro_prefix;
+            for (const char c : detail::backend_names[i]) message += detail::ascii_upper(c);
             message += "=0)";
             const std::string name(detail::backend_names[i]);
             warnings.push_back(warning{warning_kind::not_compiled, id, name, std::move(message), 0});
@@ -324,9 +325,9 @@ public:
             if (!s.used()) continue;
             s.timing.devices = s.out.devices.size();
             s.timing.warnings = s.out.warnings.size();
-            timings.push_back(s.timing);
+            timings.push_back(std::move(s.timing));
             for (auto& w : s.out.warnings)
-                if (std::find(warnings.begin(), warnings.end(), w) == warnings.end()) warnings.push_back(std::move(w));
+                if (std::ranges::find(warnings, w) == warnings.end()) warnings.push_back(std::move(w));
             for (auto& p : s.out.devices) profiles.push_back(std::move(p));
             for (auto& l : s.out.links) io.interconnects.push_back(std::move(l));
             if (s.machine) {
@@ -336,7 +337,9 @@ public:
                 for (auto& l : links) io.interconnects.push_back(std::move(l));
             }
         }
-        merge_duplicates(profiles);
+        // The host's only device is the CPU, which is never merged: without backend probes
+        // there is nothing to merge, and no merging code in the program.
+        if constexpr (sizeof...(Probes) > 0) merge_duplicates(profiles);
         if (visibility_) apply_visibility(profiles, [&sys](std::string_view v) { return sys.env(v); }, warnings);
 
         timed_detection result;

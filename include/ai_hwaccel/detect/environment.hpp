@@ -149,17 +149,19 @@ inline platform_identity identify_platform(const dmi_info& d, std::string_view h
     const bool metal = ec2_vendor && product.ends_with(".metal");
 
     // Hypervisor, most specific evidence first.
-    if (iequals(detail::trim(hypervisor_type), "xen")) p.hypervisor = "Xen";
-    else if (ec2_vendor) p.hypervisor = metal ? "" : "Amazon"; // Nitro (KVM-based); ".metal" has none
-    else if (icontains(product, "KVM")) p.hypervisor = "KVM";
-    else if (vendor == "QEMU"sv) p.hypervisor = "QEMU"; // KVM or TCG: DMI cannot tell
-    else if (icontains(vendor, "VMware") || icontains(product, "VMware")) p.hypervisor = "VMware";
-    else if (vendor == "innotek GmbH"sv || product == "VirtualBox"sv) p.hypervisor = "VirtualBox";
-    else if (vendor == "Microsoft Corporation"sv && product == "Virtual Machine"sv) p.hypervisor = "Microsoft";
-    else if (vendor == "Xen"sv || product == "HVM domU"sv || d.chassis_vendor == "Xen"sv) p.hypervisor = "Xen";
-    else if (vendor == "Google"sv && product == "Google Compute Engine"sv) p.hypervisor = "Google";
-    else if (icontains(vendor, "Parallels")) p.hypervisor = "Parallels";
-    else if (d.chassis_vendor == "Bochs"sv) p.hypervisor = "QEMU"; // QEMU's default chassis vendor
+    std::string_view hypervisor;
+    if (iequals(detail::trim(hypervisor_type), "xen"sv)) hypervisor = "Xen"sv;
+    else if (ec2_vendor) hypervisor = metal ? ""sv : "Amazon"sv; // Nitro (KVM-based); ".metal" has none
+    else if (icontains(product, "KVM"sv)) hypervisor = "KVM"sv;
+    else if (vendor == "QEMU"sv) hypervisor = "QEMU"sv; // KVM or TCG: DMI cannot tell
+    else if (icontains(vendor, "VMware"sv) || icontains(product, "VMware"sv)) hypervisor = "VMware"sv;
+    else if (vendor == "innotek GmbH"sv || product == "VirtualBox"sv) hypervisor = "VirtualBox"sv;
+    else if (vendor == "Microsoft Corporation"sv && product == "Virtual Machine"sv) hypervisor = "Microsoft"sv;
+    else if (vendor == "Xen"sv || product == "HVM domU"sv || d.chassis_vendor == "Xen"sv) hypervisor = "Xen"sv;
+    else if (vendor == "Google"sv && product == "Google Compute Engine"sv) hypervisor = "Google"sv;
+    else if (icontains(vendor, "Parallels"sv)) hypervisor = "Parallels"sv;
+    else if (d.chassis_vendor == "Bochs"sv) hypervisor = "QEMU"sv; // QEMU's default chassis vendor
+    p.hypervisor = hypervisor;
 
     const auto starts_ec2 = [](std::string_view s) { return s.size() >= 3 && iequals(s.substr(0, 3), "ec2"); };
     const std::string_view tag = d.chassis_asset_tag;
@@ -236,7 +238,8 @@ dmi_info read_dmi(const S& sys, std::vector<warning>& warnings) {
     };
     std::vector<warning> ignored; // for the root-only files: permission denied is the normal case for users
     for (const auto& f : fields) {
-        const std::string path = std::string("/sys/class/dmi/id/") + f.file;
+        std::string path = "/sys/class/dmi/id/";
+        path += f.file;
         const auto text = detail::read_optional_file(sys, path, 4096, f.root_only ? ignored : warnings);
         if (text) d.*(f.member) = std::string(detail::trim(*text));
     }

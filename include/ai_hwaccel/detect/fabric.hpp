@@ -142,7 +142,7 @@ inline interconnect to_interconnect(const fabric_port& p, origin from) {
     interconnect l;
     l.kind = p.kind;
     l.scope = link_scope::inter_node;
-    l.name = p.device + " port " + std::to_string(p.port);
+    l.name = p.device + " port " + detail::to_decimal(p.port);
     l.state = p.state;
     if (p.active && p.rate_gbit) l.bandwidth_gbps = {detail::fabric::both_directions_gbytes(*p.rate_gbit), from};
     return l;
@@ -167,7 +167,7 @@ struct text_port_builder {
         auto& p = *current;
         if (!p.link_layer.empty()) p.kind = kind_of(p.link_layer, p.node_type);
         p.active = is_active_state(p.state);
-        if (p.state.empty()) problems.add(line, p.device + " port " + std::to_string(p.port) + ": no state");
+        if (p.state.empty()) problems.add(line, p.device + " port " + detail::to_decimal(p.port) + ": no state");
         r.ports.push_back(std::move(p));
         current.reset();
     }
@@ -405,8 +405,8 @@ std::optional<std::string> pci_function_dir(const S& sys, const std::string& dir
 // the kernel puts the default GIDs of each type.
 template <system_view S>
 bool has_roce_v2_gid(const S& sys, const std::string& port_dir) {
-    for (int i = 0; i < 8; ++i) {
-        const auto r = sys.read_file(port_dir + "/gid_attrs/types/" + std::to_string(i), 64);
+    for (std::uint64_t i = 0; i < 8; ++i) {
+        const auto r = sys.read_file(port_dir + "/gid_attrs/types/" + to_decimal(i), 64);
         if (r.status == read_status::ok && trim(r.data) == "RoCE v2") return true;
     }
     return false;
@@ -427,19 +427,24 @@ std::vector<fabric_port> read_fabric_ports(const S& sys, std::vector<warning>& w
     if (!names) return ports;
     detail::sort_names(*names, natural_less);
     if (names->size() > max_devices) {
-        detail::add_warning(warnings, warning_kind::value_out_of_range, "/sys/class/infiniband",
-                            std::to_string(names->size()) + " devices; the first " + std::to_string(max_devices) +
-                                " read");
+        std::string message = detail::to_decimal(names->size());
+        message += " devices; the first ";
+        message += detail::to_decimal(max_devices);
+        message += " read";
+        detail::add_warning(warnings, warning_kind::value_out_of_range, "/sys/class/infiniband", std::move(message));
         names->resize(max_devices);
     }
     for (const auto& name : *names) {
-        const std::string class_path = "/sys/class/infiniband/" + name;
+        std::string class_path = "/sys/class/infiniband/";
+        class_path += name;
         // A live link resolves to /sys/devices/…/infiniband/<name>; a captured tree may
         // hold the link as a file naming its target, or a plain folder.
         const std::string dir = detail::resolve_sysfs_link(sys, class_path).value_or(class_path);
         if (!sys.exists(dir)) {
-            detail::add_warning(warnings, warning_kind::read_error, class_path,
-                                "links to " + dir + ", which does not exist; device skipped");
+            std::string message = "links to ";
+            message += dir;
+            message += ", which does not exist; device skipped";
+            detail::add_warning(warnings, warning_kind::read_error, class_path, std::move(message));
             continue;
         }
         auto port_names = sys.list_dir(dir + "/ports");
@@ -475,14 +480,14 @@ std::vector<fabric_port> read_fabric_ports(const S& sys, std::vector<warning>& w
             if (!p.rate_text.empty()) {
                 if (const auto g = parse_rate(p.rate_text)) p.rate_gbit = {*g, origin::sysfs};
                 else
-                    detail::add_warning(warnings, warning_kind::parse_error, pdir + "/rate",
-                                        "not a port rate: '" + p.rate_text.substr(0, 40) + "'");
+                    detail::add_value_warning(warnings, warning_kind::parse_error, pdir + "/rate", "not a port rate:",
+                                              p.rate_text);
             }
             p.kind = kind_of(p.link_layer, p.node_type);
             if (p.kind == interconnect_kind::roce && has_roce_v2_gid(sys, pdir)) p.kind = interconnect_kind::roce_v2;
             if (p.kind == interconnect_kind::none && !p.link_layer.empty() && p.link_layer != "Unknown")
-                detail::add_warning(warnings, warning_kind::parse_error, pdir + "/link_layer",
-                                    "unknown link layer '" + p.link_layer.substr(0, 40) + "'");
+                detail::add_value_warning(warnings, warning_kind::parse_error, pdir + "/link_layer",
+                                          "unknown link layer", p.link_layer);
             ports.push_back(std::move(p));
         }
     }

@@ -135,7 +135,8 @@ std::vector<storage_device> probe_storage(const S& sys, std::vector<warning>& wa
     detail::sort_names(*names, detail::name_less); // disks come out by name
     for (const auto& name : *names) {
         if (is_pseudo_block_device(name)) continue;
-        const std::string entry = "/sys/block/" + name;
+        std::string entry = "/sys/block/";
+        entry += name;
         const auto dir = detail::resolve_sysfs_link(sys, entry);
         if (auto dev = read_block_device(sys, name, dir ? *dir : entry, warnings)) out.push_back(std::move(*dev));
     }

@@ -89,6 +89,11 @@ constexpr std::optional<std::uint32_t> parse_hex_attribute(std::string_view s) n
     return parse_hex32(s);
 }
 
+/// A count, an id or a CPU number in decimal. Every unsigned number that detection prints
+/// goes through this one type, so the program holds one copy of the conversion, not one
+/// per integer type.
+inline std::string to_decimal(std::uint64_t n) { return std::to_string(n); }
+
 inline void add_warning(std::vector<warning>& warnings, warning_kind kind, std::string_view subject,
                         std::string message) {
     warnings.push_back(warning{kind, std::nullopt, std::string(subject), std::move(message), 0});
@@ -97,6 +102,16 @@ inline void add_warning(std::vector<warning>& warnings, warning_kind kind, std::
 inline void add_warning(std::vector<warning>& warnings, warning_kind kind, std::string_view subject,
                         const char* message) {
     add_warning(warnings, kind, subject, std::string(message));
+}
+/// A warning that quotes the value it is about, cut to 40 characters:
+/// "<what> '<value>'" ("not a PCIe link speed: '8.0 GT/s PCIe'").
+inline void add_value_warning(std::vector<warning>& warnings, warning_kind kind, std::string_view subject,
+                              std::string_view what, std::string_view value) {
+    std::string message(what);
+    message += " '";
+    message += value.substr(0, 40);
+    message += '\'';
+    add_warning(warnings, kind, subject, std::move(message));
 }
 
 /// Reads a file whose absence is normal (a feature the machine lacks): nullopt and no

@@ -85,7 +85,8 @@ std::vector<numa_node> probe_numa(const S& sys, std::vector<warning>& warnings) 
     for (const auto& name : *names) {
         const auto id = detail::numa_dir_id(name);
         if (!id) continue;
-        const std::string dir = "/sys/devices/system/node/" + name;
+        std::string dir = "/sys/devices/system/node/";
+        dir += name;
         numa_node node;
         node.id = *id;
         const std::string cpulist_path = dir + "/cpulist";
@@ -98,11 +99,13 @@ std::vector<numa_node> probe_numa(const S& sys, std::vector<warning>& warnings) 
             const auto mem = parse_node_meminfo(*text);
             if (!mem)
                 detail::add_warning(warnings, warning_kind::parse_error, meminfo_path, "no Node MemTotal line");
-            else if (mem->id != node.id)
-                detail::add_warning(warnings, warning_kind::disagreement, meminfo_path,
-                                    "describes node " + std::to_string(mem->id) + "; its size is not used for node " +
-                                        std::to_string(node.id));
-            else
+            else if (mem->id != node.id) {
+                std::string message = "describes node ";
+                message += detail::to_decimal(mem->id);
+                message += "; its size is not used for node ";
+                message += detail::to_decimal(node.id);
+                detail::add_warning(warnings, warning_kind::disagreement, meminfo_path, std::move(message));
+            } else
                 node.memory_bytes = mem->memory_bytes;
         }
         nodes.push_back(std::move(node));
@@ -178,7 +181,9 @@ inline constexpr std::size_t sysfs_attribute_cap = 4096;
 template <system_view S>
 bool read_pcie_link(const S& sys, const std::string& dir, std::string_view which, pcie_link& link,
                     std::vector<warning>& warnings) {
-    const std::string prefix = dir + "/" + std::string(which);
+    std::string prefix = dir;
+    prefix += '/';
+    prefix += which;
     const std::string speed_path = prefix + "_link_speed";
     const std::string width_path = prefix + "_link_width";
     const auto speed = read_optional_file(sys, speed_path, sysfs_attribute_cap, warnings);
@@ -187,16 +192,14 @@ bool read_pcie_link(const S& sys, const std::string& dir, std::string_view which
         link.generation = parse_pcie_link_speed(*speed);
         // "Unknown" (older kernels: "Unknown speed") is the kernel saying so, not garbage.
         if (link.generation == 0 && !trim(*speed).starts_with("Unknown"))
-            add_warning(warnings, warning_kind::parse_error, speed_path,
-                        "not a PCIe link speed: '" + std::string(trim(*speed).substr(0, 40)) + "'");
+            add_value_warning(warnings, warning_kind::parse_error, speed_path, "not a PCIe link speed:", trim(*speed));
     }
     if (width) {
         link.width = parse_pcie_link_width(*width);
         // 0 and 255 are what the kernel prints for a function with no PCIe link of its
         // own (integrated NPUs and GPUs): unknown, not garbage.
         if (link.width == 0 && trim(*width) != "0" && trim(*width) != "255")
-            add_warning(warnings, warning_kind::parse_error, width_path,
-                        "not a PCIe link width: '" + std::string(trim(*width).substr(0, 40)) + "'");
+            add_value_warning(warnings, warning_kind::parse_error, width_path, "not a PCIe link width:", trim(*width));
     }
     return speed.has_value() || width.has_value();
 }
@@ -274,7 +277,8 @@ std::vector<pci_device> probe_pci(const S& sys, std::vector<warning>& warnings) 
     if (!names) return devices;
     detail::sort_names(*names, detail::pci_dir_less); // devices come out by address
     for (const auto& name : *names) {
-        const std::string dir = "/sys/bus/pci/devices/" + name;
+        std::string dir = "/sys/bus/pci/devices/";
+        dir += name;
         if (!parse_pci_address(name)) {
             detail::add_warning(warnings, warning_kind::parse_error, dir, "not a PCI address; skipped");
             continue;
