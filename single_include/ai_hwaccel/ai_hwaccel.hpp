@@ -322,6 +322,9 @@ namespace detail {
 constexpr char ascii_lower(char c) noexcept {
     return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c;
 }
+constexpr char ascii_upper(char c) noexcept {
+    return (c >= 'a' && c <= 'z') ? static_cast<char>(c - 'a' + 'A') : c;
+}
 constexpr bool ascii_space(char c) noexcept {
     return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';
 }
@@ -1023,6 +1026,20 @@ inline constexpr std::array<backend_info, backend_count> backend_table{{
 #undef AI_HWACCEL_DETAIL_IF_1
 
 namespace detail {
+/// The prefix of every backend's switch; the rest is the backend's name in capitals.
+inline constexpr std::string_view backend_macro_prefix = "AI_HWACCEL_BACKEND_";
+
+/// Whether `macro` is the switch named after the backend `name` ("cuda" →
+/// "AI_HWACCEL_BACKEND_CUDA"): a detection names the switch from the name, so that a
+/// program that only detects carries no column of switches.
+constexpr bool is_backend_macro(std::string_view macro, std::string_view name) noexcept {
+    if (!macro.starts_with(backend_macro_prefix) || macro.size() != backend_macro_prefix.size() + name.size())
+        return false;
+    for (std::size_t i = 0; i < name.size(); ++i)
+        if (macro[backend_macro_prefix.size() + i] != ascii_upper(name[i])) return false;
+    return true;
+}
+
 constexpr bool backend_table_is_consistent() noexcept {
     if (!table_is_indexed_and_unique(backend_table)) return false;
     for (std::size_t i = 0; i < backend_table.size(); ++i) {
@@ -1033,6 +1050,7 @@ constexpr bool backend_table_is_consistent() noexcept {
         if (!b.compiled && (!b.tools.empty() || !b.libraries.empty() || !b.paths.empty()))
             return false;
         if (b.kinds.empty()) return false;
+        if (!is_backend_macro(b.macro, b.name)) return false;
     }
     // Every device kind except the CPU is reported by exactly one backend.
     for (std::size_t k = 1; k < device_kind_count; ++k) {
@@ -1052,18 +1070,16 @@ constexpr const backend_info& info(backend_id b) noexcept {
 }
 
 namespace detail {
-/// backend_table's three names of each row, packed at compile time: what a program that
+/// backend_table's names and display names, packed at compile time: what a program that
 /// only detects needs of the table (its tools, libraries and paths are four times as
-/// large), without a relocation per name.
+/// large), without a relocation per name. The switch's name follows from the name
+/// (is_backend_macro).
 inline constexpr auto backend_names =
     pack_column<column_chars(backend_table, [](const backend_info& r) { return r.name; })>(
         backend_table, [](const backend_info& r) { return r.name; });
 inline constexpr auto backend_displays =
     pack_column<column_chars(backend_table, [](const backend_info& r) { return r.display; })>(
         backend_table, [](const backend_info& r) { return r.display; });
-inline constexpr auto backend_macros =
-    pack_column<column_chars(backend_table, [](const backend_info& r) { return r.macro; })>(
-        backend_table, [](const backend_info& r) { return r.macro; });
 } // namespace detail
 
 constexpr std::string_view to_string(backend_id b) noexcept {
@@ -3031,6 +3047,11 @@ constexpr std::optional<std::uint32_t> parse_hex_attribute(std::string_view s) n
     return parse_hex32(s);
 }
 
+/// A count, an id or a CPU number in decimal. Every unsigned number that detection prints
+/// goes through this one type, so the program holds one copy of the conversion, not one
+/// per integer type.
+inline std::string to_decimal(std::uint64_t n) { return std::to_string(n); }
+
 inline void add_warning(std::vector<warning>& warnings, warning_kind kind, std::string_view subject,
                         std::string message) {
     warnings.push_back(warning{kind, std::nullopt, std::string(subject), std::move(message), 0});
@@ -3039,6 +3060,16 @@ inline void add_warning(std::vector<warning>& warnings, warning_kind kind, std::
 inline void add_warning(std::vector<warning>& warnings, warning_kind kind, std::string_view subject,
                         const char* message) {
     add_warning(warnings, kind, subject, std::string(message));
+}
+/// A warning that quotes the value it is about, cut to 40 characters:
+/// "<what> '<value>'" ("not a PCIe link speed: '8.0 GT/s PCIe'").
+inline void add_value_warning(std::vector<warning>& warnings, warning_kind kind, std::string_view subject,
+                              std::string_view what, std::string_view value) {
+    std::string message(what);
+    message += " '";
+    message += value.substr(0, 40);
+    message += '\'';
+    add_warning(warnings, kind, subject, std::move(message));
 }
 
 /// Reads a file whose absence is normal (a feature the machine lacks): nullopt and no
@@ -3317,7 +3348,8 @@ std::vector<numa_node> probe_numa(const S& sys, std::vector<warning>& warnings) 
     for (const auto& name : *names) {
         const auto id = detail::numa_dir_id(name);
         if (!id) continue;
-        const std::string dir = "/sys/devices/system/node/" + name;
+        std::string dir = "/sys/devices/system/node/";
+        dir += name;
         numa_node node;
         node.id = *id;
         const std::string cpulist_path = dir + "/cpulist";
@@ -3330,11 +3362,13 @@ std::vector<numa_node> probe_numa(const S& sys, std::vector<warning>& warnings) 
             const auto mem = parse_node_meminfo(*text);
             if (!mem)
                 detail::add_warning(warnings, warning_kind::parse_error, meminfo_path, "no Node MemTotal line");
-            else if (mem->id != node.id)
-                detail::add_warning(warnings, warning_kind::disagreement, meminfo_path,
-                                    "describes node " + std::to_string(mem->id) + "; its size is not used for node " +
-                                        std::to_string(node.id));
-            else
+            else if (mem->id != node.id) {
+                std::string message = "describes node ";
+                message += detail::to_decimal(mem->id);
+                message += "; its size is not used for node ";
+                message += detail::to_decimal(node.id);
+                detail::add_warning(warnings, warning_kind::disagreement, meminfo_path, std::move(message));
+            } else
                 node.memory_bytes = mem->memory_bytes;
         }
         nodes.push_back(std::move(node));
@@ -3410,7 +3444,9 @@ inline constexpr std::size_t sysfs_attribute_cap = 4096;
 template <system_view S>
 bool read_pcie_link(const S& sys, const std::string& dir, std::string_view which, pcie_link& link,
                     std::vector<warning>& warnings) {
-    const std::string prefix = dir + "/" + std::string(which);
+    std::string prefix = dir;
+    prefix += '/';
+    prefix += which;
     const std::string speed_path = prefix + "_link_speed";
     const std::string width_path = prefix + "_link_width";
     const auto speed = read_optional_file(sys, speed_path, sysfs_attribute_cap, warnings);
@@ -3419,16 +3455,14 @@ bool read_pcie_link(const S& sys, const std::string& dir, std::string_view which
         link.generation = parse_pcie_link_speed(*speed);
         // "Unknown" (older kernels: "Unknown speed") is the kernel saying so, not garbage.
         if (link.generation == 0 && !trim(*speed).starts_with("Unknown"))
-            add_warning(warnings, warning_kind::parse_error, speed_path,
-                        "not a PCIe link speed: '" + std::string(trim(*speed).substr(0, 40)) + "'");
+            add_value_warning(warnings, warning_kind::parse_error, speed_path, "not a PCIe link speed:", trim(*speed));
     }
     if (width) {
         link.width = parse_pcie_link_width(*width);
         // 0 and 255 are what the kernel prints for a function with no PCIe link of its
         // own (integrated NPUs and GPUs): unknown, not garbage.
         if (link.width == 0 && trim(*width) != "0" && trim(*width) != "255")
-            add_warning(warnings, warning_kind::parse_error, width_path,
-                        "not a PCIe link width: '" + std::string(trim(*width).substr(0, 40)) + "'");
+            add_value_warning(warnings, warning_kind::parse_error, width_path, "not a PCIe link width:", trim(*width));
     }
     return speed.has_value() || width.has_value();
 }
@@ -3506,7 +3540,8 @@ std::vector<pci_device> probe_pci(const S& sys, std::vector<warning>& warnings) 
     if (!names) return devices;
     detail::sort_names(*names, detail::pci_dir_less); // devices come out by address
     for (const auto& name : *names) {
-        const std::string dir = "/sys/bus/pci/devices/" + name;
+        std::string dir = "/sys/bus/pci/devices/";
+        dir += name;
         if (!parse_pci_address(name)) {
             detail::add_warning(warnings, warning_kind::parse_error, dir, "not a PCI address; skipped");
             continue;
@@ -3902,14 +3937,16 @@ void probe_cpu_topology(const S& sys, std::string_view online_list, cpu_info& cp
     std::vector<std::string> packages; // ids as text, counted as parse_cpuinfo counts its own
     std::vector<std::string> cores;    // "package core"
     for (const auto n : *cpus) {
-        const std::string dir = "/sys/devices/system/cpu/cpu" + std::to_string(n) + "/topology/";
+        std::string dir = "/sys/devices/system/cpu/cpu";
+        dir += detail::to_decimal(n);
+        dir += "/topology/";
         const auto pkg = sys.read_file(dir + "physical_package_id", 64);
         const auto core = sys.read_file(dir + "core_id", 64);
         if (!pkg.ok() || !core.ok()) return; // no topology (old kernel, captured tree without it)
         const auto p = detail::parse_i64(detail::trim(pkg.data));
         const auto c = detail::parse_i64(detail::trim(core.data));
         if (!p || !c) {
-            warnings.push_back(warning{warning_kind::parse_error, std::nullopt, dir, "topology ids are not numbers", 0});
+            detail::add_warning(warnings, warning_kind::parse_error, dir, "topology ids are not numbers");
             return;
         }
         packages.push_back(std::to_string(*p));
@@ -3918,13 +3955,18 @@ void probe_cpu_topology(const S& sys, std::string_view online_list, cpu_info& cp
     const auto sockets = static_cast<std::uint32_t>(detail::count_distinct(packages));
     const auto physical = static_cast<std::uint32_t>(detail::count_distinct(cores));
     const bool cpuinfo_knows = cpu.arch == cpu_arch::x86_64 && cpu.sockets != 0;
-    if (cpuinfo_knows && (cpu.sockets != sockets || cpu.cores != physical))
-        warnings.push_back(warning{warning_kind::disagreement, std::nullopt, "/sys/devices/system/cpu",
-                                   "/proc/cpuinfo counts " + std::to_string(cpu.sockets) + " socket(s) and " +
-                                       std::to_string(cpu.cores) + " core(s), the sysfs topology " +
-                                       std::to_string(sockets) + " and " + std::to_string(physical) +
-                                       "; using sysfs, which describes the online CPUs",
-                                   0});
+    if (cpuinfo_knows && (cpu.sockets != sockets || cpu.cores != physical)) {
+        std::string message = "/proc/cpuinfo counts ";
+        message += detail::to_decimal(cpu.sockets);
+        message += " socket(s) and ";
+        message += detail::to_decimal(cpu.cores);
+        message += " core(s), the sysfs topology ";
+        message += detail::to_decimal(sockets);
+        message += " and ";
+        message += detail::to_decimal(physical);
+        message += "; using sysfs, which describes the online CPUs";
+        detail::add_warning(warnings, warning_kind::disagreement, "/sys/devices/system/cpu", std::move(message));
+    }
     cpu.sockets = sockets;
     cpu.cores = physical;
 }
@@ -3962,11 +4004,16 @@ std::pair<host_info, accelerator_profile> probe_host(const S& sys, std::vector<w
         if (!online || *online == 0) {
             note(warning_kind::parse_error, online_path, "not a cpulist");
         } else {
-            if (host.cpu.threads != 0 && host.cpu.threads != *online)
-                note(warning_kind::disagreement, online_path,
-                     "/proc/cpuinfo lists " + std::to_string(host.cpu.threads) + " processors, the online mask " +
-                         std::to_string(*online) + "; using " + std::to_string(*online) +
-                         " from sysfs, the kernel's own count (cpuinfo may be virtualised or cut short)");
+            if (host.cpu.threads != 0 && host.cpu.threads != *online) {
+                std::string message = "/proc/cpuinfo lists ";
+                message += detail::to_decimal(host.cpu.threads);
+                message += " processors, the online mask ";
+                message += detail::to_decimal(*online);
+                message += "; using ";
+                message += detail::to_decimal(*online);
+                message += " from sysfs, the kernel's own count (cpuinfo may be virtualised or cut short)";
+                detail::add_warning(warnings, warning_kind::disagreement, online_path, std::move(message));
+            }
             host.cpu.threads = *online;
             probe_cpu_topology(sys, *text, host.cpu, warnings);
         }
@@ -4002,12 +4049,15 @@ std::pair<host_info, accelerator_profile> probe_host(const S& sys, std::vector<w
         for (const auto& n : host.numa) nodes += n.memory_bytes;
         const std::uint64_t total = *host.memory.total_bytes;
         const std::uint64_t gap = nodes > total ? nodes - total : total - nodes;
-        if (gap > total / 100)
-            note(warning_kind::disagreement, "/sys/devices/system/node",
-                 "the NUMA nodes hold " + std::to_string(nodes) + " bytes, /proc/meminfo's MemTotal says " +
-                     std::to_string(total) + "; the memory total stays MemTotal, the memory the kernel manages (a gap "
-                     "means memory outside the nodes, e.g. hot-plugged or ballooned, or a /proc/meminfo "
-                     "virtualised by LXCFS)");
+        if (gap > total / 100) {
+            std::string message = "the NUMA nodes hold ";
+            message += detail::to_decimal(nodes);
+            message += " bytes, /proc/meminfo's MemTotal says ";
+            message += detail::to_decimal(total);
+            message += "; the memory total stays MemTotal, the memory the kernel manages (a gap means memory "
+                       "outside the nodes, e.g. hot-plugged or ballooned, or a /proc/meminfo virtualised by LXCFS)";
+            detail::add_warning(warnings, warning_kind::disagreement, "/sys/devices/system/node", std::move(message));
+        }
     }
 
     accelerator_profile cpu;
@@ -4175,17 +4225,19 @@ inline platform_identity identify_platform(const dmi_info& d, std::string_view h
     const bool metal = ec2_vendor && product.ends_with(".metal");
 
     // Hypervisor, most specific evidence first.
-    if (iequals(detail::trim(hypervisor_type), "xen")) p.hypervisor = "Xen";
-    else if (ec2_vendor) p.hypervisor = metal ? "" : "Amazon"; // Nitro (KVM-based); ".metal" has none
-    else if (icontains(product, "KVM")) p.hypervisor = "KVM";
-    else if (vendor == "QEMU"sv) p.hypervisor = "QEMU"; // KVM or TCG: DMI cannot tell
-    else if (icontains(vendor, "VMware") || icontains(product, "VMware")) p.hypervisor = "VMware";
-    else if (vendor == "innotek GmbH"sv || product == "VirtualBox"sv) p.hypervisor = "VirtualBox";
-    else if (vendor == "Microsoft Corporation"sv && product == "Virtual Machine"sv) p.hypervisor = "Microsoft";
-    else if (vendor == "Xen"sv || product == "HVM domU"sv || d.chassis_vendor == "Xen"sv) p.hypervisor = "Xen";
-    else if (vendor == "Google"sv && product == "Google Compute Engine"sv) p.hypervisor = "Google";
-    else if (icontains(vendor, "Parallels")) p.hypervisor = "Parallels";
-    else if (d.chassis_vendor == "Bochs"sv) p.hypervisor = "QEMU"; // QEMU's default chassis vendor
+    std::string_view hypervisor;
+    if (iequals(detail::trim(hypervisor_type), "xen"sv)) hypervisor = "Xen"sv;
+    else if (ec2_vendor) hypervisor = metal ? ""sv : "Amazon"sv; // Nitro (KVM-based); ".metal" has none
+    else if (icontains(product, "KVM"sv)) hypervisor = "KVM"sv;
+    else if (vendor == "QEMU"sv) hypervisor = "QEMU"sv; // KVM or TCG: DMI cannot tell
+    else if (icontains(vendor, "VMware"sv) || icontains(product, "VMware"sv)) hypervisor = "VMware"sv;
+    else if (vendor == "innotek GmbH"sv || product == "VirtualBox"sv) hypervisor = "VirtualBox"sv;
+    else if (vendor == "Microsoft Corporation"sv && product == "Virtual Machine"sv) hypervisor = "Microsoft"sv;
+    else if (vendor == "Xen"sv || product == "HVM domU"sv || d.chassis_vendor == "Xen"sv) hypervisor = "Xen"sv;
+    else if (vendor == "Google"sv && product == "Google Compute Engine"sv) hypervisor = "Google"sv;
+    else if (icontains(vendor, "Parallels"sv)) hypervisor = "Parallels"sv;
+    else if (d.chassis_vendor == "Bochs"sv) hypervisor = "QEMU"sv; // QEMU's default chassis vendor
+    p.hypervisor = hypervisor;
 
     const auto starts_ec2 = [](std::string_view s) { return s.size() >= 3 && iequals(s.substr(0, 3), "ec2"); };
     const std::string_view tag = d.chassis_asset_tag;
@@ -4262,7 +4314,8 @@ dmi_info read_dmi(const S& sys, std::vector<warning>& warnings) {
     };
     std::vector<warning> ignored; // for the root-only files: permission denied is the normal case for users
     for (const auto& f : fields) {
-        const std::string path = std::string("/sys/class/dmi/id/") + f.file;
+        std::string path = "/sys/class/dmi/id/";
+        path += f.file;
         const auto text = detail::read_optional_file(sys, path, 4096, f.root_only ? ignored : warnings);
         if (text) d.*(f.member) = std::string(detail::trim(*text));
     }
@@ -4820,7 +4873,7 @@ inline interconnect to_interconnect(const fabric_port& p, origin from) {
     interconnect l;
     l.kind = p.kind;
     l.scope = link_scope::inter_node;
-    l.name = p.device + " port " + std::to_string(p.port);
+    l.name = p.device + " port " + detail::to_decimal(p.port);
     l.state = p.state;
     if (p.active && p.rate_gbit) l.bandwidth_gbps = {detail::fabric::both_directions_gbytes(*p.rate_gbit), from};
     return l;
@@ -4845,7 +4898,7 @@ struct text_port_builder {
         auto& p = *current;
         if (!p.link_layer.empty()) p.kind = kind_of(p.link_layer, p.node_type);
         p.active = is_active_state(p.state);
-        if (p.state.empty()) problems.add(line, p.device + " port " + std::to_string(p.port) + ": no state");
+        if (p.state.empty()) problems.add(line, p.device + " port " + detail::to_decimal(p.port) + ": no state");
         r.ports.push_back(std::move(p));
         current.reset();
     }
@@ -5083,8 +5136,8 @@ std::optional<std::string> pci_function_dir(const S& sys, const std::string& dir
 // the kernel puts the default GIDs of each type.
 template <system_view S>
 bool has_roce_v2_gid(const S& sys, const std::string& port_dir) {
-    for (int i = 0; i < 8; ++i) {
-        const auto r = sys.read_file(port_dir + "/gid_attrs/types/" + std::to_string(i), 64);
+    for (std::uint64_t i = 0; i < 8; ++i) {
+        const auto r = sys.read_file(port_dir + "/gid_attrs/types/" + to_decimal(i), 64);
         if (r.status == read_status::ok && trim(r.data) == "RoCE v2") return true;
     }
     return false;
@@ -5105,19 +5158,24 @@ std::vector<fabric_port> read_fabric_ports(const S& sys, std::vector<warning>& w
     if (!names) return ports;
     detail::sort_names(*names, natural_less);
     if (names->size() > max_devices) {
-        detail::add_warning(warnings, warning_kind::value_out_of_range, "/sys/class/infiniband",
-                            std::to_string(names->size()) + " devices; the first " + std::to_string(max_devices) +
-                                " read");
+        std::string message = detail::to_decimal(names->size());
+        message += " devices; the first ";
+        message += detail::to_decimal(max_devices);
+        message += " read";
+        detail::add_warning(warnings, warning_kind::value_out_of_range, "/sys/class/infiniband", std::move(message));
         names->resize(max_devices);
     }
     for (const auto& name : *names) {
-        const std::string class_path = "/sys/class/infiniband/" + name;
+        std::string class_path = "/sys/class/infiniband/";
+        class_path += name;
         // A live link resolves to /sys/devices/…/infiniband/<name>; a captured tree may
         // hold the link as a file naming its target, or a plain folder.
         const std::string dir = detail::resolve_sysfs_link(sys, class_path).value_or(class_path);
         if (!sys.exists(dir)) {
-            detail::add_warning(warnings, warning_kind::read_error, class_path,
-                                "links to " + dir + ", which does not exist; device skipped");
+            std::string message = "links to ";
+            message += dir;
+            message += ", which does not exist; device skipped";
+            detail::add_warning(warnings, warning_kind::read_error, class_path, std::move(message));
             continue;
         }
         auto port_names = sys.list_dir(dir + "/ports");
@@ -5153,14 +5211,14 @@ std::vector<fabric_port> read_fabric_ports(const S& sys, std::vector<warning>& w
             if (!p.rate_text.empty()) {
                 if (const auto g = parse_rate(p.rate_text)) p.rate_gbit = {*g, origin::sysfs};
                 else
-                    detail::add_warning(warnings, warning_kind::parse_error, pdir + "/rate",
-                                        "not a port rate: '" + p.rate_text.substr(0, 40) + "'");
+                    detail::add_value_warning(warnings, warning_kind::parse_error, pdir + "/rate", "not a port rate:",
+                                              p.rate_text);
             }
             p.kind = kind_of(p.link_layer, p.node_type);
             if (p.kind == interconnect_kind::roce && has_roce_v2_gid(sys, pdir)) p.kind = interconnect_kind::roce_v2;
             if (p.kind == interconnect_kind::none && !p.link_layer.empty() && p.link_layer != "Unknown")
-                detail::add_warning(warnings, warning_kind::parse_error, pdir + "/link_layer",
-                                    "unknown link layer '" + p.link_layer.substr(0, 40) + "'");
+                detail::add_value_warning(warnings, warning_kind::parse_error, pdir + "/link_layer",
+                                          "unknown link layer", p.link_layer);
             ports.push_back(std::move(p));
         }
     }
@@ -20085,7 +20143,8 @@ std::vector<storage_device> probe_storage(const S& sys, std::vector<warning>& wa
     detail::sort_names(*names, detail::name_less); // disks come out by name
     for (const auto& name : *names) {
         if (is_pseudo_block_device(name)) continue;
-        const std::string entry = "/sys/block/" + name;
+        std::string entry = "/sys/block/";
+        entry += name;
         const auto dir = detail::resolve_sysfs_link(sys, entry);
         if (auto dev = read_block_device(sys, name, dir ? *dir : entry, warnings)) out.push_back(std::move(*dev));
     }
@@ -20934,7 +20993,8 @@ public:
             std::string message = "this build does not contain the ";
             message += detail::backend_displays[i];
             message += " backend (";
-            message += detail::backend_macros[i];
+            message += detail::backend_macro_prefix;
+            for (const char c : detail::backend_names[i]) message += detail::ascii_upper(c);
             message += "=0)";
             const std::string name(detail::backend_names[i]);
             warnings.push_back(warning{warning_kind::not_compiled, id, name, std::move(message), 0});
@@ -20948,9 +21008,9 @@ public:
             if (!s.used()) continue;
             s.timing.devices = s.out.devices.size();
             s.timing.warnings = s.out.warnings.size();
-            timings.push_back(s.timing);
+            timings.push_back(std::move(s.timing));
             for (auto& w : s.out.warnings)
-                if (std::find(warnings.begin(), warnings.end(), w) == warnings.end()) warnings.push_back(std::move(w));
+                if (std::ranges::find(warnings, w) == warnings.end()) warnings.push_back(std::move(w));
             for (auto& p : s.out.devices) profiles.push_back(std::move(p));
             for (auto& l : s.out.links) io.interconnects.push_back(std::move(l));
             if (s.machine) {
@@ -20960,7 +21020,9 @@ public:
                 for (auto& l : links) io.interconnects.push_back(std::move(l));
             }
         }
-        merge_duplicates(profiles);
+        // The host's only device is the CPU, which is never merged: without backend probes
+        // there is nothing to merge, and no merging code in the program.
+        if constexpr (sizeof...(Probes) > 0) merge_duplicates(profiles);
         if (visibility_) apply_visibility(profiles, [&sys](std::string_view v) { return sys.env(v); }, warnings);
 
         timed_detection result;
