@@ -328,7 +328,7 @@ inline constexpr cloud_instance instance_rows[] = {
     // series carries A100 PCIe 80GB cards.
     {.name = "Standard_NC96ads_A100_v4", .provider = instance_provider::azure, .region = "westus2",
      .price_per_hour_usd = 14.692, .price_date = "2024-08-27",
-     .price_source = "https://github.com/skypilot-org/skypilot-catalog/pull/79",
+     .price_source = skypilot_catalog_pr_79,
      .accelerator = "NVIDIA A100 PCIe 80GB", .accelerator_count = 4, .vcpus = 96, .host_memory = 880,
      .host_memory_unit = memory_unit::gib, .interconnect = interconnect_kind::pcie,
      .spec_source = "https://learn.microsoft.com/en-us/azure/virtual-machines/nc-a100-v4-series"},
