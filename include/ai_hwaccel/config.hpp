@@ -138,6 +138,12 @@
 #define AI_HWACCEL_ASSERT(cond) assert(cond)
 #endif
 
+// 1: the whole-catalogue checks of core/catalogue.hpp run as
+// static_asserts in every translation unit; 0 leaves them to the test suite, which sets 1.
+#ifndef AI_HWACCEL_CHECK_TABLES
+#define AI_HWACCEL_CHECK_TABLES 0
+#endif
+
 // ---------------------------------------------------------------------------------------
 // Target operating system: what this build can do, never what the machine has.
 #if defined(__linux__)

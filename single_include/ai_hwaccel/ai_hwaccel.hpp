@@ -171,6 +171,12 @@
 #define AI_HWACCEL_ASSERT(cond) assert(cond)
 #endif
 
+// 1: the whole-catalogue checks of core/catalogue.hpp run as
+// static_asserts in every translation unit; 0 leaves them to the test suite, which sets 1.
+#ifndef AI_HWACCEL_CHECK_TABLES
+#define AI_HWACCEL_CHECK_TABLES 0
+#endif
+
 // ---------------------------------------------------------------------------------------
 // Target operating system: what this build can do, never what the machine has.
 #if defined(__linux__)
@@ -8024,7 +8030,7 @@ constexpr bool catalogue_names_are_unique() noexcept {
 }
 } // namespace detail
 
-#if defined(AI_HWACCEL_CHECK_TABLES) && AI_HWACCEL_CHECK_TABLES
+#if AI_HWACCEL_CHECK_TABLES
 static_assert(detail::catalogue_rows_are_sane(), "device_catalogue: a row is incomplete");
 static_assert(detail::catalogue_names_are_unique(), "device_catalogue: duplicate name or alias");
 #endif

@@ -5,7 +5,8 @@
 #   fetchcontent_source_dir  FetchContent redirected to the checkout (no network)
 #   wrong_version            find_package refuses 9.0 and the next minor version, accepts
 #                            the installed one (the positive control)
-#   pkg_config               pkg-config --cflags --libs compiles and links the program
+#   pkg_config               pkg-config --cflags --libs compiles and links the program,
+#                            from an install moved away from its configured prefix
 #   conan_test_package       conan/test_package built against a CMake-installed prefix
 include("${CMAKE_CURRENT_LIST_DIR}/common.cmake")
 pk_read_project(_backends _version)
@@ -79,15 +80,30 @@ elseif(MODE STREQUAL "wrong_version")
   pk_expect_backends("${work}/accepted/consumer" ${_backends})
 
 elseif(MODE STREQUAL "pkg_config")
-  pk_install_library("${work}/prefix" "${work}/lib-build"
-                     -DAI_HWACCEL_BACKENDS_NONE=ON -DAI_HWACCEL_BACKEND_GAUDI=ON)
+  # Configured for one prefix, installed with `--install --prefix` to another, then moved:
+  # the .pc file must follow the files, not the prefix the build was configured with.
+  pk_run(o "${CMAKE_COMMAND}" -S "${SOURCE_DIR}" -B "${work}/lib-build" ${PK_GEN_ARGS}
+         -DCMAKE_CXX_COMPILER=${CMAKE_CXX_COMPILER} -DCMAKE_INSTALL_PREFIX=${work}/configured
+         -DAI_HWACCEL_INSTALL=ON -DAI_HWACCEL_BUILD_TESTS=OFF -DAI_HWACCEL_BUILD_EXAMPLES=OFF
+         -DAI_HWACCEL_BUILD_BENCHMARKS=OFF -DAI_HWACCEL_BUILD_CLI=OFF -DAI_HWACCEL_BUILD_CAPI=OFF
+         -DAI_HWACCEL_BUILD_PYTHON=OFF -DAI_HWACCEL_BACKENDS_NONE=ON -DAI_HWACCEL_BACKEND_GAUDI=ON)
+  pk_run(o "${CMAKE_COMMAND}" --install "${work}/lib-build" --prefix "${work}/installed")
+  file(RENAME "${work}/installed" "${work}/moved")
   find_program(PKG_CONFIG NAMES pkg-config pkgconf REQUIRED)
-  pk_run(flags "${CMAKE_COMMAND}" -E env "PKG_CONFIG_PATH=${work}/prefix/share/pkgconfig"
+  pk_run(flags "${CMAKE_COMMAND}" -E env "PKG_CONFIG_PATH=${work}/moved/share/pkgconfig"
          "${PKG_CONFIG}" --cflags --libs ai_hwaccel)
   string(STRIP "${flags}" flags)
   message(STATUS "pkg-config --cflags --libs ai_hwaccel: ${flags}")
-  if(NOT flags MATCHES "-I${work}/prefix/include")
-    message(FATAL_ERROR "pkg-config does not point at the installed headers: ${flags}")
+  if(NOT flags MATCHES "-I([^ ]+)")
+    message(FATAL_ERROR "pkg-config gives no include folder: ${flags}")
+  endif()
+  file(REAL_PATH "${CMAKE_MATCH_1}" included)
+  file(REAL_PATH "${work}/moved/include" expected)
+  if(NOT included STREQUAL expected)
+    message(FATAL_ERROR "pkg-config points at ${included}, not at the installed headers ${expected}")
+  endif()
+  if(EXISTS "${work}/configured")
+    message(FATAL_ERROR "installing with --prefix wrote to the configured prefix")
   endif()
   separate_arguments(flag_list UNIX_COMMAND "${flags}")
   pk_run(o "${CMAKE_CXX_COMPILER}" "${PK_PROGRAM}" -o "${work}/consumer" ${flag_list})

@@ -112,7 +112,7 @@ constexpr bool catalogue_names_are_unique() noexcept {
 }
 } // namespace detail
 
-#if defined(AI_HWACCEL_CHECK_TABLES) && AI_HWACCEL_CHECK_TABLES
+#if AI_HWACCEL_CHECK_TABLES
 static_assert(detail::catalogue_rows_are_sane(), "device_catalogue: a row is incomplete");
 static_assert(detail::catalogue_names_are_unique(), "device_catalogue: duplicate name or alias");
 #endif
