@@ -239,3 +239,31 @@ TEST_CASE("estimate_memory") {
     const auto& mx = row("mixtral-8x7b");
     CHECK(ah::weight_bytes(mx, quant_format::bf16) == mx.parameters * 2);
 }
+
+TEST_CASE("weight_bytes: a MoE model's expert share follows its published active count") {
+    // What a decode step reads of the weights: every block's non-expert weights, the
+    // routed share of the experts and the output head. Publishers count active parameters
+    // with the embedding (DeepSeek, Mistral, Qwen) or without it (gpt-oss), so the read
+    // lies between active less embedding and head, and active (2 % for rounded totals).
+    // DeepSeek V3's shape claims more expert weights than its total holds (dense first
+    // layers, a shared expert); the split then comes from the published active count.
+    std::size_t moe = 0;
+    for (const auto& m : ah::model_catalogue) {
+        if (!m.is_moe() || m.active_parameters >= m.parameters) continue;
+        CAPTURE(m.id);
+        const auto p = ah::detail::parts_of(m);
+        const double layers = m.layers;
+        const double routed = static_cast<double>(m.experts_per_token) / m.experts;
+        const double read = (p.block_other + p.block_experts * routed) * layers + p.output;
+        const double active = static_cast<double>(m.active_parameters);
+        CHECK(read >= active - p.embedding - p.output);
+        CHECK(read <= active * 1.02);
+        CHECK(p.block_other > 0);
+        ++moe;
+    }
+    CHECK(moe >= 6);
+    // DeepSeek V3: 58 MoE layers x 256 experts x 3 x 7168 x 2048 = 653.8 B routed-expert
+    // weights (config.json: first_k_dense_replace 3, moe_intermediate_size 2048).
+    const auto p = ah::detail::parts_of(row("deepseek-v3"));
+    CHECK(std::fabs(p.block_experts * 61 / (58.0 * 256 * 3 * 7168 * 2048) - 1) < 0.01);
+}

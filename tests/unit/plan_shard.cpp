@@ -632,6 +632,50 @@ TEST_CASE("suggest_quantization: its fit test agrees with a spread pipeline near
     CHECK(fits < total * 9 / 10);
 }
 
+TEST_CASE("plan_sharding: a fast link never makes a model stop fitting") {
+    // A tensor-parallel group replicates what does not divide over its ranks: the KV heads
+    // when there are fewer than ranks (Qwen3 235B has 4), each rank's rounded-up share
+    // (Phi-4's 10 KV heads over 4 ranks: 3 each). Where the island's widest group cannot
+    // hold the model, a narrower one or a pipeline over the same devices may; the plan
+    // with the link must fit whenever the plan without it does, and what
+    // suggest_quantization picks must plan.
+    const ah::inference_shape longest{.context = 131072};
+    std::size_t fits = 0, total = 0;
+    for (std::uint32_t n : {2u, 4u, 8u}) {
+        const auto devs = cards("TPU v5e", n);
+        const std::vector<ah::interconnect> ici{
+            link(ah::interconnect_kind::ici, ah::link_scope::intra_node, 1600, iota(0, n))};
+        for (const auto& m : ah::model_catalogue)
+            for (const auto q : {quant_format::bf16, quant_format::q8_0, quant_format::q4_k_m, quant_format::iq3_xxs,
+                                 quant_format::q2_k}) {
+                CAPTURE(n);
+                CAPTURE(m.id);
+                CAPTURE(ah::to_string(q));
+                const auto with = ah::plan_sharding(devs, ici, m, q, longest);
+                const auto without = ah::plan_sharding(devs, {}, m, q, longest);
+                CHECK((!without.fits || with.fits));
+                if (with.fits) check_coverage(with, m.layers);
+                fits += with.fits;
+                ++total;
+            }
+    }
+    CHECK(fits > total / 10);
+    // The cases that did not fit with the link: the widest group holds too much.
+    const auto four = cards("TPU v5e", 4);
+    const std::vector<ah::interconnect> ici4{
+        link(ah::interconnect_kind::ici, ah::link_scope::intra_node, 1600, iota(0, 4))};
+    const auto phi = ah::plan_sharding(four, ici4, model("phi-4"), quant_format::bf16, longest);
+    CHECK(phi.fits);
+    CHECK(phi.tensor_parallel < 4);
+    const auto eight = cards("TPU v5e", 8);
+    const std::vector<ah::interconnect> ici8{
+        link(ah::interconnect_kind::ici, ah::link_scope::intra_node, 1600, iota(0, 8))};
+    const auto& qwen = model("qwen3-235b-a22b");
+    const auto s = ah::suggest_quantization(eight, qwen, longest);
+    REQUIRE(s.fits);
+    CHECK(ah::plan_sharding(eight, ici8, qwen, s.format, longest).fits);
+}
+
 TEST_CASE("slot_list") {
     ah::slot_list<ah::device_shard, 3> l;
     CHECK(l.empty());

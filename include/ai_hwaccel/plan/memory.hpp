@@ -250,7 +250,8 @@ constexpr std::uint64_t bits_to_bytes(double weights, double bpw) noexcept {
 
 /// How a model's parameters divide: token embedding, output head, and per block the expert
 /// FFN weights and the rest. Derived from the published total where there is one (so
-/// biases, shared experts and MLA projections land in the blocks), else from the shape.
+/// biases, shared experts and MLA projections land in the blocks), else from the shape;
+/// for a MoE model whose shape overstates its experts, from the published active count.
 struct parameter_parts {
     double embedding = 0;    ///< vocab x hidden (0 when the shape is unknown)
     double output = 0;       ///< vocab x hidden unless tied, + the final norm
@@ -274,7 +275,18 @@ constexpr parameter_parts parts_of(const model_spec& m) noexcept {
     if (m.is_moe()) {
         const double experts = static_cast<double>(m.experts) * 3.0 * static_cast<double>(m.hidden_size) *
                                static_cast<double>(m.intermediate_size) * layers;
-        const double e = experts < inside ? experts : inside;
+        double e = experts < inside ? experts : inside;
+        // A shape that claims every block's FFN as routed experts can hold more than the
+        // published total (DeepSeek V3: its first layers are dense and a shared expert
+        // runs beside the routed ones, which a model_spec cannot say). The published
+        // active count then splits the blocks: it is the embedding, the head, the rest of
+        // the blocks and experts_per_token / experts of the routed experts.
+        const double routed = m.experts_per_token ? static_cast<double>(m.experts_per_token) / m.experts : 1.0;
+        const double read = static_cast<double>(m.active_parameters) - p.embedding - p.output;
+        if (experts >= inside && m.active_parameters < m.parameters && routed < 1.0 && read > 0 && read < inside) {
+            const double split = (inside - read) / (1.0 - routed);
+            if (split < inside) e = split;
+        }
         p.block_experts = e / layers;
         p.block_other = (inside - e) / layers;
     } else {
