@@ -26278,10 +26278,14 @@ AI_HWACCEL_NAMESPACE_END
 // joined by a fast intra-node link (NVLink, NVSwitch, XGMI, ICI, NeuronLink, Gaudi RoCE),
 // pipeline parallel across slower links (PCIe, inter-node InfiniBand/RoCE), tensor inside
 // nodes and pipeline across them, and data-parallel replicas of the smallest layout that
-// fits when devices remain. Layers are real ranges [first, last) split in proportion to
-// what each stage can hold; the token embedding sits on the first stage and the output
-// head on the last. A model that fits nowhere gets `fits == false` and the reason; the
-// CPU is used only when `plan_options::allow_cpu` says so.
+// fits when devices remain. Where a fast-linked group as wide as the heads allow cannot
+// hold the model (each device holds a rounded-up share of the KV heads, all of them when
+// they are fewer than the devices), narrower groups are tried, down to a pipeline over
+// single devices: a link never makes a model stop fitting. Layers are real ranges
+// [first, last) split in proportion to what each stage can hold; the token embedding sits
+// on the first stage and the output head on the last. A model that fits nowhere gets
+// `fits == false` and the reason; the CPU is used only when `plan_options::allow_cpu`
+// says so.
 //
 // Everything here is an estimate, `constexpr`, and returns fixed-capacity values (at most
 // `max_plan_devices` devices per plan), so a build that knows its devices can
@@ -27120,7 +27124,8 @@ constexpr std::uint64_t bits_to_bytes(double weights, double bpw) noexcept {
 
 /// How a model's parameters divide: token embedding, output head, and per block the expert
 /// FFN weights and the rest. Derived from the published total where there is one (so
-/// biases, shared experts and MLA projections land in the blocks), else from the shape.
+/// biases, shared experts and MLA projections land in the blocks), else from the shape;
+/// for a MoE model whose shape overstates its experts, from the published active count.
 struct parameter_parts {
     double embedding = 0;    ///< vocab x hidden (0 when the shape is unknown)
     double output = 0;       ///< vocab x hidden unless tied, + the final norm
@@ -27144,7 +27149,18 @@ constexpr parameter_parts parts_of(const model_spec& m) noexcept {
     if (m.is_moe()) {
         const double experts = static_cast<double>(m.experts) * 3.0 * static_cast<double>(m.hidden_size) *
                                static_cast<double>(m.intermediate_size) * layers;
-        const double e = experts < inside ? experts : inside;
+        double e = experts < inside ? experts : inside;
+        // A shape that claims every block's FFN as routed experts can hold more than the
+        // published total (DeepSeek V3: its first layers are dense and a shared expert
+        // runs beside the routed ones, which a model_spec cannot say). The published
+        // active count then splits the blocks: it is the embedding, the head, the rest of
+        // the blocks and experts_per_token / experts of the routed experts.
+        const double routed = m.experts_per_token ? static_cast<double>(m.experts_per_token) / m.experts : 1.0;
+        const double read = static_cast<double>(m.active_parameters) - p.embedding - p.output;
+        if (experts >= inside && m.active_parameters < m.parameters && routed < 1.0 && read > 0 && read < inside) {
+            const double split = (inside - read) / (1.0 - routed);
+            if (split < inside) e = split;
+        }
         p.block_experts = e / layers;
         p.block_other = (inside - e) / layers;
     } else {
@@ -28161,6 +28177,8 @@ struct planner {
     pos_list sorted;    ///< island s's devices, largest first (stable), from slot begin[s]
     pos_list island_of; ///< island number by group position (islands numbered by root)
     std::size_t islands = 0;
+    /// Most devices in one tensor-parallel unit: lowered when nothing fits (see plan_group).
+    std::size_t unit_cap = max_plan_devices;
     std::array<bool, max_plan_devices> used;  ///< by group position (cleared by `start`)
     std::array<bool, max_plan_devices> alone; ///< by group position: holds the whole model
     // By island number.
@@ -28228,7 +28246,7 @@ constexpr void refresh(planner& P, const group& g, std::span<const accelerator_p
     P.left[s] = static_cast<pos_t>(end - first);
     std::size_t nu = 0;
     for (std::size_t at = first; at < end;) {
-        const auto t = tp_degree(n, end - at);
+        const auto t = tp_degree(n, end - at < P.unit_cap ? end - at : P.unit_cap);
         const stage_ref u{static_cast<std::uint16_t>(at), t};
         P.unit[first + nu] = u;
         P.room[first + nu] = P.fit(n, stage_cap(P.w, u), false, false, t);
@@ -28483,7 +28501,21 @@ constexpr void plan_group(shard_plan& p, group& g, std::span<const accelerator_p
     while (true) {
         search(P, g, devs, n, o);
         const layout& L = P.best;
-        if (!L.found) break;
+        if (!L.found) {
+            // A tensor-parallel group holds more than its share of what does not divide
+            // (KV heads fewer than its ranks, each rank's rounded-up part), so a narrower
+            // group, down to a pipeline over single devices, can fit where the island's
+            // widest does not: a fast link must never make a model stop fitting. Further
+            // replicas only repeat a layout that fits, so this is for the first one.
+            if (p.replicas > 0) break;
+            std::size_t widest = 0;
+            for (std::size_t i = 0; i < P.islands; ++i)
+                if (P.units[i] > 0 && P.unit[P.begin[i]].size > widest) widest = P.unit[P.begin[i]].size;
+            if (widest <= 1) break;
+            P.unit_cap = widest - 1;
+            for (std::size_t i = 0; i < P.islands; ++i) P.stale[i] = true;
+            continue;
+        }
         const auto replica = static_cast<std::uint16_t>(p.replicas);
         double compute = 0, tensor = 0, hops = 0, prefill = 0;
         plan_link tl{}, pl{};
