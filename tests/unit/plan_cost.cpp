@@ -1,11 +1,13 @@
 #include "ai_hwaccel/plan/cost.hpp"
 #include "ai_hwaccel/plan/models.hpp"
+#include "ai_hwaccel/plan/shard.hpp"
 
 #include <doctest/doctest.h>
 
 #include <cstdint>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 namespace ah = ai_hwaccel;
 
@@ -274,6 +276,38 @@ TEST_CASE("estimate_instance_cost") {
     any_format.gguf_on_gpus_only = false;
     CHECK(ah::estimate_instance_cost(*ah::find_instance("trn1.32xlarge"), m8, ah::quant_format::q4_k_m, {}, any_format)
               .fits);
+}
+
+TEST_CASE("estimate_instance_cost: every accelerator holds its own buffers") {
+    // Each accelerator of a split model holds the runtime allowance and the activation
+    // buffers, as plan_sharding charges them; only the logits buffer is the last one's.
+    const ah::inference_shape shape{.context = 8192, .batch = 16};
+    for (const char* id : {"gemma-2-27b", "llama-3.1-70b", "mixtral-8x7b"}) {
+        const auto& m = model(id);
+        CAPTURE(id);
+        const auto whole = ah::estimate_memory(m, ah::quant_format::bf16, shape);
+        const auto each = ah::device_overhead_bytes(m, shape);
+        CHECK(each > ah::runtime_allowance_bytes);
+        CHECK(each < whole.overhead_bytes); // less the logits buffer
+        for (const char* name : {"g6.2xlarge", "g2-standard-48", "p5.48xlarge"}) {
+            const auto& row = *ah::find_instance(name);
+            CAPTURE(name);
+            const auto e = ah::estimate_instance_cost(row, m, ah::quant_format::bf16, shape);
+            CHECK(e.required_bytes == whole.total_bytes() + each * (row.accelerator_count - 1));
+        }
+    }
+    // Gemma 2 27B at bf16, 8192 tokens x 16 sequences, on four L4s: the model's own total
+    // fits the 86.4 GiB they offer, but not once each L4 holds its buffers, and the planner
+    // agrees it does not fit there.
+    const auto& gemma = model("gemma-2-27b");
+    const auto& g2 = *ah::find_instance("g2-standard-48");
+    REQUIRE(g2.accelerator_count == 4);
+    const auto e = ah::estimate_instance_cost(g2, gemma, ah::quant_format::bf16, shape);
+    CHECK(ah::estimate_memory(gemma, ah::quant_format::bf16, shape).total_bytes() <= e.available_bytes);
+    CHECK_FALSE(e.fits);
+    std::vector<ah::accelerator_profile> l4s;
+    for (std::uint32_t i = 0; i < 4; ++i) l4s.push_back(ah::profile_from_spec(*g2.device(), i));
+    CHECK_FALSE(ah::plan_sharding(l4s, {}, gemma, ah::quant_format::bf16, shape).fits);
 }
 
 TEST_CASE("cheapest_instance") {

@@ -27,7 +27,8 @@
 // How this differs from plan_sharding (plan/shard.hpp), which `estimate --count N` and
 // `plan` use. The cost model answers "which row is cheapest" over the whole table, in a
 // constant expression, so it keeps a closed form instead of planning each row:
-// - Fit: the model's whole memory estimate against N x device memory x
+// - Fit: the model's whole memory estimate, plus the runtime and activation buffers of
+//   each accelerator past the first, against N x device memory x
 //   `usable_memory_fraction` (default 0.9, the planner's 10 % headroom). plan_sharding
 //   also needs a whole number of layers per device (and the embeddings and output head on
 //   the end stages), so near the boundary a row may fit here by less than one layer's
@@ -470,7 +471,9 @@ struct instance_cost_estimate {
     const cloud_instance* instance = nullptr; ///< nullptr: nothing fits (see cheapest_instance)
     bool fits = false;           ///< the model fits the instance's accelerators and they run the format
     bool format_supported = false;
-    std::uint64_t required_bytes = 0;  ///< estimate_memory(...).total_bytes()
+    /// estimate_memory(...).total_bytes(), plus device_overhead_bytes for each accelerator
+    /// past the first (each holds its own runtime and activation buffers)
+    std::uint64_t required_bytes = 0;
     std::uint64_t available_bytes = 0; ///< accelerators x memory x usable_memory_fraction
     /// Output tokens per second for the whole instance: estimate_throughput's per-sequence
     /// decode rate on the tensor-parallel instance (see cost_assumptions) x the batch.
@@ -540,7 +543,10 @@ constexpr instance_cost_estimate estimate_instance_cost(const cloud_instance& ro
     const std::size_t index = detail::device_index(row.accelerator);
     if (index == detail::no_device || row.accelerator_count == 0) return e;
     const device_spec& d = device_catalogue[index];
-    e.required_bytes = estimate_memory(m, q, s).total_bytes();
+    // Every accelerator past the first holds its own runtime and activation buffers, as
+    // plan_sharding charges them.
+    e.required_bytes = detail::sat_add(estimate_memory(m, q, s).total_bytes(),
+                                       detail::sat_mul(device_overhead_bytes(m, s), row.accelerator_count - 1));
     const double total = static_cast<double>(d.memory_bytes) * static_cast<double>(row.accelerator_count);
     e.available_bytes = static_cast<std::uint64_t>(total * a.usable_memory_fraction);
     e.format_supported = detail::runs_format(d, q, a);

@@ -385,6 +385,15 @@ constexpr std::uint64_t overhead_bytes(const model_spec& m, const inference_shap
     return detail::sat_add(detail::sat_mul(detail::sat_mul(tokens, 4), width), runtime_allowance_bytes);
 }
 
+/// The part of overhead_bytes every device of a split model holds: the runtime allowance
+/// and the activation buffers. The logits buffer (vocabulary wide) is the last stage's
+/// alone.
+constexpr std::uint64_t device_overhead_bytes(const model_spec& m, const inference_shape& s) {
+    model_spec no_vocab = m;
+    no_vocab.vocab_size = 0;
+    return overhead_bytes(no_vocab, s);
+}
+
 /// Weights + KV cache + overhead for serving `m` in format `q` (an estimate).
 constexpr memory_estimate estimate_memory(const model_spec& m, quant_format q, const inference_shape& s = {}) {
     memory_estimate e;

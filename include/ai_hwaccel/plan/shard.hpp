@@ -410,9 +410,7 @@ constexpr needs needs_of(const model_spec& m, quant_format q, const inference_sh
         n.tied = m.tied_embeddings;
         n.memory = estimate_memory(m, q, s);
         n.kv_total = n.memory.kv_cache_bytes;
-        model_spec no_vocab = m;
-        no_vocab.vocab_size = 0;
-        n.ov_device = overhead_bytes(no_vocab, s);
+        n.ov_device = device_overhead_bytes(m, s);
         n.ov_logits = n.memory.overhead_bytes > n.ov_device ? n.memory.overhead_bytes - n.ov_device : 0;
     }
     n.layer_weights = layer_weight_bytes(m, q);
