@@ -199,3 +199,60 @@ if(UNIX)
            COMMAND "${Python3_EXECUTABLE}" "${CMAKE_CURRENT_SOURCE_DIR}/cli/colour.py"
                    $<TARGET_FILE:ai_hwaccel_cli> "${_rtx}" "${_machines}/handmade-inf2-host")
 endif()
+
+# ---- commands and help as users mistype them --------------------------------------------------
+cli_expect(cli_command_typo CODE 2 STDERR "unknown command 'detcet' \\(did you mean 'detect'\\?\\)" NOT_STDOUT "."
+  ARGS detcet --root "${_hgx}")
+cli_expect(cli_command_case CODE 2 STDERR "unknown command 'Plan' \\(did you mean 'plan'\\?\\)" ARGS Plan)
+# --help first with only options after it is the list of commands; with two commands, the
+# same usage error as `help detect plan`.
+cli_expect(cli_help_first_then_option CODE 0 STDERR_EMPTY STDOUT "^usage: ai-hwaccel <command>.*\ncommands:\n"
+  ARGS --help --json)
+cli_expect(cli_help_first_two_commands CODE 2 STDERR "help takes one command" NOT_STDOUT "." ARGS --help detect plan)
+# backends: every row's tools start in the same column, whatever the length of the names.
+add_test(NAME cli_backends_aligned
+         COMMAND "${Python3_EXECUTABLE}" -c "import subprocess, sys
+rows = subprocess.run(sys.argv[1:], capture_output=True, text=True, check=True).stdout.splitlines()
+first = {r.split()[0]: r for r in rows}
+starts = {first['cuda'].index('nvidia-smi'), first['apple'].index('system_profiler'), first['neuron'].index('neuron-ls')}
+sys.exit(0 if len(starts) == 1 else 'tools start at columns %s:\\n%s' % (sorted(starts), '\\n'.join(rows)))"
+                 $<TARGET_FILE:ai_hwaccel_cli> backends)
+
+# ---- parse: options, and why a file cannot be read ------------------------------------------
+cli_expect(cli_parse_format_equals CODE 0 STDOUT "^format: proc-cpuinfo "
+  ARGS parse "${_hgx}/proc/cpuinfo" --format=proc-cpuinfo)
+cli_expect(cli_parse_option_twice CODE 2 STDERR "option '--json' given twice" ARGS parse "${_hgx}/proc/cpuinfo" --json --json)
+cli_expect(cli_parse_missing_file CODE 1 STDERR "cannot open '/nonexistent/ai-hwaccel': No such file or directory"
+  ARGS parse /nonexistent/ai-hwaccel)
+cli_expect(cli_parse_folder CODE 1 STDERR "cannot read '.*': Is a directory" ARGS parse "${_hgx}")
+if(EXISTS /dev/null)
+  cli_expect(cli_parse_empty CODE 1 STDERR "'/dev/null' is empty" ARGS parse /dev/null)
+endif()
+
+# ---- export: options as every command reads them, and values that cannot be written ----------
+cli_expect(cli_export_root_equals CODE 0 STDOUT "\nai_hwaccel_device_info\\{kind=\"cuda_gpu\"" ARGS export prometheus --root=${_hgx})
+cli_expect(cli_export_option_twice CODE 2 STDERR "option '--root' given twice" NOT_STDOUT "."
+  ARGS export prometheus --root "${_hgx}" --root "${_hgx}")
+cli_expect(cli_export_output_empty CODE 2 STDERR "--output needs a value" NOT_STDOUT "."
+  ARGS export prometheus --root "${_hgx}" --output=)
+cli_expect(cli_export_output_missing CODE 2 STDERR "--output needs a value" ARGS export prometheus --output --root "${_hgx}")
+# The exporter keeps one value per label name: a second is refused, not silently dropped.
+cli_expect(cli_export_label_twice CODE 2 STDERR "--label: 'node' given twice" NOT_STDOUT "."
+  ARGS export prometheus --root "${_hgx}" --label node=a --label node=b)
+cli_expect(cli_export_labels CODE 0 STDOUT "ai_hwaccel_build_info\\{version=\"[^\"]+\",node=\"a\",rack=\"b\"\\} 1"
+  ARGS export prometheus --root "${_hgx}" --label node=a --label rack=b)
+# An expiry past the year 9999 cannot be written as an RFC 3339 time (it wrapped round
+# to a year before 0).
+cli_expect(cli_export_expiry_huge CODE 2 STDERR "--expiry-seconds: '9223372036854775807' is not" NOT_STDOUT "."
+  ARGS export nfd --root "${_hgx}" --expiry-seconds 9223372036854775807)
+cli_expect(cli_export_expiry CODE 0 STDOUT "# \\+expiry-time=[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]T"
+  ARGS export nfd --root "${_hgx}" --expiry-seconds=3600)
+# The list of commands names every exit code docs/cli.md does, watch's 3 included.
+cli_expect(cli_help_exit_codes CODE 0 STDOUT "exit codes: 0 done.* 1 nothing found.* 2 a usage error.* 3 watch: an --alert fired"
+  ARGS --help)
+# A file that cannot be written: exit 1, and the message names the file asked for (not
+# only the temporary file beside it).
+cli_expect(cli_export_output_unwritable CODE 1 STDERR "cannot write '/nonexistent/ai-hwaccel/metrics\\.prom': " NOT_STDOUT "."
+  ARGS export prometheus --root "${_hgx}" --output /nonexistent/ai-hwaccel/metrics.prom)
+# The catalogue's 0 means "no figure": listed as unknown, never as 0 GB/s or 0.0 TFLOPS.
+cli_expect(cli_catalogue_unknown_figures CODE 0 STDOUT "GB/s" NOT_STDOUT " 0 GB/s| 0\\.0 TFLOPS" ARGS catalogue)

@@ -98,6 +98,15 @@ if(CMAKE_SCRIPT_MODE_FILE)
         endif()
       endforeach()
     endforeach()
+  elseif(MODE STREQUAL "full_output")
+    # -DPROGRAM= "-DARGS=a;b": stdout is /dev/full, so nothing printed can be written; the
+    # command must say so and exit 1, not 0 (and watch must stop, not refresh for nobody;
+    # the limit only keeps a hang from holding the test run).
+    execute_process(COMMAND "${PROGRAM}" ${ARGS} OUTPUT_FILE /dev/full ERROR_VARIABLE _err RESULT_VARIABLE _rc
+                    TIMEOUT 120)
+    if(NOT _rc STREQUAL "1" OR NOT _err MATCHES "ai-hwaccel: cannot write the output")
+      message(FATAL_ERROR "${ARGS} > /dev/full: exit code ${_rc}, expected 1 and a message\n${_err}")
+    endif()
   else()
     message(FATAL_ERROR "cli_gather.cmake: unknown MODE '${MODE}'")
   endif()
@@ -181,3 +190,43 @@ if(AI_HWACCEL_JSON_FOUND)
            COMMAND "${CMAKE_COMMAND}" -DMODE=watch_json -DPROGRAM=$<TARGET_FILE:ai_hwaccel_cli> "-DMACHINE=${_hgx}"
                    -P "${_self}")
 endif()
+
+# ---- options as every command reads them (docs/cli.md) -----------------------------------------
+# `--name=VALUE` as well as `--name VALUE`; an archive gather cannot make is refused rather
+# than written as a folder of that name.
+cli_gather_exit(cli_gather_output_equals 0 gather --root "${_hgx}" --output=${_work}/equals --force)
+cli_gather_exit(cli_gather_archive_unknown 2 gather --root "${_hgx}" --output "${_work}/machine.tar.bz2")
+cli_gather_output(cli_gather_archive_unknown_message "gather writes a folder, \\.tar, \\.tar\\.gz or \\.tgz, not \\.tar\\.bz2"
+  gather --root "${_hgx}" --output "${_work}/machine.tar.bz2")
+cli_gather_output(cli_gather_output_missing_message "--output needs a value" gather --output --root "${_hgx}")
+cli_gather_exit(cli_watch_options_equals 3 watch --root=${_hgx} --count=1 --interval=0 --alert=temperature>25 --alert=power>1000)
+cli_gather_exit(cli_watch_interval_empty 2 watch --root "${_hgx}" --count 1 --interval=)
+
+# ---- output that cannot be written ---------------------------------------------------------
+# stdout on a full device: exit 1 with a message, for a one-shot command and for watch,
+# which must stop at its first refresh instead of refreshing for nobody.
+if(EXISTS /dev/full)
+  foreach(_case IN ITEMS "catalogue" "detect|--root|${_hgx}|--json" "watch|--root|${_hgx}|--interval|0")
+    string(REPLACE "|" ";" _args "${_case}")
+    list(GET _args 0 _name)
+    add_test(NAME cli_output_full_${_name}
+             COMMAND "${CMAKE_COMMAND}" -DMODE=full_output -DPROGRAM=$<TARGET_FILE:ai_hwaccel_cli> "-DARGS=${_args}"
+                     -P "${_self}")
+  endforeach()
+endif()
+# A reader that goes away with SIGPIPE ignored (as under many supervisors): watch ends with
+# exit code 1 and no message, rather than refreshing forever.
+add_test(NAME cli_watch_reader_gone
+         COMMAND "${Python3_EXECUTABLE}" -c "import signal, subprocess, sys
+signal.signal(signal.SIGPIPE, signal.SIG_IGN)
+p = subprocess.Popen(sys.argv[1:], stdout=subprocess.PIPE, stderr=subprocess.PIPE, restore_signals=False)
+p.stdout.readline()
+p.stdout.close()
+try:
+    rc = p.wait(timeout=120)
+except subprocess.TimeoutExpired:
+    p.kill()
+    sys.exit('watch still runs after its reader went away')
+err = p.stderr.read()
+sys.exit(0 if rc == 1 and not err else 'exit code %r, stderr %r' % (rc, err))"
+                 $<TARGET_FILE:ai_hwaccel_cli> watch --root "${_hgx}" --interval 0)

@@ -1,6 +1,7 @@
 // ai-hwaccel CLI: `gather`, the files and tool outputs a detection read, for a bug report.
 //
-// Included by main.cpp after its helpers (usage_error, error, out, str, fmt_bytes). The
+// Included by main.cpp after its helpers (usage_error, error, out, str, fmt_bytes,
+// parse_options). The
 // detection runs through a recording view (detect/record.hpp) and what it read is
 // written as a machine tree: a folder, or a tarball made by the system's `tar` (found in
 // PATH's absolute entries and the system folders by the library's runner, no shell).
@@ -69,25 +70,19 @@ int summary(const ai_hwaccel::machine_tree_result& w, const ai_hwaccel::accelera
 
 int cmd_gather(std::span<const std::string_view> args) {
     namespace ah = ai_hwaccel;
+    options o;
+    std::string bad;
+    if (!parse_options(args, "gather", {{"--root"}, {"--output"}, {"--force", false}}, o, bad)) return usage_error(bad);
     std::optional<std::string> root, output;
-    bool force = false;
-    for (std::size_t i = 0; i < args.size(); ++i) {
-        const auto a = args[i];
-        if (a == "--force") {
-            if (force) return usage_error("option '--force' given twice");
-            force = true;
-            continue;
-        }
-        if (a != "--root" && a != "--output") {
-            return usage_error(a.starts_with("-") ? "unknown option '" + str(a) + "' for gather"
-                                                  : "gather takes no argument '" + str(a) + "'");
-        }
-        auto& slot = a == "--root" ? root : output;
-        if (slot) return usage_error("option '" + str(a) + "' given twice");
-        if (i + 1 >= args.size() || args[i + 1].empty()) return usage_error(str(a) + " needs a value");
-        slot = str(args[++i]);
-    }
+    if (const auto v = o.get("--root")) root = str(*v);
+    if (const auto v = o.get("--output")) output = str(*v);
+    const bool force = o.has("--force");
     if (!output) return usage_error("gather needs --output DIR or --output FILE.tar[.gz]");
+    // A name that asks for an archive gather cannot make would otherwise become a folder.
+    for (std::string_view ext : {".tar.bz2", ".tbz2", ".tbz", ".tar.xz", ".txz", ".tar.zst", ".tzst", ".zip", ".7z"})
+        if (output->ends_with(ext))
+            return usage_error("--output: gather writes a folder, .tar, .tar.gz or .tgz, not " + str(ext) + " ('" +
+                               *output + "')");
     if (root) {
         struct stat st {};
         if (::stat(root->c_str(), &st) != 0 || !S_ISDIR(st.st_mode))

@@ -29,14 +29,17 @@
 
 #include <algorithm>
 #include <array>
+#include <cerrno>
 #include <charconv>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <optional>
 #include <span>
 #include <string>
 #include <string_view>
+#include <poll.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <vector>
@@ -104,6 +107,22 @@ int error(std::string_view msg, int code = 1) {
 
 void out(std::string_view s) { std::fwrite(s.data(), 1, s.size(), stdout); }
 
+// Whether everything written to stdout reached it; else a message (none when the reader
+// went away: a closed pipe, when SIGPIPE is ignored) and exit code 1 in place of 0. A
+// full disk or a closed stdout must not look like success.
+int check_stdout(int code) {
+    errno = 0;
+    if (std::fflush(stdout) == 0 && !std::ferror(stdout)) return code;
+    const int why = errno;
+    // The write that failed may be long past (errno lost): a pipe whose reader is gone
+    // still says so to poll.
+    pollfd p{STDOUT_FILENO, POLLOUT, 0};
+    const bool reader_gone = why == EPIPE || (why == 0 && ::poll(&p, 1, 0) == 1 && (p.revents & (POLLERR | POLLHUP)));
+    if (!reader_gone)
+        std::fprintf(stderr, "ai-hwaccel: cannot write the output%s%s\n", why ? ": " : "", why ? std::strerror(why) : "");
+    return code == 0 ? 1 : code;
+}
+
 #if AI_HWACCEL_JSON
 // Indented, invalid UTF-8 from a tool replaced rather than fatal.
 int print_json(const nlohmann::json& j) {
@@ -149,6 +168,96 @@ std::vector<std::string_view> split_list(std::string_view list) {
         if (!item.empty()) items.push_back(item);
     }
     return items;
+}
+
+// --- options -----------------------------------------------------------------------------
+
+// The options of every command but detect (which has its own table of columns and keys),
+// read by one set of rules: `--name VALUE` or `--name=VALUE`; each at most once unless
+// repeatable; a value that starts with `--` is the next option, so the value is missing.
+struct option_spec {
+    std::string_view name;
+    bool takes_value = true;
+    bool repeatable = false;
+};
+
+struct options {
+    std::vector<std::pair<std::string_view, std::string_view>> given;
+    bool has(std::string_view n) const {
+        for (const auto& g : given)
+            if (g.first == n) return true;
+        return false;
+    }
+    std::optional<std::string_view> get(std::string_view n) const {
+        for (const auto& g : given)
+            if (g.first == n) return g.second;
+        return std::nullopt;
+    }
+    std::vector<std::string_view> all(std::string_view n) const {
+        std::vector<std::string_view> r;
+        for (const auto& g : given)
+            if (g.first == n) r.push_back(g.second);
+        return r;
+    }
+};
+
+// Reads args as `command`'s options. False (with `why`) on an option the command does not
+// take, a missing or empty value, a value given to a flag, an option given twice, or a
+// positional argument when `positional` is null (else they are collected there; `-`, for
+// stdin, is one).
+bool parse_options(std::span<const std::string_view> args, std::string_view command,
+                   std::initializer_list<option_spec> specs, options& o, std::string& why,
+                   std::vector<std::string_view>* positional = nullptr) {
+    for (std::size_t i = 0; i < args.size(); ++i) {
+        const auto a = args[i];
+        if (a == "-" || !a.starts_with("-")) {
+            if (positional) {
+                positional->push_back(a);
+                continue;
+            }
+            why = str(command) + " takes no argument '" + str(a) + "'";
+            return false;
+        }
+        std::string_view name = a, value;
+        bool inline_value = false;
+        if (const auto eq = a.find('='); a.starts_with("--") && eq != std::string_view::npos) {
+            name = a.substr(0, eq);
+            value = a.substr(eq + 1);
+            inline_value = true;
+        }
+        const option_spec* spec = nullptr;
+        for (const auto& s : specs)
+            if (s.name == name) spec = &s;
+        if (!spec) {
+            why = "unknown option '" + str(name) + "' for " + str(command);
+            return false;
+        }
+        if (!spec->repeatable && o.has(spec->name)) {
+            why = "option '" + str(spec->name) + "' given twice";
+            return false;
+        }
+        if (!spec->takes_value) {
+            if (inline_value) {
+                why = str(spec->name) + " takes no value";
+                return false;
+            }
+            o.given.emplace_back(spec->name, std::string_view{});
+            continue;
+        }
+        if (!inline_value) {
+            if (i + 1 >= args.size() || args[i + 1].starts_with("--")) {
+                why = str(spec->name) + " needs a value";
+                return false;
+            }
+            value = args[++i];
+        }
+        if (ah::detail::trim(value).empty()) {
+            why = str(spec->name) + " needs a value";
+            return false;
+        }
+        o.given.emplace_back(spec->name, value);
+    }
+    return true;
 }
 
 // --- device columns ----------------------------------------------------------------------
@@ -872,38 +981,43 @@ int cmd_export(std::span<const std::string_view> args) {
     const std::string_view format = args[0];
     if (format != "prometheus" && format != "nfd")
         return usage_error("unknown export format '" + str(format) + "' (prometheus or nfd)");
-    std::string root, output;
+    options o;
+    std::string why;
+    if (!parse_options(args.subspan(1), "export",
+                       {{"--root"}, {"--output"}, {"--label", true, true}, {"--prefix"}, {"--expiry-seconds"}}, o, why))
+        return usage_error(why);
+    if (o.has("--label") && format != "prometheus") return usage_error("option '--label' does not apply to export nfd");
+    for (const std::string_view n : {"--prefix", "--expiry-seconds"})
+        if (o.has(n) && format != "nfd")
+            return usage_error("option '" + str(n) + "' does not apply to export prometheus");
+    const std::string root = str(o.get("--root").value_or("")), output = str(o.get("--output").value_or(""));
     ah::prometheus_options prom;
     ah::nfd_options nfd;
-    for (std::size_t i = 1; i < args.size(); ++i) {
-        const auto a = args[i];
-        const bool prom_only = a == "--label";
-        const bool nfd_only = a == "--prefix" || a == "--expiry-seconds";
-        if (a != "--root" && a != "--output" && !prom_only && !nfd_only)
-            return usage_error("unknown option '" + str(a) + "'");
-        if ((prom_only && format != "prometheus") || (nfd_only && format != "nfd"))
-            return usage_error("option '" + str(a) + "' does not apply to export " + str(format));
-        if (i + 1 >= args.size()) return usage_error(str(a) + " needs a value");
-        const auto v = args[++i];
-        if (a == "--root") root = str(v);
-        else if (a == "--output") output = str(v);
-        else if (a == "--label") {
-            const auto eq = v.find('=');
-            if (eq == std::string_view::npos || !ah::is_valid_prometheus_label_name(v.substr(0, eq)))
-                return usage_error("--label takes NAME=VALUE with NAME matching [a-zA-Z_][a-zA-Z0-9_]*");
-            prom.extra_labels.emplace_back(str(v.substr(0, eq)), str(v.substr(eq + 1)));
-        } else if (a == "--prefix") {
-            if (!ah::is_valid_label_name(str(v) + "/x"))
-                return usage_error("--prefix '" + str(v) + "' is not a DNS subdomain (lower-case, e.g. ai-hwaccel.io)");
-            nfd.prefix = str(v);
-        } else { // --expiry-seconds
-            std::int64_t n = 0;
-            const auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
-            if (ec != std::errc{} || p != v.data() + v.size() || n <= 0)
-                return usage_error("--expiry-seconds takes a positive whole number");
-            nfd.expiry_time = std::chrono::floor<std::chrono::seconds>(std::chrono::system_clock::now()) +
-                              std::chrono::seconds(n);
-        }
+    for (const auto v : o.all("--label")) {
+        const auto eq = v.find('=');
+        if (eq == std::string_view::npos || !ah::is_valid_prometheus_label_name(v.substr(0, eq)))
+            return usage_error("--label takes NAME=VALUE with NAME matching [a-zA-Z_][a-zA-Z0-9_]*");
+        // A second value for a name would be dropped by the exporter: say so instead.
+        for (const auto& [k, earlier] : prom.extra_labels)
+            if (k == v.substr(0, eq)) return usage_error("--label: '" + k + "' given twice");
+        prom.extra_labels.emplace_back(str(v.substr(0, eq)), str(v.substr(eq + 1)));
+    }
+    if (const auto v = o.get("--prefix")) {
+        if (!ah::is_valid_label_name(str(*v) + "/x"))
+            return usage_error("--prefix '" + str(*v) + "' is not a DNS subdomain (lower-case, e.g. ai-hwaccel.io)");
+        nfd.prefix = str(*v);
+    }
+    if (const auto v = o.get("--expiry-seconds")) {
+        // The expiry is written as an RFC 3339 time, whose year has four digits: it must
+        // fall before the year 10000 (253402300800 s after the epoch).
+        const auto now = std::chrono::floor<std::chrono::seconds>(std::chrono::system_clock::now());
+        const std::int64_t latest = std::int64_t{253402300799} - now.time_since_epoch().count();
+        std::int64_t n = 0;
+        const auto [p, ec] = std::from_chars(v->data(), v->data() + v->size(), n);
+        if (ec != std::errc{} || p != v->data() + v->size() || n <= 0 || n > latest)
+            return usage_error("--expiry-seconds: '" + str(*v) +
+                               "' is not a positive whole number of seconds ending before the year 10000");
+        nfd.expiry_time = now + std::chrono::seconds(n);
     }
     if (!root.empty()) {
         struct stat st {};
@@ -916,7 +1030,9 @@ int cmd_export(std::span<const std::string_view> args) {
         out(text);
         return 0;
     }
-    if (const auto r = ah::write_file_atomically(output, text); !r) return error(r.message, 1);
+    // The library's message names its temporary file; say which output it was for.
+    if (const auto r = ah::write_file_atomically(output, text); !r)
+        return error("cannot write '" + output + "': " + r.message, 1);
     return 0;
 }
 
@@ -927,7 +1043,7 @@ constexpr std::size_t parse_input_cap = std::size_t{64} << 20;
 bool read_input(const std::string& path, std::string& data, bool& cut, std::string& why) {
     std::FILE* f = path == "-" ? stdin : std::fopen(path.c_str(), "rb");
     if (!f) {
-        why = "cannot open '" + path + "'";
+        why = "cannot open '" + path + "': " + std::strerror(errno);
         return false;
     }
     char buf[65536];
@@ -941,9 +1057,10 @@ bool read_input(const std::string& path, std::string& data, bool& cut, std::stri
         data.append(buf, n);
     }
     const bool failed = std::ferror(f) != 0;
+    const int read_errno = errno;
     if (f != stdin) std::fclose(f);
     if (failed) {
-        why = "error reading '" + path + "'";
+        why = "cannot read '" + path + "': " + std::strerror(read_errno);
         return false;
     }
     return true;
@@ -961,19 +1078,13 @@ int cmd_list_formats() {
 // `parse FILE [--format NAME] [--json]` or `parse --list-formats`.
 int cmd_parse(std::span<const std::string_view> args) {
     std::vector<std::string_view> positional;
-    std::optional<std::string_view> format;
-    bool json = false, list_formats = false;
-    for (std::size_t i = 0; i < args.size(); ++i) {
-        const auto a = args[i];
-        if (a == "-" || !a.starts_with("-")) positional.push_back(a);
-        else if (a == "--json") json = true;
-        else if (a == "--list-formats") list_formats = true;
-        else if (a == "--format") {
-            if (i + 1 >= args.size()) return usage_error("--format needs a value");
-            format = args[++i];
-        } else
-            return usage_error("unknown option '" + str(a) + "' for parse");
-    }
+    options o;
+    std::string parse_why;
+    if (!parse_options(args, "parse", {{"--format"}, {"--json", false}, {"--list-formats", false}}, o, parse_why,
+                       &positional))
+        return usage_error(parse_why);
+    const auto format = o.get("--format");
+    const bool json = o.has("--json"), list_formats = o.has("--list-formats");
     if (list_formats) {
         if (json || format || !positional.empty()) return usage_error("--list-formats takes nothing else");
         return cmd_list_formats();
@@ -988,6 +1099,7 @@ int cmd_parse(std::span<const std::string_view> args) {
     std::string data, why;
     bool cut = false;
     if (!read_input(path, data, cut, why)) return error(why);
+    if (data.empty() && !f) return error("'" + path + "' is empty");
     if (!f) f = ah::recognise_format(data);
     if (!f)
         return error("'" + path + "' is in no format this build recognises; name one with --format (see --list-formats)");
@@ -1050,10 +1162,13 @@ int cmd_catalogue(std::span<const std::string_view> args) {
     for (const auto& d : ah::device_catalogue) {
         if (!filter.empty() && !ah::detail::icontains(d.name, filter)) continue;
         ++shown;
-        std::printf("%-44.*s %-20.*s %10s %9.0f GB/s %8.1f TFLOPS bf16/fp16\n", static_cast<int>(d.name.size()),
-                    d.name.data(), static_cast<int>(ah::to_string(d.kind).size()), ah::to_string(d.kind).data(),
-                    d.memory_bytes ? fmt_bytes(d.memory_bytes).c_str() : "shared", d.memory_bandwidth_gbps,
-                    d.peak.bf16 > d.peak.fp16 ? d.peak.bf16 : d.peak.fp16);
+        // 0 in the catalogue is "not known", not a measured zero.
+        const double peak = d.peak.bf16 > d.peak.fp16 ? d.peak.bf16 : d.peak.fp16;
+        const std::string bandwidth = d.memory_bandwidth_gbps > 0 ? fmt("%.0f GB/s", d.memory_bandwidth_gbps) : "unknown";
+        const std::string throughput = peak > 0 ? fmt("%8.1f TFLOPS bf16/fp16", peak) : "unknown";
+        std::printf("%-44.*s %-20.*s %10s %14s %8s\n", static_cast<int>(d.name.size()), d.name.data(),
+                    static_cast<int>(ah::to_string(d.kind).size()), ah::to_string(d.kind).data(),
+                    d.memory_bytes ? fmt_bytes(d.memory_bytes).c_str() : "shared", bandwidth.c_str(), throughput.c_str());
     }
     if (shown == 0) return error("no catalogue device matches \"" + str(filter) + "\"");
     return 0;
@@ -1062,11 +1177,18 @@ int cmd_catalogue(std::span<const std::string_view> args) {
 int cmd_backends(std::span<const std::string_view> args) {
     if (int code = 0; reject_options(args, "backends", code)) return code;
     if (!args.empty()) return usage_error("backends takes no arguments");
+    // Columns as wide as their widest entry, so that every row lines up.
+    std::size_t name_width = 0, display_width_max = 0;
+    for (const auto& b : ah::backend_table) {
+        name_width = std::max(name_width, b.name.size());
+        display_width_max = std::max(display_width_max, display_width(b.display));
+    }
     for (const auto& b : ah::backend_table) {
         std::string tools;
         for (auto t : b.tools) tools += (tools.empty() ? "" : ", ") + str(t);
-        std::printf("%-14.*s %-13s %-28.*s %s\n", static_cast<int>(b.name.size()), b.name.data(),
-                    b.compiled ? "compiled" : "not compiled", static_cast<int>(b.display.size()), b.display.data(),
+        std::printf("%-*.*s  %-12s  %.*s%*s  %s\n", static_cast<int>(name_width), static_cast<int>(b.name.size()),
+                    b.name.data(), b.compiled ? "compiled" : "not compiled", static_cast<int>(b.display.size()),
+                    b.display.data(), static_cast<int>(display_width_max - display_width(b.display)), "",
                     tools.c_str());
     }
     return 0;
@@ -1224,6 +1346,24 @@ const command_info* find_command(std::string_view name) {
     return nullptr;
 }
 
+// "unknown command 'X'", with the command a typo or a different case most likely meant.
+std::string unknown_command(std::string_view name) {
+    std::string msg = "unknown command '" + str(name) + "'";
+    std::string lower;
+    for (char ch : name) lower += ah::detail::ascii_lower(ch);
+    const command_info* best = nullptr;
+    std::size_t best_distance = 3; // at most two edits away
+    for (const auto& c : commands)
+        for (auto n : {c.name, c.alias})
+            if (!n.empty())
+                if (const auto d = plan_cli::edit_distance(lower, n); d < best_distance) {
+                    best = &c;
+                    best_distance = d;
+                }
+    if (best && name.size() >= 3) msg += " (did you mean '" + str(best->name) + "'?)";
+    return msg;
+}
+
 void print_usage() {
     out("usage: ai-hwaccel <command> [options]\n"
         "       ai-hwaccel help <command>    (or: ai-hwaccel <command> --help)\n"
@@ -1246,8 +1386,9 @@ void print_usage() {
         "                     NO_COLOR), or never; also --color=WHEN\n"
         "\n"
         "exit codes: 0 done; 1 nothing found (detect --family, catalogue FILTER), a model that\n"
-        "fits nowhere (estimate, plan, training, cost), or a file that cannot be read or\n"
-        "written; 2 a usage error (unknown command or option, a missing or bad value).\n"
+        "fits nowhere (estimate, plan, training, cost), or a file (or the output) that cannot\n"
+        "be read or written; 2 a usage error (unknown command or option, a missing or bad\n"
+        "value); 3 watch: an --alert fired.\n"
         "\n"
         "More in docs/cli.md and docs/cli-plan.md.\n");
 }
@@ -1267,7 +1408,7 @@ int cmd_help(std::span<const std::string_view> args) {
     const auto* c = find_command(args[0]);
     if (!c) {
         current_command = {};
-        return usage_error("unknown command '" + str(args[0]) + "'");
+        return usage_error(unknown_command(args[0]));
     }
     return print_help(*c);
 }
@@ -1304,9 +1445,14 @@ int main(int argc, char** argv) {
 
     // A help or version option first belongs to the program (`--help detect` is detect's
     // help); after a command, to that command.
-    if (!args.empty() && is_help(args[0]))
-        return cmd_help(std::span<const std::string_view>(args).subspan(1, std::min<std::size_t>(args.size() - 1, 1)));
-    if (!args.empty() && is_version(args[0])) return print_version();
+    // `--help detect --json` is detect's help; `--help --json`, the list of commands.
+    if (!args.empty() && is_help(args[0])) {
+        std::vector<std::string_view> named;
+        for (const auto a : std::span<const std::string_view>(args).subspan(1))
+            if (!a.starts_with("-")) named.push_back(a);
+        return check_stdout(cmd_help(named));
+    }
+    if (!args.empty() && is_version(args[0])) return check_stdout(print_version());
     std::string_view name = "detect";
     std::size_t first = 0;
     if (!args.empty() && !args[0].starts_with("-")) {
@@ -1314,12 +1460,12 @@ int main(int argc, char** argv) {
         first = 1;
     }
     const auto* command = find_command(name);
-    if (!command) return usage_error("unknown command '" + str(name) + "'");
+    if (!command) return usage_error(unknown_command(name));
     current_command = command->name;
     const auto rest = std::span<const std::string_view>(args).subspan(first);
     for (const auto a : rest) {
-        if (is_help(a)) return print_help(*command);
-        if (is_version(a)) return print_version();
+        if (is_help(a)) return check_stdout(print_help(*command));
+        if (is_version(a)) return check_stdout(print_version());
     }
-    return command->run(rest);
+    return check_stdout(command->run(rest));
 }

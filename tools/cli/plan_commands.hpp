@@ -1,8 +1,8 @@
 // ai-hwaccel CLI: the planning commands (estimate, plan, training, cost).
 //
 // Included by main.cpp after its helpers (usage_error, error, out, print_json / no_json,
-// str, fmt, fmt_bytes, print_warnings), which it uses; main.cpp's command table runs the
-// cmd_* functions and shows the *_help texts. Every number printed is an
+// str, fmt, fmt_bytes, print_warnings, parse_options), which it uses; main.cpp's command
+// table runs the cmd_* functions and shows the *_help texts. Every number printed is an
 // estimate from include/ai_hwaccel/plan/; docs/cli-plan.md documents the JSON fields.
 //
 // Options are parsed strictly: an option a command does not take, a missing value, a
@@ -23,6 +23,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -31,6 +32,7 @@
 #include <string>
 #include <string_view>
 #include <sys/stat.h>
+#include <utility>
 #include <vector>
 
 namespace {
@@ -120,58 +122,6 @@ constexpr std::string_view cost_help =
     "  --json             print the answer as JSON\n"
     "\n"
     "exit codes: 0 an instance holds it; 1 none does; 2 usage error\n";
-
-// --- options -----------------------------------------------------------------------------
-
-struct option_spec {
-    std::string_view name;
-    bool takes_value = true;
-};
-
-struct options {
-    std::vector<std::pair<std::string_view, std::string_view>> given;
-    bool has(std::string_view n) const {
-        for (const auto& g : given)
-            if (g.first == n) return true;
-        return false;
-    }
-    std::optional<std::string_view> get(std::string_view n) const {
-        for (const auto& g : given)
-            if (g.first == n) return g.second;
-        return std::nullopt;
-    }
-};
-
-// Reads args as `command`'s options. False (with `why`) on an option the command does not
-// take, a missing value, an option given twice, or a positional argument.
-bool parse_options(std::span<const std::string_view> args, std::string_view command,
-                   std::initializer_list<option_spec> specs, options& o, std::string& why) {
-    for (std::size_t i = 0; i < args.size(); ++i) {
-        const auto a = args[i];
-        const option_spec* spec = nullptr;
-        for (const auto& s : specs)
-            if (s.name == a) spec = &s;
-        if (!spec) {
-            why = a.starts_with("-") ? "unknown option '" + str(a) + "' for " + str(command)
-                                     : str(command) + " takes no argument '" + str(a) + "'";
-            return false;
-        }
-        if (o.has(a)) {
-            why = "option '" + str(a) + "' given twice";
-            return false;
-        }
-        if (spec->takes_value) {
-            if (i + 1 >= args.size()) {
-                why = str(a) + " needs a value";
-                return false;
-            }
-            o.given.emplace_back(a, args[++i]);
-        } else {
-            o.given.emplace_back(a, std::string_view{});
-        }
-    }
-    return true;
-}
 
 // --- numbers -----------------------------------------------------------------------------
 
@@ -275,19 +225,22 @@ std::string loose_key(std::string_view s) {
     return k;
 }
 
+/// Edits from a to b: insertions, deletions, substitutions, and swaps of two neighbours
+/// ("4009" for "4090" is one typo, not two), each counting one.
 std::size_t edit_distance(std::string_view a, std::string_view b) {
-    std::vector<std::size_t> row(b.size() + 1);
-    for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+    std::vector<std::size_t> before(b.size() + 1), prev(b.size() + 1), row(b.size() + 1);
+    for (std::size_t j = 0; j <= b.size(); ++j) prev[j] = j;
     for (std::size_t i = 1; i <= a.size(); ++i) {
-        std::size_t diag = row[0];
         row[0] = i;
         for (std::size_t j = 1; j <= b.size(); ++j) {
-            const std::size_t up = row[j];
-            row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] == b[j - 1] ? 0 : 1)});
-            diag = up;
+            row[j] = std::min({prev[j] + 1, row[j - 1] + 1, prev[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1)});
+            if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1])
+                row[j] = std::min(row[j], before[j - 2] + 1);
         }
+        std::swap(before, prev);
+        std::swap(prev, row);
     }
-    return row[b.size()];
+    return prev[b.size()];
 }
 
 /// Names close to `query` among `names` (each entry: the name shown, then the spellings it
@@ -315,6 +268,9 @@ std::vector<std::string_view> close_names(std::string_view query,
     const auto q = loose_key(query);
     auto distance = [&](const std::vector<std::string_view>& spellings) {
         std::size_t best = ~std::size_t{0};
+        // A query far longer than any name is no typo of one; measuring it against every
+        // spelling (quadratic) would keep a pasted paragraph busy for a minute.
+        if (q.size() > 100) return best;
         for (auto sp : spellings) {
             best = std::min(best, edit_distance(q, loose_key(sp)));
             best = std::min(best, edit_distance(q, loose_key(ah::detail::without_vendor_prefix(sp))));
@@ -324,6 +280,11 @@ std::vector<std::string_view> close_names(std::string_view query,
     std::vector<scored> hits;
     for (const auto& [shown, spellings] : names) {
         std::size_t score = 0;
+        // The whole query inside a name ("gaudi3" in "Intel Gaudi 3 HL-325L") says most.
+        if (q.size() >= 3 && std::any_of(spellings.begin(), spellings.end(), [&](std::string_view sp) {
+                return loose_key(sp).find(q) != std::string::npos;
+            }))
+            score += 3;
         for (const auto& word : words) {
             bool found = false;
             for (auto sp : spellings) found = found || ah::detail::icontains(sp, word);
@@ -366,6 +327,22 @@ const ah::device_spec* resolve_device(std::string_view name, std::string& why) {
         names.emplace_back(row.name, std::move(sp));
     }
     const auto close = close_names(name, names);
+    // A query that several names contain ("H100", "MI300") is not unknown but ambiguous.
+    const auto q = loose_key(name);
+    std::vector<std::string_view> containing;
+    for (const auto& [shown, spellings] : names)
+        if (q.size() >= 2 && std::any_of(spellings.begin(), spellings.end(), [&](std::string_view sp) {
+                return loose_key(sp).find(q) != std::string::npos;
+            }))
+            containing.push_back(shown);
+    if (containing.size() >= 2) {
+        const std::size_t all = containing.size();
+        if (all > 5) containing.resize(5);
+        why = "device '" + str(name) + "' could be any of " + std::to_string(all) + " catalogue devices: " +
+              join_quoted(containing) + (all > containing.size() ? ", ..." : "") +
+              "; give one of them (see `ai-hwaccel catalogue`)";
+        return nullptr;
+    }
     why = "unknown device '" + str(name) + "'";
     why += close.empty() ? "; no catalogue name is close (see `ai-hwaccel catalogue`)"
                          : "; close catalogue names: " + join_quoted(close) + " (see `ai-hwaccel catalogue`)";
@@ -1069,8 +1046,15 @@ int cmd_cost(std::span<const std::string_view> args) {
     }
     std::string_view since;
     if (auto s = o.get("--since")) {
-        const bool iso = s->size() == 10 && (*s)[4] == '-' && (*s)[7] == '-' &&
-                         std::all_of(s->begin(), s->end(), [](char c) { return c == '-' || (c >= '0' && c <= '9'); });
+        // YYYY-MM-DD, and a day the calendar has (not 2024-02-30, which compares as text all
+        // the same).
+        std::uint64_t y = 0, mo = 0, d = 0;
+        const bool iso = s->size() == 10 && (*s)[4] == '-' && (*s)[7] == '-' && parse_whole(s->substr(0, 4), 0, 9999, y) &&
+                         parse_whole(s->substr(5, 2), 1, 12, mo) && parse_whole(s->substr(8, 2), 1, 31, d) &&
+                         std::chrono::year_month_day{std::chrono::year{static_cast<int>(y)},
+                                                     std::chrono::month{static_cast<unsigned>(mo)},
+                                                     std::chrono::day{static_cast<unsigned>(d)}}
+                             .ok();
         if (!iso) return usage_error("--since: '" + str(*s) + "' is not a date YYYY-MM-DD");
         since = *s;
     }
@@ -1144,6 +1128,23 @@ int cmd_cost(std::span<const std::string_view> args) {
             else
                 std::printf("  cost per million output tokens: unknown\n");
         }
+    }
+    if (!best.found() && !providers.empty()) {
+        // Providers the catalogue has no row of find nothing: say that, rather than that
+        // none of their instances holds the model.
+        std::string without_rows, listed;
+        bool any_with_rows = false;
+        for (auto p : providers) {
+            const bool has_rows = std::any_of(ah::instance_catalogue.begin(), ah::instance_catalogue.end(),
+                                              [&](const ah::cloud_instance& row) { return row.provider == p; });
+            any_with_rows = any_with_rows || has_rows;
+            if (!has_rows) without_rows += (without_rows.empty() ? "" : ", ") + str(ah::to_string(p));
+        }
+        for (const auto& row : ah::instance_catalogue)
+            if (listed.find(str(ah::to_string(row.provider))) == std::string::npos)
+                listed += (listed.empty() ? "" : ", ") + str(ah::to_string(row.provider));
+        if (!any_with_rows)
+            return error("the catalogue has no instance of " + without_rows + " (its providers: " + listed + ")");
     }
     if (!best.found())
         return error(str(rows.size() < ah::instance_catalogue.size() ? "no instance left by --provider/--since holds "

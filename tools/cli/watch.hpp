@@ -1,6 +1,7 @@
 // ai-hwaccel CLI: `watch`, the devices' live values refreshed, with deltas and alerts.
 //
-// Included by main.cpp after its helpers (usage_error, error, out, str, fmt, no_json). Each
+// Included by main.cpp after its helpers (usage_error, error, out, str, fmt, no_json,
+// parse_options). Each
 // refresh is a whole detection; the values shown are the profile's live ones (memory used
 // and free, utilisation, temperature, power draw), the same the Prometheus export writes.
 // docs/cli-gather.md documents the alert grammar and the exit status.
@@ -212,45 +213,32 @@ int cmd_watch(std::span<const std::string_view> args) {
     double interval = 2;
     std::uint64_t count = 0; // 0: until stopped
     std::string root;
-    bool json = false, have_interval = false, have_count = false, have_root = false;
     std::vector<alert> alerts;
-    for (std::size_t i = 0; i < args.size(); ++i) {
-        const auto a = args[i];
-        if (a == "--json") {
-            if (json) return usage_error("option '--json' given twice");
-            json = true;
-            continue;
-        }
-        if (a != "--interval" && a != "--count" && a != "--root" && a != "--alert")
-            return usage_error(a.starts_with("-") ? "unknown option '" + str(a) + "' for watch"
-                                                  : "watch takes no argument '" + str(a) + "'");
-        if (i + 1 >= args.size()) return usage_error(str(a) + " needs a value");
-        const auto v = args[++i];
-        if (a == "--alert") {
-            auto parsed = parse_alert(v);
-            if (!parsed) return usage_error("--alert: '" + str(v) + "' is not METRIC OP VALUE (e.g. temperature>85)");
-            alerts.push_back(std::move(*parsed));
-        } else if (a == "--interval") {
-            if (have_interval) return usage_error("option '--interval' given twice");
-            have_interval = true;
-            std::size_t n = 0;
-            while (n < v.size() && ((v[n] >= '0' && v[n] <= '9') || v[n] == '.')) ++n;
-            const auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), interval);
-            if (n != v.size() || v.empty() || ec != std::errc{} || p != v.data() + v.size() || interval > 86400)
-                return usage_error("--interval: '" + str(v) + "' is not a number of seconds from 0 to 86400");
-        } else if (a == "--count") {
-            if (have_count) return usage_error("option '--count' given twice");
-            have_count = true;
-            bool digits = !v.empty() && v.size() < 20;
-            for (char c : v) digits = digits && c >= '0' && c <= '9';
-            const auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), count);
-            if (!digits || ec != std::errc{} || p != v.data() + v.size() || count == 0)
-                return usage_error("--count: '" + str(v) + "' is not a positive whole number");
-        } else {
-            if (have_root) return usage_error("option '--root' given twice");
-            have_root = true;
-            root = str(v);
-        }
+    options o;
+    std::string why;
+    if (!parse_options(args, "watch", {{"--interval"}, {"--count"}, {"--root"}, {"--alert", true, true}, {"--json", false}},
+                       o, why))
+        return usage_error(why);
+    const bool json = o.has("--json"), have_root = o.has("--root");
+    root = str(o.get("--root").value_or(""));
+    for (const auto v : o.all("--alert")) {
+        auto parsed = parse_alert(v);
+        if (!parsed) return usage_error("--alert: '" + str(v) + "' is not METRIC OP VALUE (e.g. temperature>85)");
+        alerts.push_back(std::move(*parsed));
+    }
+    if (const auto v = o.get("--interval")) {
+        std::size_t n = 0;
+        while (n < v->size() && (((*v)[n] >= '0' && (*v)[n] <= '9') || (*v)[n] == '.')) ++n;
+        const auto [p, ec] = std::from_chars(v->data(), v->data() + v->size(), interval);
+        if (n != v->size() || ec != std::errc{} || p != v->data() + v->size() || interval > 86400)
+            return usage_error("--interval: '" + str(*v) + "' is not a number of seconds from 0 to 86400");
+    }
+    if (const auto v = o.get("--count")) {
+        bool digits = v->size() < 20;
+        for (char c : *v) digits = digits && c >= '0' && c <= '9';
+        const auto [p, ec] = std::from_chars(v->data(), v->data() + v->size(), count);
+        if (!digits || ec != std::errc{} || p != v->data() + v->size() || count == 0)
+            return usage_error("--count: '" + str(*v) + "' is not a positive whole number");
     }
 #if !AI_HWACCEL_JSON
     if (json) return no_json();
@@ -351,6 +339,9 @@ int cmd_watch(std::span<const std::string_view> args) {
 #endif
         std::fflush(stdout);
         std::fflush(stderr);
+        // Nobody reads any more (a closed pipe with SIGPIPE ignored, a full disk): stop
+        // rather than refresh for nobody; main reports it.
+        if (std::ferror(stdout)) break;
         previous.clear();
         for (const auto& s : now) previous[s.key] = s;
         if (count != 0 && n >= count) break;
