@@ -705,6 +705,7 @@ py::dict instance_dict(const ah::instance_cost_estimate& e) {
     d["price_source"] = text(r.price_source);
     d["accelerator"] = text(r.accelerator);
     d["accelerator_count"] = r.accelerator_count;
+    d["required_bytes"] = e.required_bytes;
     d["available_bytes"] = e.available_bytes;
     d["format_supported"] = e.format_supported;
     d["fits"] = e.fits;
@@ -730,7 +731,7 @@ py::dict cost(const py::handle& model, const std::string& quant, long long conte
     d["context"] = shape.context;
     d["batch"] = shape.batch;
     d["objective"] = objective;
-    d["required_bytes"] = best.required_bytes;
+    d["required_bytes"] = ah::estimate_memory(m, q, shape).total_bytes();
     d["fits"] = best.found();
     d["instance"] = best.found() ? py::object(instance_dict(best)) : py::object(py::none());
     if (all_instances) {

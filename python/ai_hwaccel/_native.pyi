@@ -123,6 +123,7 @@ class _Instance(TypedDict):
     price_source: str
     accelerator: str
     accelerator_count: int
+    required_bytes: int
     available_bytes: int
     format_supported: bool
     fits: bool

@@ -228,6 +228,31 @@ TEST_CASE("parse_capture reads what the capture shows") {
     }
 }
 
+TEST_CASE("recognise_format: the CUDA probe's own query output, without its header line") {
+    // What detection asks nvidia-smi for (`--format=csv,noheader,nounits` in the columns of
+    // nvidia_smi_query_fields), as a machine tree holds it: recognised and read in those
+    // columns, since nothing else could name them.
+    const auto text = test::read_file(std::string(AI_HWACCEL_MACHINES_DIR) +
+                                      "/handmade-hgx-h100-8gpu-nvswitch/ai-hwaccel-tools/nvidia-smi-query.csv");
+    REQUIRE(text);
+    const auto* f = ah::recognise_format(*text);
+    REQUIRE(f != nullptr);
+    CHECK(f->name == "nvidia-smi-query-csv");
+    const auto r = ah::parse_capture(*text, *f);
+    CHECK(r.warnings.empty());
+    REQUIRE(r.devices.size() == 8);
+    REQUIRE(r.devices[1].pci);
+    CHECK(std::string(r.devices[1].pci->text().data()) == "0000:3b:00.0");
+    CHECK(r.devices[0].memory_bytes.value_or(0) == 81559ull << 20);
+    CHECK(r.devices[7].index == 7);
+    // Rows of another width, or without a GPU UUID second, are not taken for it.
+    const auto first = text->substr(0, text->find('\n'));
+    CHECK(ah::recognise_format(first.substr(0, first.rfind(',')) + "\n") == nullptr);
+    std::string no_uuid = first;
+    no_uuid.replace(no_uuid.find("GPU-"), 4, "XYZ-");
+    CHECK(ah::recognise_format(no_uuid + "\n") == nullptr);
+}
+
 TEST_CASE("find_capture_format") {
     CHECK(ah::find_capture_format("proc-cpuinfo")->name == "proc-cpuinfo");
     CHECK(ah::find_capture_format("PROC_CPUINFO")->name == "proc-cpuinfo");

@@ -997,6 +997,7 @@ nlohmann::json instance_json(const ah::instance_cost_estimate& e) {
              r.price_date_source.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.price_date_source)},
             {"accelerator", r.accelerator},
             {"accelerator_count", r.accelerator_count},
+            {"required_bytes", e.required_bytes},
             {"available_bytes", e.available_bytes},
             {"format_supported", e.format_supported},
             {"fits", e.fits},
@@ -1070,6 +1071,9 @@ int cmd_cost(std::span<const std::string_view> args) {
     table.count = rows.size();
     const ah::inference_shape shape{static_cast<std::uint32_t>(context), static_cast<std::uint32_t>(batch)};
     const auto best = ah::cheapest_instance(m, q, shape, objective, {}, table);
+    // The model's own estimate; an instance of N accelerators needs N - 1 more sets of
+    // runtime and activation buffers (each instance's required_bytes).
+    const std::uint64_t model_bytes = ah::estimate_memory(m, q, shape).total_bytes();
     std::vector<ah::instance_cost_estimate> all;
     if (o.has("--all"))
         for (const auto& row : rows) all.push_back(ah::estimate_instance_cost(row, m, q, shape));
@@ -1083,7 +1087,7 @@ int cmd_cost(std::span<const std::string_view> args) {
         j["context"] = context;
         j["batch"] = batch;
         j["objective"] = objective == ah::cost_objective::price_per_hour ? "hour" : "tokens";
-        j["required_bytes"] = best.required_bytes;
+        j["required_bytes"] = model_bytes;
         j["fits"] = best.found();
         j["instance"] = best.found() ? instance_json(best) : nlohmann::json(nullptr);
         if (o.has("--all")) {
@@ -1098,7 +1102,7 @@ int cmd_cost(std::span<const std::string_view> args) {
     } else {
         std::printf("model: %s (%s) in %s, context %llu, batch %llu: needs %s\n", str(m.name).c_str(), str(m.id).c_str(),
                     str(ah::to_string(q)).c_str(), static_cast<unsigned long long>(context),
-                    static_cast<unsigned long long>(batch), fmt_bytes(best.required_bytes).c_str());
+                    static_cast<unsigned long long>(batch), fmt_bytes(model_bytes).c_str());
         if (o.has("--all")) {
             std::printf("%-26s %-9s %-14s %10s %-34s %5s %12s %12s\n", "instance", "provider", "region", "USD/hour",
                         "accelerators", "fits", "decode", "USD/M tok");
@@ -1118,8 +1122,9 @@ int cmd_cost(std::span<const std::string_view> args) {
             std::printf("cheapest by %s: %s (%s, %s)\n",
                         objective == ah::cost_objective::price_per_hour ? "price per hour" : "price per output token",
                         str(r.name).c_str(), str(ah::to_string(r.provider)).c_str(), str(r.region).c_str());
-            std::printf("  accelerators: %u x %s, %s usable for the model\n", r.accelerator_count, str(r.accelerator).c_str(),
-                        fmt_bytes(best.available_bytes).c_str());
+            std::printf("  accelerators: %u x %s, %s usable for the model, which needs %s on them\n",
+                        r.accelerator_count, str(r.accelerator).c_str(), fmt_bytes(best.available_bytes).c_str(),
+                        fmt_bytes(best.required_bytes).c_str());
             std::printf("  price: $%.4f per hour on demand (%s; %s)\n", r.price_per_hour_usd, price_when(r).c_str(),
                         str(r.price_source).c_str());
             std::printf("  decode: %s for the instance (estimate)\n", rate(best.decode_tokens_per_second).c_str());
@@ -1150,7 +1155,7 @@ int cmd_cost(std::span<const std::string_view> args) {
         return error(str(rows.size() < ah::instance_catalogue.size() ? "no instance left by --provider/--since holds "
                                                                       : "no instance in the catalogue holds ") +
                      str(m.id) + " in " + str(ah::to_string(q)) + " (needs " +
-                     fmt_bytes(best.required_bytes) + ")");
+                     fmt_bytes(model_bytes) + ")");
     return 0;
 }
 

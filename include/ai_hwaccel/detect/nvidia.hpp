@@ -462,6 +462,21 @@ inline std::string query_argument() {
 }
 inline std::string query_field_list() { return query_argument().substr(std::string_view("--query-gpu=").size()); }
 
+// A row of the CUDA probe's own query (nvidia_smi_query_fields, `noheader`): one cell per
+// field, an index, then a GPU UUID. What a machine tree's nvidia-smi-query.csv holds.
+constexpr bool is_own_query_row(std::string_view line) noexcept {
+    std::size_t cells = 0;
+    bool index = false, uuid = false;
+    each_cell(line, [&](std::string_view cell) {
+        if (cells == 0)
+            index = !cell.empty() && cell.find_first_not_of("0123456789") == std::string_view::npos;
+        else if (cells == 1)
+            uuid = cell.starts_with("GPU-");
+        ++cells;
+    });
+    return cells == nvidia_smi_query_fields.size() && index && uuid;
+}
+
 inline void problems_to_warnings(const std::vector<parse_problem>& problems, std::string_view subject,
                                  std::vector<warning>& out) {
     detail::parsing::problems_to_warnings(problems, backend_id::cuda, subject, out);
@@ -490,16 +505,19 @@ std::string nvidia_gpus_on_pci_bus(const S& sys) {
 
 namespace detail::formats {
 
-// nvidia-smi --query-gpu=… --format=csv (with its header line) ----------------------------
+// nvidia-smi --query-gpu=… --format=csv: with its header line, or without it in the columns
+// the CUDA probe asks for (a machine tree's capture) ----------------------------------------
 inline int sniff_nvidia_csv(std::string_view t) noexcept {
     const auto first = first_non_blank_line(t);
-    if (!nvidia::is_header_line(first)) return 0;
+    if (!nvidia::is_header_line(first)) return nvidia::is_own_query_row(first) ? 80 : 0;
     const auto comma = first.find(',');
     const bool known_first = nvidia::find_field(nvidia::header_name(first.substr(0, comma))) != nullptr;
     return first.find("[MiB]") != std::string_view::npos || known_first ? 90 : 0;
 }
 inline void parse_nvidia_csv_capture(std::string_view t, capture_parse& out) {
-    auto r = parse_nvidia_smi_query_csv(t);
+    // Without a header line the columns can only be the probe's own: nothing else names them.
+    auto r = nvidia::is_header_line(first_non_blank_line(t)) ? parse_nvidia_smi_query_csv(t)
+                                                               : parse_nvidia_smi_query_csv(t, nvidia::query_field_list());
     nvidia::problems_to_warnings(r.problems, out.format, out.warnings);
     if (r.devices.empty() && r.problems.empty()) nothing_found(out, "GPU rows");
     out.devices = std::move(r.devices);
