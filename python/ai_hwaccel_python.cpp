@@ -546,13 +546,18 @@ py::dict plan(const py::handle& devices, const py::handle& model, const std::str
     const ah::inference_shape shape{whole("context", context, 1, 1 << 24), whole("batch", batch, 1, 65536)};
     ah::plan_options po;
     po.allow_cpu = allow_cpu;
-    std::optional<ah::quantization_choice> choice;
-    if (automatic) {
-        choice = ah::suggest_quantization(reg.all(), m, shape, po);
-        q = choice->format;
-    }
     const auto links = std::span<const ah::interconnect>(reg.system().interconnects);
-    const auto p = ah::plan_sharding(reg.all(), links, m, q, shape, po);
+    // "auto": the best format the planner fits on these devices and links, with its plan.
+    std::optional<ah::quantization_choice> choice;
+    ah::shard_plan p;
+    if (automatic) {
+        const auto best = ah::plan_best_format(reg.all(), links, m, shape, po);
+        choice = best.choice;
+        q = best.choice.format;
+        p = best.plan;
+    } else {
+        p = ah::plan_sharding(reg.all(), links, m, q, shape, po);
+    }
     const auto outcome = p.fits ? p.outcome : (choice && !choice->fits ? choice->outcome : p.outcome);
     std::string reason;
     if (!p.fits) {

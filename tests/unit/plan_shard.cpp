@@ -5,6 +5,7 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <iterator>
@@ -108,6 +109,12 @@ static_assert(compile_time_split.strategy == ah::shard_strategy::pipeline_parall
 static_assert(compile_time_split.devices[0].last_layer == compile_time_split.devices[1].first_layer);
 static_assert(compile_time_split.devices[1].last_layer == 80);
 static_assert(compile_time_quant.fits && compile_time_quant.format == quant_format::bf16);
+namespace {
+constexpr auto compile_time_best = ah::plan_best_format(std::span<const ah::accelerator_profile>(two_4090s), {},
+                                                        *ah::find_model("llama-3.1-8b"));
+} // namespace
+static_assert(compile_time_best.choice.fits && compile_time_best.choice.format == compile_time_quant.format);
+static_assert(compile_time_best.plan.fits && compile_time_best.plan.quant == compile_time_best.choice.format);
 // A plan's device list reads like a container: a random-access range of its filled slots,
 // also when built in a constant expression.
 using device_list = decltype(ah::shard_plan::devices);
@@ -674,6 +681,218 @@ TEST_CASE("plan_sharding: a fast link never makes a model stop fitting") {
     const auto s = ah::suggest_quantization(eight, qwen, longest);
     REQUIRE(s.fits);
     CHECK(ah::plan_sharding(eight, ici8, qwen, s.format, longest).fits);
+}
+
+// ---- plan_best_format: the planner's word on the format.
+namespace {
+
+// `n` catalogue devices joined by one intra-node link over all of them (none: no link).
+grid_cluster linked(std::string_view name, std::uint32_t n, ah::interconnect_kind kind, double gbps) {
+    grid_cluster c;
+    c.devices = cards(name, n);
+    if (kind != ah::interconnect_kind::none && n > 1)
+        c.links.push_back(link(kind, ah::link_scope::intra_node, gbps, iota(0, n)));
+    return c;
+}
+
+// suggest_quantization's candidates, worked out here from the table: every format up to
+// 16 bits, most bits first, table order among equals.
+std::vector<quant_format> default_candidates() {
+    std::vector<quant_format> out;
+    for (const auto& row : ah::quant_table) {
+        if (row.bits_per_weight > 16.0) continue;
+        auto at = out.end();
+        while (at != out.begin() && ah::bits_per_weight(*(at - 1)) < row.bits_per_weight) --at;
+        out.insert(at, row.id);
+    }
+    return out;
+}
+
+bool all_native(std::span<const ah::accelerator_profile> devs, const ah::shard_plan& p) {
+    for (const auto& d : p.devices)
+        if (ah::support_for(devs[d.device], p.quant) != ah::format_support::native) return false;
+    return !p.devices.empty();
+}
+
+} // namespace
+
+TEST_CASE("plan_best_format") {
+    const ah::inference_shape longest{.context = 131072};
+    SUBCASE("tensor parallel over ICI holds more bits than the layer-pipeline test allows") {
+        // Llama 3.1 70B at 128k context on eight 16 GiB TPU v5e chips: the suggestion's fit
+        // test keeps the embedding, output head and logits buffer whole on one chip; the
+        // planner splits them over eight ranks, which holds an 8-bit format.
+        const auto c = linked("TPU v5e", 8, ah::interconnect_kind::ici, 1600);
+        const auto& m = model("llama-3.1-70b");
+        const auto s = ah::suggest_quantization(c.devices, m, longest);
+        REQUIRE(s.fits);
+        CHECK(ah::plan_sharding(c.devices, c.links, m, quant_format::int8, longest).fits);
+        const auto b = ah::plan_best_format(c.devices, c.links, m, longest);
+        REQUIRE(b.choice.fits);
+        CHECK(ah::bits_per_weight(b.choice.format) > ah::bits_per_weight(s.format));
+        CHECK(ah::bits_per_weight(b.choice.format) >= ah::bits_per_weight(quant_format::int8));
+        CHECK(b.choice.outcome == ah::plan_outcome::fits);
+        CHECK(b.choice.kind == ah::device_kind::tpu);
+        CHECK(b.choice.devices == 8);
+        CHECK(b.plan.fits);
+        CHECK(b.plan.quant == b.choice.format);
+        CHECK(b.plan.tensor_parallel > 1);
+        CHECK(b.choice.memory.total_bytes() == b.plan.memory.total_bytes());
+        CHECK(b.choice.usable_bytes == b.plan.usable_bytes);
+        CHECK(b.choice.support == (all_native(c.devices, b.plan) ? ah::format_support::native
+                                                                 : ah::format_support::dequantized));
+        check_coverage(b.plan, m.layers);
+        // Without the link every chip is its own island: the planner builds the pipeline
+        // the suggestion assumed, and agrees with it.
+        const auto alone = ah::plan_best_format(c.devices, {}, m, longest);
+        CHECK(alone.choice.format == s.format);
+    }
+    SUBCASE("the planner fits where the suggestion finds nothing") {
+        // Qwen2.5 72B at 128k context on four TPU v5e chips: no candidate passes the
+        // suggestion's test, the smallest one plans with the chips tensor parallel.
+        const auto c = linked("TPU v5e", 4, ah::interconnect_kind::ici, 1600);
+        const auto& m = model("qwen-2.5-72b");
+        const auto s = ah::suggest_quantization(c.devices, m, longest);
+        CHECK_FALSE(s.fits);
+        const auto b = ah::plan_best_format(c.devices, c.links, m, longest);
+        REQUIRE(b.choice.fits);
+        CHECK(b.plan.fits);
+        CHECK(b.choice.outcome == ah::plan_outcome::fits);
+        CHECK(b.choice.format == b.plan.quant);
+        CHECK(b.choice.format == default_candidates().back()); // only the smallest fits
+        check_coverage(b.plan, m.layers);
+    }
+    SUBCASE("nothing fits: the suggestion's answer and the smallest candidate's plan") {
+        const auto c = linked("RTX 3060", 1, ah::interconnect_kind::none, 0);
+        const auto& m = model("llama-3.1-405b");
+        const auto s = ah::suggest_quantization(c.devices, m);
+        const auto b = ah::plan_best_format(c.devices, c.links, m);
+        CHECK_FALSE(b.choice.fits);
+        CHECK(b.choice.outcome == s.outcome);
+        CHECK(b.choice.format == s.format);
+        CHECK(b.choice.format == default_candidates().back());
+        CHECK_FALSE(b.plan.fits);
+        CHECK(b.plan.quant == s.format);
+        CHECK(b.plan.outcome == ah::plan_outcome::too_large);
+        const auto none = ah::plan_best_format({}, {}, m);
+        CHECK(none.choice.outcome == ah::plan_outcome::no_devices);
+        CHECK(none.plan.outcome == ah::plan_outcome::no_devices);
+        ah::model_spec empty;
+        CHECK(ah::plan_best_format(c.devices, {}, empty).plan.outcome == ah::plan_outcome::bad_model);
+    }
+    SUBCASE("equal bits: the format the plan's devices run natively") {
+        // As for suggest_quantization: H100 multiplies IQ4_XS's int8 and dequantizes MXFP4;
+        // B200 computes fp4.
+        ah::plan_options o;
+        o.formats = {quant_format::mxfp4, quant_format::iq4_xs};
+        const auto h = ah::plan_best_format(cards("H100 SXM", 1), {}, model("llama-3.1-8b"), {}, o);
+        CHECK(h.choice.format == quant_format::iq4_xs);
+        CHECK(h.choice.support == ah::format_support::native);
+        const auto b = ah::plan_best_format(cards("B200", 1), {}, model("llama-3.1-8b"), {}, o);
+        CHECK(b.choice.format == quant_format::mxfp4);
+        CHECK(b.choice.support == ah::format_support::native);
+        // A format list is kept as given: nothing outside it is planned.
+        o.formats = {quant_format::q4_k_m};
+        CHECK(ah::plan_best_format(cards("H100 SXM", 8), {}, model("llama-3.1-8b"), {}, o).choice.format ==
+              quant_format::q4_k_m);
+    }
+    SUBCASE("a discrete card wins over an integrated GPU with more shared memory") {
+        std::vector<ah::accelerator_profile> devs{card("RTX 4090", 0)};
+        ah::accelerator_profile igpu;
+        igpu.kind = ah::device_kind::intel_gpu;
+        igpu.maker = ah::vendor::intel;
+        igpu.index = 1;
+        igpu.unified_memory = true;
+        igpu.memory_bytes = {31ull << 30, ah::origin::tool};
+        devs.push_back(igpu);
+        const auto b = ah::plan_best_format(devs, {}, model("llama-3.1-8b"));
+        REQUIRE(b.choice.fits);
+        CHECK(b.choice.kind == ah::device_kind::cuda_gpu);
+        CHECK(b.plan.kind == ah::device_kind::cuda_gpu);
+        CHECK(b.choice.format == ah::suggest_quantization(devs, model("llama-3.1-8b")).format);
+    }
+}
+
+TEST_CASE("plan_best_format: properties over models, device sets and shapes") {
+    // Every device here has a known bandwidth, so plans of any kind compete on bits alone.
+    const std::vector<grid_cluster> sets{
+        linked("TPU v5e", 8, ah::interconnect_kind::ici, 1600),
+        linked("TPU v5e", 4, ah::interconnect_kind::ici, 1600),
+        linked("MI300X", 8, ah::interconnect_kind::xgmi, 896),
+        linked("H100 SXM", 4, ah::interconnect_kind::nvswitch, 900),
+        linked("RTX 4090", 2, ah::interconnect_kind::none, 0),
+        grid_mix(2, 6), // A100 40GB, NVLink pairs
+    };
+    const char* models[] = {"llama-3.1-8b", "llama-3.1-70b", "qwen-2.5-72b", "qwen3-235b-a22b", "phi-4",
+                            "mixtral-8x7b", "llama-3.1-405b"};
+    const ah::inference_shape shapes[] = {{.context = 4096}, {.context = 131072}};
+    const auto cand = default_candidates();
+    std::size_t fitted = 0, better = 0, rescued = 0;
+    for (const auto& c : sets)
+        for (const std::string id : models)
+            for (const auto& shape : shapes) {
+                const auto& m = model(id);
+                CAPTURE(c.devices.front().name.view());
+                CAPTURE(c.devices.size());
+                CAPTURE(id);
+                CAPTURE(shape.context);
+                std::vector<bool> fits(cand.size()), native(cand.size());
+                bool any = false;
+                for (std::size_t i = 0; i < cand.size(); ++i) {
+                    const auto p = ah::plan_sharding(c.devices, c.links, m, cand[i], shape);
+                    fits[i] = p.fits;
+                    native[i] = all_native(c.devices, p);
+                    any = any || p.fits;
+                }
+                const auto at = [&](quant_format f) {
+                    return static_cast<std::size_t>(std::ranges::find(cand, f) - cand.begin());
+                };
+                const auto s = ah::suggest_quantization(c.devices, m, shape);
+                const auto b = ah::plan_best_format(c.devices, c.links, m, shape);
+                CHECK(b.choice.fits == any);
+                CHECK(b.plan.fits == b.choice.fits);
+                CHECK(b.plan.quant == b.choice.format);
+                if (!b.choice.fits) {
+                    CHECK(b.choice.format == cand.back());
+                    CHECK(b.choice.outcome == s.outcome);
+                    continue;
+                }
+                ++fitted;
+                const auto bi = at(b.choice.format);
+                REQUIRE(bi < cand.size());
+                const double bits = ah::bits_per_weight(b.choice.format);
+                CHECK(b.choice.support ==
+                      (native[bi] ? ah::format_support::native : ah::format_support::dequantized));
+                CHECK(b.choice.kind == b.plan.kind);
+                CHECK(b.choice.devices == b.plan.candidate_devices);
+                CHECK(b.choice.usable_bytes == b.plan.usable_bytes);
+                CHECK(b.choice.memory.total_bytes() == b.plan.memory.total_bytes());
+                CHECK(b.plan.decode_tokens_per_second ==
+                      ah::plan_sharding(c.devices, c.links, m, b.choice.format, shape).decode_tokens_per_second);
+                // No candidate of more bits plans; of equal bits, one earlier in the order
+                // plans only where the answer is the suggestion or runs natively and it not.
+                const bool is_suggestion = s.fits && b.choice.format == s.format;
+                for (std::size_t i = 0; i < cand.size(); ++i) {
+                    const double ib = ah::bits_per_weight(cand[i]);
+                    if (ib > bits) CHECK_FALSE(fits[i]);
+                    if (ib != bits || i == bi || !fits[i] || is_suggestion) continue;
+                    if (native[i]) CHECK(native[bi]);
+                    if (i < bi) CHECK((native[bi] && !native[i]));
+                }
+                // The suggestion stands when the planner fits it and nothing of more bits.
+                if (s.fits && fits[at(s.format)]) {
+                    bool more = false;
+                    for (std::size_t i = 0; i < cand.size(); ++i)
+                        more = more || (fits[i] && ah::bits_per_weight(cand[i]) > ah::bits_per_weight(s.format));
+                    if (!more) CHECK(b.choice.format == s.format);
+                    CHECK(bits >= ah::bits_per_weight(s.format));
+                    better += bits > ah::bits_per_weight(s.format);
+                }
+                rescued += !s.fits;
+            }
+    CHECK(fitted > 40);  // most cases plan,
+    CHECK(better > 0);   // some in more bits than the suggestion,
+    CHECK(rescued > 0);  // and some where the suggestion found nothing
 }
 
 TEST_CASE("slot_list") {

@@ -734,12 +734,17 @@ int cmd_plan(std::span<const std::string_view> args) {
     ah::plan_options po;
     po.allow_cpu = o.has("--allow-cpu");
     const ah::inference_shape shape{static_cast<std::uint32_t>(context), static_cast<std::uint32_t>(batch)};
+    // auto: the best format the planner fits on these devices and links, with its plan.
     std::optional<ah::quantization_choice> choice;
+    ah::shard_plan plan;
     if (automatic) {
-        choice = ah::suggest_quantization(devices, m, shape, po);
-        q = choice->format;
+        const auto best = ah::plan_best_format(devices, links, m, shape, po);
+        choice = best.choice;
+        q = best.choice.format;
+        plan = best.plan;
+    } else {
+        plan = ah::plan_sharding(devices, links, m, q, shape, po);
     }
-    const auto plan = ah::plan_sharding(devices, links, m, q, shape, po);
     std::string reason;
     if (!plan.fits) {
         reason = str(ah::describe(choice && !choice->fits ? choice->outcome : plan.outcome));
