@@ -26305,6 +26305,14 @@ AI_HWACCEL_NAMESPACE_END
 // `fits == false` and the reason; the CPU is used only when `plan_options::allow_cpu`
 // says so.
 //
+// suggest_quantization's fit test is a layer pipeline over the devices of one kind and
+// knows no links; the planner's tensor-parallel groups split the embedding, output head,
+// logits buffer and KV heads across ranks, so with fast links it can hold a format of
+// more bits than the test allows, or one where the test finds none. `plan_best_format`
+// answers with the planner: it starts from suggest_quantization's format, plans the
+// candidates of more bits (best first), then that format, then the smaller ones, and
+// returns the first that fits with its plan. This is what `plan --quant auto` uses.
+//
 // Everything here is an estimate, `constexpr`, and returns fixed-capacity values (at most
 // `max_plan_devices` devices per plan), so a build that knows its devices can
 // `static_assert` that its model fits.
@@ -27801,6 +27809,14 @@ struct quantization_choice {
     bool cpu_excluded = false;
 };
 
+/// The format plan_best_format chose and plan_sharding's plan of it.
+struct format_plan {
+    /// From the plan when it fits: `support` says how the plan's devices run the format,
+    /// `devices` and `usable_bytes` count every device of its kind able to run it.
+    quantization_choice choice{};
+    shard_plan plan{};
+};
+
 namespace detail::shard {
 
 using pos_t = std::uint16_t;
@@ -28845,6 +28861,33 @@ constexpr bool capacity_holds(const capacity& c) noexcept {
     return total >= f.layers;
 }
 
+/// suggest_quantization's candidates in its order: `options.formats`, or every format up to
+/// `options.max_bits_per_weight` bits; most bits first, table order among equals.
+/// (suggest_quantization keeps its own copy of this loop: calling this there measured 5 %
+/// slower at 128 devices.)
+struct candidate_list {
+    std::array<quant_format, quant_format_count> formats{};
+    std::size_t count = 0;
+};
+constexpr candidate_list candidates_of(const plan_options& o) noexcept {
+    candidate_list c;
+    for (const auto f : formats_by_bits) {
+        const auto& row = info(f);
+        if (o.formats.empty() ? row.bits_per_weight > o.max_bits_per_weight : !o.formats.contains(row.id)) continue;
+        c.formats[c.count++] = f;
+    }
+    return c;
+}
+
+/// native when every device of the plan computes in its format, dequantized otherwise.
+constexpr format_support plan_support(std::span<const accelerator_profile> devs, const shard_plan& p) noexcept {
+    if (p.devices.empty()) return format_support::none;
+    const support_test support(p.quant);
+    for (const auto& s : p.devices)
+        if (support(devs[s.device]) != format_support::native) return format_support::dequantized;
+    return format_support::native;
+}
+
 } // namespace detail::shard
 
 /// Lays `m` out in format `q` on `devices` (see the header comment). `links` are the
@@ -28992,6 +29035,95 @@ constexpr quantization_choice suggest_quantization(std::span<const accelerator_p
     }
     if (runnable) out.outcome = plan_outcome::too_large;
     return smallest();
+}
+
+/// The format of highest quality that plan_sharding fits on `devices` joined by `links`,
+/// and its plan (see the header comment). The candidates and their order are
+/// suggest_quantization's; its answer is where the search starts: the candidates of more
+/// bits are planned first, best first, then its format, then, only when none of those
+/// fits, the smaller ones. Among formats of equal bits its format comes first, then one
+/// every device of the plan runs natively, then table order. As there, a plan on a device
+/// kind whose speed cannot be estimated (no memory bandwidth known) is taken only when no
+/// candidate plans on the others. Nothing fits: `choice` is suggest_quantization's (why,
+/// and the smallest candidate) and `plan` that format's.
+constexpr format_plan plan_best_format(std::span<const accelerator_profile> devices,
+                                       std::span<const interconnect> links, const model_spec& m,
+                                       const inference_shape& shape = {}, const plan_options& options = {}) noexcept {
+    using namespace detail::shard;
+    format_plan out;
+    out.choice = suggest_quantization(devices, m, shape, options);
+    const auto cand = candidates_of(options);
+    // No candidate, no model, no device, or no device running any candidate: the planner
+    // would say the same of every format.
+    if (cand.count == 0 || (out.choice.outcome != plan_outcome::fits && out.choice.outcome != plan_outcome::too_large)) {
+        out.plan = plan_sharding(devices, links, m, out.choice.format, shape, options);
+        return out;
+    }
+    const auto kinds = kinds_of(devices, options);
+    bool any_estimable = false;
+    for (std::size_t k = 0; k < kinds.count; ++k) any_estimable = any_estimable || kinds.estimable[kinds.kinds[k]];
+    const auto take = [&](const shard_plan& p) {
+        auto& c = out.choice;
+        c.fits = true;
+        c.outcome = plan_outcome::fits;
+        c.format = p.quant;
+        c.support = plan_support(devices, p);
+        c.kind = p.kind;
+        c.devices = p.candidate_devices;
+        c.usable_bytes = p.usable_bytes;
+        c.memory = p.memory;
+        c.cpu_excluded = p.cpu_excluded;
+        out.plan = p;
+        return out;
+    };
+    const quant_format suggested = out.choice.format;
+    const bool suggested_fits = out.choice.fits;
+    const auto plan_of = [&](quant_format q) { return plan_sharding(devices, links, m, q, shape, options); };
+    // A fit kept while a better one may follow is kept by its format and planned again
+    // when taken: rarer than copying a plan each time.
+    quant_format unestimable = suggested; // the first format that fits on a kind of unknown speed
+    bool have_unestimable = false;
+    for (std::size_t lo = 0; lo < cand.count;) {
+        std::size_t hi = lo;
+        while (hi < cand.count && bits_per_weight(cand.formats[hi]) == bits_per_weight(cand.formats[lo])) ++hi;
+        // The suggestion heads its bits' formats.
+        std::array<quant_format, quant_format_count> order{};
+        std::size_t n = 0;
+        for (std::size_t c = lo; c < hi; ++c)
+            if (suggested_fits && cand.formats[c] == suggested) order[n++] = suggested;
+        for (std::size_t c = lo; c < hi; ++c)
+            if (!suggested_fits || cand.formats[c] != suggested) order[n++] = cand.formats[c];
+        quant_format first = suggested; // of these bits, the first that fits, not all natively
+        bool have_first = false;
+        for (std::size_t c = 0; c < n; ++c) {
+            const shard_plan p = plan_of(order[c]);
+            if (!p.fits) continue;
+            if (any_estimable && !kinds.estimable[p.kind]) {
+                if (!have_unestimable) unestimable = order[c];
+                have_unestimable = true;
+                continue;
+            }
+            if ((suggested_fits && order[c] == suggested) || plan_support(devices, p) == format_support::native)
+                return take(p);
+            if (!have_first) first = order[c];
+            have_first = true;
+        }
+        if (have_first) return take(plan_of(first));
+        lo = hi;
+    }
+    if (have_unestimable) return take(plan_of(unestimable));
+    // Nothing plans: the smallest candidate, as suggest_quantization describes it.
+    const quant_format smallest = cand.formats[cand.count - 1];
+    out.plan = plan_of(smallest);
+    if (out.choice.fits) { // its fit test and the planner disagree: the planner's word
+        const bool cpu_excluded = out.choice.cpu_excluded;
+        out.choice = quantization_choice{};
+        out.choice.outcome = out.plan.outcome;
+        out.choice.format = smallest;
+        out.choice.memory = out.plan.memory;
+        out.choice.cpu_excluded = cpu_excluded;
+    }
+    return out;
 }
 
 AI_HWACCEL_NAMESPACE_END

@@ -1400,6 +1400,8 @@ constexpr bool capacity_holds(const capacity& c) noexcept {
 
 /// suggest_quantization's candidates in its order: `options.formats`, or every format up to
 /// `options.max_bits_per_weight` bits; most bits first, table order among equals.
+/// (suggest_quantization keeps its own copy of this loop: calling this there measured 5 %
+/// slower at 128 devices.)
 struct candidate_list {
     std::array<quant_format, quant_format_count> formats{};
     std::size_t count = 0;
