@@ -37,7 +37,13 @@ if(CONSUMER STREQUAL "find_package")
   execute_process(COMMAND "${CMAKE_COMMAND}" -E env "PKG_CONFIG_PATH=${work}/prefix/share/pkgconfig"
                           "${PKG_CONFIG}" --cflags ai_hwaccel
                   RESULT_VARIABLE rc OUTPUT_VARIABLE cflags ERROR_VARIABLE err)
-  if(NOT rc EQUAL 0 OR NOT cflags MATCHES "-I${work}/prefix/include" OR NOT cflags MATCHES "-std=c\\+\\+20")
+  # The .pc file names its prefix relative to itself (${pcfiledir}/../..).
+  set(included "")
+  if(cflags MATCHES "-I([^ \n]+)")
+    file(REAL_PATH "${CMAKE_MATCH_1}" included)
+  endif()
+  file(REAL_PATH "${work}/prefix/include" expected)
+  if(NOT rc EQUAL 0 OR NOT included STREQUAL expected OR NOT cflags MATCHES "-std=c\\+\\+20")
     message(FATAL_ERROR "pkg-config --cflags ai_hwaccel: '${cflags}' (${rc}) ${err}")
   endif()
   message(STATUS "pkg-config --cflags ai_hwaccel: ${cflags}")
