@@ -562,8 +562,16 @@ py::dict plan(const py::handle& devices, const py::handle& model, const std::str
     std::string reason;
     if (!p.fits) {
         reason = std::string(ah::describe(outcome));
-        if (p.cpu_excluded || (choice && choice->cpu_excluded)) reason += " (a CPU is present: allow_cpu=True lets the plan use it)";
-        if (choice && !choice->fits) reason += "; not even in " + std::string(ah::to_string(q)) + ", the smallest format tried";
+        // allow_cpu is suggested only where it would make the model fit.
+        if (p.cpu_excluded || (choice && choice->cpu_excluded)) {
+            auto with_cpu = po;
+            with_cpu.allow_cpu = true;
+            if (automatic ? ah::plan_best_format(reg.all(), links, m, shape, with_cpu).plan.fits
+                          : ah::plan_sharding(reg.all(), links, m, q, shape, with_cpu).fits)
+                reason += " (with allow_cpu=True, which lets the plan use the CPU, it fits)";
+        }
+        if (choice && !choice->fits && outcome == ah::plan_outcome::too_large)
+            reason += "; not even in " + std::string(ah::to_string(q)) + ", the smallest format tried";
     }
 
     py::dict d;

@@ -99,6 +99,20 @@ cli_plan_output(cli_plan_plan_auto_tensor_parallel
   "quantization: IQ1_S \\(auto: the highest-quality format that fits\\).*strategy: tensor_parallel"
   plan --device "TPU v5e" --count 4 --model qwen-2.5-72b --context 128k)
 
+# Nothing to plan on: no format was tried, and --allow-cpu is not suggested where the CPU
+# (its memory unknown in an empty tree) would not hold the model either. On a laptop whose
+# CPU would, it is.
+file(MAKE_DIRECTORY "${CMAKE_CURRENT_BINARY_DIR}/cli_plan_empty_root")
+cli_plan_output(cli_plan_plan_nothing_to_plan_on
+  "quantization: IQ1_S \\(auto: the smallest format; no device to try it on\\)\n.*fits: no: no available device"
+  plan --root "${CMAKE_CURRENT_BINARY_DIR}/cli_plan_empty_root" --model llama-3.1-8b)
+set_tests_properties(cli_plan_plan_nothing_to_plan_on PROPERTIES FAIL_REGULAR_EXPRESSION "allow-cpu|smallest format tried")
+cli_plan_output(cli_plan_plan_cpu_would_hold_it "fits: no: .*\\(with --allow-cpu, which lets the plan use the CPU, it fits\\)"
+  plan --root "${CMAKE_CURRENT_SOURCE_DIR}/machines/handmade-laptop-llvmpipe-only" --model llama-3.1-8b)
+cli_plan_output(cli_plan_plan_cpu_would_not_hold_it "fits: no: no available device"
+  plan --root "${CMAKE_CURRENT_SOURCE_DIR}/machines/handmade-laptop-llvmpipe-only" --model llama-3.1-405b --quant bf16)
+set_tests_properties(cli_plan_plan_cpu_would_not_hold_it PROPERTIES FAIL_REGULAR_EXPRESSION "allow-cpu")
+
 # ---- training -------------------------------------------------------------------------------
 cli_plan_output(cli_plan_training_human
   "method: lora, rank 16.*trainable parameters: [0-9]+\n.*peak memory per device: [0-9.]+ GiB"

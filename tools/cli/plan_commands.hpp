@@ -747,9 +747,18 @@ int cmd_plan(std::span<const std::string_view> args) {
     }
     std::string reason;
     if (!plan.fits) {
-        reason = str(ah::describe(choice && !choice->fits ? choice->outcome : plan.outcome));
-        if (plan.cpu_excluded || (choice && choice->cpu_excluded)) reason += " (a CPU is present: --allow-cpu lets the plan use it)";
-        if (choice && !choice->fits) reason += "; not even in " + str(ah::to_string(q)) + ", the smallest format tried";
+        const auto outcome = choice && !choice->fits ? choice->outcome : plan.outcome;
+        reason = str(ah::describe(outcome));
+        // --allow-cpu is suggested only where it would make the model fit.
+        if (plan.cpu_excluded || (choice && choice->cpu_excluded)) {
+            auto with_cpu = po;
+            with_cpu.allow_cpu = true;
+            if (automatic ? ah::plan_best_format(devices, links, m, shape, with_cpu).plan.fits
+                          : ah::plan_sharding(devices, links, m, q, shape, with_cpu).fits)
+                reason += " (with --allow-cpu, which lets the plan use the CPU, it fits)";
+        }
+        if (choice && !choice->fits && outcome == ah::plan_outcome::too_large)
+            reason += "; not even in " + str(ah::to_string(q)) + ", the smallest format tried";
     }
 
     if (o.has("--json")) {
@@ -806,9 +815,12 @@ int cmd_plan(std::span<const std::string_view> args) {
         std::printf("devices: %s\n", source.c_str());
         std::printf("model: %s (%s), %s\n", str(m.name).c_str(), str(m.id).c_str(), params_text(m.parameters).c_str());
         std::printf("quantization: %s%s\n", str(ah::to_string(q)).c_str(),
-                    automatic ? (choice->fits ? " (auto: the highest-quality format that fits)"
-                                              : " (auto: the smallest format tried; none fits)")
-                              : "");
+                    !automatic     ? ""
+                    : choice->fits ? " (auto: the highest-quality format that fits)"
+                    : choice->outcome == ah::plan_outcome::too_large ? " (auto: the smallest format tried; none fits)"
+                    : choice->outcome == ah::plan_outcome::unsupported_format
+                        ? " (auto: the smallest format; no device runs any format tried)"
+                        : " (auto: the smallest format; no device to try it on)");
         std::printf("shape: context %llu tokens, batch %llu\n", static_cast<unsigned long long>(context),
                     static_cast<unsigned long long>(batch));
         print_memory(plan.memory);
