@@ -780,6 +780,18 @@ struct planner {
     layout best;
 };
 
+/// Lowers P.unit_cap below the widest unit of any island and marks every island to be
+/// worked out again; false when every unit is a single device already.
+constexpr bool narrow_units(planner& P) noexcept {
+    std::size_t widest = 0;
+    for (std::size_t i = 0; i < P.islands; ++i)
+        if (P.units[i] > 0 && P.unit[P.begin[i]].size > widest) widest = P.unit[P.begin[i]].size;
+    if (widest <= 1) return false;
+    P.unit_cap = widest - 1;
+    for (std::size_t i = 0; i < P.islands; ++i) P.stale[i] = true;
+    return true;
+}
+
 /// Numbers the islands by their root, files each island's devices largest first.
 constexpr void start(planner& P, const group& g, const needs& n) noexcept {
     for (std::size_t i = 0; i < g.count; ++i) { // islands and units are at most g.count
@@ -1085,14 +1097,8 @@ constexpr void plan_group(shard_plan& p, group& g, std::span<const accelerator_p
             // group, down to a pipeline over single devices, can fit where the island's
             // widest does not: a fast link must never make a model stop fitting. Further
             // replicas only repeat a layout that fits, so this is for the first one.
-            if (p.replicas > 0) break;
-            std::size_t widest = 0;
-            for (std::size_t i = 0; i < P.islands; ++i)
-                if (P.units[i] > 0 && P.unit[P.begin[i]].size > widest) widest = P.unit[P.begin[i]].size;
-            if (widest <= 1) break;
-            P.unit_cap = widest - 1;
-            for (std::size_t i = 0; i < P.islands; ++i) P.stale[i] = true;
-            continue;
+            if (p.replicas == 0 && narrow_units(P)) continue;
+            break;
         }
         const auto replica = static_cast<std::uint16_t>(p.replicas);
         double compute = 0, tensor = 0, hops = 0, prefill = 0;
