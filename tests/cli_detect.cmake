@@ -58,6 +58,12 @@ cli_expect(cli_detect_summary_timings CODE 0
   STDOUT "^devices: 9 .*\nprobe +state +elapsed +devices +warnings\nhost +ran +[0-9.]+ ms"
   ARGS detect --root "${_hgx}" --summary --timings)
 
+# ---- the host part of the table ---------------------------------------------------------------
+# The workstation's SATA disk has no size file in its capture: its size is unknown, not 0 GB.
+cli_expect(cli_detect_storage_size_unknown CODE 0 STDERR_EMPTY
+  STDOUT "\nstorage: sda +hdd +size unknown *\n" NOT_STDOUT "storage: [^\n]* 0\\.0 GB"
+  ARGS detect --root "${_rtx}")
+
 # ---- --family -------------------------------------------------------------------------------
 cli_expect(cli_detect_family_gpu CODE 0
   STDOUT "^#  kind +name +memory +pci\n1  cuda_gpu  NVIDIA H100 80GB HBM3  79\\.6 GiB \\(tool\\)  0000:19:00\\.0\n.*\n8  cuda_gpu  NVIDIA H100 80GB HBM3  79\\.6 GiB \\(tool\\)  0000:db:00\\.0\n\ncpu: "

@@ -98,6 +98,13 @@ cli_plan_exit(cli_plan_plan_root_missing 2 plan --root /nonexistent/ai-hwaccel -
 cli_plan_output(cli_plan_plan_auto_tensor_parallel
   "quantization: IQ1_S \\(auto: the highest-quality format that fits\\).*strategy: tensor_parallel"
   plan --device "TPU v5e" --count 4 --model qwen-2.5-72b --context 128k)
+# Apple's catalogue rows give an M1 Pro GPU no fp16 figure, yet F16 files run on it:
+# Llama 3.2 1B in 16 bits (2.9 GiB) on the 16 GiB MacBook stays in 16 bits, and F16 asked
+# for by name fits.
+cli_plan_output(cli_plan_plan_auto_fp16_apple "quantization: FP16 \\(auto: the highest-quality format that fits\\)"
+  plan --root "${CMAKE_CURRENT_SOURCE_DIR}/machines/handmade-macbook-pro-m1pro" --model llama-3.2-1b)
+cli_plan_output(cli_plan_estimate_fp16_apple "device: Apple M1 Pro 16-core GPU\n.*fits: yes"
+  estimate --device "M1 Pro 16-core" --memory 16GiB --model llama-3.2-1b --quant f16)
 
 # Nothing to plan on: no format was tried, and --allow-cpu is not suggested where the CPU
 # (its memory unknown in an empty tree) would not hold the model either. On a laptop whose

@@ -380,6 +380,29 @@ TEST_CASE("suggest_quantization") {
         CHECK(b.format == quant_format::mxfp4);
         CHECK(b.support == ah::format_support::native);
     }
+    SUBCASE("fp16 weights on a GPU without an fp16 figure") {
+        // Apple's catalogue rows give the M1 Pro no peak at all and the M1 8-core fp32
+        // only; F16 files run on both, and a 1B model in 16 GiB needs no quantization.
+        for (const std::string name : {"Apple M1 Pro 16-core GPU", "Apple M1 8-core GPU"}) {
+            CAPTURE(name);
+            auto gpu = card(name, 0);
+            gpu.memory_bytes = {16 * ah::units::gib, ah::origin::user};
+            CHECK(ah::support_for(gpu, quant_format::fp16) == ah::format_support::dequantized);
+            CHECK(ah::support_for(gpu, quant_format::bf16) == ah::format_support::none);
+            const std::vector<ah::accelerator_profile> mac{gpu};
+            const auto q = ah::suggest_quantization(mac, model("llama-3.2-1b"));
+            CHECK(q.fits);
+            CHECK(q.format == quant_format::fp16);
+            const auto p = ah::plan_sharding(mac, {}, model("llama-3.2-1b"), quant_format::fp16);
+            CHECK(p.fits);
+            // Decode follows the bandwidth, which Apple gave for the M1 Pro, not the M1.
+            CHECK((p.decode_tokens_per_second > 0) == gpu.memory_bandwidth_gbps.has_value());
+        }
+        // A TPU has a bf16 rate and none for fp16: fp16 checkpoints run in bf16. A device
+        // that computes in int8 only still cannot.
+        CHECK(ah::support_for(card("TPU v5p", 0), quant_format::fp16) == ah::format_support::dequantized);
+        CHECK(ah::support_for(card("Intel NPU (Lunar Lake)", 0), quant_format::fp16) == ah::format_support::none);
+    }
     SUBCASE("nothing fits") {
         const auto q = ah::suggest_quantization(cards("RTX 3060", 1), model("llama-3.1-405b"));
         CHECK(!q.fits);

@@ -656,7 +656,8 @@ void print_host(const ah::host_info& host) {
 void print_system(const ah::system_io& io) {
     for (const auto& d : io.storage)
         std::printf("storage: %-10s %-12s %12s  %s\n", d.name.c_str(), str(ah::to_string(d.kind)).c_str(),
-                    fmt("%.1f GB", static_cast<double>(d.size_bytes) / 1e9).c_str(), d.model.c_str());
+                    d.size_bytes ? fmt("%.1f GB", static_cast<double>(d.size_bytes) / 1e9).c_str() : "size unknown",
+                    d.model.c_str());
     std::size_t accelerators = 0;
     for (const auto& d : io.pci_devices)
         if ((d.class_code >> 16) == 0x03 || (d.class_code >> 16) == 0x12) ++accelerators;
