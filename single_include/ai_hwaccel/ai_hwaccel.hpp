@@ -27604,14 +27604,18 @@ enum class format_support : std::uint8_t { none, dequantized, native };
 /// `native_compute` type; by dequantizing when the format is `dequantizable` and the
 /// device computes in 16- or 32-bit floats (or its peak rates are unknown: the runtimes
 /// that dequantize, llama.cpp above all, run on any GPU they support). A CPU runs the
-/// 16/32-bit float formats and every dequantizable one.
+/// 16/32-bit float formats and every dequantizable one. FP16 and FP32 weights run
+/// wherever a dequantized format does, converted to the float type the device computes
+/// in: an Apple GPU's catalogue row has no fp16 figure, yet F16 files run on it, and a
+/// TPU multiplies fp16 checkpoints in bf16 (as cost.hpp's runs_format has it). BF16
+/// weights need a bf16 rate.
 constexpr format_support support_for(const accelerator_profile& d, quant_format q) noexcept {
     const auto& r = info(q);
     if (d.supports(r.native_compute)) return format_support::native;
     if (d.is_cpu() && r.scheme == quant_scheme::plain_float &&
         (q == quant_format::fp32 || q == quant_format::fp16 || q == quant_format::bf16))
         return format_support::dequantized;
-    if (!r.dequantizable) return format_support::none;
+    if (!r.dequantizable && q != quant_format::fp16 && q != quant_format::fp32) return format_support::none;
     if (d.is_cpu() || d.peak_from == origin::none) return format_support::dequantized;
     if (d.supports(dtype::fp16) || d.supports(dtype::bf16) || d.supports(dtype::fp32))
         return format_support::dequantized;
@@ -28744,7 +28748,7 @@ struct support_test {
         if (d.is_cpu() && row->scheme == quant_scheme::plain_float &&
             (q == quant_format::fp32 || q == quant_format::fp16 || q == quant_format::bf16))
             return format_support::dequantized;
-        if (!row->dequantizable) return format_support::none;
+        if (!row->dequantizable && q != quant_format::fp16 && q != quant_format::fp32) return format_support::none;
         if (d.is_cpu() || d.peak_from == origin::none) return format_support::dequantized;
         if (d.supports(dtype::fp16) || d.supports(dtype::bf16) || d.supports(dtype::fp32))
             return format_support::dequantized;
