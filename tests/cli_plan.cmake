@@ -90,14 +90,14 @@ cli_plan_output(cli_plan_plan_unknown_device_message "unknown device 'RTX 4009';
 cli_plan_exit(cli_plan_plan_unknown_model 2 plan --device "RTX 4090" --model gpt-9)
 cli_plan_exit(cli_plan_plan_root_and_device 2 plan --root "${_hgx}" --device "RTX 4090" --model llama-3.1-8b)
 cli_plan_exit(cli_plan_plan_root_missing 2 plan --root /nonexistent/ai-hwaccel --model llama-3.1-8b)
-# --quant auto takes the planner's word, links included. Qwen2.5 72B at 128k context needs
-# 40 GiB of KV cache; four 16 GiB TPU v5e chips (57.6 GiB usable) joined by their ICI hold
-# it and 14.8 GiB of weights in the smallest format (IQ1_S, 1.56 bits) only tensor
-# parallel, which splits the output head and logits buffer over the chips. A layer
-# pipeline cannot, so the suggestion alone found no format that fits.
+# --quant auto takes the planner's word, links included. Qwen3 32B, 32k tokens x 8
+# sequences, on two A100 40GB joined by NVLink: 64 GiB of KV cache beside 72 GiB usable
+# leaves room for the smallest format (IQ1_S) only tensor parallel, which splits the
+# embedding, output head and logits buffer over both cards. A layer pipeline cannot, so
+# the suggestion alone found no format that fits.
 cli_plan_output(cli_plan_plan_auto_tensor_parallel
   "quantization: IQ1_S \\(auto: the highest-quality format that fits\\).*strategy: tensor_parallel"
-  plan --device "TPU v5e" --count 4 --model qwen-2.5-72b --context 128k)
+  plan --device "A100 SXM4 40GB" --count 2 --model qwen3-32b --context 32k --batch 8)
 # Apple's catalogue rows give an M1 Pro GPU no fp16 figure, yet F16 files run on it:
 # Llama 3.2 1B in 16 bits (2.9 GiB) on the 16 GiB MacBook stays in 16 bits, and F16 asked
 # for by name fits.
@@ -166,11 +166,11 @@ if(AI_HWACCEL_JSON_FOUND)
   cli_plan_output(cli_plan_plan_json_root
     "\"devices_from\": \"detected\",.*\"fits\": true,.*\"quant\": \"BF16\",\n  \"quant_chosen\": \"auto\",.*\"first_layer\": 0,.*\"last_layer\": 80,.*\"strategy\": \"tensor_parallel\""
     plan --root "${_hgx}" --model llama-3.1-70b --json)
-  # Llama 3.1 70B at 128k context on eight TPU v5e chips (115 GiB usable): an 8-bit format
-  # (70 GiB of weights in Q8_0, 40 GiB of KV cache) fits tensor parallel over ICI; the
-  # layer-pipeline test alone chose Q6_K.
+  # Llama 3.1 70B at 128k context on eight TPU v5e chips (115 GiB usable): INT8 (70 GiB
+  # of weights, 40 GiB of KV cache) fits tensor parallel over ICI. llama.cpp's formats
+  # (Q8_0, Q6_K) are not candidates on a TPU.
   cli_plan_output(cli_plan_plan_json_auto_tensor_parallel
-    "\"fits\": true,.*\"quant\": \"(Q8_0|INT8)\",\n  \"quant_chosen\": \"auto\",.*\"strategy\": \"tensor_parallel\""
+    "\"fits\": true,.*\"quant\": \"INT8\",\n  \"quant_chosen\": \"auto\",.*\"strategy\": \"tensor_parallel\""
     plan --device "TPU v5e" --count 8 --model llama-3.1-70b --context 128k --json)
   cli_plan_output(cli_plan_plan_json_fits_nowhere "\"fits\": false,.*\"outcome\": \"too_large\",.*\"shards\": \\[\\]"
     plan --device "RTX 4090" --model llama-3.1-405b --quant bf16 --json)

@@ -137,6 +137,19 @@ constexpr std::string_view describe(plan_outcome o) noexcept {
 /// How a device runs a weight format.
 enum class format_support : std::uint8_t { none, dequantized, native };
 
+namespace detail {
+/// llama.cpp's own formats (GGUF block types and their mixes) are loaded by llama.cpp
+/// alone, whose backends are CPUs and GPUs (CUDA, HIP, Metal, Vulkan, SYCL): a TPU,
+/// Trainium, Inferentia, Gaudi or NPU stack does not load them.
+constexpr bool llama_cpp_only(const quant_info& r) noexcept {
+    return r.scheme == quant_scheme::gguf_block || r.scheme == quant_scheme::gguf_mix;
+}
+constexpr bool runs_llama_cpp(device_kind k) noexcept {
+    const auto f = family_of(k);
+    return f == family::gpu || f == family::cpu;
+}
+} // namespace detail
+
 /// Whether `d` runs format `q`: natively when it computes in the format's
 /// `native_compute` type; by dequantizing when the format is `dequantizable` and the
 /// device computes in 16- or 32-bit floats (or its peak rates are unknown: the runtimes
@@ -145,9 +158,11 @@ enum class format_support : std::uint8_t { none, dequantized, native };
 /// wherever a dequantized format does, converted to the float type the device computes
 /// in: an Apple GPU's catalogue row has no fp16 figure, yet F16 files run on it, and a
 /// TPU multiplies fp16 checkpoints in bf16 (as cost.hpp's runs_format has it). BF16
-/// weights need a bf16 rate.
+/// weights need a bf16 rate. llama.cpp's formats (Q4_K_M, IQ2_XS, …) run on CPUs and GPUs
+/// only, whatever the device computes in (cost.hpp's `gguf_on_gpus_only` likewise).
 constexpr format_support support_for(const accelerator_profile& d, quant_format q) noexcept {
     const auto& r = info(q);
+    if (detail::llama_cpp_only(r) && !detail::runs_llama_cpp(d.kind)) return format_support::none;
     if (d.supports(r.native_compute)) return format_support::native;
     if (d.is_cpu() && r.scheme == quant_scheme::plain_float &&
         (q == quant_format::fp32 || q == quant_format::fp16 || q == quant_format::bf16))
@@ -1265,8 +1280,10 @@ struct support_test {
     quant_format q = quant_format::fp16;
     const quant_info* row = nullptr;
     double peak_throughput::*native = nullptr; ///< the peak of row->native_compute
+    bool llama_cpp = false;                    ///< a llama.cpp format: CPUs and GPUs only
 
-    constexpr explicit support_test(quant_format f) noexcept : q(f), row(&info(f)) {
+    constexpr explicit support_test(quant_format f) noexcept
+        : q(f), row(&info(f)), llama_cpp(detail::llama_cpp_only(*row)) {
         switch (row->native_compute) {
         case dtype::fp64: native = &peak_throughput::fp64; break;
         case dtype::fp32: native = &peak_throughput::fp32; break;
@@ -1281,6 +1298,7 @@ struct support_test {
         }
     }
     constexpr format_support operator()(const accelerator_profile& d) const noexcept {
+        if (llama_cpp && !detail::runs_llama_cpp(d.kind)) return format_support::none;
         if (native ? d.peak.*native > 0 : d.supports(row->native_compute)) return format_support::native;
         if (d.is_cpu() && row->scheme == quant_scheme::plain_float &&
             (q == quant_format::fp32 || q == quant_format::fp16 || q == quant_format::bf16))
@@ -1488,7 +1506,8 @@ constexpr shard_plan plan_sharding(std::span<const accelerator_profile> devices,
 /// natively wins over one they dequantize, then table order. The devices counted are the
 /// devices of one kind that run the format; the format fits when its memory, split by
 /// layers, fits their usable memory. Nothing fits: `fits == false`, the outcome says why,
-/// and `format`/`memory` describe the smallest candidate.
+/// and `format`/`memory` describe the smallest candidate some device runs (the smallest
+/// candidate when none runs any).
 constexpr quantization_choice suggest_quantization(std::span<const accelerator_profile> devices,
                                                    const model_spec& m, const inference_shape& shape = {},
                                                    const plan_options& options = {}) noexcept {
@@ -1514,8 +1533,9 @@ constexpr quantization_choice suggest_quantization(std::span<const accelerator_p
         cand[nc++] = f;
     }
     if (nc == 0) return out;
+    std::size_t smallest_run = nc; // the smallest candidate some device runs; nc: none
     const auto smallest = [&] {
-        out.format = cand[nc - 1];
+        out.format = cand[smallest_run < nc ? smallest_run : nc - 1];
         out.memory = estimate_memory(m, out.format, shape);
         return out;
     };
@@ -1562,6 +1582,7 @@ constexpr quantization_choice suggest_quantization(std::span<const accelerator_p
                         if (cap.dequantized) dequantized[c] = true;
                         if (cap.count == 0) continue;
                         runnable = true;
+                        if (smallest_run == nc || c > smallest_run) smallest_run = c;
                         if (!capacity_holds(cap)) continue;
                         if (found && cap.usable <= out.usable_bytes) continue;
                         found = true;
@@ -1592,7 +1613,7 @@ constexpr quantization_choice suggest_quantization(std::span<const accelerator_p
 /// every device of the plan runs natively, then table order. As there, a plan on a device
 /// kind whose speed cannot be estimated (no memory bandwidth known) is taken only when no
 /// candidate plans on the others. Nothing fits: `choice` is suggest_quantization's (why,
-/// and the smallest candidate) and `plan` that format's.
+/// and the smallest candidate a device runs) and `plan` that format's.
 constexpr format_plan plan_best_format(std::span<const accelerator_profile> devices,
                                        std::span<const interconnect> links, const model_spec& m,
                                        const inference_shape& shape = {}, const plan_options& options = {}) noexcept {
@@ -1660,7 +1681,8 @@ constexpr format_plan plan_best_format(std::span<const accelerator_profile> devi
     }
     if (have_unestimable) return take(plan_of(unestimable));
     // Nothing plans: the smallest candidate, as suggest_quantization describes it.
-    const quant_format smallest = cand.formats[cand.count - 1];
+    // The suggestion's format is then the smallest candidate a device runs.
+    const quant_format smallest = out.choice.fits ? cand.formats[cand.count - 1] : out.choice.format;
     out.plan = plan_of(smallest);
     if (out.choice.fits) { // its fit test and the planner disagree: the planner's word
         const bool cpu_excluded = out.choice.cpu_excluded;
