@@ -158,10 +158,24 @@ void plan_sharding(benchmark::State& state, const char* id) {
                    " stages=" + std::to_string(p.stages) + " replicas=" + std::to_string(p.replicas));
 }
 
+// The format the planner itself fits, with the links: one suggestion, then one plan per
+// format tried (one when the suggestion plans and nothing of more bits does).
+void plan_best_format(benchmark::State& state, const char* id) {
+    const auto c = h100_cluster(static_cast<std::uint32_t>(state.range(0)));
+    const auto& m = model(id);
+    for (auto _ : state) benchmark::DoNotOptimize(ah::plan_best_format(c.gpus, c.links, m));
+    const auto b = ah::plan_best_format(c.gpus, c.links, m);
+    state.SetLabel(b.choice.fits ? std::string(ah::to_string(b.choice.format)) + " tp=" +
+                                       std::to_string(b.plan.tensor_parallel)
+                                 : "fits nowhere");
+}
+
 BENCHMARK_CAPTURE(suggest_quantization, llama_3_1_70b, "llama-3.1-70b")->Arg(4)->Arg(8)->Arg(128);
 BENCHMARK_CAPTURE(suggest_quantization, llama_3_1_405b, "llama-3.1-405b")->Arg(4)->Arg(8)->Arg(128);
 BENCHMARK_CAPTURE(plan_sharding, llama_3_1_70b_bf16, "llama-3.1-70b")->Arg(4)->Arg(8)->Arg(128);
 BENCHMARK_CAPTURE(plan_sharding, llama_3_1_405b_bf16, "llama-3.1-405b")->Arg(4)->Arg(8)->Arg(128);
+BENCHMARK_CAPTURE(plan_best_format, llama_3_1_70b, "llama-3.1-70b")->Arg(4)->Arg(8)->Arg(128);
+BENCHMARK_CAPTURE(plan_best_format, llama_3_1_405b, "llama-3.1-405b")->Arg(4)->Arg(8)->Arg(128);
 
 } // namespace
 

@@ -499,9 +499,10 @@ TEST_CASE("plan_sharding: capacity limits") {
     CHECK(z.usable_bytes == 0);
 }
 
-TEST_CASE("suggest_quantization: a discrete card wins over an integrated GPU with more shared memory") {
-    // The workstation's view (hand-made): an RTX 4090 from the catalogue and an iGPU
-    // reporting 31 GiB of shared memory and no bandwidth, as Vulkan shows it.
+namespace {
+// The workstation's view (hand-made): an RTX 4090 from the catalogue and an iGPU
+// reporting 31 GiB of shared memory and no bandwidth, as Vulkan shows it.
+std::vector<ah::accelerator_profile> card_and_igpu() {
     std::vector<ah::accelerator_profile> devs{card("RTX 4090", 0)};
     ah::accelerator_profile igpu;
     igpu.kind = ah::device_kind::intel_gpu;
@@ -510,6 +511,12 @@ TEST_CASE("suggest_quantization: a discrete card wins over an integrated GPU wit
     igpu.unified_memory = true;
     igpu.memory_bytes = {31ull << 30, ah::origin::tool};
     devs.push_back(igpu);
+    return devs;
+}
+} // namespace
+
+TEST_CASE("suggest_quantization: a discrete card wins over an integrated GPU with more shared memory") {
+    auto devs = card_and_igpu();
     const auto q = ah::suggest_quantization(std::span<const ah::accelerator_profile>(devs), model("llama-3.1-8b"));
     REQUIRE(q.fits);
     CHECK(q.kind == ah::device_kind::cuda_gpu); // its speed can be estimated; the iGPU's cannot
@@ -855,14 +862,7 @@ TEST_CASE("plan_best_format") {
               quant_format::q4_k_m);
     }
     SUBCASE("a discrete card wins over an integrated GPU with more shared memory") {
-        std::vector<ah::accelerator_profile> devs{card("RTX 4090", 0)};
-        ah::accelerator_profile igpu;
-        igpu.kind = ah::device_kind::intel_gpu;
-        igpu.maker = ah::vendor::intel;
-        igpu.index = 1;
-        igpu.unified_memory = true;
-        igpu.memory_bytes = {31ull << 30, ah::origin::tool};
-        devs.push_back(igpu);
+        const auto devs = card_and_igpu();
         const auto b = ah::plan_best_format(devs, {}, model("llama-3.1-8b"));
         REQUIRE(b.choice.fits);
         CHECK(b.choice.kind == ah::device_kind::cuda_gpu);

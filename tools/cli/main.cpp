@@ -172,6 +172,17 @@ std::vector<std::string_view> split_list(std::string_view list) {
 
 // --- options -----------------------------------------------------------------------------
 
+// An option word: `--name=value` splits at its first '='; any other word is a name alone.
+struct option_word {
+    std::string_view name, value;
+    bool inline_value = false;
+};
+option_word split_option(std::string_view word) {
+    if (const auto eq = word.find('='); word.starts_with("--") && eq != std::string_view::npos)
+        return {word.substr(0, eq), word.substr(eq + 1), true};
+    return {word, {}, false};
+}
+
 // The options of every command but detect (which has its own table of columns and keys),
 // read by one set of rules: `--name VALUE` or `--name=VALUE`; each at most once unless
 // repeatable; a value that starts with `--` is the next option, so the value is missing.
@@ -218,13 +229,7 @@ bool parse_options(std::span<const std::string_view> args, std::string_view comm
             why = str(command) + " takes no argument '" + str(a) + "'";
             return false;
         }
-        std::string_view name = a, value;
-        bool inline_value = false;
-        if (const auto eq = a.find('='); a.starts_with("--") && eq != std::string_view::npos) {
-            name = a.substr(0, eq);
-            value = a.substr(eq + 1);
-            inline_value = true;
-        }
+        auto [name, value, inline_value] = split_option(a);
         const option_spec* spec = nullptr;
         for (const auto& s : specs)
             if (s.name == name) spec = &s;
@@ -711,13 +716,7 @@ bool parse_detect_args(std::span<const std::string_view> args, detect_args& a, s
             why = "detect takes no arguments ('" + str(arg) + "')";
             return false;
         }
-        std::string_view name = arg, value;
-        bool inline_value = false;
-        if (const auto eq = arg.find('='); arg.starts_with("--") && eq != std::string_view::npos) {
-            name = arg.substr(0, eq);
-            value = arg.substr(eq + 1);
-            inline_value = true;
-        }
+        auto [name, value, inline_value] = split_option(arg);
         if (name == "--timing") name = "--timings"; // the spelling of the issue, kept as an alias
         bool* flag = nullptr;
         std::string* target = nullptr;
