@@ -454,6 +454,33 @@ TEST_CASE("suggest_quantization") {
         CHECK(yes.format == quant_format::bf16);
         CHECK(yes.kind == ah::device_kind::cpu);
     }
+    SUBCASE("an Apple GPU holds no more than Metal's working set") {
+        // recommendedMaxWorkingSetSize as llama.cpp logs it: 2/3 of 16 and 32 GiB, 3/4 of
+        // 64 and 96 GiB, below the 90 % the headroom alone would leave.
+        auto mac = card("Apple M1 Pro 16-core GPU", 0);
+        const ah::plan_options o;
+        for (const auto& [gib, share] : {std::pair{16ull, 2.0 / 3}, {32ull, 2.0 / 3}, {64ull, 0.75}, {96ull, 0.75}}) {
+            CAPTURE(gib);
+            mac.memory_bytes = {gib * ah::units::gib, ah::origin::tool};
+            const auto u = ah::detail::shard::usable(mac, o);
+            CHECK(static_cast<double>(u) == doctest::Approx(share * static_cast<double>(gib * ah::units::gib)));
+            // A discrete card of the same size keeps the headroom's 90 %.
+            auto discrete = mac;
+            discrete.unified_memory = false;
+            CHECK(ah::detail::shard::usable(discrete, o) > u);
+        }
+        CHECK(ah::detail::shard::usable(mac, o) == 72 * ah::units::gib); // 96 GiB machine
+        // 16 GiB: Mixtral 8x7B in IQ2_XS (about 13 GiB with its cache) would fill 90 % of
+        // the memory but not the 10.7 GiB Metal lets it keep.
+        mac.memory_bytes = {16 * ah::units::gib, ah::origin::tool};
+        const std::vector<ah::accelerator_profile> one{mac};
+        const auto p = ah::plan_sharding(one, {}, model("mixtral-8x7b"), quant_format::iq2_xs);
+        CHECK_FALSE(p.fits);
+        CHECK(p.memory.total_bytes() < ah::detail::shard::usable_of(16 * ah::units::gib, o));
+        CHECK(p.memory.total_bytes() > ah::detail::shard::metal_working_set(16 * ah::units::gib));
+        const auto q = ah::suggest_quantization(one, model("mixtral-8x7b"));
+        if (q.fits) CHECK(q.memory.total_bytes() <= ah::detail::shard::metal_working_set(16 * ah::units::gib));
+    }
     SUBCASE("unified memory counts once") {
         // Hand-made: two GPU views of one 64 GiB unified pool.
         ah::accelerator_profile a;

@@ -29,7 +29,8 @@
 // `static_assert` that its model fits.
 //
 // Memory per device (bytes):
-//   usable   = memory_bytes x (1 - memory_headroom)
+//   usable   = memory_bytes x (1 - memory_headroom); on an Apple GPU at most Metal's
+//              working set (2/3 of the memory up to 32 GiB, 3/4 from 64 GiB)
 //   weights  = layers x ceil(layer_weight_bytes / t) + embedding/head share / t
 //   kv cache = kv_cache_bytes x layers / model layers x ceil(kv_heads / t) / kv_heads
 //   overhead = runtime allowance + activation buffers on every device, + the logits
@@ -180,7 +181,8 @@ struct plan_options {
     /// Fraction of each device's memory left free for the driver, the allocator's
     /// fragmentation and other processes. 0.10 follows vLLM's default
     /// `gpu_memory_utilization = 0.9`. Applies to unified memory too (the OS keeps more,
-    /// which the device's reported memory already excludes where a tool reports it).
+    /// which the device's reported memory already excludes where a tool reports it); an
+    /// Apple GPU is further held to Metal's working set (detail::shard::metal_working_set).
     double memory_headroom = 0.10;
     /// Use CPU profiles as devices. Off: a model that does not fit the accelerators is
     /// reported as not fitting, never moved to the CPU silently.
@@ -231,7 +233,7 @@ struct device_shard {
     std::uint64_t weights_bytes = 0;
     std::uint64_t kv_cache_bytes = 0;
     std::uint64_t overhead_bytes = 0;
-    std::uint64_t usable_bytes = 0; ///< memory x (1 - headroom)
+    std::uint64_t usable_bytes = 0; ///< memory x (1 - headroom), Metal's working set at most
     bool fits = false;
 
     constexpr std::uint32_t layers() const noexcept { return last_layer - first_layer; }
@@ -405,8 +407,24 @@ constexpr std::uint64_t usable_of(std::uint64_t memory_bytes, const plan_options
     const double h = o.memory_headroom < 0 ? 0 : (o.memory_headroom > 1 ? 1 : o.memory_headroom);
     return scaled(memory_bytes, 1.0 - h);
 }
+/// What Metal lets one process keep resident on an Apple GPU (recommendedMaxWorkingSetSize),
+/// of the machine's `memory`: llama.cpp's Metal backend logs it, and allocations past it
+/// fail or page. Apple publishes no formula; the values logged are two thirds of the
+/// memory up to 32 GiB (10922.67 MB of 16 GiB: llama-cpp-python issue 687; 21845.34 MB of
+/// 32 GiB: llama.cpp pull request 2011) and three quarters from 64 GiB (49152 MiB of
+/// 64 GiB: llama.cpp issue 1870; 73728 MB of 96 GiB: issue 3213). Between the two, the
+/// smaller share is taken.
+constexpr std::uint64_t metal_working_set(std::uint64_t memory) noexcept {
+    return memory < 64 * units::gib ? memory / 3 * 2 : memory / 4 * 3;
+}
+/// The bytes of `d` a plan may fill: its memory less the headroom, and on an Apple GPU no
+/// more than Metal's working set.
 constexpr std::uint64_t usable(const accelerator_profile& d, const plan_options& o) noexcept {
-    return usable_of(d.memory_bytes.value_or(0), o);
+    const std::uint64_t memory = d.memory_bytes.value_or(0);
+    const std::uint64_t u = usable_of(memory, o);
+    if (d.kind != device_kind::metal_gpu || !d.unified_memory) return u;
+    const std::uint64_t metal = metal_working_set(memory);
+    return metal < u ? metal : u;
 }
 
 /// What the model needs, computed once per (model, format, shape).
@@ -1268,7 +1286,7 @@ struct kind_list {
 /// memory, among the first max_plan_devices), gathered once: a scan per format then reads
 /// of the profile only the peak that decides support.
 struct member_list {
-    std::array<std::uint64_t, max_plan_devices> memory; ///< memory_bytes
+    std::array<std::uint64_t, max_plan_devices> usable; ///< usable(d, options)
     pos_list pos;                                       ///< position in the span
     std::array<device_kind, max_plan_devices> kind;
     std::array<bool, max_plan_devices> pooled; ///< unified memory or a CPU: counted once
@@ -1345,7 +1363,7 @@ constexpr kind_list kinds_of(std::span<const accelerator_profile> devs, const pl
         if (!members) continue;
         auto& l = *members;
         const std::size_t at = l.count++;
-        l.memory[at] = d.memory_bytes.value_or(0);
+        l.usable[at] = usable(d, o);
         l.pos[at] = static_cast<pos_t>(i);
         l.kind[at] = d.kind;
         l.pooled[at] = d.unified_memory || d.is_cpu();
@@ -1369,15 +1387,13 @@ struct capacity {
 /// and sum only, `middle` stays 0).
 template <class GetNeeds>
 constexpr capacity capacity_of(std::span<const accelerator_profile> devs, const member_list& l, device_kind kind,
-                               quant_format q, bool native_only, const plan_options& o,
-                               GetNeeds&& get_needs) noexcept {
+                               quant_format q, bool native_only, GetNeeds&& get_needs) noexcept {
     capacity c;
     bool with_layers = false;
     std::uint64_t last_cap = 0, last_layers = 0; // equal devices hold equal layers
     std::size_t unified = max_plan_devices;      // the largest unified pool, as group_of keeps it
     const support_test support(q);
-    const auto add = [&](std::uint64_t memory) {
-        const std::uint64_t cap = usable_of(memory, o);
+    const auto add = [&](std::uint64_t cap) {
         if (c.count == 0) {
             c.largest = c.smallest = cap;
             if (const needs* n = get_needs()) {
@@ -1402,12 +1418,12 @@ constexpr capacity capacity_of(std::span<const accelerator_profile> devs, const 
         if (sup == format_support::dequantized) c.dequantized = true;
         if (sup == format_support::none || (native_only && sup != format_support::native)) continue;
         if (l.pooled[i]) {
-            if (unified == max_plan_devices || l.memory[unified] < l.memory[i]) unified = i;
+            if (unified == max_plan_devices || l.usable[unified] < l.usable[i]) unified = i;
             continue;
         }
-        add(l.memory[i]);
+        add(l.usable[i]);
     }
-    if (unified != max_plan_devices) add(l.memory[unified]);
+    if (unified != max_plan_devices) add(l.usable[unified]);
     return c;
 }
 
@@ -1578,7 +1594,7 @@ constexpr quantization_choice suggest_quantization(std::span<const accelerator_p
                     for (std::size_t k = 0; k < kinds.count; ++k) {
                         if (estimable[kinds.kinds[k]] != (tier == 0)) continue;
                         const auto cap =
-                            capacity_of(devices, members, kinds.kinds[k], cand[c], native_only, options, get_needs);
+                            capacity_of(devices, members, kinds.kinds[k], cand[c], native_only, get_needs);
                         if (cap.dequantized) dequantized[c] = true;
                         if (cap.count == 0) continue;
                         runnable = true;
