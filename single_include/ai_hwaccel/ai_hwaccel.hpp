@@ -27866,9 +27866,13 @@ constexpr std::uint64_t scaled(std::uint64_t bytes, double f) noexcept {
     if (v >= 1.8e19) return ~std::uint64_t{0};
     return static_cast<std::uint64_t>(v);
 }
-constexpr std::uint64_t usable_of(std::uint64_t memory_bytes, const plan_options& o) noexcept {
+/// The share of a device's memory the headroom leaves to a plan.
+constexpr double kept_share(const plan_options& o) noexcept {
     const double h = o.memory_headroom < 0 ? 0 : (o.memory_headroom > 1 ? 1 : o.memory_headroom);
-    return scaled(memory_bytes, 1.0 - h);
+    return 1.0 - h;
+}
+constexpr std::uint64_t usable_of(std::uint64_t memory_bytes, const plan_options& o) noexcept {
+    return scaled(memory_bytes, kept_share(o));
 }
 /// What Metal lets one process keep resident on an Apple GPU (recommendedMaxWorkingSetSize),
 /// of the machine's `memory`: llama.cpp's Metal backend logs it, and allocations past it
@@ -27882,12 +27886,16 @@ constexpr std::uint64_t metal_working_set(std::uint64_t memory) noexcept {
 }
 /// The bytes of `d` a plan may fill: its memory less the headroom, and on an Apple GPU no
 /// more than Metal's working set.
-constexpr std::uint64_t usable(const accelerator_profile& d, const plan_options& o) noexcept {
+/// `keep`: kept_share(options), worked out once for a scan over many devices.
+constexpr std::uint64_t usable_kept(const accelerator_profile& d, double keep) noexcept {
     const std::uint64_t memory = d.memory_bytes.value_or(0);
-    const std::uint64_t u = usable_of(memory, o);
+    const std::uint64_t u = scaled(memory, keep);
     if (d.kind != device_kind::metal_gpu || !d.unified_memory) return u;
     const std::uint64_t metal = metal_working_set(memory);
     return metal < u ? metal : u;
+}
+constexpr std::uint64_t usable(const accelerator_profile& d, const plan_options& o) noexcept {
+    return usable_kept(d, kept_share(o));
 }
 
 /// What the model needs, computed once per (model, format, shape).
@@ -28571,8 +28579,9 @@ constexpr void plan_group(shard_plan& p, group& g, std::span<const accelerator_p
     p.candidate_devices = static_cast<std::uint32_t>(g.count);
     planner P;
     clear_if_constant_evaluated(P);
+    const double keep = kept_share(o);
     for (std::size_t i = 0; i < g.count; ++i) {
-        const auto c = usable(devs[g.pos[i]], o);
+        const auto c = usable_kept(devs[g.pos[i]], keep);
         P.w.cap[i] = c;
         p.usable_bytes = sat_add(p.usable_bytes, c);
         if (c > p.largest_device_bytes) p.largest_device_bytes = c;
@@ -28812,6 +28821,7 @@ constexpr kind_list kinds_of(std::span<const accelerator_profile> devs, const pl
                              member_list* members = nullptr) noexcept {
     kind_list k;
     clear_if_constant_evaluated(k);
+    const double keep = kept_share(o);
     for (std::size_t i = 0; i < devs.size(); ++i) {
         const auto& d = devs[i];
         if (d.memory_bandwidth_gbps && *d.memory_bandwidth_gbps > 0) k.estimable.insert(d.kind);
@@ -28826,7 +28836,7 @@ constexpr kind_list kinds_of(std::span<const accelerator_profile> devs, const pl
         if (!members) continue;
         auto& l = *members;
         const std::size_t at = l.count++;
-        l.usable[at] = usable(d, o);
+        l.usable[at] = usable_kept(d, keep);
         l.pos[at] = static_cast<pos_t>(i);
         l.kind[at] = d.kind;
         l.pooled[at] = d.unified_memory || d.is_cpu();
