@@ -1143,7 +1143,9 @@ constexpr void plan_group(shard_plan& p, group& g, std::span<const accelerator_p
             // group, down to a pipeline over single devices, can fit where the island's
             // widest does not: a fast link must never make a model stop fitting. Further
             // replicas only repeat a layout that fits, so this is for the first one.
-            if (p.replicas == 0 && narrow_units(P)) continue;
+            // Narrower units cannot help where the devices together hold less than the
+            // model needs on one device.
+            if (p.replicas == 0 && p.usable_bytes >= n.memory.total_bytes() && narrow_units(P)) continue;
             break;
         }
         const auto replica = static_cast<std::uint16_t>(p.replicas);
