@@ -459,7 +459,9 @@ TEST_CASE("suggest_quantization") {
         // 64 and 96 GiB, below the 90 % the headroom alone would leave.
         auto mac = card("Apple M1 Pro 16-core GPU", 0);
         const ah::plan_options o;
-        for (const auto& [gib, share] : {std::pair{16ull, 2.0 / 3}, {32ull, 2.0 / 3}, {64ull, 0.75}, {96ull, 0.75}}) {
+        for (const auto& size : {std::pair{16ull, 2.0 / 3}, {32ull, 2.0 / 3}, {64ull, 0.75}, {96ull, 0.75}}) {
+            const std::uint64_t gib = size.first;
+            const double share = size.second;
             CAPTURE(gib);
             mac.memory_bytes = {gib * ah::units::gib, ah::origin::tool};
             const auto u = ah::detail::shard::usable(mac, o);
