@@ -24459,7 +24459,9 @@ inline constexpr capture_format capture_formats[] = {
     {"ibstat", "ibstat", detail::formats::sniff_ibstat, detail::formats::parse_ibstat_capture},
     {"ibstatus", "ibstatus", detail::formats::sniff_ibstatus, detail::formats::parse_ibstatus_capture},
 #if AI_HWACCEL_BACKEND_CUDA
-    {"nvidia-smi-query-csv", "nvidia-smi --query-gpu=… --format=csv[,nounits] (with its header line, or without it in the CUDA probe's own columns)",
+    {"nvidia-smi-query-csv",
+     "nvidia-smi --query-gpu=… --format=csv[,nounits] (with its header line, or without it in the CUDA probe's own "
+     "columns)",
      detail::formats::sniff_nvidia_csv, detail::formats::parse_nvidia_csv_capture},
     {"nvidia-smi-list", "nvidia-smi -L", detail::formats::sniff_nvidia_list, detail::formats::parse_nvidia_list_capture},
     {"nvidia-smi-q", "nvidia-smi -q", detail::formats::sniff_nvidia_smi_q, detail::formats::parse_nvidia_smi_q_capture},
@@ -27612,6 +27614,43 @@ constexpr bool runs_llama_cpp(device_kind k) noexcept {
     const auto f = family_of(k);
     return f == family::gpu || f == family::cpu;
 }
+
+/// support_for's test (its rules are documented there), with the format's row looked up
+/// once, so that scans over many devices reuse it.
+struct support_test {
+    quant_format q = quant_format::fp16;
+    const quant_info* row = nullptr;
+    double peak_throughput::*native = nullptr; ///< the peak of row->native_compute
+    bool llama_cpp = false;                    ///< a llama.cpp format: CPUs and GPUs only
+
+    constexpr explicit support_test(quant_format f) noexcept
+        : q(f), row(&info(f)), llama_cpp(llama_cpp_only(*row)) {
+        switch (row->native_compute) {
+        case dtype::fp64: native = &peak_throughput::fp64; break;
+        case dtype::fp32: native = &peak_throughput::fp32; break;
+        case dtype::tf32: native = &peak_throughput::tf32; break;
+        case dtype::bf16: native = &peak_throughput::bf16; break;
+        case dtype::fp16: native = &peak_throughput::fp16; break;
+        case dtype::fp8: native = &peak_throughput::fp8; break;
+        case dtype::int8: native = &peak_throughput::int8; break;
+        case dtype::fp6: native = &peak_throughput::fp6; break;
+        case dtype::fp4: native = &peak_throughput::fp4; break;
+        case dtype::int4: native = &peak_throughput::int4; break;
+        }
+    }
+    constexpr format_support operator()(const accelerator_profile& d) const noexcept {
+        if (llama_cpp && !runs_llama_cpp(d.kind)) return format_support::none;
+        if (native ? d.peak.*native > 0 : d.supports(row->native_compute)) return format_support::native;
+        if (d.is_cpu() && row->scheme == quant_scheme::plain_float &&
+            (q == quant_format::fp32 || q == quant_format::fp16 || q == quant_format::bf16))
+            return format_support::dequantized;
+        if (!row->dequantizable && q != quant_format::fp16 && q != quant_format::fp32) return format_support::none;
+        if (d.is_cpu() || d.peak_from == origin::none) return format_support::dequantized;
+        if (d.supports(dtype::fp16) || d.supports(dtype::bf16) || d.supports(dtype::fp32))
+            return format_support::dequantized;
+        return format_support::none;
+    }
+};
 } // namespace detail
 
 /// Whether `d` runs format `q`: natively when it computes in the format's
@@ -27625,17 +27664,7 @@ constexpr bool runs_llama_cpp(device_kind k) noexcept {
 /// weights need a bf16 rate. llama.cpp's formats (Q4_K_M, IQ2_XS, …) run on CPUs and GPUs
 /// only, whatever the device computes in (cost.hpp's `gguf_on_gpus_only` likewise).
 constexpr format_support support_for(const accelerator_profile& d, quant_format q) noexcept {
-    const auto& r = info(q);
-    if (detail::llama_cpp_only(r) && !detail::runs_llama_cpp(d.kind)) return format_support::none;
-    if (d.supports(r.native_compute)) return format_support::native;
-    if (d.is_cpu() && r.scheme == quant_scheme::plain_float &&
-        (q == quant_format::fp32 || q == quant_format::fp16 || q == quant_format::bf16))
-        return format_support::dequantized;
-    if (!r.dequantizable && q != quant_format::fp16 && q != quant_format::fp32) return format_support::none;
-    if (d.is_cpu() || d.peak_from == origin::none) return format_support::dequantized;
-    if (d.supports(dtype::fp16) || d.supports(dtype::bf16) || d.supports(dtype::fp32))
-        return format_support::dequantized;
-    return format_support::none;
+    return detail::support_test(q)(d);
 }
 
 /// Inputs to planning besides devices and model. Every constant is documented with where
@@ -28719,10 +28748,11 @@ constexpr group group_of(std::span<const accelerator_profile> devs, device_kind 
     clear_if_constant_evaluated(g);
     g.kind = kind;
     std::size_t unified = max_plan_devices;
+    const support_test support(q);
     for (std::size_t i = 0; i < devs.size() && i < max_plan_devices; ++i) {
         const auto& d = devs[i];
         if (d.kind != kind || !usable_device(d, o) || d.memory_bytes.value_or(0) == 0) continue;
-        const auto sup = support_for(d, q);
+        const auto sup = support(d);
         if (sup == format_support::none || (native_only && sup != format_support::native)) continue;
         if (d.unified_memory || d.is_cpu()) {
             if (unified != max_plan_devices) {
@@ -28765,42 +28795,6 @@ struct member_list {
     std::array<device_kind, max_plan_devices> kind;
     std::array<bool, max_plan_devices> pooled; ///< unified memory or a CPU: counted once
     std::size_t count = 0;
-};
-
-/// support_for(d, q) with the format's row looked up once, for scans over many devices.
-struct support_test {
-    quant_format q = quant_format::fp16;
-    const quant_info* row = nullptr;
-    double peak_throughput::*native = nullptr; ///< the peak of row->native_compute
-    bool llama_cpp = false;                    ///< a llama.cpp format: CPUs and GPUs only
-
-    constexpr explicit support_test(quant_format f) noexcept
-        : q(f), row(&info(f)), llama_cpp(detail::llama_cpp_only(*row)) {
-        switch (row->native_compute) {
-        case dtype::fp64: native = &peak_throughput::fp64; break;
-        case dtype::fp32: native = &peak_throughput::fp32; break;
-        case dtype::tf32: native = &peak_throughput::tf32; break;
-        case dtype::bf16: native = &peak_throughput::bf16; break;
-        case dtype::fp16: native = &peak_throughput::fp16; break;
-        case dtype::fp8: native = &peak_throughput::fp8; break;
-        case dtype::int8: native = &peak_throughput::int8; break;
-        case dtype::fp6: native = &peak_throughput::fp6; break;
-        case dtype::fp4: native = &peak_throughput::fp4; break;
-        case dtype::int4: native = &peak_throughput::int4; break;
-        }
-    }
-    constexpr format_support operator()(const accelerator_profile& d) const noexcept {
-        if (llama_cpp && !detail::runs_llama_cpp(d.kind)) return format_support::none;
-        if (native ? d.peak.*native > 0 : d.supports(row->native_compute)) return format_support::native;
-        if (d.is_cpu() && row->scheme == quant_scheme::plain_float &&
-            (q == quant_format::fp32 || q == quant_format::fp16 || q == quant_format::bf16))
-            return format_support::dequantized;
-        if (!row->dequantizable && q != quant_format::fp16 && q != quant_format::fp32) return format_support::none;
-        if (d.is_cpu() || d.peak_from == origin::none) return format_support::dequantized;
-        if (d.supports(dtype::fp16) || d.supports(dtype::bf16) || d.supports(dtype::fp32))
-            return format_support::dequantized;
-        return format_support::none;
-    }
 };
 
 /// Every format, most bits per weight first, table order among equals (a stable sort).

@@ -136,7 +136,9 @@ inline constexpr capture_format capture_formats[] = {
     {"ibstat", "ibstat", detail::formats::sniff_ibstat, detail::formats::parse_ibstat_capture},
     {"ibstatus", "ibstatus", detail::formats::sniff_ibstatus, detail::formats::parse_ibstatus_capture},
 #if AI_HWACCEL_BACKEND_CUDA
-    {"nvidia-smi-query-csv", "nvidia-smi --query-gpu=… --format=csv[,nounits] (with its header line, or without it in the CUDA probe's own columns)",
+    {"nvidia-smi-query-csv",
+     "nvidia-smi --query-gpu=… --format=csv[,nounits] (with its header line, or without it in the CUDA probe's own "
+     "columns)",
      detail::formats::sniff_nvidia_csv, detail::formats::parse_nvidia_csv_capture},
     {"nvidia-smi-list", "nvidia-smi -L", detail::formats::sniff_nvidia_list, detail::formats::parse_nvidia_list_capture},
     {"nvidia-smi-q", "nvidia-smi -q", detail::formats::sniff_nvidia_smi_q, detail::formats::parse_nvidia_smi_q_capture},
