@@ -159,7 +159,10 @@ set(_bad_cases
   "positional|detect takes no arguments \\('gpu'\\)|gpu"
   "unknown_option|unknown option '--frobnicate' for detect|--frobnicate"
   "bad_colour|--color: 'sometimes' is not auto, always or never|--color=sometimes"
-  "colour_missing|--color needs a value|--color")
+  "colour_missing|--color needs a value|--color"
+  "only_empty|--only needs at least one backend|--only|,"
+  "skip_empty|--skip needs at least one backend|--skip| , "
+  "only_unknown|unknown backend 'bogus'|--only|cuda,bogus")
 foreach(_case IN LISTS _bad_cases)
   string(REPLACE "|" ";" _parts "${_case}")
   list(POP_FRONT _parts _name _message)

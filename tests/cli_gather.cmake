@@ -177,6 +177,9 @@ cli_gather_exit(cli_watch_alert_power_fires 3 watch --root "${_hgx}" --count 1 -
 cli_gather_exit(cli_watch_alert_quiet 0
   watch --root "${_hgx}" --count 2 --interval 0 --alert temperature>85 --alert power>400 --alert memory_used>90%)
 cli_gather_exit(cli_watch_alert_memory_free 3 watch --root "${_hgx}" --count 1 --interval 0 --alert memory_free>70GiB)
+# Metric names and units are read in any case, as --memory reads its units.
+cli_gather_exit(cli_watch_alert_any_case 3 watch --root "${_hgx}" --count 1 --interval 0 --alert Memory_Free>70gib)
+cli_gather_exit(cli_watch_alert_power_lower_case 3 watch --root "${_hgx}" --count 1 --interval 0 --alert POWER>=71w)
 # Bad expressions and options are usage errors that name what is wrong.
 cli_gather_exit(cli_watch_bad_alert 2 watch --root "${_hgx}" --count 1 --alert temp>85)
 cli_gather_output(cli_watch_bad_alert_message "--alert: 'temp>85' is not METRIC OP VALUE" watch --count 1 --alert temp>85)

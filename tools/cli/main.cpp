@@ -803,16 +803,21 @@ bool parse_families(std::string_view list, std::vector<ah::family>& fams, std::s
     return !fams.empty();
 }
 
-bool apply_backend_list(ah::detector& d, std::string_view list, bool add, std::string& bad) {
+// `list` as --only (add) or --skip names it; false with the reason when a name is unknown
+// or the list names none (`--only ,` would otherwise run no backend without a word).
+bool apply_backend_list(ah::detector& d, std::string_view list, bool add, std::string& why) {
+    std::size_t named = 0;
     for (const auto name : split_list(list)) {
         const auto b = ah::parse_backend(name);
         if (!b) {
-            bad = str(name);
+            why = "unknown backend '" + str(name) + "' (see `ai-hwaccel backends`)";
             return false;
         }
         add ? d.with(*b) : d.without(*b);
+        ++named;
     }
-    return true;
+    if (named == 0) why = std::string(add ? "--only" : "--skip") + " needs at least one backend (see `ai-hwaccel backends`)";
+    return named > 0;
 }
 
 // `detect --summary`: devices by family, the accelerators and their memory (shared pools
@@ -894,9 +899,8 @@ int cmd_detect(std::span<const std::string_view> args) {
 
     auto d = a.only.empty() ? ah::detector::all() : ah::detector::none().with_host();
     if (a.no_host) d.with_host(false);
-    std::string bad;
-    if (!apply_backend_list(d, a.only.empty() ? a.skip : a.only, !a.only.empty(), bad))
-        return usage_error("unknown backend '" + bad + "' (see `ai-hwaccel backends`)");
+    if (!(a.only.empty() && a.skip.empty()) && !apply_backend_list(d, a.only.empty() ? a.skip : a.only, !a.only.empty(), why))
+        return usage_error(why);
     if (!a.root.empty()) {
         struct stat st {};
         if (::stat(a.root.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))

@@ -78,15 +78,15 @@ std::optional<alert> parse_alert(std::string_view s) {
     a.text = str(s);
     s = ah::detail::trim(s);
     std::size_t i = 0;
-    while (i < s.size() && ((s[i] >= 'a' && s[i] <= 'z') || s[i] == '_')) ++i;
+    while (i < s.size() && ((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= 'A' && s[i] <= 'Z') || s[i] == '_')) ++i;
     const auto name = s.substr(0, i);
     bool found = false;
     for (auto m : {metric::temperature, metric::power, metric::utilization, metric::memory_used, metric::memory_free})
-        if (metric_name(m) == name) {
+        if (ah::detail::iequals(metric_name(m), name)) {
             a.what = m;
             found = true;
         }
-    if (name == "utilisation") {
+    if (ah::detail::iequals(name, "utilisation")) {
         a.what = metric::utilization;
         found = true;
     }
@@ -113,7 +113,9 @@ std::optional<alert> parse_alert(std::string_view s) {
         a.percent = true;
         return a.value <= 100 ? std::optional<alert>(a) : std::nullopt;
     }
-    if ((a.what == metric::temperature && unit == "C") || (a.what == metric::power && unit == "W")) return a;
+    // Units in any case, as --memory reads them elsewhere (a bit-rate makes no sense here).
+    const auto is = [&](std::string_view u) { return ah::detail::iequals(unit, u); };
+    if ((a.what == metric::temperature && is("C")) || (a.what == metric::power && is("W"))) return a;
     if (!memory) return std::nullopt;
     struct suffix {
         std::string_view name;
@@ -122,7 +124,7 @@ std::optional<alert> parse_alert(std::string_view s) {
     for (const auto& u : {suffix{"B", 1}, suffix{"KiB", 1024.0}, suffix{"MiB", 1048576.0}, suffix{"GiB", 1073741824.0},
                           suffix{"TiB", 1099511627776.0}, suffix{"KB", 1e3}, suffix{"MB", 1e6}, suffix{"GB", 1e9},
                           suffix{"TB", 1e12}})
-        if (unit == u.name) {
+        if (is(u.name)) {
             a.value *= u.factor;
             return a;
         }
