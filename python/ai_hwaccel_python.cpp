@@ -500,8 +500,7 @@ py::dict estimate(const py::handle& device, const py::handle& model, const std::
     // The planner's prefill is for a prompt as long as the context: plan again at the prompt's.
     const auto pre = ah::plan_sharding(reg.all(), links, m, q, prefill_shape, po);
     std::uint64_t usable = 0;
-    for (const auto& p : reg.all())
-        usable += static_cast<std::uint64_t>(static_cast<double>(p.memory_bytes.value_or(0)) * (1.0 - po.memory_headroom));
+    for (const auto& p : reg.all()) usable += ah::usable_memory(p, po);
 
     py::dict d;
     d["device"] = text(proto.name.view());
@@ -537,7 +536,7 @@ py::dict estimate(const py::handle& device, const py::handle& model, const std::
 }
 
 py::dict plan(const py::handle& devices, const py::handle& model, const std::string& quant, long long context,
-              long long batch, bool allow_cpu) {
+              long long batch, bool allow_cpu, bool free_memory) {
     const auto reg = devices_of(devices);
     const auto m = model_of(model);
     const bool automatic = ah::detail::iequals(quant, "auto");
@@ -546,6 +545,7 @@ py::dict plan(const py::handle& devices, const py::handle& model, const std::str
     const ah::inference_shape shape{whole("context", context, 1, 1 << 24), whole("batch", batch, 1, 65536)};
     ah::plan_options po;
     po.allow_cpu = allow_cpu;
+    po.count_memory_in_use = free_memory;
     const auto links = std::span<const ah::interconnect>(reg.system().interconnects);
     // "auto": the best format the planner fits on these devices and links, with its plan.
     std::optional<ah::quantization_choice> choice;
@@ -595,6 +595,7 @@ py::dict plan(const py::handle& devices, const py::handle& model, const std::str
     d["memory"] = memory_dict(p.memory);
     d["usable_bytes"] = p.usable_bytes;
     d["cpu_excluded"] = p.cpu_excluded;
+    d["free_memory"] = free_memory;
     py::list shards;
     const auto all = reg.all();
     for (const auto& s : p.devices) {
@@ -822,9 +823,10 @@ PYBIND11_MODULE(_native, m) {
           py::arg("batch") = 1, py::arg("count") = 1, py::arg("prompt") = py::none(), py::arg("memory_bytes") = py::none(),
           "Memory and decode/prefill tokens per second of a model on count such devices (estimates).");
     m.def("plan", &plan, py::arg("devices"), py::arg("model"), py::arg("quant") = "auto", py::arg("context") = 4096,
-          py::arg("batch") = 1, py::arg("allow_cpu") = false,
+          py::arg("batch") = 1, py::arg("allow_cpu") = false, py::arg("free_memory") = false,
           "Lays a model out on devices (a Registry, a Device or a list of Devices); quant='auto' picks the "
-          "highest-quality format that fits.");
+          "highest-quality format that fits; free_memory=True plans on the memory free now (what each device "
+          "reports in use taken off).");
     m.def("training", &training, py::arg("model"), py::arg("method"), py::arg("seq") = 2048, py::arg("batch") = 1,
           py::arg("devices") = 1, py::arg("zero") = 0, py::arg("rank") = py::none(), py::arg("checkpointing") = false,
           py::arg("optimizer") = "adamw", py::arg("policy") = py::none(),

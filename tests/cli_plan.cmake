@@ -222,3 +222,19 @@ cli_plan_exit(cli_plan_cost_since_leap_day 0 cost --model llama-3.1-8b --quant b
 cli_plan_exit(cli_plan_cost_provider_without_rows 1 cost --model llama-3.1-8b --quant bf16 --provider oci)
 cli_plan_output(cli_plan_cost_provider_without_rows_message "the catalogue has no instance of oci \\(its providers: aws"
   cost --model llama-3.1-8b --quant bf16 --provider oci)
+# --free-memory plans on what the devices have free now. The captured TPU v5p host's two
+# busiest chips hold 58 and 60 GiB of their 95 GiB: Llama 3.1 70B in BF16 fits the idle
+# host (tensor parallel over pairs), and in INT8 over all four chips when what is in use
+# is taken off.
+set(_tpu "${CMAKE_CURRENT_SOURCE_DIR}/machines/handmade-tpu-v5p-host")
+cli_plan_output(cli_plan_plan_whole_memory "quantization: BF16 \\(auto"
+  plan --root "${_tpu}" --model llama-3.1-70b)
+cli_plan_output(cli_plan_plan_free_memory "quantization: INT8 \\(auto.*tensor-parallel 4"
+  plan --root "${_tpu}" --model llama-3.1-70b --free-memory)
+cli_plan_output(cli_plan_plan_free_memory_bf16 "fits: no: the model does not fit"
+  plan --root "${_tpu}" --model llama-3.1-70b --quant bf16 --free-memory)
+cli_plan_exit(cli_plan_plan_free_memory_described 2 plan --device "RTX 4090" --model llama-3.1-8b --free-memory)
+# estimate's usable memory is the planner's: an Apple GPU keeps Metal's working set,
+# 2/3 of a 16 GiB machine.
+cli_plan_output(cli_plan_estimate_metal_usable "usable memory: 10\\.7 GiB \\(after the planner's 10 % headroom, within Metal's working set\\)"
+  estimate --device "Apple M1 Pro 16-core" --memory 16GiB --model llama-3.2-1b --quant bf16)

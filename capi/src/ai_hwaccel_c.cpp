@@ -233,8 +233,7 @@ AHW_API ahw_status ahw_estimate(const char* device_name, const char* model_id, c
         r.overhead_bytes = memory.overhead_bytes;
         r.total_bytes = memory.total_bytes();
         r.device_memory_bytes = device.memory_bytes.value_or(0);
-        r.usable_bytes = static_cast<std::uint64_t>(static_cast<double>(r.device_memory_bytes) *
-                                                    (1.0 - options.memory_headroom));
+        r.usable_bytes = ah::usable_memory(device, options);
         r.memory_bandwidth_gbps = device.memory_bandwidth_gbps.value_or(0);
         r.format_supported = ah::support_for(device, *quant) != ah::format_support::none ? 1 : 0;
         r.fits = plan.fits ? 1 : 0;

@@ -83,6 +83,7 @@ class _Plan(TypedDict):
     memory: _Memory
     usable_bytes: int
     cpu_excluded: bool
+    free_memory: bool
     shards: List[_Shard]
     estimate: bool
 
@@ -391,6 +392,7 @@ def plan(
     context: int = 4096,
     batch: int = 1,
     allow_cpu: bool = False,
+    free_memory: bool = False,
 ) -> _Plan: ...
 def training(
     model: _ModelArg,

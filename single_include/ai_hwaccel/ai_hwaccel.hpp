@@ -5980,22 +5980,26 @@ inline constexpr device_spec catalogue_rows[] = {
      .source = "https://developer.nvidia.com/blog/nvidia-grace-hopper-superchip-architecture-"
                "in-depth/"},
     // ---- Blackwell data-centre GPUs
-    // B200 (HGX/DGX, 1000 W): memory and bandwidth are the DGX B200 totals / 8; FP64,
-    // TF32, BF16/FP16, FP6 and INT8 dense figures from
-    // https://glennklockwood.com/garden/processors/B200 (NVIDIA HGX B200 numbers). Vector
-    // FP32 is quoted inconsistently (75-80), so left 0.
+    // B200 (HGX/DGX, 1000 W): per-GPU figures of NVIDIA's HGX B200 specification table
+    // (https://www.nvidia.com/en-us/data-center/hgx/, as reproduced in
+    // https://zdszero.github.io/Computer/Artificial_Intelligence/Hardware.html): 180 GB HBM3e
+    // at 7.7 TB/s, FP64/FP64 tensor 37 and FP32 75 TFLOPS (the 8-GPU board's 296 and 600 / 8;
+    // NVIDIA's first 2024 sheet said 40 and 80), tensor figures sparse and halved here. The
+    // 7.7 TB/s agrees with what the driver reports: a 7680-bit bus at 3996 MHz,
+    // https://github.com/pytorch/ao/pull/4002; the 8 TB/s once taken from the DGX B200
+    // totals overstates it.
     {.name = "NVIDIA B200",
      .aliases = {"B200", "HGX B200", "B200 SXM"},
      .maker = vendor::nvidia, .kind = device_kind::cuda_gpu,
      .pci_device_ids = {0x2901},
      .memory_bytes = 180 * units::gib, .memory = memory_type::hbm3e,
-     .memory_bandwidth_gbps = 8000,
-     .peak = {.fp64 = 40, .tf32 = 1100, .bf16 = 2250, .fp16 = 2250,
+     .memory_bandwidth_gbps = 7700,
+     .peak = {.fp64 = 37, .fp32 = 75, .tf32 = 1100, .bf16 = 2250, .fp16 = 2250,
               .fp8 = 4500, .int8 = 4500, .fp6 = 4500, .fp4 = 9000},
      .link = interconnect_kind::nvlink, .link_bandwidth_gbps = 1800,
      .power_watts = 1000,
      .arch = "10.0", .compute_units = 148, .year = 2024,
-     .source = "https://www.nvidia.com/en-us/data-center/dgx-b200/"},
+     .source = "https://www.nvidia.com/en-us/data-center/hgx/"},
     // GB200: one Blackwell GPU of a GB200 superchip (1200 W configuration): NVL72 rack
     // figures / 72, sparse figures halved. Vector FP32 not published, left 0.
     {.name = "NVIDIA GB200",
@@ -6999,13 +7003,17 @@ inline constexpr device_spec catalogue_rows[] = {
 // initializer in core/catalogue.hpp and is not a header of its own.
 
     // ---------------------------------------------------------------- Gaudi
+    // Gaudi 2: TDP, BF16 matrix rate, HBM, PCIe and NIC bandwidth from Intel's Hot Chips 2024
+    // slides (the row's source). The FP8 matrix rate (865 TFLOPS, twice BF16) is the figure
+    // Intel's Gaudi 3 white paper gives for Gaudi 2, as tabulated in
+    // https://github.com/stas00/ml-engineering/blob/master/compute/accelerator/README.md.
     {.name = "Intel Gaudi 2",
      .aliases = {"HL-225", "Gaudi 2", "Intel Gaudi 2 HL-225", "Habana Gaudi 2",
                  "Gaudi2 AI Training Accelerator"},
      .maker = vendor::habana, .kind = device_kind::gaudi,
      .pci_device_ids = {0x1020},
      .memory_bytes = 96 * units::gib, .memory = memory_type::hbm2e, .memory_bandwidth_gbps = 2460,
-     .peak = {.bf16 = 432},
+     .peak = {.bf16 = 432, .fp8 = 865},
      .link = interconnect_kind::gaudi_roce, .link_bandwidth_gbps = 600,
      .pcie_generation = 4, .pcie_lanes = 16, .power_watts = 600,
      .arch = "Gaudi2", .compute_units = 24, .year = 2022,
@@ -7053,14 +7061,18 @@ inline constexpr device_spec catalogue_rows[] = {
     // Device ids: Intel's i915 backports name 0x56c0 ATS-M150 and 0x56c1 ATS-M75
     // (i915_pciids_local.h), the 150 W and 75 W Arctic Sound-M boards sold as Flex 170 and
     // Flex 140. Memory, power and PCIe generation from the launch coverage cited; the
-    // bandwidth and Flex 140 core count are left unpublished here.
+    // bandwidth and Flex 140 core count are left unpublished here. Both are DG2 silicon,
+    // Xe-HPG like the Arc A-series: Intel's GPU occupancy calculator lists them as "Xe HPG /
+    // Data Center Flex" (https://github.com/oneapi-src/oneAPI-samples/pull/1425), and Intel
+    // presented Arctic Sound-M as an Xe-HPG part:
+    // https://www.hardwareluxx.de/index.php/news/hardware/grafikkarten/58156-arctic-sound-m-xe-hp-ersatz-kommt-mit-xe-hpg-ins-datacenter.html
     {.name = "Intel Data Center GPU Flex 170",
      .aliases = {"Data Center GPU Flex 170", "GPU Flex 170", "Flex 170", "ATS-M150"},
      .maker = vendor::intel, .kind = device_kind::intel_gpu,
      .pci_device_ids = {0x56c0},
      .memory_bytes = 16 * units::gib,
      .pcie_generation = 4, .power_watts = 150,
-     .compute_units = 32, .year = 2022,
+     .arch = "Xe-HPG", .compute_units = 32, .year = 2022,
      .source = "https://strong.avance10.com/intel-visa-gpus-de-datacenter-flex-para-streaming-de-video-e-jogos"},
     {.name = "Intel Data Center GPU Flex 140",
      .aliases = {"Data Center GPU Flex 140", "GPU Flex 140", "Flex 140", "ATS-M75"},
@@ -7068,7 +7080,7 @@ inline constexpr device_spec catalogue_rows[] = {
      .pci_device_ids = {0x56c1},
      .memory_bytes = 12 * units::gib,
      .pcie_generation = 4, .power_watts = 75,
-     .year = 2022,
+     .arch = "Xe-HPG", .year = 2022,
      .source = "https://strong.avance10.com/intel-visa-gpus-de-datacenter-flex-para-streaming-de-video-e-jogos"},
     // ---------------------------------------------------------------- Arc A-series (Alchemist)
     {.name = "Intel Arc A380",
@@ -26321,7 +26333,9 @@ AI_HWACCEL_NAMESPACE_END
 //
 // Memory per device (bytes):
 //   usable   = memory_bytes x (1 - memory_headroom); on an Apple GPU at most Metal's
-//              working set (2/3 of the memory up to 32 GiB, 3/4 from 64 GiB)
+//              working set (2/3 of the memory up to 32 GiB, 3/4 from 64 GiB). With
+//              plan_options::count_memory_in_use, the memory the device reports in use
+//              is taken off memory_bytes first (usable_memory)
 //   weights  = layers x ceil(layer_weight_bytes / t) + embedding/head share / t
 //   kv cache = kv_cache_bytes x layers / model layers x ceil(kv_heads / t) / kv_heads
 //   overhead = runtime allowance + activation buffers on every device, + the logits
@@ -27676,6 +27690,12 @@ struct plan_options {
     /// which the device's reported memory already excludes where a tool reports it); an
     /// Apple GPU is further held to Metal's working set (detail::shard::metal_working_set).
     double memory_headroom = 0.10;
+    /// Plan for the devices as they are now, shared with whatever else runs: the memory
+    /// each reports in use (accelerator_profile::memory_used_bytes, else its memory less
+    /// memory_free_bytes; a CPU's free memory is MemAvailable) is taken off before the
+    /// headroom. Off: every device's whole memory, what a dedicated deployment gets. A
+    /// device that reports neither figure keeps its whole memory.
+    bool count_memory_in_use = false;
     /// Use CPU profiles as devices. Off: a model that does not fit the accelerators is
     /// reported as not fitting, never moved to the CPU silently.
     bool allow_cpu = false;
@@ -27725,7 +27745,7 @@ struct device_shard {
     std::uint64_t weights_bytes = 0;
     std::uint64_t kv_cache_bytes = 0;
     std::uint64_t overhead_bytes = 0;
-    std::uint64_t usable_bytes = 0; ///< memory x (1 - headroom), Metal's working set at most
+    std::uint64_t usable_bytes = 0; ///< usable_memory(device, options)
     bool fits = false;
 
     constexpr std::uint32_t layers() const noexcept { return last_layer - first_layer; }
@@ -27913,18 +27933,25 @@ constexpr std::uint64_t usable_of(std::uint64_t memory_bytes, const plan_options
 constexpr std::uint64_t metal_working_set(std::uint64_t memory) noexcept {
     return memory < 64 * units::gib ? memory / 3 * 2 : memory / 4 * 3;
 }
-/// The bytes of `d` a plan may fill: its memory less the headroom, and on an Apple GPU no
-/// more than Metal's working set.
-/// `keep`: kept_share(options), worked out once for a scan over many devices.
-constexpr std::uint64_t usable_kept(const accelerator_profile& d, double keep) noexcept {
+/// The bytes of `d` its tools report in use (at most its memory; 0 when they report neither
+/// figure).
+constexpr std::uint64_t in_use_bytes(const accelerator_profile& d) noexcept {
     const std::uint64_t memory = d.memory_bytes.value_or(0);
-    const std::uint64_t u = scaled(memory, keep);
+    if (d.memory_used_bytes) return *d.memory_used_bytes < memory ? *d.memory_used_bytes : memory;
+    if (d.memory_free_bytes) return *d.memory_free_bytes < memory ? memory - *d.memory_free_bytes : 0;
+    return 0;
+}
+/// The bytes of `d` a plan may fill (see usable_memory).
+/// `keep`: kept_share(options), worked out once for a scan over many devices.
+constexpr std::uint64_t usable_kept(const accelerator_profile& d, double keep, bool count_in_use) noexcept {
+    const std::uint64_t memory = d.memory_bytes.value_or(0);
+    const std::uint64_t u = scaled(count_in_use ? memory - in_use_bytes(d) : memory, keep);
     if (d.kind != device_kind::metal_gpu || !d.unified_memory) return u;
     const std::uint64_t metal = metal_working_set(memory);
     return metal < u ? metal : u;
 }
 constexpr std::uint64_t usable(const accelerator_profile& d, const plan_options& o) noexcept {
-    return usable_kept(d, kept_share(o));
+    return usable_kept(d, kept_share(o), o.count_memory_in_use);
 }
 
 /// What the model needs, computed once per (model, format, shape).
@@ -28610,7 +28637,7 @@ constexpr void plan_group(shard_plan& p, group& g, std::span<const accelerator_p
     clear_if_constant_evaluated(P);
     const double keep = kept_share(o);
     for (std::size_t i = 0; i < g.count; ++i) {
-        const auto c = usable_kept(devs[g.pos[i]], keep);
+        const auto c = usable_kept(devs[g.pos[i]], keep, o.count_memory_in_use);
         P.w.cap[i] = c;
         p.usable_bytes = sat_add(p.usable_bytes, c);
         if (c > p.largest_device_bytes) p.largest_device_bytes = c;
@@ -28832,7 +28859,7 @@ constexpr kind_list kinds_of(std::span<const accelerator_profile> devs, const pl
         if (!members) continue;
         auto& l = *members;
         const std::size_t at = l.count++;
-        l.usable[at] = usable_kept(d, keep);
+        l.usable[at] = usable_kept(d, keep, o.count_memory_in_use);
         l.pos[at] = static_cast<pos_t>(i);
         l.kind[at] = d.kind;
         l.pooled[at] = d.unified_memory || d.is_cpu();
@@ -28939,6 +28966,13 @@ constexpr format_support plan_support(std::span<const accelerator_profile> devs,
 }
 
 } // namespace detail::shard
+
+/// The bytes of `d` a plan may fill: its memory (less what it reports in use, with
+/// plan_options::count_memory_in_use) less the headroom, and on an Apple GPU no more than
+/// Metal's working set. device_shard::usable_bytes holds this for each device of a plan.
+constexpr std::uint64_t usable_memory(const accelerator_profile& d, const plan_options& options = {}) noexcept {
+    return detail::shard::usable(d, options);
+}
 
 /// Lays `m` out in format `q` on `devices` (see the header comment). `links` are the
 /// registry's interconnects (accelerator_registry::system().interconnects); without them

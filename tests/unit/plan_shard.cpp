@@ -507,6 +507,83 @@ TEST_CASE("suggest_quantization") {
     }
 }
 
+TEST_CASE("plan_options::count_memory_in_use: plans on the memory free now") {
+    const ah::plan_options whole;
+    ah::plan_options now;
+    now.count_memory_in_use = true;
+    const std::uint64_t gib = ah::units::gib;
+    SUBCASE("usable_memory") {
+        auto h100 = card("H100 SXM", 0);
+        h100.memory_bytes = {80 * gib, ah::origin::tool};
+        CHECK(ah::usable_memory(h100, whole) == ah::usable_memory(h100, now)); // nothing reported
+        CHECK(ah::usable_memory(h100) == ah::detail::shard::usable_of(80 * gib, whole));
+        h100.memory_free_bytes = {50 * gib, ah::origin::tool}; // free alone: 30 GiB in use
+        CHECK(ah::usable_memory(h100, now) == ah::detail::shard::usable_of(50 * gib, whole));
+        h100.memory_used_bytes = {20 * gib, ah::origin::tool}; // used wins when both are known
+        CHECK(ah::usable_memory(h100, now) == ah::detail::shard::usable_of(60 * gib, whole));
+        CHECK(ah::usable_memory(h100, whole) == ah::detail::shard::usable_of(80 * gib, whole));
+        h100.memory_used_bytes = {90 * gib, ah::origin::tool}; // more than the memory: nothing left
+        CHECK(ah::usable_memory(h100, now) == 0);
+        h100.memory_used_bytes = {};
+        h100.memory_free_bytes = {96 * gib, ah::origin::tool}; // free past the memory: none in use
+        CHECK(ah::usable_memory(h100, now) == ah::usable_memory(h100, whole));
+        // Unified memory on a Mac: what is in use comes off first, and Metal's working set
+        // still caps the rest.
+        auto mac = card("Apple M1 Pro 16-core GPU", 0);
+        mac.memory_bytes = {32 * gib, ah::origin::tool};
+        mac.memory_used_bytes = {2 * gib, ah::origin::tool};
+        CHECK(ah::usable_memory(mac, now) == ah::detail::shard::metal_working_set(32 * gib));
+        mac.memory_used_bytes = {20 * gib, ah::origin::tool};
+        CHECK(ah::usable_memory(mac, now) == ah::detail::shard::usable_of(12 * gib, whole));
+    }
+    SUBCASE("a busy device holds less, and the plans say so") {
+        // Llama 3.1 8B in BF16 (about 17 GiB with its cache) on a 24 GiB card that another
+        // process fills to 10 GiB: it fits the card, not what is left of it.
+        auto rtx = card("GeForce RTX 4090", 0);
+        rtx.memory_used_bytes = {10 * gib, ah::origin::tool};
+        const std::vector<ah::accelerator_profile> one{rtx};
+        const auto& m = model("llama-3.1-8b");
+        const auto idle = ah::plan_sharding(one, {}, m, quant_format::bf16, {}, whole);
+        const auto busy = ah::plan_sharding(one, {}, m, quant_format::bf16, {}, now);
+        REQUIRE(idle.fits);
+        CHECK_FALSE(busy.fits);
+        CHECK(busy.outcome == ah::plan_outcome::too_large);
+        CHECK(busy.usable_bytes == ah::usable_memory(rtx, now));
+        CHECK(idle.devices[0].usable_bytes == ah::usable_memory(rtx, whole));
+        // The suggestion drops to a format that fits what is free, and the plan of it fits.
+        const auto q = ah::suggest_quantization(one, m, {}, now);
+        REQUIRE(q.fits);
+        CHECK(ah::bits_per_weight(q.format) < 16);
+        CHECK(q.usable_bytes == ah::usable_memory(rtx, now));
+        const auto p = ah::plan_sharding(one, {}, m, q.format, {}, now);
+        CHECK(p.fits);
+        CHECK(p.devices[0].total_bytes() <= ah::usable_memory(rtx, now));
+        CHECK(ah::plan_best_format(one, {}, m, {}, whole).choice.format == quant_format::bf16);
+        CHECK(ah::bits_per_weight(ah::plan_best_format(one, {}, m, {}, now).choice.format) < 16);
+    }
+    SUBCASE("the busier device of two takes fewer layers") {
+        auto cards2 = cards("GeForce RTX 4090", 2);
+        cards2[1].memory_used_bytes = {6 * gib, ah::origin::tool};
+        const auto& m = model("qwen-2.5-14b"); // about 29 GiB in BF16: both cards, a pipeline
+        const auto p = ah::plan_sharding(cards2, {}, m, quant_format::bf16, {}, now);
+        REQUIRE(p.fits);
+        REQUIRE(p.devices.size() == 2);
+        const auto& idle = p.devices[0].device == 0 ? p.devices[0] : p.devices[1];
+        const auto& busy = p.devices[0].device == 0 ? p.devices[1] : p.devices[0];
+        CHECK(busy.layers() < idle.layers());
+        CHECK(busy.usable_bytes < idle.usable_bytes);
+    }
+}
+static_assert([] {
+    ah::accelerator_profile d;
+    d.memory_bytes = {100, ah::origin::tool};
+    d.memory_used_bytes = {40, ah::origin::tool};
+    ah::plan_options o;
+    o.memory_headroom = 0;
+    o.count_memory_in_use = true;
+    return ah::usable_memory(d, o) == 60 && ah::usable_memory(d) == 90;
+}());
+
 TEST_CASE("plan_sharding: capacity limits") {
     // 300 cards: the first 256 are planned, one 8B replica each, and the plan says so.
     const auto many = cards("RTX 4090", 300);

@@ -79,6 +79,8 @@ constexpr std::string_view plan_help =
     "  --context N        tokens in the KV cache per sequence (default 4096; 8k, 128k)\n"
     "  --batch N          sequences decoded together (default 1)\n"
     "  --allow-cpu        let the plan use the CPU (never used silently)\n"
+    "  --free-memory      plan on the memory free now: what each detected device reports\n"
+    "                     in use is taken off (default: the whole memory)\n"
     "  --json             print the plan as JSON\n"
     "\n"
     "exit codes: 0 it fits; 1 it fits nowhere (--json still prints the document); 2 usage error\n";
@@ -616,8 +618,7 @@ int cmd_estimate(std::span<const std::string_view> args) {
     const auto mem = ah::estimate_memory(m, q, shape);
     const std::string reason = plan.fits ? "" : str(ah::describe(plan.outcome));
     std::uint64_t usable = 0; // what the planner may use of the devices' memory
-    for (const auto& p : d.devices)
-        usable += static_cast<std::uint64_t>(static_cast<double>(p.memory_bytes.value_or(0)) * (1.0 - po.memory_headroom));
+    for (const auto& p : d.devices) usable += ah::usable_memory(p, po);
 
     if (o.has("--json")) {
 #if AI_HWACCEL_JSON
@@ -665,8 +666,9 @@ int cmd_estimate(std::span<const std::string_view> args) {
                     static_cast<unsigned long long>(context), static_cast<unsigned long long>(prompt),
                     static_cast<unsigned long long>(batch));
         print_memory(mem);
-        std::printf("usable memory: %s (after the planner's %.0f %% headroom)\n", fmt_bytes(usable).c_str(),
-                    po.memory_headroom * 100);
+        std::printf("usable memory: %s (after the planner's %.0f %% headroom%s)\n", fmt_bytes(usable).c_str(),
+                    po.memory_headroom * 100,
+                    d.devices.front().kind == ah::device_kind::metal_gpu ? ", within Metal's working set" : "");
         std::printf("fits: %s\n", plan.fits ? "yes" : ("no: " + reason).c_str());
         if (plan.fits) {
             std::printf("strategy: %s\n", strategy_text(plan).c_str());
@@ -686,12 +688,14 @@ int cmd_plan(std::span<const std::string_view> args) {
     std::string why;
     if (!parse_options(args, "plan",
                        {{"--root"}, {"--device"}, {"--count"}, {"--memory"}, {"--model"}, {"--quant"}, {"--context"},
-                        {"--batch"}, {"--allow-cpu", false}, {"--json", false}},
+                        {"--batch"}, {"--allow-cpu", false}, {"--free-memory", false}, {"--json", false}},
                        o, why))
         return usage_error(why);
     if (o.has("--root") && o.has("--device")) return usage_error("--root and --device cannot be combined");
     if (o.has("--count") && !o.has("--device")) return usage_error("--count needs --device NAME");
     if (o.has("--memory") && !o.has("--device")) return usage_error("--memory needs --device NAME");
+    if (o.has("--free-memory") && o.has("--device"))
+        return usage_error("--free-memory reads the memory detected devices have in use; described devices have none");
     ah::model_spec m;
     if (!resolve_model(o, false, m, why)) return usage_error(why);
     const std::string_view quant_name = o.get("--quant").value_or("auto");
@@ -733,6 +737,7 @@ int cmd_plan(std::span<const std::string_view> args) {
 
     ah::plan_options po;
     po.allow_cpu = o.has("--allow-cpu");
+    po.count_memory_in_use = o.has("--free-memory");
     const ah::inference_shape shape{static_cast<std::uint32_t>(context), static_cast<std::uint32_t>(batch)};
     // auto: the best format the planner fits on these devices and links, with its plan.
     std::optional<ah::quantization_choice> choice;
@@ -785,6 +790,7 @@ int cmd_plan(std::span<const std::string_view> args) {
         j["memory"] = memory_json(plan.memory);
         j["usable_bytes"] = plan.usable_bytes;
         j["cpu_excluded"] = plan.cpu_excluded;
+        j["free_memory"] = po.count_memory_in_use;
         auto& arr = j["shards"] = nlohmann::json::array();
         for (const auto& s : plan.devices) {
             const auto& dev = devices[s.device];

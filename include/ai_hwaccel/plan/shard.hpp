@@ -30,7 +30,9 @@
 //
 // Memory per device (bytes):
 //   usable   = memory_bytes x (1 - memory_headroom); on an Apple GPU at most Metal's
-//              working set (2/3 of the memory up to 32 GiB, 3/4 from 64 GiB)
+//              working set (2/3 of the memory up to 32 GiB, 3/4 from 64 GiB). With
+//              plan_options::count_memory_in_use, the memory the device reports in use
+//              is taken off memory_bytes first (usable_memory)
 //   weights  = layers x ceil(layer_weight_bytes / t) + embedding/head share / t
 //   kv cache = kv_cache_bytes x layers / model layers x ceil(kv_heads / t) / kv_heads
 //   overhead = runtime allowance + activation buffers on every device, + the logits
@@ -211,6 +213,12 @@ struct plan_options {
     /// which the device's reported memory already excludes where a tool reports it); an
     /// Apple GPU is further held to Metal's working set (detail::shard::metal_working_set).
     double memory_headroom = 0.10;
+    /// Plan for the devices as they are now, shared with whatever else runs: the memory
+    /// each reports in use (accelerator_profile::memory_used_bytes, else its memory less
+    /// memory_free_bytes; a CPU's free memory is MemAvailable) is taken off before the
+    /// headroom. Off: every device's whole memory, what a dedicated deployment gets. A
+    /// device that reports neither figure keeps its whole memory.
+    bool count_memory_in_use = false;
     /// Use CPU profiles as devices. Off: a model that does not fit the accelerators is
     /// reported as not fitting, never moved to the CPU silently.
     bool allow_cpu = false;
@@ -260,7 +268,7 @@ struct device_shard {
     std::uint64_t weights_bytes = 0;
     std::uint64_t kv_cache_bytes = 0;
     std::uint64_t overhead_bytes = 0;
-    std::uint64_t usable_bytes = 0; ///< memory x (1 - headroom), Metal's working set at most
+    std::uint64_t usable_bytes = 0; ///< usable_memory(device, options)
     bool fits = false;
 
     constexpr std::uint32_t layers() const noexcept { return last_layer - first_layer; }
@@ -448,18 +456,25 @@ constexpr std::uint64_t usable_of(std::uint64_t memory_bytes, const plan_options
 constexpr std::uint64_t metal_working_set(std::uint64_t memory) noexcept {
     return memory < 64 * units::gib ? memory / 3 * 2 : memory / 4 * 3;
 }
-/// The bytes of `d` a plan may fill: its memory less the headroom, and on an Apple GPU no
-/// more than Metal's working set.
-/// `keep`: kept_share(options), worked out once for a scan over many devices.
-constexpr std::uint64_t usable_kept(const accelerator_profile& d, double keep) noexcept {
+/// The bytes of `d` its tools report in use (at most its memory; 0 when they report neither
+/// figure).
+constexpr std::uint64_t in_use_bytes(const accelerator_profile& d) noexcept {
     const std::uint64_t memory = d.memory_bytes.value_or(0);
-    const std::uint64_t u = scaled(memory, keep);
+    if (d.memory_used_bytes) return *d.memory_used_bytes < memory ? *d.memory_used_bytes : memory;
+    if (d.memory_free_bytes) return *d.memory_free_bytes < memory ? memory - *d.memory_free_bytes : 0;
+    return 0;
+}
+/// The bytes of `d` a plan may fill (see usable_memory).
+/// `keep`: kept_share(options), worked out once for a scan over many devices.
+constexpr std::uint64_t usable_kept(const accelerator_profile& d, double keep, bool count_in_use) noexcept {
+    const std::uint64_t memory = d.memory_bytes.value_or(0);
+    const std::uint64_t u = scaled(count_in_use ? memory - in_use_bytes(d) : memory, keep);
     if (d.kind != device_kind::metal_gpu || !d.unified_memory) return u;
     const std::uint64_t metal = metal_working_set(memory);
     return metal < u ? metal : u;
 }
 constexpr std::uint64_t usable(const accelerator_profile& d, const plan_options& o) noexcept {
-    return usable_kept(d, kept_share(o));
+    return usable_kept(d, kept_share(o), o.count_memory_in_use);
 }
 
 /// What the model needs, computed once per (model, format, shape).
@@ -1145,7 +1160,7 @@ constexpr void plan_group(shard_plan& p, group& g, std::span<const accelerator_p
     clear_if_constant_evaluated(P);
     const double keep = kept_share(o);
     for (std::size_t i = 0; i < g.count; ++i) {
-        const auto c = usable_kept(devs[g.pos[i]], keep);
+        const auto c = usable_kept(devs[g.pos[i]], keep, o.count_memory_in_use);
         P.w.cap[i] = c;
         p.usable_bytes = sat_add(p.usable_bytes, c);
         if (c > p.largest_device_bytes) p.largest_device_bytes = c;
@@ -1367,7 +1382,7 @@ constexpr kind_list kinds_of(std::span<const accelerator_profile> devs, const pl
         if (!members) continue;
         auto& l = *members;
         const std::size_t at = l.count++;
-        l.usable[at] = usable_kept(d, keep);
+        l.usable[at] = usable_kept(d, keep, o.count_memory_in_use);
         l.pos[at] = static_cast<pos_t>(i);
         l.kind[at] = d.kind;
         l.pooled[at] = d.unified_memory || d.is_cpu();
@@ -1474,6 +1489,13 @@ constexpr format_support plan_support(std::span<const accelerator_profile> devs,
 }
 
 } // namespace detail::shard
+
+/// The bytes of `d` a plan may fill: its memory (less what it reports in use, with
+/// plan_options::count_memory_in_use) less the headroom, and on an Apple GPU no more than
+/// Metal's working set. device_shard::usable_bytes holds this for each device of a plan.
+constexpr std::uint64_t usable_memory(const accelerator_profile& d, const plan_options& options = {}) noexcept {
+    return detail::shard::usable(d, options);
+}
 
 /// Lays `m` out in format `q` on `devices` (see the header comment). `links` are the
 /// registry's interconnects (accelerator_registry::system().interconnects); without them
