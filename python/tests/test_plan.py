@@ -319,6 +319,22 @@ class AgreesWithTheCli(unittest.TestCase):
         self.assertEqual([s["total_bytes"] for s in ours["shards"]], [s["total_bytes"] for s in theirs["shards"]])
         self.assert_rate(ours["decode_tokens_per_second"], theirs["decode_tokens_per_second"])
 
+        # free_memory=True is --free-memory: the busy TPU v5p chips of that capture hold
+        # Llama 3.1 70B in a smaller format than the idle ones.
+        tpu = os.path.join(machines, "handmade-tpu-v5p-host")
+        if not os.path.isdir(tpu):
+            return
+        reg = ah.detect(root=tpu)
+        idle = ah.plan(reg, "llama-3.1-70b")
+        busy = ah.plan(reg, "llama-3.1-70b", free_memory=True)
+        self.assertFalse(idle["free_memory"])
+        self.assertTrue(busy["free_memory"])
+        self.assertLess(ah.bits_per_weight(busy["quant"]), ah.bits_per_weight(idle["quant"]))
+        self.assertLess(busy["usable_bytes"], idle["usable_bytes"])
+        theirs = cli("plan", "--root", tpu, "--model", "llama-3.1-70b", "--free-memory")
+        for key in ("quant", "fits", "strategy", "tensor_parallel", "usable_bytes", "free_memory"):
+            self.assertEqual(busy[key], theirs[key], key)
+
     def test_training(self):
         ours = ah.training("llama-3.1-70b", "qlora", seq=4096, batch=2, rank=32, checkpointing=True)
         theirs = cli("training", "--model", "llama-3.1-70b", "--method", "qlora", "--seq", "4096", "--batch", "2",
