@@ -110,7 +110,7 @@ typedef struct ahw_estimate_result {
     uint64_t overhead_bytes;    /* compute buffers + runtime allowance */
     uint64_t total_bytes;       /* weights + KV cache + overhead */
     uint64_t device_memory_bytes; /* 0 when the catalogue gives none (unified memory) */
-    uint64_t usable_bytes;      /* device memory less the planner's default headroom */
+    uint64_t usable_bytes;      /* what the planner may fill: memory less its default headroom */
     double memory_bandwidth_gbps; /* the device's, decimal GB/s (0: unknown) */
     int format_supported;       /* 1 when the device runs the format natively or dequantized */
     int fits;                   /* 1 when supported and total_bytes <= usable_bytes */
