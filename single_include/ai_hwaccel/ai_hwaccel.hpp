@@ -1450,6 +1450,12 @@ struct device_spec {
     /// decimal GB/s, both directions summed as vendors quote it (NVLink 4: 900).
     interconnect_kind link = interconnect_kind::none;
     double link_bandwidth_gbps = 0;
+    /// Where that link is a full mesh, each device with links of its own to every other
+    /// (AMD's 8-GPU xGMI platforms, the 8 Gaudi cards of an HLS box): the peers one device
+    /// reaches, each over an equal share of its fabric bandwidth, so a group of t devices
+    /// uses t - 1 of those shares. 0 behind a switch (NVSwitch), on a ring or torus, or
+    /// where the topology is not known.
+    std::uint8_t link_peers = 0;
     /// Host interface: PCIe generation and lane count (0 when not a PCIe device).
     std::uint8_t pcie_generation = 0;
     std::uint8_t pcie_lanes = 0;
@@ -6634,8 +6640,13 @@ inline constexpr device_spec catalogue_rows[] = {
 // dual-issue FP32 figure, e.g. 122.8 for the RX 7900 XTX, as AMD quotes "FP16"); RDNA 4
 // fp16/bf16/fp8/int8 are dense WMMA rates, i.e. AMD's "with sparsity" AI TOPS halved.
 // link_bandwidth_gbps is the total Infinity Fabric (xGMI) peer bandwidth, both
-// directions. Sources: AMD product pages, ROCm documentation (GPU specifications and
-// the MI100/MI250/MI300 microarchitecture pages), pci.ids for device ids.
+// directions. link_peers marks the fully connected platforms, where every GPU has a link
+// of its own to each other one: MI100 hives of four (three links per GPU, per ROCm's
+// MI100 page) and the 8-GPU MI300 and MI350 boards (seven links per GPU, per ROCm's MI300
+// page and AMD's ROCm blog on MI300X xGMI; 896 = 7 x 128 GB/s, 1075.2 = 7 x 153.6). MI200
+// nodes link their GCDs by one, two or four links, not a full mesh, and have none.
+// Sources: AMD product pages, ROCm documentation (GPU specifications and the
+// MI100/MI250/MI300 microarchitecture pages), pci.ids for device ids.
 //
 // Rows of ai_hwaccel::device_catalogue: this file is included inside the array
 // initializer in core/catalogue.hpp and is not a header of its own.
@@ -6654,7 +6665,7 @@ inline constexpr device_spec catalogue_rows[] = {
      // NVIDIA-A100.504329.0.html). The "340 GB/s" some reports give adds the 64 GB/s link
      // to the CPU.
      .peak = {.fp64 = 11.5, .fp32 = 23.1, .bf16 = 92.3, .fp16 = 184.6, .int8 = 184.6, .int4 = 184.6},
-     .link = interconnect_kind::xgmi, .link_bandwidth_gbps = 276,
+     .link = interconnect_kind::xgmi, .link_bandwidth_gbps = 276, .link_peers = 3,
      .pcie_generation = 4, .pcie_lanes = 16, .power_watts = 300,
      .arch = "gfx908", .compute_units = 120, .year = 2020,
      .source = "https://www.amd.com/en/products/accelerators/instinct/mi100.html"},
@@ -6705,7 +6716,7 @@ inline constexpr device_spec catalogue_rows[] = {
      .pci_device_ids = {0x74a1, 0x74b5},
      .memory_bytes = 192 * units::gib, .memory = memory_type::hbm3, .memory_bandwidth_gbps = 5300,
      .peak = {.fp64 = 163.4, .fp32 = 163.4, .tf32 = 653.7, .bf16 = 1307.4, .fp16 = 1307.4, .fp8 = 2614.9, .int8 = 2614.9},
-     .link = interconnect_kind::xgmi, .link_bandwidth_gbps = 896,
+     .link = interconnect_kind::xgmi, .link_bandwidth_gbps = 896, .link_peers = 7,
      .pcie_generation = 5, .pcie_lanes = 16, .power_watts = 750,
      .arch = "gfx942", .compute_units = 304, .year = 2023,
      .source = "https://www.amd.com/en/products/accelerators/instinct/mi300/mi300x.html"},
@@ -6716,7 +6727,7 @@ inline constexpr device_spec catalogue_rows[] = {
      .pci_device_ids = {0x74a5, 0x74b9},
      .memory_bytes = 256 * units::gib, .memory = memory_type::hbm3e, .memory_bandwidth_gbps = 6000,
      .peak = {.fp64 = 163.4, .fp32 = 163.4, .tf32 = 653.7, .bf16 = 1307.4, .fp16 = 1307.4, .fp8 = 2614.9, .int8 = 2614.9},
-     .link = interconnect_kind::xgmi, .link_bandwidth_gbps = 896,
+     .link = interconnect_kind::xgmi, .link_bandwidth_gbps = 896, .link_peers = 7,
      .pcie_generation = 5, .pcie_lanes = 16, .power_watts = 1000,
      .arch = "gfx942", .compute_units = 304, .year = 2024,
      .source = "https://www.amd.com/en/products/accelerators/instinct/mi300/mi325x.html"},
@@ -6727,7 +6738,7 @@ inline constexpr device_spec catalogue_rows[] = {
      .memory_bytes = 288 * units::gib, .memory = memory_type::hbm3e, .memory_bandwidth_gbps = 8000,
      .peak = {.fp64 = 72.1, .fp32 = 144.2, .bf16 = 2306.9, .fp16 = 2306.9, .fp8 = 4613.7, .int8 = 4613.7,
               .fp6 = 9227.5, .fp4 = 9227.5},
-     .link = interconnect_kind::xgmi, .link_bandwidth_gbps = 1075.2,
+     .link = interconnect_kind::xgmi, .link_bandwidth_gbps = 1075.2, .link_peers = 7,
      .pcie_generation = 5, .pcie_lanes = 16, .power_watts = 1000,
      .arch = "gfx950", .compute_units = 256, .year = 2025,
      .source = "https://www.amd.com/en/products/accelerators/instinct/mi350/mi350x.html"},
@@ -6738,7 +6749,7 @@ inline constexpr device_spec catalogue_rows[] = {
      .memory_bytes = 288 * units::gib, .memory = memory_type::hbm3e, .memory_bandwidth_gbps = 8000,
      .peak = {.fp64 = 78.6, .fp32 = 157.3, .bf16 = 2516.6, .fp16 = 2516.6, .fp8 = 5033.2, .int8 = 5033.2,
               .fp6 = 10066.3, .fp4 = 10066.3},
-     .link = interconnect_kind::xgmi, .link_bandwidth_gbps = 1075.2,
+     .link = interconnect_kind::xgmi, .link_bandwidth_gbps = 1075.2, .link_peers = 7,
      .pcie_generation = 5, .pcie_lanes = 16, .power_watts = 1400,
      .arch = "gfx950", .compute_units = 256, .year = 2025,
      .source = "https://www.amd.com/en/products/accelerators/instinct/mi350/mi355x.html"},
@@ -6993,7 +7004,9 @@ inline constexpr device_spec catalogue_rows[] = {
 // bandwidths are decimal GB/s; peak figures are dense TFLOPS/TOPS. Gaudi rows carry the
 // MME matrix figures Intel publishes (BF16/FP8), compute_units is the TPC count and the
 // link is the integrated RoCE NIC bandwidth, both directions summed (Gaudi 3: 24 x 200 GbE
-// = 1200 GB/s). Max-series XMX figures are Intel's peak at the maximum clock. Arc rows give
+// = 1200 GB/s). The OAM parts have link_peers 7: inside an 8-card box, 21 of the 24 ports
+// join the cards all to all, three to each peer (Intel Gaudi "Network Configuration"
+// documentation). Max-series XMX figures are Intel's peak at the maximum clock. Arc rows give
 // only vector FP32 plus, for Battlemage, Intel's INT8 AI TOPS; Arc XMX FP16/BF16 rates are
 // not published per SKU and stay 0. Sources: Intel ark and technical articles, Intel
 // Gaudi documentation and Hot Chips 2024 material, Intel launch specifications, pci.ids
@@ -7014,7 +7027,7 @@ inline constexpr device_spec catalogue_rows[] = {
      .pci_device_ids = {0x1020},
      .memory_bytes = 96 * units::gib, .memory = memory_type::hbm2e, .memory_bandwidth_gbps = 2460,
      .peak = {.bf16 = 432, .fp8 = 865},
-     .link = interconnect_kind::gaudi_roce, .link_bandwidth_gbps = 600,
+     .link = interconnect_kind::gaudi_roce, .link_bandwidth_gbps = 600, .link_peers = 7,
      .pcie_generation = 4, .pcie_lanes = 16, .power_watts = 600,
      .arch = "Gaudi2", .compute_units = 24, .year = 2022,
      .source = "https://www.sgpjbg.com/baogao/465025.html"},
@@ -7024,7 +7037,7 @@ inline constexpr device_spec catalogue_rows[] = {
      .pci_device_ids = {0x1060},
      .memory_bytes = 128 * units::gib, .memory = memory_type::hbm2e, .memory_bandwidth_gbps = 3670,
      .peak = {.bf16 = 1835, .fp8 = 1835},
-     .link = interconnect_kind::gaudi_roce, .link_bandwidth_gbps = 1200,
+     .link = interconnect_kind::gaudi_roce, .link_bandwidth_gbps = 1200, .link_peers = 7,
      .pcie_generation = 5, .pcie_lanes = 16, .power_watts = 900,
      .arch = "Gaudi3", .compute_units = 64, .year = 2024,
      .source = "https://docs.habana.ai/en/latest/Management_and_Monitoring/Network_Configuration/index.html"},
@@ -8023,6 +8036,7 @@ constexpr bool catalogue_rows_are_sane() noexcept {
                        dtype::int8, dtype::fp6, dtype::fp4, dtype::int4})
             if (r.peak[d] < 0 || r.peak[d] > 1'000'000) return false;
         if (r.pcie_generation > 7 || (r.pcie_lanes != 0 && r.pcie_lanes > 32)) return false;
+        if (r.link_peers != 0 && (r.link == interconnect_kind::none || !(r.link_bandwidth_gbps > 0))) return false;
         if (r.year != 0 && (r.year < 2010 || r.year > 2030)) return false;
         if (family_of(r.kind) == family::cpu) return false;
         for (std::uint16_t id : r.pci_device_ids)
@@ -26353,7 +26367,10 @@ AI_HWACCEL_NAMESPACE_END
 //                       active share, + their KV cache, + the output head on the last).
 //   tensor all-reduce = layers_j x 2 x (2 (t-1)/t x hidden x a x batch / B_tp + L_tp)
 //                       (two all-reduces per layer, after attention and after the MLP,
-//                       ring algorithm; a = activation bytes, B_tp one-direction GB/s)
+//                       ring algorithm; a = activation bytes, B_tp one-direction GB/s:
+//                       the island's link, and on a full mesh (device_spec::link_peers:
+//                       AMD xGMI, Gaudi scale-up RoCE) only the t-1 of its `peers`
+//                       shares that stay inside the group, B x (t-1) / peers)
 //   pipeline hop      = hidden x a x batch / B_pp + L_pp    (between consecutive stages)
 //   decode tok/s      = 1 / (sum of stage compute + all-reduces + hops), per sequence
 // Pipeline stages run one after another for a single sequence: splitting across stages
@@ -28309,6 +28326,17 @@ struct layout {
 
 constexpr double device_bw(const accelerator_profile& d) noexcept { return d.memory_bandwidth_gbps.value_or(0); }
 
+/// The link a tensor-parallel group of `t` devices like `d` uses of its island's link `lk`
+/// (one direction): on a full mesh (device_spec::link_peers) the group's all-reduce runs
+/// over the t - 1 peer links inside it, each an equal share of the device's fabric; behind
+/// a switch, or where the topology is unknown, over all of it.
+constexpr plan_link group_link(plan_link lk, const accelerator_profile& d, std::size_t t) noexcept {
+    if (!d.spec || d.spec->link_peers == 0 || d.spec->link != lk.kind || t < 2) return lk;
+    const std::size_t peers = d.spec->link_peers;
+    if (t - 1 < peers) lk.gbps = lk.gbps * static_cast<double>(t - 1) / static_cast<double>(peers);
+    return lk;
+}
+
 /// What `search` needs across the replicas of one plan. The devices not yet used form
 /// units: the available devices of each island, largest first, cut into tensor-parallel
 /// groups (a device without a fast link is a unit of one). A replica uses devices of few
@@ -28604,8 +28632,10 @@ struct speed_cache {
 constexpr plan_link hop_link(const group& g, std::span<const accelerator_profile> devs,
                              std::span<const interconnect> links, std::size_t a, std::size_t b,
                              const plan_options& o) noexcept {
+    // Inside an island the hop crosses one device-to-device link: one peer's share on a
+    // full mesh.
     if (g.root[a] == g.root[b] && g.island_link[g.root[a]].kind != interconnect_kind::none)
-        return g.island_link[g.root[a]];
+        return group_link(g.island_link[g.root[a]], devs[g.pos[a]], 2);
     const auto& da = devs[g.pos[a]];
     const auto& db = devs[g.pos[b]];
     const double pcie = pcie_gbps(da, o) < pcie_gbps(db, o) ? pcie_gbps(da, o) : pcie_gbps(db, o);
@@ -28718,7 +28748,8 @@ constexpr void plan_group(shard_plan& p, group& g, std::span<const accelerator_p
             compute += stage_s;
             prefill += stage_p;
             if (st.size > 1) {
-                const auto lk = g.island_link[g.root[L.dev[st.begin]]];
+                const auto lk = group_link(g.island_link[g.root[L.dev[st.begin]]], devs[g.pos[L.dev[st.begin]]],
+                                           st.size);
                 const double bw = (lk.gbps > 0 ? lk.gbps : o.unknown_pcie_gbps) * 1e9;
                 const double t = st.size;
                 const double bytes_term = 2.0 * (t - 1) / t * act / bw;

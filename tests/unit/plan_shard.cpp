@@ -584,6 +584,75 @@ static_assert([] {
     return ah::usable_memory(d, o) == 60 && ah::usable_memory(d) == 90;
 }());
 
+TEST_CASE("plan_sharding: a group on a full mesh uses only the links inside it") {
+    // Eight MI300X joined all to all by xGMI, seven links of 128 GB/s (both directions)
+    // each: a group of t GPUs all-reduces over t - 1 of them, 64 GB/s each way apiece.
+    auto mi = cards("MI300X", 8);
+    const std::vector<ah::interconnect> xgmi{
+        link(ah::interconnect_kind::xgmi, ah::link_scope::intra_node, 896, iota(0, 8))};
+    ah::plan_options spread;
+    spread.spread = true;
+    const auto& m = model("llama-3.1-405b");
+    const auto whole = ah::plan_sharding(mi, xgmi, m, quant_format::fp8_e4m3, {}, spread);
+    REQUIRE(whole.fits);
+    CHECK(whole.tensor_parallel == 8);
+    CHECK(whole.tensor_link.kind == ah::interconnect_kind::xgmi);
+    CHECK(whole.tensor_link.gbps == doctest::Approx(448)); // all seven links of each GPU
+    const auto smallest = ah::plan_sharding(mi, xgmi, m, quant_format::fp8_e4m3); // fewest GPUs that hold it
+    REQUIRE(smallest.fits);
+    REQUIRE(smallest.tensor_parallel > 1);
+    REQUIRE(smallest.tensor_parallel < 8);
+    CHECK(smallest.tensor_link.gbps ==
+          doctest::Approx(64.0 * static_cast<double>(smallest.tensor_parallel - 1)));
+
+    // The same GPUs as if behind a switch (no link_peers): every group gets the whole
+    // figure, so the all-reduces of the narrower group cost less than on the mesh.
+    static constexpr ah::device_spec switched = [] {
+        auto s = *ah::find_device("MI300X");
+        s.link_peers = 0;
+        return s;
+    }();
+    auto sw = mi;
+    for (auto& d : sw) d.spec = &switched;
+    const auto fast = ah::plan_sharding(sw, xgmi, m, quant_format::fp8_e4m3);
+    REQUIRE(fast.fits);
+    CHECK(fast.tensor_parallel == smallest.tensor_parallel);
+    CHECK(fast.tensor_link.gbps == doctest::Approx(448));
+    CHECK(fast.decode_tensor_seconds < smallest.decode_tensor_seconds);
+    CHECK(fast.prefill_tokens_per_second > smallest.prefill_tokens_per_second);
+    CHECK(fast.decode_compute_seconds == doctest::Approx(smallest.decode_compute_seconds));
+    // All eight: the mesh's every link is used, the same as the switch.
+    const auto fast8 = ah::plan_sharding(sw, xgmi, m, quant_format::fp8_e4m3, {}, spread);
+    CHECK(fast8.decode_tensor_seconds == doctest::Approx(whole.decode_tensor_seconds));
+
+    // NVSwitch rows have no link_peers: a pair of H100s gets the switch's whole 450 GB/s.
+    const auto h100 = cards("H100 SXM", 8);
+    const std::vector<ah::interconnect> nvs{
+        link(ah::interconnect_kind::nvswitch, ah::link_scope::intra_node, 900, iota(0, 8))};
+    const auto pair = ah::plan_sharding(h100, nvs, model("llama-3.1-70b"), quant_format::bf16);
+    REQUIRE(pair.fits);
+    CHECK(pair.tensor_parallel == 2);
+    CHECK(pair.tensor_link.gbps == doctest::Approx(450));
+
+    // Gaudi 3: 21 scale-up ports of 200 GbE joined all to all, three to each peer: a pair
+    // gets 3 x 25 = 75 GB/s each way.
+    const auto gaudi = cards("HL-325L", 8);
+    const std::vector<ah::interconnect> roce{
+        link(ah::interconnect_kind::gaudi_roce, ah::link_scope::intra_node, 1050, iota(0, 8))};
+    const auto g2 = ah::plan_sharding(gaudi, roce, model("llama-3.1-70b"), quant_format::bf16);
+    REQUIRE(g2.fits);
+    REQUIRE(g2.tensor_parallel == 2);
+    CHECK(g2.tensor_link.gbps == doctest::Approx(75));
+}
+static_assert([] {
+    // A pipeline hop inside a full mesh crosses one peer link; a lone device needs no link.
+    const ah::accelerator_profile d = ah::profile_from_spec(*ah::find_device("MI300X"));
+    const ah::plan_link mesh{ah::interconnect_kind::xgmi, 448};
+    return ah::detail::shard::group_link(mesh, d, 2).gbps == 64 && ah::detail::shard::group_link(mesh, d, 8).gbps == 448 &&
+           ah::detail::shard::group_link(mesh, d, 1).gbps == 448 &&
+           ah::detail::shard::group_link({ah::interconnect_kind::pcie, 32}, d, 4).gbps == 32;
+}());
+
 TEST_CASE("plan_sharding: capacity limits") {
     // 300 cards: the first 256 are planned, one 8B replica each, and the plan says so.
     const auto many = cards("RTX 4090", 300);

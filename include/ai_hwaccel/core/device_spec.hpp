@@ -78,6 +78,12 @@ struct device_spec {
     /// decimal GB/s, both directions summed as vendors quote it (NVLink 4: 900).
     interconnect_kind link = interconnect_kind::none;
     double link_bandwidth_gbps = 0;
+    /// Where that link is a full mesh, each device with links of its own to every other
+    /// (AMD's 8-GPU xGMI platforms, the 8 Gaudi cards of an HLS box): the peers one device
+    /// reaches, each over an equal share of its fabric bandwidth, so a group of t devices
+    /// uses t - 1 of those shares. 0 behind a switch (NVSwitch), on a ring or torus, or
+    /// where the topology is not known.
+    std::uint8_t link_peers = 0;
     /// Host interface: PCIe generation and lane count (0 when not a PCIe device).
     std::uint8_t pcie_generation = 0;
     std::uint8_t pcie_lanes = 0;

@@ -50,7 +50,10 @@
 //                       active share, + their KV cache, + the output head on the last).
 //   tensor all-reduce = layers_j x 2 x (2 (t-1)/t x hidden x a x batch / B_tp + L_tp)
 //                       (two all-reduces per layer, after attention and after the MLP,
-//                       ring algorithm; a = activation bytes, B_tp one-direction GB/s)
+//                       ring algorithm; a = activation bytes, B_tp one-direction GB/s:
+//                       the island's link, and on a full mesh (device_spec::link_peers:
+//                       AMD xGMI, Gaudi scale-up RoCE) only the t-1 of its `peers`
+//                       shares that stay inside the group, B x (t-1) / peers)
 //   pipeline hop      = hidden x a x batch / B_pp + L_pp    (between consecutive stages)
 //   decode tok/s      = 1 / (sum of stage compute + all-reduces + hops), per sequence
 // Pipeline stages run one after another for a single sequence: splitting across stages
@@ -832,6 +835,17 @@ struct layout {
 
 constexpr double device_bw(const accelerator_profile& d) noexcept { return d.memory_bandwidth_gbps.value_or(0); }
 
+/// The link a tensor-parallel group of `t` devices like `d` uses of its island's link `lk`
+/// (one direction): on a full mesh (device_spec::link_peers) the group's all-reduce runs
+/// over the t - 1 peer links inside it, each an equal share of the device's fabric; behind
+/// a switch, or where the topology is unknown, over all of it.
+constexpr plan_link group_link(plan_link lk, const accelerator_profile& d, std::size_t t) noexcept {
+    if (!d.spec || d.spec->link_peers == 0 || d.spec->link != lk.kind || t < 2) return lk;
+    const std::size_t peers = d.spec->link_peers;
+    if (t - 1 < peers) lk.gbps = lk.gbps * static_cast<double>(t - 1) / static_cast<double>(peers);
+    return lk;
+}
+
 /// What `search` needs across the replicas of one plan. The devices not yet used form
 /// units: the available devices of each island, largest first, cut into tensor-parallel
 /// groups (a device without a fast link is a unit of one). A replica uses devices of few
@@ -1127,8 +1141,10 @@ struct speed_cache {
 constexpr plan_link hop_link(const group& g, std::span<const accelerator_profile> devs,
                              std::span<const interconnect> links, std::size_t a, std::size_t b,
                              const plan_options& o) noexcept {
+    // Inside an island the hop crosses one device-to-device link: one peer's share on a
+    // full mesh.
     if (g.root[a] == g.root[b] && g.island_link[g.root[a]].kind != interconnect_kind::none)
-        return g.island_link[g.root[a]];
+        return group_link(g.island_link[g.root[a]], devs[g.pos[a]], 2);
     const auto& da = devs[g.pos[a]];
     const auto& db = devs[g.pos[b]];
     const double pcie = pcie_gbps(da, o) < pcie_gbps(db, o) ? pcie_gbps(da, o) : pcie_gbps(db, o);
@@ -1241,7 +1257,8 @@ constexpr void plan_group(shard_plan& p, group& g, std::span<const accelerator_p
             compute += stage_s;
             prefill += stage_p;
             if (st.size > 1) {
-                const auto lk = g.island_link[g.root[L.dev[st.begin]]];
+                const auto lk = group_link(g.island_link[g.root[L.dev[st.begin]]], devs[g.pos[L.dev[st.begin]]],
+                                           st.size);
                 const double bw = (lk.gbps > 0 ? lk.gbps : o.unknown_pcie_gbps) * 1e9;
                 const double t = st.size;
                 const double bytes_term = 2.0 * (t - 1) / t * act / bw;
