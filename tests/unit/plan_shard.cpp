@@ -625,32 +625,32 @@ TEST_CASE("plan_sharding: a group on a full mesh uses only the links inside it")
     const auto fast8 = ah::plan_sharding(sw, xgmi, m, quant_format::fp8_e4m3, {}, spread);
     CHECK(fast8.decode_tensor_seconds == doctest::Approx(whole.decode_tensor_seconds));
 
-    // NVSwitch rows have no link_peers: a pair of H100s gets the switch's whole 450 GB/s.
-    const auto h100 = cards("H100 SXM", 8);
-    const std::vector<ah::interconnect> nvs{
-        link(ah::interconnect_kind::nvswitch, ah::link_scope::intra_node, 900, iota(0, 8))};
-    const auto pair = ah::plan_sharding(h100, nvs, model("llama-3.1-70b"), quant_format::bf16);
-    REQUIRE(pair.fits);
-    CHECK(pair.tensor_parallel == 2);
-    CHECK(pair.tensor_link.gbps == doctest::Approx(450));
-
-    // Gaudi 3: 21 scale-up ports of 200 GbE joined all to all, three to each peer: a pair
-    // gets 3 x 25 = 75 GB/s each way.
-    const auto gaudi = cards("HL-325L", 8);
-    const std::vector<ah::interconnect> roce{
-        link(ah::interconnect_kind::gaudi_roce, ah::link_scope::intra_node, 1050, iota(0, 8))};
-    const auto g2 = ah::plan_sharding(gaudi, roce, model("llama-3.1-70b"), quant_format::bf16);
-    REQUIRE(g2.fits);
-    REQUIRE(g2.tensor_parallel == 2);
-    CHECK(g2.tensor_link.gbps == doctest::Approx(75));
+    // A pair of Llama 3.1 70B in BF16 on eight devices, each way: NVSwitch rows have no
+    // link_peers, so H100s get the switch's whole 450 GB/s; Gaudi 3 joins its cards by 21
+    // scale-up ports of 200 GbE, three to each peer, so a pair gets 3 x 25 = 75 GB/s.
+    struct pair_case {
+        std::string_view device;
+        ah::interconnect_kind fabric;
+        double fabric_gbps, pair_gbps;
+    };
+    for (const auto& c : {pair_case{"H100 SXM", ah::interconnect_kind::nvswitch, 900, 450},
+                          pair_case{"HL-325L", ah::interconnect_kind::gaudi_roce, 1050, 75}}) {
+        CAPTURE(c.device);
+        const std::vector<ah::interconnect> fabric{
+            link(c.fabric, ah::link_scope::intra_node, c.fabric_gbps, iota(0, 8))};
+        const auto pair = ah::plan_sharding(cards(c.device, 8), fabric, model("llama-3.1-70b"), quant_format::bf16);
+        REQUIRE(pair.fits);
+        REQUIRE(pair.tensor_parallel == 2);
+        CHECK(pair.tensor_link.gbps == doctest::Approx(c.pair_gbps));
+    }
 }
 static_assert([] {
     // A pipeline hop inside a full mesh crosses one peer link; a lone device needs no link.
     const ah::accelerator_profile d = ah::profile_from_spec(*ah::find_device("MI300X"));
     const ah::plan_link mesh{ah::interconnect_kind::xgmi, 448};
-    return ah::detail::shard::group_link(mesh, d, 2).gbps == 64 && ah::detail::shard::group_link(mesh, d, 8).gbps == 448 &&
-           ah::detail::shard::group_link(mesh, d, 1).gbps == 448 &&
-           ah::detail::shard::group_link({ah::interconnect_kind::pcie, 32}, d, 4).gbps == 32;
+    using ah::detail::shard::group_link;
+    return group_link(mesh, d, 2).gbps == 64 && group_link(mesh, d, 8).gbps == 448 &&
+           group_link(mesh, d, 1).gbps == 448 && group_link({ah::interconnect_kind::pcie, 32}, d, 4).gbps == 32;
 }());
 
 TEST_CASE("plan_sharding: capacity limits") {

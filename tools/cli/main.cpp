@@ -816,7 +816,8 @@ bool apply_backend_list(ah::detector& d, std::string_view list, bool add, std::s
         add ? d.with(*b) : d.without(*b);
         ++named;
     }
-    if (named == 0) why = std::string(add ? "--only" : "--skip") + " needs at least one backend (see `ai-hwaccel backends`)";
+    if (named == 0)
+        why = std::string(add ? "--only" : "--skip") + " needs at least one backend (see `ai-hwaccel backends`)";
     return named > 0;
 }
 
@@ -899,8 +900,8 @@ int cmd_detect(std::span<const std::string_view> args) {
 
     auto d = a.only.empty() ? ah::detector::all() : ah::detector::none().with_host();
     if (a.no_host) d.with_host(false);
-    if (!(a.only.empty() && a.skip.empty()) && !apply_backend_list(d, a.only.empty() ? a.skip : a.only, !a.only.empty(), why))
-        return usage_error(why);
+    const bool only = !a.only.empty();
+    if ((only || !a.skip.empty()) && !apply_backend_list(d, only ? a.only : a.skip, only, why)) return usage_error(why);
     if (!a.root.empty()) {
         struct stat st {};
         if (::stat(a.root.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
