@@ -1456,6 +1456,11 @@ struct device_spec {
     /// uses t - 1 of those shares. 0 behind a switch (NVSwitch), on a ring or torus, or
     /// where the topology is not known.
     std::uint8_t link_peers = 0;
+    /// Where that link is a torus (Google's ICI): its dimensions, each chip linked to
+    /// both neighbours along each, 2 x dims links sharing link_bandwidth_gbps. A group of
+    /// fewer chips than an axis has no wraparound link, so it uses one link's single
+    /// direction per axis it spans. 0 for any other link or where unknown.
+    std::uint8_t link_torus_dims = 0;
     /// Host interface: PCIe generation and lane count (0 when not a PCIe device).
     std::uint8_t pcie_generation = 0;
     std::uint8_t pcie_lanes = 0;
@@ -7601,7 +7606,9 @@ inline constexpr device_spec catalogue_rows[] = {
     // ---- Google Cloud TPU (PCI vendor 0x1ae0; ids from JAX hardware_utils.py and
     // tpu-info's TpuChip.from_pci_device_id). compute_units = TensorCores per chip.
     // Memory is the physical HBM; tpu-info and JAX report the user-allocatable part
-    // (v4: 30.75 GiB, v6e: 31.25 GiB, v5p: 95 GiB).
+    // (v4: 30.75 GiB, v6e: 31.25 GiB, v5p: 95 GiB). link_torus_dims: Google's TPU pages
+    // give v5e and v6e a 2D torus (four ICI ports per chip) and v5p a 3D torus (six);
+    // TPU7x's port count is not published, so it has none.
     {.name = "Google TPU v4",
      .aliases = {"TPU v4", "TPU v4 chip", "v4"},
      .maker = vendor::google,
@@ -7632,7 +7639,7 @@ inline constexpr device_spec catalogue_rows[] = {
      // natively, its is_matmul_supported says).
      .peak = {.bf16 = 197, .int8 = 393, .int4 = 788},
      .link = interconnect_kind::ici,
-     .link_bandwidth_gbps = 400, // bidirectional ICI per chip
+     .link_bandwidth_gbps = 400, .link_torus_dims = 2, // bidirectional ICI per chip
      .arch = "v5e",
      .compute_units = 1,
      .year = 2023,
@@ -7652,7 +7659,7 @@ inline constexpr device_spec catalogue_rows[] = {
      // int4 1.84e15 ops/s per chip, also from tpu_info.
      .peak = {.bf16 = 459, .int8 = 918, .int4 = 1840},
      .link = interconnect_kind::ici,
-     .link_bandwidth_gbps = 1200, // bidirectional ICI per chip
+     .link_bandwidth_gbps = 1200, .link_torus_dims = 3, // bidirectional ICI per chip
      .arch = "v5p",
      .compute_units = 2,
      .year = 2023,
@@ -7667,7 +7674,7 @@ inline constexpr device_spec catalogue_rows[] = {
      .memory_bandwidth_gbps = 1638,
      .peak = {.bf16 = 918, .fp8 = 918, .int8 = 1836, .int4 = 3680}, // int4: JAX tpu_info, 3.68e15
      .link = interconnect_kind::ici,
-     .link_bandwidth_gbps = 800, // bidirectional ICI per chip
+     .link_bandwidth_gbps = 800, .link_torus_dims = 2, // bidirectional ICI per chip
      .arch = "v6e",
      .compute_units = 1,
      .year = 2024,
@@ -8036,7 +8043,9 @@ constexpr bool catalogue_rows_are_sane() noexcept {
                        dtype::int8, dtype::fp6, dtype::fp4, dtype::int4})
             if (r.peak[d] < 0 || r.peak[d] > 1'000'000) return false;
         if (r.pcie_generation > 7 || (r.pcie_lanes != 0 && r.pcie_lanes > 32)) return false;
-        if (r.link_peers != 0 && (r.link == interconnect_kind::none || !(r.link_bandwidth_gbps > 0))) return false;
+        if ((r.link_peers != 0 || r.link_torus_dims != 0) &&
+            (r.link == interconnect_kind::none || !(r.link_bandwidth_gbps > 0) || r.link_torus_dims > 3))
+            return false;
         if (r.year != 0 && (r.year < 2010 || r.year > 2030)) return false;
         if (family_of(r.kind) == family::cpu) return false;
         for (std::uint16_t id : r.pci_device_ids)
@@ -26370,7 +26379,9 @@ AI_HWACCEL_NAMESPACE_END
 //                       ring algorithm; a = activation bytes, B_tp one-direction GB/s:
 //                       the island's link, and on a full mesh (device_spec::link_peers:
 //                       AMD xGMI, Gaudi scale-up RoCE) only the t-1 of its `peers`
-//                       shares that stay inside the group, B x (t-1) / peers)
+//                       shares that stay inside the group, B x (t-1) / peers; on a TPU
+//                       torus below 16 chips, one link's direction per axis spanned,
+//                       B x axes / (2 dims); see group_link)
 //   pipeline hop      = hidden x a x batch / B_pp + L_pp    (between consecutive stages)
 //   decode tok/s      = 1 / (sum of stage compute + all-reduces + hops), per sequence
 // Pipeline stages run one after another for a single sequence: splitting across stages
@@ -28327,13 +28338,24 @@ struct layout {
 constexpr double device_bw(const accelerator_profile& d) noexcept { return d.memory_bandwidth_gbps.value_or(0); }
 
 /// The link a tensor-parallel group of `t` devices like `d` uses of its island's link `lk`
-/// (one direction): on a full mesh (device_spec::link_peers) the group's all-reduce runs
-/// over the t - 1 peer links inside it, each an equal share of the device's fabric; behind
-/// a switch, or where the topology is unknown, over all of it.
+/// (one direction):
+/// - on a full mesh (device_spec::link_peers), the t - 1 peer links inside the group, each
+///   an equal share of the device's fabric;
+/// - on a torus (device_spec::link_torus_dims), groups of fewer than 16 chips (the
+///   smallest axis with a wraparound link on a 2D TPU torus; a 3D one needs a full cube)
+///   form a block of 2, 2 x 2, 2 x 4 or 2 x 2 x 2 chips: per axis the block spans, one
+///   link's single direction (a ring without wraparound runs out along one direction of
+///   each link and back along the other), each link 1 / (2 x dims) of the chip's fabric;
+/// - behind a switch, or where the topology is unknown, all of it.
 constexpr plan_link group_link(plan_link lk, const accelerator_profile& d, std::size_t t) noexcept {
-    if (!d.spec || d.spec->link_peers == 0 || d.spec->link != lk.kind || t < 2) return lk;
-    const std::size_t peers = d.spec->link_peers;
-    if (t - 1 < peers) lk.gbps = lk.gbps * static_cast<double>(t - 1) / static_cast<double>(peers);
+    if (!d.spec || d.spec->link != lk.kind || t < 2) return lk;
+    if (const std::size_t peers = d.spec->link_peers; peers != 0) {
+        if (t - 1 < peers) lk.gbps = lk.gbps * static_cast<double>(t - 1) / static_cast<double>(peers);
+    } else if (const std::size_t dims = d.spec->link_torus_dims; dims != 0 && t < 16) {
+        std::size_t axes = 0;
+        for (std::size_t n = 1; n < t && axes < dims; n *= 2) ++axes;
+        lk.gbps = lk.gbps * static_cast<double>(axes) / static_cast<double>(2 * dims);
+    }
     return lk;
 }
 

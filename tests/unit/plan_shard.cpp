@@ -644,6 +644,37 @@ TEST_CASE("plan_sharding: a group on a full mesh uses only the links inside it")
         CHECK(pair.tensor_link.gbps == doctest::Approx(c.pair_gbps));
     }
 }
+TEST_CASE("plan_sharding: a TPU group smaller than a torus axis has no wraparound") {
+    // v5e: a 2D torus, four ICI links of 50 GB/s each way (400 GB/s both ways per chip).
+    // Llama 3.1 70B in INT8 needs all eight chips of a host, a 2 x 4 block: two axes,
+    // one direction of one link each, 100 GB/s, not the chip's whole 200.
+    const std::vector<ah::interconnect> ici{
+        link(ah::interconnect_kind::ici, ah::link_scope::intra_node, 400, iota(0, 8))};
+    const auto v5e = ah::plan_sharding(cards("TPU v5e", 8), ici, model("llama-3.1-70b"), quant_format::int8);
+    REQUIRE(v5e.fits);
+    CHECK(v5e.tensor_parallel == 8);
+    CHECK(v5e.tensor_link.gbps == doctest::Approx(100));
+    // v5p: a 3D torus, six links of 100 GB/s each way. A pair uses one link, four chips
+    // (2 x 2) two, eight (2 x 2 x 2) three.
+    const std::vector<ah::interconnect> ici_p{
+        link(ah::interconnect_kind::ici, ah::link_scope::intra_node, 1200, iota(0, 8))};
+    const auto chip = card("TPU v5p", 0);
+    for (const auto& c : {std::pair{2u, 100.0}, {4u, 200.0}, {8u, 300.0}}) {
+        const std::uint32_t t = c.first;
+        const double gbps = c.second;
+        CAPTURE(t);
+        ah::plan_options spread;
+        spread.spread = true;
+        const auto p = ah::plan_sharding(cards("TPU v5p", t), ici_p, model("llama-3.1-8b"), quant_format::bf16, {},
+                                         spread);
+        REQUIRE(p.fits);
+        REQUIRE(p.tensor_parallel == t);
+        CHECK(p.tensor_link.gbps == doctest::Approx(gbps));
+        CHECK(ah::detail::shard::group_link({ah::interconnect_kind::ici, 600}, chip, t).gbps == doctest::Approx(gbps));
+    }
+    // 16 chips and more may span a whole axis and its wraparound: the whole figure.
+    CHECK(ah::detail::shard::group_link({ah::interconnect_kind::ici, 600}, chip, 16).gbps == 600);
+}
 static_assert([] {
     // A pipeline hop inside a full mesh crosses one peer link; a lone device needs no link.
     const ah::accelerator_profile d = ah::profile_from_spec(*ah::find_device("MI300X"));

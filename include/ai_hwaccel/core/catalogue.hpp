@@ -93,7 +93,9 @@ constexpr bool catalogue_rows_are_sane() noexcept {
                        dtype::int8, dtype::fp6, dtype::fp4, dtype::int4})
             if (r.peak[d] < 0 || r.peak[d] > 1'000'000) return false;
         if (r.pcie_generation > 7 || (r.pcie_lanes != 0 && r.pcie_lanes > 32)) return false;
-        if (r.link_peers != 0 && (r.link == interconnect_kind::none || !(r.link_bandwidth_gbps > 0))) return false;
+        if ((r.link_peers != 0 || r.link_torus_dims != 0) &&
+            (r.link == interconnect_kind::none || !(r.link_bandwidth_gbps > 0) || r.link_torus_dims > 3))
+            return false;
         if (r.year != 0 && (r.year < 2010 || r.year > 2030)) return false;
         if (family_of(r.kind) == family::cpu) return false;
         for (std::uint16_t id : r.pci_device_ids)

@@ -84,6 +84,11 @@ struct device_spec {
     /// uses t - 1 of those shares. 0 behind a switch (NVSwitch), on a ring or torus, or
     /// where the topology is not known.
     std::uint8_t link_peers = 0;
+    /// Where that link is a torus (Google's ICI): its dimensions, each chip linked to
+    /// both neighbours along each, 2 x dims links sharing link_bandwidth_gbps. A group of
+    /// fewer chips than an axis has no wraparound link, so it uses one link's single
+    /// direction per axis it spans. 0 for any other link or where unknown.
+    std::uint8_t link_torus_dims = 0;
     /// Host interface: PCIe generation and lane count (0 when not a PCIe device).
     std::uint8_t pcie_generation = 0;
     std::uint8_t pcie_lanes = 0;

@@ -53,7 +53,9 @@
 //                       ring algorithm; a = activation bytes, B_tp one-direction GB/s:
 //                       the island's link, and on a full mesh (device_spec::link_peers:
 //                       AMD xGMI, Gaudi scale-up RoCE) only the t-1 of its `peers`
-//                       shares that stay inside the group, B x (t-1) / peers)
+//                       shares that stay inside the group, B x (t-1) / peers; on a TPU
+//                       torus below 16 chips, one link's direction per axis spanned,
+//                       B x axes / (2 dims); see group_link)
 //   pipeline hop      = hidden x a x batch / B_pp + L_pp    (between consecutive stages)
 //   decode tok/s      = 1 / (sum of stage compute + all-reduces + hops), per sequence
 // Pipeline stages run one after another for a single sequence: splitting across stages
@@ -836,13 +838,24 @@ struct layout {
 constexpr double device_bw(const accelerator_profile& d) noexcept { return d.memory_bandwidth_gbps.value_or(0); }
 
 /// The link a tensor-parallel group of `t` devices like `d` uses of its island's link `lk`
-/// (one direction): on a full mesh (device_spec::link_peers) the group's all-reduce runs
-/// over the t - 1 peer links inside it, each an equal share of the device's fabric; behind
-/// a switch, or where the topology is unknown, over all of it.
+/// (one direction):
+/// - on a full mesh (device_spec::link_peers), the t - 1 peer links inside the group, each
+///   an equal share of the device's fabric;
+/// - on a torus (device_spec::link_torus_dims), groups of fewer than 16 chips (the
+///   smallest axis with a wraparound link on a 2D TPU torus; a 3D one needs a full cube)
+///   form a block of 2, 2 x 2, 2 x 4 or 2 x 2 x 2 chips: per axis the block spans, one
+///   link's single direction (a ring without wraparound runs out along one direction of
+///   each link and back along the other), each link 1 / (2 x dims) of the chip's fabric;
+/// - behind a switch, or where the topology is unknown, all of it.
 constexpr plan_link group_link(plan_link lk, const accelerator_profile& d, std::size_t t) noexcept {
-    if (!d.spec || d.spec->link_peers == 0 || d.spec->link != lk.kind || t < 2) return lk;
-    const std::size_t peers = d.spec->link_peers;
-    if (t - 1 < peers) lk.gbps = lk.gbps * static_cast<double>(t - 1) / static_cast<double>(peers);
+    if (!d.spec || d.spec->link != lk.kind || t < 2) return lk;
+    if (const std::size_t peers = d.spec->link_peers; peers != 0) {
+        if (t - 1 < peers) lk.gbps = lk.gbps * static_cast<double>(t - 1) / static_cast<double>(peers);
+    } else if (const std::size_t dims = d.spec->link_torus_dims; dims != 0 && t < 16) {
+        std::size_t axes = 0;
+        for (std::size_t n = 1; n < t && axes < dims; n *= 2) ++axes;
+        lk.gbps = lk.gbps * static_cast<double>(axes) / static_cast<double>(2 * dims);
+    }
     return lk;
 }
 
