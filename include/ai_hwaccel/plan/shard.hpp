@@ -842,8 +842,8 @@ constexpr double device_bw(const accelerator_profile& d) noexcept { return d.mem
 /// - on a full mesh (device_spec::link_peers), the t - 1 peer links inside the group, each
 ///   an equal share of the device's fabric;
 /// - on a torus (device_spec::link_torus_dims), groups of fewer than 16 chips (the
-///   smallest axis with a wraparound link on a 2D TPU torus; a 3D one needs a full cube)
-///   form a block of 2, 2 x 2, 2 x 4 or 2 x 2 x 2 chips: per axis the block spans, one
+///   shortest axis with a wraparound link on a 2D TPU torus; a 3D one has them where
+///   each axis is a multiple of 4 long, so 64 chips) form a block of 2, 2 x 2, 2 x 4 or 2 x 2 x 2 chips: per axis the block spans, one
 ///   link's single direction (a ring without wraparound runs out along one direction of
 ///   each link and back along the other), each link 1 / (2 x dims) of the chip's fabric;
 /// - behind a switch, or where the topology is unknown, all of it.
@@ -1155,7 +1155,7 @@ constexpr plan_link hop_link(const group& g, std::span<const accelerator_profile
                              std::span<const interconnect> links, std::size_t a, std::size_t b,
                              const plan_options& o) noexcept {
     // Inside an island the hop crosses one device-to-device link: one peer's share on a
-    // full mesh.
+    // full mesh, one link's direction on a torus.
     if (g.root[a] == g.root[b] && g.island_link[g.root[a]].kind != interconnect_kind::none)
         return group_link(g.island_link[g.root[a]], devs[g.pos[a]], 2);
     const auto& da = devs[g.pos[a]];
