@@ -472,8 +472,15 @@ ah::accelerator_registry devices_of(const py::handle& h) {
 
 std::string strategy(const ah::shard_plan& p) { return std::string(ah::to_string(p.strategy)); }
 
+// plan_options::memory_headroom from the `headroom` argument (a fraction, as the CLI's --headroom 0.05).
+double headroom_of(double h) {
+    if (!(h >= 0 && h < 1)) throw py::value_error("headroom: must be a fraction from 0 to below 1 (e.g. 0.05)");
+    return h;
+}
+
 py::dict estimate(const py::handle& device, const py::handle& model, const std::string& quant, long long context,
-                  long long batch, long long count, std::optional<long long> prompt, std::optional<long long> memory_bytes) {
+                  long long batch, long long count, std::optional<long long> prompt, std::optional<long long> memory_bytes,
+                  double headroom) {
     std::optional<std::uint64_t> mem;
     if (memory_bytes) {
         if (*memory_bytes < 1) throw py::value_error("memory_bytes: must be positive");
@@ -492,6 +499,7 @@ py::dict estimate(const py::handle& device, const py::handle& model, const std::
 
     const auto reg = described_registry(proto, n);
     ah::plan_options po;
+    po.memory_headroom = headroom_of(headroom);
     po.spread = true; // one replica over every device given
     const ah::inference_shape shape{ctx, b};
     const ah::inference_shape prefill_shape{pr, b};
@@ -531,12 +539,13 @@ py::dict estimate(const py::handle& device, const py::handle& model, const std::
     d["prefill_tokens_per_second"] = rate(plan.fits && pre.fits ? pre.prefill_tokens_per_second : 0);
     d["memory"] = memory_dict(ah::estimate_memory(m, q, shape));
     d["usable_bytes"] = usable;
+    d["memory_headroom"] = po.memory_headroom;
     d["estimate"] = true;
     return d;
 }
 
 py::dict plan(const py::handle& devices, const py::handle& model, const std::string& quant, long long context,
-              long long batch, bool allow_cpu, bool free_memory) {
+              long long batch, bool allow_cpu, bool free_memory, double headroom) {
     const auto reg = devices_of(devices);
     const auto m = model_of(model);
     const bool automatic = ah::detail::iequals(quant, "auto");
@@ -546,6 +555,7 @@ py::dict plan(const py::handle& devices, const py::handle& model, const std::str
     ah::plan_options po;
     po.allow_cpu = allow_cpu;
     po.count_memory_in_use = free_memory;
+    po.memory_headroom = headroom_of(headroom);
     const auto links = std::span<const ah::interconnect>(reg.system().interconnects);
     // "auto": the best format the planner fits on these devices and links, with its plan.
     std::optional<ah::quantization_choice> choice;
@@ -596,6 +606,7 @@ py::dict plan(const py::handle& devices, const py::handle& model, const std::str
     d["usable_bytes"] = p.usable_bytes;
     d["cpu_excluded"] = p.cpu_excluded;
     d["free_memory"] = free_memory;
+    d["memory_headroom"] = po.memory_headroom;
     py::list shards;
     const auto all = reg.all();
     for (const auto& s : p.devices) {
@@ -821,9 +832,12 @@ PYBIND11_MODULE(_native, m) {
           py::arg("kv_cache") = "fp16", "Memory to serve a model: weights, KV cache, overhead (bytes, estimates).");
     m.def("estimate", &estimate, py::arg("device"), py::arg("model"), py::arg("quant"), py::arg("context") = 4096,
           py::arg("batch") = 1, py::arg("count") = 1, py::arg("prompt") = py::none(), py::arg("memory_bytes") = py::none(),
-          "Memory and decode/prefill tokens per second of a model on count such devices (estimates).");
+          py::arg("headroom") = ah::plan_options{}.memory_headroom,
+          "Memory and decode/prefill tokens per second of a model on count such devices (estimates); headroom is "
+          "the share of each device's memory left free.");
     m.def("plan", &plan, py::arg("devices"), py::arg("model"), py::arg("quant") = "auto", py::arg("context") = 4096,
           py::arg("batch") = 1, py::arg("allow_cpu") = false, py::arg("free_memory") = false,
+          py::arg("headroom") = ah::plan_options{}.memory_headroom,
           "Lays a model out on devices (a Registry, a Device or a list of Devices); quant='auto' picks the "
           "highest-quality format that fits; free_memory=True plans on the memory free now (what each device "
           "reports in use taken off).");

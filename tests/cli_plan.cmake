@@ -236,5 +236,18 @@ cli_plan_output(cli_plan_plan_free_memory_bf16 "fits: no: the model does not fit
 cli_plan_exit(cli_plan_plan_free_memory_described 2 plan --device "RTX 4090" --model llama-3.1-8b --free-memory)
 # estimate's usable memory is the planner's: an Apple GPU keeps Metal's working set,
 # 2/3 of a 16 GiB machine.
-cli_plan_output(cli_plan_estimate_metal_usable "usable memory: 10\\.7 GiB \\(after the planner's 10 % headroom, within Metal's working set\\)"
+cli_plan_output(cli_plan_estimate_metal_usable "usable memory: 10\\.7 GiB \\(after a 10 % headroom, within Metal's working set\\)"
   estimate --device "Apple M1 Pro 16-core" --memory 16GiB --model llama-3.2-1b --quant bf16)
+# --headroom: the share of each device's memory left free, as a percentage or a fraction.
+# Llama 3.1 8B in BF16 at 32k tokens x 2 (23.5 GiB) fits a 24 GiB card only with less
+# than the default 10 % kept free.
+cli_plan_output(cli_plan_estimate_headroom_none "usable memory: 24\\.0 GiB \\(after a 0 % headroom\\)"
+  estimate --device "RTX 4090" --model llama-3.1-8b --quant bf16 --headroom 0)
+cli_plan_output(cli_plan_estimate_headroom_percent "usable memory: 22\\.8 GiB \\(after a 5 % headroom\\)"
+  estimate --device "RTX 4090" --model llama-3.1-8b --quant bf16 --headroom 5%)
+cli_plan_exit(cli_plan_plan_headroom_default 1 plan --device "RTX 4090" --model llama-3.1-8b --quant bf16 --context 32k --batch 2)
+cli_plan_exit(cli_plan_plan_headroom_small 0
+  plan --device "RTX 4090" --model llama-3.1-8b --quant bf16 --context 32k --batch 2 --headroom 0.01)
+cli_plan_output(cli_plan_headroom_bad "--headroom: '10' is not a share of memory from 0 to below 1"
+  plan --device "RTX 4090" --model llama-3.1-8b --headroom 10)
+cli_plan_exit(cli_plan_headroom_bad_exit 2 estimate --device "RTX 4090" --model llama-3.1-8b --quant bf16 --headroom 100%)

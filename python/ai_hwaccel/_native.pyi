@@ -41,6 +41,7 @@ class _Estimate(TypedDict):
     prefill_tokens_per_second: Optional[float]
     memory: _Memory
     usable_bytes: int
+    memory_headroom: float
     estimate: bool
 
 class _Shard(TypedDict):
@@ -84,6 +85,7 @@ class _Plan(TypedDict):
     usable_bytes: int
     cpu_excluded: bool
     free_memory: bool
+    memory_headroom: float
     shards: List[_Shard]
     estimate: bool
 
@@ -384,6 +386,7 @@ def estimate(
     count: int = 1,
     prompt: Optional[int] = None,
     memory_bytes: Optional[int] = None,
+    headroom: float = 0.1,
 ) -> _Estimate: ...
 def plan(
     devices: _Devices,
@@ -393,6 +396,7 @@ def plan(
     batch: int = 1,
     allow_cpu: bool = False,
     free_memory: bool = False,
+    headroom: float = 0.1,
 ) -> _Plan: ...
 def training(
     model: _ModelArg,

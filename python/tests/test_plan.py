@@ -87,6 +87,8 @@ class Errors(unittest.TestCase):
         for call in [lambda: ah.estimate("H100 SXM", "llama-3.1-8b", "fp16", context=0),
                      lambda: ah.estimate("H100 SXM", "llama-3.1-8b", "fp16", count=0),
                      lambda: ah.estimate("H100 SXM", "llama-3.1-8b", "fp16", context=1024, prompt=2048),
+                     lambda: ah.estimate("H100 SXM", "llama-3.1-8b", "fp16", headroom=1.0),
+                     lambda: ah.plan(ah.catalogue_registry("H100 SXM", 1), "llama-3.1-8b", headroom=-0.1),
                      lambda: ah.training("llama-3.1-8b", "full", zero=4),
                      lambda: ah.training("llama-3.1-8b", "full", rank=8),
                      lambda: ah.training("llama-3.1-8b", "lora", policy="full"),
@@ -286,6 +288,21 @@ class AgreesWithTheCli(unittest.TestCase):
                         self.assert_rate(ours[key], theirs[key])
                     else:
                         self.assertEqual(ours[key], theirs[key], key)
+
+    def test_headroom(self):
+        # 23.5 GiB on a 24 GiB card: fits with 1 % kept free, not with the default 10 %.
+        for headroom, fits in [(0.1, False), (0.01, True)]:
+            with self.subTest(headroom=headroom):
+                ours = ah.plan(ah.catalogue_registry("RTX 4090", 1), "llama-3.1-8b", quant="bf16", context=32768,
+                               batch=2, headroom=headroom)
+                theirs = cli("plan", "--device", "RTX 4090", "--model", "llama-3.1-8b", "--quant", "bf16",
+                             "--context", "32768", "--batch", "2", "--headroom", str(headroom))
+                self.assertEqual(ours["fits"], fits)
+                for key in ("fits", "usable_bytes", "memory_headroom"):
+                    self.assertEqual(ours[key], theirs[key], key)
+        est = ah.estimate("RTX 4090", "llama-3.1-8b", "bf16", headroom=0.0)
+        self.assertEqual(est["usable_bytes"], est["device_memory_bytes"])
+        self.assertEqual(est["memory_headroom"], 0.0)
 
     def test_plan(self):
         for device, count, model, quant in [("H100 SXM", 8, "llama-3.1-405b", "fp8"),

@@ -61,6 +61,8 @@ constexpr std::string_view estimate_help =
     "  --batch N          sequences decoded together (default 1)\n"
     "  --memory SIZE      memory per device (192GiB, 64GB): needed where the catalogue has\n"
     "                     none (unified memory, e.g. Apple M-series), else an override\n"
+    "  --headroom SHARE   memory left free on each device, 5% or 0.05 (default 10%, vLLM's\n"
+    "                     gpu_memory_utilization 0.9)\n"
     "  --json             print the estimate as JSON\n"
     "\n"
     "exit codes: 0 it fits; 1 it fits nowhere (--json still prints the document); 2 usage error\n";
@@ -81,6 +83,7 @@ constexpr std::string_view plan_help =
     "  --allow-cpu        let the plan use the CPU (never used silently)\n"
     "  --free-memory      plan on the memory free now: what each detected device reports\n"
     "                     in use is taken off (default: the whole memory)\n"
+    "  --headroom SHARE   memory left free on each device, 5% or 0.05 (default 10%)\n"
     "  --json             print the plan as JSON\n"
     "\n"
     "exit codes: 0 it fits; 1 it fits nowhere (--json still prints the document); 2 usage error\n";
@@ -482,6 +485,27 @@ bool whole_option(const options& o, std::string_view name, std::uint64_t def, st
     return false;
 }
 
+// --headroom: the share of each device's memory a plan leaves free, as a percentage ("5%")
+// or a fraction ("0.05"); `v` keeps the planner's default when the option is absent.
+bool headroom_option(const options& o, double& v, std::string& why) {
+    const auto s = o.get("--headroom");
+    if (!s) return true;
+    auto t = ah::detail::trim(*s);
+    const bool percent = t.ends_with('%');
+    if (percent) t = ah::detail::trim(t.substr(0, t.size() - 1));
+    double x = -1;
+    const auto [end, ec] = std::from_chars(t.data(), t.data() + t.size(), x);
+    if (ec == std::errc{} && end == t.data() + t.size() && std::isfinite(x)) {
+        if (percent) x /= 100;
+        if (x >= 0 && x < 1) {
+            v = x;
+            return true;
+        }
+    }
+    why = "--headroom: '" + str(*s) + "' is not a share of memory from 0 to below 1 (e.g. 5% or 0.05)";
+    return false;
+}
+
 // --- devices -----------------------------------------------------------------------------
 
 /// `count` profiles of one catalogue device, and the link that joins them: the spec's own
@@ -582,7 +606,7 @@ int cmd_estimate(std::span<const std::string_view> args) {
     if (!parse_options(args, "estimate",
                        {{"--device"}, {"--count"}, {"--model"}, {"--params"}, {"--layers"}, {"--hidden"}, {"--heads"},
                         {"--kv-heads"}, {"--vocab"}, {"--quant"}, {"--context"}, {"--prompt"}, {"--batch"},
-                        {"--memory"}, {"--json", false}},
+                        {"--memory"}, {"--headroom"}, {"--json", false}},
                        o, why))
         return usage_error(why);
     if (!o.has("--device")) return usage_error("estimate needs --device NAME (see `ai-hwaccel catalogue`)");
@@ -605,8 +629,9 @@ int cmd_estimate(std::span<const std::string_view> args) {
 
     std::uint64_t memory = 0;
     if (!memory_option(o, *spec, true, memory, why)) return usage_error(why);
-    const auto d = describe_devices(*spec, static_cast<std::uint32_t>(count), memory);
     ah::plan_options po;
+    if (!headroom_option(o, po.memory_headroom, why)) return usage_error(why);
+    const auto d = describe_devices(*spec, static_cast<std::uint32_t>(count), memory);
     po.spread = true; // one replica over all the devices given
     const ah::inference_shape shape{static_cast<std::uint32_t>(context), static_cast<std::uint32_t>(batch)};
     const ah::inference_shape prefill_shape{static_cast<std::uint32_t>(prompt), static_cast<std::uint32_t>(batch)};
@@ -642,6 +667,7 @@ int cmd_estimate(std::span<const std::string_view> args) {
         j["prefill_tokens_per_second"] = rate_json(prefill);
         j["memory"] = memory_json(mem);
         j["usable_bytes"] = usable;
+        j["memory_headroom"] = po.memory_headroom;
         j["fits"] = plan.fits;
         j["strategy"] = ah::to_string(plan.strategy);
         j["tensor_parallel"] = plan.tensor_parallel;
@@ -666,7 +692,7 @@ int cmd_estimate(std::span<const std::string_view> args) {
                     static_cast<unsigned long long>(context), static_cast<unsigned long long>(prompt),
                     static_cast<unsigned long long>(batch));
         print_memory(mem);
-        std::printf("usable memory: %s (after the planner's %.0f %% headroom%s)\n", fmt_bytes(usable).c_str(),
+        std::printf("usable memory: %s (after a %g %% headroom%s)\n", fmt_bytes(usable).c_str(),
                     po.memory_headroom * 100,
                     d.devices.front().kind == ah::device_kind::metal_gpu ? ", within Metal's working set" : "");
         std::printf("fits: %s\n", plan.fits ? "yes" : ("no: " + reason).c_str());
@@ -688,7 +714,8 @@ int cmd_plan(std::span<const std::string_view> args) {
     std::string why;
     if (!parse_options(args, "plan",
                        {{"--root"}, {"--device"}, {"--count"}, {"--memory"}, {"--model"}, {"--quant"}, {"--context"},
-                        {"--batch"}, {"--allow-cpu", false}, {"--free-memory", false}, {"--json", false}},
+                        {"--batch"}, {"--allow-cpu", false}, {"--free-memory", false}, {"--headroom"},
+                        {"--json", false}},
                        o, why))
         return usage_error(why);
     if (o.has("--root") && o.has("--device")) return usage_error("--root and --device cannot be combined");
@@ -706,6 +733,8 @@ int cmd_plan(std::span<const std::string_view> args) {
     if (!whole_option(o, "--count", 1, 1, ah::max_plan_devices, count, why) ||
         !tokens_option(o, "--context", 4096, context, why) || !whole_option(o, "--batch", 1, 1, 65536, batch, why))
         return usage_error(why);
+    double headroom = ah::plan_options{}.memory_headroom;
+    if (!headroom_option(o, headroom, why)) return usage_error(why);
 
     // The devices: described, or detected (this machine, or a captured tree with --root).
     described desc;
@@ -736,6 +765,7 @@ int cmd_plan(std::span<const std::string_view> args) {
     }
 
     ah::plan_options po;
+    po.memory_headroom = headroom;
     po.allow_cpu = o.has("--allow-cpu");
     po.count_memory_in_use = o.has("--free-memory");
     const ah::inference_shape shape{static_cast<std::uint32_t>(context), static_cast<std::uint32_t>(batch)};
@@ -791,6 +821,7 @@ int cmd_plan(std::span<const std::string_view> args) {
         j["usable_bytes"] = plan.usable_bytes;
         j["cpu_excluded"] = plan.cpu_excluded;
         j["free_memory"] = po.count_memory_in_use;
+        j["memory_headroom"] = po.memory_headroom;
         auto& arr = j["shards"] = nlohmann::json::array();
         for (const auto& s : plan.devices) {
             const auto& dev = devices[s.device];
