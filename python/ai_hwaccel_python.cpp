@@ -740,7 +740,7 @@ py::dict instance_dict(const ah::instance_cost_estimate& e) {
 }
 
 py::dict cost(const py::handle& model, const std::string& quant, long long context, long long batch,
-              const std::string& objective, bool all_instances) {
+              const std::string& objective, bool all_instances, double headroom) {
     const auto m = model_of(model);
     const auto q = quant_of(quant);
     const ah::inference_shape shape{whole("context", context, 1, 1 << 24), whole("batch", batch, 1, 65536)};
@@ -748,7 +748,9 @@ py::dict cost(const py::handle& model, const std::string& quant, long long conte
     if (objective == "hour") obj = ah::cost_objective::price_per_hour;
     else if (objective == "tokens") obj = ah::cost_objective::price_per_million_tokens;
     else throw py::value_error("objective: '" + objective + "' is not 'hour' or 'tokens'");
-    const auto best = ah::cheapest_instance(m, q, shape, obj);
+    ah::cost_assumptions assumptions;
+    assumptions.usable_memory_fraction = 1.0 - headroom_of(headroom);
+    const auto best = ah::cheapest_instance(m, q, shape, obj, assumptions);
     py::dict d;
     d["model"] = text(m.id);
     d["parameters"] = m.parameters;
@@ -757,11 +759,13 @@ py::dict cost(const py::handle& model, const std::string& quant, long long conte
     d["batch"] = shape.batch;
     d["objective"] = objective;
     d["required_bytes"] = ah::estimate_memory(m, q, shape).total_bytes();
+    d["memory_headroom"] = headroom;
     d["fits"] = best.found();
     d["instance"] = best.found() ? py::object(instance_dict(best)) : py::object(py::none());
     if (all_instances) {
         py::list rows;
-        for (const auto& row : ah::instance_catalogue) rows.append(instance_dict(ah::estimate_instance_cost(row, m, q, shape)));
+        for (const auto& row : ah::instance_catalogue)
+            rows.append(instance_dict(ah::estimate_instance_cost(row, m, q, shape, assumptions)));
         d["instances"] = rows;
     }
     d["estimate"] = true;
@@ -847,5 +851,7 @@ PYBIND11_MODULE(_native, m) {
           "Memory per device of fine-tuning a model (estimates).");
     m.def("cost", &cost, py::arg("model"), py::arg("quant"), py::arg("context") = 4096, py::arg("batch") = 1,
           py::arg("objective") = "hour", py::arg("all_instances") = false,
-          "The cheapest cloud instance that holds a model, by price per hour or per output token (estimates).");
+          py::arg("headroom") = ah::plan_options{}.memory_headroom,
+          "The cheapest cloud instance that holds a model, by price per hour or per output token (estimates); "
+          "headroom is the share of each accelerator's memory left free.");
 }

@@ -251,3 +251,10 @@ cli_plan_exit(cli_plan_plan_headroom_small 0
 cli_plan_output(cli_plan_headroom_bad "--headroom: '10' is not a share of memory from 0 to below 1"
   plan --device "RTX 4090" --model llama-3.1-8b --headroom 10)
 cli_plan_exit(cli_plan_headroom_bad_exit 2 estimate --device "RTX 4090" --model llama-3.1-8b --quant bf16 --headroom 100%)
+# cost --headroom: the instance keeps that share of its accelerators' memory free (2 x 80 GiB
+# A100 whole at 0, 144 GiB at the default 10 %).
+cli_plan_output(cli_plan_cost_headroom "2 x NVIDIA A100 PCIe 80GB, 160\\.0 GiB usable for the model"
+  cost --model llama-3.1-70b --quant bf16 --headroom 0)
+cli_plan_output(cli_plan_cost_headroom_default "2 x NVIDIA A100 PCIe 80GB, 144\\.0 GiB usable for the model"
+  cost --model llama-3.1-70b --quant bf16)
+cli_plan_exit(cli_plan_cost_headroom_bad 2 cost --model llama-3.1-70b --quant bf16 --headroom 1)

@@ -141,6 +141,7 @@ class _CostBase(TypedDict):
     batch: int
     objective: str
     required_bytes: int
+    memory_headroom: float
     fits: bool
     instance: Optional[_Instance]
     estimate: bool
@@ -417,4 +418,5 @@ def cost(
     batch: int = 1,
     objective: str = "hour",
     all_instances: bool = False,
+    headroom: float = 0.1,
 ) -> _Cost: ...

@@ -369,6 +369,16 @@ class AgreesWithTheCli(unittest.TestCase):
         self.assertEqual([i["fits"] for i in ours["instances"]], [i["fits"] for i in theirs["instances"]])
         for a, b in zip(ours["instances"], theirs["instances"]):
             self.assert_rate(a["decode_tokens_per_second"], b["decode_tokens_per_second"])
+        # headroom= is --headroom: less kept free, more of every instance available.
+        roomy = ah.cost("llama-3.1-70b", "Q4_K_M", all_instances=True, headroom=0.0)
+        theirs = cli("cost", "--model", "llama-3.1-70b", "--quant", "Q4_K_M", "--all", "--headroom", "0")
+        self.assertEqual(roomy["memory_headroom"], theirs["memory_headroom"])
+        self.assertEqual([i["available_bytes"] for i in roomy["instances"]],
+                         [i["available_bytes"] for i in theirs["instances"]])
+        for a, b in zip(roomy["instances"], ours["instances"]):
+            self.assertGreater(a["available_bytes"], b["available_bytes"])
+        with self.assertRaises(ValueError):
+            ah.cost("llama-3.1-70b", "Q4_K_M", headroom=1.5)
 
 
 if __name__ == "__main__":

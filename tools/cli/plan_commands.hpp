@@ -124,6 +124,7 @@ constexpr std::string_view cost_help =
     "  --provider LIST    only these providers (aws, gcp, azure, lambda, coreweave, oci)\n"
     "  --since DATE       only prices dated DATE (YYYY-MM-DD) or later; rows known only by\n"
     "                     the commit of a price list have no date and are left out\n"
+    "  --headroom SHARE   memory left free on each accelerator, 5% or 0.05 (default 10%)\n"
     "  --json             print the answer as JSON\n"
     "\n"
     "exit codes: 0 an instance holds it; 1 none does; 2 usage error\n";
@@ -1071,7 +1072,7 @@ int cmd_cost(std::span<const std::string_view> args) {
     std::string why;
     if (!parse_options(args, "cost",
                        {{"--model"}, {"--quant"}, {"--context"}, {"--batch"}, {"--objective"}, {"--all", false},
-                        {"--provider"}, {"--since"}, {"--json", false}},
+                        {"--provider"}, {"--since"}, {"--headroom"}, {"--json", false}},
                        o, why))
         return usage_error(why);
     ah::model_spec m;
@@ -1082,6 +1083,11 @@ int cmd_cost(std::span<const std::string_view> args) {
     std::uint64_t context = 0, batch = 0;
     if (!tokens_option(o, "--context", 4096, context, why) || !whole_option(o, "--batch", 1, 1, 65536, batch, why))
         return usage_error(why);
+    // --headroom as for plan: the instance keeps that share of its accelerators' memory free.
+    double headroom = ah::plan_options{}.memory_headroom;
+    if (!headroom_option(o, headroom, why)) return usage_error(why);
+    ah::cost_assumptions assumptions;
+    assumptions.usable_memory_fraction = 1.0 - headroom;
     auto objective = ah::cost_objective::price_per_hour;
     if (auto s = o.get("--objective")) {
         if (*s == "tokens") objective = ah::cost_objective::price_per_million_tokens;
@@ -1124,13 +1130,13 @@ int cmd_cost(std::span<const std::string_view> args) {
     table.first = rows.data();
     table.count = rows.size();
     const ah::inference_shape shape{static_cast<std::uint32_t>(context), static_cast<std::uint32_t>(batch)};
-    const auto best = ah::cheapest_instance(m, q, shape, objective, {}, table);
+    const auto best = ah::cheapest_instance(m, q, shape, objective, assumptions, table);
     // The model's own estimate; an instance of N accelerators needs N - 1 more sets of
     // runtime and activation buffers (each instance's required_bytes).
     const std::uint64_t model_bytes = ah::estimate_memory(m, q, shape).total_bytes();
     std::vector<ah::instance_cost_estimate> all;
     if (o.has("--all"))
-        for (const auto& row : rows) all.push_back(ah::estimate_instance_cost(row, m, q, shape));
+        for (const auto& row : rows) all.push_back(ah::estimate_instance_cost(row, m, q, shape, assumptions));
 
     if (o.has("--json")) {
 #if AI_HWACCEL_JSON
@@ -1142,6 +1148,7 @@ int cmd_cost(std::span<const std::string_view> args) {
         j["batch"] = batch;
         j["objective"] = objective == ah::cost_objective::price_per_hour ? "hour" : "tokens";
         j["required_bytes"] = model_bytes;
+        j["memory_headroom"] = headroom;
         j["fits"] = best.found();
         j["instance"] = best.found() ? instance_json(best) : nlohmann::json(nullptr);
         if (o.has("--all")) {
