@@ -479,8 +479,8 @@ double headroom_of(double h) {
 }
 
 py::dict estimate(const py::handle& device, const py::handle& model, const std::string& quant, long long context,
-                  long long batch, long long count, std::optional<long long> prompt, std::optional<long long> memory_bytes,
-                  double headroom) {
+                  long long batch, long long count, std::optional<long long> prompt,
+                  std::optional<long long> memory_bytes, double headroom) {
     std::optional<std::uint64_t> mem;
     if (memory_bytes) {
         if (*memory_bytes < 1) throw py::value_error("memory_bytes: must be positive");

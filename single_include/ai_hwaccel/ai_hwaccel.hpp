@@ -28343,9 +28343,10 @@ constexpr double device_bw(const accelerator_profile& d) noexcept { return d.mem
 ///   an equal share of the device's fabric;
 /// - on a torus (device_spec::link_torus_dims), groups of fewer than 16 chips (the
 ///   shortest axis with a wraparound link on a 2D TPU torus; a 3D one has them where
-///   each axis is a multiple of 4 long, so 64 chips) form a block of 2, 2 x 2, 2 x 4 or 2 x 2 x 2 chips: per axis the block spans, one
-///   link's single direction (a ring without wraparound runs out along one direction of
-///   each link and back along the other), each link 1 / (2 x dims) of the chip's fabric;
+///   each axis is a multiple of 4 long, so 64 chips) form a block of 2, 2 x 2, 2 x 4 or
+///   2 x 2 x 2 chips: per axis the block spans, one link's single direction (a ring
+///   without wraparound runs out along one direction of each link and back along the
+///   other), each link 1 / (2 x dims) of the chip's fabric;
 /// - behind a switch, or where the topology is unknown, all of it.
 constexpr plan_link group_link(plan_link lk, const accelerator_profile& d, std::size_t t) noexcept {
     if (!d.spec || d.spec->link != lk.kind || t < 2) return lk;
