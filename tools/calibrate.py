@@ -52,7 +52,7 @@ def parse_features(text):
     for r in rows:
         for k in num:
             r[k] = float(r[k])
-        for k in ["id", "n_devices", "params_only", "dequantizable", "layers", "context"]:
+        for k in ["id", "n_devices", "params_only", "vector_peak", "dequantizable", "layers", "context"]:
             r[k] = int(r[k])
     return rows
 
@@ -66,7 +66,8 @@ def decode_pred(r, c):
 
 
 def prefill_pred(r, c):
-    flops = r["peak_tflops"] * 1e12 * c["e_pf"] * (c["f_dq"] if r["dequantizable"] else 1.0)
+    e = c["e_vec"] if r["vector_peak"] else c["e_pf"]
+    flops = r["peak_tflops"] * 1e12 * e * (c["f_dq"] if r["dequantizable"] else 1.0)
     if flops <= 0:
         return 0.0
     compute = (r["matmul_flops"] + r["attention_flops"] / c["e_att"]) / flops
@@ -158,12 +159,12 @@ def main():
     dec_train = [r for r in dec if r["device"] in train_devices]
     pre_train = [r for r in pre if r["device"] in train_devices]
 
-    c = {"e_bw": 0.6, "t_layer": 0.0, "e_pf": 0.3, "f_dq": 1.0, "e_att": 0.5}  # start of the search
+    c = {"e_bw": 0.6, "t_layer": 0.0, "e_pf": 0.3, "f_dq": 1.0, "e_att": 0.5, "e_vec": 0.3}  # start of the search
     c = fit(dec_train, decode_pred, c, ["e_bw", "t_layer"],
             [[0.3 + 0.05 * i for i in range(15)], [i * 5e-6 for i in range(21)]])
-    c = fit(pre_train, prefill_pred, c, ["e_pf", "f_dq", "e_att"],
+    c = fit(pre_train, prefill_pred, c, ["e_pf", "f_dq", "e_att", "e_vec"],
             [[0.05 + 0.05 * i for i in range(16)], [0.3 + 0.1 * i for i in range(10)],
-             [0.02 + 0.04 * i for i in range(15)]])
+             [0.02 + 0.04 * i for i in range(15)], [0.1 + 0.1 * i for i in range(10)]])
 
     def ours(r):
         if r["metric"] == "decode_tok_s":
@@ -192,6 +193,8 @@ def main():
     w("| prefill_compute_efficiency | %.3f | %d prefill rows |" % (c["e_pf"], len(pre_train)))
     w("| prefill_dequantized_factor | %.3f | %d prefill rows |" % (c["f_dq"], len(pre_train)))
     w("| prefill_attention_efficiency | %.3f | %d prefill rows |" % (c["e_att"], len(pre_train)))
+    w("| prefill_vector_efficiency | %.3f | %d of those rows (peak = a vector fp32 rate) |"
+      % (c["e_vec"], sum(1 for r in pre_train if r["vector_peak"])))
     w("")
     w("Training devices: %s." % ", ".join(sorted(train_devices)))
     w("")

@@ -7175,15 +7175,23 @@ inline constexpr device_spec catalogue_rows[] = {
 // metal_gpu, compute_units = GPU cores, arch = the Metal GPU family (apple7: M1, apple8:
 // M2, apple9: M3 and M4). Memory is unified and configurable per machine, so memory_bytes
 // is 0 (read hw.memsize instead) and memory_bandwidth_gbps is Apple's figure for that
-// chip and bin, in decimal GB/s. Apple publishes almost no FLOPS figures; fp32 is filled
-// only where Apple stated one (M1 8-core: 2.6 TFLOPS) and is not derived from clocks.
+// chip and bin, in decimal GB/s. Apple publishes few FLOPS figures and none from clocks
+// is filled in here. For the M1 family Apple stated three: 2.6 TFLOPS for M1's 8-core GPU,
+// 5.2 for M1 Pro's 16-core and 10.4 for M1 Max's 32-core. Each is 0.325 TFLOPS per GPU
+// core (128 FP32 ALUs per core, 2,048 in M1 Pro and 4,096 in M1 Max, as Apple said), so
+// the other M1 bins (7, 14, 24 cores) and M1 Ultra (two M1 Max dies: 48, 64 cores) carry
+// that per-core figure times their cores. These GPUs run FP16 at the FP32 rate and have no
+// matrix units, so fp32 is also their prefill peak. M2 to M4: Apple stated none; fp32
+// stays unset.
 // Neural Engines: one row per generation (the Pro and Max share the base chip's 16-core
 // engine, Ultra doubles it), kind apple_neural_engine, compute_units = Neural Engine cores.
 // Apple quotes the engine in "trillion operations per second" without naming the data
 // type, so the figure is stored in peak.fp16 (never int8, which Apple does not claim);
 // the figures of different generations are not necessarily in the same precision.
 // Sources: Apple's announcements as reported (an Apple newsroom page where one was in
-// reach), Apple's tech-spec figures for binned parts.
+// reach), Apple's tech-spec figures for binned parts; M1 Pro's and M1 Max's TFLOPS and
+// execution units as Apple gave them at the October 2021 event, reported at
+// https://wccftech.com/apple-unveils-m1-max-m1-pro-5nm-socs-up-to-10-cpu-cores-high-end-gaming-laptop-gpu/
 //
 // Rows of ai_hwaccel::device_catalogue: this file is included inside the array
 // initializer in core/catalogue.hpp and is not a header of its own.
@@ -7194,6 +7202,7 @@ inline constexpr device_spec catalogue_rows[] = {
      .kind = device_kind::metal_gpu,
      .memory = memory_type::unified,
      // memory bandwidth: Apple did not publish M1's, so it stays 0
+     .peak = {.fp32 = 2.275}, // 7 cores x 0.325 TFLOPS (Apple's 8-core figure per core).
      .arch = "apple7",
      .compute_units = 7,
      .year = 2020,
@@ -7214,6 +7223,7 @@ inline constexpr device_spec catalogue_rows[] = {
      .kind = device_kind::metal_gpu,
      .memory = memory_type::unified,
      .memory_bandwidth_gbps = 200,
+     .peak = {.fp32 = 4.55}, // 14 x 0.325: Apple's 16-core figure per core.
      .arch = "apple7",
      .compute_units = 14,
      .year = 2021,
@@ -7224,6 +7234,7 @@ inline constexpr device_spec catalogue_rows[] = {
      .kind = device_kind::metal_gpu,
      .memory = memory_type::unified,
      .memory_bandwidth_gbps = 200,
+     .peak = {.fp32 = 5.2}, // Apple: 5.2 TFLOPS, 2,048 execution units.
      .arch = "apple7",
      .compute_units = 16,
      .year = 2021,
@@ -7234,6 +7245,7 @@ inline constexpr device_spec catalogue_rows[] = {
      .kind = device_kind::metal_gpu,
      .memory = memory_type::unified,
      .memory_bandwidth_gbps = 400,
+     .peak = {.fp32 = 7.8}, // 24 x 0.325: Apple's 32-core figure per core.
      .arch = "apple7",
      .compute_units = 24,
      .year = 2021,
@@ -7244,6 +7256,7 @@ inline constexpr device_spec catalogue_rows[] = {
      .kind = device_kind::metal_gpu,
      .memory = memory_type::unified,
      .memory_bandwidth_gbps = 400,
+     .peak = {.fp32 = 10.4}, // Apple: 10.4 TFLOPS, 4,096 execution units.
      .arch = "apple7",
      .compute_units = 32,
      .year = 2021,
@@ -7254,6 +7267,7 @@ inline constexpr device_spec catalogue_rows[] = {
      .kind = device_kind::metal_gpu,
      .memory = memory_type::unified,
      .memory_bandwidth_gbps = 800,
+     .peak = {.fp32 = 15.6}, // 48 x 0.325: two binned M1 Max dies.
      .arch = "apple7",
      .compute_units = 48,
      .year = 2022,
@@ -7264,6 +7278,7 @@ inline constexpr device_spec catalogue_rows[] = {
      .kind = device_kind::metal_gpu,
      .memory = memory_type::unified,
      .memory_bandwidth_gbps = 800,
+     .peak = {.fp32 = 20.8}, // 64 x 0.325: two M1 Max dies.
      .arch = "apple7",
      .compute_units = 64,
      .year = 2022,
@@ -27399,7 +27414,9 @@ AI_HWACCEL_NAMESPACE_END
 // the same Q4_K_M : F16 ratio though their int8 : fp16 peaks differ 2 : 4) — at a lower
 // efficiency than plain fp16 weights (the dequantization). Other formats use their
 // `native_compute` type where the device supports it (fp8 on Hopper, fp4 on Blackwell),
-// else fp16, bf16, fp32 in that order.
+// else fp16, bf16, fp32 in that order. A device known only by its fp32 rate (no matrix
+// units, or none the catalogue quotes: Apple's M1 GPUs run fp16 at the fp32 rate) gets
+// its own efficiency, as runtimes come closer to a vector ALU peak than to a tensor one.
 //
 // Units: bandwidth decimal GB/s, peaks TFLOPS dense, results tokens per second per
 // sequence. The constants are fitted by tools/calibrate.py on
@@ -27426,15 +27443,21 @@ struct throughput_constants {
     /// Fixed cost per layer and decoded token: 124 us (kernel launches, synchronisation,
     /// sampling spread over the layers), fitted jointly with the efficiency above.
     double decode_seconds_per_layer = 124e-6;
-    /// Fraction of the dense peak prefill achieves with plain float weights: 0.475, fitted
-    /// on the 45 llama.cpp prefill rows of the training devices with a known peak.
-    double prefill_compute_efficiency = 0.475;
-    /// Multiplier on that efficiency for formats dequantized on the fly: 0.843, fitted
-    /// jointly on the same rows.
-    double prefill_dequantized_factor = 0.843;
+    /// Fraction of the dense peak prefill achieves with plain float weights: 0.474, fitted
+    /// on the 61 llama.cpp prefill rows of the training devices with a known peak.
+    double prefill_compute_efficiency = 0.474;
+    /// Multiplier on that efficiency (or on the vector one below) for formats dequantized
+    /// on the fly: 0.815, fitted jointly on the same rows.
+    double prefill_dequantized_factor = 0.815;
+    /// Fraction of the peak prefill achieves when that peak is the fp32 rate of plain
+    /// vector ALUs (compute_rate::vector: the catalogue gives the device no half-precision
+    /// or matrix-unit figure, as for Apple's M1 GPUs): runtimes reach a larger share of a
+    /// vector peak than of a matrix-unit peak. Replaces prefill_compute_efficiency there:
+    /// 0.809, fitted jointly on the same rows (18 of them have such a peak).
+    double prefill_vector_efficiency = 0.809;
     /// Efficiency of the attention FLOPs relative to the matrix multiplies' (attention
-    /// kernels run far below the matmul peak): 0.199, fitted jointly on the same rows.
-    double prefill_attention_efficiency = 0.199;
+    /// kernels run far below the matmul peak): 0.202, fitted jointly on the same rows.
+    double prefill_attention_efficiency = 0.202;
     /// Tokens per micro-batch in prefill: the weights are read once per micro-batch.
     std::uint32_t prefill_ubatch_tokens = 512;
     /// The runtime multiplies fp16 matrices with fp16 accumulation (llama.cpp's cuBLAS
@@ -27514,6 +27537,9 @@ constexpr prefill_flops prefill_flops_per_token(const model_spec& m, std::uint32
 struct compute_rate {
     dtype type = dtype::fp16;
     double peak_tflops = 0;
+    /// The peak is the fp32 rate of a device with no half-precision figure: the vector
+    /// ALUs' rate (throughput_constants::prefill_vector_efficiency applies).
+    bool vector = false;
 };
 constexpr compute_rate prefill_compute_rate(const accelerator_profile& device, quant_format q,
                                             bool fp16_accumulate = true) {
@@ -27528,6 +27554,7 @@ constexpr compute_rate prefill_compute_rate(const accelerator_profile& device, q
                 break;
             }
     }
+    out.vector = out.type == dtype::fp32 && !device.supports(dtype::fp16) && !device.supports(dtype::bf16);
     if (out.type == dtype::fp16 && fp16_accumulate && device.maker == vendor::nvidia &&
         (detail::icontains(device.name.view(), "GeForce") ||
          (device.spec && detail::icontains(device.spec->name, "GeForce"))))
@@ -27544,7 +27571,8 @@ constexpr throughput_estimate estimate_throughput(const accelerator_profile& dev
     throughput_estimate e;
     const double bw = device.memory_bandwidth_gbps.value_or(0) * 1e9 * c.decode_bandwidth_efficiency;
     const auto rate = prefill_compute_rate(device, q, c.fp16_accumulate);
-    const double flops = rate.peak_tflops * 1e12 * c.prefill_compute_efficiency *
+    const double flops = rate.peak_tflops * 1e12 *
+                         (rate.vector ? c.prefill_vector_efficiency : c.prefill_compute_efficiency) *
                          (info(q).dequantizable ? c.prefill_dequantized_factor : 1.0);
     const double batch = s.batch ? s.batch : 1;
 

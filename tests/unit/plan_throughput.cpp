@@ -131,6 +131,45 @@ TEST_CASE("prefill_compute_rate") {
     CHECK(ah::prefill_compute_rate(g, quant_format::fp16).peak_tflops == doctest::Approx(2 * g.peak.fp16));
     CHECK(ah::prefill_compute_rate(g, quant_format::fp16, false).peak_tflops == doctest::Approx(g.peak.fp16));
     CHECK(ah::prefill_compute_rate(ah::accelerator_profile{}, quant_format::fp16).peak_tflops == 0);
+    // Tensor-core peaks are not vector peaks, whatever the format.
+    CHECK_FALSE(ah::prefill_compute_rate(h100, quant_format::q4_k_m).vector);
+    CHECK_FALSE(ah::prefill_compute_rate(h100, quant_format::fp32).vector); // H100 has fp16 figures
+    // Apple's M1 GPUs are known by their fp32 rate only: a vector peak, for every format.
+    const auto m1 = device("Apple M1 Max 32-core GPU");
+    for (const auto q : {quant_format::fp16, quant_format::q4_k_m, quant_format::fp32}) {
+        CAPTURE(ah::info(q).name);
+        const auto r = ah::prefill_compute_rate(m1, q);
+        CHECK(r.type == ah::dtype::fp32);
+        CHECK(r.vector);
+        CHECK(r.peak_tflops == doctest::Approx(10.4));
+    }
+    // M2 and later: no figure at all, so no prefill estimate (unknown, not slow).
+    CHECK(ah::prefill_compute_rate(device("Apple M2 Max 38-core GPU"), quant_format::fp16).peak_tflops == 0);
+    CHECK(ah::estimate_throughput(device("Apple M2 Max 38-core GPU"), model("llama-2-7b"), quant_format::fp16)
+              .prefill_tokens_per_second == 0);
+}
+
+TEST_CASE("estimate_throughput prefill on a vector peak (Apple M1 Max, 32-core GPU)") {
+    const auto gpu = device("Apple M1 Max 32-core GPU");
+    const auto& m = model("llama-2-7b");
+    const ah::throughput_constants c;
+    const ah::inference_shape s{.context = 512};
+    const auto e = ah::estimate_throughput(gpu, m, quant_format::fp16, s, c);
+    // Hand-computed: compute-bound, (matmul + attention / its efficiency) over
+    // 10.4 TFLOPS x the vector efficiency (not the tensor-peak one).
+    const auto f = ah::prefill_flops_per_token(m, 512);
+    const double flops = 10.4e12 * c.prefill_vector_efficiency;
+    CHECK(e.prefill_tokens_per_second ==
+          doctest::Approx(flops / (f.matmul + f.attention / c.prefill_attention_efficiency)));
+    // Measured 599.53 tok/s (llama-bench pp512, F16, calibration row 427): within 10 %.
+    CHECK(std::fabs(e.prefill_tokens_per_second / 599.53 - 1) < 0.10);
+    // With the tensor-peak efficiency instead, the estimate falls well short of it.
+    ah::throughput_constants tensor = c;
+    tensor.prefill_vector_efficiency = c.prefill_compute_efficiency;
+    CHECK(ah::estimate_throughput(gpu, m, quant_format::fp16, s, tensor).prefill_tokens_per_second < 0.7 * 599.53);
+    // The binned 24-core part scales with its cores: measured 453.03 (row 421), within 10 %.
+    const auto binned = ah::estimate_throughput(device("Apple M1 Max 24-core GPU"), m, quant_format::fp16, s, c);
+    CHECK(std::fabs(binned.prefill_tokens_per_second / 453.03 - 1) < 0.10);
 }
 
 #ifdef AI_HWACCEL_CALIBRATION_CSV

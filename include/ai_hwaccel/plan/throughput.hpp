@@ -19,7 +19,9 @@
 // the same Q4_K_M : F16 ratio though their int8 : fp16 peaks differ 2 : 4) — at a lower
 // efficiency than plain fp16 weights (the dequantization). Other formats use their
 // `native_compute` type where the device supports it (fp8 on Hopper, fp4 on Blackwell),
-// else fp16, bf16, fp32 in that order.
+// else fp16, bf16, fp32 in that order. A device known only by its fp32 rate (no matrix
+// units, or none the catalogue quotes: Apple's M1 GPUs run fp16 at the fp32 rate) gets
+// its own efficiency, as runtimes come closer to a vector ALU peak than to a tensor one.
 //
 // Units: bandwidth decimal GB/s, peaks TFLOPS dense, results tokens per second per
 // sequence. The constants are fitted by tools/calibrate.py on
@@ -47,15 +49,21 @@ struct throughput_constants {
     /// Fixed cost per layer and decoded token: 124 us (kernel launches, synchronisation,
     /// sampling spread over the layers), fitted jointly with the efficiency above.
     double decode_seconds_per_layer = 124e-6;
-    /// Fraction of the dense peak prefill achieves with plain float weights: 0.475, fitted
-    /// on the 45 llama.cpp prefill rows of the training devices with a known peak.
-    double prefill_compute_efficiency = 0.475;
-    /// Multiplier on that efficiency for formats dequantized on the fly: 0.843, fitted
-    /// jointly on the same rows.
-    double prefill_dequantized_factor = 0.843;
+    /// Fraction of the dense peak prefill achieves with plain float weights: 0.474, fitted
+    /// on the 61 llama.cpp prefill rows of the training devices with a known peak.
+    double prefill_compute_efficiency = 0.474;
+    /// Multiplier on that efficiency (or on the vector one below) for formats dequantized
+    /// on the fly: 0.815, fitted jointly on the same rows.
+    double prefill_dequantized_factor = 0.815;
+    /// Fraction of the peak prefill achieves when that peak is the fp32 rate of plain
+    /// vector ALUs (compute_rate::vector: the catalogue gives the device no half-precision
+    /// or matrix-unit figure, as for Apple's M1 GPUs): runtimes reach a larger share of a
+    /// vector peak than of a matrix-unit peak. Replaces prefill_compute_efficiency there:
+    /// 0.809, fitted jointly on the same rows (18 of them have such a peak).
+    double prefill_vector_efficiency = 0.809;
     /// Efficiency of the attention FLOPs relative to the matrix multiplies' (attention
-    /// kernels run far below the matmul peak): 0.199, fitted jointly on the same rows.
-    double prefill_attention_efficiency = 0.199;
+    /// kernels run far below the matmul peak): 0.202, fitted jointly on the same rows.
+    double prefill_attention_efficiency = 0.202;
     /// Tokens per micro-batch in prefill: the weights are read once per micro-batch.
     std::uint32_t prefill_ubatch_tokens = 512;
     /// The runtime multiplies fp16 matrices with fp16 accumulation (llama.cpp's cuBLAS
@@ -135,6 +143,9 @@ constexpr prefill_flops prefill_flops_per_token(const model_spec& m, std::uint32
 struct compute_rate {
     dtype type = dtype::fp16;
     double peak_tflops = 0;
+    /// The peak is the fp32 rate of a device with no half-precision figure: the vector
+    /// ALUs' rate (throughput_constants::prefill_vector_efficiency applies).
+    bool vector = false;
 };
 constexpr compute_rate prefill_compute_rate(const accelerator_profile& device, quant_format q,
                                             bool fp16_accumulate = true) {
@@ -149,6 +160,7 @@ constexpr compute_rate prefill_compute_rate(const accelerator_profile& device, q
                 break;
             }
     }
+    out.vector = out.type == dtype::fp32 && !device.supports(dtype::fp16) && !device.supports(dtype::bf16);
     if (out.type == dtype::fp16 && fp16_accumulate && device.maker == vendor::nvidia &&
         (detail::icontains(device.name.view(), "GeForce") ||
          (device.spec && detail::icontains(device.spec->name, "GeForce"))))
@@ -165,7 +177,8 @@ constexpr throughput_estimate estimate_throughput(const accelerator_profile& dev
     throughput_estimate e;
     const double bw = device.memory_bandwidth_gbps.value_or(0) * 1e9 * c.decode_bandwidth_efficiency;
     const auto rate = prefill_compute_rate(device, q, c.fp16_accumulate);
-    const double flops = rate.peak_tflops * 1e12 * c.prefill_compute_efficiency *
+    const double flops = rate.peak_tflops * 1e12 *
+                         (rate.vector ? c.prefill_vector_efficiency : c.prefill_compute_efficiency) *
                          (info(q).dequantizable ? c.prefill_dequantized_factor : 1.0);
     const double batch = s.batch ? s.batch : 1;
 
