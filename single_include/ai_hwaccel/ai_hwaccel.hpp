@@ -7180,9 +7180,12 @@ inline constexpr device_spec catalogue_rows[] = {
 // 5.2 for M1 Pro's 16-core and 10.4 for M1 Max's 32-core. Each is 0.325 TFLOPS per GPU
 // core (128 FP32 ALUs per core, 2,048 in M1 Pro and 4,096 in M1 Max, as Apple said), so
 // the other M1 bins (7, 14, 24 cores) and M1 Ultra (two M1 Max dies: 48, 64 cores) carry
-// that per-core figure times their cores. These GPUs run FP16 at the FP32 rate and have no
-// matrix units, so fp32 is also their prefill peak. M2 to M4: Apple stated none; fp32
-// stays unset.
+// that per-core figure times their cores. For M2 Apple stated one, 27.2 TFLOPS for M2
+// Ultra's 76-core GPU (its Mac Pro page, 2023); every M2 GPU core runs at the same clock
+// (1.398 GHz in public GPU databases, which is what 27.2 / 76 / 256 FLOPs per cycle
+// gives), so each M2 row carries 27.2 / 76 TFLOPS times its cores. These GPUs run FP16 at
+// the FP32 rate and have no matrix units, so fp32 is also their prefill peak. M3 and M4:
+// Apple stated none; fp32 stays unset.
 // Neural Engines: one row per generation (the Pro and Max share the base chip's 16-core
 // engine, Ultra doubles it), kind apple_neural_engine, compute_units = Neural Engine cores.
 // Apple quotes the engine in "trillion operations per second" without naming the data
@@ -7191,7 +7194,8 @@ inline constexpr device_spec catalogue_rows[] = {
 // Sources: Apple's announcements as reported (an Apple newsroom page where one was in
 // reach), Apple's tech-spec figures for binned parts; M1 Pro's and M1 Max's TFLOPS and
 // execution units as Apple gave them at the October 2021 event, reported at
-// https://wccftech.com/apple-unveils-m1-max-m1-pro-5nm-socs-up-to-10-cpu-cores-high-end-gaming-laptop-gpu/
+// https://wccftech.com/apple-unveils-m1-max-m1-pro-5nm-socs-up-to-10-cpu-cores-high-end-gaming-laptop-gpu/;
+// M2 Ultra's TFLOPS from Apple's Mac Pro page (https://www.apple.com/mac-pro/, 2023).
 //
 // Rows of ai_hwaccel::device_catalogue: this file is included inside the array
 // initializer in core/catalogue.hpp and is not a header of its own.
@@ -7289,6 +7293,7 @@ inline constexpr device_spec catalogue_rows[] = {
      .kind = device_kind::metal_gpu,
      .memory = memory_type::unified,
      .memory_bandwidth_gbps = 100, // M2 Pro's 200GB/s is "twice that of M2".
+     .peak = {.fp32 = 2.86}, // 8 x 27.2 / 76 (Apple's M2 Ultra figure per core).
      .arch = "apple8",
      .compute_units = 8,
      .year = 2022,
@@ -7300,6 +7305,7 @@ inline constexpr device_spec catalogue_rows[] = {
      .kind = device_kind::metal_gpu,
      .memory = memory_type::unified,
      .memory_bandwidth_gbps = 100,
+     .peak = {.fp32 = 3.58}, // 10 x 27.2 / 76 (Apple's M2 Ultra figure per core).
      .arch = "apple8",
      .compute_units = 10,
      .year = 2022,
@@ -7311,6 +7317,7 @@ inline constexpr device_spec catalogue_rows[] = {
      .kind = device_kind::metal_gpu,
      .memory = memory_type::unified,
      .memory_bandwidth_gbps = 200,
+     .peak = {.fp32 = 5.73}, // 16 x 27.2 / 76 (Apple's M2 Ultra figure per core).
      .arch = "apple8",
      .compute_units = 16,
      .year = 2023,
@@ -7321,6 +7328,7 @@ inline constexpr device_spec catalogue_rows[] = {
      .kind = device_kind::metal_gpu,
      .memory = memory_type::unified,
      .memory_bandwidth_gbps = 200,
+     .peak = {.fp32 = 6.8}, // 19 x 27.2 / 76 (Apple's M2 Ultra figure per core).
      .arch = "apple8",
      .compute_units = 19,
      .year = 2023,
@@ -7331,6 +7339,7 @@ inline constexpr device_spec catalogue_rows[] = {
      .kind = device_kind::metal_gpu,
      .memory = memory_type::unified,
      .memory_bandwidth_gbps = 400,
+     .peak = {.fp32 = 10.74}, // 30 x 27.2 / 76 (Apple's M2 Ultra figure per core).
      .arch = "apple8",
      .compute_units = 30,
      .year = 2023,
@@ -7341,6 +7350,7 @@ inline constexpr device_spec catalogue_rows[] = {
      .kind = device_kind::metal_gpu,
      .memory = memory_type::unified,
      .memory_bandwidth_gbps = 400,
+     .peak = {.fp32 = 13.6}, // 38 x 27.2 / 76 (Apple's M2 Ultra figure per core).
      .arch = "apple8",
      .compute_units = 38,
      .year = 2023,
@@ -7351,6 +7361,7 @@ inline constexpr device_spec catalogue_rows[] = {
      .kind = device_kind::metal_gpu,
      .memory = memory_type::unified,
      .memory_bandwidth_gbps = 800,
+     .peak = {.fp32 = 21.47}, // 60 x 27.2 / 76 (Apple's M2 Ultra figure per core).
      .arch = "apple8",
      .compute_units = 60,
      .year = 2023,
@@ -7361,6 +7372,7 @@ inline constexpr device_spec catalogue_rows[] = {
      .kind = device_kind::metal_gpu,
      .memory = memory_type::unified,
      .memory_bandwidth_gbps = 800,
+     .peak = {.fp32 = 27.2}, // Apple: "up to 27.2 teraflops" (Mac Pro, 2023).
      .arch = "apple8",
      .compute_units = 76,
      .year = 2023,
@@ -27415,8 +27427,9 @@ AI_HWACCEL_NAMESPACE_END
 // efficiency than plain fp16 weights (the dequantization). Other formats use their
 // `native_compute` type where the device supports it (fp8 on Hopper, fp4 on Blackwell),
 // else fp16, bf16, fp32 in that order. A device known only by its fp32 rate (no matrix
-// units, or none the catalogue quotes: Apple's M1 GPUs run fp16 at the fp32 rate) gets
-// its own efficiency, as runtimes come closer to a vector ALU peak than to a tensor one.
+// units, or none the catalogue quotes: Apple's M1 and M2 GPUs run fp16 at the fp32
+// rate) gets its own efficiency, as runtimes come closer to a vector ALU peak than to a
+// tensor one.
 //
 // Units: bandwidth decimal GB/s, peaks TFLOPS dense, results tokens per second per
 // sequence. The constants are fitted by tools/calibrate.py on
@@ -27443,21 +27456,22 @@ struct throughput_constants {
     /// Fixed cost per layer and decoded token: 124 us (kernel launches, synchronisation,
     /// sampling spread over the layers), fitted jointly with the efficiency above.
     double decode_seconds_per_layer = 124e-6;
-    /// Fraction of the dense peak prefill achieves with plain float weights: 0.474, fitted
-    /// on the 61 llama.cpp prefill rows of the training devices with a known peak.
-    double prefill_compute_efficiency = 0.474;
+    /// Fraction of the dense peak prefill achieves with plain float weights: 0.465, fitted
+    /// on the 80 llama.cpp prefill rows of the training devices with a known peak.
+    double prefill_compute_efficiency = 0.465;
     /// Multiplier on that efficiency (or on the vector one below) for formats dequantized
-    /// on the fly: 0.815, fitted jointly on the same rows.
-    double prefill_dequantized_factor = 0.815;
+    /// on the fly: 0.827, fitted jointly on the same rows.
+    double prefill_dequantized_factor = 0.827;
     /// Fraction of the peak prefill achieves when that peak is the fp32 rate of plain
     /// vector ALUs (compute_rate::vector: the catalogue gives the device no half-precision
-    /// or matrix-unit figure, as for Apple's M1 GPUs): runtimes reach a larger share of a
-    /// vector peak than of a matrix-unit peak. Replaces prefill_compute_efficiency there:
-    /// 0.809, fitted jointly on the same rows (18 of them have such a peak).
-    double prefill_vector_efficiency = 0.809;
+    /// or matrix-unit figure, as for Apple's M1 and M2 GPUs): runtimes reach a larger
+    /// share of a vector peak than of a matrix-unit peak. Replaces
+    /// prefill_compute_efficiency there: 0.801, fitted jointly on the same rows (37 of
+    /// them have such a peak).
+    double prefill_vector_efficiency = 0.801;
     /// Efficiency of the attention FLOPs relative to the matrix multiplies' (attention
-    /// kernels run far below the matmul peak): 0.202, fitted jointly on the same rows.
-    double prefill_attention_efficiency = 0.202;
+    /// kernels run far below the matmul peak): 0.232, fitted jointly on the same rows.
+    double prefill_attention_efficiency = 0.232;
     /// Tokens per micro-batch in prefill: the weights are read once per micro-batch.
     std::uint32_t prefill_ubatch_tokens = 512;
     /// The runtime multiplies fp16 matrices with fp16 accumulation (llama.cpp's cuBLAS

@@ -20,8 +20,9 @@
 // efficiency than plain fp16 weights (the dequantization). Other formats use their
 // `native_compute` type where the device supports it (fp8 on Hopper, fp4 on Blackwell),
 // else fp16, bf16, fp32 in that order. A device known only by its fp32 rate (no matrix
-// units, or none the catalogue quotes: Apple's M1 GPUs run fp16 at the fp32 rate) gets
-// its own efficiency, as runtimes come closer to a vector ALU peak than to a tensor one.
+// units, or none the catalogue quotes: Apple's M1 and M2 GPUs run fp16 at the fp32
+// rate) gets its own efficiency, as runtimes come closer to a vector ALU peak than to a
+// tensor one.
 //
 // Units: bandwidth decimal GB/s, peaks TFLOPS dense, results tokens per second per
 // sequence. The constants are fitted by tools/calibrate.py on
@@ -49,21 +50,22 @@ struct throughput_constants {
     /// Fixed cost per layer and decoded token: 124 us (kernel launches, synchronisation,
     /// sampling spread over the layers), fitted jointly with the efficiency above.
     double decode_seconds_per_layer = 124e-6;
-    /// Fraction of the dense peak prefill achieves with plain float weights: 0.474, fitted
-    /// on the 61 llama.cpp prefill rows of the training devices with a known peak.
-    double prefill_compute_efficiency = 0.474;
+    /// Fraction of the dense peak prefill achieves with plain float weights: 0.465, fitted
+    /// on the 80 llama.cpp prefill rows of the training devices with a known peak.
+    double prefill_compute_efficiency = 0.465;
     /// Multiplier on that efficiency (or on the vector one below) for formats dequantized
-    /// on the fly: 0.815, fitted jointly on the same rows.
-    double prefill_dequantized_factor = 0.815;
+    /// on the fly: 0.827, fitted jointly on the same rows.
+    double prefill_dequantized_factor = 0.827;
     /// Fraction of the peak prefill achieves when that peak is the fp32 rate of plain
     /// vector ALUs (compute_rate::vector: the catalogue gives the device no half-precision
-    /// or matrix-unit figure, as for Apple's M1 GPUs): runtimes reach a larger share of a
-    /// vector peak than of a matrix-unit peak. Replaces prefill_compute_efficiency there:
-    /// 0.809, fitted jointly on the same rows (18 of them have such a peak).
-    double prefill_vector_efficiency = 0.809;
+    /// or matrix-unit figure, as for Apple's M1 and M2 GPUs): runtimes reach a larger
+    /// share of a vector peak than of a matrix-unit peak. Replaces
+    /// prefill_compute_efficiency there: 0.801, fitted jointly on the same rows (37 of
+    /// them have such a peak).
+    double prefill_vector_efficiency = 0.801;
     /// Efficiency of the attention FLOPs relative to the matrix multiplies' (attention
-    /// kernels run far below the matmul peak): 0.202, fitted jointly on the same rows.
-    double prefill_attention_efficiency = 0.202;
+    /// kernels run far below the matmul peak): 0.232, fitted jointly on the same rows.
+    double prefill_attention_efficiency = 0.232;
     /// Tokens per micro-batch in prefill: the weights are read once per micro-batch.
     std::uint32_t prefill_ubatch_tokens = 512;
     /// The runtime multiplies fp16 matrices with fp16 accumulation (llama.cpp's cuBLAS
