@@ -100,10 +100,10 @@ cli_plan_output(cli_plan_plan_auto_tensor_parallel
   plan --device "A100 SXM4 40GB" --count 2 --model qwen3-32b --context 32k --batch 8)
 # Apple's catalogue rows give an M1 Pro GPU no fp16 figure, yet F16 files run on it:
 # Llama 3.2 1B in 16 bits (2.9 GiB) on the 16 GiB MacBook stays in 16 bits, and F16 asked
-# for by name fits.
+# for by name fits, with a prefill rate from the GPU's fp32 (vector) peak.
 cli_plan_output(cli_plan_plan_auto_fp16_apple "quantization: FP16 \\(auto: the highest-quality format that fits\\)"
   plan --root "${CMAKE_CURRENT_SOURCE_DIR}/machines/handmade-macbook-pro-m1pro" --model llama-3.2-1b)
-cli_plan_output(cli_plan_estimate_fp16_apple "device: Apple M1 Pro 16-core GPU\n.*fits: yes"
+cli_plan_output(cli_plan_estimate_fp16_apple "device: Apple M1 Pro 16-core GPU\n.*fits: yes\n.*prefill: [0-9.]+ tok/s"
   estimate --device "M1 Pro 16-core" --memory 16GiB --model llama-3.2-1b --quant f16)
 
 # Nothing to plan on: no format was tried, and --allow-cpu is not suggested where the CPU

@@ -26414,7 +26414,10 @@ AI_HWACCEL_NAMESPACE_END
 // Pipeline stages run one after another for a single sequence: splitting across stages
 // adds hops and never multiplies speed; tensor parallelism divides the bytes each device
 // reads and adds the all-reduces. Prefill uses the same fractions with prefill_tok_s and
-// the bandwidth terms only (latencies are paid once per micro-batch, not per token).
+// the bandwidth terms only (latencies are paid once per micro-batch, not per token), and
+// a prompt longer than one micro-batch overlaps the stages, llama.cpp-style
+// (pipelined_prefill_seconds in throughput.hpp: micro-batches of a batch follow each other
+// through the stages).
 
 // #include "ai_hwaccel/config.hpp"
 // #include "ai_hwaccel/core/profile.hpp"
@@ -27473,7 +27476,14 @@ struct throughput_constants {
     /// kernels run far below the matmul peak): 0.232, fitted jointly on the same rows.
     double prefill_attention_efficiency = 0.232;
     /// Tokens per micro-batch in prefill: the weights are read once per micro-batch.
+    /// llama.cpp's default n_ubatch.
     std::uint32_t prefill_ubatch_tokens = 512;
+    /// Tokens per logical batch in prefill: llama.cpp's default n_batch. On a pipeline of
+    /// devices (layer split) the micro-batches of one batch follow each other through the
+    /// stages, each stage working on one while the next works on the one before; the
+    /// pipeline drains between batches. See pipelined_prefill_seconds. Not fitted: the
+    /// runtime's setting. 0: no overlap (a runtime that runs one micro-batch at a time).
+    std::uint32_t prefill_batch_tokens = 2048;
     /// The runtime multiplies fp16 matrices with fp16 accumulation (llama.cpp's cuBLAS
     /// path does). GeForce boards run that at twice the fp32-accumulate rate the
     /// catalogue quotes for them (core/catalogue/nvidia.inc: GeForce tensor cores run
@@ -27611,6 +27621,29 @@ constexpr throughput_estimate estimate_throughput(const accelerator_profile& dev
         e.prefill_tokens_per_second = t > 0 ? 1.0 / t : 0;
     }
     return e;
+}
+
+/// Seconds per token to prefill a prompt of `prompt` tokens through pipeline stages that
+/// take `stage_seconds_sum` per token together and `stage_seconds_max` per token at the
+/// slowest one (each a stage's compute, plus its all-reduces and the hop to the next).
+/// A batch of U micro-batches takes one pass through every stage for the first micro-batch
+/// and then one slowest stage for each of the U - 1 behind it, so per token
+///   (sum + (U - 1) x max) / U,   U = ceil(min(batch, prompt) / min(ubatch, prompt)).
+/// One stage, a prompt of one micro-batch, or prefill_batch_tokens 0 gives `sum`: no
+/// overlap. (The batch's
+/// micro-batches are taken to cost alike; attention over a longer prefix makes the later
+/// ones somewhat slower, which this does not model.)
+constexpr double pipelined_prefill_seconds(double stage_seconds_sum, double stage_seconds_max, std::uint32_t prompt,
+                                           const throughput_constants& c = {}) noexcept {
+    if (c.prefill_batch_tokens == 0) return stage_seconds_sum;
+    const std::uint32_t tokens = prompt ? prompt : 1;
+    const std::uint32_t ubatch = c.prefill_ubatch_tokens && c.prefill_ubatch_tokens < tokens ? c.prefill_ubatch_tokens
+                                                                                             : tokens;
+    const std::uint32_t batch = c.prefill_batch_tokens && c.prefill_batch_tokens < tokens ? c.prefill_batch_tokens
+                                                                                          : tokens;
+    const std::uint32_t u = batch > ubatch ? (batch + ubatch - 1) / ubatch : 1;
+    if (u <= 1 || !(stage_seconds_max < stage_seconds_sum)) return stage_seconds_sum;
+    return (stage_seconds_sum + (u - 1) * stage_seconds_max) / u;
 }
 
 AI_HWACCEL_NAMESPACE_END
@@ -28763,7 +28796,7 @@ constexpr void plan_group(shard_plan& p, group& g, std::span<const accelerator_p
             break;
         }
         const auto replica = static_cast<std::uint16_t>(p.replicas);
-        double compute = 0, tensor = 0, hops = 0, prefill = 0;
+        double compute = 0, tensor = 0, hops = 0, prefill = 0, prefill_slowest = 0;
         plan_link tl{}, pl{};
         std::uint32_t first = 0;
         for (std::size_t j = 0; j < L.stages; ++j) {
@@ -28811,7 +28844,6 @@ constexpr void plan_group(shard_plan& p, group& g, std::span<const accelerator_p
                 P.stale[P.island_of[gi]] = true;
             }
             compute += stage_s;
-            prefill += stage_p;
             if (st.size > 1) {
                 const auto lk = group_link(g.island_link[g.root[L.dev[st.begin]]], devs[g.pos[L.dev[st.begin]]],
                                            st.size);
@@ -28819,17 +28851,21 @@ constexpr void plan_group(shard_plan& p, group& g, std::span<const accelerator_p
                 const double t = st.size;
                 const double bytes_term = 2.0 * (t - 1) / t * act / bw;
                 tensor += L.layers[j] * 2.0 * (bytes_term + o.tensor_allreduce_latency_s);
-                prefill += L.layers[j] * 2.0 * bytes_term / batch;
+                stage_p += L.layers[j] * 2.0 * bytes_term / batch;
                 if (tl.kind == interconnect_kind::none || lk.gbps < tl.gbps) tl = lk;
             }
             if (!is_last) {
                 const auto lk = hop_link(g, devs, links, L.dev[st.begin], L.dev[L.stage[j + 1].begin], o);
                 hops += act / (lk.gbps * 1e9) + o.pipeline_hop_latency_s;
-                prefill += act / (lk.gbps * 1e9) / batch;
+                stage_p += act / (lk.gbps * 1e9) / batch;
                 if (pl.kind == interconnect_kind::none || lk.gbps < pl.gbps) pl = lk;
             }
+            prefill += stage_p;
+            if (stage_p > prefill_slowest) prefill_slowest = stage_p;
             first += L.layers[j];
         }
+        // A prompt longer than a micro-batch keeps several stages busy at once.
+        prefill = pipelined_prefill_seconds(prefill, prefill_slowest, s.context, o.throughput);
         // estimate_throughput's rates are per sequence: one decode step of the whole
         // batch takes 1 / rate, and the step's messages carry every sequence.
         const double step = compute + tensor + hops;

@@ -17,8 +17,8 @@
 //    D + N/2; `ppN` is a prompt of N tokens; generation tests without a length get
 //    depth 64. Multi-device rows are kept: llama.cpp's default layer split runs the layers
 //    one device after another, so single-sequence decode and a one-micro-batch prefill
-//    take the single-device time (pp longer than one micro-batch pipelines across devices:
-//    those rows are skipped when n_devices > 1).
+//    take the single-device time; a longer prompt pipelines its micro-batches over the
+//    devices, n equal stages of 1/n of that time each (prefill_estimate).
 #pragma once
 
 #include "ai_hwaccel/core/catalogue.hpp"
@@ -26,6 +26,7 @@
 #include "ai_hwaccel/core/quantization.hpp"
 #include "ai_hwaccel/plan/memory.hpp"
 #include "ai_hwaccel/plan/models.hpp"
+#include "ai_hwaccel/plan/throughput.hpp"
 
 #include <algorithm>
 #include <charconv>
@@ -211,10 +212,6 @@ inline void map_row(row& r, const std::vector<std::string>& f, const std::vector
         if (t.substr(0, 2) == "pp")
             if (auto v = leading_uint(t.substr(2))) n = *v;
         r.shape.context = n;
-        if (r.n_devices > 1 && n > 512) {
-            r.skip = "multi-device prefill longer than one micro-batch (pipelined)";
-            return;
-        }
     }
 
     // Device.
@@ -262,6 +259,17 @@ inline std::vector<row> read_rows(const std::string& path) {
 /// The reference peer's formulas (reference-peer.md §3.2, §3.6): decode and prefill both
 /// 1e9 / params x a per-type multiplier x 32 / bits, bits one of 32/16/8/4 (the nearest);
 /// weights params x bits / 8 (its estimate_memory adds 20 % on top, meant for the rest).
+/// Prefill tokens per second for a prefill row: one device's rate, or over n_devices equal
+/// devices in llama.cpp's layer split, n stages of 1/n of one device's time each, overlapped
+/// by pipelined_prefill_seconds (no link time: the rows' devices sit on PCIe, where the
+/// activations of a token are a few KiB).
+inline double prefill_estimate(const row& r) {
+    const double one = ah::estimate_throughput(r.device, r.model, r.quant, r.shape).prefill_tokens_per_second;
+    if (!(one > 0) || r.n_devices <= 1) return one;
+    const double t = 1.0 / one;
+    return 1.0 / ah::pipelined_prefill_seconds(t, t / r.n_devices, r.shape.context);
+}
+
 inline double peer_bits(ah::quant_format q) {
     const double b = ah::bits_per_weight(q);
     if (b >= 24) return 32;

@@ -23,7 +23,7 @@ int main(int argc, char** argv) {
         return 1;
     }
     std::printf("id\tmetric\tengine\tdevice\tmodel\tquant\ttest\tn_devices\tmeasured\tskip\tparams_only\t"
-                "bw_gbps\tpeak_tflops\tvector_peak\tdequantizable\tlayers\tdecode_weight_bytes\tkv_bytes\t"
+                "bw_gbps\tpeak_tflops\tvector_peak\tstages\tdequantizable\tlayers\tdecode_weight_bytes\tkv_bytes\t"
                 "matmul_flops\tattention_flops\tweight_bytes\tcontext\testimate\tpeer\n");
     for (const auto& r : rows) {
         const auto f = ah::prefill_flops_per_token(r.model, r.shape.context);
@@ -43,7 +43,7 @@ int main(int argc, char** argv) {
             peer = calibration::peer_tokens_per_second(r);
             break;
         case calibration::metric::prefill:
-            estimate = ah::estimate_throughput(r.device, r.model, r.quant, r.shape).prefill_tokens_per_second;
+            estimate = calibration::prefill_estimate(r);
             peer = calibration::peer_tokens_per_second(r);
             break;
         case calibration::metric::other: break;
@@ -53,11 +53,12 @@ int main(int argc, char** argv) {
                 if (c == '\t' || c == '\n') c = ' ';
             return s;
         };
-        std::printf("%d\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%.6g\t%s\t%d\t%.6g\t%.6g\t%d\t%d\t%u\t%.10g\t%.10g\t%.10g\t%.10g\t%.10g\t%u\t%.6g\t%.6g\n",
+        std::printf("%d\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%.6g\t%s\t%d\t%.6g\t%.6g\t%d\t%d\t%d\t%u\t%.10g\t%.10g\t%.10g\t%.10g\t%.10g\t%u\t%.6g\t%.6g\n",
                     r.id, std::string(calibration::metric_name(r.what)).c_str(), clean(r.engine).c_str(),
                     clean(r.device_name).c_str(), clean(r.model_name).c_str(), clean(r.quant_name).c_str(),
                     clean(r.test).c_str(), r.n_devices, r.measured, r.skip.c_str(), r.params_only ? 1 : 0,
                     r.device.memory_bandwidth_gbps.value_or(0), rate.peak_tflops, rate.vector ? 1 : 0,
+                    r.what == calibration::metric::prefill ? r.n_devices : 1,
                     ah::info(r.quant).dequantizable ? 1 : 0, r.model.layers,
                     ah::detail::decode_weight_bytes(r.model, r.quant),
                     static_cast<double>(ah::kv_cache_bytes(r.model, r.shape)), f.matmul, f.attention,

@@ -152,6 +152,36 @@ TEST_CASE("prefill_compute_rate") {
               .prefill_tokens_per_second == 0);
 }
 
+TEST_CASE("pipelined_prefill_seconds") {
+    const ah::throughput_constants c; // micro-batches of 512 tokens, batches of 2048
+    // One stage, or one micro-batch: no overlap.
+    CHECK(ah::pipelined_prefill_seconds(1.0, 1.0, 4096, c) == 1.0);
+    CHECK(ah::pipelined_prefill_seconds(1.0, 0.25, 512, c) == 1.0);
+    CHECK(ah::pipelined_prefill_seconds(1.0, 0.25, 100, c) == 1.0);
+    // Four equal stages, 4 micro-batches per batch: (1 + 3 x 0.25) / 4.
+    CHECK(ah::pipelined_prefill_seconds(1.0, 0.25, 4096, c) == doctest::Approx(1.75 / 4));
+    CHECK(ah::pipelined_prefill_seconds(1.0, 0.25, 2048, c) == doctest::Approx(1.75 / 4));
+    // 1000 tokens: two micro-batches (512 + 488).
+    CHECK(ah::pipelined_prefill_seconds(1.0, 0.25, 1000, c) == doctest::Approx(1.25 / 2));
+    // Unequal stages: the slowest sets the pace of the micro-batches behind the first.
+    CHECK(ah::pipelined_prefill_seconds(1.0, 0.7, 4096, c) == doctest::Approx((1 + 3 * 0.7) / 4));
+    // Larger batches overlap more; no batch (0) or one no larger than a micro-batch, none.
+    ah::throughput_constants big = c;
+    big.prefill_batch_tokens = 4096;
+    CHECK(ah::pipelined_prefill_seconds(1.0, 0.25, 4096, big) == doctest::Approx((1 + 7 * 0.25) / 8));
+    big.prefill_batch_tokens = 0;
+    CHECK(ah::pipelined_prefill_seconds(1.0, 0.25, 4096, big) == 1.0);
+    big.prefill_batch_tokens = 256;
+    CHECK(ah::pipelined_prefill_seconds(1.0, 0.25, 4096, big) == 1.0);
+    // Never slower than one stage after another, never faster than the slowest stage.
+    for (std::uint32_t prompt : {1u, 511u, 513u, 4096u, 100000u})
+        for (double mx : {0.1, 0.5, 1.0}) {
+            const double t = ah::pipelined_prefill_seconds(1.0, mx, prompt, c);
+            CHECK(t <= 1.0);
+            CHECK(t >= mx);
+        }
+}
+
 TEST_CASE("estimate_throughput prefill on a vector peak (Apple M1 Max, 32-core GPU)") {
     const auto gpu = device("Apple M1 Max 32-core GPU");
     const auto& m = model("llama-2-7b");
@@ -209,7 +239,7 @@ TEST_CASE("calibration error report") {
             peer = calibration::peer_tokens_per_second(r);
             break;
         case calibration::metric::prefill:
-            ours = ah::estimate_throughput(r.device, r.model, r.quant, r.shape).prefill_tokens_per_second;
+            ours = calibration::prefill_estimate(r);
             peer = calibration::peer_tokens_per_second(r);
             break;
         case calibration::metric::weights:

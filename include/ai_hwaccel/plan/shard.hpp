@@ -61,7 +61,10 @@
 // Pipeline stages run one after another for a single sequence: splitting across stages
 // adds hops and never multiplies speed; tensor parallelism divides the bytes each device
 // reads and adds the all-reduces. Prefill uses the same fractions with prefill_tok_s and
-// the bandwidth terms only (latencies are paid once per micro-batch, not per token).
+// the bandwidth terms only (latencies are paid once per micro-batch, not per token), and
+// a prompt longer than one micro-batch overlaps the stages, llama.cpp-style
+// (pipelined_prefill_seconds in throughput.hpp: micro-batches of a batch follow each other
+// through the stages).
 #pragma once
 
 #include "ai_hwaccel/config.hpp"
@@ -1221,7 +1224,7 @@ constexpr void plan_group(shard_plan& p, group& g, std::span<const accelerator_p
             break;
         }
         const auto replica = static_cast<std::uint16_t>(p.replicas);
-        double compute = 0, tensor = 0, hops = 0, prefill = 0;
+        double compute = 0, tensor = 0, hops = 0, prefill = 0, prefill_slowest = 0;
         plan_link tl{}, pl{};
         std::uint32_t first = 0;
         for (std::size_t j = 0; j < L.stages; ++j) {
@@ -1269,7 +1272,6 @@ constexpr void plan_group(shard_plan& p, group& g, std::span<const accelerator_p
                 P.stale[P.island_of[gi]] = true;
             }
             compute += stage_s;
-            prefill += stage_p;
             if (st.size > 1) {
                 const auto lk = group_link(g.island_link[g.root[L.dev[st.begin]]], devs[g.pos[L.dev[st.begin]]],
                                            st.size);
@@ -1277,17 +1279,21 @@ constexpr void plan_group(shard_plan& p, group& g, std::span<const accelerator_p
                 const double t = st.size;
                 const double bytes_term = 2.0 * (t - 1) / t * act / bw;
                 tensor += L.layers[j] * 2.0 * (bytes_term + o.tensor_allreduce_latency_s);
-                prefill += L.layers[j] * 2.0 * bytes_term / batch;
+                stage_p += L.layers[j] * 2.0 * bytes_term / batch;
                 if (tl.kind == interconnect_kind::none || lk.gbps < tl.gbps) tl = lk;
             }
             if (!is_last) {
                 const auto lk = hop_link(g, devs, links, L.dev[st.begin], L.dev[L.stage[j + 1].begin], o);
                 hops += act / (lk.gbps * 1e9) + o.pipeline_hop_latency_s;
-                prefill += act / (lk.gbps * 1e9) / batch;
+                stage_p += act / (lk.gbps * 1e9) / batch;
                 if (pl.kind == interconnect_kind::none || lk.gbps < pl.gbps) pl = lk;
             }
+            prefill += stage_p;
+            if (stage_p > prefill_slowest) prefill_slowest = stage_p;
             first += L.layers[j];
         }
+        // A prompt longer than a micro-batch keeps several stages busy at once.
+        prefill = pipelined_prefill_seconds(prefill, prefill_slowest, s.context, o.throughput);
         // estimate_throughput's rates are per sequence: one decode step of the whole
         // batch takes 1 / rate, and the step's messages carry every sequence.
         const double step = compute + tensor + hops;

@@ -67,7 +67,14 @@ struct throughput_constants {
     /// kernels run far below the matmul peak): 0.232, fitted jointly on the same rows.
     double prefill_attention_efficiency = 0.232;
     /// Tokens per micro-batch in prefill: the weights are read once per micro-batch.
+    /// llama.cpp's default n_ubatch.
     std::uint32_t prefill_ubatch_tokens = 512;
+    /// Tokens per logical batch in prefill: llama.cpp's default n_batch. On a pipeline of
+    /// devices (layer split) the micro-batches of one batch follow each other through the
+    /// stages, each stage working on one while the next works on the one before; the
+    /// pipeline drains between batches. See pipelined_prefill_seconds. Not fitted: the
+    /// runtime's setting. 0: no overlap (a runtime that runs one micro-batch at a time).
+    std::uint32_t prefill_batch_tokens = 2048;
     /// The runtime multiplies fp16 matrices with fp16 accumulation (llama.cpp's cuBLAS
     /// path does). GeForce boards run that at twice the fp32-accumulate rate the
     /// catalogue quotes for them (core/catalogue/nvidia.inc: GeForce tensor cores run
@@ -205,6 +212,29 @@ constexpr throughput_estimate estimate_throughput(const accelerator_profile& dev
         e.prefill_tokens_per_second = t > 0 ? 1.0 / t : 0;
     }
     return e;
+}
+
+/// Seconds per token to prefill a prompt of `prompt` tokens through pipeline stages that
+/// take `stage_seconds_sum` per token together and `stage_seconds_max` per token at the
+/// slowest one (each a stage's compute, plus its all-reduces and the hop to the next).
+/// A batch of U micro-batches takes one pass through every stage for the first micro-batch
+/// and then one slowest stage for each of the U - 1 behind it, so per token
+///   (sum + (U - 1) x max) / U,   U = ceil(min(batch, prompt) / min(ubatch, prompt)).
+/// One stage, a prompt of one micro-batch, or prefill_batch_tokens 0 gives `sum`: no
+/// overlap. (The batch's
+/// micro-batches are taken to cost alike; attention over a longer prefix makes the later
+/// ones somewhat slower, which this does not model.)
+constexpr double pipelined_prefill_seconds(double stage_seconds_sum, double stage_seconds_max, std::uint32_t prompt,
+                                           const throughput_constants& c = {}) noexcept {
+    if (c.prefill_batch_tokens == 0) return stage_seconds_sum;
+    const std::uint32_t tokens = prompt ? prompt : 1;
+    const std::uint32_t ubatch = c.prefill_ubatch_tokens && c.prefill_ubatch_tokens < tokens ? c.prefill_ubatch_tokens
+                                                                                             : tokens;
+    const std::uint32_t batch = c.prefill_batch_tokens && c.prefill_batch_tokens < tokens ? c.prefill_batch_tokens
+                                                                                          : tokens;
+    const std::uint32_t u = batch > ubatch ? (batch + ubatch - 1) / ubatch : 1;
+    if (u <= 1 || !(stage_seconds_max < stage_seconds_sum)) return stage_seconds_sum;
+    return (stage_seconds_sum + (u - 1) * stage_seconds_max) / u;
 }
 
 AI_HWACCEL_NAMESPACE_END
