@@ -38,10 +38,42 @@ TEST_CASE("bits_per_weight") {
     CHECK(ah::bits_per_weight(quant_format::q5_k_m) == doctest::Approx(5.702).epsilon(1e-3));
     CHECK(ah::bits_per_weight(quant_format::q3_k_m) == doctest::Approx(4.001).epsilon(1e-3));
     CHECK(ah::bits_per_weight(quant_format::q2_k) == doctest::Approx(3.166).epsilon(1e-3));
-    // A mix always costs more than its dominant block type.
+    // A mix costs more than its dominant block type, but IQ3_XS: its queries, keys and
+    // most ffn_gate/ffn_up tensors go down to IQ3_XXS.
     for (const auto& q : ah::quant_table)
-        if (q.scheme == ah::quant_scheme::gguf_mix && q.base != q.id)
+        if (q.scheme == ah::quant_scheme::gguf_mix && q.base != q.id && q.id != quant_format::iq3_xs)
             CHECK(q.bits_per_weight > ah::bits_per_weight(q.base));
+    CHECK(ah::bits_per_weight(quant_format::iq3_xs) < ah::bits_per_weight(quant_format::iq3_s));
+    // The IQ mixes: the rates llama.cpp's quantize tool states for them.
+    CHECK(ah::bits_per_weight(quant_format::iq3_m) == 3.66);
+    CHECK(ah::bits_per_weight(quant_format::iq3_xs) == 3.3);
+    CHECK(ah::bits_per_weight(quant_format::iq2_m) == 2.7);
+}
+
+TEST_CASE("bits_per_weight: the IQ mixes sit among the IQ block types") {
+    // suggest_quantization tries formats in order of bits per weight, so each mix must
+    // fall between the block types whose files are smaller and larger than its own.
+    const auto bpw = [](quant_format q) { return ah::bits_per_weight(q); };
+    CHECK(bpw(quant_format::iq2_s) < bpw(quant_format::iq2_m));
+    CHECK(bpw(quant_format::iq2_m) < bpw(quant_format::iq3_xxs));
+    CHECK(bpw(quant_format::iq3_xxs) < bpw(quant_format::iq3_xs));
+    CHECK(bpw(quant_format::iq3_xs) < bpw(quant_format::iq3_s));
+    CHECK(bpw(quant_format::iq3_s) < bpw(quant_format::iq3_m));
+    CHECK(bpw(quant_format::iq3_m) < bpw(quant_format::iq4_xs));
+    for (auto q : {quant_format::iq2_m, quant_format::iq3_xs, quant_format::iq3_m}) {
+        CAPTURE(ah::to_string(q));
+        const auto& r = ah::info(q);
+        CHECK(r.scheme == ah::quant_scheme::gguf_mix);
+        CHECK(r.block_weights == 0);
+        CHECK(r.ggml_type == -1);
+        CHECK(r.dequantizable);
+        CHECK(r.native_compute == ah::info(quant_format::iq3_s).native_compute);
+        // The base is the uniform block type llama.cpp builds the file on.
+        CHECK(ah::info(r.base).scheme == ah::quant_scheme::gguf_block);
+    }
+    CHECK(ah::info(quant_format::iq3_m).base == quant_format::iq3_s);
+    CHECK(ah::info(quant_format::iq3_xs).base == quant_format::iq3_s);
+    CHECK(ah::info(quant_format::iq2_m).base == quant_format::iq2_s);
 }
 
 TEST_CASE("weight_bytes") {
@@ -67,6 +99,14 @@ TEST_CASE("parse_quant_format") {
     CHECK_FALSE(ah::parse_quant_format("").has_value());
     CHECK_FALSE(ah::parse_quant_format("Q4_K_X").has_value());
     CHECK_FALSE(ah::parse_quant_format("int3").has_value());
+    // The IQ mixes, spelled as llama.cpp and people write them.
+    CHECK(ah::parse_quant_format("IQ3_M") == quant_format::iq3_m);
+    CHECK(ah::parse_quant_format("iq3_m") == quant_format::iq3_m);
+    CHECK(ah::parse_quant_format("Iq3-Xs") == quant_format::iq3_xs);
+    CHECK(ah::parse_quant_format("iq2_m") == quant_format::iq2_m);
+    CHECK(ah::parse_quant_format("IQ3_S") == quant_format::iq3_s); // not taken by IQ3_M
+    CHECK_FALSE(ah::parse_quant_format("IQ3_L").has_value());
+    CHECK_FALSE(ah::parse_quant_format("IQ2_L").has_value());
     for (const auto& q : ah::quant_table) {
         CHECK(ah::parse_quant_format(q.name) == q.id);
         for (const auto& a : q.aliases) CHECK(ah::parse_quant_format(a) == q.id);
@@ -80,6 +120,11 @@ TEST_CASE("quant_format_from_gguf_file_type") {
     CHECK(ah::quant_format_from_gguf_file_type(7) == quant_format::q8_0);
     CHECK(ah::quant_format_from_gguf_file_type(15) == quant_format::q4_k_m);
     CHECK(ah::quant_format_from_gguf_file_type(32) == quant_format::bf16);
+    // llama.h: LLAMA_FTYPE_MOSTLY_IQ3_XS = 22, IQ3_M = 27, IQ2_S = 28, IQ2_M = 29.
+    CHECK(ah::quant_format_from_gguf_file_type(22) == quant_format::iq3_xs);
+    CHECK(ah::quant_format_from_gguf_file_type(27) == quant_format::iq3_m);
+    CHECK(ah::quant_format_from_gguf_file_type(28) == quant_format::iq2_s);
+    CHECK(ah::quant_format_from_gguf_file_type(29) == quant_format::iq2_m);
     CHECK_FALSE(ah::quant_format_from_gguf_file_type(4).has_value()); // retired Q4_1_SOME_F16
     CHECK_FALSE(ah::quant_format_from_gguf_file_type(-1).has_value());
 }

@@ -9,7 +9,11 @@
 // together. The GGUF "_S/_M/_L" names are mixes: llama.cpp stores some tensors of a model
 // in a wider block type, so their cost is a whole-file average. Those rows give the
 // average llama.cpp's own quantize tool publishes for Llama-3-8B (size in GiB × 2^33 /
-// 8.03e9 weights) and name the dominant block type in `base`.
+// 8.03e9 weights) and name the dominant block type in `base`. The IQ mixes (IQ3_M, IQ3_XS,
+// IQ2_M) have no published size: their rows give the rate the quantize tool states for
+// them, which is what their transformer blocks average (plan/memory.hpp models their
+// recipes tensor by tensor), comparable with the uniform IQ rows beside them. IQ3_XS
+// stores some tensors narrower than its base (IQ3_XXS), so it costs less than IQ3_S.
 #pragma once
 
 #include "ai_hwaccel/config.hpp"
@@ -50,15 +54,18 @@ enum class quant_format : std::uint8_t {
     q2_k,
     iq4_nl,
     iq4_xs,
+    iq3_m,
     iq3_s,
+    iq3_xs,
     iq3_xxs,
+    iq2_m,
     iq2_s,
     iq2_xs,
     iq2_xxs,
     iq1_m,
     iq1_s,
 };
-inline constexpr std::size_t quant_format_count = 32;
+inline constexpr std::size_t quant_format_count = 35;
 
 /// How a format stores its weights.
 enum class quant_scheme : std::uint8_t {
@@ -158,10 +165,21 @@ inline constexpr std::array<quant_info, quant_format_count> quant_table{{
      dtype::int8, true, 25, 20, quant_format::iq4_nl},
     {quant_format::iq4_xs, "IQ4_XS", {}, quant_scheme::gguf_block, detail::block_bpw(136, 256), 256,
      136, dtype::int8, true, 30, 23, quant_format::iq4_xs},
+    // tools/quantize QUANT_OPTIONS: IQ3_M " 3.66 bpw quantization mix", IQ3_XS " 3.3 bpw
+    // quantization", IQ2_M " 2.7 bpw"; llama_ftype_get_default_type builds the first two on
+    // GGML_TYPE_IQ3_S and IQ2_M on GGML_TYPE_IQ2_S.
+    {quant_format::iq3_m, "IQ3_M", {}, quant_scheme::gguf_mix, 3.66, 0, 0, dtype::int8, true, 27, -1,
+     quant_format::iq3_s},
     {quant_format::iq3_s, "IQ3_S", {}, quant_scheme::gguf_block, detail::block_bpw(110, 256), 256,
      110, dtype::int8, true, 26, 21, quant_format::iq3_s},
+    {quant_format::iq3_xs, "IQ3_XS", {}, quant_scheme::gguf_mix, 3.3, 0, 0, dtype::int8, true, 22, -1,
+     quant_format::iq3_s},
     {quant_format::iq3_xxs, "IQ3_XXS", {}, quant_scheme::gguf_block, detail::block_bpw(98, 256), 256,
      98, dtype::int8, true, 23, 18, quant_format::iq3_xxs},
+    {quant_format::iq2_m, "IQ2_M", {}, quant_scheme::gguf_mix, 2.7, 0, 0, dtype::int8, true, 29, -1,
+     quant_format::iq2_s},
+    // The GGML_TYPE_IQ2_S block. llama.cpp builds a file of type IQ2_S mostly on IQ2_XS
+    // blocks (llama_ftype_get_default_type), and plan/memory.hpp charges such files so.
     {quant_format::iq2_s, "IQ2_S", {}, quant_scheme::gguf_block, detail::block_bpw(82, 256), 256, 82,
      dtype::int8, true, 28, 22, quant_format::iq2_s},
     {quant_format::iq2_xs, "IQ2_XS", {}, quant_scheme::gguf_block, detail::block_bpw(74, 256), 256,
@@ -186,7 +204,8 @@ constexpr bool quant_table_is_consistent() noexcept {
             const double diff = exact - q.bits_per_weight;
             if (diff > 1e-12 || diff < -1e-12) return false;
         }
-        // Mixes cost more than their dominant block type, which must be a uniform row.
+        // A mix's dominant block type costs less than a bit more than the mix itself (IQ3_XS,
+        // with some tensors narrower than its base, is the one mix below its base).
         if (q.scheme == quant_scheme::gguf_mix && q.base != q.id) {
             const auto& b = quant_table[static_cast<std::size_t>(q.base)];
             if (b.bits_per_weight >= q.bits_per_weight + 1.0) return false;
@@ -255,5 +274,6 @@ static_assert(parse_quant_format("F16") == quant_format::fp16);
 static_assert(parse_quant_format(" fp8 ") == quant_format::fp8_e4m3);
 static_assert(!parse_quant_format("q4_k_x").has_value());
 static_assert(quant_format_from_gguf_file_type(15) == quant_format::q4_k_m);
+static_assert(quant_format_from_gguf_file_type(27) == quant_format::iq3_m);
 
 AI_HWACCEL_NAMESPACE_END

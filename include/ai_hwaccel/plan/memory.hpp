@@ -8,17 +8,21 @@
 //  - GGUF (llama.cpp `llama_tensor_get_type`, src/llama-quant.cpp): the output head is kept
 //    at Q6_K (Q5_K for the IQ1/IQ2 recipes, Q8_0 for Q8_0 and MXFP4 files) and the token
 //    embedding at the recipe's base block type (Q2_K for IQ1_S/IQ1_M/IQ2_XXS/IQ2_XS,
-//    IQ3_S for IQ2_S and IQ3_XXS). The K-quant mixes' table cost is a whole-file average
-//    at Llama-3-8B; the cost of their transformer blocks is that average with Llama-3-8B's
-//    embedding and head taken out, so a model with a different vocabulary share gets the
-//    right total. The uniform formats also get the recipe's per-tensor changes inside
-//    the blocks, by tensor class, sized from the model's shape (`gguf_block_types_of`,
-//    `layout_of(model, format)`): attn_v, attn_q/attn_k, attn_output and the first
-//    eighth of the ffn_down tensors. Rules that depend on an importance matrix are taken
-//    with one for the IQ formats (tools/quantize refuses IQ1_S/IQ1_M/IQ2_XXS/IQ2_XS/IQ2_S
-//    without one; the IQ3_XXS file sizes fit only that reading) and without one for the
-//    legacy and K formats. Arch and size-class rules (Falcon, LLM_TYPE_70B's attn_v) and
-//    fused attn_qkv tensors (Phi-3) are not modelled.
+//    IQ3_S for IQ2_S, IQ2_M and the IQ3 files). The K-quant mixes' table cost is a
+//    whole-file average at Llama-3-8B; the cost of their transformer blocks is that average
+//    with Llama-3-8B's embedding and head taken out, so a model with a different vocabulary
+//    share gets the right total. The uniform formats also get the recipe's per-tensor
+//    changes inside the blocks, by tensor class, sized from the model's shape
+//    (`gguf_block_types_of`, `layout_of(model, format)`): attn_v, attn_q/attn_k,
+//    attn_output, the first eighth of the ffn_down tensors and (IQ3_XS) the middle three
+//    quarters of ffn_gate/ffn_up. So do the IQ mixes IQ3_M, IQ3_XS and IQ2_M, whose blocks
+//    start from the ggml type llama.cpp builds the file on (`gguf_default_bpw`: IQ3_S,
+//    IQ3_S, IQ2_S; and IQ2_XS for an IQ2_S file). Rules that depend on an importance matrix
+//    are taken with one for the IQ formats (tools/quantize refuses IQ1_S/IQ1_M/IQ2_XXS/
+//    IQ2_XS/IQ2_S without one; the IQ3_XXS file sizes fit only that reading) and without
+//    one for the legacy and K formats. Arch and size-class rules (Falcon, LLM_TYPE_70B's
+//    attn_v, which puts 70B-class IQ3 files 0.3 % above our figure) and fused attn_qkv
+//    tensors (Phi-3) are not modelled.
 //    Re-released QAT files may store the tied embedding otherwise than the rule (Google's
 //    Gemma 3 QAT Q4_0 GGUFs keep it in F16); nothing in a model_spec says so, so those
 //    files come out small (calibration row 816).
@@ -110,7 +114,10 @@ constexpr double gguf_embedding_bpw(quant_format q) noexcept {
     case quant_format::iq1_s:
     case quant_format::iq1_m: return ggml_q2_k_bpw;
     case quant_format::iq2_s:
-    case quant_format::iq3_xxs: return bits_per_weight(quant_format::iq3_s);
+    case quant_format::iq2_m:
+    case quant_format::iq3_xxs:
+    case quant_format::iq3_xs:
+    case quant_format::iq3_m: return bits_per_weight(quant_format::iq3_s);
     default: return bits_per_weight(q);
     }
 }
@@ -123,8 +130,25 @@ constexpr double gguf_output_bpw(quant_format q) noexcept {
     case quant_format::iq3_xxs:
     case quant_format::iq1_s:
     case quant_format::iq2_s:
+    case quant_format::iq2_m:
     case quant_format::iq1_m: return ggml_q5_k_bpw;
     default: return bits_per_weight(quant_format::q6_k);
+    }
+}
+
+/// Bits per weight of the ggml type llama.cpp quantizes a file's tensors to before its
+/// recipe changes some of them (`llama_ftype_get_default_type`, src/llama-quant.cpp), for
+/// the formats whose recipe is modelled tensor by tensor; 0 for the others (K-quant mixes,
+/// non-GGUF formats). An IQ2_S file is built on IQ2_XS blocks, not IQ2_S ones: the quantizer
+/// maps that file type to GGML_TYPE_IQ2_XS and IQ2_M to GGML_TYPE_IQ2_S, so most of an
+/// IQ2_S file is IQ2_XS (its stated 2.5 bpw is IQ2_XS plus the IQ3_S upgrades).
+constexpr double gguf_default_bpw(quant_format q) noexcept {
+    switch (q) {
+    case quant_format::iq2_s: return bits_per_weight(quant_format::iq2_xs);
+    case quant_format::iq2_m: return bits_per_weight(quant_format::iq2_s);
+    case quant_format::iq3_xs:
+    case quant_format::iq3_m: return bits_per_weight(quant_format::iq3_s);
+    default: return info(q).scheme == quant_scheme::gguf_block ? bits_per_weight(q) : 0.0;
     }
 }
 
@@ -153,6 +177,8 @@ constexpr weight_layout layout_of(quant_format q) noexcept {
     case quant_scheme::gguf_mix: {
         l.embedding_bpw = gguf_embedding_bpw(q);
         l.output_bpw = gguf_output_bpw(q);
+        // The IQ mixes' table rate is already what their blocks average.
+        if (gguf_default_bpw(q) > 0) break;
         const double outside = mix_reference_embedding * (l.embedding_bpw + l.output_bpw);
         const double blocks = mix_reference_parameters - 2.0 * mix_reference_embedding;
         l.block_bpw = l.expert_bpw = (r.bits_per_weight * mix_reference_parameters - outside) / blocks;
@@ -187,15 +213,24 @@ constexpr block_matrices matrices_of(const model_spec& m) noexcept {
     return b;
 }
 
-/// Bits per weight of each tensor class of a uniform GGUF format's recipe. Follows
-/// llama.cpp `llama_tensor_get_type_impl` (src/llama-quant.cpp); `base` everywhere else.
+/// Bits per weight of each tensor class of a GGUF recipe modelled tensor by tensor.
+/// Follows llama.cpp `llama_tensor_get_type_impl` (src/llama-quant.cpp); the recipe's
+/// default type (gguf_default_bpw) everywhere else. `ffn_down_first` holds the first n/8
+/// layers' ffn_down, or with `down_more_bits` the layers llama.cpp's use_more_bits picks;
+/// `ffn_gate_up_middle` the ffn_gate and ffn_up of layers n/8 to 7n/8.
 struct gguf_block_types {
-    double attn_q, attn_k, attn_v, attn_output, ffn_down_first, ffn_down_rest;
+    double attn_q, attn_k, attn_v, attn_output, ffn_down_first, ffn_down_rest, ffn_gate_up_middle;
+    bool down_more_bits = false;
 };
 
+/// llama.cpp's use_more_bits: the first and last eighth of the layers and every third between.
+constexpr bool gguf_use_more_bits(std::uint32_t i, std::uint32_t n) noexcept {
+    return i < n / 8 || i >= 7 * n / 8 || (i - n / 8) % 3 == 2;
+}
+
 constexpr gguf_block_types gguf_block_types_of(const model_spec& m, quant_format q) noexcept {
-    const double base = bits_per_weight(q);
-    gguf_block_types t{base, base, base, base, base, base};
+    const double base = gguf_default_bpw(q);
+    gguf_block_types t{base, base, base, base, base, base, base};
     const double gqa = m.kv_heads ? static_cast<double>(m.attention_heads) / m.kv_heads : 1.0;
     const bool eight_experts = m.experts == 8;
     const double q2k = ggml_q2_k_bpw, q4k = ggml_q4_k_bpw, q5k = ggml_q5_k_bpw;
@@ -205,17 +240,19 @@ constexpr gguf_block_types gguf_block_types_of(const model_spec& m, quant_format
     case quant_format::iq1_m:
     case quant_format::iq2_xxs:
     case quant_format::iq2_xs:
-    case quant_format::iq2_s: {
+    case quant_format::iq2_s:
+    case quant_format::iq2_m: {
         // The IQ1/IQ2 branch: attn_v, the first n/8 ffn_down, attn_output (and attn_k of
-        // 8-expert models) go up.
-        const double up = q == quant_format::iq2_s ? iq3s : q2k;
+        // 8-expert models) go up; IQ2_S and IQ2_M files to IQ3_S, the others to Q2_K.
+        const bool iq2_s_or_m = q == quant_format::iq2_s || q == quant_format::iq2_m;
+        const double up = iq2_s_or_m ? iq3s : q2k;
         t.attn_v = gqa >= 4 || m.experts >= 4 ? q4k : up;
         if (eight_experts) t.attn_k = q4k;
         t.ffn_down_first = up;
         if (eight_experts) t.attn_output = q5k;
         else if (q == quant_format::iq1_s || q == quant_format::iq1_m)
             t.attn_output = bits_per_weight(quant_format::iq2_xxs);
-        else if (q == quant_format::iq2_s) t.attn_output = iq3s;
+        else if (iq2_s_or_m) t.attn_output = iq3s;
         return t;
     }
     case quant_format::iq3_xxs:
@@ -224,9 +261,24 @@ constexpr gguf_block_types gguf_block_types_of(const model_spec& m, quant_format
         t.attn_k = t.attn_q = bits_per_weight(quant_format::iq2_s);
         t.attn_output = eight_experts ? q5k : iq3s;
         break;
+    case quant_format::iq3_xs: {
+        // Queries, keys and the middle layers' ffn_gate/ffn_up drop to IQ3_XXS.
+        const double iq3xxs = bits_per_weight(quant_format::iq3_xxs);
+        if (gqa >= 4) t.attn_v = q4k;
+        t.attn_q = t.attn_k = t.ffn_gate_up_middle = iq3xxs;
+        if (eight_experts) t.attn_output = q5k;
+        break;
+    }
     case quant_format::iq3_s:
         if (gqa >= 4) t.attn_v = q4k;
         if (eight_experts) t.attn_output = q5k;
+        break;
+    case quant_format::iq3_m:
+        // attn_v at Q4_K whatever the GQA; attn_output and the first ffn_down at Q4_K
+        // (8-expert models: attn_output Q5_K, ffn_down Q4_K on the use_more_bits layers).
+        t.attn_v = t.ffn_down_first = q4k;
+        t.attn_output = eight_experts ? q5k : q4k;
+        t.down_more_bits = eight_experts;
         break;
     case quant_format::iq4_nl:
     case quant_format::iq4_xs:
@@ -295,27 +347,40 @@ constexpr parameter_parts parts_of(const model_spec& m) noexcept {
     return p;
 }
 
-/// `layout_of(q)` for model `m`: a uniform GGUF format's block and expert rates become
-/// the averages over the recipe's tensor classes (gguf_block_types_of), sized from the
-/// shape; the first n/8 ffn_down tensors are spread over all blocks, so every block costs
-/// the same. Other schemes, and shapes that do not fit the parameter split, are unchanged.
+/// `layout_of(q)` for model `m`: the block and expert rates of a GGUF format whose recipe
+/// is modelled (gguf_default_bpw) become the averages over the recipe's tensor classes
+/// (gguf_block_types_of), sized from the shape; the per-layer rules (first n/8 ffn_down,
+/// middle ffn_gate/ffn_up) are spread over all blocks, so every block costs the same.
+/// Other formats, and shapes that do not fit the parameter split, keep the table rate.
 constexpr weight_layout layout_of(const model_spec& m, quant_format q) noexcept {
     weight_layout l = layout_of(q);
-    if (info(q).scheme != quant_scheme::gguf_block || m.layers == 0) return l;
+    const double base = gguf_default_bpw(q);
+    if (!(base > 0) || m.layers == 0) return l;
     const auto p = parts_of(m);
     const auto b = matrices_of(m);
     const auto t = gguf_block_types_of(m, q);
-    const double base = bits_per_weight(q);
-    const double first = static_cast<double>(m.layers / 8) / static_cast<double>(m.layers);
+    const std::uint32_t n = m.layers;
+    std::uint32_t first_layers = n / 8;
+    if (t.down_more_bits) {
+        first_layers = 0;
+        for (std::uint32_t i = 0; i < n; ++i) first_layers += gguf_use_more_bits(i, n) ? 1 : 0;
+    }
+    const double first = static_cast<double>(first_layers) / n;
+    const double middle = static_cast<double>(7 * n / 8 - n / 8) / n;
+    // Each per-layer rate less the default, averaged over the layers.
     const double down = first * t.ffn_down_first + (1.0 - first) * t.ffn_down_rest - base;
-    const double shaped = 2.0 * b.attn_q + 2.0 * b.attn_kv + b.ffn_down;
+    const double gate_up = middle * (t.ffn_gate_up_middle - base);
+    // ffn_gate and ffn_up have ffn_down's size; they count only where the recipe moves them.
+    const double ffn = gate_up != 0 ? 3.0 : 1.0;
+    const double shaped = 2.0 * b.attn_q + 2.0 * b.attn_kv + ffn * b.ffn_down;
     if (shaped > 0 && shaped <= p.block_other) {
         const double extra = b.attn_q * (t.attn_q - base) + b.attn_q * (t.attn_output - base) +
-                             b.attn_kv * (t.attn_k - base) + b.attn_kv * (t.attn_v - base) + b.ffn_down * down;
+                             b.attn_kv * (t.attn_k - base) + b.attn_kv * (t.attn_v - base) + b.ffn_down * down +
+                             2.0 * b.ffn_down * gate_up;
         l.block_bpw = base + extra / p.block_other;
     }
-    if (b.expert_down > 0 && b.expert_down <= p.block_experts)
-        l.expert_bpw = base + b.expert_down * down / p.block_experts;
+    if (b.expert_down > 0 && ffn * b.expert_down <= p.block_experts)
+        l.expert_bpw = base + b.expert_down * (down + 2.0 * gate_up) / p.block_experts;
     return l;
 }
 
@@ -421,6 +486,10 @@ static_assert(weight_bytes(*find_model("llama-3-8b"), quant_format::q4_k_m) > 4'
 // 1.5625 bits: Llama 3 70B's file is 14.29 GiB, not the 12.8 GiB of IQ1_S throughout.
 static_assert(weight_bytes(*find_model("llama-3-70b"), quant_format::iq1_s) > 15'200'000'000ull &&
               weight_bytes(*find_model("llama-3-70b"), quant_format::iq1_s) < 15'500'000'000ull);
+// IQ3_M is IQ3_S with attn_v, attn_output and the first ffn_down tensors at Q4_K: Llama 3
+// 70B's file is 29.74 GiB (31.93e9 bytes; ours is 0.3 % small, its attn_v is Q5_K there).
+static_assert(weight_bytes(*find_model("llama-3-70b"), quant_format::iq3_m) > 31'700'000'000ull &&
+              weight_bytes(*find_model("llama-3-70b"), quant_format::iq3_m) < 32'000'000'000ull);
 // Sliding windows cap the cache: Gemma 3 27B at 128k caches its 10 global layers at full
 // length and its 52 sliding layers at 1024 tokens (4096 values of 2 B per token and layer).
 static_assert(kv_cache_bytes(*find_model("gemma-3-27b"), {.context = 131072}) ==
