@@ -501,12 +501,9 @@ py::dict estimate(const py::handle& device, const py::handle& model, const std::
     ah::plan_options po;
     po.memory_headroom = headroom_of(headroom);
     po.spread = true; // one replica over every device given
-    const ah::inference_shape shape{ctx, b};
-    const ah::inference_shape prefill_shape{pr, b};
+    const ah::inference_shape shape{.context = ctx, .batch = b, .prompt = pr};
     const auto links = std::span<const ah::interconnect>(reg.system().interconnects);
     const auto plan = ah::plan_sharding(reg.all(), links, m, q, shape, po);
-    // The planner's prefill is for a prompt as long as the context: plan again at the prompt's.
-    const auto pre = ah::plan_sharding(reg.all(), links, m, q, prefill_shape, po);
     std::uint64_t usable = 0;
     for (const auto& p : reg.all()) usable += ah::usable_memory(p, po);
 
@@ -536,7 +533,7 @@ py::dict estimate(const py::handle& device, const py::handle& model, const std::
     d["tensor_parallel"] = plan.tensor_parallel;
     d["stages"] = plan.stages;
     d["decode_tokens_per_second"] = rate(plan.fits ? plan.decode_tokens_per_second : 0);
-    d["prefill_tokens_per_second"] = rate(plan.fits && pre.fits ? pre.prefill_tokens_per_second : 0);
+    d["prefill_tokens_per_second"] = rate(plan.fits ? plan.prefill_tokens_per_second : 0);
     d["memory"] = memory_dict(ah::estimate_memory(m, q, shape));
     d["usable_bytes"] = usable;
     d["memory_headroom"] = po.memory_headroom;
@@ -545,13 +542,16 @@ py::dict estimate(const py::handle& device, const py::handle& model, const std::
 }
 
 py::dict plan(const py::handle& devices, const py::handle& model, const std::string& quant, long long context,
-              long long batch, bool allow_cpu, bool free_memory, double headroom) {
+              long long batch, bool allow_cpu, bool free_memory, double headroom, std::optional<long long> prompt) {
     const auto reg = devices_of(devices);
     const auto m = model_of(model);
     const bool automatic = ah::detail::iequals(quant, "auto");
     ah::quant_format q{};
     if (!automatic) q = quant_of(quant);
-    const ah::inference_shape shape{whole("context", context, 1, 1 << 24), whole("batch", batch, 1, 65536)};
+    const auto ctx = whole("context", context, 1, 1 << 24);
+    const ah::inference_shape shape{.context = ctx,
+                                    .batch = whole("batch", batch, 1, 65536),
+                                    .prompt = prompt ? whole("prompt", *prompt, 1, ctx) : ctx};
     ah::plan_options po;
     po.allow_cpu = allow_cpu;
     po.count_memory_in_use = free_memory;
@@ -590,6 +590,7 @@ py::dict plan(const py::handle& devices, const py::handle& model, const std::str
     d["quant"] = text(ah::to_string(q));
     d["quant_chosen"] = automatic ? "auto" : "given";
     d["context"] = shape.context;
+    d["prompt"] = shape.prompt;
     d["batch"] = shape.batch;
     d["fits"] = p.fits;
     d["outcome"] = text(ah::to_string(outcome));
@@ -841,10 +842,10 @@ PYBIND11_MODULE(_native, m) {
           "the share of each device's memory left free.");
     m.def("plan", &plan, py::arg("devices"), py::arg("model"), py::arg("quant") = "auto", py::arg("context") = 4096,
           py::arg("batch") = 1, py::arg("allow_cpu") = false, py::arg("free_memory") = false,
-          py::arg("headroom") = ah::plan_options{}.memory_headroom,
+          py::arg("headroom") = ah::plan_options{}.memory_headroom, py::arg("prompt") = py::none(),
           "Lays a model out on devices (a Registry, a Device or a list of Devices); quant='auto' picks the "
           "highest-quality format that fits; free_memory=True plans on the memory free now (what each device "
-          "reports in use taken off).");
+          "reports in use taken off); prompt is the prompt length of the prefill rate (default: the context).");
     m.def("training", &training, py::arg("model"), py::arg("method"), py::arg("seq") = 2048, py::arg("batch") = 1,
           py::arg("devices") = 1, py::arg("zero") = 0, py::arg("rank") = py::none(), py::arg("checkpointing") = false,
           py::arg("optimizer") = "adamw", py::arg("policy") = py::none(),

@@ -69,6 +69,7 @@ class _Plan(TypedDict):
     quant: str
     quant_chosen: str
     context: int
+    prompt: int
     batch: int
     fits: bool
     outcome: str
@@ -398,6 +399,7 @@ def plan(
     allow_cpu: bool = False,
     free_memory: bool = False,
     headroom: float = 0.1,
+    prompt: Optional[int] = None,
 ) -> _Plan: ...
 def training(
     model: _ModelArg,

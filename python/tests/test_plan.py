@@ -89,6 +89,7 @@ class Errors(unittest.TestCase):
                      lambda: ah.estimate("H100 SXM", "llama-3.1-8b", "fp16", context=1024, prompt=2048),
                      lambda: ah.estimate("H100 SXM", "llama-3.1-8b", "fp16", headroom=1.0),
                      lambda: ah.plan(ah.catalogue_registry("H100 SXM", 1), "llama-3.1-8b", headroom=-0.1),
+                     lambda: ah.plan(ah.catalogue_registry("H100 SXM", 1), "llama-3.1-8b", context=1024, prompt=2048),
                      lambda: ah.training("llama-3.1-8b", "full", zero=4),
                      lambda: ah.training("llama-3.1-8b", "full", rank=8),
                      lambda: ah.training("llama-3.1-8b", "lora", policy="full"),
@@ -176,6 +177,19 @@ class Estimates(unittest.TestCase):
 
 
 class Plans(unittest.TestCase):
+    def test_plan_prompt(self):
+        # A pipeline of two cards: a 4096-token prompt's micro-batches overlap on the two,
+        # a 512-token prompt (one micro-batch) runs through one card after the other.
+        cards = [ah.catalogue_registry("RTX 4090", 2).devices[i] for i in range(2)]
+        long = ah.plan(cards, "llama-3-70b", quant="Q4_K_M", context=4096)
+        short = ah.plan(cards, "llama-3-70b", quant="Q4_K_M", context=4096, prompt=512)
+        self.assertEqual(long["prompt"], 4096)  # the default: the context
+        self.assertEqual(short["prompt"], 512)
+        self.assertEqual(long["stages"], 2)
+        self.assertEqual([s["first_layer"] for s in long["shards"]], [s["first_layer"] for s in short["shards"]])
+        self.assertGreater(long["prefill_tokens_per_second"], short["prefill_tokens_per_second"])
+        self.assertEqual(long["decode_tokens_per_second"], short["decode_tokens_per_second"])
+
     def test_plan_on_described_devices(self):
         reg = ah.catalogue_registry("H100 SXM", 8)
         p = ah.plan(reg, "llama-3.1-70b", quant="bf16")

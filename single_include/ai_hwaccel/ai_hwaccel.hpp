@@ -27057,7 +27057,18 @@ struct inference_shape {
     std::uint32_t context = 4096;              ///< tokens held in the KV cache per sequence
     std::uint32_t batch = 1;                   ///< sequences decoded together
     quant_format kv_cache = quant_format::fp16; ///< KV cache element type (fp16, q8_0, q4_0, fp8)
+    /// Tokens of the prompt the prefill rate is for, prefilled from an empty cache; 0: a
+    /// prompt as long as `context` (a longer one is held to it). Memory and decode do
+    /// not read it.
+    std::uint32_t prompt = 0;
 };
+
+/// The prompt length `s` gives the prefill rate: its prompt, else its context; at most
+/// the context and at least one token.
+constexpr std::uint32_t prompt_tokens(const inference_shape& s) noexcept {
+    const std::uint32_t n = s.prompt && s.prompt < s.context ? s.prompt : s.context;
+    return n ? n : 1;
+}
 
 /// Memory an inference deployment needs, in bytes (an estimate).
 struct memory_estimate {
@@ -27677,7 +27688,7 @@ constexpr compute_rate prefill_compute_rate(const accelerator_profile& device, q
 
 /// Decode and prefill rates of `m` in format `q` on one device (estimates). The model is
 /// assumed to be wholly on the device; a split model is plan/shard.hpp's business. The
-/// decode depth and the prompt length are both `s.context`.
+/// decode depth is `s.context`, the prompt prompt_tokens(s).
 constexpr throughput_estimate estimate_throughput(const accelerator_profile& device, const model_spec& m,
                                                   quant_format q, const inference_shape& s = {},
                                                   const throughput_constants& c = {}) {
@@ -27702,9 +27713,10 @@ constexpr throughput_estimate estimate_throughput(const accelerator_profile& dev
     }
     // Prefill: compute for the prompt, or the weights read once per micro-batch.
     if (flops > 0) {
-        const auto f = prefill_flops_per_token(m, s.context);
+        const std::uint32_t prompt = prompt_tokens(s);
+        const auto f = prefill_flops_per_token(m, prompt);
         const double compute_s = (f.matmul + f.attention / c.prefill_attention_efficiency) / flops;
-        const double ubatch = s.context < c.prefill_ubatch_tokens ? (s.context ? s.context : 1) : c.prefill_ubatch_tokens;
+        const double ubatch = prompt < c.prefill_ubatch_tokens ? prompt : c.prefill_ubatch_tokens;
         const double memory_s = bw > 0 ? static_cast<double>(weight_bytes(m, q)) / ubatch / bw : 0;
         const double t = compute_s > memory_s ? compute_s : memory_s;
         e.prefill_tokens_per_second = t > 0 ? 1.0 / t : 0;
@@ -28046,7 +28058,8 @@ struct shard_plan {
     bool truncated = false;     ///< more than max_plan_devices devices were given
     plan_link tensor_link{};    ///< replica 0's tensor-parallel link (slowest group)
     plan_link pipeline_link{};  ///< replica 0's slowest pipeline hop
-    /// Replica 0, one sequence (batch as given): decode and prefill tokens per second.
+    /// Replica 0, one sequence (batch as given): decode tokens per second at the shape's
+    /// context, and prefill tokens per second of a prompt of prompt_tokens(shape).
     double decode_tokens_per_second = 0;
     double prefill_tokens_per_second = 0;
     /// Sum over replicas (serving independent requests).
@@ -28954,7 +28967,7 @@ constexpr void plan_group(shard_plan& p, group& g, std::span<const accelerator_p
             first += L.layers[j];
         }
         // A prompt longer than a micro-batch keeps several stages busy at once.
-        prefill = pipelined_prefill_seconds(prefill, prefill_slowest, s.context, o.throughput);
+        prefill = pipelined_prefill_seconds(prefill, prefill_slowest, prompt_tokens(s), o.throughput);
         // estimate_throughput's rates are per sequence: one decode step of the whole
         // batch takes 1 / rate, and the step's messages carry every sequence.
         const double step = compute + tensor + hops;

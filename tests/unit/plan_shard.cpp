@@ -371,11 +371,19 @@ TEST_CASE("plan_sharding: a long prompt pipelines over the stages (calibration r
     CHECK(p.decode_tokens_per_second == doctest::Approx(q.decode_tokens_per_second)); // decode is untouched
     CAPTURE(p.prefill_tokens_per_second);
     CHECK(std::fabs(p.prefill_tokens_per_second / 2311.43 - 1) < 0.25);
-    // A prompt of one micro-batch has nothing to overlap.
-    const ah::inference_shape short_prompt{.context = 512};
-    CHECK(ah::plan_sharding(gpus, {}, m, quant_format::fp16, short_prompt).prefill_tokens_per_second ==
-          doctest::Approx(ah::plan_sharding(gpus, {}, m, quant_format::fp16, short_prompt, sequential)
-                              .prefill_tokens_per_second));
+    // A prompt of one micro-batch has nothing to overlap, whatever the context.
+    for (const ah::inference_shape short_prompt : {ah::inference_shape{.context = 512},
+                                                   ah::inference_shape{.context = 4096, .prompt = 512}}) {
+        CAPTURE(short_prompt.context);
+        const auto a = ah::plan_sharding(gpus, {}, m, quant_format::fp16, short_prompt);
+        const auto b = ah::plan_sharding(gpus, {}, m, quant_format::fp16, short_prompt, sequential);
+        CHECK(a.prefill_tokens_per_second == doctest::Approx(b.prefill_tokens_per_second));
+    }
+    // The prompt changes prefill only: the layout and decode follow the context.
+    const auto p512 = ah::plan_sharding(gpus, {}, m, quant_format::fp16, {.context = 4096, .prompt = 512});
+    CHECK(p512.stages == p.stages);
+    CHECK(p512.decode_tokens_per_second == doctest::Approx(p.decode_tokens_per_second));
+    CHECK(p512.prefill_tokens_per_second < p.prefill_tokens_per_second);
 }
 
 TEST_CASE("suggest_quantization") {

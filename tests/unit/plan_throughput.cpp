@@ -152,6 +152,22 @@ TEST_CASE("prefill_compute_rate") {
               .prefill_tokens_per_second == 0);
 }
 
+TEST_CASE("estimate_throughput: the prompt of the prefill rate") {
+    static_assert(ah::prompt_tokens({.context = 4096}) == 4096);
+    static_assert(ah::prompt_tokens({.context = 4096, .prompt = 512}) == 512);
+    static_assert(ah::prompt_tokens({.context = 1024, .prompt = 2048}) == 1024); // held to the context
+    static_assert(ah::prompt_tokens({.context = 0}) == 1);
+    const auto gpu = device("H100 SXM");
+    const auto& m = model("llama-3.1-8b");
+    // A prompt given apart prefills as a context of that length does; decode stays at the context.
+    const auto apart = ah::estimate_throughput(gpu, m, quant_format::bf16, {.context = 32768, .prompt = 512});
+    const auto as_context = ah::estimate_throughput(gpu, m, quant_format::bf16, {.context = 512});
+    const auto whole = ah::estimate_throughput(gpu, m, quant_format::bf16, {.context = 32768});
+    CHECK(apart.prefill_tokens_per_second == doctest::Approx(as_context.prefill_tokens_per_second));
+    CHECK(apart.decode_tokens_per_second == doctest::Approx(whole.decode_tokens_per_second));
+    CHECK(apart.prefill_tokens_per_second > whole.prefill_tokens_per_second); // less attention per token
+}
+
 TEST_CASE("pipelined_prefill_seconds") {
     const ah::throughput_constants c; // micro-batches of 512 tokens, batches of 2048
     // One stage, or one micro-batch: no overlap.

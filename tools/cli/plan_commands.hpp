@@ -79,6 +79,7 @@ constexpr std::string_view plan_help =
     "                     and --memory SIZE as for estimate\n"
     "  --quant FORMAT     the format, or auto (the default): the best that fits\n"
     "  --context N        tokens in the KV cache per sequence (default 4096; 8k, 128k)\n"
+    "  --prompt N         prompt length for the prefill rate (default: the context)\n"
     "  --batch N          sequences decoded together (default 1)\n"
     "  --allow-cpu        let the plan use the CPU (never used silently)\n"
     "  --free-memory      plan on the memory free now: what each detected device reports\n"
@@ -634,13 +635,11 @@ int cmd_estimate(std::span<const std::string_view> args) {
     if (!headroom_option(o, po.memory_headroom, why)) return usage_error(why);
     const auto d = describe_devices(*spec, static_cast<std::uint32_t>(count), memory);
     po.spread = true; // one replica over all the devices given
-    const ah::inference_shape shape{static_cast<std::uint32_t>(context), static_cast<std::uint32_t>(batch)};
-    const ah::inference_shape prefill_shape{static_cast<std::uint32_t>(prompt), static_cast<std::uint32_t>(batch)};
+    const ah::inference_shape shape{.context = static_cast<std::uint32_t>(context),
+                                    .batch = static_cast<std::uint32_t>(batch),
+                                    .prompt = static_cast<std::uint32_t>(prompt)};
     const auto plan = ah::plan_sharding(d.devices, d.links, m, q, shape, po);
-    // The planner's prefill is for a prompt as long as the shape's context: plan the same
-    // devices once more at the prompt's length for it.
-    const auto pre = ah::plan_sharding(d.devices, d.links, m, q, prefill_shape, po);
-    const double prefill = plan.fits && pre.fits ? pre.prefill_tokens_per_second : 0;
+    const double prefill = plan.fits ? plan.prefill_tokens_per_second : 0;
     const auto mem = ah::estimate_memory(m, q, shape);
     const std::string reason = plan.fits ? "" : str(ah::describe(plan.outcome));
     std::uint64_t usable = 0; // what the planner may use of the devices' memory
@@ -715,7 +714,7 @@ int cmd_plan(std::span<const std::string_view> args) {
     std::string why;
     if (!parse_options(args, "plan",
                        {{"--root"}, {"--device"}, {"--count"}, {"--memory"}, {"--model"}, {"--quant"}, {"--context"},
-                        {"--batch"}, {"--allow-cpu", false}, {"--free-memory", false}, {"--headroom"},
+                        {"--prompt"}, {"--batch"}, {"--allow-cpu", false}, {"--free-memory", false}, {"--headroom"},
                         {"--json", false}},
                        o, why))
         return usage_error(why);
@@ -730,10 +729,13 @@ int cmd_plan(std::span<const std::string_view> args) {
     const bool automatic = ah::detail::iequals(quant_name, "auto");
     ah::quant_format q{};
     if (!automatic && !resolve_quant(quant_name, q, why)) return usage_error(why);
-    std::uint64_t count = 0, context = 0, batch = 0;
+    std::uint64_t count = 0, context = 0, prompt = 0, batch = 0;
     if (!whole_option(o, "--count", 1, 1, ah::max_plan_devices, count, why) ||
-        !tokens_option(o, "--context", 4096, context, why) || !whole_option(o, "--batch", 1, 1, 65536, batch, why))
+        !tokens_option(o, "--context", 4096, context, why) || !tokens_option(o, "--prompt", context, prompt, why) ||
+        !whole_option(o, "--batch", 1, 1, 65536, batch, why))
         return usage_error(why);
+    if (prompt > context) return usage_error("--prompt (" + std::to_string(prompt) + ") exceeds --context (" +
+                                             std::to_string(context) + "): the prompt is held in the KV cache");
     double headroom = ah::plan_options{}.memory_headroom;
     if (!headroom_option(o, headroom, why)) return usage_error(why);
 
@@ -769,7 +771,9 @@ int cmd_plan(std::span<const std::string_view> args) {
     po.memory_headroom = headroom;
     po.allow_cpu = o.has("--allow-cpu");
     po.count_memory_in_use = o.has("--free-memory");
-    const ah::inference_shape shape{static_cast<std::uint32_t>(context), static_cast<std::uint32_t>(batch)};
+    const ah::inference_shape shape{.context = static_cast<std::uint32_t>(context),
+                                    .batch = static_cast<std::uint32_t>(batch),
+                                    .prompt = static_cast<std::uint32_t>(prompt)};
     // auto: the best format the planner fits on these devices and links, with its plan.
     std::optional<ah::quantization_choice> choice;
     ah::shard_plan plan;
@@ -806,6 +810,7 @@ int cmd_plan(std::span<const std::string_view> args) {
         j["quant"] = ah::to_string(q);
         j["quant_chosen"] = automatic ? "auto" : "given";
         j["context"] = context;
+        j["prompt"] = prompt;
         j["batch"] = batch;
         j["fits"] = plan.fits;
         j["outcome"] = ah::to_string(plan.fits ? plan.outcome : (choice && !choice->fits ? choice->outcome : plan.outcome));
@@ -885,7 +890,7 @@ int cmd_plan(std::span<const std::string_view> args) {
             if (plan.replicas > 1)
                 std::printf(", %s over %u replicas", rate(plan.aggregate_decode_tokens_per_second).c_str(), plan.replicas);
             std::printf("\nprefill: %s (a prompt of %llu tokens)\n", rate(plan.prefill_tokens_per_second).c_str(),
-                        static_cast<unsigned long long>(context));
+                        static_cast<unsigned long long>(prompt));
             std::printf("(every figure is an estimate)\n");
         } else {
             std::printf("fits: no: %s\n", reason.c_str());

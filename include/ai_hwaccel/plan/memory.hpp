@@ -62,7 +62,18 @@ struct inference_shape {
     std::uint32_t context = 4096;              ///< tokens held in the KV cache per sequence
     std::uint32_t batch = 1;                   ///< sequences decoded together
     quant_format kv_cache = quant_format::fp16; ///< KV cache element type (fp16, q8_0, q4_0, fp8)
+    /// Tokens of the prompt the prefill rate is for, prefilled from an empty cache; 0: a
+    /// prompt as long as `context` (a longer one is held to it). Memory and decode do
+    /// not read it.
+    std::uint32_t prompt = 0;
 };
+
+/// The prompt length `s` gives the prefill rate: its prompt, else its context; at most
+/// the context and at least one token.
+constexpr std::uint32_t prompt_tokens(const inference_shape& s) noexcept {
+    const std::uint32_t n = s.prompt && s.prompt < s.context ? s.prompt : s.context;
+    return n ? n : 1;
+}
 
 /// Memory an inference deployment needs, in bytes (an estimate).
 struct memory_estimate {

@@ -385,7 +385,8 @@ struct shard_plan {
     bool truncated = false;     ///< more than max_plan_devices devices were given
     plan_link tensor_link{};    ///< replica 0's tensor-parallel link (slowest group)
     plan_link pipeline_link{};  ///< replica 0's slowest pipeline hop
-    /// Replica 0, one sequence (batch as given): decode and prefill tokens per second.
+    /// Replica 0, one sequence (batch as given): decode tokens per second at the shape's
+    /// context, and prefill tokens per second of a prompt of prompt_tokens(shape).
     double decode_tokens_per_second = 0;
     double prefill_tokens_per_second = 0;
     /// Sum over replicas (serving independent requests).
@@ -1293,7 +1294,7 @@ constexpr void plan_group(shard_plan& p, group& g, std::span<const accelerator_p
             first += L.layers[j];
         }
         // A prompt longer than a micro-batch keeps several stages busy at once.
-        prefill = pipelined_prefill_seconds(prefill, prefill_slowest, s.context, o.throughput);
+        prefill = pipelined_prefill_seconds(prefill, prefill_slowest, prompt_tokens(s), o.throughput);
         // estimate_throughput's rates are per sequence: one decode step of the whole
         // batch takes 1 / rate, and the step's messages carry every sequence.
         const double step = compute + tensor + hops;

@@ -179,7 +179,7 @@ constexpr compute_rate prefill_compute_rate(const accelerator_profile& device, q
 
 /// Decode and prefill rates of `m` in format `q` on one device (estimates). The model is
 /// assumed to be wholly on the device; a split model is plan/shard.hpp's business. The
-/// decode depth and the prompt length are both `s.context`.
+/// decode depth is `s.context`, the prompt prompt_tokens(s).
 constexpr throughput_estimate estimate_throughput(const accelerator_profile& device, const model_spec& m,
                                                   quant_format q, const inference_shape& s = {},
                                                   const throughput_constants& c = {}) {
@@ -204,9 +204,10 @@ constexpr throughput_estimate estimate_throughput(const accelerator_profile& dev
     }
     // Prefill: compute for the prompt, or the weights read once per micro-batch.
     if (flops > 0) {
-        const auto f = prefill_flops_per_token(m, s.context);
+        const std::uint32_t prompt = prompt_tokens(s);
+        const auto f = prefill_flops_per_token(m, prompt);
         const double compute_s = (f.matmul + f.attention / c.prefill_attention_efficiency) / flops;
-        const double ubatch = s.context < c.prefill_ubatch_tokens ? (s.context ? s.context : 1) : c.prefill_ubatch_tokens;
+        const double ubatch = prompt < c.prefill_ubatch_tokens ? prompt : c.prefill_ubatch_tokens;
         const double memory_s = bw > 0 ? static_cast<double>(weight_bytes(m, q)) / ubatch / bw : 0;
         const double t = compute_s > memory_s ? compute_s : memory_s;
         e.prefill_tokens_per_second = t > 0 ? 1.0 / t : 0;
