@@ -26298,9 +26298,12 @@ AI_HWACCEL_NAMESPACE_END
 // B = min(the nodes' link one way, i.e. its both-directions bandwidth / 2, PCIe of the two
 // GPUs that send and receive: GPUDirect RDMA crosses the host link), in decimal bytes/s;
 // a port of unknown speed counts as the PCIe bound. Prefill re-prices the bandwidth term
-// per token (shard.hpp's convention: latencies are paid per micro-batch). The plan's decode
-// and prefill rates, its pipeline seconds and the aggregate over replicas are corrected;
-// the compute and tensor-parallel terms are the planner's unchanged.
+// per token (shard.hpp's convention: latencies are paid per micro-batch), adding the
+// difference whole, as though it did not overlap with the other stages' micro-batches
+// (pipelined_prefill_seconds): at most a slight underestimate of a long prompt's rate,
+// the term being about a microsecond per token (8192 fp16 values at 100 Gb/s). The
+// plan's decode and prefill rates, its pipeline seconds and the aggregate over replicas
+// are corrected; the compute and tensor-parallel terms are the planner's unchanged.
 //
 // Nodes outside the largest joined group (most usable accelerator memory) are left out,
 // listed with the reason; if the model then fits nowhere, `fits == false` and `joined ==
