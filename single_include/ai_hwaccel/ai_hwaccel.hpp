@@ -27719,7 +27719,8 @@ constexpr throughput_estimate estimate_throughput(const accelerator_profile& dev
         const std::uint32_t prompt = prompt_tokens(s);
         const auto f = prefill_flops_per_token(m, prompt);
         const double compute_s = (f.matmul + f.attention / c.prefill_attention_efficiency) / flops;
-        const double ubatch = prompt < c.prefill_ubatch_tokens ? prompt : c.prefill_ubatch_tokens;
+        const double ubatch =
+            c.prefill_ubatch_tokens && c.prefill_ubatch_tokens < prompt ? c.prefill_ubatch_tokens : prompt;
         const double memory_s = bw > 0 ? static_cast<double>(weight_bytes(m, q)) / ubatch / bw : 0;
         const double t = compute_s > memory_s ? compute_s : memory_s;
         e.prefill_tokens_per_second = t > 0 ? 1.0 / t : 0;
@@ -27734,9 +27735,8 @@ constexpr throughput_estimate estimate_throughput(const accelerator_profile& dev
 /// and then one slowest stage for each of the U - 1 behind it, so per token
 ///   (sum + (U - 1) x max) / U,   U = ceil(min(batch, prompt) / min(ubatch, prompt)).
 /// One stage, a prompt of one micro-batch, or prefill_batch_tokens 0 gives `sum`: no
-/// overlap. (The batch's
-/// micro-batches are taken to cost alike; attention over a longer prefix makes the later
-/// ones somewhat slower, which this does not model.)
+/// overlap. (The batch's micro-batches are taken to cost alike; attention over a longer
+/// prefix makes the later ones somewhat slower, which this does not model.)
 constexpr double pipelined_prefill_seconds(double stage_seconds_sum, double stage_seconds_max, std::uint32_t prompt,
                                            const throughput_constants& c = {}) noexcept {
     if (c.prefill_batch_tokens == 0) return stage_seconds_sum;
