@@ -75,8 +75,8 @@ cli_plan_exit(cli_plan_plan_prompt_past_context 2
   plan --device "RTX 4090" --count 2 --model llama-3-70b --quant Q4_K_M --context 1024 --prompt 2048)
 cli_plan_output(cli_plan_plan_prompt "strategy: pipeline_parallel.*\nprefill: [0-9.]+ tok/s \\(a prompt of 512 tokens\\)"
   plan --device "RTX 4090" --count 2 --model llama-3-70b --quant Q4_K_M --prompt 512)
-cli_plan_output(cli_plan_plan_prompt_default "\nprefill: [0-9.]+ tok/s \\(a prompt of 8192 tokens\\)"
-  plan --device "RTX 4090" --count 2 --model llama-3-70b --quant Q4_K_M --context 8k)
+cli_plan_output(cli_plan_plan_prompt_default "\nprefill: [0-9.]+ tok/s \\(a prompt of 2048 tokens\\)"
+  plan --device "RTX 4090" --count 2 --model llama-3-70b --quant Q4_K_M --context 2k)
 cli_plan_exit(cli_plan_estimate_memory_needed 2 estimate --device "Apple M2 Ultra 76-core" --model llama-3.1-8b --quant Q4_K_M)
 cli_plan_exit(cli_plan_estimate_model_and_params 2
   estimate --device "H100 SXM" --model llama-3.1-8b --params 8B --layers 32 --hidden 4096 --quant bf16)
