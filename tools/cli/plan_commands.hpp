@@ -477,6 +477,15 @@ bool tokens_option(const options& o, std::string_view name, std::uint64_t def, s
     why = str(name) + ": '" + str(*s) + "' is not a token count from 1 to 16777216 (e.g. 4096, 8k, 128k)";
     return false;
 }
+// --prompt: the prompt length of the prefill rate, held in the KV cache, so at most the
+// context; absent, `def` (at most the context).
+bool prompt_option(const options& o, std::uint64_t context, std::uint64_t def, std::uint64_t& v, std::string& why) {
+    if (!tokens_option(o, "--prompt", std::min(def, context), v, why)) return false;
+    if (v <= context) return true;
+    why = "--prompt (" + std::to_string(v) + ") exceeds --context (" + std::to_string(context) +
+          "): the prompt is held in the KV cache";
+    return false;
+}
 bool whole_option(const options& o, std::string_view name, std::uint64_t def, std::uint64_t lo, std::uint64_t hi,
                   std::uint64_t& v, std::string& why) {
     v = def;
@@ -622,12 +631,9 @@ int cmd_estimate(std::span<const std::string_view> args) {
     if (!resolve_quant(*o.get("--quant"), q, why)) return usage_error(why);
     std::uint64_t count = 0, context = 0, prompt = 0, batch = 0;
     if (!whole_option(o, "--count", 1, 1, ah::max_plan_devices, count, why) ||
-        !tokens_option(o, "--context", 4096, context, why) || !tokens_option(o, "--prompt", 512, prompt, why) ||
+        !tokens_option(o, "--context", 4096, context, why) || !prompt_option(o, context, 512, prompt, why) ||
         !whole_option(o, "--batch", 1, 1, 65536, batch, why))
         return usage_error(why);
-    if (!o.has("--prompt")) prompt = std::min(prompt, context);
-    if (prompt > context) return usage_error("--prompt (" + std::to_string(prompt) + ") exceeds --context (" +
-                                             std::to_string(context) + "): the prompt is held in the KV cache");
 
     std::uint64_t memory = 0;
     if (!memory_option(o, *spec, true, memory, why)) return usage_error(why);
@@ -731,11 +737,9 @@ int cmd_plan(std::span<const std::string_view> args) {
     if (!automatic && !resolve_quant(quant_name, q, why)) return usage_error(why);
     std::uint64_t count = 0, context = 0, prompt = 0, batch = 0;
     if (!whole_option(o, "--count", 1, 1, ah::max_plan_devices, count, why) ||
-        !tokens_option(o, "--context", 4096, context, why) || !tokens_option(o, "--prompt", context, prompt, why) ||
+        !tokens_option(o, "--context", 4096, context, why) || !prompt_option(o, context, context, prompt, why) ||
         !whole_option(o, "--batch", 1, 1, 65536, batch, why))
         return usage_error(why);
-    if (prompt > context) return usage_error("--prompt (" + std::to_string(prompt) + ") exceeds --context (" +
-                                             std::to_string(context) + "): the prompt is held in the KV cache");
     double headroom = ah::plan_options{}.memory_headroom;
     if (!headroom_option(o, headroom, why)) return usage_error(why);
 
