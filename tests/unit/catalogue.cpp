@@ -2,6 +2,7 @@
 
 #include <doctest/doctest.h>
 
+#include <string>
 #include <string_view>
 
 namespace ah = ai_hwaccel;
@@ -56,6 +57,22 @@ TEST_CASE("find_device") {
     CHECK(ah::find_device("GeForce RTX 9999") == nullptr);
     CHECK(ah::find_device("A100") == nullptr);
 }
+
+TEST_CASE("every row is found by its name, and only rows are in_catalogue") {
+    for (const auto& row : ah::device_catalogue) {
+        CAPTURE(row.name);
+        CHECK(ah::find_device(row.name) == &row);
+        CHECK(ah::in_catalogue(&row));
+        // Loosely spelt, the same row (the plain compare is only a shortcut).
+        std::string lower;
+        for (char c : row.name) lower += c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c;
+        CHECK(ah::find_device(" " + lower + " ") == &row);
+    }
+    const ah::device_spec copy = *ah::find_device("H100 SXM");
+    CHECK_FALSE(ah::in_catalogue(&copy));
+    CHECK_FALSE(ah::in_catalogue(nullptr));
+}
+static_assert(ah::in_catalogue(ah::find_device("NVIDIA H100 SXM5 80GB")));
 
 TEST_CASE("find_devices_by_pci") {
     const auto h100 = ah::find_devices_by_pci(0x10de, 0x2330);

@@ -295,6 +295,17 @@ TEST_CASE("to_json_string") {
     CHECK(j["devices"][2]["pci"] == "00010000:c1:1f.7");
 }
 
+TEST_CASE("to_json names only catalogue rows as a profile's spec") {
+    // A caller's own row, even one copied from the catalogue under the same name, cannot be
+    // linked again on input: it is written as null.
+    const ah::device_spec own = *ah::find_device("H100 SXM");
+    ah::accelerator_profile p = ah::profile_from_spec(own);
+    REQUIRE(p.spec == &own);
+    CHECK(nlohmann::json(p)["spec"].is_null());
+    p.spec = ah::find_device("MI300X");
+    CHECK(nlohmann::json(p)["spec"] == "AMD Instinct MI300X");
+}
+
 TEST_CASE("registry_from_json") {
     SUBCASE("round trip: registry -> text -> registry") {
         const auto r = full_registry();

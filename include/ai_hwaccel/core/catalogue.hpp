@@ -51,6 +51,11 @@ constexpr std::string_view without_vendor_prefix(std::string_view s) noexcept {
 constexpr const device_spec* find_device(std::string_view name) noexcept {
     name = detail::trim(name);
     if (name.empty()) return nullptr;
+    // A canonical name as written (what JSON documents hold) is found by a plain compare:
+    // names and aliases are loosely unique (catalogue_names_are_unique), so no other row
+    // answers to it and the loose pass below would return the same row.
+    for (const auto& row : device_catalogue)
+        if (row.name == name) return &row;
     for (const auto& row : device_catalogue) {
         if (detail::loose_equals(row.name, name)) return &row;
         for (const auto& a : row.aliases)
@@ -63,6 +68,15 @@ constexpr const device_spec* find_device(std::string_view name) noexcept {
             if (detail::loose_equals(detail::without_vendor_prefix(a), bare)) return &row;
     }
     return nullptr;
+}
+
+/// Whether `s` is a row of device_catalogue, not a device_spec of the caller's own: only a
+/// row is found again by its name (find_device(s->name) == s, as names are unique).
+constexpr bool in_catalogue(const device_spec* s) noexcept {
+    if (s == nullptr) return false;
+    for (const auto& row : device_catalogue)
+        if (&row == s) return true;
+    return false;
 }
 
 /// Rows answering to a PCI vendor/device id pair. Several rows can share an id (memory

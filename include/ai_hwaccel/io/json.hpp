@@ -825,7 +825,7 @@ inline void to_json(nlohmann::json& j, const accelerator_profile& p) {
     j["power_limit_watts"] = p.power_limit_watts;
     j["utilization_percent"] = p.utilization_percent;
     // Only a catalogue row can be found again by name.
-    const bool linkable = p.spec != nullptr && find_device(p.spec->name) == p.spec;
+    const bool linkable = in_catalogue(p.spec);
     j["spec"] = linkable ? nlohmann::json(std::string(p.spec->name)) : nlohmann::json(nullptr);
 }
 inline void from_json(const nlohmann::json& j, accelerator_profile& p) { detail::json_io::read_or_raise(j, p); }
