@@ -258,6 +258,20 @@ cli_plan_output(cli_plan_plan_free_memory "quantization: INT8 \\(auto.*tensor-pa
 cli_plan_output(cli_plan_plan_free_memory_bf16 "fits: no: the model does not fit"
   plan --root "${_tpu}" --model llama-3.1-70b --quant bf16 --free-memory)
 cli_plan_exit(cli_plan_plan_free_memory_described 2 plan --device "RTX 4090" --model llama-3.1-8b --free-memory)
+# --measure-bandwidth measures this machine, for the CPU: not for described devices, not for
+# a captured tree, and not without --allow-cpu (the CPU would not be in the plan).
+cli_plan_output(cli_plan_plan_measure_described "--measure-bandwidth measures this machine's memory; it cannot be combined with --device"
+  plan --device "RTX 4090" --model llama-3.1-8b --allow-cpu --measure-bandwidth)
+cli_plan_exit(cli_plan_plan_measure_described_exit 2 plan --device "RTX 4090" --model llama-3.1-8b --allow-cpu --measure-bandwidth)
+cli_plan_output(cli_plan_plan_measure_root "it cannot be combined with --root"
+  plan --root "${_tpu}" --model llama-3.1-8b --allow-cpu --measure-bandwidth)
+cli_plan_output(cli_plan_plan_measure_needs_cpu "--measure-bandwidth gives the CPU a decode rate; it needs --allow-cpu"
+  plan --model llama-3.1-8b --measure-bandwidth)
+# The one case here that runs on this machine: its CPU, given the bandwidth measured, gets
+# a decode rate (a 1B model in Q4_K_M, under 1 GiB, fits any machine that runs the suite).
+cli_plan_output(cli_plan_plan_measure_this_machine
+  "memory bandwidth: [0-9.]+ GB/s, measured \\([0-9]+ thread\\(s\\) reading .*decode: [0-9.]+ tok/s per sequence"
+  plan --model llama-3.2-1b --quant q4_k_m --allow-cpu --measure-bandwidth)
 # estimate's usable memory is the planner's: an Apple GPU keeps Metal's working set,
 # 2/3 of a 16 GiB machine.
 cli_plan_output(cli_plan_estimate_metal_usable "usable memory: 10\\.7 GiB \\(after a 10 % headroom, within Metal's working set\\)"

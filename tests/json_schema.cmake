@@ -68,6 +68,8 @@ json_schema_test(estimate_params_only estimate -- $<TARGET_FILE:ai_hwaccel_cli>
 json_schema_test(plan_machine plan -- $<TARGET_FILE:ai_hwaccel_cli>
                  plan --root "${CMAKE_CURRENT_SOURCE_DIR}/machines/handmade-hgx-h100-8gpu-nvswitch"
                  --model llama-3.1-70b --json)
+json_schema_test(plan_measured_bandwidth plan -- $<TARGET_FILE:ai_hwaccel_cli>
+                 plan --model llama-3.2-1b --quant q4_k_m --allow-cpu --measure-bandwidth --json)
 json_schema_test(plan_fits_nowhere plan --exit-codes 1 -- $<TARGET_FILE:ai_hwaccel_cli>
                  plan --device "RTX 4090" --model llama-3.1-70b --quant bf16 --json)
 json_schema_test(training training -- $<TARGET_FILE:ai_hwaccel_cli>

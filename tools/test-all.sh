@@ -6,8 +6,8 @@
 #   2. build-asan/  the unit tests again under AddressSanitizer + UndefinedBehaviorSanitizer
 #                   (built with clang, see below);
 #   3. build-tsan/  the unit tests of the parallel, cached and asynchronous paths (detection,
-#                   the tool runner, NVML's abandoned thread, the cache room) under
-#                   ThreadSanitizer.
+#                   the tool runner, NVML's abandoned thread, the cache room, the memory
+#                   bandwidth measurement's threads) under ThreadSanitizer.
 # Each phase prints its duration. JOBS sets the parallelism (default 2).
 #   tools/test-all.sh [--quick]      (--quick: phase 1 only)
 set -euo pipefail
@@ -40,7 +40,7 @@ ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
 
 phase "3/3 parallel, cached and asynchronous paths under ThreadSanitizer"
 cmake -S . -B build-tsan "${lean[@]}" -DCMAKE_CXX_FLAGS="-fsanitize=thread" \
-  "-DAI_HWACCEL_UNIT_TEST_GLOBS=detect.cpp;detect_process.cpp;detect_nvml.cpp;detect_cuda.cpp;cache_*.cpp;umbrellas.cpp"
+  "-DAI_HWACCEL_UNIT_TEST_GLOBS=detect.cpp;detect_bandwidth.cpp;detect_process.cpp;detect_nvml.cpp;detect_cuda.cpp;cache_*.cpp;umbrellas.cpp"
 cmake --build build-tsan -j"$jobs" --target unit_tests
 # setarch -R: ThreadSanitizer cannot start under some kernels' address-space randomisation.
 run_tsan=(build-tsan/tests/unit_tests)

@@ -9,6 +9,7 @@
 #include "ai_hwaccel/cache/lazy.hpp"
 #include "ai_hwaccel/cache/ttl.hpp"
 #include "ai_hwaccel/core.hpp"
+#include "ai_hwaccel/detect/bandwidth.hpp"
 #include "ai_hwaccel/detect/capture.hpp"
 #include "ai_hwaccel/detect/cpu.hpp"
 #include "ai_hwaccel/detect/detect.hpp"

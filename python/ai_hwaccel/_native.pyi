@@ -172,8 +172,8 @@ class _Host(TypedDict):
     numa_nodes: int
 
 class Device:
-    """One device; each sourced value has an `*_origin` (tool, sysfs, user, catalogue,
-    estimated), None when the value is unknown."""
+    """One device; each sourced value has an `*_origin` (tool, sysfs, user, measured,
+    catalogue, estimated), None when the value is unknown."""
     @property
     def kind(self) -> str: ...
     @property

@@ -17,7 +17,7 @@ def machines():
     return sorted(glob.glob(os.path.join(MACHINES, "handmade-*")))
 
 
-ORIGINS = {"tool", "sysfs", "user", "catalogue", "estimated"}
+ORIGINS = {"tool", "sysfs", "user", "measured", "catalogue", "estimated"}
 
 
 class ThisMachine(unittest.TestCase):

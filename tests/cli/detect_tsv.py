@@ -106,7 +106,7 @@ def sort_order(devices, keys, family):
         if v == "":
             return None
         if col in ("memory_origin", "bandwidth_origin"):
-            return ["estimated", "catalogue", "user", "sysfs", "tool"].index(v)
+            return ["estimated", "catalogue", "measured", "user", "sysfs", "tool"].index(v)
         if col in ("row", "index"):
             return int(v)
         if col in ("available", "software", "unified"):

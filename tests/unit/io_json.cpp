@@ -144,8 +144,8 @@ json valid_device() { return json(gpu("H100 SXM", 0, "0000:65:00.0")); }
 ah::accelerator_registry every_value_registry() {
     std::vector<ah::accelerator_profile> devices;
     std::size_t i = 0;
-    constexpr ah::origin origins[] = {ah::origin::estimated, ah::origin::catalogue, ah::origin::user,
-                                      ah::origin::sysfs, ah::origin::tool};
+    constexpr ah::origin origins[] = {ah::origin::estimated, ah::origin::catalogue, ah::origin::measured,
+                                      ah::origin::user, ah::origin::sysfs, ah::origin::tool};
     auto o = [&](std::size_t k) { return origins[(i + k) % std::size(origins)]; };
     for (const auto& kind : ah::device_kind_table) {
         ah::accelerator_profile p;
@@ -558,8 +558,8 @@ TEST_CASE("registry_from_json rejects") {
         d["vendor"] = "NVIDIA";
         CHECK(device_error(d) == "/devices/0/vendor: unknown vendor \"NVIDIA\"");
         d = valid_device();
-        d["memory_bytes"]["origin"] = "measured";
-        CHECK(device_error(d) == "/devices/0/memory_bytes/origin: unknown origin \"measured\"");
+        d["memory_bytes"]["origin"] = "benchmarked";
+        CHECK(device_error(d) == "/devices/0/memory_bytes/origin: unknown origin \"benchmarked\"");
         d = valid_device();
         d["peak_tflops"]["fp128"] = 1;
         CHECK(device_error(d) == "/devices/0/peak_tflops/fp128: unknown dtype \"fp128\"");
@@ -682,7 +682,7 @@ TEST_CASE("registry_from_json: round trip of every value") {
     for (const auto& d : j["devices"])
         for (const auto& [key, value] : d.items())
             if (value.is_object() && value.contains("origin")) origins.insert(value["origin"].get<std::string>());
-    CHECK(origins == std::set<std::string>{"estimated", "catalogue", "user", "sysfs", "tool"});
+    CHECK(origins == std::set<std::string>{"estimated", "catalogue", "measured", "user", "sysfs", "tool"});
 }
 
 TEST_CASE("registry_from_json: missing required keys") {

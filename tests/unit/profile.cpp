@@ -22,8 +22,8 @@ TEST_CASE("sourced") {
 }
 
 TEST_CASE("origin") {
-    for (auto o : {ah::origin::none, ah::origin::estimated, ah::origin::catalogue, ah::origin::user,
-                   ah::origin::sysfs, ah::origin::tool})
+    for (auto o : {ah::origin::none, ah::origin::estimated, ah::origin::catalogue, ah::origin::measured,
+                   ah::origin::user, ah::origin::sysfs, ah::origin::tool})
         CHECK(ah::parse_origin(ah::to_string(o)) == o);
     CHECK_FALSE(ah::parse_origin("measured-ish").has_value());
 }

@@ -12,6 +12,7 @@
 #pragma once
 
 #include "ai_hwaccel/core.hpp"
+#include "ai_hwaccel/detect/bandwidth.hpp"
 #include "ai_hwaccel/detect/detect.hpp"
 #include "ai_hwaccel/io/json.hpp"
 #include "ai_hwaccel/plan/cost.hpp"
@@ -84,6 +85,10 @@ constexpr std::string_view plan_help =
     "  --allow-cpu        let the plan use the CPU (never used silently)\n"
     "  --free-memory      plan on the memory free now: what each detected device reports\n"
     "                     in use is taken off (default: the whole memory)\n"
+    "  --measure-bandwidth\n"
+    "                     measure how fast this machine reads its memory (about a second,\n"
+    "                     a buffer of up to 2 GiB, every usable CPU) and give the CPU that\n"
+    "                     figure, so that it has a decode rate; needs --allow-cpu\n"
     "  --headroom SHARE   memory left free on each device, 5% or 0.05 (default 10%)\n"
     "  --json             print the plan as JSON\n"
     "\n"
@@ -593,7 +598,8 @@ std::string rate_or_why(double v, const ah::shard_plan& p, std::span<const ah::a
     for (const auto& s : p.devices) {
         const auto& d = devices[s.device];
         if (decode && !d.memory_bandwidth_gbps)
-            return "unknown (no memory bandwidth is known for " + str(d.name.view()) + ")";
+            return "unknown (no memory bandwidth is known for " + str(d.name.view()) + ")" +
+                   (d.is_cpu() ? "; --measure-bandwidth measures it" : "");
         if (!decode && d.peak_from == ah::origin::none)
             return "unknown (no peak compute rate is known for " + str(d.name.view()) + ")";
     }
@@ -748,10 +754,16 @@ int cmd_plan(std::span<const std::string_view> args) {
     if (!parse_options(args, "plan",
                        {{"--root"}, {"--device"}, {"--count"}, {"--memory"}, {"--model"}, {"--quant"}, {"--context"},
                         {"--prompt"}, {"--batch"}, {"--allow-cpu", false}, {"--free-memory", false}, {"--headroom"},
-                        {"--json", false}},
+                        {"--measure-bandwidth", false}, {"--json", false}},
                        o, why))
         return usage_error(why);
     if (o.has("--root") && o.has("--device")) return usage_error("--root and --device cannot be combined");
+    const bool measure = o.has("--measure-bandwidth");
+    if (measure && (o.has("--device") || o.has("--root")))
+        return usage_error("--measure-bandwidth measures this machine's memory; it cannot be combined with " +
+                           std::string(o.has("--device") ? "--device" : "--root"));
+    if (measure && !o.has("--allow-cpu"))
+        return usage_error("--measure-bandwidth gives the CPU a decode rate; it needs --allow-cpu");
     if (o.has("--count") && !o.has("--device")) return usage_error("--count needs --device NAME");
     if (o.has("--memory") && !o.has("--device")) return usage_error("--memory needs --device NAME");
     if (o.has("--free-memory") && o.has("--device"))
@@ -774,6 +786,7 @@ int cmd_plan(std::span<const std::string_view> args) {
     // The devices: described, or detected (this machine, or a captured tree with --root).
     described desc;
     ah::accelerator_registry reg;
+    ah::bandwidth_measurement bandwidth;
     std::span<const ah::accelerator_profile> devices;
     std::span<const ah::interconnect> links;
     std::string source;
@@ -794,6 +807,17 @@ int cmd_plan(std::span<const std::string_view> args) {
                 return error("--root: '" + root + "' is not a directory", 2);
         }
         reg = ah::detector::all().run(ah::host_system(root));
+        if (measure) {
+            bandwidth = ah::measure_memory_bandwidth();
+            if (bandwidth.ok()) {
+                std::vector<ah::accelerator_profile> profiles(reg.all().begin(), reg.all().end());
+                ah::apply_cpu_bandwidth(profiles, bandwidth);
+                reg = reg.what_if_replace(std::move(profiles));
+            } else {
+                std::fprintf(stderr, "ai-hwaccel: note: the memory bandwidth was not measured: %s\n",
+                             bandwidth.error.c_str());
+            }
+        }
         devices = reg.all();
         links = reg.system().interconnects;
         source = root.empty() ? "this machine (detected)" : root + " (detected)";
@@ -859,6 +883,8 @@ int cmd_plan(std::span<const std::string_view> args) {
         j["usable_bytes"] = plan.usable_bytes;
         j["cpu_excluded"] = plan.cpu_excluded;
         j["free_memory"] = po.count_memory_in_use;
+        j["measured_bandwidth_gbps"] = bandwidth.ok() ? nlohmann::json(rounded(bandwidth.gbps, 0.01))
+                                                      : nlohmann::json(nullptr);
         j["memory_headroom"] = po.memory_headroom;
         auto& arr = j["shards"] = nlohmann::json::array();
         for (const auto& s : plan.devices) {
@@ -888,6 +914,10 @@ int cmd_plan(std::span<const std::string_view> args) {
 #endif
     } else {
         std::printf("devices: %s\n", source.c_str());
+        if (bandwidth.ok())
+            std::printf("memory bandwidth: %.1f GB/s, measured (%u thread(s) reading %s, the fastest of %u "
+                        "passes; the CPU's decode rate uses it)\n",
+                        bandwidth.gbps, bandwidth.threads, fmt_bytes(bandwidth.bytes_per_pass).c_str(), bandwidth.passes);
         std::printf("model: %s (%s), %s\n", str(m.name).c_str(), str(m.id).c_str(), params_text(m.parameters).c_str());
         std::printf("quantization: %s%s\n", str(ah::to_string(q)).c_str(),
                     !automatic     ? ""

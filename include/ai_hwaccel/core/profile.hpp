@@ -26,6 +26,7 @@ enum class origin : std::uint8_t {
     none,      ///< no value
     estimated, ///< derived by a model (e.g. bandwidth from clocks and bus width)
     catalogue, ///< looked up in the device catalogue
+    measured,  ///< measured by the library on request (measure_memory_bandwidth)
     user,      ///< supplied by the caller (what-if registries, --device on the CLI)
     sysfs,     ///< read from a kernel interface (/sys, /proc, /dev)
     tool,      ///< reported by a vendor tool or runtime library
@@ -35,6 +36,7 @@ constexpr std::string_view to_string(origin o) noexcept {
     case origin::none: return "none";
     case origin::estimated: return "estimated";
     case origin::catalogue: return "catalogue";
+    case origin::measured: return "measured";
     case origin::user: return "user";
     case origin::sysfs: return "sysfs";
     case origin::tool: return "tool";
@@ -42,7 +44,7 @@ constexpr std::string_view to_string(origin o) noexcept {
     return "none";
 }
 constexpr std::optional<origin> parse_origin(std::string_view s) noexcept {
-    for (auto o : {origin::none, origin::estimated, origin::catalogue, origin::user, origin::sysfs,
+    for (auto o : {origin::none, origin::estimated, origin::catalogue, origin::measured, origin::user, origin::sysfs,
                    origin::tool})
         if (to_string(o) == s) return o;
     return std::nullopt;

@@ -1,0 +1,265 @@
+// ai-hwaccel detect: the host memory's read bandwidth, measured on request.
+//
+// Decode is bound by memory bandwidth, and nothing a process can read says what the CPU's
+// is: the CPU has no row in the device catalogue (its bandwidth depends on how many memory
+// channels are populated and at what speed, which only SMBIOS records, readable by root
+// alone), so a plan on the CPU has no decode rate. `measure_memory_bandwidth` finds out by
+// reading. Each of `threads` threads fills its own slice of one buffer (so that the pages
+// lie on that thread's NUMA node), then all of them read their slices at once, `passes`
+// times; the fastest pass gives the figure, in decimal GB/s. It is what this process reads
+// with the CPUs it may use, inside its cgroup, beside whatever else runs: a measurement
+// (origin::measured), not the memory's rated peak.
+//
+// It is never part of detect(): it takes the buffer (2 GiB by default, so that even a
+// last-level cache of hundreds of MiB holds a small part of it; at most a quarter of the
+// memory free, never less than 64 MiB), every usable CPU for about a second, and it
+// changes nothing but its own buffer. It does not throw. A buffer that cannot be allocated is reported in
+// `error`, and so is a thread that cannot be started where exceptions are on (std::thread
+// reports it by throwing; built without exceptions, the standard library aborts). The
+// reading is the C library's memchr (vector loads, tuned per CPU), so the figure does not
+// depend on how this header was compiled.
+#pragma once
+
+#include "ai_hwaccel/config.hpp"
+#include "ai_hwaccel/core/profile.hpp"
+#include "ai_hwaccel/core/units.hpp"
+
+#include <atomic>
+#include <barrier>
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <exception>
+#include <latch>
+#include <memory>
+#include <new>
+#include <span>
+#include <string>
+#include <thread>
+#include <vector>
+
+#if AI_HWACCEL_OS_LINUX
+#include <sched.h>
+#include <sys/mman.h>
+#endif
+#if AI_HWACCEL_OS_LINUX || AI_HWACCEL_OS_MACOS
+#include <unistd.h>
+#endif
+
+AI_HWACCEL_NAMESPACE_BEGIN
+
+/// What measure_memory_bandwidth reads, and with how many threads.
+struct bandwidth_options {
+    /// Bytes of the buffer (rounded down to whole 8-byte words per thread); 0: 2 GiB, at
+    /// most a quarter of the memory free, at least 64 MiB.
+    std::uint64_t buffer_bytes = 0;
+    /// Threads reading at once; 0: one per CPU this process may run on.
+    std::uint32_t threads = 0;
+    /// Timed read passes over the whole buffer, after the one that fills it (1 to 1000).
+    std::uint32_t passes = 5;
+};
+
+/// The outcome of measure_memory_bandwidth.
+struct bandwidth_measurement {
+    double gbps = 0; ///< decimal GB/s of the fastest pass; 0 when nothing was measured
+    std::uint64_t bytes_per_pass = 0;
+    std::uint32_t threads = 0;
+    std::uint32_t passes = 0;      ///< read passes timed
+    double fastest_seconds = 0;    ///< the pass the figure comes from
+    double slowest_seconds = 0;    ///< how far the others strayed
+    std::string error;             ///< why there is no figure; empty when gbps > 0
+    bool ok() const noexcept { return gbps > 0; }
+};
+
+namespace detail::membw {
+
+inline constexpr std::uint64_t default_buffer = 2 * units::gib;
+inline constexpr std::uint64_t smallest_default_buffer = 64 * units::mib;
+inline constexpr std::uint32_t most_threads = 1024;
+inline constexpr std::uint32_t most_passes = 1000;
+
+/// CPUs in this process's affinity mask (what a cgroup cpuset leaves it), else the
+/// hardware's count, else 1.
+inline std::uint32_t usable_cpus() noexcept {
+#if AI_HWACCEL_OS_LINUX
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    if (::sched_getaffinity(0, sizeof set, &set) == 0) {
+        const int n = CPU_COUNT(&set);
+        if (n > 0) return static_cast<std::uint32_t>(n);
+    }
+#endif
+    const unsigned n = std::thread::hardware_concurrency();
+    return n ? n : 1;
+}
+
+/// Bytes of memory free now (no cache to drop counted), 0 when unknown.
+inline std::uint64_t free_memory() noexcept {
+#if (AI_HWACCEL_OS_LINUX || AI_HWACCEL_OS_MACOS) && defined(_SC_AVPHYS_PAGES)
+    const long pages = ::sysconf(_SC_AVPHYS_PAGES);
+    const long page = ::sysconf(_SC_PAGESIZE);
+    if (pages > 0 && page > 0) return static_cast<std::uint64_t>(pages) * static_cast<std::uint64_t>(page);
+#endif
+    return 0;
+}
+
+/// Bytes of physical memory, 0 when unknown.
+inline std::uint64_t physical_memory() noexcept {
+#if (AI_HWACCEL_OS_LINUX || AI_HWACCEL_OS_MACOS) && defined(_SC_PHYS_PAGES)
+    const long pages = ::sysconf(_SC_PHYS_PAGES);
+    const long page = ::sysconf(_SC_PAGESIZE);
+    if (pages > 0 && page > 0) return static_cast<std::uint64_t>(pages) * static_cast<std::uint64_t>(page);
+#endif
+    return 0;
+}
+
+constexpr std::uint64_t default_buffer_bytes(std::uint64_t free) noexcept {
+    std::uint64_t b = default_buffer;
+    if (free != 0 && free / 4 < b) b = free / 4;
+    return b < smallest_default_buffer ? smallest_default_buffer : b;
+}
+
+/// The buffer: aligned to 2 MiB and, on Linux, offered transparent huge pages, so that
+/// filling it takes one page fault per 2 MiB rather than per 4 KiB.
+struct buffer_deleter {
+    void operator()(std::uint64_t* p) const noexcept { ::operator delete(p, std::align_val_t{huge_page}); }
+    static constexpr std::size_t huge_page = 2 * units::mib;
+};
+using buffer_ptr = std::unique_ptr<std::uint64_t, buffer_deleter>;
+inline buffer_ptr allocate_buffer(std::size_t words) noexcept {
+    const std::size_t bytes = words * sizeof(std::uint64_t);
+    void* p = ::operator new(bytes, std::align_val_t{buffer_deleter::huge_page}, std::nothrow);
+    if (p == nullptr) return nullptr;
+#if AI_HWACCEL_OS_LINUX && defined(MADV_HUGEPAGE)
+    ::madvise(p, bytes, MADV_HUGEPAGE); // advice: refused where THP is off, and then ignored
+#endif
+    return buffer_ptr(static_cast<std::uint64_t*>(p));
+}
+
+/// Reads `bytes` bytes at `p` as fast as the C library can: memchr for a byte the buffer
+/// does not hold (it is filled with zeros) reads all of it with the widest vector loads
+/// the CPU has, whatever this file was compiled with. Returns 1 if the byte was found.
+inline std::uint64_t read_all(const void* p, std::size_t bytes) noexcept {
+    return std::memchr(p, 1, bytes) != nullptr ? 1 : 0;
+}
+
+} // namespace detail::membw
+
+/// Measures how fast this process reads memory (see the header comment). Blocks for the
+/// fill and the passes.
+inline bandwidth_measurement measure_memory_bandwidth(const bandwidth_options& options = {}) noexcept {
+    using namespace detail::membw;
+    using clock = std::chrono::steady_clock;
+    bandwidth_measurement out;
+    if (options.passes == 0 || options.passes > most_passes) {
+        out.error = "passes must be 1 to " + std::to_string(most_passes);
+        return out;
+    }
+    if (options.threads > most_threads) {
+        out.error = "threads must be 0 (one per usable CPU) to " + std::to_string(most_threads);
+        return out;
+    }
+    const std::uint32_t threads = options.threads ? options.threads : usable_cpus();
+    const std::uint64_t bytes = options.buffer_bytes ? options.buffer_bytes : default_buffer_bytes(free_memory());
+    if (const auto physical = physical_memory(); physical != 0 && bytes > physical) {
+        out.error = "a buffer of " + std::to_string(bytes) + " bytes is more than the machine's memory (" +
+                    std::to_string(physical) + " bytes)";
+        return out;
+    }
+    const std::uint64_t per_thread = bytes / 8 / threads; // words
+    if (per_thread == 0) {
+        out.error = "a buffer of " + std::to_string(bytes) + " bytes gives " + std::to_string(threads) +
+                    " threads nothing to read";
+        return out;
+    }
+    if (per_thread > SIZE_MAX / threads) {
+        out.error = "a buffer of " + std::to_string(bytes) + " bytes cannot be addressed";
+        return out;
+    }
+    const std::size_t words = static_cast<std::size_t>(per_thread) * threads;
+    const auto buffer = allocate_buffer(words);
+    if (!buffer) {
+        out.error = "cannot allocate " + std::to_string(words * 8) + " bytes to read";
+        return out;
+    }
+    const std::uint32_t passes = options.passes;
+    // The barrier's completion runs once per phase, after every thread arrived and before
+    // any leaves: stamp[0] ends the fill, stamp[k] the k-th read pass.
+    std::vector<clock::time_point> stamp(passes + 1);
+    std::size_t phase = 0;
+    const auto completion = [&stamp, &phase]() noexcept {
+        if (phase < stamp.size()) stamp[phase++] = clock::now();
+    };
+    std::barrier sync(static_cast<std::ptrdiff_t>(threads), completion);
+    std::atomic<std::uint64_t> sink{0}; // keeps the reads from being optimised away
+    std::latch go(1);
+    std::atomic<bool> abandon{false};
+    const auto work = [&](std::uint32_t t) noexcept {
+        std::uint64_t* slice = buffer.get() + static_cast<std::size_t>(per_thread) * t;
+        const auto n = static_cast<std::size_t>(per_thread) * sizeof(std::uint64_t);
+        std::memset(slice, 0, n); // first touch: the pages lie on this thread's node
+        sync.arrive_and_wait();
+        for (std::uint32_t k = 0; k < passes; ++k) {
+            sink.fetch_add(read_all(slice, n), std::memory_order_relaxed);
+            sync.arrive_and_wait();
+        }
+    };
+    std::vector<std::jthread> pool;
+    pool.reserve(threads - 1);
+    for (std::uint32_t t = 1; t < threads; ++t) {
+        const auto body = [&, t] {
+            go.wait();
+            if (!abandon.load()) work(t);
+        };
+#if AI_HWACCEL_EXCEPTIONS
+        try {
+            pool.emplace_back(body);
+        } catch (const std::exception& e) {
+            out.error = "cannot start thread " + std::to_string(t + 1) + " of " + std::to_string(threads) + ": " +
+                        e.what();
+            abandon.store(true);
+            break;
+        }
+#else
+        pool.emplace_back(body); // built without exceptions: a thread that cannot start aborts
+#endif
+    }
+    go.count_down();
+    if (abandon.load()) {
+        pool.clear(); // joins: each saw `abandon` and returned before the barrier
+        return out;
+    }
+    work(0);
+    pool.clear();
+    double fastest = 0, slowest = 0;
+    for (std::uint32_t k = 1; k <= passes; ++k) {
+        const double s = std::chrono::duration<double>(stamp[k] - stamp[k - 1]).count();
+        if (k == 1 || s < fastest) fastest = s;
+        if (s > slowest) slowest = s;
+    }
+    out.bytes_per_pass = static_cast<std::uint64_t>(words) * 8;
+    out.threads = threads;
+    out.passes = passes;
+    out.fastest_seconds = fastest;
+    out.slowest_seconds = slowest;
+    if (!(fastest > 0)) {
+        out.error = "the clock did not advance over a pass";
+        return out;
+    }
+    out.gbps = static_cast<double>(out.bytes_per_pass) / fastest / 1e9;
+    return out;
+}
+
+/// Gives every CPU profile among `devices` the measured bandwidth (origin::measured); a
+/// value the caller set (origin::user) or a tool reported stays. Returns how many took it.
+inline std::size_t apply_cpu_bandwidth(std::span<accelerator_profile> devices,
+                                       const bandwidth_measurement& m) noexcept {
+    if (!m.ok()) return 0;
+    std::size_t n = 0;
+    for (auto& d : devices)
+        if (d.is_cpu() && d.memory_bandwidth_gbps.offer(m.gbps, origin::measured)) ++n;
+    return n;
+}
+
+AI_HWACCEL_NAMESPACE_END

@@ -1,0 +1,116 @@
+#include "ai_hwaccel/detect/bandwidth.hpp"
+
+#include "ai_hwaccel/core/catalogue.hpp"
+#include "ai_hwaccel/plan/models.hpp"
+#include "ai_hwaccel/plan/throughput.hpp"
+
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace ah = ai_hwaccel;
+
+// Small buffers keep the sanitizer phases quick: the figure then comes from the caches,
+// which is fine here, where what is checked is the accounting, not the memory's speed.
+TEST_CASE("measure_memory_bandwidth reads the whole buffer with every thread") {
+    for (std::uint32_t threads : {1u, 2u, 3u}) {
+        CAPTURE(threads);
+        ah::bandwidth_options o;
+        o.buffer_bytes = 4 * ah::units::mib + 12; // not a multiple of the threads' words
+        o.threads = threads;
+        o.passes = 3;
+        const auto m = ah::measure_memory_bandwidth(o);
+        REQUIRE_MESSAGE(m.ok(), m.error);
+        CHECK(m.error.empty());
+        CHECK(m.threads == threads);
+        CHECK(m.passes == 3);
+        // Whole words, the same number for each thread, nothing past the buffer asked for.
+        CHECK(m.bytes_per_pass % (8ull * threads) == 0);
+        CHECK(m.bytes_per_pass <= o.buffer_bytes);
+        CHECK(m.bytes_per_pass > o.buffer_bytes - 8ull * threads);
+        CHECK(m.fastest_seconds > 0);
+        CHECK(m.slowest_seconds >= m.fastest_seconds);
+        CHECK(std::isfinite(m.gbps));
+        CHECK(m.gbps == doctest::Approx(static_cast<double>(m.bytes_per_pass) / m.fastest_seconds / 1e9));
+    }
+}
+
+TEST_CASE("measure_memory_bandwidth defaults to the usable CPUs and a bounded buffer") {
+    CHECK(ah::detail::membw::usable_cpus() >= 1);
+    // 2 GiB, at most a quarter of what is free, at least 64 MiB.
+    CHECK(ah::detail::membw::default_buffer_bytes(0) == 2 * ah::units::gib);
+    CHECK(ah::detail::membw::default_buffer_bytes(64 * ah::units::gib) == 2 * ah::units::gib);
+    CHECK(ah::detail::membw::default_buffer_bytes(2 * ah::units::gib) == 512 * ah::units::mib);
+    CHECK(ah::detail::membw::default_buffer_bytes(100 * ah::units::mib) == 64 * ah::units::mib);
+    ah::bandwidth_options o;
+    o.buffer_bytes = 1 * ah::units::mib;
+    o.passes = 1;
+    const auto m = ah::measure_memory_bandwidth(o);
+    REQUIRE_MESSAGE(m.ok(), m.error);
+    CHECK(m.threads == ah::detail::membw::usable_cpus());
+}
+
+TEST_CASE("measure_memory_bandwidth refuses what it cannot do, in words") {
+    ah::bandwidth_options o;
+    o.buffer_bytes = 1 * ah::units::mib;
+    o.passes = 0;
+    auto m = ah::measure_memory_bandwidth(o);
+    CHECK_FALSE(m.ok());
+    CHECK(m.error == "passes must be 1 to 1000");
+
+    o.passes = 1;
+    o.threads = 5000;
+    m = ah::measure_memory_bandwidth(o);
+    CHECK_FALSE(m.ok());
+    CHECK(m.error == "threads must be 0 (one per usable CPU) to 1024");
+
+    o.threads = 4;
+    o.buffer_bytes = 16; // two words for four threads
+    m = ah::measure_memory_bandwidth(o);
+    CHECK_FALSE(m.ok());
+    CHECK(m.error == "a buffer of 16 bytes gives 4 threads nothing to read");
+
+    // More than the machine holds: refused before anything is allocated.
+    o.threads = 1;
+    o.buffer_bytes = ~std::uint64_t{0} - 7;
+    m = ah::measure_memory_bandwidth(o);
+    CHECK_FALSE(m.ok());
+    CHECK(m.gbps == 0);
+    const auto physical = ah::detail::membw::physical_memory();
+    REQUIRE(physical != 0); // Linux says
+    CHECK(m.error == "a buffer of 18446744073709551608 bytes is more than the machine's memory (" +
+                         std::to_string(physical) + " bytes)");
+}
+
+TEST_CASE("apply_cpu_bandwidth gives the CPU a measured bandwidth, and then a decode rate") {
+    std::vector<ah::accelerator_profile> devices(2);
+    devices[0].kind = ah::device_kind::cpu;
+    devices[0].memory_bytes = {64 * ah::units::gib, ah::origin::sysfs};
+    devices[1] = ah::profile_from_spec(*ah::find_device("RTX 4090"));
+    const auto& m = *ah::find_model("llama-3.1-8b");
+    CHECK(ah::estimate_throughput(devices[0], m, ah::quant_format::q4_k_m).decode_tokens_per_second == 0);
+
+    ah::bandwidth_measurement failed;
+    failed.error = "nothing measured";
+    CHECK(ah::apply_cpu_bandwidth(devices, failed) == 0);
+    CHECK_FALSE(devices[0].memory_bandwidth_gbps);
+
+    ah::bandwidth_measurement measured;
+    measured.gbps = 50;
+    CHECK(ah::apply_cpu_bandwidth(devices, measured) == 1);
+    CHECK(devices[0].memory_bandwidth_gbps.from == ah::origin::measured);
+    CHECK(*devices[0].memory_bandwidth_gbps == 50);
+    CHECK(devices[1].memory_bandwidth_gbps.from == ah::origin::catalogue); // GPUs are not touched
+    // Decode reads the weights once per token: at 50 GB/s a ~4.9 GB model runs below 10 tok/s.
+    const double tps = ah::estimate_throughput(devices[0], m, ah::quant_format::q4_k_m).decode_tokens_per_second;
+    CHECK(tps > 5);
+    CHECK(tps < 10);
+
+    // A value the caller gave is kept.
+    devices[0].memory_bandwidth_gbps = {80.0, ah::origin::user};
+    CHECK(ah::apply_cpu_bandwidth(devices, measured) == 0);
+    CHECK(*devices[0].memory_bandwidth_gbps == 80);
+}
