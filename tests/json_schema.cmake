@@ -25,6 +25,7 @@ endfunction()
 # ---- detect ---------------------------------------------------------------------------
 json_schema_test(detect_this_machine registry -- $<TARGET_FILE:ai_hwaccel_cli> detect --json)
 json_schema_test(detect_timings registry -- $<TARGET_FILE:ai_hwaccel_cli> detect --json --timings)
+json_schema_test(detect_measured_bandwidth registry -- $<TARGET_FILE:ai_hwaccel_cli> detect --json --measure-bandwidth)
 file(GLOB _json_schema_machines LIST_DIRECTORIES true "${CMAKE_CURRENT_SOURCE_DIR}/machines/handmade-*")
 foreach(_m IN LISTS _json_schema_machines)
   if(IS_DIRECTORY "${_m}")

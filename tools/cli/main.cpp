@@ -22,6 +22,7 @@
 // document with --json. Colour only where a person reads: on a terminal, never with
 // NO_COLOR or TERM=dumb, unless --color=always asks for it.
 #include "ai_hwaccel/core.hpp"
+#include "ai_hwaccel/detect/bandwidth.hpp"
 #include "ai_hwaccel/detect/detect.hpp"
 #include "ai_hwaccel/detect/formats.hpp"
 #include "ai_hwaccel/io/json.hpp"
@@ -698,7 +699,7 @@ namespace {
 
 struct detect_args {
     std::string root, only, skip, family, sort, columns;
-    bool json = false, tsv = false, summary = false, timings = false, no_host = false;
+    bool json = false, tsv = false, summary = false, timings = false, no_host = false, measure = false;
 };
 
 // Reads detect's options: `--name VALUE` or `--name=VALUE`; each at most once; no
@@ -706,7 +707,8 @@ struct detect_args {
 bool parse_detect_args(std::span<const std::string_view> args, detect_args& a, std::string& why) {
     const std::pair<std::string_view, bool*> flags[] = {{"--json", &a.json},       {"--tsv", &a.tsv},
                                                         {"--summary", &a.summary}, {"--timings", &a.timings},
-                                                        {"--no-host", &a.no_host}};
+                                                        {"--no-host", &a.no_host},
+                                                        {"--measure-bandwidth", &a.measure}};
     const std::pair<std::string_view, std::string*> values[] = {{"--root", &a.root},     {"--only", &a.only},
                                                                 {"--skip", &a.skip},     {"--family", &a.family},
                                                                 {"--sort", &a.sort},     {"--columns", &a.columns}};
@@ -888,6 +890,10 @@ int cmd_detect(std::span<const std::string_view> args) {
                            (a.json ? "--json" : "--summary"));
     if (a.timings && a.tsv) return usage_error("--timings cannot be combined with --tsv (one row per device); use --json");
     if (!a.only.empty() && !a.skip.empty()) return usage_error("--only and --skip cannot be combined");
+    if (a.measure && !a.root.empty())
+        return usage_error("--measure-bandwidth measures this machine's memory; it cannot be combined with --root");
+    if (a.measure && a.no_host)
+        return usage_error("--measure-bandwidth gives the CPU its figure; --no-host leaves no CPU to give it to");
     std::vector<column> cols;
     if (!a.columns.empty() && !parse_columns(a.columns, cols, why)) return usage_error(why);
     if (cols.empty()) {
@@ -908,7 +914,20 @@ int cmd_detect(std::span<const std::string_view> args) {
         if (::stat(a.root.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
             return usage_error("--root: '" + a.root + "' is not a directory");
     }
-    const auto t = d.run_timed(ah::host_system(a.root));
+    auto t = d.run_timed(ah::host_system(a.root));
+    if (a.measure) {
+        const auto m = ah::measure_memory_bandwidth();
+        if (m.ok()) {
+            std::vector<ah::accelerator_profile> profiles(t.registry.all().begin(), t.registry.all().end());
+            ah::apply_cpu_bandwidth(profiles, m);
+            t.registry = t.registry.what_if_replace(std::move(profiles));
+            // On stderr: the table, --tsv and --json stay what they always are.
+            std::fprintf(stderr, "memory bandwidth: %.1f GB/s, measured (%u thread(s) reading %s, the fastest of %u passes)\n",
+                         m.gbps, m.threads, fmt_bytes(m.bytes_per_pass).c_str(), m.passes);
+        } else {
+            std::fprintf(stderr, "ai-hwaccel: note: the memory bandwidth was not measured: %s\n", m.error.c_str());
+        }
+    }
     const auto& reg = t.registry;
 
     // The devices shown: filtered by family, then sorted; `row` stays each one's place in
@@ -1247,6 +1266,10 @@ constexpr std::string_view detect_help =
     "  --only LIST        run only these backends (comma-separated names, see `backends`)\n"
     "  --skip LIST        run every compiled backend but these\n"
     "  --no-host          skip the host probes (CPU, memory, NUMA, PCI, storage, environment)\n"
+    "  --measure-bandwidth\n"
+    "                     also measure how fast this machine reads its memory (about a second,\n"
+    "                     a buffer of up to 2 GiB, every usable CPU): the CPU's bandwidth, origin\n"
+    "                     \"measured\" (not with --root or --no-host)\n"
     "\n"
     "which devices, in which order (the table, --tsv, --summary and --json alike):\n"
     "  --family LIST      only devices of these families (comma-separated): cpu, gpu, npu,\n"
