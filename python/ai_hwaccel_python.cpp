@@ -12,6 +12,7 @@
 // (its problems are the registry's warnings) and runs with the GIL released.
 #include "ai_hwaccel/config.hpp"
 #include "ai_hwaccel/core.hpp"
+#include "ai_hwaccel/detect/bandwidth.hpp"
 #include "ai_hwaccel/detect/detect.hpp"
 #include "ai_hwaccel/io/json.hpp"
 #include "ai_hwaccel/plan/cost.hpp"
@@ -443,7 +444,19 @@ void bind_registry(py::module_& m) {
 
 // --- detection ---------------------------------------------------------------------------
 
-ah::accelerator_registry detect(std::optional<std::string> root) {
+/// measure_memory_bandwidth, without the GIL; raises RuntimeError with the reason when
+/// nothing was measured (the caller asked for a figure).
+ah::bandwidth_measurement measured_bandwidth(const ah::bandwidth_options& o) {
+    ah::bandwidth_measurement m;
+    {
+        py::gil_scoped_release unlocked;
+        m = ah::measure_memory_bandwidth(o);
+    }
+    if (!m.ok()) throw std::runtime_error("the memory bandwidth was not measured: " + m.error);
+    return m;
+}
+
+ah::accelerator_registry detect(std::optional<std::string> root, bool measure_bandwidth) {
     std::string r = root.value_or("");
     if (!r.empty()) {
         struct stat st {};
@@ -451,9 +464,37 @@ ah::accelerator_registry detect(std::optional<std::string> root) {
             PyErr_SetString(PyExc_NotADirectoryError, ("root: '" + r + "' is not a directory").c_str());
             throw py::error_already_set();
         }
+        if (measure_bandwidth) throw py::value_error("measure_bandwidth measures this machine, not a root");
     }
-    py::gil_scoped_release unlocked; // probes run tools and read files: let other threads run
-    return ah::detect(ah::host_system(std::move(r)));
+    ah::accelerator_registry reg;
+    {
+        py::gil_scoped_release unlocked; // probes run tools and read files: let other threads run
+        reg = ah::detect(ah::host_system(std::move(r)));
+    }
+    if (!measure_bandwidth) return reg;
+    const auto m = measured_bandwidth({});
+    std::vector<ah::accelerator_profile> profiles(reg.all().begin(), reg.all().end());
+    ah::apply_cpu_bandwidth(profiles, m);
+    return reg.what_if_replace(std::move(profiles));
+}
+
+py::dict measure_memory_bandwidth(long long buffer_bytes, long long threads, long long passes) {
+    if (buffer_bytes < 0) throw py::value_error("buffer_bytes: must be 0 (the default size) or more");
+    if (threads < 0) throw py::value_error("threads: must be 0 (one per usable CPU) or more");
+    if (passes < 1) throw py::value_error("passes: must be 1 or more");
+    ah::bandwidth_options o;
+    o.buffer_bytes = static_cast<std::uint64_t>(buffer_bytes);
+    o.threads = threads > 0xffffffffLL ? 0xffffffffu : static_cast<std::uint32_t>(threads);
+    o.passes = passes > 0xffffffffLL ? 0xffffffffu : static_cast<std::uint32_t>(passes);
+    const auto m = measured_bandwidth(o);
+    py::dict d;
+    d["gbps"] = m.gbps;
+    d["bytes_per_pass"] = m.bytes_per_pass;
+    d["threads"] = m.threads;
+    d["passes"] = m.passes;
+    d["fastest_seconds"] = m.fastest_seconds;
+    d["slowest_seconds"] = m.slowest_seconds;
+    return d;
 }
 
 // --- planning ----------------------------------------------------------------------------
@@ -788,9 +829,17 @@ PYBIND11_MODULE(_native, m) {
     bind_model(m);
     bind_registry(m);
 
-    m.def("detect", &detect, py::arg("root") = py::none(),
+    m.def("detect", &detect, py::arg("root") = py::none(), py::arg("measure_bandwidth") = false,
           "Detects this machine's devices, or a captured machine tree's (root: its folder). Never raises for "
-          "what the machine does; problems are Registry.warnings. Releases the GIL while it runs.");
+          "what the machine does; problems are Registry.warnings. Releases the GIL while it runs. "
+          "measure_bandwidth=True also measures this machine's memory read rate (about a second) and gives it "
+          "to the CPU (origin 'measured'); RuntimeError when it cannot be measured.");
+    m.def("measure_memory_bandwidth", &measure_memory_bandwidth, py::arg("buffer_bytes") = 0, py::arg("threads") = 0,
+          py::arg("passes") = 5,
+          "How fast this process reads memory, in decimal GB/s: every usable CPU (threads=0) reads its slice of a "
+          "buffer (0: 2 GiB, at most a quarter of the free memory), `passes` times; the fastest pass counts. A dict "
+          "of gbps, bytes_per_pass, threads, passes, fastest_seconds, slowest_seconds; RuntimeError with the "
+          "reason when nothing could be measured.");
     m.def(
         "catalogue_device",
         [](const std::string& name, std::optional<long long> memory_bytes) {

@@ -7,6 +7,14 @@ from typing import Dict, Iterator, List, Optional, Sequence, Tuple, TypedDict, U
 __version__: str
 json_support: bool
 
+class _Bandwidth(TypedDict):
+    gbps: float
+    bytes_per_pass: int
+    threads: int
+    passes: int
+    fastest_seconds: float
+    slowest_seconds: float
+
 class _Memory(TypedDict):
     weights_bytes: int
     kv_cache_bytes: int
@@ -374,7 +382,8 @@ class Registry:
 _ModelArg = Union[Model, str]
 _Devices = Union[Registry, Device, Sequence[Device]]
 
-def detect(root: Optional[str] = None) -> Registry: ...
+def detect(root: Optional[str] = None, measure_bandwidth: bool = False) -> Registry: ...
+def measure_memory_bandwidth(buffer_bytes: int = 0, threads: int = 0, passes: int = 5) -> _Bandwidth: ...
 def catalogue_device(name: str, memory_bytes: Optional[int] = None) -> Device: ...
 def catalogue_registry(name: str, count: int = 1, memory_bytes: Optional[int] = None) -> Registry: ...
 def catalogue() -> List[str]: ...

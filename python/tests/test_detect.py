@@ -21,6 +21,27 @@ ORIGINS = {"tool", "sysfs", "user", "measured", "catalogue", "estimated"}
 
 
 class ThisMachine(unittest.TestCase):
+    def test_measure_memory_bandwidth(self):
+        m = ah.measure_memory_bandwidth(buffer_bytes=4 << 20, threads=2, passes=2)
+        self.assertEqual(set(m), {"gbps", "bytes_per_pass", "threads", "passes", "fastest_seconds",
+                                  "slowest_seconds"})
+        self.assertGreater(m["gbps"], 0)
+        self.assertEqual(m["threads"], 2)
+        self.assertEqual(m["passes"], 2)
+        self.assertEqual(m["bytes_per_pass"], 4 << 20)
+        self.assertAlmostEqual(m["gbps"], m["bytes_per_pass"] / m["fastest_seconds"] / 1e9, places=6)
+        with self.assertRaisesRegex(RuntimeError, "gives 4 threads nothing to read"):
+            ah.measure_memory_bandwidth(buffer_bytes=16, threads=4)
+        with self.assertRaises(ValueError):
+            ah.measure_memory_bandwidth(passes=0)
+
+    def test_detect_measure_bandwidth(self):
+        cpu = [d for d in ah.detect(measure_bandwidth=True).devices if d.is_cpu][0]
+        self.assertEqual(cpu.bandwidth_origin, "measured")
+        self.assertGreater(cpu.bandwidth_gbps, 0)
+        with self.assertRaises(ValueError):
+            ah.detect(root=machines()[0], measure_bandwidth=True)
+
     def test_detect_lists_the_cpu(self):
         reg = ah.detect()
         self.assertIsInstance(reg, ah.Registry)
