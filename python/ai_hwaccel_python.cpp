@@ -472,7 +472,7 @@ ah::accelerator_registry detect(std::optional<std::string> root, bool measure_ba
         reg = ah::detect(ah::host_system(std::move(r)));
     }
     if (!measure_bandwidth) return reg;
-    const auto m = measured_bandwidth({});
+    const auto m = measured_bandwidth(ah::bandwidth_options_for(reg.host().memory));
     std::vector<ah::accelerator_profile> profiles(reg.all().begin(), reg.all().end());
     ah::apply_cpu_bandwidth(profiles, m);
     return reg.what_if_replace(std::move(profiles));
@@ -482,7 +482,10 @@ py::dict measure_memory_bandwidth(long long buffer_bytes, long long threads, lon
     if (buffer_bytes < 0) throw py::value_error("buffer_bytes: must be 0 (the default size) or more");
     if (threads < 0) throw py::value_error("threads: must be 0 (one per usable CPU) or more");
     if (passes < 1) throw py::value_error("passes: must be 1 or more");
-    ah::bandwidth_options o;
+    // What the host probe reads of the memory (MemAvailable, a container's limit) bounds
+    // the buffer, as the CLI's measurement is bounded.
+    std::vector<ah::warning> ignored;
+    ah::bandwidth_options o = ah::bandwidth_options_for(ah::probe_host(ah::host_system(), ignored).first.memory);
     o.buffer_bytes = static_cast<std::uint64_t>(buffer_bytes);
     o.threads = threads > 0xffffffffLL ? 0xffffffffu : static_cast<std::uint32_t>(threads);
     o.passes = passes > 0xffffffffLL ? 0xffffffffu : static_cast<std::uint32_t>(passes);

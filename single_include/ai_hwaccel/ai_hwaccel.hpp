@@ -23663,8 +23663,9 @@ AI_HWACCEL_NAMESPACE_END
 //
 // It is never part of detect(): it takes the buffer (2 GiB by default, so that even a
 // last-level cache of hundreds of MiB holds a small part of it; at most a quarter of the
-// memory free, never less than 64 MiB), every usable CPU for about a second, and it
-// changes nothing but its own buffer. It does not throw. A buffer that cannot be allocated is reported in
+// memory available to the process, a container's limit included when the caller passes
+// the detected host memory through bandwidth_options_for; never less than 64 MiB), every
+// usable CPU for about a second, and it changes nothing but its own buffer. It does not throw. A buffer that cannot be allocated is reported in
 // `error`, and so is a thread that cannot be started where exceptions are on (std::thread
 // reports it by throwing; built without exceptions, the standard library aborts). The
 // reading is the C library's memchr (vector loads, tuned per CPU), so the figure does not
@@ -23672,6 +23673,7 @@ AI_HWACCEL_NAMESPACE_END
 
 // #include "ai_hwaccel/config.hpp"
 // #include "ai_hwaccel/core/profile.hpp"
+// #include "ai_hwaccel/core/system_io.hpp"
 // #include "ai_hwaccel/core/units.hpp"
 
 #include <atomic>
@@ -23702,8 +23704,13 @@ AI_HWACCEL_NAMESPACE_BEGIN
 /// What measure_memory_bandwidth reads, and with how many threads.
 struct bandwidth_options {
     /// Bytes of the buffer (rounded down to whole 8-byte words per thread); 0: 2 GiB, at
-    /// most a quarter of the memory free, at least 64 MiB.
+    /// most a quarter of `memory_available`, at least 64 MiB.
     std::uint64_t buffer_bytes = 0;
+    /// Bytes this process may still take: a buffer larger than this is refused, and the
+    /// default one is at most a quarter of it. 0: the memory the OS reports free, which
+    /// knows nothing of a container's limit; bandwidth_options_for(host memory) sets it
+    /// from MemAvailable and the cgroup limit.
+    std::uint64_t memory_available = 0;
     /// Threads reading at once; 0: one per CPU this process may run on.
     std::uint32_t threads = 0;
     /// Timed read passes over the whole buffer, after the one that fills it (1 to 1000).
@@ -23723,6 +23730,11 @@ struct bandwidth_measurement {
 };
 
 namespace detail::membw {
+constexpr std::uint64_t smaller_known(std::uint64_t a, std::uint64_t b) noexcept {
+    if (a == 0) return b;
+    if (b == 0) return a;
+    return a < b ? a : b;
+}
 
 inline constexpr std::uint64_t default_buffer = 2 * units::gib;
 inline constexpr std::uint64_t smallest_default_buffer = 64 * units::mib;
@@ -23796,6 +23808,14 @@ inline std::uint64_t read_all(const void* p, std::size_t bytes) noexcept {
 
 } // namespace detail::membw
 
+/// Options whose memory_available is what `m` (the registry's host().memory) leaves this
+/// process: MemAvailable, or the container's limit when that is lower.
+constexpr bandwidth_options bandwidth_options_for(const memory_info& m, bandwidth_options o = {}) noexcept {
+    o.memory_available =
+        detail::membw::smaller_known(m.available_bytes.value_or(0), m.cgroup_limit_bytes.value_or(0));
+    return o;
+}
+
 /// Measures how fast this process reads memory (see the header comment). Blocks for the
 /// fill and the passes.
 inline bandwidth_measurement measure_memory_bandwidth(const bandwidth_options& options = {}) noexcept {
@@ -23811,10 +23831,16 @@ inline bandwidth_measurement measure_memory_bandwidth(const bandwidth_options& o
         return out;
     }
     const std::uint32_t threads = options.threads ? options.threads : usable_cpus();
-    const std::uint64_t bytes = options.buffer_bytes ? options.buffer_bytes : default_buffer_bytes(free_memory());
+    const std::uint64_t available = options.memory_available ? options.memory_available : free_memory();
+    const std::uint64_t bytes = options.buffer_bytes ? options.buffer_bytes : default_buffer_bytes(available);
     if (const auto physical = physical_memory(); physical != 0 && bytes > physical) {
         out.error = "a buffer of " + std::to_string(bytes) + " bytes is more than the machine's memory (" +
                     std::to_string(physical) + " bytes)";
+        return out;
+    }
+    if (options.memory_available != 0 && bytes > options.memory_available) {
+        out.error = "a buffer of " + std::to_string(bytes) + " bytes is more than the memory available (" +
+                    std::to_string(options.memory_available) + " bytes)";
         return out;
     }
     const std::uint64_t per_thread = bytes / 8 / threads; // words

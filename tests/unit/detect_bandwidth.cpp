@@ -85,6 +85,40 @@ TEST_CASE("measure_memory_bandwidth refuses what it cannot do, in words") {
                          std::to_string(physical) + " bytes)");
 }
 
+TEST_CASE("the buffer stays within the memory available to the process") {
+    // MemAvailable, or a container's limit when lower; unknown figures leave the other.
+    ah::memory_info m;
+    m.available_bytes = {16 * ah::units::gib, ah::origin::sysfs};
+    CHECK(ah::bandwidth_options_for(m).memory_available == 16 * ah::units::gib);
+    m.cgroup_limit_bytes = {1 * ah::units::gib, ah::origin::sysfs};
+    auto o = ah::bandwidth_options_for(m);
+    CHECK(o.memory_available == 1 * ah::units::gib);
+    CHECK(o.passes == 5); // the other options are the defaults, or the ones given
+    ah::bandwidth_options given;
+    given.threads = 3;
+    CHECK(ah::bandwidth_options_for(m, given).threads == 3);
+    m.available_bytes.reset();
+    CHECK(ah::bandwidth_options_for(m).memory_available == 1 * ah::units::gib);
+    m.cgroup_limit_bytes.reset();
+    CHECK(ah::bandwidth_options_for(m).memory_available == 0); // unknown: the OS's free memory
+
+    // 320 MiB available: the default buffer is a quarter of it, and a buffer larger than
+    // what is available is refused before anything is allocated.
+    o.memory_available = 320 * ah::units::mib;
+    o.threads = 1;
+    o.passes = 1;
+    const auto measured = ah::measure_memory_bandwidth(o);
+    REQUIRE_MESSAGE(measured.ok(), measured.error);
+    CHECK(measured.bytes_per_pass == 80 * ah::units::mib);
+    o.memory_available = 8 * ah::units::mib;
+    o.buffer_bytes = 16 * ah::units::mib;
+    const auto refused = ah::measure_memory_bandwidth(o);
+    CHECK_FALSE(refused.ok());
+    CHECK(refused.error == "a buffer of 16777216 bytes is more than the memory available (8388608 bytes)");
+    // Below 256 MiB available, the default is the 64 MiB floor.
+    CHECK(ah::detail::membw::default_buffer_bytes(128 * ah::units::mib) == 64 * ah::units::mib);
+}
+
 TEST_CASE("apply_cpu_bandwidth gives the CPU a measured bandwidth, and then a decode rate") {
     std::vector<ah::accelerator_profile> devices(2);
     devices[0].kind = ah::device_kind::cpu;

@@ -916,7 +916,7 @@ int cmd_detect(std::span<const std::string_view> args) {
     }
     auto t = d.run_timed(ah::host_system(a.root));
     if (a.measure) {
-        const auto m = ah::measure_memory_bandwidth();
+        const auto m = ah::measure_memory_bandwidth(ah::bandwidth_options_for(t.registry.host().memory));
         if (m.ok()) {
             std::vector<ah::accelerator_profile> profiles(t.registry.all().begin(), t.registry.all().end());
             ah::apply_cpu_bandwidth(profiles, m);

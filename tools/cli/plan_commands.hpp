@@ -808,7 +808,7 @@ int cmd_plan(std::span<const std::string_view> args) {
         }
         reg = ah::detector::all().run(ah::host_system(root));
         if (measure) {
-            bandwidth = ah::measure_memory_bandwidth();
+            bandwidth = ah::measure_memory_bandwidth(ah::bandwidth_options_for(reg.host().memory));
             if (bandwidth.ok()) {
                 std::vector<ah::accelerator_profile> profiles(reg.all().begin(), reg.all().end());
                 ah::apply_cpu_bandwidth(profiles, bandwidth);
