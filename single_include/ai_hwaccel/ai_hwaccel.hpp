@@ -23711,7 +23711,7 @@ struct bandwidth_options {
     /// knows nothing of a container's limit; bandwidth_options_for(host memory) sets it
     /// from MemAvailable and the cgroup limit.
     std::uint64_t memory_available = 0;
-    /// Threads reading at once; 0: one per CPU this process may run on.
+    /// Threads reading at once; 0: one per CPU this process may run on (at most 1024).
     std::uint32_t threads = 0;
     /// Timed read passes over the whole buffer, after the one that fills it (1 to 1000).
     std::uint32_t passes = 5;
@@ -23830,7 +23830,8 @@ inline bandwidth_measurement measure_memory_bandwidth(const bandwidth_options& o
         out.error = "threads must be 0 (one per usable CPU) to " + std::to_string(most_threads);
         return out;
     }
-    const std::uint32_t threads = options.threads ? options.threads : usable_cpus();
+    const std::uint32_t cpus = usable_cpus();
+    const std::uint32_t threads = options.threads ? options.threads : cpus < most_threads ? cpus : most_threads;
     const std::uint64_t available = options.memory_available ? options.memory_available : free_memory();
     const std::uint64_t bytes = options.buffer_bytes ? options.buffer_bytes : default_buffer_bytes(available);
     if (const auto physical = physical_memory(); physical != 0 && bytes > physical) {
