@@ -6,7 +6,9 @@
 // sanitizer. Its standard output goes to /dev/null and its standard input is /dev/null
 // (so `parse -` never waits); run with -close_fd_mask=2 to hide its messages as well.
 // Commands that detect look at this machine (or at a --root the input names): read only.
-// Inputs naming gather, watch or --output are rejected (they write files or loop).
+// Inputs naming gather, watch or --output are rejected (they write files or loop), and so
+// are those that ask to measure the memory bandwidth (a buffer of up to 2 GiB and every
+// CPU for a second, each time: past the fuzzer's memory limit, and no parsing to test).
 #define main cli_main
 #include "../tools/cli/main.cpp"
 #undef main
@@ -36,9 +38,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         rest = tail;
     }
     // Commands that write (gather, export --output) or never end (watch) are left out:
-    // the fuzzer must not litter the file system or hang on a valid command line.
+    // the fuzzer must not litter the file system or hang on a valid command line. The
+    // bandwidth measurement is left out for its memory and time.
     for (const auto& a : args)
-        if (a == "gather" || a == "watch" || a.starts_with("--output")) return -1;
+        if (a == "gather" || a == "watch" || a.starts_with("--output") || a.starts_with("--measure")) return -1;
     std::vector<char*> argv;
     for (auto& a : args) argv.push_back(a.data());
     argv.push_back(nullptr);
