@@ -115,15 +115,25 @@ ah::model_spec model_of(const py::handle& h) {
     throw py::type_error("model: expected a Model or a model id (str)");
 }
 
+/// `bandwidth_gbps` as given (None stays None): above 0 and at most 10^6 decimal GB/s.
+std::optional<double> bandwidth_of(std::optional<double> gbps) {
+    if (gbps && !(*gbps > 0 && *gbps <= 1e6)) throw py::value_error("bandwidth_gbps: must be above 0 and at most 1000000");
+    return gbps;
+}
+
 /// A catalogue device as if present; a row that gives no memory size (unified memory,
-/// configured per machine) gets `memory_bytes` when given. A row that states no peak
-/// leaves the peaks unknown (apply_spec already does), so runtimes that dequantize may use it.
-ah::accelerator_profile described(const ah::device_spec& spec, std::uint32_t index, std::optional<std::uint64_t> memory) {
+/// configured per machine) gets `memory_bytes` when given, and one that gives no memory
+/// bandwidth (Apple's M1) `bandwidth_gbps` (both override the row). A row that states no
+/// peak leaves the peaks unknown (apply_spec already does), so runtimes that dequantize
+/// may use it.
+ah::accelerator_profile described(const ah::device_spec& spec, std::uint32_t index, std::optional<std::uint64_t> memory,
+                                  std::optional<double> bandwidth = std::nullopt) {
     auto p = ah::profile_from_spec(spec, index);
     if (memory) {
         if (*memory == 0) throw py::value_error("memory_bytes: must be positive");
         p.memory_bytes = {*memory, ah::origin::user};
     }
+    if (bandwidth_of(bandwidth)) p.memory_bandwidth_gbps = {*bandwidth, ah::origin::user};
     return p;
 }
 
@@ -151,16 +161,18 @@ ah::accelerator_registry described_registry(const ah::accelerator_profile& proto
     return reg;
 }
 
-ah::accelerator_profile device_of(const py::handle& h, std::optional<std::uint64_t> memory) {
+ah::accelerator_profile device_of(const py::handle& h, std::optional<std::uint64_t> memory,
+                                  std::optional<double> bandwidth) {
     if (py::isinstance<ah::accelerator_profile>(h)) {
         auto p = h.cast<ah::accelerator_profile>();
         if (memory) {
             if (*memory == 0) throw py::value_error("memory_bytes: must be positive");
             p.memory_bytes = {*memory, ah::origin::user};
         }
+        if (bandwidth_of(bandwidth)) p.memory_bandwidth_gbps = {*bandwidth, ah::origin::user};
         return p;
     }
-    if (py::isinstance<py::str>(h)) return described(spec_of(h.cast<std::string>()), 0, memory);
+    if (py::isinstance<py::str>(h)) return described(spec_of(h.cast<std::string>()), 0, memory, bandwidth);
     throw py::type_error("device: expected a Device or a catalogue device name (str)");
 }
 
@@ -526,13 +538,13 @@ double headroom_of(double h) {
 
 py::dict estimate(const py::handle& device, const py::handle& model, const std::string& quant, long long context,
                   long long batch, long long count, std::optional<long long> prompt,
-                  std::optional<long long> memory_bytes, double headroom) {
+                  std::optional<long long> memory_bytes, double headroom, std::optional<double> bandwidth_gbps) {
     std::optional<std::uint64_t> mem;
     if (memory_bytes) {
         if (*memory_bytes < 1) throw py::value_error("memory_bytes: must be positive");
         mem = static_cast<std::uint64_t>(*memory_bytes);
     }
-    const auto proto = device_of(device, mem);
+    const auto proto = device_of(device, mem, bandwidth_gbps);
     const auto m = model_of(model);
     const auto q = quant_of(quant);
     const auto ctx = whole("context", context, 1, 1 << 24);
@@ -840,33 +852,35 @@ PYBIND11_MODULE(_native, m) {
     m.def("measure_memory_bandwidth", &measure_memory_bandwidth, py::arg("buffer_bytes") = 0, py::arg("threads") = 0,
           py::arg("passes") = 5,
           "How fast this process reads memory, in decimal GB/s: every usable CPU (threads=0) reads its slice of a "
-          "buffer (0: 2 GiB, at most a quarter of the free memory), `passes` times; the fastest pass counts. A dict "
+          "buffer (0: 2 GiB, at most a quarter of the memory available: MemAvailable or the container's limit), "
+          "`passes` times; the fastest pass counts. A dict "
           "of gbps, bytes_per_pass, threads, passes, fastest_seconds, slowest_seconds; RuntimeError with the "
           "reason when nothing could be measured.");
     m.def(
         "catalogue_device",
-        [](const std::string& name, std::optional<long long> memory_bytes) {
+        [](const std::string& name, std::optional<long long> memory_bytes, std::optional<double> bandwidth_gbps) {
             std::optional<std::uint64_t> mem;
             if (memory_bytes) {
                 if (*memory_bytes < 1) throw py::value_error("memory_bytes: must be positive");
                 mem = static_cast<std::uint64_t>(*memory_bytes);
             }
-            return described(spec_of(name), 0, mem);
+            return described(spec_of(name), 0, mem, bandwidth_gbps);
         },
-        py::arg("name"), py::arg("memory_bytes") = py::none(),
+        py::arg("name"), py::arg("memory_bytes") = py::none(), py::arg("bandwidth_gbps") = py::none(),
         "A catalogue device as if present (\"H100 SXM\", \"RTX 4090\", \"MI300X\").");
     m.def(
         "catalogue_registry",
-        [](const std::string& name, long long count, std::optional<long long> memory_bytes) {
+        [](const std::string& name, long long count, std::optional<long long> memory_bytes,
+           std::optional<double> bandwidth_gbps) {
             std::optional<std::uint64_t> mem;
             if (memory_bytes) {
                 if (*memory_bytes < 1) throw py::value_error("memory_bytes: must be positive");
                 mem = static_cast<std::uint64_t>(*memory_bytes);
             }
             const auto n = whole("count", count, 1, static_cast<long long>(ah::max_plan_devices));
-            return described_registry(described(spec_of(name), 0, mem), n);
+            return described_registry(described(spec_of(name), 0, mem, bandwidth_gbps), n);
         },
-        py::arg("name"), py::arg("count") = 1, py::arg("memory_bytes") = py::none(),
+        py::arg("name"), py::arg("count") = 1, py::arg("memory_bytes") = py::none(), py::arg("bandwidth_gbps") = py::none(),
         "count catalogue devices joined by the device's own link (NVLink, XGMI, …; PCIe when it has none).");
     m.def("catalogue", [] {
         py::list out;
@@ -891,7 +905,7 @@ PYBIND11_MODULE(_native, m) {
           py::arg("kv_cache") = "fp16", "Memory to serve a model: weights, KV cache, overhead (bytes, estimates).");
     m.def("estimate", &estimate, py::arg("device"), py::arg("model"), py::arg("quant"), py::arg("context") = 4096,
           py::arg("batch") = 1, py::arg("count") = 1, py::arg("prompt") = py::none(), py::arg("memory_bytes") = py::none(),
-          py::arg("headroom") = ah::plan_options{}.memory_headroom,
+          py::arg("headroom") = ah::plan_options{}.memory_headroom, py::arg("bandwidth_gbps") = py::none(),
           "Memory and decode/prefill tokens per second of a model on count such devices (estimates); headroom is "
           "the share of each device's memory left free.");
     m.def("plan", &plan, py::arg("devices"), py::arg("model"), py::arg("quant") = "auto", py::arg("context") = 4096,

@@ -258,6 +258,22 @@ cli_plan_output(cli_plan_plan_free_memory "quantization: INT8 \\(auto.*tensor-pa
 cli_plan_output(cli_plan_plan_free_memory_bf16 "fits: no: the model does not fit"
   plan --root "${_tpu}" --model llama-3.1-70b --quant bf16 --free-memory)
 cli_plan_exit(cli_plan_plan_free_memory_described 2 plan --device "RTX 4090" --model llama-3.1-8b --free-memory)
+# --bandwidth gives described devices the memory bandwidth their row lacks (Apple did not
+# publish the M1's): decode goes from unknown to a rate. Bad values and --bandwidth without
+# --device are usage errors.
+cli_plan_output(cli_plan_estimate_no_bandwidth "decode: unknown \\(no memory bandwidth is known for Apple M1 8-core GPU\\)"
+  estimate --device "Apple M1 8-core" --memory 16GiB --model llama-2-7b --quant q4_0)
+cli_plan_output(cli_plan_estimate_bandwidth "decode: [0-9.]+ tok/s per sequence"
+  estimate --device "Apple M1 8-core" --memory 16GiB --bandwidth 68.25 --model llama-2-7b --quant q4_0)
+cli_plan_output(cli_plan_estimate_bandwidth_unit "decode: [0-9.]+ tok/s per sequence"
+  estimate --device "Apple M1 8-core" --memory 16GiB --bandwidth 68.25GB/s --model llama-2-7b --quant q4_0)
+cli_plan_output(cli_plan_estimate_bandwidth_bad "--bandwidth: 'fast' is not a bandwidth in GB/s above 0"
+  estimate --device "RTX 4090" --bandwidth fast --model llama-3.1-8b --quant q4_k_m)
+cli_plan_exit(cli_plan_estimate_bandwidth_zero 2 estimate --device "RTX 4090" --bandwidth 0 --model llama-3.1-8b --quant q4_k_m)
+cli_plan_output(cli_plan_plan_bandwidth_needs_device "--bandwidth needs --device NAME"
+  plan --model llama-3.1-8b --bandwidth 100)
+cli_plan_output(cli_plan_plan_bandwidth "decode: [0-9.]+ tok/s per sequence"
+  plan --device "Apple M1 8-core" --memory 16GiB --bandwidth 68.25 --model llama-2-7b)
 # --measure-bandwidth measures this machine, for the CPU: not for described devices, not for
 # a captured tree, and not without --allow-cpu (the CPU would not be in the plan).
 cli_plan_output(cli_plan_plan_measure_described "--measure-bandwidth measures this machine's memory; it cannot be combined with --device"

@@ -146,6 +146,27 @@ class Estimates(unittest.TestCase):
         q8 = ah.estimate("RTX 4090", "llama-3.1-8b", "Q8_0")
         self.assertLess(q8["decode_tokens_per_second"], e["decode_tokens_per_second"])
 
+    def test_bandwidth_given(self):
+        # Apple did not publish the M1's bandwidth: decode is unknown until it is given.
+        m1 = dict(memory_bytes=16 << 30)
+        self.assertIsNone(ah.estimate("Apple M1 8-core", "llama-2-7b", "Q4_0", **m1)["decode_tokens_per_second"])
+        e = ah.estimate("Apple M1 8-core", "llama-2-7b", "Q4_0", bandwidth_gbps=68.25, **m1)
+        self.assertGreater(e["decode_tokens_per_second"], 0)
+        d = ah.catalogue_device("Apple M1 8-core", bandwidth_gbps=68.25, **m1)
+        self.assertEqual((d.bandwidth_gbps, d.bandwidth_origin), (68.25, "user"))
+        self.assertEqual(ah.estimate(d, "llama-2-7b", "Q4_0"), e)
+        reg = ah.catalogue_registry("RTX 4090", 2, bandwidth_gbps=500)
+        self.assertEqual({x.bandwidth_gbps for x in reg.devices}, {500})
+        # Half the bandwidth (the 4090's is 1008 GB/s) doubles the time spent reading; the
+        # fixed cost per layer and token (124 us, 32 layers) stays.
+        full = ah.estimate("RTX 4090", "llama-3.1-8b", "Q4_K_M")["decode_tokens_per_second"]
+        half = ah.estimate("RTX 4090", "llama-3.1-8b", "Q4_K_M", bandwidth_gbps=504)["decode_tokens_per_second"]
+        fixed = 32 * 124e-6
+        self.assertAlmostEqual(1 / half - fixed, 2 * (1 / full - fixed), delta=1e-6)
+        for bad in (0, -1, float("nan"), 2e6):
+            with self.assertRaisesRegex(ValueError, "bandwidth_gbps"):
+                ah.catalogue_device("RTX 4090", bandwidth_gbps=bad)
+
     def test_estimate_does_not_fit(self):
         e = ah.estimate("RTX 4090", "llama-3.1-70b", "bf16")
         self.assertFalse(e["fits"])
@@ -291,6 +312,12 @@ class AgreesWithTheCli(unittest.TestCase):
             self.assertIsNone(ours)
         else:
             self.assertAlmostEqual(ours, theirs, delta=0.0051)
+
+    def test_estimate_bandwidth(self):
+        ours = ah.estimate("Apple M1 8-core", "llama-2-7b", "Q4_0", memory_bytes=16 << 30, bandwidth_gbps=68.25)
+        theirs = cli("estimate", "--device", "Apple M1 8-core", "--model", "llama-2-7b", "--quant", "Q4_0",
+                     "--memory", "16GiB", "--bandwidth", "68.25")
+        self.assert_rate(ours["decode_tokens_per_second"], theirs["decode_tokens_per_second"])
 
     def test_estimate(self):
         for device, model, quant, count, context in [("RTX 4090", "llama-3.1-8b", "Q4_K_M", 1, 4096),

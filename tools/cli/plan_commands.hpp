@@ -62,6 +62,8 @@ constexpr std::string_view estimate_help =
     "  --batch N          sequences decoded together (default 1)\n"
     "  --memory SIZE      memory per device (192GiB, 64GB): needed where the catalogue has\n"
     "                     none (unified memory, e.g. Apple M-series), else an override\n"
+    "  --bandwidth GBPS   memory bandwidth per device in decimal GB/s (68.25): where the\n"
+    "                     catalogue has none (Apple M1), else an override\n"
     "  --headroom SHARE   memory left free on each device, 5% or 0.05 (default 10%, vLLM's\n"
     "                     gpu_memory_utilization 0.9)\n"
     "  --json             print the estimate as JSON\n"
@@ -77,7 +79,7 @@ constexpr std::string_view plan_help =
     "  --model ID         a catalogue model (\"llama-3.1-70b\", \"meta-llama/Llama-3.1-8B\")\n"
     "  --root DIR         on a captured machine tree instead (as detect --root)\n"
     "  --device NAME      on described devices instead, with --count N (default 1)\n"
-    "                     and --memory SIZE as for estimate\n"
+    "                     and --memory SIZE and --bandwidth GBPS as for estimate\n"
     "  --quant FORMAT     the format, or auto (the default): the best that fits\n"
     "  --context N        tokens in the KV cache per sequence (default 4096; 8k, 128k)\n"
     "  --prompt N         prompt length for the prefill rate (default: the context)\n"
@@ -541,11 +543,13 @@ struct described {
     std::vector<ah::interconnect> links;
     ah::interconnect_kind link = ah::interconnect_kind::pcie;
 };
-described describe_devices(const ah::device_spec& spec, std::uint32_t count, std::uint64_t memory = 0) {
+described describe_devices(const ah::device_spec& spec, std::uint32_t count, std::uint64_t memory = 0,
+                           double bandwidth_gbps = 0) {
     described d;
     for (std::uint32_t i = 0; i < count; ++i) {
         auto p = ah::profile_from_spec(spec, i);
         if (memory) p.memory_bytes = {memory, ah::origin::user};
+        if (bandwidth_gbps > 0) p.memory_bandwidth_gbps = {bandwidth_gbps, ah::origin::user};
         // A row that states no peak at all (Apple publishes almost none) leaves the peaks
         // unknown rather than "known to be zero", so the planner lets runtimes that
         // dequantize (llama.cpp's Metal backend) run on it.
@@ -583,6 +587,25 @@ bool memory_option(const options& o, const ah::device_spec& spec, bool required,
               " (its memory is configured per machine): give --memory SIZE (e.g. 192GiB)";
         return false;
     }
+    return true;
+}
+
+/// --bandwidth GBPS: per-device memory bandwidth in decimal GB/s (a "GB/s" suffix is
+/// allowed), for a catalogue row that gives none or to override it. 0 when not given.
+bool bandwidth_option(const options& o, double& v, std::string& why) {
+    v = 0;
+    const auto s = o.get("--bandwidth");
+    if (!s) return true;
+    std::string_view t = ah::detail::trim(*s);
+    for (std::string_view unit : {"GB/s", "gb/s", "GBps"})
+        if (t.size() > unit.size() && t.ends_with(unit)) t = ah::detail::trim(t.substr(0, t.size() - unit.size()));
+    double x = 0;
+    const auto [end, ec] = std::from_chars(t.data(), t.data() + t.size(), x);
+    if (ec != std::errc() || end != t.data() + t.size() || !(x > 0) || !(x <= 1e6)) {
+        why = "--bandwidth: '" + str(*s) + "' is not a bandwidth in GB/s above 0 and at most 1000000 (e.g. 68.25)";
+        return false;
+    }
+    v = x;
     return true;
 }
 
@@ -645,7 +668,7 @@ int cmd_estimate(std::span<const std::string_view> args) {
     if (!parse_options(args, "estimate",
                        {{"--device"}, {"--count"}, {"--model"}, {"--params"}, {"--layers"}, {"--hidden"}, {"--heads"},
                         {"--kv-heads"}, {"--vocab"}, {"--quant"}, {"--context"}, {"--prompt"}, {"--batch"},
-                        {"--memory"}, {"--headroom"}, {"--json", false}},
+                        {"--memory"}, {"--bandwidth"}, {"--headroom"}, {"--json", false}},
                        o, why))
         return usage_error(why);
     if (!o.has("--device")) return usage_error("estimate needs --device NAME (see `ai-hwaccel catalogue`)");
@@ -669,9 +692,11 @@ int cmd_estimate(std::span<const std::string_view> args) {
 
     std::uint64_t memory = 0;
     if (!memory_option(o, *spec, true, memory, why)) return usage_error(why);
+    double bandwidth = 0;
+    if (!bandwidth_option(o, bandwidth, why)) return usage_error(why);
     ah::plan_options po;
     if (!headroom_option(o, po.memory_headroom, why)) return usage_error(why);
-    const auto d = describe_devices(*spec, static_cast<std::uint32_t>(count), memory);
+    const auto d = describe_devices(*spec, static_cast<std::uint32_t>(count), memory, bandwidth);
     po.spread = true; // one replica over all the devices given
     const ah::inference_shape shape{.context = static_cast<std::uint32_t>(context),
                                     .batch = static_cast<std::uint32_t>(batch),
@@ -752,7 +777,7 @@ int cmd_plan(std::span<const std::string_view> args) {
     options o;
     std::string why;
     if (!parse_options(args, "plan",
-                       {{"--root"}, {"--device"}, {"--count"}, {"--memory"}, {"--model"}, {"--quant"}, {"--context"},
+                       {{"--root"}, {"--device"}, {"--count"}, {"--memory"}, {"--bandwidth"}, {"--model"}, {"--quant"}, {"--context"},
                         {"--prompt"}, {"--batch"}, {"--allow-cpu", false}, {"--free-memory", false}, {"--headroom"},
                         {"--measure-bandwidth", false}, {"--json", false}},
                        o, why))
@@ -765,6 +790,7 @@ int cmd_plan(std::span<const std::string_view> args) {
     if (measure && !o.has("--allow-cpu"))
         return usage_error("--measure-bandwidth gives the CPU a decode rate; it needs --allow-cpu");
     if (o.has("--count") && !o.has("--device")) return usage_error("--count needs --device NAME");
+    if (o.has("--bandwidth") && !o.has("--device")) return usage_error("--bandwidth needs --device NAME");
     if (o.has("--memory") && !o.has("--device")) return usage_error("--memory needs --device NAME");
     if (o.has("--free-memory") && o.has("--device"))
         return usage_error("--free-memory reads the memory detected devices have in use; described devices have none");
@@ -795,7 +821,9 @@ int cmd_plan(std::span<const std::string_view> args) {
         if (!spec) return usage_error(why);
         std::uint64_t memory = 0;
         if (!memory_option(o, *spec, true, memory, why)) return usage_error(why);
-        desc = describe_devices(*spec, static_cast<std::uint32_t>(count), memory);
+        double bandwidth = 0;
+        if (!bandwidth_option(o, bandwidth, why)) return usage_error(why);
+        desc = describe_devices(*spec, static_cast<std::uint32_t>(count), memory, bandwidth);
         devices = desc.devices;
         links = desc.links;
         source = std::to_string(count) + " x " + str(spec->name) + " (described)";
