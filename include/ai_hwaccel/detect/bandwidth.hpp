@@ -106,24 +106,32 @@ inline std::uint32_t usable_cpus() noexcept {
     return n ? n : 1;
 }
 
+#if AI_HWACCEL_OS_LINUX || AI_HWACCEL_OS_MACOS
+/// sysconf's count of pages `name` in bytes, 0 when unknown.
+inline std::uint64_t pages_in_bytes(int name) noexcept {
+    const long pages = ::sysconf(name);
+    const long page = ::sysconf(_SC_PAGESIZE);
+    if (pages > 0 && page > 0) return static_cast<std::uint64_t>(pages) * static_cast<std::uint64_t>(page);
+    return 0;
+}
+#endif
+
 /// Bytes of memory free now (no cache to drop counted), 0 when unknown.
 inline std::uint64_t free_memory() noexcept {
 #if (AI_HWACCEL_OS_LINUX || AI_HWACCEL_OS_MACOS) && defined(_SC_AVPHYS_PAGES)
-    const long pages = ::sysconf(_SC_AVPHYS_PAGES);
-    const long page = ::sysconf(_SC_PAGESIZE);
-    if (pages > 0 && page > 0) return static_cast<std::uint64_t>(pages) * static_cast<std::uint64_t>(page);
-#endif
+    return pages_in_bytes(_SC_AVPHYS_PAGES);
+#else
     return 0;
+#endif
 }
 
 /// Bytes of physical memory, 0 when unknown.
 inline std::uint64_t physical_memory() noexcept {
 #if (AI_HWACCEL_OS_LINUX || AI_HWACCEL_OS_MACOS) && defined(_SC_PHYS_PAGES)
-    const long pages = ::sysconf(_SC_PHYS_PAGES);
-    const long page = ::sysconf(_SC_PAGESIZE);
-    if (pages > 0 && page > 0) return static_cast<std::uint64_t>(pages) * static_cast<std::uint64_t>(page);
-#endif
+    return pages_in_bytes(_SC_PHYS_PAGES);
+#else
     return 0;
+#endif
 }
 
 constexpr std::uint64_t default_buffer_bytes(std::uint64_t free) noexcept {
