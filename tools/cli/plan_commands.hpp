@@ -821,9 +821,9 @@ int cmd_plan(std::span<const std::string_view> args) {
         if (!spec) return usage_error(why);
         std::uint64_t memory = 0;
         if (!memory_option(o, *spec, true, memory, why)) return usage_error(why);
-        double bandwidth = 0;
-        if (!bandwidth_option(o, bandwidth, why)) return usage_error(why);
-        desc = describe_devices(*spec, static_cast<std::uint32_t>(count), memory, bandwidth);
+        double given_gbps = 0; // --bandwidth; `bandwidth` is what --measure-bandwidth measures
+        if (!bandwidth_option(o, given_gbps, why)) return usage_error(why);
+        desc = describe_devices(*spec, static_cast<std::uint32_t>(count), memory, given_gbps);
         devices = desc.devices;
         links = desc.links;
         source = std::to_string(count) + " x " + str(spec->name) + " (described)";
