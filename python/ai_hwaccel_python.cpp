@@ -484,10 +484,7 @@ ah::accelerator_registry detect(std::optional<std::string> root, bool measure_ba
         reg = ah::detect(ah::host_system(std::move(r)));
     }
     if (!measure_bandwidth) return reg;
-    const auto m = measured_bandwidth(ah::bandwidth_options_for(reg.host().memory));
-    std::vector<ah::accelerator_profile> profiles(reg.all().begin(), reg.all().end());
-    ah::apply_cpu_bandwidth(profiles, m);
-    return reg.what_if_replace(std::move(profiles));
+    return ah::apply_cpu_bandwidth(reg, measured_bandwidth(ah::bandwidth_options_for(reg.host().memory)));
 }
 
 py::dict measure_memory_bandwidth(long long buffer_bytes, long long threads, long long passes) {

@@ -59,7 +59,8 @@ typedef enum ahw_status {
     AHW_ERR_UNSUPPORTED = 6,      /* not compiled into this build (JSON without nlohmann/json) */
     AHW_ERR_PARSE = 7,            /* input text could not be read */
     AHW_ERR_NO_MEMORY = 8,
-    AHW_ERR_INTERNAL = 9          /* an unexpected failure inside the library */
+    AHW_ERR_INTERNAL = 9,         /* an unexpected failure inside the library */
+    AHW_ERR_MEASUREMENT = 10      /* a measurement could not be taken (ahw_last_error says why) */
 } ahw_status;
 
 /* Sizes of the text arrays in the structures below (terminating NUL included). Longer
@@ -118,6 +119,16 @@ typedef struct ahw_estimate_result {
     double prefill_tokens_per_second; /* for a prompt of `context` tokens; 0 = unknown */
 } ahw_estimate_result;
 
+/* The host memory's read bandwidth, as ahw_measure_memory_bandwidth measured it. */
+typedef struct ahw_bandwidth_result {
+    double gbps;              /* decimal GB/s of the fastest pass (> 0) */
+    uint64_t bytes_per_pass;  /* bytes read in each pass, all threads together */
+    uint32_t threads;         /* threads that read at once */
+    uint32_t passes;          /* timed read passes */
+    double fastest_seconds;   /* the pass `gbps` comes from */
+    double slowest_seconds;   /* how far the other passes strayed */
+} ahw_bandwidth_result;
+
 /* The library's version, "major.minor.patch". Static storage; never NULL. */
 AHW_API const char* ahw_version(void) AHW_NOEXCEPT;
 
@@ -169,6 +180,34 @@ AHW_API void ahw_string_free(char* text) AHW_NOEXCEPT;
  * punctuation ignored. */
 AHW_API ahw_status ahw_estimate(const char* device_name, const char* model_id, const char* quant_name,
                                 uint32_t context, uint32_t batch, ahw_estimate_result* out) AHW_NOEXCEPT;
+
+/* ahw_estimate on a device whose memory bandwidth is `bandwidth_gbps` (decimal GB/s, > 0
+ * and finite) rather than the catalogue's: a measured figure, or a part the catalogue rates
+ * differently. Decode, which reads every weight per token, follows it; memory and prefill
+ * do not. The result's memory_bandwidth_gbps is the figure given. */
+AHW_API ahw_status ahw_estimate_at_bandwidth(const char* device_name, const char* model_id, const char* quant_name,
+                                             uint32_t context, uint32_t batch, double bandwidth_gbps,
+                                             ahw_estimate_result* out) AHW_NOEXCEPT;
+
+/* Measures this machine's memory read bandwidth (the C++ measure_memory_bandwidth): each of
+ * `threads` threads (0: one per CPU the process may run on; at most 1024) fills its slice of a buffer of
+ * `buffer_bytes` (0: 2 GiB, at most a quarter of the memory available to the process, a
+ * container's limit included, and at least 64 MiB), then all of them read their slices
+ * `passes` times (0: 5, at most 1000); the fastest pass gives the figure. It takes every
+ * usable CPU for about a second. Arguments out of range give AHW_ERR_INVALID_ARGUMENT; a
+ * measurement that cannot be taken (a buffer larger than the memory available or that
+ * cannot be allocated, too small to give every thread a share, a thread that cannot
+ * start) gives AHW_ERR_MEASUREMENT. Either way ahw_last_error() says why and `*out` is
+ * zeroed. */
+AHW_API ahw_status ahw_measure_memory_bandwidth(uint64_t buffer_bytes, uint32_t threads, uint32_t passes,
+                                                ahw_bandwidth_result* out) AHW_NOEXCEPT;
+
+/* ahw_detect, then ahw_measure_memory_bandwidth with its defaults, the figure given to the
+ * CPU devices (origin "measured" in the JSON) so that an estimate or plan on the CPU has a
+ * decode rate. On success `*out` is a new registry (free with ahw_registry_free); when the
+ * measurement fails the status is AHW_ERR_MEASUREMENT and `*out` is NULL (ahw_detect alone
+ * still works). */
+AHW_API ahw_status ahw_detect_measured(ahw_registry** out) AHW_NOEXCEPT;
 
 #ifdef __cplusplus
 }

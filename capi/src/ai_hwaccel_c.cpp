@@ -7,6 +7,8 @@
 
 #include <ai_hwaccel/ai_hwaccel.hpp>
 
+#include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -16,6 +18,7 @@
 #include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 namespace ah = ai_hwaccel;
 
@@ -73,6 +76,62 @@ void copy_text(char (&out)[N], std::string_view s) noexcept {
 
 std::string quoted(const char* s) { return std::string("'") + s + "'"; }
 
+// ahw_estimate and ahw_estimate_at_bandwidth: `bandwidth_gbps` > 0 replaces the
+// catalogue's memory bandwidth (origin user, as the CLI's --bandwidth).
+ahw_status estimate(const char* fn, const char* device_name, const char* model_id, const char* quant_name,
+                    uint32_t context, uint32_t batch, double bandwidth_gbps, ahw_estimate_result* out) {
+    if (!device_name || !model_id || !quant_name || !out)
+        return fail(AHW_ERR_INVALID_ARGUMENT, fn, "device_name, model_id, quant_name and out must not be NULL");
+    if (context == 0 || batch == 0) return fail(AHW_ERR_INVALID_ARGUMENT, fn, "context and batch must be > 0");
+    const ah::device_spec* spec = ah::find_device(device_name);
+    if (!spec) return fail(AHW_ERR_UNKNOWN_DEVICE, fn, "no catalogue device named " + quoted(device_name));
+    const ah::model_spec* model = ah::find_model(model_id);
+    if (!model) return fail(AHW_ERR_UNKNOWN_MODEL, fn, "no catalogue model named " + quoted(model_id));
+    const auto quant = ah::parse_quant_format(quant_name);
+    if (!quant) return fail(AHW_ERR_UNKNOWN_QUANT, fn, "no quantization format named " + quoted(quant_name));
+
+    const ah::inference_shape shape{.context = context, .batch = batch};
+    ah::accelerator_profile device = ah::profile_from_spec(*spec);
+    if (bandwidth_gbps > 0) device.memory_bandwidth_gbps = {bandwidth_gbps, ah::origin::user};
+    const ah::memory_estimate memory = ah::estimate_memory(*model, *quant, shape);
+    const ah::throughput_estimate speed = ah::estimate_throughput(device, *model, *quant, shape);
+    // "Fits" is the planner's answer for this one device, headroom included.
+    const ah::plan_options options{};
+    const ah::shard_plan plan =
+        ah::plan_sharding(std::span<const ah::accelerator_profile>(&device, 1), {}, *model, *quant, shape, options);
+
+    ahw_estimate_result r{};
+    copy_text(r.device, spec->name);
+    copy_text(r.model, model->id);
+    copy_text(r.quant, ah::to_string(*quant));
+    r.parameters = model->parameters;
+    r.weights_bytes = memory.weights_bytes;
+    r.kv_cache_bytes = memory.kv_cache_bytes;
+    r.overhead_bytes = memory.overhead_bytes;
+    r.total_bytes = memory.total_bytes();
+    r.device_memory_bytes = device.memory_bytes.value_or(0);
+    r.usable_bytes = ah::usable_memory(device, options);
+    r.memory_bandwidth_gbps = device.memory_bandwidth_gbps.value_or(0);
+    r.format_supported = ah::support_for(device, *quant) != ah::format_support::none ? 1 : 0;
+    r.fits = plan.fits ? 1 : 0;
+    r.decode_tokens_per_second = speed.decode_tokens_per_second;
+    r.prefill_tokens_per_second = speed.prefill_tokens_per_second;
+    *out = r;
+    return AHW_OK;
+}
+
+// The measurement with the defaults sized from what the host probe reads of the memory
+// (MemAvailable, a container's limit), as the CLI and Python measure.
+ah::bandwidth_measurement measure(std::uint64_t buffer_bytes, std::uint32_t threads, std::uint32_t passes) {
+    std::vector<ah::warning> ignored;
+    auto o = ah::bandwidth_options_for(ah::probe_host(ah::host_system(), ignored).first.memory);
+    o.buffer_bytes = buffer_bytes;
+    o.threads = threads;
+    if (passes != 0) o.passes = passes;
+    return ah::measure_memory_bandwidth(o);
+}
+
+
 } // namespace
 
 extern "C" {
@@ -91,6 +150,7 @@ AHW_API const char* ahw_status_name(ahw_status status) noexcept {
     case AHW_ERR_PARSE: return "parse_error";
     case AHW_ERR_NO_MEMORY: return "no_memory";
     case AHW_ERR_INTERNAL: return "internal_error";
+    case AHW_ERR_MEASUREMENT: return "measurement_failed";
     }
     return "unknown_status";
 }
@@ -203,43 +263,50 @@ AHW_API void ahw_string_free(char* text) noexcept { std::free(text); }
 AHW_API ahw_status ahw_estimate(const char* device_name, const char* model_id, const char* quant_name,
                                 uint32_t context, uint32_t batch, ahw_estimate_result* out) noexcept {
     return guarded("ahw_estimate", [&] {
-        constexpr const char* fn = "ahw_estimate";
-        if (!device_name || !model_id || !quant_name || !out)
-            return fail(AHW_ERR_INVALID_ARGUMENT, fn, "device_name, model_id, quant_name and out must not be NULL");
-        if (context == 0 || batch == 0) return fail(AHW_ERR_INVALID_ARGUMENT, fn, "context and batch must be > 0");
-        const ah::device_spec* spec = ah::find_device(device_name);
-        if (!spec) return fail(AHW_ERR_UNKNOWN_DEVICE, fn, "no catalogue device named " + quoted(device_name));
-        const ah::model_spec* model = ah::find_model(model_id);
-        if (!model) return fail(AHW_ERR_UNKNOWN_MODEL, fn, "no catalogue model named " + quoted(model_id));
-        const auto quant = ah::parse_quant_format(quant_name);
-        if (!quant) return fail(AHW_ERR_UNKNOWN_QUANT, fn, "no quantization format named " + quoted(quant_name));
+        return estimate("ahw_estimate", device_name, model_id, quant_name, context, batch, 0, out);
+    });
+}
 
-        const ah::inference_shape shape{.context = context, .batch = batch};
-        const ah::accelerator_profile device = ah::profile_from_spec(*spec);
-        const ah::memory_estimate memory = ah::estimate_memory(*model, *quant, shape);
-        const ah::throughput_estimate speed = ah::estimate_throughput(device, *model, *quant, shape);
-        // "Fits" is the planner's answer for this one device, headroom included.
-        const ah::plan_options options{};
-        const ah::shard_plan plan =
-            ah::plan_sharding(std::span<const ah::accelerator_profile>(&device, 1), {}, *model, *quant, shape, options);
+AHW_API ahw_status ahw_estimate_at_bandwidth(const char* device_name, const char* model_id, const char* quant_name,
+                                             uint32_t context, uint32_t batch, double bandwidth_gbps,
+                                             ahw_estimate_result* out) noexcept {
+    return guarded("ahw_estimate_at_bandwidth", [&] {
+        constexpr const char* fn = "ahw_estimate_at_bandwidth";
+        if (!(bandwidth_gbps > 0) || !std::isfinite(bandwidth_gbps))
+            return fail(AHW_ERR_INVALID_ARGUMENT, fn, "bandwidth_gbps must be a finite number above 0");
+        return estimate(fn, device_name, model_id, quant_name, context, batch, bandwidth_gbps, out);
+    });
+}
 
-        ahw_estimate_result r{};
-        copy_text(r.device, spec->name);
-        copy_text(r.model, model->id);
-        copy_text(r.quant, ah::to_string(*quant));
-        r.parameters = model->parameters;
-        r.weights_bytes = memory.weights_bytes;
-        r.kv_cache_bytes = memory.kv_cache_bytes;
-        r.overhead_bytes = memory.overhead_bytes;
-        r.total_bytes = memory.total_bytes();
-        r.device_memory_bytes = device.memory_bytes.value_or(0);
-        r.usable_bytes = ah::usable_memory(device, options);
-        r.memory_bandwidth_gbps = device.memory_bandwidth_gbps.value_or(0);
-        r.format_supported = ah::support_for(device, *quant) != ah::format_support::none ? 1 : 0;
-        r.fits = plan.fits ? 1 : 0;
-        r.decode_tokens_per_second = speed.decode_tokens_per_second;
-        r.prefill_tokens_per_second = speed.prefill_tokens_per_second;
-        *out = r;
+AHW_API ahw_status ahw_measure_memory_bandwidth(uint64_t buffer_bytes, uint32_t threads, uint32_t passes,
+                                                ahw_bandwidth_result* out) noexcept {
+    return guarded("ahw_measure_memory_bandwidth", [&] {
+        constexpr const char* fn = "ahw_measure_memory_bandwidth";
+        if (!out) return fail(AHW_ERR_INVALID_ARGUMENT, fn, "out must not be NULL");
+        *out = ahw_bandwidth_result{};
+        if (passes > 1000) return fail(AHW_ERR_INVALID_ARGUMENT, fn, "passes must be 0 (5) or 1 to 1000");
+        if (threads > 1024) return fail(AHW_ERR_INVALID_ARGUMENT, fn, "threads must be 0 (one per usable CPU) to 1024");
+        const auto m = measure(buffer_bytes, threads, passes);
+        if (!m.ok()) return fail(AHW_ERR_MEASUREMENT, fn, m.error);
+        out->gbps = m.gbps;
+        out->bytes_per_pass = m.bytes_per_pass;
+        out->threads = m.threads;
+        out->passes = m.passes;
+        out->fastest_seconds = m.fastest_seconds;
+        out->slowest_seconds = m.slowest_seconds;
+        return AHW_OK;
+    });
+}
+
+AHW_API ahw_status ahw_detect_measured(ahw_registry** out) noexcept {
+    return guarded("ahw_detect_measured", [&] {
+        constexpr const char* fn = "ahw_detect_measured";
+        if (!out) return fail(AHW_ERR_INVALID_ARGUMENT, fn, "out must not be NULL");
+        *out = nullptr;
+        const auto reg = ah::detect();
+        const auto m = ah::measure_memory_bandwidth(ah::bandwidth_options_for(reg.host().memory));
+        if (!m.ok()) return fail(AHW_ERR_MEASUREMENT, fn, m.error);
+        *out = new ahw_registry{ah::apply_cpu_bandwidth(reg, m)};
         return AHW_OK;
     });
 }

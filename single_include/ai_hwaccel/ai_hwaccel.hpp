@@ -23675,6 +23675,7 @@ AI_HWACCEL_NAMESPACE_END
 // #include "ai_hwaccel/core/profile.hpp"
 // #include "ai_hwaccel/core/system_io.hpp"
 // #include "ai_hwaccel/core/units.hpp"
+// #include "ai_hwaccel/registry.hpp"
 
 #include <atomic>
 #include <barrier>
@@ -23945,6 +23946,17 @@ inline std::size_t apply_cpu_bandwidth(std::span<accelerator_profile> devices,
     for (auto& d : devices)
         if (d.is_cpu() && d.memory_bandwidth_gbps.offer(m.gbps, origin::measured)) ++n;
     return n;
+}
+
+/// `registry` with apply_cpu_bandwidth done on its profiles (a registry does not change:
+/// this is a copy, host, links and warnings kept). A measurement that failed gives an
+/// equal copy.
+inline accelerator_registry apply_cpu_bandwidth(const accelerator_registry& registry,
+                                                const bandwidth_measurement& m) {
+    if (!m.ok()) return registry;
+    std::vector<accelerator_profile> profiles(registry.all().begin(), registry.all().end());
+    apply_cpu_bandwidth(profiles, m);
+    return registry.what_if_replace(std::move(profiles));
 }
 
 AI_HWACCEL_NAMESPACE_END

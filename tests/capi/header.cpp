@@ -12,3 +12,12 @@ static_assert(noexcept(ahw_version()) && noexcept(ahw_detect()) && noexcept(ahw_
 [[maybe_unused]] static ahw_status (*const estimate)(const char*, const char*, const char*, uint32_t, uint32_t,
                                                      ahw_estimate_result*) = &ahw_estimate;
 [[maybe_unused]] static ahw_registry* (*const detect)(void) = &ahw_detect;
+static_assert(std::is_standard_layout_v<ahw_bandwidth_result> && std::is_trivially_copyable_v<ahw_bandwidth_result>);
+static_assert(noexcept(ahw_measure_memory_bandwidth(0, 0, 0, nullptr)) && noexcept(ahw_detect_measured(nullptr)) &&
+              noexcept(ahw_estimate_at_bandwidth(nullptr, nullptr, nullptr, 0, 0, 0, nullptr)));
+[[maybe_unused]] static ahw_status (*const estimate_at_bandwidth)(const char*, const char*, const char*, uint32_t,
+                                                                  uint32_t, double, ahw_estimate_result*) =
+    &ahw_estimate_at_bandwidth;
+[[maybe_unused]] static ahw_status (*const measure)(uint64_t, uint32_t, uint32_t, ahw_bandwidth_result*) =
+    &ahw_measure_memory_bandwidth;
+[[maybe_unused]] static ahw_status (*const detect_measured)(ahw_registry**) = &ahw_detect_measured;

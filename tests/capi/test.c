@@ -227,6 +227,69 @@ static void test_estimate(void) {
     }
 }
 
+/* A bandwidth in place of the catalogue's moves decode, which reads every weight per
+ * token, and nothing else. */
+static void test_estimate_at_bandwidth(void) {
+    ahw_estimate_result rated, slower;
+    double ratio;
+    CHECK(ahw_estimate("RTX 4090", "llama-3.1-8b", "q4_k_m", 4096, 1, &rated) == AHW_OK);
+    CHECK(ahw_estimate_at_bandwidth("RTX 4090", "llama-3.1-8b", "q4_k_m", 4096, 1, rated.memory_bandwidth_gbps / 2,
+                                    &slower) == AHW_OK);
+    CHECK(slower.memory_bandwidth_gbps == rated.memory_bandwidth_gbps / 2);
+    CHECK(slower.total_bytes == rated.total_bytes && slower.fits == rated.fits);
+    CHECK(slower.prefill_tokens_per_second == rated.prefill_tokens_per_second);
+    /* Half the bandwidth: slower, but not below half (the per-layer fixed cost stays). */
+    ratio = slower.decode_tokens_per_second / rated.decode_tokens_per_second;
+    printf("RTX 4090 at half its bandwidth: decode %.1f -> %.1f tok/s\n", rated.decode_tokens_per_second,
+           slower.decode_tokens_per_second);
+    CHECK(ratio > 0.5 && ratio < 0.75);
+    CHECK(ahw_estimate_at_bandwidth("RTX 4090", "llama-3.1-8b", "q4_k_m", 4096, 1, 0.0, &slower) ==
+          AHW_ERR_INVALID_ARGUMENT);
+    CHECK(strstr(ahw_last_error(), "bandwidth_gbps") != NULL);
+    CHECK(ahw_estimate_at_bandwidth("RTX 4090", "llama-3.1-8b", "q4_k_m", 4096, 1, -5.0, &slower) ==
+          AHW_ERR_INVALID_ARGUMENT);
+    CHECK(ahw_estimate_at_bandwidth("no such accelerator 9000", "llama-3.1-8b", "q4_k_m", 4096, 1, 100.0, &slower) ==
+          AHW_ERR_UNKNOWN_DEVICE);
+    CHECK(strstr(ahw_last_error(), "ahw_estimate_at_bandwidth") != NULL);
+}
+
+/* This machine's memory, read: a small buffer for the figure's fields, then detection with
+ * the default measurement given to the CPU. */
+static void test_bandwidth(void) {
+    ahw_bandwidth_result b;
+    ahw_registry* reg = NULL;
+    size_t i, cpus_with_bandwidth = 0;
+    CHECK(ahw_measure_memory_bandwidth(8u << 20, 2, 2, &b) == AHW_OK);
+    printf("memory bandwidth, 8 MiB by 2 threads: %.1f GB/s\n", b.gbps);
+    CHECK(b.gbps > 0 && b.threads == 2 && b.passes == 2);
+    CHECK(b.bytes_per_pass == (8u << 20));
+    CHECK(b.fastest_seconds > 0 && b.fastest_seconds <= b.slowest_seconds);
+    /* What cannot be measured, and arguments out of range: a status and a reason. */
+    memset(&b, 0x5a, sizeof b);
+    CHECK(ahw_measure_memory_bandwidth(16, 4, 1, &b) == AHW_ERR_MEASUREMENT);
+    CHECK(strstr(ahw_last_error(), "nothing to read") != NULL);
+    CHECK(b.gbps == 0 && b.threads == 0);
+    CHECK(ahw_measure_memory_bandwidth(0, 0, 1001, &b) == AHW_ERR_INVALID_ARGUMENT);
+    CHECK(strstr(ahw_last_error(), "passes") != NULL);
+    CHECK(ahw_measure_memory_bandwidth(0, 5000, 1, &b) == AHW_ERR_INVALID_ARGUMENT);
+    CHECK(ahw_measure_memory_bandwidth(0, 0, 0, NULL) == AHW_ERR_INVALID_ARGUMENT);
+    CHECK(strcmp(ahw_status_name(AHW_ERR_MEASUREMENT), "measurement_failed") == 0);
+
+    CHECK(ahw_detect_measured(NULL) == AHW_ERR_INVALID_ARGUMENT);
+    CHECK(ahw_detect_measured(&reg) == AHW_OK);
+    CHECK(reg != NULL);
+    if (!reg) return;
+    for (i = 0; i < ahw_device_count(reg); ++i) {
+        ahw_device_info d;
+        CHECK(ahw_device_get(reg, i, &d) == AHW_OK);
+        if (strcmp(d.kind, "cpu") != 0) continue;
+        printf("CPU memory bandwidth, measured: %.1f GB/s\n", d.memory_bandwidth_gbps);
+        if (d.bandwidth_known && d.memory_bandwidth_gbps > 0) ++cpus_with_bandwidth;
+    }
+    CHECK(cpus_with_bandwidth == 1);
+    ahw_registry_free(reg);
+}
+
 static void test_errors(void) {
     ahw_estimate_result r;
     ahw_device_info d;
@@ -280,6 +343,8 @@ int main(int argc, char** argv) {
         test_workstation(argv[2]);
     }
     test_estimate();
+    test_estimate_at_bandwidth();
+    test_bandwidth();
     test_errors();
     if (failures) {
         fprintf(stderr, "%d check(s) failed\n", failures);

@@ -148,3 +148,30 @@ TEST_CASE("apply_cpu_bandwidth gives the CPU a measured bandwidth, and then a de
     CHECK(ah::apply_cpu_bandwidth(devices, measured) == 0);
     CHECK(*devices[0].memory_bandwidth_gbps == 80);
 }
+
+TEST_CASE("apply_cpu_bandwidth on a registry returns a copy with the CPU's figure, the rest kept") {
+    std::vector<ah::accelerator_profile> devices(2);
+    devices[0].kind = ah::device_kind::cpu;
+    devices[0].memory_bytes = {64 * ah::units::gib, ah::origin::sysfs};
+    devices[1] = ah::profile_from_spec(*ah::find_device("RTX 4090"));
+    ah::warning w;
+    w.kind = ah::warning_kind::tool_not_found;
+    w.subject = "nvidia-smi";
+    const ah::accelerator_registry reg(devices, {w});
+
+    ah::bandwidth_measurement failed;
+    failed.error = "nothing measured";
+    CHECK(ah::apply_cpu_bandwidth(reg, failed) == reg);
+
+    ah::bandwidth_measurement measured;
+    measured.gbps = 42.5;
+    const auto out = ah::apply_cpu_bandwidth(reg, measured);
+    REQUIRE(out.size() == 2);
+    CHECK(out.all()[0].memory_bandwidth_gbps.from == ah::origin::measured);
+    CHECK(*out.all()[0].memory_bandwidth_gbps == 42.5);
+    CHECK(*out.all()[1].memory_bandwidth_gbps == *devices[1].memory_bandwidth_gbps);
+    REQUIRE(out.warnings().size() == 1);
+    CHECK(out.warnings()[0].subject == "nvidia-smi");
+    CHECK_FALSE(reg.all()[0].memory_bandwidth_gbps); // the registry given is unchanged
+    CHECK_FALSE(out == reg);
+}

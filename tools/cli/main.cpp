@@ -918,9 +918,7 @@ int cmd_detect(std::span<const std::string_view> args) {
     if (a.measure) {
         const auto m = ah::measure_memory_bandwidth(ah::bandwidth_options_for(t.registry.host().memory));
         if (m.ok()) {
-            std::vector<ah::accelerator_profile> profiles(t.registry.all().begin(), t.registry.all().end());
-            ah::apply_cpu_bandwidth(profiles, m);
-            t.registry = t.registry.what_if_replace(std::move(profiles));
+            t.registry = ah::apply_cpu_bandwidth(t.registry, m);
             // On stderr: the table, --tsv and --json stay what they always are.
             std::fprintf(stderr, "memory bandwidth: %.1f GB/s, measured (%u thread(s) reading %s, the fastest of %u passes)\n",
                          m.gbps, m.threads, fmt_bytes(m.bytes_per_pass).c_str(), m.passes);

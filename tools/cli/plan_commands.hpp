@@ -838,9 +838,7 @@ int cmd_plan(std::span<const std::string_view> args) {
         if (measure) {
             bandwidth = ah::measure_memory_bandwidth(ah::bandwidth_options_for(reg.host().memory));
             if (bandwidth.ok()) {
-                std::vector<ah::accelerator_profile> profiles(reg.all().begin(), reg.all().end());
-                ah::apply_cpu_bandwidth(profiles, bandwidth);
-                reg = reg.what_if_replace(std::move(profiles));
+                reg = ah::apply_cpu_bandwidth(reg, bandwidth);
             } else {
                 std::fprintf(stderr, "ai-hwaccel: note: the memory bandwidth was not measured: %s\n",
                              bandwidth.error.c_str());
