@@ -151,6 +151,18 @@ AHW_API void ahw_registry_free(ahw_registry* registry) AHW_NOEXCEPT;
 AHW_API size_t ahw_device_count(const ahw_registry* registry) AHW_NOEXCEPT;
 AHW_API size_t ahw_warning_count(const ahw_registry* registry) AHW_NOEXCEPT;
 
+/* Answers about the available devices (0 for NULL): whether any is an accelerator (not
+ * the CPU, not a software renderer); the memory of the available accelerators, and of every
+ * available device, in bytes, a shared pool (unified memory) counted once. */
+AHW_API int ahw_has_accelerator(const ahw_registry* registry) AHW_NOEXCEPT;
+AHW_API uint64_t ahw_accelerator_memory(const ahw_registry* registry) AHW_NOEXCEPT;
+AHW_API uint64_t ahw_total_memory(const ahw_registry* registry) AHW_NOEXCEPT;
+
+/* The position of the most capable available device (the C++ best_available: accelerators
+ * first, the CPU only when there is none), to pass to ahw_device_get. AHW_ERR_OUT_OF_RANGE
+ * when no device is available. */
+AHW_API ahw_status ahw_best_device(const ahw_registry* registry, size_t* index) AHW_NOEXCEPT;
+
 /* Copies device `index` (0-based, in detection order) into `*out`. */
 AHW_API ahw_status ahw_device_get(const ahw_registry* registry, size_t index,
                                   ahw_device_info* out) AHW_NOEXCEPT;

@@ -176,6 +176,28 @@ AHW_API size_t ahw_warning_count(const ahw_registry* registry) noexcept {
     return registry ? registry->reg.warnings().size() : 0;
 }
 
+AHW_API int ahw_has_accelerator(const ahw_registry* registry) noexcept {
+    return registry && registry->reg.has_accelerator() ? 1 : 0;
+}
+
+AHW_API uint64_t ahw_accelerator_memory(const ahw_registry* registry) noexcept {
+    return registry ? registry->reg.total_accelerator_memory() : 0;
+}
+
+AHW_API uint64_t ahw_total_memory(const ahw_registry* registry) noexcept {
+    return registry ? registry->reg.total_memory() : 0;
+}
+
+AHW_API ahw_status ahw_best_device(const ahw_registry* registry, size_t* index) noexcept {
+    return guarded("ahw_best_device", [&] {
+        if (!registry || !index) return fail(AHW_ERR_INVALID_ARGUMENT, "ahw_best_device", "registry and index must not be NULL");
+        const auto best = registry->reg.best_available_position();
+        if (!best) return fail(AHW_ERR_OUT_OF_RANGE, "ahw_best_device", "no device is available");
+        *index = *best;
+        return AHW_OK;
+    });
+}
+
 AHW_API ahw_status ahw_device_get(const ahw_registry* registry, size_t index,
                                   ahw_device_info* out) noexcept {
     return guarded("ahw_device_get", [&] {

@@ -136,6 +136,14 @@ public:
         return profiles_[pick.at];
     }
 
+    /// Where best_available's device is in all(), without copying it. Empty registry: none.
+    std::optional<std::size_t> best_available_position() const noexcept {
+        const best_pick& pick =
+            index_.best_accelerator.found() ? index_.best_accelerator : index_.best_available;
+        if (!pick.found()) return std::nullopt;
+        return static_cast<std::size_t>(pick.at);
+    }
+
     /// Memory of every available device, shared pools counted once (bytes).
     std::uint64_t total_memory() const noexcept { return index_.available_memory.value(); }
     /// Memory of available accelerators only, shared pools counted once (bytes).

@@ -20628,6 +20628,14 @@ public:
         return profiles_[pick.at];
     }
 
+    /// Where best_available's device is in all(), without copying it. Empty registry: none.
+    std::optional<std::size_t> best_available_position() const noexcept {
+        const best_pick& pick =
+            index_.best_accelerator.found() ? index_.best_accelerator : index_.best_available;
+        if (!pick.found()) return std::nullopt;
+        return static_cast<std::size_t>(pick.at);
+    }
+
     /// Memory of every available device, shared pools counted once (bytes).
     std::uint64_t total_memory() const noexcept { return index_.available_memory.value(); }
     /// Memory of available accelerators only, shared pools counted once (bytes).
@@ -29273,39 +29281,41 @@ constexpr void search(planner& P, const group& g, std::span<const accelerator_pr
                       const plan_options& o) noexcept {
     layout& best = P.best;
     best.found = false;
+    // One pass over the islands works out the stale ones and finds (a) the fastest single
+    // device that holds everything (the first of equals) and (b) the smallest
+    // tensor-parallel degree inside one unit that fits (the first of equals); spread
+    // looks for neither unless one device is left.
     std::size_t devices_left = 0, unit_count = 0;
+    std::size_t one_island = P.islands, tp_island = P.islands;
+    double single_bw = -1;
     for (std::size_t s = 0; s < P.islands; ++s) {
         if (P.stale[s]) refresh(P, g, devs, n, s);
         devices_left += P.left[s];
         unit_count += P.units[s];
+        if (P.single_at[s] != max_plan_devices && P.single_bw[s] > single_bw) {
+            single_bw = P.single_bw[s];
+            one_island = s;
+        }
+        if (P.tp_t[s] != 0 && (tp_island == P.islands || P.tp_t[s] < P.tp_t[tp_island])) tp_island = s;
     }
     if (devices_left == 0) return;
 
     std::size_t best_devices = ~std::size_t{0};
-    if (!o.spread || devices_left == 1) {
-        // (a) one device: the fastest that holds everything.
-        double best_bw = -1;
-        for (std::size_t s = 0; s < P.islands; ++s) {
-            if (P.single_at[s] == max_plan_devices || !(P.single_bw[s] > best_bw)) continue;
-            best_bw = P.single_bw[s];
-            best.found = true;
-            best.strategy = shard_strategy::single_device;
-            best.stages = best.devices = 1;
-            best.dev[0] = P.w.order[P.single_at[s]];
-            best.stage[0] = {0, 1};
-            best.layers[0] = n.layers;
-            best_devices = 1;
-        }
+    if (one_island != P.islands && (!o.spread || devices_left == 1)) {
+        best.found = true;
+        best.strategy = shard_strategy::single_device;
+        best.stages = best.devices = 1;
+        best.dev[0] = P.w.order[P.single_at[one_island]];
+        best.stage[0] = {0, 1};
+        best.layers[0] = n.layers;
+        best_devices = 1;
     }
     if (!o.spread) {
-        // (b) tensor parallel inside one unit, smallest degree that fits.
-        std::size_t pick = P.islands;
-        for (std::size_t s = 0; s < P.islands; ++s)
-            if (P.tp_t[s] != 0 && P.tp_t[s] < best_devices) {
-                best_devices = P.tp_t[s];
-                pick = s;
-            }
-        if (pick != P.islands) set_tensor(best, P.w, P.tp_unit[pick], P.tp_t[pick], n);
+        // A unit of one device holds no tensor-parallel group, so (a) beats (b) outright.
+        if (best_devices != 1 && tp_island != P.islands) {
+            best_devices = P.tp_t[tp_island];
+            set_tensor(best, P.w, P.tp_unit[tp_island], P.tp_t[tp_island], n);
+        }
     } else if (unit_count == 1) {
         for (std::size_t s = 0; s < P.islands; ++s) {
             if (P.units[s] == 0) continue;

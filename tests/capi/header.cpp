@@ -21,3 +21,7 @@ static_assert(noexcept(ahw_measure_memory_bandwidth(0, 0, 0, nullptr)) && noexce
 [[maybe_unused]] static ahw_status (*const measure)(uint64_t, uint32_t, uint32_t, ahw_bandwidth_result*) =
     &ahw_measure_memory_bandwidth;
 [[maybe_unused]] static ahw_status (*const detect_measured)(ahw_registry**) = &ahw_detect_measured;
+static_assert(noexcept(ahw_has_accelerator(nullptr)) && noexcept(ahw_accelerator_memory(nullptr)) &&
+              noexcept(ahw_total_memory(nullptr)) && noexcept(ahw_best_device(nullptr, nullptr)));
+[[maybe_unused]] static ahw_status (*const best_device)(const ahw_registry*, size_t*) = &ahw_best_device;
+[[maybe_unused]] static uint64_t (*const accelerator_memory)(const ahw_registry*) = &ahw_accelerator_memory;

@@ -82,6 +82,15 @@ static void test_detect(void) {
         if (strcmp(d.kind, "cpu") == 0) ++cpus;
     }
     CHECK(cpus == 1);
+    /* The CPU is always there and available, so there is a best device. */
+    {
+        size_t best = 0;
+        CHECK(ahw_best_device(reg, &best) == AHW_OK);
+        CHECK(ahw_device_get(reg, best, &d) == AHW_OK && d.available == 1);
+        CHECK(ahw_has_accelerator(reg) == (strcmp(d.kind, "cpu") != 0));
+        CHECK(ahw_total_memory(reg) >= ahw_accelerator_memory(reg));
+        CHECK(ahw_best_device(reg, NULL) == AHW_ERR_INVALID_ARGUMENT);
+    }
     /* Past the end: an error, nothing written. */
     memset(&d, 0x5a, sizeof d);
     CHECK(ahw_device_get(reg, ahw_device_count(reg), &d) == AHW_ERR_OUT_OF_RANGE);
@@ -127,6 +136,16 @@ static void test_json_round_trip(void) {
     CHECK(ahw_registry_from_json("[1, 2, 3]", &back) == AHW_ERR_PARSE && back == NULL);
     CHECK(ahw_registry_from_json("{\"schema_version\": 999999}", &back) == AHW_ERR_PARSE && back == NULL);
     CHECK(strstr(ahw_last_error(), "schema_version") != NULL);
+
+    /* A registry without devices has no best device and no memory. */
+    CHECK(ahw_registry_from_json("{\"schema_version\": 1}", &back) == AHW_OK && back != NULL);
+    {
+        size_t best = 7;
+        CHECK(ahw_device_count(back) == 0 && ahw_has_accelerator(back) == 0 && ahw_total_memory(back) == 0);
+        CHECK(ahw_best_device(back, &best) == AHW_ERR_OUT_OF_RANGE && best == 7);
+        CHECK(strstr(ahw_last_error(), "no device") != NULL);
+    }
+    ahw_registry_free(back);
 }
 
 /* A captured MacBook: CPU memory unknown, unified memory, two warnings, no PCI. */
@@ -154,6 +173,14 @@ static void test_macbook(const char* path) {
     CHECK(d.memory_known && d.memory_bytes == 16ull * 1024 * 1024 * 1024 && strcmp(d.memory_origin, "tool") == 0);
     CHECK(d.bandwidth_known && d.memory_bandwidth_gbps == 200.0);
     CHECK(d.unified_memory == 1 && d.available == 1 && d.software == 0 && d.pci[0] == '\0');
+    /* The GPU and the Neural Engine share the 16 GiB: counted once. */
+    {
+        size_t best = 99;
+        CHECK(ahw_has_accelerator(reg) == 1);
+        CHECK(ahw_accelerator_memory(reg) == 16ull * 1024 * 1024 * 1024);
+        CHECK(ahw_total_memory(reg) == 16ull * 1024 * 1024 * 1024);
+        CHECK(ahw_best_device(reg, &best) == AHW_OK && best == 1);
+    }
     CHECK(ahw_warning_count(reg) == 2);
     CHECK(ahw_warning_get(reg, 0, &w) == AHW_OK);
     CHECK(strcmp(w.kind, "read_error") == 0 && w.backend[0] == '\0');
@@ -180,6 +207,17 @@ static void test_workstation(const char* path) {
     CHECK(strcmp(d.kind, "cuda_gpu") == 0 && strcmp(d.pci, "0000:01:00.0") == 0);
     CHECK(ahw_device_get(reg, 3, &d) == AHW_OK);
     CHECK(d.software == 1);
+    /* The RTX 4090 is the best device; the software renderer counts for nothing. */
+    {
+        size_t best = 99;
+        const unsigned long long gib = 1024ull * 1024 * 1024;
+        CHECK(ahw_has_accelerator(reg) == 1);
+        CHECK(ahw_best_device(reg, &best) == AHW_OK && best == 1);
+        printf("accelerator memory %.1f GiB, all devices %.1f GiB\n", (double)ahw_accelerator_memory(reg) / (double)gib,
+               (double)ahw_total_memory(reg) / (double)gib);
+        CHECK(ahw_accelerator_memory(reg) >= 24 * gib && ahw_accelerator_memory(reg) < 64 * gib);
+        CHECK(ahw_total_memory(reg) > ahw_accelerator_memory(reg));
+    }
     ahw_registry_free(reg);
     free(text);
 }
@@ -312,6 +350,11 @@ static void test_errors(void) {
     CHECK(ahw_estimate("", "llama-3.1-8b", "bf16", 4096, 1, &r) == AHW_ERR_UNKNOWN_DEVICE);
 
     CHECK(ahw_device_count(NULL) == 0 && ahw_warning_count(NULL) == 0);
+    CHECK(ahw_has_accelerator(NULL) == 0 && ahw_accelerator_memory(NULL) == 0 && ahw_total_memory(NULL) == 0);
+    {
+        size_t best = 7;
+        CHECK(ahw_best_device(NULL, &best) == AHW_ERR_INVALID_ARGUMENT && best == 7);
+    }
     CHECK(ahw_device_get(NULL, 0, &d) == AHW_ERR_INVALID_ARGUMENT);
     CHECK(ahw_warning_get(NULL, 0, &w) == AHW_ERR_INVALID_ARGUMENT);
     reg = ahw_detect();

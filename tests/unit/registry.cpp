@@ -103,6 +103,9 @@ void check_queries(const ah::accelerator_registry& r) {
     REQUIRE(r.best_available().has_value() == (best != nullptr));
     if (best) CHECK(r.best_available()->name == best->name);
     if (best) CHECK(r.best_available()->index == best->index);
+    // Its position: the very profile the slow walk found.
+    REQUIRE(r.best_available_position().has_value() == (best != nullptr));
+    if (best) CHECK(&r.all()[*r.best_available_position()] == best);
 }
 
 /// CPU, two GPUs of different strength, one unavailable GPU, a TPU, a software renderer.
@@ -146,6 +149,10 @@ TEST_CASE("accelerator_registry::best_available") {
     llvmpipe.memory_bytes = {512_GiB, ah::origin::tool};
     const ah::accelerator_registry mixed({llvmpipe, spec("RTX 4090"), spec("H100 SXM"), small_gpu()});
     CHECK(mixed.best_available()->name.view() == ah::find_device("H100 SXM")->name);
+    CHECK(mixed.best_available_position() == 2u);
+    CHECK(r.best_available_position() == 2u);
+    CHECK(only_cpu.best_available_position() == 0u);
+    CHECK_FALSE(ah::accelerator_registry{}.best_available_position().has_value());
 }
 
 TEST_CASE("accelerator_registry::total_memory") {
