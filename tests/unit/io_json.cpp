@@ -563,6 +563,14 @@ TEST_CASE("registry_from_json rejects") {
         d = valid_device();
         d["peak_tflops"]["fp128"] = 1;
         CHECK(device_error(d) == "/devices/0/peak_tflops/fp128: unknown dtype \"fp128\"");
+        // A key from the input is spelled as a JSON pointer segment ("~" and "/" escaped),
+        // its control characters shown as '?', and cut to 64 bytes.
+        d = valid_device();
+        d["peak_tflops"]["a/b~c\x01"] = 1;
+        CHECK(device_error(d).starts_with("/devices/0/peak_tflops/a~1b~0c?: unknown dtype "));
+        d = valid_device();
+        d["peak_tflops"][std::string(100, 'k')] = 1;
+        CHECK(device_error(d).starts_with("/devices/0/peak_tflops/" + std::string(64, 'k') + ": unknown dtype "));
         d = valid_device();
         d["peak_origin"] = "";
         CHECK(device_error(d) == "/devices/0/peak_origin: unknown origin \"\"");

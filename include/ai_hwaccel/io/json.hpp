@@ -291,43 +291,39 @@ json sourced_to_json(const sourced<T>& s) {
 /// the type before touching the value.
 class reader {
 public:
+    /// One step of the path to the value being read: `key`, or array element `index - 1`.
+    struct step {
+        std::string_view key;
+        std::size_t index = 0;
+    };
+
     const std::string& error() const noexcept { return error_; }
 
-    /// Restores the path on scope exit.
+    /// Leaves the step it entered on scope exit.
     class scope {
     public:
-        scope(std::string& path, std::size_t size) noexcept : path_(path), size_(size) {}
+        explicit scope(std::vector<step>& path) noexcept : path_(path) {}
         scope(const scope&) = delete;
         scope& operator=(const scope&) = delete;
-        ~scope() { path_.resize(size_); }
+        ~scope() { path_.pop_back(); }
 
     private:
-        std::string& path_;
-        std::size_t size_;
+        std::vector<step>& path_;
     };
+    // The path is kept as steps (a key seen in the document or written here, which outlives
+    // the read, or an array index) and spelled out only for an error: most reads succeed.
     [[nodiscard]] scope enter(std::string_view key) {
-        constexpr std::size_t limit = 64; // keys come from the input: keep messages short
-        const auto size = path_.size();
-        path_ += '/';
-        if (key.size() > limit) key = key.substr(0, limit);
-        for (char c : key) {
-            if (c == '~') path_ += "~0";
-            else if (c == '/') path_ += "~1";
-            else if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) path_ += '?';
-            else path_ += c;
-        }
-        return {path_, size};
+        path_.push_back({key, 0});
+        return scope(path_);
     }
     [[nodiscard]] scope enter(std::size_t index) {
-        const auto size = path_.size();
-        path_ += '/';
-        path_ += std::to_string(index);
-        return {path_, size};
+        path_.push_back({{}, index + 1});
+        return scope(path_);
     }
 
     bool fail(std::string_view what) {
         if (error_.empty()) {
-            error_ = path_.empty() ? std::string("document") : valid_utf8(path_);
+            error_ = path_.empty() ? std::string("document") : valid_utf8(pointer());
             error_ += ": ";
             error_ += what;
         }
@@ -665,7 +661,28 @@ private:
         }
     }
 
-    std::string path_;
+    /// The path as a JSON pointer (RFC 6901: "~" as "~0", "/" as "~1"); keys come from the
+    /// input, so each is cut to 64 bytes and control characters become '?'.
+    std::string pointer() const {
+        constexpr std::size_t limit = 64;
+        std::string out;
+        for (const step& st : path_) {
+            out += '/';
+            if (st.index != 0) {
+                out += std::to_string(st.index - 1);
+                continue;
+            }
+            for (char c : st.key.substr(0, limit)) {
+                if (c == '~') out += "~0";
+                else if (c == '/') out += "~1";
+                else if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) out += '?';
+                else out += c;
+            }
+        }
+        return out;
+    }
+
+    std::vector<step> path_;
     std::string error_;
 };
 
