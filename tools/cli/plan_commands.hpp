@@ -28,6 +28,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <initializer_list>
 #include <optional>
 #include <span>
 #include <string>
@@ -146,6 +147,24 @@ bool parse_whole(std::string_view s, std::uint64_t lo, std::uint64_t hi, std::ui
         if (c < '0' || c > '9') return false;
     const auto r = std::from_chars(s.data(), s.data() + s.size(), v);
     return r.ec == std::errc{} && r.ptr == s.data() + s.size() && v >= lo && v <= hi;
+}
+
+/// A finite decimal number, spaces around it allowed, followed by one of `suffixes` or by
+/// none (`*suffix` says which: empty for none). The suffix must follow a number.
+std::optional<double> parse_decimal(std::string_view s, std::initializer_list<std::string_view> suffixes,
+                                    std::string_view* suffix = nullptr) {
+    std::string_view t = ah::detail::trim(s), found;
+    for (std::string_view u : suffixes)
+        if (t.size() > u.size() && t.ends_with(u)) {
+            t = ah::detail::trim(t.substr(0, t.size() - u.size()));
+            found = u;
+            break;
+        }
+    if (suffix) *suffix = found;
+    double x = 0;
+    const auto [end, ec] = std::from_chars(t.data(), t.data() + t.size(), x);
+    if (ec != std::errc{} || t.empty() || end != t.data() + t.size() || !std::isfinite(x)) return std::nullopt;
+    return x;
 }
 
 /// Tokens: "4096", or a whole number of binary thousands "8k" / "128K" (x 1024).
@@ -516,15 +535,11 @@ bool whole_option(const options& o, std::string_view name, std::uint64_t def, st
 bool headroom_option(const options& o, double& v, std::string& why) {
     const auto s = o.get("--headroom");
     if (!s) return true;
-    auto t = ah::detail::trim(*s);
-    const bool percent = t.ends_with('%');
-    if (percent) t = ah::detail::trim(t.substr(0, t.size() - 1));
-    double x = -1;
-    const auto [end, ec] = std::from_chars(t.data(), t.data() + t.size(), x);
-    if (ec == std::errc{} && end == t.data() + t.size() && std::isfinite(x)) {
-        if (percent) x /= 100;
-        if (x >= 0 && x < 1) {
-            v = x;
+    std::string_view unit;
+    if (auto x = parse_decimal(*s, {"%"}, &unit)) {
+        if (unit == "%") *x /= 100;
+        if (*x >= 0 && *x < 1) {
+            v = *x;
             return true;
         }
     }
@@ -596,16 +611,12 @@ bool bandwidth_option(const options& o, double& v, std::string& why) {
     v = 0;
     const auto s = o.get("--bandwidth");
     if (!s) return true;
-    std::string_view t = ah::detail::trim(*s);
-    for (std::string_view unit : {"GB/s", "gb/s", "GBps"})
-        if (t.size() > unit.size() && t.ends_with(unit)) t = ah::detail::trim(t.substr(0, t.size() - unit.size()));
-    double x = 0;
-    const auto [end, ec] = std::from_chars(t.data(), t.data() + t.size(), x);
-    if (ec != std::errc() || end != t.data() + t.size() || !(x > 0) || !(x <= 1e6)) {
+    const auto x = parse_decimal(*s, {"GB/s", "gb/s", "GBps"});
+    if (!x || !(*x > 0) || !(*x <= 1e6)) {
         why = "--bandwidth: '" + str(*s) + "' is not a bandwidth in GB/s above 0 and at most 1000000 (e.g. 68.25)";
         return false;
     }
-    v = x;
+    v = *x;
     return true;
 }
 
