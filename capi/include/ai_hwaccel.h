@@ -2,9 +2,10 @@
  *
  * A small compiled library (libai_hwaccel_c) over the C++ headers, for programs written
  * in C or in any language with a C foreign-function interface. It detects the machine's
- * accelerators, describes them, writes the registry as JSON, and answers the simplest
- * planning question: how much memory and how fast a catalogue model runs on a catalogue
- * device.
+ * accelerators (and, on request, measures the host memory's bandwidth), describes them,
+ * writes the registry as JSON, plans a catalogue model on a registry's devices, and
+ * answers the simplest planning question: how much memory and how fast a catalogue model
+ * runs on a catalogue device.
  *
  * Conventions:
  *  - C99. Every type is a plain C type; the registry is an opaque handle.
@@ -119,6 +120,30 @@ typedef struct ahw_estimate_result {
     double prefill_tokens_per_second; /* for a prompt of `context` tokens; 0 = unknown */
 } ahw_estimate_result;
 
+/* How a catalogue model would be deployed on a registry's devices (every number an
+ * estimate). */
+typedef struct ahw_plan_result {
+    char model[AHW_NAME_TEXT];     /* the catalogue's model id */
+    char quant[AHW_SHORT_TEXT];    /* the format planned (with "auto", the one chosen) */
+    char outcome[AHW_SHORT_TEXT];  /* "fits", "too_large", "unsupported_format", "no_devices" */
+    char strategy[AHW_SHORT_TEXT]; /* "single_device", "tensor_parallel", "pipeline_parallel",
+                                      "tensor_pipeline", or "none" when it does not fit */
+    char kind[AHW_SHORT_TEXT];     /* the kind of the devices used ("cuda_gpu", …) */
+    int fits;                      /* 1 when at least one replica fits */
+    uint32_t replicas;             /* data-parallel copies */
+    uint32_t stages;               /* pipeline stages of one replica */
+    uint32_t tensor_parallel;      /* widest tensor-parallel group of one replica */
+    uint32_t devices;              /* devices used, every replica counted */
+    uint64_t weights_bytes;        /* the model in that format, one replica */
+    uint64_t kv_cache_bytes;
+    uint64_t overhead_bytes;
+    uint64_t total_bytes;
+    uint64_t usable_bytes;         /* usable memory of the devices of that kind able to run it */
+    double decode_tokens_per_second;  /* one replica, per sequence; 0 = unknown */
+    double prefill_tokens_per_second; /* one replica; 0 = unknown */
+    double aggregate_decode_tokens_per_second; /* every replica together */
+} ahw_plan_result;
+
 /* The host memory's read bandwidth, as ahw_measure_memory_bandwidth measured it. */
 typedef struct ahw_bandwidth_result {
     double gbps;              /* decimal GB/s of the fastest pass (> 0) */
@@ -192,6 +217,14 @@ AHW_API void ahw_string_free(char* text) AHW_NOEXCEPT;
  * punctuation ignored. */
 AHW_API ahw_status ahw_estimate(const char* device_name, const char* model_id, const char* quant_name,
                                 uint32_t context, uint32_t batch, ahw_estimate_result* out) AHW_NOEXCEPT;
+
+/* Plans catalogue model `model_id` on the registry's devices and links (the C++
+ * plan_sharding, or plan_best_format when `quant_name` is NULL or "auto": the format of
+ * highest quality that the planner fits), with `context` tokens per sequence (> 0) and
+ * `batch` sequences (> 0). The CPU takes part only when `allow_cpu` is non-zero. A model
+ * that does not fit is still AHW_OK: `fits` is 0 and `outcome` says why. */
+AHW_API ahw_status ahw_plan(const ahw_registry* registry, const char* model_id, const char* quant_name,
+                            uint32_t context, uint32_t batch, int allow_cpu, ahw_plan_result* out) AHW_NOEXCEPT;
 
 /* ahw_estimate on a device whose memory bandwidth is `bandwidth_gbps` (decimal GB/s, > 0
  * and finite) rather than the catalogue's: a measured figure, or a part the catalogue rates

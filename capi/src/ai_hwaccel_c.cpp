@@ -14,6 +14,7 @@
 #include <cstring>
 #include <exception>
 #include <new>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -286,6 +287,63 @@ AHW_API ahw_status ahw_estimate(const char* device_name, const char* model_id, c
                                 uint32_t context, uint32_t batch, ahw_estimate_result* out) noexcept {
     return guarded("ahw_estimate", [&] {
         return estimate("ahw_estimate", device_name, model_id, quant_name, context, batch, 0, out);
+    });
+}
+
+AHW_API ahw_status ahw_plan(const ahw_registry* registry, const char* model_id, const char* quant_name,
+                            uint32_t context, uint32_t batch, int allow_cpu, ahw_plan_result* out) noexcept {
+    return guarded("ahw_plan", [&] {
+        constexpr const char* fn = "ahw_plan";
+        if (!registry || !model_id || !out)
+            return fail(AHW_ERR_INVALID_ARGUMENT, fn, "registry, model_id and out must not be NULL");
+        if (context == 0 || batch == 0) return fail(AHW_ERR_INVALID_ARGUMENT, fn, "context and batch must be > 0");
+        const ah::model_spec* model = ah::find_model(model_id);
+        if (!model) return fail(AHW_ERR_UNKNOWN_MODEL, fn, "no catalogue model named " + quoted(model_id));
+        const bool automatic = quant_name == nullptr || std::string_view(quant_name) == "auto";
+        std::optional<ah::quant_format> quant;
+        if (!automatic) {
+            quant = ah::parse_quant_format(quant_name);
+            if (!quant) return fail(AHW_ERR_UNKNOWN_QUANT, fn, "no quantization format named " + quoted(quant_name));
+        }
+
+        const ah::inference_shape shape{.context = context, .batch = batch};
+        ah::plan_options options{};
+        options.allow_cpu = allow_cpu != 0;
+        const auto devices = registry->reg.all();
+        const auto& links = registry->reg.system().interconnects;
+        ah::shard_plan plan;
+        ah::plan_outcome outcome{};
+        if (automatic) {
+            const auto best = ah::plan_best_format(devices, links, *model, shape, options);
+            plan = best.plan;
+            // Nothing fits: the suggestion says why (too large even in the smallest format).
+            outcome = best.plan.fits ? best.plan.outcome : best.choice.outcome;
+        } else {
+            plan = ah::plan_sharding(devices, links, *model, *quant, shape, options);
+            outcome = plan.outcome;
+        }
+
+        ahw_plan_result r{};
+        copy_text(r.model, model->id);
+        copy_text(r.quant, ah::to_string(plan.quant));
+        copy_text(r.outcome, ah::to_string(outcome));
+        copy_text(r.strategy, ah::to_string(plan.fits ? plan.strategy : ah::shard_strategy::none));
+        if (plan.fits) copy_text(r.kind, ah::to_string(plan.kind));
+        r.fits = plan.fits ? 1 : 0;
+        r.replicas = plan.replicas;
+        r.stages = plan.stages;
+        r.tensor_parallel = plan.tensor_parallel;
+        r.devices = static_cast<uint32_t>(plan.devices.size());
+        r.weights_bytes = plan.memory.weights_bytes;
+        r.kv_cache_bytes = plan.memory.kv_cache_bytes;
+        r.overhead_bytes = plan.memory.overhead_bytes;
+        r.total_bytes = plan.memory.total_bytes();
+        r.usable_bytes = plan.usable_bytes;
+        r.decode_tokens_per_second = plan.decode_tokens_per_second;
+        r.prefill_tokens_per_second = plan.prefill_tokens_per_second;
+        r.aggregate_decode_tokens_per_second = plan.aggregate_decode_tokens_per_second;
+        *out = r;
+        return AHW_OK;
     });
 }
 

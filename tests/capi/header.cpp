@@ -25,3 +25,7 @@ static_assert(noexcept(ahw_has_accelerator(nullptr)) && noexcept(ahw_accelerator
               noexcept(ahw_total_memory(nullptr)) && noexcept(ahw_best_device(nullptr, nullptr)));
 [[maybe_unused]] static ahw_status (*const best_device)(const ahw_registry*, size_t*) = &ahw_best_device;
 [[maybe_unused]] static uint64_t (*const accelerator_memory)(const ahw_registry*) = &ahw_accelerator_memory;
+static_assert(std::is_standard_layout_v<ahw_plan_result> && std::is_trivially_copyable_v<ahw_plan_result>);
+static_assert(noexcept(ahw_plan(nullptr, nullptr, nullptr, 0, 0, 0, nullptr)));
+[[maybe_unused]] static ahw_status (*const plan)(const ahw_registry*, const char*, const char*, uint32_t, uint32_t, int,
+                                                 ahw_plan_result*) = &ahw_plan;

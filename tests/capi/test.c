@@ -91,6 +91,13 @@ static void test_detect(void) {
         CHECK(ahw_total_memory(reg) >= ahw_accelerator_memory(reg));
         CHECK(ahw_best_device(reg, NULL) == AHW_ERR_INVALID_ARGUMENT);
     }
+    /* A small model in Q4_K_M fits this machine when the CPU may take part. */
+    {
+        ahw_plan_result p;
+        CHECK(ahw_plan(reg, "llama-3.2-1b", "q4_k_m", 4096, 1, 1, &p) == AHW_OK);
+        printf("plan llama-3.2-1b Q4_K_M, CPU allowed: %s on %s\n", p.outcome, p.kind[0] ? p.kind : "-");
+        CHECK(p.fits == 1 && p.devices >= 1 && strcmp(p.quant, "Q4_K_M") == 0);
+    }
     /* Past the end: an error, nothing written. */
     memset(&d, 0x5a, sizeof d);
     CHECK(ahw_device_get(reg, ahw_device_count(reg), &d) == AHW_ERR_OUT_OF_RANGE);
@@ -217,6 +224,30 @@ static void test_workstation(const char* path) {
                (double)ahw_total_memory(reg) / (double)gib);
         CHECK(ahw_accelerator_memory(reg) >= 24 * gib && ahw_accelerator_memory(reg) < 64 * gib);
         CHECK(ahw_total_memory(reg) > ahw_accelerator_memory(reg));
+    }
+    /* Plans on the captured workstation: Llama 3.1 8B fits the RTX 4090 whole; 70B in BF16
+     * fits nothing (140 GB of weights); the 4090 cannot hold 70B even in its smallest
+     * format. */
+    {
+        ahw_plan_result p;
+        CHECK(ahw_plan(reg, "llama-3.1-8b", "auto", 4096, 1, 0, &p) == AHW_OK);
+        printf("plan llama-3.1-8b auto: %s %s on %s, %u device(s), decode %.1f tok/s\n", p.outcome, p.quant, p.kind,
+               p.devices, p.decode_tokens_per_second);
+        CHECK(p.fits == 1 && strcmp(p.outcome, "fits") == 0 && strcmp(p.model, "llama-3.1-8b") == 0);
+        CHECK(strcmp(p.kind, "cuda_gpu") == 0 && strcmp(p.strategy, "single_device") == 0);
+        CHECK(p.replicas == 1 && p.stages == 1 && p.tensor_parallel == 1 && p.devices == 1);
+        CHECK(p.total_bytes == p.weights_bytes + p.kv_cache_bytes + p.overhead_bytes);
+        CHECK(p.total_bytes <= p.usable_bytes);
+        CHECK(p.decode_tokens_per_second > 0 && p.prefill_tokens_per_second > p.decode_tokens_per_second);
+        CHECK(p.aggregate_decode_tokens_per_second == p.decode_tokens_per_second);
+
+        CHECK(ahw_plan(reg, "llama-3.1-70b", "bf16", 4096, 1, 0, &p) == AHW_OK);
+        CHECK(p.fits == 0 && strcmp(p.outcome, "too_large") == 0 && strcmp(p.quant, "BF16") == 0);
+        CHECK(strcmp(p.strategy, "none") == 0 && p.devices == 0 && p.decode_tokens_per_second == 0);
+        CHECK(p.weights_bytes > 100ull * 1000 * 1000 * 1000);
+
+        CHECK(ahw_plan(reg, "llama-3.1-405b", NULL, 4096, 1, 0, &p) == AHW_OK);
+        CHECK(p.fits == 0 && strcmp(p.outcome, "too_large") == 0);
     }
     ahw_registry_free(reg);
     free(text);
@@ -349,6 +380,23 @@ static void test_errors(void) {
     CHECK(ahw_estimate("H100 SXM", "llama-3.1-8b", "bf16", 4096, 0, &r) == AHW_ERR_INVALID_ARGUMENT);
     CHECK(ahw_estimate("", "llama-3.1-8b", "bf16", 4096, 1, &r) == AHW_ERR_UNKNOWN_DEVICE);
 
+    {
+        ahw_plan_result p;
+        ahw_registry* empty = NULL;
+        CHECK(ahw_registry_from_json("{\"schema_version\": 1}", &empty) == AHW_OK);
+        CHECK(ahw_plan(NULL, "llama-3.1-8b", "auto", 4096, 1, 0, &p) == AHW_ERR_INVALID_ARGUMENT);
+        CHECK(ahw_plan(empty, NULL, "auto", 4096, 1, 0, &p) == AHW_ERR_INVALID_ARGUMENT);
+        CHECK(ahw_plan(empty, "llama-3.1-8b", "auto", 4096, 1, 0, NULL) == AHW_ERR_INVALID_ARGUMENT);
+        CHECK(ahw_plan(empty, "llama-3.1-8b", "auto", 0, 1, 0, &p) == AHW_ERR_INVALID_ARGUMENT);
+        CHECK(ahw_plan(empty, "llama-3.1-8b", "auto", 4096, 0, 0, &p) == AHW_ERR_INVALID_ARGUMENT);
+        CHECK(ahw_plan(empty, "no-such-model-1b", "auto", 4096, 1, 0, &p) == AHW_ERR_UNKNOWN_MODEL);
+        CHECK(strstr(ahw_last_error(), "ahw_plan") != NULL && strstr(ahw_last_error(), "no-such-model-1b") != NULL);
+        CHECK(ahw_plan(empty, "llama-3.1-8b", "q4_k_x", 4096, 1, 0, &p) == AHW_ERR_UNKNOWN_QUANT);
+        /* No device: a plan that says so. */
+        CHECK(ahw_plan(empty, "llama-3.1-8b", "bf16", 4096, 1, 0, &p) == AHW_OK);
+        CHECK(p.fits == 0 && strcmp(p.outcome, "no_devices") == 0);
+        ahw_registry_free(empty);
+    }
     CHECK(ahw_device_count(NULL) == 0 && ahw_warning_count(NULL) == 0);
     CHECK(ahw_has_accelerator(NULL) == 0 && ahw_accelerator_memory(NULL) == 0 && ahw_total_memory(NULL) == 0);
     {
