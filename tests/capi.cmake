@@ -16,7 +16,10 @@ enable_language(C)
 
 add_executable(capi_test capi/test.c)
 target_link_libraries(capi_test PRIVATE ai_hwaccel::ai_hwaccel_c)
-set_target_properties(capi_test PROPERTIES C_STANDARD 99 C_STANDARD_REQUIRED ON C_EXTENSIONS OFF)
+# Linked by the C++ driver: under tools/test-all.sh's sanitizers the library needs the C++
+# parts of the sanitizer runtimes, which the C driver leaves out. The program stays C99.
+set_target_properties(capi_test PROPERTIES C_STANDARD 99 C_STANDARD_REQUIRED ON C_EXTENSIONS OFF
+                                           LINKER_LANGUAGE CXX)
 if(CMAKE_C_COMPILER_ID MATCHES "GNU|Clang")
   target_compile_options(capi_test PRIVATE -Wall -Wextra -Wpedantic -Wconversion -Wshadow -Werror)
 endif()

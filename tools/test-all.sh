@@ -4,7 +4,8 @@
 #                   and the single header, the CLI, fixture machines, consumers, fuzz
 #                   smoke runs, packages, examples, …);
 #   2. build-asan/  the unit tests again under AddressSanitizer + UndefinedBehaviorSanitizer
-#                   (built with clang, see below);
+#                   (built with clang, see below), and the C ABI's test program, the
+#                   library and the C program both instrumented;
 #   3. build-tsan/  the unit tests of the parallel, cached and asynchronous paths (detection,
 #                   the tool runner, NVML's abandoned thread, the cache room, the memory
 #                   bandwidth measurement's threads) under ThreadSanitizer.
@@ -22,7 +23,9 @@ cmake --build build -j"$jobs"
 ctest --test-dir build --output-on-failure -j"$jobs"
 [ "${1:-}" = "--quick" ] && exit 0
 
-# The sanitizer builds need no CLI, examples, benchmarks or C ABI: only the unit tests.
+# The sanitizer builds need no CLI, examples or benchmarks: the unit tests, and under
+# ASan+UBSan the C ABI (a C caller can hand it any value, which only the compiled library
+# sees: an enum value out of range was found this way).
 lean=(-DCMAKE_BUILD_TYPE=Debug -DAI_HWACCEL_BUILD_BENCHMARKS=OFF -DAI_HWACCEL_BUILD_EXAMPLES=OFF
       -DAI_HWACCEL_BUILD_CAPI=OFF -DAI_HWACCEL_INSTALL=OFF)
 
@@ -32,11 +35,17 @@ phase "2/3 unit tests under AddressSanitizer and UndefinedBehaviorSanitizer"
 # the compile-time plans the tests static_assert cannot be evaluated. Clang has no such limit.
 cxx=clang++
 command -v "$cxx" > /dev/null || cxx=g++
-cmake -S . -B build-asan "${lean[@]}" -DCMAKE_CXX_COMPILER="$cxx" \
-  -DCMAKE_CXX_FLAGS="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer"
-cmake --build build-asan -j"$jobs" --target unit_tests
-ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
-  build-asan/tests/unit_tests
+cc=clang
+[ "$cxx" = clang++ ] && command -v "$cc" > /dev/null || cc=gcc
+sanitize="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer"
+cmake -S . -B build-asan "${lean[@]}" -DAI_HWACCEL_BUILD_CAPI=ON -DCMAKE_CXX_COMPILER="$cxx" \
+  -DCMAKE_C_COMPILER="$cc" -DCMAKE_CXX_FLAGS="$sanitize" -DCMAKE_C_FLAGS="$sanitize"
+cmake --build build-asan -j"$jobs" --target unit_tests capi_test
+export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1
+build-asan/tests/unit_tests
+build-asan/tests/capi_test tests/machines/handmade-macbook-pro-m1pro/expected.json \
+  tests/machines/handmade-workstation-rtx4090/expected.json
+unset ASAN_OPTIONS UBSAN_OPTIONS
 
 phase "3/3 parallel, cached and asynchronous paths under ThreadSanitizer"
 cmake -S . -B build-tsan "${lean[@]}" -DCMAKE_CXX_FLAGS="-fsanitize=thread" \

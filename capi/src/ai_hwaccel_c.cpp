@@ -18,6 +18,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -140,7 +141,13 @@ extern "C" {
 AHW_API const char* ahw_version(void) noexcept { return ah::version.text; }
 
 AHW_API const char* ahw_status_name(ahw_status status) noexcept {
-    switch (status) {
+    // A C caller may pass any int. In C++ an enumeration without a fixed underlying type
+    // holds only the values of its smallest bit-field (0..15 here), so the value is read as
+    // the integer it is before it is compared.
+    std::underlying_type_t<ahw_status> value;
+    static_assert(sizeof value == sizeof status);
+    std::memcpy(&value, &status, sizeof value);
+    switch (value) {
     case AHW_OK: return "ok";
     case AHW_ERR_INVALID_ARGUMENT: return "invalid_argument";
     case AHW_ERR_OUT_OF_RANGE: return "out_of_range";
