@@ -133,7 +133,6 @@ ah::bandwidth_measurement measure(std::uint64_t buffer_bytes, std::uint32_t thre
     return ah::measure_memory_bandwidth(o);
 }
 
-
 } // namespace
 
 extern "C" {

@@ -20622,10 +20622,9 @@ public:
     /// The most capable available device by capability_score: accelerators first, the CPU
     /// only when there is no accelerator. Ties keep detection order. Empty registry: none.
     std::optional<accelerator_profile> best_available() const {
-        const best_pick& pick =
-            index_.best_accelerator.found() ? index_.best_accelerator : index_.best_available;
-        if (!pick.found()) return std::nullopt;
-        return profiles_[pick.at];
+        const auto at = best_available_position();
+        if (!at) return std::nullopt;
+        return profiles_[*at];
     }
 
     /// Where best_available's device is in all(), without copying it. Empty registry: none.
