@@ -27,7 +27,7 @@ ctest --test-dir build --output-on-failure -j"$jobs"
 # ASan+UBSan the C ABI (a C caller can hand it any value, which only the compiled library
 # sees: an enum value out of range was found this way).
 lean=(-DCMAKE_BUILD_TYPE=Debug -DAI_HWACCEL_BUILD_BENCHMARKS=OFF -DAI_HWACCEL_BUILD_EXAMPLES=OFF
-      -DAI_HWACCEL_BUILD_CAPI=OFF -DAI_HWACCEL_INSTALL=OFF)
+      -DAI_HWACCEL_INSTALL=OFF)
 
 phase "2/3 unit tests under AddressSanitizer and UndefinedBehaviorSanitizer"
 # With clang: GCC's -fsanitize=undefined implies -fno-delete-null-pointer-checks, under which
@@ -48,7 +48,7 @@ build-asan/tests/capi_test tests/machines/handmade-macbook-pro-m1pro/expected.js
 unset ASAN_OPTIONS UBSAN_OPTIONS
 
 phase "3/3 parallel, cached and asynchronous paths under ThreadSanitizer"
-cmake -S . -B build-tsan "${lean[@]}" -DCMAKE_CXX_FLAGS="-fsanitize=thread" \
+cmake -S . -B build-tsan "${lean[@]}" -DAI_HWACCEL_BUILD_CAPI=OFF -DCMAKE_CXX_FLAGS="-fsanitize=thread" \
   "-DAI_HWACCEL_UNIT_TEST_GLOBS=detect.cpp;detect_bandwidth.cpp;detect_process.cpp;detect_nvml.cpp;detect_cuda.cpp;cache_*.cpp;umbrellas.cpp"
 cmake --build build-tsan -j"$jobs" --target unit_tests
 # setarch -R: ThreadSanitizer cannot start under some kernels' address-space randomisation.
