@@ -35,6 +35,15 @@ cli_plan_output(cli_plan_estimate_mi300x "device: AMD Instinct MI300X\n.*fits: y
   estimate --device MI300X --model llama-3.1-8b --quant fp8)
 cli_plan_output(cli_plan_estimate_m2_ultra "device: Apple M2 Ultra 76-core GPU\n.*fits: yes"
   estimate --device "Apple M2 Ultra 76-core" --memory 192GiB --model llama-3.1-70b --quant Q4_K_M)
+# A mixture of experts says what one token reads (Mixtral: 2 of its 8 experts); DeepSeek's
+# latent attention caches one vector of kv_lora_rank + rope dimensions (512 + 64) per token
+# and layer, not heads.
+cli_plan_output(cli_plan_estimate_moe
+  "model: Mixtral 8x7B \\(mixtral-8x7b\\), 46\\.70 B parameters \\(12\\.88 B active: 2 of 8 experts per token\\)\nlayers: 32, hidden 4096, 32 attention heads, 8 KV heads\n"
+  estimate --device "H100 SXM" --model mixtral-8x7b --quant Q4_K_M)
+cli_plan_output(cli_plan_estimate_latent_kv
+  "37\\.00 B active: 8 of 256 experts per token\\)\nlayers: 61, hidden 7168, 128 attention heads, latent KV \\(576 values per token and layer\\)\n"
+  estimate --device "H100 SXM" --count 8 --model deepseek-v3 --quant Q4_K_M)
 cli_plan_output(cli_plan_estimate_by_hand "model: custom model \\(custom\\), 70.00 B parameters.*context 8192 tokens, prompt 1024 tokens"
   estimate --device "H100 SXM" --count 2 --params 70B --layers 80 --hidden 8192 --kv-heads 8 --quant bf16 --context 8k --prompt 1k)
 # A parameter count alone: the rest of the shape is assumed, and the output says so; the
@@ -81,9 +90,10 @@ cli_plan_output(cli_plan_estimate_context_note "note: a context of 4096 tokens i
 cli_plan_output(cli_plan_estimate_quant_auto "estimate takes one format; .*ai-hwaccel plan --device"
   estimate --device "H100 SXM" --model llama-3.1-8b --quant auto)
 cli_plan_exit(cli_plan_estimate_quant_auto_exit 2 estimate --device "H100 SXM" --model llama-3.1-8b --quant auto)
-# Hub names of the catalogue's other publishers: DBRX (MoE, 131.6 B from its config) at
-# Q4_K_M (about 74 GiB) fits four H100s; "Command R+" is the 104 B model, not Command R.
-cli_plan_output(cli_plan_estimate_dbrx "model: DBRX \\(dbrx\\), 131.60 B parameters\n.*fits: yes"
+# Hub names of the catalogue's other publishers: DBRX (MoE, 131.6 B from its config, a
+# token reading 4 of its 16 experts) at Q4_K_M (about 74 GiB) fits four H100s; "Command R+"
+# is the 104 B model, not Command R.
+cli_plan_output(cli_plan_estimate_dbrx "model: DBRX \\(dbrx\\), 131.60 B parameters \\(36\\.47 B active: 4 of 16 experts per token\\)\n.*fits: yes"
   estimate --device "H100 SXM" --count 4 --model databricks/dbrx-instruct --quant Q4_K_M)
 cli_plan_output(cli_plan_estimate_command_r_plus "model: Command R\\+ \\(command-r-plus\\), 103.81 B parameters"
   estimate --device "H100 SXM" --count 4 --model "Command R+" --quant Q4_K_M)

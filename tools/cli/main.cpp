@@ -1181,6 +1181,9 @@ int cmd_catalogue(std::span<const std::string_view> args) {
     if (int code = 0; reject_options(args, "catalogue", code)) return code;
     if (args.size() > 1) return usage_error("catalogue takes at most one filter");
     const std::string_view filter = args.empty() ? std::string_view{} : args[0];
+    // The name column as wide as the catalogue's longest name (as for models).
+    std::size_t name_width = 0;
+    for (const auto& d : ah::device_catalogue) name_width = std::max(name_width, d.name.size());
     std::size_t shown = 0;
     for (const auto& d : ah::device_catalogue) {
         if (!filter.empty() && !ah::detail::icontains(d.name, filter)) continue;
@@ -1188,8 +1191,14 @@ int cmd_catalogue(std::span<const std::string_view> args) {
         // 0 in the catalogue is "not known", not a measured zero.
         const double peak = d.peak.bf16 > d.peak.fp16 ? d.peak.bf16 : d.peak.fp16;
         const std::string bandwidth = d.memory_bandwidth_gbps > 0 ? fmt("%.0f GB/s", d.memory_bandwidth_gbps) : "unknown";
-        const std::string throughput = peak > 0 ? fmt("%8.1f TFLOPS bf16/fp16", peak) : "unknown";
-        std::printf("%-44.*s %-20.*s %10s %14s %8s\n", static_cast<int>(d.name.size()), d.name.data(),
+        // Without a half-precision figure, the one the maker gives: the fp32 rate of a GPU
+        // without matrix units (Apple's), the int8 rate of an NPU.
+        const std::string throughput = peak > 0          ? fmt("%8.1f TFLOPS bf16/fp16", peak)
+                                       : d.peak.fp32 > 0 ? fmt("%8.1f TFLOPS fp32", d.peak.fp32)
+                                       : d.peak.int8 > 0 ? fmt("%8.1f TOPS int8", d.peak.int8)
+                                                         : "unknown";
+        std::printf("%-*.*s %-20.*s %10s %14s %25s\n", static_cast<int>(name_width), static_cast<int>(d.name.size()),
+                    d.name.data(),
                     static_cast<int>(ah::to_string(d.kind).size()), ah::to_string(d.kind).data(),
                     d.memory_bytes ? fmt_bytes(d.memory_bytes).c_str() : "shared", bandwidth.c_str(), throughput.c_str());
     }
@@ -1201,6 +1210,14 @@ int cmd_models(std::span<const std::string_view> args) {
     if (int code = 0; reject_options(args, "models", code)) return code;
     if (args.size() > 1) return usage_error("models takes at most one filter");
     const std::string_view filter = args.empty() ? std::string_view{} : args[0];
+    // Columns as wide as the catalogue's widest entry (every row, so that a filtered list
+    // lines up as the whole one does).
+    std::size_t id_width = 0, name_width = 0, context_width = 0;
+    for (const auto& m : ah::model_catalogue) {
+        id_width = std::max(id_width, m.id.size());
+        name_width = std::max(name_width, m.name.size());
+        context_width = std::max(context_width, std::to_string(m.context_length).size());
+    }
     std::size_t shown = 0;
     for (const auto& m : ah::model_catalogue) {
         if (!filter.empty() && !ah::detail::icontains(m.id, filter) && !ah::detail::icontains(m.name, filter)) continue;
@@ -1210,9 +1227,10 @@ int cmd_models(std::span<const std::string_view> args) {
         // Latent attention (DeepSeek's MLA) caches one compressed vector, not its heads' keys.
         const std::string kv =
             m.kv_values_per_token_per_layer ? std::string("latent KV") : std::to_string(m.kv_heads) + " KV heads";
-        std::printf("%-20.*s %-18.*s %-26s %4u layers %12s %7u tokens\n", static_cast<int>(m.id.size()), m.id.data(),
+        std::printf("%-*.*s %-*.*s %-26s %4u layers %12s %*u tokens\n", static_cast<int>(id_width),
+                    static_cast<int>(m.id.size()), m.id.data(), static_cast<int>(name_width),
                     static_cast<int>(m.name.size()), m.name.data(), params.c_str(), m.layers, kv.c_str(),
-                    m.context_length);
+                    static_cast<int>(context_width), m.context_length);
     }
     if (shown == 0) return error("no catalogue model matches \"" + str(filter) + "\"");
     return 0;

@@ -639,7 +639,15 @@ std::string rate_or_why(double v, const ah::shard_plan& p, std::span<const ah::a
     }
     return "unknown";
 }
-std::string params_text(std::uint64_t p) { return fmt("%.2f B parameters", static_cast<double>(p) / 1e9); }
+/// "46.70 B parameters", and for a mixture of experts what one token reads:
+/// "46.70 B parameters (12.88 B active: 2 of 8 experts per token)".
+std::string params_text(const ah::model_spec& m) {
+    std::string out = fmt("%.2f B parameters", static_cast<double>(m.parameters) / 1e9);
+    if (m.is_moe() && m.active_parameters != 0 && m.active_parameters != m.parameters)
+        out += fmt(" (%.2f B active: ", static_cast<double>(m.active_parameters) / 1e9) +
+               std::to_string(m.experts_per_token) + " of " + std::to_string(m.experts) + " experts per token)";
+    return out;
+}
 
 void print_memory(const ah::memory_estimate& m) {
     std::printf("memory: weights %s, KV cache %s, overhead %s, total %s\n", fmt_bytes(m.weights_bytes).c_str(),
@@ -755,9 +763,15 @@ int cmd_estimate(std::span<const std::string_view> args) {
     } else {
         std::printf("device: %s%s\n", count > 1 ? (std::to_string(count) + " x ").c_str() : "", str(spec->name).c_str());
         if (count > 1) std::printf("link: %s\n", str(ah::to_string(d.link)).c_str());
-        std::printf("model: %s (%s), %s\n", str(m.name).c_str(), str(m.id).c_str(), params_text(m.parameters).c_str());
-        std::printf("layers: %u, hidden %u, %u attention heads, %u KV heads%s\n", m.layers, m.hidden_size,
-                    m.attention_heads, m.kv_heads ? m.kv_heads : m.attention_heads,
+        std::printf("model: %s (%s), %s\n", str(m.name).c_str(), str(m.id).c_str(), params_text(m).c_str());
+        // Latent attention (DeepSeek's MLA) caches one compressed vector per token and layer,
+        // not its heads' keys and values.
+        const std::string kv = m.kv_values_per_token_per_layer
+                                   ? "latent KV (" + std::to_string(m.kv_values_per_token_per_layer) +
+                                         " values per token and layer)"
+                                   : std::to_string(m.kv_heads ? m.kv_heads : m.attention_heads) + " KV heads";
+        std::printf("layers: %u, hidden %u, %u attention heads, %s%s\n", m.layers, m.hidden_size, m.attention_heads,
+                    kv.c_str(),
                     assumed ? " (assumed: the catalogue's typical proportions for this size; give --layers and "
                               "--hidden for the model's own)"
                             : "");
@@ -955,7 +969,7 @@ int cmd_plan(std::span<const std::string_view> args) {
             std::printf("memory bandwidth: %.1f GB/s, measured (%u thread(s) reading %s, the fastest of %u "
                         "passes; the CPU's decode rate uses it)\n",
                         bandwidth.gbps, bandwidth.threads, fmt_bytes(bandwidth.bytes_per_pass).c_str(), bandwidth.passes);
-        std::printf("model: %s (%s), %s\n", str(m.name).c_str(), str(m.id).c_str(), params_text(m.parameters).c_str());
+        std::printf("model: %s (%s), %s\n", str(m.name).c_str(), str(m.id).c_str(), params_text(m).c_str());
         std::printf("quantization: %s%s\n", str(ah::to_string(q)).c_str(),
                     !automatic     ? ""
                     : choice->fits ? " (auto: the highest-quality format that fits)"
@@ -1119,7 +1133,7 @@ int cmd_training(std::span<const std::string_view> args) {
         return no_json();
 #endif
     } else {
-        std::printf("model: %s (%s), %s\n", str(m.name).c_str(), str(m.id).c_str(), params_text(m.parameters).c_str());
+        std::printf("model: %s (%s), %s\n", str(m.name).c_str(), str(m.id).c_str(), params_text(m).c_str());
         std::printf("method: %s", str(ah::to_string(t.method)).c_str());
         if (multi_model) std::printf(" (policy trained as %s)", str(ah::to_string(t.policy_method)).c_str());
         if (adapters) std::printf(", rank %u", t.lora_rank);
