@@ -189,6 +189,14 @@ if(AI_HWACCEL_JSON_FOUND)
   cli_plan_output(cli_plan_estimate_json
     "\"count\": 8,.*\"decode_tokens_per_second\": [0-9.]+,.*\"device\": \"NVIDIA H100 SXM5 80GB\",.*\"estimate\": true,\n  \"fits\": true,.*\"kv_cache_bytes\": [0-9]+,.*\"total_bytes\": [0-9]+,.*\"weights_bytes\": [0-9]+.*\"model\": \"llama-3.1-70b\",.*\"prefill_tokens_per_second\": [0-9.]+,.*\"strategy\": \"tensor_parallel\""
     estimate --device "H100 SXM" --count 8 --model llama-3.1-70b --quant bf16 --json)
+  # DeepSeek V3: a token reads 37 B of its 671 B parameters; its latent attention caches
+  # 512 + 64 values per token and layer. A dense model reads all of its parameters.
+  cli_plan_output(cli_plan_estimate_json_moe
+    "\"active_parameters\": 37000000000,\n.*\"latent_kv_values\": 576,"
+    estimate --device "H100 SXM" --count 8 --model deepseek-v3 --quant Q4_K_M --json)
+  cli_plan_output(cli_plan_estimate_json_dense
+    "\"active_parameters\": 8030261248,\n.*\"parameters\": 8030261248,.*\"latent_kv_values\": 0,"
+    estimate --device "H100 SXM" --model llama-3.1-8b --quant bf16 --json)
   # Not fitting still prints the document, fits false and rates null.
   cli_plan_output(cli_plan_estimate_json_fits_nowhere
     "\"decode_tokens_per_second\": null,.*\"fits\": false,.*\"strategy\": \"none\""

@@ -64,6 +64,8 @@ json_schema_test(estimate_fits_nowhere estimate --exit-codes 1 -- $<TARGET_FILE:
                  estimate --device "H100 SXM" --model llama-3.1-70b --quant bf16 --json)
 json_schema_test(estimate_tensor_parallel estimate -- $<TARGET_FILE:ai_hwaccel_cli>
                  estimate --device "H100 SXM" --count 8 --model llama-3.1-70b --quant bf16 --json)
+json_schema_test(estimate_moe_latent_kv estimate -- $<TARGET_FILE:ai_hwaccel_cli>
+                 estimate --device "H100 SXM" --count 8 --model deepseek-v3 --quant Q4_K_M --json)
 json_schema_test(estimate_params_only estimate -- $<TARGET_FILE:ai_hwaccel_cli>
                  estimate --device "H100 SXM" --params 7B --quant Q4_K_M --json)
 json_schema_test(plan_machine plan -- $<TARGET_FILE:ai_hwaccel_cli>

@@ -736,10 +736,12 @@ int cmd_estimate(std::span<const std::string_view> args) {
         j["link"] = count > 1 ? ah::to_string(d.link) : "none";
         j["model"] = m.id;
         j["parameters"] = m.parameters;
+        j["active_parameters"] = m.active_parameters ? m.active_parameters : m.parameters;
         j["shape"] = {{"layers", m.layers},
                       {"hidden_size", m.hidden_size},
                       {"attention_heads", m.attention_heads},
                       {"kv_heads", m.kv_heads ? m.kv_heads : m.attention_heads},
+                      {"latent_kv_values", m.kv_values_per_token_per_layer},
                       {"assumed", assumed}};
         j["quant"] = ah::to_string(q);
         j["context"] = context;
@@ -914,6 +916,7 @@ int cmd_plan(std::span<const std::string_view> args) {
         j["devices_from"] = o.has("--device") ? "described" : "detected";
         j["model"] = m.id;
         j["parameters"] = m.parameters;
+        j["active_parameters"] = m.active_parameters ? m.active_parameters : m.parameters;
         j["quant"] = ah::to_string(q);
         j["quant_chosen"] = automatic ? "auto" : "given";
         j["context"] = context;
@@ -1266,6 +1269,7 @@ int cmd_cost(std::span<const std::string_view> args) {
         nlohmann::json j;
         j["model"] = m.id;
         j["parameters"] = m.parameters;
+        j["active_parameters"] = m.active_parameters ? m.active_parameters : m.parameters;
         j["quant"] = ah::to_string(q);
         j["context"] = context;
         j["batch"] = batch;
