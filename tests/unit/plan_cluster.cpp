@@ -370,6 +370,78 @@ TEST_CASE("plan_cluster") {
     }
 }
 
+TEST_CASE("plan_cluster_best_format") {
+    const auto& m = model("llama-3.1-405b");
+    // 405B in bf16 is about 756 GiB of weights: more than one node's eight 80 GiB H100s
+    // hold after the 10% headroom (576 GiB), less than two nodes' (1152 GiB).
+    const auto bf16 = ah::estimate_memory(m, quant_format::bf16);
+    const auto node_usable = 8 * ah::usable_memory(ah::profile_from_spec(*ah::find_device("H100 SXM"), 0));
+    REQUIRE(bf16.total_bytes() > node_usable);
+    REQUIRE(bf16.total_bytes() < 2 * node_usable);
+
+    SUBCASE("two joined nodes hold bf16, planned across them") {
+        const auto nodes = h100_cluster(2);
+        const auto c = ah::make_cluster(nodes);
+        const auto best = ah::plan_cluster_best_format(c, m);
+        REQUIRE(best.plan.fits);
+        CHECK(best.choice.fits);
+        CHECK(best.choice.format == quant_format::bf16);
+        CHECK(best.plan.plan.quant == quant_format::bf16);
+        CHECK(best.plan.nodes_per_replica == 2);
+        CHECK(best.plan.inter_node_hops == 1);
+        CHECK(best.plan.inter_node_link.kind == ah::interconnect_kind::infiniband);
+        check_layout(c, best.plan, m.layers);
+        // The plan is plan_cluster's in that format, re-priced hops included.
+        const auto same = ah::plan_cluster(c, m, quant_format::bf16);
+        CHECK(best.plan.plan.decode_tokens_per_second == same.plan.decode_tokens_per_second);
+        CHECK(best.plan.plan.devices.size() == same.plan.devices.size());
+    }
+
+    SUBCASE("a node that cannot be joined does not count: a smaller format on the other") {
+        std::vector<ah::cluster_node> v{h100_node("ib-node"), h100_node("bare-node", 0)};
+        const auto c = ah::make_cluster(v);
+        const auto best = ah::plan_cluster_best_format(c, m);
+        REQUIRE(best.plan.fits);
+        CHECK_FALSE(best.plan.joined);
+        CHECK(best.plan.nodes_left_out.size() == 1);
+        const auto q = best.plan.plan.quant;
+        CHECK(ah::bits_per_weight(q) < 16);
+        CHECK(best.plan.plan.memory.total_bytes() <= node_usable);
+        CHECK(best.plan.nodes_per_replica == 1);
+        for (const auto& d : best.plan.plan.devices) CHECK(c.node_of(d.device) == best.plan.nodes_considered[0]);
+        // No format of more bits fits that one node.
+        for (const auto& row : ah::quant_table)
+            if (row.bits_per_weight > ah::bits_per_weight(q) && row.bits_per_weight <= 16)
+                CHECK_FALSE(ah::plan_cluster(c, m, row.id).fits);
+        // Assuming a network between them joins them, and bf16 fits again.
+        ah::cluster_options o;
+        o.fallback_network_gbps = 6.25;
+        const auto joined = ah::plan_cluster_best_format(c, m, {}, o);
+        REQUIRE(joined.plan.fits);
+        CHECK(joined.plan.joined);
+        CHECK(joined.plan.plan.quant == quant_format::bf16);
+    }
+
+    SUBCASE("nothing fits: the smallest format, and why") {
+        // 16 sequences of 128k tokens: 405B's KV cache alone (126 layers x 8 KV heads x 128
+        // x 2 x 2 bytes a token, about 1 TiB) is more than a node holds, in any format.
+        std::vector<ah::cluster_node> v{h100_node("only")};
+        const ah::inference_shape shape{.context = 131072, .batch = 16};
+        REQUIRE(ah::estimate_memory(m, quant_format::q2_k, shape).kv_cache_bytes > node_usable);
+        const auto best = ah::plan_cluster_best_format(ah::make_cluster(v), m, shape);
+        REQUIRE_FALSE(best.plan.fits);
+        CHECK_FALSE(best.choice.fits);
+        CHECK(best.choice.outcome == ah::plan_outcome::too_large);
+        CHECK(best.plan.plan.quant == best.choice.format);
+    }
+
+    SUBCASE("no nodes") {
+        const auto best = ah::plan_cluster_best_format(ah::cluster_view{}, m);
+        CHECK_FALSE(best.plan.fits);
+        CHECK(best.plan.plan.outcome == ah::plan_outcome::no_devices);
+    }
+}
+
 #if AI_HWACCEL_JSON
 TEST_CASE("cluster_node_from_json") {
     const auto path = std::filesystem::path(AI_HWACCEL_MACHINES_DIR) / "handmade-ib-cluster-node-8gpu" / "expected.json";

@@ -38,6 +38,10 @@
 // plan's decode and prefill rates, its pipeline seconds and the aggregate over replicas
 // are corrected; the compute and tensor-parallel terms are the planner's unchanged.
 //
+// `plan_cluster_best_format` picks the format as plan_best_format does on one machine (the
+// highest quality that fits, shard.hpp's candidates and rules) over the joined group, then
+// plans it with plan_cluster.
+//
 // Nodes outside the largest joined group (most usable accelerator memory) are left out,
 // listed with the reason; if the model then fits nowhere, `fits == false` and `joined ==
 // false` say that the nodes could not be joined. Everything is an estimate. Not constexpr
@@ -406,6 +410,36 @@ inline repriced reprice(const cluster_view& c, const shard_plan& p, std::uint32_
     return r;
 }
 
+/// The joined group with the most usable accelerator memory (the first of equals), by node.
+inline std::vector<bool> joined_group(const cluster_view& c, const cluster_options& o) {
+    std::vector<bool> chosen;
+    std::uint64_t chosen_bytes = 0;
+    std::vector<bool> seen(c.nodes.size(), false);
+    for (std::size_t n = 0; n < c.nodes.size(); ++n) {
+        if (seen[n]) continue;
+        auto comp = component(c, n, o);
+        std::uint64_t bytes = 0;
+        for (std::size_t k = 0; k < comp.size(); ++k)
+            if (comp[k]) {
+                seen[k] = true;
+                bytes = detail::sat_add(bytes, node_accelerator_bytes(c, k, o.plan));
+            }
+        if (chosen.empty() || bytes > chosen_bytes) {
+            chosen = std::move(comp);
+            chosen_bytes = bytes;
+        }
+    }
+    return chosen;
+}
+
+/// The flat view's devices with those of the nodes outside `chosen` made unavailable.
+inline std::vector<accelerator_profile> devices_of(const cluster_view& c, const std::vector<bool>& chosen) {
+    std::vector<accelerator_profile> devs = c.devices;
+    for (std::size_t i = 0; i < devs.size(); ++i)
+        if (!chosen[c.homes[i].node]) devs[i].available = false;
+    return devs;
+}
+
 } // namespace detail::cluster
 
 /// Plans `m` in format `q` over the cluster (see the header comment).
@@ -419,24 +453,7 @@ inline cluster_plan plan_cluster(const cluster_view& c, const model_spec& m, qua
         out.reason = "no nodes";
         return out;
     }
-    // The joined group with the most usable accelerator memory.
-    std::vector<bool> chosen;
-    std::uint64_t chosen_bytes = 0;
-    std::vector<bool> seen(c.nodes.size(), false);
-    for (std::size_t n = 0; n < c.nodes.size(); ++n) {
-        if (seen[n]) continue;
-        auto comp = component(c, n, options);
-        std::uint64_t bytes = 0;
-        for (std::size_t k = 0; k < comp.size(); ++k)
-            if (comp[k]) {
-                seen[k] = true;
-                bytes = detail::sat_add(bytes, node_accelerator_bytes(c, k, options.plan));
-            }
-        if (chosen.empty() || bytes > chosen_bytes) {
-            chosen = std::move(comp);
-            chosen_bytes = bytes;
-        }
-    }
+    const std::vector<bool> chosen = joined_group(c, options);
     for (std::size_t n = 0; n < c.nodes.size(); ++n)
         (chosen[n] ? out.nodes_considered : out.nodes_left_out).push_back(static_cast<std::uint32_t>(n));
     out.joined = out.nodes_left_out.empty();
@@ -447,9 +464,7 @@ inline cluster_plan plan_cluster(const cluster_view& c, const model_spec& m, qua
 
     // The flat view with the left-out nodes' devices made unavailable, and one replica at
     // a time, so each replica's hops can be re-priced.
-    std::vector<accelerator_profile> devs = c.devices;
-    for (std::size_t i = 0; i < devs.size(); ++i)
-        if (!chosen[c.homes[i].node]) devs[i].available = false;
+    std::vector<accelerator_profile> devs = devices_of(c, chosen);
     plan_options one = options.plan;
     one.data_parallel = false;
     shard_plan p = plan_sharding(devs, c.links, m, q, shape, one);
@@ -529,6 +544,40 @@ inline cluster_plan plan_cluster(const cluster_view& c, const model_spec& m, qua
 inline cluster_plan plan_cluster(std::span<const cluster_node> nodes, const model_spec& m, quant_format q,
                                  const inference_shape& shape = {}, const cluster_options& options = {}) {
     return plan_cluster(make_cluster(nodes), m, q, shape, options);
+}
+
+/// The format plan_cluster_best_format chose, and its plan over the cluster.
+struct cluster_format_plan {
+    /// plan_best_format's choice on the joined group: the format, and why nothing fits
+    /// when nothing does.
+    quantization_choice choice{};
+    /// The plan in the format chosen: plan_best_format's, on the joined group (nothing fits:
+    /// the format it describes).
+    cluster_plan plan{};
+};
+
+/// The format of highest quality that fits the cluster, and its plan: plan_best_format
+/// (plan/shard.hpp: its candidates, order and rules) over the devices of the joined group
+/// plan_cluster plans on, with the nodes' intra-node links, then plan_cluster in that
+/// format. Whether a format fits depends on memory alone, which the re-pricing of the
+/// inter-node hops leaves as it is, so the format is the one plan_cluster fits.
+inline cluster_format_plan plan_cluster_best_format(const cluster_view& c, const model_spec& m,
+                                                    const inference_shape& shape = {},
+                                                    const cluster_options& options = {}) {
+    using namespace detail::cluster;
+    cluster_format_plan out;
+    if (c.nodes.empty()) {
+        out.choice = suggest_quantization({}, m, shape, options.plan);
+        out.plan = plan_cluster(c, m, out.choice.format, shape, options);
+        return out;
+    }
+    const auto devs = devices_of(c, joined_group(c, options));
+    plan_options one = options.plan;
+    one.data_parallel = false; // the format only: replicas are plan_cluster's
+    const auto best = plan_best_format(devs, c.links, m, shape, one);
+    out.choice = best.choice;
+    out.plan = plan_cluster(c, m, best.plan.quant, shape, options);
+    return out;
 }
 
 #if AI_HWACCEL_JSON
