@@ -54,6 +54,13 @@ run(0 "quantization: (Q|FP|IQ|MX)[^\n]*\\(auto: the highest-quality format that 
 run(0 "network: 25 Gb/s each way between nodes that share no detected network.*over ethernet \\(some nodes joined by the --network link\\) at 3\\.1 GB/s each way"
     "" plan --nodes ib-a.json,hgx.json --network 25 --model llama-3.1-405b --quant bf16)
 
+# Files of one name in two folders: each node is named by its path.
+file(MAKE_DIRECTORY "${WORK}/gpu01" "${WORK}/gpu02")
+file(COPY_FILE "${WORK}/ib-a.json" "${WORK}/gpu01/registry.json")
+file(COPY_FILE "${WORK}/ib-a.json" "${WORK}/gpu02/registry.json")
+run(0 "devices: 2 node\\(s\\) \\(detected: gpu01/registry gpu02/registry\\)" ""
+    plan --nodes gpu01/registry.json,gpu02/registry.json --model llama-3.1-405b --quant bf16)
+
 # Files that cannot be read are errors (exit code 1), the file named.
 run(1 "" "cannot open 'missing\\.json'" plan --nodes ib-a.json,missing.json --model llama-3.1-8b)
 run(1 "" "--nodes: not-json: " plan --nodes not-json.json --model llama-3.1-8b)

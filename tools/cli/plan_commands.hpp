@@ -904,21 +904,31 @@ int cmd_plan(std::span<const std::string_view> args) {
     } else if (o.has("--nodes")) {
 #if AI_HWACCEL_JSON
         std::vector<ah::cluster_node> nodes;
+        std::vector<std::string> files;
         for (const auto list : o.all("--nodes")) // given once: the option parser refuses a second
-            for (const auto path : split_list(list)) {
-                const std::string file = str(path);
-                std::string text;
-                bool cut = false;
-                if (!read_input(file, text, cut, why)) return error(why);
-                if (cut) return error("'" + file + "' is larger than a registry can be (64 MiB)");
-                // The node's name: the file's, without its folder and a ".json" ending.
-                std::string node = file.substr(file.find_last_of('/') + 1);
-                if (node.size() > 5 && node.ends_with(".json")) node.resize(node.size() - 5);
-                auto r = ah::cluster_node_from_json(std::move(node), text);
-                if (!r) return error("--nodes: " + r.error);
-                nodes.push_back(std::move(*r.node));
-            }
-        if (nodes.empty()) return usage_error("--nodes: no file given");
+            for (const auto path : split_list(list)) files.push_back(str(path));
+        if (files.empty()) return usage_error("--nodes: no file given");
+        // A node's name: its file's, without the folder and a ".json" ending; the path as
+        // given (less ".json") where two files share a name (gpu01/registry.json,
+        // gpu02/registry.json).
+        const auto without_json = [](std::string n) {
+            if (n.size() > 5 && n.ends_with(".json")) n.resize(n.size() - 5);
+            return n;
+        };
+        std::vector<std::string> names;
+        for (const auto& f : files) names.push_back(without_json(f.substr(f.find_last_of('/') + 1)));
+        const auto stems = names;
+        for (std::size_t i = 0; i < files.size(); ++i)
+            if (std::count(stems.begin(), stems.end(), stems[i]) > 1) names[i] = without_json(files[i]);
+        for (std::size_t i = 0; i < files.size(); ++i) {
+            std::string text;
+            bool cut = false;
+            if (!read_input(files[i], text, cut, why)) return error(why);
+            if (cut) return error("'" + files[i] + "' is larger than a registry can be (64 MiB)");
+            auto r = ah::cluster_node_from_json(names[i], text);
+            if (!r) return error("--nodes: " + r.error);
+            nodes.push_back(std::move(*r.node));
+        }
         source = std::to_string(nodes.size()) + " node(s) (detected:";
         for (const auto& n : nodes) source += " " + n.name;
         source += ")";
