@@ -15,6 +15,7 @@
 #include "ai_hwaccel/detect/bandwidth.hpp"
 #include "ai_hwaccel/detect/detect.hpp"
 #include "ai_hwaccel/io/json.hpp"
+#include "ai_hwaccel/plan/cluster.hpp"
 #include "ai_hwaccel/plan/cost.hpp"
 #include "ai_hwaccel/plan/memory.hpp"
 #include "ai_hwaccel/plan/models.hpp"
@@ -571,11 +572,13 @@ py::dict estimate(const py::handle& device, const py::handle& model, const std::
                                                                   : std::string_view("none"));
     d["model"] = text(m.id);
     d["parameters"] = m.parameters;
+    d["active_parameters"] = m.active_parameters ? m.active_parameters : m.parameters;
     py::dict model_shape;
     model_shape["layers"] = m.layers;
     model_shape["hidden_size"] = m.hidden_size;
     model_shape["attention_heads"] = m.attention_heads;
     model_shape["kv_heads"] = m.kv_heads ? m.kv_heads : m.attention_heads;
+    model_shape["latent_kv_values"] = m.kv_values_per_token_per_layer;
     model_shape["assumed"] = ah::shape_is_assumed(m);
     d["shape"] = model_shape;
     d["quant"] = text(ah::to_string(q));
@@ -596,9 +599,38 @@ py::dict estimate(const py::handle& device, const py::handle& model, const std::
     return d;
 }
 
+// A cluster's nodes from a dict of node names to Registries; nullopt for any other value.
+std::optional<std::vector<ah::cluster_node>> nodes_of(const py::handle& h) {
+    if (!py::isinstance<py::dict>(h)) return std::nullopt;
+    std::vector<ah::cluster_node> nodes;
+    for (const auto& [k, v] : h.cast<py::dict>()) {
+        if (!py::isinstance<py::str>(k)) throw py::type_error("devices: a cluster's node names must be str");
+        if (!py::isinstance<ah::accelerator_registry>(v))
+            throw py::type_error("devices: a cluster maps node names to Registries (ai_hwaccel.detect() on each "
+                                 "node, or Registry.from_json of its detect --json)");
+        nodes.push_back({k.cast<std::string>(), v.cast<ah::accelerator_registry>()});
+    }
+    if (nodes.empty()) throw py::value_error("devices: a cluster needs one node or more");
+    return nodes;
+}
+
 py::dict plan(const py::handle& devices, const py::handle& model, const std::string& quant, long long context,
-              long long batch, bool allow_cpu, bool free_memory, double headroom, std::optional<long long> prompt) {
-    const auto reg = devices_of(devices);
+              long long batch, bool allow_cpu, bool free_memory, double headroom, std::optional<long long> prompt,
+              bool spread, std::optional<double> network_gbits) {
+    const auto nodes = nodes_of(devices);
+    if (network_gbits && !nodes) throw py::value_error("network_gbits joins nodes: devices must be a cluster (a dict)");
+    if (network_gbits && !(*network_gbits > 0 && *network_gbits <= 1e5))
+        throw py::value_error("network_gbits: must be above 0 and at most 100000 (Gb/s each way, e.g. 400)");
+    std::optional<ah::cluster_view> cluster;
+    ah::accelerator_registry reg;
+    if (nodes) {
+        cluster = ah::make_cluster(*nodes);
+    } else {
+        reg = devices_of(devices);
+    }
+    const std::span<const ah::accelerator_profile> all = cluster ? std::span(cluster->devices) : reg.all();
+    const std::span<const ah::interconnect> links =
+        cluster ? std::span(cluster->links) : std::span<const ah::interconnect>(reg.system().interconnects);
     const auto m = model_of(model);
     const bool automatic = ah::detail::iequals(quant, "auto");
     ah::quant_format q{};
@@ -611,29 +643,52 @@ py::dict plan(const py::handle& devices, const py::handle& model, const std::str
     po.allow_cpu = allow_cpu;
     po.count_memory_in_use = free_memory;
     po.memory_headroom = headroom_of(headroom);
-    const auto links = std::span<const ah::interconnect>(reg.system().interconnects);
-    // "auto": the best format the planner fits on these devices and links, with its plan.
-    std::optional<ah::quantization_choice> choice;
-    ah::shard_plan p;
-    if (automatic) {
-        const auto best = ah::plan_best_format(reg.all(), links, m, shape, po);
-        choice = best.choice;
-        q = best.choice.format;
-        p = best.plan;
-    } else {
-        p = ah::plan_sharding(reg.all(), links, m, q, shape, po);
-    }
+    po.spread = spread;
+    ah::cluster_options co;
+    co.fallback_network_gbps = network_gbits ? *network_gbits * 2 / 8 : 0; // both directions, GB/s
+    // "auto": the best format the planner fits on these devices and links (or this
+    // cluster), with its plan.
+    struct planned {
+        std::optional<ah::quantization_choice> choice;
+        ah::shard_plan plan;
+        std::optional<ah::cluster_plan> cluster;
+    };
+    const auto plan_with = [&](const ah::plan_options& opts) {
+        planned r;
+        if (cluster) {
+            auto copts = co;
+            copts.plan = opts;
+            if (automatic) {
+                auto best = ah::plan_cluster_best_format(*cluster, m, shape, copts);
+                r.choice = best.choice;
+                r.cluster = std::move(best.plan);
+            } else {
+                r.cluster = ah::plan_cluster(*cluster, m, q, shape, copts);
+            }
+            r.plan = r.cluster->plan;
+        } else if (automatic) {
+            auto best = ah::plan_best_format(all, links, m, shape, opts);
+            r.choice = best.choice;
+            r.plan = best.plan;
+        } else {
+            r.plan = ah::plan_sharding(all, links, m, q, shape, opts);
+        }
+        return r;
+    };
+    const planned result = plan_with(po);
+    const auto& choice = result.choice;
+    const auto& p = result.plan;
+    const auto& cp = result.cluster;
+    q = p.quant;
     const auto outcome = p.fits ? p.outcome : (choice && !choice->fits ? choice->outcome : p.outcome);
     std::string reason;
     if (!p.fits) {
-        reason = std::string(ah::describe(outcome));
+        reason = cp && !cp->reason.empty() ? cp->reason : std::string(ah::describe(outcome));
         // allow_cpu is suggested only where it would make the model fit.
         if (p.cpu_excluded || (choice && choice->cpu_excluded)) {
             auto with_cpu = po;
             with_cpu.allow_cpu = true;
-            if (automatic ? ah::plan_best_format(reg.all(), links, m, shape, with_cpu).plan.fits
-                          : ah::plan_sharding(reg.all(), links, m, q, shape, with_cpu).fits)
-                reason += " (with allow_cpu=True, which lets the plan use the CPU, it fits)";
+            if (plan_with(with_cpu).plan.fits) reason += " (with allow_cpu=True, which lets the plan use the CPU, it fits)";
         }
         if (choice && !choice->fits && outcome == ah::plan_outcome::too_large)
             reason += "; not even in " + std::string(ah::to_string(q)) + ", the smallest format tried";
@@ -642,8 +697,10 @@ py::dict plan(const py::handle& devices, const py::handle& model, const std::str
     py::dict d;
     d["model"] = text(m.id);
     d["parameters"] = m.parameters;
+    d["active_parameters"] = m.active_parameters ? m.active_parameters : m.parameters;
     d["quant"] = text(ah::to_string(q));
     d["quant_chosen"] = automatic ? "auto" : "given";
+    d["spread"] = spread;
     d["context"] = shape.context;
     d["prompt"] = shape.prompt;
     d["batch"] = shape.batch;
@@ -663,12 +720,57 @@ py::dict plan(const py::handle& devices, const py::handle& model, const std::str
     d["cpu_excluded"] = p.cpu_excluded;
     d["free_memory"] = free_memory;
     d["memory_headroom"] = po.memory_headroom;
+    if (cp) {
+        // As the CLI's plan --nodes --json (docs/cli-plan.md).
+        py::dict c;
+        py::list ns;
+        for (std::size_t n = 0; n < cluster->nodes.size(); ++n) {
+            py::dict e;
+            e["name"] = text(cluster->nodes[n].name);
+            ah::node_usage u;
+            bool considered = false;
+            for (const auto& x : cp->per_node)
+                if (x.node == n) {
+                    u = x;
+                    considered = true;
+                }
+            e["considered"] = considered;
+            e["devices"] = considered ? u.devices : 0;
+            e["devices_used"] = considered ? u.devices_used : 0;
+            e["planned_bytes"] = considered ? u.planned_bytes : 0;
+            e["usable_bytes"] = considered ? u.usable_bytes : 0;
+            e["capacity_bytes"] = considered ? u.capacity_bytes : 0;
+            e["fits"] = considered && u.fits;
+            ns.append(e);
+        }
+        c["nodes"] = ns;
+        c["joined"] = cp->joined;
+        c["network_assumed_gbps"] =
+            co.fallback_network_gbps > 0 ? py::object(py::float_(co.fallback_network_gbps)) : py::object(py::none());
+        c["nodes_per_replica"] = cp->nodes_per_replica;
+        c["inter_node_hops"] = cp->inter_node_hops;
+        if (cp->inter_node_hops > 0) {
+            py::dict l;
+            l["kind"] = text(ah::to_string(cp->inter_node_link.kind));
+            l["gbps"] = cp->inter_node_link.gbps;
+            c["inter_node_link"] = l;
+        } else {
+            c["inter_node_link"] = py::none();
+        }
+        c["decode_inter_node_seconds"] = cp->decode_inter_node_seconds;
+        py::list notes;
+        for (const auto& n : cluster->fabric_notes) notes.append(text(n));
+        c["notes"] = notes;
+        d["cluster"] = c;
+    } else {
+        d["cluster"] = py::none();
+    }
     py::list shards;
-    const auto all = reg.all();
     for (const auto& s : p.devices) {
         py::dict e;
         e["device"] = s.device;
-        e["index"] = s.index;
+        e["index"] = cluster ? cluster->homes[s.device].local_index : s.index;
+        e["node"] = cluster ? py::object(text(cluster->nodes[cluster->node_of(s.device)].name)) : py::object(py::none());
         e["name"] = s.device < all.size() ? text(all[s.device].name.view()) : text("");
         e["replica"] = s.replica;
         e["stage"] = s.stage;
@@ -810,6 +912,7 @@ py::dict cost(const py::handle& model, const std::string& quant, long long conte
     py::dict d;
     d["model"] = text(m.id);
     d["parameters"] = m.parameters;
+    d["active_parameters"] = m.active_parameters ? m.active_parameters : m.parameters;
     d["quant"] = text(ah::to_string(q));
     d["context"] = shape.context;
     d["batch"] = shape.batch;
@@ -908,9 +1011,13 @@ PYBIND11_MODULE(_native, m) {
     m.def("plan", &plan, py::arg("devices"), py::arg("model"), py::arg("quant") = "auto", py::arg("context") = 4096,
           py::arg("batch") = 1, py::arg("allow_cpu") = false, py::arg("free_memory") = false,
           py::arg("headroom") = ah::plan_options{}.memory_headroom, py::arg("prompt") = py::none(),
-          "Lays a model out on devices (a Registry, a Device or a list of Devices); quant='auto' picks the "
-          "highest-quality format that fits; free_memory=True plans on the memory free now (what each device "
-          "reports in use taken off); prompt is the prompt length of the prefill rate (default: the context).");
+          py::arg("spread") = false, py::arg("network_gbits") = py::none(),
+          "Lays a model out on devices (a Registry, a Device or a list of Devices), or on a cluster (a dict of "
+          "node names to Registries: tensor parallel inside nodes, pipeline across them over the network they "
+          "share); quant='auto' picks the highest-quality format that fits; free_memory=True plans on the "
+          "memory free now (what each device reports in use taken off); prompt is the prompt length of the "
+          "prefill rate (default: the context); spread=True lays one copy over every device; network_gbits "
+          "(Gb/s each way) is a network assumed between nodes that share none.");
     m.def("training", &training, py::arg("model"), py::arg("method"), py::arg("seq") = 2048, py::arg("batch") = 1,
           py::arg("devices") = 1, py::arg("zero") = 0, py::arg("rank") = py::none(), py::arg("checkpointing") = false,
           py::arg("optimizer") = "adamw", py::arg("policy") = py::none(),

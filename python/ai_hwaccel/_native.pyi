@@ -2,7 +2,7 @@
 # Names starting with an underscore exist only here, to type the dicts the planning
 # functions return; every other name is checked against the built module by
 # python/tests/test_stubs.py.
-from typing import Dict, Iterator, List, Optional, Sequence, Tuple, TypedDict, Union
+from typing import Dict, Iterator, List, Mapping, Optional, Sequence, Tuple, TypedDict, Union
 
 __version__: str
 json_support: bool
@@ -26,6 +26,7 @@ class _Shape(TypedDict):
     hidden_size: int
     attention_heads: int
     kv_heads: int
+    latent_kv_values: int
     assumed: bool
 
 class _Estimate(TypedDict):
@@ -35,6 +36,7 @@ class _Estimate(TypedDict):
     link: str
     model: str
     parameters: int
+    active_parameters: int
     shape: _Shape
     quant: str
     context: int
@@ -55,6 +57,7 @@ class _Estimate(TypedDict):
 class _Shard(TypedDict):
     device: int
     index: int
+    node: Optional[str]
     name: str
     replica: int
     stage: int
@@ -71,11 +74,37 @@ class _Shard(TypedDict):
     usable_bytes: int
     fits: bool
 
+class _ClusterNode(TypedDict):
+    name: str
+    considered: bool
+    devices: int
+    devices_used: int
+    planned_bytes: int
+    usable_bytes: int
+    capacity_bytes: int
+    fits: bool
+
+class _InterNodeLink(TypedDict):
+    kind: str
+    gbps: float
+
+class _Cluster(TypedDict):
+    nodes: List[_ClusterNode]
+    joined: bool
+    network_assumed_gbps: Optional[float]
+    nodes_per_replica: int
+    inter_node_hops: int
+    inter_node_link: Optional[_InterNodeLink]
+    decode_inter_node_seconds: float
+    notes: List[str]
+
 class _Plan(TypedDict):
     model: str
     parameters: int
+    active_parameters: int
     quant: str
     quant_chosen: str
+    spread: bool
     context: int
     prompt: int
     batch: int
@@ -95,6 +124,7 @@ class _Plan(TypedDict):
     cpu_excluded: bool
     free_memory: bool
     memory_headroom: float
+    cluster: Optional[_Cluster]
     shards: List[_Shard]
     estimate: bool
 
@@ -145,6 +175,7 @@ class _Instance(TypedDict):
 class _CostBase(TypedDict):
     model: str
     parameters: int
+    active_parameters: int
     quant: str
     context: int
     batch: int
@@ -380,7 +411,7 @@ class Registry:
     def __eq__(self, other: object) -> bool: ...
 
 _ModelArg = Union[Model, str]
-_Devices = Union[Registry, Device, Sequence[Device]]
+_Devices = Union[Registry, Device, Sequence[Device], Mapping[str, Registry]]
 
 def detect(root: Optional[str] = None, measure_bandwidth: bool = False) -> Registry: ...
 def measure_memory_bandwidth(buffer_bytes: int = 0, threads: int = 0, passes: int = 5) -> _Bandwidth: ...
@@ -416,6 +447,8 @@ def plan(
     free_memory: bool = False,
     headroom: float = 0.1,
     prompt: Optional[int] = None,
+    spread: bool = False,
+    network_gbits: Optional[float] = None,
 ) -> _Plan: ...
 def training(
     model: _ModelArg,

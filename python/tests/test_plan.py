@@ -247,6 +247,56 @@ class Plans(unittest.TestCase):
         self.assertTrue(eight["fits"])
         self.assertGreaterEqual(ah.bits_per_weight(eight["quant"]), ah.bits_per_weight(one["quant"]))
 
+    def test_plan_on_a_cluster(self):
+        # Two 8 x H100 nodes as a dict of node names to Registries. 405B in bf16 (about 759
+        # GiB) is more than one node holds after the headroom (576 GiB): 8-way tensor
+        # parallel in each node, one pipeline hop between them.
+        def node():
+            reg = ah.catalogue_registry("H100 SXM", 8)
+            return ah.Registry.from_json(reg.to_json())
+        nodes = {"gpu01": node(), "gpu02": node()}
+        # Described nodes have no network: not joined unless one is assumed.
+        alone = ah.plan(nodes, "llama-3.1-405b", quant="bf16")
+        self.assertFalse(alone["fits"])
+        self.assertFalse(alone["cluster"]["joined"])
+        self.assertIn("not joined", alone["reason"])
+        p = ah.plan(nodes, "llama-3.1-405b", quant="bf16", network_gbits=400)
+        self.assertTrue(p["fits"])
+        self.assertEqual((p["tensor_parallel"], p["stages"]), (8, 2))
+        c = p["cluster"]
+        self.assertTrue(c["joined"])
+        self.assertEqual(c["network_assumed_gbps"], 100.0)  # 400 Gb/s each way, both directions in GB/s
+        self.assertEqual(c["nodes_per_replica"], 2)
+        self.assertEqual(c["inter_node_hops"], 1)
+        self.assertEqual(c["inter_node_link"]["gbps"], 50.0)
+        self.assertEqual([n["name"] for n in c["nodes"]], ["gpu01", "gpu02"])
+        self.assertTrue(all(n["considered"] and n["devices_used"] == 8 for n in c["nodes"]))
+        self.assertEqual({s["node"] for s in p["shards"] if s["stage"] == 0}, {"gpu01"})
+        self.assertEqual({s["node"] for s in p["shards"] if s["stage"] == 1}, {"gpu02"})
+        self.assertEqual(sorted(s["index"] for s in p["shards"] if s["node"] == "gpu02"), list(range(8)))
+        # One machine's plan has no cluster and no node.
+        one = ah.plan(ah.catalogue_registry("H100 SXM", 8), "llama-3.1-70b", quant="bf16")
+        self.assertIsNone(one["cluster"])
+        self.assertTrue(all(s["node"] is None for s in one["shards"]))
+        # auto on the unjoined nodes: the best format one node holds.
+        best = ah.plan(nodes, "llama-3.1-405b")
+        self.assertTrue(best["fits"])
+        self.assertLess(ah.bits_per_weight(best["quant"]), 16)
+        self.assertEqual(best["cluster"]["nodes_per_replica"], 1)
+        # spread=True: one copy over both nodes (a 70B model one node holds).
+        spread = ah.plan(nodes, "llama-3.1-70b", quant="bf16", network_gbits=400, spread=True)
+        self.assertTrue(spread["spread"])
+        self.assertEqual(spread["replicas"], 1)
+        self.assertEqual(spread["cluster"]["nodes_per_replica"], 2)
+        with self.assertRaises(ValueError):
+            ah.plan(ah.catalogue_registry("H100 SXM", 8), "llama-3.1-70b", network_gbits=400)
+        with self.assertRaises(ValueError):
+            ah.plan(nodes, "llama-3.1-70b", network_gbits=0)
+        with self.assertRaises(ValueError):
+            ah.plan({}, "llama-3.1-70b")
+        with self.assertRaises(TypeError):
+            ah.plan({"a": ah.catalogue_device("H100 SXM")}, "llama-3.1-70b")
+
     def test_list_of_devices_and_single_device(self):
         d = ah.catalogue_device("MI300X")
         self.assertEqual(ah.plan(d, "llama-3.1-8b", quant="bf16")["strategy"], "single_device")
@@ -368,6 +418,39 @@ class AgreesWithTheCli(unittest.TestCase):
                         self.assertEqual(ours[key].split(" (")[0], theirs[key].split(" (")[0])
                     else:
                         self.assertEqual(ours[key], theirs[key], key)
+
+    def test_plan_on_a_cluster(self):
+        # plan(dict of Registries) is plan --nodes over the same registries as files.
+        import tempfile
+        with tempfile.TemporaryDirectory() as tmp:
+            reg = ah.catalogue_registry("H100 SXM", 8)
+            files = []
+            for name in ("gpu01", "gpu02"):
+                path = os.path.join(tmp, name + ".json")
+                with open(path, "w", encoding="utf-8") as f:
+                    f.write(reg.to_json())
+                files.append(path)
+            nodes = {"gpu01": ah.Registry.from_json(reg.to_json()), "gpu02": ah.Registry.from_json(reg.to_json())}
+            for quant in ("bf16", "auto"):
+                with self.subTest(quant=quant):
+                    ours = ah.plan(nodes, "llama-3.1-405b", quant=quant, network_gbits=400)
+                    theirs = cli("plan", "--nodes", ",".join(files), "--network", "400", "--model", "llama-3.1-405b",
+                                 "--quant", quant)
+                    self.assertEqual(theirs.pop("devices_from"), "nodes")
+                    self.assertIsNone(theirs.pop("measured_bandwidth_gbps"))
+                    self.assertEqual(set(ours), set(theirs))
+                    for key in ours:
+                        if key.endswith("tokens_per_second"):
+                            self.assert_rate(ours[key], theirs[key])
+                        elif key == "cluster":
+                            self.assertEqual(set(ours[key]), set(theirs[key]))
+                            for k in ("nodes", "joined", "nodes_per_replica", "inter_node_hops", "inter_node_link",
+                                      "network_assumed_gbps", "notes"):
+                                self.assertEqual(ours[key][k], theirs[key][k], k)
+                            self.assertAlmostEqual(ours[key]["decode_inter_node_seconds"],
+                                                   theirs[key]["decode_inter_node_seconds"])
+                        else:
+                            self.assertEqual(ours[key], theirs[key], key)
 
     def test_plan_on_a_captured_machine(self):
         # As test_detect.py finds them: the variable ctest sets, else the checkout's own.
