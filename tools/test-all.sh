@@ -44,7 +44,9 @@ cmake --build build-asan -j"$jobs" --target unit_tests capi_test
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1
 build-asan/tests/unit_tests
 build-asan/tests/capi_test tests/machines/handmade-macbook-pro-m1pro/expected.json \
-  tests/machines/handmade-workstation-rtx4090/expected.json
+  tests/machines/handmade-workstation-rtx4090/expected.json \
+  tests/machines/handmade-ib-cluster-node-8gpu/expected.json \
+  tests/machines/handmade-hgx-h100-8gpu-nvswitch/expected.json
 unset ASAN_OPTIONS UBSAN_OPTIONS
 
 phase "3/3 parallel, cached and asynchronous paths under ThreadSanitizer"

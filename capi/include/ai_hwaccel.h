@@ -3,7 +3,8 @@
  * A small compiled library (libai_hwaccel_c) over the C++ headers, for programs written
  * in C or in any language with a C foreign-function interface. It detects the machine's
  * accelerators (and, on request, measures the host memory's bandwidth), describes them,
- * writes the registry as JSON, plans a catalogue model on a registry's devices, and
+ * writes the registry as JSON, plans a catalogue model on a registry's devices or on a
+ * cluster of several machines' registries, and
  * answers the simplest planning question: how much memory and how fast a catalogue model
  * runs on a catalogue device.
  *
@@ -144,6 +145,19 @@ typedef struct ahw_plan_result {
     double aggregate_decode_tokens_per_second; /* every replica together */
 } ahw_plan_result;
 
+/* What a plan over several nodes adds to its ahw_plan_result (ahw_plan_cluster). */
+typedef struct ahw_cluster_result {
+    uint32_t nodes;                       /* nodes given */
+    uint32_t nodes_joined;                /* in the joined group the plan was made on */
+    int joined;                           /* 1 when every node could be joined to the others */
+    uint32_t nodes_per_replica;           /* nodes one replica spans */
+    uint32_t inter_node_hops;             /* pipeline hops between nodes in one replica */
+    char inter_node_link[AHW_SHORT_TEXT]; /* the slowest such hop's network ("infiniband",
+                                             "ethernet", …); "" without one */
+    double inter_node_gbps;               /* its speed each way, decimal GB/s */
+    double decode_inter_node_seconds;     /* those hops' cost per decoded token */
+} ahw_cluster_result;
+
 /* The host memory's read bandwidth, as ahw_measure_memory_bandwidth measured it. */
 typedef struct ahw_bandwidth_result {
     double gbps;              /* decimal GB/s of the fastest pass (> 0) */
@@ -225,6 +239,19 @@ AHW_API ahw_status ahw_estimate(const char* device_name, const char* model_id, c
  * that does not fit is still AHW_OK: `fits` is 0 and `outcome` says why. */
 AHW_API ahw_status ahw_plan(const ahw_registry* registry, const char* model_id, const char* quant_name,
                             uint32_t context, uint32_t batch, int allow_cpu, ahw_plan_result* out) AHW_NOEXCEPT;
+
+/* ahw_plan over a cluster: `nodes` are `count` registries (> 0, none NULL), one per machine
+ * (each one's ahw_detect, or ahw_registry_from_json of its `ai-hwaccel detect --json`),
+ * named "node0", "node1", … in messages. Tensor parallelism stays inside a node, a model
+ * larger than a node is a pipeline across nodes, and each hop between two nodes is priced
+ * on the network they share (InfiniBand with InfiniBand, RoCE or Ethernet with each other)
+ * (the C++ plan_cluster and plan_cluster_best_format). Nodes that share no network are not
+ * joined unless `network_gbits` (Gb/s each way, as NICs are sold; 0 for none, else above
+ * 0 and at most 100000) says what network to assume between them. `cluster_out` may be
+ * NULL. A model that does not fit is still AHW_OK, as for ahw_plan. */
+AHW_API ahw_status ahw_plan_cluster(const ahw_registry* const* nodes, size_t count, double network_gbits,
+                                    const char* model_id, const char* quant_name, uint32_t context, uint32_t batch,
+                                    int allow_cpu, ahw_plan_result* out, ahw_cluster_result* cluster_out) AHW_NOEXCEPT;
 
 /* ahw_estimate on a device whose memory bandwidth is `bandwidth_gbps` (decimal GB/s, > 0
  * and finite) rather than the catalogue's: a measured figure, or a part the catalogue rates

@@ -133,6 +133,51 @@ ah::bandwidth_measurement measure(std::uint64_t buffer_bytes, std::uint32_t thre
     return ah::measure_memory_bandwidth(o);
 }
 
+// What ahw_plan and ahw_plan_cluster read of their arguments: the model, the format (none:
+// "auto"), the shape and the options.
+struct plan_request {
+    const ah::model_spec* model = nullptr;
+    std::optional<ah::quant_format> quant;
+    ah::inference_shape shape{};
+    ah::plan_options options{};
+};
+ahw_status plan_request_of(const char* fn, const char* model_id, const char* quant_name, uint32_t context,
+                           uint32_t batch, int allow_cpu, plan_request& q) {
+    if (context == 0 || batch == 0) return fail(AHW_ERR_INVALID_ARGUMENT, fn, "context and batch must be > 0");
+    q.model = ah::find_model(model_id);
+    if (!q.model) return fail(AHW_ERR_UNKNOWN_MODEL, fn, "no catalogue model named " + quoted(model_id));
+    if (quant_name != nullptr && std::string_view(quant_name) != "auto") {
+        q.quant = ah::parse_quant_format(quant_name);
+        if (!q.quant) return fail(AHW_ERR_UNKNOWN_QUANT, fn, "no quantization format named " + quoted(quant_name));
+    }
+    q.shape = {.context = context, .batch = batch};
+    q.options.allow_cpu = allow_cpu != 0;
+    return AHW_OK;
+}
+
+ahw_plan_result plan_result_of(const ah::model_spec& model, const ah::shard_plan& plan, ah::plan_outcome outcome) {
+    ahw_plan_result r{};
+    copy_text(r.model, model.id);
+    copy_text(r.quant, ah::to_string(plan.quant));
+    copy_text(r.outcome, ah::to_string(outcome));
+    copy_text(r.strategy, ah::to_string(plan.fits ? plan.strategy : ah::shard_strategy::none));
+    if (plan.fits) copy_text(r.kind, ah::to_string(plan.kind));
+    r.fits = plan.fits ? 1 : 0;
+    r.replicas = plan.replicas;
+    r.stages = plan.stages;
+    r.tensor_parallel = plan.tensor_parallel;
+    r.devices = static_cast<uint32_t>(plan.devices.size());
+    r.weights_bytes = plan.memory.weights_bytes;
+    r.kv_cache_bytes = plan.memory.kv_cache_bytes;
+    r.overhead_bytes = plan.memory.overhead_bytes;
+    r.total_bytes = plan.memory.total_bytes();
+    r.usable_bytes = plan.usable_bytes;
+    r.decode_tokens_per_second = plan.decode_tokens_per_second;
+    r.prefill_tokens_per_second = plan.prefill_tokens_per_second;
+    r.aggregate_decode_tokens_per_second = plan.aggregate_decode_tokens_per_second;
+    return r;
+}
+
 } // namespace
 
 extern "C" {
@@ -302,53 +347,73 @@ AHW_API ahw_status ahw_plan(const ahw_registry* registry, const char* model_id, 
         constexpr const char* fn = "ahw_plan";
         if (!registry || !model_id || !out)
             return fail(AHW_ERR_INVALID_ARGUMENT, fn, "registry, model_id and out must not be NULL");
-        if (context == 0 || batch == 0) return fail(AHW_ERR_INVALID_ARGUMENT, fn, "context and batch must be > 0");
-        const ah::model_spec* model = ah::find_model(model_id);
-        if (!model) return fail(AHW_ERR_UNKNOWN_MODEL, fn, "no catalogue model named " + quoted(model_id));
-        const bool automatic = quant_name == nullptr || std::string_view(quant_name) == "auto";
-        std::optional<ah::quant_format> quant;
-        if (!automatic) {
-            quant = ah::parse_quant_format(quant_name);
-            if (!quant) return fail(AHW_ERR_UNKNOWN_QUANT, fn, "no quantization format named " + quoted(quant_name));
-        }
-
-        const ah::inference_shape shape{.context = context, .batch = batch};
-        ah::plan_options options{};
-        options.allow_cpu = allow_cpu != 0;
+        plan_request q;
+        if (const auto s = plan_request_of(fn, model_id, quant_name, context, batch, allow_cpu, q); s != AHW_OK)
+            return s;
         const auto devices = registry->reg.all();
         const auto& links = registry->reg.system().interconnects;
         ah::shard_plan plan;
         ah::plan_outcome outcome{};
-        if (automatic) {
-            const auto best = ah::plan_best_format(devices, links, *model, shape, options);
+        if (!q.quant) {
+            const auto best = ah::plan_best_format(devices, links, *q.model, q.shape, q.options);
             plan = best.plan;
             // Nothing fits: the suggestion says why (too large even in the smallest format).
             outcome = best.plan.fits ? best.plan.outcome : best.choice.outcome;
         } else {
-            plan = ah::plan_sharding(devices, links, *model, *quant, shape, options);
+            plan = ah::plan_sharding(devices, links, *q.model, *q.quant, q.shape, q.options);
             outcome = plan.outcome;
         }
+        *out = plan_result_of(*q.model, plan, outcome);
+        return AHW_OK;
+    });
+}
 
-        ahw_plan_result r{};
-        copy_text(r.model, model->id);
-        copy_text(r.quant, ah::to_string(plan.quant));
-        copy_text(r.outcome, ah::to_string(outcome));
-        copy_text(r.strategy, ah::to_string(plan.fits ? plan.strategy : ah::shard_strategy::none));
-        if (plan.fits) copy_text(r.kind, ah::to_string(plan.kind));
-        r.fits = plan.fits ? 1 : 0;
-        r.replicas = plan.replicas;
-        r.stages = plan.stages;
-        r.tensor_parallel = plan.tensor_parallel;
-        r.devices = static_cast<uint32_t>(plan.devices.size());
-        r.weights_bytes = plan.memory.weights_bytes;
-        r.kv_cache_bytes = plan.memory.kv_cache_bytes;
-        r.overhead_bytes = plan.memory.overhead_bytes;
-        r.total_bytes = plan.memory.total_bytes();
-        r.usable_bytes = plan.usable_bytes;
-        r.decode_tokens_per_second = plan.decode_tokens_per_second;
-        r.prefill_tokens_per_second = plan.prefill_tokens_per_second;
-        r.aggregate_decode_tokens_per_second = plan.aggregate_decode_tokens_per_second;
-        *out = r;
+AHW_API ahw_status ahw_plan_cluster(const ahw_registry* const* nodes, size_t count, double network_gbits,
+                                    const char* model_id, const char* quant_name, uint32_t context, uint32_t batch,
+                                    int allow_cpu, ahw_plan_result* out, ahw_cluster_result* cluster_out) noexcept {
+    return guarded("ahw_plan_cluster", [&] {
+        constexpr const char* fn = "ahw_plan_cluster";
+        if (!nodes || !model_id || !out) return fail(AHW_ERR_INVALID_ARGUMENT, fn, "nodes, model_id and out must not be NULL");
+        if (count == 0) return fail(AHW_ERR_INVALID_ARGUMENT, fn, "count must be > 0");
+        for (size_t i = 0; i < count; ++i)
+            if (!nodes[i]) return fail(AHW_ERR_INVALID_ARGUMENT, fn, "nodes[" + std::to_string(i) + "] is NULL");
+        if (!(network_gbits >= 0 && network_gbits <= 1e5))
+            return fail(AHW_ERR_INVALID_ARGUMENT, fn, "network_gbits must be 0 (none) or above 0 and at most 100000");
+        plan_request q;
+        if (const auto s = plan_request_of(fn, model_id, quant_name, context, batch, allow_cpu, q); s != AHW_OK)
+            return s;
+        std::vector<ah::cluster_node> list;
+        list.reserve(count);
+        for (size_t i = 0; i < count; ++i) list.push_back({"node" + std::to_string(i), nodes[i]->reg});
+        const auto view = ah::make_cluster(list);
+        ah::cluster_options co;
+        co.plan = q.options;
+        co.fallback_network_gbps = network_gbits * 2 / 8; // both directions, GB/s (core/system_io.hpp)
+        ah::cluster_plan cp;
+        ah::plan_outcome outcome{};
+        if (!q.quant) {
+            auto best = ah::plan_cluster_best_format(view, *q.model, q.shape, co);
+            outcome = best.plan.plan.fits ? best.plan.plan.outcome : best.choice.outcome;
+            cp = std::move(best.plan);
+        } else {
+            cp = ah::plan_cluster(view, *q.model, *q.quant, q.shape, co);
+            outcome = cp.plan.outcome;
+        }
+        *out = plan_result_of(*q.model, cp.plan, outcome);
+        if (cluster_out) {
+            ahw_cluster_result c{};
+            c.nodes = static_cast<uint32_t>(count);
+            c.nodes_joined = static_cast<uint32_t>(cp.nodes_considered.size());
+            c.joined = cp.joined ? 1 : 0;
+            c.nodes_per_replica = cp.nodes_per_replica;
+            c.inter_node_hops = cp.inter_node_hops;
+            if (cp.inter_node_hops > 0) {
+                copy_text(c.inter_node_link, ah::to_string(cp.inter_node_link.kind));
+                c.inter_node_gbps = cp.inter_node_link.gbps;
+            }
+            c.decode_inter_node_seconds = cp.decode_inter_node_seconds;
+            *cluster_out = c;
+        }
         return AHW_OK;
     });
 }

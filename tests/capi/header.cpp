@@ -29,3 +29,8 @@ static_assert(std::is_standard_layout_v<ahw_plan_result> && std::is_trivially_co
 static_assert(noexcept(ahw_plan(nullptr, nullptr, nullptr, 0, 0, 0, nullptr)));
 [[maybe_unused]] static ahw_status (*const plan)(const ahw_registry*, const char*, const char*, uint32_t, uint32_t, int,
                                                  ahw_plan_result*) = &ahw_plan;
+static_assert(std::is_standard_layout_v<ahw_cluster_result> && std::is_trivially_copyable_v<ahw_cluster_result>);
+static_assert(noexcept(ahw_plan_cluster(nullptr, 0, 0, nullptr, nullptr, 0, 0, 0, nullptr, nullptr)));
+[[maybe_unused]] static ahw_status (*const plan_cluster)(const ahw_registry* const*, size_t, double, const char*,
+                                                         const char*, uint32_t, uint32_t, int, ahw_plan_result*,
+                                                         ahw_cluster_result*) = &ahw_plan_cluster;

@@ -253,6 +253,71 @@ static void test_workstation(const char* path) {
     free(text);
 }
 
+/* Two 8 x H100 nodes with InfiniBand (400 Gb/s ports: 50 GB/s each way) and one without
+ * an inter-node port. Llama 3.1 405B in bf16 (about 759 GiB) needs two nodes (576 GiB each
+ * after the headroom): across the two IB nodes it is 8-way tensor parallel in each and one
+ * hop between; the IB node and the bare one are not joined unless a network is assumed. */
+static void test_cluster(const char* ib_path, const char* bare_path) {
+    char* ib_text = read_file(ib_path);
+    char* bare_text = read_file(bare_path);
+    ahw_registry* ib = NULL;
+    ahw_registry* bare = NULL;
+    ahw_plan_result p;
+    ahw_cluster_result c;
+    CHECK(ib_text != NULL && bare_text != NULL);
+    if (!ib_text || !bare_text || ahw_registry_from_json(ib_text, &ib) == AHW_ERR_UNSUPPORTED) {
+        free(ib_text);
+        free(bare_text);
+        return;
+    }
+    CHECK(ahw_registry_from_json(bare_text, &bare) == AHW_OK);
+    {
+        const ahw_registry* both_ib[2];
+        const ahw_registry* mixed[2];
+        both_ib[0] = ib;
+        both_ib[1] = ib;
+        mixed[0] = ib;
+        mixed[1] = bare;
+
+        CHECK(ahw_plan_cluster(both_ib, 2, 0, "llama-3.1-405b", "bf16", 4096, 1, 0, &p, &c) == AHW_OK);
+        printf("cluster 405B bf16 on 2 IB nodes: %s %s tp %u x %u stage(s), %u hop(s) over %s at %.1f GB/s, "
+               "decode %.1f tok/s\n", p.outcome, p.strategy, p.tensor_parallel, p.stages, c.inter_node_hops,
+               c.inter_node_link, c.inter_node_gbps, p.decode_tokens_per_second);
+        CHECK(p.fits == 1 && strcmp(p.strategy, "tensor_pipeline") == 0);
+        CHECK(p.tensor_parallel == 8 && p.stages == 2 && p.devices == 16);
+        CHECK(c.nodes == 2 && c.nodes_joined == 2 && c.joined == 1 && c.nodes_per_replica == 2);
+        CHECK(c.inter_node_hops == 1 && strcmp(c.inter_node_link, "infiniband") == 0 && c.inter_node_gbps == 50.0);
+        CHECK(c.decode_inter_node_seconds > 0 && c.decode_inter_node_seconds < 1.0 / p.decode_tokens_per_second);
+
+        CHECK(ahw_plan_cluster(mixed, 2, 0, "llama-3.1-405b", "bf16", 4096, 1, 0, &p, &c) == AHW_OK);
+        CHECK(p.fits == 0 && c.joined == 0 && c.nodes_joined == 1 && c.inter_node_hops == 0);
+        CHECK(strcmp(c.inter_node_link, "") == 0);
+        /* 25 Gb/s assumed between them: joined, the hop at 3.125 GB/s each way. */
+        CHECK(ahw_plan_cluster(mixed, 2, 25, "llama-3.1-405b", "bf16", 4096, 1, 0, &p, &c) == AHW_OK);
+        CHECK(p.fits == 1 && c.joined == 1 && strcmp(c.inter_node_link, "ethernet") == 0);
+        CHECK(c.inter_node_gbps == 3.125);
+        /* auto, unjoined: a smaller format on the IB node alone; cluster_out may be NULL. */
+        CHECK(ahw_plan_cluster(mixed, 2, 0, "llama-3.1-405b", NULL, 4096, 1, 0, &p, NULL) == AHW_OK);
+        CHECK(p.fits == 1 && strcmp(p.quant, "BF16") != 0 && p.devices <= 8);
+
+        CHECK(ahw_plan_cluster(NULL, 2, 0, "llama-3.1-405b", NULL, 4096, 1, 0, &p, &c) == AHW_ERR_INVALID_ARGUMENT);
+        CHECK(ahw_plan_cluster(mixed, 0, 0, "llama-3.1-405b", NULL, 4096, 1, 0, &p, &c) == AHW_ERR_INVALID_ARGUMENT);
+        mixed[1] = NULL;
+        CHECK(ahw_plan_cluster(mixed, 2, 0, "llama-3.1-405b", NULL, 4096, 1, 0, &p, &c) == AHW_ERR_INVALID_ARGUMENT);
+        CHECK(strstr(ahw_last_error(), "nodes[1]") != NULL);
+        CHECK(ahw_plan_cluster(both_ib, 2, -1, "llama-3.1-405b", NULL, 4096, 1, 0, &p, &c) ==
+              AHW_ERR_INVALID_ARGUMENT);
+        CHECK(ahw_plan_cluster(both_ib, 2, 0, "no-such-model-1b", NULL, 4096, 1, 0, &p, &c) == AHW_ERR_UNKNOWN_MODEL);
+        CHECK(ahw_plan_cluster(both_ib, 2, 0, "llama-3.1-405b", "q4_k_x", 4096, 1, 0, &p, &c) ==
+              AHW_ERR_UNKNOWN_QUANT);
+        CHECK(ahw_plan_cluster(both_ib, 2, 0, "llama-3.1-405b", NULL, 0, 1, 0, &p, &c) == AHW_ERR_INVALID_ARGUMENT);
+    }
+    ahw_registry_free(ib);
+    ahw_registry_free(bare);
+    free(ib_text);
+    free(bare_text);
+}
+
 /* Llama 3.1 8B in bf16 on an H100 SXM: fits, and decodes below the memory roofline. */
 static void test_estimate(void) {
     ahw_estimate_result r;
@@ -433,6 +498,7 @@ int main(int argc, char** argv) {
         test_macbook(argv[1]);
         test_workstation(argv[2]);
     }
+    if (argc > 4) test_cluster(argv[3], argv[4]);
     test_estimate();
     test_estimate_at_bandwidth();
     test_bandwidth();
