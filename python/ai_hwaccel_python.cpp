@@ -648,34 +648,13 @@ py::dict plan(const py::handle& devices, const py::handle& model, const std::str
     co.fallback_network_gbps = network_gbits ? *network_gbits * 2 / 8 : 0; // both directions, GB/s
     // "auto": the best format the planner fits on these devices and links (or this
     // cluster), with its plan.
-    struct planned {
-        std::optional<ah::quantization_choice> choice;
-        ah::shard_plan plan;
-        std::optional<ah::cluster_plan> cluster;
-    };
     const auto plan_with = [&](const ah::plan_options& opts) {
-        planned r;
-        if (cluster) {
-            auto copts = co;
-            copts.plan = opts;
-            if (automatic) {
-                auto best = ah::plan_cluster_best_format(*cluster, m, shape, copts);
-                r.choice = best.choice;
-                r.cluster = std::move(best.plan);
-            } else {
-                r.cluster = ah::plan_cluster(*cluster, m, q, shape, copts);
-            }
-            r.plan = r.cluster->plan;
-        } else if (automatic) {
-            auto best = ah::plan_best_format(all, links, m, shape, opts);
-            r.choice = best.choice;
-            r.plan = best.plan;
-        } else {
-            r.plan = ah::plan_sharding(all, links, m, q, shape, opts);
-        }
-        return r;
+        auto copts = co;
+        copts.plan = opts;
+        return ah::plan_deployment(cluster ? &*cluster : nullptr, all, links, m,
+                                   automatic ? std::nullopt : std::optional(q), shape, copts);
     };
-    const planned result = plan_with(po);
+    const ah::deployment_plan result = plan_with(po);
     const auto& choice = result.choice;
     const auto& p = result.plan;
     const auto& cp = result.cluster;

@@ -155,7 +155,10 @@ ahw_status plan_request_of(const char* fn, const char* model_id, const char* qua
     return AHW_OK;
 }
 
-ahw_plan_result plan_result_of(const ah::model_spec& model, const ah::shard_plan& plan, ah::plan_outcome outcome) {
+ahw_plan_result plan_result_of(const ah::model_spec& model, const ah::deployment_plan& d) {
+    const auto& plan = d.plan;
+    // Nothing fits with "auto": the choice says why (too large even in the smallest format).
+    const auto outcome = plan.fits || !d.choice ? plan.outcome : d.choice->outcome;
     ahw_plan_result r{};
     copy_text(r.model, model.id);
     copy_text(r.quant, ah::to_string(plan.quant));
@@ -350,20 +353,11 @@ AHW_API ahw_status ahw_plan(const ahw_registry* registry, const char* model_id, 
         plan_request q;
         if (const auto s = plan_request_of(fn, model_id, quant_name, context, batch, allow_cpu, q); s != AHW_OK)
             return s;
-        const auto devices = registry->reg.all();
-        const auto& links = registry->reg.system().interconnects;
-        ah::shard_plan plan;
-        ah::plan_outcome outcome{};
-        if (!q.quant) {
-            const auto best = ah::plan_best_format(devices, links, *q.model, q.shape, q.options);
-            plan = best.plan;
-            // Nothing fits: the suggestion says why (too large even in the smallest format).
-            outcome = best.plan.fits ? best.plan.outcome : best.choice.outcome;
-        } else {
-            plan = ah::plan_sharding(devices, links, *q.model, *q.quant, q.shape, q.options);
-            outcome = plan.outcome;
-        }
-        *out = plan_result_of(*q.model, plan, outcome);
+        ah::cluster_options co;
+        co.plan = q.options;
+        *out = plan_result_of(*q.model, ah::plan_deployment(nullptr, registry->reg.all(),
+                                                            registry->reg.system().interconnects, *q.model, q.quant,
+                                                            q.shape, co));
         return AHW_OK;
     });
 }
@@ -389,17 +383,9 @@ AHW_API ahw_status ahw_plan_cluster(const ahw_registry* const* nodes, size_t cou
         ah::cluster_options co;
         co.plan = q.options;
         co.fallback_network_gbps = network_gbits * 2 / 8; // both directions, GB/s (core/system_io.hpp)
-        ah::cluster_plan cp;
-        ah::plan_outcome outcome{};
-        if (!q.quant) {
-            auto best = ah::plan_cluster_best_format(view, *q.model, q.shape, co);
-            outcome = best.plan.plan.fits ? best.plan.plan.outcome : best.choice.outcome;
-            cp = std::move(best.plan);
-        } else {
-            cp = ah::plan_cluster(view, *q.model, *q.quant, q.shape, co);
-            outcome = cp.plan.outcome;
-        }
-        *out = plan_result_of(*q.model, cp.plan, outcome);
+        const auto d = ah::plan_deployment(&view, {}, {}, *q.model, q.quant, q.shape, co);
+        const auto& cp = *d.cluster;
+        *out = plan_result_of(*q.model, d);
         if (cluster_out) {
             ahw_cluster_result c{};
             c.nodes = static_cast<uint32_t>(count);

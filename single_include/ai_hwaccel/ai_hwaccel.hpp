@@ -30613,6 +30613,44 @@ inline cluster_format_plan plan_cluster_best_format(const cluster_view& c, const
     return out;
 }
 
+/// A plan as the CLI, Python and C front ends show it: on one machine's devices or on a
+/// cluster, in a given format or the best that fits.
+struct deployment_plan {
+    /// The format chosen and why nothing fits when nothing does; empty when the format was given.
+    std::optional<quantization_choice> choice;
+    shard_plan plan{};
+    /// Over a cluster: the whole cluster plan (`plan` is its `plan`); empty on one machine.
+    std::optional<cluster_plan> cluster;
+};
+
+/// Plans `m` over `cluster` when it is given (plan_cluster; plan_cluster_best_format without
+/// a format), else over `devices` and `links` (plan_sharding; plan_best_format without a
+/// format). `options.plan` are the planner's options either way; the rest of `options`
+/// concerns clusters only.
+inline deployment_plan plan_deployment(const cluster_view* cluster, std::span<const accelerator_profile> devices,
+                                       std::span<const interconnect> links, const model_spec& m,
+                                       std::optional<quant_format> q, const inference_shape& shape = {},
+                                       const cluster_options& options = {}) {
+    deployment_plan r;
+    if (cluster) {
+        if (q) {
+            r.cluster = plan_cluster(*cluster, m, *q, shape, options);
+        } else {
+            auto best = plan_cluster_best_format(*cluster, m, shape, options);
+            r.choice = best.choice;
+            r.cluster = std::move(best.plan);
+        }
+        r.plan = r.cluster->plan;
+    } else if (q) {
+        r.plan = plan_sharding(devices, links, m, *q, shape, options.plan);
+    } else {
+        auto best = plan_best_format(devices, links, m, shape, options.plan);
+        r.choice = best.choice;
+        r.plan = best.plan;
+    }
+    return r;
+}
+
 #if AI_HWACCEL_JSON
 /// A node read from `ai-hwaccel detect --json` output, or why it could not be read.
 struct cluster_node_result {

@@ -442,6 +442,39 @@ TEST_CASE("plan_cluster_best_format") {
     }
 }
 
+TEST_CASE("plan_deployment") {
+    const auto& m = model("llama-3.1-405b");
+    const auto nodes = h100_cluster(2);
+    const auto c = ah::make_cluster(nodes);
+    const auto& one = nodes[0].registry;
+    const auto links = std::span<const ah::interconnect>(one.system().interconnects);
+    // One machine: plan_sharding with a format, plan_best_format without.
+    const auto given = ah::plan_deployment(nullptr, one.all(), links, m, quant_format::fp8_e4m3);
+    CHECK_FALSE(given.choice.has_value());
+    CHECK_FALSE(given.cluster.has_value());
+    const auto direct = ah::plan_sharding(one.all(), links, m, quant_format::fp8_e4m3);
+    CHECK(given.plan.fits == direct.fits);
+    CHECK(given.plan.decode_tokens_per_second == direct.decode_tokens_per_second);
+    const auto automatic = ah::plan_deployment(nullptr, one.all(), links, m, std::nullopt);
+    const auto best = ah::plan_best_format(one.all(), links, m);
+    REQUIRE(automatic.choice.has_value());
+    CHECK(automatic.choice->format == best.choice.format);
+    CHECK(automatic.plan.quant == best.plan.quant);
+    CHECK(automatic.plan.devices.size() == best.plan.devices.size());
+    // A cluster: plan_cluster with a format, plan_cluster_best_format without; `plan` is
+    // the cluster plan's.
+    const auto cg = ah::plan_deployment(&c, {}, {}, m, quant_format::bf16);
+    REQUIRE(cg.cluster.has_value());
+    CHECK_FALSE(cg.choice.has_value());
+    CHECK(cg.plan.fits);
+    CHECK(cg.cluster->nodes_per_replica == 2);
+    CHECK(cg.plan.decode_tokens_per_second == cg.cluster->plan.decode_tokens_per_second);
+    const auto ca = ah::plan_deployment(&c, {}, {}, m, std::nullopt);
+    REQUIRE(ca.cluster.has_value());
+    REQUIRE(ca.choice.has_value());
+    CHECK(ca.plan.quant == ah::plan_cluster_best_format(c, m).plan.plan.quant);
+}
+
 #if AI_HWACCEL_JSON
 TEST_CASE("cluster_node_from_json") {
     const auto path = std::filesystem::path(AI_HWACCEL_MACHINES_DIR) / "handmade-ib-cluster-node-8gpu" / "expected.json";

@@ -976,34 +976,13 @@ int cmd_plan(std::span<const std::string_view> args) {
                                     .prompt = static_cast<std::uint32_t>(prompt)};
     // The plan on these devices and links (or this cluster); auto: the best format the
     // planner fits, with its plan.
-    struct planned {
-        std::optional<ah::quantization_choice> choice;
-        ah::shard_plan plan;
-        std::optional<ah::cluster_plan> cluster;
-    };
     const auto plan_with = [&](const ah::plan_options& opts) {
-        planned r;
-        if (cluster) {
-            auto copts = co;
-            copts.plan = opts;
-            if (automatic) {
-                auto best = ah::plan_cluster_best_format(*cluster, m, shape, copts);
-                r.choice = best.choice;
-                r.cluster = std::move(best.plan);
-            } else {
-                r.cluster = ah::plan_cluster(*cluster, m, q, shape, copts);
-            }
-            r.plan = r.cluster->plan;
-        } else if (automatic) {
-            auto best = ah::plan_best_format(devices, links, m, shape, opts);
-            r.choice = best.choice;
-            r.plan = best.plan;
-        } else {
-            r.plan = ah::plan_sharding(devices, links, m, q, shape, opts);
-        }
-        return r;
+        auto copts = co;
+        copts.plan = opts;
+        return ah::plan_deployment(cluster ? &*cluster : nullptr, devices, links, m,
+                                   automatic ? std::nullopt : std::optional(q), shape, copts);
     };
-    const planned result = plan_with(po);
+    const ah::deployment_plan result = plan_with(po);
     const auto& choice = result.choice;
     const auto& plan = result.plan;
     const auto& cplan = result.cluster;
