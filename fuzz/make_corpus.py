@@ -245,9 +245,6 @@ def cache_file(registry, written_at=1700000000 - 10):
 def cli_seeds(fixtures, machines):
     some_capture = os.path.join(fixtures, "proc-meminfo", "meminfo_1gb-vm_kernel3x.txt")
     some_machine = os.path.join(machines, "handmade-workstation-rtx4090")
-    # Two nodes' registries (each machine's expected detect --json) for plan --nodes.
-    nodes = ",".join(os.path.join(machines, m, "expected.json")
-                     for m in ("handmade-ib-cluster-node-8gpu", "handmade-hgx-h100-8gpu-nvswitch"))
     argvs = [
         [], ["--help"], ["version"], ["--version"], ["backends"], ["catalogue"], ["catalogue", "H100"],
         ["detect", "--json"], ["detect", "--only", "cpu,cuda", "--timings"], ["detect", "--skip", "vulkan", "--no-host"],
@@ -259,9 +256,7 @@ def cli_seeds(fixtures, machines):
          "--quant", "fp8", "--batch", "4", "--json"],
         ["plan", "--model", "llama-3.1-8b", "--device", "MI300X", "--count", "8", "--quant", "auto"],
         ["plan", "--model", "llama-3.1-8b", "--root", some_machine, "--allow-cpu"],
-        ["plan", "--nodes", nodes, "--model", "llama-3.1-405b", "--network", "25", "--json"],
-        ["plan", "--device", "H100 SXM", "--count", "16", "--per-node", "8", "--network", "400", "--model",
-         "llama-3.1-405b", "--quant", "bf16", "--spread"],
+        ["plan", "--device", "H100 SXM", "--count", "16", "--model", "llama-3.1-405b", "--quant", "bf16", "--spread"],
         ["training", "--model", "llama-3.1-8b", "--method", "qlora", "--json"],
         ["cost", "--model", "llama-3.1-70b", "--quant", "Q4_K_M"],
     ]

@@ -700,7 +700,7 @@ py::dict plan(const py::handle& devices, const py::handle& model, const std::str
     d["free_memory"] = free_memory;
     d["memory_headroom"] = po.memory_headroom;
     if (cp) {
-        // As the CLI's plan --nodes --json (docs/cli-plan.md).
+        // The cluster: its nodes, whether they were joined, the hops between them (docs/python.md).
         py::dict c;
         py::list ns;
         for (std::size_t n = 0; n < cluster->nodes.size(); ++n) {

@@ -184,26 +184,12 @@ cli_plan_exit(cli_plan_cost_bad_objective 2 cost --model llama-3.1-8b --quant Q4
 cli_plan_exit(cli_plan_cost_bad_number 2 cost --model llama-3.1-8b --quant Q4_K_M --batch -1)
 cli_plan_exit(cli_plan_cost_unknown_model 2 cost --model llama-9-8b --quant Q4_K_M)
 
-# ---- clusters -------------------------------------------------------------------------------
-# Sixteen H100 SXM as two 8-GPU nodes joined by 400 Gb/s (50 GB/s each way): 405B in bf16
-# (759 GiB) needs both nodes' 576 GiB each, 8-way tensor parallel inside each, one hop.
-cli_plan_output(cli_plan_per_node
-  "devices: 16 x NVIDIA H100 SXM5 80GB on 2 node\\(s\\) of 8 \\(described\\).*strategy: tensor_pipeline: 16 device\\(s\\) per replica \\(tensor-parallel 8, 2 stage\\(s\\)\\).*nodes: replica 0 spans 2 of 2; 1 hop\\(s\\) between nodes a token, over the --network link at 50\\.0 GB/s each way.*\nnode1 +15 "
-  plan --device "H100 SXM" --count 16 --per-node 8 --network 400 --model llama-3.1-405b --quant bf16)
-# --spread: one copy over all four nodes, a stage on each.
-cli_plan_output(cli_plan_per_node_spread
-  "tensor-parallel 8, 4 stage\\(s\\)\\).*\\(spread over every device\\)\nnodes: replica 0 spans 4 of 4; 3 hop\\(s\\)"
-  plan --device "H100 SXM" --count 32 --per-node 8 --network 400 --model llama-3.1-405b --quant bf16 --spread)
-if(AI_HWACCEL_JSON_FOUND)
-  set(_plan_nodes_args -DPROGRAM=$<TARGET_FILE:ai_hwaccel_cli> "-DMACHINES=${CMAKE_CURRENT_SOURCE_DIR}/machines"
-                       "-DWORK=${CMAKE_CURRENT_BINARY_DIR}/cli_plan_nodes")
-  if(Python3_EXECUTABLE)
-    list(APPEND _plan_nodes_args "-DPYTHON=${Python3_EXECUTABLE}"
-         "-DVALIDATE=${CMAKE_CURRENT_SOURCE_DIR}/json_schema/validate.py" "-DSCHEMA_DIR=${PROJECT_SOURCE_DIR}/schema")
-  endif()
-  add_test(NAME cli_plan_nodes
-           COMMAND "${CMAKE_COMMAND}" ${_plan_nodes_args} -P "${CMAKE_CURRENT_SOURCE_DIR}/cli_plan_nodes.cmake")
-endif()
+# ---- --spread -------------------------------------------------------------------------------
+# One copy over all eight H100s: 8-way tensor parallel over their NVLink, one replica (the
+# default is the fewest devices that hold 70B in bf16, two, copied four times).
+cli_plan_output(cli_plan_spread
+  "strategy: tensor_parallel: 8 device\\(s\\) per replica \\(tensor-parallel 8, 1 stage\\(s\\)\\).*\\(spread over every device\\)\n"
+  plan --device "H100 SXM" --count 8 --model llama-3.1-70b --quant bf16 --spread)
 
 # ---- JSON documents -------------------------------------------------------------------------
 if(AI_HWACCEL_JSON_FOUND)

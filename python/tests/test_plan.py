@@ -410,6 +410,10 @@ class AgreesWithTheCli(unittest.TestCase):
                 # How the CLI came by its devices: described here, nothing measured.
                 self.assertEqual(theirs.pop("devices_from"), "described")
                 self.assertIsNone(theirs.pop("measured_bandwidth_gbps"))
+                # Clusters are planned from Python, not by the CLI: one machine has neither.
+                self.assertIsNone(ours.pop("cluster"))
+                for s in ours["shards"]:
+                    self.assertIsNone(s.pop("node"))
                 self.assertEqual(set(ours), set(theirs))
                 for key in ours:
                     if key.endswith("tokens_per_second"):
@@ -418,39 +422,6 @@ class AgreesWithTheCli(unittest.TestCase):
                         self.assertEqual(ours[key].split(" (")[0], theirs[key].split(" (")[0])
                     else:
                         self.assertEqual(ours[key], theirs[key], key)
-
-    def test_plan_on_a_cluster(self):
-        # plan(dict of Registries) is plan --nodes over the same registries as files.
-        import tempfile
-        with tempfile.TemporaryDirectory() as tmp:
-            reg = ah.catalogue_registry("H100 SXM", 8)
-            files = []
-            for name in ("gpu01", "gpu02"):
-                path = os.path.join(tmp, name + ".json")
-                with open(path, "w", encoding="utf-8") as f:
-                    f.write(reg.to_json())
-                files.append(path)
-            nodes = {"gpu01": ah.Registry.from_json(reg.to_json()), "gpu02": ah.Registry.from_json(reg.to_json())}
-            for quant in ("bf16", "auto"):
-                with self.subTest(quant=quant):
-                    ours = ah.plan(nodes, "llama-3.1-405b", quant=quant, network_gbits=400)
-                    theirs = cli("plan", "--nodes", ",".join(files), "--network", "400", "--model", "llama-3.1-405b",
-                                 "--quant", quant)
-                    self.assertEqual(theirs.pop("devices_from"), "nodes")
-                    self.assertIsNone(theirs.pop("measured_bandwidth_gbps"))
-                    self.assertEqual(set(ours), set(theirs))
-                    for key in ours:
-                        if key.endswith("tokens_per_second"):
-                            self.assert_rate(ours[key], theirs[key])
-                        elif key == "cluster":
-                            self.assertEqual(set(ours[key]), set(theirs[key]))
-                            for k in ("nodes", "joined", "nodes_per_replica", "inter_node_hops", "inter_node_link",
-                                      "network_assumed_gbps", "notes"):
-                                self.assertEqual(ours[key][k], theirs[key][k], k)
-                            self.assertAlmostEqual(ours[key]["decode_inter_node_seconds"],
-                                                   theirs[key]["decode_inter_node_seconds"])
-                        else:
-                            self.assertEqual(ours[key], theirs[key], key)
 
     def test_plan_on_a_captured_machine(self):
         # As test_detect.py finds them: the variable ctest sets, else the checkout's own.

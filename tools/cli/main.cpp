@@ -687,35 +687,6 @@ void print_system(const ah::system_io& io) {
     }
 }
 
-// What `parse` and `plan --nodes` read: a file, or standard input for "-", up to 64 MiB.
-constexpr std::size_t parse_input_cap = std::size_t{64} << 20;
-
-bool read_input(const std::string& path, std::string& data, bool& cut, std::string& why) {
-    std::FILE* f = path == "-" ? stdin : std::fopen(path.c_str(), "rb");
-    if (!f) {
-        why = "cannot open '" + path + "': " + std::strerror(errno);
-        return false;
-    }
-    char buf[65536];
-    std::size_t n;
-    while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) {
-        if (data.size() + n > parse_input_cap) {
-            data.append(buf, parse_input_cap - data.size());
-            cut = true;
-            break;
-        }
-        data.append(buf, n);
-    }
-    const bool failed = std::ferror(f) != 0;
-    const int read_errno = errno;
-    if (f != stdin) std::fclose(f);
-    if (failed) {
-        why = "cannot read '" + path + "': " + std::strerror(read_errno);
-        return false;
-    }
-    return true;
-}
-
 } // namespace
 
 #include "gather.hpp"
@@ -1090,6 +1061,34 @@ int cmd_export(std::span<const std::string_view> args) {
 
 // --- parse -----------------------------------------------------------------------------
 
+constexpr std::size_t parse_input_cap = std::size_t{64} << 20;
+
+bool read_input(const std::string& path, std::string& data, bool& cut, std::string& why) {
+    std::FILE* f = path == "-" ? stdin : std::fopen(path.c_str(), "rb");
+    if (!f) {
+        why = "cannot open '" + path + "': " + std::strerror(errno);
+        return false;
+    }
+    char buf[65536];
+    std::size_t n;
+    while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) {
+        if (data.size() + n > parse_input_cap) {
+            data.append(buf, parse_input_cap - data.size());
+            cut = true;
+            break;
+        }
+        data.append(buf, n);
+    }
+    const bool failed = std::ferror(f) != 0;
+    const int read_errno = errno;
+    if (f != stdin) std::fclose(f);
+    if (failed) {
+        why = "cannot read '" + path + "': " + std::strerror(read_errno);
+        return false;
+    }
+    return true;
+}
+
 int cmd_list_formats() {
     std::size_t width = 0;
     for (const auto& f : ah::capture_formats) width = std::max(width, f.name.size());
@@ -1408,7 +1407,7 @@ constexpr command_info commands[] = {
     {"export", "the registry for Prometheus or Node Feature Discovery", export_help, cmd_export},
     {"estimate", "memory and tokens/s of a model on catalogue devices (no detection)", plan_cli::estimate_help,
      plan_cli::cmd_estimate},
-    {"plan", "lay a model out on this machine's devices, described ones or a cluster", plan_cli::plan_help, plan_cli::cmd_plan},
+    {"plan", "lay a model out on this machine's devices", plan_cli::plan_help, plan_cli::cmd_plan},
     {"training", "the memory per device fine-tuning a model takes", plan_cli::training_help, plan_cli::cmd_training},
     {"cost", "the cheapest cloud instance that holds a model", plan_cli::cost_help, plan_cli::cmd_cost},
     {"gather", "copy what detection reads into a folder or tarball, for a bug report", gather_cli::gather_help,

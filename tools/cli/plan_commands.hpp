@@ -15,7 +15,6 @@
 #include "ai_hwaccel/detect/bandwidth.hpp"
 #include "ai_hwaccel/detect/detect.hpp"
 #include "ai_hwaccel/io/json.hpp"
-#include "ai_hwaccel/plan/cluster.hpp"
 #include "ai_hwaccel/plan/cost.hpp"
 #include "ai_hwaccel/plan/memory.hpp"
 #include "ai_hwaccel/plan/models.hpp"
@@ -75,26 +74,19 @@ constexpr std::string_view estimate_help =
 constexpr std::string_view plan_help =
     "usage: ai-hwaccel plan --model ID [options]\n"
     "\n"
-    "Lay a model out on this machine's devices (detected), on described ones, or on a cluster of\n"
-    "nodes. Every figure is an estimate; --json prints the fields of docs/cli-plan.md.\n"
+    "Lay a model out on this machine's devices (detected), or on described ones. Every figure\n"
+    "is an estimate; --json prints the fields of docs/cli-plan.md.\n"
     "\n"
     "  --model ID         a catalogue model (\"llama-3.1-70b\", \"meta-llama/Llama-3.1-8B\")\n"
     "  --root DIR         on a captured machine tree instead (as detect --root)\n"
     "  --device NAME      on described devices instead, with --count N (default 1)\n"
     "                     and --memory SIZE and --bandwidth GBPS as for estimate\n"
-    "  --per-node K       with --device: K devices a node (the last may have fewer), the\n"
-    "                     nodes joined by --network; without it all are one node\n"
-    "  --nodes FILES      on a cluster: each node's `ai-hwaccel detect --json` output,\n"
-    "                     comma-separated, each node named by its file name\n"
-    "  --network GBITS    the network between nodes, Gb/s each way as NICs are sold (400\n"
-    "                     for NDR InfiniBand, 100 for 100 GbE): needed with --per-node;\n"
-    "                     with --nodes, assumed only between nodes sharing no detected one\n"
-    "  --spread           one copy of the model over every device (default: the fewest\n"
-    "                     devices that hold it, copied over the rest)\n"
     "  --quant FORMAT     the format, or auto (the default): the best that fits\n"
     "  --context N        tokens in the KV cache per sequence (default 4096; 8k, 128k)\n"
     "  --prompt N         prompt length for the prefill rate (default: the context)\n"
     "  --batch N          sequences decoded together (default 1)\n"
+    "  --spread           one copy of the model over every device (default: the fewest\n"
+    "                     devices that hold it, copied over the rest)\n"
     "  --allow-cpu        let the plan use the CPU (never used silently)\n"
     "  --free-memory      plan on the memory free now: what each detected device reports\n"
     "                     in use is taken off (default: the whole memory)\n"
@@ -814,25 +806,17 @@ int cmd_plan(std::span<const std::string_view> args) {
     options o;
     std::string why;
     if (!parse_options(args, "plan",
-                       {{"--root"}, {"--device"}, {"--count"}, {"--memory"}, {"--bandwidth"}, {"--per-node"},
-                        {"--nodes"}, {"--network"}, {"--spread", false}, {"--model"}, {"--quant"}, {"--context"},
+                       {{"--root"}, {"--device"}, {"--count"}, {"--memory"}, {"--bandwidth"}, {"--spread", false}, {"--model"},
+                        {"--quant"}, {"--context"},
                         {"--prompt"}, {"--batch"}, {"--allow-cpu", false}, {"--free-memory", false}, {"--headroom"},
                         {"--measure-bandwidth", false}, {"--json", false}},
                        o, why))
         return usage_error(why);
     if (o.has("--root") && o.has("--device")) return usage_error("--root and --device cannot be combined");
-    if (o.has("--nodes") && (o.has("--root") || o.has("--device")))
-        return usage_error("--nodes cannot be combined with " + std::string(o.has("--root") ? "--root" : "--device"));
     const bool measure = o.has("--measure-bandwidth");
-    if (measure && (o.has("--device") || o.has("--root") || o.has("--nodes")))
+    if (measure && (o.has("--device") || o.has("--root")))
         return usage_error("--measure-bandwidth measures this machine's memory; it cannot be combined with " +
-                           std::string(o.has("--device") ? "--device" : o.has("--root") ? "--root" : "--nodes"));
-    if (o.has("--per-node") && !o.has("--device")) return usage_error("--per-node needs --device NAME");
-    if (o.has("--network") && !o.has("--per-node") && !o.has("--nodes"))
-        return usage_error("--network joins nodes: it needs --nodes or --per-node");
-    if (o.has("--per-node") && !o.has("--network"))
-        return usage_error("--per-node needs --network GBITS: described nodes have no detected network (400 for "
-                           "NDR InfiniBand, 100 for 100 GbE)");
+                           std::string(o.has("--device") ? "--device" : "--root"));
     if (measure && !o.has("--allow-cpu"))
         return usage_error("--measure-bandwidth gives the CPU a decode rate; it needs --allow-cpu");
     if (o.has("--count") && !o.has("--device")) return usage_error("--count needs --device NAME");
@@ -854,23 +838,11 @@ int cmd_plan(std::span<const std::string_view> args) {
     note_context(context, m);
     double headroom = ah::plan_options{}.memory_headroom;
     if (!headroom_option(o, headroom, why)) return usage_error(why);
-    std::uint64_t per_node = 0;
-    if (!whole_option(o, "--per-node", 0, 1, ah::max_plan_devices, per_node, why)) return usage_error(why);
-    double network_gbits = 0; // one direction, Gb/s
-    if (auto s = o.get("--network")) {
-        const auto x = parse_decimal(*s, {"Gb/s", "gb/s", "Gbps", "Gbit/s"});
-        if (!x || !(*x > 0) || !(*x <= 1e5))
-            return usage_error("--network: '" + str(*s) +
-                               "' is not a speed in Gb/s above 0 and at most 100000 (e.g. 400)");
-        network_gbits = *x;
-    }
 
-    // The devices: described, detected (this machine, or a captured tree with --root), or
-    // a cluster (nodes' files, or described devices cut into nodes).
+    // The devices: described, or detected (this machine, or a captured tree with --root).
     described desc;
     ah::accelerator_registry reg;
     ah::bandwidth_measurement bandwidth;
-    std::optional<ah::cluster_view> cluster;
     std::span<const ah::accelerator_profile> devices;
     std::span<const ah::interconnect> links;
     std::string source;
@@ -881,62 +853,10 @@ int cmd_plan(std::span<const std::string_view> args) {
         if (!memory_option(o, *spec, true, memory, why)) return usage_error(why);
         double given_gbps = 0; // --bandwidth; `bandwidth` is what --measure-bandwidth measures
         if (!bandwidth_option(o, given_gbps, why)) return usage_error(why);
-        source = std::to_string(count) + " x " + str(spec->name);
-        if (per_node > 0) {
-            std::vector<ah::cluster_node> nodes;
-            for (std::uint64_t first = 0; first < count; first += per_node) {
-                const auto here = static_cast<std::uint32_t>(std::min(per_node, count - first));
-                const auto d = describe_devices(*spec, here, memory, given_gbps);
-                ah::accelerator_registry r;
-                for (const auto& p : d.devices) r.add(p);
-                for (const auto& l : d.links) r.add(l);
-                nodes.push_back({"node" + std::to_string(nodes.size()), std::move(r)});
-            }
-            source += " on " + std::to_string(nodes.size()) + " node(s) of " + std::to_string(per_node) +
-                      " (described)";
-            cluster = ah::make_cluster(nodes);
-        } else {
-            desc = describe_devices(*spec, static_cast<std::uint32_t>(count), memory, given_gbps);
-            devices = desc.devices;
-            links = desc.links;
-            source += " (described)";
-        }
-    } else if (o.has("--nodes")) {
-#if AI_HWACCEL_JSON
-        std::vector<ah::cluster_node> nodes;
-        std::vector<std::string> files;
-        for (const auto list : o.all("--nodes")) // given once: the option parser refuses a second
-            for (const auto path : split_list(list)) files.push_back(str(path));
-        if (files.empty()) return usage_error("--nodes: no file given");
-        // A node's name: its file's, without the folder and a ".json" ending; the path as
-        // given (less ".json") where two files share a name (gpu01/registry.json,
-        // gpu02/registry.json).
-        const auto without_json = [](std::string n) {
-            if (n.size() > 5 && n.ends_with(".json")) n.resize(n.size() - 5);
-            return n;
-        };
-        std::vector<std::string> names;
-        for (const auto& f : files) names.push_back(without_json(f.substr(f.find_last_of('/') + 1)));
-        const auto stems = names;
-        for (std::size_t i = 0; i < files.size(); ++i)
-            if (std::count(stems.begin(), stems.end(), stems[i]) > 1) names[i] = without_json(files[i]);
-        for (std::size_t i = 0; i < files.size(); ++i) {
-            std::string text;
-            bool cut = false;
-            if (!read_input(files[i], text, cut, why)) return error(why);
-            if (cut) return error("'" + files[i] + "' is larger than a registry can be (64 MiB)");
-            auto r = ah::cluster_node_from_json(names[i], text);
-            if (!r) return error("--nodes: " + r.error);
-            nodes.push_back(std::move(*r.node));
-        }
-        source = std::to_string(nodes.size()) + " node(s) (detected:";
-        for (const auto& n : nodes) source += " " + n.name;
-        source += ")";
-        cluster = ah::make_cluster(nodes);
-        for (const auto& note : cluster->fabric_notes) std::fprintf(stderr, "ai-hwaccel: note: %s\n", note.c_str());
-#else
-        return no_json();
-#endif
+        desc = describe_devices(*spec, static_cast<std::uint32_t>(count), memory, given_gbps);
+        devices = desc.devices;
+        links = desc.links;
+        source = std::to_string(count) + " x " + str(spec->name) + " (described)";
     } else {
         const std::string root = str(o.get("--root").value_or(""));
         if (!root.empty()) {
@@ -959,99 +879,51 @@ int cmd_plan(std::span<const std::string_view> args) {
         source = root.empty() ? "this machine (detected)" : root + " (detected)";
     }
 
-    if (cluster) {
-        devices = cluster->devices;
-        links = cluster->links;
-    }
-
     ah::plan_options po;
     po.memory_headroom = headroom;
     po.allow_cpu = o.has("--allow-cpu");
     po.count_memory_in_use = o.has("--free-memory");
     po.spread = o.has("--spread");
-    ah::cluster_options co;
-    co.fallback_network_gbps = network_gbits * 2 / 8; // both directions, GB/s (core/system_io.hpp)
     const ah::inference_shape shape{.context = static_cast<std::uint32_t>(context),
                                     .batch = static_cast<std::uint32_t>(batch),
                                     .prompt = static_cast<std::uint32_t>(prompt)};
-    // The plan on these devices and links (or this cluster); auto: the best format the
-    // planner fits, with its plan.
-    const auto plan_with = [&](const ah::plan_options& opts) {
-        auto copts = co;
-        copts.plan = opts;
-        return ah::plan_deployment(cluster ? &*cluster : nullptr, devices, links, m,
-                                   automatic ? std::nullopt : std::optional(q), shape, copts);
-    };
-    const ah::deployment_plan result = plan_with(po);
-    const auto& choice = result.choice;
-    const auto& plan = result.plan;
-    const auto& cplan = result.cluster;
-    q = plan.quant;
+    // auto: the best format the planner fits on these devices and links, with its plan.
+    std::optional<ah::quantization_choice> choice;
+    ah::shard_plan plan;
+    if (automatic) {
+        const auto best = ah::plan_best_format(devices, links, m, shape, po);
+        choice = best.choice;
+        q = best.choice.format;
+        plan = best.plan;
+    } else {
+        plan = ah::plan_sharding(devices, links, m, q, shape, po);
+    }
     std::string reason;
     if (!plan.fits) {
         const auto outcome = choice && !choice->fits ? choice->outcome : plan.outcome;
-        reason = cplan && !cplan->reason.empty() ? cplan->reason : str(ah::describe(outcome));
+        reason = str(ah::describe(outcome));
         // --allow-cpu is suggested only where it would make the model fit.
         if (plan.cpu_excluded || (choice && choice->cpu_excluded)) {
             auto with_cpu = po;
             with_cpu.allow_cpu = true;
-            if (plan_with(with_cpu).plan.fits) reason += " (with --allow-cpu, which lets the plan use the CPU, it fits)";
+            if (automatic ? ah::plan_best_format(devices, links, m, shape, with_cpu).plan.fits
+                          : ah::plan_sharding(devices, links, m, q, shape, with_cpu).fits)
+                reason += " (with --allow-cpu, which lets the plan use the CPU, it fits)";
         }
         if (choice && !choice->fits && outcome == ah::plan_outcome::too_large)
             reason += "; not even in " + str(ah::to_string(q)) + ", the smallest format tried";
     }
-    // A node's name for the shard of flat position `device` (cluster plans).
-    const auto node_name = [&](std::size_t device) -> std::string {
-        return cluster ? cluster->nodes[cluster->node_of(device)].name : std::string();
-    };
 
     if (o.has("--json")) {
 #if AI_HWACCEL_JSON
         nlohmann::json j;
-        j["devices_from"] = o.has("--device") ? "described" : o.has("--nodes") ? "nodes" : "detected";
+        j["devices_from"] = o.has("--device") ? "described" : "detected";
         j["model"] = m.id;
         j["parameters"] = m.parameters;
         j["active_parameters"] = m.active_parameters ? m.active_parameters : m.parameters;
         j["quant"] = ah::to_string(q);
         j["quant_chosen"] = automatic ? "auto" : "given";
         j["spread"] = po.spread;
-        if (cplan) {
-            auto& cj = j["cluster"];
-            auto& nodes = cj["nodes"] = nlohmann::json::array();
-            for (std::size_t n = 0; n < cluster->nodes.size(); ++n) {
-                nlohmann::json nj{{"name", cluster->nodes[n].name},
-                                  {"considered", false},
-                                  {"devices", 0},
-                                  {"devices_used", 0},
-                                  {"planned_bytes", 0},
-                                  {"usable_bytes", 0},
-                                  {"capacity_bytes", 0},
-                                  {"fits", false}};
-                for (const auto& u : cplan->per_node)
-                    if (u.node == n)
-                        nj.update({{"considered", true},
-                                   {"devices", u.devices},
-                                   {"devices_used", u.devices_used},
-                                   {"planned_bytes", u.planned_bytes},
-                                   {"usable_bytes", u.usable_bytes},
-                                   {"capacity_bytes", u.capacity_bytes},
-                                   {"fits", u.fits}});
-                nodes.push_back(std::move(nj));
-            }
-            cj["joined"] = cplan->joined;
-            cj["network_assumed_gbps"] =
-                co.fallback_network_gbps > 0 ? nlohmann::json(co.fallback_network_gbps) : nlohmann::json(nullptr);
-            cj["nodes_per_replica"] = cplan->nodes_per_replica;
-            cj["inter_node_hops"] = cplan->inter_node_hops;
-            cj["inter_node_link"] = cplan->inter_node_hops > 0
-                                        ? nlohmann::json{{"kind", ah::to_string(cplan->inter_node_link.kind)},
-                                                         {"gbps", cplan->inter_node_link.gbps}}
-                                        : nlohmann::json(nullptr);
-            cj["decode_inter_node_seconds"] = cplan->decode_inter_node_seconds;
-            cj["notes"] = cluster->fabric_notes;
-        } else {
-            j["cluster"] = nullptr;
-        }
         j["context"] = context;
         j["prompt"] = prompt;
         j["batch"] = batch;
@@ -1077,8 +949,7 @@ int cmd_plan(std::span<const std::string_view> args) {
         for (const auto& s : plan.devices) {
             const auto& dev = devices[s.device];
             arr.push_back({{"device", s.device},
-                           {"index", cluster ? cluster->homes[s.device].local_index : s.index},
-                           {"node", cluster ? nlohmann::json(node_name(s.device)) : nlohmann::json(nullptr)},
+                           {"index", s.index},
                            {"name", std::string(dev.name.view())},
                            {"replica", s.replica},
                            {"stage", s.stage},
@@ -1117,42 +988,11 @@ int cmd_plan(std::span<const std::string_view> args) {
         std::printf("shape: context %llu tokens, batch %llu\n", static_cast<unsigned long long>(context),
                     static_cast<unsigned long long>(batch));
         print_memory(plan.memory);
-        if (cluster && co.fallback_network_gbps > 0)
-            std::printf("network: %g Gb/s each way between nodes%s (assumed, as --network says)\n", network_gbits,
-                        o.has("--nodes") ? " that share no detected network" : "");
         if (plan.fits) {
             std::printf("strategy: %s%s\n", strategy_text(plan).c_str(), po.spread ? " (spread over every device)" : "");
-            if (cplan) {
-                std::printf("nodes: replica 0 spans %u of %zu", cplan->nodes_per_replica, cluster->nodes.size());
-                if (cplan->inter_node_hops > 0) {
-                    // Described nodes have only the network --network gives; detected ones
-                    // use it only between nodes that share none.
-                    bool assumed = o.has("--per-node");
-                    for (auto a : cplan->nodes_considered)
-                        for (auto b : cplan->nodes_considered)
-                            if (a < b && ah::link_between(*cluster, a, b, co).assumed) assumed = true;
-                    const std::string over = o.has("--per-node")
-                                                 ? std::string("the --network link")
-                                                 : str(ah::to_string(cplan->inter_node_link.kind)) +
-                                                       (assumed ? " (some nodes joined by the --network link)" : "");
-                    std::printf("; %u hop(s) between nodes a token, over %s at %.1f GB/s each way: %.2f ms a token",
-                                cplan->inter_node_hops, over.c_str(), cplan->inter_node_link.gbps,
-                                cplan->decode_inter_node_seconds * 1e3);
-                }
-                std::printf("\n");
-                if (!cplan->joined) std::printf("nodes left out: %s\n", cplan->reason.c_str());
-            }
-            const int node_width = [&] {
-                std::size_t w = 0;
-                if (cluster)
-                    for (const auto& n : cluster->nodes) w = std::max(w, n.name.size());
-                return static_cast<int>(std::min<std::size_t>(std::max<std::size_t>(w, 4), 24));
-            }();
-            if (cluster) std::printf("%-*s ", node_width, "node");
             std::printf("%-3s %-32s %7s %5s %5s %-14s %12s %12s %12s %12s %4s\n", "#", "device", "replica", "stage",
                         "tp", "layers", "weights", "kv cache", "total", "usable", "fits");
             for (const auto& s : plan.devices) {
-                if (cluster) std::printf("%-*.*s ", node_width, node_width, node_name(s.device).c_str());
                 const auto& dev = devices[s.device];
                 // Inclusive for people ("0-39"); the JSON keeps [first_layer, last_layer).
                 std::string layers = s.last_layer > s.first_layer
@@ -1161,9 +1001,7 @@ int cmd_plan(std::span<const std::string_view> args) {
                 if (s.embeddings) layers += "+emb";
                 if (s.output_head) layers += "+head";
                 const std::string tp = std::to_string(s.tensor_rank) + "/" + std::to_string(s.tensor_size);
-                // Over a cluster, the device's position on its own node, as `detect` there shows it.
-                const auto row = cluster ? cluster->homes[s.device].position : static_cast<unsigned>(s.device);
-                std::printf("%-3u %-32.32s %7u %5u %5s %-14s %12s %12s %12s %12s %4s\n", static_cast<unsigned>(row),
+                std::printf("%-3u %-32.32s %7u %5u %5s %-14s %12s %12s %12s %12s %4s\n", static_cast<unsigned>(s.device),
                             str(dev.name.view()).c_str(), static_cast<unsigned>(s.replica),
                             static_cast<unsigned>(s.stage), tp.c_str(), layers.c_str(), fmt_bytes(s.weights_bytes).c_str(),
                             fmt_bytes(s.kv_cache_bytes).c_str(), fmt_bytes(s.total_bytes()).c_str(),
@@ -1182,7 +1020,7 @@ int cmd_plan(std::span<const std::string_view> args) {
         } else {
             std::printf("fits: no: %s\n", reason.c_str());
         }
-        if (!o.has("--device") && !o.has("--nodes")) print_warnings(reg.warnings());
+        if (!o.has("--device")) print_warnings(reg.warnings());
     }
     if (!plan.fits) return error("fits nowhere: " + reason);
     return 0;
