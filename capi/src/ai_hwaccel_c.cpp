@@ -367,7 +367,8 @@ AHW_API ahw_status ahw_plan_cluster(const ahw_registry* const* nodes, size_t cou
                                     int allow_cpu, ahw_plan_result* out, ahw_cluster_result* cluster_out) noexcept {
     return guarded("ahw_plan_cluster", [&] {
         constexpr const char* fn = "ahw_plan_cluster";
-        if (!nodes || !model_id || !out) return fail(AHW_ERR_INVALID_ARGUMENT, fn, "nodes, model_id and out must not be NULL");
+        if (!nodes || !model_id || !out)
+            return fail(AHW_ERR_INVALID_ARGUMENT, fn, "nodes, model_id and out must not be NULL");
         if (count == 0) return fail(AHW_ERR_INVALID_ARGUMENT, fn, "count must be > 0");
         for (size_t i = 0; i < count; ++i)
             if (!nodes[i]) return fail(AHW_ERR_INVALID_ARGUMENT, fn, "nodes[" + std::to_string(i) + "] is NULL");

@@ -551,8 +551,8 @@ struct cluster_format_plan {
     /// plan_best_format's choice on the joined group: the format, and why nothing fits
     /// when nothing does.
     quantization_choice choice{};
-    /// The plan in the format chosen: plan_best_format's, on the joined group (nothing fits:
-    /// the format it describes).
+    /// plan_cluster's plan in the format chosen (when nothing fits, in the format the
+    /// choice describes).
     cluster_plan plan{};
 };
 
@@ -580,8 +580,8 @@ inline cluster_format_plan plan_cluster_best_format(const cluster_view& c, const
     return out;
 }
 
-/// A plan as the CLI, Python and C front ends show it: on one machine's devices or on a
-/// cluster, in a given format or the best that fits.
+/// A plan as the Python and C front ends give it: on one machine's devices or on a cluster,
+/// in a given format or the best that fits.
 struct deployment_plan {
     /// The format chosen and why nothing fits when nothing does; empty when the format was given.
     std::optional<quantization_choice> choice;
