@@ -572,7 +572,7 @@ py::dict estimate(const py::handle& device, const py::handle& model, const std::
                                                                   : std::string_view("none"));
     d["model"] = text(m.id);
     d["parameters"] = m.parameters;
-    d["active_parameters"] = m.active_parameters ? m.active_parameters : m.parameters;
+    d["active_parameters"] = m.parameters_per_token();
     py::dict model_shape;
     model_shape["layers"] = m.layers;
     model_shape["hidden_size"] = m.hidden_size;
@@ -676,7 +676,7 @@ py::dict plan(const py::handle& devices, const py::handle& model, const std::str
     py::dict d;
     d["model"] = text(m.id);
     d["parameters"] = m.parameters;
-    d["active_parameters"] = m.active_parameters ? m.active_parameters : m.parameters;
+    d["active_parameters"] = m.parameters_per_token();
     d["quant"] = text(ah::to_string(q));
     d["quant_chosen"] = automatic ? "auto" : "given";
     d["spread"] = spread;
@@ -891,7 +891,7 @@ py::dict cost(const py::handle& model, const std::string& quant, long long conte
     py::dict d;
     d["model"] = text(m.id);
     d["parameters"] = m.parameters;
-    d["active_parameters"] = m.active_parameters ? m.active_parameters : m.parameters;
+    d["active_parameters"] = m.parameters_per_token();
     d["quant"] = text(ah::to_string(q));
     d["context"] = shape.context;
     d["batch"] = shape.batch;

@@ -26772,6 +26772,10 @@ struct model_spec {
     bool gated_ffn = true;
 
     constexpr bool is_moe() const noexcept { return experts > 0; }
+    /// Parameters one token reads: active_parameters, or all of them where it is not set.
+    constexpr std::uint64_t parameters_per_token() const noexcept {
+        return active_parameters ? active_parameters : parameters;
+    }
     /// hidden x intermediate_size matrices in one FFN (one expert's, for MoE models).
     constexpr std::uint32_t ffn_matrices() const noexcept { return gated_ffn ? 3 : 2; }
     /// Values cached per token per layer (K and V).
@@ -28237,7 +28241,7 @@ struct prefill_flops {
 };
 constexpr prefill_flops prefill_flops_per_token(const model_spec& m, std::uint32_t prompt) {
     prefill_flops f;
-    const double active = static_cast<double>(m.active_parameters ? m.active_parameters : m.parameters);
+    const double active = static_cast<double>(m.parameters_per_token());
     f.matmul = 2.0 * active;
     f.attention = 2.0 * detail::average_full_depth(m, prompt) * detail::attention_width(m) * m.layers;
     return f;

@@ -43,4 +43,11 @@ TEST_CASE("model_spec::kv_values_per_token") {
         m.experts_per_token = 2;
         CHECK(m.is_moe());
     }
+    SUBCASE("parameters_per_token: active_parameters, or every parameter where it is unset") {
+        ah::model_spec m = gqa;
+        m.parameters = 46'700'000'000;
+        CHECK(m.parameters_per_token() == 46'700'000'000);
+        m.active_parameters = 12'880'000'000; // Mixtral 8x7B: 2 of 8 experts a token
+        CHECK(m.parameters_per_token() == 12'880'000'000);
+    }
 }

@@ -645,7 +645,7 @@ std::string rate_or_why(double v, const ah::shard_plan& p, std::span<const ah::a
 /// "46.70 B parameters (12.88 B active: 2 of 8 experts per token)".
 std::string params_text(const ah::model_spec& m) {
     std::string out = fmt("%.2f B parameters", static_cast<double>(m.parameters) / 1e9);
-    if (m.is_moe() && m.active_parameters != 0 && m.active_parameters != m.parameters)
+    if (m.is_moe() && m.parameters_per_token() != m.parameters)
         out += fmt(" (%.2f B active: ", static_cast<double>(m.active_parameters) / 1e9) +
                std::to_string(m.experts_per_token) + " of " + std::to_string(m.experts) + " experts per token)";
     return out;
@@ -738,7 +738,7 @@ int cmd_estimate(std::span<const std::string_view> args) {
         j["link"] = count > 1 ? ah::to_string(d.link) : "none";
         j["model"] = m.id;
         j["parameters"] = m.parameters;
-        j["active_parameters"] = m.active_parameters ? m.active_parameters : m.parameters;
+        j["active_parameters"] = m.parameters_per_token();
         j["shape"] = {{"layers", m.layers},
                       {"hidden_size", m.hidden_size},
                       {"attention_heads", m.attention_heads},
@@ -920,7 +920,7 @@ int cmd_plan(std::span<const std::string_view> args) {
         j["devices_from"] = o.has("--device") ? "described" : "detected";
         j["model"] = m.id;
         j["parameters"] = m.parameters;
-        j["active_parameters"] = m.active_parameters ? m.active_parameters : m.parameters;
+        j["active_parameters"] = m.parameters_per_token();
         j["quant"] = ah::to_string(q);
         j["quant_chosen"] = automatic ? "auto" : "given";
         j["spread"] = po.spread;
@@ -1274,7 +1274,7 @@ int cmd_cost(std::span<const std::string_view> args) {
         nlohmann::json j;
         j["model"] = m.id;
         j["parameters"] = m.parameters;
-        j["active_parameters"] = m.active_parameters ? m.active_parameters : m.parameters;
+        j["active_parameters"] = m.parameters_per_token();
         j["quant"] = ah::to_string(q);
         j["context"] = context;
         j["batch"] = batch;

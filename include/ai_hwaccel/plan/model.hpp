@@ -49,6 +49,10 @@ struct model_spec {
     bool gated_ffn = true;
 
     constexpr bool is_moe() const noexcept { return experts > 0; }
+    /// Parameters one token reads: active_parameters, or all of them where it is not set.
+    constexpr std::uint64_t parameters_per_token() const noexcept {
+        return active_parameters ? active_parameters : parameters;
+    }
     /// hidden x intermediate_size matrices in one FFN (one expert's, for MoE models).
     constexpr std::uint32_t ffn_matrices() const noexcept { return gated_ffn ? 3 : 2; }
     /// Values cached per token per layer (K and V).

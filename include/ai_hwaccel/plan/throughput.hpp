@@ -141,7 +141,7 @@ struct prefill_flops {
 };
 constexpr prefill_flops prefill_flops_per_token(const model_spec& m, std::uint32_t prompt) {
     prefill_flops f;
-    const double active = static_cast<double>(m.active_parameters ? m.active_parameters : m.parameters);
+    const double active = static_cast<double>(m.parameters_per_token());
     f.matmul = 2.0 * active;
     f.attention = 2.0 * detail::average_full_depth(m, prompt) * detail::attention_width(m) * m.layers;
     return f;
