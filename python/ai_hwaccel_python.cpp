@@ -138,9 +138,10 @@ ah::accelerator_profile described(const ah::device_spec& spec, std::uint32_t ind
     return p;
 }
 
-/// `count` copies of one device (indices 0..count-1) and, when its catalogue row has a
-/// device-to-device link faster than PCIe, that link joining them all (what the CLI's
-/// --device/--count describe; PCIe needs no entry, the planner assumes it).
+/// `count` copies of one device (indices 0..count-1) and the links its catalogue row says
+/// join them as the device is built into machines (`catalogue_links`: its own link in
+/// groups of its link domain, PCIe between the groups, which the planner assumes and needs
+/// no entry for): what the CLI's --device/--count describe.
 ah::accelerator_registry described_registry(const ah::accelerator_profile& proto, std::uint32_t count) {
     std::vector<ah::accelerator_profile> devices;
     for (std::uint32_t i = 0; i < count; ++i) {
@@ -149,16 +150,8 @@ ah::accelerator_registry described_registry(const ah::accelerator_profile& proto
         devices.push_back(p);
     }
     ah::accelerator_registry reg(std::move(devices));
-    const auto* spec = proto.spec;
-    if (count > 1 && spec && spec->link != ah::interconnect_kind::none && spec->link != ah::interconnect_kind::pcie) {
-        ah::interconnect l;
-        l.kind = spec->link;
-        l.scope = ah::link_scope::intra_node;
-        l.name = "catalogue link";
-        if (spec->link_bandwidth_gbps > 0) l.bandwidth_gbps = {spec->link_bandwidth_gbps, ah::origin::catalogue};
-        for (std::uint32_t i = 0; i < count; ++i) l.devices.push_back(i);
-        reg.add(std::move(l));
-    }
+    if (proto.spec)
+        for (auto& l : ah::catalogue_links(*proto.spec, count)) reg.add(std::move(l));
     return reg;
 }
 
@@ -570,6 +563,7 @@ py::dict estimate(const py::handle& device, const py::handle& model, const std::
     d["link"] = text(n > 1 && !reg.system().interconnects.empty() ? ah::to_string(reg.system().interconnects[0].kind)
                      : n > 1                                      ? std::string_view("pcie")
                                                                   : std::string_view("none"));
+    d["link_group"] = reg.system().interconnects.empty() ? 0 : reg.system().interconnects[0].devices.size();
     d["model"] = text(m.id);
     d["parameters"] = m.parameters;
     d["active_parameters"] = m.parameters_per_token();

@@ -111,8 +111,18 @@ cli_plan_exit(cli_plan_estimate_model_and_params 2
 
 # ---- plan -----------------------------------------------------------------------------------
 cli_plan_output(cli_plan_plan_described
-  "devices: 2 x NVIDIA GeForce RTX 4090 \\(described\\).*strategy: pipeline_parallel.*0 +NVIDIA GeForce RTX 4090 .* 0-[0-9]+\\+emb .*1 +NVIDIA GeForce RTX 4090 .* [0-9]+-79\\+head"
+  "devices: 2 x NVIDIA GeForce RTX 4090 \\(described; link: pcie\\).*strategy: pipeline_parallel.*0 +NVIDIA GeForce RTX 4090 .* 0-[0-9]+\\+emb .*1 +NVIDIA GeForce RTX 4090 .* [0-9]+-79\\+head"
   plan --device "RTX 4090" --count 2 --model llama-3.1-70b --quant Q4_K_M)
+# Described devices are linked as they are built into machines: 16 H100 SXM are two HGX
+# boards of eight, so tensor parallelism stays on one board's NVSwitch and the two boards
+# are pipeline stages (one NVLink domain of sixteen does not exist); RTX 3090s are bridged
+# in pairs, so four of them never run one tensor-parallel group of four.
+cli_plan_output(cli_plan_plan_described_boards
+  "devices: 16 x NVIDIA H100 SXM5 80GB \\(described; link: nvlink in groups of 8, PCIe between them\\)\n.*strategy: tensor_pipeline: 16 device\\(s\\) per replica \\(tensor-parallel 8, 2 stage\\(s\\)\\); tensor link nvlink 450 GB/s; pipeline link pcie "
+  plan --device "H100 SXM" --count 16 --model llama-3.1-405b --quant bf16)
+cli_plan_output(cli_plan_estimate_described_pairs
+  "link: nvlink in groups of 2, PCIe between them\n.*strategy: tensor_pipeline: 4 device\\(s\\) per replica \\(tensor-parallel 2, 2 stage\\(s\\)\\); tensor link nvlink"
+  estimate --device "RTX 3090" --count 4 --model llama-3.1-70b --quant Q8_0)
 cli_plan_output(cli_plan_plan_fits_nowhere_message "fits: no: the model does not fit"
   plan --device "RTX 4090" --model llama-3.1-405b --quant bf16)
 cli_plan_exit(cli_plan_plan_fits_nowhere 1 plan --device "RTX 4090" --model llama-3.1-405b --quant bf16)
@@ -196,6 +206,9 @@ if(AI_HWACCEL_JSON_FOUND)
   cli_plan_output(cli_plan_estimate_json
     "\"count\": 8,.*\"decode_tokens_per_second\": [0-9.]+,.*\"device\": \"NVIDIA H100 SXM5 80GB\",.*\"estimate\": true,\n  \"fits\": true,.*\"kv_cache_bytes\": [0-9]+,.*\"total_bytes\": [0-9]+,.*\"weights_bytes\": [0-9]+.*\"model\": \"llama-3.1-70b\",.*\"prefill_tokens_per_second\": [0-9.]+,.*\"strategy\": \"tensor_parallel\""
     estimate --device "H100 SXM" --count 8 --model llama-3.1-70b --quant bf16 --json)
+  cli_plan_output(cli_plan_estimate_json_link_group
+    "\"link\": \"nvlink\",\n  \"link_group\": 8,"
+    estimate --device "H100 SXM" --count 12 --model llama-3.1-70b --quant bf16 --json)
   # DeepSeek V3: a token reads 37 B of its 671 B parameters; its latent attention caches
   # 512 + 64 values per token and layer. A dense model reads all of its parameters.
   cli_plan_output(cli_plan_estimate_json_moe

@@ -34,6 +34,7 @@ class _Estimate(TypedDict):
     count: int
     device_memory_bytes: int
     link: str
+    link_group: int
     model: str
     parameters: int
     active_parameters: int

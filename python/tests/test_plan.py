@@ -47,6 +47,13 @@ class Catalogue(unittest.TestCase):
         self.assertEqual(len(reg.interconnects), 1)
         self.assertEqual(sorted(reg.interconnects[0].devices), list(range(8)))
         self.assertEqual(len(ah.catalogue_registry("H100 SXM", 1).interconnects), 0)
+        # Past one 8-GPU board, a second board: NVLink within each, PCIe between them.
+        reg = ah.catalogue_registry("H100 SXM", 16)
+        self.assertEqual([sorted(l.devices) for l in reg.interconnects], [list(range(8)), list(range(8, 16))])
+        # Bridged cards come in pairs; an odd one out has no link.
+        reg = ah.catalogue_registry("RTX 3090", 5)
+        self.assertEqual([sorted(l.devices) for l in reg.interconnects], [[0, 1], [2, 3]])
+        self.assertEqual(len(ah.catalogue_registry("RTX 4090", 4).interconnects), 0)
 
     def test_models(self):
         ids = [m.id for m in ah.models()]
@@ -180,6 +187,13 @@ class Estimates(unittest.TestCase):
         self.assertEqual(e["count"], 2)
         self.assertNotEqual(e["link"], "none")
         self.assertEqual(e["tensor_parallel"] * e["stages"], 2)
+        self.assertEqual(e["link_group"], 2)
+        # 16 H100 SXM are two boards: tensor parallel inside one, stages across the two.
+        e = ah.estimate("H100 SXM", "llama-3.1-405b", "bf16", count=16)
+        self.assertTrue(e["fits"])
+        self.assertEqual(e["link_group"], 8)
+        self.assertEqual((e["tensor_parallel"], e["stages"]), (8, 2))
+        self.assertEqual(ah.estimate("RTX 4090", "llama-3.1-8b", "Q4_K_M", count=2)["link_group"], 0)
 
     def test_custom_model(self):
         custom = ah.Model.custom(8030261248, 32, 4096, kv_heads=8, vocab=128256)

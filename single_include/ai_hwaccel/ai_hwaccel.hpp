@@ -1461,6 +1461,13 @@ struct device_spec {
     /// fewer chips than an axis has no wraparound link, so it uses one link's single
     /// direction per axis it spans. 0 for any other link or where unknown.
     std::uint8_t link_torus_dims = 0;
+    /// The most devices that link joins into one group as the device is built into
+    /// machines: 2 for cards paired by a bridge, 4 for the fully connected quads of a
+    /// hybrid cube mesh or a four-card hive, 8 for an 8-GPU board (NVSwitch, or a full
+    /// mesh: link_peers + 1), 72 for an NVL72 rack, an instance's chips or a pod's for
+    /// AWS's and Google's parts. Past it, devices reach each other over PCIe or the
+    /// network. 0 where not known: no limit is assumed.
+    std::uint16_t link_domain = 0;
     /// Host interface: PCIe generation and lane count (0 when not a PCIe device).
     std::uint8_t pcie_generation = 0;
     std::uint8_t pcie_lanes = 0;
@@ -1895,6 +1902,31 @@ struct interconnect {
     std::vector<std::uint32_t> devices;
     friend bool operator==(const interconnect&, const interconnect&) = default;
 };
+
+/// The links that `count` devices of one catalogue row, indexed 0 to count - 1, have among
+/// themselves as that device is built into machines: the row's own link joining
+/// consecutive indices in groups of its `link_domain` (one group of them all where the
+/// domain is not known), a last group of a single device joined by none. Empty where the
+/// row has no link faster than PCIe, which is what the planner assumes between devices no
+/// link lists.
+inline std::vector<interconnect> catalogue_links(const device_spec& spec, std::uint32_t count) {
+    std::vector<interconnect> out;
+    if (spec.link == interconnect_kind::none || spec.link == interconnect_kind::pcie) return out;
+    const std::uint64_t group = spec.link_domain != 0 ? spec.link_domain : count;
+    for (std::uint64_t first = 0; first + 1 < count; first += group) {
+        const std::uint64_t last = first + group < count ? first + group : count; // one past
+        interconnect l;
+        l.kind = spec.link;
+        l.scope = link_scope::intra_node;
+        l.name = "catalogue link";
+        if (last - first < count)
+            l.name += ", devices " + std::to_string(first) + "-" + std::to_string(last - 1);
+        if (spec.link_bandwidth_gbps > 0) l.bandwidth_gbps = {spec.link_bandwidth_gbps, origin::catalogue};
+        for (auto i = first; i < last; ++i) l.devices.push_back(static_cast<std::uint32_t>(i));
+        out.push_back(std::move(l));
+    }
+    return out;
+}
 
 enum class storage_kind : std::uint8_t { unknown, nvme, sata_ssd, hdd, virtual_disk, network, ram };
 constexpr std::string_view to_string(storage_kind k) noexcept {
@@ -5645,7 +5677,13 @@ inline constexpr device_spec catalogue_rows[] = {
 // FP64. bf16/tf32 are 0 before Ampere, fp8 only from Ada/Hopper on, fp6/fp4 only on
 // Blackwell. Links: NVLink totals per GPU, both directions summed, as NVIDIA quotes them
 // (bridged PCIe boards carry the bridge's figure); interconnect_kind::pcie with bandwidth 0
-// for boards without NVLink.
+// for boards without NVLink. link_domain: 2 for boards an NVLink bridge pairs (GeForce,
+// Quadro and RTX A boards, A30, A40, A100 PCIe, H100 PCIe and NVL), 4 for the H200 NVL
+// (NVIDIA's H200 page: 2- or 4-way bridges) and for P100/V100 SXM2 (DGX-1's hybrid cube
+// mesh of eight, in which only each quad is fully connected), 8 for the HGX boards'
+// NVSwitch (A100, H100, H200 and B200 SXM), 72 for GB200 (one NVL72 rack). GH200's is
+// left unknown: its 900 GB/s NVLink-C2C joins it to its Grace CPU, and how many GH200s
+// share an NVLink domain depends on the system (one, four, 32).
 //
 // Sources: NVIDIA datasheets and product pages for data-centre and workstation parts (the
 // row's `source`), the TechPowerUp GPU database for GeForce/TITAN boards (SM count, boost
@@ -5699,6 +5737,7 @@ inline constexpr device_spec catalogue_rows[] = {
      .memory_bandwidth_gbps = 732,
      .peak = {.fp64 = 5.3, .fp32 = 10.6, .fp16 = 21.2},
      .link = interconnect_kind::nvlink, .link_bandwidth_gbps = 160,
+     .link_domain = 4,
      .pcie_generation = 3, .pcie_lanes = 16, .power_watts = 300,
      .arch = "6.0", .compute_units = 56, .year = 2016,
      .source = "https://www.nvidia.com/en-us/data-center/tesla-p100/"},
@@ -5736,6 +5775,7 @@ inline constexpr device_spec catalogue_rows[] = {
      .memory_bandwidth_gbps = 900,
      .peak = {.fp64 = 7.8, .fp32 = 15.7, .fp16 = 125},
      .link = interconnect_kind::nvlink, .link_bandwidth_gbps = 300,
+     .link_domain = 4,
      .pcie_generation = 3, .pcie_lanes = 16, .power_watts = 300,
      .arch = "7.0", .compute_units = 80, .year = 2017,
      .source = "https://images.nvidia.com/content/technologies/volta/pdf/volta-v100-datasheet-"
@@ -5748,6 +5788,7 @@ inline constexpr device_spec catalogue_rows[] = {
      .memory_bandwidth_gbps = 900,
      .peak = {.fp64 = 7.8, .fp32 = 15.7, .fp16 = 125},
      .link = interconnect_kind::nvlink, .link_bandwidth_gbps = 300,
+     .link_domain = 4,
      .pcie_generation = 3, .pcie_lanes = 16, .power_watts = 300,
      .arch = "7.0", .compute_units = 80, .year = 2018,
      .source = "https://images.nvidia.com/content/technologies/volta/pdf/volta-v100-datasheet-"
@@ -5810,6 +5851,7 @@ inline constexpr device_spec catalogue_rows[] = {
      .peak = {.fp64 = 10.3, .fp32 = 10.3, .tf32 = 82, .bf16 = 165,
               .fp16 = 165, .int8 = 330, .int4 = 661},
      .link = interconnect_kind::nvlink, .link_bandwidth_gbps = 200,
+     .link_domain = 2,
      .pcie_generation = 4, .pcie_lanes = 16, .power_watts = 165,
      .arch = "8.0", .compute_units = 56, .year = 2021,
      .source = "https://www.nvidia.com/en-us/data-center/a30/"},
@@ -5823,6 +5865,7 @@ inline constexpr device_spec catalogue_rows[] = {
      .peak = {.fp32 = 37.4, .tf32 = 74.8, .bf16 = 149.7,
               .fp16 = 149.7, .int8 = 299.3, .int4 = 598.7},
      .link = interconnect_kind::nvlink, .link_bandwidth_gbps = 112.5,
+     .link_domain = 2,
      .pcie_generation = 4, .pcie_lanes = 16, .power_watts = 300,
      .arch = "8.6", .compute_units = 84, .year = 2020,
      .source = "https://www.techpowerup.com/gpu-specs/a40-pcie.c3700"},
@@ -5837,6 +5880,7 @@ inline constexpr device_spec catalogue_rows[] = {
      .peak = {.fp64 = 19.5, .fp32 = 19.5, .tf32 = 156, .bf16 = 312,
               .fp16 = 312, .int8 = 624, .int4 = 1248},
      .link = interconnect_kind::nvlink, .link_bandwidth_gbps = 600,
+     .link_domain = 2,
      .pcie_generation = 4, .pcie_lanes = 16, .power_watts = 250,
      .arch = "8.0", .compute_units = 108, .year = 2020,
      .source = "https://www.nvidia.com/content/dam/en-zz/Solutions/Data-Center/a100/pdf/"
@@ -5850,6 +5894,7 @@ inline constexpr device_spec catalogue_rows[] = {
      .peak = {.fp64 = 19.5, .fp32 = 19.5, .tf32 = 156, .bf16 = 312,
               .fp16 = 312, .int8 = 624, .int4 = 1248},
      .link = interconnect_kind::nvlink, .link_bandwidth_gbps = 600,
+     .link_domain = 8,
      .pcie_generation = 4, .pcie_lanes = 16, .power_watts = 400,
      .arch = "8.0", .compute_units = 108, .year = 2020,
      .source = "https://www.nvidia.com/content/dam/en-zz/Solutions/Data-Center/a100/pdf/"
@@ -5863,6 +5908,7 @@ inline constexpr device_spec catalogue_rows[] = {
      .peak = {.fp64 = 19.5, .fp32 = 19.5, .tf32 = 156, .bf16 = 312,
               .fp16 = 312, .int8 = 624, .int4 = 1248},
      .link = interconnect_kind::nvlink, .link_bandwidth_gbps = 600,
+     .link_domain = 2,
      .pcie_generation = 4, .pcie_lanes = 16, .power_watts = 300,
      .arch = "8.0", .compute_units = 108, .year = 2021,
      .source = "https://www.nvidia.com/content/dam/en-zz/Solutions/Data-Center/a100/pdf/"
@@ -5876,6 +5922,7 @@ inline constexpr device_spec catalogue_rows[] = {
      .peak = {.fp64 = 19.5, .fp32 = 19.5, .tf32 = 156, .bf16 = 312,
               .fp16 = 312, .int8 = 624, .int4 = 1248},
      .link = interconnect_kind::nvlink, .link_bandwidth_gbps = 600,
+     .link_domain = 8,
      .pcie_generation = 4, .pcie_lanes = 16, .power_watts = 400,
      .arch = "8.0", .compute_units = 108, .year = 2020,
      .source = "https://www.nvidia.com/content/dam/en-zz/Solutions/Data-Center/a100/pdf/"
@@ -5927,6 +5974,7 @@ inline constexpr device_spec catalogue_rows[] = {
      .peak = {.fp64 = 51, .fp32 = 51, .tf32 = 378, .bf16 = 756.5,
               .fp16 = 756.5, .fp8 = 1513, .int8 = 1513},
      .link = interconnect_kind::nvlink, .link_bandwidth_gbps = 600,
+     .link_domain = 2,
      .pcie_generation = 5, .pcie_lanes = 16, .power_watts = 350,
      .arch = "9.0", .compute_units = 114, .year = 2022,
      .source = "https://archive-lib.hpctech.co.jp/gpuproduct/nvidia-h100.html"},
@@ -5939,6 +5987,7 @@ inline constexpr device_spec catalogue_rows[] = {
      .peak = {.fp64 = 67, .fp32 = 67, .tf32 = 494.7, .bf16 = 989.4,
               .fp16 = 989.4, .fp8 = 1978.9, .int8 = 1978.9},
      .link = interconnect_kind::nvlink, .link_bandwidth_gbps = 900,
+     .link_domain = 8,
      .pcie_generation = 5, .pcie_lanes = 16, .power_watts = 700,
      .arch = "9.0", .compute_units = 132, .year = 2022,
      .source = "https://www.nvidia.com/en-us/data-center/h100/"},
@@ -5951,6 +6000,7 @@ inline constexpr device_spec catalogue_rows[] = {
      .peak = {.fp64 = 60, .fp32 = 60, .tf32 = 417.5, .bf16 = 835.5,
               .fp16 = 835.5, .fp8 = 1670.5, .int8 = 1670.5},
      .link = interconnect_kind::nvlink, .link_bandwidth_gbps = 600,
+     .link_domain = 2,
      .pcie_generation = 5, .pcie_lanes = 16, .power_watts = 400,
      .arch = "9.0", .compute_units = 132, .year = 2023,
      .source = "https://www.nvidia.com/en-us/data-center/h100/"},
@@ -5963,6 +6013,7 @@ inline constexpr device_spec catalogue_rows[] = {
      .peak = {.fp64 = 67, .fp32 = 67, .tf32 = 494.7, .bf16 = 989.4,
               .fp16 = 989.4, .fp8 = 1978.9, .int8 = 1978.9},
      .link = interconnect_kind::nvlink, .link_bandwidth_gbps = 900,
+     .link_domain = 8,
      .pcie_generation = 5, .pcie_lanes = 16, .power_watts = 700,
      .arch = "9.0", .compute_units = 132, .year = 2024,
      .source = "https://www.nvidia.com/en-us/data-center/h200/"},
@@ -5975,6 +6026,7 @@ inline constexpr device_spec catalogue_rows[] = {
      .peak = {.fp64 = 60, .fp32 = 60, .tf32 = 417.5, .bf16 = 835.5,
               .fp16 = 835.5, .fp8 = 1670.5, .int8 = 1670.5},
      .link = interconnect_kind::nvlink, .link_bandwidth_gbps = 900,
+     .link_domain = 4,
      .pcie_generation = 5, .pcie_lanes = 16, .power_watts = 600,
      .arch = "9.0", .compute_units = 132, .year = 2024,
      .source = "https://www.nvidia.com/en-us/data-center/h200/"},
@@ -6010,6 +6062,7 @@ inline constexpr device_spec catalogue_rows[] = {
      .peak = {.fp64 = 37, .fp32 = 75, .tf32 = 1100, .bf16 = 2250, .fp16 = 2250,
               .fp8 = 4500, .int8 = 4500, .fp6 = 4500, .fp4 = 9000},
      .link = interconnect_kind::nvlink, .link_bandwidth_gbps = 1800,
+     .link_domain = 8,
      .power_watts = 1000,
      .arch = "10.0", .compute_units = 148, .year = 2024,
      .source = "https://www.nvidia.com/en-us/data-center/hgx/"},
@@ -6024,6 +6077,7 @@ inline constexpr device_spec catalogue_rows[] = {
      .peak = {.fp64 = 45, .tf32 = 1250, .bf16 = 2500, .fp16 = 2500,
               .fp8 = 5000, .int8 = 5000, .fp6 = 5000, .fp4 = 10000},
      .link = interconnect_kind::nvlink, .link_bandwidth_gbps = 1800,
+     .link_domain = 72,
      .power_watts = 1200,
      .arch = "10.0", .compute_units = 148, .year = 2024,
      .source = "https://www.nvidia.com/en-us/data-center/gb200-nvl72/"},
@@ -6039,6 +6093,7 @@ inline constexpr device_spec catalogue_rows[] = {
      .memory_bandwidth_gbps = 672,
      .peak = {.fp32 = 16.31, .fp16 = 130.5, .int8 = 261, .int4 = 522},
      .link = interconnect_kind::nvlink, .link_bandwidth_gbps = 100,
+     .link_domain = 2,
      .pcie_generation = 3, .pcie_lanes = 16, .power_watts = 260,
      .arch = "7.5", .compute_units = 72, .year = 2018,
      .source = "https://www.techpowerup.com/gpu-specs/quadro-rtx-8000.c3306"},
@@ -6050,6 +6105,7 @@ inline constexpr device_spec catalogue_rows[] = {
      .memory_bandwidth_gbps = 672,
      .peak = {.fp32 = 16.31, .fp16 = 130.5, .int8 = 261, .int4 = 522},
      .link = interconnect_kind::nvlink, .link_bandwidth_gbps = 100,
+     .link_domain = 2,
      .pcie_generation = 3, .pcie_lanes = 16, .power_watts = 260,
      .arch = "7.5", .compute_units = 72, .year = 2018,
      .source = "https://www.techpowerup.com/gpu-specs/quadro-rtx-6000.c3307"},
@@ -6073,6 +6129,7 @@ inline constexpr device_spec catalogue_rows[] = {
      .peak = {.fp32 = 38.7, .tf32 = 77.4, .bf16 = 154.8,
               .fp16 = 154.8, .int8 = 309.7, .int4 = 619.4},
      .link = interconnect_kind::nvlink, .link_bandwidth_gbps = 112.5,
+     .link_domain = 2,
      .pcie_generation = 4, .pcie_lanes = 16, .power_watts = 300,
      .arch = "8.6", .compute_units = 84, .year = 2020,
      .source = "https://www.nvidia.com/en-us/design-visualization/rtx-a6000/"},
@@ -6085,6 +6142,7 @@ inline constexpr device_spec catalogue_rows[] = {
      .peak = {.fp32 = 27.8, .tf32 = 55.5, .bf16 = 111.1,
               .fp16 = 111.1, .int8 = 222.2, .int4 = 444.4},
      .link = interconnect_kind::nvlink, .link_bandwidth_gbps = 112.5,
+     .link_domain = 2,
      .pcie_generation = 4, .pcie_lanes = 16, .power_watts = 230,
      .arch = "8.6", .compute_units = 64, .year = 2021,
      .source = "https://www.nvidia.com/en-us/products/workstations/rtx-a5000/"},
@@ -6207,6 +6265,7 @@ inline constexpr device_spec catalogue_rows[] = {
      .memory_bandwidth_gbps = 672,
      .peak = {.fp64 = 0.51, .fp32 = 16.31, .fp16 = 130.5, .int8 = 261, .int4 = 522},
      .link = interconnect_kind::nvlink, .link_bandwidth_gbps = 100,
+     .link_domain = 2,
      .pcie_generation = 3, .pcie_lanes = 16, .power_watts = 280,
      .arch = "7.5", .compute_units = 72, .year = 2018,
      .source = "https://www.techpowerup.com/gpu-specs/titan-rtx.c3311"},
@@ -6218,6 +6277,7 @@ inline constexpr device_spec catalogue_rows[] = {
      .memory_bandwidth_gbps = 616,
      .peak = {.fp64 = 0.42, .fp32 = 13.4, .fp16 = 53.8, .int8 = 215.2, .int4 = 430.3},
      .link = interconnect_kind::nvlink, .link_bandwidth_gbps = 100,
+     .link_domain = 2,
      .pcie_generation = 3, .pcie_lanes = 16, .power_watts = 250,
      .arch = "7.5", .compute_units = 68, .year = 2018,
      .source = "https://www.techpowerup.com/gpu-specs/geforce-rtx-2080-ti.c3305"},
@@ -6229,6 +6289,7 @@ inline constexpr device_spec catalogue_rows[] = {
      .memory_bandwidth_gbps = 496,
      .peak = {.fp64 = 0.35, .fp32 = 11.2, .fp16 = 44.6, .int8 = 178.4, .int4 = 356.8},
      .link = interconnect_kind::nvlink, .link_bandwidth_gbps = 50,
+     .link_domain = 2,
      .pcie_generation = 3, .pcie_lanes = 16, .power_watts = 250,
      .arch = "7.5", .compute_units = 48, .year = 2019,
      .source = "https://www.techpowerup.com/gpu-specs/geforce-rtx-2080-super.c3439"},
@@ -6240,6 +6301,7 @@ inline constexpr device_spec catalogue_rows[] = {
      .memory_bandwidth_gbps = 448,
      .peak = {.fp64 = 0.31, .fp32 = 10.1, .fp16 = 40.3, .int8 = 161.1, .int4 = 322.2},
      .link = interconnect_kind::nvlink, .link_bandwidth_gbps = 50,
+     .link_domain = 2,
      .pcie_generation = 3, .pcie_lanes = 16, .power_watts = 215,
      .arch = "7.5", .compute_units = 46, .year = 2018,
      .source = "https://www.techpowerup.com/gpu-specs/geforce-rtx-2080.c3224"},
@@ -6309,6 +6371,7 @@ inline constexpr device_spec catalogue_rows[] = {
      .peak = {.fp64 = 0.56, .fp32 = 35.6, .tf32 = 35.6, .bf16 = 71.2,
               .fp16 = 71.2, .int8 = 284.7, .int4 = 569.3},
      .link = interconnect_kind::nvlink, .link_bandwidth_gbps = 112.5,
+     .link_domain = 2,
      .pcie_generation = 4, .pcie_lanes = 16, .power_watts = 350,
      .arch = "8.6", .compute_units = 82, .year = 2020,
      .source = "https://www.techpowerup.com/gpu-specs/geforce-rtx-3090.c3622"},
@@ -6652,6 +6715,10 @@ inline constexpr device_spec catalogue_rows[] = {
 // MI100 page) and the 8-GPU MI300 and MI350 boards (seven links per GPU, per ROCm's MI300
 // page and AMD's ROCm blog on MI300X xGMI; 896 = 7 x 128 GB/s, 1075.2 = 7 x 153.6). MI200
 // nodes link their GCDs by one, two or four links, not a full mesh, and have none.
+// link_domain: the hive of four for MI100 and for MI210 cards (Infinity Fabric Link
+// bridges join two or four), four packages for the MI250/MI250X OAM nodes (Frontier's
+// node, per ROCm's MI250 page) and MI300A (four APUs per node), eight for the MI300 and
+// MI350 boards.
 // Sources: AMD product pages, ROCm documentation (GPU specifications and the
 // MI100/MI250/MI300 microarchitecture pages), pci.ids for device ids.
 //
@@ -6673,6 +6740,7 @@ inline constexpr device_spec catalogue_rows[] = {
      // to the CPU.
      .peak = {.fp64 = 11.5, .fp32 = 23.1, .bf16 = 92.3, .fp16 = 184.6, .int8 = 184.6, .int4 = 184.6},
      .link = interconnect_kind::xgmi, .link_bandwidth_gbps = 276, .link_peers = 3,
+     .link_domain = 4,
      .pcie_generation = 4, .pcie_lanes = 16, .power_watts = 300,
      .arch = "gfx908", .compute_units = 120, .year = 2020,
      .source = "https://www.amd.com/en/products/accelerators/instinct/mi100.html"},
@@ -6683,6 +6751,7 @@ inline constexpr device_spec catalogue_rows[] = {
      .memory_bytes = 64 * units::gib, .memory = memory_type::hbm2e, .memory_bandwidth_gbps = 1638.4,
      .peak = {.fp64 = 45.3, .fp32 = 22.6, .bf16 = 181.0, .fp16 = 181.0, .int8 = 181.0},
      .link = interconnect_kind::xgmi, .link_bandwidth_gbps = 300,
+     .link_domain = 4,
      .pcie_generation = 4, .pcie_lanes = 16, .power_watts = 300,
      .arch = "gfx90a", .compute_units = 104, .year = 2022,
      .source = "https://www.amd.com/en/products/accelerators/instinct/mi200/mi210.html"},
@@ -6693,6 +6762,7 @@ inline constexpr device_spec catalogue_rows[] = {
      .memory_bytes = 128 * units::gib, .memory = memory_type::hbm2e, .memory_bandwidth_gbps = 3276.8,
      .peak = {.fp64 = 90.5, .fp32 = 45.3, .bf16 = 362.1, .fp16 = 362.1, .int8 = 362.1},
      .link = interconnect_kind::xgmi, .link_bandwidth_gbps = 600,
+     .link_domain = 4,
      .pcie_generation = 4, .pcie_lanes = 16, .power_watts = 560,
      .arch = "gfx90a", .compute_units = 208, .year = 2021,
      .source = "https://www.amd.com/en/products/accelerators/instinct/mi200/mi250.html"},
@@ -6703,6 +6773,7 @@ inline constexpr device_spec catalogue_rows[] = {
      .memory_bytes = 128 * units::gib, .memory = memory_type::hbm2e, .memory_bandwidth_gbps = 3276.8,
      .peak = {.fp64 = 95.7, .fp32 = 47.9, .bf16 = 383.0, .fp16 = 383.0, .int8 = 383.0},
      .link = interconnect_kind::xgmi, .link_bandwidth_gbps = 800,
+     .link_domain = 4,
      .pcie_generation = 4, .pcie_lanes = 16, .power_watts = 560,
      .arch = "gfx90a", .compute_units = 220, .year = 2021,
      .source = "https://www.amd.com/en/products/accelerators/instinct/mi200/mi250x.html"},
@@ -6713,6 +6784,7 @@ inline constexpr device_spec catalogue_rows[] = {
      .memory_bytes = 128 * units::gib, .memory = memory_type::hbm3, .memory_bandwidth_gbps = 5300,
      .peak = {.fp64 = 122.6, .fp32 = 122.6, .tf32 = 490.3, .bf16 = 980.6, .fp16 = 980.6, .fp8 = 1961.2, .int8 = 1961.2},
      .link = interconnect_kind::xgmi,
+     .link_domain = 4,
      .pcie_generation = 5, .pcie_lanes = 16, .power_watts = 550,
      .arch = "gfx942", .compute_units = 228, .year = 2023,
      .source = "https://www.amd.com/en/products/accelerators/instinct/mi300/mi300a.html"},
@@ -6724,6 +6796,7 @@ inline constexpr device_spec catalogue_rows[] = {
      .memory_bytes = 192 * units::gib, .memory = memory_type::hbm3, .memory_bandwidth_gbps = 5300,
      .peak = {.fp64 = 163.4, .fp32 = 163.4, .tf32 = 653.7, .bf16 = 1307.4, .fp16 = 1307.4, .fp8 = 2614.9, .int8 = 2614.9},
      .link = interconnect_kind::xgmi, .link_bandwidth_gbps = 896, .link_peers = 7,
+     .link_domain = 8,
      .pcie_generation = 5, .pcie_lanes = 16, .power_watts = 750,
      .arch = "gfx942", .compute_units = 304, .year = 2023,
      .source = "https://www.amd.com/en/products/accelerators/instinct/mi300/mi300x.html"},
@@ -6735,6 +6808,7 @@ inline constexpr device_spec catalogue_rows[] = {
      .memory_bytes = 256 * units::gib, .memory = memory_type::hbm3e, .memory_bandwidth_gbps = 6000,
      .peak = {.fp64 = 163.4, .fp32 = 163.4, .tf32 = 653.7, .bf16 = 1307.4, .fp16 = 1307.4, .fp8 = 2614.9, .int8 = 2614.9},
      .link = interconnect_kind::xgmi, .link_bandwidth_gbps = 896, .link_peers = 7,
+     .link_domain = 8,
      .pcie_generation = 5, .pcie_lanes = 16, .power_watts = 1000,
      .arch = "gfx942", .compute_units = 304, .year = 2024,
      .source = "https://www.amd.com/en/products/accelerators/instinct/mi300/mi325x.html"},
@@ -6746,6 +6820,7 @@ inline constexpr device_spec catalogue_rows[] = {
      .peak = {.fp64 = 72.1, .fp32 = 144.2, .bf16 = 2306.9, .fp16 = 2306.9, .fp8 = 4613.7, .int8 = 4613.7,
               .fp6 = 9227.5, .fp4 = 9227.5},
      .link = interconnect_kind::xgmi, .link_bandwidth_gbps = 1075.2, .link_peers = 7,
+     .link_domain = 8,
      .pcie_generation = 5, .pcie_lanes = 16, .power_watts = 1000,
      .arch = "gfx950", .compute_units = 256, .year = 2025,
      .source = "https://www.amd.com/en/products/accelerators/instinct/mi350/mi350x.html"},
@@ -6757,6 +6832,7 @@ inline constexpr device_spec catalogue_rows[] = {
      .peak = {.fp64 = 78.6, .fp32 = 157.3, .bf16 = 2516.6, .fp16 = 2516.6, .fp8 = 5033.2, .int8 = 5033.2,
               .fp6 = 10066.3, .fp4 = 10066.3},
      .link = interconnect_kind::xgmi, .link_bandwidth_gbps = 1075.2, .link_peers = 7,
+     .link_domain = 8,
      .pcie_generation = 5, .pcie_lanes = 16, .power_watts = 1400,
      .arch = "gfx950", .compute_units = 256, .year = 2025,
      .source = "https://www.amd.com/en/products/accelerators/instinct/mi350/mi355x.html"},
@@ -7013,7 +7089,7 @@ inline constexpr device_spec catalogue_rows[] = {
 // link is the integrated RoCE NIC bandwidth, both directions summed (Gaudi 3: 24 x 200 GbE
 // = 1200 GB/s). The OAM parts have link_peers 7: inside an 8-card box, 21 of the 24 ports
 // join the cards all to all, three to each peer (Intel Gaudi "Network Configuration"
-// documentation). Max-series XMX figures are Intel's peak at the maximum clock. Arc rows give
+// documentation), so their link_domain is the box's 8. Max-series XMX figures are Intel's peak at the maximum clock. Arc rows give
 // only vector FP32 plus, for Battlemage, Intel's INT8 AI TOPS; Arc XMX FP16/BF16 rates are
 // not published per SKU and stay 0. Sources: Intel ark and technical articles, Intel
 // Gaudi documentation and Hot Chips 2024 material, Intel launch specifications, pci.ids
@@ -7035,6 +7111,7 @@ inline constexpr device_spec catalogue_rows[] = {
      .memory_bytes = 96 * units::gib, .memory = memory_type::hbm2e, .memory_bandwidth_gbps = 2460,
      .peak = {.bf16 = 432, .fp8 = 865},
      .link = interconnect_kind::gaudi_roce, .link_bandwidth_gbps = 600, .link_peers = 7,
+     .link_domain = 8,
      .pcie_generation = 4, .pcie_lanes = 16, .power_watts = 600,
      .arch = "Gaudi2", .compute_units = 24, .year = 2022,
      .source = "https://www.sgpjbg.com/baogao/465025.html"},
@@ -7045,6 +7122,7 @@ inline constexpr device_spec catalogue_rows[] = {
      .memory_bytes = 128 * units::gib, .memory = memory_type::hbm2e, .memory_bandwidth_gbps = 3670,
      .peak = {.bf16 = 1835, .fp8 = 1835},
      .link = interconnect_kind::gaudi_roce, .link_bandwidth_gbps = 1200, .link_peers = 7,
+     .link_domain = 8,
      .pcie_generation = 5, .pcie_lanes = 16, .power_watts = 900,
      .arch = "Gaudi3", .compute_units = 64, .year = 2024,
      .source = "https://docs.habana.ai/en/latest/Management_and_Monitoring/Network_Configuration/index.html"},
@@ -7637,7 +7715,9 @@ inline constexpr device_spec catalogue_rows[] = {
     // Memory is the physical HBM; tpu-info and JAX report the user-allocatable part
     // (v4: 30.75 GiB, v6e: 31.25 GiB, v5p: 95 GiB). link_torus_dims: Google's TPU pages
     // give v5e and v6e a 2D torus (four ICI ports per chip) and v5p a 3D torus (six);
-    // TPU7x's port count is not published, so it has none.
+    // TPU7x's port count is not published, so it has none. link_domain: the chips of
+    // one pod, as Google's TPU pages count them (v4 4096, v5e 256, v5p 8960, v6e 256,
+    // TPU7x 9216).
     {.name = "Google TPU v4",
      .aliases = {"TPU v4", "TPU v4 chip", "v4"},
      .maker = vendor::google,
@@ -7649,6 +7729,7 @@ inline constexpr device_spec catalogue_rows[] = {
      // Google: "275 teraflops (bf16 or int8)" per chip.
      .peak = {.bf16 = 275, .int8 = 275},
      .link = interconnect_kind::ici, // per-chip ICI bandwidth not published for v4
+     .link_domain = 4096,
      .power_watts = 192,             // Google's measured max power per chip
      .arch = "v4",
      .compute_units = 2,
@@ -7669,6 +7750,7 @@ inline constexpr device_spec catalogue_rows[] = {
      .peak = {.bf16 = 197, .int8 = 393, .int4 = 788},
      .link = interconnect_kind::ici,
      .link_bandwidth_gbps = 400, .link_torus_dims = 2, // bidirectional ICI per chip
+     .link_domain = 256,
      .arch = "v5e",
      .compute_units = 1,
      .year = 2023,
@@ -7689,6 +7771,7 @@ inline constexpr device_spec catalogue_rows[] = {
      .peak = {.bf16 = 459, .int8 = 918, .int4 = 1840},
      .link = interconnect_kind::ici,
      .link_bandwidth_gbps = 1200, .link_torus_dims = 3, // bidirectional ICI per chip
+     .link_domain = 8960,
      .arch = "v5p",
      .compute_units = 2,
      .year = 2023,
@@ -7704,6 +7787,7 @@ inline constexpr device_spec catalogue_rows[] = {
      .peak = {.bf16 = 918, .fp8 = 918, .int8 = 1836, .int4 = 3680}, // int4: JAX tpu_info, 3.68e15
      .link = interconnect_kind::ici,
      .link_bandwidth_gbps = 800, .link_torus_dims = 2, // bidirectional ICI per chip
+     .link_domain = 256,
      .arch = "v6e",
      .compute_units = 1,
      .year = 2024,
@@ -7722,6 +7806,7 @@ inline constexpr device_spec catalogue_rows[] = {
      .peak = {.bf16 = 2307, .fp8 = 4614},
      .link = interconnect_kind::ici,
      .link_bandwidth_gbps = 1200, // bidirectional ICI per chip
+     .link_domain = 9216,
      .arch = "7x",
      .compute_units = 2,
      .year = 2025,
@@ -7731,7 +7816,10 @@ inline constexpr device_spec catalogue_rows[] = {
     // neuron_device.h). compute_units = NeuronCores per chip. AWS writes device memory in
     // GiB and, on some pages, bandwidth in "GiB/sec" while others (the NKI architecture
     // guide, the Trainium2 comparison table) give the same figure in GB/s; the figure is
-    // used as published, read as GB/s. fp8 is AWS's "cFP8".
+    // used as published, read as GB/s. fp8 is AWS's "cFP8". link_domain: the chips of the
+    // largest instance, which NeuronLink joins (inf1.24xlarge 16, inf2.48xlarge 12,
+    // trn1.32xlarge 16, trn2.48xlarge 16; Trn2 UltraServers, which join four trn2
+    // instances' 64 chips, are left out).
     {.name = "AWS Inferentia",
      .aliases = {"Inferentia", "Inferentia1", "inf1"},
      .maker = vendor::amazon,
@@ -7742,6 +7830,7 @@ inline constexpr device_spec catalogue_rows[] = {
      .memory_bandwidth_gbps = 50,
      .peak = {.bf16 = 64, .fp16 = 64, .int8 = 128},
      .link = interconnect_kind::neuronlink, // NeuronLink-v1, 32 GiB/s/chip on inf1.6xlarge+
+     .link_domain = 16,
      .arch = "",
      .compute_units = 4,
      .year = 2019,
@@ -7758,6 +7847,7 @@ inline constexpr device_spec catalogue_rows[] = {
      .peak = {.fp32 = 47.5, .tf32 = 190, .bf16 = 190, .fp16 = 190, .fp8 = 190, .int8 = 380},
      .link = interconnect_kind::neuronlink,
      .link_bandwidth_gbps = 192, // NeuronLink-v2 device-to-device (Inf2 architecture page)
+     .link_domain = 12,
      .arch = "",
      .compute_units = 2,
      .year = 2023,
@@ -7774,6 +7864,7 @@ inline constexpr device_spec catalogue_rows[] = {
      .peak = {.fp32 = 47.5, .tf32 = 190, .bf16 = 190, .fp16 = 190, .fp8 = 190, .int8 = 380},
      .link = interconnect_kind::neuronlink,
      .link_bandwidth_gbps = 384, // Trainium2 page's comparison table, GB/sec/chip
+     .link_domain = 16,
      .arch = "",
      .compute_units = 2,
      .year = 2022,
@@ -7790,6 +7881,7 @@ inline constexpr device_spec catalogue_rows[] = {
      .peak = {.fp32 = 181, .tf32 = 667, .bf16 = 667, .fp16 = 667, .fp8 = 1299},
      .link = interconnect_kind::neuronlink,
      .link_bandwidth_gbps = 1280, // NeuronLink-v3, per chip
+     .link_domain = 16,
      .arch = "",
      .compute_units = 8,
      .year = 2024,
@@ -8089,6 +8181,12 @@ constexpr bool catalogue_rows_are_sane() noexcept {
         if ((r.link_peers != 0 || r.link_torus_dims != 0) &&
             (r.link == interconnect_kind::none || !(r.link_bandwidth_gbps > 0) || r.link_torus_dims > 3))
             return false;
+        // A link's group holds at least two devices, a full mesh exactly its peers and one,
+        // and only a link faster than PCIe has one.
+        if (r.link_domain != 0 &&
+            (r.link_domain < 2 || r.link == interconnect_kind::none || r.link == interconnect_kind::pcie))
+            return false;
+        if (r.link_peers != 0 && r.link_domain != r.link_peers + 1) return false;
         if (r.year != 0 && (r.year < 2010 || r.year > 2030)) return false;
         if (family_of(r.kind) == family::cpu) return false;
         for (std::uint16_t id : r.pci_device_ids)

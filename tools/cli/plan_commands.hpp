@@ -50,7 +50,8 @@ constexpr std::string_view estimate_help =
     "an estimate; --json prints the fields of docs/cli-plan.md.\n"
     "\n"
     "  --device NAME      a catalogue device as people write it (\"H100 SXM\", \"RTX 4090\")\n"
-    "  --count N          N such devices joined by the device's own link (PCIe when none)\n"
+    "  --count N          N such devices joined by the device's own link in groups of\n"
+    "                     its domain (bridged pairs, 8-GPU boards), PCIe between them\n"
     "  --model ID         a catalogue model (\"llama-3.1-70b\", \"meta-llama/Llama-3.1-8B\")\n"
     "  --params N         or a model by hand: parameters (70B, 7e9), [--layers N],\n"
     "                     [--hidden N], [--heads N (default hidden/128)], [--kv-heads N\n"
@@ -551,14 +552,24 @@ bool headroom_option(const options& o, double& v, std::string& why) {
 
 // --- devices -----------------------------------------------------------------------------
 
-/// `count` profiles of one catalogue device, and the link that joins them: the spec's own
-/// device-to-device link where it has one that is faster than PCIe (NVLink, NVSwitch,
-/// XGMI, …); PCIe otherwise, which is what the planner assumes between devices no link
-/// lists, so no entry is needed for it.
+/// `count` profiles of one catalogue device, and the links that join them as the device is
+/// built into machines (`catalogue_links`): its own link where it has one faster than PCIe
+/// (NVLink, XGMI, …), in groups of its link domain (bridged pairs, 8-GPU boards); PCIe
+/// otherwise and between the groups, which is what the planner assumes between devices
+/// no link lists, so no entry is needed for it.
 struct described {
     std::vector<ah::accelerator_profile> devices;
     std::vector<ah::interconnect> links;
     ah::interconnect_kind link = ah::interconnect_kind::pcie;
+    std::size_t group = 0; ///< the most devices one link joins; 0 with no link
+
+    /// "nvlink", "nvlink in groups of 8, PCIe between them", "pcie".
+    [[nodiscard]] std::string link_text() const {
+        std::string s(ah::to_string(link));
+        if (links.size() > 1 || (group != 0 && group < devices.size()))
+            s += " in groups of " + std::to_string(group) + ", PCIe between them";
+        return s;
+    }
 };
 described describe_devices(const ah::device_spec& spec, std::uint32_t count, std::uint64_t memory = 0,
                            double bandwidth_gbps = 0) {
@@ -576,15 +587,10 @@ described describe_devices(const ah::device_spec& spec, std::uint32_t count, std
             p.peak_from = ah::origin::none;
         d.devices.push_back(p);
     }
-    if (count > 1 && spec.link != ah::interconnect_kind::none && spec.link != ah::interconnect_kind::pcie) {
-        ah::interconnect l;
-        l.kind = spec.link;
-        l.scope = ah::link_scope::intra_node;
-        l.name = "catalogue link";
-        if (spec.link_bandwidth_gbps > 0) l.bandwidth_gbps = {spec.link_bandwidth_gbps, ah::origin::catalogue};
-        for (std::uint32_t i = 0; i < count; ++i) l.devices.push_back(i);
-        d.links.push_back(std::move(l));
+    d.links = ah::catalogue_links(spec, count);
+    if (!d.links.empty()) {
         d.link = spec.link;
+        d.group = d.links.front().devices.size();
     }
     return d;
 }
@@ -736,6 +742,7 @@ int cmd_estimate(std::span<const std::string_view> args) {
         j["count"] = count;
         j["device_memory_bytes"] = d.devices.front().memory_bytes.value_or(0);
         j["link"] = count > 1 ? ah::to_string(d.link) : "none";
+        j["link_group"] = d.group;
         j["model"] = m.id;
         j["parameters"] = m.parameters;
         j["active_parameters"] = m.parameters_per_token();
@@ -766,7 +773,7 @@ int cmd_estimate(std::span<const std::string_view> args) {
 #endif
     } else {
         std::printf("device: %s%s\n", count > 1 ? (std::to_string(count) + " x ").c_str() : "", str(spec->name).c_str());
-        if (count > 1) std::printf("link: %s\n", str(ah::to_string(d.link)).c_str());
+        if (count > 1) std::printf("link: %s\n", d.link_text().c_str());
         std::printf("model: %s (%s), %s\n", str(m.name).c_str(), str(m.id).c_str(), params_text(m).c_str());
         // Latent attention (DeepSeek's MLA) caches one compressed vector per token and layer,
         // not its heads' keys and values.
@@ -856,7 +863,8 @@ int cmd_plan(std::span<const std::string_view> args) {
         desc = describe_devices(*spec, static_cast<std::uint32_t>(count), memory, given_gbps);
         devices = desc.devices;
         links = desc.links;
-        source = std::to_string(count) + " x " + str(spec->name) + " (described)";
+        source = std::to_string(count) + " x " + str(spec->name) + " (described";
+        source += count > 1 ? "; link: " + desc.link_text() + ")" : ")";
     } else {
         const std::string root = str(o.get("--root").value_or(""));
         if (!root.empty()) {

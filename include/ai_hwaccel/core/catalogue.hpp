@@ -110,6 +110,12 @@ constexpr bool catalogue_rows_are_sane() noexcept {
         if ((r.link_peers != 0 || r.link_torus_dims != 0) &&
             (r.link == interconnect_kind::none || !(r.link_bandwidth_gbps > 0) || r.link_torus_dims > 3))
             return false;
+        // A link's group holds at least two devices, a full mesh exactly its peers and one,
+        // and only a link faster than PCIe has one.
+        if (r.link_domain != 0 &&
+            (r.link_domain < 2 || r.link == interconnect_kind::none || r.link == interconnect_kind::pcie))
+            return false;
+        if (r.link_peers != 0 && r.link_domain != r.link_peers + 1) return false;
         if (r.year != 0 && (r.year < 2010 || r.year > 2030)) return false;
         if (family_of(r.kind) == family::cpu) return false;
         for (std::uint16_t id : r.pci_device_ids)

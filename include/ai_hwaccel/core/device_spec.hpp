@@ -89,6 +89,13 @@ struct device_spec {
     /// fewer chips than an axis has no wraparound link, so it uses one link's single
     /// direction per axis it spans. 0 for any other link or where unknown.
     std::uint8_t link_torus_dims = 0;
+    /// The most devices that link joins into one group as the device is built into
+    /// machines: 2 for cards paired by a bridge, 4 for the fully connected quads of a
+    /// hybrid cube mesh or a four-card hive, 8 for an 8-GPU board (NVSwitch, or a full
+    /// mesh: link_peers + 1), 72 for an NVL72 rack, an instance's chips or a pod's for
+    /// AWS's and Google's parts. Past it, devices reach each other over PCIe or the
+    /// network. 0 where not known: no limit is assumed.
+    std::uint16_t link_domain = 0;
     /// Host interface: PCIe generation and lane count (0 when not a PCIe device).
     std::uint8_t pcie_generation = 0;
     std::uint8_t pcie_lanes = 0;

@@ -202,6 +202,31 @@ struct interconnect {
     friend bool operator==(const interconnect&, const interconnect&) = default;
 };
 
+/// The links that `count` devices of one catalogue row, indexed 0 to count - 1, have among
+/// themselves as that device is built into machines: the row's own link joining
+/// consecutive indices in groups of its `link_domain` (one group of them all where the
+/// domain is not known), a last group of a single device joined by none. Empty where the
+/// row has no link faster than PCIe, which is what the planner assumes between devices no
+/// link lists.
+inline std::vector<interconnect> catalogue_links(const device_spec& spec, std::uint32_t count) {
+    std::vector<interconnect> out;
+    if (spec.link == interconnect_kind::none || spec.link == interconnect_kind::pcie) return out;
+    const std::uint64_t group = spec.link_domain != 0 ? spec.link_domain : count;
+    for (std::uint64_t first = 0; first + 1 < count; first += group) {
+        const std::uint64_t last = first + group < count ? first + group : count; // one past
+        interconnect l;
+        l.kind = spec.link;
+        l.scope = link_scope::intra_node;
+        l.name = "catalogue link";
+        if (last - first < count)
+            l.name += ", devices " + std::to_string(first) + "-" + std::to_string(last - 1);
+        if (spec.link_bandwidth_gbps > 0) l.bandwidth_gbps = {spec.link_bandwidth_gbps, origin::catalogue};
+        for (auto i = first; i < last; ++i) l.devices.push_back(static_cast<std::uint32_t>(i));
+        out.push_back(std::move(l));
+    }
+    return out;
+}
+
 enum class storage_kind : std::uint8_t { unknown, nvme, sata_ssd, hdd, virtual_disk, network, ram };
 constexpr std::string_view to_string(storage_kind k) noexcept {
     switch (k) {
