@@ -337,6 +337,28 @@ AHW_API ahw_status ahw_registry_from_json(const char* text, ahw_registry** out) 
 
 AHW_API void ahw_string_free(char* text) noexcept { std::free(text); }
 
+AHW_API ahw_status ahw_catalogue_registry(const char* device_name, uint32_t count, ahw_registry** out) noexcept {
+    return guarded("ahw_catalogue_registry", [&] {
+        constexpr const char* fn = "ahw_catalogue_registry";
+        if (!out) return fail(AHW_ERR_INVALID_ARGUMENT, fn, "out must not be NULL");
+        *out = nullptr;
+        if (!device_name) return fail(AHW_ERR_INVALID_ARGUMENT, fn, "device_name must not be NULL");
+        if (count == 0 || count > ah::max_plan_devices)
+            return fail(AHW_ERR_INVALID_ARGUMENT, fn,
+                        "count must be from 1 to " + std::to_string(ah::max_plan_devices) + ", not " +
+                            std::to_string(count));
+        const ah::device_spec* spec = ah::find_device(device_name);
+        if (!spec) return fail(AHW_ERR_UNKNOWN_DEVICE, fn, "no catalogue device named " + quoted(device_name));
+        std::vector<ah::accelerator_profile> devices;
+        devices.reserve(count);
+        for (std::uint32_t i = 0; i < count; ++i) devices.push_back(ah::profile_from_spec(*spec, i));
+        ah::accelerator_registry reg(std::move(devices));
+        for (auto& l : ah::catalogue_links(*spec, count)) reg.add(std::move(l));
+        *out = new ahw_registry{std::move(reg)};
+        return AHW_OK;
+    });
+}
+
 AHW_API ahw_status ahw_estimate(const char* device_name, const char* model_id, const char* quant_name,
                                 uint32_t context, uint32_t batch, ahw_estimate_result* out) noexcept {
     return guarded("ahw_estimate", [&] {

@@ -33,7 +33,7 @@ foreach(required IN ITEMS ahw_version ahw_last_error ahw_detect ahw_registry_fre
                           ahw_registry_from_json ahw_string_free ahw_estimate ahw_status_name
                           ahw_estimate_at_bandwidth ahw_measure_memory_bandwidth ahw_detect_measured
                           ahw_has_accelerator ahw_accelerator_memory ahw_total_memory ahw_best_device ahw_plan
-                          ahw_plan_cluster)
+                          ahw_plan_cluster ahw_catalogue_registry)
   if(NOT required IN_LIST ours)
     message(FATAL_ERROR "${LIBRARY} does not export ${required}; it exports: ${ours}")
   endif()

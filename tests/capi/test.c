@@ -424,6 +424,47 @@ static void test_bandwidth(void) {
     ahw_registry_free(reg);
 }
 
+/* Described devices: a registry of catalogue devices, linked as they are built into
+ * machines, planned on like a detected one. */
+static void test_catalogue_registry(void) {
+    ahw_registry* reg = (ahw_registry*)&reg;
+    ahw_plan_result p;
+    ahw_device_info d;
+    size_t i;
+    /* 16 H100 SXM are two HGX boards: tensor parallel on a board's NVSwitch, the boards
+     * as pipeline stages. */
+    CHECK(ahw_catalogue_registry("H100 SXM", 16, &reg) == AHW_OK && reg != NULL);
+    if (!reg) return;
+    CHECK(ahw_device_count(reg) == 16 && ahw_has_accelerator(reg));
+    CHECK(ahw_accelerator_memory(reg) == 16ull * 80 * 1024 * 1024 * 1024);
+    for (i = 0; i < ahw_device_count(reg); ++i) {
+        CHECK(ahw_device_get(reg, i, &d) == AHW_OK);
+        CHECK(d.index == i && strcmp(d.kind, "cuda_gpu") == 0 && strcmp(d.memory_origin, "catalogue") == 0);
+        CHECK(d.memory_bandwidth_gbps == 3350);
+    }
+    CHECK(ahw_plan(reg, "llama-3.1-405b", "bf16", 4096, 1, 0, &p) == AHW_OK);
+    CHECK(p.fits == 1 && strcmp(p.strategy, "tensor_pipeline") == 0);
+    CHECK(p.tensor_parallel == 8 && p.stages == 2 && p.devices == 16 && p.replicas == 1);
+    CHECK(p.decode_tokens_per_second > 0);
+    ahw_registry_free(reg);
+    /* RTX 3090s are bridged in pairs: four never make one tensor-parallel group. */
+    CHECK(ahw_catalogue_registry("rtx 3090", 4, &reg) == AHW_OK && reg != NULL);
+    CHECK(ahw_plan(reg, "llama-3.1-70b", "q8_0", 4096, 1, 0, &p) == AHW_OK);
+    CHECK(p.fits == 1 && p.tensor_parallel == 2 && p.stages == 2);
+    ahw_registry_free(reg);
+    /* One device; then what is refused, with *out NULL and a reason. */
+    CHECK(ahw_catalogue_registry("MI300X", 1, &reg) == AHW_OK && ahw_device_count(reg) == 1);
+    ahw_registry_free(reg);
+    reg = (ahw_registry*)&reg;
+    CHECK(ahw_catalogue_registry("H100 SXM", 0, &reg) == AHW_ERR_INVALID_ARGUMENT && reg == NULL);
+    CHECK(strstr(ahw_last_error(), "count") != NULL);
+    CHECK(ahw_catalogue_registry("H100 SXM", 257, &reg) == AHW_ERR_INVALID_ARGUMENT && reg == NULL);
+    CHECK(ahw_catalogue_registry("no such accelerator 9000", 2, &reg) == AHW_ERR_UNKNOWN_DEVICE && reg == NULL);
+    CHECK(strstr(ahw_last_error(), "no such accelerator 9000") != NULL);
+    CHECK(ahw_catalogue_registry(NULL, 2, &reg) == AHW_ERR_INVALID_ARGUMENT && reg == NULL);
+    CHECK(ahw_catalogue_registry("H100 SXM", 2, NULL) == AHW_ERR_INVALID_ARGUMENT);
+}
+
 static void test_errors(void) {
     ahw_estimate_result r;
     ahw_device_info d;
@@ -502,6 +543,7 @@ int main(int argc, char** argv) {
     test_estimate();
     test_estimate_at_bandwidth();
     test_bandwidth();
+    test_catalogue_registry();
     test_errors();
     if (failures) {
         fprintf(stderr, "%d check(s) failed\n", failures);

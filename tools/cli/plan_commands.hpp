@@ -579,12 +579,8 @@ described describe_devices(const ah::device_spec& spec, std::uint32_t count, std
         if (memory) p.memory_bytes = {memory, ah::origin::user};
         if (bandwidth_gbps > 0) p.memory_bandwidth_gbps = {bandwidth_gbps, ah::origin::user};
         // A row that states no peak at all (Apple publishes almost none) leaves the peaks
-        // unknown rather than "known to be zero", so the planner lets runtimes that
+        // unknown (profile_from_spec's apply_spec), so the planner lets runtimes that
         // dequantize (llama.cpp's Metal backend) run on it.
-        const auto& k = spec.peak;
-        if (!(k.fp64 > 0 || k.fp32 > 0 || k.tf32 > 0 || k.bf16 > 0 || k.fp16 > 0 || k.fp8 > 0 || k.int8 > 0 ||
-              k.fp6 > 0 || k.fp4 > 0 || k.int4 > 0))
-            p.peak_from = ah::origin::none;
         d.devices.push_back(p);
     }
     d.links = ah::catalogue_links(spec, count);
