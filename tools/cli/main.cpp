@@ -1181,9 +1181,20 @@ int cmd_catalogue(std::span<const std::string_view> args) {
     if (int code = 0; reject_options(args, "catalogue", code)) return code;
     if (args.size() > 1) return usage_error("catalogue takes at most one filter");
     const std::string_view filter = args.empty() ? std::string_view{} : args[0];
-    // The name column as wide as the catalogue's longest name (as for models).
-    std::size_t name_width = 0;
-    for (const auto& d : ah::device_catalogue) name_width = std::max(name_width, d.name.size());
+    // The device-to-device link: its kind, its bandwidth (both directions) and the most
+    // devices it joins as built ("nvlink 900 GB/s x8").
+    const auto link_text = [](const ah::device_spec& d) {
+        std::string s(ah::to_string(d.link));
+        if (d.link_bandwidth_gbps > 0) s += fmt(" %g GB/s", d.link_bandwidth_gbps);
+        if (d.link_domain != 0) s += " x" + std::to_string(d.link_domain);
+        return s;
+    };
+    // The name and link columns as wide as the catalogue's widest (as for models).
+    std::size_t name_width = 0, link_width = 0;
+    for (const auto& d : ah::device_catalogue) {
+        name_width = std::max(name_width, d.name.size());
+        link_width = std::max(link_width, link_text(d).size());
+    }
     std::size_t shown = 0;
     for (const auto& d : ah::device_catalogue) {
         if (!filter.empty() && !ah::detail::icontains(d.name, filter)) continue;
@@ -1197,10 +1208,10 @@ int cmd_catalogue(std::span<const std::string_view> args) {
                                        : d.peak.fp32 > 0 ? fmt("%8.1f TFLOPS fp32", d.peak.fp32)
                                        : d.peak.int8 > 0 ? fmt("%8.1f TOPS int8", d.peak.int8)
                                                          : "unknown";
-        std::printf("%-*.*s %-20.*s %10s %14s %25s\n", static_cast<int>(name_width), static_cast<int>(d.name.size()),
-                    d.name.data(),
-                    static_cast<int>(ah::to_string(d.kind).size()), ah::to_string(d.kind).data(),
-                    d.memory_bytes ? fmt_bytes(d.memory_bytes).c_str() : "shared", bandwidth.c_str(), throughput.c_str());
+        std::printf("%-*.*s %-20.*s %10s %14s  %-*s %25s\n", static_cast<int>(name_width),
+                    static_cast<int>(d.name.size()), d.name.data(), static_cast<int>(ah::to_string(d.kind).size()),
+                    ah::to_string(d.kind).data(), d.memory_bytes ? fmt_bytes(d.memory_bytes).c_str() : "shared",
+                    bandwidth.c_str(), static_cast<int>(link_width), link_text(d).c_str(), throughput.c_str());
     }
     if (shown == 0) return error("no catalogue device matches \"" + str(filter) + "\"");
     return 0;
@@ -1339,8 +1350,10 @@ constexpr std::string_view parse_help =
 constexpr std::string_view catalogue_help =
     "usage: ai-hwaccel catalogue [FILTER]\n"
     "\n"
-    "List the device catalogue: name, kind, memory, bandwidth and peak 16-bit throughput.\n"
-    "FILTER keeps names containing it, ignoring case. Also spelt `catalog`.\n"
+    "List the device catalogue: name, kind, memory, memory bandwidth, the device-to-device\n"
+    "link (its bandwidth, both directions, and xN: the most devices it joins as built, such\n"
+    "as x2 for a bridged pair or x8 for an 8-GPU board) and peak 16-bit throughput. FILTER\n"
+    "keeps names containing it, ignoring case. Also spelt `catalog`.\n"
     "\n"
     "exit codes: 0 listed; 1 no device matches FILTER; 2 usage error\n";
 
