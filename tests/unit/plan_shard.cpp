@@ -1262,3 +1262,55 @@ TEST_CASE("slot_list") {
     CHECK(copy.end() - copy.begin() == 3);
     CHECK(copy[2].device == 2);
 }
+
+// Described devices linked as built (catalogue_links): tensor parallelism over the row's
+// fast link never spans two of its groups (two HGX boards, two bridged pairs); where a
+// tensor-parallel group does cross groups, the plan says its link is PCIe.
+TEST_CASE("plan_sharding on catalogue devices linked as built") {
+    const auto& llama405 = *ah::find_model("llama-3.1-405b");
+    const auto& llama70 = *ah::find_model("llama-3.1-70b");
+    std::size_t rows = 0, tensor_groups = 0;
+    for (const auto& row : ah::device_catalogue) {
+        if (row.link_domain < 2 || row.memory_bytes == 0) continue;
+        ++rows;
+        const std::uint32_t n = std::min<std::uint32_t>(2u * row.link_domain + 1u, 64u);
+        std::vector<ah::accelerator_profile> devices;
+        for (std::uint32_t i = 0; i < n; ++i) devices.push_back(ah::profile_from_spec(row, i));
+        const auto links = ah::catalogue_links(row, n);
+        for (const auto* m : {&llama405, &llama70}) {
+            for (const bool spread : {false, true}) {
+                ah::plan_options o;
+                o.spread = spread;
+                const auto best = ah::plan_best_format(devices, links, *m, {}, o);
+                if (!best.plan.fits) continue;
+                const auto& p = best.plan;
+                CAPTURE(row.name);
+                CAPTURE(m->id);
+                CAPTURE(spread);
+                for (const auto& a : p.devices) {
+                    if (a.tensor_size < 2) continue;
+                    for (const auto& b : p.devices) {
+                        if (b.replica != a.replica || b.stage != a.stage) continue;
+                        ++tensor_groups;
+                        if (a.device / row.link_domain != b.device / row.link_domain)
+                            CHECK(p.tensor_link.kind == ah::interconnect_kind::pcie);
+                    }
+                }
+                if (p.tensor_parallel > 1 && p.tensor_link.kind == row.link)
+                    CHECK(p.tensor_parallel <= row.link_domain);
+            }
+        }
+    }
+    CHECK(rows >= 40);
+    CHECK(tensor_groups > 0);
+    // Sixteen H100 SXM: one board's eight hold each stage, the two boards are two stages.
+    const auto& h100 = *ah::find_device("H100 SXM");
+    std::vector<ah::accelerator_profile> sixteen;
+    for (std::uint32_t i = 0; i < 16; ++i) sixteen.push_back(ah::profile_from_spec(h100, i));
+    const auto p = ah::plan_sharding(sixteen, ah::catalogue_links(h100, 16), llama405, quant_format::bf16);
+    REQUIRE(p.fits);
+    CHECK(p.tensor_parallel == 8);
+    CHECK(p.stages == 2);
+    CHECK(p.tensor_link.kind == ah::interconnect_kind::nvlink);
+    CHECK(p.pipeline_link.kind == ah::interconnect_kind::pcie);
+}
