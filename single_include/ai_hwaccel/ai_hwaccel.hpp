@@ -5681,7 +5681,9 @@ inline constexpr device_spec catalogue_rows[] = {
 // Quadro and RTX A boards, A30, A40, A100 PCIe, H100 PCIe and NVL), 4 for the H200 NVL
 // (NVIDIA's H200 page: 2- or 4-way bridges) and for P100/V100 SXM2 (DGX-1's hybrid cube
 // mesh of eight, in which only each quad is fully connected), 8 for the HGX boards'
-// NVSwitch (A100, H100, H200 and B200 SXM), 72 for GB200 (one NVL72 rack). GH200's is
+// NVSwitch (H100, H200 and B200 SXM), 16 for A100 SXM (HGX A100 also came as two boards
+// of eight joined by their NVSwitches, as in Google Cloud's a2-megagpu-16g), 72 for
+// GB200 (one NVL72 rack). GH200's is
 // left unknown: its 900 GB/s NVLink-C2C joins it to its Grace CPU, and how many GH200s
 // share an NVLink domain depends on the system (one, four, 32).
 //
@@ -5894,7 +5896,7 @@ inline constexpr device_spec catalogue_rows[] = {
      .peak = {.fp64 = 19.5, .fp32 = 19.5, .tf32 = 156, .bf16 = 312,
               .fp16 = 312, .int8 = 624, .int4 = 1248},
      .link = interconnect_kind::nvlink, .link_bandwidth_gbps = 600,
-     .link_domain = 8,
+     .link_domain = 16,
      .pcie_generation = 4, .pcie_lanes = 16, .power_watts = 400,
      .arch = "8.0", .compute_units = 108, .year = 2020,
      .source = "https://www.nvidia.com/content/dam/en-zz/Solutions/Data-Center/a100/pdf/"
@@ -5922,7 +5924,7 @@ inline constexpr device_spec catalogue_rows[] = {
      .peak = {.fp64 = 19.5, .fp32 = 19.5, .tf32 = 156, .bf16 = 312,
               .fp16 = 312, .int8 = 624, .int4 = 1248},
      .link = interconnect_kind::nvlink, .link_bandwidth_gbps = 600,
-     .link_domain = 8,
+     .link_domain = 16,
      .pcie_generation = 4, .pcie_lanes = 16, .power_watts = 400,
      .arch = "8.0", .compute_units = 108, .year = 2020,
      .source = "https://www.nvidia.com/content/dam/en-zz/Solutions/Data-Center/a100/pdf/"

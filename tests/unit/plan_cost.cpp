@@ -67,6 +67,10 @@ TEST_CASE("instance_catalogue") {
         CHECK(r.price_source.starts_with("https://"));
         CHECK(r.host_memory_bytes() > 0);
         CHECK(ah::find_instance(r.name) == &r);
+        // An instance that joins its accelerators by a fast link (their NVLink, or the
+        // NVSwitch of their board) holds no more of them than that link joins as built.
+        const bool fast = r.interconnect != ah::interconnect_kind::none && r.interconnect != ah::interconnect_kind::pcie;
+        if (fast && d->link_domain != 0) CHECK(r.accelerator_count <= d->link_domain);
     }
     CHECK(providers[static_cast<std::size_t>(ah::instance_provider::aws)]);
     CHECK(providers[static_cast<std::size_t>(ah::instance_provider::gcp)]);
