@@ -187,10 +187,12 @@ AHW_API ahw_registry* ahw_detect(void) AHW_NOEXCEPT;
  * as if present, in a new registry `*out` to plan on with ahw_plan: each with the
  * catalogue's memory, bandwidth and peaks, joined as the device is built into machines
  * (the C++ catalogue_links: NVLink in pairs for bridged cards, in eights on HGX boards,
- * PCIe between the groups). A row without a memory size (Apple's unified memory) gives
- * devices of unknown memory, which fit nothing. On failure `*out` is NULL. Free with
+ * PCIe between the groups). `memory_bytes` gives each device that memory instead (0: the
+ * catalogue's); a row without a memory size (Apple's unified memory, configured per
+ * machine) needs it, or its devices fit nothing. On failure `*out` is NULL. Free with
  * ahw_registry_free. */
-AHW_API ahw_status ahw_catalogue_registry(const char* device_name, uint32_t count, ahw_registry** out) AHW_NOEXCEPT;
+AHW_API ahw_status ahw_catalogue_registry(const char* device_name, uint32_t count, uint64_t memory_bytes,
+                                          ahw_registry** out) AHW_NOEXCEPT;
 
 /* Releases a registry. NULL is accepted and ignored. */
 AHW_API void ahw_registry_free(ahw_registry* registry) AHW_NOEXCEPT;

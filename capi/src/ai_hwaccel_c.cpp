@@ -337,7 +337,8 @@ AHW_API ahw_status ahw_registry_from_json(const char* text, ahw_registry** out) 
 
 AHW_API void ahw_string_free(char* text) noexcept { std::free(text); }
 
-AHW_API ahw_status ahw_catalogue_registry(const char* device_name, uint32_t count, ahw_registry** out) noexcept {
+AHW_API ahw_status ahw_catalogue_registry(const char* device_name, uint32_t count, uint64_t memory_bytes,
+                                          ahw_registry** out) noexcept {
     return guarded("ahw_catalogue_registry", [&] {
         constexpr const char* fn = "ahw_catalogue_registry";
         if (!out) return fail(AHW_ERR_INVALID_ARGUMENT, fn, "out must not be NULL");
@@ -351,7 +352,10 @@ AHW_API ahw_status ahw_catalogue_registry(const char* device_name, uint32_t coun
         if (!spec) return fail(AHW_ERR_UNKNOWN_DEVICE, fn, "no catalogue device named " + quoted(device_name));
         std::vector<ah::accelerator_profile> devices;
         devices.reserve(count);
-        for (std::uint32_t i = 0; i < count; ++i) devices.push_back(ah::profile_from_spec(*spec, i));
+        for (std::uint32_t i = 0; i < count; ++i) {
+            devices.push_back(ah::profile_from_spec(*spec, i));
+            if (memory_bytes != 0) devices.back().memory_bytes = {memory_bytes, ah::origin::user};
+        }
         ah::accelerator_registry reg(std::move(devices));
         for (auto& l : ah::catalogue_links(*spec, count)) reg.add(std::move(l));
         *out = new ahw_registry{std::move(reg)};

@@ -34,6 +34,6 @@ static_assert(noexcept(ahw_plan_cluster(nullptr, 0, 0, nullptr, nullptr, 0, 0, 0
 [[maybe_unused]] static ahw_status (*const plan_cluster)(const ahw_registry* const*, size_t, double, const char*,
                                                          const char*, uint32_t, uint32_t, int, ahw_plan_result*,
                                                          ahw_cluster_result*) = &ahw_plan_cluster;
-static_assert(noexcept(ahw_catalogue_registry(nullptr, 0, nullptr)));
-[[maybe_unused]] static ahw_status (*const catalogue_registry)(const char*, uint32_t, ahw_registry**) =
+static_assert(noexcept(ahw_catalogue_registry(nullptr, 0, 0, nullptr)));
+[[maybe_unused]] static ahw_status (*const catalogue_registry)(const char*, uint32_t, uint64_t, ahw_registry**) =
     &ahw_catalogue_registry;

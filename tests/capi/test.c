@@ -433,7 +433,7 @@ static void test_catalogue_registry(void) {
     size_t i;
     /* 16 H100 SXM are two HGX boards: tensor parallel on a board's NVSwitch, the boards
      * as pipeline stages. */
-    CHECK(ahw_catalogue_registry("H100 SXM", 16, &reg) == AHW_OK && reg != NULL);
+    CHECK(ahw_catalogue_registry("H100 SXM", 16, 0, &reg) == AHW_OK && reg != NULL);
     if (!reg) return;
     CHECK(ahw_device_count(reg) == 16 && ahw_has_accelerator(reg));
     CHECK(ahw_accelerator_memory(reg) == 16ull * 80 * 1024 * 1024 * 1024);
@@ -448,21 +448,31 @@ static void test_catalogue_registry(void) {
     CHECK(p.decode_tokens_per_second > 0);
     ahw_registry_free(reg);
     /* RTX 3090s are bridged in pairs: four never make one tensor-parallel group. */
-    CHECK(ahw_catalogue_registry("rtx 3090", 4, &reg) == AHW_OK && reg != NULL);
+    CHECK(ahw_catalogue_registry("rtx 3090", 4, 0, &reg) == AHW_OK && reg != NULL);
     CHECK(ahw_plan(reg, "llama-3.1-70b", "q8_0", 4096, 1, 0, &p) == AHW_OK);
     CHECK(p.fits == 1 && p.tensor_parallel == 2 && p.stages == 2);
     ahw_registry_free(reg);
+    /* Apple's unified memory is configured per machine: without a size nothing fits, with
+     * one the machine's memory is the device's. */
+    CHECK(ahw_catalogue_registry("M2 Ultra 76-core", 1, 0, &reg) == AHW_OK && reg != NULL);
+    CHECK(ahw_plan(reg, "llama-3.1-8b", "q4_k_m", 4096, 1, 0, &p) == AHW_OK && p.fits == 0);
+    ahw_registry_free(reg);
+    CHECK(ahw_catalogue_registry("M2 Ultra 76-core", 1, 192ull << 30, &reg) == AHW_OK && reg != NULL);
+    CHECK(ahw_device_get(reg, 0, &d) == AHW_OK && d.memory_bytes == (192ull << 30));
+    CHECK(strcmp(d.memory_origin, "user") == 0);
+    CHECK(ahw_plan(reg, "llama-3.1-8b", "q4_k_m", 4096, 1, 0, &p) == AHW_OK && p.fits == 1);
+    ahw_registry_free(reg);
     /* One device; then what is refused, with *out NULL and a reason. */
-    CHECK(ahw_catalogue_registry("MI300X", 1, &reg) == AHW_OK && ahw_device_count(reg) == 1);
+    CHECK(ahw_catalogue_registry("MI300X", 1, 0, &reg) == AHW_OK && ahw_device_count(reg) == 1);
     ahw_registry_free(reg);
     reg = (ahw_registry*)&reg;
-    CHECK(ahw_catalogue_registry("H100 SXM", 0, &reg) == AHW_ERR_INVALID_ARGUMENT && reg == NULL);
+    CHECK(ahw_catalogue_registry("H100 SXM", 0, 0, &reg) == AHW_ERR_INVALID_ARGUMENT && reg == NULL);
     CHECK(strstr(ahw_last_error(), "count") != NULL);
-    CHECK(ahw_catalogue_registry("H100 SXM", 257, &reg) == AHW_ERR_INVALID_ARGUMENT && reg == NULL);
-    CHECK(ahw_catalogue_registry("no such accelerator 9000", 2, &reg) == AHW_ERR_UNKNOWN_DEVICE && reg == NULL);
+    CHECK(ahw_catalogue_registry("H100 SXM", 257, 0, &reg) == AHW_ERR_INVALID_ARGUMENT && reg == NULL);
+    CHECK(ahw_catalogue_registry("no such accelerator 9000", 2, 0, &reg) == AHW_ERR_UNKNOWN_DEVICE && reg == NULL);
     CHECK(strstr(ahw_last_error(), "no such accelerator 9000") != NULL);
-    CHECK(ahw_catalogue_registry(NULL, 2, &reg) == AHW_ERR_INVALID_ARGUMENT && reg == NULL);
-    CHECK(ahw_catalogue_registry("H100 SXM", 2, NULL) == AHW_ERR_INVALID_ARGUMENT);
+    CHECK(ahw_catalogue_registry(NULL, 2, 0, &reg) == AHW_ERR_INVALID_ARGUMENT && reg == NULL);
+    CHECK(ahw_catalogue_registry("H100 SXM", 2, 0, NULL) == AHW_ERR_INVALID_ARGUMENT);
 }
 
 static void test_errors(void) {
