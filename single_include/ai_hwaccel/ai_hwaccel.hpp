@@ -5683,9 +5683,9 @@ inline constexpr device_spec catalogue_rows[] = {
 // mesh of eight, in which only each quad is fully connected), 8 for the HGX boards'
 // NVSwitch (H100, H200 and B200 SXM), 16 for A100 SXM (HGX A100 also came as two boards
 // of eight joined by their NVSwitches, as in Google Cloud's a2-megagpu-16g), 72 for
-// GB200 (one NVL72 rack). GH200's is
-// left unknown: its 900 GB/s NVLink-C2C joins it to its Grace CPU, and how many GH200s
-// share an NVLink domain depends on the system (one, four, 32).
+// GB200 (one NVL72 rack). GH200's is left unknown: its 900 GB/s NVLink-C2C joins it to
+// its Grace CPU, and how many GH200s share an NVLink domain depends on the system (one,
+// four, 32).
 //
 // Sources: NVIDIA datasheets and product pages for data-centre and workstation parts (the
 // row's `source`), the TechPowerUp GPU database for GeForce/TITAN boards (SM count, boost
@@ -7091,11 +7091,11 @@ inline constexpr device_spec catalogue_rows[] = {
 // link is the integrated RoCE NIC bandwidth, both directions summed (Gaudi 3: 24 x 200 GbE
 // = 1200 GB/s). The OAM parts have link_peers 7: inside an 8-card box, 21 of the 24 ports
 // join the cards all to all, three to each peer (Intel Gaudi "Network Configuration"
-// documentation), so their link_domain is the box's 8. Max-series XMX figures are Intel's peak at the maximum clock. Arc rows give
-// only vector FP32 plus, for Battlemage, Intel's INT8 AI TOPS; Arc XMX FP16/BF16 rates are
-// not published per SKU and stay 0. Sources: Intel ark and technical articles, Intel
-// Gaudi documentation and Hot Chips 2024 material, Intel launch specifications, pci.ids
-// and the habanalabs driver for device ids.
+// documentation), so their link_domain is the box's 8. Max-series XMX figures are Intel's
+// peak at the maximum clock. Arc rows give only vector FP32 plus, for Battlemage, Intel's
+// INT8 AI TOPS; Arc XMX FP16/BF16 rates are not published per SKU and stay 0. Sources:
+// Intel ark and technical articles, Intel Gaudi documentation and Hot Chips 2024
+// material, Intel launch specifications, pci.ids and the habanalabs driver for device ids.
 //
 // Rows of ai_hwaccel::device_catalogue: this file is included inside the array
 // initializer in core/catalogue.hpp and is not a header of its own.
