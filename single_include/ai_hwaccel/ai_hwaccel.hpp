@@ -5681,8 +5681,10 @@ inline constexpr device_spec catalogue_rows[] = {
 // Quadro and RTX A boards, A30, A40, A100 PCIe, H100 PCIe and NVL), 4 for the H200 NVL
 // (NVIDIA's H200 page: 2- or 4-way bridges) and for P100/V100 SXM2 (DGX-1's hybrid cube
 // mesh of eight, in which only each quad is fully connected), 8 for the HGX boards'
-// NVSwitch (H100, H200 and B200 SXM), 16 for A100 SXM (HGX A100 also came as two boards
-// of eight joined by their NVSwitches, as in Google Cloud's a2-megagpu-16g), 72 for
+// NVSwitch (H100, H200 and B200 SXM), 16 for A100 SXM (two HGX A100 boards of eight
+// joined back to back by their NVSwitches, as NVIDIA's introduction of HGX A100 describes,
+// https://developer.nvidia.com/blog/introducing-hgx-a100-most-powerful-accelerated-server-
+// platform-for-ai-hpc/, and as in Google Cloud's a2-megagpu-16g), 72 for
 // GB200 (one NVL72 rack). GH200's is left unknown: its 900 GB/s NVLink-C2C joins it to
 // its Grace CPU, and how many GH200s share an NVLink domain depends on the system (one,
 // four, 32).
@@ -6718,9 +6720,10 @@ inline constexpr device_spec catalogue_rows[] = {
 // page and AMD's ROCm blog on MI300X xGMI; 896 = 7 x 128 GB/s, 1075.2 = 7 x 153.6). MI200
 // nodes link their GCDs by one, two or four links, not a full mesh, and have none.
 // link_domain: the hive of four for MI100 and for MI210 cards (Infinity Fabric Link
-// bridges join two or four), four packages for the MI250/MI250X OAM nodes (Frontier's
-// node, per ROCm's MI250 page) and MI300A (four APUs per node), eight for the MI300 and
-// MI350 boards.
+// bridges join two or four), four packages a node for MI250/MI250X and MI300A (the OAM
+// and APU nodes of HPE's EX blades: CSCS's Alps lists 96 MI250X on 24 nodes and 512
+// MI300A on 128, https://github.com/eth-cscs/cscs-docs, docs/alps/hardware.md), eight for
+// the MI300X/MI325X and MI350 boards.
 // Sources: AMD product pages, ROCm documentation (GPU specifications and the
 // MI100/MI250/MI300 microarchitecture pages), pci.ids for device ids.
 //
