@@ -138,23 +138,6 @@ ah::accelerator_profile described(const ah::device_spec& spec, std::uint32_t ind
     return p;
 }
 
-/// `count` copies of one device (indices 0..count-1) and the links its catalogue row says
-/// join them as the device is built into machines (`catalogue_links`: its own link in
-/// groups of its link domain, PCIe between the groups, which the planner assumes and needs
-/// no entry for): what the CLI's --device/--count describe.
-ah::accelerator_registry described_registry(const ah::accelerator_profile& proto, std::uint32_t count) {
-    std::vector<ah::accelerator_profile> devices;
-    for (std::uint32_t i = 0; i < count; ++i) {
-        auto p = proto;
-        p.index = i;
-        devices.push_back(p);
-    }
-    ah::accelerator_registry reg(std::move(devices));
-    if (proto.spec)
-        for (auto& l : ah::catalogue_links(*proto.spec, count)) reg.add(std::move(l));
-    return reg;
-}
-
 ah::accelerator_profile device_of(const py::handle& h, std::optional<std::uint64_t> memory,
                                   std::optional<double> bandwidth) {
     if (py::isinstance<ah::accelerator_profile>(h)) {
@@ -546,7 +529,7 @@ py::dict estimate(const py::handle& device, const py::handle& model, const std::
         throw py::value_error("the memory of " + std::string(proto.name.view()) +
                               " is not known (the catalogue gives none for unified memory): pass memory_bytes");
 
-    const auto reg = described_registry(proto, n);
+    const auto reg = ah::described_registry(proto, n);
     ah::plan_options po;
     po.memory_headroom = headroom_of(headroom);
     po.spread = true; // one replica over every device given
@@ -951,7 +934,7 @@ PYBIND11_MODULE(_native, m) {
                 mem = static_cast<std::uint64_t>(*memory_bytes);
             }
             const auto n = whole("count", count, 1, static_cast<long long>(ah::max_plan_devices));
-            return described_registry(described(spec_of(name), 0, mem, bandwidth_gbps), n);
+            return ah::described_registry(described(spec_of(name), 0, mem, bandwidth_gbps), n);
         },
         py::arg("name"), py::arg("count") = 1, py::arg("memory_bytes") = py::none(), py::arg("bandwidth_gbps") = py::none(),
         "count catalogue devices joined by the device's own link (NVLink, XGMI, …; PCIe when it has none).");

@@ -350,15 +350,9 @@ AHW_API ahw_status ahw_catalogue_registry(const char* device_name, uint32_t coun
                             std::to_string(count));
         const ah::device_spec* spec = ah::find_device(device_name);
         if (!spec) return fail(AHW_ERR_UNKNOWN_DEVICE, fn, "no catalogue device named " + quoted(device_name));
-        std::vector<ah::accelerator_profile> devices;
-        devices.reserve(count);
-        for (std::uint32_t i = 0; i < count; ++i) {
-            devices.push_back(ah::profile_from_spec(*spec, i));
-            if (memory_bytes != 0) devices.back().memory_bytes = {memory_bytes, ah::origin::user};
-        }
-        ah::accelerator_registry reg(std::move(devices));
-        for (auto& l : ah::catalogue_links(*spec, count)) reg.add(std::move(l));
-        *out = new ahw_registry{std::move(reg)};
+        auto device = ah::profile_from_spec(*spec);
+        if (memory_bytes != 0) device.memory_bytes = {memory_bytes, ah::origin::user};
+        *out = new ahw_registry{ah::described_registry(device, count)};
         return AHW_OK;
     });
 }

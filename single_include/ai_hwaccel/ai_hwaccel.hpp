@@ -20939,6 +20939,19 @@ private:
     profile_index index_;
 };
 
+/// A registry of hardware that is not there ("what if I had 16 H100s?"): `count` copies of
+/// `device` (a catalogue profile, `profile_from_spec`, perhaps with its memory or bandwidth
+/// set by hand) indexed 0 to count - 1, joined as the device is built into machines:
+/// `catalogue_links` of its catalogue row (none without one), PCIe between the groups.
+inline accelerator_registry described_registry(const accelerator_profile& device, std::uint32_t count) {
+    std::vector<accelerator_profile> devices(count, device);
+    for (std::uint32_t i = 0; i < count; ++i) devices[i].index = i;
+    accelerator_registry reg(std::move(devices));
+    if (device.spec)
+        for (auto& l : catalogue_links(*device.spec, count)) reg.add(std::move(l));
+    return reg;
+}
+
 AI_HWACCEL_NAMESPACE_END
 // ---- end ai_hwaccel/registry.hpp
 

@@ -385,3 +385,26 @@ TEST_CASE("accelerator_registry read from several threads") {
         CHECK(gpus[t] == 67); // RTX 4090, H100 SXM, the software renderer, 64 more H100s
     }
 }
+
+TEST_CASE("described_registry") {
+    // Sixteen H100 SXM as if present: copies indexed in order, two boards' NVLink.
+    auto h100 = ah::profile_from_spec(*ah::find_device("H100 SXM"));
+    const auto reg = ah::described_registry(h100, 16);
+    REQUIRE(reg.size() == 16);
+    for (std::uint32_t i = 0; i < 16; ++i) {
+        CHECK(reg.all()[i].index == i);
+        CHECK(reg.all()[i].name == h100.name);
+        CHECK(reg.all()[i].memory_bytes == h100.memory_bytes);
+    }
+    CHECK(reg.total_accelerator_memory() == 16 * *h100.memory_bytes);
+    CHECK(reg.system().interconnects == ah::catalogue_links(*h100.spec, 16));
+    // A value set by hand is copied to every device.
+    h100.memory_bytes = {64ull << 30, ah::origin::user};
+    const auto smaller = ah::described_registry(h100, 3);
+    CHECK(smaller.total_accelerator_memory() == 3 * (64ull << 30));
+    // Without a catalogue row, no link is known; none is listed.
+    ah::accelerator_profile bare;
+    bare.kind = ah::device_kind::cuda_gpu;
+    CHECK(ah::described_registry(bare, 4).system().interconnects.empty());
+    CHECK(ah::described_registry(bare, 0).size() == 0);
+}
