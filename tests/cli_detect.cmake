@@ -49,7 +49,7 @@ cli_expect(cli_detect_summary_unified CODE 0
   STDERR "warning: "
   ARGS detect --root "${_mac}" --summary)
 cli_expect(cli_detect_summary_no_accelerator CODE 0
-  STDOUT "^devices: 1 \\(cpu 1\\)\naccelerators: none found\nbest: CPU \\(#0, cpu, 0\\.5 GiB\\)\n$"
+  STDOUT "^devices: 1 \\(cpu 1\\)\naccelerators: none found\nbest: Arm Neoverse-N1 \\(#0, cpu, 0\\.5 GiB\\)\n$"
   ARGS detect --root "${_pod}" --summary)
 cli_expect(cli_detect_summary_family CODE 0
   STDOUT "^devices: 1 \\(npu 1\\)\naccelerators: 1, memory unknown\nbest: Intel NPU \\(Lunar Lake\\) \\(#1, intel_npu, memory unknown\\)\n$"

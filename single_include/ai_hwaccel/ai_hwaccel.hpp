@@ -632,7 +632,7 @@ enum class vendor : std::uint8_t {
     samsung,
     mediatek,
     arm,
-    microsoft, ///< software adapters (WARP, Basic Render) seen through DXGI
+    microsoft, ///< software adapters (WARP, Basic Render) seen through DXGI; Azure Cobalt CPUs
     mesa,      ///< software rasterizers (llvmpipe, lavapipe)
     google_swiftshader,
 };
@@ -3169,9 +3169,19 @@ std::optional<std::vector<std::string>> list_optional_dir(const S& sys, std::str
 }
 
 /// Sorts the names of a listed folder with `less`. The probes pass plain functions, never
-/// lambdas, so that one copy of the sort serves every order they need.
+/// lambdas, so that one copy of the sort serves every order they need. A heap sort: the
+/// lists are short, and it compiles to half the code of std::sort's introsort, which
+/// counts in the smallest builds (BENCHMARKS.md, binary size).
 inline void sort_names(std::vector<std::string>& names, bool (*less)(const std::string&, const std::string&)) {
-    std::sort(names.begin(), names.end(), less);
+    std::make_heap(names.begin(), names.end(), less);
+    std::sort_heap(names.begin(), names.end(), less);
+}
+
+/// Sorts numbers, as sort_names sorts names: one heap sort for every list detection
+/// sorts (CPU ranges, port numbers).
+inline void sort_numbers(std::vector<std::uint64_t>& numbers) {
+    std::make_heap(numbers.begin(), numbers.end());
+    std::sort_heap(numbers.begin(), numbers.end());
 }
 
 /// Plain string order, as a function for sort_names.
@@ -3266,7 +3276,7 @@ inline std::optional<std::vector<std::pair<std::uint32_t, std::uint32_t>>> cpuli
         text.remove_prefix(comma + 1);
         if (ranges.size() > max_cpus) return std::nullopt; // more items than CPUs: not a real list
     }
-    std::sort(ranges.begin(), ranges.end());
+    sort_numbers(ranges);
     std::vector<std::pair<std::uint32_t, std::uint32_t>> merged;
     for (const auto packed : ranges) {
         const auto r_first = static_cast<std::uint32_t>(packed >> 32);
@@ -3610,6 +3620,7 @@ std::vector<pci_device> probe_pci(const S& sys, std::vector<warning>& warnings) 
 AI_HWACCEL_NAMESPACE_END
 // ---- end ai_hwaccel/detect/topology.hpp
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -3672,6 +3683,279 @@ inline std::optional<std::uint64_t> parse_cgroup_memory_limit(std::string_view t
     return n;
 }
 
+// ---------------------------------------------------------------------------------------
+// Arm cores by MIDR
+
+/// An Arm core as its Main ID Register names it: the implementer code (the licensee that
+/// designed the core) and that implementer's part number, both printed by arm64
+/// /proc/cpuinfo ("CPU implementer : 0x41", "CPU part : 0xd0c"), which names no model.
+struct arm_core {
+    std::uint8_t implementer;
+    std::uint16_t part;
+    std::string_view name; ///< "Neoverse-N1": lscpu's spelling, or the kernel's where lscpu has none
+};
+
+/// An implementer code, the name it goes by, and the vendor it maps to (unknown for
+/// implementers the vendor enumeration does not list).
+struct arm_implementer {
+    std::uint8_t id;
+    std::string_view name;
+    vendor maker;
+};
+
+/// Implementer codes. Sources: Linux arch/arm64/include/asm/cputype.h (ARM_CPU_IMP_*),
+/// util-linux sys-utils/lscpu-arm.c (hw_implementer).
+inline constexpr std::array<arm_implementer, 16> arm_implementers{{
+    {0x41, "Arm", vendor::arm},
+    {0x42, "Broadcom", vendor::unknown},
+    {0x43, "Cavium", vendor::unknown},
+    {0x46, "Fujitsu", vendor::unknown},
+    {0x48, "HiSilicon", vendor::unknown},
+    {0x4e, "NVIDIA", vendor::nvidia},
+    {0x50, "Applied Micro", vendor::unknown},
+    {0x51, "Qualcomm", vendor::qualcomm},
+    {0x53, "Samsung", vendor::samsung},
+    {0x56, "Marvell", vendor::unknown},
+    {0x61, "Apple", vendor::apple},
+    {0x63, "Arm China", vendor::unknown},
+    {0x69, "Intel", vendor::intel},
+    {0x6d, "Microsoft", vendor::microsoft},
+    {0x70, "Phytium", vendor::unknown},
+    {0xc0, "Ampere", vendor::unknown},
+}};
+
+/// Cores by implementer and part: the ones servers, boards and SoCs that run inference
+/// ship with. Sources: Linux arch/arm64/include/asm/cputype.h (*_CPU_PART_*),
+/// util-linux sys-utils/lscpu-arm.c, Arm's technical reference manuals (MIDR_EL1).
+/// Parts are numbered per implementer: HiSilicon's 0xd01 is not Arm's.
+inline constexpr std::array<arm_core, 80> arm_cores{{
+    // Arm Cortex-A (application cores of boards, phones and laptops)
+    {0x41, 0xd01, "Cortex-A32"},
+    {0x41, 0xd02, "Cortex-A34"},
+    {0x41, 0xd03, "Cortex-A53"},
+    {0x41, 0xd04, "Cortex-A35"},
+    {0x41, 0xd05, "Cortex-A55"},
+    {0x41, 0xd06, "Cortex-A65"},
+    {0x41, 0xd07, "Cortex-A57"},
+    {0x41, 0xd08, "Cortex-A72"},
+    {0x41, 0xd09, "Cortex-A73"},
+    {0x41, 0xd0a, "Cortex-A75"},
+    {0x41, 0xd0b, "Cortex-A76"},
+    {0x41, 0xd0d, "Cortex-A77"},
+    {0x41, 0xd0e, "Cortex-A76AE"},
+    {0x41, 0xd41, "Cortex-A78"},
+    {0x41, 0xd42, "Cortex-A78AE"},
+    {0x41, 0xd43, "Cortex-A65AE"},
+    {0x41, 0xd44, "Cortex-X1"},
+    {0x41, 0xd46, "Cortex-A510"},
+    {0x41, 0xd47, "Cortex-A710"},
+    {0x41, 0xd48, "Cortex-X2"},
+    {0x41, 0xd4b, "Cortex-A78C"},
+    {0x41, 0xd4c, "Cortex-X1C"},
+    {0x41, 0xd4d, "Cortex-A715"},
+    {0x41, 0xd4e, "Cortex-X3"},
+    {0x41, 0xd80, "Cortex-A520"},
+    {0x41, 0xd81, "Cortex-A720"},
+    {0x41, 0xd82, "Cortex-X4"},
+    {0x41, 0xd85, "Cortex-X925"},
+    {0x41, 0xd87, "Cortex-A725"},
+    {0x41, 0xd8c, "C1-Ultra"},
+    // Arm Neoverse (servers: Graviton 2-4, Ampere Altra, Grace, Axion, Cobalt)
+    {0x41, 0xd0c, "Neoverse-N1"},
+    {0x41, 0xd40, "Neoverse-V1"},
+    {0x41, 0xd49, "Neoverse-N2"},
+    {0x41, 0xd4a, "Neoverse-E1"},
+    {0x41, 0xd4f, "Neoverse-V2"},
+    {0x41, 0xd83, "Neoverse-V3AE"},
+    {0x41, 0xd84, "Neoverse-V3"},
+    {0x41, 0xd8e, "Neoverse-N3"},
+    // Broadcom, Cavium and Marvell
+    {0x42, 0x516, "ThunderX2"},
+    {0x43, 0x0a1, "ThunderX-88XX"},
+    {0x43, 0x0a2, "ThunderX-81XX"},
+    {0x43, 0x0a3, "ThunderX-83XX"},
+    {0x43, 0x0af, "ThunderX2-99xx"},
+    {0x43, 0x0b8, "ThunderX3-T110"},
+    // Fujitsu, HiSilicon, Phytium, Ampere
+    {0x46, 0x001, "A64FX"},
+    {0x48, 0xd01, "Kunpeng-920"},
+    {0x48, 0xd40, "Cortex-A76"},
+    {0x70, 0x662, "FTC662"},
+    {0x70, 0x663, "FTC663"},
+    {0xc0, 0xac3, "Ampere-1"},
+    {0xc0, 0xac4, "Ampere-1a"},
+    // NVIDIA (Jetson TX2, Xavier)
+    {0x4e, 0x000, "Denver"},
+    {0x4e, 0x003, "Denver-2"},
+    {0x4e, 0x004, "Carmel"},
+    {0x4e, 0x010, "Olympus"}, // Vera
+    // Qualcomm (Snapdragon phones and laptops, Centriq servers)
+    {0x51, 0x001, "Oryon"},
+    {0x51, 0x201, "Kryo"},
+    {0x51, 0x205, "Kryo"},
+    {0x51, 0x211, "Kryo"},
+    {0x51, 0x800, "Kryo-2XX-Gold"},
+    {0x51, 0x801, "Kryo-2XX-Silver"},
+    {0x51, 0x802, "Kryo-3XX-Gold"},
+    {0x51, 0x803, "Kryo-3XX-Silver"},
+    {0x51, 0x804, "Kryo-4XX-Gold"},
+    {0x51, 0x805, "Kryo-4XX-Silver"},
+    {0x51, 0xc00, "Falkor"},
+    // Apple (Asahi Linux on M1 and M2)
+    {0x61, 0x022, "Icestorm-M1"},
+    {0x61, 0x023, "Firestorm-M1"},
+    {0x61, 0x024, "Icestorm-M1-Pro"},
+    {0x61, 0x025, "Firestorm-M1-Pro"},
+    {0x61, 0x028, "Icestorm-M1-Max"},
+    {0x61, 0x029, "Firestorm-M1-Max"},
+    {0x61, 0x032, "Blizzard-M2"},
+    {0x61, 0x033, "Avalanche-M2"},
+    {0x61, 0x034, "Blizzard-M2-Pro"},
+    {0x61, 0x035, "Avalanche-M2-Pro"},
+    {0x61, 0x038, "Blizzard-M2-Max"},
+    {0x61, 0x039, "Avalanche-M2-Max"},
+    // Samsung
+    {0x53, 0x001, "Exynos-M1"},
+    // Microsoft (Azure Cobalt 100: a Neoverse-N2 under Microsoft's own code)
+    {0x6d, 0xd49, "Azure-Cobalt-100"},
+}};
+
+namespace detail {
+constexpr bool arm_tables_well_formed() noexcept {
+    for (std::size_t i = 0; i < arm_cores.size(); ++i) {
+        if (arm_cores[i].name.empty()) return false; // an array declared longer than its rows
+        for (std::size_t j = 0; j < i; ++j)
+            if (arm_cores[j].implementer == arm_cores[i].implementer && arm_cores[j].part == arm_cores[i].part)
+                return false;
+    }
+    for (const auto& c : arm_cores) {
+        bool known = false;
+        for (const auto& i : arm_implementers) known = known || i.id == c.implementer;
+        if (!known) return false;
+    }
+    for (std::size_t i = 0; i < arm_implementers.size(); ++i)
+        if (arm_implementers[i].name.empty() || (i > 0 && arm_implementers[i - 1].id >= arm_implementers[i].id))
+            return false;
+    return true;
+}
+#if AI_HWACCEL_CHECK_TABLES // the test build checks; includers may (config.hpp)
+static_assert(arm_tables_well_formed(), "arm_cores: a blank or repeated row, or an implementer not listed");
+#endif
+
+constexpr std::size_t arm_implementer_index(std::uint32_t id) noexcept {
+    std::size_t i = 0;
+    while (i < arm_implementers.size() && arm_implementers[i].id != id) ++i;
+    return i;
+}
+
+// What detection reads at run time, built from the tables at compile time: the keys, the
+// vendors and "Arm Neoverse-N1" (implementer and core) packed, not the tables of
+// string_views themselves, which would cost a relocation per name (see packed_strings).
+inline constexpr auto arm_core_keys = [] {
+    std::array<std::uint32_t, arm_cores.size()> keys{};
+    for (std::size_t i = 0; i < arm_cores.size(); ++i)
+        keys[i] = std::uint32_t{arm_cores[i].implementer} << 16 | arm_cores[i].part;
+    return keys;
+}();
+inline constexpr auto arm_implementer_vendors = [] {
+    std::array<std::pair<std::uint8_t, vendor>, arm_implementers.size()> out{};
+    for (std::size_t i = 0; i < arm_implementers.size(); ++i) out[i] = {arm_implementers[i].id, arm_implementers[i].maker};
+    return out;
+}();
+constexpr std::string_view arm_core_maker_name(const arm_core& c) noexcept {
+    return arm_implementers[arm_implementer_index(c.implementer)].name;
+}
+inline constexpr auto arm_core_full_names = [] {
+    constexpr std::size_t chars = [] {
+        std::size_t n = 0;
+        for (const auto& c : arm_cores) n += arm_core_maker_name(c).size() + 1 + c.name.size();
+        return n;
+    }();
+    packed_strings<arm_cores.size(), chars> out;
+    std::size_t n = 0;
+    for (std::size_t i = 0; i < arm_cores.size(); ++i) {
+        out.at[i] = static_cast<std::uint16_t>(n);
+        for (const char ch : arm_core_maker_name(arm_cores[i])) out.chars[n++] = ch;
+        out.chars[n++] = ' ';
+        for (const char ch : arm_cores[i].name) out.chars[n++] = ch;
+    }
+    out.at[arm_cores.size()] = static_cast<std::uint16_t>(n);
+    return out;
+}();
+
+constexpr std::size_t arm_core_index(std::uint32_t implementer, std::uint32_t part) noexcept {
+    std::size_t i = 0;
+    if (implementer <= 0xff && part <= 0xfff)
+        while (i < arm_core_keys.size() && arm_core_keys[i] != (implementer << 16 | part)) ++i;
+    else
+        i = arm_core_keys.size();
+    return i;
+}
+} // namespace detail
+
+/// The vendor an implementer code maps to; unknown where the enumeration has none (or the
+/// code is not listed).
+constexpr vendor arm_implementer_vendor(std::uint32_t implementer) noexcept {
+    for (const auto& [id, maker] : detail::arm_implementer_vendors)
+        if (id == implementer) return maker;
+    return vendor::unknown;
+}
+
+/// The core's name with its implementer's, "Arm Neoverse-N1", "HiSilicon Kunpeng-920"; empty
+/// when the table does not know the part.
+constexpr std::string_view arm_core_name(std::uint32_t implementer, std::uint32_t part) noexcept {
+    const auto i = detail::arm_core_index(implementer, part);
+    return i < arm_cores.size() ? detail::arm_core_full_names[i] : std::string_view{};
+}
+
+namespace detail {
+/// The Arm IDs of /proc/cpuinfo's processors: each block's "CPU implementer" and "CPU
+/// part", kept as the distinct core types in the order they first appear. Eight at most:
+/// no chip mixes more, so a listing with more is not a real one.
+struct arm_core_tally {
+    static constexpr std::uint32_t none = ~std::uint32_t{0};
+    std::array<std::uint32_t, 8> keys{}; ///< implementer << 16 | part
+    std::size_t size = 0;
+    bool too_many = false;
+    std::uint32_t implementer = none;       ///< of the processor being read
+    std::uint32_t first_implementer = none; ///< of the first processor that names one
+
+    /// One "CPU implementer" (`is_part` false) or "CPU part" line's value.
+    constexpr void read(bool is_part, std::string_view value) noexcept {
+        const auto id = parse_hex_attribute(value).value_or(none);
+        if (!is_part) {
+            implementer = id <= 0xff ? id : none;
+            if (first_implementer == none) first_implementer = implementer;
+            return;
+        }
+        if (implementer == none || id > 0xfff) return; // parts are 12 bits
+        const std::uint32_t key = implementer << 16 | id;
+        for (std::size_t i = 0; i < size; ++i)
+            if (keys[i] == key) return;
+        if (size == keys.size()) too_many = true;
+        else keys[size++] = key;
+    }
+};
+
+/// Fills in what arm64 /proc/cpuinfo does not print: the vendor, from the implementer, and
+/// the model, from the cores: "Arm Neoverse-N1", or "Arm Cortex-A55 + Arm Cortex-A76" for a
+/// chip of several core types. 32-bit Arm's generic model line ("ARMv7 Processor rev 4
+/// (v7l)") gives way too; a core the table does not know leaves the model as it was
+/// (lscpu prints "-" then).
+inline void name_arm_cpu(cpu_info& c, const arm_core_tally& t) {
+    if (c.maker == vendor::unknown && t.first_implementer != arm_core_tally::none)
+        c.maker = arm_implementer_vendor(t.first_implementer);
+    if ((!c.model.empty() && !c.model.starts_with("ARMv")) || t.size == 0 || t.too_many) return;
+    for (std::size_t i = 0; i < t.size; ++i)
+        if (arm_core_name(t.keys[i] >> 16, t.keys[i] & 0xffffu).empty()) return;
+    c.model.clear();
+    for (std::size_t i = 0; i < t.size; ++i) {
+        if (i > 0) c.model += " + ";
+        c.model += arm_core_name(t.keys[i] >> 16, t.keys[i] & 0xffffu);
+    }
+}
+} // namespace detail
+
 /// /proc/cpuinfo → model, vendor, topology and the ISA features that matter for inference.
 inline cpu_info parse_cpuinfo(std::string_view text) {
     using namespace std::string_view_literals; // "..."sv: no length counted at run time
@@ -3682,6 +3966,7 @@ inline cpu_info parse_cpuinfo(std::string_view text) {
     std::string current_package;
     std::string_view flags;
     bool arm_flags = false;
+    detail::arm_core_tally arm;
     detail::for_each_key_value(text, [&](std::string_view key, std::string_view value, bool has_colon) {
         if (!has_colon) return;
         if (key == "processor"sv) {
@@ -3692,11 +3977,10 @@ inline cpu_info parse_cpuinfo(std::string_view text) {
         } else if (key == "vendor_id"sv && c.maker == vendor::unknown) {
             if (value == "GenuineIntel"sv) c.maker = vendor::intel;
             else if (value == "AuthenticAMD"sv) c.maker = vendor::amd;
-        } else if (key == "CPU implementer"sv && c.maker == vendor::unknown) {
-            // The implementer code names the licensee (0x41 Arm, 0x48 HiSilicon, 0x51
-            // Qualcomm…); only Arm's own cores are attributed, the rest stay unknown.
-            if (value == "0x41"sv) c.maker = vendor::arm;
-            else if (value == "0x51"sv) c.maker = vendor::qualcomm;
+        } else if (key == "CPU implementer"sv || key == "CPU part"sv) {
+            // The implementer code names the licensee that designed the core (0x41 Arm,
+            // 0x48 HiSilicon, 0x51 Qualcomm…), the part that licensee's core.
+            arm.read(key.size() == 8, value);
         } else if (key == "physical id"sv) {
             current_package = std::string(value);
             packages.push_back(current_package);
@@ -3719,6 +4003,7 @@ inline cpu_info parse_cpuinfo(std::string_view text) {
         packages.empty() ? (processors ? 1u : 0u) : static_cast<std::uint32_t>(detail::count_distinct(packages));
     c.cores = cores.empty() ? processors : static_cast<std::uint32_t>(detail::count_distinct(cores));
     c.features = detail::cpu_features_from_flags(flags, arm_flags);
+    detail::name_arm_cpu(c, arm);
     return c;
 }
 
@@ -5248,7 +5533,7 @@ std::vector<fabric_port> read_fabric_ports(const S& sys, std::vector<warning>& w
             if (!n || *n > 0xffff) continue; // not a port
             numbers.push_back(*n);
         }
-        std::sort(numbers.begin(), numbers.end());
+        detail::sort_numbers(numbers);
         if (numbers.size() > max_ports_per_device) numbers.resize(max_ports_per_device);
         for (const auto n : numbers) {
             const std::string pdir = dir + "/ports/" + std::to_string(n);

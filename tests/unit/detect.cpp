@@ -268,6 +268,8 @@ TEST_CASE("fixture machine: a Kubernetes pod on Graviton2 with cgroup v1 limits"
     const auto& host = reg.host();
     CHECK(host.cpu.arch == ah::cpu_arch::aarch64);
     CHECK(host.cpu.maker == ah::vendor::arm);
+    CHECK(host.cpu.model == "Arm Neoverse-N1");
+    CHECK(cpu.name.view() == "Arm Neoverse-N1"); // the CPU device is named after it
     CHECK(host.cpu.threads == 2);
     CHECK(host.cpu.usable_threads == 2);
     CHECK(host.cpu.cpu_quota == doctest::Approx(1.5));
@@ -290,6 +292,8 @@ TEST_CASE("fixture machine: a two-socket Kunpeng 920 server with four NUMA nodes
     const auto reg = ah::detect(machine("handmade-numa-2socket-kunpeng920"));
     CHECK(reg.warnings().empty());
     const auto& host = reg.host();
+    CHECK(host.cpu.model == "HiSilicon Kunpeng-920"); // implementer 0x48, part 0xd01
+    CHECK(host.cpu.maker == ah::vendor::unknown);
     CHECK(host.cpu.sockets == 2);
     CHECK(host.cpu.cores == 128);
     CHECK(host.cpu.threads == 128);

@@ -96,11 +96,12 @@ TEST_CASE("parse_cpuinfo arm") {
         CHECK(c.features.has(cpu_feature::sve));
         CHECK(c.features.has(cpu_feature::asimd_dotprod));
         CHECK_FALSE(c.features.has(cpu_feature::sve2));
-        CHECK(c.model.empty()); // arm64 /proc/cpuinfo names no model
+        CHECK(c.model == "Arm Neoverse-V1"); // no model line: named from implementer 0x41, part 0xd40
     }
     if (auto text = test::capture("proc-cpuinfo/arm64_graviton2-t4g.small_full.txt")) {
         const auto c = ah::parse_cpuinfo(*text);
         CHECK(c.threads == 2);
+        CHECK(c.model == "Arm Neoverse-N1"); // Graviton2
         CHECK(c.features.has(cpu_feature::asimd_fp16));
         CHECK_FALSE(c.features.has(cpu_feature::sve));
     }
@@ -113,20 +114,75 @@ TEST_CASE("parse_cpuinfo arm") {
             CHECK(c.features.has(cpu_feature::neon));
             CHECK_FALSE(c.features.has(cpu_feature::asimd_dotprod));
             CHECK(c.threads == (std::string_view(file).find("tx1") != std::string_view::npos ? 4u : 2u));
+            // Graviton (first generation) is a Cortex-A72, the Jetson TX1 a Cortex-A57.
+            CHECK(c.model == (std::string_view(file).find("tx1") != std::string_view::npos ? "Arm Cortex-A57"
+                                                                                            : "Arm Cortex-A72"));
         }
     }
     if (auto text = test::capture("proc-cpuinfo/arm64_pixel-2-xl_msm8998.txt")) {
         const auto c = ah::parse_cpuinfo(*text);
         CHECK(c.threads == 8);
         CHECK(c.maker == ah::vendor::qualcomm); // implementer 0x51
+        // Two core types, listed in processor order: cpu0-3 part 0x801, cpu4-7 part 0x800.
+        CHECK(c.model == "Qualcomm Kryo-2XX-Silver + Qualcomm Kryo-2XX-Gold");
     }
     if (auto text = test::capture("proc-cpuinfo/armv7_raspberry-pi-3_bcm2709.txt")) {
         const auto c = ah::parse_cpuinfo(*text);
         CHECK(c.arch == ah::cpu_arch::arm);
-        CHECK(c.model == "ARMv7 Processor rev 4 (v7l)");
+        // The 32-bit kernel's model line is generic; the core's IDs name a Cortex-A53.
+        CHECK(c.model == "Arm Cortex-A53");
         CHECK(c.threads == 4);
         CHECK(c.features.has(cpu_feature::neon));
     }
+}
+
+TEST_CASE("arm_cores table and model names") {
+    CHECK(ah::arm_core_name(0x41, 0xd0c) == "Arm Neoverse-N1");
+    CHECK(ah::arm_core_name(0x41, 0xd4f) == "Arm Neoverse-V2"); // Grace, Graviton4, Axion
+    CHECK(ah::arm_core_name(0x48, 0xd01) == "HiSilicon Kunpeng-920"); // HiSilicon's 0xd01
+    CHECK(ah::arm_core_name(0x41, 0xd01) == "Arm Cortex-A32"); // Arm's 0xd01: parts are per implementer
+    CHECK(ah::arm_core_name(0x6d, 0xd49) == "Microsoft Azure-Cobalt-100");
+    CHECK(ah::arm_core_name(0x41, 0xfff).empty());
+    CHECK(ah::arm_core_name(0x99, 0xd0c).empty());
+    CHECK(ah::arm_core_name(0x141, 0xd0c).empty()); // not an 8-bit implementer code
+    CHECK(ah::arm_core_name(0x41, 0x1d0c).empty()); // not a 12-bit part number
+    CHECK(ah::arm_implementer_vendor(0x4e) == ah::vendor::nvidia);
+    CHECK(ah::arm_implementer_vendor(0x48) == ah::vendor::unknown); // HiSilicon: no vendor of its own
+    CHECK(ah::arm_implementer_vendor(0x99) == ah::vendor::unknown);
+    static_assert(ah::arm_core_name(0xc0, 0xac3) == "Ampere Ampere-1");
+    // Every row of the table is found by its own IDs, under its implementer's name.
+    for (const auto& core : ah::arm_cores) {
+        CAPTURE(core.name);
+        const auto name = ah::arm_core_name(core.implementer, core.part);
+        CHECK(name.ends_with(core.name));
+        CHECK(name.size() > core.name.size() + 1);
+    }
+
+    const auto cpu = [](std::string_view text) { return ah::parse_cpuinfo(text); };
+    // A part the table does not know, or an implementer, names nothing; a known implementer
+    // still gives the vendor.
+    CHECK(cpu("processor : 0\nCPU implementer : 0x41\nCPU architecture: 8\nCPU part : 0xd99\n").model.empty());
+    CHECK(cpu("processor : 0\nCPU implementer : 0x41\nCPU part : 0xd99\n").maker == ah::vendor::arm);
+    CHECK(cpu("processor : 0\nCPU implementer : 0x7a\nCPU part : 0x001\n").model.empty());
+    CHECK(cpu("processor : 0\nCPU implementer : 0x7a\nCPU part : 0x001\n").maker == ah::vendor::unknown);
+    // Garbage IDs, and a part with no implementer before it, name nothing.
+    CHECK(cpu("processor : 0\nCPU implementer : banana\nCPU part : 0xd0c\n").model.empty());
+    CHECK(cpu("processor : 0\nCPU part : 0xd0c\n").model.empty());
+    CHECK(cpu("processor : 0\nCPU implementer : 0x41\nCPU part : 0xd0c0\n").model.empty());
+    // A model line wins, unless it is 32-bit Arm's generic one.
+    CHECK(cpu("processor : 0\nmodel name : Custom SoC\nCPU implementer : 0x41\nCPU part : 0xd0c\n").model ==
+          "Custom SoC");
+    // Big and little cores, each type once, in the order the processors list them.
+    std::string big_little;
+    for (int i = 0; i < 8; ++i)
+        big_little += "processor : " + std::to_string(i) + "\nCPU implementer : 0x41\nCPU part : " +
+                      (i < 6 ? "0xd05" : "0xd0b") + "\n\n";
+    CHECK(cpu(big_little).model == "Arm Cortex-A55 + Arm Cortex-A76");
+    // More core types than any chip has is not a listing to name.
+    std::string mixed;
+    for (int i = 0; i < 9; ++i) mixed += "processor : 0\nCPU implementer : 0x41\nCPU part : 0xd0" + std::to_string(i) + "\n";
+    CHECK(cpu(mixed).model.empty());
+    CHECK(cpu(mixed).maker == ah::vendor::arm);
 }
 
 TEST_CASE("parse_cpuinfo hostile input") {

@@ -88,7 +88,7 @@ enum class vendor : std::uint8_t {
     samsung,
     mediatek,
     arm,
-    microsoft, ///< software adapters (WARP, Basic Render) seen through DXGI
+    microsoft, ///< software adapters (WARP, Basic Render) seen through DXGI; Azure Cobalt CPUs
     mesa,      ///< software rasterizers (llvmpipe, lavapipe)
     google_swiftshader,
 };

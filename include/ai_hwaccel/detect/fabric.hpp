@@ -466,7 +466,7 @@ std::vector<fabric_port> read_fabric_ports(const S& sys, std::vector<warning>& w
             if (!n || *n > 0xffff) continue; // not a port
             numbers.push_back(*n);
         }
-        std::sort(numbers.begin(), numbers.end());
+        detail::sort_numbers(numbers);
         if (numbers.size() > max_ports_per_device) numbers.resize(max_ports_per_device);
         for (const auto n : numbers) {
             const std::string pdir = dir + "/ports/" + std::to_string(n);
