@@ -61,4 +61,13 @@ static void run_tool_true(benchmark::State& state) {
     for (auto _ : state) benchmark::DoNotOptimize(ah::run_tool(rq));
 }
 BENCHMARK(run_tool_true)->Unit(benchmark::kMicrosecond)->UseRealTime();
+
+// One sysfs attribute read through host_system, as detection reads a hundred or so: the
+// cost of the machine's path lookups, which sets what the host probes take (on some virtual
+// machines a lookup costs several microseconds).
+static void read_sysfs_attribute(benchmark::State& state) {
+    const ah::host_system sys;
+    for (auto _ : state) benchmark::DoNotOptimize(sys.read_file("/sys/devices/system/cpu/online", 4096));
+}
+BENCHMARK(read_sysfs_attribute)->Unit(benchmark::kMicrosecond);
 BENCHMARK_MAIN();

@@ -2867,16 +2867,24 @@ public:
             r.status = status_from_errno(errno);
             return r;
         }
-        // Only regular files and kernel attribute files; never block on a FIFO or device.
+        // Detection reads a few hundred files, and on some virtual machines each system
+        // call costs microseconds, so this machine's own /proc and /sys go without two of
+        // them: the check below, since those hold only kernel files, never a FIFO or a
+        // device; and the read that finds the end of a sysfs attribute, which gives all
+        // it has (at most a page) to the first read, so a first read shorter than a page
+        // is the whole file. (Larger binary attributes come a page per read: read on.)
+        const bool live_kernel_file = root_.empty() && (path.starts_with("/sys/") || path.starts_with("/proc/"));
+        const bool live_sysfs = live_kernel_file && path.starts_with("/sys/");
+        // Otherwise only regular files: never block on a FIFO or read a device.
         struct stat st {};
-        if (::fstat(fd, &st) != 0 || !(S_ISREG(st.st_mode))) {
+        if (!live_kernel_file && (::fstat(fd, &st) != 0 || !(S_ISREG(st.st_mode)))) {
             ::close(fd);
             r.status = read_status::error;
             return r;
         }
         char buf[8192];
         r.status = read_status::ok;
-        for (;;) {
+        for (bool first = true;; first = false) {
             const std::size_t want = cap - r.data.size() + 1 < sizeof buf ? cap - r.data.size() + 1 : sizeof buf;
             const ::ssize_t n = ::read(fd, buf, want);
             if (n < 0) {
@@ -2891,6 +2899,7 @@ public:
                 r.status = read_status::truncated;
                 break;
             }
+            if (live_sysfs && first && static_cast<std::size_t>(n) < want && n < 4096) break;
         }
         ::close(fd);
         return r;
@@ -3557,12 +3566,15 @@ inline bool pci_dir_less(const std::string& a, const std::string& b) {
 /// Attributes that are missing are left at their defaults without a warning; nullopt when
 /// the name is not a PCI address or the directory does not exist.
 template <system_view S>
-std::optional<pci_device> read_pci_device(const S& sys, std::string_view dir, std::vector<warning>& warnings) {
-    const auto address = parse_pci_address(detail::base_name(dir));
-    if (!address || !sys.exists(dir)) return std::nullopt;
+std::optional<pci_device> read_pci_device(const S& sys, std::string_view dir, std::vector<warning>& warnings);
+
+namespace detail {
+/// read_pci_device for a folder known to exist (probe_pci has just looked).
+template <system_view S>
+pci_device read_pci_device_at(const S& sys, std::string_view dir, pci_address address, std::vector<warning>& warnings) {
     const std::string d(dir);
     pci_device p;
-    p.address = *address;
+    p.address = address;
     auto id16 = [&](const char* file, std::uint16_t& field) {
         if (auto v = detail::read_pci_id(sys, d + "/" + file, 0xffffu, warnings))
             field = static_cast<std::uint16_t>(*v);
@@ -3573,9 +3585,14 @@ std::optional<pci_device> read_pci_device(const S& sys, std::string_view dir, st
     id16("subsystem_vendor", p.subsystem_vendor_id);
     id16("subsystem_device", p.subsystem_device_id);
     pcie_link link;
-    if (detail::read_pcie_link(sys, d, "current", link, warnings)) p.link_current = {link, origin::sysfs};
-    link = {};
-    if (detail::read_pcie_link(sys, d, "max", link, warnings)) p.link_max = {link, origin::sysfs};
+    // The kernel gives a function the four link attributes together or not at all (only
+    // PCI Express functions have them): where the current pair is missing, so is the
+    // maximum, and a function that is not PCIe costs two lookups, not four.
+    if (detail::read_pcie_link(sys, d, "current", link, warnings)) {
+        p.link_current = {link, origin::sysfs};
+        link = {};
+        if (detail::read_pcie_link(sys, d, "max", link, warnings)) p.link_max = {link, origin::sysfs};
+    }
     const std::string node_path = d + "/numa_node";
     if (auto text = detail::read_optional_file(sys, node_path, detail::sysfs_attribute_cap, warnings)) {
         const auto n = detail::parse_i64(detail::trim(*text));
@@ -3591,6 +3608,14 @@ std::optional<pci_device> read_pci_device(const S& sys, std::string_view dir, st
         p.driver = std::string(detail::base_name(*target));
     return p;
 }
+} // namespace detail
+
+template <system_view S>
+std::optional<pci_device> read_pci_device(const S& sys, std::string_view dir, std::vector<warning>& warnings) {
+    const auto address = parse_pci_address(detail::base_name(dir));
+    if (!address || !sys.exists(dir)) return std::nullopt;
+    return detail::read_pci_device_at(sys, dir, *address, warnings);
+}
 
 /// Every PCI function under /sys/bus/pci/devices, by address. A machine without a PCI
 /// bus (or a container without /sys) gives an empty list and no warning.
@@ -3603,7 +3628,8 @@ std::vector<pci_device> probe_pci(const S& sys, std::vector<warning>& warnings) 
     for (const auto& name : *names) {
         std::string dir = "/sys/bus/pci/devices/";
         dir += name;
-        if (!parse_pci_address(name)) {
+        const auto address = parse_pci_address(name);
+        if (!address) {
             detail::add_warning(warnings, warning_kind::parse_error, dir, "not a PCI address; skipped");
             continue;
         }
@@ -3612,7 +3638,7 @@ std::vector<pci_device> probe_pci(const S& sys, std::vector<warning>& warnings) 
             detail::add_warning(warnings, warning_kind::read_error, dir, "listed but cannot be opened (a broken link)");
             continue;
         }
-        if (auto p = read_pci_device(sys, dir, warnings)) devices.push_back(std::move(*p));
+        devices.push_back(detail::read_pci_device_at(sys, dir, *address, warnings));
     }
     return devices;
 }
@@ -4648,6 +4674,9 @@ dmi_info read_dmi(const S& sys, std::vector<warning>& warnings) {
         {"chassis_vendor", &dmi_info::chassis_vendor, false},
         {"chassis_asset_tag", &dmi_info::chassis_asset_tag, false},
     };
+    // Virtual machines without firmware tables (Firecracker) and most Arm boards have no
+    // DMI folder: one lookup says so instead of ten.
+    if (!sys.exists("/sys/class/dmi/id")) return d;
     std::vector<warning> ignored; // for the root-only files: permission denied is the normal case for users
     for (const auto& f : fields) {
         std::string path = "/sys/class/dmi/id/";

@@ -326,6 +326,10 @@ TEST_CASE("intel_gpu_probe / read_intel_gpu_sysfs (hand-made sysfs trees)") {
         add_card(dir, "card0", "0000:00:02.0", "0x4680", "i915");
         add_card(dir, "card1", "0000:03:00.0", "0x56a0", "xe");
         dir.write("sys/bus/pci/devices/0000:03:00.0/tile0/physical_vram_size_bytes", "17163091968\n");
+        // The kernel gives a PCIe function all four link attributes (an idle Arc drops to
+        // 2.5 GT/s), and read_pci_device reads the maximum only where the current is there.
+        dir.write("sys/bus/pci/devices/0000:03:00.0/current_link_speed", "2.5 GT/s PCIe\n");
+        dir.write("sys/bus/pci/devices/0000:03:00.0/current_link_width", "16\n");
         dir.write("sys/bus/pci/devices/0000:03:00.0/max_link_speed", "16.0 GT/s PCIe\n");
         dir.write("sys/bus/pci/devices/0000:03:00.0/max_link_width", "16\n");
         dir.write("sys/bus/pci/devices/0000:03:00.0/numa_node", "-1\n");
@@ -352,6 +356,7 @@ TEST_CASE("intel_gpu_probe / read_intel_gpu_sysfs (hand-made sysfs trees)") {
         CHECK(arc.spec->name == "Intel Arc A770 16GB");
         CHECK(arc.name.view() == "Intel Arc A770 16GB");
         CHECK(*arc.pcie_max == ah::pcie_link{4, 16});
+        CHECK(*arc.pcie_current == ah::pcie_link{1, 16});
 
         const auto out = ah::intel_gpu_probe{}.probe(sys);
         REQUIRE(out.devices.size() == 2);

@@ -236,6 +236,9 @@ dmi_info read_dmi(const S& sys, std::vector<warning>& warnings) {
         {"chassis_vendor", &dmi_info::chassis_vendor, false},
         {"chassis_asset_tag", &dmi_info::chassis_asset_tag, false},
     };
+    // Virtual machines without firmware tables (Firecracker) and most Arm boards have no
+    // DMI folder: one lookup says so instead of ten.
+    if (!sys.exists("/sys/class/dmi/id")) return d;
     std::vector<warning> ignored; // for the root-only files: permission denied is the normal case for users
     for (const auto& f : fields) {
         std::string path = "/sys/class/dmi/id/";

@@ -245,16 +245,24 @@ public:
             r.status = status_from_errno(errno);
             return r;
         }
-        // Only regular files and kernel attribute files; never block on a FIFO or device.
+        // Detection reads a few hundred files, and on some virtual machines each system
+        // call costs microseconds, so this machine's own /proc and /sys go without two of
+        // them: the check below, since those hold only kernel files, never a FIFO or a
+        // device; and the read that finds the end of a sysfs attribute, which gives all
+        // it has (at most a page) to the first read, so a first read shorter than a page
+        // is the whole file. (Larger binary attributes come a page per read: read on.)
+        const bool live_kernel_file = root_.empty() && (path.starts_with("/sys/") || path.starts_with("/proc/"));
+        const bool live_sysfs = live_kernel_file && path.starts_with("/sys/");
+        // Otherwise only regular files: never block on a FIFO or read a device.
         struct stat st {};
-        if (::fstat(fd, &st) != 0 || !(S_ISREG(st.st_mode))) {
+        if (!live_kernel_file && (::fstat(fd, &st) != 0 || !(S_ISREG(st.st_mode)))) {
             ::close(fd);
             r.status = read_status::error;
             return r;
         }
         char buf[8192];
         r.status = read_status::ok;
-        for (;;) {
+        for (bool first = true;; first = false) {
             const std::size_t want = cap - r.data.size() + 1 < sizeof buf ? cap - r.data.size() + 1 : sizeof buf;
             const ::ssize_t n = ::read(fd, buf, want);
             if (n < 0) {
@@ -269,6 +277,7 @@ public:
                 r.status = read_status::truncated;
                 break;
             }
+            if (live_sysfs && first && static_cast<std::size_t>(n) < want && n < 4096) break;
         }
         ::close(fd);
         return r;

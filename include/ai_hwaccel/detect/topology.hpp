@@ -233,12 +233,15 @@ inline bool pci_dir_less(const std::string& a, const std::string& b) {
 /// Attributes that are missing are left at their defaults without a warning; nullopt when
 /// the name is not a PCI address or the directory does not exist.
 template <system_view S>
-std::optional<pci_device> read_pci_device(const S& sys, std::string_view dir, std::vector<warning>& warnings) {
-    const auto address = parse_pci_address(detail::base_name(dir));
-    if (!address || !sys.exists(dir)) return std::nullopt;
+std::optional<pci_device> read_pci_device(const S& sys, std::string_view dir, std::vector<warning>& warnings);
+
+namespace detail {
+/// read_pci_device for a folder known to exist (probe_pci has just looked).
+template <system_view S>
+pci_device read_pci_device_at(const S& sys, std::string_view dir, pci_address address, std::vector<warning>& warnings) {
     const std::string d(dir);
     pci_device p;
-    p.address = *address;
+    p.address = address;
     auto id16 = [&](const char* file, std::uint16_t& field) {
         if (auto v = detail::read_pci_id(sys, d + "/" + file, 0xffffu, warnings))
             field = static_cast<std::uint16_t>(*v);
@@ -249,9 +252,14 @@ std::optional<pci_device> read_pci_device(const S& sys, std::string_view dir, st
     id16("subsystem_vendor", p.subsystem_vendor_id);
     id16("subsystem_device", p.subsystem_device_id);
     pcie_link link;
-    if (detail::read_pcie_link(sys, d, "current", link, warnings)) p.link_current = {link, origin::sysfs};
-    link = {};
-    if (detail::read_pcie_link(sys, d, "max", link, warnings)) p.link_max = {link, origin::sysfs};
+    // The kernel gives a function the four link attributes together or not at all (only
+    // PCI Express functions have them): where the current pair is missing, so is the
+    // maximum, and a function that is not PCIe costs two lookups, not four.
+    if (detail::read_pcie_link(sys, d, "current", link, warnings)) {
+        p.link_current = {link, origin::sysfs};
+        link = {};
+        if (detail::read_pcie_link(sys, d, "max", link, warnings)) p.link_max = {link, origin::sysfs};
+    }
     const std::string node_path = d + "/numa_node";
     if (auto text = detail::read_optional_file(sys, node_path, detail::sysfs_attribute_cap, warnings)) {
         const auto n = detail::parse_i64(detail::trim(*text));
@@ -267,6 +275,14 @@ std::optional<pci_device> read_pci_device(const S& sys, std::string_view dir, st
         p.driver = std::string(detail::base_name(*target));
     return p;
 }
+} // namespace detail
+
+template <system_view S>
+std::optional<pci_device> read_pci_device(const S& sys, std::string_view dir, std::vector<warning>& warnings) {
+    const auto address = parse_pci_address(detail::base_name(dir));
+    if (!address || !sys.exists(dir)) return std::nullopt;
+    return detail::read_pci_device_at(sys, dir, *address, warnings);
+}
 
 /// Every PCI function under /sys/bus/pci/devices, by address. A machine without a PCI
 /// bus (or a container without /sys) gives an empty list and no warning.
@@ -279,7 +295,8 @@ std::vector<pci_device> probe_pci(const S& sys, std::vector<warning>& warnings) 
     for (const auto& name : *names) {
         std::string dir = "/sys/bus/pci/devices/";
         dir += name;
-        if (!parse_pci_address(name)) {
+        const auto address = parse_pci_address(name);
+        if (!address) {
             detail::add_warning(warnings, warning_kind::parse_error, dir, "not a PCI address; skipped");
             continue;
         }
@@ -288,7 +305,7 @@ std::vector<pci_device> probe_pci(const S& sys, std::vector<warning>& warnings) 
             detail::add_warning(warnings, warning_kind::read_error, dir, "listed but cannot be opened (a broken link)");
             continue;
         }
-        if (auto p = read_pci_device(sys, dir, warnings)) devices.push_back(std::move(*p));
+        devices.push_back(detail::read_pci_device_at(sys, dir, *address, warnings));
     }
     return devices;
 }
