@@ -379,7 +379,7 @@ inline cpu_info parse_cpuinfo(std::string_view text) {
         } else if (key == "CPU implementer"sv || key == "CPU part"sv) {
             // The implementer code names the licensee that designed the core (0x41 Arm,
             // 0x48 HiSilicon, 0x51 Qualcomm…), the part that licensee's core.
-            arm.read(key.size() == 8, value);
+            arm.read(key == "CPU part"sv, value);
         } else if (key == "physical id"sv) {
             current_package = std::string(value);
             packages.push_back(current_package);
