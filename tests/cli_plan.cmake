@@ -86,10 +86,39 @@ cli_plan_output(cli_plan_estimate_prefill_unknown_why
 # A context past the model's own is planned with a note (Falcon 180B: 2048 tokens).
 cli_plan_output(cli_plan_estimate_context_note "note: a context of 4096 tokens is past the 2048 tokens Falcon 180B was trained for"
   estimate --device "H100 SXM" --count 8 --model falcon-180b --quant bf16)
-# estimate takes one format and points to plan for the best one.
-cli_plan_output(cli_plan_estimate_quant_auto "estimate takes one format; .*ai-hwaccel plan --device"
+# estimate takes formats, not auto, and points to plan for the best one (and to all).
+cli_plan_output(cli_plan_estimate_quant_auto "estimate takes formats, not auto; .*ai-hwaccel plan --device.*--quant all"
   estimate --device "H100 SXM" --model llama-3.1-8b --quant auto)
 cli_plan_exit(cli_plan_estimate_quant_auto_exit 2 estimate --device "H100 SXM" --model llama-3.1-8b --quant auto)
+cli_plan_exit(cli_plan_estimate_quant_auto_in_list 2 estimate --device "H100 SXM" --model llama-3.1-8b --quant Q4_K_M,auto)
+# Several formats make a table, a row each. All of them, most bits per weight first: a 70B
+# model on one 24 GiB RTX 4090 fits in none of the 16-, 8- or 4-bit formats (141, 70, about
+# 40 GB of weights) and in the 1.56-bit IQ1_S (about 14 GiB), the last row.
+cli_plan_output(cli_plan_estimate_all_formats
+  "\nformat +bits/w +weights +total +fits +strategy +decode/seq +prefill\nFP32 +32\\.00 [^\n]* no: memory [^\n]*\nBF16 +16\\.00 [^\n]* no: memory .*\nQ4_K_M +4\\.90 [^\n]* no: memory .*\nIQ1_S +1\\.56 [^\n]* yes +single_device +[0-9.]+ tok/s +[0-9.]+ tok/s\nno: memory: the model does not fit"
+  estimate --device "RTX 4090" --model llama-3.1-70b --quant all)
+cli_plan_exit(cli_plan_estimate_all_formats_exit 0 estimate --device "RTX 4090" --model llama-3.1-70b --quant all)
+# A list keeps its order and drops a repeat (q4_k_m is Q4_K_M): two rows, both on eight
+# NVLinked H100s, tensor-parallel over the eight.
+cli_plan_output(cli_plan_estimate_format_list
+  "\nQ4_K_M +4\\.90 [^\n]* yes +tensor_parallel 8 +[0-9.]+ tok/s +[0-9.]+ tok/s\nBF16 +16\\.00 [^\n]* yes +tensor_parallel 8 [^\n]*\ntotal: "
+  estimate --device "H100 SXM" --count 8 --model llama-3.1-70b --quant Q4_K_M,bf16,q4_k_m)
+# NVFP4 is Blackwell's: an RTX 4090 runs it neither natively nor dequantized; the reason is
+# spelled out once below the table.
+cli_plan_output(cli_plan_estimate_format_list_unsupported
+  "\nNVFP4 [^\n]* no: format +- [^\n]*\nQ4_K_M [^\n]* yes [^\n]*\nno: format: no device runs this format"
+  estimate --device "RTX 4090" --model llama-3.1-8b --quant nvfp4,Q4_K_M)
+# A rate the catalogue cannot back is "unknown" in the table and explained below it.
+cli_plan_output(cli_plan_estimate_format_list_unknown_rate
+  "\nQ8_0 [^\n]* yes [^\n]* unknown\ntotal: [^\n]*\nprefill: unknown \\(no peak compute rate is known for Apple M3 Max 40-core GPU\\)"
+  estimate --device "Apple M3 Max 40-core" --memory 128GiB --model llama-3.1-8b --quant Q4_K_M,Q8_0)
+# None fits: exit code 1, and the message says how many formats were tried.
+cli_plan_exit(cli_plan_estimate_format_list_fits_nowhere 1
+  estimate --device "RTX 4090" --model llama-3.1-405b --quant bf16,fp8)
+cli_plan_output(cli_plan_estimate_format_list_fits_nowhere_message "fits nowhere: in none of the 2 formats"
+  estimate --device "RTX 4090" --model llama-3.1-405b --quant bf16,fp8)
+cli_plan_exit(cli_plan_estimate_format_list_empty 2 estimate --device "RTX 4090" --model llama-3.1-8b --quant ",")
+cli_plan_exit(cli_plan_estimate_format_list_unknown 2 estimate --device "RTX 4090" --model llama-3.1-8b --quant Q4_K_M,Q9_K)
 # Hub names of the catalogue's other publishers: DBRX (MoE, 131.6 B from its config, a
 # token reading 4 of its 16 experts) at Q4_K_M (about 74 GiB) fits four H100s; "Command R+"
 # is the 104 B model, not Command R.

@@ -6,6 +6,7 @@
 #   registry.schema.json   detect --json (this machine, every fixture machine tree)
 #   parse.schema.json      parse --json (every real capture a format of this build reads)
 #   estimate|plan|training|cost.schema.json   the planning commands' --json
+#   estimates.schema.json  estimate --json with several formats (--quant LIST|all)
 #
 # The invalid/ documents prove the schemas can say no: each breaks one rule.
 
@@ -68,6 +69,10 @@ json_schema_test(estimate_moe_latent_kv estimate -- $<TARGET_FILE:ai_hwaccel_cli
                  estimate --device "H100 SXM" --count 8 --model deepseek-v3 --quant Q4_K_M --json)
 json_schema_test(estimate_params_only estimate -- $<TARGET_FILE:ai_hwaccel_cli>
                  estimate --device "H100 SXM" --params 7B --quant Q4_K_M --json)
+json_schema_test(estimates_all estimates -- $<TARGET_FILE:ai_hwaccel_cli>
+                 estimate --device "H100 SXM" --count 8 --model llama-3.1-70b --quant all --json)
+json_schema_test(estimates_fits_nowhere estimates --exit-codes 1 -- $<TARGET_FILE:ai_hwaccel_cli>
+                 estimate --device "RTX 4090" --model llama-3.1-405b --quant bf16,fp8 --json)
 json_schema_test(plan_machine plan -- $<TARGET_FILE:ai_hwaccel_cli>
                  plan --root "${CMAKE_CURRENT_SOURCE_DIR}/machines/handmade-hgx-h100-8gpu-nvswitch"
                  --model llama-3.1-70b --json)

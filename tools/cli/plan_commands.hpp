@@ -58,7 +58,9 @@ constexpr std::string_view estimate_help =
     "                     (default: the heads)], [--vocab N]; without --layers and\n"
     "                     --hidden the rest of the shape is assumed (the catalogue's\n"
     "                     typical proportions for the size) and said so\n"
-    "  --quant FORMAT     GGUF names (Q4_K_M, Q8_0, F16, MXFP4) or plain ones (fp8, int4, bf16)\n"
+    "  --quant FORMAT     GGUF names (Q4_K_M, Q8_0, F16, MXFP4) or plain ones (fp8, int4,\n"
+    "                     bf16); or a table of several, comma-separated (Q4_K_M,Q8_0,bf16)\n"
+    "                     or all (most bits per weight first)\n"
     "  --context N        tokens in the KV cache per sequence (default 4096; 8k, 128k)\n"
     "  --prompt N         prompt length for the prefill rate (default 512, at most --context)\n"
     "  --batch N          sequences decoded together (default 1)\n"
@@ -70,7 +72,8 @@ constexpr std::string_view estimate_help =
     "                     gpu_memory_utilization 0.9)\n"
     "  --json             print the estimate as JSON\n"
     "\n"
-    "exit codes: 0 it fits; 1 it fits nowhere (--json still prints the document); 2 usage error\n";
+    "exit codes: 0 it fits (of several formats, in one at least); 1 it fits nowhere (--json\n"
+    "still prints the document); 2 usage error\n";
 
 constexpr std::string_view plan_help =
     "usage: ai-hwaccel plan --model ID [options]\n"
@@ -409,6 +412,34 @@ bool resolve_quant(std::string_view name, ah::quant_format& q, std::string& why)
     return false;
 }
 
+/// estimate's --quant: one format, several comma-separated (repeats dropped), or `all`:
+/// every format of the table, most bits per weight first (table order among equals).
+bool resolve_quant_list(std::string_view value, std::vector<ah::quant_format>& out, std::string& why) {
+    out.clear();
+    if (ah::detail::iequals(ah::detail::trim(value), "all")) {
+        for (const auto& row : ah::quant_table) out.push_back(row.id);
+        std::stable_sort(out.begin(), out.end(), [](ah::quant_format a, ah::quant_format b) {
+            return ah::bits_per_weight(a) > ah::bits_per_weight(b);
+        });
+        return true;
+    }
+    for (const auto name : split_list(value)) {
+        if (ah::detail::iequals(name, "auto")) {
+            why = "estimate takes formats, not auto; for the best one that fits, run `ai-hwaccel plan --device NAME "
+                  "[--count N] --model ID` (its --quant is auto by default), or compare them all with --quant all";
+            return false;
+        }
+        ah::quant_format q{};
+        if (!resolve_quant(name, q, why)) return false;
+        if (std::find(out.begin(), out.end(), q) == out.end()) out.push_back(q);
+    }
+    if (out.empty()) {
+        why = "--quant: no format given (e.g. Q4_K_M, or Q4_K_M,Q8_0, or all)";
+        return false;
+    }
+    return true;
+}
+
 /// --model ID, or --params N [--layers N] [--hidden N] [--heads N] [--kv-heads N] [--vocab N].
 /// Without both --layers and --hidden the rest of the shape is assumed (the catalogue's
 /// typical proportions for the size: ah::assume_dense_shape, ah::shape_is_assumed).
@@ -626,7 +657,13 @@ bool bandwidth_option(const options& o, double& v, std::string& why) {
 
 // --- output helpers ----------------------------------------------------------------------
 
-[[maybe_unused]] double rounded(double v, double unit) { return std::round(v / unit) * unit; }
+/// `v` to the nearest multiple of `unit` (0.01, 0.0001: a power of ten below 1), as the
+/// double nearest that decimal, so that JSON prints 4616.73 and not 4616.7300000000005:
+/// a whole number of hundredths divided by 100 is rounded once, multiplied by 0.01 twice.
+[[maybe_unused]] double rounded(double v, double unit) {
+    const double per_one = std::round(1 / unit);
+    return std::round(v * per_one) / per_one;
+}
 std::string rate(double v) { return v > 0 ? fmt("%.1f tok/s", v) : std::string("unknown"); }
 // A rate the plan could not estimate, with the figure its first device lacks: decode
 // follows the memory bandwidth, prefill the peak compute rate.
@@ -685,6 +722,34 @@ std::string strategy_text(const ah::shard_plan& p) {
 
 // --- estimate ----------------------------------------------------------------------------
 
+/// The fits cell of estimate's format table: "yes", or "no: " and a word for the reason
+/// (format_table_legend spells each out).
+std::string_view fits_cell(ah::plan_outcome o) {
+    switch (o) {
+    case ah::plan_outcome::fits: return "yes";
+    case ah::plan_outcome::too_large: return "no: memory";
+    case ah::plan_outcome::unsupported_format: return "no: format";
+    case ah::plan_outcome::no_devices: return "no: devices";
+    case ah::plan_outcome::bad_model: return "no: model";
+    }
+    return "no";
+}
+
+/// "tensor_parallel 8", "pipeline_parallel 2" (stages), "tensor_pipeline 8x2",
+/// "single_device"; data-parallel copies, where a plan has them, as " x3".
+std::string strategy_cell(const ah::shard_plan& p) {
+    if (!p.fits) return "-";
+    std::string s(ah::to_string(p.strategy));
+    if (p.tensor_parallel > 1 && p.stages > 1)
+        s += " " + std::to_string(p.tensor_parallel) + "x" + std::to_string(p.stages);
+    else if (p.tensor_parallel > 1)
+        s += " " + std::to_string(p.tensor_parallel);
+    else if (p.stages > 1)
+        s += " " + std::to_string(p.stages);
+    if (p.replicas > 1) s += " x" + std::to_string(p.replicas);
+    return s;
+}
+
 int cmd_estimate(std::span<const std::string_view> args) {
     options o;
     std::string why;
@@ -695,17 +760,18 @@ int cmd_estimate(std::span<const std::string_view> args) {
                        o, why))
         return usage_error(why);
     if (!o.has("--device")) return usage_error("estimate needs --device NAME (see `ai-hwaccel catalogue`)");
-    if (!o.has("--quant")) return usage_error("estimate needs --quant FORMAT (e.g. Q4_K_M, Q8_0, bf16, fp8)");
+    if (!o.has("--quant"))
+        return usage_error("estimate needs --quant FORMAT (e.g. Q4_K_M, Q8_0, bf16, fp8; several, comma-separated; "
+                           "or all)");
     const auto* spec = resolve_device(*o.get("--device"), why);
     if (!spec) return usage_error(why);
     ah::model_spec m;
     if (!resolve_model(o, true, m, why)) return usage_error(why);
     const bool assumed = ah::shape_is_assumed(m);
-    ah::quant_format q{};
-    if (ah::detail::iequals(*o.get("--quant"), "auto"))
-        return usage_error("estimate takes one format; for the best one that fits, run `ai-hwaccel plan --device "
-                           "NAME [--count N] --model ID` (its --quant is auto by default)");
-    if (!resolve_quant(*o.get("--quant"), q, why)) return usage_error(why);
+    std::vector<ah::quant_format> formats;
+    if (!resolve_quant_list(*o.get("--quant"), formats, why)) return usage_error(why);
+    // One format prints the estimate; several (or all) a table with a row for each.
+    const bool table = formats.size() > 1 || ah::detail::iequals(ah::detail::trim(*o.get("--quant")), "all");
     std::uint64_t count = 0, context = 0, prompt = 0, batch = 0;
     if (!whole_option(o, "--count", 1, 1, ah::max_plan_devices, count, why) ||
         !tokens_option(o, "--context", 4096, context, why) || !prompt_option(o, context, 512, prompt, why) ||
@@ -724,12 +790,23 @@ int cmd_estimate(std::span<const std::string_view> args) {
     const ah::inference_shape shape{.context = static_cast<std::uint32_t>(context),
                                     .batch = static_cast<std::uint32_t>(batch),
                                     .prompt = static_cast<std::uint32_t>(prompt)};
-    const auto plan = ah::plan_sharding(d.devices, d.links, m, q, shape, po);
-    const double prefill = plan.fits ? plan.prefill_tokens_per_second : 0;
-    const auto mem = ah::estimate_memory(m, q, shape);
-    const std::string reason = plan.fits ? "" : str(ah::describe(plan.outcome));
     std::uint64_t usable = 0; // what the planner may use of the devices' memory
     for (const auto& p : d.devices) usable += ah::usable_memory(p, po);
+
+    struct estimated {
+        ah::quant_format quant;
+        ah::shard_plan plan;
+        ah::memory_estimate memory;
+        std::string reason; ///< why it does not fit; empty when it does
+    };
+    std::vector<estimated> rows;
+    rows.reserve(formats.size());
+    for (const auto q : formats) {
+        auto plan = ah::plan_sharding(d.devices, d.links, m, q, shape, po);
+        auto reason = plan.fits ? std::string() : str(ah::describe(plan.outcome));
+        rows.push_back({q, std::move(plan), ah::estimate_memory(m, q, shape), std::move(reason)});
+    }
+    const bool any_fits = std::any_of(rows.begin(), rows.end(), [](const estimated& r) { return r.plan.fits; });
 
     if (o.has("--json")) {
 #if AI_HWACCEL_JSON
@@ -748,21 +825,36 @@ int cmd_estimate(std::span<const std::string_view> args) {
                       {"kv_heads", m.kv_heads ? m.kv_heads : m.attention_heads},
                       {"latent_kv_values", m.kv_values_per_token_per_layer},
                       {"assumed", assumed}};
-        j["quant"] = ah::to_string(q);
         j["context"] = context;
         j["prompt"] = prompt;
         j["batch"] = batch;
-        j["decode_tokens_per_second"] = rate_json(plan.fits ? plan.decode_tokens_per_second : 0);
-        j["prefill_tokens_per_second"] = rate_json(prefill);
-        j["memory"] = memory_json(mem);
         j["usable_bytes"] = usable;
         j["memory_headroom"] = po.memory_headroom;
-        j["fits"] = plan.fits;
-        j["strategy"] = ah::to_string(plan.strategy);
-        j["tensor_parallel"] = plan.tensor_parallel;
-        j["stages"] = plan.stages;
-        j["reason"] = plan.fits ? nlohmann::json(nullptr) : nlohmann::json(reason);
         j["estimate"] = true;
+        // A format's own fields: at the top for one format, one object each under
+        // "formats" for several (schema/estimates.schema.json).
+        auto put = [](nlohmann::json& f, const estimated& r) {
+            f["quant"] = ah::to_string(r.quant);
+            f["decode_tokens_per_second"] = rate_json(r.plan.fits ? r.plan.decode_tokens_per_second : 0);
+            f["prefill_tokens_per_second"] = rate_json(r.plan.fits ? r.plan.prefill_tokens_per_second : 0);
+            f["memory"] = memory_json(r.memory);
+            f["fits"] = r.plan.fits;
+            f["strategy"] = ah::to_string(r.plan.strategy);
+            f["tensor_parallel"] = r.plan.tensor_parallel;
+            f["stages"] = r.plan.stages;
+            f["reason"] = r.plan.fits ? nlohmann::json(nullptr) : nlohmann::json(r.reason);
+        };
+        if (table) {
+            auto& list = j["formats"] = nlohmann::json::array();
+            for (const auto& r : rows) {
+                nlohmann::json f;
+                put(f, r);
+                f["bits_per_weight"] = ah::bits_per_weight(r.quant);
+                list.push_back(std::move(f));
+            }
+        } else {
+            put(j, rows.front());
+        }
         print_json(j);
 #else
         return no_json();
@@ -782,24 +874,56 @@ int cmd_estimate(std::span<const std::string_view> args) {
                     assumed ? " (assumed: the catalogue's typical proportions for this size; give --layers and "
                               "--hidden for the model's own)"
                             : "");
-        std::printf("quantization: %s\n", str(ah::to_string(q)).c_str());
+        if (!table) std::printf("quantization: %s\n", str(ah::to_string(rows.front().quant)).c_str());
         std::printf("shape: context %llu tokens, prompt %llu tokens, batch %llu\n",
                     static_cast<unsigned long long>(context), static_cast<unsigned long long>(prompt),
                     static_cast<unsigned long long>(batch));
-        print_memory(mem);
+        if (!table) print_memory(rows.front().memory);
         std::printf("usable memory: %s (after a %g %% headroom%s)\n", fmt_bytes(usable).c_str(),
                     po.memory_headroom * 100,
                     d.devices.front().kind == ah::device_kind::metal_gpu ? ", within Metal's working set" : "");
-        std::printf("fits: %s\n", plan.fits ? "yes" : ("no: " + reason).c_str());
-        if (plan.fits) {
-            std::printf("strategy: %s\n", strategy_text(plan).c_str());
-            std::printf("decode: %s%s\n", rate_or_why(plan.decode_tokens_per_second, plan, d.devices, true).c_str(),
-                        plan.decode_tokens_per_second > 0 ? " per sequence" : "");
-            std::printf("prefill: %s\n", rate_or_why(prefill, plan, d.devices, false).c_str());
+        if (!table) {
+            const auto& plan = rows.front().plan;
+            std::printf("fits: %s\n", plan.fits ? "yes" : ("no: " + rows.front().reason).c_str());
+            if (plan.fits) {
+                std::printf("strategy: %s\n", strategy_text(plan).c_str());
+                std::printf("decode: %s%s\n", rate_or_why(plan.decode_tokens_per_second, plan, d.devices, true).c_str(),
+                            plan.decode_tokens_per_second > 0 ? " per sequence" : "");
+                std::printf("prefill: %s\n", rate_or_why(plan.prefill_tokens_per_second, plan, d.devices, false).c_str());
+            }
+        } else {
+            // Memory: the whole model once (weights, its KV cache, overhead), as for one format.
+            auto cell_rate = [](const estimated& r, double v) { return r.plan.fits ? rate(v) : std::string("-"); };
+            std::printf("\n%-9s %6s %10s %10s %-11s %-21s %14s %15s\n", "format", "bits/w", "weights", "total", "fits",
+                        "strategy", "decode/seq", "prefill");
+            for (const auto& r : rows)
+                std::printf("%-9s %6.2f %10s %10s %-11s %-21s %14s %15s\n", str(ah::to_string(r.quant)).c_str(),
+                            ah::bits_per_weight(r.quant), fmt_bytes(r.memory.weights_bytes).c_str(),
+                            fmt_bytes(r.memory.total_bytes()).c_str(), str(fits_cell(r.plan.outcome)).c_str(),
+                            strategy_cell(r.plan).c_str(), cell_rate(r, r.plan.decode_tokens_per_second).c_str(),
+                            cell_rate(r, r.plan.prefill_tokens_per_second).c_str());
+            // Each reason the table abbreviates, once, in full.
+            std::vector<ah::plan_outcome> said;
+            for (const auto& r : rows)
+                if (!r.plan.fits && std::find(said.begin(), said.end(), r.plan.outcome) == said.end()) {
+                    said.push_back(r.plan.outcome);
+                    std::printf("%s: %s\n", str(fits_cell(r.plan.outcome)).c_str(), r.reason.c_str());
+                }
+            std::printf("total: weights, KV cache and overhead, the whole model once\n");
+            for (const auto& r : rows)
+                if (r.plan.fits && !(r.plan.decode_tokens_per_second > 0 && r.plan.prefill_tokens_per_second > 0)) {
+                    const bool decode = !(r.plan.decode_tokens_per_second > 0);
+                    std::printf("%s: %s\n", decode ? "decode" : "prefill",
+                                rate_or_why(0, r.plan, d.devices, decode).c_str());
+                    break;
+                }
         }
         std::printf("(every figure is an estimate)\n");
     }
-    if (!plan.fits) return error("fits nowhere: " + reason);
+    if (!any_fits)
+        return error("fits nowhere: " + (table ? std::string("in none of the ") + std::to_string(rows.size()) +
+                                                     " formats"
+                                               : rows.front().reason));
     return 0;
 }
 
