@@ -417,10 +417,8 @@ bool resolve_quant(std::string_view name, ah::quant_format& q, std::string& why)
 bool resolve_quant_list(std::string_view value, std::vector<ah::quant_format>& out, std::string& why) {
     out.clear();
     if (ah::detail::iequals(ah::detail::trim(value), "all")) {
-        for (const auto& row : ah::quant_table) out.push_back(row.id);
-        std::stable_sort(out.begin(), out.end(), [](ah::quant_format a, ah::quant_format b) {
-            return ah::bits_per_weight(a) > ah::bits_per_weight(b);
-        });
+        const auto& by_bits = ah::detail::shard::formats_by_bits; // sorted at compile time
+        out.assign(by_bits.begin(), by_bits.end());
         return true;
     }
     for (const auto name : split_list(value)) {
