@@ -252,6 +252,20 @@ if(AI_HWACCEL_JSON_FOUND)
     estimate --device "H100 SXM" --model llama-3.1-70b --quant bf16 --json)
   cli_plan_exit(cli_plan_estimate_json_fits_nowhere_exit 1
     estimate --device "H100 SXM" --model llama-3.1-70b --quant bf16 --json)
+  # Several formats: the shared fields once, each format's own under "formats". Rates are
+  # rounded to 0.01 and print so: no "4616.7300000000005" (a rounding to hundredths that
+  # multiplied by 0.01 printed such tails; over every format of four devices one shows).
+  cli_plan_output(cli_plan_estimate_json_formats
+    "\"formats\": \\[\n    {\n      \"bits_per_weight\": 4\\.8993[0-9]*,\n      \"decode_tokens_per_second\": [0-9.]+,.*\"quant\": \"Q4_K_M\",.*\"bits_per_weight\": 16\\.0,.*\"quant\": \"BF16\",.*\"usable_bytes\": [0-9]+\n}"
+    estimate --device "RTX 4090" --model llama-3.1-8b --quant Q4_K_M,bf16 --json)
+  foreach(_dev IN ITEMS "RTX 4090" "H100 SXM" "MI300X" "A100 PCIe 80GB")
+    string(MAKE_C_IDENTIFIER "${_dev}" _id)
+    add_test(NAME cli_plan_estimate_json_rates_rounded_${_id}
+             COMMAND ai_hwaccel_cli estimate --device "${_dev}" --model llama-3.1-8b --quant all --json)
+    set_tests_properties(cli_plan_estimate_json_rates_rounded_${_id} PROPERTIES
+      PASS_REGULAR_EXPRESSION "\"prefill_tokens_per_second\": [0-9]+"
+      FAIL_REGULAR_EXPRESSION "tokens_per_second\": [0-9]+\\.[0-9][0-9][0-9]")
+  endforeach()
   # The captured HGX machine: eight H100s on NVSwitch, 70B in bf16 with data-parallel
   # replicas of a tensor-parallel layout; every shard holds all 80 layers.
   cli_plan_output(cli_plan_plan_json_root
