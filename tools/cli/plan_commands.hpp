@@ -657,7 +657,8 @@ bool bandwidth_option(const options& o, double& v, std::string& why) {
 
 /// `v` to the nearest multiple of `unit` (0.01, 0.0001: a power of ten below 1), as the
 /// double nearest that decimal, so that JSON prints 4616.73 and not 4616.7300000000005:
-/// a whole number of hundredths divided by 100 is rounded once, multiplied by 0.01 twice.
+/// dividing a whole number of hundredths by 100 rounds once, where multiplying it by the
+/// inexact 0.01 could land on a neighbour of the nearest double.
 [[maybe_unused]] double rounded(double v, double unit) {
     const double per_one = std::round(1 / unit);
     return std::round(v * per_one) / per_one;
@@ -721,7 +722,7 @@ std::string strategy_text(const ah::shard_plan& p) {
 // --- estimate ----------------------------------------------------------------------------
 
 /// The fits cell of estimate's format table: "yes", or "no: " and a word for the reason
-/// (format_table_legend spells each out).
+/// (the lines below the table spell out each reason shown).
 std::string_view fits_cell(ah::plan_outcome o) {
     switch (o) {
     case ah::plan_outcome::fits: return "yes";
