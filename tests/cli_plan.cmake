@@ -171,6 +171,21 @@ cli_plan_exit(cli_plan_plan_root_missing 2 plan --root /nonexistent/ai-hwaccel -
 cli_plan_output(cli_plan_plan_auto_tensor_parallel
   "quantization: IQ1_S \\(auto: the highest-quality format that fits\\).*strategy: tensor_parallel"
   plan --device "A100 SXM4 40GB" --count 2 --model qwen3-32b --context 32k --batch 8)
+# A list is auto among those formats only (the GGUF files one has): two RTX 4090s (48 GB)
+# hold 70B in Q4_K_M (about 40 GiB of weights) but not in Q8_0 (70 GiB), so Q4_K_M is
+# chosen over Q2_K, a stage on each card; on one card neither Q8_0 nor Q6_K fits, and the
+# smallest tried is named.
+cli_plan_output(cli_plan_plan_quant_list
+  "quantization: Q4_K_M \\(auto among the formats given: the highest-quality format that fits\\)\n.*strategy: pipeline_parallel: 2 device"
+  plan --device "RTX 4090" --count 2 --model llama-3.1-70b --quant Q8_0,Q4_K_M,Q2_K)
+cli_plan_output(cli_plan_plan_quant_list_fits_nowhere "not even in Q6_K, the smallest format tried"
+  plan --device "RTX 4090" --model llama-3.1-70b --quant Q8_0,Q6_K)
+cli_plan_exit(cli_plan_plan_quant_list_fits_nowhere_exit 1 plan --device "RTX 4090" --model llama-3.1-70b --quant Q8_0,Q6_K)
+# A list may reach past auto's 16 bits: FP32 (32 GB) does not fit one 24 GiB card, BF16 does.
+cli_plan_output(cli_plan_plan_quant_list_fp32 "quantization: BF16 \\(auto among the formats given: "
+  plan --device "RTX 4090" --model llama-3.1-8b --quant fp32,bf16)
+cli_plan_exit(cli_plan_plan_quant_list_with_auto 2 plan --device "RTX 4090" --model llama-3.1-8b --quant Q8_0,auto)
+cli_plan_exit(cli_plan_plan_quant_list_unknown 2 plan --device "RTX 4090" --model llama-3.1-8b --quant Q8_0,Q9_K)
 # Apple's catalogue rows give an M1 Pro GPU no fp16 figure, yet F16 files run on it:
 # Llama 3.2 1B in 16 bits (2.9 GiB) on the 16 GiB MacBook stays in 16 bits, and F16 asked
 # for by name fits, with a prefill rate from the GPU's fp32 (vector) peak.
@@ -246,6 +261,8 @@ if(AI_HWACCEL_JSON_FOUND)
   cli_plan_output(cli_plan_estimate_json_dense
     "\"active_parameters\": 8030261248,\n.*\"parameters\": 8030261248,.*\"latent_kv_values\": 0,"
     estimate --device "H100 SXM" --model llama-3.1-8b --quant bf16 --json)
+  cli_plan_output(cli_plan_plan_json_quant_list "\"quant\": \"Q4_K_M\",\n  \"quant_chosen\": \"auto_from_list\","
+    plan --device "RTX 4090" --count 2 --model llama-3.1-70b --quant Q8_0,Q4_K_M,Q2_K --json)
   # Not fitting still prints the document, fits false and rates null.
   cli_plan_output(cli_plan_estimate_json_fits_nowhere
     "\"decode_tokens_per_second\": null,.*\"fits\": false,.*\"strategy\": \"none\""

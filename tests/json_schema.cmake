@@ -78,6 +78,8 @@ json_schema_test(plan_machine plan -- $<TARGET_FILE:ai_hwaccel_cli>
                  --model llama-3.1-70b --json)
 json_schema_test(plan_measured_bandwidth plan -- $<TARGET_FILE:ai_hwaccel_cli>
                  plan --model llama-3.2-1b --quant q4_k_m --allow-cpu --measure-bandwidth --json)
+json_schema_test(plan_quant_list plan -- $<TARGET_FILE:ai_hwaccel_cli>
+                 plan --device "RTX 4090" --count 2 --model llama-3.1-70b --quant Q8_0,Q4_K_M,Q2_K --json)
 json_schema_test(plan_fits_nowhere plan --exit-codes 1 -- $<TARGET_FILE:ai_hwaccel_cli>
                  plan --device "RTX 4090" --model llama-3.1-70b --quant bf16 --json)
 json_schema_test(training training -- $<TARGET_FILE:ai_hwaccel_cli>

@@ -85,7 +85,8 @@ constexpr std::string_view plan_help =
     "  --root DIR         on a captured machine tree instead (as detect --root)\n"
     "  --device NAME      on described devices instead, with --count N (default 1)\n"
     "                     and --memory SIZE and --bandwidth GBPS as for estimate\n"
-    "  --quant FORMAT     the format, or auto (the default): the best that fits\n"
+    "  --quant FORMAT     the format, or auto (the default): the best that fits, or the\n"
+    "                     best that fits of a comma-separated list (Q4_K_M,Q5_K_M,Q8_0)\n"
     "  --context N        tokens in the KV cache per sequence (default 4096; 8k, 128k)\n"
     "  --prompt N         prompt length for the prefill rate (default: the context)\n"
     "  --batch N          sequences decoded together (default 1)\n"
@@ -414,17 +415,23 @@ bool resolve_quant(std::string_view name, ah::quant_format& q, std::string& why)
 
 /// estimate's --quant: one format, several comma-separated (repeats dropped), or `all`:
 /// every format of the table, most bits per weight first (table order among equals).
-bool resolve_quant_list(std::string_view value, std::vector<ah::quant_format>& out, std::string& why) {
+/// plan's list (`plan` set) is the candidates of its automatic choice: `all` is a name
+/// there like any other, and `auto` inside a list is refused with plan's words.
+bool resolve_quant_list(std::string_view value, std::vector<ah::quant_format>& out, std::string& why,
+                        bool plan = false) {
     out.clear();
-    if (ah::detail::iequals(ah::detail::trim(value), "all")) {
+    if (!plan && ah::detail::iequals(ah::detail::trim(value), "all")) {
         const auto& by_bits = ah::detail::shard::formats_by_bits; // sorted at compile time
         out.assign(by_bits.begin(), by_bits.end());
         return true;
     }
     for (const auto name : split_list(value)) {
         if (ah::detail::iequals(name, "auto")) {
-            why = "estimate takes formats, not auto; for the best one that fits, run `ai-hwaccel plan --device NAME "
-                  "[--count N] --model ID` (its --quant is auto by default), or compare them all with --quant all";
+            why = plan ? "--quant: auto chooses among every format; a list names the formats to choose among, so "
+                         "give one or the other"
+                       : "estimate takes formats, not auto; for the best one that fits, run `ai-hwaccel plan "
+                         "--device NAME [--count N] --model ID` (its --quant is auto by default), or compare them "
+                         "all with --quant all";
             return false;
         }
         ah::quant_format q{};
@@ -953,7 +960,11 @@ int cmd_plan(std::span<const std::string_view> args) {
     ah::model_spec m;
     if (!resolve_model(o, false, m, why)) return usage_error(why);
     const std::string_view quant_name = o.get("--quant").value_or("auto");
-    const bool automatic = ah::detail::iequals(quant_name, "auto");
+    // A list is auto over those formats only (plan_options::formats).
+    std::vector<ah::quant_format> listed;
+    const bool from_list = quant_name.find(',') != std::string_view::npos;
+    if (from_list && !resolve_quant_list(quant_name, listed, why, true)) return usage_error(why);
+    const bool automatic = from_list || ah::detail::iequals(quant_name, "auto");
     ah::quant_format q{};
     if (!automatic && !resolve_quant(quant_name, q, why)) return usage_error(why);
     std::uint64_t count = 0, context = 0, prompt = 0, batch = 0;
@@ -1011,6 +1022,7 @@ int cmd_plan(std::span<const std::string_view> args) {
     po.allow_cpu = o.has("--allow-cpu");
     po.count_memory_in_use = o.has("--free-memory");
     po.spread = o.has("--spread");
+    for (const auto f : listed) po.formats.items[po.formats.count++] = f; // distinct: at most every format
     const ah::inference_shape shape{.context = static_cast<std::uint32_t>(context),
                                     .batch = static_cast<std::uint32_t>(batch),
                                     .prompt = static_cast<std::uint32_t>(prompt)};
@@ -1049,7 +1061,7 @@ int cmd_plan(std::span<const std::string_view> args) {
         j["parameters"] = m.parameters;
         j["active_parameters"] = m.parameters_per_token();
         j["quant"] = ah::to_string(q);
-        j["quant_chosen"] = automatic ? "auto" : "given";
+        j["quant_chosen"] = from_list ? "auto_from_list" : automatic ? "auto" : "given";
         j["spread"] = po.spread;
         j["context"] = context;
         j["prompt"] = prompt;
@@ -1105,13 +1117,15 @@ int cmd_plan(std::span<const std::string_view> args) {
                         "passes; the CPU's decode rate uses it)\n",
                         bandwidth.gbps, bandwidth.threads, fmt_bytes(bandwidth.bytes_per_pass).c_str(), bandwidth.passes);
         std::printf("model: %s (%s), %s\n", str(m.name).c_str(), str(m.id).c_str(), params_text(m).c_str());
-        std::printf("quantization: %s%s\n", str(ah::to_string(q)).c_str(),
-                    !automatic     ? ""
-                    : choice->fits ? " (auto: the highest-quality format that fits)"
-                    : choice->outcome == ah::plan_outcome::too_large ? " (auto: the smallest format tried; none fits)"
-                    : choice->outcome == ah::plan_outcome::unsupported_format
-                        ? " (auto: the smallest format; no device runs any format tried)"
-                        : " (auto: the smallest format; no device to try it on)");
+        std::printf("quantization: %s", str(ah::to_string(q)).c_str());
+        if (automatic)
+            std::printf(" (%s: %s)", from_list ? "auto among the formats given" : "auto",
+                        choice->fits                                    ? "the highest-quality format that fits"
+                        : choice->outcome == ah::plan_outcome::too_large ? "the smallest format tried; none fits"
+                        : choice->outcome == ah::plan_outcome::unsupported_format
+                            ? "the smallest format; no device runs any format tried"
+                            : "the smallest format; no device to try it on");
+        std::printf("\n");
         std::printf("shape: context %llu tokens, batch %llu\n", static_cast<unsigned long long>(context),
                     static_cast<unsigned long long>(batch));
         print_memory(plan.memory);
