@@ -609,7 +609,23 @@ py::dict plan(const py::handle& devices, const py::handle& model, const std::str
     const std::span<const ah::interconnect> links =
         cluster ? std::span(cluster->links) : std::span<const ah::interconnect>(reg.system().interconnects);
     const auto m = model_of(model);
-    const bool automatic = ah::detail::iequals(quant, "auto");
+    // "Q4_K_M,Q5_K_M,Q8_0": auto among those formats only (plan_options::formats), as the
+    // CLI's plan --quant takes a list.
+    const bool from_list = quant.find(',') != std::string::npos;
+    ah::fixed_list<ah::quant_format, ah::quant_format_count> listed;
+    for (std::string_view rest = from_list ? std::string_view(quant) : std::string_view(); !rest.empty();) {
+        const auto comma = rest.find(',');
+        const auto name = ah::detail::trim(rest.substr(0, comma));
+        rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
+        if (name.empty()) continue;
+        if (ah::detail::iequals(name, "auto"))
+            throw py::value_error("quant: 'auto' chooses among every format; a list names the formats to choose "
+                                  "among, so give one or the other");
+        const auto f = quant_of(std::string(name));
+        if (!listed.contains(f)) listed.items[listed.count++] = f;
+    }
+    if (from_list && listed.empty()) throw py::value_error("quant: no format in '" + quant + "'");
+    const bool automatic = from_list || ah::detail::iequals(quant, "auto");
     ah::quant_format q{};
     if (!automatic) q = quant_of(quant);
     const auto ctx = whole("context", context, 1, 1 << 24);
@@ -621,6 +637,7 @@ py::dict plan(const py::handle& devices, const py::handle& model, const std::str
     po.count_memory_in_use = free_memory;
     po.memory_headroom = headroom_of(headroom);
     po.spread = spread;
+    po.formats = listed;
     ah::cluster_options co;
     co.fallback_network_gbps = network_gbits ? *network_gbits * 2 / 8 : 0; // both directions, GB/s
     // "auto": the best format the planner fits on these devices and links (or this
@@ -655,7 +672,7 @@ py::dict plan(const py::handle& devices, const py::handle& model, const std::str
     d["parameters"] = m.parameters;
     d["active_parameters"] = m.parameters_per_token();
     d["quant"] = text(ah::to_string(q));
-    d["quant_chosen"] = automatic ? "auto" : "given";
+    d["quant_chosen"] = from_list ? "auto_from_list" : automatic ? "auto" : "given";
     d["spread"] = spread;
     d["context"] = shape.context;
     d["prompt"] = shape.prompt;
@@ -970,7 +987,8 @@ PYBIND11_MODULE(_native, m) {
           py::arg("spread") = false, py::arg("network_gbits") = py::none(),
           "Lays a model out on devices (a Registry, a Device or a list of Devices), or on a cluster (a dict of "
           "node names to Registries: tensor parallel inside nodes, pipeline across them over the network they "
-          "share); quant='auto' picks the highest-quality format that fits; free_memory=True plans on the "
+          "share); quant='auto' picks the highest-quality format that fits, and a comma-separated list "
+          "('Q4_K_M,Q5_K_M,Q8_0') the highest-quality of those that fits; free_memory=True plans on the "
           "memory free now (what each device reports in use taken off); prompt is the prompt length of the "
           "prefill rate (default: the context); spread=True lays one copy over every device; network_gbits "
           "(Gb/s each way) is a network assumed between nodes that share none.");

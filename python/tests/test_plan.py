@@ -252,6 +252,23 @@ class Plans(unittest.TestCase):
             for a, b in zip(ranges, ranges[1:]):
                 self.assertEqual(a[1], b[0])
 
+    def test_quant_list_picks_among_those_given(self):
+        # Two RTX 4090s (48 GB) hold 70B in Q4_K_M (about 40 GiB of weights), not in Q8_0.
+        two = ah.catalogue_registry("RTX 4090", 2)
+        p = ah.plan(two, "llama-3.1-70b", quant="Q8_0, Q4_K_M,Q2_K")
+        self.assertTrue(p["fits"])
+        self.assertEqual(p["quant"], "Q4_K_M")
+        self.assertEqual(p["quant_chosen"], "auto_from_list")
+        # Past auto's 16 bits when listed: FP32 (32 GB) does not fit one card, BF16 does.
+        self.assertEqual(ah.plan(ah.catalogue_registry("RTX 4090", 1), "llama-3.1-8b", quant="fp32,bf16")["quant"],
+                         "BF16")
+        none = ah.plan(ah.catalogue_registry("RTX 4090", 1), "llama-3.1-70b", quant="Q8_0,Q6_K")
+        self.assertFalse(none["fits"])
+        self.assertIn("not even in Q6_K", none["reason"])
+        for bad in ("Q8_0,auto", ",", "Q8_0,Q9_K"):
+            with self.assertRaises(ValueError):
+                ah.plan(two, "llama-3.1-70b", quant=bad)
+
     def test_auto_quant_picks_what_fits(self):
         one = ah.plan(ah.catalogue_registry("RTX 4090", 1), "llama-3.1-70b")
         self.assertEqual(one["quant_chosen"], "auto")
