@@ -612,19 +612,12 @@ py::dict plan(const py::handle& devices, const py::handle& model, const std::str
     // "Q4_K_M,Q5_K_M,Q8_0": auto among those formats only (plan_options::formats), as the
     // CLI's plan --quant takes a list.
     const bool from_list = quant.find(',') != std::string::npos;
-    ah::fixed_list<ah::quant_format, ah::quant_format_count> listed;
-    for (std::string_view rest = from_list ? std::string_view(quant) : std::string_view(); !rest.empty();) {
-        const auto comma = rest.find(',');
-        const auto name = ah::detail::trim(rest.substr(0, comma));
-        rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
-        if (name.empty()) continue;
-        if (ah::detail::iequals(name, "auto"))
-            throw py::value_error("quant: 'auto' chooses among every format; a list names the formats to choose "
-                                  "among, so give one or the other");
-        const auto f = quant_of(std::string(name));
-        if (!listed.contains(f)) listed.items[listed.count++] = f;
-    }
-    if (from_list && listed.empty()) throw py::value_error("quant: no format in '" + quant + "'");
+    const auto listed = from_list ? ah::parse_quant_list(quant) : ah::quant_list{};
+    if (ah::detail::iequals(listed.unknown, "auto"))
+        throw py::value_error("quant: 'auto' chooses among every format; a list names the formats to choose "
+                              "among, so give one or the other");
+    if (!listed.unknown.empty()) quant_of(std::string(listed.unknown)); // raises, with the known names
+    if (from_list && listed.formats.empty()) throw py::value_error("quant: no format in '" + quant + "'");
     const bool automatic = from_list || ah::detail::iequals(quant, "auto");
     ah::quant_format q{};
     if (!automatic) q = quant_of(quant);
@@ -637,7 +630,7 @@ py::dict plan(const py::handle& devices, const py::handle& model, const std::str
     po.count_memory_in_use = free_memory;
     po.memory_headroom = headroom_of(headroom);
     po.spread = spread;
-    po.formats = listed;
+    po.formats = listed.formats;
     ah::cluster_options co;
     co.fallback_network_gbps = network_gbits ? *network_gbits * 2 / 8 : 0; // both directions, GB/s
     // "auto": the best format the planner fits on these devices and links (or this

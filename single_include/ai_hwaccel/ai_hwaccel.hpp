@@ -24061,6 +24061,32 @@ constexpr std::optional<quant_format> parse_quant_format(std::string_view s) noe
     return std::nullopt;
 }
 
+/// The formats of a comma-separated list ("Q4_K_M, Q8_0,bf16"), each read by
+/// parse_quant_format, in the list's order; empty items are skipped and repeats dropped.
+/// Reading stops at the first item that names no format: `unknown` holds it (trimmed),
+/// `formats` what came before. `unknown` empty and `formats` empty: the list had no item.
+struct quant_list {
+    fixed_list<quant_format, quant_format_count> formats{};
+    std::string_view unknown{};
+};
+constexpr quant_list parse_quant_list(std::string_view list) noexcept {
+    quant_list out;
+    while (!list.empty()) {
+        const auto comma = list.find(',');
+        const auto item = detail::trim(list.substr(0, comma));
+        list = comma == std::string_view::npos ? std::string_view{} : list.substr(comma + 1);
+        if (item.empty()) continue;
+        const auto q = parse_quant_format(item);
+        if (!q) {
+            out.unknown = item;
+            return out;
+        }
+        // Distinct formats number at most quant_format_count: the list cannot overflow.
+        if (!out.formats.contains(*q)) out.formats.items[out.formats.count++] = *q;
+    }
+    return out;
+}
+
 /// The format a GGUF file declares in `general.file_type` (llama_ftype), if known.
 constexpr std::optional<quant_format> quant_format_from_gguf_file_type(int file_type) noexcept {
     for (const auto& row : quant_table)
@@ -24091,6 +24117,8 @@ static_assert(parse_quant_format("q4_k_m") == quant_format::q4_k_m);
 static_assert(parse_quant_format("F16") == quant_format::fp16);
 static_assert(parse_quant_format(" fp8 ") == quant_format::fp8_e4m3);
 static_assert(!parse_quant_format("q4_k_x").has_value());
+static_assert(parse_quant_list(" q4_k_m,,F16 ,Q4_K_M").formats.size() == 2);
+static_assert(parse_quant_list("Q8_0, auto ,F16").unknown == "auto");
 static_assert(quant_format_from_gguf_file_type(15) == quant_format::q4_k_m);
 static_assert(quant_format_from_gguf_file_type(27) == quant_format::iq3_m);
 

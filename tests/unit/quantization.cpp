@@ -2,6 +2,8 @@
 
 #include <doctest/doctest.h>
 
+#include <string>
+
 namespace ah = ai_hwaccel;
 using ah::quant_format;
 
@@ -111,6 +113,38 @@ TEST_CASE("parse_quant_format") {
         CHECK(ah::parse_quant_format(q.name) == q.id);
         for (const auto& a : q.aliases) CHECK(ah::parse_quant_format(a) == q.id);
     }
+}
+
+TEST_CASE("parse_quant_list") {
+    // Order kept, spaces and empty items skipped, a repeat (in any spelling) dropped.
+    const auto l = ah::parse_quant_list(" Q8_0, q4_k_m,,bf16 ,Q4_K_M,");
+    CHECK(l.unknown.empty());
+    REQUIRE(l.formats.size() == 3);
+    CHECK(l.formats[0] == quant_format::q8_0);
+    CHECK(l.formats[1] == quant_format::q4_k_m);
+    CHECK(l.formats[2] == quant_format::bf16);
+    // One name is a list of one.
+    CHECK(ah::parse_quant_list("F16").formats.size() == 1);
+    // Nothing named: no format and nothing unknown.
+    CHECK(ah::parse_quant_list("").formats.empty());
+    CHECK(ah::parse_quant_list(" , ,").formats.empty());
+    CHECK(ah::parse_quant_list(" , ,").unknown.empty());
+    // The first unknown item stops the reading and is given back trimmed.
+    const auto bad = ah::parse_quant_list("Q8_0, Q9_K ,auto");
+    CHECK(bad.unknown == "Q9_K");
+    REQUIRE(bad.formats.size() == 1);
+    CHECK(bad.formats[0] == quant_format::q8_0);
+    CHECK(ah::parse_quant_list("q4_k_m,auto").unknown == "auto");
+    // Every spelling of every format, twice over: one entry per format, no overflow.
+    std::string all;
+    for (const auto& q : ah::quant_table) {
+        all += std::string(q.name) + ",";
+        for (const auto& a : q.aliases) all += std::string(a) + ",";
+    }
+    all += all;
+    const auto every = ah::parse_quant_list(all);
+    CHECK(every.unknown.empty());
+    CHECK(every.formats.size() == ah::quant_format_count);
 }
 
 TEST_CASE("quant_format_from_gguf_file_type") {

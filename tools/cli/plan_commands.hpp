@@ -425,23 +425,22 @@ bool resolve_quant_list(std::string_view value, std::vector<ah::quant_format>& o
         out.assign(by_bits.begin(), by_bits.end());
         return true;
     }
-    for (const auto name : split_list(value)) {
-        if (ah::detail::iequals(name, "auto")) {
-            why = plan ? "--quant: auto chooses among every format; a list names the formats to choose among, so "
-                         "give one or the other"
-                       : "estimate takes formats, not auto; for the best one that fits, run `ai-hwaccel plan "
-                         "--device NAME [--count N] --model ID` (its --quant is auto by default), or compare them "
-                         "all with --quant all";
-            return false;
-        }
-        ah::quant_format q{};
-        if (!resolve_quant(name, q, why)) return false;
-        if (std::find(out.begin(), out.end(), q) == out.end()) out.push_back(q);
+    const auto list = ah::parse_quant_list(value);
+    if (ah::detail::iequals(list.unknown, "auto")) {
+        why = plan ? "--quant: auto chooses among every format; a list names the formats to choose among, so "
+                     "give one or the other"
+                   : "estimate takes formats, not auto; for the best one that fits, run `ai-hwaccel plan "
+                     "--device NAME [--count N] --model ID` (its --quant is auto by default), or compare them "
+                     "all with --quant all";
+        return false;
     }
-    if (out.empty()) {
+    ah::quant_format q{};
+    if (!list.unknown.empty()) return resolve_quant(list.unknown, q, why); // false, with the known names
+    if (list.formats.empty()) {
         why = "--quant: no format given (e.g. Q4_K_M, or Q4_K_M,Q8_0, or all)";
         return false;
     }
+    out.assign(list.formats.begin(), list.formats.end());
     return true;
 }
 
