@@ -246,8 +246,12 @@ AHW_API ahw_status ahw_estimate(const char* device_name, const char* model_id, c
 /* Plans catalogue model `model_id` on the registry's devices and links (the C++
  * plan_sharding, or plan_best_format when `quant_name` is NULL or "auto": the format of
  * highest quality that the planner fits), with `context` tokens per sequence (> 0) and
- * `batch` sequences (> 0). The CPU takes part only when `allow_cpu` is non-zero. A model
- * that does not fit is still AHW_OK: `fits` is 0 and `outcome` says why. */
+ * `batch` sequences (> 0). A comma-separated list ("Q4_K_M,Q5_K_M,Q8_0", the files one
+ * has) chooses as "auto" does among the formats listed only (plan_options::formats);
+ * `quant` in the result is the one chosen. A list naming no format, or "auto" among others,
+ * is AHW_ERR_INVALID_ARGUMENT; an unknown name in it AHW_ERR_UNKNOWN_QUANT. The CPU takes
+ * part only when `allow_cpu` is non-zero. A model that does not fit is still AHW_OK:
+ * `fits` is 0 and `outcome` says why. */
 AHW_API ahw_status ahw_plan(const ahw_registry* registry, const char* model_id, const char* quant_name,
                             uint32_t context, uint32_t batch, int allow_cpu, ahw_plan_result* out) AHW_NOEXCEPT;
 

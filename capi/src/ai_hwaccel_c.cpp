@@ -134,7 +134,8 @@ ah::bandwidth_measurement measure(std::uint64_t buffer_bytes, std::uint32_t thre
 }
 
 // What ahw_plan and ahw_plan_cluster read of their arguments: the model, the format (none:
-// "auto"), the shape and the options.
+// "auto", or the best among a comma-separated list, which options.formats holds), the
+// shape and the options.
 struct plan_request {
     const ah::model_spec* model = nullptr;
     std::optional<ah::quant_format> quant;
@@ -146,8 +147,20 @@ ahw_status plan_request_of(const char* fn, const char* model_id, const char* qua
     if (context == 0 || batch == 0) return fail(AHW_ERR_INVALID_ARGUMENT, fn, "context and batch must be > 0");
     q.model = ah::find_model(model_id);
     if (!q.model) return fail(AHW_ERR_UNKNOWN_MODEL, fn, "no catalogue model named " + quoted(model_id));
-    if (quant_name != nullptr && std::string_view(quant_name) != "auto") {
-        q.quant = ah::parse_quant_format(quant_name);
+    const std::string_view name = quant_name != nullptr ? std::string_view(quant_name) : "auto";
+    if (name.find(',') != std::string_view::npos) {
+        const auto list = ah::parse_quant_list(name);
+        if (ah::detail::iequals(list.unknown, "auto"))
+            return fail(AHW_ERR_INVALID_ARGUMENT, fn,
+                        "\"auto\" chooses among every format and a list names the formats to choose among: "
+                        "give one or the other");
+        if (!list.unknown.empty())
+            return fail(AHW_ERR_UNKNOWN_QUANT, fn, "no quantization format named " + quoted(std::string(list.unknown).c_str()));
+        if (list.formats.empty())
+            return fail(AHW_ERR_INVALID_ARGUMENT, fn, "the format list " + quoted(quant_name) + " names no format");
+        q.options.formats = list.formats;
+    } else if (name != "auto") {
+        q.quant = ah::parse_quant_format(name);
         if (!q.quant) return fail(AHW_ERR_UNKNOWN_QUANT, fn, "no quantization format named " + quoted(quant_name));
     }
     q.shape = {.context = context, .batch = batch};

@@ -299,6 +299,11 @@ static void test_cluster(const char* ib_path, const char* bare_path) {
         /* auto, unjoined: a smaller format on the IB node alone; cluster_out may be NULL. */
         CHECK(ahw_plan_cluster(mixed, 2, 0, "llama-3.1-405b", NULL, 4096, 1, 0, &p, NULL) == AHW_OK);
         CHECK(p.fits == 1 && strcmp(p.quant, "BF16") != 0 && p.devices <= 8);
+        /* A list over the joined IB nodes: the best of the formats listed. */
+        CHECK(ahw_plan_cluster(both_ib, 2, 0, "llama-3.1-405b", "q4_k_m,q8_0", 4096, 1, 0, &p, &c) == AHW_OK);
+        CHECK(p.fits == 1 && strcmp(p.quant, "Q8_0") == 0 && c.joined == 1);
+        CHECK(ahw_plan_cluster(both_ib, 2, 0, "llama-3.1-405b", "q8_0,auto", 4096, 1, 0, &p, &c) ==
+              AHW_ERR_INVALID_ARGUMENT);
 
         CHECK(ahw_plan_cluster(NULL, 2, 0, "llama-3.1-405b", NULL, 4096, 1, 0, &p, &c) == AHW_ERR_INVALID_ARGUMENT);
         CHECK(ahw_plan_cluster(mixed, 0, 0, "llama-3.1-405b", NULL, 4096, 1, 0, &p, &c) == AHW_ERR_INVALID_ARGUMENT);
@@ -446,6 +451,24 @@ static void test_catalogue_registry(void) {
     CHECK(p.fits == 1 && strcmp(p.strategy, "tensor_pipeline") == 0);
     CHECK(p.tensor_parallel == 8 && p.stages == 2 && p.devices == 16 && p.replicas == 1);
     CHECK(p.decode_tokens_per_second > 0);
+    /* "auto" takes BF16 there; a list chooses among its formats only, the most bits first
+     * (spaces, repeats and empty items aside), so Q8_0 and not the Q4_K_M listed first. */
+    CHECK(ahw_plan(reg, "llama-3.1-405b", NULL, 4096, 1, 0, &p) == AHW_OK);
+    CHECK(p.fits == 1 && strcmp(p.quant, "BF16") == 0);
+    CHECK(ahw_plan(reg, "llama-3.1-405b", "Q4_K_M, q8_0,,Q4_K_M", 4096, 1, 0, &p) == AHW_OK);
+    CHECK(p.fits == 1 && strcmp(p.quant, "Q8_0") == 0 && p.tensor_parallel == 8);
+    /* A list of one is that format, chosen as a list is: */
+    CHECK(ahw_plan(reg, "llama-3.1-405b", "q4_k_m,", 4096, 1, 0, &p) == AHW_OK);
+    CHECK(p.fits == 1 && strcmp(p.quant, "Q4_K_M") == 0);
+    /* and a list none of whose formats fits says so. */
+    CHECK(ahw_plan(reg, "llama-3.1-405b", "fp32,fp32", 4096, 1, 0, &p) == AHW_OK);
+    CHECK(p.fits == 0 && strcmp(p.quant, "FP32") == 0 && strcmp(p.outcome, "too_large") == 0);
+    CHECK(ahw_plan(reg, "llama-3.1-405b", "auto,q8_0", 4096, 1, 0, &p) == AHW_ERR_INVALID_ARGUMENT);
+    CHECK(strstr(ahw_last_error(), "auto") != NULL);
+    CHECK(ahw_plan(reg, "llama-3.1-405b", " , ,", 4096, 1, 0, &p) == AHW_ERR_INVALID_ARGUMENT);
+    CHECK(strstr(ahw_last_error(), "names no format") != NULL);
+    CHECK(ahw_plan(reg, "llama-3.1-405b", "q8_0, q9_9", 4096, 1, 0, &p) == AHW_ERR_UNKNOWN_QUANT);
+    CHECK(strstr(ahw_last_error(), "'q9_9'") != NULL);
     ahw_registry_free(reg);
     /* RTX 3090s are bridged in pairs: four never make one tensor-parallel group. */
     CHECK(ahw_catalogue_registry("rtx 3090", 4, 0, &reg) == AHW_OK && reg != NULL);
