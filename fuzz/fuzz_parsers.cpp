@@ -59,6 +59,16 @@ const entry parsers[] = {
     // detect/topology.hpp
     {"topology.parse_node_meminfo", [](string_view t) { consume(ah::parse_node_meminfo(t)); }},
     {"topology.numa_dir_id", [](string_view t) { consume(ah::detail::numa_dir_id(t)); }},
+    {"topology.parse_pci_uevent", [](string_view t) {
+         const auto u = ah::parse_pci_uevent(t);
+         consume(u.class_code);
+         consume(u.vendor_id);
+         consume(u.subsystem_device_id);
+         consume(u.slot);
+         consume(u.driver ? u.driver->size() : 0);
+         consume(u.bad_key.size() + u.bad_value.size());
+         consume(u.complete());
+     }},
     {"topology.parse_pcie_link_speed", [](string_view t) { consume(ah::parse_pcie_link_speed(t)); }},
     {"topology.parse_pcie_link_width", [](string_view t) { consume(ah::parse_pcie_link_width(t)); }},
     // detect/system.hpp: the index of a machine tree's captured tool outputs

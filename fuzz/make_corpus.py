@@ -91,6 +91,11 @@ VALUE_SEEDS = {
     "sysfs.base_name": [b"/sys/bus/pci/drivers/nvidia", b"/", b"a//"],
     "sysfs.join_path": [b"/sys/class/drm\x00../../devices/pci0000:00/0000:00:01.0", b"/\x00../../.."],
     "topology.numa_dir_id": [b"node0", b"node4294967296", b"nodex"],
+    "topology.parse_pci_uevent": [b"DRIVER=nvidia\nPCI_CLASS=30200\nPCI_ID=10DE:2330\nPCI_SUBSYS_ID=10DE:16C1\n"
+                                  b"PCI_SLOT_NAME=0000:01:00.0\n"
+                                  b"MODALIAS=pci:v000010DEd00002330sv000010DEsd000016C1bc03sc02i00\n",
+                                  b"PCI_CLASS=60000\nPCI_ID=8086:0D57\nPCI_SUBSYS_ID=0000:0000\n",
+                                  b"PCI_ID=10DE:12345\nDRIVER=\n"],
     "topology.parse_pcie_link_speed": [b"16.0 GT/s PCIe\n", b"2.5 GT/s", b"Unknown"],
     "topology.parse_pcie_link_width": [b"16\n", b"0", b"x8"],
     "system.parse_capture_index": [b"# captured\n0\tnvidia-smi-L.txt\tnvidia-smi -L\ntimeout\t-\trocm-smi\n"

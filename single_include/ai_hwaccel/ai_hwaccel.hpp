@@ -3561,6 +3561,75 @@ inline bool pci_dir_less(const std::string& a, const std::string& b) {
 }
 } // namespace detail
 
+/// What a PCI function's `uevent` attribute says. For every function the kernel writes
+/// PCI_CLASS (the 24-bit class code in hexadecimal without "0x": "30200"), PCI_ID and
+/// PCI_SUBSYS_ID ("10DE:2330"), PCI_SLOT_NAME and MODALIAS (pci_uevent, drivers/pci), and
+/// the driver core adds DRIVER=<name> while a driver is bound. One read gives what the
+/// class, vendor, device and subsystem attributes and the driver link give one by one.
+/// Lines of other keys are skipped; a value not understood leaves its fields empty and is
+/// named in `bad_key` and `bad_value` (the first such line).
+struct pci_uevent {
+    std::optional<std::uint32_t> class_code;
+    std::optional<std::uint16_t> vendor_id, device_id;
+    std::optional<std::uint16_t> subsystem_vendor_id, subsystem_device_id;
+    std::optional<pci_address> slot;
+    std::optional<std::string_view> driver; ///< into the text parsed
+    std::string_view bad_key, bad_value;
+    /// The kernel's whole record (class, ids, subsystem ids): then a missing DRIVER line
+    /// means that no driver is bound. A hand-made file may hold less.
+    constexpr bool complete() const noexcept { return class_code && vendor_id && subsystem_vendor_id; }
+};
+
+constexpr pci_uevent parse_pci_uevent(std::string_view text) noexcept {
+    pci_uevent u;
+    auto bad = [&](std::string_view key, std::string_view value) {
+        if (u.bad_key.empty()) {
+            u.bad_key = key;
+            u.bad_value = value;
+        }
+    };
+    // "VVVV:DDDD", each part at most 16 bits.
+    auto pair = [&](std::string_view key, std::string_view v, std::optional<std::uint16_t>& a,
+                    std::optional<std::uint16_t>& b) {
+        const auto colon = v.find(':');
+        const auto x = colon == std::string_view::npos ? std::nullopt : detail::parse_hex32(v.substr(0, colon));
+        const auto y = colon == std::string_view::npos ? std::nullopt : detail::parse_hex32(v.substr(colon + 1));
+        if (!x || !y || *x > 0xffffu || *y > 0xffffu) return bad(key, v);
+        a = static_cast<std::uint16_t>(*x);
+        b = static_cast<std::uint16_t>(*y);
+    };
+    while (!text.empty()) {
+        const auto nl = text.find('\n');
+        const auto line = detail::trim(text.substr(0, nl));
+        text = nl == std::string_view::npos ? std::string_view{} : text.substr(nl + 1);
+        const auto eq = line.find('=');
+        if (eq == std::string_view::npos) continue;
+        const auto key = line.substr(0, eq), v = line.substr(eq + 1);
+        if (key == "PCI_CLASS") {
+            const auto c = detail::parse_hex32(v);
+            if (c && *c <= 0xffffffu) u.class_code = *c;
+            else bad(key, v);
+        } else if (key == "PCI_ID") {
+            pair(key, v, u.vendor_id, u.device_id);
+        } else if (key == "PCI_SUBSYS_ID") {
+            pair(key, v, u.subsystem_vendor_id, u.subsystem_device_id);
+        } else if (key == "PCI_SLOT_NAME") {
+            if (const auto a = parse_pci_address(v)) u.slot = *a;
+            else bad(key, v);
+        } else if (key == "DRIVER") {
+            if (!v.empty()) u.driver = v;
+            else bad(key, v);
+        }
+    }
+    return u;
+}
+static_assert(parse_pci_uevent("DRIVER=nvidia\nPCI_CLASS=30200\nPCI_ID=10DE:2330\nPCI_SUBSYS_ID=10DE:16C1\n"
+                               "PCI_SLOT_NAME=0000:01:00.0\nMODALIAS=pci:v000010DEd00002330sv000010DEsd000016C1bc03sc02i00\n")
+                  .complete());
+static_assert(*parse_pci_uevent("PCI_CLASS=30200").class_code == 0x030200u);
+static_assert(!parse_pci_uevent("PCI_ID=10DE:12345\n").vendor_id &&
+              parse_pci_uevent("PCI_ID=10DE:12345\n").bad_key == "PCI_ID");
+
 /// One PCI function from its sysfs directory (`/sys/bus/pci/devices/0000:65:00.0`, or the
 /// `/sys/devices/pci…/…/0000:65:00.0` it links to; the directory's name is the address).
 /// Attributes that are missing are left at their defaults without a warning; nullopt when
@@ -3575,15 +3644,28 @@ pci_device read_pci_device_at(const S& sys, std::string_view dir, pci_address ad
     const std::string d(dir);
     pci_device p;
     p.address = address;
-    auto id16 = [&](const char* file, std::uint16_t& field) {
-        if (auto v = detail::read_pci_id(sys, d + "/" + file, 0xffffu, warnings))
+    // The uevent first: one read where its fields are there (the kernel's always are); the
+    // attribute files for the fields it lacks (a captured or hand-made tree may have none).
+    const std::string uevent_path = d + "/uevent";
+    const auto uevent_text = detail::read_optional_file(sys, uevent_path, detail::sysfs_attribute_cap, warnings);
+    pci_uevent ue;
+    if (uevent_text) {
+        ue = parse_pci_uevent(*uevent_text);
+        if (!ue.bad_key.empty())
+            detail::add_value_warning(warnings, warning_kind::parse_error, uevent_path,
+                                      std::string(ue.bad_key) + " not understood:", ue.bad_value);
+    }
+    auto id16 = [&](const char* file, const std::optional<std::uint16_t>& given, std::uint16_t& field) {
+        if (given) field = *given;
+        else if (auto v = detail::read_pci_id(sys, d + "/" + file, 0xffffu, warnings))
             field = static_cast<std::uint16_t>(*v);
     };
-    if (auto v = detail::read_pci_id(sys, d + "/class", 0xffffffu, warnings)) p.class_code = *v;
-    id16("vendor", p.vendor_id);
-    id16("device", p.device_id);
-    id16("subsystem_vendor", p.subsystem_vendor_id);
-    id16("subsystem_device", p.subsystem_device_id);
+    if (ue.class_code) p.class_code = *ue.class_code;
+    else if (auto v = detail::read_pci_id(sys, d + "/class", 0xffffffu, warnings)) p.class_code = *v;
+    id16("vendor", ue.vendor_id, p.vendor_id);
+    id16("device", ue.device_id, p.device_id);
+    id16("subsystem_vendor", ue.subsystem_vendor_id, p.subsystem_vendor_id);
+    id16("subsystem_device", ue.subsystem_device_id, p.subsystem_device_id);
     pcie_link link;
     // The kernel gives a function the four link attributes together or not at all (only
     // PCI Express functions have them): where the current pair is missing, so is the
@@ -3604,8 +3686,10 @@ pci_device read_pci_device_at(const S& sys, std::string_view dir, pci_address ad
         else
             p.numa_node = static_cast<std::int32_t>(*n);
     }
-    if (auto target = detail::resolve_sysfs_link(sys, d + "/driver"))
-        p.driver = std::string(detail::base_name(*target));
+    if (ue.driver) p.driver = std::string(*ue.driver);
+    else if (!ue.complete()) // the kernel's whole uevent without DRIVER: none is bound
+        if (auto target = detail::resolve_sysfs_link(sys, d + "/driver"))
+            p.driver = std::string(detail::base_name(*target));
     return p;
 }
 } // namespace detail
@@ -10709,12 +10793,7 @@ std::optional<pci_address> card_pci_address(const S& sys, const std::string& dev
         if (const auto a = parse_pci_address(detail::base_name(*target))) return a;
     const auto uevent = detail::read_optional_file(sys, device + "/uevent", attr_cap, warnings);
     if (!uevent) return std::nullopt;
-    std::optional<pci_address> found;
-    detail::formats::each_line(*uevent, [&](std::string_view l) {
-        if (l.starts_with("PCI_SLOT_NAME=")) found = parse_pci_address(l.substr(14));
-        return !found;
-    });
-    return found;
+    return parse_pci_uevent(*uevent).slot;
 }
 
 } // namespace detail::amd
@@ -17645,33 +17724,19 @@ inline std::string apply_device_file(std::string_view name, std::string_view val
         return d.empty() || !set_text(f.driver, d) ? bad() : std::string();
     }
     if (name == "uevent") {
-        std::string msg;
-        detail::formats::each_line(value, [&](std::string_view line) {
-            line = detail::trim(line);
-            const auto eq = line.find('=');
-            if (eq == std::string_view::npos) return true;
-            const auto key = line.substr(0, eq), v = line.substr(eq + 1);
-            auto pair = [&](std::uint16_t& a, std::uint16_t& b) {
-                const auto colon = v.find(':');
-                const auto x = colon == std::string_view::npos ? std::nullopt : detail::parse_hex32(v.substr(0, colon));
-                const auto y = colon == std::string_view::npos ? std::nullopt : detail::parse_hex32(v.substr(colon + 1));
-                if (!x || !y || *x > 0xffff || *y > 0xffff) {
-                    msg = "uevent: " + std::string(key) + " not understood: " + quote_value(v);
-                    return;
-                }
-                a = static_cast<std::uint16_t>(*x);
-                b = static_cast<std::uint16_t>(*y);
-            };
-            if (key == "DRIVER") set_text(f.driver, v);
-            else if (key == "PCI_ID") pair(f.vendor_id, f.device_id);
-            else if (key == "PCI_SUBSYS_ID") pair(f.subsystem_vendor_id, f.subsystem_device_id);
-            else if (key == "PCI_SLOT_NAME") {
-                if (const auto a = parse_pci_address(v)) f.pci = *a;
-                else msg = "uevent: PCI_SLOT_NAME not understood: " + quote_value(v);
-            }
-            return true;
-        });
-        return msg;
+        const auto u = parse_pci_uevent(value);
+        if (u.driver) set_text(f.driver, *u.driver);
+        if (u.vendor_id) {
+            f.vendor_id = *u.vendor_id;
+            f.device_id = *u.device_id;
+        }
+        if (u.subsystem_vendor_id) {
+            f.subsystem_vendor_id = *u.subsystem_vendor_id;
+            f.subsystem_device_id = *u.subsystem_device_id;
+        }
+        if (u.slot) f.pci = *u.slot;
+        if (u.bad_key.empty()) return {};
+        return "uevent: " + std::string(u.bad_key) + " not understood: " + quote_value(u.bad_value);
     }
     return {};
 }

@@ -357,6 +357,173 @@ TEST_CASE("probe_pci scratch tree: driver, NUMA node, subsystem, bad values") {
     CHECK(w.empty());
 }
 
+// What a bound NVIDIA function's uevent holds, in the order and spelling of the kernel's
+// pci_uevent (PCI_CLASS is "%04X" of the 24-bit class, so a leading zero is dropped) with
+// the driver core's DRIVER line first.
+constexpr std::string_view gpu_uevent = "DRIVER=nvidia\nPCI_CLASS=30200\nPCI_ID=10DE:2330\nPCI_SUBSYS_ID=10DE:16C1\n"
+                                        "PCI_SLOT_NAME=0000:01:00.0\n"
+                                        "MODALIAS=pci:v000010DEd00002330sv000010DEsd000016C1bc03sc02i00\n";
+
+TEST_CASE("parse_pci_uevent") {
+    const auto u = ah::parse_pci_uevent(gpu_uevent);
+    CHECK(u.complete());
+    CHECK(u.class_code == 0x030200u);
+    CHECK(u.vendor_id == 0x10de);
+    CHECK(u.device_id == 0x2330);
+    CHECK(u.subsystem_vendor_id == 0x10de);
+    CHECK(u.subsystem_device_id == 0x16c1);
+    CHECK(u.slot == ah::pci_address{0, 1, 0, 0});
+    CHECK(u.driver == "nvidia");
+    CHECK(u.bad_key.empty());
+    // No driver bound: no DRIVER line, the record still whole. A host bridge's class.
+    const auto bridge = ah::parse_pci_uevent("PCI_CLASS=60000\nPCI_ID=8086:0D57\nPCI_SUBSYS_ID=0000:0000\n"
+                                             "PCI_SLOT_NAME=0000:00:00.0\n");
+    CHECK(bridge.complete());
+    CHECK_FALSE(bridge.driver.has_value());
+    CHECK(bridge.class_code == 0x060000u);
+    CHECK(bridge.subsystem_vendor_id == 0);
+    // Partial (hand-made trees): what is there, and not complete.
+    const auto partial = ah::parse_pci_uevent("DRIVER=amdxdna\r\nPCI_ID=1022:17F0\r\nPCI_SLOT_NAME=0000:c6:00.1\r\n");
+    CHECK_FALSE(partial.complete());
+    CHECK(partial.driver == "amdxdna");
+    CHECK(partial.vendor_id == 0x1022);
+    CHECK_FALSE(partial.class_code.has_value());
+    CHECK(ah::parse_pci_uevent("").bad_key.empty());
+    CHECK_FALSE(ah::parse_pci_uevent("").complete());
+}
+
+TEST_CASE("parse_pci_uevent hostile input") {
+    struct bad_case {
+        std::string_view text, key;
+    };
+    for (const auto& c : {bad_case{"PCI_ID=10DE\n", "PCI_ID"}, bad_case{"PCI_ID=10DE:\n", "PCI_ID"},
+                          bad_case{"PCI_ID=:2330\n", "PCI_ID"}, bad_case{"PCI_ID=10DE:12345\n", "PCI_ID"},
+                          bad_case{"PCI_ID=1000000000000000000000000:1\n", "PCI_ID"},
+                          bad_case{"PCI_SUBSYS_ID=zz:10\n", "PCI_SUBSYS_ID"},
+                          bad_case{"PCI_CLASS=1000000\n", "PCI_CLASS"}, bad_case{"PCI_CLASS=\n", "PCI_CLASS"},
+                          bad_case{"PCI_CLASS=-1\n", "PCI_CLASS"},
+                          bad_case{"PCI_SLOT_NAME=00:zz.9\n", "PCI_SLOT_NAME"}, bad_case{"DRIVER=\n", "DRIVER"},
+                          bad_case{"PCI_CLASS=\xff\xfe\nPCI_ID=xx:yy", "PCI_CLASS"}}) {
+        CAPTURE(c.text);
+        const auto u = ah::parse_pci_uevent(c.text);
+        CHECK(u.bad_key == c.key);
+        CHECK_FALSE(u.vendor_id.has_value());
+        CHECK_FALSE(u.subsystem_vendor_id.has_value());
+        CHECK_FALSE(u.class_code.has_value());
+        CHECK_FALSE(u.complete());
+    }
+    // Lines without '=', unknown keys, a NUL and blanks are passed over.
+    const std::string odd = std::string("garbage\n\0\nFOO=bar\n  PCI_ID = 10de:2330\n\n", 33);
+    CHECK(ah::parse_pci_uevent(odd).bad_key.empty());
+    const auto one_bad = ah::parse_pci_uevent("PCI_ID=10DE:2330x\nPCI_CLASS=30200\nPCI_ID=nope\n");
+    CHECK(one_bad.bad_key == "PCI_ID"); // the first bad line is the one named
+    CHECK(one_bad.bad_value == "10DE:2330x");
+    CHECK(one_bad.class_code == 0x030200u); // the rest is still read
+}
+
+namespace {
+// A rooted host that counts the files read and links followed.
+struct counting_view : ah::host_system {
+    using ah::host_system::host_system;
+    mutable std::vector<std::string> read;
+    ah::file_read read_file(std::string_view path, std::size_t cap = ah::default_read_cap) const {
+        read.emplace_back(path);
+        return ah::host_system::read_file(path, cap);
+    }
+    std::optional<std::string> read_link(std::string_view path) const {
+        read.emplace_back(path);
+        return ah::host_system::read_link(path);
+    }
+};
+} // namespace
+
+TEST_CASE("probe_pci reads a function's uevent before its attribute files") {
+    test::scratch_dir root;
+    fs::create_directories(root.path() / "sys/bus/pci/devices");
+    auto function = [&](const std::string& address) {
+        const std::string dir = "sys/devices/pci0000:00/" + address + "/";
+        fs::create_directories(root.path() / dir);
+        fs::create_directory_symlink("../../../devices/pci0000:00/" + address,
+                                     root.path() / "sys/bus/pci/devices" / address);
+        return dir;
+    };
+    // 00:01.0: the kernel's whole uevent, and attribute files that disagree with it (a tree
+    // no kernel makes): what the uevent says wins, and the files are not read.
+    const auto gpu = function("0000:00:01.0");
+    root.write(gpu + "uevent", std::string(gpu_uevent));
+    root.write(gpu + "class", "0x000000\n");
+    root.write(gpu + "vendor", "0xffff\n");
+    root.write(gpu + "numa_node", "1\n");
+    fs::create_directory_symlink("../../../bus/pci/drivers/other", root.path() / gpu / "driver");
+    // 00:02.0: whole, no driver bound: the driver link is not looked for.
+    const auto bridge = function("0000:00:02.0");
+    root.write(bridge + "uevent", "PCI_CLASS=60400\nPCI_ID=8086:A0BC\nPCI_SUBSYS_ID=1028:0A20\n");
+    fs::create_directory_symlink("../../../bus/pci/drivers/pcieport", root.path() / bridge / "driver");
+    // 00:03.0: partial, with one value not understood: the rest from the files.
+    const auto npu = function("0000:00:03.0");
+    root.write(npu + "uevent", "PCI_ID=1022:17F0\nPCI_CLASS=banana\n");
+    root.write(npu + "class", "0x118000\n");
+    root.write(npu + "subsystem_vendor", "0x17aa\n");
+    root.write(npu + "subsystem_device", "0x2339\n");
+    fs::create_directory_symlink("../../../bus/pci/drivers/amdxdna", root.path() / npu / "driver");
+    // 00:04.0: none (the captured trees): every attribute file, as before.
+    const auto old = function("0000:00:04.0");
+    root.write(old + "class", "0x020000\n");
+    root.write(old + "vendor", "0x15b3\n");
+    root.write(old + "device", "0x1017\n");
+    root.write(old + "driver", "../../../bus/pci/drivers/mlx5_core");
+
+    counting_view sys(root.path().string());
+    std::vector<ah::warning> w;
+    const auto devices = ah::probe_pci(sys, w);
+    INFO(test::warnings_text(w));
+    REQUIRE(devices.size() == 4);
+    CHECK(devices[0].class_code == 0x030200u);
+    CHECK(devices[0].vendor_id == 0x10de);
+    CHECK(devices[0].device_id == 0x2330);
+    CHECK(devices[0].subsystem_device_id == 0x16c1);
+    CHECK(devices[0].driver == "nvidia");
+    CHECK(devices[0].numa_node == 1);
+    CHECK(devices[1].class_code == 0x060400u);
+    CHECK(devices[1].subsystem_vendor_id == 0x1028);
+    CHECK(devices[1].driver.empty());
+    CHECK(devices[2].vendor_id == 0x1022);
+    CHECK(devices[2].device_id == 0x17f0);
+    CHECK(devices[2].class_code == 0x118000u);
+    CHECK(devices[2].subsystem_vendor_id == 0x17aa);
+    CHECK(devices[2].subsystem_device_id == 0x2339);
+    CHECK(devices[2].driver == "amdxdna");
+    CHECK(devices[3].class_code == 0x020000u);
+    CHECK(devices[3].vendor_id == 0x15b3);
+    CHECK(devices[3].device_id == 0x1017);
+    CHECK(devices[3].driver == "mlx5_core");
+    REQUIRE(w.size() == 1);
+    CHECK(w[0].kind == ah::warning_kind::parse_error);
+    CHECK(w[0].subject == "/sys/bus/pci/devices/0000:00:03.0/uevent");
+    CHECK(w[0].message.find("PCI_CLASS") != std::string::npos);
+    CHECK(w[0].message.find("banana") != std::string::npos);
+    // What each function cost: the uevent, the link pair and the NUMA node where the
+    // uevent is whole; the files it lacks besides.
+    auto reads_of = [&](const std::string& address) {
+        std::vector<std::string> names;
+        const std::string prefix = "/sys/bus/pci/devices/" + address + "/";
+        for (const auto& p : sys.read)
+            if (p.rfind(prefix, 0) == 0) names.push_back(p.substr(prefix.size()));
+        return names;
+    };
+    const std::vector<std::string> whole{"uevent", "current_link_speed", "current_link_width", "numa_node"};
+    CHECK(reads_of("0000:00:01.0") == whole);
+    CHECK(reads_of("0000:00:02.0") == whole);
+    CHECK(reads_of("0000:00:03.0") == std::vector<std::string>{"uevent", "class", "subsystem_vendor",
+                                                               "subsystem_device", "current_link_speed",
+                                                               "current_link_width", "numa_node", "driver"});
+    // Without one, as before: the five id files, the link pair, the NUMA node, the driver
+    // link, then the file a captured tree stores it in.
+    CHECK(reads_of("0000:00:04.0") ==
+          std::vector<std::string>{"uevent", "class", "vendor", "device", "subsystem_vendor", "subsystem_device",
+                                   "current_link_speed", "current_link_width", "numa_node", "driver", "driver"});
+}
+
 TEST_CASE("probe_numa and probe_pci: by number, not by name") {
     test::scratch_dir root;
     // Listed in whatever order the folder gives; "node10" sorts before "node2" as text.

@@ -758,12 +758,7 @@ std::optional<pci_address> card_pci_address(const S& sys, const std::string& dev
         if (const auto a = parse_pci_address(detail::base_name(*target))) return a;
     const auto uevent = detail::read_optional_file(sys, device + "/uevent", attr_cap, warnings);
     if (!uevent) return std::nullopt;
-    std::optional<pci_address> found;
-    detail::formats::each_line(*uevent, [&](std::string_view l) {
-        if (l.starts_with("PCI_SLOT_NAME=")) found = parse_pci_address(l.substr(14));
-        return !found;
-    });
-    return found;
+    return parse_pci_uevent(*uevent).slot;
 }
 
 } // namespace detail::amd

@@ -193,33 +193,19 @@ inline std::string apply_device_file(std::string_view name, std::string_view val
         return d.empty() || !set_text(f.driver, d) ? bad() : std::string();
     }
     if (name == "uevent") {
-        std::string msg;
-        detail::formats::each_line(value, [&](std::string_view line) {
-            line = detail::trim(line);
-            const auto eq = line.find('=');
-            if (eq == std::string_view::npos) return true;
-            const auto key = line.substr(0, eq), v = line.substr(eq + 1);
-            auto pair = [&](std::uint16_t& a, std::uint16_t& b) {
-                const auto colon = v.find(':');
-                const auto x = colon == std::string_view::npos ? std::nullopt : detail::parse_hex32(v.substr(0, colon));
-                const auto y = colon == std::string_view::npos ? std::nullopt : detail::parse_hex32(v.substr(colon + 1));
-                if (!x || !y || *x > 0xffff || *y > 0xffff) {
-                    msg = "uevent: " + std::string(key) + " not understood: " + quote_value(v);
-                    return;
-                }
-                a = static_cast<std::uint16_t>(*x);
-                b = static_cast<std::uint16_t>(*y);
-            };
-            if (key == "DRIVER") set_text(f.driver, v);
-            else if (key == "PCI_ID") pair(f.vendor_id, f.device_id);
-            else if (key == "PCI_SUBSYS_ID") pair(f.subsystem_vendor_id, f.subsystem_device_id);
-            else if (key == "PCI_SLOT_NAME") {
-                if (const auto a = parse_pci_address(v)) f.pci = *a;
-                else msg = "uevent: PCI_SLOT_NAME not understood: " + quote_value(v);
-            }
-            return true;
-        });
-        return msg;
+        const auto u = parse_pci_uevent(value);
+        if (u.driver) set_text(f.driver, *u.driver);
+        if (u.vendor_id) {
+            f.vendor_id = *u.vendor_id;
+            f.device_id = *u.device_id;
+        }
+        if (u.subsystem_vendor_id) {
+            f.subsystem_vendor_id = *u.subsystem_vendor_id;
+            f.subsystem_device_id = *u.subsystem_device_id;
+        }
+        if (u.slot) f.pci = *u.slot;
+        if (u.bad_key.empty()) return {};
+        return "uevent: " + std::string(u.bad_key) + " not understood: " + quote_value(u.bad_value);
     }
     return {};
 }
