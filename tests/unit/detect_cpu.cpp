@@ -449,6 +449,80 @@ TEST_CASE("probe_host: sockets and cores from the sysfs topology") {
     CHECK(host.cpu.cores == 3);
 }
 
+// Two packages of two cores with two threads each, numbered as x86 kernels number them
+// (the first thread of every core, then the second): 0-3 and 4-7, cores {0,4} {1,5} {2,6}
+// {3,7}, packages {0,1,4,5} and {2,3,6,7}. `current`: the lists' names since Linux 5.3,
+// else the older ones.
+namespace {
+void write_sibling_lists(const test::scratch_dir& root, bool current) {
+    for (int n = 0; n < 8; ++n) {
+        const std::string dir = "sys/devices/system/cpu/cpu" + std::to_string(n) + "/topology/";
+        const int core = n % 4, package = core / 2;
+        root.write(dir + (current ? "core_cpus_list" : "thread_siblings_list"),
+                   std::to_string(core) + "," + std::to_string(core + 4) + "\n");
+        root.write(dir + (current ? "package_cpus_list" : "core_siblings_list"),
+                   package == 0 ? "0-1,4-5\n" : "2-3,6-7\n");
+        // ids that disagree, to show that the lists are what counted
+        root.write(dir + "physical_package_id", "0\n");
+        root.write(dir + "core_id", "0\n");
+    }
+}
+} // namespace
+
+TEST_CASE("probe_host: sockets and cores from the sibling lists, one read a core and a package") {
+    for (const bool current : {true, false}) {
+        CAPTURE(current);
+        test::scratch_dir root;
+        write_basics(root, 8);
+        root.write("sys/devices/system/cpu/online", "0-7\n");
+        write_sibling_lists(root, current);
+        test::counting_view sys(root.path().string());
+        std::vector<ah::warning> w;
+        const auto host = ah::probe_host(sys, w).first;
+        CHECK(w.empty());
+        CHECK(host.cpu.threads == 8);
+        CHECK(host.cpu.sockets == 2);
+        CHECK(host.cpu.cores == 4);
+        std::vector<std::string> topology;
+        for (const auto& p : sys.read)
+            if (p.find("/topology/") != std::string::npos) topology.push_back(p);
+        // Four cores and two packages: six lists read, the CPUs of each accounted for by the
+        // first of them; the older names after one miss each on the first CPU.
+        const std::string c = current ? "core_cpus_list" : "thread_siblings_list";
+        const std::string p = current ? "package_cpus_list" : "core_siblings_list";
+        const std::string cpu = "/sys/devices/system/cpu/cpu";
+        std::vector<std::string> want;
+        if (!current) want.push_back(cpu + "0/topology/core_cpus_list");
+        want.push_back(cpu + "0/topology/" + c);
+        if (!current) want.push_back(cpu + "0/topology/package_cpus_list");
+        want.insert(want.end(), {cpu + "0/topology/" + p, cpu + "1/topology/" + c, cpu + "2/topology/" + c,
+                                 cpu + "2/topology/" + p, cpu + "3/topology/" + c});
+        CHECK(topology == want);
+    }
+}
+
+TEST_CASE("probe_host: a sibling list that makes no sense falls back to the ids") {
+    for (const char* bad : {"banana\n", "5\n", "", "0-4294967295\n"}) {
+        CAPTURE(bad);
+        test::scratch_dir root;
+        write_basics(root, 8);
+        root.write("sys/devices/system/cpu/online", "0-7\n");
+        write_sibling_lists(root, true);
+        for (int n = 0; n < 8; ++n) { // ids: one package, cores by n % 4
+            const std::string dir = "sys/devices/system/cpu/cpu" + std::to_string(n) + "/topology/";
+            root.write(dir + "core_id", std::to_string(n % 4) + "\n");
+        }
+        root.write("sys/devices/system/cpu/cpu1/topology/core_cpus_list", bad);
+        std::vector<ah::warning> w;
+        const auto host = ah::probe_host(ah::host_system(root.path().string()), w).first;
+        CHECK(host.cpu.sockets == 1);
+        CHECK(host.cpu.cores == 4);
+        REQUIRE(w.size() == 1);
+        CHECK(w[0].kind == ah::warning_kind::parse_error);
+        CHECK(w[0].subject == "/sys/devices/system/cpu/cpu1/topology/core_cpus_list");
+    }
+}
+
 TEST_CASE("probe_host: cgroup v2 CPU quota, own cgroup and ancestors") {
     test::scratch_dir root;
     write_basics(root, 4);

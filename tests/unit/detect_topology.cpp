@@ -421,22 +421,6 @@ TEST_CASE("parse_pci_uevent hostile input") {
     CHECK(one_bad.class_code == 0x030200u); // the rest is still read
 }
 
-namespace {
-// A rooted host that counts the files read and links followed.
-struct counting_view : ah::host_system {
-    using ah::host_system::host_system;
-    mutable std::vector<std::string> read;
-    ah::file_read read_file(std::string_view path, std::size_t cap = ah::default_read_cap) const {
-        read.emplace_back(path);
-        return ah::host_system::read_file(path, cap);
-    }
-    std::optional<std::string> read_link(std::string_view path) const {
-        read.emplace_back(path);
-        return ah::host_system::read_link(path);
-    }
-};
-} // namespace
-
 TEST_CASE("probe_pci reads a function's uevent before its attribute files") {
     test::scratch_dir root;
     fs::create_directories(root.path() / "sys/bus/pci/devices");
@@ -473,7 +457,7 @@ TEST_CASE("probe_pci reads a function's uevent before its attribute files") {
     root.write(old + "device", "0x1017\n");
     root.write(old + "driver", "../../../bus/pci/drivers/mlx5_core");
 
-    counting_view sys(root.path().string());
+    test::counting_view sys(root.path().string());
     std::vector<ah::warning> w;
     const auto devices = ah::probe_pci(sys, w);
     INFO(test::warnings_text(w));

@@ -166,6 +166,20 @@ struct denying_view : ai_hwaccel::host_system {
     }
 };
 
+/// A rooted host that notes the files it reads and the links it follows, in order.
+struct counting_view : ai_hwaccel::host_system {
+    using ai_hwaccel::host_system::host_system;
+    mutable std::vector<std::string> read;
+    ai_hwaccel::file_read read_file(std::string_view path, std::size_t cap = ai_hwaccel::default_read_cap) const {
+        read.emplace_back(path);
+        return ai_hwaccel::host_system::read_file(path, cap);
+    }
+    std::optional<std::string> read_link(std::string_view path) const {
+        read.emplace_back(path);
+        return ai_hwaccel::host_system::read_link(path);
+    }
+};
+
 inline std::size_t count_kind(std::span<const ai_hwaccel::warning> w, ai_hwaccel::warning_kind k) {
     return static_cast<std::size_t>(
         std::count_if(w.begin(), w.end(), [&](const ai_hwaccel::warning& x) { return x.kind == k; }));
