@@ -2800,6 +2800,10 @@ protected:
     ~system_observer() = default;
 };
 
+namespace detail {
+struct shared_scans; // detect/topology.hpp
+} // namespace detail
+
 #if AI_HWACCEL_OS_LINUX || AI_HWACCEL_OS_MACOS
 /// The live machine, seen through an optional root prefix ("" or "/" is the real root).
 /// Environment variables always come from this process.
@@ -2821,6 +2825,16 @@ public:
         h.observer_ = &o;
         return h;
     }
+    /// The same view, sharing `s` (which must outlive the copy) among the probes of one
+    /// detection: what several of them scan alike, the PCI bus, is scanned once
+    /// (detector::run_timed_with makes one for each detection).
+    host_system sharing(detail::shared_scans& s) const {
+        host_system h = *this;
+        h.scans_ = &s;
+        return h;
+    }
+    /// The scans this view shares, or nullptr.
+    detail::shared_scans* scans() const noexcept { return scans_; }
 
     file_read read_file(std::string_view path, std::size_t cap = default_read_cap) const {
         file_read r = read_file_quietly(path, cap);
@@ -3009,6 +3023,7 @@ private:
     std::string root_;
     tool_search search_;
     system_observer* observer_ = nullptr;
+    detail::shared_scans* scans_ = nullptr;
 };
 static_assert(system_view<host_system>);
 #endif
@@ -3351,8 +3366,10 @@ AI_HWACCEL_NAMESPACE_END
 // #include "ai_hwaccel/detect/sysfs.hpp"
 
 #include <algorithm>
+#include <concepts>
 #include <cstddef>
 #include <cstdint>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -3701,31 +3718,61 @@ std::optional<pci_device> read_pci_device(const S& sys, std::string_view dir, st
     return detail::read_pci_device_at(sys, dir, *address, warnings);
 }
 
-/// Every PCI function under /sys/bus/pci/devices, by address. A machine without a PCI
-/// bus (or a container without /sys) gives an empty list and no warning.
+namespace detail {
+/// What the probes of one detection scan alike, scanned by the first probe that asks and
+/// handed to the others (host_system::sharing, detector::run_timed_with): the PCI bus,
+/// which the host probes and six backends walk (for their vendors' functions). Safe to
+/// share among the detector's parallel probes.
+struct shared_scans {
+    std::once_flag pci_once;
+    std::vector<pci_device> pci;
+    std::vector<warning> pci_warnings;
+};
+
+/// probe_pci's walk of the bus.
 template <system_view S>
-std::vector<pci_device> probe_pci(const S& sys, std::vector<warning>& warnings) {
+std::vector<pci_device> scan_pci_bus(const S& sys, std::vector<warning>& warnings) {
     std::vector<pci_device> devices;
-    auto names = detail::list_optional_dir(sys, "/sys/bus/pci/devices", warnings);
+    auto names = list_optional_dir(sys, "/sys/bus/pci/devices", warnings);
     if (!names) return devices;
-    detail::sort_names(*names, detail::pci_dir_less); // devices come out by address
+    sort_names(*names, pci_dir_less); // devices come out by address
     for (const auto& name : *names) {
         std::string dir = "/sys/bus/pci/devices/";
         dir += name;
         const auto address = parse_pci_address(name);
         if (!address) {
-            detail::add_warning(warnings, warning_kind::parse_error, dir, "not a PCI address; skipped");
+            add_warning(warnings, warning_kind::parse_error, dir, "not a PCI address; skipped");
             continue;
         }
         if (!sys.exists(dir)) {
             // Listed, yet not there: a link that dangles or loops back on itself.
-            detail::add_warning(warnings, warning_kind::read_error, dir, "listed but cannot be opened (a broken link)");
+            add_warning(warnings, warning_kind::read_error, dir, "listed but cannot be opened (a broken link)");
             continue;
         }
-        devices.push_back(detail::read_pci_device_at(sys, dir, *address, warnings));
+        devices.push_back(read_pci_device_at(sys, dir, *address, warnings));
     }
     return devices;
 }
+} // namespace detail
+
+/// Every PCI function under /sys/bus/pci/devices, by address. A machine without a PCI
+/// bus (or a container without /sys) gives an empty list and no warning. Through a view
+/// that shares its scans (host_system::sharing) the bus is walked once, by the first
+/// caller; every caller gets the functions and the walk's warnings.
+template <system_view S>
+std::vector<pci_device> probe_pci(const S& sys, std::vector<warning>& warnings) {
+    if constexpr (requires {
+                      { sys.scans() } -> std::same_as<detail::shared_scans*>;
+                  }) {
+        if (detail::shared_scans* shared = sys.scans()) {
+            std::call_once(shared->pci_once, [&] { shared->pci = detail::scan_pci_bus(sys, shared->pci_warnings); });
+            warnings.insert(warnings.end(), shared->pci_warnings.begin(), shared->pci_warnings.end());
+            return shared->pci;
+        }
+    }
+    return detail::scan_pci_bus(sys, warnings);
+}
+
 
 AI_HWACCEL_NAMESPACE_END
 // ---- end ai_hwaccel/detect/topology.hpp
@@ -21636,9 +21683,24 @@ public:
 
     /// Detects through `sys` with exactly the probes given (each runs if its backend is
     /// requested): how tests and programs with their own backends use the orchestrator.
+    /// A view that can share scans among its probes (host_system::sharing) gets one for
+    /// this detection, so that the PCI bus is walked once, not once by each probe.
     template <system_view S, class... Probes>
         requires(backend_probe<Probes, S> && ...)
     timed_detection run_timed_with(const S& sys, const Probes&... probes) const {
+        if constexpr (sizeof...(Probes) > 0 && requires(detail::shared_scans& s) {
+                          { sys.sharing(s) } -> std::same_as<S>;
+                      }) {
+            detail::shared_scans scans;
+            return run_probes(sys.sharing(scans), probes...);
+        } else {
+            return run_probes(sys, probes...);
+        }
+    }
+
+private:
+    template <system_view S, class... Probes>
+    timed_detection run_probes(const S& sys, const Probes&... probes) const {
         using clock = std::chrono::steady_clock;
         const auto start = clock::now();
 
@@ -21712,7 +21774,6 @@ public:
         return result;
     }
 
-private:
     // One task of a detection: what it runs and what it found.
     struct slot {
         // The task: body(sys, probe, *this), or none when it was not requested.

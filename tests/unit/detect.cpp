@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <mutex>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -483,6 +484,52 @@ TEST_CASE("fixture machine: a laptop whose only Vulkan device is llvmpipe") {
 #endif
 
 #if AI_HWACCEL_JSON
+namespace {
+// Counts the reads of each file, from the detector's parallel probes.
+class read_counter final : public ah::system_observer {
+public:
+    std::size_t reads(const std::string& path) const {
+        const std::lock_guard<std::mutex> lock(mutex_);
+        const auto it = count_.find(path);
+        return it == count_.end() ? 0 : it->second;
+    }
+    void on_read(std::string_view path, const ah::file_read&) override {
+        const std::lock_guard<std::mutex> lock(mutex_);
+        ++count_[std::string(path)];
+    }
+    void on_list(std::string_view, const std::optional<std::vector<std::string>>&) override {}
+    void on_link(std::string_view, const std::optional<std::string>&) override {}
+    void on_exists(std::string_view, bool) override {}
+    void on_env(std::string_view, const std::optional<std::string>&) override {}
+    void on_run(const ah::tool_request&, const ah::tool_result&) override {}
+
+private:
+    mutable std::mutex mutex_;
+    std::map<std::string, std::size_t> count_;
+};
+} // namespace
+
+TEST_CASE("detector: the probes of one detection share one walk of the PCI bus") {
+    // The TPU host: the host probes and the TPU, Gaudi, Qualcomm, Neuron and NVIDIA
+    // fallback walks all list the bus. Through a host_system the walk is shared: each
+    // function's files are read once, in parallel or not, with the same registry as a
+    // view that shares nothing (counting_view derives from host_system, and a copy of its
+    // host_system part would not be a counting_view, so it is never shared).
+    const std::string root = std::string(AI_HWACCEL_MACHINES_DIR) + "/handmade-tpu-v5p-host";
+    const std::string vendor = "/sys/bus/pci/devices/0000:00:04.0/vendor";
+    test::counting_view unshared(root);
+    const auto alone = ah::detect(unshared);
+    const auto walks = static_cast<std::size_t>(std::count(unshared.read.begin(), unshared.read.end(), vendor));
+    CHECK(walks >= 3);
+    for (const bool parallel : {true, false}) {
+        CAPTURE(parallel);
+        read_counter counter;
+        const auto shared = ah::detector::all().parallel(parallel).run(ah::host_system(root).observed_by(counter));
+        CHECK(counter.reads(vendor) == 1);
+        CHECK(shared == alone);
+    }
+}
+
 TEST_CASE("fixture machines: the registry equals the reviewed expected.json") {
     // Every machine in the folder, so a new one cannot be left out.
     std::vector<std::string> names;

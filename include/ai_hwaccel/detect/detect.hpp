@@ -273,9 +273,24 @@ public:
 
     /// Detects through `sys` with exactly the probes given (each runs if its backend is
     /// requested): how tests and programs with their own backends use the orchestrator.
+    /// A view that can share scans among its probes (host_system::sharing) gets one for
+    /// this detection, so that the PCI bus is walked once, not once by each probe.
     template <system_view S, class... Probes>
         requires(backend_probe<Probes, S> && ...)
     timed_detection run_timed_with(const S& sys, const Probes&... probes) const {
+        if constexpr (sizeof...(Probes) > 0 && requires(detail::shared_scans& s) {
+                          { sys.sharing(s) } -> std::same_as<S>;
+                      }) {
+            detail::shared_scans scans;
+            return run_probes(sys.sharing(scans), probes...);
+        } else {
+            return run_probes(sys, probes...);
+        }
+    }
+
+private:
+    template <system_view S, class... Probes>
+    timed_detection run_probes(const S& sys, const Probes&... probes) const {
         using clock = std::chrono::steady_clock;
         const auto start = clock::now();
 
@@ -349,7 +364,6 @@ public:
         return result;
     }
 
-private:
     // One task of a detection: what it runs and what it found.
     struct slot {
         // The task: body(sys, probe, *this), or none when it was not requested.

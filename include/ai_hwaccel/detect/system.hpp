@@ -178,6 +178,10 @@ protected:
     ~system_observer() = default;
 };
 
+namespace detail {
+struct shared_scans; // detect/topology.hpp
+} // namespace detail
+
 #if AI_HWACCEL_OS_LINUX || AI_HWACCEL_OS_MACOS
 /// The live machine, seen through an optional root prefix ("" or "/" is the real root).
 /// Environment variables always come from this process.
@@ -199,6 +203,16 @@ public:
         h.observer_ = &o;
         return h;
     }
+    /// The same view, sharing `s` (which must outlive the copy) among the probes of one
+    /// detection: what several of them scan alike, the PCI bus, is scanned once
+    /// (detector::run_timed_with makes one for each detection).
+    host_system sharing(detail::shared_scans& s) const {
+        host_system h = *this;
+        h.scans_ = &s;
+        return h;
+    }
+    /// The scans this view shares, or nullptr.
+    detail::shared_scans* scans() const noexcept { return scans_; }
 
     file_read read_file(std::string_view path, std::size_t cap = default_read_cap) const {
         file_read r = read_file_quietly(path, cap);
@@ -387,6 +401,7 @@ private:
     std::string root_;
     tool_search search_;
     system_observer* observer_ = nullptr;
+    detail::shared_scans* scans_ = nullptr;
 };
 static_assert(system_view<host_system>);
 #endif

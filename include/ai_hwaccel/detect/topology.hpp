@@ -18,8 +18,10 @@
 #include "ai_hwaccel/detect/sysfs.hpp"
 
 #include <algorithm>
+#include <concepts>
 #include <cstddef>
 #include <cstdint>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -368,30 +370,60 @@ std::optional<pci_device> read_pci_device(const S& sys, std::string_view dir, st
     return detail::read_pci_device_at(sys, dir, *address, warnings);
 }
 
-/// Every PCI function under /sys/bus/pci/devices, by address. A machine without a PCI
-/// bus (or a container without /sys) gives an empty list and no warning.
+namespace detail {
+/// What the probes of one detection scan alike, scanned by the first probe that asks and
+/// handed to the others (host_system::sharing, detector::run_timed_with): the PCI bus,
+/// which the host probes and six backends walk (for their vendors' functions). Safe to
+/// share among the detector's parallel probes.
+struct shared_scans {
+    std::once_flag pci_once;
+    std::vector<pci_device> pci;
+    std::vector<warning> pci_warnings;
+};
+
+/// probe_pci's walk of the bus.
 template <system_view S>
-std::vector<pci_device> probe_pci(const S& sys, std::vector<warning>& warnings) {
+std::vector<pci_device> scan_pci_bus(const S& sys, std::vector<warning>& warnings) {
     std::vector<pci_device> devices;
-    auto names = detail::list_optional_dir(sys, "/sys/bus/pci/devices", warnings);
+    auto names = list_optional_dir(sys, "/sys/bus/pci/devices", warnings);
     if (!names) return devices;
-    detail::sort_names(*names, detail::pci_dir_less); // devices come out by address
+    sort_names(*names, pci_dir_less); // devices come out by address
     for (const auto& name : *names) {
         std::string dir = "/sys/bus/pci/devices/";
         dir += name;
         const auto address = parse_pci_address(name);
         if (!address) {
-            detail::add_warning(warnings, warning_kind::parse_error, dir, "not a PCI address; skipped");
+            add_warning(warnings, warning_kind::parse_error, dir, "not a PCI address; skipped");
             continue;
         }
         if (!sys.exists(dir)) {
             // Listed, yet not there: a link that dangles or loops back on itself.
-            detail::add_warning(warnings, warning_kind::read_error, dir, "listed but cannot be opened (a broken link)");
+            add_warning(warnings, warning_kind::read_error, dir, "listed but cannot be opened (a broken link)");
             continue;
         }
-        devices.push_back(detail::read_pci_device_at(sys, dir, *address, warnings));
+        devices.push_back(read_pci_device_at(sys, dir, *address, warnings));
     }
     return devices;
 }
+} // namespace detail
+
+/// Every PCI function under /sys/bus/pci/devices, by address. A machine without a PCI
+/// bus (or a container without /sys) gives an empty list and no warning. Through a view
+/// that shares its scans (host_system::sharing) the bus is walked once, by the first
+/// caller; every caller gets the functions and the walk's warnings.
+template <system_view S>
+std::vector<pci_device> probe_pci(const S& sys, std::vector<warning>& warnings) {
+    if constexpr (requires {
+                      { sys.scans() } -> std::same_as<detail::shared_scans*>;
+                  }) {
+        if (detail::shared_scans* shared = sys.scans()) {
+            std::call_once(shared->pci_once, [&] { shared->pci = detail::scan_pci_bus(sys, shared->pci_warnings); });
+            warnings.insert(warnings.end(), shared->pci_warnings.begin(), shared->pci_warnings.end());
+            return shared->pci;
+        }
+    }
+    return detail::scan_pci_bus(sys, warnings);
+}
+
 
 AI_HWACCEL_NAMESPACE_END
