@@ -66,7 +66,7 @@ const entry parsers[] = {
          consume(u.subsystem_device_id);
          consume(u.slot);
          consume(u.driver ? u.driver->size() : 0);
-         consume(u.bad_key.size() + u.bad_value.size());
+         consume(u.bad.size());
          consume(u.complete());
      }},
     {"topology.parse_pcie_link_speed", [](string_view t) { consume(ah::parse_pcie_link_speed(t)); }},

@@ -19,7 +19,6 @@
 #include "ai_hwaccel/detect/sysfs.hpp"
 #include "ai_hwaccel/detect/topology.hpp"
 
-#include <algorithm>
 #include <array>
 #include <cstddef>
 #include <cstdint>
@@ -658,110 +657,38 @@ double probe_cpu_quota(const S& sys, std::vector<warning>& warnings) {
 // ---------------------------------------------------------------------------------------
 // The probe
 
-namespace detail {
-/// A CPU's topology folder, "/sys/devices/system/cpu/cpu12/topology/".
-inline std::string cpu_topology_dir(std::uint32_t n) {
-    std::string dir = "/sys/devices/system/cpu/cpu";
-    dir += to_decimal(n);
-    dir += "/topology/";
-    return dir;
-}
-
-/// Packages and physical cores counted from the kernel's sibling lists: the CPUs of a
-/// CPU's core (core_cpus_list) and of its package (package_cpus_list), read for one CPU of
-/// each core and of each package, which accounts for the others. That is cores + packages
-/// reads where the ids take two a thread: 130 instead of 512 on a two-socket, 128-core
-/// server with two threads a core. Kernels before 5.3 give the same lists under the names
-/// now deprecated, thread_siblings_list and core_siblings_list (kept since as aliases);
-/// which name answers is learnt on the first CPU. nullopt (the caller then counts by ids)
-/// where a list is missing, as in captured trees that keep the ids only, or is not a
-/// cpulist holding its own CPU (with a warning).
-template <system_view S>
-std::optional<std::pair<std::uint32_t, std::uint32_t>>
-count_by_sibling_lists(const S& sys, const std::vector<std::uint32_t>& cpus, std::vector<warning>& warnings) {
-    const std::uint32_t top = *std::max_element(cpus.begin(), cpus.end()) + 1;
-    std::vector<bool> core_done(top), package_done(top);
-    struct level {
-        std::string_view name, current, deprecated;
-        std::vector<bool>* done;
-        std::uint32_t count = 0;
-    };
-    std::array<level, 2> levels{{{{}, "core_cpus_list", "thread_siblings_list", &core_done},
-                                 {{}, "package_cpus_list", "core_siblings_list", &package_done}}};
-    for (const auto n : cpus) {
-        std::string dir;
-        for (auto& l : levels) {
-            if ((*l.done)[n]) continue;
-            if (dir.empty()) dir = cpu_topology_dir(n);
-            file_read r;
-            if (l.name.empty()) { // the first CPU: which name this kernel uses
-                r = sys.read_file(dir + std::string(l.current), 64 * 1024);
-                l.name = l.current;
-                if (r.status == read_status::not_found) {
-                    r = sys.read_file(dir + std::string(l.deprecated), 64 * 1024);
-                    l.name = l.deprecated;
-                }
-            } else {
-                r = sys.read_file(dir + std::string(l.name), 64 * 1024);
-            }
-            if (!r.ok()) return std::nullopt;
-            const auto ranges = cpulist_ranges(r.data, cpulist_max_cpus);
-            bool holds_self = false;
-            if (ranges)
-                for (const auto& [first, last] : *ranges) {
-                    if (first <= n && n <= last) holds_self = true;
-                    for (std::uint64_t c = first; c <= last && c < top; ++c) (*l.done)[c] = true;
-                }
-            if (!holds_self) {
-                add_value_warning(warnings, warning_kind::parse_error, dir + std::string(l.name),
-                                  ranges ? "a sibling list without its own CPU:" : "not a cpulist:", trim(r.data));
-                return std::nullopt;
-            }
-            ++l.count;
-        }
-    }
-    return std::pair{levels[1].count, levels[0].count};
-}
-
-/// Packages and physical cores from each online CPU's ids (physical_package_id, core_id;
-/// a core id repeats across packages); nullopt where a CPU has none.
-template <system_view S>
-std::optional<std::pair<std::uint32_t, std::uint32_t>>
-count_by_ids(const S& sys, const std::vector<std::uint32_t>& cpus, std::vector<warning>& warnings) {
-    std::vector<std::string> packages; // ids as text, counted as parse_cpuinfo counts its own
-    std::vector<std::string> cores;    // "package core"
-    for (const auto n : cpus) {
-        const auto dir = cpu_topology_dir(n);
-        const auto pkg = sys.read_file(dir + "physical_package_id", 64);
-        const auto core = sys.read_file(dir + "core_id", 64);
-        if (!pkg.ok() || !core.ok()) return std::nullopt; // no topology (old kernel, captured tree without it)
-        const auto p = parse_i64(trim(pkg.data));
-        const auto c = parse_i64(trim(core.data));
-        if (!p || !c) {
-            add_warning(warnings, warning_kind::parse_error, dir, "topology ids are not numbers");
-            return std::nullopt;
-        }
-        packages.push_back(std::to_string(*p));
-        cores.push_back(packages.back() + ' ' + std::to_string(*c));
-    }
-    return std::pair{static_cast<std::uint32_t>(count_distinct(packages)),
-                     static_cast<std::uint32_t>(count_distinct(cores))};
-}
-} // namespace detail
-
-/// Sockets and physical cores from the online CPUs' sysfs topology
-/// (/sys/devices/system/cpu/cpuN/topology/): the kernel's own view, and the only one on
-/// Arm, whose /proc/cpuinfo names neither. The sibling lists where the kernel has them,
-/// else each CPU's ids (detail::count_by_sibling_lists, count_by_ids). x86's /proc/cpuinfo
-/// prints the same ids, so a difference there is reported.
+/// Reads the host's CPU (online and usable threads, CPU quota), memory, cgroup limits and
+/// NUMA nodes through `sys`, adding warnings for what could not be read. Returns the host
+/// description and the CPU's profile.
+/// Sockets and physical cores from each online CPU's sysfs topology
+/// (/sys/devices/system/cpu/cpuN/topology/{physical_package_id,core_id}): the kernel's own
+/// view, and the only one on Arm, whose /proc/cpuinfo names neither. Used only when every
+/// online CPU has both files; x86's /proc/cpuinfo prints the same ids, so a difference
+/// there is reported.
 template <system_view S>
 void probe_cpu_topology(const S& sys, std::string_view online_list, cpu_info& cpu, std::vector<warning>& warnings) {
     const auto cpus = parse_cpulist(online_list);
     if (!cpus || cpus->empty()) return;
-    auto counted = detail::count_by_sibling_lists(sys, *cpus, warnings);
-    if (!counted) counted = detail::count_by_ids(sys, *cpus, warnings);
-    if (!counted) return;
-    const auto [sockets, physical] = *counted;
+    std::vector<std::string> packages; // ids as text, counted as parse_cpuinfo counts its own
+    std::vector<std::string> cores;    // "package core"
+    for (const auto n : *cpus) {
+        std::string dir = "/sys/devices/system/cpu/cpu";
+        dir += detail::to_decimal(n);
+        dir += "/topology/";
+        const auto pkg = sys.read_file(dir + "physical_package_id", 64);
+        const auto core = sys.read_file(dir + "core_id", 64);
+        if (!pkg.ok() || !core.ok()) return; // no topology (old kernel, captured tree without it)
+        const auto p = detail::parse_i64(detail::trim(pkg.data));
+        const auto c = detail::parse_i64(detail::trim(core.data));
+        if (!p || !c) {
+            detail::add_warning(warnings, warning_kind::parse_error, dir, "topology ids are not numbers");
+            return;
+        }
+        packages.push_back(std::to_string(*p));
+        cores.push_back(packages.back() + ' ' + std::to_string(*c));
+    }
+    const auto sockets = static_cast<std::uint32_t>(detail::count_distinct(packages));
+    const auto physical = static_cast<std::uint32_t>(detail::count_distinct(cores));
     const bool cpuinfo_knows = cpu.arch == cpu_arch::x86_64 && cpu.sockets != 0;
     if (cpuinfo_knows && (cpu.sockets != sockets || cpu.cores != physical)) {
         std::string message = "/proc/cpuinfo counts ";
@@ -779,9 +706,6 @@ void probe_cpu_topology(const S& sys, std::string_view online_list, cpu_info& cp
     cpu.cores = physical;
 }
 
-/// Reads the host's CPU (online and usable threads, CPU quota), memory, cgroup limits and
-/// NUMA nodes through `sys`, adding warnings for what could not be read. Returns the host
-/// description and the CPU's profile.
 template <system_view S>
 std::pair<host_info, accelerator_profile> probe_host(const S& sys, std::vector<warning>& warnings) {
     host_info host;

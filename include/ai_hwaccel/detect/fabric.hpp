@@ -458,7 +458,7 @@ std::vector<fabric_port> read_fabric_ports(const S& sys, std::vector<warning>& w
         base.node_type = std::string(state_name(read_attr(sys, dir, "node_type", warnings)));
         if (const auto fn = pci_function_dir(sys, dir)) {
             base.pci = parse_pci_address(detail::base_name(*fn));
-            if (const auto d = read_pci_device(sys, *fn, warnings)) base.numa_node = d->numa_node;
+            base.numa_node = detail::read_numa_node(sys, *fn, warnings);
         }
         std::vector<std::uint64_t> numbers; // as cpulist_ranges keeps its ranges: one sort for both
         for (const auto& pn : *port_names) {

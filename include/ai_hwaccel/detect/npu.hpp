@@ -204,8 +204,8 @@ inline std::string apply_device_file(std::string_view name, std::string_view val
             f.subsystem_device_id = *u.subsystem_device_id;
         }
         if (u.slot) f.pci = *u.slot;
-        if (u.bad_key.empty()) return {};
-        return "uevent: " + std::string(u.bad_key) + " not understood: " + quote_value(u.bad_value);
+        if (u.bad.empty()) return {};
+        return "uevent: a line not understood: " + quote_value(u.bad);
     }
     return {};
 }

@@ -235,15 +235,15 @@ inline bool pci_dir_less(const std::string& a, const std::string& b) {
 /// PCI_SUBSYS_ID ("10DE:2330"), PCI_SLOT_NAME and MODALIAS (pci_uevent, drivers/pci), and
 /// the driver core adds DRIVER=<name> while a driver is bound. One read gives what the
 /// class, vendor, device and subsystem attributes and the driver link give one by one.
-/// Lines of other keys are skipped; a value not understood leaves its fields empty and is
-/// named in `bad_key` and `bad_value` (the first such line).
+/// Lines of other keys are skipped; a value not understood leaves its fields empty, and
+/// the first such line is kept in `bad`.
 struct pci_uevent {
     std::optional<std::uint32_t> class_code;
     std::optional<std::uint16_t> vendor_id, device_id;
     std::optional<std::uint16_t> subsystem_vendor_id, subsystem_device_id;
     std::optional<pci_address> slot;
     std::optional<std::string_view> driver; ///< into the text parsed
-    std::string_view bad_key, bad_value;
+    std::string_view bad;                   ///< "PCI_ID=10DE:12345"
     /// The kernel's whole record (class, ids, subsystem ids): then a missing DRIVER line
     /// means that no driver is bound. A hand-made file may hold less.
     constexpr bool complete() const noexcept { return class_code && vendor_id && subsystem_vendor_id; }
@@ -251,21 +251,15 @@ struct pci_uevent {
 
 constexpr pci_uevent parse_pci_uevent(std::string_view text) noexcept {
     pci_uevent u;
-    auto bad = [&](std::string_view key, std::string_view value) {
-        if (u.bad_key.empty()) {
-            u.bad_key = key;
-            u.bad_value = value;
-        }
-    };
     // "VVVV:DDDD", each part at most 16 bits.
-    auto pair = [&](std::string_view key, std::string_view v, std::optional<std::uint16_t>& a,
-                    std::optional<std::uint16_t>& b) {
+    auto pair = [](std::string_view v, std::optional<std::uint16_t>& a, std::optional<std::uint16_t>& b) {
         const auto colon = v.find(':');
         const auto x = colon == std::string_view::npos ? std::nullopt : detail::parse_hex32(v.substr(0, colon));
         const auto y = colon == std::string_view::npos ? std::nullopt : detail::parse_hex32(v.substr(colon + 1));
-        if (!x || !y || *x > 0xffffu || *y > 0xffffu) return bad(key, v);
+        if (!x || !y || *x > 0xffffu || *y > 0xffffu) return false;
         a = static_cast<std::uint16_t>(*x);
         b = static_cast<std::uint16_t>(*y);
+        return true;
     };
     while (!text.empty()) {
         const auto nl = text.find('\n');
@@ -274,21 +268,23 @@ constexpr pci_uevent parse_pci_uevent(std::string_view text) noexcept {
         const auto eq = line.find('=');
         if (eq == std::string_view::npos) continue;
         const auto key = line.substr(0, eq), v = line.substr(eq + 1);
+        bool ok = true;
         if (key == "PCI_CLASS") {
             const auto c = detail::parse_hex32(v);
-            if (c && *c <= 0xffffffu) u.class_code = *c;
-            else bad(key, v);
+            ok = c && *c <= 0xffffffu;
+            if (ok) u.class_code = *c;
         } else if (key == "PCI_ID") {
-            pair(key, v, u.vendor_id, u.device_id);
+            ok = pair(v, u.vendor_id, u.device_id);
         } else if (key == "PCI_SUBSYS_ID") {
-            pair(key, v, u.subsystem_vendor_id, u.subsystem_device_id);
+            ok = pair(v, u.subsystem_vendor_id, u.subsystem_device_id);
         } else if (key == "PCI_SLOT_NAME") {
-            if (const auto a = parse_pci_address(v)) u.slot = *a;
-            else bad(key, v);
+            u.slot = parse_pci_address(v);
+            ok = u.slot.has_value();
         } else if (key == "DRIVER") {
-            if (!v.empty()) u.driver = v;
-            else bad(key, v);
+            ok = !v.empty();
+            if (ok) u.driver = v;
         }
+        if (!ok && u.bad.empty()) u.bad = line;
     }
     return u;
 }
@@ -297,7 +293,7 @@ static_assert(parse_pci_uevent("DRIVER=nvidia\nPCI_CLASS=30200\nPCI_ID=10DE:2330
                   .complete());
 static_assert(*parse_pci_uevent("PCI_CLASS=30200").class_code == 0x030200u);
 static_assert(!parse_pci_uevent("PCI_ID=10DE:12345\n").vendor_id &&
-              parse_pci_uevent("PCI_ID=10DE:12345\n").bad_key == "PCI_ID");
+              parse_pci_uevent("PCI_ID=10DE:12345\n").bad == "PCI_ID=10DE:12345");
 
 /// One PCI function from its sysfs directory (`/sys/bus/pci/devices/0000:65:00.0`, or the
 /// `/sys/devices/pci…/…/0000:65:00.0` it links to; the directory's name is the address).
@@ -307,34 +303,58 @@ template <system_view S>
 std::optional<pci_device> read_pci_device(const S& sys, std::string_view dir, std::vector<warning>& warnings);
 
 namespace detail {
+/// The NUMA node of the PCI function in folder `dir` (its numa_node attribute); -1 where
+/// the kernel does not know, the file is missing, or its value is not a node's.
+template <system_view S>
+std::int32_t read_numa_node(const S& sys, std::string_view dir, std::vector<warning>& warnings) {
+    std::string path(dir);
+    path += "/numa_node";
+    const auto text = read_optional_file(sys, path, sysfs_attribute_cap, warnings);
+    if (!text) return -1;
+    const auto n = parse_i64(trim(*text));
+    if (!n)
+        add_warning(warnings, unparsed_number(*text), path, "not a node number");
+    else if (*n < -1 || *n >= (std::int64_t{1} << 16))
+        add_warning(warnings, warning_kind::value_out_of_range, path,
+                    "node " + std::to_string(*n) + " is not one a kernel can have");
+    else
+        return static_cast<std::int32_t>(*n);
+    return -1;
+}
+
 /// read_pci_device for a folder known to exist (probe_pci has just looked).
 template <system_view S>
 pci_device read_pci_device_at(const S& sys, std::string_view dir, pci_address address, std::vector<warning>& warnings) {
     const std::string d(dir);
     pci_device p;
     p.address = address;
-    // The uevent first: one read where its fields are there (the kernel's always are); the
-    // attribute files for the fields it lacks (a captured or hand-made tree may have none).
+    // The uevent first: one read where the kernel wrote it whole; the attribute files where
+    // it is missing or partial (captured and hand-made trees).
     const std::string uevent_path = d + "/uevent";
     const auto uevent_text = detail::read_optional_file(sys, uevent_path, detail::sysfs_attribute_cap, warnings);
     pci_uevent ue;
     if (uevent_text) {
         ue = parse_pci_uevent(*uevent_text);
-        if (!ue.bad_key.empty())
-            detail::add_value_warning(warnings, warning_kind::parse_error, uevent_path,
-                                      std::string(ue.bad_key) + " not understood:", ue.bad_value);
+        if (!ue.bad.empty())
+            detail::add_value_warning(warnings, warning_kind::parse_error, uevent_path, "a line not understood:", ue.bad);
     }
-    auto id16 = [&](const char* file, const std::optional<std::uint16_t>& given, std::uint16_t& field) {
-        if (given) field = *given;
-        else if (auto v = detail::read_pci_id(sys, d + "/" + file, 0xffffu, warnings))
-            field = static_cast<std::uint16_t>(*v);
-    };
-    if (ue.class_code) p.class_code = *ue.class_code;
-    else if (auto v = detail::read_pci_id(sys, d + "/class", 0xffffffu, warnings)) p.class_code = *v;
-    id16("vendor", ue.vendor_id, p.vendor_id);
-    id16("device", ue.device_id, p.device_id);
-    id16("subsystem_vendor", ue.subsystem_vendor_id, p.subsystem_vendor_id);
-    id16("subsystem_device", ue.subsystem_device_id, p.subsystem_device_id);
+    if (ue.complete()) {
+        p.class_code = *ue.class_code;
+        p.vendor_id = *ue.vendor_id;
+        p.device_id = *ue.device_id;
+        p.subsystem_vendor_id = *ue.subsystem_vendor_id;
+        p.subsystem_device_id = *ue.subsystem_device_id;
+    } else {
+        auto id16 = [&](const char* file, std::uint16_t& field) {
+            if (auto v = detail::read_pci_id(sys, d + "/" + file, 0xffffu, warnings))
+                field = static_cast<std::uint16_t>(*v);
+        };
+        if (auto v = detail::read_pci_id(sys, d + "/class", 0xffffffu, warnings)) p.class_code = *v;
+        id16("vendor", p.vendor_id);
+        id16("device", p.device_id);
+        id16("subsystem_vendor", p.subsystem_vendor_id);
+        id16("subsystem_device", p.subsystem_device_id);
+    }
     pcie_link link;
     // The kernel gives a function the four link attributes together or not at all (only
     // PCI Express functions have them): where the current pair is missing, so is the
@@ -344,17 +364,7 @@ pci_device read_pci_device_at(const S& sys, std::string_view dir, pci_address ad
         link = {};
         if (detail::read_pcie_link(sys, d, "max", link, warnings)) p.link_max = {link, origin::sysfs};
     }
-    const std::string node_path = d + "/numa_node";
-    if (auto text = detail::read_optional_file(sys, node_path, detail::sysfs_attribute_cap, warnings)) {
-        const auto n = detail::parse_i64(detail::trim(*text));
-        if (!n)
-            detail::add_warning(warnings, detail::unparsed_number(*text), node_path, "not a node number");
-        else if (*n < -1 || *n >= (std::int64_t{1} << 16))
-            detail::add_warning(warnings, warning_kind::value_out_of_range, node_path,
-                                "node " + std::to_string(*n) + " is not one a kernel can have");
-        else
-            p.numa_node = static_cast<std::int32_t>(*n);
-    }
+    p.numa_node = detail::read_numa_node(sys, d, warnings);
     if (ue.driver) p.driver = std::string(*ue.driver);
     else if (!ue.complete()) // the kernel's whole uevent without DRIVER: none is bound
         if (auto target = detail::resolve_sysfs_link(sys, d + "/driver"))
@@ -413,7 +423,8 @@ std::vector<pci_device> scan_pci_bus(const S& sys, std::vector<warning>& warning
 /// caller; every caller gets the functions and the walk's warnings.
 template <system_view S>
 std::vector<pci_device> probe_pci(const S& sys, std::vector<warning>& warnings) {
-    if constexpr (requires {
+    // A build without backends has the host's walk alone: nothing to share.
+    if constexpr (compiled_backend_mask != 0 && requires {
                       { sys.scans() } -> std::same_as<detail::shared_scans*>;
                   }) {
         if (detail::shared_scans* shared = sys.scans()) {
