@@ -2667,7 +2667,10 @@ struct file_read {
 };
 
 /// What a probe may ask of the machine. Paths are absolute ("/proc/meminfo"); a view
-/// decides what they resolve to.
+/// decides what they resolve to. Beyond the concept a view may say whether it replays
+/// captured tools (`replays_tools()`, before a probe loads a library) and may share scans
+/// among the probes of one detection (`sharing(s)` returning the same view type, and
+/// `scans()`; host_system has both).
 template <class S>
 concept system_view = requires(const S& s, std::string_view path, std::size_t cap) {
     { s.read_file(path, cap) } -> std::same_as<file_read>;
@@ -3731,8 +3734,8 @@ std::optional<pci_device> read_pci_device(const S& sys, std::string_view dir, st
 namespace detail {
 /// What the probes of one detection scan alike, scanned by the first probe that asks and
 /// handed to the others (host_system::sharing, detector::run_timed_with): the PCI bus,
-/// which the host probes and six backends walk (for their vendors' functions). Safe to
-/// share among the detector's parallel probes.
+/// which the host probes and five backends (CUDA, TPU, Gaudi, Neuron, Qualcomm) walk for
+/// their vendors' functions. Safe to share among the detector's parallel probes.
 struct shared_scans {
     std::once_flag pci_once;
     std::vector<pci_device> pci;
@@ -3783,7 +3786,6 @@ std::vector<pci_device> probe_pci(const S& sys, std::vector<warning>& warnings) 
     }
     return detail::scan_pci_bus(sys, warnings);
 }
-
 
 AI_HWACCEL_NAMESPACE_END
 // ---- end ai_hwaccel/detect/topology.hpp

@@ -45,7 +45,10 @@ struct file_read {
 };
 
 /// What a probe may ask of the machine. Paths are absolute ("/proc/meminfo"); a view
-/// decides what they resolve to.
+/// decides what they resolve to. Beyond the concept a view may say whether it replays
+/// captured tools (`replays_tools()`, before a probe loads a library) and may share scans
+/// among the probes of one detection (`sharing(s)` returning the same view type, and
+/// `scans()`; host_system has both).
 template <class S>
 concept system_view = requires(const S& s, std::string_view path, std::size_t cap) {
     { s.read_file(path, cap) } -> std::same_as<file_read>;

@@ -383,8 +383,8 @@ std::optional<pci_device> read_pci_device(const S& sys, std::string_view dir, st
 namespace detail {
 /// What the probes of one detection scan alike, scanned by the first probe that asks and
 /// handed to the others (host_system::sharing, detector::run_timed_with): the PCI bus,
-/// which the host probes and six backends walk (for their vendors' functions). Safe to
-/// share among the detector's parallel probes.
+/// which the host probes and five backends (CUDA, TPU, Gaudi, Neuron, Qualcomm) walk for
+/// their vendors' functions. Safe to share among the detector's parallel probes.
 struct shared_scans {
     std::once_flag pci_once;
     std::vector<pci_device> pci;
@@ -435,6 +435,5 @@ std::vector<pci_device> probe_pci(const S& sys, std::vector<warning>& warnings) 
     }
     return detail::scan_pci_bus(sys, warnings);
 }
-
 
 AI_HWACCEL_NAMESPACE_END
