@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <functional>
+#include <mutex>
 #include <set>
 #include <span>
 #include <string>
@@ -166,18 +167,26 @@ struct denying_view : ai_hwaccel::host_system {
     }
 };
 
-/// A rooted host that notes the files it reads and the links it follows, in order.
+/// A rooted host that notes the files it reads and the links it follows, in order (safe
+/// for the detector's parallel probes; the order is then theirs).
 struct counting_view : ai_hwaccel::host_system {
     using ai_hwaccel::host_system::host_system;
     mutable std::vector<std::string> read;
     ai_hwaccel::file_read read_file(std::string_view path, std::size_t cap = ai_hwaccel::default_read_cap) const {
-        read.emplace_back(path);
+        note(path);
         return ai_hwaccel::host_system::read_file(path, cap);
     }
     std::optional<std::string> read_link(std::string_view path) const {
-        read.emplace_back(path);
+        note(path);
         return ai_hwaccel::host_system::read_link(path);
     }
+
+private:
+    void note(std::string_view path) const {
+        const std::lock_guard<std::mutex> lock(mutex_);
+        read.emplace_back(path);
+    }
+    mutable std::mutex mutex_;
 };
 
 inline std::size_t count_kind(std::span<const ai_hwaccel::warning> w, ai_hwaccel::warning_kind k) {
