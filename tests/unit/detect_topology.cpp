@@ -392,6 +392,40 @@ TEST_CASE("parse_pci_uevent") {
     CHECK_FALSE(ah::parse_pci_uevent("").complete());
 }
 
+TEST_CASE("parse_pci_uevent on a real machine's functions agrees with their attribute files") {
+    // tests/data/pci-uevent/vm-linux-6.18-virtio: each function's uevent beside its class,
+    // id and subsystem files and its driver link, captured from one machine (SOURCE.md).
+    const fs::path capture = fs::path(AI_HWACCEL_TEST_DATA_DIR) / "pci-uevent/vm-linux-6.18-virtio";
+    REQUIRE(fs::is_directory(capture));
+    std::size_t functions = 0, bound = 0;
+    for (const auto& e : fs::directory_iterator(capture)) {
+        if (!e.is_directory()) continue;
+        const auto dir = e.path();
+        CAPTURE(dir.filename().string());
+        const auto file = [&](const char* name) { return test::read_file((dir / name).string()); };
+        const auto text = file("uevent");
+        REQUIRE(text);
+        const auto u = ah::parse_pci_uevent(*text);
+        CHECK(u.bad.empty());
+        REQUIRE(u.complete());
+        CHECK(u.class_code == ah::detail::parse_hex_attribute(*file("class")));
+        CHECK(u.vendor_id == ah::detail::parse_hex_attribute(*file("vendor")));
+        CHECK(u.device_id == ah::detail::parse_hex_attribute(*file("device")));
+        CHECK(u.subsystem_vendor_id == ah::detail::parse_hex_attribute(*file("subsystem_vendor")));
+        CHECK(u.subsystem_device_id == ah::detail::parse_hex_attribute(*file("subsystem_device")));
+        CHECK(u.slot == ah::parse_pci_address(dir.filename().string()));
+        if (const auto link = file("driver")) {
+            ++bound;
+            CHECK(u.driver == ah::detail::base_name(ah::detail::trim(*link)));
+        } else {
+            CHECK_FALSE(u.driver.has_value());
+        }
+        ++functions;
+    }
+    CHECK(functions == 6);
+    CHECK(bound == 5);
+}
+
 TEST_CASE("parse_pci_uevent hostile input") {
     for (const std::string_view line :
          {"PCI_ID=10DE", "PCI_ID=10DE:", "PCI_ID=:2330", "PCI_ID=10DE:12345", "PCI_ID=1000000000000000000000000:1",
