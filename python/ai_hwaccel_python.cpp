@@ -982,7 +982,7 @@ PYBIND11_MODULE(_native, m) {
           "node names to Registries: tensor parallel inside nodes, pipeline across them over the network they "
           "share); quant='auto' picks the highest-quality format that fits, and a comma-separated list "
           "('Q4_K_M,Q5_K_M,Q8_0') the highest-quality of those that fits; free_memory=True plans on the "
-          "memory free now (what each device reports in use taken off); prompt is the prompt length of the "
+          "memory free now (what each device has in use or not free taken off); prompt is the prompt length of the "
           "prefill rate (default: the context); spread=True lays one copy over every device; network_gbits "
           "(Gb/s each way) is a network assumed between nodes that share none.");
     m.def("training", &training, py::arg("model"), py::arg("method"), py::arg("seq") = 2048, py::arg("batch") = 1,

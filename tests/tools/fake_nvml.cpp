@@ -13,6 +13,7 @@
 //   hang        nvmlDeviceGetCount_v2 never returns (a wedged driver)
 //   lost-gpu    the second GPU cannot be opened (NVML_ERROR_GPU_IS_LOST)
 //   huge        memory totals past 16 TiB
+//   no-memory-v2  nvmlDeviceGetMemoryInfo_v2 answers NVML_ERROR_NOT_SUPPORTED
 // Built with FAKE_NVML_WITHOUT_NAME it lacks nvmlDeviceGetName (a driver too old).
 #include <chrono>
 #include <cstdio>
@@ -32,6 +33,7 @@ constexpr int not_supported = 3;
 constexpr int insufficient_size = 7;
 constexpr int driver_not_loaded = 9;
 constexpr int gpu_is_lost = 15;
+constexpr int argument_version_mismatch = 25;
 
 struct gpu {
     std::vector<std::string> cells; // the 20 columns, trimmed
@@ -111,6 +113,20 @@ struct fake_pci_info {
 struct fake_memory {
     unsigned long long total, free, used;
 };
+struct fake_memory_v2 {
+    unsigned version;
+    unsigned long long total, reserved, free, used;
+};
+constexpr unsigned fake_memory_v2_version = static_cast<unsigned>(sizeof(fake_memory_v2)) | (2u << 24);
+
+static void fill_memory(const gpu& g, fake_memory_v2& m) {
+    const unsigned long long mib = 1024ull * 1024;
+    m.total = std::strtoull(g.cells[mem_total].c_str(), nullptr, 10) * mib;
+    m.used = std::strtoull(g.cells[mem_used].c_str(), nullptr, 10) * mib;
+    m.free = std::strtoull(g.cells[mem_free].c_str(), nullptr, 10) * mib;
+    if (mode() == "huge") m.total = 1ull << 62;
+    m.reserved = m.used + m.free <= m.total ? m.total - m.used - m.free : 0;
+}
 struct fake_utilization {
     unsigned gpu, memory;
 };
@@ -168,14 +184,24 @@ __attribute__((visibility("default"))) int nvmlDeviceGetPciInfo_v3(void* h, fake
     p->pci_device_id = static_cast<unsigned>(std::strtoul(g->cells[device_id].c_str(), nullptr, 16));
     return ok;
 }
+// As the driver answers: nvidia-smi's Used leaves out the memory the driver reserves
+// (total - used - free), which the first call counts as used and the second reports apart.
+__attribute__((visibility("default"))) int nvmlDeviceGetMemoryInfo_v2(void* h, fake_memory_v2* m) {
+    const gpu* g = from_handle(h);
+    if (!g || !m) return invalid_argument;
+    if (m->version != fake_memory_v2_version) return argument_version_mismatch;
+    if (mode() == "no-memory-v2") return not_supported;
+    fill_memory(*g, *m);
+    return ok;
+}
 __attribute__((visibility("default"))) int nvmlDeviceGetMemoryInfo(void* h, fake_memory* m) {
     const gpu* g = from_handle(h);
     if (!g || !m) return invalid_argument;
-    const unsigned long long mib = 1024ull * 1024;
-    m->total = std::strtoull(g->cells[mem_total].c_str(), nullptr, 10) * mib;
-    m->used = std::strtoull(g->cells[mem_used].c_str(), nullptr, 10) * mib;
-    m->free = std::strtoull(g->cells[mem_free].c_str(), nullptr, 10) * mib;
-    if (mode() == "huge") m->total = 1ull << 62;
+    fake_memory_v2 v2{};
+    fill_memory(*g, v2);
+    m->total = v2.total;
+    m->free = v2.free;
+    m->used = v2.total - v2.free;
     return ok;
 }
 __attribute__((visibility("default"))) int nvmlDeviceGetCudaComputeCapability(void* h, int* major, int* minor) {

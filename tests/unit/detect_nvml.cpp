@@ -78,6 +78,30 @@ TEST_CASE("query_nvml: every field read through the C ABI") {
     CHECK(r.devices[1].pcie_max->generation == 4);
 }
 
+TEST_CASE("query_nvml: the memory the driver reserves is neither used nor free") {
+    // The H100 row: 81559 MiB, 1 used, 81003 free, so 555 MiB reserved by the driver.
+    test::scratch_dir dir;
+    dir.write("gpus.csv", two_gpus);
+    scoped_env data("AI_HWACCEL_FAKE_NVML_DATA", (dir.path() / "gpus.csv").string());
+    SUBCASE("nvmlDeviceGetMemoryInfo_v2: used as nvidia-smi prints it") {
+        const auto r = ah::query_nvml(fake());
+        REQUIRE(r.devices.size() == 2);
+        CHECK(*r.devices[0].memory_used_bytes == 1 * mib);
+        CHECK(*r.devices[0].memory_free_bytes == 81003 * mib);
+    }
+    SUBCASE("without it, the first call: the reserved memory counts as used") {
+        scoped_env mode("AI_HWACCEL_FAKE_NVML_MODE", "no-memory-v2");
+        const auto r = ah::query_nvml(fake());
+        INFO(r.detail);
+        REQUIRE(r.status == ah::nvml_status::ok);
+        CHECK(r.warnings.empty());
+        REQUIRE(r.devices.size() == 2);
+        CHECK(*r.devices[0].memory_bytes == 81559 * mib);
+        CHECK(*r.devices[0].memory_used_bytes == 556 * mib);
+        CHECK(*r.devices[0].memory_free_bytes == 81003 * mib);
+    }
+}
+
 TEST_CASE("query_nvml: a GPU that cannot be opened stays listed, unavailable") {
     test::scratch_dir dir;
     dir.write("gpus.csv", two_gpus);

@@ -589,9 +589,24 @@ TEST_CASE("plan_options::count_memory_in_use: plans on the memory free now") {
         CHECK(ah::usable_memory(h100) == ah::detail::shard::usable_of(80 * gib, whole));
         h100.memory_free_bytes = {50 * gib, ah::origin::tool}; // free alone: 30 GiB in use
         CHECK(ah::usable_memory(h100, now) == ah::detail::shard::usable_of(50 * gib, whole));
-        h100.memory_used_bytes = {20 * gib, ah::origin::tool}; // used wins when both are known
-        CHECK(ah::usable_memory(h100, now) == ah::detail::shard::usable_of(60 * gib, whole));
+        // Both known: the more of used and not free. 30 GiB not free but 20 used: 10 GiB
+        // the driver keeps (neither used nor free) is not to be had either.
+        h100.memory_used_bytes = {20 * gib, ah::origin::tool};
+        CHECK(ah::usable_memory(h100, now) == ah::detail::shard::usable_of(50 * gib, whole));
+        h100.memory_used_bytes = {40 * gib, ah::origin::tool}; // more used than not free
+        CHECK(ah::usable_memory(h100, now) == ah::detail::shard::usable_of(40 * gib, whole));
+        h100.memory_used_bytes = {20 * gib, ah::origin::tool};
         CHECK(ah::usable_memory(h100, whole) == ah::detail::shard::usable_of(80 * gib, whole));
+        // An H200 as detection read it on a real one (driver 580.159.04): nvidia-smi's
+        // Used leaves out the 615 MiB the driver reserves, so only its free says so.
+        {
+            constexpr std::uint64_t mib = 1024ull * 1024;
+            auto h200 = card("H200 SXM", 0);
+            h200.memory_bytes = {143771 * mib, ah::origin::tool};
+            h200.memory_used_bytes = {0, ah::origin::tool};
+            h200.memory_free_bytes = {143156 * mib, ah::origin::tool};
+            CHECK(ah::usable_memory(h200, now) == ah::detail::shard::usable_of(143156 * mib, whole));
+        }
         h100.memory_used_bytes = {90 * gib, ah::origin::tool}; // more than the memory: nothing left
         CHECK(ah::usable_memory(h100, now) == 0);
         h100.memory_used_bytes = {};

@@ -93,6 +93,12 @@ struct pci_info { // nvmlPciInfo_t
 struct memory { // nvmlMemory_t
     unsigned long long total, free, used;
 };
+struct memory_v2 { // nvmlMemory_v2_t
+    unsigned version;
+    unsigned long long total, reserved, free, used;
+};
+/// nvmlMemory_v2: the structure's size, and its version in the top byte.
+inline constexpr unsigned memory_v2_version = static_cast<unsigned>(sizeof(memory_v2)) | (2u << 24);
 struct utilization { // nvmlUtilization_t
     unsigned gpu, memory;
 };
@@ -108,6 +114,7 @@ struct api {
     return_t (*uuid)(device_t, char*, unsigned) = nullptr;
     return_t (*pci)(device_t, pci_info*) = nullptr;
     return_t (*memory_info)(device_t, memory*) = nullptr;
+    return_t (*memory_info_v2)(device_t, memory_v2*) = nullptr;
     return_t (*compute_capability)(device_t, int*, int*) = nullptr;
     return_t (*power_limit)(device_t, unsigned*) = nullptr;
     return_t (*power_usage)(device_t, unsigned*) = nullptr;
@@ -147,6 +154,7 @@ inline const char* bind_all(void* lib, api& a) {
     if (!bind(lib, a.pci, "nvmlDeviceGetPciInfo_v3", "nvmlDeviceGetPciInfo_v2")) return "nvmlDeviceGetPciInfo_v3";
     if (!bind(lib, a.memory_info, "nvmlDeviceGetMemoryInfo")) return "nvmlDeviceGetMemoryInfo";
     // The rest are optional: an old driver simply leaves those values unknown.
+    bind(lib, a.memory_info_v2, "nvmlDeviceGetMemoryInfo_v2");
     bind(lib, a.compute_capability, "nvmlDeviceGetCudaComputeCapability");
     bind(lib, a.power_limit, "nvmlDeviceGetPowerManagementLimit");
     bind(lib, a.power_usage, "nvmlDeviceGetPowerUsage");
@@ -197,8 +205,20 @@ inline accelerator_profile read_device(const api& a, unsigned index, device_t de
         if (const auto addr = parse_pci_address(terminated(pci.bus_id))) p.pci = *addr;
         if ((pci.pci_device_id & 0xffffu) == 0x10deu) p.pci_device_id = static_cast<std::uint16_t>(pci.pci_device_id >> 16);
     }
+    // The first call counts the memory the driver keeps for itself (616 MiB of an H200 on
+    // driver 580) as used; the second (drivers from 510 on) reports it apart, and its
+    // used is what nvidia-smi prints as Used, so both paths of the probe agree.
     memory m{};
-    if (a.memory_info(dev, &m) == success) {
+    memory_v2 m2{};
+    m2.version = memory_v2_version;
+    bool have_memory = false;
+    if (a.memory_info_v2 && a.memory_info_v2(dev, &m2) == success && m2.reserved <= m2.total) {
+        m = {m2.total, m2.free, m2.used};
+        have_memory = true;
+    } else {
+        have_memory = a.memory_info(dev, &m) == success;
+    }
+    if (have_memory) {
         constexpr unsigned long long max_bytes = 16ull << 40; // 16 TiB: more than any device has
         if (m.total > max_bytes || m.used > m.total || m.free > m.total) note("memory figures out of range, ignored");
         else {

@@ -35,7 +35,8 @@
 //   usable   = memory_bytes x (1 - memory_headroom); on an Apple GPU at most Metal's
 //              working set (2/3 of the memory up to 32 GiB, 3/4 from 64 GiB). With
 //              plan_options::count_memory_in_use, the memory the device reports in use
-//              is taken off memory_bytes first (usable_memory)
+//              or not free (the more of the two) is taken off memory_bytes first
+//              (usable_memory)
 //   weights  = layers x ceil(layer_weight_bytes / t) + embedding/head share / t
 //   kv cache = kv_cache_bytes x layers / model layers x ceil(kv_heads / t) / kv_heads
 //   overhead = runtime allowance + activation buffers on every device, + the logits
@@ -236,9 +237,9 @@ struct plan_options {
     /// Apple GPU is further held to Metal's working set (detail::shard::metal_working_set).
     double memory_headroom = 0.10;
     /// Plan for the devices as they are now, shared with whatever else runs: the memory
-    /// each reports in use (accelerator_profile::memory_used_bytes, else its memory less
-    /// memory_free_bytes; a CPU's free memory is MemAvailable) is taken off before the
-    /// headroom. Off: every device's whole memory, what a dedicated deployment gets. A
+    /// each cannot give now (accelerator_profile::memory_used_bytes or its memory less
+    /// memory_free_bytes, whichever is more; a CPU's free memory is MemAvailable) is taken
+    /// off before the headroom. Off: every device's whole memory, what a dedicated deployment gets. A
     /// device that reports neither figure keeps its whole memory.
     bool count_memory_in_use = false;
     /// Use CPU profiles as devices. Off: a model that does not fit the accelerators is
@@ -480,13 +481,15 @@ constexpr std::uint64_t usable_of(std::uint64_t memory_bytes, const plan_options
 constexpr std::uint64_t metal_working_set(std::uint64_t memory) noexcept {
     return memory < 64 * units::gib ? memory / 3 * 2 : memory / 4 * 3;
 }
-/// The bytes of `d` its tools report in use (at most its memory; 0 when they report neither
-/// figure).
+/// The bytes of `d` not to be had now: what its tools report used, or its memory less what
+/// they report free, whichever is more (a driver's reserved memory is neither used nor
+/// free: 616 MiB of an H200 on driver 580); at most its memory, 0 when they report neither.
 constexpr std::uint64_t in_use_bytes(const accelerator_profile& d) noexcept {
     const std::uint64_t memory = d.memory_bytes.value_or(0);
-    if (d.memory_used_bytes) return *d.memory_used_bytes < memory ? *d.memory_used_bytes : memory;
-    if (d.memory_free_bytes) return *d.memory_free_bytes < memory ? memory - *d.memory_free_bytes : 0;
-    return 0;
+    std::uint64_t in_use = d.memory_used_bytes.value_or(0);
+    if (d.memory_free_bytes && *d.memory_free_bytes < memory && memory - *d.memory_free_bytes > in_use)
+        in_use = memory - *d.memory_free_bytes;
+    return in_use < memory ? in_use : memory;
 }
 /// The bytes of `d` a plan may fill (see usable_memory).
 /// `keep`: kept_share(options), worked out once for a scan over many devices.
