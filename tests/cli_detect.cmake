@@ -118,7 +118,7 @@ cli_expect(cli_detect_tsv_default CODE 0 STDERR_EMPTY
   ARGS detect --root "${_hgx}" --tsv)
 # Parsed and compared cell by cell with expected.json, with --family, --sort and --json,
 # on every fixture machine.
-file(GLOB _all_machines LIST_DIRECTORIES true "${_machines}/handmade-*")
+file(GLOB _all_machines LIST_DIRECTORIES true "${_machines}/handmade-*" "${_machines}/captured-*")
 foreach(_m IN LISTS _all_machines)
   get_filename_component(_name "${_m}" NAME)
   add_test(NAME cli_detect_tsv_${_name}

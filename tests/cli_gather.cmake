@@ -135,7 +135,7 @@ function(cli_gather_output name regex)
 endfunction()
 
 # ---- gather: every fixture machine into a folder, and two as tarballs -----------------------
-file(GLOB _gather_machines LIST_DIRECTORIES true "${CMAKE_CURRENT_SOURCE_DIR}/machines/handmade-*")
+file(GLOB _gather_machines LIST_DIRECTORIES true "${CMAKE_CURRENT_SOURCE_DIR}/machines/handmade-*" "${CMAKE_CURRENT_SOURCE_DIR}/machines/captured-*")
 foreach(_m IN LISTS _gather_machines)
   get_filename_component(_name "${_m}" NAME)
   add_test(NAME cli_gather_${_name}

@@ -7,7 +7,7 @@ add_executable(ai_hwaccel_export_main "${CMAKE_CURRENT_SOURCE_DIR}/exporters/exp
 target_link_libraries(ai_hwaccel_export_main PRIVATE ai_hwaccel::ai_hwaccel)
 target_compile_options(ai_hwaccel_export_main PRIVATE ${AI_HWACCEL_WARNINGS})
 
-file(GLOB _exporter_machines LIST_DIRECTORIES true "${CMAKE_CURRENT_SOURCE_DIR}/machines/handmade-*")
+file(GLOB _exporter_machines LIST_DIRECTORIES true "${CMAKE_CURRENT_SOURCE_DIR}/machines/handmade-*" "${CMAKE_CURRENT_SOURCE_DIR}/machines/captured-*")
 
 find_program(AI_HWACCEL_PROMTOOL promtool)
 if(AI_HWACCEL_PROMTOOL)

@@ -14,7 +14,7 @@ MACHINES = os.environ.get("AI_HWACCEL_MACHINES_DIR",
 
 
 def machines():
-    return sorted(glob.glob(os.path.join(MACHINES, "handmade-*")))
+    return sorted(glob.glob(os.path.join(MACHINES, "handmade-*")) + glob.glob(os.path.join(MACHINES, "captured-*")))
 
 
 ORIGINS = {"tool", "sysfs", "user", "measured", "catalogue", "estimated"}

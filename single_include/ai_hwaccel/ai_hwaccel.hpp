@@ -344,6 +344,22 @@ constexpr std::string_view trim(std::string_view s) noexcept {
     return s;
 }
 
+/// The length of the terminal escape sequence that `s` starts with, 0 when it starts with
+/// none: ESC '[' then parameter and intermediate bytes (0x20 to 0x3f) and one final byte
+/// (0x40 to 0x7e), as ECMA-48 writes the colours and underlines of a terminal; or ESC and
+/// one byte. An unfinished sequence ends where its bytes stop fitting.
+constexpr std::size_t escape_length(std::string_view s) noexcept {
+    if (s.empty() || s[0] != '\x1b') return 0;
+    if (s.size() == 1) return 1;
+    if (s[1] != '[') return 2;
+    std::size_t i = 2;
+    while (i < s.size() && s[i] >= 0x20 && s[i] <= 0x3f) ++i;
+    return i < s.size() && s[i] >= 0x40 && s[i] <= 0x7e ? i + 1 : i;
+}
+static_assert(escape_length("\x1b[4mGPU0") == 4 && escape_length("\x1b[0m") == 4 && escape_length("\x1b[1;31m") == 7 &&
+              escape_length("\x1b(B") == 2 && escape_length("\x1b[") == 2 && escape_length("\x1b[12") == 4 &&
+              escape_length("\x1b") == 1 && escape_length("GPU0") == 0 && escape_length("") == 0);
+
 constexpr bool iequals(std::string_view a, std::string_view b) noexcept {
     if (a.size() != b.size()) return false;
     for (std::size_t i = 0; i < a.size(); ++i)
@@ -5003,6 +5019,21 @@ inline std::optional<double> parse_real(std::string_view s) noexcept {
     const auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
     if (ec != std::errc{} || p != s.data() + s.size() || !std::isfinite(v)) return std::nullopt;
     return v;
+}
+
+// `s` without its terminal escape sequences (escape_length): some tools underline or
+// colour their tables even when their output goes to a pipe.
+inline std::string without_escapes(std::string_view s) {
+    std::string out;
+    out.reserve(s.size());
+    for (std::size_t i = 0; i < s.size();) {
+        if (const std::size_t n = escape_length(s.substr(i))) {
+            i += n;
+            continue;
+        }
+        out += s[i++];
+    }
+    return out;
 }
 
 // Printable UTF-8 or a question mark where it is not: names and versions end up in JSON
@@ -12907,7 +12938,8 @@ inline std::string clean(std::string_view v, std::size_t cap, bool& changed) {
 /// codes). Columns are found by name in the header line, so the optional "NUMA Affinity"
 /// and "GPU NUMA ID" columns of newer drivers, NIC columns named "NIC<n>" (resolved
 /// through the "NIC Legend") or by their RDMA name (older drivers), blank-padded cells and
-/// tabs or spaces as separators are all read the same way.
+/// tabs or spaces as separators, and the terminal escapes that underline the header (into
+/// a pipe too), are all read the same way.
 ///
 /// Every GPU pair shown as NV<n> becomes one interconnect: kind nvlink, scope intra_node,
 /// name "NVLink GPU<a>-GPU<b>", state "<n> links", devices {a, b}. Its bandwidth is
@@ -12924,6 +12956,13 @@ inline std::string clean(std::string_view v, std::size_t cap, bool& changed) {
 inline nvidia_topo_result parse_nvidia_smi_topo(std::string_view text, sourced<double> per_link_gbps = {}) {
     using namespace detail::nvidia_links;
     nvidia_topo_result r;
+    // nvidia-smi underlines the header line with terminal escapes, into a pipe too (seen
+    // on driver 580): read the text without them.
+    std::string unescaped;
+    if (text.find('\x1b') != std::string_view::npos) {
+        unescaped = detail::parsing::without_escapes(text);
+        text = unescaped;
+    }
     problem_sink problems{r.problems};
     std::optional<header> head;
     enum class section : std::uint8_t { matrix, legend, nic_legend, after } where = section::matrix;
@@ -13503,15 +13542,19 @@ inline tool_request nvidia_smi_nvlink_status_request() {
 namespace detail::formats {
 
 namespace nvidia_links_sniff {
-// Calls f(word) for each whitespace-separated word of `line` until f returns false.
+// Calls f(word) for each word of `line` until f returns false. Blanks and terminal escape
+// sequences separate words (nvidia-smi underlines the header line even into a pipe).
 template <class F>
 constexpr void each_word(std::string_view line, F&& f) {
+    const auto gap = [&](std::size_t i) -> std::size_t {
+        return line[i] == ' ' || line[i] == '\t' ? 1 : escape_length(line.substr(i));
+    };
     std::size_t i = 0;
     while (i < line.size()) {
-        while (i < line.size() && (line[i] == ' ' || line[i] == '\t')) ++i;
+        for (std::size_t g = 0; i < line.size() && (g = gap(i)) != 0;) i += g;
         if (i >= line.size()) return;
         const std::size_t start = i;
-        while (i < line.size() && line[i] != ' ' && line[i] != '\t') ++i;
+        while (i < line.size() && gap(i) == 0) ++i;
         if (!f(line.substr(start, i - start))) return;
     }
 }
@@ -13549,6 +13592,7 @@ constexpr opening read_opening(std::string_view t) noexcept {
                 return true;
             });
             if (bad) return false;
+            if (n == 0) return true; // escape sequences alone
             // "GPU NUMA ID" alone: its "GPU" was counted as a column.
             if (!o.affinity && previous == "ID" && columns > 0) --columns;
             header = true;
@@ -13737,6 +13781,12 @@ struct pci_info { // nvmlPciInfo_t
 struct memory { // nvmlMemory_t
     unsigned long long total, free, used;
 };
+struct memory_v2 { // nvmlMemory_v2_t
+    unsigned version;
+    unsigned long long total, reserved, free, used;
+};
+/// nvmlMemory_v2: the structure's size, and its version in the top byte.
+inline constexpr unsigned memory_v2_version = static_cast<unsigned>(sizeof(memory_v2)) | (2u << 24);
 struct utilization { // nvmlUtilization_t
     unsigned gpu, memory;
 };
@@ -13752,6 +13802,7 @@ struct api {
     return_t (*uuid)(device_t, char*, unsigned) = nullptr;
     return_t (*pci)(device_t, pci_info*) = nullptr;
     return_t (*memory_info)(device_t, memory*) = nullptr;
+    return_t (*memory_info_v2)(device_t, memory_v2*) = nullptr;
     return_t (*compute_capability)(device_t, int*, int*) = nullptr;
     return_t (*power_limit)(device_t, unsigned*) = nullptr;
     return_t (*power_usage)(device_t, unsigned*) = nullptr;
@@ -13791,6 +13842,7 @@ inline const char* bind_all(void* lib, api& a) {
     if (!bind(lib, a.pci, "nvmlDeviceGetPciInfo_v3", "nvmlDeviceGetPciInfo_v2")) return "nvmlDeviceGetPciInfo_v3";
     if (!bind(lib, a.memory_info, "nvmlDeviceGetMemoryInfo")) return "nvmlDeviceGetMemoryInfo";
     // The rest are optional: an old driver simply leaves those values unknown.
+    bind(lib, a.memory_info_v2, "nvmlDeviceGetMemoryInfo_v2");
     bind(lib, a.compute_capability, "nvmlDeviceGetCudaComputeCapability");
     bind(lib, a.power_limit, "nvmlDeviceGetPowerManagementLimit");
     bind(lib, a.power_usage, "nvmlDeviceGetPowerUsage");
@@ -13841,8 +13893,20 @@ inline accelerator_profile read_device(const api& a, unsigned index, device_t de
         if (const auto addr = parse_pci_address(terminated(pci.bus_id))) p.pci = *addr;
         if ((pci.pci_device_id & 0xffffu) == 0x10deu) p.pci_device_id = static_cast<std::uint16_t>(pci.pci_device_id >> 16);
     }
+    // The first call counts the memory the driver keeps for itself (616 MiB of an H200 on
+    // driver 580) as used; the second (drivers from 510 on) reports it apart, and its
+    // used is what nvidia-smi prints as Used, so both paths of the probe agree.
     memory m{};
-    if (a.memory_info(dev, &m) == success) {
+    memory_v2 m2{};
+    m2.version = memory_v2_version;
+    bool have_memory = false;
+    if (a.memory_info_v2 && a.memory_info_v2(dev, &m2) == success && m2.reserved <= m2.total) {
+        m = {m2.total, m2.free, m2.used};
+        have_memory = true;
+    } else {
+        have_memory = a.memory_info(dev, &m) == success;
+    }
+    if (have_memory) {
         constexpr unsigned long long max_bytes = 16ull << 40; // 16 TiB: more than any device has
         if (m.total > max_bytes || m.used > m.total || m.free > m.total) note("memory figures out of range, ignored");
         else {
@@ -24784,6 +24848,8 @@ constexpr const mapped_key* find_key(const mapped_key (&table)[N], const std::st
 // `nvidia-smi -q`: sections and keys below "GPU <bus id>". The power limit is "Power
 // Limit" under "Power Readings" in older drivers, "Current Power Limit" under "GPU Power
 // Readings" from 535 on; "Module Power Readings" (Grace boards) is a different quantity.
+// Newer drivers (580 on an H200) print "Average Power Draw", the one-second average that
+// --query-gpu's power.draw gives on Ampere and later, and "GPU" under "Utilization".
 inline constexpr mapped_key q_keys[] = {
     {{"Product Name"}, "name", shape::plain},
     {{"GPU UUID"}, "uuid", shape::plain},
@@ -24801,13 +24867,16 @@ inline constexpr mapped_key q_keys[] = {
     {{"Power Readings", "Power Limit"}, "power.limit", shape::plain},
     {{"GPU Power Readings", "Power Draw"}, "power.draw", shape::plain},
     {{"GPU Power Readings", "Current Power Limit"}, "power.limit", shape::plain},
+    {{"GPU Power Readings", "Average Power Draw"}, "power.draw", shape::plain},
     {{"Utilization", "Gpu"}, "utilization.gpu", shape::plain},
+    {{"Utilization", "GPU"}, "utilization.gpu", shape::plain},
     {{"Max Clocks", "Memory"}, "clocks.max.memory", shape::plain},
     {{"MIG Mode", "Current"}, "mig.mode.current", shape::plain},
 };
 
 // `nvidia-smi -q -x`: elements below <gpu>. Driver 535 renamed <power_readings> to
-// <gpu_power_readings> and <power_limit> to <current_power_limit>.
+// <gpu_power_readings> and <power_limit> to <current_power_limit>; newer ones (580) give
+// <average_power_draw> and <instant_power_draw> instead of <power_draw>.
 inline constexpr mapped_key xml_keys[] = {
     {{"product_name"}, "name", shape::plain},
     {{"uuid"}, "uuid", shape::plain},
@@ -24826,6 +24895,7 @@ inline constexpr mapped_key xml_keys[] = {
     {{"power_readings", "current_power_limit"}, "power.limit", shape::plain},
     {{"gpu_power_readings", "power_draw"}, "power.draw", shape::plain},
     {{"gpu_power_readings", "current_power_limit"}, "power.limit", shape::plain},
+    {{"gpu_power_readings", "average_power_draw"}, "power.draw", shape::plain},
     {{"utilization", "gpu_util"}, "utilization.gpu", shape::plain},
     {{"max_clocks", "mem_clock"}, "clocks.max.memory", shape::plain},
     {{"mig_mode", "current_mig"}, "mig.mode.current", shape::plain},
@@ -27423,7 +27493,8 @@ AI_HWACCEL_NAMESPACE_END
 //   usable   = memory_bytes x (1 - memory_headroom); on an Apple GPU at most Metal's
 //              working set (2/3 of the memory up to 32 GiB, 3/4 from 64 GiB). With
 //              plan_options::count_memory_in_use, the memory the device reports in use
-//              is taken off memory_bytes first (usable_memory)
+//              or not free (the more of the two) is taken off memory_bytes first
+//              (usable_memory)
 //   weights  = layers x ceil(layer_weight_bytes / t) + embedding/head share / t
 //   kv cache = kv_cache_bytes x layers / model layers x ceil(kv_heads / t) / kv_heads
 //   overhead = runtime allowance + activation buffers on every device, + the logits
@@ -29094,9 +29165,9 @@ struct plan_options {
     /// Apple GPU is further held to Metal's working set (detail::shard::metal_working_set).
     double memory_headroom = 0.10;
     /// Plan for the devices as they are now, shared with whatever else runs: the memory
-    /// each reports in use (accelerator_profile::memory_used_bytes, else its memory less
-    /// memory_free_bytes; a CPU's free memory is MemAvailable) is taken off before the
-    /// headroom. Off: every device's whole memory, what a dedicated deployment gets. A
+    /// each cannot give now (accelerator_profile::memory_used_bytes or its memory less
+    /// memory_free_bytes, whichever is more; a CPU's free memory is MemAvailable) is taken
+    /// off before the headroom. Off: every device's whole memory, what a dedicated deployment gets. A
     /// device that reports neither figure keeps its whole memory.
     bool count_memory_in_use = false;
     /// Use CPU profiles as devices. Off: a model that does not fit the accelerators is
@@ -29338,13 +29409,15 @@ constexpr std::uint64_t usable_of(std::uint64_t memory_bytes, const plan_options
 constexpr std::uint64_t metal_working_set(std::uint64_t memory) noexcept {
     return memory < 64 * units::gib ? memory / 3 * 2 : memory / 4 * 3;
 }
-/// The bytes of `d` its tools report in use (at most its memory; 0 when they report neither
-/// figure).
+/// The bytes of `d` not to be had now: what its tools report used, or its memory less what
+/// they report free, whichever is more (a driver's reserved memory is neither used nor
+/// free: 616 MiB of an H200 on driver 580); at most its memory, 0 when they report neither.
 constexpr std::uint64_t in_use_bytes(const accelerator_profile& d) noexcept {
     const std::uint64_t memory = d.memory_bytes.value_or(0);
-    if (d.memory_used_bytes) return *d.memory_used_bytes < memory ? *d.memory_used_bytes : memory;
-    if (d.memory_free_bytes) return *d.memory_free_bytes < memory ? memory - *d.memory_free_bytes : 0;
-    return 0;
+    std::uint64_t in_use = d.memory_used_bytes.value_or(0);
+    if (d.memory_free_bytes && *d.memory_free_bytes < memory && memory - *d.memory_free_bytes > in_use)
+        in_use = memory - *d.memory_free_bytes;
+    return in_use < memory ? in_use : memory;
 }
 /// The bytes of `d` a plan may fill (see usable_memory).
 /// `keep`: kept_share(options), worked out once for a scan over many devices.

@@ -530,13 +530,42 @@ TEST_CASE("detector: the probes of one detection share one walk of the PCI bus")
     }
 }
 
+TEST_CASE("captured-h200-firecracker-vm: a real machine, as `ai-hwaccel gather` wrote it") {
+    // An NVIDIA H200 in a Firecracker VM (16 vCPUs of an Intel Xeon, Linux 6.18), gathered
+    // on this project's device machine; tests/machines/README.md says what it holds.
+    const auto reg = ah::detect(machine("captured-h200-firecracker-vm"));
+    REQUIRE(reg.size() == 2);
+    const auto& gpu = reg.all()[1];
+    CHECK(gpu.kind == ah::device_kind::cuda_gpu);
+    CHECK(gpu.name.view() == "NVIDIA H200");
+    CHECK(*gpu.memory_bytes == 143771ull * 1024 * 1024);
+    CHECK(*gpu.memory_used_bytes == 0);
+    CHECK(*gpu.memory_free_bytes == 143156ull * 1024 * 1024);
+    CHECK(*gpu.pci == ah::pci_address{0, 0, 6, 0});
+    CHECK(*gpu.pcie_current == ah::pcie_link{5, 16});
+    CHECK(gpu.driver_version.view() == "580.159.04");
+    REQUIRE(gpu.spec != nullptr);
+    CHECK(gpu.spec->name == "NVIDIA H200 SXM 141GB"); // 0x2335 and 700 W: the SXM board
+    const auto& host = reg.host();
+    CHECK(host.cpu.model == "Intel(R) Xeon(R) Processor");
+    CHECK(host.cpu.cores == 16);
+    CHECK(host.cpu.sockets == 1);
+    CHECK(*host.memory.total_bytes == 131981020ull * 1024);
+    // The kernel's node 0 counts 4.3 GiB of the 126 GiB MemTotal counts: said, not hidden.
+    REQUIRE(reg.warnings().size() == 1);
+    CHECK(reg.warnings()[0].kind == ah::warning_kind::disagreement);
+    CHECK(reg.system().pci_devices.size() == 7);
+    CHECK(reg.system().storage.size() == 2);
+}
+
 TEST_CASE("fixture machines: the registry equals the reviewed expected.json") {
     // Every machine in the folder, so a new one cannot be left out.
     std::vector<std::string> names;
-    for (const auto& e : std::filesystem::directory_iterator(AI_HWACCEL_MACHINES_DIR))
-        if (e.is_directory() && e.path().filename().string().starts_with("handmade-"))
-            names.push_back(e.path().filename().string());
-    CHECK(names.size() >= 14);
+    for (const auto& e : std::filesystem::directory_iterator(AI_HWACCEL_MACHINES_DIR)) {
+        const auto name = e.path().filename().string();
+        if (e.is_directory() && (name.starts_with("handmade-") || name.starts_with("captured-"))) names.push_back(name);
+    }
+    CHECK(names.size() >= 15);
     for (const auto& name : names) {
         CAPTURE(name);
         const auto text = test::read_file(std::string(AI_HWACCEL_MACHINES_DIR) + "/" + name + "/expected.json");

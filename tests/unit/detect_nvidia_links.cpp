@@ -1,4 +1,5 @@
 #include "ai_hwaccel/detect/nvidia_links.hpp"
+#include "ai_hwaccel/detect/formats.hpp"
 
 #include "fixtures.hpp"
 
@@ -156,6 +157,53 @@ TEST_CASE("parse_nvidia_smi_topo: real captures") {
         CHECK(r.legend[3] == std::pair<std::string, std::string>{"GNS", "GPU not supported"});
         CHECK(r.links.empty());
     }
+}
+
+TEST_CASE("parse_nvidia_smi_topo: the header nvidia-smi underlines, into a pipe too") {
+    // Real: driver 580.159.04 on one H200 (tests/data/nvidia-h200-vm/topo-m.txt), written
+    // to a file; the header line is wrapped in ESC[4m ... ESC[0m.
+    const auto t = test::read_file(std::string(AI_HWACCEL_TEST_DATA_DIR) + "/nvidia-h200-vm/topo-m.txt");
+    REQUIRE(t);
+    REQUIRE(t->find("\x1b[4mGPU0\t") != std::string::npos);
+    const auto r = ah::parse_nvidia_smi_topo(*t);
+    INFO(problems_of(r.problems));
+    CHECK(r.problems.empty());
+    REQUIRE(r.gpus.size() == 1);
+    CHECK(r.gpus[0].index == 0);
+    CHECK(r.gpus[0].cpu_affinity == "0-15");
+    CHECK(*r.gpus[0].numa_node == 0);
+    CHECK(r.links.empty());
+    CHECK(r.legend.size() == 7);
+    namespace f = ah::detail::formats;
+    CHECK(f::sniff_nvidia_topo(*t) > 0);
+    CHECK(f::sniff_nvidia_topo_p2p(*t) == 0);
+    CHECK(ah::recognise_format(*t) == ah::find_capture_format("nvidia-smi-topo"));
+
+    // Several GPUs: a real matrix given the same underline reads as it does without.
+    const auto plain = test::capture("nvidia-smi/topo-m_2x-nv12_8x-mlx5.txt");
+    if (!plain) return;
+    std::string underlined = *plain;
+    const auto first = underlined.find("GPU0");
+    const auto eol = underlined.find('\n');
+    REQUIRE(first < eol);
+    underlined.insert(eol, "\x1b[0m");
+    underlined.insert(first, "\x1b[4m");
+    const auto a = ah::parse_nvidia_smi_topo(*plain);
+    const auto b = ah::parse_nvidia_smi_topo(underlined);
+    CHECK(b.problems.empty());
+    REQUIRE(b.gpus.size() == a.gpus.size());
+    CHECK(b.nics == a.nics);
+    CHECK(b.pairs == a.pairs);
+    REQUIRE(b.links.size() == 1);
+    CHECK(b.links == a.links);
+    CHECK(f::sniff_nvidia_topo(underlined) == f::sniff_nvidia_topo(*plain));
+    // Escapes anywhere: colours around a cell, an unfinished sequence at the end.
+    std::string coloured = *plain;
+    const auto nv = coloured.find("NV12");
+    coloured.replace(nv, 4, "\x1b[1;32mNV12\x1b[0m");
+    coloured += "\x1b[";
+    const auto c = ah::parse_nvidia_smi_topo(coloured);
+    CHECK(c.pairs == a.pairs);
 }
 
 TEST_CASE("parse_nvidia_smi_topo: NVSwitch is told by arithmetic, never invented (hand-made)") {

@@ -545,6 +545,51 @@ TEST_CASE("parse_nvidia_smi_table: real captures") {
     }
 }
 
+TEST_CASE("one H200 told by four reports (real, driver 580.159.04)") {
+    // tests/data/nvidia-h200-vm: nvidia-smi's table, -q, -q -x and -L on one NVIDIA H200 of
+    // this project's device machine (SOURCE.md there). Driver 580 prints the one-second
+    // average power draw under new names, and "GPU" under "Utilization".
+    const std::string dir = std::string(AI_HWACCEL_TEST_DATA_DIR) + "/nvidia-h200-vm/";
+    const auto q_text = test::read_file(dir + "q.txt");
+    const auto xml_text = test::read_file(dir + "q-x.xml");
+    const auto table_text = test::read_file(dir + "table.txt");
+    REQUIRE(q_text);
+    REQUIRE(xml_text);
+    REQUIRE(table_text);
+    const auto q = ah::parse_nvidia_smi_q(*q_text);
+    const auto xml = ah::parse_nvidia_smi_xml(*xml_text);
+    const auto table = ah::parse_nvidia_smi_table(*table_text);
+    for (const auto* r : {&q, &xml, &table}) {
+        INFO(problems_of(r->problems));
+        CHECK(r->problems.empty());
+        REQUIRE(r->devices.size() == 1);
+        const auto& d = r->devices[0];
+        CHECK(d.name.view() == "NVIDIA H200");
+        CHECK(*d.pci == ah::pci_address{0, 0, 6, 0});
+        CHECK(d.driver_version.view() == "580.159.04");
+        CHECK(*d.memory_bytes == 143771 * mib);
+        CHECK(*d.memory_used_bytes == 0); // the 616 MiB the driver reserves is not "Used"
+        CHECK(*d.power_limit_watts == 700.0);
+        REQUIRE(d.power_draw_watts);
+        CHECK(d.power_draw_watts.from == ah::origin::tool);
+        CHECK(*d.utilization_percent == 0.0);
+        CHECK(*d.temperature_c == 34.0);
+        REQUIRE(d.spec != nullptr);
+        CHECK(d.spec->name == "NVIDIA H200 SXM 141GB");
+    }
+    CHECK(*q.devices[0].power_draw_watts == doctest::Approx(79.09)); // "Average Power Draw"
+    CHECK(*xml.devices[0].power_draw_watts == doctest::Approx(78.98)); // <average_power_draw>
+    CHECK(*table.devices[0].power_draw_watts == 79.0);
+    for (const auto* r : {&q, &xml}) {
+        const auto& d = r->devices[0];
+        CHECK(d.pci_device_id == 0x2335);
+        CHECK(*d.memory_free_bytes == 143156 * mib);
+        CHECK(*d.pcie_current == ah::pcie_link{5, 16});
+        CHECK(*d.pcie_max == ah::pcie_link{5, 16});
+        CHECK(d.uuid.view() == "GPU-ee57b6d3-1370-2283-2fa4-d5a32d6c3fb6");
+    }
+}
+
 TEST_CASE("three reports of the same GPUs agree where they overlap") {
     // The table and the -q report of the 8x H100 HGX come from one project's test data,
     // taken months apart (drivers 550 and 535): the same slots, names, memory and limits.

@@ -311,7 +311,8 @@ TEST_CASE("record_detection") {
     }
     std::size_t checked = 0;
     for (const auto& entry : fs::directory_iterator(machines)) {
-        if (!entry.is_directory() || !entry.path().filename().string().starts_with("handmade-")) continue;
+        const auto dir_name = entry.path().filename().string();
+        if (!entry.is_directory() || !(dir_name.starts_with("handmade-") || dir_name.starts_with("captured-"))) continue;
         const std::string machine = entry.path().filename().string();
         CAPTURE(machine);
         const ah::host_system original(entry.path().string());

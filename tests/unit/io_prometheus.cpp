@@ -187,7 +187,9 @@ ah::accelerator_registry hostile_registry() {
 std::vector<std::filesystem::path> fixture_machines() {
     std::vector<std::filesystem::path> r;
     for (const auto& e : std::filesystem::directory_iterator(AI_HWACCEL_MACHINES_DIR))
-        if (e.is_directory() && e.path().filename().string().starts_with("handmade-")) r.push_back(e.path());
+        if (e.is_directory() && (e.path().filename().string().starts_with("handmade-") ||
+                                 e.path().filename().string().starts_with("captured-")))
+            r.push_back(e.path());
     std::sort(r.begin(), r.end());
     return r;
 }

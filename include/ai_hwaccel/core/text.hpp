@@ -37,6 +37,22 @@ constexpr std::string_view trim(std::string_view s) noexcept {
     return s;
 }
 
+/// The length of the terminal escape sequence that `s` starts with, 0 when it starts with
+/// none: ESC '[' then parameter and intermediate bytes (0x20 to 0x3f) and one final byte
+/// (0x40 to 0x7e), as ECMA-48 writes the colours and underlines of a terminal; or ESC and
+/// one byte. An unfinished sequence ends where its bytes stop fitting.
+constexpr std::size_t escape_length(std::string_view s) noexcept {
+    if (s.empty() || s[0] != '\x1b') return 0;
+    if (s.size() == 1) return 1;
+    if (s[1] != '[') return 2;
+    std::size_t i = 2;
+    while (i < s.size() && s[i] >= 0x20 && s[i] <= 0x3f) ++i;
+    return i < s.size() && s[i] >= 0x40 && s[i] <= 0x7e ? i + 1 : i;
+}
+static_assert(escape_length("\x1b[4mGPU0") == 4 && escape_length("\x1b[0m") == 4 && escape_length("\x1b[1;31m") == 7 &&
+              escape_length("\x1b(B") == 2 && escape_length("\x1b[") == 2 && escape_length("\x1b[12") == 4 &&
+              escape_length("\x1b") == 1 && escape_length("GPU0") == 0 && escape_length("") == 0);
+
 constexpr bool iequals(std::string_view a, std::string_view b) noexcept {
     if (a.size() != b.size()) return false;
     for (std::size_t i = 0; i < a.size(); ++i)

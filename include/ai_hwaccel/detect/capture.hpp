@@ -72,6 +72,21 @@ inline std::optional<double> parse_real(std::string_view s) noexcept {
     return v;
 }
 
+// `s` without its terminal escape sequences (escape_length): some tools underline or
+// colour their tables even when their output goes to a pipe.
+inline std::string without_escapes(std::string_view s) {
+    std::string out;
+    out.reserve(s.size());
+    for (std::size_t i = 0; i < s.size();) {
+        if (const std::size_t n = escape_length(s.substr(i))) {
+            i += n;
+            continue;
+        }
+        out += s[i++];
+    }
+    return out;
+}
+
 // Printable UTF-8 or a question mark where it is not: names and versions end up in JSON
 // and terminals.
 inline std::string printable(std::string_view s, bool& changed) {

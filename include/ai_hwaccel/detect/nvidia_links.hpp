@@ -216,7 +216,8 @@ inline std::string clean(std::string_view v, std::size_t cap, bool& changed) {
 /// codes). Columns are found by name in the header line, so the optional "NUMA Affinity"
 /// and "GPU NUMA ID" columns of newer drivers, NIC columns named "NIC<n>" (resolved
 /// through the "NIC Legend") or by their RDMA name (older drivers), blank-padded cells and
-/// tabs or spaces as separators are all read the same way.
+/// tabs or spaces as separators, and the terminal escapes that underline the header (into
+/// a pipe too), are all read the same way.
 ///
 /// Every GPU pair shown as NV<n> becomes one interconnect: kind nvlink, scope intra_node,
 /// name "NVLink GPU<a>-GPU<b>", state "<n> links", devices {a, b}. Its bandwidth is
@@ -233,6 +234,13 @@ inline std::string clean(std::string_view v, std::size_t cap, bool& changed) {
 inline nvidia_topo_result parse_nvidia_smi_topo(std::string_view text, sourced<double> per_link_gbps = {}) {
     using namespace detail::nvidia_links;
     nvidia_topo_result r;
+    // nvidia-smi underlines the header line with terminal escapes, into a pipe too (seen
+    // on driver 580): read the text without them.
+    std::string unescaped;
+    if (text.find('\x1b') != std::string_view::npos) {
+        unescaped = detail::parsing::without_escapes(text);
+        text = unescaped;
+    }
     problem_sink problems{r.problems};
     std::optional<header> head;
     enum class section : std::uint8_t { matrix, legend, nic_legend, after } where = section::matrix;
@@ -812,15 +820,19 @@ inline tool_request nvidia_smi_nvlink_status_request() {
 namespace detail::formats {
 
 namespace nvidia_links_sniff {
-// Calls f(word) for each whitespace-separated word of `line` until f returns false.
+// Calls f(word) for each word of `line` until f returns false. Blanks and terminal escape
+// sequences separate words (nvidia-smi underlines the header line even into a pipe).
 template <class F>
 constexpr void each_word(std::string_view line, F&& f) {
+    const auto gap = [&](std::size_t i) -> std::size_t {
+        return line[i] == ' ' || line[i] == '\t' ? 1 : escape_length(line.substr(i));
+    };
     std::size_t i = 0;
     while (i < line.size()) {
-        while (i < line.size() && (line[i] == ' ' || line[i] == '\t')) ++i;
+        for (std::size_t g = 0; i < line.size() && (g = gap(i)) != 0;) i += g;
         if (i >= line.size()) return;
         const std::size_t start = i;
-        while (i < line.size() && line[i] != ' ' && line[i] != '\t') ++i;
+        while (i < line.size() && gap(i) == 0) ++i;
         if (!f(line.substr(start, i - start))) return;
     }
 }
@@ -858,6 +870,7 @@ constexpr opening read_opening(std::string_view t) noexcept {
                 return true;
             });
             if (bad) return false;
+            if (n == 0) return true; // escape sequences alone
             // "GPU NUMA ID" alone: its "GPU" was counted as a column.
             if (!o.affinity && previous == "ID" && columns > 0) --columns;
             header = true;

@@ -164,6 +164,8 @@ constexpr const mapped_key* find_key(const mapped_key (&table)[N], const std::st
 // `nvidia-smi -q`: sections and keys below "GPU <bus id>". The power limit is "Power
 // Limit" under "Power Readings" in older drivers, "Current Power Limit" under "GPU Power
 // Readings" from 535 on; "Module Power Readings" (Grace boards) is a different quantity.
+// Newer drivers (580 on an H200) print "Average Power Draw", the one-second average that
+// --query-gpu's power.draw gives on Ampere and later, and "GPU" under "Utilization".
 inline constexpr mapped_key q_keys[] = {
     {{"Product Name"}, "name", shape::plain},
     {{"GPU UUID"}, "uuid", shape::plain},
@@ -181,13 +183,16 @@ inline constexpr mapped_key q_keys[] = {
     {{"Power Readings", "Power Limit"}, "power.limit", shape::plain},
     {{"GPU Power Readings", "Power Draw"}, "power.draw", shape::plain},
     {{"GPU Power Readings", "Current Power Limit"}, "power.limit", shape::plain},
+    {{"GPU Power Readings", "Average Power Draw"}, "power.draw", shape::plain},
     {{"Utilization", "Gpu"}, "utilization.gpu", shape::plain},
+    {{"Utilization", "GPU"}, "utilization.gpu", shape::plain},
     {{"Max Clocks", "Memory"}, "clocks.max.memory", shape::plain},
     {{"MIG Mode", "Current"}, "mig.mode.current", shape::plain},
 };
 
 // `nvidia-smi -q -x`: elements below <gpu>. Driver 535 renamed <power_readings> to
-// <gpu_power_readings> and <power_limit> to <current_power_limit>.
+// <gpu_power_readings> and <power_limit> to <current_power_limit>; newer ones (580) give
+// <average_power_draw> and <instant_power_draw> instead of <power_draw>.
 inline constexpr mapped_key xml_keys[] = {
     {{"product_name"}, "name", shape::plain},
     {{"uuid"}, "uuid", shape::plain},
@@ -206,6 +211,7 @@ inline constexpr mapped_key xml_keys[] = {
     {{"power_readings", "current_power_limit"}, "power.limit", shape::plain},
     {{"gpu_power_readings", "power_draw"}, "power.draw", shape::plain},
     {{"gpu_power_readings", "current_power_limit"}, "power.limit", shape::plain},
+    {{"gpu_power_readings", "average_power_draw"}, "power.draw", shape::plain},
     {{"utilization", "gpu_util"}, "utilization.gpu", shape::plain},
     {{"max_clocks", "mem_clock"}, "clocks.max.memory", shape::plain},
     {{"mig_mode", "current_mig"}, "mig.mode.current", shape::plain},
