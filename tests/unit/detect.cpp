@@ -532,12 +532,15 @@ TEST_CASE("detector: the probes of one detection share one walk of the PCI bus")
 
 TEST_CASE("captured-h200-firecracker-vm: a real machine, as `ai-hwaccel gather` wrote it") {
     // An NVIDIA H200 in a Firecracker VM (16 vCPUs of an Intel Xeon, Linux 6.18), gathered
-    // on this project's device machine; tests/machines/README.md says what it holds.
-    const auto reg = ah::detect(machine("captured-h200-firecracker-vm"));
-    REQUIRE(reg.size() == 2);
+    // on this project's device machine with nvidia-smi and vulkaninfo there;
+    // tests/machines/README.md says what it holds.
+    const auto m = machine("captured-h200-firecracker-vm");
+    const auto reg = ah::detect(m);
+    REQUIRE(reg.size() == 2); // Vulkan's view of the card merged into the CUDA one
     const auto& gpu = reg.all()[1];
     CHECK(gpu.kind == ah::device_kind::cuda_gpu);
     CHECK(gpu.name.view() == "NVIDIA H200");
+    CHECK(gpu.uuid.view() == "GPU-dfeff0e1-f84d-5d67-2198-55aa17e58eb9");
     CHECK(*gpu.memory_bytes == 143771ull * 1024 * 1024);
     CHECK(*gpu.memory_used_bytes == 0);
     CHECK(*gpu.memory_free_bytes == 143156ull * 1024 * 1024);
@@ -546,12 +549,21 @@ TEST_CASE("captured-h200-firecracker-vm: a real machine, as `ai-hwaccel gather` 
     CHECK(gpu.driver_version.view() == "580.159.04");
     REQUIRE(gpu.spec != nullptr);
     CHECK(gpu.spec->name == "NVIDIA H200 SXM 141GB"); // 0x2335 and 700 W: the SXM board
+    // vulkaninfo alone: the same card, by the UUID nvidia-smi prints (without its "GPU-")
+    // and by PCI address, with the device-local heap the size nvidia-smi gives.
+    const auto vk = ah::vulkan_probe{}.probe(m);
+    CHECK(vk.warnings.empty());
+    REQUIRE(vk.devices.size() == 1);
+    CHECK(vk.devices[0].kind == ah::device_kind::vulkan_gpu);
+    CHECK("GPU-" + std::string(vk.devices[0].uuid.view()) == gpu.uuid.view());
+    CHECK(vk.devices[0].pci == gpu.pci);
+    CHECK(vk.devices[0].memory_bytes == gpu.memory_bytes);
     const auto& host = reg.host();
     CHECK(host.cpu.model == "Intel(R) Xeon(R) Processor");
     CHECK(host.cpu.cores == 16);
     CHECK(host.cpu.sockets == 1);
     CHECK(*host.memory.total_bytes == 131981020ull * 1024);
-    // The kernel's node 0 counts 4.3 GiB of the 126 GiB MemTotal counts: said, not hidden.
+    // The kernel's node 0 counts 4.6 GiB of the 126 GiB MemTotal counts: said, not hidden.
     REQUIRE(reg.warnings().size() == 1);
     CHECK(reg.warnings()[0].kind == ah::warning_kind::disagreement);
     CHECK(reg.system().pci_devices.size() == 7);

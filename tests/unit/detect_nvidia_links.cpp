@@ -179,6 +179,16 @@ TEST_CASE("parse_nvidia_smi_topo: the header nvidia-smi underlines, into a pipe 
     CHECK(f::sniff_nvidia_topo_p2p(*t) == 0);
     CHECK(ah::recognise_format(*t) == ah::find_capture_format("nvidia-smi-topo"));
 
+    // topo -p2p underlines its header the same way.
+    const auto p2p = test::read_file(std::string(AI_HWACCEL_TEST_DATA_DIR) + "/nvidia-h200-vm/topo-p2p-r.txt");
+    REQUIRE(p2p);
+    REQUIRE(p2p->find('\x1b') != std::string::npos);
+    const auto rp = ah::parse_nvidia_smi_topo(*p2p);
+    INFO(problems_of(rp.problems));
+    CHECK(rp.problems.empty());
+    CHECK(rp.gpus.size() == 1);
+    CHECK(ah::recognise_format(*p2p) == ah::find_capture_format("nvidia-smi-topo-p2p"));
+
     // Several GPUs: a real matrix given the same underline reads as it does without.
     const auto plain = test::capture("nvidia-smi/topo-m_2x-nv12_8x-mlx5.txt");
     if (!plain) return;

@@ -1,5 +1,6 @@
 #include "ai_hwaccel/detect/vulkan.hpp"
 
+#include "ai_hwaccel/detect/formats.hpp"
 #include "ai_hwaccel/detect/merge.hpp"
 #if AI_HWACCEL_BACKEND_CUDA
 #include "ai_hwaccel/detect/nvidia.hpp"
@@ -186,6 +187,51 @@ TEST_CASE("parse_vulkaninfo: full text (RX 5500 XT, RADV, CRLF)") {
     CHECK(d.memory_bytes.from == ah::origin::tool);
     CHECK_FALSE(d.unified_memory);
     CHECK_FALSE(d.software);
+}
+
+TEST_CASE("parse_vulkaninfo: an H200 on NVIDIA's driver 580 (real: summary, full text, profile JSON)") {
+    // tests/data/nvidia-h200-vm: vulkaninfo 1.3.239 on one H200 of this project's device
+    // machine, the three ways it prints (SOURCE.md there).
+    const std::string dir = std::string(AI_HWACCEL_TEST_DATA_DIR) + "/nvidia-h200-vm/";
+    const auto summary_text = test::read_file(dir + "vulkaninfo-summary.txt");
+    const auto full_text = test::read_file(dir + "vulkaninfo.txt");
+    REQUIRE(summary_text);
+    REQUIRE(full_text);
+    std::vector<ah::vulkan_parse_result> views{ah::parse_vulkaninfo(*summary_text), ah::parse_vulkaninfo(*full_text)};
+#if AI_HWACCEL_JSON
+    const auto json_text = test::read_file(dir + "VP_VULKANINFO_NVIDIA_H200_580_159_4_256.json");
+    REQUIRE(json_text);
+    views.push_back(ah::parse_vulkaninfo_json(*json_text));
+    CHECK(ah::recognise_format(*json_text) == ah::find_capture_format("vulkaninfo-json"));
+#endif
+    CHECK(ah::recognise_format(*summary_text) == ah::find_capture_format("vulkaninfo-summary"));
+    CHECK(ah::recognise_format(*full_text) == ah::find_capture_format("vulkaninfo-text"));
+    for (const auto& r : views) {
+        INFO(problems_of(r.problems));
+        CHECK(r.problems.empty());
+        REQUIRE(r.devices.size() == 1);
+        const auto& d = r.devices[0];
+        const auto& x = r.details[0];
+        CHECK(d.kind == ah::device_kind::vulkan_gpu);
+        CHECK(d.maker == ah::vendor::nvidia);
+        CHECK(d.name.view() == "NVIDIA H200");
+        CHECK(d.uuid.view() == "dfeff0e1-f84d-5d67-2198-55aa17e58eb9"); // nvidia-smi's GPU-dfeff0e1-…
+        CHECK(d.pci_device_id == 0x2335);
+        CHECK(x.type == ah::vulkan_device_type::discrete_gpu);
+        CHECK(x.vendor_id == 0x10deu);
+        CHECK(x.api_version == "1.4.312");
+    }
+    CHECK(views[0].details[0].driver_info == "580.159.04");
+    // The full text and the JSON have the PCI address; only the full text the heaps.
+    CHECK_FALSE(views[0].devices[0].pci.has_value());
+    CHECK(*views[1].devices[0].pci == ah::pci_address{0, 0, 6, 0});
+    CHECK(views[1].details[0].heaps ==
+          std::vector<ah::vulkan_memory_heap>{{150754820096, true}, {101361423360, false}});
+    CHECK(*views[1].devices[0].memory_bytes == 143771ull * 1024 * 1024); // nvidia-smi's total
+#if AI_HWACCEL_JSON
+    CHECK(*views[2].devices[0].pci == ah::pci_address{0, 0, 6, 0});
+    CHECK(views[2].details[0].heaps.empty());
+#endif
 }
 
 TEST_CASE("parse_vulkaninfo: heaps and software renderers (hand-made)") {
