@@ -112,6 +112,9 @@ VALUE_SEEDS = {
     "core.find_device": [b"H100 SXM", b"NVIDIA GeForce RTX 4090", b"MI300X"],
     "formats.find_capture_format": [b"proc_cpuinfo", b"LSCPU", b"nvidia-smi-q-xml"],
     "vulkan.parse_vulkan_device_type": [b"PHYSICAL_DEVICE_TYPE_DISCRETE_GPU"],
+    # nvidia-smi underlines the header with terminal escapes, into a pipe too (driver 580).
+    "nvidia.parse_nvidia_smi_topo": [b"\t\x1b[4mGPU0\tGPU1\tCPU Affinity\tNUMA Affinity\tGPU NUMA ID\x1b[0m\n"
+                                     b"GPU0\t X \tNV18\t0-15\t0\t\tN/A\nGPU1\tNV18\t X \t0-15\t0\t\tN/A\n"],
     "npu.is_samsung_npu_compatible": [b"samsung,exynos-npu"],
     "npu.is_mediatek_mdla_compatible": [b"mediatek, mt8195-mdla", b"mtk,mdla"],
 }
