@@ -360,7 +360,7 @@ TEST_CASE("parse_nvidia_smi_nvlink_status") {
     }
 }
 
-TEST_CASE("parse_nvidia_proc_information (hand-made, layout from nv-procfs.c)") {
+TEST_CASE("parse_nvidia_proc_information (hand-made, layout from nv-procfs.c; and a real one)") {
     const auto r = ah::parse_nvidia_proc_information(proc_information_h100);
     INFO(problems_of(r.problems));
     CHECK(r.problems.empty());
@@ -375,6 +375,23 @@ TEST_CASE("parse_nvidia_proc_information (hand-made, layout from nv-procfs.c)") 
     CHECK(*r.device_minor == 3u);
     CHECK(r.firmware == "550.90.07");
     CHECK(*r.excluded == false);
+
+    // Real: an H200 on the open kernel module 580.159.04 (tests/data/nvidia-h200-vm).
+    const auto real = test::read_file(std::string(AI_HWACCEL_TEST_DATA_DIR) +
+                                      "/nvidia-h200-vm/proc-driver-nvidia-gpus-information.txt");
+    REQUIRE(real);
+    const auto h = ah::parse_nvidia_proc_information(*real);
+    INFO(problems_of(h.problems));
+    CHECK(h.problems.empty());
+    CHECK(h.model == "NVIDIA H200");
+    CHECK(*h.irq == 41u);
+    CHECK(h.uuid == "GPU-ee57b6d3-1370-2283-2fa4-d5a32d6c3fb6");
+    CHECK(h.video_bios == "96.00.a5.00.1a");
+    CHECK(*h.dma_bits == 52u);
+    CHECK(*h.bus_location == ah::pci_address{0, 0, 6, 0});
+    CHECK(*h.device_minor == 0u);
+    CHECK(h.firmware == "580.159.04");
+    CHECK(*h.excluded == false);
 
     // Without a UUID line (the driver omits it when it has none).
     auto s = ah::parse_nvidia_proc_information("Model: \t\t Tesla T4\nGPU Excluded:\t Yes\n");
