@@ -97,7 +97,8 @@ struct memory_v2 { // nvmlMemory_v2_t
     unsigned version;
     unsigned long long total, reserved, free, used;
 };
-/// nvmlMemory_v2: the structure's size, and its version in the top byte.
+/// nvmlMemory_v2, as nvml.h makes it: the structure's size (40 bytes on 64-bit targets,
+/// 0x02000028), and its version in the top byte.
 inline constexpr unsigned memory_v2_version = static_cast<unsigned>(sizeof(memory_v2)) | (2u << 24);
 struct utilization { // nvmlUtilization_t
     unsigned gpu, memory;
@@ -206,8 +207,8 @@ inline accelerator_profile read_device(const api& a, unsigned index, device_t de
         if ((pci.pci_device_id & 0xffffu) == 0x10deu) p.pci_device_id = static_cast<std::uint16_t>(pci.pci_device_id >> 16);
     }
     // The first call counts the memory the driver keeps for itself (616 MiB of an H200 on
-    // driver 580) as used; the second (drivers from 510 on) reports it apart, and its
-    // used is what nvidia-smi prints as Used, so both paths of the probe agree.
+    // driver 580) as used; the second (newer drivers) reports it apart, and its used is
+    // what nvidia-smi prints as Used, so both paths of the probe agree.
     memory m{};
     memory_v2 m2{};
     m2.version = memory_v2_version;
