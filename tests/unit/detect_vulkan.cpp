@@ -73,7 +73,7 @@ TEST_CASE("parse_vulkaninfo: --summary captures") {
         CHECK(nv.name.view() == "NVIDIA GeForce RTX 4070 Laptop GPU");
         CHECK(nv.maker == ah::vendor::nvidia);
         CHECK(nv.pci_device_id == 0x2860);
-        CHECK(nv.driver_version.view() == "595.84.0.0");
+        CHECK(nv.driver_version.view() == "595.84"); // driverInfo; driverVersion prints 595.84.0.0
         CHECK(nv.uuid.view() == "7e611089-1272-699d-8985-ab84fef4311e");
         CHECK_FALSE(nv.unified_memory);
         CHECK_FALSE(nv.software);
@@ -107,7 +107,7 @@ TEST_CASE("parse_vulkaninfo: --summary captures") {
         CHECK(*r.details[0].device_id == 0x97ba03d7u);
         CHECK(d.pci_device_id == 0);
         CHECK(d.unified_memory);
-        CHECK(d.driver_version.view() == "595.78.0.0");
+        CHECK(d.driver_version.view() == "595.78"); // driverInfo, not 595.78.0.0
         CHECK(d.uuid.view() == "1388f9e0-987e-54a0-908f-6a30d8fd5f29");
         CHECK(r.details[0].type == ah::vulkan_device_type::integrated_gpu);
         CHECK_FALSE(d.software);
@@ -122,7 +122,7 @@ TEST_CASE("parse_vulkaninfo: --summary captures") {
         const auto& d = r.devices[0];
         CHECK(d.name.view() == "NVIDIA GeForce RTX 4090");
         CHECK(d.pci_device_id == 0x2684);
-        CHECK(d.driver_version.view() == "560.70.0.0");
+        CHECK(d.driver_version.view() == "560.70"); // driverInfo, not 560.70.0.0
         CHECK(d.uuid.view() == "11deafdf-9f15-e857-2a87-8acc153fc9f7");
         CHECK(r.details[0].api_version == "1.3.280");
         CHECK(r.details[0].driver_info == "560.70");
@@ -150,7 +150,7 @@ TEST_CASE("parse_vulkaninfo: --summary captures") {
         CHECK(r.devices[1].name.view() == "NVIDIA GeForce RTX 3070");
         CHECK(r.devices[1].index == 1);
         CHECK(r.devices[1].pci_device_id == 0x2488);
-        CHECK(r.devices[1].driver_version.view() == "581.57.0.0");
+        CHECK(r.devices[1].driver_version.view() == "581.57"); // driverInfo, not 581.57.0.0
         CHECK(r.devices[1].uuid.view() == "91c0b9f4-e340-3c73-1422-c227930ae260");
         REQUIRE(r.devices[1].spec != nullptr);
         CHECK(r.devices[1].spec->name == "NVIDIA GeForce RTX 3070");
@@ -220,6 +220,16 @@ TEST_CASE("parse_vulkaninfo: an H200 on NVIDIA's driver 580 (real: summary, full
         CHECK(x.type == ah::vulkan_device_type::discrete_gpu);
         CHECK(x.vendor_id == 0x10deu);
         CHECK(x.api_version == "1.4.312");
+        CHECK(x.driver_id.ends_with("DRIVER_ID_NVIDIA_PROPRIETARY")); // "VK_…" in the JSON
+        CHECK(x.driver_name == "NVIDIA");
+        CHECK(x.driver_info == "580.159.04");
+        CHECK(x.driver_uuid == "c7d8a05e-be16-5883-a818-6d61bf0812b6");
+        // driverVersion reads 580.159.4.256 in vulkaninfo's text and packs 580.159.4.0 in
+        // the JSON: the driver's own string is kept, as nvidia-smi prints it.
+        CHECK(d.driver_version.view() == "580.159.04");
+        CHECK(d.arch.view() == "9.0"); // the catalogue's
+        CHECK_FALSE(d.software);
+        CHECK_FALSE(d.unified_memory);
     }
     CHECK(views[0].details[0].driver_info == "580.159.04");
     // The full text and the JSON have the PCI address; only the full text the heaps.

@@ -264,6 +264,14 @@ inline bool finish(pending& x, problem_sink& problems) {
     }
     if (d.vendor_id) p.maker = vendor_of(*d.vendor_id);
     p.software = is_software(d.type, d.driver_id, p.name.view());
+    // NVIDIA's driverVersion packs the version into 10, 8, 8 and 6 bits, losing the zero
+    // of a patch level such as "04" (and vulkaninfo 1.3.239 prints it as 580.159.4.256 on
+    // driver 580.159.04); its driverInfo is the driver's own string, the one nvidia-smi
+    // prints: the version wherever it is one.
+    if (std::string_view id = d.driver_id; id.ends_with("DRIVER_ID_NVIDIA_PROPRIETARY") && !d.driver_info.empty() &&
+                                           d.driver_info.front() >= '0' && d.driver_info.front() <= '9' &&
+                                           d.driver_info.find_first_not_of("0123456789.") == std::string::npos)
+        p.driver_version.assign(d.driver_info);
     if (p.software && d.vendor_id && *d.vendor_id == info(vendor::google_swiftshader).vendor_id)
         p.maker = vendor::google_swiftshader;
     // deviceID is the PCI device id only for vendors whose vendorID is their PCI-SIG id.
