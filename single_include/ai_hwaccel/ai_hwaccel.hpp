@@ -29176,8 +29176,8 @@ struct plan_options {
     /// Plan for the devices as they are now, shared with whatever else runs: the memory
     /// each cannot give now (accelerator_profile::memory_used_bytes or its memory less
     /// memory_free_bytes, whichever is more; a CPU's free memory is MemAvailable) is taken
-    /// off before the headroom. Off: every device's whole memory, what a dedicated deployment gets. A
-    /// device that reports neither figure keeps its whole memory.
+    /// off before the headroom. Off: every device's whole memory, what a dedicated
+    /// deployment gets. A device that reports neither figure keeps its whole memory.
     bool count_memory_in_use = false;
     /// Use CPU profiles as devices. Off: a model that does not fit the accelerators is
     /// reported as not fitting, never moved to the CPU silently.
