@@ -573,10 +573,8 @@ TEST_CASE("captured-h200-firecracker-vm: a real machine, as `ai-hwaccel gather` 
 TEST_CASE("fixture machines: the registry equals the reviewed expected.json") {
     // Every machine in the folder, so a new one cannot be left out.
     std::vector<std::string> names;
-    for (const auto& e : std::filesystem::directory_iterator(AI_HWACCEL_MACHINES_DIR)) {
-        const auto name = e.path().filename().string();
-        if (e.is_directory() && (name.starts_with("handmade-") || name.starts_with("captured-"))) names.push_back(name);
-    }
+    for (const auto& e : std::filesystem::directory_iterator(AI_HWACCEL_MACHINES_DIR))
+        if (test::is_fixture_machine(e)) names.push_back(e.path().filename().string());
     CHECK(names.size() >= 15);
     for (const auto& name : names) {
         CAPTURE(name);

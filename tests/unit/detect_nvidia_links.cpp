@@ -171,7 +171,12 @@ TEST_CASE("parse_nvidia_smi_topo: the header nvidia-smi underlines, into a pipe 
     REQUIRE(r.gpus.size() == 1);
     CHECK(r.gpus[0].index == 0);
     CHECK(r.gpus[0].cpu_affinity == "0-15");
+    CHECK(r.gpus[0].numa_affinity == "0");
     CHECK(*r.gpus[0].numa_node == 0);
+    CHECK_FALSE(r.gpus[0].gpu_numa_id.has_value()); // "N/A"
+    CHECK_FALSE(r.p2p);
+    CHECK(r.nics.empty());
+    CHECK(r.pairs.empty());
     CHECK(r.links.empty());
     CHECK(r.legend.size() == 7);
     namespace f = ah::detail::formats;
@@ -186,7 +191,16 @@ TEST_CASE("parse_nvidia_smi_topo: the header nvidia-smi underlines, into a pipe 
     const auto rp = ah::parse_nvidia_smi_topo(*p2p);
     INFO(problems_of(rp.problems));
     CHECK(rp.problems.empty());
+    CHECK(rp.p2p); // told by the legend's "OK = Status Ok": its one cell is "X"
     CHECK(rp.gpus.size() == 1);
+    CHECK(rp.pairs.empty());
+    // nvlink -s printed nothing there (no NVLink peer in the VM): nothing, and no problem.
+    const auto nvlink = test::read_file(std::string(AI_HWACCEL_TEST_DATA_DIR) + "/nvidia-h200-vm/nvlink-s.txt");
+    REQUIRE(nvlink);
+    const auto rn = ah::parse_nvidia_smi_nvlink_status(*nvlink);
+    CHECK(rn.gpus.empty());
+    CHECK(rn.links.empty());
+    CHECK(rn.problems.empty());
     CHECK(ah::recognise_format(*p2p) == ah::find_capture_format("nvidia-smi-topo-p2p"));
 
     // Several GPUs: a real matrix given the same underline reads as it does without.

@@ -545,7 +545,7 @@ TEST_CASE("parse_nvidia_smi_table: real captures") {
     }
 }
 
-TEST_CASE("one H200 told by four reports (real, driver 580.159.04)") {
+TEST_CASE("one H200 told by four reports and -L (real, driver 580.159.04)") {
     // tests/data/nvidia-h200-vm: nvidia-smi's table, -q, -q -x and -L on one NVIDIA H200 of
     // this project's device machine (SOURCE.md there). Driver 580 prints the one-second
     // average power draw under new names, and "GPU" under "Utilization".
@@ -580,6 +580,16 @@ TEST_CASE("one H200 told by four reports (real, driver 580.159.04)") {
     CHECK(*q.devices[0].power_draw_watts == doctest::Approx(79.09)); // "Average Power Draw"
     CHECK(*xml.devices[0].power_draw_watts == doctest::Approx(78.98)); // <average_power_draw>
     CHECK(*table.devices[0].power_draw_watts == 79.0);
+    // nvidia-smi -L: the name and UUID, nothing more.
+    const auto list_text = test::read_file(dir + "L.txt");
+    REQUIRE(list_text);
+    const auto list = ah::parse_nvidia_smi_list(*list_text);
+    CHECK(list.problems.empty());
+    CHECK(list.mig.empty());
+    REQUIRE(list.gpus.size() == 1);
+    CHECK(list.gpus[0].index == 0);
+    CHECK(list.gpus[0].name.view() == "NVIDIA H200");
+    CHECK(list.gpus[0].uuid.view() == "GPU-ee57b6d3-1370-2283-2fa4-d5a32d6c3fb6");
     for (const auto* r : {&q, &xml}) {
         const auto& d = r->devices[0];
         CHECK(d.pci_device_id == 0x2335);

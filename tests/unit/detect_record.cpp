@@ -311,8 +311,7 @@ TEST_CASE("record_detection") {
     }
     std::size_t checked = 0;
     for (const auto& entry : fs::directory_iterator(machines)) {
-        const auto dir_name = entry.path().filename().string();
-        if (!entry.is_directory() || !(dir_name.starts_with("handmade-") || dir_name.starts_with("captured-"))) continue;
+        if (!test::is_fixture_machine(entry)) continue;
         const std::string machine = entry.path().filename().string();
         CAPTURE(machine);
         const ah::host_system original(entry.path().string());

@@ -27,6 +27,13 @@
 
 namespace test {
 
+/// Whether a folder of AI_HWACCEL_MACHINES_DIR is a fixture machine: hand-made
+/// ("handmade-*") or written by `ai-hwaccel gather` on a real one ("captured-*").
+inline bool is_fixture_machine(const std::filesystem::directory_entry& e) {
+    const auto name = e.path().filename().string();
+    return e.is_directory() && (name.starts_with("handmade-") || name.starts_with("captured-"));
+}
+
 inline std::optional<std::string> read_file(const std::filesystem::path& p) {
     std::ifstream in(p, std::ios::binary);
     if (!in) return std::nullopt;

@@ -3,6 +3,8 @@
 #include "ai_hwaccel/core/catalogue.hpp"
 #include "ai_hwaccel/detect/detect.hpp"
 
+#include "fixtures.hpp"
+
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -88,9 +90,7 @@ ah::accelerator_profile gpu(const char* spec, std::uint32_t index, const char* n
 std::vector<std::filesystem::path> fixture_machines() {
     std::vector<std::filesystem::path> r;
     for (const auto& e : std::filesystem::directory_iterator(AI_HWACCEL_MACHINES_DIR))
-        if (e.is_directory() && (e.path().filename().string().starts_with("handmade-") ||
-                                 e.path().filename().string().starts_with("captured-")))
-            r.push_back(e.path());
+        if (test::is_fixture_machine(e)) r.push_back(e.path());
     std::sort(r.begin(), r.end());
     return r;
 }

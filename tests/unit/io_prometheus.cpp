@@ -187,9 +187,7 @@ ah::accelerator_registry hostile_registry() {
 std::vector<std::filesystem::path> fixture_machines() {
     std::vector<std::filesystem::path> r;
     for (const auto& e : std::filesystem::directory_iterator(AI_HWACCEL_MACHINES_DIR))
-        if (e.is_directory() && (e.path().filename().string().starts_with("handmade-") ||
-                                 e.path().filename().string().starts_with("captured-")))
-            r.push_back(e.path());
+        if (test::is_fixture_machine(e)) r.push_back(e.path());
     std::sort(r.begin(), r.end());
     return r;
 }
