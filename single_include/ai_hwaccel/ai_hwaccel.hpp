@@ -1877,6 +1877,9 @@ struct memory_info {
 
 struct numa_node {
     std::uint32_t id = 0;
+    /// The node's `MemTotal` (sysfs `nodeN/meminfo`); 0 when unread. A machine's only
+    /// node counting less than /proc/meminfo's `MemTotal` (pages the kernel has yet to
+    /// initialise) is given that whole total.
     std::uint64_t memory_bytes = 0;
     std::string cpus; ///< kernel cpulist syntax, "0-15,32-47"
     friend bool operator==(const numa_node&, const numa_node&) = default;
@@ -4564,20 +4567,27 @@ std::pair<host_info, accelerator_profile> probe_host(const S& sys, std::vector<w
     }
     const std::size_t warnings_before_numa = warnings.size();
     host.numa = probe_numa(sys, warnings);
-    // The nodes' sizes add up to MemTotal on a plain kernel; a gap means one of the two was
-    // virtualised (LXCFS rewrites /proc/meminfo in containers) or cut. Both stay as read.
+    // The nodes' sizes add up to MemTotal on a plain kernel. Nodes over it mean a virtualised
+    // /proc/meminfo (LXCFS gives a container its limit). Nodes short of it mean pages the kernel
+    // counts but has not yet handed to a node: a guest booted with lazy struct-page
+    // initialisation (Firecracker's deferred_init=lazy) grows its node as memory is first
+    // touched. A lone node holds all the memory there is, so it is given MemTotal; several
+    // nodes stay as read, with a warning.
     if (!host.numa.empty() && host.memory.total_bytes && warnings.size() == warnings_before_numa) {
         std::uint64_t nodes = 0;
         for (const auto& n : host.numa) nodes += n.memory_bytes;
         const std::uint64_t total = *host.memory.total_bytes;
         const std::uint64_t gap = nodes > total ? nodes - total : total - nodes;
-        if (gap > total / 100) {
+        if (gap > total / 100 && nodes < total && host.numa.size() == 1) {
+            host.numa.front().memory_bytes = total;
+        } else if (gap > total / 100) {
             std::string message = "the NUMA nodes hold ";
             message += detail::to_decimal(nodes);
             message += " bytes, /proc/meminfo's MemTotal says ";
             message += detail::to_decimal(total);
-            message += "; the memory total stays MemTotal, the memory the kernel manages (a gap means memory "
-                       "outside the nodes, e.g. hot-plugged or ballooned, or a /proc/meminfo virtualised by LXCFS)";
+            message += "; the memory total stays MemTotal, the memory the kernel manages (nodes short of it: "
+                       "pages not yet initialised or handed to a node; nodes over it: a /proc/meminfo "
+                       "virtualised, e.g. by LXCFS)";
             detail::add_warning(warnings, warning_kind::disagreement, "/sys/devices/system/node", std::move(message));
         }
     }

@@ -160,6 +160,9 @@ struct memory_info {
 
 struct numa_node {
     std::uint32_t id = 0;
+    /// The node's `MemTotal` (sysfs `nodeN/meminfo`); 0 when unread. A machine's only
+    /// node counting less than /proc/meminfo's `MemTotal` (pages the kernel has yet to
+    /// initialise) is given that whole total.
     std::uint64_t memory_bytes = 0;
     std::string cpus; ///< kernel cpulist syntax, "0-15,32-47"
     friend bool operator==(const numa_node&, const numa_node&) = default;
