@@ -2001,7 +2001,7 @@ struct runtime_environment {
     bool kubernetes = false;
     std::string kubernetes_namespace;
     bool wsl = false;
-    std::string hypervisor; ///< "KVM", "Microsoft", … from DMI/cpuid; empty on bare metal
+    std::string hypervisor; ///< "KVM", "Microsoft", … from DMI, /sys/hypervisor or kvm-clock; empty on bare metal
     cloud_provider cloud = cloud_provider::none;
     std::string instance_type;
     std::string region;
@@ -4620,9 +4620,10 @@ AI_HWACCEL_NAMESPACE_END
 // the cloud come from the firmware's DMI strings (/sys/class/dmi/id), the same evidence
 // cloud-init uses: "Amazon EC2", "Google Compute Engine", Azure's chassis asset tag
 // 7783-7084-3265-9085-8269-3286-77 (a plain Hyper-V VM has "Microsoft Corporation" too,
-// without the tag), Oracle's "OracleCloud.com" asset tag. Region and zone are not in DMI
-// and are left empty: finding them needs the network (metadata services), which detection
-// never touches.
+// without the tag), Oracle's "OracleCloud.com" asset tag. A KVM guest without DMI
+// (Firecracker) is known by the kvm-clock its kernel registers. Region and zone are not
+// in DMI and are left empty: finding them needs the network (metadata services), which
+// detection never touches.
 
 // #include "ai_hwaccel/config.hpp"
 // #include "ai_hwaccel/core/system_io.hpp"
@@ -4857,6 +4858,23 @@ dmi_info read_dmi(const S& sys, std::vector<warning>& warnings) {
     return d;
 }
 
+/// The hypervisor a guest kernel's paravirtual clocksource names, from the list in
+/// `available_clocksource`: "kvm-clock" (registered only in a KVM guest) → "KVM"; empty
+/// for anything else. (Hyper-V's clocksource adds nothing: its guests have DMI, except
+/// WSL 2, which `wsl` names.)
+constexpr std::string_view paravirtual_clock_hypervisor(std::string_view clocks) noexcept {
+    using namespace std::string_view_literals;
+    return detail::icontains(clocks, "kvm-clock"sv) ? "KVM"sv : std::string_view{};
+}
+
+/// The same, read from `sys`: what names the hypervisor where there is no DMI (microVMs
+/// such as Firecracker have none). A hint only, so a file that cannot be read is no warning.
+template <system_view S>
+std::string_view paravirtual_clock_hypervisor(const S& sys) {
+    const auto r = sys.read_file("/sys/devices/system/clocksource/clocksource0/available_clocksource", 4096);
+    return r.ok() ? paravirtual_clock_hypervisor(r.data) : std::string_view{};
+}
+
 /// Container, Kubernetes, WSL, hypervisor and cloud of the machine seen through `sys`.
 /// Missing files are normal (most of them only exist in one kind of environment) and
 /// give no warning; unreadable ones do.
@@ -4915,6 +4933,7 @@ runtime_environment probe_environment(const S& sys, std::vector<warning>& warnin
     auto platform = identify_platform(dmi, hv_type ? std::string_view(*hv_type) : std::string_view{},
                                       hv_uuid ? std::string_view(*hv_uuid) : std::string_view{});
     env.hypervisor = std::move(platform.hypervisor);
+    if (env.hypervisor.empty()) env.hypervisor = paravirtual_clock_hypervisor(sys);
     env.cloud = platform.cloud;
     env.instance_type = std::move(platform.instance_type);
     return env;
@@ -5667,6 +5686,12 @@ std::string read_attr(const S& sys, const std::string& dir, const char* name, st
     return s;
 }
 
+// A state attribute of `dir` by its name alone ("4: ACTIVE" → "ACTIVE", see state_name).
+template <system_view S>
+std::string read_state(const S& sys, const std::string& dir, const char* name, std::vector<warning>& warnings) {
+    return std::string(state_name(read_attr(sys, dir, name, warnings)));
+}
+
 // The PCI function behind an RDMA device directory: its `device` link, else (a captured
 // tree that kept the real path but not the link) the function the directory sits in,
 // "<pci function>/infiniband/<name>".
@@ -5736,7 +5761,7 @@ std::vector<fabric_port> read_fabric_ports(const S& sys, std::vector<warning>& w
         base.hca_type = read_attr(sys, dir, "hca_type", warnings);
         base.firmware = read_attr(sys, dir, "fw_ver", warnings);
         base.board_id = read_attr(sys, dir, "board_id", warnings);
-        base.node_type = std::string(state_name(read_attr(sys, dir, "node_type", warnings)));
+        base.node_type = read_state(sys, dir, "node_type", warnings);
         if (const auto fn = pci_function_dir(sys, dir)) {
             base.pci = parse_pci_address(detail::base_name(*fn));
             base.numa_node = detail::read_numa_node(sys, *fn, warnings);
@@ -5753,8 +5778,8 @@ std::vector<fabric_port> read_fabric_ports(const S& sys, std::vector<warning>& w
             const std::string pdir = dir + "/ports/" + std::to_string(n);
             fabric_port p = base;
             p.port = static_cast<std::uint32_t>(n);
-            p.state = std::string(state_name(read_attr(sys, pdir, "state", warnings)));
-            p.phys_state = std::string(state_name(read_attr(sys, pdir, "phys_state", warnings)));
+            p.state = read_state(sys, pdir, "state", warnings);
+            p.phys_state = read_state(sys, pdir, "phys_state", warnings);
             p.link_layer = read_attr(sys, pdir, "link_layer", warnings);
             p.rate_text = read_attr(sys, pdir, "rate", warnings);
             p.active = is_active_state(p.state);

@@ -421,6 +421,31 @@ TEST_CASE("probe_environment scratch trees") {
         CHECK(env.hypervisor == "Xen");
         CHECK(env.cloud == cloud_provider::aws);
     }
+    SUBCASE("KVM from the paravirtual clock, where there is no DMI") {
+        // tests/data/clocksource: a Firecracker guest, which has no /sys/class/dmi.
+        const auto real = test::read_file(std::string(AI_HWACCEL_TEST_DATA_DIR) +
+                                          "/clocksource/firecracker-vm-linux-6.18/available_clocksource");
+        REQUIRE(real.has_value());
+        CHECK(ah::paravirtual_clock_hypervisor(*real) == "KVM");
+        CHECK(ah::paravirtual_clock_hypervisor("tsc hpet acpi_pm \n").empty()); // hand-made: bare metal
+        CHECK(ah::paravirtual_clock_hypervisor("").empty());
+        test::scratch_dir root;
+        root.write("sys/devices/system/clocksource/clocksource0/available_clocksource", *real);
+        std::vector<ah::warning> w;
+        CHECK(ah::probe_environment(env_view(root.path().string()), w).hypervisor == "KVM");
+        CHECK(w.empty());
+        // DMI, where there is some, is the better evidence: it names QEMU, VMware, a cloud…
+        root.write("sys/class/dmi/id/sys_vendor", "VMware, Inc.\n");
+        root.write("sys/class/dmi/id/product_name", "VMware Virtual Platform\n");
+        CHECK(ah::probe_environment(env_view(root.path().string()), w).hypervisor == "VMware");
+        // A hint only: an unreadable list is no warning, and names nothing.
+        test::scratch_dir bare;
+        bare.write("sys/devices/system/clocksource/clocksource0/available_clocksource", *real);
+        denying_view denied(bare.path().string());
+        denied.denied.insert("/sys/devices/system/clocksource/clocksource0/available_clocksource");
+        CHECK(ah::probe_environment(denied, w).hypervisor.empty());
+        CHECK(w.empty());
+    }
     SUBCASE("bad and unreadable files") {
         test::scratch_dir root;
         root.write("proc/1/cgroup", "0::/docker/abc\n");

@@ -284,7 +284,7 @@ struct runtime_environment {
     bool kubernetes = false;
     std::string kubernetes_namespace;
     bool wsl = false;
-    std::string hypervisor; ///< "KVM", "Microsoft", … from DMI/cpuid; empty on bare metal
+    std::string hypervisor; ///< "KVM", "Microsoft", … from DMI, /sys/hypervisor or kvm-clock; empty on bare metal
     cloud_provider cloud = cloud_provider::none;
     std::string instance_type;
     std::string region;

@@ -11,9 +11,10 @@
 // the cloud come from the firmware's DMI strings (/sys/class/dmi/id), the same evidence
 // cloud-init uses: "Amazon EC2", "Google Compute Engine", Azure's chassis asset tag
 // 7783-7084-3265-9085-8269-3286-77 (a plain Hyper-V VM has "Microsoft Corporation" too,
-// without the tag), Oracle's "OracleCloud.com" asset tag. Region and zone are not in DMI
-// and are left empty: finding them needs the network (metadata services), which detection
-// never touches.
+// without the tag), Oracle's "OracleCloud.com" asset tag. A KVM guest without DMI
+// (Firecracker) is known by the kvm-clock its kernel registers. Region and zone are not
+// in DMI and are left empty: finding them needs the network (metadata services), which
+// detection never touches.
 #pragma once
 
 #include "ai_hwaccel/config.hpp"
@@ -249,6 +250,23 @@ dmi_info read_dmi(const S& sys, std::vector<warning>& warnings) {
     return d;
 }
 
+/// The hypervisor a guest kernel's paravirtual clocksource names, from the list in
+/// `available_clocksource`: "kvm-clock" (registered only in a KVM guest) → "KVM"; empty
+/// for anything else. (Hyper-V's clocksource adds nothing: its guests have DMI, except
+/// WSL 2, which `wsl` names.)
+constexpr std::string_view paravirtual_clock_hypervisor(std::string_view clocks) noexcept {
+    using namespace std::string_view_literals;
+    return detail::icontains(clocks, "kvm-clock"sv) ? "KVM"sv : std::string_view{};
+}
+
+/// The same, read from `sys`: what names the hypervisor where there is no DMI (microVMs
+/// such as Firecracker have none). A hint only, so a file that cannot be read is no warning.
+template <system_view S>
+std::string_view paravirtual_clock_hypervisor(const S& sys) {
+    const auto r = sys.read_file("/sys/devices/system/clocksource/clocksource0/available_clocksource", 4096);
+    return r.ok() ? paravirtual_clock_hypervisor(r.data) : std::string_view{};
+}
+
 /// Container, Kubernetes, WSL, hypervisor and cloud of the machine seen through `sys`.
 /// Missing files are normal (most of them only exist in one kind of environment) and
 /// give no warning; unreadable ones do.
@@ -307,6 +325,7 @@ runtime_environment probe_environment(const S& sys, std::vector<warning>& warnin
     auto platform = identify_platform(dmi, hv_type ? std::string_view(*hv_type) : std::string_view{},
                                       hv_uuid ? std::string_view(*hv_uuid) : std::string_view{});
     env.hypervisor = std::move(platform.hypervisor);
+    if (env.hypervisor.empty()) env.hypervisor = paravirtual_clock_hypervisor(sys);
     env.cloud = platform.cloud;
     env.instance_type = std::move(platform.instance_type);
     return env;

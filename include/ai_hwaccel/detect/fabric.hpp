@@ -386,6 +386,12 @@ std::string read_attr(const S& sys, const std::string& dir, const char* name, st
     return s;
 }
 
+// A state attribute of `dir` by its name alone ("4: ACTIVE" → "ACTIVE", see state_name).
+template <system_view S>
+std::string read_state(const S& sys, const std::string& dir, const char* name, std::vector<warning>& warnings) {
+    return std::string(state_name(read_attr(sys, dir, name, warnings)));
+}
+
 // The PCI function behind an RDMA device directory: its `device` link, else (a captured
 // tree that kept the real path but not the link) the function the directory sits in,
 // "<pci function>/infiniband/<name>".
@@ -455,7 +461,7 @@ std::vector<fabric_port> read_fabric_ports(const S& sys, std::vector<warning>& w
         base.hca_type = read_attr(sys, dir, "hca_type", warnings);
         base.firmware = read_attr(sys, dir, "fw_ver", warnings);
         base.board_id = read_attr(sys, dir, "board_id", warnings);
-        base.node_type = std::string(state_name(read_attr(sys, dir, "node_type", warnings)));
+        base.node_type = read_state(sys, dir, "node_type", warnings);
         if (const auto fn = pci_function_dir(sys, dir)) {
             base.pci = parse_pci_address(detail::base_name(*fn));
             base.numa_node = detail::read_numa_node(sys, *fn, warnings);
@@ -472,8 +478,8 @@ std::vector<fabric_port> read_fabric_ports(const S& sys, std::vector<warning>& w
             const std::string pdir = dir + "/ports/" + std::to_string(n);
             fabric_port p = base;
             p.port = static_cast<std::uint32_t>(n);
-            p.state = std::string(state_name(read_attr(sys, pdir, "state", warnings)));
-            p.phys_state = std::string(state_name(read_attr(sys, pdir, "phys_state", warnings)));
+            p.state = read_state(sys, pdir, "state", warnings);
+            p.phys_state = read_state(sys, pdir, "phys_state", warnings);
             p.link_layer = read_attr(sys, pdir, "link_layer", warnings);
             p.rate_text = read_attr(sys, pdir, "rate", warnings);
             p.active = is_active_state(p.state);
