@@ -126,10 +126,12 @@ def main():
     # Memory by NUMA node (hwloc reads the nodes' meminfo) against /proc/meminfo.
     if numa_memory is not None and numa_nodes:
         registry_numa = sum(n["memory_bytes"] for n in host["numa"])
-        if numa_nodes == 1 and numa_memory < mem_total - mem_total / 100:
-            # A lone node short of MemTotal: the kernel has pages it has not yet handed to the
-            # node (lazy struct-page initialisation; the node's meminfo grows as memory is
-            # touched). The registry gives the node all the memory there is.
+        apart = abs(numa_memory - mem_total) > mem_total / 100
+        # A lone node short of MemTotal: the kernel has pages it has not yet handed to the
+        # node (lazy struct-page initialisation; the node's meminfo grows as memory is
+        # touched). The registry gives the node all the memory there is.
+        lone_short = apart and numa_nodes == 1 and numa_memory < mem_total
+        if lone_short:
             check("memory of the lone NUMA node (hwloc: %d, short of MemTotal)" % numa_memory, registry_numa,
                   mem_total)
         # hwloc rounds node memory to pages; allow 1 %.
@@ -137,12 +139,10 @@ def main():
             failures.append(f"numa memory: registry {registry_numa}, hwloc {numa_memory}")
         else:
             notes.append(f"agrees: memory of the NUMA nodes = {registry_numa} (hwloc {numa_memory})")
-        lone_short = numa_nodes == 1 and numa_memory < mem_total
-        if abs(numa_memory - mem_total) > mem_total / 100 and not lone_short \
-                and not disagreement_mentions(reg, "numa"):
+        if apart and not lone_short and not disagreement_mentions(reg, "numa"):
             failures.append(f"hwloc's NUMA nodes hold {numa_memory} bytes but /proc/meminfo says {mem_total}, "
                             "and the registry explains nothing")
-        elif abs(numa_memory - mem_total) > mem_total / 100 and not lone_short:
+        elif apart and not lone_short:
             notes.append(f"NUMA nodes ({numa_memory}) and /proc/meminfo ({mem_total}) disagree; the registry says why")
 
     for n in notes:
