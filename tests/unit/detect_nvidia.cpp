@@ -4,7 +4,11 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <set>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #if AI_HWACCEL_BACKEND_CUDA
 
@@ -145,6 +149,62 @@ TEST_CASE("parse_nvidia_smi_query_csv: real captures") {
         CHECK(d.spec->name == "NVIDIA Tesla P100 PCIe 16GB");
         // memory.total was not queried: the catalogue's value, marked as such.
         CHECK(d.memory_bytes.from == ah::origin::catalogue);
+    }
+}
+
+// nvidia-smi refuses a whole --query-gpu list when one name in it is unknown ("Field ... is
+// not a valid field to query"), so every name the CUDA probe asks for must be one a driver
+// knows. The real `--help-query-gpu` of a late-2022 driver lists them, one property per
+// line, its spellings joined by " or ".
+TEST_CASE("nvidia_smi_query_fields and the parser's spellings: as nvidia-smi --help-query-gpu lists them") {
+    const auto help = test::capture("nvidia-smi/help-query-gpu.txt");
+    if (!help) return;
+    std::vector<std::vector<std::string>> properties; // the spellings of each property
+    std::set<std::string, std::less<>> known;
+    std::size_t at = 0;
+    while (at < help->size()) {
+        const std::size_t end = std::min(help->find('\n', at), help->size());
+        std::string_view line = std::string_view(*help).substr(at, end - at);
+        at = end + 1;
+        std::vector<std::string> names;
+        while (line.size() > 2 && line.front() == '"') {
+            const auto close = line.find('"', 1);
+            const auto name = line.substr(1, close == std::string_view::npos ? 0 : close - 1);
+            if (name.empty() || name.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789._") != name.npos) {
+                names.clear(); // a line of prose that starts with a quotation ("0: Default" ...)
+                break;
+            }
+            names.emplace_back(name);
+            line.remove_prefix(close + 1);
+            if (line.starts_with(" or ")) line.remove_prefix(4);
+            else if (!line.empty()) names.clear();
+        }
+        if (names.empty()) continue;
+        known.insert(names.begin(), names.end());
+        properties.push_back(std::move(names));
+    }
+    // Not a handful: the capture is the whole list (114 properties, 134 spellings).
+    CHECK(properties.size() > 100);
+
+    for (const auto name : ah::nvidia_smi_query_fields) {
+        CAPTURE(name);
+        CHECK(known.contains(name));
+    }
+    // Every spelling the parser maps is a real one; the two this driver does not know yet
+    // are the ones later drivers added for the GPU's own PCIe generation.
+    std::set<std::string, std::less<>> unknown;
+    for (const auto& f : ah::detail::nvidia::field_table)
+        if (!known.contains(f.name)) unknown.emplace(f.name);
+    CHECK(unknown == std::set<std::string, std::less<>>{"pcie.link.gen.gpucurrent", "pcie.link.gen.gpumax"});
+    // A property the parser maps is mapped under each of its spellings, to the same field.
+    for (const auto& spellings : properties) {
+        const auto* first = ah::detail::nvidia::find_field(spellings.front());
+        for (const auto& s : spellings) {
+            CAPTURE(s);
+            const auto* f = ah::detail::nvidia::find_field(s);
+            CHECK((f == nullptr) == (first == nullptr));
+            if (f && first) CHECK(f->id == first->id);
+        }
     }
 }
 
