@@ -89,21 +89,24 @@ std::string paint(bool on, std::string_view code, std::string_view s) {
 
 // --- messages ----------------------------------------------------------------------------
 
+// printf prints a view with "%.*s": its length as an int (this), then its characters.
+constexpr int len(std::string_view s) noexcept { return static_cast<int>(s.size()); }
+
 // The command being run, for the hint after a usage error; empty before one is known.
 std::string_view current_command;
 
 int usage_error(std::string_view msg) {
-    std::fprintf(stderr, "ai-hwaccel: %.*s\n", static_cast<int>(msg.size()), msg.data());
+    std::fprintf(stderr, "ai-hwaccel: %.*s\n", len(msg), msg.data());
     if (current_command.empty())
         std::fputs("run 'ai-hwaccel --help' for the commands\n", stderr);
     else
-        std::fprintf(stderr, "run 'ai-hwaccel help %.*s' for its options\n", static_cast<int>(current_command.size()),
+        std::fprintf(stderr, "run 'ai-hwaccel help %.*s' for its options\n", len(current_command),
                      current_command.data());
     return 2;
 }
 
 int error(std::string_view msg, int code = 1) {
-    std::fprintf(stderr, "ai-hwaccel: %.*s\n", static_cast<int>(msg.size()), msg.data());
+    std::fprintf(stderr, "ai-hwaccel: %.*s\n", len(msg), msg.data());
     return code;
 }
 
@@ -141,6 +144,7 @@ int no_json() {
 #endif
 
 std::string str(std::string_view s) { return std::string(s); }
+
 
 std::string fmt(const char* f, double v) {
     char buf[64];
@@ -639,9 +643,10 @@ void sort_devices(std::vector<listed>& rows, std::span<const sort_spec> keys) {
 // --- human-readable host and system ------------------------------------------------------
 
 void print_cpu(const ah::cpu_info& cpu) {
-    std::printf("cpu: %s (%s, %s): %u socket(s), %u core(s), %u thread(s)", cpu.model.empty() ? "unknown model" : cpu.model.c_str(),
-                str(ah::to_string(cpu.maker)).c_str(), str(ah::to_string(cpu.arch)).c_str(), cpu.sockets, cpu.cores,
-                cpu.threads);
+    const auto maker = ah::to_string(cpu.maker), arch = ah::to_string(cpu.arch);
+    std::printf("cpu: %s (%.*s, %.*s): %u socket(s), %u core(s), %u thread(s)",
+                cpu.model.empty() ? "unknown model" : cpu.model.c_str(), len(maker), maker.data(), len(arch), arch.data(),
+                cpu.sockets, cpu.cores, cpu.threads);
     if (cpu.usable_threads) std::printf(", %u usable by this process", cpu.usable_threads);
     if (cpu.cpu_quota > 0) std::printf(", quota %.2f CPUs", cpu.cpu_quota);
     std::string feats;
@@ -661,10 +666,12 @@ void print_host(const ah::host_info& host) {
 }
 
 void print_system(const ah::system_io& io) {
-    for (const auto& d : io.storage)
-        std::printf("storage: %-10s %-12s %12s  %s\n", d.name.c_str(), str(ah::to_string(d.kind)).c_str(),
+    for (const auto& d : io.storage) {
+        const auto kind = ah::to_string(d.kind);
+        std::printf("storage: %-10s %-12.*s %12s%*s%s\n", d.name.c_str(), len(kind), kind.data(),
                     d.size_bytes ? fmt("%.1f GB", static_cast<double>(d.size_bytes) / 1e9).c_str() : "size unknown",
-                    d.model.c_str());
+                    d.model.empty() ? 0 : 2, "", d.model.c_str());
+    }
     std::size_t accelerators = 0;
     for (const auto& d : io.pci_devices)
         if ((d.class_code >> 16) == 0x03 || (d.class_code >> 16) == 0x12) ++accelerators;
@@ -984,9 +991,11 @@ int cmd_detect(std::span<const std::string_view> args) {
         char header[80];
         std::snprintf(header, sizeof header, "%-12s %-13s %12s %8s %9s", "probe", "state", "elapsed", "devices", "warnings");
         std::printf("\n%s\n", paint(colour.out, ansi::bold, header).c_str());
-        for (const auto& p : t.timings)
-            std::printf("%-12s %-13s %9.3f ms %8zu %9zu\n", p.name.c_str(), str(ah::to_string(p.state)).c_str(),
+        for (const auto& p : t.timings) {
+            const auto state = ah::to_string(p.state);
+            std::printf("%-12s %-13.*s %9.3f ms %8zu %9zu\n", p.name.c_str(), len(state), state.data(),
                         static_cast<double>(p.elapsed.count()) / 1000.0, p.devices, p.warnings);
+        }
         std::printf("%-12s %-13s %9.3f ms\n", "total", "", static_cast<double>(t.elapsed.count()) / 1000.0);
     }
     print_warnings(reg.warnings());
@@ -1093,8 +1102,8 @@ int cmd_list_formats() {
     std::size_t width = 0;
     for (const auto& f : ah::capture_formats) width = std::max(width, f.name.size());
     for (const auto& f : ah::capture_formats)
-        std::printf("%-*.*s  %.*s\n", static_cast<int>(width), static_cast<int>(f.name.size()), f.name.data(),
-                    static_cast<int>(f.command.size()), f.command.data());
+        std::printf("%-*.*s  %.*s\n", static_cast<int>(width), len(f.name), f.name.data(),
+                    len(f.command), f.command.data());
     return 0;
 }
 
@@ -1152,8 +1161,7 @@ int cmd_parse(std::span<const std::string_view> args) {
         return no_json();
 #endif
     }
-    std::printf("format: %.*s (%.*s)\n", static_cast<int>(f->name.size()), f->name.data(),
-                static_cast<int>(f->command.size()), f->command.data());
+    std::printf("format: %.*s (%.*s)\n", len(f->name), f->name.data(), len(f->command), f->command.data());
     if (!r.devices.empty()) {
         std::vector<listed> rows;
         for (std::size_t i = 0; i < r.devices.size(); ++i) rows.push_back({&r.devices[i], i});
@@ -1209,7 +1217,7 @@ int cmd_catalogue(std::span<const std::string_view> args) {
                                        : d.peak.int8 > 0 ? fmt("%8.1f TOPS int8", d.peak.int8)
                                                          : "unknown";
         std::printf("%-*.*s %-20.*s %10s %14s  %-*s %25s\n", static_cast<int>(name_width),
-                    static_cast<int>(d.name.size()), d.name.data(), static_cast<int>(ah::to_string(d.kind).size()),
+                    len(d.name), d.name.data(), len(ah::to_string(d.kind)),
                     ah::to_string(d.kind).data(), d.memory_bytes ? fmt_bytes(d.memory_bytes).c_str() : "shared",
                     bandwidth.c_str(), static_cast<int>(link_width), link_text(d).c_str(), throughput.c_str());
     }
@@ -1239,8 +1247,8 @@ int cmd_models(std::span<const std::string_view> args) {
         const std::string kv =
             m.kv_values_per_token_per_layer ? std::string("latent KV") : std::to_string(m.kv_heads) + " KV heads";
         std::printf("%-*.*s %-*.*s %-26s %4u layers %12s %*u tokens\n", static_cast<int>(id_width),
-                    static_cast<int>(m.id.size()), m.id.data(), static_cast<int>(name_width),
-                    static_cast<int>(m.name.size()), m.name.data(), params.c_str(), m.layers, kv.c_str(),
+                    len(m.id), m.id.data(), static_cast<int>(name_width),
+                    len(m.name), m.name.data(), params.c_str(), m.layers, kv.c_str(),
                     static_cast<int>(context_width), m.context_length);
     }
     if (shown == 0) return error("no catalogue model matches \"" + str(filter) + "\"");
@@ -1259,8 +1267,8 @@ int cmd_backends(std::span<const std::string_view> args) {
     for (const auto& b : ah::backend_table) {
         std::string tools;
         for (auto t : b.tools) tools += (tools.empty() ? "" : ", ") + str(t);
-        std::printf("%-*.*s  %-12s  %.*s%*s  %s\n", static_cast<int>(name_width), static_cast<int>(b.name.size()),
-                    b.name.data(), b.compiled ? "compiled" : "not compiled", static_cast<int>(b.display.size()),
+        std::printf("%-*.*s  %-12s  %.*s%*s  %s\n", static_cast<int>(name_width), len(b.name),
+                    b.name.data(), b.compiled ? "compiled" : "not compiled", len(b.display),
                     b.display.data(), static_cast<int>(display_width_max - display_width(b.display)), "",
                     tools.c_str());
     }
@@ -1326,8 +1334,7 @@ void detect_more_help() {
     std::size_t width = 0;
     for (const auto& c : column_table) width = std::max(width, c.name.size());
     for (const auto& c : column_table)
-        std::printf("  %-*.*s  %.*s\n", static_cast<int>(width), static_cast<int>(c.name.size()), c.name.data(),
-                    static_cast<int>(c.doc.size()), c.doc.data());
+        std::printf("  %-*.*s  %.*s\n", static_cast<int>(width), len(c.name), c.name.data(), len(c.doc), c.doc.data());
     out("\nexamples:\n"
         "  ai-hwaccel detect --summary\n"
         "  ai-hwaccel detect --family gpu --sort -memory --columns row,name,memory,bandwidth,pci\n"
@@ -1466,8 +1473,8 @@ void print_usage() {
     std::size_t width = 0;
     for (const auto& c : commands) width = std::max(width, c.name.size());
     for (const auto& c : commands)
-        std::printf("  %-*.*s  %.*s\n", static_cast<int>(width), static_cast<int>(c.name.size()), c.name.data(),
-                    static_cast<int>(c.summary.size()), c.summary.data());
+        std::printf("  %-*.*s  %.*s\n", static_cast<int>(width), len(c.name), c.name.data(),
+                    len(c.summary), c.summary.data());
     out("\n"
         "options (anywhere on the line):\n"
         "  -h, --help         print this help; after a command, that command's help\n"

@@ -546,8 +546,8 @@ bool tokens_option(const options& o, std::string_view name, std::uint64_t def, s
 // it with RoPE scaling), with a note on stderr, so stdout and --json stay as they are.
 void note_context(std::uint64_t context, const ah::model_spec& m) {
     if (m.context_length == 0 || context <= m.context_length) return;
-    std::fprintf(stderr, "note: a context of %llu tokens is past the %u tokens %s was trained for\n",
-                 static_cast<unsigned long long>(context), m.context_length, str(m.name).c_str());
+    std::fprintf(stderr, "note: a context of %llu tokens is past the %u tokens %.*s was trained for\n",
+                 static_cast<unsigned long long>(context), m.context_length, len(m.name), m.name.data());
 }
 // --prompt: the prompt length of the prefill rate, held in the KV cache, so at most the
 // context; absent, `def` (at most the context).
@@ -693,6 +693,11 @@ std::string params_text(const ah::model_spec& m) {
         out += fmt(" (%.2f B active: ", static_cast<double>(m.active_parameters) / 1e9) +
                std::to_string(m.experts_per_token) + " of " + std::to_string(m.experts) + " experts per token)";
     return out;
+}
+
+// The model line of estimate, plan and training: name, id, parameters.
+void print_model(const ah::model_spec& m) {
+    std::printf("model: %.*s (%.*s), %s\n", len(m.name), m.name.data(), len(m.id), m.id.data(), params_text(m).c_str());
 }
 
 void print_memory(const ah::memory_estimate& m) {
@@ -865,9 +870,10 @@ int cmd_estimate(std::span<const std::string_view> args) {
         return no_json();
 #endif
     } else {
-        std::printf("device: %s%s\n", count > 1 ? (std::to_string(count) + " x ").c_str() : "", str(spec->name).c_str());
+        std::printf("device: %s%.*s\n", count > 1 ? (std::to_string(count) + " x ").c_str() : "", len(spec->name),
+                    spec->name.data());
         if (count > 1) std::printf("link: %s\n", d.link_text().c_str());
-        std::printf("model: %s (%s), %s\n", str(m.name).c_str(), str(m.id).c_str(), params_text(m).c_str());
+        print_model(m);
         // Latent attention (DeepSeek's MLA) caches one compressed vector per token and layer,
         // not its heads' keys and values.
         const std::string kv = m.kv_values_per_token_per_layer
@@ -902,9 +908,10 @@ int cmd_estimate(std::span<const std::string_view> args) {
             std::printf("\n%-9s %6s %10s %10s %-11s %-21s %14s %15s\n", "format", "bits/w", "weights", "total", "fits",
                         "strategy", "decode/seq", "prefill");
             for (const auto& r : rows)
-                std::printf("%-9s %6.2f %10s %10s %-11s %-21s %14s %15s\n", str(ah::to_string(r.quant)).c_str(),
-                            ah::bits_per_weight(r.quant), fmt_bytes(r.memory.weights_bytes).c_str(),
-                            fmt_bytes(r.memory.total_bytes()).c_str(), str(fits_cell(r.plan.outcome)).c_str(),
+                std::printf("%-9.*s %6.2f %10s %10s %-11.*s %-21s %14s %15s\n", len(ah::to_string(r.quant)),
+                            ah::to_string(r.quant).data(), ah::bits_per_weight(r.quant),
+                            fmt_bytes(r.memory.weights_bytes).c_str(), fmt_bytes(r.memory.total_bytes()).c_str(),
+                            len(fits_cell(r.plan.outcome)), fits_cell(r.plan.outcome).data(),
                             strategy_cell(r.plan).c_str(), cell_rate(r, r.plan.decode_tokens_per_second).c_str(),
                             cell_rate(r, r.plan.prefill_tokens_per_second).c_str());
             // Each reason the table abbreviates, once, in full.
@@ -912,7 +919,8 @@ int cmd_estimate(std::span<const std::string_view> args) {
             for (const auto& r : rows)
                 if (!r.plan.fits && std::find(said.begin(), said.end(), r.plan.outcome) == said.end()) {
                     said.push_back(r.plan.outcome);
-                    std::printf("%s: %s\n", str(fits_cell(r.plan.outcome)).c_str(), r.reason.c_str());
+                    const auto cell = fits_cell(r.plan.outcome);
+                    std::printf("%.*s: %s\n", len(cell), cell.data(), r.reason.c_str());
                 }
             std::printf("total: weights, KV cache and overhead, the whole model once\n");
             for (const auto& r : rows)
@@ -1115,8 +1123,8 @@ int cmd_plan(std::span<const std::string_view> args) {
             std::printf("memory bandwidth: %.1f GB/s, measured (%u thread(s) reading %s, the fastest of %u "
                         "passes; the CPU's decode rate uses it)\n",
                         bandwidth.gbps, bandwidth.threads, fmt_bytes(bandwidth.bytes_per_pass).c_str(), bandwidth.passes);
-        std::printf("model: %s (%s), %s\n", str(m.name).c_str(), str(m.id).c_str(), params_text(m).c_str());
-        std::printf("quantization: %s", str(ah::to_string(q)).c_str());
+        print_model(m);
+        std::printf("quantization: %.*s", len(ah::to_string(q)), ah::to_string(q).data());
         if (automatic)
             std::printf(" (%s: %s)", from_list ? "auto among the formats given" : "auto",
                         choice->fits                                    ? "the highest-quality format that fits"
@@ -1142,7 +1150,7 @@ int cmd_plan(std::span<const std::string_view> args) {
                 if (s.output_head) layers += "+head";
                 const std::string tp = std::to_string(s.tensor_rank) + "/" + std::to_string(s.tensor_size);
                 std::printf("%-3u %-32.32s %7u %5u %5s %-14s %12s %12s %12s %12s %4s\n", static_cast<unsigned>(s.device),
-                            str(dev.name.view()).c_str(), static_cast<unsigned>(s.replica),
+                            dev.name.c_str(), static_cast<unsigned>(s.replica),
                             static_cast<unsigned>(s.stage), tp.c_str(), layers.c_str(), fmt_bytes(s.weights_bytes).c_str(),
                             fmt_bytes(s.kv_cache_bytes).c_str(), fmt_bytes(s.total_bytes()).c_str(),
                             fmt_bytes(s.usable_bytes).c_str(), s.fits ? "yes" : "no");
@@ -1281,12 +1289,14 @@ int cmd_training(std::span<const std::string_view> args) {
         return no_json();
 #endif
     } else {
-        std::printf("model: %s (%s), %s\n", str(m.name).c_str(), str(m.id).c_str(), params_text(m).c_str());
-        std::printf("method: %s", str(ah::to_string(t.method)).c_str());
-        if (multi_model) std::printf(" (policy trained as %s)", str(ah::to_string(t.policy_method)).c_str());
+        print_model(m);
+        std::printf("method: %.*s", len(ah::to_string(t.method)), ah::to_string(t.method).data());
+        if (multi_model)
+            std::printf(" (policy trained as %.*s)", len(ah::to_string(t.policy_method)),
+                        ah::to_string(t.policy_method).data());
         if (adapters) std::printf(", rank %u", t.lora_rank);
-        std::printf("; optimizer %s; sequence %u tokens x micro-batch %u; %u device(s), ZeRO stage %llu%s\n",
-                    str(to_string(t.opt)).c_str(), t.seq_len, t.micro_batch, t.devices,
+        std::printf("; optimizer %.*s; sequence %u tokens x micro-batch %u; %u device(s), ZeRO stage %llu%s\n",
+                    len(to_string(t.opt)), to_string(t.opt).data(), t.seq_len, t.micro_batch, t.devices,
                     static_cast<unsigned long long>(zero), t.gradient_checkpointing ? "; gradient checkpointing" : "");
         std::printf("trainable parameters: %llu\n", static_cast<unsigned long long>(e.trainable_parameters));
         std::printf("per device: weights %s, frozen models %s, gradients %s, optimizer %s, activations %s, buffers %s\n",
@@ -1295,7 +1305,7 @@ int cmd_training(std::span<const std::string_view> args) {
                     fmt_bytes(e.activations_bytes).c_str(), fmt_bytes(e.buffers_bytes).c_str());
         std::printf("peak memory per device: %s\n", fmt_bytes(e.peak_memory_bytes).c_str());
         if (spec) {
-            std::printf("fits %s (%s): %s\n", str(spec->name).c_str(), fmt_bytes(device_memory).c_str(),
+            std::printf("fits %.*s (%s): %s\n", len(spec->name), spec->name.data(), fmt_bytes(device_memory).c_str(),
                         fits ? "yes" : "no");
         }
         std::printf("(every figure is an estimate)\n");
@@ -1433,8 +1443,9 @@ int cmd_cost(std::span<const std::string_view> args) {
         return no_json();
 #endif
     } else {
-        std::printf("model: %s (%s) in %s, context %llu, batch %llu: needs %s\n", str(m.name).c_str(), str(m.id).c_str(),
-                    str(ah::to_string(q)).c_str(), static_cast<unsigned long long>(context),
+        std::printf("model: %.*s (%.*s) in %.*s, context %llu, batch %llu: needs %s\n", len(m.name), m.name.data(),
+                    len(m.id), m.id.data(), len(ah::to_string(q)), ah::to_string(q).data(),
+                    static_cast<unsigned long long>(context),
                     static_cast<unsigned long long>(batch), fmt_bytes(model_bytes).c_str());
         if (o.has("--all")) {
             std::printf("%-26s %-9s %-14s %10s %-34s %5s %12s %12s\n", "instance", "provider", "region", "USD/hour",
@@ -1442,24 +1453,27 @@ int cmd_cost(std::span<const std::string_view> args) {
             for (const auto& e : all) {
                 const auto& r = *e.instance;
                 const std::string acc = std::to_string(r.accelerator_count) + " x " + str(r.accelerator);
-                std::printf("%-26s %-9s %-14s %10.4f %-34.34s %5s %12s %12s\n", str(r.name).c_str(),
-                            str(ah::to_string(r.provider)).c_str(), str(r.region).c_str(), r.price_per_hour_usd,
+                std::printf("%-26.*s %-9.*s %-14.*s %10.4f %-34.34s %5s %12s %12s\n", len(r.name), r.name.data(),
+                            len(ah::to_string(r.provider)), ah::to_string(r.provider).data(), len(r.region),
+                            r.region.data(), r.price_per_hour_usd,
                             acc.c_str(), e.fits ? "yes" : (e.format_supported ? "no" : "no*"),
                             e.fits ? rate(e.decode_tokens_per_second).c_str() : "-",
                             e.usd_per_million_output_tokens > 0 ? fmt("%.4f", e.usd_per_million_output_tokens).c_str() : "-");
             }
-            std::printf("(no*: the instance's accelerators do not run %s)\n\n", str(ah::to_string(q)).c_str());
+            std::printf("(no*: the instance's accelerators do not run %.*s)\n\n", len(ah::to_string(q)),
+                        ah::to_string(q).data());
         }
         if (best.found()) {
             const auto& r = *best.instance;
-            std::printf("cheapest by %s: %s (%s, %s)\n",
+            std::printf("cheapest by %s: %.*s (%.*s, %.*s)\n",
                         objective == ah::cost_objective::price_per_hour ? "price per hour" : "price per output token",
-                        str(r.name).c_str(), str(ah::to_string(r.provider)).c_str(), str(r.region).c_str());
-            std::printf("  accelerators: %u x %s, %s usable for the model, which needs %s on them\n",
-                        r.accelerator_count, str(r.accelerator).c_str(), fmt_bytes(best.available_bytes).c_str(),
+                        len(r.name), r.name.data(), len(ah::to_string(r.provider)), ah::to_string(r.provider).data(),
+                        len(r.region), r.region.data());
+            std::printf("  accelerators: %u x %.*s, %s usable for the model, which needs %s on them\n",
+                        r.accelerator_count, len(r.accelerator), r.accelerator.data(), fmt_bytes(best.available_bytes).c_str(),
                         fmt_bytes(best.required_bytes).c_str());
-            std::printf("  price: $%.4f per hour on demand (%s; %s)\n", r.price_per_hour_usd, price_when(r).c_str(),
-                        str(r.price_source).c_str());
+            std::printf("  price: $%.4f per hour on demand (%s; %.*s)\n", r.price_per_hour_usd, price_when(r).c_str(),
+                        len(r.price_source), r.price_source.data());
             std::printf("  decode: %s for the instance (estimate)\n", rate(best.decode_tokens_per_second).c_str());
             if (best.usd_per_million_output_tokens > 0)
                 std::printf("  cost: $%.4f per million output tokens (estimate)\n", best.usd_per_million_output_tokens);

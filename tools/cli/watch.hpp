@@ -328,9 +328,10 @@ int cmd_watch(std::span<const std::string_view> args) {
                 double seen = 0;
                 if (!fires(a, s, seen)) continue;
                 fired = true;
-                std::fprintf(stderr, "ai-hwaccel: alert %s: refresh %llu, %s %u %s: %s is %s%s\n", a.text.c_str(),
+                std::fprintf(stderr, "ai-hwaccel: alert %s: refresh %llu, %s %u %s: %.*s is %s%s\n", a.text.c_str(),
                              static_cast<unsigned long long>(n), s.kind.c_str(), s.index, s.name.c_str(),
-                             str(metric_name(a.what)).c_str(), fmt("%.1f", seen).c_str(), a.percent ? "%" : "");
+                             len(metric_name(a.what)), metric_name(a.what).data(), fmt("%.1f", seen).c_str(),
+                             a.percent ? "%" : "");
             }
         }
 #if AI_HWACCEL_JSON
