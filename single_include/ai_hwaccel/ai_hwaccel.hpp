@@ -6190,7 +6190,7 @@ inline constexpr device_spec catalogue_rows[] = {
 // ai-hwaccel core catalogue: NVIDIA devices.
 //
 // One row per NVIDIA GPU as a CUDA backend reports it, Pascal P100 to Blackwell: Tesla
-// P100/V100/T4, A2x/A30/A40/A100, L4/L40/L40S, H100/H200/GH200, B200/GB200 (per GPU),
+// P100/V100/T4, A2x/A30/A40/A100, L4/L40/L40S, H100/H200/GH200, B200/GB200/B300 (per GPU),
 // Quadro RTX, RTX A-series, RTX Ada and RTX PRO Blackwell workstation boards, TITAN V/RTX
 // and GeForce RTX 20/30/40/50 desktop cards. Units: memory in binary GiB (a "24 GB" card
 // is 24 GiB; "141 GB" of HBM3e is 141 GiB), bandwidth in decimal GB/s as the spec sheet
@@ -6205,7 +6205,7 @@ inline constexpr device_spec catalogue_rows[] = {
 // Quadro and RTX A boards, A30, A40, A100 PCIe, H100 PCIe and NVL), 4 for the H200 NVL
 // (NVIDIA's H200 page: 2- or 4-way bridges) and for P100/V100 SXM2 (DGX-1's hybrid cube
 // mesh of eight, in which only each quad is fully connected), 8 for the HGX boards'
-// NVSwitch (H100, H200 and B200 SXM), 16 for A100 SXM (two HGX A100 boards of eight
+// NVSwitch (H100, H200, B200 and B300 SXM), 16 for A100 SXM (two HGX A100 boards of eight
 // joined back to back by their NVSwitches, as NVIDIA's introduction of HGX A100 describes,
 // https://developer.nvidia.com/blog/introducing-hgx-a100-most-powerful-accelerated-server-
 // platform-for-ai-hpc/, and as in Google Cloud's a2-megagpu-16g), 72 for
@@ -6228,7 +6228,7 @@ inline constexpr device_spec catalogue_rows[] = {
 // architecture's ratios (RTX A: sparse FP16; RTX Ada: sparse FP8; RTX PRO: sparse FP4), with
 // FP32 accumulate assumed full rate. Rows left out for want of a checkable public source:
 // A2, A16, Quadro GV100, Quadro RTX 5000, RTX A4500/A5500, RTX 4500/5000 Ada, H800, H20,
-// L20, B100, B300/GB300, GH200 144GB HBM3e, Jetson and laptop GPUs.
+// L20, B100, GB300, GH200 144GB HBM3e, Jetson and laptop GPUs.
 //
 // Rows of ai_hwaccel::device_catalogue: this file is included inside the array
 // initializer in core/catalogue.hpp and is not a header of its own.
@@ -6609,6 +6609,28 @@ inline constexpr device_spec catalogue_rows[] = {
      .power_watts = 1200,
      .arch = "10.0", .compute_units = 148, .year = 2024,
      .source = "https://www.nvidia.com/en-us/data-center/gb200-nvl72/"},
+    // B300 (Blackwell Ultra, HGX/DGX B300): per-GPU figures of NVIDIA's HGX B300 table
+    // (https://www.nvidia.com/en-us/data-center/hgx/; the 8-GPU board's FP4 108 PFLOPS dense,
+    // FP8 72, FP16/BF16 36 and TF32 18 sparse, FP32 600, FP64 10, / 8, sparse halved).
+    // INT8 was cut to a small fraction of B200's and the published figures disagree: left 0
+    // (int8 formats read as dequantized). Memory: "288 GB" is decimal here, unlike the other
+    // rows: the driver reports 275,040 MiB (public nvidia-smi output of "NVIDIA B300 SXM6 AC",
+    // compute capability 10.3, 148 SMs), which is stored; power is the driver's maximum
+    // limit there, 1100 W. Bandwidth as for B200: NVIDIA quotes up to 8 TB/s; 7.67 TB/s is
+    // what the 7680-bit HBM3e bus gives at its clock.
+    {.name = "NVIDIA B300",
+     .aliases = {"B300", "HGX B300", "B300 SXM6 AC", "NVIDIA B300 SXM6 AC"},
+     .maker = vendor::nvidia, .kind = device_kind::cuda_gpu,
+     .pci_device_ids = {0x3182},
+     .memory_bytes = 275040 * units::mib, .memory = memory_type::hbm3e,
+     .memory_bandwidth_gbps = 7700,
+     .peak = {.fp64 = 1.25, .fp32 = 75, .tf32 = 1125, .bf16 = 2250, .fp16 = 2250,
+              .fp8 = 4500, .fp6 = 4500, .fp4 = 13500},
+     .link = interconnect_kind::nvlink, .link_bandwidth_gbps = 1800,
+     .link_domain = 8,
+     .power_watts = 1100,
+     .arch = "10.3", .compute_units = 148, .year = 2025,
+     .source = "https://www.nvidia.com/en-us/data-center/hgx/"},
     // ---- Workstation: Quadro RTX (Turing), RTX A (Ampere), RTX Ada, RTX PRO Blackwell
     // Professional boards run FP16/BF16 with FP32 accumulate at the full rate; their
     // tensor figures derive from the single sparse "Tensor Performance"/"AI TOPS" number

@@ -208,6 +208,27 @@ TEST_CASE("nvidia_smi_query_fields and the parser's spellings: as nvidia-smi --h
     }
 }
 
+// A Blackwell Ultra as public nvidia-smi output names it ("NVIDIA B300 SXM6 AC", 275040 MiB,
+// compute capability 10.3); the line itself is hand-made in that shape.
+TEST_CASE("parse_nvidia_smi_query_csv: a B300 is matched to its catalogue row, its memory read as reported") {
+    const auto r = ah::parse_nvidia_smi_query_csv(
+        "0, GPU-0a1b2c3d-0000-4000-8000-000000000000, NVIDIA B300 SXM6 AC, 00000000:19:00.0, 0x318210DE, 275040, "
+        "10.3\n",
+        "index,uuid,name,pci.bus_id,pci.device_id,memory.total,compute_cap");
+    INFO(problems_of(r.problems));
+    CHECK(r.problems.empty());
+    REQUIRE(r.devices.size() == 1);
+    const auto& d = r.devices[0];
+    REQUIRE(d.spec != nullptr);
+    CHECK(d.spec->name == "NVIDIA B300");
+    CHECK(d.memory_bytes.value_or(0) == 275040 * mib);
+    CHECK(d.memory_bytes.from == ah::origin::tool);
+    // What the driver does not say comes from the row: the bandwidth the planner reads.
+    CHECK(d.memory_bandwidth_gbps.value_or(0) == 7700);
+    CHECK(d.memory_bandwidth_gbps.from == ah::origin::catalogue);
+    CHECK(d.peak.fp4 > d.peak.fp8);
+}
+
 TEST_CASE("parse_nvidia_smi_query_csv: units, unavailable values, header detection (hand-made)") {
     SUBCASE("values with units are read like values without") {
         const auto r = ah::parse_nvidia_smi_query_csv(
