@@ -6191,7 +6191,7 @@ inline constexpr device_spec catalogue_rows[] = {
 //
 // One row per NVIDIA GPU as a CUDA backend reports it, Pascal P100 to Blackwell: Tesla
 // P100/V100/T4, A2x/A30/A40/A100, L4/L40/L40S, H100/H200/GH200, B200/GB200/B300 (per GPU),
-// Quadro RTX, RTX A-series, RTX Ada and RTX PRO Blackwell workstation boards, TITAN V/RTX
+// Quadro RTX, RTX A-series, RTX Ada and RTX PRO Blackwell workstation boards, GB10, TITAN V/RTX
 // and GeForce RTX 20/30/40/50 desktop cards. Units: memory in binary GiB (a "24 GB" card
 // is 24 GiB; "141 GB" of HBM3e is 141 GiB), bandwidth in decimal GB/s as the spec sheet
 // prints it, throughput as DENSE TFLOPS/TOPS (data-centre sheets print sparse figures with
@@ -6791,6 +6791,22 @@ inline constexpr device_spec catalogue_rows[] = {
      .pcie_generation = 5, .pcie_lanes = 16, .power_watts = 600,
      .arch = "12.0", .compute_units = 188, .year = 2025,
      .source = "https://www.nvidia.com/en-us/data-center/rtx-pro-6000-blackwell-server-edition/"},
+    // ---- Grace Blackwell desktop
+    // GB10 (DGX Spark and the OEM boxes built on it): a Blackwell GPU (compute capability
+    // 12.1, 48 SMs) sharing 128 GB of LPDDR5x with a 20-core Arm CPU, 273 GB/s. Its memory
+    // is the system's: nvidia-smi prints "[N/A]" for it, and detection gives it the host's
+    // (detect/cuda.hpp). NVIDIA publishes one compute figure, 1 PFLOP of sparse FP4; the
+    // others derive from it by the ratios used for the RTX PRO rows (FP32 accumulate
+    // assumed full rate). FP32 and power: not published for the chip, left 0.
+    {.name = "NVIDIA GB10",
+     .aliases = {"GB10", "DGX Spark", "NVIDIA DGX Spark"},
+     .maker = vendor::nvidia, .kind = device_kind::cuda_gpu,
+     .memory = memory_type::unified,
+     .memory_bandwidth_gbps = 273,
+     .peak = {.tf32 = 62.5, .bf16 = 125, .fp16 = 125, .fp8 = 250, .int8 = 250, .fp4 = 500},
+     .link = interconnect_kind::pcie,
+     .arch = "12.1", .compute_units = 48, .year = 2025,
+     .source = "https://www.nvidia.com/en-us/products/workstations/dgx-spark/"},
     // ---- GeForce and TITAN (Volta, Turing)
     // TITAN V: tensor figure is NVIDIA's published 110 TFLOPS (lower than SMs x boost x
     // 1024); FP64 and other figures TechPowerUp.
@@ -12218,6 +12234,7 @@ AI_HWACCEL_NAMESPACE_END
 #if AI_HWACCEL_BACKEND_CUDA
 
 // #include "ai_hwaccel/core/warning.hpp"
+// #include "ai_hwaccel/detect/cpu.hpp"
 // #include "ai_hwaccel/detect/nvidia.hpp"
 // ---- begin ai_hwaccel/detect/nvidia.hpp
 // ai-hwaccel detect: NVIDIA GPUs through nvidia-smi.
@@ -14181,6 +14198,24 @@ std::optional<std::string> run_quietly(const S& sys, const tool_request& request
     return std::move(r.out);
 }
 
+// A GPU that shares the system's memory (its catalogue row says unified: the GB10 of a DGX
+// Spark) has no memory of its own to report, and nvidia-smi and NVML report none ("[N/A]").
+// It can allocate what the system has: MemTotal, and MemAvailable as free, from
+// /proc/meminfo (read only when such a GPU is found; unreadable, the memory stays unknown).
+template <system_view S>
+void size_shared_memory(const S& sys, probe_output& out) {
+    std::optional<memory_info> m;
+    for (auto& d : out.devices) {
+        if (!d.unified_memory || d.memory_bytes) continue;
+        if (!m) {
+            const file_read r = sys.read_file("/proc/meminfo", 1u << 16);
+            m = r.ok() ? parse_meminfo(r.data) : memory_info{};
+        }
+        d.memory_bytes = m->total_bytes;
+        if (!d.memory_free_bytes) d.memory_free_bytes = m->available_bytes;
+    }
+}
+
 // MIG: the instances become the devices CUDA sees; their parents stay listed, unavailable.
 template <system_view S>
 void add_mig_instances(const S& sys, probe_output& out) {
@@ -14290,6 +14325,7 @@ struct cuda_probe {
                 if (r.status == nvml_status::ok && !r.mig_enabled) {
                     out.devices = std::move(r.devices);
                     out.warnings = std::move(r.warnings);
+                    detail::nvidia::size_shared_memory(sys, out);
                     detail::nvidia::add_topology(sys, out);
                     return out;
                 }
@@ -14298,7 +14334,9 @@ struct cuda_probe {
         }
 #endif
         bool mig = false;
-        if (!query_nvidia_smi(sys, out, mig)) return out;
+        const bool listed = query_nvidia_smi(sys, out, mig);
+        detail::nvidia::size_shared_memory(sys, out);
+        if (!listed) return out;
         if (mig) detail::nvidia::add_mig_instances(sys, out);
         detail::nvidia::add_topology(sys, out);
         return out;

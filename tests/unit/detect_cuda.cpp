@@ -154,6 +154,53 @@ TEST_CASE("cuda_probe: MIG instances are the devices CUDA sees") {
     CHECK(out.devices[1].uuid.view() == "MIG-feb88891-0321-5fef-9c87-d4af3b54259e");
 }
 
+// A GB10 (DGX Spark) shares the system's memory: nvidia-smi prints "[N/A]" in every memory
+// column (as public output of the GB10 shows; this row is hand-made in that shape, its PCI id
+// left "[N/A]"). The probe gives it MemTotal and MemAvailable, here from a real arm64
+// /proc/meminfo.
+TEST_CASE("cuda_probe: a GPU sharing the system's memory is given the host's") {
+    const auto meminfo = test::capture("proc-meminfo/meminfo_huawei-kunpeng920_arm64.txt");
+    if (!meminfo) return;
+    const std::string gb10 = "0, GPU-00000000-0000-0000-0000-000000000000, NVIDIA GB10, 0000000F:01:00.0, [N/A], "
+                             "[N/A], [N/A], [N/A], 12.1, 580.95.05, [N/A], 4.50, 39, 0, [N/A], [N/A], [N/A], "
+                             "[N/A], [N/A], [N/A]\n";
+    SUBCASE("meminfo readable") {
+        test::scratch_dir dir;
+        replay(dir, {{query_command, gb10}});
+        dir.write("proc/meminfo", *meminfo);
+        const auto out = ah::cuda_probe{}.probe(ah::host_system(dir.path().string()));
+        INFO(test::warnings_text(out.warnings));
+        CHECK(out.warnings.empty());
+        REQUIRE(out.devices.size() == 1);
+        const auto& d = out.devices[0];
+        REQUIRE(d.spec != nullptr);
+        CHECK(d.spec->name == "NVIDIA GB10");
+        CHECK(d.unified_memory);
+        CHECK(d.memory_bytes.value_or(0) == 527031224ull * 1024);
+        CHECK(d.memory_bytes.from == ah::origin::sysfs);
+        CHECK(d.memory_free_bytes.value_or(0) == 478155232ull * 1024);
+        CHECK(d.memory_bandwidth_gbps.value_or(0) == 273);
+    }
+    SUBCASE("meminfo missing: the memory stays unknown, nothing else changes") {
+        test::scratch_dir dir;
+        replay(dir, {{query_command, gb10}});
+        const auto out = ah::cuda_probe{}.probe(ah::host_system(dir.path().string()));
+        REQUIRE(out.devices.size() == 1);
+        CHECK_FALSE(out.devices[0].memory_bytes.has_value());
+        CHECK(out.devices[0].unified_memory);
+    }
+    SUBCASE("a GPU with memory of its own is left as nvidia-smi says") {
+        test::scratch_dir dir;
+        replay(dir, {{query_command, query_row(0, "NVIDIA H100 80GB HBM3", "00000000:19:00.0", "0x233010DE", 81559,
+                                               "9.0")}});
+        dir.write("proc/meminfo", *meminfo);
+        const auto out = ah::cuda_probe{}.probe(ah::host_system(dir.path().string()));
+        REQUIRE(out.devices.size() == 1);
+        CHECK(out.devices[0].memory_bytes.value_or(0) == 81559 * mib);
+        CHECK_FALSE(out.devices[0].unified_memory);
+    }
+}
+
 TEST_CASE("cuda_probe: NVLink pairs from topo -m, their speed from nvlink -s") {
     const auto topo = test::capture("nvidia-smi/topo-m_2x-nv12_8x-mlx5.txt");
     const auto nvlink = test::capture("nvidia-smi/nvlink-status_a100.txt");

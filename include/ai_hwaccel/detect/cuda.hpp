@@ -18,6 +18,7 @@
 #if AI_HWACCEL_BACKEND_CUDA
 
 #include "ai_hwaccel/core/warning.hpp"
+#include "ai_hwaccel/detect/cpu.hpp"
 #include "ai_hwaccel/detect/nvidia.hpp"
 #include "ai_hwaccel/detect/nvidia_links.hpp"
 #include "ai_hwaccel/detect/nvml.hpp"
@@ -60,6 +61,24 @@ std::optional<std::string> run_quietly(const S& sys, const tool_request& request
     if (r.status == tool_status::not_found) return std::nullopt;
     if (!report_tool_result(request, r, backend_id::cuda, warnings)) return std::nullopt;
     return std::move(r.out);
+}
+
+// A GPU that shares the system's memory (its catalogue row says unified: the GB10 of a DGX
+// Spark) has no memory of its own to report, and nvidia-smi and NVML report none ("[N/A]").
+// It can allocate what the system has: MemTotal, and MemAvailable as free, from
+// /proc/meminfo (read only when such a GPU is found; unreadable, the memory stays unknown).
+template <system_view S>
+void size_shared_memory(const S& sys, probe_output& out) {
+    std::optional<memory_info> m;
+    for (auto& d : out.devices) {
+        if (!d.unified_memory || d.memory_bytes) continue;
+        if (!m) {
+            const file_read r = sys.read_file("/proc/meminfo", 1u << 16);
+            m = r.ok() ? parse_meminfo(r.data) : memory_info{};
+        }
+        d.memory_bytes = m->total_bytes;
+        if (!d.memory_free_bytes) d.memory_free_bytes = m->available_bytes;
+    }
 }
 
 // MIG: the instances become the devices CUDA sees; their parents stay listed, unavailable.
@@ -171,6 +190,7 @@ struct cuda_probe {
                 if (r.status == nvml_status::ok && !r.mig_enabled) {
                     out.devices = std::move(r.devices);
                     out.warnings = std::move(r.warnings);
+                    detail::nvidia::size_shared_memory(sys, out);
                     detail::nvidia::add_topology(sys, out);
                     return out;
                 }
@@ -179,7 +199,9 @@ struct cuda_probe {
         }
 #endif
         bool mig = false;
-        if (!query_nvidia_smi(sys, out, mig)) return out;
+        const bool listed = query_nvidia_smi(sys, out, mig);
+        detail::nvidia::size_shared_memory(sys, out);
+        if (!listed) return out;
         if (mig) detail::nvidia::add_mig_instances(sys, out);
         detail::nvidia::add_topology(sys, out);
         return out;
