@@ -6797,10 +6797,12 @@ inline constexpr device_spec catalogue_rows[] = {
     // is the system's: nvidia-smi prints "[N/A]" for it, and detection gives it the host's
     // (detect/cuda.hpp). NVIDIA publishes one compute figure, 1 PFLOP of sparse FP4; the
     // others derive from it by the ratios used for the RTX PRO rows (FP32 accumulate
-    // assumed full rate). FP32 and power: not published for the chip, left 0.
+    // assumed full rate). FP32 and power: not published for the chip, left 0. PCI id: lspci
+    // on a DGX Spark, "GB20B [GB10] [10de:2e12]" (https://wiki.gentoo.org/wiki/DGX_Spark).
     {.name = "NVIDIA GB10",
-     .aliases = {"GB10", "DGX Spark", "NVIDIA DGX Spark"},
+     .aliases = {"GB10", "DGX Spark", "NVIDIA DGX Spark", "GB20B [GB10]"},
      .maker = vendor::nvidia, .kind = device_kind::cuda_gpu,
+     .pci_device_ids = {0x2e12},
      .memory = memory_type::unified,
      .memory_bandwidth_gbps = 273,
      .peak = {.tf32 = 62.5, .bf16 = 125, .fp16 = 125, .fp8 = 250, .int8 = 250, .fp4 = 500},

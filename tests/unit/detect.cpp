@@ -468,6 +468,31 @@ TEST_CASE("fixture machine: a MacBook Pro with an M1 Pro, unified memory counted
 }
 #endif
 
+#if AI_HWACCEL_BACKEND_CUDA
+TEST_CASE("fixture machine: a DGX Spark, whose GB10 shares the system's memory") {
+    const auto reg = ah::detect(machine("handmade-dgx-spark-gb10"));
+    INFO(test::warnings_text(reg.warnings()));
+    CHECK(reg.warnings().empty());
+    const ah::accelerator_profile* gpu = nullptr;
+    for (const auto& d : reg.all())
+        if (d.kind == ah::device_kind::cuda_gpu) gpu = &d;
+    REQUIRE(gpu != nullptr);
+    REQUIRE(gpu->spec != nullptr);
+    CHECK(gpu->spec->name == "NVIDIA GB10");
+    CHECK(gpu->unified_memory);
+    // nvidia-smi says "[N/A]": the memory is /proc/meminfo's, MemTotal and MemAvailable.
+    CHECK(*gpu->memory_bytes == 131334144ull * 1024);
+    CHECK(gpu->memory_bytes.from == ah::origin::sysfs);
+    CHECK(*gpu->memory_free_bytes == 121602180ull * 1024);
+    CHECK(*gpu->memory_bandwidth_gbps == 273);
+    REQUIRE(gpu->pci);
+    CHECK(gpu->pci->domain == 0xf);
+    // One pool, counted once: the GPU's memory is the CPU's.
+    CHECK(reg.total_memory() == 131334144ull * 1024);
+    CHECK(reg.host().cpu.cores == 20);
+}
+#endif
+
 #if AI_HWACCEL_BACKEND_VULKAN
 TEST_CASE("fixture machine: a laptop whose only Vulkan device is llvmpipe") {
     const auto reg = ah::detect(machine("handmade-laptop-llvmpipe-only"));
@@ -577,7 +602,7 @@ TEST_CASE("fixture machines: the registry equals the reviewed expected.json") {
     std::vector<std::string> names;
     for (const auto& e : std::filesystem::directory_iterator(AI_HWACCEL_MACHINES_DIR))
         if (test::is_fixture_machine(e)) names.push_back(e.path().filename().string());
-    CHECK(names.size() >= 15);
+    CHECK(names.size() >= 16);
     for (const auto& name : names) {
         CAPTURE(name);
         const auto text = test::read_file(std::string(AI_HWACCEL_MACHINES_DIR) + "/" + name + "/expected.json");

@@ -155,13 +155,13 @@ TEST_CASE("cuda_probe: MIG instances are the devices CUDA sees") {
 }
 
 // A GB10 (DGX Spark) shares the system's memory: nvidia-smi prints "[N/A]" in every memory
-// column (as public output of the GB10 shows; this row is hand-made in that shape, its PCI id
-// left "[N/A]"). The probe gives it MemTotal and MemAvailable, here from a real arm64
-// /proc/meminfo.
+// column (as public output of the GB10 shows; this row is hand-made in that shape, with the
+// bus address and PCI id a DGX Spark's nvidia-smi and lspci print). The probe gives it
+// MemTotal and MemAvailable, here from a real arm64 /proc/meminfo.
 TEST_CASE("cuda_probe: a GPU sharing the system's memory is given the host's") {
     const auto meminfo = test::capture("proc-meminfo/meminfo_huawei-kunpeng920_arm64.txt");
     if (!meminfo) return;
-    const std::string gb10 = "0, GPU-00000000-0000-0000-0000-000000000000, NVIDIA GB10, 0000000F:01:00.0, [N/A], "
+    const std::string gb10 = "0, GPU-00000000-0000-0000-0000-000000000000, NVIDIA GB10, 0000000F:01:00.0, 0x2E1210DE, "
                              "[N/A], [N/A], [N/A], 12.1, 580.95.05, [N/A], 4.50, 39, 0, [N/A], [N/A], [N/A], "
                              "[N/A], [N/A], [N/A]\n";
     SUBCASE("meminfo readable") {

@@ -1,0 +1,65 @@
+# CUDA machines that are not a GPU server or a workstation with a card (the others are in
+# assemble.sh). Sourced by assemble.sh and assemble-part.sh; uses lib.sh's helpers. Real
+# captures are copied byte for byte with `copy`; every other file is hand-made, as said
+# beside it.
+
+# --- DGX Spark: a GB10 whose GPU shares the system's 128 GB -------------------------------
+m=handmade-dgx-spark-gb10
+fresh $m
+# Real: the DMI attributes and the cgroup line of a DGX Spark (hwloc's nvidia-dgx-gb10 dump).
+for f in "$real"/dmi/sys-class-dmi-id_nvidia-dgx-gb10/*; do
+  copy $m "sys/class/dmi/id/$(basename "$f")" "dmi/sys-class-dmi-id_nvidia-dgx-gb10/$(basename "$f")"
+done
+copy $m proc/self/cgroup container/proc-self-cgroup_cgroup-v2_dgx-spark_user-session.txt
+# Hand-made: the 20 cores NVIDIA's porting guide describes, two clusters of five Cortex-X925
+# (part 0xd85) and five Cortex-A725 (0xd87), as arm64 /proc/cpuinfo lists them (no model
+# name; the kernel's Armv9.2 feature words).
+cpuinfo=""
+for ((c = 0; c < 20; c++)); do
+  if (( c % 10 < 5 )); then part=0xd85; else part=0xd87; fi
+  cpuinfo+="processor	: $c
+BogoMIPS	: 2000.00
+Features	: fp asimd evtstrm aes pmull sha1 sha2 crc32 atomics fphp asimdhp cpuid asimdrdm jscvt fcma lrcpc dcpop sha3 sm3 sm4 asimddp sha512 sve asimdfhm dit uscat ilrcpc flagm sb paca pacg dcpodp sve2 sveaes svepmull svebitperm svesha3 svesm4 flagm2 frint svei8mm svebf16 i8mm bf16 dgh bti
+CPU implementer	: 0x41
+CPU architecture: 8
+CPU variant	: 0x0
+CPU part	: $part
+CPU revision	: 1
+
+"
+  put $m sys/devices/system/cpu/cpu$c/topology/physical_package_id $'0\n'
+  put $m sys/devices/system/cpu/cpu$c/topology/core_id "$c"$'\n'
+done
+put $m proc/cpuinfo "$cpuinfo"
+put $m sys/devices/system/cpu/online $'0-19\n'
+put $m proc/self/status $'Name:\tai-hwaccel\nCpus_allowed_list:\t0-19\n'
+# Hand-made: 128 GiB of LPDDR5x less what the firmware keeps, one NUMA node.
+put $m proc/meminfo $'MemTotal:       131334144 kB\nMemFree:        118901236 kB\nMemAvailable:   121602180 kB\n'
+put $m sys/devices/system/node/node0/meminfo $'Node 0 MemTotal:       131334144 kB\nNode 0 MemFree:        118901236 kB\n'
+put $m sys/devices/system/node/node0/cpulist $'0-19\n'
+# The PCI functions lspci lists on a DGX Spark (https://wiki.gentoo.org/wiki/DGX_Spark):
+# the GPU, its bridge, the ConnectX-7's four ports behind two root ports, the NVMe disk,
+# the 10 GbE and Wi-Fi adapters. Hand-made files with those classes and ids; the drivers
+# are the ones the kernel binds to them.
+pci_fn $m 000f:01:00.0 0x030000 0x10de 0x2e12 "" "" -1 nvidia
+pci_fn $m 000f:00:00.0 0x060400 0x10de 0x22d1 "" "" -1 pcieport
+for d in 0000 0002; do
+  pci_fn $m $d:00:00.0 0x060400 0x10de 0x22ce "" "" -1 pcieport
+  pci_fn $m $d:01:00.0 0x020000 0x15b3 0x1021 "" "" -1 mlx5_core
+  pci_fn $m $d:01:00.1 0x020000 0x15b3 0x1021 "" "" -1 mlx5_core
+done
+pci_fn $m 0004:00:00.0 0x060400 0x10de 0x22ce "" "" -1 pcieport
+pci_fn $m 0004:01:00.0 0x010802 0x144d 0xa810 "" "" -1 nvme
+pci_fn $m 0007:00:00.0 0x060400 0x10de 0x22d0 "" "" -1 pcieport
+pci_fn $m 0007:01:00.0 0x020000 0x10ec 0x8127 "" "" -1 r8169
+pci_fn $m 0009:00:00.0 0x060400 0x10de 0x22d0 "" "" -1 pcieport
+pci_fn $m 0009:01:00.0 0x028000 0x14c3 0x7925 "" "" -1 mt7925e
+# nvidia-smi's answer to the CUDA probe's query (hand-made, in the shape a GB10 prints:
+# "[N/A]" for every memory value, which the GPU does not have of its own, and for power
+# limit, clocks, PCIe and MIG; the bus id, driver 580.95.05, 4 W and 35 C of the
+# `nvidia-smi` table in llama.cpp's benches/dgx-spark.md; compute capability 12.1).
+q="index,uuid,name,pci.bus_id,pci.device_id,memory.total,memory.used,memory.free,compute_cap,driver_version,power.limit,power.draw,temperature.gpu,utilization.gpu,clocks.max.memory,pcie.link.gen.current,pcie.link.gen.max,pcie.link.width.current,pcie.link.width.max,mig.mode.current"
+put $m ai-hwaccel-tools/index "# captured tool outputs (hand-made), see include/ai_hwaccel/detect/system.hpp
+0	nvidia-smi-query.csv	nvidia-smi --query-gpu=$q --format=csv,noheader,nounits
+"
+put $m ai-hwaccel-tools/nvidia-smi-query.csv $'0, GPU-5b0e7c1d-2a34-4f56-8b78-9c0d1e2f3a4b, NVIDIA GB10, 0000000F:01:00.0, 0x2E1210DE, [N/A], [N/A], [N/A], 12.1, 580.95.05, [N/A], 4.00, 35, 0, [N/A], [N/A], [N/A], [N/A], [N/A], [N/A]\n'
