@@ -145,18 +145,28 @@ int no_json() {
 
 std::string str(std::string_view s) { return std::string(s); }
 
-
 std::string fmt(const char* f, double v) {
     char buf[64];
     std::snprintf(buf, sizeof buf, f, v);
     return buf;
 }
 
-std::string fmt_bytes(std::uint64_t b) { return fmt("%.1f GiB", ah::units::to_gib(b)); }
+// A size in GiB ("80.0 GiB"), formatted into a buffer of its own: most of them go straight
+// to printf, which needs no string built on the heap and destroyed after it.
+struct gib_text {
+    char text[32];
+    const char* c_str() const noexcept { return text; }
+    std::string str() const { return text; }
+};
+gib_text fmt_bytes(std::uint64_t b) {
+    gib_text t;
+    std::snprintf(t.text, sizeof t.text, "%.1f GiB", ah::units::to_gib(b));
+    return t;
+}
 
 std::string fmt_value(const ah::sourced<std::uint64_t>& v) {
     if (!v) return "unknown";
-    return fmt_bytes(*v) + " (" + str(ah::to_string(v.from)) + ")";
+    return fmt_bytes(*v).str() + " (" + str(ah::to_string(v.from)) + ")";
 }
 
 void print_warnings(std::span<const ah::warning> warnings) {
@@ -881,7 +891,7 @@ void print_summary(const ah::accelerator_registry& shown, std::span<const listed
             d.p->pci == best->pci && d.p->uuid == best->uuid)
             row = &d;
     std::string what = str(ah::to_string(best->kind));
-    what += ", " + (best->memory_bytes ? fmt_bytes(*best->memory_bytes) : std::string("memory unknown"));
+    what += ", " + (best->memory_bytes ? fmt_bytes(*best->memory_bytes).str() : std::string("memory unknown"));
     if (best->memory_bandwidth_gbps) what += fmt(", %.0f GB/s", *best->memory_bandwidth_gbps);
     std::printf("best: %s (#%zu, %s)\n", best->name.c_str(), row ? row->row : std::size_t{0}, what.c_str());
 }

@@ -1311,8 +1311,8 @@ int cmd_training(std::span<const std::string_view> args) {
         std::printf("(every figure is an estimate)\n");
     }
     if (judged && !fits)
-        return error("training does not fit " + str(spec->name) + ": needs " + fmt_bytes(e.peak_memory_bytes) +
-                     " per device, it has " + fmt_bytes(device_memory));
+        return error("training does not fit " + str(spec->name) + ": needs " + fmt_bytes(e.peak_memory_bytes).str() +
+                     " per device, it has " + fmt_bytes(device_memory).str());
     return 0;
 }
 
@@ -1502,7 +1502,7 @@ int cmd_cost(std::span<const std::string_view> args) {
         return error(str(rows.size() < ah::instance_catalogue.size() ? "no instance left by --provider/--since holds "
                                                                       : "no instance in the catalogue holds ") +
                      str(m.id) + " in " + str(ah::to_string(q)) + " (needs " +
-                     fmt_bytes(model_bytes) + ")");
+                     fmt_bytes(model_bytes).str() + ")");
     return 0;
 }
 
