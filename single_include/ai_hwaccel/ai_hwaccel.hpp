@@ -7268,26 +7268,26 @@ inline constexpr device_spec catalogue_rows[] = {
 // ---- begin ai_hwaccel/core/catalogue/amd.inc
 // ai-hwaccel core catalogue: AMD devices.
 //
-// AMD Instinct accelerators (CDNA 1-4) and Radeon / Radeon PRO cards (RDNA 2-4) as ROCm
-// sees them. Memory is binary GiB per package (an MI250/MI250X package holds two GCDs
-// that the OS lists as two devices of half the memory); bandwidths are decimal GB/s;
-// peak figures are dense TFLOPS/TOPS (never the sparsity figure). Instinct rows use
-// AMD's published matrix figures (fp64 = matrix FP64 where the part has it, fp32 = vector
-// FP32; CDNA 4 has no TF32). RDNA 2 has no matrix units: fp16 is the packed-FP16 vector
-// rate (2x FP32) and int8/bf16 stay 0. RDNA 3 fp16/bf16 are the dense WMMA rate (2x the
-// dual-issue FP32 figure, e.g. 122.8 for the RX 7900 XTX, as AMD quotes "FP16"); RDNA 4
-// fp16/bf16/fp8/int8 are dense WMMA rates, i.e. AMD's "with sparsity" AI TOPS halved.
-// link_bandwidth_gbps is the total Infinity Fabric (xGMI) peer bandwidth, both
-// directions. link_peers marks the fully connected platforms, where every GPU has a link
-// of its own to each other one: MI100 hives of four (three links per GPU, per ROCm's
-// MI100 page) and the 8-GPU MI300 and MI350 boards (seven links per GPU, per ROCm's MI300
-// page and AMD's ROCm blog on MI300X xGMI; 896 = 7 x 128 GB/s, 1075.2 = 7 x 153.6). MI200
-// nodes link their GCDs by one, two or four links, not a full mesh, and have none.
-// link_domain: the hive of four for MI100 and for MI210 cards (Infinity Fabric Link
-// bridges join two or four), four packages a node for MI250/MI250X and MI300A (the OAM
-// and APU nodes of HPE's EX blades: CSCS's Alps lists 96 MI250X on 24 nodes and 512
-// MI300A on 128, https://github.com/eth-cscs/cscs-docs, docs/alps/hardware.md), eight for
-// the MI300X/MI325X and MI350 boards.
+// AMD Instinct accelerators (CDNA 1-4), Radeon / Radeon PRO cards (RDNA 2-4) and Strix
+// Halo's integrated Radeon (RDNA 3.5) as ROCm sees them. Memory is binary GiB per package
+// (an MI250/MI250X package holds two GCDs that the OS lists as two devices of half the
+// memory); bandwidths are decimal GB/s; peak figures are dense TFLOPS/TOPS (never the
+// sparsity figure). Instinct rows use AMD's published matrix figures (fp64 = matrix FP64
+// where the part has it, fp32 = vector FP32; CDNA 4 has no TF32). RDNA 2 has no matrix
+// units: fp16 is the packed-FP16 vector rate (2x FP32) and int8/bf16 stay 0. RDNA 3
+// fp16/bf16 are the dense WMMA rate (2x the dual-issue FP32 figure, e.g. 122.8 for the RX
+// 7900 XTX, as AMD quotes "FP16"); RDNA 4 fp16/bf16/fp8/int8 are dense WMMA rates, i.e.
+// AMD's "with sparsity" AI TOPS halved. link_bandwidth_gbps is the total Infinity Fabric
+// (xGMI) peer bandwidth, both directions. link_peers marks the fully connected platforms,
+// where every GPU has a link of its own to each other one: MI100 hives of four (three
+// links per GPU, per ROCm's MI100 page) and the 8-GPU MI300 and MI350 boards (seven links
+// per GPU, per ROCm's MI300 page and AMD's ROCm blog on MI300X xGMI; 896 = 7 x 128 GB/s,
+// 1075.2 = 7 x 153.6). MI200 nodes link their GCDs by one, two or four links, not a full
+// mesh, and have none. link_domain: the hive of four for MI100 and for MI210 cards
+// (Infinity Fabric Link bridges join two or four), four packages a node for MI250/MI250X
+// and MI300A (the OAM and APU nodes of HPE's EX blades: CSCS's Alps lists 96 MI250X on 24
+// nodes and 512 MI300A on 128, https://github.com/eth-cscs/cscs-docs,
+// docs/alps/hardware.md), eight for the MI300X/MI325X and MI350 boards.
 // Sources: AMD product pages, ROCm documentation (GPU specifications and the
 // MI100/MI250/MI300 microarchitecture pages), pci.ids for device ids.
 //
@@ -7618,6 +7618,28 @@ inline constexpr device_spec catalogue_rows[] = {
      .pcie_generation = 5, .pcie_lanes = 16, .power_watts = 304,
      .arch = "gfx1201", .compute_units = 64, .year = 2025,
      .source = "https://www.amd.com/en/products/graphics/desktops/radeon/9000-series/amd-radeon-rx-9070xt.html"},
+    // ---------------------------------------------------------------- Radeon integrated (RDNA 3.5)
+    // Strix Halo (Ryzen AI Max): the GPU shares a 256-bit LPDDR5X-8000 bus with the CPU,
+    // 256 GB/s; its memory is what the kernel gives it (carve-out plus GTT, detect/amd.hpp).
+    // One PCI id (0x1586) for both GPUs, told apart by their compute units (40 and 32, at
+    // up to 2900 and 2800 MHz per AMD's product pages). Figures as for the RDNA 3 cards:
+    // FP32 the dual-issue rate (CUs x 256 x GHz), FP16/BF16 the dense WMMA rate, twice it.
+    {.name = "AMD Radeon 8060S",
+     .aliases = {"Radeon 8060S", "Radeon 8060S Graphics", "AMD Radeon 8060S Graphics"},
+     .maker = vendor::amd, .kind = device_kind::rocm_gpu,
+     .pci_device_ids = {0x1586},
+     .memory = memory_type::unified, .memory_bandwidth_gbps = 256,
+     .peak = {.fp32 = 29.7, .bf16 = 59.4, .fp16 = 59.4},
+     .arch = "gfx1151", .compute_units = 40, .year = 2025,
+     .source = "https://www.amd.com/en/products/processors/laptop/ryzen/ai-300-series/amd-ryzen-ai-max-plus-395.html"},
+    {.name = "AMD Radeon 8050S",
+     .aliases = {"Radeon 8050S", "Radeon 8050S Graphics", "AMD Radeon 8050S Graphics"},
+     .maker = vendor::amd, .kind = device_kind::rocm_gpu,
+     .pci_device_ids = {0x1586},
+     .memory = memory_type::unified, .memory_bandwidth_gbps = 256,
+     .peak = {.fp32 = 22.9, .bf16 = 45.9, .fp16 = 45.9},
+     .arch = "gfx1151", .compute_units = 32, .year = 2025,
+     .source = "https://www.amd.com/en/products/processors/laptop/ryzen/ai-300-series/amd-ryzen-ai-max-385.html"},
     // ---------------------------------------------------------------- Radeon PRO
     {.name = "AMD Radeon PRO W6800",
      .aliases = {"Radeon PRO W6800", "W6800"},

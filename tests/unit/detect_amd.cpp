@@ -16,6 +16,7 @@ namespace {
 
 constexpr std::uint64_t kib = 1024;
 constexpr std::uint64_t gib = 1024ull * 1024 * 1024;
+constexpr std::uint64_t mib = 1024ull * 1024;
 
 std::string problems_of(const std::vector<ah::amd_parse_problem>& ps) {
     std::string s;
@@ -518,6 +519,34 @@ TEST_CASE("rocm_probe") {
         CHECK(*g.compute_units == 228);     // summed over both partitions
         CHECK(g.name.view() == "AMD Instinct MI300A");
         CHECK(out.links.empty());
+    }
+    SUBCASE("hand-made tree: Strix Halo's GPU, one PCI id for two rows, told by its compute units") {
+        // The Radeon 8060S of a Ryzen AI Max+ 395 at the address and id the real amd-smi and
+        // rocm-smi captures of one show (0000:c5:00.0, 0x1586): 512 MiB carved out, 64 GiB
+        // of GTT, 40 CUs in its KFD node (80 SIMDs, two per CU on RDNA).
+        for (const int cus : {40, 32}) {
+            CAPTURE(cus);
+            fake_amd_host h;
+            const auto& d = h.dir;
+            h.card(0, "0000:c5:00.0", "0x1002", "0x1586", "amdgpu");
+            d.write(h.dev("0000:c5:00.0") + "/mem_info_vram_total", std::to_string(512 * mib) + "\n");
+            d.write(h.dev("0000:c5:00.0") + "/mem_info_gtt_total", std::to_string(64 * gib) + "\n");
+            d.write("sys/class/kfd/kfd/topology/nodes/1/properties",
+                    "simd_count " + std::to_string(2 * cus) +
+                        "\nsimd_per_cu 2\ngfx_target_version 110501\nlocation_id 50432\ndomain 0\n");
+            const auto out = ah::rocm_probe{}.probe(ah::host_system(h.root.string()));
+            INFO(warnings_of(out.warnings));
+            CHECK(out.warnings.empty());
+            REQUIRE(out.devices.size() == 1);
+            const auto& g = out.devices[0];
+            REQUIRE(g.spec != nullptr);
+            CHECK(g.spec->name == (cus == 40 ? "AMD Radeon 8060S" : "AMD Radeon 8050S"));
+            CHECK(g.unified_memory);
+            CHECK(*g.memory_bytes == 512 * mib + 64 * gib); // carve-out + GTT
+            CHECK(g.memory_bytes.from == ah::origin::sysfs);
+            CHECK(*g.memory_bandwidth_gbps == 256);
+            CHECK(g.arch.view() == "gfx1151");
+        }
     }
     SUBCASE("hand-made tree: a VF on the host, a links-as-folders copy, garbage files") {
         fake_amd_host h;

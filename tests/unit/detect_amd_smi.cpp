@@ -98,7 +98,7 @@ TEST_CASE("parse_rocm_smi: real text captures") {
         CHECK(*r.devices[1].power_draw_watts == 40.0);
         CHECK(r.devices[1].index == 1);
     }
-    SUBCASE("concise table with Partitions column, Strix Halo APU (no catalogue row)") {
+    SUBCASE("concise table with Partitions column, Strix Halo APU (two rows share its id, nothing here tells which)") {
         const auto t = test::capture("rocm-smi/concise_strix-halo-apu_partitions-column.txt");
         if (!t) return;
         const auto r = ah::parse_rocm_smi(*t);
