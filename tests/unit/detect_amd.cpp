@@ -521,9 +521,9 @@ TEST_CASE("rocm_probe") {
         CHECK(out.links.empty());
     }
     SUBCASE("hand-made tree: Strix Halo's GPU, one PCI id for two rows, told by its compute units") {
-        // The Radeon 8060S of a Ryzen AI Max+ 395 at the address and id the real amd-smi and
-        // rocm-smi captures of one show (0000:c5:00.0, 0x1586): 512 MiB carved out, 64 GiB
-        // of GTT, 40 CUs in its KFD node (80 SIMDs, two per CU on RDNA).
+        // Strix Halo's GPU at the address and id the real amd-smi and rocm-smi captures of a
+        // Ryzen AI Max+ 395 show (0000:c5:00.0, 0x1586): 512 MiB carved out, 64 GiB of GTT,
+        // and in its KFD node 40 CUs (an 8060S) or 32 (an 8050S), two SIMDs per CU on RDNA.
         for (const int cus : {40, 32}) {
             CAPTURE(cus);
             fake_amd_host h;

@@ -655,8 +655,8 @@ void sort_devices(std::vector<listed>& rows, std::span<const sort_spec> keys) {
 void print_cpu(const ah::cpu_info& cpu) {
     const auto maker = ah::to_string(cpu.maker), arch = ah::to_string(cpu.arch);
     std::printf("cpu: %s (%.*s, %.*s): %u socket(s), %u core(s), %u thread(s)",
-                cpu.model.empty() ? "unknown model" : cpu.model.c_str(), len(maker), maker.data(), len(arch), arch.data(),
-                cpu.sockets, cpu.cores, cpu.threads);
+                cpu.model.empty() ? "unknown model" : cpu.model.c_str(), len(maker), maker.data(), len(arch),
+                arch.data(), cpu.sockets, cpu.cores, cpu.threads);
     if (cpu.usable_threads) std::printf(", %u usable by this process", cpu.usable_threads);
     if (cpu.cpu_quota > 0) std::printf(", quota %.2f CPUs", cpu.cpu_quota);
     std::string feats;
@@ -1112,8 +1112,8 @@ int cmd_list_formats() {
     std::size_t width = 0;
     for (const auto& f : ah::capture_formats) width = std::max(width, f.name.size());
     for (const auto& f : ah::capture_formats)
-        std::printf("%-*.*s  %.*s\n", static_cast<int>(width), len(f.name), f.name.data(),
-                    len(f.command), f.command.data());
+        std::printf("%-*.*s  %.*s\n", static_cast<int>(width), len(f.name), f.name.data(), len(f.command),
+                    f.command.data());
     return 0;
 }
 
@@ -1226,9 +1226,9 @@ int cmd_catalogue(std::span<const std::string_view> args) {
                                        : d.peak.fp32 > 0 ? fmt("%8.1f TFLOPS fp32", d.peak.fp32)
                                        : d.peak.int8 > 0 ? fmt("%8.1f TOPS int8", d.peak.int8)
                                                          : "unknown";
-        std::printf("%-*.*s %-20.*s %10s %14s  %-*s %25s\n", static_cast<int>(name_width),
-                    len(d.name), d.name.data(), len(ah::to_string(d.kind)),
-                    ah::to_string(d.kind).data(), d.memory_bytes ? fmt_bytes(d.memory_bytes).c_str() : "shared",
+        const auto kind = ah::to_string(d.kind);
+        std::printf("%-*.*s %-20.*s %10s %14s  %-*s %25s\n", static_cast<int>(name_width), len(d.name), d.name.data(),
+                    len(kind), kind.data(), d.memory_bytes ? fmt_bytes(d.memory_bytes).c_str() : "shared",
                     bandwidth.c_str(), static_cast<int>(link_width), link_text(d).c_str(), throughput.c_str());
     }
     if (shown == 0) return error("no catalogue device matches \"" + str(filter) + "\"");
@@ -1256,9 +1256,9 @@ int cmd_models(std::span<const std::string_view> args) {
         // Latent attention (DeepSeek's MLA) caches one compressed vector, not its heads' keys.
         const std::string kv =
             m.kv_values_per_token_per_layer ? std::string("latent KV") : std::to_string(m.kv_heads) + " KV heads";
-        std::printf("%-*.*s %-*.*s %-26s %4u layers %12s %*u tokens\n", static_cast<int>(id_width),
-                    len(m.id), m.id.data(), static_cast<int>(name_width),
-                    len(m.name), m.name.data(), params.c_str(), m.layers, kv.c_str(),
+        std::printf("%-*.*s %-*.*s %-26s %4u layers %12s %*u tokens\n", static_cast<int>(id_width), len(m.id),
+                    m.id.data(), static_cast<int>(name_width), len(m.name), m.name.data(), params.c_str(), m.layers,
+                    kv.c_str(),
                     static_cast<int>(context_width), m.context_length);
     }
     if (shown == 0) return error("no catalogue model matches \"" + str(filter) + "\"");
@@ -1277,10 +1277,9 @@ int cmd_backends(std::span<const std::string_view> args) {
     for (const auto& b : ah::backend_table) {
         std::string tools;
         for (auto t : b.tools) tools += (tools.empty() ? "" : ", ") + str(t);
-        std::printf("%-*.*s  %-12s  %.*s%*s  %s\n", static_cast<int>(name_width), len(b.name),
-                    b.name.data(), b.compiled ? "compiled" : "not compiled", len(b.display),
-                    b.display.data(), static_cast<int>(display_width_max - display_width(b.display)), "",
-                    tools.c_str());
+        std::printf("%-*.*s  %-12s  %.*s%*s  %s\n", static_cast<int>(name_width), len(b.name), b.name.data(),
+                    b.compiled ? "compiled" : "not compiled", len(b.display), b.display.data(),
+                    static_cast<int>(display_width_max - display_width(b.display)), "", tools.c_str());
     }
     return 0;
 }
@@ -1483,8 +1482,8 @@ void print_usage() {
     std::size_t width = 0;
     for (const auto& c : commands) width = std::max(width, c.name.size());
     for (const auto& c : commands)
-        std::printf("  %-*.*s  %.*s\n", static_cast<int>(width), len(c.name), c.name.data(),
-                    len(c.summary), c.summary.data());
+        std::printf("  %-*.*s  %.*s\n", static_cast<int>(width), len(c.name), c.name.data(), len(c.summary),
+                    c.summary.data());
     out("\n"
         "options (anywhere on the line):\n"
         "  -h, --help         print this help; after a command, that command's help\n"

@@ -907,13 +907,14 @@ int cmd_estimate(std::span<const std::string_view> args) {
             auto cell_rate = [](const estimated& r, double v) { return r.plan.fits ? rate(v) : std::string("-"); };
             std::printf("\n%-9s %6s %10s %10s %-11s %-21s %14s %15s\n", "format", "bits/w", "weights", "total", "fits",
                         "strategy", "decode/seq", "prefill");
-            for (const auto& r : rows)
-                std::printf("%-9.*s %6.2f %10s %10s %-11.*s %-21s %14s %15s\n", len(ah::to_string(r.quant)),
-                            ah::to_string(r.quant).data(), ah::bits_per_weight(r.quant),
-                            fmt_bytes(r.memory.weights_bytes).c_str(), fmt_bytes(r.memory.total_bytes()).c_str(),
-                            len(fits_cell(r.plan.outcome)), fits_cell(r.plan.outcome).data(),
+            for (const auto& r : rows) {
+                const auto format = ah::to_string(r.quant), fits = fits_cell(r.plan.outcome);
+                std::printf("%-9.*s %6.2f %10s %10s %-11.*s %-21s %14s %15s\n", len(format), format.data(),
+                            ah::bits_per_weight(r.quant), fmt_bytes(r.memory.weights_bytes).c_str(),
+                            fmt_bytes(r.memory.total_bytes()).c_str(), len(fits), fits.data(),
                             strategy_cell(r.plan).c_str(), cell_rate(r, r.plan.decode_tokens_per_second).c_str(),
                             cell_rate(r, r.plan.prefill_tokens_per_second).c_str());
+            }
             // Each reason the table abbreviates, once, in full.
             std::vector<ah::plan_outcome> said;
             for (const auto& r : rows)
@@ -1124,7 +1125,8 @@ int cmd_plan(std::span<const std::string_view> args) {
                         "passes; the CPU's decode rate uses it)\n",
                         bandwidth.gbps, bandwidth.threads, fmt_bytes(bandwidth.bytes_per_pass).c_str(), bandwidth.passes);
         print_model(m);
-        std::printf("quantization: %.*s", len(ah::to_string(q)), ah::to_string(q).data());
+        const auto format = ah::to_string(q);
+        std::printf("quantization: %.*s", len(format), format.data());
         if (automatic)
             std::printf(" (%s: %s)", from_list ? "auto among the formats given" : "auto",
                         choice->fits                                    ? "the highest-quality format that fits"
@@ -1443,9 +1445,9 @@ int cmd_cost(std::span<const std::string_view> args) {
         return no_json();
 #endif
     } else {
+        const auto format = ah::to_string(q);
         std::printf("model: %.*s (%.*s) in %.*s, context %llu, batch %llu: needs %s\n", len(m.name), m.name.data(),
-                    len(m.id), m.id.data(), len(ah::to_string(q)), ah::to_string(q).data(),
-                    static_cast<unsigned long long>(context),
+                    len(m.id), m.id.data(), len(format), format.data(), static_cast<unsigned long long>(context),
                     static_cast<unsigned long long>(batch), fmt_bytes(model_bytes).c_str());
         if (o.has("--all")) {
             std::printf("%-26s %-9s %-14s %10s %-34s %5s %12s %12s\n", "instance", "provider", "region", "USD/hour",
@@ -1453,25 +1455,24 @@ int cmd_cost(std::span<const std::string_view> args) {
             for (const auto& e : all) {
                 const auto& r = *e.instance;
                 const std::string acc = std::to_string(r.accelerator_count) + " x " + str(r.accelerator);
+                const auto provider = ah::to_string(r.provider);
                 std::printf("%-26.*s %-9.*s %-14.*s %10.4f %-34.34s %5s %12s %12s\n", len(r.name), r.name.data(),
-                            len(ah::to_string(r.provider)), ah::to_string(r.provider).data(), len(r.region),
-                            r.region.data(), r.price_per_hour_usd,
+                            len(provider), provider.data(), len(r.region), r.region.data(), r.price_per_hour_usd,
                             acc.c_str(), e.fits ? "yes" : (e.format_supported ? "no" : "no*"),
                             e.fits ? rate(e.decode_tokens_per_second).c_str() : "-",
                             e.usd_per_million_output_tokens > 0 ? fmt("%.4f", e.usd_per_million_output_tokens).c_str() : "-");
             }
-            std::printf("(no*: the instance's accelerators do not run %.*s)\n\n", len(ah::to_string(q)),
-                        ah::to_string(q).data());
+            std::printf("(no*: the instance's accelerators do not run %.*s)\n\n", len(format), format.data());
         }
         if (best.found()) {
             const auto& r = *best.instance;
+            const auto provider = ah::to_string(r.provider);
             std::printf("cheapest by %s: %.*s (%.*s, %.*s)\n",
                         objective == ah::cost_objective::price_per_hour ? "price per hour" : "price per output token",
-                        len(r.name), r.name.data(), len(ah::to_string(r.provider)), ah::to_string(r.provider).data(),
-                        len(r.region), r.region.data());
+                        len(r.name), r.name.data(), len(provider), provider.data(), len(r.region), r.region.data());
             std::printf("  accelerators: %u x %.*s, %s usable for the model, which needs %s on them\n",
-                        r.accelerator_count, len(r.accelerator), r.accelerator.data(), fmt_bytes(best.available_bytes).c_str(),
-                        fmt_bytes(best.required_bytes).c_str());
+                        r.accelerator_count, len(r.accelerator), r.accelerator.data(),
+                        fmt_bytes(best.available_bytes).c_str(), fmt_bytes(best.required_bytes).c_str());
             std::printf("  price: $%.4f per hour on demand (%s; %.*s)\n", r.price_per_hour_usd, price_when(r).c_str(),
                         len(r.price_source), r.price_source.data());
             std::printf("  decode: %s for the instance (estimate)\n", rate(best.decode_tokens_per_second).c_str());
