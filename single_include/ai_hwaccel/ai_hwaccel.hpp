@@ -12594,7 +12594,15 @@ inline void match_catalogue(accelerator_profile& p) {
     const auto by_id = find_devices_by_pci(info(vendor::nvidia).vendor_id, p.pci_device_id);
     if (by_id.size() == 1) spec = by_id[0];
     if (!spec && !p.name.empty()) spec = find_device(p.name);
-    if (spec && spec->kind == device_kind::cuda_gpu) p.apply_spec(*spec);
+    if (spec && spec->kind == device_kind::cuda_gpu) {
+        p.apply_spec(*spec);
+    } else if (!spec && p.name.view().ends_with("(nvgpu)")) {
+        // nvgpu, the integrated GPU driver of Jetson modules, names its GPU after the chip
+        // ("Orin (nvgpu)") and reports no memory: the GPU shares the module's. No row
+        // describes it (the modules of one chip differ in clocks and bus width), but the
+        // sharing is known, and with it the memory (cuda.hpp's size_shared_memory).
+        p.unified_memory = true;
+    }
 }
 
 inline accelerator_profile blank_gpu(std::uint32_t index) {
