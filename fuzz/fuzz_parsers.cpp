@@ -125,6 +125,7 @@ const entry parsers[] = {
      }},
     {"nvidia.parse_nvidia_smi_nvlink_status", [](string_view t) { consume(ah::parse_nvidia_smi_nvlink_status(t)); }},
     {"nvidia.parse_nvidia_proc_information", [](string_view t) { consume(ah::parse_nvidia_proc_information(t)); }},
+    {"nvidia.jetson_module_gpu", [](string_view t) { consume(ah::jetson_module_gpu(t)); }},
 #endif
 #if AI_HWACCEL_BACKEND_ROCM
     {"amd.parse_kfd_node_properties", [](string_view t) { consume(ah::parse_kfd_node_properties(t)); }},

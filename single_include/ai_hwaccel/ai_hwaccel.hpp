@@ -6191,22 +6191,23 @@ inline constexpr device_spec catalogue_rows[] = {
 //
 // One row per NVIDIA GPU as a CUDA backend reports it, Pascal P100 to Blackwell: Tesla
 // P100/V100/T4, A2x/A30/A40/A100, L4/L40/L40S, H100/H200/GH200, B200/GB200/B300 (per GPU),
-// Quadro RTX, RTX A-series, RTX Ada and RTX PRO Blackwell workstation boards, GB10, TITAN V/RTX
-// and GeForce RTX 20/30/40/50 desktop cards. Units: memory in binary GiB (a "24 GB" card
-// is 24 GiB; "141 GB" of HBM3e is 141 GiB), bandwidth in decimal GB/s as the spec sheet
-// prints it, throughput as DENSE TFLOPS/TOPS (data-centre sheets print sparse figures with
-// an asterisk; those are halved here). fp32 is the non-tensor (shader) rate. For Volta and
-// later data-centre parts fp64 is the FP64 tensor-core rate where NVIDIA quotes one (A100
-// 19.5, H100 SXM 67; vector FP64 is half of it on Ampere/Hopper); elsewhere it is vector
-// FP64. bf16/tf32 are 0 before Ampere, fp8 only from Ada/Hopper on, fp6/fp4 only on
-// Blackwell. Links: NVLink totals per GPU, both directions summed, as NVIDIA quotes them
-// (bridged PCIe boards carry the bridge's figure); interconnect_kind::pcie with bandwidth 0
-// for boards without NVLink. link_domain: 2 for boards an NVLink bridge pairs (GeForce,
-// Quadro and RTX A boards, A30, A40, A100 PCIe, H100 PCIe and NVL), 4 for the H200 NVL
-// (NVIDIA's H200 page: 2- or 4-way bridges) and for P100/V100 SXM2 (DGX-1's hybrid cube
-// mesh of eight, in which only each quad is fully connected), 8 for the HGX boards'
-// NVSwitch (H100, H200, B200 and B300 SXM), 16 for A100 SXM (two HGX A100 boards of eight
-// joined back to back by their NVSwitches, as NVIDIA's introduction of HGX A100 describes,
+// Quadro RTX, RTX A-series, RTX Ada and RTX PRO Blackwell workstation boards, GB10, the
+// Jetson Orin modules, TITAN V/RTX and GeForce RTX 20/30/40/50 desktop cards. Units: memory
+// in binary GiB (a "24 GB" card is 24 GiB; "141 GB" of HBM3e is 141 GiB), bandwidth in
+// decimal GB/s as the spec sheet prints it, throughput as DENSE TFLOPS/TOPS (data-centre
+// sheets print sparse figures with an asterisk; those are halved here). fp32 is the
+// non-tensor (shader) rate. For Volta and later data-centre parts fp64 is the FP64
+// tensor-core rate where NVIDIA quotes one (A100 19.5, H100 SXM 67; vector FP64 is half of
+// it on Ampere/Hopper); elsewhere it is vector FP64. bf16/tf32 are 0 before Ampere, fp8
+// only from Ada/Hopper on, fp6/fp4 only on Blackwell. Links: NVLink totals per GPU, both
+// directions summed, as NVIDIA quotes them (bridged PCIe boards carry the bridge's figure);
+// interconnect_kind::pcie with bandwidth 0 for boards without NVLink. link_domain: 2 for
+// boards an NVLink bridge pairs (GeForce, Quadro and RTX A boards, A30, A40, A100 PCIe,
+// H100 PCIe and NVL), 4 for the H200 NVL (NVIDIA's H200 page: 2- or 4-way bridges) and for
+// P100/V100 SXM2 (DGX-1's hybrid cube mesh of eight, in which only each quad is fully
+// connected), 8 for the HGX boards' NVSwitch (H100, H200, B200 and B300 SXM), 16 for A100
+// SXM (two HGX A100 boards of eight joined back to back by their NVSwitches, as NVIDIA's
+// introduction of HGX A100 describes,
 // https://developer.nvidia.com/blog/introducing-hgx-a100-most-powerful-accelerated-server-
 // platform-for-ai-hpc/, and as in Google Cloud's a2-megagpu-16g), 72 for
 // GB200 (one NVL72 rack). GH200's is left unknown: its 900 GB/s NVLink-C2C joins it to
@@ -6228,7 +6229,8 @@ inline constexpr device_spec catalogue_rows[] = {
 // architecture's ratios (RTX A: sparse FP16; RTX Ada: sparse FP8; RTX PRO: sparse FP4), with
 // FP32 accumulate assumed full rate. Rows left out for want of a checkable public source:
 // A2, A16, Quadro GV100, Quadro RTX 5000, RTX A4500/A5500, RTX 4500/5000 Ada, H800, H20,
-// L20, B100, GB300, GH200 144GB HBM3e, Jetson and laptop GPUs.
+// L20, B100, GB300, GH200 144GB HBM3e, Jetson Thor and the Jetsons before Orin, and laptop
+// GPUs.
 //
 // Rows of ai_hwaccel::device_catalogue: this file is included inside the array
 // initializer in core/catalogue.hpp and is not a header of its own.
@@ -6809,6 +6811,73 @@ inline constexpr device_spec catalogue_rows[] = {
      .link = interconnect_kind::pcie,
      .arch = "12.1", .compute_units = 48, .year = 2025,
      .source = "https://www.nvidia.com/en-us/products/workstations/dgx-spark/"},
+    // ---- Jetson Orin modules (Ampere, compute capability 8.7)
+    // The GPU shares the module's LPDDR5 with the CPU. nvgpu, the Jetson GPU driver, names it
+    // "Orin (nvgpu)" for every module and reports no memory: detect/cuda.hpp tells the
+    // modules apart by the part number in the device tree's root `compatible` (p3701-0004
+    // and -0005, p3767-0000 to -0005) and gives the GPU the host's memory. Figures are the
+    // modules' data-sheet modes (NVIDIA's Jetson Orin page): GPU clock, SMs (128 CUDA
+    // cores and 4 tensor cores each) and bus. JetPack 6.2's "Super" modes raise the Orin NX
+    // and Nano GPU clocks (to 1173 and 1020 MHz) and the Nano's memory (to 102 and 51 GB/s);
+    // those modes are a power setting the rows cannot see, so they are not assumed. Peaks are
+    // SMs x clock x Ampere's dense per-SM rates (FP32 256, TF32 1024, FP16/BF16 2048, INT8
+    // 4096 per clock), which give NVIDIA's GPU figures: AGX Orin 64GB 5.3 FP32 TFLOPS and 170
+    // sparse INT8 TOPS, Orin Nano 20 and 10 dense INT8 TOPS. FP64 and INT4 are not published:
+    // 0. Power: the top of each module's power range.
+    {.name = "NVIDIA Jetson AGX Orin 64GB",
+     .aliases = {"Jetson AGX Orin 64GB", "AGX Orin 64GB"},
+     .maker = vendor::nvidia, .kind = device_kind::cuda_gpu,
+     .memory = memory_type::unified,
+     .memory_bandwidth_gbps = 204.8,
+     .peak = {.fp32 = 5.3, .tf32 = 21.3, .bf16 = 42.6, .fp16 = 42.6, .int8 = 85.2},
+     .power_watts = 60,
+     .arch = "8.7", .compute_units = 16, .year = 2022,
+     .source = "https://www.nvidia.com/en-us/autonomous-machines/embedded-systems/jetson-orin/"},
+    {.name = "NVIDIA Jetson AGX Orin 32GB",
+     .aliases = {"Jetson AGX Orin 32GB", "AGX Orin 32GB"},
+     .maker = vendor::nvidia, .kind = device_kind::cuda_gpu,
+     .memory = memory_type::unified,
+     .memory_bandwidth_gbps = 204.8,
+     .peak = {.fp32 = 3.33, .tf32 = 13.3, .bf16 = 26.7, .fp16 = 26.7, .int8 = 53.3},
+     .power_watts = 40,
+     .arch = "8.7", .compute_units = 14, .year = 2022,
+     .source = "https://www.nvidia.com/en-us/autonomous-machines/embedded-systems/jetson-orin/"},
+    {.name = "NVIDIA Jetson Orin NX 16GB",
+     .aliases = {"Jetson Orin NX 16GB", "Orin NX 16GB"},
+     .maker = vendor::nvidia, .kind = device_kind::cuda_gpu,
+     .memory = memory_type::unified,
+     .memory_bandwidth_gbps = 102.4,
+     .peak = {.fp32 = 1.88, .tf32 = 7.5, .bf16 = 15.0, .fp16 = 15.0, .int8 = 30.1},
+     .power_watts = 25,
+     .arch = "8.7", .compute_units = 8, .year = 2023,
+     .source = "https://www.nvidia.com/en-us/autonomous-machines/embedded-systems/jetson-orin/"},
+    {.name = "NVIDIA Jetson Orin NX 8GB",
+     .aliases = {"Jetson Orin NX 8GB", "Orin NX 8GB"},
+     .maker = vendor::nvidia, .kind = device_kind::cuda_gpu,
+     .memory = memory_type::unified,
+     .memory_bandwidth_gbps = 102.4,
+     .peak = {.fp32 = 1.57, .tf32 = 6.3, .bf16 = 12.5, .fp16 = 12.5, .int8 = 25.1},
+     .power_watts = 20,
+     .arch = "8.7", .compute_units = 8, .year = 2023,
+     .source = "https://www.nvidia.com/en-us/autonomous-machines/embedded-systems/jetson-orin/"},
+    {.name = "NVIDIA Jetson Orin Nano 8GB",
+     .aliases = {"Jetson Orin Nano 8GB", "Orin Nano 8GB", "Jetson Orin Nano"},
+     .maker = vendor::nvidia, .kind = device_kind::cuda_gpu,
+     .memory = memory_type::unified,
+     .memory_bandwidth_gbps = 68,
+     .peak = {.fp32 = 1.28, .tf32 = 5.1, .bf16 = 10.2, .fp16 = 10.2, .int8 = 20.5},
+     .power_watts = 15,
+     .arch = "8.7", .compute_units = 8, .year = 2023,
+     .source = "https://www.nvidia.com/en-us/autonomous-machines/embedded-systems/jetson-orin/"},
+    {.name = "NVIDIA Jetson Orin Nano 4GB",
+     .aliases = {"Jetson Orin Nano 4GB", "Orin Nano 4GB"},
+     .maker = vendor::nvidia, .kind = device_kind::cuda_gpu,
+     .memory = memory_type::unified,
+     .memory_bandwidth_gbps = 34,
+     .peak = {.fp32 = 0.64, .tf32 = 2.56, .bf16 = 5.1, .fp16 = 5.1, .int8 = 10.2},
+     .power_watts = 10,
+     .arch = "8.7", .compute_units = 4, .year = 2023,
+     .source = "https://www.nvidia.com/en-us/autonomous-machines/embedded-systems/jetson-orin/"},
     // ---- GeForce and TITAN (Volta, Turing)
     // TITAN V: tensor figure is NVIDIA's published 110 TFLOPS (lower than SMs x boost x
     // 1024); FP64 and other figures TechPowerUp.
@@ -12753,6 +12822,37 @@ inline void problems_to_warnings(const std::vector<parse_problem>& problems, std
 }
 } // namespace detail::nvidia
 
+/// The catalogue row of the GPU of the Jetson module a device tree's root `compatible`
+/// names: NUL-separated strings, the board's first ("nvidia,p3768-0000+p3767-0005": carrier
+/// board + module), then the module's and the chip's ("nvidia,p3767-0005",
+/// "nvidia,tegra234"). Module part numbers as NVIDIA's board support package names them:
+/// p3701-0004 and -0005 the Jetson AGX Orin 32GB and 64GB; p3767-0000 and -0001 the Orin NX
+/// 16GB and 8GB; p3767-0003 and -0004 the Orin Nano 8GB and 4GB, -0005 the Nano 8GB of the
+/// developer kit. nullptr for anything else (another board, or a module with no row).
+constexpr const device_spec* jetson_module_gpu(std::string_view compatible) noexcept {
+    constexpr std::pair<std::string_view, std::string_view> modules[] = {
+        {"p3701-0004", "NVIDIA Jetson AGX Orin 32GB"}, {"p3701-0005", "NVIDIA Jetson AGX Orin 64GB"},
+        {"p3767-0000", "NVIDIA Jetson Orin NX 16GB"},  {"p3767-0001", "NVIDIA Jetson Orin NX 8GB"},
+        {"p3767-0003", "NVIDIA Jetson Orin Nano 8GB"}, {"p3767-0004", "NVIDIA Jetson Orin Nano 4GB"},
+        {"p3767-0005", "NVIDIA Jetson Orin Nano 8GB"},
+    };
+    while (!compatible.empty()) {
+        const auto nul = compatible.find('\0');
+        std::string_view entry = compatible.substr(0, nul);
+        compatible = nul == std::string_view::npos ? std::string_view{} : compatible.substr(nul + 1);
+        if (!entry.starts_with("nvidia,")) continue;
+        entry.remove_prefix(7);
+        while (!entry.empty()) { // carrier+module: each part
+            const auto plus = entry.find('+');
+            const auto part = entry.substr(0, plus);
+            entry = plus == std::string_view::npos ? std::string_view{} : entry.substr(plus + 1);
+            for (const auto& [number, row] : modules)
+                if (part == number) return find_device(row);
+        }
+    }
+    return nullptr;
+}
+
 /// The one nvidia-smi run the CUDA probe makes.
 inline tool_request nvidia_smi_query_request() {
     using namespace std::chrono_literals;
@@ -14248,6 +14348,27 @@ void size_shared_memory(const S& sys, probe_output& out) {
     }
 }
 
+// nvgpu names a Jetson's GPU after its chip ("Orin (nvgpu)"), the same for every module of
+// it: the module, and so the catalogue row, is the one the device tree's root `compatible`
+// names (jetson_module_gpu), read only when such a GPU is found.
+template <system_view S>
+void identify_jetson(const S& sys, probe_output& out) {
+    std::optional<const device_spec*> spec; // looked up for the first such GPU
+    for (auto& d : out.devices) {
+        if (d.spec || !d.name.view().ends_with("(nvgpu)")) continue;
+        if (!spec) {
+            spec = nullptr;
+            for (const char* path : {"/sys/firmware/devicetree/base/compatible", "/proc/device-tree/compatible"}) {
+                const file_read r = sys.read_file(path, 4096);
+                if (!r.ok()) continue;
+                spec = jetson_module_gpu(r.data);
+                break;
+            }
+        }
+        if (*spec) d.apply_spec(**spec);
+    }
+}
+
 // MIG: the instances become the devices CUDA sees; their parents stay listed, unavailable.
 template <system_view S>
 void add_mig_instances(const S& sys, probe_output& out) {
@@ -14357,6 +14478,7 @@ struct cuda_probe {
                 if (r.status == nvml_status::ok && !r.mig_enabled) {
                     out.devices = std::move(r.devices);
                     out.warnings = std::move(r.warnings);
+                    detail::nvidia::identify_jetson(sys, out);
                     detail::nvidia::size_shared_memory(sys, out);
                     detail::nvidia::add_topology(sys, out);
                     return out;
@@ -14367,6 +14489,7 @@ struct cuda_probe {
 #endif
         bool mig = false;
         const bool listed = query_nvidia_smi(sys, out, mig);
+        detail::nvidia::identify_jetson(sys, out);
         detail::nvidia::size_shared_memory(sys, out);
         if (!listed) return out;
         if (mig) detail::nvidia::add_mig_instances(sys, out);

@@ -46,23 +46,9 @@ copy $m proc/self/cgroup container/proc-self-cgroup_cgroup-v1_kunpeng920_user-se
 for f in "$real"/dmi/sys-class-dmi-id_128arm-2pa2n8cluster4co/*; do
   copy $m "sys/class/dmi/id/$(basename "$f")" "dmi/sys-class-dmi-id_128arm-2pa2n8cluster4co/$(basename "$f")"
 done
-cpuinfo=""
-for ((c = 0; c < 128; c++)); do
-  cpuinfo+="processor	: $c
-BogoMIPS	: 200.00
-Features	: fp asimd evtstrm aes pmull sha1 sha2 crc32 atomics fphp asimdhp cpuid asimdrdm jscvt fcma dcpop asimddp asimdfhm
-CPU implementer	: 0x48
-CPU architecture: 8
-CPU variant	: 0x1
-CPU part	: 0xd01
-CPU revision	: 0
-
-"
-  put $m sys/devices/system/cpu/cpu$c/topology/physical_package_id "$((c / 64))"$'\n'
-  put $m sys/devices/system/cpu/cpu$c/topology/core_id "$((c % 64))"$'\n'
-done
-put $m proc/cpuinfo "$cpuinfo"
-put $m sys/devices/system/cpu/online $'0-127\n'
+# shellcheck disable=SC2046 # 128 words, one part number per CPU
+arm_cpus $m 0x48 0x1 0 200.00 "fp asimd evtstrm aes pmull sha1 sha2 crc32 atomics fphp asimdhp cpuid asimdrdm jscvt fcma dcpop asimddp asimdfhm" \
+  64 $(printf '0xd01 %.0s' {1..128})
 put $m proc/self/status $'Name:\tbash\nCpus_allowed_list:\t0-127\n'
 # MemTotal 527031224 kB split over four nodes (two per socket).
 n=0

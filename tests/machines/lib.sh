@@ -43,6 +43,29 @@ Node $s MemFree:        $((total / sockets - 20971520)) kB
     put $m sys/devices/system/node/node$s/cpulist "$((s * cores))-$((s * cores + cores - 1))"$'\n'
   done
 }
+# Arm CPUs as arm64 /proc/cpuinfo lists them (no model name: the kernel prints none), their
+# package and core ids, and the online list. Hand-made.
+arm_cpus() { # machine, implementer, variant, revision, BogoMIPS, Features, cores per package, each CPU's part…
+  local m=$1 impl=$2 variant=$3 rev=$4 bogo=$5 features=$6 per=$7 c=0 part cpuinfo=""
+  shift 7
+  for part in "$@"; do
+    cpuinfo+="processor	: $c
+BogoMIPS	: $bogo
+Features	: $features
+CPU implementer	: $impl
+CPU architecture: 8
+CPU variant	: $variant
+CPU part	: $part
+CPU revision	: $rev
+
+"
+    put $m sys/devices/system/cpu/cpu$c/topology/physical_package_id "$((c / per))"$'\n'
+    put $m sys/devices/system/cpu/cpu$c/topology/core_id "$((c % per))"$'\n'
+    c=$((c + 1))
+  done
+  put $m proc/cpuinfo "$cpuinfo"
+  put $m sys/devices/system/cpu/online "0-$((c - 1))"$'\n'
+}
 # One PCI function under sys/bus/pci/devices. Hand-made.
 pci_fn() { # machine, address, class, vendor, device, link GT/s, width, numa, driver
   local d=sys/bus/pci/devices/$2

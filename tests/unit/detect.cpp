@@ -1,5 +1,7 @@
 #include "ai_hwaccel/detect/detect.hpp"
 #include "ai_hwaccel/io/json.hpp"
+#include "ai_hwaccel/plan/models.hpp"
+#include "ai_hwaccel/plan/shard.hpp"
 
 #include "fixtures.hpp"
 
@@ -493,6 +495,36 @@ TEST_CASE("fixture machine: a DGX Spark, whose GB10 shares the system's memory")
 }
 #endif
 
+#if AI_HWACCEL_BACKEND_CUDA
+TEST_CASE("fixture machine: a Jetson Orin Nano developer kit, its GPU told apart by the device tree") {
+    const auto reg = ah::detect(machine("handmade-jetson-orin-nano-devkit"));
+    INFO(test::warnings_text(reg.warnings()));
+    CHECK(reg.warnings().empty());
+    REQUIRE(reg.size() == 2);
+    const auto& gpu = reg.all()[1];
+    CHECK(gpu.kind == ah::device_kind::cuda_gpu);
+    CHECK(gpu.name.view() == "Orin (nvgpu)"); // every Orin module's GPU is named so
+    REQUIRE(gpu.spec != nullptr);
+    CHECK(gpu.spec->name == "NVIDIA Jetson Orin Nano 8GB"); // module p3767-0005
+    CHECK(gpu.unified_memory);
+    CHECK(*gpu.memory_bytes == 7650336ull * 1024);
+    CHECK(gpu.memory_bytes.from == ah::origin::sysfs);
+    CHECK(*gpu.memory_free_bytes == 5123456ull * 1024);
+    CHECK(*gpu.memory_bandwidth_gbps == 68);
+    CHECK(gpu.arch.view() == "8.7");
+    CHECK_FALSE(gpu.pci);
+    // One pool, counted once.
+    CHECK(reg.total_memory() == 7650336ull * 1024);
+    CHECK(reg.host().cpu.cores == 6);
+    // A model that fits is planned on the GPU, with a speed (the row gives the bandwidth).
+    const auto plan = ah::plan_sharding(reg.all(), reg.system().interconnects, *ah::find_model("llama-3.2-3b"),
+                                        ah::quant_format::q4_k_m);
+    CHECK(plan.fits);
+    CHECK(plan.kind == ah::device_kind::cuda_gpu);
+    CHECK(plan.decode_tokens_per_second > 0);
+}
+#endif
+
 #if AI_HWACCEL_BACKEND_VULKAN
 TEST_CASE("fixture machine: a laptop whose only Vulkan device is llvmpipe") {
     const auto reg = ah::detect(machine("handmade-laptop-llvmpipe-only"));
@@ -602,7 +634,7 @@ TEST_CASE("fixture machines: the registry equals the reviewed expected.json") {
     std::vector<std::string> names;
     for (const auto& e : std::filesystem::directory_iterator(AI_HWACCEL_MACHINES_DIR))
         if (test::is_fixture_machine(e)) names.push_back(e.path().filename().string());
-    CHECK(names.size() >= 16);
+    CHECK(names.size() >= 17);
     for (const auto& name : names) {
         CAPTURE(name);
         const auto text = test::read_file(std::string(AI_HWACCEL_MACHINES_DIR) + "/" + name + "/expected.json");

@@ -189,24 +189,40 @@ TEST_CASE("cuda_probe: a GPU sharing the system's memory is given the host's") {
         CHECK_FALSE(out.devices[0].memory_bytes.has_value());
         CHECK(out.devices[0].unified_memory);
     }
-    SUBCASE("a Jetson's integrated GPU (nvgpu) shares the module's memory, with no row") {
+    SUBCASE("a Jetson's integrated GPU (nvgpu): the module from the device tree, the memory shared") {
         // JetPack 6's nvidia-smi names an Orin's GPU "Orin (nvgpu)" and prints "[N/A]" for
         // its memory (public reports of it, e.g. vllm-cli pull request 11); the rest of this
         // row is hand-made (compute capability 8.7, driver 540.4.0 as JetPack 6.1 reports).
-        test::scratch_dir dir;
-        replay(dir, {{query_command, "0, [N/A], Orin (nvgpu), [N/A], [N/A], [N/A], [N/A], [N/A], 8.7, 540.4.0, "
-                                     "[N/A], [N/A], [N/A], [N/A], [N/A], [N/A], [N/A], [N/A], [N/A], [N/A]\n"}});
-        dir.write("proc/meminfo", *meminfo);
-        const auto out = ah::cuda_probe{}.probe(ah::host_system(dir.path().string()));
-        INFO(test::warnings_text(out.warnings));
-        REQUIRE(out.devices.size() == 1);
-        const auto& d = out.devices[0];
-        CHECK(d.name.view() == "Orin (nvgpu)");
-        CHECK(d.spec == nullptr);
-        CHECK(d.unified_memory);
-        CHECK(d.memory_bytes.value_or(0) == 527031224ull * 1024);
-        CHECK(d.memory_free_bytes.value_or(0) == 478155232ull * 1024);
-        CHECK_FALSE(d.memory_bandwidth_gbps.has_value());
+        // The device tree's root compatible is the Orin Nano developer kit's.
+        const std::string orin = "0, [N/A], Orin (nvgpu), [N/A], [N/A], [N/A], [N/A], [N/A], 8.7, 540.4.0, "
+                                 "[N/A], [N/A], [N/A], [N/A], [N/A], [N/A], [N/A], [N/A], [N/A], [N/A]\n";
+        using namespace std::string_literals;
+        const auto compatible = "nvidia,p3768-0000+p3767-0005\0nvidia,p3767-0005\0nvidia,tegra234\0"s;
+        for (const char* dt : {"sys/firmware/devicetree/base/compatible", "proc/device-tree/compatible", ""}) {
+            CAPTURE(dt);
+            test::scratch_dir dir;
+            replay(dir, {{query_command, orin}});
+            dir.write("proc/meminfo", *meminfo);
+            if (*dt) dir.write(dt, compatible);
+            const auto out = ah::cuda_probe{}.probe(ah::host_system(dir.path().string()));
+            INFO(test::warnings_text(out.warnings));
+            REQUIRE(out.devices.size() == 1);
+            const auto& d = out.devices[0];
+            CHECK(d.name.view() == "Orin (nvgpu)");
+            CHECK(d.unified_memory);
+            CHECK(d.memory_bytes.value_or(0) == 527031224ull * 1024);
+            CHECK(d.memory_free_bytes.value_or(0) == 478155232ull * 1024);
+            if (*dt) { // the module's row: its bandwidth and peaks
+                REQUIRE(d.spec != nullptr);
+                CHECK(d.spec->name == "NVIDIA Jetson Orin Nano 8GB");
+                CHECK(d.memory_bandwidth_gbps.value_or(0) == 68);
+                CHECK(d.memory_bandwidth_gbps.from == ah::origin::catalogue);
+                CHECK(d.peak.int8 == doctest::Approx(20.5));
+            } else { // no device tree: the sharing alone is known
+                CHECK(d.spec == nullptr);
+                CHECK_FALSE(d.memory_bandwidth_gbps.has_value());
+            }
+        }
     }
     SUBCASE("a GPU with memory of its own is left as nvidia-smi says") {
         test::scratch_dir dir;

@@ -229,6 +229,45 @@ TEST_CASE("parse_nvidia_smi_query_csv: a B300 is matched to its catalogue row, i
     CHECK(d.peak.fp4 > d.peak.fp8);
 }
 
+// The root `compatible` of Jetson boards, in the shape the kernel exposes it (NUL-separated,
+// ending in a NUL): carrier+module, module, chip, as jetson-stats' module table and the Orin
+// Nano developer kit's device tree (tegra234-p3768-0000+p3767-0005) name them.
+TEST_CASE("jetson_module_gpu: the module's row from the device tree's compatible") {
+    using namespace std::string_view_literals;
+    const auto row = [](std::string_view compatible) {
+        const auto* s = ah::jetson_module_gpu(compatible);
+        return s ? std::string(s->name) : std::string("(none)");
+    };
+    CHECK(row("nvidia,p3768-0000+p3767-0005\0nvidia,p3767-0005\0nvidia,tegra234\0"sv) == "NVIDIA Jetson Orin Nano 8GB");
+    CHECK(row("nvidia,p3737-0000+p3701-0005\0nvidia,p3701-0005\0nvidia,tegra234\0"sv) ==
+          "NVIDIA Jetson AGX Orin 64GB");
+    CHECK(row("nvidia,p3737-0000+p3701-0004\0nvidia,tegra234\0"sv) == "NVIDIA Jetson AGX Orin 32GB");
+    CHECK(row("nvidia,p3768-0000+p3767-0000\0nvidia,tegra234\0"sv) == "NVIDIA Jetson Orin NX 16GB");
+    CHECK(row("nvidia,p3767-0001\0"sv) == "NVIDIA Jetson Orin NX 8GB");
+    CHECK(row("nvidia,p3767-0003"sv) == "NVIDIA Jetson Orin Nano 8GB");
+    CHECK(row("nvidia,p3768-0000+p3767-0004\0nvidia,tegra234\0"sv) == "NVIDIA Jetson Orin Nano 4GB");
+    // Every module's row is an Orin GPU sharing the module's memory, with a bandwidth.
+    for (auto part : {"p3701-0004", "p3701-0005", "p3767-0000", "p3767-0001", "p3767-0003", "p3767-0004", "p3767-0005"}) {
+        const auto* s = ah::jetson_module_gpu("nvidia," + std::string(part));
+        REQUIRE(s != nullptr);
+        CHECK(s->kind == ah::device_kind::cuda_gpu);
+        CHECK(s->memory == ah::memory_type::unified);
+        CHECK(s->memory_bandwidth_gbps > 0);
+        CHECK(s->arch == "8.7");
+    }
+    // Modules without a row, other boards, the chip alone, and malformed text: none.
+    CHECK(row("nvidia,p3740-0002+p3701-0008\0nvidia,p3701-0008\0nvidia,tegra234\0"sv) == "(none)");
+    CHECK(row("nvidia,tegra234\0"sv) == "(none)");
+    CHECK(row("raspberrypi,5-model-b\0brcm,bcm2712\0"sv) == "(none)");
+    CHECK(row("acme,p3767-0005\0"sv) == "(none)"); // not NVIDIA's
+    CHECK(row("nvidia,p3767-00050\0"sv) == "(none)");
+    CHECK(row(""sv) == "(none)");
+    CHECK(row("\0\0\0"sv) == "(none)");
+    CHECK(row("nvidia,\0nvidia,+\0nvidia,++p3767\0"sv) == "(none)");
+    CHECK(row("nvidia,+p3767-0004+"sv) == "NVIDIA Jetson Orin Nano 4GB");
+    static_assert(ah::jetson_module_gpu("nvidia,p3701-0005") == ah::find_device("NVIDIA Jetson AGX Orin 64GB"));
+}
+
 TEST_CASE("parse_nvidia_smi_query_csv: units, unavailable values, header detection (hand-made)") {
     SUBCASE("values with units are read like values without") {
         const auto r = ah::parse_nvidia_smi_query_csv(

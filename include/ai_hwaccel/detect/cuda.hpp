@@ -81,6 +81,27 @@ void size_shared_memory(const S& sys, probe_output& out) {
     }
 }
 
+// nvgpu names a Jetson's GPU after its chip ("Orin (nvgpu)"), the same for every module of
+// it: the module, and so the catalogue row, is the one the device tree's root `compatible`
+// names (jetson_module_gpu), read only when such a GPU is found.
+template <system_view S>
+void identify_jetson(const S& sys, probe_output& out) {
+    std::optional<const device_spec*> spec; // looked up for the first such GPU
+    for (auto& d : out.devices) {
+        if (d.spec || !d.name.view().ends_with("(nvgpu)")) continue;
+        if (!spec) {
+            spec = nullptr;
+            for (const char* path : {"/sys/firmware/devicetree/base/compatible", "/proc/device-tree/compatible"}) {
+                const file_read r = sys.read_file(path, 4096);
+                if (!r.ok()) continue;
+                spec = jetson_module_gpu(r.data);
+                break;
+            }
+        }
+        if (*spec) d.apply_spec(**spec);
+    }
+}
+
 // MIG: the instances become the devices CUDA sees; their parents stay listed, unavailable.
 template <system_view S>
 void add_mig_instances(const S& sys, probe_output& out) {
@@ -190,6 +211,7 @@ struct cuda_probe {
                 if (r.status == nvml_status::ok && !r.mig_enabled) {
                     out.devices = std::move(r.devices);
                     out.warnings = std::move(r.warnings);
+                    detail::nvidia::identify_jetson(sys, out);
                     detail::nvidia::size_shared_memory(sys, out);
                     detail::nvidia::add_topology(sys, out);
                     return out;
@@ -200,6 +222,7 @@ struct cuda_probe {
 #endif
         bool mig = false;
         const bool listed = query_nvidia_smi(sys, out, mig);
+        detail::nvidia::identify_jetson(sys, out);
         detail::nvidia::size_shared_memory(sys, out);
         if (!listed) return out;
         if (mig) detail::nvidia::add_mig_instances(sys, out);

@@ -491,6 +491,37 @@ inline void problems_to_warnings(const std::vector<parse_problem>& problems, std
 }
 } // namespace detail::nvidia
 
+/// The catalogue row of the GPU of the Jetson module a device tree's root `compatible`
+/// names: NUL-separated strings, the board's first ("nvidia,p3768-0000+p3767-0005": carrier
+/// board + module), then the module's and the chip's ("nvidia,p3767-0005",
+/// "nvidia,tegra234"). Module part numbers as NVIDIA's board support package names them:
+/// p3701-0004 and -0005 the Jetson AGX Orin 32GB and 64GB; p3767-0000 and -0001 the Orin NX
+/// 16GB and 8GB; p3767-0003 and -0004 the Orin Nano 8GB and 4GB, -0005 the Nano 8GB of the
+/// developer kit. nullptr for anything else (another board, or a module with no row).
+constexpr const device_spec* jetson_module_gpu(std::string_view compatible) noexcept {
+    constexpr std::pair<std::string_view, std::string_view> modules[] = {
+        {"p3701-0004", "NVIDIA Jetson AGX Orin 32GB"}, {"p3701-0005", "NVIDIA Jetson AGX Orin 64GB"},
+        {"p3767-0000", "NVIDIA Jetson Orin NX 16GB"},  {"p3767-0001", "NVIDIA Jetson Orin NX 8GB"},
+        {"p3767-0003", "NVIDIA Jetson Orin Nano 8GB"}, {"p3767-0004", "NVIDIA Jetson Orin Nano 4GB"},
+        {"p3767-0005", "NVIDIA Jetson Orin Nano 8GB"},
+    };
+    while (!compatible.empty()) {
+        const auto nul = compatible.find('\0');
+        std::string_view entry = compatible.substr(0, nul);
+        compatible = nul == std::string_view::npos ? std::string_view{} : compatible.substr(nul + 1);
+        if (!entry.starts_with("nvidia,")) continue;
+        entry.remove_prefix(7);
+        while (!entry.empty()) { // carrier+module: each part
+            const auto plus = entry.find('+');
+            const auto part = entry.substr(0, plus);
+            entry = plus == std::string_view::npos ? std::string_view{} : entry.substr(plus + 1);
+            for (const auto& [number, row] : modules)
+                if (part == number) return find_device(row);
+        }
+    }
+    return nullptr;
+}
+
 /// The one nvidia-smi run the CUDA probe makes.
 inline tool_request nvidia_smi_query_request() {
     using namespace std::chrono_literals;

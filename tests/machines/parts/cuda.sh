@@ -14,24 +14,8 @@ copy $m proc/self/cgroup container/proc-self-cgroup_cgroup-v2_dgx-spark_user-ses
 # Hand-made: the 20 cores NVIDIA's porting guide describes, two clusters of five Cortex-X925
 # (part 0xd85) and five Cortex-A725 (0xd87), as arm64 /proc/cpuinfo lists them (no model
 # name; the kernel's Armv9.2 feature words).
-cpuinfo=""
-for ((c = 0; c < 20; c++)); do
-  if (( c % 10 < 5 )); then part=0xd85; else part=0xd87; fi
-  cpuinfo+="processor	: $c
-BogoMIPS	: 2000.00
-Features	: fp asimd evtstrm aes pmull sha1 sha2 crc32 atomics fphp asimdhp cpuid asimdrdm jscvt fcma lrcpc dcpop sha3 sm3 sm4 asimddp sha512 sve asimdfhm dit uscat ilrcpc flagm sb paca pacg dcpodp sve2 sveaes svepmull svebitperm svesha3 svesm4 flagm2 frint svei8mm svebf16 i8mm bf16 dgh bti
-CPU implementer	: 0x41
-CPU architecture: 8
-CPU variant	: 0x0
-CPU part	: $part
-CPU revision	: 1
-
-"
-  put $m sys/devices/system/cpu/cpu$c/topology/physical_package_id $'0\n'
-  put $m sys/devices/system/cpu/cpu$c/topology/core_id "$c"$'\n'
-done
-put $m proc/cpuinfo "$cpuinfo"
-put $m sys/devices/system/cpu/online $'0-19\n'
+arm_cpus $m 0x41 0x0 1 2000.00 "fp asimd evtstrm aes pmull sha1 sha2 crc32 atomics fphp asimdhp cpuid asimdrdm jscvt fcma lrcpc dcpop sha3 sm3 sm4 asimddp sha512 sve asimdfhm dit uscat ilrcpc flagm sb paca pacg dcpodp sve2 sveaes svepmull svebitperm svesha3 svesm4 flagm2 frint svei8mm svebf16 i8mm bf16 dgh bti" \
+  20 0xd85 0xd85 0xd85 0xd85 0xd85 0xd87 0xd87 0xd87 0xd87 0xd87 0xd85 0xd85 0xd85 0xd85 0xd85 0xd87 0xd87 0xd87 0xd87 0xd87
 put $m proc/self/status $'Name:\tai-hwaccel\nCpus_allowed_list:\t0-19\n'
 # Hand-made: 128 GiB of LPDDR5x less what the firmware keeps, one NUMA node.
 put $m proc/meminfo $'MemTotal:       131334144 kB\nMemFree:        118901236 kB\nMemAvailable:   121602180 kB\n'
@@ -63,3 +47,30 @@ put $m ai-hwaccel-tools/index "# captured tool outputs (hand-made), see include/
 0	nvidia-smi-query.csv	nvidia-smi --query-gpu=$q --format=csv,noheader,nounits
 "
 put $m ai-hwaccel-tools/nvidia-smi-query.csv $'0, GPU-5b0e7c1d-2a34-4f56-8b78-9c0d1e2f3a4b, NVIDIA GB10, 0000000F:01:00.0, 0x2E1210DE, [N/A], [N/A], [N/A], 12.1, 580.95.05, [N/A], 4.00, 35, 0, [N/A], [N/A], [N/A], [N/A], [N/A], [N/A]\n'
+
+# --- Jetson Orin Nano developer kit: the GPU is the module's, with its memory --------------
+m=handmade-jetson-orin-nano-devkit
+fresh $m
+# Hand-made: the six Cortex-A78AE cores (part 0xd42) of an Orin Nano (the kernel's Armv8.2
+# feature words for that core; BogoMIPS from Orin's 31.25 MHz system timer).
+arm_cpus $m 0x41 0x0 1 62.50 "fp asimd evtstrm aes pmull sha1 sha2 crc32 atomics fphp asimdhp cpuid asimdrdm lrcpc dcpop asimddp uscat ilrcpc flagm paca pacg" \
+  6 0xd42 0xd42 0xd42 0xd42 0xd42 0xd42
+put $m proc/self/status $'Name:\tai-hwaccel\nCpus_allowed_list:\t0-5\n'
+# Hand-made: 8 GB of LPDDR5 less what the firmware and carve-outs keep, one NUMA node.
+put $m proc/meminfo $'MemTotal:        7650336 kB\nMemFree:         4215888 kB\nMemAvailable:    5123456 kB\n'
+put $m sys/devices/system/node/node0/meminfo $'Node 0 MemTotal:        7650336 kB\nNode 0 MemFree:         4215888 kB\n'
+put $m sys/devices/system/node/node0/cpulist $'0-5\n'
+# Hand-made: the device tree's root model and compatible of the developer kit (carrier board
+# p3768-0000, module p3767-0005, chip tegra234), NUL-terminated strings as the kernel
+# exposes them; its device tree source is tegra234-p3768-0000+p3767-0005.
+mkdir -p "$here/$m/sys/firmware/devicetree/base"
+printf 'NVIDIA Jetson Orin Nano Developer Kit\0' > "$here/$m/sys/firmware/devicetree/base/model"
+printf 'nvidia,p3768-0000+p3767-0005\0nvidia,p3767-0005\0nvidia,tegra234\0' \
+  > "$here/$m/sys/firmware/devicetree/base/compatible"
+# nvidia-smi's answer to the CUDA probe's query (hand-made, in the shape JetPack 6's
+# nvidia-smi prints for an Orin: the name "Orin (nvgpu)" and "[N/A]" for memory, PCI and
+# power values; compute capability 8.7, driver 540.4.0 as JetPack 6.1 reports it).
+put $m ai-hwaccel-tools/index "# captured tool outputs (hand-made), see include/ai_hwaccel/detect/system.hpp
+0	nvidia-smi-query.csv	nvidia-smi --query-gpu=$q --format=csv,noheader,nounits
+"
+put $m ai-hwaccel-tools/nvidia-smi-query.csv $'0, GPU-3c6f1a2b-7d84-4e95-a0b1-c2d3e4f5a6b7, Orin (nvgpu), [N/A], [N/A], [N/A], [N/A], [N/A], 8.7, 540.4.0, [N/A], [N/A], 41, 0, [N/A], [N/A], [N/A], [N/A], [N/A], [N/A]\n'
