@@ -14369,6 +14369,21 @@ void identify_jetson(const S& sys, probe_output& out) {
     }
 }
 
+// A Jetson whose software has no nvidia-smi (JetPack 5 and earlier): its GPU is a platform
+// device, gpu.0, that nvgpu drives, never a PCI function. An Orin's (device-tree compatible
+// "nvidia,ga10b") is listed as nvidia-smi would name it; identify_jetson and
+// size_shared_memory then give it its module's row and the memory. Nothing to warn about:
+// nvidia-smi is absent on such systems by design, and the GPU is found without it.
+template <system_view S>
+void add_jetson_gpu(const S& sys, probe_output& out) {
+    const file_read r = sys.read_file("/sys/devices/platform/gpu.0/of_node/compatible", 4096);
+    if (!r.ok() || std::string_view(r.data).substr(0, r.data.find('\0')) != "nvidia,ga10b") return;
+    accelerator_profile p = blank_gpu(0);
+    p.name = "Orin (nvgpu)";
+    p.unified_memory = true;
+    out.devices.push_back(p);
+}
+
 // MIG: the instances become the devices CUDA sees; their parents stay listed, unavailable.
 template <system_view S>
 void add_mig_instances(const S& sys, probe_output& out) {
@@ -14520,6 +14535,7 @@ private:
                         (cards.empty() ? std::string() : "; listed from the driver's files, memory use unknown"),
                     0});
             out.devices = std::move(cards);
+            if (out.devices.empty()) detail::nvidia::add_jetson_gpu(sys, out);
             return false;
         }
         if (!report_tool_result(request, r, backend, out.warnings)) return false;

@@ -6,6 +6,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <string>
 #include <utility>
 #include <vector>
@@ -71,6 +72,32 @@ TEST_CASE("cuda_probe") {
         const auto out = ah::cuda_probe{}.probe(ah::host_system(dir.path().string()));
         CHECK(out.devices.empty());
         CHECK(out.warnings.empty());
+    }
+    SUBCASE("tool absent on a Jetson Orin (JetPack 5): its GPU from the device tree, no warning") {
+        // Hand-made: the nvgpu platform device's compatible and the root compatible of an AGX
+        // Orin 64GB developer kit (carrier p3737-0000, module p3701-0005), NUL-terminated.
+        using namespace std::string_literals;
+        test::scratch_dir dir;
+        dir.write("ai-hwaccel-tools/index", "0\tq.csv\tnvidia-smi -L\n");
+        dir.write("sys/devices/platform/gpu.0/of_node/compatible", "nvidia,ga10b\0"s);
+        dir.write("sys/firmware/devicetree/base/compatible",
+                  "nvidia,p3737-0000+p3701-0005\0nvidia,p3701-0005\0nvidia,tegra234\0"s);
+        dir.write("proc/meminfo", "MemTotal:       65231200 kB\nMemAvailable:   60233084 kB\n");
+        const auto out = ah::cuda_probe{}.probe(ah::host_system(dir.path().string()));
+        CHECK(out.warnings.empty());
+        REQUIRE(out.devices.size() == 1);
+        const auto& d = out.devices[0];
+        CHECK(d.name.view() == "Orin (nvgpu)");
+        REQUIRE(d.spec != nullptr);
+        CHECK(d.spec->name == "NVIDIA Jetson AGX Orin 64GB");
+        CHECK(d.memory_bytes.value_or(0) == 65231200ull * 1024);
+        CHECK(d.memory_bandwidth_gbps.value_or(0) == doctest::Approx(204.8));
+        CHECK(d.arch.view() == "8.7");
+        // Another GPU there (a Xavier's gv11b), or none: nothing is listed.
+        dir.write("sys/devices/platform/gpu.0/of_node/compatible", "nvidia,gv11b\0"s);
+        CHECK(ah::cuda_probe{}.probe(ah::host_system(dir.path().string())).devices.empty());
+        std::filesystem::remove_all(dir.path() / "sys/devices/platform");
+        CHECK(ah::cuda_probe{}.probe(ah::host_system(dir.path().string())).devices.empty());
     }
     SUBCASE("tool absent, an NVIDIA card on the bus: tool_not_found") {
         test::scratch_dir dir;
