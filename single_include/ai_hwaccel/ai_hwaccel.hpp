@@ -6815,8 +6815,9 @@ inline constexpr device_spec catalogue_rows[] = {
     // The GPU shares the module's LPDDR5 with the CPU. nvgpu, the Jetson GPU driver, names it
     // "Orin (nvgpu)" for every module and reports no memory: detect/cuda.hpp tells the
     // modules apart by the part number in the device tree's root `compatible` (p3701-0004
-    // and -0005, p3767-0000 to -0005) and gives the GPU the host's memory. Figures are the
-    // modules' data-sheet modes (NVIDIA's Jetson Orin page): GPU clock, SMs (128 CUDA
+    // and -0005, p3767-0000 to -0005) and gives the GPU the host's memory (MemTotal, less
+    // than the module's nominal memory here by what firmware carve-outs take). Figures are
+    // the modules' data-sheet modes (NVIDIA's Jetson Orin page): GPU clock, SMs (128 CUDA
     // cores and 4 tensor cores each) and bus. JetPack 6.2's "Super" modes raise the Orin NX
     // and Nano GPU clocks (to 1173 and 1020 MHz) and the Nano's memory (to 102 and 51 GB/s);
     // those modes are a power setting the rows cannot see, so they are not assumed. Peaks are
@@ -6827,7 +6828,7 @@ inline constexpr device_spec catalogue_rows[] = {
     {.name = "NVIDIA Jetson AGX Orin 64GB",
      .aliases = {"Jetson AGX Orin 64GB", "AGX Orin 64GB"},
      .maker = vendor::nvidia, .kind = device_kind::cuda_gpu,
-     .memory = memory_type::unified,
+     .memory_bytes = 64 * units::gib, .memory = memory_type::unified,
      .memory_bandwidth_gbps = 204.8,
      .peak = {.fp32 = 5.3, .tf32 = 21.3, .bf16 = 42.6, .fp16 = 42.6, .int8 = 85.2},
      .power_watts = 60,
@@ -6836,7 +6837,7 @@ inline constexpr device_spec catalogue_rows[] = {
     {.name = "NVIDIA Jetson AGX Orin 32GB",
      .aliases = {"Jetson AGX Orin 32GB", "AGX Orin 32GB"},
      .maker = vendor::nvidia, .kind = device_kind::cuda_gpu,
-     .memory = memory_type::unified,
+     .memory_bytes = 32 * units::gib, .memory = memory_type::unified,
      .memory_bandwidth_gbps = 204.8,
      .peak = {.fp32 = 3.33, .tf32 = 13.3, .bf16 = 26.7, .fp16 = 26.7, .int8 = 53.3},
      .power_watts = 40,
@@ -6845,7 +6846,7 @@ inline constexpr device_spec catalogue_rows[] = {
     {.name = "NVIDIA Jetson Orin NX 16GB",
      .aliases = {"Jetson Orin NX 16GB", "Orin NX 16GB"},
      .maker = vendor::nvidia, .kind = device_kind::cuda_gpu,
-     .memory = memory_type::unified,
+     .memory_bytes = 16 * units::gib, .memory = memory_type::unified,
      .memory_bandwidth_gbps = 102.4,
      .peak = {.fp32 = 1.88, .tf32 = 7.5, .bf16 = 15.0, .fp16 = 15.0, .int8 = 30.1},
      .power_watts = 25,
@@ -6854,7 +6855,7 @@ inline constexpr device_spec catalogue_rows[] = {
     {.name = "NVIDIA Jetson Orin NX 8GB",
      .aliases = {"Jetson Orin NX 8GB", "Orin NX 8GB"},
      .maker = vendor::nvidia, .kind = device_kind::cuda_gpu,
-     .memory = memory_type::unified,
+     .memory_bytes = 8 * units::gib, .memory = memory_type::unified,
      .memory_bandwidth_gbps = 102.4,
      .peak = {.fp32 = 1.57, .tf32 = 6.3, .bf16 = 12.5, .fp16 = 12.5, .int8 = 25.1},
      .power_watts = 20,
@@ -6863,7 +6864,7 @@ inline constexpr device_spec catalogue_rows[] = {
     {.name = "NVIDIA Jetson Orin Nano 8GB",
      .aliases = {"Jetson Orin Nano 8GB", "Orin Nano 8GB", "Jetson Orin Nano"},
      .maker = vendor::nvidia, .kind = device_kind::cuda_gpu,
-     .memory = memory_type::unified,
+     .memory_bytes = 8 * units::gib, .memory = memory_type::unified,
      .memory_bandwidth_gbps = 68,
      .peak = {.fp32 = 1.28, .tf32 = 5.1, .bf16 = 10.2, .fp16 = 10.2, .int8 = 20.5},
      .power_watts = 15,
@@ -6872,7 +6873,7 @@ inline constexpr device_spec catalogue_rows[] = {
     {.name = "NVIDIA Jetson Orin Nano 4GB",
      .aliases = {"Jetson Orin Nano 4GB", "Orin Nano 4GB"},
      .maker = vendor::nvidia, .kind = device_kind::cuda_gpu,
-     .memory = memory_type::unified,
+     .memory_bytes = 4 * units::gib, .memory = memory_type::unified,
      .memory_bandwidth_gbps = 34,
      .peak = {.fp32 = 0.64, .tf32 = 2.56, .bf16 = 5.1, .fp16 = 5.1, .int8 = 10.2},
      .power_watts = 10,
@@ -14331,19 +14332,20 @@ std::optional<std::string> run_quietly(const S& sys, const tool_request& request
 }
 
 // A GPU that shares the system's memory (its catalogue row says unified: the GB10 of a DGX
-// Spark) has no memory of its own to report, and nvidia-smi and NVML report none ("[N/A]").
-// It can allocate what the system has: MemTotal, and MemAvailable as free, from
-// /proc/meminfo (read only when such a GPU is found; unreadable, the memory stays unknown).
+// Spark, a Jetson) has no memory of its own to report, and nvidia-smi and NVML report none
+// ("[N/A]"). It can allocate what the system has: MemTotal, and MemAvailable as free, from
+// /proc/meminfo (read only when such a GPU is found). That replaces a row's nominal size (a
+// Jetson module's); unreadable, the memory stays the row's, or unknown.
 template <system_view S>
 void size_shared_memory(const S& sys, probe_output& out) {
     std::optional<memory_info> m;
     for (auto& d : out.devices) {
-        if (!d.unified_memory || d.memory_bytes) continue;
+        if (!d.unified_memory || (d.memory_bytes && d.memory_bytes.from != origin::catalogue)) continue;
         if (!m) {
             const file_read r = sys.read_file("/proc/meminfo", 1u << 16);
             m = r.ok() ? parse_meminfo(r.data) : memory_info{};
         }
-        d.memory_bytes = m->total_bytes;
+        if (m->total_bytes) d.memory_bytes = m->total_bytes;
         if (!d.memory_free_bytes) d.memory_free_bytes = m->available_bytes;
     }
 }

@@ -93,6 +93,12 @@ TEST_CASE("cuda_probe") {
         CHECK(d.memory_bytes.value_or(0) == 65231200ull * 1024);
         CHECK(d.memory_bandwidth_gbps.value_or(0) == doctest::Approx(204.8));
         CHECK(d.arch.view() == "8.7");
+        // Without /proc/meminfo the module's nominal memory (the row's) stands.
+        std::filesystem::remove(dir.path() / "proc/meminfo");
+        const auto nominal = ah::cuda_probe{}.probe(ah::host_system(dir.path().string()));
+        REQUIRE(nominal.devices.size() == 1);
+        CHECK(nominal.devices[0].memory_bytes.value_or(0) == 64ull << 30);
+        CHECK(nominal.devices[0].memory_bytes.from == ah::origin::catalogue);
         // Another GPU there (a Xavier's gv11b), or none: nothing is listed.
         dir.write("sys/devices/platform/gpu.0/of_node/compatible", "nvidia,gv11b\0"s);
         CHECK(ah::cuda_probe{}.probe(ah::host_system(dir.path().string())).devices.empty());

@@ -64,19 +64,20 @@ std::optional<std::string> run_quietly(const S& sys, const tool_request& request
 }
 
 // A GPU that shares the system's memory (its catalogue row says unified: the GB10 of a DGX
-// Spark) has no memory of its own to report, and nvidia-smi and NVML report none ("[N/A]").
-// It can allocate what the system has: MemTotal, and MemAvailable as free, from
-// /proc/meminfo (read only when such a GPU is found; unreadable, the memory stays unknown).
+// Spark, a Jetson) has no memory of its own to report, and nvidia-smi and NVML report none
+// ("[N/A]"). It can allocate what the system has: MemTotal, and MemAvailable as free, from
+// /proc/meminfo (read only when such a GPU is found). That replaces a row's nominal size (a
+// Jetson module's); unreadable, the memory stays the row's, or unknown.
 template <system_view S>
 void size_shared_memory(const S& sys, probe_output& out) {
     std::optional<memory_info> m;
     for (auto& d : out.devices) {
-        if (!d.unified_memory || d.memory_bytes) continue;
+        if (!d.unified_memory || (d.memory_bytes && d.memory_bytes.from != origin::catalogue)) continue;
         if (!m) {
             const file_read r = sys.read_file("/proc/meminfo", 1u << 16);
             m = r.ok() ? parse_meminfo(r.data) : memory_info{};
         }
-        d.memory_bytes = m->total_bytes;
+        if (m->total_bytes) d.memory_bytes = m->total_bytes;
         if (!d.memory_free_bytes) d.memory_free_bytes = m->available_bytes;
     }
 }
