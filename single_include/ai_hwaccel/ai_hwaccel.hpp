@@ -12668,9 +12668,10 @@ inline void match_catalogue(accelerator_profile& p) {
         p.apply_spec(*spec);
     } else if (!spec && p.name.view().ends_with("(nvgpu)")) {
         // nvgpu, the integrated GPU driver of Jetson modules, names its GPU after the chip
-        // ("Orin (nvgpu)") and reports no memory: the GPU shares the module's. No row
-        // describes it (the modules of one chip differ in clocks and bus width), but the
-        // sharing is known, and with it the memory (cuda.hpp's size_shared_memory).
+        // ("Orin (nvgpu)"), one name for every module of it, and reports no memory: the GPU
+        // shares the module's. The name matches no row (the modules differ in clocks and
+        // bus width); the sharing is known, and with it the memory. cuda.hpp's
+        // identify_jetson finds the module's row in the device tree.
         p.unified_memory = true;
     }
 }
