@@ -125,7 +125,10 @@ const entry parsers[] = {
      }},
     {"nvidia.parse_nvidia_smi_nvlink_status", [](string_view t) { consume(ah::parse_nvidia_smi_nvlink_status(t)); }},
     {"nvidia.parse_nvidia_proc_information", [](string_view t) { consume(ah::parse_nvidia_proc_information(t)); }},
-    {"nvidia.jetson_module_gpu", [](string_view t) { consume(ah::jetson_module_gpu(t)); }},
+    {"nvidia.jetson_module_gpu", [](string_view t) { // the model, a NUL, the compatible strings
+         const auto [model, compatible] = fuzz::split_nul(t);
+         consume(ah::jetson_module_gpu(compatible, model));
+     }},
 #endif
 #if AI_HWACCEL_BACKEND_ROCM
     {"amd.parse_kfd_node_properties", [](string_view t) { consume(ah::parse_kfd_node_properties(t)); }},

@@ -115,8 +115,10 @@ VALUE_SEEDS = {
     # nvidia-smi underlines the header with terminal escapes, into a pipe too (driver 580).
     "nvidia.parse_nvidia_smi_topo": [b"\t\x1b[4mGPU0\tGPU1\tCPU Affinity\tNUMA Affinity\tGPU NUMA ID\x1b[0m\n"
                                      b"GPU0\t X \tNV18\t0-15\t0\t\tN/A\nGPU1\tNV18\t X \t0-15\t0\t\tN/A\n"],
-    "nvidia.jetson_module_gpu": [b"nvidia,p3768-0000+p3767-0005\x00nvidia,p3767-0005\x00nvidia,tegra234\x00",
-                                 b"nvidia,p3737-0000+p3701-0005\x00nvidia,tegra234\x00", b"raspberrypi,5-model-b\x00"],
+    "nvidia.jetson_module_gpu": [b"NVIDIA Jetson Orin Nano Engineering Reference Developer Kit Super\x00"
+                                 b"nvidia,p3768-0000+p3767-0005\x00nvidia,p3767-0005\x00nvidia,tegra234\x00",
+                                 b"\x00nvidia,p3737-0000+p3701-0005\x00nvidia,tegra234\x00",
+                                 b"Raspberry Pi 5\x00raspberrypi,5-model-b\x00"],
     "npu.is_samsung_npu_compatible": [b"samsung,exynos-npu"],
     "npu.is_mediatek_mdla_compatible": [b"mediatek, mt8195-mdla", b"mtk,mdla"],
 }

@@ -6813,18 +6813,18 @@ inline constexpr device_spec catalogue_rows[] = {
      .source = "https://www.nvidia.com/en-us/products/workstations/dgx-spark/"},
     // ---- Jetson Orin modules (Ampere, compute capability 8.7)
     // The GPU shares the module's LPDDR5 with the CPU. nvgpu, the Jetson GPU driver, names it
-    // "Orin (nvgpu)" for every module and reports no memory: detect/cuda.hpp tells the
-    // modules apart by the part number in the device tree's root `compatible` (p3701-0004
-    // and -0005, p3767-0000 to -0005) and gives the GPU the host's memory (MemTotal, less
-    // than the module's nominal memory here by what firmware carve-outs take). Figures are
-    // the modules' data-sheet modes (NVIDIA's Jetson Orin page): GPU clock, SMs (128 CUDA
-    // cores and 4 tensor cores each) and bus. JetPack 6.2's "Super" modes raise the Orin NX
-    // and Nano GPU clocks (to 1173 and 1020 MHz) and the Nano's memory (to 102 and 51 GB/s);
-    // those modes are a power setting the rows cannot see, so they are not assumed. Peaks are
-    // SMs x clock x Ampere's dense per-SM rates (FP32 256, TF32 1024, FP16/BF16 2048, INT8
-    // 4096 per clock), which give NVIDIA's GPU figures: AGX Orin 64GB 5.3 FP32 TFLOPS and 170
-    // sparse INT8 TOPS, Orin Nano 20 and 10 dense INT8 TOPS. FP64 and INT4 are not published:
-    // 0. Power: the top of each module's power range.
+    // "Orin (nvgpu)" for every module and reports no memory: detect/cuda.hpp tells the modules
+    // apart by the part number in the device tree's root `compatible` (p3701-0004 and -0005,
+    // p3767-0000 to -0005) and gives the GPU the host's memory (MemTotal, less than the
+    // module's nominal memory here by what firmware carve-outs take). Figures are the modules'
+    // data-sheet modes (NVIDIA's Jetson Orin page): GPU clock, SMs (128 CUDA cores and 4
+    // tensor cores each) and bus. JetPack 6.2's "Super" modes raise the Orin NX and Nano GPU
+    // clocks (to 1173 and 1020 MHz) and the Nano's memory (to 102 and 51 GB/s); only a Nano
+    // 8GB flashed for them says so (its own row, below), so they are otherwise not assumed.
+    // Peaks are SMs x clock x Ampere's dense per-SM rates (FP32 256, TF32 1024, FP16/BF16
+    // 2048, INT8 4096 per clock), which give NVIDIA's GPU figures: AGX Orin 64GB 5.3 FP32
+    // TFLOPS and 170 sparse INT8 TOPS, Orin Nano 20 and 10 dense INT8 TOPS. FP64 and INT4 are
+    // not published: 0. Power: the top of each module's power range.
     {.name = "NVIDIA Jetson AGX Orin 64GB",
      .aliases = {"Jetson AGX Orin 64GB", "AGX Orin 64GB"},
      .maker = vendor::nvidia, .kind = device_kind::cuda_gpu,
@@ -6870,6 +6870,20 @@ inline constexpr device_spec catalogue_rows[] = {
      .power_watts = 15,
      .arch = "8.7", .compute_units = 8, .year = 2023,
      .source = "https://www.nvidia.com/en-us/autonomous-machines/embedded-systems/jetson-orin/"},
+    // The Orin Nano 8GB flashed for JetPack 6.2's Super modes (the device tree's model then
+    // ends in "Super": "NVIDIA Jetson Orin Nano Engineering Reference Developer Kit Super"):
+    // at MAXN SUPER the GPU runs at 1020 MHz (67 sparse INT8 TOPS) and the LPDDR5 at 3199
+    // MHz, 102.4 GB/s, as `jetson_clocks --show` reports on such a board. The lower power
+    // modes of a Super board run slower; the row holds the most it can do.
+    {.name = "NVIDIA Jetson Orin Nano 8GB Super",
+     .aliases = {"Jetson Orin Nano 8GB Super", "Jetson Orin Nano Super", "Orin Nano Super"},
+     .maker = vendor::nvidia, .kind = device_kind::cuda_gpu,
+     .memory_bytes = 8 * units::gib, .memory = memory_type::unified,
+     .memory_bandwidth_gbps = 102.4,
+     .peak = {.fp32 = 2.09, .tf32 = 8.4, .bf16 = 16.7, .fp16 = 16.7, .int8 = 33.4},
+     .power_watts = 25,
+     .arch = "8.7", .compute_units = 8, .year = 2024,
+     .source = "https://www.nvidia.com/en-us/autonomous-machines/embedded-systems/jetson-orin/nano-super-developer-kit/"},
     {.name = "NVIDIA Jetson Orin Nano 4GB",
      .aliases = {"Jetson Orin Nano 4GB", "Orin Nano 4GB"},
      .maker = vendor::nvidia, .kind = device_kind::cuda_gpu,
@@ -12830,8 +12844,11 @@ inline void problems_to_warnings(const std::vector<parse_problem>& problems, std
 /// "nvidia,tegra234"). Module part numbers as NVIDIA's board support package names them:
 /// p3701-0004 and -0005 the Jetson AGX Orin 32GB and 64GB; p3767-0000 and -0001 the Orin NX
 /// 16GB and 8GB; p3767-0003 and -0004 the Orin Nano 8GB and 4GB, -0005 the Nano 8GB of the
-/// developer kit. nullptr for anything else (another board, or a module with no row).
-constexpr const device_spec* jetson_module_gpu(std::string_view compatible) noexcept {
+/// developer kit. An Orin Nano 8GB whose device tree `model` ends in "Super" (JetPack 6.2's
+/// Super flash: "NVIDIA Jetson Orin Nano Engineering Reference Developer Kit Super") gets the
+/// row of its Super modes. nullptr for anything else (another board, or a module with no
+/// row).
+constexpr const device_spec* jetson_module_gpu(std::string_view compatible, std::string_view model = {}) noexcept {
     constexpr std::pair<std::string_view, std::string_view> modules[] = {
         {"p3701-0004", "NVIDIA Jetson AGX Orin 32GB"}, {"p3701-0005", "NVIDIA Jetson AGX Orin 64GB"},
         {"p3767-0000", "NVIDIA Jetson Orin NX 16GB"},  {"p3767-0001", "NVIDIA Jetson Orin NX 8GB"},
@@ -12848,8 +12865,13 @@ constexpr const device_spec* jetson_module_gpu(std::string_view compatible) noex
             const auto plus = entry.find('+');
             const auto part = entry.substr(0, plus);
             entry = plus == std::string_view::npos ? std::string_view{} : entry.substr(plus + 1);
-            for (const auto& [number, row] : modules)
-                if (part == number) return find_device(row);
+            for (const auto& [number, row] : modules) {
+                if (part != number) continue;
+                while (!model.empty() && (model.back() == '\0' || model.back() == '\n')) model.remove_suffix(1);
+                if (row == "NVIDIA Jetson Orin Nano 8GB" && model.ends_with(" Super"))
+                    return find_device("NVIDIA Jetson Orin Nano 8GB Super");
+                return find_device(row);
+            }
         }
     }
     return nullptr;
@@ -14353,7 +14375,7 @@ void size_shared_memory(const S& sys, probe_output& out) {
 
 // nvgpu names a Jetson's GPU after its chip ("Orin (nvgpu)"), the same for every module of
 // it: the module, and so the catalogue row, is the one the device tree's root `compatible`
-// names (jetson_module_gpu), read only when such a GPU is found.
+// (and `model`) name (jetson_module_gpu), read only when such a GPU is found.
 template <system_view S>
 void identify_jetson(const S& sys, probe_output& out) {
     std::optional<const device_spec*> spec; // looked up for the first such GPU
@@ -14361,10 +14383,11 @@ void identify_jetson(const S& sys, probe_output& out) {
         if (d.spec || !d.name.view().ends_with("(nvgpu)")) continue;
         if (!spec) {
             spec = nullptr;
-            for (const char* path : {"/sys/firmware/devicetree/base/compatible", "/proc/device-tree/compatible"}) {
-                const file_read r = sys.read_file(path, 4096);
-                if (!r.ok()) continue;
-                spec = jetson_module_gpu(r.data);
+            for (std::string_view root : {"/sys/firmware/devicetree/base/", "/proc/device-tree/"}) {
+                const file_read compatible = sys.read_file(std::string(root) + "compatible", 4096);
+                if (!compatible.ok()) continue;
+                const file_read model = sys.read_file(std::string(root) + "model", 4096);
+                spec = jetson_module_gpu(compatible.data, model.ok() ? std::string_view(model.data) : "");
                 break;
             }
         }

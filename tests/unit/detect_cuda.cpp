@@ -256,6 +256,18 @@ TEST_CASE("cuda_probe: a GPU sharing the system's memory is given the host's") {
                 CHECK_FALSE(d.memory_bandwidth_gbps.has_value());
             }
         }
+        // The same board flashed for JetPack 6.2's Super modes: its model says so.
+        test::scratch_dir dir;
+        replay(dir, {{query_command, orin}});
+        dir.write("proc/meminfo", *meminfo);
+        dir.write("sys/firmware/devicetree/base/compatible", compatible);
+        dir.write("sys/firmware/devicetree/base/model", "NVIDIA Jetson Orin Nano Engineering Reference Developer Kit Super"s +
+                                                            '\0');
+        const auto out = ah::cuda_probe{}.probe(ah::host_system(dir.path().string()));
+        REQUIRE(out.devices.size() == 1);
+        REQUIRE(out.devices[0].spec != nullptr);
+        CHECK(out.devices[0].spec->name == "NVIDIA Jetson Orin Nano 8GB Super");
+        CHECK(out.devices[0].memory_bandwidth_gbps.value_or(0) == doctest::Approx(102.4));
     }
     SUBCASE("a GPU with memory of its own is left as nvidia-smi says") {
         test::scratch_dir dir;

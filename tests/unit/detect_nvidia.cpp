@@ -265,6 +265,23 @@ TEST_CASE("jetson_module_gpu: the module's row from the device tree's compatible
     CHECK(row("\0\0\0"sv) == "(none)");
     CHECK(row("nvidia,\0nvidia,+\0nvidia,++p3767\0"sv) == "(none)");
     CHECK(row("nvidia,+p3767-0004+"sv) == "NVIDIA Jetson Orin Nano 4GB");
+    // JetPack 6.2's Super flash of the Orin Nano 8GB, told by the model; other modules and
+    // models keep their data-sheet rows.
+    const auto nano = "nvidia,p3768-0000+p3767-0005\0nvidia,p3767-0005\0nvidia,tegra234\0"sv;
+    const auto super_row = [](std::string_view compatible, std::string_view model) {
+        const auto* s = ah::jetson_module_gpu(compatible, model);
+        return s ? std::string(s->name) : std::string("(none)");
+    };
+    CHECK(super_row(nano, "NVIDIA Jetson Orin Nano Engineering Reference Developer Kit Super\0"sv) ==
+          "NVIDIA Jetson Orin Nano 8GB Super");
+    CHECK(super_row(nano, "NVIDIA Jetson Orin Nano Engineering Reference Developer Kit Super\n"sv) ==
+          "NVIDIA Jetson Orin Nano 8GB Super");
+    CHECK(super_row(nano, "NVIDIA Jetson Orin Nano Developer Kit\0"sv) == "NVIDIA Jetson Orin Nano 8GB");
+    CHECK(super_row(nano, "Superb board"sv) == "NVIDIA Jetson Orin Nano 8GB");
+    CHECK(super_row("nvidia,p3767-0004\0"sv, "NVIDIA Jetson Orin Nano 4GB Super\0"sv) == "NVIDIA Jetson Orin Nano 4GB");
+    CHECK(super_row("nvidia,p3701-0005\0"sv, "Super\0"sv) == "NVIDIA Jetson AGX Orin 64GB");
+    CHECK(super_row("raspberrypi,5-model-b\0"sv, "Raspberry Pi 5 Super\0"sv) == "(none)");
+    CHECK(super_row(nano, "\0\0\n\0"sv) == "NVIDIA Jetson Orin Nano 8GB");
     static_assert(ah::jetson_module_gpu("nvidia,p3701-0005") == ah::find_device("NVIDIA Jetson AGX Orin 64GB"));
 }
 

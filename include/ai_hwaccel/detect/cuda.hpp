@@ -84,7 +84,7 @@ void size_shared_memory(const S& sys, probe_output& out) {
 
 // nvgpu names a Jetson's GPU after its chip ("Orin (nvgpu)"), the same for every module of
 // it: the module, and so the catalogue row, is the one the device tree's root `compatible`
-// names (jetson_module_gpu), read only when such a GPU is found.
+// (and `model`) name (jetson_module_gpu), read only when such a GPU is found.
 template <system_view S>
 void identify_jetson(const S& sys, probe_output& out) {
     std::optional<const device_spec*> spec; // looked up for the first such GPU
@@ -92,10 +92,11 @@ void identify_jetson(const S& sys, probe_output& out) {
         if (d.spec || !d.name.view().ends_with("(nvgpu)")) continue;
         if (!spec) {
             spec = nullptr;
-            for (const char* path : {"/sys/firmware/devicetree/base/compatible", "/proc/device-tree/compatible"}) {
-                const file_read r = sys.read_file(path, 4096);
-                if (!r.ok()) continue;
-                spec = jetson_module_gpu(r.data);
+            for (std::string_view root : {"/sys/firmware/devicetree/base/", "/proc/device-tree/"}) {
+                const file_read compatible = sys.read_file(std::string(root) + "compatible", 4096);
+                if (!compatible.ok()) continue;
+                const file_read model = sys.read_file(std::string(root) + "model", 4096);
+                spec = jetson_module_gpu(compatible.data, model.ok() ? std::string_view(model.data) : "");
                 break;
             }
         }

@@ -498,8 +498,11 @@ inline void problems_to_warnings(const std::vector<parse_problem>& problems, std
 /// "nvidia,tegra234"). Module part numbers as NVIDIA's board support package names them:
 /// p3701-0004 and -0005 the Jetson AGX Orin 32GB and 64GB; p3767-0000 and -0001 the Orin NX
 /// 16GB and 8GB; p3767-0003 and -0004 the Orin Nano 8GB and 4GB, -0005 the Nano 8GB of the
-/// developer kit. nullptr for anything else (another board, or a module with no row).
-constexpr const device_spec* jetson_module_gpu(std::string_view compatible) noexcept {
+/// developer kit. An Orin Nano 8GB whose device tree `model` ends in "Super" (JetPack 6.2's
+/// Super flash: "NVIDIA Jetson Orin Nano Engineering Reference Developer Kit Super") gets the
+/// row of its Super modes. nullptr for anything else (another board, or a module with no
+/// row).
+constexpr const device_spec* jetson_module_gpu(std::string_view compatible, std::string_view model = {}) noexcept {
     constexpr std::pair<std::string_view, std::string_view> modules[] = {
         {"p3701-0004", "NVIDIA Jetson AGX Orin 32GB"}, {"p3701-0005", "NVIDIA Jetson AGX Orin 64GB"},
         {"p3767-0000", "NVIDIA Jetson Orin NX 16GB"},  {"p3767-0001", "NVIDIA Jetson Orin NX 8GB"},
@@ -516,8 +519,13 @@ constexpr const device_spec* jetson_module_gpu(std::string_view compatible) noex
             const auto plus = entry.find('+');
             const auto part = entry.substr(0, plus);
             entry = plus == std::string_view::npos ? std::string_view{} : entry.substr(plus + 1);
-            for (const auto& [number, row] : modules)
-                if (part == number) return find_device(row);
+            for (const auto& [number, row] : modules) {
+                if (part != number) continue;
+                while (!model.empty() && (model.back() == '\0' || model.back() == '\n')) model.remove_suffix(1);
+                if (row == "NVIDIA Jetson Orin Nano 8GB" && model.ends_with(" Super"))
+                    return find_device("NVIDIA Jetson Orin Nano 8GB Super");
+                return find_device(row);
+            }
         }
     }
     return nullptr;
