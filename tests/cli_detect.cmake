@@ -5,7 +5,8 @@
 # Values matched follow from expected.json: the HGX node has a CPU and eight H100s of
 # 85520809984 bytes (79.6 GiB; 637.2 GiB together), on PCI buses 19, 3b, 4c, 5d, 9b, bb,
 # cb and db, 3350 GB/s from the catalogue; the RTX 4090 workstation has the GPU (24.0 GiB),
-# an integrated Intel GPU sharing 31.3 GiB of host memory, and llvmpipe.
+# an integrated Intel GPU sharing 31.3 GiB of host memory, and llvmpipe; the Lunar Lake
+# laptop a CPU and an NPU, both 15.6 GiB (the host's memory, which the NPU works from).
 
 set(_expect "${CMAKE_CURRENT_SOURCE_DIR}/cli/expect.cmake")
 set(_machines "${CMAKE_CURRENT_SOURCE_DIR}/machines")
@@ -16,6 +17,11 @@ set(_mac "${_machines}/handmade-macbook-pro-m1pro")
 set(_pod "${_machines}/handmade-k8s-pod-graviton2-cgroup-v1")
 set(_trn "${_machines}/handmade-trn1-32xlarge")
 set(_mi300x "${_machines}/handmade-mi300x-4gpu-xgmi")
+# The Lunar Lake laptop without /proc (its NPU's accel node and PCI function only): neither
+# the CPU's nor the NPU's memory can be known there.
+set(_npu_no_proc "${CMAKE_CURRENT_BINARY_DIR}/cli_detect_npu_without_proc")
+file(REMOVE_RECURSE "${_npu_no_proc}")
+file(COPY "${_npu}/sys" "${_npu}/dev" DESTINATION "${_npu_no_proc}")
 
 # cli_expect(<name> [CODE n] [STDOUT regex] [NOT_STDOUT regex] [STDERR regex] [STDERR_EMPTY]
 #            ARGS <arguments>...): runs the CLI through cli/expect.cmake. Regexes hold no ';'.
@@ -52,8 +58,12 @@ cli_expect(cli_detect_summary_no_accelerator CODE 0
   STDOUT "^devices: 1 \\(cpu 1\\)\naccelerators: none found\nbest: Arm Neoverse-N1 \\(#0, cpu, 0\\.5 GiB\\)\n$"
   ARGS detect --root "${_pod}" --summary)
 cli_expect(cli_detect_summary_family CODE 0
-  STDOUT "^devices: 1 \\(npu 1\\)\naccelerators: 1, memory unknown\nbest: Intel NPU \\(Lunar Lake\\) \\(#1, intel_npu, memory unknown\\)\n$"
+  STDOUT "^devices: 1 \\(npu 1\\)\naccelerators: 1, 15\\.6 GiB of memory in all\nbest: Intel NPU \\(Lunar Lake\\) \\(#1, intel_npu, 15\\.6 GiB\\)\n$"
   ARGS detect --root "${_npu}" --summary --family npu)
+cli_expect(cli_detect_summary_memory_unknown CODE 0
+  STDOUT "^devices: 1 \\(npu 1\\)\naccelerators: 1, memory unknown\nbest: Intel NPU \\(Lunar Lake\\) \\(#1, intel_npu, memory unknown\\)\n$"
+  STDERR "/proc/meminfo: read_error"
+  ARGS detect --root "${_npu_no_proc}" --summary --family npu)
 cli_expect(cli_detect_summary_timings CODE 0
   STDOUT "^devices: 9 .*\nprobe +state +elapsed +devices +warnings\nhost +ran +[0-9.]+ ms"
   ARGS detect --root "${_hgx}" --summary --timings)
@@ -70,8 +80,11 @@ cli_expect(cli_detect_family_gpu CODE 0
   NOT_STDOUT "\n0  cpu"
   ARGS detect --root "${_hgx}" --family gpu)
 cli_expect(cli_detect_family_list CODE 0
-  STDOUT "^#  kind +name +memory +pci\n0  cpu +.*\n1  intel_npu +Intel NPU \\(Lunar Lake\\) +unknown +0000:00:0b\\.0\n\n"
+  STDOUT "^#  kind +name +memory +pci\n0  cpu +.*\n1  intel_npu +Intel NPU \\(Lunar Lake\\) +15\\.6 GiB \\(sysfs\\) +0000:00:0b\\.0\n\n"
   ARGS detect --root "${_npu}" --family npu,cpu)
+cli_expect(cli_detect_family_list_memory_unknown CODE 0
+  STDOUT "^#  kind +name +memory +pci\n0  cpu +.*\n1  intel_npu +Intel NPU \\(Lunar Lake\\) +unknown +0000:00:0b\\.0\n\n"
+  ARGS detect --root "${_npu_no_proc}" --family npu,cpu)
 # "asic" is accepted for ai_asic; sixteen Trainium devices, rows 1 to 16.
 cli_expect(cli_detect_family_alias CODE 0
   STDOUT "\n1   aws_trainium  AWS Trainium .*\n16  aws_trainium  AWS Trainium "
@@ -88,13 +101,14 @@ cli_expect(cli_detect_family_none_found CODE 1
 cli_expect(cli_detect_sort_pci_descending CODE 0
   STDOUT "^#  pci\n8  0000:db:00\\.0\n7  0000:cb:00\\.0\n6  0000:bb:00\\.0\n5  0000:9b:00\\.0\n4  0000:5d:00\\.0\n3  0000:4c:00\\.0\n2  0000:3b:00\\.0\n1  0000:19:00\\.0\n0  -\n\n"
   ARGS detect --root "${_hgx}" --sort -pci --columns row,pci)
-# Unknown memory (the NPU's) comes last ascending and descending.
+# Unknown memory (the MacBook's CPU's, whose capture has no /proc/meminfo) comes last
+# ascending and descending.
 cli_expect(cli_detect_sort_unknown_last CODE 0
-  STDOUT "^#  memory\n0  15\\.6 GiB \\(sysfs\\)\n1  unknown\n"
-  ARGS detect --root "${_npu}" --sort=memory --columns=row,memory)
+  STDOUT "^#  memory\n1  16\\.0 GiB \\(tool\\)\n2  16\\.0 GiB \\(tool\\)\n0  unknown\n"
+  ARGS detect --root "${_mac}" --sort=memory --columns=row,memory)
 cli_expect(cli_detect_sort_unknown_last_descending CODE 0
-  STDOUT "^#  memory\n0  15\\.6 GiB \\(sysfs\\)\n1  unknown\n"
-  ARGS detect --root "${_npu}" --sort=-memory --columns=row,memory)
+  STDOUT "^#  memory\n1  16\\.0 GiB \\(tool\\)\n2  16\\.0 GiB \\(tool\\)\n0  unknown\n"
+  ARGS detect --root "${_mac}" --sort=-memory --columns=row,memory)
 # Names compare ignoring case: "Intel…" < "llvmpipe…" < "NVIDIA…".
 cli_expect(cli_detect_sort_name CODE 0
   STDOUT "^#  name\n0  13th Gen Intel\\(R\\) Core\\(TM\\) i7-1370P\n2  Intel Graphics \\[0xa7a0\\]\n3  llvmpipe \\(LLVM 15\\.0\\.6, 256 bits\\) \\[software\\]\n1  NVIDIA GeForce RTX 4090\n"

@@ -3861,6 +3861,30 @@ inline memory_info parse_meminfo(std::string_view text) {
     return m;
 }
 
+namespace detail {
+/// Gives the devices that work from the system's memory and have no size of their own
+/// (unified_memory, memory unknown or only a catalogue row's nominal figure) what the
+/// system has: MemTotal as their memory, MemAvailable as free, from /proc/meminfo, read
+/// once and only when such a device is there. Their tools report no size (nvidia-smi's
+/// "[N/A]" on a GB10 or a Jetson) or have nothing to report it through (the NPU drivers'
+/// sysfs), and their runtimes allocate from the system's pages: CUDA on those boards, and
+/// OpenVINO's NPU plugin, which gives an integrated NPU the host's RAM as its total. The
+/// registry counts such a pool once. Unreadable, the memory stays the row's, or unknown.
+template <system_view S>
+void size_shared_memory(const S& sys, std::vector<accelerator_profile>& devices) {
+    std::optional<memory_info> m;
+    for (auto& d : devices) {
+        if (!d.unified_memory || (d.memory_bytes && d.memory_bytes.from != origin::catalogue)) continue;
+        if (!m) {
+            const file_read r = sys.read_file("/proc/meminfo", 1u << 16);
+            m = r.ok() ? parse_meminfo(r.data) : memory_info{};
+        }
+        if (m->total_bytes) d.memory_bytes = m->total_bytes;
+        if (!d.memory_free_bytes) d.memory_free_bytes = m->available_bytes;
+    }
+}
+} // namespace detail
+
 /// A cgroup memory limit file: v2 memory.max ("max" = none) or v1 memory.limit_in_bytes
 /// (a page-rounded huge number = none). Returns the limit in bytes, if there is one.
 inline std::optional<std::uint64_t> parse_cgroup_memory_limit(std::string_view text) noexcept {
@@ -14354,25 +14378,6 @@ std::optional<std::string> run_quietly(const S& sys, const tool_request& request
     return std::move(r.out);
 }
 
-// A GPU that shares the system's memory (its catalogue row says unified: the GB10 of a DGX
-// Spark, a Jetson) has no memory of its own to report, and nvidia-smi and NVML report none
-// ("[N/A]"). It can allocate what the system has: MemTotal, and MemAvailable as free, from
-// /proc/meminfo (read only when such a GPU is found). That replaces a row's nominal size (a
-// Jetson module's); unreadable, the memory stays the row's, or unknown.
-template <system_view S>
-void size_shared_memory(const S& sys, probe_output& out) {
-    std::optional<memory_info> m;
-    for (auto& d : out.devices) {
-        if (!d.unified_memory || (d.memory_bytes && d.memory_bytes.from != origin::catalogue)) continue;
-        if (!m) {
-            const file_read r = sys.read_file("/proc/meminfo", 1u << 16);
-            m = r.ok() ? parse_meminfo(r.data) : memory_info{};
-        }
-        if (m->total_bytes) d.memory_bytes = m->total_bytes;
-        if (!d.memory_free_bytes) d.memory_free_bytes = m->available_bytes;
-    }
-}
-
 // nvgpu names a Jetson's GPU after its chip ("Orin (nvgpu)"), the same for every module of
 // it: the module, and so the catalogue row, is the one the device tree's root `compatible`
 // (and `model`) name (jetson_module_gpu), read only when such a GPU is found.
@@ -14520,7 +14525,7 @@ struct cuda_probe {
                     out.devices = std::move(r.devices);
                     out.warnings = std::move(r.warnings);
                     detail::nvidia::identify_jetson(sys, out);
-                    detail::nvidia::size_shared_memory(sys, out);
+                    detail::size_shared_memory(sys, out.devices);
                     detail::nvidia::add_topology(sys, out);
                     return out;
                 }
@@ -14531,7 +14536,7 @@ struct cuda_probe {
         bool mig = false;
         const bool listed = query_nvidia_smi(sys, out, mig);
         detail::nvidia::identify_jetson(sys, out);
-        detail::nvidia::size_shared_memory(sys, out);
+        detail::size_shared_memory(sys, out.devices);
         if (!listed) return out;
         if (mig) detail::nvidia::add_mig_instances(sys, out);
         detail::nvidia::add_topology(sys, out);
@@ -17963,8 +17968,9 @@ AI_HWACCEL_NAMESPACE_END
 // upstream drivers/accel/ivpu; `amdxdna`, drivers/accel/amdxdna). The shared walker here
 // reads those folders; the Intel and AMD probes keep the nodes of their own driver. Both
 // drivers publish a few attributes on the PCI function (verified in the kernel sources
-// named where they are read). These NPUs work from the host's memory, so a profile says
-// unified_memory and leaves memory_bytes unknown; peak TOPS come from the catalogue.
+// named where they are read). These NPUs work from the host's memory: a profile says
+// unified_memory, and the probe gives it the host's memory (MemTotal, as OpenVINO's NPU
+// plugin reports for an integrated NPU); peak TOPS come from the catalogue.
 //
 // Samsung's Exynos NPU and MediaTek's APU (MDLA) have no upstream driver; their vendors'
 // Android kernels register platform drivers matched by device-tree compatible strings.
@@ -17988,6 +17994,7 @@ AI_HWACCEL_NAMESPACE_END
 // #include "ai_hwaccel/core/text.hpp"
 // #include "ai_hwaccel/core/warning.hpp"
 // #include "ai_hwaccel/detect/capture.hpp"
+// #include "ai_hwaccel/detect/cpu.hpp"
 // #include "ai_hwaccel/detect/probe.hpp"
 // #include "ai_hwaccel/detect/sysfs.hpp"
 // #include "ai_hwaccel/detect/system.hpp"
@@ -18171,7 +18178,8 @@ inline std::string apply_device_file(std::string_view name, std::string_view val
 /// The profile of an accel node from its facts: the kind from the driver (nullopt for a
 /// driver this build does not handle), PCI address and id, the index from the node's
 /// number, the NPU's allocated buffers as memory in use, unified memory (it works from
-/// the host's RAM, whose size is not the NPU's), completed from the catalogue (by PCI id
+/// the host's RAM; its size is the probe's to add, from /proc/meminfo, since the facts
+/// hold none), completed from the catalogue (by PCI id
 /// for Intel; by PCI revision or platform name for AMD, whose ids are shared by several
 /// platforms). Unavailable when the node exists but /dev/accel/accel<N> does not.
 inline std::optional<accelerator_profile> npu_profile_from_facts(const accel_device_facts& f) {
@@ -18557,6 +18565,7 @@ probe_output probe_driver(const S& sys, std::string_view driver, backend_id back
     probe_output out;
     for (const auto& f : probe_accel_nodes(sys, driver, out.warnings))
         if (auto p = npu_profile_from_facts(f)) out.devices.push_back(*p);
+    detail::size_shared_memory(sys, out.devices);
     for (auto& w : out.warnings)
         if (!w.backend) w.backend = backend;
     return out;

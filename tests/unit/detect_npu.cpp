@@ -298,7 +298,8 @@ TEST_CASE("intel_npu_probe") {
         CHECK(n.name.view() == "Intel NPU (Lunar Lake)");
         CHECK(n.pci == ah::pci_address{0, 0, 0x0b, 0});
         CHECK(*n.memory_used_bytes == 68714496u);
-        CHECK_FALSE(n.memory_bytes);
+        CHECK_FALSE(n.memory_bytes); // the tree has no /proc/meminfo: the host's size is unknown
+        CHECK_FALSE(n.memory_free_bytes);
         CHECK(n.unified_memory);
         const auto& p = out.devices[1];
         CHECK(p.index == 3);
@@ -334,7 +335,10 @@ TEST_CASE("intel_npu_probe") {
         CHECK(d.pci_device_id == 0x643e);
         CHECK(d.available);
         CHECK(d.unified_memory);
-        CHECK_FALSE(d.memory_bytes);
+        // The host's memory, as OpenVINO's NPU plugin gives an integrated NPU: MemTotal
+        // 16337408 kB, MemAvailable 9319948 kB in the tree's /proc/meminfo.
+        CHECK(d.memory_bytes == ah::sourced<std::uint64_t>{16337408ull * 1024, ah::origin::sysfs});
+        CHECK(d.memory_free_bytes == ah::sourced<std::uint64_t>{9319948ull * 1024, ah::origin::sysfs});
         CHECK(*d.memory_used_bytes == 68714496u);
         CHECK(d.peak.int8 == doctest::Approx(48));
         std::vector<ah::warning> w;
@@ -375,6 +379,24 @@ TEST_CASE("amd_xdna_probe") {
         CHECK(out.devices[1].spec == nullptr);
         CHECK(out.devices[1].name.view() == "NPU Phoenix");
         CHECK(out.devices[1].pci == ah::pci_address{0, 0x65, 0, 1});
+        for (const auto& d : out.devices) CHECK_FALSE(d.memory_bytes); // no /proc/meminfo
+
+        // With the host's memory readable, every NPU on it works from it; a MemTotal alone
+        // leaves free memory unknown, and a MemTotal the parser rejects leaves all unknown.
+        h.dir.write("proc/meminfo", "MemFree: 1000 kB\nMemTotal:       32768000 kB\n");
+        const auto sized = ah::amd_xdna_probe{}.probe(ah::host_system(h.root.string()));
+        REQUIRE(sized.devices.size() == 2);
+        CHECK(sized.warnings.empty());
+        for (const auto& d : sized.devices) {
+            CHECK(d.memory_bytes == ah::sourced<std::uint64_t>{32768000ull * 1024, ah::origin::sysfs});
+            CHECK_FALSE(d.memory_free_bytes);
+        }
+        for (std::string_view bad : {"MemTotal: 99999999999999999999 kB\n", "MemTotal: 12 pages\n", "\xff\xfe\n", ""}) {
+            h.dir.write("proc/meminfo", std::string(bad));
+            const auto unsized = ah::amd_xdna_probe{}.probe(ah::host_system(h.root.string()));
+            REQUIRE(unsized.devices.size() == 2);
+            for (const auto& d : unsized.devices) CHECK_FALSE(d.memory_bytes);
+        }
     }
     SUBCASE("machine tree: handmade-laptop-ryzen-ai-xdna") {
         const std::string root = std::string(AI_HWACCEL_MACHINES_DIR) + "/handmade-laptop-ryzen-ai-xdna";
@@ -395,7 +417,8 @@ TEST_CASE("amd_xdna_probe") {
         CHECK(d.index == 0);
         CHECK(d.available);
         CHECK(d.unified_memory);
-        CHECK_FALSE(d.memory_bytes);
+        CHECK(d.memory_bytes == ah::sourced<std::uint64_t>{65589900ull * 1024, ah::origin::sysfs}); // MemTotal
+        CHECK(d.memory_free_bytes == ah::sourced<std::uint64_t>{49384032ull * 1024, ah::origin::sysfs});
         CHECK_FALSE(d.memory_used_bytes);
         CHECK(d.peak_from == ah::origin::none); // the row publishes no TOPS figure: nothing to take
         CHECK(d.peak.int8 == doctest::Approx(0));

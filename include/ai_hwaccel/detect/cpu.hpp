@@ -71,6 +71,30 @@ inline memory_info parse_meminfo(std::string_view text) {
     return m;
 }
 
+namespace detail {
+/// Gives the devices that work from the system's memory and have no size of their own
+/// (unified_memory, memory unknown or only a catalogue row's nominal figure) what the
+/// system has: MemTotal as their memory, MemAvailable as free, from /proc/meminfo, read
+/// once and only when such a device is there. Their tools report no size (nvidia-smi's
+/// "[N/A]" on a GB10 or a Jetson) or have nothing to report it through (the NPU drivers'
+/// sysfs), and their runtimes allocate from the system's pages: CUDA on those boards, and
+/// OpenVINO's NPU plugin, which gives an integrated NPU the host's RAM as its total. The
+/// registry counts such a pool once. Unreadable, the memory stays the row's, or unknown.
+template <system_view S>
+void size_shared_memory(const S& sys, std::vector<accelerator_profile>& devices) {
+    std::optional<memory_info> m;
+    for (auto& d : devices) {
+        if (!d.unified_memory || (d.memory_bytes && d.memory_bytes.from != origin::catalogue)) continue;
+        if (!m) {
+            const file_read r = sys.read_file("/proc/meminfo", 1u << 16);
+            m = r.ok() ? parse_meminfo(r.data) : memory_info{};
+        }
+        if (m->total_bytes) d.memory_bytes = m->total_bytes;
+        if (!d.memory_free_bytes) d.memory_free_bytes = m->available_bytes;
+    }
+}
+} // namespace detail
+
 /// A cgroup memory limit file: v2 memory.max ("max" = none) or v1 memory.limit_in_bytes
 /// (a page-rounded huge number = none). Returns the limit in bytes, if there is one.
 inline std::optional<std::uint64_t> parse_cgroup_memory_limit(std::string_view text) noexcept {

@@ -63,25 +63,6 @@ std::optional<std::string> run_quietly(const S& sys, const tool_request& request
     return std::move(r.out);
 }
 
-// A GPU that shares the system's memory (its catalogue row says unified: the GB10 of a DGX
-// Spark, a Jetson) has no memory of its own to report, and nvidia-smi and NVML report none
-// ("[N/A]"). It can allocate what the system has: MemTotal, and MemAvailable as free, from
-// /proc/meminfo (read only when such a GPU is found). That replaces a row's nominal size (a
-// Jetson module's); unreadable, the memory stays the row's, or unknown.
-template <system_view S>
-void size_shared_memory(const S& sys, probe_output& out) {
-    std::optional<memory_info> m;
-    for (auto& d : out.devices) {
-        if (!d.unified_memory || (d.memory_bytes && d.memory_bytes.from != origin::catalogue)) continue;
-        if (!m) {
-            const file_read r = sys.read_file("/proc/meminfo", 1u << 16);
-            m = r.ok() ? parse_meminfo(r.data) : memory_info{};
-        }
-        if (m->total_bytes) d.memory_bytes = m->total_bytes;
-        if (!d.memory_free_bytes) d.memory_free_bytes = m->available_bytes;
-    }
-}
-
 // nvgpu names a Jetson's GPU after its chip ("Orin (nvgpu)"), the same for every module of
 // it: the module, and so the catalogue row, is the one the device tree's root `compatible`
 // (and `model`) name (jetson_module_gpu), read only when such a GPU is found.
@@ -229,7 +210,7 @@ struct cuda_probe {
                     out.devices = std::move(r.devices);
                     out.warnings = std::move(r.warnings);
                     detail::nvidia::identify_jetson(sys, out);
-                    detail::nvidia::size_shared_memory(sys, out);
+                    detail::size_shared_memory(sys, out.devices);
                     detail::nvidia::add_topology(sys, out);
                     return out;
                 }
@@ -240,7 +221,7 @@ struct cuda_probe {
         bool mig = false;
         const bool listed = query_nvidia_smi(sys, out, mig);
         detail::nvidia::identify_jetson(sys, out);
-        detail::nvidia::size_shared_memory(sys, out);
+        detail::size_shared_memory(sys, out.devices);
         if (!listed) return out;
         if (mig) detail::nvidia::add_mig_instances(sys, out);
         detail::nvidia::add_topology(sys, out);

@@ -6,8 +6,9 @@
 // upstream drivers/accel/ivpu; `amdxdna`, drivers/accel/amdxdna). The shared walker here
 // reads those folders; the Intel and AMD probes keep the nodes of their own driver. Both
 // drivers publish a few attributes on the PCI function (verified in the kernel sources
-// named where they are read). These NPUs work from the host's memory, so a profile says
-// unified_memory and leaves memory_bytes unknown; peak TOPS come from the catalogue.
+// named where they are read). These NPUs work from the host's memory: a profile says
+// unified_memory, and the probe gives it the host's memory (MemTotal, as OpenVINO's NPU
+// plugin reports for an integrated NPU); peak TOPS come from the catalogue.
 //
 // Samsung's Exynos NPU and MediaTek's APU (MDLA) have no upstream driver; their vendors'
 // Android kernels register platform drivers matched by device-tree compatible strings.
@@ -32,6 +33,7 @@
 #include "ai_hwaccel/core/text.hpp"
 #include "ai_hwaccel/core/warning.hpp"
 #include "ai_hwaccel/detect/capture.hpp"
+#include "ai_hwaccel/detect/cpu.hpp"
 #include "ai_hwaccel/detect/probe.hpp"
 #include "ai_hwaccel/detect/sysfs.hpp"
 #include "ai_hwaccel/detect/system.hpp"
@@ -215,7 +217,8 @@ inline std::string apply_device_file(std::string_view name, std::string_view val
 /// The profile of an accel node from its facts: the kind from the driver (nullopt for a
 /// driver this build does not handle), PCI address and id, the index from the node's
 /// number, the NPU's allocated buffers as memory in use, unified memory (it works from
-/// the host's RAM, whose size is not the NPU's), completed from the catalogue (by PCI id
+/// the host's RAM; its size is the probe's to add, from /proc/meminfo, since the facts
+/// hold none), completed from the catalogue (by PCI id
 /// for Intel; by PCI revision or platform name for AMD, whose ids are shared by several
 /// platforms). Unavailable when the node exists but /dev/accel/accel<N> does not.
 inline std::optional<accelerator_profile> npu_profile_from_facts(const accel_device_facts& f) {
@@ -601,6 +604,7 @@ probe_output probe_driver(const S& sys, std::string_view driver, backend_id back
     probe_output out;
     for (const auto& f : probe_accel_nodes(sys, driver, out.warnings))
         if (auto p = npu_profile_from_facts(f)) out.devices.push_back(*p);
+    detail::size_shared_memory(sys, out.devices);
     for (auto& w : out.warnings)
         if (!w.backend) w.backend = backend;
     return out;
