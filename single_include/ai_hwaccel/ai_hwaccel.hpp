@@ -3896,6 +3896,19 @@ inline std::optional<std::uint64_t> parse_cgroup_memory_limit(std::string_view t
     return n;
 }
 
+/// One counter of a cgroup's memory.stat ("inactive_file 8192" lines, no colon): its value
+/// in bytes, or nullopt when no line has that key or its value is not a number.
+inline std::optional<std::uint64_t> parse_cgroup_memory_stat(std::string_view text, std::string_view key) noexcept {
+    while (!text.empty()) {
+        const auto nl = text.find('\n');
+        const std::string_view line = text.substr(0, nl);
+        text = nl == std::string_view::npos ? std::string_view{} : text.substr(nl + 1);
+        const auto sp = line.find(' ');
+        if (sp != std::string_view::npos && line.substr(0, sp) == key) return detail::parse_u64(detail::trim(line.substr(sp + 1)));
+    }
+    return std::nullopt;
+}
+
 // ---------------------------------------------------------------------------------------
 // Arm cores by MIDR
 
@@ -4582,11 +4595,33 @@ std::pair<host_info, accelerator_profile> probe_host(const S& sys, std::vector<w
         host.memory = parse_meminfo(*text);
         if (!host.memory.total_bytes) note(warning_kind::parse_error, "/proc/meminfo", "no MemTotal line");
     }
-    // cgroup v2 unified hierarchy first, then v1's memory controller.
-    for (std::string_view path : {"/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes"}) {
-        auto r = sys.read_file(path, 64);
+    // cgroup v2 unified hierarchy first, then v1's memory controller. Under a limit, what
+    // the process can still have is the limit less the cgroup's working set: its usage less
+    // the inactive page cache the kernel reclaims first (the kubelet's working_set_bytes),
+    // all of it when the usage cannot be read; MemAvailable is the host's, not the cgroup's.
+    struct cgroup_memory_files {
+        std::string_view limit, usage, stat, inactive;
+    };
+    std::optional<std::uint64_t> cgroup_free;
+    for (const auto& f : {cgroup_memory_files{"/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory.current",
+                                              "/sys/fs/cgroup/memory.stat", "inactive_file"},
+                          cgroup_memory_files{"/sys/fs/cgroup/memory/memory.limit_in_bytes",
+                                              "/sys/fs/cgroup/memory/memory.usage_in_bytes",
+                                              "/sys/fs/cgroup/memory/memory.stat", "total_inactive_file"}}) {
+        auto r = sys.read_file(f.limit, 64);
         if (!r.ok()) continue;
-        if (auto limit = parse_cgroup_memory_limit(r.data)) host.memory.cgroup_limit_bytes = {*limit, origin::sysfs};
+        const auto limit = parse_cgroup_memory_limit(r.data);
+        if (!limit) break;
+        host.memory.cgroup_limit_bytes = {*limit, origin::sysfs};
+        std::uint64_t working = 0;
+        if (const auto usage = sys.read_file(f.usage, 64); usage.ok())
+            if (const auto used = detail::parse_u64(detail::trim(usage.data))) {
+                std::uint64_t inactive = 0;
+                if (const auto stat = sys.read_file(f.stat, 64 * 1024); stat.ok())
+                    inactive = parse_cgroup_memory_stat(stat.data, f.inactive).value_or(0);
+                working = *used - (inactive < *used ? inactive : *used);
+            }
+        cgroup_free = *limit - (working < *limit ? working : *limit);
         break;
     }
     const std::size_t warnings_before_numa = warnings.size();
@@ -4623,6 +4658,8 @@ std::pair<host_info, accelerator_profile> probe_host(const S& sys, std::vector<w
     if (const auto usable = host.memory.usable_bytes(); usable != 0)
         cpu.memory_bytes = {usable, origin::sysfs};
     if (host.memory.available_bytes) cpu.memory_free_bytes = host.memory.available_bytes;
+    if (cgroup_free && (!cpu.memory_free_bytes || *cgroup_free < *cpu.memory_free_bytes))
+        cpu.memory_free_bytes = {*cgroup_free, origin::sysfs};
     if (host.cpu.cores != 0) cpu.compute_units = {host.cpu.cores, origin::sysfs};
     return {std::move(host), cpu};
 }
@@ -5952,6 +5989,11 @@ constexpr void absorb(accelerator_profile& keep, const accelerator_profile& othe
     detail::take_better(keep.memory_bytes, other.memory_bytes);
     detail::take_better(keep.memory_used_bytes, other.memory_used_bytes);
     detail::take_better(keep.memory_free_bytes, other.memory_free_bytes);
+    // Free memory is a part of the total it was reported against. Totals from two views can
+    // differ (a Vulkan heap is smaller than the host's memory whose MemAvailable an
+    // integrated GPU was given): then no more than the whole of the total kept is free.
+    if (keep.memory_bytes && keep.memory_free_bytes && *keep.memory_free_bytes > *keep.memory_bytes)
+        keep.memory_free_bytes = {*keep.memory_bytes, keep.memory_free_bytes.from};
     detail::take_better(keep.memory_bandwidth_gbps, other.memory_bandwidth_gbps);
     detail::take_better(keep.compute_units, other.compute_units);
     detail::take_better(keep.chips, other.chips);
@@ -14600,8 +14642,9 @@ AI_HWACCEL_NAMESPACE_END
 // memory_physical_size_byte), xe's per-tile physical_vram_size_bytes and the backported
 // i915's lmem_total_bytes. "Memory Bus Width" (dump id 18) is a width in bits and is
 // never read as a size. An integrated GPU shares the host's memory: it is marked
-// unified_memory and its memory stays unknown. The whole header is empty unless the Intel
-// GPU backend is compiled in.
+// unified_memory and given the host's (MemTotal; Intel's compute runtime sizes such a GPU
+// from the host's pages too, less a share it keeps back). The whole header is empty unless
+// the Intel GPU backend is compiled in.
 
 // #include "ai_hwaccel/config.hpp"
 
@@ -14614,6 +14657,7 @@ AI_HWACCEL_NAMESPACE_END
 // #include "ai_hwaccel/core/text.hpp"
 // #include "ai_hwaccel/core/warning.hpp"
 // #include "ai_hwaccel/detect/capture.hpp"
+// #include "ai_hwaccel/detect/cpu.hpp"
 // #include "ai_hwaccel/detect/probe.hpp"
 // #include "ai_hwaccel/detect/sysfs.hpp"
 // #include "ai_hwaccel/detect/system.hpp"
@@ -15251,7 +15295,7 @@ inline std::string hex4(std::uint16_t id) {
 /// Intel display/3D controllers bound to i915 or xe, from /sys/class/drm/card<N>: the
 /// card's PCI function (ids, link, NUMA node, driver), device-local memory where the
 /// driver publishes it, and the catalogue row its PCI id names. Integrated graphics are
-/// marked unified_memory with memory unknown. Sorted by card number.
+/// marked unified_memory with memory unknown (the probe sizes them). Sorted by card number.
 template <system_view S>
 std::vector<intel_gpu_card> read_intel_gpu_sysfs(const S& sys, std::vector<warning>& warnings) {
     using namespace detail::intel_gpu;
@@ -15349,6 +15393,14 @@ struct intel_gpu_probe {
 
     template <system_view S>
     probe_output probe(const S& sys) const {
+        probe_output out = find(sys);
+        detail::size_shared_memory(sys, out.devices); // integrated graphics
+        return out;
+    }
+
+private:
+    template <system_view S>
+    probe_output find(const S& sys) const {
         probe_output out;
         std::vector<intel_gpu_card> cards = read_intel_gpu_sysfs(sys, out.warnings);
         const bool drm_listed = sys.list_dir("/sys/class/drm").has_value();

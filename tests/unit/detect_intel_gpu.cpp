@@ -307,7 +307,7 @@ TEST_CASE("intel_gpu_probe / read_intel_gpu_sysfs (hand-made sysfs trees)") {
     CHECK(ah::command_line_of(request.argv) == "xpu-smi discovery");
 #endif
 
-    SUBCASE("integrated graphics alone: unified, memory unknown, no xpu-smi, no warning") {
+    SUBCASE("integrated graphics alone: unified, the host's memory, no xpu-smi, no warning") {
         test::scratch_dir dir;
         add_card(dir, "card0", "0000:00:02.0", "0x4680", "i915");
         const auto out = ah::intel_gpu_probe{}.probe(ah::host_system(dir.path().string()));
@@ -317,9 +317,16 @@ TEST_CASE("intel_gpu_probe / read_intel_gpu_sysfs (hand-made sysfs trees)") {
         const auto& d = out.devices[0];
         CHECK(d.kind == ah::device_kind::intel_gpu);
         CHECK(d.unified_memory);
-        CHECK_FALSE(d.memory_bytes.has_value());
+        CHECK_FALSE(d.memory_bytes.has_value()); // no /proc/meminfo in the tree
         CHECK(d.pci_device_id == 0x4680);
         CHECK(d.name.view() == "Intel Graphics [0x4680]");
+        // With it, the GPU has what the host has (Intel's compute runtime sizes it from the
+        // host's pages too).
+        dir.write("proc/meminfo", "MemTotal:       32768000 kB\nMemAvailable:   20000000 kB\n");
+        const auto sized = ah::intel_gpu_probe{}.probe(ah::host_system(dir.path().string()));
+        REQUIRE(sized.devices.size() == 1);
+        CHECK(sized.devices[0].memory_bytes == ah::sourced<std::uint64_t>{32768000ull * 1024, ah::origin::sysfs});
+        CHECK(sized.devices[0].memory_free_bytes == ah::sourced<std::uint64_t>{20000000ull * 1024, ah::origin::sysfs});
     }
     SUBCASE("an Arc A770 on xe and an iGPU; xpu-smi missing is a warning") {
         test::scratch_dir dir;

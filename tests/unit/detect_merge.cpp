@@ -74,6 +74,32 @@ TEST_CASE("merge_duplicates: the same card through two backends is one device") 
     CHECK(ah::merge_duplicates(distinct) == 0);
 }
 
+TEST_CASE("merge_duplicates: free memory stays within the total kept") {
+    // An integrated Intel GPU given the host's 62.6 GiB (sysfs) and 47.1 GiB free, and the
+    // Vulkan driver's 31.3 GiB heap for it (tool, so it wins), with no free figure.
+    const auto addr = *ah::parse_pci_address("0000:00:02.0");
+    auto igpu = gpu(ah::device_kind::intel_gpu, 0, "", addr);
+    igpu.unified_memory = true;
+    igpu.memory_bytes = {67164057600, ah::origin::sysfs};
+    igpu.memory_free_bytes = {50569248768, ah::origin::sysfs};
+    auto vk = gpu(ah::device_kind::vulkan_gpu, 0, "", addr);
+    vk.memory_bytes = {33580670976, ah::origin::tool};
+    std::vector<ah::accelerator_profile> ps{igpu, vk};
+    CHECK(ah::merge_duplicates(ps) == 1);
+    REQUIRE(ps.size() == 1);
+    CHECK(ps[0].memory_bytes == ah::sourced<std::uint64_t>{33580670976, ah::origin::tool});
+    CHECK(ps[0].memory_free_bytes == ah::sourced<std::uint64_t>{33580670976, ah::origin::sysfs});
+    // Free under the total kept is left alone, whichever view gave it.
+    vk.memory_free_bytes = {1_GiB, ah::origin::tool};
+    std::vector<ah::accelerator_profile> again{igpu, vk};
+    ah::merge_duplicates(again);
+    CHECK(again[0].memory_free_bytes == ah::sourced<std::uint64_t>{1_GiB, ah::origin::tool});
+    igpu.memory_free_bytes = {2_GiB, ah::origin::sysfs};
+    std::vector<ah::accelerator_profile> lower{igpu, gpu(ah::device_kind::vulkan_gpu, 0, "", addr)};
+    ah::merge_duplicates(lower);
+    CHECK(lower[0].memory_free_bytes == ah::sourced<std::uint64_t>{2_GiB, ah::origin::sysfs});
+}
+
 TEST_CASE("uuid_key") {
     CHECK(ah::detail::uuid_key("GPU-5A7C3E2F-1B2C") == "5a7c3e2f1b2c");
     CHECK(ah::detail::uuid_key("MIG-abcdef01") == "abcdef01");

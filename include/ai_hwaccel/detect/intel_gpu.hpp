@@ -8,8 +8,9 @@
 // memory_physical_size_byte), xe's per-tile physical_vram_size_bytes and the backported
 // i915's lmem_total_bytes. "Memory Bus Width" (dump id 18) is a width in bits and is
 // never read as a size. An integrated GPU shares the host's memory: it is marked
-// unified_memory and its memory stays unknown. The whole header is empty unless the Intel
-// GPU backend is compiled in.
+// unified_memory and given the host's (MemTotal; Intel's compute runtime sizes such a GPU
+// from the host's pages too, less a share it keeps back). The whole header is empty unless
+// the Intel GPU backend is compiled in.
 #pragma once
 
 #include "ai_hwaccel/config.hpp"
@@ -23,6 +24,7 @@
 #include "ai_hwaccel/core/text.hpp"
 #include "ai_hwaccel/core/warning.hpp"
 #include "ai_hwaccel/detect/capture.hpp"
+#include "ai_hwaccel/detect/cpu.hpp"
 #include "ai_hwaccel/detect/probe.hpp"
 #include "ai_hwaccel/detect/sysfs.hpp"
 #include "ai_hwaccel/detect/system.hpp"
@@ -660,7 +662,7 @@ inline std::string hex4(std::uint16_t id) {
 /// Intel display/3D controllers bound to i915 or xe, from /sys/class/drm/card<N>: the
 /// card's PCI function (ids, link, NUMA node, driver), device-local memory where the
 /// driver publishes it, and the catalogue row its PCI id names. Integrated graphics are
-/// marked unified_memory with memory unknown. Sorted by card number.
+/// marked unified_memory with memory unknown (the probe sizes them). Sorted by card number.
 template <system_view S>
 std::vector<intel_gpu_card> read_intel_gpu_sysfs(const S& sys, std::vector<warning>& warnings) {
     using namespace detail::intel_gpu;
@@ -758,6 +760,14 @@ struct intel_gpu_probe {
 
     template <system_view S>
     probe_output probe(const S& sys) const {
+        probe_output out = find(sys);
+        detail::size_shared_memory(sys, out.devices); // integrated graphics
+        return out;
+    }
+
+private:
+    template <system_view S>
+    probe_output find(const S& sys) const {
         probe_output out;
         std::vector<intel_gpu_card> cards = read_intel_gpu_sysfs(sys, out.warnings);
         const bool drm_listed = sys.list_dir("/sys/class/drm").has_value();

@@ -75,6 +75,11 @@ constexpr void absorb(accelerator_profile& keep, const accelerator_profile& othe
     detail::take_better(keep.memory_bytes, other.memory_bytes);
     detail::take_better(keep.memory_used_bytes, other.memory_used_bytes);
     detail::take_better(keep.memory_free_bytes, other.memory_free_bytes);
+    // Free memory is a part of the total it was reported against. Totals from two views can
+    // differ (a Vulkan heap is smaller than the host's memory whose MemAvailable an
+    // integrated GPU was given): then no more than the whole of the total kept is free.
+    if (keep.memory_bytes && keep.memory_free_bytes && *keep.memory_free_bytes > *keep.memory_bytes)
+        keep.memory_free_bytes = {*keep.memory_bytes, keep.memory_free_bytes.from};
     detail::take_better(keep.memory_bandwidth_gbps, other.memory_bandwidth_gbps);
     detail::take_better(keep.compute_units, other.compute_units);
     detail::take_better(keep.chips, other.chips);
