@@ -3904,7 +3904,8 @@ inline std::optional<std::uint64_t> parse_cgroup_memory_stat(std::string_view te
         const std::string_view line = text.substr(0, nl);
         text = nl == std::string_view::npos ? std::string_view{} : text.substr(nl + 1);
         const auto sp = line.find(' ');
-        if (sp != std::string_view::npos && line.substr(0, sp) == key) return detail::parse_u64(detail::trim(line.substr(sp + 1)));
+        if (sp != std::string_view::npos && line.substr(0, sp) == key)
+            return detail::parse_u64(detail::trim(line.substr(sp + 1)));
     }
     return std::nullopt;
 }
@@ -18230,10 +18231,10 @@ inline std::string apply_device_file(std::string_view name, std::string_view val
 /// The profile of an accel node from its facts: the kind from the driver (nullopt for a
 /// driver this build does not handle), PCI address and id, the index from the node's
 /// number, the NPU's allocated buffers as memory in use, unified memory (it works from
-/// the host's RAM; its size is the probe's to add, from /proc/meminfo, since the facts
-/// hold none), completed from the catalogue (by PCI id
-/// for Intel; by PCI revision or platform name for AMD, whose ids are shared by several
-/// platforms). Unavailable when the node exists but /dev/accel/accel<N> does not.
+/// the host's RAM, whose size the probe adds from /proc/meminfo: the facts hold none),
+/// completed from the catalogue (by PCI id for Intel; by PCI revision or platform name
+/// for AMD, whose ids are shared by several platforms). Unavailable when the node exists
+/// but /dev/accel/accel<N> does not.
 inline std::optional<accelerator_profile> npu_profile_from_facts(const accel_device_facts& f) {
     using namespace detail::npu;
     const auto kind = kind_of_driver(f.driver);

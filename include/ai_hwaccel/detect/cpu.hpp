@@ -114,7 +114,8 @@ inline std::optional<std::uint64_t> parse_cgroup_memory_stat(std::string_view te
         const std::string_view line = text.substr(0, nl);
         text = nl == std::string_view::npos ? std::string_view{} : text.substr(nl + 1);
         const auto sp = line.find(' ');
-        if (sp != std::string_view::npos && line.substr(0, sp) == key) return detail::parse_u64(detail::trim(line.substr(sp + 1)));
+        if (sp != std::string_view::npos && line.substr(0, sp) == key)
+            return detail::parse_u64(detail::trim(line.substr(sp + 1)));
     }
     return std::nullopt;
 }
