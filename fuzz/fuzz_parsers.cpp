@@ -78,10 +78,6 @@ const entry parsers[] = {
     {"cpu.parse_cpuinfo", [](string_view t) { consume(ah::parse_cpuinfo(t)); }},
     {"cpu.parse_lscpu", [](string_view t) { consume(ah::parse_lscpu(t)); }},
     {"cpu.parse_cgroup_memory_limit", [](string_view t) { consume(ah::parse_cgroup_memory_limit(t)); }},
-    {"cpu.parse_cgroup_memory_stat", [](string_view t) {
-         const auto [key, text] = fuzz::split_nul(t);
-         consume(ah::parse_cgroup_memory_stat(text, key));
-     }},
     {"cpu.parse_cgroup_cpu_max", [](string_view t) { consume(ah::parse_cgroup_cpu_max(t)); }},
     {"cpu.parse_cgroup_cfs_quota", [](string_view t) {
          const auto [q, p] = fuzz::split_nul(t);

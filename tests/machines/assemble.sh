@@ -26,8 +26,6 @@ for c in 0 1; do
   put $m sys/devices/system/cpu/cpu$c/topology/core_id "$c"$'\n'
 done
 put $m sys/fs/cgroup/memory/memory.limit_in_bytes $'536870912\n'
-put $m sys/fs/cgroup/memory/memory.usage_in_bytes $'301989888\n'
-put $m sys/fs/cgroup/memory/memory.stat $'cache 100663296\nrss 201326592\ninactive_file 0\nactive_file 33554432\nhierarchical_memory_limit 536870912\ntotal_cache 100663296\ntotal_rss 201326592\ntotal_inactive_file 67108864\ntotal_active_file 33554432\n'
 put $m sys/fs/cgroup/cpu,cpuacct/cpu.cfs_quota_us $'150000\n'
 put $m sys/fs/cgroup/cpu,cpuacct/cpu.cfs_period_us $'100000\n'
 put $m .dockerenv ''

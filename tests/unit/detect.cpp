@@ -42,82 +42,33 @@ TEST_CASE("detect(system_view)") {
     CHECK_FALSE(reg.has_accelerator());
 }
 
-TEST_CASE("parse_cgroup_memory_stat") {
-    // Real: this machine's Docker cgroup (v1), tests/data/cgroup-memory.
-    const std::string dir = std::string(AI_HWACCEL_TEST_DATA_DIR) + "/cgroup-memory/docker-cgroup-v1-firecracker-vm/";
-    const auto stat = test::read_file(dir + "memory.stat");
-    REQUIRE(stat.has_value());
-    CHECK(ah::parse_cgroup_memory_stat(*stat, "inactive_file") == 12288u);
-    CHECK(ah::parse_cgroup_memory_stat(*stat, "total_inactive_file") == 800329728u); // not the first match
-    CHECK(ah::parse_cgroup_memory_stat(*stat, "cache") == 9568256u); // the first line
-    CHECK_FALSE(ah::parse_cgroup_memory_stat(*stat, "inactive"));
-    CHECK_FALSE(ah::parse_cgroup_memory_stat(*stat, "inactive_file "));
-    // Hand-made: v2's keys, bad values, no newline at the end, a key alone.
-    CHECK(ah::parse_cgroup_memory_stat("anon 1\ninactive_file 4096", "inactive_file") == 4096u);
-    CHECK_FALSE(ah::parse_cgroup_memory_stat("inactive_file -1\n", "inactive_file"));
-    CHECK_FALSE(ah::parse_cgroup_memory_stat("inactive_file 99999999999999999999\n", "inactive_file"));
-    CHECK_FALSE(ah::parse_cgroup_memory_stat("inactive_file\n", "inactive_file"));
-    CHECK_FALSE(ah::parse_cgroup_memory_stat("", "inactive_file"));
-
-    // No limit (v1's PAGE_COUNTER_MAX): the CPU's free memory is the host's MemAvailable.
-    const auto meminfo = test::capture("proc-meminfo/meminfo_64gb-x86_kernel6x_zswap-unaccepted.txt");
-    if (!meminfo) return;
-    test::scratch_dir root;
-    root.write("proc/cpuinfo", "processor : 0\n");
-    root.write("proc/meminfo", *meminfo);
-    for (std::string_view f : {"memory.limit_in_bytes", "memory.usage_in_bytes", "memory.stat"})
-        root.write("sys/fs/cgroup/memory/" + std::string(f), *test::read_file(dir + std::string(f)));
-    const auto reg = ah::detect(ah::host_system(root.path().string()));
-    CHECK_FALSE(reg.host().memory.cgroup_limit_bytes);
-    CHECK(reg.all()[0].memory_free_bytes == reg.host().memory.available_bytes);
-}
-
 TEST_CASE("detect(system_view): a cgroup's limit bounds the CPU's free memory") {
-    // The 64 GiB host of the first case (MemAvailable 49384032 kB, about 47 GiB), a
-    // hand-made 8 GiB limit and usage: what the process can still have is the limit less
-    // the usage plus the inactive page cache, never the host's MemAvailable.
+    // The 64 GiB host of the first case (MemAvailable 49384032 kB, about 47 GiB) and
+    // hand-made limits: the CPU's memory is the limit, and no more than that is free.
     const auto meminfo = test::capture("proc-meminfo/meminfo_64gb-x86_kernel6x_zswap-unaccepted.txt");
     if (!meminfo) return;
-    const auto free_memory = [&](const std::vector<std::pair<std::string, std::string>>& files) {
+    const auto cpu_memory = [&](std::string_view meminfo_text, std::string_view path, std::string_view limit) {
         test::scratch_dir root;
         root.write("proc/cpuinfo", "processor : 0\n");
-        root.write("proc/meminfo", *meminfo);
-        for (const auto& [path, text] : files) root.write(path, text);
+        root.write("proc/meminfo", std::string(meminfo_text));
+        if (!path.empty()) root.write(std::string(path), std::string(limit));
         const auto reg = ah::detect(ah::host_system(root.path().string()));
-        CHECK(reg.warnings().empty());
-        return reg.all()[0].memory_free_bytes;
+        return std::pair{reg.all()[0].memory_bytes, reg.all()[0].memory_free_bytes};
     };
-    using files = std::vector<std::pair<std::string, std::string>>;
-    const std::string v2 = "sys/fs/cgroup/", v1 = "sys/fs/cgroup/memory/";
-    // v2: 8 GiB limit, 3 GiB charged of which 1 GiB inactive file cache: 6 GiB free.
-    CHECK(free_memory(files{{v2 + "memory.max", "8589934592\n"},
-                            {v2 + "memory.current", "3221225472\n"},
-                            {v2 + "memory.stat", "anon 2147483648\nfile 1073741824\ninactive_file 1073741824\n"}}) ==
-          ah::sourced<std::uint64_t>{6_GiB, ah::origin::sysfs});
-    // v1 reads the hierarchy's total_inactive_file, not the cgroup's own inactive_file.
-    CHECK(free_memory(files{{v1 + "memory.limit_in_bytes", "8589934592\n"},
-                            {v1 + "memory.usage_in_bytes", "3221225472\n"},
-                            {v1 + "memory.stat", "inactive_file 0\ntotal_inactive_file 2147483648\n"}}) ==
-          ah::sourced<std::uint64_t>{7_GiB, ah::origin::sysfs});
-    // No memory.stat: the whole usage counts. No usage either: the whole limit is free.
-    CHECK(free_memory(files{{v2 + "memory.max", "8589934592\n"}, {v2 + "memory.current", "3221225472\n"}}) ==
-          ah::sourced<std::uint64_t>{5_GiB, ah::origin::sysfs});
-    CHECK(free_memory(files{{v2 + "memory.max", "8589934592\n"}}) == ah::sourced<std::uint64_t>{8_GiB, ah::origin::sysfs});
-    // Over the limit (v1 lets usage pass it briefly), or unreadable counters: 0, or the limit.
-    CHECK(free_memory(files{{v2 + "memory.max", "8589934592\n"}, {v2 + "memory.current", "9663676416\n"}}) ==
-          ah::sourced<std::uint64_t>{0, ah::origin::sysfs});
-    CHECK(free_memory(files{{v2 + "memory.max", "8589934592\n"},
-                            {v2 + "memory.current", "1073741824\n"},
-                            {v2 + "memory.stat", "inactive_file 4294967296\n"}}) ==
-          ah::sourced<std::uint64_t>{8_GiB, ah::origin::sysfs}); // more inactive than charged: none in use
-    CHECK(free_memory(files{{v2 + "memory.max", "8589934592\n"}, {v2 + "memory.current", "\xff\xfe\n"}}) ==
-          ah::sourced<std::uint64_t>{8_GiB, ah::origin::sysfs});
-    // A limit above what the host has free: MemAvailable stays the bound.
-    CHECK(free_memory(files{{v2 + "memory.max", "137438953472\n"}, {v2 + "memory.current", "0\n"}}) ==
-          ah::sourced<std::uint64_t>{49384032ull * 1024, ah::origin::sysfs});
-    // "max": no limit, MemAvailable.
-    CHECK(free_memory(files{{v2 + "memory.max", "max\n"}, {v2 + "memory.current", "3221225472\n"}}) ==
-          ah::sourced<std::uint64_t>{49384032ull * 1024, ah::origin::sysfs});
+    const ah::sourced<std::uint64_t> available{49384032ull * 1024, ah::origin::sysfs};
+    const ah::sourced<std::uint64_t> eight{8_GiB, ah::origin::sysfs};
+    CHECK(cpu_memory(*meminfo, "sys/fs/cgroup/memory.max", "8589934592\n") == std::pair{eight, eight});
+    CHECK(cpu_memory(*meminfo, "sys/fs/cgroup/memory/memory.limit_in_bytes", "8589934592\n") == std::pair{eight, eight});
+    // A limit above what the host has free, none ("max"), none at all: MemAvailable.
+    CHECK(cpu_memory(*meminfo, "sys/fs/cgroup/memory.max", "137438953472\n").second == available);
+    CHECK(cpu_memory(*meminfo, "sys/fs/cgroup/memory.max", "137438953472\n").first.value_or(0) == 65589900ull * 1024);
+    CHECK(cpu_memory(*meminfo, "sys/fs/cgroup/memory.max", "max\n").second == available);
+    CHECK(cpu_memory(*meminfo, "", "").second == available);
+    // No MemTotal, a limit: the limit bounds MemAvailable still; no limit: MemAvailable.
+    const std::string no_total = "MemAvailable:   49384032 kB\n";
+    CHECK(cpu_memory(no_total, "sys/fs/cgroup/memory.max", "8589934592\n") == std::pair{eight, eight});
+    CHECK(cpu_memory(no_total, "", "").second == available);
+    CHECK_FALSE(cpu_memory(no_total, "", "").first);
 }
 
 TEST_CASE("detect(system_view) with nothing readable") {

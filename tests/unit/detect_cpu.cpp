@@ -465,7 +465,7 @@ TEST_CASE("probe_host: /proc/cpuinfo and the online mask disagree") {
     CHECK(w[0].kind == ah::warning_kind::disagreement);
     CHECK(w[0].subject == "/sys/devices/system/cpu/online");
     CHECK(w[0].message.find("4 processors") != std::string::npos);
-    CHECK(w[0].message.find("using 64 from sysfs") != std::string::npos);
+    CHECK(w[0].message.find("the online mask 64; using the online mask") != std::string::npos);
 }
 
 TEST_CASE("probe_host: sockets and cores from the sysfs topology") {

@@ -106,20 +106,6 @@ inline std::optional<std::uint64_t> parse_cgroup_memory_limit(std::string_view t
     return n;
 }
 
-/// One counter of a cgroup's memory.stat ("inactive_file 8192" lines, no colon): its value
-/// in bytes, or nullopt when no line has that key or its value is not a number.
-inline std::optional<std::uint64_t> parse_cgroup_memory_stat(std::string_view text, std::string_view key) noexcept {
-    while (!text.empty()) {
-        const auto nl = text.find('\n');
-        const std::string_view line = text.substr(0, nl);
-        text = nl == std::string_view::npos ? std::string_view{} : text.substr(nl + 1);
-        const auto sp = line.find(' ');
-        if (sp != std::string_view::npos && line.substr(0, sp) == key)
-            return detail::parse_u64(detail::trim(line.substr(sp + 1)));
-    }
-    return std::nullopt;
-}
-
 // ---------------------------------------------------------------------------------------
 // Arm cores by MIDR
 
@@ -782,9 +768,7 @@ std::pair<host_info, accelerator_profile> probe_host(const S& sys, std::vector<w
                 message += detail::to_decimal(host.cpu.threads);
                 message += " processors, the online mask ";
                 message += detail::to_decimal(*online);
-                message += "; using ";
-                message += detail::to_decimal(*online);
-                message += " from sysfs, the kernel's own count (cpuinfo may be virtualised or cut short)";
+                message += "; using the online mask, the kernel's own count (cpuinfo may be virtualised or cut short)";
                 detail::add_warning(warnings, warning_kind::disagreement, online_path, std::move(message));
             }
             host.cpu.threads = *online;
@@ -806,33 +790,11 @@ std::pair<host_info, accelerator_profile> probe_host(const S& sys, std::vector<w
         host.memory = parse_meminfo(*text);
         if (!host.memory.total_bytes) note(warning_kind::parse_error, "/proc/meminfo", "no MemTotal line");
     }
-    // cgroup v2 unified hierarchy first, then v1's memory controller. Under a limit, what
-    // the process can still have is the limit less the cgroup's working set: its usage less
-    // the inactive page cache the kernel reclaims first (the kubelet's working_set_bytes),
-    // all of it when the usage cannot be read; MemAvailable is the host's, not the cgroup's.
-    struct cgroup_memory_files {
-        std::string_view limit, usage, stat, inactive;
-    };
-    std::optional<std::uint64_t> cgroup_free;
-    for (const auto& f : {cgroup_memory_files{"/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory.current",
-                                              "/sys/fs/cgroup/memory.stat", "inactive_file"},
-                          cgroup_memory_files{"/sys/fs/cgroup/memory/memory.limit_in_bytes",
-                                              "/sys/fs/cgroup/memory/memory.usage_in_bytes",
-                                              "/sys/fs/cgroup/memory/memory.stat", "total_inactive_file"}}) {
-        auto r = sys.read_file(f.limit, 64);
+    // cgroup v2 unified hierarchy first, then v1's memory controller.
+    for (std::string_view path : {"/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes"}) {
+        auto r = sys.read_file(path, 64);
         if (!r.ok()) continue;
-        const auto limit = parse_cgroup_memory_limit(r.data);
-        if (!limit) break;
-        host.memory.cgroup_limit_bytes = {*limit, origin::sysfs};
-        std::uint64_t working = 0;
-        if (const auto usage = sys.read_file(f.usage, 64); usage.ok())
-            if (const auto used = detail::parse_u64(detail::trim(usage.data))) {
-                std::uint64_t inactive = 0;
-                if (const auto stat = sys.read_file(f.stat, 64 * 1024); stat.ok())
-                    inactive = parse_cgroup_memory_stat(stat.data, f.inactive).value_or(0);
-                working = *used - (inactive < *used ? inactive : *used);
-            }
-        cgroup_free = *limit - (working < *limit ? working : *limit);
+        if (auto limit = parse_cgroup_memory_limit(r.data)) host.memory.cgroup_limit_bytes = {*limit, origin::sysfs};
         break;
     }
     const std::size_t warnings_before_numa = warnings.size();
@@ -866,11 +828,11 @@ std::pair<host_info, accelerator_profile> probe_host(const S& sys, std::vector<w
     cpu.kind = device_kind::cpu;
     cpu.maker = host.cpu.maker;
     cpu.name = host.cpu.model.empty() ? std::string_view("CPU") : std::string_view(host.cpu.model);
-    if (const auto usable = host.memory.usable_bytes(); usable != 0)
-        cpu.memory_bytes = {usable, origin::sysfs};
-    if (host.memory.available_bytes) cpu.memory_free_bytes = host.memory.available_bytes;
-    if (cgroup_free && (!cpu.memory_free_bytes || *cgroup_free < *cpu.memory_free_bytes))
-        cpu.memory_free_bytes = {*cgroup_free, origin::sysfs};
+    // Under a cgroup limit the CPU's memory is the limit, and no more of it than that is free.
+    const std::uint64_t usable = host.memory.usable_bytes();
+    if (usable != 0) cpu.memory_bytes = {usable, origin::sysfs};
+    if (const auto& a = host.memory.available_bytes)
+        cpu.memory_free_bytes = {usable != 0 && usable < *a ? usable : *a, a.from};
     if (host.cpu.cores != 0) cpu.compute_units = {host.cpu.cores, origin::sysfs};
     return {std::move(host), cpu};
 }
