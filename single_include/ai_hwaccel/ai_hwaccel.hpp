@@ -6219,13 +6219,13 @@ inline constexpr device_spec catalogue_rows[] = {
 // ai-hwaccel core catalogue: NVIDIA devices.
 //
 // One row per NVIDIA GPU as a CUDA backend reports it, Pascal P100 to Blackwell: Tesla
-// P100/V100/T4, A2x/A30/A40/A100, L4/L40/L40S, H100/H200/GH200, B200/GB200/B300 (per GPU),
-// Quadro RTX, RTX A-series, RTX Ada and RTX PRO Blackwell workstation boards, GB10, the
-// Jetson Orin modules, TITAN V/RTX and GeForce RTX 20/30/40/50 desktop cards. Units: memory
-// in binary GiB (a "24 GB" card is 24 GiB; "141 GB" of HBM3e is 141 GiB), bandwidth in
-// decimal GB/s as the spec sheet prints it, throughput as DENSE TFLOPS/TOPS (data-centre
-// sheets print sparse figures with an asterisk; those are halved here). fp32 is the
-// non-tensor (shader) rate. For Volta and later data-centre parts fp64 is the FP64
+// P100/V100/T4, A2x/A30/A40/A100, L4/L40/L40S, H100/H200/GH200, B200/GB200/B300/GB300 (per
+// GPU), Quadro RTX, RTX A-series, RTX Ada and RTX PRO Blackwell workstation boards, GB10,
+// the Jetson Orin and Thor modules, TITAN V/RTX and GeForce RTX 20/30/40/50 desktop cards.
+// Units: memory in binary GiB (a "24 GB" card is 24 GiB; "141 GB" of HBM3e is 141 GiB),
+// bandwidth in decimal GB/s as the spec sheet prints it, throughput as DENSE TFLOPS/TOPS
+// (data-centre sheets print sparse figures with an asterisk; those are halved here). fp32
+// is the non-tensor (shader) rate. For Volta and later data-centre parts fp64 is the FP64
 // tensor-core rate where NVIDIA quotes one (A100 19.5, H100 SXM 67; vector FP64 is half of
 // it on Ampere/Hopper); elsewhere it is vector FP64. bf16/tf32 are 0 before Ampere, fp8
 // only from Ada/Hopper on, fp6/fp4 only on Blackwell. Links: NVLink totals per GPU, both
@@ -6238,10 +6238,9 @@ inline constexpr device_spec catalogue_rows[] = {
 // SXM (two HGX A100 boards of eight joined back to back by their NVSwitches, as NVIDIA's
 // introduction of HGX A100 describes,
 // https://developer.nvidia.com/blog/introducing-hgx-a100-most-powerful-accelerated-server-
-// platform-for-ai-hpc/, and as in Google Cloud's a2-megagpu-16g), 72 for
-// GB200 (one NVL72 rack). GH200's is left unknown: its 900 GB/s NVLink-C2C joins it to
-// its Grace CPU, and how many GH200s share an NVLink domain depends on the system (one,
-// four, 32).
+// platform-for-ai-hpc/, and as in Google Cloud's a2-megagpu-16g), 72 for GB200 (one NVL72
+// rack). GH200's is left unknown: its 900 GB/s NVLink-C2C joins it to its Grace CPU, and
+// how many GH200s share an NVLink domain depends on the system (one, four, 32).
 //
 // Sources: NVIDIA datasheets and product pages for data-centre and workstation parts (the
 // row's `source`), the TechPowerUp GPU database for GeForce/TITAN boards (SM count, boost
@@ -6662,6 +6661,23 @@ inline constexpr device_spec catalogue_rows[] = {
      .power_watts = 1100,
      .arch = "10.3", .compute_units = 148, .year = 2025,
      .source = "https://www.nvidia.com/en-us/data-center/hgx/"},
+    // GB300: one Blackwell Ultra GPU of a GB300 superchip, as NVIDIA's GB300 NVL72 rack
+    // figures give it per GPU (dense: FP4 15 PFLOPS, FP8 5, FP16/BF16 2.5, TF32 1.25, FP32
+    // 80 TFLOPS; 8 TB/s; 1400 W), tabulated at https://verda.com/blog/gb300-nvl72-architecture.
+    // INT8 and FP64 cut as on the B300: left 0. Memory: the same 288 GB of 12-high HBM3e
+    // stacks as the B300, so its driver-reported size; compute capability 10.3. SM count not
+    // in reach: 0.
+    {.name = "NVIDIA GB300",
+     .aliases = {"GB300", "GB300 GPU"},
+     .maker = vendor::nvidia, .kind = device_kind::cuda_gpu,
+     .memory_bytes = 275040 * units::mib, .memory = memory_type::hbm3e,
+     .memory_bandwidth_gbps = 8000,
+     .peak = {.fp32 = 80, .tf32 = 1250, .bf16 = 2500, .fp16 = 2500, .fp8 = 5000, .fp6 = 5000, .fp4 = 15000},
+     .link = interconnect_kind::nvlink, .link_bandwidth_gbps = 1800,
+     .link_domain = 72,
+     .power_watts = 1400,
+     .arch = "10.3", .year = 2025,
+     .source = "https://www.nvidia.com/en-us/data-center/gb300-nvl72/"},
     // ---- Workstation: Quadro RTX (Turing), RTX A (Ampere), RTX Ada, RTX PRO Blackwell
     // Professional boards run FP16/BF16 with FP32 accumulate at the full rate; their
     // tensor figures derive from the single sparse "Tensor Performance"/"AI TOPS" number
@@ -6922,6 +6938,35 @@ inline constexpr device_spec catalogue_rows[] = {
      .power_watts = 10,
      .arch = "8.7", .compute_units = 4, .year = 2023,
      .source = "https://www.nvidia.com/en-us/autonomous-machines/embedded-systems/jetson-orin/"},
+    // ---- Jetson Thor modules (Blackwell, compute capability 11.0 from CUDA 13 on)
+    // The T5000 (the module of the Jetson AGX Thor developer kit) and the T4000: the GPU
+    // shares the module's 256-bit LPDDR5X, 273 GB/s, with the CPU. nvidia-smi and NVML name
+    // it "NVIDIA Thor" on both and report no memory of its own: detect/cuda.hpp tells the
+    // modules apart by the part number in the device tree's root `compatible` (p3834-0008
+    // and p3834-0000, as NVIDIA's board support package flashes them) and gives the GPU the
+    // host's memory. NVIDIA publishes sparse FP4, 2070 and 1200 TFLOPS (and 1035 sparse FP8
+    // for the T5000): halved here, the 16-bit and TF32 rates following by Blackwell's
+    // tensor-core ratios and INT8 at the FP8 rate, as for the GB10 row. SMs: the CUDA cores
+    // (2560 and 1536) over 128; the developer kit's CUDA reports 20. FP32 not published, 0.
+    // Power: the top of each module's range (40-130 W and 40-70 W).
+    {.name = "NVIDIA Jetson T5000",
+     .aliases = {"Jetson T5000", "Jetson AGX Thor T5000", "Jetson AGX Thor"},
+     .maker = vendor::nvidia, .kind = device_kind::cuda_gpu,
+     .memory_bytes = 128 * units::gib, .memory = memory_type::unified,
+     .memory_bandwidth_gbps = 273,
+     .peak = {.tf32 = 129.375, .bf16 = 258.75, .fp16 = 258.75, .fp8 = 517.5, .int8 = 517.5, .fp4 = 1035},
+     .power_watts = 130,
+     .arch = "11.0", .compute_units = 20, .year = 2025,
+     .source = "https://www.nvidia.com/en-us/autonomous-machines/embedded-systems/jetson-thor/"},
+    {.name = "NVIDIA Jetson T4000",
+     .aliases = {"Jetson T4000", "Jetson AGX Thor T4000"},
+     .maker = vendor::nvidia, .kind = device_kind::cuda_gpu,
+     .memory_bytes = 64 * units::gib, .memory = memory_type::unified,
+     .memory_bandwidth_gbps = 273,
+     .peak = {.tf32 = 75, .bf16 = 150, .fp16 = 150, .fp8 = 300, .int8 = 300, .fp4 = 600},
+     .power_watts = 70,
+     .arch = "11.0", .compute_units = 12, .year = 2026,
+     .source = "https://www.nvidia.com/en-us/autonomous-machines/embedded-systems/jetson-thor/"},
     // ---- GeForce and TITAN (Volta, Turing)
     // TITAN V: tensor figure is NVIDIA's published 110 TFLOPS (lower than SMs x boost x
     // 1024); FP64 and other figures TechPowerUp.
@@ -8720,14 +8765,19 @@ inline constexpr device_spec catalogue_rows[] = {
      .source = "https://multiplatform.ai/?p=32842"},
 
     // ---- Intel NPUs (PCI 0x8086; ids from the Linux intel_vpu driver, ivpu_drv.h). TOPS:
-    // Intel's NPU figures (INT8), fastest SKU of the family.
+    // Intel's NPU figures (INT8), fastest SKU of the family. The MAC arrays multiply FP16
+    // at half their INT8 rate: NPU 3 (Meteor Lake, Arrow Lake) as Chips and Cheese read it
+    // (https://chipsandcheese.com/2024/04/22/intel-meteor-lakes-npu/), NPU 4 (Lunar Lake)
+    // from Intel's per-engine counts, 2048 INT8 and 1024 FP16 MACs a cycle
+    // (https://anandtech.com/show/21425/intel-lunar-lake-architecture-deep-dive-lion-cove-
+    // xe2-and-npu4/4). OpenVINO runs FP16 models and INT4-weight LLMs on them.
     {.name = "Intel NPU (Meteor Lake)",
      .aliases = {"Meteor Lake NPU", "Intel AI Boost (Meteor Lake)", "Core Ultra Series 1 NPU"},
      .maker = vendor::intel,
      .kind = device_kind::intel_npu,
      .pci_device_ids = {0x7d1d},
      .memory = memory_type::unified,
-     .peak = {.int8 = 11.5},
+     .peak = {.fp16 = 5.75, .int8 = 11.5},
      .arch = "37xx",
      .year = 2023,
      .source = "https://zareason.com/intel-lunar-lake-will-deliver-120-tops-combining-cpu-"
@@ -8738,7 +8788,7 @@ inline constexpr device_spec catalogue_rows[] = {
      .kind = device_kind::intel_npu,
      .pci_device_ids = {0xad1d},
      .memory = memory_type::unified,
-     .peak = {.int8 = 13},
+     .peak = {.fp16 = 6.5, .int8 = 13},
      .arch = "37xx",
      .year = 2024,
      .source = "https://computerbase.de/2024-07/arrow-lake-s-fuer-lga-1851-intel-core-ultra-"
@@ -8749,7 +8799,7 @@ inline constexpr device_spec catalogue_rows[] = {
      .kind = device_kind::intel_npu,
      .pci_device_ids = {0x643e},
      .memory = memory_type::unified,
-     .peak = {.int8 = 48},
+     .peak = {.fp16 = 24, .int8 = 48},
      .arch = "40xx",
      .year = 2024,
      .source = "https://beebom.com/intel-announces-core-ultra-200v-lunar-lake/"},
@@ -12701,6 +12751,13 @@ inline value_problem apply_cell(const field_info& f, std::string_view v, acceler
     }
 }
 
+// The name a Jetson's GPU goes by, one for every module of its chip: nvgpu, the Orin
+// modules' GPU driver, names it "<chip> (nvgpu)" ("Orin (nvgpu)"); on the Thor modules
+// nvidia-smi and NVML say "NVIDIA Thor".
+constexpr bool names_jetson_chip(std::string_view name) noexcept {
+    return name.ends_with("(nvgpu)") || name == "NVIDIA Thor" || name == "Thor";
+}
+
 // The catalogue row for a GPU: by PCI id when that names one row, else by name.
 inline void match_catalogue(accelerator_profile& p) {
     const device_spec* spec = nullptr;
@@ -12709,12 +12766,11 @@ inline void match_catalogue(accelerator_profile& p) {
     if (!spec && !p.name.empty()) spec = find_device(p.name);
     if (spec && spec->kind == device_kind::cuda_gpu) {
         p.apply_spec(*spec);
-    } else if (!spec && p.name.view().ends_with("(nvgpu)")) {
-        // nvgpu, the integrated GPU driver of Jetson modules, names its GPU after the chip
-        // ("Orin (nvgpu)"), one name for every module of it, and reports no memory: the GPU
-        // shares the module's. The name matches no row (the modules differ in clocks and
-        // bus width); the sharing is known, and with it the memory. cuda.hpp's
-        // identify_jetson finds the module's row in the device tree.
+    } else if (!spec && names_jetson_chip(p.name.view())) {
+        // A Jetson's GPU, named after its chip and without memory of its own: it shares the
+        // module's. The name matches no row (the modules differ in clocks, SMs and memory);
+        // the sharing is known, and with it the memory. cuda.hpp's identify_jetson finds the
+        // module's row in the device tree.
         p.unified_memory = true;
     }
 }
@@ -12873,16 +12929,18 @@ inline void problems_to_warnings(const std::vector<parse_problem>& problems, std
 /// "nvidia,tegra234"). Module part numbers as NVIDIA's board support package names them:
 /// p3701-0004 and -0005 the Jetson AGX Orin 32GB and 64GB; p3767-0000 and -0001 the Orin NX
 /// 16GB and 8GB; p3767-0003 and -0004 the Orin Nano 8GB and 4GB, -0005 the Nano 8GB of the
-/// developer kit. An Orin Nano 8GB whose device tree `model` ends in "Super" (JetPack 6.2's
-/// Super flash: "NVIDIA Jetson Orin Nano Engineering Reference Developer Kit Super") gets the
-/// row of its Super modes. nullptr for anything else (another board, or a module with no
-/// row).
+/// developer kit; p3834-0000 and -0008 the Thor modules T4000 and T5000 (the AGX Thor
+/// developer kit's is "nvidia,p4071-0000+p3834-0008"). An Orin Nano 8GB whose device tree
+/// `model` ends in "Super" (JetPack 6.2's Super flash: "NVIDIA Jetson Orin Nano Engineering
+/// Reference Developer Kit Super") gets the row of its Super modes. nullptr for anything
+/// else (another board, or a module with no row).
 constexpr const device_spec* jetson_module_gpu(std::string_view compatible, std::string_view model = {}) noexcept {
     constexpr std::pair<std::string_view, std::string_view> modules[] = {
         {"p3701-0004", "NVIDIA Jetson AGX Orin 32GB"}, {"p3701-0005", "NVIDIA Jetson AGX Orin 64GB"},
         {"p3767-0000", "NVIDIA Jetson Orin NX 16GB"},  {"p3767-0001", "NVIDIA Jetson Orin NX 8GB"},
         {"p3767-0003", "NVIDIA Jetson Orin Nano 8GB"}, {"p3767-0004", "NVIDIA Jetson Orin Nano 4GB"},
-        {"p3767-0005", "NVIDIA Jetson Orin Nano 8GB"},
+        {"p3767-0005", "NVIDIA Jetson Orin Nano 8GB"}, {"p3834-0000", "NVIDIA Jetson T4000"},
+        {"p3834-0008", "NVIDIA Jetson T5000"},
     };
     while (!compatible.empty()) {
         const auto nul = compatible.find('\0');
@@ -14383,14 +14441,15 @@ std::optional<std::string> run_quietly(const S& sys, const tool_request& request
     return std::move(r.out);
 }
 
-// nvgpu names a Jetson's GPU after its chip ("Orin (nvgpu)"), the same for every module of
-// it: the module, and so the catalogue row, is the one the device tree's root `compatible`
-// (and `model`) name (jetson_module_gpu), read only when such a GPU is found.
+// A Jetson's GPU is named after its chip ("Orin (nvgpu)", "NVIDIA Thor"), the same for
+// every module of it: the module, and so the catalogue row, is the one the device tree's
+// root `compatible` (and `model`) name (jetson_module_gpu), read only when such a GPU is
+// found.
 template <system_view S>
 void identify_jetson(const S& sys, probe_output& out) {
     std::optional<const device_spec*> spec; // looked up for the first such GPU
     for (auto& d : out.devices) {
-        if (d.spec || !d.name.view().ends_with("(nvgpu)")) continue;
+        if (d.spec || !names_jetson_chip(d.name.view())) continue;
         if (!spec) {
             spec = nullptr;
             for (std::string_view root : {"/sys/firmware/devicetree/base/", "/proc/device-tree/"}) {

@@ -554,6 +554,37 @@ TEST_CASE("fixture machine: a Jetson Orin Nano developer kit, its GPU told apart
 }
 #endif
 
+#if AI_HWACCEL_BACKEND_CUDA
+TEST_CASE("fixture machine: a Jetson AGX Thor developer kit, its module told by the device tree") {
+    const auto reg = ah::detect(machine("handmade-jetson-agx-thor-devkit"));
+    INFO(test::warnings_text(reg.warnings()));
+    CHECK(reg.warnings().empty());
+    REQUIRE(reg.size() == 2);
+    const auto& gpu = reg.all()[1];
+    CHECK(gpu.kind == ah::device_kind::cuda_gpu);
+    CHECK(gpu.name.view() == "NVIDIA Thor"); // both Thor modules' GPU is named so
+    REQUIRE(gpu.spec != nullptr);
+    CHECK(gpu.spec->name == "NVIDIA Jetson T5000"); // module p3834-0008
+    CHECK(gpu.unified_memory);
+    CHECK(*gpu.memory_bytes == 127883468ull * 1024);
+    CHECK(gpu.memory_bytes.from == ah::origin::sysfs);
+    CHECK(*gpu.memory_free_bytes == 117356940ull * 1024);
+    CHECK(*gpu.memory_bandwidth_gbps == 273);
+    CHECK(gpu.arch.view() == "11.0");
+    CHECK_FALSE(gpu.pci);
+    CHECK(reg.total_memory() == 127883468ull * 1024); // one pool, counted once
+    CHECK(reg.host().cpu.cores == 14);
+    // A 70B model in 8 bits fits the module's memory, and has a decode rate from the row's
+    // bandwidth: at most 273 GB/s over the weights read per token.
+    const auto& m = *ah::find_model("llama-3.1-70b");
+    const auto plan = ah::plan_sharding(reg.all(), reg.system().interconnects, m, ah::quant_format::fp8_e4m3);
+    CHECK(plan.fits);
+    CHECK(plan.kind == ah::device_kind::cuda_gpu);
+    CHECK(plan.decode_tokens_per_second > 0);
+    CHECK(plan.decode_tokens_per_second < 273e9 / (static_cast<double>(m.parameters) * 1.0));
+}
+#endif
+
 #if AI_HWACCEL_BACKEND_VULKAN
 TEST_CASE("fixture machine: a laptop whose only Vulkan device is llvmpipe") {
     const auto reg = ah::detect(machine("handmade-laptop-llvmpipe-only"));

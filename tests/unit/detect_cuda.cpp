@@ -269,6 +269,51 @@ TEST_CASE("cuda_probe: a GPU sharing the system's memory is given the host's") {
         CHECK(out.devices[0].spec->name == "NVIDIA Jetson Orin Nano 8GB Super");
         CHECK(out.devices[0].memory_bandwidth_gbps.value_or(0) == doctest::Approx(102.4));
     }
+    SUBCASE("a Jetson Thor: one GPU name for both modules, the module from the device tree") {
+        // JetPack 7's nvidia-smi names the GPU of both Thor modules "NVIDIA Thor" and prints
+        // "[N/A]" for its memory (public reports: jetson_stats issue 885, vllm-playground pull
+        // request 11); compute capability 11.0 and driver 595.78 as JetPack 7.2 reports them,
+        // the rest hand-made. Root compatibles: the AGX Thor developer kit's (carrier
+        // p4071-0000, module p3834-0008, jetson_stats issue 711) and a T4000 (p3834-0000) on
+        // the same carrier, as meta-tegra's machine configuration names it.
+        const std::string thor = "0, [N/A], NVIDIA Thor, [N/A], [N/A], [N/A], [N/A], [N/A], 11.0, 595.78, "
+                                 "[N/A], [N/A], [N/A], 0, [N/A], [N/A], [N/A], [N/A], [N/A], [N/A]\n";
+        using namespace std::string_literals;
+        const std::pair<std::string, std::string_view> boards[] = {
+            {"nvidia,p4071-0000+p3834-0008\0nvidia,p3834-0008\0nvidia,tegra264\0"s, "NVIDIA Jetson T5000"},
+            {"nvidia,p4071-0000+p3834-0000\0nvidia,p3834-0000\0nvidia,tegra264\0"s, "NVIDIA Jetson T4000"},
+            {"nvidia,p4071-0000+p3834-0009\0nvidia,tegra264\0"s, ""}, // a module with no row
+            {"", ""},                                                     // no device tree
+        };
+        for (const auto& board : boards) {
+            const std::string& compatible = board.first;
+            const std::string_view row = board.second;
+            CAPTURE(row);
+            test::scratch_dir dir;
+            replay(dir, {{query_command, thor}});
+            dir.write("proc/meminfo", *meminfo);
+            if (!compatible.empty()) dir.write("proc/device-tree/compatible", compatible);
+            const auto out = ah::cuda_probe{}.probe(ah::host_system(dir.path().string()));
+            INFO(test::warnings_text(out.warnings));
+            CHECK(out.warnings.empty());
+            REQUIRE(out.devices.size() == 1);
+            const auto& d = out.devices[0];
+            CHECK(d.name.view() == "NVIDIA Thor");
+            CHECK(d.arch.view() == "11.0");
+            CHECK(d.unified_memory); // known from the name alone
+            CHECK(d.memory_bytes.value_or(0) == 527031224ull * 1024);
+            CHECK(d.memory_bytes.from == ah::origin::sysfs);
+            if (row.empty()) {
+                CHECK(d.spec == nullptr);
+                CHECK_FALSE(d.memory_bandwidth_gbps.has_value());
+                continue;
+            }
+            REQUIRE(d.spec != nullptr);
+            CHECK(d.spec->name == row);
+            CHECK(d.memory_bandwidth_gbps.value_or(0) == 273);
+            CHECK(d.peak.fp4 == doctest::Approx(row == "NVIDIA Jetson T5000" ? 1035 : 600));
+        }
+    }
     SUBCASE("a GPU with memory of its own is left as nvidia-smi says") {
         test::scratch_dir dir;
         replay(dir, {{query_command, query_row(0, "NVIDIA H100 80GB HBM3", "00000000:19:00.0", "0x233010DE", 81559,

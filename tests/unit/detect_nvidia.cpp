@@ -246,14 +246,21 @@ TEST_CASE("jetson_module_gpu: the module's row from the device tree's compatible
     CHECK(row("nvidia,p3767-0001\0"sv) == "NVIDIA Jetson Orin NX 8GB");
     CHECK(row("nvidia,p3767-0003"sv) == "NVIDIA Jetson Orin Nano 8GB");
     CHECK(row("nvidia,p3768-0000+p3767-0004\0nvidia,tegra234\0"sv) == "NVIDIA Jetson Orin Nano 4GB");
-    // Every module's row is an Orin GPU sharing the module's memory, with a bandwidth.
-    for (auto part : {"p3701-0004", "p3701-0005", "p3767-0000", "p3767-0001", "p3767-0003", "p3767-0004", "p3767-0005"}) {
+    // The Thor modules (meta-tegra's machine configurations: T5000 p3834-0008, T4000
+    // p3834-0000); the developer kit's compatible as jetson_stats issue 711 shows it.
+    CHECK(row("nvidia,p4071-0000+p3834-0008\0nvidia,p3834-0008\0nvidia,tegra264\0"sv) == "NVIDIA Jetson T5000");
+    CHECK(row("nvidia,p4071-0000+p3834-0000\0nvidia,tegra264\0"sv) == "NVIDIA Jetson T4000");
+    CHECK(row("nvidia,p4071-0000+p3834-0005\0nvidia,tegra264\0"sv) == "(none)");
+    // Every module's row is a Jetson GPU sharing the module's memory, with a bandwidth.
+    for (auto part : {"p3701-0004", "p3701-0005", "p3767-0000", "p3767-0001", "p3767-0003", "p3767-0004", "p3767-0005",
+                      "p3834-0000", "p3834-0008"}) {
+        CAPTURE(part);
         const auto* s = ah::jetson_module_gpu("nvidia," + std::string(part));
         REQUIRE(s != nullptr);
         CHECK(s->kind == ah::device_kind::cuda_gpu);
         CHECK(s->memory == ah::memory_type::unified);
         CHECK(s->memory_bandwidth_gbps > 0);
-        CHECK(s->arch == "8.7");
+        CHECK(s->arch == (std::string_view(part).starts_with("p3834") ? "11.0" : "8.7"));
     }
     // Modules without a row, other boards, the chip alone, and malformed text: none.
     CHECK(row("nvidia,p3740-0002+p3701-0008\0nvidia,p3701-0008\0nvidia,tegra234\0"sv) == "(none)");

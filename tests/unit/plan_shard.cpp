@@ -469,9 +469,28 @@ TEST_CASE("suggest_quantization") {
             CHECK((p.decode_tokens_per_second > 0) == gpu.memory_bandwidth_gbps.has_value());
         }
         // A TPU has a bf16 rate and none for fp16: fp16 checkpoints run in bf16. A device
-        // that computes in int8 only still cannot.
+        // that computes in int8 only still cannot, nor can it dequantize int4 weights.
         CHECK(ah::support_for(card("TPU v5p", 0), quant_format::fp16) == ah::format_support::dequantized);
-        CHECK(ah::support_for(card("Intel NPU (Lunar Lake)", 0), quant_format::fp16) == ah::format_support::none);
+        CHECK(ah::support_for(card("AMD XDNA NPU (Phoenix)", 0), quant_format::fp16) == ah::format_support::none);
+        CHECK(ah::support_for(card("AMD XDNA NPU (Phoenix)", 0), quant_format::int4) == ah::format_support::none);
+        // Intel's NPUs multiply fp16 (at half their int8 rate), so OpenVINO's FP16 models and
+        // its int4-weight LLMs run on them; llama.cpp's formats still do not (below).
+        for (const std::string name : {"Intel NPU (Meteor Lake)", "Intel NPU (Lunar Lake)"}) {
+            CAPTURE(name);
+            const auto npu = card(name, 0);
+            CHECK(npu.peak.fp16 * 2 == doctest::Approx(npu.peak.int8));
+            CHECK(ah::support_for(npu, quant_format::fp16) == ah::format_support::native);
+            CHECK(ah::support_for(npu, quant_format::int8) == ah::format_support::native);
+            CHECK(ah::support_for(npu, quant_format::int4) == ah::format_support::dequantized);
+            CHECK(ah::support_for(npu, quant_format::bf16) == ah::format_support::none);
+            // A 14B model does not fit 16 GiB of laptop memory in int8; in int4 it does.
+            auto sized = npu;
+            sized.memory_bytes = {16 * ah::units::gib, ah::origin::user};
+            const std::vector<ah::accelerator_profile> laptop{sized};
+            const auto q = ah::suggest_quantization(laptop, model("qwen-2.5-14b"));
+            CHECK(q.fits);
+            CHECK(q.format == quant_format::int4);
+        }
     }
     SUBCASE("llama.cpp's formats on CPUs and GPUs only") {
         // GGUF files load in llama.cpp alone; the TPU, Neuron, Gaudi and NPU stacks take

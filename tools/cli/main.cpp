@@ -1222,7 +1222,9 @@ int cmd_catalogue(std::span<const std::string_view> args) {
         const std::string bandwidth = d.memory_bandwidth_gbps > 0 ? fmt("%.0f GB/s", d.memory_bandwidth_gbps) : "unknown";
         // Without a half-precision figure, the one the maker gives: the fp32 rate of a GPU
         // without matrix units (Apple's), the int8 rate of an NPU.
-        const std::string throughput = peak > 0          ? fmt("%8.1f TFLOPS bf16/fp16", peak)
+        // The 16-bit figure says which type it is for: an Intel NPU multiplies fp16 only.
+        const std::string half = d.peak.fp16 <= 0 ? " bf16" : d.peak.bf16 <= 0 ? " fp16" : " bf16/fp16";
+        const std::string throughput = peak > 0          ? fmt("%8.1f TFLOPS", peak) + half
                                        : d.peak.fp32 > 0 ? fmt("%8.1f TFLOPS fp32", d.peak.fp32)
                                        : d.peak.int8 > 0 ? fmt("%8.1f TOPS int8", d.peak.int8)
                                                          : "unknown";

@@ -63,14 +63,15 @@ std::optional<std::string> run_quietly(const S& sys, const tool_request& request
     return std::move(r.out);
 }
 
-// nvgpu names a Jetson's GPU after its chip ("Orin (nvgpu)"), the same for every module of
-// it: the module, and so the catalogue row, is the one the device tree's root `compatible`
-// (and `model`) name (jetson_module_gpu), read only when such a GPU is found.
+// A Jetson's GPU is named after its chip ("Orin (nvgpu)", "NVIDIA Thor"), the same for
+// every module of it: the module, and so the catalogue row, is the one the device tree's
+// root `compatible` (and `model`) name (jetson_module_gpu), read only when such a GPU is
+// found.
 template <system_view S>
 void identify_jetson(const S& sys, probe_output& out) {
     std::optional<const device_spec*> spec; // looked up for the first such GPU
     for (auto& d : out.devices) {
-        if (d.spec || !d.name.view().ends_with("(nvgpu)")) continue;
+        if (d.spec || !names_jetson_chip(d.name.view())) continue;
         if (!spec) {
             spec = nullptr;
             for (std::string_view root : {"/sys/firmware/devicetree/base/", "/proc/device-tree/"}) {

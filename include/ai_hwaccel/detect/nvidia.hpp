@@ -326,6 +326,13 @@ inline value_problem apply_cell(const field_info& f, std::string_view v, acceler
     }
 }
 
+// The name a Jetson's GPU goes by, one for every module of its chip: nvgpu, the Orin
+// modules' GPU driver, names it "<chip> (nvgpu)" ("Orin (nvgpu)"); on the Thor modules
+// nvidia-smi and NVML say "NVIDIA Thor".
+constexpr bool names_jetson_chip(std::string_view name) noexcept {
+    return name.ends_with("(nvgpu)") || name == "NVIDIA Thor" || name == "Thor";
+}
+
 // The catalogue row for a GPU: by PCI id when that names one row, else by name.
 inline void match_catalogue(accelerator_profile& p) {
     const device_spec* spec = nullptr;
@@ -334,12 +341,11 @@ inline void match_catalogue(accelerator_profile& p) {
     if (!spec && !p.name.empty()) spec = find_device(p.name);
     if (spec && spec->kind == device_kind::cuda_gpu) {
         p.apply_spec(*spec);
-    } else if (!spec && p.name.view().ends_with("(nvgpu)")) {
-        // nvgpu, the integrated GPU driver of Jetson modules, names its GPU after the chip
-        // ("Orin (nvgpu)"), one name for every module of it, and reports no memory: the GPU
-        // shares the module's. The name matches no row (the modules differ in clocks and
-        // bus width); the sharing is known, and with it the memory. cuda.hpp's
-        // identify_jetson finds the module's row in the device tree.
+    } else if (!spec && names_jetson_chip(p.name.view())) {
+        // A Jetson's GPU, named after its chip and without memory of its own: it shares the
+        // module's. The name matches no row (the modules differ in clocks, SMs and memory);
+        // the sharing is known, and with it the memory. cuda.hpp's identify_jetson finds the
+        // module's row in the device tree.
         p.unified_memory = true;
     }
 }
@@ -498,16 +504,18 @@ inline void problems_to_warnings(const std::vector<parse_problem>& problems, std
 /// "nvidia,tegra234"). Module part numbers as NVIDIA's board support package names them:
 /// p3701-0004 and -0005 the Jetson AGX Orin 32GB and 64GB; p3767-0000 and -0001 the Orin NX
 /// 16GB and 8GB; p3767-0003 and -0004 the Orin Nano 8GB and 4GB, -0005 the Nano 8GB of the
-/// developer kit. An Orin Nano 8GB whose device tree `model` ends in "Super" (JetPack 6.2's
-/// Super flash: "NVIDIA Jetson Orin Nano Engineering Reference Developer Kit Super") gets the
-/// row of its Super modes. nullptr for anything else (another board, or a module with no
-/// row).
+/// developer kit; p3834-0000 and -0008 the Thor modules T4000 and T5000 (the AGX Thor
+/// developer kit's is "nvidia,p4071-0000+p3834-0008"). An Orin Nano 8GB whose device tree
+/// `model` ends in "Super" (JetPack 6.2's Super flash: "NVIDIA Jetson Orin Nano Engineering
+/// Reference Developer Kit Super") gets the row of its Super modes. nullptr for anything
+/// else (another board, or a module with no row).
 constexpr const device_spec* jetson_module_gpu(std::string_view compatible, std::string_view model = {}) noexcept {
     constexpr std::pair<std::string_view, std::string_view> modules[] = {
         {"p3701-0004", "NVIDIA Jetson AGX Orin 32GB"}, {"p3701-0005", "NVIDIA Jetson AGX Orin 64GB"},
         {"p3767-0000", "NVIDIA Jetson Orin NX 16GB"},  {"p3767-0001", "NVIDIA Jetson Orin NX 8GB"},
         {"p3767-0003", "NVIDIA Jetson Orin Nano 8GB"}, {"p3767-0004", "NVIDIA Jetson Orin Nano 4GB"},
-        {"p3767-0005", "NVIDIA Jetson Orin Nano 8GB"},
+        {"p3767-0005", "NVIDIA Jetson Orin Nano 8GB"}, {"p3834-0000", "NVIDIA Jetson T4000"},
+        {"p3834-0008", "NVIDIA Jetson T5000"},
     };
     while (!compatible.empty()) {
         const auto nul = compatible.find('\0');

@@ -74,3 +74,32 @@ put $m ai-hwaccel-tools/index "# captured tool outputs (hand-made), see include/
 0	nvidia-smi-query.csv	nvidia-smi --query-gpu=$q --format=csv,noheader,nounits
 "
 put $m ai-hwaccel-tools/nvidia-smi-query.csv $'0, GPU-3c6f1a2b-7d84-4e95-a0b1-c2d3e4f5a6b7, Orin (nvgpu), [N/A], [N/A], [N/A], [N/A], [N/A], 8.7, 540.4.0, [N/A], [N/A], 41, 0, [N/A], [N/A], [N/A], [N/A], [N/A], [N/A]\n'
+
+# --- Jetson AGX Thor developer kit: a T5000 module, JetPack 7 -----------------------------
+m=handmade-jetson-agx-thor-devkit
+fresh $m
+# Hand-made: the T5000's 14 Neoverse-V3AE cores (part 0xd83), one cluster, with GB10's
+# Armv9.2 feature words (no capture of a Thor is in reach); BogoMIPS from the 1 GHz system
+# counter Armv9.2 parts run.
+arm_cpus $m 0x41 0x0 1 2000.00 "fp asimd evtstrm aes pmull sha1 sha2 crc32 atomics fphp asimdhp cpuid asimdrdm jscvt fcma lrcpc dcpop sha3 sm3 sm4 asimddp sha512 sve asimdfhm dit uscat ilrcpc flagm sb paca pacg dcpodp sve2 sveaes svepmull svebitperm svesha3 svesm4 flagm2 frint svei8mm svebf16 i8mm bf16 dgh bti" \
+  14 0xd83 0xd83 0xd83 0xd83 0xd83 0xd83 0xd83 0xd83 0xd83 0xd83 0xd83 0xd83 0xd83 0xd83
+put $m proc/self/status $'Name:\tai-hwaccel\nCpus_allowed_list:\t0-13\n'
+# Hand-made: 128 GB of LPDDR5X less what the firmware and carve-outs keep, one NUMA node.
+put $m proc/meminfo $'MemTotal:       127883468 kB\nMemFree:        112204816 kB\nMemAvailable:   117356940 kB\n'
+put $m sys/devices/system/node/node0/meminfo $'Node 0 MemTotal:       127883468 kB\nNode 0 MemFree:        112204816 kB\n'
+put $m sys/devices/system/node/node0/cpulist $'0-13\n'
+# The developer kit's root model and compatible as jetson_stats issue 711 shows them
+# (carrier p4071-0000, module p3834-0008, chip tegra264), NUL-terminated as the kernel
+# exposes them; /proc/device-tree is the kernel's link to this folder.
+mkdir -p "$here/$m/sys/firmware/devicetree/base"
+printf 'NVIDIA Jetson AGX Thor Developer Kit\0' > "$here/$m/sys/firmware/devicetree/base/model"
+printf 'nvidia,p4071-0000+p3834-0008\0nvidia,p3834-0008\0nvidia,tegra264\0' \
+  > "$here/$m/sys/firmware/devicetree/base/compatible"
+# nvidia-smi's answer to the CUDA probe's query (hand-made in the shape public reports give
+# for JetPack 7: the name "NVIDIA Thor" and "[N/A]" for memory, jetson_stats issue 885 and
+# vllm-playground pull request 11; compute capability 11.0 and driver 595.78 as JetPack 7.2
+# reports them; "[N/A]" for PCI, power, temperature and clocks).
+put $m ai-hwaccel-tools/index "# captured tool outputs (hand-made), see include/ai_hwaccel/detect/system.hpp
+0	nvidia-smi-query.csv	nvidia-smi --query-gpu=$q --format=csv,noheader,nounits
+"
+put $m ai-hwaccel-tools/nvidia-smi-query.csv $'0, GPU-8e2d4c6a-1b3f-4a5e-9c7d-0f1e2d3c4b5a, NVIDIA Thor, [N/A], [N/A], [N/A], [N/A], [N/A], 11.0, 595.78, [N/A], [N/A], [N/A], 0, [N/A], [N/A], [N/A], [N/A], [N/A], [N/A]\n'
