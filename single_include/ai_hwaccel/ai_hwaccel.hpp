@@ -7426,10 +7426,10 @@ inline constexpr device_spec catalogue_rows[] = {
 // ---- begin ai_hwaccel/core/catalogue/amd.inc
 // ai-hwaccel core catalogue: AMD devices.
 //
-// AMD Instinct accelerators (CDNA 1-4), Radeon / Radeon PRO cards (RDNA 2-4) and Strix
-// Halo's integrated Radeon (RDNA 3.5) as ROCm sees them. Memory is binary GiB per package
-// (an MI250/MI250X package holds two GCDs that the OS lists as two devices of half the
-// memory); bandwidths are decimal GB/s; peak figures are dense TFLOPS/TOPS (never the
+// AMD Instinct accelerators (CDNA 1-4), Radeon / Radeon PRO / AI PRO cards (RDNA 2-4) and
+// Strix Halo's integrated Radeon (RDNA 3.5) as ROCm sees them. Memory is binary GiB per
+// package (an MI250/MI250X package holds two GCDs that the OS lists as two devices of half
+// the memory); bandwidths are decimal GB/s; peak figures are dense TFLOPS/TOPS (never the
 // sparsity figure). Instinct rows use AMD's published matrix figures (fp64 = matrix FP64
 // where the part has it, fp32 = vector FP32; CDNA 4 has no TF32). RDNA 2 has no matrix
 // units: fp16 is the packed-FP16 vector rate (2x FP32) and int8/bf16 stay 0. RDNA 3
@@ -7776,6 +7776,18 @@ inline constexpr device_spec catalogue_rows[] = {
      .pcie_generation = 5, .pcie_lanes = 16, .power_watts = 304,
      .arch = "gfx1201", .compute_units = 64, .year = 2025,
      .source = "https://www.amd.com/en/products/graphics/desktops/radeon/9000-series/amd-radeon-rx-9070xt.html"},
+    // Radeon AI PRO R9700: the RX 9070 XT's Navi 48 (64 CUs, up to 2920 MHz) with 32 GB of the
+    // same 256-bit 20 Gbps GDDR6; its own PCI id, "Navi 48 [Radeon AI PRO R9700]" in
+    // pci.ids. Peaks by the RX 9070 XT's rates per CU and clock.
+    {.name = "AMD Radeon AI PRO R9700",
+     .aliases = {"Radeon AI PRO R9700", "R9700", "Navi 48 [Radeon AI PRO R9700]"},
+     .maker = vendor::amd, .kind = device_kind::rocm_gpu,
+     .pci_device_ids = {0x7551},
+     .memory_bytes = 32 * units::gib, .memory = memory_type::gddr6, .memory_bandwidth_gbps = 640,
+     .peak = {.fp32 = 47.8, .bf16 = 191.4, .fp16 = 191.4, .fp8 = 382.7, .int8 = 382.7},
+     .pcie_generation = 5, .pcie_lanes = 16, .power_watts = 300,
+     .arch = "gfx1201", .compute_units = 64, .year = 2025,
+     .source = "https://www.amd.com/en/products/graphics/workstations/radeon-ai-pro/ai-9000-series/amd-radeon-ai-pro-r9700.html"},
     // ---------------------------------------------------------------- Radeon integrated (RDNA 3.5)
     // Strix Halo (Ryzen AI Max): the GPU shares a 256-bit LPDDR5X-8000 bus with the CPU,
     // 256 GB/s; its memory is what the kernel gives it (carve-out plus GTT, detect/amd.hpp).
@@ -7994,6 +8006,28 @@ inline constexpr device_spec catalogue_rows[] = {
      .pcie_generation = 4, .pcie_lanes = 8, .power_watts = 190,
      .arch = "Xe2-HPG", .compute_units = 20, .year = 2024,
      .source = "https://www.techpowerup.com/review/intel-arc-b580/single-page.html"},
+    // Arc Pro B50 and B60 (Battlemage G21 with more memory): Xe cores, clock, FP32, INT8 AI
+    // TOPS, memory, board power and PCIe as Intel's ark pages give them (B60: 20 Xe cores at
+    // 2400 MHz, 24 GB on 192 bits at 19 Gbps; B50: 16 at 2600 MHz, 16 GB on 128 bits at 14
+    // Gbps); PCI ids from pci.ids.
+    {.name = "Intel Arc Pro B50",
+     .aliases = {"Arc Pro B50", "Intel Arc Pro B50 Graphics", "Battlemage G21 [Arc Pro B50]"},
+     .maker = vendor::intel, .kind = device_kind::intel_gpu,
+     .pci_device_ids = {0xe212},
+     .memory_bytes = 16 * units::gib, .memory = memory_type::gddr6, .memory_bandwidth_gbps = 224,
+     .peak = {.fp32 = 10.65, .int8 = 170},
+     .pcie_generation = 5, .pcie_lanes = 8, .power_watts = 70,
+     .arch = "Xe2-HPG", .compute_units = 16, .year = 2025,
+     .source = "https://www.intel.com/content/www/us/en/products/sku/242615/intel-arc-pro-b50-graphics/specifications.html"},
+    {.name = "Intel Arc Pro B60",
+     .aliases = {"Arc Pro B60", "Intel Arc Pro B60 Graphics", "Battlemage G21 [Arc Pro B60]"},
+     .maker = vendor::intel, .kind = device_kind::intel_gpu,
+     .pci_device_ids = {0xe211},
+     .memory_bytes = 24 * units::gib, .memory = memory_type::gddr6, .memory_bandwidth_gbps = 456,
+     .peak = {.fp32 = 12.28, .int8 = 197},
+     .pcie_generation = 5, .pcie_lanes = 8, .power_watts = 200,
+     .arch = "Xe2-HPG", .compute_units = 20, .year = 2025,
+     .source = "https://www.intel.com/content/www/us/en/products/sku/243916/intel-arc-pro-b60-graphics/specifications.html"},
 // ---- end ai_hwaccel/core/catalogue/intel.inc
 // #include "ai_hwaccel/core/catalogue/apple.inc"
 // ---- begin ai_hwaccel/core/catalogue/apple.inc

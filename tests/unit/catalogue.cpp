@@ -83,6 +83,24 @@ TEST_CASE("find_devices_by_pci") {
     CHECK(ah::find_devices_by_pci(0xffff, 0x2330).empty());
     // Several boards share one chip id; all of them come back.
     CHECK(ah::find_devices_by_pci(0x1002, 0x744c).size() >= 2);
+    // Workstation boards with ids of their own (pci.ids: "Navi 48 [Radeon AI PRO R9700]",
+    // "Battlemage G21 [Arc Pro B60]" and "[Arc Pro B50]"): one row each, by id and by the
+    // name pci.ids gives, with the memory that sets them apart from the gaming boards.
+    struct board {
+        std::uint16_t vendor_id, device_id;
+        std::string_view name;
+        std::uint64_t gib;
+    };
+    for (const board b : {board{0x1002, 0x7551, "Navi 48 [Radeon AI PRO R9700]", 32},
+                          board{0x8086, 0xe211, "Battlemage G21 [Arc Pro B60]", 24},
+                          board{0x8086, 0xe212, "Battlemage G21 [Arc Pro B50]", 16}}) {
+        CAPTURE(b.name);
+        const auto rows = ah::find_devices_by_pci(b.vendor_id, b.device_id);
+        REQUIRE(rows.size() == 1);
+        CHECK(rows[0] == ah::find_device(b.name));
+        CHECK(rows[0]->memory_bytes == b.gib * ah::units::gib);
+        CHECK(rows[0]->memory_bandwidth_gbps > 0);
+    }
 }
 
 TEST_CASE("device_spec values") {
