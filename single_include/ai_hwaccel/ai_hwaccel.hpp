@@ -6664,9 +6664,9 @@ inline constexpr device_spec catalogue_rows[] = {
     // GB300: one Blackwell Ultra GPU of a GB300 superchip, as NVIDIA's GB300 NVL72 rack
     // figures give it per GPU (dense: FP4 15 PFLOPS, FP8 5, FP16/BF16 2.5, TF32 1.25, FP32
     // 80 TFLOPS; 8 TB/s; 1400 W), tabulated at https://verda.com/blog/gb300-nvl72-architecture.
-    // INT8 and FP64 cut as on the B300: left 0. Memory: the same 288 GB of 12-high HBM3e
-    // stacks as the B300, so its driver-reported size; compute capability 10.3. SM count not
-    // in reach: 0.
+    // INT8 (0.165 POPS there) and FP64 cut as on the B300: left 0. Memory: assumed the B300's
+    // driver-reported size, both carrying 288 GB of 12-high HBM3e stacks; compute capability
+    // 10.3. SM count not in reach: 0.
     {.name = "NVIDIA GB300",
      .aliases = {"GB300", "GB300 GPU"},
      .maker = vendor::nvidia, .kind = device_kind::cuda_gpu,
@@ -8007,9 +8007,10 @@ inline constexpr device_spec catalogue_rows[] = {
      .arch = "Xe2-HPG", .compute_units = 20, .year = 2024,
      .source = "https://www.techpowerup.com/review/intel-arc-b580/single-page.html"},
     // Arc Pro B50 and B60 (Battlemage G21 with more memory): Xe cores, clock, FP32, INT8 AI
-    // TOPS, memory, board power and PCIe as Intel's ark pages give them (B60: 20 Xe cores at
-    // 2400 MHz, 24 GB on 192 bits at 19 Gbps; B50: 16 at 2600 MHz, 16 GB on 128 bits at 14
-    // Gbps); PCI ids from pci.ids.
+    // TOPS, memory, board power and PCIe as Intel's specification pages (the rows' sources)
+    // give them, taken from a public tabulation whose B580 and B570 figures match the rows
+    // above (B60: 20 Xe cores at 2400 MHz, 24 GB on 192 bits at 19 Gbps; B50: 16 at 2600
+    // MHz, 16 GB on 128 bits at 14 Gbps); PCI ids from pci.ids.
     {.name = "Intel Arc Pro B50",
      .aliases = {"Arc Pro B50", "Intel Arc Pro B50 Graphics", "Battlemage G21 [Arc Pro B50]"},
      .maker = vendor::intel, .kind = device_kind::intel_gpu,
