@@ -1864,8 +1864,9 @@ struct cpu_info {
 struct memory_info {
     sourced<std::uint64_t> total_bytes;     ///< physical RAM (MemTotal)
     sourced<std::uint64_t> available_bytes; ///< MemAvailable
-    /// The container's limit (cgroup v2 memory.max, v1 memory.limit_in_bytes), if lower
-    /// than the physical total. Planning uses min(total, limit).
+    /// The cgroup memory limit (v2 memory.max, v1 memory.limit_in_bytes): the smallest set
+    /// on the process's cgroup or an ancestor, the container's or the service's. Planning
+    /// uses min(total, limit).
     sourced<std::uint64_t> cgroup_limit_bytes;
     constexpr std::uint64_t usable_bytes() const noexcept {
         const auto total = total_bytes.value_or(0);
@@ -4428,10 +4429,10 @@ inline std::vector<std::string> cgroup_dirs(std::string_view mount, std::string_
 }
 
 /// The CPU quota this process runs under, in CPUs (0 = none): the smallest quota set on
-/// its cgroup or any ancestor, cgroup v2 first, then v1's cpu controller.
+/// its cgroup or any ancestor, cgroup v2 first, then v1's cpu controller. `self` is
+/// /proc/self/cgroup, if read.
 template <system_view S>
-double probe_cpu_quota(const S& sys, std::vector<warning>& warnings) {
-    const auto self = read_optional_file(sys, "/proc/self/cgroup", 64 * 1024, warnings);
+double probe_cpu_quota(const S& sys, const std::optional<std::string>& self, std::vector<warning>& warnings) {
     double best = 0;
     auto offer = [&](double q) {
         if (q > 0 && (best == 0 || q < best)) best = q;
@@ -4464,6 +4465,34 @@ double probe_cpu_quota(const S& sys, std::vector<warning>& warnings) {
         }
         if (seen) break;
     }
+    return best;
+}
+
+/// The memory limit this process runs under: the smallest limit set on its cgroup or any
+/// ancestor, v2's memory.max first, then v1's memory.limit_in_bytes. A container with its
+/// own cgroup namespace (or v1's bind mount of its cgroup) sees its limit at the mount's
+/// root; a service or a container without one has it on its own cgroup's directory.
+template <system_view S>
+std::optional<std::uint64_t> probe_memory_limit(const S& sys, const std::optional<std::string>& self,
+                                                std::vector<warning>& warnings) {
+    std::optional<std::uint64_t> best;
+    bool seen = false;
+    const auto walk = [&](std::string_view mount, std::string_view controller, std::string_view file) {
+        const auto own = self ? own_cgroup_path(*self, controller) : std::nullopt;
+        for (const auto& dir : cgroup_dirs(mount, own.value_or("/"))) {
+            const std::string path = dir + '/' + std::string(file);
+            const auto text = read_optional_file(sys, path, 256, warnings);
+            if (!text) continue;
+            seen = true;
+            if (const auto n = parse_cgroup_memory_limit(*text)) {
+                if (!best || *n < *best) best = n;
+            } else if (trim(*text) != "max" && !parse_u64(trim(*text))) {
+                add_warning(warnings, warning_kind::parse_error, path, "not 'max' or a number of bytes");
+            }
+        }
+    };
+    walk("/sys/fs/cgroup", "", "memory.max");
+    if (!seen) walk("/sys/fs/cgroup/memory", "memory", "memory.limit_in_bytes");
     return best;
 }
 } // namespace detail
@@ -4574,19 +4603,15 @@ std::pair<host_info, accelerator_profile> probe_host(const S& sys, std::vector<w
             else note(warning_kind::parse_error, status_path, "Cpus_allowed_list is not a cpulist");
         });
     }
-    host.cpu.cpu_quota = detail::probe_cpu_quota(sys, warnings);
+    const auto self_cgroup = detail::read_optional_file(sys, "/proc/self/cgroup", 64 * 1024, warnings);
+    host.cpu.cpu_quota = detail::probe_cpu_quota(sys, self_cgroup, warnings);
 
     if (auto text = read_reporting("/proc/meminfo")) {
         host.memory = parse_meminfo(*text);
         if (!host.memory.total_bytes) note(warning_kind::parse_error, "/proc/meminfo", "no MemTotal line");
     }
-    // cgroup v2 unified hierarchy first, then v1's memory controller.
-    for (std::string_view path : {"/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes"}) {
-        auto r = sys.read_file(path, 64);
-        if (!r.ok()) continue;
-        if (auto limit = parse_cgroup_memory_limit(r.data)) host.memory.cgroup_limit_bytes = {*limit, origin::sysfs};
-        break;
-    }
+    if (const auto limit = detail::probe_memory_limit(sys, self_cgroup, warnings))
+        host.memory.cgroup_limit_bytes = {*limit, origin::sysfs};
     const std::size_t warnings_before_numa = warnings.size();
     host.numa = probe_numa(sys, warnings);
     // The nodes' sizes add up to MemTotal on a plain kernel. Nodes over it mean a virtualised

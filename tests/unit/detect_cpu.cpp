@@ -9,6 +9,7 @@
 #include <vector>
 
 namespace ah = ai_hwaccel;
+using namespace ah::literals;
 using ah::cpu_feature;
 
 TEST_CASE("parse_meminfo") {
@@ -532,6 +533,52 @@ TEST_CASE("probe_host: cgroup v1 CPU quota") {
     CHECK(ah::probe_host(ah::host_system(other.path().string()), w).first.cpu.cpu_quota == 0);
     REQUIRE(w.size() == 1);
     CHECK(w[0].kind == ah::warning_kind::parse_error);
+}
+
+TEST_CASE("probe_host: cgroup memory limit, own cgroup and ancestors") {
+    const auto limit = [](const test::scratch_dir& root, std::vector<ah::warning>& w) {
+        return ah::probe_host(ah::host_system(root.path().string()), w).first.memory.cgroup_limit_bytes;
+    };
+    std::vector<ah::warning> w;
+    test::scratch_dir v2;
+    write_basics(v2, 4);
+    CHECK_FALSE(limit(v2, w));
+    // A service under systemd (MemoryMax= on its unit, 4 GiB on the slice above it): no
+    // cgroup namespace, so the limits sit on the process's own cgroup and its parents, and
+    // the mount's root (the host's) has no memory.max at all.
+    v2.write("proc/self/cgroup", "0::/system.slice/llm.service\n");
+    v2.write("sys/fs/cgroup/system.slice/llm.service/memory.max", "max\n");
+    v2.write("sys/fs/cgroup/system.slice/memory.max", "4294967296\n");
+    CHECK(limit(v2, w) == ah::sourced<std::uint64_t>{4_GiB, ah::origin::sysfs});
+    v2.write("sys/fs/cgroup/system.slice/llm.service/memory.max", "2147483648\n"); // the smaller wins
+    CHECK(limit(v2, w).value_or(0) == 2_GiB);
+    CHECK(w.empty());
+    // Garbage is a parse error and the others still count.
+    v2.write("sys/fs/cgroup/system.slice/memory.max", "lots\n");
+    CHECK(limit(v2, w).value_or(0) == 2_GiB);
+    REQUIRE(w.size() == 1);
+    CHECK(w[0].kind == ah::warning_kind::parse_error);
+    CHECK(w[0].subject == "/sys/fs/cgroup/system.slice/memory.max");
+
+    // cgroup v1: the memory controller's own line; Docker without a cgroup namespace names
+    // /docker/<id> there while the mount shows the container's cgroup at its root.
+    w.clear();
+    test::scratch_dir v1;
+    write_basics(v1, 4);
+    v1.write("proc/self/cgroup", "4:cpu,cpuacct:/\n3:memory:/docker/abc\n");
+    v1.write("sys/fs/cgroup/memory/memory.limit_in_bytes", "9223372036854771712\n"); // none
+    CHECK_FALSE(limit(v1, w));
+    v1.write("sys/fs/cgroup/memory/memory.limit_in_bytes", "536870912\n");
+    CHECK(limit(v1, w).value_or(0) == 512_MiB);
+    // The host's view of the same container: its limit on /docker/abc.
+    v1.write("sys/fs/cgroup/memory/memory.limit_in_bytes", "9223372036854771712\n");
+    v1.write("sys/fs/cgroup/memory/docker/abc/memory.limit_in_bytes", "1073741824\n");
+    CHECK(limit(v1, w).value_or(0) == 1_GiB);
+    CHECK(w.empty());
+    // Once a v2 memory.max is seen, v1's files are not read.
+    v1.write("sys/fs/cgroup/memory.max", "max\n");
+    CHECK_FALSE(limit(v1, w));
+    CHECK(w.empty());
 }
 
 TEST_CASE("probe_host: bad and unreadable CPU files") {

@@ -147,8 +147,9 @@ struct cpu_info {
 struct memory_info {
     sourced<std::uint64_t> total_bytes;     ///< physical RAM (MemTotal)
     sourced<std::uint64_t> available_bytes; ///< MemAvailable
-    /// The container's limit (cgroup v2 memory.max, v1 memory.limit_in_bytes), if lower
-    /// than the physical total. Planning uses min(total, limit).
+    /// The cgroup memory limit (v2 memory.max, v1 memory.limit_in_bytes): the smallest set
+    /// on the process's cgroup or an ancestor, the container's or the service's. Planning
+    /// uses min(total, limit).
     sourced<std::uint64_t> cgroup_limit_bytes;
     constexpr std::uint64_t usable_bytes() const noexcept {
         const auto total = total_bytes.value_or(0);
