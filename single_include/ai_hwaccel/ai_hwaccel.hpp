@@ -4428,72 +4428,70 @@ inline std::vector<std::string> cgroup_dirs(std::string_view mount, std::string_
     return dirs;
 }
 
-/// The CPU quota this process runs under, in CPUs (0 = none): the smallest quota set on
-/// its cgroup or any ancestor, cgroup v2 first, then v1's cpu controller. `self` is
-/// /proc/self/cgroup, if read.
-template <system_view S>
-double probe_cpu_quota(const S& sys, const std::optional<std::string>& self, std::vector<warning>& warnings) {
-    double best = 0;
-    auto offer = [&](double q) {
-        if (q > 0 && (best == 0 || q < best)) best = q;
-    };
-    bool v2 = false;
-    const auto v2_path = self ? own_cgroup_path(*self, "") : std::nullopt;
-    for (const auto& dir : cgroup_dirs("/sys/fs/cgroup", v2_path.value_or("/"))) {
-        const std::string path = dir + "/cpu.max";
-        const auto text = read_optional_file(sys, path, 256, warnings);
-        if (!text) continue;
-        v2 = true;
-        if (auto q = parse_cgroup_cpu_max(*text)) offer(*q);
-        else add_warning(warnings, warning_kind::parse_error, path, "not 'max <period>' or '<quota> <period>'");
-    }
-    if (v2) return best;
-    const auto v1_path = self ? own_cgroup_path(*self, "cpu") : std::nullopt;
-    // Distributions mount the v1 controller as cpu,cpuacct and link cpu to it (or the reverse).
-    for (std::string_view mount : {"/sys/fs/cgroup/cpu,cpuacct", "/sys/fs/cgroup/cpu"}) {
-        bool seen = false;
-        for (const auto& dir : cgroup_dirs(mount, v1_path.value_or("/"))) {
-            const std::string quota_path = dir + "/cpu.cfs_quota_us";
-            const auto quota = read_optional_file(sys, quota_path, 256, warnings);
-            if (!quota) continue;
-            seen = true;
-            const auto period = read_optional_file(sys, dir + "/cpu.cfs_period_us", 256, warnings);
-            if (!period) continue;
-            if (auto q = parse_cgroup_cfs_quota(*quota, *period)) offer(*q);
-            else
-                add_warning(warnings, warning_kind::parse_error, quota_path, "not a quota and period in microseconds");
-        }
-        if (seen) break;
-    }
-    return best;
-}
+/// The limits of this process's cgroup: the smallest set on it or on any ancestor.
+struct cgroup_limits {
+    double cpu_quota = 0; ///< in CPUs; 0 = none
+    std::optional<std::uint64_t> memory_bytes;
+};
 
-/// The memory limit this process runs under: the smallest limit set on its cgroup or any
-/// ancestor, v2's memory.max first, then v1's memory.limit_in_bytes. A container with its
-/// own cgroup namespace (or v1's bind mount of its cgroup) sees its limit at the mount's
-/// root; a service or a container without one has it on its own cgroup's directory.
+/// Reads the CPU quota (v2 cpu.max, else v1's cfs_quota_us over cfs_period_us) and the
+/// memory limit (v2 memory.max, else v1's memory.limit_in_bytes) on this process's cgroup
+/// and each of its ancestors. The cgroup is the process's line in /proc/self/cgroup
+/// (`self`, if read) for the controller, v2's line for v2: a container with its own cgroup
+/// namespace (or v1's bind mount of its cgroup) sees its limits at the mount's root, a
+/// service or a container without either has them on its own cgroup's directory.
 template <system_view S>
-std::optional<std::uint64_t> probe_memory_limit(const S& sys, const std::optional<std::string>& self,
-                                                std::vector<warning>& warnings) {
-    std::optional<std::uint64_t> best;
-    bool seen = false;
-    const auto walk = [&](std::string_view mount, std::string_view controller, std::string_view file) {
-        const auto own = self ? own_cgroup_path(*self, controller) : std::nullopt;
-        for (const auto& dir : cgroup_dirs(mount, own.value_or("/"))) {
-            const std::string path = dir + '/' + std::string(file);
+cgroup_limits probe_cgroup_limits(const S& sys, const std::optional<std::string>& self, std::vector<warning>& warnings) {
+    enum class limit : std::uint8_t { cpu_max, cfs_quota, memory };
+    struct place {
+        std::string_view mount, controller, file;
+        limit what;
+    };
+    // For each limit the first place where its file is seen is the one read.
+    static constexpr place places[] = {
+        {"/sys/fs/cgroup", "", "cpu.max", limit::cpu_max},
+        // Distributions mount v1's controller as cpu,cpuacct and link cpu to it (or the reverse).
+        {"/sys/fs/cgroup/cpu,cpuacct", "cpu", "cpu.cfs_quota_us", limit::cfs_quota},
+        {"/sys/fs/cgroup/cpu", "cpu", "cpu.cfs_quota_us", limit::cfs_quota},
+        {"/sys/fs/cgroup", "", "memory.max", limit::memory},
+        {"/sys/fs/cgroup/memory", "memory", "memory.limit_in_bytes", limit::memory},
+    };
+    cgroup_limits r;
+    bool cpu_seen = false, memory_seen = false;
+    for (const auto& p : places) {
+        bool& seen = p.what == limit::memory ? memory_seen : cpu_seen;
+        if (seen) continue;
+        const auto own = self ? own_cgroup_path(*self, p.controller) : std::nullopt;
+        for (const auto& dir : cgroup_dirs(p.mount, own.value_or("/"))) {
+            const std::string path = join_path(dir, p.file);
             const auto text = read_optional_file(sys, path, 256, warnings);
             if (!text) continue;
             seen = true;
-            if (const auto n = parse_cgroup_memory_limit(*text)) {
-                if (!best || *n < *best) best = n;
-            } else if (trim(*text) != "max" && !parse_u64(trim(*text))) {
-                add_warning(warnings, warning_kind::parse_error, path, "not 'max' or a number of bytes");
+            const char* problem = nullptr;
+            if (p.what == limit::memory) {
+                if (const auto n = parse_cgroup_memory_limit(*text)) {
+                    if (!r.memory_bytes || *n < *r.memory_bytes) r.memory_bytes = n;
+                } else if (trim(*text) != "max" && !parse_u64(trim(*text))) {
+                    problem = "not 'max' or a number of bytes";
+                }
+            } else {
+                std::optional<double> q;
+                if (p.what == limit::cpu_max) {
+                    q = parse_cgroup_cpu_max(*text);
+                    problem = "not 'max <period>' or '<quota> <period>'";
+                } else if (const auto period = read_optional_file(sys, join_path(dir, "cpu.cfs_period_us"), 256, warnings)) {
+                    q = parse_cgroup_cfs_quota(*text, *period);
+                    problem = "not a quota and period in microseconds";
+                } else {
+                    continue;
+                }
+                if (q) problem = nullptr;
+                if (q && *q > 0 && (r.cpu_quota == 0 || *q < r.cpu_quota)) r.cpu_quota = *q;
             }
+            if (problem) add_warning(warnings, warning_kind::parse_error, path, problem);
         }
-    };
-    walk("/sys/fs/cgroup", "", "memory.max");
-    if (!seen) walk("/sys/fs/cgroup/memory", "memory", "memory.limit_in_bytes");
-    return best;
+    }
+    return r;
 }
 } // namespace detail
 
@@ -4604,14 +4602,14 @@ std::pair<host_info, accelerator_profile> probe_host(const S& sys, std::vector<w
         });
     }
     const auto self_cgroup = detail::read_optional_file(sys, "/proc/self/cgroup", 64 * 1024, warnings);
-    host.cpu.cpu_quota = detail::probe_cpu_quota(sys, self_cgroup, warnings);
+    const auto limits = detail::probe_cgroup_limits(sys, self_cgroup, warnings);
+    host.cpu.cpu_quota = limits.cpu_quota;
 
     if (auto text = read_reporting("/proc/meminfo")) {
         host.memory = parse_meminfo(*text);
         if (!host.memory.total_bytes) note(warning_kind::parse_error, "/proc/meminfo", "no MemTotal line");
     }
-    if (const auto limit = detail::probe_memory_limit(sys, self_cgroup, warnings))
-        host.memory.cgroup_limit_bytes = {*limit, origin::sysfs};
+    if (limits.memory_bytes) host.memory.cgroup_limit_bytes = {*limits.memory_bytes, origin::sysfs};
     const std::size_t warnings_before_numa = warnings.size();
     host.numa = probe_numa(sys, warnings);
     // The nodes' sizes add up to MemTotal on a plain kernel. Nodes over it mean a virtualised
