@@ -6242,8 +6242,8 @@ inline constexpr device_spec catalogue_rows[] = {
 // ai-hwaccel core catalogue: NVIDIA devices.
 //
 // One row per NVIDIA GPU as a CUDA backend reports it, Pascal P100 to Blackwell: Tesla
-// P100/V100/T4, A2x/A30/A40/A100, L4/L40/L40S, H100/H200/GH200, B200/GB200/B300/GB300 (per
-// GPU), Quadro RTX, RTX A-series, RTX Ada and RTX PRO Blackwell workstation boards, GB10,
+// P40/P100/V100/T4, A2x/A30/A40/A100/A800, L4/L20/L40/L40S, H100/H200/H800/H20/GH200,
+// B200/GB200/B300/GB300 (per GPU), Quadro RTX, RTX A-series, RTX Ada and RTX PRO Blackwell workstation boards, GB10,
 // the Jetson Orin and Thor modules, TITAN V/RTX and GeForce RTX 20/30/40/50 desktop cards.
 // Units: memory in binary GiB (a "24 GB" card is 24 GiB; "141 GB" of HBM3e is 141 GiB),
 // bandwidth in decimal GB/s as the spec sheet prints it, throughput as DENSE TFLOPS/TOPS
@@ -6278,9 +6278,11 @@ inline constexpr device_spec catalogue_rows[] = {
 // fp64 is TechPowerUp's ratio (1:32 Turing, 1:64 later). Workstation boards publish one
 // sparse "Tensor Performance"/"AI TOPS" figure; the other types derive from it by the
 // architecture's ratios (RTX A: sparse FP16; RTX Ada: sparse FP8; RTX PRO: sparse FP4), with
-// FP32 accumulate assumed full rate. Rows left out for want of a checkable public source:
-// A2, A16, Quadro GV100, Quadro RTX 5000, RTX A4500/A5500, RTX 4500/5000 Ada, H800, H20,
-// L20, B100, GB300, GH200 144GB HBM3e, Jetson Thor and the Jetsons before Orin, and laptop
+// FP32 accumulate assumed full rate. The rows for China (A800, H800, H20, L20), which NVIDIA
+// documents on no page in reach, take their figures from public tables that cite NVIDIA's
+// (each row's comment says which). Rows left out for want of a checkable public source:
+// A2, A16, Quadro GV100, Quadro RTX 5000, RTX A4500/A5500, RTX 4500 Ada, A800 PCIe, H800
+// PCIe, the H20 of 141 GB, B100, GH200 144GB HBM3e, the Jetsons before Orin, and laptop
 // GPUs.
 //
 // Rows of ai_hwaccel::device_catalogue: this file is included inside the array
@@ -6322,6 +6324,21 @@ inline constexpr device_spec catalogue_rows[] = {
      .pcie_generation = 3, .pcie_lanes = 16, .power_watts = 300,
      .arch = "6.0", .compute_units = 56, .year = 2016,
      .source = "https://www.nvidia.com/en-us/data-center/tesla-p100/"},
+    // Tesla P40 (GP102): no tensor cores, and FP16 at 1/64 of the FP32 rate, so no fp16
+    // figure (runtimes multiply in FP32 on it, as llama.cpp does on compute capability
+    // 6.1); INT8 is the DP4A rate. NVIDIA's datasheet: 12 TFLOPS FP32, 47 TOPS INT8, 24 GB,
+    // 346 GB/s, 250 W; 30 SMs (3840 CUDA cores).
+    {.name = "NVIDIA Tesla P40",
+     .aliases = {"Tesla P40", "P40"},
+     .maker = vendor::nvidia, .kind = device_kind::cuda_gpu,
+     .pci_device_ids = {0x1b38},
+     .memory_bytes = 24 * units::gib, .memory = memory_type::gddr5,
+     .memory_bandwidth_gbps = 346,
+     .peak = {.fp32 = 12, .int8 = 47},
+     .link = interconnect_kind::pcie,
+     .pcie_generation = 3, .pcie_lanes = 16, .power_watts = 250,
+     .arch = "6.1", .compute_units = 30, .year = 2016,
+     .source = "https://images.nvidia.com/content/pdf/tesla/184427-Tesla-P40-Datasheet-NV-Final-Letter-Web.pdf"},
     // V100: fp16 is the tensor-core mixed-precision figure; no BF16/TF32/INT8 tensor
     // support.
     {.name = "NVIDIA Tesla V100 PCIe 16GB",
@@ -6508,6 +6525,21 @@ inline constexpr device_spec catalogue_rows[] = {
      .arch = "8.0", .compute_units = 108, .year = 2020,
      .source = "https://www.nvidia.com/content/dam/en-zz/Solutions/Data-Center/a100/pdf/"
                "nvidia-a100-datasheet-us-nvidia-1758950-r4-web.pdf"},
+    // A800: the A100 SXM4 80GB for China, its NVLink cut to 400 GB/s; compute, memory and
+    // bandwidth as the A100's (the table cited: 2039 GB/s, FP16 312, INT8 624).
+    {.name = "NVIDIA A800 SXM4 80GB",
+     .aliases = {"A800 SXM4 80GB", "A800"},
+     .maker = vendor::nvidia, .kind = device_kind::cuda_gpu,
+     .pci_device_ids = {0x20f3},
+     .memory_bytes = 80 * units::gib, .memory = memory_type::hbm2e,
+     .memory_bandwidth_gbps = 2039,
+     .peak = {.fp64 = 19.5, .fp32 = 19.5, .tf32 = 156, .bf16 = 312,
+              .fp16 = 312, .int8 = 624, .int4 = 1248},
+     .link = interconnect_kind::nvlink, .link_bandwidth_gbps = 400,
+     .link_domain = 8,
+     .pcie_generation = 4, .pcie_lanes = 16, .power_watts = 400,
+     .arch = "8.0", .compute_units = 108, .year = 2022,
+     .source = "https://github.com/citsjtu2020/LLM-Prof/blob/main/hardware_spec.md"},
     // ---- Ada Lovelace data-centre GPUs
     {.name = "NVIDIA L4",
      .aliases = {"L4"},
@@ -6543,6 +6575,21 @@ inline constexpr device_spec catalogue_rows[] = {
      .pcie_generation = 4, .pcie_lanes = 16, .power_watts = 350,
      .arch = "8.9", .compute_units = 142, .year = 2023,
      .source = "https://www.nvidia.com/en-us/data-center/l40s/"},
+    // L20: a 92-SM AD102 for China at the L40's per-SM tensor rates (FP16 119.5, FP8 and
+    // INT8 239 TFLOPS dense, in the table cited); 48 GB, 864 GB/s, FP32 59.35 TFLOPS, 275 W
+    // (https://www.topcpu.net/en/gpu-c/a40-pcie-vs-l20). TF32 half the FP16 rate, as on
+    // the L40.
+    {.name = "NVIDIA L20",
+     .aliases = {"L20"},
+     .maker = vendor::nvidia, .kind = device_kind::cuda_gpu,
+     .pci_device_ids = {0x26ba},
+     .memory_bytes = 48 * units::gib, .memory = memory_type::gddr6,
+     .memory_bandwidth_gbps = 864,
+     .peak = {.fp32 = 59.35, .tf32 = 59.75, .bf16 = 119.5, .fp16 = 119.5, .fp8 = 239, .int8 = 239},
+     .link = interconnect_kind::pcie,
+     .pcie_generation = 4, .pcie_lanes = 16, .power_watts = 275,
+     .arch = "8.9", .compute_units = 92, .year = 2023,
+     .source = "https://github.com/citsjtu2020/LLM-Prof/blob/main/hardware_spec.md"},
     // ---- Hopper
     // Hopper: fp64 is the FP64 tensor-core rate (vector FP64 is half of it). H100 PCIe
     // figures from NVIDIA's H100 datasheet as reproduced by the page cited.
@@ -6572,6 +6619,36 @@ inline constexpr device_spec catalogue_rows[] = {
      .pcie_generation = 5, .pcie_lanes = 16, .power_watts = 700,
      .arch = "9.0", .compute_units = 132, .year = 2022,
      .source = "https://www.nvidia.com/en-us/data-center/h100/"},
+    // H800: the H100 SXM for China, its NVLink cut to 400 GB/s (the table cited: 3350 GB/s,
+    // FP16 989, INT8 1979 dense). FP64 was cut too, by figures that disagree: left 0, as
+    // is FP32, which no source in reach gives.
+    {.name = "NVIDIA H800 SXM5 80GB",
+     .aliases = {"NVIDIA H800 80GB HBM3", "H800 SXM", "H800"},
+     .maker = vendor::nvidia, .kind = device_kind::cuda_gpu,
+     .pci_device_ids = {0x2324},
+     .memory_bytes = 80 * units::gib, .memory = memory_type::hbm3,
+     .memory_bandwidth_gbps = 3350,
+     .peak = {.tf32 = 494.7, .bf16 = 989.4, .fp16 = 989.4, .fp8 = 1978.9, .int8 = 1978.9},
+     .link = interconnect_kind::nvlink, .link_bandwidth_gbps = 400,
+     .link_domain = 8,
+     .pcie_generation = 5, .pcie_lanes = 16, .power_watts = 700,
+     .arch = "9.0", .compute_units = 132, .year = 2023,
+     .source = "https://github.com/citsjtu2020/LLM-Prof/blob/main/hardware_spec.md"},
+    // H20: a 78-SM GH100 for China, built for inference: 96 GB of HBM3 at 4.0 TB/s, FP16/BF16
+    // 148, FP8/INT8 296, TF32 74, FP32 44 and FP64 1 TFLOPS, NVLink 900 GB/s (eight to an
+    // HGX board; a real one's nvidia-smi topo shows NV18 between every pair), 400 W.
+    {.name = "NVIDIA H20",
+     .aliases = {"H20"},
+     .maker = vendor::nvidia, .kind = device_kind::cuda_gpu,
+     .pci_device_ids = {0x2329},
+     .memory_bytes = 96 * units::gib, .memory = memory_type::hbm3,
+     .memory_bandwidth_gbps = 4000,
+     .peak = {.fp64 = 1, .fp32 = 44, .tf32 = 74, .bf16 = 148, .fp16 = 148, .fp8 = 296, .int8 = 296},
+     .link = interconnect_kind::nvlink, .link_bandwidth_gbps = 900,
+     .link_domain = 8,
+     .pcie_generation = 5, .pcie_lanes = 16, .power_watts = 400,
+     .arch = "9.0", .compute_units = 78, .year = 2024,
+     .source = "https://willitrunai.com/gpus/h20-96gb"},
     {.name = "NVIDIA H100 NVL 94GB",
      .aliases = {"NVIDIA H100 NVL", "H100 NVL"},
      .maker = vendor::nvidia, .kind = device_kind::cuda_gpu,
@@ -6812,6 +6889,18 @@ inline constexpr device_spec catalogue_rows[] = {
      .pcie_generation = 4, .pcie_lanes = 16, .power_watts = 300,
      .arch = "8.9", .compute_units = 142, .year = 2022,
      .source = "https://www.nvidia.com/en-us/products/workstations/rtx-6000/"},
+    {.name = "NVIDIA RTX 5000 Ada Generation",
+     .aliases = {"RTX 5000 Ada", "RTX 5000 Ada Generation"},
+     .maker = vendor::nvidia, .kind = device_kind::cuda_gpu,
+     .pci_device_ids = {0x26b2},
+     .memory_bytes = 32 * units::gib, .memory = memory_type::gddr6,
+     .memory_bandwidth_gbps = 576,
+     .peak = {.fp32 = 65.3, .tf32 = 130.55, .bf16 = 261.1,
+              .fp16 = 261.1, .fp8 = 522.2, .int8 = 522.2},
+     .link = interconnect_kind::pcie,
+     .pcie_generation = 4, .pcie_lanes = 16, .power_watts = 250,
+     .arch = "8.9", .compute_units = 100, .year = 2023,
+     .source = "https://www.nvidia.com/en-us/products/workstations/rtx-5000/"},
     {.name = "NVIDIA RTX 4000 Ada Generation",
      .aliases = {"RTX 4000 Ada", "RTX 4000 Ada Generation"},
      .maker = vendor::nvidia, .kind = device_kind::cuda_gpu,

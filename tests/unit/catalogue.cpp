@@ -103,6 +103,44 @@ TEST_CASE("find_devices_by_pci") {
     }
 }
 
+TEST_CASE("find_device: NVIDIA's parts for China and the Tesla P40, by the names drivers give") {
+    // Names as nvidia-smi and NVML print them in public captures and logs; ids from pci.ids.
+    struct part {
+        std::string_view reported;
+        std::uint16_t device_id;
+        std::string_view row;
+        double bandwidth_gbps;
+    };
+    for (const part p : {part{"NVIDIA H20", 0x2329, "NVIDIA H20", 4000},
+                         part{"NVIDIA H800 80GB HBM3", 0x2324, "NVIDIA H800 SXM5 80GB", 3350},
+                         part{"NVIDIA A800-SXM4-80GB", 0x20f3, "NVIDIA A800 SXM4 80GB", 2039},
+                         part{"NVIDIA L20", 0x26ba, "NVIDIA L20", 864},
+                         part{"Tesla P40", 0x1b38, "NVIDIA Tesla P40", 346},
+                         part{"NVIDIA RTX 5000 Ada Generation", 0x26b2, "NVIDIA RTX 5000 Ada Generation", 576}}) {
+        CAPTURE(p.reported);
+        const auto* row = ah::find_device(p.reported);
+        REQUIRE(row != nullptr);
+        CHECK(row->name == p.row);
+        CHECK(row->memory_bandwidth_gbps == p.bandwidth_gbps);
+        const auto by_id = ah::find_devices_by_pci(0x10de, p.device_id);
+        REQUIRE(by_id.size() == 1);
+        CHECK(by_id[0] == row);
+    }
+    // The short names do not swallow their neighbours'.
+    CHECK(ah::find_device("NVIDIA H200")->name == std::string_view("NVIDIA H200 SXM 141GB"));
+    CHECK(ah::find_device("NVIDIA L40")->name == std::string_view("NVIDIA L40"));
+    CHECK(ah::find_device("NVIDIA H100 80GB HBM3")->name == std::string_view("NVIDIA H100 SXM5 80GB"));
+    // The A800 and H800 are their siblings with NVLink cut to 400 GB/s.
+    CHECK(ah::find_device("A800")->link_bandwidth_gbps == 400);
+    CHECK(ah::find_device("H800")->link_bandwidth_gbps == 400);
+    CHECK(ah::find_device("A800")->peak.bf16 == ah::find_device("A100 SXM4 80GB")->peak.bf16);
+    // A P40 computes in FP32 (its FP16 runs at 1/64 of that): no fp16 figure, so F16
+    // weights run converted and prefill is sized by the FP32 rate.
+    const auto* p40 = ah::find_device("Tesla P40");
+    CHECK(p40->peak.fp16 == 0);
+    CHECK(p40->peak.fp32 == 12);
+}
+
 TEST_CASE("device_spec values") {
     const auto* mi300x = ah::find_device("MI300X");
     CHECK(mi300x->kind == ah::device_kind::rocm_gpu);
