@@ -74,6 +74,14 @@ cli_expect(cli_detect_storage_size_unknown CODE 0 STDERR_EMPTY
   STDOUT "\nstorage: sda +hdd +size unknown *\n" NOT_STDOUT "storage: [^\n]* 0\\.0 GB"
   ARGS detect --root "${_rtx}")
 
+# The pod's cgroup v1 memory limit (512 MiB) is printed as such; the HGX node has none.
+cli_expect(cli_detect_memory_cgroup_limit CODE 0
+  STDOUT "\nmemory: total [^\n]*, cgroup limit 0\\.5 GiB \\(sysfs\\)\n"
+  ARGS detect --root "${_pod}")
+cli_expect(cli_detect_memory_no_cgroup_limit CODE 0
+  STDOUT "\nmemory: total [^\n]*, no cgroup limit found\n"
+  ARGS detect --root "${_hgx}")
+
 # ---- --family -------------------------------------------------------------------------------
 cli_expect(cli_detect_family_gpu CODE 0
   STDOUT "^#  kind +name +memory +pci\n1  cuda_gpu  NVIDIA H100 80GB HBM3  79\\.6 GiB \\(tool\\)  0000:19:00\\.0\n.*\n8  cuda_gpu  NVIDIA H100 80GB HBM3  79\\.6 GiB \\(tool\\)  0000:db:00\\.0\n\ncpu: "

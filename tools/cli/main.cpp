@@ -668,8 +668,10 @@ void print_cpu(const ah::cpu_info& cpu) {
 void print_host(const ah::host_info& host) {
     if (host.cpu.threads || !host.cpu.model.empty()) print_cpu(host.cpu);
     if (host.memory.total_bytes || host.memory.cgroup_limit_bytes)
-        std::printf("memory: total %s, available %s, container limit %s\n", fmt_value(host.memory.total_bytes).c_str(),
-                    fmt_value(host.memory.available_bytes).c_str(), fmt_value(host.memory.cgroup_limit_bytes).c_str());
+        std::printf("memory: total %s, available %s, %s%s\n", fmt_value(host.memory.total_bytes).c_str(),
+                    fmt_value(host.memory.available_bytes).c_str(),
+                    host.memory.cgroup_limit_bytes ? "cgroup limit " : "no cgroup limit found",
+                    host.memory.cgroup_limit_bytes ? fmt_value(host.memory.cgroup_limit_bytes).c_str() : "");
     for (const auto& n : host.numa)
         std::printf("numa node %u: %s, cpus %s\n", n.id, n.memory_bytes ? fmt_bytes(n.memory_bytes).c_str() : "no memory listed",
                     n.cpus.empty() ? "(none)" : n.cpus.c_str());
