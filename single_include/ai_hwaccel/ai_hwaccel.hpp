@@ -3871,6 +3871,11 @@ namespace detail {
 /// sysfs), and their runtimes allocate from the system's pages: CUDA on those boards, and
 /// OpenVINO's NPU plugin, which gives an integrated NPU the host's RAM as its total. The
 /// registry counts such a pool once. Unreadable, the memory stays the row's, or unknown.
+/// A cgroup memory limit is deliberately not applied to them (it is to the CPU): the
+/// driver's allocations are not charged to the cgroup. Public measurements on a GB10: a
+/// process under MemoryMax=8G allocated 12 GiB through CUDA and was never killed, its
+/// memory.current growing by page tables alone (Blackwellboy/model-serving-minefield
+/// issue 57); `docker --memory 4g` let cuDF reach 8 GB (graphistry/pygraphistry pull 1671).
 template <system_view S>
 void size_shared_memory(const S& sys, std::vector<accelerator_profile>& devices) {
     std::optional<memory_info> m;
