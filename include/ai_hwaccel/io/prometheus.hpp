@@ -356,8 +356,8 @@ inline std::string to_prometheus(const accelerator_registry& reg, const promethe
     host_bytes("ai_hwaccel_host_memory_available_bytes", "Host memory available in bytes (MemAvailable).",
                host.memory.available_bytes);
     host_bytes("ai_hwaccel_host_memory_limit_bytes",
-               "Memory limit of this container's cgroup in bytes, where one is set below the physical "
-               "total.",
+               "Memory limit in bytes of this process's cgroup or an ancestor (its container's or "
+               "service's), where one is set below the physical total.",
                host.memory.cgroup_limit_bytes);
 
     // Every kind, zeros included: `ai_hwaccel_warnings > 0` then has a series to compare.
