@@ -553,12 +553,16 @@ TEST_CASE("probe_host: cgroup memory limit, own cgroup and ancestors") {
     v2.write("sys/fs/cgroup/system.slice/llm.service/memory.max", "2147483648\n"); // the smaller wins
     CHECK(limit(v2, w).value_or(0) == 2_GiB);
     CHECK(w.empty());
-    // Garbage is a parse error and the others still count.
-    v2.write("sys/fs/cgroup/system.slice/memory.max", "lots\n");
-    CHECK(limit(v2, w).value_or(0) == 2_GiB);
-    REQUIRE(w.size() == 1);
-    CHECK(w[0].kind == ah::warning_kind::parse_error);
-    CHECK(w[0].subject == "/sys/fs/cgroup/system.slice/memory.max");
+    // Garbage (words, bytes that are not UTF-8, a number past 2^64) is a parse error and
+    // the others still count.
+    for (std::string_view bad : {"lots\n", "\xff\xfe\n", "184467440737095516160\n"}) {
+        w.clear();
+        v2.write("sys/fs/cgroup/system.slice/memory.max", std::string(bad));
+        CHECK(limit(v2, w).value_or(0) == 2_GiB);
+        REQUIRE(w.size() == 1);
+        CHECK(w[0].kind == ah::warning_kind::parse_error);
+        CHECK(w[0].subject == "/sys/fs/cgroup/system.slice/memory.max");
+    }
 
     // cgroup v1: the memory controller's own line; Docker without a cgroup namespace names
     // /docker/<id> there while the mount shows the container's cgroup at its root.
