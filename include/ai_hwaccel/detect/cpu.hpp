@@ -655,7 +655,8 @@ struct cgroup_limits {
 /// namespace (or v1's bind mount of its cgroup) sees its limits at the mount's root, a
 /// service or a container without either has them on its own cgroup's directory.
 template <system_view S>
-cgroup_limits probe_cgroup_limits(const S& sys, const std::optional<std::string>& self, std::vector<warning>& warnings) {
+cgroup_limits probe_cgroup_limits(const S& sys, const std::optional<std::string>& self,
+                                  std::vector<warning>& warnings) {
     enum class limit : std::uint8_t { cpu_max, cfs_quota, memory };
     struct place {
         std::string_view mount, controller, file;
@@ -693,7 +694,8 @@ cgroup_limits probe_cgroup_limits(const S& sys, const std::optional<std::string>
                 if (p.what == limit::cpu_max) {
                     q = parse_cgroup_cpu_max(*text);
                     problem = "not 'max <period>' or '<quota> <period>'";
-                } else if (const auto period = read_optional_file(sys, join_path(dir, "cpu.cfs_period_us"), 256, warnings)) {
+                } else if (const auto period =
+                               read_optional_file(sys, join_path(dir, "cpu.cfs_period_us"), 256, warnings)) {
                     q = parse_cgroup_cfs_quota(*text, *period);
                     problem = "not a quota and period in microseconds";
                 } else {
