@@ -6248,10 +6248,11 @@ inline constexpr device_spec catalogue_rows[] = {
 // ---- begin ai_hwaccel/core/catalogue/nvidia.inc
 // ai-hwaccel core catalogue: NVIDIA devices.
 //
-// One row per NVIDIA GPU as a CUDA backend reports it, Pascal P100 to Blackwell: Tesla
+// One row per NVIDIA GPU as a CUDA backend reports it, Pascal P40 to Blackwell: Tesla
 // P40/P100/V100/T4, A2x/A30/A40/A100/A800, L4/L20/L40/L40S, H100/H200/H800/H20/GH200,
-// B200/GB200/B300/GB300 (per GPU), Quadro RTX, RTX A-series, RTX Ada and RTX PRO Blackwell workstation boards, GB10,
-// the Jetson Orin and Thor modules, TITAN V/RTX and GeForce RTX 20/30/40/50 desktop cards.
+// B200/GB200/B300/GB300 (per GPU), Quadro RTX, RTX A-series, RTX Ada and RTX PRO Blackwell
+// workstation boards, GB10, the Jetson Orin and Thor modules, TITAN V/RTX and GeForce RTX
+// 20/30/40/50 desktop cards.
 // Units: memory in binary GiB (a "24 GB" card is 24 GiB; "141 GB" of HBM3e is 141 GiB),
 // bandwidth in decimal GB/s as the spec sheet prints it, throughput as DENSE TFLOPS/TOPS
 // (data-centre sheets print sparse figures with an asterisk; those are halved here). fp32
@@ -6627,8 +6628,8 @@ inline constexpr device_spec catalogue_rows[] = {
      .arch = "9.0", .compute_units = 132, .year = 2022,
      .source = "https://www.nvidia.com/en-us/data-center/h100/"},
     // H800: the H100 SXM for China, its NVLink cut to 400 GB/s (the table cited: 3350 GB/s,
-    // FP16 989, INT8 1979 dense). FP64 was cut too, by figures that disagree: left 0, as
-    // is FP32, which no source in reach gives.
+    // FP16 989, INT8 1979 dense; another public table gives TF32 495 and FP8 1980, the
+    // H100's). FP64 and FP32 are left 0: no source in reach gives them with confidence.
     {.name = "NVIDIA H800 SXM5 80GB",
      .aliases = {"NVIDIA H800 80GB HBM3", "H800 SXM", "H800"},
      .maker = vendor::nvidia, .kind = device_kind::cuda_gpu,
@@ -6641,9 +6642,11 @@ inline constexpr device_spec catalogue_rows[] = {
      .pcie_generation = 5, .pcie_lanes = 16, .power_watts = 700,
      .arch = "9.0", .compute_units = 132, .year = 2023,
      .source = "https://github.com/citsjtu2020/LLM-Prof/blob/main/hardware_spec.md"},
-    // H20: a 78-SM GH100 for China, built for inference: 96 GB of HBM3 at 4.0 TB/s, FP16/BF16
-    // 148, FP8/INT8 296, TF32 74, FP32 44 and FP64 1 TFLOPS, NVLink 900 GB/s (eight to an
-    // HGX board; a real one's nvidia-smi topo shows NV18 between every pair), 400 W.
+    // H20: a GH100 for China, built for inference. The page cited: 96 GB of HBM3 at 4.0 TB/s,
+    // FP16 148 TFLOPS, INT8 296 TOPS (FP8 runs at the INT8 rate on Hopper), NVLink 900 GB/s,
+    // 400 W. TF32 74, FP32 44, FP64 1 TFLOPS and 78 SMs (from Geekbench) as
+    // https://zangshuxian.com/new/674733024499207168 lists them. Eight to an HGX board: a
+    // public capture's nvidia-smi topo shows NV18 between every pair.
     {.name = "NVIDIA H20",
      .aliases = {"H20"},
      .maker = vendor::nvidia, .kind = device_kind::cuda_gpu,
@@ -6896,6 +6899,8 @@ inline constexpr device_spec catalogue_rows[] = {
      .pcie_generation = 4, .pcie_lanes = 16, .power_watts = 300,
      .arch = "8.9", .compute_units = 142, .year = 2022,
      .source = "https://www.nvidia.com/en-us/products/workstations/rtx-6000/"},
+    // RTX 5000 Ada: the datasheet's 1044.4 sparse FP8 "Tensor Performance" gives the tensor
+    // rates; 32 GB, 576 GB/s, FP32 65.3, 250 W, 12,800 CUDA cores (100 SMs).
     {.name = "NVIDIA RTX 5000 Ada Generation",
      .aliases = {"RTX 5000 Ada", "RTX 5000 Ada Generation"},
      .maker = vendor::nvidia, .kind = device_kind::cuda_gpu,

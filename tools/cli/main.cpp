@@ -1225,7 +1225,7 @@ int cmd_catalogue(std::span<const std::string_view> args) {
         // Without a half-precision figure, the one the maker gives: the fp32 rate of a GPU
         // without matrix units (Apple's), the int8 rate of an NPU.
         // The 16-bit figure says which type it is for: an Intel NPU multiplies fp16 only.
-        const std::string half = d.peak.fp16 <= 0 ? " bf16" : d.peak.bf16 <= 0 ? " fp16" : " bf16/fp16";
+        const char* const half = d.peak.fp16 <= 0 ? " bf16" : d.peak.bf16 <= 0 ? " fp16" : " bf16/fp16";
         const std::string throughput = peak > 0          ? fmt("%8.1f TFLOPS", peak) + half
                                        : d.peak.fp32 > 0 ? fmt("%8.1f TFLOPS fp32", d.peak.fp32)
                                        : d.peak.int8 > 0 ? fmt("%8.1f TOPS int8", d.peak.int8)
