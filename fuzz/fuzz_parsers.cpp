@@ -83,6 +83,10 @@ const entry parsers[] = {
          const auto [q, p] = fuzz::split_nul(t);
          consume(ah::parse_cgroup_cfs_quota(q, p));
      }},
+    {"cpu.cgroup_stat", [](string_view t) {
+         const auto [text, key] = fuzz::split_nul(t);
+         consume(ah::detail::cgroup_stat(text, key));
+     }},
     {"cpu.own_cgroup_path", [](string_view t) {
          const auto [text, controller] = fuzz::split_nul(t);
          consume(ah::detail::own_cgroup_path(text, controller));

@@ -103,6 +103,8 @@ VALUE_SEEDS = {
     "cpu.parse_cgroup_cpu_max": [b"max 100000\n", b"150000 100000", b"-1 0"],
     "cpu.parse_cgroup_cfs_quota": [b"150000\x00100000", b"-1\x00100000"],
     "cpu.parse_cgroup_memory_limit": [b"max\n", b"536870912", b"9223372036854771712"],
+    "cpu.cgroup_stat": [b"anon 5368709120\nfile 1073741824\ninactive_file 1073741824\n\x00inactive_file",
+                        b"cache 1610612736\ntotal_inactive_file 1073741824\n\x00total_inactive_file"],
     "environment.is_wsl_kernel": [b"5.15.90.1-microsoft-standard-WSL2"],
     "storage.parse_lsblk_size": [b"1.8T", b"512G", b"1000204886016"],
     "storage.classify_block_device": [b"nvme0n1\x00\x00Samsung SSD 980", b"sda\x00QEMU\x00QEMU HARDDISK"],

@@ -358,6 +358,7 @@ py::dict host_dict(const ah::host_info& h) {
     mem["total_bytes"] = value_of(h.memory.total_bytes);
     mem["available_bytes"] = value_of(h.memory.available_bytes);
     mem["cgroup_limit_bytes"] = value_of(h.memory.cgroup_limit_bytes);
+    mem["cgroup_free_bytes"] = value_of(h.memory.cgroup_free_bytes);
     mem["usable_bytes"] = h.memory.usable_bytes();
     py::dict d;
     d["cpu"] = cpu;

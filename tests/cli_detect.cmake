@@ -74,9 +74,10 @@ cli_expect(cli_detect_storage_size_unknown CODE 0 STDERR_EMPTY
   STDOUT "\nstorage: sda +hdd +size unknown *\n" NOT_STDOUT "storage: [^\n]* 0\\.0 GB"
   ARGS detect --root "${_rtx}")
 
-# The pod's cgroup v1 memory limit (512 MiB) is printed as such; the HGX node has none.
+# The pod's cgroup v1 memory limit (512 MiB) is printed as such, with the room left under it
+# (the limit less its working set of 320 MiB); the HGX node has none.
 cli_expect(cli_detect_memory_cgroup_limit CODE 0
-  STDOUT "\nmemory: total [^\n]*, cgroup limit 0\\.5 GiB \\(sysfs\\)\n"
+  STDOUT "\nmemory: total [^\n]*, cgroup limit 0\\.5 GiB \\(sysfs\\), 0\\.2 GiB of it free\n"
   ARGS detect --root "${_pod}")
 cli_expect(cli_detect_memory_no_cgroup_limit CODE 0
   STDOUT "\nmemory: total [^\n]*, no cgroup limit found\n"

@@ -204,6 +204,7 @@ class _HostMemory(TypedDict):
     total_bytes: Optional[int]
     available_bytes: Optional[int]
     cgroup_limit_bytes: Optional[int]
+    cgroup_free_bytes: Optional[int]
     usable_bytes: int
 
 class _Host(TypedDict):

@@ -118,6 +118,19 @@ class FixtureMachines(unittest.TestCase):
         kinds = {link.kind for link in reg.interconnects}
         self.assertTrue(kinds & {"nvlink", "nvswitch"}, kinds)
 
+    def test_pod_memory_under_its_cgroup_limit(self):
+        m = os.path.join(MACHINES, "handmade-k8s-pod-graviton2-cgroup-v1")
+        if not os.path.isdir(m):
+            self.skipTest("machine absent")
+        reg = ah.detect(root=m)
+        memory = reg.host["memory"]
+        self.assertEqual(memory["cgroup_limit_bytes"], 512 << 20)
+        # The limit less the pod's working set (384 MiB in use, 64 MiB inactive page cache).
+        self.assertEqual(memory["cgroup_free_bytes"], 192 << 20)
+        cpu = [d for d in reg.devices if d.is_cpu][0]
+        self.assertEqual(cpu.memory_bytes, 512 << 20)
+        self.assertEqual(cpu.memory_free_bytes, 192 << 20)
+
     def test_unified_memory_counted_once(self):
         m = os.path.join(MACHINES, "handmade-macbook-pro-m1pro")
         if not os.path.isdir(m):

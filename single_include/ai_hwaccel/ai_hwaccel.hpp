@@ -1868,6 +1868,11 @@ struct memory_info {
     /// on the process's cgroup or an ancestor, the container's or the service's. Planning
     /// uses min(total, limit).
     sourced<std::uint64_t> cgroup_limit_bytes;
+    /// The room left under those limits: at each cgroup with a limit, the limit less the
+    /// cgroup's working set (its usage less the inactive page cache the kernel reclaims
+    /// first, as the kubelet counts it); the least of them. What this process can still
+    /// allocate, where it is less than MemAvailable.
+    sourced<std::uint64_t> cgroup_free_bytes;
     constexpr std::uint64_t usable_bytes() const noexcept {
         const auto total = total_bytes.value_or(0);
         if (cgroup_limit_bytes && (total == 0 || *cgroup_limit_bytes < total)) return *cgroup_limit_bytes;
@@ -3891,14 +3896,19 @@ void size_shared_memory(const S& sys, std::vector<accelerator_profile>& devices)
 }
 } // namespace detail
 
+namespace detail {
+/// cgroup v1 reports "no limit" as PAGE_COUNTER_MAX pages, about 2^63 bytes: a memory limit
+/// from here up is none.
+inline constexpr std::uint64_t cgroup_unlimited = std::uint64_t{1} << 62;
+} // namespace detail
+
 /// A cgroup memory limit file: v2 memory.max ("max" = none) or v1 memory.limit_in_bytes
 /// (a page-rounded huge number = none). Returns the limit in bytes, if there is one.
 inline std::optional<std::uint64_t> parse_cgroup_memory_limit(std::string_view text) noexcept {
     text = detail::trim(text);
     if (text == "max") return std::nullopt;
     const auto n = detail::parse_u64(text);
-    // cgroup v1 reports "no limit" as PAGE_COUNTER_MAX pages, about 2^63 bytes.
-    if (!n || *n >= (std::uint64_t{1} << 62)) return std::nullopt;
+    if (!n || *n >= detail::cgroup_unlimited) return std::nullopt;
     return n;
 }
 
@@ -4437,7 +4447,23 @@ inline std::vector<std::string> cgroup_dirs(std::string_view mount, std::string_
 struct cgroup_limits {
     double cpu_quota = 0; ///< in CPUs; 0 = none
     std::optional<std::uint64_t> memory_bytes;
+    /// The least room left under any of those memory limits: the limit less the cgroup's
+    /// working set (its usage less the page cache the kernel would reclaim first, the
+    /// inactive file pages, as the kubelet and `docker stats` count it).
+    std::optional<std::uint64_t> memory_free_bytes;
 };
+
+/// A counter of a cgroup's memory.stat ("inactive_file 1713283072" lines), if present.
+constexpr std::optional<std::uint64_t> cgroup_stat(std::string_view text, std::string_view key) noexcept {
+    while (!text.empty()) {
+        const std::string_view line = next_key_value(text).key; // no colon: the whole line
+        if (line.size() > key.size() && line[key.size()] == ' ' && line.starts_with(key))
+            return parse_u64(trim(line.substr(key.size())));
+    }
+    return std::nullopt;
+}
+static_assert(cgroup_stat("active_file 1\ninactive_file 2\n", "inactive_file") == 2u);
+static_assert(!cgroup_stat("total_inactive_file 2\n", "inactive_file"));
 
 /// Reads the CPU quota (v2 cpu.max, else v1's cfs_quota_us over cfs_period_us) and the
 /// memory limit (v2 memory.max, else v1's memory.limit_in_bytes) on this process's cgroup
@@ -4445,6 +4471,9 @@ struct cgroup_limits {
 /// (`self`, if read) for the controller, v2's line for v2: a container with its own cgroup
 /// namespace (or v1's bind mount of its cgroup) sees its limits at the mount's root, a
 /// service or a container without either has them on its own cgroup's directory.
+/// Where a memory limit is set, the room left under it is the limit less the usage there
+/// (v2 memory.current, v1 memory.usage_in_bytes) less the inactive file pages memory.stat
+/// counts; a usage that is not a number is a parse error and leaves the room unknown.
 template <system_view S>
 cgroup_limits probe_cgroup_limits(const S& sys, const std::optional<std::string>& self,
                                   std::vector<warning>& warnings) {
@@ -4462,6 +4491,10 @@ cgroup_limits probe_cgroup_limits(const S& sys, const std::optional<std::string>
         {"/sys/fs/cgroup", "", "memory.max", limit::memory},
         {"/sys/fs/cgroup/memory", "memory", "memory.limit_in_bytes", limit::memory},
     };
+    // One copy of a read in a cgroup's directory: the walk reads up to three files there.
+    const auto read_in = [&](const std::string& dir, std::string_view file, std::size_t cap) {
+        return read_optional_file(sys, join_path(dir, file), cap, warnings);
+    };
     cgroup_limits r;
     bool cpu_seen = false, memory_seen = false;
     for (const auto& p : places) {
@@ -4469,24 +4502,44 @@ cgroup_limits probe_cgroup_limits(const S& sys, const std::optional<std::string>
         if (seen) continue;
         const auto own = self ? own_cgroup_path(*self, p.controller) : std::nullopt;
         for (const auto& dir : cgroup_dirs(p.mount, own.value_or("/"))) {
-            const std::string path = join_path(dir, p.file);
-            const auto text = read_optional_file(sys, path, 256, warnings);
+            const auto text = read_in(dir, p.file, 256);
             if (!text) continue;
             seen = true;
             const char* problem = nullptr;
+            std::string_view file = p.file; // the one `problem` is about
             if (p.what == limit::memory) {
-                if (const auto n = parse_cgroup_memory_limit(*text)) {
+                // "max" or v1's page-rounded 2^63 is no limit; anything else not a number is bad.
+                const std::string_view value = trim(*text);
+                const auto n = parse_u64(value);
+                if (!n && value != "max") problem = "not 'max' or a number of bytes";
+                if (n && *n < cgroup_unlimited) {
                     if (!r.memory_bytes || *n < *r.memory_bytes) r.memory_bytes = n;
-                } else if (trim(*text) != "max" && !parse_u64(trim(*text))) {
-                    problem = "not 'max' or a number of bytes";
+                    // v2's counters count the cgroup's descendants too; v1's hierarchical
+                    // one is total_inactive_file (its inactive_file is the cgroup's own).
+                    const bool v2 = p.controller.empty();
+                    const std::string_view usage = v2 ? "memory.current" : "memory.usage_in_bytes";
+                    std::optional<std::uint64_t> set;
+                    if (const auto used = read_in(dir, usage, 256)) {
+                        set = parse_u64(trim(*used));
+                        if (!set) {
+                            file = usage;
+                            problem = "not a number of bytes; the room left under the limit is not known";
+                        }
+                    }
+                    if (set) {
+                        if (const auto stat = read_in(dir, "memory.stat", 16 * 1024))
+                            if (const auto c = cgroup_stat(*stat, v2 ? "inactive_file" : "total_inactive_file"))
+                                *set -= *c < *set ? *c : *set;
+                        const std::uint64_t room = *n > *set ? *n - *set : 0;
+                        if (!r.memory_free_bytes || room < *r.memory_free_bytes) r.memory_free_bytes = room;
+                    }
                 }
             } else {
                 std::optional<double> q;
                 if (p.what == limit::cpu_max) {
                     q = parse_cgroup_cpu_max(*text);
                     problem = "not 'max <period>' or '<quota> <period>'";
-                } else if (const auto period =
-                               read_optional_file(sys, join_path(dir, "cpu.cfs_period_us"), 256, warnings)) {
+                } else if (const auto period = read_in(dir, "cpu.cfs_period_us", 256)) {
                     q = parse_cgroup_cfs_quota(*text, *period);
                     problem = "not a quota and period in microseconds";
                 } else {
@@ -4495,7 +4548,7 @@ cgroup_limits probe_cgroup_limits(const S& sys, const std::optional<std::string>
                 if (q) problem = nullptr;
                 if (q && *q > 0 && (r.cpu_quota == 0 || *q < r.cpu_quota)) r.cpu_quota = *q;
             }
-            if (problem) add_warning(warnings, warning_kind::parse_error, path, problem);
+            if (problem) add_warning(warnings, warning_kind::parse_error, join_path(dir, file), problem);
         }
     }
     return r;
@@ -4617,6 +4670,7 @@ std::pair<host_info, accelerator_profile> probe_host(const S& sys, std::vector<w
         if (!host.memory.total_bytes) note(warning_kind::parse_error, "/proc/meminfo", "no MemTotal line");
     }
     if (limits.memory_bytes) host.memory.cgroup_limit_bytes = {*limits.memory_bytes, origin::sysfs};
+    if (limits.memory_free_bytes) host.memory.cgroup_free_bytes = {*limits.memory_free_bytes, origin::sysfs};
     const std::size_t warnings_before_numa = warnings.size();
     host.numa = probe_numa(sys, warnings);
     // The nodes' sizes add up to MemTotal on a plain kernel. Nodes over it mean a virtualised
@@ -4648,11 +4702,15 @@ std::pair<host_info, accelerator_profile> probe_host(const S& sys, std::vector<w
     cpu.kind = device_kind::cpu;
     cpu.maker = host.cpu.maker;
     cpu.name = host.cpu.model.empty() ? std::string_view("CPU") : std::string_view(host.cpu.model);
-    // Under a cgroup limit the CPU's memory is the limit, and no more of it than that is free.
+    // Under a cgroup limit the CPU's memory is the limit, and what is free is what the
+    // machine has available and the cgroup has room for, whichever is less.
     const std::uint64_t usable = host.memory.usable_bytes();
     if (usable != 0) cpu.memory_bytes = {usable, origin::sysfs};
-    if (const auto& a = host.memory.available_bytes)
-        cpu.memory_free_bytes = {usable != 0 && usable < *a ? usable : *a, a.from};
+    if (const auto& a = host.memory.available_bytes) {
+        std::uint64_t free = usable != 0 && usable < *a ? usable : *a;
+        if (const auto& room = host.memory.cgroup_free_bytes; room && *room < free) free = *room;
+        cpu.memory_free_bytes = {free, a.from};
+    }
     if (host.cpu.cores != 0) cpu.compute_units = {host.cpu.cores, origin::sysfs};
     return {std::move(host), cpu};
 }
@@ -4715,34 +4773,57 @@ constexpr std::optional<std::string_view> between(std::string_view s, std::strin
     return s.substr(prefix.size(), s.size() - prefix.size() - suffix.size());
 }
 
+/// A cgroup path segment that names a container: the segment before it (empty: any), the
+/// segment's prefix and suffix, and the runtime; what lies between prefix and suffix is the
+/// container's id. `none` is a segment on the host that looks like a container's.
+/// The strings are arrays, not views, so that the table needs no relocation in a PIE.
+struct cgroup_rule {
+    char previous[14], prefix[16], suffix[7];
+    container_runtime runtime;
+    bool exact = false; ///< the segment is the prefix and nothing more
+};
+
+/// The first rule that matches a segment decides it.
+inline constexpr cgroup_rule cgroup_rules[] = {
+    {"", "docker-", ".scope", container_runtime::docker},
+    {"docker", "", "", container_runtime::docker}, // cgroupfs driver: /docker/<id>
+    {"", "cri-containerd-", ".scope", container_runtime::containerd},
+    {"", "crio-", ".scope", container_runtime::other}, // CRI-O
+    {"", "libpod-conmon-", "", container_runtime::none}, // Podman's monitor, on the host beside the container
+    {"", "libpod-", ".scope", container_runtime::podman},
+    {"libpod_parent", "libpod-", "", container_runtime::podman},
+    {"lxc", "", "", container_runtime::lxc}, // LXC before 4.0: /lxc/<name>
+    {"", "lxc.payload.", "", container_runtime::lxc},
+    {"", "lxc.payload", "", container_runtime::lxc, true},
+};
+
 /// Looks at one cgroup path, segment by segment.
 inline void read_cgroup_path(std::string_view path, cgroup_hints& h) {
-    using namespace std::string_view_literals; // "..."sv: no length counted at run time
     std::string_view previous;
-    auto found = [&](container_runtime r, std::string_view id) {
-        if (h.runtime == container_runtime::none || h.runtime == container_runtime::other) h.runtime = r;
-        if (h.container_id.empty()) h.container_id = std::string(id);
-    };
     while (!path.empty()) {
         const auto slash = path.find('/');
         const std::string_view seg = path.substr(0, slash);
         path = slash == std::string_view::npos ? std::string_view{} : path.substr(slash + 1);
         if (seg.empty()) continue;
-        if (seg.starts_with("kubepods"sv)) h.kubernetes = true; // kubepods, kubepods.slice, kubepods-burstable.slice
-        if (auto id = between(seg, "docker-"sv, ".scope"sv)) found(container_runtime::docker, *id);
-        else if (previous == "docker"sv) found(container_runtime::docker, seg); // cgroupfs driver: /docker/<id>
-        else if (auto id2 = between(seg, "cri-containerd-"sv, ".scope"sv)) found(container_runtime::containerd, *id2);
-        else if (auto id3 = between(seg, "crio-"sv, ".scope"sv)) found(container_runtime::other, *id3); // CRI-O
-        else if (seg.starts_with("libpod-conmon-"sv)) {
-            // Podman's monitor process, which runs on the host beside the container.
-        } else if (auto id4 = between(seg, "libpod-"sv, ".scope"sv)) found(container_runtime::podman, *id4);
-        else if (previous == "libpod_parent"sv && seg.starts_with("libpod-"sv))
-            found(container_runtime::podman, seg.substr(7));
-        else if (previous == "lxc"sv) found(container_runtime::lxc, seg); // LXC before 4.0: /lxc/<name>
-        else if (seg.starts_with("lxc.payload."sv)) found(container_runtime::lxc, seg.substr(12));
-        else if (seg == "lxc.payload"sv) found(container_runtime::lxc, {});
-        else if (h.kubernetes && previous.starts_with("pod"sv) && h.container_id.empty())
+        if (seg.starts_with("kubepods")) h.kubernetes = true; // kubepods, kubepods.slice, kubepods-burstable.slice
+        const cgroup_rule* rule = nullptr;
+        for (const auto& r : cgroup_rules) {
+            if (*r.previous && r.previous != previous) continue;
+            if (r.exact ? seg == r.prefix : between(seg, r.prefix, r.suffix).has_value()) {
+                rule = &r;
+                break;
+            }
+        }
+        if (rule) {
+            if (rule->runtime != container_runtime::none) {
+                if (h.runtime == container_runtime::none || h.runtime == container_runtime::other)
+                    h.runtime = rule->runtime;
+                if (h.container_id.empty() && !rule->exact)
+                    h.container_id = std::string(*between(seg, rule->prefix, rule->suffix));
+            }
+        } else if (h.kubernetes && previous.starts_with("pod") && h.container_id.empty()) {
             h.container_id = std::string(seg); // cgroupfs driver: /kubepods/<qos>/pod<uid>/<id>
+        }
         previous = seg;
     }
 }
@@ -22696,7 +22777,8 @@ AI_HWACCEL_NAMESPACE_END
 //   cpu       {"model": str, "vendor": vendor, "arch": cpu_arch, "sockets": u32,
 //              "cores": u32, "threads": u32, "usable_threads": u32, "cpu_quota": number,
 //              "features": [cpu_feature…]}
-//   memory    {"total_bytes": S<u64>, "available_bytes": S<u64>, "cgroup_limit_bytes": S<u64>}
+//   memory    {"total_bytes": S<u64>, "available_bytes": S<u64>, "cgroup_limit_bytes": S<u64>,
+//              "cgroup_free_bytes": S<u64>}
 //   system    {"pci_devices": [pci_device…], "interconnects": [interconnect…],
 //              "storage": [storage…], "environment": environment}
 //   pci_device {"address": pci_address, "class_code": u32, "vendor_id": u16,
@@ -23229,7 +23311,8 @@ public:
     bool read(const json& j, memory_info& m) {
         return object(j) && field(j, "total_bytes", m.total_bytes) &&
                field(j, "available_bytes", m.available_bytes) &&
-               field(j, "cgroup_limit_bytes", m.cgroup_limit_bytes);
+               field(j, "cgroup_limit_bytes", m.cgroup_limit_bytes) &&
+               field(j, "cgroup_free_bytes", m.cgroup_free_bytes);
     }
     bool read(const json& j, numa_node& n) {
         return object_with(j, {"id"}) && field(j, "id", n.id) && field(j, "memory_bytes", n.memory_bytes) &&
@@ -23531,6 +23614,7 @@ inline void to_json(nlohmann::json& j, const memory_info& m) {
     j["total_bytes"] = m.total_bytes;
     j["available_bytes"] = m.available_bytes;
     j["cgroup_limit_bytes"] = m.cgroup_limit_bytes;
+    j["cgroup_free_bytes"] = m.cgroup_free_bytes;
 }
 inline void from_json(const nlohmann::json& j, memory_info& m) { detail::json_io::read_or_raise(j, m); }
 
@@ -25046,10 +25130,13 @@ inline std::uint64_t read_all(const void* p, std::size_t bytes) noexcept {
 } // namespace detail::membw
 
 /// Options whose memory_available is what `m` (the registry's host().memory) leaves this
-/// process: MemAvailable, or the container's limit when that is lower.
+/// process: MemAvailable, or the container's limit or the room left under it when lower
+/// (no room at all counts as one byte, so that the buffer is the smallest default).
 constexpr bandwidth_options bandwidth_options_for(const memory_info& m, bandwidth_options o = {}) noexcept {
-    o.memory_available =
-        detail::membw::smaller_known(m.available_bytes.value_or(0), m.cgroup_limit_bytes.value_or(0));
+    using detail::membw::smaller_known;
+    const std::uint64_t room = m.cgroup_free_bytes ? (*m.cgroup_free_bytes ? *m.cgroup_free_bytes : 1) : 0;
+    o.memory_available = smaller_known(
+        smaller_known(m.available_bytes.value_or(0), m.cgroup_limit_bytes.value_or(0)), room);
     return o;
 }
 
@@ -27550,6 +27637,10 @@ inline std::string to_prometheus(const accelerator_registry& reg, const promethe
                "Memory limit in bytes of this process's cgroup or an ancestor (its container's or "
                "service's), where one is set below the physical total.",
                host.memory.cgroup_limit_bytes);
+    host_bytes("ai_hwaccel_host_memory_limit_free_bytes",
+               "Memory in bytes left under those cgroup limits: the least, over the cgroups with a "
+               "limit, of the limit less the cgroup's working set.",
+               host.memory.cgroup_free_bytes);
 
     // Every kind, zeros included: `ai_hwaccel_warnings > 0` then has a series to compare.
     w.family("ai_hwaccel_warnings", "Warnings collected during detection, by kind.");

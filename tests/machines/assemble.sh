@@ -26,6 +26,8 @@ for c in 0 1; do
   put $m sys/devices/system/cpu/cpu$c/topology/core_id "$c"$'\n'
 done
 put $m sys/fs/cgroup/memory/memory.limit_in_bytes $'536870912\n'
+put $m sys/fs/cgroup/memory/memory.usage_in_bytes $'402653184\n'
+put $m sys/fs/cgroup/memory/memory.stat $'cache 134217728\nrss 268435456\ninactive_file 67108864\nactive_file 67108864\ntotal_cache 134217728\ntotal_rss 268435456\ntotal_inactive_file 67108864\ntotal_active_file 67108864\n'
 put $m sys/fs/cgroup/cpu,cpuacct/cpu.cfs_quota_us $'150000\n'
 put $m sys/fs/cgroup/cpu,cpuacct/cpu.cfs_period_us $'100000\n'
 put $m .dockerenv ''

@@ -101,6 +101,17 @@ TEST_CASE("the buffer stays within the memory available to the process") {
     CHECK(ah::bandwidth_options_for(m).memory_available == 1 * ah::units::gib);
     m.cgroup_limit_bytes.reset();
     CHECK(ah::bandwidth_options_for(m).memory_available == 0); // unknown: the OS's free memory
+    // The room left under the limit, when less; none at all gives the smallest buffer.
+    m.available_bytes = {16 * ah::units::gib, ah::origin::sysfs};
+    m.cgroup_limit_bytes = {8 * ah::units::gib, ah::origin::sysfs};
+    m.cgroup_free_bytes = {2 * ah::units::gib, ah::origin::sysfs};
+    CHECK(ah::bandwidth_options_for(m).memory_available == 2 * ah::units::gib);
+    m.cgroup_free_bytes = {0, ah::origin::sysfs};
+    CHECK(ah::bandwidth_options_for(m).memory_available == 1);
+    CHECK(ah::detail::membw::default_buffer_bytes(1) == ah::detail::membw::smallest_default_buffer);
+    m.cgroup_free_bytes = {32 * ah::units::gib, ah::origin::sysfs}; // more than the rest: the rest
+    CHECK(ah::bandwidth_options_for(m).memory_available == 8 * ah::units::gib);
+    m = {};
 
     // 320 MiB available: the default buffer is a quarter of it, and a buffer larger than
     // what is available is refused before anything is allocated.

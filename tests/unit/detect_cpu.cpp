@@ -585,6 +585,63 @@ TEST_CASE("probe_host: cgroup memory limit, own cgroup and ancestors") {
     CHECK(w.empty());
 }
 
+TEST_CASE("probe_host: a CPU's free memory is the room left under its cgroup's limits") {
+    const auto free_bytes = [](const test::scratch_dir& root, std::vector<ah::warning>& w) {
+        return ah::probe_host(ah::host_system(root.path().string()), w).second.memory_free_bytes.value_or(0);
+    };
+    std::vector<ah::warning> w;
+    test::scratch_dir v2;
+    v2.write("proc/cpuinfo", cpuinfo_with(4));
+    v2.write("proc/meminfo", "MemTotal: 67108864 kB\nMemAvailable: 50331648 kB\n"); // 64 GiB, 48 free
+    CHECK(free_bytes(v2, w) == 48_GiB);
+    // A service (MemoryMax=8G) using 6 GiB, 1 GiB of it inactive page cache the kernel would
+    // reclaim first: 3 GiB left, whatever the machine has free.
+    v2.write("proc/self/cgroup", "0::/system.slice/llm.service\n");
+    v2.write("sys/fs/cgroup/system.slice/llm.service/memory.max", "8589934592\n");
+    v2.write("sys/fs/cgroup/system.slice/llm.service/memory.current", "6442450944\n");
+    v2.write("sys/fs/cgroup/system.slice/llm.service/memory.stat",
+             "anon 5368709120\nfile 1073741824\nactive_anon 5368709120\ninactive_anon 0\n"
+             "active_file 0\ninactive_file 1073741824\n");
+    CHECK(free_bytes(v2, w) == 3_GiB);
+    // Its slice holds 16 GiB and is using 15 of them (other services): 1 GiB left there.
+    v2.write("sys/fs/cgroup/system.slice/memory.max", "17179869184\n");
+    v2.write("sys/fs/cgroup/system.slice/memory.current", "16106127360\n");
+    CHECK(free_bytes(v2, w) == 1_GiB);
+    // Without memory.stat the usage counts whole; usage over the limit (the kernel lets it
+    // pass for a moment) leaves nothing.
+    v2.write("sys/fs/cgroup/system.slice/memory.current", "20000000000\n");
+    CHECK(free_bytes(v2, w) == 0);
+    // Inactive pages past the usage (counters read at different moments) leave the limit.
+    v2.write("sys/fs/cgroup/system.slice/memory.max", "max\n");
+    v2.write("sys/fs/cgroup/system.slice/llm.service/memory.current", "1073741824\n");
+    v2.write("sys/fs/cgroup/system.slice/llm.service/memory.stat", "inactive_file 2147483648\n");
+    CHECK(free_bytes(v2, w) == 8_GiB);
+    CHECK(w.empty());
+    // A usage that is not a number: a parse error, the room unknown, free as the limit bounds it.
+    v2.write("sys/fs/cgroup/system.slice/llm.service/memory.current", "lots\n");
+    CHECK(free_bytes(v2, w) == 8_GiB);
+    REQUIRE(w.size() == 1);
+    CHECK(w[0].kind == ah::warning_kind::parse_error);
+    CHECK(w[0].subject == "/sys/fs/cgroup/system.slice/llm.service/memory.current");
+
+    // cgroup v1 (Docker, seen from inside): the hierarchical total_inactive_file counts, not
+    // the cgroup's own inactive_file.
+    w.clear();
+    test::scratch_dir v1;
+    v1.write("proc/cpuinfo", cpuinfo_with(4));
+    v1.write("proc/meminfo", "MemTotal: 67108864 kB\nMemAvailable: 50331648 kB\n");
+    v1.write("proc/self/cgroup", "3:memory:/docker/abc\n");
+    v1.write("sys/fs/cgroup/memory/memory.limit_in_bytes", "4294967296\n");
+    v1.write("sys/fs/cgroup/memory/memory.usage_in_bytes", "3221225472\n");
+    v1.write("sys/fs/cgroup/memory/memory.stat", "cache 1610612736\nrss 1610612736\ninactive_file 0\n"
+                                                  "total_cache 1610612736\ntotal_inactive_file 1073741824\n");
+    CHECK(free_bytes(v1, w) == 2_GiB);
+    // No limit: the usage is not read, and the machine's available memory stands.
+    v1.write("sys/fs/cgroup/memory/memory.limit_in_bytes", "9223372036854771712\n");
+    CHECK(free_bytes(v1, w) == 48_GiB);
+    CHECK(w.empty());
+}
+
 TEST_CASE("probe_host: bad and unreadable CPU files") {
     test::scratch_dir root;
     write_basics(root, 4);

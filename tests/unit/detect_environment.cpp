@@ -136,6 +136,18 @@ TEST_CASE("parse_proc_cgroup, hand-made paths") {
     CHECK(ah::parse_proc_cgroup("0::/lxc.payload.web1\n").runtime == container_runtime::lxc);
     CHECK(ah::parse_proc_cgroup("0::/lxc.payload.web1\n").container_id == "web1");
     CHECK(ah::parse_proc_cgroup("3:cpu:/lxc/web1\n").runtime == container_runtime::lxc);
+    CHECK(ah::parse_proc_cgroup("3:cpu:/lxc/web1\n").container_id == "web1");
+    // LXC 4's payload cgroup without the container's name: LXC, no id.
+    CHECK(ah::parse_proc_cgroup("0::/lxc.payload\n") == ah::cgroup_hints{container_runtime::lxc, false, ""});
+    CHECK(ah::parse_proc_cgroup("0::/lxc.payloads\n") == ah::cgroup_hints{});
+    CHECK(ah::parse_proc_cgroup("1:name=systemd:/libpod_parent/libpod-99\n").container_id == "99");
+    CHECK(ah::parse_proc_cgroup("5:memory:/docker/0123abc\n").container_id == "0123abc");
+    // The cgroupfs driver under Kubernetes names no runtime: the segment after the pod's.
+    CHECK(ah::parse_proc_cgroup("4:memory:/kubepods/burstable/pod12-34/0123abc\n") ==
+          ah::cgroup_hints{container_runtime::other, true, "0123abc"});
+    // The first runtime named wins over a later one.
+    CHECK(ah::parse_proc_cgroup("0::/system.slice/docker-1.scope/lxc.payload.web1\n") ==
+          ah::cgroup_hints{container_runtime::docker, false, "1"});
     // The daemons' and monitors' own cgroups are the host's.
     for (const char* host : {"0::/system.slice/docker.service\n", "0::/system.slice/containerd.service\n",
                              "0::/machine.slice/libpod-conmon-77.scope\n", "0::/lxc.monitor.web1\n", "0::/\n",

@@ -77,6 +77,7 @@ ah::accelerator_registry full_registry() {
     host.memory.total_bytes = {768_GiB, ah::origin::sysfs};
     host.memory.available_bytes = {700_GiB, ah::origin::sysfs};
     host.memory.cgroup_limit_bytes = {64_GiB, ah::origin::sysfs};
+    host.memory.cgroup_free_bytes = {40_GiB, ah::origin::sysfs};
     host.numa = {{0, 384_GiB, "0-95,192-287"}, {1, 384_GiB, "96-191,288-383"}};
 
     ah::system_io io;
@@ -212,6 +213,7 @@ ah::accelerator_registry every_value_registry() {
     host.memory.total_bytes = {64_GiB, ah::origin::user};
     host.memory.available_bytes = {60_GiB, ah::origin::estimated};
     host.memory.cgroup_limit_bytes = {32_GiB, ah::origin::catalogue};
+    host.memory.cgroup_free_bytes = {0, ah::origin::sysfs};
     host.numa = {{0, 32_GiB, "0-3"}, {7, 0, ""}};
 
     ah::system_io io;
@@ -384,7 +386,8 @@ TEST_CASE("to_json / from_json") {
               R"({"devices":[],)"
               R"("host":{"cpu":{"arch":"unknown","cores":0,"cpu_quota":0.0,"features":[],"model":"",)"
               R"("sockets":0,"threads":0,"usable_threads":0,"vendor":"unknown"},)"
-              R"("memory":{"available_bytes":null,"cgroup_limit_bytes":null,"total_bytes":null},)"
+              R"("memory":{"available_bytes":null,"cgroup_free_bytes":null,"cgroup_limit_bytes":null,)"
+              R"("total_bytes":null},)"
               R"("numa":[{"cpus":"0-7","id":0,"memory_bytes":17179869184}]},)"
               R"("schema_version":1,)"
               R"("system":{"environment":{"cloud":"none","container":"none","hypervisor":"",)"

@@ -667,11 +667,14 @@ void print_cpu(const ah::cpu_info& cpu) {
 
 void print_host(const ah::host_info& host) {
     if (host.cpu.threads || !host.cpu.model.empty()) print_cpu(host.cpu);
-    if (host.memory.total_bytes || host.memory.cgroup_limit_bytes)
-        std::printf("memory: total %s, available %s, %s%s\n", fmt_value(host.memory.total_bytes).c_str(),
+    if (host.memory.total_bytes || host.memory.cgroup_limit_bytes) {
+        std::printf("memory: total %s, available %s, %s%s", fmt_value(host.memory.total_bytes).c_str(),
                     fmt_value(host.memory.available_bytes).c_str(),
                     host.memory.cgroup_limit_bytes ? "cgroup limit " : "no cgroup limit found",
                     host.memory.cgroup_limit_bytes ? fmt_value(host.memory.cgroup_limit_bytes).c_str() : "");
+        if (const auto& room = host.memory.cgroup_free_bytes) std::printf(", %s of it free", fmt_bytes(*room).c_str());
+        std::printf("\n");
+    }
     for (const auto& n : host.numa)
         std::printf("numa node %u: %s, cpus %s\n", n.id, n.memory_bytes ? fmt_bytes(n.memory_bytes).c_str() : "no memory listed",
                     n.cpus.empty() ? "(none)" : n.cpus.c_str());

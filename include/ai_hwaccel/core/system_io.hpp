@@ -151,6 +151,11 @@ struct memory_info {
     /// on the process's cgroup or an ancestor, the container's or the service's. Planning
     /// uses min(total, limit).
     sourced<std::uint64_t> cgroup_limit_bytes;
+    /// The room left under those limits: at each cgroup with a limit, the limit less the
+    /// cgroup's working set (its usage less the inactive page cache the kernel reclaims
+    /// first, as the kubelet counts it); the least of them. What this process can still
+    /// allocate, where it is less than MemAvailable.
+    sourced<std::uint64_t> cgroup_free_bytes;
     constexpr std::uint64_t usable_bytes() const noexcept {
         const auto total = total_bytes.value_or(0);
         if (cgroup_limit_bytes && (total == 0 || *cgroup_limit_bytes < total)) return *cgroup_limit_bytes;

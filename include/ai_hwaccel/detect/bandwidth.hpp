@@ -168,10 +168,13 @@ inline std::uint64_t read_all(const void* p, std::size_t bytes) noexcept {
 } // namespace detail::membw
 
 /// Options whose memory_available is what `m` (the registry's host().memory) leaves this
-/// process: MemAvailable, or the container's limit when that is lower.
+/// process: MemAvailable, or the container's limit or the room left under it when lower
+/// (no room at all counts as one byte, so that the buffer is the smallest default).
 constexpr bandwidth_options bandwidth_options_for(const memory_info& m, bandwidth_options o = {}) noexcept {
-    o.memory_available =
-        detail::membw::smaller_known(m.available_bytes.value_or(0), m.cgroup_limit_bytes.value_or(0));
+    using detail::membw::smaller_known;
+    const std::uint64_t room = m.cgroup_free_bytes ? (*m.cgroup_free_bytes ? *m.cgroup_free_bytes : 1) : 0;
+    o.memory_available = smaller_known(
+        smaller_known(m.available_bytes.value_or(0), m.cgroup_limit_bytes.value_or(0)), room);
     return o;
 }
 

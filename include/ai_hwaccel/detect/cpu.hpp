@@ -100,14 +100,19 @@ void size_shared_memory(const S& sys, std::vector<accelerator_profile>& devices)
 }
 } // namespace detail
 
+namespace detail {
+/// cgroup v1 reports "no limit" as PAGE_COUNTER_MAX pages, about 2^63 bytes: a memory limit
+/// from here up is none.
+inline constexpr std::uint64_t cgroup_unlimited = std::uint64_t{1} << 62;
+} // namespace detail
+
 /// A cgroup memory limit file: v2 memory.max ("max" = none) or v1 memory.limit_in_bytes
 /// (a page-rounded huge number = none). Returns the limit in bytes, if there is one.
 inline std::optional<std::uint64_t> parse_cgroup_memory_limit(std::string_view text) noexcept {
     text = detail::trim(text);
     if (text == "max") return std::nullopt;
     const auto n = detail::parse_u64(text);
-    // cgroup v1 reports "no limit" as PAGE_COUNTER_MAX pages, about 2^63 bytes.
-    if (!n || *n >= (std::uint64_t{1} << 62)) return std::nullopt;
+    if (!n || *n >= detail::cgroup_unlimited) return std::nullopt;
     return n;
 }
 
@@ -646,7 +651,23 @@ inline std::vector<std::string> cgroup_dirs(std::string_view mount, std::string_
 struct cgroup_limits {
     double cpu_quota = 0; ///< in CPUs; 0 = none
     std::optional<std::uint64_t> memory_bytes;
+    /// The least room left under any of those memory limits: the limit less the cgroup's
+    /// working set (its usage less the page cache the kernel would reclaim first, the
+    /// inactive file pages, as the kubelet and `docker stats` count it).
+    std::optional<std::uint64_t> memory_free_bytes;
 };
+
+/// A counter of a cgroup's memory.stat ("inactive_file 1713283072" lines), if present.
+constexpr std::optional<std::uint64_t> cgroup_stat(std::string_view text, std::string_view key) noexcept {
+    while (!text.empty()) {
+        const std::string_view line = next_key_value(text).key; // no colon: the whole line
+        if (line.size() > key.size() && line[key.size()] == ' ' && line.starts_with(key))
+            return parse_u64(trim(line.substr(key.size())));
+    }
+    return std::nullopt;
+}
+static_assert(cgroup_stat("active_file 1\ninactive_file 2\n", "inactive_file") == 2u);
+static_assert(!cgroup_stat("total_inactive_file 2\n", "inactive_file"));
 
 /// Reads the CPU quota (v2 cpu.max, else v1's cfs_quota_us over cfs_period_us) and the
 /// memory limit (v2 memory.max, else v1's memory.limit_in_bytes) on this process's cgroup
@@ -654,6 +675,9 @@ struct cgroup_limits {
 /// (`self`, if read) for the controller, v2's line for v2: a container with its own cgroup
 /// namespace (or v1's bind mount of its cgroup) sees its limits at the mount's root, a
 /// service or a container without either has them on its own cgroup's directory.
+/// Where a memory limit is set, the room left under it is the limit less the usage there
+/// (v2 memory.current, v1 memory.usage_in_bytes) less the inactive file pages memory.stat
+/// counts; a usage that is not a number is a parse error and leaves the room unknown.
 template <system_view S>
 cgroup_limits probe_cgroup_limits(const S& sys, const std::optional<std::string>& self,
                                   std::vector<warning>& warnings) {
@@ -671,6 +695,10 @@ cgroup_limits probe_cgroup_limits(const S& sys, const std::optional<std::string>
         {"/sys/fs/cgroup", "", "memory.max", limit::memory},
         {"/sys/fs/cgroup/memory", "memory", "memory.limit_in_bytes", limit::memory},
     };
+    // One copy of a read in a cgroup's directory: the walk reads up to three files there.
+    const auto read_in = [&](const std::string& dir, std::string_view file, std::size_t cap) {
+        return read_optional_file(sys, join_path(dir, file), cap, warnings);
+    };
     cgroup_limits r;
     bool cpu_seen = false, memory_seen = false;
     for (const auto& p : places) {
@@ -678,24 +706,44 @@ cgroup_limits probe_cgroup_limits(const S& sys, const std::optional<std::string>
         if (seen) continue;
         const auto own = self ? own_cgroup_path(*self, p.controller) : std::nullopt;
         for (const auto& dir : cgroup_dirs(p.mount, own.value_or("/"))) {
-            const std::string path = join_path(dir, p.file);
-            const auto text = read_optional_file(sys, path, 256, warnings);
+            const auto text = read_in(dir, p.file, 256);
             if (!text) continue;
             seen = true;
             const char* problem = nullptr;
+            std::string_view file = p.file; // the one `problem` is about
             if (p.what == limit::memory) {
-                if (const auto n = parse_cgroup_memory_limit(*text)) {
+                // "max" or v1's page-rounded 2^63 is no limit; anything else not a number is bad.
+                const std::string_view value = trim(*text);
+                const auto n = parse_u64(value);
+                if (!n && value != "max") problem = "not 'max' or a number of bytes";
+                if (n && *n < cgroup_unlimited) {
                     if (!r.memory_bytes || *n < *r.memory_bytes) r.memory_bytes = n;
-                } else if (trim(*text) != "max" && !parse_u64(trim(*text))) {
-                    problem = "not 'max' or a number of bytes";
+                    // v2's counters count the cgroup's descendants too; v1's hierarchical
+                    // one is total_inactive_file (its inactive_file is the cgroup's own).
+                    const bool v2 = p.controller.empty();
+                    const std::string_view usage = v2 ? "memory.current" : "memory.usage_in_bytes";
+                    std::optional<std::uint64_t> set;
+                    if (const auto used = read_in(dir, usage, 256)) {
+                        set = parse_u64(trim(*used));
+                        if (!set) {
+                            file = usage;
+                            problem = "not a number of bytes; the room left under the limit is not known";
+                        }
+                    }
+                    if (set) {
+                        if (const auto stat = read_in(dir, "memory.stat", 16 * 1024))
+                            if (const auto c = cgroup_stat(*stat, v2 ? "inactive_file" : "total_inactive_file"))
+                                *set -= *c < *set ? *c : *set;
+                        const std::uint64_t room = *n > *set ? *n - *set : 0;
+                        if (!r.memory_free_bytes || room < *r.memory_free_bytes) r.memory_free_bytes = room;
+                    }
                 }
             } else {
                 std::optional<double> q;
                 if (p.what == limit::cpu_max) {
                     q = parse_cgroup_cpu_max(*text);
                     problem = "not 'max <period>' or '<quota> <period>'";
-                } else if (const auto period =
-                               read_optional_file(sys, join_path(dir, "cpu.cfs_period_us"), 256, warnings)) {
+                } else if (const auto period = read_in(dir, "cpu.cfs_period_us", 256)) {
                     q = parse_cgroup_cfs_quota(*text, *period);
                     problem = "not a quota and period in microseconds";
                 } else {
@@ -704,7 +752,7 @@ cgroup_limits probe_cgroup_limits(const S& sys, const std::optional<std::string>
                 if (q) problem = nullptr;
                 if (q && *q > 0 && (r.cpu_quota == 0 || *q < r.cpu_quota)) r.cpu_quota = *q;
             }
-            if (problem) add_warning(warnings, warning_kind::parse_error, path, problem);
+            if (problem) add_warning(warnings, warning_kind::parse_error, join_path(dir, file), problem);
         }
     }
     return r;
@@ -826,6 +874,7 @@ std::pair<host_info, accelerator_profile> probe_host(const S& sys, std::vector<w
         if (!host.memory.total_bytes) note(warning_kind::parse_error, "/proc/meminfo", "no MemTotal line");
     }
     if (limits.memory_bytes) host.memory.cgroup_limit_bytes = {*limits.memory_bytes, origin::sysfs};
+    if (limits.memory_free_bytes) host.memory.cgroup_free_bytes = {*limits.memory_free_bytes, origin::sysfs};
     const std::size_t warnings_before_numa = warnings.size();
     host.numa = probe_numa(sys, warnings);
     // The nodes' sizes add up to MemTotal on a plain kernel. Nodes over it mean a virtualised
@@ -857,11 +906,15 @@ std::pair<host_info, accelerator_profile> probe_host(const S& sys, std::vector<w
     cpu.kind = device_kind::cpu;
     cpu.maker = host.cpu.maker;
     cpu.name = host.cpu.model.empty() ? std::string_view("CPU") : std::string_view(host.cpu.model);
-    // Under a cgroup limit the CPU's memory is the limit, and no more of it than that is free.
+    // Under a cgroup limit the CPU's memory is the limit, and what is free is what the
+    // machine has available and the cgroup has room for, whichever is less.
     const std::uint64_t usable = host.memory.usable_bytes();
     if (usable != 0) cpu.memory_bytes = {usable, origin::sysfs};
-    if (const auto& a = host.memory.available_bytes)
-        cpu.memory_free_bytes = {usable != 0 && usable < *a ? usable : *a, a.from};
+    if (const auto& a = host.memory.available_bytes) {
+        std::uint64_t free = usable != 0 && usable < *a ? usable : *a;
+        if (const auto& room = host.memory.cgroup_free_bytes; room && *room < free) free = *room;
+        cpu.memory_free_bytes = {free, a.from};
+    }
     if (host.cpu.cores != 0) cpu.compute_units = {host.cpu.cores, origin::sysfs};
     return {std::move(host), cpu};
 }

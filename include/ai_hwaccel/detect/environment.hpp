@@ -53,34 +53,57 @@ constexpr std::optional<std::string_view> between(std::string_view s, std::strin
     return s.substr(prefix.size(), s.size() - prefix.size() - suffix.size());
 }
 
+/// A cgroup path segment that names a container: the segment before it (empty: any), the
+/// segment's prefix and suffix, and the runtime; what lies between prefix and suffix is the
+/// container's id. `none` is a segment on the host that looks like a container's.
+/// The strings are arrays, not views, so that the table needs no relocation in a PIE.
+struct cgroup_rule {
+    char previous[14], prefix[16], suffix[7];
+    container_runtime runtime;
+    bool exact = false; ///< the segment is the prefix and nothing more
+};
+
+/// The first rule that matches a segment decides it.
+inline constexpr cgroup_rule cgroup_rules[] = {
+    {"", "docker-", ".scope", container_runtime::docker},
+    {"docker", "", "", container_runtime::docker}, // cgroupfs driver: /docker/<id>
+    {"", "cri-containerd-", ".scope", container_runtime::containerd},
+    {"", "crio-", ".scope", container_runtime::other}, // CRI-O
+    {"", "libpod-conmon-", "", container_runtime::none}, // Podman's monitor, on the host beside the container
+    {"", "libpod-", ".scope", container_runtime::podman},
+    {"libpod_parent", "libpod-", "", container_runtime::podman},
+    {"lxc", "", "", container_runtime::lxc}, // LXC before 4.0: /lxc/<name>
+    {"", "lxc.payload.", "", container_runtime::lxc},
+    {"", "lxc.payload", "", container_runtime::lxc, true},
+};
+
 /// Looks at one cgroup path, segment by segment.
 inline void read_cgroup_path(std::string_view path, cgroup_hints& h) {
-    using namespace std::string_view_literals; // "..."sv: no length counted at run time
     std::string_view previous;
-    auto found = [&](container_runtime r, std::string_view id) {
-        if (h.runtime == container_runtime::none || h.runtime == container_runtime::other) h.runtime = r;
-        if (h.container_id.empty()) h.container_id = std::string(id);
-    };
     while (!path.empty()) {
         const auto slash = path.find('/');
         const std::string_view seg = path.substr(0, slash);
         path = slash == std::string_view::npos ? std::string_view{} : path.substr(slash + 1);
         if (seg.empty()) continue;
-        if (seg.starts_with("kubepods"sv)) h.kubernetes = true; // kubepods, kubepods.slice, kubepods-burstable.slice
-        if (auto id = between(seg, "docker-"sv, ".scope"sv)) found(container_runtime::docker, *id);
-        else if (previous == "docker"sv) found(container_runtime::docker, seg); // cgroupfs driver: /docker/<id>
-        else if (auto id2 = between(seg, "cri-containerd-"sv, ".scope"sv)) found(container_runtime::containerd, *id2);
-        else if (auto id3 = between(seg, "crio-"sv, ".scope"sv)) found(container_runtime::other, *id3); // CRI-O
-        else if (seg.starts_with("libpod-conmon-"sv)) {
-            // Podman's monitor process, which runs on the host beside the container.
-        } else if (auto id4 = between(seg, "libpod-"sv, ".scope"sv)) found(container_runtime::podman, *id4);
-        else if (previous == "libpod_parent"sv && seg.starts_with("libpod-"sv))
-            found(container_runtime::podman, seg.substr(7));
-        else if (previous == "lxc"sv) found(container_runtime::lxc, seg); // LXC before 4.0: /lxc/<name>
-        else if (seg.starts_with("lxc.payload."sv)) found(container_runtime::lxc, seg.substr(12));
-        else if (seg == "lxc.payload"sv) found(container_runtime::lxc, {});
-        else if (h.kubernetes && previous.starts_with("pod"sv) && h.container_id.empty())
+        if (seg.starts_with("kubepods")) h.kubernetes = true; // kubepods, kubepods.slice, kubepods-burstable.slice
+        const cgroup_rule* rule = nullptr;
+        for (const auto& r : cgroup_rules) {
+            if (*r.previous && r.previous != previous) continue;
+            if (r.exact ? seg == r.prefix : between(seg, r.prefix, r.suffix).has_value()) {
+                rule = &r;
+                break;
+            }
+        }
+        if (rule) {
+            if (rule->runtime != container_runtime::none) {
+                if (h.runtime == container_runtime::none || h.runtime == container_runtime::other)
+                    h.runtime = rule->runtime;
+                if (h.container_id.empty() && !rule->exact)
+                    h.container_id = std::string(*between(seg, rule->prefix, rule->suffix));
+            }
+        } else if (h.kubernetes && previous.starts_with("pod") && h.container_id.empty()) {
             h.container_id = std::string(seg); // cgroupfs driver: /kubepods/<qos>/pod<uid>/<id>
+        }
         previous = seg;
     }
 }

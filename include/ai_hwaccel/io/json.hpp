@@ -41,7 +41,8 @@
 //   cpu       {"model": str, "vendor": vendor, "arch": cpu_arch, "sockets": u32,
 //              "cores": u32, "threads": u32, "usable_threads": u32, "cpu_quota": number,
 //              "features": [cpu_feature…]}
-//   memory    {"total_bytes": S<u64>, "available_bytes": S<u64>, "cgroup_limit_bytes": S<u64>}
+//   memory    {"total_bytes": S<u64>, "available_bytes": S<u64>, "cgroup_limit_bytes": S<u64>,
+//              "cgroup_free_bytes": S<u64>}
 //   system    {"pci_devices": [pci_device…], "interconnects": [interconnect…],
 //              "storage": [storage…], "environment": environment}
 //   pci_device {"address": pci_address, "class_code": u32, "vendor_id": u16,
@@ -575,7 +576,8 @@ public:
     bool read(const json& j, memory_info& m) {
         return object(j) && field(j, "total_bytes", m.total_bytes) &&
                field(j, "available_bytes", m.available_bytes) &&
-               field(j, "cgroup_limit_bytes", m.cgroup_limit_bytes);
+               field(j, "cgroup_limit_bytes", m.cgroup_limit_bytes) &&
+               field(j, "cgroup_free_bytes", m.cgroup_free_bytes);
     }
     bool read(const json& j, numa_node& n) {
         return object_with(j, {"id"}) && field(j, "id", n.id) && field(j, "memory_bytes", n.memory_bytes) &&
@@ -877,6 +879,7 @@ inline void to_json(nlohmann::json& j, const memory_info& m) {
     j["total_bytes"] = m.total_bytes;
     j["available_bytes"] = m.available_bytes;
     j["cgroup_limit_bytes"] = m.cgroup_limit_bytes;
+    j["cgroup_free_bytes"] = m.cgroup_free_bytes;
 }
 inline void from_json(const nlohmann::json& j, memory_info& m) { detail::json_io::read_or_raise(j, m); }
 

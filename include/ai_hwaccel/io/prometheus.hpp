@@ -359,6 +359,10 @@ inline std::string to_prometheus(const accelerator_registry& reg, const promethe
                "Memory limit in bytes of this process's cgroup or an ancestor (its container's or "
                "service's), where one is set below the physical total.",
                host.memory.cgroup_limit_bytes);
+    host_bytes("ai_hwaccel_host_memory_limit_free_bytes",
+               "Memory in bytes left under those cgroup limits: the least, over the cgroups with a "
+               "limit, of the limit less the cgroup's working set.",
+               host.memory.cgroup_free_bytes);
 
     // Every kind, zeros included: `ai_hwaccel_warnings > 0` then has a series to compare.
     w.family("ai_hwaccel_warnings", "Warnings collected during detection, by kind.");
