@@ -87,9 +87,12 @@ inline void read_cgroup_path(std::string_view path, cgroup_hints& h) {
         if (seg.empty()) continue;
         if (seg.starts_with("kubepods")) h.kubernetes = true; // kubepods, kubepods.slice, kubepods-burstable.slice
         const cgroup_rule* rule = nullptr;
+        std::optional<std::string_view> id; // what the rule leaves of the segment
         for (const auto& r : cgroup_rules) {
             if (*r.previous && r.previous != previous) continue;
-            if (r.exact ? seg == r.prefix : between(seg, r.prefix, r.suffix).has_value()) {
+            id = r.exact ? (seg == r.prefix ? std::optional<std::string_view>("") : std::nullopt)
+                         : between(seg, r.prefix, r.suffix);
+            if (id) {
                 rule = &r;
                 break;
             }
@@ -98,8 +101,7 @@ inline void read_cgroup_path(std::string_view path, cgroup_hints& h) {
             if (rule->runtime != container_runtime::none) {
                 if (h.runtime == container_runtime::none || h.runtime == container_runtime::other)
                     h.runtime = rule->runtime;
-                if (h.container_id.empty() && !rule->exact)
-                    h.container_id = std::string(*between(seg, rule->prefix, rule->suffix));
+                if (h.container_id.empty()) h.container_id = std::string(*id);
             }
         } else if (h.kubernetes && previous.starts_with("pod") && h.container_id.empty()) {
             h.container_id = std::string(seg); // cgroupfs driver: /kubepods/<qos>/pod<uid>/<id>
