@@ -853,6 +853,7 @@ py::dict instance_dict(const ah::instance_cost_estimate& e) {
     d["price_date"] = text_or_none(r.price_date);
     d["price_snapshot"] = text_or_none(r.price_snapshot);
     d["price_source"] = text(r.price_source);
+    d["price_date_source"] = text_or_none(r.price_date_source);
     d["accelerator"] = text(r.accelerator);
     d["accelerator_count"] = r.accelerator_count;
     d["required_bytes"] = e.required_bytes;

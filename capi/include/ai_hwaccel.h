@@ -142,7 +142,7 @@ typedef struct ahw_plan_result {
     uint64_t usable_bytes;         /* usable memory of the devices of that kind able to run it */
     double decode_tokens_per_second;  /* one replica, per sequence; 0 = unknown */
     double prefill_tokens_per_second; /* one replica; 0 = unknown */
-    double aggregate_decode_tokens_per_second; /* every replica together */
+    double aggregate_decode_tokens_per_second; /* every sequence of every replica together */
 } ahw_plan_result;
 
 /* What a plan over several nodes adds to its ahw_plan_result (ahw_plan_cluster). */

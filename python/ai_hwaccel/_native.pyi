@@ -164,6 +164,7 @@ class _Instance(TypedDict):
     price_date: Optional[str]
     price_snapshot: Optional[str]
     price_source: str
+    price_date_source: Optional[str]
     accelerator: str
     accelerator_count: int
     required_bytes: int

@@ -498,7 +498,10 @@ class AgreesWithTheCli(unittest.TestCase):
         theirs = cli("cost", "--model", "llama-3.1-70b", "--quant", "Q4_K_M", "--objective", "tokens", "--all")
         self.assertEqual(set(ours), set(theirs))
         self.assertEqual(ours["instance"]["name"], theirs["instance"]["name"])
+        self.assertEqual(set(ours["instance"]), set(theirs["instance"]))
         self.assertEqual([i["name"] for i in ours["instances"]], [i["name"] for i in theirs["instances"]])
+        self.assertEqual([i["price_date_source"] for i in ours["instances"]],
+                         [i["price_date_source"] for i in theirs["instances"]])
         self.assertEqual([i["fits"] for i in ours["instances"]], [i["fits"] for i in theirs["instances"]])
         for a, b in zip(ours["instances"], theirs["instances"]):
             self.assert_rate(a["decode_tokens_per_second"], b["decode_tokens_per_second"])

@@ -6023,10 +6023,12 @@ AI_HWACCEL_NAMESPACE_BEGIN
 namespace detail {
 
 /// A UUID's identity: hexadecimal digits only, lower case, without the "GPU-"/"MIG-"
-/// prefixes and dashes, so nvidia-smi's "GPU-5a7c…" and Vulkan's "5a7c…" compare equal.
-/// `min_digits` below 8 is for matching a prefix the user typed ("GPU-5a7c").
+/// prefixes and dashes, so nvidia-smi's "GPU-5a7c…" and Vulkan's "5a7c…" compare equal, and
+/// without the "0x" of rocm-smi's unique ids ("0x67c6…", which amdgpu's `unique_id` and
+/// rocminfo's "GPU-67c6…" print without). `min_digits` below 8 is for matching a prefix the
+/// user typed ("GPU-5a7c").
 inline std::string uuid_key(std::string_view u, std::size_t min_digits = 8) {
-    for (std::string_view prefix : {"GPU-", "MIG-", "gpu-", "mig-"})
+    for (std::string_view prefix : {"GPU-", "MIG-", "gpu-", "mig-", "0x", "0X"})
         if (u.starts_with(prefix)) u.remove_prefix(prefix.size());
     std::string key;
     for (char c : u) {
@@ -8105,12 +8107,16 @@ inline constexpr device_spec catalogue_rows[] = {
      .arch = "Gaudi3", .compute_units = 64, .year = 2024,
      .source = "https://cdrdv2-public.intel.com/817488/Gaudi%203%20PCIe%20Product%20Brief_RB_1_V6.pdf"},
     // ---------------------------------------------------------------- Data Center GPU Max
+    // The Max 1100's matrix peaks are worked out, not quoted: Xe-HPC's rate per Xe core and
+    // clock, from the Max 1550's row (838.9 TFLOPS bf16 / 128 cores / 1.6 GHz = 4096 FLOP;
+    // tf32 half of it, int8 twice), at the 1100's 56 cores and the 1.55 GHz its quoted
+    // 22.2 TFLOPS fp64 implies (56 cores x 256 FLOP x 1.55 GHz).
     {.name = "Intel Data Center GPU Max 1100",
      .aliases = {"Data Center GPU Max 1100", "GPU Max 1100", "Max 1100"},
      .maker = vendor::intel, .kind = device_kind::intel_gpu,
      .pci_device_ids = {0x0bd9, 0x0bda, 0x0bdb},
      .memory_bytes = 48 * units::gib, .memory = memory_type::hbm2e, .memory_bandwidth_gbps = 1228.8,
-     .peak = {.fp64 = 22.2, .fp32 = 22.2},
+     .peak = {.fp64 = 22.2, .fp32 = 22.2, .tf32 = 177.8, .bf16 = 355.5, .fp16 = 355.5, .int8 = 711.0},
      .pcie_generation = 5, .pcie_lanes = 16, .power_watts = 300,
      .arch = "Xe-HPC", .compute_units = 56, .year = 2023,
      .source = "https://www.intel.com/content/www/us/en/developer/articles/technical/intel-data-center-gpu-max-series-overview.html"},
@@ -11112,10 +11118,13 @@ inline value_problem apply_device_file(std::string_view name, std::string_view v
         return {};
     }
     if (name == "pp_dpm_pcie") {
+        // amdgpu's PCIe levels are the links the card may train to with the platform (the
+        // highest is the best the slot allows) and the active one is the link in use.
         const auto levels = parse_pp_dpm_levels(value);
         if (!levels.problems.empty()) return "pp_dpm_pcie: " + levels.problems.front().message;
         if (levels.active && levels.levels[*levels.active].link.known())
             p.pcie_current = {levels.levels[*levels.active].link, origin::sysfs};
+        if (levels.max_link.known()) p.pcie_max = {levels.max_link, origin::sysfs};
         return {};
     }
     if (name == "mem_info_gtt_total" || name == "mem_info_vis_vram_total" || name == "mem_info_gtt_used") {
@@ -11435,8 +11444,11 @@ std::optional<amdgpu_card> read_amdgpu_card(const S& sys, std::string_view card_
         if (!id.empty() && !set_text(p.uuid, id))
             detail::add_warning(warnings, warning_kind::parse_error, dev + "/unique_id", "not printable or too long");
     }
+    // pp_dpm_pcie after the link attributes, which it overrides: a Radeon since Navi sits
+    // behind a PCIe switch on its own board, and its function's attributes describe the
+    // link to that switch (32 GT/s x16 on a card in a 16 GT/s x8 slot), not the slot's.
     for (std::string_view f : {"current_link_speed", "current_link_width", "max_link_speed", "max_link_width",
-                               "numa_node", "mem_info_vram_total", "mem_info_vram_used"}) {
+                               "pp_dpm_pcie", "numa_node", "mem_info_vram_total", "mem_info_vram_used"}) {
         const auto t = file(f);
         if (!t) continue;
         // "Unknown" link speeds (a link the kernel cannot read) are not garbage.
@@ -11685,6 +11697,7 @@ inline void parse_pp_dpm_capture(std::string_view t, capture_parse& out) {
     if (r.max_link.generation == 0) return;
     accelerator_profile p = amd::blank_gpu(0);
     if (r.active && r.levels[*r.active].link.known()) p.pcie_current = {r.levels[*r.active].link, origin::sysfs};
+    if (r.max_link.known()) p.pcie_max = {r.max_link, origin::sysfs};
     out.devices.push_back(p);
 }
 
@@ -12134,6 +12147,7 @@ inline host_info apple_host(const apple_machine& m) {
     }
     if (m.cores) c.cores = *m.cores;
     if (m.threads) c.threads = *m.threads;
+    else if (!m.chip.empty() && m.cores) c.threads = *m.cores; // Apple's cores run one thread each
     return h;
 }
 
@@ -28133,6 +28147,8 @@ AI_HWACCEL_NAMESPACE_END
 //              (usable_memory)
 //   weights  = layers x ceil(layer_weight_bytes / t) + embedding/head share / t
 //   kv cache = kv_cache_bytes x layers / model layers x ceil(kv_heads / t) / kv_heads
+//              (a latent cache, DeepSeek's MLA, is one vector all heads read: every rank
+//              holds all of it, as vLLM and SGLang do)
 //   overhead = runtime allowance + activation buffers on every device, + the logits
 //              buffer / t on the last stage (plan/memory.hpp's overhead_bytes, split)
 // where t is the tensor-parallel degree of the device's stage.
@@ -28145,7 +28161,8 @@ AI_HWACCEL_NAMESPACE_END
 //                       (throughput_constants::decode_seconds_per_layer), paid by every
 //                       device for each of its layers; f_j = bytes stage j reads per token
 //                       / bytes the model reads per token (its blocks' weights, MoE: the
-//                       active share, + their KV cache, + the output head on the last).
+//                       share of the routed experts the batch goes to, + their KV cache,
+//                       + the output head on the last).
 //   tensor all-reduce = layers_j x 2 x (2 (t-1)/t x hidden x a x batch / B_tp + L_tp)
 //                       (two all-reduces per layer, after attention and after the MLP,
 //                       ring algorithm; a = activation bytes, B_tp one-direction GB/s:
@@ -29043,7 +29060,10 @@ constexpr weight_layout layout_of(quant_format q) noexcept {
     const auto& r = info(q);
     weight_layout l{r.bits_per_weight, r.bits_per_weight, r.bits_per_weight, r.bits_per_weight};
     switch (r.scheme) {
-    case quant_scheme::plain_float: break;
+    case quant_scheme::plain_float:
+        // fp8 checkpoints quantize the blocks' matrices only (see the header).
+        if (r.bits_per_weight < 16.0) l.embedding_bpw = l.output_bpw = 16.0;
+        break;
     case quant_scheme::plain_int:
     case quant_scheme::microscaling:
         if (q == quant_format::mxfp4) {
@@ -29281,6 +29301,7 @@ constexpr double layer_count(const model_spec& m) noexcept { return m.layers ? m
 /// layout: layer_weight_bytes, non_layer_weight_bytes and weight_bytes at once.
 struct weight_split {
     std::uint64_t layer = 0;     ///< one block
+    std::uint64_t experts = 0;   ///< the routed experts of one block (part of `layer`)
     std::uint64_t non_layer = 0; ///< token embedding, output head, final norm
     std::uint64_t total = 0;
 };
@@ -29288,7 +29309,8 @@ constexpr weight_split split_weights(const model_spec& m, quant_format q) noexce
     weight_split w;
     const auto p = parts_of(m);
     const auto l = layout_of(m, q, p);
-    w.layer = bits_to_bytes(p.block_other, l.block_bpw) + bits_to_bytes(p.block_experts, l.expert_bpw);
+    w.experts = bits_to_bytes(p.block_experts, l.expert_bpw);
+    w.layer = bits_to_bytes(p.block_other, l.block_bpw) + w.experts;
     // A tied head is stored once, as the runtime stores the output matrix.
     const auto table = layout_of(q);
     const auto scheme = info(q).scheme;
@@ -29406,8 +29428,8 @@ AI_HWACCEL_NAMESPACE_END
 // ai-hwaccel plan: how fast one device runs a model (an estimate).
 //
 // Decode (one new token per sequence) is bound by memory bandwidth: every token reads the
-// weights it uses — all of a dense model's blocks, the routed experts' share of a MoE
-// model's, and the output head (the token embedding is a lookup of one row, not a read of
+// weights it uses — all of a dense model's blocks, of a MoE model's the share of the routed
+// experts the batch's tokens go to (detail::routed_share), and the output head (the token embedding is a lookup of one row, not a read of
 // the matrix) — plus the whole KV cache at the current depth. Time per token =
 // bytes / (spec bandwidth x efficiency) + a fixed cost per layer and token (kernel
 // launches, synchronisation, sampling), or the compute time when that is larger.
@@ -29496,16 +29518,31 @@ struct throughput_estimate {
 };
 
 namespace detail {
-/// Bytes of weights one decode step reads: every block (only the routed share of the
-/// experts) and the output head; the embedding lookup reads one row.
-constexpr double decode_weight_bytes(const model_spec& m, quant_format q) noexcept {
+/// The share of a MoE block's routed experts that one decode step of `batch` sequences
+/// reads. Each sequence's token goes to k of the E experts, so an expert is left idle by
+/// all of them with probability (1 - k/E)^batch when routing is uniform: a step reads
+/// 1 - (1 - k/E)^batch of the experts, k/E for one sequence and nearly all of them for a
+/// large batch. Real routers favour some experts, which leaves more of them idle; uniform
+/// routing reads the most, so the share is an upper bound. 1 for a dense model.
+constexpr double routed_share(const model_spec& m, std::uint32_t batch) noexcept {
+    if (!m.is_moe() || m.experts == 0 || m.experts_per_token == 0 || m.experts_per_token >= m.experts) return 1.0;
+    double idle = 1.0 - static_cast<double>(m.experts_per_token) / static_cast<double>(m.experts);
+    double all_idle = 1.0; // idle^batch by squaring
+    for (std::uint32_t b = batch ? batch : 1; b != 0 && all_idle > 0; b >>= 1) {
+        if (b & 1u) all_idle *= idle;
+        idle *= idle;
+    }
+    return 1.0 - all_idle;
+}
+
+/// Bytes of weights one decode step of `batch` sequences reads: every block (only the
+/// routed share of the experts, see routed_share) and the output head; the embedding
+/// lookup reads one row per sequence.
+constexpr double decode_weight_bytes(const model_spec& m, quant_format q, std::uint32_t batch = 1) noexcept {
     const auto p = parts_of(m);
     const auto l = layout_of(m, q, p);
     const double blocks = layer_count(m);
-    const double routed = m.is_moe() && m.experts ? static_cast<double>(m.experts_per_token ? m.experts_per_token
-                                                                                              : m.experts) /
-                                                        static_cast<double>(m.experts)
-                                                  : 1.0;
+    const double routed = routed_share(m, batch);
     const auto scheme = info(q).scheme;
     const bool gguf = scheme == quant_scheme::gguf_mix || scheme == quant_scheme::gguf_block;
     const double head_bpw = m.tied_embeddings && !gguf ? l.embedding_bpw : l.output_bpw;
@@ -29533,7 +29570,7 @@ constexpr double average_full_depth(const model_spec& m, double depth) noexcept 
 /// Bytes one decode step reads at the shape's depth: weights used + the KV cache of every
 /// sequence.
 constexpr double decode_bytes_per_token(const model_spec& m, quant_format q, const inference_shape& s = {}) {
-    return detail::decode_weight_bytes(m, q) + static_cast<double>(kv_cache_bytes(m, s));
+    return detail::decode_weight_bytes(m, q, s.batch) + static_cast<double>(kv_cache_bytes(m, s));
 }
 
 /// FLOPs per prompt token when a prompt of `prompt` tokens is processed from an empty
@@ -29969,7 +30006,8 @@ struct shard_plan {
     /// context, and prefill tokens per second of a prompt of prompt_tokens(shape).
     double decode_tokens_per_second = 0;
     double prefill_tokens_per_second = 0;
-    /// Sum over replicas (serving independent requests).
+    /// Tokens per second of every sequence of every replica together: each replica decodes
+    /// a batch of shape.batch sequences (replicas serve independent requests).
     double aggregate_decode_tokens_per_second = 0;
     /// Replica 0, seconds per decoded token: compute, all-reduces, pipeline hops.
     double decode_compute_seconds = 0;
@@ -30121,7 +30159,8 @@ constexpr needs needs_of(const model_spec& m, quant_format q, const inference_sh
     } else {
         n.layers = m.layers;
         n.heads = m.attention_heads;
-        n.kv_heads = m.kv_heads ? m.kv_heads : m.attention_heads;
+        // A latent cache is one vector per token that every head reads: it does not divide.
+        n.kv_heads = m.kv_values_per_token_per_layer ? 1 : m.kv_heads ? m.kv_heads : m.attention_heads;
         n.hidden = m.hidden_size;
         n.tied = m.tied_embeddings;
         n.memory = {.weights_bytes = w.total, .kv_cache_bytes = kv_cache_bytes(m, s), .overhead_bytes = overhead_bytes(m, s)};
@@ -30137,17 +30176,11 @@ constexpr needs needs_of(const model_spec& m, quant_format q, const inference_sh
         n.embed = n.non_layer / 2;
         n.head = n.non_layer - n.embed;
     }
-    // MoE: a token reads its experts' share of each block.
-    double active = 1.0;
-    if (m.is_moe() && m.parameters > 0) {
-        const double outside = static_cast<double>(m.vocab_size) * static_cast<double>(m.hidden_size) *
-                               (m.tied_embeddings ? 1.0 : 2.0);
-        const double total = static_cast<double>(m.parameters) - outside;
-        const double act = static_cast<double>(m.active_parameters) - outside;
-        if (total > 0 && act > 0 && act < total) active = act / total;
-    }
+    // MoE: a decode step reads the share of each block's routed experts its batch goes to.
+    const double experts = static_cast<double>(w.experts);
+    const double read = static_cast<double>(n.layer_weights) - experts + experts * detail::routed_share(m, s.batch);
     const double layers = n.layers ? static_cast<double>(n.layers) : 1.0;
-    n.layer_read = static_cast<double>(n.layer_weights) * active + static_cast<double>(n.kv_total) / layers;
+    n.layer_read = read + static_cast<double>(n.kv_total) / layers;
     n.head_read = static_cast<double>(n.head);
     n.full_read = layers * n.layer_read + n.head_read;
     return n;
@@ -30308,10 +30341,18 @@ constexpr bool pack(const needs& n, stage_layers& fit, const work& w, const stag
     return given == n.layers;
 }
 
-/// Largest tensor-parallel degree <= n that divides the attention heads.
+/// Whether `t` ranks can split the attention: t divides the heads, and the KV heads divide
+/// among the ranks or each is copied to a whole number of them (vLLM's rule: kv_heads % t
+/// or t % kv_heads is 0).
+constexpr bool tp_splits(const needs& nd, std::size_t t) noexcept {
+    return (nd.heads == 0 || nd.heads % t == 0) &&
+           (nd.kv_heads == 0 || nd.kv_heads % t == 0 || t % nd.kv_heads == 0);
+}
+
+/// Largest tensor-parallel degree <= n that splits the attention (tp_splits).
 constexpr std::uint16_t tp_degree(const needs& nd, std::size_t n) noexcept {
     for (std::size_t t = n; t >= 2; --t)
-        if (nd.heads == 0 || nd.heads % t == 0) return static_cast<std::uint16_t>(t);
+        if (tp_splits(nd, t)) return static_cast<std::uint16_t>(t);
     return 1;
 }
 
@@ -30584,7 +30625,7 @@ constexpr void refresh(planner& P, const group& g, std::span<const accelerator_p
     for (std::size_t k = first; k < first + nu; ++k) {
         const auto un = P.unit[k];
         for (std::uint16_t t = 2; t <= un.size && (P.tp_t[s] == 0 || t < P.tp_t[s]); ++t) {
-            if (n.heads != 0 && n.heads % t != 0) continue;
+            if (!tp_splits(n, t)) continue;
             if (!P.fit.holds_all(n, stage_cap(P.w, {un.begin, t}), t)) continue;
             P.tp_t[s] = t;
             P.tp_unit[s] = un.begin;
@@ -30918,7 +30959,7 @@ constexpr void plan_group(shard_plan& p, group& g, std::span<const accelerator_p
             p.decode_tensor_seconds = tensor;
             p.decode_pipeline_seconds = hops;
         }
-        p.aggregate_decode_tokens_per_second += tps;
+        p.aggregate_decode_tokens_per_second += tps * batch;
         ++p.replicas;
         if (!o.data_parallel || o.spread) break;
     }
@@ -31820,13 +31861,14 @@ inline cluster_plan plan_cluster(const cluster_view& c, const model_spec& m, qua
         out.inter_node_hops = rp.hops;
         out.inter_node_link = rp.slowest;
         out.decode_inter_node_seconds = rp.inter_node_s;
+        const double batch = shape.batch ? static_cast<double>(shape.batch) : 1.0;
         const auto correct = [&](shard_plan& x, const repriced& r) {
             x.decode_pipeline_seconds += r.decode_delta;
             const double step = x.decode_compute_seconds + x.decode_tensor_seconds + x.decode_pipeline_seconds;
             x.decode_tokens_per_second = x.decode_compute_seconds > 0 && step > 0 ? 1.0 / step : 0;
             if (x.prefill_tokens_per_second > 0)
                 x.prefill_tokens_per_second = 1.0 / (1.0 / x.prefill_tokens_per_second + r.prefill_delta);
-            x.aggregate_decode_tokens_per_second = x.decode_tokens_per_second;
+            x.aggregate_decode_tokens_per_second = x.decode_tokens_per_second * batch;
             if (r.hops > 0) x.pipeline_link = r.slowest;
         };
         correct(p, rp);
@@ -31847,7 +31889,7 @@ inline cluster_plan plan_cluster(const cluster_view& c, const model_spec& m, qua
                         break;
                     }
                 }
-                p.aggregate_decode_tokens_per_second += more.decode_tokens_per_second;
+                p.aggregate_decode_tokens_per_second += more.decode_tokens_per_second * batch;
                 ++p.replicas;
                 if (!room) break;
             }

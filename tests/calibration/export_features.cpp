@@ -60,7 +60,7 @@ int main(int argc, char** argv) {
                     r.device.memory_bandwidth_gbps.value_or(0), rate.peak_tflops, rate.vector ? 1 : 0,
                     r.what == calibration::metric::prefill ? r.n_devices : 1,
                     ah::info(r.quant).dequantizable ? 1 : 0, r.model.layers,
-                    ah::detail::decode_weight_bytes(r.model, r.quant),
+                    ah::detail::decode_weight_bytes(r.model, r.quant, r.shape.batch),
                     static_cast<double>(ah::kv_cache_bytes(r.model, r.shape)), f.matmul, f.attention,
                     static_cast<double>(ah::weight_bytes(r.model, r.quant)), r.shape.context, estimate, peer);
     }

@@ -497,6 +497,43 @@ TEST_CASE("rocm_probe") {
         CHECK(cards[2].xgmi_hive_id == 0);
         CHECK_FALSE(cards[0].virtual_function);
     }
+    SUBCASE("a Radeon behind the PCIe switch on its board: pp_dpm_pcie gives the slot's link") {
+        // One machine's real files (nokyan/resources #512): the GPU function says 32 GT/s
+        // x16, the link to the switch inside the card; the switch's upstream port and
+        // amdgpu's PCIe levels say 16 GT/s x8.
+        const auto levels = test::capture("amdgpu-sysfs/pp_dpm_pcie_navi-x8.txt");
+        if (!levels) return;
+        fake_amd_host h;
+        const auto& d = h.dir;
+        h.card(1, "0000:03:00.0", "0x1002", "0x73bf", "amdgpu");
+        const auto x = h.dev("0000:03:00.0");
+        d.write(x + "/mem_info_vram_total", std::to_string(16 * gib) + "\n");
+        d.write(x + "/current_link_speed", "32.0 GT/s PCIe\n");
+        d.write(x + "/current_link_width", "16\n");
+        d.write(x + "/max_link_speed", "32.0 GT/s PCIe\n");
+        d.write(x + "/max_link_width", "16\n");
+        d.write(x + "/board_info", "type : cem\n");
+        d.write(x + "/pp_dpm_pcie", *levels);
+        auto out = ah::rocm_probe{}.probe(ah::host_system(h.root.string()));
+        INFO(warnings_of(out.warnings));
+        CHECK(out.warnings.empty());
+        REQUIRE(out.devices.size() == 1);
+        CHECK(*out.devices[0].pcie_current == ah::pcie_link{4, 8});
+        CHECK(*out.devices[0].pcie_max == ah::pcie_link{4, 8});
+        CHECK(out.devices[0].pcie_max.from == ah::origin::sysfs);
+        CHECK(out.devices[0].pcie_bandwidth_gbps() == doctest::Approx(ah::pcie_link{4, 8}.bandwidth_gbps()));
+        // Without the levels the function's own attributes are all there is.
+        fs::remove(h.root / x / "pp_dpm_pcie");
+        out = ah::rocm_probe{}.probe(ah::host_system(h.root.string()));
+        REQUIRE(out.devices.size() == 1);
+        CHECK(*out.devices[0].pcie_current == ah::pcie_link{5, 16});
+        // Levels that are not levels: a warning naming the file, the attributes kept.
+        d.write(x + "/pp_dpm_pcie", "garbage\n");
+        out = ah::rocm_probe{}.probe(ah::host_system(h.root.string()));
+        REQUIRE(out.devices.size() == 1);
+        CHECK(test::count_kind(out.warnings, ah::warning_kind::parse_error) == 1);
+        CHECK(*out.devices[0].pcie_max == ah::pcie_link{5, 16});
+    }
     SUBCASE("hand-made tree: APU with VRAM 0 (MI300A-like) and a partitioned GPU") {
         fake_amd_host h;
         const auto& d = h.dir;

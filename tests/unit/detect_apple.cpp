@@ -127,6 +127,7 @@ TEST_CASE("parse_system_profiler_json: real captures") {
         CHECK(host.cpu.maker == ah::vendor::apple);
         CHECK(host.cpu.arch == ah::cpu_arch::aarch64);
         CHECK(host.cpu.cores == 8u);
+        CHECK(host.cpu.threads == 8u); // no SMT on Apple's cores: a thread per core
     }
 }
 
@@ -314,6 +315,7 @@ TEST_CASE("parse_system_profiler_text: hand-made variants and hostile input") {
         CHECK(r.devices.empty());
         CHECK(*r.machine.cores == 4u);
         CHECK(ah::apple_host(r.machine).cpu.maker == ah::vendor::intel);
+        CHECK(ah::apple_host(r.machine).cpu.threads == 0u); // Hyper-Threading not stated: unknown
     }
     SUBCASE("hostile") {
         CHECK(ah::parse_system_profiler_text("").problems.empty());

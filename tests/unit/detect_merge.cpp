@@ -103,6 +103,11 @@ TEST_CASE("merge_duplicates: free memory stays within the total kept") {
 TEST_CASE("uuid_key") {
     CHECK(ah::detail::uuid_key("GPU-5A7C3E2F-1B2C") == "5a7c3e2f1b2c");
     CHECK(ah::detail::uuid_key("MIG-abcdef01") == "abcdef01");
+    // rocm-smi's unique id, amdgpu's unique_id and rocminfo's UUID of one board.
+    CHECK(ah::detail::uuid_key("0x67c63ac3c3c637f9") == "67c63ac3c3c637f9");
+    CHECK(ah::detail::uuid_key("0x67c63ac3c3c637f9") == ah::detail::uuid_key("GPU-67c63ac3c3c637f9"));
+    CHECK(ah::detail::uuid_key("67C63AC3C3C637F9") == "67c63ac3c3c637f9");
+    CHECK(ah::detail::uuid_key("0x0000000000000000").empty());
     CHECK(ah::detail::uuid_key("not a uuid").empty());
     CHECK(ah::detail::uuid_key("0000-0000-0000").empty());
     CHECK(ah::detail::uuid_key("").empty());

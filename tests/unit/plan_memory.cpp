@@ -135,6 +135,13 @@ TEST_CASE("weight_bytes") {
     CHECK(rel(ah::weight_bytes(l3, quant_format::q8_0), 8'030'261'248.0 * 8.5 / 8) < 1e-6);
     // fp8 / int8 checkpoints keep embedding and head in 16 bits.
     CHECK(rel(ah::weight_bytes(l3, quant_format::int8), blocks + 2 * emb * 2) < 1e-6);
+    CHECK(rel(ah::weight_bytes(l3, quant_format::fp8_e4m3), blocks + 2 * emb * 2) < 1e-6);
+    CHECK(ah::weight_bytes(l3, quant_format::fp8_e5m2) == ah::weight_bytes(l3, quant_format::fp8_e4m3));
+    for (const auto& m : ah::model_catalogue) {
+        CAPTURE(m.id);
+        CHECK(ah::weight_bytes(m, quant_format::fp8_e4m3) == ah::weight_bytes(m, quant_format::int8));
+        CHECK(ah::non_layer_weight_bytes(m, quant_format::fp8_e4m3) == ah::non_layer_weight_bytes(m, quant_format::bf16));
+    }
     // More bits, more bytes.
     CHECK(ah::weight_bytes(l3, quant_format::q4_k_m) < ah::weight_bytes(l3, quant_format::q5_k_m));
     CHECK(ah::weight_bytes(l3, quant_format::q5_k_m) < ah::weight_bytes(l3, quant_format::q6_k));

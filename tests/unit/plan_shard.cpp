@@ -253,6 +253,67 @@ TEST_CASE("plan_sharding: NVSwitch gives tensor parallel, PCIe gives pipeline") 
     CHECK(tp70.is_data_parallel());
     CHECK(tp70.aggregate_decode_tokens_per_second == doctest::Approx(4 * tp70.decode_tokens_per_second));
     check_coverage(tp70, 80);
+    // Each replica decodes its batch: the aggregate counts every sequence.
+    const auto batch16 = ah::plan_sharding(gpus, nvswitch, model("llama-3.1-70b"), quant_format::bf16, {.batch = 16});
+    REQUIRE(batch16.replicas >= 2);
+    CHECK(batch16.aggregate_decode_tokens_per_second ==
+          doctest::Approx(batch16.replicas * 16.0 * batch16.decode_tokens_per_second));
+}
+
+TEST_CASE("plan_sharding: a tensor-parallel group splits the KV heads as runtimes can") {
+    const auto gpus = cards("H100 SXM", 8);
+    const std::vector<ah::interconnect> nvswitch{
+        link(ah::interconnect_kind::nvswitch, ah::link_scope::intra_node, 900, iota(0, 8))};
+    ah::plan_options spread;
+    spread.spread = true;
+    // Qwen2.5 7B: 28 heads, 4 KV heads. 7 ranks divide the heads but not the KV heads (nor
+    // do the KV heads divide 7): vLLM refuses it. The widest group is 4.
+    const auto& qwen = model("qwen-2.5-7b");
+    REQUIRE(qwen.attention_heads == 28);
+    REQUIRE(qwen.kv_heads == 4);
+    const auto p = ah::plan_sharding(gpus, nvswitch, qwen, quant_format::bf16, {}, spread);
+    REQUIRE(p.fits);
+    CHECK(p.tensor_parallel == 4);
+    for (const auto& d : p.devices) CHECK((d.tensor_size == 1 || d.tensor_size == 2 || d.tensor_size == 4));
+    check_coverage(p, qwen.layers);
+    // 8 KV heads over 8 ranks (one each) and over 16 ranks would copy each to two.
+    const auto l70 = ah::plan_sharding(gpus, nvswitch, model("llama-3.1-70b"), quant_format::bf16, {}, spread);
+    CHECK(l70.tensor_parallel == 8);
+}
+
+TEST_CASE("plan_sharding: every rank of a tensor-parallel group holds a latent (MLA) cache whole") {
+    // DeepSeek V3 caches one 576-value vector per token and layer that every head reads;
+    // tensor parallelism splits its heads, not that vector.
+    const auto gpus = cards("H200 SXM", 8);
+    const std::vector<ah::interconnect> nvswitch{
+        link(ah::interconnect_kind::nvswitch, ah::link_scope::intra_node, 900, iota(0, 8))};
+    const auto& ds = model("deepseek-v3");
+    REQUIRE(ds.kv_values_per_token_per_layer == 576);
+    const ah::inference_shape s{.context = 8192};
+    const auto p = ah::plan_sharding(gpus, nvswitch, ds, quant_format::fp8_e4m3, s);
+    REQUIRE(p.fits);
+    CHECK(p.tensor_parallel == 8);
+    const double kv = static_cast<double>(ah::kv_cache_bytes(ds, s));
+    std::uint32_t stages = 0;
+    for (const auto& d : p.devices) {
+        const double share = static_cast<double>(d.layers()) / ds.layers;
+        CHECK(static_cast<double>(d.kv_cache_bytes) == doctest::Approx(kv * share).epsilon(1e-6));
+        if (d.stage + 1u > stages) stages = d.stage + 1u;
+    }
+    CHECK(stages == p.stages);
+    // At 128k tokens and a batch of 8 the whole cache (68.6 GiB) and an eighth of the
+    // weights hold on no H200: eight ranks of one group cannot, a pipeline of stages that
+    // each cache their own layers can.
+    const ah::inference_shape long_batch{.context = 131072, .batch = 8};
+    const auto big = ah::plan_sharding(gpus, nvswitch, ds, quant_format::fp8_e4m3, long_batch);
+    REQUIRE(big.fits);
+    CHECK(big.tensor_parallel < 8);
+    CHECK(big.stages > 1);
+    const double big_kv = static_cast<double>(ah::kv_cache_bytes(ds, long_batch));
+    for (const auto& d : big.devices)
+        CHECK(static_cast<double>(d.kv_cache_bytes) ==
+              doctest::Approx(big_kv * d.layers() / ds.layers).epsilon(1e-6));
+    check_coverage(big, ds.layers);
 }
 
 TEST_CASE("plan_sharding: two 8-GPU nodes: tensor inside nodes, pipeline across InfiniBand") {

@@ -110,6 +110,36 @@ TEST_CASE("estimate_throughput MoE uses active parameters") {
     CHECK(ah::prefill_flops_per_token(moe, 1).matmul == doctest::Approx(2.0 * static_cast<double>(moe.active_parameters)));
 }
 
+TEST_CASE("decode of a MoE model: a batch reads the experts its tokens go to") {
+    const auto& m = model("qwen3-30b-a3b"); // 128 experts, 8 per token
+    CHECK(ah::detail::routed_share(m, 1) == doctest::Approx(8.0 / 128));
+    CHECK(ah::detail::routed_share(m, 0) == ah::detail::routed_share(m, 1)); // batch 0 means 1
+    for (std::uint32_t b : {2u, 3u, 7u, 16u, 64u, 300u}) {
+        CAPTURE(b);
+        CHECK(ah::detail::routed_share(m, b) == doctest::Approx(1.0 - std::pow(1.0 - 8.0 / 128, b)));
+        CHECK(ah::detail::routed_share(m, b) > ah::detail::routed_share(m, b - 1));
+    }
+    CHECK(ah::detail::routed_share(m, 64) > 0.98);
+    CHECK(ah::detail::routed_share(m, 0xffffffffu) == 1.0);
+    CHECK(ah::detail::routed_share(model("llama-3.1-8b"), 64) == 1.0); // dense: every weight, always
+
+    // Batch 64 at 1k tokens reads nearly every expert: per sequence, decode is held to the
+    // whole model's weights and the batch's KV over the bandwidth.
+    const auto gpu = device("H100 SXM");
+    const ah::inference_shape s{.context = 1024, .batch = 64};
+    const auto e = ah::estimate_throughput(gpu, m, quant_format::fp8_e4m3, s);
+    const double experts = 48.0 * 128 * 3 * 2048 * 768; // bytes at fp8
+    const double floor = 0.98 * experts + static_cast<double>(ah::kv_cache_bytes(m, s));
+    CHECK(e.decode_bytes_per_token > floor);
+    CHECK(e.decode_tokens_per_second < *gpu.memory_bandwidth_gbps * 1e9 / floor);
+    // One sequence reads its 8 experts only.
+    const auto one = ah::estimate_throughput(gpu, m, quant_format::fp8_e4m3, {.context = 1024});
+    CHECK(one.decode_bytes_per_token < experts / 4);
+    // Batching still pays overall: more tokens per second together, fewer per sequence.
+    CHECK(e.decode_tokens_per_second < one.decode_tokens_per_second);
+    CHECK(64 * e.decode_tokens_per_second > one.decode_tokens_per_second);
+}
+
 TEST_CASE("estimate_throughput sliding windows") {
     // gpt-oss caches 128 tokens in half its layers: its cache grows half as fast.
     const auto& m = model("gpt-oss-20b");

@@ -329,7 +329,7 @@ inline constexpr std::array column_table{
     column_info{column::name, "name", "name", "the device's name; the table marks [hidden] and [software] devices"},
     column_info{column::memory, "memory", "memory", "device memory: GiB (origin) in the table, bytes in TSV"},
     column_info{column::memory_origin, "memory_origin", "memory_origin",
-                "where memory came from: tool, sysfs, user, catalogue, estimated"},
+                "where memory came from: tool, sysfs, user, measured, catalogue, estimated"},
     column_info{column::memory_used, "memory_used", "memory_used", "memory in use, as memory"},
     column_info{column::memory_free, "memory_free", "memory_free", "free memory, as memory"},
     column_info{column::bandwidth, "bandwidth", "bandwidth", "memory bandwidth: GB/s (origin) in the table, GB/s in TSV"},

@@ -1159,8 +1159,14 @@ int cmd_plan(std::span<const std::string_view> args) {
             }
             std::printf("decode: %s%s", rate_or_why(plan.decode_tokens_per_second, plan, devices, true).c_str(),
                         plan.decode_tokens_per_second > 0 ? " per sequence" : "");
-            if (plan.replicas > 1 && plan.aggregate_decode_tokens_per_second > 0)
-                std::printf(", %s over %u replicas", rate(plan.aggregate_decode_tokens_per_second).c_str(), plan.replicas);
+            if (plan.aggregate_decode_tokens_per_second > 0 && (plan.replicas > 1 || batch > 1)) {
+                const std::string of = batch > 1 ? " of " + std::to_string(batch) + " sequences" : "";
+                if (plan.replicas > 1)
+                    std::printf(", %s over %u replicas%s", rate(plan.aggregate_decode_tokens_per_second).c_str(),
+                                plan.replicas, of.c_str());
+                else
+                    std::printf(", %s over the batch%s", rate(plan.aggregate_decode_tokens_per_second).c_str(), of.c_str());
+            }
             if (plan.prefill_tokens_per_second > 0)
                 std::printf("\nprefill: %s (a prompt of %llu tokens)\n", rate(plan.prefill_tokens_per_second).c_str(),
                             static_cast<unsigned long long>(prompt));

@@ -484,10 +484,13 @@ inline value_problem apply_device_file(std::string_view name, std::string_view v
         return {};
     }
     if (name == "pp_dpm_pcie") {
+        // amdgpu's PCIe levels are the links the card may train to with the platform (the
+        // highest is the best the slot allows) and the active one is the link in use.
         const auto levels = parse_pp_dpm_levels(value);
         if (!levels.problems.empty()) return "pp_dpm_pcie: " + levels.problems.front().message;
         if (levels.active && levels.levels[*levels.active].link.known())
             p.pcie_current = {levels.levels[*levels.active].link, origin::sysfs};
+        if (levels.max_link.known()) p.pcie_max = {levels.max_link, origin::sysfs};
         return {};
     }
     if (name == "mem_info_gtt_total" || name == "mem_info_vis_vram_total" || name == "mem_info_gtt_used") {
@@ -807,8 +810,11 @@ std::optional<amdgpu_card> read_amdgpu_card(const S& sys, std::string_view card_
         if (!id.empty() && !set_text(p.uuid, id))
             detail::add_warning(warnings, warning_kind::parse_error, dev + "/unique_id", "not printable or too long");
     }
+    // pp_dpm_pcie after the link attributes, which it overrides: a Radeon since Navi sits
+    // behind a PCIe switch on its own board, and its function's attributes describe the
+    // link to that switch (32 GT/s x16 on a card in a 16 GT/s x8 slot), not the slot's.
     for (std::string_view f : {"current_link_speed", "current_link_width", "max_link_speed", "max_link_width",
-                               "numa_node", "mem_info_vram_total", "mem_info_vram_used"}) {
+                               "pp_dpm_pcie", "numa_node", "mem_info_vram_total", "mem_info_vram_used"}) {
         const auto t = file(f);
         if (!t) continue;
         // "Unknown" link speeds (a link the kernel cannot read) are not garbage.
@@ -1057,6 +1063,7 @@ inline void parse_pp_dpm_capture(std::string_view t, capture_parse& out) {
     if (r.max_link.generation == 0) return;
     accelerator_profile p = amd::blank_gpu(0);
     if (r.active && r.levels[*r.active].link.known()) p.pcie_current = {r.levels[*r.active].link, origin::sysfs};
+    if (r.max_link.known()) p.pcie_max = {r.max_link, origin::sysfs};
     out.devices.push_back(p);
 }
 

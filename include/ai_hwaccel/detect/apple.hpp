@@ -395,6 +395,7 @@ inline host_info apple_host(const apple_machine& m) {
     }
     if (m.cores) c.cores = *m.cores;
     if (m.threads) c.threads = *m.threads;
+    else if (!m.chip.empty() && m.cores) c.threads = *m.cores; // Apple's cores run one thread each
     return h;
 }
 

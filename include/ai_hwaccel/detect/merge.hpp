@@ -33,10 +33,12 @@ AI_HWACCEL_NAMESPACE_BEGIN
 namespace detail {
 
 /// A UUID's identity: hexadecimal digits only, lower case, without the "GPU-"/"MIG-"
-/// prefixes and dashes, so nvidia-smi's "GPU-5a7c…" and Vulkan's "5a7c…" compare equal.
-/// `min_digits` below 8 is for matching a prefix the user typed ("GPU-5a7c").
+/// prefixes and dashes, so nvidia-smi's "GPU-5a7c…" and Vulkan's "5a7c…" compare equal, and
+/// without the "0x" of rocm-smi's unique ids ("0x67c6…", which amdgpu's `unique_id` and
+/// rocminfo's "GPU-67c6…" print without). `min_digits` below 8 is for matching a prefix the
+/// user typed ("GPU-5a7c").
 inline std::string uuid_key(std::string_view u, std::size_t min_digits = 8) {
-    for (std::string_view prefix : {"GPU-", "MIG-", "gpu-", "mig-"})
+    for (std::string_view prefix : {"GPU-", "MIG-", "gpu-", "mig-", "0x", "0X"})
         if (u.starts_with(prefix)) u.remove_prefix(prefix.size());
     std::string key;
     for (char c : u) {

@@ -477,13 +477,14 @@ inline cluster_plan plan_cluster(const cluster_view& c, const model_spec& m, qua
         out.inter_node_hops = rp.hops;
         out.inter_node_link = rp.slowest;
         out.decode_inter_node_seconds = rp.inter_node_s;
+        const double batch = shape.batch ? static_cast<double>(shape.batch) : 1.0;
         const auto correct = [&](shard_plan& x, const repriced& r) {
             x.decode_pipeline_seconds += r.decode_delta;
             const double step = x.decode_compute_seconds + x.decode_tensor_seconds + x.decode_pipeline_seconds;
             x.decode_tokens_per_second = x.decode_compute_seconds > 0 && step > 0 ? 1.0 / step : 0;
             if (x.prefill_tokens_per_second > 0)
                 x.prefill_tokens_per_second = 1.0 / (1.0 / x.prefill_tokens_per_second + r.prefill_delta);
-            x.aggregate_decode_tokens_per_second = x.decode_tokens_per_second;
+            x.aggregate_decode_tokens_per_second = x.decode_tokens_per_second * batch;
             if (r.hops > 0) x.pipeline_link = r.slowest;
         };
         correct(p, rp);
@@ -504,7 +505,7 @@ inline cluster_plan plan_cluster(const cluster_view& c, const model_spec& m, qua
                         break;
                     }
                 }
-                p.aggregate_decode_tokens_per_second += more.decode_tokens_per_second;
+                p.aggregate_decode_tokens_per_second += more.decode_tokens_per_second * batch;
                 ++p.replicas;
                 if (!room) break;
             }

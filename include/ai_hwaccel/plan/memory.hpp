@@ -171,7 +171,10 @@ constexpr weight_layout layout_of(quant_format q) noexcept {
     const auto& r = info(q);
     weight_layout l{r.bits_per_weight, r.bits_per_weight, r.bits_per_weight, r.bits_per_weight};
     switch (r.scheme) {
-    case quant_scheme::plain_float: break;
+    case quant_scheme::plain_float:
+        // fp8 checkpoints quantize the blocks' matrices only (see the header).
+        if (r.bits_per_weight < 16.0) l.embedding_bpw = l.output_bpw = 16.0;
+        break;
     case quant_scheme::plain_int:
     case quant_scheme::microscaling:
         if (q == quant_format::mxfp4) {
@@ -409,6 +412,7 @@ constexpr double layer_count(const model_spec& m) noexcept { return m.layers ? m
 /// layout: layer_weight_bytes, non_layer_weight_bytes and weight_bytes at once.
 struct weight_split {
     std::uint64_t layer = 0;     ///< one block
+    std::uint64_t experts = 0;   ///< the routed experts of one block (part of `layer`)
     std::uint64_t non_layer = 0; ///< token embedding, output head, final norm
     std::uint64_t total = 0;
 };
@@ -416,7 +420,8 @@ constexpr weight_split split_weights(const model_spec& m, quant_format q) noexce
     weight_split w;
     const auto p = parts_of(m);
     const auto l = layout_of(m, q, p);
-    w.layer = bits_to_bytes(p.block_other, l.block_bpw) + bits_to_bytes(p.block_experts, l.expert_bpw);
+    w.experts = bits_to_bytes(p.block_experts, l.expert_bpw);
+    w.layer = bits_to_bytes(p.block_other, l.block_bpw) + w.experts;
     // A tied head is stored once, as the runtime stores the output matrix.
     const auto table = layout_of(q);
     const auto scheme = info(q).scheme;

@@ -39,6 +39,8 @@
 //              (usable_memory)
 //   weights  = layers x ceil(layer_weight_bytes / t) + embedding/head share / t
 //   kv cache = kv_cache_bytes x layers / model layers x ceil(kv_heads / t) / kv_heads
+//              (a latent cache, DeepSeek's MLA, is one vector all heads read: every rank
+//              holds all of it, as vLLM and SGLang do)
 //   overhead = runtime allowance + activation buffers on every device, + the logits
 //              buffer / t on the last stage (plan/memory.hpp's overhead_bytes, split)
 // where t is the tensor-parallel degree of the device's stage.
@@ -51,7 +53,8 @@
 //                       (throughput_constants::decode_seconds_per_layer), paid by every
 //                       device for each of its layers; f_j = bytes stage j reads per token
 //                       / bytes the model reads per token (its blocks' weights, MoE: the
-//                       active share, + their KV cache, + the output head on the last).
+//                       share of the routed experts the batch goes to, + their KV cache,
+//                       + the output head on the last).
 //   tensor all-reduce = layers_j x 2 x (2 (t-1)/t x hidden x a x batch / B_tp + L_tp)
 //                       (two all-reduces per layer, after attention and after the MLP,
 //                       ring algorithm; a = activation bytes, B_tp one-direction GB/s:
@@ -405,7 +408,8 @@ struct shard_plan {
     /// context, and prefill tokens per second of a prompt of prompt_tokens(shape).
     double decode_tokens_per_second = 0;
     double prefill_tokens_per_second = 0;
-    /// Sum over replicas (serving independent requests).
+    /// Tokens per second of every sequence of every replica together: each replica decodes
+    /// a batch of shape.batch sequences (replicas serve independent requests).
     double aggregate_decode_tokens_per_second = 0;
     /// Replica 0, seconds per decoded token: compute, all-reduces, pipeline hops.
     double decode_compute_seconds = 0;
@@ -557,7 +561,8 @@ constexpr needs needs_of(const model_spec& m, quant_format q, const inference_sh
     } else {
         n.layers = m.layers;
         n.heads = m.attention_heads;
-        n.kv_heads = m.kv_heads ? m.kv_heads : m.attention_heads;
+        // A latent cache is one vector per token that every head reads: it does not divide.
+        n.kv_heads = m.kv_values_per_token_per_layer ? 1 : m.kv_heads ? m.kv_heads : m.attention_heads;
         n.hidden = m.hidden_size;
         n.tied = m.tied_embeddings;
         n.memory = {.weights_bytes = w.total, .kv_cache_bytes = kv_cache_bytes(m, s), .overhead_bytes = overhead_bytes(m, s)};
@@ -573,17 +578,11 @@ constexpr needs needs_of(const model_spec& m, quant_format q, const inference_sh
         n.embed = n.non_layer / 2;
         n.head = n.non_layer - n.embed;
     }
-    // MoE: a token reads its experts' share of each block.
-    double active = 1.0;
-    if (m.is_moe() && m.parameters > 0) {
-        const double outside = static_cast<double>(m.vocab_size) * static_cast<double>(m.hidden_size) *
-                               (m.tied_embeddings ? 1.0 : 2.0);
-        const double total = static_cast<double>(m.parameters) - outside;
-        const double act = static_cast<double>(m.active_parameters) - outside;
-        if (total > 0 && act > 0 && act < total) active = act / total;
-    }
+    // MoE: a decode step reads the share of each block's routed experts its batch goes to.
+    const double experts = static_cast<double>(w.experts);
+    const double read = static_cast<double>(n.layer_weights) - experts + experts * detail::routed_share(m, s.batch);
     const double layers = n.layers ? static_cast<double>(n.layers) : 1.0;
-    n.layer_read = static_cast<double>(n.layer_weights) * active + static_cast<double>(n.kv_total) / layers;
+    n.layer_read = read + static_cast<double>(n.kv_total) / layers;
     n.head_read = static_cast<double>(n.head);
     n.full_read = layers * n.layer_read + n.head_read;
     return n;
@@ -744,10 +743,18 @@ constexpr bool pack(const needs& n, stage_layers& fit, const work& w, const stag
     return given == n.layers;
 }
 
-/// Largest tensor-parallel degree <= n that divides the attention heads.
+/// Whether `t` ranks can split the attention: t divides the heads, and the KV heads divide
+/// among the ranks or each is copied to a whole number of them (vLLM's rule: kv_heads % t
+/// or t % kv_heads is 0).
+constexpr bool tp_splits(const needs& nd, std::size_t t) noexcept {
+    return (nd.heads == 0 || nd.heads % t == 0) &&
+           (nd.kv_heads == 0 || nd.kv_heads % t == 0 || t % nd.kv_heads == 0);
+}
+
+/// Largest tensor-parallel degree <= n that splits the attention (tp_splits).
 constexpr std::uint16_t tp_degree(const needs& nd, std::size_t n) noexcept {
     for (std::size_t t = n; t >= 2; --t)
-        if (nd.heads == 0 || nd.heads % t == 0) return static_cast<std::uint16_t>(t);
+        if (tp_splits(nd, t)) return static_cast<std::uint16_t>(t);
     return 1;
 }
 
@@ -1020,7 +1027,7 @@ constexpr void refresh(planner& P, const group& g, std::span<const accelerator_p
     for (std::size_t k = first; k < first + nu; ++k) {
         const auto un = P.unit[k];
         for (std::uint16_t t = 2; t <= un.size && (P.tp_t[s] == 0 || t < P.tp_t[s]); ++t) {
-            if (n.heads != 0 && n.heads % t != 0) continue;
+            if (!tp_splits(n, t)) continue;
             if (!P.fit.holds_all(n, stage_cap(P.w, {un.begin, t}), t)) continue;
             P.tp_t[s] = t;
             P.tp_unit[s] = un.begin;
@@ -1354,7 +1361,7 @@ constexpr void plan_group(shard_plan& p, group& g, std::span<const accelerator_p
             p.decode_tensor_seconds = tensor;
             p.decode_pipeline_seconds = hops;
         }
-        p.aggregate_decode_tokens_per_second += tps;
+        p.aggregate_decode_tokens_per_second += tps * batch;
         ++p.replicas;
         if (!o.data_parallel || o.spread) break;
     }

@@ -1,8 +1,8 @@
 // ai-hwaccel plan: how fast one device runs a model (an estimate).
 //
 // Decode (one new token per sequence) is bound by memory bandwidth: every token reads the
-// weights it uses — all of a dense model's blocks, the routed experts' share of a MoE
-// model's, and the output head (the token embedding is a lookup of one row, not a read of
+// weights it uses — all of a dense model's blocks, of a MoE model's the share of the routed
+// experts the batch's tokens go to (detail::routed_share), and the output head (the token embedding is a lookup of one row, not a read of
 // the matrix) — plus the whole KV cache at the current depth. Time per token =
 // bytes / (spec bandwidth x efficiency) + a fixed cost per layer and token (kernel
 // launches, synchronisation, sampling), or the compute time when that is larger.
@@ -92,16 +92,31 @@ struct throughput_estimate {
 };
 
 namespace detail {
-/// Bytes of weights one decode step reads: every block (only the routed share of the
-/// experts) and the output head; the embedding lookup reads one row.
-constexpr double decode_weight_bytes(const model_spec& m, quant_format q) noexcept {
+/// The share of a MoE block's routed experts that one decode step of `batch` sequences
+/// reads. Each sequence's token goes to k of the E experts, so an expert is left idle by
+/// all of them with probability (1 - k/E)^batch when routing is uniform: a step reads
+/// 1 - (1 - k/E)^batch of the experts, k/E for one sequence and nearly all of them for a
+/// large batch. Real routers favour some experts, which leaves more of them idle; uniform
+/// routing reads the most, so the share is an upper bound. 1 for a dense model.
+constexpr double routed_share(const model_spec& m, std::uint32_t batch) noexcept {
+    if (!m.is_moe() || m.experts == 0 || m.experts_per_token == 0 || m.experts_per_token >= m.experts) return 1.0;
+    double idle = 1.0 - static_cast<double>(m.experts_per_token) / static_cast<double>(m.experts);
+    double all_idle = 1.0; // idle^batch by squaring
+    for (std::uint32_t b = batch ? batch : 1; b != 0 && all_idle > 0; b >>= 1) {
+        if (b & 1u) all_idle *= idle;
+        idle *= idle;
+    }
+    return 1.0 - all_idle;
+}
+
+/// Bytes of weights one decode step of `batch` sequences reads: every block (only the
+/// routed share of the experts, see routed_share) and the output head; the embedding
+/// lookup reads one row per sequence.
+constexpr double decode_weight_bytes(const model_spec& m, quant_format q, std::uint32_t batch = 1) noexcept {
     const auto p = parts_of(m);
     const auto l = layout_of(m, q, p);
     const double blocks = layer_count(m);
-    const double routed = m.is_moe() && m.experts ? static_cast<double>(m.experts_per_token ? m.experts_per_token
-                                                                                              : m.experts) /
-                                                        static_cast<double>(m.experts)
-                                                  : 1.0;
+    const double routed = routed_share(m, batch);
     const auto scheme = info(q).scheme;
     const bool gguf = scheme == quant_scheme::gguf_mix || scheme == quant_scheme::gguf_block;
     const double head_bpw = m.tied_embeddings && !gguf ? l.embedding_bpw : l.output_bpw;
@@ -129,7 +144,7 @@ constexpr double average_full_depth(const model_spec& m, double depth) noexcept 
 /// Bytes one decode step reads at the shape's depth: weights used + the KV cache of every
 /// sequence.
 constexpr double decode_bytes_per_token(const model_spec& m, quant_format q, const inference_shape& s = {}) {
-    return detail::decode_weight_bytes(m, q) + static_cast<double>(kv_cache_bytes(m, s));
+    return detail::decode_weight_bytes(m, q, s.batch) + static_cast<double>(kv_cache_bytes(m, s));
 }
 
 /// FLOPs per prompt token when a prompt of `prompt` tokens is processed from an empty
