@@ -10870,6 +10870,13 @@ inline kfd_node_result parse_kfd_node_properties(std::string_view text) {
                 p.arch.assign(name);
         }
         if (const auto cu = n.compute_units()) p.compute_units = {*cu, origin::sysfs};
+        // KFD prints the id in decimal; amdgpu's own unique_id file, which is the UUID the
+        // live probe reads, prints it as 16 hex digits ("%016llx"): the same text here.
+        if (n.unique_id && *n.unique_id != 0) {
+            char hex[16];
+            for (int i = 0; i < 16; ++i) hex[i] = "0123456789abcdef"[(*n.unique_id >> (60 - 4 * i)) & 0xfu];
+            p.uuid.assign(std::string_view(hex, 16));
+        }
         if (n.location_id && *n.location_id > UINT32_MAX)
             problems.add(0, "location_id " + std::to_string(*n.location_id) + " is wider than 32 bits");
         else if (const auto a = n.pci())

@@ -84,9 +84,21 @@ TEST_CASE("parse_kfd_node_properties") {
         CHECK(*d.compute_units == 60);
         CHECK(d.compute_units.from == ah::origin::sysfs);
         CHECK(*d.pci == ah::pci_address{0, 0x63, 0, 0});
+        CHECK(d.uuid.view() == "0dac90a172da5f19"); // 985321441578344217 as amdgpu's unique_id prints it
         REQUIRE(d.spec != nullptr); // 0x66af, pci.ids "Vega 20 [Radeon VII]"
         CHECK(d.spec->name == "AMD Radeon VII");
         CHECK(d.memory_bytes.from == ah::origin::catalogue);
+    }
+    SUBCASE("hand-made: unique ids, as amdgpu's unique_id prints them") {
+        auto r = ah::parse_kfd_node_properties("simd_count 8\nunique_id 1\n");
+        REQUIRE(r.devices.size() == 1);
+        CHECK(r.devices[0].uuid.view() == "0000000000000001");
+        r = ah::parse_kfd_node_properties("simd_count 8\nunique_id 18446744073709551615\n");
+        REQUIRE(r.devices.size() == 1);
+        CHECK(r.devices[0].uuid.view() == "ffffffffffffffff");
+        r = ah::parse_kfd_node_properties("simd_count 8\nunique_id 0\n"); // none
+        REQUIRE(r.devices.size() == 1);
+        CHECK(r.devices[0].uuid.empty());
     }
     SUBCASE("hand-made: a CPU node yields no device") {
         const auto r = ah::parse_kfd_node_properties("cpu_cores_count 64\nsimd_count 0\ngfx_target_version 0\n"
