@@ -30184,8 +30184,8 @@ constexpr needs needs_of(const model_spec& m, quant_format q, const inference_sh
         n.head = n.non_layer - n.embed;
     }
     // MoE: a decode step reads the share of each block's routed experts its batch goes to.
-    const double experts = static_cast<double>(w.experts);
-    const double read = static_cast<double>(n.layer_weights) - experts + experts * detail::routed_share(m, s.batch);
+    double read = static_cast<double>(n.layer_weights);
+    if (w.experts != 0) read -= static_cast<double>(w.experts) * (1.0 - detail::routed_share(m, s.batch));
     const double layers = n.layers ? static_cast<double>(n.layers) : 1.0;
     n.layer_read = read + static_cast<double>(n.kv_total) / layers;
     n.head_read = static_cast<double>(n.head);
