@@ -229,6 +229,13 @@ cli_plan_output(cli_plan_cost_human
   cost --model llama-3.1-8b --quant Q4_K_M)
 cli_plan_output(cli_plan_cost_all "instance +provider +region +USD/hour.*cheapest by"
   cost --model llama-3.1-8b --quant Q4_K_M --all)
+# The no* legend where a row is marked so (A100s and A10Gs run no FP8), and only there
+# (every accelerator of the catalogue runs BF16).
+cli_plan_output(cli_plan_cost_all_unsupported_legend "p4d[^\n]+ no\\* .*\\(no\\*: the instance's accelerators do not run FP8\\)"
+  cost --model llama-3.1-8b --quant fp8 --all)
+cli_plan_output(cli_plan_cost_all_no_legend "instance +provider +region"
+  cost --model llama-3.1-8b --quant bf16 --all)
+set_tests_properties(cli_plan_cost_all_no_legend PROPERTIES FAIL_REGULAR_EXPRESSION "no\\*")
 # DeepSeek V3 in fp32 is 2.7 TB of weights: no instance in the catalogue holds it.
 cli_plan_exit(cli_plan_cost_fits_nowhere 1 cost --model deepseek-v3 --quant fp32)
 cli_plan_output(cli_plan_cost_fits_nowhere_message "no instance in the catalogue holds deepseek-v3"

@@ -9089,18 +9089,18 @@ inline constexpr device_spec catalogue_rows[] = {
      .year = 2024,
      .source = "https://anandtech.com/show/21469/amd-details-ryzen-ai-300-series-for-mobile-"
                "strix-point-with-rdna-35-igpu-xdna-2-npu/2"},
-    // Strix Halo: no AMD TOPS figure for its NPU was found in reach, so peak stays 0; the
-    // row exists so the device (seen as 1022:17f0 on a Ryzen AI MAX+ 395) has a name.
+    // Strix Halo (seen as 1022:17f0 on a Ryzen AI MAX+ 395): AMD's launch figure for its NPU
+    // is 50 TOPS, as Strix Point's, of the 126 it gives the whole chip (the coverage cited).
     {.name = "AMD XDNA 2 NPU (Strix Halo)",
      .aliases = {"Strix Halo NPU", "Ryzen AI Max NPU", "Ryzen AI (Strix Halo)"},
      .maker = vendor::amd,
      .kind = device_kind::amd_xdna_npu,
      .pci_device_ids = {0x17f0},
      .memory = memory_type::unified,
+     .peak = {.int8 = 50},
      .arch = "XDNA2",
      .year = 2025,
-     .source = "https://github.com/torvalds/linux/blob/master/drivers/accel/amdxdna/"
-               "amdxdna_pci_drv.c"},
+     .source = "https://www.svethardware.cz/amd-predstavuje-ryzen-ai-max-strix-halo-s-az-16-jadry-a-gpu-se-40-cu/61477"},
 // ---- end ai_hwaccel/core/catalogue/asic.inc
 };
 } // namespace detail
@@ -32380,10 +32380,13 @@ inline constexpr cloud_instance instance_rows[] = {
      .spec_source = "https://aspire.dev/reference/api/csharp/aspire.hosting.azure.kubernetes/standardndsh100v5/"
                     "fields.md"},
     // East US prices from SkyPilot's Azure catalogue (skypilot_azure_csv, dated through
-    // pull request 79). The NC A100 v4 sizes carry A100 PCIe 80GB cards, the NC H100 v5
-    // sizes H100 NVL 94GB cards; neither series' pages name a device-to-device link, so the
-    // two-GPU sizes are PCIe here. Within a series and region the price is per GPU: the
-    // two-GPU sizes cost twice the one-GPU sizes.
+    // pull request 79). The NC A100 v4 sizes carry A100 PCIe 80GB cards, which Microsoft's
+    // series page (nc-a100-v4-series.md: "NVIDIA NVLink Interconnect: Supported") joins by
+    // NVLink; the bridge joins two cards, so the two-GPU size is one NVLink pair and the
+    // four-GPU size two pairs over PCIe, counted as PCIe (a four-way group crosses it). The
+    // NC H100 v5 sizes carry H100 NVL 94GB cards, and that series' page names no link: PCIe.
+    // Within a series and region the price is per GPU: the two-GPU sizes cost twice the
+    // one-GPU sizes.
     {.name = "Standard_NC24ads_A100_v4", .provider = instance_provider::azure, .region = "eastus",
      .price_per_hour_usd = 3.673, .price_date = skypilot_azure_date, .price_snapshot = skypilot_azure_commit,
      .price_source = skypilot_azure_csv, .price_date_source = skypilot_catalog_pr_79,
@@ -32394,7 +32397,7 @@ inline constexpr cloud_instance instance_rows[] = {
      .price_per_hour_usd = 7.346, .price_date = skypilot_azure_date, .price_snapshot = skypilot_azure_commit,
      .price_source = skypilot_azure_csv, .price_date_source = skypilot_catalog_pr_79,
      .accelerator = "NVIDIA A100 PCIe 80GB", .accelerator_count = 2, .vcpus = 48, .host_memory = 440,
-     .host_memory_unit = memory_unit::gib, .interconnect = interconnect_kind::pcie,
+     .host_memory_unit = memory_unit::gib, .interconnect = interconnect_kind::nvlink,
      .spec_source = azure_nc_a100_v4_sizes},
     {.name = "Standard_NC40ads_H100_v5", .provider = instance_provider::azure, .region = "eastus",
      .price_per_hour_usd = 6.98, .price_date = skypilot_azure_date, .price_snapshot = skypilot_azure_commit,

@@ -209,6 +209,18 @@ TEST_CASE("instance_catalogue: Google Cloud and Azure rows") {
     CHECK(nc2->accelerator_count == 2 * nc->accelerator_count);
     CHECK(nc2->vcpus == 2 * nc->vcpus);
     CHECK(nc2->host_memory == 2 * nc->host_memory);
+    CHECK(nc2->interconnect == ah::interconnect_kind::pcie); // the NC H100 v5 page names no link
+    // The NC A100 v4 page: "NVIDIA NVLink Interconnect: Supported"; a bridge joins two cards.
+    const auto* a100x1 = ah::find_instance("Standard_NC24ads_A100_v4");
+    const auto* a100x2 = ah::find_instance("Standard_NC48ads_A100_v4");
+    REQUIRE(a100x1 != nullptr);
+    REQUIRE(a100x2 != nullptr);
+    CHECK(a100x2->interconnect == ah::interconnect_kind::nvlink);
+    CHECK(ah::find_instance("Standard_NC96ads_A100_v4")->interconnect == ah::interconnect_kind::pcie);
+    // The pair decodes faster than one card: its halves read over a fast link.
+    const auto& m8 = model("llama-3.1-8b");
+    CHECK(ah::estimate_instance_cost(*a100x2, m8, ah::quant_format::bf16).decode_tokens_per_second >
+          1.25 * ah::estimate_instance_cost(*a100x1, m8, ah::quant_format::bf16).decode_tokens_per_second);
 
     // A 70B model at fp16 (about 141 GB of weights) fits eight H100s, not one L4.
     const auto& m70 = model("llama-3.1-70b");

@@ -138,8 +138,7 @@ constexpr std::string_view cost_help =
     "  --objective hour|tokens   cheapest per hour (default) or per output token\n"
     "  --all              list every instance with its fit and cost\n"
     "  --provider LIST    only these providers (aws, gcp, azure, lambda, coreweave, oci)\n"
-    "  --since DATE       only prices dated DATE (YYYY-MM-DD) or later; rows known only by\n"
-    "                     the commit of a price list have no date and are left out\n"
+    "  --since DATE       only rows whose price is dated DATE (YYYY-MM-DD) or later\n"
     "  --headroom SHARE   memory left free on each accelerator, 5% or 0.05 (default 10%)\n"
     "  --json             print the answer as JSON\n"
     "\n"
@@ -1456,19 +1455,28 @@ int cmd_cost(std::span<const std::string_view> args) {
                     len(m.id), m.id.data(), len(format), format.data(), static_cast<unsigned long long>(context),
                     static_cast<unsigned long long>(batch), fmt_bytes(model_bytes).c_str());
         if (o.has("--all")) {
-            std::printf("%-26s %-9s %-14s %10s %-34s %5s %12s %12s\n", "instance", "provider", "region", "USD/hour",
-                        "accelerators", "fits", "decode", "USD/M tok");
+            // The region and decode columns as wide as their widest entry.
+            int region_w = 14, decode_w = 12;
+            bool unsupported = false;
+            for (const auto& e : all) {
+                region_w = std::max(region_w, len(e.instance->region));
+                if (e.fits) decode_w = std::max(decode_w, static_cast<int>(rate(e.decode_tokens_per_second).size()));
+                unsupported = unsupported || (!e.fits && !e.format_supported);
+            }
+            std::printf("%-26s %-9s %-*s %10s %-34s %5s %*s %12s\n", "instance", "provider", region_w, "region",
+                        "USD/hour", "accelerators", "fits", decode_w, "decode", "USD/M tok");
             for (const auto& e : all) {
                 const auto& r = *e.instance;
                 const std::string acc = std::to_string(r.accelerator_count) + " x " + str(r.accelerator);
                 const auto provider = ah::to_string(r.provider);
-                std::printf("%-26.*s %-9.*s %-14.*s %10.4f %-34.34s %5s %12s %12s\n", len(r.name), r.name.data(),
-                            len(provider), provider.data(), len(r.region), r.region.data(), r.price_per_hour_usd,
-                            acc.c_str(), e.fits ? "yes" : (e.format_supported ? "no" : "no*"),
-                            e.fits ? rate(e.decode_tokens_per_second).c_str() : "-",
+                std::printf("%-26.*s %-9.*s %-*.*s %10.4f %-34.34s %5s %*s %12s\n", len(r.name), r.name.data(),
+                            len(provider), provider.data(), region_w, len(r.region), r.region.data(),
+                            r.price_per_hour_usd, acc.c_str(), e.fits ? "yes" : (e.format_supported ? "no" : "no*"),
+                            decode_w, e.fits ? rate(e.decode_tokens_per_second).c_str() : "-",
                             e.usd_per_million_output_tokens > 0 ? fmt("%.4f", e.usd_per_million_output_tokens).c_str() : "-");
             }
-            std::printf("(no*: the instance's accelerators do not run %.*s)\n\n", len(format), format.data());
+            if (unsupported) std::printf("(no*: the instance's accelerators do not run %.*s)\n", len(format), format.data());
+            std::printf("\n");
         }
         if (best.found()) {
             const auto& r = *best.instance;

@@ -345,10 +345,13 @@ inline constexpr cloud_instance instance_rows[] = {
      .spec_source = "https://aspire.dev/reference/api/csharp/aspire.hosting.azure.kubernetes/standardndsh100v5/"
                     "fields.md"},
     // East US prices from SkyPilot's Azure catalogue (skypilot_azure_csv, dated through
-    // pull request 79). The NC A100 v4 sizes carry A100 PCIe 80GB cards, the NC H100 v5
-    // sizes H100 NVL 94GB cards; neither series' pages name a device-to-device link, so the
-    // two-GPU sizes are PCIe here. Within a series and region the price is per GPU: the
-    // two-GPU sizes cost twice the one-GPU sizes.
+    // pull request 79). The NC A100 v4 sizes carry A100 PCIe 80GB cards, which Microsoft's
+    // series page (nc-a100-v4-series.md: "NVIDIA NVLink Interconnect: Supported") joins by
+    // NVLink; the bridge joins two cards, so the two-GPU size is one NVLink pair and the
+    // four-GPU size two pairs over PCIe, counted as PCIe (a four-way group crosses it). The
+    // NC H100 v5 sizes carry H100 NVL 94GB cards, and that series' page names no link: PCIe.
+    // Within a series and region the price is per GPU: the two-GPU sizes cost twice the
+    // one-GPU sizes.
     {.name = "Standard_NC24ads_A100_v4", .provider = instance_provider::azure, .region = "eastus",
      .price_per_hour_usd = 3.673, .price_date = skypilot_azure_date, .price_snapshot = skypilot_azure_commit,
      .price_source = skypilot_azure_csv, .price_date_source = skypilot_catalog_pr_79,
@@ -359,7 +362,7 @@ inline constexpr cloud_instance instance_rows[] = {
      .price_per_hour_usd = 7.346, .price_date = skypilot_azure_date, .price_snapshot = skypilot_azure_commit,
      .price_source = skypilot_azure_csv, .price_date_source = skypilot_catalog_pr_79,
      .accelerator = "NVIDIA A100 PCIe 80GB", .accelerator_count = 2, .vcpus = 48, .host_memory = 440,
-     .host_memory_unit = memory_unit::gib, .interconnect = interconnect_kind::pcie,
+     .host_memory_unit = memory_unit::gib, .interconnect = interconnect_kind::nvlink,
      .spec_source = azure_nc_a100_v4_sizes},
     {.name = "Standard_NC40ads_H100_v5", .provider = instance_provider::azure, .region = "eastus",
      .price_per_hour_usd = 6.98, .price_date = skypilot_azure_date, .price_snapshot = skypilot_azure_commit,
