@@ -682,8 +682,23 @@ py::dict plan(const py::handle& devices, const py::handle& model, const std::str
     d["decode_tokens_per_second"] = rate(p.decode_tokens_per_second);
     d["aggregate_decode_tokens_per_second"] = rate(p.aggregate_decode_tokens_per_second);
     d["prefill_tokens_per_second"] = rate(p.prefill_tokens_per_second);
+    d["decode_compute_seconds"] = p.decode_compute_seconds;
+    d["decode_tensor_seconds"] = p.decode_tensor_seconds;
+    d["decode_pipeline_seconds"] = p.decode_pipeline_seconds;
+    const auto link = [](const ah::plan_link& l) -> py::object {
+        if (l.kind == ah::interconnect_kind::none) return py::none();
+        py::dict x;
+        x["kind"] = text(ah::to_string(l.kind));
+        x["gbps"] = l.gbps;
+        return x;
+    };
+    d["tensor_link"] = link(p.tensor_link);
+    d["pipeline_link"] = link(p.pipeline_link);
     d["memory"] = memory_dict(p.memory);
     d["usable_bytes"] = p.usable_bytes;
+    d["largest_device_bytes"] = p.largest_device_bytes;
+    d["candidate_devices"] = p.candidate_devices;
+    d["truncated"] = p.truncated;
     d["cpu_excluded"] = p.cpu_excluded;
     d["free_memory"] = free_memory;
     d["memory_headroom"] = po.memory_headroom;

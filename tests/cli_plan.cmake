@@ -303,6 +303,13 @@ if(AI_HWACCEL_JSON_FOUND)
     plan --device "TPU v5e" --count 8 --model llama-3.1-70b --context 128k --json)
   cli_plan_output(cli_plan_plan_json_fits_nowhere "\"fits\": false,.*\"outcome\": \"too_large\",.*\"shards\": \\[\\]"
     plan --device "RTX 4090" --model llama-3.1-405b --quant bf16 --json)
+  # The links and the parts of a decode step: 405B in BF16 on two 8-GPU boards is tensor
+  # parallel over each board's NVLink and a pipeline over PCIe between them.
+  cli_plan_output(cli_plan_plan_json_links
+    "\"candidate_devices\": 16,.*\"decode_compute_seconds\": [0-9.e-]+,\n  \"decode_pipeline_seconds\": [0-9.e-]+,\n  \"decode_tensor_seconds\": [0-9.e-]+,.*\"pipeline_link\": {\n    \"gbps\": [0-9.]+,\n    \"kind\": \"pcie\"\n  },.*\"tensor_link\": {\n    \"gbps\": 450\\.0,\n    \"kind\": \"nvlink\"\n  },\n  \"tensor_parallel\": 8,\n  \"truncated\": false"
+    plan --device "H100 SXM" --count 16 --model llama-3.1-405b --quant bf16 --json)
+  cli_plan_output(cli_plan_plan_json_no_links "\"pipeline_link\": null,.*\"tensor_link\": null"
+    plan --device "RTX 4090" --model llama-3.1-8b --quant Q4_K_M --json)
   cli_plan_output(cli_plan_training_json
     "\"breakdown\": {\n    \"activations_bytes\": [0-9]+,.*\"optimizer_bytes\": [0-9]+,.*\"device\": \"NVIDIA GeForce RTX 4090\",.*\"fits\": (true|false),.*\"method\": \"qlora\",.*\"peak_memory_bytes\": [0-9]+,.*\"trainable_parameters\": [0-9]+"
     training --model llama-3.1-8b --method qlora --device "RTX 4090" --json)

@@ -117,8 +117,10 @@ typedef struct ahw_estimate_result {
     double memory_bandwidth_gbps; /* the device's, decimal GB/s (0: unknown) */
     int format_supported;       /* 1 when the device runs the format natively or dequantized */
     int fits;                   /* 1 when supported and total_bytes <= usable_bytes */
-    double decode_tokens_per_second;  /* per sequence at depth `context`; 0 = unknown */
-    double prefill_tokens_per_second; /* for a prompt of `context` tokens; 0 = unknown */
+    /* 0 = unknown, or the model does not fit (fits == 0) */
+    double decode_tokens_per_second;  /* per sequence at depth `context` */
+    double prefill_tokens_per_second; /* for a prompt of `context` tokens (the CLI's estimate
+                                         and Python's estimate() default to 512) */
 } ahw_estimate_result;
 
 /* How a catalogue model would be deployed on a registry's devices (every number an

@@ -116,8 +116,9 @@ ahw_status estimate(const char* fn, const char* device_name, const char* model_i
     r.memory_bandwidth_gbps = device.memory_bandwidth_gbps.value_or(0);
     r.format_supported = ah::support_for(device, *quant) != ah::format_support::none ? 1 : 0;
     r.fits = plan.fits ? 1 : 0;
-    r.decode_tokens_per_second = speed.decode_tokens_per_second;
-    r.prefill_tokens_per_second = speed.prefill_tokens_per_second;
+    // A model that does not fit runs at no speed; the CLI and Python say null there.
+    r.decode_tokens_per_second = plan.fits ? speed.decode_tokens_per_second : 0;
+    r.prefill_tokens_per_second = plan.fits ? speed.prefill_tokens_per_second : 0;
     *out = r;
     return AHW_OK;
 }

@@ -99,6 +99,10 @@ class _Cluster(TypedDict):
     decode_inter_node_seconds: float
     notes: List[str]
 
+class _PlanLink(TypedDict):
+    kind: str
+    gbps: float
+
 class _Plan(TypedDict):
     model: str
     parameters: int
@@ -120,8 +124,16 @@ class _Plan(TypedDict):
     decode_tokens_per_second: Optional[float]
     aggregate_decode_tokens_per_second: Optional[float]
     prefill_tokens_per_second: Optional[float]
+    decode_compute_seconds: float
+    decode_tensor_seconds: float
+    decode_pipeline_seconds: float
+    tensor_link: Optional[_PlanLink]
+    pipeline_link: Optional[_PlanLink]
     memory: _Memory
     usable_bytes: int
+    largest_device_bytes: int
+    candidate_devices: int
+    truncated: bool
     cpu_excluded: bool
     free_memory: bool
     memory_headroom: float

@@ -446,6 +446,9 @@ class AgreesWithTheCli(unittest.TestCase):
                 for s in ours["shards"]:
                     self.assertIsNone(s.pop("node"))
                 self.assertEqual(set(ours), set(theirs))
+                # A tensor-parallel plan names its link; a single device has none.
+                self.assertEqual(ours["tensor_link"] is None, ours["tensor_parallel"] <= 1)
+                self.assertFalse(ours["truncated"])
                 for key in ours:
                     if key.endswith("tokens_per_second"):
                         self.assert_rate(ours[key], theirs[key])

@@ -363,6 +363,8 @@ static void test_estimate(void) {
         ahw_estimate_result big;
         CHECK(ahw_estimate("H100 SXM", "llama-3.1-405b", "bf16", 4096, 1, &big) == AHW_OK);
         CHECK(big.fits == 0 && big.total_bytes > big.device_memory_bytes);
+        /* no speed for what does not fit, as the CLI and Python have it */
+        CHECK(big.decode_tokens_per_second == 0 && big.prefill_tokens_per_second == 0);
     }
 }
 

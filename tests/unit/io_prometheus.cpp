@@ -245,6 +245,22 @@ TEST_CASE("to_prometheus") {
         CHECK(host[0]->labels.empty());
         CHECK(find(samples, "ai_hwaccel_host_memory_available_bytes").empty()); // unknown
     }
+    SUBCASE("a cgroup limit is a series where it is below the physical total") {
+        ah::host_info host;
+        host.memory.total_bytes = {64_GiB, ah::origin::sysfs};
+        host.memory.cgroup_limit_bytes = {16_GiB, ah::origin::sysfs};
+        host.memory.cgroup_free_bytes = {4_GiB, ah::origin::sysfs};
+        auto limited = parse_exposition(ah::to_prometheus(ah::accelerator_registry({}, {}, host)));
+        REQUIRE(find(limited, "ai_hwaccel_host_memory_limit_bytes").size() == 1);
+        CHECK(find(limited, "ai_hwaccel_host_memory_limit_bytes")[0]->value == static_cast<double>(16_GiB));
+        CHECK(find(limited, "ai_hwaccel_host_memory_limit_free_bytes")[0]->value == static_cast<double>(4_GiB));
+        host.memory.cgroup_limit_bytes = {128_GiB, ah::origin::sysfs}; // above the machine: no limit in effect
+        limited = parse_exposition(ah::to_prometheus(ah::accelerator_registry({}, {}, host)));
+        CHECK(find(limited, "ai_hwaccel_host_memory_limit_bytes").empty());
+        host.memory.total_bytes.reset(); // total unknown: the limit is all there is
+        limited = parse_exposition(ah::to_prometheus(ah::accelerator_registry({}, {}, host)));
+        CHECK(find(limited, "ai_hwaccel_host_memory_limit_bytes").size() == 1);
+    }
     SUBCASE("counts: devices by kind, every warning kind") {
         const auto devices = find(samples, "ai_hwaccel_devices");
         REQUIRE(devices.size() == 2); // cpu, cuda_gpu

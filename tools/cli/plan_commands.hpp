@@ -714,6 +714,11 @@ nlohmann::json memory_json(const ah::memory_estimate& m) {
 }
 // Rates: a number rounded to 0.01, or null when unknown (or no plan).
 nlohmann::json rate_json(double v) { return v > 0 ? nlohmann::json(rounded(v, 0.01)) : nlohmann::json(nullptr); }
+// A plan's link: {kind, gbps one direction}, null where the plan has none.
+nlohmann::json link_json(const ah::plan_link& l) {
+    if (l.kind == ah::interconnect_kind::none) return nullptr;
+    return {{"kind", ah::to_string(l.kind)}, {"gbps", l.gbps}};
+}
 #endif
 
 std::string strategy_text(const ah::shard_plan& p) {
@@ -1084,8 +1089,16 @@ int cmd_plan(std::span<const std::string_view> args) {
         j["decode_tokens_per_second"] = rate_json(plan.decode_tokens_per_second);
         j["aggregate_decode_tokens_per_second"] = rate_json(plan.aggregate_decode_tokens_per_second);
         j["prefill_tokens_per_second"] = rate_json(plan.prefill_tokens_per_second);
+        j["decode_compute_seconds"] = plan.decode_compute_seconds;
+        j["decode_tensor_seconds"] = plan.decode_tensor_seconds;
+        j["decode_pipeline_seconds"] = plan.decode_pipeline_seconds;
+        j["tensor_link"] = link_json(plan.tensor_link);
+        j["pipeline_link"] = link_json(plan.pipeline_link);
         j["memory"] = memory_json(plan.memory);
         j["usable_bytes"] = plan.usable_bytes;
+        j["largest_device_bytes"] = plan.largest_device_bytes;
+        j["candidate_devices"] = plan.candidate_devices;
+        j["truncated"] = plan.truncated;
         j["cpu_excluded"] = plan.cpu_excluded;
         j["free_memory"] = po.count_memory_in_use;
         j["measured_bandwidth_gbps"] = bandwidth.ok() ? nlohmann::json(rounded(bandwidth.gbps, 0.01))

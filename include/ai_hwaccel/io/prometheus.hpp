@@ -355,10 +355,13 @@ inline std::string to_prometheus(const accelerator_registry& reg, const promethe
                host.memory.total_bytes);
     host_bytes("ai_hwaccel_host_memory_available_bytes", "Host memory available in bytes (MemAvailable).",
                host.memory.available_bytes);
+    // A limit at or above the physical memory limits nothing: no sample, as the help says.
+    auto limit = host.memory.cgroup_limit_bytes;
+    if (limit && host.memory.total_bytes && *limit >= *host.memory.total_bytes) limit.reset();
     host_bytes("ai_hwaccel_host_memory_limit_bytes",
                "Memory limit in bytes of this process's cgroup or an ancestor (its container's or "
                "service's), where one is set below the physical total.",
-               host.memory.cgroup_limit_bytes);
+               limit);
     host_bytes("ai_hwaccel_host_memory_limit_free_bytes",
                "Memory in bytes left under those cgroup limits: the least, over the cgroups with a "
                "limit, of the limit less the cgroup's working set.",

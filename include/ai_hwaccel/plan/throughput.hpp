@@ -86,7 +86,7 @@ struct throughput_constants {
 /// Decode and prefill rates of one device (estimates).
 struct throughput_estimate {
     double decode_tokens_per_second = 0;  ///< per sequence at the shape's depth; 0 = unknown
-    double prefill_tokens_per_second = 0; ///< for a prompt of shape.context tokens; 0 = unknown
+    double prefill_tokens_per_second = 0; ///< for a prompt of prompt_tokens(shape); 0 = unknown
     double decode_bytes_per_token = 0;    ///< what decode reads per step (all sequences)
     bool decode_memory_bound = true;
 };
