@@ -404,6 +404,12 @@ cli_plan_output(cli_plan_plan_measure_this_machine
 # 2/3 of a 16 GiB machine.
 cli_plan_output(cli_plan_estimate_metal_usable "usable memory: 10\\.7 GiB \\(after a 10 % headroom, within Metal's working set\\)"
   estimate --device "Apple M1 Pro 16-core" --memory 16GiB --model llama-3.2-1b --quant bf16)
+# MXFP4 on a dense model is Q8_0 in llama.cpp's files, and the text says so; a mixture of
+# experts keeps its experts in MXFP4 and needs no word.
+cli_plan_output(cli_plan_estimate_mxfp4_dense "quantization: MXFP4\nMXFP4: llama.cpp's MXFP4 files keep MXFP4 for expert tensors"
+  estimate --device B200 --model llama-3.1-8b --quant MXFP4)
+cli_plan_output(cli_plan_estimate_mxfp4_moe "quantization: MXFP4\nshape:"
+  estimate --device B200 --model gpt-oss-20b --quant MXFP4)
 # --headroom: the share of each device's memory left free, as a percentage or a fraction.
 # Llama 3.1 8B in BF16 at 32k tokens x 2 (23.5 GiB) fits a 24 GiB card only with less
 # than the default 10 % kept free.

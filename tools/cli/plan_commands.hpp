@@ -889,7 +889,14 @@ int cmd_estimate(std::span<const std::string_view> args) {
                     assumed ? " (assumed: the catalogue's typical proportions for this size; give --layers and "
                               "--hidden for the model's own)"
                             : "");
+        // llama.cpp's MXFP4 files (MOSTLY_MXFP4_MOE) put only expert tensors in MXFP4.
+        const bool mxfp4_dense = !m.is_moe() && std::any_of(rows.begin(), rows.end(), [](const estimated& r) {
+            return r.quant == ah::quant_format::mxfp4;
+        });
+        const char* mxfp4_note = "MXFP4: llama.cpp's MXFP4 files keep MXFP4 for expert tensors; a dense model's "
+                                 "matrices are Q8_0 in them, and sized so here";
         if (!table) std::printf("quantization: %s\n", str(ah::to_string(rows.front().quant)).c_str());
+        if (!table && mxfp4_dense) std::printf("%s\n", mxfp4_note);
         std::printf("shape: context %llu tokens, prompt %llu tokens, batch %llu\n",
                     static_cast<unsigned long long>(context), static_cast<unsigned long long>(prompt),
                     static_cast<unsigned long long>(batch));
@@ -928,6 +935,7 @@ int cmd_estimate(std::span<const std::string_view> args) {
                     std::printf("%.*s: %s\n", len(cell), cell.data(), r.reason.c_str());
                 }
             std::printf("total: weights, KV cache and overhead, the whole model once\n");
+            if (mxfp4_dense) std::printf("%s\n", mxfp4_note);
             for (const auto& r : rows)
                 if (r.plan.fits && !(r.plan.decode_tokens_per_second > 0 && r.plan.prefill_tokens_per_second > 0)) {
                     const bool decode = !(r.plan.decode_tokens_per_second > 0);
