@@ -2,8 +2,9 @@
 //
 // Decode (one new token per sequence) is bound by memory bandwidth: every token reads the
 // weights it uses — all of a dense model's blocks, of a MoE model's the share of the routed
-// experts the batch's tokens go to (detail::routed_share), and the output head (the token embedding is a lookup of one row, not a read of
-// the matrix) — plus the whole KV cache at the current depth. Time per token =
+// experts the batch's tokens go to (detail::routed_share), and the output head (the token
+// embedding is a lookup of one row, not a read of the matrix) — plus the whole KV cache at
+// the current depth. Time per token =
 // bytes / (spec bandwidth x efficiency) + a fixed cost per layer and token (kernel
 // launches, synchronisation, sampling), or the compute time when that is larger.
 //
