@@ -700,6 +700,7 @@ TEST_CASE("detail::formats: AMD sniffers and capture parsers") {
         CHECK(out.warnings.empty());
         REQUIRE(out.devices.size() == 1);
         CHECK(*out.devices[0].pcie_current == ah::pcie_link{3, 16});
+        CHECK(*out.devices[0].pcie_max == ah::pcie_link{3, 16}); // the highest level: the Gen3 board's link
     }
     if (const auto t = test::capture("amdgpu-sysfs/mem_info_vram_used-total_8gb-card_nixos.txt")) {
         ah::capture_parse out;
