@@ -1849,7 +1849,7 @@ struct cpu_info {
     std::uint32_t sockets = 0;
     std::uint32_t cores = 0;   ///< physical cores, all sockets
     std::uint32_t threads = 0; ///< logical CPUs online
-    /// CPUs this process may run on (affinity mask / cgroup cpuset), 0 when unknown.
+    /// Online CPUs this process may run on (affinity mask / cgroup cpuset), 0 when unknown.
     std::uint32_t usable_threads = 0;
     /// The container's CPU quota in CPUs (cgroup v2 cpu.max, v1 cfs_quota_us/period_us;
     /// 2.5 = 250 ms of CPU time per 100 ms), 0 when there is none.
@@ -3366,6 +3366,27 @@ inline std::optional<std::uint32_t> cpulist_count(std::string_view text, std::ui
     return n;
 }
 
+/// How many CPUs both cpulists name; nullopt when either is not a cpulist. (A task's
+/// Cpus_allowed_list may name CPUs that are offline or not yet plugged in, which the
+/// kernel's sched_getaffinity leaves out by intersecting it with the active CPUs.)
+inline std::optional<std::uint32_t> cpulist_count_common(std::string_view a, std::string_view b,
+                                                         std::uint32_t max_cpus = cpulist_max_cpus) {
+    const auto x = detail::cpulist_ranges(a, max_cpus);
+    const auto y = detail::cpulist_ranges(b, max_cpus);
+    if (!x || !y) return std::nullopt;
+    std::uint32_t n = 0;
+    for (std::size_t i = 0, j = 0; i < x->size() && j < y->size();) { // both sorted and merged
+        const auto [a_first, a_last] = (*x)[i];
+        const auto [b_first, b_last] = (*y)[j];
+        const auto first = a_first > b_first ? a_first : b_first;
+        const auto last = a_last < b_last ? a_last : b_last;
+        if (first <= last) n += last - first + 1;
+        if (a_last < b_last) ++i;
+        else ++j;
+    }
+    return n;
+}
+
 static_assert(detail::parse_i64("-1") == -1);
 static_assert(!detail::parse_i64("--1"));
 static_assert(detail::parse_hex_attribute("0x10de\n") == 0x10deu);
@@ -3868,6 +3889,26 @@ inline memory_info parse_meminfo(std::string_view text) {
 }
 
 namespace detail {
+/// The bytes /proc/meminfo's MemTotal holds in hugetlb pools: its `Hugetlb:` line (every
+/// page size, Linux 4.16 and later), else HugePages_Total × Hugepagesize (the default size
+/// only). Pool pages serve only hugetlbfs and MAP_HUGETLB mappings, not ordinary
+/// allocations or a model file's pages (Documentation/admin-guide/mm/hugetlbpage.rst).
+inline std::uint64_t meminfo_hugetlb_bytes(std::string_view text) {
+    using namespace std::string_view_literals;
+    std::optional<std::uint64_t> hugetlb_kib, pages, page_kib;
+    for_each_key_value(text, [&](std::string_view key, std::string_view value, bool) {
+        const auto sp = value.find(' ');
+        const auto n = parse_u64(value.substr(0, sp));
+        if (key == "Hugetlb"sv) hugetlb_kib = n;
+        else if (key == "HugePages_Total"sv) pages = n;
+        else if (key == "Hugepagesize"sv) page_kib = n;
+    });
+    const auto kib = [](std::uint64_t k) { return k > UINT64_MAX / units::kib ? std::uint64_t{0} : k * units::kib; };
+    if (hugetlb_kib) return kib(*hugetlb_kib);
+    if (pages && page_kib && (*page_kib == 0 || *pages <= UINT64_MAX / *page_kib)) return kib(*pages * *page_kib);
+    return 0;
+}
+
 /// Gives the devices that work from the system's memory and have no size of their own
 /// (unified_memory, memory unknown or only a catalogue row's nominal figure) what the
 /// system has: MemTotal as their memory, MemAvailable as free, from /proc/meminfo, read
@@ -4558,20 +4599,21 @@ cgroup_limits probe_cgroup_limits(const S& sys, const std::optional<std::string>
 // ---------------------------------------------------------------------------------------
 // The probe
 
-/// Reads the host's CPU (online and usable threads, CPU quota), memory, cgroup limits and
-/// NUMA nodes through `sys`, adding warnings for what could not be read. Returns the host
-/// description and the CPU's profile.
 /// Sockets and physical cores from each online CPU's sysfs topology
 /// (/sys/devices/system/cpu/cpuN/topology/{physical_package_id,core_id}): the kernel's own
 /// view, and the only one on Arm, whose /proc/cpuinfo names neither. Used only when every
 /// online CPU has both files; x86's /proc/cpuinfo prints the same ids, so a difference
-/// there is reported.
+/// there is reported. Elsewhere a core id is unique only within its cluster and die: on
+/// device-tree Arm boards (Jetson, RK3588) the kernel numbers each cluster's cores from 0
+/// in package 0, so `cluster_id` and `die_id`, where the kernel has them, are part of a
+/// core's identity there.
 template <system_view S>
 void probe_cpu_topology(const S& sys, std::string_view online_list, cpu_info& cpu, std::vector<warning>& warnings) {
     const auto cpus = parse_cpulist(online_list);
     if (!cpus || cpus->empty()) return;
+    const bool ids_per_cluster = cpu.arch != cpu_arch::x86_64;
     std::vector<std::string> packages; // ids as text, counted as parse_cpuinfo counts its own
-    std::vector<std::string> cores;    // "package core"
+    std::vector<std::string> cores;    // "package core", or "package die cluster core"
     for (const auto n : *cpus) {
         std::string dir = "/sys/devices/system/cpu/cpu";
         dir += detail::to_decimal(n);
@@ -4586,7 +4628,17 @@ void probe_cpu_topology(const S& sys, std::string_view online_list, cpu_info& cp
             return;
         }
         packages.push_back(std::to_string(*p));
-        cores.push_back(packages.back() + ' ' + std::to_string(*c));
+        std::string key = packages.back();
+        if (ids_per_cluster) {
+            for (const char* file : {"die_id", "cluster_id"}) {
+                const auto id = sys.read_file(dir + file, 64); // absent before Linux 5.16 (cluster), 5.2 (die)
+                key += ' ';
+                if (id.ok()) key += detail::trim(id.data);
+            }
+        }
+        key += ' ';
+        key += std::to_string(*c);
+        cores.push_back(std::move(key));
     }
     const auto sockets = static_cast<std::uint32_t>(detail::count_distinct(packages));
     const auto physical = static_cast<std::uint32_t>(detail::count_distinct(cores));
@@ -4607,6 +4659,9 @@ void probe_cpu_topology(const S& sys, std::string_view online_list, cpu_info& cp
     cpu.cores = physical;
 }
 
+/// Reads the host's CPU (online and usable threads, CPU quota), memory, cgroup limits and
+/// NUMA nodes through `sys`, adding warnings for what could not be read. Returns the host
+/// description and the CPU's profile.
 template <system_view S>
 std::pair<host_info, accelerator_profile> probe_host(const S& sys, std::vector<warning>& warnings) {
     host_info host;
@@ -4635,11 +4690,13 @@ std::pair<host_info, accelerator_profile> probe_host(const S& sys, std::vector<w
     // The kernel's online mask is the authority on how many CPUs run; /proc/cpuinfo can be
     // virtualised (LXCFS shows the container's share) or cut short.
     constexpr std::string_view online_path = "/sys/devices/system/cpu/online";
+    std::string online_list; // kept when it is a cpulist, to narrow the affinity mask below
     if (auto text = detail::read_optional_file(sys, online_path, 64 * 1024, warnings)) {
         const auto online = cpulist_count(*text);
         if (!online || *online == 0) {
             note(warning_kind::parse_error, online_path, "not a cpulist");
         } else {
+            online_list = *text;
             if (host.cpu.threads != 0 && host.cpu.threads != *online) {
                 std::string message = "/proc/cpuinfo lists ";
                 message += detail::to_decimal(host.cpu.threads);
@@ -4652,22 +4709,33 @@ std::pair<host_info, accelerator_profile> probe_host(const S& sys, std::vector<w
             probe_cpu_topology(sys, *text, host.cpu, warnings);
         }
     }
-    // What this process may run on: its affinity mask, which cgroup cpusets narrow.
+    // What this process may run on: its affinity mask, which cgroup cpusets narrow, less
+    // the CPUs that are not online (the mask may name offline and hot-pluggable ones).
     constexpr std::string_view status_path = "/proc/self/status";
     if (auto text = detail::read_optional_file(sys, status_path, 64 * 1024, warnings)) {
         detail::for_each_key_value(*text, [&](std::string_view key, std::string_view value, bool has_colon) {
             if (!has_colon || key != "Cpus_allowed_list") return;
-            if (auto n = cpulist_count(value); n && *n != 0) host.cpu.usable_threads = *n;
-            else note(warning_kind::parse_error, status_path, "Cpus_allowed_list is not a cpulist");
+            auto n = cpulist_count(value);
+            if (!n || *n == 0) {
+                note(warning_kind::parse_error, status_path, "Cpus_allowed_list is not a cpulist");
+                return;
+            }
+            // A mask and an online list that share no CPU are not one machine's (a
+            // hand-assembled tree): the mask is kept as it is.
+            if (const auto common = cpulist_count_common(value, online_list); !online_list.empty() && common && *common)
+                n = common;
+            host.cpu.usable_threads = *n;
         });
     }
     const auto self_cgroup = detail::read_optional_file(sys, "/proc/self/cgroup", 64 * 1024, warnings);
     const auto limits = detail::probe_cgroup_limits(sys, self_cgroup, warnings);
     host.cpu.cpu_quota = limits.cpu_quota;
 
+    std::uint64_t hugetlb = 0;
     if (auto text = read_reporting("/proc/meminfo")) {
         host.memory = parse_meminfo(*text);
         if (!host.memory.total_bytes) note(warning_kind::parse_error, "/proc/meminfo", "no MemTotal line");
+        hugetlb = detail::meminfo_hugetlb_bytes(*text);
     }
     if (limits.memory_bytes) host.memory.cgroup_limit_bytes = {*limits.memory_bytes, origin::sysfs};
     if (limits.memory_free_bytes) host.memory.cgroup_free_bytes = {*limits.memory_free_bytes, origin::sysfs};
@@ -4703,8 +4771,14 @@ std::pair<host_info, accelerator_profile> probe_host(const S& sys, std::vector<w
     cpu.maker = host.cpu.maker;
     cpu.name = host.cpu.model.empty() ? std::string_view("CPU") : std::string_view(host.cpu.model);
     // Under a cgroup limit the CPU's memory is the limit, and what is free is what the
-    // machine has available and the cgroup has room for, whichever is less.
-    const std::uint64_t usable = host.memory.usable_bytes();
+    // machine has available and the cgroup has room for, whichever is less. A hugetlb pool
+    // is out of both: MemTotal counts it, ordinary allocations cannot use it, MemAvailable
+    // already leaves it out. (The host's memory stays MemTotal, as the kernel reports it.)
+    std::uint64_t usable = host.memory.usable_bytes();
+    if (const auto total = host.memory.total_bytes.value_or(0); hugetlb != 0 && hugetlb < total) {
+        const std::uint64_t outside_pool = total - hugetlb;
+        if (usable > outside_pool) usable = outside_pool;
+    }
     if (usable != 0) cpu.memory_bytes = {usable, origin::sysfs};
     if (const auto& a = host.memory.available_bytes) {
         std::uint64_t free = usable != 0 && usable < *a ? usable : *a;
@@ -4892,12 +4966,14 @@ inline platform_identity identify_platform(const dmi_info& d, std::string_view h
     const std::string_view vendor = d.sys_vendor, product = d.product_name;
     const bool ec2_vendor =
         vendor == "Amazon EC2"sv || d.board_vendor == "Amazon EC2"sv || d.bios_vendor == "Amazon EC2"sv;
-    const bool metal = ec2_vendor && product.ends_with(".metal");
+    // Bare-metal sizes: "i3.metal", and the newer "m7i.metal-24xl" / "c7i.metal-48xl".
+    const auto dot = product.find('.');
+    const bool metal = ec2_vendor && dot != std::string_view::npos && product.substr(dot + 1).starts_with("metal");
 
     // Hypervisor, most specific evidence first.
     std::string_view hypervisor;
     if (iequals(detail::trim(hypervisor_type), "xen"sv)) hypervisor = "Xen"sv;
-    else if (ec2_vendor) hypervisor = metal ? ""sv : "Amazon"sv; // Nitro (KVM-based); ".metal" has none
+    else if (ec2_vendor) hypervisor = metal ? ""sv : "Amazon"sv; // Nitro (KVM-based); metal sizes have none
     else if (icontains(product, "KVM"sv)) hypervisor = "KVM"sv;
     else if (vendor == "QEMU"sv) hypervisor = "QEMU"sv; // KVM or TCG: DMI cannot tell
     else if (icontains(vendor, "VMware"sv) || icontains(product, "VMware"sv)) hypervisor = "VMware"sv;
@@ -5020,25 +5096,50 @@ runtime_environment probe_environment(const S& sys, std::vector<warning>& warnin
     using namespace std::string_view_literals; // "..."sv: no length counted at run time
     runtime_environment env;
     // Containers: marker files first, then cgroup paths (PID 1's, then ours).
-    if (sys.exists("/.dockerenv")) env.container = container_runtime::docker;
-    else if (sys.exists("/run/.containerenv")) env.container = container_runtime::podman;
+    // /run/.containerenv is Podman's, but CRI-O writes one too (empty): only the
+    // `engine="podman-…"` line Podman has written since 2.0 settles it; an empty file is
+    // Podman's only when no cgroup path names another runtime.
+    bool podman_unsure = false;
+    if (sys.exists("/.dockerenv")) {
+        env.container = container_runtime::docker;
+    } else if (sys.exists("/run/.containerenv")) {
+        env.container = container_runtime::podman;
+        const auto r = sys.read_file("/run/.containerenv", 4096);
+        podman_unsure = !(r.ok() && r.data.find("engine=\"podman"sv) != std::string_view::npos);
+    }
     for (std::string_view path : {"/proc/1/cgroup"sv, "/proc/self/cgroup"sv}) {
         const auto text = detail::read_optional_file(sys, path, 64 * 1024, warnings);
         if (!text) continue;
         const auto h = parse_proc_cgroup(*text);
         env.kubernetes = env.kubernetes || h.kubernetes;
-        if (env.container == container_runtime::none ||
-            (env.container == container_runtime::other && h.runtime != container_runtime::none))
+        if (podman_unsure && h.runtime != container_runtime::none) {
+            env.container = h.runtime; // CRI-O ("crio-….scope") or a Kubernetes pod's runtime
+            podman_unsure = false;
+        } else if (env.container == container_runtime::none ||
+                   (env.container == container_runtime::other && h.runtime != container_runtime::none)) {
             env.container = h.runtime;
-    }
-    // systemd's convention, which Podman, LXC and systemd-nspawn follow for PID 1.
-    if (env.container == container_runtime::none) {
-        if (const auto c = sys.env("container")) {
-            if (*c == "podman"sv) env.container = container_runtime::podman;
-            else if (*c == "docker"sv) env.container = container_runtime::docker;
-            else if (*c == "lxc"sv || *c == "lxc-libvirt"sv) env.container = container_runtime::lxc;
-            else if (!c->empty()) env.container = container_runtime::other;
         }
+    }
+    // systemd's container interface: the manager's name in /run/host/container-manager
+    // (systemd-nspawn, Podman) or /run/systemd/container (systemd, inside any container
+    // whose PID 1 it is: LXC, LXD, Incus), and in PID 1's `container` variable, which
+    // this process sees only where it inherited it. With a private cgroup namespace these
+    // are the only signs of LXC and nspawn.
+    if (env.container == container_runtime::none) {
+        const auto runtime_named = [](std::string_view c) {
+            c = detail::trim(c);
+            if (c == "podman"sv) return container_runtime::podman;
+            if (c == "docker"sv) return container_runtime::docker;
+            if (c == "lxc"sv || c == "lxc-libvirt"sv) return container_runtime::lxc;
+            return c.empty() ? container_runtime::none : container_runtime::other;
+        };
+        for (std::string_view path : {"/run/host/container-manager"sv, "/run/systemd/container"sv}) {
+            const auto r = sys.read_file(path, 256);
+            if (r.ok()) env.container = runtime_named(r.data);
+            if (env.container != container_runtime::none) break;
+        }
+        if (env.container == container_runtime::none)
+            if (const auto c = sys.env("container")) env.container = runtime_named(*c);
     }
 
     // Kubernetes: the service variables every pod gets, and the service account's namespace.
@@ -21370,9 +21471,10 @@ AI_HWACCEL_NAMESPACE_END
 // areas and devices without a medium are left out. Kinds are told apart honestly: a
 // virtio or Xen disk, or one whose vendor or model names a hypervisor or a network block
 // service, is a virtual disk whatever its rotational flag says (the flag means nothing
-// there); NVMe is NVMe; otherwise queue/rotational decides between HDD and SSD (so SAS,
-// USB and eMMC flash count as sata_ssd). Persistent memory (pmem*, NVDIMM namespaces) is
-// byte-addressable memory behind a block interface and is reported as `ram`.
+// there); NVMe over PCIe is NVMe, over TCP, RDMA or Fibre Channel a network disk;
+// otherwise queue/rotational decides between HDD and SSD (so SAS, USB and eMMC flash
+// count as sata_ssd). Persistent memory (pmem*, NVDIMM namespaces) is byte-addressable
+// memory behind a block interface and is reported as `ram`.
 
 // #include "ai_hwaccel/config.hpp"
 // #include "ai_hwaccel/core/system_io.hpp"
@@ -21409,10 +21511,11 @@ constexpr bool is_pseudo_block_device(std::string_view name) noexcept {
 
 /// Vendor or model strings that say the disk is emulated or remote: QEMU, VMware,
 /// VirtualBox and Hyper-V ("Msft" / "Virtual Disk") disks, AWS EBS and GCP persistent
-/// disks, and a BMC's virtual media (the Linux USB mass-storage gadget, "File-Stor Gadget").
+/// disks (SCSI "PersistentDisk", NVMe "nvme_card-pd"; GCP's local SSDs are "nvme_card"),
+/// and a BMC's virtual media (the Linux USB mass-storage gadget, "File-Stor Gadget").
 constexpr bool names_virtual_disk(std::string_view vendor, std::string_view model) noexcept {
     for (std::string_view marker : {"QEMU", "VMware", "Virtual", "VBOX", "Msft", "Amazon Elastic Block Store",
-                                    "PersistentDisk", "File-Stor Gadget"})
+                                    "PersistentDisk", "nvme_card-pd", "File-Stor Gadget"})
         if (detail::icontains(vendor, marker) || detail::icontains(model, marker)) return true;
     return false;
 }
@@ -21432,6 +21535,8 @@ constexpr storage_kind classify_block_device(std::string_view name, std::string_
 
 static_assert(classify_block_device("nvme0n1", "", "Samsung SSD 990 PRO 2TB", false) == storage_kind::nvme);
 static_assert(classify_block_device("nvme1n1", "", "Amazon Elastic Block Store", false) == storage_kind::virtual_disk);
+static_assert(classify_block_device("nvme0n1", "", "nvme_card-pd", false) == storage_kind::virtual_disk);
+static_assert(classify_block_device("nvme0n1", "", "nvme_card", false) == storage_kind::nvme);
 static_assert(classify_block_device("vda", "", "", true) == storage_kind::virtual_disk);
 static_assert(classify_block_device("sda", "ATA", "ST4000DM004", true) == storage_kind::hdd);
 
@@ -21485,6 +21590,16 @@ std::optional<storage_device> read_block_device(const S& sys, std::string_view n
     if (auto text = detail::read_optional_file(sys, d + "/device/model", cap, warnings))
         dev.model = std::string(detail::trim(*text));
     dev.kind = classify_block_device(name, vendor, dev.model, rotational);
+    // A namespace's controller says how it is reached ("pcie", "tcp", "rdma", "fc",
+    // "loop"); only PCIe is a local drive. (A multipath head's device is the subsystem,
+    // which has no transport: such namespaces stay NVMe.)
+    if (dev.kind == storage_kind::nvme) {
+        if (auto text = detail::read_optional_file(sys, d + "/device/transport", cap, warnings)) {
+            const auto transport = detail::trim(*text);
+            if (transport == "loop") dev.kind = storage_kind::virtual_disk;
+            else if (!transport.empty() && transport != "pcie") dev.kind = storage_kind::network;
+        }
+    }
     return dev;
 }
 

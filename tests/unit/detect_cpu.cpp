@@ -4,8 +4,10 @@
 
 #include <doctest/doctest.h>
 
+#include <filesystem>
 #include <set>
 #include <string>
+#include <tuple>
 #include <vector>
 
 namespace ah = ai_hwaccel;
@@ -485,6 +487,90 @@ TEST_CASE("probe_host: sockets and cores from the sysfs topology") {
     CHECK(host.cpu.threads == 4);
     CHECK(host.cpu.sockets == 2);
     CHECK(host.cpu.cores == 3);
+}
+
+TEST_CASE("probe_host: Arm core ids restart in each cluster (hand-made device-tree topology)") {
+    // What drivers/base/arch_topology.c gives a device-tree board with two clusters of four
+    // cores (RK3588-like): package 0 throughout, core_id 0-3 in each cluster, cluster_id apart.
+    test::scratch_dir root;
+    std::string cpuinfo;
+    for (int n = 0; n < 8; ++n)
+        cpuinfo += "processor\t: " + std::to_string(n) + "\nCPU implementer\t: 0x41\nCPU architecture: 8\n\n";
+    root.write("proc/cpuinfo", cpuinfo);
+    root.write("proc/meminfo", "MemTotal: 1024 kB\n");
+    root.write("sys/devices/system/cpu/online", "0-7\n");
+    for (int n = 0; n < 8; ++n) {
+        const std::string dir = "sys/devices/system/cpu/cpu" + std::to_string(n) + "/topology/";
+        root.write(dir + "physical_package_id", "0\n");
+        root.write(dir + "core_id", std::to_string(n % 4) + "\n");
+        root.write(dir + "cluster_id", std::to_string(n / 4) + "\n");
+    }
+    std::vector<ah::warning> w;
+    auto host = ah::probe_host(ah::host_system(root.path().string()), w).first;
+    CHECK(w.empty());
+    CHECK(host.cpu.arch == ah::cpu_arch::aarch64);
+    CHECK(host.cpu.sockets == 1);
+    CHECK(host.cpu.cores == 8);
+    // Without cluster ids (a kernel before 5.16) the ids are all there is.
+    for (int n = 0; n < 8; ++n)
+        std::filesystem::remove(root.path() /
+                                ("sys/devices/system/cpu/cpu" + std::to_string(n) + "/topology/cluster_id"));
+    host = ah::probe_host(ah::host_system(root.path().string()), w).first;
+    CHECK(host.cpu.cores == 4);
+}
+
+TEST_CASE("probe_host: usable threads leave out CPUs that are not online") {
+    // Cpus_allowed_list is the task's raw mask; sched_getaffinity intersects it with the
+    // active CPUs, and so do we.
+    test::scratch_dir root;
+    write_basics(root, 4);
+    root.write("sys/devices/system/cpu/online", "0-3\n");
+    root.write("proc/self/status", "Cpus_allowed_list:\t0-7\n");
+    std::vector<ah::warning> w;
+    auto host = ah::probe_host(ah::host_system(root.path().string()), w).first;
+    CHECK(w.empty());
+    CHECK(host.cpu.threads == 4);
+    CHECK(host.cpu.usable_threads == 4);
+    root.write("proc/self/status", "Cpus_allowed_list:\t1,3-5\n");
+    CHECK(ah::probe_host(ah::host_system(root.path().string()), w).first.cpu.usable_threads == 2);
+    // A mask that shares nothing with the online list is not narrowed to nothing.
+    root.write("proc/self/status", "Cpus_allowed_list:\t8-9\n");
+    CHECK(ah::probe_host(ah::host_system(root.path().string()), w).first.cpu.usable_threads == 2);
+    CHECK(w.empty());
+}
+
+TEST_CASE("probe_host: a hugetlb pool is not the CPU's memory") {
+    test::scratch_dir root;
+    write_basics(root, 2);
+    root.write("proc/meminfo", "MemTotal: 1048576 kB\nMemAvailable: 131072 kB\nHugePages_Total: 400\n"
+                               "Hugepagesize: 2048 kB\nHugetlb: 819200 kB\n");
+    std::vector<ah::warning> w;
+    auto [host, cpu] = ah::probe_host(ah::host_system(root.path().string()), w);
+    CHECK(w.empty());
+    CHECK(*host.memory.total_bytes == 1048576u * 1024); // the host's memory as the kernel reports it
+    CHECK(*cpu.memory_bytes == (1048576u - 819200u) * 1024);
+    CHECK(*cpu.memory_free_bytes == 131072u * 1024);
+    // Without the Hugetlb line (kernels before 4.16): pages × size of the default pool.
+    root.write("proc/meminfo", "MemTotal: 1048576 kB\nMemAvailable: 131072 kB\nHugePages_Total: 400\n"
+                               "Hugepagesize: 2048 kB\n");
+    std::tie(host, cpu) = ah::probe_host(ah::host_system(root.path().string()), w);
+    CHECK(*cpu.memory_bytes == (1048576u - 400u * 2048u) * 1024);
+    // A pool as large as the memory (a hostile or broken file) is ignored.
+    root.write("proc/meminfo", "MemTotal: 1024 kB\nHugetlb: 99999999999999999 kB\n");
+    std::tie(host, cpu) = ah::probe_host(ah::host_system(root.path().string()), w);
+    CHECK(*cpu.memory_bytes == 1024u * 1024);
+    CHECK(w.empty());
+}
+
+TEST_CASE("meminfo_hugetlb_bytes on the real captures (no pools)") {
+    for (const char* file : {"meminfo_16gb-server_kernel3.14plus.txt", "meminfo_16gb-workstation_kernel5x_swap.txt",
+                             "meminfo_64gb-x86_kernel6x_zswap-unaccepted.txt", "meminfo_huawei-kunpeng920_arm64.txt"}) {
+        CAPTURE(file);
+        if (const auto text = test::capture(std::string("proc-meminfo/") + file))
+            CHECK(ah::detail::meminfo_hugetlb_bytes(*text) == 0);
+    }
+    CHECK(ah::detail::meminfo_hugetlb_bytes("HugePages_Total: 99999999999999999999\nHugepagesize: 2048 kB\n") == 0);
+    CHECK(ah::detail::meminfo_hugetlb_bytes("HugePages_Total: 9007199254740993\nHugepagesize: 1048576 kB\n") == 0);
 }
 
 TEST_CASE("probe_host: cgroup v2 CPU quota, own cgroup and ancestors") {

@@ -254,6 +254,12 @@ TEST_CASE("identify_platform, hand-made DMI strings") {
     p = ah::identify_platform(d);
     CHECK(p.hypervisor.empty()); // bare metal
     CHECK(p.instance_type == "i3.metal");
+    d.product_name = "m7i.metal-48xl"; // the newer bare-metal sizes
+    p = ah::identify_platform(d);
+    CHECK(p.hypervisor.empty());
+    CHECK(p.instance_type == "m7i.metal-48xl");
+    d.product_name = "metal.fake"; // "metal" before the dot is no size
+    CHECK(ah::identify_platform(d).hypervisor == "Amazon");
 
     d = {};
     d.sys_vendor = "Xen";
@@ -403,6 +409,38 @@ TEST_CASE("probe_environment scratch trees") {
         CHECK(ah::probe_environment(var, w).container == container_runtime::podman);
         var.vars["container"] = "systemd-nspawn";
         CHECK(ah::probe_environment(var, w).container == container_runtime::other);
+        CHECK(w.empty());
+    }
+    SUBCASE("CRI-O writes an empty .containerenv too: the cgroup path decides") {
+        test::scratch_dir root;
+        root.write("run/.containerenv", "");
+        env_view sys(root.path().string());
+        std::vector<ah::warning> w;
+        CHECK(ah::probe_environment(sys, w).container == container_runtime::podman); // nothing else says
+        root.write("proc/self/cgroup", "0::/kubepods.slice/kubepods-burstable.slice/"
+                                       "kubepods-burstable-pod1a.slice/crio-3f2e.scope\n");
+        const auto env = ah::probe_environment(sys, w);
+        CHECK(env.container == container_runtime::other);
+        CHECK(env.kubernetes);
+        // Podman's own file names it, whatever the cgroup path says.
+        root.write("run/.containerenv", "engine=\"podman-5.2.2\"\nname=\"x\"\n");
+        CHECK(ah::probe_environment(sys, w).container == container_runtime::podman);
+        CHECK(w.empty());
+    }
+    SUBCASE("LXC, Incus and systemd-nspawn from systemd's container files") {
+        // With cgroup v2 and a private cgroup namespace /proc/*/cgroup says "0::/", and
+        // `container` is set for PID 1 only.
+        test::scratch_dir root;
+        root.write("proc/1/cgroup", "0::/\n");
+        root.write("proc/self/cgroup", "0::/\n");
+        root.write("run/systemd/container", "lxc\n");
+        env_view sys(root.path().string());
+        std::vector<ah::warning> w;
+        CHECK(ah::probe_environment(sys, w).container == container_runtime::lxc);
+        root.write("run/host/container-manager", "systemd-nspawn\n"); // read first
+        CHECK(ah::probe_environment(sys, w).container == container_runtime::other);
+        root.write("run/host/container-manager", "\n");
+        CHECK(ah::probe_environment(sys, w).container == container_runtime::lxc);
         CHECK(w.empty());
     }
     SUBCASE("Kubernetes with containerd, on AWS, from cgroups and DMI") {

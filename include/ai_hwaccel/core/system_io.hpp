@@ -132,7 +132,7 @@ struct cpu_info {
     std::uint32_t sockets = 0;
     std::uint32_t cores = 0;   ///< physical cores, all sockets
     std::uint32_t threads = 0; ///< logical CPUs online
-    /// CPUs this process may run on (affinity mask / cgroup cpuset), 0 when unknown.
+    /// Online CPUs this process may run on (affinity mask / cgroup cpuset), 0 when unknown.
     std::uint32_t usable_threads = 0;
     /// The container's CPU quota in CPUs (cgroup v2 cpu.max, v1 cfs_quota_us/period_us;
     /// 2.5 = 250 ms of CPU time per 100 ms), 0 when there is none.

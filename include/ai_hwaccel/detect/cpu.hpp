@@ -72,6 +72,26 @@ inline memory_info parse_meminfo(std::string_view text) {
 }
 
 namespace detail {
+/// The bytes /proc/meminfo's MemTotal holds in hugetlb pools: its `Hugetlb:` line (every
+/// page size, Linux 4.16 and later), else HugePages_Total × Hugepagesize (the default size
+/// only). Pool pages serve only hugetlbfs and MAP_HUGETLB mappings, not ordinary
+/// allocations or a model file's pages (Documentation/admin-guide/mm/hugetlbpage.rst).
+inline std::uint64_t meminfo_hugetlb_bytes(std::string_view text) {
+    using namespace std::string_view_literals;
+    std::optional<std::uint64_t> hugetlb_kib, pages, page_kib;
+    for_each_key_value(text, [&](std::string_view key, std::string_view value, bool) {
+        const auto sp = value.find(' ');
+        const auto n = parse_u64(value.substr(0, sp));
+        if (key == "Hugetlb"sv) hugetlb_kib = n;
+        else if (key == "HugePages_Total"sv) pages = n;
+        else if (key == "Hugepagesize"sv) page_kib = n;
+    });
+    const auto kib = [](std::uint64_t k) { return k > UINT64_MAX / units::kib ? std::uint64_t{0} : k * units::kib; };
+    if (hugetlb_kib) return kib(*hugetlb_kib);
+    if (pages && page_kib && (*page_kib == 0 || *pages <= UINT64_MAX / *page_kib)) return kib(*pages * *page_kib);
+    return 0;
+}
+
 /// Gives the devices that work from the system's memory and have no size of their own
 /// (unified_memory, memory unknown or only a catalogue row's nominal figure) what the
 /// system has: MemTotal as their memory, MemAvailable as free, from /proc/meminfo, read
@@ -762,20 +782,21 @@ cgroup_limits probe_cgroup_limits(const S& sys, const std::optional<std::string>
 // ---------------------------------------------------------------------------------------
 // The probe
 
-/// Reads the host's CPU (online and usable threads, CPU quota), memory, cgroup limits and
-/// NUMA nodes through `sys`, adding warnings for what could not be read. Returns the host
-/// description and the CPU's profile.
 /// Sockets and physical cores from each online CPU's sysfs topology
 /// (/sys/devices/system/cpu/cpuN/topology/{physical_package_id,core_id}): the kernel's own
 /// view, and the only one on Arm, whose /proc/cpuinfo names neither. Used only when every
 /// online CPU has both files; x86's /proc/cpuinfo prints the same ids, so a difference
-/// there is reported.
+/// there is reported. Elsewhere a core id is unique only within its cluster and die: on
+/// device-tree Arm boards (Jetson, RK3588) the kernel numbers each cluster's cores from 0
+/// in package 0, so `cluster_id` and `die_id`, where the kernel has them, are part of a
+/// core's identity there.
 template <system_view S>
 void probe_cpu_topology(const S& sys, std::string_view online_list, cpu_info& cpu, std::vector<warning>& warnings) {
     const auto cpus = parse_cpulist(online_list);
     if (!cpus || cpus->empty()) return;
+    const bool ids_per_cluster = cpu.arch != cpu_arch::x86_64;
     std::vector<std::string> packages; // ids as text, counted as parse_cpuinfo counts its own
-    std::vector<std::string> cores;    // "package core"
+    std::vector<std::string> cores;    // "package core", or "package die cluster core"
     for (const auto n : *cpus) {
         std::string dir = "/sys/devices/system/cpu/cpu";
         dir += detail::to_decimal(n);
@@ -790,7 +811,17 @@ void probe_cpu_topology(const S& sys, std::string_view online_list, cpu_info& cp
             return;
         }
         packages.push_back(std::to_string(*p));
-        cores.push_back(packages.back() + ' ' + std::to_string(*c));
+        std::string key = packages.back();
+        if (ids_per_cluster) {
+            for (const char* file : {"die_id", "cluster_id"}) {
+                const auto id = sys.read_file(dir + file, 64); // absent before Linux 5.16 (cluster), 5.2 (die)
+                key += ' ';
+                if (id.ok()) key += detail::trim(id.data);
+            }
+        }
+        key += ' ';
+        key += std::to_string(*c);
+        cores.push_back(std::move(key));
     }
     const auto sockets = static_cast<std::uint32_t>(detail::count_distinct(packages));
     const auto physical = static_cast<std::uint32_t>(detail::count_distinct(cores));
@@ -811,6 +842,9 @@ void probe_cpu_topology(const S& sys, std::string_view online_list, cpu_info& cp
     cpu.cores = physical;
 }
 
+/// Reads the host's CPU (online and usable threads, CPU quota), memory, cgroup limits and
+/// NUMA nodes through `sys`, adding warnings for what could not be read. Returns the host
+/// description and the CPU's profile.
 template <system_view S>
 std::pair<host_info, accelerator_profile> probe_host(const S& sys, std::vector<warning>& warnings) {
     host_info host;
@@ -839,11 +873,13 @@ std::pair<host_info, accelerator_profile> probe_host(const S& sys, std::vector<w
     // The kernel's online mask is the authority on how many CPUs run; /proc/cpuinfo can be
     // virtualised (LXCFS shows the container's share) or cut short.
     constexpr std::string_view online_path = "/sys/devices/system/cpu/online";
+    std::string online_list; // kept when it is a cpulist, to narrow the affinity mask below
     if (auto text = detail::read_optional_file(sys, online_path, 64 * 1024, warnings)) {
         const auto online = cpulist_count(*text);
         if (!online || *online == 0) {
             note(warning_kind::parse_error, online_path, "not a cpulist");
         } else {
+            online_list = *text;
             if (host.cpu.threads != 0 && host.cpu.threads != *online) {
                 std::string message = "/proc/cpuinfo lists ";
                 message += detail::to_decimal(host.cpu.threads);
@@ -856,22 +892,33 @@ std::pair<host_info, accelerator_profile> probe_host(const S& sys, std::vector<w
             probe_cpu_topology(sys, *text, host.cpu, warnings);
         }
     }
-    // What this process may run on: its affinity mask, which cgroup cpusets narrow.
+    // What this process may run on: its affinity mask, which cgroup cpusets narrow, less
+    // the CPUs that are not online (the mask may name offline and hot-pluggable ones).
     constexpr std::string_view status_path = "/proc/self/status";
     if (auto text = detail::read_optional_file(sys, status_path, 64 * 1024, warnings)) {
         detail::for_each_key_value(*text, [&](std::string_view key, std::string_view value, bool has_colon) {
             if (!has_colon || key != "Cpus_allowed_list") return;
-            if (auto n = cpulist_count(value); n && *n != 0) host.cpu.usable_threads = *n;
-            else note(warning_kind::parse_error, status_path, "Cpus_allowed_list is not a cpulist");
+            auto n = cpulist_count(value);
+            if (!n || *n == 0) {
+                note(warning_kind::parse_error, status_path, "Cpus_allowed_list is not a cpulist");
+                return;
+            }
+            // A mask and an online list that share no CPU are not one machine's (a
+            // hand-assembled tree): the mask is kept as it is.
+            if (const auto common = cpulist_count_common(value, online_list); !online_list.empty() && common && *common)
+                n = common;
+            host.cpu.usable_threads = *n;
         });
     }
     const auto self_cgroup = detail::read_optional_file(sys, "/proc/self/cgroup", 64 * 1024, warnings);
     const auto limits = detail::probe_cgroup_limits(sys, self_cgroup, warnings);
     host.cpu.cpu_quota = limits.cpu_quota;
 
+    std::uint64_t hugetlb = 0;
     if (auto text = read_reporting("/proc/meminfo")) {
         host.memory = parse_meminfo(*text);
         if (!host.memory.total_bytes) note(warning_kind::parse_error, "/proc/meminfo", "no MemTotal line");
+        hugetlb = detail::meminfo_hugetlb_bytes(*text);
     }
     if (limits.memory_bytes) host.memory.cgroup_limit_bytes = {*limits.memory_bytes, origin::sysfs};
     if (limits.memory_free_bytes) host.memory.cgroup_free_bytes = {*limits.memory_free_bytes, origin::sysfs};
@@ -907,8 +954,14 @@ std::pair<host_info, accelerator_profile> probe_host(const S& sys, std::vector<w
     cpu.maker = host.cpu.maker;
     cpu.name = host.cpu.model.empty() ? std::string_view("CPU") : std::string_view(host.cpu.model);
     // Under a cgroup limit the CPU's memory is the limit, and what is free is what the
-    // machine has available and the cgroup has room for, whichever is less.
-    const std::uint64_t usable = host.memory.usable_bytes();
+    // machine has available and the cgroup has room for, whichever is less. A hugetlb pool
+    // is out of both: MemTotal counts it, ordinary allocations cannot use it, MemAvailable
+    // already leaves it out. (The host's memory stays MemTotal, as the kernel reports it.)
+    std::uint64_t usable = host.memory.usable_bytes();
+    if (const auto total = host.memory.total_bytes.value_or(0); hugetlb != 0 && hugetlb < total) {
+        const std::uint64_t outside_pool = total - hugetlb;
+        if (usable > outside_pool) usable = outside_pool;
+    }
     if (usable != 0) cpu.memory_bytes = {usable, origin::sysfs};
     if (const auto& a = host.memory.available_bytes) {
         std::uint64_t free = usable != 0 && usable < *a ? usable : *a;

@@ -172,12 +172,14 @@ inline platform_identity identify_platform(const dmi_info& d, std::string_view h
     const std::string_view vendor = d.sys_vendor, product = d.product_name;
     const bool ec2_vendor =
         vendor == "Amazon EC2"sv || d.board_vendor == "Amazon EC2"sv || d.bios_vendor == "Amazon EC2"sv;
-    const bool metal = ec2_vendor && product.ends_with(".metal");
+    // Bare-metal sizes: "i3.metal", and the newer "m7i.metal-24xl" / "c7i.metal-48xl".
+    const auto dot = product.find('.');
+    const bool metal = ec2_vendor && dot != std::string_view::npos && product.substr(dot + 1).starts_with("metal");
 
     // Hypervisor, most specific evidence first.
     std::string_view hypervisor;
     if (iequals(detail::trim(hypervisor_type), "xen"sv)) hypervisor = "Xen"sv;
-    else if (ec2_vendor) hypervisor = metal ? ""sv : "Amazon"sv; // Nitro (KVM-based); ".metal" has none
+    else if (ec2_vendor) hypervisor = metal ? ""sv : "Amazon"sv; // Nitro (KVM-based); metal sizes have none
     else if (icontains(product, "KVM"sv)) hypervisor = "KVM"sv;
     else if (vendor == "QEMU"sv) hypervisor = "QEMU"sv; // KVM or TCG: DMI cannot tell
     else if (icontains(vendor, "VMware"sv) || icontains(product, "VMware"sv)) hypervisor = "VMware"sv;
@@ -300,25 +302,50 @@ runtime_environment probe_environment(const S& sys, std::vector<warning>& warnin
     using namespace std::string_view_literals; // "..."sv: no length counted at run time
     runtime_environment env;
     // Containers: marker files first, then cgroup paths (PID 1's, then ours).
-    if (sys.exists("/.dockerenv")) env.container = container_runtime::docker;
-    else if (sys.exists("/run/.containerenv")) env.container = container_runtime::podman;
+    // /run/.containerenv is Podman's, but CRI-O writes one too (empty): only the
+    // `engine="podman-…"` line Podman has written since 2.0 settles it; an empty file is
+    // Podman's only when no cgroup path names another runtime.
+    bool podman_unsure = false;
+    if (sys.exists("/.dockerenv")) {
+        env.container = container_runtime::docker;
+    } else if (sys.exists("/run/.containerenv")) {
+        env.container = container_runtime::podman;
+        const auto r = sys.read_file("/run/.containerenv", 4096);
+        podman_unsure = !(r.ok() && r.data.find("engine=\"podman"sv) != std::string_view::npos);
+    }
     for (std::string_view path : {"/proc/1/cgroup"sv, "/proc/self/cgroup"sv}) {
         const auto text = detail::read_optional_file(sys, path, 64 * 1024, warnings);
         if (!text) continue;
         const auto h = parse_proc_cgroup(*text);
         env.kubernetes = env.kubernetes || h.kubernetes;
-        if (env.container == container_runtime::none ||
-            (env.container == container_runtime::other && h.runtime != container_runtime::none))
+        if (podman_unsure && h.runtime != container_runtime::none) {
+            env.container = h.runtime; // CRI-O ("crio-….scope") or a Kubernetes pod's runtime
+            podman_unsure = false;
+        } else if (env.container == container_runtime::none ||
+                   (env.container == container_runtime::other && h.runtime != container_runtime::none)) {
             env.container = h.runtime;
-    }
-    // systemd's convention, which Podman, LXC and systemd-nspawn follow for PID 1.
-    if (env.container == container_runtime::none) {
-        if (const auto c = sys.env("container")) {
-            if (*c == "podman"sv) env.container = container_runtime::podman;
-            else if (*c == "docker"sv) env.container = container_runtime::docker;
-            else if (*c == "lxc"sv || *c == "lxc-libvirt"sv) env.container = container_runtime::lxc;
-            else if (!c->empty()) env.container = container_runtime::other;
         }
+    }
+    // systemd's container interface: the manager's name in /run/host/container-manager
+    // (systemd-nspawn, Podman) or /run/systemd/container (systemd, inside any container
+    // whose PID 1 it is: LXC, LXD, Incus), and in PID 1's `container` variable, which
+    // this process sees only where it inherited it. With a private cgroup namespace these
+    // are the only signs of LXC and nspawn.
+    if (env.container == container_runtime::none) {
+        const auto runtime_named = [](std::string_view c) {
+            c = detail::trim(c);
+            if (c == "podman"sv) return container_runtime::podman;
+            if (c == "docker"sv) return container_runtime::docker;
+            if (c == "lxc"sv || c == "lxc-libvirt"sv) return container_runtime::lxc;
+            return c.empty() ? container_runtime::none : container_runtime::other;
+        };
+        for (std::string_view path : {"/run/host/container-manager"sv, "/run/systemd/container"sv}) {
+            const auto r = sys.read_file(path, 256);
+            if (r.ok()) env.container = runtime_named(r.data);
+            if (env.container != container_runtime::none) break;
+        }
+        if (env.container == container_runtime::none)
+            if (const auto c = sys.env("container")) env.container = runtime_named(*c);
     }
 
     // Kubernetes: the service variables every pod gets, and the service account's namespace.

@@ -6,9 +6,10 @@
 // areas and devices without a medium are left out. Kinds are told apart honestly: a
 // virtio or Xen disk, or one whose vendor or model names a hypervisor or a network block
 // service, is a virtual disk whatever its rotational flag says (the flag means nothing
-// there); NVMe is NVMe; otherwise queue/rotational decides between HDD and SSD (so SAS,
-// USB and eMMC flash count as sata_ssd). Persistent memory (pmem*, NVDIMM namespaces) is
-// byte-addressable memory behind a block interface and is reported as `ram`.
+// there); NVMe over PCIe is NVMe, over TCP, RDMA or Fibre Channel a network disk;
+// otherwise queue/rotational decides between HDD and SSD (so SAS, USB and eMMC flash
+// count as sata_ssd). Persistent memory (pmem*, NVDIMM namespaces) is byte-addressable
+// memory behind a block interface and is reported as `ram`.
 #pragma once
 
 #include "ai_hwaccel/config.hpp"
@@ -46,10 +47,11 @@ constexpr bool is_pseudo_block_device(std::string_view name) noexcept {
 
 /// Vendor or model strings that say the disk is emulated or remote: QEMU, VMware,
 /// VirtualBox and Hyper-V ("Msft" / "Virtual Disk") disks, AWS EBS and GCP persistent
-/// disks, and a BMC's virtual media (the Linux USB mass-storage gadget, "File-Stor Gadget").
+/// disks (SCSI "PersistentDisk", NVMe "nvme_card-pd"; GCP's local SSDs are "nvme_card"),
+/// and a BMC's virtual media (the Linux USB mass-storage gadget, "File-Stor Gadget").
 constexpr bool names_virtual_disk(std::string_view vendor, std::string_view model) noexcept {
     for (std::string_view marker : {"QEMU", "VMware", "Virtual", "VBOX", "Msft", "Amazon Elastic Block Store",
-                                    "PersistentDisk", "File-Stor Gadget"})
+                                    "PersistentDisk", "nvme_card-pd", "File-Stor Gadget"})
         if (detail::icontains(vendor, marker) || detail::icontains(model, marker)) return true;
     return false;
 }
@@ -69,6 +71,8 @@ constexpr storage_kind classify_block_device(std::string_view name, std::string_
 
 static_assert(classify_block_device("nvme0n1", "", "Samsung SSD 990 PRO 2TB", false) == storage_kind::nvme);
 static_assert(classify_block_device("nvme1n1", "", "Amazon Elastic Block Store", false) == storage_kind::virtual_disk);
+static_assert(classify_block_device("nvme0n1", "", "nvme_card-pd", false) == storage_kind::virtual_disk);
+static_assert(classify_block_device("nvme0n1", "", "nvme_card", false) == storage_kind::nvme);
 static_assert(classify_block_device("vda", "", "", true) == storage_kind::virtual_disk);
 static_assert(classify_block_device("sda", "ATA", "ST4000DM004", true) == storage_kind::hdd);
 
@@ -122,6 +126,16 @@ std::optional<storage_device> read_block_device(const S& sys, std::string_view n
     if (auto text = detail::read_optional_file(sys, d + "/device/model", cap, warnings))
         dev.model = std::string(detail::trim(*text));
     dev.kind = classify_block_device(name, vendor, dev.model, rotational);
+    // A namespace's controller says how it is reached ("pcie", "tcp", "rdma", "fc",
+    // "loop"); only PCIe is a local drive. (A multipath head's device is the subsystem,
+    // which has no transport: such namespaces stay NVMe.)
+    if (dev.kind == storage_kind::nvme) {
+        if (auto text = detail::read_optional_file(sys, d + "/device/transport", cap, warnings)) {
+            const auto transport = detail::trim(*text);
+            if (transport == "loop") dev.kind = storage_kind::virtual_disk;
+            else if (!transport.empty() && transport != "pcie") dev.kind = storage_kind::network;
+        }
+    }
     return dev;
 }
 
