@@ -2183,7 +2183,8 @@ AI_HWACCEL_NAMESPACE_END
 //   - the child gets LC_ALL=C (numbers and messages in one known format), stdin from
 //     /dev/null, and the trusted PATH;
 //   - stdout and stderr are drained together with poll(), each into a buffer with a byte
-//     cap; a tool that goes past the cap is stopped and its output kept up to the cap;
+//     cap; a tool whose stdout goes past its cap is stopped and its output kept up to the
+//     cap; stderr past its cap is read and dropped, and the tool runs on;
 //   - the child leads its own process group, and on timeout the whole group is killed
 //     (SIGKILL) and reaped, so grandchildren holding the pipes cannot stall the caller;
 //   - the outcome says how the tool ended: exit status, signal, timeout, cap.
@@ -2224,7 +2225,7 @@ struct tool_request {
     /// argv[0] is the tool's file name ("nvidia-smi", looked up in trusted folders) or an
     /// absolute path; the rest are its arguments, passed as they are.
     std::vector<std::string> argv;
-    std::chrono::milliseconds timeout{5000};
+    std::chrono::milliseconds timeout{5000}; ///< at most 0: times out at once; past the clock's range: no limit
     std::size_t stdout_cap = std::size_t{16} << 20;
     std::size_t stderr_cap = std::size_t{64} << 10;
     /// When stop is requested while the tool runs, its process group is killed at once
@@ -2237,7 +2238,7 @@ enum class tool_status : std::uint8_t {
     exited,         ///< ran to the end; `exit_code` says how (0 = success)
     signalled,      ///< killed by a signal it did not ask for (`signal`)
     timed_out,      ///< still running at the deadline; its process group was killed
-    truncated,      ///< printed more than a cap; stopped, output kept up to the cap
+    truncated,      ///< printed more than the stdout cap; stopped, output kept up to the cap
     not_found,      ///< no such tool in any trusted folder (or no capture of it)
     not_executable, ///< found, but not an executable regular file, or exec refused it
     spawn_failed,   ///< the system could not start it (no memory, no pipes, …)
@@ -2273,6 +2274,10 @@ struct tool_result {
     /// Set when the tool could not be killed and reaped (stuck in the kernel): it is left
     /// behind rather than blocking detection.
     bool abandoned = false;
+    /// Set when the tool ended but its wait status was lost: the calling program ignores
+    /// SIGCHLD, so the kernel reaps its children itself. `exited` with `exit_code` 0 then
+    /// means "ended, how is unknown".
+    bool exit_unknown = false;
 
     /// Ran to the end with status 0.
     bool succeeded() const noexcept { return status == tool_status::exited && exit_code == 0; }
@@ -2356,10 +2361,12 @@ inline tool_lookup find_tool(std::string_view name, const tool_search& search = 
         return r;
     }
     std::string path_value;
+    bool has_path = true; // an unset PATH has no entries; a set, empty one has one empty entry
     if (search.path) path_value = *search.path;
     else if (const char* p = std::getenv("PATH")) path_value = p;
+    else has_path = false;
     std::string_view rest = path_value;
-    for (;;) {
+    while (has_path) {
         const auto colon = rest.find(':');
         const std::string_view entry = rest.substr(0, colon);
         if (entry.empty() || entry.front() != '/') r.unsafe_path_entries.emplace_back(entry);
@@ -2392,7 +2399,10 @@ namespace detail {
 
 // Reads what is available on `fd` into `buf` up to `cap`. Returns false at end of file or
 // on an error; sets `over` when the stream went past the cap.
-inline bool drain_into(int fd, std::string& buf, std::size_t cap, bool& over) {
+// Reads what `fd` has into `buf`, up to `cap` bytes; sets `over` when there was more.
+// Past the cap the rest is read and dropped when `discard_excess` (stderr: a chatty tool
+// is not stopped for its diagnostics), else reading stops there (returns false).
+inline bool drain_into(int fd, std::string& buf, std::size_t cap, bool& over, bool discard_excess = false) {
     char chunk[65536];
     for (;;) {
         const ::ssize_t n = ::read(fd, chunk, sizeof chunk);
@@ -2402,7 +2412,7 @@ inline bool drain_into(int fd, std::string& buf, std::size_t cap, bool& over) {
             buf.append(chunk, got < room ? got : room);
             if (got > room) {
                 over = true;
-                return false;
+                if (!discard_excess) return false;
             }
             continue;
         }
@@ -2481,17 +2491,21 @@ inline bool make_pipe(int fds[2]) {
 #endif
 }
 
-// Waits for `pid` until `deadline`; returns true and the status once it is reaped.
-inline bool reap_until(::pid_t pid, std::chrono::steady_clock::time_point deadline, int& status) {
+// Waits for `pid` until `deadline` or a stop request; returns true and the status once
+// it is reaped. `lost` is set when the status cannot be had (ECHILD: the caller ignores
+// SIGCHLD and the kernel reaped the child).
+inline bool reap_until(::pid_t pid, std::chrono::steady_clock::time_point deadline, int& status, bool& lost,
+                       const std::stop_token& stop = {}) {
     auto pause = std::chrono::microseconds(200);
     for (;;) {
         const ::pid_t w = ::waitpid(pid, &status, WNOHANG);
         if (w == pid) return true;
         if (w < 0 && errno != EINTR) {
-            status = 0; // ECHILD: the caller ignores SIGCHLD; the kernel reaped it
+            status = 0;
+            lost = true;
             return true;
         }
-        if (std::chrono::steady_clock::now() >= deadline) return false;
+        if (std::chrono::steady_clock::now() >= deadline || stop.stop_requested()) return false;
         std::this_thread::sleep_for(pause);
         if (pause < std::chrono::milliseconds(20)) pause *= 2;
     }
@@ -2573,20 +2587,29 @@ inline tool_result run_tool(const tool_request& request, const tool_search& sear
     // tells an exit from a signal.
     r.status = tool_status::exited;
 
-    const auto deadline = start + request.timeout;
-    bool out_open = true, err_open = true, reaped = false, killed = false;
+    // A timeout past what the clock can hold (milliseconds::max()) is as good as none;
+    // compared in its own unit, so that nothing overflows on the way.
+    const auto room = std::chrono::floor<std::chrono::milliseconds>(clock::time_point::max() - start);
+    const auto deadline = request.timeout <= std::chrono::milliseconds::zero() ? start
+                          : request.timeout >= room                             ? clock::time_point::max()
+                                                                                : start + request.timeout;
+    bool out_open = true, err_open = true, reaped = false, killed = false, lost = false;
     int wait_status = 0;
     clock::time_point reaped_at{};
     auto kill_group = [&] {
+        // The group outlives its leader while any member is alive, and its number is not
+        // handed to a new process meanwhile; the leader's own pid is signalled only before
+        // it is reaped (after, the number may be another process's).
         ::kill(-pid, SIGKILL);
-        ::kill(pid, SIGKILL); // in case the group could not be created
+        if (!reaped) ::kill(pid, SIGKILL); // in case the group could not be created
         killed = true;
     };
 
     while (out_open || err_open) {
         const auto now = clock::now();
         if (now >= deadline) {
-            r.status = tool_status::timed_out;
+            // A tool that has exited did not time out; what its children still held is cut.
+            if (!reaped) r.status = tool_status::timed_out;
             break;
         }
         if (request.stop.stop_requested()) { // checked at least every 100 ms
@@ -2597,9 +2620,9 @@ inline tool_result run_tool(const tool_request& request, const tool_search& sear
         // them a moment to finish writing, then stop.
         constexpr auto grace = std::chrono::milliseconds(250);
         if (reaped && now >= reaped_at + grace) break;
-        auto wait = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now) + std::chrono::milliseconds(1);
-        if (!reaped && wait > std::chrono::milliseconds(100)) wait = std::chrono::milliseconds(100);
-        if (reaped && wait > grace) wait = grace;
+        auto wait = std::chrono::milliseconds(100);
+        if (deadline - now < wait) wait = std::chrono::ceil<std::chrono::milliseconds>(deadline - now);
+        if (reaped && reaped_at + grace - now < wait) wait = std::chrono::ceil<std::chrono::milliseconds>(reaped_at + grace - now);
         ::pollfd fds[2];
         ::nfds_t n = 0;
         if (out_open) fds[n++] = {out_read.get(), POLLIN, 0};
@@ -2611,20 +2634,24 @@ inline tool_result run_tool(const tool_request& request, const tool_search& sear
             const bool is_out = fds[i].fd == out_read.get();
             bool over = false;
             const bool open = is_out ? detail::drain_into(fds[i].fd, r.out, request.stdout_cap, over)
-                                     : detail::drain_into(fds[i].fd, r.err, request.stderr_cap, over);
+                                     : detail::drain_into(fds[i].fd, r.err, request.stderr_cap, over, true);
             if (over) (is_out ? r.out_truncated : r.err_truncated) = true;
             if (!open) (is_out ? out_open : err_open) = false;
         }
-        if (r.out_truncated || r.err_truncated) break;
+        if (r.out_truncated) break; // stderr past its cap is dropped, and the tool runs on
         if (!reaped) {
             const ::pid_t w = ::waitpid(pid, &wait_status, WNOHANG);
             if (w == pid || (w < 0 && errno == ECHILD)) {
                 reaped = true;
                 reaped_at = clock::now();
+                if (w < 0) {
+                    wait_status = 0;
+                    lost = true;
+                }
             }
         }
     }
-    if (r.status == tool_status::exited && (r.out_truncated || r.err_truncated)) r.status = tool_status::truncated;
+    if (r.status == tool_status::exited && r.out_truncated) r.status = tool_status::truncated;
 
     // Stop whatever is left of the group: the tool on timeout or cap, stray children
     // holding the pipes after it exited.
@@ -2633,17 +2660,20 @@ inline tool_result run_tool(const tool_request& request, const tool_search& sear
         kill_group();
     else if (reaped && (out_open || err_open)) ::kill(-pid, SIGKILL);
     if (!reaped) {
-        // Not yet exited: wait for it within the deadline; kill when it passes.
-        if (!killed && !detail::reap_until(pid, deadline, wait_status)) {
-            r.status = tool_status::timed_out;
+        // Not yet exited (its pipes closed): wait for it within the deadline; kill it when
+        // the deadline passes or a stop is asked for.
+        if (!killed && !detail::reap_until(pid, deadline, wait_status, lost, request.stop)) {
+            r.status = request.stop.stop_requested() ? tool_status::cancelled : tool_status::timed_out;
             kill_group();
         }
         if (killed) {
             // SIGKILL cannot be refused, but a process stuck in the kernel dies only when
             // the kernel lets it; do not wait for that forever.
-            if (!detail::reap_until(pid, clock::now() + std::chrono::seconds(2), wait_status)) r.abandoned = true;
+            if (!detail::reap_until(pid, clock::now() + std::chrono::seconds(2), wait_status, lost))
+                r.abandoned = true;
         }
     }
+    r.exit_unknown = lost && r.status == tool_status::exited;
     if (r.status == tool_status::exited) {
         if (WIFSIGNALED(wait_status)) {
             r.status = tool_status::signalled;
@@ -10707,6 +10737,9 @@ inline bool report_tool_result(const tool_request& request, const tool_result& r
             add(warning_kind::tool_failed, std::move(msg), r.exit_code);
             return false;
         }
+        if (r.exit_unknown)
+            add(warning_kind::read_error, "its exit status was lost (this program ignores SIGCHLD, so the kernel "
+                                          "reaped the tool); its output is parsed as it stands");
         return true;
     case tool_status::signalled:
         add(warning_kind::tool_signalled, "killed by signal " + std::to_string(r.signal), r.signal);
@@ -10717,10 +10750,9 @@ inline bool report_tool_result(const tool_request& request, const tool_result& r
                 (r.abandoned ? " but it did not exit (stuck in the kernel) and was left behind" : ""));
         return false;
     case tool_status::truncated:
-        add(warning_kind::output_truncated,
-            "printed more than " + std::to_string(r.out_truncated ? request.stdout_cap : request.stderr_cap) +
-                " bytes; stopped, and the start of its output parsed");
-        return r.out_truncated || !r.out.empty();
+        add(warning_kind::output_truncated, "printed more than " + std::to_string(request.stdout_cap) +
+                                                " bytes; stopped, and the start of its output parsed");
+        return true;
     case tool_status::not_found: add(warning_kind::tool_not_found, "not installed in any trusted folder"); return false;
     case tool_status::not_executable:
         add(warning_kind::tool_not_executable, r.path.empty() ? std::string("cannot be run") : r.path + " cannot be run");
@@ -27124,8 +27156,6 @@ inline tree_plan plan_tree(const machine_recording& rec) {
         case tool_status::truncated:
             outcome = std::to_string(t.exit_code >= 0 && t.exit_code < 256 ? t.exit_code : 0);
             with_output = with_output || t.status == tool_status::exited;
-            if (t.status == tool_status::truncated && !t.out_truncated)
-                plan.notes.push_back("tool '" + t.command_line + "': stopped for its stderr, replayed as a clean exit");
             break;
         case tool_status::signalled: outcome = "signal:" + std::to_string(t.signal); break;
         case tool_status::timed_out: outcome = "timeout"; break;

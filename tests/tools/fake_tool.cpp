@@ -134,6 +134,12 @@ int main(int argc, char** argv) {
         write_all(1, "done\n", 5);
         return 0;
     }
+    if (mode == "stderr-between" && argc >= 3) { // a row, a flood of diagnostics, a row
+        write_all(1, "first\n", 6);
+        write_bytes(2, std::strtoull(argv[2], nullptr, 10));
+        write_all(1, "second\n", 7);
+        return 0;
+    }
     if (mode == "signal" && argc >= 3) {
         const rlimit no_core{0, 0};
         ::setrlimit(RLIMIT_CORE, &no_core);

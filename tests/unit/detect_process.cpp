@@ -116,6 +116,58 @@ TEST_CASE("run_tool: a stop request kills the running tool and its process group
     CHECK(again.status == ah::tool_status::cancelled);
 }
 
+TEST_CASE("run_tool: a stop request reaches a tool that has closed its pipes") {
+    // The runner no longer polls the pipes then, only waits for the exit: the stop must
+    // still end the wait (not the 60 s timeout).
+    const tool_dir t;
+    std::stop_source stop;
+    ah::tool_request rq{{"fake-tool", "close-and-linger"}, 60s};
+    rq.stop = stop.get_token();
+    std::thread canceller([&] {
+        std::this_thread::sleep_for(200ms);
+        stop.request_stop();
+    });
+    const auto r = ah::run_tool(rq, t.search());
+    canceller.join();
+    CHECK(r.status == ah::tool_status::cancelled);
+    CHECK(r.elapsed < 30s);
+}
+
+TEST_CASE("run_tool: a timeout past the clock's range is no limit, not an overflow") {
+    const tool_dir t;
+    auto r = t.run({"exit", "0"}, std::chrono::milliseconds::max());
+    CHECK(r.succeeded());
+    r = t.run({"exit", "0"}, std::chrono::hours(24 * 365 * 300));
+    CHECK(r.succeeded());
+    r = t.run({"exit", "0"}, std::chrono::milliseconds(-5)); // no time at all
+    CHECK(r.status == ah::tool_status::timed_out);
+}
+
+TEST_CASE("run_tool: a caller that ignores SIGCHLD loses the exit status, and is told so") {
+    // With SIGCHLD ignored the kernel reaps children itself (waitpid: ECHILD), so a
+    // failing tool cannot be told from a clean one; the result says the status was lost.
+    const tool_dir t;
+    struct sigaction ignore {}, old{};
+    ignore.sa_handler = SIG_IGN;
+    ::sigemptyset(&ignore.sa_mask);
+    REQUIRE(::sigaction(SIGCHLD, &ignore, &old) == 0);
+    const auto r = t.run({"exit", "9", "partial"});
+    ::sigaction(SIGCHLD, &old, nullptr);
+    CHECK(r.status == ah::tool_status::exited);
+    CHECK(r.exit_unknown);
+    CHECK(r.out == "partial\n");
+    std::vector<ah::warning> w;
+    ah::tool_request rq{{"fake-tool"}};
+    CHECK(ah::report_tool_result(rq, r, ah::backend_id::cuda, w));
+    REQUIRE(w.size() == 1);
+    CHECK(w[0].kind == ah::warning_kind::read_error);
+    CHECK(w[0].message.find("SIGCHLD") != std::string::npos);
+    // With the default disposition the status is had as ever.
+    const auto clean = t.run({"exit", "9"});
+    CHECK_FALSE(clean.exit_unknown);
+    CHECK(clean.exit_code == 9);
+}
+
 TEST_CASE("run_tool: a tool that never ends is killed at its timeout with its process group") {
     const tool_dir t;
     auto r = t.run({"sleep-forever"}, 300ms);
@@ -174,6 +226,21 @@ TEST_CASE("run_tool: both pipes are drained together") {
     CHECK(r.succeeded());
     CHECK(r.out == "done\n");
     CHECK(r.err.size() == 1000000);
+}
+
+TEST_CASE("run_tool: stderr past its cap is dropped, and the tool runs to its end") {
+    // A tool that warns a lot between two rows: stopping it at the stderr cap would lose
+    // the second row.
+    const tool_dir t;
+    ah::tool_request rq{{"fake-tool", "stderr-between", "1000000"}, 20s, 1 << 20, 64 << 10};
+    const auto r = ah::run_tool(rq, t.search());
+    CHECK(r.succeeded());
+    CHECK(r.out == "first\nsecond\n");
+    CHECK(r.err_truncated);
+    CHECK(r.err.size() == std::size_t{64} << 10);
+    std::vector<ah::warning> w;
+    CHECK(ah::report_tool_result(rq, r, ah::backend_id::cuda, w));
+    CHECK(w.empty());
 }
 
 TEST_CASE("find_tool and run_tool: what is not run") {
@@ -236,6 +303,19 @@ TEST_CASE("find_tool and run_tool: what is not run") {
         ah::tool_request rq{{"fake-tool", std::string("a\0b", 3)}};
         CHECK(ah::run_tool(rq, t.search()).status == ah::tool_status::not_found);
     }
+}
+
+TEST_CASE("find_tool: an unset PATH is no empty entry") {
+    const char* saved = std::getenv("PATH");
+    const std::string keep = saved ? saved : "";
+    ::unsetenv("PATH");
+    const auto unset = ah::find_tool("sh");
+    if (saved) ::setenv("PATH", keep.c_str(), 1);
+    CHECK(unset.unsafe_path_entries.empty());
+    CHECK(unset.status == ah::tool_status::exited); // found in the trusted folders
+    // A set but empty PATH is one empty entry: the current folder, refused and reported.
+    const auto empty = ah::find_tool("sh", ah::tool_search{std::string(), true});
+    CHECK(empty.unsafe_path_entries == std::vector<std::string>{""});
 }
 
 TEST_CASE("find_tool: search order and the trusted folders") {

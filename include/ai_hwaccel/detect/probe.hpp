@@ -88,6 +88,9 @@ inline bool report_tool_result(const tool_request& request, const tool_result& r
             add(warning_kind::tool_failed, std::move(msg), r.exit_code);
             return false;
         }
+        if (r.exit_unknown)
+            add(warning_kind::read_error, "its exit status was lost (this program ignores SIGCHLD, so the kernel "
+                                          "reaped the tool); its output is parsed as it stands");
         return true;
     case tool_status::signalled:
         add(warning_kind::tool_signalled, "killed by signal " + std::to_string(r.signal), r.signal);
@@ -98,10 +101,9 @@ inline bool report_tool_result(const tool_request& request, const tool_result& r
                 (r.abandoned ? " but it did not exit (stuck in the kernel) and was left behind" : ""));
         return false;
     case tool_status::truncated:
-        add(warning_kind::output_truncated,
-            "printed more than " + std::to_string(r.out_truncated ? request.stdout_cap : request.stderr_cap) +
-                " bytes; stopped, and the start of its output parsed");
-        return r.out_truncated || !r.out.empty();
+        add(warning_kind::output_truncated, "printed more than " + std::to_string(request.stdout_cap) +
+                                                " bytes; stopped, and the start of its output parsed");
+        return true;
     case tool_status::not_found: add(warning_kind::tool_not_found, "not installed in any trusted folder"); return false;
     case tool_status::not_executable:
         add(warning_kind::tool_not_executable, r.path.empty() ? std::string("cannot be run") : r.path + " cannot be run");

@@ -594,8 +594,6 @@ inline tree_plan plan_tree(const machine_recording& rec) {
         case tool_status::truncated:
             outcome = std::to_string(t.exit_code >= 0 && t.exit_code < 256 ? t.exit_code : 0);
             with_output = with_output || t.status == tool_status::exited;
-            if (t.status == tool_status::truncated && !t.out_truncated)
-                plan.notes.push_back("tool '" + t.command_line + "': stopped for its stderr, replayed as a clean exit");
             break;
         case tool_status::signalled: outcome = "signal:" + std::to_string(t.signal); break;
         case tool_status::timed_out: outcome = "timeout"; break;
