@@ -6,6 +6,7 @@
 #include <condition_variable>
 #include <memory>
 #include <mutex>
+#include <stdexcept>
 #include <stop_token>
 #include <string>
 #include <vector>
@@ -151,6 +152,65 @@ TEST_CASE("detection_handle default and moved") {
     CHECK(moved.valid());
     CHECK(moved.get().has_value());
 }
+
+namespace {
+// The first tool answers; the second runs until the detection's stop reaches it and then
+// ends as the runner ends a killed tool.
+struct stoppable_machine : gated_machine {
+    ah::tool_result run(const ah::tool_request& rq) const {
+        ah::tool_result r;
+        {
+            std::unique_lock lock(g->m);
+            ++g->started;
+            g->cv.notify_all();
+        }
+        if (rq.argv.front() == "second-tool") {
+            std::mutex m;
+            std::condition_variable cv;
+            bool stopped = false;
+            std::stop_callback on_stop(rq.stop, [&] {
+                std::lock_guard lock(m);
+                stopped = true;
+                cv.notify_all();
+            });
+            std::unique_lock lock(m);
+            cv.wait(lock, [&] { return stopped; });
+            r.status = ah::tool_status::cancelled;
+            return r;
+        }
+        r.status = ah::tool_status::exited;
+        r.out = "ok";
+        return r;
+    }
+};
+
+// A view whose environment lookup throws (a custom view's own failure).
+struct throwing_machine : gated_machine {
+    std::optional<std::string> env(std::string_view) const { throw std::runtime_error("view failed"); }
+};
+} // namespace
+
+TEST_CASE("detection_handle::cancel that cuts the last tool short gives nothing") {
+    // No tool is refused after the stop (the cut one was the last), yet the detection is
+    // incomplete: the device the two tools would have found is missing.
+    auto g = std::make_shared<gate>();
+    auto h = ah::detect_async_with(stoppable_machine{{g}}, sequential(), probe_a{});
+    g->wait_started(2);
+    h.cancel();
+    CHECK_FALSE(h.get().has_value());
+    CHECK(h.refused_tools() == 1);
+}
+
+#if AI_HWACCEL_EXCEPTIONS
+TEST_CASE("detection_handle: what the detection throws comes out of get(), not std::terminate") {
+    auto g = std::make_shared<gate>();
+    g->open = true;
+    auto h = ah::detect_async_with(throwing_machine{{g}}, sequential(), probe_a{});
+    h.wait(); // `done` is set even so
+    CHECK(h.ready());
+    CHECK_THROWS_AS(h.get(), std::runtime_error);
+}
+#endif
 
 #if AI_HWACCEL_OS_LINUX
 TEST_CASE("detect_async") {

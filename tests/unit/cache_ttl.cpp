@@ -71,6 +71,41 @@ TEST_CASE("ttl_cache::invalidate") {
     CHECK(cache.get()->warnings()[0].code == 2);
 }
 
+TEST_CASE("ttl_cache::invalidate while a detection runs") {
+    // The detection that was running is handed to its caller, but the invalidation is not
+    // lost: the next get() detects again.
+    std::mutex m;
+    std::condition_variable cv;
+    bool started = false, go = false;
+    std::atomic<int> runs{0};
+    ah::ttl_cache cache(1h, [&] {
+        const int n = ++runs;
+        if (n == 1) {
+            std::unique_lock lock(m);
+            started = true;
+            cv.notify_all();
+            cv.wait(lock, [&] { return go; });
+        }
+        return numbered(n);
+    });
+    std::thread first([&] { CHECK(cache.get()->warnings()[0].code == 1); });
+    {
+        std::unique_lock lock(m);
+        cv.wait(lock, [&] { return started; });
+    }
+    cache.invalidate(); // the machine changed while detection #1 ran
+    {
+        std::lock_guard lock(m);
+        go = true;
+        cv.notify_all();
+    }
+    first.join();
+    CHECK(cache.peek() == nullptr);
+    CHECK(cache.get()->warnings()[0].code == 2);
+    CHECK(cache.detections() == 2);
+    CHECK(cache.peek() != nullptr);
+}
+
 TEST_CASE("ttl_cache with a zero TTL detects on every get") {
     std::atomic<int> runs{0};
     ah::ttl_cache cache(0s, [&] { return numbered(++runs); });

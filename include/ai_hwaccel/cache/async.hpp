@@ -26,6 +26,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstddef>
+#include <exception>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -41,8 +42,9 @@
 AI_HWACCEL_NAMESPACE_BEGIN
 
 /// A system_view that forwards to `S` until its stop token is triggered, and from then on
-/// refuses to start tools (`spawn_failed`, counted in `refused`). Files are still read:
-/// that is quick, and probes need no special case for a half-cancelled detection.
+/// refuses to start tools (`spawn_failed`). Files are still read: that is quick, and
+/// probes need no special case for a half-cancelled detection. `refused` counts the runs
+/// the stop refused or cut short: a detection with any is incomplete.
 template <system_view S>
 class cancellable_system {
 public:
@@ -66,7 +68,9 @@ public:
         // A tool already running when the detection is cancelled is killed at once.
         tool_request stoppable = request;
         stoppable.stop = token_;
-        return inner_->run(stoppable);
+        tool_result r = inner_->run(stoppable);
+        if (r.status == tool_status::cancelled) refused_->fetch_add(1, std::memory_order_relaxed);
+        return r;
     }
 
     std::stop_token stop_token() const { return token_; }
@@ -124,16 +128,21 @@ public:
     }
 
     /// Waits, then gives the detection, or nothing when it was cancelled before it could
-    /// complete (some tool was refused, or it never started). A detection that completed
-    /// before cancel() reached it is kept. The reference lives as long as the handle.
+    /// complete (some tool was refused or cut short, or it never started). A detection
+    /// that completed before cancel() reached it is kept. The reference lives as long as
+    /// the handle. Where the detection threw (out of memory; a custom system_view's own
+    /// exception), get() throws it, as std::future::get does.
     const std::optional<timed_detection>& get() const {
         static const std::optional<timed_detection> none;
         if (!state_) return none;
         wait();
+#if AI_HWACCEL_EXCEPTIONS
+        if (state_->error) std::rethrow_exception(state_->error);
+#endif
         return state_->result; // written before `done`, never after
     }
 
-    /// How many tool runs the cancellation refused (for tests and diagnostics).
+    /// How many tool runs the cancellation refused or cut short (for tests and diagnostics).
     std::size_t refused_tools() const noexcept {
         return state_ ? state_->refused.load(std::memory_order_relaxed) : 0;
     }
@@ -144,6 +153,9 @@ private:
         std::condition_variable cv;
         bool done = false;
         std::optional<timed_detection> result;
+#if AI_HWACCEL_EXCEPTIONS
+        std::exception_ptr error; ///< what the detection threw, for get()
+#endif
         std::atomic<std::size_t> refused{0};
     };
 
@@ -172,14 +184,28 @@ detection_handle detect_async_with(S sys, detector d, Probes... probes) {
     auto body = [state = h.state_, token = h.stop_.get_token(), sys = std::move(sys), d,
                  probes = std::make_tuple(std::move(probes)...)]() mutable {
         std::optional<timed_detection> result;
-        if (!token.stop_requested()) {
-            const cancellable_system<S> view(sys, token, state->refused);
-            timed_detection found =
-                std::apply([&](const auto&... p) { return d.run_timed_with(view, p...); }, probes);
-            if (state->refused.load() == 0) result = std::move(found);
+        // An exception must not leave the thread (std::terminate) nor leave `done` unset
+        // (get() would wait forever): it is kept for get().
+#if AI_HWACCEL_EXCEPTIONS
+        std::exception_ptr error;
+        try {
+#endif
+            if (!token.stop_requested()) {
+                const cancellable_system<S> view(sys, token, state->refused);
+                timed_detection found =
+                    std::apply([&](const auto&... p) { return d.run_timed_with(view, p...); }, probes);
+                if (state->refused.load() == 0) result = std::move(found);
+            }
+#if AI_HWACCEL_EXCEPTIONS
+        } catch (...) {
+            error = std::current_exception();
         }
+#endif
         std::lock_guard lock(state->mutex);
         state->result = std::move(result);
+#if AI_HWACCEL_EXCEPTIONS
+        state->error = std::move(error);
+#endif
         state->done = true;
         state->cv.notify_all();
     };

@@ -69,6 +69,7 @@ public:
             if (generation_ != seen && value_) return value_;
         }
         detecting_ = true;
+        const std::uint64_t invalidations = invalidations_;
         lock.unlock();
 
         registry_ptr fresh;
@@ -90,7 +91,9 @@ public:
         lock.lock();
         value_ = fresh;
         taken_ = taken;
-        stale_ = false;
+        // An invalidate() while this ran says the machine changed meanwhile: the result is
+        // kept for those waiting on it, but the next get() detects again.
+        stale_ = invalidations_ != invalidations;
         detecting_ = false;
         ++generation_;
         ++detections_;
@@ -105,10 +108,12 @@ public:
         return nullptr;
     }
 
-    /// Makes the next get() detect again (a detection already running still completes).
+    /// Makes the next get() detect again. A detection already running still completes
+    /// and is handed to those waiting on it, but does not count as fresh.
     void invalidate() {
         std::lock_guard lock(mutex_);
         stale_ = true;
+        ++invalidations_;
     }
 
     /// Age of the cached registry; empty when there is none.
@@ -139,6 +144,7 @@ private:
     bool detecting_ = false;
     std::uint64_t generation_ = 0; ///< bumped by each completed detection
     std::uint64_t detections_ = 0;
+    std::uint64_t invalidations_ = 0; ///< bumped by each invalidate()
 };
 
 AI_HWACCEL_NAMESPACE_END
