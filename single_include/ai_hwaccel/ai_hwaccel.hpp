@@ -24282,13 +24282,21 @@ private:
     /// Opens (and with `create`, makes) the folder and checks it is private; the fd is
     /// what every later operation goes through, so the checked folder is the used one.
     dir_handle open_folder(bool create, std::vector<warning>& warnings) const {
-        const std::string& dir = options_.folder;
+        // Trailing slashes go: with one, the kernel follows a symbolic link in the last
+        // component before O_NOFOLLOW is looked at ("…/link/" opens the link's target).
+        std::string dir = options_.folder;
+        while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
         auto refuse = [&](warning_kind kind, std::string why) {
-            warnings.push_back(warning{kind, std::nullopt, dir, "cache folder " + std::move(why) + "; no cache used", 0});
+            warnings.push_back(warning{kind, std::nullopt, options_.folder,
+                                       "cache folder " + std::move(why) + "; no cache used", 0});
             return dir_handle{};
         };
         if (dir.empty() || dir.front() != '/')
             return refuse(warning_kind::read_error, "unknown (neither XDG_CACHE_HOME nor HOME is an absolute path)");
+        // "…/link/." and "…/link/.." name a folder through the link: the folder must be
+        // named by its own last component.
+        if (const auto last = std::string_view(dir).substr(dir.rfind('/') + 1); last == "." || last == "..")
+            return refuse(warning_kind::read_error, "path ends in \"" + std::string(last) + "\"; name the folder itself");
         if (options_.file_name.empty() || options_.file_name.find('/') != std::string::npos ||
             options_.file_name == "." || options_.file_name == "..")
             return refuse(warning_kind::read_error, "file name \"" + options_.file_name + "\" is not a plain name");
@@ -24363,6 +24371,12 @@ private:
         return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
     }
 
+    // A string as envelope() stores it: invalid UTF-8 replaced by U+FFFD.
+    static std::string as_written(const std::string& s) {
+        const auto stored = nlohmann::json(s).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+        return nlohmann::json::parse(stored, nullptr, false).get<std::string>();
+    }
+
     disk_cache_load& parse(const std::string& text, disk_cache_load& out) const {
         if (text.find('\0') != std::string::npos) return invalid(out, "is corrupt (NUL byte)");
         const auto j = nlohmann::json::parse(text.begin(), text.end(), nullptr, /*allow_exceptions=*/false);
@@ -24396,8 +24410,11 @@ private:
         const auto host = str("hostname");
         const auto boot = str("boot_id");
         if (!host || !boot) return invalid(out, "is corrupt (no host identity)");
-        if (*host != options_.identity->hostname) return invalid(out, "belongs to another machine (" + *host + ")");
-        if (*boot != options_.identity->boot_id) return invalid(out, "was written before the last reboot");
+        // Compared as they were written: text that is not UTF-8 went in with U+FFFD for
+        // each bad byte (envelope), and must not make every later load a miss.
+        if (*host != as_written(options_.identity->hostname))
+            return invalid(out, "belongs to another machine (" + *host + ")");
+        if (*boot != as_written(options_.identity->boot_id)) return invalid(out, "was written before the last reboot");
         const auto written = integer("written_at");
         if (!written) return invalid(out, "is corrupt (no written_at)");
         const auto it = j.find("registry");
@@ -24406,9 +24423,9 @@ private:
         if (!reg) return invalid(out, "holds a registry that does not read: " + reg.error);
 
         const auto now = std::chrono::duration_cast<std::chrono::seconds>(options_.now().time_since_epoch()).count();
-        const std::int64_t age = now - *written;
-        // A date in the future means the clock moved back; the file's age is unknown.
-        if (age < 0 || age >= options_.max_age.count()) {
+        // A date in the future means the clock moved back (and one before 1970 is no
+        // date): the file's age is unknown. Otherwise the difference cannot overflow.
+        if (*written < 0 || *written > now || now - *written >= options_.max_age.count()) {
             out.status = disk_cache_status::expired;
             return out;
         }

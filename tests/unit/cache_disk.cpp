@@ -215,6 +215,37 @@ TEST_CASE("disk_cache with a foreign or newer file") {
     CHECK(ah::disk_cache(o).load().status == ah::disk_cache_status::invalid);
 }
 
+TEST_CASE("disk_cache: a host name that is not UTF-8 still hits") {
+    // The file holds the name with U+FFFD for the bad byte; the comparison must too.
+    cache_fixture fx;
+    auto o = fx.options();
+    o.identity = ah::host_identity{"caf\xe9-node", "boot-1"};
+    const ah::disk_cache cache(o);
+    REQUIRE(cache.store(numbered(1)).empty());
+    const auto l = cache.load();
+    CHECK(l.status == ah::disk_cache_status::hit);
+    CHECK(l.warnings.empty());
+    int runs = 0;
+    (void)cache.get_or_detect([&] { return numbered(static_cast<std::uint32_t>(++runs)); });
+    CHECK(runs == 0);
+}
+
+TEST_CASE("disk_cache: a written_at far in the past or future is no overflow") {
+    cache_fixture fx;
+    const auto cache = fx.cache();
+    REQUIRE(cache.store(numbered(1)).empty());
+    auto j = nlohmann::json::parse(slurp(fx.file()));
+    for (const std::int64_t when : {INT64_MIN, std::int64_t{-1}, INT64_MAX, fx.now_s.load() + 10}) {
+        CAPTURE(when);
+        j["written_at"] = when;
+        std::ofstream(fx.file(), std::ios::binary | std::ios::trunc) << j.dump();
+        CHECK(cache.load().status == ah::disk_cache_status::expired);
+    }
+    j["written_at"] = fx.now_s.load() - 5;
+    std::ofstream(fx.file(), std::ios::binary | std::ios::trunc) << j.dump();
+    CHECK(cache.load().status == ah::disk_cache_status::hit);
+}
+
 TEST_CASE("disk_cache refuses a file over its size cap") {
     cache_fixture fx;
     auto o = fx.options();
@@ -268,6 +299,19 @@ TEST_CASE("disk_cache refuses a symlinked, shared or foreign folder") {
         CHECK(cache_warnings(r.warnings()) == 1);
         CHECK(fs::is_empty(real)); // nothing written through the link
         CHECK(fx.cache().load().status == ah::disk_cache_status::unavailable);
+    }
+    SUBCASE("a symlink named with a trailing slash, \"/.\" or \"/..\"") {
+        // "link/" makes the kernel follow the link before O_NOFOLLOW is looked at.
+        fs::create_symlink(real, fx.folder);
+        for (const std::string suffix : {"/", "//", "/.", "/.."}) {
+            CAPTURE(suffix);
+            auto o = fx.options();
+            o.folder = fx.folder.string() + suffix;
+            const auto r = ah::disk_cache(o).get_or_detect(detect);
+            CHECK_FALSE(r.warnings().empty());
+            CHECK(fs::is_empty(real)); // nothing written through the link
+            CHECK_FALSE(fs::exists(fx.folder.parent_path() / "registry.json"));
+        }
     }
     SUBCASE("a symlink to a missing folder") {
         fs::create_symlink(fx.scratch.path() / "not-yet", fx.folder);
