@@ -107,7 +107,46 @@ TEST_CASE("estimate_throughput MoE uses active parameters") {
     const auto b = ah::estimate_throughput(gpu, dense, quant_format::bf16);
     CHECK(a.decode_tokens_per_second > 3 * b.decode_tokens_per_second);
     CHECK(a.prefill_tokens_per_second > 3 * b.prefill_tokens_per_second);
-    CHECK(ah::prefill_flops_per_token(moe, 1).matmul == doctest::Approx(2.0 * static_cast<double>(moe.active_parameters)));
+    // Active parameters less the input embedding, a lookup (untied: the head multiplies).
+    REQUIRE_FALSE(moe.tied_embeddings);
+    const double embedding = static_cast<double>(moe.vocab_size) * moe.hidden_size;
+    CHECK(ah::prefill_flops_per_token(moe, 1).matmul ==
+          doctest::Approx(2.0 * (static_cast<double>(moe.active_parameters) - embedding)));
+}
+
+TEST_CASE("prefill_flops_per_token: the input embedding is a lookup, a tied head is not") {
+    // Llama 3 8B (untied): 8.03e9 parameters, 128256 x 4096 of them the embedding table.
+    const auto& untied = model("llama-3-8b");
+    REQUIRE_FALSE(untied.tied_embeddings);
+    CHECK(ah::prefill_flops_per_token(untied, 1).matmul ==
+          doctest::Approx(2.0 * (static_cast<double>(untied.parameters) - 128256.0 * 4096.0)));
+    // A tied model's one matrix is also its output head, which does multiply.
+    for (const auto& m : ah::model_catalogue)
+        if (m.tied_embeddings) {
+            CAPTURE(m.name);
+            CHECK(ah::prefill_flops_per_token(m, 1).matmul ==
+                  doctest::Approx(2.0 * static_cast<double>(m.parameters_per_token())));
+        }
+}
+
+TEST_CASE("prefill attention on sliding-window layers") {
+    // One layer of 4096 positions' window, one full layer, width 1 (hand-made shape):
+    // a prompt token's mean depth is i/2 in the full layer; in the sliding one
+    // (W²/2 + (P - W) W) / P once the prompt outgrows the window.
+    ah::model_spec m;
+    m.layers = 2;
+    m.hidden_size = 1;
+    m.attention_heads = 1;
+    m.head_dim = 1;
+    m.sliding_window_layers = 1;
+    m.sliding_window = 4096;
+    // Within the window both layers are full: 2 x P/2 x 2 (QK and AV) per layer.
+    CHECK(ah::prefill_flops_per_token(m, 2048).attention == doctest::Approx(2.0 * 2048 * 2));
+    const double p = 16384, w = 4096;
+    const double sliding_mean = (w * w / 2 + (p - w) * w) / p; // 3584
+    CHECK(ah::prefill_flops_per_token(m, 16384).attention == doctest::Approx(2.0 * (p / 2 + sliding_mean) * 2));
+    // Decode at that depth sees the whole window in the sliding layer.
+    CHECK(ah::detail::average_full_depth(m, p) == doctest::Approx((p + w) / 2));
 }
 
 TEST_CASE("decode of a MoE model: a batch reads the experts its tokens go to") {
