@@ -4830,8 +4830,12 @@ AI_HWACCEL_NAMESPACE_END
 // cgroup paths in /proc/1/cgroup and /proc/self/cgroup ("/docker/<id>",
 // "docker-<id>.scope", "libpod-<id>.scope", "/lxc/<name>", "lxc.payload.<name>",
 // "cri-containerd-<id>.scope", "/kubepods/…"). With cgroup v2 and a private cgroup
-// namespace (Docker's default there) the path is just "/", so the marker files matter.
-// Kubernetes sets KUBERNETES_SERVICE_HOST in every pod and mounts the service account's
+// namespace (Docker's default there) the path is just "/", so the marker files matter,
+// and so do systemd's container files (/run/host/container-manager, written by nspawn
+// and Podman; /run/systemd/container, written by systemd as PID 1 of an LXC, LXD or
+// Incus container) and Apptainer's /.singularity.d. CRI-O writes an empty
+// /run/.containerenv too, so only Podman's `engine="podman-…"` line settles Podman
+// against a cgroup path that names another runtime. Kubernetes sets KUBERNETES_SERVICE_HOST in every pod and mounts the service account's
 // namespace file. WSL's kernel names Microsoft in its release string. The hypervisor and
 // the cloud come from the firmware's DMI strings (/sys/class/dmi/id), the same evidence
 // cloud-init uses: "Amazon EC2", "Google Compute Engine", Azure's chassis asset tag
@@ -5170,6 +5174,10 @@ runtime_environment probe_environment(const S& sys, std::vector<warning>& warnin
         }
         if (env.container == container_runtime::none)
             if (const auto c = sys.env("container")) env.container = runtime_named(*c);
+        // Apptainer (Singularity), common on HPC clusters, shares the host's cgroups and
+        // writes none of the above; its image always holds /.singularity.d.
+        if (env.container == container_runtime::none && sys.exists("/.singularity.d"))
+            env.container = container_runtime::other;
     }
 
     // Kubernetes: the service variables every pod gets, and the service account's namespace.
@@ -29681,22 +29689,22 @@ struct throughput_constants {
     /// Fixed cost per layer and decoded token: 124 us (kernel launches, synchronisation,
     /// sampling spread over the layers), fitted jointly with the efficiency above.
     double decode_seconds_per_layer = 124e-6;
-    /// Fraction of the dense peak prefill achieves with plain float weights: 0.465, fitted
+    /// Fraction of the dense peak prefill achieves with plain float weights: 0.443, fitted
     /// on the 80 llama.cpp prefill rows of the training devices with a known peak.
-    double prefill_compute_efficiency = 0.465;
+    double prefill_compute_efficiency = 0.443;
     /// Multiplier on that efficiency (or on the vector one below) for formats dequantized
-    /// on the fly: 0.827, fitted jointly on the same rows.
-    double prefill_dequantized_factor = 0.827;
+    /// on the fly: 0.834, fitted jointly on the same rows.
+    double prefill_dequantized_factor = 0.834;
     /// Fraction of the peak prefill achieves when that peak is the fp32 rate of plain
     /// vector ALUs (compute_rate::vector: the catalogue gives the device no half-precision
     /// or matrix-unit figure, as for Apple's M1 and M2 GPUs): runtimes reach a larger
     /// share of a vector peak than of a matrix-unit peak. Replaces
-    /// prefill_compute_efficiency there: 0.801, fitted jointly on the same rows (37 of
+    /// prefill_compute_efficiency there: 0.779, fitted jointly on the same rows (37 of
     /// them have such a peak).
-    double prefill_vector_efficiency = 0.801;
+    double prefill_vector_efficiency = 0.779;
     /// Efficiency of the attention FLOPs relative to the matrix multiplies' (attention
-    /// kernels run far below the matmul peak): 0.232, fitted jointly on the same rows.
-    double prefill_attention_efficiency = 0.232;
+    /// kernels run far below the matmul peak): 0.219, fitted jointly on the same rows.
+    double prefill_attention_efficiency = 0.219;
     /// Tokens per micro-batch in prefill: the weights are read once per micro-batch.
     /// llama.cpp's default n_ubatch.
     std::uint32_t prefill_ubatch_tokens = 512;
@@ -29763,12 +29771,35 @@ constexpr double attention_width(const model_spec& m) noexcept {
     return hd * m.attention_heads;
 }
 
+/// Positions a token at `depth` attends to, averaged over the layers: `depth` in a full
+/// layer, at most the window in a sliding one. (Decode.)
 constexpr double average_full_depth(const model_spec& m, double depth) noexcept {
-    // Sliding layers see at most the window.
     if (m.layers == 0) return 0;
     const double sliding = m.sliding_window_layers < m.layers ? m.sliding_window_layers : m.layers;
     const double capped = m.sliding_window && m.sliding_window < depth ? m.sliding_window : depth;
     return ((m.layers - sliding) * depth + sliding * capped) / m.layers;
+}
+
+/// Twice the positions a prompt token attends to on average when a prompt of `prompt`
+/// tokens is processed causally, averaged over the layers. A full layer's token i sees i
+/// positions: a mean of prompt/2, so `prompt`. A sliding layer's sees min(i, W): the same
+/// while the prompt fits the window, else (W²/2 + (prompt - W)·W) / prompt, a mean that
+/// tends to W (not W/2) as the prompt grows. (Prefill.)
+constexpr double average_prefill_depth(const model_spec& m, double prompt) noexcept {
+    if (m.layers == 0 || prompt <= 0) return 0;
+    const double sliding = m.sliding_window_layers < m.layers ? m.sliding_window_layers : m.layers;
+    const double w = m.sliding_window;
+    const double windowed = w > 0 && w < prompt ? 2.0 * w - w * w / prompt : prompt;
+    return ((m.layers - sliding) * prompt + sliding * windowed) / m.layers;
+}
+
+/// Parameters a token multiplies with: those it reads less an untied input embedding,
+/// which is a table lookup, not a matrix product (Kaplan et al. 2020 count compute
+/// without it). A tied model's matrix is the output head too, so it stays.
+constexpr double matmul_parameters(const model_spec& m) noexcept {
+    const double active = static_cast<double>(m.parameters_per_token());
+    const double embedding = m.tied_embeddings ? 0.0 : static_cast<double>(m.vocab_size) * m.hidden_size;
+    return embedding < active ? active - embedding : active;
 }
 } // namespace detail
 
@@ -29779,17 +29810,17 @@ constexpr double decode_bytes_per_token(const model_spec& m, quant_format q, con
 }
 
 /// FLOPs per prompt token when a prompt of `prompt` tokens is processed from an empty
-/// cache: 2 x active parameters + the causal attention average (2 x prompt/2 x 2 x width
-/// x layers). Returned apart so a caller can weigh them.
+/// cache: 2 x the parameters it multiplies with (active ones, less an untied input
+/// embedding) + the causal attention average (2 x prompt/2 x 2 x width x layers, sliding
+/// layers capped by their window). Returned apart so a caller can weigh them.
 struct prefill_flops {
     double matmul = 0;
     double attention = 0;
 };
 constexpr prefill_flops prefill_flops_per_token(const model_spec& m, std::uint32_t prompt) {
     prefill_flops f;
-    const double active = static_cast<double>(m.parameters_per_token());
-    f.matmul = 2.0 * active;
-    f.attention = 2.0 * detail::average_full_depth(m, prompt) * detail::attention_width(m) * m.layers;
+    f.matmul = 2.0 * detail::matmul_parameters(m);
+    f.attention = 2.0 * detail::average_prefill_depth(m, prompt) * detail::attention_width(m) * m.layers;
     return f;
 }
 
@@ -29841,9 +29872,13 @@ constexpr throughput_estimate estimate_throughput(const accelerator_profile& dev
     e.decode_bytes_per_token = decode_bytes_per_token(m, q, s);
     if (bw > 0) {
         const double memory_s = e.decode_bytes_per_token / bw;
-        const auto f = prefill_flops_per_token(m, s.context);
+        // Each sequence's token: its matrix products, and attention over the `context`
+        // positions it sees (QK and AV: 4 x depth x width a layer).
+        const double matmul = 2.0 * detail::matmul_parameters(m);
+        const double attention =
+            4.0 * detail::average_full_depth(m, s.context) * detail::attention_width(m) * m.layers;
         const double compute_s =
-            flops > 0 ? batch * (f.matmul + 2.0 * f.attention / c.prefill_attention_efficiency) / flops : 0;
+            flops > 0 ? batch * (matmul + attention / c.prefill_attention_efficiency) / flops : 0;
         e.decode_memory_bound = memory_s >= compute_s;
         const double step = (memory_s > compute_s ? memory_s : compute_s) + c.decode_seconds_per_layer * m.layers;
         e.decode_tokens_per_second = step > 0 ? 1.0 / step : 0;

@@ -443,6 +443,15 @@ TEST_CASE("probe_environment scratch trees") {
         CHECK(ah::probe_environment(sys, w).container == container_runtime::lxc);
         CHECK(w.empty());
     }
+    SUBCASE("Apptainer / Singularity: the image's /.singularity.d") {
+        test::scratch_dir root;
+        root.write(".singularity.d/runscript", "#!/bin/sh\n");
+        root.write("proc/self/cgroup", "0::/user.slice/user-1000.slice/session-3.scope\n"); // the host's
+        env_view sys(root.path().string());
+        std::vector<ah::warning> w;
+        CHECK(ah::probe_environment(sys, w).container == container_runtime::other);
+        CHECK(w.empty());
+    }
     SUBCASE("Kubernetes with containerd, on AWS, from cgroups and DMI") {
         test::scratch_dir root;
         root.write("proc/self/cgroup",

@@ -5,8 +5,12 @@
 // cgroup paths in /proc/1/cgroup and /proc/self/cgroup ("/docker/<id>",
 // "docker-<id>.scope", "libpod-<id>.scope", "/lxc/<name>", "lxc.payload.<name>",
 // "cri-containerd-<id>.scope", "/kubepods/…"). With cgroup v2 and a private cgroup
-// namespace (Docker's default there) the path is just "/", so the marker files matter.
-// Kubernetes sets KUBERNETES_SERVICE_HOST in every pod and mounts the service account's
+// namespace (Docker's default there) the path is just "/", so the marker files matter,
+// and so do systemd's container files (/run/host/container-manager, written by nspawn
+// and Podman; /run/systemd/container, written by systemd as PID 1 of an LXC, LXD or
+// Incus container) and Apptainer's /.singularity.d. CRI-O writes an empty
+// /run/.containerenv too, so only Podman's `engine="podman-…"` line settles Podman
+// against a cgroup path that names another runtime. Kubernetes sets KUBERNETES_SERVICE_HOST in every pod and mounts the service account's
 // namespace file. WSL's kernel names Microsoft in its release string. The hypervisor and
 // the cloud come from the firmware's DMI strings (/sys/class/dmi/id), the same evidence
 // cloud-init uses: "Amazon EC2", "Google Compute Engine", Azure's chassis asset tag
@@ -346,6 +350,10 @@ runtime_environment probe_environment(const S& sys, std::vector<warning>& warnin
         }
         if (env.container == container_runtime::none)
             if (const auto c = sys.env("container")) env.container = runtime_named(*c);
+        // Apptainer (Singularity), common on HPC clusters, shares the host's cgroups and
+        // writes none of the above; its image always holds /.singularity.d.
+        if (env.container == container_runtime::none && sys.exists("/.singularity.d"))
+            env.container = container_runtime::other;
     }
 
     // Kubernetes: the service variables every pod gets, and the service account's namespace.
