@@ -1,10 +1,14 @@
 #!/usr/bin/env python3
 """Generate single_include/ai_hwaccel/ai_hwaccel.hpp from include/.
 
-Starting at include/ai_hwaccel/ai_hwaccel.hpp, every `#include "ai_hwaccel/..."` is replaced
-by the file it names, the first time it is met (later ones vanish, as #pragma once would
-make them); the directive stays behind as a comment so the output is readable. Fragments
-(*.inc) are inlined where they are included. System includes are left as written.
+Every header reachable from include/ai_hwaccel/ai_hwaccel.hpp is written once, at the top
+level, after the headers it includes (a depth-first walk, each header after its own
+`#include "ai_hwaccel/..."` lines, which stay behind as comments). Not where it is first
+included: many headers include what they need inside their own configuration guard
+(`#if AI_HWACCEL_BACKEND_ROCM`, `#if AI_HWACCEL_JSON`), and a shared header inlined there
+would vanish from every build with that guard off. Each header guards its own contents,
+so at the top level it is right in every configuration. Fragments (*.inc) are inlined
+where they are included. System includes are left as written.
 
     tools/amalgamate.py            write the single header
     tools/amalgamate.py --check    exit 1 if the committed single header is stale
@@ -39,31 +43,49 @@ def version() -> str:
     return m.group(1)
 
 
-def expand(name: str, seen: set, out: list) -> None:
+def lines_of(name: str) -> list:
     path = INCLUDE / name
     if not path.is_file():
         sys.exit(f"amalgamate: cannot find {name} under {INCLUDE}")
-    is_fragment = name.endswith(".inc")
-    if not is_fragment:
-        if name in seen:
-            return
-        seen.add(name)
-    out.append(f"// ---- begin {name}\n")
-    for line in path.read_text(encoding="utf-8").splitlines(keepends=True):
+    return path.read_text(encoding="utf-8").splitlines(keepends=True)
+
+
+def order(name: str, seen: set, out: list) -> None:
+    """Appends to `out` the headers `name` needs, then `name` (fragments excluded)."""
+    if name in seen:
+        return
+    seen.add(name)
+    for line in lines_of(name):
+        m = INCLUDE_RE.match(line)
+        if m and not m.group(1).endswith(".inc"):
+            order(m.group(1), seen, out)
+    out.append(name)
+
+
+def body(name: str, out: list) -> None:
+    """Appends the text of `name`: its own includes as comments, fragments inlined."""
+    for line in lines_of(name):
         if PRAGMA_ONCE_RE.match(line):
             continue
         m = INCLUDE_RE.match(line)
         if m:
             out.append(f"// #include \"{m.group(1)}\"\n")
-            expand(m.group(1), seen, out)
+            if m.group(1).endswith(".inc"):
+                out.append(f"// ---- begin {m.group(1)}\n")
+                body(m.group(1), out)
+                out.append(f"// ---- end {m.group(1)}\n")
             continue
         out.append(line if line.endswith("\n") else line + "\n")
-    out.append(f"// ---- end {name}\n")
 
 
 def generate() -> str:
     out = [BANNER.format(version=version())]
-    expand(ENTRY, set(), out)
+    headers = []
+    order(ENTRY, set(), headers)
+    for name in headers:
+        out.append(f"// ---- begin {name}\n")
+        body(name, out)
+        out.append(f"// ---- end {name}\n")
     return "".join(out)
 
 

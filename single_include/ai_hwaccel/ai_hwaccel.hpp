@@ -4,33 +4,6 @@
 // Edit the headers under include/ and run `python3 tools/amalgamate.py`.
 // Licensed under the project's license; see the repository for the sources.
 #pragma once
-// ---- begin ai_hwaccel/ai_hwaccel.hpp
-// ai-hwaccel: everything.
-//
-// The core tables and types, the registry and its range-v3 queries, detection, and JSON
-// (io/json.hpp: present when <nlohmann/json.hpp> is, off with AI_HWACCEL_JSON=0).
-
-// #include "ai_hwaccel/cache/async.hpp"
-// ---- begin ai_hwaccel/cache/async.hpp
-// ai-hwaccel cache: detection in the background, abandoned cleanly.
-//
-//     auto pending = ai_hwaccel::detect_async();          // returns at once
-//     ...                                                 // start the program meanwhile
-//     if (const auto& found = pending.get())              // waits for the result
-//         use(found->registry);
-//
-// `detect_async` runs a detection (detect/detect.hpp) on a thread of its own and returns a
-// `detection_handle`. Calling `cancel()`, or destroying the handle, asks the detection to
-// stop: from then on no probe starts a new tool (each tool request is refused on the spot,
-// so the probes that remain wind down at once, reading a few files at most), and the
-// result is discarded. A tool already running when cancel() is called is killed with its
-// process group within 100 ms (the tool runner watches the request's stop token), so the
-// destructor never waits for a tool's timeout.
-//
-// The handle exposes its std::stop_token, so code that runs inside the detection (a custom
-// system_view, a probe) can watch for cancellation itself.
-
-// #include "ai_hwaccel/config.hpp"
 // ---- begin ai_hwaccel/config.hpp
 // ai-hwaccel: build configuration.
 //
@@ -259,52 +232,6 @@ inline constexpr std::uint32_t compiled_backend_mask =
 
 AI_HWACCEL_NAMESPACE_END
 // ---- end ai_hwaccel/config.hpp
-// #include "ai_hwaccel/detect/detect.hpp"
-// ---- begin ai_hwaccel/detect/detect.hpp
-// ai-hwaccel detect: detect(), and the builder that chooses what it runs.
-//
-//     auto registry = ai_hwaccel::detect();                        // everything compiled in
-//     auto timed = ai_hwaccel::detector::none()
-//                      .with(ai_hwaccel::backend_id::cuda)
-//                      .with_host()
-//                      .run_timed(ai_hwaccel::host_system{});      // registry + timings
-//
-// The orchestrator runs the enabled probes in parallel (on as many threads as the machine
-// has, at least four; detection takes about as long as the slowest probe, not the sum), times each, concatenates what they
-// found (the host's CPU first, then backends in table order), merges devices seen by
-// several backends (detect/merge.hpp), applies the *_VISIBLE_DEVICES variables, and
-// collects every warning. Nothing here throws for anything the machine does; with
-// exceptions enabled, even a probe that runs out of memory becomes a `probe_failed`
-// warning.
-//
-// Backends compiled out (AI_HWACCEL_BACKEND_<NAME>=0) have no probe here at all; asking
-// for one at run time gives a `not_compiled` warning, never "not present".
-
-// #include "ai_hwaccel/config.hpp"
-// #include "ai_hwaccel/core/backend.hpp"
-// ---- begin ai_hwaccel/core/backend.hpp
-// ai-hwaccel core: the backend table.
-//
-// A backend is one way of finding devices: a vendor tool, a driver's sysfs tree, a
-// runtime library. The table says, per backend, its stable name, the device kinds it can
-// report, and the tools, libraries and paths it reads. It also records whether this build
-// compiled the backend in: a backend switched off with AI_HWACCEL_BACKEND_<NAME>=0 keeps
-// its name (so it can be reported as "not compiled") but its tool names and paths are
-// removed from the table, and therefore from the binary.
-
-// #include "ai_hwaccel/config.hpp"
-// #include "ai_hwaccel/core/taxonomy.hpp"
-// ---- begin ai_hwaccel/core/taxonomy.hpp
-// ai-hwaccel core: the vocabulary of devices.
-//
-// Families (CPU, GPU, NPU, TPU, AI ASIC), vendors with their PCI vendor ids, device kinds
-// (what a backend reports: a CUDA GPU, a Gaudi, an Inferentia…), numeric data types a
-// device computes in, memory technologies and interconnect kinds. Each enum has one
-// constexpr table from which names, parsing and documentation derive; static_asserts
-// check that every table row sits at its enum's index and that names are unique.
-
-// #include "ai_hwaccel/config.hpp"
-// #include "ai_hwaccel/core/text.hpp"
 // ---- begin ai_hwaccel/core/text.hpp
 // ai-hwaccel core: small constexpr text helpers shared by the tables.
 //
@@ -569,6 +496,17 @@ static_assert(detail::icontains("NVIDIA GeForce RTX 4090", "geforce"));
 
 AI_HWACCEL_NAMESPACE_END
 // ---- end ai_hwaccel/core/text.hpp
+// ---- begin ai_hwaccel/core/taxonomy.hpp
+// ai-hwaccel core: the vocabulary of devices.
+//
+// Families (CPU, GPU, NPU, TPU, AI ASIC), vendors with their PCI vendor ids, device kinds
+// (what a backend reports: a CUDA GPU, a Gaudi, an Inferentia…), numeric data types a
+// device computes in, memory technologies and interconnect kinds. Each enum has one
+// constexpr table from which names, parsing and documentation derive; static_asserts
+// check that every table row sits at its enum's index and that names are unique.
+
+// #include "ai_hwaccel/config.hpp"
+// #include "ai_hwaccel/core/text.hpp"
 
 #include <array>
 #include <cstddef>
@@ -913,6 +851,18 @@ constexpr std::string_view to_string(link_scope s) noexcept {
 
 AI_HWACCEL_NAMESPACE_END
 // ---- end ai_hwaccel/core/taxonomy.hpp
+// ---- begin ai_hwaccel/core/backend.hpp
+// ai-hwaccel core: the backend table.
+//
+// A backend is one way of finding devices: a vendor tool, a driver's sysfs tree, a
+// runtime library. The table says, per backend, its stable name, the device kinds it can
+// report, and the tools, libraries and paths it reads. It also records whether this build
+// compiled the backend in: a backend switched off with AI_HWACCEL_BACKEND_<NAME>=0 keeps
+// its name (so it can be reported as "not compiled") but its tool names and paths are
+// removed from the table, and therefore from the binary.
+
+// #include "ai_hwaccel/config.hpp"
+// #include "ai_hwaccel/core/taxonomy.hpp"
 // #include "ai_hwaccel/core/text.hpp"
 
 #include <array>
@@ -1120,26 +1070,6 @@ constexpr std::optional<backend_id> backend_for(device_kind k) noexcept {
 
 AI_HWACCEL_NAMESPACE_END
 // ---- end ai_hwaccel/core/backend.hpp
-// #include "ai_hwaccel/core/system_io.hpp"
-// ---- begin ai_hwaccel/core/system_io.hpp
-// ai-hwaccel core: what surrounds the devices.
-//
-// The host (CPU model and ISA features, memory with container limits, NUMA nodes), the
-// links between devices and between machines, storage, and the runtime environment
-// (container, Kubernetes, cloud). These types carry data only; detect/ fills them.
-
-// #include "ai_hwaccel/config.hpp"
-// #include "ai_hwaccel/core/pci.hpp"
-// ---- begin ai_hwaccel/core/pci.hpp
-// ai-hwaccel core: PCI addresses and link descriptions.
-//
-// A PCI address (domain:bus:device.function) is how the same physical device is
-// recognised when several backends report it: nvidia-smi prints "00000000:65:00.0",
-// sysfs names it "0000:65:00.0", vulkaninfo gives ids and a UUID. Parsing is constexpr and
-// strict: anything that is not hexadecimal in the right places is rejected.
-
-// #include "ai_hwaccel/config.hpp"
-// #include "ai_hwaccel/core/units.hpp"
 // ---- begin ai_hwaccel/core/units.hpp
 // ai-hwaccel core: units.
 //
@@ -1258,6 +1188,16 @@ static_assert(units::gbit_to_gbyte(400.0) == 50.0);
 
 AI_HWACCEL_NAMESPACE_END
 // ---- end ai_hwaccel/core/units.hpp
+// ---- begin ai_hwaccel/core/pci.hpp
+// ai-hwaccel core: PCI addresses and link descriptions.
+//
+// A PCI address (domain:bus:device.function) is how the same physical device is
+// recognised when several backends report it: nvidia-smi prints "00000000:65:00.0",
+// sysfs names it "0000:65:00.0", vulkaninfo gives ids and a UUID. Parsing is constexpr and
+// strict: anything that is not hexadecimal in the right places is rejected.
+
+// #include "ai_hwaccel/config.hpp"
+// #include "ai_hwaccel/core/units.hpp"
 
 #include <array>
 #include <cstdint>
@@ -1372,20 +1312,6 @@ static_assert(pci_address{0, 0x65, 0, 0}.text()[0] == '0' && pci_address{0, 0x65
 
 AI_HWACCEL_NAMESPACE_END
 // ---- end ai_hwaccel/core/pci.hpp
-// #include "ai_hwaccel/core/profile.hpp"
-// ---- begin ai_hwaccel/core/profile.hpp
-// ai-hwaccel core: accelerator_profile, one device as the library knows it.
-//
-// Every measurable value is a `sourced<T>`: the value plus where it came from (a tool's
-// report, a kernel file, the device catalogue, or an estimate). A value nobody supplied
-// has origin `none`, so "unknown" is never confused with zero and an estimate is never
-// shown as a measurement. The profile is a literal type (names live in inplace_string),
-// so registries known at compile time can be built and planned over in constant
-// expressions.
-
-// #include "ai_hwaccel/config.hpp"
-// #include "ai_hwaccel/core/backend.hpp"
-// #include "ai_hwaccel/core/device_spec.hpp"
 // ---- begin ai_hwaccel/core/device_spec.hpp
 // ai-hwaccel core: the shape of one row of the device catalogue.
 //
@@ -1503,7 +1429,6 @@ struct device_spec {
 
 AI_HWACCEL_NAMESPACE_END
 // ---- end ai_hwaccel/core/device_spec.hpp
-// #include "ai_hwaccel/core/inplace_string.hpp"
 // ---- begin ai_hwaccel/core/inplace_string.hpp
 // ai-hwaccel core: a string with its storage inside the object.
 //
@@ -1568,6 +1493,20 @@ static_assert(inplace_string<2>("a\xc3\xa9").view() == "a"); // never half a cod
 
 AI_HWACCEL_NAMESPACE_END
 // ---- end ai_hwaccel/core/inplace_string.hpp
+// ---- begin ai_hwaccel/core/profile.hpp
+// ai-hwaccel core: accelerator_profile, one device as the library knows it.
+//
+// Every measurable value is a `sourced<T>`: the value plus where it came from (a tool's
+// report, a kernel file, the device catalogue, or an estimate). A value nobody supplied
+// has origin `none`, so "unknown" is never confused with zero and an estimate is never
+// shown as a measurement. The profile is a literal type (names live in inplace_string),
+// so registries known at compile time can be built and planned over in constant
+// expressions.
+
+// #include "ai_hwaccel/config.hpp"
+// #include "ai_hwaccel/core/backend.hpp"
+// #include "ai_hwaccel/core/device_spec.hpp"
+// #include "ai_hwaccel/core/inplace_string.hpp"
 // #include "ai_hwaccel/core/pci.hpp"
 // #include "ai_hwaccel/core/taxonomy.hpp"
 
@@ -1725,6 +1664,16 @@ constexpr accelerator_profile profile_from_spec(const device_spec& s, std::uint3
 
 AI_HWACCEL_NAMESPACE_END
 // ---- end ai_hwaccel/core/profile.hpp
+// ---- begin ai_hwaccel/core/system_io.hpp
+// ai-hwaccel core: what surrounds the devices.
+//
+// The host (CPU model and ISA features, memory with container limits, NUMA nodes), the
+// links between devices and between machines, storage, and the runtime environment
+// (container, Kubernetes, cloud). These types carry data only; detect/ fills them.
+
+// #include "ai_hwaccel/config.hpp"
+// #include "ai_hwaccel/core/pci.hpp"
+// #include "ai_hwaccel/core/profile.hpp"
 // #include "ai_hwaccel/core/taxonomy.hpp"
 
 #include <array>
@@ -2031,7 +1980,6 @@ struct system_io {
 
 AI_HWACCEL_NAMESPACE_END
 // ---- end ai_hwaccel/core/system_io.hpp
-// #include "ai_hwaccel/core/warning.hpp"
 // ---- begin ai_hwaccel/core/warning.hpp
 // ai-hwaccel core: typed warnings.
 //
@@ -2134,40 +2082,6 @@ inline std::string to_string(const warning& w) {
 
 AI_HWACCEL_NAMESPACE_END
 // ---- end ai_hwaccel/core/warning.hpp
-// #include "ai_hwaccel/detect/cpu.hpp"
-// ---- begin ai_hwaccel/detect/cpu.hpp
-// ai-hwaccel detect: the host's CPU and memory.
-//
-// Pure parsers for /proc/cpuinfo, `lscpu`, /proc/meminfo and cgroup memory and CPU limits
-// (string_view in, data out, never throw), and the probe that feeds them from a
-// system_view. /proc/cpuinfo differs by architecture: x86 prints "model name", "flags",
-// "physical id", "core id"; arm64 prints "Features", "CPU implementer" and usually no
-// model name at all. The kernel's cpulist format is parsed by parse_cpulist
-// (detect/sysfs.hpp) and the NUMA nodes are read by probe_numa (detect/topology.hpp).
-
-// #include "ai_hwaccel/config.hpp"
-// #include "ai_hwaccel/core/profile.hpp"
-// #include "ai_hwaccel/core/system_io.hpp"
-// #include "ai_hwaccel/core/taxonomy.hpp"
-// #include "ai_hwaccel/core/text.hpp"
-// #include "ai_hwaccel/core/units.hpp"
-// #include "ai_hwaccel/core/warning.hpp"
-// #include "ai_hwaccel/detect/system.hpp"
-// ---- begin ai_hwaccel/detect/system.hpp
-// ai-hwaccel detect: the system a probe reads, and the real one.
-//
-// Probes never open files themselves: they ask a `system_view`, which can be the live
-// machine (`host_system`, optionally rooted at a directory that is laid out like a
-// machine's root, for captured trees and tests) or anything else that models the concept.
-// Every read is bounded: a file larger than the cap is cut and says so.
-//
-// Tools are run through the view too: the live host runs them with detect/process.hpp's
-// runner (no shell, timeouts, byte caps); a rooted host never runs anything and replays
-// captured outputs instead, from a folder inside the tree (see `capture_index_path`).
-
-// #include "ai_hwaccel/config.hpp"
-// #include "ai_hwaccel/core/text.hpp"
-// #include "ai_hwaccel/detect/process.hpp"
 // ---- begin ai_hwaccel/detect/process.hpp
 // ai-hwaccel detect: running a tool safely.
 //
@@ -2690,6 +2604,21 @@ inline tool_result run_tool(const tool_request& request, const tool_search& sear
 
 AI_HWACCEL_NAMESPACE_END
 // ---- end ai_hwaccel/detect/process.hpp
+// ---- begin ai_hwaccel/detect/system.hpp
+// ai-hwaccel detect: the system a probe reads, and the real one.
+//
+// Probes never open files themselves: they ask a `system_view`, which can be the live
+// machine (`host_system`, optionally rooted at a directory that is laid out like a
+// machine's root, for captured trees and tests) or anything else that models the concept.
+// Every read is bounded: a file larger than the cap is cut and says so.
+//
+// Tools are run through the view too: the live host runs them with detect/process.hpp's
+// runner (no shell, timeouts, byte caps); a rooted host never runs anything and replays
+// captured outputs instead, from a folder inside the tree (see `capture_index_path`).
+
+// #include "ai_hwaccel/config.hpp"
+// #include "ai_hwaccel/core/text.hpp"
+// #include "ai_hwaccel/detect/process.hpp"
 
 #include <charconv>
 #include <concepts>
@@ -3088,7 +3017,6 @@ static_assert(system_view<host_system>);
 
 AI_HWACCEL_NAMESPACE_END
 // ---- end ai_hwaccel/detect/system.hpp
-// #include "ai_hwaccel/detect/sysfs.hpp"
 // ---- begin ai_hwaccel/detect/sysfs.hpp
 // ai-hwaccel detect: reading kernel interfaces.
 //
@@ -3424,7 +3352,6 @@ static_assert(detail::base_name("/sys/bus/pci/drivers/nvidia") == "nvidia");
 
 AI_HWACCEL_NAMESPACE_END
 // ---- end ai_hwaccel/detect/sysfs.hpp
-// #include "ai_hwaccel/detect/topology.hpp"
 // ---- begin ai_hwaccel/detect/topology.hpp
 // ai-hwaccel detect: NUMA nodes and PCI functions.
 //
@@ -3865,6 +3792,26 @@ std::vector<pci_device> probe_pci(const S& sys, std::vector<warning>& warnings) 
 
 AI_HWACCEL_NAMESPACE_END
 // ---- end ai_hwaccel/detect/topology.hpp
+// ---- begin ai_hwaccel/detect/cpu.hpp
+// ai-hwaccel detect: the host's CPU and memory.
+//
+// Pure parsers for /proc/cpuinfo, `lscpu`, /proc/meminfo and cgroup memory and CPU limits
+// (string_view in, data out, never throw), and the probe that feeds them from a
+// system_view. /proc/cpuinfo differs by architecture: x86 prints "model name", "flags",
+// "physical id", "core id"; arm64 prints "Features", "CPU implementer" and usually no
+// model name at all. The kernel's cpulist format is parsed by parse_cpulist
+// (detect/sysfs.hpp) and the NUMA nodes are read by probe_numa (detect/topology.hpp).
+
+// #include "ai_hwaccel/config.hpp"
+// #include "ai_hwaccel/core/profile.hpp"
+// #include "ai_hwaccel/core/system_io.hpp"
+// #include "ai_hwaccel/core/taxonomy.hpp"
+// #include "ai_hwaccel/core/text.hpp"
+// #include "ai_hwaccel/core/units.hpp"
+// #include "ai_hwaccel/core/warning.hpp"
+// #include "ai_hwaccel/detect/system.hpp"
+// #include "ai_hwaccel/detect/sysfs.hpp"
+// #include "ai_hwaccel/detect/topology.hpp"
 
 #include <array>
 #include <cstddef>
@@ -4821,7 +4768,6 @@ std::pair<host_info, accelerator_profile> probe_host(const S& sys, std::vector<w
 
 AI_HWACCEL_NAMESPACE_END
 // ---- end ai_hwaccel/detect/cpu.hpp
-// #include "ai_hwaccel/detect/environment.hpp"
 // ---- begin ai_hwaccel/detect/environment.hpp
 // ai-hwaccel detect: where the process runs — container, Kubernetes, WSL, hypervisor,
 // cloud.
@@ -5217,41 +5163,6 @@ runtime_environment probe_environment(const S& sys, std::vector<warning>& warnin
 
 AI_HWACCEL_NAMESPACE_END
 // ---- end ai_hwaccel/detect/environment.hpp
-// #include "ai_hwaccel/detect/fabric.hpp"
-// ---- begin ai_hwaccel/detect/fabric.hpp
-// ai-hwaccel detect: the node's network fabric (InfiniBand and RoCE ports).
-//
-// A host probe, like those of detect/topology.hpp: it belongs to no backend and is always
-// compiled. It lists every port of every RDMA device under /sys/class/infiniband and turns
-// each into an `interconnect` that leaves the node (scope inter_node; the links between
-// GPUs inside the node come from the GPU backends). The same ports can be read from the
-// text of `ibstat` and `ibstatus` (infiniband-diags), for captures sent in bug reports.
-//
-// What the kernel prints (drivers/infiniband/core/sysfs.c): a port's `state` is
-// "<n>: <NAME>" (NOP, DOWN, INIT, ARMED, ACTIVE, ACTIVE_DEFER), `phys_state` "<n>: <Name>"
-// (LinkUp, Polling, Disabled, …), `rate` "<Gb/s>[.5] Gb/sec (<width>X <speed>)" with the
-// speed's name (SDR … NDR, XDR), `link_layer` "InfiniBand", "Ethernet" or "Unknown"; a
-// device's `node_type` is "<n>: CA" (or RNIC, usNIC, usNIC UDP, switch, router,
-// unspecified), and each GID's `gid_attrs/types/<i>` "IB/RoCE v1" or "RoCE v2".
-//
-// Bandwidth. `rate` is the link's rate in one direction, in Gb/s as the IBTA names it
-// ("400 Gb/sec (4X NDR)"); `interconnect::bandwidth_gbps` is decimal GB/s summed over both
-// directions, as vendors quote NVLink. So a 400 Gb/s port is 400 × 2 / 8 = 100 GB/s. The
-// rate is the one the kernel prints, before line coding (QDR's 40 Gb/s carries 32 Gb/s of
-// data); it is not corrected here.
-//
-// Ports that are not ACTIVE (down, polling, initialising, armed) are listed, with their
-// state, but their bandwidth stays unknown: a port that carries no traffic adds none, and
-// the rate a down port prints is not a negotiated one.
-
-// #include "ai_hwaccel/config.hpp"
-// #include "ai_hwaccel/core/pci.hpp"
-// #include "ai_hwaccel/core/profile.hpp"
-// #include "ai_hwaccel/core/system_io.hpp"
-// #include "ai_hwaccel/core/taxonomy.hpp"
-// #include "ai_hwaccel/core/text.hpp"
-// #include "ai_hwaccel/core/warning.hpp"
-// #include "ai_hwaccel/detect/capture.hpp"
 // ---- begin ai_hwaccel/detect/capture.hpp
 // ai-hwaccel detect: the shape of a captured output once read.
 //
@@ -5608,6 +5519,40 @@ void read_query_csv(std::string_view text, std::string_view fields, const query_
 
 AI_HWACCEL_NAMESPACE_END
 // ---- end ai_hwaccel/detect/capture.hpp
+// ---- begin ai_hwaccel/detect/fabric.hpp
+// ai-hwaccel detect: the node's network fabric (InfiniBand and RoCE ports).
+//
+// A host probe, like those of detect/topology.hpp: it belongs to no backend and is always
+// compiled. It lists every port of every RDMA device under /sys/class/infiniband and turns
+// each into an `interconnect` that leaves the node (scope inter_node; the links between
+// GPUs inside the node come from the GPU backends). The same ports can be read from the
+// text of `ibstat` and `ibstatus` (infiniband-diags), for captures sent in bug reports.
+//
+// What the kernel prints (drivers/infiniband/core/sysfs.c): a port's `state` is
+// "<n>: <NAME>" (NOP, DOWN, INIT, ARMED, ACTIVE, ACTIVE_DEFER), `phys_state` "<n>: <Name>"
+// (LinkUp, Polling, Disabled, …), `rate` "<Gb/s>[.5] Gb/sec (<width>X <speed>)" with the
+// speed's name (SDR … NDR, XDR), `link_layer` "InfiniBand", "Ethernet" or "Unknown"; a
+// device's `node_type` is "<n>: CA" (or RNIC, usNIC, usNIC UDP, switch, router,
+// unspecified), and each GID's `gid_attrs/types/<i>` "IB/RoCE v1" or "RoCE v2".
+//
+// Bandwidth. `rate` is the link's rate in one direction, in Gb/s as the IBTA names it
+// ("400 Gb/sec (4X NDR)"); `interconnect::bandwidth_gbps` is decimal GB/s summed over both
+// directions, as vendors quote NVLink. So a 400 Gb/s port is 400 × 2 / 8 = 100 GB/s. The
+// rate is the one the kernel prints, before line coding (QDR's 40 Gb/s carries 32 Gb/s of
+// data); it is not corrected here.
+//
+// Ports that are not ACTIVE (down, polling, initialising, armed) are listed, with their
+// state, but their bandwidth stays unknown: a port that carries no traffic adds none, and
+// the rate a down port prints is not a negotiated one.
+
+// #include "ai_hwaccel/config.hpp"
+// #include "ai_hwaccel/core/pci.hpp"
+// #include "ai_hwaccel/core/profile.hpp"
+// #include "ai_hwaccel/core/system_io.hpp"
+// #include "ai_hwaccel/core/taxonomy.hpp"
+// #include "ai_hwaccel/core/text.hpp"
+// #include "ai_hwaccel/core/warning.hpp"
+// #include "ai_hwaccel/detect/capture.hpp"
 // #include "ai_hwaccel/detect/system.hpp"
 // #include "ai_hwaccel/detect/sysfs.hpp"
 // #include "ai_hwaccel/detect/topology.hpp"
@@ -6126,7 +6071,6 @@ inline void parse_ibstatus_capture(std::string_view t, capture_parse& out) {
 
 AI_HWACCEL_NAMESPACE_END
 // ---- end ai_hwaccel/detect/fabric.hpp
-// #include "ai_hwaccel/detect/merge.hpp"
 // ---- begin ai_hwaccel/detect/merge.hpp
 // ai-hwaccel detect: one device, one profile; and the devices a process may use.
 //
@@ -6423,25 +6367,6 @@ void apply_visibility(std::vector<accelerator_profile>& profiles, Env&& env, std
 
 AI_HWACCEL_NAMESPACE_END
 // ---- end ai_hwaccel/detect/merge.hpp
-// Each backend header is empty unless its switch is on.
-// #include "ai_hwaccel/detect/amd.hpp"
-// ---- begin ai_hwaccel/detect/amd.hpp
-// ai-hwaccel detect: AMD GPUs through the kernel (amdgpu, KFD) and rocminfo.
-//
-// Pure parsers for what the amdgpu and amdkfd drivers publish in sysfs (a KFD topology
-// node's `properties`, the `pp_dpm_*` clock and link level tables, the one-number
-// `mem_info_*` files) and for `rocminfo`'s text; a reader for shell transcripts of such
-// files as people paste them; the ROCm probe, which walks /sys/class/drm and the KFD
-// topology without running any tool; and the capture formats for all of these. Parsers
-// take text and never throw for any input: what they cannot read becomes a problem in
-// their result, never a guess. The whole header is empty unless the ROCm backend is
-// compiled in.
-
-// #include "ai_hwaccel/config.hpp"
-
-#if AI_HWACCEL_BACKEND_ROCM
-
-// #include "ai_hwaccel/core/catalogue.hpp"
 // ---- begin ai_hwaccel/core/catalogue.hpp
 // ai-hwaccel core: the device catalogue.
 //
@@ -9354,12 +9279,6 @@ static_assert(detail::catalogue_names_are_unique(), "device_catalogue: duplicate
 
 AI_HWACCEL_NAMESPACE_END
 // ---- end ai_hwaccel/core/catalogue.hpp
-// #include "ai_hwaccel/core/pci.hpp"
-// #include "ai_hwaccel/core/profile.hpp"
-// #include "ai_hwaccel/core/system_io.hpp"
-// #include "ai_hwaccel/core/text.hpp"
-// #include "ai_hwaccel/core/warning.hpp"
-// #include "ai_hwaccel/detect/amd_smi.hpp"
 // ---- begin ai_hwaccel/detect/amd_smi.hpp
 // ai-hwaccel detect: AMD GPUs as AMD's management tools print them.
 //
@@ -10653,8 +10572,6 @@ AI_HWACCEL_NAMESPACE_END
 
 #endif // AI_HWACCEL_BACKEND_ROCM
 // ---- end ai_hwaccel/detect/amd_smi.hpp
-// #include "ai_hwaccel/detect/capture.hpp"
-// #include "ai_hwaccel/detect/probe.hpp"
 // ---- begin ai_hwaccel/detect/probe.hpp
 // ai-hwaccel detect: what a backend probe is.
 //
@@ -10798,6 +10715,31 @@ std::optional<std::string> run_reporting(const S& sys, tool_request request, std
 
 AI_HWACCEL_NAMESPACE_END
 // ---- end ai_hwaccel/detect/probe.hpp
+// ---- begin ai_hwaccel/detect/amd.hpp
+// ai-hwaccel detect: AMD GPUs through the kernel (amdgpu, KFD) and rocminfo.
+//
+// Pure parsers for what the amdgpu and amdkfd drivers publish in sysfs (a KFD topology
+// node's `properties`, the `pp_dpm_*` clock and link level tables, the one-number
+// `mem_info_*` files) and for `rocminfo`'s text; a reader for shell transcripts of such
+// files as people paste them; the ROCm probe, which walks /sys/class/drm and the KFD
+// topology without running any tool; and the capture formats for all of these. Parsers
+// take text and never throw for any input: what they cannot read becomes a problem in
+// their result, never a guess. The whole header is empty unless the ROCm backend is
+// compiled in.
+
+// #include "ai_hwaccel/config.hpp"
+
+#if AI_HWACCEL_BACKEND_ROCM
+
+// #include "ai_hwaccel/core/catalogue.hpp"
+// #include "ai_hwaccel/core/pci.hpp"
+// #include "ai_hwaccel/core/profile.hpp"
+// #include "ai_hwaccel/core/system_io.hpp"
+// #include "ai_hwaccel/core/text.hpp"
+// #include "ai_hwaccel/core/warning.hpp"
+// #include "ai_hwaccel/detect/amd_smi.hpp"
+// #include "ai_hwaccel/detect/capture.hpp"
+// #include "ai_hwaccel/detect/probe.hpp"
 // #include "ai_hwaccel/detect/sysfs.hpp"
 // #include "ai_hwaccel/detect/system.hpp"
 // #include "ai_hwaccel/detect/topology.hpp"
@@ -11897,7 +11839,6 @@ AI_HWACCEL_NAMESPACE_END
 
 #endif // AI_HWACCEL_BACKEND_ROCM
 // ---- end ai_hwaccel/detect/amd.hpp
-// #include "ai_hwaccel/detect/apple.hpp"
 // ---- begin ai_hwaccel/detect/apple.hpp
 // ai-hwaccel detect: Apple Silicon through system_profiler and sysctl.
 //
@@ -12804,29 +12745,6 @@ AI_HWACCEL_NAMESPACE_END
 
 #endif // AI_HWACCEL_BACKEND_APPLE
 // ---- end ai_hwaccel/detect/apple.hpp
-// #include "ai_hwaccel/detect/cuda.hpp"
-// ---- begin ai_hwaccel/detect/cuda.hpp
-// ai-hwaccel detect: the CUDA probe, which puts the NVIDIA sources together.
-//
-// The GPUs, in order of preference: NVML, loaded at run time (detect/nvml.hpp), on the
-// live machine; else one `nvidia-smi --query-gpu` run (detect/nvidia.hpp), which is also
-// what a machine tree replays; else the driver's own files and PCI sysfs
-// (detect/nvidia_links.hpp), which name the cards but cannot say how much memory is in
-// use. A failed NVML is reported and the probe falls back; an absent NVML is normal and
-// says nothing. A missing nvidia-smi is only worth a warning where an NVIDIA GPU sits on
-// the PCI bus.
-//
-// Then, with MIG enabled, `nvidia-smi -L` lists the instances (CUDA sees only those, so
-// the whole GPU is marked unavailable); and with two GPUs or more, `nvidia-smi topo -m`
-// says which are joined by NVLink and `nvidia-smi nvlink -s` how fast the links run.
-
-// #include "ai_hwaccel/config.hpp"
-
-#if AI_HWACCEL_BACKEND_CUDA
-
-// #include "ai_hwaccel/core/warning.hpp"
-// #include "ai_hwaccel/detect/cpu.hpp"
-// #include "ai_hwaccel/detect/nvidia.hpp"
 // ---- begin ai_hwaccel/detect/nvidia.hpp
 // ai-hwaccel detect: NVIDIA GPUs through nvidia-smi.
 //
@@ -13440,7 +13358,6 @@ AI_HWACCEL_NAMESPACE_END
 
 #endif // AI_HWACCEL_BACKEND_CUDA
 // ---- end ai_hwaccel/detect/nvidia.hpp
-// #include "ai_hwaccel/detect/nvidia_links.hpp"
 // ---- begin ai_hwaccel/detect/nvidia_links.hpp
 // ai-hwaccel detect: how NVIDIA GPUs are wired, and NVIDIA GPUs without nvidia-smi.
 //
@@ -14406,7 +14323,6 @@ AI_HWACCEL_NAMESPACE_END
 
 #endif // AI_HWACCEL_BACKEND_CUDA
 // ---- end ai_hwaccel/detect/nvidia_links.hpp
-// #include "ai_hwaccel/detect/nvml.hpp"
 // ---- begin ai_hwaccel/detect/nvml.hpp
 // ai-hwaccel detect: NVIDIA GPUs through NVML, loaded at run time.
 //
@@ -14804,6 +14720,30 @@ AI_HWACCEL_NAMESPACE_END
 
 #endif // AI_HWACCEL_BACKEND_CUDA && AI_HWACCEL_OS_LINUX
 // ---- end ai_hwaccel/detect/nvml.hpp
+// ---- begin ai_hwaccel/detect/cuda.hpp
+// ai-hwaccel detect: the CUDA probe, which puts the NVIDIA sources together.
+//
+// The GPUs, in order of preference: NVML, loaded at run time (detect/nvml.hpp), on the
+// live machine; else one `nvidia-smi --query-gpu` run (detect/nvidia.hpp), which is also
+// what a machine tree replays; else the driver's own files and PCI sysfs
+// (detect/nvidia_links.hpp), which name the cards but cannot say how much memory is in
+// use. A failed NVML is reported and the probe falls back; an absent NVML is normal and
+// says nothing. A missing nvidia-smi is only worth a warning where an NVIDIA GPU sits on
+// the PCI bus.
+//
+// Then, with MIG enabled, `nvidia-smi -L` lists the instances (CUDA sees only those, so
+// the whole GPU is marked unavailable); and with two GPUs or more, `nvidia-smi topo -m`
+// says which are joined by NVLink and `nvidia-smi nvlink -s` how fast the links run.
+
+// #include "ai_hwaccel/config.hpp"
+
+#if AI_HWACCEL_BACKEND_CUDA
+
+// #include "ai_hwaccel/core/warning.hpp"
+// #include "ai_hwaccel/detect/cpu.hpp"
+// #include "ai_hwaccel/detect/nvidia.hpp"
+// #include "ai_hwaccel/detect/nvidia_links.hpp"
+// #include "ai_hwaccel/detect/nvml.hpp"
 // #include "ai_hwaccel/detect/probe.hpp"
 // #include "ai_hwaccel/detect/system.hpp"
 
@@ -15056,7 +14996,6 @@ AI_HWACCEL_NAMESPACE_END
 
 #endif // AI_HWACCEL_BACKEND_CUDA
 // ---- end ai_hwaccel/detect/cuda.hpp
-// #include "ai_hwaccel/detect/intel_gpu.hpp"
 // ---- begin ai_hwaccel/detect/intel_gpu.hpp
 // ai-hwaccel detect: Intel GPUs through the i915/xe kernel drivers and xpu-smi.
 //
@@ -15965,7 +15904,6 @@ AI_HWACCEL_NAMESPACE_END
 
 #endif // AI_HWACCEL_BACKEND_INTEL_GPU
 // ---- end ai_hwaccel/detect/intel_gpu.hpp
-// #include "ai_hwaccel/detect/vulkan.hpp"
 // ---- begin ai_hwaccel/detect/vulkan.hpp
 // ai-hwaccel detect: Vulkan devices through vulkaninfo.
 //
@@ -16592,7 +16530,6 @@ AI_HWACCEL_NAMESPACE_END
 
 #endif // AI_HWACCEL_BACKEND_VULKAN
 // ---- end ai_hwaccel/detect/vulkan.hpp
-// #include "ai_hwaccel/detect/tpu.hpp"
 // ---- begin ai_hwaccel/detect/tpu.hpp
 // ai-hwaccel detect: Google Cloud TPU chips.
 //
@@ -17479,7 +17416,6 @@ AI_HWACCEL_NAMESPACE_END
 
 #endif // AI_HWACCEL_BACKEND_TPU
 // ---- end ai_hwaccel/detect/tpu.hpp
-// #include "ai_hwaccel/detect/gaudi.hpp"
 // ---- begin ai_hwaccel/detect/gaudi.hpp
 // ai-hwaccel detect: Intel Gaudi accelerators (Habana Labs, PCI vendor 0x1da3).
 //
@@ -18436,7 +18372,6 @@ AI_HWACCEL_NAMESPACE_END
 
 #endif // AI_HWACCEL_BACKEND_GAUDI
 // ---- end ai_hwaccel/detect/gaudi.hpp
-// #include "ai_hwaccel/detect/npu.hpp"
 // ---- begin ai_hwaccel/detect/npu.hpp
 // ai-hwaccel detect: client NPUs (Intel NPU, AMD XDNA, Samsung Exynos NPU, MediaTek APU).
 //
@@ -19285,7 +19220,6 @@ AI_HWACCEL_NAMESPACE_END
 
 #endif // any client-NPU backend
 // ---- end ai_hwaccel/detect/npu.hpp
-// #include "ai_hwaccel/detect/neuron.hpp"
 // ---- begin ai_hwaccel/detect/neuron.hpp
 // ai-hwaccel detect: AWS Neuron devices (Inferentia, Inferentia2, Trainium, Trainium2).
 //
@@ -20446,7 +20380,6 @@ AI_HWACCEL_NAMESPACE_END
 
 #endif // AI_HWACCEL_BACKEND_NEURON
 // ---- end ai_hwaccel/detect/neuron.hpp
-// #include "ai_hwaccel/detect/qualcomm.hpp"
 // ---- begin ai_hwaccel/detect/qualcomm.hpp
 // ai-hwaccel detect: Qualcomm Cloud AI accelerators (AI 100, AI 080) through the qaic
 // driver and `qaic-util -q`.
@@ -20767,7 +20700,6 @@ AI_HWACCEL_NAMESPACE_END
 
 #endif // AI_HWACCEL_BACKEND_QUALCOMM
 // ---- end ai_hwaccel/detect/qualcomm.hpp
-// #include "ai_hwaccel/detect/cerebras.hpp"
 // ---- begin ai_hwaccel/detect/cerebras.hpp
 // ai-hwaccel detect: Cerebras systems (CS-2, CS-3).
 //
@@ -20805,7 +20737,6 @@ AI_HWACCEL_NAMESPACE_END
 
 #endif // AI_HWACCEL_BACKEND_CEREBRAS
 // ---- end ai_hwaccel/detect/cerebras.hpp
-// #include "ai_hwaccel/detect/graphcore.hpp"
 // ---- begin ai_hwaccel/detect/graphcore.hpp
 // ai-hwaccel detect: Graphcore IPUs through `gc-info -l` and `gc-monitor`.
 //
@@ -21197,7 +21128,6 @@ AI_HWACCEL_NAMESPACE_END
 
 #endif // AI_HWACCEL_BACKEND_GRAPHCORE
 // ---- end ai_hwaccel/detect/graphcore.hpp
-// #include "ai_hwaccel/detect/groq.hpp"
 // ---- begin ai_hwaccel/detect/groq.hpp
 // ai-hwaccel detect: Groq GroqCard accelerators through their device nodes.
 //
@@ -21287,7 +21217,6 @@ AI_HWACCEL_NAMESPACE_END
 
 #endif // AI_HWACCEL_BACKEND_GROQ
 // ---- end ai_hwaccel/detect/groq.hpp
-// #include "ai_hwaccel/detect/windows.hpp"
 // ---- begin ai_hwaccel/detect/windows.hpp
 // ai-hwaccel detect: GPUs and system memory on Windows, through DXGI and the Win32 API.
 //
@@ -21500,8 +21429,6 @@ AI_HWACCEL_NAMESPACE_END
 
 #endif // AI_HWACCEL_BACKEND_WINDOWS
 // ---- end ai_hwaccel/detect/windows.hpp
-// #include "ai_hwaccel/detect/probe.hpp"
-// #include "ai_hwaccel/detect/storage.hpp"
 // ---- begin ai_hwaccel/detect/storage.hpp
 // ai-hwaccel detect: storage devices.
 //
@@ -21773,33 +21700,6 @@ inline std::optional<std::vector<storage_device>> parse_lsblk_json(std::string_v
 
 AI_HWACCEL_NAMESPACE_END
 // ---- end ai_hwaccel/detect/storage.hpp
-// #include "ai_hwaccel/detect/system.hpp"
-// #include "ai_hwaccel/detect/topology.hpp"
-// #include "ai_hwaccel/registry.hpp"
-// ---- begin ai_hwaccel/registry.hpp
-// ai-hwaccel: the accelerator registry.
-//
-// A registry is what detection returns: the devices (profiles), the warnings collected
-// while looking for them, the host (CPU, memory, NUMA) and the system around them (links,
-// storage, environment). Queries are range-v3 pipelines over the profiles. Filtering
-// queries (`available`, `by_family`, `satisfying`) return lazy views that borrow from the
-// registry: they stay valid while the registry lives and is not modified, and can be
-// materialised with `ranges::to<std::vector>()` (range/v3/range/conversion.hpp). Everything
-// else returns values.
-//
-// A profile is several hundred bytes, and most queries read two or three fields of it. So
-// the registry keeps a small index beside the profiles (position, kind and family of each
-// available device and accelerator, the memory totals, the best device), rebuilt by every
-// member that changes the profiles. Queries walk that index and touch a profile only to
-// hand it out. Nothing is filled in lazily: a const registry can be read from several
-// threads at once.
-//
-// Memory totals count shared memory once: on Apple Silicon the Metal GPU, the Neural
-// Engine and the CPU all draw from one unified pool, which is added once, not three times.
-
-// #include "ai_hwaccel/config.hpp"
-// #include "ai_hwaccel/core/profile.hpp"
-// #include "ai_hwaccel/core/requirement.hpp"
 // ---- begin ai_hwaccel/core/requirement.hpp
 // ai-hwaccel core: requirements a device must meet.
 //
@@ -21922,6 +21822,30 @@ static_assert(device_kind_count <= 32 && family_count <= 32, "requirement masks 
 
 AI_HWACCEL_NAMESPACE_END
 // ---- end ai_hwaccel/core/requirement.hpp
+// ---- begin ai_hwaccel/registry.hpp
+// ai-hwaccel: the accelerator registry.
+//
+// A registry is what detection returns: the devices (profiles), the warnings collected
+// while looking for them, the host (CPU, memory, NUMA) and the system around them (links,
+// storage, environment). Queries are range-v3 pipelines over the profiles. Filtering
+// queries (`available`, `by_family`, `satisfying`) return lazy views that borrow from the
+// registry: they stay valid while the registry lives and is not modified, and can be
+// materialised with `ranges::to<std::vector>()` (range/v3/range/conversion.hpp). Everything
+// else returns values.
+//
+// A profile is several hundred bytes, and most queries read two or three fields of it. So
+// the registry keeps a small index beside the profiles (position, kind and family of each
+// available device and accelerator, the memory totals, the best device), rebuilt by every
+// member that changes the profiles. Queries walk that index and touch a profile only to
+// hand it out. Nothing is filled in lazily: a const registry can be read from several
+// threads at once.
+//
+// Memory totals count shared memory once: on Apple Silicon the Metal GPU, the Neural
+// Engine and the CPU all draw from one unified pool, which is added once, not three times.
+
+// #include "ai_hwaccel/config.hpp"
+// #include "ai_hwaccel/core/profile.hpp"
+// #include "ai_hwaccel/core/requirement.hpp"
 // #include "ai_hwaccel/core/system_io.hpp"
 // #include "ai_hwaccel/core/warning.hpp"
 
@@ -22259,6 +22183,54 @@ inline accelerator_registry described_registry(const accelerator_profile& device
 
 AI_HWACCEL_NAMESPACE_END
 // ---- end ai_hwaccel/registry.hpp
+// ---- begin ai_hwaccel/detect/detect.hpp
+// ai-hwaccel detect: detect(), and the builder that chooses what it runs.
+//
+//     auto registry = ai_hwaccel::detect();                        // everything compiled in
+//     auto timed = ai_hwaccel::detector::none()
+//                      .with(ai_hwaccel::backend_id::cuda)
+//                      .with_host()
+//                      .run_timed(ai_hwaccel::host_system{});      // registry + timings
+//
+// The orchestrator runs the enabled probes in parallel (on as many threads as the machine
+// has, at least four; detection takes about as long as the slowest probe, not the sum), times each, concatenates what they
+// found (the host's CPU first, then backends in table order), merges devices seen by
+// several backends (detect/merge.hpp), applies the *_VISIBLE_DEVICES variables, and
+// collects every warning. Nothing here throws for anything the machine does; with
+// exceptions enabled, even a probe that runs out of memory becomes a `probe_failed`
+// warning.
+//
+// Backends compiled out (AI_HWACCEL_BACKEND_<NAME>=0) have no probe here at all; asking
+// for one at run time gives a `not_compiled` warning, never "not present".
+
+// #include "ai_hwaccel/config.hpp"
+// #include "ai_hwaccel/core/backend.hpp"
+// #include "ai_hwaccel/core/system_io.hpp"
+// #include "ai_hwaccel/core/warning.hpp"
+// #include "ai_hwaccel/detect/cpu.hpp"
+// #include "ai_hwaccel/detect/environment.hpp"
+// #include "ai_hwaccel/detect/fabric.hpp"
+// #include "ai_hwaccel/detect/merge.hpp"
+// Each backend header is empty unless its switch is on.
+// #include "ai_hwaccel/detect/amd.hpp"
+// #include "ai_hwaccel/detect/apple.hpp"
+// #include "ai_hwaccel/detect/cuda.hpp"
+// #include "ai_hwaccel/detect/intel_gpu.hpp"
+// #include "ai_hwaccel/detect/vulkan.hpp"
+// #include "ai_hwaccel/detect/tpu.hpp"
+// #include "ai_hwaccel/detect/gaudi.hpp"
+// #include "ai_hwaccel/detect/npu.hpp"
+// #include "ai_hwaccel/detect/neuron.hpp"
+// #include "ai_hwaccel/detect/qualcomm.hpp"
+// #include "ai_hwaccel/detect/cerebras.hpp"
+// #include "ai_hwaccel/detect/graphcore.hpp"
+// #include "ai_hwaccel/detect/groq.hpp"
+// #include "ai_hwaccel/detect/windows.hpp"
+// #include "ai_hwaccel/detect/probe.hpp"
+// #include "ai_hwaccel/detect/storage.hpp"
+// #include "ai_hwaccel/detect/system.hpp"
+// #include "ai_hwaccel/detect/topology.hpp"
+// #include "ai_hwaccel/registry.hpp"
 
 #include <algorithm>
 #include <atomic>
@@ -22682,6 +22654,27 @@ inline accelerator_registry detect() { return detect(host_system{}); }
 
 AI_HWACCEL_NAMESPACE_END
 // ---- end ai_hwaccel/detect/detect.hpp
+// ---- begin ai_hwaccel/cache/async.hpp
+// ai-hwaccel cache: detection in the background, abandoned cleanly.
+//
+//     auto pending = ai_hwaccel::detect_async();          // returns at once
+//     ...                                                 // start the program meanwhile
+//     if (const auto& found = pending.get())              // waits for the result
+//         use(found->registry);
+//
+// `detect_async` runs a detection (detect/detect.hpp) on a thread of its own and returns a
+// `detection_handle`. Calling `cancel()`, or destroying the handle, asks the detection to
+// stop: from then on no probe starts a new tool (each tool request is refused on the spot,
+// so the probes that remain wind down at once, reading a few files at most), and the
+// result is discarded. A tool already running when cancel() is called is killed with its
+// process group within 100 ms (the tool runner watches the request's stop token), so the
+// destructor never waits for a tool's timeout.
+//
+// The handle exposes its std::stop_token, so code that runs inside the detection (a custom
+// system_view, a probe) can watch for cancellation itself.
+
+// #include "ai_hwaccel/config.hpp"
+// #include "ai_hwaccel/detect/detect.hpp"
 // #include "ai_hwaccel/detect/process.hpp"
 // #include "ai_hwaccel/detect/system.hpp"
 
@@ -22897,46 +22890,6 @@ inline detection_handle detect_async(detector d = detector::all()) { return dete
 
 AI_HWACCEL_NAMESPACE_END
 // ---- end ai_hwaccel/cache/async.hpp
-// #include "ai_hwaccel/cache/disk.hpp"
-// ---- begin ai_hwaccel/cache/disk.hpp
-// ai-hwaccel cache: the last detection on disk, private to the user, safe to share
-// between processes.
-//
-//     ai_hwaccel::disk_cache cache;   // $XDG_CACHE_HOME/ai-hwaccel/registry.json
-//     auto reg = cache.get_or_detect([] { return ai_hwaccel::detect(); });
-//
-// The file is the registry's JSON (io/json.hpp) inside a small envelope:
-//
-//     {"format": "ai-hwaccel-registry-cache", "format_version": 1,
-//      "library_version": "1.0.0", "backends": <compiled_backend_mask>,
-//      "hostname": "...", "boot_id": "...", "written_at": <Unix seconds>,
-//      "registry": {...}}
-//
-// A file written by another machine or a previous boot (hostname, boot id), by another
-// release or build of the library (library_version, backends), by a newer format, or that
-// is corrupt, too large or not a regular file is *invalid*: `get_or_detect` detects again,
-// replaces the file, and adds a `cache_invalid` warning to the registry it returns. A file
-// older than `max_age` (or dated in the future) is simply *expired*: it is re-detected and
-// replaced without a warning, since expiry is the cache's ordinary life, not a fault.
-//
-// Safety. The folder is `$XDG_CACHE_HOME/ai-hwaccel` when that variable holds an absolute
-// path, else `$HOME/.cache/ai-hwaccel`; never /tmp or any other shared folder (with
-// neither variable set there is no cache). It is created with mode 0700 and used only
-// when it is a real directory (not a symlink) owned by this user and writable by no one
-// else. Every file operation is relative to that opened directory: reads use
-// O_NOFOLLOW and a size cap; writes go to a fresh temporary file in the same folder
-// (O_CREAT|O_EXCL|O_NOFOLLOW, mode 0600), are fsync'd, and are renamed over the cache file,
-// so readers in other processes see the old file or the new one, never half of one, and a
-// symlink planted at the cache path is replaced, never followed. A folder that cannot be
-// created or written (read-only, full, refused) means "no cache": the registry is still
-// detected and returned, with a warning, and nothing throws.
-//
-// Only on Linux and macOS, and only with JSON support (AI_HWACCEL_JSON=1, i.e.
-// <nlohmann/json.hpp> available): without it this header declares nothing, and
-// `AI_HWACCEL_HAS_DISK_CACHE` is 0 so code can check.
-
-// #include "ai_hwaccel/config.hpp"
-// #include "ai_hwaccel/io/json.hpp"
 // ---- begin ai_hwaccel/io/json.hpp
 // ai-hwaccel io: the registry as JSON, through nlohmann/json (an optional dependency).
 //
@@ -23978,6 +23931,45 @@ AI_HWACCEL_NAMESPACE_END
 
 #endif // AI_HWACCEL_JSON
 // ---- end ai_hwaccel/io/json.hpp
+// ---- begin ai_hwaccel/cache/disk.hpp
+// ai-hwaccel cache: the last detection on disk, private to the user, safe to share
+// between processes.
+//
+//     ai_hwaccel::disk_cache cache;   // $XDG_CACHE_HOME/ai-hwaccel/registry.json
+//     auto reg = cache.get_or_detect([] { return ai_hwaccel::detect(); });
+//
+// The file is the registry's JSON (io/json.hpp) inside a small envelope:
+//
+//     {"format": "ai-hwaccel-registry-cache", "format_version": 1,
+//      "library_version": "1.0.0", "backends": <compiled_backend_mask>,
+//      "hostname": "...", "boot_id": "...", "written_at": <Unix seconds>,
+//      "registry": {...}}
+//
+// A file written by another machine or a previous boot (hostname, boot id), by another
+// release or build of the library (library_version, backends), by a newer format, or that
+// is corrupt, too large or not a regular file is *invalid*: `get_or_detect` detects again,
+// replaces the file, and adds a `cache_invalid` warning to the registry it returns. A file
+// older than `max_age` (or dated in the future) is simply *expired*: it is re-detected and
+// replaced without a warning, since expiry is the cache's ordinary life, not a fault.
+//
+// Safety. The folder is `$XDG_CACHE_HOME/ai-hwaccel` when that variable holds an absolute
+// path, else `$HOME/.cache/ai-hwaccel`; never /tmp or any other shared folder (with
+// neither variable set there is no cache). It is created with mode 0700 and used only
+// when it is a real directory (not a symlink) owned by this user and writable by no one
+// else. Every file operation is relative to that opened directory: reads use
+// O_NOFOLLOW and a size cap; writes go to a fresh temporary file in the same folder
+// (O_CREAT|O_EXCL|O_NOFOLLOW, mode 0600), are fsync'd, and are renamed over the cache file,
+// so readers in other processes see the old file or the new one, never half of one, and a
+// symlink planted at the cache path is replaced, never followed. A folder that cannot be
+// created or written (read-only, full, refused) means "no cache": the registry is still
+// detected and returned, with a warning, and nothing throws.
+//
+// Only on Linux and macOS, and only with JSON support (AI_HWACCEL_JSON=1, i.e.
+// <nlohmann/json.hpp> available): without it this header declares nothing, and
+// `AI_HWACCEL_HAS_DISK_CACHE` is 0 so code can check.
+
+// #include "ai_hwaccel/config.hpp"
+// #include "ai_hwaccel/io/json.hpp"
 
 #if AI_HWACCEL_JSON && (AI_HWACCEL_OS_LINUX || AI_HWACCEL_OS_MACOS)
 #define AI_HWACCEL_HAS_DISK_CACHE 1
@@ -24449,7 +24441,6 @@ AI_HWACCEL_NAMESPACE_END
 
 #endif // AI_HWACCEL_HAS_DISK_CACHE
 // ---- end ai_hwaccel/cache/disk.hpp
-// #include "ai_hwaccel/cache/lazy.hpp"
 // ---- begin ai_hwaccel/cache/lazy.hpp
 // ai-hwaccel cache: a registry that probes a device family only when first asked.
 //
@@ -24656,7 +24647,6 @@ lazy_registry(S, detector) -> lazy_registry<S, builtin_probes>;
 
 AI_HWACCEL_NAMESPACE_END
 // ---- end ai_hwaccel/cache/lazy.hpp
-// #include "ai_hwaccel/cache/ttl.hpp"
 // ---- begin ai_hwaccel/cache/ttl.hpp
 // ai-hwaccel cache: a thread-safe, time-limited cache of one detection.
 //
@@ -24808,24 +24798,6 @@ private:
 
 AI_HWACCEL_NAMESPACE_END
 // ---- end ai_hwaccel/cache/ttl.hpp
-// #include "ai_hwaccel/core.hpp"
-// ---- begin ai_hwaccel/core.hpp
-// ai-hwaccel: the light umbrella.
-//
-// The core vocabulary and every constexpr table: units, quantization formats, families,
-// vendors, device kinds, backends, the device catalogue, PCI addresses, profiles and
-// requirements. Everything here is usable in constant expressions and allocation-free:
-// no range-v3, no I/O, no threads, no std::string. The runtime companions that do
-// allocate (core/warning.hpp, core/system_io.hpp) come with registry.hpp, or on their own.
-
-// #include "ai_hwaccel/config.hpp"
-// #include "ai_hwaccel/core/backend.hpp"
-// #include "ai_hwaccel/core/catalogue.hpp"
-// #include "ai_hwaccel/core/device_spec.hpp"
-// #include "ai_hwaccel/core/inplace_string.hpp"
-// #include "ai_hwaccel/core/pci.hpp"
-// #include "ai_hwaccel/core/profile.hpp"
-// #include "ai_hwaccel/core/quantization.hpp"
 // ---- begin ai_hwaccel/core/quantization.hpp
 // ai-hwaccel core: quantization formats.
 //
@@ -25181,12 +25153,28 @@ static_assert(quant_format_from_gguf_file_type(27) == quant_format::iq3_m);
 
 AI_HWACCEL_NAMESPACE_END
 // ---- end ai_hwaccel/core/quantization.hpp
+// ---- begin ai_hwaccel/core.hpp
+// ai-hwaccel: the light umbrella.
+//
+// The core vocabulary and every constexpr table: units, quantization formats, families,
+// vendors, device kinds, backends, the device catalogue, PCI addresses, profiles and
+// requirements. Everything here is usable in constant expressions and allocation-free:
+// no range-v3, no I/O, no threads, no std::string. The runtime companions that do
+// allocate (core/warning.hpp, core/system_io.hpp) come with registry.hpp, or on their own.
+
+// #include "ai_hwaccel/config.hpp"
+// #include "ai_hwaccel/core/backend.hpp"
+// #include "ai_hwaccel/core/catalogue.hpp"
+// #include "ai_hwaccel/core/device_spec.hpp"
+// #include "ai_hwaccel/core/inplace_string.hpp"
+// #include "ai_hwaccel/core/pci.hpp"
+// #include "ai_hwaccel/core/profile.hpp"
+// #include "ai_hwaccel/core/quantization.hpp"
 // #include "ai_hwaccel/core/requirement.hpp"
 // #include "ai_hwaccel/core/taxonomy.hpp"
 // #include "ai_hwaccel/core/text.hpp"
 // #include "ai_hwaccel/core/units.hpp"
 // ---- end ai_hwaccel/core.hpp
-// #include "ai_hwaccel/detect/bandwidth.hpp"
 // ---- begin ai_hwaccel/detect/bandwidth.hpp
 // ai-hwaccel detect: the host memory's read bandwidth, measured on request.
 //
@@ -25503,42 +25491,6 @@ inline accelerator_registry apply_cpu_bandwidth(const accelerator_registry& regi
 
 AI_HWACCEL_NAMESPACE_END
 // ---- end ai_hwaccel/detect/bandwidth.hpp
-// #include "ai_hwaccel/detect/capture.hpp"
-// #include "ai_hwaccel/detect/cpu.hpp"
-// #include "ai_hwaccel/detect/detect.hpp"
-// #include "ai_hwaccel/detect/environment.hpp"
-// #include "ai_hwaccel/detect/formats.hpp"
-// ---- begin ai_hwaccel/detect/formats.hpp
-// ai-hwaccel detect: reading one captured output, whatever produced it.
-//
-// Fleet tools collect tool outputs and system files centrally; bug reports carry them.
-// `capture_formats` is the table of everything the library can read on its own: each row
-// names a format, says how to recognise it (`sniff`: 0 = not this, higher = more certain)
-// and how to read it into devices, host facts and system facts. `recognise_format` picks
-// the most certain row; `parse_capture` runs one. The `ai-hwaccel parse` command is a thin
-// layer over these three.
-//
-// This header holds the formats of the machine itself; each backend adds the rows of its
-// tools under its own AI_HWACCEL_BACKEND_<NAME> switch.
-
-// #include "ai_hwaccel/config.hpp"
-// #include "ai_hwaccel/core/profile.hpp"
-// #include "ai_hwaccel/core/system_io.hpp"
-// #include "ai_hwaccel/core/text.hpp"
-// #include "ai_hwaccel/core/warning.hpp"
-// #include "ai_hwaccel/detect/capture.hpp"
-// #include "ai_hwaccel/detect/cpu.hpp"
-// #include "ai_hwaccel/detect/fabric.hpp"
-// #include "ai_hwaccel/detect/storage.hpp"
-// #include "ai_hwaccel/detect/topology.hpp"
-// Backend headers are empty unless their switch is on.
-// #include "ai_hwaccel/detect/amd.hpp"
-// #include "ai_hwaccel/detect/amd_smi.hpp"
-// #include "ai_hwaccel/detect/apple.hpp"
-// #include "ai_hwaccel/detect/intel_gpu.hpp"
-// #include "ai_hwaccel/detect/nvidia.hpp"
-// #include "ai_hwaccel/detect/nvidia_links.hpp"
-// #include "ai_hwaccel/detect/nvidia_reports.hpp"
 // ---- begin ai_hwaccel/detect/nvidia_reports.hpp
 // ai-hwaccel detect: nvidia-smi's reports for people.
 //
@@ -26359,6 +26311,37 @@ AI_HWACCEL_NAMESPACE_END
 
 #endif // AI_HWACCEL_BACKEND_CUDA
 // ---- end ai_hwaccel/detect/nvidia_reports.hpp
+// ---- begin ai_hwaccel/detect/formats.hpp
+// ai-hwaccel detect: reading one captured output, whatever produced it.
+//
+// Fleet tools collect tool outputs and system files centrally; bug reports carry them.
+// `capture_formats` is the table of everything the library can read on its own: each row
+// names a format, says how to recognise it (`sniff`: 0 = not this, higher = more certain)
+// and how to read it into devices, host facts and system facts. `recognise_format` picks
+// the most certain row; `parse_capture` runs one. The `ai-hwaccel parse` command is a thin
+// layer over these three.
+//
+// This header holds the formats of the machine itself; each backend adds the rows of its
+// tools under its own AI_HWACCEL_BACKEND_<NAME> switch.
+
+// #include "ai_hwaccel/config.hpp"
+// #include "ai_hwaccel/core/profile.hpp"
+// #include "ai_hwaccel/core/system_io.hpp"
+// #include "ai_hwaccel/core/text.hpp"
+// #include "ai_hwaccel/core/warning.hpp"
+// #include "ai_hwaccel/detect/capture.hpp"
+// #include "ai_hwaccel/detect/cpu.hpp"
+// #include "ai_hwaccel/detect/fabric.hpp"
+// #include "ai_hwaccel/detect/storage.hpp"
+// #include "ai_hwaccel/detect/topology.hpp"
+// Backend headers are empty unless their switch is on.
+// #include "ai_hwaccel/detect/amd.hpp"
+// #include "ai_hwaccel/detect/amd_smi.hpp"
+// #include "ai_hwaccel/detect/apple.hpp"
+// #include "ai_hwaccel/detect/intel_gpu.hpp"
+// #include "ai_hwaccel/detect/nvidia.hpp"
+// #include "ai_hwaccel/detect/nvidia_links.hpp"
+// #include "ai_hwaccel/detect/nvidia_reports.hpp"
 // #include "ai_hwaccel/detect/vulkan.hpp"
 // #include "ai_hwaccel/detect/tpu.hpp"
 // #include "ai_hwaccel/detect/gaudi.hpp"
@@ -26612,11 +26595,6 @@ inline capture_parse parse_capture(std::string_view text, const capture_format& 
 
 AI_HWACCEL_NAMESPACE_END
 // ---- end ai_hwaccel/detect/formats.hpp
-// #include "ai_hwaccel/detect/merge.hpp"
-// #include "ai_hwaccel/detect/nvidia.hpp"
-// #include "ai_hwaccel/detect/probe.hpp"
-// #include "ai_hwaccel/detect/process.hpp"
-// #include "ai_hwaccel/detect/record.hpp"
 // ---- begin ai_hwaccel/detect/record.hpp
 // ai-hwaccel detect: recording what a detection reads, and writing it back as a machine tree.
 //
@@ -27476,31 +27454,6 @@ inline machine_tree_result write_machine_tree(const machine_recording& rec, cons
 
 AI_HWACCEL_NAMESPACE_END
 // ---- end ai_hwaccel/detect/record.hpp
-// #include "ai_hwaccel/detect/storage.hpp"
-// #include "ai_hwaccel/detect/sysfs.hpp"
-// #include "ai_hwaccel/detect/system.hpp"
-// #include "ai_hwaccel/detect/topology.hpp"
-// #include "ai_hwaccel/io/json.hpp"
-// #include "ai_hwaccel/io/nfd.hpp"
-// ---- begin ai_hwaccel/io/nfd.hpp
-// ai-hwaccel io: the registry as Kubernetes node labels, in the feature-file format of
-// Node Feature Discovery's `local` source.
-//
-// nfd-worker reads every file in /etc/kubernetes/node-feature-discovery/features.d/ and
-// turns each `<prefix>/<name>=<value>` line into a node label (lines starting with '#'
-// are comments; `# +expiry-time=<RFC 3339>` makes the lines after it expire). So a pod
-// or a host job that runs detection and writes `to_nfd_features(registry)` there (with
-// `write_file_atomically` from io/prometheus.hpp: NFD skips dot files, the temporary
-// name starts with one) lets the scheduler place work with a nodeSelector such as
-// `ai-hwaccel.io/cuda_gpu.count: "8"`. Every label written is valid under Kubernetes'
-// rules, which `is_valid_label_name` and `is_valid_label_value` implement; device names
-// are made into valid values by `sanitize_label_value`. docs/exporters.md lists the labels;
-// deploy/ holds a DaemonSet that runs it.
-
-// #include "ai_hwaccel/config.hpp"
-// #include "ai_hwaccel/core/profile.hpp"
-// #include "ai_hwaccel/core/system_io.hpp"
-// #include "ai_hwaccel/io/prometheus.hpp"
 // ---- begin ai_hwaccel/io/prometheus.hpp
 // ai-hwaccel io: the registry as Prometheus metrics (text exposition format 0.0.4).
 //
@@ -27945,6 +27898,25 @@ AI_HWACCEL_NAMESPACE_END
 
 #undef AI_HWACCEL_EXPORT_HAVE_UNISTD
 // ---- end ai_hwaccel/io/prometheus.hpp
+// ---- begin ai_hwaccel/io/nfd.hpp
+// ai-hwaccel io: the registry as Kubernetes node labels, in the feature-file format of
+// Node Feature Discovery's `local` source.
+//
+// nfd-worker reads every file in /etc/kubernetes/node-feature-discovery/features.d/ and
+// turns each `<prefix>/<name>=<value>` line into a node label (lines starting with '#'
+// are comments; `# +expiry-time=<RFC 3339>` makes the lines after it expire). So a pod
+// or a host job that runs detection and writes `to_nfd_features(registry)` there (with
+// `write_file_atomically` from io/prometheus.hpp: NFD skips dot files, the temporary
+// name starts with one) lets the scheduler place work with a nodeSelector such as
+// `ai-hwaccel.io/cuda_gpu.count: "8"`. Every label written is valid under Kubernetes'
+// rules, which `is_valid_label_name` and `is_valid_label_value` implement; device names
+// are made into valid values by `sanitize_label_value`. docs/exporters.md lists the labels;
+// deploy/ holds a DaemonSet that runs it.
+
+// #include "ai_hwaccel/config.hpp"
+// #include "ai_hwaccel/core/profile.hpp"
+// #include "ai_hwaccel/core/system_io.hpp"
+// #include "ai_hwaccel/io/prometheus.hpp"
 // #include "ai_hwaccel/registry.hpp"
 
 #include <array>
@@ -28192,64 +28164,6 @@ inline std::string to_nfd_features(const accelerator_registry& reg, const nfd_op
 
 AI_HWACCEL_NAMESPACE_END
 // ---- end ai_hwaccel/io/nfd.hpp
-// #include "ai_hwaccel/io/prometheus.hpp"
-// #include "ai_hwaccel/plan/cluster.hpp"
-// ---- begin ai_hwaccel/plan/cluster.hpp
-// ai-hwaccel plan: several machines as one cluster, and a model planned across them.
-//
-// `make_cluster` merges registries detected on several nodes (`ai-hwaccel detect --json`
-// on each, read back with registry_from_json) into a `cluster_view`: one flat list of
-// devices, renumbered 0…n-1 because a device's index is only unique on its own node
-// (every node has a GPU 0), each remembering its node and its index there; the nodes'
-// intra-node links (NVLink, NVSwitch, XGMI, …) with their `devices` lists rewritten to
-// the flat numbers; and each node's inter-node fabric (InfiniBand, RoCE, Ethernet ports,
-// `link_scope::inter_node`). Nodes whose fabric differs from the others' (one has
-// InfiniBand, another nothing, or slower ports) are reported in `fabric_notes`.
-//
-// Two nodes are joined when each has an active port of the same network: InfiniBand
-// reaches InfiniBand, RoCE/RoCE v2/Ethernet reach each other (they are all Ethernet).
-// The link between them is the slower of the two nodes' fastest ports of that network
-// (the faster network when they share two). Nothing is invented: two nodes without a
-// common network are not joined, unless `cluster_options::fallback_network_gbps` says
-// what network to assume between them (the slower path, a stated assumption).
-//
-// `plan_cluster` lays a model out with plan_sharding (plan/shard.hpp) over the flat view
-// of the nodes it can join: a node's NVLink/NVSwitch island is one tensor-parallel group
-// (intra-node links never join devices of two nodes), consecutive layer ranges go to
-// groups one after another (pipeline parallel, across nodes when one node cannot hold the
-// model), and copies of the smallest layout that fits fill the devices left (data
-// parallel); `plan_options::spread` instead lays one copy over every node. The planner is
-// given the intra-node links only, so it prices every hop between two nodes as a PCIe hop
-// (its formula for stages without a link, see shard.hpp); plan_cluster then re-prices each
-// hop that crosses nodes on the link joining them:
-//
-//   hop (seconds) = hidden x activation_bytes x batch / B + link_latency_s + pipeline_hop_latency_s
-//
-// B = min(the nodes' link one way, i.e. its both-directions bandwidth / 2, PCIe of the two
-// GPUs that send and receive: GPUDirect RDMA crosses the host link), in decimal bytes/s;
-// a port of unknown speed counts as the PCIe bound. Prefill re-prices the bandwidth term
-// per token (shard.hpp's convention: latencies are paid per micro-batch), adding the
-// difference whole, as though it did not overlap with the other stages' micro-batches
-// (pipelined_prefill_seconds): at most a slight underestimate of a long prompt's rate,
-// the term being about a microsecond per token (8192 fp16 values at 100 Gb/s). The
-// plan's decode and prefill rates, its pipeline seconds and the aggregate over replicas
-// are corrected; the compute and tensor-parallel terms are the planner's unchanged.
-//
-// `plan_cluster_best_format` picks the format as plan_best_format does on one machine (the
-// highest quality that fits, shard.hpp's candidates and rules) over the joined group, then
-// plans it with plan_cluster.
-//
-// Nodes outside the largest joined group (most usable accelerator memory) are left out,
-// listed with the reason; if the model then fits nowhere, `fits == false` and `joined ==
-// false` say that the nodes could not be joined. Everything is an estimate. Not constexpr
-// (names and registries are heap values); the planning itself is plan_sharding's.
-
-// #include "ai_hwaccel/config.hpp"
-// #include "ai_hwaccel/core/profile.hpp"
-// #include "ai_hwaccel/core/system_io.hpp"
-// #include "ai_hwaccel/core/taxonomy.hpp"
-// #include "ai_hwaccel/core/text.hpp"
-// #include "ai_hwaccel/plan/model.hpp"
 // ---- begin ai_hwaccel/plan/model.hpp
 // ai-hwaccel plan: what a model is, as far as memory and throughput care.
 //
@@ -28316,144 +28230,6 @@ struct model_spec {
 
 AI_HWACCEL_NAMESPACE_END
 // ---- end ai_hwaccel/plan/model.hpp
-// #include "ai_hwaccel/plan/shard.hpp"
-// ---- begin ai_hwaccel/plan/shard.hpp
-// ai-hwaccel plan: which quantization to serve a model in, and how to spread it over devices.
-//
-// `suggest_quantization` picks the format of highest quality (most bits per weight, from
-// core/quantization.hpp's table) whose memory (plan/memory.hpp) fits the devices that can
-// run it, preferring a format the devices compute in natively over one they dequantize.
-// Bits stand for quality except where llama.cpp's own figures say otherwise: Q5_1 and
-// Q4_1 add more perplexity than Q5_K_M and Q4_K_M in more bits, so they are not
-// candidates unless asked for (superseded_by).
-// `plan_sharding` lays a model out on devices: one device, tensor parallel inside a group
-// joined by a fast intra-node link (NVLink, NVSwitch, XGMI, ICI, NeuronLink, Gaudi RoCE),
-// pipeline parallel across slower links (PCIe, inter-node InfiniBand/RoCE), tensor inside
-// nodes and pipeline across them, and data-parallel replicas of the smallest layout that
-// fits when devices remain. Where a fast-linked group as wide as the heads allow cannot
-// hold the model (each device holds a rounded-up share of the KV heads, all of them when
-// they are fewer than the devices), narrower groups are tried, down to a pipeline over
-// single devices: a link never makes a model stop fitting. Layers are real ranges
-// [first, last) split in proportion to what each stage can hold; the token embedding sits
-// on the first stage and the output head on the last. A model that fits nowhere gets
-// `fits == false` and the reason; the CPU is used only when `plan_options::allow_cpu`
-// says so.
-//
-// suggest_quantization's fit test is a layer pipeline over the devices of one kind and
-// knows no links; the planner's tensor-parallel groups split the embedding, output head,
-// logits buffer and KV heads across ranks, so with fast links it can hold a format of
-// more bits than the test allows, or one where the test finds none. `plan_best_format`
-// answers with the planner: it starts from suggest_quantization's format, plans the
-// candidates of more bits (best first), then that format, then the smaller ones, and
-// returns the first that fits with its plan. This is what `plan --quant auto` uses.
-//
-// Everything here is an estimate, `constexpr`, and returns fixed-capacity values (at most
-// `max_plan_devices` devices per plan), so a build that knows its devices can
-// `static_assert` that its model fits.
-//
-// Memory per device (bytes):
-//   usable   = memory_bytes x (1 - memory_headroom); on an Apple GPU at most Metal's
-//              working set (2/3 of the memory up to 32 GiB, 3/4 from 64 GiB). With
-//              plan_options::count_memory_in_use, the memory the device reports in use
-//              or not free (the more of the two) is taken off memory_bytes first
-//              (usable_memory)
-//   weights  = layers x ceil(layer_weight_bytes / t) + embedding/head share / t
-//   kv cache = kv_cache_bytes x layers / model layers x ceil(kv_heads / t) / kv_heads
-//              (a latent cache, DeepSeek's MLA, is one vector all heads read: every rank
-//              holds all of it, as vLLM and SGLang do)
-//   overhead = runtime allowance + activation buffers on every device, + the logits
-//              buffer / t on the last stage (plan/memory.hpp's overhead_bytes, split)
-// where t is the tensor-parallel degree of the device's stage.
-//
-// Throughput of one replica, one decode step of the batch (seconds, all estimates):
-//   stage j compute   = max over its devices d of
-//                       (1/decode_tok_s(d) - layers x c) x f_j / t_j + layers_j x c
-//                       decode_tok_s(d): estimate_throughput of the whole model on d (per
-//                       sequence); c: its fixed cost per layer and token
-//                       (throughput_constants::decode_seconds_per_layer), paid by every
-//                       device for each of its layers; f_j = bytes stage j reads per token
-//                       / bytes the model reads per token (its blocks' weights, MoE: the
-//                       share of the routed experts the batch goes to, + their KV cache,
-//                       + the output head on the last).
-//   tensor all-reduce = layers_j x 2 x (2 (t-1)/t x hidden x a x batch / B_tp + L_tp)
-//                       (two all-reduces per layer, after attention and after the MLP,
-//                       ring algorithm; a = activation bytes, B_tp one-direction GB/s:
-//                       the island's link, and on a full mesh (device_spec::link_peers:
-//                       AMD xGMI, Gaudi scale-up RoCE) only the t-1 of its `peers`
-//                       shares that stay inside the group, B x (t-1) / peers; on a TPU
-//                       torus below 16 chips, one link's direction per axis spanned,
-//                       B x axes / (2 dims); see group_link)
-//   pipeline hop      = hidden x a x batch / B_pp + L_pp    (between consecutive stages)
-//   decode tok/s      = 1 / (sum of stage compute + all-reduces + hops), per sequence
-// Pipeline stages run one after another for a single sequence: splitting across stages
-// adds hops and never multiplies speed; tensor parallelism divides the bytes each device
-// reads and adds the all-reduces. Prefill uses the same fractions with prefill_tok_s and
-// the bandwidth terms only (latencies are paid once per micro-batch, not per token), and
-// a prompt longer than one micro-batch overlaps the stages, llama.cpp-style
-// (pipelined_prefill_seconds in throughput.hpp: micro-batches of a batch follow each other
-// through the stages).
-
-// #include "ai_hwaccel/config.hpp"
-// #include "ai_hwaccel/core/profile.hpp"
-// #include "ai_hwaccel/core/quantization.hpp"
-// #include "ai_hwaccel/core/system_io.hpp"
-// #include "ai_hwaccel/core/taxonomy.hpp"
-// #include "ai_hwaccel/core/text.hpp"
-// #include "ai_hwaccel/plan/memory.hpp"
-// ---- begin ai_hwaccel/plan/memory.hpp
-// ai-hwaccel plan: how much memory a model needs to serve.
-//
-// Three parts, each an estimate: the weights as a runtime stores them, the KV cache for a
-// given context, batch and cache type, and the compute buffers plus a runtime allowance.
-//
-// Weights. Every format is charged its true bits per weight (core/quantization.hpp, block
-// scales included), and tensors are charged as the runtimes that use the format store them:
-//  - GGUF (llama.cpp `llama_tensor_get_type`, src/llama-quant.cpp): the output head is kept
-//    at Q6_K (Q5_K for the IQ1/IQ2 recipes, Q8_0 for Q8_0 and MXFP4 files) and the token
-//    embedding at the recipe's base block type (Q2_K for IQ1_S/IQ1_M/IQ2_XXS/IQ2_XS,
-//    IQ3_S for IQ2_S, IQ2_M and the IQ3 files). The K-quant mixes' table cost is a
-//    whole-file average at Llama-3-8B; the cost of their transformer blocks is that average
-//    with Llama-3-8B's embedding and head taken out, so a model with a different vocabulary
-//    share gets the right total. The uniform formats also get the recipe's per-tensor
-//    changes inside the blocks, by tensor class, sized from the model's shape
-//    (`gguf_block_types_of`, `layout_of(model, format)`): attn_v, attn_q/attn_k,
-//    attn_output, the first eighth of the ffn_down tensors and (IQ3_XS) the middle three
-//    quarters of ffn_gate/ffn_up. So do the IQ mixes IQ3_M, IQ3_XS and IQ2_M, whose blocks
-//    start from the ggml type llama.cpp builds the file on (`gguf_default_bpw`: IQ3_S,
-//    IQ3_S, IQ2_S; and IQ2_XS for an IQ2_S file). Rules that depend on an importance matrix
-//    are taken with one for the IQ formats (tools/quantize refuses IQ1_S/IQ1_M/IQ2_XXS/
-//    IQ2_XS/IQ2_S without one; the IQ3_XXS file sizes fit only that reading) and without
-//    one for the legacy and K formats. Arch and size-class rules (Falcon, LLM_TYPE_70B's
-//    attn_v, which puts 70B-class IQ3 files 0.3 % above our figure) and fused attn_qkv
-//    tensors (Phi-3) are not modelled.
-//    Re-released QAT files may store the tied embedding otherwise than the rule (Google's
-//    Gemma 3 QAT Q4_0 GGUFs keep it in F16); nothing in a model_spec says so, so those
-//    files come out small (calibration row 816).
-//  - MXFP4 (llama.cpp MOSTLY_MXFP4_MOE): the experts' FFN matrices in MXFP4, every other
-//    matrix in Q8_0.
-//  - fp8, int8, int4 (GPTQ/AWQ) and NVFP4 checkpoints quantize the transformer blocks and
-//    keep the token embedding and the output head in 16 bits (vLLM / llm-compressor /
-//    AutoGPTQ / ModelOpt practice).
-//  - fp32, bf16, fp16: every tensor in that type.
-// Norm vectors (a few hidden-size vectors per layer) are charged at the format's rate;
-// they are under 0.01 % of any catalogue model.
-//
-// KV cache: layers x kv_values_per_token() (MLA models: the compressed vector) x cached
-// tokens x batch x the cache type's bytes per value; a sliding-window layer caches at most
-// `sliding_window` tokens per sequence.
-//
-// Overhead: the compute buffer of one micro-batch (llama.cpp's default n_ubatch, 512
-// tokens) in f32 — logits (vocab) plus the widest FFN activation plus two hidden-size
-// activations, which reproduces llama.cpp's reported compute buffer for Llama 3.3 70B
-// within 3 % (calibration row 765) — plus a fixed runtime allowance (see
-// `runtime_allowance_bytes`). Flash attention is assumed, so the attention score matrix is
-// never materialized.
-
-// #include "ai_hwaccel/config.hpp"
-// #include "ai_hwaccel/core/quantization.hpp"
-// #include "ai_hwaccel/core/units.hpp"
-// #include "ai_hwaccel/plan/model.hpp"
-// #include "ai_hwaccel/plan/models.hpp"
 // ---- begin ai_hwaccel/plan/models.hpp
 // ai-hwaccel plan: a catalogue of the open models people deploy.
 //
@@ -29153,6 +28929,60 @@ static_assert(find_model("deepseek-v3")->kv_values_per_token() == 576);
 
 AI_HWACCEL_NAMESPACE_END
 // ---- end ai_hwaccel/plan/models.hpp
+// ---- begin ai_hwaccel/plan/memory.hpp
+// ai-hwaccel plan: how much memory a model needs to serve.
+//
+// Three parts, each an estimate: the weights as a runtime stores them, the KV cache for a
+// given context, batch and cache type, and the compute buffers plus a runtime allowance.
+//
+// Weights. Every format is charged its true bits per weight (core/quantization.hpp, block
+// scales included), and tensors are charged as the runtimes that use the format store them:
+//  - GGUF (llama.cpp `llama_tensor_get_type`, src/llama-quant.cpp): the output head is kept
+//    at Q6_K (Q5_K for the IQ1/IQ2 recipes, Q8_0 for Q8_0 and MXFP4 files) and the token
+//    embedding at the recipe's base block type (Q2_K for IQ1_S/IQ1_M/IQ2_XXS/IQ2_XS,
+//    IQ3_S for IQ2_S, IQ2_M and the IQ3 files). The K-quant mixes' table cost is a
+//    whole-file average at Llama-3-8B; the cost of their transformer blocks is that average
+//    with Llama-3-8B's embedding and head taken out, so a model with a different vocabulary
+//    share gets the right total. The uniform formats also get the recipe's per-tensor
+//    changes inside the blocks, by tensor class, sized from the model's shape
+//    (`gguf_block_types_of`, `layout_of(model, format)`): attn_v, attn_q/attn_k,
+//    attn_output, the first eighth of the ffn_down tensors and (IQ3_XS) the middle three
+//    quarters of ffn_gate/ffn_up. So do the IQ mixes IQ3_M, IQ3_XS and IQ2_M, whose blocks
+//    start from the ggml type llama.cpp builds the file on (`gguf_default_bpw`: IQ3_S,
+//    IQ3_S, IQ2_S; and IQ2_XS for an IQ2_S file). Rules that depend on an importance matrix
+//    are taken with one for the IQ formats (tools/quantize refuses IQ1_S/IQ1_M/IQ2_XXS/
+//    IQ2_XS/IQ2_S without one; the IQ3_XXS file sizes fit only that reading) and without
+//    one for the legacy and K formats. Arch and size-class rules (Falcon, LLM_TYPE_70B's
+//    attn_v, which puts 70B-class IQ3 files 0.3 % above our figure) and fused attn_qkv
+//    tensors (Phi-3) are not modelled.
+//    Re-released QAT files may store the tied embedding otherwise than the rule (Google's
+//    Gemma 3 QAT Q4_0 GGUFs keep it in F16); nothing in a model_spec says so, so those
+//    files come out small (calibration row 816).
+//  - MXFP4 (llama.cpp MOSTLY_MXFP4_MOE): the experts' FFN matrices in MXFP4, every other
+//    matrix in Q8_0.
+//  - fp8, int8, int4 (GPTQ/AWQ) and NVFP4 checkpoints quantize the transformer blocks and
+//    keep the token embedding and the output head in 16 bits (vLLM / llm-compressor /
+//    AutoGPTQ / ModelOpt practice).
+//  - fp32, bf16, fp16: every tensor in that type.
+// Norm vectors (a few hidden-size vectors per layer) are charged at the format's rate;
+// they are under 0.01 % of any catalogue model.
+//
+// KV cache: layers x kv_values_per_token() (MLA models: the compressed vector) x cached
+// tokens x batch x the cache type's bytes per value; a sliding-window layer caches at most
+// `sliding_window` tokens per sequence.
+//
+// Overhead: the compute buffer of one micro-batch (llama.cpp's default n_ubatch, 512
+// tokens) in f32 — logits (vocab) plus the widest FFN activation plus two hidden-size
+// activations, which reproduces llama.cpp's reported compute buffer for Llama 3.3 70B
+// within 3 % (calibration row 765) — plus a fixed runtime allowance (see
+// `runtime_allowance_bytes`). Flash attention is assumed, so the attention score matrix is
+// never materialized.
+
+// #include "ai_hwaccel/config.hpp"
+// #include "ai_hwaccel/core/quantization.hpp"
+// #include "ai_hwaccel/core/units.hpp"
+// #include "ai_hwaccel/plan/model.hpp"
+// #include "ai_hwaccel/plan/models.hpp"
 
 #include <cstdint>
 
@@ -29634,8 +29464,6 @@ static_assert(kv_cache_bytes(*find_model("deepseek-v3"), {.context = 1}) == 61ul
 
 AI_HWACCEL_NAMESPACE_END
 // ---- end ai_hwaccel/plan/memory.hpp
-// #include "ai_hwaccel/plan/model.hpp"
-// #include "ai_hwaccel/plan/throughput.hpp"
 // ---- begin ai_hwaccel/plan/throughput.hpp
 // ai-hwaccel plan: how fast one device runs a model (an estimate).
 //
@@ -29921,6 +29749,91 @@ constexpr double pipelined_prefill_seconds(double stage_seconds_sum, double stag
 
 AI_HWACCEL_NAMESPACE_END
 // ---- end ai_hwaccel/plan/throughput.hpp
+// ---- begin ai_hwaccel/plan/shard.hpp
+// ai-hwaccel plan: which quantization to serve a model in, and how to spread it over devices.
+//
+// `suggest_quantization` picks the format of highest quality (most bits per weight, from
+// core/quantization.hpp's table) whose memory (plan/memory.hpp) fits the devices that can
+// run it, preferring a format the devices compute in natively over one they dequantize.
+// Bits stand for quality except where llama.cpp's own figures say otherwise: Q5_1 and
+// Q4_1 add more perplexity than Q5_K_M and Q4_K_M in more bits, so they are not
+// candidates unless asked for (superseded_by).
+// `plan_sharding` lays a model out on devices: one device, tensor parallel inside a group
+// joined by a fast intra-node link (NVLink, NVSwitch, XGMI, ICI, NeuronLink, Gaudi RoCE),
+// pipeline parallel across slower links (PCIe, inter-node InfiniBand/RoCE), tensor inside
+// nodes and pipeline across them, and data-parallel replicas of the smallest layout that
+// fits when devices remain. Where a fast-linked group as wide as the heads allow cannot
+// hold the model (each device holds a rounded-up share of the KV heads, all of them when
+// they are fewer than the devices), narrower groups are tried, down to a pipeline over
+// single devices: a link never makes a model stop fitting. Layers are real ranges
+// [first, last) split in proportion to what each stage can hold; the token embedding sits
+// on the first stage and the output head on the last. A model that fits nowhere gets
+// `fits == false` and the reason; the CPU is used only when `plan_options::allow_cpu`
+// says so.
+//
+// suggest_quantization's fit test is a layer pipeline over the devices of one kind and
+// knows no links; the planner's tensor-parallel groups split the embedding, output head,
+// logits buffer and KV heads across ranks, so with fast links it can hold a format of
+// more bits than the test allows, or one where the test finds none. `plan_best_format`
+// answers with the planner: it starts from suggest_quantization's format, plans the
+// candidates of more bits (best first), then that format, then the smaller ones, and
+// returns the first that fits with its plan. This is what `plan --quant auto` uses.
+//
+// Everything here is an estimate, `constexpr`, and returns fixed-capacity values (at most
+// `max_plan_devices` devices per plan), so a build that knows its devices can
+// `static_assert` that its model fits.
+//
+// Memory per device (bytes):
+//   usable   = memory_bytes x (1 - memory_headroom); on an Apple GPU at most Metal's
+//              working set (2/3 of the memory up to 32 GiB, 3/4 from 64 GiB). With
+//              plan_options::count_memory_in_use, the memory the device reports in use
+//              or not free (the more of the two) is taken off memory_bytes first
+//              (usable_memory)
+//   weights  = layers x ceil(layer_weight_bytes / t) + embedding/head share / t
+//   kv cache = kv_cache_bytes x layers / model layers x ceil(kv_heads / t) / kv_heads
+//              (a latent cache, DeepSeek's MLA, is one vector all heads read: every rank
+//              holds all of it, as vLLM and SGLang do)
+//   overhead = runtime allowance + activation buffers on every device, + the logits
+//              buffer / t on the last stage (plan/memory.hpp's overhead_bytes, split)
+// where t is the tensor-parallel degree of the device's stage.
+//
+// Throughput of one replica, one decode step of the batch (seconds, all estimates):
+//   stage j compute   = max over its devices d of
+//                       (1/decode_tok_s(d) - layers x c) x f_j / t_j + layers_j x c
+//                       decode_tok_s(d): estimate_throughput of the whole model on d (per
+//                       sequence); c: its fixed cost per layer and token
+//                       (throughput_constants::decode_seconds_per_layer), paid by every
+//                       device for each of its layers; f_j = bytes stage j reads per token
+//                       / bytes the model reads per token (its blocks' weights, MoE: the
+//                       share of the routed experts the batch goes to, + their KV cache,
+//                       + the output head on the last).
+//   tensor all-reduce = layers_j x 2 x (2 (t-1)/t x hidden x a x batch / B_tp + L_tp)
+//                       (two all-reduces per layer, after attention and after the MLP,
+//                       ring algorithm; a = activation bytes, B_tp one-direction GB/s:
+//                       the island's link, and on a full mesh (device_spec::link_peers:
+//                       AMD xGMI, Gaudi scale-up RoCE) only the t-1 of its `peers`
+//                       shares that stay inside the group, B x (t-1) / peers; on a TPU
+//                       torus below 16 chips, one link's direction per axis spanned,
+//                       B x axes / (2 dims); see group_link)
+//   pipeline hop      = hidden x a x batch / B_pp + L_pp    (between consecutive stages)
+//   decode tok/s      = 1 / (sum of stage compute + all-reduces + hops), per sequence
+// Pipeline stages run one after another for a single sequence: splitting across stages
+// adds hops and never multiplies speed; tensor parallelism divides the bytes each device
+// reads and adds the all-reduces. Prefill uses the same fractions with prefill_tok_s and
+// the bandwidth terms only (latencies are paid once per micro-batch, not per token), and
+// a prompt longer than one micro-batch overlaps the stages, llama.cpp-style
+// (pipelined_prefill_seconds in throughput.hpp: micro-batches of a batch follow each other
+// through the stages).
+
+// #include "ai_hwaccel/config.hpp"
+// #include "ai_hwaccel/core/profile.hpp"
+// #include "ai_hwaccel/core/quantization.hpp"
+// #include "ai_hwaccel/core/system_io.hpp"
+// #include "ai_hwaccel/core/taxonomy.hpp"
+// #include "ai_hwaccel/core/text.hpp"
+// #include "ai_hwaccel/plan/memory.hpp"
+// #include "ai_hwaccel/plan/model.hpp"
+// #include "ai_hwaccel/plan/throughput.hpp"
 
 #include <array>
 #include <bit>
@@ -31679,6 +31592,63 @@ constexpr format_plan plan_best_format(std::span<const accelerator_profile> devi
 
 AI_HWACCEL_NAMESPACE_END
 // ---- end ai_hwaccel/plan/shard.hpp
+// ---- begin ai_hwaccel/plan/cluster.hpp
+// ai-hwaccel plan: several machines as one cluster, and a model planned across them.
+//
+// `make_cluster` merges registries detected on several nodes (`ai-hwaccel detect --json`
+// on each, read back with registry_from_json) into a `cluster_view`: one flat list of
+// devices, renumbered 0…n-1 because a device's index is only unique on its own node
+// (every node has a GPU 0), each remembering its node and its index there; the nodes'
+// intra-node links (NVLink, NVSwitch, XGMI, …) with their `devices` lists rewritten to
+// the flat numbers; and each node's inter-node fabric (InfiniBand, RoCE, Ethernet ports,
+// `link_scope::inter_node`). Nodes whose fabric differs from the others' (one has
+// InfiniBand, another nothing, or slower ports) are reported in `fabric_notes`.
+//
+// Two nodes are joined when each has an active port of the same network: InfiniBand
+// reaches InfiniBand, RoCE/RoCE v2/Ethernet reach each other (they are all Ethernet).
+// The link between them is the slower of the two nodes' fastest ports of that network
+// (the faster network when they share two). Nothing is invented: two nodes without a
+// common network are not joined, unless `cluster_options::fallback_network_gbps` says
+// what network to assume between them (the slower path, a stated assumption).
+//
+// `plan_cluster` lays a model out with plan_sharding (plan/shard.hpp) over the flat view
+// of the nodes it can join: a node's NVLink/NVSwitch island is one tensor-parallel group
+// (intra-node links never join devices of two nodes), consecutive layer ranges go to
+// groups one after another (pipeline parallel, across nodes when one node cannot hold the
+// model), and copies of the smallest layout that fits fill the devices left (data
+// parallel); `plan_options::spread` instead lays one copy over every node. The planner is
+// given the intra-node links only, so it prices every hop between two nodes as a PCIe hop
+// (its formula for stages without a link, see shard.hpp); plan_cluster then re-prices each
+// hop that crosses nodes on the link joining them:
+//
+//   hop (seconds) = hidden x activation_bytes x batch / B + link_latency_s + pipeline_hop_latency_s
+//
+// B = min(the nodes' link one way, i.e. its both-directions bandwidth / 2, PCIe of the two
+// GPUs that send and receive: GPUDirect RDMA crosses the host link), in decimal bytes/s;
+// a port of unknown speed counts as the PCIe bound. Prefill re-prices the bandwidth term
+// per token (shard.hpp's convention: latencies are paid per micro-batch), adding the
+// difference whole, as though it did not overlap with the other stages' micro-batches
+// (pipelined_prefill_seconds): at most a slight underestimate of a long prompt's rate,
+// the term being about a microsecond per token (8192 fp16 values at 100 Gb/s). The
+// plan's decode and prefill rates, its pipeline seconds and the aggregate over replicas
+// are corrected; the compute and tensor-parallel terms are the planner's unchanged.
+//
+// `plan_cluster_best_format` picks the format as plan_best_format does on one machine (the
+// highest quality that fits, shard.hpp's candidates and rules) over the joined group, then
+// plans it with plan_cluster.
+//
+// Nodes outside the largest joined group (most usable accelerator memory) are left out,
+// listed with the reason; if the model then fits nowhere, `fits == false` and `joined ==
+// false` say that the nodes could not be joined. Everything is an estimate. Not constexpr
+// (names and registries are heap values); the planning itself is plan_sharding's.
+
+// #include "ai_hwaccel/config.hpp"
+// #include "ai_hwaccel/core/profile.hpp"
+// #include "ai_hwaccel/core/system_io.hpp"
+// #include "ai_hwaccel/core/taxonomy.hpp"
+// #include "ai_hwaccel/core/text.hpp"
+// #include "ai_hwaccel/plan/model.hpp"
+// #include "ai_hwaccel/plan/shard.hpp"
 // #include "ai_hwaccel/registry.hpp"
 
 #if AI_HWACCEL_JSON
@@ -32265,7 +32235,6 @@ inline cluster_node_result cluster_node_from_json(std::string name, std::string_
 
 AI_HWACCEL_NAMESPACE_END
 // ---- end ai_hwaccel/plan/cluster.hpp
-// #include "ai_hwaccel/plan/cost.hpp"
 // ---- begin ai_hwaccel/plan/cost.hpp
 // ai-hwaccel plan: a catalogue of cloud instances with accelerators, and what a model costs
 // to serve on them.
@@ -32877,9 +32846,6 @@ static_assert(find_instance("g6.2xlarge")->host_memory_bytes() == 32 * units::gi
 
 AI_HWACCEL_NAMESPACE_END
 // ---- end ai_hwaccel/plan/cost.hpp
-// #include "ai_hwaccel/plan/memory.hpp"
-// #include "ai_hwaccel/plan/model.hpp"
-// #include "ai_hwaccel/plan/model_file.hpp"
 // ---- begin ai_hwaccel/plan/model_file.hpp
 // ai-hwaccel plan: what a model file's header says about the model.
 //
@@ -33764,10 +33730,6 @@ inline model_file_info read_safetensors_file(const std::filesystem::path& path,
 
 AI_HWACCEL_NAMESPACE_END
 // ---- end ai_hwaccel/plan/model_file.hpp
-// #include "ai_hwaccel/plan/models.hpp"
-// #include "ai_hwaccel/plan/shard.hpp"
-// #include "ai_hwaccel/plan/throughput.hpp"
-// #include "ai_hwaccel/plan/training.hpp"
 // ---- begin ai_hwaccel/plan/training.hpp
 // ai-hwaccel plan: how much accelerator memory fine-tuning a model takes (an estimate).
 //
@@ -34285,5 +34247,43 @@ static_assert(parse_training_method("QLoRA") == training_method::qlora);
 
 AI_HWACCEL_NAMESPACE_END
 // ---- end ai_hwaccel/plan/training.hpp
+// ---- begin ai_hwaccel/ai_hwaccel.hpp
+// ai-hwaccel: everything.
+//
+// The core tables and types, the registry and its range-v3 queries, detection, and JSON
+// (io/json.hpp: present when <nlohmann/json.hpp> is, off with AI_HWACCEL_JSON=0).
+
+// #include "ai_hwaccel/cache/async.hpp"
+// #include "ai_hwaccel/cache/disk.hpp"
+// #include "ai_hwaccel/cache/lazy.hpp"
+// #include "ai_hwaccel/cache/ttl.hpp"
+// #include "ai_hwaccel/core.hpp"
+// #include "ai_hwaccel/detect/bandwidth.hpp"
+// #include "ai_hwaccel/detect/capture.hpp"
+// #include "ai_hwaccel/detect/cpu.hpp"
+// #include "ai_hwaccel/detect/detect.hpp"
+// #include "ai_hwaccel/detect/environment.hpp"
+// #include "ai_hwaccel/detect/formats.hpp"
+// #include "ai_hwaccel/detect/merge.hpp"
+// #include "ai_hwaccel/detect/nvidia.hpp"
+// #include "ai_hwaccel/detect/probe.hpp"
+// #include "ai_hwaccel/detect/process.hpp"
+// #include "ai_hwaccel/detect/record.hpp"
+// #include "ai_hwaccel/detect/storage.hpp"
+// #include "ai_hwaccel/detect/sysfs.hpp"
+// #include "ai_hwaccel/detect/system.hpp"
+// #include "ai_hwaccel/detect/topology.hpp"
+// #include "ai_hwaccel/io/json.hpp"
+// #include "ai_hwaccel/io/nfd.hpp"
+// #include "ai_hwaccel/io/prometheus.hpp"
+// #include "ai_hwaccel/plan/cluster.hpp"
+// #include "ai_hwaccel/plan/cost.hpp"
+// #include "ai_hwaccel/plan/memory.hpp"
+// #include "ai_hwaccel/plan/model.hpp"
+// #include "ai_hwaccel/plan/model_file.hpp"
+// #include "ai_hwaccel/plan/models.hpp"
+// #include "ai_hwaccel/plan/shard.hpp"
+// #include "ai_hwaccel/plan/throughput.hpp"
+// #include "ai_hwaccel/plan/training.hpp"
 // #include "ai_hwaccel/registry.hpp"
 // ---- end ai_hwaccel/ai_hwaccel.hpp
