@@ -3324,27 +3324,6 @@ inline std::optional<std::uint32_t> cpulist_count(std::string_view text, std::ui
     return n;
 }
 
-/// How many CPUs both cpulists name; nullopt when either is not a cpulist. (A task's
-/// Cpus_allowed_list may name CPUs that are offline or not yet plugged in, which the
-/// kernel's sched_getaffinity leaves out by intersecting it with the active CPUs.)
-inline std::optional<std::uint32_t> cpulist_count_common(std::string_view a, std::string_view b,
-                                                         std::uint32_t max_cpus = cpulist_max_cpus) {
-    const auto x = detail::cpulist_ranges(a, max_cpus);
-    const auto y = detail::cpulist_ranges(b, max_cpus);
-    if (!x || !y) return std::nullopt;
-    std::uint32_t n = 0;
-    for (std::size_t i = 0, j = 0; i < x->size() && j < y->size();) { // both sorted and merged
-        const auto [a_first, a_last] = (*x)[i];
-        const auto [b_first, b_last] = (*y)[j];
-        const auto first = a_first > b_first ? a_first : b_first;
-        const auto last = a_last < b_last ? a_last : b_last;
-        if (first <= last) n += last - first + 1;
-        if (a_last < b_last) ++i;
-        else ++j;
-    }
-    return n;
-}
-
 static_assert(detail::parse_i64("-1") == -1);
 static_assert(!detail::parse_i64("--1"));
 static_assert(detail::parse_hex_attribute("0x10de\n") == 0x10deu);
@@ -3843,49 +3822,47 @@ constexpr cpu_features cpu_features_from_flags(std::string_view flags, bool arm)
 }
 } // namespace detail
 
-/// /proc/meminfo → total and available bytes (values are in kB, meaning KiB).
-/// A missing MemTotal leaves total empty; the caller decides what to warn.
-inline memory_info parse_meminfo(std::string_view text) {
+namespace detail {
+/// parse_meminfo, also giving the bytes of MemTotal held in hugetlb pools: the
+/// `Hugetlb:` line (every page size, Linux 4.16 and later), else HugePages_Total ×
+/// Hugepagesize (the default size only); 0 when it cannot be had. Pool pages serve only
+/// hugetlbfs and MAP_HUGETLB mappings, not ordinary allocations or a model file's pages
+/// (Documentation/admin-guide/mm/hugetlbpage.rst).
+inline memory_info parse_meminfo_and_pool(std::string_view text, std::uint64_t& hugetlb_bytes) {
     using namespace std::string_view_literals; // "..."sv: no length counted at run time
     memory_info m;
-    detail::for_each_key_value(text, [&](std::string_view key, std::string_view value, bool) {
-        if (key != "MemTotal"sv && key != "MemAvailable"sv) return;
+    std::uint64_t pool = 0, pages = 0, page_kib = 0;
+    bool has_pool = false;
+    for_each_key_value(text, [&](std::string_view key, std::string_view value, bool) {
         const auto sp = value.find(' ');
-        const std::string_view number = value.substr(0, sp);
-        const std::string_view unit = sp == std::string_view::npos ? "" : detail::trim(value.substr(sp));
-        const auto n = detail::parse_u64(number);
+        const std::string_view unit = sp == std::string_view::npos ? "" : trim(value.substr(sp));
+        const auto n = parse_u64(value.substr(0, sp));
         if (!n) return;
         std::uint64_t mul = 1;
         if (unit == "kB"sv) mul = units::kib;
         else if (!unit.empty()) return;
         if (*n > UINT64_MAX / mul) return;
-        if (key == "MemTotal"sv) m.total_bytes = {*n * mul, origin::sysfs};
-        else m.available_bytes = {*n * mul, origin::sysfs};
+        const sourced<std::uint64_t> bytes{*n * mul, origin::sysfs};
+        if (key == "MemTotal"sv) m.total_bytes = bytes;
+        else if (key == "MemAvailable"sv) m.available_bytes = bytes;
+        else if (key == "Hugetlb"sv) pool = *bytes, has_pool = true;
+        else if (key == "HugePages_Total"sv) pages = *n;
+        else if (key == "Hugepagesize"sv) page_kib = *n;
     });
+    const bool fits = page_kib != 0 && pages <= UINT64_MAX / units::kib / page_kib;
+    hugetlb_bytes = has_pool ? pool : fits ? pages * page_kib * units::kib : 0;
     return m;
+}
+} // namespace detail
+
+/// /proc/meminfo → total and available bytes (values are in kB, meaning KiB).
+/// A missing MemTotal leaves total empty; the caller decides what to warn.
+inline memory_info parse_meminfo(std::string_view text) {
+    std::uint64_t hugetlb = 0;
+    return detail::parse_meminfo_and_pool(text, hugetlb);
 }
 
 namespace detail {
-/// The bytes /proc/meminfo's MemTotal holds in hugetlb pools: its `Hugetlb:` line (every
-/// page size, Linux 4.16 and later), else HugePages_Total × Hugepagesize (the default size
-/// only). Pool pages serve only hugetlbfs and MAP_HUGETLB mappings, not ordinary
-/// allocations or a model file's pages (Documentation/admin-guide/mm/hugetlbpage.rst).
-inline std::uint64_t meminfo_hugetlb_bytes(std::string_view text) {
-    using namespace std::string_view_literals;
-    std::optional<std::uint64_t> hugetlb_kib, pages, page_kib;
-    for_each_key_value(text, [&](std::string_view key, std::string_view value, bool) {
-        const auto sp = value.find(' ');
-        const auto n = parse_u64(value.substr(0, sp));
-        if (key == "Hugetlb"sv) hugetlb_kib = n;
-        else if (key == "HugePages_Total"sv) pages = n;
-        else if (key == "Hugepagesize"sv) page_kib = n;
-    });
-    const auto kib = [](std::uint64_t k) { return k > UINT64_MAX / units::kib ? std::uint64_t{0} : k * units::kib; };
-    if (hugetlb_kib) return kib(*hugetlb_kib);
-    if (pages && page_kib && (*page_kib == 0 || *pages <= UINT64_MAX / *page_kib)) return kib(*pages * *page_kib);
-    return 0;
-}
-
 /// Gives the devices that work from the system's memory and have no size of their own
 /// (unified_memory, memory unknown or only a catalogue row's nominal figure) what the
 /// system has: MemTotal as their memory, MemAvailable as free, from /proc/meminfo, read
@@ -4580,17 +4557,17 @@ cgroup_limits probe_cgroup_limits(const S& sys, const std::optional<std::string>
 /// (/sys/devices/system/cpu/cpuN/topology/{physical_package_id,core_id}): the kernel's own
 /// view, and the only one on Arm, whose /proc/cpuinfo names neither. Used only when every
 /// online CPU has both files; x86's /proc/cpuinfo prints the same ids, so a difference
-/// there is reported. Elsewhere a core id is unique only within its cluster and die: on
+/// there is reported. Elsewhere a core id is unique only within its cluster: on
 /// device-tree Arm boards (Jetson, RK3588) the kernel numbers each cluster's cores from 0
-/// in package 0, so `cluster_id` and `die_id`, where the kernel has them, are part of a
-/// core's identity there.
+/// in package 0, so `cluster_id`, where the kernel has it, is part of a core's identity
+/// there.
 template <system_view S>
 void probe_cpu_topology(const S& sys, std::string_view online_list, cpu_info& cpu, std::vector<warning>& warnings) {
     const auto cpus = parse_cpulist(online_list);
     if (!cpus || cpus->empty()) return;
     const bool ids_per_cluster = cpu.arch != cpu_arch::x86_64;
     std::vector<std::string> packages; // ids as text, counted as parse_cpuinfo counts its own
-    std::vector<std::string> cores;    // "package core", or "package die cluster core"
+    std::vector<std::string> cores;    // "package core", or "package cluster core"
     for (const auto n : *cpus) {
         std::string dir = "/sys/devices/system/cpu/cpu";
         dir += detail::to_decimal(n);
@@ -4607,11 +4584,9 @@ void probe_cpu_topology(const S& sys, std::string_view online_list, cpu_info& cp
         packages.push_back(std::to_string(*p));
         std::string key = packages.back();
         if (ids_per_cluster) {
-            for (const char* file : {"die_id", "cluster_id"}) {
-                const auto id = sys.read_file(dir + file, 64); // absent before Linux 5.16 (cluster), 5.2 (die)
-                key += ' ';
-                if (id.ok()) key += detail::trim(id.data);
-            }
+            key += ' ';
+            if (const auto id = sys.read_file(dir + "cluster_id", 64); id.ok()) // Linux 5.16 and later
+                key += detail::trim(id.data);
         }
         key += ' ';
         key += std::to_string(*c);
@@ -4667,13 +4642,11 @@ std::pair<host_info, accelerator_profile> probe_host(const S& sys, std::vector<w
     // The kernel's online mask is the authority on how many CPUs run; /proc/cpuinfo can be
     // virtualised (LXCFS shows the container's share) or cut short.
     constexpr std::string_view online_path = "/sys/devices/system/cpu/online";
-    std::string online_list; // kept when it is a cpulist, to narrow the affinity mask below
     if (auto text = detail::read_optional_file(sys, online_path, 64 * 1024, warnings)) {
         const auto online = cpulist_count(*text);
         if (!online || *online == 0) {
             note(warning_kind::parse_error, online_path, "not a cpulist");
         } else {
-            online_list = *text;
             if (host.cpu.threads != 0 && host.cpu.threads != *online) {
                 std::string message = "/proc/cpuinfo lists ";
                 message += detail::to_decimal(host.cpu.threads);
@@ -4686,8 +4659,9 @@ std::pair<host_info, accelerator_profile> probe_host(const S& sys, std::vector<w
             probe_cpu_topology(sys, *text, host.cpu, warnings);
         }
     }
-    // What this process may run on: its affinity mask, which cgroup cpusets narrow, less
-    // the CPUs that are not online (the mask may name offline and hot-pluggable ones).
+    // What this process may run on: its affinity mask, which cgroup cpusets narrow, at
+    // most the CPUs online (a task's mask names every possible CPU, offline and
+    // hot-pluggable ones too, where no cpuset narrows it).
     constexpr std::string_view status_path = "/proc/self/status";
     if (auto text = detail::read_optional_file(sys, status_path, 64 * 1024, warnings)) {
         detail::for_each_key_value(*text, [&](std::string_view key, std::string_view value, bool has_colon) {
@@ -4697,10 +4671,7 @@ std::pair<host_info, accelerator_profile> probe_host(const S& sys, std::vector<w
                 note(warning_kind::parse_error, status_path, "Cpus_allowed_list is not a cpulist");
                 return;
             }
-            // A mask and an online list that share no CPU are not one machine's (a
-            // hand-assembled tree): the mask is kept as it is.
-            if (const auto common = cpulist_count_common(value, online_list); !online_list.empty() && common && *common)
-                n = common;
+            if (host.cpu.threads != 0 && *n > host.cpu.threads) n = host.cpu.threads;
             host.cpu.usable_threads = *n;
         });
     }
@@ -4710,9 +4681,8 @@ std::pair<host_info, accelerator_profile> probe_host(const S& sys, std::vector<w
 
     std::uint64_t hugetlb = 0;
     if (auto text = read_reporting("/proc/meminfo")) {
-        host.memory = parse_meminfo(*text);
+        host.memory = detail::parse_meminfo_and_pool(*text, hugetlb);
         if (!host.memory.total_bytes) note(warning_kind::parse_error, "/proc/meminfo", "no MemTotal line");
-        hugetlb = detail::meminfo_hugetlb_bytes(*text);
     }
     if (limits.memory_bytes) host.memory.cgroup_limit_bytes = {*limits.memory_bytes, origin::sysfs};
     if (limits.memory_free_bytes) host.memory.cgroup_free_bytes = {*limits.memory_free_bytes, origin::sysfs};
@@ -4779,9 +4749,9 @@ AI_HWACCEL_NAMESPACE_END
 // namespace (Docker's default there) the path is just "/", so the marker files matter,
 // and so do systemd's container files (/run/host/container-manager, written by nspawn
 // and Podman; /run/systemd/container, written by systemd as PID 1 of an LXC, LXD or
-// Incus container) and Apptainer's /.singularity.d. CRI-O writes an empty
-// /run/.containerenv too, so only Podman's `engine="podman-…"` line settles Podman
-// against a cgroup path that names another runtime. Kubernetes sets KUBERNETES_SERVICE_HOST in every pod and mounts the service account's
+// Incus container) and Apptainer's /.singularity.d. CRI-O writes Podman's
+// /run/.containerenv too, so in a Kubernetes pod the cgroup path's runtime wins over
+// it. Kubernetes sets KUBERNETES_SERVICE_HOST in every pod and mounts the service account's
 // namespace file. WSL's kernel names Microsoft in its release string. The hypervisor and
 // the cloud come from the firmware's DMI strings (/sys/class/dmi/id), the same evidence
 // cloud-init uses: "Amazon EC2", "Google Compute Engine", Azure's chassis asset tag
@@ -5075,30 +5045,20 @@ template <system_view S>
 runtime_environment probe_environment(const S& sys, std::vector<warning>& warnings) {
     using namespace std::string_view_literals; // "..."sv: no length counted at run time
     runtime_environment env;
-    // Containers: marker files first, then cgroup paths (PID 1's, then ours).
-    // /run/.containerenv is Podman's, but CRI-O writes one too (empty): only the
-    // `engine="podman-…"` line Podman has written since 2.0 settles it; an empty file is
-    // Podman's only when no cgroup path names another runtime.
-    bool podman_unsure = false;
-    if (sys.exists("/.dockerenv")) {
-        env.container = container_runtime::docker;
-    } else if (sys.exists("/run/.containerenv")) {
-        env.container = container_runtime::podman;
-        const auto r = sys.read_file("/run/.containerenv", 4096);
-        podman_unsure = !(r.ok() && r.data.find("engine=\"podman"sv) != std::string_view::npos);
-    }
+    // Containers: marker files first, then cgroup paths (PID 1's, then ours). CRI-O
+    // writes /run/.containerenv too (empty), so in a Kubernetes pod the cgroup path's
+    // runtime wins over that marker.
+    if (sys.exists("/.dockerenv")) env.container = container_runtime::docker;
+    else if (sys.exists("/run/.containerenv")) env.container = container_runtime::podman;
     for (std::string_view path : {"/proc/1/cgroup"sv, "/proc/self/cgroup"sv}) {
         const auto text = detail::read_optional_file(sys, path, 64 * 1024, warnings);
         if (!text) continue;
         const auto h = parse_proc_cgroup(*text);
         env.kubernetes = env.kubernetes || h.kubernetes;
-        if (podman_unsure && h.runtime != container_runtime::none) {
-            env.container = h.runtime; // CRI-O ("crio-….scope") or a Kubernetes pod's runtime
-            podman_unsure = false;
-        } else if (env.container == container_runtime::none ||
-                   (env.container == container_runtime::other && h.runtime != container_runtime::none)) {
+        const bool weaker = env.container == container_runtime::other ||
+                            (h.kubernetes && env.container == container_runtime::podman);
+        if (env.container == container_runtime::none || (weaker && h.runtime != container_runtime::none))
             env.container = h.runtime;
-        }
     }
     // systemd's container interface: the manager's name in /run/host/container-manager
     // (systemd-nspawn, Podman) or /run/systemd/container (systemd, inside any container
@@ -5939,19 +5899,12 @@ bool has_roce_v2_gid(const S& sys, const std::string& port_dir) {
     return false;
 }
 
-} // namespace detail::fabric
-
-/// Every port of every RDMA device under /sys/class/infiniband, devices in natural order
-/// ("mlx5_2" before "mlx5_10"), ports by number. A machine without RDMA devices gives an
-/// empty list and no warning; a device whose directory is missing (a dangling link) is
-/// skipped with a warning; one without a ports folder is skipped silently. Values are
-/// origin::sysfs.
-template <system_view S>
-std::vector<fabric_port> read_fabric_ports(const S& sys, std::vector<warning>& warnings) {
-    using namespace detail::fabric;
-    std::vector<fabric_port> ports;
+/// read_fabric_ports' walk, handing each port to `take` as it is read: probe_fabric turns
+/// them into interconnects on the way, with no list of ports in between.
+template <system_view S, class F>
+void for_each_port(const S& sys, std::vector<warning>& warnings, F&& take) {
     auto names = sys.list_dir("/sys/class/infiniband");
-    if (!names) return ports;
+    if (!names) return;
     detail::sort_names(*names, natural_less);
     if (names->size() > max_devices) {
         std::string message = detail::to_decimal(names->size());
@@ -6015,9 +5968,21 @@ std::vector<fabric_port> read_fabric_ports(const S& sys, std::vector<warning>& w
             if (p.kind == interconnect_kind::none && !p.link_layer.empty() && p.link_layer != "Unknown")
                 detail::add_value_warning(warnings, warning_kind::parse_error, pdir + "/link_layer",
                                           "unknown link layer", p.link_layer);
-            ports.push_back(std::move(p));
+            take(std::move(p));
         }
     }
+}
+} // namespace detail::fabric
+
+/// Every port of every RDMA device under /sys/class/infiniband, devices in natural order
+/// ("mlx5_2" before "mlx5_10"), ports by number. A machine without RDMA devices gives an
+/// empty list and no warning; a device whose directory is missing (a dangling link) is
+/// skipped with a warning; one without a ports folder is skipped silently. Values are
+/// origin::sysfs.
+template <system_view S>
+std::vector<fabric_port> read_fabric_ports(const S& sys, std::vector<warning>& warnings) {
+    std::vector<fabric_port> ports;
+    detail::fabric::for_each_port(sys, warnings, [&](fabric_port&& p) { ports.push_back(std::move(p)); });
     return ports;
 }
 
@@ -6025,7 +5990,8 @@ std::vector<fabric_port> read_fabric_ports(const S& sys, std::vector<warning>& w
 template <system_view S>
 std::vector<interconnect> probe_fabric(const S& sys, std::vector<warning>& warnings) {
     std::vector<interconnect> links;
-    for (const auto& p : read_fabric_ports(sys, warnings)) links.push_back(to_interconnect(p, origin::sysfs));
+    detail::fabric::for_each_port(sys, warnings,
+                                  [&](fabric_port&& p) { links.push_back(to_interconnect(p, origin::sysfs)); });
     return links;
 }
 
@@ -21438,7 +21404,7 @@ AI_HWACCEL_NAMESPACE_END
 // areas and devices without a medium are left out. Kinds are told apart honestly: a
 // virtio or Xen disk, or one whose vendor or model names a hypervisor or a network block
 // service, is a virtual disk whatever its rotational flag says (the flag means nothing
-// there); NVMe over PCIe is NVMe, over TCP, RDMA or Fibre Channel a network disk;
+// there); NVMe over PCIe is NVMe, over fabrics (TCP, RDMA, Fibre Channel) a network disk;
 // otherwise queue/rotational decides between HDD and SSD (so SAS, USB and eMMC flash
 // count as sata_ssd). Persistent memory (pmem*, NVDIMM namespaces) is byte-addressable
 // memory behind a block interface and is reported as `ram`.
@@ -21557,16 +21523,11 @@ std::optional<storage_device> read_block_device(const S& sys, std::string_view n
     if (auto text = detail::read_optional_file(sys, d + "/device/model", cap, warnings))
         dev.model = std::string(detail::trim(*text));
     dev.kind = classify_block_device(name, vendor, dev.model, rotational);
-    // A namespace's controller says how it is reached ("pcie", "tcp", "rdma", "fc",
-    // "loop"); only PCIe is a local drive. (A multipath head's device is the subsystem,
-    // which has no transport: such namespaces stay NVMe.)
-    if (dev.kind == storage_kind::nvme) {
-        if (auto text = detail::read_optional_file(sys, d + "/device/transport", cap, warnings)) {
-            const auto transport = detail::trim(*text);
-            if (transport == "loop") dev.kind = storage_kind::virtual_disk;
-            else if (!transport.empty() && transport != "pcie") dev.kind = storage_kind::network;
-        }
-    }
+    // NVMe over TCP, RDMA or Fibre Channel: the kernel puts a fabrics controller and its
+    // namespaces under /sys/devices/virtual/nvme-fabrics/ctl/. (A multipath head is under
+    // nvme-subsystem whatever the transport, and stays NVMe.)
+    if (dev.kind == storage_kind::nvme && d.find("/nvme-fabrics/") != std::string::npos)
+        dev.kind = storage_kind::network;
     return dev;
 }
 

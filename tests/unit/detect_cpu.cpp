@@ -519,9 +519,9 @@ TEST_CASE("probe_host: Arm core ids restart in each cluster (hand-made device-tr
     CHECK(host.cpu.cores == 4);
 }
 
-TEST_CASE("probe_host: usable threads leave out CPUs that are not online") {
-    // Cpus_allowed_list is the task's raw mask; sched_getaffinity intersects it with the
-    // active CPUs, and so do we.
+TEST_CASE("probe_host: usable threads are at most the CPUs online") {
+    // Cpus_allowed_list is the task's raw mask: without a cpuset it names every possible
+    // CPU, offline and hot-pluggable ones too, which sched_getaffinity leaves out.
     test::scratch_dir root;
     write_basics(root, 4);
     root.write("sys/devices/system/cpu/online", "0-3\n");
@@ -531,10 +531,7 @@ TEST_CASE("probe_host: usable threads leave out CPUs that are not online") {
     CHECK(w.empty());
     CHECK(host.cpu.threads == 4);
     CHECK(host.cpu.usable_threads == 4);
-    root.write("proc/self/status", "Cpus_allowed_list:\t1,3-5\n");
-    CHECK(ah::probe_host(ah::host_system(root.path().string()), w).first.cpu.usable_threads == 2);
-    // A mask that shares nothing with the online list is not narrowed to nothing.
-    root.write("proc/self/status", "Cpus_allowed_list:\t8-9\n");
+    root.write("proc/self/status", "Cpus_allowed_list:\t1,3\n"); // a cpuset narrows it
     CHECK(ah::probe_host(ah::host_system(root.path().string()), w).first.cpu.usable_threads == 2);
     CHECK(w.empty());
 }
@@ -562,15 +559,23 @@ TEST_CASE("probe_host: a hugetlb pool is not the CPU's memory") {
     CHECK(w.empty());
 }
 
-TEST_CASE("meminfo_hugetlb_bytes on the real captures (no pools)") {
+TEST_CASE("parse_meminfo's hugetlb pool on the real captures (no pools) and hostile input") {
+    const auto pool = [](std::string_view text) {
+        std::uint64_t bytes = 1;
+        ah::detail::parse_meminfo_and_pool(text, bytes);
+        return bytes;
+    };
     for (const char* file : {"meminfo_16gb-server_kernel3.14plus.txt", "meminfo_16gb-workstation_kernel5x_swap.txt",
                              "meminfo_64gb-x86_kernel6x_zswap-unaccepted.txt", "meminfo_huawei-kunpeng920_arm64.txt"}) {
         CAPTURE(file);
-        if (const auto text = test::capture(std::string("proc-meminfo/") + file))
-            CHECK(ah::detail::meminfo_hugetlb_bytes(*text) == 0);
+        if (const auto text = test::capture(std::string("proc-meminfo/") + file)) CHECK(pool(*text) == 0);
     }
-    CHECK(ah::detail::meminfo_hugetlb_bytes("HugePages_Total: 99999999999999999999\nHugepagesize: 2048 kB\n") == 0);
-    CHECK(ah::detail::meminfo_hugetlb_bytes("HugePages_Total: 9007199254740993\nHugepagesize: 1048576 kB\n") == 0);
+    CHECK(pool("HugePages_Total: 4\nHugepagesize: 1048576 kB\n") == 4ull << 30);
+    CHECK(pool("Hugetlb: 2048 kB\nHugePages_Total: 4\nHugepagesize: 1048576 kB\n") == 2048u * 1024); // every size
+    CHECK(pool("HugePages_Total: 99999999999999999999\nHugepagesize: 2048 kB\n") == 0);
+    CHECK(pool("HugePages_Total: 9007199254740993\nHugepagesize: 1048576 kB\n") == 0);
+    CHECK(pool("Hugetlb: 99999999999999999 kB\n") == 0);
+    CHECK(pool("") == 0);
 }
 
 TEST_CASE("probe_host: cgroup v2 CPU quota, own cgroup and ancestors") {

@@ -411,7 +411,7 @@ TEST_CASE("probe_environment scratch trees") {
         CHECK(ah::probe_environment(var, w).container == container_runtime::other);
         CHECK(w.empty());
     }
-    SUBCASE("CRI-O writes an empty .containerenv too: the cgroup path decides") {
+    SUBCASE("CRI-O writes Podman's .containerenv too: in a pod the cgroup path decides") {
         test::scratch_dir root;
         root.write("run/.containerenv", "");
         env_view sys(root.path().string());
@@ -419,11 +419,15 @@ TEST_CASE("probe_environment scratch trees") {
         CHECK(ah::probe_environment(sys, w).container == container_runtime::podman); // nothing else says
         root.write("proc/self/cgroup", "0::/kubepods.slice/kubepods-burstable.slice/"
                                        "kubepods-burstable-pod1a.slice/crio-3f2e.scope\n");
-        const auto env = ah::probe_environment(sys, w);
+        auto env = ah::probe_environment(sys, w);
         CHECK(env.container == container_runtime::other);
         CHECK(env.kubernetes);
-        // Podman's own file names it, whatever the cgroup path says.
-        root.write("run/.containerenv", "engine=\"podman-5.2.2\"\nname=\"x\"\n");
+        root.write("proc/self/cgroup", "0::/kubepods.slice/kubepods-besteffort.slice/"
+                                       "kubepods-besteffort-pod2b.slice/cri-containerd-9c.scope\n");
+        CHECK(ah::probe_environment(sys, w).container == container_runtime::containerd);
+        // Outside Kubernetes a cgroup path does not override the marker.
+        root.write("proc/self/cgroup", "0::/user.slice/user-1000.slice/user@1000.service/app.slice/"
+                                       "libpod-1f2e.scope\n");
         CHECK(ah::probe_environment(sys, w).container == container_runtime::podman);
         CHECK(w.empty());
     }

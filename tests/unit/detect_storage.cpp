@@ -174,27 +174,24 @@ TEST_CASE("probe_storage scratch tree") {
     CHECK(find(disks, "sdd")->size_bytes == 2048u * 512);
 }
 
-TEST_CASE("probe_storage: how an NVMe namespace is reached") {
-    // The controller's `transport` (drivers/nvme/host/sysfs.c): pcie, tcp, rdma, fc, loop.
+TEST_CASE("probe_storage: NVMe over fabrics and GCP's NVMe persistent disks are not local NVMe") {
     test::scratch_dir root;
     add_disk(root, "nvme0n1", "0\n", "3907029168\n", "", "Samsung SSD 990 PRO 2TB\n");
-    root.write("sys/devices/virtual/test/nvme0n1/device/transport", "pcie\n");
-    add_disk(root, "nvme1n1", "0\n", "2097152\n", "", "Linux\n");
-    root.write("sys/devices/virtual/test/nvme1n1/device/transport", "tcp\n");
-    add_disk(root, "nvme2n1", "0\n", "2097152\n", "", "Linux\n");
-    root.write("sys/devices/virtual/test/nvme2n1/device/transport", "rdma\n");
-    add_disk(root, "nvme3n1", "0\n", "2097152\n", "", "Linux\n");
-    root.write("sys/devices/virtual/test/nvme3n1/device/transport", "loop\n");
     add_disk(root, "nvme4n1", "0\n", "2097152\n", "", "nvme_card-pd\n"); // a GCP persistent disk
     add_disk(root, "nvme5n1", "0\n", "2097152\n", "", "nvme_card\n");    // a GCP local SSD
+    // A fabrics (TCP, RDMA, FC) controller's namespace, where the kernel puts it.
+    const std::string fabrics = "sys/devices/virtual/nvme-fabrics/ctl/nvme1/nvme1n1/";
+    root.write(fabrics + "queue/rotational", "0\n");
+    root.write(fabrics + "size", "2097152\n");
+    root.write(fabrics + "device/model", "Linux\n");
+    fs::create_directory_symlink("../devices/virtual/nvme-fabrics/ctl/nvme1/nvme1n1",
+                                 root.path() / "sys/block/nvme1n1");
     std::vector<ah::warning> w;
     const auto disks = ah::probe_storage(ah::host_system(root.path().string()), w);
     CHECK(w.empty());
-    REQUIRE(disks.size() == 6);
+    REQUIRE(disks.size() == 4);
     CHECK(find(disks, "nvme0n1")->kind == storage_kind::nvme);
     CHECK(find(disks, "nvme1n1")->kind == storage_kind::network);
-    CHECK(find(disks, "nvme2n1")->kind == storage_kind::network);
-    CHECK(find(disks, "nvme3n1")->kind == storage_kind::virtual_disk);
     CHECK(find(disks, "nvme4n1")->kind == storage_kind::virtual_disk);
     CHECK(find(disks, "nvme5n1")->kind == storage_kind::nvme);
 }

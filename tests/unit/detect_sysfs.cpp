@@ -61,18 +61,6 @@ TEST_CASE("cpulist_count") {
     CHECK(ah::cpulist_count("0-65535") == 65536u);
 }
 
-TEST_CASE("cpulist_count_common") {
-    CHECK(ah::cpulist_count_common("0-7", "0-3\n") == 4u);
-    CHECK(ah::cpulist_count_common("1,3-5", "0-3") == 2u);
-    CHECK(ah::cpulist_count_common("0-3,8-11", "2-9") == 4u);
-    CHECK(ah::cpulist_count_common("0-3,2-5", "4,5,6") == 2u); // overlapping ranges merged first
-    CHECK(ah::cpulist_count_common("8-9", "0-3") == 0u);
-    CHECK(ah::cpulist_count_common("", "0-3") == 0u);
-    CHECK(ah::cpulist_count_common("0-65535", "0-65535") == 65536u);
-    CHECK_FALSE(ah::cpulist_count_common("0-3", "x").has_value());
-    CHECK_FALSE(ah::cpulist_count_common("3-1", "0-3").has_value());
-}
-
 TEST_CASE("detail::parse_u64 and parse_i64") {
     CHECK(ah::detail::parse_u64("18446744073709551615") == UINT64_MAX);
     CHECK_FALSE(ah::detail::parse_u64("18446744073709551616").has_value());

@@ -49,49 +49,47 @@ constexpr cpu_features cpu_features_from_flags(std::string_view flags, bool arm)
 }
 } // namespace detail
 
-/// /proc/meminfo → total and available bytes (values are in kB, meaning KiB).
-/// A missing MemTotal leaves total empty; the caller decides what to warn.
-inline memory_info parse_meminfo(std::string_view text) {
+namespace detail {
+/// parse_meminfo, also giving the bytes of MemTotal held in hugetlb pools: the
+/// `Hugetlb:` line (every page size, Linux 4.16 and later), else HugePages_Total ×
+/// Hugepagesize (the default size only); 0 when it cannot be had. Pool pages serve only
+/// hugetlbfs and MAP_HUGETLB mappings, not ordinary allocations or a model file's pages
+/// (Documentation/admin-guide/mm/hugetlbpage.rst).
+inline memory_info parse_meminfo_and_pool(std::string_view text, std::uint64_t& hugetlb_bytes) {
     using namespace std::string_view_literals; // "..."sv: no length counted at run time
     memory_info m;
-    detail::for_each_key_value(text, [&](std::string_view key, std::string_view value, bool) {
-        if (key != "MemTotal"sv && key != "MemAvailable"sv) return;
+    std::uint64_t pool = 0, pages = 0, page_kib = 0;
+    bool has_pool = false;
+    for_each_key_value(text, [&](std::string_view key, std::string_view value, bool) {
         const auto sp = value.find(' ');
-        const std::string_view number = value.substr(0, sp);
-        const std::string_view unit = sp == std::string_view::npos ? "" : detail::trim(value.substr(sp));
-        const auto n = detail::parse_u64(number);
+        const std::string_view unit = sp == std::string_view::npos ? "" : trim(value.substr(sp));
+        const auto n = parse_u64(value.substr(0, sp));
         if (!n) return;
         std::uint64_t mul = 1;
         if (unit == "kB"sv) mul = units::kib;
         else if (!unit.empty()) return;
         if (*n > UINT64_MAX / mul) return;
-        if (key == "MemTotal"sv) m.total_bytes = {*n * mul, origin::sysfs};
-        else m.available_bytes = {*n * mul, origin::sysfs};
+        const sourced<std::uint64_t> bytes{*n * mul, origin::sysfs};
+        if (key == "MemTotal"sv) m.total_bytes = bytes;
+        else if (key == "MemAvailable"sv) m.available_bytes = bytes;
+        else if (key == "Hugetlb"sv) pool = *bytes, has_pool = true;
+        else if (key == "HugePages_Total"sv) pages = *n;
+        else if (key == "Hugepagesize"sv) page_kib = *n;
     });
+    const bool fits = page_kib != 0 && pages <= UINT64_MAX / units::kib / page_kib;
+    hugetlb_bytes = has_pool ? pool : fits ? pages * page_kib * units::kib : 0;
     return m;
+}
+} // namespace detail
+
+/// /proc/meminfo → total and available bytes (values are in kB, meaning KiB).
+/// A missing MemTotal leaves total empty; the caller decides what to warn.
+inline memory_info parse_meminfo(std::string_view text) {
+    std::uint64_t hugetlb = 0;
+    return detail::parse_meminfo_and_pool(text, hugetlb);
 }
 
 namespace detail {
-/// The bytes /proc/meminfo's MemTotal holds in hugetlb pools: its `Hugetlb:` line (every
-/// page size, Linux 4.16 and later), else HugePages_Total × Hugepagesize (the default size
-/// only). Pool pages serve only hugetlbfs and MAP_HUGETLB mappings, not ordinary
-/// allocations or a model file's pages (Documentation/admin-guide/mm/hugetlbpage.rst).
-inline std::uint64_t meminfo_hugetlb_bytes(std::string_view text) {
-    using namespace std::string_view_literals;
-    std::optional<std::uint64_t> hugetlb_kib, pages, page_kib;
-    for_each_key_value(text, [&](std::string_view key, std::string_view value, bool) {
-        const auto sp = value.find(' ');
-        const auto n = parse_u64(value.substr(0, sp));
-        if (key == "Hugetlb"sv) hugetlb_kib = n;
-        else if (key == "HugePages_Total"sv) pages = n;
-        else if (key == "Hugepagesize"sv) page_kib = n;
-    });
-    const auto kib = [](std::uint64_t k) { return k > UINT64_MAX / units::kib ? std::uint64_t{0} : k * units::kib; };
-    if (hugetlb_kib) return kib(*hugetlb_kib);
-    if (pages && page_kib && (*page_kib == 0 || *pages <= UINT64_MAX / *page_kib)) return kib(*pages * *page_kib);
-    return 0;
-}
-
 /// Gives the devices that work from the system's memory and have no size of their own
 /// (unified_memory, memory unknown or only a catalogue row's nominal figure) what the
 /// system has: MemTotal as their memory, MemAvailable as free, from /proc/meminfo, read
@@ -786,17 +784,17 @@ cgroup_limits probe_cgroup_limits(const S& sys, const std::optional<std::string>
 /// (/sys/devices/system/cpu/cpuN/topology/{physical_package_id,core_id}): the kernel's own
 /// view, and the only one on Arm, whose /proc/cpuinfo names neither. Used only when every
 /// online CPU has both files; x86's /proc/cpuinfo prints the same ids, so a difference
-/// there is reported. Elsewhere a core id is unique only within its cluster and die: on
+/// there is reported. Elsewhere a core id is unique only within its cluster: on
 /// device-tree Arm boards (Jetson, RK3588) the kernel numbers each cluster's cores from 0
-/// in package 0, so `cluster_id` and `die_id`, where the kernel has them, are part of a
-/// core's identity there.
+/// in package 0, so `cluster_id`, where the kernel has it, is part of a core's identity
+/// there.
 template <system_view S>
 void probe_cpu_topology(const S& sys, std::string_view online_list, cpu_info& cpu, std::vector<warning>& warnings) {
     const auto cpus = parse_cpulist(online_list);
     if (!cpus || cpus->empty()) return;
     const bool ids_per_cluster = cpu.arch != cpu_arch::x86_64;
     std::vector<std::string> packages; // ids as text, counted as parse_cpuinfo counts its own
-    std::vector<std::string> cores;    // "package core", or "package die cluster core"
+    std::vector<std::string> cores;    // "package core", or "package cluster core"
     for (const auto n : *cpus) {
         std::string dir = "/sys/devices/system/cpu/cpu";
         dir += detail::to_decimal(n);
@@ -813,11 +811,9 @@ void probe_cpu_topology(const S& sys, std::string_view online_list, cpu_info& cp
         packages.push_back(std::to_string(*p));
         std::string key = packages.back();
         if (ids_per_cluster) {
-            for (const char* file : {"die_id", "cluster_id"}) {
-                const auto id = sys.read_file(dir + file, 64); // absent before Linux 5.16 (cluster), 5.2 (die)
-                key += ' ';
-                if (id.ok()) key += detail::trim(id.data);
-            }
+            key += ' ';
+            if (const auto id = sys.read_file(dir + "cluster_id", 64); id.ok()) // Linux 5.16 and later
+                key += detail::trim(id.data);
         }
         key += ' ';
         key += std::to_string(*c);
@@ -873,13 +869,11 @@ std::pair<host_info, accelerator_profile> probe_host(const S& sys, std::vector<w
     // The kernel's online mask is the authority on how many CPUs run; /proc/cpuinfo can be
     // virtualised (LXCFS shows the container's share) or cut short.
     constexpr std::string_view online_path = "/sys/devices/system/cpu/online";
-    std::string online_list; // kept when it is a cpulist, to narrow the affinity mask below
     if (auto text = detail::read_optional_file(sys, online_path, 64 * 1024, warnings)) {
         const auto online = cpulist_count(*text);
         if (!online || *online == 0) {
             note(warning_kind::parse_error, online_path, "not a cpulist");
         } else {
-            online_list = *text;
             if (host.cpu.threads != 0 && host.cpu.threads != *online) {
                 std::string message = "/proc/cpuinfo lists ";
                 message += detail::to_decimal(host.cpu.threads);
@@ -892,8 +886,9 @@ std::pair<host_info, accelerator_profile> probe_host(const S& sys, std::vector<w
             probe_cpu_topology(sys, *text, host.cpu, warnings);
         }
     }
-    // What this process may run on: its affinity mask, which cgroup cpusets narrow, less
-    // the CPUs that are not online (the mask may name offline and hot-pluggable ones).
+    // What this process may run on: its affinity mask, which cgroup cpusets narrow, at
+    // most the CPUs online (a task's mask names every possible CPU, offline and
+    // hot-pluggable ones too, where no cpuset narrows it).
     constexpr std::string_view status_path = "/proc/self/status";
     if (auto text = detail::read_optional_file(sys, status_path, 64 * 1024, warnings)) {
         detail::for_each_key_value(*text, [&](std::string_view key, std::string_view value, bool has_colon) {
@@ -903,10 +898,7 @@ std::pair<host_info, accelerator_profile> probe_host(const S& sys, std::vector<w
                 note(warning_kind::parse_error, status_path, "Cpus_allowed_list is not a cpulist");
                 return;
             }
-            // A mask and an online list that share no CPU are not one machine's (a
-            // hand-assembled tree): the mask is kept as it is.
-            if (const auto common = cpulist_count_common(value, online_list); !online_list.empty() && common && *common)
-                n = common;
+            if (host.cpu.threads != 0 && *n > host.cpu.threads) n = host.cpu.threads;
             host.cpu.usable_threads = *n;
         });
     }
@@ -916,9 +908,8 @@ std::pair<host_info, accelerator_profile> probe_host(const S& sys, std::vector<w
 
     std::uint64_t hugetlb = 0;
     if (auto text = read_reporting("/proc/meminfo")) {
-        host.memory = parse_meminfo(*text);
+        host.memory = detail::parse_meminfo_and_pool(*text, hugetlb);
         if (!host.memory.total_bytes) note(warning_kind::parse_error, "/proc/meminfo", "no MemTotal line");
-        hugetlb = detail::meminfo_hugetlb_bytes(*text);
     }
     if (limits.memory_bytes) host.memory.cgroup_limit_bytes = {*limits.memory_bytes, origin::sysfs};
     if (limits.memory_free_bytes) host.memory.cgroup_free_bytes = {*limits.memory_free_bytes, origin::sysfs};

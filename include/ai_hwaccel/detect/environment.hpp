@@ -8,9 +8,9 @@
 // namespace (Docker's default there) the path is just "/", so the marker files matter,
 // and so do systemd's container files (/run/host/container-manager, written by nspawn
 // and Podman; /run/systemd/container, written by systemd as PID 1 of an LXC, LXD or
-// Incus container) and Apptainer's /.singularity.d. CRI-O writes an empty
-// /run/.containerenv too, so only Podman's `engine="podman-…"` line settles Podman
-// against a cgroup path that names another runtime. Kubernetes sets KUBERNETES_SERVICE_HOST in every pod and mounts the service account's
+// Incus container) and Apptainer's /.singularity.d. CRI-O writes Podman's
+// /run/.containerenv too, so in a Kubernetes pod the cgroup path's runtime wins over
+// it. Kubernetes sets KUBERNETES_SERVICE_HOST in every pod and mounts the service account's
 // namespace file. WSL's kernel names Microsoft in its release string. The hypervisor and
 // the cloud come from the firmware's DMI strings (/sys/class/dmi/id), the same evidence
 // cloud-init uses: "Amazon EC2", "Google Compute Engine", Azure's chassis asset tag
@@ -305,30 +305,20 @@ template <system_view S>
 runtime_environment probe_environment(const S& sys, std::vector<warning>& warnings) {
     using namespace std::string_view_literals; // "..."sv: no length counted at run time
     runtime_environment env;
-    // Containers: marker files first, then cgroup paths (PID 1's, then ours).
-    // /run/.containerenv is Podman's, but CRI-O writes one too (empty): only the
-    // `engine="podman-…"` line Podman has written since 2.0 settles it; an empty file is
-    // Podman's only when no cgroup path names another runtime.
-    bool podman_unsure = false;
-    if (sys.exists("/.dockerenv")) {
-        env.container = container_runtime::docker;
-    } else if (sys.exists("/run/.containerenv")) {
-        env.container = container_runtime::podman;
-        const auto r = sys.read_file("/run/.containerenv", 4096);
-        podman_unsure = !(r.ok() && r.data.find("engine=\"podman"sv) != std::string_view::npos);
-    }
+    // Containers: marker files first, then cgroup paths (PID 1's, then ours). CRI-O
+    // writes /run/.containerenv too (empty), so in a Kubernetes pod the cgroup path's
+    // runtime wins over that marker.
+    if (sys.exists("/.dockerenv")) env.container = container_runtime::docker;
+    else if (sys.exists("/run/.containerenv")) env.container = container_runtime::podman;
     for (std::string_view path : {"/proc/1/cgroup"sv, "/proc/self/cgroup"sv}) {
         const auto text = detail::read_optional_file(sys, path, 64 * 1024, warnings);
         if (!text) continue;
         const auto h = parse_proc_cgroup(*text);
         env.kubernetes = env.kubernetes || h.kubernetes;
-        if (podman_unsure && h.runtime != container_runtime::none) {
-            env.container = h.runtime; // CRI-O ("crio-….scope") or a Kubernetes pod's runtime
-            podman_unsure = false;
-        } else if (env.container == container_runtime::none ||
-                   (env.container == container_runtime::other && h.runtime != container_runtime::none)) {
+        const bool weaker = env.container == container_runtime::other ||
+                            (h.kubernetes && env.container == container_runtime::podman);
+        if (env.container == container_runtime::none || (weaker && h.runtime != container_runtime::none))
             env.container = h.runtime;
-        }
     }
     // systemd's container interface: the manager's name in /run/host/container-manager
     // (systemd-nspawn, Podman) or /run/systemd/container (systemd, inside any container

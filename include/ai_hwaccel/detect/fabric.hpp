@@ -418,19 +418,12 @@ bool has_roce_v2_gid(const S& sys, const std::string& port_dir) {
     return false;
 }
 
-} // namespace detail::fabric
-
-/// Every port of every RDMA device under /sys/class/infiniband, devices in natural order
-/// ("mlx5_2" before "mlx5_10"), ports by number. A machine without RDMA devices gives an
-/// empty list and no warning; a device whose directory is missing (a dangling link) is
-/// skipped with a warning; one without a ports folder is skipped silently. Values are
-/// origin::sysfs.
-template <system_view S>
-std::vector<fabric_port> read_fabric_ports(const S& sys, std::vector<warning>& warnings) {
-    using namespace detail::fabric;
-    std::vector<fabric_port> ports;
+/// read_fabric_ports' walk, handing each port to `take` as it is read: probe_fabric turns
+/// them into interconnects on the way, with no list of ports in between.
+template <system_view S, class F>
+void for_each_port(const S& sys, std::vector<warning>& warnings, F&& take) {
     auto names = sys.list_dir("/sys/class/infiniband");
-    if (!names) return ports;
+    if (!names) return;
     detail::sort_names(*names, natural_less);
     if (names->size() > max_devices) {
         std::string message = detail::to_decimal(names->size());
@@ -494,9 +487,21 @@ std::vector<fabric_port> read_fabric_ports(const S& sys, std::vector<warning>& w
             if (p.kind == interconnect_kind::none && !p.link_layer.empty() && p.link_layer != "Unknown")
                 detail::add_value_warning(warnings, warning_kind::parse_error, pdir + "/link_layer",
                                           "unknown link layer", p.link_layer);
-            ports.push_back(std::move(p));
+            take(std::move(p));
         }
     }
+}
+} // namespace detail::fabric
+
+/// Every port of every RDMA device under /sys/class/infiniband, devices in natural order
+/// ("mlx5_2" before "mlx5_10"), ports by number. A machine without RDMA devices gives an
+/// empty list and no warning; a device whose directory is missing (a dangling link) is
+/// skipped with a warning; one without a ports folder is skipped silently. Values are
+/// origin::sysfs.
+template <system_view S>
+std::vector<fabric_port> read_fabric_ports(const S& sys, std::vector<warning>& warnings) {
+    std::vector<fabric_port> ports;
+    detail::fabric::for_each_port(sys, warnings, [&](fabric_port&& p) { ports.push_back(std::move(p)); });
     return ports;
 }
 
@@ -504,7 +509,8 @@ std::vector<fabric_port> read_fabric_ports(const S& sys, std::vector<warning>& w
 template <system_view S>
 std::vector<interconnect> probe_fabric(const S& sys, std::vector<warning>& warnings) {
     std::vector<interconnect> links;
-    for (const auto& p : read_fabric_ports(sys, warnings)) links.push_back(to_interconnect(p, origin::sysfs));
+    detail::fabric::for_each_port(sys, warnings,
+                                  [&](fabric_port&& p) { links.push_back(to_interconnect(p, origin::sysfs)); });
     return links;
 }
 

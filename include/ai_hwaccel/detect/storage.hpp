@@ -6,7 +6,7 @@
 // areas and devices without a medium are left out. Kinds are told apart honestly: a
 // virtio or Xen disk, or one whose vendor or model names a hypervisor or a network block
 // service, is a virtual disk whatever its rotational flag says (the flag means nothing
-// there); NVMe over PCIe is NVMe, over TCP, RDMA or Fibre Channel a network disk;
+// there); NVMe over PCIe is NVMe, over fabrics (TCP, RDMA, Fibre Channel) a network disk;
 // otherwise queue/rotational decides between HDD and SSD (so SAS, USB and eMMC flash
 // count as sata_ssd). Persistent memory (pmem*, NVDIMM namespaces) is byte-addressable
 // memory behind a block interface and is reported as `ram`.
@@ -126,16 +126,11 @@ std::optional<storage_device> read_block_device(const S& sys, std::string_view n
     if (auto text = detail::read_optional_file(sys, d + "/device/model", cap, warnings))
         dev.model = std::string(detail::trim(*text));
     dev.kind = classify_block_device(name, vendor, dev.model, rotational);
-    // A namespace's controller says how it is reached ("pcie", "tcp", "rdma", "fc",
-    // "loop"); only PCIe is a local drive. (A multipath head's device is the subsystem,
-    // which has no transport: such namespaces stay NVMe.)
-    if (dev.kind == storage_kind::nvme) {
-        if (auto text = detail::read_optional_file(sys, d + "/device/transport", cap, warnings)) {
-            const auto transport = detail::trim(*text);
-            if (transport == "loop") dev.kind = storage_kind::virtual_disk;
-            else if (!transport.empty() && transport != "pcie") dev.kind = storage_kind::network;
-        }
-    }
+    // NVMe over TCP, RDMA or Fibre Channel: the kernel puts a fabrics controller and its
+    // namespaces under /sys/devices/virtual/nvme-fabrics/ctl/. (A multipath head is under
+    // nvme-subsystem whatever the transport, and stays NVMe.)
+    if (dev.kind == storage_kind::nvme && d.find("/nvme-fabrics/") != std::string::npos)
+        dev.kind = storage_kind::network;
     return dev;
 }
 

@@ -305,27 +305,6 @@ inline std::optional<std::uint32_t> cpulist_count(std::string_view text, std::ui
     return n;
 }
 
-/// How many CPUs both cpulists name; nullopt when either is not a cpulist. (A task's
-/// Cpus_allowed_list may name CPUs that are offline or not yet plugged in, which the
-/// kernel's sched_getaffinity leaves out by intersecting it with the active CPUs.)
-inline std::optional<std::uint32_t> cpulist_count_common(std::string_view a, std::string_view b,
-                                                         std::uint32_t max_cpus = cpulist_max_cpus) {
-    const auto x = detail::cpulist_ranges(a, max_cpus);
-    const auto y = detail::cpulist_ranges(b, max_cpus);
-    if (!x || !y) return std::nullopt;
-    std::uint32_t n = 0;
-    for (std::size_t i = 0, j = 0; i < x->size() && j < y->size();) { // both sorted and merged
-        const auto [a_first, a_last] = (*x)[i];
-        const auto [b_first, b_last] = (*y)[j];
-        const auto first = a_first > b_first ? a_first : b_first;
-        const auto last = a_last < b_last ? a_last : b_last;
-        if (first <= last) n += last - first + 1;
-        if (a_last < b_last) ++i;
-        else ++j;
-    }
-    return n;
-}
-
 static_assert(detail::parse_i64("-1") == -1);
 static_assert(!detail::parse_i64("--1"));
 static_assert(detail::parse_hex_attribute("0x10de\n") == 0x10deu);
