@@ -876,6 +876,7 @@ py::dict instance_dict(const ah::instance_cost_estimate& e) {
     d["format_supported"] = e.format_supported;
     d["fits"] = e.fits;
     d["decode_tokens_per_second"] = rate(e.decode_tokens_per_second);
+    d["replicas"] = e.replicas;
     d["usd_per_million_output_tokens"] = rate(e.usd_per_million_output_tokens);
     return d;
 }

@@ -380,6 +380,14 @@ class TrainingAndCost(unittest.TestCase):
         fitting = [i for i in every["instances"] if i["fits"]]
         self.assertEqual(inst["price_per_hour_usd"], min(i["price_per_hour_usd"] for i in fitting))
         self.assertNotIn("instances", c)
+        # Replicas: at least one where it fits, none where it does not, never more copies
+        # than accelerators.
+        for i in every["instances"]:
+            if i["fits"]:
+                self.assertGreaterEqual(i["replicas"], 1)
+                self.assertLessEqual(i["replicas"], i["accelerator_count"])
+            else:
+                self.assertEqual(i["replicas"], 0)
         by_tokens = ah.cost("llama-3.1-70b", "fp8", objective="tokens")
         self.assertLessEqual(by_tokens["instance"]["usd_per_million_output_tokens"],
                              min(i["usd_per_million_output_tokens"] for i in fitting

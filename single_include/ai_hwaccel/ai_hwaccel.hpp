@@ -30987,6 +30987,9 @@ constexpr void plan_group(shard_plan& p, group& g, std::span<const accelerator_p
         }
         const auto replica = static_cast<std::uint16_t>(p.replicas);
         double compute = 0, tensor = 0, hops = 0, prefill = 0, prefill_slowest = 0;
+        // A device whose rate is unknown (no bandwidth, no peak) leaves the plan's unknown:
+        // the links' times alone are no rate.
+        bool decode_unknown = false, prefill_unknown = false;
         plan_link tl{}, pl{};
         std::uint32_t first = 0;
         for (std::size_t j = 0; j < L.stages; ++j) {
@@ -31004,6 +31007,8 @@ constexpr void plan_group(shard_plan& p, group& g, std::span<const accelerator_p
                 const std::size_t gi = L.dev[st.begin + i];
                 const auto& d = devs[g.pos[gi]];
                 const auto sp = speeds.get(d, m, q, s, o);
+                decode_unknown = decode_unknown || !(sp.decode_s > 0);
+                prefill_unknown = prefill_unknown || !(sp.prefill_s > 0);
                 // The per-layer fixed cost is paid by every device for each of its layers;
                 // the rest (bytes, or compute) divides with the device's share.
                 const double fixed = o.throughput.decode_seconds_per_layer * n.layers;
@@ -31059,7 +31064,7 @@ constexpr void plan_group(shard_plan& p, group& g, std::span<const accelerator_p
         // estimate_throughput's rates are per sequence: one decode step of the whole
         // batch takes 1 / rate, and the step's messages carry every sequence.
         const double step = compute + tensor + hops;
-        const double tps = compute > 0 ? 1.0 / step : 0;
+        const double tps = compute > 0 && !decode_unknown ? 1.0 / step : 0;
         if (p.replicas == 0) {
             p.strategy = L.strategy;
             p.stages = static_cast<std::uint32_t>(L.stages);
@@ -31068,7 +31073,7 @@ constexpr void plan_group(shard_plan& p, group& g, std::span<const accelerator_p
             p.tensor_link = tl;
             p.pipeline_link = pl;
             p.decode_tokens_per_second = tps;
-            p.prefill_tokens_per_second = prefill > 0 ? 1.0 / prefill : 0;
+            p.prefill_tokens_per_second = prefill > 0 && !prefill_unknown ? 1.0 / prefill : 0;
             p.decode_compute_seconds = compute;
             p.decode_tensor_seconds = tensor;
             p.decode_pipeline_seconds = hops;
@@ -32232,8 +32237,11 @@ AI_HWACCEL_NAMESPACE_END
 //   also needs a whole number of layers per device (and the embeddings and output head on
 //   the end stages), so near the boundary a row may fit here by less than one layer's
 //   bytes and not there.
-// - Decode rate: N devices joined by a fast fabric (or PCIe) are one device with N x the
-//   bandwidth and peak times a scaling efficiency (0.8 fabric, 0.5 PCIe). plan_sharding
+// - Decode rate: the instance serves as many replicas of the model as it holds, each on
+//   the fewest of its accelerators that hold one (as plan_sharding replicates, and as a
+//   serving fleet runs data parallel); the replica's k devices, joined by a fast fabric
+//   (or PCIe), are one device with k x the bandwidth and peak times a scaling efficiency
+//   (0.8 fabric, 0.5 PCIe). The instance's rate is the replicas' sum. plan_sharding
 //   instead picks tensor parallel, pipeline or both from the links, and adds a fixed
 //   all-reduce latency per layer and a hop latency per stage to the single-device time.
 //   The two agree on one device (both call estimate_throughput) and differ by the
@@ -32677,8 +32685,12 @@ struct instance_cost_estimate {
     std::uint64_t required_bytes = 0;
     std::uint64_t available_bytes = 0; ///< accelerators x memory x usable_memory_fraction
     /// Output tokens per second for the whole instance: estimate_throughput's per-sequence
-    /// decode rate on the tensor-parallel instance (see cost_assumptions) x the batch.
+    /// decode rate on one replica's tensor-parallel group (see cost_assumptions) x the
+    /// batch x the replicas.
     double decode_tokens_per_second = 0;
+    /// Copies of the model served side by side, each on `accelerator_count / replicas`
+    /// accelerators or more (the fewest that hold it); 0 when it does not fit.
+    std::uint32_t replicas = 0;
     double price_per_hour_usd = 0;
     /// price per hour / (decode tokens per second x 3600) x 1e6; 0 when unknown.
     double usd_per_million_output_tokens = 0;
@@ -32753,13 +32765,23 @@ constexpr instance_cost_estimate estimate_instance_cost(const cloud_instance& ro
     e.format_supported = detail::runs_format(d, q, a);
     e.fits = e.format_supported && e.required_bytes > 0 && e.required_bytes <= e.available_bytes;
     if (!e.fits) return e;
-    auto device = detail::tensor_parallel_profile(d, row.accelerator_count, row.interconnect, a);
+    // The fewest accelerators that hold one copy: the same test with k of them.
+    const std::uint64_t one = estimate_memory(m, q, s).total_bytes();
+    std::uint32_t k = 1;
+    for (; k < row.accelerator_count; ++k) {
+        const double room = static_cast<double>(d.memory_bytes) * k * a.usable_memory_fraction;
+        if (static_cast<double>(detail::sat_add(one, detail::sat_mul(device_overhead_bytes(m, s), k - 1))) <= room)
+            break;
+    }
+    e.replicas = row.accelerator_count / k;
+    auto device = detail::tensor_parallel_profile(d, k, row.interconnect, a);
     // The profile's name is the catalogue row's name already, which is all
     // estimate_throughput reads through `spec`; dropping the pointer keeps its null test
     // out of constant evaluation, which GCC refuses under -fsanitize=undefined.
     device.spec = nullptr;
     const double batch = s.batch > 0 ? static_cast<double>(s.batch) : 1.0;
-    e.decode_tokens_per_second = estimate_throughput(device, m, q, s).decode_tokens_per_second * batch;
+    e.decode_tokens_per_second =
+        estimate_throughput(device, m, q, s).decode_tokens_per_second * batch * static_cast<double>(e.replicas);
     if (e.decode_tokens_per_second > 0)
         e.usd_per_million_output_tokens = row.price_per_hour_usd / (e.decode_tokens_per_second * 3600.0) * 1e6;
     return e;

@@ -257,11 +257,25 @@ TEST_CASE("estimate_instance_cost") {
     // The stated formula, recomputed.
     CHECK(e.usd_per_million_output_tokens ==
           doctest::Approx(p5.price_per_hour_usd / (e.decode_tokens_per_second * 3600.0) * 1e6));
-    // Eight NVSwitch-joined devices decode faster than one of them would, and less than
-    // eight times faster: the fixed per-layer cost of each token does not shrink with N.
+    // One H100 holds the 8B model: the instance serves eight replicas, each at one
+    // device's rate (as plan_sharding replicates on the same node).
     const auto one = ah::estimate_throughput(ah::profile_from_spec(*p5.device()), m8, ah::quant_format::fp16);
-    CHECK(e.decode_tokens_per_second > 1.2 * one.decode_tokens_per_second);
-    CHECK(e.decode_tokens_per_second < 8 * one.decode_tokens_per_second);
+    CHECK(e.replicas == 8);
+    CHECK(e.decode_tokens_per_second == doctest::Approx(8 * one.decode_tokens_per_second));
+    // 70B at fp16 needs two of them (140 GB of weights over 2 x 80 GB x 0.9): four
+    // replicas, each tensor parallel over two NVSwitch-joined devices, which decode faster
+    // than one device would and less than twice as fast (the per-layer fixed cost stays).
+    const auto& m70 = model("llama-3.1-70b");
+    const auto big = ah::estimate_instance_cost(p5, m70, ah::quant_format::fp16);
+    REQUIRE(big.fits);
+    CHECK(big.replicas == 4);
+    const auto pair = ah::detail::tensor_parallel_profile(*p5.device(), 2, p5.interconnect, {});
+    const double per_replica = ah::estimate_throughput(pair, m70, ah::quant_format::fp16).decode_tokens_per_second;
+    CHECK(big.decode_tokens_per_second == doctest::Approx(4 * per_replica));
+    const double alone = ah::estimate_throughput(ah::profile_from_spec(*p5.device()), m70, ah::quant_format::fp16)
+                             .decode_tokens_per_second;
+    CHECK(per_replica > 1.2 * alone);
+    CHECK(per_replica < 2 * alone);
 
     // On one device the decode rate is estimate_throughput's on that device, times the
     // batch, and the cost per million tokens follows from it and the price alone.

@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <iterator>
 #include <ranges>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -446,6 +447,30 @@ TEST_CASE("plan_sharding: a long prompt pipelines over the stages (calibration r
     CHECK(p512.stages == p.stages);
     CHECK(p512.decode_tokens_per_second == doctest::Approx(p.decode_tokens_per_second));
     CHECK(p512.prefill_tokens_per_second < p.prefill_tokens_per_second);
+}
+
+TEST_CASE("plan_sharding: a device whose rate is unknown leaves the plan's rate unknown") {
+    // Two cards with bandwidth but no compute peak: prefill is unknown on each, and the
+    // links' transfer times alone are no rate (they once gave millions of tokens/s).
+    auto gpus = cards("RTX 4090", 2);
+    for (auto& g : gpus) {
+        g.peak = {};
+        g.peak_from = ah::origin::none;
+    }
+    const auto& m = model("llama-3.1-8b");
+    const auto one = ah::plan_sharding(std::span(gpus.data(), 1), {}, m, quant_format::fp16);
+    REQUIRE(one.fits);
+    CHECK(one.prefill_tokens_per_second == 0);
+    ah::plan_options split;
+    split.spread = true; // both cards in one replica
+    const auto p = ah::plan_sharding(gpus, {}, m, quant_format::fp16, {}, split);
+    REQUIRE(p.fits);
+    CHECK(p.replicas == 1);
+    CHECK(p.prefill_tokens_per_second == 0);
+    CHECK(p.decode_tokens_per_second > 0); // bandwidth is known: decode is
+    // No bandwidth on one of them: decode is unknown too.
+    gpus[1].memory_bandwidth_gbps = {};
+    CHECK(ah::plan_sharding(gpus, {}, m, quant_format::fp16, {}, split).decode_tokens_per_second == 0);
 }
 
 TEST_CASE("suggest_quantization") {

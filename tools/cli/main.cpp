@@ -1228,7 +1228,8 @@ int cmd_catalogue(std::span<const std::string_view> args) {
         // Without a half-precision figure, the one the maker gives: the fp32 rate of a GPU
         // without matrix units (Apple's), the int8 rate of an NPU.
         // The 16-bit figure says which type it is for: an Intel NPU multiplies fp16 only.
-        const char* const half = d.peak.fp16 <= 0 ? " bf16" : d.peak.bf16 <= 0 ? " fp16" : " bf16/fp16";
+        // Where the two differ (MI100: bf16 at half the fp16 rate), the larger one's type.
+        const char* const half = d.peak.bf16 == d.peak.fp16 ? " bf16/fp16" : d.peak.bf16 > d.peak.fp16 ? " bf16" : " fp16";
         const std::string throughput = peak > 0          ? fmt("%8.1f TFLOPS", peak) + half
                                        : d.peak.fp32 > 0 ? fmt("%8.1f TFLOPS fp32", d.peak.fp32)
                                        : d.peak.int8 > 0 ? fmt("%8.1f TOPS int8", d.peak.int8)
@@ -1262,7 +1263,8 @@ int cmd_models(std::span<const std::string_view> args) {
         if (m.is_moe()) params += fmt(" (%.2f B active)", static_cast<double>(m.active_parameters) / 1e9);
         // Latent attention (DeepSeek's MLA) caches one compressed vector, not its heads' keys.
         const std::string kv =
-            m.kv_values_per_token_per_layer ? std::string("latent KV") : std::to_string(m.kv_heads) + " KV heads";
+            m.kv_values_per_token_per_layer ? std::string("latent KV")
+                                            : std::to_string(m.kv_heads) + (m.kv_heads == 1 ? " KV head" : " KV heads");
         std::printf("%-*.*s %-*.*s %-26s %4u layers %12s %*u tokens\n", static_cast<int>(id_width), len(m.id),
                     m.id.data(), static_cast<int>(name_width), len(m.name), m.name.data(), params.c_str(), m.layers,
                     kv.c_str(),

@@ -883,7 +883,8 @@ int cmd_estimate(std::span<const std::string_view> args) {
         const std::string kv = m.kv_values_per_token_per_layer
                                    ? "latent KV (" + std::to_string(m.kv_values_per_token_per_layer) +
                                          " values per token and layer)"
-                                   : std::to_string(m.kv_heads ? m.kv_heads : m.attention_heads) + " KV heads";
+                                   : std::to_string(m.kv_heads ? m.kv_heads : m.attention_heads) +
+                                         ((m.kv_heads ? m.kv_heads : m.attention_heads) == 1 ? " KV head" : " KV heads");
         std::printf("layers: %u, hidden %u, %u attention heads, %s%s\n", m.layers, m.hidden_size, m.attention_heads,
                     kv.c_str(),
                     assumed ? " (assumed: the catalogue's typical proportions for this size; give --layers and "
@@ -1365,6 +1366,7 @@ nlohmann::json instance_json(const ah::instance_cost_estimate& e) {
             {"format_supported", e.format_supported},
             {"fits", e.fits},
             {"decode_tokens_per_second", rate_json(e.decode_tokens_per_second)},
+            {"replicas", e.replicas},
             {"usd_per_million_output_tokens",
              e.usd_per_million_output_tokens > 0 ? nlohmann::json(rounded(e.usd_per_million_output_tokens, 0.0001))
                                                  : nlohmann::json(nullptr)}};
@@ -1510,7 +1512,8 @@ int cmd_cost(std::span<const std::string_view> args) {
                         fmt_bytes(best.available_bytes).c_str(), fmt_bytes(best.required_bytes).c_str());
             std::printf("  price: $%.4f per hour on demand (%s; %.*s)\n", r.price_per_hour_usd, price_when(r).c_str(),
                         len(r.price_source), r.price_source.data());
-            std::printf("  decode: %s for the instance (estimate)\n", rate(best.decode_tokens_per_second).c_str());
+            std::printf("  decode: %s for the instance (%u replica%s; estimate)\n",
+                        rate(best.decode_tokens_per_second).c_str(), best.replicas, best.replicas == 1 ? "" : "s");
             if (best.usd_per_million_output_tokens > 0)
                 std::printf("  cost: $%.4f per million output tokens (estimate)\n", best.usd_per_million_output_tokens);
             else

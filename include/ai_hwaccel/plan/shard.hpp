@@ -1275,6 +1275,9 @@ constexpr void plan_group(shard_plan& p, group& g, std::span<const accelerator_p
         }
         const auto replica = static_cast<std::uint16_t>(p.replicas);
         double compute = 0, tensor = 0, hops = 0, prefill = 0, prefill_slowest = 0;
+        // A device whose rate is unknown (no bandwidth, no peak) leaves the plan's unknown:
+        // the links' times alone are no rate.
+        bool decode_unknown = false, prefill_unknown = false;
         plan_link tl{}, pl{};
         std::uint32_t first = 0;
         for (std::size_t j = 0; j < L.stages; ++j) {
@@ -1292,6 +1295,8 @@ constexpr void plan_group(shard_plan& p, group& g, std::span<const accelerator_p
                 const std::size_t gi = L.dev[st.begin + i];
                 const auto& d = devs[g.pos[gi]];
                 const auto sp = speeds.get(d, m, q, s, o);
+                decode_unknown = decode_unknown || !(sp.decode_s > 0);
+                prefill_unknown = prefill_unknown || !(sp.prefill_s > 0);
                 // The per-layer fixed cost is paid by every device for each of its layers;
                 // the rest (bytes, or compute) divides with the device's share.
                 const double fixed = o.throughput.decode_seconds_per_layer * n.layers;
@@ -1347,7 +1352,7 @@ constexpr void plan_group(shard_plan& p, group& g, std::span<const accelerator_p
         // estimate_throughput's rates are per sequence: one decode step of the whole
         // batch takes 1 / rate, and the step's messages carry every sequence.
         const double step = compute + tensor + hops;
-        const double tps = compute > 0 ? 1.0 / step : 0;
+        const double tps = compute > 0 && !decode_unknown ? 1.0 / step : 0;
         if (p.replicas == 0) {
             p.strategy = L.strategy;
             p.stages = static_cast<std::uint32_t>(L.stages);
@@ -1356,7 +1361,7 @@ constexpr void plan_group(shard_plan& p, group& g, std::span<const accelerator_p
             p.tensor_link = tl;
             p.pipeline_link = pl;
             p.decode_tokens_per_second = tps;
-            p.prefill_tokens_per_second = prefill > 0 ? 1.0 / prefill : 0;
+            p.prefill_tokens_per_second = prefill > 0 && !prefill_unknown ? 1.0 / prefill : 0;
             p.decode_compute_seconds = compute;
             p.decode_tensor_seconds = tensor;
             p.decode_pipeline_seconds = hops;
