@@ -160,7 +160,12 @@ struct gib_text {
 };
 gib_text fmt_bytes(std::uint64_t b) {
     gib_text t;
-    std::snprintf(t.text, sizeof t.text, "%.1f GiB", ah::units::to_gib(b));
+    // A size that is not zero never prints as "0.0 GiB": MiB below 0.05 GiB, bytes below
+    // 0.05 MiB.
+    const double gib = ah::units::to_gib(b);
+    if (b == 0 || gib >= 0.05) std::snprintf(t.text, sizeof t.text, "%.1f GiB", gib);
+    else if (gib * 1024 >= 0.05) std::snprintf(t.text, sizeof t.text, "%.1f MiB", gib * 1024);
+    else std::snprintf(t.text, sizeof t.text, "%llu bytes", static_cast<unsigned long long>(b));
     return t;
 }
 

@@ -328,10 +328,13 @@ int cmd_watch(std::span<const std::string_view> args) {
                 double seen = 0;
                 if (!fires(a, s, seen)) continue;
                 fired = true;
+                // Memory in GiB, as the table shows it (the rule may name any unit).
+                const bool memory = !a.percent && (a.what == metric::memory_used || a.what == metric::memory_free);
                 std::fprintf(stderr, "ai-hwaccel: alert %s: refresh %llu, %s %u %s: %.*s is %s%s\n", a.text.c_str(),
                              static_cast<unsigned long long>(n), s.kind.c_str(), s.index, s.name.c_str(),
-                             len(metric_name(a.what)), metric_name(a.what).data(), fmt("%.1f", seen).c_str(),
-                             a.percent ? "%" : "");
+                             len(metric_name(a.what)), metric_name(a.what).data(),
+                             fmt("%.1f", memory ? seen / 1073741824.0 : seen).c_str(),
+                             a.percent ? "%" : memory ? " GiB" : "");
             }
         }
 #if AI_HWACCEL_JSON
