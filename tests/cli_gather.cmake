@@ -173,6 +173,9 @@ cli_gather_output(cli_watch_gaudi "temp 36\\.0 C .*power 228\\.0 W" watch --root
 cli_gather_exit(cli_watch_alert_fires 3 watch --root "${_hgx}" --count 2 --interval 0 --alert temperature>25)
 cli_gather_output(cli_watch_alert_message "alert temperature>25: refresh 1, cuda_gpu 0 NVIDIA H100 80GB HBM3: temperature is 30\\.0"
   watch --root "${_hgx}" --count 1 --interval 0 --alert temperature>25)
+# A memory alert reads in GiB, as the table does (the rule may be in any unit).
+cli_gather_output(cli_watch_alert_memory_gib "memory_free is 79\\.1 GiB\n"
+  watch --root "${_hgx}" --count 1 --interval 0 --alert memory_free>1GiB)
 cli_gather_exit(cli_watch_alert_power_fires 3 watch --root "${_hgx}" --count 1 --interval 0 --alert power>=71W)
 cli_gather_exit(cli_watch_alert_quiet 0
   watch --root "${_hgx}" --count 2 --interval 0 --alert temperature>85 --alert power>400 --alert memory_used>90%)

@@ -223,12 +223,22 @@ cli_plan_exit(cli_plan_training_rank_without_adapters 2 training --model llama-3
 cli_plan_exit(cli_plan_training_unknown_device 2 training --model llama-3.1-8b --method lora --device "H100 SMX")
 cli_plan_exit(cli_plan_training_unknown_model 2 training --model llama-9-8b --method lora)
 
+# Falcon 7B has one KV head (multi-query attention); a size under 0.05 GiB is not "0.0 GiB"
+# (1 MB less the 10 % headroom: 0.9 MiB).
+cli_plan_output(cli_plan_estimate_one_kv_head "71 attention heads, 1 KV head\n"
+  estimate --device "RTX 4090" --model falcon-7b --quant Q4_K_M)
+cli_plan_output(cli_plan_estimate_small_memory "usable memory: 0\\.9 MiB"
+  estimate --device "RTX 4090" --memory 1MB --model llama-3.1-8b --quant Q4_K_M)
+
 # ---- cost -----------------------------------------------------------------------------------
 cli_plan_output(cli_plan_cost_human
   "needs [0-9.]+ GiB\ncheapest by price per hour: [^ ]+ \\((aws|gcp|azure|lambda|coreweave|oci), [^)]+\\)\n.*price: \\$[0-9.]+ per hour on demand \\((price of [0-9-]+|price list at commit [0-9a-f]+); https://"
   cost --model llama-3.1-8b --quant Q4_K_M)
 cli_plan_output(cli_plan_cost_all "instance +provider +region +USD/hour.*cheapest by"
   cost --model llama-3.1-8b --quant Q4_K_M --all)
+# The cheapest instance by price per hour has one accelerator, so one replica.
+cli_plan_output(cli_plan_cost_replicas "decode: [0-9.]+ tok/s for the instance \\(1 replica; estimate\\)"
+  cost --model llama-3.1-8b --quant Q4_K_M)
 # The no* legend where a row is marked so (A100s and A10Gs run no FP8), and only there
 # (every accelerator of the catalogue runs BF16).
 cli_plan_output(cli_plan_cost_all_unsupported_legend "p4d[^\n]+ no\\* .*\\(no\\*: the instance's accelerators do not run FP8\\)"

@@ -2311,11 +2311,10 @@ inline tool_lookup find_tool(std::string_view name, const tool_search& search = 
 
 namespace detail {
 
-// Reads what is available on `fd` into `buf` up to `cap`. Returns false at end of file or
-// on an error; sets `over` when the stream went past the cap.
-// Reads what `fd` has into `buf`, up to `cap` bytes; sets `over` when there was more.
-// Past the cap the rest is read and dropped when `discard_excess` (stderr: a chatty tool
-// is not stopped for its diagnostics), else reading stops there (returns false).
+// Reads what is available on `fd` into `buf`, up to `cap` bytes; sets `over` when there
+// was more. Returns false at end of file or on an error. Past the cap the rest is read
+// and dropped when `discard_excess` (stderr: a chatty tool is not stopped for its
+// diagnostics), else reading stops there (returns false).
 inline bool drain_into(int fd, std::string& buf, std::size_t cap, bool& over, bool discard_excess = false) {
     char chunk[65536];
     for (;;) {
@@ -2536,7 +2535,8 @@ inline tool_result run_tool(const tool_request& request, const tool_search& sear
         if (reaped && now >= reaped_at + grace) break;
         auto wait = std::chrono::milliseconds(100);
         if (deadline - now < wait) wait = std::chrono::ceil<std::chrono::milliseconds>(deadline - now);
-        if (reaped && reaped_at + grace - now < wait) wait = std::chrono::ceil<std::chrono::milliseconds>(reaped_at + grace - now);
+        if (reaped && reaped_at + grace - now < wait)
+            wait = std::chrono::ceil<std::chrono::milliseconds>(reaped_at + grace - now);
         ::pollfd fds[2];
         ::nfds_t n = 0;
         if (out_open) fds[n++] = {out_read.get(), POLLIN, 0};

@@ -880,11 +880,11 @@ int cmd_estimate(std::span<const std::string_view> args) {
         print_model(m);
         // Latent attention (DeepSeek's MLA) caches one compressed vector per token and layer,
         // not its heads' keys and values.
+        const std::uint32_t kv_heads = m.kv_heads ? m.kv_heads : m.attention_heads;
         const std::string kv = m.kv_values_per_token_per_layer
                                    ? "latent KV (" + std::to_string(m.kv_values_per_token_per_layer) +
                                          " values per token and layer)"
-                                   : std::to_string(m.kv_heads ? m.kv_heads : m.attention_heads) +
-                                         ((m.kv_heads ? m.kv_heads : m.attention_heads) == 1 ? " KV head" : " KV heads");
+                                   : std::to_string(kv_heads) + (kv_heads == 1 ? " KV head" : " KV heads");
         std::printf("layers: %u, hidden %u, %u attention heads, %s%s\n", m.layers, m.hidden_size, m.attention_heads,
                     kv.c_str(),
                     assumed ? " (assumed: the catalogue's typical proportions for this size; give --layers and "
