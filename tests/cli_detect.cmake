@@ -22,6 +22,12 @@ set(_mi300x "${_machines}/handmade-mi300x-4gpu-xgmi")
 set(_npu_no_proc "${CMAKE_CURRENT_BINARY_DIR}/cli_detect_npu_without_proc")
 file(REMOVE_RECURSE "${_npu_no_proc}")
 file(COPY "${_npu}/sys" "${_npu}/dev" DESTINATION "${_npu_no_proc}")
+# The MacBook whose sysctl capture names the chip only (hand-made from its tree): the GPU's
+# and the Neural Engine's memory is system_profiler's, the CPU's is unknown.
+set(_mac_no_memsize "${CMAKE_CURRENT_BINARY_DIR}/cli_detect_mac_without_memsize")
+file(REMOVE_RECURSE "${_mac_no_memsize}")
+file(COPY "${_mac}/ai-hwaccel-tools" DESTINATION "${_mac_no_memsize}")
+file(WRITE "${_mac_no_memsize}/ai-hwaccel-tools/sysctl.txt" "machdep.cpu.brand_string: Apple M1 Pro\n")
 
 # cli_expect(<name> [CODE n] [STDOUT regex] [NOT_STDOUT regex] [STDERR regex] [STDERR_EMPTY]
 #            ARGS <arguments>...): runs the CLI through cli/expect.cmake. Regexes hold no ';'.
@@ -49,10 +55,10 @@ cli_expect(cli_detect_summary_hgx CODE 0 STDERR_EMPTY
 cli_expect(cli_detect_summary_rtx4090 CODE 0
   STDOUT "^devices: 4 \\(cpu 1, gpu 3 of which 1 software\\)\naccelerators: 2, 55\\.3 GiB of memory in all\nbest: NVIDIA GeForce RTX 4090 \\(#1, cuda_gpu, 24\\.0 GiB, 1008 GB/s\\)\n$"
   ARGS detect --root "${_rtx}" --summary)
-# Apple silicon: the GPU and the Neural Engine draw on one 16 GiB pool, counted once.
+# Apple silicon: the CPU, the GPU and the Neural Engine draw on one 16 GiB pool, counted once.
 cli_expect(cli_detect_summary_unified CODE 0
   STDOUT "^devices: 3 \\(cpu 1, gpu 1, npu 1\\)\naccelerators: 2, 16\\.0 GiB of memory in all\nbest: Apple M1 Pro \\(#1, metal_gpu, 16\\.0 GiB, 200 GB/s\\)\n$"
-  STDERR "warning: "
+  STDERR_EMPTY
   ARGS detect --root "${_mac}" --summary)
 cli_expect(cli_detect_summary_no_accelerator CODE 0
   STDOUT "^devices: 1 \\(cpu 1\\)\naccelerators: none found\nbest: Arm Neoverse-N1 \\(#0, cpu, 0\\.5 GiB\\)\n$"
@@ -110,14 +116,19 @@ cli_expect(cli_detect_family_none_found CODE 1
 cli_expect(cli_detect_sort_pci_descending CODE 0
   STDOUT "^#  pci\n8  0000:db:00\\.0\n7  0000:cb:00\\.0\n6  0000:bb:00\\.0\n5  0000:9b:00\\.0\n4  0000:5d:00\\.0\n3  0000:4c:00\\.0\n2  0000:3b:00\\.0\n1  0000:19:00\\.0\n0  -\n\n"
   ARGS detect --root "${_hgx}" --sort -pci --columns row,pci)
-# Unknown memory (the MacBook's CPU's, whose capture has no /proc/meminfo) comes last
+# Unknown memory (the CPU's, on the MacBook whose sysctl does not give it) comes last
 # ascending and descending.
 cli_expect(cli_detect_sort_unknown_last CODE 0
   STDOUT "^#  memory\n1  16\\.0 GiB \\(tool\\)\n2  16\\.0 GiB \\(tool\\)\n0  unknown\n"
-  ARGS detect --root "${_mac}" --sort=memory --columns=row,memory)
+  ARGS detect --root "${_mac_no_memsize}" --sort=memory --columns=row,memory)
 cli_expect(cli_detect_sort_unknown_last_descending CODE 0
   STDOUT "^#  memory\n1  16\\.0 GiB \\(tool\\)\n2  16\\.0 GiB \\(tool\\)\n0  unknown\n"
-  ARGS detect --root "${_mac}" --sort=-memory --columns=row,memory)
+  ARGS detect --root "${_mac_no_memsize}" --sort=-memory --columns=row,memory)
+# A Mac has no /proc: the host is sysctl's, with no warning about the files.
+cli_expect(cli_detect_mac_host_from_sysctl CODE 0
+  STDOUT "0  cpu +Apple M1 Pro +16\\.0 GiB \\(tool\\).*\ncpu: Apple M1 Pro \\(apple, aarch64\\): 1 socket\\(s\\), 10 core\\(s\\), 10 thread\\(s\\)\n.*memory: total 16\\.0 GiB \\(tool\\)"
+  STDERR_EMPTY
+  ARGS detect --root "${_mac}")
 # Names compare ignoring case: "Intel…" < "llvmpipe…" < "NVIDIA…".
 cli_expect(cli_detect_sort_name CODE 0
   STDOUT "^#  name\n0  13th Gen Intel\\(R\\) Core\\(TM\\) i7-1370P\n2  Intel Graphics \\[0xa7a0\\]\n3  llvmpipe \\(LLVM 15\\.0\\.6, 256 bits\\) \\[software\\]\n1  NVIDIA GeForce RTX 4090\n"

@@ -46,7 +46,8 @@ build-asan/tests/unit_tests
 build-asan/tests/capi_test tests/machines/handmade-macbook-pro-m1pro/expected.json \
   tests/machines/handmade-workstation-rtx4090/expected.json \
   tests/machines/handmade-ib-cluster-node-8gpu/expected.json \
-  tests/machines/handmade-hgx-h100-8gpu-nvswitch/expected.json
+  tests/machines/handmade-hgx-h100-8gpu-nvswitch/expected.json \
+  tests/machines/handmade-inf2-host/expected.json
 unset ASAN_OPTIONS UBSAN_OPTIONS
 
 phase "3/3 parallel, cached and asynchronous paths under ThreadSanitizer"

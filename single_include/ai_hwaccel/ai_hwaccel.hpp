@@ -11881,6 +11881,7 @@ struct apple_machine {
     sourced<std::uint64_t> memsize_usable_bytes;
     /// system_profiler's "Memory: 16 GB" (whole binary gigabytes).
     sourced<std::uint64_t> profiler_memory_bytes;
+    sourced<std::uint32_t> packages;          ///< hw.packages: CPU packages (sockets)
     sourced<std::uint32_t> cores;             ///< CPU cores, all kinds
     sourced<std::uint32_t> performance_cores; ///< "8 performance", hw.perflevel0.physicalcpu
     sourced<std::uint32_t> efficiency_cores;  ///< "2 efficiency", hw.perflevel1.physicalcpu
@@ -12131,6 +12132,7 @@ inline void merge_apple_machine(apple_machine& into, const apple_machine& from) 
     value(into.memsize_bytes, from.memsize_bytes);
     value(into.memsize_usable_bytes, from.memsize_usable_bytes);
     value(into.profiler_memory_bytes, from.profiler_memory_bytes);
+    value(into.packages, from.packages);
     value(into.cores, from.cores);
     value(into.performance_cores, from.performance_cores);
     value(into.efficiency_cores, from.efficiency_cores);
@@ -12200,6 +12202,7 @@ inline host_info apple_host(const apple_machine& m) {
             c.arch = cpu_arch::x86_64;
         }
     }
+    if (m.packages) c.sockets = *m.packages;
     if (m.cores) c.cores = *m.cores;
     if (m.threads) c.threads = *m.threads;
     else if (!m.chip.empty() && m.cores) c.threads = *m.cores; // Apple's cores run one thread each
@@ -12216,7 +12219,7 @@ inline apple_parse_result finish(apple_parse_result r) {
 /// Reads `sysctl <name>…` output ("hw.memsize: 38654705664" lines, as `sysctl` prints
 /// without -n; `sysctl machdep.cpu` dumps; shell transcripts whose "$ sysctl …" prompt
 /// lines are skipped). Mapped: hw.memsize, hw.memsize_usable, machdep.cpu.brand_string,
-/// machdep.cpu.core_count, machdep.cpu.thread_count, hw.physicalcpu, hw.logicalcpu,
+/// machdep.cpu.core_count, machdep.cpu.thread_count, hw.packages, hw.physicalcpu, hw.logicalcpu,
 /// hw.perflevel0.physicalcpu (performance cores), hw.perflevel1.physicalcpu (efficiency
 /// cores); other names are ignored. A brand string "Apple …" names the chip; an Intel
 /// brand names no Apple device.
@@ -12245,6 +12248,8 @@ inline apple_parse_result parse_sysctl(std::string_view text) {
         } else if (key == "machdep.cpu.brand_string") {
             m.cpu_brand = clean_text(value, key, number, problems);
             if (is_apple_brand(m.cpu_brand)) m.chip = m.cpu_brand;
+        } else if (key == "hw.packages") {
+            if (auto c = read_count(value, key, number, problems)) m.packages = c;
         } else if (key == "machdep.cpu.core_count" || key == "hw.physicalcpu") {
             if (auto c = read_count(value, key, number, problems)) m.cores = c;
         } else if (key == "machdep.cpu.thread_count" || key == "hw.logicalcpu") {
@@ -12510,11 +12515,12 @@ inline apple_parse_result parse_system_profiler_json(std::string_view text) {
 // ---------------------------------------------------------------------------------------
 // The probe
 
-/// The sysctl run of the Apple probe. Without -n, so each value comes with its name and
-/// reads like a captured `sysctl <name>` output.
+/// The sysctl run of the Apple probe, and of the host probes on a Mac (which has no /proc):
+/// the memory, the CPU's brand, its packages, cores and threads. Without -n, so each value comes
+/// with its name and reads like a captured `sysctl <name>` output.
 inline tool_request apple_sysctl_request() {
     using namespace std::chrono_literals;
-    return tool_request{{"sysctl", "hw.memsize", "machdep.cpu.brand_string"}, 5s};
+    return tool_request{{"sysctl", "hw.memsize", "machdep.cpu.brand_string", "hw.packages", "hw.physicalcpu", "hw.logicalcpu"}, 5s};
 }
 
 /// The system_profiler run of the Apple probe: JSON when this build reads JSON. It can
@@ -22350,14 +22356,62 @@ struct machine_output {
     std::vector<warning> warnings;
 };
 
+#if AI_HWACCEL_BACKEND_APPLE
+namespace detail {
+/// macOS has no /proc. Where the host probe could read neither /proc/cpuinfo nor
+/// /proc/meminfo and sysctl answers (on a Mac, or replayed from a captured one), the CPU's
+/// name, maker, packages, cores and threads and the memory are sysctl's, and the two files' read
+/// warnings go: a Mac has no such files to miss. Elsewhere (a live Linux host, a tree
+/// without a sysctl capture) nothing changes.
+template <system_view S>
+void complete_host_from_sysctl(const S& sys, machine_output& m) {
+    auto proc_read_error = [](const warning& w) {
+        return w.kind == warning_kind::read_error && !w.backend &&
+               (w.subject == "/proc/cpuinfo" || w.subject == "/proc/meminfo");
+    };
+    if (std::ranges::count_if(m.warnings, proc_read_error) != 2 || !detail::apple::may_run_tools(sys)) return;
+    const tool_request request = apple_sysctl_request();
+    const tool_result r = sys.run(request);
+    if (r.status == tool_status::not_found) return;
+    // Warnings as the Apple probe words them, so that a run both make is reported once.
+    std::vector<warning> found;
+    if (report_tool_result(request, r, backend_id::apple, found)) {
+        const auto parsed = parse_sysctl(r.out);
+        detail::apple::problems_to_warnings(parsed.problems, "sysctl", found);
+        const host_info h = apple_host(parsed.machine);
+        if (h.memory.total_bytes || !h.cpu.model.empty()) {
+            std::erase_if(m.warnings, proc_read_error);
+            auto& cpu = m.host.cpu;
+            cpu.model = h.cpu.model;
+            cpu.maker = h.cpu.maker;
+            cpu.arch = h.cpu.arch;
+            if (cpu.sockets == 0) cpu.sockets = h.cpu.sockets;
+            if (cpu.cores == 0) cpu.cores = h.cpu.cores;
+            if (cpu.threads == 0) cpu.threads = h.cpu.threads;
+            m.host.memory.total_bytes = h.memory.total_bytes;
+            m.cpu.maker = cpu.maker;
+            if (!cpu.model.empty()) m.cpu.name = std::string_view(cpu.model);
+            m.cpu.memory_bytes = h.memory.total_bytes;
+            if (cpu.cores != 0) m.cpu.compute_units = {cpu.cores, origin::tool};
+        }
+    }
+    m.warnings.insert(m.warnings.end(), found.begin(), found.end());
+}
+} // namespace detail
+#endif
+
 /// The probes of the machine itself: CPU, memory and its limits, NUMA nodes (all in
-/// probe_host), PCI functions, storage, and the runtime environment.
+/// probe_host; sysctl's view where a Mac has no /proc), PCI functions, storage, and the
+/// runtime environment.
 template <system_view S>
 machine_output probe_machine(const S& sys) {
     machine_output m;
     auto [host, cpu] = probe_host(sys, m.warnings);
     m.host = std::move(host);
     m.cpu = cpu;
+#if AI_HWACCEL_BACKEND_APPLE
+    detail::complete_host_from_sysctl(sys, m);
+#endif
     m.io.pci_devices = probe_pci(sys, m.warnings);
     m.io.interconnects = probe_fabric(sys, m.warnings); // InfiniBand / RoCE ports
     m.io.storage = probe_storage(sys, m.warnings);

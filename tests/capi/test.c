@@ -2,9 +2,10 @@
  * captured machine, JSON both ways, an estimate checked against physical bounds, and
  * every error path. Written in C99 and compiled as C, so the header is proven to be C.
  *
- * usage: capi_test [MACBOOK_JSON WORKSTATION_JSON]
- *   the two files are tests/machines/handmade-macbook-pro-m1pro/expected.json and
- *   tests/machines/handmade-workstation-rtx4090/expected.json (checked when given). */
+ * usage: capi_test [MACBOOK_JSON WORKSTATION_JSON [IB_NODE_JSON HGX_JSON [INF2_JSON]]]
+ *   the files are the expected.json of tests/machines/handmade-macbook-pro-m1pro,
+ *   handmade-workstation-rtx4090, handmade-ib-cluster-node-8gpu,
+ *   handmade-hgx-h100-8gpu-nvswitch and handmade-inf2-host (each checked when given). */
 #include "ai_hwaccel.h"
 
 #include <stdio.h>
@@ -155,7 +156,7 @@ static void test_json_round_trip(void) {
     ahw_registry_free(back);
 }
 
-/* A captured MacBook: CPU memory unknown, unified memory, two warnings, no PCI. */
+/* A captured MacBook: the CPU's memory from sysctl, unified memory, no warning, no PCI. */
 static void test_macbook(const char* path) {
     char* text = read_file(path);
     ahw_registry* reg = NULL;
@@ -172,8 +173,8 @@ static void test_macbook(const char* path) {
     print_registry(reg);
     CHECK(ahw_device_count(reg) == 3);
     CHECK(ahw_device_get(reg, 0, &d) == AHW_OK);
-    CHECK(strcmp(d.kind, "cpu") == 0 && d.memory_known == 0 && d.memory_bytes == 0);
-    CHECK(strcmp(d.memory_origin, "none") == 0);
+    CHECK(strcmp(d.kind, "cpu") == 0 && strcmp(d.name, "Apple M1 Pro") == 0);
+    CHECK(d.memory_known && d.memory_bytes == 16ull * 1024 * 1024 * 1024 && strcmp(d.memory_origin, "tool") == 0);
     CHECK(ahw_device_get(reg, 1, &d) == AHW_OK);
     CHECK(strcmp(d.kind, "metal_gpu") == 0 && strcmp(d.vendor, "apple") == 0);
     CHECK(strcmp(d.name, "Apple M1 Pro") == 0);
@@ -188,10 +189,28 @@ static void test_macbook(const char* path) {
         CHECK(ahw_total_memory(reg) == 16ull * 1024 * 1024 * 1024);
         CHECK(ahw_best_device(reg, &best) == AHW_OK && best == 1);
     }
-    CHECK(ahw_warning_count(reg) == 2);
+    CHECK(ahw_warning_count(reg) == 0);
+    CHECK(ahw_warning_get(reg, 0, &w) == AHW_ERR_OUT_OF_RANGE);
+    ahw_registry_free(reg);
+    free(text);
+}
+
+/* A captured Inferentia host without neuron-ls: one warning, with its backend. */
+static void test_warning(const char* path) {
+    char* text = read_file(path);
+    ahw_registry* reg = NULL;
+    ahw_warning_info w;
+    CHECK(text != NULL);
+    if (!text) return;
+    if (ahw_registry_from_json(text, &reg) == AHW_ERR_UNSUPPORTED) {
+        free(text);
+        return;
+    }
+    CHECK(reg != NULL);
+    CHECK(ahw_warning_count(reg) == 1);
     CHECK(ahw_warning_get(reg, 0, &w) == AHW_OK);
-    CHECK(strcmp(w.kind, "read_error") == 0 && w.backend[0] == '\0');
-    CHECK(strcmp(w.subject, "/proc/cpuinfo") == 0 && strcmp(w.message, "missing") == 0 && w.code == 0);
+    CHECK(strcmp(w.kind, "tool_not_found") == 0 && strcmp(w.backend, "neuron") == 0);
+    CHECK(strcmp(w.subject, "neuron-ls") == 0 && strstr(w.message, "neuron-ls is not installed") != NULL && w.code == 0);
     ahw_registry_free(reg);
     free(text);
 }
@@ -575,6 +594,7 @@ int main(int argc, char** argv) {
         test_workstation(argv[2]);
     }
     if (argc > 4) test_cluster(argv[3], argv[4]);
+    if (argc > 5) test_warning(argv[5]);
     test_estimate();
     test_estimate_at_bandwidth();
     test_bandwidth();

@@ -204,7 +204,8 @@ m=handmade-macbook-pro-m1pro
 fresh $m
 # system_profiler's JSON: the real M1 Pro SPDisplaysDataType capture, with SPHardwareDataType
 # written from the real M1 Pro text capture (SPHardwareDataType_m1-pro-macbookpro18,3.txt;
-# serial numbers and UUIDs left out). sysctl: hand-made from the same machine's 16 GB.
+# serial numbers and UUIDs left out). sysctl: hand-made from the same machine's 16 GB and
+# 10 cores (8 performance, 2 efficiency; one thread each) in one package.
 mkdir -p "$here/$m/ai-hwaccel-tools"
 python3 - "$real/system_profiler/SPDisplaysDataType-json_m1-pro_3-displays-incl-sidecar.json" \
   "$here/$m/ai-hwaccel-tools/system_profiler.json" <<'PY'
@@ -216,9 +217,9 @@ doc["SPHardwareDataType"] = [{
     "physical_memory": "16 GB"}]
 json.dump(doc, open(sys.argv[2], "w"), indent=2)
 PY
-put $m ai-hwaccel-tools/sysctl.txt $'hw.memsize: 17179869184\nmachdep.cpu.brand_string: Apple M1 Pro\n'
+put $m ai-hwaccel-tools/sysctl.txt $'hw.memsize: 17179869184\nmachdep.cpu.brand_string: Apple M1 Pro\nhw.packages: 1\nhw.physicalcpu: 10\nhw.logicalcpu: 10\n'
 put $m ai-hwaccel-tools/index "# captured tool outputs (hand-made), see include/ai_hwaccel/detect/system.hpp
-0	sysctl.txt	sysctl hw.memsize machdep.cpu.brand_string
+0	sysctl.txt	sysctl hw.memsize machdep.cpu.brand_string hw.packages hw.physicalcpu hw.logicalcpu
 0	system_profiler.json	system_profiler SPDisplaysDataType SPHardwareDataType -json
 "
 

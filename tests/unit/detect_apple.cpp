@@ -5,11 +5,13 @@
 #include <doctest/doctest.h>
 
 #include <filesystem>
+#include <span>
 #include <string>
 #include <vector>
 
 #if AI_HWACCEL_BACKEND_APPLE
 
+#include "ai_hwaccel/detect/detect.hpp"
 #include "ai_hwaccel/registry.hpp"
 
 namespace ah = ai_hwaccel;
@@ -415,9 +417,11 @@ TEST_CASE("parse_sysctl: hand-made variants and hostile input") {
     // Hand-made: the probe's own run, and the performance levels.
     auto r = ah::parse_sysctl("hw.memsize: 17179869184\nmachdep.cpu.brand_string: Apple M4 Pro\n"
                               "hw.perflevel0.physicalcpu: 10\nhw.perflevel1.physicalcpu: 4\nhw.unknown.key: 3\n"
-                              "hw.optional.arm.FEAT_AES: 1\n");
+                              "hw.optional.arm.FEAT_AES: 1\nhw.packages: 1\n");
     INFO(problems_of(r.problems));
     CHECK(r.problems.empty());
+    CHECK(*r.machine.packages == 1u);
+    CHECK(ah::apple_host(r.machine).cpu.sockets == 1u);
     CHECK(*r.machine.performance_cores == 10u);
     CHECK(*r.machine.efficiency_cores == 4u);
     REQUIRE(r.devices.size() == 2);
@@ -430,8 +434,9 @@ TEST_CASE("parse_sysctl: hand-made variants and hostile input") {
     CHECK(ah::parse_sysctl("").problems.empty());
     CHECK(ah::parse_sysctl("\n \n").devices.empty());
     r = ah::parse_sysctl("hw.memsize: 99999999999999999999999\nhw.memsize: -1\nhw.memsize: 0\n"
-                         "machdep.cpu.core_count: 1e9\nMemTotal: 1 kB\ngarbage\n\xff\xfe\n");
-    CHECK(r.problems.size() == 7);
+                         "machdep.cpu.core_count: 1e9\nMemTotal: 1 kB\ngarbage\n\xff\xfe\nhw.packages: 99999\n");
+    CHECK(r.problems.size() == 8);
+    CHECK_FALSE(r.machine.packages.has_value());
     CHECK_FALSE(r.machine.memsize_bytes.has_value());
     CHECK_FALSE(r.machine.cores.has_value());
     r = ah::parse_sysctl("machdep.cpu.brand_string: Apple \xff M1\n");
@@ -498,7 +503,7 @@ std::string profiler_key() { return ah::command_line_of(ah::apple_system_profile
 
 TEST_CASE("apple_probe") {
     const auto s = ah::apple_sysctl_request();
-    CHECK(sysctl_key() == "sysctl hw.memsize machdep.cpu.brand_string");
+    CHECK(sysctl_key() == "sysctl hw.memsize machdep.cpu.brand_string hw.packages hw.physicalcpu hw.logicalcpu");
     CHECK(s.timeout == std::chrono::seconds(5));
     const auto p = ah::apple_system_profiler_request();
     CHECK(p.timeout == std::chrono::seconds(15));
@@ -588,6 +593,126 @@ TEST_CASE("apple_probe") {
         CHECK(failed.devices.empty());
         CHECK(test::count_kind(failed.warnings, ah::warning_kind::tool_failed) == 2);
     }
+}
+
+TEST_CASE("a Mac's host: sysctl where there is no /proc") {
+    // Hand-made captures of a Mac (no /proc, sysctl and system_profiler answer) and of
+    // machines that are not Macs, through the whole detection.
+    const std::string m1_pro =
+        "hw.memsize: 17179869184\nmachdep.cpu.brand_string: Apple M1 Pro\nhw.packages: 1\nhw.physicalcpu: 10\nhw.logicalcpu: 10\n";
+    auto detect_tree = [](const test::scratch_dir& dir) {
+        return ah::detector::none().with_host().with(ah::backend_id::apple).parallel(false).run(
+            ah::host_system(dir.path().string()));
+    };
+    auto count_subject = [](std::span<const ah::warning> ws, std::string_view subject) {
+        return std::ranges::count_if(ws, [&](const ah::warning& w) { return w.subject == subject; });
+    };
+
+    SUBCASE("an Apple Silicon Mac: the CPU, its cores and the memory; no /proc warnings") {
+        test::scratch_dir dir;
+        dir.write("ai-hwaccel-tools/index", "0\tsysctl.txt\t" + sysctl_key() + "\n");
+        dir.write("ai-hwaccel-tools/sysctl.txt", m1_pro);
+        const auto reg = detect_tree(dir);
+        const auto& cpu = reg.host().cpu;
+        CHECK(cpu.model == "Apple M1 Pro");
+        CHECK(cpu.maker == ah::vendor::apple);
+        CHECK(cpu.arch == ah::cpu_arch::aarch64);
+        CHECK(cpu.sockets == 1);
+        CHECK(cpu.cores == 10);
+        CHECK(cpu.threads == 10);
+        CHECK(*reg.host().memory.total_bytes == 16 * gib);
+        const auto& d = reg.all().front();
+        REQUIRE(d.kind == ah::device_kind::cpu);
+        CHECK(d.name.view() == "Apple M1 Pro");
+        CHECK(d.maker == ah::vendor::apple);
+        CHECK(*d.memory_bytes == 16 * gib);
+        CHECK(d.memory_bytes.from == ah::origin::tool);
+        CHECK(*d.compute_units == 10u);
+        CHECK(count_subject(reg.warnings(), "/proc/cpuinfo") == 0);
+        CHECK(count_subject(reg.warnings(), "/proc/meminfo") == 0);
+        // Only system_profiler is missing, said once; the unified pool is counted once.
+        REQUIRE(reg.warnings().size() == 1);
+        CHECK(reg.warnings()[0].subject == "system_profiler");
+        CHECK(reg.total_memory() == 16 * gib);
+    }
+    SUBCASE("an Intel Mac: an x86-64 CPU from Intel, and no Apple device") {
+        test::scratch_dir dir;
+        dir.write("ai-hwaccel-tools/index", "0\tsysctl.txt\t" + sysctl_key() + "\n");
+        dir.write("ai-hwaccel-tools/sysctl.txt",
+                  "hw.memsize: 34359738368\nmachdep.cpu.brand_string: Intel(R) Core(TM) i9-9980HK CPU @ 2.40GHz\nhw.packages: 1\n"
+                  "hw.physicalcpu: 8\nhw.logicalcpu: 16\n");
+        const auto reg = detect_tree(dir);
+        CHECK(reg.host().cpu.maker == ah::vendor::intel);
+        CHECK(reg.host().cpu.arch == ah::cpu_arch::x86_64);
+        CHECK(reg.host().cpu.cores == 8);
+        CHECK(reg.host().cpu.threads == 16);
+        REQUIRE(reg.all().size() == 1);
+        CHECK(*reg.all().front().memory_bytes == 32 * gib);
+        CHECK(reg.warnings().empty());
+    }
+    SUBCASE("/proc is there: sysctl is not asked") {
+        test::scratch_dir dir;
+        dir.write("proc/cpuinfo", "processor\t: 0\nmodel name\t: Hand-made CPU\n");
+        dir.write("proc/meminfo", "MemTotal:       8388608 kB\n");
+        dir.write("ai-hwaccel-tools/index", "0\tsysctl.txt\t" + sysctl_key() + "\n");
+        dir.write("ai-hwaccel-tools/sysctl.txt", m1_pro);
+        const auto reg = detect_tree(dir);
+        CHECK(reg.host().cpu.model == "Hand-made CPU");
+        CHECK(*reg.host().memory.total_bytes == 8 * gib);
+        CHECK(reg.all().front().name.view() == "Hand-made CPU");
+    }
+    SUBCASE("one of the two files there: not a Mac, sysctl is not asked") {
+        test::scratch_dir dir;
+        dir.write("proc/meminfo", "MemTotal:       8388608 kB\n");
+        dir.write("ai-hwaccel-tools/index", "0\tsysctl.txt\t" + sysctl_key() + "\n");
+        dir.write("ai-hwaccel-tools/sysctl.txt", m1_pro);
+        const auto reg = detect_tree(dir);
+        CHECK(reg.host().cpu.model.empty());
+        CHECK(*reg.host().memory.total_bytes == 8 * gib);
+        CHECK(count_subject(reg.warnings(), "/proc/cpuinfo") == 1);
+    }
+    SUBCASE("no /proc and no sysctl: the files' warnings stay") {
+        test::scratch_dir dir;
+        dir.write("ai-hwaccel-tools/index", "0\tq.csv\tnvidia-smi -L\n");
+        const auto reg = detect_tree(dir);
+        CHECK(reg.host().cpu.model.empty());
+        CHECK(count_subject(reg.warnings(), "/proc/cpuinfo") == 1);
+        CHECK(count_subject(reg.warnings(), "/proc/meminfo") == 1);
+    }
+    SUBCASE("sysctl fails, hangs or prints nothing it knows: the files' warnings stay, the tool's once") {
+        for (const std::string outcome : {"1\t-\t", "timeout\t-\t", "0\tsysctl.txt\t"}) {
+            CAPTURE(outcome);
+            test::scratch_dir dir;
+            dir.write("ai-hwaccel-tools/index", outcome + sysctl_key() + "\n");
+            dir.write("ai-hwaccel-tools/sysctl.txt", "kern.ostype: Darwin\ngarbage\n");
+            const auto reg = detect_tree(dir);
+            CHECK(reg.host().cpu.model.empty());
+            CHECK_FALSE(reg.host().memory.total_bytes);
+            CHECK(count_subject(reg.warnings(), "/proc/cpuinfo") == 1);
+            CHECK(count_subject(reg.warnings(), "/proc/meminfo") == 1);
+            CHECK(count_subject(reg.warnings(), "sysctl") == 1); // the host's and the probe's run, said once
+        }
+    }
+#if !AI_HWACCEL_OS_MACOS
+    SUBCASE("a live Linux host without /proc never runs sysctl for itself") {
+        // The live host (it replays no tools) with /proc hidden, through a view that fails
+        // the test if asked to run anything.
+        struct no_proc_no_tools : ah::host_system {
+            ah::file_read read_file(std::string_view path, std::size_t cap) const {
+                if (path.starts_with("/proc/")) return ah::file_read{ah::read_status::not_found, {}};
+                return ah::host_system::read_file(path, cap);
+            }
+            ah::tool_result run(const ah::tool_request& r) const {
+                FAIL("ran " << ah::command_line_of(r.argv));
+                return {};
+            }
+        };
+        static_assert(ah::system_view<no_proc_no_tools>);
+        const auto reg = ah::detector::none().with_host().run(no_proc_no_tools{});
+        CHECK(count_subject(reg.warnings(), "/proc/cpuinfo") == 1);
+        CHECK(count_subject(reg.warnings(), "/proc/meminfo") == 1);
+    }
+#endif
 }
 
 namespace {

@@ -659,11 +659,20 @@ void sort_devices(std::vector<listed>& rows, std::span<const sort_spec> keys) {
 
 void print_cpu(const ah::cpu_info& cpu) {
     const auto maker = ah::to_string(cpu.maker), arch = ah::to_string(cpu.arch);
-    std::printf("cpu: %s (%.*s, %.*s): %u socket(s), %u core(s), %u thread(s)",
-                cpu.model.empty() ? "unknown model" : cpu.model.c_str(), len(maker), maker.data(), len(arch),
-                arch.data(), cpu.sockets, cpu.cores, cpu.threads);
-    if (cpu.usable_threads) std::printf(", %u usable by this process", cpu.usable_threads);
-    if (cpu.cpu_quota > 0) std::printf(", quota %.2f CPUs", cpu.cpu_quota);
+    std::printf("cpu: %s (%.*s, %.*s)", cpu.model.empty() ? "unknown model" : cpu.model.c_str(), len(maker),
+                maker.data(), len(arch), arch.data());
+    // The counts that are known (0: not), after a colon.
+    const char* sep = ": ";
+    auto count = [&sep](std::uint32_t n, const char* what) {
+        if (n == 0) return;
+        std::printf("%s%u %s", sep, n, what);
+        sep = ", ";
+    };
+    count(cpu.sockets, "socket(s)");
+    count(cpu.cores, "core(s)");
+    count(cpu.threads, "thread(s)");
+    count(cpu.usable_threads, "usable by this process");
+    if (cpu.cpu_quota > 0) std::printf("%squota %.2f CPUs", sep, cpu.cpu_quota);
     std::string feats;
     for (const auto& f : ah::cpu_feature_table)
         if (cpu.features.has(f.id)) feats += (feats.empty() ? "" : " ") + str(f.name);

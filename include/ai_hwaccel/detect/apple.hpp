@@ -74,6 +74,7 @@ struct apple_machine {
     sourced<std::uint64_t> memsize_usable_bytes;
     /// system_profiler's "Memory: 16 GB" (whole binary gigabytes).
     sourced<std::uint64_t> profiler_memory_bytes;
+    sourced<std::uint32_t> packages;          ///< hw.packages: CPU packages (sockets)
     sourced<std::uint32_t> cores;             ///< CPU cores, all kinds
     sourced<std::uint32_t> performance_cores; ///< "8 performance", hw.perflevel0.physicalcpu
     sourced<std::uint32_t> efficiency_cores;  ///< "2 efficiency", hw.perflevel1.physicalcpu
@@ -324,6 +325,7 @@ inline void merge_apple_machine(apple_machine& into, const apple_machine& from) 
     value(into.memsize_bytes, from.memsize_bytes);
     value(into.memsize_usable_bytes, from.memsize_usable_bytes);
     value(into.profiler_memory_bytes, from.profiler_memory_bytes);
+    value(into.packages, from.packages);
     value(into.cores, from.cores);
     value(into.performance_cores, from.performance_cores);
     value(into.efficiency_cores, from.efficiency_cores);
@@ -393,6 +395,7 @@ inline host_info apple_host(const apple_machine& m) {
             c.arch = cpu_arch::x86_64;
         }
     }
+    if (m.packages) c.sockets = *m.packages;
     if (m.cores) c.cores = *m.cores;
     if (m.threads) c.threads = *m.threads;
     else if (!m.chip.empty() && m.cores) c.threads = *m.cores; // Apple's cores run one thread each
@@ -409,7 +412,7 @@ inline apple_parse_result finish(apple_parse_result r) {
 /// Reads `sysctl <name>…` output ("hw.memsize: 38654705664" lines, as `sysctl` prints
 /// without -n; `sysctl machdep.cpu` dumps; shell transcripts whose "$ sysctl …" prompt
 /// lines are skipped). Mapped: hw.memsize, hw.memsize_usable, machdep.cpu.brand_string,
-/// machdep.cpu.core_count, machdep.cpu.thread_count, hw.physicalcpu, hw.logicalcpu,
+/// machdep.cpu.core_count, machdep.cpu.thread_count, hw.packages, hw.physicalcpu, hw.logicalcpu,
 /// hw.perflevel0.physicalcpu (performance cores), hw.perflevel1.physicalcpu (efficiency
 /// cores); other names are ignored. A brand string "Apple …" names the chip; an Intel
 /// brand names no Apple device.
@@ -438,6 +441,8 @@ inline apple_parse_result parse_sysctl(std::string_view text) {
         } else if (key == "machdep.cpu.brand_string") {
             m.cpu_brand = clean_text(value, key, number, problems);
             if (is_apple_brand(m.cpu_brand)) m.chip = m.cpu_brand;
+        } else if (key == "hw.packages") {
+            if (auto c = read_count(value, key, number, problems)) m.packages = c;
         } else if (key == "machdep.cpu.core_count" || key == "hw.physicalcpu") {
             if (auto c = read_count(value, key, number, problems)) m.cores = c;
         } else if (key == "machdep.cpu.thread_count" || key == "hw.logicalcpu") {
@@ -703,11 +708,12 @@ inline apple_parse_result parse_system_profiler_json(std::string_view text) {
 // ---------------------------------------------------------------------------------------
 // The probe
 
-/// The sysctl run of the Apple probe. Without -n, so each value comes with its name and
-/// reads like a captured `sysctl <name>` output.
+/// The sysctl run of the Apple probe, and of the host probes on a Mac (which has no /proc):
+/// the memory, the CPU's brand, its packages, cores and threads. Without -n, so each value comes
+/// with its name and reads like a captured `sysctl <name>` output.
 inline tool_request apple_sysctl_request() {
     using namespace std::chrono_literals;
-    return tool_request{{"sysctl", "hw.memsize", "machdep.cpu.brand_string"}, 5s};
+    return tool_request{{"sysctl", "hw.memsize", "machdep.cpu.brand_string", "hw.packages", "hw.physicalcpu", "hw.logicalcpu"}, 5s};
 }
 
 /// The system_profiler run of the Apple probe: JSON when this build reads JSON. It can

@@ -204,14 +204,62 @@ struct machine_output {
     std::vector<warning> warnings;
 };
 
+#if AI_HWACCEL_BACKEND_APPLE
+namespace detail {
+/// macOS has no /proc. Where the host probe could read neither /proc/cpuinfo nor
+/// /proc/meminfo and sysctl answers (on a Mac, or replayed from a captured one), the CPU's
+/// name, maker, packages, cores and threads and the memory are sysctl's, and the two files' read
+/// warnings go: a Mac has no such files to miss. Elsewhere (a live Linux host, a tree
+/// without a sysctl capture) nothing changes.
+template <system_view S>
+void complete_host_from_sysctl(const S& sys, machine_output& m) {
+    auto proc_read_error = [](const warning& w) {
+        return w.kind == warning_kind::read_error && !w.backend &&
+               (w.subject == "/proc/cpuinfo" || w.subject == "/proc/meminfo");
+    };
+    if (std::ranges::count_if(m.warnings, proc_read_error) != 2 || !detail::apple::may_run_tools(sys)) return;
+    const tool_request request = apple_sysctl_request();
+    const tool_result r = sys.run(request);
+    if (r.status == tool_status::not_found) return;
+    // Warnings as the Apple probe words them, so that a run both make is reported once.
+    std::vector<warning> found;
+    if (report_tool_result(request, r, backend_id::apple, found)) {
+        const auto parsed = parse_sysctl(r.out);
+        detail::apple::problems_to_warnings(parsed.problems, "sysctl", found);
+        const host_info h = apple_host(parsed.machine);
+        if (h.memory.total_bytes || !h.cpu.model.empty()) {
+            std::erase_if(m.warnings, proc_read_error);
+            auto& cpu = m.host.cpu;
+            cpu.model = h.cpu.model;
+            cpu.maker = h.cpu.maker;
+            cpu.arch = h.cpu.arch;
+            if (cpu.sockets == 0) cpu.sockets = h.cpu.sockets;
+            if (cpu.cores == 0) cpu.cores = h.cpu.cores;
+            if (cpu.threads == 0) cpu.threads = h.cpu.threads;
+            m.host.memory.total_bytes = h.memory.total_bytes;
+            m.cpu.maker = cpu.maker;
+            if (!cpu.model.empty()) m.cpu.name = std::string_view(cpu.model);
+            m.cpu.memory_bytes = h.memory.total_bytes;
+            if (cpu.cores != 0) m.cpu.compute_units = {cpu.cores, origin::tool};
+        }
+    }
+    m.warnings.insert(m.warnings.end(), found.begin(), found.end());
+}
+} // namespace detail
+#endif
+
 /// The probes of the machine itself: CPU, memory and its limits, NUMA nodes (all in
-/// probe_host), PCI functions, storage, and the runtime environment.
+/// probe_host; sysctl's view where a Mac has no /proc), PCI functions, storage, and the
+/// runtime environment.
 template <system_view S>
 machine_output probe_machine(const S& sys) {
     machine_output m;
     auto [host, cpu] = probe_host(sys, m.warnings);
     m.host = std::move(host);
     m.cpu = cpu;
+#if AI_HWACCEL_BACKEND_APPLE
+    detail::complete_host_from_sysctl(sys, m);
+#endif
     m.io.pci_devices = probe_pci(sys, m.warnings);
     m.io.interconnects = probe_fabric(sys, m.warnings); // InfiniBand / RoCE ports
     m.io.storage = probe_storage(sys, m.warnings);
