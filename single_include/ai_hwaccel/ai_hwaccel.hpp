@@ -29970,7 +29970,7 @@ struct support_test {
     constexpr format_support operator()(const accelerator_profile& d) const noexcept {
         if (llama_cpp && !runs_llama_cpp(d.kind)) return format_support::none;
         if (native ? d.peak.*native > 0 : d.supports(row->native_compute)) return format_support::native;
-        if (d.is_cpu() && row->scheme == quant_scheme::plain_float &&
+        if ((d.is_cpu() || d.peak_from == origin::none) && row->scheme == quant_scheme::plain_float &&
             (q == quant_format::fp32 || q == quant_format::fp16 || q == quant_format::bf16))
             return format_support::dequantized;
         if (!row->dequantizable && q != quant_format::fp16 && q != quant_format::fp32) return format_support::none;
@@ -29990,7 +29990,8 @@ struct support_test {
 /// wherever a dequantized format does, converted to the float type the device computes
 /// in: an Apple GPU's catalogue row has no fp16 figure, yet F16 files run on it, and a
 /// TPU multiplies fp16 checkpoints in bf16 (as cost.hpp's runs_format has it). BF16
-/// weights need a bf16 rate. llama.cpp's formats (Q4_K_M, IQ2_XS, …) run on CPUs and GPUs
+/// weights need a bf16 rate where the device's rates are known; where none is (a WSE-3,
+/// an M4 GPU), all three float formats run, as FP16 does. llama.cpp's formats (Q4_K_M, IQ2_XS, …) run on CPUs and GPUs
 /// only, whatever the device computes in (cost.hpp's `gguf_on_gpus_only` likewise).
 constexpr format_support support_for(const accelerator_profile& d, quant_format q) noexcept {
     return detail::support_test(q)(d);

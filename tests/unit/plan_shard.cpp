@@ -554,6 +554,16 @@ TEST_CASE("suggest_quantization") {
             // Decode follows the bandwidth, which Apple gave for the M1 Pro, not the M1.
             CHECK((p.decode_tokens_per_second > 0) == gpu.memory_bandwidth_gbps.has_value());
         }
+        // Where no rate at all is known (an M4 GPU, a WSE-3), BF16 runs as FP16 does: nothing
+        // says the device lacks it. A known rate without bf16 (the M1's fp32) still refuses it.
+        for (const std::string name : {"Apple M4 Pro 20-core GPU", "Cerebras WSE-3"}) {
+            CAPTURE(name);
+            const auto d = card(name, 0);
+            REQUIRE(d.peak_from == ah::origin::none);
+            for (const auto q : {quant_format::fp32, quant_format::fp16, quant_format::bf16})
+                CHECK(ah::support_for(d, q) == ah::format_support::dequantized);
+        }
+        CHECK(ah::support_for(card("Apple M1 8-core GPU", 0), quant_format::bf16) == ah::format_support::none);
         // A TPU has a bf16 rate and none for fp16: fp16 checkpoints run in bf16. A device
         // that computes in int8 only still cannot, nor can it dequantize int4 weights.
         CHECK(ah::support_for(card("TPU v5p", 0), quant_format::fp16) == ah::format_support::dequantized);
