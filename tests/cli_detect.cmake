@@ -299,3 +299,7 @@ cli_expect(cli_export_output_unwritable CODE 1 STDERR "cannot write '/nonexisten
   ARGS export prometheus --root "${_hgx}" --output /nonexistent/ai-hwaccel/metrics.prom)
 # The catalogue's 0 means "no figure": listed as unknown, never as 0 GB/s or 0.0 TFLOPS.
 cli_expect(cli_catalogue_unknown_figures CODE 0 STDOUT "GB/s" NOT_STDOUT " 0 GB/s| 0\\.0 TFLOPS" ARGS catalogue)
+# A header row names the columns, once, above the first device that matches.
+cli_expect(cli_catalogue_header CODE 0
+  STDOUT "^name +kind +memory +bandwidth +link +peak\nNVIDIA H100 SXM5 80GB +cuda_gpu +80\\.0 GiB +3350 GB/s +nvlink 900 GB/s x8 +[0-9.]+ TFLOPS bf16/fp16\n$"
+  ARGS catalogue "h100 sxm5")

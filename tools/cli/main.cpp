@@ -1235,7 +1235,9 @@ int cmd_catalogue(std::span<const std::string_view> args) {
     std::size_t shown = 0;
     for (const auto& d : ah::device_catalogue) {
         if (!filter.empty() && !ah::detail::icontains(d.name, filter)) continue;
-        ++shown;
+        if (shown++ == 0)
+            std::printf("%-*s %-20s %10s %14s  %-*s %25s\n", static_cast<int>(name_width), "name", "kind", "memory",
+                        "bandwidth", static_cast<int>(link_width), "link", "peak");
         // 0 in the catalogue is "not known", not a measured zero.
         const double peak = d.peak.bf16 > d.peak.fp16 ? d.peak.bf16 : d.peak.fp16;
         const std::string bandwidth = d.memory_bandwidth_gbps > 0 ? fmt("%.0f GB/s", d.memory_bandwidth_gbps) : "unknown";
