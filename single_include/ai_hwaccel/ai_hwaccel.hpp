@@ -29890,7 +29890,7 @@ enum class plan_outcome : std::uint8_t {
     fits,
     no_devices,         ///< no available device with known memory (the CPU only if allowed)
     unsupported_format, ///< devices exist, but none runs the format natively or dequantized
-    too_large,          ///< the devices that run it, all together, cannot hold it
+    too_large,          ///< the devices that run it cannot hold it, each its share and its overhead
     bad_model,          ///< the model has no layers or no size
 };
 constexpr std::string_view to_string(plan_outcome o) noexcept {
@@ -29912,7 +29912,7 @@ constexpr std::string_view describe(plan_outcome o) noexcept {
     case plan_outcome::unsupported_format:
         return "no device runs this format natively or by dequantizing it";
     case plan_outcome::too_large:
-        return "the model does not fit in the usable memory of the devices that can run it";
+        return "the model does not fit in the usable memory of the devices that can run it, each holding its share and its own runtime overhead";
     case plan_outcome::bad_model: return "the model description has no layers or no parameters";
     }
     return "";
