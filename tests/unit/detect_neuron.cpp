@@ -9,6 +9,8 @@
 
 #if AI_HWACCEL_BACKEND_NEURON
 
+#include "ai_hwaccel/detect/detect.hpp"
+
 namespace ah = ai_hwaccel;
 namespace fs = std::filesystem;
 
@@ -490,6 +492,57 @@ TEST_CASE("neuron_probe") {
         CHECK(*out.devices[0].compute_units == 2); // the catalogue's
         CHECK(*out.devices[0].pci == ah::pci_address{0, 0, 0x1e, 0}); // one function, one device
         CHECK(out.links.empty());
+    }
+    SUBCASE("hand-made: Trainium2 from sysfs: the runtime's logical cores, not the driver's physical ones") {
+        // The driver's core_count is 8 on Trainium2; the runtime groups two per logical core
+        // by default (NEURON_LOGICAL_NC_CONFIG=1 undoes it), and NEURON_RT_VISIBLE_CORES
+        // numbers the logical ones: cores 4-7 are device 1's.
+        for (const std::string lnc : {"", "2", "1"}) {
+            CAPTURE(lnc);
+            fake_neuron_host h;
+            h.pci("0000:00:1e.0", "0x7364", "neuron-driver");
+            h.pci("0000:00:1f.0", "0x7364", "neuron-driver");
+            h.node(0, "8", "1\n", "Trainium2\n");
+            h.node(1, "8", "0\n", "Trainium2\n");
+            std::string env = "NEURON_RT_VISIBLE_CORES=4-7";
+            if (!lnc.empty()) env += std::string(1, '\0') + "NEURON_LOGICAL_NC_CONFIG=" + lnc;
+            h.dir.write("proc/self/environ", env + std::string(1, '\0'));
+            const auto reg =
+                ah::detector::none().with(ah::backend_id::neuron).parallel(false).run(ah::host_system(h.root.string()));
+            const auto devices = reg.all();
+            REQUIRE(devices.size() == 2);
+            const std::uint32_t cores = lnc == "1" ? 8 : 4;
+            for (const auto& d : devices) {
+                CHECK(d.spec->name == "AWS Trainium2");
+                CHECK(*d.compute_units == cores);
+                CHECK(d.compute_units.from == ah::origin::sysfs);
+            }
+            // Logical 4-7 are device 1's; physical (LNC 1) 4-7 are device 0's.
+            CHECK(devices[0].available == (lnc == "1"));
+            CHECK(devices[1].available == (lnc != "1"));
+        }
+        // core_count unreadable: the catalogue's physical 8 is counted the same way.
+        fake_neuron_host h;
+        h.pci("0000:00:1e.0", "0x7364", "neuron-driver");
+        h.node(0, "8", "\n", "Trainium2\n");
+        fs::remove(h.root / "sys/devices/virtual/neuron_device/neuron0/core_count");
+        const auto out = ah::neuron_probe{}.probe(ah::host_system(h.root.string()));
+        REQUIRE(out.devices.size() == 1);
+        CHECK(*out.devices[0].compute_units == 4);
+        CHECK(out.devices[0].compute_units.from == ah::origin::catalogue);
+    }
+    SUBCASE("hand-made: a Trainium the catalogue does not know, from sysfs: its kind and name from the driver") {
+        fake_neuron_host h;
+        h.node(0, "8", "\n", "Trainium3\n");
+        h.node(1, "8", "\n", "Inferentia9\n");
+        const auto out = ah::neuron_probe{}.probe(ah::host_system(h.root.string()));
+        REQUIRE(out.devices.size() == 2);
+        CHECK(out.devices[0].kind == ah::device_kind::aws_trainium);
+        CHECK(out.devices[0].name.view() == "AWS Trainium3");
+        CHECK(*out.devices[0].compute_units == 4); // Trainium2 and later group cores in pairs
+        CHECK(out.devices[1].kind == ah::device_kind::aws_inferentia);
+        CHECK(out.devices[1].name.view() == "AWS Inferentia9");
+        CHECK(*out.devices[1].compute_units == 8);
     }
     SUBCASE("no Neuron device: nothing, no warning") {
         test::scratch_dir dir;

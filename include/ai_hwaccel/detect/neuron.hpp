@@ -136,6 +136,41 @@ constexpr std::optional<device_kind> kind_of_family(std::string_view family) noe
     return std::nullopt;
 }
 
+/// Kind of a chip the driver names ("Trainium3", "Inferentia2"), for a chip with no
+/// catalogue row: by the name's start.
+constexpr std::optional<device_kind> kind_of_device_name(std::string_view name) noexcept {
+    name = trim(name);
+    if (name.size() >= 8 && iequals(name.substr(0, 8), "trainium")) return device_kind::aws_trainium;
+    if (name.size() >= 10 && iequals(name.substr(0, 10), "inferentia")) return device_kind::aws_inferentia;
+    return std::nullopt;
+}
+
+/// Whether the runtime counts a chip's NeuronCores in logical cores of several physical
+/// ones: Trainium2 and later (NeuronCore-v3), whose "Logical NeuronCore configuration"
+/// (AWS's Neuron documentation) is 2 by default and NEURON_LOGICAL_NC_CONFIG=1 undoes.
+/// `name` is the catalogue's ("AWS Trainium2") or the driver's ("Trainium3").
+constexpr bool groups_logical_cores(std::string_view name) noexcept {
+    name = trim(name);
+    if (name.starts_with("AWS ")) name.remove_prefix(4);
+    if (kind_of_device_name(name) != device_kind::aws_trainium) return false;
+    std::uint32_t generation = 0;
+    for (const char c : name.substr(8)) {
+        if (c < '0' || c > '9' || generation > 1000) return false;
+        generation = generation * 10 + static_cast<std::uint32_t>(c - '0');
+    }
+    return generation >= 2;
+}
+static_assert(groups_logical_cores("AWS Trainium2") && groups_logical_cores("Trainium3") &&
+              !groups_logical_cores("Trainium1") && !groups_logical_cores("AWS Trainium") &&
+              !groups_logical_cores("Inferentia2") && !groups_logical_cores("Trainium2x"));
+
+/// Physical NeuronCores per logical one from NEURON_LOGICAL_NC_CONFIG: 1 or 2, else 2 (the
+/// default where cores are grouped).
+constexpr std::uint32_t logical_nc_config(const std::optional<std::string>& value) noexcept {
+    if (value && trim(*value) == "1") return 1;
+    return 2;
+}
+
 inline const device_spec* chip_by_name(std::string_view name) noexcept {
     const device_spec* s = find_device(name);
     return s && is_neuron_kind(s->kind) ? s : nullptr;
@@ -962,7 +997,7 @@ struct neuron_probe {
             out.devices = std::move(listed->devices);
             out.links = std::move(listed->links);
         } else {
-            from_sysfs(nodes, pci, chip, out);
+            from_sysfs(nodes, pci, chip, logical_nc_config(sys.env("NEURON_LOGICAL_NC_CONFIG")), out);
         }
         // Per-device chip from its own PCI function where the machine mixes kinds, and the
         // PCI function's link and NUMA node.
@@ -1027,8 +1062,11 @@ private:
         return std::nullopt;
     }
 
+    // The driver's core_count is physical; the runtime, and NEURON_RT_VISIBLE_CORES, count
+    // logical cores of `logical_nc` physical ones on the chips that group them. A chip with
+    // no catalogue row gets its kind and name from the driver's device_name.
     static void from_sysfs(const std::vector<neuron_sysfs_device>& nodes, const std::vector<pci_device>& pci,
-                           const device_spec* chip, probe_output& out) {
+                           const device_spec* chip, std::uint32_t logical_nc, probe_output& out) {
         using namespace detail::neuron;
         std::vector<neuron_ls_device> details;
         for (const auto& n : nodes) {
@@ -1036,7 +1074,14 @@ private:
             const device_spec* s = chip_by_name(n.device_name);
             if (!s) s = chip;
             if (n.core_count) p.compute_units = {*n.core_count, origin::sysfs};
-            if (s) apply_chip(p, *s);
+            if (s) {
+                apply_chip(p, *s);
+            } else if (const auto kind = kind_of_device_name(n.device_name)) {
+                p.kind = *kind;
+                p.name.assign("AWS " + n.device_name);
+            }
+            if (auto& cores = p.compute_units; cores && groups_logical_cores(s ? s->name : std::string_view(n.device_name)))
+                cores = {*cores / logical_nc > 0 ? *cores / logical_nc : 1, cores.from};
             // The driver's devices have no parent in sysfs, so which PCI function is which
             // is only sure when there is one of each.
             if (nodes.size() == 1 && pci.size() == 1) p.pci = pci.front().address;
