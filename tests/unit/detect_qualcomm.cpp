@@ -202,6 +202,23 @@ TEST_CASE("qualcomm_probe") {
         CHECK_FALSE(c.available); // no driver bound
         CHECK(c.pci_device_id == 0xa080);
     }
+    SUBCASE("every SoC in Error (qaic-util without root): the bus's availability, a warning") {
+        // Hand-made: what qaic-util prints for each SoC when it lacks the permission.
+        fake_qaic_host h;
+        h.function("0000:2d:00.0", "0x17cb", "0xa100", "qaic");
+        h.function("0000:2e:00.0", "0x17cb", "0xa100", "qaic");
+        h.dir.write("ai-hwaccel-tools/q.txt", "QID 0\n\tStatus:Error\n\tPCI Address:0000:2d:00.0\n"
+                                              "QID 1\n\tStatus:Error\n\tPCI Address:0000:2e:00.0\n");
+        h.dir.write("ai-hwaccel-tools/index", "0\tq.txt\tqaic-util -q\n");
+        const auto out = ah::qualcomm_probe{}.probe(ah::host_system(h.root.string()));
+        INFO(test::warnings_text(out.warnings));
+        REQUIRE(out.warnings.size() == 1);
+        CHECK(out.warnings[0].kind == ah::warning_kind::permission_denied);
+        CHECK(out.warnings[0].subject == "qaic-util");
+        REQUIRE(out.devices.size() == 2);
+        CHECK(out.devices[0].available);
+        CHECK(out.devices[1].available);
+    }
     SUBCASE("SoCs on the bus, qaic-util missing: a warning") {
         fake_qaic_host h;
         h.function("0000:2d:00.0", "0x17cb", "0xa100", "qaic");

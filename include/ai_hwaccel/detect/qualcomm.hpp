@@ -35,6 +35,7 @@
 #include "ai_hwaccel/detect/system.hpp"
 #include "ai_hwaccel/detect/topology.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -263,9 +264,21 @@ struct qualcomm_probe {
     }
 
 private:
-    // The tool's SoCs onto the bus's, by PCI address; the tool's alone are added.
+    // The tool's SoCs onto the bus's, by PCI address; the tool's alone are added. qaic-util
+    // says Status:Error for a SoC in error and for every SoC when it runs without root
+    // (Qualcomm's system management guide: "card is in error condition or user lacks
+    // permissions"). Where every SoC it lists says Error, that is taken for the missing
+    // permission: the bus's availability stands, with a warning.
     static void merge(probe_output& out, const qaic_util_result& parsed) {
         const std::size_t on_bus = out.devices.size();
+        const bool all_error = !parsed.status.empty() && std::ranges::all_of(parsed.status, [](const std::string& s) {
+            return s == "Error";
+        });
+        if (all_error && on_bus != 0)
+            out.warnings.push_back(warning{warning_kind::permission_denied, backend, "qaic-util",
+                                           "every SoC reports Status:Error, as qaic-util does without root; "
+                                           "availability is the PCI bus's (run as root for each SoC's state)",
+                                           0});
         for (std::size_t i = 0; i < parsed.devices.size(); ++i) {
             const auto& t = parsed.devices[i];
             accelerator_profile* match = nullptr;
@@ -277,7 +290,7 @@ private:
             }
             accelerator_profile& d = *match;
             d.index = t.index; // the QID is what the SDK's tools and runtime call it
-            if (!parsed.status[i].empty()) d.available = d.available && t.available;
+            if (!parsed.status[i].empty() && !all_error) d.available = d.available && t.available;
             for (auto f : {&accelerator_profile::memory_bytes, &accelerator_profile::memory_free_bytes,
                             &accelerator_profile::memory_used_bytes})
                 if ((t.*f).has_value()) d.*f = t.*f;
