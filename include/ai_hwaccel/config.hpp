@@ -132,6 +132,20 @@
 #endif
 #endif
 
+// 1: the constexpr tables (devices, models, cloud instances) keep each row's sources, the
+// URLs its figures come from (`device_spec::source`, `model_spec::source`,
+// `cloud_instance::price_source`, …); 0 leaves the texts out of the program, every such
+// field empty, for programs that never show them (the CLI: about 17 KB). Set it alike in
+// every translation unit of a program.
+#ifndef AI_HWACCEL_TABLE_SOURCES
+#define AI_HWACCEL_TABLE_SOURCES 1
+#endif
+#if AI_HWACCEL_TABLE_SOURCES
+#define AI_HWACCEL_SOURCE(text) text
+#else
+#define AI_HWACCEL_SOURCE(text) ""
+#endif
+
 // Programmer-error checks. Override to route them into your own assertion machinery.
 #ifndef AI_HWACCEL_ASSERT
 #include <cassert>

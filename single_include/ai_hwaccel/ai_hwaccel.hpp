@@ -138,6 +138,20 @@
 #endif
 #endif
 
+// 1: the constexpr tables (devices, models, cloud instances) keep each row's sources, the
+// URLs its figures come from (`device_spec::source`, `model_spec::source`,
+// `cloud_instance::price_source`, …); 0 leaves the texts out of the program, every such
+// field empty, for programs that never show them (the CLI: about 17 KB). Set it alike in
+// every translation unit of a program.
+#ifndef AI_HWACCEL_TABLE_SOURCES
+#define AI_HWACCEL_TABLE_SOURCES 1
+#endif
+#if AI_HWACCEL_TABLE_SOURCES
+#define AI_HWACCEL_SOURCE(text) text
+#else
+#define AI_HWACCEL_SOURCE(text) ""
+#endif
+
 // Programmer-error checks. Override to route them into your own assertion machinery.
 #ifndef AI_HWACCEL_ASSERT
 #include <cassert>
@@ -6423,7 +6437,7 @@ inline constexpr device_spec catalogue_rows[] = {
      .link = interconnect_kind::pcie,
      .pcie_generation = 3, .pcie_lanes = 16, .power_watts = 250,
      .arch = "6.0", .compute_units = 56, .year = 2016,
-     .source = "https://www.nvidia.com/en-us/data-center/tesla-p100/"},
+     .source = AI_HWACCEL_SOURCE("https://www.nvidia.com/en-us/data-center/tesla-p100/")},
     {.name = "NVIDIA Tesla P100 PCIe 16GB",
      .aliases = {"Tesla P100-PCIE-16GB", "P100 PCIe 16GB"},
      .maker = vendor::nvidia, .kind = device_kind::cuda_gpu,
@@ -6434,7 +6448,7 @@ inline constexpr device_spec catalogue_rows[] = {
      .link = interconnect_kind::pcie,
      .pcie_generation = 3, .pcie_lanes = 16, .power_watts = 250,
      .arch = "6.0", .compute_units = 56, .year = 2016,
-     .source = "https://www.nvidia.com/en-us/data-center/tesla-p100/"},
+     .source = AI_HWACCEL_SOURCE("https://www.nvidia.com/en-us/data-center/tesla-p100/")},
     {.name = "NVIDIA Tesla P100 SXM2 16GB",
      .aliases = {"Tesla P100-SXM2-16GB", "P100 SXM2"},
      .maker = vendor::nvidia, .kind = device_kind::cuda_gpu,
@@ -6446,7 +6460,7 @@ inline constexpr device_spec catalogue_rows[] = {
      .link_domain = 4,
      .pcie_generation = 3, .pcie_lanes = 16, .power_watts = 300,
      .arch = "6.0", .compute_units = 56, .year = 2016,
-     .source = "https://www.nvidia.com/en-us/data-center/tesla-p100/"},
+     .source = AI_HWACCEL_SOURCE("https://www.nvidia.com/en-us/data-center/tesla-p100/")},
     // Tesla P40 (GP102): no tensor cores, and FP16 at 1/64 of the FP32 rate, so no fp16
     // figure (runtimes multiply in FP32 on it, as llama.cpp does on compute capability
     // 6.1); INT8 is the DP4A rate. NVIDIA's datasheet: 12 TFLOPS FP32, 47 TOPS INT8, 24 GB,
@@ -6461,7 +6475,7 @@ inline constexpr device_spec catalogue_rows[] = {
      .link = interconnect_kind::pcie,
      .pcie_generation = 3, .pcie_lanes = 16, .power_watts = 250,
      .arch = "6.1", .compute_units = 30, .year = 2016,
-     .source = "https://images.nvidia.com/content/pdf/tesla/184427-Tesla-P40-Datasheet-NV-Final-Letter-Web.pdf"},
+     .source = AI_HWACCEL_SOURCE("https://images.nvidia.com/content/pdf/tesla/184427-Tesla-P40-Datasheet-NV-Final-Letter-Web.pdf")},
     // V100: fp16 is the tensor-core mixed-precision figure; no BF16/TF32/INT8 tensor
     // support.
     {.name = "NVIDIA Tesla V100 PCIe 16GB",
@@ -6474,8 +6488,8 @@ inline constexpr device_spec catalogue_rows[] = {
      .link = interconnect_kind::pcie,
      .pcie_generation = 3, .pcie_lanes = 16, .power_watts = 250,
      .arch = "7.0", .compute_units = 80, .year = 2017,
-     .source = "https://images.nvidia.com/content/technologies/volta/pdf/volta-v100-datasheet-"
-               "update-us-1165301-r5.pdf"},
+     .source = AI_HWACCEL_SOURCE("https://images.nvidia.com/content/technologies/volta/pdf/volta-v100-datasheet-"
+               "update-us-1165301-r5.pdf")},
     {.name = "NVIDIA Tesla V100 PCIe 32GB",
      .aliases = {"Tesla V100-PCIE-32GB", "V100 PCIe 32GB"},
      .maker = vendor::nvidia, .kind = device_kind::cuda_gpu,
@@ -6486,8 +6500,8 @@ inline constexpr device_spec catalogue_rows[] = {
      .link = interconnect_kind::pcie,
      .pcie_generation = 3, .pcie_lanes = 16, .power_watts = 250,
      .arch = "7.0", .compute_units = 80, .year = 2018,
-     .source = "https://images.nvidia.com/content/technologies/volta/pdf/volta-v100-datasheet-"
-               "update-us-1165301-r5.pdf"},
+     .source = AI_HWACCEL_SOURCE("https://images.nvidia.com/content/technologies/volta/pdf/volta-v100-datasheet-"
+               "update-us-1165301-r5.pdf")},
     {.name = "NVIDIA Tesla V100 SXM2 16GB",
      .aliases = {"Tesla V100-SXM2-16GB", "V100 SXM2 16GB"},
      .maker = vendor::nvidia, .kind = device_kind::cuda_gpu,
@@ -6499,8 +6513,8 @@ inline constexpr device_spec catalogue_rows[] = {
      .link_domain = 4,
      .pcie_generation = 3, .pcie_lanes = 16, .power_watts = 300,
      .arch = "7.0", .compute_units = 80, .year = 2017,
-     .source = "https://images.nvidia.com/content/technologies/volta/pdf/volta-v100-datasheet-"
-               "update-us-1165301-r5.pdf"},
+     .source = AI_HWACCEL_SOURCE("https://images.nvidia.com/content/technologies/volta/pdf/volta-v100-datasheet-"
+               "update-us-1165301-r5.pdf")},
     {.name = "NVIDIA Tesla V100 SXM2 32GB",
      .aliases = {"Tesla V100-SXM2-32GB", "V100 SXM2 32GB"},
      .maker = vendor::nvidia, .kind = device_kind::cuda_gpu,
@@ -6512,8 +6526,8 @@ inline constexpr device_spec catalogue_rows[] = {
      .link_domain = 4,
      .pcie_generation = 3, .pcie_lanes = 16, .power_watts = 300,
      .arch = "7.0", .compute_units = 80, .year = 2018,
-     .source = "https://images.nvidia.com/content/technologies/volta/pdf/volta-v100-datasheet-"
-               "update-us-1165301-r5.pdf"},
+     .source = AI_HWACCEL_SOURCE("https://images.nvidia.com/content/technologies/volta/pdf/volta-v100-datasheet-"
+               "update-us-1165301-r5.pdf")},
     {.name = "NVIDIA Tesla V100S PCIe 32GB",
      .aliases = {"Tesla V100S-PCIE-32GB", "V100S PCIe 32GB", "V100S"},
      .maker = vendor::nvidia, .kind = device_kind::cuda_gpu,
@@ -6524,8 +6538,8 @@ inline constexpr device_spec catalogue_rows[] = {
      .link = interconnect_kind::pcie,
      .pcie_generation = 3, .pcie_lanes = 16, .power_watts = 250,
      .arch = "7.0", .compute_units = 80, .year = 2019,
-     .source = "https://images.nvidia.com/content/technologies/volta/pdf/volta-v100-datasheet-"
-               "update-us-1165301-r5.pdf"},
+     .source = AI_HWACCEL_SOURCE("https://images.nvidia.com/content/technologies/volta/pdf/volta-v100-datasheet-"
+               "update-us-1165301-r5.pdf")},
     // ---- Turing and Ampere data-centre GPUs
     {.name = "NVIDIA T4",
      .aliases = {"Tesla T4", "T4"},
@@ -6537,7 +6551,7 @@ inline constexpr device_spec catalogue_rows[] = {
      .link = interconnect_kind::pcie,
      .pcie_generation = 3, .pcie_lanes = 16, .power_watts = 70,
      .arch = "7.5", .compute_units = 40, .year = 2018,
-     .source = "https://www.nvidia.com/en-us/data-center/tesla-t4/"},
+     .source = AI_HWACCEL_SOURCE("https://www.nvidia.com/en-us/data-center/tesla-t4/")},
     {.name = "NVIDIA A10",
      .aliases = {"A10", "A10 PCIe"},
      .maker = vendor::nvidia, .kind = device_kind::cuda_gpu,
@@ -6548,7 +6562,7 @@ inline constexpr device_spec catalogue_rows[] = {
      .link = interconnect_kind::pcie,
      .pcie_generation = 4, .pcie_lanes = 16, .power_watts = 150,
      .arch = "8.6", .compute_units = 72, .year = 2021,
-     .source = "https://www.nvidia.com/en-us/data-center/products/a10-gpu/"},
+     .source = AI_HWACCEL_SOURCE("https://www.nvidia.com/en-us/data-center/products/a10-gpu/")},
     // AWS-only A10 variant: 80 SMs but a lower tensor rate than the A10; AWS publishes no
     // TF32 or board-power figure.
     {.name = "NVIDIA A10G",
@@ -6561,8 +6575,8 @@ inline constexpr device_spec catalogue_rows[] = {
      .link = interconnect_kind::pcie,
      .pcie_generation = 4, .pcie_lanes = 16,
      .arch = "8.6", .compute_units = 80, .year = 2021,
-     .source = "https://d1.awsstatic.com/product-marketing/ec2/"
-               "NVIDIA_AWS_A10G_DataSheet_FINAL_02_17_2022.pdf"},
+     .source = AI_HWACCEL_SOURCE("https://d1.awsstatic.com/product-marketing/ec2/"
+               "NVIDIA_AWS_A10G_DataSheet_FINAL_02_17_2022.pdf")},
     {.name = "NVIDIA A30",
      .aliases = {"A30", "A30 PCIe"},
      .maker = vendor::nvidia, .kind = device_kind::cuda_gpu,
@@ -6575,7 +6589,7 @@ inline constexpr device_spec catalogue_rows[] = {
      .link_domain = 2,
      .pcie_generation = 4, .pcie_lanes = 16, .power_watts = 165,
      .arch = "8.0", .compute_units = 56, .year = 2021,
-     .source = "https://www.nvidia.com/en-us/data-center/a30/"},
+     .source = AI_HWACCEL_SOURCE("https://www.nvidia.com/en-us/data-center/a30/")},
     // Tensor figures: NVIDIA A40 datasheet (dense); memory, clocks and SMs: TechPowerUp.
     {.name = "NVIDIA A40",
      .aliases = {"A40", "A40 PCIe"},
@@ -6589,7 +6603,7 @@ inline constexpr device_spec catalogue_rows[] = {
      .link_domain = 2,
      .pcie_generation = 4, .pcie_lanes = 16, .power_watts = 300,
      .arch = "8.6", .compute_units = 84, .year = 2020,
-     .source = "https://www.techpowerup.com/gpu-specs/a40-pcie.c3700"},
+     .source = AI_HWACCEL_SOURCE("https://www.techpowerup.com/gpu-specs/a40-pcie.c3700")},
     // A100: fp64 is the FP64 tensor-core rate (vector FP64 is 9.7). PCIe cards take a 600
     // GB/s NVLink bridge.
     {.name = "NVIDIA A100 PCIe 40GB",
@@ -6604,8 +6618,8 @@ inline constexpr device_spec catalogue_rows[] = {
      .link_domain = 2,
      .pcie_generation = 4, .pcie_lanes = 16, .power_watts = 250,
      .arch = "8.0", .compute_units = 108, .year = 2020,
-     .source = "https://www.nvidia.com/content/dam/en-zz/Solutions/Data-Center/a100/pdf/"
-               "nvidia-a100-datasheet-us-nvidia-1758950-r4-web.pdf"},
+     .source = AI_HWACCEL_SOURCE("https://www.nvidia.com/content/dam/en-zz/Solutions/Data-Center/a100/pdf/"
+               "nvidia-a100-datasheet-us-nvidia-1758950-r4-web.pdf")},
     {.name = "NVIDIA A100 SXM4 40GB",
      .aliases = {"A100 SXM4 40GB", "A100 40GB SXM"},
      .maker = vendor::nvidia, .kind = device_kind::cuda_gpu,
@@ -6618,8 +6632,8 @@ inline constexpr device_spec catalogue_rows[] = {
      .link_domain = 16,
      .pcie_generation = 4, .pcie_lanes = 16, .power_watts = 400,
      .arch = "8.0", .compute_units = 108, .year = 2020,
-     .source = "https://www.nvidia.com/content/dam/en-zz/Solutions/Data-Center/a100/pdf/"
-               "nvidia-a100-datasheet-us-nvidia-1758950-r4-web.pdf"},
+     .source = AI_HWACCEL_SOURCE("https://www.nvidia.com/content/dam/en-zz/Solutions/Data-Center/a100/pdf/"
+               "nvidia-a100-datasheet-us-nvidia-1758950-r4-web.pdf")},
     {.name = "NVIDIA A100 PCIe 80GB",
      .aliases = {"NVIDIA A100 80GB PCIe", "A100 80GB PCIe", "A100 PCIe 80GB"},
      .maker = vendor::nvidia, .kind = device_kind::cuda_gpu,
@@ -6632,8 +6646,8 @@ inline constexpr device_spec catalogue_rows[] = {
      .link_domain = 2,
      .pcie_generation = 4, .pcie_lanes = 16, .power_watts = 300,
      .arch = "8.0", .compute_units = 108, .year = 2021,
-     .source = "https://www.nvidia.com/content/dam/en-zz/Solutions/Data-Center/a100/pdf/"
-               "nvidia-a100-datasheet-us-nvidia-1758950-r4-web.pdf"},
+     .source = AI_HWACCEL_SOURCE("https://www.nvidia.com/content/dam/en-zz/Solutions/Data-Center/a100/pdf/"
+               "nvidia-a100-datasheet-us-nvidia-1758950-r4-web.pdf")},
     {.name = "NVIDIA A100 SXM4 80GB",
      .aliases = {"A100 80GB SXM", "A100 SXM4 80GB"},
      .maker = vendor::nvidia, .kind = device_kind::cuda_gpu,
@@ -6646,8 +6660,8 @@ inline constexpr device_spec catalogue_rows[] = {
      .link_domain = 16,
      .pcie_generation = 4, .pcie_lanes = 16, .power_watts = 400,
      .arch = "8.0", .compute_units = 108, .year = 2020,
-     .source = "https://www.nvidia.com/content/dam/en-zz/Solutions/Data-Center/a100/pdf/"
-               "nvidia-a100-datasheet-us-nvidia-1758950-r4-web.pdf"},
+     .source = AI_HWACCEL_SOURCE("https://www.nvidia.com/content/dam/en-zz/Solutions/Data-Center/a100/pdf/"
+               "nvidia-a100-datasheet-us-nvidia-1758950-r4-web.pdf")},
     // A800: the A100 SXM4 80GB for China, its NVLink cut to 400 GB/s; compute, memory and
     // bandwidth as the A100's (the table cited: 2039 GB/s, FP16 312, INT8 624).
     {.name = "NVIDIA A800 SXM4 80GB",
@@ -6662,7 +6676,7 @@ inline constexpr device_spec catalogue_rows[] = {
      .link_domain = 8,
      .pcie_generation = 4, .pcie_lanes = 16, .power_watts = 400,
      .arch = "8.0", .compute_units = 108, .year = 2022,
-     .source = "https://github.com/citsjtu2020/LLM-Prof/blob/main/hardware_spec.md"},
+     .source = AI_HWACCEL_SOURCE("https://github.com/citsjtu2020/LLM-Prof/blob/main/hardware_spec.md")},
     // ---- Ada Lovelace data-centre GPUs
     {.name = "NVIDIA L4",
      .aliases = {"L4"},
@@ -6674,7 +6688,7 @@ inline constexpr device_spec catalogue_rows[] = {
      .link = interconnect_kind::pcie,
      .pcie_generation = 4, .pcie_lanes = 16, .power_watts = 72,
      .arch = "8.9", .compute_units = 58, .year = 2023,
-     .source = "https://www.nvidia.com/en-us/data-center/l4/"},
+     .source = AI_HWACCEL_SOURCE("https://www.nvidia.com/en-us/data-center/l4/")},
     {.name = "NVIDIA L40",
      .aliases = {"L40"},
      .maker = vendor::nvidia, .kind = device_kind::cuda_gpu,
@@ -6686,7 +6700,7 @@ inline constexpr device_spec catalogue_rows[] = {
      .link = interconnect_kind::pcie,
      .pcie_generation = 4, .pcie_lanes = 16, .power_watts = 300,
      .arch = "8.9", .compute_units = 142, .year = 2022,
-     .source = "https://www.nvidia.com/en-us/data-center/l40/"},
+     .source = AI_HWACCEL_SOURCE("https://www.nvidia.com/en-us/data-center/l40/")},
     {.name = "NVIDIA L40S",
      .aliases = {"L40S"},
      .maker = vendor::nvidia, .kind = device_kind::cuda_gpu,
@@ -6697,7 +6711,7 @@ inline constexpr device_spec catalogue_rows[] = {
      .link = interconnect_kind::pcie,
      .pcie_generation = 4, .pcie_lanes = 16, .power_watts = 350,
      .arch = "8.9", .compute_units = 142, .year = 2023,
-     .source = "https://www.nvidia.com/en-us/data-center/l40s/"},
+     .source = AI_HWACCEL_SOURCE("https://www.nvidia.com/en-us/data-center/l40s/")},
     // L20: a 92-SM AD102 for China at the L40's per-SM tensor rates (FP16 119.5, FP8 and
     // INT8 239 TFLOPS dense, in the table cited); 48 GB, 864 GB/s, FP32 59.35 TFLOPS, 275 W
     // (https://www.topcpu.net/en/gpu-c/a40-pcie-vs-l20). TF32 half the FP16 rate, as on
@@ -6712,7 +6726,7 @@ inline constexpr device_spec catalogue_rows[] = {
      .link = interconnect_kind::pcie,
      .pcie_generation = 4, .pcie_lanes = 16, .power_watts = 275,
      .arch = "8.9", .compute_units = 92, .year = 2023,
-     .source = "https://github.com/citsjtu2020/LLM-Prof/blob/main/hardware_spec.md"},
+     .source = AI_HWACCEL_SOURCE("https://github.com/citsjtu2020/LLM-Prof/blob/main/hardware_spec.md")},
     // ---- Hopper
     // Hopper: fp64 is the FP64 tensor-core rate (vector FP64 is half of it). H100 PCIe
     // figures from NVIDIA's H100 datasheet as reproduced by the page cited.
@@ -6728,7 +6742,7 @@ inline constexpr device_spec catalogue_rows[] = {
      .link_domain = 2,
      .pcie_generation = 5, .pcie_lanes = 16, .power_watts = 350,
      .arch = "9.0", .compute_units = 114, .year = 2022,
-     .source = "https://archive-lib.hpctech.co.jp/gpuproduct/nvidia-h100.html"},
+     .source = AI_HWACCEL_SOURCE("https://archive-lib.hpctech.co.jp/gpuproduct/nvidia-h100.html")},
     {.name = "NVIDIA H100 SXM5 80GB",
      .aliases = {"H100 SXM", "H100 SXM5", "NVIDIA H100 80GB HBM3"},
      .maker = vendor::nvidia, .kind = device_kind::cuda_gpu,
@@ -6741,7 +6755,7 @@ inline constexpr device_spec catalogue_rows[] = {
      .link_domain = 8,
      .pcie_generation = 5, .pcie_lanes = 16, .power_watts = 700,
      .arch = "9.0", .compute_units = 132, .year = 2022,
-     .source = "https://www.nvidia.com/en-us/data-center/h100/"},
+     .source = AI_HWACCEL_SOURCE("https://www.nvidia.com/en-us/data-center/h100/")},
     // H800: the H100 SXM for China, its NVLink cut to 400 GB/s (the table cited: 3350 GB/s,
     // FP16 989, INT8 1979 dense; another public table gives TF32 495 and FP8 1980, the
     // H100's). FP64 and FP32 are left 0: no source in reach gives them with confidence.
@@ -6756,7 +6770,7 @@ inline constexpr device_spec catalogue_rows[] = {
      .link_domain = 8,
      .pcie_generation = 5, .pcie_lanes = 16, .power_watts = 700,
      .arch = "9.0", .compute_units = 132, .year = 2023,
-     .source = "https://github.com/citsjtu2020/LLM-Prof/blob/main/hardware_spec.md"},
+     .source = AI_HWACCEL_SOURCE("https://github.com/citsjtu2020/LLM-Prof/blob/main/hardware_spec.md")},
     // H20: a GH100 for China, built for inference. The page cited: 96 GB of HBM3 at 4.0 TB/s,
     // FP16 148 TFLOPS, INT8 296 TOPS (FP8 runs at the INT8 rate on Hopper), NVLink 900 GB/s,
     // 400 W. TF32 74, FP32 44, FP64 1 TFLOPS and 78 SMs (from Geekbench) as
@@ -6773,7 +6787,7 @@ inline constexpr device_spec catalogue_rows[] = {
      .link_domain = 8,
      .pcie_generation = 5, .pcie_lanes = 16, .power_watts = 400,
      .arch = "9.0", .compute_units = 78, .year = 2024,
-     .source = "https://willitrunai.com/gpus/h20-96gb"},
+     .source = AI_HWACCEL_SOURCE("https://willitrunai.com/gpus/h20-96gb")},
     {.name = "NVIDIA H100 NVL 94GB",
      .aliases = {"NVIDIA H100 NVL", "H100 NVL"},
      .maker = vendor::nvidia, .kind = device_kind::cuda_gpu,
@@ -6786,7 +6800,7 @@ inline constexpr device_spec catalogue_rows[] = {
      .link_domain = 2,
      .pcie_generation = 5, .pcie_lanes = 16, .power_watts = 400,
      .arch = "9.0", .compute_units = 132, .year = 2023,
-     .source = "https://www.nvidia.com/en-us/data-center/h100/"},
+     .source = AI_HWACCEL_SOURCE("https://www.nvidia.com/en-us/data-center/h100/")},
     {.name = "NVIDIA H200 SXM 141GB",
      .aliases = {"NVIDIA H200", "H200 SXM", "H200 SXM5"},
      .maker = vendor::nvidia, .kind = device_kind::cuda_gpu,
@@ -6799,7 +6813,7 @@ inline constexpr device_spec catalogue_rows[] = {
      .link_domain = 8,
      .pcie_generation = 5, .pcie_lanes = 16, .power_watts = 700,
      .arch = "9.0", .compute_units = 132, .year = 2024,
-     .source = "https://www.nvidia.com/en-us/data-center/h200/"},
+     .source = AI_HWACCEL_SOURCE("https://www.nvidia.com/en-us/data-center/h200/")},
     {.name = "NVIDIA H200 NVL 141GB",
      .aliases = {"NVIDIA H200 NVL", "H200 NVL"},
      .maker = vendor::nvidia, .kind = device_kind::cuda_gpu,
@@ -6812,7 +6826,7 @@ inline constexpr device_spec catalogue_rows[] = {
      .link_domain = 4,
      .pcie_generation = 5, .pcie_lanes = 16, .power_watts = 600,
      .arch = "9.0", .compute_units = 132, .year = 2024,
-     .source = "https://www.nvidia.com/en-us/data-center/h200/"},
+     .source = AI_HWACCEL_SOURCE("https://www.nvidia.com/en-us/data-center/h200/")},
     // GH200: the Hopper GPU of the superchip; memory is its own HBM (the Grace LPDDR5X is
     // separate). Module power covers CPU and memory too, so power_watts stays 0.
     {.name = "NVIDIA GH200 96GB",
@@ -6825,8 +6839,8 @@ inline constexpr device_spec catalogue_rows[] = {
               .fp16 = 989.4, .fp8 = 1978.9, .int8 = 1978.9},
      .link = interconnect_kind::nvlink, .link_bandwidth_gbps = 900,
      .arch = "9.0", .compute_units = 132, .year = 2023,
-     .source = "https://developer.nvidia.com/blog/nvidia-grace-hopper-superchip-architecture-"
-               "in-depth/"},
+     .source = AI_HWACCEL_SOURCE("https://developer.nvidia.com/blog/nvidia-grace-hopper-superchip-architecture-"
+               "in-depth/")},
     // ---- Blackwell data-centre GPUs
     // B200 (HGX/DGX, 1000 W): per-GPU figures of NVIDIA's HGX B200 specification table
     // (https://www.nvidia.com/en-us/data-center/hgx/, as reproduced in
@@ -6848,7 +6862,7 @@ inline constexpr device_spec catalogue_rows[] = {
      .link_domain = 8,
      .power_watts = 1000,
      .arch = "10.0", .compute_units = 148, .year = 2024,
-     .source = "https://www.nvidia.com/en-us/data-center/hgx/"},
+     .source = AI_HWACCEL_SOURCE("https://www.nvidia.com/en-us/data-center/hgx/")},
     // GB200: one Blackwell GPU of a GB200 superchip (1200 W configuration): NVL72 rack
     // figures / 72, sparse figures halved. Vector FP32 not published, left 0.
     {.name = "NVIDIA GB200",
@@ -6863,7 +6877,7 @@ inline constexpr device_spec catalogue_rows[] = {
      .link_domain = 72,
      .power_watts = 1200,
      .arch = "10.0", .compute_units = 148, .year = 2024,
-     .source = "https://www.nvidia.com/en-us/data-center/gb200-nvl72/"},
+     .source = AI_HWACCEL_SOURCE("https://www.nvidia.com/en-us/data-center/gb200-nvl72/")},
     // B300 (Blackwell Ultra, HGX/DGX B300): per-GPU figures of NVIDIA's HGX B300 table
     // (https://www.nvidia.com/en-us/data-center/hgx/; the 8-GPU board's FP4 108 PFLOPS dense,
     // FP8 72, FP16/BF16 36 and TF32 18 sparse, FP32 600, FP64 10, / 8, sparse halved).
@@ -6885,7 +6899,7 @@ inline constexpr device_spec catalogue_rows[] = {
      .link_domain = 8,
      .power_watts = 1100,
      .arch = "10.3", .compute_units = 148, .year = 2025,
-     .source = "https://www.nvidia.com/en-us/data-center/hgx/"},
+     .source = AI_HWACCEL_SOURCE("https://www.nvidia.com/en-us/data-center/hgx/")},
     // GB300: one Blackwell Ultra GPU of a GB300 superchip, as NVIDIA's GB300 NVL72 rack
     // figures give it per GPU (dense: FP4 15 PFLOPS, FP8 5, FP16/BF16 2.5, TF32 1.25, FP32
     // 80 TFLOPS; 8 TB/s; 1400 W), tabulated at https://verda.com/blog/gb300-nvl72-architecture.
@@ -6902,7 +6916,7 @@ inline constexpr device_spec catalogue_rows[] = {
      .link_domain = 72,
      .power_watts = 1400,
      .arch = "10.3", .year = 2025,
-     .source = "https://www.nvidia.com/en-us/data-center/gb300-nvl72/"},
+     .source = AI_HWACCEL_SOURCE("https://www.nvidia.com/en-us/data-center/gb300-nvl72/")},
     // ---- Workstation: Quadro RTX (Turing), RTX A (Ampere), RTX Ada, RTX PRO Blackwell
     // Professional boards run FP16/BF16 with FP32 accumulate at the full rate; their
     // tensor figures derive from the single sparse "Tensor Performance"/"AI TOPS" number
@@ -6918,7 +6932,7 @@ inline constexpr device_spec catalogue_rows[] = {
      .link_domain = 2,
      .pcie_generation = 3, .pcie_lanes = 16, .power_watts = 260,
      .arch = "7.5", .compute_units = 72, .year = 2018,
-     .source = "https://www.techpowerup.com/gpu-specs/quadro-rtx-8000.c3306"},
+     .source = AI_HWACCEL_SOURCE("https://www.techpowerup.com/gpu-specs/quadro-rtx-8000.c3306")},
     {.name = "NVIDIA Quadro RTX 6000",
      .aliases = {"Quadro RTX 6000"},
      .maker = vendor::nvidia, .kind = device_kind::cuda_gpu,
@@ -6930,7 +6944,7 @@ inline constexpr device_spec catalogue_rows[] = {
      .link_domain = 2,
      .pcie_generation = 3, .pcie_lanes = 16, .power_watts = 260,
      .arch = "7.5", .compute_units = 72, .year = 2018,
-     .source = "https://www.techpowerup.com/gpu-specs/quadro-rtx-6000.c3307"},
+     .source = AI_HWACCEL_SOURCE("https://www.techpowerup.com/gpu-specs/quadro-rtx-6000.c3307")},
     {.name = "NVIDIA Quadro RTX 4000",
      .aliases = {"Quadro RTX 4000"},
      .maker = vendor::nvidia, .kind = device_kind::cuda_gpu,
@@ -6941,7 +6955,7 @@ inline constexpr device_spec catalogue_rows[] = {
      .link = interconnect_kind::pcie,
      .pcie_generation = 3, .pcie_lanes = 16, .power_watts = 160,
      .arch = "7.5", .compute_units = 36, .year = 2018,
-     .source = "https://www.techpowerup.com/gpu-specs/quadro-rtx-4000.c3336"},
+     .source = AI_HWACCEL_SOURCE("https://www.techpowerup.com/gpu-specs/quadro-rtx-4000.c3336")},
     {.name = "NVIDIA RTX A6000",
      .aliases = {"RTX A6000", "A6000"},
      .maker = vendor::nvidia, .kind = device_kind::cuda_gpu,
@@ -6954,7 +6968,7 @@ inline constexpr device_spec catalogue_rows[] = {
      .link_domain = 2,
      .pcie_generation = 4, .pcie_lanes = 16, .power_watts = 300,
      .arch = "8.6", .compute_units = 84, .year = 2020,
-     .source = "https://www.nvidia.com/en-us/design-visualization/rtx-a6000/"},
+     .source = AI_HWACCEL_SOURCE("https://www.nvidia.com/en-us/design-visualization/rtx-a6000/")},
     {.name = "NVIDIA RTX A5000",
      .aliases = {"RTX A5000", "A5000"},
      .maker = vendor::nvidia, .kind = device_kind::cuda_gpu,
@@ -6967,7 +6981,7 @@ inline constexpr device_spec catalogue_rows[] = {
      .link_domain = 2,
      .pcie_generation = 4, .pcie_lanes = 16, .power_watts = 230,
      .arch = "8.6", .compute_units = 64, .year = 2021,
-     .source = "https://www.nvidia.com/en-us/products/workstations/rtx-a5000/"},
+     .source = AI_HWACCEL_SOURCE("https://www.nvidia.com/en-us/products/workstations/rtx-a5000/")},
     {.name = "NVIDIA RTX A4000",
      .aliases = {"RTX A4000", "A4000"},
      .maker = vendor::nvidia, .kind = device_kind::cuda_gpu,
@@ -6979,7 +6993,7 @@ inline constexpr device_spec catalogue_rows[] = {
      .link = interconnect_kind::pcie,
      .pcie_generation = 4, .pcie_lanes = 16, .power_watts = 140,
      .arch = "8.6", .compute_units = 48, .year = 2021,
-     .source = "https://www.nvidia.com/en-us/products/workstations/rtx-a4000/"},
+     .source = AI_HWACCEL_SOURCE("https://www.nvidia.com/en-us/products/workstations/rtx-a4000/")},
     {.name = "NVIDIA RTX A2000",
      .aliases = {"RTX A2000", "RTX A2000 6GB"},
      .maker = vendor::nvidia, .kind = device_kind::cuda_gpu,
@@ -6990,7 +7004,7 @@ inline constexpr device_spec catalogue_rows[] = {
      .link = interconnect_kind::pcie,
      .pcie_generation = 4, .pcie_lanes = 16, .power_watts = 70,
      .arch = "8.6", .compute_units = 26, .year = 2021,
-     .source = "https://www.nvidia.com/en-us/design-visualization/rtx-a2000"},
+     .source = AI_HWACCEL_SOURCE("https://www.nvidia.com/en-us/design-visualization/rtx-a2000")},
     {.name = "NVIDIA RTX A2000 12GB",
      .aliases = {"RTX A2000 12GB"},
      .maker = vendor::nvidia, .kind = device_kind::cuda_gpu,
@@ -7001,7 +7015,7 @@ inline constexpr device_spec catalogue_rows[] = {
      .link = interconnect_kind::pcie,
      .pcie_generation = 4, .pcie_lanes = 16, .power_watts = 70,
      .arch = "8.6", .compute_units = 26, .year = 2021,
-     .source = "https://www.nvidia.com/en-us/design-visualization/rtx-a2000"},
+     .source = AI_HWACCEL_SOURCE("https://www.nvidia.com/en-us/design-visualization/rtx-a2000")},
     {.name = "NVIDIA RTX 6000 Ada Generation",
      .aliases = {"RTX 6000 Ada", "RTX 6000 Ada Generation"},
      .maker = vendor::nvidia, .kind = device_kind::cuda_gpu,
@@ -7013,7 +7027,7 @@ inline constexpr device_spec catalogue_rows[] = {
      .link = interconnect_kind::pcie,
      .pcie_generation = 4, .pcie_lanes = 16, .power_watts = 300,
      .arch = "8.9", .compute_units = 142, .year = 2022,
-     .source = "https://www.nvidia.com/en-us/products/workstations/rtx-6000/"},
+     .source = AI_HWACCEL_SOURCE("https://www.nvidia.com/en-us/products/workstations/rtx-6000/")},
     // RTX 5000 Ada: the datasheet's 1044.4 sparse FP8 "Tensor Performance" gives the tensor
     // rates; 32 GB, 576 GB/s, FP32 65.3, 250 W, 12,800 CUDA cores (100 SMs).
     {.name = "NVIDIA RTX 5000 Ada Generation",
@@ -7027,7 +7041,7 @@ inline constexpr device_spec catalogue_rows[] = {
      .link = interconnect_kind::pcie,
      .pcie_generation = 4, .pcie_lanes = 16, .power_watts = 250,
      .arch = "8.9", .compute_units = 100, .year = 2023,
-     .source = "https://www.nvidia.com/en-us/products/workstations/rtx-5000/"},
+     .source = AI_HWACCEL_SOURCE("https://www.nvidia.com/en-us/products/workstations/rtx-5000/")},
     {.name = "NVIDIA RTX 4000 Ada Generation",
      .aliases = {"RTX 4000 Ada", "RTX 4000 Ada Generation"},
      .maker = vendor::nvidia, .kind = device_kind::cuda_gpu,
@@ -7038,7 +7052,7 @@ inline constexpr device_spec catalogue_rows[] = {
      .link = interconnect_kind::pcie,
      .pcie_generation = 4, .pcie_lanes = 16, .power_watts = 130,
      .arch = "8.9", .compute_units = 48, .year = 2023,
-     .source = "https://www.nvidia.com/en-us/products/workstations/rtx-4000-ada/"},
+     .source = AI_HWACCEL_SOURCE("https://www.nvidia.com/en-us/products/workstations/rtx-4000-ada/")},
     {.name = "NVIDIA RTX 2000 Ada Generation",
      .aliases = {"RTX 2000 Ada", "RTX 2000 Ada Generation"},
      .maker = vendor::nvidia, .kind = device_kind::cuda_gpu,
@@ -7049,7 +7063,7 @@ inline constexpr device_spec catalogue_rows[] = {
      .link = interconnect_kind::pcie,
      .pcie_generation = 4, .pcie_lanes = 8, .power_watts = 70,
      .arch = "8.9", .compute_units = 22, .year = 2024,
-     .source = "https://www.nvidia.com/en-us/products/workstations/rtx-2000/"},
+     .source = AI_HWACCEL_SOURCE("https://www.nvidia.com/en-us/products/workstations/rtx-2000/")},
     {.name = "NVIDIA RTX PRO 6000 Blackwell Workstation Edition",
      .aliases = {"RTX PRO 6000 Blackwell Workstation Edition", "RTX PRO 6000 Workstation"},
      .maker = vendor::nvidia, .kind = device_kind::cuda_gpu,
@@ -7061,8 +7075,8 @@ inline constexpr device_spec catalogue_rows[] = {
      .link = interconnect_kind::pcie,
      .pcie_generation = 5, .pcie_lanes = 16, .power_watts = 600,
      .arch = "12.0", .compute_units = 188, .year = 2025,
-     .source = "https://www.nvidia.com/en-us/products/workstations/professional-desktop-gpus/"
-               "rtx-pro-6000/"},
+     .source = AI_HWACCEL_SOURCE("https://www.nvidia.com/en-us/products/workstations/professional-desktop-gpus/"
+               "rtx-pro-6000/")},
     // Server Edition: same GB202 configuration, passively cooled, memory clocked lower
     // (1597 GB/s); power configurable up to 600 W.
     {.name = "NVIDIA RTX PRO 6000 Blackwell Server Edition",
@@ -7076,7 +7090,7 @@ inline constexpr device_spec catalogue_rows[] = {
      .link = interconnect_kind::pcie,
      .pcie_generation = 5, .pcie_lanes = 16, .power_watts = 600,
      .arch = "12.0", .compute_units = 188, .year = 2025,
-     .source = "https://www.nvidia.com/en-us/data-center/rtx-pro-6000-blackwell-server-edition/"},
+     .source = AI_HWACCEL_SOURCE("https://www.nvidia.com/en-us/data-center/rtx-pro-6000-blackwell-server-edition/")},
     // ---- Grace Blackwell desktop
     // GB10 (DGX Spark and the OEM boxes built on it): a Blackwell GPU (compute capability
     // 12.1, 48 SMs) sharing 128 GB of LPDDR5x with a 20-core Arm CPU, 273 GB/s. Its memory
@@ -7094,7 +7108,7 @@ inline constexpr device_spec catalogue_rows[] = {
      .peak = {.tf32 = 62.5, .bf16 = 125, .fp16 = 125, .fp8 = 250, .int8 = 250, .fp4 = 500},
      .link = interconnect_kind::pcie,
      .arch = "12.1", .compute_units = 48, .year = 2025,
-     .source = "https://www.nvidia.com/en-us/products/workstations/dgx-spark/"},
+     .source = AI_HWACCEL_SOURCE("https://www.nvidia.com/en-us/products/workstations/dgx-spark/")},
     // ---- Jetson Orin modules (Ampere, compute capability 8.7)
     // The GPU shares the module's LPDDR5 with the CPU. nvgpu, the Jetson GPU driver, names it
     // "Orin (nvgpu)" for every module and reports no memory: detect/cuda.hpp tells the modules
@@ -7117,7 +7131,7 @@ inline constexpr device_spec catalogue_rows[] = {
      .peak = {.fp32 = 5.3, .tf32 = 21.3, .bf16 = 42.6, .fp16 = 42.6, .int8 = 85.2},
      .power_watts = 60,
      .arch = "8.7", .compute_units = 16, .year = 2022,
-     .source = "https://www.nvidia.com/en-us/autonomous-machines/embedded-systems/jetson-orin/"},
+     .source = AI_HWACCEL_SOURCE("https://www.nvidia.com/en-us/autonomous-machines/embedded-systems/jetson-orin/")},
     {.name = "NVIDIA Jetson AGX Orin 32GB",
      .aliases = {"Jetson AGX Orin 32GB", "AGX Orin 32GB"},
      .maker = vendor::nvidia, .kind = device_kind::cuda_gpu,
@@ -7126,7 +7140,7 @@ inline constexpr device_spec catalogue_rows[] = {
      .peak = {.fp32 = 3.33, .tf32 = 13.3, .bf16 = 26.7, .fp16 = 26.7, .int8 = 53.3},
      .power_watts = 40,
      .arch = "8.7", .compute_units = 14, .year = 2022,
-     .source = "https://www.nvidia.com/en-us/autonomous-machines/embedded-systems/jetson-orin/"},
+     .source = AI_HWACCEL_SOURCE("https://www.nvidia.com/en-us/autonomous-machines/embedded-systems/jetson-orin/")},
     {.name = "NVIDIA Jetson Orin NX 16GB",
      .aliases = {"Jetson Orin NX 16GB", "Orin NX 16GB"},
      .maker = vendor::nvidia, .kind = device_kind::cuda_gpu,
@@ -7135,7 +7149,7 @@ inline constexpr device_spec catalogue_rows[] = {
      .peak = {.fp32 = 1.88, .tf32 = 7.5, .bf16 = 15.0, .fp16 = 15.0, .int8 = 30.1},
      .power_watts = 25,
      .arch = "8.7", .compute_units = 8, .year = 2023,
-     .source = "https://www.nvidia.com/en-us/autonomous-machines/embedded-systems/jetson-orin/"},
+     .source = AI_HWACCEL_SOURCE("https://www.nvidia.com/en-us/autonomous-machines/embedded-systems/jetson-orin/")},
     {.name = "NVIDIA Jetson Orin NX 8GB",
      .aliases = {"Jetson Orin NX 8GB", "Orin NX 8GB"},
      .maker = vendor::nvidia, .kind = device_kind::cuda_gpu,
@@ -7144,7 +7158,7 @@ inline constexpr device_spec catalogue_rows[] = {
      .peak = {.fp32 = 1.57, .tf32 = 6.3, .bf16 = 12.5, .fp16 = 12.5, .int8 = 25.1},
      .power_watts = 20,
      .arch = "8.7", .compute_units = 8, .year = 2023,
-     .source = "https://www.nvidia.com/en-us/autonomous-machines/embedded-systems/jetson-orin/"},
+     .source = AI_HWACCEL_SOURCE("https://www.nvidia.com/en-us/autonomous-machines/embedded-systems/jetson-orin/")},
     {.name = "NVIDIA Jetson Orin Nano 8GB",
      .aliases = {"Jetson Orin Nano 8GB", "Orin Nano 8GB", "Jetson Orin Nano"},
      .maker = vendor::nvidia, .kind = device_kind::cuda_gpu,
@@ -7153,7 +7167,7 @@ inline constexpr device_spec catalogue_rows[] = {
      .peak = {.fp32 = 1.28, .tf32 = 5.1, .bf16 = 10.2, .fp16 = 10.2, .int8 = 20.5},
      .power_watts = 15,
      .arch = "8.7", .compute_units = 8, .year = 2023,
-     .source = "https://www.nvidia.com/en-us/autonomous-machines/embedded-systems/jetson-orin/"},
+     .source = AI_HWACCEL_SOURCE("https://www.nvidia.com/en-us/autonomous-machines/embedded-systems/jetson-orin/")},
     // The Orin Nano 8GB flashed for JetPack 6.2's Super modes (the device tree's model then
     // ends in "Super": "NVIDIA Jetson Orin Nano Engineering Reference Developer Kit Super"):
     // at MAXN SUPER the GPU runs at 1020 MHz (67 sparse INT8 TOPS) and the LPDDR5 at 3199
@@ -7167,7 +7181,7 @@ inline constexpr device_spec catalogue_rows[] = {
      .peak = {.fp32 = 2.09, .tf32 = 8.4, .bf16 = 16.7, .fp16 = 16.7, .int8 = 33.4},
      .power_watts = 25,
      .arch = "8.7", .compute_units = 8, .year = 2024,
-     .source = "https://www.nvidia.com/en-us/autonomous-machines/embedded-systems/jetson-orin/nano-super-developer-kit/"},
+     .source = AI_HWACCEL_SOURCE("https://www.nvidia.com/en-us/autonomous-machines/embedded-systems/jetson-orin/nano-super-developer-kit/")},
     {.name = "NVIDIA Jetson Orin Nano 4GB",
      .aliases = {"Jetson Orin Nano 4GB", "Orin Nano 4GB"},
      .maker = vendor::nvidia, .kind = device_kind::cuda_gpu,
@@ -7176,7 +7190,7 @@ inline constexpr device_spec catalogue_rows[] = {
      .peak = {.fp32 = 0.64, .tf32 = 2.56, .bf16 = 5.1, .fp16 = 5.1, .int8 = 10.2},
      .power_watts = 10,
      .arch = "8.7", .compute_units = 4, .year = 2023,
-     .source = "https://www.nvidia.com/en-us/autonomous-machines/embedded-systems/jetson-orin/"},
+     .source = AI_HWACCEL_SOURCE("https://www.nvidia.com/en-us/autonomous-machines/embedded-systems/jetson-orin/")},
     // ---- Jetson Thor modules (Blackwell, compute capability 11.0 from CUDA 13 on)
     // The T5000 (the module of the Jetson AGX Thor developer kit) and the T4000: the GPU
     // shares the module's 256-bit LPDDR5X, 273 GB/s, with the CPU. nvidia-smi and NVML name
@@ -7196,7 +7210,7 @@ inline constexpr device_spec catalogue_rows[] = {
      .peak = {.tf32 = 129.375, .bf16 = 258.75, .fp16 = 258.75, .fp8 = 517.5, .int8 = 517.5, .fp4 = 1035},
      .power_watts = 130,
      .arch = "11.0", .compute_units = 20, .year = 2025,
-     .source = "https://www.nvidia.com/en-us/autonomous-machines/embedded-systems/jetson-thor/"},
+     .source = AI_HWACCEL_SOURCE("https://www.nvidia.com/en-us/autonomous-machines/embedded-systems/jetson-thor/")},
     {.name = "NVIDIA Jetson T4000",
      .aliases = {"Jetson T4000", "Jetson AGX Thor T4000"},
      .maker = vendor::nvidia, .kind = device_kind::cuda_gpu,
@@ -7205,7 +7219,7 @@ inline constexpr device_spec catalogue_rows[] = {
      .peak = {.tf32 = 75, .bf16 = 150, .fp16 = 150, .fp8 = 300, .int8 = 300, .fp4 = 600},
      .power_watts = 70,
      .arch = "11.0", .compute_units = 12, .year = 2026,
-     .source = "https://www.nvidia.com/en-us/autonomous-machines/embedded-systems/jetson-thor/"},
+     .source = AI_HWACCEL_SOURCE("https://www.nvidia.com/en-us/autonomous-machines/embedded-systems/jetson-thor/")},
     // ---- GeForce and TITAN (Volta, Turing)
     // TITAN V: tensor figure is NVIDIA's published 110 TFLOPS (lower than SMs x boost x
     // 1024); FP64 and other figures TechPowerUp.
@@ -7219,7 +7233,7 @@ inline constexpr device_spec catalogue_rows[] = {
      .link = interconnect_kind::pcie,
      .pcie_generation = 3, .pcie_lanes = 16, .power_watts = 250,
      .arch = "7.0", .compute_units = 80, .year = 2017,
-     .source = "https://www.techpowerup.com/gpu-specs/titan-v.c3051"},
+     .source = AI_HWACCEL_SOURCE("https://www.techpowerup.com/gpu-specs/titan-v.c3051")},
     // TITAN RTX runs FP16 with FP32 accumulate at the full rate, like the Quadro RTX
     // boards.
     {.name = "NVIDIA TITAN RTX",
@@ -7233,7 +7247,7 @@ inline constexpr device_spec catalogue_rows[] = {
      .link_domain = 2,
      .pcie_generation = 3, .pcie_lanes = 16, .power_watts = 280,
      .arch = "7.5", .compute_units = 72, .year = 2018,
-     .source = "https://www.techpowerup.com/gpu-specs/titan-rtx.c3311"},
+     .source = AI_HWACCEL_SOURCE("https://www.techpowerup.com/gpu-specs/titan-rtx.c3311")},
     {.name = "NVIDIA GeForce RTX 2080 Ti",
      .aliases = {"GeForce RTX 2080 Ti", "RTX 2080 Ti"},
      .maker = vendor::nvidia, .kind = device_kind::cuda_gpu,
@@ -7245,7 +7259,7 @@ inline constexpr device_spec catalogue_rows[] = {
      .link_domain = 2,
      .pcie_generation = 3, .pcie_lanes = 16, .power_watts = 250,
      .arch = "7.5", .compute_units = 68, .year = 2018,
-     .source = "https://www.techpowerup.com/gpu-specs/geforce-rtx-2080-ti.c3305"},
+     .source = AI_HWACCEL_SOURCE("https://www.techpowerup.com/gpu-specs/geforce-rtx-2080-ti.c3305")},
     {.name = "NVIDIA GeForce RTX 2080 SUPER",
      .aliases = {"GeForce RTX 2080 SUPER", "RTX 2080 SUPER"},
      .maker = vendor::nvidia, .kind = device_kind::cuda_gpu,
@@ -7257,7 +7271,7 @@ inline constexpr device_spec catalogue_rows[] = {
      .link_domain = 2,
      .pcie_generation = 3, .pcie_lanes = 16, .power_watts = 250,
      .arch = "7.5", .compute_units = 48, .year = 2019,
-     .source = "https://www.techpowerup.com/gpu-specs/geforce-rtx-2080-super.c3439"},
+     .source = AI_HWACCEL_SOURCE("https://www.techpowerup.com/gpu-specs/geforce-rtx-2080-super.c3439")},
     {.name = "NVIDIA GeForce RTX 2080",
      .aliases = {"GeForce RTX 2080", "RTX 2080"},
      .maker = vendor::nvidia, .kind = device_kind::cuda_gpu,
@@ -7269,7 +7283,7 @@ inline constexpr device_spec catalogue_rows[] = {
      .link_domain = 2,
      .pcie_generation = 3, .pcie_lanes = 16, .power_watts = 215,
      .arch = "7.5", .compute_units = 46, .year = 2018,
-     .source = "https://www.techpowerup.com/gpu-specs/geforce-rtx-2080.c3224"},
+     .source = AI_HWACCEL_SOURCE("https://www.techpowerup.com/gpu-specs/geforce-rtx-2080.c3224")},
     {.name = "NVIDIA GeForce RTX 2070 SUPER",
      .aliases = {"GeForce RTX 2070 SUPER", "RTX 2070 SUPER"},
      .maker = vendor::nvidia, .kind = device_kind::cuda_gpu,
@@ -7280,7 +7294,7 @@ inline constexpr device_spec catalogue_rows[] = {
      .link = interconnect_kind::pcie,
      .pcie_generation = 3, .pcie_lanes = 16, .power_watts = 215,
      .arch = "7.5", .compute_units = 40, .year = 2019,
-     .source = "https://www.techpowerup.com/gpu-specs/geforce-rtx-2070-super.c3440"},
+     .source = AI_HWACCEL_SOURCE("https://www.techpowerup.com/gpu-specs/geforce-rtx-2070-super.c3440")},
     {.name = "NVIDIA GeForce RTX 2070",
      .aliases = {"GeForce RTX 2070", "RTX 2070"},
      .maker = vendor::nvidia, .kind = device_kind::cuda_gpu,
@@ -7291,7 +7305,7 @@ inline constexpr device_spec catalogue_rows[] = {
      .link = interconnect_kind::pcie,
      .pcie_generation = 3, .pcie_lanes = 16, .power_watts = 175,
      .arch = "7.5", .compute_units = 36, .year = 2018,
-     .source = "https://www.techpowerup.com/gpu-specs/geforce-rtx-2070.c3252"},
+     .source = AI_HWACCEL_SOURCE("https://www.techpowerup.com/gpu-specs/geforce-rtx-2070.c3252")},
     {.name = "NVIDIA GeForce RTX 2060 SUPER",
      .aliases = {"GeForce RTX 2060 SUPER", "RTX 2060 SUPER"},
      .maker = vendor::nvidia, .kind = device_kind::cuda_gpu,
@@ -7302,7 +7316,7 @@ inline constexpr device_spec catalogue_rows[] = {
      .link = interconnect_kind::pcie,
      .pcie_generation = 3, .pcie_lanes = 16, .power_watts = 175,
      .arch = "7.5", .compute_units = 34, .year = 2019,
-     .source = "https://www.techpowerup.com/gpu-specs/geforce-rtx-2060-super.c3441"},
+     .source = AI_HWACCEL_SOURCE("https://www.techpowerup.com/gpu-specs/geforce-rtx-2060-super.c3441")},
     {.name = "NVIDIA GeForce RTX 2060",
      .aliases = {"GeForce RTX 2060", "RTX 2060"},
      .maker = vendor::nvidia, .kind = device_kind::cuda_gpu,
@@ -7313,7 +7327,7 @@ inline constexpr device_spec catalogue_rows[] = {
      .link = interconnect_kind::pcie,
      .pcie_generation = 3, .pcie_lanes = 16, .power_watts = 160,
      .arch = "7.5", .compute_units = 30, .year = 2019,
-     .source = "https://www.techpowerup.com/gpu-specs/geforce-rtx-2060.c3310"},
+     .source = AI_HWACCEL_SOURCE("https://www.techpowerup.com/gpu-specs/geforce-rtx-2060.c3310")},
     // ---- GeForce RTX 30 (Ampere)
     {.name = "NVIDIA GeForce RTX 3090 Ti",
      .aliases = {"GeForce RTX 3090 Ti", "RTX 3090 Ti"},
@@ -7326,7 +7340,7 @@ inline constexpr device_spec catalogue_rows[] = {
      .link = interconnect_kind::pcie,
      .pcie_generation = 4, .pcie_lanes = 16, .power_watts = 450,
      .arch = "8.6", .compute_units = 84, .year = 2022,
-     .source = "https://www.techpowerup.com/gpu-specs/geforce-rtx-3090-ti.c3829"},
+     .source = AI_HWACCEL_SOURCE("https://www.techpowerup.com/gpu-specs/geforce-rtx-3090-ti.c3829")},
     {.name = "NVIDIA GeForce RTX 3090",
      .aliases = {"GeForce RTX 3090", "RTX 3090"},
      .maker = vendor::nvidia, .kind = device_kind::cuda_gpu,
@@ -7339,7 +7353,7 @@ inline constexpr device_spec catalogue_rows[] = {
      .link_domain = 2,
      .pcie_generation = 4, .pcie_lanes = 16, .power_watts = 350,
      .arch = "8.6", .compute_units = 82, .year = 2020,
-     .source = "https://www.techpowerup.com/gpu-specs/geforce-rtx-3090.c3622"},
+     .source = AI_HWACCEL_SOURCE("https://www.techpowerup.com/gpu-specs/geforce-rtx-3090.c3622")},
     {.name = "NVIDIA GeForce RTX 3080 Ti",
      .aliases = {"GeForce RTX 3080 Ti", "RTX 3080 Ti"},
      .maker = vendor::nvidia, .kind = device_kind::cuda_gpu,
@@ -7351,7 +7365,7 @@ inline constexpr device_spec catalogue_rows[] = {
      .link = interconnect_kind::pcie,
      .pcie_generation = 4, .pcie_lanes = 16, .power_watts = 350,
      .arch = "8.6", .compute_units = 80, .year = 2021,
-     .source = "https://www.techpowerup.com/gpu-specs/geforce-rtx-3080-ti.c3735"},
+     .source = AI_HWACCEL_SOURCE("https://www.techpowerup.com/gpu-specs/geforce-rtx-3080-ti.c3735")},
     // nvidia-smi prints "NVIDIA GeForce RTX 3080" for both memory sizes; that name stays
     // on the 10 GB row, the PCI id tells them apart.
     {.name = "NVIDIA GeForce RTX 3080 12GB",
@@ -7365,7 +7379,7 @@ inline constexpr device_spec catalogue_rows[] = {
      .link = interconnect_kind::pcie,
      .pcie_generation = 4, .pcie_lanes = 16, .power_watts = 350,
      .arch = "8.6", .compute_units = 70, .year = 2022,
-     .source = "https://www.techpowerup.com/gpu-specs/geforce-rtx-3080-12-gb.c3834"},
+     .source = AI_HWACCEL_SOURCE("https://www.techpowerup.com/gpu-specs/geforce-rtx-3080-12-gb.c3834")},
     {.name = "NVIDIA GeForce RTX 3080",
      .aliases = {"GeForce RTX 3080", "RTX 3080", "RTX 3080 10GB"},
      .maker = vendor::nvidia, .kind = device_kind::cuda_gpu,
@@ -7377,7 +7391,7 @@ inline constexpr device_spec catalogue_rows[] = {
      .link = interconnect_kind::pcie,
      .pcie_generation = 4, .pcie_lanes = 16, .power_watts = 320,
      .arch = "8.6", .compute_units = 68, .year = 2020,
-     .source = "https://www.techpowerup.com/gpu-specs/geforce-rtx-3080.c3621"},
+     .source = AI_HWACCEL_SOURCE("https://www.techpowerup.com/gpu-specs/geforce-rtx-3080.c3621")},
     {.name = "NVIDIA GeForce RTX 3070 Ti",
      .aliases = {"GeForce RTX 3070 Ti", "RTX 3070 Ti"},
      .maker = vendor::nvidia, .kind = device_kind::cuda_gpu,
@@ -7389,7 +7403,7 @@ inline constexpr device_spec catalogue_rows[] = {
      .link = interconnect_kind::pcie,
      .pcie_generation = 4, .pcie_lanes = 16, .power_watts = 290,
      .arch = "8.6", .compute_units = 48, .year = 2021,
-     .source = "https://www.techpowerup.com/gpu-specs/geforce-rtx-3070-ti.c3675"},
+     .source = AI_HWACCEL_SOURCE("https://www.techpowerup.com/gpu-specs/geforce-rtx-3070-ti.c3675")},
     {.name = "NVIDIA GeForce RTX 3070",
      .aliases = {"GeForce RTX 3070", "RTX 3070"},
      .maker = vendor::nvidia, .kind = device_kind::cuda_gpu,
@@ -7401,7 +7415,7 @@ inline constexpr device_spec catalogue_rows[] = {
      .link = interconnect_kind::pcie,
      .pcie_generation = 4, .pcie_lanes = 16, .power_watts = 220,
      .arch = "8.6", .compute_units = 46, .year = 2020,
-     .source = "https://www.techpowerup.com/gpu-specs/geforce-rtx-3070.c3674"},
+     .source = AI_HWACCEL_SOURCE("https://www.techpowerup.com/gpu-specs/geforce-rtx-3070.c3674")},
     {.name = "NVIDIA GeForce RTX 3060 Ti",
      .aliases = {"GeForce RTX 3060 Ti", "RTX 3060 Ti"},
      .maker = vendor::nvidia, .kind = device_kind::cuda_gpu,
@@ -7413,7 +7427,7 @@ inline constexpr device_spec catalogue_rows[] = {
      .link = interconnect_kind::pcie,
      .pcie_generation = 4, .pcie_lanes = 16, .power_watts = 200,
      .arch = "8.6", .compute_units = 38, .year = 2020,
-     .source = "https://www.techpowerup.com/gpu-specs/geforce-rtx-3060-ti.c3681"},
+     .source = AI_HWACCEL_SOURCE("https://www.techpowerup.com/gpu-specs/geforce-rtx-3060-ti.c3681")},
     {.name = "NVIDIA GeForce RTX 3060",
      .aliases = {"GeForce RTX 3060", "RTX 3060", "RTX 3060 12GB"},
      .maker = vendor::nvidia, .kind = device_kind::cuda_gpu,
@@ -7425,7 +7439,7 @@ inline constexpr device_spec catalogue_rows[] = {
      .link = interconnect_kind::pcie,
      .pcie_generation = 4, .pcie_lanes = 16, .power_watts = 170,
      .arch = "8.6", .compute_units = 28, .year = 2021,
-     .source = "https://www.techpowerup.com/gpu-specs/geforce-rtx-3060-12-gb.c3682"},
+     .source = AI_HWACCEL_SOURCE("https://www.techpowerup.com/gpu-specs/geforce-rtx-3060-12-gb.c3682")},
     {.name = "NVIDIA GeForce RTX 3050",
      .aliases = {"GeForce RTX 3050", "RTX 3050", "RTX 3050 8GB"},
      .maker = vendor::nvidia, .kind = device_kind::cuda_gpu,
@@ -7437,7 +7451,7 @@ inline constexpr device_spec catalogue_rows[] = {
      .link = interconnect_kind::pcie,
      .pcie_generation = 4, .pcie_lanes = 8, .power_watts = 130,
      .arch = "8.6", .compute_units = 20, .year = 2022,
-     .source = "https://www.techpowerup.com/gpu-specs/geforce-rtx-3050-8-gb.c3858"},
+     .source = AI_HWACCEL_SOURCE("https://www.techpowerup.com/gpu-specs/geforce-rtx-3050-8-gb.c3858")},
     // ---- GeForce RTX 40 (Ada Lovelace)
     {.name = "NVIDIA GeForce RTX 4090",
      .aliases = {"GeForce RTX 4090", "RTX 4090"},
@@ -7450,7 +7464,7 @@ inline constexpr device_spec catalogue_rows[] = {
      .link = interconnect_kind::pcie,
      .pcie_generation = 4, .pcie_lanes = 16, .power_watts = 450,
      .arch = "8.9", .compute_units = 128, .year = 2022,
-     .source = "https://www.techpowerup.com/gpu-specs/geforce-rtx-4090.c3889"},
+     .source = AI_HWACCEL_SOURCE("https://www.techpowerup.com/gpu-specs/geforce-rtx-4090.c3889")},
     {.name = "NVIDIA GeForce RTX 4090 D",
      .aliases = {"GeForce RTX 4090 D", "RTX 4090 D"},
      .maker = vendor::nvidia, .kind = device_kind::cuda_gpu,
@@ -7462,7 +7476,7 @@ inline constexpr device_spec catalogue_rows[] = {
      .link = interconnect_kind::pcie,
      .pcie_generation = 4, .pcie_lanes = 16, .power_watts = 425,
      .arch = "8.9", .compute_units = 114, .year = 2023,
-     .source = "https://www.techpowerup.com/gpu-specs/geforce-rtx-4090-d.c4189"},
+     .source = AI_HWACCEL_SOURCE("https://www.techpowerup.com/gpu-specs/geforce-rtx-4090-d.c4189")},
     {.name = "NVIDIA GeForce RTX 4080 SUPER",
      .aliases = {"GeForce RTX 4080 SUPER", "RTX 4080 SUPER"},
      .maker = vendor::nvidia, .kind = device_kind::cuda_gpu,
@@ -7474,7 +7488,7 @@ inline constexpr device_spec catalogue_rows[] = {
      .link = interconnect_kind::pcie,
      .pcie_generation = 4, .pcie_lanes = 16, .power_watts = 320,
      .arch = "8.9", .compute_units = 80, .year = 2024,
-     .source = "https://www.techpowerup.com/gpu-specs/geforce-rtx-4080-super.c4182"},
+     .source = AI_HWACCEL_SOURCE("https://www.techpowerup.com/gpu-specs/geforce-rtx-4080-super.c4182")},
     {.name = "NVIDIA GeForce RTX 4080",
      .aliases = {"GeForce RTX 4080", "RTX 4080"},
      .maker = vendor::nvidia, .kind = device_kind::cuda_gpu,
@@ -7486,7 +7500,7 @@ inline constexpr device_spec catalogue_rows[] = {
      .link = interconnect_kind::pcie,
      .pcie_generation = 4, .pcie_lanes = 16, .power_watts = 320,
      .arch = "8.9", .compute_units = 76, .year = 2022,
-     .source = "https://www.techpowerup.com/gpu-specs/geforce-rtx-4080.c3888"},
+     .source = AI_HWACCEL_SOURCE("https://www.techpowerup.com/gpu-specs/geforce-rtx-4080.c3888")},
     {.name = "NVIDIA GeForce RTX 4070 Ti SUPER",
      .aliases = {"GeForce RTX 4070 Ti SUPER", "RTX 4070 Ti SUPER"},
      .maker = vendor::nvidia, .kind = device_kind::cuda_gpu,
@@ -7498,7 +7512,7 @@ inline constexpr device_spec catalogue_rows[] = {
      .link = interconnect_kind::pcie,
      .pcie_generation = 4, .pcie_lanes = 16, .power_watts = 285,
      .arch = "8.9", .compute_units = 66, .year = 2024,
-     .source = "https://www.techpowerup.com/gpu-specs/geforce-rtx-4070-ti-super.c4187"},
+     .source = AI_HWACCEL_SOURCE("https://www.techpowerup.com/gpu-specs/geforce-rtx-4070-ti-super.c4187")},
     {.name = "NVIDIA GeForce RTX 4070 Ti",
      .aliases = {"GeForce RTX 4070 Ti", "RTX 4070 Ti"},
      .maker = vendor::nvidia, .kind = device_kind::cuda_gpu,
@@ -7510,7 +7524,7 @@ inline constexpr device_spec catalogue_rows[] = {
      .link = interconnect_kind::pcie,
      .pcie_generation = 4, .pcie_lanes = 16, .power_watts = 285,
      .arch = "8.9", .compute_units = 60, .year = 2023,
-     .source = "https://www.techpowerup.com/gpu-specs/geforce-rtx-4070-ti.c3950"},
+     .source = AI_HWACCEL_SOURCE("https://www.techpowerup.com/gpu-specs/geforce-rtx-4070-ti.c3950")},
     {.name = "NVIDIA GeForce RTX 4070 SUPER",
      .aliases = {"GeForce RTX 4070 SUPER", "RTX 4070 SUPER"},
      .maker = vendor::nvidia, .kind = device_kind::cuda_gpu,
@@ -7522,7 +7536,7 @@ inline constexpr device_spec catalogue_rows[] = {
      .link = interconnect_kind::pcie,
      .pcie_generation = 4, .pcie_lanes = 16, .power_watts = 220,
      .arch = "8.9", .compute_units = 56, .year = 2024,
-     .source = "https://www.techpowerup.com/gpu-specs/geforce-rtx-4070-super.c4186"},
+     .source = AI_HWACCEL_SOURCE("https://www.techpowerup.com/gpu-specs/geforce-rtx-4070-super.c4186")},
     {.name = "NVIDIA GeForce RTX 4070",
      .aliases = {"GeForce RTX 4070", "RTX 4070"},
      .maker = vendor::nvidia, .kind = device_kind::cuda_gpu,
@@ -7534,7 +7548,7 @@ inline constexpr device_spec catalogue_rows[] = {
      .link = interconnect_kind::pcie,
      .pcie_generation = 4, .pcie_lanes = 16, .power_watts = 200,
      .arch = "8.9", .compute_units = 46, .year = 2023,
-     .source = "https://www.techpowerup.com/gpu-specs/geforce-rtx-4070.c3924"},
+     .source = AI_HWACCEL_SOURCE("https://www.techpowerup.com/gpu-specs/geforce-rtx-4070.c3924")},
     // nvidia-smi prints "NVIDIA GeForce RTX 4060 Ti" for both memory sizes; that name
     // stays on the 8 GB row.
     {.name = "NVIDIA GeForce RTX 4060 Ti",
@@ -7548,7 +7562,7 @@ inline constexpr device_spec catalogue_rows[] = {
      .link = interconnect_kind::pcie,
      .pcie_generation = 4, .pcie_lanes = 8, .power_watts = 160,
      .arch = "8.9", .compute_units = 34, .year = 2023,
-     .source = "https://www.techpowerup.com/gpu-specs/geforce-rtx-4060-ti-8-gb.c3890"},
+     .source = AI_HWACCEL_SOURCE("https://www.techpowerup.com/gpu-specs/geforce-rtx-4060-ti-8-gb.c3890")},
     {.name = "NVIDIA GeForce RTX 4060 Ti 16GB",
      .aliases = {"RTX 4060 Ti 16GB"},
      .maker = vendor::nvidia, .kind = device_kind::cuda_gpu,
@@ -7560,7 +7574,7 @@ inline constexpr device_spec catalogue_rows[] = {
      .link = interconnect_kind::pcie,
      .pcie_generation = 4, .pcie_lanes = 8, .power_watts = 165,
      .arch = "8.9", .compute_units = 34, .year = 2023,
-     .source = "https://www.techpowerup.com/gpu-specs/geforce-rtx-4060-ti-16-gb.c4155"},
+     .source = AI_HWACCEL_SOURCE("https://www.techpowerup.com/gpu-specs/geforce-rtx-4060-ti-16-gb.c4155")},
     {.name = "NVIDIA GeForce RTX 4060",
      .aliases = {"GeForce RTX 4060", "RTX 4060"},
      .maker = vendor::nvidia, .kind = device_kind::cuda_gpu,
@@ -7572,7 +7586,7 @@ inline constexpr device_spec catalogue_rows[] = {
      .link = interconnect_kind::pcie,
      .pcie_generation = 4, .pcie_lanes = 8, .power_watts = 115,
      .arch = "8.9", .compute_units = 24, .year = 2023,
-     .source = "https://www.techpowerup.com/gpu-specs/geforce-rtx-4060.c4107"},
+     .source = AI_HWACCEL_SOURCE("https://www.techpowerup.com/gpu-specs/geforce-rtx-4060.c4107")},
     // ---- GeForce RTX 50 (Blackwell)
     {.name = "NVIDIA GeForce RTX 5090",
      .aliases = {"GeForce RTX 5090", "RTX 5090"},
@@ -7585,7 +7599,7 @@ inline constexpr device_spec catalogue_rows[] = {
      .link = interconnect_kind::pcie,
      .pcie_generation = 5, .pcie_lanes = 16, .power_watts = 575,
      .arch = "12.0", .compute_units = 170, .year = 2025,
-     .source = "https://www.techpowerup.com/gpu-specs/geforce-rtx-5090.c4216"},
+     .source = AI_HWACCEL_SOURCE("https://www.techpowerup.com/gpu-specs/geforce-rtx-5090.c4216")},
     {.name = "NVIDIA GeForce RTX 5080",
      .aliases = {"GeForce RTX 5080", "RTX 5080"},
      .maker = vendor::nvidia, .kind = device_kind::cuda_gpu,
@@ -7597,7 +7611,7 @@ inline constexpr device_spec catalogue_rows[] = {
      .link = interconnect_kind::pcie,
      .pcie_generation = 5, .pcie_lanes = 16, .power_watts = 360,
      .arch = "12.0", .compute_units = 84, .year = 2025,
-     .source = "https://www.techpowerup.com/gpu-specs/geforce-rtx-5080.c4217"},
+     .source = AI_HWACCEL_SOURCE("https://www.techpowerup.com/gpu-specs/geforce-rtx-5080.c4217")},
     {.name = "NVIDIA GeForce RTX 5070 Ti",
      .aliases = {"GeForce RTX 5070 Ti", "RTX 5070 Ti"},
      .maker = vendor::nvidia, .kind = device_kind::cuda_gpu,
@@ -7609,7 +7623,7 @@ inline constexpr device_spec catalogue_rows[] = {
      .link = interconnect_kind::pcie,
      .pcie_generation = 5, .pcie_lanes = 16, .power_watts = 300,
      .arch = "12.0", .compute_units = 70, .year = 2025,
-     .source = "https://www.techpowerup.com/gpu-specs/geforce-rtx-5070-ti.c4243"},
+     .source = AI_HWACCEL_SOURCE("https://www.techpowerup.com/gpu-specs/geforce-rtx-5070-ti.c4243")},
     {.name = "NVIDIA GeForce RTX 5070",
      .aliases = {"GeForce RTX 5070", "RTX 5070"},
      .maker = vendor::nvidia, .kind = device_kind::cuda_gpu,
@@ -7621,7 +7635,7 @@ inline constexpr device_spec catalogue_rows[] = {
      .link = interconnect_kind::pcie,
      .pcie_generation = 5, .pcie_lanes = 16, .power_watts = 250,
      .arch = "12.0", .compute_units = 48, .year = 2025,
-     .source = "https://www.techpowerup.com/gpu-specs/geforce-rtx-5070.c4218"},
+     .source = AI_HWACCEL_SOURCE("https://www.techpowerup.com/gpu-specs/geforce-rtx-5070.c4218")},
     // Both RTX 5060 Ti sizes share PCI id and nvidia-smi name; the name goes to the 16 GB
     // row.
     {.name = "NVIDIA GeForce RTX 5060 Ti 16GB",
@@ -7635,7 +7649,7 @@ inline constexpr device_spec catalogue_rows[] = {
      .link = interconnect_kind::pcie,
      .pcie_generation = 5, .pcie_lanes = 8, .power_watts = 180,
      .arch = "12.0", .compute_units = 36, .year = 2025,
-     .source = "https://www.techpowerup.com/gpu-specs/geforce-rtx-5060-ti-16-gb.c4292"},
+     .source = AI_HWACCEL_SOURCE("https://www.techpowerup.com/gpu-specs/geforce-rtx-5060-ti-16-gb.c4292")},
     {.name = "NVIDIA GeForce RTX 5060 Ti 8GB",
      .aliases = {"RTX 5060 Ti 8GB"},
      .maker = vendor::nvidia, .kind = device_kind::cuda_gpu,
@@ -7647,7 +7661,7 @@ inline constexpr device_spec catalogue_rows[] = {
      .link = interconnect_kind::pcie,
      .pcie_generation = 5, .pcie_lanes = 8, .power_watts = 180,
      .arch = "12.0", .compute_units = 36, .year = 2025,
-     .source = "https://www.techpowerup.com/gpu-specs/geforce-rtx-5060-ti-8-gb.c4246"},
+     .source = AI_HWACCEL_SOURCE("https://www.techpowerup.com/gpu-specs/geforce-rtx-5060-ti-8-gb.c4246")},
     {.name = "NVIDIA GeForce RTX 5060",
      .aliases = {"GeForce RTX 5060", "RTX 5060"},
      .maker = vendor::nvidia, .kind = device_kind::cuda_gpu,
@@ -7659,7 +7673,7 @@ inline constexpr device_spec catalogue_rows[] = {
      .link = interconnect_kind::pcie,
      .pcie_generation = 5, .pcie_lanes = 8, .power_watts = 145,
      .arch = "12.0", .compute_units = 30, .year = 2025,
-     .source = "https://www.techpowerup.com/gpu-specs/geforce-rtx-5060.c4219"},
+     .source = AI_HWACCEL_SOURCE("https://www.techpowerup.com/gpu-specs/geforce-rtx-5060.c4219")},
 // ---- end ai_hwaccel/core/catalogue/nvidia.inc
 // #include "ai_hwaccel/core/catalogue/amd.inc"
 // ---- begin ai_hwaccel/core/catalogue/amd.inc
@@ -7709,7 +7723,7 @@ inline constexpr device_spec catalogue_rows[] = {
      .link_domain = 4,
      .pcie_generation = 4, .pcie_lanes = 16, .power_watts = 300,
      .arch = "gfx908", .compute_units = 120, .year = 2020,
-     .source = "https://www.amd.com/en/products/accelerators/instinct/mi100.html"},
+     .source = AI_HWACCEL_SOURCE("https://www.amd.com/en/products/accelerators/instinct/mi100.html")},
     {.name = "AMD Instinct MI210",
      .aliases = {"MI210", "Instinct MI210", "Aldebaran/MI200 [Instinct MI210]"},
      .maker = vendor::amd, .kind = device_kind::rocm_gpu,
@@ -7720,7 +7734,7 @@ inline constexpr device_spec catalogue_rows[] = {
      .link_domain = 4,
      .pcie_generation = 4, .pcie_lanes = 16, .power_watts = 300,
      .arch = "gfx90a", .compute_units = 104, .year = 2022,
-     .source = "https://www.amd.com/en/products/accelerators/instinct/mi200/mi210.html"},
+     .source = AI_HWACCEL_SOURCE("https://www.amd.com/en/products/accelerators/instinct/mi200/mi210.html")},
     {.name = "AMD Instinct MI250",
      .aliases = {"MI250", "Instinct MI250"},
      .maker = vendor::amd, .kind = device_kind::rocm_gpu,
@@ -7731,7 +7745,7 @@ inline constexpr device_spec catalogue_rows[] = {
      .link_domain = 4,
      .pcie_generation = 4, .pcie_lanes = 16, .power_watts = 560,
      .arch = "gfx90a", .compute_units = 208, .year = 2021,
-     .source = "https://www.amd.com/en/products/accelerators/instinct/mi200/mi250.html"},
+     .source = AI_HWACCEL_SOURCE("https://www.amd.com/en/products/accelerators/instinct/mi200/mi250.html")},
     {.name = "AMD Instinct MI250X",
      .aliases = {"MI250X", "Instinct MI250X", "Aldebaran/MI200 [Instinct MI250X]"},
      .maker = vendor::amd, .kind = device_kind::rocm_gpu,
@@ -7742,7 +7756,7 @@ inline constexpr device_spec catalogue_rows[] = {
      .link_domain = 4,
      .pcie_generation = 4, .pcie_lanes = 16, .power_watts = 560,
      .arch = "gfx90a", .compute_units = 220, .year = 2021,
-     .source = "https://www.amd.com/en/products/accelerators/instinct/mi200/mi250x.html"},
+     .source = AI_HWACCEL_SOURCE("https://www.amd.com/en/products/accelerators/instinct/mi200/mi250x.html")},
     {.name = "AMD Instinct MI300A",
      .aliases = {"MI300A", "Instinct MI300A", "AMD Instinct MI300A APU", "Aqua Vanjaram [Instinct MI300A]"},
      .maker = vendor::amd, .kind = device_kind::rocm_gpu,
@@ -7753,7 +7767,7 @@ inline constexpr device_spec catalogue_rows[] = {
      .link_domain = 4,
      .pcie_generation = 5, .pcie_lanes = 16, .power_watts = 550,
      .arch = "gfx942", .compute_units = 228, .year = 2023,
-     .source = "https://www.amd.com/en/products/accelerators/instinct/mi300/mi300a.html"},
+     .source = AI_HWACCEL_SOURCE("https://www.amd.com/en/products/accelerators/instinct/mi300/mi300a.html")},
     {.name = "AMD Instinct MI300X",
      .aliases = {"MI300X", "Instinct MI300X", "AMD Instinct MI300X OAM", "AMD Instinct MI300X VF",
                  "Aqua Vanjaram [Instinct MI300X]", "Aqua Vanjaram [Instinct MI300X VF]"},
@@ -7765,7 +7779,7 @@ inline constexpr device_spec catalogue_rows[] = {
      .link_domain = 8,
      .pcie_generation = 5, .pcie_lanes = 16, .power_watts = 750,
      .arch = "gfx942", .compute_units = 304, .year = 2023,
-     .source = "https://www.amd.com/en/products/accelerators/instinct/mi300/mi300x.html"},
+     .source = AI_HWACCEL_SOURCE("https://www.amd.com/en/products/accelerators/instinct/mi300/mi300x.html")},
     {.name = "AMD Instinct MI325X",
      .aliases = {"MI325X", "Instinct MI325X", "AMD Instinct MI325X VF", "Aqua Vanjaram [Instinct MI325X]",
                  "Aqua Vanjaram [Instinct MI325X VF]"},
@@ -7777,7 +7791,7 @@ inline constexpr device_spec catalogue_rows[] = {
      .link_domain = 8,
      .pcie_generation = 5, .pcie_lanes = 16, .power_watts = 1000,
      .arch = "gfx942", .compute_units = 304, .year = 2024,
-     .source = "https://www.amd.com/en/products/accelerators/instinct/mi300/mi325x.html"},
+     .source = AI_HWACCEL_SOURCE("https://www.amd.com/en/products/accelerators/instinct/mi300/mi325x.html")},
     {.name = "AMD Instinct MI350X",
      .aliases = {"MI350X", "Instinct MI350X", "Aqua Vanjaram [Instinct MI350X]"},
      .maker = vendor::amd, .kind = device_kind::rocm_gpu,
@@ -7789,7 +7803,7 @@ inline constexpr device_spec catalogue_rows[] = {
      .link_domain = 8,
      .pcie_generation = 5, .pcie_lanes = 16, .power_watts = 1000,
      .arch = "gfx950", .compute_units = 256, .year = 2025,
-     .source = "https://www.amd.com/en/products/accelerators/instinct/mi350/mi350x.html"},
+     .source = AI_HWACCEL_SOURCE("https://www.amd.com/en/products/accelerators/instinct/mi350/mi350x.html")},
     {.name = "AMD Instinct MI355X",
      .aliases = {"MI355X", "Instinct MI355X", "Aqua Vanjaram [Instinct MI355X]"},
      .maker = vendor::amd, .kind = device_kind::rocm_gpu,
@@ -7801,7 +7815,7 @@ inline constexpr device_spec catalogue_rows[] = {
      .link_domain = 8,
      .pcie_generation = 5, .pcie_lanes = 16, .power_watts = 1400,
      .arch = "gfx950", .compute_units = 256, .year = 2025,
-     .source = "https://www.amd.com/en/products/accelerators/instinct/mi350/mi355x.html"},
+     .source = AI_HWACCEL_SOURCE("https://www.amd.com/en/products/accelerators/instinct/mi350/mi355x.html")},
     // ---------------------------------------------------------------- Radeon (GCN 5, Vega 20)
     // Figures as AMD's launch table gives them (reproduced in the source's review); fp16 is
     // the packed-FP16 rate, int8 the packed dot-product rate. Power and PCIe generation
@@ -7813,7 +7827,7 @@ inline constexpr device_spec catalogue_rows[] = {
      .memory_bytes = 16 * units::gib, .memory = memory_type::hbm2, .memory_bandwidth_gbps = 1024,
      .peak = {.fp64 = 3.46, .fp32 = 13.8, .fp16 = 27.7, .int8 = 55.3},
      .arch = "gfx906", .compute_units = 60, .year = 2019,
-     .source = "https://guru3d.com/review/amd-radeon-vii-16-gb-review/page-5"},
+     .source = AI_HWACCEL_SOURCE("https://guru3d.com/review/amd-radeon-vii-16-gb-review/page-5")},
     // ---------------------------------------------------------------- Radeon RX 6000 (RDNA 2)
     {.name = "AMD Radeon RX 6400",
      .aliases = {"Radeon RX 6400", "RX 6400"},
@@ -7823,7 +7837,7 @@ inline constexpr device_spec catalogue_rows[] = {
      .peak = {.fp32 = 3.57, .fp16 = 7.13},
      .pcie_generation = 4, .pcie_lanes = 4, .power_watts = 53,
      .arch = "gfx1034", .compute_units = 12, .year = 2022,
-     .source = "https://www.amd.com/en/products/graphics/amd-radeon-rx-6400"},
+     .source = AI_HWACCEL_SOURCE("https://www.amd.com/en/products/graphics/amd-radeon-rx-6400")},
     {.name = "AMD Radeon RX 6500 XT",
      .aliases = {"Radeon RX 6500 XT", "RX 6500 XT"},
      .maker = vendor::amd, .kind = device_kind::rocm_gpu,
@@ -7832,7 +7846,7 @@ inline constexpr device_spec catalogue_rows[] = {
      .peak = {.fp32 = 5.77, .fp16 = 11.53},
      .pcie_generation = 4, .pcie_lanes = 4, .power_watts = 107,
      .arch = "gfx1034", .compute_units = 16, .year = 2022,
-     .source = "https://www.amd.com/en/products/graphics/amd-radeon-rx-6500-xt"},
+     .source = AI_HWACCEL_SOURCE("https://www.amd.com/en/products/graphics/amd-radeon-rx-6500-xt")},
     {.name = "AMD Radeon RX 6600",
      .aliases = {"Radeon RX 6600", "RX 6600"},
      .maker = vendor::amd, .kind = device_kind::rocm_gpu,
@@ -7841,7 +7855,7 @@ inline constexpr device_spec catalogue_rows[] = {
      .peak = {.fp32 = 8.93, .fp16 = 17.86},
      .pcie_generation = 4, .pcie_lanes = 8, .power_watts = 132,
      .arch = "gfx1032", .compute_units = 28, .year = 2021,
-     .source = "https://www.amd.com/en/products/graphics/amd-radeon-rx-6600"},
+     .source = AI_HWACCEL_SOURCE("https://www.amd.com/en/products/graphics/amd-radeon-rx-6600")},
     {.name = "AMD Radeon RX 6600 XT",
      .aliases = {"Radeon RX 6600 XT", "RX 6600 XT"},
      .maker = vendor::amd, .kind = device_kind::rocm_gpu,
@@ -7850,7 +7864,7 @@ inline constexpr device_spec catalogue_rows[] = {
      .peak = {.fp32 = 10.6, .fp16 = 21.21},
      .pcie_generation = 4, .pcie_lanes = 8, .power_watts = 160,
      .arch = "gfx1032", .compute_units = 32, .year = 2021,
-     .source = "https://www.amd.com/en/products/graphics/amd-radeon-rx-6600-xt"},
+     .source = AI_HWACCEL_SOURCE("https://www.amd.com/en/products/graphics/amd-radeon-rx-6600-xt")},
     {.name = "AMD Radeon RX 6650 XT",
      .aliases = {"Radeon RX 6650 XT", "RX 6650 XT"},
      .maker = vendor::amd, .kind = device_kind::rocm_gpu,
@@ -7859,7 +7873,7 @@ inline constexpr device_spec catalogue_rows[] = {
      .peak = {.fp32 = 10.79, .fp16 = 21.59},
      .pcie_generation = 4, .pcie_lanes = 8, .power_watts = 180,
      .arch = "gfx1032", .compute_units = 32, .year = 2022,
-     .source = "https://www.amd.com/en/products/graphics/amd-radeon-rx-6650-xt"},
+     .source = AI_HWACCEL_SOURCE("https://www.amd.com/en/products/graphics/amd-radeon-rx-6650-xt")},
     {.name = "AMD Radeon RX 6700 XT",
      .aliases = {"Radeon RX 6700 XT", "RX 6700 XT"},
      .maker = vendor::amd, .kind = device_kind::rocm_gpu,
@@ -7868,7 +7882,7 @@ inline constexpr device_spec catalogue_rows[] = {
      .peak = {.fp32 = 13.21, .fp16 = 26.43},
      .pcie_generation = 4, .pcie_lanes = 16, .power_watts = 230,
      .arch = "gfx1031", .compute_units = 40, .year = 2021,
-     .source = "https://www.amd.com/en/products/graphics/amd-radeon-rx-6700-xt"},
+     .source = AI_HWACCEL_SOURCE("https://www.amd.com/en/products/graphics/amd-radeon-rx-6700-xt")},
     {.name = "AMD Radeon RX 6750 XT",
      .aliases = {"Radeon RX 6750 XT", "RX 6750 XT"},
      .maker = vendor::amd, .kind = device_kind::rocm_gpu,
@@ -7877,7 +7891,7 @@ inline constexpr device_spec catalogue_rows[] = {
      .peak = {.fp32 = 13.31, .fp16 = 26.62},
      .pcie_generation = 4, .pcie_lanes = 16, .power_watts = 250,
      .arch = "gfx1031", .compute_units = 40, .year = 2022,
-     .source = "https://www.amd.com/en/products/graphics/amd-radeon-rx-6750-xt"},
+     .source = AI_HWACCEL_SOURCE("https://www.amd.com/en/products/graphics/amd-radeon-rx-6750-xt")},
     {.name = "AMD Radeon RX 6800",
      .aliases = {"Radeon RX 6800", "RX 6800"},
      .maker = vendor::amd, .kind = device_kind::rocm_gpu,
@@ -7886,7 +7900,7 @@ inline constexpr device_spec catalogue_rows[] = {
      .peak = {.fp32 = 16.17, .fp16 = 32.33},
      .pcie_generation = 4, .pcie_lanes = 16, .power_watts = 250,
      .arch = "gfx1030", .compute_units = 60, .year = 2020,
-     .source = "https://www.amd.com/en/products/graphics/amd-radeon-rx-6800"},
+     .source = AI_HWACCEL_SOURCE("https://www.amd.com/en/products/graphics/amd-radeon-rx-6800")},
     {.name = "AMD Radeon RX 6800 XT",
      .aliases = {"Radeon RX 6800 XT", "RX 6800 XT"},
      .maker = vendor::amd, .kind = device_kind::rocm_gpu,
@@ -7895,7 +7909,7 @@ inline constexpr device_spec catalogue_rows[] = {
      .peak = {.fp32 = 20.74, .fp16 = 41.47},
      .pcie_generation = 4, .pcie_lanes = 16, .power_watts = 300,
      .arch = "gfx1030", .compute_units = 72, .year = 2020,
-     .source = "https://www.amd.com/en/products/graphics/amd-radeon-rx-6800-xt"},
+     .source = AI_HWACCEL_SOURCE("https://www.amd.com/en/products/graphics/amd-radeon-rx-6800-xt")},
     {.name = "AMD Radeon RX 6900 XT",
      .aliases = {"Radeon RX 6900 XT", "RX 6900 XT"},
      .maker = vendor::amd, .kind = device_kind::rocm_gpu,
@@ -7904,7 +7918,7 @@ inline constexpr device_spec catalogue_rows[] = {
      .peak = {.fp32 = 23.04, .fp16 = 46.08},
      .pcie_generation = 4, .pcie_lanes = 16, .power_watts = 300,
      .arch = "gfx1030", .compute_units = 80, .year = 2020,
-     .source = "https://www.amd.com/en/products/graphics/amd-radeon-rx-6900-xt"},
+     .source = AI_HWACCEL_SOURCE("https://www.amd.com/en/products/graphics/amd-radeon-rx-6900-xt")},
     {.name = "AMD Radeon RX 6950 XT",
      .aliases = {"Radeon RX 6950 XT", "RX 6950 XT"},
      .maker = vendor::amd, .kind = device_kind::rocm_gpu,
@@ -7913,7 +7927,7 @@ inline constexpr device_spec catalogue_rows[] = {
      .peak = {.fp32 = 23.65, .fp16 = 47.3},
      .pcie_generation = 4, .pcie_lanes = 16, .power_watts = 335,
      .arch = "gfx1030", .compute_units = 80, .year = 2022,
-     .source = "https://www.amd.com/en/products/graphics/amd-radeon-rx-6950-xt"},
+     .source = AI_HWACCEL_SOURCE("https://www.amd.com/en/products/graphics/amd-radeon-rx-6950-xt")},
     // ---------------------------------------------------------------- Radeon RX 7000 (RDNA 3)
     {.name = "AMD Radeon RX 7600",
      .aliases = {"Radeon RX 7600", "RX 7600"},
@@ -7923,7 +7937,7 @@ inline constexpr device_spec catalogue_rows[] = {
      .peak = {.fp32 = 21.75, .bf16 = 43.5, .fp16 = 43.5},
      .pcie_generation = 4, .pcie_lanes = 8, .power_watts = 165,
      .arch = "gfx1102", .compute_units = 32, .year = 2023,
-     .source = "https://www.amd.com/en/products/graphics/desktops/radeon/7000-series/amd-radeon-rx-7600.html"},
+     .source = AI_HWACCEL_SOURCE("https://www.amd.com/en/products/graphics/desktops/radeon/7000-series/amd-radeon-rx-7600.html")},
     {.name = "AMD Radeon RX 7600 XT",
      .aliases = {"Radeon RX 7600 XT", "RX 7600 XT"},
      .maker = vendor::amd, .kind = device_kind::rocm_gpu,
@@ -7932,7 +7946,7 @@ inline constexpr device_spec catalogue_rows[] = {
      .peak = {.fp32 = 22.57, .bf16 = 45.1, .fp16 = 45.1},
      .pcie_generation = 4, .pcie_lanes = 8, .power_watts = 190,
      .arch = "gfx1102", .compute_units = 32, .year = 2024,
-     .source = "https://www.amd.com/en/products/graphics/desktops/radeon/7000-series/amd-radeon-rx-7600-xt.html"},
+     .source = AI_HWACCEL_SOURCE("https://www.amd.com/en/products/graphics/desktops/radeon/7000-series/amd-radeon-rx-7600-xt.html")},
     {.name = "AMD Radeon RX 7700 XT",
      .aliases = {"Radeon RX 7700 XT", "RX 7700 XT"},
      .maker = vendor::amd, .kind = device_kind::rocm_gpu,
@@ -7941,7 +7955,7 @@ inline constexpr device_spec catalogue_rows[] = {
      .peak = {.fp32 = 35.17, .bf16 = 70.3, .fp16 = 70.3},
      .pcie_generation = 4, .pcie_lanes = 16, .power_watts = 245,
      .arch = "gfx1101", .compute_units = 54, .year = 2023,
-     .source = "https://www.amd.com/en/products/graphics/desktops/radeon/7000-series/amd-radeon-rx-7700-xt.html"},
+     .source = AI_HWACCEL_SOURCE("https://www.amd.com/en/products/graphics/desktops/radeon/7000-series/amd-radeon-rx-7700-xt.html")},
     {.name = "AMD Radeon RX 7800 XT",
      .aliases = {"Radeon RX 7800 XT", "RX 7800 XT"},
      .maker = vendor::amd, .kind = device_kind::rocm_gpu,
@@ -7950,7 +7964,7 @@ inline constexpr device_spec catalogue_rows[] = {
      .peak = {.fp32 = 37.32, .bf16 = 74.6, .fp16 = 74.6},
      .pcie_generation = 4, .pcie_lanes = 16, .power_watts = 263,
      .arch = "gfx1101", .compute_units = 60, .year = 2023,
-     .source = "https://www.amd.com/en/products/graphics/desktops/radeon/7000-series/amd-radeon-rx-7800-xt.html"},
+     .source = AI_HWACCEL_SOURCE("https://www.amd.com/en/products/graphics/desktops/radeon/7000-series/amd-radeon-rx-7800-xt.html")},
     {.name = "AMD Radeon RX 7900 GRE",
      .aliases = {"Radeon RX 7900 GRE", "RX 7900 GRE"},
      .maker = vendor::amd, .kind = device_kind::rocm_gpu,
@@ -7959,7 +7973,7 @@ inline constexpr device_spec catalogue_rows[] = {
      .peak = {.fp32 = 45.98, .bf16 = 91.96, .fp16 = 91.96},
      .pcie_generation = 4, .pcie_lanes = 16, .power_watts = 260,
      .arch = "gfx1100", .compute_units = 80, .year = 2023,
-     .source = "https://www.amd.com/en/products/graphics/desktops/radeon/7000-series/amd-radeon-rx-7900-gre.html"},
+     .source = AI_HWACCEL_SOURCE("https://www.amd.com/en/products/graphics/desktops/radeon/7000-series/amd-radeon-rx-7900-gre.html")},
     {.name = "AMD Radeon RX 7900 XT",
      .aliases = {"Radeon RX 7900 XT", "RX 7900 XT"},
      .maker = vendor::amd, .kind = device_kind::rocm_gpu,
@@ -7968,7 +7982,7 @@ inline constexpr device_spec catalogue_rows[] = {
      .peak = {.fp32 = 51.6, .bf16 = 103.2, .fp16 = 103.2},
      .pcie_generation = 4, .pcie_lanes = 16, .power_watts = 315,
      .arch = "gfx1100", .compute_units = 84, .year = 2022,
-     .source = "https://www.amd.com/en/products/graphics/desktops/radeon/7000-series/amd-radeon-rx-7900xt.html"},
+     .source = AI_HWACCEL_SOURCE("https://www.amd.com/en/products/graphics/desktops/radeon/7000-series/amd-radeon-rx-7900xt.html")},
     {.name = "AMD Radeon RX 7900 XTX",
      .aliases = {"Radeon RX 7900 XTX", "RX 7900 XTX"},
      .maker = vendor::amd, .kind = device_kind::rocm_gpu,
@@ -7977,7 +7991,7 @@ inline constexpr device_spec catalogue_rows[] = {
      .peak = {.fp32 = 61.4, .bf16 = 122.8, .fp16 = 122.8},
      .pcie_generation = 4, .pcie_lanes = 16, .power_watts = 355,
      .arch = "gfx1100", .compute_units = 96, .year = 2022,
-     .source = "https://www.amd.com/en/products/graphics/desktops/radeon/7000-series/amd-radeon-rx-7900xtx.html"},
+     .source = AI_HWACCEL_SOURCE("https://www.amd.com/en/products/graphics/desktops/radeon/7000-series/amd-radeon-rx-7900xtx.html")},
     // ---------------------------------------------------------------- Radeon RX 9000 (RDNA 4)
     {.name = "AMD Radeon RX 9060 XT 8GB",
      .aliases = {"Radeon RX 9060 XT 8GB", "RX 9060 XT 8GB"},
@@ -7987,7 +8001,7 @@ inline constexpr device_spec catalogue_rows[] = {
      .peak = {.fp32 = 25.6, .bf16 = 102.6, .fp16 = 102.6, .fp8 = 205.3, .int8 = 205.3},
      .pcie_generation = 5, .pcie_lanes = 16, .power_watts = 150,
      .arch = "gfx1200", .compute_units = 32, .year = 2025,
-     .source = "https://www.amd.com/en/products/graphics/desktops/radeon/9000-series/amd-radeon-rx-9060xt.html"},
+     .source = AI_HWACCEL_SOURCE("https://www.amd.com/en/products/graphics/desktops/radeon/9000-series/amd-radeon-rx-9060xt.html")},
     {.name = "AMD Radeon RX 9060 XT 16GB",
      .aliases = {"Radeon RX 9060 XT 16GB", "RX 9060 XT 16GB"},
      .maker = vendor::amd, .kind = device_kind::rocm_gpu,
@@ -7996,7 +8010,7 @@ inline constexpr device_spec catalogue_rows[] = {
      .peak = {.fp32 = 25.6, .bf16 = 102.6, .fp16 = 102.6, .fp8 = 205.3, .int8 = 205.3},
      .pcie_generation = 5, .pcie_lanes = 16, .power_watts = 160,
      .arch = "gfx1200", .compute_units = 32, .year = 2025,
-     .source = "https://www.amd.com/en/products/graphics/desktops/radeon/9000-series/amd-radeon-rx-9060xt.html"},
+     .source = AI_HWACCEL_SOURCE("https://www.amd.com/en/products/graphics/desktops/radeon/9000-series/amd-radeon-rx-9060xt.html")},
     {.name = "AMD Radeon RX 9070",
      .aliases = {"Radeon RX 9070", "RX 9070"},
      .maker = vendor::amd, .kind = device_kind::rocm_gpu,
@@ -8005,7 +8019,7 @@ inline constexpr device_spec catalogue_rows[] = {
      .peak = {.fp32 = 36.1, .bf16 = 145.6, .fp16 = 145.6, .fp8 = 291.3, .int8 = 291.3},
      .pcie_generation = 5, .pcie_lanes = 16, .power_watts = 220,
      .arch = "gfx1201", .compute_units = 56, .year = 2025,
-     .source = "https://www.amd.com/en/products/graphics/desktops/radeon/9000-series/amd-radeon-rx-9070.html"},
+     .source = AI_HWACCEL_SOURCE("https://www.amd.com/en/products/graphics/desktops/radeon/9000-series/amd-radeon-rx-9070.html")},
     {.name = "AMD Radeon RX 9070 XT",
      .aliases = {"Radeon RX 9070 XT", "RX 9070 XT"},
      .maker = vendor::amd, .kind = device_kind::rocm_gpu,
@@ -8014,7 +8028,7 @@ inline constexpr device_spec catalogue_rows[] = {
      .peak = {.fp32 = 48.7, .bf16 = 194.6, .fp16 = 194.6, .fp8 = 389.3, .int8 = 389.3},
      .pcie_generation = 5, .pcie_lanes = 16, .power_watts = 304,
      .arch = "gfx1201", .compute_units = 64, .year = 2025,
-     .source = "https://www.amd.com/en/products/graphics/desktops/radeon/9000-series/amd-radeon-rx-9070xt.html"},
+     .source = AI_HWACCEL_SOURCE("https://www.amd.com/en/products/graphics/desktops/radeon/9000-series/amd-radeon-rx-9070xt.html")},
     // Radeon AI PRO R9700: the RX 9070 XT's Navi 48 (64 CUs, up to 2920 MHz) with 32 GB of the
     // same 256-bit 20 Gbps GDDR6; its own PCI id, "Navi 48 [Radeon AI PRO R9700]" in
     // pci.ids. Peaks by the RX 9070 XT's rates per CU and clock.
@@ -8026,7 +8040,7 @@ inline constexpr device_spec catalogue_rows[] = {
      .peak = {.fp32 = 47.8, .bf16 = 191.4, .fp16 = 191.4, .fp8 = 382.7, .int8 = 382.7},
      .pcie_generation = 5, .pcie_lanes = 16, .power_watts = 300,
      .arch = "gfx1201", .compute_units = 64, .year = 2025,
-     .source = "https://www.amd.com/en/products/graphics/workstations/radeon-ai-pro/ai-9000-series/amd-radeon-ai-pro-r9700.html"},
+     .source = AI_HWACCEL_SOURCE("https://www.amd.com/en/products/graphics/workstations/radeon-ai-pro/ai-9000-series/amd-radeon-ai-pro-r9700.html")},
     // ---------------------------------------------------------------- Radeon integrated (RDNA 3.5)
     // Strix Halo (Ryzen AI Max): the GPU shares a 256-bit LPDDR5X-8000 bus with the CPU,
     // 256 GB/s; its memory is what the kernel gives it (carve-out plus GTT, detect/amd.hpp).
@@ -8040,7 +8054,7 @@ inline constexpr device_spec catalogue_rows[] = {
      .memory = memory_type::unified, .memory_bandwidth_gbps = 256,
      .peak = {.fp32 = 29.7, .bf16 = 59.4, .fp16 = 59.4},
      .arch = "gfx1151", .compute_units = 40, .year = 2025,
-     .source = "https://www.amd.com/en/products/processors/laptop/ryzen/ai-300-series/amd-ryzen-ai-max-plus-395.html"},
+     .source = AI_HWACCEL_SOURCE("https://www.amd.com/en/products/processors/laptop/ryzen/ai-300-series/amd-ryzen-ai-max-plus-395.html")},
     {.name = "AMD Radeon 8050S",
      .aliases = {"Radeon 8050S", "Radeon 8050S Graphics", "AMD Radeon 8050S Graphics"},
      .maker = vendor::amd, .kind = device_kind::rocm_gpu,
@@ -8048,7 +8062,7 @@ inline constexpr device_spec catalogue_rows[] = {
      .memory = memory_type::unified, .memory_bandwidth_gbps = 256,
      .peak = {.fp32 = 22.9, .bf16 = 45.9, .fp16 = 45.9},
      .arch = "gfx1151", .compute_units = 32, .year = 2025,
-     .source = "https://www.amd.com/en/products/processors/laptop/ryzen/ai-300-series/amd-ryzen-ai-max-385.html"},
+     .source = AI_HWACCEL_SOURCE("https://www.amd.com/en/products/processors/laptop/ryzen/ai-300-series/amd-ryzen-ai-max-385.html")},
     // ---------------------------------------------------------------- Radeon PRO
     {.name = "AMD Radeon PRO W6800",
      .aliases = {"Radeon PRO W6800", "W6800"},
@@ -8058,7 +8072,7 @@ inline constexpr device_spec catalogue_rows[] = {
      .peak = {.fp32 = 17.83, .fp16 = 35.66},
      .pcie_generation = 4, .pcie_lanes = 16, .power_watts = 250,
      .arch = "gfx1030", .compute_units = 60, .year = 2021,
-     .source = "https://www.amd.com/en/products/graphics/workstations/radeon-pro/w6800.html"},
+     .source = AI_HWACCEL_SOURCE("https://www.amd.com/en/products/graphics/workstations/radeon-pro/w6800.html")},
     {.name = "AMD Radeon PRO W7800",
      .aliases = {"Radeon PRO W7800", "W7800"},
      .maker = vendor::amd, .kind = device_kind::rocm_gpu,
@@ -8067,7 +8081,7 @@ inline constexpr device_spec catalogue_rows[] = {
      .peak = {.fp32 = 45.2, .bf16 = 90.5, .fp16 = 90.5},
      .pcie_generation = 4, .pcie_lanes = 16, .power_watts = 260,
      .arch = "gfx1100", .compute_units = 70, .year = 2023,
-     .source = "https://www.amd.com/en/products/graphics/workstations/radeon-pro/w7800.html"},
+     .source = AI_HWACCEL_SOURCE("https://www.amd.com/en/products/graphics/workstations/radeon-pro/w7800.html")},
     {.name = "AMD Radeon PRO W7900",
      .aliases = {"Radeon PRO W7900", "W7900"},
      .maker = vendor::amd, .kind = device_kind::rocm_gpu,
@@ -8076,7 +8090,7 @@ inline constexpr device_spec catalogue_rows[] = {
      .peak = {.fp32 = 61.3, .bf16 = 122.6, .fp16 = 122.6},
      .pcie_generation = 4, .pcie_lanes = 16, .power_watts = 295,
      .arch = "gfx1100", .compute_units = 96, .year = 2023,
-     .source = "https://www.amd.com/en/products/graphics/workstations/radeon-pro/w7900.html"},
+     .source = AI_HWACCEL_SOURCE("https://www.amd.com/en/products/graphics/workstations/radeon-pro/w7900.html")},
 // ---- end ai_hwaccel/core/catalogue/amd.inc
 // #include "ai_hwaccel/core/catalogue/intel.inc"
 // ---- begin ai_hwaccel/core/catalogue/intel.inc
@@ -8114,7 +8128,7 @@ inline constexpr device_spec catalogue_rows[] = {
      .link_domain = 8,
      .pcie_generation = 4, .pcie_lanes = 16, .power_watts = 600,
      .arch = "Gaudi2", .compute_units = 24, .year = 2022,
-     .source = "https://www.sgpjbg.com/baogao/465025.html"},
+     .source = AI_HWACCEL_SOURCE("https://www.sgpjbg.com/baogao/465025.html")},
     {.name = "Intel Gaudi 3 HL-325L",
      .aliases = {"HL-325L", "Gaudi 3 OAM", "Intel Gaudi 3 OAM", "Gaudi 3 HL-325L"},
      .maker = vendor::habana, .kind = device_kind::gaudi,
@@ -8125,7 +8139,7 @@ inline constexpr device_spec catalogue_rows[] = {
      .link_domain = 8,
      .pcie_generation = 5, .pcie_lanes = 16, .power_watts = 900,
      .arch = "Gaudi3", .compute_units = 64, .year = 2024,
-     .source = "https://docs.habana.ai/en/latest/Management_and_Monitoring/Network_Configuration/index.html"},
+     .source = AI_HWACCEL_SOURCE("https://docs.habana.ai/en/latest/Management_and_Monitoring/Network_Configuration/index.html")},
     {.name = "Intel Gaudi 3 HL-338",
      .aliases = {"HL-338", "Gaudi 3 PCIe", "Intel Gaudi 3 PCIe", "Gaudi 3 HL-338"},
      .maker = vendor::habana, .kind = device_kind::gaudi,
@@ -8135,7 +8149,7 @@ inline constexpr device_spec catalogue_rows[] = {
      .link = interconnect_kind::gaudi_roce,
      .pcie_generation = 5, .pcie_lanes = 16, .power_watts = 600,
      .arch = "Gaudi3", .compute_units = 64, .year = 2024,
-     .source = "https://cdrdv2-public.intel.com/817488/Gaudi%203%20PCIe%20Product%20Brief_RB_1_V6.pdf"},
+     .source = AI_HWACCEL_SOURCE("https://cdrdv2-public.intel.com/817488/Gaudi%203%20PCIe%20Product%20Brief_RB_1_V6.pdf")},
     // ---------------------------------------------------------------- Data Center GPU Max
     // The Max 1100's matrix peaks are worked out, not quoted: Xe-HPC's rate per Xe core and
     // clock, from the Max 1550's row (838.9 TFLOPS bf16 / 128 cores / 1.6 GHz = 4096 FLOP;
@@ -8149,7 +8163,7 @@ inline constexpr device_spec catalogue_rows[] = {
      .peak = {.fp64 = 22.2, .fp32 = 22.2, .tf32 = 177.8, .bf16 = 355.5, .fp16 = 355.5, .int8 = 711.0},
      .pcie_generation = 5, .pcie_lanes = 16, .power_watts = 300,
      .arch = "Xe-HPC", .compute_units = 56, .year = 2023,
-     .source = "https://www.intel.com/content/www/us/en/developer/articles/technical/intel-data-center-gpu-max-series-overview.html"},
+     .source = AI_HWACCEL_SOURCE("https://www.intel.com/content/www/us/en/developer/articles/technical/intel-data-center-gpu-max-series-overview.html")},
     {.name = "Intel Data Center GPU Max 1550",
      .aliases = {"Data Center GPU Max 1550", "GPU Max 1550", "Max 1550"},
      .maker = vendor::intel, .kind = device_kind::intel_gpu,
@@ -8158,7 +8172,7 @@ inline constexpr device_spec catalogue_rows[] = {
      .peak = {.fp64 = 52.4, .fp32 = 52.4, .tf32 = 419.4, .bf16 = 838.9, .fp16 = 838.9, .int8 = 1677.7},
      .pcie_generation = 5, .pcie_lanes = 16, .power_watts = 600,
      .arch = "Xe-HPC", .compute_units = 128, .year = 2023,
-     .source = "https://ark.intel.com/content/www/us/en/ark/products/232873/intel-data-center-gpu-max-1550.html"},
+     .source = AI_HWACCEL_SOURCE("https://ark.intel.com/content/www/us/en/ark/products/232873/intel-data-center-gpu-max-1550.html")},
     // ---------------------------------------------------------------- Data Center GPU Flex
     // Device ids: Intel's i915 backports name 0x56c0 ATS-M150 and 0x56c1 ATS-M75
     // (i915_pciids_local.h), the 150 W and 75 W Arctic Sound-M boards sold as Flex 170 and
@@ -8175,7 +8189,7 @@ inline constexpr device_spec catalogue_rows[] = {
      .memory_bytes = 16 * units::gib,
      .pcie_generation = 4, .power_watts = 150,
      .arch = "Xe-HPG", .compute_units = 32, .year = 2022,
-     .source = "https://strong.avance10.com/intel-visa-gpus-de-datacenter-flex-para-streaming-de-video-e-jogos"},
+     .source = AI_HWACCEL_SOURCE("https://strong.avance10.com/intel-visa-gpus-de-datacenter-flex-para-streaming-de-video-e-jogos")},
     {.name = "Intel Data Center GPU Flex 140",
      .aliases = {"Data Center GPU Flex 140", "GPU Flex 140", "Flex 140", "ATS-M75"},
      .maker = vendor::intel, .kind = device_kind::intel_gpu,
@@ -8183,7 +8197,7 @@ inline constexpr device_spec catalogue_rows[] = {
      .memory_bytes = 12 * units::gib,
      .pcie_generation = 4, .power_watts = 75,
      .arch = "Xe-HPG", .year = 2022,
-     .source = "https://strong.avance10.com/intel-visa-gpus-de-datacenter-flex-para-streaming-de-video-e-jogos"},
+     .source = AI_HWACCEL_SOURCE("https://strong.avance10.com/intel-visa-gpus-de-datacenter-flex-para-streaming-de-video-e-jogos")},
     // ---------------------------------------------------------------- Arc A-series (Alchemist)
     {.name = "Intel Arc A380",
      .aliases = {"Arc A380", "Intel Arc A380 Graphics", "DG2 [Arc A380]"},
@@ -8193,7 +8207,7 @@ inline constexpr device_spec catalogue_rows[] = {
      .peak = {.fp32 = 4.1},
      .pcie_generation = 4, .pcie_lanes = 8, .power_watts = 75,
      .arch = "Xe-HPG", .compute_units = 8, .year = 2022,
-     .source = "https://www.svethardware.cz/intel-zverejnil-oficialni-specifikace-grafickych-karet-arc/58344"},
+     .source = AI_HWACCEL_SOURCE("https://www.svethardware.cz/intel-zverejnil-oficialni-specifikace-grafickych-karet-arc/58344")},
     {.name = "Intel Arc A580",
      .aliases = {"Arc A580", "Intel Arc A580 Graphics", "DG2 [Arc A580]"},
      .maker = vendor::intel, .kind = device_kind::intel_gpu,
@@ -8202,7 +8216,7 @@ inline constexpr device_spec catalogue_rows[] = {
      .peak = {.fp32 = 10.4},
      .pcie_generation = 4, .pcie_lanes = 16, .power_watts = 185,
      .arch = "Xe-HPG", .compute_units = 24, .year = 2023,
-     .source = "https://www.svethardware.cz/intel-zverejnil-oficialni-specifikace-grafickych-karet-arc/58344"},
+     .source = AI_HWACCEL_SOURCE("https://www.svethardware.cz/intel-zverejnil-oficialni-specifikace-grafickych-karet-arc/58344")},
     {.name = "Intel Arc A750",
      .aliases = {"Arc A750", "Intel Arc A750 Graphics", "DG2 [Arc A750]"},
      .maker = vendor::intel, .kind = device_kind::intel_gpu,
@@ -8211,7 +8225,7 @@ inline constexpr device_spec catalogue_rows[] = {
      .peak = {.fp32 = 14.7},
      .pcie_generation = 4, .pcie_lanes = 16, .power_watts = 225,
      .arch = "Xe-HPG", .compute_units = 28, .year = 2022,
-     .source = "https://www.svethardware.cz/intel-zverejnil-oficialni-specifikace-grafickych-karet-arc/58344"},
+     .source = AI_HWACCEL_SOURCE("https://www.svethardware.cz/intel-zverejnil-oficialni-specifikace-grafickych-karet-arc/58344")},
     {.name = "Intel Arc A770 8GB",
      .aliases = {"Arc A770 8GB", "Intel Arc A770 Graphics 8GB"},
      .maker = vendor::intel, .kind = device_kind::intel_gpu,
@@ -8220,7 +8234,7 @@ inline constexpr device_spec catalogue_rows[] = {
      .peak = {.fp32 = 17.2},
      .pcie_generation = 4, .pcie_lanes = 16, .power_watts = 225,
      .arch = "Xe-HPG", .compute_units = 32, .year = 2022,
-     .source = "https://www.techpowerup.com/review/intel-arc-a770/single-page.html"},
+     .source = AI_HWACCEL_SOURCE("https://www.techpowerup.com/review/intel-arc-a770/single-page.html")},
     {.name = "Intel Arc A770 16GB",
      .aliases = {"Arc A770 16GB", "Intel Arc A770 Graphics 16GB"},
      .maker = vendor::intel, .kind = device_kind::intel_gpu,
@@ -8229,7 +8243,7 @@ inline constexpr device_spec catalogue_rows[] = {
      .peak = {.fp32 = 17.2},
      .pcie_generation = 4, .pcie_lanes = 16, .power_watts = 225,
      .arch = "Xe-HPG", .compute_units = 32, .year = 2022,
-     .source = "https://www.svethardware.cz/intel-zverejnil-oficialni-specifikace-grafickych-karet-arc/58344"},
+     .source = AI_HWACCEL_SOURCE("https://www.svethardware.cz/intel-zverejnil-oficialni-specifikace-grafickych-karet-arc/58344")},
     // ---------------------------------------------------------------- Arc B-series (Battlemage)
     {.name = "Intel Arc B570",
      .aliases = {"Arc B570", "Intel Arc B570 Graphics", "Battlemage G21 [Arc B570]"},
@@ -8239,7 +8253,7 @@ inline constexpr device_spec catalogue_rows[] = {
      .peak = {.fp32 = 11.5, .int8 = 203},
      .pcie_generation = 4, .pcie_lanes = 8, .power_watts = 150,
      .arch = "Xe2-HPG", .compute_units = 18, .year = 2025,
-     .source = "https://www.techcommand.uk/the-new-intel-arc-b580-and-b570-graphics-are-now-official-price-and-specifications/"},
+     .source = AI_HWACCEL_SOURCE("https://www.techcommand.uk/the-new-intel-arc-b580-and-b570-graphics-are-now-official-price-and-specifications/")},
     {.name = "Intel Arc B580",
      .aliases = {"Arc B580", "Intel Arc B580 Graphics", "Battlemage G21 [Arc B580]"},
      .maker = vendor::intel, .kind = device_kind::intel_gpu,
@@ -8248,7 +8262,7 @@ inline constexpr device_spec catalogue_rows[] = {
      .peak = {.fp32 = 13.67, .int8 = 233},
      .pcie_generation = 4, .pcie_lanes = 8, .power_watts = 190,
      .arch = "Xe2-HPG", .compute_units = 20, .year = 2024,
-     .source = "https://www.techpowerup.com/review/intel-arc-b580/single-page.html"},
+     .source = AI_HWACCEL_SOURCE("https://www.techpowerup.com/review/intel-arc-b580/single-page.html")},
     // Arc Pro B50 and B60 (Battlemage G21 with more memory): Xe cores, clock, FP32, INT8 AI
     // TOPS, memory, board power and PCIe as Intel's specification pages (the rows' sources)
     // give them, taken from a public tabulation whose B580 and B570 figures match the rows
@@ -8262,7 +8276,7 @@ inline constexpr device_spec catalogue_rows[] = {
      .peak = {.fp32 = 10.65, .int8 = 170},
      .pcie_generation = 5, .pcie_lanes = 8, .power_watts = 70,
      .arch = "Xe2-HPG", .compute_units = 16, .year = 2025,
-     .source = "https://www.intel.com/content/www/us/en/products/sku/242615/intel-arc-pro-b50-graphics/specifications.html"},
+     .source = AI_HWACCEL_SOURCE("https://www.intel.com/content/www/us/en/products/sku/242615/intel-arc-pro-b50-graphics/specifications.html")},
     {.name = "Intel Arc Pro B60",
      .aliases = {"Arc Pro B60", "Intel Arc Pro B60 Graphics", "Battlemage G21 [Arc Pro B60]"},
      .maker = vendor::intel, .kind = device_kind::intel_gpu,
@@ -8271,7 +8285,7 @@ inline constexpr device_spec catalogue_rows[] = {
      .peak = {.fp32 = 12.28, .int8 = 197},
      .pcie_generation = 5, .pcie_lanes = 8, .power_watts = 200,
      .arch = "Xe2-HPG", .compute_units = 20, .year = 2025,
-     .source = "https://www.intel.com/content/www/us/en/products/sku/243916/intel-arc-pro-b60-graphics/specifications.html"},
+     .source = AI_HWACCEL_SOURCE("https://www.intel.com/content/www/us/en/products/sku/243916/intel-arc-pro-b60-graphics/specifications.html")},
 // ---- end ai_hwaccel/core/catalogue/intel.inc
 // #include "ai_hwaccel/core/catalogue/apple.inc"
 // ---- begin ai_hwaccel/core/catalogue/apple.inc
@@ -8317,7 +8331,7 @@ inline constexpr device_spec catalogue_rows[] = {
      .arch = "apple7",
      .compute_units = 7,
      .year = 2020,
-     .source = "https://www.macrumors.com/2020/11/10/apple-announces-m1-chip-for-the-mac/"},
+     .source = AI_HWACCEL_SOURCE("https://www.macrumors.com/2020/11/10/apple-announces-m1-chip-for-the-mac/")},
     {.name = "Apple M1 8-core GPU",
      .aliases = {"Apple M1 8-core", "M1 8-core", "M1 8-core GPU"},
      .maker = vendor::apple,
@@ -8327,7 +8341,7 @@ inline constexpr device_spec catalogue_rows[] = {
      .arch = "apple7",
      .compute_units = 8,
      .year = 2020,
-     .source = "https://www.macrumors.com/2020/11/10/apple-announces-m1-chip-for-the-mac/"},
+     .source = AI_HWACCEL_SOURCE("https://www.macrumors.com/2020/11/10/apple-announces-m1-chip-for-the-mac/")},
     {.name = "Apple M1 Pro 14-core GPU",
      .aliases = {"Apple M1 Pro 14-core", "M1 Pro 14-core", "M1 Pro 14-core GPU"},
      .maker = vendor::apple,
@@ -8338,7 +8352,7 @@ inline constexpr device_spec catalogue_rows[] = {
      .arch = "apple7",
      .compute_units = 14,
      .year = 2021,
-     .source = "https://www.eenewsanalog.com/news/apple-discloses-details-m1-pro-m1-max"},
+     .source = AI_HWACCEL_SOURCE("https://www.eenewsanalog.com/news/apple-discloses-details-m1-pro-m1-max")},
     {.name = "Apple M1 Pro 16-core GPU",
      .aliases = {"Apple M1 Pro 16-core", "M1 Pro 16-core", "M1 Pro 16-core GPU"},
      .maker = vendor::apple,
@@ -8349,7 +8363,7 @@ inline constexpr device_spec catalogue_rows[] = {
      .arch = "apple7",
      .compute_units = 16,
      .year = 2021,
-     .source = "https://www.eenewsanalog.com/news/apple-discloses-details-m1-pro-m1-max"},
+     .source = AI_HWACCEL_SOURCE("https://www.eenewsanalog.com/news/apple-discloses-details-m1-pro-m1-max")},
     {.name = "Apple M1 Max 24-core GPU",
      .aliases = {"Apple M1 Max 24-core", "M1 Max 24-core", "M1 Max 24-core GPU"},
      .maker = vendor::apple,
@@ -8360,7 +8374,7 @@ inline constexpr device_spec catalogue_rows[] = {
      .arch = "apple7",
      .compute_units = 24,
      .year = 2021,
-     .source = "https://www.eenewsanalog.com/news/apple-discloses-details-m1-pro-m1-max"},
+     .source = AI_HWACCEL_SOURCE("https://www.eenewsanalog.com/news/apple-discloses-details-m1-pro-m1-max")},
     {.name = "Apple M1 Max 32-core GPU",
      .aliases = {"Apple M1 Max 32-core", "M1 Max 32-core", "M1 Max 32-core GPU"},
      .maker = vendor::apple,
@@ -8371,7 +8385,7 @@ inline constexpr device_spec catalogue_rows[] = {
      .arch = "apple7",
      .compute_units = 32,
      .year = 2021,
-     .source = "https://www.eenewsanalog.com/news/apple-discloses-details-m1-pro-m1-max"},
+     .source = AI_HWACCEL_SOURCE("https://www.eenewsanalog.com/news/apple-discloses-details-m1-pro-m1-max")},
     {.name = "Apple M1 Ultra 48-core GPU",
      .aliases = {"Apple M1 Ultra 48-core", "M1 Ultra 48-core", "M1 Ultra 48-core GPU"},
      .maker = vendor::apple,
@@ -8382,7 +8396,7 @@ inline constexpr device_spec catalogue_rows[] = {
      .arch = "apple7",
      .compute_units = 48,
      .year = 2022,
-     .source = "https://www.macrumors.com/2022/03/08/apple-announces-m1-ultra-chip/"},
+     .source = AI_HWACCEL_SOURCE("https://www.macrumors.com/2022/03/08/apple-announces-m1-ultra-chip/")},
     {.name = "Apple M1 Ultra 64-core GPU",
      .aliases = {"Apple M1 Ultra 64-core", "M1 Ultra 64-core", "M1 Ultra 64-core GPU"},
      .maker = vendor::apple,
@@ -8393,7 +8407,7 @@ inline constexpr device_spec catalogue_rows[] = {
      .arch = "apple7",
      .compute_units = 64,
      .year = 2022,
-     .source = "https://www.macrumors.com/2022/03/08/apple-announces-m1-ultra-chip/"},
+     .source = AI_HWACCEL_SOURCE("https://www.macrumors.com/2022/03/08/apple-announces-m1-ultra-chip/")},
     {.name = "Apple M2 8-core GPU",
      .aliases = {"Apple M2 8-core", "M2 8-core", "M2 8-core GPU"},
      .maker = vendor::apple,
@@ -8404,8 +8418,8 @@ inline constexpr device_spec catalogue_rows[] = {
      .arch = "apple8",
      .compute_units = 8,
      .year = 2022,
-     .source = "https://www.bgr.in/news/apple-unveils-next-gen-chipsets-m2-pro-m2-max-macbook-"
-               "neural-engine-1356820/"},
+     .source = AI_HWACCEL_SOURCE("https://www.bgr.in/news/apple-unveils-next-gen-chipsets-m2-pro-m2-max-macbook-"
+               "neural-engine-1356820/")},
     {.name = "Apple M2 10-core GPU",
      .aliases = {"Apple M2 10-core", "M2 10-core", "M2 10-core GPU"},
      .maker = vendor::apple,
@@ -8416,8 +8430,8 @@ inline constexpr device_spec catalogue_rows[] = {
      .arch = "apple8",
      .compute_units = 10,
      .year = 2022,
-     .source = "https://www.bgr.in/news/apple-unveils-next-gen-chipsets-m2-pro-m2-max-macbook-"
-               "neural-engine-1356820/"},
+     .source = AI_HWACCEL_SOURCE("https://www.bgr.in/news/apple-unveils-next-gen-chipsets-m2-pro-m2-max-macbook-"
+               "neural-engine-1356820/")},
     {.name = "Apple M2 Pro 16-core GPU",
      .aliases = {"Apple M2 Pro 16-core", "M2 Pro 16-core", "M2 Pro 16-core GPU"},
      .maker = vendor::apple,
@@ -8428,7 +8442,7 @@ inline constexpr device_spec catalogue_rows[] = {
      .arch = "apple8",
      .compute_units = 16,
      .year = 2023,
-     .source = "https://meterpreter.org/apple-announces-m2-pro-and-m2-max-chips/"},
+     .source = AI_HWACCEL_SOURCE("https://meterpreter.org/apple-announces-m2-pro-and-m2-max-chips/")},
     {.name = "Apple M2 Pro 19-core GPU",
      .aliases = {"Apple M2 Pro 19-core", "M2 Pro 19-core", "M2 Pro 19-core GPU"},
      .maker = vendor::apple,
@@ -8439,7 +8453,7 @@ inline constexpr device_spec catalogue_rows[] = {
      .arch = "apple8",
      .compute_units = 19,
      .year = 2023,
-     .source = "https://meterpreter.org/apple-announces-m2-pro-and-m2-max-chips/"},
+     .source = AI_HWACCEL_SOURCE("https://meterpreter.org/apple-announces-m2-pro-and-m2-max-chips/")},
     {.name = "Apple M2 Max 30-core GPU",
      .aliases = {"Apple M2 Max 30-core", "M2 Max 30-core", "M2 Max 30-core GPU"},
      .maker = vendor::apple,
@@ -8450,7 +8464,7 @@ inline constexpr device_spec catalogue_rows[] = {
      .arch = "apple8",
      .compute_units = 30,
      .year = 2023,
-     .source = "https://meterpreter.org/apple-announces-m2-pro-and-m2-max-chips/"},
+     .source = AI_HWACCEL_SOURCE("https://meterpreter.org/apple-announces-m2-pro-and-m2-max-chips/")},
     {.name = "Apple M2 Max 38-core GPU",
      .aliases = {"Apple M2 Max 38-core", "M2 Max 38-core", "M2 Max 38-core GPU"},
      .maker = vendor::apple,
@@ -8461,7 +8475,7 @@ inline constexpr device_spec catalogue_rows[] = {
      .arch = "apple8",
      .compute_units = 38,
      .year = 2023,
-     .source = "https://meterpreter.org/apple-announces-m2-pro-and-m2-max-chips/"},
+     .source = AI_HWACCEL_SOURCE("https://meterpreter.org/apple-announces-m2-pro-and-m2-max-chips/")},
     {.name = "Apple M2 Ultra 60-core GPU",
      .aliases = {"Apple M2 Ultra 60-core", "M2 Ultra 60-core", "M2 Ultra 60-core GPU"},
      .maker = vendor::apple,
@@ -8472,7 +8486,7 @@ inline constexpr device_spec catalogue_rows[] = {
      .arch = "apple8",
      .compute_units = 60,
      .year = 2023,
-     .source = "https://www.apple.com/pt/newsroom/2023/06/apple-introduces-m2-ultra"},
+     .source = AI_HWACCEL_SOURCE("https://www.apple.com/pt/newsroom/2023/06/apple-introduces-m2-ultra")},
     {.name = "Apple M2 Ultra 76-core GPU",
      .aliases = {"Apple M2 Ultra 76-core", "M2 Ultra 76-core", "M2 Ultra 76-core GPU"},
      .maker = vendor::apple,
@@ -8483,7 +8497,7 @@ inline constexpr device_spec catalogue_rows[] = {
      .arch = "apple8",
      .compute_units = 76,
      .year = 2023,
-     .source = "https://www.apple.com/pt/newsroom/2023/06/apple-introduces-m2-ultra"},
+     .source = AI_HWACCEL_SOURCE("https://www.apple.com/pt/newsroom/2023/06/apple-introduces-m2-ultra")},
     {.name = "Apple M3 8-core GPU",
      .aliases = {"Apple M3 8-core", "M3 8-core", "M3 8-core GPU"},
      .maker = vendor::apple,
@@ -8493,7 +8507,7 @@ inline constexpr device_spec catalogue_rows[] = {
      .arch = "apple9",
      .compute_units = 8,
      .year = 2023,
-     .source = "https://ac-serverhub.com/CPU/ARM/AppleM3"},
+     .source = AI_HWACCEL_SOURCE("https://ac-serverhub.com/CPU/ARM/AppleM3")},
     {.name = "Apple M3 10-core GPU",
      .aliases = {"Apple M3 10-core", "M3 10-core", "M3 10-core GPU"},
      .maker = vendor::apple,
@@ -8503,7 +8517,7 @@ inline constexpr device_spec catalogue_rows[] = {
      .arch = "apple9",
      .compute_units = 10,
      .year = 2023,
-     .source = "https://ac-serverhub.com/CPU/ARM/AppleM3"},
+     .source = AI_HWACCEL_SOURCE("https://ac-serverhub.com/CPU/ARM/AppleM3")},
     {.name = "Apple M3 Pro 14-core GPU",
      .aliases = {"Apple M3 Pro 14-core", "M3 Pro 14-core", "M3 Pro 14-core GPU"},
      .maker = vendor::apple,
@@ -8513,7 +8527,7 @@ inline constexpr device_spec catalogue_rows[] = {
      .arch = "apple9",
      .compute_units = 14,
      .year = 2023,
-     .source = "https://gigazine.net/gsc_news/en/20231101-apple-m3-pro-memory-bandwidth"},
+     .source = AI_HWACCEL_SOURCE("https://gigazine.net/gsc_news/en/20231101-apple-m3-pro-memory-bandwidth")},
     {.name = "Apple M3 Pro 18-core GPU",
      .aliases = {"Apple M3 Pro 18-core", "M3 Pro 18-core", "M3 Pro 18-core GPU"},
      .maker = vendor::apple,
@@ -8523,7 +8537,7 @@ inline constexpr device_spec catalogue_rows[] = {
      .arch = "apple9",
      .compute_units = 18,
      .year = 2023,
-     .source = "https://gigazine.net/gsc_news/en/20231101-apple-m3-pro-memory-bandwidth"},
+     .source = AI_HWACCEL_SOURCE("https://gigazine.net/gsc_news/en/20231101-apple-m3-pro-memory-bandwidth")},
     {.name = "Apple M3 Max 30-core GPU",
      .aliases = {"Apple M3 Max 30-core", "M3 Max 30-core", "M3 Max 30-core GPU"},
      .maker = vendor::apple,
@@ -8534,8 +8548,8 @@ inline constexpr device_spec catalogue_rows[] = {
      .arch = "apple9",
      .compute_units = 30,
      .year = 2023,
-     .source = "https://www.notebookcheck.net/M3-Max-40-Core-GPU-vs-M1-Pro-14-Core-GPU-vs-M3-M"
-               "ax-30-Core-GPU_11636_10965_12034.247598.0.html"},
+     .source = AI_HWACCEL_SOURCE("https://www.notebookcheck.net/M3-Max-40-Core-GPU-vs-M1-Pro-14-Core-GPU-vs-M3-M"
+               "ax-30-Core-GPU_11636_10965_12034.247598.0.html")},
     {.name = "Apple M3 Max 40-core GPU",
      .aliases = {"Apple M3 Max 40-core", "M3 Max 40-core", "M3 Max 40-core GPU"},
      .maker = vendor::apple,
@@ -8545,8 +8559,8 @@ inline constexpr device_spec catalogue_rows[] = {
      .arch = "apple9",
      .compute_units = 40,
      .year = 2023,
-     .source = "https://www.notebookcheck.net/M3-Max-40-Core-GPU-vs-M1-Pro-14-Core-GPU-vs-M3-M"
-               "ax-30-Core-GPU_11636_10965_12034.247598.0.html"},
+     .source = AI_HWACCEL_SOURCE("https://www.notebookcheck.net/M3-Max-40-Core-GPU-vs-M1-Pro-14-Core-GPU-vs-M3-M"
+               "ax-30-Core-GPU_11636_10965_12034.247598.0.html")},
     {.name = "Apple M3 Ultra 60-core GPU",
      .aliases = {"Apple M3 Ultra 60-core", "M3 Ultra 60-core", "M3 Ultra 60-core GPU"},
      .maker = vendor::apple,
@@ -8556,7 +8570,7 @@ inline constexpr device_spec catalogue_rows[] = {
      .arch = "apple9",
      .compute_units = 60,
      .year = 2025,
-     .source = "https://techpowerup.com/news-tags/Mac%20Studio"},
+     .source = AI_HWACCEL_SOURCE("https://techpowerup.com/news-tags/Mac%20Studio")},
     {.name = "Apple M3 Ultra 80-core GPU",
      .aliases = {"Apple M3 Ultra 80-core", "M3 Ultra 80-core", "M3 Ultra 80-core GPU"},
      .maker = vendor::apple,
@@ -8566,7 +8580,7 @@ inline constexpr device_spec catalogue_rows[] = {
      .arch = "apple9",
      .compute_units = 80,
      .year = 2025,
-     .source = "https://techpowerup.com/news-tags/Mac%20Studio"},
+     .source = AI_HWACCEL_SOURCE("https://techpowerup.com/news-tags/Mac%20Studio")},
     {.name = "Apple M4 8-core GPU",
      .aliases = {"Apple M4 8-core", "M4 8-core", "M4 8-core GPU"},
      .maker = vendor::apple,
@@ -8576,8 +8590,8 @@ inline constexpr device_spec catalogue_rows[] = {
      .arch = "apple9",
      .compute_units = 8,
      .year = 2024,
-     .source = "https://www.engadget.com/apples-m4-chip-arrives-with-a-big-focus-on-ai-1424484"
-               "28.html?src=rss"},
+     .source = AI_HWACCEL_SOURCE("https://www.engadget.com/apples-m4-chip-arrives-with-a-big-focus-on-ai-1424484"
+               "28.html?src=rss")},
     {.name = "Apple M4 10-core GPU",
      .aliases = {"Apple M4 10-core", "M4 10-core", "M4 10-core GPU"},
      .maker = vendor::apple,
@@ -8587,8 +8601,8 @@ inline constexpr device_spec catalogue_rows[] = {
      .arch = "apple9",
      .compute_units = 10,
      .year = 2024,
-     .source = "https://www.engadget.com/apples-m4-chip-arrives-with-a-big-focus-on-ai-1424484"
-               "28.html?src=rss"},
+     .source = AI_HWACCEL_SOURCE("https://www.engadget.com/apples-m4-chip-arrives-with-a-big-focus-on-ai-1424484"
+               "28.html?src=rss")},
     {.name = "Apple M4 Pro 16-core GPU",
      .aliases = {"Apple M4 Pro 16-core", "M4 Pro 16-core", "M4 Pro 16-core GPU"},
      .maker = vendor::apple,
@@ -8598,7 +8612,7 @@ inline constexpr device_spec catalogue_rows[] = {
      .arch = "apple9",
      .compute_units = 16,
      .year = 2024,
-     .source = "https://nutechbrt.com/apple-announces-m4-max-chip-debuting-on-the-macbook-pro"},
+     .source = AI_HWACCEL_SOURCE("https://nutechbrt.com/apple-announces-m4-max-chip-debuting-on-the-macbook-pro")},
     {.name = "Apple M4 Pro 20-core GPU",
      .aliases = {"Apple M4 Pro 20-core", "M4 Pro 20-core", "M4 Pro 20-core GPU"},
      .maker = vendor::apple,
@@ -8608,7 +8622,7 @@ inline constexpr device_spec catalogue_rows[] = {
      .arch = "apple9",
      .compute_units = 20,
      .year = 2024,
-     .source = "https://nutechbrt.com/apple-announces-m4-max-chip-debuting-on-the-macbook-pro"},
+     .source = AI_HWACCEL_SOURCE("https://nutechbrt.com/apple-announces-m4-max-chip-debuting-on-the-macbook-pro")},
     {.name = "Apple M4 Max 32-core GPU",
      .aliases = {"Apple M4 Max 32-core", "M4 Max 32-core", "M4 Max 32-core GPU"},
      .maker = vendor::apple,
@@ -8619,8 +8633,8 @@ inline constexpr device_spec catalogue_rows[] = {
      .arch = "apple9",
      .compute_units = 32,
      .year = 2024,
-     .source = "http://www.notebookcheck.net/Apple-M4-Max-official-with-incremental-upgrades-o"
-               "ver-the-M3-Max.911098.0.html"},
+     .source = AI_HWACCEL_SOURCE("http://www.notebookcheck.net/Apple-M4-Max-official-with-incremental-upgrades-o"
+               "ver-the-M3-Max.911098.0.html")},
     {.name = "Apple M4 Max 40-core GPU",
      .aliases = {"Apple M4 Max 40-core", "M4 Max 40-core", "M4 Max 40-core GPU"},
      .maker = vendor::apple,
@@ -8630,8 +8644,8 @@ inline constexpr device_spec catalogue_rows[] = {
      .arch = "apple9",
      .compute_units = 40,
      .year = 2024,
-     .source = "http://www.notebookcheck.net/Apple-M4-Max-official-with-incremental-upgrades-o"
-               "ver-the-M3-Max.911098.0.html"},
+     .source = AI_HWACCEL_SOURCE("http://www.notebookcheck.net/Apple-M4-Max-official-with-incremental-upgrades-o"
+               "ver-the-M3-Max.911098.0.html")},
 
     // ---- Neural Engine, one row per generation; Pro and Max share the base chip's
     // 16-core engine, Ultra doubles it. Apple quotes "trillion operations per second"
@@ -8646,7 +8660,7 @@ inline constexpr device_spec catalogue_rows[] = {
      .arch = "",
      .compute_units = 16,
      .year = 2020,
-     .source = "https://www.macrumors.com/2020/11/10/apple-announces-m1-chip-for-the-mac/"},
+     .source = AI_HWACCEL_SOURCE("https://www.macrumors.com/2020/11/10/apple-announces-m1-chip-for-the-mac/")},
     {.name = "Apple M1 Ultra Neural Engine",
      .aliases = {"M1 Ultra Neural Engine", "M1 Ultra ANE"},
      .maker = vendor::apple,
@@ -8656,7 +8670,7 @@ inline constexpr device_spec catalogue_rows[] = {
      .arch = "",
      .compute_units = 32,
      .year = 2022,
-     .source = "https://www.macrumors.com/2022/03/08/apple-announces-m1-ultra-chip/"},
+     .source = AI_HWACCEL_SOURCE("https://www.macrumors.com/2022/03/08/apple-announces-m1-ultra-chip/")},
     {.name = "Apple M2 Neural Engine",
      .aliases = {"M2 Neural Engine", "M2 ANE", "Apple M2 Pro Neural Engine",
                  "M2 Pro Neural Engine", "Apple M2 Max Neural Engine", "M2 Max Neural Engine"},
@@ -8667,7 +8681,7 @@ inline constexpr device_spec catalogue_rows[] = {
      .arch = "",
      .compute_units = 16,
      .year = 2022,
-     .source = "https://meterpreter.org/apple-announces-m2-pro-and-m2-max-chips/"},
+     .source = AI_HWACCEL_SOURCE("https://meterpreter.org/apple-announces-m2-pro-and-m2-max-chips/")},
     {.name = "Apple M2 Ultra Neural Engine",
      .aliases = {"M2 Ultra Neural Engine", "M2 Ultra ANE"},
      .maker = vendor::apple,
@@ -8677,8 +8691,8 @@ inline constexpr device_spec catalogue_rows[] = {
      .arch = "",
      .compute_units = 32,
      .year = 2023,
-     .source = "https://www.fierceelectronics.com/electronics/apples-new-gonzo-mac-soc-called-"
-               "m2-ultra"},
+     .source = AI_HWACCEL_SOURCE("https://www.fierceelectronics.com/electronics/apples-new-gonzo-mac-soc-called-"
+               "m2-ultra")},
     {.name = "Apple M3 Neural Engine",
      .aliases = {"M3 Neural Engine", "M3 ANE", "Apple M3 Pro Neural Engine",
                  "M3 Pro Neural Engine", "Apple M3 Max Neural Engine", "M3 Max Neural Engine"},
@@ -8689,7 +8703,7 @@ inline constexpr device_spec catalogue_rows[] = {
      .arch = "",
      .compute_units = 16,
      .year = 2023,
-     .source = "https://ac-serverhub.com/CPU/ARM/AppleM3"},
+     .source = AI_HWACCEL_SOURCE("https://ac-serverhub.com/CPU/ARM/AppleM3")},
     // Apple gives the core count (twice M3 Max's) but no TOPS figure.
     {.name = "Apple M3 Ultra Neural Engine",
      .aliases = {"M3 Ultra Neural Engine", "M3 Ultra ANE"},
@@ -8699,7 +8713,7 @@ inline constexpr device_spec catalogue_rows[] = {
      .arch = "",
      .compute_units = 32,
      .year = 2025,
-     .source = "https://bgr.com/tech/inside-apples-new-m3-ultra-processor/"},
+     .source = AI_HWACCEL_SOURCE("https://bgr.com/tech/inside-apples-new-m3-ultra-processor/")},
     {.name = "Apple M4 Neural Engine",
      .aliases = {"M4 Neural Engine", "M4 ANE", "Apple M4 Pro Neural Engine",
                  "M4 Pro Neural Engine", "Apple M4 Max Neural Engine", "M4 Max Neural Engine"},
@@ -8710,8 +8724,8 @@ inline constexpr device_spec catalogue_rows[] = {
      .arch = "",
      .compute_units = 16,
      .year = 2024,
-     .source = "https://www.engadget.com/apples-m4-chip-arrives-with-a-big-focus-on-ai-1424484"
-               "28.html?src=rss"},
+     .source = AI_HWACCEL_SOURCE("https://www.engadget.com/apples-m4-chip-arrives-with-a-big-focus-on-ai-1424484"
+               "28.html?src=rss")},
 // ---- end ai_hwaccel/core/catalogue/apple.inc
 // #include "ai_hwaccel/core/catalogue/asic.inc"
 // ---- begin ai_hwaccel/core/catalogue/asic.inc
@@ -8761,7 +8775,7 @@ inline constexpr device_spec catalogue_rows[] = {
      .arch = "v4",
      .compute_units = 2,
      .year = 2021,
-     .source = "https://cloud.google.com/tpu/docs/v4"},
+     .source = AI_HWACCEL_SOURCE("https://cloud.google.com/tpu/docs/v4")},
     {.name = "Google TPU v5e",
      .aliases = {"TPU v5e", "TPU v5 lite", "TPU v5e chip", "v5e", "v5litepod"},
      .maker = vendor::google,
@@ -8781,7 +8795,7 @@ inline constexpr device_spec catalogue_rows[] = {
      .arch = "v5e",
      .compute_units = 1,
      .year = 2023,
-     .source = "https://docs.cloud.google.com/tpu/docs/v5e"},
+     .source = AI_HWACCEL_SOURCE("https://docs.cloud.google.com/tpu/docs/v5e")},
     {.name = "Google TPU v5p",
      .aliases = {"TPU v5p", "TPU v5", "TPU v5p chip", "v5p"},
      .maker = vendor::google,
@@ -8802,7 +8816,7 @@ inline constexpr device_spec catalogue_rows[] = {
      .arch = "v5p",
      .compute_units = 2,
      .year = 2023,
-     .source = "https://docs.cloud.google.com/tpu/docs/v5p"},
+     .source = AI_HWACCEL_SOURCE("https://docs.cloud.google.com/tpu/docs/v5p")},
     {.name = "Google TPU v6e",
      .aliases = {"TPU v6e", "TPU v6 lite", "TPU v6e chip", "Trillium", "v6e"},
      .maker = vendor::google,
@@ -8818,7 +8832,7 @@ inline constexpr device_spec catalogue_rows[] = {
      .arch = "v6e",
      .compute_units = 1,
      .year = 2024,
-     .source = "https://docs.cloud.google.com/tpu/docs/v6e"},
+     .source = AI_HWACCEL_SOURCE("https://docs.cloud.google.com/tpu/docs/v6e")},
     // TPU7x is a dual-chiplet chip: tpu-info counts two PCI functions (device 0x0076, one
     // vfio device each) per chip and JAX exposes each chiplet as its own device with half
     // of the figures below. This row is the whole chip, as Google publishes it.
@@ -8837,7 +8851,7 @@ inline constexpr device_spec catalogue_rows[] = {
      .arch = "7x",
      .compute_units = 2,
      .year = 2025,
-     .source = "https://docs.cloud.google.com/tpu/docs/tpu7x"},
+     .source = AI_HWACCEL_SOURCE("https://docs.cloud.google.com/tpu/docs/tpu7x")},
 
     // ---- AWS Neuron devices (PCI vendor 0x1d0f; ids from aws-neuron-driver
     // neuron_device.h). compute_units = NeuronCores per chip. AWS writes device memory in
@@ -8861,8 +8875,8 @@ inline constexpr device_spec catalogue_rows[] = {
      .arch = "",
      .compute_units = 4,
      .year = 2019,
-     .source = "https://awsdocs-neuron.readthedocs-hosted.com/en/latest/general/arch/"
-               "neuron-hardware/inferentia.html"},
+     .source = AI_HWACCEL_SOURCE("https://awsdocs-neuron.readthedocs-hosted.com/en/latest/general/arch/"
+               "neuron-hardware/inferentia.html")},
     {.name = "AWS Inferentia2",
      .aliases = {"Inferentia2", "inf2"},
      .maker = vendor::amazon,
@@ -8878,8 +8892,8 @@ inline constexpr device_spec catalogue_rows[] = {
      .arch = "",
      .compute_units = 2,
      .year = 2023,
-     .source = "https://awsdocs-neuron.readthedocs-hosted.com/en/latest/general/arch/"
-               "neuron-hardware/inferentia2.html"},
+     .source = AI_HWACCEL_SOURCE("https://awsdocs-neuron.readthedocs-hosted.com/en/latest/general/arch/"
+               "neuron-hardware/inferentia2.html")},
     {.name = "AWS Trainium",
      .aliases = {"Trainium", "Trainium1", "trn1"},
      .maker = vendor::amazon,
@@ -8895,8 +8909,8 @@ inline constexpr device_spec catalogue_rows[] = {
      .arch = "",
      .compute_units = 2,
      .year = 2022,
-     .source = "https://awsdocs-neuron.readthedocs-hosted.com/en/latest/general/arch/"
-               "neuron-hardware/trainium.html"},
+     .source = AI_HWACCEL_SOURCE("https://awsdocs-neuron.readthedocs-hosted.com/en/latest/general/arch/"
+               "neuron-hardware/trainium.html")},
     {.name = "AWS Trainium2",
      .aliases = {"Trainium2", "trn2"},
      .maker = vendor::amazon,
@@ -8912,9 +8926,9 @@ inline constexpr device_spec catalogue_rows[] = {
      .arch = "",
      .compute_units = 8,
      .year = 2024,
-     .source = "https://github.com/aws-neuron/aws-neuron-sdk/blob/"
+     .source = AI_HWACCEL_SOURCE("https://github.com/aws-neuron/aws-neuron-sdk/blob/"
                "7c165a3e01131a86537f6e0b3ba43716e44d8bc4/about-neuron/arch/neuron-hardware/"
-               "trainium2.rst"},
+               "trainium2.rst")},
 
     // ---- Qualcomm Cloud AI 100 (PCI 0x17cb:0xa100 for every SKU, per the Linux qaic
     // documentation; the SKU is not in the PCI id). The Ultra card carries four AI 100
@@ -8935,9 +8949,9 @@ inline constexpr device_spec catalogue_rows[] = {
      .power_watts = 75,
      .arch = "",
      .year = 2020,
-     .source = "https://github.com/quic/cloud-ai-sdk-pages/blob/"
+     .source = AI_HWACCEL_SOURCE("https://github.com/quic/cloud-ai-sdk-pages/blob/"
                "65217d9ff875fe93b66e4b5f207bdab988be2751/docs/Getting-Started/Architecture/"
-               "index.md"},
+               "index.md")},
     {.name = "Qualcomm Cloud AI 100 Pro",
      .aliases = {"Cloud AI 100 Pro", "AI 100 Pro", "AIC100 Pro"},
      .maker = vendor::qualcomm,
@@ -8952,9 +8966,9 @@ inline constexpr device_spec catalogue_rows[] = {
      .power_watts = 75,
      .arch = "",
      .year = 2020,
-     .source = "https://github.com/quic/cloud-ai-sdk-pages/blob/"
+     .source = AI_HWACCEL_SOURCE("https://github.com/quic/cloud-ai-sdk-pages/blob/"
                "65217d9ff875fe93b66e4b5f207bdab988be2751/docs/Getting-Started/Architecture/"
-               "index.md"},
+               "index.md")},
     {.name = "Qualcomm Cloud AI 100 Ultra SoC",
      .aliases = {"Cloud AI 100 Ultra", "AI 100 Ultra", "AIC100 Ultra"},
      .maker = vendor::qualcomm,
@@ -8968,9 +8982,9 @@ inline constexpr device_spec catalogue_rows[] = {
      .pcie_lanes = 8,
      .arch = "",
      .year = 2023,
-     .source = "https://github.com/quic/cloud-ai-sdk-pages/blob/"
+     .source = AI_HWACCEL_SOURCE("https://github.com/quic/cloud-ai-sdk-pages/blob/"
                "65217d9ff875fe93b66e4b5f207bdab988be2751/docs/Getting-Started/Architecture/"
-               "index.md"},
+               "index.md")},
 
     // ---- Wafer-scale and SRAM-only parts. Cerebras publishes no dense per-dtype figure
     // (its "125 petaflops" for WSE-3 is sparse FP16), so peak stays 0. On-chip SRAM
@@ -8985,9 +8999,9 @@ inline constexpr device_spec catalogue_rows[] = {
      .arch = "",
      .compute_units = 850'000,
      .year = 2021,
-     .source = "https://www.anandtech.com/Show/Index/16626?cPage=9&all=False&sort=0&page=1&"
+     .source = AI_HWACCEL_SOURCE("https://www.anandtech.com/Show/Index/16626?cPage=9&all=False&sort=0&page=1&"
                "slug=cerebras-unveils-wafer-scale-engine-two-wse2-26-trillion-transistors-"
-               "100-yield"},
+               "100-yield")},
     {.name = "Cerebras WSE-3",
      .aliases = {"WSE-3", "Wafer Scale Engine 3", "CS-3"},
      .maker = vendor::cerebras,
@@ -8998,9 +9012,9 @@ inline constexpr device_spec catalogue_rows[] = {
      .arch = "",
      .compute_units = 900'000,
      .year = 2024,
-     .source = "https://www.tweaktown.com/news/96843/"
+     .source = AI_HWACCEL_SOURCE("https://www.tweaktown.com/news/96843/"
                "cerebras-wse-3-wafer-scale-ai-chip-57x-bigger-than-largest-gpu-with-4-"
-               "trillion-transistors/index.html"},
+               "trillion-transistors/index.html")},
     // Graphcore: one row per IPU. gc-monitor prints the machine type (M2000, Bow-2000: four
     // IPUs each) for every IPU, hence those aliases. GC200 In-Processor-Memory bandwidth
     // (47.5 TB/s) and IPU-Link bandwidth are not in a Graphcore page seen, so 0.
@@ -9015,7 +9029,7 @@ inline constexpr device_spec catalogue_rows[] = {
      .arch = "",
      .compute_units = 1472, // IPU tiles (cores)
      .year = 2020,
-     .source = "https://cambrian-ai.com/could-graphcores-second-chip-challenge-nvidia/"},
+     .source = AI_HWACCEL_SOURCE("https://cambrian-ai.com/could-graphcores-second-chip-challenge-nvidia/")},
     // Bow-2000 datasheet: 4 Bow IPUs, 1.4 petaFLOPS FP16.16, 5,888 cores, 3.6 GB
     // In-Processor-Memory; per IPU that is 350 TFLOPS, 1472 tiles, 900 MB.
     {.name = "Graphcore Bow IPU",
@@ -9029,7 +9043,7 @@ inline constexpr device_spec catalogue_rows[] = {
      .arch = "",
      .compute_units = 1472,
      .year = 2022,
-     .source = "https://docs.graphcore.ai/projects/bow-2000-datasheet/en/latest/overview.html"},
+     .source = AI_HWACCEL_SOURCE("https://docs.graphcore.ai/projects/bow-2000-datasheet/en/latest/overview.html")},
     // Groq publishes no datasheet in reach; the launch figures as reported.
     {.name = "Groq LPU (GroqChip 1)",
      .aliases = {"Groq LPU", "GroqChip 1", "GroqChip", "Groq TSP"},
@@ -9040,7 +9054,7 @@ inline constexpr device_spec catalogue_rows[] = {
      .memory_bandwidth_gbps = 80'000, // 80 TB/s on-die
      .peak = {.fp16 = 188, .int8 = 750},
      .arch = "",
-     .source = "https://multiplatform.ai/?p=32842"},
+     .source = AI_HWACCEL_SOURCE("https://multiplatform.ai/?p=32842")},
 
     // ---- Intel NPUs (PCI 0x8086; ids from the Linux intel_vpu driver, ivpu_drv.h). TOPS:
     // Intel's NPU figures (INT8), fastest SKU of the family. The MAC arrays multiply FP16
@@ -9058,8 +9072,8 @@ inline constexpr device_spec catalogue_rows[] = {
      .peak = {.fp16 = 5.75, .int8 = 11.5},
      .arch = "37xx",
      .year = 2023,
-     .source = "https://zareason.com/intel-lunar-lake-will-deliver-120-tops-combining-cpu-"
-               "igpu-and-npu/"},
+     .source = AI_HWACCEL_SOURCE("https://zareason.com/intel-lunar-lake-will-deliver-120-tops-combining-cpu-"
+               "igpu-and-npu/")},
     {.name = "Intel NPU (Arrow Lake)",
      .aliases = {"Arrow Lake NPU", "Intel AI Boost (Arrow Lake)", "Core Ultra 200S NPU"},
      .maker = vendor::intel,
@@ -9069,8 +9083,8 @@ inline constexpr device_spec catalogue_rows[] = {
      .peak = {.fp16 = 6.5, .int8 = 13},
      .arch = "37xx",
      .year = 2024,
-     .source = "https://computerbase.de/2024-07/arrow-lake-s-fuer-lga-1851-intel-core-ultra-"
-               "200-kommt-mit-npu-mit-13-tops"},
+     .source = AI_HWACCEL_SOURCE("https://computerbase.de/2024-07/arrow-lake-s-fuer-lga-1851-intel-core-ultra-"
+               "200-kommt-mit-npu-mit-13-tops")},
     {.name = "Intel NPU (Lunar Lake)",
      .aliases = {"Lunar Lake NPU", "Intel AI Boost (Lunar Lake)", "Core Ultra 200V NPU"},
      .maker = vendor::intel,
@@ -9080,7 +9094,7 @@ inline constexpr device_spec catalogue_rows[] = {
      .peak = {.fp16 = 24, .int8 = 48},
      .arch = "40xx",
      .year = 2024,
-     .source = "https://beebom.com/intel-announces-core-ultra-200v-lunar-lake/"},
+     .source = AI_HWACCEL_SOURCE("https://beebom.com/intel-announces-core-ultra-200v-lunar-lake/")},
 
     // ---- AMD XDNA NPUs (PCI 0x1022; ids from the Linux amdxdna driver). The driver tells
     // generations apart by (device, revision): 0x1502 is the first XDNA (Phoenix and Hawk
@@ -9095,8 +9109,8 @@ inline constexpr device_spec catalogue_rows[] = {
      .peak = {.int8 = 10},
      .arch = "XDNA",
      .year = 2023,
-     .source = "https://techpowerup.com/316436/amd-ryzen-8040-series-hawk-point-mobile-"
-               "processors-announced-with-a-faster-npu"},
+     .source = AI_HWACCEL_SOURCE("https://techpowerup.com/316436/amd-ryzen-8040-series-hawk-point-mobile-"
+               "processors-announced-with-a-faster-npu")},
     {.name = "AMD XDNA NPU (Hawk Point)",
      .aliases = {"Hawk Point NPU", "Ryzen 8040 NPU", "Ryzen AI (Hawk Point)"},
      .maker = vendor::amd,
@@ -9106,8 +9120,8 @@ inline constexpr device_spec catalogue_rows[] = {
      .peak = {.int8 = 16},
      .arch = "XDNA",
      .year = 2023,
-     .source = "https://techpowerup.com/316436/amd-ryzen-8040-series-hawk-point-mobile-"
-               "processors-announced-with-a-faster-npu"},
+     .source = AI_HWACCEL_SOURCE("https://techpowerup.com/316436/amd-ryzen-8040-series-hawk-point-mobile-"
+               "processors-announced-with-a-faster-npu")},
     {.name = "AMD XDNA 2 NPU (Strix Point)",
      .aliases = {"Strix Point NPU", "Ryzen AI 300 NPU", "Ryzen AI (Strix Point)"},
      .maker = vendor::amd,
@@ -9117,8 +9131,8 @@ inline constexpr device_spec catalogue_rows[] = {
      .peak = {.int8 = 50},
      .arch = "XDNA2",
      .year = 2024,
-     .source = "https://anandtech.com/show/21469/amd-details-ryzen-ai-300-series-for-mobile-"
-               "strix-point-with-rdna-35-igpu-xdna-2-npu/2"},
+     .source = AI_HWACCEL_SOURCE("https://anandtech.com/show/21469/amd-details-ryzen-ai-300-series-for-mobile-"
+               "strix-point-with-rdna-35-igpu-xdna-2-npu/2")},
     // Strix Halo (seen as 1022:17f0 on a Ryzen AI MAX+ 395): AMD's launch figure for its NPU
     // is 50 TOPS, as Strix Point's, of the 126 it gives the whole chip (the coverage cited).
     {.name = "AMD XDNA 2 NPU (Strix Halo)",
@@ -9130,7 +9144,7 @@ inline constexpr device_spec catalogue_rows[] = {
      .peak = {.int8 = 50},
      .arch = "XDNA2",
      .year = 2025,
-     .source = "https://www.svethardware.cz/amd-predstavuje-ryzen-ai-max-strix-halo-s-az-16-jadry-a-gpu-se-40-cu/61477"},
+     .source = AI_HWACCEL_SOURCE("https://www.svethardware.cz/amd-predstavuje-ryzen-ai-max-strix-halo-s-az-16-jadry-a-gpu-se-40-cu/61477")},
 // ---- end ai_hwaccel/core/catalogue/asic.inc
 };
 } // namespace detail
@@ -9201,7 +9215,8 @@ namespace detail {
 constexpr bool catalogue_rows_are_sane() noexcept {
     for (const auto& r : device_catalogue) {
         if (trim(r.name).empty() || r.name != trim(r.name)) return false;
-        if (!(r.source.starts_with("https://") || r.source.starts_with("http://"))) return false;
+        if (AI_HWACCEL_TABLE_SOURCES && !(r.source.starts_with("https://") || r.source.starts_with("http://")))
+            return false;
         if (r.memory_bytes > 16 * units::tib) return false;
         if (r.memory != memory_type::unified && r.memory != memory_type::sram && r.memory_bytes == 0)
             return false;
@@ -28404,73 +28419,73 @@ inline constexpr model_spec model_catalogue[] = {
     detail::completed({.id = "llama-7b", .name = "LLaMA 7B", .family = "llama", .layers = 32,
                        .hidden_size = 4096, .intermediate_size = 11008, .attention_heads = 32, .kv_heads = 32,
                        .head_dim = 128, .vocab_size = 32000, .context_length = 2048,
-                       .source = "https://huggingface.co/huggyllama/llama-7b/blob/main/config.json"}),
+                       .source = AI_HWACCEL_SOURCE("https://huggingface.co/huggyllama/llama-7b/blob/main/config.json")}),
     detail::completed({.id = "llama-13b", .name = "LLaMA 13B", .family = "llama", .layers = 40,
                        .hidden_size = 5120, .intermediate_size = 13824, .attention_heads = 40, .kv_heads = 40,
                        .head_dim = 128, .vocab_size = 32000, .context_length = 2048,
-                       .source = "https://huggingface.co/huggyllama/llama-13b/blob/main/config.json"}),
+                       .source = AI_HWACCEL_SOURCE("https://huggingface.co/huggyllama/llama-13b/blob/main/config.json")}),
     detail::completed({.id = "llama-30b", .name = "LLaMA 30B", .family = "llama", .layers = 60,
                        .hidden_size = 6656, .intermediate_size = 17920, .attention_heads = 52, .kv_heads = 52,
                        .head_dim = 128, .vocab_size = 32000, .context_length = 2048,
-                       .source = "https://huggingface.co/huggyllama/llama-30b/blob/main/config.json"}),
+                       .source = AI_HWACCEL_SOURCE("https://huggingface.co/huggyllama/llama-30b/blob/main/config.json")}),
     detail::completed({.id = "llama-65b", .name = "LLaMA 65B", .family = "llama", .layers = 80,
                        .hidden_size = 8192, .intermediate_size = 22016, .attention_heads = 64, .kv_heads = 64,
                        .head_dim = 128, .vocab_size = 32000, .context_length = 2048,
-                       .source = "https://huggingface.co/huggyllama/llama-65b/blob/main/config.json"}),
+                       .source = AI_HWACCEL_SOURCE("https://huggingface.co/huggyllama/llama-65b/blob/main/config.json")}),
     // ---- Meta Llama 2: full multi-head attention at 7B/13B, GQA at 70B. Parameter totals
     // are what the config implies (and what the safetensors checkpoints hold).
     detail::completed({.id = "llama-2-7b", .name = "Llama 2 7B", .family = "llama", .layers = 32,
                        .hidden_size = 4096, .intermediate_size = 11008, .attention_heads = 32, .kv_heads = 32,
                        .head_dim = 128, .vocab_size = 32000, .context_length = 4096,
-                       .source = "https://huggingface.co/meta-llama/Llama-2-7b-hf/blob/main/config.json"}),
+                       .source = AI_HWACCEL_SOURCE("https://huggingface.co/meta-llama/Llama-2-7b-hf/blob/main/config.json")}),
     detail::completed({.id = "llama-2-13b", .name = "Llama 2 13B", .family = "llama", .layers = 40,
                        .hidden_size = 5120, .intermediate_size = 13824, .attention_heads = 40, .kv_heads = 40,
                        .head_dim = 128, .vocab_size = 32000, .context_length = 4096,
-                       .source = "https://huggingface.co/meta-llama/Llama-2-13b-hf/blob/main/config.json"}),
+                       .source = AI_HWACCEL_SOURCE("https://huggingface.co/meta-llama/Llama-2-13b-hf/blob/main/config.json")}),
     detail::completed({.id = "llama-2-70b", .name = "Llama 2 70B", .family = "llama", .layers = 80,
                        .hidden_size = 8192, .intermediate_size = 28672, .attention_heads = 64, .kv_heads = 8,
                        .head_dim = 128, .vocab_size = 32000, .context_length = 4096,
-                       .source = "https://huggingface.co/meta-llama/Llama-2-70b-hf/blob/main/config.json"}),
+                       .source = AI_HWACCEL_SOURCE("https://huggingface.co/meta-llama/Llama-2-70b-hf/blob/main/config.json")}),
     // ---- Meta Llama 3 / 3.1 / 3.2 / 3.3: 128256-token vocabulary; 3.1 onwards 128k context.
     detail::completed({.id = "llama-3-8b", .name = "Llama 3 8B", .family = "llama", .layers = 32,
                        .hidden_size = 4096, .intermediate_size = 14336, .attention_heads = 32, .kv_heads = 8,
                        .head_dim = 128, .vocab_size = 128256, .context_length = 8192,
-                       .source = "https://huggingface.co/meta-llama/Meta-Llama-3-8B/blob/main/config.json"}),
+                       .source = AI_HWACCEL_SOURCE("https://huggingface.co/meta-llama/Meta-Llama-3-8B/blob/main/config.json")}),
     detail::completed({.id = "llama-3-70b", .name = "Llama 3 70B", .family = "llama", .layers = 80,
                        .hidden_size = 8192, .intermediate_size = 28672, .attention_heads = 64, .kv_heads = 8,
                        .head_dim = 128, .vocab_size = 128256, .context_length = 8192,
-                       .source = "https://huggingface.co/meta-llama/Meta-Llama-3-70B/blob/main/config.json"}),
+                       .source = AI_HWACCEL_SOURCE("https://huggingface.co/meta-llama/Meta-Llama-3-70B/blob/main/config.json")}),
     detail::completed({.id = "llama-3.1-8b", .name = "Llama 3.1 8B", .family = "llama", .layers = 32,
                        .hidden_size = 4096, .intermediate_size = 14336, .attention_heads = 32, .kv_heads = 8,
                        .head_dim = 128, .vocab_size = 128256, .context_length = 131072,
-                       .source = "https://huggingface.co/meta-llama/Llama-3.1-8B/blob/main/config.json"}),
+                       .source = AI_HWACCEL_SOURCE("https://huggingface.co/meta-llama/Llama-3.1-8B/blob/main/config.json")}),
     detail::completed({.id = "llama-3.1-70b", .name = "Llama 3.1 70B", .family = "llama", .layers = 80,
                        .hidden_size = 8192, .intermediate_size = 28672, .attention_heads = 64, .kv_heads = 8,
                        .head_dim = 128, .vocab_size = 128256, .context_length = 131072,
-                       .source = "https://huggingface.co/meta-llama/Llama-3.1-70B/blob/main/config.json"}),
+                       .source = AI_HWACCEL_SOURCE("https://huggingface.co/meta-llama/Llama-3.1-70B/blob/main/config.json")}),
     detail::completed({.id = "llama-3.1-405b", .name = "Llama 3.1 405B", .family = "llama", .layers = 126,
                        .hidden_size = 16384, .intermediate_size = 53248, .attention_heads = 128, .kv_heads = 8,
                        .head_dim = 128, .vocab_size = 128256, .context_length = 131072,
-                       .source = "https://huggingface.co/meta-llama/Llama-3.1-405B/blob/main/config.json"}),
+                       .source = AI_HWACCEL_SOURCE("https://huggingface.co/meta-llama/Llama-3.1-405B/blob/main/config.json")}),
     detail::completed({.id = "llama-3.2-1b", .name = "Llama 3.2 1B", .family = "llama", .layers = 16,
                        .hidden_size = 2048, .intermediate_size = 8192, .attention_heads = 32, .kv_heads = 8,
                        .head_dim = 64, .vocab_size = 128256, .context_length = 131072,
-                       .source = "https://huggingface.co/meta-llama/Llama-3.2-1B/blob/main/config.json",
+                       .source = AI_HWACCEL_SOURCE("https://huggingface.co/meta-llama/Llama-3.2-1B/blob/main/config.json"),
                        .tied_embeddings = true}),
     detail::completed({.id = "llama-3.2-3b", .name = "Llama 3.2 3B", .family = "llama", .layers = 28,
                        .hidden_size = 3072, .intermediate_size = 8192, .attention_heads = 24, .kv_heads = 8,
                        .head_dim = 128, .vocab_size = 128256, .context_length = 131072,
-                       .source = "https://huggingface.co/meta-llama/Llama-3.2-3B/blob/main/config.json",
+                       .source = AI_HWACCEL_SOURCE("https://huggingface.co/meta-llama/Llama-3.2-3B/blob/main/config.json"),
                        .tied_embeddings = true}),
     detail::completed({.id = "llama-3.3-70b", .name = "Llama 3.3 70B", .family = "llama", .layers = 80,
                        .hidden_size = 8192, .intermediate_size = 28672, .attention_heads = 64, .kv_heads = 8,
                        .head_dim = 128, .vocab_size = 128256, .context_length = 131072,
-                       .source = "https://huggingface.co/meta-llama/Llama-3.3-70B-Instruct/blob/main/config.json"}),
+                       .source = AI_HWACCEL_SOURCE("https://huggingface.co/meta-llama/Llama-3.3-70B-Instruct/blob/main/config.json")}),
     // ---- TinyLlama: the Llama 2 architecture at 1.1B, grouped-query attention.
     detail::completed({.id = "tinyllama-1.1b", .name = "TinyLlama 1.1B", .family = "llama", .layers = 22,
                        .hidden_size = 2048, .intermediate_size = 5632, .attention_heads = 32, .kv_heads = 4,
                        .head_dim = 64, .vocab_size = 32000, .context_length = 2048,
-                       .source = "https://huggingface.co/TinyLlama/TinyLlama-1.1B-Chat-v1.0/blob/main/config.json"}),
+                       .source = AI_HWACCEL_SOURCE("https://huggingface.co/TinyLlama/TinyLlama-1.1B-Chat-v1.0/blob/main/config.json")}),
     // ---- Meta Llama 4, the language model: mixture of experts with one routed expert per
     // token and a shared expert beside it (intermediate_size 8192 each, a router of hidden
     // x experts); Maverick's every other layer is dense instead (intermediate_size_mlp
@@ -28484,128 +28499,128 @@ inline constexpr model_spec model_catalogue[] = {
                        .hidden_size = 5120, .intermediate_size = 8192, .attention_heads = 40, .kv_heads = 8,
                        .head_dim = 128, .vocab_size = 202048, .context_length = 10485760, .experts = 16,
                        .experts_per_token = 1, .sliding_window_layers = 36, .sliding_window = 8192,
-                       .source = "https://huggingface.co/meta-llama/Llama-4-Scout-17B-16E/blob/main/config.json"}),
+                       .source = AI_HWACCEL_SOURCE("https://huggingface.co/meta-llama/Llama-4-Scout-17B-16E/blob/main/config.json")}),
     detail::completed({.id = "llama-4-maverick", .name = "Llama 4 Maverick", .family = "llama4",
                        .parameters = 400'711'848'960, .active_parameters = 17'184'691'200, .layers = 48,
                        .hidden_size = 5120, .intermediate_size = 8192, .attention_heads = 40, .kv_heads = 8,
                        .head_dim = 128, .vocab_size = 202048, .context_length = 1048576, .experts = 128,
                        .experts_per_token = 1, .sliding_window_layers = 36, .sliding_window = 8192,
-                       .source = "https://huggingface.co/meta-llama/Llama-4-Maverick-17B-128E/blob/main/config.json"}),
+                       .source = AI_HWACCEL_SOURCE("https://huggingface.co/meta-llama/Llama-4-Maverick-17B-128E/blob/main/config.json")}),
     // ---- Mistral AI. v0.3 has no sliding window (config "sliding_window": null).
     detail::completed({.id = "mistral-7b-v0.3", .name = "Mistral 7B v0.3", .family = "llama", .layers = 32,
                        .hidden_size = 4096, .intermediate_size = 14336, .attention_heads = 32, .kv_heads = 8,
                        .head_dim = 128, .vocab_size = 32768, .context_length = 32768,
-                       .source = "https://huggingface.co/mistralai/Mistral-7B-v0.3/blob/main/config.json"}),
+                       .source = AI_HWACCEL_SOURCE("https://huggingface.co/mistralai/Mistral-7B-v0.3/blob/main/config.json")}),
     // Mistral NeMo 12B and Mistral Small 3 24B: 32 heads of 128 (4096 wide) on a 5120-wide
     // model, the 131072-token Tekken vocabulary. NeMo's config allows 1024000 positions;
     // Mistral's card states a 128k context.
     detail::completed({.id = "mistral-nemo-12b", .name = "Mistral NeMo 12B", .family = "llama", .layers = 40,
                        .hidden_size = 5120, .intermediate_size = 14336, .attention_heads = 32, .kv_heads = 8,
                        .head_dim = 128, .vocab_size = 131072, .context_length = 131072,
-                       .source = "https://huggingface.co/mistralai/Mistral-Nemo-Instruct-2407/blob/main/config.json"}),
+                       .source = AI_HWACCEL_SOURCE("https://huggingface.co/mistralai/Mistral-Nemo-Instruct-2407/blob/main/config.json")}),
     detail::completed({.id = "mistral-small-24b-2501", .name = "Mistral Small 3 24B", .family = "llama",
                        .layers = 40, .hidden_size = 5120, .intermediate_size = 32768, .attention_heads = 32,
                        .kv_heads = 8, .head_dim = 128, .vocab_size = 131072, .context_length = 32768,
-                       .source = "https://huggingface.co/mistralai/Mistral-Small-24B-Instruct-2501/blob/main/config.json"}),
+                       .source = AI_HWACCEL_SOURCE("https://huggingface.co/mistralai/Mistral-Small-24B-Instruct-2501/blob/main/config.json")}),
     // Mistral Large 2 (2407; 2411 has the same shape): 123B, dense.
     detail::completed({.id = "mistral-large-2407", .name = "Mistral Large 2", .family = "llama", .layers = 88,
                        .hidden_size = 12288, .intermediate_size = 28672, .attention_heads = 96, .kv_heads = 8,
                        .head_dim = 128, .vocab_size = 32768, .context_length = 131072,
-                       .source = "https://huggingface.co/mistralai/Mistral-Large-Instruct-2407/blob/main/config.json"}),
+                       .source = AI_HWACCEL_SOURCE("https://huggingface.co/mistralai/Mistral-Large-Instruct-2407/blob/main/config.json")}),
     // Mixtral: 8 experts, 2 per token. 8x7B totals are what the config implies (Mistral
     // publishes 46.7B / 12.9B); 8x22B totals are Mistral's own rounded figures.
     detail::completed({.id = "mixtral-8x7b", .name = "Mixtral 8x7B", .family = "mixtral", .layers = 32,
                        .hidden_size = 4096, .intermediate_size = 14336, .attention_heads = 32, .kv_heads = 8,
                        .head_dim = 128, .vocab_size = 32000, .context_length = 32768, .experts = 8,
                        .experts_per_token = 2,
-                       .source = "https://huggingface.co/mistralai/Mixtral-8x7B-v0.1/blob/main/config.json"}),
+                       .source = AI_HWACCEL_SOURCE("https://huggingface.co/mistralai/Mixtral-8x7B-v0.1/blob/main/config.json")}),
     detail::completed({.id = "mixtral-8x22b", .name = "Mixtral 8x22B", .family = "mixtral",
                        .parameters = 141'000'000'000, .active_parameters = 39'000'000'000, .layers = 56,
                        .hidden_size = 6144, .intermediate_size = 16384, .attention_heads = 48, .kv_heads = 8,
                        .head_dim = 128, .vocab_size = 32000, .context_length = 65536, .experts = 8,
                        .experts_per_token = 2,
-                       .source = "https://huggingface.co/mistralai/Mixtral-8x22B-v0.1/blob/main/config.json"}),
+                       .source = AI_HWACCEL_SOURCE("https://huggingface.co/mistralai/Mixtral-8x22B-v0.1/blob/main/config.json")}),
     // ---- Qwen 2.5 (q/k/v projections carry biases, not counted by the estimate). Totals
     // are the model cards' "Number of Parameters".
     detail::completed({.id = "qwen-2.5-0.5b", .name = "Qwen2.5 0.5B", .family = "qwen2",
                        .parameters = 490'000'000, .layers = 24, .hidden_size = 896, .intermediate_size = 4864,
                        .attention_heads = 14, .kv_heads = 2, .head_dim = 64, .vocab_size = 151936,
                        .context_length = 32768,
-                       .source = "https://huggingface.co/Qwen/Qwen2.5-0.5B/blob/main/config.json",
+                       .source = AI_HWACCEL_SOURCE("https://huggingface.co/Qwen/Qwen2.5-0.5B/blob/main/config.json"),
                        .tied_embeddings = true}),
     detail::completed({.id = "qwen-2.5-3b", .name = "Qwen2.5 3B", .family = "qwen2",
                        .parameters = 3'090'000'000, .layers = 36, .hidden_size = 2048, .intermediate_size = 11008,
                        .attention_heads = 16, .kv_heads = 2, .head_dim = 128, .vocab_size = 151936,
                        .context_length = 32768,
-                       .source = "https://huggingface.co/Qwen/Qwen2.5-3B/blob/main/config.json",
+                       .source = AI_HWACCEL_SOURCE("https://huggingface.co/Qwen/Qwen2.5-3B/blob/main/config.json"),
                        .tied_embeddings = true}),
     detail::completed({.id = "qwen-2.5-7b", .name = "Qwen2.5 7B", .family = "qwen2", .parameters = 7'610'000'000,
                        .layers = 28, .hidden_size = 3584, .intermediate_size = 18944, .attention_heads = 28,
                        .kv_heads = 4, .head_dim = 128, .vocab_size = 152064, .context_length = 131072,
-                       .source = "https://huggingface.co/Qwen/Qwen2.5-7B/blob/main/config.json"}),
+                       .source = AI_HWACCEL_SOURCE("https://huggingface.co/Qwen/Qwen2.5-7B/blob/main/config.json")}),
     detail::completed({.id = "qwen-2.5-14b", .name = "Qwen2.5 14B", .family = "qwen2",
                        .parameters = 14'700'000'000, .layers = 48, .hidden_size = 5120, .intermediate_size = 13824,
                        .attention_heads = 40, .kv_heads = 8, .head_dim = 128, .vocab_size = 152064,
                        .context_length = 131072,
-                       .source = "https://huggingface.co/Qwen/Qwen2.5-14B/blob/main/config.json"}),
+                       .source = AI_HWACCEL_SOURCE("https://huggingface.co/Qwen/Qwen2.5-14B/blob/main/config.json")}),
     detail::completed({.id = "qwen-2.5-32b", .name = "Qwen2.5 32B", .family = "qwen2",
                        .parameters = 32'500'000'000, .layers = 64, .hidden_size = 5120, .intermediate_size = 27648,
                        .attention_heads = 40, .kv_heads = 8, .head_dim = 128, .vocab_size = 152064,
                        .context_length = 131072,
-                       .source = "https://huggingface.co/Qwen/Qwen2.5-32B/blob/main/config.json"}),
+                       .source = AI_HWACCEL_SOURCE("https://huggingface.co/Qwen/Qwen2.5-32B/blob/main/config.json")}),
     detail::completed({.id = "qwen-2.5-72b", .name = "Qwen2.5 72B", .family = "qwen2",
                        .parameters = 72'700'000'000, .layers = 80, .hidden_size = 8192, .intermediate_size = 29568,
                        .attention_heads = 64, .kv_heads = 8, .head_dim = 128, .vocab_size = 152064,
                        .context_length = 131072,
-                       .source = "https://huggingface.co/Qwen/Qwen2.5-72B/blob/main/config.json"}),
+                       .source = AI_HWACCEL_SOURCE("https://huggingface.co/Qwen/Qwen2.5-72B/blob/main/config.json")}),
     // ---- Qwen3: head_dim 128 whatever the width; 40960-token configs (YaRN extends them).
     detail::completed({.id = "qwen3-4b", .name = "Qwen3 4B", .family = "qwen3", .parameters = 4'000'000'000,
                        .layers = 36, .hidden_size = 2560, .intermediate_size = 9728, .attention_heads = 32,
                        .kv_heads = 8, .head_dim = 128, .vocab_size = 151936, .context_length = 40960,
-                       .source = "https://huggingface.co/Qwen/Qwen3-4B/blob/main/config.json",
+                       .source = AI_HWACCEL_SOURCE("https://huggingface.co/Qwen/Qwen3-4B/blob/main/config.json"),
                        .tied_embeddings = true}),
     detail::completed({.id = "qwen3-8b", .name = "Qwen3 8B", .family = "qwen3", .parameters = 8'200'000'000,
                        .layers = 36, .hidden_size = 4096, .intermediate_size = 12288, .attention_heads = 32,
                        .kv_heads = 8, .head_dim = 128, .vocab_size = 151936, .context_length = 40960,
-                       .source = "https://huggingface.co/Qwen/Qwen3-8B/blob/main/config.json"}),
+                       .source = AI_HWACCEL_SOURCE("https://huggingface.co/Qwen/Qwen3-8B/blob/main/config.json")}),
     detail::completed({.id = "qwen3-14b", .name = "Qwen3 14B", .family = "qwen3", .parameters = 14'800'000'000,
                        .layers = 40, .hidden_size = 5120, .intermediate_size = 17408, .attention_heads = 40,
                        .kv_heads = 8, .head_dim = 128, .vocab_size = 151936, .context_length = 40960,
-                       .source = "https://huggingface.co/Qwen/Qwen3-14B/blob/main/config.json"}),
+                       .source = AI_HWACCEL_SOURCE("https://huggingface.co/Qwen/Qwen3-14B/blob/main/config.json")}),
     detail::completed({.id = "qwen3-32b", .name = "Qwen3 32B", .family = "qwen3", .parameters = 32'800'000'000,
                        .layers = 64, .hidden_size = 5120, .intermediate_size = 25600, .attention_heads = 64,
                        .kv_heads = 8, .head_dim = 128, .vocab_size = 151936, .context_length = 40960,
-                       .source = "https://huggingface.co/Qwen/Qwen3-32B/blob/main/config.json"}),
+                       .source = AI_HWACCEL_SOURCE("https://huggingface.co/Qwen/Qwen3-32B/blob/main/config.json")}),
     detail::completed({.id = "qwen3-30b-a3b", .name = "Qwen3 30B-A3B", .family = "qwen3moe",
                        .parameters = 30'500'000'000, .active_parameters = 3'300'000'000, .layers = 48,
                        .hidden_size = 2048, .intermediate_size = 768, .attention_heads = 32, .kv_heads = 4,
                        .head_dim = 128, .vocab_size = 151936, .context_length = 40960, .experts = 128,
                        .experts_per_token = 8,
-                       .source = "https://huggingface.co/Qwen/Qwen3-30B-A3B/blob/main/config.json"}),
+                       .source = AI_HWACCEL_SOURCE("https://huggingface.co/Qwen/Qwen3-30B-A3B/blob/main/config.json")}),
     detail::completed({.id = "qwen3-235b-a22b", .name = "Qwen3 235B-A22B", .family = "qwen3moe",
                        .parameters = 235'000'000'000, .active_parameters = 22'000'000'000, .layers = 94,
                        .hidden_size = 4096, .intermediate_size = 1536, .attention_heads = 64, .kv_heads = 4,
                        .head_dim = 128, .vocab_size = 151936, .context_length = 40960, .experts = 128,
                        .experts_per_token = 8,
-                       .source = "https://huggingface.co/Qwen/Qwen3-235B-A22B/blob/main/config.json"}),
+                       .source = AI_HWACCEL_SOURCE("https://huggingface.co/Qwen/Qwen3-235B-A22B/blob/main/config.json")}),
     // ---- Google Gemma 2: every other layer attends to a 4096-token window; tied embeddings.
     detail::completed({.id = "gemma-2-2b", .name = "Gemma 2 2B", .family = "gemma2", .layers = 26,
                        .hidden_size = 2304, .intermediate_size = 9216, .attention_heads = 8, .kv_heads = 4,
                        .head_dim = 256, .vocab_size = 256000, .context_length = 8192,
                        .sliding_window_layers = 13, .sliding_window = 4096,
-                       .source = "https://huggingface.co/google/gemma-2-2b/blob/main/config.json",
+                       .source = AI_HWACCEL_SOURCE("https://huggingface.co/google/gemma-2-2b/blob/main/config.json"),
                        .tied_embeddings = true}),
     detail::completed({.id = "gemma-2-9b", .name = "Gemma 2 9B", .family = "gemma2", .layers = 42,
                        .hidden_size = 3584, .intermediate_size = 14336, .attention_heads = 16, .kv_heads = 8,
                        .head_dim = 256, .vocab_size = 256000, .context_length = 8192,
                        .sliding_window_layers = 21, .sliding_window = 4096,
-                       .source = "https://huggingface.co/google/gemma-2-9b/blob/main/config.json",
+                       .source = AI_HWACCEL_SOURCE("https://huggingface.co/google/gemma-2-9b/blob/main/config.json"),
                        .tied_embeddings = true}),
     detail::completed({.id = "gemma-2-27b", .name = "Gemma 2 27B", .family = "gemma2", .layers = 46,
                        .hidden_size = 4608, .intermediate_size = 36864, .attention_heads = 32, .kv_heads = 16,
                        .head_dim = 128, .vocab_size = 256000, .context_length = 8192,
                        .sliding_window_layers = 23, .sliding_window = 4096,
-                       .source = "https://huggingface.co/google/gemma-2-27b/blob/main/config.json",
+                       .source = AI_HWACCEL_SOURCE("https://huggingface.co/google/gemma-2-27b/blob/main/config.json"),
                        .tied_embeddings = true}),
     // ---- Google Gemma 3 (text_config of the multimodal checkpoints): sliding_window_pattern
     // 6, i.e. every sixth layer global, the rest a 1024-token window. Parameter counts are
@@ -28614,35 +28629,35 @@ inline constexpr model_spec model_catalogue[] = {
                        .hidden_size = 2560, .intermediate_size = 10240, .attention_heads = 8, .kv_heads = 4,
                        .head_dim = 256, .vocab_size = 262208, .context_length = 131072,
                        .sliding_window_layers = 29, .sliding_window = 1024,
-                       .source = "https://huggingface.co/google/gemma-3-4b-pt/blob/main/config.json",
+                       .source = AI_HWACCEL_SOURCE("https://huggingface.co/google/gemma-3-4b-pt/blob/main/config.json"),
                        .tied_embeddings = true}),
     detail::completed({.id = "gemma-3-12b", .name = "Gemma 3 12B", .family = "gemma3", .layers = 48,
                        .hidden_size = 3840, .intermediate_size = 15360, .attention_heads = 16, .kv_heads = 8,
                        .head_dim = 256, .vocab_size = 262208, .context_length = 131072,
                        .sliding_window_layers = 40, .sliding_window = 1024,
-                       .source = "https://huggingface.co/google/gemma-3-12b-pt/blob/main/config.json",
+                       .source = AI_HWACCEL_SOURCE("https://huggingface.co/google/gemma-3-12b-pt/blob/main/config.json"),
                        .tied_embeddings = true}),
     detail::completed({.id = "gemma-3-27b", .name = "Gemma 3 27B", .family = "gemma3", .layers = 62,
                        .hidden_size = 5376, .intermediate_size = 21504, .attention_heads = 32, .kv_heads = 16,
                        .head_dim = 128, .vocab_size = 262208, .context_length = 131072,
                        .sliding_window_layers = 52, .sliding_window = 1024,
-                       .source = "https://huggingface.co/google/gemma-3-27b-pt/blob/main/config.json",
+                       .source = AI_HWACCEL_SOURCE("https://huggingface.co/google/gemma-3-27b-pt/blob/main/config.json"),
                        .tied_embeddings = true}),
     // ---- Microsoft Phi. The 4k Phi-3 configs declare sliding_window 2047 on every layer.
     detail::completed({.id = "phi-3-mini", .name = "Phi-3 mini", .family = "phi3", .layers = 32,
                        .hidden_size = 3072, .intermediate_size = 8192, .attention_heads = 32, .kv_heads = 32,
                        .head_dim = 96, .vocab_size = 32064, .context_length = 4096,
                        .sliding_window_layers = 32, .sliding_window = 2047,
-                       .source = "https://huggingface.co/microsoft/Phi-3-mini-4k-instruct/blob/main/config.json"}),
+                       .source = AI_HWACCEL_SOURCE("https://huggingface.co/microsoft/Phi-3-mini-4k-instruct/blob/main/config.json")}),
     detail::completed({.id = "phi-3-medium", .name = "Phi-3 medium", .family = "phi3", .layers = 40,
                        .hidden_size = 5120, .intermediate_size = 17920, .attention_heads = 40, .kv_heads = 10,
                        .head_dim = 128, .vocab_size = 32064, .context_length = 4096,
                        .sliding_window_layers = 40, .sliding_window = 2047,
-                       .source = "https://huggingface.co/microsoft/Phi-3-medium-4k-instruct/blob/main/config.json"}),
+                       .source = AI_HWACCEL_SOURCE("https://huggingface.co/microsoft/Phi-3-medium-4k-instruct/blob/main/config.json")}),
     detail::completed({.id = "phi-4", .name = "Phi-4", .family = "phi3", .layers = 40, .hidden_size = 5120,
                        .intermediate_size = 17920, .attention_heads = 40, .kv_heads = 10, .head_dim = 128,
                        .vocab_size = 100352, .context_length = 16384,
-                       .source = "https://huggingface.co/microsoft/phi-4/blob/main/config.json"}),
+                       .source = AI_HWACCEL_SOURCE("https://huggingface.co/microsoft/phi-4/blob/main/config.json")}),
     // ---- DeepSeek V3 / R1 (same architecture). Multi-head latent attention caches, per
     // token and layer, one compressed KV vector of kv_lora_rank (512) values shared by all
     // heads plus one decoupled RoPE key of qk_rope_head_dim (64): 576 values, where plain
@@ -28656,13 +28671,13 @@ inline constexpr model_spec model_catalogue[] = {
                        .hidden_size = 7168, .intermediate_size = 2048, .attention_heads = 128, .kv_heads = 128,
                        .head_dim = 192, .vocab_size = 129280, .context_length = 163840, .experts = 256,
                        .experts_per_token = 8, .kv_values_per_token_per_layer = 512 + 64,
-                       .source = "https://huggingface.co/deepseek-ai/DeepSeek-V3/blob/main/config.json"}),
+                       .source = AI_HWACCEL_SOURCE("https://huggingface.co/deepseek-ai/DeepSeek-V3/blob/main/config.json")}),
     detail::completed({.id = "deepseek-r1", .name = "DeepSeek R1", .family = "deepseek2",
                        .parameters = 671'000'000'000, .active_parameters = 37'000'000'000, .layers = 61,
                        .hidden_size = 7168, .intermediate_size = 2048, .attention_heads = 128, .kv_heads = 128,
                        .head_dim = 192, .vocab_size = 129280, .context_length = 163840, .experts = 256,
                        .experts_per_token = 8, .kv_values_per_token_per_layer = 512 + 64,
-                       .source = "https://huggingface.co/deepseek-ai/DeepSeek-R1/blob/main/config.json"}),
+                       .source = AI_HWACCEL_SOURCE("https://huggingface.co/deepseek-ai/DeepSeek-R1/blob/main/config.json")}),
     // ---- OpenAI gpt-oss: layers alternate sliding (128 tokens) and full attention; head_dim
     // 64 x 64 query heads is wider than hidden_size. Totals from OpenAI's model card.
     detail::completed({.id = "gpt-oss-20b", .name = "gpt-oss-20b", .family = "gpt-oss",
@@ -28670,13 +28685,13 @@ inline constexpr model_spec model_catalogue[] = {
                        .hidden_size = 2880, .intermediate_size = 2880, .attention_heads = 64, .kv_heads = 8,
                        .head_dim = 64, .vocab_size = 201088, .context_length = 131072, .experts = 32,
                        .experts_per_token = 4, .sliding_window_layers = 12, .sliding_window = 128,
-                       .source = "https://huggingface.co/openai/gpt-oss-20b/blob/main/config.json"}),
+                       .source = AI_HWACCEL_SOURCE("https://huggingface.co/openai/gpt-oss-20b/blob/main/config.json")}),
     detail::completed({.id = "gpt-oss-120b", .name = "gpt-oss-120b", .family = "gpt-oss",
                        .parameters = 116'800'000'000, .active_parameters = 5'100'000'000, .layers = 36,
                        .hidden_size = 2880, .intermediate_size = 2880, .attention_heads = 64, .kv_heads = 8,
                        .head_dim = 64, .vocab_size = 201088, .context_length = 131072, .experts = 128,
                        .experts_per_token = 4, .sliding_window_layers = 18, .sliding_window = 128,
-                       .source = "https://huggingface.co/openai/gpt-oss-120b/blob/main/config.json"}),
+                       .source = AI_HWACCEL_SOURCE("https://huggingface.co/openai/gpt-oss-120b/blob/main/config.json")}),
     // ---- TII Falcon: attention and a plain (not gated) GELU FFN of 4 x hidden side by side
     // in each block, the 7B with one KV head, 40B and 180B with eight; tied embeddings (the
     // Hub's checkpoint files also hold a copy of the output head). Totals are what the
@@ -28684,17 +28699,17 @@ inline constexpr model_spec model_catalogue[] = {
     detail::completed({.id = "falcon-7b", .name = "Falcon 7B", .family = "falcon", .layers = 32,
                        .hidden_size = 4544, .intermediate_size = 18176, .attention_heads = 71, .kv_heads = 1,
                        .head_dim = 64, .vocab_size = 65024, .context_length = 2048,
-                       .source = "https://huggingface.co/tiiuae/falcon-7b/blob/main/config.json",
+                       .source = AI_HWACCEL_SOURCE("https://huggingface.co/tiiuae/falcon-7b/blob/main/config.json"),
                        .tied_embeddings = true, .gated_ffn = false}),
     detail::completed({.id = "falcon-40b", .name = "Falcon 40B", .family = "falcon", .layers = 60,
                        .hidden_size = 8192, .intermediate_size = 32768, .attention_heads = 128, .kv_heads = 8,
                        .head_dim = 64, .vocab_size = 65024, .context_length = 2048,
-                       .source = "https://huggingface.co/tiiuae/falcon-40b/blob/main/config.json",
+                       .source = AI_HWACCEL_SOURCE("https://huggingface.co/tiiuae/falcon-40b/blob/main/config.json"),
                        .tied_embeddings = true, .gated_ffn = false}),
     detail::completed({.id = "falcon-180b", .name = "Falcon 180B", .family = "falcon", .layers = 80,
                        .hidden_size = 14848, .intermediate_size = 59392, .attention_heads = 232, .kv_heads = 8,
                        .head_dim = 64, .vocab_size = 65024, .context_length = 2048,
-                       .source = "https://huggingface.co/tiiuae/falcon-180B/blob/main/config.json",
+                       .source = AI_HWACCEL_SOURCE("https://huggingface.co/tiiuae/falcon-180B/blob/main/config.json"),
                        .tied_embeddings = true, .gated_ffn = false}),
     // ---- Cohere Command R (the first release, full multi-head attention) and Command R+:
     // tied embeddings, a 256000-token vocabulary. Cohere's cards state a 128k context;
@@ -28702,12 +28717,12 @@ inline constexpr model_spec model_catalogue[] = {
     detail::completed({.id = "command-r", .name = "Command R", .family = "command-r", .layers = 40,
                        .hidden_size = 8192, .intermediate_size = 22528, .attention_heads = 64, .kv_heads = 64,
                        .head_dim = 128, .vocab_size = 256000, .context_length = 131072,
-                       .source = "https://huggingface.co/CohereForAI/c4ai-command-r-v01/blob/main/config.json",
+                       .source = AI_HWACCEL_SOURCE("https://huggingface.co/CohereForAI/c4ai-command-r-v01/blob/main/config.json"),
                        .tied_embeddings = true}),
     detail::completed({.id = "command-r-plus", .name = "Command R+", .family = "command-r", .layers = 64,
                        .hidden_size = 12288, .intermediate_size = 33792, .attention_heads = 96, .kv_heads = 8,
                        .head_dim = 128, .vocab_size = 256000, .context_length = 131072,
-                       .source = "https://huggingface.co/CohereForAI/c4ai-command-r-plus/blob/main/config.json",
+                       .source = AI_HWACCEL_SOURCE("https://huggingface.co/CohereForAI/c4ai-command-r-plus/blob/main/config.json"),
                        .tied_embeddings = true}),
     // ---- Databricks DBRX: 16 experts, 4 per token (d_model, n_layers, n_heads,
     // attn_config.kv_n_heads, ffn_config.ffn_hidden_size / moe_num_experts / moe_top_k,
@@ -28716,7 +28731,7 @@ inline constexpr model_spec model_catalogue[] = {
     detail::completed({.id = "dbrx", .name = "DBRX", .family = "dbrx", .layers = 40, .hidden_size = 6144,
                        .intermediate_size = 10752, .attention_heads = 48, .kv_heads = 8, .head_dim = 128,
                        .vocab_size = 100352, .context_length = 32768, .experts = 16, .experts_per_token = 4,
-                       .source = "https://huggingface.co/databricks/dbrx-instruct/blob/main/config.json"}),
+                       .source = AI_HWACCEL_SOURCE("https://huggingface.co/databricks/dbrx-instruct/blob/main/config.json")}),
 };
 
 inline constexpr std::size_t model_catalogue_size = std::size(model_catalogue);
@@ -28846,7 +28861,7 @@ namespace detail {
 constexpr bool model_catalogue_is_consistent() noexcept {
     for (std::size_t i = 0; i < model_catalogue_size; ++i) {
         const auto& m = model_catalogue[i];
-        if (m.id.empty() || m.name.empty() || m.family.empty() || m.source.empty()) return false;
+        if (m.id.empty() || m.name.empty() || m.family.empty()) return false;
         if (m.layers == 0 || m.hidden_size == 0 || m.attention_heads == 0 || m.kv_heads == 0) return false;
         if (m.attention_heads % m.kv_heads != 0) return false;
         if (m.parameters == 0 || m.active_parameters == 0 || m.active_parameters > m.parameters) return false;
@@ -28854,7 +28869,7 @@ constexpr bool model_catalogue_is_consistent() noexcept {
         if ((m.experts == 0) != (m.experts_per_token == 0)) return false;
         if (m.sliding_window_layers > m.layers) return false;
         if ((m.sliding_window_layers == 0) != (m.sliding_window == 0)) return false;
-        if (m.source.substr(0, 8) != "https://") return false;
+        if (AI_HWACCEL_TABLE_SOURCES && m.source.substr(0, 8) != "https://") return false;
     }
     // Unique ids, and no two rows answering to the same lookup key either (keys built once:
     // Clang counts every constexpr step).
@@ -32467,37 +32482,37 @@ namespace detail {
 // Price, SpotPrice, Region, AvailabilityZone (host memory in GiB, as EC2 reports it).
 inline constexpr std::string_view skypilot_aws_commit = "001367d22a0033fac286a8c71aeac7109e431bcb";
 inline constexpr std::string_view skypilot_aws_csv =
-    "https://github.com/skypilot-org/skypilot-catalog/blob/001367d22a0033fac286a8c71aeac7109e431bcb/"
-    "catalogs/v7/aws/vms.csv";
+    AI_HWACCEL_SOURCE("https://github.com/skypilot-org/skypilot-catalog/blob/001367d22a0033fac286a8c71aeac7109e431bcb/"
+    "catalogs/v7/aws/vms.csv");
 // AWS's Capacity Blocks pricing page lists GPU count, vCPUs, instance memory (GiB) and
 // network performance for p5, p4d and trn1 (its prices are reservation fees, not used).
-inline constexpr std::string_view aws_capacity_blocks = "https://aws.amazon.com/ec2/capacityblocks/pricing/";
+inline constexpr std::string_view aws_capacity_blocks = AI_HWACCEL_SOURCE("https://aws.amazon.com/ec2/capacityblocks/pricing/");
 // Dated `sky show-gpus` outputs quoted in SkyPilot's tracker. show-gpus prints the
 // cheapest on-demand price over regions (SkyPilot pull request 472), rounded to 0.001,
 // and the host memory of its AWS catalogue (MemoryGiB above) with a "GB" label.
-inline constexpr std::string_view skypilot_issue_3434 = "https://github.com/skypilot-org/skypilot/issues/3434";
-inline constexpr std::string_view skypilot_pr_3430 = "https://github.com/skypilot-org/skypilot/pull/3430";
+inline constexpr std::string_view skypilot_issue_3434 = AI_HWACCEL_SOURCE("https://github.com/skypilot-org/skypilot/issues/3434");
+inline constexpr std::string_view skypilot_pr_3430 = AI_HWACCEL_SOURCE("https://github.com/skypilot-org/skypilot/pull/3430");
 // SkyPilot's Lambda catalogue as changed by a dated pull request; columns InstanceType,
 // AcceleratorName, AcceleratorCount, vCPUs, MemoryGiB, Price, Region.
-inline constexpr std::string_view skypilot_catalog_pr_15 = "https://github.com/skypilot-org/skypilot-catalog/pull/15";
+inline constexpr std::string_view skypilot_catalog_pr_15 = AI_HWACCEL_SOURCE("https://github.com/skypilot-org/skypilot-catalog/pull/15");
 // AWS on-demand prices by region, one file per instance family, generated from
 // instances.vantage.sh's data and committed with the data's date on their second line
 // ("// Last updated: 2025-11-30"); each URL pins the commit read. The P4 and P5 prices are
 // those AWS set in its June 2025 cut to P4 and P5 on-demand prices.
 inline constexpr std::string_view aws_gpu_g6 =
-    "https://github.com/tsaol/aws-gpu/blob/2d0108c7bd261c8e40493fbd35135437bd6c9099/data/g6_instances.js";
+    AI_HWACCEL_SOURCE("https://github.com/tsaol/aws-gpu/blob/2d0108c7bd261c8e40493fbd35135437bd6c9099/data/g6_instances.js");
 inline constexpr std::string_view aws_gpu_g6_date = "2025-11-30";
 inline constexpr std::string_view aws_gpu_p4d =
-    "https://github.com/tsaol/aws-gpu/blob/50d6dce986c1398499e6f79a9f8953c8258febee/data/p4d_instances.js";
+    AI_HWACCEL_SOURCE("https://github.com/tsaol/aws-gpu/blob/50d6dce986c1398499e6f79a9f8953c8258febee/data/p4d_instances.js");
 inline constexpr std::string_view aws_gpu_p4d_date = "2025-11-30";
 inline constexpr std::string_view aws_gpu_p4de =
-    "https://github.com/tsaol/aws-gpu/blob/9aa17db4c2e3719fd6dd92740cae54406927415b/data/p4de_instances.js";
+    AI_HWACCEL_SOURCE("https://github.com/tsaol/aws-gpu/blob/9aa17db4c2e3719fd6dd92740cae54406927415b/data/p4de_instances.js");
 inline constexpr std::string_view aws_gpu_p4de_date = "2025-12-21";
 inline constexpr std::string_view aws_gpu_p5 =
-    "https://github.com/tsaol/aws-gpu/blob/2d0108c7bd261c8e40493fbd35135437bd6c9099/data/p5_instances.js";
+    AI_HWACCEL_SOURCE("https://github.com/tsaol/aws-gpu/blob/2d0108c7bd261c8e40493fbd35135437bd6c9099/data/p5_instances.js");
 inline constexpr std::string_view aws_gpu_p5_date = "2025-11-30";
 inline constexpr std::string_view aws_gpu_trn1 =
-    "https://github.com/tsaol/aws-gpu/blob/9aa17db4c2e3719fd6dd92740cae54406927415b/data/trn1_instances.js";
+    AI_HWACCEL_SOURCE("https://github.com/tsaol/aws-gpu/blob/9aa17db4c2e3719fd6dd92740cae54406927415b/data/trn1_instances.js");
 inline constexpr std::string_view aws_gpu_trn1_date = "2025-12-21";
 // SkyPilot's Azure catalogue as generated by its fetcher (columns: InstanceType,
 // AcceleratorName, AcceleratorCount, vCPUs, MemoryGiB, GpuInfo, Price, SpotPrice, Region,
@@ -32508,10 +32523,10 @@ inline constexpr std::string_view aws_gpu_trn1_date = "2025-12-21";
 // next, so it is that fetch.
 inline constexpr std::string_view skypilot_azure_commit = "098741e70562f65d7af1cceb81e33b284f742604";
 inline constexpr std::string_view skypilot_azure_csv =
-    "https://github.com/skypilot-org/skypilot-catalog/blob/098741e70562f65d7af1cceb81e33b284f742604/catalogs/v6/"
-    "azure/vms.csv";
+    AI_HWACCEL_SOURCE("https://github.com/skypilot-org/skypilot-catalog/blob/098741e70562f65d7af1cceb81e33b284f742604/catalogs/v6/"
+    "azure/vms.csv");
 inline constexpr std::string_view skypilot_azure_date = "2024-08-27";
-inline constexpr std::string_view skypilot_catalog_pr_79 = "https://github.com/skypilot-org/skypilot-catalog/pull/79";
+inline constexpr std::string_view skypilot_catalog_pr_79 = AI_HWACCEL_SOURCE("https://github.com/skypilot-org/skypilot-catalog/pull/79");
 // Google Compute Engine prices per machine type and region, generated from Google's
 // billing catalogue by a script and committed; unlike SkyPilot's lists it dates itself:
 // its `generated:` line at this commit reads "Thu Mar  6 03:53:56 2025". Each machine
@@ -32519,15 +32534,15 @@ inline constexpr std::string_view skypilot_catalog_pr_79 = "https://github.com/s
 // GPUs), then `cpu`, the GPU count and `ram` (GB, as Google gives it).
 inline constexpr std::string_view gcp_pricing_date = "2025-03-06";
 inline constexpr std::string_view gcp_pricing_yml =
-    "https://github.com/Cyclenerd/google-cloud-pricing-cost-calculator/blob/"
-    "0166a59ebba7c36f2cc8c931d9f258dcebc44776/pricing.yml";
+    AI_HWACCEL_SOURCE("https://github.com/Cyclenerd/google-cloud-pricing-cost-calculator/blob/"
+    "0166a59ebba7c36f2cc8c931d9f258dcebc44776/pricing.yml");
 // Azure's VM sizes (vCPUs, memory, GPUs) as Aspire's list of AKS node sizes prints them.
 inline constexpr std::string_view azure_nc_a100_v4_sizes =
-    "https://aspire.dev/reference/api/csharp/aspire.hosting.azure.kubernetes/standardncadsa100v4/fields.md";
+    AI_HWACCEL_SOURCE("https://aspire.dev/reference/api/csharp/aspire.hosting.azure.kubernetes/standardncadsa100v4/fields.md");
 // Microsoft's page of the NC H100 v5 sizes: H100 NVL GPUs of 94 GB, one or two per VM, and
 // up to 640 GiB of system memory.
 inline constexpr std::string_view azure_nc_h100_v5_sizes =
-    "https://learn.microsoft.com/en-us/azure/virtual-machines/sizes/gpu-accelerated/ncadsh100v5-series";
+    AI_HWACCEL_SOURCE("https://learn.microsoft.com/en-us/azure/virtual-machines/sizes/gpu-accelerated/ncadsh100v5-series");
 
 // Rows. Host memory is what the source gives (AWS, Azure and Lambda: GiB; Google: GB).
 // The interconnect is the accelerator's own link from the device catalogue where the
@@ -32592,7 +32607,7 @@ inline constexpr cloud_instance instance_rows[] = {
     // the SkyPilot snapshot's older price for this type (84.8) is superseded by it.
     {.name = "p5en.48xlarge", .provider = instance_provider::aws, .region = "us-east-1",
      .price_per_hour_usd = 63.296, .price_date = "2026-08-06",
-     .price_source = "https://github.com/dstackai/dstack/pull/4110",
+     .price_source = AI_HWACCEL_SOURCE("https://github.com/dstackai/dstack/pull/4110"),
      .accelerator = "NVIDIA H200 SXM 141GB", .accelerator_count = 8, .vcpus = 192, .host_memory = 2048,
      .host_memory_unit = memory_unit::gib, .interconnect = interconnect_kind::nvswitch,
      .spec_source = skypilot_aws_csv},
@@ -32612,7 +32627,7 @@ inline constexpr cloud_instance instance_rows[] = {
     // review comment; SkyPilot prints the machine type's memory as Google does, in GB.
     {.name = "a2-highgpu-1g", .provider = instance_provider::gcp, .region = "us-central1",
      .price_per_hour_usd = 3.673, .price_date = "2023-12-30",
-     .price_source = "https://github.com/skypilot-org/skypilot/pull/2892",
+     .price_source = AI_HWACCEL_SOURCE("https://github.com/skypilot-org/skypilot/pull/2892"),
      .accelerator = "NVIDIA A100 SXM4 40GB", .accelerator_count = 1, .vcpus = 12, .host_memory = 85,
      .host_memory_unit = memory_unit::gb, .interconnect = interconnect_kind::none},
     // Google's price list at a dated commit (gcp_pricing_yml): us-central1's `hour:` for
@@ -32651,18 +32666,18 @@ inline constexpr cloud_instance instance_rows[] = {
      .price_source = skypilot_catalog_pr_79,
      .accelerator = "NVIDIA A100 PCIe 80GB", .accelerator_count = 4, .vcpus = 96, .host_memory = 880,
      .host_memory_unit = memory_unit::gib, .interconnect = interconnect_kind::pcie,
-     .spec_source = "https://learn.microsoft.com/en-us/azure/virtual-machines/nc-a100-v4-series"},
+     .spec_source = AI_HWACCEL_SOURCE("https://learn.microsoft.com/en-us/azure/virtual-machines/nc-a100-v4-series")},
     // The catalogue lines a dated pull request description quotes (same columns). Its GPU
     // count for this size (12) is wrong; Microsoft's size list gives 8 GPUs, 96 vCPUs and
     // 1900 of memory, which Azure's size pages state in GiB (the ND MI300X v5 page's
     // "Memory: GiB" column reads 1850 where the same list prints "1850 GB").
     {.name = "Standard_ND96isr_H100_v5", .provider = instance_provider::azure, .region = "northcentralus",
      .price_per_hour_usd = 117.984, .price_date = "2023-12-06",
-     .price_source = "https://github.com/skypilot-org/skypilot-catalog/pull/50",
+     .price_source = AI_HWACCEL_SOURCE("https://github.com/skypilot-org/skypilot-catalog/pull/50"),
      .accelerator = "NVIDIA H100 SXM5 80GB", .accelerator_count = 8, .vcpus = 96, .host_memory = 1900,
      .host_memory_unit = memory_unit::gib, .interconnect = interconnect_kind::nvswitch,
-     .spec_source = "https://aspire.dev/reference/api/csharp/aspire.hosting.azure.kubernetes/standardndsh100v5/"
-                    "fields.md"},
+     .spec_source = AI_HWACCEL_SOURCE("https://aspire.dev/reference/api/csharp/aspire.hosting.azure.kubernetes/standardndsh100v5/"
+                    "fields.md")},
     // East US prices from SkyPilot's Azure catalogue (skypilot_azure_csv, dated through
     // pull request 79). The NC A100 v4 sizes carry A100 PCIe 80GB cards, which Microsoft's
     // series page (nc-a100-v4-series.md: "NVIDIA NVLink Interconnect: Supported") joins by
@@ -32745,10 +32760,12 @@ constexpr bool instance_rows_are_sane() noexcept {
         if (!dated) return false;
         if (!r.price_snapshot.empty() && !is_commit(r.price_snapshot)) return false;
         // A snapshot carries no date of its own: a dated one names the page the date is from.
-        if (dated && !r.price_snapshot.empty() && !r.price_date_source.starts_with("https://")) return false;
-        if (!r.price_date_source.empty() && !(dated && r.price_date_source.starts_with("https://"))) return false;
-        if (!r.price_source.starts_with("https://")) return false;
-        if (!r.spec_source.empty() && !r.spec_source.starts_with("https://")) return false;
+        if (AI_HWACCEL_TABLE_SOURCES) {
+            if (!r.price_snapshot.empty() && !r.price_date_source.starts_with("https://")) return false;
+            if (!r.price_date_source.empty() && !r.price_date_source.starts_with("https://")) return false;
+            if (!r.price_source.starts_with("https://")) return false;
+            if (!r.spec_source.empty() && !r.spec_source.starts_with("https://")) return false;
+        }
         const std::size_t d = device_index(r.accelerator);
         if (d == no_device || device_catalogue[d].name != r.accelerator) return false; // canonical, resolves
         if (r.accelerator_count == 0 || r.accelerator_count > 64) return false;

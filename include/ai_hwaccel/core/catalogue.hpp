@@ -98,7 +98,8 @@ namespace detail {
 constexpr bool catalogue_rows_are_sane() noexcept {
     for (const auto& r : device_catalogue) {
         if (trim(r.name).empty() || r.name != trim(r.name)) return false;
-        if (!(r.source.starts_with("https://") || r.source.starts_with("http://"))) return false;
+        if (AI_HWACCEL_TABLE_SOURCES && !(r.source.starts_with("https://") || r.source.starts_with("http://")))
+            return false;
         if (r.memory_bytes > 16 * units::tib) return false;
         if (r.memory != memory_type::unified && r.memory != memory_type::sram && r.memory_bytes == 0)
             return false;
