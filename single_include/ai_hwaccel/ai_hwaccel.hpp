@@ -3082,6 +3082,28 @@ constexpr std::optional<std::int64_t> parse_i64(std::string_view s) noexcept {
     return negative ? -i : i;
 }
 
+/// The number of a DRM card's folder: "card12" → 12; "card0-DP-1", "renderD128", "version",
+/// and numbers past five digits (no kernel makes that many cards) → none.
+constexpr std::optional<std::uint32_t> drm_card_number(std::string_view n) noexcept {
+    if (n.size() <= 4 || n.size() > 9 || !n.starts_with("card")) return std::nullopt;
+    const auto v = parse_u64(n.substr(4));
+    if (!v) return std::nullopt;
+    return static_cast<std::uint32_t>(*v);
+}
+static_assert(drm_card_number("card0") == 0u && drm_card_number("card12") == 12u && !drm_card_number("card0-DP-1") &&
+              !drm_card_number("card") && !drm_card_number("renderD128") && !drm_card_number("card184467440737095516160"));
+
+/// The name of a device no catalogue row and no driver names: its maker's words and its PCI
+/// device id ("AMD GPU [0x7480]").
+inline std::string unknown_device_name(std::string_view what, std::uint16_t device_id) {
+    constexpr char digits[] = "0123456789abcdef";
+    std::string s(what);
+    s += " [0x";
+    for (int shift = 12; shift >= 0; shift -= 4) s += digits[(device_id >> shift) & 0xf];
+    s += ']';
+    return s;
+}
+
 /// The warning for a number a sysfs file holds that did not parse: one written as a number
 /// is past what its type holds (as a value past 2^64); anything else is malformed.
 constexpr warning_kind unparsed_number(std::string_view text) noexcept {
@@ -10819,21 +10841,26 @@ inline std::string gfx_target_name(std::uint64_t v) {
     return s;
 }
 
-// The catalogue row for an AMD GPU: by PCI id when that names one row; among several rows
-// sharing the id, the one whose compute-unit count matches the device's; else by name.
+// The catalogue row for an AMD GPU: by PCI id when that names one row; else by name; among
+// several rows sharing the id, the one whose compute-unit count and memory (within an
+// eighth) match the device's, as far as the device's are known (RX 7600 and 7600 XT share
+// id and CUs: 8 and 16 GiB tell them apart).
 inline void match_catalogue(accelerator_profile& p) {
     const device_spec* spec = nullptr;
     const auto by_id = find_devices_by_pci(pci_vendor_amd, p.pci_device_id);
     if (by_id.size() == 1) spec = by_id[0];
     if (!spec && !p.name.empty()) spec = find_device(p.name);
-    if (!spec && by_id.size() > 1 && p.compute_units) {
+    if (!spec && by_id.size() > 1 && (p.compute_units || p.memory_bytes)) {
         const device_spec* only = nullptr;
         std::size_t n = 0;
-        for (const device_spec* s : by_id)
-            if (s->compute_units == *p.compute_units) {
-                only = s;
-                ++n;
-            }
+        for (const device_spec* s : by_id) {
+            if (p.compute_units && s->compute_units != *p.compute_units) continue;
+            if (const auto have = static_cast<double>(p.memory_bytes.value_or(0)), m = static_cast<double>(s->memory_bytes);
+                have > 0 && m > 0 && !(have > m * 0.875 && have < m * 1.125))
+                continue;
+            only = s;
+            ++n;
+        }
         if (n == 1) spec = only;
     }
     if (spec && spec->kind == device_kind::rocm_gpu) p.apply_spec(*spec);
@@ -11041,10 +11068,17 @@ inline dpm_levels_result parse_pp_dpm_levels(std::string_view text) {
     return r;
 }
 
+/// More memory than any one GPU's mem_info_* file can hold (16 TiB): garbage, or a tree
+/// someone wrote by hand. Keeps sums such as carve-out + GTT far from overflowing.
+inline constexpr std::uint64_t max_amdgpu_mem_info = std::uint64_t{16} << 40;
+
 /// One amdgpu mem_info_* file (mem_info_vram_total, _vram_used, _vis_vram_total,
-/// _gtt_total, _gtt_used): a whole number of bytes. nullopt for anything else.
+/// _gtt_total, _gtt_used): a whole number of bytes, at most max_amdgpu_mem_info. nullopt
+/// for anything else.
 constexpr std::optional<std::uint64_t> parse_amdgpu_mem_info(std::string_view text) noexcept {
-    return detail::parse_u64(detail::trim(text));
+    const auto v = detail::parse_u64(detail::trim(text));
+    if (!v || *v > max_amdgpu_mem_info) return std::nullopt;
+    return v;
 }
 
 // ---------------------------------------------------------------------------------------
@@ -11159,11 +11193,15 @@ inline value_problem apply_device_file(std::string_view name, std::string_view v
                                  quote_value(value),
                              kind);
     };
-    auto bytes = [&](sourced<std::uint64_t>& field) -> value_problem {
+    auto bytes = [&](sourced<std::uint64_t>* field) -> value_problem {
         const auto v = parse_amdgpu_mem_info(value);
-        if (!v) return unparsed(": not a number of bytes: ");
-        field = {*v, origin::sysfs};
-        return {};
+        if (v) {
+            if (field) *field = {*v, origin::sysfs};
+            return {};
+        }
+        if (detail::parse_u64(detail::trim(value)))
+            return {std::string(name) + ": more than 16 TiB: " + quote_value(value), warning_kind::value_out_of_range};
+        return unparsed(": not a number of bytes: ");
     };
     auto link_part = [&](sourced<pcie_link>& field, bool speed) -> value_problem {
         pcie_link l = field.value;
@@ -11173,8 +11211,8 @@ inline value_problem apply_device_file(std::string_view name, std::string_view v
         field = {l, origin::sysfs};
         return {};
     };
-    if (name == "mem_info_vram_total") return bytes(p.memory_bytes);
-    if (name == "mem_info_vram_used") return bytes(p.memory_used_bytes);
+    if (name == "mem_info_vram_total") return bytes(&p.memory_bytes);
+    if (name == "mem_info_vram_used") return bytes(&p.memory_used_bytes);
     if (name == "current_link_speed") return link_part(p.pcie_current, true);
     if (name == "current_link_width") return link_part(p.pcie_current, false);
     if (name == "max_link_speed") return link_part(p.pcie_max, true);
@@ -11198,10 +11236,8 @@ inline value_problem apply_device_file(std::string_view name, std::string_view v
         if (levels.max_link.known()) p.pcie_max = {levels.max_link, origin::sysfs};
         return {};
     }
-    if (name == "mem_info_gtt_total" || name == "mem_info_vis_vram_total" || name == "mem_info_gtt_used") {
-        if (!parse_amdgpu_mem_info(value)) return unparsed(": not a number of bytes: ");
-        return {};
-    }
+    if (name == "mem_info_gtt_total" || name == "mem_info_vis_vram_total" || name == "mem_info_gtt_used")
+        return bytes(nullptr);
     return {};
 }
 
@@ -11400,18 +11436,18 @@ inline constexpr std::string_view drm_dir = "/sys/class/drm";
 inline constexpr std::string_view kfd_nodes_dir = "/sys/class/kfd/kfd/topology/nodes";
 inline constexpr std::size_t attr_cap = 64 * 1024;
 
-// "card12" → true; "card0-DP-1", "renderD128", "version" → false.
-constexpr bool is_card_name(std::string_view n) noexcept {
-    return n.size() > 4 && n.size() <= 9 && n.starts_with("card") && detail::parse_u64(n.substr(4)).has_value();
-}
-static_assert(is_card_name("card0") && is_card_name("card12") && !is_card_name("card0-DP-1") &&
-              !is_card_name("card") && !is_card_name("renderD128"));
 
+// A whole number from a file; with `bytes`, a mem_info_* size (at most max_amdgpu_mem_info).
 template <system_view S>
-std::optional<std::uint64_t> read_number(const S& sys, const std::string& path, std::vector<warning>& warnings) {
+std::optional<std::uint64_t> read_number(const S& sys, const std::string& path, std::vector<warning>& warnings,
+                                         bool bytes = false) {
     const auto text = detail::read_optional_file(sys, path, attr_cap, warnings);
     if (!text) return std::nullopt;
-    const auto v = parse_amdgpu_mem_info(*text);
+    const auto v = detail::parse_u64(detail::trim(*text));
+    if (v && bytes && *v > max_amdgpu_mem_info) {
+        detail::add_warning(warnings, warning_kind::value_out_of_range, path, "more than 16 TiB");
+        return std::nullopt;
+    }
     if (!v) {
         const auto kind = detail::unparsed_number(*text);
         detail::add_warning(warnings, kind, path,
@@ -11499,7 +11535,7 @@ std::optional<amdgpu_card> read_amdgpu_card(const S& sys, std::string_view card_
     amdgpu_card c;
     c.card = std::string(card_name);
     accelerator_profile& p = c.profile;
-    p = blank_gpu(static_cast<std::uint32_t>(detail::parse_u64(card_name.substr(4)).value_or(0)));
+    p = blank_gpu(detail::drm_card_number(card_name).value_or(0));
     if (const auto id = detail::read_pci_id(sys, dev + "/device", 0xffffu, warnings))
         p.pci_device_id = static_cast<std::uint16_t>(*id);
     p.pci = card_pci_address(sys, dev, warnings);
@@ -11527,9 +11563,9 @@ std::optional<amdgpu_card> read_amdgpu_card(const S& sys, std::string_view card_
         auto problem = apply_device_file(f, *t, p);
         if (!problem.empty()) detail::add_warning(warnings, problem.kind, dev + "/" + std::string(f), problem.message);
     }
-    c.gtt_total_bytes = read_number(sys, dev + "/mem_info_gtt_total", warnings).value_or(0);
-    c.visible_vram_bytes = read_number(sys, dev + "/mem_info_vis_vram_total", warnings).value_or(0);
-    std::optional<std::uint64_t> gtt_used = read_number(sys, dev + "/mem_info_gtt_used", warnings);
+    c.gtt_total_bytes = read_number(sys, dev + "/mem_info_gtt_total", warnings, true).value_or(0);
+    c.visible_vram_bytes = read_number(sys, dev + "/mem_info_vis_vram_total", warnings, true).value_or(0);
+    std::optional<std::uint64_t> gtt_used = read_number(sys, dev + "/mem_info_gtt_used", warnings, true);
     if (const auto t = file("pp_dpm_mclk")) {
         const auto levels = parse_pp_dpm_levels(*t);
         detail::parsing::problems_to_warnings(levels.problems, backend_id::rocm, dev + "/pp_dpm_mclk", warnings);
@@ -11599,7 +11635,7 @@ std::vector<amdgpu_card> probe_amdgpu_cards(const S& sys, std::vector<warning>& 
     if (!names) return cards;
     std::vector<std::pair<std::uint64_t, std::string>> order;
     for (const auto& n : *names)
-        if (detail::amd::is_card_name(n)) order.emplace_back(detail::parse_u64(std::string_view(n).substr(4)).value_or(0), n);
+        if (const auto number = detail::drm_card_number(n)) order.emplace_back(*number, n);
     std::sort(order.begin(), order.end());
     if (order.empty()) return cards;
     const auto kfd = detail::amd::read_kfd_nodes(sys, warnings);
@@ -11657,6 +11693,9 @@ struct rocm_probe {
         out.links = xgmi_hives(cards);
         for (auto& c : cards) out.devices.push_back(c.profile);
         name_from_rocm_smi(sys, out);
+        // Neither the kernel, the catalogue nor rocm-smi named it: its PCI id does.
+        for (auto& d : out.devices)
+            if (d.name.empty() && d.pci_device_id != 0) d.name.assign(detail::unknown_device_name("AMD GPU", d.pci_device_id));
         return out;
     }
 
@@ -15587,13 +15626,6 @@ struct intel_gpu_card {
 
 namespace detail::intel_gpu {
 
-// "card3" -> true; "card3-DP-1", "renderD128", "version" -> false.
-constexpr bool is_card_name(std::string_view n) noexcept {
-    if (n.size() < 5 || !n.starts_with("card")) return false;
-    for (char c : n.substr(4))
-        if (c < '0' || c > '9') return false;
-    return true;
-}
 
 template <system_view S>
 std::optional<std::uint64_t> read_bytes(const S& sys, const std::string& path, std::vector<warning>& warnings) {
@@ -15635,13 +15667,6 @@ std::optional<std::uint64_t> local_memory(const S& sys, const std::string& card,
     return read_bytes(sys, "/sys/class/drm/" + card + "/lmem_total_bytes", warnings);
 }
 
-inline std::string hex4(std::uint16_t id) {
-    constexpr char digits[] = "0123456789abcdef";
-    std::string s = "0x";
-    for (int shift = 12; shift >= 0; shift -= 4) s += digits[(id >> shift) & 0xf];
-    return s;
-}
-
 } // namespace detail::intel_gpu
 
 /// Intel display/3D controllers bound to i915 or xe, from /sys/class/drm/card<N>: the
@@ -15655,7 +15680,8 @@ std::vector<intel_gpu_card> read_intel_gpu_sysfs(const S& sys, std::vector<warni
     const auto names = detail::list_optional_dir(sys, "/sys/class/drm", warnings);
     if (!names) return cards;
     for (const auto& name : *names) {
-        if (!is_card_name(name) || cards.size() >= max_rows) continue;
+        const auto number = detail::drm_card_number(name);
+        if (!number || cards.size() >= max_rows) continue;
         const auto target = detail::resolve_sysfs_link(sys, "/sys/class/drm/" + name + "/device");
         if (!target) continue;
         const auto address = parse_pci_address(detail::base_name(*target));
@@ -15670,7 +15696,7 @@ std::vector<intel_gpu_card> read_intel_gpu_sysfs(const S& sys, std::vector<warni
         accelerator_profile& p = c.profile;
         p.kind = device_kind::intel_gpu;
         p.maker = vendor::intel;
-        p.index = static_cast<std::uint32_t>(*detail::parse_u64(std::string_view(name).substr(4)) & 0xffffffffu);
+        p.index = *number;
         p.pci = dev->address;
         p.pci_device_id = dev->device_id;
         p.pcie_current = dev->link_current;
@@ -15686,7 +15712,7 @@ std::vector<intel_gpu_card> read_intel_gpu_sysfs(const S& sys, std::vector<warni
             p.name = spec->name;
             p.apply_spec(*spec);
         } else {
-            p.name.assign("Intel Graphics [" + hex4(p.pci_device_id) + "]");
+            p.name.assign(detail::unknown_device_name("Intel Graphics", p.pci_device_id));
         }
         if (!c.discrete) p.unified_memory = true; // shares the host's memory; its size is the host's
         cards.push_back(std::move(c));
@@ -18608,6 +18634,8 @@ inline std::optional<accelerator_profile> npu_profile_from_facts(const accel_dev
         p.name = spec->name;
     } else if (!f.vbnv.empty()) {
         p.name.assign(f.vbnv); // the driver's own platform name, where no row matches
+    } else if (f.device_id != 0) {
+        p.name.assign(detail::unknown_device_name(*kind == device_kind::intel_npu ? "Intel NPU" : "AMD NPU", f.device_id));
     }
     return p;
 }

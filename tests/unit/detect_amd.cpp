@@ -597,6 +597,46 @@ TEST_CASE("rocm_probe") {
             CHECK(g.arch.view() == "gfx1151");
         }
     }
+    SUBCASE("hand-made tree: two Radeons sharing a PCI id and CU count, told by their memory") {
+        // RX 7600 and RX 7600 XT: both 0x7480 with 32 CUs; 8 and 16 GiB. No product_name
+        // (consumer boards have none) and no rocm-smi. An id the catalogue lacks is named
+        // by the id.
+        fake_amd_host h;
+        const auto& d = h.dir;
+        h.card(0, "0000:03:00.0", "0x1002", "0x7480", "amdgpu");
+        h.card(1, "0000:04:00.0", "0x1002", "0x7480", "amdgpu");
+        h.card(2, "0000:05:00.0", "0x1002", "0x7fff", "amdgpu");
+        d.write(h.dev("0000:03:00.0") + "/mem_info_vram_total", std::to_string(8 * gib - 16 * mib) + "\n");
+        d.write(h.dev("0000:04:00.0") + "/mem_info_vram_total", std::to_string(16 * gib - 16 * mib) + "\n");
+        d.write(h.dev("0000:05:00.0") + "/mem_info_vram_total", std::to_string(4 * gib) + "\n");
+        for (const auto& [node, location] : {std::pair{1, "768"}, std::pair{2, "1024"}})
+            d.write("sys/class/kfd/kfd/topology/nodes/" + std::to_string(node) + "/properties",
+                    std::string("simd_count 64\nsimd_per_cu 2\ngfx_target_version 110002\nlocation_id ") + location +
+                        "\ndomain 0\n");
+        const auto out = ah::rocm_probe{}.probe(ah::host_system(h.root.string()));
+        INFO(warnings_of(out.warnings));
+        CHECK(out.warnings.empty());
+        REQUIRE(out.devices.size() == 3);
+        CHECK(out.devices[0].name.view() == "AMD Radeon RX 7600");
+        CHECK(out.devices[1].name.view() == "AMD Radeon RX 7600 XT");
+        CHECK(*out.devices[1].memory_bandwidth_gbps == 288);
+        CHECK(out.devices[2].name.view() == "AMD GPU [0x7fff]");
+        CHECK(out.devices[2].spec == nullptr);
+    }
+    SUBCASE("hand-made tree: memory files past what a GPU holds are refused, not summed") {
+        // An APU (uma/carveout, no board_info) whose files hold 2^64 - 1.
+        fake_amd_host h;
+        const auto& d = h.dir;
+        h.card(0, "0000:c5:00.0", "0x1002", "0x1586", "amdgpu");
+        for (const char* f : {"mem_info_vram_total", "mem_info_vram_used", "mem_info_gtt_total", "mem_info_gtt_used"})
+            d.write(h.dev("0000:c5:00.0") + "/" + f, "18446744073709551615\n");
+        d.write(h.dev("0000:c5:00.0") + "/uma/carveout", "1\n");
+        const auto out = ah::rocm_probe{}.probe(ah::host_system(h.root.string()));
+        REQUIRE(out.devices.size() == 1);
+        CHECK(test::count_kind(out.warnings, ah::warning_kind::value_out_of_range) == 4);
+        CHECK(out.devices[0].memory_bytes.from != ah::origin::sysfs);
+        CHECK_FALSE(out.devices[0].memory_used_bytes.has_value());
+    }
     SUBCASE("hand-made tree: a VF on the host, a links-as-folders copy, garbage files") {
         fake_amd_host h;
         const auto& d = h.dir;
@@ -630,8 +670,7 @@ TEST_CASE("rocm_probe") {
         fake_amd_host h;
         h.card(0, "0000:03:00.0", "0x1002", "0x744c", "amdgpu"); // no product_name file
         h.card(1, "0000:0c:00.0", "0x1002", "0x744c", "amdgpu");
-        h.dir.write(h.dev("0000:03:00.0") + "/mem_info_vram_total", "25753026560\n");
-        h.dir.write(h.dev("0000:0c:00.0") + "/mem_info_vram_total", "25753026560\n");
+        // No memory or CU count either, so the catalogue's three 0x744c rows stay apart.
         // Hand-made rocm-smi JSON in the shape of the real showproductname capture, with
         // the "PCI Bus" key --showbus adds; its card numbers deliberately differ from DRM's.
         h.dir.write("ai-hwaccel-tools/names.json",

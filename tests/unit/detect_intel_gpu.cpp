@@ -429,6 +429,15 @@ TEST_CASE("intel_gpu_probe / read_intel_gpu_sysfs (hand-made sysfs trees)") {
         REQUIRE(out.warnings.size() == 1);
         CHECK(out.warnings[0].kind == ah::warning_kind::tool_failed);
     }
+    SUBCASE("a DRM card whose number no kernel writes (past 2^64) is no card") {
+        test::scratch_dir dir;
+        add_card(dir, "card184467440737095516160", "0000:03:00.0", "0x56a0", "xe");
+        add_card(dir, "card1", "0000:04:00.0", "0x56a0", "xe");
+        std::vector<ah::warning> w;
+        const auto cards = ah::read_intel_gpu_sysfs(ah::host_system(dir.path().string()), w);
+        REQUIRE(cards.size() == 1);
+        CHECK(cards[0].profile.index == 1);
+    }
     SUBCASE("hostile sysfs values") {
         test::scratch_dir dir;
         add_card(dir, "card0", "0000:03:00.0", "0x56a0", "xe");

@@ -360,6 +360,14 @@ static_assert(ah::backend_probe<ah::amd_xdna_probe, ah::host_system>);
 static_assert(ah::descriptor_of<ah::amd_xdna_probe>().name == "amd_xdna");
 
 TEST_CASE("amd_xdna_probe") {
+    SUBCASE("hand-made tree: an Intel NPU the catalogue lacks (Panther Lake's 0xb03e) is named by its id") {
+        fake_accel_host h;
+        h.node(0, "0000:00:0b.0", "0x8086", "0xb03e", "intel_vpu");
+        const auto out = ah::intel_npu_probe{}.probe(ah::host_system(h.root.string()));
+        REQUIRE(out.devices.size() == 1);
+        CHECK(out.devices[0].spec == nullptr);
+        CHECK(out.devices[0].name.view() == "Intel NPU [0xb03e]");
+    }
     SUBCASE("hand-made tree: Strix Point by revision, Phoenix left unmatched") {
         fake_accel_host h;
         h.node(0, "0000:c5:00.1", "0x1022", "0x17f0", "amdxdna");

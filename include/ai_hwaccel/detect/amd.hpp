@@ -121,21 +121,26 @@ inline std::string gfx_target_name(std::uint64_t v) {
     return s;
 }
 
-// The catalogue row for an AMD GPU: by PCI id when that names one row; among several rows
-// sharing the id, the one whose compute-unit count matches the device's; else by name.
+// The catalogue row for an AMD GPU: by PCI id when that names one row; else by name; among
+// several rows sharing the id, the one whose compute-unit count and memory (within an
+// eighth) match the device's, as far as the device's are known (RX 7600 and 7600 XT share
+// id and CUs: 8 and 16 GiB tell them apart).
 inline void match_catalogue(accelerator_profile& p) {
     const device_spec* spec = nullptr;
     const auto by_id = find_devices_by_pci(pci_vendor_amd, p.pci_device_id);
     if (by_id.size() == 1) spec = by_id[0];
     if (!spec && !p.name.empty()) spec = find_device(p.name);
-    if (!spec && by_id.size() > 1 && p.compute_units) {
+    if (!spec && by_id.size() > 1 && (p.compute_units || p.memory_bytes)) {
         const device_spec* only = nullptr;
         std::size_t n = 0;
-        for (const device_spec* s : by_id)
-            if (s->compute_units == *p.compute_units) {
-                only = s;
-                ++n;
-            }
+        for (const device_spec* s : by_id) {
+            if (p.compute_units && s->compute_units != *p.compute_units) continue;
+            if (const auto have = static_cast<double>(p.memory_bytes.value_or(0)), m = static_cast<double>(s->memory_bytes);
+                have > 0 && m > 0 && !(have > m * 0.875 && have < m * 1.125))
+                continue;
+            only = s;
+            ++n;
+        }
         if (n == 1) spec = only;
     }
     if (spec && spec->kind == device_kind::rocm_gpu) p.apply_spec(*spec);
@@ -343,10 +348,17 @@ inline dpm_levels_result parse_pp_dpm_levels(std::string_view text) {
     return r;
 }
 
+/// More memory than any one GPU's mem_info_* file can hold (16 TiB): garbage, or a tree
+/// someone wrote by hand. Keeps sums such as carve-out + GTT far from overflowing.
+inline constexpr std::uint64_t max_amdgpu_mem_info = std::uint64_t{16} << 40;
+
 /// One amdgpu mem_info_* file (mem_info_vram_total, _vram_used, _vis_vram_total,
-/// _gtt_total, _gtt_used): a whole number of bytes. nullopt for anything else.
+/// _gtt_total, _gtt_used): a whole number of bytes, at most max_amdgpu_mem_info. nullopt
+/// for anything else.
 constexpr std::optional<std::uint64_t> parse_amdgpu_mem_info(std::string_view text) noexcept {
-    return detail::parse_u64(detail::trim(text));
+    const auto v = detail::parse_u64(detail::trim(text));
+    if (!v || *v > max_amdgpu_mem_info) return std::nullopt;
+    return v;
 }
 
 // ---------------------------------------------------------------------------------------
@@ -461,11 +473,15 @@ inline value_problem apply_device_file(std::string_view name, std::string_view v
                                  quote_value(value),
                              kind);
     };
-    auto bytes = [&](sourced<std::uint64_t>& field) -> value_problem {
+    auto bytes = [&](sourced<std::uint64_t>* field) -> value_problem {
         const auto v = parse_amdgpu_mem_info(value);
-        if (!v) return unparsed(": not a number of bytes: ");
-        field = {*v, origin::sysfs};
-        return {};
+        if (v) {
+            if (field) *field = {*v, origin::sysfs};
+            return {};
+        }
+        if (detail::parse_u64(detail::trim(value)))
+            return {std::string(name) + ": more than 16 TiB: " + quote_value(value), warning_kind::value_out_of_range};
+        return unparsed(": not a number of bytes: ");
     };
     auto link_part = [&](sourced<pcie_link>& field, bool speed) -> value_problem {
         pcie_link l = field.value;
@@ -475,8 +491,8 @@ inline value_problem apply_device_file(std::string_view name, std::string_view v
         field = {l, origin::sysfs};
         return {};
     };
-    if (name == "mem_info_vram_total") return bytes(p.memory_bytes);
-    if (name == "mem_info_vram_used") return bytes(p.memory_used_bytes);
+    if (name == "mem_info_vram_total") return bytes(&p.memory_bytes);
+    if (name == "mem_info_vram_used") return bytes(&p.memory_used_bytes);
     if (name == "current_link_speed") return link_part(p.pcie_current, true);
     if (name == "current_link_width") return link_part(p.pcie_current, false);
     if (name == "max_link_speed") return link_part(p.pcie_max, true);
@@ -500,10 +516,8 @@ inline value_problem apply_device_file(std::string_view name, std::string_view v
         if (levels.max_link.known()) p.pcie_max = {levels.max_link, origin::sysfs};
         return {};
     }
-    if (name == "mem_info_gtt_total" || name == "mem_info_vis_vram_total" || name == "mem_info_gtt_used") {
-        if (!parse_amdgpu_mem_info(value)) return unparsed(": not a number of bytes: ");
-        return {};
-    }
+    if (name == "mem_info_gtt_total" || name == "mem_info_vis_vram_total" || name == "mem_info_gtt_used")
+        return bytes(nullptr);
     return {};
 }
 
@@ -702,18 +716,18 @@ inline constexpr std::string_view drm_dir = "/sys/class/drm";
 inline constexpr std::string_view kfd_nodes_dir = "/sys/class/kfd/kfd/topology/nodes";
 inline constexpr std::size_t attr_cap = 64 * 1024;
 
-// "card12" → true; "card0-DP-1", "renderD128", "version" → false.
-constexpr bool is_card_name(std::string_view n) noexcept {
-    return n.size() > 4 && n.size() <= 9 && n.starts_with("card") && detail::parse_u64(n.substr(4)).has_value();
-}
-static_assert(is_card_name("card0") && is_card_name("card12") && !is_card_name("card0-DP-1") &&
-              !is_card_name("card") && !is_card_name("renderD128"));
 
+// A whole number from a file; with `bytes`, a mem_info_* size (at most max_amdgpu_mem_info).
 template <system_view S>
-std::optional<std::uint64_t> read_number(const S& sys, const std::string& path, std::vector<warning>& warnings) {
+std::optional<std::uint64_t> read_number(const S& sys, const std::string& path, std::vector<warning>& warnings,
+                                         bool bytes = false) {
     const auto text = detail::read_optional_file(sys, path, attr_cap, warnings);
     if (!text) return std::nullopt;
-    const auto v = parse_amdgpu_mem_info(*text);
+    const auto v = detail::parse_u64(detail::trim(*text));
+    if (v && bytes && *v > max_amdgpu_mem_info) {
+        detail::add_warning(warnings, warning_kind::value_out_of_range, path, "more than 16 TiB");
+        return std::nullopt;
+    }
     if (!v) {
         const auto kind = detail::unparsed_number(*text);
         detail::add_warning(warnings, kind, path,
@@ -801,7 +815,7 @@ std::optional<amdgpu_card> read_amdgpu_card(const S& sys, std::string_view card_
     amdgpu_card c;
     c.card = std::string(card_name);
     accelerator_profile& p = c.profile;
-    p = blank_gpu(static_cast<std::uint32_t>(detail::parse_u64(card_name.substr(4)).value_or(0)));
+    p = blank_gpu(detail::drm_card_number(card_name).value_or(0));
     if (const auto id = detail::read_pci_id(sys, dev + "/device", 0xffffu, warnings))
         p.pci_device_id = static_cast<std::uint16_t>(*id);
     p.pci = card_pci_address(sys, dev, warnings);
@@ -829,9 +843,9 @@ std::optional<amdgpu_card> read_amdgpu_card(const S& sys, std::string_view card_
         auto problem = apply_device_file(f, *t, p);
         if (!problem.empty()) detail::add_warning(warnings, problem.kind, dev + "/" + std::string(f), problem.message);
     }
-    c.gtt_total_bytes = read_number(sys, dev + "/mem_info_gtt_total", warnings).value_or(0);
-    c.visible_vram_bytes = read_number(sys, dev + "/mem_info_vis_vram_total", warnings).value_or(0);
-    std::optional<std::uint64_t> gtt_used = read_number(sys, dev + "/mem_info_gtt_used", warnings);
+    c.gtt_total_bytes = read_number(sys, dev + "/mem_info_gtt_total", warnings, true).value_or(0);
+    c.visible_vram_bytes = read_number(sys, dev + "/mem_info_vis_vram_total", warnings, true).value_or(0);
+    std::optional<std::uint64_t> gtt_used = read_number(sys, dev + "/mem_info_gtt_used", warnings, true);
     if (const auto t = file("pp_dpm_mclk")) {
         const auto levels = parse_pp_dpm_levels(*t);
         detail::parsing::problems_to_warnings(levels.problems, backend_id::rocm, dev + "/pp_dpm_mclk", warnings);
@@ -901,7 +915,7 @@ std::vector<amdgpu_card> probe_amdgpu_cards(const S& sys, std::vector<warning>& 
     if (!names) return cards;
     std::vector<std::pair<std::uint64_t, std::string>> order;
     for (const auto& n : *names)
-        if (detail::amd::is_card_name(n)) order.emplace_back(detail::parse_u64(std::string_view(n).substr(4)).value_or(0), n);
+        if (const auto number = detail::drm_card_number(n)) order.emplace_back(*number, n);
     std::sort(order.begin(), order.end());
     if (order.empty()) return cards;
     const auto kfd = detail::amd::read_kfd_nodes(sys, warnings);
@@ -959,6 +973,9 @@ struct rocm_probe {
         out.links = xgmi_hives(cards);
         for (auto& c : cards) out.devices.push_back(c.profile);
         name_from_rocm_smi(sys, out);
+        // Neither the kernel, the catalogue nor rocm-smi named it: its PCI id does.
+        for (auto& d : out.devices)
+            if (d.name.empty() && d.pci_device_id != 0) d.name.assign(detail::unknown_device_name("AMD GPU", d.pci_device_id));
         return out;
     }
 

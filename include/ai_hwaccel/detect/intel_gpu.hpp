@@ -602,13 +602,6 @@ struct intel_gpu_card {
 
 namespace detail::intel_gpu {
 
-// "card3" -> true; "card3-DP-1", "renderD128", "version" -> false.
-constexpr bool is_card_name(std::string_view n) noexcept {
-    if (n.size() < 5 || !n.starts_with("card")) return false;
-    for (char c : n.substr(4))
-        if (c < '0' || c > '9') return false;
-    return true;
-}
 
 template <system_view S>
 std::optional<std::uint64_t> read_bytes(const S& sys, const std::string& path, std::vector<warning>& warnings) {
@@ -650,13 +643,6 @@ std::optional<std::uint64_t> local_memory(const S& sys, const std::string& card,
     return read_bytes(sys, "/sys/class/drm/" + card + "/lmem_total_bytes", warnings);
 }
 
-inline std::string hex4(std::uint16_t id) {
-    constexpr char digits[] = "0123456789abcdef";
-    std::string s = "0x";
-    for (int shift = 12; shift >= 0; shift -= 4) s += digits[(id >> shift) & 0xf];
-    return s;
-}
-
 } // namespace detail::intel_gpu
 
 /// Intel display/3D controllers bound to i915 or xe, from /sys/class/drm/card<N>: the
@@ -670,7 +656,8 @@ std::vector<intel_gpu_card> read_intel_gpu_sysfs(const S& sys, std::vector<warni
     const auto names = detail::list_optional_dir(sys, "/sys/class/drm", warnings);
     if (!names) return cards;
     for (const auto& name : *names) {
-        if (!is_card_name(name) || cards.size() >= max_rows) continue;
+        const auto number = detail::drm_card_number(name);
+        if (!number || cards.size() >= max_rows) continue;
         const auto target = detail::resolve_sysfs_link(sys, "/sys/class/drm/" + name + "/device");
         if (!target) continue;
         const auto address = parse_pci_address(detail::base_name(*target));
@@ -685,7 +672,7 @@ std::vector<intel_gpu_card> read_intel_gpu_sysfs(const S& sys, std::vector<warni
         accelerator_profile& p = c.profile;
         p.kind = device_kind::intel_gpu;
         p.maker = vendor::intel;
-        p.index = static_cast<std::uint32_t>(*detail::parse_u64(std::string_view(name).substr(4)) & 0xffffffffu);
+        p.index = *number;
         p.pci = dev->address;
         p.pci_device_id = dev->device_id;
         p.pcie_current = dev->link_current;
@@ -701,7 +688,7 @@ std::vector<intel_gpu_card> read_intel_gpu_sysfs(const S& sys, std::vector<warni
             p.name = spec->name;
             p.apply_spec(*spec);
         } else {
-            p.name.assign("Intel Graphics [" + hex4(p.pci_device_id) + "]");
+            p.name.assign(detail::unknown_device_name("Intel Graphics", p.pci_device_id));
         }
         if (!c.discrete) p.unified_memory = true; // shares the host's memory; its size is the host's
         cards.push_back(std::move(c));

@@ -247,6 +247,8 @@ inline std::optional<accelerator_profile> npu_profile_from_facts(const accel_dev
         p.name = spec->name;
     } else if (!f.vbnv.empty()) {
         p.name.assign(f.vbnv); // the driver's own platform name, where no row matches
+    } else if (f.device_id != 0) {
+        p.name.assign(detail::unknown_device_name(*kind == device_kind::intel_npu ? "Intel NPU" : "AMD NPU", f.device_id));
     }
     return p;
 }

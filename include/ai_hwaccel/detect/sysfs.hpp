@@ -49,6 +49,28 @@ constexpr std::optional<std::int64_t> parse_i64(std::string_view s) noexcept {
     return negative ? -i : i;
 }
 
+/// The number of a DRM card's folder: "card12" → 12; "card0-DP-1", "renderD128", "version",
+/// and numbers past five digits (no kernel makes that many cards) → none.
+constexpr std::optional<std::uint32_t> drm_card_number(std::string_view n) noexcept {
+    if (n.size() <= 4 || n.size() > 9 || !n.starts_with("card")) return std::nullopt;
+    const auto v = parse_u64(n.substr(4));
+    if (!v) return std::nullopt;
+    return static_cast<std::uint32_t>(*v);
+}
+static_assert(drm_card_number("card0") == 0u && drm_card_number("card12") == 12u && !drm_card_number("card0-DP-1") &&
+              !drm_card_number("card") && !drm_card_number("renderD128") && !drm_card_number("card184467440737095516160"));
+
+/// The name of a device no catalogue row and no driver names: its maker's words and its PCI
+/// device id ("AMD GPU [0x7480]").
+inline std::string unknown_device_name(std::string_view what, std::uint16_t device_id) {
+    constexpr char digits[] = "0123456789abcdef";
+    std::string s(what);
+    s += " [0x";
+    for (int shift = 12; shift >= 0; shift -= 4) s += digits[(device_id >> shift) & 0xf];
+    s += ']';
+    return s;
+}
+
 /// The warning for a number a sysfs file holds that did not parse: one written as a number
 /// is past what its type holds (as a value past 2^64); anything else is malformed.
 constexpr warning_kind unparsed_number(std::string_view text) noexcept {
