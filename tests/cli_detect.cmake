@@ -288,6 +288,12 @@ cli_expect(cli_export_labels CODE 0 STDOUT "ai_hwaccel_build_info\\{version=\"[^
 # to a year before 0).
 cli_expect(cli_export_expiry_huge CODE 2 STDERR "--expiry-seconds: '9223372036854775807' is not" NOT_STDOUT "."
   ARGS export nfd --root "${_hgx}" --expiry-seconds 9223372036854775807)
+# NFD denies kubernetes.io and its sub-namespaces (feature.node.kubernetes.io excepted):
+# such a prefix would have every label dropped without a word.
+cli_expect(cli_export_nfd_prefix_denied CODE 2 STDERR "--prefix 'node.kubernetes.io': NFD denies kubernetes.io" NOT_STDOUT "."
+  ARGS export nfd --root "${_hgx}" --prefix node.kubernetes.io)
+cli_expect(cli_export_nfd_prefix_feature CODE 0 STDOUT "\nfeature\\.node\\.kubernetes\\.io/cuda_gpu\\.count=8\n"
+  ARGS export nfd --root "${_hgx}" --prefix feature.node.kubernetes.io)
 cli_expect(cli_export_expiry CODE 0 STDOUT "# \\+expiry-time=[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]T"
   ARGS export nfd --root "${_hgx}" --expiry-seconds=3600)
 # The list of commands names every exit code docs/cli.md does, watch's 3 included.

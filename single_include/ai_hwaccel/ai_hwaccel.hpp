@@ -23748,9 +23748,11 @@ public:
     bool end_array() override { return true; }
     bool parse_error(std::size_t, const std::string&, const json::exception& ex) override {
         // nlohmann quotes the offending token, which may be long or not UTF-8.
-        std::string what = valid_utf8(ex.what());
-        if (what.size() > 240) what = what.substr(0, 240) + "...";
-        message = std::move(what);
+        // Cut first, then made valid: a cut inside a character leaves no stray byte.
+        std::string_view what = ex.what();
+        const bool cut = what.size() > 240;
+        message = valid_utf8(what.substr(0, 240));
+        if (cut) message += "...";
         return false;
     }
 };
@@ -28037,7 +28039,6 @@ AI_HWACCEL_NAMESPACE_END
 
 #include <array>
 #include <chrono>
-#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
@@ -28051,7 +28052,8 @@ AI_HWACCEL_NAMESPACE_BEGIN
 
 struct nfd_options {
     /// The label prefix (namespace): a DNS subdomain. NFD accepts any except
-    /// kubernetes.io and its subdomains (feature.node.kubernetes.io excepted).
+    /// kubernetes.io and its subdomains (feature.node.kubernetes.io and
+    /// profile.node.kubernetes.io excepted): see nfd_allows_prefix.
     std::string prefix = "ai-hwaccel.io";
     /// Values less trustworthy than this are not used (see prometheus_options).
     origin min_origin = origin::catalogue;
@@ -28091,6 +28093,23 @@ constexpr bool is_dns_subdomain(std::string_view s) noexcept {
     }
 }
 } // namespace detail
+
+/// Whether NFD publishes labels under `prefix`: a DNS subdomain outside kubernetes.io and
+/// its sub-namespaces, which nfd-master always denies, except feature.node.kubernetes.io
+/// and profile.node.kubernetes.io and theirs, which it always allows (its master
+/// configuration reference, denyLabelNs).
+constexpr bool nfd_allows_prefix(std::string_view prefix) noexcept {
+    const auto within = [prefix](std::string_view ns) {
+        return prefix == ns ||
+               (prefix.size() > ns.size() && prefix.ends_with(ns) && prefix[prefix.size() - ns.size() - 1] == '.');
+    };
+    if (!detail::is_dns_subdomain(prefix)) return false;
+    return within("feature.node.kubernetes.io") || within("profile.node.kubernetes.io") || !within("kubernetes.io");
+}
+static_assert(nfd_allows_prefix("ai-hwaccel.io") && nfd_allows_prefix("feature.node.kubernetes.io") &&
+              nfd_allows_prefix("gpu.profile.node.kubernetes.io") && nfd_allows_prefix("notkubernetes.io") &&
+              !nfd_allows_prefix("kubernetes.io") && !nfd_allows_prefix("node.kubernetes.io") &&
+              !nfd_allows_prefix("Ai-hwaccel.io"));
 
 /// A Kubernetes label name (key): `[prefix/]name`, the prefix a DNS subdomain of at most
 /// 253 characters, the name at most 63 characters of [A-Za-z0-9-_.] starting and ending
@@ -28172,10 +28191,10 @@ inline constexpr std::array<std::string_view, 7> nfd_kind_labels{
 
 /// Every label name `to_nfd_features` can write with these options, whatever the machine:
 /// for checking names and writing selectors without a machine at hand. Empty when the
-/// prefix is not a DNS subdomain.
+/// prefix is not one NFD publishes under (nfd_allows_prefix).
 inline std::vector<std::string> nfd_label_names(const nfd_options& opt = {}) {
     std::vector<std::string> names;
-    if (!detail::is_dns_subdomain(opt.prefix)) return names;
+    if (!nfd_allows_prefix(opt.prefix)) return names;
     const std::string p = opt.prefix + "/";
     names.push_back(p + "version");
     names.push_back(p + "accelerator.count");
@@ -28203,8 +28222,9 @@ inline std::string to_nfd_features(const accelerator_registry& reg, const nfd_op
         out += detail::rfc3339_utc(*opt.expiry_time);
         out += '\n';
     }
-    if (!detail::is_dns_subdomain(opt.prefix)) {
-        out += "# ai-hwaccel: the label prefix is not a DNS subdomain; no labels written\n";
+    if (!nfd_allows_prefix(opt.prefix)) {
+        out += "# ai-hwaccel: NFD publishes no label under this prefix (not a DNS subdomain, or kubernetes.io's); "
+               "no labels written\n";
         return out;
     }
     // Every line passes the validators or is not written: a bad label would make NFD
@@ -28241,9 +28261,9 @@ inline std::string to_nfd_features(const accelerator_registry& reg, const nfd_op
         if (devices.empty()) continue;
         const std::string kind(k.name);
         label(kind + ".count", number(devices.size()));
-        // The smallest device's memory, to the nearest GiB (nvidia-smi's 81559 MiB for an
-        // "80 GB" H100 is 79.6 GiB): a pod asking for >= N GiB fits on any of them. Left
-        // out unless every device's memory is known.
+        // The smallest device's memory in whole GiB, rounded down (nvidia-smi's 81559 MiB
+        // for an "80 GB" H100 is 79.6 GiB: 79), so that a pod asking for >= N GiB fits on
+        // any of them. Left out unless every device's memory is known.
         std::optional<std::uint64_t> smallest;
         bool all_known = true;
         for (const auto* p : devices) {
@@ -28255,7 +28275,7 @@ inline std::string to_nfd_features(const accelerator_registry& reg, const nfd_op
         }
         if (all_known && smallest)
             label(kind + ".memory-gib",
-                  number(static_cast<std::uint64_t>(std::llround(units::to_gib(*smallest)))));
+                  number(*smallest / units::gib));
         label(kind + ".model", detail::common_value(devices, [](const accelerator_profile& p) { return p.name.view(); }));
         label(kind + ".vendor", detail::common_value(devices, [](const accelerator_profile& p) {
                   return p.maker == vendor::unknown ? std::string_view{} : to_string(p.maker);

@@ -842,6 +842,18 @@ TEST_CASE("registry_from_json on hostile input") {
         CHECK(error_of(std::string(depth, '[')).rfind("invalid JSON: ", 0) == 0);
         CHECK(error_of(std::string(depth, '{')).rfind("invalid JSON: ", 0) == 0);
     }
+    SUBCASE("a long message is cut between characters, never inside one") {
+        // An unterminated string of two-byte characters: nlohmann quotes it in its message,
+        // which is cut; at every length the cut lands somewhere else.
+        for (std::size_t n = 100; n < 140; ++n) {
+            std::string doc = "{\"schema_version\":1,\"devices\":[{\"name\":\"";
+            for (std::size_t i = 0; i < n; ++i) doc += "\xc3\xa9";
+            const std::string e = error_of(doc);
+            CAPTURE(n);
+            CHECK(e.ends_with("..."));
+            CHECK(ah::detail::json_io::valid_utf8(e) == e);
+        }
+    }
     SUBCASE("bytes that are not UTF-8") {
         CHECK(error_of("{\"schema_version\":1,\"devices\":[{\"name\":\"caf\xe9\"}]}").rfind("invalid JSON: ", 0) ==
               0);

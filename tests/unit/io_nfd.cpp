@@ -141,7 +141,7 @@ TEST_CASE("to_nfd_features") {
         CHECK(labels.at("ai-hwaccel.io/family.gpu") == "true");
         CHECK(labels.count("ai-hwaccel.io/family.tpu") == 0);
         CHECK(labels.at("ai-hwaccel.io/cuda_gpu.count") == "8");
-        CHECK(labels.at("ai-hwaccel.io/cuda_gpu.memory-gib") == "80");
+        CHECK(labels.at("ai-hwaccel.io/cuda_gpu.memory-gib") == "79"); // rounded down: a pod asking for 80 would not fit
         CHECK(labels.at("ai-hwaccel.io/cuda_gpu.model") == "NVIDIA-H100-80GB-HBM3");
         CHECK(labels.at("ai-hwaccel.io/cuda_gpu.vendor") == "nvidia");
         CHECK(labels.at("ai-hwaccel.io/cuda_gpu.arch") == "9.0");
@@ -156,6 +156,7 @@ TEST_CASE("to_nfd_features") {
         const auto labels = parse_features(ah::to_nfd_features(ah::accelerator_registry({a, b})));
         CHECK(labels.at("ai-hwaccel.io/cuda_gpu.count") == "2");
         CHECK(labels.at("ai-hwaccel.io/cuda_gpu.memory-gib") == "24");
+
         CHECK(labels.count("ai-hwaccel.io/cuda_gpu.model") == 0);
         CHECK(labels.count("ai-hwaccel.io/cuda_gpu.arch") == 0);
         CHECK(labels.at("ai-hwaccel.io/cuda_gpu.driver") == "550.54.15");
@@ -217,8 +218,9 @@ TEST_CASE("to_nfd_features") {
         CHECK(text.find("\nfeature.node.kubernetes.io/cuda_gpu.count=1\n") != std::string::npos);
         check_all_valid(text, opt);
     }
-    SUBCASE("a prefix that is not a DNS subdomain writes no label") {
-        for (const char* bad : {"", "Upper.io", "under_score.io", "a/b", "-a.io", "a..io"}) {
+    SUBCASE("a prefix that is not a DNS subdomain, or one NFD denies, writes no label") {
+        for (const char* bad : {"", "Upper.io", "under_score.io", "a/b", "-a.io", "a..io", "kubernetes.io",
+                                "node.kubernetes.io", "x.k8s.kubernetes.io"}) {
             ah::nfd_options opt;
             opt.prefix = bad;
             CAPTURE(bad);

@@ -1066,6 +1066,8 @@ int cmd_export(std::span<const std::string_view> args) {
     if (const auto v = o.get("--prefix")) {
         if (!ah::is_valid_label_name(str(*v) + "/x"))
             return usage_error("--prefix '" + str(*v) + "' is not a DNS subdomain (lower-case, e.g. ai-hwaccel.io)");
+        if (!ah::nfd_allows_prefix(*v))
+            return usage_error("--prefix '" + str(*v) + "': NFD denies kubernetes.io and its sub-namespaces");
         nfd.prefix = str(*v);
     }
     if (const auto v = o.get("--expiry-seconds")) {

@@ -740,9 +740,11 @@ public:
     bool end_array() override { return true; }
     bool parse_error(std::size_t, const std::string&, const json::exception& ex) override {
         // nlohmann quotes the offending token, which may be long or not UTF-8.
-        std::string what = valid_utf8(ex.what());
-        if (what.size() > 240) what = what.substr(0, 240) + "...";
-        message = std::move(what);
+        // Cut first, then made valid: a cut inside a character leaves no stray byte.
+        std::string_view what = ex.what();
+        const bool cut = what.size() > 240;
+        message = valid_utf8(what.substr(0, 240));
+        if (cut) message += "...";
         return false;
     }
 };
