@@ -23393,6 +23393,16 @@ public:
             out = static_cast<I>(*s);
             return true;
         }
+        // JSON Schema counts 85520809984.0 as an integer, and writers such as Python's json
+        // write sizes so: a number with no fraction is one, up to 2^53 (where doubles stop
+        // holding every integer).
+        if (const auto* f = j.get_ptr<const json::number_float_t*>();
+            f && std::isfinite(*f) && *f == std::floor(*f) && std::fabs(*f) <= 9007199254740992.0) {
+            if (*f < static_cast<double>(lim::min()) || *f > static_cast<double>(lim::max()))
+                return out_of_range(j.dump(), out);
+            out = static_cast<I>(*f);
+            return true;
+        }
         return expected(std::is_unsigned_v<I> ? "a non-negative integer" : "an integer", j);
     }
     bool read(const json& j, double& out) {
@@ -23500,6 +23510,8 @@ public:
             if (!d) return fail("unknown dtype " + excerpt(key));
             double v = 0;
             if (!read(value, v)) return false;
+            // A rate is positive (the schema's exclusiveMinimum 0); the writer leaves 0 out.
+            if (!(v > 0)) return fail("a peak rate must be positive, got " + value.dump());
             set(out, *d, v);
         }
         return true;
@@ -23595,8 +23607,13 @@ public:
         return object(j) && field(j, "cpu", h.cpu) && field(j, "memory", h.memory) && field(j, "numa", h.numa);
     }
     bool read(const json& j, pci_device& d) {
-        return object_with(j, {"address"}) && field(j, "address", d.address) &&
-               field(j, "class_code", d.class_code) && field(j, "vendor_id", d.vendor_id) &&
+        if (!(object_with(j, {"address"}) && field(j, "address", d.address) && field(j, "class_code", d.class_code)))
+            return false;
+        if (d.class_code > 0xFFFFFFu) {
+            const auto s = enter("class_code");
+            return fail("a PCI class code has 24 bits, got " + std::to_string(d.class_code));
+        }
+        return field(j, "vendor_id", d.vendor_id) &&
                field(j, "device_id", d.device_id) &&
                field(j, "subsystem_vendor_id", d.subsystem_vendor_id) &&
                field(j, "subsystem_device_id", d.subsystem_device_id) &&

@@ -487,12 +487,23 @@ TEST_CASE("registry_from_json rejects") {
         CHECK(error_of(R"({"schema_version":-1})") == "/schema_version: unsupported schema_version -1");
         CHECK(error_of(R"({"schema_version":"1"})") ==
               "/schema_version: expected an integer, got a string");
-        CHECK(error_of(R"({"schema_version":1.0})") ==
+        // JSON Schema counts 1.0 as an integer (Python's json writes sizes so): read as 1.
+        CHECK(ah::registry_from_json(R"({"schema_version":1.0})").ok());
+        CHECK(error_of(R"({"schema_version":1.5})") ==
+              "/schema_version: expected an integer, got a non-integer number");
+        CHECK(error_of(R"({"schema_version":1e300})") ==
               "/schema_version: expected an integer, got a non-integer number");
         CHECK(error_of(R"({"schema_version":99999999999999999999})").find("/schema_version: expected an integer") ==
               0);
         CHECK(error_of("[]") == "document: expected an object, got an array");
         CHECK(error_of("null") == "document: expected an object, got null");
+    }
+    SUBCASE("a PCI class code past 24 bits") {
+        json doc = {{"schema_version", 1},
+                    {"system", {{"pci_devices", json::array({{{"address", "0000:3b:00.0"}, {"class_code", 0x1000000}}})}}}};
+        CHECK(document_error(doc) == "/system/pci_devices/0/class_code: a PCI class code has 24 bits, got 16777216");
+        doc["system"]["pci_devices"][0]["class_code"] = 0xFFFFFF;
+        CHECK(document_error(doc).empty());
     }
     SUBCASE("wrong types") {
         CHECK(document_error({{"schema_version", 1}, {"devices", json::object()}}) ==
@@ -566,6 +577,18 @@ TEST_CASE("registry_from_json rejects") {
         d = valid_device();
         d["peak_tflops"]["fp128"] = 1;
         CHECK(device_error(d) == "/devices/0/peak_tflops/fp128: unknown dtype \"fp128\"");
+        // A rate is positive, as the schema has it and the writer writes it.
+        for (const double bad : {0.0, -5.0}) {
+            d = valid_device();
+            d["peak_tflops"]["bf16"] = bad;
+            CHECK(device_error(d).starts_with("/devices/0/peak_tflops/bf16: a peak rate must be positive, got "));
+        }
+        // A size written with ".0" is the same size.
+        d = valid_device();
+        d["memory_bytes"]["value"] = 85520809984.0;
+        CHECK(device_error(d).empty());
+        d["memory_bytes"]["value"] = -1.0;
+        CHECK(device_error(d).starts_with("/devices/0/memory_bytes/value: integer out of range: "));
         // A key from the input is spelled as a JSON pointer segment ("~" and "/" escaped),
         // its control characters shown as '?', and cut to 64 bytes.
         d = valid_device();
