@@ -7702,9 +7702,12 @@ inline constexpr device_spec catalogue_rows[] = {
 // ai-hwaccel core catalogue: AMD devices.
 //
 // AMD Instinct accelerators (CDNA 1-4), Radeon / Radeon PRO / AI PRO cards (RDNA 2-4) and
-// Strix Halo's integrated Radeon (RDNA 3.5) as ROCm sees them. Memory is binary GiB per
-// package (an MI250/MI250X package holds two GCDs that the OS lists as two devices of half
-// the memory); bandwidths are decimal GB/s; peak figures are dense TFLOPS/TOPS (never the
+// Strix Halo's integrated Radeon (RDNA 3.5) as ROCm sees them: one row per device the OS
+// lists. An MI250/MI250X package holds two GCDs, which the OS lists as two devices, so its
+// rows are one GCD's: half the package's published memory, bandwidth, peak rates, compute
+// units, Infinity Fabric bandwidth and power (ROCm's MI250 microarchitecture page: 110 CUs,
+// 64 GB and 1.6 TB/s a GCD on the MI250X), and a node's four packages are eight GCDs.
+// Memory is binary GiB; bandwidths are decimal GB/s; peak figures are dense TFLOPS/TOPS (never the
 // sparsity figure). Instinct rows use AMD's published matrix figures (fp64 = matrix FP64
 // where the part has it, fp32 = vector FP32; CDNA 4 has no TF32). RDNA 2 has no matrix
 // units: fp16 is the packed-FP16 vector rate (2x FP32) and int8/bf16 stay 0. RDNA 3
@@ -7718,7 +7721,7 @@ inline constexpr device_spec catalogue_rows[] = {
 // 1075.2 = 7 x 153.6). MI200 nodes link their GCDs by one, two or four links, not a full
 // mesh, and have none. link_domain: the hive of four for MI100 and for MI210 cards
 // (Infinity Fabric Link bridges join two or four), four packages a node for MI250/MI250X
-// and MI300A (the OAM and APU nodes of HPE's EX blades: CSCS's Alps lists 96 MI250X on 24
+// (eight GCDs) and MI300A (the OAM and APU nodes of HPE's EX blades: CSCS's Alps lists 96 MI250X on 24
 // nodes and 512 MI300A on 128, https://github.com/eth-cscs/cscs-docs,
 // docs/alps/hardware.md), eight for the MI300X/MI325X and MI350 boards.
 // Sources: AMD product pages, ROCm documentation (GPU specifications and the
@@ -7757,27 +7760,28 @@ inline constexpr device_spec catalogue_rows[] = {
      .pcie_generation = 4, .pcie_lanes = 16, .power_watts = 300,
      .arch = "gfx90a", .compute_units = 104, .year = 2022,
      .source = AI_HWACCEL_SOURCE("https://www.amd.com/en/products/accelerators/instinct/mi200/mi210.html")},
-    {.name = "AMD Instinct MI250",
-     .aliases = {"MI250", "Instinct MI250"},
+    {.name = "AMD Instinct MI250 GCD",
+     .aliases = {"MI250", "Instinct MI250", "AMD Instinct MI250", "MI250 GCD"},
      .maker = vendor::amd, .kind = device_kind::rocm_gpu,
      .pci_device_ids = {0x740c},
-     .memory_bytes = 128 * units::gib, .memory = memory_type::hbm2e, .memory_bandwidth_gbps = 3276.8,
-     .peak = {.fp64 = 90.5, .fp32 = 45.3, .bf16 = 362.1, .fp16 = 362.1, .int8 = 362.1},
-     .link = interconnect_kind::xgmi, .link_bandwidth_gbps = 600,
-     .link_domain = 4,
-     .pcie_generation = 4, .pcie_lanes = 16, .power_watts = 560,
-     .arch = "gfx90a", .compute_units = 208, .year = 2021,
+     .memory_bytes = 64 * units::gib, .memory = memory_type::hbm2e, .memory_bandwidth_gbps = 1638.4,
+     .peak = {.fp64 = 45.25, .fp32 = 22.65, .bf16 = 181.05, .fp16 = 181.05, .int8 = 181.05},
+     .link = interconnect_kind::xgmi, .link_bandwidth_gbps = 300,
+     .link_domain = 8,
+     .pcie_generation = 4, .pcie_lanes = 16, .power_watts = 280,
+     .arch = "gfx90a", .compute_units = 104, .year = 2021,
      .source = AI_HWACCEL_SOURCE("https://www.amd.com/en/products/accelerators/instinct/mi200/mi250.html")},
-    {.name = "AMD Instinct MI250X",
-     .aliases = {"MI250X", "Instinct MI250X", "Aldebaran/MI200 [Instinct MI250X]"},
+    {.name = "AMD Instinct MI250X GCD",
+     .aliases = {"MI250X", "Instinct MI250X", "AMD Instinct MI250X", "MI250X GCD",
+                 "Aldebaran/MI200 [Instinct MI250X]"},
      .maker = vendor::amd, .kind = device_kind::rocm_gpu,
      .pci_device_ids = {0x7408, 0x740c},
-     .memory_bytes = 128 * units::gib, .memory = memory_type::hbm2e, .memory_bandwidth_gbps = 3276.8,
-     .peak = {.fp64 = 95.7, .fp32 = 47.9, .bf16 = 383.0, .fp16 = 383.0, .int8 = 383.0},
-     .link = interconnect_kind::xgmi, .link_bandwidth_gbps = 800,
-     .link_domain = 4,
-     .pcie_generation = 4, .pcie_lanes = 16, .power_watts = 560,
-     .arch = "gfx90a", .compute_units = 220, .year = 2021,
+     .memory_bytes = 64 * units::gib, .memory = memory_type::hbm2e, .memory_bandwidth_gbps = 1638.4,
+     .peak = {.fp64 = 47.85, .fp32 = 23.95, .bf16 = 191.5, .fp16 = 191.5, .int8 = 191.5},
+     .link = interconnect_kind::xgmi, .link_bandwidth_gbps = 400,
+     .link_domain = 8,
+     .pcie_generation = 4, .pcie_lanes = 16, .power_watts = 280,
+     .arch = "gfx90a", .compute_units = 110, .year = 2021,
      .source = AI_HWACCEL_SOURCE("https://www.amd.com/en/products/accelerators/instinct/mi200/mi250x.html")},
     {.name = "AMD Instinct MI300A",
      .aliases = {"MI300A", "Instinct MI300A", "AMD Instinct MI300A APU", "Aqua Vanjaram [Instinct MI300A]"},

@@ -623,6 +623,28 @@ TEST_CASE("rocm_probe") {
         CHECK(out.devices[2].name.view() == "AMD GPU [0x7fff]");
         CHECK(out.devices[2].spec == nullptr);
     }
+    SUBCASE("hand-made tree: an MI250X package is two GCDs, each with half its figures") {
+        // The OS lists each GCD as a device of its own: 0x7408, 64 GiB of VRAM, 110 CUs.
+        fake_amd_host h;
+        const auto& d = h.dir;
+        h.card(0, "0000:c1:00.0", "0x1002", "0x7408", "amdgpu");
+        h.card(1, "0000:c6:00.0", "0x1002", "0x7408", "amdgpu");
+        for (const char* a : {"0000:c1:00.0", "0000:c6:00.0"})
+            d.write(h.dev(a) + "/mem_info_vram_total", std::to_string(64 * gib) + "\n");
+        const auto out = ah::rocm_probe{}.probe(ah::host_system(h.root.string()));
+        REQUIRE(out.devices.size() == 2);
+        for (const auto& g : out.devices) {
+            REQUIRE(g.spec != nullptr);
+            CHECK(g.spec->name == "AMD Instinct MI250X GCD");
+            CHECK(*g.memory_bandwidth_gbps == doctest::Approx(1638.4)); // not the package's 3276.8
+            CHECK(g.peak.bf16 == doctest::Approx(191.5));
+            CHECK(*g.compute_units == 110);
+        }
+        // The catalogue's figures hold per GCD: two of them are the package AMD publishes.
+        const auto& row = *out.devices[0].spec;
+        CHECK(2 * row.memory_bytes == 128 * gib);
+        CHECK(2 * row.peak.bf16 == doctest::Approx(383.0));
+    }
     SUBCASE("hand-made tree: memory files past what a GPU holds are refused, not summed") {
         // An APU (uma/carveout, no board_info) whose files hold 2^64 - 1.
         fake_amd_host h;

@@ -189,7 +189,8 @@ TEST_CASE("parse_rocm_smi: real JSON captures") {
         CHECK(d.pci_device_id == 0x7408);
         CHECK(d.arch.view() == "gfx9010"); // as this rocm-smi printed it
         REQUIRE(d.spec != nullptr);        // by PCI id
-        CHECK(d.spec->name == "AMD Instinct MI250X");
+        CHECK(d.spec->name == "AMD Instinct MI250X GCD"); // the row of the device the OS lists
+        CHECK(*d.memory_bytes == 64ull << 30);
     }
 #else
     const auto r = ah::parse_rocm_smi("{\"card0\": {}}");
