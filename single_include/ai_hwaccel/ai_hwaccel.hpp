@@ -15712,6 +15712,23 @@ std::vector<intel_gpu_card> read_intel_gpu_sysfs(const S& sys, std::vector<warni
         }
         const device_spec* spec = match_spec(p.pci_device_id, {}, p.memory_bytes);
         c.discrete = c.local_memory || spec != nullptr || dev->address.bus != 0;
+        // An Arc card's GPU sits behind a PCIe switch on the card, and its own function
+        // reports the switch's internal link, 2.5 GT/s x1 (nvtop works round the same): the
+        // card's link to the slot is the switch's upstream port's, two folders up the path.
+        if (const auto path = c.discrete && dev->link_max && *dev->link_max == pcie_link{1, 1}
+                                  ? detail::resolve_sysfs_link(sys, pci_dir) // /sys/devices/pci…/<address>
+                                  : std::nullopt) {
+            std::string_view up = *path;
+            for (int i = 0; i < 2 && up.rfind('/') != std::string_view::npos; ++i) up = up.substr(0, up.rfind('/'));
+            if (parse_pci_address(detail::base_name(up))) {
+                pcie_link link;
+                if (detail::read_pcie_link(sys, std::string(up), "current", link, warnings) && link.known())
+                    p.pcie_current = {link, origin::sysfs};
+                link = {};
+                if (detail::read_pcie_link(sys, std::string(up), "max", link, warnings) && link.known())
+                    p.pcie_max = {link, origin::sysfs};
+            }
+        }
         if (spec) {
             p.name = spec->name;
             p.apply_spec(*spec);

@@ -429,6 +429,42 @@ TEST_CASE("intel_gpu_probe / read_intel_gpu_sysfs (hand-made sysfs trees)") {
         REQUIRE(out.warnings.size() == 1);
         CHECK(out.warnings[0].kind == ah::warning_kind::tool_failed);
     }
+    SUBCASE("an Arc card behind its own PCIe switch: the slot's link, not the GPU's 2.5 GT/s x1") {
+        // Hand-made after the lspci of an Arc B570 (GPU endpoint: LnkCap 2.5GT/s x1) and the
+        // layout nvtop works round: root port 00:01.0, the card's switch 01:00.0 (upstream)
+        // and 02:01.0 (downstream), the GPU 03:00.0.
+        namespace fs = std::filesystem;
+        test::scratch_dir dir;
+        const std::string up = "sys/devices/pci0000:00/0000:00:01.0/0000:01:00.0";
+        const std::string gpu = up + "/0000:02:01.0/0000:03:00.0";
+        for (const auto& [d, speed, width] : {std::tuple{up, "16.0 GT/s PCIe", "16"}, std::tuple{gpu, "2.5 GT/s PCIe", "1"}})
+            for (const char* w : {"current", "max"}) {
+                dir.write(d + "/" + w + "_link_speed", std::string(speed) + "\n");
+                dir.write(d + "/" + w + "_link_width", std::string(width) + "\n");
+            }
+        dir.write(up + "/current_link_speed", "8.0 GT/s PCIe\n"); // a Gen3 slot
+        dir.write(gpu + "/vendor", "0x8086\n");
+        dir.write(gpu + "/device", "0x56a0\n");
+        dir.write(gpu + "/class", "0x030000\n");
+        fs::create_directories(dir.path() / "sys/bus/pci/drivers/xe");
+        fs::create_directory_symlink("../../../../../../bus/pci/drivers/xe", dir.path() / gpu / "driver");
+        fs::create_directories(dir.path() / "sys/bus/pci/devices");
+        fs::create_directory_symlink("../../../devices/pci0000:00/0000:00:01.0/0000:01:00.0/0000:02:01.0/0000:03:00.0",
+                                     dir.path() / "sys/bus/pci/devices/0000:03:00.0");
+        fs::create_directories(dir.path() / gpu / "drm/card0");
+        fs::create_directories(dir.path() / "sys/class/drm");
+        fs::create_directory_symlink("../../devices/pci0000:00/0000:00:01.0/0000:01:00.0/0000:02:01.0/0000:03:00.0/drm/card0",
+                                     dir.path() / "sys/class/drm/card0");
+        fs::create_directory_symlink("../../../0000:03:00.0", dir.path() / gpu / "drm/card0/device");
+        std::vector<ah::warning> w;
+        const auto cards = ah::read_intel_gpu_sysfs(ah::host_system(dir.path().string()), w);
+        INFO(test::warnings_text(w));
+        REQUIRE(cards.size() == 1);
+        const auto& p = cards[0].profile;
+        CHECK(*p.pcie_max == ah::pcie_link{4, 16});
+        CHECK(*p.pcie_current == ah::pcie_link{3, 16});
+        CHECK(p.pcie_max.from == ah::origin::sysfs);
+    }
     SUBCASE("a DRM card whose number no kernel writes (past 2^64) is no card") {
         test::scratch_dir dir;
         add_card(dir, "card184467440737095516160", "0000:03:00.0", "0x56a0", "xe");
