@@ -6231,7 +6231,9 @@ struct visibility_rule {
 /// The variables honoured, in the order they apply. A compiled-out backend has none.
 inline constexpr fixed_list<visibility_rule, 8> visibility_rules{
 #if AI_HWACCEL_BACKEND_CUDA
-    visibility_rule{backend_id::cuda, "CUDA_VISIBLE_DEVICES", mask_syntax::cuda, false},
+    // CUDA numbers the devices it can use: not a MIG-enabled GPU (its instances instead), a
+    // GPU the driver excludes, or one it cannot open.
+    visibility_rule{backend_id::cuda, "CUDA_VISIBLE_DEVICES", mask_syntax::cuda, true},
 #endif
 #if AI_HWACCEL_BACKEND_ROCM
     visibility_rule{backend_id::rocm, "ROCR_VISIBLE_DEVICES", mask_syntax::indices_or_uuids, false},
@@ -6252,6 +6254,17 @@ inline constexpr fixed_list<visibility_rule, 8> visibility_rules{
 };
 
 namespace detail {
+
+// Whether a mask names some device by index (an entry of digits alone), not by UUID.
+inline bool names_an_index(std::string_view value) {
+    while (true) {
+        const auto comma = value.find(',');
+        const auto entry = trim(value.substr(0, comma));
+        if (!entry.empty() && entry.find_first_not_of("0123456789") == std::string_view::npos) return true;
+        if (comma == std::string_view::npos) return false;
+        value.remove_prefix(comma + 1);
+    }
+}
 
 inline std::optional<std::uint32_t> small_index(std::string_view s) {
     const auto v = parse_u64(trim(s));
@@ -6345,6 +6358,17 @@ void apply_visibility(std::vector<accelerator_profile>& profiles, Env&& env, std
                          [&](std::size_t a, std::size_t b) { return profiles[a].index < profiles[b].index; });
         std::vector<bool> keep(profiles.size(), false);
         detail::select_visible(*value, rule.syntax, candidates, profiles, keep);
+        // CUDA numbers its devices fastest first (a heuristic of its own) unless
+        // CUDA_DEVICE_ORDER=PCI_BUS_ID; indices here are nvidia-smi's, in PCI order. The two
+        // agree where the GPUs are alike; where they differ, say which order was assumed.
+        if (rule.syntax == mask_syntax::cuda && detail::names_an_index(*value) &&
+            env("CUDA_DEVICE_ORDER") != std::optional<std::string>("PCI_BUS_ID") &&
+            std::ranges::any_of(candidates, [&](std::size_t c) { return profiles[c].name != profiles[candidates[0]].name; }))
+            warnings.push_back(warning{warning_kind::disagreement, rule.backend, std::string(rule.variable),
+                                       "CUDA numbers unlike GPUs fastest first unless CUDA_DEVICE_ORDER=PCI_BUS_ID; "
+                                       "its indices were read in nvidia-smi's (PCI bus) order: set that variable "
+                                       "or give UUIDs to be sure",
+                                       0});
         for (auto c : candidates) {
             auto& p = profiles[c];
             if (keep[c] || !p.available) continue;
@@ -10660,8 +10684,19 @@ inline bool report_tool_result(const tool_request& request, const tool_result& r
     case tool_status::exited:
         if (r.exit_code != 0) {
             std::string msg = "exited with status " + std::to_string(r.exit_code);
-            // The first line of stderr usually says why ("NVIDIA-SMI has failed because…").
-            const auto first = detail::trim(std::string_view(r.err).substr(0, std::string_view(r.err).find('\n')));
+            // The first line of stderr usually says why; some tools say it on stdout instead
+            // (nvidia-smi: "NVIDIA-SMI has failed because…", "No devices were found").
+            const auto first_line = [](std::string_view text) {
+                while (!text.empty()) {
+                    const auto end = text.find('\n');
+                    const auto line = detail::trim(text.substr(0, end));
+                    if (!line.empty() || end == std::string_view::npos) return line;
+                    text.remove_prefix(end + 1);
+                }
+                return std::string_view{};
+            };
+            auto first = first_line(r.err);
+            if (first.empty()) first = first_line(r.out);
             if (!first.empty()) {
                 msg += ": ";
                 msg += first.substr(0, 200);
@@ -13244,11 +13279,15 @@ inline nvidia_list_result parse_nvidia_smi_list(std::string_view text) {
 }
 
 namespace detail::nvidia {
-inline std::string query_argument() {
+// The query's fields joined; `without` left out (nvidia-smi before R510 knows no compute_cap).
+inline std::string query_argument(std::string_view without = {}) {
     std::string arg = "--query-gpu=";
-    for (std::size_t i = 0; i < nvidia_smi_query_fields.size(); ++i) {
-        if (i) arg += ',';
-        arg += nvidia_smi_query_fields[i];
+    bool first = true;
+    for (const auto f : nvidia_smi_query_fields) {
+        if (f == without) continue;
+        if (!first) arg += ',';
+        arg += f;
+        first = false;
     }
     return arg;
 }
@@ -13316,10 +13355,11 @@ constexpr const device_spec* jetson_module_gpu(std::string_view compatible, std:
     return nullptr;
 }
 
-/// The one nvidia-smi run the CUDA probe makes.
-inline tool_request nvidia_smi_query_request() {
+/// The nvidia-smi run the CUDA probe makes; `without` names a field to leave out (its
+/// second run, where an older nvidia-smi refused one).
+inline tool_request nvidia_smi_query_request(std::string_view without = {}) {
     using namespace std::chrono_literals;
-    return tool_request{{"nvidia-smi", detail::nvidia::query_argument(), "--format=csv,noheader,nounits"}, 10s};
+    return tool_request{{"nvidia-smi", detail::nvidia::query_argument(without), "--format=csv,noheader,nounits"}, 10s};
 }
 
 /// The PCI addresses of NVIDIA display/3D controllers (vendor 0x10de, class 0x03xxxx),
@@ -14991,8 +15031,18 @@ private:
     // nothing more to ask nvidia-smi.
     template <system_view S>
     bool query_nvidia_smi(const S& sys, probe_output& out, bool& mig) const {
-        const tool_request request = nvidia_smi_query_request();
+        tool_request request = nvidia_smi_query_request();
         tool_result r = sys.run(request);
+        // nvidia-smi before R510 knows no compute_cap and refuses the whole query (status 2,
+        // 'Field "compute_cap" is not a valid field to query.' on stdout): asked again
+        // without it, the catalogue gives the architecture.
+        std::string_view without;
+        if (r.status == tool_status::exited && r.exit_code == 2 &&
+            r.out.find("\"compute_cap\" is not a valid field") != std::string::npos) {
+            without = "compute_cap";
+            request = nvidia_smi_query_request(without);
+            r = sys.run(request);
+        }
         if (r.status == tool_status::not_found) {
             auto cards = nvidia_gpus_from_driver(sys, out.warnings);
             const auto on_bus = nvidia_gpus_on_pci_bus(sys);
@@ -15007,10 +15057,16 @@ private:
             if (out.devices.empty()) detail::nvidia::add_jetson_gpu(sys, out);
             return false;
         }
-        if (!report_tool_result(request, r, backend, out.warnings)) return false;
+        if (!report_tool_result(request, r, backend, out.warnings)) {
+            // What the driver's files list stands where nvidia-smi cannot say (a driver and
+            // library that do not match, an nvidia-smi that refuses the query).
+            out.devices = nvidia_gpus_from_driver(sys, out.warnings);
+            return false;
+        }
         // With no GPU to list nvidia-smi fails (status 6, 9 or 255); success lists one or more.
         if (report_empty_output(request, r, backend, out.warnings)) return false;
-        auto parsed = parse_nvidia_smi_query_csv(r.out, detail::nvidia::query_field_list());
+        auto parsed = parse_nvidia_smi_query_csv(
+            r.out, detail::nvidia::query_argument(without).substr(std::string_view("--query-gpu=").size()));
         out.devices = std::move(parsed.devices);
         detail::nvidia::problems_to_warnings(parsed.problems, "nvidia-smi", out.warnings);
         mig = std::any_of(parsed.mig_enabled.begin(), parsed.mig_enabled.end(),

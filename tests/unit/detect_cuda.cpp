@@ -13,6 +13,8 @@
 
 #if AI_HWACCEL_BACKEND_CUDA
 
+#include "ai_hwaccel/detect/detect.hpp"
+
 namespace ah = ai_hwaccel;
 
 namespace {
@@ -185,6 +187,90 @@ TEST_CASE("cuda_probe: MIG instances are the devices CUDA sees") {
         CHECK_FALSE(m.memory_bytes.has_value()); // "10gb" is a product size, not a measurement
     }
     CHECK(out.devices[1].uuid.view() == "MIG-feb88891-0321-5fef-9c87-d4af3b54259e");
+}
+
+TEST_CASE("cuda_probe: CUDA_VISIBLE_DEVICES counts the MIG instances, not their parent") {
+    // CUDA does not number a MIG-enabled GPU, only its instances: index 0 is the first
+    // instance, which stays usable; the others are hidden.
+    const auto list = test::capture("nvidia-smi/L_a100-80gb-pcie_mig-2x3g.40gb.txt");
+    if (!list) return;
+    test::scratch_dir dir;
+    replay(dir, {{query_command, query_row(0, "NVIDIA A100 80GB PCIe", "00000000:17:00.0", "0x20B510DE", 81920,
+                                           "8.0", "Enabled")},
+                 {"nvidia-smi -L", *list}});
+    dir.write("proc/self/environ", std::string("CUDA_VISIBLE_DEVICES=0") + '\0');
+    const auto reg = ah::detector::none().with(ah::backend_id::cuda).parallel(false).run(ah::host_system(dir.path().string()));
+    const auto devices = reg.all();
+    REQUIRE(devices.size() == 3);
+    CHECK_FALSE(devices[0].available); // the parent
+    CHECK(devices[1].available);
+    CHECK(devices[1].name.view().ends_with("MIG 3g.40gb"));
+    CHECK_FALSE(devices[2].available);
+    CHECK(test::count_kind(reg.warnings(), ah::warning_kind::hidden_by_mask) == 1);
+}
+
+TEST_CASE("cuda_probe: CUDA_VISIBLE_DEVICES indices over unlike GPUs") {
+    // CUDA orders unlike GPUs fastest first unless CUDA_DEVICE_ORDER=PCI_BUS_ID; the indices
+    // are read in nvidia-smi's PCI order, and said to be. Alike GPUs, a PCI order or UUIDs:
+    // nothing to say.
+    test::scratch_dir dir;
+    replay(dir, {{query_command, query_row(0, "NVIDIA GeForce RTX 3060", "00000000:01:00.0", "0x250310DE", 12288, "8.6") +
+                                     query_row(1, "NVIDIA GeForce RTX 4090", "00000000:02:00.0", "0x268410DE", 24564, "8.9")}});
+    const auto run = [&](const std::string& environ_text) {
+        dir.write("proc/self/environ", environ_text);
+        return ah::detector::none().with(ah::backend_id::cuda).parallel(false).run(ah::host_system(dir.path().string()));
+    };
+    const std::string nul(1, '\0');
+    auto reg = run("CUDA_VISIBLE_DEVICES=0" + nul);
+    CHECK(test::count_kind(reg.warnings(), ah::warning_kind::disagreement) == 1);
+    CHECK(reg.all()[0].available);
+    reg = run("CUDA_VISIBLE_DEVICES=0" + nul + "CUDA_DEVICE_ORDER=PCI_BUS_ID" + nul);
+    CHECK(test::count_kind(reg.warnings(), ah::warning_kind::disagreement) == 0);
+    reg = run("CUDA_VISIBLE_DEVICES=GPU-00000001" + nul);
+    CHECK(test::count_kind(reg.warnings(), ah::warning_kind::disagreement) == 0);
+    CHECK(reg.all()[1].available);
+    CHECK_FALSE(reg.all()[0].available);
+}
+
+TEST_CASE("cuda_probe: an nvidia-smi older than R510, which knows no compute_cap") {
+    // What such an nvidia-smi prints for the whole query (on stdout, status 2; quoted in
+    // NVIDIA/TensorRT-LLM#735 and canonical/inference-snaps#89); asked again without the
+    // field, it answers, and the catalogue gives the architecture.
+    const std::string short_command = ah::command_line_of(ah::nvidia_smi_query_request("compute_cap").argv);
+    CHECK(short_command.find("compute_cap") == std::string::npos);
+    test::scratch_dir dir;
+    dir.write("ai-hwaccel-tools/refused.txt", "Field \"compute_cap\" is not a valid field to query.\n\n");
+    dir.write("ai-hwaccel-tools/rows.csv", "0, GPU-00000000-0000-0000-0000-000000000000, Tesla V100-SXM2-16GB, "
+                                           "00000000:3B:00.0, 0x1DB110DE, 16160, 0, 16160, 470.82.01, 300.00, 40.00, "
+                                           "30, 0, 877, 3, 3, 16, 16, [N/A]\n");
+    dir.write("ai-hwaccel-tools/index", std::string("2\trefused.txt\t") + query_command + "\n0\trows.csv\t" +
+                                            short_command + "\n");
+    const auto out = ah::cuda_probe{}.probe(ah::host_system(dir.path().string()));
+    INFO(test::warnings_text(out.warnings));
+    CHECK(out.warnings.empty());
+    REQUIRE(out.devices.size() == 1);
+    CHECK(out.devices[0].name.view() == "Tesla V100-SXM2-16GB");
+    CHECK(*out.devices[0].memory_bytes == 16160 * mib);
+    REQUIRE(out.devices[0].spec != nullptr);
+    CHECK(out.devices[0].arch.view() == "7.0");
+}
+
+TEST_CASE("cuda_probe: nvidia-smi failing says why from stdout, and the driver's files list the GPUs") {
+    // nvidia-smi prints its reasons on stdout (status 18: driver and library differ).
+    test::scratch_dir dir;
+    dir.write("ai-hwaccel-tools/fail.txt", "Failed to initialize NVML: Driver/library version mismatch\n");
+    dir.write("ai-hwaccel-tools/index", std::string("18\tfail.txt\t") + query_command + "\n");
+    dir.write("proc/driver/nvidia/gpus/0000:01:00.0/information",
+              "Model: \t\t NVIDIA GeForce RTX 4090\nBus Location: \t 0000:01:00.0\nDevice Minor: \t 0\n");
+    dir.write("sys/bus/pci/devices/0000:01:00.0/vendor", "0x10de\n");
+    dir.write("sys/bus/pci/devices/0000:01:00.0/device", "0x2684\n");
+    dir.write("sys/bus/pci/devices/0000:01:00.0/class", "0x030000\n");
+    const auto out = ah::cuda_probe{}.probe(ah::host_system(dir.path().string()));
+    REQUIRE(out.warnings.size() == 1);
+    CHECK(out.warnings[0].kind == ah::warning_kind::tool_failed);
+    CHECK(out.warnings[0].message == "exited with status 18: Failed to initialize NVML: Driver/library version mismatch");
+    REQUIRE(out.devices.size() == 1);
+    CHECK(out.devices[0].name.view() == "NVIDIA GeForce RTX 4090");
 }
 
 // A GB10 (DGX Spark) shares the system's memory: nvidia-smi prints "[N/A]" in every memory

@@ -239,8 +239,18 @@ private:
     // nothing more to ask nvidia-smi.
     template <system_view S>
     bool query_nvidia_smi(const S& sys, probe_output& out, bool& mig) const {
-        const tool_request request = nvidia_smi_query_request();
+        tool_request request = nvidia_smi_query_request();
         tool_result r = sys.run(request);
+        // nvidia-smi before R510 knows no compute_cap and refuses the whole query (status 2,
+        // 'Field "compute_cap" is not a valid field to query.' on stdout): asked again
+        // without it, the catalogue gives the architecture.
+        std::string_view without;
+        if (r.status == tool_status::exited && r.exit_code == 2 &&
+            r.out.find("\"compute_cap\" is not a valid field") != std::string::npos) {
+            without = "compute_cap";
+            request = nvidia_smi_query_request(without);
+            r = sys.run(request);
+        }
         if (r.status == tool_status::not_found) {
             auto cards = nvidia_gpus_from_driver(sys, out.warnings);
             const auto on_bus = nvidia_gpus_on_pci_bus(sys);
@@ -255,10 +265,16 @@ private:
             if (out.devices.empty()) detail::nvidia::add_jetson_gpu(sys, out);
             return false;
         }
-        if (!report_tool_result(request, r, backend, out.warnings)) return false;
+        if (!report_tool_result(request, r, backend, out.warnings)) {
+            // What the driver's files list stands where nvidia-smi cannot say (a driver and
+            // library that do not match, an nvidia-smi that refuses the query).
+            out.devices = nvidia_gpus_from_driver(sys, out.warnings);
+            return false;
+        }
         // With no GPU to list nvidia-smi fails (status 6, 9 or 255); success lists one or more.
         if (report_empty_output(request, r, backend, out.warnings)) return false;
-        auto parsed = parse_nvidia_smi_query_csv(r.out, detail::nvidia::query_field_list());
+        auto parsed = parse_nvidia_smi_query_csv(
+            r.out, detail::nvidia::query_argument(without).substr(std::string_view("--query-gpu=").size()));
         out.devices = std::move(parsed.devices);
         detail::nvidia::problems_to_warnings(parsed.problems, "nvidia-smi", out.warnings);
         mig = std::any_of(parsed.mig_enabled.begin(), parsed.mig_enabled.end(),

@@ -156,7 +156,9 @@ struct visibility_rule {
 /// The variables honoured, in the order they apply. A compiled-out backend has none.
 inline constexpr fixed_list<visibility_rule, 8> visibility_rules{
 #if AI_HWACCEL_BACKEND_CUDA
-    visibility_rule{backend_id::cuda, "CUDA_VISIBLE_DEVICES", mask_syntax::cuda, false},
+    // CUDA numbers the devices it can use: not a MIG-enabled GPU (its instances instead), a
+    // GPU the driver excludes, or one it cannot open.
+    visibility_rule{backend_id::cuda, "CUDA_VISIBLE_DEVICES", mask_syntax::cuda, true},
 #endif
 #if AI_HWACCEL_BACKEND_ROCM
     visibility_rule{backend_id::rocm, "ROCR_VISIBLE_DEVICES", mask_syntax::indices_or_uuids, false},
@@ -177,6 +179,17 @@ inline constexpr fixed_list<visibility_rule, 8> visibility_rules{
 };
 
 namespace detail {
+
+// Whether a mask names some device by index (an entry of digits alone), not by UUID.
+inline bool names_an_index(std::string_view value) {
+    while (true) {
+        const auto comma = value.find(',');
+        const auto entry = trim(value.substr(0, comma));
+        if (!entry.empty() && entry.find_first_not_of("0123456789") == std::string_view::npos) return true;
+        if (comma == std::string_view::npos) return false;
+        value.remove_prefix(comma + 1);
+    }
+}
 
 inline std::optional<std::uint32_t> small_index(std::string_view s) {
     const auto v = parse_u64(trim(s));
@@ -270,6 +283,17 @@ void apply_visibility(std::vector<accelerator_profile>& profiles, Env&& env, std
                          [&](std::size_t a, std::size_t b) { return profiles[a].index < profiles[b].index; });
         std::vector<bool> keep(profiles.size(), false);
         detail::select_visible(*value, rule.syntax, candidates, profiles, keep);
+        // CUDA numbers its devices fastest first (a heuristic of its own) unless
+        // CUDA_DEVICE_ORDER=PCI_BUS_ID; indices here are nvidia-smi's, in PCI order. The two
+        // agree where the GPUs are alike; where they differ, say which order was assumed.
+        if (rule.syntax == mask_syntax::cuda && detail::names_an_index(*value) &&
+            env("CUDA_DEVICE_ORDER") != std::optional<std::string>("PCI_BUS_ID") &&
+            std::ranges::any_of(candidates, [&](std::size_t c) { return profiles[c].name != profiles[candidates[0]].name; }))
+            warnings.push_back(warning{warning_kind::disagreement, rule.backend, std::string(rule.variable),
+                                       "CUDA numbers unlike GPUs fastest first unless CUDA_DEVICE_ORDER=PCI_BUS_ID; "
+                                       "its indices were read in nvidia-smi's (PCI bus) order: set that variable "
+                                       "or give UUIDs to be sure",
+                                       0});
         for (auto c : candidates) {
             auto& p = profiles[c];
             if (keep[c] || !p.available) continue;

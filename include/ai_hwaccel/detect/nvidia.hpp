@@ -467,11 +467,15 @@ inline nvidia_list_result parse_nvidia_smi_list(std::string_view text) {
 }
 
 namespace detail::nvidia {
-inline std::string query_argument() {
+// The query's fields joined; `without` left out (nvidia-smi before R510 knows no compute_cap).
+inline std::string query_argument(std::string_view without = {}) {
     std::string arg = "--query-gpu=";
-    for (std::size_t i = 0; i < nvidia_smi_query_fields.size(); ++i) {
-        if (i) arg += ',';
-        arg += nvidia_smi_query_fields[i];
+    bool first = true;
+    for (const auto f : nvidia_smi_query_fields) {
+        if (f == without) continue;
+        if (!first) arg += ',';
+        arg += f;
+        first = false;
     }
     return arg;
 }
@@ -539,10 +543,11 @@ constexpr const device_spec* jetson_module_gpu(std::string_view compatible, std:
     return nullptr;
 }
 
-/// The one nvidia-smi run the CUDA probe makes.
-inline tool_request nvidia_smi_query_request() {
+/// The nvidia-smi run the CUDA probe makes; `without` names a field to leave out (its
+/// second run, where an older nvidia-smi refused one).
+inline tool_request nvidia_smi_query_request(std::string_view without = {}) {
     using namespace std::chrono_literals;
-    return tool_request{{"nvidia-smi", detail::nvidia::query_argument(), "--format=csv,noheader,nounits"}, 10s};
+    return tool_request{{"nvidia-smi", detail::nvidia::query_argument(without), "--format=csv,noheader,nounits"}, 10s};
 }
 
 /// The PCI addresses of NVIDIA display/3D controllers (vendor 0x10de, class 0x03xxxx),

@@ -79,8 +79,19 @@ inline bool report_tool_result(const tool_request& request, const tool_result& r
     case tool_status::exited:
         if (r.exit_code != 0) {
             std::string msg = "exited with status " + std::to_string(r.exit_code);
-            // The first line of stderr usually says why ("NVIDIA-SMI has failed because…").
-            const auto first = detail::trim(std::string_view(r.err).substr(0, std::string_view(r.err).find('\n')));
+            // The first line of stderr usually says why; some tools say it on stdout instead
+            // (nvidia-smi: "NVIDIA-SMI has failed because…", "No devices were found").
+            const auto first_line = [](std::string_view text) {
+                while (!text.empty()) {
+                    const auto end = text.find('\n');
+                    const auto line = detail::trim(text.substr(0, end));
+                    if (!line.empty() || end == std::string_view::npos) return line;
+                    text.remove_prefix(end + 1);
+                }
+                return std::string_view{};
+            };
+            auto first = first_line(r.err);
+            if (first.empty()) first = first_line(r.out);
             if (!first.empty()) {
                 msg += ": ";
                 msg += first.substr(0, 200);
