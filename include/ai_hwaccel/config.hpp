@@ -132,11 +132,11 @@
 #endif
 #endif
 
-// 1: the constexpr tables (devices, models, cloud instances) keep each row's sources, the
-// URLs its figures come from (`device_spec::source`, `model_spec::source`,
-// `cloud_instance::price_source`, …); 0 leaves the texts out of the program, every such
-// field empty, for programs that never show them (the CLI: about 17 KB). Set it alike in
-// every translation unit of a program.
+// 1: the device and model catalogues keep each row's source, the URL its figures come
+// from (`device_spec::source`, `model_spec::source`); 0 leaves the texts out of the
+// program, every such field empty, for programs that never show them (the CLI: about
+// 13 KB). The cloud instances keep their price sources, which `cost` prints. Set it alike
+// in every translation unit of a program.
 #ifndef AI_HWACCEL_TABLE_SOURCES
 #define AI_HWACCEL_TABLE_SOURCES 1
 #endif

@@ -138,11 +138,11 @@
 #endif
 #endif
 
-// 1: the constexpr tables (devices, models, cloud instances) keep each row's sources, the
-// URLs its figures come from (`device_spec::source`, `model_spec::source`,
-// `cloud_instance::price_source`, …); 0 leaves the texts out of the program, every such
-// field empty, for programs that never show them (the CLI: about 17 KB). Set it alike in
-// every translation unit of a program.
+// 1: the device and model catalogues keep each row's source, the URL its figures come
+// from (`device_spec::source`, `model_spec::source`); 0 leaves the texts out of the
+// program, every such field empty, for programs that never show them (the CLI: about
+// 13 KB). The cloud instances keep their price sources, which `cost` prints. Set it alike
+// in every translation unit of a program.
 #ifndef AI_HWACCEL_TABLE_SOURCES
 #define AI_HWACCEL_TABLE_SOURCES 1
 #endif
@@ -32624,37 +32624,37 @@ namespace detail {
 // Price, SpotPrice, Region, AvailabilityZone (host memory in GiB, as EC2 reports it).
 inline constexpr std::string_view skypilot_aws_commit = "001367d22a0033fac286a8c71aeac7109e431bcb";
 inline constexpr std::string_view skypilot_aws_csv =
-    AI_HWACCEL_SOURCE("https://github.com/skypilot-org/skypilot-catalog/blob/001367d22a0033fac286a8c71aeac7109e431bcb/"
-    "catalogs/v7/aws/vms.csv");
+    "https://github.com/skypilot-org/skypilot-catalog/blob/001367d22a0033fac286a8c71aeac7109e431bcb/"
+    "catalogs/v7/aws/vms.csv";
 // AWS's Capacity Blocks pricing page lists GPU count, vCPUs, instance memory (GiB) and
 // network performance for p5, p4d and trn1 (its prices are reservation fees, not used).
-inline constexpr std::string_view aws_capacity_blocks = AI_HWACCEL_SOURCE("https://aws.amazon.com/ec2/capacityblocks/pricing/");
+inline constexpr std::string_view aws_capacity_blocks = "https://aws.amazon.com/ec2/capacityblocks/pricing/";
 // Dated `sky show-gpus` outputs quoted in SkyPilot's tracker. show-gpus prints the
 // cheapest on-demand price over regions (SkyPilot pull request 472), rounded to 0.001,
 // and the host memory of its AWS catalogue (MemoryGiB above) with a "GB" label.
-inline constexpr std::string_view skypilot_issue_3434 = AI_HWACCEL_SOURCE("https://github.com/skypilot-org/skypilot/issues/3434");
-inline constexpr std::string_view skypilot_pr_3430 = AI_HWACCEL_SOURCE("https://github.com/skypilot-org/skypilot/pull/3430");
+inline constexpr std::string_view skypilot_issue_3434 = "https://github.com/skypilot-org/skypilot/issues/3434";
+inline constexpr std::string_view skypilot_pr_3430 = "https://github.com/skypilot-org/skypilot/pull/3430";
 // SkyPilot's Lambda catalogue as changed by a dated pull request; columns InstanceType,
 // AcceleratorName, AcceleratorCount, vCPUs, MemoryGiB, Price, Region.
-inline constexpr std::string_view skypilot_catalog_pr_15 = AI_HWACCEL_SOURCE("https://github.com/skypilot-org/skypilot-catalog/pull/15");
+inline constexpr std::string_view skypilot_catalog_pr_15 = "https://github.com/skypilot-org/skypilot-catalog/pull/15";
 // AWS on-demand prices by region, one file per instance family, generated from
 // instances.vantage.sh's data and committed with the data's date on their second line
 // ("// Last updated: 2025-11-30"); each URL pins the commit read. The P4 and P5 prices are
 // those AWS set in its June 2025 cut to P4 and P5 on-demand prices.
 inline constexpr std::string_view aws_gpu_g6 =
-    AI_HWACCEL_SOURCE("https://github.com/tsaol/aws-gpu/blob/2d0108c7bd261c8e40493fbd35135437bd6c9099/data/g6_instances.js");
+    "https://github.com/tsaol/aws-gpu/blob/2d0108c7bd261c8e40493fbd35135437bd6c9099/data/g6_instances.js";
 inline constexpr std::string_view aws_gpu_g6_date = "2025-11-30";
 inline constexpr std::string_view aws_gpu_p4d =
-    AI_HWACCEL_SOURCE("https://github.com/tsaol/aws-gpu/blob/50d6dce986c1398499e6f79a9f8953c8258febee/data/p4d_instances.js");
+    "https://github.com/tsaol/aws-gpu/blob/50d6dce986c1398499e6f79a9f8953c8258febee/data/p4d_instances.js";
 inline constexpr std::string_view aws_gpu_p4d_date = "2025-11-30";
 inline constexpr std::string_view aws_gpu_p4de =
-    AI_HWACCEL_SOURCE("https://github.com/tsaol/aws-gpu/blob/9aa17db4c2e3719fd6dd92740cae54406927415b/data/p4de_instances.js");
+    "https://github.com/tsaol/aws-gpu/blob/9aa17db4c2e3719fd6dd92740cae54406927415b/data/p4de_instances.js";
 inline constexpr std::string_view aws_gpu_p4de_date = "2025-12-21";
 inline constexpr std::string_view aws_gpu_p5 =
-    AI_HWACCEL_SOURCE("https://github.com/tsaol/aws-gpu/blob/2d0108c7bd261c8e40493fbd35135437bd6c9099/data/p5_instances.js");
+    "https://github.com/tsaol/aws-gpu/blob/2d0108c7bd261c8e40493fbd35135437bd6c9099/data/p5_instances.js";
 inline constexpr std::string_view aws_gpu_p5_date = "2025-11-30";
 inline constexpr std::string_view aws_gpu_trn1 =
-    AI_HWACCEL_SOURCE("https://github.com/tsaol/aws-gpu/blob/9aa17db4c2e3719fd6dd92740cae54406927415b/data/trn1_instances.js");
+    "https://github.com/tsaol/aws-gpu/blob/9aa17db4c2e3719fd6dd92740cae54406927415b/data/trn1_instances.js";
 inline constexpr std::string_view aws_gpu_trn1_date = "2025-12-21";
 // SkyPilot's Azure catalogue as generated by its fetcher (columns: InstanceType,
 // AcceleratorName, AcceleratorCount, vCPUs, MemoryGiB, GpuInfo, Price, SpotPrice, Region,
@@ -32665,10 +32665,10 @@ inline constexpr std::string_view aws_gpu_trn1_date = "2025-12-21";
 // next, so it is that fetch.
 inline constexpr std::string_view skypilot_azure_commit = "098741e70562f65d7af1cceb81e33b284f742604";
 inline constexpr std::string_view skypilot_azure_csv =
-    AI_HWACCEL_SOURCE("https://github.com/skypilot-org/skypilot-catalog/blob/098741e70562f65d7af1cceb81e33b284f742604/catalogs/v6/"
-    "azure/vms.csv");
+    "https://github.com/skypilot-org/skypilot-catalog/blob/098741e70562f65d7af1cceb81e33b284f742604/catalogs/v6/"
+    "azure/vms.csv";
 inline constexpr std::string_view skypilot_azure_date = "2024-08-27";
-inline constexpr std::string_view skypilot_catalog_pr_79 = AI_HWACCEL_SOURCE("https://github.com/skypilot-org/skypilot-catalog/pull/79");
+inline constexpr std::string_view skypilot_catalog_pr_79 = "https://github.com/skypilot-org/skypilot-catalog/pull/79";
 // Google Compute Engine prices per machine type and region, generated from Google's
 // billing catalogue by a script and committed; unlike SkyPilot's lists it dates itself:
 // its `generated:` line at this commit reads "Thu Mar  6 03:53:56 2025". Each machine
@@ -32676,15 +32676,15 @@ inline constexpr std::string_view skypilot_catalog_pr_79 = AI_HWACCEL_SOURCE("ht
 // GPUs), then `cpu`, the GPU count and `ram` (GB, as Google gives it).
 inline constexpr std::string_view gcp_pricing_date = "2025-03-06";
 inline constexpr std::string_view gcp_pricing_yml =
-    AI_HWACCEL_SOURCE("https://github.com/Cyclenerd/google-cloud-pricing-cost-calculator/blob/"
-    "0166a59ebba7c36f2cc8c931d9f258dcebc44776/pricing.yml");
+    "https://github.com/Cyclenerd/google-cloud-pricing-cost-calculator/blob/"
+    "0166a59ebba7c36f2cc8c931d9f258dcebc44776/pricing.yml";
 // Azure's VM sizes (vCPUs, memory, GPUs) as Aspire's list of AKS node sizes prints them.
 inline constexpr std::string_view azure_nc_a100_v4_sizes =
-    AI_HWACCEL_SOURCE("https://aspire.dev/reference/api/csharp/aspire.hosting.azure.kubernetes/standardncadsa100v4/fields.md");
+    "https://aspire.dev/reference/api/csharp/aspire.hosting.azure.kubernetes/standardncadsa100v4/fields.md";
 // Microsoft's page of the NC H100 v5 sizes: H100 NVL GPUs of 94 GB, one or two per VM, and
 // up to 640 GiB of system memory.
 inline constexpr std::string_view azure_nc_h100_v5_sizes =
-    AI_HWACCEL_SOURCE("https://learn.microsoft.com/en-us/azure/virtual-machines/sizes/gpu-accelerated/ncadsh100v5-series");
+    "https://learn.microsoft.com/en-us/azure/virtual-machines/sizes/gpu-accelerated/ncadsh100v5-series";
 
 // Rows. Host memory is what the source gives (AWS, Azure and Lambda: GiB; Google: GB).
 // The interconnect is the accelerator's own link from the device catalogue where the
@@ -32749,7 +32749,7 @@ inline constexpr cloud_instance instance_rows[] = {
     // the SkyPilot snapshot's older price for this type (84.8) is superseded by it.
     {.name = "p5en.48xlarge", .provider = instance_provider::aws, .region = "us-east-1",
      .price_per_hour_usd = 63.296, .price_date = "2026-08-06",
-     .price_source = AI_HWACCEL_SOURCE("https://github.com/dstackai/dstack/pull/4110"),
+     .price_source = "https://github.com/dstackai/dstack/pull/4110",
      .accelerator = "NVIDIA H200 SXM 141GB", .accelerator_count = 8, .vcpus = 192, .host_memory = 2048,
      .host_memory_unit = memory_unit::gib, .interconnect = interconnect_kind::nvswitch,
      .spec_source = skypilot_aws_csv},
@@ -32769,7 +32769,7 @@ inline constexpr cloud_instance instance_rows[] = {
     // review comment; SkyPilot prints the machine type's memory as Google does, in GB.
     {.name = "a2-highgpu-1g", .provider = instance_provider::gcp, .region = "us-central1",
      .price_per_hour_usd = 3.673, .price_date = "2023-12-30",
-     .price_source = AI_HWACCEL_SOURCE("https://github.com/skypilot-org/skypilot/pull/2892"),
+     .price_source = "https://github.com/skypilot-org/skypilot/pull/2892",
      .accelerator = "NVIDIA A100 SXM4 40GB", .accelerator_count = 1, .vcpus = 12, .host_memory = 85,
      .host_memory_unit = memory_unit::gb, .interconnect = interconnect_kind::none},
     // Google's price list at a dated commit (gcp_pricing_yml): us-central1's `hour:` for
@@ -32808,18 +32808,18 @@ inline constexpr cloud_instance instance_rows[] = {
      .price_source = skypilot_catalog_pr_79,
      .accelerator = "NVIDIA A100 PCIe 80GB", .accelerator_count = 4, .vcpus = 96, .host_memory = 880,
      .host_memory_unit = memory_unit::gib, .interconnect = interconnect_kind::pcie,
-     .spec_source = AI_HWACCEL_SOURCE("https://learn.microsoft.com/en-us/azure/virtual-machines/nc-a100-v4-series")},
+     .spec_source = "https://learn.microsoft.com/en-us/azure/virtual-machines/nc-a100-v4-series"},
     // The catalogue lines a dated pull request description quotes (same columns). Its GPU
     // count for this size (12) is wrong; Microsoft's size list gives 8 GPUs, 96 vCPUs and
     // 1900 of memory, which Azure's size pages state in GiB (the ND MI300X v5 page's
     // "Memory: GiB" column reads 1850 where the same list prints "1850 GB").
     {.name = "Standard_ND96isr_H100_v5", .provider = instance_provider::azure, .region = "northcentralus",
      .price_per_hour_usd = 117.984, .price_date = "2023-12-06",
-     .price_source = AI_HWACCEL_SOURCE("https://github.com/skypilot-org/skypilot-catalog/pull/50"),
+     .price_source = "https://github.com/skypilot-org/skypilot-catalog/pull/50",
      .accelerator = "NVIDIA H100 SXM5 80GB", .accelerator_count = 8, .vcpus = 96, .host_memory = 1900,
      .host_memory_unit = memory_unit::gib, .interconnect = interconnect_kind::nvswitch,
-     .spec_source = AI_HWACCEL_SOURCE("https://aspire.dev/reference/api/csharp/aspire.hosting.azure.kubernetes/standardndsh100v5/"
-                    "fields.md")},
+     .spec_source = "https://aspire.dev/reference/api/csharp/aspire.hosting.azure.kubernetes/standardndsh100v5/"
+                    "fields.md"},
     // East US prices from SkyPilot's Azure catalogue (skypilot_azure_csv, dated through
     // pull request 79). The NC A100 v4 sizes carry A100 PCIe 80GB cards, which Microsoft's
     // series page (nc-a100-v4-series.md: "NVIDIA NVLink Interconnect: Supported") joins by
@@ -32902,12 +32902,10 @@ constexpr bool instance_rows_are_sane() noexcept {
         if (!dated) return false;
         if (!r.price_snapshot.empty() && !is_commit(r.price_snapshot)) return false;
         // A snapshot carries no date of its own: a dated one names the page the date is from.
-        if (AI_HWACCEL_TABLE_SOURCES) {
-            if (!r.price_snapshot.empty() && !r.price_date_source.starts_with("https://")) return false;
-            if (!r.price_date_source.empty() && !r.price_date_source.starts_with("https://")) return false;
-            if (!r.price_source.starts_with("https://")) return false;
-            if (!r.spec_source.empty() && !r.spec_source.starts_with("https://")) return false;
-        }
+        if (dated && !r.price_snapshot.empty() && !r.price_date_source.starts_with("https://")) return false;
+        if (!r.price_date_source.empty() && !(dated && r.price_date_source.starts_with("https://"))) return false;
+        if (!r.price_source.starts_with("https://")) return false;
+        if (!r.spec_source.empty() && !r.spec_source.starts_with("https://")) return false;
         const std::size_t d = device_index(r.accelerator);
         if (d == no_device || device_catalogue[d].name != r.accelerator) return false; // canonical, resolves
         if (r.accelerator_count == 0 || r.accelerator_count > 64) return false;
