@@ -283,9 +283,11 @@ void apply_visibility(std::vector<accelerator_profile>& profiles, Env&& env, std
                          [&](std::size_t a, std::size_t b) { return profiles[a].index < profiles[b].index; });
         std::vector<bool> keep(profiles.size(), false);
         detail::select_visible(*value, rule.syntax, candidates, profiles, keep);
+#if AI_HWACCEL_BACKEND_CUDA
         // CUDA numbers its devices fastest first (a heuristic of its own) unless
         // CUDA_DEVICE_ORDER=PCI_BUS_ID; indices here are nvidia-smi's, in PCI order. The two
         // agree where the GPUs are alike; where they differ, say which order was assumed.
+        // (Only with the CUDA backend: a CPU-only program names no vendor tool.)
         if (rule.syntax == mask_syntax::cuda && detail::names_an_index(*value) &&
             env("CUDA_DEVICE_ORDER") != std::optional<std::string>("PCI_BUS_ID") &&
             std::ranges::any_of(candidates, [&](std::size_t c) { return profiles[c].name != profiles[candidates[0]].name; }))
@@ -294,6 +296,7 @@ void apply_visibility(std::vector<accelerator_profile>& profiles, Env&& env, std
                                        "its indices were read in nvidia-smi's (PCI bus) order: set that variable "
                                        "or give UUIDs to be sure",
                                        0});
+#endif
         for (auto c : candidates) {
             auto& p = profiles[c];
             if (keep[c] || !p.available) continue;
