@@ -43,6 +43,21 @@ static char* read_file(const char* path) {
     return buf;
 }
 
+/* A registry read from a JSON file, or NULL: where the file cannot be read or parsed (a
+ * failed check), and where the library was built without JSON (nothing to check). */
+static ahw_registry* load_registry(const char* path) {
+    char* text = read_file(path);
+    ahw_registry* reg = NULL;
+    ahw_status s;
+    CHECK(text != NULL);
+    if (!text) return NULL;
+    s = ahw_registry_from_json(text, &reg);
+    free(text);
+    if (s == AHW_ERR_UNSUPPORTED) return NULL;
+    CHECK(s == AHW_OK && reg != NULL);
+    return reg;
+}
+
 static void print_registry(const ahw_registry* reg) {
     size_t i;
     for (i = 0; i < ahw_device_count(reg); ++i) {
@@ -158,17 +173,10 @@ static void test_json_round_trip(void) {
 
 /* A captured MacBook: the CPU's memory from sysctl, unified memory, no warning, no PCI. */
 static void test_macbook(const char* path) {
-    char* text = read_file(path);
-    ahw_registry* reg = NULL;
+    ahw_registry* reg = load_registry(path);
     ahw_device_info d;
     ahw_warning_info w;
-    CHECK(text != NULL);
-    if (!text) return;
-    if (ahw_registry_from_json(text, &reg) == AHW_ERR_UNSUPPORTED) {
-        free(text);
-        return;
-    }
-    CHECK(reg != NULL);
+    if (!reg) return;
     printf("%s:\n", path);
     print_registry(reg);
     CHECK(ahw_device_count(reg) == 3);
@@ -192,41 +200,25 @@ static void test_macbook(const char* path) {
     CHECK(ahw_warning_count(reg) == 0);
     CHECK(ahw_warning_get(reg, 0, &w) == AHW_ERR_OUT_OF_RANGE);
     ahw_registry_free(reg);
-    free(text);
 }
 
 /* A captured Inferentia host without neuron-ls: one warning, with its backend. */
 static void test_warning(const char* path) {
-    char* text = read_file(path);
-    ahw_registry* reg = NULL;
+    ahw_registry* reg = load_registry(path);
     ahw_warning_info w;
-    CHECK(text != NULL);
-    if (!text) return;
-    if (ahw_registry_from_json(text, &reg) == AHW_ERR_UNSUPPORTED) {
-        free(text);
-        return;
-    }
-    CHECK(reg != NULL);
+    if (!reg) return;
     CHECK(ahw_warning_count(reg) == 1);
     CHECK(ahw_warning_get(reg, 0, &w) == AHW_OK);
     CHECK(strcmp(w.kind, "tool_not_found") == 0 && strcmp(w.backend, "neuron") == 0);
     CHECK(strcmp(w.subject, "neuron-ls") == 0 && strstr(w.message, "neuron-ls is not installed") != NULL && w.code == 0);
     ahw_registry_free(reg);
-    free(text);
 }
 
 /* A captured workstation: PCI addresses come through as text. */
 static void test_workstation(const char* path) {
-    char* text = read_file(path);
-    ahw_registry* reg = NULL;
+    ahw_registry* reg = load_registry(path);
     ahw_device_info d;
-    CHECK(text != NULL);
-    if (!text) return;
-    if (ahw_registry_from_json(text, &reg) == AHW_ERR_UNSUPPORTED) {
-        free(text);
-        return;
-    }
-    CHECK(reg != NULL);
+    if (!reg) return;
     printf("%s:\n", path);
     print_registry(reg);
     CHECK(ahw_device_get(reg, 1, &d) == AHW_OK);
@@ -269,7 +261,6 @@ static void test_workstation(const char* path) {
         CHECK(p.fits == 0 && strcmp(p.outcome, "too_large") == 0);
     }
     ahw_registry_free(reg);
-    free(text);
 }
 
 /* Two 8 x H100 nodes with InfiniBand (400 Gb/s ports: 50 GB/s each way) and one without
@@ -277,19 +268,14 @@ static void test_workstation(const char* path) {
  * after the headroom): across the two IB nodes it is 8-way tensor parallel in each and one
  * hop between; the IB node and the bare one are not joined unless a network is assumed. */
 static void test_cluster(const char* ib_path, const char* bare_path) {
-    char* ib_text = read_file(ib_path);
-    char* bare_text = read_file(bare_path);
-    ahw_registry* ib = NULL;
-    ahw_registry* bare = NULL;
+    ahw_registry* ib = load_registry(ib_path);
+    ahw_registry* bare = ib ? load_registry(bare_path) : NULL;
     ahw_plan_result p;
     ahw_cluster_result c;
-    CHECK(ib_text != NULL && bare_text != NULL);
-    if (!ib_text || !bare_text || ahw_registry_from_json(ib_text, &ib) == AHW_ERR_UNSUPPORTED) {
-        free(ib_text);
-        free(bare_text);
+    if (!ib || !bare) {
+        ahw_registry_free(ib);
         return;
     }
-    CHECK(ahw_registry_from_json(bare_text, &bare) == AHW_OK);
     {
         const ahw_registry* both_ib[2];
         const ahw_registry* mixed[2];
@@ -338,8 +324,6 @@ static void test_cluster(const char* ib_path, const char* bare_path) {
     }
     ahw_registry_free(ib);
     ahw_registry_free(bare);
-    free(ib_text);
-    free(bare_text);
 }
 
 /* Llama 3.1 8B in bf16 on an H100 SXM: fits, and decodes below the memory roofline. */
