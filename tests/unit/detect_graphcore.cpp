@@ -113,6 +113,52 @@ TEST_CASE("parse_gc_monitor") {
             CHECK(*d.compute_units == 1472u);
         }
     }
+    SUBCASE("two IPU-Machines: a border between their rows, then the processes box") {
+        // The 8-IPU table of the "Command Line Tools" chapter of Graphcore's tutorials
+        // (public copy, file id 16213440070), followed by its attached-processes example,
+        // whose rows have as many cells as the device table's and are not devices.
+        const std::string machines =
+            "+---------------+--------------------------------------------------------------------------------+\n"
+            "|  gc-monitor   |            Partition: p1 (gcd:0) [active] has 8 reconfigurable IPUs            |\n"
+            "+-------------+--------------------+--------+--------------+----------+------+----+------+-------+\n"
+            "|    IPU-M    |       Serial       |IPU-M SW|Server version|  ICU FW  | Type | ID | IPU# |Routing|\n"
+            "+-------------+--------------------+--------+--------------+----------+------+----+------+-------+\n"
+            "|  10.1.5.10  | 0024.0002.8203321  | 2.5.0  |    1.9.0     |  2.4.4   |M2000 | 0  |  3   |  DNC  |\n"
+            "|  10.1.5.10  | 0024.0002.8203321  | 2.5.0  |    1.9.0     |  2.4.4   |M2000 | 1  |  2   |  DNC  |\n"
+            "|  10.1.5.10  | 0024.0001.8203321  | 2.5.0  |    1.9.0     |  2.4.4   |M2000 | 2  |  1   |  DNC  |\n"
+            "|  10.1.5.10  | 0024.0001.8203321  | 2.5.0  |    1.9.0     |  2.4.4   |M2000 | 3  |  0   |  DNC  |\n"
+            "+-------------+--------------------+--------+--------------+----------+------+----+------+-------+\n"
+            "|  10.1.5.11  | 0013.0002.8204921  | 2.5.0  |    1.9.0     |  2.4.4   |M2000 | 4  |  3   |  DNC  |\n"
+            "|  10.1.5.11  | 0013.0002.8204921  | 2.5.0  |    1.9.0     |  2.4.4   |M2000 | 5  |  2   |  DNC  |\n"
+            "|  10.1.5.11  | 0013.0001.8204921  | 2.5.0  |    1.9.0     |  2.4.4   |M2000 | 6  |  1   |  DNC  |\n"
+            "|  10.1.5.11  | 0013.0001.8204921  | 2.5.0  |    1.9.0     |  2.4.4   |M2000 | 7  |  0   |  DNC  |\n"
+            "+-------------+--------------------+--------+--------------+----------+------+----+------+-------+\n";
+        const std::string processes =
+            "+------------------------------------------------------------------------+------------------------+-----------------+\n"
+            "|                     Attached processes in partition p1                 |          IPU           |      Board      |\n"
+            "+--------+-----------------------------------------+--------+------------+----+----------+--------+--------+--------+\n"
+            "|  PID   |                 Command                 |  Time  |    User    | ID |  Clock   |  Temp  |  Temp  | Power  |\n"
+            "+--------+-----------------------------------------+--------+------------+----+----------+--------+--------+--------+\n"
+            "| 81816  |           gc-hosttraffictest            |  10s   |  justina   | 14 | 1300MHz  | 33.7 C | 35.0 C |113.7 W |\n"
+            "+--------+-----------------------------------------+--------+------------+----+----------+--------+--------+--------+\n"
+            "| 81816  |           gc-hosttraffictest            |  10s   |  justina   | 12 | 1300MHz  | 31.4 C | 32.8 C |107.1 W |\n"
+            "+--------+-----------------------------------------+--------+------------+----+----------+--------+--------+--------+\n";
+        for (const auto& text : {machines, machines + processes}) {
+            const auto r = ah::parse_gc_monitor(text);
+            INFO(problems_of(r.problems));
+            CHECK(r.problems.empty());
+            CHECK(r.partition == "p1");
+            REQUIRE(r.devices.size() == 8);
+            for (std::uint32_t i = 0; i < 8; ++i) {
+                CHECK(r.devices[i].index == i);
+                REQUIRE(r.devices[i].spec != nullptr);
+                CHECK(r.devices[i].spec->name == "Graphcore Colossus MK2 GC200 IPU");
+            }
+        }
+        // A row cut short after the first machine: the table ends there, nothing invented.
+        const auto cut = ah::parse_gc_monitor(machines.substr(0, machines.find("|  10.1.5.11")) + "|  10.1.5.11 | 00\n");
+        CHECK(cut.devices.size() == 4);
+    }
     SUBCASE("hostile input") {
         CHECK(ah::parse_gc_monitor("").devices.empty());
         CHECK(ah::parse_gc_monitor("").problems.empty());

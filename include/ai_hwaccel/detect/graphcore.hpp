@@ -239,7 +239,9 @@ inline gc_info_list_result parse_gc_info_list(std::string_view text) {
 
 /// Reads `gc-monitor`'s device table: the header row names the columns ("ID", "Type",
 /// "IPU#", …); each row below is one IPU, index = ID, named by its Type and matched to
-/// the catalogue by it. Rows of the attached-processes table are not devices.
+/// the catalogue by it. A border between rows separates one IPU-Machine's IPUs from the
+/// next one's; the table ends at the first row after a border that does not have the
+/// header's cells (the attached-processes box). Rows of that box are not devices.
 inline gc_monitor_result parse_gc_monitor(std::string_view text) {
     using namespace detail::graphcore;
     gc_monitor_result r;
@@ -247,16 +249,18 @@ inline gc_monitor_result parse_gc_monitor(std::string_view text) {
     std::size_t number = 0;
     std::vector<std::string_view> header;
     std::size_t id_col = 0, type_col = 0;
-    bool in_rows = false, done = false;
+    bool in_rows = false, after_border = false;
     detail::formats::each_line(text, [&](std::string_view raw) {
         ++number;
         const auto line = detail::trim(raw);
         if (line.empty()) return true;
         if (is_border(line)) {
-            if (in_rows) done = true; // the device table ends at its closing border
-            return !done;
+            after_border = in_rows; // between two machines' rows, or after the table
+            return true;
         }
         const auto cells = table_cells(line);
+        if (after_border && cells.size() != header.size()) return false; // the next box
+        after_border = false;
         if (cells.empty()) {
             problems.add(number, "not a table row: " + quote_value(line));
             return true;
