@@ -8344,7 +8344,7 @@ inline constexpr device_spec catalogue_rows[] = {
 // ---- begin ai_hwaccel/core/catalogue/apple.inc
 // ai-hwaccel core catalogue: Apple silicon (M-series GPUs and Neural Engines).
 //
-// Apple M1 to M4 families. GPUs: one row per (chip, GPU core count), named the way
+// Apple M1 to M5 families. GPUs: one row per (chip, GPU core count), named the way
 // system_profiler and sysctl spell the chip ("Apple M2 Ultra") plus the core count, kind
 // metal_gpu, compute_units = GPU cores, arch = the Metal GPU family (apple7: M1, apple8:
 // M2, apple9: M3 and M4). Memory is unified and configurable per machine, so memory_bytes
@@ -8699,6 +8699,39 @@ inline constexpr device_spec catalogue_rows[] = {
      .year = 2024,
      .source = AI_HWACCEL_SOURCE("http://www.notebookcheck.net/Apple-M4-Max-official-with-incremental-upgrades-o"
                "ver-the-M3-Max.911098.0.html")},
+    // M5 (October 2025) and M5 Pro / M5 Max (March 2026): Apple gave the top bins' GPU
+    // cores and bandwidths; each GPU core has a "Neural Accelerator", with no TFLOPS figure
+    // stated, so the rates stay unset. The Metal GPU family is not recorded here.
+    {.name = "Apple M5 10-core GPU",
+     .aliases = {"Apple M5 10-core", "M5 10-core", "M5 10-core GPU"},
+     .maker = vendor::apple,
+     .kind = device_kind::metal_gpu,
+     .memory = memory_type::unified,
+     .memory_bandwidth_gbps = 153,
+     .arch = "",
+     .compute_units = 10,
+     .year = 2025,
+     .source = AI_HWACCEL_SOURCE("https://www.fonearena.com/blog/466700/apple-m5-specs-features.html")},
+    {.name = "Apple M5 Pro 20-core GPU",
+     .aliases = {"Apple M5 Pro 20-core", "M5 Pro 20-core", "M5 Pro 20-core GPU"},
+     .maker = vendor::apple,
+     .kind = device_kind::metal_gpu,
+     .memory = memory_type::unified,
+     .memory_bandwidth_gbps = 307,
+     .arch = "",
+     .compute_units = 20,
+     .year = 2026,
+     .source = AI_HWACCEL_SOURCE("https://www.lowyat.net/2026/385170/apple-m5-pro-m5-max")},
+    {.name = "Apple M5 Max 40-core GPU",
+     .aliases = {"Apple M5 Max 40-core", "M5 Max 40-core", "M5 Max 40-core GPU"},
+     .maker = vendor::apple,
+     .kind = device_kind::metal_gpu,
+     .memory = memory_type::unified,
+     .memory_bandwidth_gbps = 614,
+     .arch = "",
+     .compute_units = 40,
+     .year = 2026,
+     .source = AI_HWACCEL_SOURCE("https://www.lowyat.net/2026/385170/apple-m5-pro-m5-max")},
 
     // ---- Neural Engine, one row per generation; Pro and Max share the base chip's
     // 16-core engine, Ultra doubles it. Apple quotes "trillion operations per second"
@@ -8779,6 +8812,17 @@ inline constexpr device_spec catalogue_rows[] = {
      .year = 2024,
      .source = AI_HWACCEL_SOURCE("https://www.engadget.com/apples-m4-chip-arrives-with-a-big-focus-on-ai-1424484"
                "28.html?src=rss")},
+    // A 16-core engine in M5, M5 Pro and M5 Max; Apple gave no TOPS figure for it.
+    {.name = "Apple M5 Neural Engine",
+     .aliases = {"M5 Neural Engine", "M5 ANE", "Apple M5 Pro Neural Engine",
+                 "M5 Pro Neural Engine", "Apple M5 Max Neural Engine", "M5 Max Neural Engine"},
+     .maker = vendor::apple,
+     .kind = device_kind::apple_neural_engine,
+     .memory = memory_type::unified,
+     .arch = "",
+     .compute_units = 16,
+     .year = 2025,
+     .source = AI_HWACCEL_SOURCE("https://www.fonearena.com/blog/466700/apple-m5-specs-features.html")},
 // ---- end ai_hwaccel/core/catalogue/apple.inc
 // #include "ai_hwaccel/core/catalogue/asic.inc"
 // ---- begin ai_hwaccel/core/catalogue/asic.inc
@@ -12142,6 +12186,13 @@ inline bool vendor_is_apple(std::string_view v) noexcept { return icontains(v, "
 // brand no).
 inline bool is_apple_brand(std::string_view brand) noexcept { return brand.starts_with("Apple "); }
 
+// A chip's name as Apple spells its SoCs ("Apple M5 Pro", "Apple A18 Pro"), not another
+// Apple-named GPU ("Apple Paravirtual device" in a virtual machine).
+constexpr bool is_apple_soc(std::string_view chip) noexcept {
+    return chip.size() >= 8 && chip.starts_with("Apple ") && (chip[6] == 'M' || chip[6] == 'A') && chip[7] >= '1' &&
+           chip[7] <= '9';
+}
+
 // The catalogue's GPU row for a chip: by its core count when known; else the chip's only
 // row, when it has exactly one (a chip with binned variants stays unmatched).
 inline const device_spec* gpu_spec(std::string_view chip, const sourced<std::uint32_t>& cores) {
@@ -12237,8 +12288,8 @@ inline void merge_apple_machine(apple_machine& into, const apple_machine& from) 
 }
 
 /// The devices an Apple Silicon machine has: one `metal_gpu` per Apple GPU listed (or one
-/// named after the chip when no GPU list was read), and one `apple_neural_engine` when
-/// the catalogue knows the chip's engine. Both carry the machine's memory with
+/// named after the chip when no GPU list was read), and one `apple_neural_engine` (its
+/// figures from the catalogue where it knows the chip's engine). Both carry the machine's memory with
 /// unified_memory set, so totals count it once. Values read from the tools are
 /// origin::tool (the GPU core count overrides the catalogue's); the rest comes from the
 /// catalogue. An Intel Mac yields nothing.
@@ -12272,10 +12323,12 @@ inline std::vector<accelerator_profile> apple_devices(const apple_machine& m) {
     // No GPU list (sysctl or SPHardwareDataType alone): the chip implies its GPU. A list
     // without an Apple GPU is believed.
     if (m.gpus.empty() && !chip.empty()) add_gpu(chip, {});
-    if (const device_spec* s = neural_engine_spec(chip)) {
+    // Every Apple Silicon chip has a Neural Engine; one the catalogue does not know yet (a
+    // newer chip) is listed without figures rather than left out.
+    if (is_apple_soc(chip)) {
         accelerator_profile p = base(device_kind::apple_neural_engine, 0);
         p.name.assign(chip + " Neural Engine");
-        p.apply_spec(*s);
+        if (const device_spec* s = neural_engine_spec(chip)) p.apply_spec(*s);
         out.push_back(p);
     }
     return out;
@@ -21131,7 +21184,9 @@ inline gc_info_list_result parse_gc_info_list(std::string_view text) {
 
 /// Reads `gc-monitor`'s device table: the header row names the columns ("ID", "Type",
 /// "IPU#", …); each row below is one IPU, index = ID, named by its Type and matched to
-/// the catalogue by it. Rows of the attached-processes table are not devices.
+/// the catalogue by it. A border between rows separates one IPU-Machine's IPUs from the
+/// next one's; the table ends at the first row after a border that does not have the
+/// header's cells (the attached-processes box). Rows of that box are not devices.
 inline gc_monitor_result parse_gc_monitor(std::string_view text) {
     using namespace detail::graphcore;
     gc_monitor_result r;
@@ -21139,16 +21194,18 @@ inline gc_monitor_result parse_gc_monitor(std::string_view text) {
     std::size_t number = 0;
     std::vector<std::string_view> header;
     std::size_t id_col = 0, type_col = 0;
-    bool in_rows = false, done = false;
+    bool in_rows = false, after_border = false;
     detail::formats::each_line(text, [&](std::string_view raw) {
         ++number;
         const auto line = detail::trim(raw);
         if (line.empty()) return true;
         if (is_border(line)) {
-            if (in_rows) done = true; // the device table ends at its closing border
-            return !done;
+            after_border = in_rows; // between two machines' rows, or after the table
+            return true;
         }
         const auto cells = table_cells(line);
+        if (after_border && cells.size() != header.size()) return false; // the next box
+        after_border = false;
         if (cells.empty()) {
             problems.add(number, "not a table row: " + quote_value(line));
             return true;

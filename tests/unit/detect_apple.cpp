@@ -484,6 +484,66 @@ TEST_CASE("apple_devices: unified memory is counted once") {
     for (const auto& d : ah::apple_devices(exact)) CHECK(*d.memory_bytes == 17179869184ull);
 }
 
+TEST_CASE("apple_devices: chips the catalogue knows, and one it does not know yet") {
+    // Hand-made machines: a chip name and a GPU core count, as system_profiler gives them.
+    const auto machine = [](std::string chip, std::string gpu_model, std::uint32_t cores) {
+        ah::apple_machine m;
+        m.chip = std::move(chip);
+        m.memsize_bytes = {32 * gib, ah::origin::tool};
+        ah::apple_gpu g;
+        g.model = std::move(gpu_model);
+        g.apple = true;
+        g.cores = {cores, ah::origin::tool};
+        m.gpus.push_back(g);
+        return m;
+    };
+    SUBCASE("M5: 10-core GPU at 153 GB/s, a 16-core Neural Engine without a TOPS figure") {
+        const auto ds = ah::apple_devices(machine("Apple M5", "Apple M5", 10));
+        REQUIRE(ds.size() == 2);
+        REQUIRE(ds[0].spec != nullptr);
+        CHECK(ds[0].spec->name == "Apple M5 10-core GPU");
+        CHECK(*ds[0].memory_bandwidth_gbps == 153.0);
+        CHECK(ds[1].kind == ah::device_kind::apple_neural_engine);
+        CHECK(ds[1].name.view() == "Apple M5 Neural Engine");
+        REQUIRE(ds[1].spec != nullptr);
+        CHECK(*ds[1].compute_units == 16u);
+        CHECK(ds[1].peak.fp16 == 0.0);
+    }
+    SUBCASE("M5 Max 40-core and M5 Pro 20-core") {
+        CHECK(*ah::apple_devices(machine("Apple M5 Max", "Apple M5 Max", 40))[0].memory_bandwidth_gbps == 614.0);
+        const auto pro = ah::apple_devices(machine("Apple M5 Pro", "Apple M5 Pro", 20));
+        CHECK(*pro[0].memory_bandwidth_gbps == 307.0);
+        REQUIRE(pro.size() == 2);
+        REQUIRE(pro[1].spec != nullptr);
+        CHECK(pro[1].spec->name == "Apple M5 Neural Engine");
+        // A bin Apple gave no figures for: the GPU stays unmatched, the engine is still known.
+        const auto binned = ah::apple_devices(machine("Apple M5 Max", "Apple M5 Max", 32));
+        CHECK(binned[0].spec == nullptr);
+        CHECK(!binned[0].memory_bandwidth_gbps);
+        REQUIRE(binned.size() == 2);
+        CHECK(binned[1].spec != nullptr);
+    }
+    SUBCASE("a chip newer than the catalogue: both devices listed, without figures") {
+        const auto ds = ah::apple_devices(machine("Apple M9 Ultra", "Apple M9 Ultra", 96));
+        REQUIRE(ds.size() == 2);
+        CHECK(ds[0].kind == ah::device_kind::metal_gpu);
+        CHECK(ds[0].spec == nullptr);
+        CHECK(*ds[0].compute_units == 96u);
+        CHECK(ds[1].kind == ah::device_kind::apple_neural_engine);
+        CHECK(ds[1].name.view() == "Apple M9 Ultra Neural Engine");
+        CHECK(ds[1].spec == nullptr);
+        CHECK(*ds[1].memory_bytes == 32 * gib);
+        CHECK(ds[1].unified_memory);
+    }
+    SUBCASE("an Apple GPU that is not a chip (a virtual machine's): no Neural Engine") {
+        ah::apple_machine m = machine("", "Apple Paravirtual device", 0);
+        m.gpus[0].cores = {};
+        const auto ds = ah::apple_devices(m);
+        REQUIRE(ds.size() == 1);
+        CHECK(ds[0].kind == ah::device_kind::metal_gpu);
+    }
+}
+
 TEST_CASE("merge_apple_machine") {
     ah::apple_machine a, b;
     a.chip = "Apple M1";

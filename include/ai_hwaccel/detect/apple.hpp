@@ -239,6 +239,13 @@ inline bool vendor_is_apple(std::string_view v) noexcept { return icontains(v, "
 // brand no).
 inline bool is_apple_brand(std::string_view brand) noexcept { return brand.starts_with("Apple "); }
 
+// A chip's name as Apple spells its SoCs ("Apple M5 Pro", "Apple A18 Pro"), not another
+// Apple-named GPU ("Apple Paravirtual device" in a virtual machine).
+constexpr bool is_apple_soc(std::string_view chip) noexcept {
+    return chip.size() >= 8 && chip.starts_with("Apple ") && (chip[6] == 'M' || chip[6] == 'A') && chip[7] >= '1' &&
+           chip[7] <= '9';
+}
+
 // The catalogue's GPU row for a chip: by its core count when known; else the chip's only
 // row, when it has exactly one (a chip with binned variants stays unmatched).
 inline const device_spec* gpu_spec(std::string_view chip, const sourced<std::uint32_t>& cores) {
@@ -334,8 +341,8 @@ inline void merge_apple_machine(apple_machine& into, const apple_machine& from) 
 }
 
 /// The devices an Apple Silicon machine has: one `metal_gpu` per Apple GPU listed (or one
-/// named after the chip when no GPU list was read), and one `apple_neural_engine` when
-/// the catalogue knows the chip's engine. Both carry the machine's memory with
+/// named after the chip when no GPU list was read), and one `apple_neural_engine` (its
+/// figures from the catalogue where it knows the chip's engine). Both carry the machine's memory with
 /// unified_memory set, so totals count it once. Values read from the tools are
 /// origin::tool (the GPU core count overrides the catalogue's); the rest comes from the
 /// catalogue. An Intel Mac yields nothing.
@@ -369,10 +376,12 @@ inline std::vector<accelerator_profile> apple_devices(const apple_machine& m) {
     // No GPU list (sysctl or SPHardwareDataType alone): the chip implies its GPU. A list
     // without an Apple GPU is believed.
     if (m.gpus.empty() && !chip.empty()) add_gpu(chip, {});
-    if (const device_spec* s = neural_engine_spec(chip)) {
+    // Every Apple Silicon chip has a Neural Engine; one the catalogue does not know yet (a
+    // newer chip) is listed without figures rather than left out.
+    if (is_apple_soc(chip)) {
         accelerator_profile p = base(device_kind::apple_neural_engine, 0);
         p.name.assign(chip + " Neural Engine");
-        p.apply_spec(*s);
+        if (const device_spec* s = neural_engine_spec(chip)) p.apply_spec(*s);
         out.push_back(p);
     }
     return out;
