@@ -31933,7 +31933,9 @@ AI_HWACCEL_NAMESPACE_END
 // highest quality that fits, shard.hpp's candidates and rules) over the joined group, then
 // plans it with plan_cluster.
 //
-// Nodes outside the largest joined group (most usable accelerator memory) are left out,
+// A joined group is one in which every two nodes share a network (a pipeline hop never
+// relies on a third node to forward it). Nodes outside the joined group with the most
+// usable accelerator memory are left out,
 // listed with the reason; if the model then fits nowhere, `fits == false` and `joined ==
 // false` say that the nodes could not be joined. Everything is an estimate. Not constexpr
 // (names and registries are heap values); the planning itself is plan_sharding's.
@@ -32225,19 +32227,20 @@ inline cluster_view make_cluster(std::span<const cluster_node> nodes) {
 
 namespace detail::cluster {
 
-/// Nodes joined (directly or through others) to node `start`.
-inline std::vector<bool> component(const cluster_view& c, std::size_t start, const cluster_options& o) {
+/// Node `start` and, in order, each node joined directly to every node already taken: a
+/// group in which any two nodes share a network (a hop between two nodes never relies on a
+/// third to forward it; RDMA hosts do not).
+inline std::vector<bool> clique_from(const cluster_view& c, std::size_t start, const cluster_options& o) {
     std::vector<bool> in(c.nodes.size(), false);
-    std::vector<std::size_t> todo{start};
+    std::vector<std::size_t> taken{start};
     in[start] = true;
-    while (!todo.empty()) {
-        const auto a = todo.back();
-        todo.pop_back();
-        for (std::size_t b = 0; b < c.nodes.size(); ++b)
-            if (!in[b] && link_between(c, a, b, o).joined()) {
-                in[b] = true;
-                todo.push_back(b);
-            }
+    for (std::size_t b = 0; b < c.nodes.size(); ++b) {
+        if (in[b]) continue;
+        bool all = true;
+        for (auto a : taken) all = all && link_between(c, a, b, o).joined();
+        if (!all) continue;
+        in[b] = true;
+        taken.push_back(b);
     }
     return in;
 }
@@ -32250,13 +32253,14 @@ inline std::uint64_t node_accelerator_bytes(const cluster_view& c, std::size_t n
     return sum;
 }
 
-/// The stage heads (tensor rank 0) of one replica, in stage order.
+/// The stage heads (tensor rank 0) of one replica, in stage order, by flat position (a
+/// flat-view profile's index is its position).
 inline std::vector<std::size_t> stage_heads(const shard_plan& p, std::uint32_t replica) {
     std::vector<std::size_t> heads;
     for (const auto& d : p.devices)
         if (d.replica == replica && d.tensor_rank == 0) {
             if (heads.size() <= d.stage) heads.resize(std::size_t{d.stage} + 1, ~std::size_t{0});
-            heads[d.stage] = d.device;
+            heads[d.stage] = d.index;
         }
     return heads;
 }
@@ -32300,34 +32304,54 @@ inline repriced reprice(const cluster_view& c, const shard_plan& p, std::uint32_
     return r;
 }
 
-/// The joined group with the most usable accelerator memory (the first of equals), by node.
+/// The joined group (clique_from each node in turn) with the most usable accelerator
+/// memory, the first of equals, by node.
 inline std::vector<bool> joined_group(const cluster_view& c, const cluster_options& o) {
+    std::vector<std::uint64_t> node_bytes(c.nodes.size());
+    for (std::size_t n = 0; n < c.nodes.size(); ++n) node_bytes[n] = node_accelerator_bytes(c, n, o.plan);
     std::vector<bool> chosen;
     std::uint64_t chosen_bytes = 0;
-    std::vector<bool> seen(c.nodes.size(), false);
     for (std::size_t n = 0; n < c.nodes.size(); ++n) {
-        if (seen[n]) continue;
-        auto comp = component(c, n, o);
+        if (!chosen.empty() && chosen[n]) continue; // its group is the one chosen
+        auto group = clique_from(c, n, o);
         std::uint64_t bytes = 0;
-        for (std::size_t k = 0; k < comp.size(); ++k)
-            if (comp[k]) {
-                seen[k] = true;
-                bytes = detail::sat_add(bytes, node_accelerator_bytes(c, k, o.plan));
-            }
+        for (std::size_t k = 0; k < group.size(); ++k)
+            if (group[k]) bytes = detail::sat_add(bytes, node_bytes[k]);
         if (chosen.empty() || bytes > chosen_bytes) {
-            chosen = std::move(comp);
+            chosen = std::move(group);
             chosen_bytes = bytes;
         }
     }
     return chosen;
 }
 
-/// The flat view's devices with those of the nodes outside `chosen` made unavailable.
-inline std::vector<accelerator_profile> devices_of(const cluster_view& c, const std::vector<bool>& chosen) {
-    std::vector<accelerator_profile> devs = c.devices;
-    for (std::size_t i = 0; i < devs.size(); ++i)
-        if (!chosen[c.homes[i].node]) devs[i].available = false;
-    return devs;
+/// What the planner is given: the devices of the chosen nodes it may use (CPUs only with
+/// plan_options::allow_cpu), in flat order, each keeping its flat position as its index (the
+/// links name devices by it); `flat[i]` is the flat position of `devices[i]`. Leaving the
+/// rest out keeps the planner's max_plan_devices for devices that can take a share.
+/// Devices past flat position 65535 (device_shard::device's range), or past the planner's
+/// max_plan_devices, are not given (`truncated`).
+struct planner_input {
+    std::vector<accelerator_profile> devices;
+    std::vector<std::size_t> flat;
+    bool truncated = false;
+    bool cpu_excluded = false; ///< a chosen node has a CPU the options do not allow
+};
+inline planner_input devices_of(const cluster_view& c, const std::vector<bool>& chosen, const plan_options& o) {
+    planner_input in;
+    for (std::size_t i = 0; i < c.devices.size(); ++i) {
+        const auto& d = c.devices[i];
+        if (!chosen[c.homes[i].node]) continue;
+        if (d.is_cpu() && d.available && !o.allow_cpu) in.cpu_excluded = true;
+        if (!detail::shard::usable_device(d, o)) continue;
+        if (i > UINT16_MAX || in.devices.size() == max_plan_devices) {
+            in.truncated = true;
+            break;
+        }
+        in.devices.push_back(c.devices[i]);
+        in.flat.push_back(i);
+    }
+    return in;
 }
 
 } // namespace detail::cluster
@@ -32352,9 +32376,10 @@ inline cluster_plan plan_cluster(const cluster_view& c, const model_spec& m, qua
         for (auto n : out.nodes_left_out) out.reason += " " + c.nodes[n].name;
     }
 
-    // The flat view with the left-out nodes' devices made unavailable, and one replica at
-    // a time, so each replica's hops can be re-priced.
-    std::vector<accelerator_profile> devs = devices_of(c, chosen);
+    // The chosen nodes' devices, and one replica at a time, so each replica's hops can be
+    // re-priced. Device positions are the planner's until the end, then flat ones.
+    planner_input in = devices_of(c, chosen, options.plan);
+    auto& devs = in.devices;
     plan_options one = options.plan;
     one.data_parallel = false;
     shard_plan p = plan_sharding(devs, c.links, m, q, shape, one);
@@ -32362,7 +32387,7 @@ inline cluster_plan plan_cluster(const cluster_view& c, const model_spec& m, qua
     if (p.fits) {
         auto rp = reprice(c, p, 0, m, shape, options);
         std::vector<bool> node_used(c.nodes.size(), false);
-        for (const auto& d : p.devices) node_used[c.homes[d.device].node] = true;
+        for (const auto& d : p.devices) node_used[c.homes[in.flat[d.device]].node] = true;
         for (bool u : node_used) out.nodes_per_replica += u ? 1u : 0u;
         out.inter_node_hops = rp.hops;
         out.inter_node_link = rp.slowest;
@@ -32371,7 +32396,8 @@ inline cluster_plan plan_cluster(const cluster_view& c, const model_spec& m, qua
         const auto correct = [&](shard_plan& x, const repriced& r) {
             x.decode_pipeline_seconds += r.decode_delta;
             const double step = x.decode_compute_seconds + x.decode_tensor_seconds + x.decode_pipeline_seconds;
-            x.decode_tokens_per_second = x.decode_compute_seconds > 0 && step > 0 ? 1.0 / step : 0;
+            // A rate the planner left unknown (a device of unknown speed) stays unknown.
+            if (x.decode_tokens_per_second > 0) x.decode_tokens_per_second = step > 0 ? 1.0 / step : 0;
             if (x.prefill_tokens_per_second > 0)
                 x.prefill_tokens_per_second = 1.0 / (1.0 / x.prefill_tokens_per_second + r.prefill_delta);
             x.aggregate_decode_tokens_per_second = x.decode_tokens_per_second * batch;
@@ -32406,7 +32432,10 @@ inline cluster_plan plan_cluster(const cluster_view& c, const model_spec& m, qua
     } else {
         out.reason = std::string(describe(p.outcome));
     }
-    p.truncated = p.truncated || c.devices.size() > max_plan_devices;
+    p.truncated = p.truncated || in.truncated;
+    p.cpu_excluded = p.cpu_excluded || in.cpu_excluded;
+    for (std::size_t i = 0; i < p.devices.size(); ++i)
+        p.devices[i].device = static_cast<std::uint16_t>(in.flat[p.devices[i].device]);
     out.plan = p;
 
     // Per node: what the plan puts there against what the node offers.
@@ -32462,11 +32491,12 @@ inline cluster_format_plan plan_cluster_best_format(const cluster_view& c, const
         out.plan = plan_cluster(c, m, out.choice.format, shape, options);
         return out;
     }
-    const auto devs = devices_of(c, joined_group(c, options));
+    const auto in = devices_of(c, joined_group(c, options), options.plan);
     plan_options one = options.plan;
     one.data_parallel = false; // the format only: replicas are plan_cluster's
-    const auto best = plan_best_format(devs, c.links, m, shape, one);
+    const auto best = plan_best_format(in.devices, c.links, m, shape, one);
     out.choice = best.choice;
+    out.choice.cpu_excluded = out.choice.cpu_excluded || in.cpu_excluded;
     out.plan = plan_cluster(c, m, best.plan.quant, shape, options);
     return out;
 }

@@ -363,6 +363,91 @@ TEST_CASE("plan_cluster") {
         for (const auto& dv : small.plan.devices) CHECK(d.node_of(dv.device) == small.nodes_considered[0]);
     }
 
+    SUBCASE("joined pairwise: no hop between two nodes that share no network") {
+        // a has InfiniBand only, c RoCE only, b both: a and c reach b but not each other.
+        auto a = h100_node("a");
+        auto cn = h100_node("c", 0);
+        cn.registry.add(link(ah::interconnect_kind::roce_v2, ah::link_scope::inter_node, 50.0, {}, "eth0"));
+        auto b = h100_node("b");
+        b.registry.add(link(ah::interconnect_kind::roce_v2, ah::link_scope::inter_node, 50.0, {}, "eth0"));
+        std::vector<ah::cluster_node> v{a, cn, b};
+        const auto d = ah::make_cluster(v);
+        CHECK_FALSE(ah::link_between(d, 0, 1).joined());
+        for (const auto& o : {ah::cluster_options{}, spread()}) {
+            const auto cp = ah::plan_cluster(d, m, quant_format::bf16, {}, o);
+            REQUIRE(cp.fits);
+            CHECK_FALSE(cp.joined);
+            CHECK(cp.nodes_considered == std::vector<std::uint32_t>{0, 2});
+            CHECK(cp.nodes_left_out == std::vector<std::uint32_t>{1});
+            CHECK(cp.reason.find(" c") != std::string::npos);
+            for (const auto& dv : cp.plan.devices) CHECK(d.node_of(dv.device) != 1);
+            CHECK(cp.inter_node_link.kind == ah::interconnect_kind::infiniband);
+            check_layout(d, cp, m.layers);
+        }
+        // With a network assumed between any two, all three are joined.
+        ah::cluster_options assumed;
+        assumed.fallback_network_gbps = 6.25;
+        CHECK(ah::plan_cluster(d, m, quant_format::bf16, {}, assumed).joined);
+    }
+
+    SUBCASE("32 nodes with their CPUs: the planner's 256 devices are all GPUs") {
+        std::vector<ah::cluster_node> v;
+        ah::accelerator_profile cpu;
+        cpu.kind = ah::device_kind::cpu;
+        cpu.memory_bytes = {512ull << 30, ah::origin::sysfs};
+        for (int i = 0; i < 32; ++i) {
+            auto n = h100_node("node-" + std::to_string(i));
+            n.registry.add(cpu);
+            v.push_back(std::move(n));
+        }
+        const auto d = ah::make_cluster(v);
+        REQUIRE(d.devices.size() == 32 * 9);
+        const auto cp = ah::plan_cluster(d, m, quant_format::bf16);
+        REQUIRE(cp.fits);
+        CHECK(cp.plan.replicas == 16); // two nodes each, every node used
+        CHECK_FALSE(cp.plan.truncated);
+        CHECK(cp.plan.cpu_excluded);
+        check_layout(d, cp, m.layers);
+        std::set<std::uint32_t> used;
+        for (const auto& dv : cp.plan.devices) {
+            CHECK(d.devices[dv.device].kind == ah::device_kind::cuda_gpu);
+            used.insert(d.node_of(dv.device));
+        }
+        CHECK(used.size() == 32);
+        for (const auto& u : cp.per_node) CHECK(u.devices_used == 8);
+
+        const auto one = ah::plan_cluster(d, m, quant_format::bf16, {}, spread());
+        REQUIRE(one.fits);
+        CHECK(one.plan.stages == 32);
+        CHECK(one.nodes_per_replica == 32);
+        CHECK(one.inter_node_hops == 31);
+
+        // A 33rd node is past the planner's 256: said, not hidden.
+        v.push_back(h100_node("node-32"));
+        const auto more = ah::plan_cluster(ah::make_cluster(v), m, quant_format::bf16);
+        CHECK(more.plan.truncated);
+        CHECK(more.plan.replicas == 16);
+    }
+
+    SUBCASE("a device of unknown speed leaves the decode rate unknown") {
+        auto slow = h100_node("unknown");
+        ah::accelerator_registry r;
+        for (auto p : slow.registry.all()) {
+            p.memory_bandwidth_gbps = {};
+            r.add(p);
+        }
+        for (const auto& l : slow.registry.system().interconnects) r.add(l);
+        std::vector<ah::cluster_node> v{h100_node("known"), {"unknown", r}};
+        const auto d = ah::make_cluster(v);
+        const auto cp = ah::plan_cluster(d, m, quant_format::bf16);
+        REQUIRE(cp.fits);
+        CHECK(cp.nodes_per_replica == 2);
+        const auto flat = ah::plan_sharding(d.devices, d.links, m, quant_format::bf16);
+        CHECK(flat.decode_tokens_per_second == 0);
+        CHECK(cp.plan.decode_tokens_per_second == 0);
+        CHECK(cp.plan.aggregate_decode_tokens_per_second == 0);
+    }
+
     SUBCASE("no nodes") {
         const auto cp = ah::plan_cluster(ah::cluster_view{}, m, quant_format::bf16);
         CHECK_FALSE(cp.fits);
