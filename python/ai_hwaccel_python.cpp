@@ -101,6 +101,16 @@ ah::quant_format quant_of(const std::string& name) {
     throw py::value_error("unknown quantization format '" + name + "' (known: " + known + ")");
 }
 
+/// A str as UTF-8 text; one that has none (a lone surrogate, "\udcff") is a ValueError
+/// naming `what`, not pybind11's cast error.
+std::string utf8_of(const py::handle& h, std::string_view what) {
+    try {
+        return h.cast<std::string>();
+    } catch (const py::cast_error&) {
+        throw py::value_error(std::string(what) + ": not valid Unicode text (it has no UTF-8 form)");
+    }
+}
+
 const ah::device_spec& spec_of(const std::string& name) {
     if (const auto* d = ah::find_device(name)) return *d;
     throw py::value_error("unknown device '" + name + "' (ai_hwaccel.catalogue() lists the known names)");
@@ -109,7 +119,7 @@ const ah::device_spec& spec_of(const std::string& name) {
 ah::model_spec model_of(const py::handle& h) {
     if (py::isinstance<ah::model_spec>(h)) return h.cast<ah::model_spec>();
     if (py::isinstance<py::str>(h)) {
-        const auto name = h.cast<std::string>();
+        const auto name = utf8_of(h, "model");
         if (const auto* m = ah::find_model(name)) return *m;
         throw py::value_error("unknown model '" + name + "' (ai_hwaccel.models() lists the known ids)");
     }
@@ -149,7 +159,7 @@ ah::accelerator_profile device_of(const py::handle& h, std::optional<std::uint64
         if (bandwidth_of(bandwidth)) p.memory_bandwidth_gbps = {*bandwidth, ah::origin::user};
         return p;
     }
-    if (py::isinstance<py::str>(h)) return described(spec_of(h.cast<std::string>()), 0, memory, bandwidth);
+    if (py::isinstance<py::str>(h)) return described(spec_of(utf8_of(h, "device")), 0, memory, bandwidth);
     throw py::type_error("device: expected a Device or a catalogue device name (str)");
 }
 
@@ -586,7 +596,7 @@ std::optional<std::vector<ah::cluster_node>> nodes_of(const py::handle& h) {
         if (!py::isinstance<ah::accelerator_registry>(v))
             throw py::type_error("devices: a cluster maps node names to Registries (ai_hwaccel.detect() on each "
                                  "node, or Registry.from_json of its detect --json)");
-        nodes.push_back({k.cast<std::string>(), v.cast<ah::accelerator_registry>()});
+        nodes.push_back({utf8_of(k, "devices: a node's name"), v.cast<ah::accelerator_registry>()});
     }
     if (nodes.empty()) throw py::value_error("devices: a cluster needs one node or more");
     return nodes;
@@ -727,8 +737,9 @@ py::dict plan(const py::handle& devices, const py::handle& model, const std::str
         }
         c["nodes"] = ns;
         c["joined"] = cp->joined;
-        c["network_assumed_gbps"] =
-            co.fallback_network_gbps > 0 ? py::object(py::float_(co.fallback_network_gbps)) : py::object(py::none());
+        // As every other gbps of the plan: one direction (network_gbits / 8).
+        c["network_assumed_gbps"] = co.fallback_network_gbps > 0 ? py::object(py::float_(co.fallback_network_gbps / 2))
+                                                                 : py::object(py::none());
         c["nodes_per_replica"] = cp->nodes_per_replica;
         c["inter_node_hops"] = cp->inter_node_hops;
         if (cp->inter_node_hops > 0) {

@@ -110,6 +110,19 @@ class Errors(unittest.TestCase):
             with self.assertRaises((ValueError, TypeError)):
                 call()
 
+    def test_text_without_utf8_raises_value_error(self):
+        # A lone surrogate has no UTF-8 form: a ValueError naming the argument.
+        bad = "\udcff"
+        h100 = ah.catalogue_registry("H100 SXM", 1)
+        for call, word in [(lambda: ah.plan(h100, bad), "model"),
+                           (lambda: ah.estimate(bad, "llama-3.1-8b", "fp16"), "device"),
+                           (lambda: ah.plan({bad: h100}, "llama-3.1-8b"), "node"),
+                           (lambda: ah.memory(bad, "fp16"), "model")]:
+            with self.subTest(word=word):
+                with self.assertRaises(ValueError) as cm:
+                    call()
+                self.assertIn(word, str(cm.exception))
+
     def test_wrong_types_raise_type_error(self):
         with self.assertRaises(TypeError):
             ah.estimate(42, "llama-3.1-8b", "fp16")
@@ -296,7 +309,7 @@ class Plans(unittest.TestCase):
         self.assertEqual((p["tensor_parallel"], p["stages"]), (8, 2))
         c = p["cluster"]
         self.assertTrue(c["joined"])
-        self.assertEqual(c["network_assumed_gbps"], 100.0)  # 400 Gb/s each way, both directions in GB/s
+        self.assertEqual(c["network_assumed_gbps"], 50.0)  # 400 Gb/s each way: 50 GB/s one direction
         self.assertEqual(c["nodes_per_replica"], 2)
         self.assertEqual(c["inter_node_hops"], 1)
         self.assertEqual(c["inter_node_link"]["gbps"], 50.0)
