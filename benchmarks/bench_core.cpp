@@ -135,7 +135,11 @@ cluster h100_cluster(std::uint32_t n) {
         for (std::uint32_t i = first; i < n && i < first + 8; ++i) members.push_back(i);
         c.links.push_back(link(ah::interconnect_kind::nvswitch, ah::link_scope::intra_node, 900, std::move(members)));
     }
-    if (n > 8) c.links.push_back(link(ah::interconnect_kind::infiniband, ah::link_scope::inter_node, 100, {}));
+    if (n > 8) { // the nodes' InfiniBand, listing the GPUs it serves (a NIC that lists none joins no hop)
+        std::vector<std::uint32_t> all(n);
+        for (std::uint32_t i = 0; i < n; ++i) all[i] = i;
+        c.links.push_back(link(ah::interconnect_kind::infiniband, ah::link_scope::inter_node, 100, std::move(all)));
+    }
     return c;
 }
 

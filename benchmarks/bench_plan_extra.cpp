@@ -38,8 +38,11 @@ cluster make(std::vector<const char*> names, std::uint32_t n, std::uint32_t isla
         for (std::uint32_t i = first; i < n && i < first + island; ++i) members.push_back(i);
         c.links.push_back(link(kind, ah::link_scope::intra_node, gbps, std::move(members)));
     }
-    if (island != 0 && n > island)
-        c.links.push_back(link(ah::interconnect_kind::infiniband, ah::link_scope::inter_node, 100, {}));
+    if (island != 0 && n > island) { // listing the devices it serves: a NIC that lists none joins no hop
+        std::vector<std::uint32_t> all(n);
+        for (std::uint32_t i = 0; i < n; ++i) all[i] = i;
+        c.links.push_back(link(ah::interconnect_kind::infiniband, ah::link_scope::inter_node, 100, std::move(all)));
+    }
     return c;
 }
 

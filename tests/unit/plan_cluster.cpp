@@ -264,11 +264,16 @@ TEST_CASE("plan_cluster") {
     }
 
     SUBCASE("the planner on the flat view, with the ports, prices a uniform cluster the same") {
-        // shard.hpp's planner, given every node's ports (empty device lists: they apply to
-        // every hop between islands), charges each hop at min(port, PCIe) + hop latency:
-        // on identical nodes that is plan_cluster's figure without the link latency.
+        // shard.hpp's planner, given every node's ports, each listing its node's devices,
+        // charges each hop at min(port, PCIe) + hop latency: on identical nodes that is
+        // plan_cluster's figure without the link latency.
         auto links = c.links;
-        for (const auto& f : c.fabric) links.insert(links.end(), f.ports.begin(), f.ports.end());
+        for (std::size_t n = 0; n < c.fabric.size(); ++n)
+            for (auto port : c.fabric[n].ports) {
+                for (std::size_t i = 0; i < c.devices.size(); ++i)
+                    if (c.node_of(i) == n) port.devices.push_back(static_cast<std::uint32_t>(i));
+                links.push_back(port);
+            }
         auto o = spread();
         const auto flat = ah::plan_sharding(c.devices, links, m, quant_format::bf16, {}, o.plan);
         o.link_latency_s = 0;

@@ -322,7 +322,8 @@ TEST_CASE("plan_sharding: two 8-GPU nodes: tensor inside nodes, pipeline across 
     const std::vector<ah::interconnect> links{
         link(ah::interconnect_kind::nvswitch, ah::link_scope::intra_node, 900, iota(0, 8)),
         link(ah::interconnect_kind::nvswitch, ah::link_scope::intra_node, 900, iota(8, 8)),
-        link(ah::interconnect_kind::infiniband, ah::link_scope::inter_node, 100, {}), // NDR 400 Gb/s, both ways
+        // NDR 400 Gb/s, both ways; listing the GPUs it serves, as on a flat view of two nodes.
+        link(ah::interconnect_kind::infiniband, ah::link_scope::inter_node, 100, iota(0, 16)),
     };
     const auto& m = model("llama-3.1-405b"); // bf16: ~757 GiB, more than one node's 576
     const auto p = ah::plan_sharding(gpus, links, m, quant_format::bf16);
@@ -947,6 +948,28 @@ struct grid_cluster {
 };
 
 // mix 0: H100 SXM, NVSwitch per 8, InfiniBand between nodes (the benchmark's cluster);
+TEST_CASE("plan_sharding: one machine's network port carries no hop between its own devices") {
+    // Four RTX 3090s in two NVLink pairs and a 25 GbE port, as detection lists a NIC (no
+    // devices): the hop between the pairs crosses PCIe inside the machine.
+    const auto gpus = cards("RTX 3090", 4);
+    std::vector<ah::interconnect> links{
+        link(ah::interconnect_kind::nvlink, ah::link_scope::intra_node, 112.5, iota(0, 2)),
+        link(ah::interconnect_kind::nvlink, ah::link_scope::intra_node, 112.5, iota(2, 2)),
+    };
+    const auto& m = model("llama-3.1-70b");
+    ah::plan_options o;
+    o.spread = true;
+    const auto without = ah::plan_sharding(gpus, links, m, quant_format::q4_k_m, {}, o);
+    links.push_back(link(ah::interconnect_kind::ethernet, ah::link_scope::inter_node, 6.25, {}));
+    const auto with = ah::plan_sharding(gpus, links, m, quant_format::q4_k_m, {}, o);
+    REQUIRE(with.fits);
+    REQUIRE(with.stages == 2);
+    CHECK(with.pipeline_link.kind == ah::interconnect_kind::pcie);
+    CHECK(with.pipeline_link.gbps == doctest::Approx(without.pipeline_link.gbps));
+    CHECK(with.decode_tokens_per_second == doctest::Approx(without.decode_tokens_per_second));
+    CHECK(with.prefill_tokens_per_second == doctest::Approx(without.prefill_tokens_per_second));
+}
+
 // mix 1: RTX 3060 / 4090 / 3090 in turn over PCIe; mix 2: A100 40GB, NVLink pairs, an
 // InfiniBand port listing every fourth GPU.
 grid_cluster grid_mix(int mix, std::uint32_t n) {
@@ -959,7 +982,7 @@ grid_cluster grid_mix(int mix, std::uint32_t n) {
         c.links.push_back(link(mix == 0 ? ah::interconnect_kind::nvswitch : ah::interconnect_kind::nvlink,
                                ah::link_scope::intra_node, 900, iota(first, std::min(island, n - first))));
     if (mix == 0 && n > 8)
-        c.links.push_back(link(ah::interconnect_kind::infiniband, ah::link_scope::inter_node, 100, {}));
+        c.links.push_back(link(ah::interconnect_kind::infiniband, ah::link_scope::inter_node, 100, iota(0, n)));
     for (std::uint32_t i = 0; mix == 2 && i < n; i += 4)
         c.links.push_back(link(ah::interconnect_kind::infiniband, ah::link_scope::inter_node, 50, {i}));
     return c;

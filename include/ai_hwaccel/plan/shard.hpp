@@ -1204,8 +1204,9 @@ struct speed_cache {
 };
 
 /// The link between two stages: their island's fast link when both sit in one island;
-/// otherwise an inter-node network that lists one of their devices (or lists none, as a
-/// NIC entry does), capped by the devices' PCIe; otherwise PCIe.
+/// otherwise an inter-node network that lists one of their devices, capped by the devices'
+/// PCIe; otherwise PCIe. A NIC port as detected lists no device: it leads out of the
+/// machine and carries no hop between two of its devices.
 constexpr plan_link hop_link(const group& g, std::span<const accelerator_profile> devs,
                              std::span<const interconnect> links, std::size_t a, std::size_t b,
                              const plan_options& o) noexcept {
@@ -1219,7 +1220,7 @@ constexpr plan_link hop_link(const group& g, std::span<const accelerator_profile
     plan_link best{};
     for (const auto& l : links) {
         if (l.scope != link_scope::inter_node) continue;
-        bool applies = l.devices.empty();
+        bool applies = false;
         for (auto idx : l.devices)
             if (idx == da.index || idx == db.index) applies = true;
         if (!applies) continue;
