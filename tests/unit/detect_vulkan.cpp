@@ -303,6 +303,64 @@ TEST_CASE("parse_vulkaninfo: heaps and software renderers (hand-made)") {
     CHECK_FALSE(r.devices[2].is_accelerator());
 }
 
+TEST_CASE("parse_vulkaninfo: RADV's split VRAM heaps, an old driverVersion, a heap past any device (hand-made)") {
+    // RADV without resizable BAR: VRAM less the CPU-visible 256 MiB, then the visible part as
+    // a device-local heap of its own (Mesa's radv_physical_device_init_mem_types), between
+    // them the GTT heap. The same heaps from NVIDIA's driver would be one VRAM heap and its
+    // BAR window inside it.
+    const auto gpu = [](std::string_view driver_id, std::string_view driver_version) {
+        return std::string("Device Properties and Extensions:\n"
+                           "=================================\n"
+                           "GPU0:\n"
+                           "VkPhysicalDeviceProperties:\n"
+                           "\tdriverVersion = ") +
+               std::string(driver_version) +
+               "\n"
+               "\tvendorID = 0x1002\n"
+               "\tdeviceID = 0x73bf\n"
+               "\tdeviceType = PHYSICAL_DEVICE_TYPE_DISCRETE_GPU\n"
+               "\tdeviceName = AMD Radeon RX 6800 XT (RADV NAVI21)\n"
+               "VkPhysicalDeviceDriverProperties:\n"
+               "\tdriverID = " +
+               std::string(driver_id) +
+               "\n"
+               "VkPhysicalDeviceMemoryProperties:\n"
+               "memoryHeaps: count = 3\n"
+               "\tmemoryHeaps[0]:\n\t\tsize = 16911433728 (0x3f0000000) (15.75 GiB)\n"
+               "\t\tflags: count = 1\n\t\t\tMEMORY_HEAP_DEVICE_LOCAL_BIT\n"
+               "\tmemoryHeaps[1]:\n\t\tsize = 33434488832 (0x7c8e00000) (31.14 GiB)\n\t\tflags:\n\t\t\tNone\n"
+               "\tmemoryHeaps[2]:\n\t\tsize = 268435456 (0x10000000) (256.00 MiB)\n"
+               "\t\tflags: count = 1\n\t\t\tMEMORY_HEAP_DEVICE_LOCAL_BIT\n";
+    };
+    auto r = ah::parse_vulkaninfo(gpu("DRIVER_ID_MESA_RADV", "23.1.3 (96473091)"));
+    INFO(problems_of(r.problems));
+    CHECK(r.problems.empty());
+    REQUIRE(r.devices.size() == 1);
+    CHECK(*r.devices[0].memory_bytes == 16ull << 30); // 15.75 GiB + 256 MiB
+    CHECK(r.devices[0].driver_version.view() == "23.1.3");
+    r = ah::parse_vulkaninfo(gpu("DRIVER_ID_AMD_OPEN_SOURCE", "2.0.279 (8388887)"));
+    REQUIRE(r.devices.size() == 1);
+    CHECK(*r.devices[0].memory_bytes == 16911433728ull); // the largest: another driver's window is inside it
+
+    // vulkaninfo before 2020: the number and its hexadecimal form, decoded as vulkaninfo does
+    // for the vendor (Mesa: 10.10.12 bits; NVIDIA: 10.8.8.6 bits).
+    r = ah::parse_vulkaninfo(gpu("DRIVER_ID_MESA_RADV", "83898373 (0x5003005)"));
+    REQUIRE(r.devices.size() == 1);
+    CHECK(r.devices[0].driver_version.view() == "20.3.5");
+    r = ah::parse_vulkaninfo(gpu("DRIVER_ID_NVIDIA_PROPRIETARY", "1846542336 (0x6e104000)"));
+    REQUIRE(r.devices.size() == 1);
+    CHECK(r.devices[0].driver_version.view() == "440.64.0.0");
+
+    // A heap of 2^64 - 1 bytes: reported and left out, not taken as the card's memory.
+    std::string huge = gpu("DRIVER_ID_MESA_RADV", "23.1.3 (96473091)");
+    huge.replace(huge.find("16911433728 (0x3f0000000)"), 25, "18446744073709551615 (0x)");
+    r = ah::parse_vulkaninfo(huge);
+    REQUIRE(r.devices.size() == 1);
+    REQUIRE(r.problems.size() == 1);
+    CHECK(r.problems[0].message.find("past any device") != std::string::npos);
+    CHECK(*r.devices[0].memory_bytes == 268435456ull);
+}
+
 TEST_CASE("parse_vulkaninfo: hostile input never crashes and is reported") {
     CHECK(ah::parse_vulkaninfo("").devices.empty());
     CHECK(ah::parse_vulkaninfo("").problems.empty());

@@ -29,6 +29,7 @@
 #include "ai_hwaccel/detect/process.hpp"
 #include "ai_hwaccel/detect/system.hpp"
 
+#include <algorithm>
 #include <array>
 #include <chrono>
 #include <cstddef>
@@ -264,6 +265,12 @@ inline bool finish(pending& x, problem_sink& problems) {
     }
     if (d.vendor_id) p.maker = vendor_of(*d.vendor_id);
     p.software = is_software(d.type, d.driver_id, p.name.view());
+    // vulkaninfo before 2020 printed driverVersion as the number and its hexadecimal form
+    // ("83898373 (0x5003005)"): decoded here as vulkaninfo's own encoding for the vendor.
+    if (const std::string_view dv = p.driver_version.view(); !dv.empty() && dv.find_first_not_of("0123456789") == std::string_view::npos)
+        if (const auto n = parse_uint(dv); n && *n <= UINT32_MAX)
+            p.driver_version.assign(
+                driver_version_text(static_cast<std::uint32_t>(*n), d.vendor_id.value_or(0), d.driver_id));
     // NVIDIA's driverVersion packs the version into 10, 8, 8 and 6 bits, losing the zero
     // of a patch level such as "04" (and vulkaninfo 1.3.239 prints it as 580.159.4.256 on
     // driver 580.159.04); its driverInfo is the driver's own string, the one nvidia-smi
@@ -284,12 +291,18 @@ inline bool finish(pending& x, problem_sink& problems) {
 
     // Device memory: the largest DEVICE_LOCAL heap. Not the sum: with resizable BAR off,
     // drivers expose a second small device-local heap (the host-visible window) that is
-    // part of the same VRAM. Integrated GPUs and CPU implementations report (part of) host
-    // RAM as device-local: the size is kept, flagged unified, so totals never add it to
-    // the host's memory as if it were dedicated.
+    // part of the same VRAM. RADV (Mesa's AMD driver) is the exception: its VRAM heap is
+    // the VRAM less the CPU-visible part, which is a device-local heap of its own
+    // (radv_physical_device_init_mem_types), so its device-local heaps add up. Integrated
+    // GPUs and CPU implementations report (part of) host RAM as device-local: the size is
+    // kept, flagged unified, so totals never add it to the host's memory as if it were
+    // dedicated.
+    std::string_view driver = d.driver_id;
+    if (driver.starts_with("VK_")) driver.remove_prefix(3);
+    const bool split_heaps = driver == "DRIVER_ID_MESA_RADV";
     std::uint64_t best = 0;
     for (const auto& h : d.heaps)
-        if (h.device_local && h.size_bytes > best) best = h.size_bytes;
+        if (h.device_local) best = split_heaps ? best + h.size_bytes : std::max(best, h.size_bytes); // each <= 16 TiB
     if (best != 0) p.memory_bytes = {best, origin::tool};
     if (d.type == vulkan_device_type::integrated_gpu || d.type == vulkan_device_type::cpu) p.unified_memory = true;
 
@@ -385,6 +398,8 @@ inline vulkan_parse_result parse_vulkaninfo(std::string_view text) {
             // "16758302720 (0x3e6df6800) (15.61 GiB)": the decimal byte count comes first.
             const auto n = parse_uint(value.substr(0, value.find(' ')));
             if (!n) problems.add(number, "heap size: cannot read " + quote_value(value));
+            else if (*n > (std::uint64_t{16} << 40)) // no device has 16 TiB
+                problems.add(number, "heap size: " + quote_value(value) + " is past any device's; ignored");
             else cur->d.heaps.back().size_bytes = *n;
             return true;
         }
