@@ -6183,8 +6183,51 @@ inline bool same_device(const accelerator_profile& a, const accelerator_profile&
     return !ka.empty() && ka == detail::uuid_key(b.uuid.view());
 }
 
+namespace detail {
+
+#if AI_HWACCEL_BACKEND_WINDOWS
+/// DXGI's adapters (Windows) carry no PCI address, and their LUID is no UUID another tool
+/// prints: an adapter is matched to the other backends' views by maker and PCI device id.
+/// Where the adapters and the other views of one (maker, id) are as many, they pair in
+/// order and each adapter folds into its view, which keeps its place and kind (identical
+/// cards are interchangeable, and absorb only fills what the view lacks or knows less
+/// well). Counts that differ pair nothing. Returns how many were folded.
+inline std::size_t merge_dxgi(std::vector<accelerator_profile>& profiles) {
+    const auto adapter = [](const accelerator_profile& p) {
+        return p.kind == device_kind::dxgi_gpu && !p.software && !p.pci && p.pci_device_id != 0;
+    };
+    std::size_t folded = 0;
+    for (std::size_t first = 0; first < profiles.size(); ++first) {
+        if (!adapter(profiles[first])) continue;
+        const vendor maker = profiles[first].maker;
+        const std::uint16_t id = profiles[first].pci_device_id;
+        std::vector<std::size_t> adapters, views;
+        for (std::size_t j = 0; j < profiles.size(); ++j) {
+            const auto& p = profiles[j];
+            if (p.maker != maker || p.pci_device_id != id) continue;
+            if (adapter(p)) adapters.push_back(j);
+            else if (p.kind != device_kind::dxgi_gpu && !p.software && !p.is_cpu()) views.push_back(j);
+        }
+        if (adapters.front() != first || adapters.size() != views.size()) continue; // done, or no pairing
+        for (std::size_t k = 0; k < adapters.size(); ++k) {
+            accelerator_profile a = profiles[adapters[k]];
+            a.uuid.assign({}); // the LUID: not the card's UUID
+            absorb(profiles[views[k]], a);
+        }
+        for (auto j = adapters.rbegin(); j != adapters.rend(); ++j)
+            profiles.erase(profiles.begin() + static_cast<std::ptrdiff_t>(*j));
+        folded += adapters.size();
+        first = static_cast<std::size_t>(-1); // start again: positions moved
+    }
+    return folded;
+}
+#endif
+
+} // namespace detail
+
 /// Merges profiles of the same device, keeping the first one's place and kind (probes run
-/// vendor backends before Vulkan, so the vendor's view leads). Returns how many were folded.
+/// vendor backends before Vulkan, so the vendor's view leads; DXGI's adapters, which name
+/// no PCI address, are matched as detail::merge_dxgi says). Returns how many were folded.
 inline std::size_t merge_duplicates(std::vector<accelerator_profile>& profiles) {
     std::size_t folded = 0;
     for (std::size_t i = 0; i < profiles.size(); ++i) {
@@ -6198,6 +6241,9 @@ inline std::size_t merge_duplicates(std::vector<accelerator_profile>& profiles) 
             }
         }
     }
+#if AI_HWACCEL_BACKEND_WINDOWS
+    folded += detail::merge_dxgi(profiles);
+#endif
     return folded;
 }
 
@@ -21457,7 +21503,8 @@ AI_HWACCEL_NAMESPACE_END
 // DXGI's "dedicated video memory" is the adapter's own memory; integrated GPUs report a
 // small carve-out there and use shared system memory, so they are marked unified and
 // their memory left to the host's total. The Microsoft Basic Render Driver (WARP) is
-// DXGI_ADAPTER_FLAG_SOFTWARE: listed, never an accelerator.
+// DXGI_ADAPTER_FLAG_SOFTWARE: listed, never an accelerator. An adapter that a vendor tool
+// or vulkaninfo also lists is folded into that view by detail::merge_dxgi (detect/merge.hpp).
 
 // #include "ai_hwaccel/config.hpp"
 

@@ -12,7 +12,8 @@
 // DXGI's "dedicated video memory" is the adapter's own memory; integrated GPUs report a
 // small carve-out there and use shared system memory, so they are marked unified and
 // their memory left to the host's total. The Microsoft Basic Render Driver (WARP) is
-// DXGI_ADAPTER_FLAG_SOFTWARE: listed, never an accelerator.
+// DXGI_ADAPTER_FLAG_SOFTWARE: listed, never an accelerator. An adapter that a vendor tool
+// or vulkaninfo also lists is folded into that view by detail::merge_dxgi (detect/merge.hpp).
 #pragma once
 
 #include "ai_hwaccel/config.hpp"
