@@ -16365,7 +16365,8 @@ inline bool finish(pending& x, problem_sink& problems) {
     p.software = is_software(d.type, d.driver_id, p.name.view());
     // vulkaninfo before 2020 printed driverVersion as the number and its hexadecimal form
     // ("83898373 (0x5003005)"): decoded here as vulkaninfo's own encoding for the vendor.
-    if (const std::string_view dv = p.driver_version.view(); !dv.empty() && dv.find_first_not_of("0123456789") == std::string_view::npos)
+    const std::string_view dv = p.driver_version.view();
+    if (!dv.empty() && dv.find_first_not_of("0123456789") == std::string_view::npos)
         if (const auto n = parse_uint(dv); n && *n <= UINT32_MAX)
             p.driver_version.assign(
                 driver_version_text(static_cast<std::uint32_t>(*n), d.vendor_id.value_or(0), d.driver_id));
@@ -31999,8 +32000,9 @@ AI_HWACCEL_NAMESPACE_END
 // A joined group is one in which every two nodes share a network (a pipeline hop never
 // relies on a third node to forward it). Nodes outside the joined group with the most
 // usable accelerator memory are left out, listed with the reason; if the model then fits
-// nowhere, `fits == false` and `joined == false` say that the nodes could not be joined. Everything is an estimate. Not constexpr
-// (names and registries are heap values); the planning itself is plan_sharding's.
+// nowhere, `fits == false` and `joined == false` say that the nodes could not be joined.
+// Everything is an estimate. Not constexpr (names and registries are heap values); the
+// planning itself is plan_sharding's.
 
 // #include "ai_hwaccel/config.hpp"
 // #include "ai_hwaccel/core/profile.hpp"

@@ -267,7 +267,8 @@ inline bool finish(pending& x, problem_sink& problems) {
     p.software = is_software(d.type, d.driver_id, p.name.view());
     // vulkaninfo before 2020 printed driverVersion as the number and its hexadecimal form
     // ("83898373 (0x5003005)"): decoded here as vulkaninfo's own encoding for the vendor.
-    if (const std::string_view dv = p.driver_version.view(); !dv.empty() && dv.find_first_not_of("0123456789") == std::string_view::npos)
+    const std::string_view dv = p.driver_version.view();
+    if (!dv.empty() && dv.find_first_not_of("0123456789") == std::string_view::npos)
         if (const auto n = parse_uint(dv); n && *n <= UINT32_MAX)
             p.driver_version.assign(
                 driver_version_text(static_cast<std::uint32_t>(*n), d.vendor_id.value_or(0), d.driver_id));

@@ -45,8 +45,9 @@
 // A joined group is one in which every two nodes share a network (a pipeline hop never
 // relies on a third node to forward it). Nodes outside the joined group with the most
 // usable accelerator memory are left out, listed with the reason; if the model then fits
-// nowhere, `fits == false` and `joined == false` say that the nodes could not be joined. Everything is an estimate. Not constexpr
-// (names and registries are heap values); the planning itself is plan_sharding's.
+// nowhere, `fits == false` and `joined == false` say that the nodes could not be joined.
+// Everything is an estimate. Not constexpr (names and registries are heap values); the
+// planning itself is plan_sharding's.
 #pragma once
 
 #include "ai_hwaccel/config.hpp"
