@@ -319,6 +319,22 @@ TEST_CASE("parse_system_profiler_text: hand-made variants and hostile input") {
         CHECK(ah::apple_host(r.machine).cpu.maker == ah::vendor::intel);
         CHECK(ah::apple_host(r.machine).cpu.threads == 0u); // Hyper-Threading not stated: unknown
     }
+    SUBCASE("memory figures") {
+        namespace ap = ah::detail::apple;
+        CHECK(ap::memory_figure("16 GB") == 16ull << 30);
+        CHECK(ap::memory_figure(" 512 MB ") == 512ull << 20);
+        CHECK(ap::memory_figure("1 TB") == 1ull << 40);
+        CHECK(ap::memory_figure("1.5 TB") == 3ull << 39); // a 2019 Mac Pro's largest
+        CHECK(ap::memory_figure("1.25 TB") == 5ull << 38);
+        CHECK(ap::memory_figure("0.5 GB") == 1ull << 29);
+        for (const char* bad : {"1. TB", ".5 TB", "1.555 TB", "1.x TB", "1.-5 TB", "0 GB", "0.0 GB", "16 GiB", "16",
+                                "-1 GB", "65 TB", "64.01 TB", "99999999999999999999 MB"})
+            CHECK_MESSAGE(!ap::memory_figure(bad), bad);
+        CHECK(ap::memory_figure("64 TB") == ap::max_memory);
+        const auto r = ah::parse_system_profiler_text("Hardware:\n  Model Name: Mac Pro\n  Memory: 1.5 TB\n"); // hand-made
+        CHECK(r.problems.empty());
+        CHECK(r.machine.profiler_memory_bytes.value_or(0) == 3ull << 39);
+    }
     SUBCASE("hostile") {
         CHECK(ah::parse_system_profiler_text("").problems.empty());
         CHECK(ah::parse_system_profiler_text("").devices.empty());

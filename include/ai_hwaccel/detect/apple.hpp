@@ -143,21 +143,34 @@ inline sourced<std::uint32_t> read_count(std::string_view v, std::string_view wh
     return {static_cast<std::uint32_t>(*n), origin::tool};
 }
 
-// "16 GB", "512 MB", "1 TB": system_profiler's memory figure. Apple's "GB" here is binary:
-// a "36 GB" Mac reports hw.memsize 38654705664 = 36 × 2^30.
+// "16 GB", "512 MB", "1 TB", "1.5 TB" (a 2019 Mac Pro): system_profiler's memory figure.
+// Apple's "GB" here is binary: a "36 GB" Mac reports hw.memsize 38654705664 = 36 × 2^30.
+// A fraction is read to at most two decimals, whole bytes.
 inline std::optional<std::uint64_t> memory_figure(std::string_view v) noexcept {
     v = trim(v);
     const auto sp = v.find(' ');
     if (sp == std::string_view::npos) return std::nullopt;
-    const auto n = parse_uint(v.substr(0, sp));
+    std::string_view number = v.substr(0, sp);
     const std::string_view unit = trim(v.substr(sp + 1));
     unsigned shift = 0;
     if (unit == "MB") shift = 20;
     else if (unit == "GB") shift = 30;
     else if (unit == "TB") shift = 40;
     else return std::nullopt;
-    if (!n || *n == 0 || *n > (max_memory >> shift)) return std::nullopt;
-    return *n << shift;
+    // Hundredths of the unit: "1.5" is 150, "16" is 1600.
+    std::string_view fraction;
+    if (const auto dot = number.find('.'); dot != std::string_view::npos) {
+        fraction = number.substr(dot + 1);
+        number = number.substr(0, dot);
+        if (fraction.empty() || fraction.size() > 2 || !parse_uint(fraction)) return std::nullopt;
+    }
+    const auto whole = parse_uint(number);
+    if (!whole || *whole > (max_memory >> shift)) return std::nullopt;
+    std::uint64_t hundredths = *whole * 100;
+    if (!fraction.empty()) hundredths += *parse_uint(fraction) * (fraction.size() == 1 ? 10 : 1);
+    const std::uint64_t bytes = (hundredths << shift) / 100;
+    if (bytes == 0 || bytes > max_memory) return std::nullopt;
+    return bytes;
 }
 
 inline sourced<std::uint64_t> read_memory_figure(std::string_view v, std::size_t line, problem_sink& problems) {
