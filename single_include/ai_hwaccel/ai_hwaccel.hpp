@@ -8875,8 +8875,8 @@ inline constexpr device_spec catalogue_rows[] = {
 // ai-hwaccel core catalogue: AI ASICs and NPUs (Google TPU, AWS Inferentia/Trainium, ...).
 //
 // One row per chip as the operating system enumerates it: Google TPU v4 to TPU7x, AWS
-// Inferentia/Inferentia2/Trainium/Trainium2, Qualcomm Cloud AI 100 (Standard, Pro, and one
-// SoC of the four-SoC Ultra card), Cerebras WSE-2/WSE-3, Graphcore GC200 and Bow IPUs, the
+// Inferentia/Inferentia2/Trainium/Trainium2/Trainium3, Qualcomm Cloud AI 100 (Standard,
+// Pro, and one SoC of the four-SoC Ultra card), Cerebras WSE-2/WSE-3, Graphcore GC200 and Bow IPUs, the
 // first Groq LPU, and the client NPUs of Intel (Meteor/Lunar/Arrow Lake) and AMD (XDNA,
 // XDNA 2). Units: memory in binary GiB (vendors' "32 GB" of HBM is 32 GiB), on-chip SRAM
 // given in decimal MB/GB is stored with units::mebibytes()/gibibytes() (the vendors' round
@@ -8944,9 +8944,9 @@ inline constexpr device_spec catalogue_rows[] = {
      .maker = vendor::google,
      .kind = device_kind::tpu,
      .pci_device_ids = {0x0062},
-     // Google: 96 GiB of physical HBM per chip; its table lists 95 GiB, what remains
-     // after the TPU system and libtpu reservations.
-     .memory_bytes = 96 * units::gib,
+     // Google's v5p page: "HBM2e capacity and bandwidth: 95GB, 2765 GBps"; tpu-info's
+     // chip table has hbm_gib=95 too, so the figure is read as binary.
+     .memory_bytes = 95 * units::gib,
      .memory = memory_type::hbm2e,
      .memory_bandwidth_gbps = 2765,
      // int8 (9.18e14 ops/s per chip) from JAX pallas tpu_info; Google's newer table also
@@ -8976,9 +8976,10 @@ inline constexpr device_spec catalogue_rows[] = {
      .compute_units = 1,
      .year = 2024,
      .source = AI_HWACCEL_SOURCE("https://docs.cloud.google.com/tpu/docs/v6e")},
-    // TPU7x is a dual-chiplet chip: tpu-info counts two PCI functions (device 0x0076, one
-    // vfio device each) per chip and JAX exposes each chiplet as its own device with half
-    // of the figures below. This row is the whole chip, as Google publishes it.
+    // TPU7x is a dual-chiplet chip: two PCI functions (device 0x0076, one vfio device each)
+    // at one domain:bus:device, which tpu-info and the probe count as one chip; JAX exposes
+    // each chiplet as its own device with half of the figures below. This row is the whole
+    // chip, as Google publishes it.
     {.name = "Google TPU7x",
      .aliases = {"TPU7x", "TPU v7x", "TPU7x chip", "Ironwood", "7x"},
      .maker = vendor::google,
@@ -9072,6 +9073,26 @@ inline constexpr device_spec catalogue_rows[] = {
      .source = AI_HWACCEL_SOURCE("https://github.com/aws-neuron/aws-neuron-sdk/blob/"
                "7c165a3e01131a86537f6e0b3ba43716e44d8bc4/about-neuron/arch/neuron-hardware/"
                "trainium2.rst")},
+    // Trainium3: AWS's architecture page (2025-12-02). Its "MXFP8/MXFP4" rate fills fp8 and
+    // fp4; the NKI guide gives 4.7 TB/s of HBM bandwidth where this page gives 4.9. The
+    // driver binds two device ids. No link_domain: the chip count of a Trn3 instance is not
+    // on that page.
+    {.name = "AWS Trainium3",
+     .aliases = {"Trainium3", "trn3"},
+     .maker = vendor::amazon,
+     .kind = device_kind::aws_trainium,
+     .pci_device_ids = {0x7564, 0x7565},
+     .memory_bytes = 144 * units::gib,
+     .memory = memory_type::unknown,
+     .memory_bandwidth_gbps = 4900,
+     .peak = {.fp32 = 183, .tf32 = 671, .bf16 = 671, .fp16 = 671, .fp8 = 2517, .fp4 = 2517},
+     .link = interconnect_kind::neuronlink,
+     .link_bandwidth_gbps = 2560, // NeuronLink-v4, per device
+     .arch = "",
+     .compute_units = 8,
+     .year = 2025,
+     .source = AI_HWACCEL_SOURCE("https://awsdocs-neuron.readthedocs-hosted.com/en/v2.29.1/_sources/about-neuron/"
+               "arch/neuron-hardware/trainium3.rst")},
 
     // ---- Qualcomm Cloud AI 100 (PCI 0x17cb:0xa100 for every SKU, per the Linux qaic
     // documentation; the SKU is not in the PCI id). The Ultra card carries four AI 100
@@ -16824,7 +16845,9 @@ inline constexpr std::uint16_t google_pci_vendor_id = 0x1ae0;
 /// What tpu-info says about one chip beyond the profile's fields.
 struct tpu_chip_info {
     std::string device_path;                       ///< "/dev/vfio/0", "/dev/accel3"; empty if not shown
-    std::optional<std::uint32_t> pid;              ///< the process holding the chip; nullopt for "None"
+    /// The processes holding the chip: one, or on chips of two cores (TPU7x) one per core
+    /// that has a holder ("1234, 1235"); empty for "None" and "N/A".
+    std::vector<std::uint32_t> pids;
     std::optional<std::uint32_t> devices_per_chip; ///< "Cores" / "Devices" column (JAX devices per chip)
     std::string process_name;                      ///< from `tpu-info --process`
     friend bool operator==(const tpu_chip_info&, const tpu_chip_info&) = default;
@@ -16852,7 +16875,8 @@ struct tpu_vfio_transcript_result {
     /// TPU chips found in the IOMMU groups, by PCI address; `available` when their group's
     /// node is in the /dev/vfio listing (always, when the listing is absent).
     std::vector<accelerator_profile> devices;
-    std::vector<std::uint32_t> iommu_groups; ///< each device's group, in the order of `devices`
+    /// Each device's group, in the order of `devices` (a chip of two cores: its first core's).
+    std::vector<std::uint32_t> iommu_groups;
     std::vector<std::uint32_t> vfio_nodes;   ///< numbered nodes of the /dev/vfio listing, sorted
     bool vfio_control_node = false;          ///< /dev/vfio/vfio was listed
     std::vector<tpu_parse_problem> problems;
@@ -16919,6 +16943,14 @@ inline void apply_pci_identity(accelerator_profile& p, std::uint16_t device_id, 
     } else if (p.name.empty()) {
         p.name = table_name(device_id, subsystem_device);
     }
+}
+
+/// Whether PCI function `a` (device id `id`) is another core of chip `p`: a chip of two
+/// cores (TPU7x) shows one function per core at one domain:bus:device; tpu-info groups them
+/// so (device.py, get_actual_chips).
+inline bool same_chip(const accelerator_profile& p, const pci_address& a, std::uint16_t id) noexcept {
+    return p.pci && p.pci->domain == a.domain && p.pci->bus == a.bus && p.pci->device == a.device &&
+           p.pci_device_id == id;
 }
 
 /// A chip named by tpu-info ("TPU v4 chip", "TPU7x chip") matched to the catalogue.
@@ -17075,6 +17107,25 @@ inline std::string bounded_text(std::string_view v, std::size_t line, std::strin
     return s;
 }
 
+// The PID cell: "1234", or on chips of two cores "1234, 1235" (tpu-info joins the holders of
+// the chip's cores). Every entry must read; otherwise none is kept.
+inline void read_pids(std::string_view cell, std::size_t line, std::vector<std::uint32_t>& into,
+                      problem_sink& problems) {
+    constexpr std::size_t most = 16; // a chip has at most two cores; a longer list is garbage
+    std::vector<std::uint32_t> pids;
+    bool ok = true;
+    for (std::string_view rest = cell; ok;) {
+        const auto comma = rest.find(',');
+        const auto v = parse_uint(trim(rest.substr(0, comma)));
+        if (!v || *v > UINT32_MAX || pids.size() == most) ok = false;
+        else pids.push_back(static_cast<std::uint32_t>(*v));
+        if (comma == std::string_view::npos) break;
+        rest.remove_prefix(comma + 1);
+    }
+    if (ok) into = std::move(pids);
+    else problems.add(line, "PID: cannot read " + quote_value(cell));
+}
+
 } // namespace detail::tpu
 
 /// Reads what `tpu-info` prints: the "TPU Chips" table (device path, chip type, devices
@@ -17152,11 +17203,8 @@ inline tpu_info_result parse_tpu_info(std::string_view text) {
                 r.chips[at].device_path = std::string(path);
             }
             auto& chip = r.chips[at];
-            if (const auto pid = cell(cols.pid); !pid.empty() && pid != "None") {
-                const auto v = parse_uint(pid);
-                if (!v || *v > UINT32_MAX) problems.add(number, "PID: cannot read " + quote_value(pid));
-                else chip.pid = static_cast<std::uint32_t>(*v);
-            }
+            if (const auto pid = cell(cols.pid); !pid.empty() && pid != "None" && pid != "N/A")
+                read_pids(pid, number, chip.pids, problems);
             if (cols.kind == table::process) {
                 if (const auto name = cell(cols.name); !name.empty() && name != "None")
                     chip.process_name = bounded_text(name, number, "process name", problems);
@@ -17370,11 +17418,16 @@ inline tpu_vfio_transcript_result parse_tpu_vfio_transcript(std::string_view tex
             problems.add(e.line, "no device id for " + std::string(e.address.text().data()));
         if (!e.vendor_id || *e.vendor_id != google_pci_vendor_id || !e.device_id || !is_tpu_device_id(*e.device_id))
             continue;
+        const bool node = std::binary_search(r.vfio_nodes.begin(), r.vfio_nodes.end(), e.group);
+        // The second core's function of a TPU7x chip (sorted next to the first): the same chip.
+        if (!r.devices.empty() && same_chip(r.devices.back(), e.address, *e.device_id)) {
+            r.devices.back().available = r.devices.back().available || (listing_seen && node);
+            continue;
+        }
         accelerator_profile p = blank_chip(static_cast<std::uint32_t>(r.devices.size()));
         p.pci = e.address;
         apply_pci_identity(p, *e.device_id, 0);
-        if (listing_seen)
-            p.available = std::binary_search(r.vfio_nodes.begin(), r.vfio_nodes.end(), e.group);
+        if (listing_seen) p.available = node;
         r.devices.push_back(p);
         r.iommu_groups.push_back(e.group);
     }
@@ -17458,6 +17511,16 @@ struct tpu_probe {
         const auto accel_class = sys.list_dir("/sys/class/accel");
         for (const auto& d : probe_pci(sys, ignored)) {
             if (d.vendor_id != google_pci_vendor_id || !detail::tpu::is_tpu_device_id(d.device_id)) continue;
+            // A chip of two cores (TPU7x) is two PCI functions of one domain:bus:device, as
+            // tpu-info groups them: one device, usable when either function's node is there.
+            const auto same_chip = std::ranges::find_if(out.devices, [&](const accelerator_profile& c) {
+                return detail::tpu::same_chip(c, d.address, d.device_id);
+            });
+            if (same_chip != out.devices.end()) {
+                same_chip->available = same_chip->available ||
+                                       !detail::tpu::device_node(sys, d, same_chip->index, accel_class).empty();
+                continue;
+            }
             const auto position = out.devices.size();
             accelerator_profile p = detail::tpu::blank_chip(static_cast<std::uint32_t>(position));
             p.pci = d.address;
@@ -19987,6 +20050,7 @@ inline neuron_ls_result parse_neuron_ls(std::string_view text, const device_spec
     enum class state { before, header, rows, after } st = state::before;
     std::vector<std::string> names; // header cells joined per column
     std::vector<column> columns;
+    std::size_t command_col = 0; // the COMMAND column's position; columns.size() when none
     std::size_t number = 0;
     std::size_t diagram_at = std::string_view::npos;
     std::size_t offset = 0;
@@ -20007,6 +20071,8 @@ inline neuron_ls_result parse_neuron_ls(std::string_view text, const device_spec
             else if (st == state::header) {
                 columns.clear();
                 for (const auto& n : names) columns.push_back(column_of(n));
+                command_col = static_cast<std::size_t>(std::find(names.begin(), names.end(), "COMMAND") -
+                                                       names.begin());
                 if (std::find(columns.begin(), columns.end(), column::device) == columns.end()) {
                     problems.add(number, "the table has no NEURON DEVICE column");
                     st = state::after;
@@ -20024,7 +20090,7 @@ inline neuron_ls_result parse_neuron_ls(std::string_view text, const device_spec
             problems.add(number, "not understood: " + quote_value(line));
             return true;
         }
-        const auto cells = row_cells(line);
+        auto cells = row_cells(line);
         if (!cells) {
             problems.add(number, "not a table row: " + quote_value(line));
             return true;
@@ -20043,7 +20109,16 @@ inline neuron_ls_result parse_neuron_ls(std::string_view text, const device_spec
             }
             return true;
         }
-        // A device row, or a further process of the device above.
+        // A device row, or a further process of the device above. The COMMAND cell is the
+        // process's command line, which may hold a '|' of its own: extra cells go back into it.
+        if (cells->size() > columns.size() && command_col < columns.size()) {
+            const std::size_t extra = cells->size() - columns.size();
+            const std::string_view first = (*cells)[command_col], last = (*cells)[command_col + extra];
+            (*cells)[command_col] = std::string_view(first.data(), static_cast<std::size_t>(
+                                                                     last.data() + last.size() - first.data()));
+            cells->erase(cells->begin() + static_cast<std::ptrdiff_t>(command_col) + 1,
+                         cells->begin() + static_cast<std::ptrdiff_t>(command_col + extra) + 1);
+        }
         if (cells->size() != columns.size()) {
             problems.add(number, std::to_string(cells->size()) + " cells for " + std::to_string(columns.size()) +
                                      " columns; row skipped");
@@ -20805,6 +20880,13 @@ inline std::string apply_field(std::string_view key, std::string_view value, acc
     return {}; // firmware versions, serials, queues, clocks: not mapped
 }
 
+// The lines the full `qaic-util -q` prints before its first QID: the runtime's image
+// ("LRT QC_IMAGE_VERSION:...", "LRT IMAGE_VARIANT:...") and "Number of devices: <n>".
+constexpr bool preamble_line(std::string_view line) noexcept {
+    return (line.starts_with("LRT ") && line.find(':') != std::string_view::npos) ||
+           line.starts_with("Number of devices:");
+}
+
 } // namespace detail::qualcomm
 
 /// Reads `qaic-util -q` (also its `| grep` excerpts): a "QID <n>" line per SoC, then
@@ -20816,6 +20898,8 @@ inline qaic_util_result parse_qaic_util_query(std::string_view text) {
     problem_sink problems{r.problems};
     std::size_t number = 0;
     bool current = false;
+    std::optional<std::uint64_t> declared; // "Number of devices:", on line declared_at
+    std::size_t declared_at = 0;
     auto finish = [&] {
         if (!current) return;
         auto& p = r.devices.back();
@@ -20849,6 +20933,14 @@ inline qaic_util_result parse_qaic_util_query(std::string_view text) {
             return true;
         }
         if (!current) {
+            if (r.devices.empty() && preamble_line(line)) {
+                if (line.starts_with("Number of devices:")) {
+                    declared = parse_uint(detail::trim(line.substr(colon + 1)));
+                    declared_at = number;
+                    if (!declared) problems.add(number, "device count: cannot read " + quote_value(line));
+                }
+                return true;
+            }
             problems.add(number, "value before any QID line: " + quote_value(line));
             return true;
         }
@@ -20860,6 +20952,10 @@ inline qaic_util_result parse_qaic_util_query(std::string_view text) {
         return true;
     });
     finish();
+    if (declared && *declared != r.devices.size() && r.devices.size() < max_rows)
+        problems.add(declared_at,
+                     "says " + std::to_string(*declared) + " device(s) and lists " + std::to_string(r.devices.size()),
+                     warning_kind::disagreement);
     problems.finish();
     return r;
 }
@@ -20959,7 +21055,14 @@ namespace detail::formats {
 
 // qaic-util -q (and its `grep -e Status -e QID` excerpts) ----------------------------------
 inline int sniff_qaic_util(std::string_view t) noexcept {
-    if (!qualcomm::qid_line(first_non_blank_line(t))) return 0;
+    bool qid_first = false;
+    each_line(t, [&](std::string_view line) {
+        const auto l = trim(line);
+        if (l.empty() || qualcomm::preamble_line(l)) return true;
+        qid_first = qualcomm::qid_line(l).has_value();
+        return false;
+    });
+    if (!qid_first) return 0;
     bool status = false;
     each_line(t, [&](std::string_view line) {
         const auto l = trim(line);

@@ -30,7 +30,7 @@ TEST_CASE("device_catalogue") {
     CHECK(intel >= 10);
     CHECK(apple >= 30); // every M1–M4 GPU-core variant
     CHECK(google >= 4); // TPU v4, v5e, v5p, v6e
-    CHECK(amazon == 4); // Inferentia 1/2, Trainium 1/2
+    CHECK(amazon == 5); // Inferentia 1/2, Trainium 1/2/3
 }
 
 TEST_CASE("find_device") {

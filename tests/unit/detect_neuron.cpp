@@ -122,6 +122,21 @@ TEST_CASE("parse_neuron_ls: real captures") {
         CHECK(*r.devices[0].pci == ah::pci_address{0, 0xcc, 0, 0});
         CHECK(*r.devices[15].pci == ah::pci_address{0, 0xf7, 0, 0});
         CHECK(pairs_of(r.links) == torus_pairs());
+        // Hand-made from the capture: a command line holding '|' (and "| |") splits its COMMAND
+        // cell; the extra cells are put back and no device is lost.
+        const std::string cmd = "neuron-bench exec --run-as-cc-neff --warmup none --fixed-instance-count 64 --...";
+        for (const std::string with : {"sh -c 'neuron-bench exec | tee log.txt'", "a | b | | c"}) {
+            std::string text = *t;
+            const auto at = text.find(cmd, text.find("| 2      |"));
+            REQUIRE(at != std::string::npos);
+            text.replace(at, cmd.size(), with);
+            const auto p = ah::parse_neuron_ls(text);
+            INFO(problems_of(p.problems));
+            CHECK(p.problems.empty());
+            REQUIRE(p.devices.size() == 16);
+            CHECK(p.details[2].pids == std::vector<std::uint64_t>{268911});
+            CHECK(*p.devices[2].memory_bytes == 96 * gib);
+        }
     }
     SUBCASE("trn1.32xlarge --topology: the table and the torus diagram") {
         const auto t = test::capture("neuron-ls/topology_trn1.32xlarge_16-devices-torus.txt");
@@ -230,7 +245,7 @@ TEST_CASE("parse_neuron_ls: other layouts (hand-made)") {
         CHECK(r.devices[0].kind == ah::device_kind::aws_inferentia);
     }
     SUBCASE("a Trainium generation the catalogue does not know") {
-        const std::string t = "instance-type: trn3.48xlarge\n"
+        const std::string t = "instance-type: trn9.48xlarge\n"
                               "+--------+--------+\n| NEURON | NEURON |\n| DEVICE | CORES  |\n+--------+--------+\n"
                               "| 0      | 8      |\n+--------+--------+\n";
         const auto r = ah::parse_neuron_ls(t);
@@ -533,16 +548,36 @@ TEST_CASE("neuron_probe") {
     }
     SUBCASE("hand-made: a Trainium the catalogue does not know, from sysfs: its kind and name from the driver") {
         fake_neuron_host h;
-        h.node(0, "8", "\n", "Trainium3\n");
+        h.node(0, "8", "\n", "Trainium9\n");
         h.node(1, "8", "\n", "Inferentia9\n");
         const auto out = ah::neuron_probe{}.probe(ah::host_system(h.root.string()));
         REQUIRE(out.devices.size() == 2);
         CHECK(out.devices[0].kind == ah::device_kind::aws_trainium);
-        CHECK(out.devices[0].name.view() == "AWS Trainium3");
+        CHECK(out.devices[0].name.view() == "AWS Trainium9");
         CHECK(*out.devices[0].compute_units == 4); // Trainium2 and later group cores in pairs
         CHECK(out.devices[1].kind == ah::device_kind::aws_inferentia);
         CHECK(out.devices[1].name.view() == "AWS Inferentia9");
         CHECK(*out.devices[1].compute_units == 8);
+    }
+    SUBCASE("hand-made: Trainium3's two PCI device ids, from the bus and sysfs") {
+        // aws-neuron-driver binds 0x7564 and 0x7565 (TRN3_DEVICE_ID0/1), both Trainium3.
+        for (const std::string id : {"0x7564", "0x7565"}) {
+            CAPTURE(id);
+            fake_neuron_host h;
+            h.pci("0000:00:1e.0", id, "neuron-driver", 1);
+            h.node(0, "8", "\n", "Trainium3\n");
+            const auto out = ah::neuron_probe{}.probe(ah::host_system(h.root.string()));
+            REQUIRE(out.devices.size() == 1);
+            const auto& d = out.devices[0];
+            REQUIRE(d.spec != nullptr);
+            CHECK(d.spec->name == "AWS Trainium3");
+            REQUIRE(d.pci.has_value()); // one function, one device: matched
+            CHECK(*d.pci == ah::pci_address{0, 0, 0x1e, 0});
+            CHECK(*d.numa_node == 1);
+            CHECK(*d.pcie_current == ah::pcie_link{4, 8});
+            CHECK(*d.memory_bytes == 144 * gib);
+            CHECK(*d.compute_units == 4); // eight NeuronCore-v4, two per logical core by default
+        }
     }
     SUBCASE("no Neuron device: nothing, no warning") {
         test::scratch_dir dir;

@@ -99,6 +99,30 @@ TEST_CASE("parse_qaic_util_query") {
         CHECK(r.status[1] == "Error");
         CHECK_FALSE(e.memory_bytes.has_value());
     }
+    SUBCASE("the full output's preamble: the runtime's image lines and the device count") {
+        // In the layout of the qaic-util -q output published in krai/ck-qaic's AEDK setup notes
+        // (public copy id 8853544916), cut to the lines the parser maps.
+        const std::string head = "LRT QC_IMAGE_VERSION: LRT.AIC.6.7.1.6.52\nLRT IMAGE_VARIANT: LRT.AIC.REL\n";
+        const std::string soc = "QID 0\n        Status:Ready\n        PCI Address:0002:01:00.0\n"
+                                "        Dram Total:8116 MB\n        Dram Free:8116 MB\n        Nsp Total:8\n";
+        auto r = ah::parse_qaic_util_query(head + "Number of devices: 1\n" + soc);
+        INFO(problems_of(r.problems));
+        CHECK(r.problems.empty());
+        REQUIRE(r.devices.size() == 1);
+        CHECK(*r.devices[0].pci == ah::pci_address{2, 1, 0, 0});
+        CHECK(*r.devices[0].memory_bytes == 8116 * mib);
+        CHECK(ah::detail::formats::sniff_qaic_util(head + "Number of devices: 1\n" + soc) == 90);
+        // A count that disagrees with the QID blocks, or cannot be read, is said.
+        r = ah::parse_qaic_util_query(head + "Number of devices: 2\n" + soc);
+        REQUIRE(r.problems.size() == 1);
+        CHECK(r.problems[0].kind == ah::warning_kind::disagreement);
+        CHECK(r.problems[0].line == 3);
+        CHECK(ah::parse_qaic_util_query("Number of devices: many\n" + soc).problems.size() == 1);
+        // Preamble lines after the first QID are no preamble.
+        CHECK(ah::parse_qaic_util_query(soc + "Number of devices: 1\n").problems.empty()); // a key of QID 0
+        CHECK(ah::parse_qaic_util_query("LRT nothing\n" + soc).problems.size() == 1);
+        CHECK(ah::detail::formats::sniff_qaic_util(head + "hello\n" + soc) == 0);
+    }
     SUBCASE("hostile input") {
         CHECK(ah::parse_qaic_util_query("").devices.empty());
         CHECK(ah::parse_qaic_util_query("").problems.empty());

@@ -65,7 +65,7 @@ TEST_CASE("parse_tpu_info: real captures") {
             CHECK(d.index == i);
             CHECK(d.name.view() == "TPU v4");
             CHECK(r.chips[i].device_path == "/dev/accel" + std::to_string(i));
-            CHECK(r.chips[i].pid == 3786361u);
+            CHECK(r.chips[i].pids == std::vector<std::uint32_t>{3786361});
             CHECK(r.chips[i].devices_per_chip == 1u);
             CHECK(*d.memory_bytes == gib_x100(3075)); // 30.75 GiB
             CHECK(d.memory_bytes.from == ah::origin::tool);
@@ -95,7 +95,7 @@ TEST_CASE("parse_tpu_info: real captures") {
             CAPTURE(i);
             CHECK(d.name.view() == "TPU v6e");
             CHECK(r.chips[i].device_path == "/dev/vfio/" + std::to_string(i));
-            CHECK(r.chips[i].pid == 1469584u);
+            CHECK(r.chips[i].pids == std::vector<std::uint32_t>{1469584});
             CHECK(r.chips[i].devices_per_chip == 1u);
             CHECK(*d.memory_bytes == gib_x100(3125)); // 31.25 GiB
             CHECK(*d.memory_used_bytes == used[i]);
@@ -121,7 +121,7 @@ TEST_CASE("parse_tpu_info: real captures") {
             CHECK(r.devices[i].index == i);
             CHECK(r.devices[i].spec == nullptr); // the table does not say which TPU
             CHECK(r.chips[i].device_path == "/dev/vfio/" + std::to_string(i));
-            CHECK(r.chips[i].pid == 799657u);
+            CHECK(r.chips[i].pids == std::vector<std::uint32_t>{799657});
             CHECK(r.chips[i].process_name == "python3");
         }
     }
@@ -137,10 +137,34 @@ TEST_CASE("parse_tpu_info: hand-made variations") {
         INFO(problems_of(r.problems));
         CHECK(r.problems.empty());
         REQUIRE(r.devices.size() == 1);
-        CHECK_FALSE(r.chips[0].pid.has_value());
+        CHECK(r.chips[0].pids.empty());
         REQUIRE(r.devices[0].spec != nullptr);
         CHECK(r.devices[0].spec->name == "Google TPU v5p");
         CHECK(r.devices[0].memory_bytes.from == ah::origin::catalogue); // no usage table
+    }
+    SUBCASE("TPU7x: a chip of two cores lists each core's holder; N/A for a chip whose one core is unheld") {
+        // hand-made, in the layout of tpu-info's ActualTpuChipsTable (cli_helper.py): "Chip " header,
+        // holders of the chip's cores joined by ", "
+        const auto r = ah::parse_tpu_info("| Chip        | Type       | Devices | PID          |\n"
+                                          "|-------------|------------|---------|--------------|\n"
+                                          "| /dev/vfio/0 | TPU7x chip | 2       | 1234, 1235   |\n"
+                                          "| /dev/vfio/2 | TPU7x chip | 2       | 77           |\n"
+                                          "| /dev/vfio/4 | TPU7x chip | 2       | None         |\n"
+                                          "| /dev/vfio/6 | TPU7x chip | 2       | N/A          |\n"
+                                          "| /dev/vfio/8 | TPU7x chip | 2       | 1, x         |\n"
+                                          "| /dev/vfio/9 | TPU7x chip | 2       | 1,           |\n");
+        REQUIRE(r.devices.size() == 6);
+        CHECK(r.chips[0].pids == std::vector<std::uint32_t>{1234, 1235});
+        CHECK(r.chips[1].pids == std::vector<std::uint32_t>{77});
+        CHECK(r.chips[2].pids.empty());
+        CHECK(r.chips[3].pids.empty());
+        CHECK(r.chips[4].pids.empty()); // not every entry reads: none kept, one problem
+        CHECK(r.chips[5].pids.empty());
+        REQUIRE(r.problems.size() == 2);
+        CHECK(r.problems[0].message.find("\"1, x\"") != std::string::npos);
+        CHECK(r.chips[0].devices_per_chip == 2u);
+        REQUIRE(r.devices[0].spec != nullptr);
+        CHECK(r.devices[0].spec->name == "Google TPU7x");
     }
     SUBCASE("a usage table alone makes the chips; its numbers index them") {
         // hand-made
@@ -250,6 +274,26 @@ TEST_CASE("parse_tpu_vfio_transcript") {
             CHECK(d.memory_bytes.from == ah::origin::catalogue);
         }
     }
+    SUBCASE("hand-made: TPU7x, two functions per chip in separate groups, one device per chip") {
+        const auto r = ah::parse_tpu_vfio_transcript(
+            "--- /dev/vfio ---\ncrw-rw-rw- 1 root root 245,   1 Jul 29 18:29 1\n"
+            "crw-rw-rw- 1 root root 245,   2 Jul 29 18:29 2\n--- sysfs devices ---\n"
+            "/sys/kernel/iommu_groups/0/devices/0000:00:04.0 -> vendor: 0x1ae0 device: 0x0076\n"
+            "/sys/kernel/iommu_groups/1/devices/0000:00:04.1 -> vendor: 0x1ae0 device: 0x0076\n"
+            "/sys/kernel/iommu_groups/2/devices/0000:00:05.0 -> vendor: 0x1ae0 device: 0x0076\n"
+            "/sys/kernel/iommu_groups/3/devices/0000:00:05.1 -> vendor: 0x1ae0 device: 0x0076\n"
+            "/sys/kernel/iommu_groups/4/devices/0000:00:06.0 -> vendor: 0x1ae0 device: 0x0076\n"
+            "/sys/kernel/iommu_groups/5/devices/0000:00:06.1 -> vendor: 0x1ae0 device: 0x0076\n");
+        INFO(problems_of(r.problems));
+        CHECK(r.problems.empty());
+        REQUIRE(r.devices.size() == 3);
+        CHECK(r.iommu_groups == std::vector<std::uint32_t>{0, 2, 4});
+        CHECK(r.devices[0].available);      // its second core's node
+        CHECK(r.devices[1].available);      // its first core's node
+        CHECK_FALSE(r.devices[2].available); // neither
+        CHECK(r.devices[2].index == 2u);
+        CHECK(*r.devices[2].memory_bytes == 192 * gib);
+    }
     SUBCASE("hand-made: a group without its node, a NIC of the same vendor, garbage") {
         const auto r = ah::parse_tpu_vfio_transcript(
             "--- /dev/vfio ---\ntotal 0\ncrw-rw-rw- 1 root root 245,   0 Jul 29 18:29 0\n"
@@ -358,7 +402,7 @@ TEST_CASE("tpu_probe") {
             CHECK(*d.pcie_current == ah::pcie_link{4, 16});
             CHECK_FALSE(d.pcie_max.has_value());
             CHECK(*d.chips == 1);
-            CHECK(*d.memory_bytes == 95 * gib); // tpu-info's figure beats the catalogue's 96
+            CHECK(*d.memory_bytes == 95 * gib);
             CHECK(d.memory_bytes.from == ah::origin::tool);
             CHECK(*d.memory_used_bytes == 10 * gib);
             CHECK(*d.memory_free_bytes == 85 * gib);
@@ -414,6 +458,49 @@ TEST_CASE("tpu_probe") {
         CHECK(out.devices[0].name.view() == "Google TPU v3");
         CHECK(out.devices[0].spec == nullptr);
         CHECK(out.links.empty()); // one chip: no ICI link
+    }
+    SUBCASE("hand-made tree: TPU7x, two PCI functions per chip, one device per chip") {
+        // Each TPU7x chip shows one function per core at one domain:bus:device (tpu-info's
+        // device.py groups them the same way); the row's figures are the whole chip's.
+        fake_tpu_host h;
+        int group = 0;
+        for (int chip = 0; chip < 4; ++chip)
+            for (int fn = 0; fn < 2; ++fn) {
+                const std::string a = "0000:00:0" + std::to_string(4 + chip) + "." + std::to_string(fn);
+                h.chip(a, "0x0076", "vfio-pci", 0);
+                // chip 1 has no node for its first core, chip 2 none at all
+                h.vfio(a, group++, !(chip == 1 && fn == 0) && chip != 2);
+            }
+        std::string info = "| Chip | Type | Devices | PID |\n|---|---|---|---|\n";
+        for (int chip = 0; chip < 4; ++chip)
+            info += "| /dev/vfio/" + std::to_string(2 * chip) + " | TPU7x chip | 2 | 10, 11 |\n";
+        h.tool(info);
+        const auto out = ah::tpu_probe{}.probe(ah::host_system(h.root.string()));
+        INFO(test::warnings_text(out.warnings));
+        CHECK(out.warnings.empty()); // tpu-info's four chips match the bus's four
+        REQUIRE(out.devices.size() == 4);
+        std::uint64_t hbm = 0;
+        for (std::size_t i = 0; i < 4; ++i) {
+            const auto& d = out.devices[i];
+            CAPTURE(i);
+            CHECK(d.index == i);
+            CHECK(d.name.view() == "Google TPU7x");
+            CHECK(*d.pci == ah::pci_address{0, 0, static_cast<std::uint8_t>(4 + i), 0}); // the first core's
+            CHECK(*d.chips == 1);
+            CHECK(*d.compute_units == 2);
+            CHECK(d.available == (i != 2));
+            hbm += *d.memory_bytes;
+        }
+        CHECK(hbm == 4 * 192 * gib);
+        REQUIRE(out.links.size() == 1);
+        CHECK(out.links[0].state == "4 chips");
+        // A v5p chip of one function each stays one device per function.
+        fake_tpu_host v;
+        v.chip("0000:00:04.0", "0x0062", "vfio-pci");
+        v.vfio("0000:00:04.0", 0);
+        v.chip("0000:00:05.0", "0x0062", "vfio-pci");
+        v.vfio("0000:00:05.0", 1);
+        CHECK(ah::tpu_probe{.use_tpu_info = false}.probe(ah::host_system(v.root.string())).devices.size() == 2);
     }
     SUBCASE("tpu-info disagrees on the count: its figures are not used") {
         fake_tpu_host h;

@@ -542,6 +542,7 @@ inline neuron_ls_result parse_neuron_ls(std::string_view text, const device_spec
     enum class state { before, header, rows, after } st = state::before;
     std::vector<std::string> names; // header cells joined per column
     std::vector<column> columns;
+    std::size_t command_col = 0; // the COMMAND column's position; columns.size() when none
     std::size_t number = 0;
     std::size_t diagram_at = std::string_view::npos;
     std::size_t offset = 0;
@@ -562,6 +563,8 @@ inline neuron_ls_result parse_neuron_ls(std::string_view text, const device_spec
             else if (st == state::header) {
                 columns.clear();
                 for (const auto& n : names) columns.push_back(column_of(n));
+                command_col = static_cast<std::size_t>(std::find(names.begin(), names.end(), "COMMAND") -
+                                                       names.begin());
                 if (std::find(columns.begin(), columns.end(), column::device) == columns.end()) {
                     problems.add(number, "the table has no NEURON DEVICE column");
                     st = state::after;
@@ -579,7 +582,7 @@ inline neuron_ls_result parse_neuron_ls(std::string_view text, const device_spec
             problems.add(number, "not understood: " + quote_value(line));
             return true;
         }
-        const auto cells = row_cells(line);
+        auto cells = row_cells(line);
         if (!cells) {
             problems.add(number, "not a table row: " + quote_value(line));
             return true;
@@ -598,7 +601,16 @@ inline neuron_ls_result parse_neuron_ls(std::string_view text, const device_spec
             }
             return true;
         }
-        // A device row, or a further process of the device above.
+        // A device row, or a further process of the device above. The COMMAND cell is the
+        // process's command line, which may hold a '|' of its own: extra cells go back into it.
+        if (cells->size() > columns.size() && command_col < columns.size()) {
+            const std::size_t extra = cells->size() - columns.size();
+            const std::string_view first = (*cells)[command_col], last = (*cells)[command_col + extra];
+            (*cells)[command_col] = std::string_view(first.data(), static_cast<std::size_t>(
+                                                                     last.data() + last.size() - first.data()));
+            cells->erase(cells->begin() + static_cast<std::ptrdiff_t>(command_col) + 1,
+                         cells->begin() + static_cast<std::ptrdiff_t>(command_col + extra) + 1);
+        }
         if (cells->size() != columns.size()) {
             problems.add(number, std::to_string(cells->size()) + " cells for " + std::to_string(columns.size()) +
                                      " columns; row skipped");

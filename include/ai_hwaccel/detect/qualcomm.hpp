@@ -155,6 +155,13 @@ inline std::string apply_field(std::string_view key, std::string_view value, acc
     return {}; // firmware versions, serials, queues, clocks: not mapped
 }
 
+// The lines the full `qaic-util -q` prints before its first QID: the runtime's image
+// ("LRT QC_IMAGE_VERSION:...", "LRT IMAGE_VARIANT:...") and "Number of devices: <n>".
+constexpr bool preamble_line(std::string_view line) noexcept {
+    return (line.starts_with("LRT ") && line.find(':') != std::string_view::npos) ||
+           line.starts_with("Number of devices:");
+}
+
 } // namespace detail::qualcomm
 
 /// Reads `qaic-util -q` (also its `| grep` excerpts): a "QID <n>" line per SoC, then
@@ -166,6 +173,8 @@ inline qaic_util_result parse_qaic_util_query(std::string_view text) {
     problem_sink problems{r.problems};
     std::size_t number = 0;
     bool current = false;
+    std::optional<std::uint64_t> declared; // "Number of devices:", on line declared_at
+    std::size_t declared_at = 0;
     auto finish = [&] {
         if (!current) return;
         auto& p = r.devices.back();
@@ -199,6 +208,14 @@ inline qaic_util_result parse_qaic_util_query(std::string_view text) {
             return true;
         }
         if (!current) {
+            if (r.devices.empty() && preamble_line(line)) {
+                if (line.starts_with("Number of devices:")) {
+                    declared = parse_uint(detail::trim(line.substr(colon + 1)));
+                    declared_at = number;
+                    if (!declared) problems.add(number, "device count: cannot read " + quote_value(line));
+                }
+                return true;
+            }
             problems.add(number, "value before any QID line: " + quote_value(line));
             return true;
         }
@@ -210,6 +227,10 @@ inline qaic_util_result parse_qaic_util_query(std::string_view text) {
         return true;
     });
     finish();
+    if (declared && *declared != r.devices.size() && r.devices.size() < max_rows)
+        problems.add(declared_at,
+                     "says " + std::to_string(*declared) + " device(s) and lists " + std::to_string(r.devices.size()),
+                     warning_kind::disagreement);
     problems.finish();
     return r;
 }
@@ -309,7 +330,14 @@ namespace detail::formats {
 
 // qaic-util -q (and its `grep -e Status -e QID` excerpts) ----------------------------------
 inline int sniff_qaic_util(std::string_view t) noexcept {
-    if (!qualcomm::qid_line(first_non_blank_line(t))) return 0;
+    bool qid_first = false;
+    each_line(t, [&](std::string_view line) {
+        const auto l = trim(line);
+        if (l.empty() || qualcomm::preamble_line(l)) return true;
+        qid_first = qualcomm::qid_line(l).has_value();
+        return false;
+    });
+    if (!qid_first) return 0;
     bool status = false;
     each_line(t, [&](std::string_view line) {
         const auto l = trim(line);

@@ -71,7 +71,9 @@ inline constexpr std::uint16_t google_pci_vendor_id = 0x1ae0;
 /// What tpu-info says about one chip beyond the profile's fields.
 struct tpu_chip_info {
     std::string device_path;                       ///< "/dev/vfio/0", "/dev/accel3"; empty if not shown
-    std::optional<std::uint32_t> pid;              ///< the process holding the chip; nullopt for "None"
+    /// The processes holding the chip: one, or on chips of two cores (TPU7x) one per core
+    /// that has a holder ("1234, 1235"); empty for "None" and "N/A".
+    std::vector<std::uint32_t> pids;
     std::optional<std::uint32_t> devices_per_chip; ///< "Cores" / "Devices" column (JAX devices per chip)
     std::string process_name;                      ///< from `tpu-info --process`
     friend bool operator==(const tpu_chip_info&, const tpu_chip_info&) = default;
@@ -99,7 +101,8 @@ struct tpu_vfio_transcript_result {
     /// TPU chips found in the IOMMU groups, by PCI address; `available` when their group's
     /// node is in the /dev/vfio listing (always, when the listing is absent).
     std::vector<accelerator_profile> devices;
-    std::vector<std::uint32_t> iommu_groups; ///< each device's group, in the order of `devices`
+    /// Each device's group, in the order of `devices` (a chip of two cores: its first core's).
+    std::vector<std::uint32_t> iommu_groups;
     std::vector<std::uint32_t> vfio_nodes;   ///< numbered nodes of the /dev/vfio listing, sorted
     bool vfio_control_node = false;          ///< /dev/vfio/vfio was listed
     std::vector<tpu_parse_problem> problems;
@@ -166,6 +169,14 @@ inline void apply_pci_identity(accelerator_profile& p, std::uint16_t device_id, 
     } else if (p.name.empty()) {
         p.name = table_name(device_id, subsystem_device);
     }
+}
+
+/// Whether PCI function `a` (device id `id`) is another core of chip `p`: a chip of two
+/// cores (TPU7x) shows one function per core at one domain:bus:device; tpu-info groups them
+/// so (device.py, get_actual_chips).
+inline bool same_chip(const accelerator_profile& p, const pci_address& a, std::uint16_t id) noexcept {
+    return p.pci && p.pci->domain == a.domain && p.pci->bus == a.bus && p.pci->device == a.device &&
+           p.pci_device_id == id;
 }
 
 /// A chip named by tpu-info ("TPU v4 chip", "TPU7x chip") matched to the catalogue.
@@ -322,6 +333,25 @@ inline std::string bounded_text(std::string_view v, std::size_t line, std::strin
     return s;
 }
 
+// The PID cell: "1234", or on chips of two cores "1234, 1235" (tpu-info joins the holders of
+// the chip's cores). Every entry must read; otherwise none is kept.
+inline void read_pids(std::string_view cell, std::size_t line, std::vector<std::uint32_t>& into,
+                      problem_sink& problems) {
+    constexpr std::size_t most = 16; // a chip has at most two cores; a longer list is garbage
+    std::vector<std::uint32_t> pids;
+    bool ok = true;
+    for (std::string_view rest = cell; ok;) {
+        const auto comma = rest.find(',');
+        const auto v = parse_uint(trim(rest.substr(0, comma)));
+        if (!v || *v > UINT32_MAX || pids.size() == most) ok = false;
+        else pids.push_back(static_cast<std::uint32_t>(*v));
+        if (comma == std::string_view::npos) break;
+        rest.remove_prefix(comma + 1);
+    }
+    if (ok) into = std::move(pids);
+    else problems.add(line, "PID: cannot read " + quote_value(cell));
+}
+
 } // namespace detail::tpu
 
 /// Reads what `tpu-info` prints: the "TPU Chips" table (device path, chip type, devices
@@ -399,11 +429,8 @@ inline tpu_info_result parse_tpu_info(std::string_view text) {
                 r.chips[at].device_path = std::string(path);
             }
             auto& chip = r.chips[at];
-            if (const auto pid = cell(cols.pid); !pid.empty() && pid != "None") {
-                const auto v = parse_uint(pid);
-                if (!v || *v > UINT32_MAX) problems.add(number, "PID: cannot read " + quote_value(pid));
-                else chip.pid = static_cast<std::uint32_t>(*v);
-            }
+            if (const auto pid = cell(cols.pid); !pid.empty() && pid != "None" && pid != "N/A")
+                read_pids(pid, number, chip.pids, problems);
             if (cols.kind == table::process) {
                 if (const auto name = cell(cols.name); !name.empty() && name != "None")
                     chip.process_name = bounded_text(name, number, "process name", problems);
@@ -617,11 +644,16 @@ inline tpu_vfio_transcript_result parse_tpu_vfio_transcript(std::string_view tex
             problems.add(e.line, "no device id for " + std::string(e.address.text().data()));
         if (!e.vendor_id || *e.vendor_id != google_pci_vendor_id || !e.device_id || !is_tpu_device_id(*e.device_id))
             continue;
+        const bool node = std::binary_search(r.vfio_nodes.begin(), r.vfio_nodes.end(), e.group);
+        // The second core's function of a TPU7x chip (sorted next to the first): the same chip.
+        if (!r.devices.empty() && same_chip(r.devices.back(), e.address, *e.device_id)) {
+            r.devices.back().available = r.devices.back().available || (listing_seen && node);
+            continue;
+        }
         accelerator_profile p = blank_chip(static_cast<std::uint32_t>(r.devices.size()));
         p.pci = e.address;
         apply_pci_identity(p, *e.device_id, 0);
-        if (listing_seen)
-            p.available = std::binary_search(r.vfio_nodes.begin(), r.vfio_nodes.end(), e.group);
+        if (listing_seen) p.available = node;
         r.devices.push_back(p);
         r.iommu_groups.push_back(e.group);
     }
@@ -705,6 +737,16 @@ struct tpu_probe {
         const auto accel_class = sys.list_dir("/sys/class/accel");
         for (const auto& d : probe_pci(sys, ignored)) {
             if (d.vendor_id != google_pci_vendor_id || !detail::tpu::is_tpu_device_id(d.device_id)) continue;
+            // A chip of two cores (TPU7x) is two PCI functions of one domain:bus:device, as
+            // tpu-info groups them: one device, usable when either function's node is there.
+            const auto same_chip = std::ranges::find_if(out.devices, [&](const accelerator_profile& c) {
+                return detail::tpu::same_chip(c, d.address, d.device_id);
+            });
+            if (same_chip != out.devices.end()) {
+                same_chip->available = same_chip->available ||
+                                       !detail::tpu::device_node(sys, d, same_chip->index, accel_class).empty();
+                continue;
+            }
             const auto position = out.devices.size();
             accelerator_profile p = detail::tpu::blank_chip(static_cast<std::uint32_t>(position));
             p.pci = d.address;
