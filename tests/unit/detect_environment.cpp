@@ -6,9 +6,11 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <initializer_list>
 #include <map>
 #include <set>
 #include <string>
+#include <tuple>
 #include <vector>
 
 namespace ah = ai_hwaccel;
@@ -272,6 +274,26 @@ TEST_CASE("identify_platform, hand-made DMI strings") {
     d.bios_version = "4.11";
     CHECK(ah::identify_platform(d).cloud == cloud_provider::none);
     CHECK(ah::identify_platform(d, "xen\n", "ec2e1916-9099-7caf-fd21-012345abcdef\n").cloud == cloud_provider::aws);
+    // A UUID starting "ec2" is chance (one in 4096) outside EC2's Xen guests: never over a
+    // definitive mark, and not in another hypervisor's guest.
+    for (const auto& [vendor, product, bios, tag, want] :
+         std::initializer_list<std::tuple<const char*, const char*, const char*, const char*, cloud_provider>>{
+             {"Microsoft Corporation", "Virtual Machine", "", "7783-7084-3265-9085-8269-3286-77", cloud_provider::azure},
+             {"Google", "Google Compute Engine", "Google", "", cloud_provider::gcp},
+             {"QEMU", "Standard PC (i440FX + PIIX, 1996)", "", "OracleCloud.com", cloud_provider::oracle},
+             {"VMware, Inc.", "VMware Virtual Platform", "", "", cloud_provider::none},
+             {"QEMU", "Standard PC (Q35 + ICH9, 2009)", "", "", cloud_provider::none},
+         }) {
+        CAPTURE(vendor);
+        d = {};
+        d.sys_vendor = vendor;
+        d.product_name = product;
+        d.bios_vendor = bios;
+        d.chassis_asset_tag = tag;
+        d.product_uuid = "EC2B41D6-1234-5678-9ABC-DEF012345678";
+        CHECK(ah::identify_platform(d).cloud == want);
+        CHECK(ah::identify_platform(d, "", "ec2b41d6-1234-5678-9abc-def012345678").cloud == want);
+    }
 
     d = {};
     d.sys_vendor = "Google";
@@ -429,6 +451,43 @@ TEST_CASE("probe_environment scratch trees") {
         root.write("proc/self/cgroup", "0::/user.slice/user-1000.slice/user@1000.service/app.slice/"
                                        "libpod-1f2e.scope\n");
         CHECK(ah::probe_environment(sys, w).container == container_runtime::podman);
+        // cgroup v2 gives every container its own cgroup namespace: the path is "/" and only
+        // the pod's variables and service account say Kubernetes. kubelet runs no Podman.
+        root.write("proc/1/cgroup", "0::/\n");
+        root.write("proc/self/cgroup", "0::/\n");
+        CHECK(ah::probe_environment(sys, w).container == container_runtime::podman); // no pod: Podman's marker
+        root.write("var/run/secrets/kubernetes.io/serviceaccount/namespace", "default\n");
+        env = ah::probe_environment(sys, w);
+        CHECK(env.container == container_runtime::other);
+        CHECK(env.kubernetes);
+        CHECK(env.kubernetes_namespace == "default");
+        env_view vars(root.path().string());
+        fs::remove(root.path() / "var/run/secrets/kubernetes.io/serviceaccount/namespace");
+        vars.vars["KUBERNETES_SERVICE_HOST"] = "10.96.0.1";
+        CHECK(ah::probe_environment(vars, w).container == container_runtime::other);
+        // Docker's marker is no CRI-O sign: a pod of the Docker runtime stays Docker.
+        root.write(".dockerenv", "");
+        CHECK(ah::probe_environment(vars, w).container == container_runtime::docker);
+        CHECK(w.empty());
+    }
+    SUBCASE("WSL 2 with systemd: \"wsl\" in systemd's container file is no container") {
+        test::scratch_dir root;
+        root.write("proc/sys/kernel/osrelease", "5.15.153.1-microsoft-standard-WSL2\n");
+        root.write("proc/1/cgroup", "0::/init.scope\n");
+        root.write("run/systemd/container", "wsl\n");
+        env_view sys(root.path().string());
+        std::vector<ah::warning> w;
+        auto env = ah::probe_environment(sys, w);
+        CHECK(env.container == container_runtime::none);
+        CHECK(env.wsl);
+        fs::remove(root.path() / "run/systemd/container");
+        sys.vars["container"] = "wsl";
+        CHECK(ah::probe_environment(sys, w).container == container_runtime::none);
+        // A Docker container on WSL is still a container.
+        root.write(".dockerenv", "");
+        env = ah::probe_environment(sys, w);
+        CHECK(env.container == container_runtime::docker);
+        CHECK(env.wsl);
         CHECK(w.empty());
     }
     SUBCASE("LXC, Incus and systemd-nspawn from systemd's container files") {
@@ -483,6 +542,34 @@ TEST_CASE("probe_environment scratch trees") {
         const auto env = ah::probe_environment(sys, w);
         CHECK(env.hypervisor == "Xen");
         CHECK(env.cloud == cloud_provider::aws);
+    }
+    SUBCASE("Xen's control domain (dom0) is the machine itself, not a guest") {
+        // /proc/xen/capabilities says "control_d" in dom0 and nothing in a guest (Xen FAQ).
+        test::scratch_dir root;
+        root.write("sys/hypervisor/type", "xen\n");
+        root.write("sys/class/dmi/id/sys_vendor", "Dell Inc.\n");
+        root.write("sys/class/dmi/id/product_name", "PowerEdge R750\n");
+        root.write("proc/xen/capabilities", "control_d\n");
+        env_view sys(root.path().string());
+        std::vector<ah::warning> w;
+        CHECK(ah::probe_environment(sys, w).hypervisor.empty());
+        root.write("proc/xen/capabilities", "");
+        CHECK(ah::probe_environment(sys, w).hypervisor == "Xen");
+        CHECK(w.empty());
+    }
+    SUBCASE("firmware strings with control bytes or broken UTF-8 are made printable, and said") {
+        test::scratch_dir root;
+        root.write("sys/class/dmi/id/sys_vendor", "Amazon EC2\n");
+        root.write("sys/class/dmi/id/product_name", "p4d.24xlarge\x1b]0;owned\x07\x1b[2J\n");
+        root.write("sys/class/dmi/id/bios_vendor", "\xff\xfe\n");
+        env_view sys(root.path().string());
+        std::vector<ah::warning> w;
+        const auto env = ah::probe_environment(sys, w);
+        CHECK(env.cloud == cloud_provider::aws);
+        CHECK(env.instance_type == "p4d.24xlarge?]0;owned??[2J");
+        REQUIRE(w.size() == 2);
+        CHECK(count_kind(w, ah::warning_kind::parse_error) == 2);
+        CHECK(w[0].subject == "/sys/class/dmi/id/product_name");
     }
     SUBCASE("KVM from the paravirtual clock, where there is no DMI") {
         // tests/data/clocksource: a Firecracker guest, which has no /sys/class/dmi.

@@ -9,9 +9,12 @@
 // and so do systemd's container files (/run/host/container-manager, written by nspawn
 // and Podman; /run/systemd/container, written by systemd as PID 1 of an LXC, LXD or
 // Incus container) and Apptainer's /.singularity.d. CRI-O writes Podman's
-// /run/.containerenv too, so in a Kubernetes pod the cgroup path's runtime wins over
-// it. Kubernetes sets KUBERNETES_SERVICE_HOST in every pod and mounts the service account's
-// namespace file. WSL's kernel names Microsoft in its release string. The hypervisor and
+// /run/.containerenv too (empty), so in a Kubernetes pod that marker alone means CRI-O
+// (`other`) and a runtime in the cgroup path wins over it. Kubernetes sets
+// KUBERNETES_SERVICE_HOST in every pod and mounts the service account's namespace file.
+// WSL's kernel names Microsoft in its release string (systemd's "wsl" container name is
+// WSL, not a container). Xen's dom0 ("control_d" in /proc/xen/capabilities) is no guest.
+// DMI strings are made printable (a warning says so). The hypervisor and
 // the cloud come from the firmware's DMI strings (/sys/class/dmi/id), the same evidence
 // cloud-init uses: "Amazon EC2", "Google Compute Engine", Azure's chassis asset tag
 // 7783-7084-3265-9085-8269-3286-77 (a plain Hyper-V VM has "Microsoft Corporation" too,
@@ -25,6 +28,7 @@
 #include "ai_hwaccel/core/system_io.hpp"
 #include "ai_hwaccel/core/text.hpp"
 #include "ai_hwaccel/core/warning.hpp"
+#include "ai_hwaccel/detect/capture.hpp"
 #include "ai_hwaccel/detect/system.hpp"
 #include "ai_hwaccel/detect/sysfs.hpp"
 
@@ -161,8 +165,8 @@ inline constexpr std::string_view azure_chassis_asset_tag = "7783-7084-3265-9085
 
 /// Hypervisor and cloud from DMI strings, plus /sys/hypervisor/type and /uuid (Xen
 /// guests). Cloud rules: AWS when a vendor string is "Amazon EC2", the BIOS version names
-/// Amazon (Xen-era instances: "4.11.amazon"), or (in a VM) the Xen or product UUID
-/// starts with "ec2"; GCP for product "Google Compute Engine", BIOS vendor "Google" or
+/// Amazon (Xen-era instances: "4.11.amazon"), or, last, in a Xen guest that no other rule
+/// places, the Xen or product UUID starts with "ec2"; GCP for product "Google Compute Engine", BIOS vendor "Google" or
 /// serial "GoogleCloud-…"; Azure only with its chassis asset tag; Oracle for the
 /// "OracleCloud.com" asset tag; `other` for DigitalOcean, Hetzner, Vultr, Scaleway,
 /// UpCloud, Linode/Akamai, Alibaba Cloud ECS, Exoscale, CloudSigma, Huawei Cloud and Open
@@ -197,8 +201,10 @@ inline platform_identity identify_platform(const dmi_info& d, std::string_view h
 
     const auto starts_ec2 = [](std::string_view s) { return s.size() >= 3 && iequals(s.substr(0, 3), "ec2"); };
     const std::string_view tag = d.chassis_asset_tag;
-    if (ec2_vendor || icontains(d.bios_version, "amazon") ||
-        (!p.hypervisor.empty() && (starts_ec2(detail::trim(hypervisor_uuid)) || starts_ec2(d.product_uuid)))) {
+    // The definitive marks first; a UUID starting "ec2" last, and only in a Xen guest (EC2's
+    // Xen-era instances, whose DMI names no vendor): AWS's own page calls that test
+    // potentially inaccurate, and one random UUID in 4096 starts so.
+    if (ec2_vendor || icontains(d.bios_version, "amazon")) {
         p.cloud = cloud_provider::aws;
         // Nitro instances name their type; Xen-era ones say "HVM domU".
         if (ec2_vendor && product.find('.') != std::string_view::npos) p.instance_type = d.product_name;
@@ -217,6 +223,9 @@ inline platform_identity identify_platform(const dmi_info& d, std::string_view h
         if (product == "Droplet"sv || product == "Alibaba Cloud ECS"sv || product.starts_with("Exoscale") ||
             product == "CloudSigma"sv || tag == "HUAWEICLOUD"sv || tag == "OpenTelekomCloud"sv)
             p.cloud = cloud_provider::other;
+        if (p.cloud == cloud_provider::none && p.hypervisor == "Xen"sv &&
+            (starts_ec2(detail::trim(hypervisor_uuid)) || starts_ec2(d.product_uuid)))
+            p.cloud = cloud_provider::aws;
     }
     return p;
 }
@@ -276,7 +285,11 @@ dmi_info read_dmi(const S& sys, std::vector<warning>& warnings) {
         std::string path = "/sys/class/dmi/id/";
         path += f.file;
         const auto text = detail::read_optional_file(sys, path, 4096, f.root_only ? ignored : warnings);
-        if (text) d.*(f.member) = std::string(detail::trim(*text));
+        if (!text) continue;
+        // Firmware strings reach JSON and terminals: control bytes and broken UTF-8 become '?'.
+        bool changed = false;
+        d.*(f.member) = detail::parsing::printable(detail::trim(*text), changed);
+        if (changed) detail::add_warning(warnings, warning_kind::parse_error, path, "not printable UTF-8; '?' put in");
     }
     return d;
 }
@@ -310,6 +323,7 @@ runtime_environment probe_environment(const S& sys, std::vector<warning>& warnin
     // runtime wins over that marker.
     if (sys.exists("/.dockerenv")) env.container = container_runtime::docker;
     else if (sys.exists("/run/.containerenv")) env.container = container_runtime::podman;
+    const bool containerenv_only = env.container == container_runtime::podman;
     for (std::string_view path : {"/proc/1/cgroup"sv, "/proc/self/cgroup"sv}) {
         const auto text = detail::read_optional_file(sys, path, 64 * 1024, warnings);
         if (!text) continue;
@@ -328,6 +342,8 @@ runtime_environment probe_environment(const S& sys, std::vector<warning>& warnin
     if (env.container == container_runtime::none) {
         const auto runtime_named = [](std::string_view c) {
             c = detail::trim(c);
+            // systemd counts WSL as a container ("wsl"); here it is `wsl`, not a container.
+            if (c == "wsl"sv) return container_runtime::none;
             if (c == "podman"sv) return container_runtime::podman;
             if (c == "docker"sv) return container_runtime::docker;
             if (c == "lxc"sv || c == "lxc-libvirt"sv) return container_runtime::lxc;
@@ -358,7 +374,11 @@ runtime_environment probe_environment(const S& sys, std::vector<warning>& warnin
             detail::add_warning(warnings, warning_kind::parse_error, ns_path, "not a Kubernetes namespace name");
         }
     }
-    if (env.kubernetes && env.container == container_runtime::none) env.container = container_runtime::other;
+    // A pod with its own cgroup namespace (cgroup v2) shows only "0::/": no runtime in the
+    // path, and the empty /run/.containerenv is CRI-O's (kubelet runs no Podman).
+    if (env.kubernetes && (env.container == container_runtime::none ||
+                           (containerenv_only && env.container == container_runtime::podman)))
+        env.container = container_runtime::other;
 
     // WSL: the kernel's release string.
     for (std::string_view path : {"/proc/sys/kernel/osrelease"sv, "/proc/version"sv}) {
@@ -370,7 +390,13 @@ runtime_environment probe_environment(const S& sys, std::vector<warning>& warnin
 
     // Hypervisor and cloud.
     const auto dmi = read_dmi(sys, warnings);
-    const auto hv_type = detail::read_optional_file(sys, "/sys/hypervisor/type", 256, warnings);
+    auto hv_type = detail::read_optional_file(sys, "/sys/hypervisor/type", 256, warnings);
+    // Xen's control domain (dom0) runs on the machine itself: /proc/xen/capabilities says
+    // "control_d" there, and a hint that cannot be read is no warning.
+    if (hv_type) {
+        const auto caps = sys.read_file("/proc/xen/capabilities", 256);
+        if (caps.ok() && caps.data.find("control_d") != std::string::npos) hv_type.reset();
+    }
     const auto hv_uuid = detail::read_optional_file(sys, "/sys/hypervisor/uuid", 256, warnings);
     auto platform = identify_platform(dmi, hv_type ? std::string_view(*hv_type) : std::string_view{},
                                       hv_uuid ? std::string_view(*hv_uuid) : std::string_view{});
