@@ -126,9 +126,10 @@ ah::model_spec model_of(const py::handle& h) {
     throw py::type_error("model: expected a Model or a model id (str)");
 }
 
-/// `bandwidth_gbps` as given (None stays None): above 0 and at most 10^6 decimal GB/s.
+/// `bandwidth_gbps` as given (None stays None): 0.001 to 10^6 decimal GB/s.
 std::optional<double> bandwidth_of(std::optional<double> gbps) {
-    if (gbps && !(*gbps > 0 && *gbps <= 1e6)) throw py::value_error("bandwidth_gbps: must be above 0 and at most 1000000");
+    if (gbps && !(*gbps >= 0.001 && *gbps <= 1e6))
+        throw py::value_error("bandwidth_gbps: must be from 0.001 to 1000000");
     return gbps;
 }
 

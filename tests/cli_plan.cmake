@@ -229,6 +229,9 @@ cli_plan_output(cli_plan_estimate_one_kv_head "71 attention heads, 1 KV head\n"
   estimate --device "RTX 4090" --model falcon-7b --quant Q4_K_M)
 cli_plan_output(cli_plan_estimate_small_memory "usable memory: 0\\.9 MiB"
   estimate --device "RTX 4090" --memory 1MB --model llama-3.1-8b --quant Q4_K_M)
+# A fraction of a byte is no size, with or without the unit.
+cli_plan_exit(cli_plan_estimate_memory_fraction_of_byte 2
+  estimate --device "RTX 4090" --memory 1.5b --model llama-3.1-8b --quant Q4_K_M)
 
 # ---- cost -----------------------------------------------------------------------------------
 cli_plan_output(cli_plan_cost_human
@@ -389,9 +392,11 @@ cli_plan_output(cli_plan_estimate_bandwidth "decode: [0-9.]+ tok/s per sequence"
   estimate --device "Apple M1 8-core" --memory 16GiB --bandwidth 68.25 --model llama-2-7b --quant q4_0)
 cli_plan_output(cli_plan_estimate_bandwidth_unit "decode: [0-9.]+ tok/s per sequence"
   estimate --device "Apple M1 8-core" --memory 16GiB --bandwidth 68.25GB/s --model llama-2-7b --quant q4_0)
-cli_plan_output(cli_plan_estimate_bandwidth_bad "--bandwidth: 'fast' is not a bandwidth in GB/s above 0"
+cli_plan_output(cli_plan_estimate_bandwidth_bad "--bandwidth: 'fast' is not a bandwidth in GB/s from 0.001"
   estimate --device "RTX 4090" --bandwidth fast --model llama-3.1-8b --quant q4_k_m)
 cli_plan_exit(cli_plan_estimate_bandwidth_zero 2 estimate --device "RTX 4090" --bandwidth 0 --model llama-3.1-8b --quant q4_k_m)
+# Below 1 MB/s a decode rate would round to 0, which reads as unknown: refused.
+cli_plan_exit(cli_plan_estimate_bandwidth_tiny 2 estimate --device "RTX 4090" --bandwidth 0.0009 --model llama-3.1-8b --quant q4_k_m)
 cli_plan_output(cli_plan_plan_bandwidth_needs_device "--bandwidth needs --device NAME"
   plan --model llama-3.1-8b --bandwidth 100)
 cli_plan_output(cli_plan_plan_bandwidth "decode: [0-9.]+ tok/s per sequence"

@@ -270,10 +270,11 @@ AHW_API ahw_status ahw_plan_cluster(const ahw_registry* const* nodes, size_t cou
                                     const char* model_id, const char* quant_name, uint32_t context, uint32_t batch,
                                     int allow_cpu, ahw_plan_result* out, ahw_cluster_result* cluster_out) AHW_NOEXCEPT;
 
-/* ahw_estimate on a device whose memory bandwidth is `bandwidth_gbps` (decimal GB/s, > 0
- * and finite) rather than the catalogue's: a measured figure, or a part the catalogue rates
- * differently. Decode, which reads every weight per token, follows it; memory and prefill
- * do not. The result's memory_bandwidth_gbps is the figure given. */
+/* ahw_estimate on a device whose memory bandwidth is `bandwidth_gbps` (decimal GB/s, from
+ * 0.001 to 1000000) rather than the catalogue's: a measured figure, or a part the catalogue
+ * rates differently. Decode, which reads every weight per token, follows it; prefill follows
+ * it only where the prompt's pass is bound by memory rather than by compute (a low figure);
+ * memory does not. The result's memory_bandwidth_gbps is the figure given. */
 AHW_API ahw_status ahw_estimate_at_bandwidth(const char* device_name, const char* model_id, const char* quant_name,
                                              uint32_t context, uint32_t batch, double bandwidth_gbps,
                                              ahw_estimate_result* out) AHW_NOEXCEPT;

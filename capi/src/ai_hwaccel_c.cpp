@@ -33,16 +33,24 @@ namespace {
 
 thread_local char last_error_text[512] = "";
 
+// How many bytes of `s` fit in `most` without splitting a UTF-8 character.
+std::size_t utf8_prefix(std::string_view s, std::size_t most) noexcept {
+    if (s.size() <= most) return s.size();
+    std::size_t n = most;
+    while (n > 0 && (static_cast<unsigned char>(s[n]) & 0xC0) == 0x80) --n; // s[n] starts the cut-off part
+    return n;
+}
+
 void set_error(std::string_view what) noexcept {
-    const std::size_t n = what.size() < sizeof last_error_text - 1 ? what.size() : sizeof last_error_text - 1;
+    const std::size_t n = utf8_prefix(what, sizeof last_error_text - 1);
     std::memcpy(last_error_text, what.data(), n);
     last_error_text[n] = '\0';
 }
 
-// "<function>: <what>", cut to the buffer; never allocates.
+// "<function>: <what>", cut to the buffer at a character boundary; never allocates.
 ahw_status fail(ahw_status status, const char* function, std::string_view what) noexcept {
     char buf[sizeof last_error_text];
-    const int width = static_cast<int>(what.size() < 400 ? what.size() : 400);
+    const int width = static_cast<int>(utf8_prefix(what, 400));
     const int n = std::snprintf(buf, sizeof buf, "%s: %.*s", function, width, what.data());
     std::size_t len = n > 0 ? static_cast<std::size_t>(n) : 0;
     if (len >= sizeof buf) len = sizeof buf - 1;
@@ -67,11 +75,7 @@ ahw_status guarded(const char* function, F&& body) noexcept {
 // Copies `s` into a fixed array, NUL-terminated, cut before an incomplete UTF-8 sequence.
 template <std::size_t N>
 void copy_text(char (&out)[N], std::string_view s) noexcept {
-    std::size_t n = s.size() < N - 1 ? s.size() : N - 1;
-    if (n < s.size()) {
-        // Back off over continuation bytes so a multi-byte character is never split.
-        while (n > 0 && (static_cast<unsigned char>(s[n]) & 0xC0) == 0x80) --n;
-    }
+    const std::size_t n = utf8_prefix(s, N - 1); // a multi-byte character is never split
     std::memcpy(out, s.data(), n);
     out[n] = '\0';
 }
@@ -160,7 +164,7 @@ ahw_status plan_request_of(const char* fn, const char* model_id, const char* qua
         if (list.formats.empty())
             return fail(AHW_ERR_INVALID_ARGUMENT, fn, "the format list " + quoted(quant_name) + " names no format");
         q.options.formats = list.formats;
-    } else if (name != "auto") {
+    } else if (!ah::detail::iequals(name, "auto")) {
         q.quant = ah::parse_quant_format(name);
         if (!q.quant) return fail(AHW_ERR_UNKNOWN_QUANT, fn, "no quantization format named " + quoted(quant_name));
     }
@@ -444,8 +448,10 @@ AHW_API ahw_status ahw_estimate_at_bandwidth(const char* device_name, const char
                                              ahw_estimate_result* out) noexcept {
     return guarded("ahw_estimate_at_bandwidth", [&] {
         constexpr const char* fn = "ahw_estimate_at_bandwidth";
-        if (!(bandwidth_gbps > 0) || !std::isfinite(bandwidth_gbps))
-            return fail(AHW_ERR_INVALID_ARGUMENT, fn, "bandwidth_gbps must be a finite number above 0");
+        // As the CLI's --bandwidth and Python's bandwidth_gbps take it: a smaller figure would
+        // give a decode rate that rounds to 0, which reads as "unknown".
+        if (!(bandwidth_gbps >= 0.001 && bandwidth_gbps <= 1e6))
+            return fail(AHW_ERR_INVALID_ARGUMENT, fn, "bandwidth_gbps must be from 0.001 to 1000000");
         return estimate(fn, device_name, model_id, quant_name, context, batch, bandwidth_gbps, out);
     });
 }

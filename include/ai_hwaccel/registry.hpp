@@ -210,15 +210,20 @@ private:
     };
 
     // Discrete memory adds up; unified memory is one pool, counted once at its largest view.
+    // Sums saturate at UINT64_MAX (a registry read from JSON may claim anything), as the
+    // planner's do.
     struct memory_total {
         std::uint64_t discrete = 0;
         std::uint64_t pool = 0;
+        static constexpr std::uint64_t sum(std::uint64_t a, std::uint64_t b) noexcept {
+            return a > UINT64_MAX - b ? UINT64_MAX : a + b;
+        }
         void add(const accelerator_profile& p) noexcept {
             const std::uint64_t bytes = p.memory_bytes.value_or(0);
             if (p.unified_memory || p.is_cpu()) pool = bytes > pool ? bytes : pool;
-            else discrete += bytes;
+            else discrete = sum(discrete, bytes);
         }
-        std::uint64_t value() const noexcept { return discrete + pool; }
+        std::uint64_t value() const noexcept { return sum(discrete, pool); }
     };
 
     // The first profile with the highest capability_score seen so far.

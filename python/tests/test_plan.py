@@ -183,7 +183,7 @@ class Estimates(unittest.TestCase):
         half = ah.estimate("RTX 4090", "llama-3.1-8b", "Q4_K_M", bandwidth_gbps=504)["decode_tokens_per_second"]
         fixed = 32 * 124e-6
         self.assertAlmostEqual(1 / half - fixed, 2 * (1 / full - fixed), delta=1e-6)
-        for bad in (0, -1, float("nan"), 2e6):
+        for bad in (0, -1, float("nan"), 2e6, 0.0009):
             with self.assertRaisesRegex(ValueError, "bandwidth_gbps"):
                 ah.catalogue_device("RTX 4090", bandwidth_gbps=bad)
 

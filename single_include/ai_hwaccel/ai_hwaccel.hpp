@@ -1229,12 +1229,14 @@ struct pci_address {
     friend constexpr bool operator==(const pci_address&, const pci_address&) noexcept = default;
     friend constexpr auto operator<=>(const pci_address&, const pci_address&) noexcept = default;
 
-    /// Canonical sysfs spelling, "dddd:bb:dd.f" (12 characters for a 16-bit domain).
+    /// Canonical sysfs spelling, "dddd:bb:dd.f": the domain in at least four digits, more
+    /// only where it needs them ("10000:e1:00.0" behind Intel VMD).
     constexpr std::array<char, 17> text() const noexcept {
         constexpr char hex[] = "0123456789abcdef";
         std::array<char, 17> out{};
         std::size_t i = 0;
-        const int domain_digits = domain > 0xffff ? 8 : 4;
+        int domain_digits = 4; // as sysfs spells it ("%04x"): Intel VMD's domains are 10000 and up
+        while (domain_digits < 8 && (domain >> (4 * domain_digits)) != 0) ++domain_digits;
         for (int d = domain_digits - 1; d >= 0; --d) out[i++] = hex[(domain >> (4 * d)) & 0xf];
         out[i++] = ':';
         out[i++] = hex[bus >> 4];
@@ -1268,8 +1270,9 @@ constexpr std::optional<std::uint32_t> parse_hex32(std::string_view s) noexcept 
 }
 } // namespace detail
 
-/// Parses "dddd:bb:dd.f" with a 4- or 8-digit domain (nvidia-smi prints 8), or "bb:dd.f"
-/// (lspci's short form, domain 0). Surrounding blanks are ignored.
+/// Parses "dddd:bb:dd.f" with a domain of 4 to 8 digits (nvidia-smi prints 8, sysfs at
+/// least 4: "10000:e1:00.0" behind Intel VMD), or "bb:dd.f" (lspci's short form, domain
+/// 0). Surrounding blanks are ignored.
 constexpr std::optional<pci_address> parse_pci_address(std::string_view s) noexcept {
     while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
     while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\n' || s.back() == '\r'))
@@ -1294,7 +1297,7 @@ constexpr std::optional<pci_address> parse_pci_address(std::string_view s) noexc
     a.bus = static_cast<std::uint8_t>(*bus);
     if (c1 != std::string_view::npos) {
         const std::string_view dom_text = rest.substr(0, c1);
-        if (dom_text.size() != 4 && dom_text.size() != 8) return std::nullopt;
+        if (dom_text.size() < 4 || dom_text.size() > 8) return std::nullopt;
         const auto dom = detail::parse_hex32(dom_text);
         if (!dom) return std::nullopt;
         a.domain = *dom;
@@ -1636,8 +1639,8 @@ struct accelerator_profile {
     constexpr std::optional<backend_id> backend() const noexcept { return backend_for(kind); }
 
     /// Host-link bandwidth in GB/s, one direction: the maximum link the device and slot
-    /// support when known (a link idles at a low generation to save power), else the
-    /// current one; 0 when unknown.
+    /// support when known (a link idles at a low generation to save power; probe_pci caps
+    /// the device's own maximum by the ports above it), else the current one; 0 when unknown.
     constexpr double pcie_bandwidth_gbps() const noexcept {
         if (pcie_max && pcie_max->known()) return pcie_max->bandwidth_gbps();
         if (pcie_current && pcie_current->known()) return pcie_current->bandwidth_gbps();
@@ -3760,6 +3763,39 @@ struct shared_scans {
     std::vector<warning> pci_warnings;
 };
 
+/// A function's max_link_* is its own capability (the kernel reads its Link Capabilities
+/// register), not the slot's: a Gen5 x16 card in a Gen4 x8 slot says Gen5 x16. Each port
+/// on its path to the root (the folders above it under /sys/devices, which the bus's walk
+/// has read too) caps that maximum, as the kernel's pcie_bandwidth_available walks them.
+/// A port claiming less than the link below it is running at now is no real limit and is
+/// skipped: virtual machines' emulated ports (QEMU's 2.5 GT/s x1) describe no physical
+/// link. `devices` is sorted by address. One link read per function with a known maximum.
+template <system_view S>
+void cap_links_by_ports(const S& sys, std::vector<pci_device>& devices) {
+    for (auto& d : devices) {
+        if (!d.link_max || !d.link_max->known() || !d.link_current || !d.link_current->known()) continue;
+        const auto path = resolve_sysfs_link(sys, "/sys/bus/pci/devices/" + std::string(d.address.text().data()));
+        if (!path) continue;
+        pcie_link below = *d.link_current; // what the link under the next port up runs at
+        pcie_link cap = *d.link_max;
+        std::string_view up = *path;
+        for (int depth = 0; depth < 16; ++depth) { // PCIe allows no deeper tree that matters here
+            const auto slash = up.rfind('/');
+            if (slash == std::string_view::npos) break;
+            up = up.substr(0, slash);
+            const auto a = parse_pci_address(base_name(up));
+            if (!a) break; // "pci0000:00": the root complex
+            const auto port = std::ranges::lower_bound(devices, *a, {}, &pci_device::address);
+            if (port == devices.end() || port->address != *a) continue;
+            const pcie_link p = port->link_max.value_or(pcie_link{});
+            if (p.known() && p.generation >= below.generation && p.width >= below.width) // else emulated
+                cap = {std::min(cap.generation, p.generation), std::min(cap.width, p.width)};
+            if (port->link_current && port->link_current->known()) below = *port->link_current;
+        }
+        if (cap != *d.link_max) d.link_max = sourced<pcie_link>{cap, d.link_max.from};
+    }
+}
+
 /// probe_pci's walk of the bus.
 template <system_view S>
 std::vector<pci_device> scan_pci_bus(const S& sys, std::vector<warning>& warnings) {
@@ -3782,6 +3818,7 @@ std::vector<pci_device> scan_pci_bus(const S& sys, std::vector<warning>& warning
         }
         devices.push_back(read_pci_device_at(sys, dir, *address, warnings));
     }
+    cap_links_by_ports(sys, devices);
     return devices;
 }
 } // namespace detail
@@ -21849,11 +21886,13 @@ AI_HWACCEL_NAMESPACE_END
 //
 // Disks from /sys/block, and a parser for `lsblk --json`. Only devices a model could be
 // loaded from are listed: loop and RAM disks, zram, device-mapper and md RAID stacks
-// (which sit on disks already listed), hidden NVMe multipath paths, eMMC boot/RPMB
+// (which sit on disks already listed; a multipath map is listed instead of its paths,
+// which are one volume), hidden NVMe multipath paths, eMMC boot/RPMB
 // areas and devices without a medium are left out. Kinds are told apart honestly: a
 // virtio or Xen disk, or one whose vendor or model names a hypervisor or a network block
 // service, is a virtual disk whatever its rotational flag says (the flag means nothing
-// there); NVMe over PCIe is NVMe, over fabrics (TCP, RDMA, Fibre Channel) a network disk;
+// there); NVMe over PCIe is NVMe, over fabrics (TCP, RDMA, Fibre Channel, by where the
+// kernel puts the namespace or its controllers' transport) a network disk;
 // otherwise queue/rotational decides between HDD and SSD (so SAS, USB and eMMC flash
 // count as sata_ssd). Persistent memory (pmem*, NVDIMM namespaces) is byte-addressable
 // memory behind a block interface and is reported as `ram`.
@@ -21929,18 +21968,85 @@ inline std::optional<bool> parse_rotational(std::string_view s) noexcept {
     if (s == "0") return false;
     return std::nullopt;
 }
+
+// A SCSI disk's folder under an iSCSI session ("/session3/target3:0:0/…") or a Fibre
+// Channel remote port ("/rport-1:0-0/target1:0:0/…"): a volume of a storage network.
+constexpr bool scsi_over_network(std::string_view dir) noexcept {
+    for (std::string_view mark : {std::string_view("/session"), std::string_view("/rport-")})
+        for (auto at = dir.find(mark); at != std::string_view::npos; at = dir.find(mark, at + 1))
+            if (at + mark.size() < dir.size() && dir[at + mark.size()] >= '0' && dir[at + mark.size()] <= '9')
+                return true;
+    return false;
+}
+static_assert(scsi_over_network("/sys/devices/platform/host3/session1/target3:0:0/3:0:0:0/block/sdb"));
+static_assert(scsi_over_network("/sys/devices/pci0000:00/0000:00:03.0/0000:05:00.0/host1/rport-1:0-0/target1:0:0"));
+static_assert(!scsi_over_network("/sys/devices/pci0000:00/0000:00:17.0/ata1/host0/target0:0:0/0:0:0:0/block/sda"));
+static_assert(!scsi_over_network("/sys/devices/virtual/sessions/x"));
+
+// Whether `dir` (a dm-N folder) is a device-mapper multipath map: multipathd names its
+// maps' uuids "mpath-<wwid>".
+template <system_view S>
+bool is_multipath_map(const S& sys, const std::string& dir) {
+    const auto r = sys.read_file(dir + "/dm/uuid", 256);
+    return r.ok() && trim(r.data).starts_with("mpath-");
+}
+
+// Whether a disk (its folder) is one path of a multipath map: a map holds it.
+template <system_view S>
+bool is_multipath_path(const S& sys, const std::string& dir) {
+    const auto holders = sys.list_dir(dir + "/holders");
+    if (!holders) return false;
+    for (const auto& h : *holders)
+        if (std::string_view(h).starts_with("dm-") && is_multipath_map(sys, dir + "/holders/" + h)) return true;
+    return false;
+}
+
+// Whether an NVMe namespace (`dir`, its sysfs folder) is reached over TCP, RDMA or Fibre
+// Channel. A namespace of one fabrics controller sits under /sys/devices/virtual/
+// nvme-fabrics/ctl/; otherwise its controller's `transport` says ("pcie", "tcp", "rdma",
+// "fc", "loop"): the folder above for a namespace of one controller, the controllers the
+// subsystem folder links for a multipath head (nvme-subsystem/nvme-subsysN/nvmeXnY, the
+// kernel's default for fabrics targets). A hint: files that cannot be read say nothing.
+template <system_view S>
+bool nvme_over_fabrics(const S& sys, std::string_view dir) {
+    if (dir.find("/nvme-fabrics/") != std::string_view::npos) return true;
+    const auto slash = dir.rfind('/');
+    if (slash == std::string_view::npos) return false;
+    const std::string parent(dir.substr(0, slash));
+    const auto remote = [&](const std::string& controller) {
+        const auto r = sys.read_file(controller + "/transport", 64);
+        if (!r.ok()) return false;
+        const std::string_view t = trim(r.data);
+        return t == "tcp" || t == "rdma" || t == "fc";
+    };
+    if (!base_name(parent).starts_with("nvme-subsys")) return remote(parent);
+    const auto entries = sys.list_dir(parent);
+    if (!entries) return false;
+    for (const auto& e : *entries) {
+        const std::string_view n = e;
+        if (n.size() > 4 && n.starts_with("nvme") &&
+            std::all_of(n.begin() + 4, n.end(), [](char c) { return c >= '0' && c <= '9'; }) &&
+            remote(parent + "/" + e))
+            return true;
+    }
+    return false;
+}
 } // namespace detail
 
 /// One block device from its sysfs directory (`dir`, the target of /sys/block/<name>);
 /// nullopt when it is not a disk a model could live on (see the header comment).
 /// Attributes that are missing are left unknown without a warning.
+/// `as_path`: read a path of a multipath map for the map's figures (it is not left out
+/// for being one).
 template <system_view S>
 std::optional<storage_device> read_block_device(const S& sys, std::string_view name, std::string_view dir,
-                                                std::vector<warning>& warnings) {
+                                                std::vector<warning>& warnings, bool as_path = false) {
     if (name.empty() || is_pseudo_block_device(name)) return std::nullopt;
     const std::string d(dir);
     // Stacks that do not follow the naming (a renamed md array, device-mapper) say so.
     if (sys.exists(d + "/dm") || sys.exists(d + "/md")) return std::nullopt;
+    // One path of a multipath map: the map is listed instead (probe_storage).
+    if (!as_path && detail::is_multipath_path(sys, d)) return std::nullopt;
     constexpr std::size_t cap = 4096;
     // An NVMe multipath path (nvmeXcYnZ); its namespace is listed as nvmeXnZ.
     const auto hidden = detail::read_optional_file(sys, d + "/hidden", cap, warnings);
@@ -21972,11 +22078,36 @@ std::optional<storage_device> read_block_device(const S& sys, std::string_view n
     if (auto text = detail::read_optional_file(sys, d + "/device/model", cap, warnings))
         dev.model = std::string(detail::trim(*text));
     dev.kind = classify_block_device(name, vendor, dev.model, rotational);
-    // NVMe over TCP, RDMA or Fibre Channel: the kernel puts a fabrics controller and its
-    // namespaces under /sys/devices/virtual/nvme-fabrics/ctl/. (A multipath head is under
-    // nvme-subsystem whatever the transport, and stays NVMe.)
-    if (dev.kind == storage_kind::nvme && d.find("/nvme-fabrics/") != std::string::npos)
+    if (dev.kind == storage_kind::nvme && detail::nvme_over_fabrics(sys, d)) dev.kind = storage_kind::network;
+    // A SCSI disk of an iSCSI session or a Fibre Channel remote port is a SAN volume.
+    if ((dev.kind == storage_kind::hdd || dev.kind == storage_kind::sata_ssd || dev.kind == storage_kind::unknown) &&
+        detail::scsi_over_network(d))
         dev.kind = storage_kind::network;
+    return dev;
+}
+
+/// A device-mapper multipath map (dm-N whose dm/uuid starts "mpath-"): one volume seen
+/// through several paths (sdX each), reported once under its own name, sized by its own
+/// `size`, with its first path's model and kind (a SAN volume is `network`). nullopt for
+/// other device-mapper targets and for a map without a readable path.
+template <system_view S>
+std::optional<storage_device> read_multipath_map(const S& sys, std::string_view name, std::string_view dir,
+                                                 std::vector<warning>& warnings) {
+    const std::string d(dir);
+    if (!detail::is_multipath_map(sys, d)) return std::nullopt;
+    const auto paths = sys.list_dir(d + "/slaves");
+    if (!paths || paths->empty()) return std::nullopt;
+    const std::string first = *std::min_element(paths->begin(), paths->end(), detail::name_less);
+    const auto path_dir = detail::resolve_sysfs_link(sys, d + "/slaves/" + first);
+    auto dev = read_block_device(sys, first, path_dir ? *path_dir : d + "/slaves/" + first, warnings,
+                                 /*as_path=*/true);
+    if (!dev) return std::nullopt;
+    dev->name = std::string(name);
+    constexpr std::size_t cap = 4096;
+    if (auto text = detail::read_optional_file(sys, d + "/size", cap, warnings)) {
+        const auto sectors = detail::parse_u64(detail::trim(*text));
+        if (sectors && *sectors > 0 && *sectors <= UINT64_MAX / 512) dev->size_bytes = *sectors * 512;
+    }
     return dev;
 }
 
@@ -21989,11 +22120,14 @@ std::vector<storage_device> probe_storage(const S& sys, std::vector<warning>& wa
     if (!names) return out;
     detail::sort_names(*names, detail::name_less); // disks come out by name
     for (const auto& name : *names) {
-        if (is_pseudo_block_device(name)) continue;
+        const bool map = std::string_view(name).starts_with("dm-"); // a multipath map stands for its paths
+        if (!map && is_pseudo_block_device(name)) continue;
         std::string entry = "/sys/block/";
         entry += name;
         const auto dir = detail::resolve_sysfs_link(sys, entry);
-        if (auto dev = read_block_device(sys, name, dir ? *dir : entry, warnings)) out.push_back(std::move(*dev));
+        auto dev = map ? read_multipath_map(sys, name, dir ? *dir : entry, warnings)
+                       : read_block_device(sys, name, dir ? *dir : entry, warnings);
+        if (dev) out.push_back(std::move(*dev));
     }
     return out;
 }
@@ -22444,15 +22578,20 @@ private:
     };
 
     // Discrete memory adds up; unified memory is one pool, counted once at its largest view.
+    // Sums saturate at UINT64_MAX (a registry read from JSON may claim anything), as the
+    // planner's do.
     struct memory_total {
         std::uint64_t discrete = 0;
         std::uint64_t pool = 0;
+        static constexpr std::uint64_t sum(std::uint64_t a, std::uint64_t b) noexcept {
+            return a > UINT64_MAX - b ? UINT64_MAX : a + b;
+        }
         void add(const accelerator_profile& p) noexcept {
             const std::uint64_t bytes = p.memory_bytes.value_or(0);
             if (p.unified_memory || p.is_cpu()) pool = bytes > pool ? bytes : pool;
-            else discrete += bytes;
+            else discrete = sum(discrete, bytes);
         }
-        std::uint64_t value() const noexcept { return discrete + pool; }
+        std::uint64_t value() const noexcept { return sum(discrete, pool); }
     };
 
     // The first profile with the highest capability_score seen so far.
@@ -28323,10 +28462,21 @@ struct file_write_result {
 /// read it), flushed to disk, then renamed over `path`. Readers see the old content or
 /// the new, never a partial file; both the textfile collector (which reads only `*.prom`)
 /// and NFD (which skips dot files) ignore the temporary name. On failure the temporary
-/// file is removed and `path` is untouched. Failures are reported in the result, not
-/// thrown (only running out of memory throws).
+/// file is removed and `path` is untouched. A symlink at `path` is replaced, never
+/// followed (an exporter run as root must not write where a planted link points); anything
+/// else there that is no regular file (a device such as /dev/null, a FIFO, a socket, a
+/// folder) is refused and left alone. Failures are reported in the result, not thrown
+/// (only running out of memory throws).
 inline file_write_result write_file_atomically(const std::filesystem::path& path, std::string_view text) {
     namespace fs = std::filesystem;
+    {
+        std::error_code ec;
+        const auto type = fs::symlink_status(path, ec).type();
+        if (!ec && type != fs::file_type::not_found && type != fs::file_type::regular &&
+            type != fs::file_type::symlink)
+            return {false, "'" + path.string() +
+                               "' is not a regular file (a device, a FIFO, a socket or a folder); it is left alone"};
+    }
     const fs::path dir = path.has_parent_path() ? path.parent_path() : fs::path(".");
     const std::string name = path.filename().string();
     if (name.empty() || name == "." || name == "..") return {false, "not a file name: '" + path.string() + "'"};

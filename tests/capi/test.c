@@ -392,6 +392,20 @@ static void test_estimate_at_bandwidth(void) {
     CHECK(strstr(ahw_last_error(), "bandwidth_gbps") != NULL);
     CHECK(ahw_estimate_at_bandwidth("RTX 4090", "llama-3.1-8b", "q4_k_m", 4096, 1, -5.0, &slower) ==
           AHW_ERR_INVALID_ARGUMENT);
+    /* The range of the CLI's --bandwidth: below 1 MB/s decode would round to 0 ("unknown"). */
+    CHECK(ahw_estimate_at_bandwidth("RTX 4090", "llama-3.1-8b", "q4_k_m", 4096, 1, 1e-320, &slower) ==
+          AHW_ERR_INVALID_ARGUMENT);
+    CHECK(ahw_estimate_at_bandwidth("RTX 4090", "llama-3.1-8b", "q4_k_m", 4096, 1, 2e6, &slower) ==
+          AHW_ERR_INVALID_ARGUMENT);
+    CHECK(ahw_estimate_at_bandwidth("RTX 4090", "llama-3.1-8b", "q4_k_m", 4096, 1, 0.001, &slower) == AHW_OK);
+    CHECK(slower.fits == 1 && slower.decode_tokens_per_second > 0);
+    /* Where the prompt's pass is bound by memory, prefill follows the bandwidth too. */
+    {
+        ahw_estimate_result h100, slow;
+        CHECK(ahw_estimate_at_bandwidth("H100 SXM", "llama-3.1-8b", "bf16", 4096, 1, 300.0, &slow) == AHW_OK);
+        CHECK(ahw_estimate("H100 SXM", "llama-3.1-8b", "bf16", 4096, 1, &h100) == AHW_OK);
+        CHECK(slow.prefill_tokens_per_second < h100.prefill_tokens_per_second);
+    }
     CHECK(ahw_estimate_at_bandwidth("no such accelerator 9000", "llama-3.1-8b", "q4_k_m", 4096, 1, 100.0, &slower) ==
           AHW_ERR_UNKNOWN_DEVICE);
     CHECK(strstr(ahw_last_error(), "ahw_estimate_at_bandwidth") != NULL);
@@ -537,6 +551,9 @@ static void test_errors(void) {
         CHECK(strstr(ahw_last_error(), "ahw_plan") != NULL && strstr(ahw_last_error(), "no-such-model-1b") != NULL);
         CHECK(ahw_plan(empty, "llama-3.1-8b", "q4_k_x", 4096, 1, 0, &p) == AHW_ERR_UNKNOWN_QUANT);
         /* No device: a plan that says so. */
+        /* "auto" in any case, as the CLI and Python take it. */
+        CHECK(ahw_plan(empty, "llama-3.1-8b", "AUTO", 4096, 1, 0, &p) == AHW_OK);
+        CHECK(ahw_plan(empty, "llama-3.1-8b", "Auto", 4096, 1, 0, &p) == AHW_OK);
         CHECK(ahw_plan(empty, "llama-3.1-8b", "bf16", 4096, 1, 0, &p) == AHW_OK);
         CHECK(p.fits == 0 && strcmp(p.outcome, "no_devices") == 0);
         ahw_registry_free(empty);
@@ -559,6 +576,26 @@ static void test_errors(void) {
     CHECK(ahw_registry_from_json("{}", NULL) == AHW_ERR_INVALID_ARGUMENT);
     ahw_registry_free(NULL);
     ahw_string_free(NULL);
+
+    /* A long message is cut at a character boundary: no half of a multi-byte character. */
+    {
+        char name[1000];
+        size_t i, len;
+        const unsigned char* e;
+        int offset;
+        for (offset = 368; offset < 376; ++offset) {
+            memset(name, 'x', sizeof name);
+            for (i = (size_t)offset; i + 3 < sizeof name; i += 3) memcpy(name + i, "\xe2\x82\xac", 3); /* U+20AC */
+            name[sizeof name - 1] = '\0';
+            CHECK(ahw_estimate(name, "llama-3.1-8b", "bf16", 4096, 1, &r) == AHW_ERR_UNKNOWN_DEVICE);
+            e = (const unsigned char*)ahw_last_error();
+            len = strlen((const char*)e);
+            /* The text ends with whole characters: a last lead byte has all its continuations. */
+            i = len;
+            while (i > 0 && (e[i - 1] & 0xC0) == 0x80) --i;
+            CHECK(i > 0 && (e[i - 1] < 0x80 || (e[i - 1] >= 0xE0 && len - i == 2) || (e[i - 1] < 0xE0 && len - i == 1)));
+        }
+    }
 
     /* Status names are distinct and stable. */
     CHECK(strcmp(ahw_status_name(AHW_OK), "ok") == 0);

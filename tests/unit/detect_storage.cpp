@@ -186,14 +186,92 @@ TEST_CASE("probe_storage: NVMe over fabrics and GCP's NVMe persistent disks are 
     root.write(fabrics + "device/model", "Linux\n");
     fs::create_directory_symlink("../devices/virtual/nvme-fabrics/ctl/nvme1/nvme1n1",
                                  root.path() / "sys/block/nvme1n1");
+    // Native multipath, the kernel's default: the namespace a user sees is the head under the
+    // subsystem, whose folder links its controllers; their `transport` says how they are reached.
+    const auto head = [&](const std::string& ns, const std::string& subsys, const std::string& ctrl,
+                          const std::string& transport, const std::string& ctrl_dir) {
+        const std::string dir = "sys/devices/virtual/nvme-subsystem/" + subsys + "/" + ns + "/";
+        root.write(dir + "queue/rotational", "0\n");
+        root.write(dir + "size", "2097152\n");
+        root.write(ctrl_dir + "/transport", transport + "\n");
+        fs::create_directory_symlink(fs::relative(root.path() / ctrl_dir,
+                                                  root.path() / "sys/devices/virtual/nvme-subsystem" / subsys),
+                                     root.path() / "sys/devices/virtual/nvme-subsystem" / subsys / ctrl);
+        fs::create_directory_symlink("../devices/virtual/nvme-subsystem/" + subsys + "/" + ns,
+                                     root.path() / "sys/block" / ns);
+    };
+    head("nvme2n1", "nvme-subsys2", "nvme2", "tcp", "sys/devices/virtual/nvme-fabrics/ctl/nvme2");
+    head("nvme3n1", "nvme-subsys3", "nvme3", "pcie", "sys/devices/pci0000:00/0000:00:1d.0/0000:05:00.0/nvme/nvme3");
+    // A namespace of one controller: the folder above it is the controller.
+    const std::string single = "sys/devices/pci0000:00/0000:00:1c.0/0000:06:00.0/nvme/nvme6/";
+    root.write(single + "transport", "pcie\n");
+    root.write(single + "nvme6n1/size", "2097152\n");
+    fs::create_directory_symlink("../devices/pci0000:00/0000:00:1c.0/0000:06:00.0/nvme/nvme6/nvme6n1",
+                                 root.path() / "sys/block/nvme6n1");
     std::vector<ah::warning> w;
     const auto disks = ah::probe_storage(ah::host_system(root.path().string()), w);
     CHECK(w.empty());
-    REQUIRE(disks.size() == 4);
+    REQUIRE(disks.size() == 7);
     CHECK(find(disks, "nvme0n1")->kind == storage_kind::nvme);
     CHECK(find(disks, "nvme1n1")->kind == storage_kind::network);
+    CHECK(find(disks, "nvme2n1")->kind == storage_kind::network); // a multipath head over TCP
+    CHECK(find(disks, "nvme3n1")->kind == storage_kind::nvme);    // a multipath head over PCIe
+    CHECK(find(disks, "nvme6n1")->kind == storage_kind::nvme);
     CHECK(find(disks, "nvme4n1")->kind == storage_kind::virtual_disk);
     CHECK(find(disks, "nvme5n1")->kind == storage_kind::nvme);
+}
+
+TEST_CASE("probe_storage: a multipath SAN volume is one network disk, not one local disk per path") {
+    // Hand-made: one 2 TiB iSCSI LUN seen through four paths (sdb…sde), which multipathd maps
+    // as dm-0 (uuid "mpath-<wwid>"); an LVM volume (dm-1) on the local sda stays out.
+    test::scratch_dir root;
+    add_disk(root, "sda", "0\n", "1953525168\n", "ATA     ", "Samsung SSD 870 EVO 1TB\n");
+    const std::string map = "sys/devices/virtual/block/dm-0/";
+    root.write(map + "dm/uuid", "mpath-3624a9370c1d2e3f4a5b6c7d800011234\n");
+    root.write(map + "dm/name", "mpatha\n");
+    root.write(map + "size", "4294967296\n");
+    for (int i = 0; i < 4; ++i) {
+        const std::string sd = std::string("sd") + static_cast<char>('b' + i);
+        const std::string dir = "sys/devices/platform/host" + std::to_string(3 + i) + "/session" +
+                                std::to_string(1 + i) + "/target" + std::to_string(3 + i) + ":0:0/" +
+                                std::to_string(3 + i) + ":0:0:1/block/" + sd + "/";
+        root.write(dir + "queue/rotational", "0\n");
+        root.write(dir + "size", "4294967296\n");
+        root.write(dir + "device/vendor", "PURE    \n");
+        root.write(dir + "device/model", "FlashArray      \n");
+        fs::create_directories(root.path() / dir / "holders");
+        fs::create_directory_symlink(fs::relative(root.path() / map, root.path() / dir / "holders"),
+                                     root.path() / dir / "holders/dm-0");
+        fs::create_directories(root.path() / map / "slaves");
+        fs::create_directory_symlink(fs::relative(root.path() / dir, root.path() / map / "slaves"),
+                                     root.path() / map / "slaves" / sd);
+        fs::create_directory_symlink(fs::relative(root.path() / dir, root.path() / "sys/block"),
+                                     root.path() / "sys/block" / sd);
+    }
+    fs::create_directory_symlink("../devices/virtual/block/dm-0", root.path() / "sys/block/dm-0");
+    add_disk(root, "dm-1", "0\n", "8388608\n");
+    root.write("sys/devices/virtual/test/dm-1/dm/uuid", "LVM-abc\n");
+    std::vector<ah::warning> w;
+    const auto disks = ah::probe_storage(ah::host_system(root.path().string()), w);
+    CHECK(w.empty());
+    REQUIRE(disks.size() == 2);
+    CHECK(disks[0].name == "dm-0");
+    CHECK(disks[0].kind == storage_kind::network);
+    CHECK(disks[0].size_bytes == 4294967296ull * 512);
+    CHECK(disks[0].model == "FlashArray");
+    CHECK(disks[1].name == "sda");
+    CHECK(disks[1].kind == storage_kind::sata_ssd);
+    // One path alone (no map), of an iSCSI session: a network disk all the same.
+    test::scratch_dir one;
+    const std::string dir = "sys/devices/platform/host3/session1/target3:0:0/3:0:0:1/block/sdb/";
+    one.write(dir + "queue/rotational", "1\n");
+    one.write(dir + "size", "2048\n");
+    fs::create_directories(one.path() / "sys/block");
+    fs::create_directory_symlink(fs::relative(one.path() / dir, one.path() / "sys/block"),
+                                 one.path() / "sys/block/sdb");
+    const auto single = ah::probe_storage(ah::host_system(one.path().string()), w);
+    REQUIRE(single.size() == 1);
+    CHECK(single[0].kind == storage_kind::network);
 }
 
 TEST_CASE("probe_storage with bad and unreadable files") {

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <initializer_list>
 #include <set>
 #include <string>
 #include <utility>
@@ -272,6 +273,93 @@ TEST_CASE("probe_pci on the captured tree") {
     }
     CHECK(devices.front().address == ah::pci_address{0, 0x17, 0, 0});
     CHECK(devices.back().address == ah::pci_address{0, 0x60, 0, 1});
+    // The X722's functions say 8 GT/s x1 of their own; the port above them (5f:03.0) is a
+    // 2.5 GT/s x1 link, which caps them. The Vector Engines' Gen3 x16 path caps nothing.
+    for (const auto& d : devices) {
+        CAPTURE(std::string(d.address.text().data()));
+        if (d.address.bus == 0x60) CHECK(*d.link_max == ah::pcie_link{1, 1});
+        if (d.vendor_id == 0x1bcf) CHECK(*d.link_max == ah::pcie_link{3, 16});
+    }
+}
+
+TEST_CASE("probe_pci: the ports above a function cap its maximum link") {
+    // Hand-made trees. A device's max_link_* is its own capability; the slot's port limits it.
+    const auto link = [](test::scratch_dir& root, const std::string& dir, const char* cur, const char* cur_w,
+                         const char* max, const char* max_w) {
+        root.write(dir + "vendor", "0x10de\n");
+        root.write(dir + "current_link_speed", std::string(cur) + "\n");
+        root.write(dir + "current_link_width", std::string(cur_w) + "\n");
+        root.write(dir + "max_link_speed", std::string(max) + "\n");
+        root.write(dir + "max_link_width", std::string(max_w) + "\n");
+    };
+    const auto bus_links = [](test::scratch_dir& root, std::initializer_list<const char*> paths) {
+        fs::create_directories(root.path() / "sys/bus/pci/devices");
+        for (const char* p : paths)
+            fs::create_directory_symlink(std::string("../../../devices/") + p,
+                                         root.path() / "sys/bus/pci/devices" / fs::path(p).filename());
+    };
+    const auto max_of = [](const std::vector<ah::pci_device>& devices, ah::pci_address a) {
+        for (const auto& d : devices)
+            if (d.address == a) return *d.link_max;
+        return ah::pcie_link{};
+    };
+    SUBCASE("a Gen5 x16 card in a Gen4 x8 slot") {
+        test::scratch_dir root;
+        link(root, "sys/devices/pci0000:00/0000:00:01.0/", "16.0 GT/s PCIe", "8", "16.0 GT/s PCIe", "8");
+        link(root, "sys/devices/pci0000:00/0000:00:01.0/0000:01:00.0/", "16.0 GT/s PCIe", "8", "32.0 GT/s PCIe",
+             "16");
+        bus_links(root, {"pci0000:00/0000:00:01.0", "pci0000:00/0000:00:01.0/0000:01:00.0"});
+        std::vector<ah::warning> w;
+        const auto devices = ah::probe_pci(ah::host_system(root.path().string()), w);
+        CHECK(w.empty());
+        REQUIRE(devices.size() == 2);
+        CHECK(max_of(devices, {0, 1, 0, 0}) == ah::pcie_link{4, 8});
+        CHECK(max_of(devices, {0, 0, 1, 0}) == ah::pcie_link{4, 8});
+    }
+    SUBCASE("an idle card at 2.5 GT/s keeps its width's cap; a switch in between caps nothing more") {
+        test::scratch_dir root;
+        const std::string rp = "sys/devices/pci0000:00/0000:00:01.0/";
+        link(root, rp, "2.5 GT/s PCIe", "16", "16.0 GT/s PCIe", "16");
+        link(root, rp + "0000:01:00.0/", "2.5 GT/s PCIe", "16", "32.0 GT/s PCIe", "16");
+        link(root, rp + "0000:01:00.0/0000:02:00.0/", "32.0 GT/s PCIe", "16", "32.0 GT/s PCIe", "16");
+        link(root, rp + "0000:01:00.0/0000:02:00.0/0000:03:00.0/", "2.5 GT/s PCIe", "16", "32.0 GT/s PCIe", "16");
+        bus_links(root, {"pci0000:00/0000:00:01.0", "pci0000:00/0000:00:01.0/0000:01:00.0",
+                         "pci0000:00/0000:00:01.0/0000:01:00.0/0000:02:00.0",
+                         "pci0000:00/0000:00:01.0/0000:01:00.0/0000:02:00.0/0000:03:00.0"});
+        std::vector<ah::warning> w;
+        const auto devices = ah::probe_pci(ah::host_system(root.path().string()), w);
+        CHECK(w.empty());
+        CHECK(max_of(devices, {0, 3, 0, 0}) == ah::pcie_link{4, 16}); // the root port's Gen4
+        CHECK(max_of(devices, {0, 2, 0, 0}) == ah::pcie_link{4, 16});
+    }
+    SUBCASE("a Radeon behind its on-board switch: the GPU's 32 GT/s x16 is the board's own link") {
+        // The upstream port's and GPU's figures as in the real capture
+        // pci-sysfs/link_navi-gpu-and-upstream-switch_tail.txt; the ports around them hand-made.
+        test::scratch_dir root;
+        const std::string rp = "sys/devices/pci0000:00/0000:00:01.1/";
+        link(root, rp, "16.0 GT/s PCIe", "8", "16.0 GT/s PCIe", "8");
+        link(root, rp + "0000:01:00.0/", "16.0 GT/s PCIe", "8", "32.0 GT/s PCIe", "16");
+        link(root, rp + "0000:01:00.0/0000:02:00.0/", "32.0 GT/s PCIe", "16", "32.0 GT/s PCIe", "16");
+        link(root, rp + "0000:01:00.0/0000:02:00.0/0000:03:00.0/", "32.0 GT/s PCIe", "16", "32.0 GT/s PCIe", "16");
+        bus_links(root, {"pci0000:00/0000:00:01.1", "pci0000:00/0000:00:01.1/0000:01:00.0",
+                         "pci0000:00/0000:00:01.1/0000:01:00.0/0000:02:00.0",
+                         "pci0000:00/0000:00:01.1/0000:01:00.0/0000:02:00.0/0000:03:00.0"});
+        std::vector<ah::warning> w;
+        const auto devices = ah::probe_pci(ah::host_system(root.path().string()), w);
+        CHECK(w.empty());
+        CHECK(max_of(devices, {0, 3, 0, 0}) == ah::pcie_link{4, 8});
+        CHECK(max_of(devices, {0, 1, 0, 0}) == ah::pcie_link{4, 8});
+    }
+    SUBCASE("a virtual machine's emulated port claims less than the link runs at: no cap") {
+        test::scratch_dir root;
+        link(root, "sys/devices/pci0000:00/0000:00:02.0/", "2.5 GT/s PCIe", "1", "2.5 GT/s PCIe", "1");
+        link(root, "sys/devices/pci0000:00/0000:00:02.0/0000:01:00.0/", "16.0 GT/s PCIe", "16", "16.0 GT/s PCIe",
+             "16");
+        bus_links(root, {"pci0000:00/0000:00:02.0", "pci0000:00/0000:00:02.0/0000:01:00.0"});
+        std::vector<ah::warning> w;
+        const auto devices = ah::probe_pci(ah::host_system(root.path().string()), w);
+        CHECK(max_of(devices, {0, 1, 0, 0}) == ah::pcie_link{4, 16});
+    }
 }
 
 TEST_CASE("probe_pci scratch tree: driver, NUMA node, subsystem, bad values") {
@@ -543,8 +631,9 @@ TEST_CASE("probe_numa and probe_pci: by number, not by name") {
     // Listed in whatever order the folder gives; "node10" sorts before "node2" as text.
     for (const char* node : {"node10", "node2", "node1"})
         root.write(std::string("sys/devices/system/node/") + node + "/cpulist", "\n");
-    // An eight-digit domain sorts before "ffff" as text, after it as a number.
-    for (const char* fn : {"00010000:00:00.0", "ffff:00:00.0", "0000:00:1f.0", "0000:00:02.0"})
+    // A five-digit domain (Intel VMD's, as sysfs names it) sorts before "ffff" as text, after
+    // it as a number.
+    for (const char* fn : {"10000:00:00.0", "ffff:00:00.0", "0000:00:1f.0", "0000:00:02.0"})
         root.write(std::string("sys/bus/pci/devices/") + fn + "/vendor", "0x8086\n");
     const ah::host_system sys(root.path().string());
     std::vector<ah::warning> w;
@@ -557,5 +646,5 @@ TEST_CASE("probe_numa and probe_pci: by number, not by name") {
     CHECK(w.empty());
     std::vector<std::string> order;
     for (const auto& d : devices) order.emplace_back(d.address.text().data());
-    CHECK(order == std::vector<std::string>{"0000:00:02.0", "0000:00:1f.0", "ffff:00:00.0", "00010000:00:00.0"});
+    CHECK(order == std::vector<std::string>{"0000:00:02.0", "0000:00:1f.0", "ffff:00:00.0", "10000:00:00.0"});
 }

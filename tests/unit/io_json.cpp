@@ -55,7 +55,7 @@ ah::accelerator_registry full_registry() {
     auto h100 = gpu("H100 SXM", 0, "0000:65:00.0");
     auto mi300 = gpu("MI300X", 1, "0001:c1:00.1");
     mi300.available = false;
-    mi300.pci = ah::pci_address{0x10000, 0xc1, 0x1f, 7}; // an 8-digit domain
+    mi300.pci = ah::pci_address{0x10000, 0xc1, 0x1f, 7}; // a domain past 16 bits
 
     std::vector<ah::warning> warnings{
         {ah::warning_kind::tool_timed_out, ah::backend_id::cuda, "nvidia-smi", "killed after 5 s", 0},
@@ -294,7 +294,7 @@ TEST_CASE("to_json_string") {
           std::numeric_limits<std::uint64_t>::max());
     CHECK(compact.find("18446744073709551615") != std::string::npos);
     CHECK(j["devices"][1]["spec"] == "NVIDIA H100 SXM5 80GB");
-    CHECK(j["devices"][2]["pci"] == "00010000:c1:1f.7");
+    CHECK(j["devices"][2]["pci"] == "10000:c1:1f.7"); // as sysfs spells it
 }
 
 TEST_CASE("to_json names only catalogue rows as a profile's spec") {

@@ -6,6 +6,10 @@
 
 #include <doctest/doctest.h>
 
+#if defined(__unix__) || defined(__APPLE__)
+#include <sys/stat.h> // mkfifo
+#endif
+
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
@@ -366,4 +370,14 @@ TEST_CASE("write_file_atomically") {
         CHECK(listing() == std::vector<std::string>{"ai-hwaccel.prom"});
         CHECK_FALSE(ah::write_file_atomically(dir.path() / "..", "x"));
     }
+#if defined(__unix__) || defined(__APPLE__)
+    SUBCASE("a FIFO at the path is refused and left as it is (a device the same way)") {
+        REQUIRE(::mkfifo(target.string().c_str(), 0600) == 0);
+        const auto r = ah::write_file_atomically(target, "x");
+        CHECK_FALSE(r);
+        CHECK(r.message.find("not a regular file") != std::string::npos);
+        CHECK(fs::is_fifo(fs::symlink_status(target)));
+        CHECK(listing() == std::vector<std::string>{"ai-hwaccel.prom"});
+    }
+#endif
 }

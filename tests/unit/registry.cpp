@@ -171,6 +171,17 @@ TEST_CASE("accelerator_registry::total_memory") {
     CHECK(mac.total_memory() == 64_GiB);
     CHECK(mac.total_accelerator_memory() == 64_GiB);
     CHECK(ah::accelerator_registry{}.total_memory() == 0);
+    // Figures no machine has (a registry read from JSON may claim them) saturate, never wrap.
+    auto huge = spec("H100 SXM", 0);
+    huge.memory_bytes = {std::uint64_t{1} << 63, ah::origin::tool};
+    auto huge2 = huge;
+    huge2.index = 1;
+    const ah::accelerator_registry big({cpu(64_GiB), huge, huge2});
+    CHECK(big.total_accelerator_memory() == UINT64_MAX);
+    CHECK(big.total_memory() == UINT64_MAX);
+    huge.memory_bytes = {UINT64_MAX - 1, ah::origin::tool};
+    CHECK(ah::accelerator_registry({cpu(64_GiB), huge}).total_memory() == UINT64_MAX);
+    CHECK(ah::accelerator_registry({cpu(64_GiB), huge}).total_accelerator_memory() == UINT64_MAX - 1);
 }
 
 TEST_CASE("accelerator_registry::has_accelerator") {

@@ -248,7 +248,7 @@ bool parse_size(std::string_view s, std::uint64_t& v) {
     for (const auto& [name, m] : units)
         if (ah::detail::iequals(unit, name)) mul = m;
     if (mul == 0) return false;
-    if (unit.empty() && number.find('.') != std::string::npos) return false; // "1.5" bytes
+    if (mul == 1 && number.find('.') != std::string::npos) return false; // "1.5" or "1.5 B": no fraction of a byte
     const double d = std::strtod(number.c_str(), nullptr) * mul;
     if (!(d >= 1) || d > 1e18) return false;
     v = static_cast<std::uint64_t>(d);
@@ -650,8 +650,8 @@ bool bandwidth_option(const options& o, double& v, std::string& why) {
     const auto s = o.get("--bandwidth");
     if (!s) return true;
     const auto x = parse_decimal(*s, {"GB/s", "gb/s", "GBps"});
-    if (!x || !(*x > 0) || !(*x <= 1e6)) {
-        why = "--bandwidth: '" + str(*s) + "' is not a bandwidth in GB/s above 0 and at most 1000000 (e.g. 68.25)";
+    if (!x || !(*x >= 0.001) || !(*x <= 1e6)) {
+        why = "--bandwidth: '" + str(*s) + "' is not a bandwidth in GB/s from 0.001 to 1000000 (e.g. 68.25)";
         return false;
     }
     v = *x;

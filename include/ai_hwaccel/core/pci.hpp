@@ -25,12 +25,14 @@ struct pci_address {
     friend constexpr bool operator==(const pci_address&, const pci_address&) noexcept = default;
     friend constexpr auto operator<=>(const pci_address&, const pci_address&) noexcept = default;
 
-    /// Canonical sysfs spelling, "dddd:bb:dd.f" (12 characters for a 16-bit domain).
+    /// Canonical sysfs spelling, "dddd:bb:dd.f": the domain in at least four digits, more
+    /// only where it needs them ("10000:e1:00.0" behind Intel VMD).
     constexpr std::array<char, 17> text() const noexcept {
         constexpr char hex[] = "0123456789abcdef";
         std::array<char, 17> out{};
         std::size_t i = 0;
-        const int domain_digits = domain > 0xffff ? 8 : 4;
+        int domain_digits = 4; // as sysfs spells it ("%04x"): Intel VMD's domains are 10000 and up
+        while (domain_digits < 8 && (domain >> (4 * domain_digits)) != 0) ++domain_digits;
         for (int d = domain_digits - 1; d >= 0; --d) out[i++] = hex[(domain >> (4 * d)) & 0xf];
         out[i++] = ':';
         out[i++] = hex[bus >> 4];
@@ -64,8 +66,9 @@ constexpr std::optional<std::uint32_t> parse_hex32(std::string_view s) noexcept 
 }
 } // namespace detail
 
-/// Parses "dddd:bb:dd.f" with a 4- or 8-digit domain (nvidia-smi prints 8), or "bb:dd.f"
-/// (lspci's short form, domain 0). Surrounding blanks are ignored.
+/// Parses "dddd:bb:dd.f" with a domain of 4 to 8 digits (nvidia-smi prints 8, sysfs at
+/// least 4: "10000:e1:00.0" behind Intel VMD), or "bb:dd.f" (lspci's short form, domain
+/// 0). Surrounding blanks are ignored.
 constexpr std::optional<pci_address> parse_pci_address(std::string_view s) noexcept {
     while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
     while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\n' || s.back() == '\r'))
@@ -90,7 +93,7 @@ constexpr std::optional<pci_address> parse_pci_address(std::string_view s) noexc
     a.bus = static_cast<std::uint8_t>(*bus);
     if (c1 != std::string_view::npos) {
         const std::string_view dom_text = rest.substr(0, c1);
-        if (dom_text.size() != 4 && dom_text.size() != 8) return std::nullopt;
+        if (dom_text.size() < 4 || dom_text.size() > 8) return std::nullopt;
         const auto dom = detail::parse_hex32(dom_text);
         if (!dom) return std::nullopt;
         a.domain = *dom;

@@ -127,8 +127,8 @@ struct accelerator_profile {
     constexpr std::optional<backend_id> backend() const noexcept { return backend_for(kind); }
 
     /// Host-link bandwidth in GB/s, one direction: the maximum link the device and slot
-    /// support when known (a link idles at a low generation to save power), else the
-    /// current one; 0 when unknown.
+    /// support when known (a link idles at a low generation to save power; probe_pci caps
+    /// the device's own maximum by the ports above it), else the current one; 0 when unknown.
     constexpr double pcie_bandwidth_gbps() const noexcept {
         if (pcie_max && pcie_max->known()) return pcie_max->bandwidth_gbps();
         if (pcie_current && pcie_current->known()) return pcie_current->bandwidth_gbps();

@@ -2,11 +2,13 @@
 //
 // Disks from /sys/block, and a parser for `lsblk --json`. Only devices a model could be
 // loaded from are listed: loop and RAM disks, zram, device-mapper and md RAID stacks
-// (which sit on disks already listed), hidden NVMe multipath paths, eMMC boot/RPMB
+// (which sit on disks already listed; a multipath map is listed instead of its paths,
+// which are one volume), hidden NVMe multipath paths, eMMC boot/RPMB
 // areas and devices without a medium are left out. Kinds are told apart honestly: a
 // virtio or Xen disk, or one whose vendor or model names a hypervisor or a network block
 // service, is a virtual disk whatever its rotational flag says (the flag means nothing
-// there); NVMe over PCIe is NVMe, over fabrics (TCP, RDMA, Fibre Channel) a network disk;
+// there); NVMe over PCIe is NVMe, over fabrics (TCP, RDMA, Fibre Channel, by where the
+// kernel puts the namespace or its controllers' transport) a network disk;
 // otherwise queue/rotational decides between HDD and SSD (so SAS, USB and eMMC flash
 // count as sata_ssd). Persistent memory (pmem*, NVDIMM namespaces) is byte-addressable
 // memory behind a block interface and is reported as `ram`.
@@ -83,18 +85,85 @@ inline std::optional<bool> parse_rotational(std::string_view s) noexcept {
     if (s == "0") return false;
     return std::nullopt;
 }
+
+// A SCSI disk's folder under an iSCSI session ("/session3/target3:0:0/…") or a Fibre
+// Channel remote port ("/rport-1:0-0/target1:0:0/…"): a volume of a storage network.
+constexpr bool scsi_over_network(std::string_view dir) noexcept {
+    for (std::string_view mark : {std::string_view("/session"), std::string_view("/rport-")})
+        for (auto at = dir.find(mark); at != std::string_view::npos; at = dir.find(mark, at + 1))
+            if (at + mark.size() < dir.size() && dir[at + mark.size()] >= '0' && dir[at + mark.size()] <= '9')
+                return true;
+    return false;
+}
+static_assert(scsi_over_network("/sys/devices/platform/host3/session1/target3:0:0/3:0:0:0/block/sdb"));
+static_assert(scsi_over_network("/sys/devices/pci0000:00/0000:00:03.0/0000:05:00.0/host1/rport-1:0-0/target1:0:0"));
+static_assert(!scsi_over_network("/sys/devices/pci0000:00/0000:00:17.0/ata1/host0/target0:0:0/0:0:0:0/block/sda"));
+static_assert(!scsi_over_network("/sys/devices/virtual/sessions/x"));
+
+// Whether `dir` (a dm-N folder) is a device-mapper multipath map: multipathd names its
+// maps' uuids "mpath-<wwid>".
+template <system_view S>
+bool is_multipath_map(const S& sys, const std::string& dir) {
+    const auto r = sys.read_file(dir + "/dm/uuid", 256);
+    return r.ok() && trim(r.data).starts_with("mpath-");
+}
+
+// Whether a disk (its folder) is one path of a multipath map: a map holds it.
+template <system_view S>
+bool is_multipath_path(const S& sys, const std::string& dir) {
+    const auto holders = sys.list_dir(dir + "/holders");
+    if (!holders) return false;
+    for (const auto& h : *holders)
+        if (std::string_view(h).starts_with("dm-") && is_multipath_map(sys, dir + "/holders/" + h)) return true;
+    return false;
+}
+
+// Whether an NVMe namespace (`dir`, its sysfs folder) is reached over TCP, RDMA or Fibre
+// Channel. A namespace of one fabrics controller sits under /sys/devices/virtual/
+// nvme-fabrics/ctl/; otherwise its controller's `transport` says ("pcie", "tcp", "rdma",
+// "fc", "loop"): the folder above for a namespace of one controller, the controllers the
+// subsystem folder links for a multipath head (nvme-subsystem/nvme-subsysN/nvmeXnY, the
+// kernel's default for fabrics targets). A hint: files that cannot be read say nothing.
+template <system_view S>
+bool nvme_over_fabrics(const S& sys, std::string_view dir) {
+    if (dir.find("/nvme-fabrics/") != std::string_view::npos) return true;
+    const auto slash = dir.rfind('/');
+    if (slash == std::string_view::npos) return false;
+    const std::string parent(dir.substr(0, slash));
+    const auto remote = [&](const std::string& controller) {
+        const auto r = sys.read_file(controller + "/transport", 64);
+        if (!r.ok()) return false;
+        const std::string_view t = trim(r.data);
+        return t == "tcp" || t == "rdma" || t == "fc";
+    };
+    if (!base_name(parent).starts_with("nvme-subsys")) return remote(parent);
+    const auto entries = sys.list_dir(parent);
+    if (!entries) return false;
+    for (const auto& e : *entries) {
+        const std::string_view n = e;
+        if (n.size() > 4 && n.starts_with("nvme") &&
+            std::all_of(n.begin() + 4, n.end(), [](char c) { return c >= '0' && c <= '9'; }) &&
+            remote(parent + "/" + e))
+            return true;
+    }
+    return false;
+}
 } // namespace detail
 
 /// One block device from its sysfs directory (`dir`, the target of /sys/block/<name>);
 /// nullopt when it is not a disk a model could live on (see the header comment).
 /// Attributes that are missing are left unknown without a warning.
+/// `as_path`: read a path of a multipath map for the map's figures (it is not left out
+/// for being one).
 template <system_view S>
 std::optional<storage_device> read_block_device(const S& sys, std::string_view name, std::string_view dir,
-                                                std::vector<warning>& warnings) {
+                                                std::vector<warning>& warnings, bool as_path = false) {
     if (name.empty() || is_pseudo_block_device(name)) return std::nullopt;
     const std::string d(dir);
     // Stacks that do not follow the naming (a renamed md array, device-mapper) say so.
     if (sys.exists(d + "/dm") || sys.exists(d + "/md")) return std::nullopt;
+    // One path of a multipath map: the map is listed instead (probe_storage).
+    if (!as_path && detail::is_multipath_path(sys, d)) return std::nullopt;
     constexpr std::size_t cap = 4096;
     // An NVMe multipath path (nvmeXcYnZ); its namespace is listed as nvmeXnZ.
     const auto hidden = detail::read_optional_file(sys, d + "/hidden", cap, warnings);
@@ -126,11 +195,36 @@ std::optional<storage_device> read_block_device(const S& sys, std::string_view n
     if (auto text = detail::read_optional_file(sys, d + "/device/model", cap, warnings))
         dev.model = std::string(detail::trim(*text));
     dev.kind = classify_block_device(name, vendor, dev.model, rotational);
-    // NVMe over TCP, RDMA or Fibre Channel: the kernel puts a fabrics controller and its
-    // namespaces under /sys/devices/virtual/nvme-fabrics/ctl/. (A multipath head is under
-    // nvme-subsystem whatever the transport, and stays NVMe.)
-    if (dev.kind == storage_kind::nvme && d.find("/nvme-fabrics/") != std::string::npos)
+    if (dev.kind == storage_kind::nvme && detail::nvme_over_fabrics(sys, d)) dev.kind = storage_kind::network;
+    // A SCSI disk of an iSCSI session or a Fibre Channel remote port is a SAN volume.
+    if ((dev.kind == storage_kind::hdd || dev.kind == storage_kind::sata_ssd || dev.kind == storage_kind::unknown) &&
+        detail::scsi_over_network(d))
         dev.kind = storage_kind::network;
+    return dev;
+}
+
+/// A device-mapper multipath map (dm-N whose dm/uuid starts "mpath-"): one volume seen
+/// through several paths (sdX each), reported once under its own name, sized by its own
+/// `size`, with its first path's model and kind (a SAN volume is `network`). nullopt for
+/// other device-mapper targets and for a map without a readable path.
+template <system_view S>
+std::optional<storage_device> read_multipath_map(const S& sys, std::string_view name, std::string_view dir,
+                                                 std::vector<warning>& warnings) {
+    const std::string d(dir);
+    if (!detail::is_multipath_map(sys, d)) return std::nullopt;
+    const auto paths = sys.list_dir(d + "/slaves");
+    if (!paths || paths->empty()) return std::nullopt;
+    const std::string first = *std::min_element(paths->begin(), paths->end(), detail::name_less);
+    const auto path_dir = detail::resolve_sysfs_link(sys, d + "/slaves/" + first);
+    auto dev = read_block_device(sys, first, path_dir ? *path_dir : d + "/slaves/" + first, warnings,
+                                 /*as_path=*/true);
+    if (!dev) return std::nullopt;
+    dev->name = std::string(name);
+    constexpr std::size_t cap = 4096;
+    if (auto text = detail::read_optional_file(sys, d + "/size", cap, warnings)) {
+        const auto sectors = detail::parse_u64(detail::trim(*text));
+        if (sectors && *sectors > 0 && *sectors <= UINT64_MAX / 512) dev->size_bytes = *sectors * 512;
+    }
     return dev;
 }
 
@@ -143,11 +237,14 @@ std::vector<storage_device> probe_storage(const S& sys, std::vector<warning>& wa
     if (!names) return out;
     detail::sort_names(*names, detail::name_less); // disks come out by name
     for (const auto& name : *names) {
-        if (is_pseudo_block_device(name)) continue;
+        const bool map = std::string_view(name).starts_with("dm-"); // a multipath map stands for its paths
+        if (!map && is_pseudo_block_device(name)) continue;
         std::string entry = "/sys/block/";
         entry += name;
         const auto dir = detail::resolve_sysfs_link(sys, entry);
-        if (auto dev = read_block_device(sys, name, dir ? *dir : entry, warnings)) out.push_back(std::move(*dev));
+        auto dev = map ? read_multipath_map(sys, name, dir ? *dir : entry, warnings)
+                       : read_block_device(sys, name, dir ? *dir : entry, warnings);
+        if (dev) out.push_back(std::move(*dev));
     }
     return out;
 }

@@ -391,6 +391,39 @@ struct shared_scans {
     std::vector<warning> pci_warnings;
 };
 
+/// A function's max_link_* is its own capability (the kernel reads its Link Capabilities
+/// register), not the slot's: a Gen5 x16 card in a Gen4 x8 slot says Gen5 x16. Each port
+/// on its path to the root (the folders above it under /sys/devices, which the bus's walk
+/// has read too) caps that maximum, as the kernel's pcie_bandwidth_available walks them.
+/// A port claiming less than the link below it is running at now is no real limit and is
+/// skipped: virtual machines' emulated ports (QEMU's 2.5 GT/s x1) describe no physical
+/// link. `devices` is sorted by address. One link read per function with a known maximum.
+template <system_view S>
+void cap_links_by_ports(const S& sys, std::vector<pci_device>& devices) {
+    for (auto& d : devices) {
+        if (!d.link_max || !d.link_max->known() || !d.link_current || !d.link_current->known()) continue;
+        const auto path = resolve_sysfs_link(sys, "/sys/bus/pci/devices/" + std::string(d.address.text().data()));
+        if (!path) continue;
+        pcie_link below = *d.link_current; // what the link under the next port up runs at
+        pcie_link cap = *d.link_max;
+        std::string_view up = *path;
+        for (int depth = 0; depth < 16; ++depth) { // PCIe allows no deeper tree that matters here
+            const auto slash = up.rfind('/');
+            if (slash == std::string_view::npos) break;
+            up = up.substr(0, slash);
+            const auto a = parse_pci_address(base_name(up));
+            if (!a) break; // "pci0000:00": the root complex
+            const auto port = std::ranges::lower_bound(devices, *a, {}, &pci_device::address);
+            if (port == devices.end() || port->address != *a) continue;
+            const pcie_link p = port->link_max.value_or(pcie_link{});
+            if (p.known() && p.generation >= below.generation && p.width >= below.width) // else emulated
+                cap = {std::min(cap.generation, p.generation), std::min(cap.width, p.width)};
+            if (port->link_current && port->link_current->known()) below = *port->link_current;
+        }
+        if (cap != *d.link_max) d.link_max = sourced<pcie_link>{cap, d.link_max.from};
+    }
+}
+
 /// probe_pci's walk of the bus.
 template <system_view S>
 std::vector<pci_device> scan_pci_bus(const S& sys, std::vector<warning>& warnings) {
@@ -413,6 +446,7 @@ std::vector<pci_device> scan_pci_bus(const S& sys, std::vector<warning>& warning
         }
         devices.push_back(read_pci_device_at(sys, dir, *address, warnings));
     }
+    cap_links_by_ports(sys, devices);
     return devices;
 }
 } // namespace detail

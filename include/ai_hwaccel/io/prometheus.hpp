@@ -390,10 +390,21 @@ struct file_write_result {
 /// read it), flushed to disk, then renamed over `path`. Readers see the old content or
 /// the new, never a partial file; both the textfile collector (which reads only `*.prom`)
 /// and NFD (which skips dot files) ignore the temporary name. On failure the temporary
-/// file is removed and `path` is untouched. Failures are reported in the result, not
-/// thrown (only running out of memory throws).
+/// file is removed and `path` is untouched. A symlink at `path` is replaced, never
+/// followed (an exporter run as root must not write where a planted link points); anything
+/// else there that is no regular file (a device such as /dev/null, a FIFO, a socket, a
+/// folder) is refused and left alone. Failures are reported in the result, not thrown
+/// (only running out of memory throws).
 inline file_write_result write_file_atomically(const std::filesystem::path& path, std::string_view text) {
     namespace fs = std::filesystem;
+    {
+        std::error_code ec;
+        const auto type = fs::symlink_status(path, ec).type();
+        if (!ec && type != fs::file_type::not_found && type != fs::file_type::regular &&
+            type != fs::file_type::symlink)
+            return {false, "'" + path.string() +
+                               "' is not a regular file (a device, a FIFO, a socket or a folder); it is left alone"};
+    }
     const fs::path dir = path.has_parent_path() ? path.parent_path() : fs::path(".");
     const std::string name = path.filename().string();
     if (name.empty() || name == "." || name == "..") return {false, "not a file name: '" + path.string() + "'"};
