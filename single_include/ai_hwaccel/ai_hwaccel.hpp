@@ -20576,7 +20576,17 @@ struct neuron_probe {
         if (mixed) chip = nullptr;
 
         const bool present = !pci.empty() || !nodes.empty();
-        if (auto listed = run_neuron_ls(sys, chip, present, out)) {
+        auto listed = run_neuron_ls(sys, chip, present, out);
+        if (listed && listed->devices.empty() && present) {
+            // neuron-ls sees none where the driver or the bus shows some: theirs are kept.
+            out.warnings.push_back(warning{warning_kind::disagreement, backend, "neuron-ls",
+                                           "lists no device, the driver's sysfs files or the PCI bus " +
+                                               std::to_string(std::max(pci.size(), nodes.size())) +
+                                               "; those are reported",
+                                           0});
+            listed.reset();
+        }
+        if (listed) {
             out.devices = std::move(listed->devices);
             out.links = std::move(listed->links);
         } else {

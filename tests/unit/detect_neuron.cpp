@@ -493,6 +493,34 @@ TEST_CASE("neuron_probe") {
         CHECK(out.devices[0].spec->name == "AWS Inferentia2");
     }
 #endif
+    SUBCASE("hand-made: neuron-ls lists nothing where the driver shows a device: the driver's kept, said") {
+        fake_neuron_host h;
+        h.pci("0000:00:1e.0", "0x7264", "neuron-driver", 0);
+        h.node(0, "2", "\n", "Inferentia2\n");
+#if AI_HWACCEL_JSON
+        h.dir.write("ai-hwaccel-tools/ls.json", "[]\n");
+        h.dir.write("ai-hwaccel-tools/index", "0\tls.json\tneuron-ls --json-output\n");
+#else
+        h.dir.write("ai-hwaccel-tools/ls.txt", "instance-type: inf2.xlarge\n");
+        h.dir.write("ai-hwaccel-tools/index", "0\tls.txt\tneuron-ls\n");
+#endif
+        const auto out = ah::neuron_probe{}.probe(ah::host_system(h.root.string()));
+        INFO(test::warnings_text(out.warnings));
+        REQUIRE(out.devices.size() == 1);
+        CHECK(out.devices[0].spec->name == "AWS Inferentia2");
+        CHECK(*out.devices[0].pci == ah::pci_address{0, 0, 0x1e, 0});
+        REQUIRE(out.warnings.size() == 1);
+        CHECK(out.warnings[0].kind == ah::warning_kind::disagreement);
+        // No device anywhere: an empty list is the answer, and no warning.
+        fake_neuron_host none;
+#if AI_HWACCEL_JSON
+        none.dir.write("ai-hwaccel-tools/ls.json", "[]\n");
+        none.dir.write("ai-hwaccel-tools/index", "0\tls.json\tneuron-ls --json-output\n");
+#endif
+        const auto empty = ah::neuron_probe{}.probe(ah::host_system(none.root.string()));
+        CHECK(empty.devices.empty());
+        CHECK(empty.warnings.empty());
+    }
     SUBCASE("hand-made: neuron-ls fails, garbage sysfs files, a function passed to a VM") {
         fake_neuron_host h;
         h.pci("0000:00:1e.0", "0x7164", "neuron-driver");
