@@ -284,19 +284,31 @@ TEST_CASE("probe_pci on the captured tree") {
 
 TEST_CASE("probe_pci: the ports above a function cap its maximum link") {
     // Hand-made trees. A device's max_link_* is its own capability; the slot's port limits it.
-    const auto link = [](test::scratch_dir& root, const std::string& dir, const char* cur, const char* cur_w,
-                         const char* max, const char* max_w) {
-        root.write(dir + "vendor", "0x10de\n");
-        root.write(dir + "current_link_speed", std::string(cur) + "\n");
-        root.write(dir + "current_link_width", std::string(cur_w) + "\n");
-        root.write(dir + "max_link_speed", std::string(max) + "\n");
-        root.write(dir + "max_link_width", std::string(max_w) + "\n");
+    struct hop {
+        const char* address;
+        const char* current_speed;
+        const char* current_width;
+        const char* max_speed;
+        const char* max_width;
     };
-    const auto bus_links = [](test::scratch_dir& root, std::initializer_list<const char*> paths) {
+    // One path from the root complex down: each hop a function in the folder of the one above,
+    // linked into /sys/bus/pci/devices as the kernel links it.
+    const auto chain = [](test::scratch_dir& root, std::initializer_list<hop> hops) {
+        std::string dir = "sys/devices/pci0000:00";
         fs::create_directories(root.path() / "sys/bus/pci/devices");
-        for (const char* p : paths)
-            fs::create_directory_symlink(std::string("../../../devices/") + p,
-                                         root.path() / "sys/bus/pci/devices" / fs::path(p).filename());
+        for (const hop& h : hops) {
+            dir += std::string("/") + h.address;
+            root.write(dir + "/vendor", "0x10de\n");
+            root.write(dir + "/current_link_speed", std::string(h.current_speed) + " GT/s PCIe\n");
+            root.write(dir + "/current_link_width", std::string(h.current_width) + "\n");
+            root.write(dir + "/max_link_speed", std::string(h.max_speed) + " GT/s PCIe\n");
+            root.write(dir + "/max_link_width", std::string(h.max_width) + "\n");
+            fs::create_directory_symlink("../../../" + dir.substr(4), root.path() / "sys/bus/pci/devices" / h.address);
+        }
+        std::vector<ah::warning> w;
+        auto devices = ah::probe_pci(ah::host_system(root.path().string()), w);
+        CHECK(w.empty());
+        return devices;
     };
     const auto max_of = [](const std::vector<ah::pci_device>& devices, ah::pci_address a) {
         for (const auto& d : devices)
@@ -305,30 +317,18 @@ TEST_CASE("probe_pci: the ports above a function cap its maximum link") {
     };
     SUBCASE("a Gen5 x16 card in a Gen4 x8 slot") {
         test::scratch_dir root;
-        link(root, "sys/devices/pci0000:00/0000:00:01.0/", "16.0 GT/s PCIe", "8", "16.0 GT/s PCIe", "8");
-        link(root, "sys/devices/pci0000:00/0000:00:01.0/0000:01:00.0/", "16.0 GT/s PCIe", "8", "32.0 GT/s PCIe",
-             "16");
-        bus_links(root, {"pci0000:00/0000:00:01.0", "pci0000:00/0000:00:01.0/0000:01:00.0"});
-        std::vector<ah::warning> w;
-        const auto devices = ah::probe_pci(ah::host_system(root.path().string()), w);
-        CHECK(w.empty());
+        const auto devices = chain(root, {{"0000:00:01.0", "16.0", "8", "16.0", "8"},
+                                          {"0000:01:00.0", "16.0", "8", "32.0", "16"}});
         REQUIRE(devices.size() == 2);
         CHECK(max_of(devices, {0, 1, 0, 0}) == ah::pcie_link{4, 8});
         CHECK(max_of(devices, {0, 0, 1, 0}) == ah::pcie_link{4, 8});
     }
     SUBCASE("an idle card at 2.5 GT/s keeps its width's cap; a switch in between caps nothing more") {
         test::scratch_dir root;
-        const std::string rp = "sys/devices/pci0000:00/0000:00:01.0/";
-        link(root, rp, "2.5 GT/s PCIe", "16", "16.0 GT/s PCIe", "16");
-        link(root, rp + "0000:01:00.0/", "2.5 GT/s PCIe", "16", "32.0 GT/s PCIe", "16");
-        link(root, rp + "0000:01:00.0/0000:02:00.0/", "32.0 GT/s PCIe", "16", "32.0 GT/s PCIe", "16");
-        link(root, rp + "0000:01:00.0/0000:02:00.0/0000:03:00.0/", "2.5 GT/s PCIe", "16", "32.0 GT/s PCIe", "16");
-        bus_links(root, {"pci0000:00/0000:00:01.0", "pci0000:00/0000:00:01.0/0000:01:00.0",
-                         "pci0000:00/0000:00:01.0/0000:01:00.0/0000:02:00.0",
-                         "pci0000:00/0000:00:01.0/0000:01:00.0/0000:02:00.0/0000:03:00.0"});
-        std::vector<ah::warning> w;
-        const auto devices = ah::probe_pci(ah::host_system(root.path().string()), w);
-        CHECK(w.empty());
+        const auto devices = chain(root, {{"0000:00:01.0", "2.5", "16", "16.0", "16"},
+                                          {"0000:01:00.0", "2.5", "16", "32.0", "16"},
+                                          {"0000:02:00.0", "32.0", "16", "32.0", "16"},
+                                          {"0000:03:00.0", "2.5", "16", "32.0", "16"}});
         CHECK(max_of(devices, {0, 3, 0, 0}) == ah::pcie_link{4, 16}); // the root port's Gen4
         CHECK(max_of(devices, {0, 2, 0, 0}) == ah::pcie_link{4, 16});
     }
@@ -336,28 +336,17 @@ TEST_CASE("probe_pci: the ports above a function cap its maximum link") {
         // The upstream port's and GPU's figures as in the real capture
         // pci-sysfs/link_navi-gpu-and-upstream-switch_tail.txt; the ports around them hand-made.
         test::scratch_dir root;
-        const std::string rp = "sys/devices/pci0000:00/0000:00:01.1/";
-        link(root, rp, "16.0 GT/s PCIe", "8", "16.0 GT/s PCIe", "8");
-        link(root, rp + "0000:01:00.0/", "16.0 GT/s PCIe", "8", "32.0 GT/s PCIe", "16");
-        link(root, rp + "0000:01:00.0/0000:02:00.0/", "32.0 GT/s PCIe", "16", "32.0 GT/s PCIe", "16");
-        link(root, rp + "0000:01:00.0/0000:02:00.0/0000:03:00.0/", "32.0 GT/s PCIe", "16", "32.0 GT/s PCIe", "16");
-        bus_links(root, {"pci0000:00/0000:00:01.1", "pci0000:00/0000:00:01.1/0000:01:00.0",
-                         "pci0000:00/0000:00:01.1/0000:01:00.0/0000:02:00.0",
-                         "pci0000:00/0000:00:01.1/0000:01:00.0/0000:02:00.0/0000:03:00.0"});
-        std::vector<ah::warning> w;
-        const auto devices = ah::probe_pci(ah::host_system(root.path().string()), w);
-        CHECK(w.empty());
+        const auto devices = chain(root, {{"0000:00:01.1", "16.0", "8", "16.0", "8"},
+                                          {"0000:01:00.0", "16.0", "8", "32.0", "16"},
+                                          {"0000:02:00.0", "32.0", "16", "32.0", "16"},
+                                          {"0000:03:00.0", "32.0", "16", "32.0", "16"}});
         CHECK(max_of(devices, {0, 3, 0, 0}) == ah::pcie_link{4, 8});
         CHECK(max_of(devices, {0, 1, 0, 0}) == ah::pcie_link{4, 8});
     }
     SUBCASE("a virtual machine's emulated port claims less than the link runs at: no cap") {
         test::scratch_dir root;
-        link(root, "sys/devices/pci0000:00/0000:00:02.0/", "2.5 GT/s PCIe", "1", "2.5 GT/s PCIe", "1");
-        link(root, "sys/devices/pci0000:00/0000:00:02.0/0000:01:00.0/", "16.0 GT/s PCIe", "16", "16.0 GT/s PCIe",
-             "16");
-        bus_links(root, {"pci0000:00/0000:00:02.0", "pci0000:00/0000:00:02.0/0000:01:00.0"});
-        std::vector<ah::warning> w;
-        const auto devices = ah::probe_pci(ah::host_system(root.path().string()), w);
+        const auto devices = chain(root, {{"0000:00:02.0", "2.5", "1", "2.5", "1"},
+                                          {"0000:01:00.0", "16.0", "16", "16.0", "16"}});
         CHECK(max_of(devices, {0, 1, 0, 0}) == ah::pcie_link{4, 16});
     }
 }
