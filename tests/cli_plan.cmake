@@ -336,6 +336,12 @@ endif()
 cli_plan_output(cli_plan_cost_provider "cheapest by price per hour: [^ ]+ \\(gcp, "
   cost --model llama-3.1-8b --quant bf16 --provider gcp)
 cli_plan_exit(cli_plan_cost_provider_unknown 2 cost --model llama-3.1-8b --quant bf16 --provider ibm)
+# An empty name in the list is refused wherever it stands.
+cli_plan_exit(cli_plan_cost_provider_trailing_comma 2 cost --model llama-3.1-8b --quant bf16 --provider aws,)
+cli_plan_exit(cli_plan_cost_provider_leading_comma 2 cost --model llama-3.1-8b --quant bf16 --provider ,aws)
+# A date after every row's leaves no row: said so, not that no instance holds the model.
+cli_plan_output(cli_plan_cost_since_no_rows "no catalogue row is priced on or after 2999-01-01"
+  cost --model llama-3.1-8b --quant bf16 --since 2999-01-01)
 cli_plan_exit(cli_plan_cost_since_bad 2 cost --model llama-3.1-8b --quant bf16 --since 2024-1-1)
 cli_plan_exit(cli_plan_cost_since_future 1 cost --model llama-3.1-8b --quant bf16 --since 2999-01-01)
 

@@ -5,6 +5,7 @@
 #include <doctest/doctest.h>
 
 #include <cstdint>
+#include <limits>
 #include <string_view>
 #include <utility>
 #include <vector>
@@ -70,7 +71,8 @@ TEST_CASE("instance_catalogue") {
         // An instance that joins its accelerators by a fast link (their NVLink, or the
         // NVSwitch of their board) holds no more of them than that link joins as built.
         const bool fast = r.interconnect != ah::interconnect_kind::none && r.interconnect != ah::interconnect_kind::pcie;
-        if (fast && d->link_domain != 0) CHECK(r.accelerator_count <= d->link_domain);
+        const std::uint32_t group = r.link_group != 0 ? r.link_group : r.accelerator_count;
+        if (fast && d->link_domain != 0) CHECK(group <= d->link_domain);
     }
     CHECK(providers[static_cast<std::size_t>(ah::instance_provider::aws)]);
     CHECK(providers[static_cast<std::size_t>(ah::instance_provider::gcp)]);
@@ -209,21 +211,44 @@ TEST_CASE("instance_catalogue: Google Cloud and Azure rows") {
     CHECK(nc2->accelerator_count == 2 * nc->accelerator_count);
     CHECK(nc2->vcpus == 2 * nc->vcpus);
     CHECK(nc2->host_memory == 2 * nc->host_memory);
-    CHECK(nc2->interconnect == ah::interconnect_kind::pcie); // the NC H100 v5 page names no link
+    // The NC H100 v5 page names no link; Azure's own image issues show the pair's NVLink.
+    CHECK(nc2->interconnect == ah::interconnect_kind::nvlink);
+    CHECK(nc2->link_group == 0);
     // The NC A100 v4 page: "NVIDIA NVLink Interconnect: Supported"; a bridge joins two cards.
     const auto* a100x1 = ah::find_instance("Standard_NC24ads_A100_v4");
     const auto* a100x2 = ah::find_instance("Standard_NC48ads_A100_v4");
     REQUIRE(a100x1 != nullptr);
     REQUIRE(a100x2 != nullptr);
     CHECK(a100x2->interconnect == ah::interconnect_kind::nvlink);
-    CHECK(ah::find_instance("Standard_NC96ads_A100_v4")->interconnect == ah::interconnect_kind::pcie);
+    const auto* a100x4 = ah::find_instance("Standard_NC96ads_A100_v4");
+    REQUIRE(a100x4 != nullptr);
+    CHECK(a100x4->interconnect == ah::interconnect_kind::nvlink); // two bridged pairs
+    CHECK(a100x4->link_group == 2);
     // The pair decodes faster than one card: its halves read over a fast link.
     const auto& m8 = model("llama-3.1-8b");
     CHECK(ah::estimate_instance_cost(*a100x2, m8, ah::quant_format::bf16).decode_tokens_per_second >
           1.25 * ah::estimate_instance_cost(*a100x1, m8, ah::quant_format::bf16).decode_tokens_per_second);
+    // 70B in BF16 needs two of these cards: the four-card size is two NVLink pairs, each a
+    // copy, so it decodes twice what the two-card size does, for twice the price.
+    const auto& m70 = model("llama-3.1-70b");
+    const auto pair = ah::estimate_instance_cost(*a100x2, m70, ah::quant_format::bf16);
+    const auto quad = ah::estimate_instance_cost(*a100x4, m70, ah::quant_format::bf16);
+    REQUIRE(pair.fits);
+    REQUIRE(quad.fits);
+    CHECK(quad.replicas == 2);
+    CHECK(quad.decode_tokens_per_second == doctest::Approx(2 * pair.decode_tokens_per_second));
+    CHECK(quad.usd_per_million_output_tokens == doctest::Approx(pair.usd_per_million_output_tokens));
+    // A copy wider than a pair crosses PCIe: 405B in Q4_K_M needs all four cards.
+    const auto wide = ah::estimate_instance_cost(*a100x4, model("llama-3.1-405b"), ah::quant_format::q4_k_m);
+    REQUIRE(wide.fits);
+    CHECK(wide.replicas == 1);
+    ah::cloud_instance all_nvlink = *a100x4;
+    all_nvlink.link_group = 0;
+    CHECK(wide.decode_tokens_per_second <
+          ah::estimate_instance_cost(all_nvlink, model("llama-3.1-405b"), ah::quant_format::q4_k_m)
+              .decode_tokens_per_second);
 
     // A 70B model at fp16 (about 141 GB of weights) fits eight H100s, not one L4.
-    const auto& m70 = model("llama-3.1-70b");
     CHECK(ah::estimate_instance_cost(*a3, m70, ah::quant_format::fp16).fits);
     CHECK_FALSE(ah::estimate_instance_cost(*ah::find_instance("g2-standard-4"), m70, ah::quant_format::fp16).fits);
 }
@@ -383,6 +408,37 @@ TEST_CASE("cheapest_instance") {
             if (e.fits && e.usd_per_million_output_tokens > 0)
                 CHECK(best.usd_per_million_output_tokens <= e.usd_per_million_output_tokens);
         }
+    }
+    SUBCASE("a caller's row without a usable price, and assumptions out of range, choose nothing") {
+        const auto& m = model("llama-3.1-8b");
+        std::vector<ah::cloud_instance> rows = {*ah::find_instance("p5.48xlarge"), *ah::find_instance("g6.xlarge"),
+                                                *ah::find_instance("g5.xlarge")};
+        rows[0].price_per_hour_usd = std::numeric_limits<double>::quiet_NaN();
+        ah::table_ref<ah::cloud_instance> table;
+        table.first = rows.data();
+        table.count = rows.size();
+        for (const auto objective : {ah::cost_objective::price_per_hour, ah::cost_objective::price_per_million_tokens}) {
+            const auto best = ah::cheapest_instance(m, ah::quant_format::bf16, {}, objective, {}, table);
+            REQUIRE(best.found());
+            CHECK(best.instance != &rows[0]); // NaN wins no comparison, and loses none it should not
+            rows[0].price_per_hour_usd = -1;
+            CHECK(ah::cheapest_instance(m, ah::quant_format::bf16, {}, objective, {}, table).instance != &rows[0]);
+            rows[0].price_per_hour_usd = std::numeric_limits<double>::quiet_NaN();
+        }
+        for (const double bad : {-0.5, 0.0, 1.5, std::numeric_limits<double>::quiet_NaN()}) {
+            CAPTURE(bad);
+            ah::cost_assumptions a;
+            a.usable_memory_fraction = bad;
+            CHECK_FALSE(ah::estimate_instance_cost(rows[1], m, ah::quant_format::bf16, {}, a).fits);
+            a = {};
+            a.pcie_scaling_efficiency = bad;
+            CHECK_FALSE(ah::estimate_instance_cost(rows[1], m, ah::quant_format::bf16, {}, a).fits);
+            a = {};
+            a.fabric_scaling_efficiency = bad;
+            CHECK_FALSE(ah::cheapest_instance(m, ah::quant_format::bf16, {}, ah::cost_objective::price_per_hour, a)
+                            .found());
+        }
+        CHECK(ah::estimate_instance_cost(rows[1], m, ah::quant_format::bf16).fits); // the defaults
     }
     SUBCASE("a model that fits nowhere") {
         // Llama 3.1 405B at FP32 (about 1.6 TB of weights) with four 128k-token sequences

@@ -1407,13 +1407,14 @@ int cmd_cost(std::span<const std::string_view> args) {
     // --provider LIST and --since DATE narrow the table the search runs over.
     std::vector<ah::instance_provider> providers;
     if (auto s = o.get("--provider")) {
-        for (std::string_view rest = *s; !rest.empty();) {
+        for (std::string_view rest = *s;;) {
             const auto comma = rest.find(',');
             const auto name = rest.substr(0, comma);
-            rest = comma == std::string_view::npos ? std::string_view{} : rest.substr(comma + 1);
             const auto p = ah::parse_instance_provider(name);
             if (!p) return usage_error("--provider: '" + str(name) + "' is not aws, gcp, azure, lambda, coreweave or oci");
             providers.push_back(*p);
+            if (comma == std::string_view::npos) break;
+            rest.remove_prefix(comma + 1); // "aws," ends in an empty name, refused as ",aws" is
         }
     }
     std::string_view since;
@@ -1537,6 +1538,9 @@ int cmd_cost(std::span<const std::string_view> args) {
         if (!any_with_rows)
             return error("the catalogue has no instance of " + without_rows + " (its providers: " + listed + ")");
     }
+    if (!best.found() && rows.empty() && !since.empty())
+        return error(str(providers.empty() ? "no catalogue row" : "no catalogue row of those providers") +
+                     " is priced on or after " + str(since));
     if (!best.found())
         return error(str(rows.size() < ah::instance_catalogue.size() ? "no instance left by --provider/--since holds "
                                                                       : "no instance in the catalogue holds ") +

@@ -63,6 +63,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <string_view>
 
@@ -116,6 +117,9 @@ struct cloud_instance {
     /// The link between the instance's accelerators; `none` for a single device, `pcie`
     /// where the provider publishes no device-to-device link.
     interconnect_kind interconnect = interconnect_kind::none;
+    /// How many accelerators one `interconnect` group joins where it joins fewer than all
+    /// of them (NVLink bridges pairing PCIe cards: 2), the rest crossing PCIe; 0: all.
+    std::uint32_t link_group = 0;
     /// Network between instances (EFA, InfiniBand) in Gbit/s as providers quote it
     /// (decimal, one direction); 0 when the row's sources do not say.
     double network_gbit_per_s = 0;
@@ -334,7 +338,7 @@ inline constexpr cloud_instance instance_rows[] = {
      .price_per_hour_usd = 14.692, .price_date = "2024-08-27",
      .price_source = skypilot_catalog_pr_79,
      .accelerator = "NVIDIA A100 PCIe 80GB", .accelerator_count = 4, .vcpus = 96, .host_memory = 880,
-     .host_memory_unit = memory_unit::gib, .interconnect = interconnect_kind::pcie,
+     .host_memory_unit = memory_unit::gib, .interconnect = interconnect_kind::nvlink, .link_group = 2,
      .spec_source = "https://learn.microsoft.com/en-us/azure/virtual-machines/nc-a100-v4-series"},
     // The catalogue lines a dated pull request description quotes (same columns). Its GPU
     // count for this size (12) is wrong; Microsoft's size list gives 8 GPUs, 96 vCPUs and
@@ -351,8 +355,10 @@ inline constexpr cloud_instance instance_rows[] = {
     // pull request 79). The NC A100 v4 sizes carry A100 PCIe 80GB cards, which Microsoft's
     // series page (nc-a100-v4-series.md: "NVIDIA NVLink Interconnect: Supported") joins by
     // NVLink; the bridge joins two cards, so the two-GPU size is one NVLink pair and the
-    // four-GPU size two pairs over PCIe, counted as PCIe (a four-way group crosses it). The
-    // NC H100 v5 sizes carry H100 NVL 94GB cards, and that series' page names no link: PCIe.
+    // four-GPU size two pairs over PCIe (link_group 2: a four-way group crosses PCIe). The
+    // NC H100 v5 sizes carry H100 NVL 94GB cards; the series page names no link, but the
+    // two-GPU size's pair is NVLink-joined (Azure/azhpc-images issue 443: nvidia-smi shows
+    // the links, which NCCL uses; issue 332: "NCCL detects the NVlink connectivity").
     // Within a series and region the price is per GPU: the two-GPU sizes cost twice the
     // one-GPU sizes.
     {.name = "Standard_NC24ads_A100_v4", .provider = instance_provider::azure, .region = "eastus",
@@ -377,7 +383,7 @@ inline constexpr cloud_instance instance_rows[] = {
      .price_per_hour_usd = 13.96, .price_date = skypilot_azure_date, .price_snapshot = skypilot_azure_commit,
      .price_source = skypilot_azure_csv, .price_date_source = skypilot_catalog_pr_79,
      .accelerator = "NVIDIA H100 NVL 94GB", .accelerator_count = 2, .vcpus = 80, .host_memory = 640,
-     .host_memory_unit = memory_unit::gib, .interconnect = interconnect_kind::pcie,
+     .host_memory_unit = memory_unit::gib, .interconnect = interconnect_kind::nvlink,
      .spec_source = azure_nc_h100_v5_sizes},
 
     // ---- Lambda: SkyPilot's Lambda catalogue as a dated pull request changed it.
@@ -439,6 +445,10 @@ constexpr bool instance_rows_are_sane() noexcept {
         if (r.vcpus == 0 || !(r.host_memory > 0)) return false;
         if (r.accelerator_count == 1 && r.interconnect != interconnect_kind::none) return false;
         if (r.accelerator_count > 1 && r.interconnect == interconnect_kind::none) return false;
+        // A link group holds 2 or more accelerators, fewer than all, and divides them.
+        if (r.link_group != 0 && (r.link_group < 2 || r.link_group >= r.accelerator_count ||
+                                  r.accelerator_count % r.link_group != 0))
+            return false;
     }
     return true;
 }
@@ -544,6 +554,8 @@ constexpr accelerator_profile tensor_parallel_profile(const device_spec& d, std:
 
 /// Estimates serving `m` at format `q` and shape `s` on instance `row`: whether it fits
 /// and what a million output tokens cost at the estimated decode rate. An estimate.
+/// Assumptions out of range (a memory fraction or an efficiency not in (0, 1], or not a
+/// number) fit nothing.
 constexpr instance_cost_estimate estimate_instance_cost(const cloud_instance& row, const model_spec& m, quant_format q,
                                                         const inference_shape& s = {},
                                                         const cost_assumptions& a = {}) noexcept {
@@ -552,6 +564,10 @@ constexpr instance_cost_estimate estimate_instance_cost(const cloud_instance& ro
     e.price_per_hour_usd = row.price_per_hour_usd;
     const std::size_t index = detail::device_index(row.accelerator);
     if (index == detail::no_device || row.accelerator_count == 0) return e;
+    const auto fraction = [](double f) { return f > 0 && f <= 1; }; // false for NaN
+    if (!fraction(a.usable_memory_fraction) || !fraction(a.fabric_scaling_efficiency) ||
+        !fraction(a.pcie_scaling_efficiency))
+        return e;
     const device_spec& d = device_catalogue[index];
     // Every accelerator past the first holds its own runtime and activation buffers, as
     // plan_sharding charges them.
@@ -571,7 +587,10 @@ constexpr instance_cost_estimate estimate_instance_cost(const cloud_instance& ro
             break;
     }
     e.replicas = row.accelerator_count / k;
-    auto device = detail::tensor_parallel_profile(d, k, row.interconnect, a);
+    // A copy wider than one link group (two NVLink-bridged pairs) crosses PCIe.
+    const interconnect_kind link =
+        row.link_group != 0 && k > row.link_group ? interconnect_kind::pcie : row.interconnect;
+    auto device = detail::tensor_parallel_profile(d, k, link, a);
     // The profile's name is the catalogue row's name already, which is all
     // estimate_throughput reads through `spec`; dropping the pointer keeps its null test
     // out of constant evaluation, which GCC refuses under -fsanitize=undefined.
@@ -605,6 +624,9 @@ constexpr instance_cost_estimate cheapest_instance(const model_spec& m, quant_fo
             continue;
         const double key = objective == cost_objective::price_per_hour ? e.price_per_hour_usd
                                                                        : e.usd_per_million_output_tokens;
+        // A caller's row without a usable price (0, negative, NaN, infinite) is no candidate:
+        // a NaN would otherwise win every later comparison.
+        if (!(key > 0) || key > std::numeric_limits<double>::max()) continue;
         const double best_key = objective == cost_objective::price_per_hour ? best.price_per_hour_usd
                                                                             : best.usd_per_million_output_tokens;
         if (!best.found() || key < best_key) best = e;
