@@ -10,7 +10,6 @@
 #include <map>
 #include <set>
 #include <string>
-#include <tuple>
 #include <vector>
 
 namespace ah = ai_hwaccel;
@@ -276,23 +275,30 @@ TEST_CASE("identify_platform, hand-made DMI strings") {
     CHECK(ah::identify_platform(d, "xen\n", "ec2e1916-9099-7caf-fd21-012345abcdef\n").cloud == cloud_provider::aws);
     // A UUID starting "ec2" is chance (one in 4096) outside EC2's Xen guests: never over a
     // definitive mark, and not in another hypervisor's guest.
-    for (const auto& [vendor, product, bios, tag, want] :
-         std::initializer_list<std::tuple<const char*, const char*, const char*, const char*, cloud_provider>>{
-             {"Microsoft Corporation", "Virtual Machine", "", "7783-7084-3265-9085-8269-3286-77", cloud_provider::azure},
-             {"Google", "Google Compute Engine", "Google", "", cloud_provider::gcp},
-             {"QEMU", "Standard PC (i440FX + PIIX, 1996)", "", "OracleCloud.com", cloud_provider::oracle},
-             {"VMware, Inc.", "VMware Virtual Platform", "", "", cloud_provider::none},
-             {"QEMU", "Standard PC (Q35 + ICH9, 2009)", "", "", cloud_provider::none},
+    struct guest {
+        const char* vendor;
+        const char* product;
+        const char* bios;
+        const char* tag;
+        cloud_provider want;
+    };
+    for (const guest& g : {
+             guest{"Microsoft Corporation", "Virtual Machine", "", "7783-7084-3265-9085-8269-3286-77",
+                   cloud_provider::azure},
+             guest{"Google", "Google Compute Engine", "Google", "", cloud_provider::gcp},
+             guest{"QEMU", "Standard PC (i440FX + PIIX, 1996)", "", "OracleCloud.com", cloud_provider::oracle},
+             guest{"VMware, Inc.", "VMware Virtual Platform", "", "", cloud_provider::none},
+             guest{"QEMU", "Standard PC (Q35 + ICH9, 2009)", "", "", cloud_provider::none},
          }) {
-        CAPTURE(vendor);
+        CAPTURE(g.vendor);
         d = {};
-        d.sys_vendor = vendor;
-        d.product_name = product;
-        d.bios_vendor = bios;
-        d.chassis_asset_tag = tag;
+        d.sys_vendor = g.vendor;
+        d.product_name = g.product;
+        d.bios_vendor = g.bios;
+        d.chassis_asset_tag = g.tag;
         d.product_uuid = "EC2B41D6-1234-5678-9ABC-DEF012345678";
-        CHECK(ah::identify_platform(d).cloud == want);
-        CHECK(ah::identify_platform(d, "", "ec2b41d6-1234-5678-9abc-def012345678").cloud == want);
+        CHECK(ah::identify_platform(d).cloud == g.want);
+        CHECK(ah::identify_platform(d, "", "ec2b41d6-1234-5678-9abc-def012345678").cloud == g.want);
     }
 
     d = {};
