@@ -5335,11 +5335,12 @@ inline constexpr std::string_view azure_chassis_asset_tag = "7783-7084-3265-9085
 /// Hypervisor and cloud from DMI strings, plus /sys/hypervisor/type and /uuid (Xen
 /// guests). Cloud rules: AWS when a vendor string is "Amazon EC2", the BIOS version names
 /// Amazon (Xen-era instances: "4.11.amazon"), or, last, in a Xen guest that no other rule
-/// places, the Xen or product UUID starts with "ec2"; GCP for product "Google Compute Engine", BIOS vendor "Google" or
-/// serial "GoogleCloud-…"; Azure only with its chassis asset tag; Oracle for the
-/// "OracleCloud.com" asset tag; `other` for DigitalOcean, Hetzner, Vultr, Scaleway,
-/// UpCloud, Linode/Akamai, Alibaba Cloud ECS, Exoscale, CloudSigma, Huawei Cloud and Open
-/// Telekom Cloud. Software platforms (OpenStack, CloudStack) are not clouds by themselves.
+/// places, the Xen or product UUID starts with "ec2"; GCP for product "Google Compute
+/// Engine", BIOS vendor "Google" or serial "GoogleCloud-…"; Azure only with its chassis
+/// asset tag; Oracle for the "OracleCloud.com" asset tag; `other` for DigitalOcean,
+/// Hetzner, Vultr, Scaleway, UpCloud, Linode/Akamai, Alibaba Cloud ECS, Exoscale,
+/// CloudSigma, Huawei Cloud and Open Telekom Cloud. Software platforms (OpenStack,
+/// CloudStack) are not clouds by themselves.
 inline platform_identity identify_platform(const dmi_info& d, std::string_view hypervisor_type = {},
                                            std::string_view hypervisor_uuid = {}) {
     using detail::icontains;
@@ -17576,12 +17577,11 @@ struct tpu_probe {
             if (d.vendor_id != google_pci_vendor_id || !detail::tpu::is_tpu_device_id(d.device_id)) continue;
             // A chip of two cores (TPU7x) is two PCI functions of one domain:bus:device, as
             // tpu-info groups them: one device, usable when either function's node is there.
-            const auto same_chip = std::ranges::find_if(out.devices, [&](const accelerator_profile& c) {
+            const auto chip = std::ranges::find_if(out.devices, [&](const accelerator_profile& c) {
                 return detail::tpu::same_chip(c, d.address, d.device_id);
             });
-            if (same_chip != out.devices.end()) {
-                same_chip->available = same_chip->available ||
-                                       !detail::tpu::device_node(sys, d, same_chip->index, accel_class).empty();
+            if (chip != out.devices.end()) {
+                chip->available = chip->available || !detail::tpu::device_node(sys, d, chip->index, accel_class).empty();
                 continue;
             }
             const auto position = out.devices.size();

@@ -166,11 +166,12 @@ inline constexpr std::string_view azure_chassis_asset_tag = "7783-7084-3265-9085
 /// Hypervisor and cloud from DMI strings, plus /sys/hypervisor/type and /uuid (Xen
 /// guests). Cloud rules: AWS when a vendor string is "Amazon EC2", the BIOS version names
 /// Amazon (Xen-era instances: "4.11.amazon"), or, last, in a Xen guest that no other rule
-/// places, the Xen or product UUID starts with "ec2"; GCP for product "Google Compute Engine", BIOS vendor "Google" or
-/// serial "GoogleCloud-…"; Azure only with its chassis asset tag; Oracle for the
-/// "OracleCloud.com" asset tag; `other` for DigitalOcean, Hetzner, Vultr, Scaleway,
-/// UpCloud, Linode/Akamai, Alibaba Cloud ECS, Exoscale, CloudSigma, Huawei Cloud and Open
-/// Telekom Cloud. Software platforms (OpenStack, CloudStack) are not clouds by themselves.
+/// places, the Xen or product UUID starts with "ec2"; GCP for product "Google Compute
+/// Engine", BIOS vendor "Google" or serial "GoogleCloud-…"; Azure only with its chassis
+/// asset tag; Oracle for the "OracleCloud.com" asset tag; `other` for DigitalOcean,
+/// Hetzner, Vultr, Scaleway, UpCloud, Linode/Akamai, Alibaba Cloud ECS, Exoscale,
+/// CloudSigma, Huawei Cloud and Open Telekom Cloud. Software platforms (OpenStack,
+/// CloudStack) are not clouds by themselves.
 inline platform_identity identify_platform(const dmi_info& d, std::string_view hypervisor_type = {},
                                            std::string_view hypervisor_uuid = {}) {
     using detail::icontains;

@@ -739,12 +739,11 @@ struct tpu_probe {
             if (d.vendor_id != google_pci_vendor_id || !detail::tpu::is_tpu_device_id(d.device_id)) continue;
             // A chip of two cores (TPU7x) is two PCI functions of one domain:bus:device, as
             // tpu-info groups them: one device, usable when either function's node is there.
-            const auto same_chip = std::ranges::find_if(out.devices, [&](const accelerator_profile& c) {
+            const auto chip = std::ranges::find_if(out.devices, [&](const accelerator_profile& c) {
                 return detail::tpu::same_chip(c, d.address, d.device_id);
             });
-            if (same_chip != out.devices.end()) {
-                same_chip->available = same_chip->available ||
-                                       !detail::tpu::device_node(sys, d, same_chip->index, accel_class).empty();
+            if (chip != out.devices.end()) {
+                chip->available = chip->available || !detail::tpu::device_node(sys, d, chip->index, accel_class).empty();
                 continue;
             }
             const auto position = out.devices.size();
