@@ -30,6 +30,11 @@ if(CMAKE_SCRIPT_MODE_FILE)
       message(FATAL_ERROR "gather: no summary and reminder in:\n${_said}")
     endif()
     if(TARBALL)
+      # As private as a gathered folder (0700): the archive holds the same serials and names.
+      execute_process(COMMAND stat -c %a "${_output}" OUTPUT_VARIABLE _mode OUTPUT_STRIP_TRAILING_WHITESPACE)
+      if(NOT _mode STREQUAL "600")
+        message(FATAL_ERROR "the tarball's mode is ${_mode}, expected 600")
+      endif()
       file(MAKE_DIRECTORY "${_tree}")
       execute_process(COMMAND "${CMAKE_COMMAND}" -E tar xf "${_output}" WORKING_DIRECTORY "${_tree}"
                       RESULT_VARIABLE _rc)

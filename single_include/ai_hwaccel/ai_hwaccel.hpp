@@ -2637,10 +2637,12 @@ AI_HWACCEL_NAMESPACE_END
 // #include "ai_hwaccel/core/text.hpp"
 // #include "ai_hwaccel/detect/process.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <concepts>
 #include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -2879,8 +2881,12 @@ public:
     // The same answers, never reported to an observer (an observer asking for itself).
     file_read read_file_quietly(std::string_view path, std::size_t cap = default_read_cap) const {
         file_read r;
-        const std::string full = resolve(path);
-        const int fd = ::open(full.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+        const auto full = resolve(path, true);
+        if (!full) {
+            r.status = read_status::error; // too many links, as the kernel's ELOOP
+            return r;
+        }
+        const int fd = ::open(full->c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
         if (fd < 0) {
             r.status = status_from_errno(errno);
             return r;
@@ -2924,8 +2930,9 @@ public:
     }
 
     std::optional<std::vector<std::string>> list_dir_quietly(std::string_view path) const {
-        const std::string full = resolve(path);
-        DIR* d = ::opendir(full.c_str());
+        const auto full = resolve(path, true);
+        if (!full) return std::nullopt;
+        DIR* d = ::opendir(full->c_str());
         if (!d) return std::nullopt;
         std::vector<std::string> names;
         while (const dirent* e = ::readdir(d)) {
@@ -2937,16 +2944,18 @@ public:
     }
 
     std::optional<std::string> read_link_quietly(std::string_view path) const {
-        const std::string full = resolve(path);
+        const auto full = resolve(path, false);
+        if (!full) return std::nullopt;
         char buf[4096];
-        const ::ssize_t n = ::readlink(full.c_str(), buf, sizeof buf);
+        const ::ssize_t n = ::readlink(full->c_str(), buf, sizeof buf);
         if (n < 0 || static_cast<std::size_t>(n) >= sizeof buf) return std::nullopt;
         return std::string(buf, static_cast<std::size_t>(n));
     }
 
     bool exists_quietly(std::string_view path) const {
         struct stat st {};
-        return ::stat(resolve(path).c_str(), &st) == 0;
+        const auto full = resolve(path, true);
+        return full && ::stat(full->c_str(), &st) == 0;
     }
 
     std::optional<std::string> env_quietly(std::string_view name) const {
@@ -3008,11 +3017,68 @@ private:
         return std::nullopt;
     }
 
-    std::string resolve(std::string_view path) const {
-        std::string full = root_;
-        if (path.empty() || path.front() != '/') full += '/';
-        full += path;
-        return full;
+    // The host path for `path`. Inside a machine tree a path means what it would mean to a
+    // process chrooted at the tree's root: links are followed here, one component at a
+    // time, an absolute target starting again at the root and ".." stopping at it, so a
+    // tree someone else wrote cannot make detection (or `gather`, copying it) read the
+    // host's own files. What comes back holds no link the kernel would follow, up to the
+    // last component when `follow_last` is false (read_link reads that one). nullopt for
+    // more than 40 links on the way (the kernel's ELOOP). Someone changing the tree while
+    // it is read could still swap a folder for a link between these checks and the open:
+    // trees are read as they were given, not defended against a concurrent writer.
+    std::optional<std::string> resolve(std::string_view path, bool follow_last) const {
+        if (root_.empty()) {
+            if (!path.empty() && path.front() == '/') return std::string(path);
+            return "/" + std::string(path);
+        }
+        std::vector<std::string_view> todo; // a stack: the next component at the back
+        std::deque<std::string> targets;    // link texts todo's views point into (they stay put)
+        const auto push_components = [&todo](std::string_view p) {
+            const std::size_t mark = todo.size();
+            while (!p.empty()) {
+                const auto slash = p.find('/');
+                if (const auto part = p.substr(0, slash); !part.empty()) todo.push_back(part);
+                if (slash == std::string_view::npos) break;
+                p.remove_prefix(slash + 1);
+            }
+            std::reverse(todo.begin() + static_cast<std::ptrdiff_t>(mark), todo.end());
+        };
+        push_components(path);
+        std::string done = root_; // root_ itself is the host's, taken as it is
+        int hops = 0;
+        while (!todo.empty()) {
+            const std::string_view c = todo.back();
+            todo.pop_back();
+            if (c == ".") continue;
+            if (c == "..") {
+                if (done.size() > root_.size()) done.resize(done.rfind('/'));
+                continue;
+            }
+            const std::size_t before = done.size();
+            done += '/';
+            done += c;
+            if (todo.empty() && !follow_last) break;
+            struct stat st {};
+            if (::lstat(done.c_str(), &st) != 0) {
+                // Missing (or unreadable): the kernel answers for the rest as it is.
+                while (!todo.empty()) {
+                    done += '/';
+                    done += todo.back();
+                    todo.pop_back();
+                }
+                break;
+            }
+            if (!S_ISLNK(st.st_mode)) continue;
+            if (++hops > 40) return std::nullopt;
+            char buf[4096];
+            const ::ssize_t n = ::readlink(done.c_str(), buf, sizeof buf);
+            if (n <= 0 || static_cast<std::size_t>(n) >= sizeof buf) return std::nullopt;
+            done.resize(before);
+            if (buf[0] == '/') done.resize(root_.size());
+            targets.emplace_back(buf, static_cast<std::size_t>(n));
+            push_components(targets.back());
+        }
+        return done;
     }
     static read_status status_from_errno(int e) noexcept {
         switch (e) {
@@ -27246,7 +27312,8 @@ AI_HWACCEL_NAMESPACE_END
 //     the tree; an absolute target, or one that climbs above the root, is rewritten as the
 //     relative path to the same place inside the tree, so reading the tree never leaves it.
 //     Paths read through known links are written where the links lead;
-//   - exists() true: an empty regular file where nothing else was written; false: nothing;
+//   - exists() true: an empty regular file where nothing else was written; false: nothing,
+//     unless a listing showed the entry: then a link that leads nowhere;
 //   - a tool run: its stdout and an index line with its outcome (exit status, "timeout",
 //     "signal:N", "not-executable"); a tool not found leaves no line. Its stderr is not
 //     kept (a replay has none). Outcomes the index cannot express (spawn failure,
@@ -27562,6 +27629,9 @@ struct machine_tree_result {
     std::size_t links = 0;
     std::size_t fifos = 0;
     std::size_t tool_outputs = 0; ///< index lines
+    /// Entries that could not be written (each has a note); any makes the result not ok,
+    /// since the tree would replay as a different machine. What was written stays.
+    std::size_t not_written = 0;
     std::uint64_t bytes = 0;      ///< in regular files
     /// Every regular file written, relative to the target ("proc/cpuinfo").
     std::vector<std::string> written_files;
@@ -27727,6 +27797,10 @@ public:
 
 inline void pad_truncated(std::string& data) { data += '\n'; }
 
+// Where a listed entry that did not exist is written to point: a name never written in any
+// folder of the tree (a dot folder, which sysfs and procfs do not have).
+inline constexpr std::string_view dangling_target = ".ai-hwaccel-gone/entry";
+
 // Turns a recording into what to write.
 inline tree_plan plan_tree(const machine_recording& rec) {
     tree_plan plan;
@@ -27775,6 +27849,12 @@ inline tree_plan plan_tree(const machine_recording& rec) {
             plan.notes.push_back("file " + path + ": permission denied, left out (reads as not found)");
         }
     }
+    // What was asked about and did not exist: a listed entry among them was there and led
+    // nowhere (a broken link, a link loop, or one removed while the detection ran).
+    std::set<std::string, std::less<>> missing;
+    for (const auto& [path, there] : rec.existence)
+        if (!there)
+            if (const auto at = res.resolve(path, true); at && !at->empty()) missing.insert(join(*at));
     for (const auto& [path, names] : rec.listings) {
         if (!names) continue;
         const auto at = res.resolve(path, true);
@@ -27787,7 +27867,14 @@ inline tree_plan plan_tree(const machine_recording& rec) {
             if (name.empty() || name == "." || name == ".." || name.find('/') != std::string::npos) continue;
             auto child = *at;
             child.push_back(name);
-            if (!plan.nodes.count(join(child)) && !plan.has_below(join(child)))
+            const std::string key = join(child);
+            if (plan.nodes.count(key) || plan.has_below(key)) continue;
+            if (missing.count(key)) {
+                // Listed yet not there: a link into a folder the tree never has, so the
+                // entry is listed and does not exist in the replay either.
+                plan.add(child, node{node_kind::link, std::string(dangling_target)}, "listed entry");
+                plan.notes.push_back("/" + key + ": listed but not there (a broken link?), written as a link to nothing");
+            } else
                 plan.add(child, node{node_kind::placeholder, {}}, "listed entry");
         }
     }
@@ -28018,6 +28105,7 @@ inline machine_tree_result write_machine_tree(const machine_recording& rec, cons
         }
         if (!ok) {
             result.notes.push_back("/" + key + ": not written (" + why + ")");
+            ++result.not_written;
             continue;
         }
         const int parent = open_fds.empty() ? root.get() : open_fds.back().get();
@@ -28036,8 +28124,16 @@ inline machine_tree_result write_machine_tree(const machine_recording& rec, cons
                 break;
             }
             fd_guard fd(::openat(parent, name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644));
-            if (fd.get() < 0 || !write_all(fd.get(), nd.content)) {
+            if (fd.get() < 0) {
                 why = name + ": " + errno_text(errno);
+                ok = false;
+                break;
+            }
+            if (!write_all(fd.get(), nd.content)) {
+                // A file cut short would replay as a different machine: none at all is
+                // what the notes and the result's failure say.
+                why = name + ": " + errno_text(errno);
+                ::unlinkat(parent, name.c_str(), 0);
                 ok = false;
                 break;
             }
@@ -28062,7 +28158,10 @@ inline machine_tree_result write_machine_tree(const machine_recording& rec, cons
                 ++result.fifos;
             break;
         }
-        if (!ok) result.notes.push_back("/" + key + ": not written (" + why + ")");
+        if (!ok) {
+            result.notes.push_back("/" + key + ": not written (" + why + ")");
+            ++result.not_written;
+        }
     }
     {
         const auto it = plan.nodes.find(std::string(capture_index_path.substr(1)));
@@ -28073,7 +28172,10 @@ inline machine_tree_result write_machine_tree(const machine_recording& rec, cons
                 s.remove_prefix(nl == std::string_view::npos ? s.size() : nl + 1);
             }
     }
-    result.ok = true;
+    result.ok = result.not_written == 0;
+    if (!result.ok)
+        result.message = std::to_string(result.not_written) + " of " + std::to_string(plan.nodes.size()) +
+                         " entries could not be written into '" + dir + "' (see the notes); the tree is incomplete";
     return result;
 }
 #endif
@@ -28305,7 +28407,9 @@ clean_extra_labels(const std::vector<std::pair<std::string, std::string>>& in,
     std::vector<std::pair<std::string, std::string>> out;
     for (const auto& [k, v] : in) {
         std::string name = sanitize_prometheus_label_name(k);
-        bool clash = name.starts_with("__");
+        // "le" and "quantile" belong to histograms and summaries: promtool's lint refuses
+        // them on a gauge, so they are renamed as a clash with our own labels is.
+        bool clash = name.starts_with("__") || name == "le" || name == "quantile";
         for (auto o : ours) clash = clash || name == o;
         if (clash) name = "exported_" + name;
         bool seen = false;
@@ -28385,10 +28489,11 @@ inline std::string to_prometheus(const accelerator_registry& reg, const promethe
             if (keep(r.p->*field)) w.sample(id(r), (r.p->*field).value);
     };
     const auto double_family = [&](std::string_view name, std::string_view help,
-                                   sourced<double> accelerator_profile::*field, double scale) {
+                                   sourced<double> accelerator_profile::*field, double divisor) {
         w.family(name, help);
+        // Divided, not multiplied by 0.01: 57 / 100 prints 0.57, 57 * 0.01 0.5700000000000001.
         for (const auto& r : rows)
-            if (keep(r.p->*field)) w.sample(id(r), (r.p->*field).value * scale);
+            if (keep(r.p->*field)) w.sample(id(r), (r.p->*field).value / divisor);
     };
     bytes_family("ai_hwaccel_device_memory_total_bytes", "Device memory in bytes.",
                  &accelerator_profile::memory_bytes);
@@ -28398,7 +28503,7 @@ inline std::string to_prometheus(const accelerator_registry& reg, const promethe
                  &accelerator_profile::memory_free_bytes);
     double_family("ai_hwaccel_device_utilization_ratio",
                   "Busy fraction of the device as its tool reports it, 0 to 1 (percent / 100).",
-                  &accelerator_profile::utilization_percent, 0.01);
+                  &accelerator_profile::utilization_percent, 100.0);
     double_family("ai_hwaccel_device_temperature_celsius", "Device temperature in degrees Celsius.",
                   &accelerator_profile::temperature_c, 1.0);
     double_family("ai_hwaccel_device_power_draw_watts", "Power the device draws, in watts.",
@@ -28469,9 +28574,11 @@ struct file_write_result {
 /// Writes `text` to `path` atomically: a new hidden file `.<name>.<unique>.tmp` in the
 /// same folder (created exclusively, so a file or symlink already there is never opened
 /// or followed; mode from the umask, normally 0644, which node_exporter and NFD need to
-/// read it), flushed to disk, then renamed over `path`. Readers see the old content or
-/// the new, never a partial file; both the textfile collector (which reads only `*.prom`)
-/// and NFD (which skips dot files) ignore the temporary name. On failure the temporary
+/// read it; `<name>` cut to its first 200 bytes, so any name that fits fits here too),
+/// flushed to disk, then renamed over `path`. Readers see the old content or the new,
+/// never a partial file; both the textfile collector (which reads only `*.prom`) and NFD
+/// (which skips dot files since kubernetes-sigs/node-feature-discovery#1353, 2023)
+/// ignore the temporary name. On failure the temporary
 /// file is removed and `path` is untouched. A symlink at `path` is replaced, never
 /// followed (an exporter run as root must not write where a planted link points); anything
 /// else there that is no regular file (a device such as /dev/null, a FIFO, a socket, a
@@ -28498,8 +28605,11 @@ inline file_write_result write_file_atomically(const std::filesystem::path& path
 #else
     const unsigned long long pid = 0;
 #endif
+    // The temporary name must fit where `name` fits (NAME_MAX, 255 bytes on Linux): the
+    // name's first 200 bytes and at most 47 of suffix.
+    const std::string stem = name.substr(0, 200);
     for (int attempt = 0; attempt < 16; ++attempt) {
-        const fs::path tmp = dir / ("." + name + "." + std::to_string(pid) + "-" +
+        const fs::path tmp = dir / ("." + stem + "." + std::to_string(pid) + "-" +
                                     std::to_string(ticks % 1000000007ull) + "-" + std::to_string(++counter) + ".tmp");
         // "x": fail if anything, a dangling symlink included, is already there.
         std::FILE* f = std::fopen(tmp.string().c_str(), "wbx");
@@ -28543,8 +28653,8 @@ AI_HWACCEL_NAMESPACE_END
 // turns each `<prefix>/<name>=<value>` line into a node label (lines starting with '#'
 // are comments; `# +expiry-time=<RFC 3339>` makes the lines after it expire). So a pod
 // or a host job that runs detection and writes `to_nfd_features(registry)` there (with
-// `write_file_atomically` from io/prometheus.hpp: NFD skips dot files, the temporary
-// name starts with one) lets the scheduler place work with a nodeSelector such as
+// `write_file_atomically` from io/prometheus.hpp: NFD skips dot files since its PR 1353, the
+// temporary name starts with one) lets the scheduler place work with a nodeSelector such as
 // `ai-hwaccel.io/cuda_gpu.count: "8"`. Every label written is valid under Kubernetes'
 // rules, which `is_valid_label_name` and `is_valid_label_value` implement; device names
 // are made into valid values by `sanitize_label_value`. docs/exporters.md lists the labels;
@@ -28556,6 +28666,7 @@ AI_HWACCEL_NAMESPACE_END
 // #include "ai_hwaccel/io/prometheus.hpp"
 // #include "ai_hwaccel/registry.hpp"
 
+#include <algorithm>
 #include <array>
 #include <chrono>
 #include <cstddef>
@@ -28674,8 +28785,13 @@ inline std::string sanitize_label_value(std::string_view s) {
 
 namespace detail {
 
+// RFC 3339 has four-digit years only, and NFD reads a time it cannot parse as "now" (the
+// labels after it never lapse): instants outside 0000-01-01 to 9999-12-31 are clamped.
 inline std::string rfc3339_utc(std::chrono::sys_seconds t) {
     using namespace std::chrono;
+    constexpr sys_seconds first{sys_days{year{0} / January / 1}};
+    constexpr sys_seconds last{sys_days{year{9999} / December / 31} + hours{23} + minutes{59} + seconds{59}};
+    t = std::clamp(t, first, last);
     const auto day = floor<days>(t);
     const year_month_day ymd{day};
     const hh_mm_ss<seconds> hms{t - day};
@@ -28687,17 +28803,16 @@ inline std::string rfc3339_utc(std::chrono::sys_seconds t) {
     return buf.data();
 }
 
-/// The value shared by every device of a group, or "" when they differ or none has one.
+/// The value shared by every device of a group, as a label value, or "" when they differ
+/// or one has none. Compared as the devices state them, before `sanitize_label_value`
+/// makes "H100 (80GB)" and "H100/80GB" alike.
 template <class Get>
 std::string common_value(const std::vector<const accelerator_profile*>& devices, Get get) {
-    std::string first;
-    for (std::size_t i = 0; i < devices.size(); ++i) {
-        const std::string v = sanitize_label_value(get(*devices[i]));
-        if (v.empty()) return {};
-        if (i == 0) first = v;
-        else if (v != first) return {};
-    }
-    return first;
+    if (devices.empty()) return {};
+    const std::string first(get(*devices.front()));
+    for (const auto* d : devices)
+        if (const std::string v(get(*d)); v.empty() || v != first) return {};
+    return sanitize_label_value(first);
 }
 
 } // namespace detail

@@ -9,9 +9,11 @@
 #endif
 
 #include <algorithm>
+#include <csignal>
 #include <filesystem>
 #include <set>
 #include <string>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <vector>
@@ -141,6 +143,7 @@ TEST_CASE("write_machine_tree") {
     ::symlink("../devices/pci0", (src.path() / "sys/bus/pcidev").c_str());
     ::symlink("/sys/devices/pci0", (src.path() / "sys/abs").c_str()); // absolute: leaves a rooted tree
     ::symlink("../../../../../../../../sys/devices/pci0", (src.path() / "sys/climb").c_str());
+    ::symlink("../gone", (src.path() / "sys/bus/devs/broken").c_str()); // listed, leads nowhere
     fs::create_directories(src.path() / "dev/dri");
     REQUIRE(::mkfifo((src.path() / "dev/fifo").c_str(), 0600) == 0);
     src.write("dev/nvidia0", "");
@@ -166,6 +169,7 @@ TEST_CASE("write_machine_tree") {
     (void)rec.read_link("/sys/abs");
     (void)rec.read_link("/sys/climb");
     (void)rec.list_dir("/sys/bus/devs");
+    (void)rec.exists("/sys/bus/devs/broken");
     (void)rec.read_file("/dev/fifo");
     (void)rec.exists("/dev/nvidia0");
     (void)rec.exists("/dev/nvidia1");
@@ -202,8 +206,13 @@ TEST_CASE("write_machine_tree") {
     // The listing shows the same names; entries never looked at are empty files.
     auto names = *tree.list_dir("/sys/bus/devs");
     std::sort(names.begin(), names.end());
-    CHECK(names == std::vector<std::string>{"other", "subdir"});
+    CHECK(names == std::vector<std::string>{"broken", "other", "subdir"});
     CHECK(tree.read_file("/sys/bus/devs/other").data.empty());
+    // A listed entry that did not exist is listed and does not exist in the tree either.
+    CHECK_FALSE(tree.exists("/sys/bus/devs/broken"));
+    CHECK(tree.read_file("/sys/bus/devs/broken").status == ah::read_status::not_found);
+    CHECK(std::any_of(w.notes.begin(), w.notes.end(),
+                      [](const std::string& n) { return n.find("/sys/bus/devs/broken: listed but not there") == 0; }));
     // A read that failed as not a regular file fails the same way.
     CHECK(tree.read_file("/dev/fifo").status == ah::read_status::error);
     CHECK(tree.exists("/dev/nvidia0"));
@@ -254,6 +263,20 @@ TEST_CASE("write_machine_tree") {
         CHECK(forced.ok);
         CHECK(ah::host_system(out).read_file("/proc/meminfo").data == "MemTotal: 1 kB\n");
     }
+    SUBCASE("an entry that cannot be written fails the whole tree, naming it") {
+        fs::remove(fs::path(out) / "proc/meminfo");
+        fs::create_directories(fs::path(out) / "proc/meminfo"); // force never removes a folder
+        const auto forced = ah::write_machine_tree(rec.recording(), out, {true});
+        CHECK_FALSE(forced.ok);
+        CHECK(forced.not_written == 1);
+        CHECK(forced.message.find("1 of ") == 0);
+        CHECK(forced.message.find("incomplete") != std::string::npos);
+        CHECK(std::any_of(forced.notes.begin(), forced.notes.end(), [](const std::string& n) {
+            return n.find("/proc/meminfo: not written (meminfo: already exists)") == 0;
+        }));
+        // What could be written was.
+        CHECK(ah::host_system(out).read_file("/sys/devices/pci0/vendor").data == "0x10de\n");
+    }
     SUBCASE("a target that is a link is refused") {
         const std::string link = (out_parent.path() / "link").string();
         fs::create_directories(out_parent.path() / "empty");
@@ -271,6 +294,41 @@ TEST_CASE("write_machine_tree") {
         CHECK(fs::is_empty(outside.path()));
         CHECK(fs::is_directory(fs::symlink_status(fs::path(out) / "proc")));
     }
+}
+
+TEST_CASE("write_machine_tree removes a file it could not finish") {
+    test::scratch_dir src;
+    src.write("small", "0123456789\n");
+    src.write("large", std::string(5000, 'x'));
+    const ah::host_system inner(src.path().string());
+    const ah::recording_system<ah::host_system> rec(inner);
+    (void)rec.read_file("/small");
+    (void)rec.read_file("/large");
+
+    // A full disk, as a file size limit: writes past 4 KiB fail with EFBIG.
+    struct rlimit before {};
+    REQUIRE(::getrlimit(RLIMIT_FSIZE, &before) == 0);
+    if (before.rlim_cur != RLIM_INFINITY && before.rlim_cur < 8192) {
+        MESSAGE("skipped: the file size limit is already below 8 KiB");
+        return;
+    }
+    const auto old_handler = std::signal(SIGXFSZ, SIG_IGN);
+    struct rlimit small_limit = before;
+    small_limit.rlim_cur = 4096;
+    REQUIRE(::setrlimit(RLIMIT_FSIZE, &small_limit) == 0);
+    test::scratch_dir out_parent;
+    const std::string out = (out_parent.path() / "tree").string();
+    const auto w = ah::write_machine_tree(rec.recording(), out);
+    ::setrlimit(RLIMIT_FSIZE, &before);
+    std::signal(SIGXFSZ, old_handler);
+
+    CHECK_FALSE(w.ok);
+    CHECK(w.not_written == 1);
+    CHECK(std::any_of(w.notes.begin(), w.notes.end(),
+                      [](const std::string& n) { return n.find("/large: not written") == 0; }));
+    // No file cut short is left to replay as a different machine.
+    CHECK_FALSE(fs::exists(fs::path(out) / "large"));
+    CHECK(ah::host_system(out).read_file("/small").data == "0123456789\n");
 }
 
 namespace {

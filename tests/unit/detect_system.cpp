@@ -75,6 +75,62 @@ TEST_CASE("host_system::read_link") {
     CHECK_FALSE(sys.exists("/sys/class/drm/card9"));
 }
 
+TEST_CASE("host_system in a machine tree follows links inside the tree, never out of it") {
+    // The host's own file, which no link in the tree may reach.
+    test::scratch_dir outside;
+    outside.write("secret", "host\n");
+    const std::string secret = (outside.path() / "secret").string();
+
+    test::scratch_dir dir;
+    dir.write("proc/meminfo", "MemTotal: 1024 kB\n");
+    dir.write("sys/devices/pci0000:00/0000:00:01.0/vendor", "0x10de\n");
+    dir.write("etc/hostname", "tree\n");
+    std::filesystem::create_directories(dir.path() / "sys/bus/pci/devices");
+    std::filesystem::create_directories(dir.path() / "sys/class/x");
+    const auto link = [&](const std::string& target, const char* at) {
+        std::filesystem::create_symlink(target, dir.path() / at);
+    };
+    // Absolute targets start again at the tree's root.
+    link(secret, "proc/cpuinfo");
+    link("/etc/hostname", "proc/hostname");
+    link("/sys/devices/pci0000:00", "sys/class/x/abs");
+    // ".." climbing past the root stops at it.
+    link("../../../../../../../../../.." + secret, "proc/climb");
+    link("../../../../../../../../../../etc/hostname", "proc/climb_in");
+    // The kernel's sysfs layout: a relative link into the device tree.
+    link("../../../devices/pci0000:00/0000:00:01.0", "sys/bus/pci/devices/0000:00:01.0");
+    // A folder link, then ".." after it: the parent of where the link leads.
+    link("../../devices/pci0000:00/0000:00:01.0", "sys/class/x/dev");
+    // A cycle.
+    link("b", "proc/a");
+    link("a", "proc/b");
+
+    const ah::host_system sys(dir.path().string());
+    CHECK(sys.read_file("/proc/cpuinfo").status == ah::read_status::not_found);
+    CHECK_FALSE(sys.exists("/proc/cpuinfo"));
+    CHECK(sys.read_file("/proc/climb").status == ah::read_status::not_found);
+    CHECK(sys.read_file("/proc/hostname").data == "tree\n");
+    CHECK(sys.read_file("/proc/climb_in").data == "tree\n");
+    CHECK(sys.read_file("/sys/class/x/abs/0000:00:01.0/vendor").data == "0x10de\n");
+    CHECK(sys.read_file("/sys/bus/pci/devices/0000:00:01.0/vendor").data == "0x10de\n");
+    CHECK(sys.read_file("/sys/class/x/dev/../0000:00:01.0/vendor").data == "0x10de\n");
+    CHECK(sys.read_file("/sys/class/x/dev/../../../../proc/meminfo").data == "MemTotal: 1024 kB\n");
+    const auto listed = sys.list_dir("/sys/class/x/abs");
+    REQUIRE(listed.has_value());
+    CHECK(*listed == std::vector<std::string>{"0000:00:01.0"});
+    // read_link reads the last link itself; links before it are followed in the tree.
+    CHECK(sys.read_link("/proc/cpuinfo") == secret);
+    CHECK(sys.read_link("/sys/class/x/abs/../../bus/pci/devices/0000:00:01.0") ==
+          "../../../devices/pci0000:00/0000:00:01.0");
+    // A loop reads as the kernel's ELOOP would: an error, not found, nothing listed.
+    CHECK(sys.read_file("/proc/a").status == ah::read_status::error);
+    CHECK_FALSE(sys.exists("/proc/a"));
+    CHECK_FALSE(sys.list_dir("/proc/a").has_value());
+    CHECK(sys.read_link("/proc/a") == "b");
+    // The live host's paths are the host's: the outside file reads from a tree at "/".
+    CHECK(ah::host_system("/").read_file(secret).data == "host\n");
+}
+
 TEST_CASE("host_system::env") {
     ::setenv("AI_HWACCEL_TEST_VARIABLE", "value", 1);
     const ah::host_system sys;

@@ -218,6 +218,27 @@ TEST_CASE("to_nfd_features") {
         CHECK(text.find("\nfeature.node.kubernetes.io/cuda_gpu.count=1\n") != std::string::npos);
         check_all_valid(text, opt);
     }
+    SUBCASE("an expiry beyond what RFC 3339 writes is clamped to the years it has") {
+        // NFD reads a time it cannot parse as "now": a five-digit or negative year would
+        // make the labels after it never lapse.
+        ah::nfd_options opt;
+        const ah::accelerator_registry reg({gpu("H100 SXM", 0, "H100")});
+        opt.expiry_time = std::chrono::sys_seconds{std::chrono::seconds{253402300800}}; // 10000-01-01
+        CHECK(ah::to_nfd_features(reg, opt).find("\n# +expiry-time=9999-12-31T23:59:59Z\n") != std::string::npos);
+        opt.expiry_time = std::chrono::sys_seconds{std::chrono::seconds{-62167219201}}; // -0001-12-31
+        CHECK(ah::to_nfd_features(reg, opt).find("\n# +expiry-time=0000-01-01T00:00:00Z\n") != std::string::npos);
+        opt.expiry_time = std::chrono::sys_seconds{std::chrono::seconds{253402300799}}; // the last second kept
+        CHECK(ah::to_nfd_features(reg, opt).find("\n# +expiry-time=9999-12-31T23:59:59Z\n") != std::string::npos);
+    }
+    SUBCASE("names that differ are not one model, though they sanitize alike") {
+        const auto labels = parse_features(ah::to_nfd_features(ah::accelerator_registry(
+            {gpu("H100 SXM", 0, "NVIDIA H100 (80GB)"), gpu("H100 SXM", 1, "NVIDIA/H100/80GB")})));
+        CHECK(labels.at("ai-hwaccel.io/cuda_gpu.count") == "2");
+        CHECK(labels.count("ai-hwaccel.io/cuda_gpu.model") == 0);
+        const auto same = parse_features(ah::to_nfd_features(ah::accelerator_registry(
+            {gpu("H100 SXM", 0, "NVIDIA H100 (80GB)"), gpu("H100 SXM", 1, "NVIDIA H100 (80GB)")})));
+        CHECK(same.at("ai-hwaccel.io/cuda_gpu.model") == "NVIDIA-H100-80GB");
+    }
     SUBCASE("a prefix that is not a DNS subdomain, or one NFD denies, writes no label") {
         for (const char* bad : {"", "Upper.io", "under_score.io", "a/b", "-a.io", "a..io", "kubernetes.io",
                                 "node.kubernetes.io", "x.k8s.kubernetes.io"}) {

@@ -309,6 +309,31 @@ TEST_CASE("to_prometheus: series stay unique and labels valid whatever the input
             CHECK(s.labels.at("_") == "empty");
         }
     }
+    SUBCASE("histogram and summary label names are clashes too") {
+        ah::prometheus_options opt;
+        opt.extra_labels = {{"le", "x"}, {"quantile", "y"}};
+        const auto samples = parse_exposition(ah::to_prometheus(hostile_registry(), opt));
+        for (const auto& s : samples) {
+            CHECK(s.labels.count("le") == 0);
+            CHECK(s.labels.count("quantile") == 0);
+            CHECK(s.labels.at("exported_le") == "x");
+            CHECK(s.labels.at("exported_quantile") == "y");
+        }
+    }
+    SUBCASE("a percent becomes the ratio it is, with no rounding noise") {
+        // percent * 0.01 prints 0.5700000000000001 for 57 and 0.7000000000000001 for 70.
+        const std::pair<double, const char*> cases[] = {{57, "0.57"}, {70, "0.7"}, {35, "0.35"}, {95, "0.95"},
+                                                        {100, "1"}, {0, "0"}};
+        for (const auto& [percent, expected] : cases) {
+            auto p = h100(0);
+            p.utilization_percent = {percent, ah::origin::tool};
+            const std::string text = ah::to_prometheus(ah::accelerator_registry({p}));
+            const auto at = text.find("\nai_hwaccel_device_utilization_ratio{");
+            REQUIRE(at != std::string::npos);
+            const auto value = text.substr(text.find("} ", at) + 2, text.find('\n', at + 1) - text.find("} ", at) - 2);
+            CHECK_MESSAGE(value == expected, "percent ", p.utilization_percent.value);
+        }
+    }
     SUBCASE("an empty registry") {
         const auto samples = parse_exposition(ah::to_prometheus(ah::accelerator_registry{}));
         CHECK(find(samples, "ai_hwaccel_build_info").size() == 1);
@@ -369,6 +394,12 @@ TEST_CASE("write_file_atomically") {
         CHECK(fs::is_directory(target));
         CHECK(listing() == std::vector<std::string>{"ai-hwaccel.prom"});
         CHECK_FALSE(ah::write_file_atomically(dir.path() / "..", "x"));
+    }
+    SUBCASE("a name as long as the folder allows still gets a temporary name that fits") {
+        const fs::path longest = dir.path() / (std::string(245, 'm') + ".prom"); // 250 bytes
+        REQUIRE(ah::write_file_atomically(longest, "metrics\n"));
+        CHECK(test::read_file(longest) == "metrics\n");
+        CHECK(listing().size() == 1);
     }
 #if defined(__unix__) || defined(__APPLE__)
     SUBCASE("a FIFO at the path is refused and left as it is (a device the same way)") {

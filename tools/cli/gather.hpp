@@ -40,7 +40,7 @@ constexpr std::string_view gather_help =
     "  --root DIR       gather from a captured machine tree instead of this machine\n"
     "  --output DIR     write the tree into DIR (created 0700; must be empty unless --force)\n"
     "  --output FILE.tar, FILE.tar.gz, FILE.tgz\n"
-    "                   write it as a tarball instead (made by the system's tar)\n"
+    "                   write it as a tarball instead (made by the system's tar; mode 0600)\n"
     "  --force          write into a folder that is not empty, or replace an existing tarball\n"
     "\n"
     "NVML is not used while gathering: NVIDIA's command-line tool runs instead, so that its output can be kept.\n"
@@ -52,9 +52,13 @@ bool is_tarball(std::string_view p, bool& gz) {
     return gz || p.ends_with(".tar");
 }
 
+void print_notes(const ai_hwaccel::machine_tree_result& w) {
+    for (const auto& n : w.notes) std::fprintf(stderr, "note: %s\n", n.c_str());
+}
+
 int summary(const ai_hwaccel::machine_tree_result& w, const ai_hwaccel::accelerator_registry& reg,
             const std::string& where) {
-    for (const auto& n : w.notes) std::fprintf(stderr, "note: %s\n", n.c_str());
+    print_notes(w);
     std::printf("gathered %zu file(s) (%zu empty placeholder(s)), %zu link(s), %zu folder(s), %zu tool output(s), "
                 "%llu bytes into %s\n",
                 w.files, w.placeholders, w.links, w.directories, w.tool_outputs, static_cast<unsigned long long>(w.bytes),
@@ -94,7 +98,10 @@ int cmd_gather(std::span<const std::string_view> args) {
     bool gz = false;
     if (!is_tarball(*output, gz)) {
         const auto w = ah::write_machine_tree(recorded.recording, *output, {force});
-        if (!w.ok) return error(w.message);
+        if (!w.ok) {
+            print_notes(w);
+            return error(w.message);
+        }
         return summary(w, recorded.registry, *output);
     }
 
@@ -118,6 +125,7 @@ int cmd_gather(std::span<const std::string_view> args) {
     const std::string tree = stage + "/machine";
     const auto w = ah::write_machine_tree(recorded.recording, tree);
     if (!w.ok) {
+        print_notes(w);
         clean();
         return error(w.message);
     }
@@ -131,6 +139,12 @@ int cmd_gather(std::span<const std::string_view> args) {
         if (!r.err.empty()) why += ": " + r.err.substr(0, r.err.find('\n'));
         clean();
         return error(tar.path + " failed (" + why + ")");
+    }
+    // As private as the folder gather would have made (tar creates it 0666 less the umask).
+    if (::chmod((stage + "/archive").c_str(), 0600) != 0) {
+        const std::string why = std::strerror(errno);
+        clean();
+        return error("cannot make '" + *output + "' private: " + why);
     }
     if (::rename((stage + "/archive").c_str(), output->c_str()) != 0) {
         const std::string why = std::strerror(errno);

@@ -22,7 +22,8 @@
 //     the tree; an absolute target, or one that climbs above the root, is rewritten as the
 //     relative path to the same place inside the tree, so reading the tree never leaves it.
 //     Paths read through known links are written where the links lead;
-//   - exists() true: an empty regular file where nothing else was written; false: nothing;
+//   - exists() true: an empty regular file where nothing else was written; false: nothing,
+//     unless a listing showed the entry: then a link that leads nowhere;
 //   - a tool run: its stdout and an index line with its outcome (exit status, "timeout",
 //     "signal:N", "not-executable"); a tool not found leaves no line. Its stderr is not
 //     kept (a replay has none). Outcomes the index cannot express (spawn failure,
@@ -339,6 +340,9 @@ struct machine_tree_result {
     std::size_t links = 0;
     std::size_t fifos = 0;
     std::size_t tool_outputs = 0; ///< index lines
+    /// Entries that could not be written (each has a note); any makes the result not ok,
+    /// since the tree would replay as a different machine. What was written stays.
+    std::size_t not_written = 0;
     std::uint64_t bytes = 0;      ///< in regular files
     /// Every regular file written, relative to the target ("proc/cpuinfo").
     std::vector<std::string> written_files;
@@ -504,6 +508,10 @@ public:
 
 inline void pad_truncated(std::string& data) { data += '\n'; }
 
+// Where a listed entry that did not exist is written to point: a name never written in any
+// folder of the tree (a dot folder, which sysfs and procfs do not have).
+inline constexpr std::string_view dangling_target = ".ai-hwaccel-gone/entry";
+
 // Turns a recording into what to write.
 inline tree_plan plan_tree(const machine_recording& rec) {
     tree_plan plan;
@@ -552,6 +560,12 @@ inline tree_plan plan_tree(const machine_recording& rec) {
             plan.notes.push_back("file " + path + ": permission denied, left out (reads as not found)");
         }
     }
+    // What was asked about and did not exist: a listed entry among them was there and led
+    // nowhere (a broken link, a link loop, or one removed while the detection ran).
+    std::set<std::string, std::less<>> missing;
+    for (const auto& [path, there] : rec.existence)
+        if (!there)
+            if (const auto at = res.resolve(path, true); at && !at->empty()) missing.insert(join(*at));
     for (const auto& [path, names] : rec.listings) {
         if (!names) continue;
         const auto at = res.resolve(path, true);
@@ -564,7 +578,14 @@ inline tree_plan plan_tree(const machine_recording& rec) {
             if (name.empty() || name == "." || name == ".." || name.find('/') != std::string::npos) continue;
             auto child = *at;
             child.push_back(name);
-            if (!plan.nodes.count(join(child)) && !plan.has_below(join(child)))
+            const std::string key = join(child);
+            if (plan.nodes.count(key) || plan.has_below(key)) continue;
+            if (missing.count(key)) {
+                // Listed yet not there: a link into a folder the tree never has, so the
+                // entry is listed and does not exist in the replay either.
+                plan.add(child, node{node_kind::link, std::string(dangling_target)}, "listed entry");
+                plan.notes.push_back("/" + key + ": listed but not there (a broken link?), written as a link to nothing");
+            } else
                 plan.add(child, node{node_kind::placeholder, {}}, "listed entry");
         }
     }
@@ -795,6 +816,7 @@ inline machine_tree_result write_machine_tree(const machine_recording& rec, cons
         }
         if (!ok) {
             result.notes.push_back("/" + key + ": not written (" + why + ")");
+            ++result.not_written;
             continue;
         }
         const int parent = open_fds.empty() ? root.get() : open_fds.back().get();
@@ -813,8 +835,16 @@ inline machine_tree_result write_machine_tree(const machine_recording& rec, cons
                 break;
             }
             fd_guard fd(::openat(parent, name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644));
-            if (fd.get() < 0 || !write_all(fd.get(), nd.content)) {
+            if (fd.get() < 0) {
                 why = name + ": " + errno_text(errno);
+                ok = false;
+                break;
+            }
+            if (!write_all(fd.get(), nd.content)) {
+                // A file cut short would replay as a different machine: none at all is
+                // what the notes and the result's failure say.
+                why = name + ": " + errno_text(errno);
+                ::unlinkat(parent, name.c_str(), 0);
                 ok = false;
                 break;
             }
@@ -839,7 +869,10 @@ inline machine_tree_result write_machine_tree(const machine_recording& rec, cons
                 ++result.fifos;
             break;
         }
-        if (!ok) result.notes.push_back("/" + key + ": not written (" + why + ")");
+        if (!ok) {
+            result.notes.push_back("/" + key + ": not written (" + why + ")");
+            ++result.not_written;
+        }
     }
     {
         const auto it = plan.nodes.find(std::string(capture_index_path.substr(1)));
@@ -850,7 +883,10 @@ inline machine_tree_result write_machine_tree(const machine_recording& rec, cons
                 s.remove_prefix(nl == std::string_view::npos ? s.size() : nl + 1);
             }
     }
-    result.ok = true;
+    result.ok = result.not_written == 0;
+    if (!result.ok)
+        result.message = std::to_string(result.not_written) + " of " + std::to_string(plan.nodes.size()) +
+                         " entries could not be written into '" + dir + "' (see the notes); the tree is incomplete";
     return result;
 }
 #endif

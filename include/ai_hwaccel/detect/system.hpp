@@ -14,10 +14,12 @@
 #include "ai_hwaccel/core/text.hpp"
 #include "ai_hwaccel/detect/process.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <concepts>
 #include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -256,8 +258,12 @@ public:
     // The same answers, never reported to an observer (an observer asking for itself).
     file_read read_file_quietly(std::string_view path, std::size_t cap = default_read_cap) const {
         file_read r;
-        const std::string full = resolve(path);
-        const int fd = ::open(full.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+        const auto full = resolve(path, true);
+        if (!full) {
+            r.status = read_status::error; // too many links, as the kernel's ELOOP
+            return r;
+        }
+        const int fd = ::open(full->c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
         if (fd < 0) {
             r.status = status_from_errno(errno);
             return r;
@@ -301,8 +307,9 @@ public:
     }
 
     std::optional<std::vector<std::string>> list_dir_quietly(std::string_view path) const {
-        const std::string full = resolve(path);
-        DIR* d = ::opendir(full.c_str());
+        const auto full = resolve(path, true);
+        if (!full) return std::nullopt;
+        DIR* d = ::opendir(full->c_str());
         if (!d) return std::nullopt;
         std::vector<std::string> names;
         while (const dirent* e = ::readdir(d)) {
@@ -314,16 +321,18 @@ public:
     }
 
     std::optional<std::string> read_link_quietly(std::string_view path) const {
-        const std::string full = resolve(path);
+        const auto full = resolve(path, false);
+        if (!full) return std::nullopt;
         char buf[4096];
-        const ::ssize_t n = ::readlink(full.c_str(), buf, sizeof buf);
+        const ::ssize_t n = ::readlink(full->c_str(), buf, sizeof buf);
         if (n < 0 || static_cast<std::size_t>(n) >= sizeof buf) return std::nullopt;
         return std::string(buf, static_cast<std::size_t>(n));
     }
 
     bool exists_quietly(std::string_view path) const {
         struct stat st {};
-        return ::stat(resolve(path).c_str(), &st) == 0;
+        const auto full = resolve(path, true);
+        return full && ::stat(full->c_str(), &st) == 0;
     }
 
     std::optional<std::string> env_quietly(std::string_view name) const {
@@ -385,11 +394,68 @@ private:
         return std::nullopt;
     }
 
-    std::string resolve(std::string_view path) const {
-        std::string full = root_;
-        if (path.empty() || path.front() != '/') full += '/';
-        full += path;
-        return full;
+    // The host path for `path`. Inside a machine tree a path means what it would mean to a
+    // process chrooted at the tree's root: links are followed here, one component at a
+    // time, an absolute target starting again at the root and ".." stopping at it, so a
+    // tree someone else wrote cannot make detection (or `gather`, copying it) read the
+    // host's own files. What comes back holds no link the kernel would follow, up to the
+    // last component when `follow_last` is false (read_link reads that one). nullopt for
+    // more than 40 links on the way (the kernel's ELOOP). Someone changing the tree while
+    // it is read could still swap a folder for a link between these checks and the open:
+    // trees are read as they were given, not defended against a concurrent writer.
+    std::optional<std::string> resolve(std::string_view path, bool follow_last) const {
+        if (root_.empty()) {
+            if (!path.empty() && path.front() == '/') return std::string(path);
+            return "/" + std::string(path);
+        }
+        std::vector<std::string_view> todo; // a stack: the next component at the back
+        std::deque<std::string> targets;    // link texts todo's views point into (they stay put)
+        const auto push_components = [&todo](std::string_view p) {
+            const std::size_t mark = todo.size();
+            while (!p.empty()) {
+                const auto slash = p.find('/');
+                if (const auto part = p.substr(0, slash); !part.empty()) todo.push_back(part);
+                if (slash == std::string_view::npos) break;
+                p.remove_prefix(slash + 1);
+            }
+            std::reverse(todo.begin() + static_cast<std::ptrdiff_t>(mark), todo.end());
+        };
+        push_components(path);
+        std::string done = root_; // root_ itself is the host's, taken as it is
+        int hops = 0;
+        while (!todo.empty()) {
+            const std::string_view c = todo.back();
+            todo.pop_back();
+            if (c == ".") continue;
+            if (c == "..") {
+                if (done.size() > root_.size()) done.resize(done.rfind('/'));
+                continue;
+            }
+            const std::size_t before = done.size();
+            done += '/';
+            done += c;
+            if (todo.empty() && !follow_last) break;
+            struct stat st {};
+            if (::lstat(done.c_str(), &st) != 0) {
+                // Missing (or unreadable): the kernel answers for the rest as it is.
+                while (!todo.empty()) {
+                    done += '/';
+                    done += todo.back();
+                    todo.pop_back();
+                }
+                break;
+            }
+            if (!S_ISLNK(st.st_mode)) continue;
+            if (++hops > 40) return std::nullopt;
+            char buf[4096];
+            const ::ssize_t n = ::readlink(done.c_str(), buf, sizeof buf);
+            if (n <= 0 || static_cast<std::size_t>(n) >= sizeof buf) return std::nullopt;
+            done.resize(before);
+            if (buf[0] == '/') done.resize(root_.size());
+            targets.emplace_back(buf, static_cast<std::size_t>(n));
+            push_components(targets.back());
+        }
+        return done;
     }
     static read_status status_from_errno(int e) noexcept {
         switch (e) {

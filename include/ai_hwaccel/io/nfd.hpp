@@ -5,8 +5,8 @@
 // turns each `<prefix>/<name>=<value>` line into a node label (lines starting with '#'
 // are comments; `# +expiry-time=<RFC 3339>` makes the lines after it expire). So a pod
 // or a host job that runs detection and writes `to_nfd_features(registry)` there (with
-// `write_file_atomically` from io/prometheus.hpp: NFD skips dot files, the temporary
-// name starts with one) lets the scheduler place work with a nodeSelector such as
+// `write_file_atomically` from io/prometheus.hpp: NFD skips dot files since its PR 1353, the
+// temporary name starts with one) lets the scheduler place work with a nodeSelector such as
 // `ai-hwaccel.io/cuda_gpu.count: "8"`. Every label written is valid under Kubernetes'
 // rules, which `is_valid_label_name` and `is_valid_label_value` implement; device names
 // are made into valid values by `sanitize_label_value`. docs/exporters.md lists the labels;
@@ -19,6 +19,7 @@
 #include "ai_hwaccel/io/prometheus.hpp"
 #include "ai_hwaccel/registry.hpp"
 
+#include <algorithm>
 #include <array>
 #include <chrono>
 #include <cstddef>
@@ -137,8 +138,13 @@ inline std::string sanitize_label_value(std::string_view s) {
 
 namespace detail {
 
+// RFC 3339 has four-digit years only, and NFD reads a time it cannot parse as "now" (the
+// labels after it never lapse): instants outside 0000-01-01 to 9999-12-31 are clamped.
 inline std::string rfc3339_utc(std::chrono::sys_seconds t) {
     using namespace std::chrono;
+    constexpr sys_seconds first{sys_days{year{0} / January / 1}};
+    constexpr sys_seconds last{sys_days{year{9999} / December / 31} + hours{23} + minutes{59} + seconds{59}};
+    t = std::clamp(t, first, last);
     const auto day = floor<days>(t);
     const year_month_day ymd{day};
     const hh_mm_ss<seconds> hms{t - day};
@@ -150,17 +156,16 @@ inline std::string rfc3339_utc(std::chrono::sys_seconds t) {
     return buf.data();
 }
 
-/// The value shared by every device of a group, or "" when they differ or none has one.
+/// The value shared by every device of a group, as a label value, or "" when they differ
+/// or one has none. Compared as the devices state them, before `sanitize_label_value`
+/// makes "H100 (80GB)" and "H100/80GB" alike.
 template <class Get>
 std::string common_value(const std::vector<const accelerator_profile*>& devices, Get get) {
-    std::string first;
-    for (std::size_t i = 0; i < devices.size(); ++i) {
-        const std::string v = sanitize_label_value(get(*devices[i]));
-        if (v.empty()) return {};
-        if (i == 0) first = v;
-        else if (v != first) return {};
-    }
-    return first;
+    if (devices.empty()) return {};
+    const std::string first(get(*devices.front()));
+    for (const auto* d : devices)
+        if (const std::string v(get(*d)); v.empty() || v != first) return {};
+    return sanitize_label_value(first);
 }
 
 } // namespace detail

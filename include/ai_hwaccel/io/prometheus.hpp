@@ -223,7 +223,9 @@ clean_extra_labels(const std::vector<std::pair<std::string, std::string>>& in,
     std::vector<std::pair<std::string, std::string>> out;
     for (const auto& [k, v] : in) {
         std::string name = sanitize_prometheus_label_name(k);
-        bool clash = name.starts_with("__");
+        // "le" and "quantile" belong to histograms and summaries: promtool's lint refuses
+        // them on a gauge, so they are renamed as a clash with our own labels is.
+        bool clash = name.starts_with("__") || name == "le" || name == "quantile";
         for (auto o : ours) clash = clash || name == o;
         if (clash) name = "exported_" + name;
         bool seen = false;
@@ -303,10 +305,11 @@ inline std::string to_prometheus(const accelerator_registry& reg, const promethe
             if (keep(r.p->*field)) w.sample(id(r), (r.p->*field).value);
     };
     const auto double_family = [&](std::string_view name, std::string_view help,
-                                   sourced<double> accelerator_profile::*field, double scale) {
+                                   sourced<double> accelerator_profile::*field, double divisor) {
         w.family(name, help);
+        // Divided, not multiplied by 0.01: 57 / 100 prints 0.57, 57 * 0.01 0.5700000000000001.
         for (const auto& r : rows)
-            if (keep(r.p->*field)) w.sample(id(r), (r.p->*field).value * scale);
+            if (keep(r.p->*field)) w.sample(id(r), (r.p->*field).value / divisor);
     };
     bytes_family("ai_hwaccel_device_memory_total_bytes", "Device memory in bytes.",
                  &accelerator_profile::memory_bytes);
@@ -316,7 +319,7 @@ inline std::string to_prometheus(const accelerator_registry& reg, const promethe
                  &accelerator_profile::memory_free_bytes);
     double_family("ai_hwaccel_device_utilization_ratio",
                   "Busy fraction of the device as its tool reports it, 0 to 1 (percent / 100).",
-                  &accelerator_profile::utilization_percent, 0.01);
+                  &accelerator_profile::utilization_percent, 100.0);
     double_family("ai_hwaccel_device_temperature_celsius", "Device temperature in degrees Celsius.",
                   &accelerator_profile::temperature_c, 1.0);
     double_family("ai_hwaccel_device_power_draw_watts", "Power the device draws, in watts.",
@@ -387,9 +390,11 @@ struct file_write_result {
 /// Writes `text` to `path` atomically: a new hidden file `.<name>.<unique>.tmp` in the
 /// same folder (created exclusively, so a file or symlink already there is never opened
 /// or followed; mode from the umask, normally 0644, which node_exporter and NFD need to
-/// read it), flushed to disk, then renamed over `path`. Readers see the old content or
-/// the new, never a partial file; both the textfile collector (which reads only `*.prom`)
-/// and NFD (which skips dot files) ignore the temporary name. On failure the temporary
+/// read it; `<name>` cut to its first 200 bytes, so any name that fits fits here too),
+/// flushed to disk, then renamed over `path`. Readers see the old content or the new,
+/// never a partial file; both the textfile collector (which reads only `*.prom`) and NFD
+/// (which skips dot files since kubernetes-sigs/node-feature-discovery#1353, 2023)
+/// ignore the temporary name. On failure the temporary
 /// file is removed and `path` is untouched. A symlink at `path` is replaced, never
 /// followed (an exporter run as root must not write where a planted link points); anything
 /// else there that is no regular file (a device such as /dev/null, a FIFO, a socket, a
@@ -416,8 +421,11 @@ inline file_write_result write_file_atomically(const std::filesystem::path& path
 #else
     const unsigned long long pid = 0;
 #endif
+    // The temporary name must fit where `name` fits (NAME_MAX, 255 bytes on Linux): the
+    // name's first 200 bytes and at most 47 of suffix.
+    const std::string stem = name.substr(0, 200);
     for (int attempt = 0; attempt < 16; ++attempt) {
-        const fs::path tmp = dir / ("." + name + "." + std::to_string(pid) + "-" +
+        const fs::path tmp = dir / ("." + stem + "." + std::to_string(pid) + "-" +
                                     std::to_string(ticks % 1000000007ull) + "-" + std::to_string(++counter) + ".tmp");
         // "x": fail if anything, a dangling symlink included, is already there.
         std::FILE* f = std::fopen(tmp.string().c_str(), "wbx");
