@@ -25718,16 +25718,19 @@ constexpr const quant_info& info(quant_format q) noexcept {
 constexpr std::string_view to_string(quant_format q) noexcept { return info(q).name; }
 constexpr double bits_per_weight(quant_format q) noexcept { return info(q).bits_per_weight; }
 
-/// Bytes needed to store `weights` weights in format `q` (rounded up to whole bytes).
+/// Bytes needed to store `weights` weights in format `q` (rounded up to whole bytes;
+/// saturating at 2^64 - 1, which a count read from an untrusted file header can reach).
 constexpr std::uint64_t weight_bytes(std::uint64_t weights, quant_format q) noexcept {
+    constexpr std::uint64_t most = ~std::uint64_t{0};
     const auto& r = info(q);
     if (r.block_weights != 0) {
-        const std::uint64_t blocks = (weights + r.block_weights - 1) / r.block_weights;
-        return blocks * r.block_bytes;
+        const std::uint64_t blocks = weights / r.block_weights + (weights % r.block_weights != 0 ? 1 : 0);
+        return blocks > most / r.block_bytes ? most : blocks * r.block_bytes;
     }
     const double bytes = static_cast<double>(weights) * r.bits_per_weight / 8.0;
+    if (!(bytes < 18446744073709551616.0)) return most; // 2^64: the cast below would be undefined
     const auto whole = static_cast<std::uint64_t>(bytes);
-    return static_cast<double>(whole) < bytes ? whole + 1 : whole;
+    return static_cast<double>(whole) < bytes && whole != most ? whole + 1 : whole;
 }
 
 /// What llama.cpp states of its formats' quality: the perplexity each adds to Llama-3-8B
@@ -29188,7 +29191,14 @@ inline constexpr model_spec model_catalogue[] = {
                        .head_dim = 128, .vocab_size = 202048, .context_length = 1048576, .experts = 128,
                        .experts_per_token = 1, .sliding_window_layers = 36, .sliding_window = 8192,
                        .source = AI_HWACCEL_SOURCE("https://huggingface.co/meta-llama/Llama-4-Maverick-17B-128E/blob/main/config.json")}),
-    // ---- Mistral AI. v0.3 has no sliding window (config "sliding_window": null).
+    // ---- Mistral AI. v0.1 attends over a 4096-token window on every layer; v0.3 has no
+    // sliding window (config "sliding_window": null) and a 32768-token vocabulary. v0.2 is
+    // v0.3's shape but for the vocabulary (32000): it reads as v0.3.
+    detail::completed({.id = "mistral-7b-v0.1", .name = "Mistral 7B v0.1", .family = "llama", .layers = 32,
+                       .hidden_size = 4096, .intermediate_size = 14336, .attention_heads = 32, .kv_heads = 8,
+                       .head_dim = 128, .vocab_size = 32000, .context_length = 32768, .sliding_window_layers = 32,
+                       .sliding_window = 4096,
+                       .source = AI_HWACCEL_SOURCE("https://huggingface.co/mistralai/Mistral-7B-v0.1/blob/main/config.json")}),
     detail::completed({.id = "mistral-7b-v0.3", .name = "Mistral 7B v0.3", .family = "llama", .layers = 32,
                        .hidden_size = 4096, .intermediate_size = 14336, .attention_heads = 32, .kv_heads = 8,
                        .head_dim = 128, .vocab_size = 32768, .context_length = 32768,
@@ -33879,6 +33889,12 @@ struct gguf_scalar {
     std::string_view text;
     std::uint32_t array_type = 0;
     std::uint64_t array_length = 0;
+    /// An array of integers (per-layer values such as head_count_kv): the largest and the
+    /// sum (saturating), and whether one was negative.
+    bool array_of_ints = false;
+    bool array_negative = false;
+    std::uint64_t array_max = 0;
+    std::uint64_t array_sum = 0;
 };
 
 /// Reads (or skips) one value of type `t`. Arrays are walked, never stored; element
@@ -33923,7 +33939,19 @@ inline bool gguf_value_read(cursor& c, std::uint32_t t, int depth, gguf_scalar& 
                 c.skip(c.left() + 1);
                 return false;
             }
-            c.skip(n * size);
+            if (et == gv_u8 || et == gv_u16 || et == gv_u32 || et == gv_u64 || et == gv_i8 || et == gv_i16 ||
+                et == gv_i32 || et == gv_i64) {
+                out.array_of_ints = true;
+                gguf_scalar e;
+                for (std::uint64_t i = 0; i < n; ++i) {
+                    gguf_value_read(c, et, depth + 1, e, r); // a scalar: bounded by the check above
+                    out.array_negative = out.array_negative || e.negative;
+                    out.array_max = e.u > out.array_max ? e.u : out.array_max;
+                    out.array_sum = out.array_sum + e.u < out.array_sum ? ~std::uint64_t{0} : out.array_sum + e.u;
+                }
+            } else {
+                c.skip(n * size);
+            }
         } else if (et == gv_string || et == gv_array) {
             // Each element takes at least 8 bytes (a length), so the loop is bounded by the input.
             gguf_scalar inner;
@@ -34047,6 +34075,7 @@ inline model_file_info read_gguf(std::span<const std::byte> bytes) {
         std::string_view suffix; // after "<arch>."
         std::uint64_t value = 0;
         bool seen = false;
+        std::uint64_t layer_sum = 0, layer_count = 0; // given per layer: the sum and count (value: the largest)
     };
     wanted arch_keys[] = {
         {"block_count"}, {"embedding_length"}, {"feed_forward_length"}, {"attention.head_count"},
@@ -34060,6 +34089,7 @@ inline model_file_info read_gguf(std::span<const std::byte> bytes) {
     struct pending {
         std::string key;
         std::uint64_t value;
+        std::uint64_t layer_sum = 0, layer_count = 0;
     };
     std::vector<pending> arch_values;
     bool seen_arch = false, seen_name = false, seen_ftype = false, seen_tokens = false;
@@ -34114,9 +34144,18 @@ inline model_file_info read_gguf(std::span<const std::byte> bytes) {
                         add_problem(r, key_at, "duplicate key " + printable(*key));
                         break;
                     }
+                    if (type == gv_array && v.array_of_ints && !v.array_negative && v.array_max <= 0xffffffffu &&
+                        v.array_length > 0) {
+                        // Per layer (head_count_kv of OpenELM, Jamba's 0 for its Mamba layers):
+                        // the largest, and the sum for the KV cache.
+                        if (arch_values.size() < 64)
+                            arch_values.push_back({std::string(*key), v.array_max, v.array_sum, v.array_length});
+                        break;
+                    }
                     if (!v.is_int || v.negative || v.u > 0xffffffffu) {
-                        if (type != gv_array) wrong_type("a 32-bit non-negative integer");
-                        break; // per-layer arrays (head_count_kv on some models) are not read
+                        wrong_type(type == gv_array ? "a 32-bit non-negative integer or an array of them"
+                                                    : "a 32-bit non-negative integer");
+                        break;
                     }
                     if (arch_values.size() < 64) arch_values.push_back({std::string(*key), v.u});
                     break;
@@ -34131,6 +34170,8 @@ inline model_file_info read_gguf(std::span<const std::byte> bytes) {
             for (auto& w : arch_keys)
                 if (std::string_view(p.key).substr(arch.size() + 1) == w.suffix && !w.seen) {
                     w.value = p.value;
+                    w.layer_sum = p.layer_sum;
+                    w.layer_count = p.layer_count;
                     w.seen = true;
                 }
     if (r.gguf_file_type >= 0) r.quant = quant_format_from_gguf_file_type(r.gguf_file_type);
@@ -34210,8 +34251,36 @@ inline model_file_info read_gguf(std::span<const std::byte> bytes) {
     s.experts_per_token = u32(k_experts_used);
     s.intermediate_size = s.experts && arch_keys[k_expert_ff].seen ? u32(k_expert_ff) : u32(k_ff);
     s.vocab_size = vocab > 0xffffffffu ? 0 : static_cast<std::uint32_t>(vocab);
-    if (arch_keys[k_kv_lora].seen && u32(k_kv_lora) > 0)
+    if (arch_keys[k_kv_lora].seen && u32(k_kv_lora) > 0) {
         s.kv_values_per_token_per_layer = u32(k_kv_lora) + u32(k_rope_dims);
+    } else if (const auto& kv = arch_keys[k_heads_kv]; kv.layer_count > 0 && kv.layer_sum != detail::sat_mul(kv.value, kv.layer_count)) {
+        // KV heads that differ by layer: kv_heads is the largest (a layer's cache, tensor
+        // parallelism), and the values cached per token and layer their mean, rounded up.
+        const std::uint64_t head = s.head_dim ? s.head_dim : (s.attention_heads ? s.hidden_size / s.attention_heads : 0);
+        const std::uint64_t layers = s.layers ? s.layers : kv.layer_count;
+        const std::uint64_t total = detail::sat_mul(detail::sat_mul(2, head), kv.layer_sum);
+        const std::uint64_t mean = total / layers + (total % layers ? 1 : 0);
+        if (mean > 0 && mean <= 0xffffffffu) s.kv_values_per_token_per_layer = static_cast<std::uint32_t>(mean);
+    }
+    if (arch_keys[k_heads_kv].layer_count > 0 && s.layers && arch_keys[k_heads_kv].layer_count != s.layers)
+        add_problem(r, c.offset(), arch + ".attention.head_count_kv lists " +
+                                       std::to_string(arch_keys[k_heads_kv].layer_count) + " layers, block_count " +
+                                       std::to_string(s.layers));
+    // Sliding-window attention: the window, on the layers each architecture gives it
+    // (llama.cpp's swa patterns; transformers' layer_types defaults): Gemma 2 and gpt-oss
+    // alternate, starting with a windowed layer; Gemma 3 makes every sixth layer global;
+    // Cohere 2 every fourth. An architecture not known here keeps full attention on every
+    // layer (the cache is then overstated, never understated).
+    if (arch_keys[k_swa].seen && u32(k_swa) > 0) {
+        std::uint32_t every = 0; // one global layer in `every`
+        if (arch == "gemma2" || arch == "gpt-oss") every = 2;
+        else if (arch == "gemma3" || arch == "gemma3_text") every = 6;
+        else if (arch == "cohere2") every = 4;
+        if (every) {
+            s.sliding_window = u32(k_swa);
+            s.sliding_window_layers = s.layers - s.layers / every;
+        }
+    }
     s.tied_embeddings = has_embedding && !has_output;
     s.gated_ffn = has_ffn_gate || !has_ffn_up; // up projections without gates: a plain FFN
     if (s.layers == 0) add_problem(r, c.offset(), "no " + arch + ".block_count");
@@ -34397,19 +34466,47 @@ inline std::optional<model_description> parse_hf_config(std::string_view text, s
     const auto window = u32({"sliding_window"});
     const auto use_window = cfg->find("use_sliding_window");
     const bool window_off = use_window != cfg->end() && use_window->is_boolean() && !use_window->get<bool>();
+    const auto types = cfg->find("layer_types");
+    const bool typed = types != cfg->end() && types->is_array();
+    const auto count_types = [&](std::string_view kind) {
+        std::uint32_t n = 0;
+        for (const auto& t : *types)
+            if (t.is_string() && t.get_ref<const std::string&>() == kind) ++n;
+        return n;
+    };
+    // Llama 4's chunked attention caches at most one chunk on the layers that use it:
+    // those whose no_rope_layers entry is 1, by default all but every fourth
+    // (transformers' Llama4TextConfig; an empty list means the default).
+    const auto chunk = u32({"attention_chunk_size"});
     if (window && !window_off) {
         s.sliding_window = window;
         std::uint32_t sliding = 0;
-        const auto types = cfg->find("layer_types");
-        if (types != cfg->end() && types->is_array()) {
-            for (const auto& t : *types)
-                if (t.is_string() && t.get_ref<const std::string&>() == "sliding_attention") ++sliding;
+        if (typed) {
+            sliding = count_types("sliding_attention");
         } else if (const auto pattern = u32({"sliding_window_pattern"}); pattern > 0) {
             sliding = s.layers - s.layers / pattern; // every pattern-th layer is global
+        } else if (m.family == "gemma2") {
+            sliding = s.layers - s.layers / 2; // alternating, windowed first (the config has no pattern)
+        } else if (m.family == "gemma3" || m.family == "gemma3_text") {
+            sliding = s.layers - s.layers / 6; // transformers' default pattern, left out of the configs
         } else {
             sliding = s.layers; // one window for every layer (Mistral v0.1, Phi-3)
         }
         s.sliding_window_layers = sliding > s.layers ? s.layers : sliding;
+    } else if (chunk && (m.family == "llama4" || m.family == "llama4_text")) {
+        s.sliding_window = chunk;
+        std::uint32_t chunked = 0;
+        const auto no_rope = cfg->find("no_rope_layers");
+        if (typed) {
+            chunked = count_types("chunked_attention");
+        } else if (no_rope != cfg->end() && no_rope->is_array() && !no_rope->empty()) {
+            for (const auto& v : *no_rope)
+                if (v.is_number_integer() && v.get<std::int64_t>() == 1) ++chunked;
+        } else {
+            const auto interval = u32({"no_rope_layer_interval"});
+            chunked = s.layers - s.layers / (interval ? interval : 4);
+        }
+        s.sliding_window_layers = chunked > s.layers ? s.layers : chunked;
     }
     for (const nlohmann::json* j : {cfg, &doc}) {
         const auto tie = j->find("tie_word_embeddings");
@@ -34505,7 +34602,8 @@ inline model_file_info read_safetensors(std::span<const std::byte> bytes,
             (*offs)[1].is_number_unsigned() && (*offs)[1].get<std::uint64_t>() >= (*offs)[0].get<std::uint64_t>())
             size = (*offs)[1].get<std::uint64_t>() - (*offs)[0].get<std::uint64_t>();
         if (bits) {
-            const auto from_shape = (*elements / 8) * bits + ((*elements % 8) * bits + 7) / 8;
+            const auto from_shape =
+                detail::sat_add(detail::sat_mul(*elements / 8, bits), ((*elements % 8) * bits + 7) / 8);
             if (size && *size != from_shape) add_problem(r, 8, what + ": data_offsets disagree with shape x dtype");
             slot.bytes = detail::sat_add(slot.bytes, size ? *size : from_shape);
         } else if (size) {

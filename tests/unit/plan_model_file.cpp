@@ -302,6 +302,63 @@ TEST_CASE("read_gguf") {
         CHECK(r.model->shape.layers == 2);
         CHECK(r.model->shape.hidden_size == 0);
     }
+    SUBCASE("per-layer KV heads: the largest, and the cache from their sum") {
+        // head_count_kv as an array (OpenELM; Jamba's 0 on its Mamba layers).
+        const auto with_kv = [](std::vector<std::uint32_t> kv, std::uint32_t blocks) {
+            gguf_writer w;
+            w.header(3, 0, 5);
+            w.kv_str("general.architecture", "openelm");
+            w.kv_u32("openelm.block_count", blocks);
+            w.kv_u32("openelm.embedding_length", 64);
+            w.kv_u32("openelm.attention.head_count", 4);
+            w.str("openelm.attention.head_count_kv");
+            w.le<std::uint32_t>(9);
+            w.le<std::uint32_t>(4);
+            w.le<std::uint64_t>(kv.size());
+            for (auto v : kv) w.le(v);
+            return ah::read_gguf(w.out);
+        };
+        const auto r = with_kv({2, 2, 4, 0}, 4);
+        CHECK(r.problems.empty());
+        REQUIRE(r.model);
+        CHECK(r.model->shape.kv_heads == 4);
+        // head_dim 16; (2 + 2 + 4 + 0) heads x 2 x 16 values over 4 layers.
+        CHECK(r.model->spec().kv_values_per_token() == 64);
+        const auto same = with_kv({2, 2, 2, 2}, 4);
+        REQUIRE(same.model);
+        CHECK(same.model->shape.kv_heads == 2);
+        CHECK(same.model->shape.kv_values_per_token_per_layer == 0);
+        CHECK(same.model->spec().kv_values_per_token() == 64);
+        CHECK(has_problem(with_kv({2, 2}, 4), "head_count_kv lists 2 layers, block_count 4"));
+    }
+    SUBCASE("sliding windows on the layers each architecture gives them") {
+        const auto with_window = [](std::string_view arch, std::uint32_t blocks) {
+            gguf_writer w;
+            w.header(3, 0, 5);
+            const std::string a(arch);
+            w.kv_str("general.architecture", a);
+            w.kv_u32(a + ".block_count", blocks);
+            w.kv_u32(a + ".embedding_length", 64);
+            w.kv_u32(a + ".attention.head_count", 4);
+            w.kv_u32(a + ".attention.sliding_window", 4096);
+            return ah::read_gguf(w.out);
+        };
+        const auto g2 = with_window("gemma2", 42); // Gemma 2 9B: alternating
+        REQUIRE(g2.model);
+        CHECK(g2.model->shape.sliding_window == 4096);
+        CHECK(g2.model->shape.sliding_window_layers == 21);
+        const auto g3 = with_window("gemma3", 62); // Gemma 3 27B: five of every six
+        REQUIRE(g3.model);
+        CHECK(g3.model->shape.sliding_window_layers == 52);
+        const auto oss = with_window("gpt-oss", 36);
+        REQUIRE(oss.model);
+        CHECK(oss.model->shape.sliding_window_layers == 18);
+        // Unknown: full attention everywhere (the cache overstated, never understated).
+        const auto other = with_window("somearch", 32);
+        REQUIRE(other.model);
+        CHECK(other.model->shape.sliding_window_layers == 0);
+        CHECK(other.model->shape.sliding_window == 0);
+    }
     SUBCASE("hostile tensor infos") {
         auto base = [](std::uint64_t tensors) {
             gguf_writer w;
@@ -468,6 +525,52 @@ TEST_CASE("read_safetensors") {
         REQUIRE(off);
         CHECK(off->shape.sliding_window == 0);
     }
+    SUBCASE("parse_hf_config: the window patterns Google's configs leave out, Llama 4's chunks") {
+        std::vector<ah::model_file_problem> ps;
+        // google/gemma-2-9b: sliding_window and no pattern; layers alternate.
+        const auto g2 = ah::parse_hf_config(
+            R"({"model_type":"gemma2","num_hidden_layers":42,"hidden_size":3584,"intermediate_size":14336,)"
+            R"("num_attention_heads":16,"num_key_value_heads":8,"head_dim":256,"sliding_window":4096,)"
+            R"("sliding_window_size":4096,"vocab_size":256000})",
+            ps);
+        REQUIRE(g2);
+        CHECK(g2->shape.sliding_window == 4096);
+        CHECK(g2->shape.sliding_window_layers == 21);
+        const auto* g2_row = ah::find_model("gemma-2-9b");
+        REQUIRE(g2_row);
+        CHECK(g2->shape.sliding_window_layers == g2_row->sliding_window_layers);
+        // google/gemma-3-27b-it's text_config: no sliding_window_pattern (transformers' default 6).
+        const auto g3 = ah::parse_hf_config(
+            R"({"model_type":"gemma3","text_config":{"model_type":"gemma3_text","num_hidden_layers":62,)"
+            R"("hidden_size":5376,"intermediate_size":21504,"num_attention_heads":32,"num_key_value_heads":16,)"
+            R"("head_dim":128,"sliding_window":1024}})",
+            ps);
+        REQUIRE(g3);
+        CHECK(g3->shape.sliding_window_layers == 52);
+        // Llama 4 Scout: chunked attention (8192) on the layers with RoPE, all but every fourth.
+        const auto scout = ah::parse_hf_config(
+            R"({"model_type":"llama4","text_config":{"model_type":"llama4_text","num_hidden_layers":48,)"
+            R"("hidden_size":5120,"intermediate_size":8192,"num_attention_heads":40,"num_key_value_heads":8,)"
+            R"("head_dim":128,"attention_chunk_size":8192,"num_local_experts":16,"num_experts_per_tok":1,)"
+            R"("no_rope_layers":[]}})",
+            ps);
+        REQUIRE(scout);
+        CHECK(scout->shape.sliding_window == 8192);
+        CHECK(scout->shape.sliding_window_layers == 36);
+        const auto listed = ah::parse_hf_config(
+            R"({"model_type":"llama4_text","num_hidden_layers":4,"hidden_size":64,"num_attention_heads":4,)"
+            R"("attention_chunk_size":8192,"no_rope_layers":[1,1,0,0]})",
+            ps);
+        REQUIRE(listed);
+        CHECK(listed->shape.sliding_window_layers == 2);
+        // A window on every layer where nothing says otherwise (Mistral 7B v0.1).
+        const auto mistral = ah::parse_hf_config(
+            R"({"model_type":"mistral","num_hidden_layers":32,"hidden_size":4096,"num_attention_heads":32,)"
+            R"("num_key_value_heads":8,"sliding_window":4096})",
+            ps);
+        REQUIRE(mistral);
+        CHECK(mistral->shape.sliding_window_layers == 32);
+    }
     SUBCASE("parse_hf_config: Falcon and DBRX spell their shapes otherwise") {
         // Hand-made, after the keys of tiiuae/falcon-7b, falcon-40b (both the transformers
         // and the older RefinedWeb spellings) and databricks/dbrx-instruct.
@@ -563,6 +666,10 @@ TEST_CASE("read_safetensors") {
         CHECK(has_problem(r, "tensor h: data_offsets disagree"));
         CHECK(!r.parameters_exact);
         CHECK(r.parameters == 4 + 3 + 2);
+        // 2^61 F64 elements take 2^64 bytes: saturated, not wrapped to 0.
+        const auto huge = ah::read_safetensors(safetensors(R"({"x":{"dtype":"F64","shape":[2305843009213693952]}})"));
+        REQUIRE(huge.by_type.size() == 1);
+        CHECK(huge.by_type[0].bytes == ~std::uint64_t{0});
         // Every truncation of a good header is refused cleanly.
         const auto full = safetensors(header);
         for (std::size_t n = 0; n + 1 < full.size(); ++n) {

@@ -155,6 +155,8 @@ TEST_CASE("model_catalogue") {
         CHECK(row("gpt-oss-120b").sliding_window_layers == 18);
         CHECK(row("gpt-oss-120b").sliding_window == 128);
         CHECK(row("mistral-7b-v0.3").sliding_window == 0);
+        CHECK(row("mistral-7b-v0.1").sliding_window == 4096); // every layer
+        CHECK(row("mistral-7b-v0.1").sliding_window_layers == 32);
     }
     SUBCASE("gpt-oss: head_dim x heads wider than hidden") {
         const auto& m = row("gpt-oss-20b");
@@ -177,7 +179,8 @@ TEST_CASE("estimate_parameters") {
                           published{"llama-3.1-405b", 405e9}, published{"llama-2-7b", 6.74e9},
                           published{"llama-2-13b", 13.0e9}, published{"llama-2-70b", 69.0e9},
                           published{"llama-3.2-1b", 1.24e9}, published{"llama-3.2-3b", 3.21e9},
-                          published{"mistral-7b-v0.3", 7.25e9}, published{"qwen-2.5-0.5b", 0.49e9},
+                          published{"mistral-7b-v0.3", 7.25e9}, published{"mistral-7b-v0.1", 7.24e9},
+                          published{"qwen-2.5-0.5b", 0.49e9},
                           published{"qwen-2.5-7b", 7.61e9}, published{"qwen-2.5-14b", 14.7e9},
                           published{"qwen-2.5-32b", 32.5e9}, published{"qwen-2.5-72b", 72.7e9},
                           published{"qwen3-8b", 8.2e9}, published{"qwen3-32b", 32.8e9},
@@ -218,6 +221,9 @@ TEST_CASE("find_model") {
     CHECK(ah::find_model("Llama 2 7B Chat")->id == "llama-2-7b");
     CHECK(ah::find_model("meta-llama/Llama-2-70b-chat-hf")->id == "llama-2-70b");
     CHECK(ah::find_model("mistralai/Mistral-7B-Instruct-v0.3")->id == "mistral-7b-v0.3");
+    CHECK(ah::find_model("mistralai/Mistral-7B-Instruct-v0.1")->id == "mistral-7b-v0.1");
+    CHECK(ah::find_model("mistralai/Mistral-7B-v0.1")->id == "mistral-7b-v0.1");
+    CHECK(ah::find_model("Mistral-7B-v0.2")->id == "mistral-7b-v0.3");
     CHECK(ah::find_model("mistralai/Mixtral-8x7B-Instruct-v0.1")->id == "mixtral-8x7b");
     CHECK(ah::find_model("Qwen/Qwen2.5-72B-Instruct")->id == "qwen-2.5-72b");
     CHECK(ah::find_model("qwen2.5-0.5b")->id == "qwen-2.5-0.5b");

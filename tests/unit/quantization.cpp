@@ -85,6 +85,18 @@ TEST_CASE("weight_bytes") {
     CHECK(ah::weight_bytes(0, quant_format::q4_0) == 0);
     // A mix rounds up to whole bytes.
     CHECK(ah::weight_bytes(1, quant_format::q4_k_m) == 1);
+    // Counts near 2^64 (a hostile file header's) saturate rather than wrap to a small size.
+    constexpr std::uint64_t most = ~std::uint64_t{0};
+    for (const auto q : {quant_format::q4_0, quant_format::q8_0, quant_format::fp16, quant_format::fp32,
+                         quant_format::q4_k_m, quant_format::int4}) {
+        CAPTURE(ah::to_string(q));
+        CHECK(ah::weight_bytes(most, q) >= ah::weight_bytes(most / 2, q));
+        CHECK(ah::weight_bytes(most / 2, q) >= most / 4);
+    }
+    CHECK(ah::weight_bytes(most, quant_format::fp16) == most);
+    CHECK(ah::weight_bytes(most, quant_format::q8_0) == most);
+    CHECK(ah::weight_bytes(std::uint64_t{1} << 63, quant_format::fp16) == most);
+    static_assert(ah::weight_bytes(~std::uint64_t{0}, quant_format::fp32) == ~std::uint64_t{0});
 }
 
 TEST_CASE("parse_quant_format") {

@@ -226,16 +226,19 @@ constexpr const quant_info& info(quant_format q) noexcept {
 constexpr std::string_view to_string(quant_format q) noexcept { return info(q).name; }
 constexpr double bits_per_weight(quant_format q) noexcept { return info(q).bits_per_weight; }
 
-/// Bytes needed to store `weights` weights in format `q` (rounded up to whole bytes).
+/// Bytes needed to store `weights` weights in format `q` (rounded up to whole bytes;
+/// saturating at 2^64 - 1, which a count read from an untrusted file header can reach).
 constexpr std::uint64_t weight_bytes(std::uint64_t weights, quant_format q) noexcept {
+    constexpr std::uint64_t most = ~std::uint64_t{0};
     const auto& r = info(q);
     if (r.block_weights != 0) {
-        const std::uint64_t blocks = (weights + r.block_weights - 1) / r.block_weights;
-        return blocks * r.block_bytes;
+        const std::uint64_t blocks = weights / r.block_weights + (weights % r.block_weights != 0 ? 1 : 0);
+        return blocks > most / r.block_bytes ? most : blocks * r.block_bytes;
     }
     const double bytes = static_cast<double>(weights) * r.bits_per_weight / 8.0;
+    if (!(bytes < 18446744073709551616.0)) return most; // 2^64: the cast below would be undefined
     const auto whole = static_cast<std::uint64_t>(bytes);
-    return static_cast<double>(whole) < bytes ? whole + 1 : whole;
+    return static_cast<double>(whole) < bytes && whole != most ? whole + 1 : whole;
 }
 
 /// What llama.cpp states of its formats' quality: the perplexity each adds to Llama-3-8B

@@ -186,7 +186,14 @@ inline constexpr model_spec model_catalogue[] = {
                        .head_dim = 128, .vocab_size = 202048, .context_length = 1048576, .experts = 128,
                        .experts_per_token = 1, .sliding_window_layers = 36, .sliding_window = 8192,
                        .source = AI_HWACCEL_SOURCE("https://huggingface.co/meta-llama/Llama-4-Maverick-17B-128E/blob/main/config.json")}),
-    // ---- Mistral AI. v0.3 has no sliding window (config "sliding_window": null).
+    // ---- Mistral AI. v0.1 attends over a 4096-token window on every layer; v0.3 has no
+    // sliding window (config "sliding_window": null) and a 32768-token vocabulary. v0.2 is
+    // v0.3's shape but for the vocabulary (32000): it reads as v0.3.
+    detail::completed({.id = "mistral-7b-v0.1", .name = "Mistral 7B v0.1", .family = "llama", .layers = 32,
+                       .hidden_size = 4096, .intermediate_size = 14336, .attention_heads = 32, .kv_heads = 8,
+                       .head_dim = 128, .vocab_size = 32000, .context_length = 32768, .sliding_window_layers = 32,
+                       .sliding_window = 4096,
+                       .source = AI_HWACCEL_SOURCE("https://huggingface.co/mistralai/Mistral-7B-v0.1/blob/main/config.json")}),
     detail::completed({.id = "mistral-7b-v0.3", .name = "Mistral 7B v0.3", .family = "llama", .layers = 32,
                        .hidden_size = 4096, .intermediate_size = 14336, .attention_heads = 32, .kv_heads = 8,
                        .head_dim = 128, .vocab_size = 32768, .context_length = 32768,
