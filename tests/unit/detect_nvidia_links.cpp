@@ -358,6 +358,48 @@ TEST_CASE("parse_nvidia_smi_nvlink_status") {
         CHECK(r.links[0].state == "1 link up");
         CHECK(*r.links[0].bandwidth_gbps == doctest::Approx(51.562));
     }
+    SUBCASE("hand-made: a GPU whose links are all down (NVML's message, leptonai/gpud#1085)") {
+        const std::string text = "GPU 0: NVIDIA B200 (UUID: GPU-a)\n"
+                                 "NVML: Unable to retrieve NVLink information as all links are inActive\n"
+                                 "GPU 1: NVIDIA B200 (UUID: GPU-b)\n\t Link 0: 53.125 GB/s\n\t Link 1: 53.125 GB/s\n";
+        const auto r = ah::parse_nvidia_smi_nvlink_status(text);
+        INFO(problems_of(r.problems));
+        CHECK(r.problems.empty());
+        REQUIRE(r.gpus.size() == 2);
+        CHECK(r.gpus[0].all_links_inactive);
+        CHECK(r.gpus[0].links_active == 0);
+        CHECK_FALSE(r.gpus[1].all_links_inactive);
+        REQUIRE(r.links.size() == 1);
+        CHECK(r.links[0].devices == std::vector<std::uint32_t>{1});
+        // The whole capture is still recognised, though its second line is no link line.
+        namespace f = ah::detail::formats;
+        CHECK(f::sniff_nvidia_nvlink_status(text) > f::sniff_nvidia_list(text));
+    }
+    SUBCASE("hand-made: links under a GPU line that was refused go nowhere") {
+        const auto r = ah::parse_nvidia_smi_nvlink_status(
+            "GPU 0: A (UUID: GPU-a)\n Link 0: 25 GB/s\nGPU 1 B\n Link 0: 25 GB/s\n Link 1: 25 GB/s\n"
+            "GPU 0: A (UUID: GPU-a)\n Link 0: 25 GB/s\n Link 1: 25 GB/s\n");
+        CHECK(r.problems.size() == 2); // the line that is no GPU line, the GPU listed twice
+        REQUIRE(r.gpus.size() == 1);
+        CHECK(r.gpus[0].links_listed == 1);
+        CHECK(r.gpus[0].gbps_one_direction == doctest::Approx(25));
+    }
+    SUBCASE("hand-made: GPU lines without a UUID (DGX-1 captures as Microway shows them)") {
+        const auto r = ah::parse_nvidia_smi_nvlink_status("GPU 0: Tesla V100-SXM2-32GB\n\t Link 0: 25.781 GB/s\n"
+                                                          "GPU 1: Tesla V100-SXM2-32GB\n\t Link 0: 25.781 GB/s\n");
+        INFO(problems_of(r.problems));
+        CHECK(r.problems.empty());
+        REQUIRE(r.devices.size() == 2);
+        CHECK(r.devices[1].index == 1);
+        CHECK(r.devices[1].name.view() == "Tesla V100-SXM2-32GB");
+        CHECK(r.links.size() == 2);
+    }
+    SUBCASE("nvlink -c is not nvlink -s") {
+        namespace f = ah::detail::formats;
+        const std::string capabilities = "GPU 0: NVIDIA H800 (UUID: GPU-a)\n\t Link 0, P2P is supported: true\n"
+                                         "\t Link 0, Access to system memory supported: true\n";
+        CHECK(f::sniff_nvidia_nvlink_status(capabilities) == 0);
+    }
     SUBCASE("hostile input") {
         CHECK(ah::parse_nvidia_smi_nvlink_status("").problems.empty());
         auto r = ah::parse_nvidia_smi_nvlink_status("Link 0: 25 GB/s\nGPU 0: A (UUID: GPU-a)\nLink x: 1 GB/s\n"

@@ -212,6 +212,26 @@ TEST_CASE("parse_nvidia_smi_q: layouts and unknown values (hand-made)") {
         CHECK(r.devices[0].name.view() == "NVIDIA A10");
         CHECK(r.problems.size() == 1);
     }
+    SUBCASE("-q -i 0 on an 8-GPU host: every GPU counted, one section (no problem)") {
+        // The shape of `nvidia-smi -q -i 0` on an 8x H800 (driver 525.105.17).
+        const auto r = ah::parse_nvidia_smi_q("\n==============NVSMI LOG==============\n\n"
+                                              "Timestamp                                 : Mon Jun  5 10:00:00 2023\n"
+                                              "Driver Version                            : 525.105.17\n"
+                                              "CUDA Version                              : 12.0\n\n"
+                                              "Attached GPUs                             : 8\n"
+                                              "GPU 00000000:18:00.0\n"
+                                              "    Product Name                          : NVIDIA H800\n");
+        INFO(problems_of(r.problems));
+        CHECK(r.problems.empty());
+        REQUIRE(r.devices.size() == 1);
+        CHECK(r.devices[0].name.view() == "NVIDIA H800");
+    }
+    SUBCASE("more sections than attached GPUs") {
+        const auto r = ah::parse_nvidia_smi_q("Attached GPUs : 1\nGPU 00000000:01:00.0\n    Product Name : A\n"
+                                              "GPU 00000000:02:00.0\n    Product Name : B\n");
+        CHECK(r.devices.size() == 2);
+        CHECK(r.problems.size() == 1);
+    }
 }
 
 TEST_CASE("parse_nvidia_smi_q: hostile input") {
@@ -386,6 +406,20 @@ TEST_CASE("parse_nvidia_smi_xml: XML forms (hand-made)") {
         CHECK(*r.devices[1].pci == bus(0x02));
         REQUIRE(r.devices[1].spec != nullptr);
         CHECK(r.devices[1].spec->name == "NVIDIA L4");
+    }
+    SUBCASE("-q -x -i 0: a whole document with one of the attached GPUs is no problem; more is one") {
+        const auto one = ah::parse_nvidia_smi_xml(
+            "<nvidia_smi_log><attached_gpus>8</attached_gpus>"
+            "<gpu id=\"00000000:18:00.0\"><product_name>NVIDIA H800</product_name></gpu></nvidia_smi_log>");
+        INFO(problems_of(one.problems));
+        CHECK(one.problems.empty());
+        CHECK(one.devices.size() == 1);
+        const auto more = ah::parse_nvidia_smi_xml(
+            "<nvidia_smi_log><attached_gpus>1</attached_gpus>"
+            "<gpu id=\"00000000:01:00.0\"><product_name>NVIDIA A10</product_name></gpu>"
+            "<gpu id=\"00000000:02:00.0\"><product_name>NVIDIA L4</product_name></gpu></nvidia_smi_log>");
+        CHECK(more.devices.size() == 2);
+        CHECK(more.problems.size() == 1);
     }
 }
 

@@ -469,6 +469,9 @@ struct nvidia_nvlink_gpu {
     std::uint32_t index = 0;
     std::uint32_t links_listed = 0; ///< "Link N:" lines
     std::uint32_t links_active = 0; ///< those with a speed (not "<inactive>")
+    /// nvidia-smi printed "NVML: Unable to retrieve NVLink information as all links are
+    /// inActive" for this GPU instead of its links (a fault on NVLink hardware).
+    bool all_links_inactive = false;
     /// Sum of the printed speeds of the active links. nvidia-smi prints each link's rate
     /// in one direction (A100: 12 × 25 GB/s = 300 GB/s; NVIDIA quotes 600 GB/s for A100,
     /// both directions added), so this is one direction.
@@ -486,8 +489,19 @@ struct nvidia_nvlink_result {
     std::vector<parse_problem> problems;
 };
 
+namespace detail::formats {
+// "NVML: Unable to retrieve NVLink information as all links are inActive" (nvidia-smi on
+// a GPU whose links are all down; NVIDIA's spelling and spacing vary between drivers).
+constexpr bool is_all_links_inactive_line(std::string_view line) noexcept {
+    return line.starts_with("NVML") && icontains(line, "unable to retrieve nvlink information");
+}
+} // namespace detail::formats
+
 /// Reads `nvidia-smi nvlink -s` ("GPU 0: NVIDIA A100-SXM4-80GB (UUID: GPU-…)" followed
-/// by "Link 0: 25 GB/s" or "Link 3: <inactive>" lines). Each GPU with an active link gives
+/// by "Link 0: 25 GB/s" or "Link 3: <inactive>" lines, or by "NVML: Unable to retrieve
+/// NVLink information as all links are inActive"; a GPU line without "(UUID: …)", as some
+/// published captures show, is read too). Link lines under a GPU line that could not be
+/// read are left out with it, never credited to the GPU before. Each GPU with an active link gives
 /// one interconnect: kind nvlink, scope intra_node, name "NVLink GPU<n>", state "<k> links
 /// up", devices {n}, bandwidth the printed per-link speeds summed and doubled (nvidia-smi
 /// prints one direction, `interconnect::bandwidth_gbps` counts both), origin::tool. The
@@ -498,19 +512,37 @@ inline nvidia_nvlink_result parse_nvidia_smi_nvlink_status(std::string_view text
     problem_sink problems{r.problems};
     std::size_t number = 0;
     std::size_t link_lines = 0;
+    bool in_gpu = false; // the lines below belong to the last GPU read (false after one refused)
     detail::formats::each_line(text, [&](std::string_view raw) {
         ++number;
         const auto line = detail::trim(raw);
         if (line.empty()) return true;
         if (line.starts_with("GPU ")) {
+            in_gpu = false;
             if (r.gpus.size() >= max_rows) {
                 problems.add(number, "more than " + std::to_string(max_rows) + " GPUs; the rest ignored");
                 return false;
             }
             // The GPU line has the layout of `nvidia-smi -L`: read it with that parser.
             auto listed = parse_nvidia_smi_list(line);
+            if ((listed.gpus.size() != 1 || !listed.mig.empty()) && line.find("(UUID:") == std::string_view::npos) {
+                // "GPU 0: Tesla V100-SXM2-32GB": the name alone.
+                const auto colon = line.find(':');
+                const auto n = colon == std::string_view::npos ? std::nullopt
+                                                               : parse_uint(detail::trim(line.substr(4, colon - 4)));
+                const auto label = colon == std::string_view::npos ? std::string_view{} : detail::trim(line.substr(colon + 1));
+                if (n && *n <= 0xffff && !label.empty()) {
+                    listed = {};
+                    accelerator_profile p = detail::nvidia::blank_gpu(static_cast<std::uint32_t>(*n));
+                    bool changed = false;
+                    if (!p.name.assign(detail::parsing::printable(label, changed)) || changed)
+                        problems.add(number, "name not printable or too long: " + quote_value(line));
+                    detail::nvidia::match_catalogue(p);
+                    listed.gpus.push_back(std::move(p));
+                }
+            }
             if (listed.gpus.size() != 1 || !listed.mig.empty()) {
-                problems.add(number, "not a GPU line: " + quote_value(line));
+                problems.add(number, "not a GPU line: " + quote_value(line) + " (its link lines are left out)");
                 return true;
             }
             for (auto& p : listed.problems) problems.add(number, std::move(p.message));
@@ -518,11 +550,17 @@ inline nvidia_nvlink_result parse_nvidia_smi_nvlink_status(std::string_view text
             g.index = listed.gpus[0].index;
             for (const auto& other : r.gpus)
                 if (other.index == g.index) {
-                    problems.add(number, "GPU " + std::to_string(g.index) + " listed twice; ignored");
+                    problems.add(number, "GPU " + std::to_string(g.index) + " listed twice; the second and its links ignored");
                     return true;
                 }
             r.gpus.push_back(g);
             r.devices.push_back(listed.gpus[0]);
+            in_gpu = true;
+            return true;
+        }
+        if (detail::formats::is_all_links_inactive_line(line)) {
+            if (in_gpu) r.gpus.back().all_links_inactive = true;
+            else if (r.gpus.empty()) problems.add(number, "NVLink message before any GPU line");
             return true;
         }
         if (line.starts_with("Link ")) {
@@ -536,6 +574,7 @@ inline nvidia_nvlink_result parse_nvidia_smi_nvlink_status(std::string_view text
                 problems.add(number, "link line before any GPU line");
                 return true;
             }
+            if (!in_gpu) return true; // under a GPU line refused above, which said so
             if (++link_lines > 64 * max_rows) {
                 problems.add(number, "too many link lines; the rest ignored");
                 return false;
@@ -931,19 +970,27 @@ inline void parse_nvidia_topo_p2p_capture(std::string_view t, capture_parse& out
 }
 
 // nvidia-smi nvlink -s ---------------------------------------------------------------------
-// Scores above sniff_nvidia_list: the first line is a `nvidia-smi -L` GPU line.
+// "Link <n>: …", as `nvlink -s` prints it (`nvlink -c` prints "Link 0, P2P is supported: true").
+constexpr bool is_link_status_line(std::string_view line) noexcept {
+    if (!line.starts_with("Link ")) return false;
+    std::size_t i = 5;
+    while (i < line.size() && line[i] >= '0' && line[i] <= '9') ++i;
+    return i > 5 && i < line.size() && line[i] == ':';
+}
+// Scores above sniff_nvidia_list: the first line is a `nvidia-smi -L` GPU line, and the
+// first 64 lines hold only GPU lines, link lines and NVML's "all links are inActive"
+// message, with at least one of the last two.
 inline int sniff_nvidia_nvlink_status(std::string_view t) noexcept {
     if (!is_gpu_uuid_line(first_non_blank_line(t))) return 0;
     bool link = false, other = false;
     std::size_t lines = 0;
     each_line(t, [&](std::string_view raw) {
-        if (++lines > 2) return false;
+        if (++lines > 64) return false;
         const auto line = trim(raw);
-        if (lines == 2) {
-            if (line.starts_with("Link ") && line.find(':') != std::string_view::npos) link = true;
-            else other = true;
-        }
-        return true;
+        if (line.empty() || line.starts_with("GPU ")) return true;
+        if (is_link_status_line(line) || is_all_links_inactive_line(line)) link = true;
+        else other = true;
+        return !other;
     });
     return link && !other ? 95 : 0;
 }

@@ -595,9 +595,15 @@ inline nvidia_query_result parse_nvidia_smi_q(std::string_view text) {
     });
     if (content && !banner && !any_gpu)
         b.problems.add(0, "not nvidia-smi -q output: no NVSMI LOG banner and no GPU section");
-    if (announced && *announced != r.devices.size() && !b.full)
+    // Fewer sections than attached GPUs is what `nvidia-smi -q -i 0` prints (the count is
+    // of every GPU, the sections of those selected): a problem only where the text stops
+    // mid-line, as a cut report does. More sections than GPUs is never right.
+    const bool mid_line = !text.empty() && text.back() != '\n';
+    if (announced && !b.full &&
+        (*announced < r.devices.size() || (*announced > r.devices.size() && mid_line)))
         b.problems.add(0, "the report announces " + std::to_string(*announced) + " GPUs but has " +
-                              std::to_string(r.devices.size()) + " GPU sections (cut short?)");
+                              std::to_string(r.devices.size()) + " GPU sections" +
+                              (mid_line ? " (cut short: it ends mid-line)" : ""));
     b.finish();
     return r;
 }
@@ -651,7 +657,8 @@ inline nvidia_query_result parse_nvidia_smi_xml(std::string_view text) {
         });
     if (!rooted && !detail::trim(text).empty() && r.problems.empty())
         b.problems.add(0, "no <nvidia_smi_log> element: not nvidia-smi -q -x output");
-    if (complete && announced && *announced != r.devices.size() && !b.full)
+    // A whole document with fewer <gpu> elements than attached GPUs is `-q -x -i 0`.
+    if (complete && announced && *announced < r.devices.size() && !b.full)
         b.problems.add(0, "the report announces " + std::to_string(*announced) + " GPUs but has " +
                               std::to_string(r.devices.size()) + " <gpu> elements");
     b.finish();
