@@ -23692,8 +23692,10 @@ AI_HWACCEL_NAMESPACE_END
 // Writing never fails. Strings that are not valid UTF-8 (a tool printing Latin-1) are
 // written with each offending byte replaced by '?', so the output is valid JSON and reads
 // back (those bytes changed, the length kept); a NaN or infinite number, which JSON cannot
-// spell, is written as unknown (null, or 0 where 0 means none). Otherwise
-// to_json_string → registry_from_json gives back an equal registry.
+// spell, is written as unknown (null, or 0 where 0 means none), and so are values the
+// reader refuses as impossible, so that a written document always reads: a peak rate not
+// above 0, a PCI class code past 24 bits. Otherwise to_json_string → registry_from_json
+// gives back an equal registry.
 //
 // Errors: registry_from_json never throws (except std::bad_alloc) and reports
 // "<JSON pointer>: <what is wrong>". The ADL from_json overloads, which nlohmann calls
@@ -24434,7 +24436,7 @@ inline void from_json(const nlohmann::json& j, pcie_link& l) { detail::json_io::
 inline void to_json(nlohmann::json& j, const peak_throughput& p) {
     j = nlohmann::json::object();
     for (const auto& row : dtype_table)
-        if (p[row.id] != 0 && std::isfinite(p[row.id])) j[std::string(row.name)] = p[row.id];
+        if (p[row.id] > 0 && std::isfinite(p[row.id])) j[std::string(row.name)] = p[row.id];
 }
 inline void from_json(const nlohmann::json& j, peak_throughput& p) { detail::json_io::read_or_raise(j, p); }
 
@@ -24533,7 +24535,7 @@ inline void from_json(const nlohmann::json& j, host_info& h) { detail::json_io::
 inline void to_json(nlohmann::json& j, const pci_device& d) {
     j = nlohmann::json::object();
     j["address"] = d.address;
-    j["class_code"] = d.class_code;
+    j["class_code"] = d.class_code <= 0xFFFFFFu ? d.class_code : 0u; // 0: unknown (the reader refuses more)
     j["vendor_id"] = d.vendor_id;
     j["device_id"] = d.device_id;
     j["subsystem_vendor_id"] = d.subsystem_vendor_id;
@@ -24693,9 +24695,9 @@ AI_HWACCEL_NAMESPACE_END
 //
 // Safety. The folder is `$XDG_CACHE_HOME/ai-hwaccel` when that variable holds an absolute
 // path, else `$HOME/.cache/ai-hwaccel`; never /tmp or any other shared folder (with
-// neither variable set there is no cache). It is created with mode 0700 and used only
-// when it is a real directory (not a symlink) owned by this user and writable by no one
-// else. Every file operation is relative to that opened directory: reads use
+// neither variable set there is no cache). It is created with mode 0700 (never inside a
+// folder of another user) and used only when it is a real directory (not a symlink) owned
+// by this user and writable by no one else. Every file operation is relative to that opened directory: reads use
 // O_NOFOLLOW and a size cap; writes go to a fresh temporary file in the same folder
 // (O_CREAT|O_EXCL|O_NOFOLLOW, mode 0600), are fsync'd, and are renamed over the cache file,
 // so readers in other processes see the old file or the new one, never half of one, and a
@@ -24737,6 +24739,7 @@ AI_HWACCEL_NAMESPACE_END
 #include <utility>
 #include <vector>
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <sys/types.h>
@@ -24868,10 +24871,9 @@ public:
             const int e = errno;
             if (e == ENOENT) out.status = disk_cache_status::missing;
             else if (e == ELOOP) invalid(out, "is a symbolic link; not followed");
-            else if (e == EACCES || e == EPERM) {
-                out.status = disk_cache_status::unavailable;
-                out.warnings.push_back(warn(warning_kind::permission_denied, "cannot be read: " + errno_text(e)));
-            } else invalid(out, "cannot be opened: " + errno_text(e));
+            // Unreadable (mode 0000) in our own private folder: replaced like a corrupt
+            // file, the rename over it needing only the folder, not reported on every call.
+            else invalid(out, "cannot be opened: " + errno_text(e));
             return out;
         }
         fd_closer closer{fd};
@@ -24931,8 +24933,14 @@ public:
             if (!ok) error = errno;
         }
         if (ok && ::renameat(dir.fd, temp.c_str(), dir.fd, options_.file_name.c_str()) != 0) {
-            ok = false;
             error = errno;
+            // A folder at the cache file's name (an invalid cache): an empty one is removed
+            // and the rename tried again; one with something in it stays, and says so.
+            if ((error == EISDIR || error == ENOTEMPTY || error == EEXIST) &&
+                ::unlinkat(dir.fd, options_.file_name.c_str(), AT_REMOVEDIR) == 0 &&
+                ::renameat(dir.fd, temp.c_str(), dir.fd, options_.file_name.c_str()) == 0)
+                error = 0;
+            ok = error == 0;
         }
         if (!ok) {
             ::unlinkat(dir.fd, temp.c_str(), 0);
@@ -24940,6 +24948,7 @@ public:
             return warnings;
         }
         ::fsync(dir.fd); // make the rename itself durable; a failure here loses nothing
+        sweep_stale_temporaries(dir.fd);
         return warnings;
     }
 
@@ -25040,16 +25049,38 @@ private:
             options_.file_name == "." || options_.file_name == "..")
             return refuse(warning_kind::read_error, "file name \"" + options_.file_name + "\" is not a plain name");
         if (create) {
-            // The parents (e.g. ~/.cache) as the XDG spec wants them: 0700 when we make them.
-            for (std::size_t i = dir.find('/', 1); i != std::string::npos; i = dir.find('/', i + 1)) {
-                const std::string parent = dir.substr(0, i);
-                if (::mkdir(parent.c_str(), 0700) != 0 && errno != EEXIST) break; // the final mkdir reports it
-            }
-            if (::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST) {
-                const int e = errno;
-                return refuse(e == EACCES || e == EPERM || e == EROFS ? warning_kind::permission_denied
-                                                                      : warning_kind::read_error,
-                              "cannot be created: " + errno_text(e));
+            // The folder and its missing parents (e.g. ~/.cache), 0700 as the XDG spec
+            // wants them; never inside a folder of another user: root running with a
+            // user's HOME (sudo keeping it) would leave that user a ~/.cache of root's that
+            // they cannot write (pip refuses the same way). Root's own folders (/, /home)
+            // are fine parents.
+            const auto me = ::geteuid();
+            uid_t owner = 0; // of the last folder on the way that exists: "/" is root's
+            std::string above = "/";
+            for (std::size_t i = dir.find('/', 1);; i = dir.find('/', i + 1)) {
+                const std::string part = i == std::string::npos ? dir : dir.substr(0, i);
+                struct stat pst {};
+                if (::stat(part.c_str(), &pst) == 0) {
+                    owner = pst.st_uid;
+                    above = part;
+                } else if (errno == ENOENT) {
+                    if (owner != me && owner != 0)
+                        return refuse(warning_kind::permission_denied,
+                                      "would be made in " + above + ", which belongs to uid " + std::to_string(owner) +
+                                          ", not this user (uid " + std::to_string(me) +
+                                          "; root with another user's HOME?); not created");
+                    if (::mkdir(part.c_str(), 0700) != 0 && errno != EEXIST) {
+                        const int e = errno;
+                        return refuse(e == EACCES || e == EPERM || e == EROFS ? warning_kind::permission_denied
+                                                                              : warning_kind::read_error,
+                                      "cannot be created (" + part + "): " + errno_text(e));
+                    }
+                    owner = me;
+                    above = part;
+                } else {
+                    break; // unreadable on the way: the open below reports it
+                }
+                if (i == std::string::npos) break;
             }
         }
         const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -25074,6 +25105,36 @@ private:
         if ((st.st_mode & (S_IWGRP | S_IWOTH)) != 0)
             return refuse(warning_kind::cache_invalid, "is writable by other users (mode " + octal(st.st_mode & 07777) + ")");
         return h;
+    }
+
+    /// How old another writer's temporary file must be before a store removes it: a write
+    /// takes milliseconds, so one this old was left by a writer killed between creating and
+    /// renaming it (pids are not checked: a folder shared across containers sees others').
+    static constexpr std::chrono::minutes stale_temporary_age{10};
+
+    // Removes this cache's temporary files (".<file>.<pid>.<n>.<ticks>.tmp", regular files)
+    // older than stale_temporary_age; nothing else in the folder is touched.
+    void sweep_stale_temporaries(int dir_fd) const {
+        const int copy = ::openat(dir_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (copy < 0) return;
+        DIR* d = ::fdopendir(copy);
+        if (!d) {
+            ::close(copy);
+            return;
+        }
+        const std::string prefix = "." + options_.file_name + ".";
+        const auto now = std::chrono::system_clock::now();
+        std::vector<std::string> stale;
+        while (const dirent* e = ::readdir(d)) {
+            const std::string_view n = e->d_name;
+            if (!n.starts_with(prefix) || !n.ends_with(".tmp")) continue;
+            struct stat st {};
+            if (::fstatat(dir_fd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(st.st_mode)) continue;
+            const auto modified = std::chrono::system_clock::from_time_t(st.st_mtime);
+            if (now - modified > stale_temporary_age) stale.emplace_back(n);
+        }
+        ::closedir(d);
+        for (const auto& n : stale) ::unlinkat(dir_fd, n.c_str(), 0);
     }
 
     static std::string octal(unsigned long mode) {

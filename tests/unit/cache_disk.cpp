@@ -343,6 +343,77 @@ TEST_CASE("disk_cache refuses a symlinked, shared or foreign folder") {
     }
 }
 
+TEST_CASE("disk_cache never creates a folder inside another user's") {
+    // Root with a user's HOME (sudo keeping it) must not leave that user a ~/.cache of root's.
+    cache_fixture fx;
+    const fs::path home = fx.scratch.path() / "home";
+    fs::create_directories(home);
+    if (::geteuid() != 0 || ::chown(home.c_str(), 4242, 4242) != 0) {
+        MESSAGE("not root: cannot give a folder away, skipped");
+        return;
+    }
+    auto o = fx.options();
+    o.folder = (home / ".cache" / "ai-hwaccel").string();
+    const auto w = ah::disk_cache(o).store(numbered(1));
+    REQUIRE(w.size() == 1);
+    CHECK(w[0].kind == ah::warning_kind::permission_denied);
+    CHECK(w[0].message.find("belongs to uid 4242") != std::string::npos);
+    CHECK_FALSE(fs::exists(home / ".cache"));
+    // Root's own folders are fine parents: the scratch folder is root's here.
+    CHECK(fx.cache().store(numbered(2)).empty());
+}
+
+TEST_CASE("disk_cache replaces what it cannot use at the file's name") {
+    cache_fixture fx;
+    int runs = 0;
+    auto detect = [&] { return numbered(static_cast<std::uint32_t>(++runs)); };
+    const auto cache = fx.cache();
+    SUBCASE("an empty folder") {
+        fs::create_directories(fx.file());
+        const auto r = cache.get_or_detect(detect);
+        CHECK(cache_warnings(r.warnings()) == 1);
+        CHECK(fs::is_regular_file(fs::symlink_status(fx.file())));
+        (void)cache.get_or_detect(detect);
+        CHECK(runs == 1); // the second call hits
+    }
+    SUBCASE("a folder with something in it stays, and says so") {
+        fs::create_directories(fx.file() / "x");
+        const auto r = cache.get_or_detect(detect);
+        CHECK(test::count_kind(r.warnings(), ah::warning_kind::read_error) == 1);
+        CHECK(fs::exists(fx.file() / "x"));
+    }
+    SUBCASE("a file it cannot read") {
+        REQUIRE(cache.store(numbered(7)).empty());
+        fs::permissions(fx.file(), fs::perms::none, fs::perm_options::replace);
+        if (std::ifstream(fx.file()).is_open()) {
+            MESSAGE("running as root: the file's mode does not stop reads, skipped");
+            return;
+        }
+        const auto r = cache.get_or_detect(detect);
+        CHECK(runs == 1);
+        CHECK(cache_warnings(r.warnings()) == 1);
+        CHECK(cache.load().status == ah::disk_cache_status::hit); // replaced, readable again
+    }
+}
+
+TEST_CASE("disk_cache::store removes temporary files a killed writer left, and only those") {
+    cache_fixture fx;
+    const auto cache = fx.cache();
+    REQUIRE(cache.store(numbered(1)).empty());
+    const auto left = fx.folder / ".registry.json.4242.0.77.tmp";
+    const auto fresh = fx.folder / ".registry.json.4243.0.78.tmp";
+    const auto other = fx.folder / ".notes.4242.0.77.tmp";
+    for (const auto& p : {left, fresh, other}) std::ofstream(p) << "partial";
+    const auto old = fs::file_time_type::clock::now() - std::chrono::hours(1);
+    fs::last_write_time(left, old);
+    fs::last_write_time(other, old);
+    REQUIRE(cache.store(numbered(2)).empty());
+    CHECK_FALSE(fs::exists(left));
+    CHECK(fs::exists(fresh));  // a writer may still be at work on it
+    CHECK(fs::exists(other));  // not this cache's
+    CHECK(cache.load().registry == numbered(2));
+}
+
 TEST_CASE("disk_cache in a read-only folder") {
     cache_fixture fx;
     int runs = 0;

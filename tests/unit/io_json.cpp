@@ -949,6 +949,26 @@ TEST_CASE("to_json_string with text that is not UTF-8") {
     CHECK(n.peak.fp16 == 0);
 }
 
+TEST_CASE("to_json_string writes what its reader refuses as unknown, so the document reads") {
+    // A caller's registry may hold values the reader would refuse: a negative peak rate, a
+    // class code past 24 bits. Written as they are, the disk cache would never hit again.
+    ah::accelerator_registry r;
+    ah::accelerator_profile p;
+    p.peak.fp16 = -1;
+    p.peak.bf16 = 100;
+    r.add(p);
+    ah::pci_device d;
+    d.address = ah::pci_address{0, 1, 0, 0};
+    d.class_code = 0x1000000u;
+    r.system().pci_devices.push_back(d);
+    const auto back = ah::registry_from_json(ah::to_json_string(r));
+    REQUIRE_MESSAGE(back.ok(), back.error);
+    CHECK(back.registry->all()[0].peak.fp16 == 0);
+    CHECK(back.registry->all()[0].peak.bf16 == 100);
+    REQUIRE(back.registry->system().pci_devices.size() == 1);
+    CHECK(back.registry->system().pci_devices[0].class_code == 0);
+}
+
 #else
 
 TEST_CASE("io/json.hpp without nlohmann/json") {

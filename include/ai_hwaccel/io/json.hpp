@@ -79,8 +79,10 @@
 // Writing never fails. Strings that are not valid UTF-8 (a tool printing Latin-1) are
 // written with each offending byte replaced by '?', so the output is valid JSON and reads
 // back (those bytes changed, the length kept); a NaN or infinite number, which JSON cannot
-// spell, is written as unknown (null, or 0 where 0 means none). Otherwise
-// to_json_string → registry_from_json gives back an equal registry.
+// spell, is written as unknown (null, or 0 where 0 means none), and so are values the
+// reader refuses as impossible, so that a written document always reads: a peak rate not
+// above 0, a PCI class code past 24 bits. Otherwise to_json_string → registry_from_json
+// gives back an equal registry.
 //
 // Errors: registry_from_json never throws (except std::bad_alloc) and reports
 // "<JSON pointer>: <what is wrong>". The ADL from_json overloads, which nlohmann calls
@@ -822,7 +824,7 @@ inline void from_json(const nlohmann::json& j, pcie_link& l) { detail::json_io::
 inline void to_json(nlohmann::json& j, const peak_throughput& p) {
     j = nlohmann::json::object();
     for (const auto& row : dtype_table)
-        if (p[row.id] != 0 && std::isfinite(p[row.id])) j[std::string(row.name)] = p[row.id];
+        if (p[row.id] > 0 && std::isfinite(p[row.id])) j[std::string(row.name)] = p[row.id];
 }
 inline void from_json(const nlohmann::json& j, peak_throughput& p) { detail::json_io::read_or_raise(j, p); }
 
@@ -921,7 +923,7 @@ inline void from_json(const nlohmann::json& j, host_info& h) { detail::json_io::
 inline void to_json(nlohmann::json& j, const pci_device& d) {
     j = nlohmann::json::object();
     j["address"] = d.address;
-    j["class_code"] = d.class_code;
+    j["class_code"] = d.class_code <= 0xFFFFFFu ? d.class_code : 0u; // 0: unknown (the reader refuses more)
     j["vendor_id"] = d.vendor_id;
     j["device_id"] = d.device_id;
     j["subsystem_vendor_id"] = d.subsystem_vendor_id;
