@@ -115,6 +115,9 @@ TEST_CASE("host_system in a machine tree follows links inside the tree, never ou
     CHECK(sys.read_file("/sys/bus/pci/devices/0000:00:01.0/vendor").data == "0x10de\n");
     CHECK(sys.read_file("/sys/class/x/dev/../0000:00:01.0/vendor").data == "0x10de\n");
     CHECK(sys.read_file("/sys/class/x/dev/../../../../proc/meminfo").data == "MemTotal: 1024 kB\n");
+    // A file is no folder: ".." after it is the kernel's ENOTDIR, not its parent.
+    CHECK(sys.read_file("/proc/meminfo/../meminfo").status == ah::read_status::not_found);
+    CHECK_FALSE(sys.exists("/proc/meminfo/.."));
     const auto listed = sys.list_dir("/sys/class/x/abs");
     REQUIRE(listed.has_value());
     CHECK(*listed == std::vector<std::string>{"0000:00:01.0"});

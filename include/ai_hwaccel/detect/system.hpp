@@ -445,7 +445,17 @@ private:
                 }
                 break;
             }
-            if (!S_ISLNK(st.st_mode)) continue;
+            if (!S_ISLNK(st.st_mode)) {
+                if (!S_ISDIR(st.st_mode) && !todo.empty()) {
+                    // A file with more after it: the kernel's ENOTDIR, not a ".." past it.
+                    while (!todo.empty()) {
+                        done += '/';
+                        done += todo.back();
+                        todo.pop_back();
+                    }
+                }
+                continue;
+            }
             if (++hops > 40) return std::nullopt;
             char buf[4096];
             const ::ssize_t n = ::readlink(done.c_str(), buf, sizeof buf);
