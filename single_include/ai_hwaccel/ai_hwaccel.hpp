@@ -14236,7 +14236,8 @@ inline nvidia_nvlink_result parse_nvidia_smi_nvlink_status(std::string_view text
                 const auto colon = line.find(':');
                 const auto n = colon == std::string_view::npos ? std::nullopt
                                                                : parse_uint(detail::trim(line.substr(4, colon - 4)));
-                const auto label = colon == std::string_view::npos ? std::string_view{} : detail::trim(line.substr(colon + 1));
+                const auto label =
+                    colon == std::string_view::npos ? std::string_view{} : detail::trim(line.substr(colon + 1));
                 if (n && *n <= 0xffff && !label.empty()) {
                     listed = {};
                     accelerator_profile p = detail::nvidia::blank_gpu(static_cast<std::uint32_t>(*n));
@@ -14256,7 +14257,8 @@ inline nvidia_nvlink_result parse_nvidia_smi_nvlink_status(std::string_view text
             g.index = listed.gpus[0].index;
             for (const auto& other : r.gpus)
                 if (other.index == g.index) {
-                    problems.add(number, "GPU " + std::to_string(g.index) + " listed twice; the second and its links ignored");
+                    problems.add(number, "GPU " + std::to_string(g.index) +
+                                             " listed twice; the second and its links ignored");
                     return true;
                 }
             r.gpus.push_back(g);
@@ -24707,11 +24709,12 @@ AI_HWACCEL_NAMESPACE_END
 // path, else `$HOME/.cache/ai-hwaccel`; never /tmp or any other shared folder (with
 // neither variable set there is no cache). It is created with mode 0700 (never inside a
 // folder of another user) and used only when it is a real directory (not a symlink) owned
-// by this user and writable by no one else. Every file operation is relative to that opened directory: reads use
-// O_NOFOLLOW and a size cap; writes go to a fresh temporary file in the same folder
-// (O_CREAT|O_EXCL|O_NOFOLLOW, mode 0600), are fsync'd, and are renamed over the cache file,
-// so readers in other processes see the old file or the new one, never half of one, and a
-// symlink planted at the cache path is replaced, never followed. A folder that cannot be
+// by this user and writable by no one else. Every file operation is relative to that
+// opened directory: reads use O_NOFOLLOW and a size cap; writes go to a fresh temporary
+// file in the same folder (O_CREAT|O_EXCL|O_NOFOLLOW, mode 0600), are fsync'd, and are
+// renamed over the cache file, so readers in other processes see the old file or the new
+// one, never half of one, and a symlink planted at the cache path is replaced, never
+// followed; temporary files left by killed writers are removed after 10 minutes. A folder that cannot be
 // created or written (read-only, full, refused) means "no cache": the registry is still
 // detected and returned, with a warning, and nothing throws.
 //
@@ -28001,7 +28004,8 @@ inline tree_plan plan_tree(const machine_recording& rec) {
                 // Listed yet not there: a link into a folder the tree never has, so the
                 // entry is listed and does not exist in the replay either.
                 plan.add(child, node{node_kind::link, std::string(dangling_target)}, "listed entry");
-                plan.notes.push_back("/" + key + ": listed but not there (a broken link?), written as a link to nothing");
+                plan.notes.push_back("/" + key +
+                                     ": listed but not there (a broken link?), written as a link to nothing");
             } else
                 plan.add(child, node{node_kind::placeholder, {}}, "listed entry");
         }
@@ -34378,10 +34382,12 @@ inline model_file_info read_gguf(std::span<const std::byte> bytes) {
     s.vocab_size = vocab > 0xffffffffu ? 0 : static_cast<std::uint32_t>(vocab);
     if (arch_keys[k_kv_lora].seen && u32(k_kv_lora) > 0) {
         s.kv_values_per_token_per_layer = u32(k_kv_lora) + u32(k_rope_dims);
-    } else if (const auto& kv = arch_keys[k_heads_kv]; kv.layer_count > 0 && kv.layer_sum != detail::sat_mul(kv.value, kv.layer_count)) {
+    } else if (const auto& kv = arch_keys[k_heads_kv];
+               kv.layer_count > 0 && kv.layer_sum != detail::sat_mul(kv.value, kv.layer_count)) {
         // KV heads that differ by layer: kv_heads is the largest (a layer's cache, tensor
         // parallelism), and the values cached per token and layer their mean, rounded up.
-        const std::uint64_t head = s.head_dim ? s.head_dim : (s.attention_heads ? s.hidden_size / s.attention_heads : 0);
+        const std::uint64_t head =
+            s.head_dim ? s.head_dim : (s.attention_heads ? s.hidden_size / s.attention_heads : 0);
         const std::uint64_t layers = s.layers ? s.layers : kv.layer_count;
         const std::uint64_t total = detail::sat_mul(detail::sat_mul(2, head), kv.layer_sum);
         const std::uint64_t mean = total / layers + (total % layers ? 1 : 0);

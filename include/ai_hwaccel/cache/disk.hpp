@@ -22,11 +22,12 @@
 // path, else `$HOME/.cache/ai-hwaccel`; never /tmp or any other shared folder (with
 // neither variable set there is no cache). It is created with mode 0700 (never inside a
 // folder of another user) and used only when it is a real directory (not a symlink) owned
-// by this user and writable by no one else. Every file operation is relative to that opened directory: reads use
-// O_NOFOLLOW and a size cap; writes go to a fresh temporary file in the same folder
-// (O_CREAT|O_EXCL|O_NOFOLLOW, mode 0600), are fsync'd, and are renamed over the cache file,
-// so readers in other processes see the old file or the new one, never half of one, and a
-// symlink planted at the cache path is replaced, never followed. A folder that cannot be
+// by this user and writable by no one else. Every file operation is relative to that
+// opened directory: reads use O_NOFOLLOW and a size cap; writes go to a fresh temporary
+// file in the same folder (O_CREAT|O_EXCL|O_NOFOLLOW, mode 0600), are fsync'd, and are
+// renamed over the cache file, so readers in other processes see the old file or the new
+// one, never half of one, and a symlink planted at the cache path is replaced, never
+// followed; temporary files left by killed writers are removed after 10 minutes. A folder that cannot be
 // created or written (read-only, full, refused) means "no cache": the registry is still
 // detected and returned, with a warning, and nothing throws.
 //

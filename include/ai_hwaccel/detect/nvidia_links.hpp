@@ -530,7 +530,8 @@ inline nvidia_nvlink_result parse_nvidia_smi_nvlink_status(std::string_view text
                 const auto colon = line.find(':');
                 const auto n = colon == std::string_view::npos ? std::nullopt
                                                                : parse_uint(detail::trim(line.substr(4, colon - 4)));
-                const auto label = colon == std::string_view::npos ? std::string_view{} : detail::trim(line.substr(colon + 1));
+                const auto label =
+                    colon == std::string_view::npos ? std::string_view{} : detail::trim(line.substr(colon + 1));
                 if (n && *n <= 0xffff && !label.empty()) {
                     listed = {};
                     accelerator_profile p = detail::nvidia::blank_gpu(static_cast<std::uint32_t>(*n));
@@ -550,7 +551,8 @@ inline nvidia_nvlink_result parse_nvidia_smi_nvlink_status(std::string_view text
             g.index = listed.gpus[0].index;
             for (const auto& other : r.gpus)
                 if (other.index == g.index) {
-                    problems.add(number, "GPU " + std::to_string(g.index) + " listed twice; the second and its links ignored");
+                    problems.add(number, "GPU " + std::to_string(g.index) +
+                                             " listed twice; the second and its links ignored");
                     return true;
                 }
             r.gpus.push_back(g);

@@ -584,7 +584,8 @@ inline tree_plan plan_tree(const machine_recording& rec) {
                 // Listed yet not there: a link into a folder the tree never has, so the
                 // entry is listed and does not exist in the replay either.
                 plan.add(child, node{node_kind::link, std::string(dangling_target)}, "listed entry");
-                plan.notes.push_back("/" + key + ": listed but not there (a broken link?), written as a link to nothing");
+                plan.notes.push_back("/" + key +
+                                     ": listed but not there (a broken link?), written as a link to nothing");
             } else
                 plan.add(child, node{node_kind::placeholder, {}}, "listed entry");
         }

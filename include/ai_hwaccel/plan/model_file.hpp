@@ -549,10 +549,12 @@ inline model_file_info read_gguf(std::span<const std::byte> bytes) {
     s.vocab_size = vocab > 0xffffffffu ? 0 : static_cast<std::uint32_t>(vocab);
     if (arch_keys[k_kv_lora].seen && u32(k_kv_lora) > 0) {
         s.kv_values_per_token_per_layer = u32(k_kv_lora) + u32(k_rope_dims);
-    } else if (const auto& kv = arch_keys[k_heads_kv]; kv.layer_count > 0 && kv.layer_sum != detail::sat_mul(kv.value, kv.layer_count)) {
+    } else if (const auto& kv = arch_keys[k_heads_kv];
+               kv.layer_count > 0 && kv.layer_sum != detail::sat_mul(kv.value, kv.layer_count)) {
         // KV heads that differ by layer: kv_heads is the largest (a layer's cache, tensor
         // parallelism), and the values cached per token and layer their mean, rounded up.
-        const std::uint64_t head = s.head_dim ? s.head_dim : (s.attention_heads ? s.hidden_size / s.attention_heads : 0);
+        const std::uint64_t head =
+            s.head_dim ? s.head_dim : (s.attention_heads ? s.hidden_size / s.attention_heads : 0);
         const std::uint64_t layers = s.layers ? s.layers : kv.layer_count;
         const std::uint64_t total = detail::sat_mul(detail::sat_mul(2, head), kv.layer_sum);
         const std::uint64_t mean = total / layers + (total % layers ? 1 : 0);
