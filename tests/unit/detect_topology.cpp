@@ -243,13 +243,16 @@ TEST_CASE("probe_pci on the captured tree") {
         return;
     }
     // The capture has no /sys/bus; link every function into sys/bus/pci/devices as the
-    // kernel does.
+    // kernel does: relative links, within a copy of the capture (a machine tree's links
+    // never lead out of it).
     test::scratch_dir root;
     fs::create_directories(root.path() / "sys/bus/pci/devices");
+    fs::copy(pci_capture / "sys/devices", root.path() / "sys/devices", fs::copy_options::recursive);
     std::size_t linked = 0;
-    for (const auto& e : fs::recursive_directory_iterator(pci_capture / "sys/devices")) {
+    for (const auto& e : fs::recursive_directory_iterator(root.path() / "sys/devices")) {
         if (!e.is_directory() || !ah::parse_pci_address(e.path().filename().string())) continue;
-        fs::create_directory_symlink(e.path(), root.path() / "sys/bus/pci/devices" / e.path().filename());
+        fs::create_directory_symlink("../../.." / e.path().lexically_relative(root.path() / "sys"),
+                                     root.path() / "sys/bus/pci/devices" / e.path().filename());
         ++linked;
     }
     CHECK(linked == 29);
