@@ -13446,6 +13446,18 @@ inline accelerator_profile blank_gpu(std::uint32_t index) {
     return p;
 }
 
+// The GPU a "GPU <n>: <name> (UUID: <uuid>)" line names (`uuid` empty where the line has
+// none), matched to the catalogue; `bad` names the field that had to be cut or cleaned.
+inline accelerator_profile listed_gpu(std::uint32_t index, std::string_view name, std::string_view uuid,
+                                      std::string& bad) {
+    accelerator_profile p = blank_gpu(index);
+    bool changed = false;
+    if (!p.name.assign(printable(name, changed)) || changed) bad = "name";
+    if (!uuid.empty() && (!p.uuid.assign(printable(uuid, changed)) || changed)) bad = "uuid";
+    match_catalogue(p);
+    return p;
+}
+
 } // namespace detail::nvidia
 
 /// Reads `nvidia-smi --query-gpu=<fields> --format=csv[,noheader][,nounits]`. `fields` is
@@ -13516,14 +13528,9 @@ inline nvidia_list_result parse_nvidia_smi_list(std::string_view text) {
                 problems.add(number, "not a GPU line: " + quote_value(line));
                 return true;
             }
-            accelerator_profile p = blank_gpu(e->n);
-            bool changed = false;
             std::string warn;
-            if (!p.name.assign(printable(e->label, changed)) || changed) warn = "name";
-            if (!p.uuid.assign(printable(e->uuid, changed)) || changed) warn = "uuid";
+            r.gpus.push_back(listed_gpu(e->n, e->label, e->uuid, warn));
             if (!warn.empty()) problems.add(number, warn + " not printable or too long: " + quote_value(line));
-            match_catalogue(p);
-            r.gpus.push_back(p);
             parent = e->n;
             return true;
         }
@@ -14240,12 +14247,9 @@ inline nvidia_nvlink_result parse_nvidia_smi_nvlink_status(std::string_view text
                     colon == std::string_view::npos ? std::string_view{} : detail::trim(line.substr(colon + 1));
                 if (n && *n <= 0xffff && !label.empty()) {
                     listed = {};
-                    accelerator_profile p = detail::nvidia::blank_gpu(static_cast<std::uint32_t>(*n));
-                    bool changed = false;
-                    if (!p.name.assign(detail::parsing::printable(label, changed)) || changed)
-                        problems.add(number, "name not printable or too long: " + quote_value(line));
-                    detail::nvidia::match_catalogue(p);
-                    listed.gpus.push_back(std::move(p));
+                    std::string bad;
+                    listed.gpus.push_back(detail::nvidia::listed_gpu(static_cast<std::uint32_t>(*n), label, {}, bad));
+                    if (!bad.empty()) problems.add(number, bad + " not printable or too long: " + quote_value(line));
                 }
             }
             if (listed.gpus.size() != 1 || !listed.mig.empty()) {
@@ -34405,7 +34409,7 @@ inline model_file_info read_gguf(std::span<const std::byte> bytes) {
     if (arch_keys[k_swa].seen && u32(k_swa) > 0) {
         std::uint32_t every = 0; // one global layer in `every`
         if (arch == "gemma2" || arch == "gpt-oss") every = 2;
-        else if (arch == "gemma3" || arch == "gemma3_text") every = 6;
+        else if (arch == "gemma3") every = 6;
         else if (arch == "cohere2") every = 4;
         if (every) {
             s.sliding_window = u32(k_swa);
@@ -34611,18 +34615,14 @@ inline std::optional<model_description> parse_hf_config(std::string_view text, s
     const auto chunk = u32({"attention_chunk_size"});
     if (window && !window_off) {
         s.sliding_window = window;
-        std::uint32_t sliding = 0;
-        if (typed) {
-            sliding = count_types("sliding_attention");
-        } else if (const auto pattern = u32({"sliding_window_pattern"}); pattern > 0) {
-            sliding = s.layers - s.layers / pattern; // every pattern-th layer is global
-        } else if (m.family == "gemma2") {
-            sliding = s.layers - s.layers / 2; // alternating, windowed first (the config has no pattern)
-        } else if (m.family == "gemma3" || m.family == "gemma3_text") {
-            sliding = s.layers - s.layers / 6; // transformers' default pattern, left out of the configs
-        } else {
-            sliding = s.layers; // one window for every layer (Mistral v0.1, Phi-3)
-        }
+        // Every pattern-th layer is global: the config's pattern, else transformers' default
+        // for the family, which Google's configs leave out (Gemma 2 alternates, windowed
+        // first; Gemma 3 has 6); none at all is one window on every layer (Mistral v0.1, Phi-3).
+        std::uint32_t pattern = u32({"sliding_window_pattern"});
+        if (pattern == 0 && m.family == "gemma2") pattern = 2;
+        if (pattern == 0 && (m.family == "gemma3" || m.family == "gemma3_text")) pattern = 6;
+        const std::uint32_t sliding =
+            typed ? count_types("sliding_attention") : pattern ? s.layers - s.layers / pattern : s.layers;
         s.sliding_window_layers = sliding > s.layers ? s.layers : sliding;
     } else if (chunk && (m.family == "llama4" || m.family == "llama4_text")) {
         s.sliding_window = chunk;

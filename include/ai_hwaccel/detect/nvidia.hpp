@@ -358,6 +358,18 @@ inline accelerator_profile blank_gpu(std::uint32_t index) {
     return p;
 }
 
+// The GPU a "GPU <n>: <name> (UUID: <uuid>)" line names (`uuid` empty where the line has
+// none), matched to the catalogue; `bad` names the field that had to be cut or cleaned.
+inline accelerator_profile listed_gpu(std::uint32_t index, std::string_view name, std::string_view uuid,
+                                      std::string& bad) {
+    accelerator_profile p = blank_gpu(index);
+    bool changed = false;
+    if (!p.name.assign(printable(name, changed)) || changed) bad = "name";
+    if (!uuid.empty() && (!p.uuid.assign(printable(uuid, changed)) || changed)) bad = "uuid";
+    match_catalogue(p);
+    return p;
+}
+
 } // namespace detail::nvidia
 
 /// Reads `nvidia-smi --query-gpu=<fields> --format=csv[,noheader][,nounits]`. `fields` is
@@ -428,14 +440,9 @@ inline nvidia_list_result parse_nvidia_smi_list(std::string_view text) {
                 problems.add(number, "not a GPU line: " + quote_value(line));
                 return true;
             }
-            accelerator_profile p = blank_gpu(e->n);
-            bool changed = false;
             std::string warn;
-            if (!p.name.assign(printable(e->label, changed)) || changed) warn = "name";
-            if (!p.uuid.assign(printable(e->uuid, changed)) || changed) warn = "uuid";
+            r.gpus.push_back(listed_gpu(e->n, e->label, e->uuid, warn));
             if (!warn.empty()) problems.add(number, warn + " not printable or too long: " + quote_value(line));
-            match_catalogue(p);
-            r.gpus.push_back(p);
             parent = e->n;
             return true;
         }

@@ -534,12 +534,9 @@ inline nvidia_nvlink_result parse_nvidia_smi_nvlink_status(std::string_view text
                     colon == std::string_view::npos ? std::string_view{} : detail::trim(line.substr(colon + 1));
                 if (n && *n <= 0xffff && !label.empty()) {
                     listed = {};
-                    accelerator_profile p = detail::nvidia::blank_gpu(static_cast<std::uint32_t>(*n));
-                    bool changed = false;
-                    if (!p.name.assign(detail::parsing::printable(label, changed)) || changed)
-                        problems.add(number, "name not printable or too long: " + quote_value(line));
-                    detail::nvidia::match_catalogue(p);
-                    listed.gpus.push_back(std::move(p));
+                    std::string bad;
+                    listed.gpus.push_back(detail::nvidia::listed_gpu(static_cast<std::uint32_t>(*n), label, {}, bad));
+                    if (!bad.empty()) problems.add(number, bad + " not printable or too long: " + quote_value(line));
                 }
             }
             if (listed.gpus.size() != 1 || !listed.mig.empty()) {

@@ -572,7 +572,7 @@ inline model_file_info read_gguf(std::span<const std::byte> bytes) {
     if (arch_keys[k_swa].seen && u32(k_swa) > 0) {
         std::uint32_t every = 0; // one global layer in `every`
         if (arch == "gemma2" || arch == "gpt-oss") every = 2;
-        else if (arch == "gemma3" || arch == "gemma3_text") every = 6;
+        else if (arch == "gemma3") every = 6;
         else if (arch == "cohere2") every = 4;
         if (every) {
             s.sliding_window = u32(k_swa);
@@ -778,18 +778,14 @@ inline std::optional<model_description> parse_hf_config(std::string_view text, s
     const auto chunk = u32({"attention_chunk_size"});
     if (window && !window_off) {
         s.sliding_window = window;
-        std::uint32_t sliding = 0;
-        if (typed) {
-            sliding = count_types("sliding_attention");
-        } else if (const auto pattern = u32({"sliding_window_pattern"}); pattern > 0) {
-            sliding = s.layers - s.layers / pattern; // every pattern-th layer is global
-        } else if (m.family == "gemma2") {
-            sliding = s.layers - s.layers / 2; // alternating, windowed first (the config has no pattern)
-        } else if (m.family == "gemma3" || m.family == "gemma3_text") {
-            sliding = s.layers - s.layers / 6; // transformers' default pattern, left out of the configs
-        } else {
-            sliding = s.layers; // one window for every layer (Mistral v0.1, Phi-3)
-        }
+        // Every pattern-th layer is global: the config's pattern, else transformers' default
+        // for the family, which Google's configs leave out (Gemma 2 alternates, windowed
+        // first; Gemma 3 has 6); none at all is one window on every layer (Mistral v0.1, Phi-3).
+        std::uint32_t pattern = u32({"sliding_window_pattern"});
+        if (pattern == 0 && m.family == "gemma2") pattern = 2;
+        if (pattern == 0 && (m.family == "gemma3" || m.family == "gemma3_text")) pattern = 6;
+        const std::uint32_t sliding =
+            typed ? count_types("sliding_attention") : pattern ? s.layers - s.layers / pattern : s.layers;
         s.sliding_window_layers = sliding > s.layers ? s.layers : sliding;
     } else if (chunk && (m.family == "llama4" || m.family == "llama4_text")) {
         s.sliding_window = chunk;
