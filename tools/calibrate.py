@@ -13,7 +13,8 @@ Python 3 standard library only. Steps:
     of squared log errors:
       decode : 1 / (bytes / (bw x e_bw) + layers x t_layer)
       prefill: 1 / max((matmul + attention / e_att) / (peak x e_pf x (f_dq if dequantized)),
-                       weights / ubatch / (bw x e_bw)),
+                       ubatch weights / ubatch / (bw x e_bw)),   (what one micro-batch's
+                                                                 tokens use, read once)
                over n devices (layer split) with U micro-batches per batch: t x (1 + (U-1)/n) / U
  3. Report median and worst absolute percentage error per metric and engine on the
     held-out half and on all rows, ours beside the reference peer's formulas, into
@@ -50,7 +51,7 @@ def build_features(csv_path, cxx):
 def parse_features(text):
     rows = list(csv.DictReader(text.splitlines(), delimiter="\t"))
     num = ["measured", "bw_gbps", "peak_tflops", "decode_weight_bytes", "kv_bytes", "matmul_flops",
-           "attention_flops", "weight_bytes", "estimate", "peer"]
+           "attention_flops", "ubatch_weight_bytes", "estimate", "peer"]
     for r in rows:
         for k in num:
             r[k] = float(r[k])
@@ -75,7 +76,7 @@ def prefill_pred(r, c):
     compute = (r["matmul_flops"] + r["attention_flops"] / c["e_att"]) / flops
     bw = r["bw_gbps"] * 1e9 * c["e_bw"]
     ub = min(max(r["context"], 1), UBATCH)
-    memory = r["weight_bytes"] / ub / bw if bw > 0 else 0.0
+    memory = r["ubatch_weight_bytes"] / ub / bw if bw > 0 else 0.0
     t = max(compute, memory)
     # llama.cpp's layer split over `stages` equal devices: the micro-batches of a batch
     # (UBATCH of BATCH tokens) overlap across the stages (pipelined_prefill_seconds).

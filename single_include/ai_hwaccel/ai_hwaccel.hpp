@@ -30388,11 +30388,13 @@ AI_HWACCEL_NAMESPACE_END
 // bytes / (spec bandwidth x efficiency) + a fixed cost per layer and token (kernel
 // launches, synchronisation, sampling), or the compute time when that is larger.
 //
-// Prefill (the prompt) is bound by compute: 2 x active parameters FLOPs per token, plus
+// Prefill (the prompt) is bound by compute: 2 x active parameters FLOPs per token (the
+// output head once per prompt: only the last position's logits are wanted), plus
 // attention's quadratic term (QK^T and AV over the causal prefix: 2 x depth x
 // heads x head_dim per layer and token on average), over the device's dense peak for the
 // data type the format computes in, times an efficiency; or by memory when the weights
-// read once per micro-batch take longer.
+// a micro-batch's tokens use (a MoE model's routed share for that many tokens), read once
+// per micro-batch, take longer.
 //
 // Which peak: formats a runtime dequantizes on the fly (GGUF, GPTQ/AWQ int4, MXFP4:
 // `quant_info::dequantizable`) multiply in fp16 after dequantization — the measured
@@ -30430,22 +30432,22 @@ struct throughput_constants {
     /// Fixed cost per layer and decoded token: 124 us (kernel launches, synchronisation,
     /// sampling spread over the layers), fitted jointly with the efficiency above.
     double decode_seconds_per_layer = 124e-6;
-    /// Fraction of the dense peak prefill achieves with plain float weights: 0.443, fitted
+    /// Fraction of the dense peak prefill achieves with plain float weights: 0.422, fitted
     /// on the 80 llama.cpp prefill rows of the training devices with a known peak.
-    double prefill_compute_efficiency = 0.443;
+    double prefill_compute_efficiency = 0.422;
     /// Multiplier on that efficiency (or on the vector one below) for formats dequantized
-    /// on the fly: 0.834, fitted jointly on the same rows.
-    double prefill_dequantized_factor = 0.834;
+    /// on the fly: 0.840, fitted jointly on the same rows.
+    double prefill_dequantized_factor = 0.840;
     /// Fraction of the peak prefill achieves when that peak is the fp32 rate of plain
     /// vector ALUs (compute_rate::vector: the catalogue gives the device no half-precision
     /// or matrix-unit figure, as for Apple's M1 and M2 GPUs): runtimes reach a larger
     /// share of a vector peak than of a matrix-unit peak. Replaces
-    /// prefill_compute_efficiency there: 0.779, fitted jointly on the same rows (37 of
+    /// prefill_compute_efficiency there: 0.756, fitted jointly on the same rows (37 of
     /// them have such a peak).
-    double prefill_vector_efficiency = 0.779;
+    double prefill_vector_efficiency = 0.756;
     /// Efficiency of the attention FLOPs relative to the matrix multiplies' (attention
-    /// kernels run far below the matmul peak): 0.219, fitted jointly on the same rows.
-    double prefill_attention_efficiency = 0.219;
+    /// kernels run far below the matmul peak): 0.207, fitted jointly on the same rows.
+    double prefill_attention_efficiency = 0.207;
     /// Tokens per micro-batch in prefill: the weights are read once per micro-batch.
     /// llama.cpp's default n_ubatch.
     std::uint32_t prefill_ubatch_tokens = 512;
@@ -30542,6 +30544,13 @@ constexpr double matmul_parameters(const model_spec& m) noexcept {
     const double embedding = m.tied_embeddings ? 0.0 : static_cast<double>(m.vocab_size) * m.hidden_size;
     return embedding < active ? active - embedding : active;
 }
+
+/// Parameters of the output head's matrix (vocabulary x hidden; a tied model's is the
+/// embedding matrix); 0 for a shape too inconsistent to split (see parts_of).
+constexpr double head_parameters(const model_spec& m) noexcept {
+    const auto p = parts_of(m);
+    return m.tied_embeddings ? p.embedding : (p.output > m.hidden_size ? p.output - m.hidden_size : 0.0);
+}
 } // namespace detail
 
 /// Bytes one decode step reads at the shape's depth: weights used + the KV cache of every
@@ -30551,16 +30560,21 @@ constexpr double decode_bytes_per_token(const model_spec& m, quant_format q, con
 }
 
 /// FLOPs per prompt token when a prompt of `prompt` tokens is processed from an empty
-/// cache: 2 x the parameters it multiplies with (active ones, less an untied input
-/// embedding) + the causal attention average (2 x prompt/2 x 2 x width x layers, sliding
-/// layers capped by their window). Returned apart so a caller can weigh them.
+/// cache: 2 x the parameters it multiplies with in the blocks (active ones), the output
+/// head's 2 x vocabulary x hidden once per prompt (only the last position's logits are
+/// computed: llama.cpp marks only the batch's last token as an output, and a server
+/// samples from that one alone), and the causal attention average (2 x prompt/2 x 2 x
+/// width x layers, sliding layers capped by their window). Returned apart so a caller can
+/// weigh them.
 struct prefill_flops {
     double matmul = 0;
     double attention = 0;
 };
 constexpr prefill_flops prefill_flops_per_token(const model_spec& m, std::uint32_t prompt) {
     prefill_flops f;
-    f.matmul = 2.0 * detail::matmul_parameters(m);
+    const double all = detail::matmul_parameters(m);
+    const double head = detail::head_parameters(m) < all ? detail::head_parameters(m) : 0.0;
+    f.matmul = 2.0 * (all - head) + 2.0 * head / (prompt ? prompt : 1);
     f.attention = 2.0 * detail::average_prefill_depth(m, prompt) * detail::attention_width(m) * m.layers;
     return f;
 }
@@ -30608,9 +30622,11 @@ constexpr throughput_estimate estimate_throughput(const accelerator_profile& dev
                          (rate.vector ? c.prefill_vector_efficiency : c.prefill_compute_efficiency) *
                          (info(q).dequantizable ? c.prefill_dequantized_factor : 1.0);
     const double batch = s.batch ? s.batch : 1;
+    inference_shape one = s; // a batch of 0 sequences is read as 1 throughout
+    if (one.batch == 0) one.batch = 1;
 
     // Decode: one step produces `batch` tokens.
-    e.decode_bytes_per_token = decode_bytes_per_token(m, q, s);
+    e.decode_bytes_per_token = decode_bytes_per_token(m, q, one);
     if (bw > 0) {
         const double memory_s = e.decode_bytes_per_token / bw;
         // Each sequence's token: its matrix products, and attention over the `context`
@@ -30624,14 +30640,16 @@ constexpr throughput_estimate estimate_throughput(const accelerator_profile& dev
         const double step = (memory_s > compute_s ? memory_s : compute_s) + c.decode_seconds_per_layer * m.layers;
         e.decode_tokens_per_second = step > 0 ? 1.0 / step : 0;
     }
-    // Prefill: compute for the prompt, or the weights read once per micro-batch.
+    // Prefill: compute for the prompt, or the weights a micro-batch uses, read once per
+    // micro-batch (its tokens route to routed_share of a MoE model's experts).
     if (flops > 0) {
-        const std::uint32_t prompt = prompt_tokens(s);
+        const std::uint32_t prompt = prompt_tokens(one);
         const auto f = prefill_flops_per_token(m, prompt);
         const double compute_s = (f.matmul + f.attention / c.prefill_attention_efficiency) / flops;
-        const double ubatch =
+        const std::uint32_t ubatch =
             c.prefill_ubatch_tokens && c.prefill_ubatch_tokens < prompt ? c.prefill_ubatch_tokens : prompt;
-        const double memory_s = bw > 0 ? static_cast<double>(weight_bytes(m, q)) / ubatch / bw : 0;
+        const double memory_s =
+            bw > 0 && ubatch > 0 ? detail::decode_weight_bytes(m, q, ubatch) / static_cast<double>(ubatch) / bw : 0;
         const double t = compute_s > memory_s ? compute_s : memory_s;
         e.prefill_tokens_per_second = t > 0 ? 1.0 / t : 0;
     }

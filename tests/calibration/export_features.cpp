@@ -8,8 +8,18 @@
 
 #include "ai_hwaccel/plan/throughput.hpp"
 
+#include <cstdint>
 #include <cstdio>
 #include <string>
+
+namespace {
+// Tokens in one prefill micro-batch of a prompt of `prompt` tokens (throughput_constants).
+std::uint32_t ubatch_of(std::uint32_t prompt) {
+    const std::uint32_t u = ai_hwaccel::throughput_constants{}.prefill_ubatch_tokens;
+    const std::uint32_t p = prompt ? prompt : 1;
+    return u && u < p ? u : p;
+}
+} // namespace
 
 int main(int argc, char** argv) {
     namespace ah = ai_hwaccel;
@@ -24,7 +34,7 @@ int main(int argc, char** argv) {
     }
     std::printf("id\tmetric\tengine\tdevice\tmodel\tquant\ttest\tn_devices\tmeasured\tskip\tparams_only\t"
                 "bw_gbps\tpeak_tflops\tvector_peak\tstages\tdequantizable\tlayers\tdecode_weight_bytes\tkv_bytes\t"
-                "matmul_flops\tattention_flops\tweight_bytes\tcontext\testimate\tpeer\n");
+                "matmul_flops\tattention_flops\tubatch_weight_bytes\tcontext\testimate\tpeer\n");
     for (const auto& r : rows) {
         const auto f = ah::prefill_flops_per_token(r.model, r.shape.context);
         const auto rate = ah::prefill_compute_rate(r.device, r.quant);
@@ -62,7 +72,9 @@ int main(int argc, char** argv) {
                     ah::info(r.quant).dequantizable ? 1 : 0, r.model.layers,
                     ah::detail::decode_weight_bytes(r.model, r.quant, r.shape.batch),
                     static_cast<double>(ah::kv_cache_bytes(r.model, r.shape)), f.matmul, f.attention,
-                    static_cast<double>(ah::weight_bytes(r.model, r.quant)), r.shape.context, estimate, peer);
+                    // What one prefill micro-batch reads (a MoE model's routed share for its tokens).
+                    ah::detail::decode_weight_bytes(r.model, r.quant, ubatch_of(r.shape.context)), r.shape.context,
+                    estimate, peer);
     }
     return 0;
 }
