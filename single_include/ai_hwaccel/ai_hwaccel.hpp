@@ -2027,7 +2027,7 @@ enum class warning_kind : std::uint8_t {
     parse_error,         ///< output or file content not understood
     permission_denied,   ///< a file or device was not readable by this user
     read_error,          ///< any other I/O failure
-    unsafe_path_ignored, ///< a relative or empty PATH entry was skipped
+    unsafe_path_ignored, ///< a relative or empty PATH entry, or a folder anyone may write in, was skipped
     value_out_of_range,  ///< a number outside what any real device reports
     not_compiled,        ///< asked for a backend this build does not contain
     disagreement,        ///< two sources disagree; the message says which was chosen
@@ -2109,8 +2109,9 @@ AI_HWACCEL_NAMESPACE_END
 //
 //   - no shell: an argument vector goes to posix_spawn, so nothing is ever interpreted;
 //   - the tool is looked up only in absolute PATH entries and the vendors' usual install
-//     folders; relative and empty PATH entries (which mean "the current directory") are
-//     skipped and reported, and a name containing '/' must be an absolute path;
+//     folders; relative and empty PATH entries (which mean "the current directory") and
+//     folders any user may write in (mode o+w, /tmp among them) are skipped and reported,
+//     and a name containing '/' must be an absolute path;
 //   - the child gets LC_ALL=C (numbers and messages in one known format), stdin from
 //     /dev/null, and the trusted PATH;
 //   - stdout and stderr are drained together with poll(), each into a buffer with a byte
@@ -2200,7 +2201,8 @@ struct tool_result {
     bool err_truncated = false;
     std::string path; ///< the file that was run (or the capture replayed), when found
     std::chrono::microseconds elapsed{0};
-    /// PATH entries skipped because they were not absolute ("", ".", "bin", …).
+    /// PATH entries skipped because they were not absolute ("", ".", "bin", …) or any user
+    /// may write in them; and trusted folders skipped for the latter.
     std::vector<std::string> unsafe_path_entries;
     /// Set when the tool could not be killed and reaped (stuck in the kernel): it is left
     /// behind rather than blocking detection.
@@ -2266,6 +2268,13 @@ inline bool is_executable_file(const std::string& p, bool& exists) {
     return exists && S_ISREG(st.st_mode) && ::access(p.c_str(), X_OK) == 0;
 }
 
+// A folder any user may write in (mode o+w, sticky or not: /tmp is one): a program found
+// there may have been put there by anyone, so it is not searched.
+inline bool writable_by_anyone(std::string_view dir) {
+    struct stat st {};
+    return ::stat(std::string(dir).c_str(), &st) == 0 && S_ISDIR(st.st_mode) && (st.st_mode & S_IWOTH) != 0;
+}
+
 inline void add_dir(std::vector<std::string>& dirs, std::string_view d) {
     while (d.size() > 1 && d.back() == '/') d.remove_suffix(1);
     for (const auto& x : dirs)
@@ -2288,7 +2297,8 @@ inline tool_lookup find_tool(std::string_view name, const tool_search& search = 
                    : exists                                     ? tool_status::not_executable
                                                                 : tool_status::not_found;
         if (r.status == tool_status::not_found) r.path.clear();
-        for (auto d : trusted_tool_dirs) detail::add_dir(r.dirs, d);
+        for (auto d : trusted_tool_dirs)
+            if (!detail::writable_by_anyone(d)) detail::add_dir(r.dirs, d);
         return r;
     }
     std::string path_value;
@@ -2300,13 +2310,17 @@ inline tool_lookup find_tool(std::string_view name, const tool_search& search = 
     while (has_path) {
         const auto colon = rest.find(':');
         const std::string_view entry = rest.substr(0, colon);
-        if (entry.empty() || entry.front() != '/') r.unsafe_path_entries.emplace_back(entry);
+        if (entry.empty() || entry.front() != '/' || detail::writable_by_anyone(entry))
+            r.unsafe_path_entries.emplace_back(entry);
         else detail::add_dir(r.dirs, entry);
         if (colon == std::string_view::npos) break;
         rest.remove_prefix(colon + 1);
     }
     if (search.vendor_dirs)
-        for (auto d : trusted_tool_dirs) detail::add_dir(r.dirs, d);
+        for (auto d : trusted_tool_dirs) {
+            if (detail::writable_by_anyone(d)) r.unsafe_path_entries.emplace_back(d);
+            else detail::add_dir(r.dirs, d);
+        }
     std::string first_unusable;
     for (const auto& d : r.dirs) {
         std::string candidate = d == "/" ? "/" : d + "/";
@@ -10920,6 +10934,26 @@ inline std::string describe_duration(std::chrono::milliseconds ms) {
 }
 } // namespace detail
 
+/// The PATH entries the lookup of `r`'s tool skipped, as warnings: reported once per entry
+/// whatever the tool (the orchestrator drops repeats), found or not.
+inline void report_search_path(const tool_result& r, std::vector<warning>& warnings) {
+    for (const auto& entry : r.unsafe_path_entries)
+        warnings.push_back(warning{warning_kind::unsafe_path_ignored, std::nullopt, "PATH",
+                                   entry.empty()          ? std::string("empty entry (the current folder) not searched")
+                                   : entry.front() != '/' ? "relative entry \"" + entry + "\" not searched"
+                                                          : "folder \"" + entry +
+                                                                "\" not searched: anyone may write in it",
+                                   0});
+}
+
+/// Whether `r`'s tool is not installed: the quiet case of an optional tool. The PATH
+/// entries its lookup skipped are reported all the same.
+inline bool tool_missing(const tool_result& r, std::vector<warning>& warnings) {
+    if (r.status != tool_status::not_found) return false;
+    report_search_path(r, warnings);
+    return true;
+}
+
 /// Turns a tool run that did not go cleanly into warnings; returns whether its stdout is
 /// worth parsing (a clean run, or one cut at the cap).
 inline bool report_tool_result(const tool_request& request, const tool_result& r,
@@ -10928,12 +10962,7 @@ inline bool report_tool_result(const tool_request& request, const tool_result& r
     auto add = [&](warning_kind k, std::string msg, std::int32_t code = 0) {
         warnings.push_back(warning{k, backend, tool, std::move(msg), code});
     };
-    // Reported once per entry whatever the tool (the orchestrator drops repeats).
-    for (const auto& entry : r.unsafe_path_entries)
-        warnings.push_back(warning{warning_kind::unsafe_path_ignored, std::nullopt, "PATH",
-                                   entry.empty() ? std::string("empty entry (the current folder) not searched")
-                                                 : "relative entry \"" + entry + "\" not searched",
-                                   0});
+    report_search_path(r, warnings);
     switch (r.status) {
     case tool_status::exited:
         if (r.exit_code != 0) {
@@ -12000,8 +12029,9 @@ private:
         if (!unnamed) return;
         const tool_request request = rocm_smi_names_request();
         tool_result r = sys.run(request);
-        if (r.status == tool_status::not_found) return; // optional: sysfs already found the cards
+        if (tool_missing(r, out.warnings)) return; // optional: sysfs already found the cards
         if (!report_tool_result(request, r, backend, out.warnings)) return;
+        if (report_empty_output(request, r, backend, out.warnings)) return; // it prints JSON when it works
         const auto named = parse_rocm_smi(r.out);
         detail::parsing::problems_to_warnings(named.problems, backend, "rocm-smi", out.warnings);
         for (auto& d : out.devices) {
@@ -12930,7 +12960,7 @@ struct apple_probe {
 
         const tool_request sysctl = apple_sysctl_request();
         tool_result sr = sys.run(sysctl);
-        const bool sysctl_missing = sr.status == tool_status::not_found;
+        const bool sysctl_missing = tool_missing(sr, out.warnings);
         if (!sysctl_missing && report_tool_result(sysctl, sr, backend, out.warnings)) {
             auto parsed = parse_sysctl(sr.out);
             merge_apple_machine(m, parsed.machine);
@@ -12939,7 +12969,7 @@ struct apple_probe {
 
         const tool_request profiler = apple_system_profiler_request();
         tool_result pr = sys.run(profiler);
-        const bool profiler_missing = pr.status == tool_status::not_found;
+        const bool profiler_missing = tool_missing(pr, out.warnings);
         if (!profiler_missing && report_tool_result(profiler, pr, backend, out.warnings)) {
 #if AI_HWACCEL_JSON
             auto parsed = parse_system_profiler_json(pr.out);
@@ -15175,12 +15205,14 @@ inline std::optional<warning> nvml_warning(const nvml_result& r) {
 #endif
 
 // Runs one nvidia-smi subcommand; its output, or nullopt (a missing tool says nothing: the
-// main query already said whether nvidia-smi is there).
+// main query already said whether nvidia-smi is there). Each subcommand asked here prints
+// a line per GPU when it succeeds, so an empty output is a broken tool, and said.
 template <system_view S>
 std::optional<std::string> run_quietly(const S& sys, const tool_request& request, std::vector<warning>& warnings) {
     tool_result r = sys.run(request);
-    if (r.status == tool_status::not_found) return std::nullopt;
+    if (tool_missing(r, warnings)) return std::nullopt;
     if (!report_tool_result(request, r, backend_id::cuda, warnings)) return std::nullopt;
+    if (report_empty_output(request, r, backend_id::cuda, warnings)) return std::nullopt;
     return std::move(r.out);
 }
 
@@ -15372,7 +15404,7 @@ private:
             request = nvidia_smi_query_request(without);
             r = sys.run(request);
         }
-        if (r.status == tool_status::not_found) {
+        if (tool_missing(r, out.warnings)) {
             auto cards = nvidia_gpus_from_driver(sys, out.warnings);
             const auto on_bus = nvidia_gpus_on_pci_bus(sys);
             if (!on_bus.empty() || !cards.empty())
@@ -15398,8 +15430,14 @@ private:
             r.out, detail::nvidia::query_argument(without).substr(std::string_view("--query-gpu=").size()));
         out.devices = std::move(parsed.devices);
         detail::nvidia::problems_to_warnings(parsed.problems, "nvidia-smi", out.warnings);
-        mig = std::any_of(parsed.mig_enabled.begin(), parsed.mig_enabled.end(),
-                          [](const std::optional<bool>& m) { return m.value_or(false); });
+        // A GPU in MIG mode runs nothing as a whole: CUDA sees its instances (listed by
+        // add_mig_instances from nvidia-smi -L), or nothing when it has none.
+        mig = false;
+        for (std::size_t k = 0; k < parsed.mig_enabled.size() && k < out.devices.size(); ++k)
+            if (parsed.mig_enabled[k].value_or(false)) {
+                out.devices[k].available = false;
+                mig = true;
+            }
         return true;
     }
 };
@@ -16199,7 +16237,7 @@ private:
 
         const tool_request request = xpu_smi_discovery_request();
         tool_result r = sys.run(request);
-        if (r.status == tool_status::not_found) {
+        if (tool_missing(r, out.warnings)) {
             if (!discrete.empty())
                 out.warnings.push_back(warning{warning_kind::tool_not_found, backend, "xpu-smi",
                                                "discrete Intel GPU(s) (" + discrete +
@@ -16881,8 +16919,10 @@ struct vulkan_probe {
         probe_output out;
         const tool_request request = vulkaninfo_request();
         tool_result r = sys.run(request);
-        if (r.status == tool_status::not_found) return out; // optional everywhere: nothing to say
+        if (tool_missing(r, out.warnings)) return out; // optional everywhere: only a skipped PATH entry to say
         if (!report_tool_result(request, r, backend, out.warnings)) return out;
+        // It prints its banner whenever it runs; a clean run with nothing is a fault.
+        if (report_empty_output(request, r, backend, out.warnings)) return out;
         auto parsed = parse_vulkaninfo(r.out);
         out.devices = std::move(parsed.devices);
         detail::vulkan::problems_to_warnings(parsed.problems, "vulkaninfo", out.warnings);
@@ -17735,7 +17775,7 @@ private:
     static void enrich(const S& sys, probe_output& out) {
         const tool_request request = tpu_info_request();
         tool_result r = sys.run(request);
-        if (r.status == tool_status::not_found) {
+        if (tool_missing(r, out.warnings)) {
             out.warnings.push_back(warning{warning_kind::tool_not_found, backend, "tpu-info",
                                            std::to_string(out.devices.size()) +
                                                " TPU chip(s) on the PCI bus but tpu-info is not installed in any "
@@ -17744,8 +17784,13 @@ private:
             return;
         }
         if (!report_tool_result(request, r, backend, out.warnings)) return;
+        // It runs because chips are on the bus: printing nothing, or no table, is a fault.
+        if (report_empty_output(request, r, backend, out.warnings)) return;
         const auto info = parse_tpu_info(r.out);
         detail::parsing::problems_to_warnings(info.problems, backend, "tpu-info", out.warnings);
+        if (info.devices.empty() && info.problems.empty())
+            out.warnings.push_back(warning{warning_kind::parse_error, backend, "tpu-info",
+                                           "no chip table in its output; HBM use and duty cycle unknown", 0});
         if (info.devices.empty()) return;
         if (info.devices.size() != out.devices.size()) {
             out.warnings.push_back(warning{warning_kind::disagreement, backend, "tpu-info",
@@ -18752,7 +18797,7 @@ struct gaudi_probe {
 
         const tool_request request = hl_smi_query_request();
         tool_result r = sys.run(request);
-        if (r.status == tool_status::not_found) {
+        if (tool_missing(r, out.warnings)) {
             const auto on_bus = gaudis_on_pci_bus(sys);
             if (!on_bus.empty() || !cards.empty())
                 out.warnings.push_back(warning{
@@ -20747,7 +20792,7 @@ private:
         {
             const tool_request request = neuron_ls_request(true);
             tool_result r = sys.run(request);
-            if (r.status == tool_status::not_found) return missing(present, out);
+            if (tool_missing(r, out.warnings)) return missing(present, out);
             // Nothing printed is not "no devices": it would hide what sysfs found.
             if (report_tool_result(request, r, backend, first) && !report_empty_output(request, r, backend, first)) {
                 auto parsed = parse_neuron_ls_json(r.out, chip);
@@ -20759,12 +20804,18 @@ private:
                 }
                 detail::parsing::problems_to_warnings(parsed.problems, backend, "neuron-ls --json-output", first);
             }
+            // A tool that hung, was killed or cannot be run would do the same again: no
+            // second try, which would double the wait.
+            if (r.status != tool_status::exited && r.status != tool_status::truncated) {
+                out.warnings.insert(out.warnings.end(), first.begin(), first.end());
+                return std::nullopt;
+            }
             // Neuron 2.34 dropped --json-output; the table has the same facts.
         }
 #endif
         const tool_request request = neuron_ls_request(false);
         tool_result r = sys.run(request);
-        if (r.status == tool_status::not_found) return missing(present, out);
+        if (tool_missing(r, out.warnings)) return missing(present, out);
         if (!report_tool_result(request, r, backend, out.warnings) ||
             report_empty_output(request, r, backend, out.warnings)) {
             out.warnings.insert(out.warnings.end(), first.begin(), first.end());
@@ -21195,7 +21246,7 @@ struct qualcomm_probe {
 
         const tool_request request = qaic_util_query_request();
         tool_result r = sys.run(request);
-        if (r.status == tool_status::not_found) {
+        if (tool_missing(r, out.warnings)) {
             if (!out.devices.empty())
                 out.warnings.push_back(warning{warning_kind::tool_not_found, backend, "qaic-util",
                                                std::to_string(out.devices.size()) +
@@ -21205,6 +21256,8 @@ struct qualcomm_probe {
             return out;
         }
         if (!report_tool_result(request, r, backend, out.warnings)) return out;
+        // With SoCs on the bus a clean run describes them; nothing at all is a fault.
+        if (!out.devices.empty() && report_empty_output(request, r, backend, out.warnings)) return out;
         auto parsed = parse_qaic_util_query(r.out);
         detail::parsing::problems_to_warnings(parsed.problems, backend, "qaic-util -q", out.warnings);
         merge(out, parsed);
@@ -21651,7 +21704,7 @@ struct graphcore_probe {
         probe_output out;
         const tool_request list = gc_info_list_request();
         tool_result r = sys.run(list);
-        if (r.status == tool_status::not_found) return out;
+        if (tool_missing(r, out.warnings)) return out;
         if (!report_tool_result(list, r, backend, out.warnings)) return out;
         auto parsed = parse_gc_info_list(r.out);
         detail::parsing::problems_to_warnings(parsed.problems, backend, "gc-info -l", out.warnings);
@@ -21660,8 +21713,10 @@ struct graphcore_probe {
 
         const tool_request monitor = gc_monitor_request();
         tool_result m = sys.run(monitor);
-        if (m.status == tool_status::not_found) return out; // types stay unknown
+        if (tool_missing(m, out.warnings)) return out; // types stay unknown
         if (!report_tool_result(monitor, m, backend, out.warnings)) return out;
+        // gc-info listed IPUs: gc-monitor's table of them printing nothing is a fault.
+        if (report_empty_output(monitor, m, backend, out.warnings)) return out;
         const auto typed = parse_gc_monitor(m.out);
         detail::parsing::problems_to_warnings(typed.problems, backend, "gc-monitor", out.warnings);
         for (auto& d : out.devices)
@@ -23093,7 +23148,7 @@ void complete_host_from_sysctl(const S& sys, machine_output& m) {
     if (std::ranges::count_if(m.warnings, proc_read_error) != 2 || !detail::apple::may_run_tools(sys)) return;
     const tool_request request = apple_sysctl_request();
     const tool_result r = sys.run(request);
-    if (r.status == tool_status::not_found) return;
+    if (tool_missing(r, m.warnings)) return;
     // Warnings as the Apple probe words them, so that a run both make is reported once.
     std::vector<warning> found;
     if (report_tool_result(request, r, backend_id::apple, found)) {

@@ -708,6 +708,17 @@ TEST_CASE("rocm_probe") {
         CHECK(out.devices[0].name.view() == "Radeon RX 7900 XT");
         CHECK(out.devices[1].name.view() == "Radeon RX 7900 XTX");
     }
+    SUBCASE("rocm-smi exits 0 with nothing: a parse error, the card named by its PCI id") {
+        fake_amd_host h;
+        h.card(0, "0000:03:00.0", "0x1002", "0x7fff", "amdgpu"); // no product_name, no catalogue row
+        h.dir.write("ai-hwaccel-tools/names.json", "");
+        h.dir.write("ai-hwaccel-tools/index", "0\tnames.json\trocm-smi --showproductname --showbus --json\n");
+        const auto out = ah::rocm_probe{}.probe(ah::host_system(h.root.string()));
+        INFO(test::warnings_text(out.warnings));
+        REQUIRE(out.devices.size() == 1);
+        CHECK(out.devices[0].name.view() == "AMD GPU [0x7fff]");
+        CHECK(test::count_kind(out.warnings, ah::warning_kind::parse_error) == 1);
+    }
     SUBCASE("every card named by the kernel: rocm-smi is not run") {
         fake_amd_host h;
         h.card(0, "0000:03:00.0", "0x1002", "0x744c", "amdgpu");

@@ -189,6 +189,47 @@ TEST_CASE("cuda_probe: MIG instances are the devices CUDA sees") {
     CHECK(out.devices[1].uuid.view() == "MIG-feb88891-0321-5fef-9c87-d4af3b54259e");
 }
 
+TEST_CASE("cuda_probe: a GPU in MIG mode is not usable whole, even when nvidia-smi -L prints nothing") {
+    test::scratch_dir dir;
+    replay(dir, {{query_command, query_row(0, "NVIDIA A100-SXM4-80GB", "00000000:07:00.0", "0x20B210DE", 81920,
+                                           "8.0", "Enabled") +
+                                     query_row(1, "NVIDIA A100-SXM4-80GB", "00000000:0F:00.0", "0x20B210DE", 81920,
+                                               "8.0", "Disabled")},
+                 {"nvidia-smi -L", ""}});
+    const auto out = ah::cuda_probe{}.probe(ah::host_system(dir.path().string()));
+    INFO(test::warnings_text(out.warnings));
+    REQUIRE(out.devices.size() == 2);
+    CHECK_FALSE(out.devices[0].available);
+    CHECK(out.devices[1].available);
+    REQUIRE(test::count_kind(out.warnings, ah::warning_kind::parse_error) == 1);
+    CHECK(out.warnings[0].message == "exited with status 0 but printed nothing");
+}
+
+TEST_CASE("cuda_probe: topo -m or nvlink -s exiting 0 with nothing is said") {
+    const auto topo = test::capture("nvidia-smi/topo-m_2x-nv12_8x-mlx5.txt");
+    if (!topo) return;
+    const std::string rows =
+        query_row(0, "NVIDIA A100-SXM4-80GB", "00000000:07:00.0", "0x20B210DE", 81920, "8.0") +
+        query_row(1, "NVIDIA A100-SXM4-80GB", "00000000:0F:00.0", "0x20B210DE", 81920, "8.0");
+    SUBCASE("topo -m: no links, a parse error") {
+        test::scratch_dir dir;
+        replay(dir, {{query_command, rows}, {"nvidia-smi topo -m", ""}});
+        const auto out = ah::cuda_probe{}.probe(ah::host_system(dir.path().string()));
+        CHECK(out.devices.size() == 2);
+        CHECK(out.links.empty());
+        CHECK(test::count_kind(out.warnings, ah::warning_kind::parse_error) == 1);
+    }
+    SUBCASE("nvlink -s: the pair kept at the catalogue's speed, a parse error") {
+        test::scratch_dir dir;
+        replay(dir, {{query_command, rows}, {"nvidia-smi topo -m", *topo}, {"nvidia-smi nvlink -s", ""}});
+        const auto out = ah::cuda_probe{}.probe(ah::host_system(dir.path().string()));
+        INFO(test::warnings_text(out.warnings));
+        REQUIRE(out.links.size() == 1);
+        CHECK(out.links[0].bandwidth_gbps.from != ah::origin::tool);
+        CHECK(test::count_kind(out.warnings, ah::warning_kind::parse_error) == 1);
+    }
+}
+
 TEST_CASE("cuda_probe: CUDA_VISIBLE_DEVICES counts the MIG instances, not their parent") {
     // CUDA does not number a MIG-enabled GPU, only its instances: index 0 is the first
     // instance, which stays usable; the others are hidden.

@@ -235,6 +235,18 @@ TEST_CASE("graphcore_probe") {
         REQUIRE(out.devices.size() == 4);
         CHECK(out.devices[0].spec == nullptr);
     }
+    SUBCASE("gc-monitor exits 0 with nothing: IPUs listed, unnamed, and said") {
+        test::scratch_dir dir;
+        dir.write("ai-hwaccel-tools/l.txt", *l);
+        dir.write("ai-hwaccel-tools/m.txt", "");
+        dir.write("ai-hwaccel-tools/index", "0\tl.txt\tgc-info -l\n0\tm.txt\tgc-monitor\n");
+        const auto out = ah::graphcore_probe{}.probe(ah::host_system(dir.path().string()));
+        REQUIRE(out.devices.size() == 4);
+        CHECK(out.devices[0].spec == nullptr);
+        REQUIRE(out.warnings.size() == 1);
+        CHECK(out.warnings[0].kind == ah::warning_kind::parse_error);
+        CHECK(out.warnings[0].subject == "gc-monitor");
+    }
     SUBCASE("no gc-info: silence; failing gc-info: a warning") {
         test::scratch_dir dir;
         auto out = ah::graphcore_probe{}.probe(ah::host_system(dir.path().string()));

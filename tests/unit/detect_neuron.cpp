@@ -492,6 +492,28 @@ TEST_CASE("neuron_probe") {
         REQUIRE(out.devices.size() == 1);
         CHECK(out.devices[0].spec->name == "AWS Inferentia2");
     }
+    SUBCASE("hand-made: --json-output hangs: the table is not asked (it would hang as long)") {
+        fake_neuron_host h;
+        h.pci("0000:00:1e.0", "0x7264", "neuron-driver");
+        h.dir.write("ai-hwaccel-tools/ls.txt",
+                    "+--------+--------+--------+\n| NEURON | NEURON | NEURON |\n"
+                    "| DEVICE | CORES  | MEMORY |\n+--------+--------+--------+\n"
+                    "| 0      | 2      | 32 GB  |\n+--------+--------+--------+\n");
+        h.dir.write("ai-hwaccel-tools/index", "timeout\t-\tneuron-ls --json-output\n0\tls.txt\tneuron-ls\n");
+        struct counting_runs : ah::host_system {
+            using ah::host_system::host_system;
+            mutable int runs = 0;
+            ah::tool_result run(const ah::tool_request& request) const {
+                ++runs;
+                return ah::host_system::run(request);
+            }
+        };
+        const counting_runs sys(h.root.string());
+        const auto out = ah::neuron_probe{}.probe(sys);
+        INFO(test::warnings_text(out.warnings));
+        CHECK(sys.runs == 1);
+        CHECK(test::count_kind(out.warnings, ah::warning_kind::tool_timed_out) == 1);
+    }
 #endif
     SUBCASE("hand-made: neuron-ls lists nothing where the driver shows a device: the driver's kept, said") {
         fake_neuron_host h;

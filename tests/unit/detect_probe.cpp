@@ -92,6 +92,18 @@ TEST_CASE("report_tool_result: one typed warning per way a tool can fail") {
     REQUIRE(w.size() == 2);
     CHECK(w[0].kind == ah::warning_kind::unsafe_path_ignored);
     CHECK(w[1].message.find("\"bin\"") != std::string::npos);
+
+    // A tool that is not installed says nothing of itself, but the entries its lookup
+    // skipped are still reported (probes of optional tools return quietly on not_found).
+    w.clear();
+    auto missing = result(ah::tool_status::not_found);
+    missing.unsafe_path_entries = {"bin"};
+    CHECK(ah::tool_missing(missing, w));
+    REQUIRE(w.size() == 1);
+    CHECK(w[0].kind == ah::warning_kind::unsafe_path_ignored);
+    w.clear();
+    CHECK_FALSE(ah::tool_missing(ok, w));
+    CHECK(w.empty());
 }
 
 TEST_CASE("run_reporting through a machine tree") {

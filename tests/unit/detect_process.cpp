@@ -295,6 +295,33 @@ TEST_CASE("find_tool and run_tool: what is not run") {
         fs::current_path(old);
         CHECK_FALSE(fs::exists(marker));
     }
+    SUBCASE("a folder anyone may write in is skipped, through a link too, and reported") {
+        const test::scratch_dir base;
+        fs::create_directories(base.path() / "open");
+        fs::copy_file(AI_HWACCEL_FAKE_TOOL, base.path() / "open" / "planted-smi");
+        fs::permissions(base.path() / "open", fs::perms::all); // 0777, as /tmp less its sticky bit
+        fs::create_directory_symlink(base.path() / "open", base.path() / "link");
+        const std::string marker = (base.path() / "ran").string();
+        for (const auto& dir : {base.path() / "open", base.path() / "link"}) {
+            CAPTURE(dir.string());
+            ah::tool_request rq{{"planted-smi", "touch", marker}};
+            const auto r = ah::run_tool(rq, ah::tool_search{dir.string() + ":" + t.dir.path().string(), false});
+            CHECK(r.status == ah::tool_status::not_found);
+            CHECK(r.unsafe_path_entries == std::vector<std::string>{dir.string()});
+            std::vector<ah::warning> w;
+            CHECK(ah::tool_missing(r, w));
+            REQUIRE(w.size() == 1);
+            CHECK(w[0].kind == ah::warning_kind::unsafe_path_ignored);
+            CHECK(w[0].message.find("anyone may write in it") != std::string::npos);
+        }
+        CHECK_FALSE(fs::exists(marker));
+        // The same folder closed to others is searched.
+        fs::permissions(base.path() / "open", fs::perms::owner_all);
+        ah::tool_request rq{{"planted-smi", "exit", "0"}};
+        const auto r = ah::run_tool(rq, ah::tool_search{(base.path() / "open").string(), false});
+        CHECK(r.succeeded());
+        CHECK(r.unsafe_path_entries.empty());
+    }
     SUBCASE("an absolute path is run as given") {
         ah::tool_request rq{{(t.dir.path() / "fake-tool").string(), "exit", "0"}};
         CHECK(ah::run_tool(rq, ah::tool_search{"", false}).succeeded());

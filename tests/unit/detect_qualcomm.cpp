@@ -268,6 +268,22 @@ TEST_CASE("qualcomm_probe") {
         CHECK(out.warnings.empty());
         CHECK(out.devices.size() == 4);
     }
+    SUBCASE("qaic-util exits 0 with nothing: a fault with SoCs on the bus, nothing to say without") {
+        fake_qaic_host h;
+        h.function("0000:2d:00.0", "0x17cb", "0xa100", "qaic");
+        h.dir.write("ai-hwaccel-tools/q.txt", "");
+        h.dir.write("ai-hwaccel-tools/index", "0\tq.txt\tqaic-util -q\n");
+        auto out = ah::qualcomm_probe{}.probe(ah::host_system(h.root.string()));
+        CHECK(out.devices.size() == 1);
+        REQUIRE(out.warnings.size() == 1);
+        CHECK(out.warnings[0].kind == ah::warning_kind::parse_error);
+        test::scratch_dir dir;
+        dir.write("ai-hwaccel-tools/q.txt", "");
+        dir.write("ai-hwaccel-tools/index", "0\tq.txt\tqaic-util -q\n");
+        out = ah::qualcomm_probe{}.probe(ah::host_system(dir.path().string()));
+        CHECK(out.devices.empty());
+        CHECK(out.warnings.empty());
+    }
     SUBCASE("qaic-util fails") {
         test::scratch_dir dir;
         dir.write("ai-hwaccel-tools/index", "1\t-\tqaic-util -q\n");

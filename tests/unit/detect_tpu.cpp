@@ -525,6 +525,23 @@ TEST_CASE("tpu_probe") {
         CHECK(out.devices[0].available);
         CHECK(test::count_kind(out.warnings, ah::warning_kind::tool_failed) == 1);
     }
+    SUBCASE("tpu-info exits 0 with nothing, or no table: a parse error, sysfs chips kept") {
+        for (const char* text : {"", "ok\n"}) {
+            CAPTURE(text);
+            fake_tpu_host h;
+            h.chip("0000:00:04.0", "0x006f", "vfio-pci");
+            h.vfio("0000:00:04.0", 0);
+            h.dir.write("ai-hwaccel-tools/t.txt", text);
+            h.dir.write("ai-hwaccel-tools/index", "0\tt.txt\ttpu-info\n");
+            const auto out = ah::tpu_probe{}.probe(ah::host_system(h.root.string()));
+            INFO(test::warnings_text(out.warnings));
+            REQUIRE(out.devices.size() == 1);
+            CHECK(out.devices[0].memory_bytes.from == ah::origin::catalogue);
+            REQUIRE(out.warnings.size() == 1);
+            CHECK(out.warnings[0].kind == ah::warning_kind::parse_error);
+            CHECK(out.warnings[0].subject == "tpu-info");
+        }
+    }
     SUBCASE("no TPU: nothing, no warning, tpu-info not run") {
         fake_tpu_host h;
         h.chip("0000:00:03.0", "0x0042", "gvnic");

@@ -565,6 +565,15 @@ TEST_CASE("vulkan_probe") {
         CHECK(out.devices.empty());
         CHECK(out.warnings.empty());
     }
+    SUBCASE("exit status 0 with nothing printed: a fault, not a machine without Vulkan") {
+        test::scratch_dir dir;
+        dir.write("ai-hwaccel-tools/v.txt", "");
+        dir.write("ai-hwaccel-tools/index", "0\tv.txt\tvulkaninfo\n");
+        const auto out = ah::vulkan_probe{}.probe(ah::host_system(dir.path().string()));
+        CHECK(out.devices.empty());
+        REQUIRE(out.warnings.size() == 1);
+        CHECK(out.warnings[0].kind == ah::warning_kind::parse_error);
+    }
     SUBCASE("exit status 1 (no driver)") {
         test::scratch_dir dir;
         dir.write("ai-hwaccel-tools/index", "1\t-\tvulkaninfo\n");

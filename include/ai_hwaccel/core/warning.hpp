@@ -28,7 +28,7 @@ enum class warning_kind : std::uint8_t {
     parse_error,         ///< output or file content not understood
     permission_denied,   ///< a file or device was not readable by this user
     read_error,          ///< any other I/O failure
-    unsafe_path_ignored, ///< a relative or empty PATH entry was skipped
+    unsafe_path_ignored, ///< a relative or empty PATH entry, or a folder anyone may write in, was skipped
     value_out_of_range,  ///< a number outside what any real device reports
     not_compiled,        ///< asked for a backend this build does not contain
     disagreement,        ///< two sources disagree; the message says which was chosen

@@ -987,8 +987,9 @@ private:
         if (!unnamed) return;
         const tool_request request = rocm_smi_names_request();
         tool_result r = sys.run(request);
-        if (r.status == tool_status::not_found) return; // optional: sysfs already found the cards
+        if (tool_missing(r, out.warnings)) return; // optional: sysfs already found the cards
         if (!report_tool_result(request, r, backend, out.warnings)) return;
+        if (report_empty_output(request, r, backend, out.warnings)) return; // it prints JSON when it works
         const auto named = parse_rocm_smi(r.out);
         detail::parsing::problems_to_warnings(named.problems, backend, "rocm-smi", out.warnings);
         for (auto& d : out.devices) {

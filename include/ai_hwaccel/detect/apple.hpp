@@ -776,7 +776,7 @@ struct apple_probe {
 
         const tool_request sysctl = apple_sysctl_request();
         tool_result sr = sys.run(sysctl);
-        const bool sysctl_missing = sr.status == tool_status::not_found;
+        const bool sysctl_missing = tool_missing(sr, out.warnings);
         if (!sysctl_missing && report_tool_result(sysctl, sr, backend, out.warnings)) {
             auto parsed = parse_sysctl(sr.out);
             merge_apple_machine(m, parsed.machine);
@@ -785,7 +785,7 @@ struct apple_probe {
 
         const tool_request profiler = apple_system_profiler_request();
         tool_result pr = sys.run(profiler);
-        const bool profiler_missing = pr.status == tool_status::not_found;
+        const bool profiler_missing = tool_missing(pr, out.warnings);
         if (!profiler_missing && report_tool_result(profiler, pr, backend, out.warnings)) {
 #if AI_HWACCEL_JSON
             auto parsed = parse_system_profiler_json(pr.out);

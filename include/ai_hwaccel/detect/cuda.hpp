@@ -54,12 +54,14 @@ inline std::optional<warning> nvml_warning(const nvml_result& r) {
 #endif
 
 // Runs one nvidia-smi subcommand; its output, or nullopt (a missing tool says nothing: the
-// main query already said whether nvidia-smi is there).
+// main query already said whether nvidia-smi is there). Each subcommand asked here prints
+// a line per GPU when it succeeds, so an empty output is a broken tool, and said.
 template <system_view S>
 std::optional<std::string> run_quietly(const S& sys, const tool_request& request, std::vector<warning>& warnings) {
     tool_result r = sys.run(request);
-    if (r.status == tool_status::not_found) return std::nullopt;
+    if (tool_missing(r, warnings)) return std::nullopt;
     if (!report_tool_result(request, r, backend_id::cuda, warnings)) return std::nullopt;
+    if (report_empty_output(request, r, backend_id::cuda, warnings)) return std::nullopt;
     return std::move(r.out);
 }
 
@@ -251,7 +253,7 @@ private:
             request = nvidia_smi_query_request(without);
             r = sys.run(request);
         }
-        if (r.status == tool_status::not_found) {
+        if (tool_missing(r, out.warnings)) {
             auto cards = nvidia_gpus_from_driver(sys, out.warnings);
             const auto on_bus = nvidia_gpus_on_pci_bus(sys);
             if (!on_bus.empty() || !cards.empty())
@@ -277,8 +279,14 @@ private:
             r.out, detail::nvidia::query_argument(without).substr(std::string_view("--query-gpu=").size()));
         out.devices = std::move(parsed.devices);
         detail::nvidia::problems_to_warnings(parsed.problems, "nvidia-smi", out.warnings);
-        mig = std::any_of(parsed.mig_enabled.begin(), parsed.mig_enabled.end(),
-                          [](const std::optional<bool>& m) { return m.value_or(false); });
+        // A GPU in MIG mode runs nothing as a whole: CUDA sees its instances (listed by
+        // add_mig_instances from nvidia-smi -L), or nothing when it has none.
+        mig = false;
+        for (std::size_t k = 0; k < parsed.mig_enabled.size() && k < out.devices.size(); ++k)
+            if (parsed.mig_enabled[k].value_or(false)) {
+                out.devices[k].available = false;
+                mig = true;
+            }
         return true;
     }
 };

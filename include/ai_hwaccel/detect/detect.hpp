@@ -220,7 +220,7 @@ void complete_host_from_sysctl(const S& sys, machine_output& m) {
     if (std::ranges::count_if(m.warnings, proc_read_error) != 2 || !detail::apple::may_run_tools(sys)) return;
     const tool_request request = apple_sysctl_request();
     const tool_result r = sys.run(request);
-    if (r.status == tool_status::not_found) return;
+    if (tool_missing(r, m.warnings)) return;
     // Warnings as the Apple probe words them, so that a run both make is reported once.
     std::vector<warning> found;
     if (report_tool_result(request, r, backend_id::apple, found)) {

@@ -858,7 +858,7 @@ struct gaudi_probe {
 
         const tool_request request = hl_smi_query_request();
         tool_result r = sys.run(request);
-        if (r.status == tool_status::not_found) {
+        if (tool_missing(r, out.warnings)) {
             const auto on_bus = gaudis_on_pci_bus(sys);
             if (!on_bus.empty() || !cards.empty())
                 out.warnings.push_back(warning{

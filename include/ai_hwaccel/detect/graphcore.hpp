@@ -326,7 +326,7 @@ struct graphcore_probe {
         probe_output out;
         const tool_request list = gc_info_list_request();
         tool_result r = sys.run(list);
-        if (r.status == tool_status::not_found) return out;
+        if (tool_missing(r, out.warnings)) return out;
         if (!report_tool_result(list, r, backend, out.warnings)) return out;
         auto parsed = parse_gc_info_list(r.out);
         detail::parsing::problems_to_warnings(parsed.problems, backend, "gc-info -l", out.warnings);
@@ -335,8 +335,10 @@ struct graphcore_probe {
 
         const tool_request monitor = gc_monitor_request();
         tool_result m = sys.run(monitor);
-        if (m.status == tool_status::not_found) return out; // types stay unknown
+        if (tool_missing(m, out.warnings)) return out; // types stay unknown
         if (!report_tool_result(monitor, m, backend, out.warnings)) return out;
+        // gc-info listed IPUs: gc-monitor's table of them printing nothing is a fault.
+        if (report_empty_output(monitor, m, backend, out.warnings)) return out;
         const auto typed = parse_gc_monitor(m.out);
         detail::parsing::problems_to_warnings(typed.problems, backend, "gc-monitor", out.warnings);
         for (auto& d : out.devices)

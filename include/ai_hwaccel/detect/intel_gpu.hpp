@@ -786,7 +786,7 @@ private:
 
         const tool_request request = xpu_smi_discovery_request();
         tool_result r = sys.run(request);
-        if (r.status == tool_status::not_found) {
+        if (tool_missing(r, out.warnings)) {
             if (!discrete.empty())
                 out.warnings.push_back(warning{warning_kind::tool_not_found, backend, "xpu-smi",
                                                "discrete Intel GPU(s) (" + discrete +

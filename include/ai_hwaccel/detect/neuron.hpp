@@ -1047,7 +1047,7 @@ private:
         {
             const tool_request request = neuron_ls_request(true);
             tool_result r = sys.run(request);
-            if (r.status == tool_status::not_found) return missing(present, out);
+            if (tool_missing(r, out.warnings)) return missing(present, out);
             // Nothing printed is not "no devices": it would hide what sysfs found.
             if (report_tool_result(request, r, backend, first) && !report_empty_output(request, r, backend, first)) {
                 auto parsed = parse_neuron_ls_json(r.out, chip);
@@ -1059,12 +1059,18 @@ private:
                 }
                 detail::parsing::problems_to_warnings(parsed.problems, backend, "neuron-ls --json-output", first);
             }
+            // A tool that hung, was killed or cannot be run would do the same again: no
+            // second try, which would double the wait.
+            if (r.status != tool_status::exited && r.status != tool_status::truncated) {
+                out.warnings.insert(out.warnings.end(), first.begin(), first.end());
+                return std::nullopt;
+            }
             // Neuron 2.34 dropped --json-output; the table has the same facts.
         }
 #endif
         const tool_request request = neuron_ls_request(false);
         tool_result r = sys.run(request);
-        if (r.status == tool_status::not_found) return missing(present, out);
+        if (tool_missing(r, out.warnings)) return missing(present, out);
         if (!report_tool_result(request, r, backend, out.warnings) ||
             report_empty_output(request, r, backend, out.warnings)) {
             out.warnings.insert(out.warnings.end(), first.begin(), first.end());

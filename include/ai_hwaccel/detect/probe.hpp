@@ -61,6 +61,26 @@ inline std::string describe_duration(std::chrono::milliseconds ms) {
 }
 } // namespace detail
 
+/// The PATH entries the lookup of `r`'s tool skipped, as warnings: reported once per entry
+/// whatever the tool (the orchestrator drops repeats), found or not.
+inline void report_search_path(const tool_result& r, std::vector<warning>& warnings) {
+    for (const auto& entry : r.unsafe_path_entries)
+        warnings.push_back(warning{warning_kind::unsafe_path_ignored, std::nullopt, "PATH",
+                                   entry.empty()          ? std::string("empty entry (the current folder) not searched")
+                                   : entry.front() != '/' ? "relative entry \"" + entry + "\" not searched"
+                                                          : "folder \"" + entry +
+                                                                "\" not searched: anyone may write in it",
+                                   0});
+}
+
+/// Whether `r`'s tool is not installed: the quiet case of an optional tool. The PATH
+/// entries its lookup skipped are reported all the same.
+inline bool tool_missing(const tool_result& r, std::vector<warning>& warnings) {
+    if (r.status != tool_status::not_found) return false;
+    report_search_path(r, warnings);
+    return true;
+}
+
 /// Turns a tool run that did not go cleanly into warnings; returns whether its stdout is
 /// worth parsing (a clean run, or one cut at the cap).
 inline bool report_tool_result(const tool_request& request, const tool_result& r,
@@ -69,12 +89,7 @@ inline bool report_tool_result(const tool_request& request, const tool_result& r
     auto add = [&](warning_kind k, std::string msg, std::int32_t code = 0) {
         warnings.push_back(warning{k, backend, tool, std::move(msg), code});
     };
-    // Reported once per entry whatever the tool (the orchestrator drops repeats).
-    for (const auto& entry : r.unsafe_path_entries)
-        warnings.push_back(warning{warning_kind::unsafe_path_ignored, std::nullopt, "PATH",
-                                   entry.empty() ? std::string("empty entry (the current folder) not searched")
-                                                 : "relative entry \"" + entry + "\" not searched",
-                                   0});
+    report_search_path(r, warnings);
     switch (r.status) {
     case tool_status::exited:
         if (r.exit_code != 0) {

@@ -7,8 +7,9 @@
 //
 //   - no shell: an argument vector goes to posix_spawn, so nothing is ever interpreted;
 //   - the tool is looked up only in absolute PATH entries and the vendors' usual install
-//     folders; relative and empty PATH entries (which mean "the current directory") are
-//     skipped and reported, and a name containing '/' must be an absolute path;
+//     folders; relative and empty PATH entries (which mean "the current directory") and
+//     folders any user may write in (mode o+w, /tmp among them) are skipped and reported,
+//     and a name containing '/' must be an absolute path;
 //   - the child gets LC_ALL=C (numbers and messages in one known format), stdin from
 //     /dev/null, and the trusted PATH;
 //   - stdout and stderr are drained together with poll(), each into a buffer with a byte
@@ -99,7 +100,8 @@ struct tool_result {
     bool err_truncated = false;
     std::string path; ///< the file that was run (or the capture replayed), when found
     std::chrono::microseconds elapsed{0};
-    /// PATH entries skipped because they were not absolute ("", ".", "bin", …).
+    /// PATH entries skipped because they were not absolute ("", ".", "bin", …) or any user
+    /// may write in them; and trusted folders skipped for the latter.
     std::vector<std::string> unsafe_path_entries;
     /// Set when the tool could not be killed and reaped (stuck in the kernel): it is left
     /// behind rather than blocking detection.
@@ -165,6 +167,13 @@ inline bool is_executable_file(const std::string& p, bool& exists) {
     return exists && S_ISREG(st.st_mode) && ::access(p.c_str(), X_OK) == 0;
 }
 
+// A folder any user may write in (mode o+w, sticky or not: /tmp is one): a program found
+// there may have been put there by anyone, so it is not searched.
+inline bool writable_by_anyone(std::string_view dir) {
+    struct stat st {};
+    return ::stat(std::string(dir).c_str(), &st) == 0 && S_ISDIR(st.st_mode) && (st.st_mode & S_IWOTH) != 0;
+}
+
 inline void add_dir(std::vector<std::string>& dirs, std::string_view d) {
     while (d.size() > 1 && d.back() == '/') d.remove_suffix(1);
     for (const auto& x : dirs)
@@ -187,7 +196,8 @@ inline tool_lookup find_tool(std::string_view name, const tool_search& search = 
                    : exists                                     ? tool_status::not_executable
                                                                 : tool_status::not_found;
         if (r.status == tool_status::not_found) r.path.clear();
-        for (auto d : trusted_tool_dirs) detail::add_dir(r.dirs, d);
+        for (auto d : trusted_tool_dirs)
+            if (!detail::writable_by_anyone(d)) detail::add_dir(r.dirs, d);
         return r;
     }
     std::string path_value;
@@ -199,13 +209,17 @@ inline tool_lookup find_tool(std::string_view name, const tool_search& search = 
     while (has_path) {
         const auto colon = rest.find(':');
         const std::string_view entry = rest.substr(0, colon);
-        if (entry.empty() || entry.front() != '/') r.unsafe_path_entries.emplace_back(entry);
+        if (entry.empty() || entry.front() != '/' || detail::writable_by_anyone(entry))
+            r.unsafe_path_entries.emplace_back(entry);
         else detail::add_dir(r.dirs, entry);
         if (colon == std::string_view::npos) break;
         rest.remove_prefix(colon + 1);
     }
     if (search.vendor_dirs)
-        for (auto d : trusted_tool_dirs) detail::add_dir(r.dirs, d);
+        for (auto d : trusted_tool_dirs) {
+            if (detail::writable_by_anyone(d)) r.unsafe_path_entries.emplace_back(d);
+            else detail::add_dir(r.dirs, d);
+        }
     std::string first_unusable;
     for (const auto& d : r.dirs) {
         std::string candidate = d == "/" ? "/" : d + "/";

@@ -268,7 +268,7 @@ struct qualcomm_probe {
 
         const tool_request request = qaic_util_query_request();
         tool_result r = sys.run(request);
-        if (r.status == tool_status::not_found) {
+        if (tool_missing(r, out.warnings)) {
             if (!out.devices.empty())
                 out.warnings.push_back(warning{warning_kind::tool_not_found, backend, "qaic-util",
                                                std::to_string(out.devices.size()) +
@@ -278,6 +278,8 @@ struct qualcomm_probe {
             return out;
         }
         if (!report_tool_result(request, r, backend, out.warnings)) return out;
+        // With SoCs on the bus a clean run describes them; nothing at all is a fault.
+        if (!out.devices.empty() && report_empty_output(request, r, backend, out.warnings)) return out;
         auto parsed = parse_qaic_util_query(r.out);
         detail::parsing::problems_to_warnings(parsed.problems, backend, "qaic-util -q", out.warnings);
         merge(out, parsed);

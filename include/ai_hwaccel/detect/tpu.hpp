@@ -768,7 +768,7 @@ private:
     static void enrich(const S& sys, probe_output& out) {
         const tool_request request = tpu_info_request();
         tool_result r = sys.run(request);
-        if (r.status == tool_status::not_found) {
+        if (tool_missing(r, out.warnings)) {
             out.warnings.push_back(warning{warning_kind::tool_not_found, backend, "tpu-info",
                                            std::to_string(out.devices.size()) +
                                                " TPU chip(s) on the PCI bus but tpu-info is not installed in any "
@@ -777,8 +777,13 @@ private:
             return;
         }
         if (!report_tool_result(request, r, backend, out.warnings)) return;
+        // It runs because chips are on the bus: printing nothing, or no table, is a fault.
+        if (report_empty_output(request, r, backend, out.warnings)) return;
         const auto info = parse_tpu_info(r.out);
         detail::parsing::problems_to_warnings(info.problems, backend, "tpu-info", out.warnings);
+        if (info.devices.empty() && info.problems.empty())
+            out.warnings.push_back(warning{warning_kind::parse_error, backend, "tpu-info",
+                                           "no chip table in its output; HBM use and duty cycle unknown", 0});
         if (info.devices.empty()) return;
         if (info.devices.size() != out.devices.size()) {
             out.warnings.push_back(warning{warning_kind::disagreement, backend, "tpu-info",

@@ -556,8 +556,10 @@ struct vulkan_probe {
         probe_output out;
         const tool_request request = vulkaninfo_request();
         tool_result r = sys.run(request);
-        if (r.status == tool_status::not_found) return out; // optional everywhere: nothing to say
+        if (tool_missing(r, out.warnings)) return out; // optional everywhere: only a skipped PATH entry to say
         if (!report_tool_result(request, r, backend, out.warnings)) return out;
+        // It prints its banner whenever it runs; a clean run with nothing is a fault.
+        if (report_empty_output(request, r, backend, out.warnings)) return out;
         auto parsed = parse_vulkaninfo(r.out);
         out.devices = std::move(parsed.devices);
         detail::vulkan::problems_to_warnings(parsed.problems, "vulkaninfo", out.warnings);
