@@ -2099,6 +2099,362 @@ inline std::string to_string(const warning& w) {
 
 AI_HWACCEL_NAMESPACE_END
 // ---- end ai_hwaccel/core/warning.hpp
+// ---- begin ai_hwaccel/detect/capture.hpp
+// ai-hwaccel detect: the shape of a captured output once read.
+//
+// `capture_parse` is what reading one captured tool output or system file yields;
+// `capture_format` is one row of the table of formats (detect/formats.hpp) that
+// `ai-hwaccel parse` consults. Backend headers include this to offer their own rows, and
+// the helpers below are shared by their sniffers.
+
+// #include "ai_hwaccel/config.hpp"
+// #include "ai_hwaccel/core/profile.hpp"
+// #include "ai_hwaccel/core/system_io.hpp"
+// #include "ai_hwaccel/core/text.hpp"
+// #include "ai_hwaccel/core/warning.hpp"
+
+#include <charconv>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <system_error>
+#include <utility>
+#include <vector>
+
+AI_HWACCEL_NAMESPACE_BEGIN
+
+/// Something a tool-output parser could not read: the 1-based line (0 for the input as a
+/// whole), what was wrong, for people, and the warning it becomes (`value_out_of_range`
+/// for a number no device reports, as one past 2^64; `parse_error` otherwise). Every
+/// backend's parsers report these.
+struct parse_problem {
+    std::size_t line = 0;
+    std::string message;
+    warning_kind kind = warning_kind::parse_error;
+    friend bool operator==(const parse_problem&, const parse_problem&) = default;
+};
+
+/// What one captured output said.
+struct capture_parse {
+    std::string_view format; ///< the row's name
+    std::vector<accelerator_profile> devices;
+    std::optional<host_info> host;   ///< set when the input describes the host
+    std::optional<system_io> system; ///< set when it describes storage, links, environment
+    std::vector<warning> warnings;
+};
+
+struct capture_format {
+    std::string_view name;    ///< stable, for --format ("proc-cpuinfo")
+    std::string_view command; ///< how the capture is made ("cat /proc/cpuinfo")
+    int (*sniff)(std::string_view text) noexcept;
+    void (*parse)(std::string_view text, capture_parse& out);
+};
+
+namespace detail::parsing {
+
+// The building blocks every tool-output parser shares: strict numbers, printable text,
+// and a bounded list of problems.
+
+inline std::optional<std::uint64_t> parse_uint(std::string_view s) noexcept {
+    std::uint64_t v = 0;
+    const auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+    if (ec != std::errc{} || p != s.data() + s.size() || s.empty()) return std::nullopt;
+    return v;
+}
+
+inline std::optional<double> parse_real(std::string_view s) noexcept {
+    if (s.empty() || !((s.front() >= '0' && s.front() <= '9') || s.front() == '-')) return std::nullopt;
+    double v = 0;
+    const auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+    if (ec != std::errc{} || p != s.data() + s.size() || !std::isfinite(v)) return std::nullopt;
+    return v;
+}
+
+// `s` without its terminal escape sequences (escape_length): some tools underline or
+// colour their tables even when their output goes to a pipe.
+inline std::string without_escapes(std::string_view s) {
+    std::string out;
+    out.reserve(s.size());
+    for (std::size_t i = 0; i < s.size();) {
+        if (const std::size_t n = escape_length(s.substr(i))) {
+            i += n;
+            continue;
+        }
+        out += s[i++];
+    }
+    return out;
+}
+
+// Printable UTF-8 or a question mark where it is not: names and versions end up in JSON
+// and terminals.
+inline std::string printable(std::string_view s, bool& changed) {
+    std::string out;
+    out.reserve(s.size());
+    changed = false;
+    for (std::size_t i = 0; i < s.size();) {
+        const auto c = static_cast<unsigned char>(s[i]);
+        std::size_t n = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xe ? 3 : (c >> 3) == 0x1e ? 4 : 0;
+        bool ok = n != 0 && i + n <= s.size() && !(n == 1 && (c < 0x20 || c == 0x7f));
+        for (std::size_t k = 1; ok && k < n; ++k)
+            ok = (static_cast<unsigned char>(s[i + k]) & 0xC0u) == 0x80u;
+        if (!ok) {
+            out += '?';
+            changed = true;
+            ++i;
+            continue;
+        }
+        out.append(s.substr(i, n));
+        i += n;
+    }
+    return out;
+}
+
+// Problems are capped so that a megabyte of garbage does not become a megabyte of
+// warnings; the last entry says how many more there were.
+inline constexpr std::size_t max_problems = 16;
+// No machine has more GPUs than this; anything beyond is garbage.
+inline constexpr std::size_t max_rows = 1024;
+
+/// What a parser says of one value: nothing (an empty message) when the value is fine.
+/// Built from a message alone it is a parse error.
+struct value_problem {
+    std::string message;
+    warning_kind kind = warning_kind::parse_error;
+
+    value_problem() = default;
+    value_problem(std::string m, warning_kind k = warning_kind::parse_error) // NOLINT: a message is a problem
+        : message(std::move(m)), kind(k) {}
+    value_problem(const char* m) : message(m) {} // NOLINT: as the string
+    bool empty() const noexcept { return message.empty(); }
+};
+
+struct problem_sink {
+    std::vector<parse_problem>& out;
+    std::size_t dropped = 0;
+    void add(std::size_t line, std::string msg, warning_kind kind = warning_kind::parse_error) {
+        if (out.size() < max_problems) out.push_back({line, std::move(msg), kind});
+        else ++dropped;
+    }
+    void add_problem(std::size_t line, value_problem p) { add(line, std::move(p.message), p.kind); }
+    void finish() {
+        if (dropped) out.push_back({0, std::to_string(dropped) + " more problems not listed"});
+    }
+};
+
+inline std::string quote_value(std::string_view v) {
+    bool changed = false;
+    std::string s = printable(v.substr(0, 40), changed);
+    return "\"" + s + (v.size() > 40 ? "...\"" : "\"");
+}
+
+// Parse problems as warnings of `backend` about `subject` ("nvidia-smi", "rocm-smi").
+inline void problems_to_warnings(const std::vector<parse_problem>& problems, std::optional<backend_id> backend,
+                                 std::string_view subject, std::vector<warning>& out) {
+    for (const auto& pr : problems)
+        out.push_back(warning{pr.kind, backend, std::string(subject),
+                              pr.line ? "line " + std::to_string(pr.line) + ": " + pr.message : pr.message, 0});
+}
+
+} // namespace detail::parsing
+
+namespace detail::formats {
+
+// Calls f(line) for each line (without its end of line) until f returns false.
+template <class F>
+constexpr void each_line(std::string_view text, F&& f) {
+    while (!text.empty()) {
+        const auto nl = text.find('\n');
+        std::string_view line = text.substr(0, nl);
+        if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+        if (!f(line)) return;
+        if (nl == std::string_view::npos) return;
+        text.remove_prefix(nl + 1);
+    }
+}
+
+// "key<blanks>: value" with exactly this key.
+constexpr bool has_key_line(std::string_view text, std::string_view key) noexcept {
+    bool found = false;
+    each_line(text, [&](std::string_view line) {
+        if (line.starts_with(key)) {
+            std::string_view rest = line.substr(key.size());
+            while (!rest.empty() && (rest.front() == ' ' || rest.front() == '\t')) rest.remove_prefix(1);
+            if (!rest.empty() && rest.front() == ':') found = true;
+        }
+        return !found;
+    });
+    return found;
+}
+
+constexpr std::string_view first_non_blank_line(std::string_view text) noexcept {
+    std::string_view first;
+    each_line(text, [&](std::string_view line) {
+        if (trim(line).empty()) return true;
+        first = trim(line);
+        return false;
+    });
+    return first;
+}
+
+inline void nothing_found(capture_parse& out, std::string_view what) {
+    out.warnings.push_back(warning{warning_kind::parse_error, std::nullopt, std::string(out.format),
+                                   std::string("no ") + std::string(what) + " found in the input", 0});
+}
+
+} // namespace detail::formats
+
+namespace detail::parsing {
+
+// The CSV of a vendor tool's query mode (`nvidia-smi --query-gpu=… --format=csv`,
+// `hl-smi -Q … -f csv`): one line per device, comma-separated values, optionally under a
+// header line naming the fields, each with its unit in brackets ("memory.used [MiB]").
+// What differs between tools (the fields they know, the characters of their field names,
+// their markers for a missing value, how a cell becomes a profile) stays with the backend.
+
+// One field a reader maps: its name as the tool spells it, the reader's own id for it
+// (an enum whose `ignored` stands for a field it does not map), and the unit the tool
+// appends to its values unless told `nounits` ("" for none).
+template <class Field>
+struct query_field {
+    std::string_view name;
+    Field id;
+    std::string_view unit;
+};
+
+template <class Field, std::size_t N>
+constexpr const query_field<Field>* find_query_field(const query_field<Field> (&table)[N],
+                                                     std::string_view name) noexcept {
+    for (const auto& f : table)
+        if (f.name == name) return &f;
+    return nullptr;
+}
+
+// Whether `table` maps every name of `fields` (what a probe asks for). Compares names, not
+// the pointer find_query_field returns: GCC's sanitizers make a pointer test non-constant.
+template <class Names, class Field, std::size_t N>
+constexpr bool fields_are_mapped(const Names& fields, const query_field<Field> (&table)[N]) noexcept {
+    for (std::string_view f : fields) {
+        bool mapped = false;
+        for (const auto& row : table) mapped = mapped || row.name == f;
+        if (!mapped) return false;
+    }
+    return true;
+}
+
+// A header cell without its unit: "memory.total [MiB]" -> "memory.total".
+constexpr std::string_view header_name(std::string_view cell) noexcept {
+    cell = trim(cell);
+    if (const auto b = cell.find(" ["); b != std::string_view::npos && !cell.empty() && cell.back() == ']')
+        cell = trim(cell.substr(0, b));
+    return cell;
+}
+
+// A cell that can be a field name: lowercase letters, digits and the tool's own
+// `punctuation` ("._" for nvidia-smi), from a letter.
+constexpr bool looks_like_field_name(std::string_view s, std::string_view punctuation) noexcept {
+    if (s.empty() || !(s.front() >= 'a' && s.front() <= 'z')) return false;
+    for (char c : s)
+        if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || punctuation.find(c) != std::string_view::npos))
+            return false;
+    return true;
+}
+
+// Calls f(cell) for each comma-separated cell of `line`, trimmed.
+template <class F>
+constexpr void each_cell(std::string_view line, F&& f) {
+    for (;;) {
+        const auto comma = line.find(',');
+        f(trim(line.substr(0, comma)));
+        if (comma == std::string_view::npos) return;
+        line.remove_prefix(comma + 1);
+    }
+}
+
+// The header line of a query CSV: every cell a field name (units in brackets allowed), and
+// at least one a unit or a field of `table`, so a data row of lowercase words is not taken
+// for one.
+template <class Field, std::size_t N>
+constexpr bool is_query_header(std::string_view line, const query_field<Field> (&table)[N],
+                               std::string_view punctuation) noexcept {
+    bool all_names = true, anchored = false;
+    each_cell(line, [&](std::string_view cell) {
+        const auto n = header_name(cell);
+        if (!looks_like_field_name(n, punctuation)) all_names = false;
+        if (n.size() != cell.size() || find_query_field(table, n)) anchored = true;
+    });
+    return all_names && anchored;
+}
+
+// What every query CSV reader does around its rows: names the columns from `fields` (the
+// list given to the tool) or from a header line on the first non-blank line (which wins),
+// skips rows whose number of values is not the number of columns, stops after max_rows
+// rows, and reports all of it to `problems`. Each row that is kept goes to
+// row(line, number, columns), `columns` holding the field of each cell in order (an
+// `ignored` one for a name the table lacks).
+template <class Field, std::size_t N, class Row>
+void read_query_csv(std::string_view text, std::string_view fields, const query_field<Field> (&table)[N],
+                    std::string_view punctuation, problem_sink& problems, Row&& row) {
+    std::vector<const query_field<Field>*> columns;
+    auto set_columns = [&](std::string_view list, std::size_t line) {
+        columns.clear();
+        each_cell(list, [&](std::string_view cell) {
+            static constexpr query_field<Field> unmapped{"", Field::ignored, ""};
+            const auto n = header_name(cell);
+            const query_field<Field>* f = find_query_field(table, n);
+            if (!f) {
+                if (!looks_like_field_name(n, punctuation)) problems.add(line, "not a field name: " + quote_value(n));
+                f = &unmapped;
+            }
+            columns.push_back(f);
+        });
+    };
+    if (!trim(fields).empty()) set_columns(fields, 0);
+
+    std::size_t number = 0, rows = 0;
+    bool first = true;
+    detail::formats::each_line(text, [&](std::string_view line) {
+        ++number;
+        line = trim(line);
+        if (line.empty()) return true;
+        if (first) {
+            first = false;
+            if (is_query_header(line, table, punctuation)) {
+                const auto given = columns.size();
+                set_columns(line, number);
+                if (given != 0 && given != columns.size())
+                    problems.add(number, "the header names " + std::to_string(columns.size()) +
+                                             " fields, the query " + std::to_string(given) + "; the header is used");
+                return true;
+            }
+        }
+        if (columns.empty()) {
+            problems.add(0, "no header line and no field list: the columns cannot be named");
+            return false;
+        }
+        if (rows >= max_rows) {
+            problems.add(number, "more than " + std::to_string(max_rows) + " rows; the rest ignored");
+            return false;
+        }
+        std::size_t cells = 0;
+        each_cell(line, [&](std::string_view) { ++cells; });
+        if (cells != columns.size()) {
+            problems.add(number, std::to_string(cells) + " values for " + std::to_string(columns.size()) +
+                                     " fields; row skipped");
+            return true;
+        }
+        ++rows;
+        row(line, number, columns);
+        return true;
+    });
+}
+
+} // namespace detail::parsing
+
+AI_HWACCEL_NAMESPACE_END
+// ---- end ai_hwaccel/detect/capture.hpp
 // ---- begin ai_hwaccel/detect/process.hpp
 // ai-hwaccel detect: running a tool safely.
 //
@@ -3453,6 +3809,28 @@ inline std::optional<std::uint32_t> cpulist_count(std::string_view text, std::ui
     return n;
 }
 
+namespace detail {
+/// How many CPUs two cpulists both name (a task's Cpus_allowed_list and the online mask);
+/// `a`'s count when `b` is not a cpulist, nullopt when `a` is not one.
+inline std::optional<std::uint32_t> cpulist_common_count(std::string_view a, std::string_view b) {
+    const auto x = cpulist_ranges(a, cpulist_max_cpus);
+    if (!x) return std::nullopt;
+    const auto y = cpulist_ranges(b, cpulist_max_cpus);
+    if (!y) return cpulist_count(a);
+    std::uint32_t n = 0;
+    for (std::size_t i = 0, j = 0; i < x->size() && j < y->size();) {
+        const auto [xf, xl] = (*x)[i];
+        const auto [yf, yl] = (*y)[j];
+        const auto first = xf > yf ? xf : yf;
+        const auto last = xl < yl ? xl : yl;
+        if (first <= last) n += last - first + 1;
+        if (xl < yl) ++i;
+        else ++j;
+    }
+    return n;
+}
+} // namespace detail
+
 static_assert(detail::parse_i64("-1") == -1);
 static_assert(!detail::parse_i64("--1"));
 static_assert(detail::parse_hex_attribute("0x10de\n") == 0x10deu);
@@ -3951,6 +4329,7 @@ AI_HWACCEL_NAMESPACE_END
 // #include "ai_hwaccel/core/text.hpp"
 // #include "ai_hwaccel/core/units.hpp"
 // #include "ai_hwaccel/core/warning.hpp"
+// #include "ai_hwaccel/detect/capture.hpp"
 // #include "ai_hwaccel/detect/system.hpp"
 // #include "ai_hwaccel/detect/sysfs.hpp"
 // #include "ai_hwaccel/detect/topology.hpp"
@@ -4354,16 +4733,34 @@ inline cpu_info parse_cpuinfo(std::string_view text) {
     std::string_view flags;
     bool arm_flags = false;
     detail::arm_core_tally arm;
+    std::string s390_machine;
     detail::for_each_key_value(text, [&](std::string_view key, std::string_view value, bool has_colon) {
         if (!has_colon) return;
         if (key == "processor"sv) {
             ++processors;
             current_package.clear();
+        } else if (key.starts_with("processor "sv) && detail::parse_u64(key.substr(10))) {
+            // s390x: one "processor N: version = FF,  identification = …,  machine = 2964"
+            // line per CPU (arch/s390/kernel/processor.c).
+            ++processors;
+            if (const auto at = value.find("machine = "sv); at != std::string_view::npos && s390_machine.empty())
+                s390_machine = std::string(detail::trim(value.substr(at + 10, value.find(',', at) - at - 10)));
         } else if ((key == "model name"sv || key == "Model Name"sv || key == "cpu model"sv) && c.model.empty()) {
             c.model = std::string(value);
+        } else if (key == "cpu"sv && c.model.empty()) {
+            // POWER: "cpu : POWER9 (architected), altivec supported" (arch/powerpc/kernel/setup-common.c);
+            // the model is what precedes the first comma.
+            c.model = std::string(detail::trim(value.substr(0, value.find(','))));
+            // The maker stays unknown: the vendor table has no IBM.
+            if (value.starts_with("POWER"sv) || value.find("PPC"sv) != std::string_view::npos) c.arch = cpu_arch::ppc64le;
+        } else if (key == "uarch"sv && c.model.empty()) {
+            c.model = std::string(value); // RISC-V: "uarch : sifive,u74-mc" (Linux 6.1 and later)
+        } else if (key == "isa"sv && value.starts_with("rv64"sv)) {
+            c.arch = cpu_arch::riscv64; // RISC-V: "isa : rv64imafdc_zicsr…"
         } else if (key == "vendor_id"sv && c.maker == vendor::unknown) {
             if (value == "GenuineIntel"sv) c.maker = vendor::intel;
             else if (value == "AuthenticAMD"sv) c.maker = vendor::amd;
+            else if (value == "IBM/S390"sv) c.arch = cpu_arch::s390x;
         } else if (key == "CPU implementer"sv || key == "CPU part"sv) {
             // The implementer code names the licensee that designed the core (0x41 Arm,
             // 0x48 HiSilicon, 0x51 Qualcomm…), the part that licensee's core.
@@ -4383,8 +4780,10 @@ inline cpu_info parse_cpuinfo(std::string_view text) {
             // 8 and later are AArch64 cores; /proc/cpuinfo of a 32-bit kernel says 7.
             const auto v = detail::parse_u64(value);
             if (v) c.arch = *v >= 8 ? cpu_arch::aarch64 : cpu_arch::arm;
+            else if (value == "AArch64"sv) c.arch = cpu_arch::aarch64; // kernels before 3.18 spell it out
         }
     });
+    if (c.model.empty() && !s390_machine.empty()) c.model = "IBM Z machine type " + s390_machine;
     c.threads = processors;
     c.sockets =
         packages.empty() ? (processors ? 1u : 0u) : static_cast<std::uint32_t>(detail::count_distinct(packages));
@@ -4741,7 +5140,9 @@ void probe_cpu_topology(const S& sys, std::string_view online_list, cpu_info& cp
         const auto p = detail::parse_i64(detail::trim(pkg.data));
         const auto c = detail::parse_i64(detail::trim(core.data));
         if (!p || !c) {
-            detail::add_warning(warnings, warning_kind::parse_error, dir, "topology ids are not numbers");
+            const bool big = detail::unparsed_number(p ? core.data : pkg.data) == warning_kind::value_out_of_range;
+            detail::add_warning(warnings, big ? warning_kind::value_out_of_range : warning_kind::parse_error, dir,
+                                big ? "topology id past 2^63" : "topology ids are not numbers");
             return;
         }
         packages.push_back(std::to_string(*p));
@@ -4801,15 +5202,29 @@ std::pair<host_info, accelerator_profile> probe_host(const S& sys, std::vector<w
         // a file without the word is empty or not /proc/cpuinfo at all.
         if (host.cpu.threads == 0 && text->find("processor") == std::string::npos)
             note(warning_kind::parse_error, "/proc/cpuinfo", "no processor entries");
+        // The model string is the firmware's or a hypervisor's (QEMU's model-id): it goes
+        // to terminals and JSON, so only printable UTF-8 is kept.
+        bool changed = false;
+        std::string shown = detail::parsing::printable(host.cpu.model, changed);
+        if (changed) {
+            note(warning_kind::parse_error, "/proc/cpuinfo", "model name not printable UTF-8; '?' put in");
+            host.cpu.model = std::move(shown);
+        }
     }
     // The kernel's online mask is the authority on how many CPUs run; /proc/cpuinfo can be
     // virtualised (LXCFS shows the container's share) or cut short.
     constexpr std::string_view online_path = "/sys/devices/system/cpu/online";
+    std::optional<std::string> online_list;
     if (auto text = detail::read_optional_file(sys, online_path, 64 * 1024, warnings)) {
         const auto online = cpulist_count(*text);
         if (!online || *online == 0) {
-            note(warning_kind::parse_error, online_path, "not a cpulist");
+            if (!online && detail::cpulist_ranges(*text, UINT32_MAX))
+                note(warning_kind::value_out_of_range, online_path,
+                     "names CPUs past " + detail::to_decimal(cpulist_max_cpus) + ", more than any kernel supports");
+            else
+                note(warning_kind::parse_error, online_path, "not a cpulist");
         } else {
+            online_list = *text;
             if (host.cpu.threads != 0 && host.cpu.threads != *online) {
                 std::string message = "/proc/cpuinfo lists ";
                 message += detail::to_decimal(host.cpu.threads);
@@ -4834,6 +5249,9 @@ std::pair<host_info, accelerator_profile> probe_host(const S& sys, std::vector<w
                 note(warning_kind::parse_error, status_path, "Cpus_allowed_list is not a cpulist");
                 return;
             }
+            // The mask keeps CPUs that are offline (sched_getaffinity leaves them out):
+            // only those online count.
+            if (online_list) n = detail::cpulist_common_count(value, *online_list);
             if (host.cpu.threads != 0 && *n > host.cpu.threads) n = host.cpu.threads;
             host.cpu.usable_threads = *n;
         });
@@ -4845,7 +5263,18 @@ std::pair<host_info, accelerator_profile> probe_host(const S& sys, std::vector<w
     std::uint64_t hugetlb = 0;
     if (auto text = read_reporting("/proc/meminfo")) {
         host.memory = detail::parse_meminfo_and_pool(*text, hugetlb);
-        if (!host.memory.total_bytes) note(warning_kind::parse_error, "/proc/meminfo", "no MemTotal line");
+        if (!host.memory.total_bytes) {
+            std::optional<std::string_view> total; // the MemTotal line's value, when there is one
+            detail::for_each_key_value(*text, [&](std::string_view key, std::string_view value, bool has_colon) {
+                if (has_colon && key == "MemTotal" && !total) total = value;
+            });
+            const auto number = total ? total->substr(0, total->find(' ')) : std::string_view{};
+            if (!total) note(warning_kind::parse_error, "/proc/meminfo", "no MemTotal line");
+            else if (detail::unparsed_number(number) == warning_kind::value_out_of_range)
+                note(warning_kind::value_out_of_range, "/proc/meminfo", "MemTotal past 2^64 bytes");
+            else
+                note(warning_kind::parse_error, "/proc/meminfo", "MemTotal is not a number of kB");
+        }
     }
     if (limits.memory_bytes) host.memory.cgroup_limit_bytes = {*limits.memory_bytes, origin::sysfs};
     if (limits.memory_free_bytes) host.memory.cgroup_free_bytes = {*limits.memory_free_bytes, origin::sysfs};
@@ -4901,362 +5330,6 @@ std::pair<host_info, accelerator_profile> probe_host(const S& sys, std::vector<w
 
 AI_HWACCEL_NAMESPACE_END
 // ---- end ai_hwaccel/detect/cpu.hpp
-// ---- begin ai_hwaccel/detect/capture.hpp
-// ai-hwaccel detect: the shape of a captured output once read.
-//
-// `capture_parse` is what reading one captured tool output or system file yields;
-// `capture_format` is one row of the table of formats (detect/formats.hpp) that
-// `ai-hwaccel parse` consults. Backend headers include this to offer their own rows, and
-// the helpers below are shared by their sniffers.
-
-// #include "ai_hwaccel/config.hpp"
-// #include "ai_hwaccel/core/profile.hpp"
-// #include "ai_hwaccel/core/system_io.hpp"
-// #include "ai_hwaccel/core/text.hpp"
-// #include "ai_hwaccel/core/warning.hpp"
-
-#include <charconv>
-#include <cmath>
-#include <cstddef>
-#include <cstdint>
-#include <optional>
-#include <string>
-#include <string_view>
-#include <system_error>
-#include <utility>
-#include <vector>
-
-AI_HWACCEL_NAMESPACE_BEGIN
-
-/// Something a tool-output parser could not read: the 1-based line (0 for the input as a
-/// whole), what was wrong, for people, and the warning it becomes (`value_out_of_range`
-/// for a number no device reports, as one past 2^64; `parse_error` otherwise). Every
-/// backend's parsers report these.
-struct parse_problem {
-    std::size_t line = 0;
-    std::string message;
-    warning_kind kind = warning_kind::parse_error;
-    friend bool operator==(const parse_problem&, const parse_problem&) = default;
-};
-
-/// What one captured output said.
-struct capture_parse {
-    std::string_view format; ///< the row's name
-    std::vector<accelerator_profile> devices;
-    std::optional<host_info> host;   ///< set when the input describes the host
-    std::optional<system_io> system; ///< set when it describes storage, links, environment
-    std::vector<warning> warnings;
-};
-
-struct capture_format {
-    std::string_view name;    ///< stable, for --format ("proc-cpuinfo")
-    std::string_view command; ///< how the capture is made ("cat /proc/cpuinfo")
-    int (*sniff)(std::string_view text) noexcept;
-    void (*parse)(std::string_view text, capture_parse& out);
-};
-
-namespace detail::parsing {
-
-// The building blocks every tool-output parser shares: strict numbers, printable text,
-// and a bounded list of problems.
-
-inline std::optional<std::uint64_t> parse_uint(std::string_view s) noexcept {
-    std::uint64_t v = 0;
-    const auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-    if (ec != std::errc{} || p != s.data() + s.size() || s.empty()) return std::nullopt;
-    return v;
-}
-
-inline std::optional<double> parse_real(std::string_view s) noexcept {
-    if (s.empty() || !((s.front() >= '0' && s.front() <= '9') || s.front() == '-')) return std::nullopt;
-    double v = 0;
-    const auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-    if (ec != std::errc{} || p != s.data() + s.size() || !std::isfinite(v)) return std::nullopt;
-    return v;
-}
-
-// `s` without its terminal escape sequences (escape_length): some tools underline or
-// colour their tables even when their output goes to a pipe.
-inline std::string without_escapes(std::string_view s) {
-    std::string out;
-    out.reserve(s.size());
-    for (std::size_t i = 0; i < s.size();) {
-        if (const std::size_t n = escape_length(s.substr(i))) {
-            i += n;
-            continue;
-        }
-        out += s[i++];
-    }
-    return out;
-}
-
-// Printable UTF-8 or a question mark where it is not: names and versions end up in JSON
-// and terminals.
-inline std::string printable(std::string_view s, bool& changed) {
-    std::string out;
-    out.reserve(s.size());
-    changed = false;
-    for (std::size_t i = 0; i < s.size();) {
-        const auto c = static_cast<unsigned char>(s[i]);
-        std::size_t n = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xe ? 3 : (c >> 3) == 0x1e ? 4 : 0;
-        bool ok = n != 0 && i + n <= s.size() && !(n == 1 && (c < 0x20 || c == 0x7f));
-        for (std::size_t k = 1; ok && k < n; ++k)
-            ok = (static_cast<unsigned char>(s[i + k]) & 0xC0u) == 0x80u;
-        if (!ok) {
-            out += '?';
-            changed = true;
-            ++i;
-            continue;
-        }
-        out.append(s.substr(i, n));
-        i += n;
-    }
-    return out;
-}
-
-// Problems are capped so that a megabyte of garbage does not become a megabyte of
-// warnings; the last entry says how many more there were.
-inline constexpr std::size_t max_problems = 16;
-// No machine has more GPUs than this; anything beyond is garbage.
-inline constexpr std::size_t max_rows = 1024;
-
-/// What a parser says of one value: nothing (an empty message) when the value is fine.
-/// Built from a message alone it is a parse error.
-struct value_problem {
-    std::string message;
-    warning_kind kind = warning_kind::parse_error;
-
-    value_problem() = default;
-    value_problem(std::string m, warning_kind k = warning_kind::parse_error) // NOLINT: a message is a problem
-        : message(std::move(m)), kind(k) {}
-    value_problem(const char* m) : message(m) {} // NOLINT: as the string
-    bool empty() const noexcept { return message.empty(); }
-};
-
-struct problem_sink {
-    std::vector<parse_problem>& out;
-    std::size_t dropped = 0;
-    void add(std::size_t line, std::string msg, warning_kind kind = warning_kind::parse_error) {
-        if (out.size() < max_problems) out.push_back({line, std::move(msg), kind});
-        else ++dropped;
-    }
-    void add_problem(std::size_t line, value_problem p) { add(line, std::move(p.message), p.kind); }
-    void finish() {
-        if (dropped) out.push_back({0, std::to_string(dropped) + " more problems not listed"});
-    }
-};
-
-inline std::string quote_value(std::string_view v) {
-    bool changed = false;
-    std::string s = printable(v.substr(0, 40), changed);
-    return "\"" + s + (v.size() > 40 ? "...\"" : "\"");
-}
-
-// Parse problems as warnings of `backend` about `subject` ("nvidia-smi", "rocm-smi").
-inline void problems_to_warnings(const std::vector<parse_problem>& problems, std::optional<backend_id> backend,
-                                 std::string_view subject, std::vector<warning>& out) {
-    for (const auto& pr : problems)
-        out.push_back(warning{pr.kind, backend, std::string(subject),
-                              pr.line ? "line " + std::to_string(pr.line) + ": " + pr.message : pr.message, 0});
-}
-
-} // namespace detail::parsing
-
-namespace detail::formats {
-
-// Calls f(line) for each line (without its end of line) until f returns false.
-template <class F>
-constexpr void each_line(std::string_view text, F&& f) {
-    while (!text.empty()) {
-        const auto nl = text.find('\n');
-        std::string_view line = text.substr(0, nl);
-        if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-        if (!f(line)) return;
-        if (nl == std::string_view::npos) return;
-        text.remove_prefix(nl + 1);
-    }
-}
-
-// "key<blanks>: value" with exactly this key.
-constexpr bool has_key_line(std::string_view text, std::string_view key) noexcept {
-    bool found = false;
-    each_line(text, [&](std::string_view line) {
-        if (line.starts_with(key)) {
-            std::string_view rest = line.substr(key.size());
-            while (!rest.empty() && (rest.front() == ' ' || rest.front() == '\t')) rest.remove_prefix(1);
-            if (!rest.empty() && rest.front() == ':') found = true;
-        }
-        return !found;
-    });
-    return found;
-}
-
-constexpr std::string_view first_non_blank_line(std::string_view text) noexcept {
-    std::string_view first;
-    each_line(text, [&](std::string_view line) {
-        if (trim(line).empty()) return true;
-        first = trim(line);
-        return false;
-    });
-    return first;
-}
-
-inline void nothing_found(capture_parse& out, std::string_view what) {
-    out.warnings.push_back(warning{warning_kind::parse_error, std::nullopt, std::string(out.format),
-                                   std::string("no ") + std::string(what) + " found in the input", 0});
-}
-
-} // namespace detail::formats
-
-namespace detail::parsing {
-
-// The CSV of a vendor tool's query mode (`nvidia-smi --query-gpu=… --format=csv`,
-// `hl-smi -Q … -f csv`): one line per device, comma-separated values, optionally under a
-// header line naming the fields, each with its unit in brackets ("memory.used [MiB]").
-// What differs between tools (the fields they know, the characters of their field names,
-// their markers for a missing value, how a cell becomes a profile) stays with the backend.
-
-// One field a reader maps: its name as the tool spells it, the reader's own id for it
-// (an enum whose `ignored` stands for a field it does not map), and the unit the tool
-// appends to its values unless told `nounits` ("" for none).
-template <class Field>
-struct query_field {
-    std::string_view name;
-    Field id;
-    std::string_view unit;
-};
-
-template <class Field, std::size_t N>
-constexpr const query_field<Field>* find_query_field(const query_field<Field> (&table)[N],
-                                                     std::string_view name) noexcept {
-    for (const auto& f : table)
-        if (f.name == name) return &f;
-    return nullptr;
-}
-
-// Whether `table` maps every name of `fields` (what a probe asks for). Compares names, not
-// the pointer find_query_field returns: GCC's sanitizers make a pointer test non-constant.
-template <class Names, class Field, std::size_t N>
-constexpr bool fields_are_mapped(const Names& fields, const query_field<Field> (&table)[N]) noexcept {
-    for (std::string_view f : fields) {
-        bool mapped = false;
-        for (const auto& row : table) mapped = mapped || row.name == f;
-        if (!mapped) return false;
-    }
-    return true;
-}
-
-// A header cell without its unit: "memory.total [MiB]" -> "memory.total".
-constexpr std::string_view header_name(std::string_view cell) noexcept {
-    cell = trim(cell);
-    if (const auto b = cell.find(" ["); b != std::string_view::npos && !cell.empty() && cell.back() == ']')
-        cell = trim(cell.substr(0, b));
-    return cell;
-}
-
-// A cell that can be a field name: lowercase letters, digits and the tool's own
-// `punctuation` ("._" for nvidia-smi), from a letter.
-constexpr bool looks_like_field_name(std::string_view s, std::string_view punctuation) noexcept {
-    if (s.empty() || !(s.front() >= 'a' && s.front() <= 'z')) return false;
-    for (char c : s)
-        if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || punctuation.find(c) != std::string_view::npos))
-            return false;
-    return true;
-}
-
-// Calls f(cell) for each comma-separated cell of `line`, trimmed.
-template <class F>
-constexpr void each_cell(std::string_view line, F&& f) {
-    for (;;) {
-        const auto comma = line.find(',');
-        f(trim(line.substr(0, comma)));
-        if (comma == std::string_view::npos) return;
-        line.remove_prefix(comma + 1);
-    }
-}
-
-// The header line of a query CSV: every cell a field name (units in brackets allowed), and
-// at least one a unit or a field of `table`, so a data row of lowercase words is not taken
-// for one.
-template <class Field, std::size_t N>
-constexpr bool is_query_header(std::string_view line, const query_field<Field> (&table)[N],
-                               std::string_view punctuation) noexcept {
-    bool all_names = true, anchored = false;
-    each_cell(line, [&](std::string_view cell) {
-        const auto n = header_name(cell);
-        if (!looks_like_field_name(n, punctuation)) all_names = false;
-        if (n.size() != cell.size() || find_query_field(table, n)) anchored = true;
-    });
-    return all_names && anchored;
-}
-
-// What every query CSV reader does around its rows: names the columns from `fields` (the
-// list given to the tool) or from a header line on the first non-blank line (which wins),
-// skips rows whose number of values is not the number of columns, stops after max_rows
-// rows, and reports all of it to `problems`. Each row that is kept goes to
-// row(line, number, columns), `columns` holding the field of each cell in order (an
-// `ignored` one for a name the table lacks).
-template <class Field, std::size_t N, class Row>
-void read_query_csv(std::string_view text, std::string_view fields, const query_field<Field> (&table)[N],
-                    std::string_view punctuation, problem_sink& problems, Row&& row) {
-    std::vector<const query_field<Field>*> columns;
-    auto set_columns = [&](std::string_view list, std::size_t line) {
-        columns.clear();
-        each_cell(list, [&](std::string_view cell) {
-            static constexpr query_field<Field> unmapped{"", Field::ignored, ""};
-            const auto n = header_name(cell);
-            const query_field<Field>* f = find_query_field(table, n);
-            if (!f) {
-                if (!looks_like_field_name(n, punctuation)) problems.add(line, "not a field name: " + quote_value(n));
-                f = &unmapped;
-            }
-            columns.push_back(f);
-        });
-    };
-    if (!trim(fields).empty()) set_columns(fields, 0);
-
-    std::size_t number = 0, rows = 0;
-    bool first = true;
-    detail::formats::each_line(text, [&](std::string_view line) {
-        ++number;
-        line = trim(line);
-        if (line.empty()) return true;
-        if (first) {
-            first = false;
-            if (is_query_header(line, table, punctuation)) {
-                const auto given = columns.size();
-                set_columns(line, number);
-                if (given != 0 && given != columns.size())
-                    problems.add(number, "the header names " + std::to_string(columns.size()) +
-                                             " fields, the query " + std::to_string(given) + "; the header is used");
-                return true;
-            }
-        }
-        if (columns.empty()) {
-            problems.add(0, "no header line and no field list: the columns cannot be named");
-            return false;
-        }
-        if (rows >= max_rows) {
-            problems.add(number, "more than " + std::to_string(max_rows) + " rows; the rest ignored");
-            return false;
-        }
-        std::size_t cells = 0;
-        each_cell(line, [&](std::string_view) { ++cells; });
-        if (cells != columns.size()) {
-            problems.add(number, std::to_string(cells) + " values for " + std::to_string(columns.size()) +
-                                     " fields; row skipped");
-            return true;
-        }
-        ++rows;
-        row(line, number, columns);
-        return true;
-    });
-}
-
-} // namespace detail::parsing
-
-AI_HWACCEL_NAMESPACE_END
-// ---- end ai_hwaccel/detect/capture.hpp
 // ---- begin ai_hwaccel/detect/environment.hpp
 // ai-hwaccel detect: where the process runs — container, Kubernetes, WSL, hypervisor,
 // cloud.
@@ -27246,10 +27319,13 @@ namespace detail::formats {
 
 // /proc/cpuinfo -------------------------------------------------------------------------
 inline int sniff_cpuinfo(std::string_view t) noexcept {
-    const bool processor = has_key_line(t, "processor") || has_key_line(t, "Processor");
+    // s390x numbers its lines ("processor 0: version = …"); POWER names its core under
+    // "cpu", RISC-V under "isa" and "uarch".
+    const bool processor =
+        has_key_line(t, "processor") || has_key_line(t, "Processor") || has_key_line(t, "processor 0");
     const bool detail = has_key_line(t, "flags") || has_key_line(t, "Features") || has_key_line(t, "model name") ||
                         has_key_line(t, "BogoMIPS") || has_key_line(t, "CPU implementer") ||
-                        has_key_line(t, "vendor_id");
+                        has_key_line(t, "vendor_id") || has_key_line(t, "cpu") || has_key_line(t, "isa");
     return processor && detail ? 80 : 0;
 }
 inline void parse_cpuinfo_capture(std::string_view t, capture_parse& out) {
@@ -34895,7 +34971,10 @@ AI_HWACCEL_NAMESPACE_END
 //   (stage 1), then the gradients (2), then the weights (3). Rajbhandari et al., "ZeRO:
 //   Memory Optimizations Toward Training Trillion Parameter Models", SC'20,
 //   arXiv:1910.02054, sections 3.1 and 5. FSDP FULL_SHARD is stage 3, SHARD_GRAD_OP
-//   stage 2. Optimizer offload to host: ZeRO-Offload (Ren et al., arXiv:2101.06840).
+//   stage 2. Optimizer offload to host: ZeRO-Offload (Ren et al., arXiv:2101.06840),
+//   which moves the gradients to host memory too as the backward pass produces them (the
+//   device keeps about one layer's worth in flight) and runs the optimizer there: the
+//   device holds the 16-bit weights, the activations and that layer of gradients.
 // - 8-bit Adam: block-wise quantized m and v, 1 byte each plus one fp32 scale per 2048
 //   values (Dettmers et al., "8-bit Optimizers via Block-wise Quantization",
 //   arXiv:2110.02861; bitsandbytes' default block size).
@@ -34914,9 +34993,10 @@ AI_HWACCEL_NAMESPACE_END
 //   q_w; FFN norm input h, gate/up input h, gate g i, up u i, silu(g) i, down input i;
 //   i.e. 2 x (4h + 2 q_w + 2 kv_w + 4i) bytes, plus the softmax output 2*a*s bytes when
 //   attention is materialised; flash attention keeps only an fp32 log-sum-exp per head
-//   (4a bytes). For h = q_w = kv_w, i = 4h that is 36h: Korthikanti's 34 less the dropout
-//   masks, plus the SiLU output a gated FFN keeps (a plain FFN, model_spec::gated_ffn
-//   false, keeps 2i: its up projection's and its activation's outputs). Full
+//   (4a bytes). For h = q_w = kv_w, i = 4h that is 48h: Korthikanti's 34h less the 2h
+//   of dropout masks, plus 16h for the gate projection's output and its SiLU, which a
+//   gated FFN keeps beside the up projection's (a plain FFN, model_spec::gated_ffn false,
+//   keeps 2i: its up projection's and its activation's outputs, 32h in all). Full
 //   recomputation keeps each layer's input (2*s*b*h bytes per layer, Korthikanti
 //   section 4) and rebuilds one layer at a time during the backward pass.
 // - Backward transient: while a gated FFN is differentiated, the gradients of its three
@@ -35014,7 +35094,8 @@ struct training_setup {
     std::uint32_t prefix_tokens = 20; ///< virtual tokens of prefix tuning
     std::uint32_t devices = 1;        ///< data-parallel devices ZeRO/FSDP shards over
     zero_stage zero = zero_stage::none;
-    bool offload_optimizer = false;  ///< optimizer states + master weights in host memory
+    /// Optimizer states, fp32 master weights and gradients in host memory (ZeRO-Offload).
+    bool offload_optimizer = false;
     bool offload_parameters = false; ///< stage 3 only: sharded weights in host memory
     bool gradient_checkpointing = false;
     bool offload_activations = false; ///< checkpointed layer inputs moved to host memory
@@ -35027,6 +35108,9 @@ struct training_setup {
     training_precision precision = training_precision::mixed_bf16;
     /// Distillation: the teacher's parameter count (0: the same as the student).
     std::uint64_t teacher_parameters = 0;
+    /// Distillation: the teacher's layer count (0: the student's), which sizes the layer
+    /// of it ZeRO stage 3 gathers.
+    std::uint32_t teacher_layers = 0;
 };
 
 /// Estimated memory of one training step on one device (bytes). The components add up
@@ -35321,10 +35405,16 @@ constexpr training_memory estimate_training_memory(const model_spec& m, const tr
     const std::uint64_t grads_dev = shard_grads && !t.optimizer_in_backward ? ceil_div(grads, n) : grads;
     std::uint64_t opt_dev = shard_states ? ceil_div(opt_bytes, n) : opt_bytes;
 
-    // Offload to host.
+    // Offload to host: the optimizer runs there, on gradients moved there as they come.
+    std::uint64_t grads_kept = grads_dev;
     if (t.offload_optimizer) {
         r.host_memory_bytes = sat_add(r.host_memory_bytes, opt_dev);
         opt_dev = 0;
+        if (!t.optimizer_in_backward) {
+            r.host_memory_bytes = sat_add(r.host_memory_bytes, grads_dev);
+            grads_kept = sat_mul(ceil_div(r.trainable_parameters, m.layers), grad_type); // one layer in flight
+            if (grads_kept > grads_dev) grads_kept = grads_dev;
+        }
     }
     if (t.offload_parameters && shard_weights) {
         r.host_memory_bytes = sat_add(r.host_memory_bytes, weights_dev);
@@ -35333,18 +35423,24 @@ constexpr training_memory estimate_training_memory(const model_spec& m, const tr
 
     // Buffers: stage 3 gathers a layer's full weights before using it and prefetches the
     // next (two layers live); QLoRA dequantises one matrix at a time to 16-bit.
+    // A distillation teacher's layer is its weights over its own layer count; DPO's and
+    // PPO's frozen models have the trained model's shape.
     std::uint64_t buffers = 0;
     if (shard_weights) {
-        const std::uint64_t layer_weights = ceil_div(sat_add(model_weight_bytes(m, how, t.precision),
-                                                             frozen ? frozen / trained_models : 0),
-                                                     m.layers);
+        std::uint64_t layer_weights = ceil_div(model_weight_bytes(m, how, t.precision), m.layers);
+        if (t.method == training_method::distillation)
+            layer_weights = sat_add(layer_weights, ceil_div(frozen, t.teacher_layers ? t.teacher_layers : m.layers));
+        else if (frozen)
+            layer_weights = sat_add(layer_weights, ceil_div(frozen / trained_models, m.layers));
         buffers = sat_mul(2, layer_weights);
     }
     if (how == training_method::qlora) buffers = sat_add(buffers, sat_mul(largest_block_matrix(m), 2));
 
     // Activations: DPO runs chosen and rejected sequences together; distillation also
     // holds the teacher's logits.
-    const std::uint32_t batch = t.method == training_method::dpo ? t.micro_batch * 2u : t.micro_batch;
+    const std::uint32_t batch = t.method != training_method::dpo ? t.micro_batch
+                                : t.micro_batch > UINT32_MAX / 2 ? UINT32_MAX // saturated: still absurdly large
+                                                                  : t.micro_batch * 2u;
     auto act = activations(m, t, batch);
     if (t.method == training_method::distillation)
         act.loss = sat_add(act.loss, sat_mul(sat_mul(sat_mul(t.seq_len, batch), m.vocab_size), 2));
@@ -35352,7 +35448,7 @@ constexpr training_memory estimate_training_memory(const model_spec& m, const tr
 
     r.weights_bytes = weights_dev;
     r.frozen_models_bytes = frozen_dev;
-    r.gradients_bytes = grads_dev;
+    r.gradients_bytes = grads_kept;
     r.optimizer_bytes = opt_dev;
     r.activations_bytes = act_peak;
     r.buffers_bytes = buffers;
@@ -35361,7 +35457,7 @@ constexpr training_memory estimate_training_memory(const model_spec& m, const tr
     const std::uint64_t fixed = sat_add(sat_add(weights_dev, frozen_dev), sat_add(opt_dev, buffers));
     const std::uint64_t start_of_backward = act_peak;
     const std::uint64_t end_of_backward =
-        sat_add(grads_dev, sat_add(t.gradient_checkpointing ? 0 : act.layer, act.working));
+        sat_add(grads_kept, sat_add(t.gradient_checkpointing ? 0 : act.layer, act.working));
     r.peak_memory_bytes = sat_add(fixed, max_u(start_of_backward, end_of_backward));
     return r;
 }
@@ -35379,7 +35475,8 @@ constexpr std::uint32_t max_training_seq_len(const model_spec& m, training_setup
     if (step == 0) step = 1;
     std::uint32_t lo = 0, hi = limit / step; // in steps
     while (lo < hi) {
-        const std::uint32_t mid = lo + (hi - lo + 1) / 2;
+        // In 64 bits: hi - lo + 1 is 2^32 when the range is all of uint32_t.
+        const auto mid = static_cast<std::uint32_t>(lo + (static_cast<std::uint64_t>(hi) - lo + 1) / 2);
         t.seq_len = mid * step;
         if (training_fits(m, t, device_memory_bytes)) lo = mid;
         else hi = mid - 1;

@@ -1,4 +1,5 @@
 #include "ai_hwaccel/detect/cpu.hpp"
+#include "ai_hwaccel/detect/formats.hpp"
 
 #include "fixtures.hpp"
 
@@ -195,6 +196,49 @@ TEST_CASE("parse_cpuinfo hostile input") {
     CHECK(c.threads == 1);
     CHECK_FALSE(c.features.has(cpu_feature::avx2)); // whole words only; first flags line wins
     CHECK(ah::parse_cpuinfo(std::string(100000, ':')).threads == 0);
+}
+
+TEST_CASE("parse_cpuinfo: POWER, RISC-V, s390x and early AArch64 kernels (hand-made, kernel formats)") {
+    // POWER (arch/powerpc/kernel/setup-common.c): "cpu" names the core, up to a comma.
+    const auto power = ah::parse_cpuinfo("processor\t: 0\ncpu\t\t: POWER9 (architected), altivec supported\n"
+                                         "clock\t\t: 2750.000000MHz\nrevision\t: 2.2 (pvr 004e 1202)\n\n"
+                                         "processor\t: 1\ncpu\t\t: POWER9 (architected), altivec supported\n"
+                                         "clock\t\t: 2750.000000MHz\nrevision\t: 2.2 (pvr 004e 1202)\n\n"
+                                         "timebase\t: 512000000\nplatform\t: pSeries\n");
+    CHECK(power.model == "POWER9 (architected)");
+    CHECK(power.arch == ah::cpu_arch::ppc64le);
+    CHECK(power.threads == 2);
+    // RISC-V (arch/riscv/kernel/cpu.c): "isa", "mmu", and since Linux 6.1 "uarch".
+    const auto riscv = ah::parse_cpuinfo("processor\t: 0\nhart\t\t: 1\nisa\t\t: rv64imafdc_zicntr_zicsr\n"
+                                         "mmu\t\t: sv39\nuarch\t\t: sifive,u74-mc\n\n"
+                                         "processor\t: 1\nhart\t\t: 2\nisa\t\t: rv64imafdc_zicntr_zicsr\n"
+                                         "mmu\t\t: sv39\nuarch\t\t: sifive,u74-mc\n");
+    CHECK(riscv.model == "sifive,u74-mc");
+    CHECK(riscv.arch == ah::cpu_arch::riscv64);
+    CHECK(riscv.threads == 2);
+    // s390x (arch/s390/kernel/processor.c): one numbered "processor N:" line per CPU.
+    const auto z = ah::parse_cpuinfo(
+        "vendor_id       : IBM/S390\n# processors    : 2\nbogomips per cpu: 3033.00\n"
+        "features\t: esan3 zarch stfle msa ldisp eimm dfp edat etf3eh highgprs te vx sie\n"
+        "processor 0: version = FF,  identification = 0133E8,  machine = 2964\n"
+        "processor 1: version = FF,  identification = 0133E8,  machine = 2964\n");
+    CHECK(z.arch == ah::cpu_arch::s390x);
+    CHECK(z.threads == 2);
+    CHECK(z.model == "IBM Z machine type 2964");
+    // Arm64 kernels before 3.18 spell the architecture out.
+    const auto early = ah::parse_cpuinfo("Processor\t: AArch64 Processor rev 0 (aarch64)\nprocessor\t: 0\n"
+                                         "Features\t: fp asimd aes pmull sha1 sha2 crc32\nCPU implementer\t: 0x41\n"
+                                         "CPU architecture: AArch64\nCPU variant\t: 0x1\nCPU part\t: 0xd07\n");
+    CHECK(early.arch == ah::cpu_arch::aarch64);
+    CHECK(early.model == "Arm Cortex-A57");
+    // Each is also recognised as /proc/cpuinfo by the capture reader.
+    for (const auto* text : {"processor\t: 0\ncpu\t\t: POWER10\n", "processor\t: 0\nisa\t\t: rv64imafdc\n",
+                             "vendor_id       : IBM/S390\nprocessor 0: version = FF\n"}) {
+        CAPTURE(text);
+        const auto* f = ah::recognise_format(text);
+        REQUIRE(f != nullptr);
+        CHECK(f->name == "proc-cpuinfo");
+    }
 }
 
 TEST_CASE("parse_cpuinfo: sockets and cores of two packages") {
@@ -534,6 +578,59 @@ TEST_CASE("probe_host: usable threads are at most the CPUs online") {
     root.write("proc/self/status", "Cpus_allowed_list:\t1,3\n"); // a cpuset narrows it
     CHECK(ah::probe_host(ah::host_system(root.path().string()), w).first.cpu.usable_threads == 2);
     CHECK(w.empty());
+}
+
+TEST_CASE("probe_host: offline CPUs in the affinity mask are not usable") {
+    // Four CPUs of 0-11 offline (SMT switched off, say) and a task mask of 0-7 (taskset):
+    // the task runs on 0-3 alone.
+    test::scratch_dir root;
+    write_basics(root, 8);
+    root.write("sys/devices/system/cpu/online", "0-3,8-11\n");
+    root.write("proc/self/status", "Cpus_allowed_list:\t0-7\n");
+    std::vector<ah::warning> w;
+    const auto host = ah::probe_host(ah::host_system(root.path().string()), w).first;
+    CHECK(host.cpu.threads == 8);
+    CHECK(host.cpu.usable_threads == 4);
+    CHECK(ah::detail::cpulist_common_count("0-7", "0-3,8-11") == 4u);
+    CHECK(ah::detail::cpulist_common_count("1,3,5-9", "0-5,9") == 4u);
+    CHECK(ah::detail::cpulist_common_count("0-3", "x") == 4u);
+    CHECK_FALSE(ah::detail::cpulist_common_count("x", "0-3"));
+}
+
+TEST_CASE("probe_host: a model name that is not printable text is cleaned, and said") {
+    test::scratch_dir root;
+    root.write("proc/cpuinfo", "processor\t: 0\nmodel name\t: Intel\xff\xfe \x1b]0;pwned\x07\x1b[2J Xeon\n"
+                               "flags\t\t: fpu sse2\n");
+    root.write("proc/meminfo", "MemTotal: 1024 kB\n");
+    std::vector<ah::warning> w;
+    const auto [host, cpu] = ah::probe_host(ah::host_system(root.path().string()), w);
+    CHECK(host.cpu.model == "Intel?? ?]0;pwned??[2J Xeon");
+    REQUIRE(w.size() == 1);
+    CHECK(w[0].kind == ah::warning_kind::parse_error);
+    CHECK(w[0].subject == "/proc/cpuinfo");
+    CHECK(cpu.name.view().find('\x1b') == std::string_view::npos);
+}
+
+TEST_CASE("probe_host: numbers past 2^64 and CPUs past the cap are out of range, not garbage") {
+    test::scratch_dir root;
+    root.write("proc/cpuinfo", cpuinfo_with(2));
+    root.write("proc/meminfo", "MemTotal: 99999999999999999999999 kB\n");
+    root.write("sys/devices/system/cpu/online", "0-70000\n");
+    std::vector<ah::warning> w;
+    ah::probe_host(ah::host_system(root.path().string()), w);
+    INFO(test::warnings_text(w));
+    REQUIRE(w.size() == 2);
+    CHECK(w[0].kind == ah::warning_kind::value_out_of_range);
+    CHECK(w[0].subject == "/sys/devices/system/cpu/online");
+    CHECK(w[1].kind == ah::warning_kind::value_out_of_range);
+    CHECK(w[1].subject == "/proc/meminfo");
+    // Words where the number belongs stay parse errors.
+    root.write("proc/meminfo", "MemTotal: lots kB\n");
+    w.clear();
+    ah::probe_host(ah::host_system(root.path().string()), w);
+    REQUIRE(w.size() == 2);
+    CHECK(w[1].kind == ah::warning_kind::parse_error);
+    CHECK(w[1].message == "MemTotal is not a number of kB");
 }
 
 TEST_CASE("probe_host: a hugetlb pool is not the CPU's memory") {

@@ -183,8 +183,26 @@ TEST_CASE("estimate_training_memory: ZeRO stages and offload") {
     const auto off = ah::estimate_training_memory(m, t);
     CHECK(off.optimizer_bytes == 0);
     CHECK(off.weights_bytes == 0);
-    CHECK(off.host_memory_bytes == s3.optimizer_bytes + s3.weights_bytes);
+    // ZeRO-Offload moves the gradients too; one layer of them is in flight on the device.
+    CHECK(off.host_memory_bytes == s3.optimizer_bytes + s3.weights_bytes + s3.gradients_bytes);
+    CHECK(off.gradients_bytes == (m.parameters + 31) / 32 * 2);
     CHECK(off.peak_memory_bytes < s3.peak_memory_bytes);
+}
+
+TEST_CASE("estimate_training_memory: ZeRO-Offload fits 13B on one 32 GB device") {
+    // Ren et al. (arXiv:2101.06840): ZeRO-Offload trains models of over 13B parameters on a
+    // single 32 GB V100. The device keeps the 16-bit weights (26 GB for Llama 2 13B), the
+    // activations and a layer of gradients; states, master weights and gradients go to host.
+    const auto& m = model("llama-2-13b");
+    ah::training_setup t = {.seq_len = 1024, .zero = ah::zero_stage::gradients, .offload_optimizer = true,
+                            .gradient_checkpointing = true};
+    const auto e = ah::estimate_training_memory(m, t);
+    CHECK(e.weights_bytes == 2 * m.parameters);
+    CHECK(e.gradients_bytes == (m.parameters + 39) / 40 * 2); // one of its 40 layers
+    CHECK(e.host_memory_bytes == 14 * m.parameters);           // 12 of states + 2 of gradients
+    CHECK(ah::training_fits(m, t, 32 * gib));
+    t.offload_optimizer = false;
+    CHECK_FALSE(ah::training_fits(m, t, 32 * gib));
 }
 
 TEST_CASE("estimate_training_memory: multi-model methods") {
@@ -200,6 +218,16 @@ TEST_CASE("estimate_training_memory: multi-model methods") {
     const auto kd = ah::estimate_training_memory(
         m, {.method = ah::training_method::distillation, .teacher_parameters = 70'000'000'000ull});
     CHECK(kd.frozen_models_bytes == 140'000'000'000ull);
+    // ZeRO-3 gathers a layer of the teacher as well as of the student, two of each live: the
+    // teacher's layer is its weights over its own layer count (405B: 126 layers).
+    const auto& big = model("llama-3.1-405b");
+    const ah::training_setup kd3 = {.method = ah::training_method::distillation, .devices = 64,
+                                    .zero = ah::zero_stage::parameters, .gradient_checkpointing = true,
+                                    .teacher_parameters = big.parameters, .teacher_layers = big.layers};
+    const auto k3 = ah::estimate_training_memory(m, kd3);
+    const std::uint64_t student_layer = (2 * m.parameters + m.layers - 1) / m.layers;
+    const std::uint64_t teacher_layer = (2 * big.parameters + big.layers - 1) / big.layers;
+    CHECK(k3.buffers_bytes == 2 * (student_layer + teacher_layer));
     const auto dpo_lora = ah::estimate_training_memory(
         m, {.method = ah::training_method::dpo, .policy_method = ah::training_method::lora});
     CHECK(dpo_lora.trainable_parameters == ah::detail::training::lora_parameters(m, 16, ah::lora_all_linear));
@@ -256,6 +284,12 @@ TEST_CASE("estimate_training_memory: monotonicity") {
     const auto huge = ah::estimate_training_memory(model("llama-3.1-405b"),
                                                    with({.seq_len = ~0u, .micro_batch = ~0u, .flash_attention = false}));
     CHECK(huge.peak_memory_bytes == ~0ull);
+    // DPO doubles the micro-batch (chosen and rejected): at 2^31 that must not wrap to 0.
+    const auto& m8 = model("llama-3.1-8b");
+    const auto one = ah::estimate_training_memory(m8, {.method = ah::training_method::dpo, .micro_batch = 1});
+    const auto wrap = ah::estimate_training_memory(m8, {.method = ah::training_method::dpo, .micro_batch = 1u << 31});
+    CHECK(wrap.activations_bytes > one.activations_bytes);
+    CHECK(wrap.peak_memory_bytes == ~0ull);
 }
 
 TEST_CASE("max_training_seq_len") {
@@ -272,6 +306,9 @@ TEST_CASE("max_training_seq_len") {
     fit.seq_len = s16 + 256;
     CHECK(!ah::training_fits(m, fit, 16 * gib));
     CHECK(ah::max_training_seq_len(m, t, 1 * gib) == 0);
+    // A limit of the whole uint32_t range with a step of 1 ends (its midpoint once wrapped).
+    CHECK(ah::max_training_seq_len(m, t, 16 * gib, 1, ~0u) >= s16);
+    CHECK(ah::max_training_seq_len(m, t, 16 * gib, 1, ~0u) < s16 + 256);
 }
 
 // ---- Calibration against published measurements --------------------------------------

@@ -15,6 +15,7 @@
 #include "ai_hwaccel/core/text.hpp"
 #include "ai_hwaccel/core/units.hpp"
 #include "ai_hwaccel/core/warning.hpp"
+#include "ai_hwaccel/detect/capture.hpp"
 #include "ai_hwaccel/detect/system.hpp"
 #include "ai_hwaccel/detect/sysfs.hpp"
 #include "ai_hwaccel/detect/topology.hpp"
@@ -418,16 +419,34 @@ inline cpu_info parse_cpuinfo(std::string_view text) {
     std::string_view flags;
     bool arm_flags = false;
     detail::arm_core_tally arm;
+    std::string s390_machine;
     detail::for_each_key_value(text, [&](std::string_view key, std::string_view value, bool has_colon) {
         if (!has_colon) return;
         if (key == "processor"sv) {
             ++processors;
             current_package.clear();
+        } else if (key.starts_with("processor "sv) && detail::parse_u64(key.substr(10))) {
+            // s390x: one "processor N: version = FF,  identification = …,  machine = 2964"
+            // line per CPU (arch/s390/kernel/processor.c).
+            ++processors;
+            if (const auto at = value.find("machine = "sv); at != std::string_view::npos && s390_machine.empty())
+                s390_machine = std::string(detail::trim(value.substr(at + 10, value.find(',', at) - at - 10)));
         } else if ((key == "model name"sv || key == "Model Name"sv || key == "cpu model"sv) && c.model.empty()) {
             c.model = std::string(value);
+        } else if (key == "cpu"sv && c.model.empty()) {
+            // POWER: "cpu : POWER9 (architected), altivec supported" (arch/powerpc/kernel/setup-common.c);
+            // the model is what precedes the first comma.
+            c.model = std::string(detail::trim(value.substr(0, value.find(','))));
+            // The maker stays unknown: the vendor table has no IBM.
+            if (value.starts_with("POWER"sv) || value.find("PPC"sv) != std::string_view::npos) c.arch = cpu_arch::ppc64le;
+        } else if (key == "uarch"sv && c.model.empty()) {
+            c.model = std::string(value); // RISC-V: "uarch : sifive,u74-mc" (Linux 6.1 and later)
+        } else if (key == "isa"sv && value.starts_with("rv64"sv)) {
+            c.arch = cpu_arch::riscv64; // RISC-V: "isa : rv64imafdc_zicsr…"
         } else if (key == "vendor_id"sv && c.maker == vendor::unknown) {
             if (value == "GenuineIntel"sv) c.maker = vendor::intel;
             else if (value == "AuthenticAMD"sv) c.maker = vendor::amd;
+            else if (value == "IBM/S390"sv) c.arch = cpu_arch::s390x;
         } else if (key == "CPU implementer"sv || key == "CPU part"sv) {
             // The implementer code names the licensee that designed the core (0x41 Arm,
             // 0x48 HiSilicon, 0x51 Qualcomm…), the part that licensee's core.
@@ -447,8 +466,10 @@ inline cpu_info parse_cpuinfo(std::string_view text) {
             // 8 and later are AArch64 cores; /proc/cpuinfo of a 32-bit kernel says 7.
             const auto v = detail::parse_u64(value);
             if (v) c.arch = *v >= 8 ? cpu_arch::aarch64 : cpu_arch::arm;
+            else if (value == "AArch64"sv) c.arch = cpu_arch::aarch64; // kernels before 3.18 spell it out
         }
     });
+    if (c.model.empty() && !s390_machine.empty()) c.model = "IBM Z machine type " + s390_machine;
     c.threads = processors;
     c.sockets =
         packages.empty() ? (processors ? 1u : 0u) : static_cast<std::uint32_t>(detail::count_distinct(packages));
@@ -805,7 +826,9 @@ void probe_cpu_topology(const S& sys, std::string_view online_list, cpu_info& cp
         const auto p = detail::parse_i64(detail::trim(pkg.data));
         const auto c = detail::parse_i64(detail::trim(core.data));
         if (!p || !c) {
-            detail::add_warning(warnings, warning_kind::parse_error, dir, "topology ids are not numbers");
+            const bool big = detail::unparsed_number(p ? core.data : pkg.data) == warning_kind::value_out_of_range;
+            detail::add_warning(warnings, big ? warning_kind::value_out_of_range : warning_kind::parse_error, dir,
+                                big ? "topology id past 2^63" : "topology ids are not numbers");
             return;
         }
         packages.push_back(std::to_string(*p));
@@ -865,15 +888,29 @@ std::pair<host_info, accelerator_profile> probe_host(const S& sys, std::vector<w
         // a file without the word is empty or not /proc/cpuinfo at all.
         if (host.cpu.threads == 0 && text->find("processor") == std::string::npos)
             note(warning_kind::parse_error, "/proc/cpuinfo", "no processor entries");
+        // The model string is the firmware's or a hypervisor's (QEMU's model-id): it goes
+        // to terminals and JSON, so only printable UTF-8 is kept.
+        bool changed = false;
+        std::string shown = detail::parsing::printable(host.cpu.model, changed);
+        if (changed) {
+            note(warning_kind::parse_error, "/proc/cpuinfo", "model name not printable UTF-8; '?' put in");
+            host.cpu.model = std::move(shown);
+        }
     }
     // The kernel's online mask is the authority on how many CPUs run; /proc/cpuinfo can be
     // virtualised (LXCFS shows the container's share) or cut short.
     constexpr std::string_view online_path = "/sys/devices/system/cpu/online";
+    std::optional<std::string> online_list;
     if (auto text = detail::read_optional_file(sys, online_path, 64 * 1024, warnings)) {
         const auto online = cpulist_count(*text);
         if (!online || *online == 0) {
-            note(warning_kind::parse_error, online_path, "not a cpulist");
+            if (!online && detail::cpulist_ranges(*text, UINT32_MAX))
+                note(warning_kind::value_out_of_range, online_path,
+                     "names CPUs past " + detail::to_decimal(cpulist_max_cpus) + ", more than any kernel supports");
+            else
+                note(warning_kind::parse_error, online_path, "not a cpulist");
         } else {
+            online_list = *text;
             if (host.cpu.threads != 0 && host.cpu.threads != *online) {
                 std::string message = "/proc/cpuinfo lists ";
                 message += detail::to_decimal(host.cpu.threads);
@@ -898,6 +935,9 @@ std::pair<host_info, accelerator_profile> probe_host(const S& sys, std::vector<w
                 note(warning_kind::parse_error, status_path, "Cpus_allowed_list is not a cpulist");
                 return;
             }
+            // The mask keeps CPUs that are offline (sched_getaffinity leaves them out):
+            // only those online count.
+            if (online_list) n = detail::cpulist_common_count(value, *online_list);
             if (host.cpu.threads != 0 && *n > host.cpu.threads) n = host.cpu.threads;
             host.cpu.usable_threads = *n;
         });
@@ -909,7 +949,18 @@ std::pair<host_info, accelerator_profile> probe_host(const S& sys, std::vector<w
     std::uint64_t hugetlb = 0;
     if (auto text = read_reporting("/proc/meminfo")) {
         host.memory = detail::parse_meminfo_and_pool(*text, hugetlb);
-        if (!host.memory.total_bytes) note(warning_kind::parse_error, "/proc/meminfo", "no MemTotal line");
+        if (!host.memory.total_bytes) {
+            std::optional<std::string_view> total; // the MemTotal line's value, when there is one
+            detail::for_each_key_value(*text, [&](std::string_view key, std::string_view value, bool has_colon) {
+                if (has_colon && key == "MemTotal" && !total) total = value;
+            });
+            const auto number = total ? total->substr(0, total->find(' ')) : std::string_view{};
+            if (!total) note(warning_kind::parse_error, "/proc/meminfo", "no MemTotal line");
+            else if (detail::unparsed_number(number) == warning_kind::value_out_of_range)
+                note(warning_kind::value_out_of_range, "/proc/meminfo", "MemTotal past 2^64 bytes");
+            else
+                note(warning_kind::parse_error, "/proc/meminfo", "MemTotal is not a number of kB");
+        }
     }
     if (limits.memory_bytes) host.memory.cgroup_limit_bytes = {*limits.memory_bytes, origin::sysfs};
     if (limits.memory_free_bytes) host.memory.cgroup_free_bytes = {*limits.memory_free_bytes, origin::sysfs};

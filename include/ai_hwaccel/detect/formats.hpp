@@ -51,10 +51,13 @@ namespace detail::formats {
 
 // /proc/cpuinfo -------------------------------------------------------------------------
 inline int sniff_cpuinfo(std::string_view t) noexcept {
-    const bool processor = has_key_line(t, "processor") || has_key_line(t, "Processor");
+    // s390x numbers its lines ("processor 0: version = …"); POWER names its core under
+    // "cpu", RISC-V under "isa" and "uarch".
+    const bool processor =
+        has_key_line(t, "processor") || has_key_line(t, "Processor") || has_key_line(t, "processor 0");
     const bool detail = has_key_line(t, "flags") || has_key_line(t, "Features") || has_key_line(t, "model name") ||
                         has_key_line(t, "BogoMIPS") || has_key_line(t, "CPU implementer") ||
-                        has_key_line(t, "vendor_id");
+                        has_key_line(t, "vendor_id") || has_key_line(t, "cpu") || has_key_line(t, "isa");
     return processor && detail ? 80 : 0;
 }
 inline void parse_cpuinfo_capture(std::string_view t, capture_parse& out) {

@@ -327,6 +327,28 @@ inline std::optional<std::uint32_t> cpulist_count(std::string_view text, std::ui
     return n;
 }
 
+namespace detail {
+/// How many CPUs two cpulists both name (a task's Cpus_allowed_list and the online mask);
+/// `a`'s count when `b` is not a cpulist, nullopt when `a` is not one.
+inline std::optional<std::uint32_t> cpulist_common_count(std::string_view a, std::string_view b) {
+    const auto x = cpulist_ranges(a, cpulist_max_cpus);
+    if (!x) return std::nullopt;
+    const auto y = cpulist_ranges(b, cpulist_max_cpus);
+    if (!y) return cpulist_count(a);
+    std::uint32_t n = 0;
+    for (std::size_t i = 0, j = 0; i < x->size() && j < y->size();) {
+        const auto [xf, xl] = (*x)[i];
+        const auto [yf, yl] = (*y)[j];
+        const auto first = xf > yf ? xf : yf;
+        const auto last = xl < yl ? xl : yl;
+        if (first <= last) n += last - first + 1;
+        if (xl < yl) ++i;
+        else ++j;
+    }
+    return n;
+}
+} // namespace detail
+
 static_assert(detail::parse_i64("-1") == -1);
 static_assert(!detail::parse_i64("--1"));
 static_assert(detail::parse_hex_attribute("0x10de\n") == 0x10deu);

@@ -14,7 +14,10 @@
 //   (stage 1), then the gradients (2), then the weights (3). Rajbhandari et al., "ZeRO:
 //   Memory Optimizations Toward Training Trillion Parameter Models", SC'20,
 //   arXiv:1910.02054, sections 3.1 and 5. FSDP FULL_SHARD is stage 3, SHARD_GRAD_OP
-//   stage 2. Optimizer offload to host: ZeRO-Offload (Ren et al., arXiv:2101.06840).
+//   stage 2. Optimizer offload to host: ZeRO-Offload (Ren et al., arXiv:2101.06840),
+//   which moves the gradients to host memory too as the backward pass produces them (the
+//   device keeps about one layer's worth in flight) and runs the optimizer there: the
+//   device holds the 16-bit weights, the activations and that layer of gradients.
 // - 8-bit Adam: block-wise quantized m and v, 1 byte each plus one fp32 scale per 2048
 //   values (Dettmers et al., "8-bit Optimizers via Block-wise Quantization",
 //   arXiv:2110.02861; bitsandbytes' default block size).
@@ -33,9 +36,10 @@
 //   q_w; FFN norm input h, gate/up input h, gate g i, up u i, silu(g) i, down input i;
 //   i.e. 2 x (4h + 2 q_w + 2 kv_w + 4i) bytes, plus the softmax output 2*a*s bytes when
 //   attention is materialised; flash attention keeps only an fp32 log-sum-exp per head
-//   (4a bytes). For h = q_w = kv_w, i = 4h that is 36h: Korthikanti's 34 less the dropout
-//   masks, plus the SiLU output a gated FFN keeps (a plain FFN, model_spec::gated_ffn
-//   false, keeps 2i: its up projection's and its activation's outputs). Full
+//   (4a bytes). For h = q_w = kv_w, i = 4h that is 48h: Korthikanti's 34h less the 2h
+//   of dropout masks, plus 16h for the gate projection's output and its SiLU, which a
+//   gated FFN keeps beside the up projection's (a plain FFN, model_spec::gated_ffn false,
+//   keeps 2i: its up projection's and its activation's outputs, 32h in all). Full
 //   recomputation keeps each layer's input (2*s*b*h bytes per layer, Korthikanti
 //   section 4) and rebuilds one layer at a time during the backward pass.
 // - Backward transient: while a gated FFN is differentiated, the gradients of its three
@@ -134,7 +138,8 @@ struct training_setup {
     std::uint32_t prefix_tokens = 20; ///< virtual tokens of prefix tuning
     std::uint32_t devices = 1;        ///< data-parallel devices ZeRO/FSDP shards over
     zero_stage zero = zero_stage::none;
-    bool offload_optimizer = false;  ///< optimizer states + master weights in host memory
+    /// Optimizer states, fp32 master weights and gradients in host memory (ZeRO-Offload).
+    bool offload_optimizer = false;
     bool offload_parameters = false; ///< stage 3 only: sharded weights in host memory
     bool gradient_checkpointing = false;
     bool offload_activations = false; ///< checkpointed layer inputs moved to host memory
@@ -147,6 +152,9 @@ struct training_setup {
     training_precision precision = training_precision::mixed_bf16;
     /// Distillation: the teacher's parameter count (0: the same as the student).
     std::uint64_t teacher_parameters = 0;
+    /// Distillation: the teacher's layer count (0: the student's), which sizes the layer
+    /// of it ZeRO stage 3 gathers.
+    std::uint32_t teacher_layers = 0;
 };
 
 /// Estimated memory of one training step on one device (bytes). The components add up
@@ -441,10 +449,16 @@ constexpr training_memory estimate_training_memory(const model_spec& m, const tr
     const std::uint64_t grads_dev = shard_grads && !t.optimizer_in_backward ? ceil_div(grads, n) : grads;
     std::uint64_t opt_dev = shard_states ? ceil_div(opt_bytes, n) : opt_bytes;
 
-    // Offload to host.
+    // Offload to host: the optimizer runs there, on gradients moved there as they come.
+    std::uint64_t grads_kept = grads_dev;
     if (t.offload_optimizer) {
         r.host_memory_bytes = sat_add(r.host_memory_bytes, opt_dev);
         opt_dev = 0;
+        if (!t.optimizer_in_backward) {
+            r.host_memory_bytes = sat_add(r.host_memory_bytes, grads_dev);
+            grads_kept = sat_mul(ceil_div(r.trainable_parameters, m.layers), grad_type); // one layer in flight
+            if (grads_kept > grads_dev) grads_kept = grads_dev;
+        }
     }
     if (t.offload_parameters && shard_weights) {
         r.host_memory_bytes = sat_add(r.host_memory_bytes, weights_dev);
@@ -453,18 +467,24 @@ constexpr training_memory estimate_training_memory(const model_spec& m, const tr
 
     // Buffers: stage 3 gathers a layer's full weights before using it and prefetches the
     // next (two layers live); QLoRA dequantises one matrix at a time to 16-bit.
+    // A distillation teacher's layer is its weights over its own layer count; DPO's and
+    // PPO's frozen models have the trained model's shape.
     std::uint64_t buffers = 0;
     if (shard_weights) {
-        const std::uint64_t layer_weights = ceil_div(sat_add(model_weight_bytes(m, how, t.precision),
-                                                             frozen ? frozen / trained_models : 0),
-                                                     m.layers);
+        std::uint64_t layer_weights = ceil_div(model_weight_bytes(m, how, t.precision), m.layers);
+        if (t.method == training_method::distillation)
+            layer_weights = sat_add(layer_weights, ceil_div(frozen, t.teacher_layers ? t.teacher_layers : m.layers));
+        else if (frozen)
+            layer_weights = sat_add(layer_weights, ceil_div(frozen / trained_models, m.layers));
         buffers = sat_mul(2, layer_weights);
     }
     if (how == training_method::qlora) buffers = sat_add(buffers, sat_mul(largest_block_matrix(m), 2));
 
     // Activations: DPO runs chosen and rejected sequences together; distillation also
     // holds the teacher's logits.
-    const std::uint32_t batch = t.method == training_method::dpo ? t.micro_batch * 2u : t.micro_batch;
+    const std::uint32_t batch = t.method != training_method::dpo ? t.micro_batch
+                                : t.micro_batch > UINT32_MAX / 2 ? UINT32_MAX // saturated: still absurdly large
+                                                                  : t.micro_batch * 2u;
     auto act = activations(m, t, batch);
     if (t.method == training_method::distillation)
         act.loss = sat_add(act.loss, sat_mul(sat_mul(sat_mul(t.seq_len, batch), m.vocab_size), 2));
@@ -472,7 +492,7 @@ constexpr training_memory estimate_training_memory(const model_spec& m, const tr
 
     r.weights_bytes = weights_dev;
     r.frozen_models_bytes = frozen_dev;
-    r.gradients_bytes = grads_dev;
+    r.gradients_bytes = grads_kept;
     r.optimizer_bytes = opt_dev;
     r.activations_bytes = act_peak;
     r.buffers_bytes = buffers;
@@ -481,7 +501,7 @@ constexpr training_memory estimate_training_memory(const model_spec& m, const tr
     const std::uint64_t fixed = sat_add(sat_add(weights_dev, frozen_dev), sat_add(opt_dev, buffers));
     const std::uint64_t start_of_backward = act_peak;
     const std::uint64_t end_of_backward =
-        sat_add(grads_dev, sat_add(t.gradient_checkpointing ? 0 : act.layer, act.working));
+        sat_add(grads_kept, sat_add(t.gradient_checkpointing ? 0 : act.layer, act.working));
     r.peak_memory_bytes = sat_add(fixed, max_u(start_of_backward, end_of_backward));
     return r;
 }
@@ -499,7 +519,8 @@ constexpr std::uint32_t max_training_seq_len(const model_spec& m, training_setup
     if (step == 0) step = 1;
     std::uint32_t lo = 0, hi = limit / step; // in steps
     while (lo < hi) {
-        const std::uint32_t mid = lo + (hi - lo + 1) / 2;
+        // In 64 bits: hi - lo + 1 is 2^32 when the range is all of uint32_t.
+        const auto mid = static_cast<std::uint32_t>(lo + (static_cast<std::uint64_t>(hi) - lo + 1) / 2);
         t.seq_len = mid * step;
         if (training_fits(m, t, device_memory_bytes)) lo = mid;
         else hi = mid - 1;
