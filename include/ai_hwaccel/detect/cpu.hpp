@@ -438,7 +438,8 @@ inline cpu_info parse_cpuinfo(std::string_view text) {
             // the model is what precedes the first comma.
             c.model = std::string(detail::trim(value.substr(0, value.find(','))));
             // The maker stays unknown: the vendor table has no IBM.
-            if (value.starts_with("POWER"sv) || value.find("PPC"sv) != std::string_view::npos) c.arch = cpu_arch::ppc64le;
+            if (value.starts_with("POWER"sv) || value.find("PPC"sv) != std::string_view::npos)
+                c.arch = cpu_arch::ppc64le;
         } else if (key == "uarch"sv && c.model.empty()) {
             c.model = std::string(value); // RISC-V: "uarch : sifive,u74-mc" (Linux 6.1 and later)
         } else if (key == "isa"sv && value.starts_with("rv64"sv)) {
