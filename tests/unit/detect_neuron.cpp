@@ -478,13 +478,14 @@ TEST_CASE("neuron_probe") {
         CHECK(*d.pcie_current == ah::pcie_link{4, 8});
     }
 #if AI_HWACCEL_JSON
+    // neuron-ls's table of one Inferentia2 (hand-made, in the real layout).
+    constexpr const char* one_device_table = "+--------+--------+--------+\n| NEURON | NEURON | NEURON |\n"
+                                             "| DEVICE | CORES  | MEMORY |\n+--------+--------+--------+\n"
+                                             "| 0      | 2      | 32 GB  |\n+--------+--------+--------+\n";
     SUBCASE("hand-made: --json-output refused (Neuron 2.34+): the table is used, no warning") {
         fake_neuron_host h;
         h.pci("0000:00:1e.0", "0x7264", "neuron-driver");
-        h.dir.write("ai-hwaccel-tools/ls.txt",
-                    "+--------+--------+--------+\n| NEURON | NEURON | NEURON |\n"
-                    "| DEVICE | CORES  | MEMORY |\n+--------+--------+--------+\n"
-                    "| 0      | 2      | 32 GB  |\n+--------+--------+--------+\n");
+        h.dir.write("ai-hwaccel-tools/ls.txt", one_device_table);
         h.dir.write("ai-hwaccel-tools/index", "2\t-\tneuron-ls --json-output\n0\tls.txt\tneuron-ls\n");
         const auto out = ah::neuron_probe{}.probe(ah::host_system(h.root.string()));
         INFO(test::warnings_text(out.warnings));
@@ -495,10 +496,7 @@ TEST_CASE("neuron_probe") {
     SUBCASE("hand-made: --json-output hangs: the table is not asked (it would hang as long)") {
         fake_neuron_host h;
         h.pci("0000:00:1e.0", "0x7264", "neuron-driver");
-        h.dir.write("ai-hwaccel-tools/ls.txt",
-                    "+--------+--------+--------+\n| NEURON | NEURON | NEURON |\n"
-                    "| DEVICE | CORES  | MEMORY |\n+--------+--------+--------+\n"
-                    "| 0      | 2      | 32 GB  |\n+--------+--------+--------+\n");
+        h.dir.write("ai-hwaccel-tools/ls.txt", one_device_table);
         h.dir.write("ai-hwaccel-tools/index", "timeout\t-\tneuron-ls --json-output\n0\tls.txt\tneuron-ls\n");
         struct counting_runs : ah::host_system {
             using ah::host_system::host_system;
