@@ -2638,6 +2638,14 @@ inline void add_dir(std::vector<std::string>& dirs, std::string_view d) {
     dirs.emplace_back(d);
 }
 
+// The vendors' usual folders after PATH; one any user may write in is skipped and noted.
+inline void add_trusted_dirs(std::vector<std::string>& dirs, std::vector<std::string>& skipped) {
+    for (auto d : trusted_tool_dirs) {
+        if (writable_by_anyone(d)) skipped.emplace_back(d);
+        else add_dir(dirs, d);
+    }
+}
+
 } // namespace detail
 
 /// Finds `name` in the absolute entries of the search PATH, then the trusted folders.
@@ -2653,8 +2661,7 @@ inline tool_lookup find_tool(std::string_view name, const tool_search& search = 
                    : exists                                     ? tool_status::not_executable
                                                                 : tool_status::not_found;
         if (r.status == tool_status::not_found) r.path.clear();
-        for (auto d : trusted_tool_dirs)
-            if (!detail::writable_by_anyone(d)) detail::add_dir(r.dirs, d);
+        detail::add_trusted_dirs(r.dirs, r.unsafe_path_entries);
         return r;
     }
     std::string path_value;
@@ -2672,11 +2679,7 @@ inline tool_lookup find_tool(std::string_view name, const tool_search& search = 
         if (colon == std::string_view::npos) break;
         rest.remove_prefix(colon + 1);
     }
-    if (search.vendor_dirs)
-        for (auto d : trusted_tool_dirs) {
-            if (detail::writable_by_anyone(d)) r.unsafe_path_entries.emplace_back(d);
-            else detail::add_dir(r.dirs, d);
-        }
+    if (search.vendor_dirs) detail::add_trusted_dirs(r.dirs, r.unsafe_path_entries);
     std::string first_unusable;
     for (const auto& d : r.dirs) {
         std::string candidate = d == "/" ? "/" : d + "/";
@@ -30705,8 +30708,8 @@ struct prefill_flops {
 constexpr prefill_flops prefill_flops_per_token(const model_spec& m, std::uint32_t prompt) {
     prefill_flops f;
     const double all = detail::matmul_parameters(m);
-    const double head = detail::head_parameters(m) < all ? detail::head_parameters(m) : 0.0;
-    f.matmul = 2.0 * (all - head) + 2.0 * head / (prompt ? prompt : 1);
+    const double head = detail::head_parameters(m);
+    f.matmul = head < all ? 2.0 * (all - head) + 2.0 * head / (prompt ? prompt : 1) : 2.0 * all;
     f.attention = 2.0 * detail::average_prefill_depth(m, prompt) * detail::attention_width(m) * m.layers;
     return f;
 }
@@ -30753,9 +30756,9 @@ constexpr throughput_estimate estimate_throughput(const accelerator_profile& dev
     const double flops = rate.peak_tflops * 1e12 *
                          (rate.vector ? c.prefill_vector_efficiency : c.prefill_compute_efficiency) *
                          (info(q).dequantizable ? c.prefill_dequantized_factor : 1.0);
-    const double batch = s.batch ? s.batch : 1;
     inference_shape one = s; // a batch of 0 sequences is read as 1 throughout
     if (one.batch == 0) one.batch = 1;
+    const double batch = one.batch;
 
     // Decode: one step produces `batch` tokens.
     e.decode_bytes_per_token = decode_bytes_per_token(m, q, one);

@@ -181,6 +181,14 @@ inline void add_dir(std::vector<std::string>& dirs, std::string_view d) {
     dirs.emplace_back(d);
 }
 
+// The vendors' usual folders after PATH; one any user may write in is skipped and noted.
+inline void add_trusted_dirs(std::vector<std::string>& dirs, std::vector<std::string>& skipped) {
+    for (auto d : trusted_tool_dirs) {
+        if (writable_by_anyone(d)) skipped.emplace_back(d);
+        else add_dir(dirs, d);
+    }
+}
+
 } // namespace detail
 
 /// Finds `name` in the absolute entries of the search PATH, then the trusted folders.
@@ -196,8 +204,7 @@ inline tool_lookup find_tool(std::string_view name, const tool_search& search = 
                    : exists                                     ? tool_status::not_executable
                                                                 : tool_status::not_found;
         if (r.status == tool_status::not_found) r.path.clear();
-        for (auto d : trusted_tool_dirs)
-            if (!detail::writable_by_anyone(d)) detail::add_dir(r.dirs, d);
+        detail::add_trusted_dirs(r.dirs, r.unsafe_path_entries);
         return r;
     }
     std::string path_value;
@@ -215,11 +222,7 @@ inline tool_lookup find_tool(std::string_view name, const tool_search& search = 
         if (colon == std::string_view::npos) break;
         rest.remove_prefix(colon + 1);
     }
-    if (search.vendor_dirs)
-        for (auto d : trusted_tool_dirs) {
-            if (detail::writable_by_anyone(d)) r.unsafe_path_entries.emplace_back(d);
-            else detail::add_dir(r.dirs, d);
-        }
+    if (search.vendor_dirs) detail::add_trusted_dirs(r.dirs, r.unsafe_path_entries);
     std::string first_unusable;
     for (const auto& d : r.dirs) {
         std::string candidate = d == "/" ? "/" : d + "/";

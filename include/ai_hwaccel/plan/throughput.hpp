@@ -194,8 +194,8 @@ struct prefill_flops {
 constexpr prefill_flops prefill_flops_per_token(const model_spec& m, std::uint32_t prompt) {
     prefill_flops f;
     const double all = detail::matmul_parameters(m);
-    const double head = detail::head_parameters(m) < all ? detail::head_parameters(m) : 0.0;
-    f.matmul = 2.0 * (all - head) + 2.0 * head / (prompt ? prompt : 1);
+    const double head = detail::head_parameters(m);
+    f.matmul = head < all ? 2.0 * (all - head) + 2.0 * head / (prompt ? prompt : 1) : 2.0 * all;
     f.attention = 2.0 * detail::average_prefill_depth(m, prompt) * detail::attention_width(m) * m.layers;
     return f;
 }
@@ -242,9 +242,9 @@ constexpr throughput_estimate estimate_throughput(const accelerator_profile& dev
     const double flops = rate.peak_tflops * 1e12 *
                          (rate.vector ? c.prefill_vector_efficiency : c.prefill_compute_efficiency) *
                          (info(q).dequantizable ? c.prefill_dequantized_factor : 1.0);
-    const double batch = s.batch ? s.batch : 1;
     inference_shape one = s; // a batch of 0 sequences is read as 1 throughout
     if (one.batch == 0) one.batch = 1;
+    const double batch = one.batch;
 
     // Decode: one step produces `batch` tokens.
     e.decode_bytes_per_token = decode_bytes_per_token(m, q, one);
