@@ -40,6 +40,70 @@
 namespace py = pybind11;
 namespace ah = ai_hwaccel;
 
+// --- argument types ------------------------------------------------------------------------
+// pybind11's own casters answer a str without a UTF-8 form (a lone surrogate, "\udcff")
+// and an int past 64 bits with TypeError ("incompatible function arguments"), as if the
+// type were wrong; these two let such values reach the documented ValueError.
+
+/// A str (or bytes) argument as UTF-8 text.
+struct utf8_text : std::string {};
+
+/// An int argument (anything with __index__, not a float) in 64 bits, or how far out it is.
+struct whole_arg {
+    long long value = 0;
+    int overflow = 0;  ///< -1 below, +1 above what 64 signed bits hold (PyLong_AsLongLongAndOverflow)
+    std::string text;  ///< the number as Python prints it, when it overflows
+};
+
+namespace pybind11::detail {
+template <>
+struct type_caster<utf8_text> {
+    PYBIND11_TYPE_CASTER(utf8_text, const_name("str"));
+    bool load(handle src, bool) {
+        if (!src) return false;
+        if (PyBytes_Check(src.ptr())) {
+            value.assign(PyBytes_AS_STRING(src.ptr()), static_cast<std::size_t>(PyBytes_GET_SIZE(src.ptr())));
+            return true;
+        }
+        if (!PyUnicode_Check(src.ptr())) return false;
+        Py_ssize_t size = 0;
+        const char* utf8 = PyUnicode_AsUTF8AndSize(src.ptr(), &size);
+        if (!utf8) {
+            PyErr_Clear();
+            throw value_error("an argument is not valid Unicode text (it has no UTF-8 form): " +
+                              std::string(py::repr(src)));
+        }
+        value.assign(utf8, static_cast<std::size_t>(size));
+        return true;
+    }
+    static handle cast(const utf8_text& s, return_value_policy, handle) {
+        return PyUnicode_DecodeUTF8(s.data(), static_cast<Py_ssize_t>(s.size()), "replace");
+    }
+};
+
+template <>
+struct type_caster<whole_arg> {
+    PYBIND11_TYPE_CASTER(whole_arg, const_name("int"));
+    bool load(handle src, bool) {
+        if (!src || PyFloat_Check(src.ptr()) || !PyIndex_Check(src.ptr())) return false;
+        const auto number = reinterpret_steal<object>(PyNumber_Index(src.ptr()));
+        if (!number) {
+            PyErr_Clear();
+            return false;
+        }
+        int overflow = 0;
+        const long long v = PyLong_AsLongLongAndOverflow(number.ptr(), &overflow);
+        if (v == -1 && PyErr_Occurred()) {
+            PyErr_Clear();
+            return false;
+        }
+        value = whole_arg{v, overflow, overflow != 0 ? std::string(py::str(number)) : std::string()};
+        return true;
+    }
+    static handle cast(const whole_arg& w, return_value_policy, handle) { return PyLong_FromLongLong(w.value); }
+};
+} // namespace pybind11::detail
+
 namespace {
 
 // --- values ------------------------------------------------------------------------------
@@ -87,12 +151,17 @@ py::dict memory_dict(const ah::memory_estimate& m) {
 
 // --- arguments ---------------------------------------------------------------------------
 
-std::uint32_t whole(const char* name, long long v, long long lo, long long hi) {
-    if (v < lo || v > hi)
-        throw py::value_error(std::string(name) + ": " + std::to_string(v) + " is not a whole number from " +
-                              std::to_string(lo) + " to " + std::to_string(hi));
-    return static_cast<std::uint32_t>(v);
+/// `v` when it lies in [lo, hi]; else ValueError naming the argument.
+long long in_range(const char* name, const whole_arg& v, long long lo, long long hi) {
+    if (v.overflow != 0 || v.value < lo || v.value > hi)
+        throw py::value_error(std::string(name) + ": " + (v.overflow != 0 ? v.text : std::to_string(v.value)) +
+                              " is not a whole number from " + std::to_string(lo) + " to " + std::to_string(hi));
+    return v.value;
 }
+std::uint32_t whole(const char* name, const whole_arg& v, long long lo, long long hi) {
+    return static_cast<std::uint32_t>(in_range(name, v, lo, hi));
+}
+constexpr long long most = 0x7fffffffffffffffLL;
 
 ah::quant_format quant_of(const std::string& name) {
     if (const auto q = ah::parse_quant_format(name)) return *q;
@@ -269,14 +338,14 @@ void bind_records(py::module_& m) {
 
 // --- Model -------------------------------------------------------------------------------
 
-ah::model_spec custom_model(long long parameters, std::optional<long long> layers, std::optional<long long> hidden,
-                            std::optional<long long> heads, std::optional<long long> kv_heads, long long vocab) {
-    if (parameters < 1) throw py::value_error("parameters: must be positive");
+ah::model_spec custom_model(const whole_arg& parameters, std::optional<whole_arg> layers, std::optional<whole_arg> hidden,
+                            std::optional<whole_arg> heads, std::optional<whole_arg> kv_heads, const whole_arg& vocab) {
+    const auto parameter_count = in_range("parameters", parameters, 1, most);
     const auto vocab_size = whole("vocab", vocab, 0, 0xffffffffLL);
     if (!layers || !hidden) {
         // The rest of the shape in the catalogue's typical proportions, as the CLI does.
         if (heads || kv_heads) throw py::value_error("heads and kv_heads need layers and hidden");
-        ah::model_spec m = ah::assume_dense_shape(static_cast<std::uint64_t>(parameters),
+        ah::model_spec m = ah::assume_dense_shape(static_cast<std::uint64_t>(parameter_count),
                                                   layers ? whole("layers", *layers, 1, 100000) : 0,
                                                   hidden ? whole("hidden", *hidden, 1, 1 << 24) : 0);
         m.id = "custom";
@@ -303,7 +372,7 @@ ah::model_spec custom_model(long long parameters, std::optional<long long> layer
     m.id = "custom";
     m.name = "custom model";
     m.family = "custom";
-    m.parameters = static_cast<std::uint64_t>(parameters);
+    m.parameters = static_cast<std::uint64_t>(parameter_count);
     m.active_parameters = m.parameters;
     m.layers = l;
     m.hidden_size = h;
@@ -394,7 +463,7 @@ std::string to_json(const ah::accelerator_registry& r, int indent) {
 #endif
 }
 
-ah::accelerator_registry from_json(const std::string& s) {
+ah::accelerator_registry from_json(const utf8_text& s) {
 #if AI_HWACCEL_JSON
     auto res = ah::registry_from_json(std::string_view(s));
     if (!res) throw py::value_error("not a registry: " + res.error);
@@ -457,9 +526,12 @@ ah::bandwidth_measurement measured_bandwidth(const ah::bandwidth_options& o) {
     return m;
 }
 
-ah::accelerator_registry detect(std::optional<std::string> root, bool measure_bandwidth) {
-    std::string r = root.value_or("");
-    if (!r.empty()) {
+ah::accelerator_registry detect(std::optional<utf8_text> root, bool measure_bandwidth) {
+    // None is this machine; any text names a tree, so "" (an unset variable, say) is no
+    // directory rather than this machine, and a NUL would cut the path short.
+    std::string r = root ? std::string(*root) : std::string();
+    if (root && r.find('\0') != std::string::npos) throw py::value_error("root: the path holds a NUL character");
+    if (root) {
         struct stat st {};
         if (::stat(r.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
             PyErr_SetString(PyExc_NotADirectoryError, ("root: '" + r + "' is not a directory").c_str());
@@ -476,17 +548,18 @@ ah::accelerator_registry detect(std::optional<std::string> root, bool measure_ba
     return ah::apply_cpu_bandwidth(reg, measured_bandwidth(ah::bandwidth_options_for(reg.host().memory)));
 }
 
-py::dict measure_memory_bandwidth(long long buffer_bytes, long long threads, long long passes) {
-    if (buffer_bytes < 0) throw py::value_error("buffer_bytes: must be 0 (the default size) or more");
-    if (threads < 0) throw py::value_error("threads: must be 0 (one per usable CPU) or more");
-    if (passes < 1) throw py::value_error("passes: must be 1 or more");
+py::dict measure_memory_bandwidth(const whole_arg& buffer_bytes, const whole_arg& threads, const whole_arg& passes) {
+    // 0 bytes: the default size; 0 threads: one per usable CPU.
+    const auto bytes = in_range("buffer_bytes", buffer_bytes, 0, most);
+    const auto thread_count = in_range("threads", threads, 0, 0xffffffffLL);
+    const auto pass_count = in_range("passes", passes, 1, 0xffffffffLL);
     // What the host probe reads of the memory (MemAvailable, a container's limit) bounds
     // the buffer, as the CLI's measurement is bounded.
     std::vector<ah::warning> ignored;
     ah::bandwidth_options o = ah::bandwidth_options_for(ah::probe_host(ah::host_system(), ignored).first.memory);
-    o.buffer_bytes = static_cast<std::uint64_t>(buffer_bytes);
-    o.threads = threads > 0xffffffffLL ? 0xffffffffu : static_cast<std::uint32_t>(threads);
-    o.passes = passes > 0xffffffffLL ? 0xffffffffu : static_cast<std::uint32_t>(passes);
+    o.buffer_bytes = static_cast<std::uint64_t>(bytes);
+    o.threads = static_cast<std::uint32_t>(thread_count);
+    o.passes = static_cast<std::uint32_t>(pass_count);
     const auto m = measured_bandwidth(o);
     py::dict d;
     d["gbps"] = m.gbps;
@@ -522,13 +595,12 @@ double headroom_of(double h) {
     return h;
 }
 
-py::dict estimate(const py::handle& device, const py::handle& model, const std::string& quant, long long context,
-                  long long batch, long long count, std::optional<long long> prompt,
-                  std::optional<long long> memory_bytes, double headroom, std::optional<double> bandwidth_gbps) {
+py::dict estimate(const py::handle& device, const py::handle& model, const utf8_text& quant, const whole_arg& context,
+                  const whole_arg& batch, const whole_arg& count, std::optional<whole_arg> prompt,
+                  std::optional<whole_arg> memory_bytes, double headroom, std::optional<double> bandwidth_gbps) {
     std::optional<std::uint64_t> mem;
     if (memory_bytes) {
-        if (*memory_bytes < 1) throw py::value_error("memory_bytes: must be positive");
-        mem = static_cast<std::uint64_t>(*memory_bytes);
+        mem = static_cast<std::uint64_t>(in_range("memory_bytes", *memory_bytes, 1, most));
     }
     const auto proto = device_of(device, mem, bandwidth_gbps);
     const auto m = model_of(model);
@@ -603,8 +675,8 @@ std::optional<std::vector<ah::cluster_node>> nodes_of(const py::handle& h) {
     return nodes;
 }
 
-py::dict plan(const py::handle& devices, const py::handle& model, const std::string& quant, long long context,
-              long long batch, bool allow_cpu, bool free_memory, double headroom, std::optional<long long> prompt,
+py::dict plan(const py::handle& devices, const py::handle& model, const utf8_text& quant, const whole_arg& context,
+              const whole_arg& batch, bool allow_cpu, bool free_memory, double headroom, std::optional<whole_arg> prompt,
               bool spread, std::optional<double> network_gbits) {
     const auto nodes = nodes_of(devices);
     if (network_gbits && !nodes) throw py::value_error("network_gbits joins nodes: devices must be a cluster (a dict)");
@@ -787,8 +859,8 @@ py::dict plan(const py::handle& devices, const py::handle& model, const std::str
     return d;
 }
 
-py::dict memory(const py::handle& model, const std::string& quant, long long context, long long batch,
-                const std::string& kv_cache) {
+py::dict memory(const py::handle& model, const utf8_text& quant, const whole_arg& context, const whole_arg& batch,
+                const utf8_text& kv_cache) {
     const auto m = model_of(model);
     const ah::inference_shape shape{whole("context", context, 1, 1 << 24), whole("batch", batch, 1, 65536),
                                     quant_of(kv_cache)};
@@ -812,9 +884,9 @@ std::string_view optimizer_name(ah::training_optimizer o) {
     return "adamw";
 }
 
-py::dict training(const py::handle& model, const std::string& method, long long seq, long long batch, long long devices,
-                  long long zero, std::optional<long long> rank, bool checkpointing, const std::string& optimizer,
-                  std::optional<std::string> policy) {
+py::dict training(const py::handle& model, const utf8_text& method, const whole_arg& seq, const whole_arg& batch, const whole_arg& devices,
+                  const whole_arg& zero, std::optional<whole_arg> rank, bool checkpointing, const utf8_text& optimizer,
+                  std::optional<utf8_text> policy) {
     const auto m = model_of(model);
     const auto how = ah::parse_training_method(method);
     if (!how)
@@ -893,8 +965,8 @@ py::dict instance_dict(const ah::instance_cost_estimate& e) {
     return d;
 }
 
-py::dict cost(const py::handle& model, const std::string& quant, long long context, long long batch,
-              const std::string& objective, bool all_instances, double headroom) {
+py::dict cost(const py::handle& model, const utf8_text& quant, const whole_arg& context, const whole_arg& batch,
+              const utf8_text& objective, bool all_instances, double headroom) {
     const auto m = model_of(model);
     const auto q = quant_of(quant);
     const ah::inference_shape shape{whole("context", context, 1, 1 << 24), whole("batch", batch, 1, 65536)};
@@ -954,11 +1026,10 @@ PYBIND11_MODULE(_native, m) {
           "reason when nothing could be measured.");
     m.def(
         "catalogue_device",
-        [](const std::string& name, std::optional<long long> memory_bytes, std::optional<double> bandwidth_gbps) {
+        [](const utf8_text& name, std::optional<whole_arg> memory_bytes, std::optional<double> bandwidth_gbps) {
             std::optional<std::uint64_t> mem;
             if (memory_bytes) {
-                if (*memory_bytes < 1) throw py::value_error("memory_bytes: must be positive");
-                mem = static_cast<std::uint64_t>(*memory_bytes);
+                mem = static_cast<std::uint64_t>(in_range("memory_bytes", *memory_bytes, 1, most));
             }
             return described(spec_of(name), 0, mem, bandwidth_gbps);
         },
@@ -966,12 +1037,11 @@ PYBIND11_MODULE(_native, m) {
         "A catalogue device as if present (\"H100 SXM\", \"RTX 4090\", \"MI300X\").");
     m.def(
         "catalogue_registry",
-        [](const std::string& name, long long count, std::optional<long long> memory_bytes,
+        [](const utf8_text& name, const whole_arg& count, std::optional<whole_arg> memory_bytes,
            std::optional<double> bandwidth_gbps) {
             std::optional<std::uint64_t> mem;
             if (memory_bytes) {
-                if (*memory_bytes < 1) throw py::value_error("memory_bytes: must be positive");
-                mem = static_cast<std::uint64_t>(*memory_bytes);
+                mem = static_cast<std::uint64_t>(in_range("memory_bytes", *memory_bytes, 1, most));
             }
             const auto n = whole("count", count, 1, static_cast<long long>(ah::max_plan_devices));
             return ah::described_registry(described(spec_of(name), 0, mem, bandwidth_gbps), n);
@@ -983,7 +1053,7 @@ PYBIND11_MODULE(_native, m) {
         for (const auto& row : ah::device_catalogue) out.append(text(row.name));
         return out;
     }, "The canonical names of the device catalogue's rows.");
-    m.def("model", [](const std::string& id) { return model_of(py::str(id)); }, py::arg("id"),
+    m.def("model", [](const utf8_text& id) { return model_of(py::str(id)); }, py::arg("id"),
           "A catalogue model by id or by the name people write (\"llama-3.1-70b\", \"meta-llama/Llama-3.1-8B\").");
     m.def("models", [] {
         py::list out;
@@ -995,7 +1065,7 @@ PYBIND11_MODULE(_native, m) {
         for (const auto& row : ah::quant_table) out.append(text(row.name));
         return out;
     }, "The canonical names of the quantization formats.");
-    m.def("bits_per_weight", [](const std::string& quant) { return ah::bits_per_weight(quant_of(quant)); },
+    m.def("bits_per_weight", [](const utf8_text& quant) { return ah::bits_per_weight(quant_of(quant)); },
           py::arg("quant"), "True bits per weight of a format, block scales included.");
     m.def("memory", &memory, py::arg("model"), py::arg("quant"), py::arg("context") = 4096, py::arg("batch") = 1,
           py::arg("kv_cache") = "fp16", "Memory to serve a model: weights, KV cache, overhead (bytes, estimates).");

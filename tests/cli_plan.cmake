@@ -65,6 +65,11 @@ cli_plan_output(cli_plan_estimate_fits_nowhere_message "fits: no: the model does
 cli_plan_exit(cli_plan_estimate_unknown_option 2 estimate --device "H100 SXM" --model llama-3.1-8b --quant bf16 --frobnicate)
 cli_plan_output(cli_plan_estimate_unknown_option_message "unknown option '--frobnicate' for estimate"
   estimate --device "H100 SXM" --model llama-3.1-8b --quant bf16 --frobnicate)
+# An empty list suggests what each command takes: `all` for estimate, `auto` for plan.
+cli_plan_output(cli_plan_empty_quant_list_message "no format given \\(e\\.g\\. Q4_K_M, or Q4_K_M,Q8_0, or auto\\)"
+  plan --device "H100 SXM" --model llama-3.1-8b --quant ,)
+cli_plan_output(cli_plan_estimate_empty_quant_list_message "or Q4_K_M,Q8_0, or all\\)"
+  estimate --device "H100 SXM" --model llama-3.1-8b --quant ,)
 cli_plan_exit(cli_plan_estimate_bad_number 2 estimate --device "H100 SXM" --model llama-3.1-8b --quant bf16 --context 4x)
 cli_plan_output(cli_plan_estimate_bad_number_message "--context: '4x' is not a token count"
   estimate --device "H100 SXM" --model llama-3.1-8b --quant bf16 --context 4x)

@@ -75,6 +75,12 @@ class ThisMachine(unittest.TestCase):
                 ah.detect(root=f.name)
         with self.assertRaises(NotADirectoryError):
             ah.detect(root=os.path.join(HERE, "no such folder"))
+        # Only None means this machine: an empty root (an unset variable) is no directory,
+        # and a NUL would cut the path short.
+        with self.assertRaises(NotADirectoryError):
+            ah.detect(root="")
+        with self.assertRaises(ValueError):
+            ah.detect(root=HERE + "\0junk")
 
     def test_empty_tree_warns_instead_of_raising(self):
         with tempfile.TemporaryDirectory() as d:

@@ -123,7 +123,40 @@ class Errors(unittest.TestCase):
                     call()
                 self.assertIn(word, str(cm.exception))
 
+    def test_text_without_utf8_in_any_text_argument(self):
+        # Names, formats, methods: every str argument, not only those read as a device or model.
+        bad = "\udcff"
+        for call in [lambda: ah.catalogue_device(bad), lambda: ah.catalogue_registry(bad, 2),
+                     lambda: ah.model(bad), lambda: ah.estimate("H100 SXM", "llama-3.1-8b", bad),
+                     lambda: ah.training("llama-3.1-8b", bad), lambda: ah.cost("llama-3.1-8b", bad),
+                     lambda: ah.bits_per_weight(bad), lambda: ah.Registry.from_json(bad)]:
+            with self.subTest(call=call):
+                with self.assertRaises(ValueError) as cm:
+                    call()
+                self.assertIn("Unicode", str(cm.exception))
+
+    def test_numbers_past_64_bits_raise_value_error(self):
+        # Out of range is a ValueError naming the argument, however far out the number is.
+        for call, word in [(lambda: ah.estimate("H100 SXM", "llama-3.1-8b", "fp16", context=2**70), "context"),
+                           (lambda: ah.estimate("H100 SXM", "llama-3.1-8b", "fp16", memory_bytes=2**64),
+                            "memory_bytes"),
+                           (lambda: ah.catalogue_device("H100 SXM", memory_bytes=-2**70), "memory_bytes"),
+                           (lambda: ah.catalogue_registry("H100 SXM", 2**64), "count"),
+                           (lambda: ah.Model.custom(10**20), "parameters"),
+                           (lambda: ah.training("llama-3.1-8b", "full", seq=-2**70), "seq"),
+                           (lambda: ah.memory("llama-3.1-8b", "fp16", batch=2**100), "batch")]:
+            with self.subTest(word=word):
+                with self.assertRaises(ValueError) as cm:
+                    call()
+                self.assertIn(word, str(cm.exception))
+
     def test_wrong_types_raise_type_error(self):
+        with self.assertRaises(TypeError):
+            ah.estimate("H100 SXM", "llama-3.1-8b", "fp16", context=1.5)
+        with self.assertRaises(TypeError):
+            ah.estimate("H100 SXM", "llama-3.1-8b", "fp16", context="4096")
+        with self.assertRaises(TypeError):
+            ah.estimate("H100 SXM", "llama-3.1-8b", 8)
         with self.assertRaises(TypeError):
             ah.estimate(42, "llama-3.1-8b", "fp16")
         with self.assertRaises(TypeError):

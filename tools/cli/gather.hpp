@@ -90,7 +90,7 @@ int cmd_gather(std::span<const std::string_view> args) {
     if (root) {
         struct stat st {};
         if (::stat(root->c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
-            return error("--root: '" + *root + "' is not a directory", 2);
+            return usage_error("--root: '" + *root + "' is not a directory");
     }
     const ah::host_system sys(root.value_or(std::string()));
     const auto recorded = ah::record_detection(sys);

@@ -115,10 +115,13 @@ void out(std::string_view s) { std::fwrite(s.data(), 1, s.size(), stdout); }
 // Whether everything written to stdout reached it; else a message (none when the reader
 // went away: a closed pipe, when SIGPIPE is ignored) and exit code 1 in place of 0. A
 // full disk or a closed stdout must not look like success.
+// The errno of a failed write to stdout, where a command saw it (0: none kept).
+int stdout_write_errno = 0;
+
 int check_stdout(int code) {
     errno = 0;
     if (std::fflush(stdout) == 0 && !std::ferror(stdout)) return code;
-    const int why = errno;
+    const int why = errno != 0 ? errno : stdout_write_errno;
     // The write that failed may be long past (errno lost): a pipe whose reader is gone
     // still says so to poll.
     pollfd p{STDOUT_FILENO, POLLOUT, 0};
@@ -1085,7 +1088,7 @@ int cmd_export(std::span<const std::string_view> args) {
     if (!root.empty()) {
         struct stat st {};
         if (::stat(root.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
-            return error("--root: '" + root + "' is not a directory", 2);
+            return usage_error("--root: '" + root + "' is not a directory");
     }
     const auto reg = ah::detect(ah::host_system(root));
     const std::string text = format == "prometheus" ? ah::to_prometheus(reg, prom) : ah::to_nfd_features(reg, nfd);

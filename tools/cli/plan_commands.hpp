@@ -436,7 +436,8 @@ bool resolve_quant_list(std::string_view value, std::vector<ah::quant_format>& o
     ah::quant_format q{};
     if (!list.unknown.empty()) return resolve_quant(list.unknown, q, why); // false, with the known names
     if (list.formats.empty()) {
-        why = "--quant: no format given (e.g. Q4_K_M, or Q4_K_M,Q8_0, or all)";
+        why = plan ? "--quant: no format given (e.g. Q4_K_M, or Q4_K_M,Q8_0, or auto)"
+                   : "--quant: no format given (e.g. Q4_K_M, or Q4_K_M,Q8_0, or all)";
         return false;
     }
     out.assign(list.formats.begin(), list.formats.end());
@@ -1021,7 +1022,7 @@ int cmd_plan(std::span<const std::string_view> args) {
         if (!root.empty()) {
             struct stat st {};
             if (::stat(root.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
-                return error("--root: '" + root + "' is not a directory", 2);
+                return usage_error("--root: '" + root + "' is not a directory");
         }
         reg = ah::detector::all().run(ah::host_system(root));
         if (measure) {

@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <charconv>
 #include <chrono>
+#include <cerrno>
 #include <cmath>
 #include <csignal>
 #include <cstdint>
@@ -20,11 +21,13 @@
 #include <ctime>
 #include <map>
 #include <optional>
+#include <poll.h>
+#include <set>
 #include <span>
 #include <string>
 #include <string_view>
 #include <sys/stat.h>
-#include <thread>
+#include <unistd.h>
 #include <vector>
 
 namespace {
@@ -107,6 +110,8 @@ std::optional<alert> parse_alert(std::string_view s) {
     const auto unit = ah::detail::trim(s.substr(n));
     const bool memory = a.what == metric::memory_used || a.what == metric::memory_free;
     if (unit.empty()) return a;
+    // A share is 0 to 100 %: past that a rule could never fire (or always would).
+    if (a.what == metric::utilization && a.value > 100) return std::nullopt;
     if (unit == "%") {
         if (a.what == metric::utilization) return a;
         if (!memory) return std::nullopt;
@@ -133,7 +138,7 @@ std::optional<alert> parse_alert(std::string_view s) {
 
 // One device's live values at one refresh.
 struct sample {
-    std::string key; // kind, index and identity: how a device is found again
+    std::string key; // how a device is found again at the next refresh
     std::string name;
     std::string kind;
     std::uint32_t index = 0;
@@ -145,15 +150,26 @@ std::optional<double> value_of(const ah::sourced<std::uint64_t>& v) {
     return v ? std::optional<double>(static_cast<double>(*v)) : std::nullopt;
 }
 
+// The devices but the CPU. A device is keyed by its PCI function, which survives the
+// renumbering of the others when one vanishes and a vendor tool that stops answering (the
+// PCI scan then finds the device); else by its UUID; else by kind, index and name. An
+// ordinal tells apart devices that share a key (partitions of one PCI function).
 std::vector<sample> take(const ah::accelerator_registry& reg) {
     std::vector<sample> out;
+    std::map<std::string, unsigned> seen;
     for (const auto& p : reg.all()) {
         if (p.is_cpu()) continue;
         sample s;
         s.name = str(p.name.view());
         s.kind = str(ah::to_string(p.kind));
         s.index = p.index;
-        s.key = s.kind + "/" + std::to_string(p.index) + "/" + (p.uuid.empty() ? s.name : str(p.uuid.view()));
+        if (p.pci)
+            s.key = s.kind + " pci " + p.pci->text().data();
+        else if (!p.uuid.empty())
+            s.key = s.kind + " uuid " + str(p.uuid.view());
+        else
+            s.key = s.kind + " " + std::to_string(p.index) + " " + s.name;
+        s.key += " #" + std::to_string(seen[s.key]++);
         s.memory_total = value_of(p.memory_bytes);
         s.memory_used = value_of(p.memory_used_bytes);
         s.memory_free = value_of(p.memory_free_bytes);
@@ -197,6 +213,29 @@ std::string cell(std::optional<double> v, std::optional<double> before, bool has
     std::string s = fmt(f, *v / scale) + unit;
     if (has_before && before) s += " (" + fmt("%+.1f", (*v - *before) / scale) + ")";
     return s;
+}
+
+// `s` cut to `width` characters (code points) and padded to as many columns: printf's
+// "%-34.34s" counts bytes, so it would cut a character in two and shift the columns after.
+std::string fit(std::string_view s, std::size_t width) {
+    std::string out;
+    std::size_t i = 0, columns = 0;
+    for (; i < s.size() && columns < width; ++columns) {
+        std::size_t n = 1;
+        while (i + n < s.size() && (static_cast<unsigned char>(s[i + n]) & 0xc0) == 0x80) ++n;
+        out.append(s.substr(i, n));
+        i += n;
+    }
+    out.append(width - columns, ' ');
+    return out;
+}
+
+// Whether the reader of stdout has gone (the far end of a pipe closed), waiting up to
+// `timeout_ms` for it: poll reports that as an error on the descriptor without a write.
+// Files and terminals never report it.
+bool reader_gone(int timeout_ms) {
+    pollfd p{STDOUT_FILENO, 0, 0};
+    return ::poll(&p, 1, timeout_ms) == 1 && (p.revents & (POLLERR | POLLHUP)) != 0;
 }
 
 volatile std::sig_atomic_t stop_requested = 0;
@@ -248,33 +287,61 @@ int cmd_watch(std::span<const std::string_view> args) {
     if (have_root) {
         struct stat st {};
         if (::stat(root.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
-            return error("--root: '" + root + "' is not a directory", 2);
+            return usage_error("--root: '" + root + "' is not a directory");
     }
     struct sigaction sa {};
     sa.sa_handler = on_stop_signal;
     sigemptyset(&sa.sa_mask);
     ::sigaction(SIGINT, &sa, nullptr);
     ::sigaction(SIGTERM, &sa, nullptr);
+    // A reader that goes away must not take the exit status with it (3 when an alert
+    // fired): the failed write, or poll while waiting, ends the watch instead.
+    struct sigaction ignore {};
+    ignore.sa_handler = SIG_IGN;
+    sigemptyset(&ignore.sa_mask);
+    ::sigaction(SIGPIPE, &ignore, nullptr);
 
     const ah::host_system sys(root);
     std::map<std::string, sample> previous;
+    std::set<std::string> told; // the warnings of the previous refresh, as printed
     bool fired = false;
     for (std::uint64_t n = 1; !stop_requested; ++n) {
         const auto reg = ah::detect(sys);
         const auto now = take(reg);
         const bool has_before = n > 1;
         const std::string when = utc_now();
+        errno = 0; // what a failed write of this refresh leaves is its reason
+        // A tool that starts failing leaves the live values unknown ("-"): say why, once
+        // for as long as it lasts, as detect does.
+        std::set<std::string> warned;
+        for (const auto& w : reg.warnings()) {
+            auto said = ah::to_string(w);
+            if (!told.contains(said)) print_warnings(std::span<const ah::warning>(&w, 1));
+            warned.insert(std::move(said));
+        }
+        told = std::move(warned);
+        std::set<std::string_view> present;
+        for (const auto& s : now) present.insert(s.key);
 #if AI_HWACCEL_JSON
         nlohmann::json doc;
         if (json) {
             doc["refresh"] = n;
             doc["time"] = when;
             doc["devices"] = nlohmann::json::array();
+            doc["removed"] = nlohmann::json::array();
+            for (const auto& [key, s] : previous)
+                if (!present.contains(key))
+                    doc["removed"].push_back({{"index", s.index}, {"kind", s.kind}, {"name", s.name}});
+            doc["warnings"] = reg.warnings();
         }
 #endif
         if (!json) {
             std::printf("refresh %llu at %s\n", static_cast<unsigned long long>(n), when.c_str());
             if (now.empty()) std::printf("  no devices besides the CPU\n");
+            for (const auto& [key, s] : previous)
+                if (!present.contains(key))
+                    std::printf("  %-3u %-12s %s gone since refresh %llu\n", s.index, s.kind.c_str(),
+                                fit(s.name, 34).c_str(), static_cast<unsigned long long>(n - 1));
         }
         for (const auto& s : now) {
             const auto it = previous.find(s.key);
@@ -316,8 +383,8 @@ int cmd_watch(std::span<const std::string_view> args) {
 #endif
             if (!json) {
                 const bool hb = has_before && before;
-                std::printf("  %-3u %-12s %-34.34s used %-20s free %-20s util %-14s temp %-14s power %s\n", s.index,
-                            s.kind.c_str(), s.name.c_str(),
+                std::printf("  %-3u %-12s %s used %-20s free %-20s util %-14s temp %-14s power %s\n", s.index,
+                            s.kind.c_str(), fit(s.name, 34).c_str(),
                             cell(s.memory_used, b(metric::memory_used), hb, 1073741824.0, "%.1f", " GiB").c_str(),
                             cell(s.memory_free, b(metric::memory_free), hb, 1073741824.0, "%.1f", " GiB").c_str(),
                             cell(s.utilization, b(metric::utilization), hb, 1, "%.1f", "%").c_str(),
@@ -345,17 +412,24 @@ int cmd_watch(std::span<const std::string_view> args) {
 #endif
         std::fflush(stdout);
         std::fflush(stderr);
-        // Nobody reads any more (a closed pipe with SIGPIPE ignored, a full disk): stop
-        // rather than refresh for nobody; main reports it.
-        if (std::ferror(stdout)) break;
+        // Nobody reads any more (a closed pipe, a full disk): stop rather than refresh for
+        // nobody; main reports it, with the reason kept here (errno may be gone by then).
+        if (std::ferror(stdout)) {
+            stdout_write_errno = errno;
+            break;
+        }
         previous.clear();
         for (const auto& s : now) previous[s.key] = s;
         if (count != 0 && n >= count) break;
-        // Sleep in short steps so that a signal ends the watch promptly.
+        // Wait in short steps so that a signal ends the watch promptly, and a reader that
+        // goes away during the wait ends it at once rather than at the next write.
         using clock = std::chrono::steady_clock;
         const auto until = clock::now() + std::chrono::duration_cast<clock::duration>(std::chrono::duration<double>(interval));
-        while (!stop_requested && clock::now() < until)
-            std::this_thread::sleep_for(std::min<clock::duration>(std::chrono::milliseconds(100), until - clock::now()));
+        while (!stop_requested) {
+            const auto left = std::chrono::ceil<std::chrono::milliseconds>(until - clock::now()).count();
+            if (left <= 0) break;
+            if (reader_gone(static_cast<int>(std::min<decltype(left)>(left, 100)))) return fired ? 3 : 1;
+        }
     }
     return fired ? 3 : 0;
 }

@@ -1,0 +1,149 @@
+#!/usr/bin/env python3
+"""`ai-hwaccel watch` on a machine that changes between refreshes.
+
+    watch_changes.py PROGRAM MACHINE_DIR WORK_DIR
+
+MACHINE_DIR is the hand-made HGX tree (eight H100s answered by a captured nvidia-smi
+query). Each case copies it to WORK_DIR, starts a watch, waits for the first refresh to
+be printed, then edits the copy during the wait before the next refresh:
+
+- a GPU vanishes and nvidia-smi numbers the rest again, as it does: the watch says which
+  device went, and the survivors keep their deltas (matched by PCI function, not index);
+- nvidia-smi starts failing: the warning reaches stderr once while it lasts, the JSON
+  lines carry it, and the devices (found by the PCI scan instead) are still matched;
+- the reader of a pipe goes away during a long wait: the watch ends at once, keeping
+  exit status 3 for an alert that fired, rather than at its next write.
+
+Exits 0 when all holds, 1 listing what does not.
+"""
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+
+WAIT = "4"  # seconds between refreshes: the edits take milliseconds
+
+
+def fresh_copy(machine, work, name):
+    tree = os.path.join(work, name)
+    shutil.rmtree(tree, ignore_errors=True)
+    shutil.copytree(machine, tree, symlinks=True)
+    return tree
+
+
+def query_csv(tree):
+    return os.path.join(tree, "ai-hwaccel-tools", "nvidia-smi-query.csv")
+
+
+def drop_gpu_1(tree):
+    """GPU 1 gone, the others numbered again from 0; GPU 0 now uses 10 GiB."""
+    path = query_csv(tree)
+    rows = open(path, encoding="utf-8").read().splitlines()
+    del rows[1]
+    rows = [str(i) + row[row.index(","):] for i, row in enumerate(rows)]
+    rows[0] = rows[0].replace(", 0, 81004,", ", 10240, 70764,")
+    with open(path, "w", encoding="utf-8") as f:
+        f.write("\n".join(rows) + "\n")
+
+
+def break_nvidia_smi(tree):
+    """The captured query now exits with status 9 (the index's first column)."""
+    path = os.path.join(tree, "ai-hwaccel-tools", "index")
+    lines = open(path, encoding="utf-8").read().splitlines(keepends=True)
+    at = next(i for i, line in enumerate(lines) if "nvidia-smi-query.csv" in line)
+    lines[at] = "9" + lines[at][lines[at].index("\t"):]
+    with open(path, "w", encoding="utf-8") as f:
+        f.writelines(lines)
+
+
+def gone_and_renumbered(program, machine, work, problems):
+    tree = fresh_copy(machine, work, "gone")
+    p = subprocess.Popen([program, "watch", "--root", tree, "--count", "2", "--interval", WAIT],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    first = [p.stdout.readline() for _ in range(9)]  # the heading and eight GPUs
+    drop_gpu_1(tree)
+    rest, err = p.communicate(timeout=120)
+    if p.returncode != 0 or err:
+        problems.append(f"gone: exit code {p.returncode}, stderr {err!r}")
+    if not first[0].startswith("refresh 1"):
+        problems.append(f"gone: first refresh not printed first: {first[0]!r}")
+    lines = rest.splitlines()
+    gone = [line for line in lines if "gone since refresh 1" in line]
+    if len(gone) != 1 or not gone[0].split()[0] == "1":
+        problems.append(f"gone: expected one 'gone' line for GPU 1, got {gone}")
+    rows = [line for line in lines if " used " in line]
+    if len(rows) != 7:
+        problems.append(f"gone: {len(rows)} devices at refresh 2, expected 7")
+    for row in rows:
+        index = row.split()[0]
+        want = "used 10.0 GiB (+10.0)" if index == "0" else "used 0.0 GiB (+0.0)"
+        if want not in row:
+            problems.append(f"gone: GPU {index} at refresh 2 lacks '{want}': {row.strip()}")
+
+
+def tool_starts_failing(program, machine, work, problems):
+    tree = fresh_copy(machine, work, "failing")
+    p = subprocess.Popen([program, "watch", "--root", tree, "--count", "3", "--interval", WAIT, "--json"],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    first = p.stdout.readline()
+    break_nvidia_smi(tree)
+    rest, err = p.communicate(timeout=120)
+    docs = [json.loads(line) for line in [first] + rest.splitlines()]
+    if p.returncode != 0 or len(docs) != 3:
+        problems.append(f"failing: exit code {p.returncode}, {len(docs)} JSON lines")
+        return
+    said = [line for line in err.splitlines() if "tool_failed" in line and "nvidia-smi" in line]
+    if len(said) != 1 or "exited with status 9" not in said[0]:
+        problems.append(f"failing: expected the nvidia-smi failure once on stderr, got {err!r}")
+    if docs[0]["warnings"]:
+        problems.append(f"failing: warnings at refresh 1: {docs[0]['warnings']}")
+    for doc in docs[1:]:
+        if not any(w.get("kind") == "tool_failed" for w in doc["warnings"]):
+            problems.append(f"failing: refresh {doc['refresh']} carries no tool_failed warning")
+        if doc["removed"] or len(doc["devices"]) != 8:
+            problems.append(f"failing: refresh {doc['refresh']}: {len(doc['devices'])} devices, "
+                            f"removed {doc['removed']}")
+        if any(d["delta"] is None for d in doc["devices"]):
+            problems.append(f"failing: refresh {doc['refresh']}: a device not matched to the previous refresh")
+        if any(d["memory_used_bytes"] is not None for d in doc["devices"]):
+            problems.append(f"failing: refresh {doc['refresh']}: live values without nvidia-smi")
+
+
+def reader_gone_while_waiting(program, machine, problems):
+    # SIGPIPE ignored, as under many supervisors; the watch would wait ten minutes.
+    signal.signal(signal.SIGPIPE, signal.SIG_IGN)
+    p = subprocess.Popen([program, "watch", "--root", machine, "--interval", "600", "--alert", "temperature>25"],
+                         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, restore_signals=False)
+    p.stdout.readline()
+    p.stdout.close()
+    try:
+        rc = p.wait(timeout=60)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        p.wait()
+        problems.append("reader gone: the watch still waits for its next refresh")
+        return
+    if rc != 3:
+        problems.append(f"reader gone: exit code {rc}, expected 3 (an alert fired)")
+
+
+def main():
+    program, machine, work = sys.argv[1:4]
+    os.makedirs(work, exist_ok=True)
+    problems = []
+    gone_and_renumbered(program, machine, work, problems)
+    if "--json" in subprocess.run([program, "help", "watch"], capture_output=True, text=True).stdout:
+        json_build = subprocess.run([program, "watch", "--root", machine, "--count", "1", "--interval", "0", "--json"],
+                                    capture_output=True).returncode == 0
+        if json_build:
+            tool_starts_failing(program, machine, work, problems)
+    reader_gone_while_waiting(program, machine, problems)
+    for p in problems:
+        print(p)
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
