@@ -9734,7 +9734,69 @@ constexpr bool is_hex_u64(std::string_view v) noexcept {
     return true;
 }
 
+// rocm-smi's unique id as the kernel's sysfs file has it, "%016llx": 16 hex digits, no "0x".
+constexpr bool is_bare_hex_u64(std::string_view v) noexcept {
+    if (v.size() != 16) return false;
+    for (char c : v)
+        if (hex_value(c) < 0) return false;
+    return true;
+}
+
 constexpr bool starts_with_digit(std::string_view s) noexcept { return !s.empty() && s.front() >= '0' && s.front() <= '9'; }
+
+/// A gfx target as rocminfo and the kernel spell it: major in decimal, minor and stepping
+/// one hex digit each ("gfx90a"). rocm-smi prints the stepping in decimal ("gfx9010" for
+/// gfx90a, KFD's 90010; "gfx9012" for gfx90c), so a name of decimal digits only is read as
+/// major (two digits from 10 on, as gfx10 to gfx12), minor (one digit) and stepping (the
+/// rest) and spelt again. A name with a hex letter is kept; "" when `v` is no gfx name.
+inline std::string gfx_target_spelling(std::string_view v) {
+    if (!v.starts_with("gfx") || v.size() < 6 || v.size() > 9) return {};
+    const std::string_view digits = v.substr(3);
+    bool decimal = true;
+    for (char c : digits) {
+        if (c >= '0' && c <= '9') continue;
+        if (!((c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F'))) return {};
+        decimal = false;
+    }
+    if (!decimal) return std::string(v);
+    const std::size_t major_digits = digits[0] == '1' ? 2 : 1;
+    const std::string_view stepping_text = digits.substr(major_digits + 1);
+    if (stepping_text.empty() || stepping_text.size() > 2) return {};
+    const auto number = [](std::string_view t) {
+        unsigned n = 0;
+        for (char c : t) n = n * 10 + static_cast<unsigned>(c - '0');
+        return n;
+    };
+    const unsigned stepping = number(stepping_text);
+    if (stepping > 15) return {};
+    constexpr char hex[] = "0123456789abcdef";
+    std::string out = "gfx" + std::string(digits.substr(0, major_digits));
+    out += digits[major_digits];
+    out += hex[stepping];
+    return out;
+}
+
+/// A compute partition's share of its catalogue row. An MI300X in CPX mode is eight
+/// logical GPUs of 38 of its 304 compute units, and rocminfo, KFD and rocm-smi each list
+/// all eight: the row's memory, bandwidth, peak rates and board power are the whole GPU's,
+/// so a device with fewer compute units than its row (as a tool or the kernel counted
+/// them) keeps its share of each. Figures a tool or the kernel gave stay as they are.
+constexpr void scale_to_partition(accelerator_profile& p) noexcept {
+    if (!p.spec || !p.compute_units || p.compute_units.from == origin::catalogue) return;
+    const std::uint32_t whole = p.spec->compute_units, part = *p.compute_units;
+    if (whole == 0 || part == 0 || part >= whole) return;
+    const double share = static_cast<double>(part) / static_cast<double>(whole);
+    if (p.memory_bytes && p.memory_bytes.from == origin::catalogue)
+        p.memory_bytes = {static_cast<std::uint64_t>(static_cast<double>(*p.memory_bytes) * share), origin::catalogue};
+    if (p.memory_bandwidth_gbps && p.memory_bandwidth_gbps.from == origin::catalogue)
+        p.memory_bandwidth_gbps = {*p.memory_bandwidth_gbps * share, origin::catalogue};
+    if (p.power_limit_watts && p.power_limit_watts.from == origin::catalogue)
+        p.power_limit_watts = {*p.power_limit_watts * share, origin::catalogue};
+    if (p.peak_from == origin::catalogue)
+        for (double* f : {&p.peak.fp64, &p.peak.fp32, &p.peak.tf32, &p.peak.bf16, &p.peak.fp16, &p.peak.fp8,
+                          &p.peak.int8, &p.peak.fp6, &p.peak.fp4, &p.peak.int4})
+            *f *= share;
+}
 
 // "0x740f" -> 0x740f; nullopt for anything else (also for ids past 16 bits).
 constexpr std::optional<std::uint16_t> parse_hex16(std::string_view v) noexcept {
@@ -9864,7 +9926,10 @@ inline void match_catalogue(accelerator_profile& p, const name_hints& hints = {}
         try_name(name.substr(open + 1, name.size() - open - 2));
     try_name(hints.model);
     try_name(hints.product);
-    if (spec && spec->kind == device_kind::rocm_gpu) p.apply_spec(*spec);
+    if (spec && spec->kind == device_kind::rocm_gpu) {
+        p.apply_spec(*spec);
+        scale_to_partition(p);
+    }
 }
 
 // Catalogue matching and the system driver version for every device, once all is read.
@@ -9952,15 +10017,16 @@ inline void apply_rocm_card(const rocm_card& c, amd_tool_result& r, name_hints& 
             if (!id) report(std::string(k) + ": cannot read " + quote_value(v));
             else p->pci_device_id = *id;
         } else if (iequals(k, "GFX Version")) {
-            if (!v.starts_with("gfx") || v.size() > decltype(p->arch)::capacity())
+            const auto gfx = gfx_target_spelling(v);
+            if (gfx.empty() || gfx.size() > decltype(p->arch)::capacity())
                 report(std::string(k) + ": cannot read " + quote_value(v));
-            else report(assign_text(p->arch, v, k));
+            else report(assign_text(p->arch, gfx, k));
         } else if (iequals(k, "VRAM Total Memory (B)")) {
             report(read_bytes(v, 1, p->memory_bytes, k));
         } else if (iequals(k, "VRAM Total Used Memory (B)")) {
             report(read_bytes(v, 1, p->memory_used_bytes, k));
         } else if (iequals(k, "Unique ID")) {
-            if (!is_hex_u64(v)) report(std::string(k) + ": cannot read " + quote_value(v));
+            if (!is_hex_u64(v) && !is_bare_hex_u64(v)) report(std::string(k) + ": cannot read " + quote_value(v));
             else report(assign_text(p->uuid, v, k));
         } else if (iequals(k, "PCI Bus")) {
             if (const auto a = parse_pci_address(v)) p->pci = *a;
@@ -10422,8 +10488,9 @@ inline void read_amd_smi_blocks(std::string_view text, amd_tool_result& r, std::
                 if (!n || *n == 0 || *n > 1'000'000) bad();
                 else p.compute_units = {static_cast<std::uint32_t>(*n), origin::tool};
             } else if (key == "TARGET_GRAPHICS_VERSION") {
-                if (!value.starts_with("gfx") || value.size() > decltype(p.arch)::capacity()) bad();
-                else report(assign_text(p.arch, value, key));
+                const auto gfx = gfx_target_spelling(value);
+                if (gfx.empty() || gfx.size() > decltype(p.arch)::capacity()) bad();
+                else report(assign_text(p.arch, gfx, key));
             }
         } else if (sec == "DRIVER") {
             if (key == "VERSION") report(assign_text(p.driver_version, driver_version_text(value), key));
@@ -11262,7 +11329,10 @@ inline void match_catalogue(accelerator_profile& p) {
         }
         if (n == 1) spec = only;
     }
-    if (spec && spec->kind == device_kind::rocm_gpu) p.apply_spec(*spec);
+    if (spec && spec->kind == device_kind::rocm_gpu) {
+        p.apply_spec(*spec);
+        detail::amd_smi::scale_to_partition(p);
+    }
 }
 
 inline accelerator_profile blank_gpu(std::uint32_t index) {
@@ -11371,6 +11441,8 @@ inline kfd_node_result parse_kfd_node_properties(std::string_view text) {
             problems.add(0, "location_id " + std::to_string(*n.location_id) + " is wider than 32 bits");
         else if (const auto a = n.pci())
             p.pci = *a;
+        // The node's own memory: a whole GPU's, or a partition's share of it.
+        if (n.local_mem_size && *n.local_mem_size > 0) p.memory_bytes = {*n.local_mem_size, origin::sysfs};
         match_catalogue(p);
         r.devices.push_back(p);
     }
@@ -30393,6 +30465,7 @@ struct weight_split {
     std::uint64_t layer = 0;     ///< one block
     std::uint64_t experts = 0;   ///< the routed experts of one block (part of `layer`)
     std::uint64_t non_layer = 0; ///< token embedding, output head, final norm
+    std::uint64_t embedding = 0; ///< of which the token embedding (a tied matrix: all of it)
     std::uint64_t total = 0;
 };
 constexpr weight_split split_weights(const model_spec& m, quant_format q) noexcept {
@@ -30406,7 +30479,9 @@ constexpr weight_split split_weights(const model_spec& m, quant_format q) noexce
     const auto scheme = info(q).scheme;
     const bool gguf = scheme == quant_scheme::gguf_mix || scheme == quant_scheme::gguf_block;
     const double emb_bpw = m.tied_embeddings && gguf ? table.output_bpw : table.embedding_bpw;
-    w.non_layer = bits_to_bytes(p.embedding, emb_bpw) + bits_to_bytes(p.output, table.output_bpw);
+    // GGUF recipes store the two at different types (the head at Q6_K/Q8_0 in most).
+    w.embedding = bits_to_bytes(p.embedding, emb_bpw);
+    w.non_layer = w.embedding + bits_to_bytes(p.output, table.output_bpw);
     if (m.parameters == 0 && m.layers == 0) return w; // total 0: nothing is known
     const double blocks = layer_count(m);
     w.total = sat_add(bits_to_bytes(p.block_other * blocks, l.block_bpw) +
@@ -30865,14 +30940,16 @@ AI_HWACCEL_NAMESPACE_END
 //
 // Throughput of one replica, one decode step of the batch (seconds, all estimates):
 //   stage j compute   = max over its devices d of
-//                       (1/decode_tok_s(d) - layers x c) x f_j / t_j + layers_j x c
+//                       (1/decode_tok_s(d) - layers x c) x r_j + layers_j x c
 //                       decode_tok_s(d): estimate_throughput of the whole model on d (per
 //                       sequence); c: its fixed cost per layer and token
 //                       (throughput_constants::decode_seconds_per_layer), paid by every
-//                       device for each of its layers; f_j = bytes stage j reads per token
-//                       / bytes the model reads per token (its blocks' weights, MoE: the
-//                       share of the routed experts the batch goes to, + their KV cache,
-//                       + the output head on the last).
+//                       device for each of its layers; r_j = bytes one rank of stage j
+//                       reads per token / bytes the model reads per token: its blocks'
+//                       weights (MoE: the share of the routed experts the batch goes to)
+//                       and the output head on the last stage, each / t_j, + their KV
+//                       cache x the rank's share of it (ceil(kv_heads / t_j) / kv_heads;
+//                       all of a latent cache), as the memory above holds it.
 //   tensor all-reduce = layers_j x 2 x (2 (t-1)/t x hidden x a x batch / B_tp + L_tp)
 //                       (two all-reduces per layer, after attention and after the MLP,
 //                       ring algorithm; a = activation bytes, B_tp one-direction GB/s:
@@ -30885,8 +30962,9 @@ AI_HWACCEL_NAMESPACE_END
 //   decode tok/s      = 1 / (sum of stage compute + all-reduces + hops), per sequence
 // Pipeline stages run one after another for a single sequence: splitting across stages
 // adds hops and never multiplies speed; tensor parallelism divides the bytes each device
-// reads and adds the all-reduces. Prefill uses the same fractions with prefill_tok_s and
-// the bandwidth terms only (latencies are paid once per micro-batch, not per token), and
+// reads and adds the all-reduces. Prefill, compute-bound, divides stage j's share f_j of
+// the model's bytes by t_j (each rank computes its own heads) with prefill_tok_s and the
+// bandwidth terms only (latencies are paid once per micro-batch, not per token), and
 // a prompt longer than one micro-batch overlaps the stages, llama.cpp-style
 // (pipelined_prefill_seconds in throughput.hpp: micro-batches of a batch follow each other
 // through the stages).
@@ -31069,7 +31147,9 @@ struct plan_options {
     /// Replicate the smallest layout that fits over the devices left (data parallel).
     bool data_parallel = true;
     /// Put one replica on every usable device of the chosen kind (lowest latency per
-    /// sequence) instead of the smallest layout that fits.
+    /// sequence) instead of the smallest layout that fits; a model with fewer layers than
+    /// there are tensor-parallel units gets one stage per layer, on the units that hold
+    /// most, and the rest stay unused.
     bool spread = false;
     /// suggest_quantization considers formats up to this many bits per weight: 16 by
     /// default, since checkpoints are published in 16 bits and fp32 only doubles memory.
@@ -31096,6 +31176,11 @@ struct plan_options {
     double unknown_pcie_gbps = 15.75;
     /// Passed to estimate_throughput.
     throughput_constants throughput{};
+    /// The host of each device given to the planner, by position (plan_cluster sets it;
+    /// positions past its end are host 0). A host's unified memory, or its CPU's, is one
+    /// pool that its devices share, so of those devices only the largest of each host
+    /// takes part. Empty: every device is on one host. Not owned: it must outlive the call.
+    std::span<const std::uint32_t> hosts{};
 };
 
 /// One device's part of a plan.
@@ -31362,6 +31447,7 @@ struct needs {
     std::uint64_t ov_device = 0;     ///< overhead on every device
     std::uint64_t ov_logits = 0;     ///< overhead on the last stage only
     double layer_read = 0;           ///< bytes one block reads per token (weights + KV)
+    double layer_kv_read = 0;        ///< of which its KV cache
     double head_read = 0;            ///< bytes the output head reads per token
     double full_read = 0;
     memory_estimate memory{};
@@ -31393,14 +31479,15 @@ constexpr needs needs_of(const model_spec& m, quant_format q, const inference_sh
     if (n.tied) {
         n.embed = n.head = n.non_layer; // each end of a split needs the shared matrix
     } else {
-        n.embed = n.non_layer / 2;
+        n.embed = w.embedding; // the first stage's
         n.head = n.non_layer - n.embed;
     }
     // MoE: a decode step reads the share of each block's routed experts its batch goes to.
     double read = static_cast<double>(n.layer_weights);
     if (w.experts != 0) read -= static_cast<double>(w.experts) * (1.0 - detail::routed_share(m, s.batch));
     const double layers = n.layers ? static_cast<double>(n.layers) : 1.0;
-    n.layer_read = read + static_cast<double>(n.kv_total) / layers;
+    n.layer_kv_read = static_cast<double>(n.kv_total) / layers;
+    n.layer_read = read + n.layer_kv_read;
     n.head_read = static_cast<double>(n.head);
     n.full_read = layers * n.layer_read + n.head_read;
     return n;
@@ -31918,8 +32005,10 @@ constexpr void search(planner& P, const group& g, std::span<const accelerator_pr
         }
     }
     // (c) pipeline over units, taking the units that hold most first. k units hold k
-    // devices or more: nothing to find when that is no smaller than what was found.
-    const std::size_t k_first = o.spread ? unit_count : 2;
+    // devices or more: nothing to find when that is no smaller than what was found. Spread
+    // takes every unit but one stage per layer at most: a stage without layers would only
+    // add a hop.
+    const std::size_t k_first = o.spread ? (unit_count < n.layers ? unit_count : (n.layers > 2 ? n.layers : 2)) : 2;
     if (unit_count < 2 || k_first >= best_devices) return;
     std::size_t nu = 0;
     for (std::size_t s = 0; s < P.islands; ++s)
@@ -32106,9 +32195,13 @@ constexpr void plan_group(shard_plan& p, group& g, std::span<const accelerator_p
             if (mb.t != st.size || mb.layers != L.layers[j])
                 mb = {L.layers[j], st.size, bytes_for(n, L.layers[j], is_first, is_last, st.size)};
             const auto b = mb.bytes;
+            // The stage's share of the bytes read per token, and one rank's: the weights
+            // divide among the ranks, the KV cache only as far as its heads do.
+            const double kv_frac = n.full_read > 0 ? L.layers[j] * n.layer_kv_read / n.full_read : 0;
             const double frac = n.full_read > 0
                                     ? (L.layers[j] * n.layer_read + (is_last ? n.head_read : 0)) / n.full_read
                                     : 0;
+            const double rank_frac = (frac - kv_frac) / st.size + kv_frac * kv_share(n, st.size);
             double stage_s = 0, stage_p = 0;
             for (std::uint16_t i = 0; i < st.size; ++i) {
                 const std::size_t gi = L.dev[st.begin + i];
@@ -32120,7 +32213,7 @@ constexpr void plan_group(shard_plan& p, group& g, std::span<const accelerator_p
                 // the rest (bytes, or compute) divides with the device's share.
                 const double fixed = o.throughput.decode_seconds_per_layer * n.layers;
                 const double variable = sp.decode_s > fixed ? sp.decode_s - fixed : 0;
-                const double dec = variable * frac / st.size +
+                const double dec = variable * rank_frac +
                                    (sp.decode_s > 0 ? o.throughput.decode_seconds_per_layer * L.layers[j] : 0);
                 if (dec > stage_s) stage_s = dec;
                 if (sp.prefill_s * frac / st.size > stage_p) stage_p = sp.prefill_s * frac / st.size;
@@ -32200,29 +32293,35 @@ constexpr bool usable_device(const accelerator_profile& d, const plan_options& o
     return true;
 }
 
+constexpr bool pooled_memory(const accelerator_profile& d) noexcept { return d.unified_memory || d.is_cpu(); }
+constexpr std::uint32_t host_of(const plan_options& o, std::size_t position) noexcept {
+    return position < o.hosts.size() ? o.hosts[position] : 0;
+}
+
 /// Groups the devices of one kind able to run `q` (`native_only`: natively), with shared
-/// memory pools counted once: of the unified-memory devices only the largest is kept, as
-/// accelerator_registry::total_memory counts them.
+/// memory pools counted once: of the unified-memory devices of a host only the largest is
+/// kept, as accelerator_registry::total_memory counts them.
 constexpr group group_of(std::span<const accelerator_profile> devs, device_kind kind, quant_format q,
                          bool native_only, const plan_options& o) noexcept {
     group g;
     clear_if_constant_evaluated(g);
     g.kind = kind;
-    std::size_t unified = max_plan_devices;
     const support_test support(q);
     for (std::size_t i = 0; i < devs.size() && i < max_plan_devices; ++i) {
         const auto& d = devs[i];
         if (d.kind != kind || !usable_device(d, o) || d.memory_bytes.value_or(0) == 0) continue;
         const auto sup = support(d);
         if (sup == format_support::none || (native_only && sup != format_support::native)) continue;
-        if (d.unified_memory || d.is_cpu()) {
-            if (unified != max_plan_devices) {
-                auto& keep = g.pos[unified];
-                if (devs[keep].memory_bytes.value_or(0) < d.memory_bytes.value_or(0))
-                    keep = static_cast<pos_t>(i);
+        if (pooled_memory(d)) {
+            // The pool of this host already kept, if any (a scan only where pools exist).
+            const auto host = host_of(o, i);
+            std::size_t at = 0;
+            while (at < g.count && !(pooled_memory(devs[g.pos[at]]) && host_of(o, g.pos[at]) == host)) ++at;
+            if (at < g.count) {
+                if (devs[g.pos[at]].memory_bytes.value_or(0) < d.memory_bytes.value_or(0))
+                    g.pos[at] = static_cast<pos_t>(i);
                 continue;
             }
-            unified = g.count;
         }
         g.pos[g.count++] = static_cast<pos_t>(i);
     }
@@ -32254,7 +32353,7 @@ struct member_list {
     std::array<std::uint64_t, max_plan_devices> usable; ///< usable(d, options)
     pos_list pos;                                       ///< position in the span
     std::array<device_kind, max_plan_devices> kind;
-    std::array<bool, max_plan_devices> pooled; ///< unified memory or a CPU: counted once
+    std::array<bool, max_plan_devices> pooled; ///< unified memory or a CPU: counted once a host
     std::size_t count = 0;
 };
 
@@ -32296,7 +32395,7 @@ constexpr kind_list kinds_of(std::span<const accelerator_profile> devs, const pl
         l.usable[at] = usable_of_scan(d);
         l.pos[at] = static_cast<pos_t>(i);
         l.kind[at] = d.kind;
-        l.pooled[at] = d.unified_memory || d.is_cpu();
+        l.pooled[at] = pooled_memory(d);
     }
     return k;
 }
@@ -32317,11 +32416,11 @@ struct capacity {
 /// and sum only, `middle` stays 0).
 template <class GetNeeds>
 constexpr capacity capacity_of(std::span<const accelerator_profile> devs, const member_list& l, device_kind kind,
-                               quant_format q, bool native_only, GetNeeds&& get_needs) noexcept {
+                               quant_format q, bool native_only, const plan_options& o, GetNeeds&& get_needs) noexcept {
     capacity c;
     bool with_layers = false;
     std::uint64_t last_cap = 0, last_layers = 0; // equal devices hold equal layers
-    std::size_t unified = max_plan_devices;      // the largest unified pool, as group_of keeps it
+    bool any_pooled = false;
     const support_test support(q);
     const auto add = [&](std::uint64_t cap) {
         if (c.count == 0) {
@@ -32342,18 +32441,32 @@ constexpr capacity capacity_of(std::span<const accelerator_profile> devs, const 
         }
         c.middle += last_layers;
     };
+    const auto takes_part = [&](std::size_t i) {
+        if (l.kind[i] != kind) return false;
+        const auto sup = support(devs[l.pos[i]]);
+        return sup != format_support::none && (!native_only || sup == format_support::native);
+    };
     for (std::size_t i = 0; i < l.count; ++i) {
         if (l.kind[i] != kind) continue;
-        const auto sup = support(devs[l.pos[i]]);
-        if (sup == format_support::dequantized) c.dequantized = true;
-        if (sup == format_support::none || (native_only && sup != format_support::native)) continue;
+        if (support(devs[l.pos[i]]) == format_support::dequantized) c.dequantized = true;
+        if (!takes_part(i)) continue;
         if (l.pooled[i]) {
-            if (unified == max_plan_devices || l.usable[unified] < l.usable[i]) unified = i;
+            any_pooled = true;
             continue;
         }
         add(l.usable[i]);
     }
-    if (unified != max_plan_devices) add(l.usable[unified]);
+    // Each host's largest pool (the first of equals), as group_of keeps it.
+    for (std::size_t i = 0; any_pooled && i < l.count; ++i) {
+        if (!l.pooled[i] || !takes_part(i)) continue;
+        const auto host = host_of(o, l.pos[i]);
+        bool largest = true;
+        for (std::size_t j = 0; j < l.count && largest; ++j)
+            if (j != i && l.pooled[j] && host_of(o, l.pos[j]) == host && takes_part(j) &&
+                (l.usable[j] > l.usable[i] || (l.usable[j] == l.usable[i] && j < i)))
+                largest = false;
+        if (largest) add(l.usable[i]);
+    }
     return c;
 }
 
@@ -32545,7 +32658,7 @@ constexpr quantization_choice suggest_quantization(std::span<const accelerator_p
                     for (std::size_t k = 0; k < kinds.count; ++k) {
                         if (estimable[kinds.kinds[k]] != (tier == 0)) continue;
                         const auto cap =
-                            capacity_of(devices, members, kinds.kinds[k], cand[c], native_only, get_needs);
+                            capacity_of(devices, members, kinds.kinds[k], cand[c], native_only, options, get_needs);
                         if (cap.dequantized) dequantized[c] = true;
                         if (cap.count == 0) continue;
                         runnable = true;
@@ -33111,6 +33224,9 @@ inline std::vector<bool> joined_group(const cluster_view& c, const cluster_optio
 struct planner_input {
     std::vector<accelerator_profile> devices;
     std::vector<std::size_t> flat;
+    /// Parallel to `devices`: the node of each, for plan_options::hosts (each node's unified
+    /// memory is its own pool).
+    std::vector<std::uint32_t> hosts;
     bool truncated = false;
     bool cpu_excluded = false; ///< a chosen node has a CPU the options do not allow
 };
@@ -33127,6 +33243,7 @@ inline planner_input devices_of(const cluster_view& c, const std::vector<bool>& 
         }
         in.devices.push_back(c.devices[i]);
         in.flat.push_back(i);
+        in.hosts.push_back(c.homes[i].node);
     }
     return in;
 }
@@ -33159,6 +33276,7 @@ inline cluster_plan plan_cluster(const cluster_view& c, const model_spec& m, qua
     auto& devs = in.devices;
     plan_options one = options.plan;
     one.data_parallel = false;
+    one.hosts = in.hosts;
     shard_plan p = plan_sharding(devs, c.links, m, q, shape, one);
     out.fits = p.fits;
     if (p.fits) {
@@ -33271,6 +33389,7 @@ inline cluster_format_plan plan_cluster_best_format(const cluster_view& c, const
     const auto in = devices_of(c, joined_group(c, options), options.plan);
     plan_options one = options.plan;
     one.data_parallel = false; // the format only: replicas are plan_cluster's
+    one.hosts = in.hosts;
     const auto best = plan_best_format(in.devices, c.links, m, shape, one);
     out.choice = best.choice;
     out.choice.cpu_excluded = out.choice.cpu_excluded || in.cpu_excluded;

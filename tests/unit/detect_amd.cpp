@@ -89,6 +89,21 @@ TEST_CASE("parse_kfd_node_properties") {
         CHECK(d.spec->name == "AMD Radeon VII");
         CHECK(d.memory_bytes.from == ah::origin::catalogue);
     }
+    SUBCASE("hand-made: one CPX partition of an MI300X (38 of 304 compute units, its memory share)") {
+        const auto r = ah::parse_kfd_node_properties("simd_count 152\nsimd_per_cu 4\ndevice_id 29857\n"
+                                                     "local_mem_size 25767706624\ngfx_target_version 90402\n");
+        INFO(problems_of(r.problems));
+        CHECK(r.problems.empty());
+        REQUIRE(r.devices.size() == 1);
+        const auto& d = r.devices[0];
+        REQUIRE(d.spec != nullptr);
+        CHECK(d.spec->name == "AMD Instinct MI300X");
+        CHECK(*d.compute_units == 38);
+        CHECK(*d.memory_bytes == 25767706624ull); // the node's own, not the row's 192 GiB
+        CHECK(d.memory_bytes.from == ah::origin::sysfs);
+        CHECK(*d.memory_bandwidth_gbps == doctest::Approx(5300.0 * 38 / 304));
+        CHECK(d.peak.bf16 == doctest::Approx(1307.4 * 38 / 304));
+    }
     SUBCASE("hand-made: unique ids, as amdgpu's unique_id prints them") {
         auto r = ah::parse_kfd_node_properties("simd_count 8\nunique_id 1\n");
         REQUIRE(r.devices.size() == 1);
@@ -344,6 +359,36 @@ TEST_CASE("parse_rocminfo") {
         CHECK(r.gpus[0].node == 1);
         CHECK(r.gpus[0].bdfid == 33536u);
         CHECK(r.gpus[0].max_clock_mhz == 2100);
+    }
+    SUBCASE("MI300X compute partition (the VF capture with 38 compute units: hand-edited)") {
+        // In CPX mode each of the eight logical GPUs has 38 of the 304 compute units; the
+        // catalogue's figures are the whole GPU's, so each keeps an eighth of them. The
+        // memory stays what the runtime reports (the VF capture's pool).
+        auto t = test::capture("rocminfo/xeon8568y_mi300x-vf_rocm7.2.txt");
+        if (!t) return;
+        const auto at = t->find("Compute Unit:            304");
+        REQUIRE(at != std::string::npos);
+        t->replace(at, 28, "Compute Unit:            38 ");
+        const auto r = ah::parse_rocminfo(*t);
+        INFO(problems_of(r.problems));
+        CHECK(r.problems.empty());
+        REQUIRE(r.devices.size() == 1);
+        const auto& d = r.devices[0];
+        REQUIRE(d.spec != nullptr);
+        CHECK(d.spec->name == "AMD Instinct MI300X");
+        CHECK(*d.compute_units == 38);
+        CHECK(*d.memory_bandwidth_gbps == doctest::Approx(5300.0 / 8));
+        CHECK(d.memory_bandwidth_gbps.from == ah::origin::catalogue);
+        CHECK(d.peak.bf16 == doctest::Approx(1307.4 / 8));
+        CHECK(d.peak.fp8 == doctest::Approx(2614.9 / 8));
+        CHECK(*d.power_limit_watts == doctest::Approx(750.0 / 8));
+        CHECK(*d.memory_bytes == 200998912 * kib);
+        CHECK(d.memory_bytes.from == ah::origin::tool);
+        // The whole GPU keeps the row's figures.
+        const auto whole = ah::parse_rocminfo(*test::capture("rocminfo/xeon8568y_mi300x-vf_rocm7.2.txt"));
+        REQUIRE(whole.devices.size() == 1);
+        CHECK(*whole.devices[0].memory_bandwidth_gbps == 5300.0);
+        CHECK(whole.devices[0].peak.bf16 == 1307.4);
     }
     SUBCASE("hostile input") {
         CHECK(ah::parse_rocminfo("").devices.empty());

@@ -187,7 +187,7 @@ TEST_CASE("parse_rocm_smi: real JSON captures") {
         const auto& d = r.devices[0];
         CHECK(d.name.view() == "AMD INSTINCT MI200 (MCM) OAM LC MBA HPE C2");
         CHECK(d.pci_device_id == 0x7408);
-        CHECK(d.arch.view() == "gfx9010"); // as this rocm-smi printed it
+        CHECK(d.arch.view() == "gfx90a"); // "gfx9010" as this rocm-smi printed it: stepping 10
         REQUIRE(d.spec != nullptr);        // by PCI id
         CHECK(d.spec->name == "AMD Instinct MI250X GCD"); // the row of the device the OS lists
         CHECK(*d.memory_bytes == 64ull << 30);
@@ -220,6 +220,17 @@ TEST_CASE("parse_rocm_smi: other forms (hand-made, shaped as rocm_smi.py prints 
         CHECK(*d.power_limit_watts == 750.0);
         REQUIRE(d.spec != nullptr);
         CHECK(d.spec->name == "AMD Instinct MI300X");
+    }
+    SUBCASE("sysfs-era Unique ID: the kernel's 16 hex digits, no 0x") {
+        const auto r = ah::parse_rocm_smi("GPU[0]\t\t: Unique ID: 0dac90a172da5f19\n"
+                                          "GPU[0]\t\t: GFX Version: gfx9012\n");
+        INFO(problems_of(r.problems));
+        CHECK(r.problems.empty());
+        REQUIRE(r.devices.size() == 1);
+        CHECK(r.devices[0].uuid.view() == "0dac90a172da5f19");
+        CHECK(r.devices[0].arch.view() == "gfx90c");
+        CHECK(ah::parse_rocm_smi("GPU[0]\t\t: Unique ID: 0dac90a172da5f1\n").problems.size() == 1);  // 15 digits
+        CHECK(ah::parse_rocm_smi("GPU[0]\t\t: Unique ID: 0dac90a172da5f1g\n").problems.size() == 1); // not hex
     }
     SUBCASE("newer system CSV form") {
         const auto r = ah::parse_rocm_smi("name, value\n\"Driver version\", \"6.7.0\"\n");
@@ -258,6 +269,23 @@ TEST_CASE("parse_rocm_smi: other forms (hand-made, shaped as rocm_smi.py prints 
         CHECK(r.devices[0].spec->name == "AMD Radeon RX 7900 XTX");
     }
 #endif
+}
+
+TEST_CASE("detail::amd_smi::gfx_target_spelling: rocm-smi's decimal stepping spelt as the kernel does") {
+    using ah::detail::amd_smi::gfx_target_spelling;
+    CHECK(gfx_target_spelling("gfx9010") == "gfx90a"); // KFD 90010
+    CHECK(gfx_target_spelling("gfx9012") == "gfx90c");
+    CHECK(gfx_target_spelling("gfx942") == "gfx942");
+    CHECK(gfx_target_spelling("gfx906") == "gfx906");
+    CHECK(gfx_target_spelling("gfx1100") == "gfx1100");
+    CHECK(gfx_target_spelling("gfx1030") == "gfx1030");
+    CHECK(gfx_target_spelling("gfx1151") == "gfx1151");
+    CHECK(gfx_target_spelling("gfx90a") == "gfx90a"); // already the kernel's spelling
+    CHECK(gfx_target_spelling("gfx9016") == "");      // no stepping past 15
+    CHECK(gfx_target_spelling("gfx90100") == "");
+    CHECK(gfx_target_spelling("gfx") == "");
+    CHECK(gfx_target_spelling("gfx9_0") == "");
+    CHECK(gfx_target_spelling("sm_90") == "");
 }
 
 TEST_CASE("parse_rocm_smi: hostile input") {

@@ -460,6 +460,42 @@ TEST_CASE("plan_cluster") {
     }
 }
 
+TEST_CASE("plan_cluster: each node's unified memory is its own pool") {
+    // Two DGX Sparks (a GB10 each: 128 GB shared with the CPU) joined by their ConnectX-7
+    // ports, as NVIDIA's guides join them. One node's pool is counted once, but two nodes
+    // have two: Llama 3.1 70B in bf16 (141 GB of weights) fits over both, not on one.
+    const auto* spec = ah::find_device("GB10");
+    REQUIRE(spec != nullptr);
+    std::vector<ah::cluster_node> sparks;
+    for (std::uint32_t n = 0; n < 2; ++n) {
+        ah::accelerator_registry r;
+        auto gpu = ah::profile_from_spec(*spec, 0);
+        gpu.memory_bytes = {128ull << 30, ah::origin::tool};
+        gpu.unified_memory = true;
+        r.add(gpu);
+        r.add(link(ah::interconnect_kind::roce, ah::link_scope::inter_node, 50.0, {}, "rocep1s0f0 port 1"));
+        sparks.push_back({"spark-" + std::to_string(n), std::move(r)});
+    }
+    const auto c = ah::make_cluster(sparks);
+    const auto& m = model("llama-3.1-70b");
+    const auto cp = ah::plan_cluster(c, m, quant_format::bf16, {}, spread());
+    REQUIRE(cp.fits);
+    CHECK(cp.plan.candidate_devices == 2);
+    CHECK(cp.plan.stages == 2);
+    CHECK(cp.nodes_per_replica == 2);
+    check_layout(c, cp, m.layers);
+    // The best format over both is bf16 itself.
+    const auto best = ah::plan_cluster_best_format(c, m, {}, spread());
+    CHECK(best.choice.format == quant_format::bf16);
+    CHECK(best.plan.fits);
+    // On one machine the two would share one pool: one device, and 70B bf16 does not fit.
+    std::vector<ah::accelerator_profile> one_host{sparks[0].registry.all()[0], sparks[1].registry.all()[0]};
+    one_host[1].index = 1;
+    const auto single = ah::plan_sharding(one_host, {}, m, quant_format::bf16, {}, spread().plan);
+    CHECK_FALSE(single.fits);
+    CHECK(single.candidate_devices == 1);
+}
+
 TEST_CASE("plan_cluster_best_format") {
     const auto& m = model("llama-3.1-405b");
     // 405B in bf16 is about 756 GiB of weights: more than one node's eight 80 GiB H100s

@@ -317,6 +317,103 @@ TEST_CASE("plan_sharding: every rank of a tensor-parallel group holds a latent (
     check_coverage(big, ds.layers);
 }
 
+TEST_CASE("plan_sharding: a rank's decode reads the KV cache it holds, replicated heads included") {
+    const auto gpus = cards("H100 SXM", 8);
+    const std::vector<ah::interconnect> nvswitch{
+        link(ah::interconnect_kind::nvswitch, ah::link_scope::intra_node, 900, iota(0, 8))};
+    ah::plan_options spread;
+    spread.spread = true;
+    const ah::inference_shape s{.context = 32768, .batch = 8};
+    // Llama 3.1 70B has 8 KV heads: one per rank of 8. With 2 KV heads the cache is a
+    // quarter as large, but each of the 8 ranks holds (and reads) one of the two heads, a
+    // half of it: the same bytes per rank. The weights are the same, so is a decode step.
+    const auto& l70 = model("llama-3.1-70b");
+    REQUIRE(l70.kv_heads == 8);
+    auto two_kv = l70;
+    two_kv.kv_heads = 2;
+    REQUIRE(ah::kv_cache_bytes(two_kv, s) * 4 == ah::kv_cache_bytes(l70, s));
+    const auto eight = ah::plan_sharding(gpus, nvswitch, l70, quant_format::bf16, s, spread);
+    const auto two = ah::plan_sharding(gpus, nvswitch, two_kv, quant_format::bf16, s, spread);
+    REQUIRE(eight.fits);
+    REQUIRE(two.fits);
+    REQUIRE(eight.tensor_parallel == 8);
+    REQUIRE(two.tensor_parallel == 8);
+    CHECK(two.devices[0].kv_cache_bytes == eight.devices[0].kv_cache_bytes);
+    CHECK(two.decode_compute_seconds == doctest::Approx(eight.decode_compute_seconds).epsilon(1e-9));
+
+    // A latent (MLA) cache is whole on every rank: a longer context costs each of 8 ranks
+    // what it costs one device holding everything (its bytes at the device's rate).
+    const auto h200 = cards("H200 SXM", 8);
+    const auto& ds = model("deepseek-v3");
+    const ah::inference_shape short_ctx{.context = 8192, .batch = 4}, long_ctx{.context = 32768, .batch = 4};
+    const auto a = ah::plan_sharding(h200, nvswitch, ds, quant_format::fp8_e4m3, short_ctx);
+    const auto b = ah::plan_sharding(h200, nvswitch, ds, quant_format::fp8_e4m3, long_ctx);
+    REQUIRE(a.fits);
+    REQUIRE(b.fits);
+    REQUIRE(a.tensor_parallel == 8);
+    REQUIRE(b.tensor_parallel == 8);
+    REQUIRE(a.stages == 1);
+    REQUIRE(b.stages == 1);
+    const auto one_a = ah::estimate_throughput(h200[0], ds, quant_format::fp8_e4m3, short_ctx);
+    const auto one_b = ah::estimate_throughput(h200[0], ds, quant_format::fp8_e4m3, long_ctx);
+    const double one_device = 1.0 / one_b.decode_tokens_per_second - 1.0 / one_a.decode_tokens_per_second;
+    REQUIRE(one_device > 0);
+    CHECK(b.decode_compute_seconds - a.decode_compute_seconds == doctest::Approx(one_device).epsilon(1e-6));
+}
+
+TEST_CASE("plan_sharding: the first stage holds the token embedding, the last the output head, as stored") {
+    // Q4_K_M stores Llama 3.1 70B's token embedding in Q4_K and its output head in Q6_K:
+    // the last stage's fixed bytes are the head's, larger than the first stage's.
+    const auto gpus = cards("RTX 4090", 4);
+    ah::plan_options spread;
+    spread.spread = true;
+    const auto& l70 = model("llama-3.1-70b");
+    for (const auto q : {quant_format::q4_k_m, quant_format::q2_k, quant_format::q8_0, quant_format::iq2_xxs}) {
+        CAPTURE(ah::to_string(q));
+        const auto p = ah::plan_sharding(gpus, {}, l70, q, {}, spread);
+        REQUIRE(p.fits);
+        REQUIRE(p.stages == 4);
+        const std::uint64_t per_layer = ah::layer_weight_bytes(l70, q);
+        const auto& first = p.devices[0];
+        const auto& last = p.devices[p.devices.size() - 1];
+        REQUIRE(first.embeddings);
+        REQUIRE(last.output_head);
+        const std::uint64_t embed = first.weights_bytes - first.layers() * per_layer;
+        const std::uint64_t head = last.weights_bytes - last.layers() * per_layer;
+        CHECK(embed + head == ah::non_layer_weight_bytes(l70, q));
+        // vocabulary x hidden at the embedding's type; the head's adds the final norm.
+        const double values = static_cast<double>(l70.vocab_size) * l70.hidden_size;
+        if (q == quant_format::q4_k_m) {
+            CHECK(static_cast<double>(embed) == doctest::Approx(values * 4.5 / 8).epsilon(0.001));
+            CHECK(static_cast<double>(head) == doctest::Approx(values * 6.5625 / 8).epsilon(0.001));
+        }
+        if (q == quant_format::q8_0)
+            CHECK(static_cast<double>(embed) == doctest::Approx(static_cast<double>(head)).epsilon(0.001));
+        else CHECK(embed < head);
+    }
+}
+
+TEST_CASE("plan_sharding: spread gives a model no more stages than it has layers") {
+    // A 3-layer model over 8 cards: three stages of a layer each; five more would hold
+    // nothing and add a hop each.
+    auto tiny = model("llama-3.1-8b");
+    tiny.layers = 3;
+    tiny.parameters = 3ull * 218'112'000 + 2ull * 128256 * 4096 + 4096;
+    ah::plan_options spread;
+    spread.spread = true;
+    const auto p = ah::plan_sharding(cards("RTX 4090", 8), {}, tiny, quant_format::bf16, {}, spread);
+    REQUIRE(p.fits);
+    CHECK(p.stages == 3);
+    CHECK(p.devices.size() == 3);
+    for (const auto& d : p.devices) CHECK(d.layers() == 1);
+    check_coverage(p, 3);
+    // Fewer cards than layers: every card takes part, as before.
+    const auto four =
+        ah::plan_sharding(cards("RTX 4090", 4), {}, model("llama-3.1-8b"), quant_format::bf16, {}, spread);
+    REQUIRE(four.fits);
+    CHECK(four.devices.size() == 4);
+}
+
 TEST_CASE("plan_sharding: two 8-GPU nodes: tensor inside nodes, pipeline across InfiniBand") {
     const auto gpus = cards("H100 SXM", 16);
     const std::vector<ah::interconnect> links{

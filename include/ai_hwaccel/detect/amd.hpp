@@ -143,7 +143,10 @@ inline void match_catalogue(accelerator_profile& p) {
         }
         if (n == 1) spec = only;
     }
-    if (spec && spec->kind == device_kind::rocm_gpu) p.apply_spec(*spec);
+    if (spec && spec->kind == device_kind::rocm_gpu) {
+        p.apply_spec(*spec);
+        detail::amd_smi::scale_to_partition(p);
+    }
 }
 
 inline accelerator_profile blank_gpu(std::uint32_t index) {
@@ -252,6 +255,8 @@ inline kfd_node_result parse_kfd_node_properties(std::string_view text) {
             problems.add(0, "location_id " + std::to_string(*n.location_id) + " is wider than 32 bits");
         else if (const auto a = n.pci())
             p.pci = *a;
+        // The node's own memory: a whole GPU's, or a partition's share of it.
+        if (n.local_mem_size && *n.local_mem_size > 0) p.memory_bytes = {*n.local_mem_size, origin::sysfs};
         match_catalogue(p);
         r.devices.push_back(p);
     }

@@ -77,7 +77,69 @@ constexpr bool is_hex_u64(std::string_view v) noexcept {
     return true;
 }
 
+// rocm-smi's unique id as the kernel's sysfs file has it, "%016llx": 16 hex digits, no "0x".
+constexpr bool is_bare_hex_u64(std::string_view v) noexcept {
+    if (v.size() != 16) return false;
+    for (char c : v)
+        if (hex_value(c) < 0) return false;
+    return true;
+}
+
 constexpr bool starts_with_digit(std::string_view s) noexcept { return !s.empty() && s.front() >= '0' && s.front() <= '9'; }
+
+/// A gfx target as rocminfo and the kernel spell it: major in decimal, minor and stepping
+/// one hex digit each ("gfx90a"). rocm-smi prints the stepping in decimal ("gfx9010" for
+/// gfx90a, KFD's 90010; "gfx9012" for gfx90c), so a name of decimal digits only is read as
+/// major (two digits from 10 on, as gfx10 to gfx12), minor (one digit) and stepping (the
+/// rest) and spelt again. A name with a hex letter is kept; "" when `v` is no gfx name.
+inline std::string gfx_target_spelling(std::string_view v) {
+    if (!v.starts_with("gfx") || v.size() < 6 || v.size() > 9) return {};
+    const std::string_view digits = v.substr(3);
+    bool decimal = true;
+    for (char c : digits) {
+        if (c >= '0' && c <= '9') continue;
+        if (!((c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F'))) return {};
+        decimal = false;
+    }
+    if (!decimal) return std::string(v);
+    const std::size_t major_digits = digits[0] == '1' ? 2 : 1;
+    const std::string_view stepping_text = digits.substr(major_digits + 1);
+    if (stepping_text.empty() || stepping_text.size() > 2) return {};
+    const auto number = [](std::string_view t) {
+        unsigned n = 0;
+        for (char c : t) n = n * 10 + static_cast<unsigned>(c - '0');
+        return n;
+    };
+    const unsigned stepping = number(stepping_text);
+    if (stepping > 15) return {};
+    constexpr char hex[] = "0123456789abcdef";
+    std::string out = "gfx" + std::string(digits.substr(0, major_digits));
+    out += digits[major_digits];
+    out += hex[stepping];
+    return out;
+}
+
+/// A compute partition's share of its catalogue row. An MI300X in CPX mode is eight
+/// logical GPUs of 38 of its 304 compute units, and rocminfo, KFD and rocm-smi each list
+/// all eight: the row's memory, bandwidth, peak rates and board power are the whole GPU's,
+/// so a device with fewer compute units than its row (as a tool or the kernel counted
+/// them) keeps its share of each. Figures a tool or the kernel gave stay as they are.
+constexpr void scale_to_partition(accelerator_profile& p) noexcept {
+    if (!p.spec || !p.compute_units || p.compute_units.from == origin::catalogue) return;
+    const std::uint32_t whole = p.spec->compute_units, part = *p.compute_units;
+    if (whole == 0 || part == 0 || part >= whole) return;
+    const double share = static_cast<double>(part) / static_cast<double>(whole);
+    if (p.memory_bytes && p.memory_bytes.from == origin::catalogue)
+        p.memory_bytes = {static_cast<std::uint64_t>(static_cast<double>(*p.memory_bytes) * share), origin::catalogue};
+    if (p.memory_bandwidth_gbps && p.memory_bandwidth_gbps.from == origin::catalogue)
+        p.memory_bandwidth_gbps = {*p.memory_bandwidth_gbps * share, origin::catalogue};
+    if (p.power_limit_watts && p.power_limit_watts.from == origin::catalogue)
+        p.power_limit_watts = {*p.power_limit_watts * share, origin::catalogue};
+    if (p.peak_from == origin::catalogue)
+        for (double* f : {&p.peak.fp64, &p.peak.fp32, &p.peak.tf32, &p.peak.bf16, &p.peak.fp16, &p.peak.fp8,
+                          &p.peak.int8, &p.peak.fp6, &p.peak.fp4, &p.peak.int4})
+            *f *= share;
+}
 
 // "0x740f" -> 0x740f; nullopt for anything else (also for ids past 16 bits).
 constexpr std::optional<std::uint16_t> parse_hex16(std::string_view v) noexcept {
@@ -207,7 +269,10 @@ inline void match_catalogue(accelerator_profile& p, const name_hints& hints = {}
         try_name(name.substr(open + 1, name.size() - open - 2));
     try_name(hints.model);
     try_name(hints.product);
-    if (spec && spec->kind == device_kind::rocm_gpu) p.apply_spec(*spec);
+    if (spec && spec->kind == device_kind::rocm_gpu) {
+        p.apply_spec(*spec);
+        scale_to_partition(p);
+    }
 }
 
 // Catalogue matching and the system driver version for every device, once all is read.
@@ -295,15 +360,16 @@ inline void apply_rocm_card(const rocm_card& c, amd_tool_result& r, name_hints& 
             if (!id) report(std::string(k) + ": cannot read " + quote_value(v));
             else p->pci_device_id = *id;
         } else if (iequals(k, "GFX Version")) {
-            if (!v.starts_with("gfx") || v.size() > decltype(p->arch)::capacity())
+            const auto gfx = gfx_target_spelling(v);
+            if (gfx.empty() || gfx.size() > decltype(p->arch)::capacity())
                 report(std::string(k) + ": cannot read " + quote_value(v));
-            else report(assign_text(p->arch, v, k));
+            else report(assign_text(p->arch, gfx, k));
         } else if (iequals(k, "VRAM Total Memory (B)")) {
             report(read_bytes(v, 1, p->memory_bytes, k));
         } else if (iequals(k, "VRAM Total Used Memory (B)")) {
             report(read_bytes(v, 1, p->memory_used_bytes, k));
         } else if (iequals(k, "Unique ID")) {
-            if (!is_hex_u64(v)) report(std::string(k) + ": cannot read " + quote_value(v));
+            if (!is_hex_u64(v) && !is_bare_hex_u64(v)) report(std::string(k) + ": cannot read " + quote_value(v));
             else report(assign_text(p->uuid, v, k));
         } else if (iequals(k, "PCI Bus")) {
             if (const auto a = parse_pci_address(v)) p->pci = *a;
@@ -765,8 +831,9 @@ inline void read_amd_smi_blocks(std::string_view text, amd_tool_result& r, std::
                 if (!n || *n == 0 || *n > 1'000'000) bad();
                 else p.compute_units = {static_cast<std::uint32_t>(*n), origin::tool};
             } else if (key == "TARGET_GRAPHICS_VERSION") {
-                if (!value.starts_with("gfx") || value.size() > decltype(p.arch)::capacity()) bad();
-                else report(assign_text(p.arch, value, key));
+                const auto gfx = gfx_target_spelling(value);
+                if (gfx.empty() || gfx.size() > decltype(p.arch)::capacity()) bad();
+                else report(assign_text(p.arch, gfx, key));
             }
         } else if (sec == "DRIVER") {
             if (key == "VERSION") report(assign_text(p.driver_version, driver_version_text(value), key));

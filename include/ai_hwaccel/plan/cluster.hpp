@@ -444,6 +444,9 @@ inline std::vector<bool> joined_group(const cluster_view& c, const cluster_optio
 struct planner_input {
     std::vector<accelerator_profile> devices;
     std::vector<std::size_t> flat;
+    /// Parallel to `devices`: the node of each, for plan_options::hosts (each node's unified
+    /// memory is its own pool).
+    std::vector<std::uint32_t> hosts;
     bool truncated = false;
     bool cpu_excluded = false; ///< a chosen node has a CPU the options do not allow
 };
@@ -460,6 +463,7 @@ inline planner_input devices_of(const cluster_view& c, const std::vector<bool>& 
         }
         in.devices.push_back(c.devices[i]);
         in.flat.push_back(i);
+        in.hosts.push_back(c.homes[i].node);
     }
     return in;
 }
@@ -492,6 +496,7 @@ inline cluster_plan plan_cluster(const cluster_view& c, const model_spec& m, qua
     auto& devs = in.devices;
     plan_options one = options.plan;
     one.data_parallel = false;
+    one.hosts = in.hosts;
     shard_plan p = plan_sharding(devs, c.links, m, q, shape, one);
     out.fits = p.fits;
     if (p.fits) {
@@ -604,6 +609,7 @@ inline cluster_format_plan plan_cluster_best_format(const cluster_view& c, const
     const auto in = devices_of(c, joined_group(c, options), options.plan);
     plan_options one = options.plan;
     one.data_parallel = false; // the format only: replicas are plan_cluster's
+    one.hosts = in.hosts;
     const auto best = plan_best_format(in.devices, c.links, m, shape, one);
     out.choice = best.choice;
     out.choice.cpu_excluded = out.choice.cpu_excluded || in.cpu_excluded;

@@ -414,6 +414,7 @@ struct weight_split {
     std::uint64_t layer = 0;     ///< one block
     std::uint64_t experts = 0;   ///< the routed experts of one block (part of `layer`)
     std::uint64_t non_layer = 0; ///< token embedding, output head, final norm
+    std::uint64_t embedding = 0; ///< of which the token embedding (a tied matrix: all of it)
     std::uint64_t total = 0;
 };
 constexpr weight_split split_weights(const model_spec& m, quant_format q) noexcept {
@@ -427,7 +428,9 @@ constexpr weight_split split_weights(const model_spec& m, quant_format q) noexce
     const auto scheme = info(q).scheme;
     const bool gguf = scheme == quant_scheme::gguf_mix || scheme == quant_scheme::gguf_block;
     const double emb_bpw = m.tied_embeddings && gguf ? table.output_bpw : table.embedding_bpw;
-    w.non_layer = bits_to_bytes(p.embedding, emb_bpw) + bits_to_bytes(p.output, table.output_bpw);
+    // GGUF recipes store the two at different types (the head at Q6_K/Q8_0 in most).
+    w.embedding = bits_to_bytes(p.embedding, emb_bpw);
+    w.non_layer = w.embedding + bits_to_bytes(p.output, table.output_bpw);
     if (m.parameters == 0 && m.layers == 0) return w; // total 0: nothing is known
     const double blocks = layer_count(m);
     w.total = sat_add(bits_to_bytes(p.block_other * blocks, l.block_bpw) +

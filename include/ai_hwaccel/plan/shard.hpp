@@ -47,14 +47,16 @@
 //
 // Throughput of one replica, one decode step of the batch (seconds, all estimates):
 //   stage j compute   = max over its devices d of
-//                       (1/decode_tok_s(d) - layers x c) x f_j / t_j + layers_j x c
+//                       (1/decode_tok_s(d) - layers x c) x r_j + layers_j x c
 //                       decode_tok_s(d): estimate_throughput of the whole model on d (per
 //                       sequence); c: its fixed cost per layer and token
 //                       (throughput_constants::decode_seconds_per_layer), paid by every
-//                       device for each of its layers; f_j = bytes stage j reads per token
-//                       / bytes the model reads per token (its blocks' weights, MoE: the
-//                       share of the routed experts the batch goes to, + their KV cache,
-//                       + the output head on the last).
+//                       device for each of its layers; r_j = bytes one rank of stage j
+//                       reads per token / bytes the model reads per token: its blocks'
+//                       weights (MoE: the share of the routed experts the batch goes to)
+//                       and the output head on the last stage, each / t_j, + their KV
+//                       cache x the rank's share of it (ceil(kv_heads / t_j) / kv_heads;
+//                       all of a latent cache), as the memory above holds it.
 //   tensor all-reduce = layers_j x 2 x (2 (t-1)/t x hidden x a x batch / B_tp + L_tp)
 //                       (two all-reduces per layer, after attention and after the MLP,
 //                       ring algorithm; a = activation bytes, B_tp one-direction GB/s:
@@ -67,8 +69,9 @@
 //   decode tok/s      = 1 / (sum of stage compute + all-reduces + hops), per sequence
 // Pipeline stages run one after another for a single sequence: splitting across stages
 // adds hops and never multiplies speed; tensor parallelism divides the bytes each device
-// reads and adds the all-reduces. Prefill uses the same fractions with prefill_tok_s and
-// the bandwidth terms only (latencies are paid once per micro-batch, not per token), and
+// reads and adds the all-reduces. Prefill, compute-bound, divides stage j's share f_j of
+// the model's bytes by t_j (each rank computes its own heads) with prefill_tok_s and the
+// bandwidth terms only (latencies are paid once per micro-batch, not per token), and
 // a prompt longer than one micro-batch overlaps the stages, llama.cpp-style
 // (pipelined_prefill_seconds in throughput.hpp: micro-batches of a batch follow each other
 // through the stages).
@@ -252,7 +255,9 @@ struct plan_options {
     /// Replicate the smallest layout that fits over the devices left (data parallel).
     bool data_parallel = true;
     /// Put one replica on every usable device of the chosen kind (lowest latency per
-    /// sequence) instead of the smallest layout that fits.
+    /// sequence) instead of the smallest layout that fits; a model with fewer layers than
+    /// there are tensor-parallel units gets one stage per layer, on the units that hold
+    /// most, and the rest stay unused.
     bool spread = false;
     /// suggest_quantization considers formats up to this many bits per weight: 16 by
     /// default, since checkpoints are published in 16 bits and fp32 only doubles memory.
@@ -279,6 +284,11 @@ struct plan_options {
     double unknown_pcie_gbps = 15.75;
     /// Passed to estimate_throughput.
     throughput_constants throughput{};
+    /// The host of each device given to the planner, by position (plan_cluster sets it;
+    /// positions past its end are host 0). A host's unified memory, or its CPU's, is one
+    /// pool that its devices share, so of those devices only the largest of each host
+    /// takes part. Empty: every device is on one host. Not owned: it must outlive the call.
+    std::span<const std::uint32_t> hosts{};
 };
 
 /// One device's part of a plan.
@@ -545,6 +555,7 @@ struct needs {
     std::uint64_t ov_device = 0;     ///< overhead on every device
     std::uint64_t ov_logits = 0;     ///< overhead on the last stage only
     double layer_read = 0;           ///< bytes one block reads per token (weights + KV)
+    double layer_kv_read = 0;        ///< of which its KV cache
     double head_read = 0;            ///< bytes the output head reads per token
     double full_read = 0;
     memory_estimate memory{};
@@ -576,14 +587,15 @@ constexpr needs needs_of(const model_spec& m, quant_format q, const inference_sh
     if (n.tied) {
         n.embed = n.head = n.non_layer; // each end of a split needs the shared matrix
     } else {
-        n.embed = n.non_layer / 2;
+        n.embed = w.embedding; // the first stage's
         n.head = n.non_layer - n.embed;
     }
     // MoE: a decode step reads the share of each block's routed experts its batch goes to.
     double read = static_cast<double>(n.layer_weights);
     if (w.experts != 0) read -= static_cast<double>(w.experts) * (1.0 - detail::routed_share(m, s.batch));
     const double layers = n.layers ? static_cast<double>(n.layers) : 1.0;
-    n.layer_read = read + static_cast<double>(n.kv_total) / layers;
+    n.layer_kv_read = static_cast<double>(n.kv_total) / layers;
+    n.layer_read = read + n.layer_kv_read;
     n.head_read = static_cast<double>(n.head);
     n.full_read = layers * n.layer_read + n.head_read;
     return n;
@@ -1101,8 +1113,10 @@ constexpr void search(planner& P, const group& g, std::span<const accelerator_pr
         }
     }
     // (c) pipeline over units, taking the units that hold most first. k units hold k
-    // devices or more: nothing to find when that is no smaller than what was found.
-    const std::size_t k_first = o.spread ? unit_count : 2;
+    // devices or more: nothing to find when that is no smaller than what was found. Spread
+    // takes every unit but one stage per layer at most: a stage without layers would only
+    // add a hop.
+    const std::size_t k_first = o.spread ? (unit_count < n.layers ? unit_count : (n.layers > 2 ? n.layers : 2)) : 2;
     if (unit_count < 2 || k_first >= best_devices) return;
     std::size_t nu = 0;
     for (std::size_t s = 0; s < P.islands; ++s)
@@ -1289,9 +1303,13 @@ constexpr void plan_group(shard_plan& p, group& g, std::span<const accelerator_p
             if (mb.t != st.size || mb.layers != L.layers[j])
                 mb = {L.layers[j], st.size, bytes_for(n, L.layers[j], is_first, is_last, st.size)};
             const auto b = mb.bytes;
+            // The stage's share of the bytes read per token, and one rank's: the weights
+            // divide among the ranks, the KV cache only as far as its heads do.
+            const double kv_frac = n.full_read > 0 ? L.layers[j] * n.layer_kv_read / n.full_read : 0;
             const double frac = n.full_read > 0
                                     ? (L.layers[j] * n.layer_read + (is_last ? n.head_read : 0)) / n.full_read
                                     : 0;
+            const double rank_frac = (frac - kv_frac) / st.size + kv_frac * kv_share(n, st.size);
             double stage_s = 0, stage_p = 0;
             for (std::uint16_t i = 0; i < st.size; ++i) {
                 const std::size_t gi = L.dev[st.begin + i];
@@ -1303,7 +1321,7 @@ constexpr void plan_group(shard_plan& p, group& g, std::span<const accelerator_p
                 // the rest (bytes, or compute) divides with the device's share.
                 const double fixed = o.throughput.decode_seconds_per_layer * n.layers;
                 const double variable = sp.decode_s > fixed ? sp.decode_s - fixed : 0;
-                const double dec = variable * frac / st.size +
+                const double dec = variable * rank_frac +
                                    (sp.decode_s > 0 ? o.throughput.decode_seconds_per_layer * L.layers[j] : 0);
                 if (dec > stage_s) stage_s = dec;
                 if (sp.prefill_s * frac / st.size > stage_p) stage_p = sp.prefill_s * frac / st.size;
@@ -1383,29 +1401,35 @@ constexpr bool usable_device(const accelerator_profile& d, const plan_options& o
     return true;
 }
 
+constexpr bool pooled_memory(const accelerator_profile& d) noexcept { return d.unified_memory || d.is_cpu(); }
+constexpr std::uint32_t host_of(const plan_options& o, std::size_t position) noexcept {
+    return position < o.hosts.size() ? o.hosts[position] : 0;
+}
+
 /// Groups the devices of one kind able to run `q` (`native_only`: natively), with shared
-/// memory pools counted once: of the unified-memory devices only the largest is kept, as
-/// accelerator_registry::total_memory counts them.
+/// memory pools counted once: of the unified-memory devices of a host only the largest is
+/// kept, as accelerator_registry::total_memory counts them.
 constexpr group group_of(std::span<const accelerator_profile> devs, device_kind kind, quant_format q,
                          bool native_only, const plan_options& o) noexcept {
     group g;
     clear_if_constant_evaluated(g);
     g.kind = kind;
-    std::size_t unified = max_plan_devices;
     const support_test support(q);
     for (std::size_t i = 0; i < devs.size() && i < max_plan_devices; ++i) {
         const auto& d = devs[i];
         if (d.kind != kind || !usable_device(d, o) || d.memory_bytes.value_or(0) == 0) continue;
         const auto sup = support(d);
         if (sup == format_support::none || (native_only && sup != format_support::native)) continue;
-        if (d.unified_memory || d.is_cpu()) {
-            if (unified != max_plan_devices) {
-                auto& keep = g.pos[unified];
-                if (devs[keep].memory_bytes.value_or(0) < d.memory_bytes.value_or(0))
-                    keep = static_cast<pos_t>(i);
+        if (pooled_memory(d)) {
+            // The pool of this host already kept, if any (a scan only where pools exist).
+            const auto host = host_of(o, i);
+            std::size_t at = 0;
+            while (at < g.count && !(pooled_memory(devs[g.pos[at]]) && host_of(o, g.pos[at]) == host)) ++at;
+            if (at < g.count) {
+                if (devs[g.pos[at]].memory_bytes.value_or(0) < d.memory_bytes.value_or(0))
+                    g.pos[at] = static_cast<pos_t>(i);
                 continue;
             }
-            unified = g.count;
         }
         g.pos[g.count++] = static_cast<pos_t>(i);
     }
@@ -1437,7 +1461,7 @@ struct member_list {
     std::array<std::uint64_t, max_plan_devices> usable; ///< usable(d, options)
     pos_list pos;                                       ///< position in the span
     std::array<device_kind, max_plan_devices> kind;
-    std::array<bool, max_plan_devices> pooled; ///< unified memory or a CPU: counted once
+    std::array<bool, max_plan_devices> pooled; ///< unified memory or a CPU: counted once a host
     std::size_t count = 0;
 };
 
@@ -1479,7 +1503,7 @@ constexpr kind_list kinds_of(std::span<const accelerator_profile> devs, const pl
         l.usable[at] = usable_of_scan(d);
         l.pos[at] = static_cast<pos_t>(i);
         l.kind[at] = d.kind;
-        l.pooled[at] = d.unified_memory || d.is_cpu();
+        l.pooled[at] = pooled_memory(d);
     }
     return k;
 }
@@ -1500,11 +1524,11 @@ struct capacity {
 /// and sum only, `middle` stays 0).
 template <class GetNeeds>
 constexpr capacity capacity_of(std::span<const accelerator_profile> devs, const member_list& l, device_kind kind,
-                               quant_format q, bool native_only, GetNeeds&& get_needs) noexcept {
+                               quant_format q, bool native_only, const plan_options& o, GetNeeds&& get_needs) noexcept {
     capacity c;
     bool with_layers = false;
     std::uint64_t last_cap = 0, last_layers = 0; // equal devices hold equal layers
-    std::size_t unified = max_plan_devices;      // the largest unified pool, as group_of keeps it
+    bool any_pooled = false;
     const support_test support(q);
     const auto add = [&](std::uint64_t cap) {
         if (c.count == 0) {
@@ -1525,18 +1549,32 @@ constexpr capacity capacity_of(std::span<const accelerator_profile> devs, const 
         }
         c.middle += last_layers;
     };
+    const auto takes_part = [&](std::size_t i) {
+        if (l.kind[i] != kind) return false;
+        const auto sup = support(devs[l.pos[i]]);
+        return sup != format_support::none && (!native_only || sup == format_support::native);
+    };
     for (std::size_t i = 0; i < l.count; ++i) {
         if (l.kind[i] != kind) continue;
-        const auto sup = support(devs[l.pos[i]]);
-        if (sup == format_support::dequantized) c.dequantized = true;
-        if (sup == format_support::none || (native_only && sup != format_support::native)) continue;
+        if (support(devs[l.pos[i]]) == format_support::dequantized) c.dequantized = true;
+        if (!takes_part(i)) continue;
         if (l.pooled[i]) {
-            if (unified == max_plan_devices || l.usable[unified] < l.usable[i]) unified = i;
+            any_pooled = true;
             continue;
         }
         add(l.usable[i]);
     }
-    if (unified != max_plan_devices) add(l.usable[unified]);
+    // Each host's largest pool (the first of equals), as group_of keeps it.
+    for (std::size_t i = 0; any_pooled && i < l.count; ++i) {
+        if (!l.pooled[i] || !takes_part(i)) continue;
+        const auto host = host_of(o, l.pos[i]);
+        bool largest = true;
+        for (std::size_t j = 0; j < l.count && largest; ++j)
+            if (j != i && l.pooled[j] && host_of(o, l.pos[j]) == host && takes_part(j) &&
+                (l.usable[j] > l.usable[i] || (l.usable[j] == l.usable[i] && j < i)))
+                largest = false;
+        if (largest) add(l.usable[i]);
+    }
     return c;
 }
 
@@ -1728,7 +1766,7 @@ constexpr quantization_choice suggest_quantization(std::span<const accelerator_p
                     for (std::size_t k = 0; k < kinds.count; ++k) {
                         if (estimable[kinds.kinds[k]] != (tier == 0)) continue;
                         const auto cap =
-                            capacity_of(devices, members, kinds.kinds[k], cand[c], native_only, get_needs);
+                            capacity_of(devices, members, kinds.kinds[k], cand[c], native_only, options, get_needs);
                         if (cap.dequantized) dequantized[c] = true;
                         if (cap.count == 0) continue;
                         runnable = true;
