@@ -32448,8 +32448,9 @@ constexpr capacity capacity_of(std::span<const accelerator_profile> devs, const 
     };
     for (std::size_t i = 0; i < l.count; ++i) {
         if (l.kind[i] != kind) continue;
-        if (support(devs[l.pos[i]]) == format_support::dequantized) c.dequantized = true;
-        if (!takes_part(i)) continue;
+        const auto sup = support(devs[l.pos[i]]);
+        if (sup == format_support::dequantized) c.dequantized = true;
+        if (sup == format_support::none || (native_only && sup != format_support::native)) continue;
         if (l.pooled[i]) {
             any_pooled = true;
             continue;
