@@ -57,31 +57,6 @@ struct whole_arg {
 
 namespace pybind11::detail {
 template <>
-struct type_caster<utf8_text> {
-    PYBIND11_TYPE_CASTER(utf8_text, const_name("str"));
-    bool load(handle src, bool) {
-        if (!src) return false;
-        if (PyBytes_Check(src.ptr())) {
-            value.assign(PyBytes_AS_STRING(src.ptr()), static_cast<std::size_t>(PyBytes_GET_SIZE(src.ptr())));
-            return true;
-        }
-        if (!PyUnicode_Check(src.ptr())) return false;
-        Py_ssize_t size = 0;
-        const char* utf8 = PyUnicode_AsUTF8AndSize(src.ptr(), &size);
-        if (!utf8) {
-            PyErr_Clear();
-            throw value_error("an argument is not valid Unicode text (it has no UTF-8 form): " +
-                              std::string(py::repr(src)));
-        }
-        value.assign(utf8, static_cast<std::size_t>(size));
-        return true;
-    }
-    static handle cast(const utf8_text& s, return_value_policy, handle) {
-        return PyUnicode_DecodeUTF8(s.data(), static_cast<Py_ssize_t>(s.size()), "replace");
-    }
-};
-
-template <>
 struct type_caster<whole_arg> {
     PYBIND11_TYPE_CASTER(whole_arg, const_name("int"));
     bool load(handle src, bool) {
@@ -179,6 +154,25 @@ std::string utf8_of(const py::handle& h, std::string_view what) {
         throw py::value_error(std::string(what) + ": not valid Unicode text (it has no UTF-8 form)");
     }
 }
+
+} // namespace
+
+namespace pybind11::detail {
+template <>
+struct type_caster<utf8_text> {
+    PYBIND11_TYPE_CASTER(utf8_text, const_name("str"));
+    bool load(handle src, bool) {
+        if (!src || !(PyUnicode_Check(src.ptr()) || PyBytes_Check(src.ptr()))) return false;
+        static_cast<std::string&>(value) = utf8_of(src, "a text argument");
+        return true;
+    }
+    static handle cast(const utf8_text& s, return_value_policy, handle) {
+        return PyUnicode_DecodeUTF8(s.data(), static_cast<Py_ssize_t>(s.size()), "replace");
+    }
+};
+} // namespace pybind11::detail
+
+namespace {
 
 const ah::device_spec& spec_of(const std::string& name) {
     if (const auto* d = ah::find_device(name)) return *d;

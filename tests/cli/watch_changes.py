@@ -11,8 +11,9 @@ be printed, then edits the copy during the wait before the next refresh:
   device went, and the survivors keep their deltas (matched by PCI function, not index);
 - nvidia-smi starts failing: the warning reaches stderr once while it lasts, the JSON
   lines carry it, and the devices (found by the PCI scan instead) are still matched;
-- the reader of a pipe goes away during a long wait: the watch ends at once, keeping
-  exit status 3 for an alert that fired, rather than at its next write.
+- the reader of a pipe goes away: the watch ends with status 1 and no message rather than
+  refreshing for nobody, and during a long wait it ends at once, keeping status 3 for an
+  alert that fired, rather than at its next write.
 
 Exits 0 when all holds, 1 listing what does not.
 """
@@ -83,6 +84,26 @@ def gone_and_renumbered(program, machine, work, problems):
             problems.append(f"gone: GPU {index} at refresh 2 lacks '{want}': {row.strip()}")
 
 
+def gone_in_json(program, machine, work, problems):
+    tree = fresh_copy(machine, work, "gone-json")
+    p = subprocess.Popen([program, "watch", "--root", tree, "--count", "2", "--interval", WAIT, "--json"],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    first = p.stdout.readline()
+    drop_gpu_1(tree)
+    rest, err = p.communicate(timeout=120)
+    docs = [json.loads(line) for line in [first] + rest.splitlines()]
+    if p.returncode != 0 or len(docs) != 2:
+        problems.append(f"gone (JSON): exit code {p.returncode}, {len(docs)} JSON lines")
+        return
+    if docs[0]["removed"]:
+        problems.append(f"gone (JSON): removed at refresh 1: {docs[0]['removed']}")
+    removed = docs[1]["removed"]
+    if len(removed) != 1 or removed[0]["index"] != 1 or removed[0]["kind"] != "cuda_gpu":
+        problems.append(f"gone (JSON): expected GPU 1 removed at refresh 2, got {removed}")
+    if len(docs[1]["devices"]) != 7 or any(d["delta"] is None for d in docs[1]["devices"]):
+        problems.append("gone (JSON): the seven survivors are not all matched to refresh 1")
+
+
 def tool_starts_failing(program, machine, work, problems):
     tree = fresh_copy(machine, work, "failing")
     p = subprocess.Popen([program, "watch", "--root", tree, "--count", "3", "--interval", WAIT, "--json"],
@@ -111,11 +132,12 @@ def tool_starts_failing(program, machine, work, problems):
             problems.append(f"failing: refresh {doc['refresh']}: live values without nvidia-smi")
 
 
-def reader_gone_while_waiting(program, machine, problems):
-    # SIGPIPE ignored, as under many supervisors; the watch would wait ten minutes.
+def reader_gone(program, machine, problems, interval, alert, expected):
+    """The reader closes the pipe after the first line; SIGPIPE is ignored in the reader,
+    as under many supervisors, and the child inherits that."""
     signal.signal(signal.SIGPIPE, signal.SIG_IGN)
-    p = subprocess.Popen([program, "watch", "--root", machine, "--interval", "600", "--alert", "temperature>25"],
-                         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, restore_signals=False)
+    p = subprocess.Popen([program, "watch", "--root", machine, "--interval", interval] + alert,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, restore_signals=False)
     p.stdout.readline()
     p.stdout.close()
     try:
@@ -123,10 +145,12 @@ def reader_gone_while_waiting(program, machine, problems):
     except subprocess.TimeoutExpired:
         p.kill()
         p.wait()
-        problems.append("reader gone: the watch still waits for its next refresh")
+        problems.append(f"reader gone (interval {interval}): the watch still runs")
         return
-    if rc != 3:
-        problems.append(f"reader gone: exit code {rc}, expected 3 (an alert fired)")
+    err = p.stderr.read().decode("utf-8", "replace")
+    said = [line for line in err.splitlines() if "alert" not in line]
+    if rc != expected or said:
+        problems.append(f"reader gone (interval {interval}): exit code {rc}, expected {expected}; stderr {said}")
 
 
 def main():
@@ -134,12 +158,15 @@ def main():
     os.makedirs(work, exist_ok=True)
     problems = []
     gone_and_renumbered(program, machine, work, problems)
-    if "--json" in subprocess.run([program, "help", "watch"], capture_output=True, text=True).stdout:
-        json_build = subprocess.run([program, "watch", "--root", machine, "--count", "1", "--interval", "0", "--json"],
-                                    capture_output=True).returncode == 0
-        if json_build:
-            tool_starts_failing(program, machine, work, problems)
-    reader_gone_while_waiting(program, machine, problems)
+    json_build = subprocess.run([program, "watch", "--root", machine, "--count", "1", "--interval", "0", "--json"],
+                                capture_output=True).returncode == 0
+    if json_build:
+        gone_in_json(program, machine, work, problems)
+        tool_starts_failing(program, machine, work, problems)
+    # Refreshing at once, no alert: the next write fails, status 1, no message.
+    reader_gone(program, machine, problems, "0", [], 1)
+    # Ten minutes to the next refresh, an alert fired: poll sees it at once, status 3.
+    reader_gone(program, machine, problems, "600", ["--alert", "temperature>25"], 3)
     for p in problems:
         print(p)
     return 1 if problems else 0

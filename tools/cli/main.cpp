@@ -112,12 +112,12 @@ int error(std::string_view msg, int code = 1) {
 
 void out(std::string_view s) { std::fwrite(s.data(), 1, s.size(), stdout); }
 
-// Whether everything written to stdout reached it; else a message (none when the reader
-// went away: a closed pipe, when SIGPIPE is ignored) and exit code 1 in place of 0. A
-// full disk or a closed stdout must not look like success.
 // The errno of a failed write to stdout, where a command saw it (0: none kept).
 int stdout_write_errno = 0;
 
+// Whether everything written to stdout reached it; else a message (none when the reader
+// went away: a closed pipe, when SIGPIPE is ignored) and exit code 1 in place of 0. A
+// full disk or a closed stdout must not look like success.
 int check_stdout(int code) {
     errno = 0;
     if (std::fflush(stdout) == 0 && !std::ferror(stdout)) return code;
