@@ -443,6 +443,28 @@ TEST_CASE("parse_amd_smi_static: real captures") {
         REQUIRE(d.spec != nullptr);
         CHECK(d.spec->name == "AMD Radeon RX 9070 XT");
     }
+    SUBCASE("hand-made: two rows share the id, the compute units and VRAM pick one") {
+        // pci.ids' name for 0x7480 covers a family (and is cut at the profile's 63 bytes), so
+        // only the shape tells an RX 7600 XT.
+        const std::string block = "GPU: 0\n    ASIC:\n        MARKET_NAME: Navi 33 [Radeon RX 7600/7600 XT/7600M XT/"
+                                  "7600S/7700S / PRO W7600]\n        DEVICE_ID: 0x7480\n"
+                                  "        NUM_COMPUTE_UNITS: 32\n    VRAM:\n        TYPE: GDDR6\n        SIZE: ";
+        const auto xt = ah::parse_amd_smi_static(block + "16368 MB\n");
+        INFO(problems_of(xt.problems));
+        CHECK(xt.problems.size() == 1); // the cut name
+        REQUIRE(xt.devices.size() == 1);
+        REQUIRE(xt.devices[0].spec != nullptr);
+        CHECK(xt.devices[0].spec->name == "AMD Radeon RX 7600 XT");
+        CHECK(*xt.devices[0].memory_bytes == 16368ull << 20); // the tool's figure stays
+        const auto plain = ah::parse_amd_smi_static(block + "8176 MB\n");
+        REQUIRE(plain.devices.size() == 1);
+        REQUIRE(plain.devices[0].spec != nullptr);
+        CHECK(plain.devices[0].spec->name == "AMD Radeon RX 7600");
+        // Memory no row has: no guess.
+        const auto odd = ah::parse_amd_smi_static(block + "4096 MB\n");
+        REQUIRE(odd.devices.size() == 1);
+        CHECK(odd.devices[0].spec == nullptr);
+    }
     SUBCASE("hostile input") {
         CHECK(ah::parse_amd_smi_static("").problems.empty());
         auto r = ah::parse_amd_smi_static("GPU: x\n    BDF: 0000:03:00.0\nnonsense\n");
@@ -673,6 +695,14 @@ TEST_CASE("detail::formats: AMD tool sniffers and capture parsers") {
                                       links);
     REQUIRE(links.system.has_value());
     CHECK(links.system->interconnects.size() == 1);
+    // A system row alone: no device to carry the driver version, the capture keeps it.
+    if (const auto t = test::capture("rocm-smi/showdriverversion-csv_mi100.csv")) {
+        ah::capture_parse version;
+        version.format = "rocm-smi-csv";
+        f::parse_rocm_smi_csv_capture(*t, version);
+        CHECK(version.devices.empty());
+        CHECK(version.driver_version == "4.18.0-348.12.2.el8_5.x86_64");
+    }
 }
 
 #endif // AI_HWACCEL_BACKEND_ROCM

@@ -1189,6 +1189,7 @@ int cmd_parse(std::span<const std::string_view> args) {
             for (const auto& [k, v] : s.items()) system[k] = v;
         }
         j["system"] = std::move(system);
+        if (!r.driver_version.empty()) j["driver_version"] = r.driver_version;
         j["warnings"] = r.warnings;
         return print_json(j);
 #else
@@ -1196,6 +1197,7 @@ int cmd_parse(std::span<const std::string_view> args) {
 #endif
     }
     std::printf("format: %.*s (%.*s)\n", len(f->name), f->name.data(), len(f->command), f->command.data());
+    if (!r.driver_version.empty()) std::printf("driver version: %s\n", r.driver_version.c_str());
     if (!r.devices.empty()) {
         std::vector<listed> rows;
         for (std::size_t i = 0; i < r.devices.size(); ++i) rows.push_back({&r.devices[i], i});

@@ -121,33 +121,7 @@ inline std::string gfx_target_name(std::uint64_t v) {
     return s;
 }
 
-// The catalogue row for an AMD GPU: by PCI id when that names one row; else by name; among
-// several rows sharing the id, the one whose compute-unit count and memory (within an
-// eighth) match the device's, as far as the device's are known (RX 7600 and 7600 XT share
-// id and CUs: 8 and 16 GiB tell them apart).
-inline void match_catalogue(accelerator_profile& p) {
-    const device_spec* spec = nullptr;
-    const auto by_id = find_devices_by_pci(pci_vendor_amd, p.pci_device_id);
-    if (by_id.size() == 1) spec = by_id[0];
-    if (!spec && !p.name.empty()) spec = find_device(p.name);
-    if (!spec && by_id.size() > 1 && (p.compute_units || p.memory_bytes)) {
-        const device_spec* only = nullptr;
-        std::size_t n = 0;
-        for (const device_spec* s : by_id) {
-            if (p.compute_units && s->compute_units != *p.compute_units) continue;
-            if (const auto have = static_cast<double>(p.memory_bytes.value_or(0)), m = static_cast<double>(s->memory_bytes);
-                have > 0 && m > 0 && !(have > m * 0.875 && have < m * 1.125))
-                continue;
-            only = s;
-            ++n;
-        }
-        if (n == 1) spec = only;
-    }
-    if (spec && spec->kind == device_kind::rocm_gpu) {
-        p.apply_spec(*spec);
-        detail::amd_smi::scale_to_partition(p);
-    }
-}
+using amd_smi::match_catalogue;
 
 inline accelerator_profile blank_gpu(std::uint32_t index) {
     accelerator_profile p;

@@ -28,6 +28,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -252,8 +253,29 @@ struct name_hints {
     std::string product; ///< amd-smi BOARD PRODUCT_NAME
 };
 
-// The catalogue row for a GPU: by PCI id when exactly one row answers, else by the names
-// the tool gave (the printed name, the part of it in brackets, the other names).
+// Among catalogue rows sharing one PCI id, the only one whose compute-unit count and
+// memory (within an eighth) agree with the device's, as far as the device's are known (RX
+// 7600 and 7600 XT share id and CUs: 8 and 16 GiB tell them apart); none when that leaves
+// several or nothing is known.
+inline const device_spec* pick_by_shape(std::span<const device_spec* const> rows, const accelerator_profile& p) {
+    if (rows.size() < 2 || (!p.compute_units && !p.memory_bytes)) return nullptr;
+    const device_spec* only = nullptr;
+    std::size_t n = 0;
+    for (const device_spec* s : rows) {
+        if (p.compute_units && s->compute_units != *p.compute_units) continue;
+        if (const auto have = static_cast<double>(p.memory_bytes.value_or(0)), m = static_cast<double>(s->memory_bytes);
+            have > 0 && m > 0 && !(have > m * 0.875 && have < m * 1.125))
+            continue;
+        only = s;
+        ++n;
+    }
+    return n == 1 ? only : nullptr;
+}
+
+// The catalogue row for an AMD GPU, from sysfs or a tool: by PCI id when exactly one row
+// answers; else by the names it was given (the printed name, the part of it in brackets,
+// the other names); else, among the rows sharing its id, by its shape (pick_by_shape).
+// A partition keeps its share of the row's figures.
 inline void match_catalogue(accelerator_profile& p, const name_hints& hints = {}) {
     const device_spec* spec = nullptr;
     const auto by_id = find_devices_by_pci(info(vendor::amd).vendor_id, p.pci_device_id);
@@ -269,6 +291,7 @@ inline void match_catalogue(accelerator_profile& p, const name_hints& hints = {}
         try_name(name.substr(open + 1, name.size() - open - 2));
     try_name(hints.model);
     try_name(hints.product);
+    if (!spec) spec = pick_by_shape(by_id, p);
     if (spec && spec->kind == device_kind::rocm_gpu) {
         p.apply_spec(*spec);
         scale_to_partition(p);
@@ -1251,6 +1274,7 @@ inline void amd_result_to_capture(amd_tool_result&& r, capture_parse& out, std::
     detail::parsing::problems_to_warnings(r.problems, backend_id::rocm, out.format, out.warnings);
     if (r.devices.empty() && r.problems.empty() && r.driver_version.empty()) nothing_found(out, what);
     out.devices = std::move(r.devices);
+    out.driver_version = std::move(r.driver_version);
     if (!r.links.empty()) {
         out.system.emplace();
         out.system->interconnects = std::move(r.links);

@@ -42,6 +42,9 @@ struct capture_parse {
     std::vector<accelerator_profile> devices;
     std::optional<host_info> host;   ///< set when the input describes the host
     std::optional<system_io> system; ///< set when it describes storage, links, environment
+    /// The driver version the input gives for the whole machine (rocm-smi's system row),
+    /// also where it lists no device to carry it; empty when it gives none.
+    std::string driver_version;
     std::vector<warning> warnings;
 };
 
