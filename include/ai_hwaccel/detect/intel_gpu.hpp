@@ -462,7 +462,8 @@ inline xpu_smi_result parse_xpu_smi_discovery_table(std::string_view text) {
 
 /// Reads `xpu-smi discovery --dump <ids>`: a header line of property labels, then one
 /// line per device. Columns are matched by their label, never by position, so any id
-/// list reads; labels the library does not map are ignored.
+/// list reads; labels the library does not map are ignored. "No device discovered" is no
+/// device and no problem.
 inline xpu_smi_result parse_xpu_smi_dump_csv(std::string_view text) {
     using namespace detail::intel_gpu;
     xpu_smi_result r;
@@ -474,6 +475,7 @@ inline xpu_smi_result parse_xpu_smi_dump_csv(std::string_view text) {
         ++number;
         if (detail::trim(line).empty()) return true;
         if (!have_header) {
+            if (detail::trim(line) == "No device discovered") return false;
             have_header = true;
             bool labels = true;
             std::size_t known = 0;
@@ -563,8 +565,9 @@ inline xpu_smi_result parse_xpu_smi_discovery_json(std::string_view text) {
         push(r, dev);
     };
     if (const auto it = doc.find("device_list"); it != doc.end()) {
-        if (!it->is_array()) problems.add(0, "device_list is not an array");
-        else
+        // xpumanager builds the list by appending to a default (null) json value, so with
+        // no device (or only virtual functions) it prints {"device_list": null}.
+        if (it->is_array()) {
             for (const auto& d : *it) {
                 if (r.devices.size() >= max_rows) {
                     problems.add(0, "more than " + std::to_string(max_rows) + " devices; the rest ignored");
@@ -572,6 +575,9 @@ inline xpu_smi_result parse_xpu_smi_discovery_json(std::string_view text) {
                 }
                 one(d, static_cast<std::uint32_t>(r.devices.size()));
             }
+        } else if (!it->is_null()) {
+            problems.add(0, "device_list is not an array");
+        }
     } else if (doc.contains("device_id")) {
         one(doc, 0);
     } else if (const auto e = doc.find("error"); e != doc.end() && e->is_string()) {
@@ -595,13 +601,23 @@ struct intel_gpu_card {
     /// Device-local memory was found (a discrete card); false for integrated graphics and
     /// for discrete cards whose kernel does not publish its size.
     bool local_memory = false;
-    /// Discrete: local memory, a catalogue row (every Intel GPU row is a discrete board),
-    /// or a function off the root bus (integrated graphics sit on bus 0).
+    /// Discrete: local memory, a catalogue row (every Intel GPU row is a discrete board), an
+    /// id of a discrete family (detail::intel_gpu::discrete_family), or a function off the
+    /// root bus (integrated graphics sit on bus 0; so do cards passed through to a VM
+    /// without PCIe root ports, QEMU's i440fx, which the first three catch).
     bool discrete = false;
 };
 
 namespace detail::intel_gpu {
 
+// The PCI device ids of Intel's discrete GPU families, as the kernel's
+// include/drm/intel/pciids.h lists them: DG1 (0x4905-0x4909), DG2 (Arc A-series) and
+// ATS-M (Flex) (0x5690-0x56ff), Ponte Vecchio (Max: 0x0b69, 0x0b6e, 0x0bd0-0x0bef) and
+// Battlemage (Arc B-series: 0xe200-0xe2ff). No integrated part uses these ranges.
+constexpr bool discrete_family(std::uint16_t id) noexcept {
+    return (id >= 0x4905 && id <= 0x4909) || (id >= 0x5690 && id <= 0x56ff) || id == 0x0b69 || id == 0x0b6e ||
+           (id >= 0x0bd0 && id <= 0x0bef) || (id >= 0xe200 && id <= 0xe2ff);
+}
 
 template <system_view S>
 std::optional<std::uint64_t> read_bytes(const S& sys, const std::string& path, std::vector<warning>& warnings) {
@@ -683,7 +699,9 @@ std::vector<intel_gpu_card> read_intel_gpu_sysfs(const S& sys, std::vector<warni
             c.local_memory = true;
         }
         const device_spec* spec = match_spec(p.pci_device_id, {}, p.memory_bytes);
-        c.discrete = c.local_memory || spec != nullptr || dev->address.bus != 0;
+        c.discrete = c.local_memory || spec != nullptr ||
+                     !find_devices_by_pci(info(vendor::intel).vendor_id, p.pci_device_id).empty() ||
+                     discrete_family(p.pci_device_id) || dev->address.bus != 0;
         // An Arc card's GPU sits behind a PCIe switch on the card, and its own function
         // reports the switch's internal link, 2.5 GT/s x1 (nvtop works round the same): the
         // card's link to the slot is the switch's upstream port's, two folders up the path.
@@ -718,30 +736,26 @@ std::vector<intel_gpu_card> read_intel_gpu_sysfs(const S& sys, std::vector<warni
 // ---------------------------------------------------------------------------------------
 // The probe
 
-/// The xpu-smi run the probe makes: the JSON list where JSON is compiled in, else the
-/// plain table.
+/// The xpu-smi run the probe makes: the CSV dump of the properties it reads (ids from
+/// `xpu-smi discovery -h`: 1 device id, 2 name, 4 UUID, 8 driver version, 11 PCI BDF
+/// address, 13 PCIe generation, 14 PCIe width, 16 memory physical size, 24 PCI device id).
+/// Unlike the list (`discovery`, `-j`), the dump carries the memory size, which a card
+/// whose id names several catalogue rows (the A770's 8 and 16 GB) needs and which
+/// current kernels do not publish; it reads without JSON support too.
 inline tool_request xpu_smi_discovery_request() {
     using namespace std::chrono_literals;
-#if AI_HWACCEL_JSON
-    return tool_request{{"xpu-smi", "discovery", "-j"}, 10s};
-#else
-    return tool_request{{"xpu-smi", "discovery"}, 10s};
-#endif
+    return tool_request{{"xpu-smi", "discovery", "--dump", "1,2,4,8,11,13,14,16,24"}, 10s};
 }
 
 namespace detail::intel_gpu {
-inline xpu_smi_result parse_probe_output(std::string_view text) {
-#if AI_HWACCEL_JSON
-    return parse_xpu_smi_discovery_json(text);
-#else
-    return parse_xpu_smi_discovery_table(text);
-#endif
-}
+inline xpu_smi_result parse_probe_output(std::string_view text) { return parse_xpu_smi_dump_csv(text); }
 
-// Adds what xpu-smi knows and sysfs does not: the tool's name where no catalogue row named
-// the card, the UUID, the driver version, the memory and the PCIe link where unknown.
+// Adds what xpu-smi knows and sysfs does not: the UUID, the driver version, the memory and
+// the PCIe link where unknown, and where sysfs found no catalogue row, the tool's (its
+// memory tells the rows of one id apart) and its name, else the tool's name.
 inline void enrich(accelerator_profile& p, const accelerator_profile& t) {
-    if (!p.spec && !t.name.empty()) p.name = t.name;
+    if (!p.spec && t.spec) p.name = t.spec->name;
+    else if (!p.spec && !t.name.empty()) p.name = t.name;
     if (p.uuid.empty()) p.uuid = t.uuid;
     if (p.driver_version.empty()) p.driver_version = t.driver_version;
     if (!p.memory_bytes || p.memory_bytes.from == origin::catalogue) {
