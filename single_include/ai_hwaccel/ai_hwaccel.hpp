@@ -1402,6 +1402,10 @@ struct device_spec {
     /// Memory per device in bytes (binary: what vendors call "80 GB" of HBM is 80 GiB).
     std::uint64_t memory_bytes = 0;
     memory_type memory = memory_type::unknown;
+    /// ECC is on by default and keeps its check bits in the memory itself, as on NVIDIA's
+    /// data-centre GDDR boards: the driver then reports 15/16 of memory_bytes (a T4's 16 GiB
+    /// shows as 15 360 MiB). See reported_memory_bytes.
+    bool inline_ecc = false;
     /// Peak memory bandwidth in decimal GB/s.
     double memory_bandwidth_gbps = 0;
     peak_throughput peak{};
@@ -1443,6 +1447,13 @@ struct device_spec {
     /// reputable database entry when the vendor publishes none).
     std::string_view source{};
 };
+
+/// The memory a device of row `s` reports with its default settings: memory_bytes, less
+/// the sixteenth inline ECC keeps for its check bits where the row says so. What capacity
+/// planning on a catalogue row (profile_from_spec, cloud instances) counts on.
+constexpr std::uint64_t reported_memory_bytes(const device_spec& s) noexcept {
+    return s.inline_ecc ? s.memory_bytes / 16 * 15 : s.memory_bytes;
+}
 
 AI_HWACCEL_NAMESPACE_END
 // ---- end ai_hwaccel/core/device_spec.hpp
@@ -1653,7 +1664,7 @@ struct accelerator_profile {
     constexpr void apply_spec(const device_spec& s) noexcept {
         spec = &s;
         if (maker == vendor::unknown) maker = s.maker;
-        if (s.memory_bytes != 0 && !memory_bytes) memory_bytes = {s.memory_bytes, origin::catalogue};
+        if (s.memory_bytes != 0 && !memory_bytes) memory_bytes = {reported_memory_bytes(s), origin::catalogue};
         if (s.memory_bandwidth_gbps > 0 && !memory_bandwidth_gbps)
             memory_bandwidth_gbps = {s.memory_bandwidth_gbps, origin::catalogue};
         if (peak_from == origin::none && s.peak.any()) { // a row with no figures says nothing
@@ -6730,6 +6741,12 @@ inline constexpr device_spec catalogue_rows[] = {
 // platform-for-ai-hpc/, and as in Google Cloud's a2-megagpu-16g), 72 for GB200 (one NVL72
 // rack). GH200's is left unknown: its 900 GB/s NVLink-C2C joins it to its Grace CPU, and
 // how many GH200s share an NVLink domain depends on the system (one, four, 32).
+// inline_ecc: the data-centre GDDR6 boards whose ECC is on by default and stores its check
+// bits in the memory, so nvidia-smi reports 15/16 of it: T4 15 360 MiB of 16 GiB, A10 and
+// A10G 23 028 MiB and L4 23 034 MiB of 24 GiB, L40S 46 068 MiB of 48 GiB (the captures of
+// ../shared/fixtures/real/nvidia-smi for A10 and L40S; published nvidia-smi output for the
+// others), and the A40, the same 48 GiB GDDR6 data-centre design. Workstation and GeForce
+// boards ship with ECC off and report it all; HBM keeps its check bits apart.
 //
 // Sources: NVIDIA datasheets and product pages for data-centre and workstation parts (the
 // row's `source`), the TechPowerUp GPU database for GeForce/TITAN boards (SM count, boost
@@ -6874,7 +6891,7 @@ inline constexpr device_spec catalogue_rows[] = {
      .aliases = {"Tesla T4", "T4"},
      .maker = vendor::nvidia, .kind = device_kind::cuda_gpu,
      .pci_device_ids = {0x1eb8},
-     .memory_bytes = 16 * units::gib, .memory = memory_type::gddr6,
+     .memory_bytes = 16 * units::gib, .memory = memory_type::gddr6, .inline_ecc = true,
      .memory_bandwidth_gbps = 320,
      .peak = {.fp32 = 8.1, .fp16 = 65, .int8 = 130, .int4 = 260},
      .link = interconnect_kind::pcie,
@@ -6885,7 +6902,7 @@ inline constexpr device_spec catalogue_rows[] = {
      .aliases = {"A10", "A10 PCIe"},
      .maker = vendor::nvidia, .kind = device_kind::cuda_gpu,
      .pci_device_ids = {0x2236},
-     .memory_bytes = 24 * units::gib, .memory = memory_type::gddr6,
+     .memory_bytes = 24 * units::gib, .memory = memory_type::gddr6, .inline_ecc = true,
      .memory_bandwidth_gbps = 600,
      .peak = {.fp32 = 31.2, .tf32 = 62.5, .bf16 = 125, .fp16 = 125, .int8 = 250, .int4 = 500},
      .link = interconnect_kind::pcie,
@@ -6898,7 +6915,7 @@ inline constexpr device_spec catalogue_rows[] = {
      .aliases = {"A10G"},
      .maker = vendor::nvidia, .kind = device_kind::cuda_gpu,
      .pci_device_ids = {0x2237},
-     .memory_bytes = 24 * units::gib, .memory = memory_type::gddr6,
+     .memory_bytes = 24 * units::gib, .memory = memory_type::gddr6, .inline_ecc = true,
      .memory_bandwidth_gbps = 600,
      .peak = {.fp32 = 35, .bf16 = 70, .fp16 = 70, .int8 = 140},
      .link = interconnect_kind::pcie,
@@ -6924,7 +6941,7 @@ inline constexpr device_spec catalogue_rows[] = {
      .aliases = {"A40", "A40 PCIe"},
      .maker = vendor::nvidia, .kind = device_kind::cuda_gpu,
      .pci_device_ids = {0x2235},
-     .memory_bytes = 48 * units::gib, .memory = memory_type::gddr6,
+     .memory_bytes = 48 * units::gib, .memory = memory_type::gddr6, .inline_ecc = true,
      .memory_bandwidth_gbps = 696,
      .peak = {.fp32 = 37.4, .tf32 = 74.8, .bf16 = 149.7,
               .fp16 = 149.7, .int8 = 299.3, .int4 = 598.7},
@@ -7011,7 +7028,7 @@ inline constexpr device_spec catalogue_rows[] = {
      .aliases = {"L4"},
      .maker = vendor::nvidia, .kind = device_kind::cuda_gpu,
      .pci_device_ids = {0x27b8},
-     .memory_bytes = 24 * units::gib, .memory = memory_type::gddr6,
+     .memory_bytes = 24 * units::gib, .memory = memory_type::gddr6, .inline_ecc = true,
      .memory_bandwidth_gbps = 300,
      .peak = {.fp32 = 30.3, .tf32 = 60, .bf16 = 121, .fp16 = 121, .fp8 = 242.5, .int8 = 242.5},
      .link = interconnect_kind::pcie,
@@ -7034,7 +7051,7 @@ inline constexpr device_spec catalogue_rows[] = {
      .aliases = {"L40S"},
      .maker = vendor::nvidia, .kind = device_kind::cuda_gpu,
      .pci_device_ids = {0x26b9},
-     .memory_bytes = 48 * units::gib, .memory = memory_type::gddr6,
+     .memory_bytes = 48 * units::gib, .memory = memory_type::gddr6, .inline_ecc = true,
      .memory_bandwidth_gbps = 864,
      .peak = {.fp32 = 91.6, .tf32 = 183, .bf16 = 362.05, .fp16 = 362.05, .fp8 = 733, .int8 = 733},
      .link = interconnect_kind::pcie,
@@ -34035,7 +34052,8 @@ constexpr accelerator_profile tensor_parallel_profile(const device_spec& d, std:
 /// Estimates serving `m` at format `q` and shape `s` on instance `row`: whether it fits
 /// and what a million output tokens cost at the estimated decode rate. An estimate.
 /// Assumptions out of range (a memory fraction or an efficiency not in (0, 1], or not a
-/// number) fit nothing.
+/// number) fit nothing; nor does a model without layers or size (plan_sharding's
+/// bad_model).
 constexpr instance_cost_estimate estimate_instance_cost(const cloud_instance& row, const model_spec& m, quant_format q,
                                                         const inference_shape& s = {},
                                                         const cost_assumptions& a = {}) noexcept {
@@ -34044,6 +34062,7 @@ constexpr instance_cost_estimate estimate_instance_cost(const cloud_instance& ro
     e.price_per_hour_usd = row.price_per_hour_usd;
     const std::size_t index = detail::device_index(row.accelerator);
     if (index == detail::no_device || row.accelerator_count == 0) return e;
+    if (m.layers == 0 || (m.parameters == 0 && m.hidden_size == 0)) return e;
     const auto fraction = [](double f) { return f > 0 && f <= 1; }; // false for NaN
     if (!fraction(a.usable_memory_fraction) || !fraction(a.fabric_scaling_efficiency) ||
         !fraction(a.pcie_scaling_efficiency))
@@ -34053,7 +34072,9 @@ constexpr instance_cost_estimate estimate_instance_cost(const cloud_instance& ro
     // plan_sharding charges them.
     e.required_bytes = detail::sat_add(estimate_memory(m, q, s).total_bytes(),
                                        detail::sat_mul(device_overhead_bytes(m, s), row.accelerator_count - 1));
-    const double total = static_cast<double>(d.memory_bytes) * static_cast<double>(row.accelerator_count);
+    // What the driver reports, not the spec sheet's figure: inline ECC keeps a sixteenth.
+    const double per_device = static_cast<double>(reported_memory_bytes(d));
+    const double total = per_device * static_cast<double>(row.accelerator_count);
     e.available_bytes = static_cast<std::uint64_t>(total * a.usable_memory_fraction);
     e.format_supported = detail::runs_format(d, q, a);
     e.fits = e.format_supported && e.required_bytes > 0 && e.required_bytes <= e.available_bytes;
@@ -34062,7 +34083,7 @@ constexpr instance_cost_estimate estimate_instance_cost(const cloud_instance& ro
     const std::uint64_t one = estimate_memory(m, q, s).total_bytes();
     std::uint32_t k = 1;
     for (; k < row.accelerator_count; ++k) {
-        const double room = static_cast<double>(d.memory_bytes) * k * a.usable_memory_fraction;
+        const double room = per_device * k * a.usable_memory_fraction;
         if (static_cast<double>(detail::sat_add(one, detail::sat_mul(device_overhead_bytes(m, s), k - 1))) <= room)
             break;
     }

@@ -351,18 +351,48 @@ TEST_CASE("estimate_instance_cost: every accelerator holds its own buffers") {
             CHECK(e.required_bytes == whole.total_bytes() + each * (row.accelerator_count - 1));
         }
     }
-    // Gemma 2 27B at bf16, 8192 tokens x 16 sequences, on four L4s: the model's own total
-    // fits the 86.4 GiB they offer, but not once each L4 holds its buffers, and the planner
-    // agrees it does not fit there.
+    // Gemma 2 27B at bf16, 6144 tokens x 16 sequences, on four L4s: the model's own total
+    // fits the 81 GiB they offer (90 % of 4 x 22.5 GiB reported), but not once each L4
+    // holds its buffers, and the planner agrees it does not fit there.
     const auto& gemma = model("gemma-2-27b");
     const auto& g2 = *ah::find_instance("g2-standard-48");
     REQUIRE(g2.accelerator_count == 4);
-    const auto e = ah::estimate_instance_cost(g2, gemma, ah::quant_format::bf16, shape);
-    CHECK(ah::estimate_memory(gemma, ah::quant_format::bf16, shape).total_bytes() <= e.available_bytes);
+    const auto e = ah::estimate_instance_cost(g2, gemma, ah::quant_format::bf16, {.context = 6144, .batch = 16});
+    CHECK(ah::estimate_memory(gemma, ah::quant_format::bf16, {.context = 6144, .batch = 16}).total_bytes() <=
+          e.available_bytes);
     CHECK_FALSE(e.fits);
     std::vector<ah::accelerator_profile> l4s;
     for (std::uint32_t i = 0; i < 4; ++i) l4s.push_back(ah::profile_from_spec(*g2.device(), i));
-    CHECK_FALSE(ah::plan_sharding(l4s, {}, gemma, ah::quant_format::bf16, shape).fits);
+    CHECK_FALSE(ah::plan_sharding(l4s, {}, gemma, ah::quant_format::bf16, {.context = 6144, .batch = 16}).fits);
+}
+
+TEST_CASE("estimate_instance_cost: the memory the driver reports") {
+    // An L4 has 24 GiB of GDDR6, of which ECC keeps a sixteenth: nvidia-smi reports 23 034
+    // MiB. Qwen3 14B at FP8 with a 32k context needs 20.8 GiB, more than 90 % of that,
+    // so a one-L4 instance does not hold it, and the planner agrees on an L4 as detected.
+    const auto& l4 = *ah::find_instance("g2-standard-4");
+    REQUIRE(l4.accelerator_count == 1);
+    REQUIRE(l4.device()->inline_ecc);
+    CHECK(ah::reported_memory_bytes(*l4.device()) == 23040ull << 20);
+    const ah::inference_shape shape{.context = 32768};
+    const auto& qwen = model("qwen3-14b");
+    const auto e = ah::estimate_instance_cost(l4, qwen, ah::quant_format::fp8_e4m3, shape);
+    CHECK(e.format_supported);
+    CHECK(e.available_bytes == static_cast<std::uint64_t>((23040.0 * 1048576.0) * 0.9));
+    CHECK_FALSE(e.fits);
+    auto detected = ah::profile_from_spec(*l4.device());
+    detected.memory_bytes = {23034ull << 20, ah::origin::tool};
+    CHECK_FALSE(ah::plan_sharding(std::vector{detected}, {}, qwen, ah::quant_format::fp8_e4m3, shape).fits);
+    // The catalogue profile is the reported size too.
+    CHECK(*ah::profile_from_spec(*l4.device()).memory_bytes == 23040ull << 20);
+    // HBM keeps its check bits apart: an H100 reports its whole 80 GiB row.
+    CHECK(ah::reported_memory_bytes(*ah::find_instance("p5.48xlarge")->device()) == 80ull << 30);
+}
+
+TEST_CASE("estimate_instance_cost: a model without layers or size fits nothing") {
+    const auto e = ah::estimate_instance_cost(*ah::find_instance("p5.48xlarge"), ah::model_spec{}, ah::quant_format::fp16);
+    CHECK_FALSE(e.fits);
+    CHECK_FALSE(ah::cheapest_instance(ah::model_spec{}, ah::quant_format::fp16).found());
 }
 
 TEST_CASE("cheapest_instance") {

@@ -71,6 +71,10 @@ struct device_spec {
     /// Memory per device in bytes (binary: what vendors call "80 GB" of HBM is 80 GiB).
     std::uint64_t memory_bytes = 0;
     memory_type memory = memory_type::unknown;
+    /// ECC is on by default and keeps its check bits in the memory itself, as on NVIDIA's
+    /// data-centre GDDR boards: the driver then reports 15/16 of memory_bytes (a T4's 16 GiB
+    /// shows as 15 360 MiB). See reported_memory_bytes.
+    bool inline_ecc = false;
     /// Peak memory bandwidth in decimal GB/s.
     double memory_bandwidth_gbps = 0;
     peak_throughput peak{};
@@ -112,5 +116,12 @@ struct device_spec {
     /// reputable database entry when the vendor publishes none).
     std::string_view source{};
 };
+
+/// The memory a device of row `s` reports with its default settings: memory_bytes, less
+/// the sixteenth inline ECC keeps for its check bits where the row says so. What capacity
+/// planning on a catalogue row (profile_from_spec, cloud instances) counts on.
+constexpr std::uint64_t reported_memory_bytes(const device_spec& s) noexcept {
+    return s.inline_ecc ? s.memory_bytes / 16 * 15 : s.memory_bytes;
+}
 
 AI_HWACCEL_NAMESPACE_END

@@ -141,7 +141,7 @@ struct accelerator_profile {
     constexpr void apply_spec(const device_spec& s) noexcept {
         spec = &s;
         if (maker == vendor::unknown) maker = s.maker;
-        if (s.memory_bytes != 0 && !memory_bytes) memory_bytes = {s.memory_bytes, origin::catalogue};
+        if (s.memory_bytes != 0 && !memory_bytes) memory_bytes = {reported_memory_bytes(s), origin::catalogue};
         if (s.memory_bandwidth_gbps > 0 && !memory_bandwidth_gbps)
             memory_bandwidth_gbps = {s.memory_bandwidth_gbps, origin::catalogue};
         if (peak_from == origin::none && s.peak.any()) { // a row with no figures says nothing

@@ -555,7 +555,8 @@ constexpr accelerator_profile tensor_parallel_profile(const device_spec& d, std:
 /// Estimates serving `m` at format `q` and shape `s` on instance `row`: whether it fits
 /// and what a million output tokens cost at the estimated decode rate. An estimate.
 /// Assumptions out of range (a memory fraction or an efficiency not in (0, 1], or not a
-/// number) fit nothing.
+/// number) fit nothing; nor does a model without layers or size (plan_sharding's
+/// bad_model).
 constexpr instance_cost_estimate estimate_instance_cost(const cloud_instance& row, const model_spec& m, quant_format q,
                                                         const inference_shape& s = {},
                                                         const cost_assumptions& a = {}) noexcept {
@@ -564,6 +565,7 @@ constexpr instance_cost_estimate estimate_instance_cost(const cloud_instance& ro
     e.price_per_hour_usd = row.price_per_hour_usd;
     const std::size_t index = detail::device_index(row.accelerator);
     if (index == detail::no_device || row.accelerator_count == 0) return e;
+    if (m.layers == 0 || (m.parameters == 0 && m.hidden_size == 0)) return e;
     const auto fraction = [](double f) { return f > 0 && f <= 1; }; // false for NaN
     if (!fraction(a.usable_memory_fraction) || !fraction(a.fabric_scaling_efficiency) ||
         !fraction(a.pcie_scaling_efficiency))
@@ -573,7 +575,9 @@ constexpr instance_cost_estimate estimate_instance_cost(const cloud_instance& ro
     // plan_sharding charges them.
     e.required_bytes = detail::sat_add(estimate_memory(m, q, s).total_bytes(),
                                        detail::sat_mul(device_overhead_bytes(m, s), row.accelerator_count - 1));
-    const double total = static_cast<double>(d.memory_bytes) * static_cast<double>(row.accelerator_count);
+    // What the driver reports, not the spec sheet's figure: inline ECC keeps a sixteenth.
+    const double per_device = static_cast<double>(reported_memory_bytes(d));
+    const double total = per_device * static_cast<double>(row.accelerator_count);
     e.available_bytes = static_cast<std::uint64_t>(total * a.usable_memory_fraction);
     e.format_supported = detail::runs_format(d, q, a);
     e.fits = e.format_supported && e.required_bytes > 0 && e.required_bytes <= e.available_bytes;
@@ -582,7 +586,7 @@ constexpr instance_cost_estimate estimate_instance_cost(const cloud_instance& ro
     const std::uint64_t one = estimate_memory(m, q, s).total_bytes();
     std::uint32_t k = 1;
     for (; k < row.accelerator_count; ++k) {
-        const double room = static_cast<double>(d.memory_bytes) * k * a.usable_memory_fraction;
+        const double room = per_device * k * a.usable_memory_fraction;
         if (static_cast<double>(detail::sat_add(one, detail::sat_mul(device_overhead_bytes(m, s), k - 1))) <= room)
             break;
     }
