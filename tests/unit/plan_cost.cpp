@@ -390,7 +390,8 @@ TEST_CASE("estimate_instance_cost: the memory the driver reports") {
 }
 
 TEST_CASE("estimate_instance_cost: a model without layers or size fits nothing") {
-    const auto e = ah::estimate_instance_cost(*ah::find_instance("p5.48xlarge"), ah::model_spec{}, ah::quant_format::fp16);
+    const auto& p5 = *ah::find_instance("p5.48xlarge");
+    const auto e = ah::estimate_instance_cost(p5, ah::model_spec{}, ah::quant_format::fp16);
     CHECK_FALSE(e.fits);
     CHECK_FALSE(ah::cheapest_instance(ah::model_spec{}, ah::quant_format::fp16).found());
 }
