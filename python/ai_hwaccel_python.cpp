@@ -253,6 +253,8 @@ void bind_device(py::module_& m) {
         .def_property_readonly("pci", [](const P& p) -> py::object {
             return p.pci ? py::object(text(p.pci->text().data())) : py::object(py::none());
         })
+        .def_property_readonly("stack",
+                               [](const P& p) { return p.stack ? py::cast(int{*p.stack}) : py::object(py::none()); })
         .def_property_readonly("pci_device_id",
                                [](const P& p) { return p.pci_device_id ? py::cast(p.pci_device_id) : py::object(py::none()); })
         .def_property_readonly("arch", [](const P& p) { return text_or_none(p.arch.view()); })

@@ -28,7 +28,8 @@ add_test(NAME capi_test
                            "${CMAKE_CURRENT_SOURCE_DIR}/machines/handmade-workstation-rtx4090/expected.json"
                            "${CMAKE_CURRENT_SOURCE_DIR}/machines/handmade-ib-cluster-node-8gpu/expected.json"
                            "${CMAKE_CURRENT_SOURCE_DIR}/machines/handmade-hgx-h100-8gpu-nvswitch/expected.json"
-                           "${CMAKE_CURRENT_SOURCE_DIR}/machines/handmade-inf2-host/expected.json")
+                           "${CMAKE_CURRENT_SOURCE_DIR}/machines/handmade-inf2-host/expected.json"
+                           "${CMAKE_CURRENT_SOURCE_DIR}/machines/handmade-max1550-2card-xe/expected.json")
 set_tests_properties(capi_test PROPERTIES PASS_REGULAR_EXPRESSION "all checks passed")
 
 # The header is valid C++ as well (extern "C", no C-only constructs).

@@ -17,6 +17,13 @@ set(_mac "${_machines}/handmade-macbook-pro-m1pro")
 set(_pod "${_machines}/handmade-k8s-pod-graviton2-cgroup-v1")
 set(_trn "${_machines}/handmade-trn1-32xlarge")
 set(_mi300x "${_machines}/handmade-mi300x-4gpu-xgmi")
+set(_max "${_machines}/handmade-max1550-2card-xe")
+# The two Max 1550 cards as a process with ZE_FLAT_DEVICE_HIERARCHY=COMPOSITE sees them: a
+# copy of the tree with that variable in its /proc/self/environ.
+set(_max_composite "${CMAKE_CURRENT_BINARY_DIR}/cli_detect_max1550_composite")
+file(REMOVE_RECURSE "${_max_composite}")
+file(COPY "${_max}/" DESTINATION "${_max_composite}")
+file(WRITE "${_max_composite}/proc/self/environ" "ZE_FLAT_DEVICE_HIERARCHY=COMPOSITE\n")
 # The Lunar Lake laptop without /proc (its NPU's accel node and PCI function only): neither
 # the CPU's nor the NPU's memory can be known there.
 set(_npu_no_proc "${CMAKE_CURRENT_BINARY_DIR}/cli_detect_npu_without_proc")
@@ -145,6 +152,19 @@ cli_expect(cli_detect_columns_order CODE 0
 cli_expect(cli_detect_columns_readings CODE 0
   STDOUT "\n1  30 C +71 W +0 % +3350 GB/s \\(catalogue\\)  catalogue +NVIDIA H100 SXM5 80GB  9\\.0 +yes\n"
   ARGS detect --root "${_hgx}" --columns row,temperature,power,utilization,bandwidth,bandwidth_origin,spec,arch,available)
+
+# ---- the stacks of a multi-stack card ---------------------------------------------------------
+# Level Zero's default (FLAT) makes each stack of a Max 1550 a device of 64 GiB: the table
+# names the stack beside the card's PCI address, the TSV in a column of its own.
+cli_expect(cli_detect_stacks_flat CODE 0
+  STDOUT "\n1  intel_gpu +Intel Data Center GPU Max 1550 +64\\.0 GiB \\(sysfs\\) +0000:29:00\\.0 stack 0\n2  intel_gpu +Intel Data Center GPU Max 1550 +64\\.0 GiB \\(sysfs\\) +0000:29:00\\.0 stack 1\n3  [^\n]*0000:9a:00\\.0 stack 0\n4  [^\n]*0000:9a:00\\.0 stack 1\n\n"
+  ARGS detect --root "${_max}")
+cli_expect(cli_detect_stacks_tsv CODE 0
+  STDOUT "^row\tindex\tpci\tstack\tmemory\n0\t0\t\t\t[0-9]+\n1\t1\t0000:29:00\\.0\t0\t68719476736\n2\t1\t0000:29:00\\.0\t1\t68719476736\n3\t2\t0000:9a:00\\.0\t0\t68719476736\n4\t2\t0000:9a:00\\.0\t1\t68719476736\n$"
+  ARGS detect --root "${_max}" --tsv --columns row,index,pci,stack,memory)
+cli_expect(cli_detect_stacks_composite CODE 0
+  STDOUT "\n1  intel_gpu +Intel Data Center GPU Max 1550 +128\\.0 GiB \\(sysfs\\) +0000:29:00\\.0\n2  intel_gpu +Intel Data Center GPU Max 1550 +128\\.0 GiB \\(sysfs\\) +0000:9a:00\\.0\n\n"
+  ARGS detect --root "${_max_composite}")
 
 # ---- --tsv ----------------------------------------------------------------------------------
 cli_expect(cli_detect_tsv_default CODE 0 STDERR_EMPTY

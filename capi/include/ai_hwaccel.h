@@ -90,6 +90,8 @@ typedef struct ahw_device_info {
     int available;      /* seen and usable */
     int software;       /* a software renderer (llvmpipe, …): never an accelerator */
     int unified_memory; /* shares the host's memory */
+    int stack;          /* which stack of a multi-stack card (a Max 1550 under Level Zero's
+                           default FLAT hierarchy; its stacks share `pci`), -1 for a whole device */
 } ahw_device_info;
 
 /* One warning of a registry. `subject` and `message` are borrowed from the registry: they

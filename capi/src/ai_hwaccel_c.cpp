@@ -294,6 +294,7 @@ AHW_API ahw_status ahw_device_get(const ahw_registry* registry, size_t index,
         d.available = p.available ? 1 : 0;
         d.software = p.software ? 1 : 0;
         d.unified_memory = p.unified_memory ? 1 : 0;
+        d.stack = p.stack ? int{*p.stack} : -1;
         *out = d;
         return AHW_OK;
     });

@@ -330,7 +330,7 @@ private:
         return a.kind == b.kind && a.index == b.index && a.available == b.available &&
                a.software == b.software && a.unified_memory == b.unified_memory &&
                a.maker == b.maker && a.name == b.name && a.uuid == b.uuid && a.pci == b.pci &&
-               a.pci_device_id == b.pci_device_id && a.arch == b.arch &&
+               a.stack == b.stack && a.pci_device_id == b.pci_device_id && a.arch == b.arch &&
                a.driver_version == b.driver_version && a.memory_bytes == b.memory_bytes &&
                a.memory_used_bytes == b.memory_used_bytes &&
                a.memory_free_bytes == b.memory_free_bytes &&

@@ -1381,6 +1381,10 @@ struct peak_throughput {
         return 0;
     }
     constexpr bool supports(dtype d) const noexcept { return (*this)[d] > 0; }
+    /// Every figure times `f`: a partition's or a stack's share of its device's.
+    constexpr peak_throughput scaled(double f) const noexcept {
+        return {fp64 * f, fp32 * f, tf32 * f, bf16 * f, fp16 * f, fp8 * f, int8 * f, fp6 * f, fp4 * f, int4 * f};
+    }
     /// True when at least one figure is known (a row may publish none).
     constexpr bool any() const noexcept {
         return fp64 > 0 || fp32 > 0 || tf32 > 0 || bf16 > 0 || fp16 > 0 || fp8 > 0 || int8 > 0 || fp6 > 0 ||
@@ -1441,6 +1445,11 @@ struct device_spec {
     /// Streaming multiprocessors, compute units, Xe cores, GPU cores, NeuronCores… as the
     /// vendor counts them; 0 when unpublished.
     std::uint32_t compute_units = 0;
+    /// Stacks: dies of one card, each with memory of its own, that runtimes may show as
+    /// devices of their own (Level Zero's default FLAT hierarchy makes each of a Max 1550's
+    /// two stacks a device with half the card's memory, bandwidth and compute). 0 or 1: the
+    /// card is one device.
+    std::uint8_t stacks = 0;
     /// Year of release.
     std::uint16_t year = 0;
     /// Where the numbers come from: the URL of the vendor's spec sheet or datasheet (or a
@@ -1617,6 +1626,10 @@ struct accelerator_profile {
     inplace_string<63> name;
     inplace_string<47> uuid;
     std::optional<pci_address> pci;
+    /// Which stack of a multi-stack card this device is, where runtimes show each stack as a
+    /// device of its own (a Max 1550 under Level Zero's FLAT hierarchy, device_spec::stacks):
+    /// the card's stacks share its PCI function. Empty for a whole device.
+    std::optional<std::uint8_t> stack;
     std::uint16_t pci_device_id = 0; ///< PCI device id when known (0 otherwise)
     inplace_string<15> arch;         ///< compute capability "9.0", gfx target "gfx942", …
     inplace_string<31> driver_version;
@@ -6419,11 +6432,11 @@ constexpr void absorb(accelerator_profile& keep, const accelerator_profile& othe
     if (!keep.spec) keep.spec = other.spec;
 }
 
-/// Whether two profiles describe the same physical device: same PCI address, or same
-/// UUID. The CPU is never merged.
+/// Whether two profiles describe the same device: same PCI address (and the same stack of
+/// it, accelerator_profile::stack), or same UUID. The CPU is never merged.
 inline bool same_device(const accelerator_profile& a, const accelerator_profile& b) {
     if (a.is_cpu() || b.is_cpu()) return false;
-    if (a.pci && b.pci) return *a.pci == *b.pci;
+    if (a.pci && b.pci) return *a.pci == *b.pci && a.stack == b.stack;
     const auto ka = detail::uuid_key(a.uuid.view());
     return !ka.empty() && ka == detail::uuid_key(b.uuid.view());
 }
@@ -8514,6 +8527,8 @@ inline constexpr device_spec catalogue_rows[] = {
      .pcie_generation = 5, .pcie_lanes = 16, .power_watts = 300,
      .arch = "Xe-HPC", .compute_units = 56, .year = 2023,
      .source = AI_HWACCEL_SOURCE("https://www.intel.com/content/www/us/en/developer/articles/technical/intel-data-center-gpu-max-series-overview.html")},
+    // The Max 1550 is two stacks (the 1100 one), each with 64 GiB of the HBM and 64 Xe cores:
+    // https://www.intel.com/content/www/us/en/docs/oneapi/optimization-guide-gpu/2024-1/exposing-device-hierarchy.html
     {.name = "Intel Data Center GPU Max 1550",
      .aliases = {"Data Center GPU Max 1550", "GPU Max 1550", "Max 1550"},
      .maker = vendor::intel, .kind = device_kind::intel_gpu,
@@ -8521,7 +8536,7 @@ inline constexpr device_spec catalogue_rows[] = {
      .memory_bytes = 128 * units::gib, .memory = memory_type::hbm2e, .memory_bandwidth_gbps = 3276.8,
      .peak = {.fp64 = 52.4, .fp32 = 52.4, .tf32 = 419.4, .bf16 = 838.9, .fp16 = 838.9, .int8 = 1677.7},
      .pcie_generation = 5, .pcie_lanes = 16, .power_watts = 600,
-     .arch = "Xe-HPC", .compute_units = 128, .year = 2023,
+     .arch = "Xe-HPC", .compute_units = 128, .stacks = 2, .year = 2023,
      .source = AI_HWACCEL_SOURCE("https://ark.intel.com/content/www/us/en/ark/products/232873/intel-data-center-gpu-max-1550.html")},
     // ---------------------------------------------------------------- Data Center GPU Flex
     // Device ids: Intel's i915 backports name 0x56c0 ATS-M150 and 0x56c1 ATS-M75
@@ -9818,10 +9833,7 @@ constexpr void scale_to_partition(accelerator_profile& p) noexcept {
         p.memory_bandwidth_gbps = {*p.memory_bandwidth_gbps * share, origin::catalogue};
     if (p.power_limit_watts && p.power_limit_watts.from == origin::catalogue)
         p.power_limit_watts = {*p.power_limit_watts * share, origin::catalogue};
-    if (p.peak_from == origin::catalogue)
-        for (double* f : {&p.peak.fp64, &p.peak.fp32, &p.peak.tf32, &p.peak.bf16, &p.peak.fp16, &p.peak.fp8,
-                          &p.peak.int8, &p.peak.fp6, &p.peak.fp4, &p.peak.int4})
-            *f *= share;
+    if (p.peak_from == origin::catalogue) p.peak = p.peak.scaled(share);
 }
 
 // "0x740f" -> 0x740f; nullopt for anything else (also for ids past 16 bits).
@@ -16229,6 +16241,9 @@ struct intel_gpu_card {
     /// root bus (integrated graphics sit on bus 0; so do cards passed through to a VM
     /// without PCIe root ports, QEMU's i440fx, which the first three catch).
     bool discrete = false;
+    /// The tiles (stacks) xe lists under the card's PCI function (<pci device>/tile<N>); 0
+    /// under i915, which lists none.
+    std::uint32_t tiles = 0;
 };
 
 namespace detail::intel_gpu {
@@ -16282,6 +16297,70 @@ std::optional<std::uint64_t> local_memory(const S& sys, const std::string& card,
     return read_bytes(sys, "/sys/class/drm/" + card + "/lmem_total_bytes", warnings);
 }
 
+// xe's tile<N> folders under the PCI function, one per tile (drivers/gpu/drm/xe/xe_tile_sysfs.c
+// adds one for every tile, stack, of the device).
+template <system_view S>
+std::uint32_t xe_tiles(const S& sys, const std::string& pci_dir) {
+    const auto names = sys.list_dir(pci_dir);
+    if (!names) return 0;
+    std::uint32_t n = 0;
+    for (const auto& name : *names)
+        if (name.starts_with("tile") && detail::parse_u64(std::string_view(name).substr(4))) ++n;
+    return n;
+}
+
+/// Whether runtimes show each stack of a multi-stack card as a device of its own. Level
+/// Zero reads ZE_FLAT_DEVICE_HIERARCHY: FLAT (the default when unset, since Intel's 2023
+/// drivers) and COMBINED make every stack a root device with its own memory; COMPOSITE
+/// keeps the card one device, whose stacks are sub-devices.
+constexpr bool stacks_are_devices(const std::optional<std::string>& hierarchy) noexcept {
+    return !hierarchy || trim(*hierarchy) != "COMPOSITE";
+}
+
+/// Stack `k` of `n` of `card`: the card's PCI function with `stack` = k, an n-th of its
+/// memory, bandwidth, peak rates, compute units and power limit (the stacks are alike), and
+/// none of the card's UUID, memory in use, power draw or utilisation, which are the
+/// card's and no stack's.
+constexpr accelerator_profile stack_of(const accelerator_profile& card, std::uint32_t k, std::uint32_t n) noexcept {
+    accelerator_profile p = card;
+    p.stack = static_cast<std::uint8_t>(k);
+    p.uuid.assign({});
+    const double share = 1.0 / static_cast<double>(n);
+    if (p.memory_bytes) p.memory_bytes = {*p.memory_bytes / n, p.memory_bytes.from};
+    if (p.memory_bandwidth_gbps)
+        p.memory_bandwidth_gbps = {*p.memory_bandwidth_gbps * share, p.memory_bandwidth_gbps.from};
+    if (p.compute_units) p.compute_units = {*p.compute_units / n, p.compute_units.from};
+    if (p.power_limit_watts) p.power_limit_watts = {*p.power_limit_watts * share, p.power_limit_watts.from};
+    p.peak = p.peak.scaled(share);
+    p.memory_used_bytes.reset();
+    p.memory_free_bytes.reset();
+    p.power_draw_watts.reset();
+    p.utilization_percent.reset();
+    return p;
+}
+
+/// Replaces each discrete card of several stacks (xe's tile count, else its catalogue row's
+/// device_spec::stacks) by its stacks, where `hierarchy` (ZE_FLAT_DEVICE_HIERARCHY) makes
+/// them devices. `tiles` gives xe's count per PCI function.
+inline void expose_stacks(std::vector<accelerator_profile>& devices,
+                          const std::vector<std::pair<pci_address, std::uint32_t>>& tiles,
+                          const std::optional<std::string>& hierarchy) {
+    if (!stacks_are_devices(hierarchy)) return;
+    std::vector<accelerator_profile> out;
+    out.reserve(devices.size());
+    for (const auto& d : devices) {
+        std::uint32_t n = d.spec ? d.spec->stacks : 0;
+        for (const auto& [address, count] : tiles)
+            if (d.pci && *d.pci == address && count > 0) n = count;
+        if (d.unified_memory || d.stack || n < 2 || n > 16) {
+            out.push_back(d);
+            continue;
+        }
+        for (std::uint32_t k = 0; k < n; ++k) out.push_back(stack_of(d, k, n));
+    }
+    devices = std::move(out);
+}
+
 } // namespace detail::intel_gpu
 
 /// Intel display/3D controllers bound to i915 or xe, from /sys/class/drm/card<N>: the
@@ -16317,6 +16396,7 @@ std::vector<intel_gpu_card> read_intel_gpu_sysfs(const S& sys, std::vector<warni
         p.pcie_current = dev->link_current;
         p.pcie_max = dev->link_max;
         if (dev->numa_node >= 0) p.numa_node = {dev->numa_node, origin::sysfs};
+        if (c.driver == "xe") c.tiles = xe_tiles(sys, pci_dir);
         if (const auto mem = local_memory(sys, name, pci_dir, c.driver, warnings)) {
             p.memory_bytes = {*mem, origin::sysfs};
             c.local_memory = true;
@@ -16401,16 +16481,21 @@ struct intel_gpu_probe {
 
     template <system_view S>
     probe_output probe(const S& sys) const {
-        probe_output out = find(sys);
+        std::vector<intel_gpu_card> cards;
+        probe_output out = find(sys, cards);
         detail::size_shared_memory(sys, out.devices); // integrated graphics
+        std::vector<std::pair<pci_address, std::uint32_t>> tiles;
+        for (const auto& c : cards)
+            if (c.profile.pci) tiles.emplace_back(*c.profile.pci, c.tiles);
+        detail::intel_gpu::expose_stacks(out.devices, tiles, sys.env("ZE_FLAT_DEVICE_HIERARCHY"));
         return out;
     }
 
 private:
     template <system_view S>
-    probe_output find(const S& sys) const {
+    probe_output find(const S& sys, std::vector<intel_gpu_card>& cards) const {
         probe_output out;
-        std::vector<intel_gpu_card> cards = read_intel_gpu_sysfs(sys, out.warnings);
+        cards = read_intel_gpu_sysfs(sys, out.warnings);
         const bool drm_listed = sys.list_dir("/sys/class/drm").has_value();
         std::string discrete;
         for (const auto& c : cards)
@@ -23078,7 +23163,7 @@ private:
         return a.kind == b.kind && a.index == b.index && a.available == b.available &&
                a.software == b.software && a.unified_memory == b.unified_memory &&
                a.maker == b.maker && a.name == b.name && a.uuid == b.uuid && a.pci == b.pci &&
-               a.pci_device_id == b.pci_device_id && a.arch == b.arch &&
+               a.stack == b.stack && a.pci_device_id == b.pci_device_id && a.arch == b.arch &&
                a.driver_version == b.driver_version && a.memory_bytes == b.memory_bytes &&
                a.memory_used_bytes == b.memory_used_bytes &&
                a.memory_free_bytes == b.memory_free_bytes &&
@@ -23887,7 +23972,7 @@ AI_HWACCEL_NAMESPACE_END
 //              "host": host, "system": system}
 //   profile   {"kind": device_kind, "index": u32, "available": bool, "software": bool,
 //              "unified_memory": bool, "vendor": vendor, "name": str, "uuid": str,
-//              "pci": pci_address | null, "pci_device_id": u16, "arch": str,
+//              "pci": pci_address | null, "stack": u8 | null, "pci_device_id": u16, "arch": str,
 //              "driver_version": str, "memory_bytes": S<u64>, "memory_used_bytes": S<u64>,
 //              "memory_free_bytes": S<u64>, "memory_bandwidth_gbps": S<number>,
 //              "peak_tflops": peak, "peak_origin": origin, "compute_units": S<u32>,
@@ -24349,6 +24434,16 @@ public:
         out = a;
         return true;
     }
+    bool read(const json& j, std::optional<std::uint8_t>& out) {
+        if (j.is_null()) {
+            out.reset();
+            return true;
+        }
+        std::uint8_t v = 0;
+        if (!read(j, v)) return false;
+        out = v;
+        return true;
+    }
     bool read(const json& j, std::optional<backend_id>& out) {
         if (j.is_null()) {
             out.reset();
@@ -24423,7 +24518,7 @@ public:
             field(j, "kind", p.kind) && field(j, "index", p.index) && field(j, "available", p.available) &&
             field(j, "software", p.software) && field(j, "unified_memory", p.unified_memory) &&
             field(j, "vendor", p.maker) && field(j, "name", p.name) && field(j, "uuid", p.uuid) &&
-            field(j, "pci", p.pci) && field(j, "pci_device_id", p.pci_device_id) &&
+            field(j, "pci", p.pci) && field(j, "stack", p.stack) && field(j, "pci_device_id", p.pci_device_id) &&
             field(j, "arch", p.arch) && field(j, "driver_version", p.driver_version) &&
             field(j, "memory_bytes", p.memory_bytes) && field(j, "memory_used_bytes", p.memory_used_bytes) &&
             field(j, "memory_free_bytes", p.memory_free_bytes) &&
@@ -24715,6 +24810,7 @@ inline void to_json(nlohmann::json& j, const accelerator_profile& p) {
     j["name"] = p.name;
     j["uuid"] = p.uuid;
     j["pci"] = p.pci ? nlohmann::json(*p.pci) : nlohmann::json(nullptr);
+    j["stack"] = p.stack ? nlohmann::json(*p.stack) : nlohmann::json(nullptr);
     j["pci_device_id"] = p.pci_device_id;
     j["arch"] = p.arch;
     j["driver_version"] = p.driver_version;
@@ -28819,8 +28915,9 @@ inline std::string to_prometheus(const accelerator_registry& reg, const promethe
     const auto keep = [&](const auto& s) { return s.has_value() && s.from >= opt.min_origin; };
 
     // Which devices get series, and the index label that makes each one unique: the
-    // backend's index, or "<index>-<n>" for the n-th repeat of a (kind, index) pair, which
-    // a correct registry never has but a hand-made one might.
+    // backend's index, "<index>.<stack>" for a stack of a multi-stack card (Level Zero's
+    // notation), and "-<n>" after it for the n-th repeat of a (kind, index, stack), which a
+    // correct registry never has but a hand-made one might.
     struct row {
         const accelerator_profile* p;
         std::string index;
@@ -28829,9 +28926,10 @@ inline std::string to_prometheus(const accelerator_registry& reg, const promethe
     for (const auto& p : reg.all()) {
         if (p.is_cpu() && !opt.include_cpu) continue;
         std::string index = detail::decimal(p.index);
+        if (p.stack) index += "." + detail::decimal(*p.stack);
         std::uint64_t repeats = 0;
         for (const auto& r : rows)
-            if (r.p->kind == p.kind && r.p->index == p.index) ++repeats;
+            if (r.p->kind == p.kind && r.p->index == p.index && r.p->stack == p.stack) ++repeats;
         if (repeats > 0) index += "-" + detail::decimal(repeats);
         rows.push_back({&p, std::move(index)});
     }

@@ -214,6 +214,23 @@ static void test_warning(const char* path) {
     ahw_registry_free(reg);
 }
 
+/* Two Max 1550 cards: each stack a device of 64 GiB, the card's PCI address and its stack. */
+static void test_stacks(const char* path) {
+    ahw_registry* reg = load_registry(path);
+    ahw_device_info d;
+    size_t i;
+    if (!reg) return;
+    CHECK(ahw_device_count(reg) == 5);
+    CHECK(ahw_device_get(reg, 0, &d) == AHW_OK && strcmp(d.kind, "cpu") == 0 && d.stack == -1);
+    for (i = 1; i < 5; ++i) {
+        CHECK(ahw_device_get(reg, i, &d) == AHW_OK);
+        CHECK(strcmp(d.kind, "intel_gpu") == 0 && d.stack == (int)((i - 1) % 2));
+        CHECK(strcmp(d.pci, i < 3 ? "0000:29:00.0" : "0000:9a:00.0") == 0);
+        CHECK(d.memory_known && d.memory_bytes == 64ull * 1024 * 1024 * 1024);
+    }
+    ahw_registry_free(reg);
+}
+
 /* A captured workstation: PCI addresses come through as text. */
 static void test_workstation(const char* path) {
     ahw_registry* reg = load_registry(path);
@@ -616,6 +633,7 @@ int main(int argc, char** argv) {
     }
     if (argc > 4) test_cluster(argv[3], argv[4]);
     if (argc > 5) test_warning(argv[5]);
+    if (argc > 6) test_stacks(argv[6]);
     test_estimate();
     test_estimate_at_bandwidth();
     test_bandwidth();

@@ -1,4 +1,5 @@
 #include "ai_hwaccel/detect/intel_gpu.hpp"
+#include "ai_hwaccel/detect/merge.hpp"
 
 #include "fixtures.hpp"
 
@@ -451,6 +452,87 @@ TEST_CASE("intel_gpu_probe / read_intel_gpu_sysfs (hand-made sysfs trees)") {
             total += *c.profile.memory_bytes;
         }
         CHECK(total == 12 * gib);
+    }
+    SUBCASE("a Max 1550: its two stacks are the devices Level Zero shows, unless COMPOSITE") {
+        test::scratch_dir dir;
+        add_card(dir, "card1", "0000:29:00.0", "0x0bd5", "xe");
+        add_card(dir, "card2", "0000:9a:00.0", "0x0bd5", "i915"); // no tile folders: the row's two stacks
+        for (const char* tile : {"tile0", "tile1"})
+            dir.write(std::string("sys/bus/pci/devices/0000:29:00.0/") + tile + "/physical_vram_size_bytes",
+                      "68719476736\n");
+        dir.write("ai-hwaccel-tools/index", "# xpu-smi not installed\n");
+        const ah::host_system sys(dir.path().string());
+        std::vector<ah::warning> w;
+        const auto cards = ah::read_intel_gpu_sysfs(sys, w);
+        REQUIRE(cards.size() == 2);
+        CHECK(cards[0].tiles == 2);
+        CHECK(cards[1].tiles == 0);
+        CHECK(*cards[0].profile.memory_bytes == 128 * gib);
+
+        auto out = ah::intel_gpu_probe{}.probe(sys);
+        REQUIRE(out.devices.size() == 4);
+        for (std::size_t i = 0; i < 4; ++i) {
+            CAPTURE(i);
+            const auto& d = out.devices[i];
+            CHECK(d.stack == std::optional<std::uint8_t>(static_cast<std::uint8_t>(i % 2)));
+            CHECK(d.pci == cards[i / 2].profile.pci);
+            CHECK(d.index == cards[i / 2].profile.index);
+            CHECK(d.name.view() == "Intel Data Center GPU Max 1550");
+            CHECK(*d.memory_bytes == 64 * gib);
+            CHECK(d.memory_bytes.from == (i < 2 ? ah::origin::sysfs : ah::origin::catalogue));
+            CHECK(*d.memory_bandwidth_gbps == doctest::Approx(1638.4));
+            CHECK(*d.compute_units == 64);
+            CHECK(d.peak.bf16 == doctest::Approx(838.9 / 2));
+            CHECK(*d.power_limit_watts == doctest::Approx(300));
+            CHECK_FALSE(d.unified_memory);
+        }
+        // Stacks of one card are two devices to the merge, and ZE_AFFINITY_MASK counts them.
+        CHECK(ah::merge_duplicates(out.devices) == 0);
+        CHECK(out.devices.size() == 4);
+        std::vector<ah::warning> hidden;
+        ah::apply_visibility(
+            out.devices,
+            [](std::string_view v) {
+                return v == "ZE_AFFINITY_MASK" ? std::optional<std::string>("1,2") : std::nullopt;
+            },
+            hidden);
+        CHECK(hidden.size() == 2);
+        CHECK_FALSE(out.devices[0].available);
+        CHECK(out.devices[1].available);
+        CHECK(out.devices[2].available);
+        CHECK_FALSE(out.devices[3].available);
+
+        // COMPOSITE keeps each card one device of 128 GiB; FLAT and COMBINED split it.
+        for (const char* mode : {"COMPOSITE", "FLAT", "COMBINED"}) {
+            CAPTURE(mode);
+            dir.write("proc/self/environ", std::string("ZE_FLAT_DEVICE_HIERARCHY=") + mode + "\n");
+            const auto again = ah::intel_gpu_probe{}.probe(ah::host_system(dir.path().string()));
+            const bool whole = std::string_view(mode) == "COMPOSITE";
+            REQUIRE(again.devices.size() == (whole ? 2u : 4u));
+            CHECK(again.devices[0].stack.has_value() == !whole);
+            CHECK(*again.devices[0].memory_bytes == (whole ? 128 : 64) * gib);
+        }
+    }
+    SUBCASE("machine tree: handmade-max1550-2card-xe") {
+        const std::string root = std::string(AI_HWACCEL_MACHINES_DIR) + "/handmade-max1550-2card-xe";
+        if (!std::filesystem::exists(root)) {
+            MESSAGE("skipped: machine tree not assembled");
+            return;
+        }
+        const auto out = ah::intel_gpu_probe{}.probe(ah::host_system(root));
+        REQUIRE(out.warnings.size() == 1); // no xpu-smi on the machine
+        CHECK(out.warnings[0].kind == ah::warning_kind::tool_not_found);
+        REQUIRE(out.devices.size() == 4);
+        const ah::pci_address cards[] = {{0, 0x29, 0, 0}, {0, 0x9a, 0, 0}};
+        for (std::size_t i = 0; i < 4; ++i) {
+            CAPTURE(i);
+            const auto& d = out.devices[i];
+            CHECK(d.pci == cards[i / 2]);
+            CHECK(d.stack == std::optional<std::uint8_t>(static_cast<std::uint8_t>(i % 2)));
+            CHECK(d.memory_bytes == ah::sourced<std::uint64_t>{64 * gib, ah::origin::sysfs}); // one tile's file
+            CHECK(*d.numa_node == static_cast<std::int32_t>(i / 2));
+            CHECK(*d.pcie_max == ah::pcie_link{5, 16});
+        }
     }
     SUBCASE("no /sys/class/drm (a container): xpu-smi alone lists the device") {
         test::scratch_dir dir;

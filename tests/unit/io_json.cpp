@@ -192,6 +192,7 @@ ah::accelerator_registry every_value_registry() {
         p.power_limit_watts = {700, o(2)};
         p.utilization_percent = {static_cast<double>(i % 101), o(3)};
         p.spec = i % 2 == 0 ? ah::find_device("H100 SXM") : nullptr;
+        if (i % 3 != 0) p.stack = static_cast<std::uint8_t>(i % 3 == 1 ? 0 : 255); // both ends of its range
         devices.push_back(p);
         ++i;
     }
@@ -371,7 +372,7 @@ TEST_CASE("to_json / from_json") {
             R"("pci":"0000:65:00.0","pci_device_id":0,)"
             R"("pcie_current":{"origin":"sysfs","value":{"generation":4,"width":16}},"pcie_max":null,)"
             R"("peak_origin":"catalogue","peak_tflops":{"bf16":165.2,"int8":660.0},)"
-            R"("power_draw_watts":null,"power_limit_watts":null,"software":false,"spec":null,)"
+            R"("power_draw_watts":null,"power_limit_watts":null,"software":false,"spec":null,"stack":null,)"
             R"("temperature_c":null,"unified_memory":false,"utilization_percent":null,"uuid":"",)"
             R"("vendor":"nvidia"})";
         CHECK(json(p).dump() == golden);
@@ -637,6 +638,11 @@ TEST_CASE("registry_from_json rejects") {
         d["pci_device_id"] = 65536;
         CHECK(device_error(d) == "/devices/0/pci_device_id: integer out of range: 65536 (expected 0..65535)");
         d = valid_device();
+        d["stack"] = 256;
+        CHECK(device_error(d) == "/devices/0/stack: integer out of range: 256 (expected 0..255)");
+        d["stack"] = "1";
+        CHECK(device_error(d) == "/devices/0/stack: expected a non-negative integer, got a string");
+        d = valid_device();
         d["pcie_current"]["value"]["width"] = 256;
         CHECK(device_error(d) == "/devices/0/pcie_current/value/width: integer out of range: 256 (expected 0..255)");
         d = valid_device();
@@ -698,6 +704,7 @@ TEST_CASE("registry_from_json: round trip of every value") {
         CHECK(b.unified_memory == a.unified_memory);
         CHECK(b.pcie_max == a.pcie_max);
         CHECK(b.power_limit_watts == a.power_limit_watts);
+        CHECK(b.stack == a.stack);
         CHECK(b.peak_from == a.peak_from);
         CHECK(b.spec == a.spec);
     }

@@ -294,6 +294,16 @@ TEST_CASE("to_prometheus: series stay unique and labels valid whatever the input
         CHECK(find_device(samples, "ai_hwaccel_device_info", "cuda_gpu", "3-1") != nullptr);
         CHECK(find_device(samples, "ai_hwaccel_device_info", "cuda_gpu", "3-2") != nullptr);
     }
+    SUBCASE("the stacks of a card: Level Zero's <card>.<stack>") {
+        auto a = h100(3), b = h100(3), c = h100(3);
+        a.stack = 0;
+        b.stack = 1;
+        c.stack = 1; // a repeat, which no detection makes
+        const auto samples = parse_exposition(ah::to_prometheus(ah::accelerator_registry({a, b, c, h100(3)})));
+        CHECK(find(samples, "ai_hwaccel_device_info").size() == 4);
+        for (const char* index : {"3.0", "3.1", "3.1-1", "3"})
+            CHECK_MESSAGE(find_device(samples, "ai_hwaccel_device_info", "cuda_gpu", index) != nullptr, index);
+    }
     SUBCASE("extra labels made valid, clashes renamed, repeats dropped") {
         ah::prometheus_options opt;
         opt.extra_labels = {{"node", "gpu-17"}, {"kind", "mine"}, {"bad-name.x", "v"}, {"__meta", "m"},

@@ -307,6 +307,7 @@ enum class column : std::uint8_t {
     bandwidth,
     bandwidth_origin,
     pci,
+    stack,
     numa,
     driver,
     arch,
@@ -342,7 +343,10 @@ inline constexpr std::array column_table{
     column_info{column::memory_free, "memory_free", "memory_free", "free memory, as memory"},
     column_info{column::bandwidth, "bandwidth", "bandwidth", "memory bandwidth: GB/s (origin) in the table, GB/s in TSV"},
     column_info{column::bandwidth_origin, "bandwidth_origin", "bandwidth_origin", "where the bandwidth came from"},
-    column_info{column::pci, "pci", "pci", "PCI address, dddd:bb:dd.f"},
+    column_info{column::pci, "pci", "pci", "PCI address, dddd:bb:dd.f; the table adds the stack of a multi-stack card"},
+    column_info{column::stack, "stack", "stack",
+                "the stack of a card whose stacks are devices of their own (a Max 1550 under Level Zero's FLAT "
+                "hierarchy)"},
     column_info{column::numa, "numa", "numa", "the NUMA node the device hangs off"},
     column_info{column::driver, "driver", "driver", "driver (or runtime) version"},
     column_info{column::arch, "arch", "arch", "architecture: compute capability (9.0), gfx target (gfx942), ..."},
@@ -433,6 +437,7 @@ std::string tsv_cell(column c, const listed& d) {
     case column::bandwidth: s = optional_number(p.memory_bandwidth_gbps); break;
     case column::bandwidth_origin: s = origin_text(p.memory_bandwidth_gbps.from); break;
     case column::pci: s = p.pci ? str(p.pci->text().data()) : std::string(); break;
+    case column::stack: s = p.stack ? std::to_string(*p.stack) : std::string(); break;
     case column::numa: s = optional_number(p.numa_node); break;
     case column::driver: s = p.driver_version.view(); break;
     case column::arch: s = p.arch.view(); break;
@@ -506,7 +511,13 @@ cell table_cell(column c, const listed& d) {
     case column::memory_origin: return text_or_dash(origin_text(p.memory_bytes.from));
     case column::bandwidth: return measured(p.memory_bandwidth_gbps, "%.0f GB/s", true);
     case column::bandwidth_origin: return text_or_dash(origin_text(p.memory_bandwidth_gbps.from));
-    case column::pci: return p.pci ? plain(str(p.pci->text().data())) : missing("-");
+    case column::pci: {
+        if (!p.pci) return missing("-");
+        cell r = plain(str(p.pci->text().data()));
+        if (p.stack) r.note = " stack " + std::to_string(*p.stack);
+        return r;
+    }
+    case column::stack: return p.stack ? plain(std::to_string(*p.stack)) : missing("-");
     case column::numa: return p.numa_node ? plain(std::to_string(*p.numa_node)) : missing("-");
     case column::driver: return text_or_dash(p.driver_version.view());
     case column::arch: return text_or_dash(p.arch.view());
@@ -628,6 +639,7 @@ sort_key key_of(column c, const listed& d) {
         return p.pci ? number_key(static_cast<double>(p.pci->domain) * 65536.0 + p.pci->bus * 256.0 +
                                   p.pci->device * 8.0 + p.pci->function)
                      : sort_key{};
+    case column::stack: return p.stack ? number_key(*p.stack) : sort_key{};
     case column::numa: return number_key(p.numa_node);
     case column::driver: return text_key(p.driver_version.view());
     case column::arch: return text_key(p.arch.view());
@@ -910,7 +922,7 @@ void print_summary(const ah::accelerator_registry& shown, std::span<const listed
     const listed* row = nullptr;
     for (const auto& d : rows)
         if (!row && d.p->kind == best->kind && d.p->index == best->index && d.p->name == best->name &&
-            d.p->pci == best->pci && d.p->uuid == best->uuid)
+            d.p->pci == best->pci && d.p->stack == best->stack && d.p->uuid == best->uuid)
             row = &d;
     std::string what = str(ah::to_string(best->kind));
     what += ", " + (best->memory_bytes ? fmt_bytes(*best->memory_bytes).str() : std::string("memory unknown"));

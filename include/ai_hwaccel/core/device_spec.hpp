@@ -50,6 +50,10 @@ struct peak_throughput {
         return 0;
     }
     constexpr bool supports(dtype d) const noexcept { return (*this)[d] > 0; }
+    /// Every figure times `f`: a partition's or a stack's share of its device's.
+    constexpr peak_throughput scaled(double f) const noexcept {
+        return {fp64 * f, fp32 * f, tf32 * f, bf16 * f, fp16 * f, fp8 * f, int8 * f, fp6 * f, fp4 * f, int4 * f};
+    }
     /// True when at least one figure is known (a row may publish none).
     constexpr bool any() const noexcept {
         return fp64 > 0 || fp32 > 0 || tf32 > 0 || bf16 > 0 || fp16 > 0 || fp8 > 0 || int8 > 0 || fp6 > 0 ||
@@ -110,6 +114,11 @@ struct device_spec {
     /// Streaming multiprocessors, compute units, Xe cores, GPU cores, NeuronCores… as the
     /// vendor counts them; 0 when unpublished.
     std::uint32_t compute_units = 0;
+    /// Stacks: dies of one card, each with memory of its own, that runtimes may show as
+    /// devices of their own (Level Zero's default FLAT hierarchy makes each of a Max 1550's
+    /// two stacks a device with half the card's memory, bandwidth and compute). 0 or 1: the
+    /// card is one device.
+    std::uint8_t stacks = 0;
     /// Year of release.
     std::uint16_t year = 0;
     /// Where the numbers come from: the URL of the vendor's spec sheet or datasheet (or a

@@ -94,6 +94,10 @@ struct accelerator_profile {
     inplace_string<63> name;
     inplace_string<47> uuid;
     std::optional<pci_address> pci;
+    /// Which stack of a multi-stack card this device is, where runtimes show each stack as a
+    /// device of its own (a Max 1550 under Level Zero's FLAT hierarchy, device_spec::stacks):
+    /// the card's stacks share its PCI function. Empty for a whole device.
+    std::optional<std::uint8_t> stack;
     std::uint16_t pci_device_id = 0; ///< PCI device id when known (0 otherwise)
     inplace_string<15> arch;         ///< compute capability "9.0", gfx target "gfx942", …
     inplace_string<31> driver_version;

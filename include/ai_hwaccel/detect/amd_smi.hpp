@@ -136,10 +136,7 @@ constexpr void scale_to_partition(accelerator_profile& p) noexcept {
         p.memory_bandwidth_gbps = {*p.memory_bandwidth_gbps * share, origin::catalogue};
     if (p.power_limit_watts && p.power_limit_watts.from == origin::catalogue)
         p.power_limit_watts = {*p.power_limit_watts * share, origin::catalogue};
-    if (p.peak_from == origin::catalogue)
-        for (double* f : {&p.peak.fp64, &p.peak.fp32, &p.peak.tf32, &p.peak.bf16, &p.peak.fp16, &p.peak.fp8,
-                          &p.peak.int8, &p.peak.fp6, &p.peak.fp4, &p.peak.int4})
-            *f *= share;
+    if (p.peak_from == origin::catalogue) p.peak = p.peak.scaled(share);
 }
 
 // "0x740f" -> 0x740f; nullopt for anything else (also for ids past 16 bits).

@@ -606,6 +606,9 @@ struct intel_gpu_card {
     /// root bus (integrated graphics sit on bus 0; so do cards passed through to a VM
     /// without PCIe root ports, QEMU's i440fx, which the first three catch).
     bool discrete = false;
+    /// The tiles (stacks) xe lists under the card's PCI function (<pci device>/tile<N>); 0
+    /// under i915, which lists none.
+    std::uint32_t tiles = 0;
 };
 
 namespace detail::intel_gpu {
@@ -659,6 +662,70 @@ std::optional<std::uint64_t> local_memory(const S& sys, const std::string& card,
     return read_bytes(sys, "/sys/class/drm/" + card + "/lmem_total_bytes", warnings);
 }
 
+// xe's tile<N> folders under the PCI function, one per tile (drivers/gpu/drm/xe/xe_tile_sysfs.c
+// adds one for every tile, stack, of the device).
+template <system_view S>
+std::uint32_t xe_tiles(const S& sys, const std::string& pci_dir) {
+    const auto names = sys.list_dir(pci_dir);
+    if (!names) return 0;
+    std::uint32_t n = 0;
+    for (const auto& name : *names)
+        if (name.starts_with("tile") && detail::parse_u64(std::string_view(name).substr(4))) ++n;
+    return n;
+}
+
+/// Whether runtimes show each stack of a multi-stack card as a device of its own. Level
+/// Zero reads ZE_FLAT_DEVICE_HIERARCHY: FLAT (the default when unset, since Intel's 2023
+/// drivers) and COMBINED make every stack a root device with its own memory; COMPOSITE
+/// keeps the card one device, whose stacks are sub-devices.
+constexpr bool stacks_are_devices(const std::optional<std::string>& hierarchy) noexcept {
+    return !hierarchy || trim(*hierarchy) != "COMPOSITE";
+}
+
+/// Stack `k` of `n` of `card`: the card's PCI function with `stack` = k, an n-th of its
+/// memory, bandwidth, peak rates, compute units and power limit (the stacks are alike), and
+/// none of the card's UUID, memory in use, power draw or utilisation, which are the
+/// card's and no stack's.
+constexpr accelerator_profile stack_of(const accelerator_profile& card, std::uint32_t k, std::uint32_t n) noexcept {
+    accelerator_profile p = card;
+    p.stack = static_cast<std::uint8_t>(k);
+    p.uuid.assign({});
+    const double share = 1.0 / static_cast<double>(n);
+    if (p.memory_bytes) p.memory_bytes = {*p.memory_bytes / n, p.memory_bytes.from};
+    if (p.memory_bandwidth_gbps)
+        p.memory_bandwidth_gbps = {*p.memory_bandwidth_gbps * share, p.memory_bandwidth_gbps.from};
+    if (p.compute_units) p.compute_units = {*p.compute_units / n, p.compute_units.from};
+    if (p.power_limit_watts) p.power_limit_watts = {*p.power_limit_watts * share, p.power_limit_watts.from};
+    p.peak = p.peak.scaled(share);
+    p.memory_used_bytes.reset();
+    p.memory_free_bytes.reset();
+    p.power_draw_watts.reset();
+    p.utilization_percent.reset();
+    return p;
+}
+
+/// Replaces each discrete card of several stacks (xe's tile count, else its catalogue row's
+/// device_spec::stacks) by its stacks, where `hierarchy` (ZE_FLAT_DEVICE_HIERARCHY) makes
+/// them devices. `tiles` gives xe's count per PCI function.
+inline void expose_stacks(std::vector<accelerator_profile>& devices,
+                          const std::vector<std::pair<pci_address, std::uint32_t>>& tiles,
+                          const std::optional<std::string>& hierarchy) {
+    if (!stacks_are_devices(hierarchy)) return;
+    std::vector<accelerator_profile> out;
+    out.reserve(devices.size());
+    for (const auto& d : devices) {
+        std::uint32_t n = d.spec ? d.spec->stacks : 0;
+        for (const auto& [address, count] : tiles)
+            if (d.pci && *d.pci == address && count > 0) n = count;
+        if (d.unified_memory || d.stack || n < 2 || n > 16) {
+            out.push_back(d);
+            continue;
+        }
+        for (std::uint32_t k = 0; k < n; ++k) out.push_back(stack_of(d, k, n));
+    }
+    devices = std::move(out);
+}
+
 } // namespace detail::intel_gpu
 
 /// Intel display/3D controllers bound to i915 or xe, from /sys/class/drm/card<N>: the
@@ -694,6 +761,7 @@ std::vector<intel_gpu_card> read_intel_gpu_sysfs(const S& sys, std::vector<warni
         p.pcie_current = dev->link_current;
         p.pcie_max = dev->link_max;
         if (dev->numa_node >= 0) p.numa_node = {dev->numa_node, origin::sysfs};
+        if (c.driver == "xe") c.tiles = xe_tiles(sys, pci_dir);
         if (const auto mem = local_memory(sys, name, pci_dir, c.driver, warnings)) {
             p.memory_bytes = {*mem, origin::sysfs};
             c.local_memory = true;
@@ -778,16 +846,21 @@ struct intel_gpu_probe {
 
     template <system_view S>
     probe_output probe(const S& sys) const {
-        probe_output out = find(sys);
+        std::vector<intel_gpu_card> cards;
+        probe_output out = find(sys, cards);
         detail::size_shared_memory(sys, out.devices); // integrated graphics
+        std::vector<std::pair<pci_address, std::uint32_t>> tiles;
+        for (const auto& c : cards)
+            if (c.profile.pci) tiles.emplace_back(*c.profile.pci, c.tiles);
+        detail::intel_gpu::expose_stacks(out.devices, tiles, sys.env("ZE_FLAT_DEVICE_HIERARCHY"));
         return out;
     }
 
 private:
     template <system_view S>
-    probe_output find(const S& sys) const {
+    probe_output find(const S& sys, std::vector<intel_gpu_card>& cards) const {
         probe_output out;
-        std::vector<intel_gpu_card> cards = read_intel_gpu_sysfs(sys, out.warnings);
+        cards = read_intel_gpu_sysfs(sys, out.warnings);
         const bool drm_listed = sys.list_dir("/sys/class/drm").has_value();
         std::string discrete;
         for (const auto& c : cards)

@@ -99,11 +99,11 @@ constexpr void absorb(accelerator_profile& keep, const accelerator_profile& othe
     if (!keep.spec) keep.spec = other.spec;
 }
 
-/// Whether two profiles describe the same physical device: same PCI address, or same
-/// UUID. The CPU is never merged.
+/// Whether two profiles describe the same device: same PCI address (and the same stack of
+/// it, accelerator_profile::stack), or same UUID. The CPU is never merged.
 inline bool same_device(const accelerator_profile& a, const accelerator_profile& b) {
     if (a.is_cpu() || b.is_cpu()) return false;
-    if (a.pci && b.pci) return *a.pci == *b.pci;
+    if (a.pci && b.pci) return *a.pci == *b.pci && a.stack == b.stack;
     const auto ka = detail::uuid_key(a.uuid.view());
     return !ka.empty() && ka == detail::uuid_key(b.uuid.view());
 }

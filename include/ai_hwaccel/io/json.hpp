@@ -17,7 +17,7 @@
 //              "host": host, "system": system}
 //   profile   {"kind": device_kind, "index": u32, "available": bool, "software": bool,
 //              "unified_memory": bool, "vendor": vendor, "name": str, "uuid": str,
-//              "pci": pci_address | null, "pci_device_id": u16, "arch": str,
+//              "pci": pci_address | null, "stack": u8 | null, "pci_device_id": u16, "arch": str,
 //              "driver_version": str, "memory_bytes": S<u64>, "memory_used_bytes": S<u64>,
 //              "memory_free_bytes": S<u64>, "memory_bandwidth_gbps": S<number>,
 //              "peak_tflops": peak, "peak_origin": origin, "compute_units": S<u32>,
@@ -480,6 +480,16 @@ public:
         out = a;
         return true;
     }
+    bool read(const json& j, std::optional<std::uint8_t>& out) {
+        if (j.is_null()) {
+            out.reset();
+            return true;
+        }
+        std::uint8_t v = 0;
+        if (!read(j, v)) return false;
+        out = v;
+        return true;
+    }
     bool read(const json& j, std::optional<backend_id>& out) {
         if (j.is_null()) {
             out.reset();
@@ -554,7 +564,7 @@ public:
             field(j, "kind", p.kind) && field(j, "index", p.index) && field(j, "available", p.available) &&
             field(j, "software", p.software) && field(j, "unified_memory", p.unified_memory) &&
             field(j, "vendor", p.maker) && field(j, "name", p.name) && field(j, "uuid", p.uuid) &&
-            field(j, "pci", p.pci) && field(j, "pci_device_id", p.pci_device_id) &&
+            field(j, "pci", p.pci) && field(j, "stack", p.stack) && field(j, "pci_device_id", p.pci_device_id) &&
             field(j, "arch", p.arch) && field(j, "driver_version", p.driver_version) &&
             field(j, "memory_bytes", p.memory_bytes) && field(j, "memory_used_bytes", p.memory_used_bytes) &&
             field(j, "memory_free_bytes", p.memory_free_bytes) &&
@@ -846,6 +856,7 @@ inline void to_json(nlohmann::json& j, const accelerator_profile& p) {
     j["name"] = p.name;
     j["uuid"] = p.uuid;
     j["pci"] = p.pci ? nlohmann::json(*p.pci) : nlohmann::json(nullptr);
+    j["stack"] = p.stack ? nlohmann::json(*p.stack) : nlohmann::json(nullptr);
     j["pci_device_id"] = p.pci_device_id;
     j["arch"] = p.arch;
     j["driver_version"] = p.driver_version;

@@ -255,8 +255,9 @@ inline std::string to_prometheus(const accelerator_registry& reg, const promethe
     const auto keep = [&](const auto& s) { return s.has_value() && s.from >= opt.min_origin; };
 
     // Which devices get series, and the index label that makes each one unique: the
-    // backend's index, or "<index>-<n>" for the n-th repeat of a (kind, index) pair, which
-    // a correct registry never has but a hand-made one might.
+    // backend's index, "<index>.<stack>" for a stack of a multi-stack card (Level Zero's
+    // notation), and "-<n>" after it for the n-th repeat of a (kind, index, stack), which a
+    // correct registry never has but a hand-made one might.
     struct row {
         const accelerator_profile* p;
         std::string index;
@@ -265,9 +266,10 @@ inline std::string to_prometheus(const accelerator_registry& reg, const promethe
     for (const auto& p : reg.all()) {
         if (p.is_cpu() && !opt.include_cpu) continue;
         std::string index = detail::decimal(p.index);
+        if (p.stack) index += "." + detail::decimal(*p.stack);
         std::uint64_t repeats = 0;
         for (const auto& r : rows)
-            if (r.p->kind == p.kind && r.p->index == p.index) ++repeats;
+            if (r.p->kind == p.kind && r.p->index == p.index && r.p->stack == p.stack) ++repeats;
         if (repeats > 0) index += "-" + detail::decimal(repeats);
         rows.push_back({&p, std::move(index)});
     }
