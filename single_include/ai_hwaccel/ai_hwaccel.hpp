@@ -8527,7 +8527,8 @@ inline constexpr device_spec catalogue_rows[] = {
      .pcie_generation = 5, .pcie_lanes = 16, .power_watts = 300,
      .arch = "Xe-HPC", .compute_units = 56, .year = 2023,
      .source = AI_HWACCEL_SOURCE("https://www.intel.com/content/www/us/en/developer/articles/technical/intel-data-center-gpu-max-series-overview.html")},
-    // The Max 1550 is two stacks (the 1100 one), each with 64 GiB of the HBM and 64 Xe cores:
+    // The Max 1550 is two stacks (the 1100 has one), which Level Zero's default FLAT
+    // hierarchy shows as two devices, each with half of the card (64 GiB, 64 Xe cores):
     // https://www.intel.com/content/www/us/en/docs/oneapi/optimization-guide-gpu/2024-1/exposing-device-hierarchy.html
     {.name = "Intel Data Center GPU Max 1550",
      .aliases = {"Data Center GPU Max 1550", "GPU Max 1550", "Max 1550"},

@@ -513,6 +513,28 @@ TEST_CASE("intel_gpu_probe / read_intel_gpu_sysfs (hand-made sysfs trees)") {
             CHECK(*again.devices[0].memory_bytes == (whole ? 128 : 64) * gib);
         }
     }
+    SUBCASE("a Max 1550 xpu-smi alone lists (a container): its catalogue row's two stacks") {
+        test::scratch_dir dir;
+        dir.write("ai-hwaccel-tools/index", "0\td.csv\t" + dump + "\n");
+        // Hand-made in the dump's shape: the card's 128 GiB and its UUID.
+        dir.write("ai-hwaccel-tools/d.csv", "Device ID,Device Name,UUID,PCI BDF Address,Memory Physical Size,"
+                                            "PCI Device ID\n"
+                                            "0,\"Intel(R) Data Center GPU Max 1550\","
+                                            "\"00000000-0000-0000-0000-0bd500008086\",\"0000:29:00.0\","
+                                            "\"131072.00 MiB\",\"0x0bd5\"\n");
+        const auto out = ah::intel_gpu_probe{}.probe(ah::host_system(dir.path().string()));
+        INFO(warnings_of(out.warnings));
+        CHECK(out.warnings.empty());
+        REQUIRE(out.devices.size() == 2);
+        for (std::uint8_t k = 0; k < 2; ++k) {
+            const auto& d = out.devices[k];
+            CHECK(d.stack == std::optional<std::uint8_t>(k));
+            CHECK(d.memory_bytes == ah::sourced<std::uint64_t>{64 * gib, ah::origin::tool});
+            CHECK(d.uuid.empty()); // the card's, not a stack's
+            REQUIRE(d.spec != nullptr);
+            CHECK(d.spec->name == "Intel Data Center GPU Max 1550");
+        }
+    }
     SUBCASE("machine tree: handmade-max1550-2card-xe") {
         const std::string root = std::string(AI_HWACCEL_MACHINES_DIR) + "/handmade-max1550-2card-xe";
         if (!std::filesystem::exists(root)) {
