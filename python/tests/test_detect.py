@@ -128,11 +128,12 @@ class FixtureMachines(unittest.TestCase):
         m = os.path.join(MACHINES, "handmade-max1550-2card-xe")
         if not os.path.isdir(m):
             self.skipTest("machine absent")
-        gpus = ah.detect(root=m).accelerators()
+        reg = ah.detect(root=m)
+        gpus = reg.accelerators()
         self.assertEqual([(g.pci, g.stack) for g in gpus],
                          [("0000:29:00.0", 0), ("0000:29:00.0", 1), ("0000:9a:00.0", 0), ("0000:9a:00.0", 1)])
         self.assertEqual({g.memory_bytes for g in gpus}, {64 << 30})
-        self.assertIsNone(ah.detect(root=m).devices[0].stack)  # the CPU
+        self.assertIsNone(reg.devices[0].stack)  # the CPU
 
     def test_pod_memory_under_its_cgroup_limit(self):
         m = os.path.join(MACHINES, "handmade-k8s-pod-graviton2-cgroup-v1")

@@ -312,6 +312,11 @@ TEST_CASE("intel_gpu_probe / read_intel_gpu_sysfs (hand-made sysfs trees)") {
     const auto request = ah::xpu_smi_discovery_request();
     const std::string dump = "xpu-smi discovery --dump 1,2,4,8,11,13,14,16,24";
     CHECK(ah::command_line_of(request.argv) == dump);
+    // The probe's xpu-smi run, answered with `csv`: a hand-made dump in the columns it asks for.
+    const auto with_dump = [&](test::scratch_dir& dir, const std::string& csv) {
+        dir.write("ai-hwaccel-tools/index", "0\td.csv\t" + dump + "\n");
+        dir.write("ai-hwaccel-tools/d.csv", csv);
+    };
 
     SUBCASE("integrated graphics alone: unified, the host's memory, no xpu-smi, no warning") {
         test::scratch_dir dir;
@@ -384,8 +389,7 @@ TEST_CASE("intel_gpu_probe / read_intel_gpu_sysfs (hand-made sysfs trees)") {
         add_card(dir, "card1", "0000:3a:00.0", "0x56c0", "i915");
         dir.write("sys/class/drm/card1/lmem_total_bytes", "14248030208\n");
         // A hand-made dump for the same card, in the columns the probe asks for.
-        dir.write("ai-hwaccel-tools/index", "0\td.csv\t" + dump + "\n");
-        dir.write("ai-hwaccel-tools/d.csv",
+        with_dump(dir,
                   "Device ID,Device Name,UUID,Driver Version,PCI BDF Address,PCIe Generation,PCIe Max Link Width,"
                   "Memory Physical Size,PCI Device ID\n"
                   "0,\"Intel(R) Graphics [0x56c0]\",\"00000000-0000-0000-0000-56c000008086\",\"1.3.26241\","
@@ -421,10 +425,8 @@ TEST_CASE("intel_gpu_probe / read_intel_gpu_sysfs (hand-made sysfs trees)") {
             CHECK_FALSE(c.profile.memory_bytes.has_value());
         }
         // With xpu-smi, its dump gives the A770's memory, and the memory its row.
-        dir.write("ai-hwaccel-tools/index", "0\td.csv\t" + dump + "\n");
-        dir.write("ai-hwaccel-tools/d.csv", "Device ID,Device Name,PCI BDF Address,Memory Physical Size,PCI Device ID\n"
-                                            "0,\"Intel(R) Arc(TM) A770 Graphics\",\"0000:00:04.0\",\"15930.00 MiB\","
-                                            "\"0x56a0\"\n");
+        with_dump(dir, "Device ID,Device Name,PCI BDF Address,Memory Physical Size,PCI Device ID\n"
+                       "0,\"Intel(R) Arc(TM) A770 Graphics\",\"0000:00:04.0\",\"15930.00 MiB\",\"0x56a0\"\n");
         const auto out = ah::intel_gpu_probe{}.probe(sys);
         INFO(warnings_of(out.warnings));
         CHECK(out.warnings.empty());
@@ -515,13 +517,10 @@ TEST_CASE("intel_gpu_probe / read_intel_gpu_sysfs (hand-made sysfs trees)") {
     }
     SUBCASE("a Max 1550 xpu-smi alone lists (a container): its catalogue row's two stacks") {
         test::scratch_dir dir;
-        dir.write("ai-hwaccel-tools/index", "0\td.csv\t" + dump + "\n");
-        // Hand-made in the dump's shape: the card's 128 GiB and its UUID.
-        dir.write("ai-hwaccel-tools/d.csv", "Device ID,Device Name,UUID,PCI BDF Address,Memory Physical Size,"
-                                            "PCI Device ID\n"
-                                            "0,\"Intel(R) Data Center GPU Max 1550\","
-                                            "\"00000000-0000-0000-0000-0bd500008086\",\"0000:29:00.0\","
-                                            "\"131072.00 MiB\",\"0x0bd5\"\n");
+        // The card's 128 GiB and its UUID.
+        with_dump(dir, "Device ID,Device Name,UUID,PCI BDF Address,Memory Physical Size,PCI Device ID\n"
+                       "0,\"Intel(R) Data Center GPU Max 1550\",\"00000000-0000-0000-0000-0bd500008086\","
+                       "\"0000:29:00.0\",\"131072.00 MiB\",\"0x0bd5\"\n");
         const auto out = ah::intel_gpu_probe{}.probe(ah::host_system(dir.path().string()));
         INFO(warnings_of(out.warnings));
         CHECK(out.warnings.empty());
@@ -558,11 +557,10 @@ TEST_CASE("intel_gpu_probe / read_intel_gpu_sysfs (hand-made sysfs trees)") {
     }
     SUBCASE("no /sys/class/drm (a container): xpu-smi alone lists the device") {
         test::scratch_dir dir;
-        dir.write("ai-hwaccel-tools/index", "0\tj.txt\t" + dump + "\n");
-        // Hand-made in the dump's shape, with the documentation's Max-series values.
-        dir.write("ai-hwaccel-tools/j.txt", "Device ID,Device Name,UUID,PCI BDF Address,Memory Physical Size\n"
-                                            "0,\"Intel(R) Graphics [0x020a]\",\"00000000-0000-0000-0000-020a00008086\","
-                                            "\"0000:4d:00.0\",\"32768.00 MiB\"\n");
+        // The documentation's Max-series values.
+        with_dump(dir, "Device ID,Device Name,UUID,PCI BDF Address,Memory Physical Size\n"
+                       "0,\"Intel(R) Graphics [0x020a]\",\"00000000-0000-0000-0000-020a00008086\","
+                       "\"0000:4d:00.0\",\"32768.00 MiB\"\n");
         const auto out = ah::intel_gpu_probe{}.probe(ah::host_system(dir.path().string()));
         INFO(warnings_of(out.warnings));
         CHECK(out.warnings.empty());
