@@ -19,6 +19,11 @@ Python 3 standard library only. Steps:
  3. Report median and worst absolute percentage error per metric and engine on the
     held-out half and on all rows, ours beside the reference peer's formulas, into
     tests/calibration/REPORT.md (or --report FILE).
+ 4. Judge the fitted constants, row by row, on measurements of our own that the fit never
+    sees (--check CSV, in the same columns; default tests/calibration/h200/llama-cpp-h200.csv,
+    llama.cpp on an H200 timed by benchmarks/llama_cpp/measure.sh). Their features go to
+    tests/calibration/h200/features.tsv; --check-features FILE reads such a table instead
+    (with --features, the committed one).
 
 Regenerate: python3 tools/calibrate.py   (from the repository root)
 """
@@ -147,6 +152,38 @@ def summary(errs):
     return "%.1f %%" % statistics.median(errs), "%.1f %%" % max(errs), len(errs)
 
 
+def check_table(w, rows, ours):
+    """Our own measurements, row by row: judged with the fitted constants, never fitted on."""
+    scored = [r for r in rows if not r["skip"] and ours(r) > 0]
+    w("## Our own measurements (judged, never fitted on)")
+    w("")
+    w("Measured by this project with `benchmarks/llama_cpp/measure.sh` (see its README); rows in")
+    w("`tests/calibration/h200/llama-cpp-h200.csv`, llama-bench's output beside them. Error is")
+    w("ours / measured - 1: positive when the estimate is too fast.")
+    w("")
+    w("| id | model | format | device | test | measured tok/s | ours | error | peer |")
+    w("|---|---|---|---|---|---|---|---|---|")
+    for r in scored:
+        p = ours(r)
+        w("| %d | %s | %s | %s | %s | %.1f | %.1f | %+.1f %% | %.1f |" % (
+            r["id"], r["model"], r["quant"], r["device"], r["test"], r["measured"], p,
+            (p / r["measured"] - 1) * 100, r["peer"]))
+    w("")
+    # As ratios: an absolute percentage error caps a low estimate at 100 % (the peer's
+    # 20 tok/s for a 9000 tok/s prompt would look better than a 2x overestimate).
+    for m in ("decode_tok_s", "prefill_tok_s"):
+        for who, get in (("ours", ours), ("peer", lambda r: r["peer"])):
+            ratios = sorted(get(r) / r["measured"] for r in scored if r["metric"] == m and get(r) > 0)
+            if ratios:
+                w("- %s, %s: estimate / measured median %.3g, from %.3g to %.3g (%d rows)." % (
+                    m, who, statistics.median(ratios), ratios[0], ratios[-1], len(ratios)))
+    w("")
+    skipped = [r for r in rows if r["skip"]]
+    if skipped:
+        w("Not scored: %s." % "; ".join("%d (%s)" % (r["id"], r["skip"]) for r in skipped))
+        w("")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--csv", default=os.environ.get("AI_HWACCEL_CALIBRATION_CSV", DEFAULT_CSV))
@@ -154,6 +191,10 @@ def main():
     ap.add_argument("--cxx", default=os.environ.get("CXX", "c++"))
     ap.add_argument("--report", default=os.path.join(ROOT, "tests", "calibration", "REPORT.md"))
     ap.add_argument("--features-out", default=os.path.join(ROOT, "tests", "calibration", "features.tsv"))
+    ap.add_argument("--check", default=os.path.join(ROOT, "tests", "calibration", "h200", "llama-cpp-h200.csv"),
+                    help="our own measurements to judge the fit on, never to fit on ('' for none)")
+    ap.add_argument("--check-features", help="use this features table for --check instead of building the exporter")
+    ap.add_argument("--check-features-out", default=os.path.join(ROOT, "tests", "calibration", "h200", "features.tsv"))
     args = ap.parse_args()
 
     if args.features:
@@ -163,6 +204,16 @@ def main():
         with open(args.features_out, "w", encoding="utf-8") as f:
             f.write(text)
     rows = parse_features(text)
+    check_rows = []
+    if args.features and not args.check_features and os.path.exists(args.check_features_out):
+        args.check_features = args.check_features_out  # no compiler: the committed table
+    if args.check_features:
+        check_rows = parse_features(open(args.check_features, encoding="utf-8").read())
+    elif args.check:
+        check_text = build_features(args.check, args.cxx)
+        with open(args.check_features_out, "w", encoding="utf-8") as f:
+            f.write(check_text)
+        check_rows = parse_features(check_text)
 
     usable = [r for r in rows if not r["skip"]]
     lcpp = [r for r in usable if r["engine"] == "llama.cpp"]
@@ -263,6 +314,8 @@ def main():
     w("Rows built from `params_b` alone (model not in the catalogue): %s."
       % (", ".join(str(r["id"]) for r in usable if r["params_only"]) or "none"))
     w("")
+    if check_rows:
+        check_table(w, check_rows, ours)
 
     with open(args.report, "w", encoding="utf-8") as f:
         f.write("\n".join(lines))

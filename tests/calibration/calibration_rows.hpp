@@ -14,7 +14,8 @@
 //  - device: find_device on `hardware`, then `device_key`; the bandwidth is the CSV's
 //    `mem_bw_gbps_per_device` (the device's spec figure), the peaks the catalogue's.
 //  - shape: `tgN` decodes from an empty cache, so its mean depth is N/2; `tgN @ dD` is
-//    D + N/2; `ppN` is a prompt of N tokens; generation tests without a length get
+//    D + N/2; `ppN` is a prompt of N tokens (`ppN @ dD` is skipped: the estimator's
+//    prefill starts from an empty cache); generation tests without a length get
 //    depth 64. Multi-device rows are kept: llama.cpp's default layer split runs the layers
 //    one device after another, so single-sequence decode and a one-micro-batch prefill
 //    take the single-device time; a longer prompt pipelines its micro-batches over the
@@ -209,6 +210,12 @@ inline void map_row(row& r, const std::vector<std::string>& f, const std::vector
         }
         r.shape.context = depth ? depth : 1;
     } else if (r.what == metric::prefill) {
+        // A prompt after a filled cache ("pp512 @ d4096") attends to that depth as well; the
+        // estimator's prefill starts from an empty cache, so such a row cannot be mapped.
+        if (t.find("@ d") != std::string_view::npos) {
+            r.skip = "prompt after a filled cache (prefill is estimated from an empty one)";
+            return;
+        }
         std::uint32_t n = 512;
         if (t.substr(0, 2) == "pp")
             if (auto v = leading_uint(t.substr(2))) n = *v;

@@ -1,9 +1,12 @@
+#include "ai_hwaccel/plan/memory.hpp"
 #include "ai_hwaccel/plan/model_file.hpp"
+#include "ai_hwaccel/plan/models.hpp"
 
 #include <doctest/doctest.h>
 
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -696,3 +699,37 @@ TEST_CASE("read_safetensors") {
     }
 }
 #endif
+
+TEST_CASE("the GGUF header benchmarks/llama_cpp/synthetic_gguf.py writes is the model llama.cpp timed") {
+    // The ctest synthetic_gguf_read runs this case on the header the script writes for
+    // Llama 3 8B in Q4_K_M (its fixture synthetic_gguf_write makes it); elsewhere it has no
+    // file to read. The figures are llama-bench's for the whole file on the H200
+    // (tests/calibration/h200/llama-bench.jsonl: model_n_params, model_size), so the
+    // reader, the script and llama.cpp agree on what was measured.
+    const char* path = std::getenv("AI_HWACCEL_SYNTHETIC_GGUF");
+    if (!path) return;
+    const auto r = ah::read_gguf_file(path);
+    CHECK(r.problems.empty());
+    CHECK(r.version == 3);
+    CHECK(r.tensors_read == 291);
+    REQUIRE(r.parameters_exact);
+    CHECK(r.parameters == 8'030'261'248u);
+    std::uint64_t bytes = 0;
+    for (const auto& t : r.by_type) bytes += t.bytes;
+    CHECK(bytes == 4'912'898'048u);
+    REQUIRE(r.quant);
+    CHECK(*r.quant == ah::quant_format::q4_k_m);
+    REQUIRE(r.model);
+    const auto s = r.model->spec();
+    CHECK(s.layers == 32);
+    CHECK(s.hidden_size == 4096);
+    CHECK(s.intermediate_size == 14336);
+    CHECK(s.attention_heads == 32);
+    CHECK(s.kv_heads == 8);
+    CHECK(s.vocab_size == 128256);
+    // And the catalogue's Llama 3 8B sized in Q4_K_M comes within 1 % of those bytes.
+    const auto* llama = ah::find_model("llama-3-8b");
+    REQUIRE(llama != nullptr);
+    CHECK(std::fabs(static_cast<double>(ah::weight_bytes(*llama, ah::quant_format::q4_k_m)) / 4'912'898'048.0 - 1) <
+          0.01);
+}

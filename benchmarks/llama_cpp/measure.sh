@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# Times llama.cpp on this machine's GPU with synthetic models of the calibration data's
+# shapes, for judging the throughput estimator (tests/calibration/REPORT.md). See README.md.
+#
+#   benchmarks/llama_cpp/measure.sh LLAMA_CPP_SOURCE OUTPUT_DIR [cmake options...]
+#
+# Builds llama-bench from LLAMA_CPP_SOURCE (default options: CUDA for this GPU's
+# architecture, flash attention left out as in llama.cpp's 2024 defaults the published rows
+# used), writes Llama 3 8B in Q4_K_M, F16 and Q8_0 and Llama 3 70B in Q4_K_M with
+# synthetic_gguf.py into MODELS (default OUTPUT_DIR/models; about 30 GB, then 43 GB), runs
+# the tests and leaves llama-bench's JSON lines in OUTPUT_DIR/llama-bench.jsonl and its
+# table in OUTPUT_DIR/llama-bench.md. to_calibration_csv.py turns the JSON lines into rows.
+# Needs cmake, ninja, a C++ compiler, Python 3 and the GPU's toolkit (nvcc for CUDA).
+set -euo pipefail
+[ $# -ge 2 ] || { sed -n 5p "$0" >&2; exit 2; }
+src=$(cd "$1" && pwd)
+out=$(mkdir -p "$2" && cd "$2" && pwd)
+shift 2
+here=$(cd "$(dirname "$0")" && pwd)
+models=${MODELS:-$out/models}
+build=${BUILD:-$out/build}
+jobs=${JOBS:-$(nproc)}
+mkdir -p "$models"
+[ $# -gt 0 ] || set -- -DGGML_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=native -DGGML_CUDA_FA=OFF
+
+gen() { python3 "$here/synthetic_gguf.py" --preset "$1" --format "$2" -o "$models/$1-$2.gguf"; }
+# The 8B files are written while llama.cpp builds.
+(for f in Q4_K_M F16 Q8_0; do gen llama-3-8b $f; done) > "$out/models.txt" 2>&1 &
+writer=$!
+cmake -S "$src" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DBUILD_SHARED_LIBS=OFF -DGGML_CCACHE=OFF \
+  -DLLAMA_CURL=OFF -DLLAMA_OPENSSL=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_SERVER=OFF \
+  -DLLAMA_BUILD_APP=OFF "$@" > "$out/build.txt" 2>&1
+cmake --build "$build" -j"$jobs" --target llama-bench >> "$out/build.txt" 2>&1
+wait $writer
+
+bench() {
+  echo "llama-bench $*" >&2
+  "$build/bin/llama-bench" -ngl 99 -fa 0 "$@" -o jsonl -oe md >> "$out/llama-bench.jsonl" 2>> "$out/llama-bench.md"
+}
+: > "$out/llama-bench.jsonl"
+: > "$out/llama-bench.md"
+for f in Q4_K_M F16 Q8_0; do bench -m "$models/llama-3-8b-$f.gguf" -p 512,4096 -n 128,512 -r 5; done
+for f in Q4_K_M F16; do bench -m "$models/llama-3-8b-$f.gguf" -p 512 -n 128 -d 4096 -r 5; done
+rm -f "$models"/llama-3-8b-*.gguf
+gen llama-3-70b Q4_K_M >> "$out/models.txt" 2>&1
+bench -m "$models/llama-3-70b-Q4_K_M.gguf" -p 512 -n 128 -r 5
+rm -f "$models/llama-3-70b-Q4_K_M.gguf"
+grep -v '^ggml_cuda_init\|^  Device ' "$out/llama-bench.md"
