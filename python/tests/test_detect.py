@@ -91,6 +91,13 @@ class ThisMachine(unittest.TestCase):
 
 @unittest.skipUnless(machines(), "no fixture machines in " + MACHINES)
 class FixtureMachines(unittest.TestCase):
+    def detect_machine(self, name):
+        """The registry of tests/machines/<name>; the test is skipped when the tree is absent."""
+        root = os.path.join(MACHINES, name)
+        if not os.path.isdir(root):
+            self.skipTest("machine absent")
+        return ah.detect(root=root)
+
     def test_json_is_the_expected_registry(self):
         if not ah.json_support:
             self.skipTest("built without nlohmann/json")
@@ -104,10 +111,7 @@ class FixtureMachines(unittest.TestCase):
                 self.assertEqual(ah.Registry.from_json(expected), reg)
 
     def test_hgx_node(self):
-        m = os.path.join(MACHINES, "handmade-hgx-h100-8gpu-nvswitch")
-        if not os.path.isdir(m):
-            self.skipTest("machine absent")
-        reg = ah.detect(root=m)
+        reg = self.detect_machine("handmade-hgx-h100-8gpu-nvswitch")
         gpus = reg.accelerators()
         self.assertEqual(len(gpus), 8)
         for g in gpus:
@@ -125,10 +129,7 @@ class FixtureMachines(unittest.TestCase):
         self.assertTrue(kinds & {"nvlink", "nvswitch"}, kinds)
 
     def test_stacks_of_a_card(self):
-        m = os.path.join(MACHINES, "handmade-max1550-2card-xe")
-        if not os.path.isdir(m):
-            self.skipTest("machine absent")
-        reg = ah.detect(root=m)
+        reg = self.detect_machine("handmade-max1550-2card-xe")
         gpus = reg.accelerators()
         self.assertEqual([(g.pci, g.stack) for g in gpus],
                          [("0000:29:00.0", 0), ("0000:29:00.0", 1), ("0000:9a:00.0", 0), ("0000:9a:00.0", 1)])
@@ -136,10 +137,7 @@ class FixtureMachines(unittest.TestCase):
         self.assertIsNone(reg.devices[0].stack)  # the CPU
 
     def test_pod_memory_under_its_cgroup_limit(self):
-        m = os.path.join(MACHINES, "handmade-k8s-pod-graviton2-cgroup-v1")
-        if not os.path.isdir(m):
-            self.skipTest("machine absent")
-        reg = ah.detect(root=m)
+        reg = self.detect_machine("handmade-k8s-pod-graviton2-cgroup-v1")
         memory = reg.host["memory"]
         self.assertEqual(memory["cgroup_limit_bytes"], 512 << 20)
         # The limit less the pod's working set (384 MiB in use, 64 MiB inactive page cache).
@@ -149,10 +147,7 @@ class FixtureMachines(unittest.TestCase):
         self.assertEqual(cpu.memory_free_bytes, 192 << 20)
 
     def test_unified_memory_counted_once(self):
-        m = os.path.join(MACHINES, "handmade-macbook-pro-m1pro")
-        if not os.path.isdir(m):
-            self.skipTest("machine absent")
-        reg = ah.detect(root=m)
+        reg = self.detect_machine("handmade-macbook-pro-m1pro")
         shared = [d for d in reg.available() if d.unified_memory or d.is_cpu]
         self.assertGreater(len(shared), 1)
         self.assertEqual(reg.total_memory(), max(d.memory_bytes or 0 for d in shared))
