@@ -138,6 +138,19 @@ std::uint32_t whole(const char* name, const whole_arg& v, long long lo, long lon
 }
 constexpr long long most = 0x7fffffffffffffffLL;
 
+/// prompt_depth, then prompt, as the CLI's --prompt-depth and --prompt: the tokens cached
+/// before the prompt and the prompt's length, together at most the context `ctx`; no prompt
+/// given is `def`, at most what the depth leaves of the context.
+std::pair<std::uint32_t, std::uint32_t> prompt_of(const std::optional<whole_arg>& prompt, const whole_arg& depth,
+                                                  std::uint32_t ctx, std::uint32_t def) {
+    const auto d = whole("prompt_depth", depth, 0, 1 << 24);
+    if (d >= ctx)
+        throw py::value_error("prompt_depth: " + std::to_string(d) + " leaves no room in the context (" +
+                              std::to_string(ctx) + ") for a prompt");
+    const std::uint32_t room = ctx - d;
+    return {prompt ? whole("prompt", *prompt, 1, room) : (def < room ? def : room), d};
+}
+
 ah::quant_format quant_of(const std::string& name) {
     if (const auto q = ah::parse_quant_format(name)) return *q;
     std::string known;
@@ -593,7 +606,8 @@ double headroom_of(double h) {
 
 py::dict estimate(const py::handle& device, const py::handle& model, const utf8_text& quant, const whole_arg& context,
                   const whole_arg& batch, const whole_arg& count, std::optional<whole_arg> prompt,
-                  std::optional<whole_arg> memory_bytes, double headroom, std::optional<double> bandwidth_gbps) {
+                  std::optional<whole_arg> memory_bytes, double headroom, std::optional<double> bandwidth_gbps,
+                  const whole_arg& prompt_depth) {
     std::optional<std::uint64_t> mem;
     if (memory_bytes) {
         mem = static_cast<std::uint64_t>(in_range("memory_bytes", *memory_bytes, 1, most));
@@ -604,7 +618,7 @@ py::dict estimate(const py::handle& device, const py::handle& model, const utf8_
     const auto ctx = whole("context", context, 1, 1 << 24);
     const auto b = whole("batch", batch, 1, 65536);
     const auto n = whole("count", count, 1, static_cast<long long>(ah::max_plan_devices));
-    const auto pr = prompt ? whole("prompt", *prompt, 1, ctx) : (ctx < 512 ? ctx : 512u);
+    const auto [pr, depth] = prompt_of(prompt, prompt_depth, ctx, 512);
     if (!proto.memory_bytes)
         throw py::value_error("the memory of " + std::string(proto.name.view()) +
                               " is not known (the catalogue gives none for unified memory): pass memory_bytes");
@@ -613,7 +627,7 @@ py::dict estimate(const py::handle& device, const py::handle& model, const utf8_
     ah::plan_options po;
     po.memory_headroom = headroom_of(headroom);
     po.spread = true; // one replica over every device given
-    const ah::inference_shape shape{.context = ctx, .batch = b, .prompt = pr};
+    const ah::inference_shape shape{.context = ctx, .batch = b, .prompt = pr, .prompt_depth = depth};
     const auto links = std::span<const ah::interconnect>(reg.system().interconnects);
     const auto plan = ah::plan_sharding(reg.all(), links, m, q, shape, po);
     std::uint64_t usable = 0;
@@ -641,6 +655,7 @@ py::dict estimate(const py::handle& device, const py::handle& model, const utf8_
     d["quant"] = text(ah::to_string(q));
     d["context"] = ctx;
     d["prompt"] = pr;
+    d["prompt_depth"] = depth;
     d["batch"] = b;
     d["fits"] = plan.fits;
     d["reason"] = plan.fits ? py::object(py::none()) : py::object(text(ah::describe(plan.outcome)));
@@ -673,7 +688,7 @@ std::optional<std::vector<ah::cluster_node>> nodes_of(const py::handle& h) {
 
 py::dict plan(const py::handle& devices, const py::handle& model, const utf8_text& quant, const whole_arg& context,
               const whole_arg& batch, bool allow_cpu, bool free_memory, double headroom, std::optional<whole_arg> prompt,
-              bool spread, std::optional<double> network_gbits) {
+              bool spread, std::optional<double> network_gbits, const whole_arg& prompt_depth) {
     const auto nodes = nodes_of(devices);
     if (network_gbits && !nodes) throw py::value_error("network_gbits joins nodes: devices must be a cluster (a dict)");
     if (network_gbits && !(*network_gbits > 0 && *network_gbits <= 1e5))
@@ -702,9 +717,9 @@ py::dict plan(const py::handle& devices, const py::handle& model, const utf8_tex
     ah::quant_format q{};
     if (!automatic) q = quant_of(quant);
     const auto ctx = whole("context", context, 1, 1 << 24);
-    const ah::inference_shape shape{.context = ctx,
-                                    .batch = whole("batch", batch, 1, 65536),
-                                    .prompt = prompt ? whole("prompt", *prompt, 1, ctx) : ctx};
+    const auto [pr, depth] = prompt_of(prompt, prompt_depth, ctx, ctx);
+    const ah::inference_shape shape{
+        .context = ctx, .batch = whole("batch", batch, 1, 65536), .prompt = pr, .prompt_depth = depth};
     ah::plan_options po;
     po.allow_cpu = allow_cpu;
     po.count_memory_in_use = free_memory;
@@ -749,6 +764,7 @@ py::dict plan(const py::handle& devices, const py::handle& model, const utf8_tex
     d["spread"] = spread;
     d["context"] = shape.context;
     d["prompt"] = shape.prompt;
+    d["prompt_depth"] = shape.prompt_depth;
     d["batch"] = shape.batch;
     d["fits"] = p.fits;
     d["outcome"] = text(ah::to_string(outcome));
@@ -1068,18 +1084,20 @@ PYBIND11_MODULE(_native, m) {
     m.def("estimate", &estimate, py::arg("device"), py::arg("model"), py::arg("quant"), py::arg("context") = 4096,
           py::arg("batch") = 1, py::arg("count") = 1, py::arg("prompt") = py::none(), py::arg("memory_bytes") = py::none(),
           py::arg("headroom") = ah::plan_options{}.memory_headroom, py::arg("bandwidth_gbps") = py::none(),
+          py::arg("prompt_depth") = 0,
           "Memory and decode/prefill tokens per second of a model on count such devices (estimates); headroom is "
-          "the share of each device's memory left free.");
+          "the share of each device's memory left free; prompt_depth is the tokens already cached when the prompt "
+          "comes (it attends to them too).");
     m.def("plan", &plan, py::arg("devices"), py::arg("model"), py::arg("quant") = "auto", py::arg("context") = 4096,
           py::arg("batch") = 1, py::arg("allow_cpu") = false, py::arg("free_memory") = false,
           py::arg("headroom") = ah::plan_options{}.memory_headroom, py::arg("prompt") = py::none(),
-          py::arg("spread") = false, py::arg("network_gbits") = py::none(),
+          py::arg("spread") = false, py::arg("network_gbits") = py::none(), py::arg("prompt_depth") = 0,
           "Lays a model out on devices (a Registry, a Device or a list of Devices), or on a cluster (a dict of "
           "node names to Registries: tensor parallel inside nodes, pipeline across them over the network they "
           "share); quant='auto' picks the highest-quality format that fits, and a comma-separated list "
           "('Q4_K_M,Q5_K_M,Q8_0') the highest-quality of those that fits; free_memory=True plans on the "
           "memory free now (what each device has in use or not free taken off); prompt is the prompt length of the "
-          "prefill rate (default: the context); spread=True lays one copy over every device; network_gbits "
+          "prefill rate (default: the context, less prompt_depth, the tokens already cached before it); spread=True lays one copy over every device; network_gbits "
           "(Gb/s each way) is a network assumed between nodes that share none.");
     m.def("training", &training, py::arg("model"), py::arg("method"), py::arg("seq") = 2048, py::arg("batch") = 1,
           py::arg("devices") = 1, py::arg("zero") = 0, py::arg("rank") = py::none(), py::arg("checkpointing") = false,

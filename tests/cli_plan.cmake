@@ -139,6 +139,20 @@ cli_plan_output(cli_plan_plan_prompt "strategy: pipeline_parallel.*\nprefill: [0
   plan --device "RTX 4090" --count 2 --model llama-3-70b --quant Q4_K_M --prompt 512)
 cli_plan_output(cli_plan_plan_prompt_default "\nprefill: [0-9.]+ tok/s \\(a prompt of 2048 tokens\\)"
   plan --device "RTX 4090" --count 2 --model llama-3-70b --quant Q4_K_M --context 2k)
+# A prompt after earlier turns: the shape says so, and the prompt and the cached tokens
+# share the context (the default prompt takes what the depth leaves of it).
+cli_plan_output(cli_plan_estimate_prompt_depth "shape: context 8192 tokens, prompt 512 tokens after 4096 cached"
+  estimate --device "H100 SXM" --model llama-3.1-8b --quant bf16 --context 8k --prompt 512 --prompt-depth 4k)
+cli_plan_output(cli_plan_plan_prompt_depth_default "\nprefill: [0-9.]+ tok/s \\(a prompt of 1024 tokens after 1024 cached\\)"
+  plan --device "RTX 4090" --count 2 --model llama-3-70b --quant Q4_K_M --context 2k --prompt-depth 1024)
+cli_plan_exit(cli_plan_estimate_prompt_depth_full 2
+  estimate --device "H100 SXM" --model llama-3.1-8b --quant bf16 --context 4096 --prompt-depth 4096)
+cli_plan_exit(cli_plan_estimate_prompt_and_depth_past_context 2
+  estimate --device "H100 SXM" --model llama-3.1-8b --quant bf16 --context 4096 --prompt 1024 --prompt-depth 3584)
+cli_plan_exit(cli_plan_estimate_prompt_depth_not_a_count 2
+  estimate --device "H100 SXM" --model llama-3.1-8b --quant bf16 --prompt-depth -5)
+cli_plan_exit(cli_plan_estimate_prompt_depth_zero 0
+  estimate --device "H100 SXM" --model llama-3.1-8b --quant bf16 --prompt-depth 0)
 cli_plan_exit(cli_plan_estimate_memory_needed 2 estimate --device "Apple M2 Ultra 76-core" --model llama-3.1-8b --quant Q4_K_M)
 cli_plan_exit(cli_plan_estimate_model_and_params 2
   estimate --device "H100 SXM" --model llama-3.1-8b --params 8B --layers 32 --hidden 4096 --quant bf16)
@@ -286,6 +300,10 @@ if(AI_HWACCEL_JSON_FOUND)
   cli_plan_output(cli_plan_estimate_json_dense
     "\"active_parameters\": 8030261248,\n.*\"parameters\": 8030261248,.*\"latent_kv_values\": 0,"
     estimate --device "H100 SXM" --model llama-3.1-8b --quant bf16 --json)
+  cli_plan_output(cli_plan_estimate_json_prompt_depth "\"prompt\": 512,\n  \"prompt_depth\": 4096,"
+    estimate --device "H100 SXM" --model llama-3.1-8b --quant bf16 --context 8k --prompt 512 --prompt-depth 4k --json)
+  cli_plan_output(cli_plan_plan_json_prompt_depth "\"prompt\": 1024,\n  \"prompt_depth\": 1024,"
+    plan --device "RTX 4090" --count 2 --model llama-3-70b --quant Q4_K_M --context 2k --prompt-depth 1k --json)
   cli_plan_output(cli_plan_plan_json_quant_list "\"quant\": \"Q4_K_M\",\n  \"quant_chosen\": \"auto_from_list\","
     plan --device "RTX 4090" --count 2 --model llama-3.1-70b --quant Q8_0,Q4_K_M,Q2_K --json)
   # Not fitting still prints the document, fits false and rates null.

@@ -62,6 +62,7 @@ def parse_features(text):
             r[k] = float(r[k])
         for k in ["id", "n_devices", "params_only", "vector_peak", "stages", "dequantizable", "layers", "context"]:
             r[k] = int(r[k])
+        r["batch"] = int(r.get("batch") or 1)  # sequences decoded together (tables before it: 1)
     return rows
 
 
@@ -152,31 +153,47 @@ def summary(errs):
     return "%.1f %%" % statistics.median(errs), "%.1f %%" % max(errs), len(errs)
 
 
-def check_table(w, rows, ours):
-    """Our own measurements, row by row: judged with the fitted constants, never fitted on."""
-    scored = [r for r in rows if not r["skip"] and ours(r) > 0]
+def check_kind(r):
+    """How a row of our own measurements is grouped in the check's summary."""
+    if r["metric"] == "decode_tok_s":
+        return "decode, %s" % ("one sequence" if r["batch"] <= 1 else "batches of 2 to 128 sequences")
+    if r["metric"] == "prefill_tok_s":
+        return "prefill, %s" % ("after a filled cache" if "@ d" in r["test"] else "from an empty cache")
+    return r["metric"]
+
+
+def check_table(w, rows):
+    """Our own measurements, row by row: the library's estimate (its defaults, the constants
+    above: a test holds them equal), judged, never fitted on."""
+    scored = [r for r in rows if not r["skip"] and r["estimate"] > 0]
     w("## Our own measurements (judged, never fitted on)")
     w("")
-    w("Measured by this project with `benchmarks/llama_cpp/measure.sh` (see its README); rows in")
-    w("`tests/calibration/h200/llama-cpp-h200.csv`, llama-bench's output beside them. Error is")
+    w("Measured by this project with `benchmarks/llama_cpp/measure.sh` and `measure_batched.sh`")
+    w("(see their README); rows in `tests/calibration/h200/llama-cpp-h200.csv`, the tools' output")
+    w("beside them. \"ours\" is the library's own estimate with its default constants (the fit")
+    w("above). A batch's rates are per sequence (the measured total / batch). Error is")
     w("ours / measured - 1: positive when the estimate is too fast.")
     w("")
-    w("| id | model | format | device | test | measured tok/s | ours | error | peer |")
-    w("|---|---|---|---|---|---|---|---|---|")
+    w("| id | model | format | device | test | batch | measured tok/s | ours | error | peer |")
+    w("|---|---|---|---|---|---|---|---|---|---|")
     for r in scored:
-        p = ours(r)
-        w("| %d | %s | %s | %s | %s | %.1f | %.1f | %+.1f %% | %.1f |" % (
-            r["id"], r["model"], r["quant"], r["device"], r["test"], r["measured"], p,
+        p = r["estimate"]
+        w("| %d | %s | %s | %s | %s | %d | %.1f | %.1f | %+.1f %% | %.1f |" % (
+            r["id"], r["model"], r["quant"], r["device"], r["test"], r["batch"], r["measured"], p,
             (p / r["measured"] - 1) * 100, r["peer"]))
     w("")
     # As ratios: an absolute percentage error caps a low estimate at 100 % (the peer's
     # 20 tok/s for a 9000 tok/s prompt would look better than a 2x overestimate).
-    for m in ("decode_tok_s", "prefill_tok_s"):
-        for who, get in (("ours", ours), ("peer", lambda r: r["peer"])):
-            ratios = sorted(get(r) / r["measured"] for r in scored if r["metric"] == m and get(r) > 0)
+    kinds = []
+    for r in scored:
+        if check_kind(r) not in kinds:
+            kinds.append(check_kind(r))
+    for kind in kinds:
+        for who, get in (("ours", lambda r: r["estimate"]), ("peer", lambda r: r["peer"])):
+            ratios = sorted(get(r) / r["measured"] for r in scored if check_kind(r) == kind and get(r) > 0)
             if ratios:
                 w("- %s, %s: estimate / measured median %.3g, from %.3g to %.3g (%d rows)." % (
-                    m, who, statistics.median(ratios), ratios[0], ratios[-1], len(ratios)))
+                    kind, who, statistics.median(ratios), ratios[0], ratios[-1], len(ratios)))
     w("")
     skipped = [r for r in rows if r["skip"]]
     if skipped:
@@ -219,7 +236,8 @@ def main():
     lcpp = [r for r in usable if r["engine"] == "llama.cpp"]
     devices = sorted({r["device"] for r in lcpp if r["metric"] in ("decode_tok_s", "prefill_tok_s")})
     train_devices = set(devices[0::2])
-    dec = [r for r in lcpp if r["metric"] == "decode_tok_s"]
+    # decode_pred has no compute side, which a batch of sequences reaches: single sequences only.
+    dec = [r for r in lcpp if r["metric"] == "decode_tok_s" and r["batch"] <= 1]
     pre = [r for r in lcpp if r["metric"] == "prefill_tok_s" and r["peak_tflops"] > 0]
     dec_train = [r for r in dec if r["device"] in train_devices]
     # Prompts pipelined over several devices are judged, not fitted on: the overlap has no
@@ -315,7 +333,7 @@ def main():
       % (", ".join(str(r["id"]) for r in usable if r["params_only"]) or "none"))
     w("")
     if check_rows:
-        check_table(w, check_rows, ours)
+        check_table(w, check_rows)
 
     with open(args.report, "w", encoding="utf-8") as f:
         f.write("\n".join(lines))

@@ -10,6 +10,8 @@
 # synthetic_gguf.py into MODELS (default OUTPUT_DIR/models; about 30 GB, then 43 GB), runs
 # the tests and leaves llama-bench's JSON lines in OUTPUT_DIR/llama-bench.jsonl and its
 # table in OUTPUT_DIR/llama-bench.md. to_calibration_csv.py turns the JSON lines into rows.
+# SUITE=depth runs instead a 512-token prompt and 128 decoded tokens after 2,048, 8,192 and
+# 32,768 tokens already in the cache, on 8B in Q4_K_M and F16 (3 samples each).
 # Needs cmake, ninja, a C++ compiler, Python 3 and the GPU's toolkit (nvcc for CUDA).
 set -euo pipefail
 [ $# -ge 2 ] || { sed -n 5p "$0" >&2; exit 2; }
@@ -23,9 +25,15 @@ jobs=${JOBS:-$(nproc)}
 mkdir -p "$models"
 [ $# -gt 0 ] || set -- -DGGML_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=native -DGGML_CUDA_FA=OFF
 
+suite=${SUITE:-default}
+case $suite in
+  default) formats="Q4_K_M F16 Q8_0" ;;
+  depth) formats="Q4_K_M F16" ;;
+  *) echo "SUITE is default or depth" >&2; exit 2 ;;
+esac
 gen() { python3 "$here/synthetic_gguf.py" --preset "$1" --format "$2" -o "$models/$1-$2.gguf"; }
 # The 8B files are written while llama.cpp builds.
-(for f in Q4_K_M F16 Q8_0; do gen llama-3-8b $f; done) > "$out/models.txt" 2>&1 &
+(for f in $formats; do gen llama-3-8b $f; done) > "$out/models.txt" 2>&1 &
 writer=$!
 cmake -S "$src" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DBUILD_SHARED_LIBS=OFF -DGGML_CCACHE=OFF \
   -DLLAMA_CURL=OFF -DLLAMA_OPENSSL=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_SERVER=OFF \
@@ -39,10 +47,15 @@ bench() {
 }
 : > "$out/llama-bench.jsonl"
 : > "$out/llama-bench.md"
-for f in Q4_K_M F16 Q8_0; do bench -m "$models/llama-3-8b-$f.gguf" -p 512,4096 -n 128,512 -r 5; done
-for f in Q4_K_M F16; do bench -m "$models/llama-3-8b-$f.gguf" -p 512 -n 128 -d 4096 -r 5; done
-rm -f "$models"/llama-3-8b-*.gguf
-gen llama-3-70b Q4_K_M >> "$out/models.txt" 2>&1
-bench -m "$models/llama-3-70b-Q4_K_M.gguf" -p 512 -n 128 -r 5
-rm -f "$models/llama-3-70b-Q4_K_M.gguf"
+if [ "$suite" = depth ]; then
+  for f in $formats; do bench -m "$models/llama-3-8b-$f.gguf" -p 512 -n 128 -d 2048,8192,32768 -r 3; done
+  rm -f "$models"/llama-3-8b-*.gguf
+else
+  for f in $formats; do bench -m "$models/llama-3-8b-$f.gguf" -p 512,4096 -n 128,512 -r 5; done
+  for f in Q4_K_M F16; do bench -m "$models/llama-3-8b-$f.gguf" -p 512 -n 128 -d 4096 -r 5; done
+  rm -f "$models"/llama-3-8b-*.gguf
+  gen llama-3-70b Q4_K_M >> "$out/models.txt" 2>&1
+  bench -m "$models/llama-3-70b-Q4_K_M.gguf" -p 512 -n 128 -r 5
+  rm -f "$models/llama-3-70b-Q4_K_M.gguf"
+fi
 grep -v '^ggml_cuda_init\|^  Device ' "$out/llama-bench.md"

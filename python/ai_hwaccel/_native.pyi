@@ -42,6 +42,7 @@ class _Estimate(TypedDict):
     quant: str
     context: int
     prompt: int
+    prompt_depth: int
     batch: int
     fits: bool
     reason: Optional[str]
@@ -112,6 +113,7 @@ class _Plan(TypedDict):
     spread: bool
     context: int
     prompt: int
+    prompt_depth: int
     batch: int
     fits: bool
     outcome: str
@@ -453,6 +455,7 @@ def estimate(
     memory_bytes: Optional[int] = None,
     headroom: float = 0.1,
     bandwidth_gbps: Optional[float] = None,
+    prompt_depth: int = 0,
 ) -> _Estimate: ...
 def plan(
     devices: _Devices,
@@ -466,6 +469,7 @@ def plan(
     prompt: Optional[int] = None,
     spread: bool = False,
     network_gbits: Optional[float] = None,
+    prompt_depth: int = 0,
 ) -> _Plan: ...
 def training(
     model: _ModelArg,

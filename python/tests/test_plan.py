@@ -102,6 +102,10 @@ class Errors(unittest.TestCase):
                      lambda: ah.estimate("H100 SXM", "llama-3.1-8b", "fp16", headroom=1.0),
                      lambda: ah.plan(ah.catalogue_registry("H100 SXM", 1), "llama-3.1-8b", headroom=-0.1),
                      lambda: ah.plan(ah.catalogue_registry("H100 SXM", 1), "llama-3.1-8b", context=1024, prompt=2048),
+                     lambda: ah.estimate("H100 SXM", "llama-3.1-8b", "fp16", context=4096, prompt_depth=4096),
+                     lambda: ah.estimate("H100 SXM", "llama-3.1-8b", "fp16", context=4096, prompt=1024,
+                                         prompt_depth=3584),
+                     lambda: ah.plan(ah.catalogue_registry("H100 SXM", 1), "llama-3.1-8b", prompt_depth=-1),
                      lambda: ah.training("llama-3.1-8b", "full", zero=4),
                      lambda: ah.training("llama-3.1-8b", "full", rank=8),
                      lambda: ah.training("llama-3.1-8b", "lora", policy="full"),
@@ -275,6 +279,18 @@ class Plans(unittest.TestCase):
         self.assertEqual([s["first_layer"] for s in long["shards"]], [s["first_layer"] for s in short["shards"]])
         self.assertGreater(long["prefill_tokens_per_second"], short["prefill_tokens_per_second"])
         self.assertEqual(long["decode_tokens_per_second"], short["decode_tokens_per_second"])
+
+    def test_prompt_after_a_filled_cache(self):
+        # The same 512-token prompt after 4096 cached tokens attends to them too: slower;
+        # decode is at the context either way. The default prompt is what the depth leaves.
+        fresh = ah.estimate("H100 SXM", "llama-3.1-8b", "bf16", context=8192, prompt=512)
+        after = ah.estimate("H100 SXM", "llama-3.1-8b", "bf16", context=8192, prompt=512, prompt_depth=4096)
+        self.assertEqual((fresh["prompt_depth"], after["prompt_depth"]), (0, 4096))
+        self.assertLess(after["prefill_tokens_per_second"], fresh["prefill_tokens_per_second"])
+        self.assertEqual(after["decode_tokens_per_second"], fresh["decode_tokens_per_second"])
+        planned = ah.plan(ah.catalogue_registry("H100 SXM", 1), "llama-3.1-8b", quant="bf16", context=8192,
+                          prompt_depth=6144)
+        self.assertEqual((planned["prompt"], planned["prompt_depth"]), (2048, 6144))
 
     def test_plan_on_described_devices(self):
         reg = ah.catalogue_registry("H100 SXM", 8)

@@ -14,12 +14,15 @@
 //  - device: find_device on `hardware`, then `device_key`; the bandwidth is the CSV's
 //    `mem_bw_gbps_per_device` (the device's spec figure), the peaks the catalogue's.
 //  - shape: `tgN` decodes from an empty cache, so its mean depth is N/2; `tgN @ dD` is
-//    D + N/2; `ppN` is a prompt of N tokens (`ppN @ dD` is skipped: the estimator's
-//    prefill starts from an empty cache); generation tests without a length get
-//    depth 64. Multi-device rows are kept: llama.cpp's default layer split runs the layers
-//    one device after another, so single-sequence decode and a one-micro-batch prefill
-//    take the single-device time; a longer prompt pipelines its micro-batches over the
-//    devices, n equal stages of 1/n of that time each (prefill_estimate).
+//    D + N/2; `ppN` is a prompt of N tokens, `ppN @ dD` one after D cached tokens
+//    (inference_shape::prompt_depth); generation tests without a length get depth 64.
+//    `batch_decode_tok_s` is the tokens of `batch` sequences decoded together, all of them
+//    per second (llama-batched-bench's S_TG); it is mapped to a decode row of that batch
+//    and measured per sequence (the value / batch), as the estimator gives it.
+//    Multi-device rows are kept: llama.cpp's default layer split runs the layers one
+//    device after another, so single-sequence decode and a one-micro-batch prefill take
+//    the single-device time; a longer prompt pipelines its micro-batches over the devices,
+//    n equal stages of 1/n of that time each (prefill_estimate).
 #pragma once
 
 #include "ai_hwaccel/core/catalogue.hpp"
@@ -151,7 +154,10 @@ inline void map_row(row& r, const std::vector<std::string>& f, const std::vector
     const std::string_view unit = col("unit");
     const bool throughput = col("section") == "throughput";
 
+    const double batch = to_double(col("batch"));
     if (r.metric_name == "decode_tok_s") r.what = metric::decode, r.measured = value;
+    else if (r.metric_name == "batch_decode_tok_s" && batch >= 1 && batch <= 1e6)
+        r.what = metric::decode, r.measured = value / batch, r.shape.batch = static_cast<std::uint32_t>(batch);
     else if (r.metric_name == "decode_ms_per_token") r.what = metric::decode, r.measured = value > 0 ? 1000.0 / value : 0;
     else if (r.metric_name == "prefill_tok_s") r.what = metric::prefill, r.measured = value;
     else if (r.metric_name == "model_file_size" || (r.metric_name == "weights" && !throughput))
@@ -210,16 +216,15 @@ inline void map_row(row& r, const std::vector<std::string>& f, const std::vector
         }
         r.shape.context = depth ? depth : 1;
     } else if (r.what == metric::prefill) {
-        // A prompt after a filled cache ("pp512 @ d4096") attends to that depth as well; the
-        // estimator's prefill starts from an empty cache, so such a row cannot be mapped.
-        if (t.find("@ d") != std::string_view::npos) {
-            r.skip = "prompt after a filled cache (prefill is estimated from an empty one)";
-            return;
-        }
-        std::uint32_t n = 512;
+        std::uint32_t n = 512, d = 0;
         if (t.substr(0, 2) == "pp")
             if (auto v = leading_uint(t.substr(2))) n = *v;
-        r.shape.context = n;
+        // A prompt after a filled cache ("pp512 @ d4096") attends to those tokens as well.
+        if (auto p = t.find("@ d"); p != std::string_view::npos)
+            if (auto v = leading_uint(t.substr(p + 3))) d = *v;
+        r.shape.prompt = n;
+        r.shape.prompt_depth = d;
+        r.shape.context = n + d;
     }
 
     // Device.
@@ -275,7 +280,7 @@ inline double prefill_estimate(const row& r) {
     const double one = ah::estimate_throughput(r.device, r.model, r.quant, r.shape).prefill_tokens_per_second;
     if (!(one > 0) || r.n_devices <= 1) return one;
     const double t = 1.0 / one;
-    return 1.0 / ah::pipelined_prefill_seconds(t, t / r.n_devices, r.shape.context);
+    return 1.0 / ah::pipelined_prefill_seconds(t, t / r.n_devices, ah::prompt_tokens(r.shape));
 }
 
 inline double peer_bits(ah::quant_format q) {

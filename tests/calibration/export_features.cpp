@@ -34,9 +34,12 @@ int main(int argc, char** argv) {
     }
     std::printf("id\tmetric\tengine\tdevice\tmodel\tquant\ttest\tn_devices\tmeasured\tskip\tparams_only\t"
                 "bw_gbps\tpeak_tflops\tvector_peak\tstages\tdequantizable\tlayers\tdecode_weight_bytes\tkv_bytes\t"
-                "matmul_flops\tattention_flops\tubatch_weight_bytes\tcontext\testimate\tpeer\n");
+                "matmul_flops\tattention_flops\tubatch_weight_bytes\tcontext\testimate\tpeer\tbatch\n");
     for (const auto& r : rows) {
-        const auto f = ah::prefill_flops_per_token(r.model, r.shape.context);
+        // A prefill row's `context` column is its prompt (after prompt_start cached tokens).
+        const std::uint32_t prompt = ah::prompt_tokens(r.shape);
+        const std::uint32_t context = r.what == calibration::metric::prefill ? prompt : r.shape.context;
+        const auto f = ah::prefill_flops_per_token(r.model, prompt, ah::prompt_start(r.shape));
         const auto rate = ah::prefill_compute_rate(r.device, r.quant);
         double estimate = 0, peer = 0;
         switch (r.what) {
@@ -63,7 +66,7 @@ int main(int argc, char** argv) {
                 if (c == '\t' || c == '\n') c = ' ';
             return s;
         };
-        std::printf("%d\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%.6g\t%s\t%d\t%.6g\t%.6g\t%d\t%d\t%d\t%u\t%.10g\t%.10g\t%.10g\t%.10g\t%.10g\t%u\t%.6g\t%.6g\n",
+        std::printf("%d\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%.6g\t%s\t%d\t%.6g\t%.6g\t%d\t%d\t%d\t%u\t%.10g\t%.10g\t%.10g\t%.10g\t%.10g\t%u\t%.6g\t%.6g\t%u\n",
                     r.id, std::string(calibration::metric_name(r.what)).c_str(), clean(r.engine).c_str(),
                     clean(r.device_name).c_str(), clean(r.model_name).c_str(), clean(r.quant_name).c_str(),
                     clean(r.test).c_str(), r.n_devices, r.measured, r.skip.c_str(), r.params_only ? 1 : 0,
@@ -73,8 +76,8 @@ int main(int argc, char** argv) {
                     ah::detail::decode_weight_bytes(r.model, r.quant, r.shape.batch),
                     static_cast<double>(ah::kv_cache_bytes(r.model, r.shape)), f.matmul, f.attention,
                     // What one prefill micro-batch reads (a MoE model's routed share for its tokens).
-                    ah::detail::decode_weight_bytes(r.model, r.quant, ubatch_of(r.shape.context)), r.shape.context,
-                    estimate, peer);
+                    ah::detail::decode_weight_bytes(r.model, r.quant, ubatch_of(prompt)), context, estimate, peer,
+                    r.shape.batch);
     }
     return 0;
 }

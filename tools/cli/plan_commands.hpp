@@ -63,6 +63,9 @@ constexpr std::string_view estimate_help =
     "                     or all (most bits per weight first)\n"
     "  --context N        tokens in the KV cache per sequence (default 4096; 8k, 128k)\n"
     "  --prompt N         prompt length for the prefill rate (default 512, at most --context)\n"
+    "  --prompt-depth N   tokens already in the KV cache when the prompt comes (earlier\n"
+    "                     turns; default 0): the prompt attends to them too, and the two\n"
+    "                     are at most --context\n"
     "  --batch N          sequences decoded together (default 1)\n"
     "  --memory SIZE      memory per device (192GiB, 64GB): needed where the catalogue has\n"
     "                     none (unified memory, e.g. Apple M-series), else an override\n"
@@ -88,7 +91,11 @@ constexpr std::string_view plan_help =
     "  --quant FORMAT     the format, or auto (the default): the best that fits, or the\n"
     "                     best that fits of a comma-separated list (Q4_K_M,Q5_K_M,Q8_0)\n"
     "  --context N        tokens in the KV cache per sequence (default 4096; 8k, 128k)\n"
-    "  --prompt N         prompt length for the prefill rate (default: the context)\n"
+    "  --prompt N         prompt length for the prefill rate (default: the context, less\n"
+    "                     --prompt-depth)\n"
+    "  --prompt-depth N   tokens already in the KV cache when the prompt comes (earlier\n"
+    "                     turns; default 0): the prompt attends to them too, and the two\n"
+    "                     are at most --context\n"
     "  --batch N          sequences decoded together (default 1)\n"
     "  --spread           one copy of the model over every device (default: the fewest\n"
     "                     devices that hold it, copied over the rest)\n"
@@ -549,14 +556,30 @@ void note_context(std::uint64_t context, const ah::model_spec& m) {
     std::fprintf(stderr, "note: a context of %llu tokens is past the %u tokens %.*s was trained for\n",
                  static_cast<unsigned long long>(context), m.context_length, len(m.name), m.name.data());
 }
-// --prompt: the prompt length of the prefill rate, held in the KV cache, so at most the
-// context; absent, `def` (at most the context).
-bool prompt_option(const options& o, std::uint64_t context, std::uint64_t def, std::uint64_t& v, std::string& why) {
-    if (!tokens_option(o, "--prompt", std::min(def, context), v, why)) return false;
-    if (v <= context) return true;
-    why = "--prompt (" + std::to_string(v) + ") exceeds --context (" + std::to_string(context) +
-          "): the prompt is held in the KV cache";
+// --prompt-depth, then --prompt: the tokens cached before the prompt (default 0), and the
+// prompt length of the prefill rate; both are held in the KV cache, so together at most the
+// context. An absent --prompt is `def`, at most what the depth leaves of the context.
+bool prompt_options(const options& o, std::uint64_t context, std::uint64_t def, std::uint64_t& prompt,
+                    std::uint64_t& depth, std::string& why) {
+    depth = 0;
+    if (const auto s = o.get("--prompt-depth"); s && ah::detail::trim(*s) != "0" &&
+                                                 !tokens_option(o, "--prompt-depth", 0, depth, why))
+        return false;
+    if (depth >= context) {
+        why = "--prompt-depth (" + std::to_string(depth) + ") leaves no room in --context (" +
+              std::to_string(context) + ") for a prompt";
+        return false;
+    }
+    if (!tokens_option(o, "--prompt", std::min(def, context - depth), prompt, why)) return false;
+    if (prompt + depth <= context) return true;
+    why = "--prompt (" + std::to_string(prompt) + ")" +
+          (depth ? " after --prompt-depth (" + std::to_string(depth) + ")" : std::string()) + " exceeds --context (" +
+          std::to_string(context) + "): the prompt is held in the KV cache";
     return false;
+}
+// " after N cached", or nothing for a prompt from an empty cache.
+std::string after_cached(std::uint64_t depth) {
+    return depth ? " after " + std::to_string(depth) + " cached" : std::string();
 }
 bool whole_option(const options& o, std::string_view name, std::uint64_t def, std::uint64_t lo, std::uint64_t hi,
                   std::uint64_t& v, std::string& why) {
@@ -770,7 +793,7 @@ int cmd_estimate(std::span<const std::string_view> args) {
     std::string why;
     if (!parse_options(args, "estimate",
                        {{"--device"}, {"--count"}, {"--model"}, {"--params"}, {"--layers"}, {"--hidden"}, {"--heads"},
-                        {"--kv-heads"}, {"--vocab"}, {"--quant"}, {"--context"}, {"--prompt"}, {"--batch"},
+                        {"--kv-heads"}, {"--vocab"}, {"--quant"}, {"--context"}, {"--prompt"}, {"--prompt-depth"}, {"--batch"},
                         {"--memory"}, {"--bandwidth"}, {"--headroom"}, {"--json", false}},
                        o, why))
         return usage_error(why);
@@ -787,9 +810,9 @@ int cmd_estimate(std::span<const std::string_view> args) {
     if (!resolve_quant_list(*o.get("--quant"), formats, why)) return usage_error(why);
     // One format prints the estimate; several (or all) a table with a row for each.
     const bool table = formats.size() > 1 || ah::detail::iequals(ah::detail::trim(*o.get("--quant")), "all");
-    std::uint64_t count = 0, context = 0, prompt = 0, batch = 0;
+    std::uint64_t count = 0, context = 0, prompt = 0, depth = 0, batch = 0;
     if (!whole_option(o, "--count", 1, 1, ah::max_plan_devices, count, why) ||
-        !tokens_option(o, "--context", 4096, context, why) || !prompt_option(o, context, 512, prompt, why) ||
+        !tokens_option(o, "--context", 4096, context, why) || !prompt_options(o, context, 512, prompt, depth, why) ||
         !whole_option(o, "--batch", 1, 1, 65536, batch, why))
         return usage_error(why);
     note_context(context, m);
@@ -804,7 +827,8 @@ int cmd_estimate(std::span<const std::string_view> args) {
     po.spread = true; // one replica over all the devices given
     const ah::inference_shape shape{.context = static_cast<std::uint32_t>(context),
                                     .batch = static_cast<std::uint32_t>(batch),
-                                    .prompt = static_cast<std::uint32_t>(prompt)};
+                                    .prompt = static_cast<std::uint32_t>(prompt),
+                                    .prompt_depth = static_cast<std::uint32_t>(depth)};
     std::uint64_t usable = 0; // what the planner may use of the devices' memory
     for (const auto& p : d.devices) usable += ah::usable_memory(p, po);
 
@@ -842,6 +866,7 @@ int cmd_estimate(std::span<const std::string_view> args) {
                       {"assumed", assumed}};
         j["context"] = context;
         j["prompt"] = prompt;
+        j["prompt_depth"] = depth;
         j["batch"] = batch;
         j["usable_bytes"] = usable;
         j["memory_headroom"] = po.memory_headroom;
@@ -899,9 +924,9 @@ int cmd_estimate(std::span<const std::string_view> args) {
                                  "matrices are Q8_0 in them, and sized so here";
         if (!table) std::printf("quantization: %s\n", str(ah::to_string(rows.front().quant)).c_str());
         if (!table && mxfp4_dense) std::printf("%s\n", mxfp4_note);
-        std::printf("shape: context %llu tokens, prompt %llu tokens, batch %llu\n",
+        std::printf("shape: context %llu tokens, prompt %llu tokens%s, batch %llu\n",
                     static_cast<unsigned long long>(context), static_cast<unsigned long long>(prompt),
-                    static_cast<unsigned long long>(batch));
+                    after_cached(depth).c_str(), static_cast<unsigned long long>(batch));
         if (!table) print_memory(rows.front().memory);
         std::printf("usable memory: %s (after a %g %% headroom%s)\n", fmt_bytes(usable).c_str(),
                     po.memory_headroom * 100,
@@ -963,7 +988,7 @@ int cmd_plan(std::span<const std::string_view> args) {
     if (!parse_options(args, "plan",
                        {{"--root"}, {"--device"}, {"--count"}, {"--memory"}, {"--bandwidth"}, {"--spread", false}, {"--model"},
                         {"--quant"}, {"--context"},
-                        {"--prompt"}, {"--batch"}, {"--allow-cpu", false}, {"--free-memory", false}, {"--headroom"},
+                        {"--prompt"}, {"--prompt-depth"}, {"--batch"}, {"--allow-cpu", false}, {"--free-memory", false}, {"--headroom"},
                         {"--measure-bandwidth", false}, {"--json", false}},
                        o, why))
         return usage_error(why);
@@ -989,9 +1014,9 @@ int cmd_plan(std::span<const std::string_view> args) {
     const bool automatic = from_list || ah::detail::iequals(quant_name, "auto");
     ah::quant_format q{};
     if (!automatic && !resolve_quant(quant_name, q, why)) return usage_error(why);
-    std::uint64_t count = 0, context = 0, prompt = 0, batch = 0;
+    std::uint64_t count = 0, context = 0, prompt = 0, depth = 0, batch = 0;
     if (!whole_option(o, "--count", 1, 1, ah::max_plan_devices, count, why) ||
-        !tokens_option(o, "--context", 4096, context, why) || !prompt_option(o, context, context, prompt, why) ||
+        !tokens_option(o, "--context", 4096, context, why) || !prompt_options(o, context, context, prompt, depth, why) ||
         !whole_option(o, "--batch", 1, 1, 65536, batch, why))
         return usage_error(why);
     note_context(context, m);
@@ -1047,7 +1072,8 @@ int cmd_plan(std::span<const std::string_view> args) {
     for (const auto f : listed) po.formats.items[po.formats.count++] = f; // distinct: at most every format
     const ah::inference_shape shape{.context = static_cast<std::uint32_t>(context),
                                     .batch = static_cast<std::uint32_t>(batch),
-                                    .prompt = static_cast<std::uint32_t>(prompt)};
+                                    .prompt = static_cast<std::uint32_t>(prompt),
+                                    .prompt_depth = static_cast<std::uint32_t>(depth)};
     // auto: the best format the planner fits on these devices and links, with its plan.
     std::optional<ah::quantization_choice> choice;
     ah::shard_plan plan;
@@ -1087,6 +1113,7 @@ int cmd_plan(std::span<const std::string_view> args) {
         j["spread"] = po.spread;
         j["context"] = context;
         j["prompt"] = prompt;
+        j["prompt_depth"] = depth;
         j["batch"] = batch;
         j["fits"] = plan.fits;
         j["outcome"] = ah::to_string(plan.fits ? plan.outcome : (choice && !choice->fits ? choice->outcome : plan.outcome));
@@ -1190,8 +1217,8 @@ int cmd_plan(std::span<const std::string_view> args) {
                     std::printf(", %s over the batch%s", rate(plan.aggregate_decode_tokens_per_second).c_str(), of.c_str());
             }
             if (plan.prefill_tokens_per_second > 0)
-                std::printf("\nprefill: %s (a prompt of %llu tokens)\n", rate(plan.prefill_tokens_per_second).c_str(),
-                            static_cast<unsigned long long>(prompt));
+                std::printf("\nprefill: %s (a prompt of %llu tokens%s)\n", rate(plan.prefill_tokens_per_second).c_str(),
+                            static_cast<unsigned long long>(prompt), after_cached(depth).c_str());
             else
                 std::printf("\nprefill: %s\n", rate_or_why(0, plan, devices, false).c_str());
             std::printf("(every figure is an estimate)\n");

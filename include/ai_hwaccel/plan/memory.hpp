@@ -66,6 +66,10 @@ struct inference_shape {
     /// prompt as long as `context` (a longer one is held to it). Memory and decode do
     /// not read it.
     std::uint32_t prompt = 0;
+    /// Tokens already in the KV cache when the prompt is prefilled (a conversation's earlier
+    /// turns; llama-bench's `-d`): the prompt attends to them as well. 0: an empty cache. Held
+    /// so that they and the prompt fit the context (prompt_start).
+    std::uint32_t prompt_depth = 0;
 };
 
 /// The prompt length `s` gives the prefill rate: its prompt, else its context; at most
@@ -73,6 +77,14 @@ struct inference_shape {
 constexpr std::uint32_t prompt_tokens(const inference_shape& s) noexcept {
     const std::uint32_t n = s.prompt && s.prompt < s.context ? s.prompt : s.context;
     return n ? n : 1;
+}
+
+/// Where the prompt of prompt_tokens(s) starts: `s.prompt_depth` cached tokens before it, at
+/// most what the context leaves beside the prompt.
+constexpr std::uint32_t prompt_start(const inference_shape& s) noexcept {
+    const std::uint32_t p = prompt_tokens(s);
+    const std::uint32_t room = s.context > p ? s.context - p : 0;
+    return s.prompt_depth < room ? s.prompt_depth : room;
 }
 
 /// Memory an inference deployment needs, in bytes (an estimate).

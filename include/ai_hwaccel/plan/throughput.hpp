@@ -10,11 +10,14 @@
 //
 // Prefill (the prompt) is bound by compute: 2 x active parameters FLOPs per token (the
 // output head once per prompt: only the last position's logits are wanted), plus
-// attention's quadratic term (QK^T and AV over the causal prefix: 2 x depth x
-// heads x head_dim per layer and token on average), over the device's dense peak for the
-// data type the format computes in, times an efficiency; or by memory when the weights
-// a micro-batch's tokens use (a MoE model's routed share for that many tokens), read once
-// per micro-batch, take longer.
+// attention's quadratic term (QK^T and AV over the causal prefix, which includes the
+// tokens already cached when the prompt follows earlier turns: 2 x depth x heads x
+// head_dim per layer and token on average), over the device's dense peak for the data
+// type the format computes in, times an efficiency; or by memory when the weights a
+// micro-batch's tokens use (a MoE model's routed share for that many tokens), read once
+// per micro-batch, take longer. (A micro-batch also reads the cache it attends to; that is
+// left out of the memory side, where prefill is seldom bound: at 32k cached tokens Llama
+// 3 8B's cache is about the size of its Q4_K_M weights, read once for 512 tokens.)
 //
 // Which peak: formats a runtime dequantizes on the fly (GGUF, GPTQ/AWQ int4, MXFP4:
 // `quant_info::dequantizable`) multiply in fp16 after dequantization — the measured
@@ -145,16 +148,25 @@ constexpr double average_full_depth(const model_spec& m, double depth) noexcept 
 }
 
 /// Twice the positions a prompt token attends to on average when a prompt of `prompt`
-/// tokens is processed causally, averaged over the layers. A full layer's token i sees i
-/// positions: a mean of prompt/2, so `prompt`. A sliding layer's sees min(i, W): the same
-/// while the prompt fits the window, else (W²/2 + (prompt - W)·W) / prompt, a mean that
-/// tends to W (not W/2) as the prompt grows. (Prefill.)
-constexpr double average_prefill_depth(const model_spec& m, double prompt) noexcept {
+/// tokens is processed causally after `start` tokens already in the cache, averaged over the
+/// layers. A full layer's token at position x sees x positions: twice the mean over
+/// [start, start + prompt) is 2·start + prompt. A sliding layer's sees min(x, W): the same
+/// while the prompt ends within the window, 2W once it starts past it, and in between
+/// 2·((W² - start²)/2 + (start + prompt - W)·W) / prompt; from an empty cache that is
+/// 2W - W²/prompt, a mean that tends to W (not W/2) as the prompt grows. (Prefill.)
+constexpr double average_prefill_depth(const model_spec& m, double prompt, double start = 0) noexcept {
     if (m.layers == 0 || prompt <= 0) return 0;
+    if (start < 0) start = 0;
     const double sliding = m.sliding_window_layers < m.layers ? m.sliding_window_layers : m.layers;
     const double w = m.sliding_window;
-    const double windowed = w > 0 && w < prompt ? 2.0 * w - w * w / prompt : prompt;
-    return ((m.layers - sliding) * prompt + sliding * windowed) / m.layers;
+    const double full = 2.0 * start + prompt;
+    double windowed = full;
+    if (w > 0 && start + prompt > w) {
+        const double below = start < w ? (w * w - start * start) / 2.0 : 0.0; // positions x < W see x
+        const double from = start < w ? w : start;                               // those from here see W
+        windowed = 2.0 * (below + (start + prompt - from) * w) / prompt;
+    }
+    return ((m.layers - sliding) * full + sliding * windowed) / m.layers;
 }
 
 /// Parameters a token multiplies with: those it reads less an untied input embedding,
@@ -180,23 +192,23 @@ constexpr double decode_bytes_per_token(const model_spec& m, quant_format q, con
     return detail::decode_weight_bytes(m, q, s.batch) + static_cast<double>(kv_cache_bytes(m, s));
 }
 
-/// FLOPs per prompt token when a prompt of `prompt` tokens is processed from an empty
-/// cache: 2 x the parameters it multiplies with in the blocks (active ones), the output
-/// head's 2 x vocabulary x hidden once per prompt (only the last position's logits are
-/// computed: llama.cpp marks only the batch's last token as an output, and a server
-/// samples from that one alone), and the causal attention average (2 x prompt/2 x 2 x
-/// width x layers, sliding layers capped by their window). Returned apart so a caller can
-/// weigh them.
+/// FLOPs per prompt token when a prompt of `prompt` tokens is processed after `start`
+/// tokens already in the cache (0: an empty one): 2 x the parameters it multiplies with in
+/// the blocks (active ones), the output head's 2 x vocabulary x hidden once per prompt (only
+/// the last position's logits are computed: llama.cpp marks only the batch's last token as
+/// an output, and a server samples from that one alone), and the causal attention average
+/// (2 x (start + prompt/2) x 2 x width x layers, sliding layers capped by their window).
+/// Returned apart so a caller can weigh them.
 struct prefill_flops {
     double matmul = 0;
     double attention = 0;
 };
-constexpr prefill_flops prefill_flops_per_token(const model_spec& m, std::uint32_t prompt) {
+constexpr prefill_flops prefill_flops_per_token(const model_spec& m, std::uint32_t prompt, std::uint32_t start = 0) {
     prefill_flops f;
     const double all = detail::matmul_parameters(m);
     const double head = detail::head_parameters(m);
     f.matmul = head < all ? 2.0 * (all - head) + 2.0 * head / (prompt ? prompt : 1) : 2.0 * all;
-    f.attention = 2.0 * detail::average_prefill_depth(m, prompt) * detail::attention_width(m) * m.layers;
+    f.attention = 2.0 * detail::average_prefill_depth(m, prompt, start) * detail::attention_width(m) * m.layers;
     return f;
 }
 
@@ -232,7 +244,8 @@ constexpr compute_rate prefill_compute_rate(const accelerator_profile& device, q
 
 /// Decode and prefill rates of `m` in format `q` on one device (estimates). The model is
 /// assumed to be wholly on the device; a split model is plan/shard.hpp's business. The
-/// decode depth is `s.context`, the prompt prompt_tokens(s).
+/// decode depth is `s.context`, the prompt prompt_tokens(s) after prompt_start(s) cached
+/// tokens.
 constexpr throughput_estimate estimate_throughput(const accelerator_profile& device, const model_spec& m,
                                                   quant_format q, const inference_shape& s = {},
                                                   const throughput_constants& c = {}) {
@@ -265,7 +278,7 @@ constexpr throughput_estimate estimate_throughput(const accelerator_profile& dev
     // micro-batch (its tokens route to routed_share of a MoE model's experts).
     if (flops > 0) {
         const std::uint32_t prompt = prompt_tokens(one);
-        const auto f = prefill_flops_per_token(m, prompt);
+        const auto f = prefill_flops_per_token(m, prompt, prompt_start(one));
         const double compute_s = (f.matmul + f.attention / c.prefill_attention_efficiency) / flops;
         const std::uint32_t ubatch =
             c.prefill_ubatch_tokens && c.prefill_ubatch_tokens < prompt ? c.prefill_ubatch_tokens : prompt;
