@@ -14,16 +14,7 @@
 # 32,768 tokens already in the cache, on 8B in Q4_K_M and F16 (3 samples each).
 # Needs cmake, ninja, a C++ compiler, Python 3 and the GPU's toolkit (nvcc for CUDA).
 set -euo pipefail
-[ $# -ge 2 ] || { sed -n 5p "$0" >&2; exit 2; }
-src=$(cd "$1" && pwd)
-out=$(mkdir -p "$2" && cd "$2" && pwd)
-shift 2
-here=$(cd "$(dirname "$0")" && pwd)
-models=${MODELS:-$out/models}
-build=${BUILD:-$out/build}
-jobs=${JOBS:-$(nproc)}
-mkdir -p "$models"
-[ $# -gt 0 ] || set -- -DGGML_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=native -DGGML_CUDA_FA=OFF
+. "$(dirname "$0")/common.sh"
 
 suite=${SUITE:-default}
 case $suite in
@@ -31,14 +22,10 @@ case $suite in
   depth) formats="Q4_K_M F16" ;;
   *) echo "SUITE is default or depth" >&2; exit 2 ;;
 esac
-gen() { python3 "$here/synthetic_gguf.py" --preset "$1" --format "$2" -o "$models/$1-$2.gguf"; }
 # The 8B files are written while llama.cpp builds.
 (for f in $formats; do gen llama-3-8b $f; done) > "$out/models.txt" 2>&1 &
 writer=$!
-cmake -S "$src" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DBUILD_SHARED_LIBS=OFF -DGGML_CCACHE=OFF \
-  -DLLAMA_CURL=OFF -DLLAMA_OPENSSL=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_SERVER=OFF \
-  -DLLAMA_BUILD_APP=OFF "$@" > "$out/build.txt" 2>&1
-cmake --build "$build" -j"$jobs" --target llama-bench >> "$out/build.txt" 2>&1
+build_tool llama-bench
 wait $writer
 
 bench() {

@@ -14,28 +14,14 @@
 # (build with -DGGML_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=native, its kernels included).
 # Needs cmake, ninja, a C++ compiler, Python 3 and the GPU's toolkit (nvcc for CUDA).
 set -euo pipefail
-[ $# -ge 2 ] || { sed -n 5p "$0" >&2; exit 2; }
-src=$(cd "$1" && pwd)
-out=$(mkdir -p "$2" && cd "$2" && pwd)
-shift 2
-here=$(cd "$(dirname "$0")" && pwd)
-models=${MODELS:-$out/models}
-build=${BUILD:-$out/build}
-jobs=${JOBS:-$(nproc)}
+. "$(dirname "$0")/common.sh"
 reps=${REPS:-3}
-mkdir -p "$models"
-[ $# -gt 0 ] || set -- -DGGML_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=native -DGGML_CUDA_FA=OFF
-
 formats=${FORMATS:-Q4_K_M F16}
 fa=${FLASH_ATTN:-off}
-(for f in $formats; do
-  python3 "$here/synthetic_gguf.py" --preset llama-3-8b --format "$f" -o "$models/llama-3-8b-$f.gguf"
-done) > "$out/models.txt" 2>&1 &
+
+(for f in $formats; do gen llama-3-8b "$f"; done) > "$out/models.txt" 2>&1 &
 writer=$!
-cmake -S "$src" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DBUILD_SHARED_LIBS=OFF -DGGML_CCACHE=OFF \
-  -DLLAMA_CURL=OFF -DLLAMA_OPENSSL=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_SERVER=OFF \
-  -DLLAMA_BUILD_APP=OFF "$@" > "$out/build.txt" 2>&1
-cmake --build "$build" -j"$jobs" --target llama-batched-bench >> "$out/build.txt" 2>&1
+build_tool llama-batched-bench
 wait $writer
 
 # 128 sequences of 512 + 128 tokens fill 81,920 cells; each sequence gets its own 640.

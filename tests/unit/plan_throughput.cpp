@@ -32,6 +32,17 @@ ah::accelerator_profile device(std::string_view name) {
     REQUIRE(d != nullptr);
     return ah::profile_from_spec(*d);
 }
+// Two layers of width 1 (a hand-made shape): one full, one with a 4096-token sliding window.
+ah::model_spec full_and_sliding_layer() {
+    ah::model_spec m;
+    m.layers = 2;
+    m.hidden_size = 1;
+    m.attention_heads = 1;
+    m.head_dim = 1;
+    m.sliding_window_layers = 1;
+    m.sliding_window = 4096;
+    return m;
+}
 } // namespace
 
 // Compile-time: a plan's speed is a constant expression too.
@@ -202,13 +213,7 @@ TEST_CASE("prefill attention on sliding-window layers") {
     // One layer of 4096 positions' window, one full layer, width 1 (hand-made shape):
     // a prompt token's mean depth is i/2 in the full layer; in the sliding one
     // (W²/2 + (P - W) W) / P once the prompt outgrows the window.
-    ah::model_spec m;
-    m.layers = 2;
-    m.hidden_size = 1;
-    m.attention_heads = 1;
-    m.head_dim = 1;
-    m.sliding_window_layers = 1;
-    m.sliding_window = 4096;
+    const auto m = full_and_sliding_layer();
     // Within the window both layers are full: 2 x P/2 x 2 (QK and AV) per layer.
     CHECK(ah::prefill_flops_per_token(m, 2048).attention == doctest::Approx(2.0 * 2048 * 2));
     const double p = 16384, w = 4096;
@@ -314,13 +319,7 @@ TEST_CASE("prefill after a filled cache") {
     static_assert(ah::prompt_start({.context = 4096, .prompt = 512}) == 0);
 
     // Twice the mean positions a prompt token sees, against a count position by position.
-    ah::model_spec m; // one full layer and one sliding layer of a 4096-token window, width 1
-    m.layers = 2;
-    m.hidden_size = 1;
-    m.attention_heads = 1;
-    m.head_dim = 1;
-    m.sliding_window_layers = 1;
-    m.sliding_window = 4096;
+    const auto m = full_and_sliding_layer();
     const auto counted = [&](std::uint32_t start, std::uint32_t prompt) {
         double full = 0, sliding = 0;
         for (std::uint32_t x = start; x < start + prompt; ++x) {
