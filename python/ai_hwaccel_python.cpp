@@ -1097,7 +1097,8 @@ PYBIND11_MODULE(_native, m) {
           "share); quant='auto' picks the highest-quality format that fits, and a comma-separated list "
           "('Q4_K_M,Q5_K_M,Q8_0') the highest-quality of those that fits; free_memory=True plans on the "
           "memory free now (what each device has in use or not free taken off); prompt is the prompt length of the "
-          "prefill rate (default: the context, less prompt_depth, the tokens already cached before it); spread=True lays one copy over every device; network_gbits "
+          "prefill rate (default: the context, less prompt_depth, the tokens already cached before it); "
+          "spread=True lays one copy over every device; network_gbits "
           "(Gb/s each way) is a network assumed between nodes that share none.");
     m.def("training", &training, py::arg("model"), py::arg("method"), py::arg("seq") = 2048, py::arg("batch") = 1,
           py::arg("devices") = 1, py::arg("zero") = 0, py::arg("rank") = py::none(), py::arg("checkpointing") = false,

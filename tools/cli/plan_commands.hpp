@@ -793,8 +793,8 @@ int cmd_estimate(std::span<const std::string_view> args) {
     std::string why;
     if (!parse_options(args, "estimate",
                        {{"--device"}, {"--count"}, {"--model"}, {"--params"}, {"--layers"}, {"--hidden"}, {"--heads"},
-                        {"--kv-heads"}, {"--vocab"}, {"--quant"}, {"--context"}, {"--prompt"}, {"--prompt-depth"}, {"--batch"},
-                        {"--memory"}, {"--bandwidth"}, {"--headroom"}, {"--json", false}},
+                        {"--kv-heads"}, {"--vocab"}, {"--quant"}, {"--context"}, {"--prompt"}, {"--prompt-depth"},
+                        {"--batch"}, {"--memory"}, {"--bandwidth"}, {"--headroom"}, {"--json", false}},
                        o, why))
         return usage_error(why);
     if (!o.has("--device")) return usage_error("estimate needs --device NAME (see `ai-hwaccel catalogue`)");
@@ -987,8 +987,8 @@ int cmd_plan(std::span<const std::string_view> args) {
     std::string why;
     if (!parse_options(args, "plan",
                        {{"--root"}, {"--device"}, {"--count"}, {"--memory"}, {"--bandwidth"}, {"--spread", false}, {"--model"},
-                        {"--quant"}, {"--context"},
-                        {"--prompt"}, {"--prompt-depth"}, {"--batch"}, {"--allow-cpu", false}, {"--free-memory", false}, {"--headroom"},
+                        {"--quant"}, {"--context"}, {"--prompt"}, {"--prompt-depth"}, {"--batch"},
+                        {"--allow-cpu", false}, {"--free-memory", false}, {"--headroom"},
                         {"--measure-bandwidth", false}, {"--json", false}},
                        o, why))
         return usage_error(why);
@@ -1016,8 +1016,8 @@ int cmd_plan(std::span<const std::string_view> args) {
     if (!automatic && !resolve_quant(quant_name, q, why)) return usage_error(why);
     std::uint64_t count = 0, context = 0, prompt = 0, depth = 0, batch = 0;
     if (!whole_option(o, "--count", 1, 1, ah::max_plan_devices, count, why) ||
-        !tokens_option(o, "--context", 4096, context, why) || !prompt_options(o, context, context, prompt, depth, why) ||
-        !whole_option(o, "--batch", 1, 1, 65536, batch, why))
+        !tokens_option(o, "--context", 4096, context, why) ||
+        !prompt_options(o, context, context, prompt, depth, why) || !whole_option(o, "--batch", 1, 1, 65536, batch, why))
         return usage_error(why);
     note_context(context, m);
     double headroom = ah::plan_options{}.memory_headroom;
