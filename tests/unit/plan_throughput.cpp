@@ -562,7 +562,9 @@ TEST_CASE("llama.cpp on an H200, measured by this project: every row maps, no es
     for (double x : decode) CHECK(std::fabs(std::log(x)) <= std::log(1.5));
     for (double x : prefill) CHECK(std::fabs(std::log(x)) <= std::log(2.9));
     REQUIRE(batched.size() == 2); // Q4_K_M and F16, batches of 1 to 128
-    for (const auto& [format, points] : batched) {
+    for (const auto& entry : batched) {
+        const std::string& format = entry.first;
+        const auto& points = entry.second;
         CAPTURE(format);
         REQUIRE(points.size() == 8);
         for (std::size_t i = 0; i < points.size(); ++i) {
