@@ -19,9 +19,10 @@ Python 3 standard library only. Steps:
  3. Report median and worst absolute percentage error per metric and engine on the
     held-out half and on all rows, ours beside the reference peer's formulas, into
     tests/calibration/REPORT.md (or --report FILE).
- 4. Judge the fitted constants, row by row, on measurements of our own that the fit never
-    sees (--check CSV, in the same columns; default tests/calibration/h200/llama-cpp-h200.csv,
-    llama.cpp on an H200 timed by benchmarks/llama_cpp/measure.sh). Their features go to
+ 4. Judge the library's own estimate (its defaults, the constants above), row by row, on
+    measurements of our own that the fit never sees (--check CSV, in the same columns;
+    default tests/calibration/h200/llama-cpp-h200.csv, llama.cpp on an H200 timed by
+    benchmarks/llama_cpp/measure.sh and measure_batched.sh). Their features go to
     tests/calibration/h200/features.tsv; --check-features FILE reads such a table instead
     (with --features, the committed one).
 
@@ -156,7 +157,7 @@ def summary(errs):
 def check_kind(r):
     """How a row of our own measurements is grouped in the check's summary."""
     if r["metric"] == "decode_tok_s":
-        return "decode, %s" % ("one sequence" if r["batch"] <= 1 else "batches of 2 to 128 sequences")
+        return "decode, %s" % ("one sequence" if r["batch"] <= 1 else "several sequences together")
     if r["metric"] == "prefill_tok_s":
         return "prefill, %s" % ("after a filled cache" if "@ d" in r["test"] else "from an empty cache")
     return r["metric"]

@@ -523,7 +523,7 @@ TEST_CASE("llama.cpp on an H200, measured by this project: every row maps, no es
     // with a little margin, not targets: on this GPU and this llama.cpp, one sequence's
     // decode is 0.67 to 1.23 x the measured rate (the per-layer cost fitted on 2024's
     // llama.cpp is too large here, and the quantized kernels read well below the
-    // bandwidth), prefill 1.36 to 2.69 x (runtimes reach a smaller share of Hopper's
+    // bandwidth), prefill 1.37 to 2.69 x (runtimes reach a smaller share of Hopper's
     // matrix peak than of the training devices'), and a batch's decode 0.90 to 5.0 x, the
     // more sequences the further above: llama.cpp (flash attention off, a cache per
     // sequence) gains far less from a batch than the weights read once and the matrix
@@ -541,7 +541,7 @@ TEST_CASE("llama.cpp on an H200, measured by this project: every row maps, no es
         if (r.what == calibration::metric::decode) {
             const double x =
                 ah::estimate_throughput(r.device, r.model, r.quant, r.shape).decode_tokens_per_second / r.measured;
-            if (r.shape.batch > 1 || r.metric_name == "batch_decode_tok_s")
+            if (r.metric_name == "batch_decode_tok_s")
                 batched[r.quant_name].emplace_back(r.shape.batch, x);
             else decode.push_back(x);
             continue;

@@ -541,12 +541,14 @@ bool resolve_model(const options& o, bool allow_custom, ah::model_spec& m, std::
 }
 
 // A numeric option with its default. False with a message when given and bad.
-bool tokens_option(const options& o, std::string_view name, std::uint64_t def, std::uint64_t& v, std::string& why) {
+bool tokens_option(const options& o, std::string_view name, std::uint64_t def, std::uint64_t& v, std::string& why,
+                   std::uint64_t lo = 1) {
     v = def;
     const auto s = o.get(name);
     if (!s) return true;
-    if (parse_tokens(*s, 1, 1u << 24, v)) return true;
-    why = str(name) + ": '" + str(*s) + "' is not a token count from 1 to 16777216 (e.g. 4096, 8k, 128k)";
+    if (parse_tokens(*s, lo, 1u << 24, v)) return true;
+    why = str(name) + ": '" + str(*s) + "' is not a token count from " + std::to_string(lo) +
+          " to 16777216 (e.g. 4096, 8k, 128k)";
     return false;
 }
 // A context past what the model was trained for is planned all the same (runtimes extend
@@ -561,10 +563,7 @@ void note_context(std::uint64_t context, const ah::model_spec& m) {
 // context. An absent --prompt is `def`, at most what the depth leaves of the context.
 bool prompt_options(const options& o, std::uint64_t context, std::uint64_t def, std::uint64_t& prompt,
                     std::uint64_t& depth, std::string& why) {
-    depth = 0;
-    if (const auto s = o.get("--prompt-depth"); s && ah::detail::trim(*s) != "0" &&
-                                                 !tokens_option(o, "--prompt-depth", 0, depth, why))
-        return false;
+    if (!tokens_option(o, "--prompt-depth", 0, depth, why, 0)) return false;
     if (depth >= context) {
         why = "--prompt-depth (" + std::to_string(depth) + ") leaves no room in --context (" +
               std::to_string(context) + ") for a prompt";
