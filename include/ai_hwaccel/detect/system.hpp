@@ -19,7 +19,6 @@
 #include <concepts>
 #include <cstddef>
 #include <cstdint>
-#include <deque>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -408,24 +407,16 @@ private:
             if (!path.empty() && path.front() == '/') return std::string(path);
             return "/" + std::string(path);
         }
-        std::vector<std::string_view> todo; // a stack: the next component at the back
-        std::deque<std::string> targets;    // link texts todo's views point into (they stay put)
-        const auto push_components = [&todo](std::string_view p) {
-            const std::size_t mark = todo.size();
-            while (!p.empty()) {
-                const auto slash = p.find('/');
-                if (const auto part = p.substr(0, slash); !part.empty()) todo.push_back(part);
-                if (slash == std::string_view::npos) break;
-                p.remove_prefix(slash + 1);
-            }
-            std::reverse(todo.begin() + static_cast<std::ptrdiff_t>(mark), todo.end());
-        };
-        push_components(path);
+        std::string rest(path); // what is left to walk; a link's text replaces the part walked
+        std::size_t pos = 0;
         std::string done = root_; // root_ itself is the host's, taken as it is
         int hops = 0;
-        while (!todo.empty()) {
-            const std::string_view c = todo.back();
-            todo.pop_back();
+        for (;;) {
+            while (pos < rest.size() && rest[pos] == '/') ++pos;
+            if (pos == rest.size()) break;
+            const std::size_t end = std::min(rest.find('/', pos), rest.size());
+            const std::string_view c(rest.data() + pos, end - pos);
+            pos = end;
             if (c == ".") continue;
             if (c == "..") {
                 if (done.size() > root_.size()) done.resize(done.rfind('/'));
@@ -434,36 +425,24 @@ private:
             const std::size_t before = done.size();
             done += '/';
             done += c;
-            if (todo.empty() && !follow_last) break;
+            const bool last = rest.find_first_not_of('/', pos) == std::string::npos;
+            if (last && !follow_last) break;
             struct stat st {};
-            if (::lstat(done.c_str(), &st) != 0) {
-                // Missing (or unreadable): the kernel answers for the rest as it is.
-                while (!todo.empty()) {
-                    done += '/';
-                    done += todo.back();
-                    todo.pop_back();
-                }
+            // Missing (or unreadable), or a file with more after it (the kernel's ENOTDIR,
+            // not a ".." past it): the kernel answers for the rest as it is.
+            if (::lstat(done.c_str(), &st) != 0 || (!S_ISLNK(st.st_mode) && !S_ISDIR(st.st_mode) && !last)) {
+                done.append(rest, pos);
                 break;
             }
-            if (!S_ISLNK(st.st_mode)) {
-                if (!S_ISDIR(st.st_mode) && !todo.empty()) {
-                    // A file with more after it: the kernel's ENOTDIR, not a ".." past it.
-                    while (!todo.empty()) {
-                        done += '/';
-                        done += todo.back();
-                        todo.pop_back();
-                    }
-                }
-                continue;
-            }
+            if (!S_ISLNK(st.st_mode)) continue;
             if (++hops > 40) return std::nullopt;
             char buf[4096];
             const ::ssize_t n = ::readlink(done.c_str(), buf, sizeof buf);
             if (n <= 0 || static_cast<std::size_t>(n) >= sizeof buf) return std::nullopt;
             done.resize(before);
             if (buf[0] == '/') done.resize(root_.size());
-            targets.emplace_back(buf, static_cast<std::size_t>(n));
-            push_components(targets.back());
+            rest.replace(0, pos, buf, static_cast<std::size_t>(n));
+            pos = 0;
         }
         return done;
     }

@@ -1,0 +1,23 @@
+# The stripped size of the minimal CPU-only program (benchmarks/minimal.cpp), guarded so
+# that growth shows up as a failed test instead of in the next measurement. Issue 8's
+# target is under 100,000 bytes; the budget is what the code takes now, on the compiler
+# the budget was measured with (GCC 12 on Debian 12, as CI has), and comes down as code
+# is taken out. Sizes depend on the compiler and its version: with another, the test is
+# not added.
+#
+# 2026-11-25: 109,344 bytes (the target is not met: four changes of 2026-11-24 took the
+# program from 97,056 to 113,440 bytes; see BENCHMARKS.md).
+set(_ai_hwaccel_size_budget 109344)
+set(_ai_hwaccel_size_target 100000)
+find_program(AI_HWACCEL_STRIP NAMES strip)
+if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU" AND CMAKE_CXX_COMPILER_VERSION VERSION_GREATER_EQUAL 12
+   AND CMAKE_CXX_COMPILER_VERSION VERSION_LESS 13 AND CMAKE_SYSTEM_PROCESSOR MATCHES "x86_64|AMD64"
+   AND AI_HWACCEL_STRIP)
+  add_test(NAME binary_size_minimal
+           COMMAND "${CMAKE_COMMAND}" "-DCXX=${CMAKE_CXX_COMPILER}" "-DSTRIP=${AI_HWACCEL_STRIP}"
+                   "-DROOT=${PROJECT_SOURCE_DIR}" "-DOUT=${CMAKE_CURRENT_BINARY_DIR}/minimal_size_check"
+                   "-DBUDGET=${_ai_hwaccel_size_budget}" "-DTARGET=${_ai_hwaccel_size_target}"
+                   -P "${CMAKE_CURRENT_SOURCE_DIR}/size/check_size.cmake")
+else()
+  message(STATUS "ai_hwaccel: the minimal program's size budget is for GCC 12 on x86-64; its test is skipped")
+endif()
