@@ -3,21 +3,24 @@
 # -Os, AI_HWACCEL_BACKENDS_NONE=1 and AI_HWACCEL_JSON=0, and (2) the ai-hwaccel CLI:
 # the binary given (e.g. a CMake Release build), stripped, and with -v the CLI compiled
 # again under other size options, to show what they buy. Sizes in bytes and in KB (1000
-# bytes) and KiB. Usage:
-#   benchmarks/binary_size.sh [-c CXX] [-v] [PATH/TO/ai-hwaccel]
+# bytes) and KiB. With -m, only (1), printed as its byte count alone (the test suite's size
+# budget, tests/size/, reads it). Usage:
+#   benchmarks/binary_size.sh [-c CXX] [-v] [-m] [PATH/TO/ai-hwaccel]
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cxx=${CXX:-g++}
 variants=0
-while getopts "c:v" opt; do
+minimal_only=0
+while getopts "c:vm" opt; do
   case $opt in
     c) cxx=$OPTARG ;;
     v) variants=1 ;;
-    *) echo "usage: $0 [-c CXX] [-v] [PATH/TO/ai-hwaccel]" >&2; exit 2 ;;
+    m) minimal_only=1 ;;
+    *) echo "usage: $0 [-c CXX] [-v] [-m] [PATH/TO/ai-hwaccel]" >&2; exit 2 ;;
   esac
 done
 shift $((OPTIND - 1))
-[ $# -le 1 ] || { echo "usage: $0 [-c CXX] [-v] [PATH/TO/ai-hwaccel]" >&2; exit 2; }
+[ $# -le 1 ] || { echo "usage: $0 [-c CXX] [-v] [-m] [PATH/TO/ai-hwaccel]" >&2; exit 2; }
 cli=${1:-}
 strip=${STRIP:-strip}
 tmp=$(mktemp -d)
@@ -31,8 +34,14 @@ report() { # label, file (stripped here, on a copy)
   awk -v l="$1" -v b="$b" 'BEGIN { printf "%-76s %9d bytes %8.1f KB %8.1f KiB\n", l, b, b / 1000, b / 1024 }'
 }
 
-echo "compiler: $($cxx --version | head -n 1)"
 minimal_flags=(-std=c++20 -Os -DNDEBUG -DAI_HWACCEL_BACKENDS_NONE=1 -DAI_HWACCEL_JSON=0 -I"$root/include")
+if [ "$minimal_only" = 1 ]; then
+  "$cxx" "${minimal_flags[@]}" "$root/benchmarks/minimal.cpp" -o "$tmp/minimal" -pthread
+  "$strip" --strip-all "$tmp/minimal"
+  stat -c %s "$tmp/minimal"
+  exit 0
+fi
+echo "compiler: $($cxx --version | head -n 1)"
 "$cxx" "${minimal_flags[@]}" "$root/benchmarks/minimal.cpp" -o "$tmp/minimal" -pthread
 report "minimal (-Os, no backends, no JSON)" "$tmp/minimal"
 "$cxx" "${minimal_flags[@]}" -ffunction-sections -fdata-sections -Wl,--gc-sections \

@@ -10,12 +10,13 @@
 set(_ai_hwaccel_size_budget 109344)
 set(_ai_hwaccel_size_target 100000)
 find_program(AI_HWACCEL_STRIP NAMES strip)
+find_program(AI_HWACCEL_BASH NAMES bash)
 if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU" AND CMAKE_CXX_COMPILER_VERSION VERSION_GREATER_EQUAL 12
    AND CMAKE_CXX_COMPILER_VERSION VERSION_LESS 13 AND CMAKE_SYSTEM_PROCESSOR MATCHES "x86_64|AMD64"
-   AND AI_HWACCEL_STRIP)
+   AND AI_HWACCEL_STRIP AND AI_HWACCEL_BASH)
   add_test(NAME binary_size_minimal
-           COMMAND "${CMAKE_COMMAND}" "-DCXX=${CMAKE_CXX_COMPILER}" "-DSTRIP=${AI_HWACCEL_STRIP}"
-                   "-DROOT=${PROJECT_SOURCE_DIR}" "-DOUT=${CMAKE_CURRENT_BINARY_DIR}/minimal_size_check"
+           COMMAND "${CMAKE_COMMAND}" "-DBASH=${AI_HWACCEL_BASH}" "-DCXX=${CMAKE_CXX_COMPILER}"
+                   "-DSTRIP=${AI_HWACCEL_STRIP}" "-DROOT=${PROJECT_SOURCE_DIR}"
                    "-DBUDGET=${_ai_hwaccel_size_budget}" "-DTARGET=${_ai_hwaccel_size_target}"
                    -P "${CMAKE_CURRENT_SOURCE_DIR}/size/check_size.cmake")
 else()
