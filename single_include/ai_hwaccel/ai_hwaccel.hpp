@@ -265,6 +265,12 @@ AI_HWACCEL_NAMESPACE_END
 
 AI_HWACCEL_NAMESPACE_BEGIN
 
+// The library writes a literal it uses as text "like this"sv: its length is then known when
+// compiled. A plain literal passed as a string_view costs a call to string_view's
+// constructor, strlen and all, at each use (GCC at -Os does not fold it), which across
+// detection's hundreds of paths and names is a kilobyte and more of code.
+using namespace std::string_view_literals;
+
 namespace detail {
 
 constexpr char ascii_lower(char c) noexcept {
@@ -3163,15 +3169,15 @@ inline capture_index parse_capture_index(std::string_view text) {
         capture_entry e;
         bool ok = !command.empty() && !file.empty();
         // A plain file name: no folders, no way out of the capture folder.
-        if (file == "." || file == ".." || file.find('/') != std::string_view::npos ||
+        if (file == "."sv || file == ".."sv || file.find('/') != std::string_view::npos ||
             file.find('\0') != std::string_view::npos)
             ok = false;
         auto number_of = [](std::string_view s, int& v) {
             const auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
             return ec == std::errc{} && p == s.data() + s.size();
         };
-        if (outcome == "timeout") e.status = tool_status::timed_out;
-        else if (outcome == "not-executable") e.status = tool_status::not_executable;
+        if (outcome == "timeout"sv) e.status = tool_status::timed_out;
+        else if (outcome == "not-executable"sv) e.status = tool_status::not_executable;
         else if (outcome.starts_with("signal:")) {
             e.status = tool_status::signalled;
             ok = ok && number_of(outcome.substr(7), e.signal) && e.signal > 0 && e.signal < 128;
@@ -3182,7 +3188,7 @@ inline capture_index parse_capture_index(std::string_view text) {
             continue;
         }
         e.command_line = std::string(command);
-        if (file != "-") e.stdout_file = std::string(file);
+        if (file != "-"sv) e.stdout_file = std::string(file);
         idx.entries.push_back(std::move(e));
     }
     return idx;
@@ -3340,7 +3346,7 @@ public:
         std::vector<std::string> names;
         while (const dirent* e = ::readdir(d)) {
             const std::string_view n = e->d_name;
-            if (n != "." && n != "..") names.emplace_back(n);
+            if (n != "."sv && n != ".."sv) names.emplace_back(n);
         }
         ::closedir(d);
         return names;
@@ -3403,7 +3409,7 @@ private:
 
     std::optional<std::string> captured_env(std::string_view name) const {
         if (name.empty() || name.find('=') != std::string_view::npos) return std::nullopt;
-        const auto r = read_file_quietly("/proc/self/environ", 1u << 20);
+        const auto r = read_file_quietly("/proc/self/environ"sv, 1u << 20);
         if (!r.ok()) return std::nullopt;
         const std::string_view text = r.data;
         const char sep = text.find('\0') != std::string_view::npos ? '\0' : '\n';
@@ -3444,8 +3450,8 @@ private:
             const std::size_t end = std::min(rest.find('/', pos), rest.size());
             const std::string_view c(rest.data() + pos, end - pos);
             pos = end;
-            if (c == ".") continue;
-            if (c == "..") {
+            if (c == "."sv) continue;
+            if (c == ".."sv) {
                 if (done.size() > root_.size()) done.resize(done.rfind('/'));
                 continue;
             }
@@ -3718,8 +3724,8 @@ inline std::string join_path(std::string_view dir, std::string_view target) {
             const auto slash = p.find('/');
             const std::string_view part = p.substr(0, slash);
             p = slash == std::string_view::npos ? std::string_view{} : p.substr(slash + 1);
-            if (part.empty() || part == ".") continue;
-            if (part == "..") {
+            if (part.empty() || part == "."sv) continue;
+            if (part == ".."sv) {
                 if (!out.empty()) out.resize(out.rfind('/'));
             } else {
                 out += '/';
@@ -3748,7 +3754,7 @@ constexpr bool looks_like_stored_link(std::string_view s) noexcept {
 /// links themselves (/sys/block/<name>); elsewhere only the target's last name is sure.
 template <system_view S>
 std::optional<std::string> resolve_sysfs_link(const S& sys, std::string_view path) {
-    const std::string parent = join_path(path, "..");
+    const std::string parent = join_path(path, ".."sv);
     if (auto target = sys.read_link(path)) return join_path(parent, *target);
     const auto r = sys.read_file(path, 4096);
     if (r.status != read_status::ok) return std::nullopt;
@@ -3889,7 +3895,6 @@ AI_HWACCEL_NAMESPACE_BEGIN
 /// the node's id and MemTotal in bytes (cpus left empty). nullopt without a MemTotal line
 /// or when lines name different nodes.
 inline std::optional<numa_node> parse_node_meminfo(std::string_view text) {
-    using namespace std::string_view_literals; // "..."sv: no length counted at run time
     std::optional<std::uint32_t> id;
     std::optional<std::uint64_t> total;
     bool consistent = true;
@@ -3905,7 +3910,7 @@ inline std::optional<numa_node> parse_node_meminfo(std::string_view text) {
         if (detail::trim(key.substr(sp)) != "MemTotal"sv) return;
         const auto vsp = value.find(' ');
         const auto kib = detail::parse_u64(value.substr(0, vsp));
-        const std::string_view unit = vsp == std::string_view::npos ? "" : detail::trim(value.substr(vsp));
+        const std::string_view unit = vsp == std::string_view::npos ? ""sv : detail::trim(value.substr(vsp));
         if (!kib || unit != "kB"sv || *kib > UINT64_MAX / units::kib) return;
         total = *kib * units::kib;
     });
@@ -3934,7 +3939,7 @@ inline bool numa_dir_less(const std::string& a, const std::string& b) { return n
 template <system_view S>
 std::vector<numa_node> probe_numa(const S& sys, std::vector<warning>& warnings) {
     std::vector<numa_node> nodes;
-    auto names = detail::list_optional_dir(sys, "/sys/devices/system/node", warnings);
+    auto names = detail::list_optional_dir(sys, "/sys/devices/system/node"sv, warnings);
     if (!names) return nodes;
     detail::sort_names(*names, detail::numa_dir_less); // nodes come out by id
     for (const auto& name : *names) {
@@ -4047,14 +4052,14 @@ bool read_pcie_link(const S& sys, const std::string& dir, std::string_view which
         link.generation = parse_pcie_link_speed(*speed);
         // "Unknown" (older kernels: "Unknown speed") is the kernel saying so, not garbage.
         if (link.generation == 0 && !trim(*speed).starts_with("Unknown"))
-            add_value_warning(warnings, warning_kind::parse_error, speed_path, "not a PCIe link speed:", trim(*speed));
+            add_value_warning(warnings, warning_kind::parse_error, speed_path, "not a PCIe link speed:"sv, trim(*speed));
     }
     if (width) {
         link.width = parse_pcie_link_width(*width);
         // 0 and 255 are what the kernel prints for a function with no PCIe link of its
         // own (integrated NPUs and GPUs): unknown, not garbage.
-        if (link.width == 0 && trim(*width) != "0" && trim(*width) != "255")
-            add_value_warning(warnings, warning_kind::parse_error, width_path, "not a PCIe link width:", trim(*width));
+        if (link.width == 0 && trim(*width) != "0"sv && trim(*width) != "255"sv)
+            add_value_warning(warnings, warning_kind::parse_error, width_path, "not a PCIe link width:"sv, trim(*width));
     }
     return speed.has_value() || width.has_value();
 }
@@ -4122,18 +4127,18 @@ constexpr pci_uevent parse_pci_uevent(std::string_view text) noexcept {
         if (eq == std::string_view::npos) continue;
         const auto key = line.substr(0, eq), v = line.substr(eq + 1);
         bool ok = true;
-        if (key == "PCI_CLASS") {
+        if (key == "PCI_CLASS"sv) {
             const auto c = detail::parse_hex32(v);
             ok = c && *c <= 0xffffffu;
             if (ok) u.class_code = *c;
-        } else if (key == "PCI_ID") {
+        } else if (key == "PCI_ID"sv) {
             ok = pair(v, u.vendor_id, u.device_id);
-        } else if (key == "PCI_SUBSYS_ID") {
+        } else if (key == "PCI_SUBSYS_ID"sv) {
             ok = pair(v, u.subsystem_vendor_id, u.subsystem_device_id);
-        } else if (key == "PCI_SLOT_NAME") {
+        } else if (key == "PCI_SLOT_NAME"sv) {
             u.slot = parse_pci_address(v);
             ok = u.slot.has_value();
-        } else if (key == "DRIVER") {
+        } else if (key == "DRIVER"sv) {
             ok = !v.empty();
             if (ok) u.driver = v;
         }
@@ -4146,7 +4151,7 @@ static_assert(parse_pci_uevent("DRIVER=nvidia\nPCI_CLASS=30200\nPCI_ID=10DE:2330
                   .complete());
 static_assert(*parse_pci_uevent("PCI_CLASS=30200").class_code == 0x030200u);
 static_assert(!parse_pci_uevent("PCI_ID=10DE:12345\n").vendor_id &&
-              parse_pci_uevent("PCI_ID=10DE:12345\n").bad == "PCI_ID=10DE:12345");
+              parse_pci_uevent("PCI_ID=10DE:12345\n").bad == "PCI_ID=10DE:12345"sv);
 
 /// One PCI function from its sysfs directory (`/sys/bus/pci/devices/0000:65:00.0`, or the
 /// `/sys/devices/pci…/…/0000:65:00.0` it links to; the directory's name is the address).
@@ -4189,7 +4194,7 @@ pci_device read_pci_device_at(const S& sys, std::string_view dir, pci_address ad
     if (uevent_text) {
         ue = parse_pci_uevent(*uevent_text);
         if (!ue.bad.empty())
-            detail::add_value_warning(warnings, warning_kind::parse_error, uevent_path, "a line not understood:", ue.bad);
+            detail::add_value_warning(warnings, warning_kind::parse_error, uevent_path, "a line not understood:"sv, ue.bad);
     }
     if (ue.complete()) {
         p.class_code = *ue.class_code;
@@ -4212,10 +4217,10 @@ pci_device read_pci_device_at(const S& sys, std::string_view dir, pci_address ad
     // The kernel gives a function the four link attributes together or not at all (only
     // PCI Express functions have them): where the current pair is missing, so is the
     // maximum, and a function that is not PCIe costs two lookups, not four.
-    if (detail::read_pcie_link(sys, d, "current", link, warnings)) {
+    if (detail::read_pcie_link(sys, d, "current"sv, link, warnings)) {
         p.link_current = {link, origin::sysfs};
         link = {};
-        if (detail::read_pcie_link(sys, d, "max", link, warnings)) p.link_max = {link, origin::sysfs};
+        if (detail::read_pcie_link(sys, d, "max"sv, link, warnings)) p.link_max = {link, origin::sysfs};
     }
     p.numa_node = detail::read_numa_node(sys, d, warnings);
     if (ue.driver) p.driver = std::string(*ue.driver);
@@ -4281,7 +4286,7 @@ void cap_links_by_ports(const S& sys, std::vector<pci_device>& devices) {
 template <system_view S>
 std::vector<pci_device> scan_pci_bus(const S& sys, std::vector<warning>& warnings) {
     std::vector<pci_device> devices;
-    auto names = list_optional_dir(sys, "/sys/bus/pci/devices", warnings);
+    auto names = list_optional_dir(sys, "/sys/bus/pci/devices"sv, warnings);
     if (!names) return devices;
     sort_names(*names, pci_dir_less); // devices come out by address
     for (const auto& name : *names) {
@@ -4371,7 +4376,7 @@ constexpr cpu_features cpu_features_from_flags(std::string_view flags, bool arm)
         for (std::size_t i = 0; i < cpu_feature_count; ++i)
             if (((cpu_arm_features >> i) & 1u) == (arm ? 1u : 0u) && word == cpu_proc_flags[i])
                 features.set(static_cast<cpu_feature>(i));
-        if (arm && word == "neon") features.set(cpu_feature::neon); // 32-bit Arm's name for it
+        if (arm && word == "neon"sv) features.set(cpu_feature::neon); // 32-bit Arm's name for it
     }
     return features;
 }
@@ -4384,13 +4389,12 @@ namespace detail {
 /// hugetlbfs and MAP_HUGETLB mappings, not ordinary allocations or a model file's pages
 /// (Documentation/admin-guide/mm/hugetlbpage.rst).
 inline memory_info parse_meminfo_and_pool(std::string_view text, std::uint64_t& hugetlb_bytes) {
-    using namespace std::string_view_literals; // "..."sv: no length counted at run time
     memory_info m;
     std::uint64_t pool = 0, pages = 0, page_kib = 0;
     bool has_pool = false;
     for_each_key_value(text, [&](std::string_view key, std::string_view value, bool) {
         const auto sp = value.find(' ');
-        const std::string_view unit = sp == std::string_view::npos ? "" : trim(value.substr(sp));
+        const std::string_view unit = sp == std::string_view::npos ? ""sv : trim(value.substr(sp));
         const auto n = parse_u64(value.substr(0, sp));
         if (!n) return;
         std::uint64_t mul = 1;
@@ -4456,7 +4460,7 @@ inline constexpr std::uint64_t cgroup_unlimited = std::uint64_t{1} << 62;
 /// (a page-rounded huge number = none). Returns the limit in bytes, if there is one.
 inline std::optional<std::uint64_t> parse_cgroup_memory_limit(std::string_view text) noexcept {
     text = detail::trim(text);
-    if (text == "max") return std::nullopt;
+    if (text == "max"sv) return std::nullopt;
     const auto n = detail::parse_u64(text);
     if (!n || *n >= detail::cgroup_unlimited) return std::nullopt;
     return n;
@@ -4737,7 +4741,6 @@ inline void name_arm_cpu(cpu_info& c, const arm_core_tally& t) {
 
 /// /proc/cpuinfo → model, vendor, topology and the ISA features that matter for inference.
 inline cpu_info parse_cpuinfo(std::string_view text) {
-    using namespace std::string_view_literals; // "..."sv: no length counted at run time
     cpu_info c;
     std::vector<std::string> packages;
     std::vector<std::string> cores; // package and core id, a line break between (no value holds one)
@@ -4752,7 +4755,7 @@ inline cpu_info parse_cpuinfo(std::string_view text) {
         if (key == "processor"sv) {
             ++processors;
             current_package.clear();
-        } else if (key.starts_with("processor "sv) && detail::parse_u64(key.substr(10))) {
+        } else if (key.starts_with("processor ") && detail::parse_u64(key.substr(10))) {
             // s390x: one "processor N: version = FF,  identification = …,  machine = 2964"
             // line per CPU (arch/s390/kernel/processor.c).
             ++processors;
@@ -4765,11 +4768,11 @@ inline cpu_info parse_cpuinfo(std::string_view text) {
             // the model is what precedes the first comma.
             c.model = std::string(detail::trim(value.substr(0, value.find(','))));
             // The maker stays unknown: the vendor table has no IBM.
-            if (value.starts_with("POWER"sv) || value.find("PPC"sv) != std::string_view::npos)
+            if (value.starts_with("POWER") || value.find("PPC"sv) != std::string_view::npos)
                 c.arch = cpu_arch::ppc64le;
         } else if (key == "uarch"sv && c.model.empty()) {
             c.model = std::string(value); // RISC-V: "uarch : sifive,u74-mc" (Linux 6.1 and later)
-        } else if (key == "isa"sv && value.starts_with("rv64"sv)) {
+        } else if (key == "isa"sv && value.starts_with("rv64")) {
             c.arch = cpu_arch::riscv64; // RISC-V: "isa : rv64imafdc_zicsr…"
         } else if (key == "vendor_id"sv && c.maker == vendor::unknown) {
             if (value == "GenuineIntel"sv) c.maker = vendor::intel;
@@ -4824,24 +4827,24 @@ struct lscpu_info {
 
 namespace detail {
 constexpr cpu_arch parse_cpu_arch(std::string_view s) noexcept {
-    if (s == "x86_64" || s == "amd64") return cpu_arch::x86_64;
-    if (s == "aarch64" || s == "arm64") return cpu_arch::aarch64;
-    if (s == "riscv64") return cpu_arch::riscv64;
-    if (s == "ppc64le") return cpu_arch::ppc64le;
-    if (s == "s390x") return cpu_arch::s390x;
+    if (s == "x86_64"sv || s == "amd64"sv) return cpu_arch::x86_64;
+    if (s == "aarch64"sv || s == "arm64"sv) return cpu_arch::aarch64;
+    if (s == "riscv64"sv) return cpu_arch::riscv64;
+    if (s == "ppc64le"sv) return cpu_arch::ppc64le;
+    if (s == "s390x"sv) return cpu_arch::s390x;
     if (s.starts_with("arm")) return cpu_arch::arm; // armv7l, armv6l, armv8l (32-bit)
     return cpu_arch::unknown;
 }
 
 /// lscpu's "Vendor ID": the x86 CPUID vendor string, or on Arm the implementer's name.
 constexpr vendor cpu_vendor_from_id(std::string_view s) noexcept {
-    if (s == "GenuineIntel") return vendor::intel;
-    if (s == "AuthenticAMD") return vendor::amd;
-    if (s == "ARM") return vendor::arm;
-    if (s == "Qualcomm") return vendor::qualcomm;
-    if (s == "Apple") return vendor::apple;
-    if (s == "NVIDIA") return vendor::nvidia;
-    if (s == "Samsung") return vendor::samsung;
+    if (s == "GenuineIntel"sv) return vendor::intel;
+    if (s == "AuthenticAMD"sv) return vendor::amd;
+    if (s == "ARM"sv) return vendor::arm;
+    if (s == "Qualcomm"sv) return vendor::qualcomm;
+    if (s == "Apple"sv) return vendor::apple;
+    if (s == "NVIDIA"sv) return vendor::nvidia;
+    if (s == "Samsung"sv) return vendor::samsung;
     return vendor::unknown;
 }
 
@@ -4875,39 +4878,39 @@ inline lscpu_info parse_lscpu(std::string_view text) {
     };
     detail::for_each_key_value(text, [&](std::string_view key, std::string_view value, bool has_colon) {
         if (!has_colon) return;
-        if (key == "Architecture") {
+        if (key == "Architecture"sv) {
             out.cpu.arch = detail::parse_cpu_arch(value);
-        } else if (key == "CPU(s)") {
+        } else if (key == "CPU(s)"sv) {
             cpus_total = detail::parse_count(value);
-        } else if (key == "On-line CPU(s) list") {
+        } else if (key == "On-line CPU(s) list"sv) {
             cpus_online = cpulist_count(value);
-        } else if (key == "Vendor ID") {
+        } else if (key == "Vendor ID"sv) {
             if (out.cpu.maker == vendor::unknown) out.cpu.maker = detail::cpu_vendor_from_id(value);
-        } else if (key == "Model name") {
+        } else if (key == "Model name"sv) {
             if (blocks.empty() || blocks.back().has_model) blocks.emplace_back();
             blocks.back().has_model = true;
             if (out.cpu.model.empty()) out.cpu.model = std::string(value);
-        } else if (key == "Thread(s) per core") {
+        } else if (key == "Thread(s) per core"sv) {
             current().threads_per_core = detail::parse_count(value);
-        } else if (key == "Core(s) per socket" || key == "Core(s) per cluster") {
+        } else if (key == "Core(s) per socket"sv || key == "Core(s) per cluster"sv) {
             current().cores_per_unit = detail::parse_count(value);
-        } else if (key == "Socket(s)") {
+        } else if (key == "Socket(s)"sv) {
             current().sockets = detail::parse_count(value);
-        } else if (key == "Cluster(s)") {
+        } else if (key == "Cluster(s)"sv) {
             current().clusters = detail::parse_count(value);
-        } else if (key == "NUMA node(s)") {
+        } else if (key == "NUMA node(s)"sv) {
             out.numa_node_count = detail::parse_count(value).value_or(0);
         } else if (key.starts_with("NUMA node") && key.size() > 16 && key.ends_with(" CPU(s)")) {
             const auto id = detail::parse_count(key.substr(9, key.size() - 16));
             if (id && parse_cpulist(value)) out.numa.push_back(numa_node{*id, 0, std::string(value)});
-        } else if (key == "Flags") {
+        } else if (key == "Flags"sv) {
             // Hybrid parts print one line per CPU type: keep what every type has.
             // lscpu prints "Architecture" first; Arm kernels also say "aarch64"/"armv7l".
             const bool arm = out.cpu.arch == cpu_arch::aarch64 || out.cpu.arch == cpu_arch::arm;
             const auto f = detail::cpu_features_from_flags(value, arm);
             out.cpu.features.bits = seen_flags ? (out.cpu.features.bits & f.bits) : f.bits;
             seen_flags = true;
-        } else if (key == "Hypervisor vendor") {
+        } else if (key == "Hypervisor vendor"sv) {
             out.hypervisor_vendor = std::string(value);
         }
     });
@@ -4945,11 +4948,13 @@ constexpr std::optional<double> cpu_quota_ratio(std::uint64_t quota, std::uint64
 /// cgroup v2 `cpu.max` → the quota in CPUs: "max 100000" → 0 (no quota), "250000 100000"
 /// → 2.5. nullopt when the text is neither.
 constexpr std::optional<double> parse_cgroup_cpu_max(std::string_view text) noexcept {
+
     text = detail::trim(text);
     const auto sp = text.find(' ');
     const std::string_view quota = text.substr(0, sp);
     const std::string_view period = sp == std::string_view::npos ? std::string_view{} : detail::trim(text.substr(sp));
-    if (quota == "max") {
+    if (quota == "max"sv) {
+
         if (!period.empty() && !detail::parse_u64(period)) return std::nullopt;
         return 0.0;
     }
@@ -4989,7 +4994,7 @@ inline std::optional<std::string> own_cgroup_path(std::string_view proc_cgroup, 
         const std::string_view path = line.substr(c2 + 1);
         if (path.empty() || path.front() != '/') continue;
         if (controller.empty()) {
-            if (line.substr(0, c1) == "0" && controllers.empty()) return std::string(path);
+            if (line.substr(0, c1) == "0"sv && controllers.empty()) return std::string(path);
             continue;
         }
         while (!controllers.empty()) {
@@ -5005,11 +5010,11 @@ inline std::optional<std::string> own_cgroup_path(std::string_view proc_cgroup, 
 /// limits and its ancestors' are, whether or not the process sees a cgroup namespace.
 inline std::vector<std::string> cgroup_dirs(std::string_view mount, std::string_view path) {
     std::vector<std::string> dirs;
-    std::string p = join_path("/", path);
+    std::string p = join_path("/"sv, path);
     for (int depth = 0; depth < 64; ++depth) {
-        dirs.push_back(p == "/" ? std::string(mount) : std::string(mount) + p);
-        if (p == "/") break;
-        p = join_path(p, "..");
+        dirs.push_back(p == "/"sv ? std::string(mount) : std::string(mount) + p);
+        if (p == "/"sv) break;
+        p = join_path(p, ".."sv);
     }
     return dirs;
 }
@@ -5082,13 +5087,13 @@ cgroup_limits probe_cgroup_limits(const S& sys, const std::optional<std::string>
                 // "max" or v1's page-rounded 2^63 is no limit; anything else not a number is bad.
                 const std::string_view value = trim(*text);
                 const auto n = parse_u64(value);
-                if (!n && value != "max") problem = "not 'max' or a number of bytes";
+                if (!n && value != "max"sv) problem = "not 'max' or a number of bytes";
                 if (n && *n < cgroup_unlimited) {
                     if (!r.memory_bytes || *n < *r.memory_bytes) r.memory_bytes = n;
                     // v2's counters count the cgroup's descendants too; v1's hierarchical
                     // one is total_inactive_file (its inactive_file is the cgroup's own).
                     const bool v2 = p.controller.empty();
-                    const std::string_view usage = v2 ? "memory.current" : "memory.usage_in_bytes";
+                    const std::string_view usage = v2 ? "memory.current"sv : "memory.usage_in_bytes"sv;
                     std::optional<std::uint64_t> set;
                     if (const auto used = read_in(dir, usage, 256)) {
                         set = parse_u64(trim(*used));
@@ -5098,8 +5103,8 @@ cgroup_limits probe_cgroup_limits(const S& sys, const std::optional<std::string>
                         }
                     }
                     if (set) {
-                        if (const auto stat = read_in(dir, "memory.stat", 16 * 1024))
-                            if (const auto c = cgroup_stat(*stat, v2 ? "inactive_file" : "total_inactive_file"))
+                        if (const auto stat = read_in(dir, "memory.stat"sv, 16 * 1024))
+                            if (const auto c = cgroup_stat(*stat, v2 ? "inactive_file"sv : "total_inactive_file"sv))
                                 *set -= *c < *set ? *c : *set;
                         const std::uint64_t room = *n > *set ? *n - *set : 0;
                         if (!r.memory_free_bytes || room < *r.memory_free_bytes) r.memory_free_bytes = room;
@@ -5110,7 +5115,7 @@ cgroup_limits probe_cgroup_limits(const S& sys, const std::optional<std::string>
                 if (p.what == limit::cpu_max) {
                     q = parse_cgroup_cpu_max(*text);
                     problem = "not 'max <period>' or '<quota> <period>'";
-                } else if (const auto period = read_in(dir, "cpu.cfs_period_us", 256)) {
+                } else if (const auto period = read_in(dir, "cpu.cfs_period_us"sv, 256)) {
                     q = parse_cgroup_cfs_quota(*text, *period);
                     problem = "not a quota and period in microseconds";
                 } else {
@@ -5140,6 +5145,7 @@ cgroup_limits probe_cgroup_limits(const S& sys, const std::optional<std::string>
 template <system_view S>
 void probe_cpu_topology(const S& sys, std::string_view online_list, cpu_info& cpu, std::vector<warning>& warnings) {
     const auto cpus = parse_cpulist(online_list);
+
     if (!cpus || cpus->empty()) return;
     const bool ids_per_cluster = cpu.arch != cpu_arch::x86_64;
     std::vector<std::string> packages; // ids as text, counted as parse_cpuinfo counts its own
@@ -5183,7 +5189,8 @@ void probe_cpu_topology(const S& sys, std::string_view online_list, cpu_info& cp
         message += " and ";
         message += detail::to_decimal(physical);
         message += "; using sysfs, which describes the online CPUs";
-        detail::add_warning(warnings, warning_kind::disagreement, "/sys/devices/system/cpu", std::move(message));
+        detail::add_warning(warnings, warning_kind::disagreement, "/sys/devices/system/cpu"sv, std::move(message));
+
     }
     cpu.sockets = sockets;
     cpu.cores = physical;
@@ -5195,9 +5202,7 @@ void probe_cpu_topology(const S& sys, std::string_view online_list, cpu_info& cp
 template <system_view S>
 std::pair<host_info, accelerator_profile> probe_host(const S& sys, std::vector<warning>& warnings) {
     host_info host;
-    auto note = [&](warning_kind k, std::string_view path, std::string_view msg) {
-        detail::add_warning(warnings, k, path, std::string(msg));
-    };
+    auto note = [&](warning_kind k, std::string_view path, const char* msg) { detail::add_warning(warnings, k, path, msg); };
     auto read_reporting = [&](std::string_view path) -> std::optional<std::string> {
         auto r = sys.read_file(path, default_read_cap);
         if (r.status == read_status::truncated)
@@ -5210,18 +5215,18 @@ std::pair<host_info, accelerator_profile> probe_host(const S& sys, std::vector<w
         return std::nullopt;
     };
 
-    if (auto text = read_reporting("/proc/cpuinfo")) {
+    if (auto text = read_reporting("/proc/cpuinfo"sv)) {
         host.cpu = parse_cpuinfo(*text);
         // Every architecture's kernel writes a "processor" entry per CPU (s390x: "processor 0:");
         // a file without the word is empty or not /proc/cpuinfo at all.
         if (host.cpu.threads == 0 && text->find("processor") == std::string::npos)
-            note(warning_kind::parse_error, "/proc/cpuinfo", "no processor entries");
+            note(warning_kind::parse_error, "/proc/cpuinfo"sv, "no processor entries");
         // The model string is the firmware's or a hypervisor's (QEMU's model-id): it goes
         // to terminals and JSON, so only printable UTF-8 is kept.
         bool changed = false;
         std::string shown = detail::parsing::printable(host.cpu.model, changed);
         if (changed) {
-            note(warning_kind::parse_error, "/proc/cpuinfo", "model name not printable UTF-8; '?' put in");
+            note(warning_kind::parse_error, "/proc/cpuinfo"sv, "model name not printable UTF-8; '?' put in");
             host.cpu.model = std::move(shown);
         }
     }
@@ -5233,8 +5238,9 @@ std::pair<host_info, accelerator_profile> probe_host(const S& sys, std::vector<w
         const auto online = cpulist_count(*text);
         if (!online || *online == 0) {
             if (!online && detail::cpulist_ranges(*text, UINT32_MAX))
-                note(warning_kind::value_out_of_range, online_path,
-                     "names CPUs past " + detail::to_decimal(cpulist_max_cpus) + ", more than any kernel supports");
+                detail::add_warning(warnings, warning_kind::value_out_of_range, online_path,
+                                    "names CPUs past " + detail::to_decimal(cpulist_max_cpus) +
+                                        ", more than any kernel supports");
             else
                 note(warning_kind::parse_error, online_path, "not a cpulist");
         } else {
@@ -5254,10 +5260,10 @@ std::pair<host_info, accelerator_profile> probe_host(const S& sys, std::vector<w
     // What this process may run on: its affinity mask, which cgroup cpusets narrow, at
     // most the CPUs online (a task's mask names every possible CPU, offline and
     // hot-pluggable ones too, where no cpuset narrows it).
-    constexpr std::string_view status_path = "/proc/self/status";
+    constexpr std::string_view status_path = "/proc/self/status"sv;
     if (auto text = detail::read_optional_file(sys, status_path, 64 * 1024, warnings)) {
         detail::for_each_key_value(*text, [&](std::string_view key, std::string_view value, bool has_colon) {
-            if (!has_colon || key != "Cpus_allowed_list") return;
+            if (!has_colon || key != "Cpus_allowed_list"sv) return;
             auto n = cpulist_count(value);
             if (!n || *n == 0) {
                 note(warning_kind::parse_error, status_path, "Cpus_allowed_list is not a cpulist");
@@ -5270,24 +5276,24 @@ std::pair<host_info, accelerator_profile> probe_host(const S& sys, std::vector<w
             host.cpu.usable_threads = *n;
         });
     }
-    const auto self_cgroup = detail::read_optional_file(sys, "/proc/self/cgroup", 64 * 1024, warnings);
+    const auto self_cgroup = detail::read_optional_file(sys, "/proc/self/cgroup"sv, 64 * 1024, warnings);
     const auto limits = detail::probe_cgroup_limits(sys, self_cgroup, warnings);
     host.cpu.cpu_quota = limits.cpu_quota;
 
     std::uint64_t hugetlb = 0;
-    if (auto text = read_reporting("/proc/meminfo")) {
+    if (auto text = read_reporting("/proc/meminfo"sv)) {
         host.memory = detail::parse_meminfo_and_pool(*text, hugetlb);
         if (!host.memory.total_bytes) {
             std::optional<std::string_view> total; // the MemTotal line's value, when there is one
             detail::for_each_key_value(*text, [&](std::string_view key, std::string_view value, bool has_colon) {
-                if (has_colon && key == "MemTotal" && !total) total = value;
+                if (has_colon && key == "MemTotal"sv && !total) total = value;
             });
             const auto number = total ? total->substr(0, total->find(' ')) : std::string_view{};
-            if (!total) note(warning_kind::parse_error, "/proc/meminfo", "no MemTotal line");
+            if (!total) note(warning_kind::parse_error, "/proc/meminfo"sv, "no MemTotal line");
             else if (detail::unparsed_number(number) == warning_kind::value_out_of_range)
-                note(warning_kind::value_out_of_range, "/proc/meminfo", "MemTotal past 2^64 bytes");
+                note(warning_kind::value_out_of_range, "/proc/meminfo"sv, "MemTotal past 2^64 bytes");
             else
-                note(warning_kind::parse_error, "/proc/meminfo", "MemTotal is not a number of kB");
+                note(warning_kind::parse_error, "/proc/meminfo"sv, "MemTotal is not a number of kB");
         }
     }
     if (limits.memory_bytes) host.memory.cgroup_limit_bytes = {*limits.memory_bytes, origin::sysfs};
@@ -5315,14 +5321,14 @@ std::pair<host_info, accelerator_profile> probe_host(const S& sys, std::vector<w
             message += "; the memory total stays MemTotal, the memory the kernel manages (nodes short of it: "
                        "pages not yet initialised or handed to a node; nodes over it: a /proc/meminfo "
                        "virtualised, e.g. by LXCFS)";
-            detail::add_warning(warnings, warning_kind::disagreement, "/sys/devices/system/node", std::move(message));
+            detail::add_warning(warnings, warning_kind::disagreement, "/sys/devices/system/node"sv, std::move(message));
         }
     }
 
     accelerator_profile cpu;
     cpu.kind = device_kind::cpu;
     cpu.maker = host.cpu.maker;
-    cpu.name = host.cpu.model.empty() ? std::string_view("CPU") : std::string_view(host.cpu.model);
+    cpu.name = host.cpu.model.empty() ? "CPU"sv : std::string_view(host.cpu.model);
     // Under a cgroup limit the CPU's memory is the limit, and what is free is what the
     // machine has available and the cgroup has room for, whichever is less. A hugetlb pool
     // is out of both: MemTotal counts it, ordinary allocations cannot use it, MemAvailable
@@ -5444,7 +5450,7 @@ inline void read_cgroup_path(std::string_view path, cgroup_hints& h) {
         std::optional<std::string_view> id; // what the rule leaves of the segment
         for (const auto& r : cgroup_rules) {
             if (*r.previous && r.previous != previous) continue;
-            id = r.exact ? (seg == r.prefix ? std::optional<std::string_view>("") : std::nullopt)
+            id = r.exact ? (seg == r.prefix ? std::optional<std::string_view>(""sv) : std::nullopt)
                          : between(seg, r.prefix, r.suffix);
             if (id) {
                 rule = &r;
@@ -5522,7 +5528,6 @@ inline platform_identity identify_platform(const dmi_info& d, std::string_view h
                                            std::string_view hypervisor_uuid = {}) {
     using detail::icontains;
     using detail::iequals;
-    using namespace std::string_view_literals; // "..."sv: no length counted at run time
     platform_identity p;
     const std::string_view vendor = d.sys_vendor, product = d.product_name;
     const bool ec2_vendor =
@@ -5546,12 +5551,12 @@ inline platform_identity identify_platform(const dmi_info& d, std::string_view h
     else if (d.chassis_vendor == "Bochs"sv) hypervisor = "QEMU"sv; // QEMU's default chassis vendor
     p.hypervisor = hypervisor;
 
-    const auto starts_ec2 = [](std::string_view s) { return s.size() >= 3 && iequals(s.substr(0, 3), "ec2"); };
+    const auto starts_ec2 = [](std::string_view s) { return s.size() >= 3 && iequals(s.substr(0, 3), "ec2"sv); };
     const std::string_view tag = d.chassis_asset_tag;
     // The definitive marks first; a UUID starting "ec2" last, and only in a Xen guest (EC2's
     // Xen-era instances, whose DMI names no vendor): AWS's own page calls that test
     // potentially inaccurate, and one random UUID in 4096 starts so.
-    if (ec2_vendor || icontains(d.bios_version, "amazon")) {
+    if (ec2_vendor || icontains(d.bios_version, "amazon"sv)) {
         p.cloud = cloud_provider::aws;
         // Nitro instances name their type; Xen-era ones say "HVM domU".
         if (ec2_vendor && product.find('.') != std::string_view::npos) p.instance_type = d.product_name;
@@ -5583,7 +5588,7 @@ inline platform_identity identify_platform(const dmi_info& d, std::string_view h
 /// Whether a kernel release or /proc/version string is WSL's: "5.15.153.1-microsoft-
 /// standard-WSL2", "4.4.0-19041-Microsoft" (WSL 1).
 constexpr bool is_wsl_kernel(std::string_view release) noexcept {
-    return detail::icontains(release, "microsoft") || release.find("WSL") != std::string_view::npos;
+    return detail::icontains(release, "microsoft"sv) || release.find("WSL"sv) != std::string_view::npos;
 }
 
 /// Whether `s` is a Kubernetes namespace name (an RFC 1123 label: 1–63 of a-z, 0-9 and
@@ -5626,7 +5631,7 @@ dmi_info read_dmi(const S& sys, std::vector<warning>& warnings) {
     };
     // Virtual machines without firmware tables (Firecracker) and most Arm boards have no
     // DMI folder: one lookup says so instead of ten.
-    if (!sys.exists("/sys/class/dmi/id")) return d;
+    if (!sys.exists("/sys/class/dmi/id"sv)) return d;
     std::vector<warning> ignored; // for the root-only files: permission denied is the normal case for users
     for (const auto& f : fields) {
         std::string path = "/sys/class/dmi/id/";
@@ -5646,7 +5651,6 @@ dmi_info read_dmi(const S& sys, std::vector<warning>& warnings) {
 /// for anything else. (Hyper-V's clocksource adds nothing: its guests have DMI, except
 /// WSL 2, which `wsl` names.)
 constexpr std::string_view paravirtual_clock_hypervisor(std::string_view clocks) noexcept {
-    using namespace std::string_view_literals;
     return detail::icontains(clocks, "kvm-clock"sv) ? "KVM"sv : std::string_view{};
 }
 
@@ -5654,7 +5658,7 @@ constexpr std::string_view paravirtual_clock_hypervisor(std::string_view clocks)
 /// such as Firecracker have none). A hint only, so a file that cannot be read is no warning.
 template <system_view S>
 std::string_view paravirtual_clock_hypervisor(const S& sys) {
-    const auto r = sys.read_file("/sys/devices/system/clocksource/clocksource0/available_clocksource", 4096);
+    const auto r = sys.read_file("/sys/devices/system/clocksource/clocksource0/available_clocksource"sv, 4096);
     return r.ok() ? paravirtual_clock_hypervisor(r.data) : std::string_view{};
 }
 
@@ -5663,13 +5667,12 @@ std::string_view paravirtual_clock_hypervisor(const S& sys) {
 /// give no warning; unreadable ones do.
 template <system_view S>
 runtime_environment probe_environment(const S& sys, std::vector<warning>& warnings) {
-    using namespace std::string_view_literals; // "..."sv: no length counted at run time
     runtime_environment env;
     // Containers: marker files first, then cgroup paths (PID 1's, then ours). CRI-O
     // writes /run/.containerenv too (empty), so in a Kubernetes pod the cgroup path's
     // runtime wins over that marker.
-    if (sys.exists("/.dockerenv")) env.container = container_runtime::docker;
-    else if (sys.exists("/run/.containerenv")) env.container = container_runtime::podman;
+    if (sys.exists("/.dockerenv"sv)) env.container = container_runtime::docker;
+    else if (sys.exists("/run/.containerenv"sv)) env.container = container_runtime::podman;
     const bool containerenv_only = env.container == container_runtime::podman;
     for (std::string_view path : {"/proc/1/cgroup"sv, "/proc/self/cgroup"sv}) {
         const auto text = detail::read_optional_file(sys, path, 64 * 1024, warnings);
@@ -5702,15 +5705,15 @@ runtime_environment probe_environment(const S& sys, std::vector<warning>& warnin
             if (env.container != container_runtime::none) break;
         }
         if (env.container == container_runtime::none)
-            if (const auto c = sys.env("container")) env.container = runtime_named(*c);
+            if (const auto c = sys.env("container"sv)) env.container = runtime_named(*c);
         // Apptainer (Singularity), common on HPC clusters, shares the host's cgroups and
         // writes none of the above; its image always holds /.singularity.d.
-        if (env.container == container_runtime::none && sys.exists("/.singularity.d"))
+        if (env.container == container_runtime::none && sys.exists("/.singularity.d"sv))
             env.container = container_runtime::other;
     }
 
     // Kubernetes: the service variables every pod gets, and the service account's namespace.
-    if (const auto host = sys.env("KUBERNETES_SERVICE_HOST"); host && !host->empty()) env.kubernetes = true;
+    if (const auto host = sys.env("KUBERNETES_SERVICE_HOST"sv); host && !host->empty()) env.kubernetes = true;
     constexpr std::string_view ns_path = "/var/run/secrets/kubernetes.io/serviceaccount/namespace";
     if (const auto ns = detail::read_optional_file(sys, ns_path, 4096, warnings)) {
         const std::string_view name = detail::trim(*ns);
@@ -5737,14 +5740,14 @@ runtime_environment probe_environment(const S& sys, std::vector<warning>& warnin
 
     // Hypervisor and cloud.
     const auto dmi = read_dmi(sys, warnings);
-    auto hv_type = detail::read_optional_file(sys, "/sys/hypervisor/type", 256, warnings);
+    auto hv_type = detail::read_optional_file(sys, "/sys/hypervisor/type"sv, 256, warnings);
     // Xen's control domain (dom0) runs on the machine itself: /proc/xen/capabilities says
     // "control_d" there, and a hint that cannot be read is no warning.
     if (hv_type) {
-        const auto caps = sys.read_file("/proc/xen/capabilities", 256);
+        const auto caps = sys.read_file("/proc/xen/capabilities"sv, 256);
         if (caps.ok() && caps.data.find("control_d") != std::string::npos) hv_type.reset();
     }
-    const auto hv_uuid = detail::read_optional_file(sys, "/sys/hypervisor/uuid", 256, warnings);
+    const auto hv_uuid = detail::read_optional_file(sys, "/sys/hypervisor/uuid"sv, 256, warnings);
     auto platform = identify_platform(dmi, hv_type ? std::string_view(*hv_type) : std::string_view{},
                                       hv_uuid ? std::string_view(*hv_uuid) : std::string_view{});
     env.hypervisor = std::move(platform.hypervisor);
@@ -5855,7 +5858,7 @@ constexpr std::string_view state_name(std::string_view s) noexcept {
 
 /// Whether a logical state means the port passes traffic: the kernel's "ACTIVE" (4), or
 /// ibstat's "Active". ACTIVE_DEFER is a transition and is not counted.
-constexpr bool is_active_state(std::string_view s) noexcept { return iequals(state_name(s), "ACTIVE"); }
+constexpr bool is_active_state(std::string_view s) noexcept { return iequals(state_name(s), "ACTIVE"sv); }
 
 /// A port rate → Gb/s in one direction: "400 Gb/sec (4X NDR)" (sysfs, ibstatus),
 /// "2.5 Gb/sec (1X SDR)", or the bare "400" of ibstat. nullopt for anything else.
@@ -5879,10 +5882,10 @@ constexpr double both_directions_gbytes(double gbit_one_way) noexcept { return g
 /// table says), on an iWARP RNIC or a usNIC it is RDMA over Ethernet but not RoCE.
 inline interconnect_kind kind_of(std::string_view link_layer, std::string_view node_type) noexcept {
     link_layer = trim(link_layer);
-    if (iequals(link_layer, "InfiniBand")) return interconnect_kind::infiniband;
-    if (iequals(link_layer, "Ethernet")) {
+    if (iequals(link_layer, "InfiniBand"sv)) return interconnect_kind::infiniband;
+    if (iequals(link_layer, "Ethernet"sv)) {
         const auto n = state_name(node_type);
-        if (iequals(n, "RNIC") || n.starts_with("usNIC")) return interconnect_kind::ethernet;
+        if (iequals(n, "RNIC"sv) || n.starts_with("usNIC")) return interconnect_kind::ethernet;
         return interconnect_kind::roce;
     }
     return interconnect_kind::none;
@@ -6056,8 +6059,8 @@ inline fabric_result parse_ibstat(std::string_view text) {
             return !stop;
         }
         bool changed = false;
-        if (key == "CA type") ca->hca_type = clean(value, changed);
-        else if (key == "Firmware version") ca->firmware = clean(value, changed);
+        if (key == "CA type"sv) ca->hca_type = clean(value, changed);
+        else if (key == "Firmware version"sv) ca->firmware = clean(value, changed);
         else b.apply(key, value, number);
         if (changed) problems.add(number, std::string(key) + " not printable: " + detail::parsing::quote_value(value));
         return true;
@@ -6157,9 +6160,9 @@ template <system_view S>
 std::optional<std::string> pci_function_dir(const S& sys, const std::string& dir) {
     if (auto target = resolve_sysfs_link(sys, dir + "/device"))
         if (parse_pci_address(base_name(*target))) return target;
-    const std::string parent = join_path(dir, "..");
-    if (base_name(parent) != "infiniband") return std::nullopt;
-    std::string function = join_path(parent, "..");
+    const std::string parent = join_path(dir, ".."sv);
+    if (base_name(parent) != "infiniband"sv) return std::nullopt;
+    std::string function = join_path(parent, ".."sv);
     if (!parse_pci_address(base_name(function))) return std::nullopt;
     return function;
 }
@@ -6171,7 +6174,7 @@ template <system_view S>
 bool has_roce_v2_gid(const S& sys, const std::string& port_dir) {
     for (std::uint64_t i = 0; i < 8; ++i) {
         const auto r = sys.read_file(port_dir + "/gid_attrs/types/" + to_decimal(i), 64);
-        if (r.status == read_status::ok && trim(r.data) == "RoCE v2") return true;
+        if (r.status == read_status::ok && trim(r.data) == "RoCE v2"sv) return true;
     }
     return false;
 }
@@ -6180,7 +6183,7 @@ bool has_roce_v2_gid(const S& sys, const std::string& port_dir) {
 /// them into interconnects on the way, with no list of ports in between.
 template <system_view S, class F>
 void for_each_port(const S& sys, std::vector<warning>& warnings, F&& take) {
-    auto names = sys.list_dir("/sys/class/infiniband");
+    auto names = sys.list_dir("/sys/class/infiniband"sv);
     if (!names) return;
     detail::sort_names(*names, natural_less);
     if (names->size() > max_devices) {
@@ -6188,7 +6191,7 @@ void for_each_port(const S& sys, std::vector<warning>& warnings, F&& take) {
         message += " devices; the first ";
         message += detail::to_decimal(max_devices);
         message += " read";
-        detail::add_warning(warnings, warning_kind::value_out_of_range, "/sys/class/infiniband", std::move(message));
+        detail::add_warning(warnings, warning_kind::value_out_of_range, "/sys/class/infiniband"sv, std::move(message));
         names->resize(max_devices);
     }
     for (const auto& name : *names) {
@@ -6237,14 +6240,14 @@ void for_each_port(const S& sys, std::vector<warning>& warnings, F&& take) {
             if (!p.rate_text.empty()) {
                 if (const auto g = parse_rate(p.rate_text)) p.rate_gbit = {*g, origin::sysfs};
                 else
-                    detail::add_value_warning(warnings, warning_kind::parse_error, pdir + "/rate", "not a port rate:",
+                    detail::add_value_warning(warnings, warning_kind::parse_error, pdir + "/rate", "not a port rate:"sv,
                                               p.rate_text);
             }
             p.kind = kind_of(p.link_layer, p.node_type);
             if (p.kind == interconnect_kind::roce && has_roce_v2_gid(sys, pdir)) p.kind = interconnect_kind::roce_v2;
-            if (p.kind == interconnect_kind::none && !p.link_layer.empty() && p.link_layer != "Unknown")
+            if (p.kind == interconnect_kind::none && !p.link_layer.empty() && p.link_layer != "Unknown"sv)
                 detail::add_value_warning(warnings, warning_kind::parse_error, pdir + "/link_layer",
-                                          "unknown link layer", p.link_layer);
+                                          "unknown link layer"sv, p.link_layer);
             take(std::move(p));
         }
     }
@@ -22384,8 +22387,8 @@ constexpr bool is_pseudo_block_device(std::string_view name) noexcept {
 /// disks (SCSI "PersistentDisk", NVMe "nvme_card-pd"; GCP's local SSDs are "nvme_card"),
 /// and a BMC's virtual media (the Linux USB mass-storage gadget, "File-Stor Gadget").
 constexpr bool names_virtual_disk(std::string_view vendor, std::string_view model) noexcept {
-    for (std::string_view marker : {"QEMU", "VMware", "Virtual", "VBOX", "Msft", "Amazon Elastic Block Store",
-                                    "PersistentDisk", "nvme_card-pd", "File-Stor Gadget"})
+    for (std::string_view marker : {"QEMU"sv, "VMware"sv, "Virtual"sv, "VBOX"sv, "Msft"sv, "Amazon Elastic Block Store"sv,
+                                    "PersistentDisk"sv, "nvme_card-pd"sv, "File-Stor Gadget"sv})
         if (detail::icontains(vendor, marker) || detail::icontains(model, marker)) return true;
     return false;
 }
@@ -22413,15 +22416,15 @@ static_assert(classify_block_device("sda", "ATA", "ST4000DM004", true) == storag
 namespace detail {
 inline std::optional<bool> parse_rotational(std::string_view s) noexcept {
     s = trim(s);
-    if (s == "1") return true;
-    if (s == "0") return false;
+    if (s == "1"sv) return true;
+    if (s == "0"sv) return false;
     return std::nullopt;
 }
 
 // A SCSI disk's folder under an iSCSI session ("/session3/target3:0:0/…") or a Fibre
 // Channel remote port ("/rport-1:0-0/target1:0:0/…"): a volume of a storage network.
 constexpr bool scsi_over_network(std::string_view dir) noexcept {
-    for (std::string_view mark : {std::string_view("/session"), std::string_view("/rport-")})
+    for (std::string_view mark : {"/session"sv, "/rport-"sv})
         for (auto at = dir.find(mark); at != std::string_view::npos; at = dir.find(mark, at + 1))
             if (at + mark.size() < dir.size() && dir[at + mark.size()] >= '0' && dir[at + mark.size()] <= '9')
                 return true;
@@ -22466,7 +22469,7 @@ bool nvme_over_fabrics(const S& sys, std::string_view dir) {
         const auto r = sys.read_file(controller + "/transport", 64);
         if (!r.ok()) return false;
         const std::string_view t = trim(r.data);
-        return t == "tcp" || t == "rdma" || t == "fc";
+        return t == "tcp"sv || t == "rdma"sv || t == "fc"sv;
     };
     if (!base_name(parent).starts_with("nvme-subsys")) return remote(parent);
     const auto entries = sys.list_dir(parent);
@@ -22499,7 +22502,7 @@ std::optional<storage_device> read_block_device(const S& sys, std::string_view n
     constexpr std::size_t cap = 4096;
     // An NVMe multipath path (nvmeXcYnZ); its namespace is listed as nvmeXnZ.
     const auto hidden = detail::read_optional_file(sys, d + "/hidden", cap, warnings);
-    if (hidden && detail::trim(*hidden) == "1") return std::nullopt;
+    if (hidden && detail::trim(*hidden) == "1"sv) return std::nullopt;
     storage_device dev;
     dev.name = std::string(name);
     const std::string size_path = d + "/size";
@@ -22565,7 +22568,7 @@ std::optional<storage_device> read_multipath_map(const S& sys, std::string_view 
 template <system_view S>
 std::vector<storage_device> probe_storage(const S& sys, std::vector<warning>& warnings) {
     std::vector<storage_device> out;
-    auto names = detail::list_optional_dir(sys, "/sys/block", warnings);
+    auto names = detail::list_optional_dir(sys, "/sys/block"sv, warnings);
     if (!names) return out;
     detail::sort_names(*names, detail::name_less); // disks come out by name
     for (const auto& name : *names) {
@@ -22658,7 +22661,7 @@ inline void collect_lsblk_disks(const nlohmann::json& list, int depth, std::vect
         if (!j.is_object()) continue;
         std::string name = json_text(j, "name");
         if (name.starts_with("/dev/")) name.erase(0, 5); // --paths
-        if (json_text(j, "type") == "disk" && !name.empty() && !is_pseudo_block_device(name)) {
+        if (json_text(j, "type") == "disk"sv && !name.empty() && !is_pseudo_block_device(name)) {
             const auto size = json_size(j);
             const bool seen =
                 std::any_of(out.begin(), out.end(), [&](const storage_device& d) { return d.name == name; });

@@ -17,6 +17,12 @@
 
 AI_HWACCEL_NAMESPACE_BEGIN
 
+// The library writes a literal it uses as text "like this"sv: its length is then known when
+// compiled. A plain literal passed as a string_view costs a call to string_view's
+// constructor, strlen and all, at each use (GCC at -Os does not fold it), which across
+// detection's hundreds of paths and names is a kilobyte and more of code.
+using namespace std::string_view_literals;
+
 namespace detail {
 
 constexpr char ascii_lower(char c) noexcept {

@@ -44,7 +44,7 @@ constexpr cpu_features cpu_features_from_flags(std::string_view flags, bool arm)
         for (std::size_t i = 0; i < cpu_feature_count; ++i)
             if (((cpu_arm_features >> i) & 1u) == (arm ? 1u : 0u) && word == cpu_proc_flags[i])
                 features.set(static_cast<cpu_feature>(i));
-        if (arm && word == "neon") features.set(cpu_feature::neon); // 32-bit Arm's name for it
+        if (arm && word == "neon"sv) features.set(cpu_feature::neon); // 32-bit Arm's name for it
     }
     return features;
 }
@@ -57,13 +57,12 @@ namespace detail {
 /// hugetlbfs and MAP_HUGETLB mappings, not ordinary allocations or a model file's pages
 /// (Documentation/admin-guide/mm/hugetlbpage.rst).
 inline memory_info parse_meminfo_and_pool(std::string_view text, std::uint64_t& hugetlb_bytes) {
-    using namespace std::string_view_literals; // "..."sv: no length counted at run time
     memory_info m;
     std::uint64_t pool = 0, pages = 0, page_kib = 0;
     bool has_pool = false;
     for_each_key_value(text, [&](std::string_view key, std::string_view value, bool) {
         const auto sp = value.find(' ');
-        const std::string_view unit = sp == std::string_view::npos ? "" : trim(value.substr(sp));
+        const std::string_view unit = sp == std::string_view::npos ? ""sv : trim(value.substr(sp));
         const auto n = parse_u64(value.substr(0, sp));
         if (!n) return;
         std::uint64_t mul = 1;
@@ -129,7 +128,7 @@ inline constexpr std::uint64_t cgroup_unlimited = std::uint64_t{1} << 62;
 /// (a page-rounded huge number = none). Returns the limit in bytes, if there is one.
 inline std::optional<std::uint64_t> parse_cgroup_memory_limit(std::string_view text) noexcept {
     text = detail::trim(text);
-    if (text == "max") return std::nullopt;
+    if (text == "max"sv) return std::nullopt;
     const auto n = detail::parse_u64(text);
     if (!n || *n >= detail::cgroup_unlimited) return std::nullopt;
     return n;
@@ -410,7 +409,6 @@ inline void name_arm_cpu(cpu_info& c, const arm_core_tally& t) {
 
 /// /proc/cpuinfo → model, vendor, topology and the ISA features that matter for inference.
 inline cpu_info parse_cpuinfo(std::string_view text) {
-    using namespace std::string_view_literals; // "..."sv: no length counted at run time
     cpu_info c;
     std::vector<std::string> packages;
     std::vector<std::string> cores; // package and core id, a line break between (no value holds one)
@@ -425,7 +423,7 @@ inline cpu_info parse_cpuinfo(std::string_view text) {
         if (key == "processor"sv) {
             ++processors;
             current_package.clear();
-        } else if (key.starts_with("processor "sv) && detail::parse_u64(key.substr(10))) {
+        } else if (key.starts_with("processor ") && detail::parse_u64(key.substr(10))) {
             // s390x: one "processor N: version = FF,  identification = …,  machine = 2964"
             // line per CPU (arch/s390/kernel/processor.c).
             ++processors;
@@ -438,11 +436,11 @@ inline cpu_info parse_cpuinfo(std::string_view text) {
             // the model is what precedes the first comma.
             c.model = std::string(detail::trim(value.substr(0, value.find(','))));
             // The maker stays unknown: the vendor table has no IBM.
-            if (value.starts_with("POWER"sv) || value.find("PPC"sv) != std::string_view::npos)
+            if (value.starts_with("POWER") || value.find("PPC"sv) != std::string_view::npos)
                 c.arch = cpu_arch::ppc64le;
         } else if (key == "uarch"sv && c.model.empty()) {
             c.model = std::string(value); // RISC-V: "uarch : sifive,u74-mc" (Linux 6.1 and later)
-        } else if (key == "isa"sv && value.starts_with("rv64"sv)) {
+        } else if (key == "isa"sv && value.starts_with("rv64")) {
             c.arch = cpu_arch::riscv64; // RISC-V: "isa : rv64imafdc_zicsr…"
         } else if (key == "vendor_id"sv && c.maker == vendor::unknown) {
             if (value == "GenuineIntel"sv) c.maker = vendor::intel;
@@ -497,24 +495,24 @@ struct lscpu_info {
 
 namespace detail {
 constexpr cpu_arch parse_cpu_arch(std::string_view s) noexcept {
-    if (s == "x86_64" || s == "amd64") return cpu_arch::x86_64;
-    if (s == "aarch64" || s == "arm64") return cpu_arch::aarch64;
-    if (s == "riscv64") return cpu_arch::riscv64;
-    if (s == "ppc64le") return cpu_arch::ppc64le;
-    if (s == "s390x") return cpu_arch::s390x;
+    if (s == "x86_64"sv || s == "amd64"sv) return cpu_arch::x86_64;
+    if (s == "aarch64"sv || s == "arm64"sv) return cpu_arch::aarch64;
+    if (s == "riscv64"sv) return cpu_arch::riscv64;
+    if (s == "ppc64le"sv) return cpu_arch::ppc64le;
+    if (s == "s390x"sv) return cpu_arch::s390x;
     if (s.starts_with("arm")) return cpu_arch::arm; // armv7l, armv6l, armv8l (32-bit)
     return cpu_arch::unknown;
 }
 
 /// lscpu's "Vendor ID": the x86 CPUID vendor string, or on Arm the implementer's name.
 constexpr vendor cpu_vendor_from_id(std::string_view s) noexcept {
-    if (s == "GenuineIntel") return vendor::intel;
-    if (s == "AuthenticAMD") return vendor::amd;
-    if (s == "ARM") return vendor::arm;
-    if (s == "Qualcomm") return vendor::qualcomm;
-    if (s == "Apple") return vendor::apple;
-    if (s == "NVIDIA") return vendor::nvidia;
-    if (s == "Samsung") return vendor::samsung;
+    if (s == "GenuineIntel"sv) return vendor::intel;
+    if (s == "AuthenticAMD"sv) return vendor::amd;
+    if (s == "ARM"sv) return vendor::arm;
+    if (s == "Qualcomm"sv) return vendor::qualcomm;
+    if (s == "Apple"sv) return vendor::apple;
+    if (s == "NVIDIA"sv) return vendor::nvidia;
+    if (s == "Samsung"sv) return vendor::samsung;
     return vendor::unknown;
 }
 
@@ -548,39 +546,39 @@ inline lscpu_info parse_lscpu(std::string_view text) {
     };
     detail::for_each_key_value(text, [&](std::string_view key, std::string_view value, bool has_colon) {
         if (!has_colon) return;
-        if (key == "Architecture") {
+        if (key == "Architecture"sv) {
             out.cpu.arch = detail::parse_cpu_arch(value);
-        } else if (key == "CPU(s)") {
+        } else if (key == "CPU(s)"sv) {
             cpus_total = detail::parse_count(value);
-        } else if (key == "On-line CPU(s) list") {
+        } else if (key == "On-line CPU(s) list"sv) {
             cpus_online = cpulist_count(value);
-        } else if (key == "Vendor ID") {
+        } else if (key == "Vendor ID"sv) {
             if (out.cpu.maker == vendor::unknown) out.cpu.maker = detail::cpu_vendor_from_id(value);
-        } else if (key == "Model name") {
+        } else if (key == "Model name"sv) {
             if (blocks.empty() || blocks.back().has_model) blocks.emplace_back();
             blocks.back().has_model = true;
             if (out.cpu.model.empty()) out.cpu.model = std::string(value);
-        } else if (key == "Thread(s) per core") {
+        } else if (key == "Thread(s) per core"sv) {
             current().threads_per_core = detail::parse_count(value);
-        } else if (key == "Core(s) per socket" || key == "Core(s) per cluster") {
+        } else if (key == "Core(s) per socket"sv || key == "Core(s) per cluster"sv) {
             current().cores_per_unit = detail::parse_count(value);
-        } else if (key == "Socket(s)") {
+        } else if (key == "Socket(s)"sv) {
             current().sockets = detail::parse_count(value);
-        } else if (key == "Cluster(s)") {
+        } else if (key == "Cluster(s)"sv) {
             current().clusters = detail::parse_count(value);
-        } else if (key == "NUMA node(s)") {
+        } else if (key == "NUMA node(s)"sv) {
             out.numa_node_count = detail::parse_count(value).value_or(0);
         } else if (key.starts_with("NUMA node") && key.size() > 16 && key.ends_with(" CPU(s)")) {
             const auto id = detail::parse_count(key.substr(9, key.size() - 16));
             if (id && parse_cpulist(value)) out.numa.push_back(numa_node{*id, 0, std::string(value)});
-        } else if (key == "Flags") {
+        } else if (key == "Flags"sv) {
             // Hybrid parts print one line per CPU type: keep what every type has.
             // lscpu prints "Architecture" first; Arm kernels also say "aarch64"/"armv7l".
             const bool arm = out.cpu.arch == cpu_arch::aarch64 || out.cpu.arch == cpu_arch::arm;
             const auto f = detail::cpu_features_from_flags(value, arm);
             out.cpu.features.bits = seen_flags ? (out.cpu.features.bits & f.bits) : f.bits;
             seen_flags = true;
-        } else if (key == "Hypervisor vendor") {
+        } else if (key == "Hypervisor vendor"sv) {
             out.hypervisor_vendor = std::string(value);
         }
     });
@@ -618,11 +616,13 @@ constexpr std::optional<double> cpu_quota_ratio(std::uint64_t quota, std::uint64
 /// cgroup v2 `cpu.max` → the quota in CPUs: "max 100000" → 0 (no quota), "250000 100000"
 /// → 2.5. nullopt when the text is neither.
 constexpr std::optional<double> parse_cgroup_cpu_max(std::string_view text) noexcept {
+
     text = detail::trim(text);
     const auto sp = text.find(' ');
     const std::string_view quota = text.substr(0, sp);
     const std::string_view period = sp == std::string_view::npos ? std::string_view{} : detail::trim(text.substr(sp));
-    if (quota == "max") {
+    if (quota == "max"sv) {
+
         if (!period.empty() && !detail::parse_u64(period)) return std::nullopt;
         return 0.0;
     }
@@ -662,7 +662,7 @@ inline std::optional<std::string> own_cgroup_path(std::string_view proc_cgroup, 
         const std::string_view path = line.substr(c2 + 1);
         if (path.empty() || path.front() != '/') continue;
         if (controller.empty()) {
-            if (line.substr(0, c1) == "0" && controllers.empty()) return std::string(path);
+            if (line.substr(0, c1) == "0"sv && controllers.empty()) return std::string(path);
             continue;
         }
         while (!controllers.empty()) {
@@ -678,11 +678,11 @@ inline std::optional<std::string> own_cgroup_path(std::string_view proc_cgroup, 
 /// limits and its ancestors' are, whether or not the process sees a cgroup namespace.
 inline std::vector<std::string> cgroup_dirs(std::string_view mount, std::string_view path) {
     std::vector<std::string> dirs;
-    std::string p = join_path("/", path);
+    std::string p = join_path("/"sv, path);
     for (int depth = 0; depth < 64; ++depth) {
-        dirs.push_back(p == "/" ? std::string(mount) : std::string(mount) + p);
-        if (p == "/") break;
-        p = join_path(p, "..");
+        dirs.push_back(p == "/"sv ? std::string(mount) : std::string(mount) + p);
+        if (p == "/"sv) break;
+        p = join_path(p, ".."sv);
     }
     return dirs;
 }
@@ -755,13 +755,13 @@ cgroup_limits probe_cgroup_limits(const S& sys, const std::optional<std::string>
                 // "max" or v1's page-rounded 2^63 is no limit; anything else not a number is bad.
                 const std::string_view value = trim(*text);
                 const auto n = parse_u64(value);
-                if (!n && value != "max") problem = "not 'max' or a number of bytes";
+                if (!n && value != "max"sv) problem = "not 'max' or a number of bytes";
                 if (n && *n < cgroup_unlimited) {
                     if (!r.memory_bytes || *n < *r.memory_bytes) r.memory_bytes = n;
                     // v2's counters count the cgroup's descendants too; v1's hierarchical
                     // one is total_inactive_file (its inactive_file is the cgroup's own).
                     const bool v2 = p.controller.empty();
-                    const std::string_view usage = v2 ? "memory.current" : "memory.usage_in_bytes";
+                    const std::string_view usage = v2 ? "memory.current"sv : "memory.usage_in_bytes"sv;
                     std::optional<std::uint64_t> set;
                     if (const auto used = read_in(dir, usage, 256)) {
                         set = parse_u64(trim(*used));
@@ -771,8 +771,8 @@ cgroup_limits probe_cgroup_limits(const S& sys, const std::optional<std::string>
                         }
                     }
                     if (set) {
-                        if (const auto stat = read_in(dir, "memory.stat", 16 * 1024))
-                            if (const auto c = cgroup_stat(*stat, v2 ? "inactive_file" : "total_inactive_file"))
+                        if (const auto stat = read_in(dir, "memory.stat"sv, 16 * 1024))
+                            if (const auto c = cgroup_stat(*stat, v2 ? "inactive_file"sv : "total_inactive_file"sv))
                                 *set -= *c < *set ? *c : *set;
                         const std::uint64_t room = *n > *set ? *n - *set : 0;
                         if (!r.memory_free_bytes || room < *r.memory_free_bytes) r.memory_free_bytes = room;
@@ -783,7 +783,7 @@ cgroup_limits probe_cgroup_limits(const S& sys, const std::optional<std::string>
                 if (p.what == limit::cpu_max) {
                     q = parse_cgroup_cpu_max(*text);
                     problem = "not 'max <period>' or '<quota> <period>'";
-                } else if (const auto period = read_in(dir, "cpu.cfs_period_us", 256)) {
+                } else if (const auto period = read_in(dir, "cpu.cfs_period_us"sv, 256)) {
                     q = parse_cgroup_cfs_quota(*text, *period);
                     problem = "not a quota and period in microseconds";
                 } else {
@@ -813,6 +813,7 @@ cgroup_limits probe_cgroup_limits(const S& sys, const std::optional<std::string>
 template <system_view S>
 void probe_cpu_topology(const S& sys, std::string_view online_list, cpu_info& cpu, std::vector<warning>& warnings) {
     const auto cpus = parse_cpulist(online_list);
+
     if (!cpus || cpus->empty()) return;
     const bool ids_per_cluster = cpu.arch != cpu_arch::x86_64;
     std::vector<std::string> packages; // ids as text, counted as parse_cpuinfo counts its own
@@ -856,7 +857,8 @@ void probe_cpu_topology(const S& sys, std::string_view online_list, cpu_info& cp
         message += " and ";
         message += detail::to_decimal(physical);
         message += "; using sysfs, which describes the online CPUs";
-        detail::add_warning(warnings, warning_kind::disagreement, "/sys/devices/system/cpu", std::move(message));
+        detail::add_warning(warnings, warning_kind::disagreement, "/sys/devices/system/cpu"sv, std::move(message));
+
     }
     cpu.sockets = sockets;
     cpu.cores = physical;
@@ -868,9 +870,7 @@ void probe_cpu_topology(const S& sys, std::string_view online_list, cpu_info& cp
 template <system_view S>
 std::pair<host_info, accelerator_profile> probe_host(const S& sys, std::vector<warning>& warnings) {
     host_info host;
-    auto note = [&](warning_kind k, std::string_view path, std::string_view msg) {
-        detail::add_warning(warnings, k, path, std::string(msg));
-    };
+    auto note = [&](warning_kind k, std::string_view path, const char* msg) { detail::add_warning(warnings, k, path, msg); };
     auto read_reporting = [&](std::string_view path) -> std::optional<std::string> {
         auto r = sys.read_file(path, default_read_cap);
         if (r.status == read_status::truncated)
@@ -883,18 +883,18 @@ std::pair<host_info, accelerator_profile> probe_host(const S& sys, std::vector<w
         return std::nullopt;
     };
 
-    if (auto text = read_reporting("/proc/cpuinfo")) {
+    if (auto text = read_reporting("/proc/cpuinfo"sv)) {
         host.cpu = parse_cpuinfo(*text);
         // Every architecture's kernel writes a "processor" entry per CPU (s390x: "processor 0:");
         // a file without the word is empty or not /proc/cpuinfo at all.
         if (host.cpu.threads == 0 && text->find("processor") == std::string::npos)
-            note(warning_kind::parse_error, "/proc/cpuinfo", "no processor entries");
+            note(warning_kind::parse_error, "/proc/cpuinfo"sv, "no processor entries");
         // The model string is the firmware's or a hypervisor's (QEMU's model-id): it goes
         // to terminals and JSON, so only printable UTF-8 is kept.
         bool changed = false;
         std::string shown = detail::parsing::printable(host.cpu.model, changed);
         if (changed) {
-            note(warning_kind::parse_error, "/proc/cpuinfo", "model name not printable UTF-8; '?' put in");
+            note(warning_kind::parse_error, "/proc/cpuinfo"sv, "model name not printable UTF-8; '?' put in");
             host.cpu.model = std::move(shown);
         }
     }
@@ -906,8 +906,9 @@ std::pair<host_info, accelerator_profile> probe_host(const S& sys, std::vector<w
         const auto online = cpulist_count(*text);
         if (!online || *online == 0) {
             if (!online && detail::cpulist_ranges(*text, UINT32_MAX))
-                note(warning_kind::value_out_of_range, online_path,
-                     "names CPUs past " + detail::to_decimal(cpulist_max_cpus) + ", more than any kernel supports");
+                detail::add_warning(warnings, warning_kind::value_out_of_range, online_path,
+                                    "names CPUs past " + detail::to_decimal(cpulist_max_cpus) +
+                                        ", more than any kernel supports");
             else
                 note(warning_kind::parse_error, online_path, "not a cpulist");
         } else {
@@ -927,10 +928,10 @@ std::pair<host_info, accelerator_profile> probe_host(const S& sys, std::vector<w
     // What this process may run on: its affinity mask, which cgroup cpusets narrow, at
     // most the CPUs online (a task's mask names every possible CPU, offline and
     // hot-pluggable ones too, where no cpuset narrows it).
-    constexpr std::string_view status_path = "/proc/self/status";
+    constexpr std::string_view status_path = "/proc/self/status"sv;
     if (auto text = detail::read_optional_file(sys, status_path, 64 * 1024, warnings)) {
         detail::for_each_key_value(*text, [&](std::string_view key, std::string_view value, bool has_colon) {
-            if (!has_colon || key != "Cpus_allowed_list") return;
+            if (!has_colon || key != "Cpus_allowed_list"sv) return;
             auto n = cpulist_count(value);
             if (!n || *n == 0) {
                 note(warning_kind::parse_error, status_path, "Cpus_allowed_list is not a cpulist");
@@ -943,24 +944,24 @@ std::pair<host_info, accelerator_profile> probe_host(const S& sys, std::vector<w
             host.cpu.usable_threads = *n;
         });
     }
-    const auto self_cgroup = detail::read_optional_file(sys, "/proc/self/cgroup", 64 * 1024, warnings);
+    const auto self_cgroup = detail::read_optional_file(sys, "/proc/self/cgroup"sv, 64 * 1024, warnings);
     const auto limits = detail::probe_cgroup_limits(sys, self_cgroup, warnings);
     host.cpu.cpu_quota = limits.cpu_quota;
 
     std::uint64_t hugetlb = 0;
-    if (auto text = read_reporting("/proc/meminfo")) {
+    if (auto text = read_reporting("/proc/meminfo"sv)) {
         host.memory = detail::parse_meminfo_and_pool(*text, hugetlb);
         if (!host.memory.total_bytes) {
             std::optional<std::string_view> total; // the MemTotal line's value, when there is one
             detail::for_each_key_value(*text, [&](std::string_view key, std::string_view value, bool has_colon) {
-                if (has_colon && key == "MemTotal" && !total) total = value;
+                if (has_colon && key == "MemTotal"sv && !total) total = value;
             });
             const auto number = total ? total->substr(0, total->find(' ')) : std::string_view{};
-            if (!total) note(warning_kind::parse_error, "/proc/meminfo", "no MemTotal line");
+            if (!total) note(warning_kind::parse_error, "/proc/meminfo"sv, "no MemTotal line");
             else if (detail::unparsed_number(number) == warning_kind::value_out_of_range)
-                note(warning_kind::value_out_of_range, "/proc/meminfo", "MemTotal past 2^64 bytes");
+                note(warning_kind::value_out_of_range, "/proc/meminfo"sv, "MemTotal past 2^64 bytes");
             else
-                note(warning_kind::parse_error, "/proc/meminfo", "MemTotal is not a number of kB");
+                note(warning_kind::parse_error, "/proc/meminfo"sv, "MemTotal is not a number of kB");
         }
     }
     if (limits.memory_bytes) host.memory.cgroup_limit_bytes = {*limits.memory_bytes, origin::sysfs};
@@ -988,14 +989,14 @@ std::pair<host_info, accelerator_profile> probe_host(const S& sys, std::vector<w
             message += "; the memory total stays MemTotal, the memory the kernel manages (nodes short of it: "
                        "pages not yet initialised or handed to a node; nodes over it: a /proc/meminfo "
                        "virtualised, e.g. by LXCFS)";
-            detail::add_warning(warnings, warning_kind::disagreement, "/sys/devices/system/node", std::move(message));
+            detail::add_warning(warnings, warning_kind::disagreement, "/sys/devices/system/node"sv, std::move(message));
         }
     }
 
     accelerator_profile cpu;
     cpu.kind = device_kind::cpu;
     cpu.maker = host.cpu.maker;
-    cpu.name = host.cpu.model.empty() ? std::string_view("CPU") : std::string_view(host.cpu.model);
+    cpu.name = host.cpu.model.empty() ? "CPU"sv : std::string_view(host.cpu.model);
     // Under a cgroup limit the CPU's memory is the limit, and what is free is what the
     // machine has available and the cgroup has room for, whichever is less. A hugetlb pool
     // is out of both: MemTotal counts it, ordinary allocations cannot use it, MemAvailable

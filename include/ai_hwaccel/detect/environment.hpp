@@ -98,7 +98,7 @@ inline void read_cgroup_path(std::string_view path, cgroup_hints& h) {
         std::optional<std::string_view> id; // what the rule leaves of the segment
         for (const auto& r : cgroup_rules) {
             if (*r.previous && r.previous != previous) continue;
-            id = r.exact ? (seg == r.prefix ? std::optional<std::string_view>("") : std::nullopt)
+            id = r.exact ? (seg == r.prefix ? std::optional<std::string_view>(""sv) : std::nullopt)
                          : between(seg, r.prefix, r.suffix);
             if (id) {
                 rule = &r;
@@ -176,7 +176,6 @@ inline platform_identity identify_platform(const dmi_info& d, std::string_view h
                                            std::string_view hypervisor_uuid = {}) {
     using detail::icontains;
     using detail::iequals;
-    using namespace std::string_view_literals; // "..."sv: no length counted at run time
     platform_identity p;
     const std::string_view vendor = d.sys_vendor, product = d.product_name;
     const bool ec2_vendor =
@@ -200,12 +199,12 @@ inline platform_identity identify_platform(const dmi_info& d, std::string_view h
     else if (d.chassis_vendor == "Bochs"sv) hypervisor = "QEMU"sv; // QEMU's default chassis vendor
     p.hypervisor = hypervisor;
 
-    const auto starts_ec2 = [](std::string_view s) { return s.size() >= 3 && iequals(s.substr(0, 3), "ec2"); };
+    const auto starts_ec2 = [](std::string_view s) { return s.size() >= 3 && iequals(s.substr(0, 3), "ec2"sv); };
     const std::string_view tag = d.chassis_asset_tag;
     // The definitive marks first; a UUID starting "ec2" last, and only in a Xen guest (EC2's
     // Xen-era instances, whose DMI names no vendor): AWS's own page calls that test
     // potentially inaccurate, and one random UUID in 4096 starts so.
-    if (ec2_vendor || icontains(d.bios_version, "amazon")) {
+    if (ec2_vendor || icontains(d.bios_version, "amazon"sv)) {
         p.cloud = cloud_provider::aws;
         // Nitro instances name their type; Xen-era ones say "HVM domU".
         if (ec2_vendor && product.find('.') != std::string_view::npos) p.instance_type = d.product_name;
@@ -237,7 +236,7 @@ inline platform_identity identify_platform(const dmi_info& d, std::string_view h
 /// Whether a kernel release or /proc/version string is WSL's: "5.15.153.1-microsoft-
 /// standard-WSL2", "4.4.0-19041-Microsoft" (WSL 1).
 constexpr bool is_wsl_kernel(std::string_view release) noexcept {
-    return detail::icontains(release, "microsoft") || release.find("WSL") != std::string_view::npos;
+    return detail::icontains(release, "microsoft"sv) || release.find("WSL"sv) != std::string_view::npos;
 }
 
 /// Whether `s` is a Kubernetes namespace name (an RFC 1123 label: 1–63 of a-z, 0-9 and
@@ -280,7 +279,7 @@ dmi_info read_dmi(const S& sys, std::vector<warning>& warnings) {
     };
     // Virtual machines without firmware tables (Firecracker) and most Arm boards have no
     // DMI folder: one lookup says so instead of ten.
-    if (!sys.exists("/sys/class/dmi/id")) return d;
+    if (!sys.exists("/sys/class/dmi/id"sv)) return d;
     std::vector<warning> ignored; // for the root-only files: permission denied is the normal case for users
     for (const auto& f : fields) {
         std::string path = "/sys/class/dmi/id/";
@@ -300,7 +299,6 @@ dmi_info read_dmi(const S& sys, std::vector<warning>& warnings) {
 /// for anything else. (Hyper-V's clocksource adds nothing: its guests have DMI, except
 /// WSL 2, which `wsl` names.)
 constexpr std::string_view paravirtual_clock_hypervisor(std::string_view clocks) noexcept {
-    using namespace std::string_view_literals;
     return detail::icontains(clocks, "kvm-clock"sv) ? "KVM"sv : std::string_view{};
 }
 
@@ -308,7 +306,7 @@ constexpr std::string_view paravirtual_clock_hypervisor(std::string_view clocks)
 /// such as Firecracker have none). A hint only, so a file that cannot be read is no warning.
 template <system_view S>
 std::string_view paravirtual_clock_hypervisor(const S& sys) {
-    const auto r = sys.read_file("/sys/devices/system/clocksource/clocksource0/available_clocksource", 4096);
+    const auto r = sys.read_file("/sys/devices/system/clocksource/clocksource0/available_clocksource"sv, 4096);
     return r.ok() ? paravirtual_clock_hypervisor(r.data) : std::string_view{};
 }
 
@@ -317,13 +315,12 @@ std::string_view paravirtual_clock_hypervisor(const S& sys) {
 /// give no warning; unreadable ones do.
 template <system_view S>
 runtime_environment probe_environment(const S& sys, std::vector<warning>& warnings) {
-    using namespace std::string_view_literals; // "..."sv: no length counted at run time
     runtime_environment env;
     // Containers: marker files first, then cgroup paths (PID 1's, then ours). CRI-O
     // writes /run/.containerenv too (empty), so in a Kubernetes pod the cgroup path's
     // runtime wins over that marker.
-    if (sys.exists("/.dockerenv")) env.container = container_runtime::docker;
-    else if (sys.exists("/run/.containerenv")) env.container = container_runtime::podman;
+    if (sys.exists("/.dockerenv"sv)) env.container = container_runtime::docker;
+    else if (sys.exists("/run/.containerenv"sv)) env.container = container_runtime::podman;
     const bool containerenv_only = env.container == container_runtime::podman;
     for (std::string_view path : {"/proc/1/cgroup"sv, "/proc/self/cgroup"sv}) {
         const auto text = detail::read_optional_file(sys, path, 64 * 1024, warnings);
@@ -356,15 +353,15 @@ runtime_environment probe_environment(const S& sys, std::vector<warning>& warnin
             if (env.container != container_runtime::none) break;
         }
         if (env.container == container_runtime::none)
-            if (const auto c = sys.env("container")) env.container = runtime_named(*c);
+            if (const auto c = sys.env("container"sv)) env.container = runtime_named(*c);
         // Apptainer (Singularity), common on HPC clusters, shares the host's cgroups and
         // writes none of the above; its image always holds /.singularity.d.
-        if (env.container == container_runtime::none && sys.exists("/.singularity.d"))
+        if (env.container == container_runtime::none && sys.exists("/.singularity.d"sv))
             env.container = container_runtime::other;
     }
 
     // Kubernetes: the service variables every pod gets, and the service account's namespace.
-    if (const auto host = sys.env("KUBERNETES_SERVICE_HOST"); host && !host->empty()) env.kubernetes = true;
+    if (const auto host = sys.env("KUBERNETES_SERVICE_HOST"sv); host && !host->empty()) env.kubernetes = true;
     constexpr std::string_view ns_path = "/var/run/secrets/kubernetes.io/serviceaccount/namespace";
     if (const auto ns = detail::read_optional_file(sys, ns_path, 4096, warnings)) {
         const std::string_view name = detail::trim(*ns);
@@ -391,14 +388,14 @@ runtime_environment probe_environment(const S& sys, std::vector<warning>& warnin
 
     // Hypervisor and cloud.
     const auto dmi = read_dmi(sys, warnings);
-    auto hv_type = detail::read_optional_file(sys, "/sys/hypervisor/type", 256, warnings);
+    auto hv_type = detail::read_optional_file(sys, "/sys/hypervisor/type"sv, 256, warnings);
     // Xen's control domain (dom0) runs on the machine itself: /proc/xen/capabilities says
     // "control_d" there, and a hint that cannot be read is no warning.
     if (hv_type) {
-        const auto caps = sys.read_file("/proc/xen/capabilities", 256);
+        const auto caps = sys.read_file("/proc/xen/capabilities"sv, 256);
         if (caps.ok() && caps.data.find("control_d") != std::string::npos) hv_type.reset();
     }
-    const auto hv_uuid = detail::read_optional_file(sys, "/sys/hypervisor/uuid", 256, warnings);
+    const auto hv_uuid = detail::read_optional_file(sys, "/sys/hypervisor/uuid"sv, 256, warnings);
     auto platform = identify_platform(dmi, hv_type ? std::string_view(*hv_type) : std::string_view{},
                                       hv_uuid ? std::string_view(*hv_uuid) : std::string_view{});
     env.hypervisor = std::move(platform.hypervisor);

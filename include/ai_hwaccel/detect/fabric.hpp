@@ -97,7 +97,7 @@ constexpr std::string_view state_name(std::string_view s) noexcept {
 
 /// Whether a logical state means the port passes traffic: the kernel's "ACTIVE" (4), or
 /// ibstat's "Active". ACTIVE_DEFER is a transition and is not counted.
-constexpr bool is_active_state(std::string_view s) noexcept { return iequals(state_name(s), "ACTIVE"); }
+constexpr bool is_active_state(std::string_view s) noexcept { return iequals(state_name(s), "ACTIVE"sv); }
 
 /// A port rate → Gb/s in one direction: "400 Gb/sec (4X NDR)" (sysfs, ibstatus),
 /// "2.5 Gb/sec (1X SDR)", or the bare "400" of ibstat. nullopt for anything else.
@@ -121,10 +121,10 @@ constexpr double both_directions_gbytes(double gbit_one_way) noexcept { return g
 /// table says), on an iWARP RNIC or a usNIC it is RDMA over Ethernet but not RoCE.
 inline interconnect_kind kind_of(std::string_view link_layer, std::string_view node_type) noexcept {
     link_layer = trim(link_layer);
-    if (iequals(link_layer, "InfiniBand")) return interconnect_kind::infiniband;
-    if (iequals(link_layer, "Ethernet")) {
+    if (iequals(link_layer, "InfiniBand"sv)) return interconnect_kind::infiniband;
+    if (iequals(link_layer, "Ethernet"sv)) {
         const auto n = state_name(node_type);
-        if (iequals(n, "RNIC") || n.starts_with("usNIC")) return interconnect_kind::ethernet;
+        if (iequals(n, "RNIC"sv) || n.starts_with("usNIC")) return interconnect_kind::ethernet;
         return interconnect_kind::roce;
     }
     return interconnect_kind::none;
@@ -298,8 +298,8 @@ inline fabric_result parse_ibstat(std::string_view text) {
             return !stop;
         }
         bool changed = false;
-        if (key == "CA type") ca->hca_type = clean(value, changed);
-        else if (key == "Firmware version") ca->firmware = clean(value, changed);
+        if (key == "CA type"sv) ca->hca_type = clean(value, changed);
+        else if (key == "Firmware version"sv) ca->firmware = clean(value, changed);
         else b.apply(key, value, number);
         if (changed) problems.add(number, std::string(key) + " not printable: " + detail::parsing::quote_value(value));
         return true;
@@ -399,9 +399,9 @@ template <system_view S>
 std::optional<std::string> pci_function_dir(const S& sys, const std::string& dir) {
     if (auto target = resolve_sysfs_link(sys, dir + "/device"))
         if (parse_pci_address(base_name(*target))) return target;
-    const std::string parent = join_path(dir, "..");
-    if (base_name(parent) != "infiniband") return std::nullopt;
-    std::string function = join_path(parent, "..");
+    const std::string parent = join_path(dir, ".."sv);
+    if (base_name(parent) != "infiniband"sv) return std::nullopt;
+    std::string function = join_path(parent, ".."sv);
     if (!parse_pci_address(base_name(function))) return std::nullopt;
     return function;
 }
@@ -413,7 +413,7 @@ template <system_view S>
 bool has_roce_v2_gid(const S& sys, const std::string& port_dir) {
     for (std::uint64_t i = 0; i < 8; ++i) {
         const auto r = sys.read_file(port_dir + "/gid_attrs/types/" + to_decimal(i), 64);
-        if (r.status == read_status::ok && trim(r.data) == "RoCE v2") return true;
+        if (r.status == read_status::ok && trim(r.data) == "RoCE v2"sv) return true;
     }
     return false;
 }
@@ -422,7 +422,7 @@ bool has_roce_v2_gid(const S& sys, const std::string& port_dir) {
 /// them into interconnects on the way, with no list of ports in between.
 template <system_view S, class F>
 void for_each_port(const S& sys, std::vector<warning>& warnings, F&& take) {
-    auto names = sys.list_dir("/sys/class/infiniband");
+    auto names = sys.list_dir("/sys/class/infiniband"sv);
     if (!names) return;
     detail::sort_names(*names, natural_less);
     if (names->size() > max_devices) {
@@ -430,7 +430,7 @@ void for_each_port(const S& sys, std::vector<warning>& warnings, F&& take) {
         message += " devices; the first ";
         message += detail::to_decimal(max_devices);
         message += " read";
-        detail::add_warning(warnings, warning_kind::value_out_of_range, "/sys/class/infiniband", std::move(message));
+        detail::add_warning(warnings, warning_kind::value_out_of_range, "/sys/class/infiniband"sv, std::move(message));
         names->resize(max_devices);
     }
     for (const auto& name : *names) {
@@ -479,14 +479,14 @@ void for_each_port(const S& sys, std::vector<warning>& warnings, F&& take) {
             if (!p.rate_text.empty()) {
                 if (const auto g = parse_rate(p.rate_text)) p.rate_gbit = {*g, origin::sysfs};
                 else
-                    detail::add_value_warning(warnings, warning_kind::parse_error, pdir + "/rate", "not a port rate:",
+                    detail::add_value_warning(warnings, warning_kind::parse_error, pdir + "/rate", "not a port rate:"sv,
                                               p.rate_text);
             }
             p.kind = kind_of(p.link_layer, p.node_type);
             if (p.kind == interconnect_kind::roce && has_roce_v2_gid(sys, pdir)) p.kind = interconnect_kind::roce_v2;
-            if (p.kind == interconnect_kind::none && !p.link_layer.empty() && p.link_layer != "Unknown")
+            if (p.kind == interconnect_kind::none && !p.link_layer.empty() && p.link_layer != "Unknown"sv)
                 detail::add_value_warning(warnings, warning_kind::parse_error, pdir + "/link_layer",
-                                          "unknown link layer", p.link_layer);
+                                          "unknown link layer"sv, p.link_layer);
             take(std::move(p));
         }
     }

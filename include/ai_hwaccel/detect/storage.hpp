@@ -52,8 +52,8 @@ constexpr bool is_pseudo_block_device(std::string_view name) noexcept {
 /// disks (SCSI "PersistentDisk", NVMe "nvme_card-pd"; GCP's local SSDs are "nvme_card"),
 /// and a BMC's virtual media (the Linux USB mass-storage gadget, "File-Stor Gadget").
 constexpr bool names_virtual_disk(std::string_view vendor, std::string_view model) noexcept {
-    for (std::string_view marker : {"QEMU", "VMware", "Virtual", "VBOX", "Msft", "Amazon Elastic Block Store",
-                                    "PersistentDisk", "nvme_card-pd", "File-Stor Gadget"})
+    for (std::string_view marker : {"QEMU"sv, "VMware"sv, "Virtual"sv, "VBOX"sv, "Msft"sv, "Amazon Elastic Block Store"sv,
+                                    "PersistentDisk"sv, "nvme_card-pd"sv, "File-Stor Gadget"sv})
         if (detail::icontains(vendor, marker) || detail::icontains(model, marker)) return true;
     return false;
 }
@@ -81,15 +81,15 @@ static_assert(classify_block_device("sda", "ATA", "ST4000DM004", true) == storag
 namespace detail {
 inline std::optional<bool> parse_rotational(std::string_view s) noexcept {
     s = trim(s);
-    if (s == "1") return true;
-    if (s == "0") return false;
+    if (s == "1"sv) return true;
+    if (s == "0"sv) return false;
     return std::nullopt;
 }
 
 // A SCSI disk's folder under an iSCSI session ("/session3/target3:0:0/…") or a Fibre
 // Channel remote port ("/rport-1:0-0/target1:0:0/…"): a volume of a storage network.
 constexpr bool scsi_over_network(std::string_view dir) noexcept {
-    for (std::string_view mark : {std::string_view("/session"), std::string_view("/rport-")})
+    for (std::string_view mark : {"/session"sv, "/rport-"sv})
         for (auto at = dir.find(mark); at != std::string_view::npos; at = dir.find(mark, at + 1))
             if (at + mark.size() < dir.size() && dir[at + mark.size()] >= '0' && dir[at + mark.size()] <= '9')
                 return true;
@@ -134,7 +134,7 @@ bool nvme_over_fabrics(const S& sys, std::string_view dir) {
         const auto r = sys.read_file(controller + "/transport", 64);
         if (!r.ok()) return false;
         const std::string_view t = trim(r.data);
-        return t == "tcp" || t == "rdma" || t == "fc";
+        return t == "tcp"sv || t == "rdma"sv || t == "fc"sv;
     };
     if (!base_name(parent).starts_with("nvme-subsys")) return remote(parent);
     const auto entries = sys.list_dir(parent);
@@ -167,7 +167,7 @@ std::optional<storage_device> read_block_device(const S& sys, std::string_view n
     constexpr std::size_t cap = 4096;
     // An NVMe multipath path (nvmeXcYnZ); its namespace is listed as nvmeXnZ.
     const auto hidden = detail::read_optional_file(sys, d + "/hidden", cap, warnings);
-    if (hidden && detail::trim(*hidden) == "1") return std::nullopt;
+    if (hidden && detail::trim(*hidden) == "1"sv) return std::nullopt;
     storage_device dev;
     dev.name = std::string(name);
     const std::string size_path = d + "/size";
@@ -233,7 +233,7 @@ std::optional<storage_device> read_multipath_map(const S& sys, std::string_view 
 template <system_view S>
 std::vector<storage_device> probe_storage(const S& sys, std::vector<warning>& warnings) {
     std::vector<storage_device> out;
-    auto names = detail::list_optional_dir(sys, "/sys/block", warnings);
+    auto names = detail::list_optional_dir(sys, "/sys/block"sv, warnings);
     if (!names) return out;
     detail::sort_names(*names, detail::name_less); // disks come out by name
     for (const auto& name : *names) {
@@ -326,7 +326,7 @@ inline void collect_lsblk_disks(const nlohmann::json& list, int depth, std::vect
         if (!j.is_object()) continue;
         std::string name = json_text(j, "name");
         if (name.starts_with("/dev/")) name.erase(0, 5); // --paths
-        if (json_text(j, "type") == "disk" && !name.empty() && !is_pseudo_block_device(name)) {
+        if (json_text(j, "type") == "disk"sv && !name.empty() && !is_pseudo_block_device(name)) {
             const auto size = json_size(j);
             const bool seen =
                 std::any_of(out.begin(), out.end(), [&](const storage_device& d) { return d.name == name; });

@@ -223,8 +223,8 @@ inline std::string join_path(std::string_view dir, std::string_view target) {
             const auto slash = p.find('/');
             const std::string_view part = p.substr(0, slash);
             p = slash == std::string_view::npos ? std::string_view{} : p.substr(slash + 1);
-            if (part.empty() || part == ".") continue;
-            if (part == "..") {
+            if (part.empty() || part == "."sv) continue;
+            if (part == ".."sv) {
                 if (!out.empty()) out.resize(out.rfind('/'));
             } else {
                 out += '/';
@@ -253,7 +253,7 @@ constexpr bool looks_like_stored_link(std::string_view s) noexcept {
 /// links themselves (/sys/block/<name>); elsewhere only the target's last name is sure.
 template <system_view S>
 std::optional<std::string> resolve_sysfs_link(const S& sys, std::string_view path) {
-    const std::string parent = join_path(path, "..");
+    const std::string parent = join_path(path, ".."sv);
     if (auto target = sys.read_link(path)) return join_path(parent, *target);
     const auto r = sys.read_file(path, 4096);
     if (r.status != read_status::ok) return std::nullopt;

@@ -136,15 +136,15 @@ inline capture_index parse_capture_index(std::string_view text) {
         capture_entry e;
         bool ok = !command.empty() && !file.empty();
         // A plain file name: no folders, no way out of the capture folder.
-        if (file == "." || file == ".." || file.find('/') != std::string_view::npos ||
+        if (file == "."sv || file == ".."sv || file.find('/') != std::string_view::npos ||
             file.find('\0') != std::string_view::npos)
             ok = false;
         auto number_of = [](std::string_view s, int& v) {
             const auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
             return ec == std::errc{} && p == s.data() + s.size();
         };
-        if (outcome == "timeout") e.status = tool_status::timed_out;
-        else if (outcome == "not-executable") e.status = tool_status::not_executable;
+        if (outcome == "timeout"sv) e.status = tool_status::timed_out;
+        else if (outcome == "not-executable"sv) e.status = tool_status::not_executable;
         else if (outcome.starts_with("signal:")) {
             e.status = tool_status::signalled;
             ok = ok && number_of(outcome.substr(7), e.signal) && e.signal > 0 && e.signal < 128;
@@ -155,7 +155,7 @@ inline capture_index parse_capture_index(std::string_view text) {
             continue;
         }
         e.command_line = std::string(command);
-        if (file != "-") e.stdout_file = std::string(file);
+        if (file != "-"sv) e.stdout_file = std::string(file);
         idx.entries.push_back(std::move(e));
     }
     return idx;
@@ -313,7 +313,7 @@ public:
         std::vector<std::string> names;
         while (const dirent* e = ::readdir(d)) {
             const std::string_view n = e->d_name;
-            if (n != "." && n != "..") names.emplace_back(n);
+            if (n != "."sv && n != ".."sv) names.emplace_back(n);
         }
         ::closedir(d);
         return names;
@@ -376,7 +376,7 @@ private:
 
     std::optional<std::string> captured_env(std::string_view name) const {
         if (name.empty() || name.find('=') != std::string_view::npos) return std::nullopt;
-        const auto r = read_file_quietly("/proc/self/environ", 1u << 20);
+        const auto r = read_file_quietly("/proc/self/environ"sv, 1u << 20);
         if (!r.ok()) return std::nullopt;
         const std::string_view text = r.data;
         const char sep = text.find('\0') != std::string_view::npos ? '\0' : '\n';
@@ -417,8 +417,8 @@ private:
             const std::size_t end = std::min(rest.find('/', pos), rest.size());
             const std::string_view c(rest.data() + pos, end - pos);
             pos = end;
-            if (c == ".") continue;
-            if (c == "..") {
+            if (c == "."sv) continue;
+            if (c == ".."sv) {
                 if (done.size() > root_.size()) done.resize(done.rfind('/'));
                 continue;
             }

@@ -36,7 +36,6 @@ AI_HWACCEL_NAMESPACE_BEGIN
 /// the node's id and MemTotal in bytes (cpus left empty). nullopt without a MemTotal line
 /// or when lines name different nodes.
 inline std::optional<numa_node> parse_node_meminfo(std::string_view text) {
-    using namespace std::string_view_literals; // "..."sv: no length counted at run time
     std::optional<std::uint32_t> id;
     std::optional<std::uint64_t> total;
     bool consistent = true;
@@ -52,7 +51,7 @@ inline std::optional<numa_node> parse_node_meminfo(std::string_view text) {
         if (detail::trim(key.substr(sp)) != "MemTotal"sv) return;
         const auto vsp = value.find(' ');
         const auto kib = detail::parse_u64(value.substr(0, vsp));
-        const std::string_view unit = vsp == std::string_view::npos ? "" : detail::trim(value.substr(vsp));
+        const std::string_view unit = vsp == std::string_view::npos ? ""sv : detail::trim(value.substr(vsp));
         if (!kib || unit != "kB"sv || *kib > UINT64_MAX / units::kib) return;
         total = *kib * units::kib;
     });
@@ -81,7 +80,7 @@ inline bool numa_dir_less(const std::string& a, const std::string& b) { return n
 template <system_view S>
 std::vector<numa_node> probe_numa(const S& sys, std::vector<warning>& warnings) {
     std::vector<numa_node> nodes;
-    auto names = detail::list_optional_dir(sys, "/sys/devices/system/node", warnings);
+    auto names = detail::list_optional_dir(sys, "/sys/devices/system/node"sv, warnings);
     if (!names) return nodes;
     detail::sort_names(*names, detail::numa_dir_less); // nodes come out by id
     for (const auto& name : *names) {
@@ -194,14 +193,14 @@ bool read_pcie_link(const S& sys, const std::string& dir, std::string_view which
         link.generation = parse_pcie_link_speed(*speed);
         // "Unknown" (older kernels: "Unknown speed") is the kernel saying so, not garbage.
         if (link.generation == 0 && !trim(*speed).starts_with("Unknown"))
-            add_value_warning(warnings, warning_kind::parse_error, speed_path, "not a PCIe link speed:", trim(*speed));
+            add_value_warning(warnings, warning_kind::parse_error, speed_path, "not a PCIe link speed:"sv, trim(*speed));
     }
     if (width) {
         link.width = parse_pcie_link_width(*width);
         // 0 and 255 are what the kernel prints for a function with no PCIe link of its
         // own (integrated NPUs and GPUs): unknown, not garbage.
-        if (link.width == 0 && trim(*width) != "0" && trim(*width) != "255")
-            add_value_warning(warnings, warning_kind::parse_error, width_path, "not a PCIe link width:", trim(*width));
+        if (link.width == 0 && trim(*width) != "0"sv && trim(*width) != "255"sv)
+            add_value_warning(warnings, warning_kind::parse_error, width_path, "not a PCIe link width:"sv, trim(*width));
     }
     return speed.has_value() || width.has_value();
 }
@@ -269,18 +268,18 @@ constexpr pci_uevent parse_pci_uevent(std::string_view text) noexcept {
         if (eq == std::string_view::npos) continue;
         const auto key = line.substr(0, eq), v = line.substr(eq + 1);
         bool ok = true;
-        if (key == "PCI_CLASS") {
+        if (key == "PCI_CLASS"sv) {
             const auto c = detail::parse_hex32(v);
             ok = c && *c <= 0xffffffu;
             if (ok) u.class_code = *c;
-        } else if (key == "PCI_ID") {
+        } else if (key == "PCI_ID"sv) {
             ok = pair(v, u.vendor_id, u.device_id);
-        } else if (key == "PCI_SUBSYS_ID") {
+        } else if (key == "PCI_SUBSYS_ID"sv) {
             ok = pair(v, u.subsystem_vendor_id, u.subsystem_device_id);
-        } else if (key == "PCI_SLOT_NAME") {
+        } else if (key == "PCI_SLOT_NAME"sv) {
             u.slot = parse_pci_address(v);
             ok = u.slot.has_value();
-        } else if (key == "DRIVER") {
+        } else if (key == "DRIVER"sv) {
             ok = !v.empty();
             if (ok) u.driver = v;
         }
@@ -293,7 +292,7 @@ static_assert(parse_pci_uevent("DRIVER=nvidia\nPCI_CLASS=30200\nPCI_ID=10DE:2330
                   .complete());
 static_assert(*parse_pci_uevent("PCI_CLASS=30200").class_code == 0x030200u);
 static_assert(!parse_pci_uevent("PCI_ID=10DE:12345\n").vendor_id &&
-              parse_pci_uevent("PCI_ID=10DE:12345\n").bad == "PCI_ID=10DE:12345");
+              parse_pci_uevent("PCI_ID=10DE:12345\n").bad == "PCI_ID=10DE:12345"sv);
 
 /// One PCI function from its sysfs directory (`/sys/bus/pci/devices/0000:65:00.0`, or the
 /// `/sys/devices/pci…/…/0000:65:00.0` it links to; the directory's name is the address).
@@ -336,7 +335,7 @@ pci_device read_pci_device_at(const S& sys, std::string_view dir, pci_address ad
     if (uevent_text) {
         ue = parse_pci_uevent(*uevent_text);
         if (!ue.bad.empty())
-            detail::add_value_warning(warnings, warning_kind::parse_error, uevent_path, "a line not understood:", ue.bad);
+            detail::add_value_warning(warnings, warning_kind::parse_error, uevent_path, "a line not understood:"sv, ue.bad);
     }
     if (ue.complete()) {
         p.class_code = *ue.class_code;
@@ -359,10 +358,10 @@ pci_device read_pci_device_at(const S& sys, std::string_view dir, pci_address ad
     // The kernel gives a function the four link attributes together or not at all (only
     // PCI Express functions have them): where the current pair is missing, so is the
     // maximum, and a function that is not PCIe costs two lookups, not four.
-    if (detail::read_pcie_link(sys, d, "current", link, warnings)) {
+    if (detail::read_pcie_link(sys, d, "current"sv, link, warnings)) {
         p.link_current = {link, origin::sysfs};
         link = {};
-        if (detail::read_pcie_link(sys, d, "max", link, warnings)) p.link_max = {link, origin::sysfs};
+        if (detail::read_pcie_link(sys, d, "max"sv, link, warnings)) p.link_max = {link, origin::sysfs};
     }
     p.numa_node = detail::read_numa_node(sys, d, warnings);
     if (ue.driver) p.driver = std::string(*ue.driver);
@@ -428,7 +427,7 @@ void cap_links_by_ports(const S& sys, std::vector<pci_device>& devices) {
 template <system_view S>
 std::vector<pci_device> scan_pci_bus(const S& sys, std::vector<warning>& warnings) {
     std::vector<pci_device> devices;
-    auto names = list_optional_dir(sys, "/sys/bus/pci/devices", warnings);
+    auto names = list_optional_dir(sys, "/sys/bus/pci/devices"sv, warnings);
     if (!names) return devices;
     sort_names(*names, pci_dir_less); // devices come out by address
     for (const auto& name : *names) {
