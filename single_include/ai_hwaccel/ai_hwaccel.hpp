@@ -3617,6 +3617,24 @@ constexpr std::optional<std::uint32_t> parse_hex_attribute(std::string_view s) n
 /// per integer type.
 inline std::string to_decimal(std::uint64_t n) { return std::to_string(n); }
 
+/// `pattern` with each "{}" in it replaced by the next of `numbers`, in decimal:
+/// with_numbers("{} socket(s), {} core(s)", {2, 96}). A message with numbers in it is then
+/// one call where it is written, not a chain of appends and temporaries. A "{}" past the
+/// last number stays as it is.
+inline std::string with_numbers(std::string_view pattern, std::initializer_list<std::uint64_t> numbers) {
+    std::string out;
+    auto next = numbers.begin();
+    for (auto at = pattern.find("{}"sv); at != std::string_view::npos && next != numbers.end();
+         at = pattern.find("{}"sv)) {
+        out += pattern.substr(0, at);
+        out += to_decimal(*next++);
+        pattern.remove_prefix(at + 2);
+    }
+    out += pattern;
+    return out;
+}
+
+
 inline void add_warning(std::vector<warning>& warnings, warning_kind kind, std::string_view subject,
                         std::string message) {
     warnings.push_back(warning{kind, std::nullopt, std::string(subject), std::move(message), 0});
@@ -3960,11 +3978,10 @@ std::vector<numa_node> probe_numa(const S& sys, std::vector<warning>& warnings) 
             if (!mem)
                 detail::add_warning(warnings, warning_kind::parse_error, meminfo_path, "no Node MemTotal line");
             else if (mem->id != node.id) {
-                std::string message = "describes node ";
-                message += detail::to_decimal(mem->id);
-                message += "; its size is not used for node ";
-                message += detail::to_decimal(node.id);
-                detail::add_warning(warnings, warning_kind::disagreement, meminfo_path, std::move(message));
+                detail::add_warning(warnings, warning_kind::disagreement, meminfo_path,
+                                    detail::with_numbers("describes node {}; its size is not used for node {}"sv,
+                                                         {mem->id, node.id}));
+
             } else
                 node.memory_bytes = mem->memory_bytes;
         }
@@ -4260,7 +4277,8 @@ template <system_view S>
 void cap_links_by_ports(const S& sys, std::vector<pci_device>& devices) {
     for (auto& d : devices) {
         if (!d.link_max || !d.link_max->known() || !d.link_current || !d.link_current->known()) continue;
-        const auto path = resolve_sysfs_link(sys, "/sys/bus/pci/devices/" + std::string(d.address.text().data()));
+        const auto path = resolve_sysfs_link(sys, join_path("/sys/bus/pci/devices"sv, d.address.text().data()));
+
         if (!path) continue;
         pcie_link below = *d.link_current; // what the link under the next port up runs at
         pcie_link cap = *d.link_max;
@@ -5180,16 +5198,10 @@ void probe_cpu_topology(const S& sys, std::string_view online_list, cpu_info& cp
     const auto physical = static_cast<std::uint32_t>(detail::count_distinct(cores));
     const bool cpuinfo_knows = cpu.arch == cpu_arch::x86_64 && cpu.sockets != 0;
     if (cpuinfo_knows && (cpu.sockets != sockets || cpu.cores != physical)) {
-        std::string message = "/proc/cpuinfo counts ";
-        message += detail::to_decimal(cpu.sockets);
-        message += " socket(s) and ";
-        message += detail::to_decimal(cpu.cores);
-        message += " core(s), the sysfs topology ";
-        message += detail::to_decimal(sockets);
-        message += " and ";
-        message += detail::to_decimal(physical);
-        message += "; using sysfs, which describes the online CPUs";
-        detail::add_warning(warnings, warning_kind::disagreement, "/sys/devices/system/cpu"sv, std::move(message));
+        detail::add_warning(warnings, warning_kind::disagreement, "/sys/devices/system/cpu"sv,
+                            detail::with_numbers("/proc/cpuinfo counts {} socket(s) and {} core(s), the sysfs "
+                                                 "topology {} and {}; using sysfs, which describes the online CPUs"sv,
+                                                 {cpu.sockets, cpu.cores, sockets, physical}));
 
     }
     cpu.sockets = sockets;
@@ -5239,19 +5251,18 @@ std::pair<host_info, accelerator_profile> probe_host(const S& sys, std::vector<w
         if (!online || *online == 0) {
             if (!online && detail::cpulist_ranges(*text, UINT32_MAX))
                 detail::add_warning(warnings, warning_kind::value_out_of_range, online_path,
-                                    "names CPUs past " + detail::to_decimal(cpulist_max_cpus) +
-                                        ", more than any kernel supports");
+                                    detail::with_numbers("names CPUs past {}, more than any kernel supports"sv,
+                                                         {cpulist_max_cpus}));
             else
                 note(warning_kind::parse_error, online_path, "not a cpulist");
         } else {
             online_list = *text;
             if (host.cpu.threads != 0 && host.cpu.threads != *online) {
-                std::string message = "/proc/cpuinfo lists ";
-                message += detail::to_decimal(host.cpu.threads);
-                message += " processors, the online mask ";
-                message += detail::to_decimal(*online);
-                message += "; using the online mask, the kernel's own count (cpuinfo may be virtualised or cut short)";
-                detail::add_warning(warnings, warning_kind::disagreement, online_path, std::move(message));
+                detail::add_warning(warnings, warning_kind::disagreement, online_path,
+                                    detail::with_numbers("/proc/cpuinfo lists {} processors, the online mask {}; "
+                                                         "using the online mask, the kernel's own count (cpuinfo "
+                                                         "may be virtualised or cut short)"sv,
+                                                         {host.cpu.threads, *online}));
             }
             host.cpu.threads = *online;
             probe_cpu_topology(sys, *text, host.cpu, warnings);
@@ -5314,14 +5325,14 @@ std::pair<host_info, accelerator_profile> probe_host(const S& sys, std::vector<w
         if (gap > total / 100 && nodes < total && host.numa.size() == 1) {
             host.numa.front().memory_bytes = total;
         } else if (gap > total / 100) {
-            std::string message = "the NUMA nodes hold ";
-            message += detail::to_decimal(nodes);
-            message += " bytes, /proc/meminfo's MemTotal says ";
-            message += detail::to_decimal(total);
-            message += "; the memory total stays MemTotal, the memory the kernel manages (nodes short of it: "
-                       "pages not yet initialised or handed to a node; nodes over it: a /proc/meminfo "
-                       "virtualised, e.g. by LXCFS)";
-            detail::add_warning(warnings, warning_kind::disagreement, "/sys/devices/system/node"sv, std::move(message));
+            detail::add_warning(warnings, warning_kind::disagreement, "/sys/devices/system/node"sv,
+                                detail::with_numbers("the NUMA nodes hold {} bytes, /proc/meminfo's MemTotal says "
+                                                     "{}; the memory total stays MemTotal, the memory the kernel "
+                                                     "manages (nodes short of it: pages not yet initialised or "
+                                                     "handed to a node; nodes over it: a /proc/meminfo virtualised, "
+                                                     "e.g. by LXCFS)"sv,
+                                                     {nodes, total}));
+
         }
     }
 
@@ -6180,18 +6191,18 @@ bool has_roce_v2_gid(const S& sys, const std::string& port_dir) {
 }
 
 /// read_fabric_ports' walk, handing each port to `take` as it is read: probe_fabric turns
-/// them into interconnects on the way, with no list of ports in between.
+/// them into interconnects on the way, with no list of ports in between. The port handed
+/// over is one object refilled for each port of a device (what the device has in common is
+/// read once), so `take` copies what it keeps.
 template <system_view S, class F>
 void for_each_port(const S& sys, std::vector<warning>& warnings, F&& take) {
     auto names = sys.list_dir("/sys/class/infiniband"sv);
     if (!names) return;
     detail::sort_names(*names, natural_less);
     if (names->size() > max_devices) {
-        std::string message = detail::to_decimal(names->size());
-        message += " devices; the first ";
-        message += detail::to_decimal(max_devices);
-        message += " read";
-        detail::add_warning(warnings, warning_kind::value_out_of_range, "/sys/class/infiniband"sv, std::move(message));
+        detail::add_warning(warnings, warning_kind::value_out_of_range, "/sys/class/infiniband"sv,
+                            detail::with_numbers("{} devices; the first {} read"sv, {names->size(), max_devices}));
+
         names->resize(max_devices);
     }
     for (const auto& name : *names) {
@@ -6209,16 +6220,16 @@ void for_each_port(const S& sys, std::vector<warning>& warnings, F&& take) {
         }
         auto port_names = sys.list_dir(dir + "/ports");
         if (!port_names) continue;
-        fabric_port base;
+        fabric_port p;
         bool changed = false;
-        base.device = clean(name, changed);
-        base.hca_type = read_attr(sys, dir, "hca_type", warnings);
-        base.firmware = read_attr(sys, dir, "fw_ver", warnings);
-        base.board_id = read_attr(sys, dir, "board_id", warnings);
-        base.node_type = read_state(sys, dir, "node_type", warnings);
+        p.device = clean(name, changed);
+        p.hca_type = read_attr(sys, dir, "hca_type", warnings);
+        p.firmware = read_attr(sys, dir, "fw_ver", warnings);
+        p.board_id = read_attr(sys, dir, "board_id", warnings);
+        p.node_type = read_state(sys, dir, "node_type", warnings);
         if (const auto fn = pci_function_dir(sys, dir)) {
-            base.pci = parse_pci_address(detail::base_name(*fn));
-            base.numa_node = detail::read_numa_node(sys, *fn, warnings);
+            p.pci = parse_pci_address(detail::base_name(*fn));
+            p.numa_node = detail::read_numa_node(sys, *fn, warnings);
         }
         std::vector<std::uint64_t> numbers; // as cpulist_ranges keeps its ranges: one sort for both
         for (const auto& pn : *port_names) {
@@ -6230,13 +6241,13 @@ void for_each_port(const S& sys, std::vector<warning>& warnings, F&& take) {
         if (numbers.size() > max_ports_per_device) numbers.resize(max_ports_per_device);
         for (const auto n : numbers) {
             const std::string pdir = dir + "/ports/" + std::to_string(n);
-            fabric_port p = base;
             p.port = static_cast<std::uint32_t>(n);
             p.state = read_state(sys, pdir, "state", warnings);
             p.phys_state = read_state(sys, pdir, "phys_state", warnings);
             p.link_layer = read_attr(sys, pdir, "link_layer", warnings);
             p.rate_text = read_attr(sys, pdir, "rate", warnings);
             p.active = is_active_state(p.state);
+            p.rate_gbit = {};
             if (!p.rate_text.empty()) {
                 if (const auto g = parse_rate(p.rate_text)) p.rate_gbit = {*g, origin::sysfs};
                 else
@@ -6248,7 +6259,7 @@ void for_each_port(const S& sys, std::vector<warning>& warnings, F&& take) {
             if (p.kind == interconnect_kind::none && !p.link_layer.empty() && p.link_layer != "Unknown"sv)
                 detail::add_value_warning(warnings, warning_kind::parse_error, pdir + "/link_layer",
                                           "unknown link layer"sv, p.link_layer);
-            take(std::move(p));
+            take(std::as_const(p));
         }
     }
 }
@@ -6262,7 +6273,7 @@ void for_each_port(const S& sys, std::vector<warning>& warnings, F&& take) {
 template <system_view S>
 std::vector<fabric_port> read_fabric_ports(const S& sys, std::vector<warning>& warnings) {
     std::vector<fabric_port> ports;
-    detail::fabric::for_each_port(sys, warnings, [&](fabric_port&& p) { ports.push_back(std::move(p)); });
+    detail::fabric::for_each_port(sys, warnings, [&](const fabric_port& p) { ports.push_back(p); });
     return ports;
 }
 
@@ -6271,7 +6282,8 @@ template <system_view S>
 std::vector<interconnect> probe_fabric(const S& sys, std::vector<warning>& warnings) {
     std::vector<interconnect> links;
     detail::fabric::for_each_port(sys, warnings,
-                                  [&](fabric_port&& p) { links.push_back(to_interconnect(p, origin::sysfs)); });
+                                  [&](const fabric_port& p) { links.push_back(to_interconnect(p, origin::sysfs)); });
+
     return links;
 }
 
@@ -23591,11 +23603,11 @@ private:
         if constexpr (sizeof...(Probes) > 0) merge_duplicates(profiles);
         if (visibility_) apply_visibility(profiles, [&sys](std::string_view v) { return sys.env(v); }, warnings);
 
-        timed_detection result;
-        result.registry = accelerator_registry(std::move(profiles), std::move(warnings), std::move(host), std::move(io));
-        result.timings = std::move(timings);
-        result.elapsed = std::chrono::duration_cast<std::chrono::microseconds>(clock::now() - start);
-        return result;
+        // Built in place, not moved into a default-made one.
+        return timed_detection{
+            accelerator_registry(std::move(profiles), std::move(warnings), std::move(host), std::move(io)),
+            std::move(timings), std::chrono::duration_cast<std::chrono::microseconds>(clock::now() - start)};
+
     }
 
     // One task of a detection: what it runs and what it found.
@@ -23638,7 +23650,8 @@ private:
     template <system_view S>
     static void run_host(const S& sys, slot& s) {
         machine_output m = probe_machine(sys);
-        s.out.devices.push_back(m.cpu);
+        s.out.devices.push_back(std::move(m.cpu)); // run_probes takes the host and io from `machine`
+
         s.out.warnings = std::move(m.warnings);
         s.machine = std::move(m);
     }

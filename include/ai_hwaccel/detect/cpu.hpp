@@ -848,16 +848,10 @@ void probe_cpu_topology(const S& sys, std::string_view online_list, cpu_info& cp
     const auto physical = static_cast<std::uint32_t>(detail::count_distinct(cores));
     const bool cpuinfo_knows = cpu.arch == cpu_arch::x86_64 && cpu.sockets != 0;
     if (cpuinfo_knows && (cpu.sockets != sockets || cpu.cores != physical)) {
-        std::string message = "/proc/cpuinfo counts ";
-        message += detail::to_decimal(cpu.sockets);
-        message += " socket(s) and ";
-        message += detail::to_decimal(cpu.cores);
-        message += " core(s), the sysfs topology ";
-        message += detail::to_decimal(sockets);
-        message += " and ";
-        message += detail::to_decimal(physical);
-        message += "; using sysfs, which describes the online CPUs";
-        detail::add_warning(warnings, warning_kind::disagreement, "/sys/devices/system/cpu"sv, std::move(message));
+        detail::add_warning(warnings, warning_kind::disagreement, "/sys/devices/system/cpu"sv,
+                            detail::with_numbers("/proc/cpuinfo counts {} socket(s) and {} core(s), the sysfs "
+                                                 "topology {} and {}; using sysfs, which describes the online CPUs"sv,
+                                                 {cpu.sockets, cpu.cores, sockets, physical}));
 
     }
     cpu.sockets = sockets;
@@ -907,19 +901,18 @@ std::pair<host_info, accelerator_profile> probe_host(const S& sys, std::vector<w
         if (!online || *online == 0) {
             if (!online && detail::cpulist_ranges(*text, UINT32_MAX))
                 detail::add_warning(warnings, warning_kind::value_out_of_range, online_path,
-                                    "names CPUs past " + detail::to_decimal(cpulist_max_cpus) +
-                                        ", more than any kernel supports");
+                                    detail::with_numbers("names CPUs past {}, more than any kernel supports"sv,
+                                                         {cpulist_max_cpus}));
             else
                 note(warning_kind::parse_error, online_path, "not a cpulist");
         } else {
             online_list = *text;
             if (host.cpu.threads != 0 && host.cpu.threads != *online) {
-                std::string message = "/proc/cpuinfo lists ";
-                message += detail::to_decimal(host.cpu.threads);
-                message += " processors, the online mask ";
-                message += detail::to_decimal(*online);
-                message += "; using the online mask, the kernel's own count (cpuinfo may be virtualised or cut short)";
-                detail::add_warning(warnings, warning_kind::disagreement, online_path, std::move(message));
+                detail::add_warning(warnings, warning_kind::disagreement, online_path,
+                                    detail::with_numbers("/proc/cpuinfo lists {} processors, the online mask {}; "
+                                                         "using the online mask, the kernel's own count (cpuinfo "
+                                                         "may be virtualised or cut short)"sv,
+                                                         {host.cpu.threads, *online}));
             }
             host.cpu.threads = *online;
             probe_cpu_topology(sys, *text, host.cpu, warnings);
@@ -982,14 +975,14 @@ std::pair<host_info, accelerator_profile> probe_host(const S& sys, std::vector<w
         if (gap > total / 100 && nodes < total && host.numa.size() == 1) {
             host.numa.front().memory_bytes = total;
         } else if (gap > total / 100) {
-            std::string message = "the NUMA nodes hold ";
-            message += detail::to_decimal(nodes);
-            message += " bytes, /proc/meminfo's MemTotal says ";
-            message += detail::to_decimal(total);
-            message += "; the memory total stays MemTotal, the memory the kernel manages (nodes short of it: "
-                       "pages not yet initialised or handed to a node; nodes over it: a /proc/meminfo "
-                       "virtualised, e.g. by LXCFS)";
-            detail::add_warning(warnings, warning_kind::disagreement, "/sys/devices/system/node"sv, std::move(message));
+            detail::add_warning(warnings, warning_kind::disagreement, "/sys/devices/system/node"sv,
+                                detail::with_numbers("the NUMA nodes hold {} bytes, /proc/meminfo's MemTotal says "
+                                                     "{}; the memory total stays MemTotal, the memory the kernel "
+                                                     "manages (nodes short of it: pages not yet initialised or "
+                                                     "handed to a node; nodes over it: a /proc/meminfo virtualised, "
+                                                     "e.g. by LXCFS)"sv,
+                                                     {nodes, total}));
+
         }
     }
 

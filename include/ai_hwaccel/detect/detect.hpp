@@ -405,11 +405,11 @@ private:
         if constexpr (sizeof...(Probes) > 0) merge_duplicates(profiles);
         if (visibility_) apply_visibility(profiles, [&sys](std::string_view v) { return sys.env(v); }, warnings);
 
-        timed_detection result;
-        result.registry = accelerator_registry(std::move(profiles), std::move(warnings), std::move(host), std::move(io));
-        result.timings = std::move(timings);
-        result.elapsed = std::chrono::duration_cast<std::chrono::microseconds>(clock::now() - start);
-        return result;
+        // Built in place, not moved into a default-made one.
+        return timed_detection{
+            accelerator_registry(std::move(profiles), std::move(warnings), std::move(host), std::move(io)),
+            std::move(timings), std::chrono::duration_cast<std::chrono::microseconds>(clock::now() - start)};
+
     }
 
     // One task of a detection: what it runs and what it found.
@@ -452,7 +452,8 @@ private:
     template <system_view S>
     static void run_host(const S& sys, slot& s) {
         machine_output m = probe_machine(sys);
-        s.out.devices.push_back(m.cpu);
+        s.out.devices.push_back(std::move(m.cpu)); // run_probes takes the host and io from `machine`
+
         s.out.warnings = std::move(m.warnings);
         s.machine = std::move(m);
     }

@@ -419,18 +419,18 @@ bool has_roce_v2_gid(const S& sys, const std::string& port_dir) {
 }
 
 /// read_fabric_ports' walk, handing each port to `take` as it is read: probe_fabric turns
-/// them into interconnects on the way, with no list of ports in between.
+/// them into interconnects on the way, with no list of ports in between. The port handed
+/// over is one object refilled for each port of a device (what the device has in common is
+/// read once), so `take` copies what it keeps.
 template <system_view S, class F>
 void for_each_port(const S& sys, std::vector<warning>& warnings, F&& take) {
     auto names = sys.list_dir("/sys/class/infiniband"sv);
     if (!names) return;
     detail::sort_names(*names, natural_less);
     if (names->size() > max_devices) {
-        std::string message = detail::to_decimal(names->size());
-        message += " devices; the first ";
-        message += detail::to_decimal(max_devices);
-        message += " read";
-        detail::add_warning(warnings, warning_kind::value_out_of_range, "/sys/class/infiniband"sv, std::move(message));
+        detail::add_warning(warnings, warning_kind::value_out_of_range, "/sys/class/infiniband"sv,
+                            detail::with_numbers("{} devices; the first {} read"sv, {names->size(), max_devices}));
+
         names->resize(max_devices);
     }
     for (const auto& name : *names) {
@@ -448,16 +448,16 @@ void for_each_port(const S& sys, std::vector<warning>& warnings, F&& take) {
         }
         auto port_names = sys.list_dir(dir + "/ports");
         if (!port_names) continue;
-        fabric_port base;
+        fabric_port p;
         bool changed = false;
-        base.device = clean(name, changed);
-        base.hca_type = read_attr(sys, dir, "hca_type", warnings);
-        base.firmware = read_attr(sys, dir, "fw_ver", warnings);
-        base.board_id = read_attr(sys, dir, "board_id", warnings);
-        base.node_type = read_state(sys, dir, "node_type", warnings);
+        p.device = clean(name, changed);
+        p.hca_type = read_attr(sys, dir, "hca_type", warnings);
+        p.firmware = read_attr(sys, dir, "fw_ver", warnings);
+        p.board_id = read_attr(sys, dir, "board_id", warnings);
+        p.node_type = read_state(sys, dir, "node_type", warnings);
         if (const auto fn = pci_function_dir(sys, dir)) {
-            base.pci = parse_pci_address(detail::base_name(*fn));
-            base.numa_node = detail::read_numa_node(sys, *fn, warnings);
+            p.pci = parse_pci_address(detail::base_name(*fn));
+            p.numa_node = detail::read_numa_node(sys, *fn, warnings);
         }
         std::vector<std::uint64_t> numbers; // as cpulist_ranges keeps its ranges: one sort for both
         for (const auto& pn : *port_names) {
@@ -469,13 +469,13 @@ void for_each_port(const S& sys, std::vector<warning>& warnings, F&& take) {
         if (numbers.size() > max_ports_per_device) numbers.resize(max_ports_per_device);
         for (const auto n : numbers) {
             const std::string pdir = dir + "/ports/" + std::to_string(n);
-            fabric_port p = base;
             p.port = static_cast<std::uint32_t>(n);
             p.state = read_state(sys, pdir, "state", warnings);
             p.phys_state = read_state(sys, pdir, "phys_state", warnings);
             p.link_layer = read_attr(sys, pdir, "link_layer", warnings);
             p.rate_text = read_attr(sys, pdir, "rate", warnings);
             p.active = is_active_state(p.state);
+            p.rate_gbit = {};
             if (!p.rate_text.empty()) {
                 if (const auto g = parse_rate(p.rate_text)) p.rate_gbit = {*g, origin::sysfs};
                 else
@@ -487,7 +487,7 @@ void for_each_port(const S& sys, std::vector<warning>& warnings, F&& take) {
             if (p.kind == interconnect_kind::none && !p.link_layer.empty() && p.link_layer != "Unknown"sv)
                 detail::add_value_warning(warnings, warning_kind::parse_error, pdir + "/link_layer",
                                           "unknown link layer"sv, p.link_layer);
-            take(std::move(p));
+            take(std::as_const(p));
         }
     }
 }
@@ -501,7 +501,7 @@ void for_each_port(const S& sys, std::vector<warning>& warnings, F&& take) {
 template <system_view S>
 std::vector<fabric_port> read_fabric_ports(const S& sys, std::vector<warning>& warnings) {
     std::vector<fabric_port> ports;
-    detail::fabric::for_each_port(sys, warnings, [&](fabric_port&& p) { ports.push_back(std::move(p)); });
+    detail::fabric::for_each_port(sys, warnings, [&](const fabric_port& p) { ports.push_back(p); });
     return ports;
 }
 
@@ -510,7 +510,8 @@ template <system_view S>
 std::vector<interconnect> probe_fabric(const S& sys, std::vector<warning>& warnings) {
     std::vector<interconnect> links;
     detail::fabric::for_each_port(sys, warnings,
-                                  [&](fabric_port&& p) { links.push_back(to_interconnect(p, origin::sysfs)); });
+                                  [&](const fabric_port& p) { links.push_back(to_interconnect(p, origin::sysfs)); });
+
     return links;
 }
 

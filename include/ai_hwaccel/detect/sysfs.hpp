@@ -116,6 +116,24 @@ constexpr std::optional<std::uint32_t> parse_hex_attribute(std::string_view s) n
 /// per integer type.
 inline std::string to_decimal(std::uint64_t n) { return std::to_string(n); }
 
+/// `pattern` with each "{}" in it replaced by the next of `numbers`, in decimal:
+/// with_numbers("{} socket(s), {} core(s)", {2, 96}). A message with numbers in it is then
+/// one call where it is written, not a chain of appends and temporaries. A "{}" past the
+/// last number stays as it is.
+inline std::string with_numbers(std::string_view pattern, std::initializer_list<std::uint64_t> numbers) {
+    std::string out;
+    auto next = numbers.begin();
+    for (auto at = pattern.find("{}"sv); at != std::string_view::npos && next != numbers.end();
+         at = pattern.find("{}"sv)) {
+        out += pattern.substr(0, at);
+        out += to_decimal(*next++);
+        pattern.remove_prefix(at + 2);
+    }
+    out += pattern;
+    return out;
+}
+
+
 inline void add_warning(std::vector<warning>& warnings, warning_kind kind, std::string_view subject,
                         std::string message) {
     warnings.push_back(warning{kind, std::nullopt, std::string(subject), std::move(message), 0});

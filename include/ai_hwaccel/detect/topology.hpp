@@ -101,11 +101,10 @@ std::vector<numa_node> probe_numa(const S& sys, std::vector<warning>& warnings) 
             if (!mem)
                 detail::add_warning(warnings, warning_kind::parse_error, meminfo_path, "no Node MemTotal line");
             else if (mem->id != node.id) {
-                std::string message = "describes node ";
-                message += detail::to_decimal(mem->id);
-                message += "; its size is not used for node ";
-                message += detail::to_decimal(node.id);
-                detail::add_warning(warnings, warning_kind::disagreement, meminfo_path, std::move(message));
+                detail::add_warning(warnings, warning_kind::disagreement, meminfo_path,
+                                    detail::with_numbers("describes node {}; its size is not used for node {}"sv,
+                                                         {mem->id, node.id}));
+
             } else
                 node.memory_bytes = mem->memory_bytes;
         }
@@ -401,7 +400,8 @@ template <system_view S>
 void cap_links_by_ports(const S& sys, std::vector<pci_device>& devices) {
     for (auto& d : devices) {
         if (!d.link_max || !d.link_max->known() || !d.link_current || !d.link_current->known()) continue;
-        const auto path = resolve_sysfs_link(sys, "/sys/bus/pci/devices/" + std::string(d.address.text().data()));
+        const auto path = resolve_sysfs_link(sys, join_path("/sys/bus/pci/devices"sv, d.address.text().data()));
+
         if (!path) continue;
         pcie_link below = *d.link_current; // what the link under the next port up runs at
         pcie_link cap = *d.link_max;
