@@ -2719,7 +2719,7 @@ inline tool_lookup find_tool(std::string_view name, const tool_search& search = 
     if (search.vendor_dirs) detail::add_trusted_dirs(r.dirs, r.unsafe_path_entries);
     std::string first_unusable;
     for (const auto& d : r.dirs) {
-        std::string candidate = d == "/" ? "/" : d + "/";
+        std::string candidate = d == "/"sv ? "/" : d + "/";
         candidate += name;
         bool exists = false;
         if (detail::is_executable_file(candidate, exists)) {
@@ -6579,7 +6579,7 @@ inline std::optional<std::uint32_t> small_index(std::string_view s) {
 inline void select_visible(std::string_view value, mask_syntax syntax, const std::vector<std::size_t>& candidates,
                            const std::vector<accelerator_profile>& profiles, std::vector<bool>& keep) {
     const std::string_view all_value = trim(value);
-    if (syntax == mask_syntax::indices_or_all && (all_value == "all" || all_value == "ALL")) {
+    if (syntax == mask_syntax::indices_or_all && (all_value == "all"sv || all_value == "ALL"sv)) {
         for (auto c : candidates) keep[c] = true;
         return;
     }
@@ -10178,7 +10178,7 @@ inline void apply_concise_row(const std::vector<std::string_view>& header, const
         auto report = [&](std::string msg) {
             if (!msg.empty()) problems.add(line, std::move(msg));
         };
-        if (h == "IDs") { // "0x740f,   22303": device id, KFD GUID
+        if (h == "IDs"sv) { // "0x740f,   22303": device id, KFD GUID
             const auto id = parse_hex16(v.substr(0, v.find(',')));
             if (id) p->pci_device_id = *id;
             else if (!is_unavailable(trim(v.substr(0, v.find(','))))) report("IDs: cannot read " + quote_value(v));
@@ -10187,21 +10187,21 @@ inline void apply_concise_row(const std::vector<std::string_view>& header, const
             const auto id = parse_hex16(trim(inner.substr(0, inner.find(':'))));
             if (id) p->pci_device_id = *id;
             else report("Model: cannot read " + quote_value(v));
-        } else if (h == "Temp") {
+        } else if (h == "Temp"sv) {
             auto [n, unit] = split_unit(v);
-            if (unit == "\xC2\xB0" "C" || unit == "c" || unit == "C") report(read_real(n, 500, p->temperature_c, "Temp"));
+            if (unit == "\xC2\xB0" "C" || unit == "c"sv || unit == "C"sv) report(read_real(n, 500, p->temperature_c, "Temp"));
             else report("Temp: cannot read " + quote_value(v));
-        } else if (h == "Power" || h == "AvgPwr") {
+        } else if (h == "Power"sv || h == "AvgPwr"sv) {
             auto [n, unit] = split_unit(v);
-            if (unit == "W") report(read_real(n, 100'000, p->power_draw_watts, "Power"));
+            if (unit == "W"sv) report(read_real(n, 100'000, p->power_draw_watts, "Power"));
             else report("Power: cannot read " + quote_value(v));
-        } else if (h == "PwrCap") {
+        } else if (h == "PwrCap"sv) {
             auto [n, unit] = split_unit(v);
-            if (unit == "W") report(read_real(n, 100'000, p->power_limit_watts, "PwrCap"));
+            if (unit == "W"sv) report(read_real(n, 100'000, p->power_limit_watts, "PwrCap"));
             else report("PwrCap: cannot read " + quote_value(v));
-        } else if (h == "GPU%") {
+        } else if (h == "GPU%"sv) {
             auto [n, unit] = split_unit(v);
-            if (unit == "%") report(read_real(n, 100, p->utilization_percent, "GPU%"));
+            if (unit == "%"sv) report(read_real(n, 100, p->utilization_percent, "GPU%"));
             else report("GPU%: cannot read " + quote_value(v));
         }
     }
@@ -10312,8 +10312,8 @@ inline void read_rocm_csv(std::string_view text, rocm_fields& fs, problem_sink& 
         auto cells = csv_cells(line);
         if (header.empty()) {
             for (auto c : cells) header.emplace_back(c);
-            name_value = header.size() == 2 && header[0] == "name" && header[1] == "value";
-            if (header[0] != "device" && header[0] != "system" && !name_value) {
+            name_value = header.size() == 2 && header[0] == "name"sv && header[1] == "value"sv;
+            if (header[0] != "device"sv && header[0] != "system"sv && !name_value) {
                 problems.add(number, "not a rocm-smi CSV header: " + quote_value(line));
                 return false;
             }
@@ -10330,7 +10330,7 @@ inline void read_rocm_csv(std::string_view text, rocm_fields& fs, problem_sink& 
             return true;
         }
         const std::string_view who = cells[0];
-        if (who == "system" || who == "cardsystem") {
+        if (who == "system"sv || who == "cardsystem"sv) {
             for (std::size_t i = 1; i < cells.size(); ++i) fs.add_system(header[i], cells[i], number);
             return true;
         }
@@ -10393,7 +10393,7 @@ inline void read_rocm_json(std::string_view text, rocm_fields& fs, problem_sink&
         return;
     }
     for (const auto& [key, value] : j.items()) {
-        const bool system = key == "system";
+        const bool system = key == "system"sv;
         const auto idx = index_after(key, "card");
         if (!system && !idx) continue; // other top-level entries carry nothing mapped
         if (!value.is_object()) {
@@ -10436,7 +10436,7 @@ constexpr std::uint8_t pcie_generation_of(std::string_view v) noexcept {
         return n && *n >= 1 && *n <= 16 ? static_cast<std::uint8_t>(*n) : std::uint8_t{0};
     }
     const auto [n, unit] = split_unit(v);
-    if (unit != "GT/s") return 0;
+    if (unit != "GT/s"sv) return 0;
     const auto x = parse_real(n);
     if (!x) return 0;
     constexpr double rates[] = {2.5, 5, 8, 16, 32, 64, 128};
@@ -10479,7 +10479,7 @@ inline void read_amd_smi_blocks(std::string_view text, amd_tool_result& r, std::
             close_gpu();
             path.clear();
             in_block = true;
-            if (key == "GPU") {
+            if (key == "GPU"sv) {
                 const auto idx = parse_uint(value);
                 if (!idx || *idx > 0xffff) {
                     problems.add(number, "not a GPU number: " + quote_value(value));
@@ -10513,71 +10513,71 @@ inline void read_amd_smi_blocks(std::string_view text, amd_tool_result& r, std::
             if (!msg.empty()) problems.add(number, std::move(msg));
         };
         auto bad = [&] { report(std::string(key) + ": cannot read " + quote_value(value)); };
-        if (sec.empty() || sec == "BUS") {
-            if (key == "BDF") {
+        if (sec.empty() || sec == "BUS"sv) {
+            if (key == "BDF"sv) {
                 if (const auto a = parse_pci_address(value)) p.pci = *a;
                 else bad();
-            } else if (key == "UUID" && sec.empty()) {
+            } else if (key == "UUID"sv && sec.empty()) {
                 report(assign_text(p.uuid, value, key));
-            } else if (key == "MAX_PCIE_WIDTH") {
+            } else if (key == "MAX_PCIE_WIDTH"sv) {
                 const auto w = parse_uint(value);
                 if (!w || *w == 0 || *w > 64) return bad(), true;
                 pcie_link l = p.pcie_max.value;
                 l.width = static_cast<std::uint8_t>(*w);
                 p.pcie_max = {l, origin::tool};
-            } else if (key == "MAX_PCIE_SPEED" || key == "PCIE_INTERFACE_VERSION") {
+            } else if (key == "MAX_PCIE_SPEED"sv || key == "PCIE_INTERFACE_VERSION"sv) {
                 const auto g = pcie_generation_of(value);
                 if (g == 0) return bad(), true;
                 pcie_link l = p.pcie_max.value;
-                if (l.generation == 0 || key == "PCIE_INTERFACE_VERSION") l.generation = g;
+                if (l.generation == 0 || key == "PCIE_INTERFACE_VERSION"sv) l.generation = g;
                 p.pcie_max = {l, origin::tool};
             }
-        } else if (sec == "ASIC") {
-            if (key == "MARKET_NAME") report(assign_text(p.name, value, key));
-            else if (key == "DEVICE_ID") {
+        } else if (sec == "ASIC"sv) {
+            if (key == "MARKET_NAME"sv) report(assign_text(p.name, value, key));
+            else if (key == "DEVICE_ID"sv) {
                 const auto id = parse_hex16(value);
                 if (!id) bad();
                 else p.pci_device_id = *id;
-            } else if (key == "VENDOR_ID") {
+            } else if (key == "VENDOR_ID"sv) {
                 const auto id = parse_hex16(value);
                 if (!id) bad();
                 else if (*id != info(vendor::amd).vendor_id) report("VENDOR_ID " + quote_value(value) + " is not AMD's");
-            } else if (key == "NUM_COMPUTE_UNITS") {
+            } else if (key == "NUM_COMPUTE_UNITS"sv) {
                 const auto n = parse_uint(value);
                 if (!n || *n == 0 || *n > 1'000'000) bad();
                 else p.compute_units = {static_cast<std::uint32_t>(*n), origin::tool};
-            } else if (key == "TARGET_GRAPHICS_VERSION") {
+            } else if (key == "TARGET_GRAPHICS_VERSION"sv) {
                 const auto gfx = gfx_target_spelling(value);
                 if (gfx.empty() || gfx.size() > decltype(p.arch)::capacity()) bad();
                 else report(assign_text(p.arch, gfx, key));
             }
-        } else if (sec == "DRIVER") {
-            if (key == "VERSION") report(assign_text(p.driver_version, driver_version_text(value), key));
-        } else if (sec == "BOARD") {
-            if (key == "PRODUCT_NAME" && gpu_slot < hints.size()) {
+        } else if (sec == "DRIVER"sv) {
+            if (key == "VERSION"sv) report(assign_text(p.driver_version, driver_version_text(value), key));
+        } else if (sec == "BOARD"sv) {
+            if (key == "PRODUCT_NAME"sv && gpu_slot < hints.size()) {
                 bool changed = false;
                 hints[gpu_slot].product = printable(value.substr(0, 128), changed);
             }
-        } else if (sec == "NUMA") {
-            if (key == "NODE") {
+        } else if (sec == "NUMA"sv) {
+            if (key == "NODE"sv) {
                 const auto n = parse_uint(value);
                 if (!n || *n > 4096) bad();
                 else p.numa_node = {static_cast<std::int32_t>(*n), origin::tool};
             }
-        } else if (sec == "VRAM") {
-            if (key == "SIZE") {
+        } else if (sec == "VRAM"sv) {
+            if (key == "SIZE"sv) {
                 // amd-smi divides the byte count by 1024*1024 and calls the result "MB".
                 const auto [n, unit] = split_unit(value);
-                if (unit != "MB") bad();
+                if (unit != "MB"sv) bad();
                 else report(read_bytes(n, 1024 * 1024, p.memory_bytes, "VRAM SIZE"));
             }
-        } else if (sec == "LIMIT") {
+        } else if (sec == "LIMIT"sv) {
             // 6.2-era tools: LIMIT/SOCKET_POWER, LIMIT/MAX_POWER; newer: LIMIT/PPT0/…_LIMIT.
-            const bool socket = key == "SOCKET_POWER" || (sub == "PPT0" && key == "SOCKET_POWER_LIMIT");
-            const bool maximum = key == "MAX_POWER" || (sub == "PPT0" && key == "MAX_POWER_LIMIT");
+            const bool socket = key == "SOCKET_POWER"sv || (sub == "PPT0"sv && key == "SOCKET_POWER_LIMIT"sv);
+            const bool maximum = key == "MAX_POWER"sv || (sub == "PPT0"sv && key == "MAX_POWER_LIMIT"sv);
             if (socket || maximum) {
                 const auto [n, unit] = split_unit(value);
-                if (unit != "W") return bad(), true;
+                if (unit != "W"sv) return bad(), true;
                 report(read_real(n, 100'000, socket ? p.power_limit_watts : max_power, key));
             }
         }
@@ -10693,8 +10693,8 @@ inline amd_tool_result parse_rocm_smi(std::string_view text) {
 #else
         problems.add(0, "rocm-smi JSON: this build has no JSON support (AI_HWACCEL_JSON=0)");
 #endif
-    } else if (first.starts_with("device,") || first.starts_with("system,") || first == "name, value" ||
-               first == "name,value") {
+    } else if (first.starts_with("device,") || first.starts_with("system,") || first == "name, value"sv ||
+               first == "name,value"sv) {
         read_rocm_csv(text, fs, problems);
     } else if (!first.empty()) {
         if (!read_rocm_text(text, fs, r, problems) && r.problems.empty())
@@ -10737,8 +10737,8 @@ inline amd_tool_result parse_amd_smi_topology(std::string_view text) {
     const topo_table* types = nullptr;
     const topo_table* access = nullptr;
     for (const auto& t : tables) {
-        if (t.name == "LINK TYPE") types = &t;
-        if (t.name == "ACCESS") access = &t;
+        if (t.name == "LINK TYPE"sv) types = &t;
+        if (t.name == "ACCESS"sv) access = &t;
         if (r.devices.empty())
             for (std::size_t i = 0; i < t.columns.size() && i < max_rows; ++i) {
                 auto p = blank_gpu(static_cast<std::uint32_t>(i));
@@ -10752,7 +10752,7 @@ inline amd_tool_result parse_amd_smi_topology(std::string_view text) {
         };
         for (std::size_t i = 0; i < types->columns.size(); ++i)
             for (std::size_t j = i + 1; j < types->columns.size(); ++j) {
-                const bool xgmi = cell(*types, i, j) == "XGMI" || cell(*types, j, i) == "XGMI";
+                const bool xgmi = cell(*types, i, j) == "XGMI"sv || cell(*types, j, i) == "XGMI"sv;
                 if (!xgmi) continue;
                 interconnect l;
                 l.kind = interconnect_kind::xgmi;
@@ -10794,7 +10794,7 @@ inline amd_tool_result parse_amd_smi_xgmi(std::string_view text) {
             seen_table = true;
             return true;
         }
-        if (table != "LINK METRIC TABLE:" && table != "XGMI LINK STATUS:" && table != "GPU LINK PORT STATUS:")
+        if (table != "LINK METRIC TABLE:"sv && table != "XGMI LINK STATUS:"sv && table != "GPU LINK PORT STATUS:"sv)
             return true;
         const auto t = tokens(line, 8);
         if (t.size() < 2 || !t[0].starts_with("GPU")) return true; // headers, Read/Write rows
@@ -10807,7 +10807,7 @@ inline amd_tool_result parse_amd_smi_xgmi(std::string_view text) {
         accelerator_profile* p = device_for(r, *idx);
         if (!p) return false;
         p->pci = *a;
-        if (table == "LINK METRIC TABLE:") {
+        if (table == "LINK METRIC TABLE:"sv) {
             // The link type follows the two bandwidth columns, possibly run together with
             // them ("…Gb/sXGMI"); only its presence is read.
             const auto rest = line.substr(static_cast<std::size_t>(t[1].data() + t[1].size() - line.data()));
@@ -10906,7 +10906,7 @@ inline amd_tool_result parse_amd_smi_dashboard(std::string_view text) {
         for (std::size_t i = 0; i + 1 < r1.size(); ++i) {
             if (r1[i + 1] == "\xC2\xB0" "C" && starts_with_digit(r1[i]))
                 report(pending_line, read_real(r1[i], 500, p->temperature_c, "Temp"));
-            if (r1[i + 1] == "W")
+            if (r1[i + 1] == "W"sv)
                 if (const auto f = fraction(r1[i])) {
                     if (!is_unavailable(f->first)) report(pending_line, read_real(f->first, 100'000, p->power_draw_watts, "Power-Usage"));
                     if (!is_unavailable(f->second)) report(pending_line, read_real(f->second, 100'000, p->power_limit_watts, "Power-Usage"));
@@ -10914,9 +10914,9 @@ inline amd_tool_result parse_amd_smi_dashboard(std::string_view text) {
         }
         // Second: "GFX-Uti Fan Mem-Usage": "100 %  51.76  7608/24560 MB".
         const auto r2 = tokens(cells[1], 16);
-        if (r2.size() >= 2 && r2[1] == "%" && starts_with_digit(r2[0]))
+        if (r2.size() >= 2 && r2[1] == "%"sv && starts_with_digit(r2[0]))
             report(number, read_real(r2[0], 100, p->utilization_percent, "GFX-Uti"));
-        if (r2.size() >= 2 && r2.back() == "MB")
+        if (r2.size() >= 2 && r2.back() == "MB"sv)
             if (const auto f = fraction(r2[r2.size() - 2])) {
                 if (!is_unavailable(f->first)) report(number, read_bytes(f->first, 1024 * 1024, p->memory_used_bytes, "Mem-Usage"));
                 if (!is_unavailable(f->second)) report(number, read_bytes(f->second, 1024 * 1024, p->memory_bytes, "Mem-Usage"));
@@ -10987,7 +10987,7 @@ inline void parse_rocm_smi_capture(std::string_view t, capture_parse& out) {
 // rocm-smi --csv ----------------------------------------------------------------------------
 inline int sniff_rocm_smi_csv(std::string_view t) noexcept {
     const auto first = first_non_blank_line(t);
-    if (first == "name, value") return t.find("\"Driver version\"") != std::string_view::npos ? 90 : 0;
+    if (first == "name, value"sv) return t.find("\"Driver version\"") != std::string_view::npos ? 90 : 0;
     if (!first.starts_with("device,")) return 0;
     // the second line names a card: "card0,…" or the system row "cardsystem,…"
     std::string_view second;
@@ -11031,7 +11031,7 @@ inline int sniff_amd_smi_static(std::string_view t) noexcept {
     if (!amd_sniff::is_block_start(first, "GPU") && !amd_sniff::is_block_start(first, "CPU")) return 0;
     const bool ours = amd_sniff::any_line(t, 64, [](std::string_view line) {
         const auto l = trim(line);
-        return l.starts_with("BDF: ") || l == "ASIC:" || l == "DRIVER:" || l == "SMU:" || l == "BUS:";
+        return l.starts_with("BDF: ") || l == "ASIC:"sv || l == "DRIVER:"sv || l == "SMU:"sv || l == "BUS:"sv;
     });
     return ours ? 90 : 0;
 }
@@ -11042,8 +11042,8 @@ inline void parse_amd_smi_static_capture(std::string_view t, capture_parse& out)
 // amd-smi topology --------------------------------------------------------------------------
 inline int sniff_amd_smi_topology(std::string_view t) noexcept {
     const auto first = first_non_blank_line(t);
-    if (first != "ACCESS TABLE:" && first != "WEIGHT TABLE:" && first != "LINK TYPE TABLE:") return 0;
-    return amd_sniff::any_line(t, 1024, [](std::string_view l) { return trim(l) == "LINK TYPE TABLE:"; }) ? 90 : 0;
+    if (first != "ACCESS TABLE:"sv && first != "WEIGHT TABLE:"sv && first != "LINK TYPE TABLE:"sv) return 0;
+    return amd_sniff::any_line(t, 1024, [](std::string_view l) { return trim(l) == "LINK TYPE TABLE:"sv; }) ? 90 : 0;
 }
 inline void parse_amd_smi_topology_capture(std::string_view t, capture_parse& out) {
     amd_result_to_capture(parse_amd_smi_topology(t), out, "GPUs");
@@ -11052,7 +11052,7 @@ inline void parse_amd_smi_topology_capture(std::string_view t, capture_parse& ou
 // amd-smi xgmi ------------------------------------------------------------------------------
 inline int sniff_amd_smi_xgmi(std::string_view t) noexcept {
     const auto first = first_non_blank_line(t);
-    if (first != "LINK METRIC TABLE:" && first != "XGMI LINK STATUS:") return 0;
+    if (first != "LINK METRIC TABLE:"sv && first != "XGMI LINK STATUS:"sv) return 0;
     return 90;
 }
 inline void parse_amd_smi_xgmi_capture(std::string_view t, capture_parse& out) {
@@ -11434,7 +11434,7 @@ inline kfd_node_result parse_kfd_node_properties(std::string_view text) {
         }
         const auto key = line.substr(0, sp);
         const auto value = detail::trim(line.substr(sp));
-        if (key == "drm_render_minor") {
+        if (key == "drm_render_minor"sv) {
             if (const auto v = detail::parse_i64(value)) n.drm_render_minor = *v;
             else problems.add(number, "drm_render_minor: cannot read " + quote_value(value));
             return true;
@@ -11523,7 +11523,7 @@ inline dpm_levels_result parse_pp_dpm_levels(std::string_view text) {
         const auto colon = line.find(':');
         const auto label = colon == std::string_view::npos ? std::string_view{} : detail::trim(line.substr(0, colon));
         const bool label_ok = !label.empty() && label.size() <= 3 &&
-                              (label == "S" || detail::parse_u64(label).has_value());
+                              (label == "S"sv || detail::parse_u64(label).has_value());
         if (!label_ok) {
             problems.add(number, "not a level line: " + quote_value(line));
             return true;
@@ -11716,13 +11716,13 @@ inline value_problem apply_device_file(std::string_view name, std::string_view v
         field = {l, origin::sysfs};
         return {};
     };
-    if (name == "mem_info_vram_total") return bytes(&p.memory_bytes);
-    if (name == "mem_info_vram_used") return bytes(&p.memory_used_bytes);
-    if (name == "current_link_speed") return link_part(p.pcie_current, true);
-    if (name == "current_link_width") return link_part(p.pcie_current, false);
-    if (name == "max_link_speed") return link_part(p.pcie_max, true);
-    if (name == "max_link_width") return link_part(p.pcie_max, false);
-    if (name == "numa_node") {
+    if (name == "mem_info_vram_total"sv) return bytes(&p.memory_bytes);
+    if (name == "mem_info_vram_used"sv) return bytes(&p.memory_used_bytes);
+    if (name == "current_link_speed"sv) return link_part(p.pcie_current, true);
+    if (name == "current_link_width"sv) return link_part(p.pcie_current, false);
+    if (name == "max_link_speed"sv) return link_part(p.pcie_max, true);
+    if (name == "max_link_width"sv) return link_part(p.pcie_max, false);
+    if (name == "numa_node"sv) {
         const auto v = detail::parse_i64(detail::trim(value));
         if (!v && detail::unparsed_number(value) == warning_kind::parse_error)
             return "numa_node: not a node: " + quote_value(value);
@@ -11731,7 +11731,7 @@ inline value_problem apply_device_file(std::string_view name, std::string_view v
         if (*v >= 0) p.numa_node = {static_cast<std::int32_t>(*v), origin::sysfs};
         return {};
     }
-    if (name == "pp_dpm_pcie") {
+    if (name == "pp_dpm_pcie"sv) {
         // amdgpu's PCIe levels are the links the card may train to with the platform (the
         // highest is the best the slot allows) and the active one is the link in use.
         const auto levels = parse_pp_dpm_levels(value);
@@ -11741,7 +11741,7 @@ inline value_problem apply_device_file(std::string_view name, std::string_view v
         if (levels.max_link.known()) p.pcie_max = {levels.max_link, origin::sysfs};
         return {};
     }
-    if (name == "mem_info_gtt_total" || name == "mem_info_vis_vram_total" || name == "mem_info_gtt_used")
+    if (name == "mem_info_gtt_total"sv || name == "mem_info_vis_vram_total"sv || name == "mem_info_gtt_used"sv)
         return bytes(nullptr);
     return {};
 }
@@ -11818,7 +11818,7 @@ inline rocminfo_result parse_rocminfo(std::string_view text) {
             problems.add(g.line, "agent without a Device Type; skipped");
             return;
         }
-        if (g.type != "GPU") return; // CPU and DSP agents are not this backend's
+        if (g.type != "GPU"sv) return; // CPU and DSP agents are not this backend's
         if (r.devices.size() >= max_rows) {
             problems.add(g.line, "more than " + std::to_string(max_rows) + " GPU agents; the rest ignored");
             return;
@@ -11829,7 +11829,7 @@ inline rocminfo_result parse_rocminfo(std::string_view text) {
             problems.add(g.line, "Marketing Name not printable or too long: " + quote_value(g.marketing));
         const bool gfx = g.name.starts_with("gfx") && g.name.size() <= decltype(p.arch)::capacity();
         if (!gfx || !set_text(p.arch, g.name)) problems.add(g.line, "Name is not a gfx target: " + quote_value(g.name));
-        if (!g.uuid.empty() && g.uuid != "GPU-XX" && !set_text(p.uuid, g.uuid))
+        if (!g.uuid.empty() && g.uuid != "GPU-XX"sv && !set_text(p.uuid, g.uuid))
             problems.add(g.line, "Uuid not printable or too long: " + quote_value(g.uuid));
         if (g.chip) {
             if (*g.chip <= 0xffff) p.pci_device_id = static_cast<std::uint16_t>(*g.chip);
@@ -11873,7 +11873,7 @@ inline rocminfo_result parse_rocminfo(std::string_view text) {
                 return true;
             }
         }
-        if (line == "*** Done ***") {
+        if (line == "*** Done ***"sv) {
             finish_agent();
             return false;
         }
@@ -11885,28 +11885,28 @@ inline rocminfo_result parse_rocminfo(std::string_view text) {
         const auto key = detail::trim(line.substr(0, colon));
         const auto value = detail::trim(line.substr(colon + 1));
         if (indent <= 2) {
-            in_pool_section = key == "Pool Info";
-            in_isa = key == "ISA Info";
+            in_pool_section = key == "Pool Info"sv;
+            in_isa = key == "ISA Info"sv;
             auto number_of = [&](std::optional<std::uint64_t>& out) {
                 out = rocminfo_number(value);
                 if (!out) problems.add(number, std::string(key) + ": cannot read " + quote_value(value));
             };
-            if (key == "Name") a->name = std::string(value.substr(0, 256));
-            else if (key == "Marketing Name") a->marketing = std::string(value.substr(0, 256));
-            else if (key == "Vendor Name") a->vendor_name = std::string(value.substr(0, 256));
-            else if (key == "Device Type") a->type = std::string(value.substr(0, 64));
-            else if (key == "Uuid") a->uuid = std::string(value.substr(0, 256));
-            else if (key == "Chip ID") number_of(a->chip);
-            else if (key == "BDFID") number_of(a->bdfid);
-            else if (key == "Compute Unit") number_of(a->cus);
-            else if (key == "Node") number_of(a->node);
-            else if (key == "Max Clock Freq. (MHz)") number_of(a->clock);
+            if (key == "Name"sv) a->name = std::string(value.substr(0, 256));
+            else if (key == "Marketing Name"sv) a->marketing = std::string(value.substr(0, 256));
+            else if (key == "Vendor Name"sv) a->vendor_name = std::string(value.substr(0, 256));
+            else if (key == "Device Type"sv) a->type = std::string(value.substr(0, 64));
+            else if (key == "Uuid"sv) a->uuid = std::string(value.substr(0, 256));
+            else if (key == "Chip ID"sv) number_of(a->chip);
+            else if (key == "BDFID"sv) number_of(a->bdfid);
+            else if (key == "Compute Unit"sv) number_of(a->cus);
+            else if (key == "Node"sv) number_of(a->node);
+            else if (key == "Max Clock Freq. (MHz)"sv) number_of(a->clock);
             return true;
         }
         if (!in_pool_section || in_isa) return true;
-        if (key == "Segment") {
+        if (key == "Segment"sv) {
             pool_segment = std::string(value.substr(0, 128));
-        } else if (key == "Size" && !a->pool_kb && pool_segment.starts_with("GLOBAL") &&
+        } else if (key == "Size"sv && !a->pool_kb && pool_segment.starts_with("GLOBAL") &&
                    pool_segment.find("COARSE GRAINED") != std::string::npos) {
             a->pool_kb = rocminfo_number(value, "KB");
             if (!a->pool_kb) a->bad_pool = true;
@@ -12035,7 +12035,7 @@ std::optional<amdgpu_card> read_amdgpu_card(const S& sys, std::string_view card_
     const auto vendor_id = detail::read_pci_id(sys, dev + "/vendor", 0xffffu, warnings);
     if (!vendor_id || *vendor_id != pci_vendor_amd) return std::nullopt;
     const auto driver = detail::resolve_sysfs_link(sys, dev + "/driver");
-    if (!driver || detail::base_name(*driver) != "amdgpu") return std::nullopt;
+    if (!driver || detail::base_name(*driver) != "amdgpu"sv) return std::nullopt;
 
     amdgpu_card c;
     c.card = std::string(card_name);
@@ -12064,7 +12064,7 @@ std::optional<amdgpu_card> read_amdgpu_card(const S& sys, std::string_view card_
         const auto t = file(f);
         if (!t) continue;
         // "Unknown" link speeds (a link the kernel cannot read) are not garbage.
-        if (detail::trim(*t).starts_with("Unknown") || (f.ends_with("width") && detail::trim(*t) == "0")) continue;
+        if (detail::trim(*t).starts_with("Unknown") || (f.ends_with("width") && detail::trim(*t) == "0"sv)) continue;
         auto problem = apply_device_file(f, *t, p);
         if (!problem.empty()) detail::add_warning(warnings, problem.kind, dev + "/" + std::string(f), problem.message);
     }
@@ -12270,8 +12270,8 @@ inline int sniff_kfd_properties(std::string_view t) noexcept {
         for (char c : key)
             if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_')) all = false;
         if (!parse_i64(trim(line.substr(sp)))) all = false;
-        simd = simd || key == "simd_count";
-        gfx = gfx || key == "gfx_target_version" || key == "cpu_cores_count";
+        simd = simd || key == "simd_count"sv;
+        gfx = gfx || key == "gfx_target_version"sv || key == "cpu_cores_count"sv;
         any = true;
         return all;
     });
@@ -12292,7 +12292,7 @@ inline int sniff_pp_dpm(std::string_view t) noexcept {
         if (line.empty()) return true;
         const auto colon = line.find(':');
         const auto label = colon == std::string_view::npos ? std::string_view{} : line.substr(0, colon);
-        const bool label_ok = label == "S" || (label.size() <= 2 && parse_u64(label).has_value());
+        const bool label_ok = label == "S"sv || (label.size() <= 2 && parse_u64(label).has_value());
         const auto rest = colon == std::string_view::npos ? std::string_view{} : line.substr(colon + 1);
         const bool unit = icontains(rest, "mhz") || rest.find("GT/s") != std::string_view::npos;
         if (!label_ok || !unit) all = false;
@@ -12520,9 +12520,9 @@ inline std::optional<std::uint64_t> memory_figure(std::string_view v) noexcept {
     std::string_view number = v.substr(0, sp);
     const std::string_view unit = trim(v.substr(sp + 1));
     unsigned shift = 0;
-    if (unit == "MB") shift = 20;
-    else if (unit == "GB") shift = 30;
-    else if (unit == "TB") shift = 40;
+    if (unit == "MB"sv) shift = 20;
+    else if (unit == "GB"sv) shift = 30;
+    else if (unit == "TB"sv) shift = 40;
     else return std::nullopt;
     // Hundredths of the unit: "1.5" is 150, "16" is 1600.
     std::string_view fraction;
@@ -12821,24 +12821,24 @@ inline apple_parse_result parse_sysctl(std::string_view text) {
             return true;
         }
         const auto [key, value] = *kv;
-        if (key == "hw.memsize" || key == "hw.memsize_usable") {
+        if (key == "hw.memsize"sv || key == "hw.memsize_usable"sv) {
             const auto n = parse_uint(value);
             if (!n) problems.add(number, std::string(key) + ": cannot read " + quote_value(value));
             else if (*n == 0 || *n > max_memory)
                 problems.add(number, std::string(key) + ": " + quote_value(value) + " is out of range");
-            else (key == "hw.memsize" ? m.memsize_bytes : m.memsize_usable_bytes) = {*n, origin::tool};
-        } else if (key == "machdep.cpu.brand_string") {
+            else (key == "hw.memsize"sv ? m.memsize_bytes : m.memsize_usable_bytes) = {*n, origin::tool};
+        } else if (key == "machdep.cpu.brand_string"sv) {
             m.cpu_brand = clean_text(value, key, number, problems);
             if (is_apple_brand(m.cpu_brand)) m.chip = m.cpu_brand;
-        } else if (key == "hw.packages") {
+        } else if (key == "hw.packages"sv) {
             if (auto c = read_count(value, key, number, problems)) m.packages = c;
-        } else if (key == "machdep.cpu.core_count" || key == "hw.physicalcpu") {
+        } else if (key == "machdep.cpu.core_count"sv || key == "hw.physicalcpu"sv) {
             if (auto c = read_count(value, key, number, problems)) m.cores = c;
-        } else if (key == "machdep.cpu.thread_count" || key == "hw.logicalcpu") {
+        } else if (key == "machdep.cpu.thread_count"sv || key == "hw.logicalcpu"sv) {
             if (auto c = read_count(value, key, number, problems)) m.threads = c;
-        } else if (key == "hw.perflevel0.physicalcpu") {
+        } else if (key == "hw.perflevel0.physicalcpu"sv) {
             if (auto c = read_count(value, key, number, problems)) m.performance_cores = c;
-        } else if (key == "hw.perflevel1.physicalcpu") {
+        } else if (key == "hw.perflevel1.physicalcpu"sv) {
             if (auto c = read_count(value, key, number, problems)) m.efficiency_cores = c;
         }
         return true;
@@ -12911,8 +12911,8 @@ inline apple_parse_result parse_system_profiler_text(std::string_view text) {
         }
         const auto [key, value] = *kv;
         if (indent == 0 && value.empty()) { // a data type's header
-            sec = key == "Graphics/Displays" ? section::displays
-                  : key == "Hardware"        ? section::hardware
+            sec = key == "Graphics/Displays"sv ? section::displays
+                  : key == "Hardware"sv        ? section::hardware
                                              : section::other;
             gpu = nullptr;
             return true;
@@ -12933,10 +12933,10 @@ inline apple_parse_result parse_system_profiler_text(std::string_view text) {
             return true; // "    Hardware Overview:"
         }
         // Keys of a GPU: under a GPU entry, or in a bare paste where a GPU key leads.
-        const bool gpu_key = key == "Chipset Model" || key == "Bus" || key == "Vendor" || key == "Metal Support" ||
-                             key == "Metal Family" || key == "Type";
-        const bool hw_key = key == "Model Name" || key == "Model Identifier" || key == "Chip" || key == "Memory" ||
-                            key == "Processor Name";
+        const bool gpu_key = key == "Chipset Model"sv || key == "Bus"sv || key == "Vendor"sv || key == "Metal Support"sv ||
+                             key == "Metal Family"sv || key == "Type"sv;
+        const bool hw_key = key == "Model Name"sv || key == "Model Identifier"sv || key == "Chip"sv || key == "Memory"sv ||
+                            key == "Processor Name"sv;
         if (sec == section::unknown) {
             if (gpu_key && !gpu) {
                 sec = section::displays;
@@ -12948,27 +12948,27 @@ inline apple_parse_result parse_system_profiler_text(std::string_view text) {
             }
         }
         if (sec == section::displays && gpu) {
-            if (key == "Chipset Model") {
+            if (key == "Chipset Model"sv) {
                 gpu->model = clean_text(value, key, number, problems);
-            } else if (key == "Bus") {
-                gpu->built_in = value == "Built-In";
-            } else if (key == "Vendor") {
+            } else if (key == "Bus"sv) {
+                gpu->built_in = value == "Built-In"sv;
+            } else if (key == "Vendor"sv) {
                 gpu->vendor = clean_text(value, key, number, problems);
                 gpu->apple = vendor_is_apple(value);
-            } else if (key == "Total Number of Cores") {
+            } else if (key == "Total Number of Cores"sv) {
                 if (auto c = read_count(value, "GPU cores", number, problems)) gpu->cores = c;
-            } else if (key == "Metal Support" || (key == "Metal Family" && gpu->metal.empty())) {
+            } else if (key == "Metal Support"sv || (key == "Metal Family"sv && gpu->metal.empty())) {
                 gpu->metal = clean_text(value, key, number, problems);
             }
             return true;
         }
-        if (key == "Model Name") m.machine_name = clean_text(value, key, number, problems);
-        else if (key == "Model Identifier") m.machine_model = clean_text(value, key, number, problems);
-        else if (key == "Chip") m.chip = clean_text(value, key, number, problems);
-        else if (key == "Processor Name") m.processor_name = clean_text(value, key, number, problems);
-        else if (key == "Memory") {
+        if (key == "Model Name"sv) m.machine_name = clean_text(value, key, number, problems);
+        else if (key == "Model Identifier"sv) m.machine_model = clean_text(value, key, number, problems);
+        else if (key == "Chip"sv) m.chip = clean_text(value, key, number, problems);
+        else if (key == "Processor Name"sv) m.processor_name = clean_text(value, key, number, problems);
+        else if (key == "Memory"sv) {
             if (auto b = read_memory_figure(value, number, problems)) m.profiler_memory_bytes = b;
-        } else if (key == "Total Number of Cores") {
+        } else if (key == "Total Number of Cores"sv) {
             read_cpu_cores(value, number, m, problems);
         }
         return true;
@@ -13022,7 +13022,7 @@ inline void json_gpu(const nlohmann::json& j, apple_machine& m, problem_sink& pr
     } else if (g.model.starts_with("Apple M")) {
         g.apple = true;
     }
-    if (const auto bus = json_string(j, "sppci_bus", problems)) g.built_in = *bus == "spdisplays_builtin";
+    if (const auto bus = json_string(j, "sppci_bus", problems)) g.built_in = *bus == "spdisplays_builtin"sv;
     g.cores = json_count(j, "sppci_cores", problems);
     if (const auto metal = json_string(j, "spdisplays_mtlgpufamilysupport", problems)) {
         bool changed = false;
@@ -13226,7 +13226,7 @@ inline void parse_system_profiler_json_capture(std::string_view t, capture_parse
 inline int sniff_system_profiler_text(std::string_view t) noexcept {
     using apple_sniff::has_trimmed_key;
     const auto first = first_non_blank_line(t);
-    if (first == "Graphics/Displays:" || first == "Hardware:") return 90;
+    if (first == "Graphics/Displays:"sv || first == "Hardware:"sv) return 90;
     if (has_trimmed_key(t, "Model Identifier") && (has_trimmed_key(t, "Chip") || has_trimmed_key(t, "Processor Name")))
         return 80;
     if (has_trimmed_key(t, "Chipset Model") && (has_trimmed_key(t, "Metal Support") || has_trimmed_key(t, "Vendor")))
@@ -13463,11 +13463,11 @@ constexpr bool is_header_line(std::string_view line) noexcept {
 
 // "[N/A]", "[Not Supported]", "N/A", …: the tool's way of saying "unknown".
 constexpr bool is_unavailable(std::string_view v) noexcept {
-    return v.empty() || v == "N/A" || v == "Not Supported" || (v.front() == '[' && v.back() == ']');
+    return v.empty() || v == "N/A"sv || v == "Not Supported"sv || (v.front() == '[' && v.back() == ']');
 }
 // Bracketed values that mean the device is in trouble, not merely that a value is missing.
 constexpr bool is_device_error(std::string_view v) noexcept {
-    return v == "[Unknown Error]" || v == "[GPU is lost]" || v == "[GPU requires reset]";
+    return v == "[Unknown Error]"sv || v == "[GPU is lost]"sv || v == "[GPU requires reset]"sv;
 }
 
 // A value without its unit ("81559 MiB" -> "81559"); nullopt when it carries another unit.
@@ -13536,8 +13536,8 @@ inline value_problem apply_cell(const field_info& f, std::string_view v, acceler
         return {};
     }
     case field::mig_mode: {
-        if (v == "Enabled") extras.mig = true;
-        else if (v == "Disabled") extras.mig = false;
+        if (v == "Enabled"sv) extras.mig = true;
+        else if (v == "Disabled"sv) extras.mig = false;
         else return bad();
         return {};
     }
@@ -13631,7 +13631,7 @@ inline value_problem apply_cell(const field_info& f, std::string_view v, acceler
 // modules' GPU driver, names it "<chip> (nvgpu)" ("Orin (nvgpu)"); on the Thor modules
 // nvidia-smi and NVML say "NVIDIA Thor".
 constexpr bool names_jetson_chip(std::string_view name) noexcept {
-    return name.ends_with("(nvgpu)") || name == "NVIDIA Thor" || name == "Thor";
+    return name.ends_with("(nvgpu)") || name == "NVIDIA Thor"sv || name == "Thor"sv;
 }
 
 // The catalogue row for a GPU: by PCI id when that names one row, else by name.
@@ -13842,7 +13842,7 @@ constexpr const device_spec* jetson_module_gpu(std::string_view compatible, std:
             for (const auto& [number, row] : modules) {
                 if (part != number) continue;
                 while (!model.empty() && (model.back() == '\0' || model.back() == '\n')) model.remove_suffix(1);
-                if (row == "NVIDIA Jetson Orin Nano 8GB" && model.ends_with(" Super"))
+                if (row == "NVIDIA Jetson Orin Nano 8GB"sv && model.ends_with(" Super"))
                     return find_device("NVIDIA Jetson Orin Nano 8GB Super");
                 return find_device(row);
             }
@@ -14080,11 +14080,11 @@ constexpr std::optional<std::uint32_t> nv_count(std::string_view s) noexcept {
 
 // The path codes of `topo -m` (SOC on drivers before NODE/SYS were split out).
 constexpr bool is_path_code(std::string_view s) noexcept {
-    return s == "SYS" || s == "NODE" || s == "PHB" || s == "PXB" || s == "PIX" || s == "SOC" || nv_count(s);
+    return s == "SYS"sv || s == "NODE"sv || s == "PHB"sv || s == "PXB"sv || s == "PIX"sv || s == "SOC"sv || nv_count(s);
 }
 // The status codes of `topo -p2p …`.
 constexpr bool is_p2p_code(std::string_view s) noexcept {
-    return s == "OK" || s == "CNS" || s == "GNS" || s == "TNS" || s == "NS" || s == "DR" || s == "U";
+    return s == "OK"sv || s == "CNS"sv || s == "GNS"sv || s == "TNS"sv || s == "NS"sv || s == "DR"sv || s == "U"sv;
 }
 
 enum class attribute : std::uint8_t { cpu_affinity, numa_affinity, gpu_numa_id };
@@ -14096,21 +14096,21 @@ struct header {
     std::vector<attribute> attributes;
 };
 inline std::optional<header> read_header(const std::vector<std::string_view>& w) {
-    if (w.empty() || w.front() != "GPU0") return std::nullopt;
+    if (w.empty() || w.front() != "GPU0"sv) return std::nullopt;
     header h;
     std::size_t i = 0;
     for (; i < w.size(); ++i) {
-        if (w[i] == "CPU" || w[i] == "NUMA" || (w[i] == "GPU" && i + 1 < w.size() && w[i + 1] == "NUMA")) break;
+        if (w[i] == "CPU"sv || w[i] == "NUMA"sv || (w[i] == "GPU"sv && i + 1 < w.size() && w[i + 1] == "NUMA"sv)) break;
         h.columns.emplace_back(w[i]);
     }
     while (i < w.size()) {
-        if (i + 1 < w.size() && w[i] == "CPU" && w[i + 1] == "Affinity") {
+        if (i + 1 < w.size() && w[i] == "CPU"sv && w[i + 1] == "Affinity"sv) {
             h.attributes.push_back(attribute::cpu_affinity);
             i += 2;
-        } else if (i + 1 < w.size() && w[i] == "NUMA" && w[i + 1] == "Affinity") {
+        } else if (i + 1 < w.size() && w[i] == "NUMA"sv && w[i + 1] == "Affinity"sv) {
             h.attributes.push_back(attribute::numa_affinity);
             i += 2;
-        } else if (i + 2 < w.size() && w[i] == "GPU" && w[i + 1] == "NUMA" && w[i + 2] == "ID") {
+        } else if (i + 2 < w.size() && w[i] == "GPU"sv && w[i + 1] == "NUMA"sv && w[i + 2] == "ID"sv) {
             h.attributes.push_back(attribute::gpu_numa_id);
             i += 3;
         } else {
@@ -14120,7 +14120,7 @@ inline std::optional<header> read_header(const std::vector<std::string_view>& w)
     return h;
 }
 
-inline bool unavailable(std::string_view v) noexcept { return v.empty() || v == "N/A"; }
+inline bool unavailable(std::string_view v) noexcept { return v.empty() || v == "N/A"sv; }
 
 // A NUMA node number as printed (0..65535); nullopt otherwise.
 inline std::optional<std::int32_t> node_number(std::string_view v) noexcept {
@@ -14183,11 +14183,11 @@ inline nvidia_topo_result parse_nvidia_smi_topo(std::string_view text, sourced<d
         ++number;
         const auto line = detail::trim(raw);
         if (line.empty()) return true;
-        if (line == "Legend:") {
+        if (line == "Legend:"sv) {
             where = section::legend;
             return true;
         }
-        if (line == "NIC Legend:") {
+        if (line == "NIC Legend:"sv) {
             where = section::nic_legend;
             return true;
         }
@@ -14224,7 +14224,7 @@ inline nvidia_topo_result parse_nvidia_smi_topo(std::string_view text, sourced<d
             }
             bool c1 = false, c2 = false;
             const auto code = detail::trim(line.substr(0, eq));
-            if (code == "OK") legend_p2p = true;
+            if (code == "OK"sv) legend_p2p = true;
             r.legend.emplace_back(clean(code, 16, c1), clean(detail::trim(line.substr(eq + 1)), 200, c2));
             if (c1 || c2) problems.add(number, "legend line not printable or too long: " + quote_value(line));
             return true;
@@ -14296,7 +14296,7 @@ inline nvidia_topo_result parse_nvidia_smi_topo(std::string_view text, sourced<d
             const std::string_view cell = w[1 + i];
             const bool self = i == col;
             if (self) {
-                if (cell != "X") problems.add(number, "expected X on the diagonal, found " + quote_value(cell));
+                if (cell != "X"sv) problems.add(number, "expected X on the diagonal, found " + quote_value(cell));
             } else if (is_path_code(cell)) {
                 any_path = true;
             } else if (is_p2p_code(cell)) {
@@ -14507,12 +14507,12 @@ inline nvidia_nvlink_result parse_nvidia_smi_nvlink_status(std::string_view text
             auto& g = r.gpus.back();
             ++g.links_listed;
             const auto value = detail::trim(line.substr(colon + 1));
-            if (value == "<inactive>") return true;
+            if (value == "<inactive>"sv) return true;
             // "25 GB/s", "26.562 GB/s"
             const auto sp = value.find(' ');
             const auto speed =
                 sp == std::string_view::npos ? std::nullopt : detail::parsing::parse_real(value.substr(0, sp));
-            if (!speed || detail::trim(value.substr(sp)) != "GB/s") {
+            if (!speed || detail::trim(value.substr(sp)) != "GB/s"sv) {
                 problems.add(number, "link speed not understood: " + quote_value(value));
                 return true;
             }
@@ -14596,17 +14596,17 @@ inline nvidia_proc_information parse_nvidia_proc_information(std::string_view te
             else field = static_cast<std::uint32_t>(*n);
         };
         ++known;
-        if (key == "Model") text_field(r.model, 128);
-        else if (key == "IRQ") number_field(r.irq, value);
-        else if (key == "GPU UUID") text_field(r.uuid, 64);
-        else if (key == "Video BIOS") text_field(r.video_bios, 64);
-        else if (key == "Bus Type") {
-            if (value != "PCIe" && value != "PCI") problems.add(number, "Bus Type: unexpected " + quote_value(value));
+        if (key == "Model"sv) text_field(r.model, 128);
+        else if (key == "IRQ"sv) number_field(r.irq, value);
+        else if (key == "GPU UUID"sv) text_field(r.uuid, 64);
+        else if (key == "Video BIOS"sv) text_field(r.video_bios, 64);
+        else if (key == "Bus Type"sv) {
+            if (value != "PCIe"sv && value != "PCI"sv) problems.add(number, "Bus Type: unexpected " + quote_value(value));
             text_field(r.bus_type, 8);
-        } else if (key == "DMA Size") {
+        } else if (key == "DMA Size"sv) {
             if (!value.ends_with(" bits")) problems.add(number, "DMA Size: cannot read " + quote_value(value));
             else number_field(r.dma_bits, detail::trim(value.substr(0, value.size() - 5)));
-        } else if (key == "DMA Mask") {
+        } else if (key == "DMA Mask"sv) {
             std::string_view hex = value;
             std::optional<std::uint64_t> mask;
             if (hex.starts_with("0x") && hex.size() > 2 && hex.size() <= 18) {
@@ -14621,14 +14621,14 @@ inline nvidia_proc_information parse_nvidia_proc_information(std::string_view te
             }
             if (!mask) problems.add(number, "DMA Mask: cannot read " + quote_value(value));
             r.dma_mask = mask;
-        } else if (key == "Bus Location") {
+        } else if (key == "Bus Location"sv) {
             r.bus_location = parse_pci_address(value);
             if (!r.bus_location) problems.add(number, "Bus Location: not a PCI address: " + quote_value(value));
-        } else if (key == "Device Minor") number_field(r.device_minor, value);
-        else if (key == "GPU Firmware") text_field(r.firmware, 64);
-        else if (key == "GPU Excluded") {
-            if (value == "Yes") r.excluded = true;
-            else if (value == "No") r.excluded = false;
+        } else if (key == "Device Minor"sv) number_field(r.device_minor, value);
+        else if (key == "GPU Firmware"sv) text_field(r.firmware, 64);
+        else if (key == "GPU Excluded"sv) {
+            if (value == "Yes"sv) r.excluded = true;
+            else if (value == "No"sv) r.excluded = false;
             else problems.add(number, "GPU Excluded: expected Yes or No, found " + quote_value(value));
         } else if (key.starts_with("BAR")) {
             // Debug builds of the driver list the BARs; nothing the library keeps.
@@ -14720,7 +14720,7 @@ std::vector<accelerator_profile> nvidia_gpus_from_driver(const S& sys, std::vect
     }
     if (sys.exists("/proc/driver/nvidia")) return out; // the driver is loaded and lists no GPU
     for (const auto& d : probe_pci(sys, warnings)) {
-        if (vendor_from_id(d.vendor_id) != vendor::nvidia || (d.class_code >> 16) != 0x03 || d.driver != "nvidia")
+        if (vendor_from_id(d.vendor_id) != vendor::nvidia || (d.class_code >> 16) != 0x03 || d.driver != "nvidia"sv)
             continue;
         if (out.size() >= max_rows) break;
         accelerator_profile p = detail::nvidia::blank_gpu(static_cast<std::uint32_t>(out.size()));
@@ -14823,27 +14823,27 @@ constexpr opening read_opening(std::string_view t) noexcept {
             bool attributes = false;
             std::string_view previous;
             each_word(line, [&](std::string_view w) {
-                if (n++ == 0 && w != "GPU0") {
+                if (n++ == 0 && w != "GPU0"sv) {
                     bad = true;
                     return false;
                 }
-                if (w == "CPU" || w == "NUMA") attributes = true;
+                if (w == "CPU"sv || w == "NUMA"sv) attributes = true;
                 if (!attributes) ++columns;
-                if (w == "Affinity" && (previous == "CPU" || previous == "NUMA")) o.affinity = true;
+                if (w == "Affinity"sv && (previous == "CPU"sv || previous == "NUMA"sv)) o.affinity = true;
                 previous = w;
                 return true;
             });
             if (bad) return false;
             if (n == 0) return true; // escape sequences alone
             // "GPU NUMA ID" alone: its "GPU" was counted as a column.
-            if (!o.affinity && previous == "ID" && columns > 0) --columns;
+            if (!o.affinity && previous == "ID"sv && columns > 0) --columns;
             header = true;
             return true;
         }
         if (!row) {
             std::size_t n = 0;
             each_word(line, [&](std::string_view w) {
-                if (n == 0 && w != "GPU0") {
+                if (n == 0 && w != "GPU0"sv) {
                     bad = true;
                     return false;
                 }
@@ -15430,7 +15430,7 @@ void identify_jetson(const S& sys, probe_output& out) {
 template <system_view S>
 void add_jetson_gpu(const S& sys, probe_output& out) {
     const file_read r = sys.read_file("/sys/devices/platform/gpu.0/of_node/compatible", 4096);
-    if (!r.ok() || std::string_view(r.data).substr(0, r.data.find('\0')) != "nvidia,ga10b") return;
+    if (!r.ok() || std::string_view(r.data).substr(0, r.data.find('\0')) != "nvidia,ga10b"sv) return;
     accelerator_profile p = blank_gpu(0);
     p.name = "Orin (nvgpu)";
     p.unified_memory = true;
@@ -15816,7 +15816,7 @@ inline value_problem apply(const field_info& f, std::string_view v, row& r) {
         return {};
     }
     case field::device_type:
-        if (v != "GPU") return what + ": " + quote_value(v) + " is not a GPU";
+        if (v != "GPU"sv) return what + ": " + quote_value(v) + " is not a GPU";
         return {};
     case field::name:
     case field::uuid:
@@ -15862,7 +15862,7 @@ inline value_problem apply(const field_info& f, std::string_view v, row& r) {
     case field::memory_mib: {
         // "32768.00 MiB"; xpu-smi divides the byte count by 2^20 and keeps two decimals.
         const auto sp = v.rfind(' ');
-        if (sp == std::string_view::npos || v.substr(sp + 1) != "MiB") return what + ": no MiB unit in " + quote_value(v);
+        if (sp == std::string_view::npos || v.substr(sp + 1) != "MiB"sv) return what + ": no MiB unit in " + quote_value(v);
         const auto x = parse_real(trim(v.substr(0, sp)));
         if (!x) return looks_decimal(trim(v.substr(0, sp))) ? out_of_range() : bad();
         constexpr double max_mib = 16.0 * 1024 * 1024; // 16 TiB: more than any device has
@@ -16048,11 +16048,11 @@ inline xpu_smi_result parse_xpu_smi_discovery_table(std::string_view text) {
         const auto cells = split_table_line(line);
         if (!cells) {
             const auto t = detail::trim(line);
-            if (t == "No device discovered") return true;
+            if (t == "No device discovered"sv) return true;
             problems.add(number, "not a table row: " + quote_value(t));
             return true;
         }
-        if (cells->id == "Device ID") return true; // the header row
+        if (cells->id == "Device ID"sv) return true; // the header row
         if (!cells->id.empty()) {
             flush_row();
             if (r.devices.size() >= max_rows) {
@@ -16109,7 +16109,7 @@ inline xpu_smi_result parse_xpu_smi_dump_csv(std::string_view text) {
         ++number;
         if (detail::trim(line).empty()) return true;
         if (!have_header) {
-            if (detail::trim(line) == "No device discovered") return false;
+            if (detail::trim(line) == "No device discovered"sv) return false;
             have_header = true;
             bool labels = true;
             std::size_t known = 0;
@@ -16282,7 +16282,7 @@ std::optional<std::uint64_t> read_bytes(const S& sys, const std::string& path, s
 template <system_view S>
 std::optional<std::uint64_t> local_memory(const S& sys, const std::string& card, const std::string& pci_dir,
                                           std::string_view driver, std::vector<warning>& warnings) {
-    if (driver == "xe") {
+    if (driver == "xe"sv) {
         const auto names = sys.list_dir(pci_dir);
         if (!names) return std::nullopt;
         std::optional<std::uint64_t> total;
@@ -16313,7 +16313,7 @@ std::uint32_t xe_tiles(const S& sys, const std::string& pci_dir) {
 /// drivers) and COMBINED make every stack a root device with its own memory; COMPOSITE
 /// keeps the card one device, whose stacks are sub-devices.
 constexpr bool stacks_are_devices(const std::optional<std::string>& hierarchy) noexcept {
-    return !hierarchy || trim(*hierarchy) != "COMPOSITE";
+    return !hierarchy || trim(*hierarchy) != "COMPOSITE"sv;
 }
 
 /// Stack `k` of `n` of `card`: the card's PCI function with `stack` = k, an n-th of its
@@ -16382,7 +16382,7 @@ std::vector<intel_gpu_card> read_intel_gpu_sysfs(const S& sys, std::vector<warni
         const std::string pci_dir = std::string("/sys/bus/pci/devices/") + address->text().data();
         const auto dev = read_pci_device(sys, pci_dir, warnings);
         if (!dev || dev->vendor_id != info(vendor::intel).vendor_id || (dev->class_code >> 16) != 0x03) continue;
-        if (dev->driver != "i915" && dev->driver != "xe") continue;
+        if (dev->driver != "i915"sv && dev->driver != "xe"sv) continue;
         intel_gpu_card c;
         c.card = name;
         c.driver = dev->driver;
@@ -16395,7 +16395,7 @@ std::vector<intel_gpu_card> read_intel_gpu_sysfs(const S& sys, std::vector<warni
         p.pcie_current = dev->link_current;
         p.pcie_max = dev->link_max;
         if (dev->numa_node >= 0) p.numa_node = {dev->numa_node, origin::sysfs};
-        if (c.driver == "xe") c.tiles = xe_tiles(sys, pci_dir);
+        if (c.driver == "xe"sv) c.tiles = xe_tiles(sys, pci_dir);
         if (const auto mem = local_memory(sys, name, pci_dir, c.driver, warnings)) {
             p.memory_bytes = {*mem, origin::sysfs};
             c.local_memory = true;
@@ -16547,7 +16547,7 @@ constexpr bool is_discovery_table(std::string_view t) noexcept {
     each_line(t, [&](std::string_view line) {
         if (++seen > 4) return false;
         const auto cells = detail::intel_gpu::split_table_line(line);
-        if (cells && cells->id == "Device ID" && cells->info == "Device Information") header = true;
+        if (cells && cells->id == "Device ID"sv && cells->info == "Device Information"sv) header = true;
         return !header;
     });
     return header;
@@ -16685,11 +16685,11 @@ enum class vulkan_device_type : std::uint8_t { unknown, other, integrated_gpu, d
 /// "PHYSICAL_DEVICE_TYPE_DISCRETE_GPU" (text) or "VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU" (JSON).
 constexpr std::optional<vulkan_device_type> parse_vulkan_device_type(std::string_view s) noexcept {
     if (s.starts_with("VK_")) s.remove_prefix(3);
-    if (s == "PHYSICAL_DEVICE_TYPE_OTHER") return vulkan_device_type::other;
-    if (s == "PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU") return vulkan_device_type::integrated_gpu;
-    if (s == "PHYSICAL_DEVICE_TYPE_DISCRETE_GPU") return vulkan_device_type::discrete_gpu;
-    if (s == "PHYSICAL_DEVICE_TYPE_VIRTUAL_GPU") return vulkan_device_type::virtual_gpu;
-    if (s == "PHYSICAL_DEVICE_TYPE_CPU") return vulkan_device_type::cpu;
+    if (s == "PHYSICAL_DEVICE_TYPE_OTHER"sv) return vulkan_device_type::other;
+    if (s == "PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU"sv) return vulkan_device_type::integrated_gpu;
+    if (s == "PHYSICAL_DEVICE_TYPE_DISCRETE_GPU"sv) return vulkan_device_type::discrete_gpu;
+    if (s == "PHYSICAL_DEVICE_TYPE_VIRTUAL_GPU"sv) return vulkan_device_type::virtual_gpu;
+    if (s == "PHYSICAL_DEVICE_TYPE_CPU"sv) return vulkan_device_type::cpu;
     return std::nullopt;
 }
 
@@ -16797,8 +16797,8 @@ constexpr std::string_view vk_block_header(std::string_view line) noexcept {
 // A software implementation: by type, driver id or name.
 constexpr bool is_software(vulkan_device_type type, std::string_view driver_id, std::string_view name) noexcept {
     if (driver_id.starts_with("VK_")) driver_id.remove_prefix(3);
-    return type == vulkan_device_type::cpu || driver_id == "DRIVER_ID_MESA_LLVMPIPE" ||
-           driver_id == "DRIVER_ID_GOOGLE_SWIFTSHADER" || icontains(name, "llvmpipe") ||
+    return type == vulkan_device_type::cpu || driver_id == "DRIVER_ID_MESA_LLVMPIPE"sv ||
+           driver_id == "DRIVER_ID_GOOGLE_SWIFTSHADER"sv || icontains(name, "llvmpipe") ||
            icontains(name, "lavapipe") || icontains(name, "SwiftShader");
 }
 
@@ -16807,9 +16807,9 @@ constexpr bool is_software(vulkan_device_type type, std::string_view driver_id, 
 inline std::string driver_version_text(std::uint32_t v, std::uint32_t vendor_id, std::string_view driver_id) {
     if (driver_id.starts_with("VK_")) driver_id.remove_prefix(3);
     const auto s = [](std::uint32_t x) { return std::to_string(x); };
-    if (driver_id == "DRIVER_ID_NVIDIA_PROPRIETARY" || (driver_id.empty() && vendor_id == 0x10de))
+    if (driver_id == "DRIVER_ID_NVIDIA_PROPRIETARY"sv || (driver_id.empty() && vendor_id == 0x10de))
         return s((v >> 22) & 0x3ff) + "." + s((v >> 14) & 0xff) + "." + s((v >> 6) & 0xff) + "." + s(v & 0x3f);
-    if (driver_id == "DRIVER_ID_INTEL_PROPRIETARY_WINDOWS") return s(v >> 14) + "." + s(v & 0x3fff);
+    if (driver_id == "DRIVER_ID_INTEL_PROPRIETARY_WINDOWS"sv) return s(v >> 14) + "." + s(v & 0x3fff);
     return s((v >> 22) & 0x7f) + "." + s((v >> 12) & 0x3ff) + "." + s(v & 0xfff);
 }
 inline std::string api_version_text(std::uint32_t v) {
@@ -16853,37 +16853,37 @@ inline void set_string(std::string& field, std::string_view key, std::string_vie
 inline void apply_key(pending& x, std::string_view block, std::string_view key, std::string_view v, std::size_t line,
                       problem_sink& problems) {
     const bool summary = block.empty();
-    const bool props = summary || block == "VkPhysicalDeviceProperties";
-    const bool driver = summary || block == "VkPhysicalDeviceDriverProperties" ||
-                        block == "VkPhysicalDeviceDriverPropertiesKHR" || block == "VkPhysicalDeviceVulkan12Properties";
-    const bool ids = summary || block == "VkPhysicalDeviceIDProperties" || block == "VkPhysicalDeviceIDPropertiesKHR" ||
-                     block == "VkPhysicalDeviceVulkan11Properties";
-    const bool bus = block == "VkPhysicalDevicePCIBusInfoPropertiesEXT";
+    const bool props = summary || block == "VkPhysicalDeviceProperties"sv;
+    const bool driver = summary || block == "VkPhysicalDeviceDriverProperties"sv ||
+                        block == "VkPhysicalDeviceDriverPropertiesKHR"sv || block == "VkPhysicalDeviceVulkan12Properties"sv;
+    const bool ids = summary || block == "VkPhysicalDeviceIDProperties"sv || block == "VkPhysicalDeviceIDPropertiesKHR"sv ||
+                     block == "VkPhysicalDeviceVulkan11Properties"sv;
+    const bool bus = block == "VkPhysicalDevicePCIBusInfoPropertiesEXT"sv;
     const auto bad = [&] { problems.add(line, std::string(key) + ": cannot read " + quote_value(v)); };
 
-    if (props && key == "apiVersion") set_string(x.d.api_version, key, version_text(v), line, problems);
-    else if (props && key == "driverVersion") set_text(x.p.driver_version, key, version_text(v), line, problems);
-    else if (props && (key == "vendorID" || key == "deviceID")) {
+    if (props && key == "apiVersion"sv) set_string(x.d.api_version, key, version_text(v), line, problems);
+    else if (props && key == "driverVersion"sv) set_text(x.p.driver_version, key, version_text(v), line, problems);
+    else if (props && (key == "vendorID"sv || key == "deviceID"sv)) {
         const auto id = parse_hex_id(v);
         if (!id) return bad();
-        (key == "vendorID" ? x.d.vendor_id : x.d.device_id) = *id;
-    } else if (props && key == "deviceType") {
+        (key == "vendorID"sv ? x.d.vendor_id : x.d.device_id) = *id;
+    } else if (props && key == "deviceType"sv) {
         const auto t = parse_vulkan_device_type(v);
         if (!t) return bad();
         x.d.type = *t;
-    } else if (props && key == "deviceName") set_text(x.p.name, key, v, line, problems);
-    else if (driver && key == "driverID") set_string(x.d.driver_id, key, v, line, problems);
-    else if (driver && key == "driverName") set_string(x.d.driver_name, key, v, line, problems);
-    else if (driver && key == "driverInfo") set_string(x.d.driver_info, key, v, line, problems);
-    else if (ids && (key == "deviceUUID" || key == "driverUUID")) {
+    } else if (props && key == "deviceName"sv) set_text(x.p.name, key, v, line, problems);
+    else if (driver && key == "driverID"sv) set_string(x.d.driver_id, key, v, line, problems);
+    else if (driver && key == "driverName"sv) set_string(x.d.driver_name, key, v, line, problems);
+    else if (driver && key == "driverInfo"sv) set_string(x.d.driver_info, key, v, line, problems);
+    else if (ids && (key == "deviceUUID"sv || key == "driverUUID"sv)) {
         if (!is_uuid_text(v)) return bad();
-        if (key == "deviceUUID") set_text(x.p.uuid, key, v, line, problems);
+        if (key == "deviceUUID"sv) set_text(x.p.uuid, key, v, line, problems);
         else x.d.driver_uuid = std::string(v);
-    } else if (bus && (key == "pciDomain" || key == "pciBus" || key == "pciDevice" || key == "pciFunction")) {
+    } else if (bus && (key == "pciDomain"sv || key == "pciBus"sv || key == "pciDevice"sv || key == "pciFunction"sv)) {
         const auto n = parse_uint(v);
-        const std::uint64_t limit = key == "pciDomain" ? 0xffffffffu : key == "pciBus" ? 0xffu : key == "pciDevice" ? 31u : 7u;
+        const std::uint64_t limit = key == "pciDomain"sv ? 0xffffffffu : key == "pciBus"sv ? 0xffu : key == "pciDevice"sv ? 31u : 7u;
         if (!n || *n > limit) return bad();
-        (key == "pciDomain" ? x.pci_domain : key == "pciBus" ? x.pci_bus : key == "pciDevice" ? x.pci_device
+        (key == "pciDomain"sv ? x.pci_domain : key == "pciBus"sv ? x.pci_bus : key == "pciDevice"sv ? x.pci_device
                                                                                           : x.pci_function) = *n;
     }
 }
@@ -16933,7 +16933,7 @@ inline bool finish(pending& x, problem_sink& problems) {
     // dedicated.
     std::string_view driver = d.driver_id;
     if (driver.starts_with("VK_")) driver.remove_prefix(3);
-    const bool split_heaps = driver == "DRIVER_ID_MESA_RADV";
+    const bool split_heaps = driver == "DRIVER_ID_MESA_RADV"sv;
     std::uint64_t best = 0;
     for (const auto& h : d.heaps)
         if (h.device_local) best = split_heaps ? best + h.size_bytes : std::max(best, h.size_bytes); // each <= 16 TiB
@@ -16984,7 +16984,7 @@ inline vulkan_parse_result parse_vulkaninfo(std::string_view text) {
         ++number;
         const std::string_view line = detail::trim(raw);
         if (line.empty()) return true;
-        if (line == "Devices:" || line == "Device Properties and Extensions:") {
+        if (line == "Devices:"sv || line == "Device Properties and Extensions:"sv) {
             flush();
             in_devices = seen_section = true;
             return true;
@@ -17008,7 +17008,7 @@ inline vulkan_parse_result parse_vulkaninfo(std::string_view text) {
             in_heaps = false;
             return true;
         }
-        if (block == "VkPhysicalDeviceMemoryProperties") {
+        if (block == "VkPhysicalDeviceMemoryProperties"sv) {
             if (line.starts_with("memoryHeaps[")) {
                 in_heaps = cur->d.heaps.size() < max_heaps;
                 if (in_heaps) cur->d.heaps.push_back({});
@@ -17028,7 +17028,7 @@ inline vulkan_parse_result parse_vulkaninfo(std::string_view text) {
         if (eq == std::string_view::npos) return true;
         const std::string_view key = detail::trim(line.substr(0, eq));
         const std::string_view value = detail::trim(line.substr(eq + 1));
-        if (in_heaps && key == "size") {
+        if (in_heaps && key == "size"sv) {
             // "16758302720 (0x3e6df6800) (15.61 GiB)": the decimal byte count comes first.
             const auto n = parse_uint(value.substr(0, value.find(' ')));
             if (!n) problems.add(number, "heap size: cannot read " + quote_value(value));
@@ -17211,7 +17211,7 @@ constexpr bool has_banner(std::string_view t) noexcept {
     bool found = false;
     std::size_t lines = 0;
     each_line(t, [&](std::string_view line) {
-        found = trim(line) == "VULKANINFO";
+        found = trim(line) == "VULKANINFO"sv;
         return !found && ++lines < 40;
     });
     return found;
@@ -17544,14 +17544,14 @@ inline columns read_header(const std::vector<std::string_view>& cells) {
     c.kind = table::other;
     for (std::size_t k = 0; k < cells.size(); ++k) {
         const auto h = cells[k];
-        if (k == 0 && (h == "Device" || h == "Chip")) c.path = k; // a path or a number
-        if (k == 0 && (h == "Core ID" || h == "Chip" || h == "Device")) c.index = k;
-        if (h == "Type") c.type = k;
-        if (h == "Cores" || h == "Devices") c.per_chip = k;
-        if (h == "PID") c.pid = k;
-        if (h == "Process Name") c.name = k;
-        if (h == "Memory usage" || h.starts_with("HBM Usage")) c.memory = k;
-        if (h == "Duty cycle") c.duty = k;
+        if (k == 0 && (h == "Device"sv || h == "Chip"sv)) c.path = k; // a path or a number
+        if (k == 0 && (h == "Core ID"sv || h == "Chip"sv || h == "Device"sv)) c.index = k;
+        if (h == "Type"sv) c.type = k;
+        if (h == "Cores"sv || h == "Devices"sv) c.per_chip = k;
+        if (h == "PID"sv) c.pid = k;
+        if (h == "Process Name"sv) c.name = k;
+        if (h == "Memory usage"sv || h.starts_with("HBM Usage")) c.memory = k;
+        if (h == "Duty cycle"sv) c.duty = k;
     }
     if (c.path && c.type) c.kind = table::chips;
     else if (c.index && c.memory) c.kind = table::usage;
@@ -17706,10 +17706,10 @@ inline tpu_info_result parse_tpu_info(std::string_view text) {
                 r.chips[at].device_path = std::string(path);
             }
             auto& chip = r.chips[at];
-            if (const auto pid = cell(cols.pid); !pid.empty() && pid != "None" && pid != "N/A")
+            if (const auto pid = cell(cols.pid); !pid.empty() && pid != "None"sv && pid != "N/A"sv)
                 read_pids(pid, number, chip.pids, problems);
             if (cols.kind == table::process) {
-                if (const auto name = cell(cols.name); !name.empty() && name != "None")
+                if (const auto name = cell(cols.name); !name.empty() && name != "None"sv)
                     chip.process_name = bounded_text(name, number, "process name", problems);
                 return true;
             }
@@ -17737,7 +17737,7 @@ inline tpu_info_result parse_tpu_info(std::string_view text) {
             return true;
         }
         usage_row u{number, static_cast<std::uint32_t>(*n), {}, {}, {}};
-        if (const auto m = cell(cols.memory); !m.empty() && m != "N/A") {
+        if (const auto m = cell(cols.memory); !m.empty() && m != "N/A"sv) {
             const auto slash = m.find('/');
             if (slash != std::string_view::npos) {
                 u.used = gib_bytes(m.substr(0, slash));
@@ -17749,7 +17749,7 @@ inline tpu_info_result parse_tpu_info(std::string_view text) {
                 u.total.reset();
             }
         }
-        if (const auto d = cell(cols.duty); !d.empty() && d != "N/A") {
+        if (const auto d = cell(cols.duty); !d.empty() && d != "N/A"sv) {
             u.duty = percent(d);
             if (!u.duty) problems.add(number, "duty cycle: cannot read " + quote_value(d));
         }
@@ -17905,7 +17905,7 @@ inline tpu_vfio_transcript_result parse_tpu_vfio_transcript(std::string_view tex
             }
             const auto sp = line.find_last_of(" \t");
             const std::string_view name = sp == std::string_view::npos ? line : line.substr(sp + 1);
-            if (name == "vfio") r.vfio_control_node = true;
+            if (name == "vfio"sv) r.vfio_control_node = true;
             else if (const auto g = parse_uint(name); g && *g <= UINT32_MAX)
                 r.vfio_nodes.push_back(static_cast<std::uint32_t>(*g));
             else problems.add(number, "not a VFIO group node: " + quote_value(name));
@@ -17960,7 +17960,7 @@ std::string device_node(const S& sys, const pci_device& d, std::size_t position,
                         const std::optional<std::vector<std::string>>& accel_class) {
     const std::string dir = "/sys/bus/pci/devices/" + std::string(d.address.text().data());
     if (d.driver.empty()) return {};
-    if (d.driver == "vfio-pci") {
+    if (d.driver == "vfio-pci"sv) {
         const auto target = detail::resolve_sysfs_link(sys, dir + "/iommu_group");
         if (!target) return {};
         const std::string node = "/dev/vfio/" + std::string(detail::base_name(*target));
@@ -18158,7 +18158,7 @@ inline void parse_tpu_info_capture(std::string_view t, capture_parse& out) {
 // tpu-info --process ------------------------------------------------------------------------
 inline int sniff_tpu_info_process(std::string_view t) noexcept {
     return sniff_guarded([&] {
-        if (first_non_blank_line(t) != "TPU Process Info") return 0;
+        if (first_non_blank_line(t) != "TPU Process Info"sv) return 0;
         return has_tpu_header(t, {"Chip", "PID", "Process Name"}) ? 90 : 0;
     });
 }
@@ -18351,7 +18351,7 @@ inline constexpr std::string_view field_name_punctuation = "._-";
 // A field only hl-smi has: nvidia-smi's names end in ".gpu", never ".aip", and it has no
 // module_id.
 constexpr bool is_hl_smi_only(std::string_view n) noexcept {
-    return n == "module_id" || n.ends_with(".aip");
+    return n == "module_id"sv || n.ends_with(".aip");
 }
 
 // The header line of `-f csv` (detail::parsing::is_query_header).
@@ -18360,7 +18360,7 @@ constexpr bool is_header_line(std::string_view line) noexcept {
 }
 
 constexpr bool is_unavailable(std::string_view v) noexcept {
-    return v.empty() || v == "N/A" || v == "NA" || v == "Not Supported" || (v.front() == '[' && v.back() == ']');
+    return v.empty() || v == "N/A"sv || v == "NA"sv || v == "Not Supported"sv || (v.front() == '[' && v.back() == ']');
 }
 
 // "672 MiB" -> "672"; also "672MiB" as the table writes it. nullopt for another unit.
@@ -18640,7 +18640,7 @@ inline hl_smi_result parse_hl_smi_table(std::string_view text) {
             else report("Temp: cannot read " + quote_value(first[1]));
         }
         // Power: the last three tokens are "<draw>W / <cap>W".
-        if (first.size() >= 6 && first[first.size() - 2] == "/") {
+        if (first.size() >= 6 && first[first.size() - 2] == "/"sv) {
             const auto draw = first[first.size() - 3], cap = first[first.size() - 1];
             if (!is_unavailable(draw)) {
                 if (const auto w = before_unit(draw, "W")) report(set_real(*w, 100'000, p.power_draw_watts));
@@ -18652,7 +18652,7 @@ inline hl_smi_result parse_hl_smi_table(std::string_view text) {
             }
         }
         const auto mem = tokens(cells[1]);
-        if (mem.size() == 3 && mem[1] == "/") {
+        if (mem.size() == 3 && mem[1] == "/"sv) {
             const auto used = before_unit(mem[0], "MiB"), total = before_unit(mem[2], "MiB");
             if (used) report(set_mib(*used, p.memory_used_bytes));
             if (total) report(set_mib(*total, p.memory_bytes));
@@ -18742,10 +18742,10 @@ inline hl_smi_result parse_hl_smi_log(std::string_view text) {
         const auto value = detail::trim(line.substr(colon + 1));
         if (key.empty()) return true; // ": N/A" under a header: a value the library does not read
         if (r.devices.empty()) {
-            if (key == "Driver Version") {
+            if (key == "Driver Version"sv) {
                 bool changed = false;
                 driver = printable(value.substr(0, 64), changed);
-            } else if (key == "HL-SMI Version") {
+            } else if (key == "HL-SMI Version"sv) {
                 bool changed = false;
                 r.hl_smi_version = printable(value.substr(0, 80), changed);
             }
@@ -18759,45 +18759,45 @@ inline hl_smi_result parse_hl_smi_log(std::string_view text) {
         };
         if (is_unavailable(value)) return true;
         if (stack.empty()) {
-            if (key == "Product Name") {
+            if (key == "Product Name"sv) {
                 if (!set_text(p.name, value)) report("not printable or too long");
-            } else if (key == "AIP UUID") {
+            } else if (key == "AIP UUID"sv) {
                 if (!set_text(p.uuid, value)) report("not printable or too long");
-            } else if (key == "Module ID") {
+            } else if (key == "Module ID"sv) {
                 const auto id = parse_uint(value);
                 if (!id || *id > 0xffff) report("cannot read " + quote_value(value));
                 else r.module_ids.back() = static_cast<std::uint32_t>(*id);
             }
             return true;
         }
-        if (group == "PCI") {
-            if (key == "Bus Id") {
+        if (group == "PCI"sv) {
+            if (key == "Bus Id"sv) {
                 if (const auto a = parse_pci_address(value)) p.pci = *a;
                 else report("cannot read " + quote_value(value));
-            } else if (key == "Device Id") {
+            } else if (key == "Device Id"sv) {
                 // "0x1da31020": vendor id in the upper half, device id in the lower.
                 const auto id = value.size() == 10 && value.starts_with("0x") ? detail::parse_hex32(value.substr(2)) : std::nullopt;
                 if (!id) report("cannot read " + quote_value(value));
                 else if ((*id >> 16) != pci_vendor_habana) report("vendor id in " + quote_value(value) + " is not Habana's");
                 else p.pci_device_id = static_cast<std::uint16_t>(*id & 0xffffu);
-            } else if (key == "Max" || key == "Current") {
-                auto& l = key == "Max" ? link_max : link_cur;
-                if (sub == "Link Speed") {
+            } else if (key == "Max"sv || key == "Current"sv) {
+                auto& l = key == "Max"sv ? link_max : link_cur;
+                if (sub == "Link Speed"sv) {
                     l.generation = parse_pcie_link_speed(value);
                     if (l.generation == 0) report("not a PCIe link speed: " + quote_value(value));
-                } else if (sub == "Link Width") {
+                } else if (sub == "Link Width"sv) {
                     l.width = parse_pcie_link_width(value);
                     if (l.width == 0) report("not a PCIe link width: " + quote_value(value));
                 }
             }
-        } else if (group == "Memory Usage") {
-            if (key == "Total" || key == "Used" || key == "Free") {
+        } else if (group == "Memory Usage"sv) {
+            if (key == "Total"sv || key == "Used"sv || key == "Free"sv) {
                 const auto mb = before_unit(value, " MB");
-                auto& out = key == "Total" ? p.memory_bytes : key == "Used" ? p.memory_used_bytes : p.memory_free_bytes;
+                auto& out = key == "Total"sv ? p.memory_bytes : key == "Used"sv ? p.memory_used_bytes : p.memory_free_bytes;
                 if (!mb) report("cannot read " + quote_value(value));
                 else report(set_mib(*mb, out));
             }
-        } else if (group == "Temperature") {
+        } else if (group == "Temperature"sv) {
             // "[ 1] On Chip 0 :  29 C": the key keeps its bracketed number.
             const auto close = key.find(']');
             const auto sensor = close == std::string_view::npos ? key : detail::trim(key.substr(close + 1));
@@ -18809,10 +18809,10 @@ inline hl_smi_result parse_hl_smi_log(std::string_view text) {
                 else if (!p.temperature_c || *t > *p.temperature_c) p.temperature_c = t;
             }
         } else if (group.starts_with("Power Readings") && power_groups == 1) {
-            if (key == "Power Draw" || key == "Power Limit") {
+            if (key == "Power Draw"sv || key == "Power Limit"sv) {
                 const auto w = before_unit(value, " W");
                 if (!w) report("cannot read " + quote_value(value));
-                else report(set_real(*w, 100'000, key == "Power Draw" ? p.power_draw_watts : p.power_limit_watts));
+                else report(set_real(*w, 100'000, key == "Power Draw"sv ? p.power_draw_watts : p.power_limit_watts));
             }
         }
         return true;
@@ -18888,7 +18888,7 @@ std::optional<gaudi_card> read_card(const S& sys, std::string node, std::uint32_
     const auto vendor_id = detail::read_pci_id(sys, pci_dir + "/vendor", 0xffffu, warnings);
     if (!vendor_id || *vendor_id != pci_vendor_habana) return std::nullopt;
     const auto driver = detail::resolve_sysfs_link(sys, pci_dir + "/driver");
-    if (driver && detail::base_name(*driver) != "habanalabs") return std::nullopt;
+    if (driver && detail::base_name(*driver) != "habanalabs"sv) return std::nullopt;
 
     gaudi_card c;
     c.node = std::move(node);
@@ -18931,7 +18931,7 @@ std::optional<gaudi_card> read_card(const S& sys, std::string node, std::uint32_
         if (const auto n = detail::parse_i64(detail::trim(*t)); n && *n >= 0 && *n < (1 << 16))
             p.numa_node = {static_cast<std::int32_t>(*n), origin::sysfs};
     // Not usable until the driver says it is ("In reset", "Needs reset", "Disabled", …).
-    if (!c.status.empty() && c.status != "Operational") p.available = false;
+    if (!c.status.empty() && c.status != "Operational"sv) p.available = false;
     match_catalogue(p);
     if (p.spec && p.name.empty()) p.name = p.spec->name;
     if (!p.spec && p.arch.empty() && !c.device_type.empty()) p.arch.assign(c.device_type);
@@ -19267,10 +19267,10 @@ inline constexpr std::size_t attr_cap = 4096;
 /// other backends (habanalabs, qaic, …) and for backends compiled out.
 constexpr std::optional<device_kind> kind_of_driver(std::string_view driver) noexcept {
 #if AI_HWACCEL_BACKEND_INTEL_NPU
-    if (driver == "intel_vpu") return device_kind::intel_npu;
+    if (driver == "intel_vpu"sv) return device_kind::intel_npu;
 #endif
 #if AI_HWACCEL_BACKEND_AMD_XDNA
-    if (driver == "amdxdna") return device_kind::amd_xdna_npu;
+    if (driver == "amdxdna"sv) return device_kind::amd_xdna_npu;
 #endif
     (void)driver;
     return std::nullopt;
@@ -19311,8 +19311,8 @@ constexpr std::string_view xdna_row_name(std::uint16_t device, std::optional<std
         return {};
     }
     vbnv = detail::trim(vbnv);
-    if (vbnv == "NPU Strix" || vbnv == "RyzenAI-npu4") return "AMD XDNA 2 NPU (Strix Point)";
-    if (vbnv == "NPU Strix Halo" || vbnv == "RyzenAI-npu5") return "AMD XDNA 2 NPU (Strix Halo)";
+    if (vbnv == "NPU Strix"sv || vbnv == "RyzenAI-npu4"sv) return "AMD XDNA 2 NPU (Strix Point)";
+    if (vbnv == "NPU Strix Halo"sv || vbnv == "RyzenAI-npu5"sv) return "AMD XDNA 2 NPU (Strix Halo)";
     return {};
 }
 
@@ -19335,31 +19335,31 @@ inline std::string apply_device_file(std::string_view name, std::string_view val
         field = static_cast<std::uint16_t>(*v);
         return {};
     };
-    if (name == "npu_busy_time_us") return number(f.busy_time_us, UINT64_MAX);
-    if (name == "npu_memory_utilization") return number(f.memory_utilization_bytes, 1ull << 50);
-    if (name == "npu_max_frequency_mhz") return number(f.max_frequency_mhz, 1'000'000);
-    if (name == "npu_current_frequency_mhz") return number(f.current_frequency_mhz, 1'000'000);
-    if (name == "device_type") return number(f.device_type, 0xffff);
-    if (name == "sched_mode") return text(f.sched_mode);
-    if (name == "vbnv") return text(f.vbnv);
-    if (name == "fw_version") return text(f.fw_version);
-    if (name == "power_state") return text(f.power_state);
-    if (name == "power/runtime_status") return text(f.runtime_status);
-    if (name == "vendor") return hex16(f.vendor_id);
-    if (name == "device") return hex16(f.device_id);
-    if (name == "subsystem_vendor") return hex16(f.subsystem_vendor_id);
-    if (name == "subsystem_device") return hex16(f.subsystem_device_id);
-    if (name == "revision") {
+    if (name == "npu_busy_time_us"sv) return number(f.busy_time_us, UINT64_MAX);
+    if (name == "npu_memory_utilization"sv) return number(f.memory_utilization_bytes, 1ull << 50);
+    if (name == "npu_max_frequency_mhz"sv) return number(f.max_frequency_mhz, 1'000'000);
+    if (name == "npu_current_frequency_mhz"sv) return number(f.current_frequency_mhz, 1'000'000);
+    if (name == "device_type"sv) return number(f.device_type, 0xffff);
+    if (name == "sched_mode"sv) return text(f.sched_mode);
+    if (name == "vbnv"sv) return text(f.vbnv);
+    if (name == "fw_version"sv) return text(f.fw_version);
+    if (name == "power_state"sv) return text(f.power_state);
+    if (name == "power/runtime_status"sv) return text(f.runtime_status);
+    if (name == "vendor"sv) return hex16(f.vendor_id);
+    if (name == "device"sv) return hex16(f.device_id);
+    if (name == "subsystem_vendor"sv) return hex16(f.subsystem_vendor_id);
+    if (name == "subsystem_device"sv) return hex16(f.subsystem_device_id);
+    if (name == "revision"sv) {
         const auto v = detail::parse_hex_attribute(value);
         if (!v || *v > 0xff) return bad();
         f.revision = static_cast<std::uint8_t>(*v);
         return {};
     }
-    if (name == "driver") { // a link's target, as readlink prints it
+    if (name == "driver"sv) { // a link's target, as readlink prints it
         const auto d = detail::base_name(detail::trim(value));
         return d.empty() || !set_text(f.driver, d) ? bad() : std::string();
     }
-    if (name == "uevent") {
+    if (name == "uevent"sv) {
         const auto u = parse_pci_uevent(value);
         if (u.driver) set_text(f.driver, *u.driver);
         if (u.vendor_id) {
@@ -19456,7 +19456,7 @@ inline accel_listing_result parse_accel_class_listing(std::string_view text) {
             // "." and "..", and plain entries some kernels add; only links are nodes.
             const auto sp = line.rfind(' ');
             const auto name = sp == std::string_view::npos ? line : line.substr(sp + 1);
-            if (name != "." && name != ".." && !(line.front() == 'd' || line.front() == '-'))
+            if (name != "."sv && name != ".."sv && !(line.front() == 'd' || line.front() == '-'))
                 problems.add(number, "not a listing line: " + quote_value(line));
             return true;
         }
@@ -19477,7 +19477,7 @@ inline accel_listing_result parse_accel_class_listing(std::string_view text) {
             const auto slash = rest.find('/');
             const auto part = rest.substr(0, slash);
             if (const auto a = parse_pci_address(part)) e.pci = *a;
-            if (part == "accel" || slash == std::string_view::npos) break;
+            if (part == "accel"sv || slash == std::string_view::npos) break;
             rest.remove_prefix(slash + 1);
         }
         if (changed) problems.add(number, "link target not printable: " + quote_value(target));
@@ -19547,7 +19547,7 @@ inline std::pair<std::string, std::string> split_device_path(std::string_view pa
             if (parse_pci_address(parts[i])) at = i;
     if (at == parts.size()) return {};
     std::size_t first = at + 1;
-    if (accel_index(parts[at]) && first < parts.size() && parts[first] == "device") ++first;
+    if (accel_index(parts[at]) && first < parts.size() && parts[first] == "device"sv) ++first;
     std::string rest;
     for (std::size_t i = first; i < parts.size(); ++i) {
         if (!rest.empty()) rest += '/';
@@ -19646,11 +19646,11 @@ inline accel_transcript_result parse_accel_transcript(std::string_view text) {
             const auto sp = cmd->find(' ');
             const auto verb = cmd->substr(0, sp);
             std::string_view arg = sp == std::string_view::npos ? std::string_view{} : detail::trim(cmd->substr(sp));
-            if (verb == "readlink" && arg.starts_with("-")) {
+            if (verb == "readlink"sv && arg.starts_with("-")) {
                 const auto sp2 = arg.find(' ');
                 arg = sp2 == std::string_view::npos ? std::string_view{} : detail::trim(arg.substr(sp2));
             }
-            if ((verb == "cat" || verb == "readlink") && !arg.empty() && arg.find(' ') == std::string_view::npos)
+            if ((verb == "cat"sv || verb == "readlink"sv) && !arg.empty() && arg.find(' ') == std::string_view::npos)
                 current = open_file{expand(unquote(arg)), {}, number};
             return true;
         }
@@ -19661,7 +19661,7 @@ inline accel_transcript_result parse_accel_transcript(std::string_view text) {
         }
         if (in_loop) {
             // The loop's body: "echo "== $f =="; cat "$ACCEL/$f"" and "done".
-            if (line == "done") in_loop = false;
+            if (line == "done"sv) in_loop = false;
             const auto cat = line.find("cat ");
             if (cat != std::string_view::npos) {
                 std::string_view w = unquote(line.substr(cat + 4));
@@ -19671,7 +19671,7 @@ inline accel_transcript_result parse_accel_transcript(std::string_view text) {
             }
             return true;
         }
-        if (line.starts_with("== ") && line.ends_with(" ==") && line.size() > 6 && !loop_prefix.empty()) {
+        if (line.starts_with("== ") && line.ends_with("sv ==") && line.size() > 6 && !loop_prefix.empty()) {
             flush();
             current = open_file{loop_prefix + std::string(detail::trim(line.substr(3, line.size() - 6))), {}, number};
             return true;
@@ -19853,9 +19853,9 @@ std::vector<std::string> dt_nodes_matching(const S& sys, Match&& match, std::vec
         if (!names) continue;
         bool has_compatible = false;
         for (const auto& n : *names) {
-            if (n == "compatible") has_compatible = true;
+            if (n == "compatible"sv) has_compatible = true;
             // Properties are files, child nodes folders: recurse into what lists.
-            else if (level < depth && n != "__symbols__" && n != "__overlays__" && n.find('/') == std::string::npos)
+            else if (level < depth && n != "__symbols__"sv && n != "__overlays__"sv && n.find('/') == std::string::npos)
                 if (sys.list_dir(dir + "/" + n)) todo.emplace_back(dir + "/" + n, level + 1);
         }
         if (!has_compatible || level == 0) continue;
@@ -19867,7 +19867,7 @@ std::vector<std::string> dt_nodes_matching(const S& sys, Match&& match, std::vec
         if (const auto status = detail::read_optional_file(sys, dir + "/status", dt_property_cap, warnings)) {
             std::string_view s = *status;
             while (!s.empty() && (s.back() == '\0' || s.back() == '\n')) s.remove_suffix(1);
-            if (s == "disabled") continue;
+            if (s == "disabled"sv) continue;
         }
         found.push_back(dir);
     }
@@ -19898,7 +19898,7 @@ probe_output probe_dt(const S& sys, Match&& match, device_kind kind, backend_id 
 #if AI_HWACCEL_BACKEND_SAMSUNG_NPU
 /// Whether a compatible string is the Exynos NPU's: the vendor driver (drivers/vision/npu,
 /// npu-device.c in Samsung's Android kernels) matches exactly "samsung,exynos-npu".
-constexpr bool is_samsung_npu_compatible(std::string_view c) noexcept { return c == "samsung,exynos-npu"; }
+constexpr bool is_samsung_npu_compatible(std::string_view c) noexcept { return c == "samsung,exynos-npu"sv; }
 
 /// Samsung Exynos NPUs: device-tree nodes the vendor's NPU driver binds to. What the
 /// NPU can do is not published anywhere this library could read, so only the presence
@@ -19921,7 +19921,7 @@ static_assert(backend_probe<samsung_npu_probe, host_system>);
 /// and "mtk,mdla" on older SoCs and "mediatek, mt<N>-mdla" (with that blank, as the
 /// driver's table spells it) or "mtk,mt<N>-mdla" on newer ones.
 constexpr bool is_mediatek_mdla_compatible(std::string_view c) noexcept {
-    if (c == "mediatek,mdla" || c == "mtk,mdla") return true;
+    if (c == "mediatek,mdla"sv || c == "mtk,mdla"sv) return true;
     if (!c.ends_with("-mdla")) return false;
     if (c.starts_with("mediatek, mt") || c.starts_with("mediatek,mt") || c.starts_with("mtk,mt")) return true;
     return false;
@@ -20141,7 +20141,7 @@ constexpr std::string_view chip_family(std::string_view instance_type) noexcept 
     return instance_type.substr(0, i);
 }
 static_assert(chip_family("trn2n.48xlarge") == "trn2" && chip_family("inf2.xlarge") == "inf2" &&
-              chip_family("trn1.32xlarge") == "trn1" && chip_family("p5.48xlarge").empty());
+              chip_family("trn1.32xlarge") == "trn1"sv && chip_family("p5.48xlarge").empty());
 
 /// Kind of a family with no catalogue row ("trn3"): by its prefix.
 constexpr std::optional<device_kind> kind_of_family(std::string_view family) noexcept {
@@ -20182,7 +20182,7 @@ static_assert(groups_logical_cores("AWS Trainium2") && groups_logical_cores("Tra
 /// Physical NeuronCores per logical one from NEURON_LOGICAL_NC_CONFIG: 1 or 2, else 2 (the
 /// default where cores are grouped).
 constexpr std::uint32_t logical_nc_config(const std::optional<std::string>& value) noexcept {
-    if (value && trim(*value) == "1") return 1;
+    if (value && trim(*value) == "1"sv) return 1;
     return 2;
 }
 
@@ -20330,7 +20330,7 @@ constexpr bool is_border(std::string_view line) noexcept {
 }
 
 constexpr bool is_unavailable(std::string_view v) noexcept {
-    return v.empty() || v == "N/A" || v == "NA" || v == "-";
+    return v.empty() || v == "N/A"sv || v == "NA"sv || v == "-"sv;
 }
 
 // "96 GB", "4096 MB": neuron-ls's sizes are binary (its JSON gives 103079215104 for "96 GB").
@@ -20340,10 +20340,10 @@ inline std::optional<std::uint64_t> parse_size(std::string_view v) {
     const auto n = parse_real(trim(v.substr(0, sp)));
     const std::string_view unit = trim(v.substr(sp + 1));
     double scale = 0;
-    if (unit == "KB") scale = static_cast<double>(units::kib);
-    else if (unit == "MB") scale = static_cast<double>(units::mib);
-    else if (unit == "GB") scale = static_cast<double>(units::gib);
-    else if (unit == "TB") scale = static_cast<double>(units::gib) * 1024.0;
+    if (unit == "KB"sv) scale = static_cast<double>(units::kib);
+    else if (unit == "MB"sv) scale = static_cast<double>(units::mib);
+    else if (unit == "GB"sv) scale = static_cast<double>(units::gib);
+    else if (unit == "TB"sv) scale = static_cast<double>(units::gib) * 1024.0;
     if (!n || scale == 0 || *n < 0 || *n * scale > 1e15) return std::nullopt; // 1 PB: no device has it
     return static_cast<std::uint64_t>(*n * scale);
 }
@@ -20372,11 +20372,11 @@ inline bool read_header_line(std::string_view line, neuron_ls_result& r, std::si
     const std::string_view key = trim(line.substr(0, colon));
     const std::string_view value = trim(line.substr(colon + 1));
     bool changed = false;
-    if (key == "instance-type") {
+    if (key == "instance-type"sv) {
         r.instance_type = printable(value.substr(0, 64), changed);
-    } else if (key == "instance-id") {
+    } else if (key == "instance-id"sv) {
         r.instance_id = printable(value.substr(0, 64), changed);
-    } else if (key == "logical-neuroncore-config") {
+    } else if (key == "logical-neuroncore-config"sv) {
         const auto n = parse_uint(value);
         if (!n || *n == 0 || *n > 64) problems.add(number, "logical-neuroncore-config: cannot read " + quote_value(value));
         else r.logical_nc_config = static_cast<std::uint32_t>(*n);
@@ -20812,7 +20812,7 @@ inline neuron_ls_result parse_neuron_ls_json(std::string_view text, const device
                 continue;
             }
             const auto s = printable(std::string_view(v->get_ref<const std::string&>()).substr(0, 64), changed);
-            (std::string_view(key) == "instance_type" ? r.instance_type : r.instance_id) = s;
+            (std::string_view(key) == "instance_type"sv ? r.instance_type : r.instance_id) = s;
         }
         if (const auto* v = get("bdf")) {
             const auto a = v->is_string() ? parse_pci_address(v->get_ref<const std::string&>()) : std::nullopt;
@@ -21163,7 +21163,7 @@ constexpr bool has_pid_column(std::string_view t) noexcept {
         if (!line.starts_with("| NEURON ")) return true;
         while (!line.empty() && !found) {
             const auto bar = line.find('|');
-            found = trim(line.substr(0, bar)) == "PID";
+            found = trim(line.substr(0, bar)) == "PID"sv;
             line = bar == std::string_view::npos ? std::string_view{} : line.substr(bar + 1);
         }
         return !found;
@@ -21358,22 +21358,22 @@ inline std::optional<std::uint64_t> megabytes(std::string_view v) {
 inline std::string apply_field(std::string_view key, std::string_view value, accelerator_profile& p,
                                std::string& status) {
     const auto bad = [&] { return std::string(key) + ": cannot read " + quote_value(value); };
-    if (key == "Status") {
-        if (value != "Ready" && value != "Error" && value != "Initializing") return bad();
+    if (key == "Status"sv) {
+        if (value != "Ready"sv && value != "Error"sv && value != "Initializing"sv) return bad();
         status = std::string(value);
-        p.available = value == "Ready";
+        p.available = value == "Ready"sv;
         return {};
     }
-    if (key == "PCI Address") {
+    if (key == "PCI Address"sv) {
         const auto a = parse_pci_address(value);
         if (!a) return bad();
         p.pci = *a;
         return {};
     }
-    if (key == "Max Link Speed" || key == "Current Link Speed" || key == "Max Link Width" ||
-        key == "Current Link Width") {
+    if (key == "Max Link Speed"sv || key == "Current Link Speed"sv || key == "Max Link Width"sv ||
+        key == "Current Link Width"sv) {
         const bool speed = key.ends_with("Speed");
-        if (speed && value == "Unknown") return {};
+        if (speed && value == "Unknown"sv) return {};
         const auto x = speed ? parse_pcie_link_speed(value) : parse_pcie_link_width(value);
         if (x == 0) return bad();
         auto& link = key.starts_with("Max") ? p.pcie_max : p.pcie_current;
@@ -21382,19 +21382,19 @@ inline std::string apply_field(std::string_view key, std::string_view value, acc
         link = {l, origin::tool};
         return {};
     }
-    if (key == "Dram Total" || key == "Dram Free") {
+    if (key == "Dram Total"sv || key == "Dram Free"sv) {
         const auto b = megabytes(value);
         if (!b) return bad();
-        (key == "Dram Total" ? p.memory_bytes : p.memory_free_bytes) = {*b, origin::tool};
+        (key == "Dram Total"sv ? p.memory_bytes : p.memory_free_bytes) = {*b, origin::tool};
         return {};
     }
-    if (key == "Nsp Total") {
+    if (key == "Nsp Total"sv) {
         const auto n = parse_uint(value);
         if (!n || *n > 1024) return bad();
         p.compute_units = {static_cast<std::uint32_t>(*n), origin::tool};
         return {};
     }
-    if (key == "SoC temperature(degree C)") {
+    if (key == "SoC temperature(degree C)"sv) {
         const auto t = parse_real(value);
         if (!t || *t < -100 || *t > 500) return bad();
         p.temperature_c = {*t, origin::tool};
@@ -21501,7 +21501,7 @@ struct qualcomm_probe {
         for (const auto& d : probe_pci(sys, bus_warnings)) {
             const bool ours = d.vendor_id == vendor_id &&
                               (d.device_id == qaic_pci_aic100 || d.device_id == qaic_pci_aic080);
-            if (!ours && d.driver != "qaic") continue;
+            if (!ours && d.driver != "qaic"sv) continue;
             auto p = blank_soc(static_cast<std::uint32_t>(out.devices.size()), d.device_id);
             p.pci = d.address;
             p.pci_device_id = d.device_id;
@@ -21509,7 +21509,7 @@ struct qualcomm_probe {
             p.pcie_max = d.link_max;
             if (d.numa_node >= 0) p.numa_node = {d.numa_node, origin::sysfs};
             // Without the driver the SoC cannot be used.
-            p.available = !d.driver.empty() && d.driver != "vfio-pci";
+            p.available = !d.driver.empty() && d.driver != "vfio-pci"sv;
             match_catalogue(p);
             out.devices.push_back(p);
         }
@@ -21543,7 +21543,7 @@ private:
     static void merge(probe_output& out, const qaic_util_result& parsed) {
         const std::size_t on_bus = out.devices.size();
         const bool all_error = !parsed.status.empty() && std::ranges::all_of(parsed.status, [](const std::string& s) {
-            return s == "Error";
+            return s == "Error"sv;
         });
         if (all_error && on_bus != 0)
             out.warnings.push_back(warning{warning_kind::permission_denied, backend, "qaic-util",
@@ -21829,7 +21829,7 @@ inline gc_info_list_result parse_gc_info_list(std::string_view text) {
     detail::formats::each_line(text, [&](std::string_view raw) {
         ++number;
         const auto line = detail::trim(raw);
-        if (line.empty() || line == "Graphcore device listing:") return true;
+        if (line.empty() || line == "Graphcore device listing:"sv) return true;
         if (auto part = partition_line(line)) {
             active = part->second;
             if (active && r.partition.empty()) r.partition = std::move(part->first);
@@ -21839,7 +21839,7 @@ inline gc_info_list_result parse_gc_info_list(std::string_view text) {
         const bool top = line.starts_with("-+-");
         const bool member = line.starts_with("|---");
         const auto fields = top || member ? bracket_fields(line.substr(top ? 3 : 4)) : std::nullopt;
-        if (!fields || fields->front().key != "Id" || !small_number(fields->front().value)) {
+        if (!fields || fields->front().key != "Id"sv || !small_number(fields->front().value)) {
             problems.add(number, "not understood: " + quote_value(line));
             return true;
         }
@@ -21855,8 +21855,8 @@ inline gc_info_list_result parse_gc_info_list(std::string_view text) {
         }
         std::string_view target;
         for (const auto& f : *fields)
-            if (f.key == "target") target = f.value;
-        if (target == "Multi IPU") {
+            if (f.key == "target"sv) target = f.value;
+        if (target == "Multi IPU"sv) {
             r.groups.push_back({id, {}});
             group = &r.groups.back();
             return true;
@@ -21869,8 +21869,8 @@ inline gc_info_list_result parse_gc_info_list(std::string_view text) {
         accelerator_profile p = blank_ipu(id);
         p.available = active;
         for (const auto& f : *fields) {
-            if (f.key == "IPU-M host") e.ipum_host = printable(f.value.substr(0, 64), changed);
-            else if (f.key == "IPU#") {
+            if (f.key == "IPU-M host"sv) e.ipum_host = printable(f.value.substr(0, 64), changed);
+            else if (f.key == "IPU#"sv) {
                 e.ipu_number = small_number(f.value);
                 if (!e.ipu_number) problems.add(number, "IPU#: cannot read " + quote_value(f.value));
             } else if (const auto a = parse_pci_address(f.value); a && f.value.size() >= 12)
@@ -21914,14 +21914,14 @@ inline gc_monitor_result parse_gc_monitor(std::string_view text) {
             return true;
         }
         if (header.empty()) {
-            if (cells.size() >= 2 && cells[0] == "gc-monitor") {
+            if (cells.size() >= 2 && cells[0] == "gc-monitor"sv) {
                 if (auto part = partition_line(cells[1])) r.partition = std::move(part->first);
                 return true;
             }
             bool has_id = false, has_type = false;
             for (std::size_t i = 0; i < cells.size(); ++i) {
-                if (cells[i] == "ID") id_col = i, has_id = true;
-                if (cells[i] == "Type") type_col = i, has_type = true;
+                if (cells[i] == "ID"sv) id_col = i, has_id = true;
+                if (cells[i] == "Type"sv) type_col = i, has_type = true;
             }
             if (has_id && has_type) header = cells;
             return true; // other boxes before the table
@@ -22006,7 +22006,7 @@ namespace detail::formats {
 
 // gc-info -l ----------------------------------------------------------------------------------
 inline int sniff_gc_info_list(std::string_view t) noexcept {
-    return first_non_blank_line(t) == "Graphcore device listing:" ? 95 : 0;
+    return first_non_blank_line(t) == "Graphcore device listing:"sv ? 95 : 0;
 }
 inline void parse_gc_info_list_capture(std::string_view t, capture_parse& out) {
     auto r = parse_gc_info_list(t);
@@ -22023,7 +22023,7 @@ inline int sniff_gc_monitor(std::string_view t) noexcept {
         line = trim(line);
         if (line.starts_with("|")) {
             line.remove_prefix(1);
-            title = trim(line.substr(0, line.find('|'))) == "gc-monitor";
+            title = trim(line.substr(0, line.find('|'))) == "gc-monitor"sv;
             return false;
         }
         return true;
@@ -23413,7 +23413,7 @@ template <system_view S>
 void complete_host_from_sysctl(const S& sys, machine_output& m) {
     auto proc_read_error = [](const warning& w) {
         return w.kind == warning_kind::read_error && !w.backend &&
-               (w.subject == "/proc/cpuinfo" || w.subject == "/proc/meminfo");
+               (w.subject == "/proc/cpuinfo"sv || w.subject == "/proc/meminfo"sv);
     };
     if (std::ranges::count_if(m.warnings, proc_read_error) != 2 || !detail::apple::may_run_tools(sys)) return;
     const tool_request request = apple_sysctl_request();
@@ -23446,22 +23446,28 @@ void complete_host_from_sysctl(const S& sys, machine_output& m) {
 } // namespace detail
 #endif
 
+namespace detail {
+// probe_machine, into an output the caller has (a detection's slot for the host).
+template <system_view S>
+void probe_machine_into(const S& sys, machine_output& m) {
+    std::tie(m.host, m.cpu) = probe_host(sys, m.warnings);
+#if AI_HWACCEL_BACKEND_APPLE
+    complete_host_from_sysctl(sys, m);
+#endif
+    m.io.pci_devices = probe_pci(sys, m.warnings);
+    m.io.interconnects = probe_fabric(sys, m.warnings); // InfiniBand / RoCE ports
+    m.io.storage = probe_storage(sys, m.warnings);
+    m.io.environment = probe_environment(sys, m.warnings);
+}
+} // namespace detail
+
 /// The probes of the machine itself: CPU, memory and its limits, NUMA nodes (all in
 /// probe_host; sysctl's view where a Mac has no /proc), PCI functions, storage, and the
 /// runtime environment.
 template <system_view S>
 machine_output probe_machine(const S& sys) {
     machine_output m;
-    auto [host, cpu] = probe_host(sys, m.warnings);
-    m.host = std::move(host);
-    m.cpu = cpu;
-#if AI_HWACCEL_BACKEND_APPLE
-    detail::complete_host_from_sysctl(sys, m);
-#endif
-    m.io.pci_devices = probe_pci(sys, m.warnings);
-    m.io.interconnects = probe_fabric(sys, m.warnings); // InfiniBand / RoCE ports
-    m.io.storage = probe_storage(sys, m.warnings);
-    m.io.environment = probe_environment(sys, m.warnings);
+    detail::probe_machine_into(sys, m);
     return m;
 }
 
@@ -23580,8 +23586,7 @@ private:
         }
 
         std::vector<accelerator_profile> profiles;
-        host_info host;
-        system_io io;
+        machine_output& machine = slots[0].machine; // the host's findings; empty when not asked for
         for (auto& s : slots) {
             if (!s.used()) continue;
             s.timing.devices = s.out.devices.size();
@@ -23590,13 +23595,7 @@ private:
             for (auto& w : s.out.warnings)
                 if (std::ranges::find(warnings, w) == warnings.end()) warnings.push_back(std::move(w));
             for (auto& p : s.out.devices) profiles.push_back(std::move(p));
-            for (auto& l : s.out.links) io.interconnects.push_back(std::move(l));
-            if (s.machine) {
-                host = std::move(s.machine->host);
-                auto links = std::move(io.interconnects);
-                io = std::move(s.machine->io);
-                for (auto& l : links) io.interconnects.push_back(std::move(l));
-            }
+            for (auto& l : s.out.links) machine.io.interconnects.push_back(std::move(l)); // after the host's own
         }
         // The host's only device is the CPU, which is never merged: without backend probes
         // there is nothing to merge, and no merging code in the program.
@@ -23605,7 +23604,8 @@ private:
 
         // Built in place, not moved into a default-made one.
         return timed_detection{
-            accelerator_registry(std::move(profiles), std::move(warnings), std::move(host), std::move(io)),
+            accelerator_registry(std::move(profiles), std::move(warnings), std::move(machine.host),
+                                 std::move(machine.io)),
             std::move(timings), std::chrono::duration_cast<std::chrono::microseconds>(clock::now() - start)};
 
     }
@@ -23618,7 +23618,8 @@ private:
         const void* probe = nullptr;
         probe_timing timing;
         probe_output out;
-        std::optional<machine_output> machine;
+        machine_output machine; // the host's task's findings, less its CPU and warnings (in `out`)
+
 
         bool used() const noexcept { return body != nullptr; }
         void run() {
@@ -23649,11 +23650,10 @@ private:
 
     template <system_view S>
     static void run_host(const S& sys, slot& s) {
-        machine_output m = probe_machine(sys);
-        s.out.devices.push_back(std::move(m.cpu)); // run_probes takes the host and io from `machine`
+        detail::probe_machine_into(sys, s.machine);
 
-        s.out.warnings = std::move(m.warnings);
-        s.machine = std::move(m);
+        s.out.devices.push_back(std::move(s.machine.cpu)); // run_probes takes the host and io from `machine`
+        s.out.warnings = std::move(s.machine.warnings);
     }
 
     template <system_view S, class P>
@@ -25397,10 +25397,10 @@ private:
             return refuse(warning_kind::read_error, "unknown (neither XDG_CACHE_HOME nor HOME is an absolute path)");
         // "…/link/." and "…/link/.." name a folder through the link: the folder must be
         // named by its own last component.
-        if (const auto last = std::string_view(dir).substr(dir.rfind('/') + 1); last == "." || last == "..")
+        if (const auto last = std::string_view(dir).substr(dir.rfind('/') + 1); last == "."sv || last == ".."sv)
             return refuse(warning_kind::read_error, "path ends in \"" + std::string(last) + "\"; name the folder itself");
         if (options_.file_name.empty() || options_.file_name.find('/') != std::string::npos ||
-            options_.file_name == "." || options_.file_name == "..")
+            options_.file_name == "."sv || options_.file_name == ".."sv)
             return refuse(warning_kind::read_error, "file name \"" + options_.file_name + "\" is not a plain name");
         if (create) {
             // The folder and its missing parents (e.g. ~/.cache), 0700 as the XDG spec
@@ -26918,11 +26918,11 @@ inline void append_utf8(std::uint32_t cp, std::string& out) {
 // The character an entity or character reference stands for ("amp", "#62", "#x3E"), or
 // nullopt: declared entities are never expanded, so a DTD cannot make text grow.
 constexpr std::optional<std::uint32_t> xml_entity(std::string_view name) noexcept {
-    if (name == "lt") return '<';
-    if (name == "gt") return '>';
-    if (name == "amp") return '&';
-    if (name == "quot") return '"';
-    if (name == "apos") return '\'';
+    if (name == "lt"sv) return '<';
+    if (name == "gt"sv) return '>';
+    if (name == "amp"sv) return '&';
+    if (name == "quot"sv) return '"';
+    if (name == "apos"sv) return '\'';
     if (name.size() < 2 || name.front() != '#') return std::nullopt;
     std::optional<std::uint32_t> cp;
     if (name[1] == 'x' || name[1] == 'X') {
@@ -27232,8 +27232,8 @@ inline nvidia_query_result parse_nvidia_smi_q(std::string_view text) {
         const std::string_view key = detail::trim(line.substr(0, sep));
         const std::string_view value = detail::trim(line.substr(sep + 2));
         if (indent == 0) {
-            if (key == "Driver Version") b.set_driver(value, number);
-            else if (key == "Attached GPUs") announced = parse_uint(value);
+            if (key == "Driver Version"sv) b.set_driver(value, number);
+            else if (key == "Attached GPUs"sv) announced = parse_uint(value);
             return true;
         }
         if (stack.empty() || !b.active) return true;
@@ -27273,13 +27273,13 @@ inline nvidia_query_result parse_nvidia_smi_xml(std::string_view text) {
         text, b.problems,
         [&](const std::vector<std::string_view>& path, std::string_view attrs, std::size_t line) {
             if (path.size() == 1) {
-                if (path[0] != "nvidia_smi_log") {
+                if (path[0] != "nvidia_smi_log"sv) {
                     b.problems.add(line, "the root element is " + quote_value(path[0]) + ", not nvidia_smi_log");
                     return false;
                 }
                 rooted = true;
             }
-            if (path.size() == 2 && path[1] == "gpu" && b.begin_gpu(line)) {
+            if (path.size() == 2 && path[1] == "gpu"sv && b.begin_gpu(line)) {
                 // <gpu id="00000000:01:00.0">: the bus id, until <pci_bus_id> says it again.
                 if (const auto id = xml_attribute(attrs, "id")) {
                     if (const auto a = parse_pci_address(*id)) r.devices.back().pci = *a;
@@ -27289,12 +27289,12 @@ inline nvidia_query_result parse_nvidia_smi_xml(std::string_view text) {
         },
         [&](const std::vector<std::string_view>& path, std::string_view value, bool cut, std::size_t line) {
             if (path.size() == 2) {
-                if (path[1] == "gpu") b.end_gpu();
-                else if (path[1] == "driver_version") b.set_driver(value, line);
-                else if (path[1] == "attached_gpus") announced = parse_uint(detail::trim(value));
+                if (path[1] == "gpu"sv) b.end_gpu();
+                else if (path[1] == "driver_version"sv) b.set_driver(value, line);
+                else if (path[1] == "attached_gpus"sv) announced = parse_uint(detail::trim(value));
                 return true;
             }
-            if (path.size() < 3 || path[1] != "gpu" || !b.active) return true;
+            if (path.size() < 3 || path[1] != "gpu"sv || !b.active) return true;
             const auto* k = find_key(xml_keys, path.data() + 2, path.size() - 2);
             if (!k) return true;
             if (cut) {
@@ -27329,7 +27329,7 @@ inline nvidia_query_result parse_nvidia_smi_table(std::string_view text) {
     bool header = false, done = false, second_row_due = false, third_row_due = false, content = false;
     std::size_t number = 0;
     auto set = [&](std::string_view field, std::string_view value) {
-        if (value == "ERR!") b.problems.add(number, std::string(field) + " reported ERR!");
+        if (value == "ERR!"sv) b.problems.add(number, std::string(field) + " reported ERR!");
         else b.set(field, shape::plain, value, number);
     };
     detail::formats::each_line(text, [&](std::string_view raw) {
@@ -27363,10 +27363,10 @@ inline nvidia_query_result parse_nvidia_smi_table(std::string_view text) {
             const auto a = split_words(row.cell[0]);
             const auto m = split_words(row.cell[1]);
             const auto u = split_words(row.cell[2]);
-            if (a.count >= 2 && m.count == 3 && m.w[1] == "/") {
+            if (a.count >= 2 && m.count == 3 && m.w[1] == "/"sv) {
                 set("temperature.gpu", without_suffix(a.w[1], "C"));
                 for (std::size_t k = 1; k + 1 < a.count; ++k) {
-                    if (a.w[k] != "/") continue;
+                    if (a.w[k] != "/"sv) continue;
                     set("power.draw", without_suffix(a.w[k - 1], "W"));
                     set("power.limit", without_suffix(a.w[k + 1], "W"));
                     break;
@@ -27404,7 +27404,7 @@ inline nvidia_query_result parse_nvidia_smi_table(std::string_view text) {
             name = detail::trim(name.substr(0, gap));
         } else if (const auto last = name.rfind(' '); last != std::string_view::npos) {
             const auto mode = name.substr(last + 1);
-            if (mode == "On" || mode == "Off" || mode == "WDDM" || mode == "TCC")
+            if (mode == "On"sv || mode == "Off"sv || mode == "WDDM"sv || mode == "TCC"sv)
                 name = detail::trim(name.substr(0, last));
         }
         if (name.ends_with("...")) b.matchable.back() = 0;
@@ -28153,8 +28153,8 @@ public:
         while (!todo.empty()) {
             std::string c = std::move(todo.back());
             todo.pop_back();
-            if (c == ".") continue;
-            if (c == "..") {
+            if (c == "."sv) continue;
+            if (c == ".."sv) {
                 if (!done.empty()) done.pop_back();
                 continue;
             }
@@ -28180,8 +28180,8 @@ inline std::vector<std::string> lexical_target(const std::vector<std::string>& l
     inside = !target.empty() && target.front() != '/';
     if (inside) at.assign(link.begin(), link.end() - 1);
     for (auto& c : split(target)) {
-        if (c == ".") continue;
-        if (c == "..") {
+        if (c == "."sv) continue;
+        if (c == ".."sv) {
             if (at.empty()) inside = false;
             else at.pop_back();
             continue;
@@ -28339,7 +28339,7 @@ inline tree_plan plan_tree(const machine_recording& rec) {
         }
         plan.add(*at, node{node_kind::directory, {}}, "folder");
         for (const auto& name : *names) {
-            if (name.empty() || name == "." || name == ".." || name.find('/') != std::string::npos) continue;
+            if (name.empty() || name == "."sv || name == ".."sv || name.find('/') != std::string::npos) continue;
             auto child = *at;
             child.push_back(name);
             const std::string key = join(child);
@@ -28505,7 +28505,7 @@ inline std::optional<std::vector<std::string>> names_in(int dir) {
     std::vector<std::string> names;
     while (const dirent* e = ::readdir(d)) {
         const std::string_view n = e->d_name;
-        if (n != "." && n != "..") names.emplace_back(n);
+        if (n != "."sv && n != ".."sv) names.emplace_back(n);
     }
     ::closedir(d);
     return names;
@@ -28885,7 +28885,7 @@ clean_extra_labels(const std::vector<std::pair<std::string, std::string>>& in,
         std::string name = sanitize_prometheus_label_name(k);
         // "le" and "quantile" belong to histograms and summaries: promtool's lint refuses
         // them on a gauge, so they are renamed as a clash with our own labels is.
-        bool clash = name.starts_with("__") || name == "le" || name == "quantile";
+        bool clash = name.starts_with("__") || name == "le"sv || name == "quantile"sv;
         for (auto o : ours) clash = clash || name == o;
         if (clash) name = "exported_" + name;
         bool seen = false;
@@ -29074,7 +29074,7 @@ inline file_write_result write_file_atomically(const std::filesystem::path& path
     }
     const fs::path dir = path.has_parent_path() ? path.parent_path() : fs::path(".");
     const std::string name = path.filename().string();
-    if (name.empty() || name == "." || name == "..") return {false, "not a file name: '" + path.string() + "'"};
+    if (name.empty() || name == "."sv || name == ".."sv) return {false, "not a file name: '" + path.string() + "'"};
     static std::atomic<unsigned> counter{0}; // only makes names differ between calls
     const auto ticks =
         static_cast<unsigned long long>(std::chrono::steady_clock::now().time_since_epoch().count());
@@ -30036,7 +30036,7 @@ constexpr bool model_catalogue_is_consistent() noexcept {
         if ((m.experts == 0) != (m.experts_per_token == 0)) return false;
         if (m.sliding_window_layers > m.layers) return false;
         if ((m.sliding_window_layers == 0) != (m.sliding_window == 0)) return false;
-        if (AI_HWACCEL_TABLE_SOURCES && m.source.substr(0, 8) != "https://") return false;
+        if (AI_HWACCEL_TABLE_SOURCES && m.source.substr(0, 8) != "https://"sv) return false;
     }
     // Unique ids, and no two rows answering to the same lookup key either (keys built once:
     // Clang counts every constexpr step).
@@ -30503,7 +30503,7 @@ constexpr gguf_block_types gguf_block_types_of(const model_spec& m, quant_format
     // query attention, in its Llama and Qwen2 architectures) has an attn_v of Q4_K raised to
     // Q5_K, and 8-expert models keep attn_v and attn_k at Q8_0.
     const bool type_70b = m.layers == 80 && m.kv_heads != 0 && m.kv_heads < m.attention_heads &&
-                          (m.family == "llama" || m.family == "qwen2");
+                          (m.family == "llama"sv || m.family == "qwen2"sv);
     if (type_70b && t.attn_v == q4k) t.attn_v = q5k;
     if (eight_experts) t.attn_v = t.attn_k = bits_per_weight(quant_format::q8_0);
     return t;
@@ -34684,24 +34684,24 @@ inline model_file_info read_gguf(std::span<const std::byte> bytes) {
         auto wrong_type = [&](std::string_view expected) {
             add_problem(r, key_at, printable(*key) + " is not " + std::string(expected));
         };
-        if (*key == "general.architecture") {
+        if (*key == "general.architecture"sv) {
             if (!check_dup(seen_arch)) continue;
             if (type != gv_string) wrong_type("a string");
             else arch = printable(v.text.substr(0, 64));
-        } else if (*key == "general.name") {
+        } else if (*key == "general.name"sv) {
             if (!check_dup(seen_name)) continue;
             if (type != gv_string) wrong_type("a string");
             else name = printable(v.text);
-        } else if (*key == "general.file_type") {
+        } else if (*key == "general.file_type"sv) {
             if (!check_dup(seen_ftype)) continue;
             if (!v.is_int || v.negative || v.u > 0x7fffffff) wrong_type("a small non-negative integer");
             else r.gguf_file_type = static_cast<int>(v.u);
-        } else if (*key == "tokenizer.ggml.tokens") {
+        } else if (*key == "tokenizer.ggml.tokens"sv) {
             if (!check_dup(seen_tokens)) continue;
             if (type != gv_array) wrong_type("an array");
             else vocab = v.array_length;
-        } else if (key->find('.') != std::string_view::npos && key->substr(0, 8) != "general." &&
-                   key->substr(0, 10) != "tokenizer.") {
+        } else if (key->find('.') != std::string_view::npos && key->substr(0, 8) != "general."sv &&
+                   key->substr(0, 10) != "tokenizer."sv) {
             // Candidate <arch>.<suffix>: keep integers for the suffixes we want.
             const auto dot = key->find('.');
             const auto suffix = key->substr(dot + 1);
@@ -34796,10 +34796,10 @@ inline model_file_info read_gguf(std::span<const std::byte> bytes) {
             slot.bytes = detail::sat_add(slot.bytes, detail::sat_mul(*elements / layout->block_weights, layout->block_bytes));
         }
         r.parameters = detail::sat_add(r.parameters, *elements);
-        if (*tname == "output.weight") has_output = true;
+        if (*tname == "output.weight"sv) has_output = true;
         if (tname->find("ffn_gate") != std::string::npos) has_ffn_gate = true;
         if (tname->find("ffn_up") != std::string::npos) has_ffn_up = true;
-        if (*tname == "token_embd.weight") has_embedding = true;
+        if (*tname == "token_embd.weight"sv) has_embedding = true;
         if (ends_with(*tname, "_exps.weight")) expert_elements = detail::sat_add(expert_elements, *elements);
     }
     r.parameters_exact = all_counted && r.tensors_read == r.tensor_count;
@@ -34845,9 +34845,9 @@ inline model_file_info read_gguf(std::span<const std::byte> bytes) {
     // layer (the cache is then overstated, never understated).
     if (arch_keys[k_swa].seen && u32(k_swa) > 0) {
         std::uint32_t every = 0; // one global layer in `every`
-        if (arch == "gemma2" || arch == "gpt-oss") every = 2;
-        else if (arch == "gemma3") every = 6;
-        else if (arch == "cohere2") every = 4;
+        if (arch == "gemma2"sv || arch == "gpt-oss"sv) every = 2;
+        else if (arch == "gemma3"sv) every = 6;
+        else if (arch == "cohere2"sv) every = 4;
         if (every) {
             s.sliding_window = u32(k_swa);
             s.sliding_window_layers = s.layers - s.layers / every;
@@ -35056,12 +35056,12 @@ inline std::optional<model_description> parse_hf_config(std::string_view text, s
         // for the family, which Google's configs leave out (Gemma 2 alternates, windowed
         // first; Gemma 3 has 6); none at all is one window on every layer (Mistral v0.1, Phi-3).
         std::uint32_t pattern = u32({"sliding_window_pattern"});
-        if (pattern == 0 && m.family == "gemma2") pattern = 2;
-        if (pattern == 0 && (m.family == "gemma3" || m.family == "gemma3_text")) pattern = 6;
+        if (pattern == 0 && m.family == "gemma2"sv) pattern = 2;
+        if (pattern == 0 && (m.family == "gemma3"sv || m.family == "gemma3_text"sv)) pattern = 6;
         const std::uint32_t sliding =
             typed ? count_types("sliding_attention") : pattern ? s.layers - s.layers / pattern : s.layers;
         s.sliding_window_layers = sliding > s.layers ? s.layers : sliding;
-    } else if (chunk && (m.family == "llama4" || m.family == "llama4_text")) {
+    } else if (chunk && (m.family == "llama4"sv || m.family == "llama4_text"sv)) {
         s.sliding_window = chunk;
         std::uint32_t chunked = 0;
         const auto no_rope = cfg->find("no_rope_layers");
@@ -35127,7 +35127,7 @@ inline model_file_info read_safetensors(std::span<const std::byte> bytes,
     }
     bool all_counted = true;
     for (const auto& [tname, t] : doc.items()) {
-        if (tname == "__metadata__") continue;
+        if (tname == "__metadata__"sv) continue;
         ++r.tensor_count;
         const auto what = "tensor " + printable(tname);
         if (!t.is_object()) {

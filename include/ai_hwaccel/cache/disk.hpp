@@ -370,10 +370,10 @@ private:
             return refuse(warning_kind::read_error, "unknown (neither XDG_CACHE_HOME nor HOME is an absolute path)");
         // "…/link/." and "…/link/.." name a folder through the link: the folder must be
         // named by its own last component.
-        if (const auto last = std::string_view(dir).substr(dir.rfind('/') + 1); last == "." || last == "..")
+        if (const auto last = std::string_view(dir).substr(dir.rfind('/') + 1); last == "."sv || last == ".."sv)
             return refuse(warning_kind::read_error, "path ends in \"" + std::string(last) + "\"; name the folder itself");
         if (options_.file_name.empty() || options_.file_name.find('/') != std::string::npos ||
-            options_.file_name == "." || options_.file_name == "..")
+            options_.file_name == "."sv || options_.file_name == ".."sv)
             return refuse(warning_kind::read_error, "file name \"" + options_.file_name + "\" is not a plain name");
         if (create) {
             // The folder and its missing parents (e.g. ~/.cache), 0700 as the XDG spec

@@ -188,7 +188,7 @@ inline kfd_node_result parse_kfd_node_properties(std::string_view text) {
         }
         const auto key = line.substr(0, sp);
         const auto value = detail::trim(line.substr(sp));
-        if (key == "drm_render_minor") {
+        if (key == "drm_render_minor"sv) {
             if (const auto v = detail::parse_i64(value)) n.drm_render_minor = *v;
             else problems.add(number, "drm_render_minor: cannot read " + quote_value(value));
             return true;
@@ -277,7 +277,7 @@ inline dpm_levels_result parse_pp_dpm_levels(std::string_view text) {
         const auto colon = line.find(':');
         const auto label = colon == std::string_view::npos ? std::string_view{} : detail::trim(line.substr(0, colon));
         const bool label_ok = !label.empty() && label.size() <= 3 &&
-                              (label == "S" || detail::parse_u64(label).has_value());
+                              (label == "S"sv || detail::parse_u64(label).has_value());
         if (!label_ok) {
             problems.add(number, "not a level line: " + quote_value(line));
             return true;
@@ -470,13 +470,13 @@ inline value_problem apply_device_file(std::string_view name, std::string_view v
         field = {l, origin::sysfs};
         return {};
     };
-    if (name == "mem_info_vram_total") return bytes(&p.memory_bytes);
-    if (name == "mem_info_vram_used") return bytes(&p.memory_used_bytes);
-    if (name == "current_link_speed") return link_part(p.pcie_current, true);
-    if (name == "current_link_width") return link_part(p.pcie_current, false);
-    if (name == "max_link_speed") return link_part(p.pcie_max, true);
-    if (name == "max_link_width") return link_part(p.pcie_max, false);
-    if (name == "numa_node") {
+    if (name == "mem_info_vram_total"sv) return bytes(&p.memory_bytes);
+    if (name == "mem_info_vram_used"sv) return bytes(&p.memory_used_bytes);
+    if (name == "current_link_speed"sv) return link_part(p.pcie_current, true);
+    if (name == "current_link_width"sv) return link_part(p.pcie_current, false);
+    if (name == "max_link_speed"sv) return link_part(p.pcie_max, true);
+    if (name == "max_link_width"sv) return link_part(p.pcie_max, false);
+    if (name == "numa_node"sv) {
         const auto v = detail::parse_i64(detail::trim(value));
         if (!v && detail::unparsed_number(value) == warning_kind::parse_error)
             return "numa_node: not a node: " + quote_value(value);
@@ -485,7 +485,7 @@ inline value_problem apply_device_file(std::string_view name, std::string_view v
         if (*v >= 0) p.numa_node = {static_cast<std::int32_t>(*v), origin::sysfs};
         return {};
     }
-    if (name == "pp_dpm_pcie") {
+    if (name == "pp_dpm_pcie"sv) {
         // amdgpu's PCIe levels are the links the card may train to with the platform (the
         // highest is the best the slot allows) and the active one is the link in use.
         const auto levels = parse_pp_dpm_levels(value);
@@ -495,7 +495,7 @@ inline value_problem apply_device_file(std::string_view name, std::string_view v
         if (levels.max_link.known()) p.pcie_max = {levels.max_link, origin::sysfs};
         return {};
     }
-    if (name == "mem_info_gtt_total" || name == "mem_info_vis_vram_total" || name == "mem_info_gtt_used")
+    if (name == "mem_info_gtt_total"sv || name == "mem_info_vis_vram_total"sv || name == "mem_info_gtt_used"sv)
         return bytes(nullptr);
     return {};
 }
@@ -572,7 +572,7 @@ inline rocminfo_result parse_rocminfo(std::string_view text) {
             problems.add(g.line, "agent without a Device Type; skipped");
             return;
         }
-        if (g.type != "GPU") return; // CPU and DSP agents are not this backend's
+        if (g.type != "GPU"sv) return; // CPU and DSP agents are not this backend's
         if (r.devices.size() >= max_rows) {
             problems.add(g.line, "more than " + std::to_string(max_rows) + " GPU agents; the rest ignored");
             return;
@@ -583,7 +583,7 @@ inline rocminfo_result parse_rocminfo(std::string_view text) {
             problems.add(g.line, "Marketing Name not printable or too long: " + quote_value(g.marketing));
         const bool gfx = g.name.starts_with("gfx") && g.name.size() <= decltype(p.arch)::capacity();
         if (!gfx || !set_text(p.arch, g.name)) problems.add(g.line, "Name is not a gfx target: " + quote_value(g.name));
-        if (!g.uuid.empty() && g.uuid != "GPU-XX" && !set_text(p.uuid, g.uuid))
+        if (!g.uuid.empty() && g.uuid != "GPU-XX"sv && !set_text(p.uuid, g.uuid))
             problems.add(g.line, "Uuid not printable or too long: " + quote_value(g.uuid));
         if (g.chip) {
             if (*g.chip <= 0xffff) p.pci_device_id = static_cast<std::uint16_t>(*g.chip);
@@ -627,7 +627,7 @@ inline rocminfo_result parse_rocminfo(std::string_view text) {
                 return true;
             }
         }
-        if (line == "*** Done ***") {
+        if (line == "*** Done ***"sv) {
             finish_agent();
             return false;
         }
@@ -639,28 +639,28 @@ inline rocminfo_result parse_rocminfo(std::string_view text) {
         const auto key = detail::trim(line.substr(0, colon));
         const auto value = detail::trim(line.substr(colon + 1));
         if (indent <= 2) {
-            in_pool_section = key == "Pool Info";
-            in_isa = key == "ISA Info";
+            in_pool_section = key == "Pool Info"sv;
+            in_isa = key == "ISA Info"sv;
             auto number_of = [&](std::optional<std::uint64_t>& out) {
                 out = rocminfo_number(value);
                 if (!out) problems.add(number, std::string(key) + ": cannot read " + quote_value(value));
             };
-            if (key == "Name") a->name = std::string(value.substr(0, 256));
-            else if (key == "Marketing Name") a->marketing = std::string(value.substr(0, 256));
-            else if (key == "Vendor Name") a->vendor_name = std::string(value.substr(0, 256));
-            else if (key == "Device Type") a->type = std::string(value.substr(0, 64));
-            else if (key == "Uuid") a->uuid = std::string(value.substr(0, 256));
-            else if (key == "Chip ID") number_of(a->chip);
-            else if (key == "BDFID") number_of(a->bdfid);
-            else if (key == "Compute Unit") number_of(a->cus);
-            else if (key == "Node") number_of(a->node);
-            else if (key == "Max Clock Freq. (MHz)") number_of(a->clock);
+            if (key == "Name"sv) a->name = std::string(value.substr(0, 256));
+            else if (key == "Marketing Name"sv) a->marketing = std::string(value.substr(0, 256));
+            else if (key == "Vendor Name"sv) a->vendor_name = std::string(value.substr(0, 256));
+            else if (key == "Device Type"sv) a->type = std::string(value.substr(0, 64));
+            else if (key == "Uuid"sv) a->uuid = std::string(value.substr(0, 256));
+            else if (key == "Chip ID"sv) number_of(a->chip);
+            else if (key == "BDFID"sv) number_of(a->bdfid);
+            else if (key == "Compute Unit"sv) number_of(a->cus);
+            else if (key == "Node"sv) number_of(a->node);
+            else if (key == "Max Clock Freq. (MHz)"sv) number_of(a->clock);
             return true;
         }
         if (!in_pool_section || in_isa) return true;
-        if (key == "Segment") {
+        if (key == "Segment"sv) {
             pool_segment = std::string(value.substr(0, 128));
-        } else if (key == "Size" && !a->pool_kb && pool_segment.starts_with("GLOBAL") &&
+        } else if (key == "Size"sv && !a->pool_kb && pool_segment.starts_with("GLOBAL") &&
                    pool_segment.find("COARSE GRAINED") != std::string::npos) {
             a->pool_kb = rocminfo_number(value, "KB");
             if (!a->pool_kb) a->bad_pool = true;
@@ -789,7 +789,7 @@ std::optional<amdgpu_card> read_amdgpu_card(const S& sys, std::string_view card_
     const auto vendor_id = detail::read_pci_id(sys, dev + "/vendor", 0xffffu, warnings);
     if (!vendor_id || *vendor_id != pci_vendor_amd) return std::nullopt;
     const auto driver = detail::resolve_sysfs_link(sys, dev + "/driver");
-    if (!driver || detail::base_name(*driver) != "amdgpu") return std::nullopt;
+    if (!driver || detail::base_name(*driver) != "amdgpu"sv) return std::nullopt;
 
     amdgpu_card c;
     c.card = std::string(card_name);
@@ -818,7 +818,7 @@ std::optional<amdgpu_card> read_amdgpu_card(const S& sys, std::string_view card_
         const auto t = file(f);
         if (!t) continue;
         // "Unknown" link speeds (a link the kernel cannot read) are not garbage.
-        if (detail::trim(*t).starts_with("Unknown") || (f.ends_with("width") && detail::trim(*t) == "0")) continue;
+        if (detail::trim(*t).starts_with("Unknown") || (f.ends_with("width") && detail::trim(*t) == "0"sv)) continue;
         auto problem = apply_device_file(f, *t, p);
         if (!problem.empty()) detail::add_warning(warnings, problem.kind, dev + "/" + std::string(f), problem.message);
     }
@@ -1024,8 +1024,8 @@ inline int sniff_kfd_properties(std::string_view t) noexcept {
         for (char c : key)
             if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_')) all = false;
         if (!parse_i64(trim(line.substr(sp)))) all = false;
-        simd = simd || key == "simd_count";
-        gfx = gfx || key == "gfx_target_version" || key == "cpu_cores_count";
+        simd = simd || key == "simd_count"sv;
+        gfx = gfx || key == "gfx_target_version"sv || key == "cpu_cores_count"sv;
         any = true;
         return all;
     });
@@ -1046,7 +1046,7 @@ inline int sniff_pp_dpm(std::string_view t) noexcept {
         if (line.empty()) return true;
         const auto colon = line.find(':');
         const auto label = colon == std::string_view::npos ? std::string_view{} : line.substr(0, colon);
-        const bool label_ok = label == "S" || (label.size() <= 2 && parse_u64(label).has_value());
+        const bool label_ok = label == "S"sv || (label.size() <= 2 && parse_u64(label).has_value());
         const auto rest = colon == std::string_view::npos ? std::string_view{} : line.substr(colon + 1);
         const bool unit = icontains(rest, "mhz") || rest.find("GT/s") != std::string_view::npos;
         if (!label_ok || !unit) all = false;

@@ -482,7 +482,7 @@ inline void apply_concise_row(const std::vector<std::string_view>& header, const
         auto report = [&](std::string msg) {
             if (!msg.empty()) problems.add(line, std::move(msg));
         };
-        if (h == "IDs") { // "0x740f,   22303": device id, KFD GUID
+        if (h == "IDs"sv) { // "0x740f,   22303": device id, KFD GUID
             const auto id = parse_hex16(v.substr(0, v.find(',')));
             if (id) p->pci_device_id = *id;
             else if (!is_unavailable(trim(v.substr(0, v.find(','))))) report("IDs: cannot read " + quote_value(v));
@@ -491,21 +491,21 @@ inline void apply_concise_row(const std::vector<std::string_view>& header, const
             const auto id = parse_hex16(trim(inner.substr(0, inner.find(':'))));
             if (id) p->pci_device_id = *id;
             else report("Model: cannot read " + quote_value(v));
-        } else if (h == "Temp") {
+        } else if (h == "Temp"sv) {
             auto [n, unit] = split_unit(v);
-            if (unit == "\xC2\xB0" "C" || unit == "c" || unit == "C") report(read_real(n, 500, p->temperature_c, "Temp"));
+            if (unit == "\xC2\xB0" "C" || unit == "c"sv || unit == "C"sv) report(read_real(n, 500, p->temperature_c, "Temp"));
             else report("Temp: cannot read " + quote_value(v));
-        } else if (h == "Power" || h == "AvgPwr") {
+        } else if (h == "Power"sv || h == "AvgPwr"sv) {
             auto [n, unit] = split_unit(v);
-            if (unit == "W") report(read_real(n, 100'000, p->power_draw_watts, "Power"));
+            if (unit == "W"sv) report(read_real(n, 100'000, p->power_draw_watts, "Power"));
             else report("Power: cannot read " + quote_value(v));
-        } else if (h == "PwrCap") {
+        } else if (h == "PwrCap"sv) {
             auto [n, unit] = split_unit(v);
-            if (unit == "W") report(read_real(n, 100'000, p->power_limit_watts, "PwrCap"));
+            if (unit == "W"sv) report(read_real(n, 100'000, p->power_limit_watts, "PwrCap"));
             else report("PwrCap: cannot read " + quote_value(v));
-        } else if (h == "GPU%") {
+        } else if (h == "GPU%"sv) {
             auto [n, unit] = split_unit(v);
-            if (unit == "%") report(read_real(n, 100, p->utilization_percent, "GPU%"));
+            if (unit == "%"sv) report(read_real(n, 100, p->utilization_percent, "GPU%"));
             else report("GPU%: cannot read " + quote_value(v));
         }
     }
@@ -616,8 +616,8 @@ inline void read_rocm_csv(std::string_view text, rocm_fields& fs, problem_sink& 
         auto cells = csv_cells(line);
         if (header.empty()) {
             for (auto c : cells) header.emplace_back(c);
-            name_value = header.size() == 2 && header[0] == "name" && header[1] == "value";
-            if (header[0] != "device" && header[0] != "system" && !name_value) {
+            name_value = header.size() == 2 && header[0] == "name"sv && header[1] == "value"sv;
+            if (header[0] != "device"sv && header[0] != "system"sv && !name_value) {
                 problems.add(number, "not a rocm-smi CSV header: " + quote_value(line));
                 return false;
             }
@@ -634,7 +634,7 @@ inline void read_rocm_csv(std::string_view text, rocm_fields& fs, problem_sink& 
             return true;
         }
         const std::string_view who = cells[0];
-        if (who == "system" || who == "cardsystem") {
+        if (who == "system"sv || who == "cardsystem"sv) {
             for (std::size_t i = 1; i < cells.size(); ++i) fs.add_system(header[i], cells[i], number);
             return true;
         }
@@ -697,7 +697,7 @@ inline void read_rocm_json(std::string_view text, rocm_fields& fs, problem_sink&
         return;
     }
     for (const auto& [key, value] : j.items()) {
-        const bool system = key == "system";
+        const bool system = key == "system"sv;
         const auto idx = index_after(key, "card");
         if (!system && !idx) continue; // other top-level entries carry nothing mapped
         if (!value.is_object()) {
@@ -740,7 +740,7 @@ constexpr std::uint8_t pcie_generation_of(std::string_view v) noexcept {
         return n && *n >= 1 && *n <= 16 ? static_cast<std::uint8_t>(*n) : std::uint8_t{0};
     }
     const auto [n, unit] = split_unit(v);
-    if (unit != "GT/s") return 0;
+    if (unit != "GT/s"sv) return 0;
     const auto x = parse_real(n);
     if (!x) return 0;
     constexpr double rates[] = {2.5, 5, 8, 16, 32, 64, 128};
@@ -783,7 +783,7 @@ inline void read_amd_smi_blocks(std::string_view text, amd_tool_result& r, std::
             close_gpu();
             path.clear();
             in_block = true;
-            if (key == "GPU") {
+            if (key == "GPU"sv) {
                 const auto idx = parse_uint(value);
                 if (!idx || *idx > 0xffff) {
                     problems.add(number, "not a GPU number: " + quote_value(value));
@@ -817,71 +817,71 @@ inline void read_amd_smi_blocks(std::string_view text, amd_tool_result& r, std::
             if (!msg.empty()) problems.add(number, std::move(msg));
         };
         auto bad = [&] { report(std::string(key) + ": cannot read " + quote_value(value)); };
-        if (sec.empty() || sec == "BUS") {
-            if (key == "BDF") {
+        if (sec.empty() || sec == "BUS"sv) {
+            if (key == "BDF"sv) {
                 if (const auto a = parse_pci_address(value)) p.pci = *a;
                 else bad();
-            } else if (key == "UUID" && sec.empty()) {
+            } else if (key == "UUID"sv && sec.empty()) {
                 report(assign_text(p.uuid, value, key));
-            } else if (key == "MAX_PCIE_WIDTH") {
+            } else if (key == "MAX_PCIE_WIDTH"sv) {
                 const auto w = parse_uint(value);
                 if (!w || *w == 0 || *w > 64) return bad(), true;
                 pcie_link l = p.pcie_max.value;
                 l.width = static_cast<std::uint8_t>(*w);
                 p.pcie_max = {l, origin::tool};
-            } else if (key == "MAX_PCIE_SPEED" || key == "PCIE_INTERFACE_VERSION") {
+            } else if (key == "MAX_PCIE_SPEED"sv || key == "PCIE_INTERFACE_VERSION"sv) {
                 const auto g = pcie_generation_of(value);
                 if (g == 0) return bad(), true;
                 pcie_link l = p.pcie_max.value;
-                if (l.generation == 0 || key == "PCIE_INTERFACE_VERSION") l.generation = g;
+                if (l.generation == 0 || key == "PCIE_INTERFACE_VERSION"sv) l.generation = g;
                 p.pcie_max = {l, origin::tool};
             }
-        } else if (sec == "ASIC") {
-            if (key == "MARKET_NAME") report(assign_text(p.name, value, key));
-            else if (key == "DEVICE_ID") {
+        } else if (sec == "ASIC"sv) {
+            if (key == "MARKET_NAME"sv) report(assign_text(p.name, value, key));
+            else if (key == "DEVICE_ID"sv) {
                 const auto id = parse_hex16(value);
                 if (!id) bad();
                 else p.pci_device_id = *id;
-            } else if (key == "VENDOR_ID") {
+            } else if (key == "VENDOR_ID"sv) {
                 const auto id = parse_hex16(value);
                 if (!id) bad();
                 else if (*id != info(vendor::amd).vendor_id) report("VENDOR_ID " + quote_value(value) + " is not AMD's");
-            } else if (key == "NUM_COMPUTE_UNITS") {
+            } else if (key == "NUM_COMPUTE_UNITS"sv) {
                 const auto n = parse_uint(value);
                 if (!n || *n == 0 || *n > 1'000'000) bad();
                 else p.compute_units = {static_cast<std::uint32_t>(*n), origin::tool};
-            } else if (key == "TARGET_GRAPHICS_VERSION") {
+            } else if (key == "TARGET_GRAPHICS_VERSION"sv) {
                 const auto gfx = gfx_target_spelling(value);
                 if (gfx.empty() || gfx.size() > decltype(p.arch)::capacity()) bad();
                 else report(assign_text(p.arch, gfx, key));
             }
-        } else if (sec == "DRIVER") {
-            if (key == "VERSION") report(assign_text(p.driver_version, driver_version_text(value), key));
-        } else if (sec == "BOARD") {
-            if (key == "PRODUCT_NAME" && gpu_slot < hints.size()) {
+        } else if (sec == "DRIVER"sv) {
+            if (key == "VERSION"sv) report(assign_text(p.driver_version, driver_version_text(value), key));
+        } else if (sec == "BOARD"sv) {
+            if (key == "PRODUCT_NAME"sv && gpu_slot < hints.size()) {
                 bool changed = false;
                 hints[gpu_slot].product = printable(value.substr(0, 128), changed);
             }
-        } else if (sec == "NUMA") {
-            if (key == "NODE") {
+        } else if (sec == "NUMA"sv) {
+            if (key == "NODE"sv) {
                 const auto n = parse_uint(value);
                 if (!n || *n > 4096) bad();
                 else p.numa_node = {static_cast<std::int32_t>(*n), origin::tool};
             }
-        } else if (sec == "VRAM") {
-            if (key == "SIZE") {
+        } else if (sec == "VRAM"sv) {
+            if (key == "SIZE"sv) {
                 // amd-smi divides the byte count by 1024*1024 and calls the result "MB".
                 const auto [n, unit] = split_unit(value);
-                if (unit != "MB") bad();
+                if (unit != "MB"sv) bad();
                 else report(read_bytes(n, 1024 * 1024, p.memory_bytes, "VRAM SIZE"));
             }
-        } else if (sec == "LIMIT") {
+        } else if (sec == "LIMIT"sv) {
             // 6.2-era tools: LIMIT/SOCKET_POWER, LIMIT/MAX_POWER; newer: LIMIT/PPT0/…_LIMIT.
-            const bool socket = key == "SOCKET_POWER" || (sub == "PPT0" && key == "SOCKET_POWER_LIMIT");
-            const bool maximum = key == "MAX_POWER" || (sub == "PPT0" && key == "MAX_POWER_LIMIT");
+            const bool socket = key == "SOCKET_POWER"sv || (sub == "PPT0"sv && key == "SOCKET_POWER_LIMIT"sv);
+            const bool maximum = key == "MAX_POWER"sv || (sub == "PPT0"sv && key == "MAX_POWER_LIMIT"sv);
             if (socket || maximum) {
                 const auto [n, unit] = split_unit(value);
-                if (unit != "W") return bad(), true;
+                if (unit != "W"sv) return bad(), true;
                 report(read_real(n, 100'000, socket ? p.power_limit_watts : max_power, key));
             }
         }
@@ -997,8 +997,8 @@ inline amd_tool_result parse_rocm_smi(std::string_view text) {
 #else
         problems.add(0, "rocm-smi JSON: this build has no JSON support (AI_HWACCEL_JSON=0)");
 #endif
-    } else if (first.starts_with("device,") || first.starts_with("system,") || first == "name, value" ||
-               first == "name,value") {
+    } else if (first.starts_with("device,") || first.starts_with("system,") || first == "name, value"sv ||
+               first == "name,value"sv) {
         read_rocm_csv(text, fs, problems);
     } else if (!first.empty()) {
         if (!read_rocm_text(text, fs, r, problems) && r.problems.empty())
@@ -1041,8 +1041,8 @@ inline amd_tool_result parse_amd_smi_topology(std::string_view text) {
     const topo_table* types = nullptr;
     const topo_table* access = nullptr;
     for (const auto& t : tables) {
-        if (t.name == "LINK TYPE") types = &t;
-        if (t.name == "ACCESS") access = &t;
+        if (t.name == "LINK TYPE"sv) types = &t;
+        if (t.name == "ACCESS"sv) access = &t;
         if (r.devices.empty())
             for (std::size_t i = 0; i < t.columns.size() && i < max_rows; ++i) {
                 auto p = blank_gpu(static_cast<std::uint32_t>(i));
@@ -1056,7 +1056,7 @@ inline amd_tool_result parse_amd_smi_topology(std::string_view text) {
         };
         for (std::size_t i = 0; i < types->columns.size(); ++i)
             for (std::size_t j = i + 1; j < types->columns.size(); ++j) {
-                const bool xgmi = cell(*types, i, j) == "XGMI" || cell(*types, j, i) == "XGMI";
+                const bool xgmi = cell(*types, i, j) == "XGMI"sv || cell(*types, j, i) == "XGMI"sv;
                 if (!xgmi) continue;
                 interconnect l;
                 l.kind = interconnect_kind::xgmi;
@@ -1098,7 +1098,7 @@ inline amd_tool_result parse_amd_smi_xgmi(std::string_view text) {
             seen_table = true;
             return true;
         }
-        if (table != "LINK METRIC TABLE:" && table != "XGMI LINK STATUS:" && table != "GPU LINK PORT STATUS:")
+        if (table != "LINK METRIC TABLE:"sv && table != "XGMI LINK STATUS:"sv && table != "GPU LINK PORT STATUS:"sv)
             return true;
         const auto t = tokens(line, 8);
         if (t.size() < 2 || !t[0].starts_with("GPU")) return true; // headers, Read/Write rows
@@ -1111,7 +1111,7 @@ inline amd_tool_result parse_amd_smi_xgmi(std::string_view text) {
         accelerator_profile* p = device_for(r, *idx);
         if (!p) return false;
         p->pci = *a;
-        if (table == "LINK METRIC TABLE:") {
+        if (table == "LINK METRIC TABLE:"sv) {
             // The link type follows the two bandwidth columns, possibly run together with
             // them ("…Gb/sXGMI"); only its presence is read.
             const auto rest = line.substr(static_cast<std::size_t>(t[1].data() + t[1].size() - line.data()));
@@ -1210,7 +1210,7 @@ inline amd_tool_result parse_amd_smi_dashboard(std::string_view text) {
         for (std::size_t i = 0; i + 1 < r1.size(); ++i) {
             if (r1[i + 1] == "\xC2\xB0" "C" && starts_with_digit(r1[i]))
                 report(pending_line, read_real(r1[i], 500, p->temperature_c, "Temp"));
-            if (r1[i + 1] == "W")
+            if (r1[i + 1] == "W"sv)
                 if (const auto f = fraction(r1[i])) {
                     if (!is_unavailable(f->first)) report(pending_line, read_real(f->first, 100'000, p->power_draw_watts, "Power-Usage"));
                     if (!is_unavailable(f->second)) report(pending_line, read_real(f->second, 100'000, p->power_limit_watts, "Power-Usage"));
@@ -1218,9 +1218,9 @@ inline amd_tool_result parse_amd_smi_dashboard(std::string_view text) {
         }
         // Second: "GFX-Uti Fan Mem-Usage": "100 %  51.76  7608/24560 MB".
         const auto r2 = tokens(cells[1], 16);
-        if (r2.size() >= 2 && r2[1] == "%" && starts_with_digit(r2[0]))
+        if (r2.size() >= 2 && r2[1] == "%"sv && starts_with_digit(r2[0]))
             report(number, read_real(r2[0], 100, p->utilization_percent, "GFX-Uti"));
-        if (r2.size() >= 2 && r2.back() == "MB")
+        if (r2.size() >= 2 && r2.back() == "MB"sv)
             if (const auto f = fraction(r2[r2.size() - 2])) {
                 if (!is_unavailable(f->first)) report(number, read_bytes(f->first, 1024 * 1024, p->memory_used_bytes, "Mem-Usage"));
                 if (!is_unavailable(f->second)) report(number, read_bytes(f->second, 1024 * 1024, p->memory_bytes, "Mem-Usage"));
@@ -1291,7 +1291,7 @@ inline void parse_rocm_smi_capture(std::string_view t, capture_parse& out) {
 // rocm-smi --csv ----------------------------------------------------------------------------
 inline int sniff_rocm_smi_csv(std::string_view t) noexcept {
     const auto first = first_non_blank_line(t);
-    if (first == "name, value") return t.find("\"Driver version\"") != std::string_view::npos ? 90 : 0;
+    if (first == "name, value"sv) return t.find("\"Driver version\"") != std::string_view::npos ? 90 : 0;
     if (!first.starts_with("device,")) return 0;
     // the second line names a card: "card0,…" or the system row "cardsystem,…"
     std::string_view second;
@@ -1335,7 +1335,7 @@ inline int sniff_amd_smi_static(std::string_view t) noexcept {
     if (!amd_sniff::is_block_start(first, "GPU") && !amd_sniff::is_block_start(first, "CPU")) return 0;
     const bool ours = amd_sniff::any_line(t, 64, [](std::string_view line) {
         const auto l = trim(line);
-        return l.starts_with("BDF: ") || l == "ASIC:" || l == "DRIVER:" || l == "SMU:" || l == "BUS:";
+        return l.starts_with("BDF: ") || l == "ASIC:"sv || l == "DRIVER:"sv || l == "SMU:"sv || l == "BUS:"sv;
     });
     return ours ? 90 : 0;
 }
@@ -1346,8 +1346,8 @@ inline void parse_amd_smi_static_capture(std::string_view t, capture_parse& out)
 // amd-smi topology --------------------------------------------------------------------------
 inline int sniff_amd_smi_topology(std::string_view t) noexcept {
     const auto first = first_non_blank_line(t);
-    if (first != "ACCESS TABLE:" && first != "WEIGHT TABLE:" && first != "LINK TYPE TABLE:") return 0;
-    return amd_sniff::any_line(t, 1024, [](std::string_view l) { return trim(l) == "LINK TYPE TABLE:"; }) ? 90 : 0;
+    if (first != "ACCESS TABLE:"sv && first != "WEIGHT TABLE:"sv && first != "LINK TYPE TABLE:"sv) return 0;
+    return amd_sniff::any_line(t, 1024, [](std::string_view l) { return trim(l) == "LINK TYPE TABLE:"sv; }) ? 90 : 0;
 }
 inline void parse_amd_smi_topology_capture(std::string_view t, capture_parse& out) {
     amd_result_to_capture(parse_amd_smi_topology(t), out, "GPUs");
@@ -1356,7 +1356,7 @@ inline void parse_amd_smi_topology_capture(std::string_view t, capture_parse& ou
 // amd-smi xgmi ------------------------------------------------------------------------------
 inline int sniff_amd_smi_xgmi(std::string_view t) noexcept {
     const auto first = first_non_blank_line(t);
-    if (first != "LINK METRIC TABLE:" && first != "XGMI LINK STATUS:") return 0;
+    if (first != "LINK METRIC TABLE:"sv && first != "XGMI LINK STATUS:"sv) return 0;
     return 90;
 }
 inline void parse_amd_smi_xgmi_capture(std::string_view t, capture_parse& out) {

@@ -153,9 +153,9 @@ inline std::optional<std::uint64_t> memory_figure(std::string_view v) noexcept {
     std::string_view number = v.substr(0, sp);
     const std::string_view unit = trim(v.substr(sp + 1));
     unsigned shift = 0;
-    if (unit == "MB") shift = 20;
-    else if (unit == "GB") shift = 30;
-    else if (unit == "TB") shift = 40;
+    if (unit == "MB"sv) shift = 20;
+    else if (unit == "GB"sv) shift = 30;
+    else if (unit == "TB"sv) shift = 40;
     else return std::nullopt;
     // Hundredths of the unit: "1.5" is 150, "16" is 1600.
     std::string_view fraction;
@@ -454,24 +454,24 @@ inline apple_parse_result parse_sysctl(std::string_view text) {
             return true;
         }
         const auto [key, value] = *kv;
-        if (key == "hw.memsize" || key == "hw.memsize_usable") {
+        if (key == "hw.memsize"sv || key == "hw.memsize_usable"sv) {
             const auto n = parse_uint(value);
             if (!n) problems.add(number, std::string(key) + ": cannot read " + quote_value(value));
             else if (*n == 0 || *n > max_memory)
                 problems.add(number, std::string(key) + ": " + quote_value(value) + " is out of range");
-            else (key == "hw.memsize" ? m.memsize_bytes : m.memsize_usable_bytes) = {*n, origin::tool};
-        } else if (key == "machdep.cpu.brand_string") {
+            else (key == "hw.memsize"sv ? m.memsize_bytes : m.memsize_usable_bytes) = {*n, origin::tool};
+        } else if (key == "machdep.cpu.brand_string"sv) {
             m.cpu_brand = clean_text(value, key, number, problems);
             if (is_apple_brand(m.cpu_brand)) m.chip = m.cpu_brand;
-        } else if (key == "hw.packages") {
+        } else if (key == "hw.packages"sv) {
             if (auto c = read_count(value, key, number, problems)) m.packages = c;
-        } else if (key == "machdep.cpu.core_count" || key == "hw.physicalcpu") {
+        } else if (key == "machdep.cpu.core_count"sv || key == "hw.physicalcpu"sv) {
             if (auto c = read_count(value, key, number, problems)) m.cores = c;
-        } else if (key == "machdep.cpu.thread_count" || key == "hw.logicalcpu") {
+        } else if (key == "machdep.cpu.thread_count"sv || key == "hw.logicalcpu"sv) {
             if (auto c = read_count(value, key, number, problems)) m.threads = c;
-        } else if (key == "hw.perflevel0.physicalcpu") {
+        } else if (key == "hw.perflevel0.physicalcpu"sv) {
             if (auto c = read_count(value, key, number, problems)) m.performance_cores = c;
-        } else if (key == "hw.perflevel1.physicalcpu") {
+        } else if (key == "hw.perflevel1.physicalcpu"sv) {
             if (auto c = read_count(value, key, number, problems)) m.efficiency_cores = c;
         }
         return true;
@@ -544,8 +544,8 @@ inline apple_parse_result parse_system_profiler_text(std::string_view text) {
         }
         const auto [key, value] = *kv;
         if (indent == 0 && value.empty()) { // a data type's header
-            sec = key == "Graphics/Displays" ? section::displays
-                  : key == "Hardware"        ? section::hardware
+            sec = key == "Graphics/Displays"sv ? section::displays
+                  : key == "Hardware"sv        ? section::hardware
                                              : section::other;
             gpu = nullptr;
             return true;
@@ -566,10 +566,10 @@ inline apple_parse_result parse_system_profiler_text(std::string_view text) {
             return true; // "    Hardware Overview:"
         }
         // Keys of a GPU: under a GPU entry, or in a bare paste where a GPU key leads.
-        const bool gpu_key = key == "Chipset Model" || key == "Bus" || key == "Vendor" || key == "Metal Support" ||
-                             key == "Metal Family" || key == "Type";
-        const bool hw_key = key == "Model Name" || key == "Model Identifier" || key == "Chip" || key == "Memory" ||
-                            key == "Processor Name";
+        const bool gpu_key = key == "Chipset Model"sv || key == "Bus"sv || key == "Vendor"sv || key == "Metal Support"sv ||
+                             key == "Metal Family"sv || key == "Type"sv;
+        const bool hw_key = key == "Model Name"sv || key == "Model Identifier"sv || key == "Chip"sv || key == "Memory"sv ||
+                            key == "Processor Name"sv;
         if (sec == section::unknown) {
             if (gpu_key && !gpu) {
                 sec = section::displays;
@@ -581,27 +581,27 @@ inline apple_parse_result parse_system_profiler_text(std::string_view text) {
             }
         }
         if (sec == section::displays && gpu) {
-            if (key == "Chipset Model") {
+            if (key == "Chipset Model"sv) {
                 gpu->model = clean_text(value, key, number, problems);
-            } else if (key == "Bus") {
-                gpu->built_in = value == "Built-In";
-            } else if (key == "Vendor") {
+            } else if (key == "Bus"sv) {
+                gpu->built_in = value == "Built-In"sv;
+            } else if (key == "Vendor"sv) {
                 gpu->vendor = clean_text(value, key, number, problems);
                 gpu->apple = vendor_is_apple(value);
-            } else if (key == "Total Number of Cores") {
+            } else if (key == "Total Number of Cores"sv) {
                 if (auto c = read_count(value, "GPU cores", number, problems)) gpu->cores = c;
-            } else if (key == "Metal Support" || (key == "Metal Family" && gpu->metal.empty())) {
+            } else if (key == "Metal Support"sv || (key == "Metal Family"sv && gpu->metal.empty())) {
                 gpu->metal = clean_text(value, key, number, problems);
             }
             return true;
         }
-        if (key == "Model Name") m.machine_name = clean_text(value, key, number, problems);
-        else if (key == "Model Identifier") m.machine_model = clean_text(value, key, number, problems);
-        else if (key == "Chip") m.chip = clean_text(value, key, number, problems);
-        else if (key == "Processor Name") m.processor_name = clean_text(value, key, number, problems);
-        else if (key == "Memory") {
+        if (key == "Model Name"sv) m.machine_name = clean_text(value, key, number, problems);
+        else if (key == "Model Identifier"sv) m.machine_model = clean_text(value, key, number, problems);
+        else if (key == "Chip"sv) m.chip = clean_text(value, key, number, problems);
+        else if (key == "Processor Name"sv) m.processor_name = clean_text(value, key, number, problems);
+        else if (key == "Memory"sv) {
             if (auto b = read_memory_figure(value, number, problems)) m.profiler_memory_bytes = b;
-        } else if (key == "Total Number of Cores") {
+        } else if (key == "Total Number of Cores"sv) {
             read_cpu_cores(value, number, m, problems);
         }
         return true;
@@ -655,7 +655,7 @@ inline void json_gpu(const nlohmann::json& j, apple_machine& m, problem_sink& pr
     } else if (g.model.starts_with("Apple M")) {
         g.apple = true;
     }
-    if (const auto bus = json_string(j, "sppci_bus", problems)) g.built_in = *bus == "spdisplays_builtin";
+    if (const auto bus = json_string(j, "sppci_bus", problems)) g.built_in = *bus == "spdisplays_builtin"sv;
     g.cores = json_count(j, "sppci_cores", problems);
     if (const auto metal = json_string(j, "spdisplays_mtlgpufamilysupport", problems)) {
         bool changed = false;
@@ -859,7 +859,7 @@ inline void parse_system_profiler_json_capture(std::string_view t, capture_parse
 inline int sniff_system_profiler_text(std::string_view t) noexcept {
     using apple_sniff::has_trimmed_key;
     const auto first = first_non_blank_line(t);
-    if (first == "Graphics/Displays:" || first == "Hardware:") return 90;
+    if (first == "Graphics/Displays:"sv || first == "Hardware:"sv) return 90;
     if (has_trimmed_key(t, "Model Identifier") && (has_trimmed_key(t, "Chip") || has_trimmed_key(t, "Processor Name")))
         return 80;
     if (has_trimmed_key(t, "Chipset Model") && (has_trimmed_key(t, "Metal Support") || has_trimmed_key(t, "Vendor")))

@@ -96,7 +96,7 @@ void identify_jetson(const S& sys, probe_output& out) {
 template <system_view S>
 void add_jetson_gpu(const S& sys, probe_output& out) {
     const file_read r = sys.read_file("/sys/devices/platform/gpu.0/of_node/compatible", 4096);
-    if (!r.ok() || std::string_view(r.data).substr(0, r.data.find('\0')) != "nvidia,ga10b") return;
+    if (!r.ok() || std::string_view(r.data).substr(0, r.data.find('\0')) != "nvidia,ga10b"sv) return;
     accelerator_profile p = blank_gpu(0);
     p.name = "Orin (nvgpu)";
     p.unified_memory = true;

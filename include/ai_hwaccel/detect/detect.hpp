@@ -215,7 +215,7 @@ template <system_view S>
 void complete_host_from_sysctl(const S& sys, machine_output& m) {
     auto proc_read_error = [](const warning& w) {
         return w.kind == warning_kind::read_error && !w.backend &&
-               (w.subject == "/proc/cpuinfo" || w.subject == "/proc/meminfo");
+               (w.subject == "/proc/cpuinfo"sv || w.subject == "/proc/meminfo"sv);
     };
     if (std::ranges::count_if(m.warnings, proc_read_error) != 2 || !detail::apple::may_run_tools(sys)) return;
     const tool_request request = apple_sysctl_request();
@@ -248,22 +248,28 @@ void complete_host_from_sysctl(const S& sys, machine_output& m) {
 } // namespace detail
 #endif
 
+namespace detail {
+// probe_machine, into an output the caller has (a detection's slot for the host).
+template <system_view S>
+void probe_machine_into(const S& sys, machine_output& m) {
+    std::tie(m.host, m.cpu) = probe_host(sys, m.warnings);
+#if AI_HWACCEL_BACKEND_APPLE
+    complete_host_from_sysctl(sys, m);
+#endif
+    m.io.pci_devices = probe_pci(sys, m.warnings);
+    m.io.interconnects = probe_fabric(sys, m.warnings); // InfiniBand / RoCE ports
+    m.io.storage = probe_storage(sys, m.warnings);
+    m.io.environment = probe_environment(sys, m.warnings);
+}
+} // namespace detail
+
 /// The probes of the machine itself: CPU, memory and its limits, NUMA nodes (all in
 /// probe_host; sysctl's view where a Mac has no /proc), PCI functions, storage, and the
 /// runtime environment.
 template <system_view S>
 machine_output probe_machine(const S& sys) {
     machine_output m;
-    auto [host, cpu] = probe_host(sys, m.warnings);
-    m.host = std::move(host);
-    m.cpu = cpu;
-#if AI_HWACCEL_BACKEND_APPLE
-    detail::complete_host_from_sysctl(sys, m);
-#endif
-    m.io.pci_devices = probe_pci(sys, m.warnings);
-    m.io.interconnects = probe_fabric(sys, m.warnings); // InfiniBand / RoCE ports
-    m.io.storage = probe_storage(sys, m.warnings);
-    m.io.environment = probe_environment(sys, m.warnings);
+    detail::probe_machine_into(sys, m);
     return m;
 }
 
@@ -382,8 +388,7 @@ private:
         }
 
         std::vector<accelerator_profile> profiles;
-        host_info host;
-        system_io io;
+        machine_output& machine = slots[0].machine; // the host's findings; empty when not asked for
         for (auto& s : slots) {
             if (!s.used()) continue;
             s.timing.devices = s.out.devices.size();
@@ -392,13 +397,7 @@ private:
             for (auto& w : s.out.warnings)
                 if (std::ranges::find(warnings, w) == warnings.end()) warnings.push_back(std::move(w));
             for (auto& p : s.out.devices) profiles.push_back(std::move(p));
-            for (auto& l : s.out.links) io.interconnects.push_back(std::move(l));
-            if (s.machine) {
-                host = std::move(s.machine->host);
-                auto links = std::move(io.interconnects);
-                io = std::move(s.machine->io);
-                for (auto& l : links) io.interconnects.push_back(std::move(l));
-            }
+            for (auto& l : s.out.links) machine.io.interconnects.push_back(std::move(l)); // after the host's own
         }
         // The host's only device is the CPU, which is never merged: without backend probes
         // there is nothing to merge, and no merging code in the program.
@@ -407,7 +406,8 @@ private:
 
         // Built in place, not moved into a default-made one.
         return timed_detection{
-            accelerator_registry(std::move(profiles), std::move(warnings), std::move(host), std::move(io)),
+            accelerator_registry(std::move(profiles), std::move(warnings), std::move(machine.host),
+                                 std::move(machine.io)),
             std::move(timings), std::chrono::duration_cast<std::chrono::microseconds>(clock::now() - start)};
 
     }
@@ -420,7 +420,8 @@ private:
         const void* probe = nullptr;
         probe_timing timing;
         probe_output out;
-        std::optional<machine_output> machine;
+        machine_output machine; // the host's task's findings, less its CPU and warnings (in `out`)
+
 
         bool used() const noexcept { return body != nullptr; }
         void run() {
@@ -451,11 +452,10 @@ private:
 
     template <system_view S>
     static void run_host(const S& sys, slot& s) {
-        machine_output m = probe_machine(sys);
-        s.out.devices.push_back(std::move(m.cpu)); // run_probes takes the host and io from `machine`
+        detail::probe_machine_into(sys, s.machine);
 
-        s.out.warnings = std::move(m.warnings);
-        s.machine = std::move(m);
+        s.out.devices.push_back(std::move(s.machine.cpu)); // run_probes takes the host and io from `machine`
+        s.out.warnings = std::move(s.machine.warnings);
     }
 
     template <system_view S, class P>

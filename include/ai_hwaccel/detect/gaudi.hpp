@@ -142,7 +142,7 @@ inline constexpr std::string_view field_name_punctuation = "._-";
 // A field only hl-smi has: nvidia-smi's names end in ".gpu", never ".aip", and it has no
 // module_id.
 constexpr bool is_hl_smi_only(std::string_view n) noexcept {
-    return n == "module_id" || n.ends_with(".aip");
+    return n == "module_id"sv || n.ends_with(".aip");
 }
 
 // The header line of `-f csv` (detail::parsing::is_query_header).
@@ -151,7 +151,7 @@ constexpr bool is_header_line(std::string_view line) noexcept {
 }
 
 constexpr bool is_unavailable(std::string_view v) noexcept {
-    return v.empty() || v == "N/A" || v == "NA" || v == "Not Supported" || (v.front() == '[' && v.back() == ']');
+    return v.empty() || v == "N/A"sv || v == "NA"sv || v == "Not Supported"sv || (v.front() == '[' && v.back() == ']');
 }
 
 // "672 MiB" -> "672"; also "672MiB" as the table writes it. nullopt for another unit.
@@ -431,7 +431,7 @@ inline hl_smi_result parse_hl_smi_table(std::string_view text) {
             else report("Temp: cannot read " + quote_value(first[1]));
         }
         // Power: the last three tokens are "<draw>W / <cap>W".
-        if (first.size() >= 6 && first[first.size() - 2] == "/") {
+        if (first.size() >= 6 && first[first.size() - 2] == "/"sv) {
             const auto draw = first[first.size() - 3], cap = first[first.size() - 1];
             if (!is_unavailable(draw)) {
                 if (const auto w = before_unit(draw, "W")) report(set_real(*w, 100'000, p.power_draw_watts));
@@ -443,7 +443,7 @@ inline hl_smi_result parse_hl_smi_table(std::string_view text) {
             }
         }
         const auto mem = tokens(cells[1]);
-        if (mem.size() == 3 && mem[1] == "/") {
+        if (mem.size() == 3 && mem[1] == "/"sv) {
             const auto used = before_unit(mem[0], "MiB"), total = before_unit(mem[2], "MiB");
             if (used) report(set_mib(*used, p.memory_used_bytes));
             if (total) report(set_mib(*total, p.memory_bytes));
@@ -533,10 +533,10 @@ inline hl_smi_result parse_hl_smi_log(std::string_view text) {
         const auto value = detail::trim(line.substr(colon + 1));
         if (key.empty()) return true; // ": N/A" under a header: a value the library does not read
         if (r.devices.empty()) {
-            if (key == "Driver Version") {
+            if (key == "Driver Version"sv) {
                 bool changed = false;
                 driver = printable(value.substr(0, 64), changed);
-            } else if (key == "HL-SMI Version") {
+            } else if (key == "HL-SMI Version"sv) {
                 bool changed = false;
                 r.hl_smi_version = printable(value.substr(0, 80), changed);
             }
@@ -550,45 +550,45 @@ inline hl_smi_result parse_hl_smi_log(std::string_view text) {
         };
         if (is_unavailable(value)) return true;
         if (stack.empty()) {
-            if (key == "Product Name") {
+            if (key == "Product Name"sv) {
                 if (!set_text(p.name, value)) report("not printable or too long");
-            } else if (key == "AIP UUID") {
+            } else if (key == "AIP UUID"sv) {
                 if (!set_text(p.uuid, value)) report("not printable or too long");
-            } else if (key == "Module ID") {
+            } else if (key == "Module ID"sv) {
                 const auto id = parse_uint(value);
                 if (!id || *id > 0xffff) report("cannot read " + quote_value(value));
                 else r.module_ids.back() = static_cast<std::uint32_t>(*id);
             }
             return true;
         }
-        if (group == "PCI") {
-            if (key == "Bus Id") {
+        if (group == "PCI"sv) {
+            if (key == "Bus Id"sv) {
                 if (const auto a = parse_pci_address(value)) p.pci = *a;
                 else report("cannot read " + quote_value(value));
-            } else if (key == "Device Id") {
+            } else if (key == "Device Id"sv) {
                 // "0x1da31020": vendor id in the upper half, device id in the lower.
                 const auto id = value.size() == 10 && value.starts_with("0x") ? detail::parse_hex32(value.substr(2)) : std::nullopt;
                 if (!id) report("cannot read " + quote_value(value));
                 else if ((*id >> 16) != pci_vendor_habana) report("vendor id in " + quote_value(value) + " is not Habana's");
                 else p.pci_device_id = static_cast<std::uint16_t>(*id & 0xffffu);
-            } else if (key == "Max" || key == "Current") {
-                auto& l = key == "Max" ? link_max : link_cur;
-                if (sub == "Link Speed") {
+            } else if (key == "Max"sv || key == "Current"sv) {
+                auto& l = key == "Max"sv ? link_max : link_cur;
+                if (sub == "Link Speed"sv) {
                     l.generation = parse_pcie_link_speed(value);
                     if (l.generation == 0) report("not a PCIe link speed: " + quote_value(value));
-                } else if (sub == "Link Width") {
+                } else if (sub == "Link Width"sv) {
                     l.width = parse_pcie_link_width(value);
                     if (l.width == 0) report("not a PCIe link width: " + quote_value(value));
                 }
             }
-        } else if (group == "Memory Usage") {
-            if (key == "Total" || key == "Used" || key == "Free") {
+        } else if (group == "Memory Usage"sv) {
+            if (key == "Total"sv || key == "Used"sv || key == "Free"sv) {
                 const auto mb = before_unit(value, " MB");
-                auto& out = key == "Total" ? p.memory_bytes : key == "Used" ? p.memory_used_bytes : p.memory_free_bytes;
+                auto& out = key == "Total"sv ? p.memory_bytes : key == "Used"sv ? p.memory_used_bytes : p.memory_free_bytes;
                 if (!mb) report("cannot read " + quote_value(value));
                 else report(set_mib(*mb, out));
             }
-        } else if (group == "Temperature") {
+        } else if (group == "Temperature"sv) {
             // "[ 1] On Chip 0 :  29 C": the key keeps its bracketed number.
             const auto close = key.find(']');
             const auto sensor = close == std::string_view::npos ? key : detail::trim(key.substr(close + 1));
@@ -600,10 +600,10 @@ inline hl_smi_result parse_hl_smi_log(std::string_view text) {
                 else if (!p.temperature_c || *t > *p.temperature_c) p.temperature_c = t;
             }
         } else if (group.starts_with("Power Readings") && power_groups == 1) {
-            if (key == "Power Draw" || key == "Power Limit") {
+            if (key == "Power Draw"sv || key == "Power Limit"sv) {
                 const auto w = before_unit(value, " W");
                 if (!w) report("cannot read " + quote_value(value));
-                else report(set_real(*w, 100'000, key == "Power Draw" ? p.power_draw_watts : p.power_limit_watts));
+                else report(set_real(*w, 100'000, key == "Power Draw"sv ? p.power_draw_watts : p.power_limit_watts));
             }
         }
         return true;
@@ -679,7 +679,7 @@ std::optional<gaudi_card> read_card(const S& sys, std::string node, std::uint32_
     const auto vendor_id = detail::read_pci_id(sys, pci_dir + "/vendor", 0xffffu, warnings);
     if (!vendor_id || *vendor_id != pci_vendor_habana) return std::nullopt;
     const auto driver = detail::resolve_sysfs_link(sys, pci_dir + "/driver");
-    if (driver && detail::base_name(*driver) != "habanalabs") return std::nullopt;
+    if (driver && detail::base_name(*driver) != "habanalabs"sv) return std::nullopt;
 
     gaudi_card c;
     c.node = std::move(node);
@@ -722,7 +722,7 @@ std::optional<gaudi_card> read_card(const S& sys, std::string node, std::uint32_
         if (const auto n = detail::parse_i64(detail::trim(*t)); n && *n >= 0 && *n < (1 << 16))
             p.numa_node = {static_cast<std::int32_t>(*n), origin::sysfs};
     // Not usable until the driver says it is ("In reset", "Needs reset", "Disabled", …).
-    if (!c.status.empty() && c.status != "Operational") p.available = false;
+    if (!c.status.empty() && c.status != "Operational"sv) p.available = false;
     match_catalogue(p);
     if (p.spec && p.name.empty()) p.name = p.spec->name;
     if (!p.spec && p.arch.empty() && !c.device_type.empty()) p.arch.assign(c.device_type);

@@ -181,7 +181,7 @@ inline gc_info_list_result parse_gc_info_list(std::string_view text) {
     detail::formats::each_line(text, [&](std::string_view raw) {
         ++number;
         const auto line = detail::trim(raw);
-        if (line.empty() || line == "Graphcore device listing:") return true;
+        if (line.empty() || line == "Graphcore device listing:"sv) return true;
         if (auto part = partition_line(line)) {
             active = part->second;
             if (active && r.partition.empty()) r.partition = std::move(part->first);
@@ -191,7 +191,7 @@ inline gc_info_list_result parse_gc_info_list(std::string_view text) {
         const bool top = line.starts_with("-+-");
         const bool member = line.starts_with("|---");
         const auto fields = top || member ? bracket_fields(line.substr(top ? 3 : 4)) : std::nullopt;
-        if (!fields || fields->front().key != "Id" || !small_number(fields->front().value)) {
+        if (!fields || fields->front().key != "Id"sv || !small_number(fields->front().value)) {
             problems.add(number, "not understood: " + quote_value(line));
             return true;
         }
@@ -207,8 +207,8 @@ inline gc_info_list_result parse_gc_info_list(std::string_view text) {
         }
         std::string_view target;
         for (const auto& f : *fields)
-            if (f.key == "target") target = f.value;
-        if (target == "Multi IPU") {
+            if (f.key == "target"sv) target = f.value;
+        if (target == "Multi IPU"sv) {
             r.groups.push_back({id, {}});
             group = &r.groups.back();
             return true;
@@ -221,8 +221,8 @@ inline gc_info_list_result parse_gc_info_list(std::string_view text) {
         accelerator_profile p = blank_ipu(id);
         p.available = active;
         for (const auto& f : *fields) {
-            if (f.key == "IPU-M host") e.ipum_host = printable(f.value.substr(0, 64), changed);
-            else if (f.key == "IPU#") {
+            if (f.key == "IPU-M host"sv) e.ipum_host = printable(f.value.substr(0, 64), changed);
+            else if (f.key == "IPU#"sv) {
                 e.ipu_number = small_number(f.value);
                 if (!e.ipu_number) problems.add(number, "IPU#: cannot read " + quote_value(f.value));
             } else if (const auto a = parse_pci_address(f.value); a && f.value.size() >= 12)
@@ -266,14 +266,14 @@ inline gc_monitor_result parse_gc_monitor(std::string_view text) {
             return true;
         }
         if (header.empty()) {
-            if (cells.size() >= 2 && cells[0] == "gc-monitor") {
+            if (cells.size() >= 2 && cells[0] == "gc-monitor"sv) {
                 if (auto part = partition_line(cells[1])) r.partition = std::move(part->first);
                 return true;
             }
             bool has_id = false, has_type = false;
             for (std::size_t i = 0; i < cells.size(); ++i) {
-                if (cells[i] == "ID") id_col = i, has_id = true;
-                if (cells[i] == "Type") type_col = i, has_type = true;
+                if (cells[i] == "ID"sv) id_col = i, has_id = true;
+                if (cells[i] == "Type"sv) type_col = i, has_type = true;
             }
             if (has_id && has_type) header = cells;
             return true; // other boxes before the table
@@ -358,7 +358,7 @@ namespace detail::formats {
 
 // gc-info -l ----------------------------------------------------------------------------------
 inline int sniff_gc_info_list(std::string_view t) noexcept {
-    return first_non_blank_line(t) == "Graphcore device listing:" ? 95 : 0;
+    return first_non_blank_line(t) == "Graphcore device listing:"sv ? 95 : 0;
 }
 inline void parse_gc_info_list_capture(std::string_view t, capture_parse& out) {
     auto r = parse_gc_info_list(t);
@@ -375,7 +375,7 @@ inline int sniff_gc_monitor(std::string_view t) noexcept {
         line = trim(line);
         if (line.starts_with("|")) {
             line.remove_prefix(1);
-            title = trim(line.substr(0, line.find('|'))) == "gc-monitor";
+            title = trim(line.substr(0, line.find('|'))) == "gc-monitor"sv;
             return false;
         }
         return true;

@@ -182,7 +182,7 @@ inline value_problem apply(const field_info& f, std::string_view v, row& r) {
         return {};
     }
     case field::device_type:
-        if (v != "GPU") return what + ": " + quote_value(v) + " is not a GPU";
+        if (v != "GPU"sv) return what + ": " + quote_value(v) + " is not a GPU";
         return {};
     case field::name:
     case field::uuid:
@@ -228,7 +228,7 @@ inline value_problem apply(const field_info& f, std::string_view v, row& r) {
     case field::memory_mib: {
         // "32768.00 MiB"; xpu-smi divides the byte count by 2^20 and keeps two decimals.
         const auto sp = v.rfind(' ');
-        if (sp == std::string_view::npos || v.substr(sp + 1) != "MiB") return what + ": no MiB unit in " + quote_value(v);
+        if (sp == std::string_view::npos || v.substr(sp + 1) != "MiB"sv) return what + ": no MiB unit in " + quote_value(v);
         const auto x = parse_real(trim(v.substr(0, sp)));
         if (!x) return looks_decimal(trim(v.substr(0, sp))) ? out_of_range() : bad();
         constexpr double max_mib = 16.0 * 1024 * 1024; // 16 TiB: more than any device has
@@ -414,11 +414,11 @@ inline xpu_smi_result parse_xpu_smi_discovery_table(std::string_view text) {
         const auto cells = split_table_line(line);
         if (!cells) {
             const auto t = detail::trim(line);
-            if (t == "No device discovered") return true;
+            if (t == "No device discovered"sv) return true;
             problems.add(number, "not a table row: " + quote_value(t));
             return true;
         }
-        if (cells->id == "Device ID") return true; // the header row
+        if (cells->id == "Device ID"sv) return true; // the header row
         if (!cells->id.empty()) {
             flush_row();
             if (r.devices.size() >= max_rows) {
@@ -475,7 +475,7 @@ inline xpu_smi_result parse_xpu_smi_dump_csv(std::string_view text) {
         ++number;
         if (detail::trim(line).empty()) return true;
         if (!have_header) {
-            if (detail::trim(line) == "No device discovered") return false;
+            if (detail::trim(line) == "No device discovered"sv) return false;
             have_header = true;
             bool labels = true;
             std::size_t known = 0;
@@ -648,7 +648,7 @@ std::optional<std::uint64_t> read_bytes(const S& sys, const std::string& path, s
 template <system_view S>
 std::optional<std::uint64_t> local_memory(const S& sys, const std::string& card, const std::string& pci_dir,
                                           std::string_view driver, std::vector<warning>& warnings) {
-    if (driver == "xe") {
+    if (driver == "xe"sv) {
         const auto names = sys.list_dir(pci_dir);
         if (!names) return std::nullopt;
         std::optional<std::uint64_t> total;
@@ -679,7 +679,7 @@ std::uint32_t xe_tiles(const S& sys, const std::string& pci_dir) {
 /// drivers) and COMBINED make every stack a root device with its own memory; COMPOSITE
 /// keeps the card one device, whose stacks are sub-devices.
 constexpr bool stacks_are_devices(const std::optional<std::string>& hierarchy) noexcept {
-    return !hierarchy || trim(*hierarchy) != "COMPOSITE";
+    return !hierarchy || trim(*hierarchy) != "COMPOSITE"sv;
 }
 
 /// Stack `k` of `n` of `card`: the card's PCI function with `stack` = k, an n-th of its
@@ -748,7 +748,7 @@ std::vector<intel_gpu_card> read_intel_gpu_sysfs(const S& sys, std::vector<warni
         const std::string pci_dir = std::string("/sys/bus/pci/devices/") + address->text().data();
         const auto dev = read_pci_device(sys, pci_dir, warnings);
         if (!dev || dev->vendor_id != info(vendor::intel).vendor_id || (dev->class_code >> 16) != 0x03) continue;
-        if (dev->driver != "i915" && dev->driver != "xe") continue;
+        if (dev->driver != "i915"sv && dev->driver != "xe"sv) continue;
         intel_gpu_card c;
         c.card = name;
         c.driver = dev->driver;
@@ -761,7 +761,7 @@ std::vector<intel_gpu_card> read_intel_gpu_sysfs(const S& sys, std::vector<warni
         p.pcie_current = dev->link_current;
         p.pcie_max = dev->link_max;
         if (dev->numa_node >= 0) p.numa_node = {dev->numa_node, origin::sysfs};
-        if (c.driver == "xe") c.tiles = xe_tiles(sys, pci_dir);
+        if (c.driver == "xe"sv) c.tiles = xe_tiles(sys, pci_dir);
         if (const auto mem = local_memory(sys, name, pci_dir, c.driver, warnings)) {
             p.memory_bytes = {*mem, origin::sysfs};
             c.local_memory = true;
@@ -913,7 +913,7 @@ constexpr bool is_discovery_table(std::string_view t) noexcept {
     each_line(t, [&](std::string_view line) {
         if (++seen > 4) return false;
         const auto cells = detail::intel_gpu::split_table_line(line);
-        if (cells && cells->id == "Device ID" && cells->info == "Device Information") header = true;
+        if (cells && cells->id == "Device ID"sv && cells->info == "Device Information"sv) header = true;
         return !header;
     });
     return header;

@@ -248,7 +248,7 @@ inline std::optional<std::uint32_t> small_index(std::string_view s) {
 inline void select_visible(std::string_view value, mask_syntax syntax, const std::vector<std::size_t>& candidates,
                            const std::vector<accelerator_profile>& profiles, std::vector<bool>& keep) {
     const std::string_view all_value = trim(value);
-    if (syntax == mask_syntax::indices_or_all && (all_value == "all" || all_value == "ALL")) {
+    if (syntax == mask_syntax::indices_or_all && (all_value == "all"sv || all_value == "ALL"sv)) {
         for (auto c : candidates) keep[c] = true;
         return;
     }

@@ -126,7 +126,7 @@ constexpr std::string_view chip_family(std::string_view instance_type) noexcept 
     return instance_type.substr(0, i);
 }
 static_assert(chip_family("trn2n.48xlarge") == "trn2" && chip_family("inf2.xlarge") == "inf2" &&
-              chip_family("trn1.32xlarge") == "trn1" && chip_family("p5.48xlarge").empty());
+              chip_family("trn1.32xlarge") == "trn1"sv && chip_family("p5.48xlarge").empty());
 
 /// Kind of a family with no catalogue row ("trn3"): by its prefix.
 constexpr std::optional<device_kind> kind_of_family(std::string_view family) noexcept {
@@ -167,7 +167,7 @@ static_assert(groups_logical_cores("AWS Trainium2") && groups_logical_cores("Tra
 /// Physical NeuronCores per logical one from NEURON_LOGICAL_NC_CONFIG: 1 or 2, else 2 (the
 /// default where cores are grouped).
 constexpr std::uint32_t logical_nc_config(const std::optional<std::string>& value) noexcept {
-    if (value && trim(*value) == "1") return 1;
+    if (value && trim(*value) == "1"sv) return 1;
     return 2;
 }
 
@@ -315,7 +315,7 @@ constexpr bool is_border(std::string_view line) noexcept {
 }
 
 constexpr bool is_unavailable(std::string_view v) noexcept {
-    return v.empty() || v == "N/A" || v == "NA" || v == "-";
+    return v.empty() || v == "N/A"sv || v == "NA"sv || v == "-"sv;
 }
 
 // "96 GB", "4096 MB": neuron-ls's sizes are binary (its JSON gives 103079215104 for "96 GB").
@@ -325,10 +325,10 @@ inline std::optional<std::uint64_t> parse_size(std::string_view v) {
     const auto n = parse_real(trim(v.substr(0, sp)));
     const std::string_view unit = trim(v.substr(sp + 1));
     double scale = 0;
-    if (unit == "KB") scale = static_cast<double>(units::kib);
-    else if (unit == "MB") scale = static_cast<double>(units::mib);
-    else if (unit == "GB") scale = static_cast<double>(units::gib);
-    else if (unit == "TB") scale = static_cast<double>(units::gib) * 1024.0;
+    if (unit == "KB"sv) scale = static_cast<double>(units::kib);
+    else if (unit == "MB"sv) scale = static_cast<double>(units::mib);
+    else if (unit == "GB"sv) scale = static_cast<double>(units::gib);
+    else if (unit == "TB"sv) scale = static_cast<double>(units::gib) * 1024.0;
     if (!n || scale == 0 || *n < 0 || *n * scale > 1e15) return std::nullopt; // 1 PB: no device has it
     return static_cast<std::uint64_t>(*n * scale);
 }
@@ -357,11 +357,11 @@ inline bool read_header_line(std::string_view line, neuron_ls_result& r, std::si
     const std::string_view key = trim(line.substr(0, colon));
     const std::string_view value = trim(line.substr(colon + 1));
     bool changed = false;
-    if (key == "instance-type") {
+    if (key == "instance-type"sv) {
         r.instance_type = printable(value.substr(0, 64), changed);
-    } else if (key == "instance-id") {
+    } else if (key == "instance-id"sv) {
         r.instance_id = printable(value.substr(0, 64), changed);
-    } else if (key == "logical-neuroncore-config") {
+    } else if (key == "logical-neuroncore-config"sv) {
         const auto n = parse_uint(value);
         if (!n || *n == 0 || *n > 64) problems.add(number, "logical-neuroncore-config: cannot read " + quote_value(value));
         else r.logical_nc_config = static_cast<std::uint32_t>(*n);
@@ -797,7 +797,7 @@ inline neuron_ls_result parse_neuron_ls_json(std::string_view text, const device
                 continue;
             }
             const auto s = printable(std::string_view(v->get_ref<const std::string&>()).substr(0, 64), changed);
-            (std::string_view(key) == "instance_type" ? r.instance_type : r.instance_id) = s;
+            (std::string_view(key) == "instance_type"sv ? r.instance_type : r.instance_id) = s;
         }
         if (const auto* v = get("bdf")) {
             const auto a = v->is_string() ? parse_pci_address(v->get_ref<const std::string&>()) : std::nullopt;
@@ -1148,7 +1148,7 @@ constexpr bool has_pid_column(std::string_view t) noexcept {
         if (!line.starts_with("| NEURON ")) return true;
         while (!line.empty() && !found) {
             const auto bar = line.find('|');
-            found = trim(line.substr(0, bar)) == "PID";
+            found = trim(line.substr(0, bar)) == "PID"sv;
             line = bar == std::string_view::npos ? std::string_view{} : line.substr(bar + 1);
         }
         return !found;

@@ -102,10 +102,10 @@ inline constexpr std::size_t attr_cap = 4096;
 /// other backends (habanalabs, qaic, …) and for backends compiled out.
 constexpr std::optional<device_kind> kind_of_driver(std::string_view driver) noexcept {
 #if AI_HWACCEL_BACKEND_INTEL_NPU
-    if (driver == "intel_vpu") return device_kind::intel_npu;
+    if (driver == "intel_vpu"sv) return device_kind::intel_npu;
 #endif
 #if AI_HWACCEL_BACKEND_AMD_XDNA
-    if (driver == "amdxdna") return device_kind::amd_xdna_npu;
+    if (driver == "amdxdna"sv) return device_kind::amd_xdna_npu;
 #endif
     (void)driver;
     return std::nullopt;
@@ -146,8 +146,8 @@ constexpr std::string_view xdna_row_name(std::uint16_t device, std::optional<std
         return {};
     }
     vbnv = detail::trim(vbnv);
-    if (vbnv == "NPU Strix" || vbnv == "RyzenAI-npu4") return "AMD XDNA 2 NPU (Strix Point)";
-    if (vbnv == "NPU Strix Halo" || vbnv == "RyzenAI-npu5") return "AMD XDNA 2 NPU (Strix Halo)";
+    if (vbnv == "NPU Strix"sv || vbnv == "RyzenAI-npu4"sv) return "AMD XDNA 2 NPU (Strix Point)";
+    if (vbnv == "NPU Strix Halo"sv || vbnv == "RyzenAI-npu5"sv) return "AMD XDNA 2 NPU (Strix Halo)";
     return {};
 }
 
@@ -170,31 +170,31 @@ inline std::string apply_device_file(std::string_view name, std::string_view val
         field = static_cast<std::uint16_t>(*v);
         return {};
     };
-    if (name == "npu_busy_time_us") return number(f.busy_time_us, UINT64_MAX);
-    if (name == "npu_memory_utilization") return number(f.memory_utilization_bytes, 1ull << 50);
-    if (name == "npu_max_frequency_mhz") return number(f.max_frequency_mhz, 1'000'000);
-    if (name == "npu_current_frequency_mhz") return number(f.current_frequency_mhz, 1'000'000);
-    if (name == "device_type") return number(f.device_type, 0xffff);
-    if (name == "sched_mode") return text(f.sched_mode);
-    if (name == "vbnv") return text(f.vbnv);
-    if (name == "fw_version") return text(f.fw_version);
-    if (name == "power_state") return text(f.power_state);
-    if (name == "power/runtime_status") return text(f.runtime_status);
-    if (name == "vendor") return hex16(f.vendor_id);
-    if (name == "device") return hex16(f.device_id);
-    if (name == "subsystem_vendor") return hex16(f.subsystem_vendor_id);
-    if (name == "subsystem_device") return hex16(f.subsystem_device_id);
-    if (name == "revision") {
+    if (name == "npu_busy_time_us"sv) return number(f.busy_time_us, UINT64_MAX);
+    if (name == "npu_memory_utilization"sv) return number(f.memory_utilization_bytes, 1ull << 50);
+    if (name == "npu_max_frequency_mhz"sv) return number(f.max_frequency_mhz, 1'000'000);
+    if (name == "npu_current_frequency_mhz"sv) return number(f.current_frequency_mhz, 1'000'000);
+    if (name == "device_type"sv) return number(f.device_type, 0xffff);
+    if (name == "sched_mode"sv) return text(f.sched_mode);
+    if (name == "vbnv"sv) return text(f.vbnv);
+    if (name == "fw_version"sv) return text(f.fw_version);
+    if (name == "power_state"sv) return text(f.power_state);
+    if (name == "power/runtime_status"sv) return text(f.runtime_status);
+    if (name == "vendor"sv) return hex16(f.vendor_id);
+    if (name == "device"sv) return hex16(f.device_id);
+    if (name == "subsystem_vendor"sv) return hex16(f.subsystem_vendor_id);
+    if (name == "subsystem_device"sv) return hex16(f.subsystem_device_id);
+    if (name == "revision"sv) {
         const auto v = detail::parse_hex_attribute(value);
         if (!v || *v > 0xff) return bad();
         f.revision = static_cast<std::uint8_t>(*v);
         return {};
     }
-    if (name == "driver") { // a link's target, as readlink prints it
+    if (name == "driver"sv) { // a link's target, as readlink prints it
         const auto d = detail::base_name(detail::trim(value));
         return d.empty() || !set_text(f.driver, d) ? bad() : std::string();
     }
-    if (name == "uevent") {
+    if (name == "uevent"sv) {
         const auto u = parse_pci_uevent(value);
         if (u.driver) set_text(f.driver, *u.driver);
         if (u.vendor_id) {
@@ -291,7 +291,7 @@ inline accel_listing_result parse_accel_class_listing(std::string_view text) {
             // "." and "..", and plain entries some kernels add; only links are nodes.
             const auto sp = line.rfind(' ');
             const auto name = sp == std::string_view::npos ? line : line.substr(sp + 1);
-            if (name != "." && name != ".." && !(line.front() == 'd' || line.front() == '-'))
+            if (name != "."sv && name != ".."sv && !(line.front() == 'd' || line.front() == '-'))
                 problems.add(number, "not a listing line: " + quote_value(line));
             return true;
         }
@@ -312,7 +312,7 @@ inline accel_listing_result parse_accel_class_listing(std::string_view text) {
             const auto slash = rest.find('/');
             const auto part = rest.substr(0, slash);
             if (const auto a = parse_pci_address(part)) e.pci = *a;
-            if (part == "accel" || slash == std::string_view::npos) break;
+            if (part == "accel"sv || slash == std::string_view::npos) break;
             rest.remove_prefix(slash + 1);
         }
         if (changed) problems.add(number, "link target not printable: " + quote_value(target));
@@ -382,7 +382,7 @@ inline std::pair<std::string, std::string> split_device_path(std::string_view pa
             if (parse_pci_address(parts[i])) at = i;
     if (at == parts.size()) return {};
     std::size_t first = at + 1;
-    if (accel_index(parts[at]) && first < parts.size() && parts[first] == "device") ++first;
+    if (accel_index(parts[at]) && first < parts.size() && parts[first] == "device"sv) ++first;
     std::string rest;
     for (std::size_t i = first; i < parts.size(); ++i) {
         if (!rest.empty()) rest += '/';
@@ -481,11 +481,11 @@ inline accel_transcript_result parse_accel_transcript(std::string_view text) {
             const auto sp = cmd->find(' ');
             const auto verb = cmd->substr(0, sp);
             std::string_view arg = sp == std::string_view::npos ? std::string_view{} : detail::trim(cmd->substr(sp));
-            if (verb == "readlink" && arg.starts_with("-")) {
+            if (verb == "readlink"sv && arg.starts_with("-")) {
                 const auto sp2 = arg.find(' ');
                 arg = sp2 == std::string_view::npos ? std::string_view{} : detail::trim(arg.substr(sp2));
             }
-            if ((verb == "cat" || verb == "readlink") && !arg.empty() && arg.find(' ') == std::string_view::npos)
+            if ((verb == "cat"sv || verb == "readlink"sv) && !arg.empty() && arg.find(' ') == std::string_view::npos)
                 current = open_file{expand(unquote(arg)), {}, number};
             return true;
         }
@@ -496,7 +496,7 @@ inline accel_transcript_result parse_accel_transcript(std::string_view text) {
         }
         if (in_loop) {
             // The loop's body: "echo "== $f =="; cat "$ACCEL/$f"" and "done".
-            if (line == "done") in_loop = false;
+            if (line == "done"sv) in_loop = false;
             const auto cat = line.find("cat ");
             if (cat != std::string_view::npos) {
                 std::string_view w = unquote(line.substr(cat + 4));
@@ -506,7 +506,7 @@ inline accel_transcript_result parse_accel_transcript(std::string_view text) {
             }
             return true;
         }
-        if (line.starts_with("== ") && line.ends_with(" ==") && line.size() > 6 && !loop_prefix.empty()) {
+        if (line.starts_with("== ") && line.ends_with("sv ==") && line.size() > 6 && !loop_prefix.empty()) {
             flush();
             current = open_file{loop_prefix + std::string(detail::trim(line.substr(3, line.size() - 6))), {}, number};
             return true;
@@ -688,9 +688,9 @@ std::vector<std::string> dt_nodes_matching(const S& sys, Match&& match, std::vec
         if (!names) continue;
         bool has_compatible = false;
         for (const auto& n : *names) {
-            if (n == "compatible") has_compatible = true;
+            if (n == "compatible"sv) has_compatible = true;
             // Properties are files, child nodes folders: recurse into what lists.
-            else if (level < depth && n != "__symbols__" && n != "__overlays__" && n.find('/') == std::string::npos)
+            else if (level < depth && n != "__symbols__"sv && n != "__overlays__"sv && n.find('/') == std::string::npos)
                 if (sys.list_dir(dir + "/" + n)) todo.emplace_back(dir + "/" + n, level + 1);
         }
         if (!has_compatible || level == 0) continue;
@@ -702,7 +702,7 @@ std::vector<std::string> dt_nodes_matching(const S& sys, Match&& match, std::vec
         if (const auto status = detail::read_optional_file(sys, dir + "/status", dt_property_cap, warnings)) {
             std::string_view s = *status;
             while (!s.empty() && (s.back() == '\0' || s.back() == '\n')) s.remove_suffix(1);
-            if (s == "disabled") continue;
+            if (s == "disabled"sv) continue;
         }
         found.push_back(dir);
     }
@@ -733,7 +733,7 @@ probe_output probe_dt(const S& sys, Match&& match, device_kind kind, backend_id 
 #if AI_HWACCEL_BACKEND_SAMSUNG_NPU
 /// Whether a compatible string is the Exynos NPU's: the vendor driver (drivers/vision/npu,
 /// npu-device.c in Samsung's Android kernels) matches exactly "samsung,exynos-npu".
-constexpr bool is_samsung_npu_compatible(std::string_view c) noexcept { return c == "samsung,exynos-npu"; }
+constexpr bool is_samsung_npu_compatible(std::string_view c) noexcept { return c == "samsung,exynos-npu"sv; }
 
 /// Samsung Exynos NPUs: device-tree nodes the vendor's NPU driver binds to. What the
 /// NPU can do is not published anywhere this library could read, so only the presence
@@ -756,7 +756,7 @@ static_assert(backend_probe<samsung_npu_probe, host_system>);
 /// and "mtk,mdla" on older SoCs and "mediatek, mt<N>-mdla" (with that blank, as the
 /// driver's table spells it) or "mtk,mt<N>-mdla" on newer ones.
 constexpr bool is_mediatek_mdla_compatible(std::string_view c) noexcept {
-    if (c == "mediatek,mdla" || c == "mtk,mdla") return true;
+    if (c == "mediatek,mdla"sv || c == "mtk,mdla"sv) return true;
     if (!c.ends_with("-mdla")) return false;
     if (c.starts_with("mediatek, mt") || c.starts_with("mediatek,mt") || c.starts_with("mtk,mt")) return true;
     return false;

@@ -162,11 +162,11 @@ constexpr bool is_header_line(std::string_view line) noexcept {
 
 // "[N/A]", "[Not Supported]", "N/A", …: the tool's way of saying "unknown".
 constexpr bool is_unavailable(std::string_view v) noexcept {
-    return v.empty() || v == "N/A" || v == "Not Supported" || (v.front() == '[' && v.back() == ']');
+    return v.empty() || v == "N/A"sv || v == "Not Supported"sv || (v.front() == '[' && v.back() == ']');
 }
 // Bracketed values that mean the device is in trouble, not merely that a value is missing.
 constexpr bool is_device_error(std::string_view v) noexcept {
-    return v == "[Unknown Error]" || v == "[GPU is lost]" || v == "[GPU requires reset]";
+    return v == "[Unknown Error]"sv || v == "[GPU is lost]"sv || v == "[GPU requires reset]"sv;
 }
 
 // A value without its unit ("81559 MiB" -> "81559"); nullopt when it carries another unit.
@@ -235,8 +235,8 @@ inline value_problem apply_cell(const field_info& f, std::string_view v, acceler
         return {};
     }
     case field::mig_mode: {
-        if (v == "Enabled") extras.mig = true;
-        else if (v == "Disabled") extras.mig = false;
+        if (v == "Enabled"sv) extras.mig = true;
+        else if (v == "Disabled"sv) extras.mig = false;
         else return bad();
         return {};
     }
@@ -330,7 +330,7 @@ inline value_problem apply_cell(const field_info& f, std::string_view v, acceler
 // modules' GPU driver, names it "<chip> (nvgpu)" ("Orin (nvgpu)"); on the Thor modules
 // nvidia-smi and NVML say "NVIDIA Thor".
 constexpr bool names_jetson_chip(std::string_view name) noexcept {
-    return name.ends_with("(nvgpu)") || name == "NVIDIA Thor" || name == "Thor";
+    return name.ends_with("(nvgpu)") || name == "NVIDIA Thor"sv || name == "Thor"sv;
 }
 
 // The catalogue row for a GPU: by PCI id when that names one row, else by name.
@@ -541,7 +541,7 @@ constexpr const device_spec* jetson_module_gpu(std::string_view compatible, std:
             for (const auto& [number, row] : modules) {
                 if (part != number) continue;
                 while (!model.empty() && (model.back() == '\0' || model.back() == '\n')) model.remove_suffix(1);
-                if (row == "NVIDIA Jetson Orin Nano 8GB" && model.ends_with(" Super"))
+                if (row == "NVIDIA Jetson Orin Nano 8GB"sv && model.ends_with(" Super"))
                     return find_device("NVIDIA Jetson Orin Nano 8GB Super");
                 return find_device(row);
             }

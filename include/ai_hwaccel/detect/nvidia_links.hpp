@@ -154,11 +154,11 @@ constexpr std::optional<std::uint32_t> nv_count(std::string_view s) noexcept {
 
 // The path codes of `topo -m` (SOC on drivers before NODE/SYS were split out).
 constexpr bool is_path_code(std::string_view s) noexcept {
-    return s == "SYS" || s == "NODE" || s == "PHB" || s == "PXB" || s == "PIX" || s == "SOC" || nv_count(s);
+    return s == "SYS"sv || s == "NODE"sv || s == "PHB"sv || s == "PXB"sv || s == "PIX"sv || s == "SOC"sv || nv_count(s);
 }
 // The status codes of `topo -p2p …`.
 constexpr bool is_p2p_code(std::string_view s) noexcept {
-    return s == "OK" || s == "CNS" || s == "GNS" || s == "TNS" || s == "NS" || s == "DR" || s == "U";
+    return s == "OK"sv || s == "CNS"sv || s == "GNS"sv || s == "TNS"sv || s == "NS"sv || s == "DR"sv || s == "U"sv;
 }
 
 enum class attribute : std::uint8_t { cpu_affinity, numa_affinity, gpu_numa_id };
@@ -170,21 +170,21 @@ struct header {
     std::vector<attribute> attributes;
 };
 inline std::optional<header> read_header(const std::vector<std::string_view>& w) {
-    if (w.empty() || w.front() != "GPU0") return std::nullopt;
+    if (w.empty() || w.front() != "GPU0"sv) return std::nullopt;
     header h;
     std::size_t i = 0;
     for (; i < w.size(); ++i) {
-        if (w[i] == "CPU" || w[i] == "NUMA" || (w[i] == "GPU" && i + 1 < w.size() && w[i + 1] == "NUMA")) break;
+        if (w[i] == "CPU"sv || w[i] == "NUMA"sv || (w[i] == "GPU"sv && i + 1 < w.size() && w[i + 1] == "NUMA"sv)) break;
         h.columns.emplace_back(w[i]);
     }
     while (i < w.size()) {
-        if (i + 1 < w.size() && w[i] == "CPU" && w[i + 1] == "Affinity") {
+        if (i + 1 < w.size() && w[i] == "CPU"sv && w[i + 1] == "Affinity"sv) {
             h.attributes.push_back(attribute::cpu_affinity);
             i += 2;
-        } else if (i + 1 < w.size() && w[i] == "NUMA" && w[i + 1] == "Affinity") {
+        } else if (i + 1 < w.size() && w[i] == "NUMA"sv && w[i + 1] == "Affinity"sv) {
             h.attributes.push_back(attribute::numa_affinity);
             i += 2;
-        } else if (i + 2 < w.size() && w[i] == "GPU" && w[i + 1] == "NUMA" && w[i + 2] == "ID") {
+        } else if (i + 2 < w.size() && w[i] == "GPU"sv && w[i + 1] == "NUMA"sv && w[i + 2] == "ID"sv) {
             h.attributes.push_back(attribute::gpu_numa_id);
             i += 3;
         } else {
@@ -194,7 +194,7 @@ inline std::optional<header> read_header(const std::vector<std::string_view>& w)
     return h;
 }
 
-inline bool unavailable(std::string_view v) noexcept { return v.empty() || v == "N/A"; }
+inline bool unavailable(std::string_view v) noexcept { return v.empty() || v == "N/A"sv; }
 
 // A NUMA node number as printed (0..65535); nullopt otherwise.
 inline std::optional<std::int32_t> node_number(std::string_view v) noexcept {
@@ -257,11 +257,11 @@ inline nvidia_topo_result parse_nvidia_smi_topo(std::string_view text, sourced<d
         ++number;
         const auto line = detail::trim(raw);
         if (line.empty()) return true;
-        if (line == "Legend:") {
+        if (line == "Legend:"sv) {
             where = section::legend;
             return true;
         }
-        if (line == "NIC Legend:") {
+        if (line == "NIC Legend:"sv) {
             where = section::nic_legend;
             return true;
         }
@@ -298,7 +298,7 @@ inline nvidia_topo_result parse_nvidia_smi_topo(std::string_view text, sourced<d
             }
             bool c1 = false, c2 = false;
             const auto code = detail::trim(line.substr(0, eq));
-            if (code == "OK") legend_p2p = true;
+            if (code == "OK"sv) legend_p2p = true;
             r.legend.emplace_back(clean(code, 16, c1), clean(detail::trim(line.substr(eq + 1)), 200, c2));
             if (c1 || c2) problems.add(number, "legend line not printable or too long: " + quote_value(line));
             return true;
@@ -370,7 +370,7 @@ inline nvidia_topo_result parse_nvidia_smi_topo(std::string_view text, sourced<d
             const std::string_view cell = w[1 + i];
             const bool self = i == col;
             if (self) {
-                if (cell != "X") problems.add(number, "expected X on the diagonal, found " + quote_value(cell));
+                if (cell != "X"sv) problems.add(number, "expected X on the diagonal, found " + quote_value(cell));
             } else if (is_path_code(cell)) {
                 any_path = true;
             } else if (is_p2p_code(cell)) {
@@ -581,12 +581,12 @@ inline nvidia_nvlink_result parse_nvidia_smi_nvlink_status(std::string_view text
             auto& g = r.gpus.back();
             ++g.links_listed;
             const auto value = detail::trim(line.substr(colon + 1));
-            if (value == "<inactive>") return true;
+            if (value == "<inactive>"sv) return true;
             // "25 GB/s", "26.562 GB/s"
             const auto sp = value.find(' ');
             const auto speed =
                 sp == std::string_view::npos ? std::nullopt : detail::parsing::parse_real(value.substr(0, sp));
-            if (!speed || detail::trim(value.substr(sp)) != "GB/s") {
+            if (!speed || detail::trim(value.substr(sp)) != "GB/s"sv) {
                 problems.add(number, "link speed not understood: " + quote_value(value));
                 return true;
             }
@@ -670,17 +670,17 @@ inline nvidia_proc_information parse_nvidia_proc_information(std::string_view te
             else field = static_cast<std::uint32_t>(*n);
         };
         ++known;
-        if (key == "Model") text_field(r.model, 128);
-        else if (key == "IRQ") number_field(r.irq, value);
-        else if (key == "GPU UUID") text_field(r.uuid, 64);
-        else if (key == "Video BIOS") text_field(r.video_bios, 64);
-        else if (key == "Bus Type") {
-            if (value != "PCIe" && value != "PCI") problems.add(number, "Bus Type: unexpected " + quote_value(value));
+        if (key == "Model"sv) text_field(r.model, 128);
+        else if (key == "IRQ"sv) number_field(r.irq, value);
+        else if (key == "GPU UUID"sv) text_field(r.uuid, 64);
+        else if (key == "Video BIOS"sv) text_field(r.video_bios, 64);
+        else if (key == "Bus Type"sv) {
+            if (value != "PCIe"sv && value != "PCI"sv) problems.add(number, "Bus Type: unexpected " + quote_value(value));
             text_field(r.bus_type, 8);
-        } else if (key == "DMA Size") {
+        } else if (key == "DMA Size"sv) {
             if (!value.ends_with(" bits")) problems.add(number, "DMA Size: cannot read " + quote_value(value));
             else number_field(r.dma_bits, detail::trim(value.substr(0, value.size() - 5)));
-        } else if (key == "DMA Mask") {
+        } else if (key == "DMA Mask"sv) {
             std::string_view hex = value;
             std::optional<std::uint64_t> mask;
             if (hex.starts_with("0x") && hex.size() > 2 && hex.size() <= 18) {
@@ -695,14 +695,14 @@ inline nvidia_proc_information parse_nvidia_proc_information(std::string_view te
             }
             if (!mask) problems.add(number, "DMA Mask: cannot read " + quote_value(value));
             r.dma_mask = mask;
-        } else if (key == "Bus Location") {
+        } else if (key == "Bus Location"sv) {
             r.bus_location = parse_pci_address(value);
             if (!r.bus_location) problems.add(number, "Bus Location: not a PCI address: " + quote_value(value));
-        } else if (key == "Device Minor") number_field(r.device_minor, value);
-        else if (key == "GPU Firmware") text_field(r.firmware, 64);
-        else if (key == "GPU Excluded") {
-            if (value == "Yes") r.excluded = true;
-            else if (value == "No") r.excluded = false;
+        } else if (key == "Device Minor"sv) number_field(r.device_minor, value);
+        else if (key == "GPU Firmware"sv) text_field(r.firmware, 64);
+        else if (key == "GPU Excluded"sv) {
+            if (value == "Yes"sv) r.excluded = true;
+            else if (value == "No"sv) r.excluded = false;
             else problems.add(number, "GPU Excluded: expected Yes or No, found " + quote_value(value));
         } else if (key.starts_with("BAR")) {
             // Debug builds of the driver list the BARs; nothing the library keeps.
@@ -794,7 +794,7 @@ std::vector<accelerator_profile> nvidia_gpus_from_driver(const S& sys, std::vect
     }
     if (sys.exists("/proc/driver/nvidia")) return out; // the driver is loaded and lists no GPU
     for (const auto& d : probe_pci(sys, warnings)) {
-        if (vendor_from_id(d.vendor_id) != vendor::nvidia || (d.class_code >> 16) != 0x03 || d.driver != "nvidia")
+        if (vendor_from_id(d.vendor_id) != vendor::nvidia || (d.class_code >> 16) != 0x03 || d.driver != "nvidia"sv)
             continue;
         if (out.size() >= max_rows) break;
         accelerator_profile p = detail::nvidia::blank_gpu(static_cast<std::uint32_t>(out.size()));
@@ -897,27 +897,27 @@ constexpr opening read_opening(std::string_view t) noexcept {
             bool attributes = false;
             std::string_view previous;
             each_word(line, [&](std::string_view w) {
-                if (n++ == 0 && w != "GPU0") {
+                if (n++ == 0 && w != "GPU0"sv) {
                     bad = true;
                     return false;
                 }
-                if (w == "CPU" || w == "NUMA") attributes = true;
+                if (w == "CPU"sv || w == "NUMA"sv) attributes = true;
                 if (!attributes) ++columns;
-                if (w == "Affinity" && (previous == "CPU" || previous == "NUMA")) o.affinity = true;
+                if (w == "Affinity"sv && (previous == "CPU"sv || previous == "NUMA"sv)) o.affinity = true;
                 previous = w;
                 return true;
             });
             if (bad) return false;
             if (n == 0) return true; // escape sequences alone
             // "GPU NUMA ID" alone: its "GPU" was counted as a column.
-            if (!o.affinity && previous == "ID" && columns > 0) --columns;
+            if (!o.affinity && previous == "ID"sv && columns > 0) --columns;
             header = true;
             return true;
         }
         if (!row) {
             std::size_t n = 0;
             each_word(line, [&](std::string_view w) {
-                if (n == 0 && w != "GPU0") {
+                if (n == 0 && w != "GPU0"sv) {
                     bad = true;
                     return false;
                 }

@@ -268,11 +268,11 @@ inline void append_utf8(std::uint32_t cp, std::string& out) {
 // The character an entity or character reference stands for ("amp", "#62", "#x3E"), or
 // nullopt: declared entities are never expanded, so a DTD cannot make text grow.
 constexpr std::optional<std::uint32_t> xml_entity(std::string_view name) noexcept {
-    if (name == "lt") return '<';
-    if (name == "gt") return '>';
-    if (name == "amp") return '&';
-    if (name == "quot") return '"';
-    if (name == "apos") return '\'';
+    if (name == "lt"sv) return '<';
+    if (name == "gt"sv) return '>';
+    if (name == "amp"sv) return '&';
+    if (name == "quot"sv) return '"';
+    if (name == "apos"sv) return '\'';
     if (name.size() < 2 || name.front() != '#') return std::nullopt;
     std::optional<std::uint32_t> cp;
     if (name[1] == 'x' || name[1] == 'X') {
@@ -582,8 +582,8 @@ inline nvidia_query_result parse_nvidia_smi_q(std::string_view text) {
         const std::string_view key = detail::trim(line.substr(0, sep));
         const std::string_view value = detail::trim(line.substr(sep + 2));
         if (indent == 0) {
-            if (key == "Driver Version") b.set_driver(value, number);
-            else if (key == "Attached GPUs") announced = parse_uint(value);
+            if (key == "Driver Version"sv) b.set_driver(value, number);
+            else if (key == "Attached GPUs"sv) announced = parse_uint(value);
             return true;
         }
         if (stack.empty() || !b.active) return true;
@@ -623,13 +623,13 @@ inline nvidia_query_result parse_nvidia_smi_xml(std::string_view text) {
         text, b.problems,
         [&](const std::vector<std::string_view>& path, std::string_view attrs, std::size_t line) {
             if (path.size() == 1) {
-                if (path[0] != "nvidia_smi_log") {
+                if (path[0] != "nvidia_smi_log"sv) {
                     b.problems.add(line, "the root element is " + quote_value(path[0]) + ", not nvidia_smi_log");
                     return false;
                 }
                 rooted = true;
             }
-            if (path.size() == 2 && path[1] == "gpu" && b.begin_gpu(line)) {
+            if (path.size() == 2 && path[1] == "gpu"sv && b.begin_gpu(line)) {
                 // <gpu id="00000000:01:00.0">: the bus id, until <pci_bus_id> says it again.
                 if (const auto id = xml_attribute(attrs, "id")) {
                     if (const auto a = parse_pci_address(*id)) r.devices.back().pci = *a;
@@ -639,12 +639,12 @@ inline nvidia_query_result parse_nvidia_smi_xml(std::string_view text) {
         },
         [&](const std::vector<std::string_view>& path, std::string_view value, bool cut, std::size_t line) {
             if (path.size() == 2) {
-                if (path[1] == "gpu") b.end_gpu();
-                else if (path[1] == "driver_version") b.set_driver(value, line);
-                else if (path[1] == "attached_gpus") announced = parse_uint(detail::trim(value));
+                if (path[1] == "gpu"sv) b.end_gpu();
+                else if (path[1] == "driver_version"sv) b.set_driver(value, line);
+                else if (path[1] == "attached_gpus"sv) announced = parse_uint(detail::trim(value));
                 return true;
             }
-            if (path.size() < 3 || path[1] != "gpu" || !b.active) return true;
+            if (path.size() < 3 || path[1] != "gpu"sv || !b.active) return true;
             const auto* k = find_key(xml_keys, path.data() + 2, path.size() - 2);
             if (!k) return true;
             if (cut) {
@@ -679,7 +679,7 @@ inline nvidia_query_result parse_nvidia_smi_table(std::string_view text) {
     bool header = false, done = false, second_row_due = false, third_row_due = false, content = false;
     std::size_t number = 0;
     auto set = [&](std::string_view field, std::string_view value) {
-        if (value == "ERR!") b.problems.add(number, std::string(field) + " reported ERR!");
+        if (value == "ERR!"sv) b.problems.add(number, std::string(field) + " reported ERR!");
         else b.set(field, shape::plain, value, number);
     };
     detail::formats::each_line(text, [&](std::string_view raw) {
@@ -713,10 +713,10 @@ inline nvidia_query_result parse_nvidia_smi_table(std::string_view text) {
             const auto a = split_words(row.cell[0]);
             const auto m = split_words(row.cell[1]);
             const auto u = split_words(row.cell[2]);
-            if (a.count >= 2 && m.count == 3 && m.w[1] == "/") {
+            if (a.count >= 2 && m.count == 3 && m.w[1] == "/"sv) {
                 set("temperature.gpu", without_suffix(a.w[1], "C"));
                 for (std::size_t k = 1; k + 1 < a.count; ++k) {
-                    if (a.w[k] != "/") continue;
+                    if (a.w[k] != "/"sv) continue;
                     set("power.draw", without_suffix(a.w[k - 1], "W"));
                     set("power.limit", without_suffix(a.w[k + 1], "W"));
                     break;
@@ -754,7 +754,7 @@ inline nvidia_query_result parse_nvidia_smi_table(std::string_view text) {
             name = detail::trim(name.substr(0, gap));
         } else if (const auto last = name.rfind(' '); last != std::string_view::npos) {
             const auto mode = name.substr(last + 1);
-            if (mode == "On" || mode == "Off" || mode == "WDDM" || mode == "TCC")
+            if (mode == "On"sv || mode == "Off"sv || mode == "WDDM"sv || mode == "TCC"sv)
                 name = detail::trim(name.substr(0, last));
         }
         if (name.ends_with("...")) b.matchable.back() = 0;

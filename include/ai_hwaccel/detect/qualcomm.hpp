@@ -110,22 +110,22 @@ inline std::optional<std::uint64_t> megabytes(std::string_view v) {
 inline std::string apply_field(std::string_view key, std::string_view value, accelerator_profile& p,
                                std::string& status) {
     const auto bad = [&] { return std::string(key) + ": cannot read " + quote_value(value); };
-    if (key == "Status") {
-        if (value != "Ready" && value != "Error" && value != "Initializing") return bad();
+    if (key == "Status"sv) {
+        if (value != "Ready"sv && value != "Error"sv && value != "Initializing"sv) return bad();
         status = std::string(value);
-        p.available = value == "Ready";
+        p.available = value == "Ready"sv;
         return {};
     }
-    if (key == "PCI Address") {
+    if (key == "PCI Address"sv) {
         const auto a = parse_pci_address(value);
         if (!a) return bad();
         p.pci = *a;
         return {};
     }
-    if (key == "Max Link Speed" || key == "Current Link Speed" || key == "Max Link Width" ||
-        key == "Current Link Width") {
+    if (key == "Max Link Speed"sv || key == "Current Link Speed"sv || key == "Max Link Width"sv ||
+        key == "Current Link Width"sv) {
         const bool speed = key.ends_with("Speed");
-        if (speed && value == "Unknown") return {};
+        if (speed && value == "Unknown"sv) return {};
         const auto x = speed ? parse_pcie_link_speed(value) : parse_pcie_link_width(value);
         if (x == 0) return bad();
         auto& link = key.starts_with("Max") ? p.pcie_max : p.pcie_current;
@@ -134,19 +134,19 @@ inline std::string apply_field(std::string_view key, std::string_view value, acc
         link = {l, origin::tool};
         return {};
     }
-    if (key == "Dram Total" || key == "Dram Free") {
+    if (key == "Dram Total"sv || key == "Dram Free"sv) {
         const auto b = megabytes(value);
         if (!b) return bad();
-        (key == "Dram Total" ? p.memory_bytes : p.memory_free_bytes) = {*b, origin::tool};
+        (key == "Dram Total"sv ? p.memory_bytes : p.memory_free_bytes) = {*b, origin::tool};
         return {};
     }
-    if (key == "Nsp Total") {
+    if (key == "Nsp Total"sv) {
         const auto n = parse_uint(value);
         if (!n || *n > 1024) return bad();
         p.compute_units = {static_cast<std::uint32_t>(*n), origin::tool};
         return {};
     }
-    if (key == "SoC temperature(degree C)") {
+    if (key == "SoC temperature(degree C)"sv) {
         const auto t = parse_real(value);
         if (!t || *t < -100 || *t > 500) return bad();
         p.temperature_c = {*t, origin::tool};
@@ -253,7 +253,7 @@ struct qualcomm_probe {
         for (const auto& d : probe_pci(sys, bus_warnings)) {
             const bool ours = d.vendor_id == vendor_id &&
                               (d.device_id == qaic_pci_aic100 || d.device_id == qaic_pci_aic080);
-            if (!ours && d.driver != "qaic") continue;
+            if (!ours && d.driver != "qaic"sv) continue;
             auto p = blank_soc(static_cast<std::uint32_t>(out.devices.size()), d.device_id);
             p.pci = d.address;
             p.pci_device_id = d.device_id;
@@ -261,7 +261,7 @@ struct qualcomm_probe {
             p.pcie_max = d.link_max;
             if (d.numa_node >= 0) p.numa_node = {d.numa_node, origin::sysfs};
             // Without the driver the SoC cannot be used.
-            p.available = !d.driver.empty() && d.driver != "vfio-pci";
+            p.available = !d.driver.empty() && d.driver != "vfio-pci"sv;
             match_catalogue(p);
             out.devices.push_back(p);
         }
@@ -295,7 +295,7 @@ private:
     static void merge(probe_output& out, const qaic_util_result& parsed) {
         const std::size_t on_bus = out.devices.size();
         const bool all_error = !parsed.status.empty() && std::ranges::all_of(parsed.status, [](const std::string& s) {
-            return s == "Error";
+            return s == "Error"sv;
         });
         if (all_error && on_bus != 0)
             out.warnings.push_back(warning{warning_kind::permission_denied, backend, "qaic-util",

@@ -389,8 +389,8 @@ public:
         while (!todo.empty()) {
             std::string c = std::move(todo.back());
             todo.pop_back();
-            if (c == ".") continue;
-            if (c == "..") {
+            if (c == "."sv) continue;
+            if (c == ".."sv) {
                 if (!done.empty()) done.pop_back();
                 continue;
             }
@@ -416,8 +416,8 @@ inline std::vector<std::string> lexical_target(const std::vector<std::string>& l
     inside = !target.empty() && target.front() != '/';
     if (inside) at.assign(link.begin(), link.end() - 1);
     for (auto& c : split(target)) {
-        if (c == ".") continue;
-        if (c == "..") {
+        if (c == "."sv) continue;
+        if (c == ".."sv) {
             if (at.empty()) inside = false;
             else at.pop_back();
             continue;
@@ -575,7 +575,7 @@ inline tree_plan plan_tree(const machine_recording& rec) {
         }
         plan.add(*at, node{node_kind::directory, {}}, "folder");
         for (const auto& name : *names) {
-            if (name.empty() || name == "." || name == ".." || name.find('/') != std::string::npos) continue;
+            if (name.empty() || name == "."sv || name == ".."sv || name.find('/') != std::string::npos) continue;
             auto child = *at;
             child.push_back(name);
             const std::string key = join(child);
@@ -741,7 +741,7 @@ inline std::optional<std::vector<std::string>> names_in(int dir) {
     std::vector<std::string> names;
     while (const dirent* e = ::readdir(d)) {
         const std::string_view n = e->d_name;
-        if (n != "." && n != "..") names.emplace_back(n);
+        if (n != "."sv && n != ".."sv) names.emplace_back(n);
     }
     ::closedir(d);
     return names;

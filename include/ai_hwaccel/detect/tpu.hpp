@@ -267,14 +267,14 @@ inline columns read_header(const std::vector<std::string_view>& cells) {
     c.kind = table::other;
     for (std::size_t k = 0; k < cells.size(); ++k) {
         const auto h = cells[k];
-        if (k == 0 && (h == "Device" || h == "Chip")) c.path = k; // a path or a number
-        if (k == 0 && (h == "Core ID" || h == "Chip" || h == "Device")) c.index = k;
-        if (h == "Type") c.type = k;
-        if (h == "Cores" || h == "Devices") c.per_chip = k;
-        if (h == "PID") c.pid = k;
-        if (h == "Process Name") c.name = k;
-        if (h == "Memory usage" || h.starts_with("HBM Usage")) c.memory = k;
-        if (h == "Duty cycle") c.duty = k;
+        if (k == 0 && (h == "Device"sv || h == "Chip"sv)) c.path = k; // a path or a number
+        if (k == 0 && (h == "Core ID"sv || h == "Chip"sv || h == "Device"sv)) c.index = k;
+        if (h == "Type"sv) c.type = k;
+        if (h == "Cores"sv || h == "Devices"sv) c.per_chip = k;
+        if (h == "PID"sv) c.pid = k;
+        if (h == "Process Name"sv) c.name = k;
+        if (h == "Memory usage"sv || h.starts_with("HBM Usage")) c.memory = k;
+        if (h == "Duty cycle"sv) c.duty = k;
     }
     if (c.path && c.type) c.kind = table::chips;
     else if (c.index && c.memory) c.kind = table::usage;
@@ -429,10 +429,10 @@ inline tpu_info_result parse_tpu_info(std::string_view text) {
                 r.chips[at].device_path = std::string(path);
             }
             auto& chip = r.chips[at];
-            if (const auto pid = cell(cols.pid); !pid.empty() && pid != "None" && pid != "N/A")
+            if (const auto pid = cell(cols.pid); !pid.empty() && pid != "None"sv && pid != "N/A"sv)
                 read_pids(pid, number, chip.pids, problems);
             if (cols.kind == table::process) {
-                if (const auto name = cell(cols.name); !name.empty() && name != "None")
+                if (const auto name = cell(cols.name); !name.empty() && name != "None"sv)
                     chip.process_name = bounded_text(name, number, "process name", problems);
                 return true;
             }
@@ -460,7 +460,7 @@ inline tpu_info_result parse_tpu_info(std::string_view text) {
             return true;
         }
         usage_row u{number, static_cast<std::uint32_t>(*n), {}, {}, {}};
-        if (const auto m = cell(cols.memory); !m.empty() && m != "N/A") {
+        if (const auto m = cell(cols.memory); !m.empty() && m != "N/A"sv) {
             const auto slash = m.find('/');
             if (slash != std::string_view::npos) {
                 u.used = gib_bytes(m.substr(0, slash));
@@ -472,7 +472,7 @@ inline tpu_info_result parse_tpu_info(std::string_view text) {
                 u.total.reset();
             }
         }
-        if (const auto d = cell(cols.duty); !d.empty() && d != "N/A") {
+        if (const auto d = cell(cols.duty); !d.empty() && d != "N/A"sv) {
             u.duty = percent(d);
             if (!u.duty) problems.add(number, "duty cycle: cannot read " + quote_value(d));
         }
@@ -628,7 +628,7 @@ inline tpu_vfio_transcript_result parse_tpu_vfio_transcript(std::string_view tex
             }
             const auto sp = line.find_last_of(" \t");
             const std::string_view name = sp == std::string_view::npos ? line : line.substr(sp + 1);
-            if (name == "vfio") r.vfio_control_node = true;
+            if (name == "vfio"sv) r.vfio_control_node = true;
             else if (const auto g = parse_uint(name); g && *g <= UINT32_MAX)
                 r.vfio_nodes.push_back(static_cast<std::uint32_t>(*g));
             else problems.add(number, "not a VFIO group node: " + quote_value(name));
@@ -683,7 +683,7 @@ std::string device_node(const S& sys, const pci_device& d, std::size_t position,
                         const std::optional<std::vector<std::string>>& accel_class) {
     const std::string dir = "/sys/bus/pci/devices/" + std::string(d.address.text().data());
     if (d.driver.empty()) return {};
-    if (d.driver == "vfio-pci") {
+    if (d.driver == "vfio-pci"sv) {
         const auto target = detail::resolve_sysfs_link(sys, dir + "/iommu_group");
         if (!target) return {};
         const std::string node = "/dev/vfio/" + std::string(detail::base_name(*target));
@@ -881,7 +881,7 @@ inline void parse_tpu_info_capture(std::string_view t, capture_parse& out) {
 // tpu-info --process ------------------------------------------------------------------------
 inline int sniff_tpu_info_process(std::string_view t) noexcept {
     return sniff_guarded([&] {
-        if (first_non_blank_line(t) != "TPU Process Info") return 0;
+        if (first_non_blank_line(t) != "TPU Process Info"sv) return 0;
         return has_tpu_header(t, {"Chip", "PID", "Process Name"}) ? 90 : 0;
     });
 }

@@ -52,11 +52,11 @@ enum class vulkan_device_type : std::uint8_t { unknown, other, integrated_gpu, d
 /// "PHYSICAL_DEVICE_TYPE_DISCRETE_GPU" (text) or "VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU" (JSON).
 constexpr std::optional<vulkan_device_type> parse_vulkan_device_type(std::string_view s) noexcept {
     if (s.starts_with("VK_")) s.remove_prefix(3);
-    if (s == "PHYSICAL_DEVICE_TYPE_OTHER") return vulkan_device_type::other;
-    if (s == "PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU") return vulkan_device_type::integrated_gpu;
-    if (s == "PHYSICAL_DEVICE_TYPE_DISCRETE_GPU") return vulkan_device_type::discrete_gpu;
-    if (s == "PHYSICAL_DEVICE_TYPE_VIRTUAL_GPU") return vulkan_device_type::virtual_gpu;
-    if (s == "PHYSICAL_DEVICE_TYPE_CPU") return vulkan_device_type::cpu;
+    if (s == "PHYSICAL_DEVICE_TYPE_OTHER"sv) return vulkan_device_type::other;
+    if (s == "PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU"sv) return vulkan_device_type::integrated_gpu;
+    if (s == "PHYSICAL_DEVICE_TYPE_DISCRETE_GPU"sv) return vulkan_device_type::discrete_gpu;
+    if (s == "PHYSICAL_DEVICE_TYPE_VIRTUAL_GPU"sv) return vulkan_device_type::virtual_gpu;
+    if (s == "PHYSICAL_DEVICE_TYPE_CPU"sv) return vulkan_device_type::cpu;
     return std::nullopt;
 }
 
@@ -164,8 +164,8 @@ constexpr std::string_view vk_block_header(std::string_view line) noexcept {
 // A software implementation: by type, driver id or name.
 constexpr bool is_software(vulkan_device_type type, std::string_view driver_id, std::string_view name) noexcept {
     if (driver_id.starts_with("VK_")) driver_id.remove_prefix(3);
-    return type == vulkan_device_type::cpu || driver_id == "DRIVER_ID_MESA_LLVMPIPE" ||
-           driver_id == "DRIVER_ID_GOOGLE_SWIFTSHADER" || icontains(name, "llvmpipe") ||
+    return type == vulkan_device_type::cpu || driver_id == "DRIVER_ID_MESA_LLVMPIPE"sv ||
+           driver_id == "DRIVER_ID_GOOGLE_SWIFTSHADER"sv || icontains(name, "llvmpipe") ||
            icontains(name, "lavapipe") || icontains(name, "SwiftShader");
 }
 
@@ -174,9 +174,9 @@ constexpr bool is_software(vulkan_device_type type, std::string_view driver_id, 
 inline std::string driver_version_text(std::uint32_t v, std::uint32_t vendor_id, std::string_view driver_id) {
     if (driver_id.starts_with("VK_")) driver_id.remove_prefix(3);
     const auto s = [](std::uint32_t x) { return std::to_string(x); };
-    if (driver_id == "DRIVER_ID_NVIDIA_PROPRIETARY" || (driver_id.empty() && vendor_id == 0x10de))
+    if (driver_id == "DRIVER_ID_NVIDIA_PROPRIETARY"sv || (driver_id.empty() && vendor_id == 0x10de))
         return s((v >> 22) & 0x3ff) + "." + s((v >> 14) & 0xff) + "." + s((v >> 6) & 0xff) + "." + s(v & 0x3f);
-    if (driver_id == "DRIVER_ID_INTEL_PROPRIETARY_WINDOWS") return s(v >> 14) + "." + s(v & 0x3fff);
+    if (driver_id == "DRIVER_ID_INTEL_PROPRIETARY_WINDOWS"sv) return s(v >> 14) + "." + s(v & 0x3fff);
     return s((v >> 22) & 0x7f) + "." + s((v >> 12) & 0x3ff) + "." + s(v & 0xfff);
 }
 inline std::string api_version_text(std::uint32_t v) {
@@ -220,37 +220,37 @@ inline void set_string(std::string& field, std::string_view key, std::string_vie
 inline void apply_key(pending& x, std::string_view block, std::string_view key, std::string_view v, std::size_t line,
                       problem_sink& problems) {
     const bool summary = block.empty();
-    const bool props = summary || block == "VkPhysicalDeviceProperties";
-    const bool driver = summary || block == "VkPhysicalDeviceDriverProperties" ||
-                        block == "VkPhysicalDeviceDriverPropertiesKHR" || block == "VkPhysicalDeviceVulkan12Properties";
-    const bool ids = summary || block == "VkPhysicalDeviceIDProperties" || block == "VkPhysicalDeviceIDPropertiesKHR" ||
-                     block == "VkPhysicalDeviceVulkan11Properties";
-    const bool bus = block == "VkPhysicalDevicePCIBusInfoPropertiesEXT";
+    const bool props = summary || block == "VkPhysicalDeviceProperties"sv;
+    const bool driver = summary || block == "VkPhysicalDeviceDriverProperties"sv ||
+                        block == "VkPhysicalDeviceDriverPropertiesKHR"sv || block == "VkPhysicalDeviceVulkan12Properties"sv;
+    const bool ids = summary || block == "VkPhysicalDeviceIDProperties"sv || block == "VkPhysicalDeviceIDPropertiesKHR"sv ||
+                     block == "VkPhysicalDeviceVulkan11Properties"sv;
+    const bool bus = block == "VkPhysicalDevicePCIBusInfoPropertiesEXT"sv;
     const auto bad = [&] { problems.add(line, std::string(key) + ": cannot read " + quote_value(v)); };
 
-    if (props && key == "apiVersion") set_string(x.d.api_version, key, version_text(v), line, problems);
-    else if (props && key == "driverVersion") set_text(x.p.driver_version, key, version_text(v), line, problems);
-    else if (props && (key == "vendorID" || key == "deviceID")) {
+    if (props && key == "apiVersion"sv) set_string(x.d.api_version, key, version_text(v), line, problems);
+    else if (props && key == "driverVersion"sv) set_text(x.p.driver_version, key, version_text(v), line, problems);
+    else if (props && (key == "vendorID"sv || key == "deviceID"sv)) {
         const auto id = parse_hex_id(v);
         if (!id) return bad();
-        (key == "vendorID" ? x.d.vendor_id : x.d.device_id) = *id;
-    } else if (props && key == "deviceType") {
+        (key == "vendorID"sv ? x.d.vendor_id : x.d.device_id) = *id;
+    } else if (props && key == "deviceType"sv) {
         const auto t = parse_vulkan_device_type(v);
         if (!t) return bad();
         x.d.type = *t;
-    } else if (props && key == "deviceName") set_text(x.p.name, key, v, line, problems);
-    else if (driver && key == "driverID") set_string(x.d.driver_id, key, v, line, problems);
-    else if (driver && key == "driverName") set_string(x.d.driver_name, key, v, line, problems);
-    else if (driver && key == "driverInfo") set_string(x.d.driver_info, key, v, line, problems);
-    else if (ids && (key == "deviceUUID" || key == "driverUUID")) {
+    } else if (props && key == "deviceName"sv) set_text(x.p.name, key, v, line, problems);
+    else if (driver && key == "driverID"sv) set_string(x.d.driver_id, key, v, line, problems);
+    else if (driver && key == "driverName"sv) set_string(x.d.driver_name, key, v, line, problems);
+    else if (driver && key == "driverInfo"sv) set_string(x.d.driver_info, key, v, line, problems);
+    else if (ids && (key == "deviceUUID"sv || key == "driverUUID"sv)) {
         if (!is_uuid_text(v)) return bad();
-        if (key == "deviceUUID") set_text(x.p.uuid, key, v, line, problems);
+        if (key == "deviceUUID"sv) set_text(x.p.uuid, key, v, line, problems);
         else x.d.driver_uuid = std::string(v);
-    } else if (bus && (key == "pciDomain" || key == "pciBus" || key == "pciDevice" || key == "pciFunction")) {
+    } else if (bus && (key == "pciDomain"sv || key == "pciBus"sv || key == "pciDevice"sv || key == "pciFunction"sv)) {
         const auto n = parse_uint(v);
-        const std::uint64_t limit = key == "pciDomain" ? 0xffffffffu : key == "pciBus" ? 0xffu : key == "pciDevice" ? 31u : 7u;
+        const std::uint64_t limit = key == "pciDomain"sv ? 0xffffffffu : key == "pciBus"sv ? 0xffu : key == "pciDevice"sv ? 31u : 7u;
         if (!n || *n > limit) return bad();
-        (key == "pciDomain" ? x.pci_domain : key == "pciBus" ? x.pci_bus : key == "pciDevice" ? x.pci_device
+        (key == "pciDomain"sv ? x.pci_domain : key == "pciBus"sv ? x.pci_bus : key == "pciDevice"sv ? x.pci_device
                                                                                           : x.pci_function) = *n;
     }
 }
@@ -300,7 +300,7 @@ inline bool finish(pending& x, problem_sink& problems) {
     // dedicated.
     std::string_view driver = d.driver_id;
     if (driver.starts_with("VK_")) driver.remove_prefix(3);
-    const bool split_heaps = driver == "DRIVER_ID_MESA_RADV";
+    const bool split_heaps = driver == "DRIVER_ID_MESA_RADV"sv;
     std::uint64_t best = 0;
     for (const auto& h : d.heaps)
         if (h.device_local) best = split_heaps ? best + h.size_bytes : std::max(best, h.size_bytes); // each <= 16 TiB
@@ -351,7 +351,7 @@ inline vulkan_parse_result parse_vulkaninfo(std::string_view text) {
         ++number;
         const std::string_view line = detail::trim(raw);
         if (line.empty()) return true;
-        if (line == "Devices:" || line == "Device Properties and Extensions:") {
+        if (line == "Devices:"sv || line == "Device Properties and Extensions:"sv) {
             flush();
             in_devices = seen_section = true;
             return true;
@@ -375,7 +375,7 @@ inline vulkan_parse_result parse_vulkaninfo(std::string_view text) {
             in_heaps = false;
             return true;
         }
-        if (block == "VkPhysicalDeviceMemoryProperties") {
+        if (block == "VkPhysicalDeviceMemoryProperties"sv) {
             if (line.starts_with("memoryHeaps[")) {
                 in_heaps = cur->d.heaps.size() < max_heaps;
                 if (in_heaps) cur->d.heaps.push_back({});
@@ -395,7 +395,7 @@ inline vulkan_parse_result parse_vulkaninfo(std::string_view text) {
         if (eq == std::string_view::npos) return true;
         const std::string_view key = detail::trim(line.substr(0, eq));
         const std::string_view value = detail::trim(line.substr(eq + 1));
-        if (in_heaps && key == "size") {
+        if (in_heaps && key == "size"sv) {
             // "16758302720 (0x3e6df6800) (15.61 GiB)": the decimal byte count comes first.
             const auto n = parse_uint(value.substr(0, value.find(' ')));
             if (!n) problems.add(number, "heap size: cannot read " + quote_value(value));
@@ -578,7 +578,7 @@ constexpr bool has_banner(std::string_view t) noexcept {
     bool found = false;
     std::size_t lines = 0;
     each_line(t, [&](std::string_view line) {
-        found = trim(line) == "VULKANINFO";
+        found = trim(line) == "VULKANINFO"sv;
         return !found && ++lines < 40;
     });
     return found;

@@ -225,7 +225,7 @@ clean_extra_labels(const std::vector<std::pair<std::string, std::string>>& in,
         std::string name = sanitize_prometheus_label_name(k);
         // "le" and "quantile" belong to histograms and summaries: promtool's lint refuses
         // them on a gauge, so they are renamed as a clash with our own labels is.
-        bool clash = name.starts_with("__") || name == "le" || name == "quantile";
+        bool clash = name.starts_with("__") || name == "le"sv || name == "quantile"sv;
         for (auto o : ours) clash = clash || name == o;
         if (clash) name = "exported_" + name;
         bool seen = false;
@@ -414,7 +414,7 @@ inline file_write_result write_file_atomically(const std::filesystem::path& path
     }
     const fs::path dir = path.has_parent_path() ? path.parent_path() : fs::path(".");
     const std::string name = path.filename().string();
-    if (name.empty() || name == "." || name == "..") return {false, "not a file name: '" + path.string() + "'"};
+    if (name.empty() || name == "."sv || name == ".."sv) return {false, "not a file name: '" + path.string() + "'"};
     static std::atomic<unsigned> counter{0}; // only makes names differ between calls
     const auto ticks =
         static_cast<unsigned long long>(std::chrono::steady_clock::now().time_since_epoch().count());

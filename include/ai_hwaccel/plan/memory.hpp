@@ -317,7 +317,7 @@ constexpr gguf_block_types gguf_block_types_of(const model_spec& m, quant_format
     // query attention, in its Llama and Qwen2 architectures) has an attn_v of Q4_K raised to
     // Q5_K, and 8-expert models keep attn_v and attn_k at Q8_0.
     const bool type_70b = m.layers == 80 && m.kv_heads != 0 && m.kv_heads < m.attention_heads &&
-                          (m.family == "llama" || m.family == "qwen2");
+                          (m.family == "llama"sv || m.family == "qwen2"sv);
     if (type_70b && t.attn_v == q4k) t.attn_v = q5k;
     if (eight_experts) t.attn_v = t.attn_k = bits_per_weight(quant_format::q8_0);
     return t;

@@ -410,24 +410,24 @@ inline model_file_info read_gguf(std::span<const std::byte> bytes) {
         auto wrong_type = [&](std::string_view expected) {
             add_problem(r, key_at, printable(*key) + " is not " + std::string(expected));
         };
-        if (*key == "general.architecture") {
+        if (*key == "general.architecture"sv) {
             if (!check_dup(seen_arch)) continue;
             if (type != gv_string) wrong_type("a string");
             else arch = printable(v.text.substr(0, 64));
-        } else if (*key == "general.name") {
+        } else if (*key == "general.name"sv) {
             if (!check_dup(seen_name)) continue;
             if (type != gv_string) wrong_type("a string");
             else name = printable(v.text);
-        } else if (*key == "general.file_type") {
+        } else if (*key == "general.file_type"sv) {
             if (!check_dup(seen_ftype)) continue;
             if (!v.is_int || v.negative || v.u > 0x7fffffff) wrong_type("a small non-negative integer");
             else r.gguf_file_type = static_cast<int>(v.u);
-        } else if (*key == "tokenizer.ggml.tokens") {
+        } else if (*key == "tokenizer.ggml.tokens"sv) {
             if (!check_dup(seen_tokens)) continue;
             if (type != gv_array) wrong_type("an array");
             else vocab = v.array_length;
-        } else if (key->find('.') != std::string_view::npos && key->substr(0, 8) != "general." &&
-                   key->substr(0, 10) != "tokenizer.") {
+        } else if (key->find('.') != std::string_view::npos && key->substr(0, 8) != "general."sv &&
+                   key->substr(0, 10) != "tokenizer."sv) {
             // Candidate <arch>.<suffix>: keep integers for the suffixes we want.
             const auto dot = key->find('.');
             const auto suffix = key->substr(dot + 1);
@@ -522,10 +522,10 @@ inline model_file_info read_gguf(std::span<const std::byte> bytes) {
             slot.bytes = detail::sat_add(slot.bytes, detail::sat_mul(*elements / layout->block_weights, layout->block_bytes));
         }
         r.parameters = detail::sat_add(r.parameters, *elements);
-        if (*tname == "output.weight") has_output = true;
+        if (*tname == "output.weight"sv) has_output = true;
         if (tname->find("ffn_gate") != std::string::npos) has_ffn_gate = true;
         if (tname->find("ffn_up") != std::string::npos) has_ffn_up = true;
-        if (*tname == "token_embd.weight") has_embedding = true;
+        if (*tname == "token_embd.weight"sv) has_embedding = true;
         if (ends_with(*tname, "_exps.weight")) expert_elements = detail::sat_add(expert_elements, *elements);
     }
     r.parameters_exact = all_counted && r.tensors_read == r.tensor_count;
@@ -571,9 +571,9 @@ inline model_file_info read_gguf(std::span<const std::byte> bytes) {
     // layer (the cache is then overstated, never understated).
     if (arch_keys[k_swa].seen && u32(k_swa) > 0) {
         std::uint32_t every = 0; // one global layer in `every`
-        if (arch == "gemma2" || arch == "gpt-oss") every = 2;
-        else if (arch == "gemma3") every = 6;
-        else if (arch == "cohere2") every = 4;
+        if (arch == "gemma2"sv || arch == "gpt-oss"sv) every = 2;
+        else if (arch == "gemma3"sv) every = 6;
+        else if (arch == "cohere2"sv) every = 4;
         if (every) {
             s.sliding_window = u32(k_swa);
             s.sliding_window_layers = s.layers - s.layers / every;
@@ -782,12 +782,12 @@ inline std::optional<model_description> parse_hf_config(std::string_view text, s
         // for the family, which Google's configs leave out (Gemma 2 alternates, windowed
         // first; Gemma 3 has 6); none at all is one window on every layer (Mistral v0.1, Phi-3).
         std::uint32_t pattern = u32({"sliding_window_pattern"});
-        if (pattern == 0 && m.family == "gemma2") pattern = 2;
-        if (pattern == 0 && (m.family == "gemma3" || m.family == "gemma3_text")) pattern = 6;
+        if (pattern == 0 && m.family == "gemma2"sv) pattern = 2;
+        if (pattern == 0 && (m.family == "gemma3"sv || m.family == "gemma3_text"sv)) pattern = 6;
         const std::uint32_t sliding =
             typed ? count_types("sliding_attention") : pattern ? s.layers - s.layers / pattern : s.layers;
         s.sliding_window_layers = sliding > s.layers ? s.layers : sliding;
-    } else if (chunk && (m.family == "llama4" || m.family == "llama4_text")) {
+    } else if (chunk && (m.family == "llama4"sv || m.family == "llama4_text"sv)) {
         s.sliding_window = chunk;
         std::uint32_t chunked = 0;
         const auto no_rope = cfg->find("no_rope_layers");
@@ -853,7 +853,7 @@ inline model_file_info read_safetensors(std::span<const std::byte> bytes,
     }
     bool all_counted = true;
     for (const auto& [tname, t] : doc.items()) {
-        if (tname == "__metadata__") continue;
+        if (tname == "__metadata__"sv) continue;
         ++r.tensor_count;
         const auto what = "tensor " + printable(tname);
         if (!t.is_object()) {

@@ -556,7 +556,7 @@ constexpr bool model_catalogue_is_consistent() noexcept {
         if ((m.experts == 0) != (m.experts_per_token == 0)) return false;
         if (m.sliding_window_layers > m.layers) return false;
         if ((m.sliding_window_layers == 0) != (m.sliding_window == 0)) return false;
-        if (AI_HWACCEL_TABLE_SOURCES && m.source.substr(0, 8) != "https://") return false;
+        if (AI_HWACCEL_TABLE_SOURCES && m.source.substr(0, 8) != "https://"sv) return false;
     }
     // Unique ids, and no two rows answering to the same lookup key either (keys built once:
     // Clang counts every constexpr step).
