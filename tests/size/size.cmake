@@ -7,7 +7,9 @@
 #
 # 2026-11-25: 109,344 bytes (the target is not met: four changes of 2026-11-24 took the
 # program from 97,056 to 113,440 bytes; see BENCHMARKS.md).
-set(_ai_hwaccel_size_budget 109344)
+# 2026-11-25 (thirty-sixth session): 105,312 bytes.
+
+set(_ai_hwaccel_size_budget 105312)
 set(_ai_hwaccel_size_target 100000)
 find_program(AI_HWACCEL_STRIP NAMES strip)
 find_program(AI_HWACCEL_BASH NAMES bash)

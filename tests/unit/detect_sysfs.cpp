@@ -149,3 +149,16 @@ TEST_CASE("to_decimal and add_value_warning") {
     CHECK(w[0].message == "not a rate: 'fast'");
     CHECK(w[1].message == "unknown '" + std::string(40, 'a') + "'"); // cut to 40 characters
 }
+
+TEST_CASE("detail::with_numbers") {
+    using ah::detail::with_numbers;
+    CHECK(with_numbers("{} socket(s) and {} core(s)", {2, 96}) == "2 socket(s) and 96 core(s)");
+    CHECK(with_numbers("past {}", {UINT64_MAX}) == "past 18446744073709551615");
+    CHECK(with_numbers("{}{}", {1, 2}) == "12");        // placeholders side by side
+    CHECK(with_numbers("no numbers", {}) == "no numbers");
+    CHECK(with_numbers("{} and {}", {7}) == "7 and {}"); // a placeholder past the numbers stays
+    CHECK(with_numbers("{}", {1, 2}) == "1");            // numbers past the placeholders are not shown
+    CHECK(with_numbers("{ } {", {3}) == "{ } {");        // only "{}" is a placeholder
+    CHECK(with_numbers("", {}) == "");
+}
+
