@@ -423,7 +423,7 @@ inline cpu_info parse_cpuinfo(std::string_view text) {
         if (key == "processor"sv) {
             ++processors;
             current_package.clear();
-        } else if (key.starts_with("processor ") && detail::parse_u64(key.substr(10))) {
+        } else if (key.starts_with("processor "sv) && detail::parse_u64(key.substr(10))) {
             // s390x: one "processor N: version = FF,  identification = …,  machine = 2964"
             // line per CPU (arch/s390/kernel/processor.c).
             ++processors;
@@ -436,11 +436,11 @@ inline cpu_info parse_cpuinfo(std::string_view text) {
             // the model is what precedes the first comma.
             c.model = std::string(detail::trim(value.substr(0, value.find(','))));
             // The maker stays unknown: the vendor table has no IBM.
-            if (value.starts_with("POWER") || value.find("PPC"sv) != std::string_view::npos)
+            if (value.starts_with("POWER"sv) || value.find("PPC"sv) != std::string_view::npos)
                 c.arch = cpu_arch::ppc64le;
         } else if (key == "uarch"sv && c.model.empty()) {
             c.model = std::string(value); // RISC-V: "uarch : sifive,u74-mc" (Linux 6.1 and later)
-        } else if (key == "isa"sv && value.starts_with("rv64")) {
+        } else if (key == "isa"sv && value.starts_with("rv64"sv)) {
             c.arch = cpu_arch::riscv64; // RISC-V: "isa : rv64imafdc_zicsr…"
         } else if (key == "vendor_id"sv && c.maker == vendor::unknown) {
             if (value == "GenuineIntel"sv) c.maker = vendor::intel;
@@ -864,7 +864,10 @@ void probe_cpu_topology(const S& sys, std::string_view online_list, cpu_info& cp
 template <system_view S>
 std::pair<host_info, accelerator_profile> probe_host(const S& sys, std::vector<warning>& warnings) {
     host_info host;
-    auto note = [&](warning_kind k, std::string_view path, const char* msg) { detail::add_warning(warnings, k, path, msg); };
+    auto note = [&](warning_kind k, std::string_view path, const char* msg) {
+        detail::add_warning(warnings, k, path, msg);
+    };
+
     auto read_reporting = [&](std::string_view path) -> std::optional<std::string> {
         auto r = sys.read_file(path, default_read_cap);
         if (r.status == read_status::truncated)

@@ -409,7 +409,6 @@ private:
             accelerator_registry(std::move(profiles), std::move(warnings), std::move(machine.host),
                                  std::move(machine.io)),
             std::move(timings), std::chrono::duration_cast<std::chrono::microseconds>(clock::now() - start)};
-
     }
 
     // One task of a detection: what it runs and what it found.
@@ -421,7 +420,6 @@ private:
         probe_timing timing;
         probe_output out;
         machine_output machine; // the host's task's findings, less its CPU and warnings (in `out`)
-
 
         bool used() const noexcept { return body != nullptr; }
         void run() {
@@ -453,7 +451,6 @@ private:
     template <system_view S>
     static void run_host(const S& sys, slot& s) {
         detail::probe_machine_into(sys, s.machine);
-
         s.out.devices.push_back(std::move(s.machine.cpu)); // run_probes takes the host and io from `machine`
         s.out.warnings = std::move(s.machine.warnings);
     }

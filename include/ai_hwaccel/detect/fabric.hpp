@@ -430,7 +430,6 @@ void for_each_port(const S& sys, std::vector<warning>& warnings, F&& take) {
     if (names->size() > max_devices) {
         detail::add_warning(warnings, warning_kind::value_out_of_range, "/sys/class/infiniband"sv,
                             detail::with_numbers("{} devices; the first {} read"sv, {names->size(), max_devices}));
-
         names->resize(max_devices);
     }
     for (const auto& name : *names) {
