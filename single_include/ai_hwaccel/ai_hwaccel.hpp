@@ -2719,7 +2719,8 @@ inline tool_lookup find_tool(std::string_view name, const tool_search& search = 
     if (search.vendor_dirs) detail::add_trusted_dirs(r.dirs, r.unsafe_path_entries);
     std::string first_unusable;
     for (const auto& d : r.dirs) {
-        std::string candidate = d == "/"sv ? "/" : d + "/";
+        std::string candidate = d == "/" ? "/" : d + "/";
+
         candidate += name;
         bool exists = false;
         if (detail::is_executable_file(candidate, exists)) {
