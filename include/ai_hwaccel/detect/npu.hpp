@@ -506,7 +506,8 @@ inline accel_transcript_result parse_accel_transcript(std::string_view text) {
             }
             return true;
         }
-        if (line.starts_with("== ") && line.ends_with("sv ==") && line.size() > 6 && !loop_prefix.empty()) {
+        if (line.starts_with("== ") && line.ends_with(" ==")
+ && line.size() > 6 && !loop_prefix.empty()) {
             flush();
             current = open_file{loop_prefix + std::string(detail::trim(line.substr(3, line.size() - 6))), {}, number};
             return true;
