@@ -52,8 +52,10 @@ constexpr bool is_pseudo_block_device(std::string_view name) noexcept {
 /// disks (SCSI "PersistentDisk", NVMe "nvme_card-pd"; GCP's local SSDs are "nvme_card"),
 /// and a BMC's virtual media (the Linux USB mass-storage gadget, "File-Stor Gadget").
 constexpr bool names_virtual_disk(std::string_view vendor, std::string_view model) noexcept {
-    for (std::string_view marker : {"QEMU"sv, "VMware"sv, "Virtual"sv, "VBOX"sv, "Msft"sv, "Amazon Elastic Block Store"sv,
-                                    "PersistentDisk"sv, "nvme_card-pd"sv, "File-Stor Gadget"sv})
+    for (std::string_view marker : {"QEMU"sv, "VMware"sv, "Virtual"sv, "VBOX"sv, "Msft"sv,
+                                    "Amazon Elastic Block Store"sv, "PersistentDisk"sv, "nvme_card-pd"sv,
+                                    "File-Stor Gadget"sv})
+
         if (detail::icontains(vendor, marker) || detail::icontains(model, marker)) return true;
     return false;
 }
