@@ -77,7 +77,7 @@ public:
                                   system_io io = {})
         : profiles_(std::move(profiles)), warnings_(std::move(warnings)), host_(std::move(host)),
           io_(std::move(io)) {
-        reindex();
+        index_into(index_); // empty until now: built in place
     }
 
     // --- Contents -----------------------------------------------------------------------
@@ -308,9 +308,12 @@ private:
     // Called by every member that changes profiles_ other than by appending one.
     void reindex() {
         profile_index fresh;
-        fresh.available.reserve(profiles_.size());
-        for (std::size_t i = 0; i < profiles_.size(); ++i) fresh.append(profiles_[i], i);
+        index_into(fresh);
         index_ = std::move(fresh);
+    }
+    void index_into(profile_index& index) const {
+        index.available.reserve(profiles_.size());
+        for (std::size_t i = 0; i < profiles_.size(); ++i) index.append(profiles_[i], i);
     }
 
     std::span<const slot> family_slots(family f) const noexcept {
@@ -346,7 +349,7 @@ private:
     std::vector<warning> warnings_;
     host_info host_;
     system_io io_;
-    profile_index index_;
+    profile_index index_{};
 };
 
 /// A registry of hardware that is not there ("what if I had 16 H100s?"): `count` copies of

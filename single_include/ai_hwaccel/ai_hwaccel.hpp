@@ -359,6 +359,26 @@ constexpr bool icontains(std::string_view hay, std::string_view needle) noexcept
     return false;
 }
 
+/// The position of `s` among `words`, a list of words each ended by a NUL ("cpu\0isa\0"sv
+/// holds two), or npos when it is none of them. A `switch` on it does what a chain of
+/// `s == "…"` tests does, in less code: one call instead of one per word.
+constexpr std::size_t word_index(std::string_view s, std::string_view words) noexcept {
+    std::size_t i = 0;
+    for (std::size_t at = 0; at < words.size(); ++i) {
+        const std::size_t end = words.find('\0', at);
+        const std::size_t stop = end == std::string_view::npos ? words.size() : end;
+        if (words.substr(at, stop - at) == s) return i;
+        at = stop + 1;
+    }
+    return std::string_view::npos;
+}
+/// Whether `s` is one of `words` (a list as word_index reads it).
+constexpr bool one_of(std::string_view s, std::string_view words) noexcept {
+    return word_index(s, words) != std::string_view::npos;
+}
+static_assert(word_index("isa", "cpu\0isa\0"sv) == 1 && word_index("isa", "cpu\0isa"sv) == 1 &&
+              !one_of("cp", "cpu\0isa\0"sv) && !one_of("", "cpu\0isa\0"sv) && one_of("cpu", "cpu\0"sv));
+
 /// `Count` strings packed into one array of `Chars` characters, each found by its offset.
 /// For the columns of a constexpr table that a program reads at run time: a table of
 /// string_views costs, in a position-independent program, a 24-byte relocation per string
@@ -3347,7 +3367,7 @@ public:
         std::vector<std::string> names;
         while (const dirent* e = ::readdir(d)) {
             const std::string_view n = e->d_name;
-            if (n != "."sv && n != ".."sv) names.emplace_back(n);
+            if (n != "."sv && n != ".."sv) names.push_back(std::string(n));
         }
         ::closedir(d);
         return names;
@@ -3439,7 +3459,9 @@ private:
     std::optional<std::string> resolve(std::string_view path, bool follow_last) const {
         if (root_.empty()) {
             if (!path.empty() && path.front() == '/') return std::string(path);
-            return "/" + std::string(path);
+            std::string out = "/";
+            out += path;
+            return out;
         }
         std::string rest(path); // what is left to walk; a link's text replaces the part walked
         std::size_t pos = 0;
@@ -3620,6 +3642,18 @@ constexpr std::optional<std::uint32_t> parse_hex_attribute(std::string_view s) n
 /// per integer type.
 inline std::string to_decimal(std::uint64_t n) { return std::to_string(n); }
 
+/// `parts` one after another: concat({dir, "/ports/", to_decimal(n)}). One function for
+/// every such string, where chains of `+` would instantiate an operator for each mix of
+/// temporaries and references they meet.
+inline std::string concat(std::initializer_list<std::string_view> parts) {
+    std::size_t size = 0;
+    for (const auto p : parts) size += p.size();
+    std::string out;
+    out.reserve(size);
+    for (const auto p : parts) out += p;
+    return out;
+}
+
 /// `pattern` with each "{}" in it replaced by the next of `numbers`, in decimal:
 /// with_numbers("{} socket(s), {} core(s)", {2, 96}). A message with numbers in it is then
 /// one call where it is written, not a chain of appends and temporaries. A "{}" past the
@@ -3792,13 +3826,16 @@ std::optional<std::string> resolve_sysfs_link(const S& sys, std::string_view pat
 inline constexpr std::uint32_t cpulist_max_cpus = 1u << 16;
 
 namespace detail {
-/// The ranges of a cpulist, sorted and merged; nullopt when it is not one.
-inline std::optional<std::vector<std::pair<std::uint32_t, std::uint32_t>>> cpulist_ranges(std::string_view text,
-                                                                                          std::uint32_t max_cpus) {
+/// A range of CPUs as cpulist_ranges keeps it: first << 32 | last, which sorts as the pair
+/// does.
+constexpr std::uint32_t range_first(std::uint64_t r) noexcept { return static_cast<std::uint32_t>(r >> 32); }
+constexpr std::uint32_t range_last(std::uint64_t r) noexcept { return static_cast<std::uint32_t>(r); }
+
+/// The ranges of a cpulist, sorted and merged (see range_first); nullopt when it is not one.
+inline std::optional<std::vector<std::uint64_t>> cpulist_ranges(std::string_view text, std::uint32_t max_cpus) {
     text = trim(text);
-    // Each range as first << 32 | last, which sorts as the pair does.
     std::vector<std::uint64_t> ranges;
-    if (text.empty()) return std::vector<std::pair<std::uint32_t, std::uint32_t>>{};
+    if (text.empty()) return ranges;
     while (true) {
         const auto comma = text.find(',');
         const std::string_view item = text.substr(0, comma);
@@ -3812,16 +3849,17 @@ inline std::optional<std::vector<std::pair<std::uint32_t, std::uint32_t>>> cpuli
         if (ranges.size() > max_cpus) return std::nullopt; // more items than CPUs: not a real list
     }
     sort_numbers(ranges);
-    std::vector<std::pair<std::uint32_t, std::uint32_t>> merged;
-    for (const auto packed : ranges) {
-        const auto r_first = static_cast<std::uint32_t>(packed >> 32);
-        const auto r_last = static_cast<std::uint32_t>(packed);
-        if (!merged.empty() && r_first <= merged.back().second + 1)
-            merged.back().second = std::max(merged.back().second, r_last);
-        else
-            merged.emplace_back(r_first, r_last);
+    std::size_t kept = 0; // merged in place: ranges[0, kept) are done
+    for (const auto r : ranges) {
+        if (kept == 0 || range_first(r) > std::uint64_t{range_last(ranges[kept - 1])} + 1) {
+            ranges[kept++] = r; // a range of its own
+            continue;
+        }
+        std::uint64_t& joined = ranges[kept - 1]; // r overlaps or adjoins it
+        if (range_last(r) > range_last(joined)) joined = joined >> 32 << 32 | range_last(r);
     }
-    return merged;
+    ranges.erase(ranges.begin() + static_cast<std::ptrdiff_t>(kept), ranges.end());
+    return ranges;
 }
 } // namespace detail
 
@@ -3834,9 +3872,13 @@ inline std::optional<std::vector<std::uint32_t>> parse_cpulist(std::string_view 
                                                               std::uint32_t max_cpus = cpulist_max_cpus) {
     const auto ranges = detail::cpulist_ranges(text, max_cpus);
     if (!ranges) return std::nullopt;
-    std::vector<std::uint32_t> cpus;
-    for (const auto& [first, last] : *ranges)
-        for (std::uint64_t c = first; c <= last; ++c) cpus.push_back(static_cast<std::uint32_t>(c));
+    std::size_t count = 0; // at most max_cpus: the ranges are disjoint and below it
+    for (const auto r : *ranges) count += std::size_t{detail::range_last(r)} - detail::range_first(r) + 1;
+    std::vector<std::uint32_t> cpus(count);
+    std::size_t at = 0;
+    for (const auto r : *ranges)
+        for (std::uint64_t c = detail::range_first(r); c <= detail::range_last(r); ++c)
+            cpus[at++] = static_cast<std::uint32_t>(c);
     return cpus;
 }
 
@@ -3845,7 +3887,7 @@ inline std::optional<std::uint32_t> cpulist_count(std::string_view text, std::ui
     const auto ranges = detail::cpulist_ranges(text, max_cpus);
     if (!ranges) return std::nullopt;
     std::uint32_t n = 0;
-    for (const auto& [first, last] : *ranges) n += last - first + 1;
+    for (const auto r : *ranges) n += detail::range_last(r) - detail::range_first(r) + 1;
     return n;
 }
 
@@ -3859,8 +3901,8 @@ inline std::optional<std::uint32_t> cpulist_common_count(std::string_view a, std
     if (!y) return cpulist_count(a);
     std::uint32_t n = 0;
     for (std::size_t i = 0, j = 0; i < x->size() && j < y->size();) {
-        const auto [xf, xl] = (*x)[i];
-        const auto [yf, yl] = (*y)[j];
+        const auto xf = range_first((*x)[i]), xl = range_last((*x)[i]);
+        const auto yf = range_first((*y)[j]), yl = range_last((*y)[j]);
         const auto first = xf > yf ? xf : yf;
         const auto last = xl < yl ? xl : yl;
         if (first <= last) n += last - first + 1;
@@ -3912,10 +3954,13 @@ AI_HWACCEL_NAMESPACE_BEGIN
 // ---------------------------------------------------------------------------------------
 // NUMA
 
-/// A node's meminfo ("Node 250 MemTotal:       15728640 kB" and more lines like it) →
-/// the node's id and MemTotal in bytes (cpus left empty). nullopt without a MemTotal line
-/// or when lines name different nodes.
-inline std::optional<numa_node> parse_node_meminfo(std::string_view text) {
+namespace detail {
+/// A node's id and MemTotal in bytes, as parse_node_meminfo reads them.
+struct node_memory {
+    std::uint32_t id = 0;
+    std::uint64_t bytes = 0;
+};
+inline std::optional<node_memory> read_node_meminfo(std::string_view text) {
     std::optional<std::uint32_t> id;
     std::optional<std::uint64_t> total;
     bool consistent = true;
@@ -3936,9 +3981,19 @@ inline std::optional<numa_node> parse_node_meminfo(std::string_view text) {
         total = *kib * units::kib;
     });
     if (!consistent || !id || !total) return std::nullopt;
+    return node_memory{*id, *total};
+}
+} // namespace detail
+
+/// A node's meminfo ("Node 250 MemTotal:       15728640 kB" and more lines like it) →
+/// the node's id and MemTotal in bytes (cpus left empty). nullopt without a MemTotal line
+/// or when lines name different nodes.
+inline std::optional<numa_node> parse_node_meminfo(std::string_view text) {
+    const auto m = detail::read_node_meminfo(text);
+    if (!m) return std::nullopt;
     numa_node node;
-    node.id = *id;
-    node.memory_bytes = *total;
+    node.id = m->id;
+    node.memory_bytes = m->bytes;
     return node;
 }
 
@@ -3977,7 +4032,7 @@ std::vector<numa_node> probe_numa(const S& sys, std::vector<warning>& warnings) 
         }
         const std::string meminfo_path = dir + "/meminfo";
         if (auto text = detail::read_optional_file(sys, meminfo_path, 64 * 1024, warnings)) {
-            const auto mem = parse_node_meminfo(*text);
+            const auto mem = detail::read_node_meminfo(*text);
             if (!mem)
                 detail::add_warning(warnings, warning_kind::parse_error, meminfo_path, "no Node MemTotal line");
             else if (mem->id != node.id) {
@@ -3986,7 +4041,7 @@ std::vector<numa_node> probe_numa(const S& sys, std::vector<warning>& warnings) 
                                                          {mem->id, node.id}));
 
             } else
-                node.memory_bytes = mem->memory_bytes;
+                node.memory_bytes = mem->bytes;
         }
         nodes.push_back(std::move(node));
     }
@@ -4194,7 +4249,7 @@ std::int32_t read_numa_node(const S& sys, std::string_view dir, std::vector<warn
         add_warning(warnings, unparsed_number(*text), path, "not a node number");
     else if (*n < -1 || *n >= (std::int64_t{1} << 16))
         add_warning(warnings, warning_kind::value_out_of_range, path,
-                    "node " + std::to_string(*n) + " is not one a kernel can have");
+                    "node " + std::string(trim(*text)) + " is not one a kernel can have");
     else
         return static_cast<std::int32_t>(*n);
     return -1;
@@ -4653,8 +4708,10 @@ constexpr std::size_t arm_implementer_index(std::uint32_t id) noexcept {
 }
 
 // What detection reads at run time, built from the tables at compile time: the keys, the
-// vendors and "Arm Neoverse-N1" (implementer and core) packed, not the tables of
-// string_views themselves, which would cost a relocation per name (see packed_strings).
+// vendors and the names packed, not the tables of string_views themselves, which would
+// cost a relocation per name (see packed_strings). Detection joins an implementer's name
+// to its core's; arm_core_name's "Arm Neoverse-N1" strings are packed as well, for the
+// programs that ask for them.
 inline constexpr auto arm_core_keys = [] {
     std::array<std::uint32_t, arm_cores.size()> keys{};
     for (std::size_t i = 0; i < arm_cores.size(); ++i)
@@ -4669,6 +4726,12 @@ inline constexpr auto arm_implementer_vendors = [] {
 constexpr std::string_view arm_core_maker_name(const arm_core& c) noexcept {
     return arm_implementers[arm_implementer_index(c.implementer)].name;
 }
+inline constexpr auto arm_core_short_names =
+    pack_column<column_chars(arm_cores, [](const arm_core& c) { return c.name; })>(
+        arm_cores, [](const arm_core& c) { return c.name; });
+inline constexpr auto arm_implementer_names =
+    pack_column<column_chars(arm_implementers, [](const arm_implementer& i) { return i.name; })>(
+        arm_implementers, [](const arm_implementer& i) { return i.name; });
 inline constexpr auto arm_core_full_names = [] {
     constexpr std::size_t chars = [] {
         std::size_t n = 0;
@@ -4750,19 +4813,25 @@ inline void name_arm_cpu(cpu_info& c, const arm_core_tally& t) {
     if (c.maker == vendor::unknown && t.first_implementer != arm_core_tally::none)
         c.maker = arm_implementer_vendor(t.first_implementer);
     if ((!c.model.empty() && !c.model.starts_with("ARMv")) || t.size == 0 || t.too_many) return;
+    std::array<std::size_t, arm_core_tally{}.keys.size()> cores{};
     for (std::size_t i = 0; i < t.size; ++i)
-        if (arm_core_name(t.keys[i] >> 16, t.keys[i] & 0xffffu).empty()) return;
+        if ((cores[i] = arm_core_index(t.keys[i] >> 16, t.keys[i] & 0xffffu)) == arm_cores.size()) return;
     c.model.clear();
     for (std::size_t i = 0; i < t.size; ++i) {
         if (i > 0) c.model += " + ";
-        c.model += arm_core_name(t.keys[i] >> 16, t.keys[i] & 0xffffu);
+        // arm_core_name's text, implementer and core joined here.
+        std::size_t maker = 0; // listed: every core's implementer is (arm_tables_well_formed)
+        while (arm_implementer_vendors[maker].first != t.keys[i] >> 16) ++maker;
+        c.model += arm_implementer_names[maker];
+        c.model += ' ';
+        c.model += arm_core_short_names[cores[i]];
     }
 }
 } // namespace detail
 
 /// /proc/cpuinfo → model, vendor, topology and the ISA features that matter for inference.
 inline cpu_info parse_cpuinfo(std::string_view text) {
-    cpu_info c;
+    cpu_info c{};
     std::vector<std::string> packages;
     std::vector<std::string> cores; // package and core id, a line break between (no value holds one)
     std::uint32_t processors = 0;
@@ -4771,54 +4840,81 @@ inline cpu_info parse_cpuinfo(std::string_view text) {
     bool arm_flags = false;
     detail::arm_core_tally arm;
     std::string s390_machine;
+    // The keys read, in the order of `keys` below.
+    enum class line : std::size_t {
+        processor, model_name, arm_model_name, cpu_model, cpu, uarch, isa, vendor_id,
+        implementer, part, physical_id, core_id, x86_flags, arm_features, architecture
+    };
     detail::for_each_key_value(text, [&](std::string_view key, std::string_view value, bool has_colon) {
         if (!has_colon) return;
-        if (key == "processor"sv) {
+        constexpr auto keys = "processor\0model name\0Model Name\0cpu model\0cpu\0uarch\0isa\0vendor_id\0"
+                              "CPU implementer\0CPU part\0physical id\0core id\0flags\0Features\0"
+                              "CPU architecture\0"sv;
+        switch (static_cast<line>(detail::word_index(key, keys))) {
+        case line::processor:
             ++processors;
             current_package.clear();
-        } else if (key.starts_with("processor "sv) && detail::parse_u64(key.substr(10))) {
-            // s390x: one "processor N: version = FF,  identification = …,  machine = 2964"
-            // line per CPU (arch/s390/kernel/processor.c).
-            ++processors;
-            if (const auto at = value.find("machine = "sv); at != std::string_view::npos && s390_machine.empty())
-                s390_machine = std::string(detail::trim(value.substr(at + 10, value.find(',', at) - at - 10)));
-        } else if ((key == "model name"sv || key == "Model Name"sv || key == "cpu model"sv) && c.model.empty()) {
-            c.model = std::string(value);
-        } else if (key == "cpu"sv && c.model.empty()) {
+            break;
+        case line::model_name:
+        case line::arm_model_name:
+        case line::cpu_model:
+        case line::uarch: // RISC-V: "uarch : sifive,u74-mc" (Linux 6.1 and later)
+            if (c.model.empty()) c.model = std::string(value);
+            break;
+        case line::cpu:
+            if (!c.model.empty()) break;
             // POWER: "cpu : POWER9 (architected), altivec supported" (arch/powerpc/kernel/setup-common.c);
             // the model is what precedes the first comma.
             c.model = std::string(detail::trim(value.substr(0, value.find(','))));
             // The maker stays unknown: the vendor table has no IBM.
             if (value.starts_with("POWER"sv) || value.find("PPC"sv) != std::string_view::npos)
                 c.arch = cpu_arch::ppc64le;
-        } else if (key == "uarch"sv && c.model.empty()) {
-            c.model = std::string(value); // RISC-V: "uarch : sifive,u74-mc" (Linux 6.1 and later)
-        } else if (key == "isa"sv && value.starts_with("rv64"sv)) {
-            c.arch = cpu_arch::riscv64; // RISC-V: "isa : rv64imafdc_zicsr…"
-        } else if (key == "vendor_id"sv && c.maker == vendor::unknown) {
+            break;
+        case line::isa:
+            if (value.starts_with("rv64"sv)) c.arch = cpu_arch::riscv64; // RISC-V: "isa : rv64imafdc_zicsr…"
+            break;
+        case line::vendor_id:
+            if (c.maker != vendor::unknown) break;
             if (value == "GenuineIntel"sv) c.maker = vendor::intel;
             else if (value == "AuthenticAMD"sv) c.maker = vendor::amd;
             else if (value == "IBM/S390"sv) c.arch = cpu_arch::s390x;
-        } else if (key == "CPU implementer"sv || key == "CPU part"sv) {
+            break;
+        case line::implementer:
+        case line::part:
             // The implementer code names the licensee that designed the core (0x41 Arm,
             // 0x48 HiSilicon, 0x51 Qualcomm…), the part that licensee's core.
             arm.read(key == "CPU part"sv, value);
-        } else if (key == "physical id"sv) {
+            break;
+        case line::physical_id:
             current_package = std::string(value);
-            packages.push_back(current_package);
-        } else if (key == "core id"sv) {
-            cores.push_back(current_package + '\n' + std::string(value));
-        } else if (key == "flags"sv && flags.empty()) {
+            packages.push_back(std::string(value));
+            break;
+        case line::core_id:
+            cores.push_back(detail::concat({current_package, "\n"sv, value}));
+            break;
+        case line::x86_flags:
+        case line::arm_features:
+            if (!flags.empty()) break;
             flags = value;
-            c.arch = cpu_arch::x86_64; // "flags" is x86's spelling; 32-bit x86 is not a target
-        } else if (key == "Features"sv && flags.empty()) {
-            flags = value;
-            arm_flags = true;
-        } else if (key == "CPU architecture"sv && c.arch == cpu_arch::unknown) {
+            // "flags" is x86's spelling (32-bit x86 is not a target), "Features" Arm's.
+            if (key == "flags"sv) c.arch = cpu_arch::x86_64;
+            else arm_flags = true;
+            break;
+        case line::architecture:
+            if (c.arch != cpu_arch::unknown) break;
             // 8 and later are AArch64 cores; /proc/cpuinfo of a 32-bit kernel says 7.
-            const auto v = detail::parse_u64(value);
-            if (v) c.arch = *v >= 8 ? cpu_arch::aarch64 : cpu_arch::arm;
+            if (const auto v = detail::parse_u64(value)) c.arch = *v >= 8 ? cpu_arch::aarch64 : cpu_arch::arm;
             else if (value == "AArch64"sv) c.arch = cpu_arch::aarch64; // kernels before 3.18 spell it out
+            break;
+        default:
+            if (key.starts_with("processor "sv) && detail::parse_u64(key.substr(10))) {
+                // s390x: one "processor N: version = FF,  identification = …,  machine = 2964"
+                // line per CPU (arch/s390/kernel/processor.c).
+                ++processors;
+                if (const auto at = value.find("machine = "sv); at != std::string_view::npos && s390_machine.empty())
+                    s390_machine = std::string(detail::trim(value.substr(at + 10, value.find(',', at) - at - 10)));
+            }
+            break;
         }
     });
     if (c.model.empty() && !s390_machine.empty()) c.model = "IBM Z machine type " + s390_machine;
@@ -5033,7 +5129,7 @@ inline std::vector<std::string> cgroup_dirs(std::string_view mount, std::string_
     std::vector<std::string> dirs;
     std::string p = join_path("/"sv, path);
     for (int depth = 0; depth < 64; ++depth) {
-        dirs.push_back(p == "/"sv ? std::string(mount) : std::string(mount) + p);
+        dirs.push_back(concat({mount, p == "/"sv ? ""sv : std::string_view(p)}));
         if (p == "/"sv) break;
         p = join_path(p, ".."sv);
     }
@@ -5098,7 +5194,7 @@ cgroup_limits probe_cgroup_limits(const S& sys, const std::optional<std::string>
         bool& seen = p.what == limit::memory ? memory_seen : cpu_seen;
         if (seen) continue;
         const auto own = self ? own_cgroup_path(*self, p.controller) : std::nullopt;
-        for (const auto& dir : cgroup_dirs(p.mount, own.value_or("/"))) {
+        for (const auto& dir : cgroup_dirs(p.mount, own ? std::string_view(*own) : "/"sv)) {
             const auto text = read_in(dir, p.file, 256);
             if (!text) continue;
             seen = true;
@@ -5186,7 +5282,9 @@ void probe_cpu_topology(const S& sys, std::string_view online_list, cpu_info& cp
                                 big ? "topology id past 2^63" : "topology ids are not numbers");
             return;
         }
-        packages.push_back(std::to_string(*p));
+        // Counted only, so written as unsigned: distinct ids stay distinct (-1, which
+        // firmware without the table gives, is one id as any other).
+        packages.push_back(detail::to_decimal(static_cast<std::uint64_t>(*p)));
         std::string key = packages.back();
         if (ids_per_cluster) {
             key += ' ';
@@ -5194,7 +5292,7 @@ void probe_cpu_topology(const S& sys, std::string_view online_list, cpu_info& cp
                 key += detail::trim(id.data);
         }
         key += ' ';
-        key += std::to_string(*c);
+        key += detail::to_decimal(static_cast<std::uint64_t>(*c));
         cores.push_back(std::move(key));
     }
     const auto sockets = static_cast<std::uint32_t>(detail::count_distinct(packages));
@@ -5216,7 +5314,7 @@ void probe_cpu_topology(const S& sys, std::string_view online_list, cpu_info& cp
 /// description and the CPU's profile.
 template <system_view S>
 std::pair<host_info, accelerator_profile> probe_host(const S& sys, std::vector<warning>& warnings) {
-    host_info host;
+    host_info host{};
     auto note = [&](warning_kind k, std::string_view path, const char* msg) {
         detail::add_warning(warnings, k, path, msg);
     };
@@ -5362,7 +5460,7 @@ std::pair<host_info, accelerator_profile> probe_host(const S& sys, std::vector<w
         cpu.memory_free_bytes = {free, a.from};
     }
     if (host.cpu.cores != 0) cpu.compute_units = {host.cpu.cores, origin::sysfs};
-    return {std::move(host), cpu};
+    return {std::move(host), std::move(cpu)};
 }
 
 AI_HWACCEL_NAMESPACE_END
@@ -5495,7 +5593,7 @@ inline void read_cgroup_path(std::string_view path, cgroup_hints& h) {
 /// no runtime (the cgroupfs driver: "/kubepods/burstable/pod<uid>/<id>") is runtime
 /// `other`.
 inline cgroup_hints parse_proc_cgroup(std::string_view text) {
-    cgroup_hints h;
+    cgroup_hints h{};
     while (!text.empty()) {
         const auto nl = text.find('\n');
         const std::string_view line = detail::trim(text.substr(0, nl));
@@ -5545,7 +5643,7 @@ inline platform_identity identify_platform(const dmi_info& d, std::string_view h
                                            std::string_view hypervisor_uuid = {}) {
     using detail::icontains;
     using detail::iequals;
-    platform_identity p;
+    platform_identity p{};
     const std::string_view vendor = d.sys_vendor, product = d.product_name;
     const bool ec2_vendor =
         vendor == "Amazon EC2"sv || d.board_vendor == "Amazon EC2"sv || d.bios_vendor == "Amazon EC2"sv;
@@ -5586,11 +5684,11 @@ inline platform_identity identify_platform(const dmi_info& d, std::string_view h
     } else if (tag == "OracleCloud.com"sv) {
         p.cloud = cloud_provider::oracle;
     } else {
-        for (std::string_view v : {"DigitalOcean"sv, "Hetzner"sv, "Vultr"sv, "Scaleway"sv, "UpCloud"sv, "Linode"sv,
-                                   "Akamai"sv, "Alibaba Cloud"sv})
-            if (vendor == v) p.cloud = cloud_provider::other;
-        if (product == "Droplet"sv || product == "Alibaba Cloud ECS"sv || product.starts_with("Exoscale") ||
-            product == "CloudSigma"sv || tag == "HUAWEICLOUD"sv || tag == "OpenTelekomCloud"sv)
+        constexpr auto vendors = "DigitalOcean\0Hetzner\0Vultr\0Scaleway\0UpCloud\0Linode\0Akamai\0Alibaba Cloud\0"sv;
+        constexpr auto products = "Droplet\0Alibaba Cloud ECS\0CloudSigma\0"sv;
+        constexpr auto tags = "HUAWEICLOUD\0OpenTelekomCloud\0"sv;
+        if (detail::one_of(vendor, vendors) || detail::one_of(product, products) || product.starts_with("Exoscale") ||
+            detail::one_of(tag, tags))
             p.cloud = cloud_provider::other;
         if (p.cloud == cloud_provider::none && p.hypervisor == "Xen"sv &&
             (starts_ec2(detail::trim(hypervisor_uuid)) || starts_ec2(d.product_uuid)))
@@ -5684,7 +5782,7 @@ std::string_view paravirtual_clock_hypervisor(const S& sys) {
 /// give no warning; unreadable ones do.
 template <system_view S>
 runtime_environment probe_environment(const S& sys, std::vector<warning>& warnings) {
-    runtime_environment env;
+    runtime_environment env{};
     // Containers: marker files first, then cgroup paths (PID 1's, then ours). CRI-O
     // writes /run/.containerenv too (empty), so in a Kubernetes pod the cgroup path's
     // runtime wins over that marker.
@@ -5917,10 +6015,10 @@ inline std::string clean(std::string_view s, bool& changed) {
 /// The interconnect record of a port: name "<device> port <n>", the state as printed,
 /// bandwidth only for an active port (see the header's comment), no devices.
 inline interconnect to_interconnect(const fabric_port& p, origin from) {
-    interconnect l;
+    interconnect l{};
     l.kind = p.kind;
     l.scope = link_scope::inter_node;
-    l.name = p.device + " port " + detail::to_decimal(p.port);
+    l.name = detail::concat({p.device, " port "sv, detail::to_decimal(p.port)});
     l.state = p.state;
     if (p.active && p.rate_gbit) l.bandwidth_gbps = {detail::fabric::both_directions_gbytes(*p.rate_gbit), from};
     return l;
@@ -6155,7 +6253,7 @@ inline bool natural_less(const std::string& a, const std::string& b) {
 // The attribute `name` of the sysfs folder `dir`, as printable text ("" when missing).
 template <system_view S>
 std::string read_attr(const S& sys, const std::string& dir, const char* name, std::vector<warning>& warnings) {
-    const std::string path = dir + '/' + name;
+    const std::string path = concat({dir, "/"sv, name});
     const auto text = read_optional_file(sys, path, sysfs_attribute_cap, warnings);
     if (!text) return {};
     bool changed = false;
@@ -6190,7 +6288,7 @@ std::optional<std::string> pci_function_dir(const S& sys, const std::string& dir
 template <system_view S>
 bool has_roce_v2_gid(const S& sys, const std::string& port_dir) {
     for (std::uint64_t i = 0; i < 8; ++i) {
-        const auto r = sys.read_file(port_dir + "/gid_attrs/types/" + to_decimal(i), 64);
+        const auto r = sys.read_file(concat({port_dir, "/gid_attrs/types/"sv, to_decimal(i)}), 64);
         if (r.status == read_status::ok && trim(r.data) == "RoCE v2"sv) return true;
     }
     return false;
@@ -6208,7 +6306,7 @@ void for_each_port(const S& sys, std::vector<warning>& warnings, F&& take) {
     if (names->size() > max_devices) {
         detail::add_warning(warnings, warning_kind::value_out_of_range, "/sys/class/infiniband"sv,
                             detail::with_numbers("{} devices; the first {} read"sv, {names->size(), max_devices}));
-        names->resize(max_devices);
+        names->erase(names->begin() + max_devices, names->end()); // not resize(), which could also grow
     }
     for (const auto& name : *names) {
         std::string class_path = "/sys/class/infiniband/";
@@ -6225,7 +6323,7 @@ void for_each_port(const S& sys, std::vector<warning>& warnings, F&& take) {
         }
         auto port_names = sys.list_dir(dir + "/ports");
         if (!port_names) continue;
-        fabric_port p;
+        fabric_port p{};
         bool changed = false;
         p.device = clean(name, changed);
         p.hca_type = read_attr(sys, dir, "hca_type", warnings);
@@ -6243,9 +6341,9 @@ void for_each_port(const S& sys, std::vector<warning>& warnings, F&& take) {
             numbers.push_back(*n);
         }
         detail::sort_numbers(numbers);
-        if (numbers.size() > max_ports_per_device) numbers.resize(max_ports_per_device);
+        if (numbers.size() > max_ports_per_device) numbers.erase(numbers.begin() + max_ports_per_device, numbers.end());
         for (const auto n : numbers) {
-            const std::string pdir = dir + "/ports/" + std::to_string(n);
+            const std::string pdir = concat({dir, "/ports/"sv, to_decimal(n)});
             p.port = static_cast<std::uint32_t>(n);
             p.state = read_state(sys, pdir, "state", warnings);
             p.phys_state = read_state(sys, pdir, "phys_state", warnings);
@@ -22469,7 +22567,8 @@ bool is_multipath_path(const S& sys, const std::string& dir) {
     const auto holders = sys.list_dir(dir + "/holders");
     if (!holders) return false;
     for (const auto& h : *holders)
-        if (std::string_view(h).starts_with("dm-") && is_multipath_map(sys, dir + "/holders/" + h)) return true;
+        if (std::string_view(h).starts_with("dm-") && is_multipath_map(sys, concat({dir, "/holders/"sv, h})))
+            return true;
     return false;
 }
 
@@ -22498,7 +22597,7 @@ bool nvme_over_fabrics(const S& sys, std::string_view dir) {
         const std::string_view n = e;
         if (n.size() > 4 && n.starts_with("nvme") &&
             std::all_of(n.begin() + 4, n.end(), [](char c) { return c >= '0' && c <= '9'; }) &&
-            remote(parent + "/" + e))
+            remote(concat({parent, "/"sv, e})))
             return true;
     }
     return false;
@@ -22515,39 +22614,42 @@ std::optional<storage_device> read_block_device(const S& sys, std::string_view n
                                                 std::vector<warning>& warnings, bool as_path = false) {
     if (name.empty() || is_pseudo_block_device(name)) return std::nullopt;
     const std::string d(dir);
+    std::string path; // d + "/<file>", for each file read in turn
+    const auto at = [&](std::string_view file) -> const std::string& {
+        path = d;
+        path += file;
+        return path;
+    };
     // Stacks that do not follow the naming (a renamed md array, device-mapper) say so.
-    if (sys.exists(d + "/dm") || sys.exists(d + "/md")) return std::nullopt;
+    if (sys.exists(at("/dm"sv)) || sys.exists(at("/md"sv))) return std::nullopt;
     // One path of a multipath map: the map is listed instead (probe_storage).
     if (!as_path && detail::is_multipath_path(sys, d)) return std::nullopt;
     constexpr std::size_t cap = 4096;
     // An NVMe multipath path (nvmeXcYnZ); its namespace is listed as nvmeXnZ.
-    const auto hidden = detail::read_optional_file(sys, d + "/hidden", cap, warnings);
+    const auto hidden = detail::read_optional_file(sys, at("/hidden"sv), cap, warnings);
     if (hidden && detail::trim(*hidden) == "1"sv) return std::nullopt;
-    storage_device dev;
+    storage_device dev{};
     dev.name = std::string(name);
-    const std::string size_path = d + "/size";
-    if (auto text = detail::read_optional_file(sys, size_path, cap, warnings)) {
+    if (auto text = detail::read_optional_file(sys, at("/size"sv), cap, warnings)) {
         const auto sectors = detail::parse_u64(detail::trim(*text));
         if (!sectors)
-            detail::add_warning(warnings, warning_kind::parse_error, size_path, "not a sector count");
+            detail::add_warning(warnings, warning_kind::parse_error, path, "not a sector count");
         else if (*sectors > UINT64_MAX / 512)
-            detail::add_warning(warnings, warning_kind::value_out_of_range, size_path, "larger than any disk");
+            detail::add_warning(warnings, warning_kind::value_out_of_range, path, "larger than any disk");
         else if (*sectors == 0)
             return std::nullopt; // no medium: an empty card reader or drive, an unconnected nbd
         else
             dev.size_bytes = *sectors * 512; // always 512-byte units, whatever the logical block size
     }
     std::optional<bool> rotational;
-    const std::string rotational_path = d + "/queue/rotational";
-    if (auto text = detail::read_optional_file(sys, rotational_path, cap, warnings)) {
+    if (auto text = detail::read_optional_file(sys, at("/queue/rotational"sv), cap, warnings)) {
         rotational = detail::parse_rotational(*text);
-        if (!rotational)
-            detail::add_warning(warnings, warning_kind::parse_error, rotational_path, "not 0 or 1");
+        if (!rotational) detail::add_warning(warnings, warning_kind::parse_error, path, "not 0 or 1");
     }
     std::string vendor;
-    if (auto text = detail::read_optional_file(sys, d + "/device/vendor", cap, warnings))
+    if (auto text = detail::read_optional_file(sys, at("/device/vendor"sv), cap, warnings))
         vendor = std::string(detail::trim(*text));
-    if (auto text = detail::read_optional_file(sys, d + "/device/model", cap, warnings))
+    if (auto text = detail::read_optional_file(sys, at("/device/model"sv), cap, warnings))
         dev.model = std::string(detail::trim(*text));
     dev.kind = classify_block_device(name, vendor, dev.model, rotational);
     if (dev.kind == storage_kind::nvme && detail::nvme_over_fabrics(sys, d)) dev.kind = storage_kind::network;
@@ -22570,9 +22672,9 @@ std::optional<storage_device> read_multipath_map(const S& sys, std::string_view 
     const auto paths = sys.list_dir(d + "/slaves");
     if (!paths || paths->empty()) return std::nullopt;
     const std::string first = *std::min_element(paths->begin(), paths->end(), detail::name_less);
-    const auto path_dir = detail::resolve_sysfs_link(sys, d + "/slaves/" + first);
-    auto dev = read_block_device(sys, first, path_dir ? *path_dir : d + "/slaves/" + first, warnings,
-                                 /*as_path=*/true);
+    const std::string path = detail::concat({d, "/slaves/"sv, first});
+    const auto path_dir = detail::resolve_sysfs_link(sys, path);
+    auto dev = read_block_device(sys, first, path_dir ? *path_dir : path, warnings, /*as_path=*/true);
     if (!dev) return std::nullopt;
     dev->name = std::string(name);
     constexpr std::size_t cap = 4096;
@@ -22917,7 +23019,7 @@ public:
                                   system_io io = {})
         : profiles_(std::move(profiles)), warnings_(std::move(warnings)), host_(std::move(host)),
           io_(std::move(io)) {
-        reindex();
+        index_into(index_); // empty until now: built in place
     }
 
     // --- Contents -----------------------------------------------------------------------
@@ -23148,9 +23250,12 @@ private:
     // Called by every member that changes profiles_ other than by appending one.
     void reindex() {
         profile_index fresh;
-        fresh.available.reserve(profiles_.size());
-        for (std::size_t i = 0; i < profiles_.size(); ++i) fresh.append(profiles_[i], i);
+        index_into(fresh);
         index_ = std::move(fresh);
+    }
+    void index_into(profile_index& index) const {
+        index.available.reserve(profiles_.size());
+        for (std::size_t i = 0; i < profiles_.size(); ++i) index.append(profiles_[i], i);
     }
 
     std::span<const slot> family_slots(family f) const noexcept {
@@ -23186,7 +23291,7 @@ private:
     std::vector<warning> warnings_;
     host_info host_;
     system_io io_;
-    profile_index index_;
+    profile_index index_{};
 };
 
 /// A registry of hardware that is not there ("what if I had 16 H100s?"): `count` copies of
@@ -23254,12 +23359,14 @@ AI_HWACCEL_NAMESPACE_END
 // #include "ai_hwaccel/registry.hpp"
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <exception>
 #include <optional>
+#include <span>
 #include <string>
 #include <thread>
 #include <tuple>
@@ -23555,12 +23662,15 @@ private:
         const auto start = clock::now();
 
         // One slot per possible task: the host first, then each probe in order. A slot
-        // with a body is a task to run.
+        // with a body is a task to run. The slots live on the stack (a few hundred bytes
+        // each); the host's findings, which only its task fills, live beside them.
         constexpr std::size_t n = 1 + sizeof...(Probes);
-        std::vector<slot> slots(n);
+        std::array<slot, n> slots;
+        machine_output machine{}; // the host's findings; empty when not asked for
         if (host_) {
             slots[0].timing.name = "host";
             slots[0].sys = &sys;
+            slots[0].machine = &machine;
             slots[0].body = [](const void* view, const void*, slot& s) { run_host(*static_cast<const S*>(view), s); };
         }
         std::size_t k = 1;
@@ -23594,7 +23704,6 @@ private:
         }
 
         std::vector<accelerator_profile> profiles;
-        machine_output& machine = slots[0].machine; // the host's findings; empty when not asked for
         for (auto& s : slots) {
             if (!s.used()) continue;
             s.timing.devices = s.out.devices.size();
@@ -23623,9 +23732,9 @@ private:
         void (*body)(const void* sys, const void* probe, slot&) = nullptr;
         const void* sys = nullptr;
         const void* probe = nullptr;
-        probe_timing timing;
+        probe_timing timing{};
         probe_output out;
-        machine_output machine; // the host's task's findings, less its CPU and warnings (in `out`)
+        machine_output* machine = nullptr; // the host's task's findings, less its CPU and warnings (in `out`)
 
         bool used() const noexcept { return body != nullptr; }
         void run() {
@@ -23656,9 +23765,10 @@ private:
 
     template <system_view S>
     static void run_host(const S& sys, slot& s) {
-        detail::probe_machine_into(sys, s.machine);
-        s.out.devices.push_back(std::move(s.machine.cpu)); // run_probes takes the host and io from `machine`
-        s.out.warnings = std::move(s.machine.warnings);
+        machine_output& m = *s.machine;
+        detail::probe_machine_into(sys, m);
+        s.out.devices.push_back(std::move(m.cpu)); // run_probes takes the host and io from `machine`
+        s.out.warnings = std::move(m.warnings);
     }
 
     template <system_view S, class P>
@@ -23676,7 +23786,7 @@ private:
     // A few workers take the next probe until none is left: as many as the machine has
     // hardware threads, and at least four, since probes mostly wait on files and tools.
     // (A thread per probe costs more to start than most probes take on a small machine.)
-    static void run_parallel(std::vector<slot>& slots, std::size_t tasks) {
+    static void run_parallel(std::span<slot> slots, std::size_t tasks) {
         const std::size_t hardware = std::max(4u, std::thread::hardware_concurrency());
         const std::size_t workers = std::min(tasks, hardware);
         std::atomic<std::size_t> next{0};

@@ -300,8 +300,10 @@ constexpr std::size_t arm_implementer_index(std::uint32_t id) noexcept {
 }
 
 // What detection reads at run time, built from the tables at compile time: the keys, the
-// vendors and "Arm Neoverse-N1" (implementer and core) packed, not the tables of
-// string_views themselves, which would cost a relocation per name (see packed_strings).
+// vendors and the names packed, not the tables of string_views themselves, which would
+// cost a relocation per name (see packed_strings). Detection joins an implementer's name
+// to its core's; arm_core_name's "Arm Neoverse-N1" strings are packed as well, for the
+// programs that ask for them.
 inline constexpr auto arm_core_keys = [] {
     std::array<std::uint32_t, arm_cores.size()> keys{};
     for (std::size_t i = 0; i < arm_cores.size(); ++i)
@@ -316,6 +318,12 @@ inline constexpr auto arm_implementer_vendors = [] {
 constexpr std::string_view arm_core_maker_name(const arm_core& c) noexcept {
     return arm_implementers[arm_implementer_index(c.implementer)].name;
 }
+inline constexpr auto arm_core_short_names =
+    pack_column<column_chars(arm_cores, [](const arm_core& c) { return c.name; })>(
+        arm_cores, [](const arm_core& c) { return c.name; });
+inline constexpr auto arm_implementer_names =
+    pack_column<column_chars(arm_implementers, [](const arm_implementer& i) { return i.name; })>(
+        arm_implementers, [](const arm_implementer& i) { return i.name; });
 inline constexpr auto arm_core_full_names = [] {
     constexpr std::size_t chars = [] {
         std::size_t n = 0;
@@ -397,19 +405,25 @@ inline void name_arm_cpu(cpu_info& c, const arm_core_tally& t) {
     if (c.maker == vendor::unknown && t.first_implementer != arm_core_tally::none)
         c.maker = arm_implementer_vendor(t.first_implementer);
     if ((!c.model.empty() && !c.model.starts_with("ARMv")) || t.size == 0 || t.too_many) return;
+    std::array<std::size_t, arm_core_tally{}.keys.size()> cores{};
     for (std::size_t i = 0; i < t.size; ++i)
-        if (arm_core_name(t.keys[i] >> 16, t.keys[i] & 0xffffu).empty()) return;
+        if ((cores[i] = arm_core_index(t.keys[i] >> 16, t.keys[i] & 0xffffu)) == arm_cores.size()) return;
     c.model.clear();
     for (std::size_t i = 0; i < t.size; ++i) {
         if (i > 0) c.model += " + ";
-        c.model += arm_core_name(t.keys[i] >> 16, t.keys[i] & 0xffffu);
+        // arm_core_name's text, implementer and core joined here.
+        std::size_t maker = 0; // listed: every core's implementer is (arm_tables_well_formed)
+        while (arm_implementer_vendors[maker].first != t.keys[i] >> 16) ++maker;
+        c.model += arm_implementer_names[maker];
+        c.model += ' ';
+        c.model += arm_core_short_names[cores[i]];
     }
 }
 } // namespace detail
 
 /// /proc/cpuinfo → model, vendor, topology and the ISA features that matter for inference.
 inline cpu_info parse_cpuinfo(std::string_view text) {
-    cpu_info c;
+    cpu_info c{};
     std::vector<std::string> packages;
     std::vector<std::string> cores; // package and core id, a line break between (no value holds one)
     std::uint32_t processors = 0;
@@ -418,54 +432,81 @@ inline cpu_info parse_cpuinfo(std::string_view text) {
     bool arm_flags = false;
     detail::arm_core_tally arm;
     std::string s390_machine;
+    // The keys read, in the order of `keys` below.
+    enum class line : std::size_t {
+        processor, model_name, arm_model_name, cpu_model, cpu, uarch, isa, vendor_id,
+        implementer, part, physical_id, core_id, x86_flags, arm_features, architecture
+    };
     detail::for_each_key_value(text, [&](std::string_view key, std::string_view value, bool has_colon) {
         if (!has_colon) return;
-        if (key == "processor"sv) {
+        constexpr auto keys = "processor\0model name\0Model Name\0cpu model\0cpu\0uarch\0isa\0vendor_id\0"
+                              "CPU implementer\0CPU part\0physical id\0core id\0flags\0Features\0"
+                              "CPU architecture\0"sv;
+        switch (static_cast<line>(detail::word_index(key, keys))) {
+        case line::processor:
             ++processors;
             current_package.clear();
-        } else if (key.starts_with("processor "sv) && detail::parse_u64(key.substr(10))) {
-            // s390x: one "processor N: version = FF,  identification = …,  machine = 2964"
-            // line per CPU (arch/s390/kernel/processor.c).
-            ++processors;
-            if (const auto at = value.find("machine = "sv); at != std::string_view::npos && s390_machine.empty())
-                s390_machine = std::string(detail::trim(value.substr(at + 10, value.find(',', at) - at - 10)));
-        } else if ((key == "model name"sv || key == "Model Name"sv || key == "cpu model"sv) && c.model.empty()) {
-            c.model = std::string(value);
-        } else if (key == "cpu"sv && c.model.empty()) {
+            break;
+        case line::model_name:
+        case line::arm_model_name:
+        case line::cpu_model:
+        case line::uarch: // RISC-V: "uarch : sifive,u74-mc" (Linux 6.1 and later)
+            if (c.model.empty()) c.model = std::string(value);
+            break;
+        case line::cpu:
+            if (!c.model.empty()) break;
             // POWER: "cpu : POWER9 (architected), altivec supported" (arch/powerpc/kernel/setup-common.c);
             // the model is what precedes the first comma.
             c.model = std::string(detail::trim(value.substr(0, value.find(','))));
             // The maker stays unknown: the vendor table has no IBM.
             if (value.starts_with("POWER"sv) || value.find("PPC"sv) != std::string_view::npos)
                 c.arch = cpu_arch::ppc64le;
-        } else if (key == "uarch"sv && c.model.empty()) {
-            c.model = std::string(value); // RISC-V: "uarch : sifive,u74-mc" (Linux 6.1 and later)
-        } else if (key == "isa"sv && value.starts_with("rv64"sv)) {
-            c.arch = cpu_arch::riscv64; // RISC-V: "isa : rv64imafdc_zicsr…"
-        } else if (key == "vendor_id"sv && c.maker == vendor::unknown) {
+            break;
+        case line::isa:
+            if (value.starts_with("rv64"sv)) c.arch = cpu_arch::riscv64; // RISC-V: "isa : rv64imafdc_zicsr…"
+            break;
+        case line::vendor_id:
+            if (c.maker != vendor::unknown) break;
             if (value == "GenuineIntel"sv) c.maker = vendor::intel;
             else if (value == "AuthenticAMD"sv) c.maker = vendor::amd;
             else if (value == "IBM/S390"sv) c.arch = cpu_arch::s390x;
-        } else if (key == "CPU implementer"sv || key == "CPU part"sv) {
+            break;
+        case line::implementer:
+        case line::part:
             // The implementer code names the licensee that designed the core (0x41 Arm,
             // 0x48 HiSilicon, 0x51 Qualcomm…), the part that licensee's core.
             arm.read(key == "CPU part"sv, value);
-        } else if (key == "physical id"sv) {
+            break;
+        case line::physical_id:
             current_package = std::string(value);
-            packages.push_back(current_package);
-        } else if (key == "core id"sv) {
-            cores.push_back(current_package + '\n' + std::string(value));
-        } else if (key == "flags"sv && flags.empty()) {
+            packages.push_back(std::string(value));
+            break;
+        case line::core_id:
+            cores.push_back(detail::concat({current_package, "\n"sv, value}));
+            break;
+        case line::x86_flags:
+        case line::arm_features:
+            if (!flags.empty()) break;
             flags = value;
-            c.arch = cpu_arch::x86_64; // "flags" is x86's spelling; 32-bit x86 is not a target
-        } else if (key == "Features"sv && flags.empty()) {
-            flags = value;
-            arm_flags = true;
-        } else if (key == "CPU architecture"sv && c.arch == cpu_arch::unknown) {
+            // "flags" is x86's spelling (32-bit x86 is not a target), "Features" Arm's.
+            if (key == "flags"sv) c.arch = cpu_arch::x86_64;
+            else arm_flags = true;
+            break;
+        case line::architecture:
+            if (c.arch != cpu_arch::unknown) break;
             // 8 and later are AArch64 cores; /proc/cpuinfo of a 32-bit kernel says 7.
-            const auto v = detail::parse_u64(value);
-            if (v) c.arch = *v >= 8 ? cpu_arch::aarch64 : cpu_arch::arm;
+            if (const auto v = detail::parse_u64(value)) c.arch = *v >= 8 ? cpu_arch::aarch64 : cpu_arch::arm;
             else if (value == "AArch64"sv) c.arch = cpu_arch::aarch64; // kernels before 3.18 spell it out
+            break;
+        default:
+            if (key.starts_with("processor "sv) && detail::parse_u64(key.substr(10))) {
+                // s390x: one "processor N: version = FF,  identification = …,  machine = 2964"
+                // line per CPU (arch/s390/kernel/processor.c).
+                ++processors;
+                if (const auto at = value.find("machine = "sv); at != std::string_view::npos && s390_machine.empty())
+                    s390_machine = std::string(detail::trim(value.substr(at + 10, value.find(',', at) - at - 10)));
+            }
+            break;
         }
     });
     if (c.model.empty() && !s390_machine.empty()) c.model = "IBM Z machine type " + s390_machine;
@@ -680,7 +721,7 @@ inline std::vector<std::string> cgroup_dirs(std::string_view mount, std::string_
     std::vector<std::string> dirs;
     std::string p = join_path("/"sv, path);
     for (int depth = 0; depth < 64; ++depth) {
-        dirs.push_back(p == "/"sv ? std::string(mount) : std::string(mount) + p);
+        dirs.push_back(concat({mount, p == "/"sv ? ""sv : std::string_view(p)}));
         if (p == "/"sv) break;
         p = join_path(p, ".."sv);
     }
@@ -745,7 +786,7 @@ cgroup_limits probe_cgroup_limits(const S& sys, const std::optional<std::string>
         bool& seen = p.what == limit::memory ? memory_seen : cpu_seen;
         if (seen) continue;
         const auto own = self ? own_cgroup_path(*self, p.controller) : std::nullopt;
-        for (const auto& dir : cgroup_dirs(p.mount, own.value_or("/"))) {
+        for (const auto& dir : cgroup_dirs(p.mount, own ? std::string_view(*own) : "/"sv)) {
             const auto text = read_in(dir, p.file, 256);
             if (!text) continue;
             seen = true;
@@ -833,7 +874,9 @@ void probe_cpu_topology(const S& sys, std::string_view online_list, cpu_info& cp
                                 big ? "topology id past 2^63" : "topology ids are not numbers");
             return;
         }
-        packages.push_back(std::to_string(*p));
+        // Counted only, so written as unsigned: distinct ids stay distinct (-1, which
+        // firmware without the table gives, is one id as any other).
+        packages.push_back(detail::to_decimal(static_cast<std::uint64_t>(*p)));
         std::string key = packages.back();
         if (ids_per_cluster) {
             key += ' ';
@@ -841,7 +884,7 @@ void probe_cpu_topology(const S& sys, std::string_view online_list, cpu_info& cp
                 key += detail::trim(id.data);
         }
         key += ' ';
-        key += std::to_string(*c);
+        key += detail::to_decimal(static_cast<std::uint64_t>(*c));
         cores.push_back(std::move(key));
     }
     const auto sockets = static_cast<std::uint32_t>(detail::count_distinct(packages));
@@ -863,7 +906,7 @@ void probe_cpu_topology(const S& sys, std::string_view online_list, cpu_info& cp
 /// description and the CPU's profile.
 template <system_view S>
 std::pair<host_info, accelerator_profile> probe_host(const S& sys, std::vector<warning>& warnings) {
-    host_info host;
+    host_info host{};
     auto note = [&](warning_kind k, std::string_view path, const char* msg) {
         detail::add_warning(warnings, k, path, msg);
     };
@@ -1009,7 +1052,7 @@ std::pair<host_info, accelerator_profile> probe_host(const S& sys, std::vector<w
         cpu.memory_free_bytes = {free, a.from};
     }
     if (host.cpu.cores != 0) cpu.compute_units = {host.cpu.cores, origin::sysfs};
-    return {std::move(host), cpu};
+    return {std::move(host), std::move(cpu)};
 }
 
 AI_HWACCEL_NAMESPACE_END

@@ -48,12 +48,14 @@
 #include "ai_hwaccel/registry.hpp"
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <exception>
 #include <optional>
+#include <span>
 #include <string>
 #include <thread>
 #include <tuple>
@@ -349,12 +351,15 @@ private:
         const auto start = clock::now();
 
         // One slot per possible task: the host first, then each probe in order. A slot
-        // with a body is a task to run.
+        // with a body is a task to run. The slots live on the stack (a few hundred bytes
+        // each); the host's findings, which only its task fills, live beside them.
         constexpr std::size_t n = 1 + sizeof...(Probes);
-        std::vector<slot> slots(n);
+        std::array<slot, n> slots;
+        machine_output machine{}; // the host's findings; empty when not asked for
         if (host_) {
             slots[0].timing.name = "host";
             slots[0].sys = &sys;
+            slots[0].machine = &machine;
             slots[0].body = [](const void* view, const void*, slot& s) { run_host(*static_cast<const S*>(view), s); };
         }
         std::size_t k = 1;
@@ -388,7 +393,6 @@ private:
         }
 
         std::vector<accelerator_profile> profiles;
-        machine_output& machine = slots[0].machine; // the host's findings; empty when not asked for
         for (auto& s : slots) {
             if (!s.used()) continue;
             s.timing.devices = s.out.devices.size();
@@ -417,9 +421,9 @@ private:
         void (*body)(const void* sys, const void* probe, slot&) = nullptr;
         const void* sys = nullptr;
         const void* probe = nullptr;
-        probe_timing timing;
+        probe_timing timing{};
         probe_output out;
-        machine_output machine; // the host's task's findings, less its CPU and warnings (in `out`)
+        machine_output* machine = nullptr; // the host's task's findings, less its CPU and warnings (in `out`)
 
         bool used() const noexcept { return body != nullptr; }
         void run() {
@@ -450,9 +454,10 @@ private:
 
     template <system_view S>
     static void run_host(const S& sys, slot& s) {
-        detail::probe_machine_into(sys, s.machine);
-        s.out.devices.push_back(std::move(s.machine.cpu)); // run_probes takes the host and io from `machine`
-        s.out.warnings = std::move(s.machine.warnings);
+        machine_output& m = *s.machine;
+        detail::probe_machine_into(sys, m);
+        s.out.devices.push_back(std::move(m.cpu)); // run_probes takes the host and io from `machine`
+        s.out.warnings = std::move(m.warnings);
     }
 
     template <system_view S, class P>
@@ -470,7 +475,7 @@ private:
     // A few workers take the next probe until none is left: as many as the machine has
     // hardware threads, and at least four, since probes mostly wait on files and tools.
     // (A thread per probe costs more to start than most probes take on a small machine.)
-    static void run_parallel(std::vector<slot>& slots, std::size_t tasks) {
+    static void run_parallel(std::span<slot> slots, std::size_t tasks) {
         const std::size_t hardware = std::max(4u, std::thread::hardware_concurrency());
         const std::size_t workers = std::min(tasks, hardware);
         std::atomic<std::size_t> next{0};

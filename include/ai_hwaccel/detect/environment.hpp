@@ -126,7 +126,7 @@ inline void read_cgroup_path(std::string_view path, cgroup_hints& h) {
 /// no runtime (the cgroupfs driver: "/kubepods/burstable/pod<uid>/<id>") is runtime
 /// `other`.
 inline cgroup_hints parse_proc_cgroup(std::string_view text) {
-    cgroup_hints h;
+    cgroup_hints h{};
     while (!text.empty()) {
         const auto nl = text.find('\n');
         const std::string_view line = detail::trim(text.substr(0, nl));
@@ -176,7 +176,7 @@ inline platform_identity identify_platform(const dmi_info& d, std::string_view h
                                            std::string_view hypervisor_uuid = {}) {
     using detail::icontains;
     using detail::iequals;
-    platform_identity p;
+    platform_identity p{};
     const std::string_view vendor = d.sys_vendor, product = d.product_name;
     const bool ec2_vendor =
         vendor == "Amazon EC2"sv || d.board_vendor == "Amazon EC2"sv || d.bios_vendor == "Amazon EC2"sv;
@@ -217,11 +217,11 @@ inline platform_identity identify_platform(const dmi_info& d, std::string_view h
     } else if (tag == "OracleCloud.com"sv) {
         p.cloud = cloud_provider::oracle;
     } else {
-        for (std::string_view v : {"DigitalOcean"sv, "Hetzner"sv, "Vultr"sv, "Scaleway"sv, "UpCloud"sv, "Linode"sv,
-                                   "Akamai"sv, "Alibaba Cloud"sv})
-            if (vendor == v) p.cloud = cloud_provider::other;
-        if (product == "Droplet"sv || product == "Alibaba Cloud ECS"sv || product.starts_with("Exoscale") ||
-            product == "CloudSigma"sv || tag == "HUAWEICLOUD"sv || tag == "OpenTelekomCloud"sv)
+        constexpr auto vendors = "DigitalOcean\0Hetzner\0Vultr\0Scaleway\0UpCloud\0Linode\0Akamai\0Alibaba Cloud\0"sv;
+        constexpr auto products = "Droplet\0Alibaba Cloud ECS\0CloudSigma\0"sv;
+        constexpr auto tags = "HUAWEICLOUD\0OpenTelekomCloud\0"sv;
+        if (detail::one_of(vendor, vendors) || detail::one_of(product, products) || product.starts_with("Exoscale") ||
+            detail::one_of(tag, tags))
             p.cloud = cloud_provider::other;
         if (p.cloud == cloud_provider::none && p.hypervisor == "Xen"sv &&
             (starts_ec2(detail::trim(hypervisor_uuid)) || starts_ec2(d.product_uuid)))
@@ -315,7 +315,7 @@ std::string_view paravirtual_clock_hypervisor(const S& sys) {
 /// give no warning; unreadable ones do.
 template <system_view S>
 runtime_environment probe_environment(const S& sys, std::vector<warning>& warnings) {
-    runtime_environment env;
+    runtime_environment env{};
     // Containers: marker files first, then cgroup paths (PID 1's, then ours). CRI-O
     // writes /run/.containerenv too (empty), so in a Kubernetes pod the cgroup path's
     // runtime wins over that marker.

@@ -139,10 +139,10 @@ inline std::string clean(std::string_view s, bool& changed) {
 /// The interconnect record of a port: name "<device> port <n>", the state as printed,
 /// bandwidth only for an active port (see the header's comment), no devices.
 inline interconnect to_interconnect(const fabric_port& p, origin from) {
-    interconnect l;
+    interconnect l{};
     l.kind = p.kind;
     l.scope = link_scope::inter_node;
-    l.name = p.device + " port " + detail::to_decimal(p.port);
+    l.name = detail::concat({p.device, " port "sv, detail::to_decimal(p.port)});
     l.state = p.state;
     if (p.active && p.rate_gbit) l.bandwidth_gbps = {detail::fabric::both_directions_gbytes(*p.rate_gbit), from};
     return l;
@@ -377,7 +377,7 @@ inline bool natural_less(const std::string& a, const std::string& b) {
 // The attribute `name` of the sysfs folder `dir`, as printable text ("" when missing).
 template <system_view S>
 std::string read_attr(const S& sys, const std::string& dir, const char* name, std::vector<warning>& warnings) {
-    const std::string path = dir + '/' + name;
+    const std::string path = concat({dir, "/"sv, name});
     const auto text = read_optional_file(sys, path, sysfs_attribute_cap, warnings);
     if (!text) return {};
     bool changed = false;
@@ -412,7 +412,7 @@ std::optional<std::string> pci_function_dir(const S& sys, const std::string& dir
 template <system_view S>
 bool has_roce_v2_gid(const S& sys, const std::string& port_dir) {
     for (std::uint64_t i = 0; i < 8; ++i) {
-        const auto r = sys.read_file(port_dir + "/gid_attrs/types/" + to_decimal(i), 64);
+        const auto r = sys.read_file(concat({port_dir, "/gid_attrs/types/"sv, to_decimal(i)}), 64);
         if (r.status == read_status::ok && trim(r.data) == "RoCE v2"sv) return true;
     }
     return false;
@@ -430,7 +430,7 @@ void for_each_port(const S& sys, std::vector<warning>& warnings, F&& take) {
     if (names->size() > max_devices) {
         detail::add_warning(warnings, warning_kind::value_out_of_range, "/sys/class/infiniband"sv,
                             detail::with_numbers("{} devices; the first {} read"sv, {names->size(), max_devices}));
-        names->resize(max_devices);
+        names->erase(names->begin() + max_devices, names->end()); // not resize(), which could also grow
     }
     for (const auto& name : *names) {
         std::string class_path = "/sys/class/infiniband/";
@@ -447,7 +447,7 @@ void for_each_port(const S& sys, std::vector<warning>& warnings, F&& take) {
         }
         auto port_names = sys.list_dir(dir + "/ports");
         if (!port_names) continue;
-        fabric_port p;
+        fabric_port p{};
         bool changed = false;
         p.device = clean(name, changed);
         p.hca_type = read_attr(sys, dir, "hca_type", warnings);
@@ -465,9 +465,9 @@ void for_each_port(const S& sys, std::vector<warning>& warnings, F&& take) {
             numbers.push_back(*n);
         }
         detail::sort_numbers(numbers);
-        if (numbers.size() > max_ports_per_device) numbers.resize(max_ports_per_device);
+        if (numbers.size() > max_ports_per_device) numbers.erase(numbers.begin() + max_ports_per_device, numbers.end());
         for (const auto n : numbers) {
-            const std::string pdir = dir + "/ports/" + std::to_string(n);
+            const std::string pdir = concat({dir, "/ports/"sv, to_decimal(n)});
             p.port = static_cast<std::uint32_t>(n);
             p.state = read_state(sys, pdir, "state", warnings);
             p.phys_state = read_state(sys, pdir, "phys_state", warnings);

@@ -116,7 +116,8 @@ bool is_multipath_path(const S& sys, const std::string& dir) {
     const auto holders = sys.list_dir(dir + "/holders");
     if (!holders) return false;
     for (const auto& h : *holders)
-        if (std::string_view(h).starts_with("dm-") && is_multipath_map(sys, dir + "/holders/" + h)) return true;
+        if (std::string_view(h).starts_with("dm-") && is_multipath_map(sys, concat({dir, "/holders/"sv, h})))
+            return true;
     return false;
 }
 
@@ -145,7 +146,7 @@ bool nvme_over_fabrics(const S& sys, std::string_view dir) {
         const std::string_view n = e;
         if (n.size() > 4 && n.starts_with("nvme") &&
             std::all_of(n.begin() + 4, n.end(), [](char c) { return c >= '0' && c <= '9'; }) &&
-            remote(parent + "/" + e))
+            remote(concat({parent, "/"sv, e})))
             return true;
     }
     return false;
@@ -162,39 +163,42 @@ std::optional<storage_device> read_block_device(const S& sys, std::string_view n
                                                 std::vector<warning>& warnings, bool as_path = false) {
     if (name.empty() || is_pseudo_block_device(name)) return std::nullopt;
     const std::string d(dir);
+    std::string path; // d + "/<file>", for each file read in turn
+    const auto at = [&](std::string_view file) -> const std::string& {
+        path = d;
+        path += file;
+        return path;
+    };
     // Stacks that do not follow the naming (a renamed md array, device-mapper) say so.
-    if (sys.exists(d + "/dm") || sys.exists(d + "/md")) return std::nullopt;
+    if (sys.exists(at("/dm"sv)) || sys.exists(at("/md"sv))) return std::nullopt;
     // One path of a multipath map: the map is listed instead (probe_storage).
     if (!as_path && detail::is_multipath_path(sys, d)) return std::nullopt;
     constexpr std::size_t cap = 4096;
     // An NVMe multipath path (nvmeXcYnZ); its namespace is listed as nvmeXnZ.
-    const auto hidden = detail::read_optional_file(sys, d + "/hidden", cap, warnings);
+    const auto hidden = detail::read_optional_file(sys, at("/hidden"sv), cap, warnings);
     if (hidden && detail::trim(*hidden) == "1"sv) return std::nullopt;
-    storage_device dev;
+    storage_device dev{};
     dev.name = std::string(name);
-    const std::string size_path = d + "/size";
-    if (auto text = detail::read_optional_file(sys, size_path, cap, warnings)) {
+    if (auto text = detail::read_optional_file(sys, at("/size"sv), cap, warnings)) {
         const auto sectors = detail::parse_u64(detail::trim(*text));
         if (!sectors)
-            detail::add_warning(warnings, warning_kind::parse_error, size_path, "not a sector count");
+            detail::add_warning(warnings, warning_kind::parse_error, path, "not a sector count");
         else if (*sectors > UINT64_MAX / 512)
-            detail::add_warning(warnings, warning_kind::value_out_of_range, size_path, "larger than any disk");
+            detail::add_warning(warnings, warning_kind::value_out_of_range, path, "larger than any disk");
         else if (*sectors == 0)
             return std::nullopt; // no medium: an empty card reader or drive, an unconnected nbd
         else
             dev.size_bytes = *sectors * 512; // always 512-byte units, whatever the logical block size
     }
     std::optional<bool> rotational;
-    const std::string rotational_path = d + "/queue/rotational";
-    if (auto text = detail::read_optional_file(sys, rotational_path, cap, warnings)) {
+    if (auto text = detail::read_optional_file(sys, at("/queue/rotational"sv), cap, warnings)) {
         rotational = detail::parse_rotational(*text);
-        if (!rotational)
-            detail::add_warning(warnings, warning_kind::parse_error, rotational_path, "not 0 or 1");
+        if (!rotational) detail::add_warning(warnings, warning_kind::parse_error, path, "not 0 or 1");
     }
     std::string vendor;
-    if (auto text = detail::read_optional_file(sys, d + "/device/vendor", cap, warnings))
+    if (auto text = detail::read_optional_file(sys, at("/device/vendor"sv), cap, warnings))
         vendor = std::string(detail::trim(*text));
-    if (auto text = detail::read_optional_file(sys, d + "/device/model", cap, warnings))
+    if (auto text = detail::read_optional_file(sys, at("/device/model"sv), cap, warnings))
         dev.model = std::string(detail::trim(*text));
     dev.kind = classify_block_device(name, vendor, dev.model, rotational);
     if (dev.kind == storage_kind::nvme && detail::nvme_over_fabrics(sys, d)) dev.kind = storage_kind::network;
@@ -217,9 +221,9 @@ std::optional<storage_device> read_multipath_map(const S& sys, std::string_view 
     const auto paths = sys.list_dir(d + "/slaves");
     if (!paths || paths->empty()) return std::nullopt;
     const std::string first = *std::min_element(paths->begin(), paths->end(), detail::name_less);
-    const auto path_dir = detail::resolve_sysfs_link(sys, d + "/slaves/" + first);
-    auto dev = read_block_device(sys, first, path_dir ? *path_dir : d + "/slaves/" + first, warnings,
-                                 /*as_path=*/true);
+    const std::string path = detail::concat({d, "/slaves/"sv, first});
+    const auto path_dir = detail::resolve_sysfs_link(sys, path);
+    auto dev = read_block_device(sys, first, path_dir ? *path_dir : path, warnings, /*as_path=*/true);
     if (!dev) return std::nullopt;
     dev->name = std::string(name);
     constexpr std::size_t cap = 4096;

@@ -118,6 +118,18 @@ constexpr std::optional<std::uint32_t> parse_hex_attribute(std::string_view s) n
 /// per integer type.
 inline std::string to_decimal(std::uint64_t n) { return std::to_string(n); }
 
+/// `parts` one after another: concat({dir, "/ports/", to_decimal(n)}). One function for
+/// every such string, where chains of `+` would instantiate an operator for each mix of
+/// temporaries and references they meet.
+inline std::string concat(std::initializer_list<std::string_view> parts) {
+    std::size_t size = 0;
+    for (const auto p : parts) size += p.size();
+    std::string out;
+    out.reserve(size);
+    for (const auto p : parts) out += p;
+    return out;
+}
+
 /// `pattern` with each "{}" in it replaced by the next of `numbers`, in decimal:
 /// with_numbers("{} socket(s), {} core(s)", {2, 96}). A message with numbers in it is then
 /// one call where it is written, not a chain of appends and temporaries. A "{}" past the
@@ -290,13 +302,16 @@ std::optional<std::string> resolve_sysfs_link(const S& sys, std::string_view pat
 inline constexpr std::uint32_t cpulist_max_cpus = 1u << 16;
 
 namespace detail {
-/// The ranges of a cpulist, sorted and merged; nullopt when it is not one.
-inline std::optional<std::vector<std::pair<std::uint32_t, std::uint32_t>>> cpulist_ranges(std::string_view text,
-                                                                                          std::uint32_t max_cpus) {
+/// A range of CPUs as cpulist_ranges keeps it: first << 32 | last, which sorts as the pair
+/// does.
+constexpr std::uint32_t range_first(std::uint64_t r) noexcept { return static_cast<std::uint32_t>(r >> 32); }
+constexpr std::uint32_t range_last(std::uint64_t r) noexcept { return static_cast<std::uint32_t>(r); }
+
+/// The ranges of a cpulist, sorted and merged (see range_first); nullopt when it is not one.
+inline std::optional<std::vector<std::uint64_t>> cpulist_ranges(std::string_view text, std::uint32_t max_cpus) {
     text = trim(text);
-    // Each range as first << 32 | last, which sorts as the pair does.
     std::vector<std::uint64_t> ranges;
-    if (text.empty()) return std::vector<std::pair<std::uint32_t, std::uint32_t>>{};
+    if (text.empty()) return ranges;
     while (true) {
         const auto comma = text.find(',');
         const std::string_view item = text.substr(0, comma);
@@ -310,16 +325,17 @@ inline std::optional<std::vector<std::pair<std::uint32_t, std::uint32_t>>> cpuli
         if (ranges.size() > max_cpus) return std::nullopt; // more items than CPUs: not a real list
     }
     sort_numbers(ranges);
-    std::vector<std::pair<std::uint32_t, std::uint32_t>> merged;
-    for (const auto packed : ranges) {
-        const auto r_first = static_cast<std::uint32_t>(packed >> 32);
-        const auto r_last = static_cast<std::uint32_t>(packed);
-        if (!merged.empty() && r_first <= merged.back().second + 1)
-            merged.back().second = std::max(merged.back().second, r_last);
-        else
-            merged.emplace_back(r_first, r_last);
+    std::size_t kept = 0; // merged in place: ranges[0, kept) are done
+    for (const auto r : ranges) {
+        if (kept == 0 || range_first(r) > std::uint64_t{range_last(ranges[kept - 1])} + 1) {
+            ranges[kept++] = r; // a range of its own
+            continue;
+        }
+        std::uint64_t& joined = ranges[kept - 1]; // r overlaps or adjoins it
+        if (range_last(r) > range_last(joined)) joined = joined >> 32 << 32 | range_last(r);
     }
-    return merged;
+    ranges.erase(ranges.begin() + static_cast<std::ptrdiff_t>(kept), ranges.end());
+    return ranges;
 }
 } // namespace detail
 
@@ -332,9 +348,13 @@ inline std::optional<std::vector<std::uint32_t>> parse_cpulist(std::string_view 
                                                               std::uint32_t max_cpus = cpulist_max_cpus) {
     const auto ranges = detail::cpulist_ranges(text, max_cpus);
     if (!ranges) return std::nullopt;
-    std::vector<std::uint32_t> cpus;
-    for (const auto& [first, last] : *ranges)
-        for (std::uint64_t c = first; c <= last; ++c) cpus.push_back(static_cast<std::uint32_t>(c));
+    std::size_t count = 0; // at most max_cpus: the ranges are disjoint and below it
+    for (const auto r : *ranges) count += std::size_t{detail::range_last(r)} - detail::range_first(r) + 1;
+    std::vector<std::uint32_t> cpus(count);
+    std::size_t at = 0;
+    for (const auto r : *ranges)
+        for (std::uint64_t c = detail::range_first(r); c <= detail::range_last(r); ++c)
+            cpus[at++] = static_cast<std::uint32_t>(c);
     return cpus;
 }
 
@@ -343,7 +363,7 @@ inline std::optional<std::uint32_t> cpulist_count(std::string_view text, std::ui
     const auto ranges = detail::cpulist_ranges(text, max_cpus);
     if (!ranges) return std::nullopt;
     std::uint32_t n = 0;
-    for (const auto& [first, last] : *ranges) n += last - first + 1;
+    for (const auto r : *ranges) n += detail::range_last(r) - detail::range_first(r) + 1;
     return n;
 }
 
@@ -357,8 +377,8 @@ inline std::optional<std::uint32_t> cpulist_common_count(std::string_view a, std
     if (!y) return cpulist_count(a);
     std::uint32_t n = 0;
     for (std::size_t i = 0, j = 0; i < x->size() && j < y->size();) {
-        const auto [xf, xl] = (*x)[i];
-        const auto [yf, yl] = (*y)[j];
+        const auto xf = range_first((*x)[i]), xl = range_last((*x)[i]);
+        const auto yf = range_first((*y)[j]), yl = range_last((*y)[j]);
         const auto first = xf > yf ? xf : yf;
         const auto last = xl < yl ? xl : yl;
         if (first <= last) n += last - first + 1;

@@ -313,7 +313,7 @@ public:
         std::vector<std::string> names;
         while (const dirent* e = ::readdir(d)) {
             const std::string_view n = e->d_name;
-            if (n != "."sv && n != ".."sv) names.emplace_back(n);
+            if (n != "."sv && n != ".."sv) names.push_back(std::string(n));
         }
         ::closedir(d);
         return names;
@@ -405,7 +405,9 @@ private:
     std::optional<std::string> resolve(std::string_view path, bool follow_last) const {
         if (root_.empty()) {
             if (!path.empty() && path.front() == '/') return std::string(path);
-            return "/" + std::string(path);
+            std::string out = "/";
+            out += path;
+            return out;
         }
         std::string rest(path); // what is left to walk; a link's text replaces the part walked
         std::size_t pos = 0;

@@ -32,10 +32,13 @@ AI_HWACCEL_NAMESPACE_BEGIN
 // ---------------------------------------------------------------------------------------
 // NUMA
 
-/// A node's meminfo ("Node 250 MemTotal:       15728640 kB" and more lines like it) →
-/// the node's id and MemTotal in bytes (cpus left empty). nullopt without a MemTotal line
-/// or when lines name different nodes.
-inline std::optional<numa_node> parse_node_meminfo(std::string_view text) {
+namespace detail {
+/// A node's id and MemTotal in bytes, as parse_node_meminfo reads them.
+struct node_memory {
+    std::uint32_t id = 0;
+    std::uint64_t bytes = 0;
+};
+inline std::optional<node_memory> read_node_meminfo(std::string_view text) {
     std::optional<std::uint32_t> id;
     std::optional<std::uint64_t> total;
     bool consistent = true;
@@ -56,9 +59,19 @@ inline std::optional<numa_node> parse_node_meminfo(std::string_view text) {
         total = *kib * units::kib;
     });
     if (!consistent || !id || !total) return std::nullopt;
+    return node_memory{*id, *total};
+}
+} // namespace detail
+
+/// A node's meminfo ("Node 250 MemTotal:       15728640 kB" and more lines like it) →
+/// the node's id and MemTotal in bytes (cpus left empty). nullopt without a MemTotal line
+/// or when lines name different nodes.
+inline std::optional<numa_node> parse_node_meminfo(std::string_view text) {
+    const auto m = detail::read_node_meminfo(text);
+    if (!m) return std::nullopt;
     numa_node node;
-    node.id = *id;
-    node.memory_bytes = *total;
+    node.id = m->id;
+    node.memory_bytes = m->bytes;
     return node;
 }
 
@@ -97,7 +110,7 @@ std::vector<numa_node> probe_numa(const S& sys, std::vector<warning>& warnings) 
         }
         const std::string meminfo_path = dir + "/meminfo";
         if (auto text = detail::read_optional_file(sys, meminfo_path, 64 * 1024, warnings)) {
-            const auto mem = parse_node_meminfo(*text);
+            const auto mem = detail::read_node_meminfo(*text);
             if (!mem)
                 detail::add_warning(warnings, warning_kind::parse_error, meminfo_path, "no Node MemTotal line");
             else if (mem->id != node.id) {
@@ -106,7 +119,7 @@ std::vector<numa_node> probe_numa(const S& sys, std::vector<warning>& warnings) 
                                                          {mem->id, node.id}));
 
             } else
-                node.memory_bytes = mem->memory_bytes;
+                node.memory_bytes = mem->bytes;
         }
         nodes.push_back(std::move(node));
     }
@@ -314,7 +327,7 @@ std::int32_t read_numa_node(const S& sys, std::string_view dir, std::vector<warn
         add_warning(warnings, unparsed_number(*text), path, "not a node number");
     else if (*n < -1 || *n >= (std::int64_t{1} << 16))
         add_warning(warnings, warning_kind::value_out_of_range, path,
-                    "node " + std::to_string(*n) + " is not one a kernel can have");
+                    "node " + std::string(trim(*text)) + " is not one a kernel can have");
     else
         return static_cast<std::int32_t>(*n);
     return -1;
