@@ -8,8 +8,11 @@
 # 2026-11-25: 109,344 bytes (the target is not met: four changes of 2026-11-24 took the
 # program from 97,056 to 113,440 bytes; see BENCHMARKS.md).
 # 2026-11-25 (thirty-sixth session): 105,312 bytes.
+# 2026-11-25 (thirty-seventh session): 96,976 bytes, under the target. The file grows by
+# whole pages: at this budget the code has about 500 bytes of room before its next page,
+# the read-only data and unwind tables about 800 (BENCHMARKS.md, 'Binary size').
 
-set(_ai_hwaccel_size_budget 105312)
+set(_ai_hwaccel_size_budget 96976)
 set(_ai_hwaccel_size_target 100000)
 find_program(AI_HWACCEL_STRIP NAMES strip)
 find_program(AI_HWACCEL_BASH NAMES bash)
