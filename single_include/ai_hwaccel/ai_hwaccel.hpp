@@ -4701,12 +4701,6 @@ constexpr bool arm_tables_well_formed() noexcept {
 static_assert(arm_tables_well_formed(), "arm_cores: a blank or repeated row, or an implementer not listed");
 #endif
 
-constexpr std::size_t arm_implementer_index(std::uint32_t id) noexcept {
-    std::size_t i = 0;
-    while (i < arm_implementers.size() && arm_implementers[i].id != id) ++i;
-    return i;
-}
-
 // What detection reads at run time, built from the tables at compile time: the keys, the
 // vendors and the names packed, not the tables of string_views themselves, which would
 // cost a relocation per name (see packed_strings). Detection joins an implementer's name
@@ -4723,6 +4717,13 @@ inline constexpr auto arm_implementer_vendors = [] {
     for (std::size_t i = 0; i < arm_implementers.size(); ++i) out[i] = {arm_implementers[i].id, arm_implementers[i].maker};
     return out;
 }();
+/// The row of arm_implementers for an implementer code (its size when none), found in
+/// arm_implementer_vendors: the same codes in the same order, without the names' pointers.
+constexpr std::size_t arm_implementer_index(std::uint32_t id) noexcept {
+    std::size_t i = 0;
+    while (i < arm_implementer_vendors.size() && arm_implementer_vendors[i].first != id) ++i;
+    return i;
+}
 constexpr std::string_view arm_core_maker_name(const arm_core& c) noexcept {
     return arm_implementers[arm_implementer_index(c.implementer)].name;
 }
@@ -4819,10 +4820,9 @@ inline void name_arm_cpu(cpu_info& c, const arm_core_tally& t) {
     c.model.clear();
     for (std::size_t i = 0; i < t.size; ++i) {
         if (i > 0) c.model += " + ";
-        // arm_core_name's text, implementer and core joined here.
-        std::size_t maker = 0; // listed: every core's implementer is (arm_tables_well_formed)
-        while (arm_implementer_vendors[maker].first != t.keys[i] >> 16) ++maker;
-        c.model += arm_implementer_names[maker];
+        // arm_core_name's text, implementer and core joined here (a core's implementer is
+        // always listed: arm_tables_well_formed).
+        c.model += arm_implementer_names[arm_implementer_index(t.keys[i] >> 16)];
         c.model += ' ';
         c.model += arm_core_short_names[cores[i]];
     }

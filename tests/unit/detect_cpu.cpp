@@ -5,6 +5,7 @@
 
 #include <doctest/doctest.h>
 
+#include <cstdio>
 #include <filesystem>
 #include <set>
 #include <string>
@@ -182,6 +183,15 @@ TEST_CASE("arm_cores table and model names") {
         big_little += "processor : " + std::to_string(i) + "\nCPU implementer : 0x41\nCPU part : " +
                       (i < 6 ? "0xd05" : "0xd0b") + "\n\n";
     CHECK(cpu(big_little).model == "Arm Cortex-A55 + Arm Cortex-A76");
+    // parse_cpuinfo joins the implementer's name to the core's itself: for every row of the
+    // table it gives what arm_core_name gives.
+    for (const auto& core : ah::arm_cores) {
+        CAPTURE(core.name);
+        char ids[96];
+        std::snprintf(ids, sizeof ids, "processor : 0\nCPU implementer : 0x%02x\nCPU part : 0x%03x\n",
+                      unsigned{core.implementer}, unsigned{core.part});
+        CHECK(cpu(ids).model == ah::arm_core_name(core.implementer, core.part));
+    }
     // More core types than any chip has is not a listing to name.
     std::string mixed;
     for (int i = 0; i < 9; ++i) mixed += "processor : 0\nCPU implementer : 0x41\nCPU part : 0xd0" + std::to_string(i) + "\n";
@@ -206,6 +216,13 @@ TEST_CASE("parse_cpuinfo: POWER, RISC-V, s390x and early AArch64 kernels (hand-m
                                          "clock\t\t: 2750.000000MHz\nrevision\t: 2.2 (pvr 004e 1202)\n\n"
                                          "timebase\t: 512000000\nplatform\t: pSeries\n");
     CHECK(power.model == "POWER9 (architected)");
+    // The other spellings of the model line (hand-made): "Model Name" and MIPS's "cpu model";
+    // the first model line read is the one kept.
+    CHECK(ah::parse_cpuinfo("processor : 0\nModel Name : Some Arm SoC\n").model == "Some Arm SoC");
+    CHECK(ah::parse_cpuinfo("system type : MT7621\nprocessor : 0\ncpu model : MIPS 1004Kc V2.15\n").model ==
+          "MIPS 1004Kc V2.15");
+    CHECK(ah::parse_cpuinfo("processor : 0\nmodel name : First\ncpu model : Second\nuarch : Third\n").model ==
+          "First");
     CHECK(power.arch == ah::cpu_arch::ppc64le);
     CHECK(power.threads == 2);
     // RISC-V (arch/riscv/kernel/cpu.c): "isa", "mmu", and since Linux 6.1 "uarch".

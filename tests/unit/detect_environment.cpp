@@ -332,15 +332,34 @@ TEST_CASE("identify_platform, hand-made DMI strings") {
     d.chassis_asset_tag = "";
     CHECK(ah::identify_platform(d).cloud == cloud_provider::none); // plain QEMU
 
-    for (const char* vendor : {"DigitalOcean", "Hetzner", "Vultr", "Scaleway", "Linode", "Alibaba Cloud"}) {
+    for (const char* vendor :
+         {"DigitalOcean", "Hetzner", "Vultr", "Scaleway", "UpCloud", "Linode", "Akamai", "Alibaba Cloud"}) {
         CAPTURE(vendor);
         d = {};
         d.sys_vendor = vendor;
         CHECK(ah::identify_platform(d).cloud == cloud_provider::other);
     }
-    d = {};
-    d.product_name = "Alibaba Cloud ECS";
-    CHECK(ah::identify_platform(d).cloud == cloud_provider::other);
+    for (const char* product : {"Alibaba Cloud ECS", "Droplet", "CloudSigma", "Exoscale Compute Platform"}) {
+        CAPTURE(product);
+        d = {};
+        d.product_name = product;
+        CHECK(ah::identify_platform(d).cloud == cloud_provider::other);
+    }
+    for (const char* tag : {"HUAWEICLOUD", "OpenTelekomCloud"}) {
+        CAPTURE(tag);
+        d = {};
+        d.chassis_asset_tag = tag;
+        CHECK(ah::identify_platform(d).cloud == cloud_provider::other);
+    }
+    // Names are whole: a part of one, or one with more after it, is none of them.
+    for (const char* vendor : {"Hetzne", "Hetzner Online GmbH", "Cloud", "", "Akamai\nLinode"}) {
+        CAPTURE(vendor);
+        d = {};
+        d.sys_vendor = vendor;
+        d.product_name = vendor;
+        d.chassis_asset_tag = vendor;
+        CHECK(ah::identify_platform(d).cloud == cloud_provider::none);
+    }
     d = {};
     d.sys_vendor = "VMware, Inc.";
     d.product_name = "VMware Virtual Platform";

@@ -428,6 +428,10 @@ TEST_CASE("probe_pci scratch tree: driver, NUMA node, subsystem, bad values") {
     // -5, the 10^30 numa_node (past 64 bits). And one unreadable vendor.
     CHECK(count_kind(w, ah::warning_kind::parse_error) == 6);
     CHECK(count_kind(w, ah::warning_kind::value_out_of_range) == 3);
+    CHECK(std::ranges::count_if(w, [](const ah::warning& x) {
+              return x.kind == ah::warning_kind::value_out_of_range &&
+                     x.message == "node -5 is not one a kernel can have";
+          }) == 1);
     CHECK(count_kind(w, ah::warning_kind::permission_denied) == 1);
     CHECK(w.size() == 10);
 
