@@ -1019,6 +1019,59 @@ std::vector<ah::accelerator_profile> card_and_igpu() {
 }
 } // namespace
 
+TEST_CASE("suggest_quantization: neighbouring devices are counted alike only when they are alike") {
+    // suggest_quantization visits runs of neighbours that match in kind, usable memory and
+    // the peak rates support_test reads; a neighbour differing in any of them starts a run
+    // of its own, and its count must be what a test of each device on its own gives.
+    auto gpus = cards("H100 SXM", 8);
+    for (const std::size_t i : {2u, 3u, 6u}) gpus[i].peak.bf16 = 0; // no bf16: BF16 does not run there
+    gpus[4].memory_bytes = {40 * ah::units::gib, ah::origin::user};
+    const auto& m = model("llama-3.1-8b");
+    const auto count_of = [&](quant_format f) {
+        std::uint32_t n = 0;
+        std::uint64_t bytes = 0;
+        for (const auto& d : gpus)
+            if (ah::support_for(d, f) != ah::format_support::none) {
+                ++n;
+                bytes += ah::usable_memory(d);
+            }
+        return std::pair{n, bytes};
+    };
+    for (const auto f : {quant_format::bf16, quant_format::fp16, quant_format::fp8_e4m3, quant_format::q4_k_m}) {
+        CAPTURE(ah::to_string(f));
+        ah::plan_options o;
+        o.formats = {f};
+        const auto q = ah::suggest_quantization(gpus, m, {}, o);
+        REQUIRE(q.fits);
+        CHECK(q.format == f);
+        const auto expected = count_of(f);
+        CHECK(q.devices == expected.first);
+        CHECK(q.usable_bytes == expected.second);
+    }
+    ah::plan_options bf16;
+    bf16.formats = {quant_format::bf16};
+    CHECK(ah::suggest_quantization(gpus, m, {}, bf16).devices == 5);
+    CHECK(ah::suggest_quantization(gpus, m, {}, bf16).usable_bytes ==
+          4 * ah::usable_memory(gpus[0]) + ah::usable_memory(gpus[4]));
+    // A device whose rates are unknown dequantizes what the others run natively: the
+    // natively running ones fit first and are the only ones counted.
+    gpus[1].peak = {};
+    gpus[1].peak_from = ah::origin::none;
+    ah::plan_options fp8;
+    fp8.formats = {quant_format::fp8_e4m3};
+    const auto q8 = ah::suggest_quantization(gpus, m, {}, fp8);
+    REQUIRE(q8.fits);
+    CHECK(q8.support == ah::format_support::native);
+    CHECK(q8.devices == 7);
+    // Unified-memory devices of one host are one pool however alike they are.
+    auto macs = cards("Apple M2 Max 38-core GPU", 3);
+    for (auto& mac : macs) mac.memory_bytes = {64 * ah::units::gib, ah::origin::user};
+    const auto pooled = ah::suggest_quantization(macs, m);
+    REQUIRE(pooled.fits);
+    CHECK(pooled.devices == 1);
+    CHECK(pooled.usable_bytes == ah::usable_memory(macs[0]));
+}
+
 TEST_CASE("suggest_quantization: a discrete card wins over an integrated GPU with more shared memory") {
     auto devs = card_and_igpu();
     const auto q = ah::suggest_quantization(std::span<const ah::accelerator_profile>(devs), model("llama-3.1-8b"));

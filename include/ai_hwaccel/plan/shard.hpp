@@ -934,6 +934,10 @@ struct planner {
     pos_list sorted;    ///< island s's devices, largest first (stable), from slot begin[s]
     pos_list island_of; ///< island number by group position (islands numbered by root)
     std::size_t islands = 0;
+    /// The islands that had unused devices when last worked out, in order: a used device
+    /// stays used, so an island found empty is not visited again.
+    pos_list live;
+    std::size_t live_count = 0;
     /// Most devices in one tensor-parallel unit: lowered when nothing fits (see plan_group).
     std::size_t unit_cap = max_plan_devices;
     std::array<bool, max_plan_devices> used;  ///< by group position (cleared by `start`)
@@ -991,7 +995,9 @@ constexpr void start(planner& P, const group& g, const needs& n) noexcept {
         P.begin[s] = static_cast<pos_t>(at);
         at += P.size[s];
         P.stale[s] = true;
+        P.live[s] = static_cast<pos_t>(s);
     }
+    P.live_count = P.islands;
     for (std::size_t i = 0; i < g.count; ++i) {
         const auto s = P.island_of[i];
         const std::size_t first = P.begin[s];
@@ -1074,8 +1080,12 @@ constexpr void search(planner& P, const group& g, std::span<const accelerator_pr
     std::size_t devices_left = 0, unit_count = 0;
     std::size_t one_island = P.islands, tp_island = P.islands;
     double single_bw = -1;
-    for (std::size_t s = 0; s < P.islands; ++s) {
+    std::size_t kept = 0;
+    for (std::size_t x = 0; x < P.live_count; ++x) {
+        const std::size_t s = P.live[x];
         if (P.stale[s]) refresh(P, g, devs, n, s);
+        if (P.left[s] == 0) continue; // no units, nothing to offer
+        P.live[kept++] = static_cast<pos_t>(s);
         devices_left += P.left[s];
         unit_count += P.units[s];
         if (P.single_at[s] != max_plan_devices && P.single_bw[s] > single_bw) {
@@ -1084,6 +1094,7 @@ constexpr void search(planner& P, const group& g, std::span<const accelerator_pr
         }
         if (P.tp_t[s] != 0 && (tp_island == P.islands || P.tp_t[s] < P.tp_t[tp_island])) tp_island = s;
     }
+    P.live_count = kept;
     if (devices_left == 0) return;
 
     std::size_t best_devices = ~std::size_t{0};
@@ -1454,15 +1465,28 @@ struct kind_list {
     /// A device of the kind (any in the span) has a known memory bandwidth.
     kind_set estimable{};
 };
-/// What suggest_quantization reads of each device that may take part (usable, with known
-/// memory, among the first max_plan_devices), gathered once: a scan per format then reads
-/// of the profile only the peak that decides support.
+/// Whether support_test answers alike for `a` and `b` (whose kinds are equal) for every
+/// format: the same peak rates, bit for bit, from equally unknown sources.
+constexpr bool same_support(const accelerator_profile& a, const accelerator_profile& b) noexcept {
+    const auto& p = a.peak;
+    const auto& q = b.peak;
+    return (a.peak_from == origin::none) == (b.peak_from == origin::none) && same_bits(p.fp64, q.fp64) &&
+           same_bits(p.fp32, q.fp32) && same_bits(p.tf32, q.tf32) && same_bits(p.bf16, q.bf16) &&
+           same_bits(p.fp16, q.fp16) && same_bits(p.fp8, q.fp8) && same_bits(p.int8, q.int8) &&
+           same_bits(p.fp6, q.fp6) && same_bits(p.fp4, q.fp4) && same_bits(p.int4, q.int4);
+}
+
+/// What suggest_quantization reads of the devices that may take part (usable, with known
+/// memory, among the first max_plan_devices), gathered once. Neighbours alike in all of it
+/// (kind, usable bytes, same_support; no shared pool) form one run, so that a scan
+/// per format visits each run once: a cluster is mostly runs of one model.
 struct member_list {
-    std::array<std::uint64_t, max_plan_devices> usable; ///< usable(d, options)
-    pos_list pos;                                       ///< position in the span
+    std::array<std::uint64_t, max_plan_devices> usable; ///< usable(d, options) of each
+    pos_list pos;                                       ///< the first one's position in the span
+    pos_list size;                                      ///< devices in the run
     std::array<device_kind, max_plan_devices> kind;
-    std::array<bool, max_plan_devices> pooled; ///< unified memory or a CPU: counted once a host
-    std::size_t count = 0;
+    std::array<bool, max_plan_devices> pooled; ///< unified memory or a CPU (a run of one): counted once a host
+    std::size_t count = 0;                     ///< runs
 };
 
 /// Every format, most bits per weight first, table order among equals (a stable sort).
@@ -1499,11 +1523,19 @@ constexpr kind_list kinds_of(std::span<const accelerator_profile> devs, const pl
         }
         if (!members) continue;
         auto& l = *members;
+        const std::uint64_t cap = usable_of_scan(d);
+        const bool pooled = pooled_memory(d);
+        if (const std::size_t r = l.count - 1; l.count > 0 && !pooled && !l.pooled[r] && l.kind[r] == d.kind &&
+                                               l.usable[r] == cap && same_support(devs[l.pos[r]], d)) {
+            ++l.size[r];
+            continue;
+        }
         const std::size_t at = l.count++;
-        l.usable[at] = usable_of_scan(d);
+        l.usable[at] = cap;
         l.pos[at] = static_cast<pos_t>(i);
+        l.size[at] = 1;
         l.kind[at] = d.kind;
-        l.pooled[at] = pooled_memory(d);
+        l.pooled[at] = pooled;
     }
     return k;
 }
@@ -1530,8 +1562,9 @@ constexpr capacity capacity_of(std::span<const accelerator_profile> devs, const 
     std::uint64_t last_cap = 0, last_layers = 0; // equal devices hold equal layers
     bool any_pooled = false;
     const support_test support(q);
-    const auto add = [&](std::uint64_t cap) {
-        if (c.count == 0) {
+    const auto add = [&](std::uint64_t cap, std::size_t devices) { // `devices` alike
+        const bool first = c.count == 0;
+        if (first) {
             c.largest = c.smallest = cap;
             if (const needs* n = get_needs()) {
                 c.layers = one_device(*n);
@@ -1540,14 +1573,14 @@ constexpr capacity capacity_of(std::span<const accelerator_profile> devs, const 
         }
         if (cap > c.largest) c.largest = cap;
         if (cap < c.smallest) c.smallest = cap;
-        ++c.count;
-        c.usable = sat_add(c.usable, cap);
+        c.count += devices;
+        c.usable = sat_add(c.usable, sat_mul(cap, devices));
         if (!with_layers) return;
-        if (c.count == 1 || cap != last_cap) {
+        if (first || cap != last_cap) {
             last_cap = cap;
             last_layers = c.layers(cap, false, false);
         }
-        c.middle += last_layers;
+        c.middle += last_layers * devices;
     };
     const auto takes_part = [&](std::size_t i) {
         if (l.kind[i] != kind) return false;
@@ -1563,7 +1596,7 @@ constexpr capacity capacity_of(std::span<const accelerator_profile> devs, const 
             any_pooled = true;
             continue;
         }
-        add(l.usable[i]);
+        add(l.usable[i], l.size[i]);
     }
     // Each host's largest pool (the first of equals), as group_of keeps it.
     for (std::size_t i = 0; any_pooled && i < l.count; ++i) {
@@ -1574,7 +1607,7 @@ constexpr capacity capacity_of(std::span<const accelerator_profile> devs, const 
             if (j != i && l.pooled[j] && host_of(o, l.pos[j]) == host && takes_part(j) &&
                 (l.usable[j] > l.usable[i] || (l.usable[j] == l.usable[i] && j < i)))
                 largest = false;
-        if (largest) add(l.usable[i]);
+        if (largest) add(l.usable[i], 1);
     }
     return c;
 }
