@@ -32121,7 +32121,9 @@ struct planner {
     std::array<std::uint64_t, max_plan_devices> room;
     // Scratch of one search.
     pos_list all;  ///< the slots of every unit, in unit order
-    pos_list rank; ///< indices into all, most room first
+    pos_list rank; ///< indices into all, most room first (the first of equals first)
+    /// By index into all: the unit's room (at most the model's layers), -1 once ranked.
+    std::array<std::int64_t, max_plan_devices> unranked_room;
     std::array<bool, max_plan_devices> pick; ///< by unit (cleared by `start`)
     std::array<stage_ref, max_plan_devices> st;
     std::array<std::uint32_t, max_plan_devices> tmp;
@@ -32297,21 +32299,49 @@ constexpr void search(planner& P, const group& g, std::span<const accelerator_pr
     const std::size_t k_first = o.spread ? (unit_count < n.layers ? unit_count : (n.layers > 2 ? n.layers : 2)) : 2;
     if (unit_count < 2 || k_first >= best_devices) return;
     std::size_t nu = 0;
-    for (std::size_t s = 0; s < P.islands; ++s)
+    for (std::size_t x = 0; x < P.live_count; ++x) { // an island left out has no units
+        const std::size_t s = P.live[x];
         for (std::size_t k = P.begin[s]; k < P.begin[s] + P.units[s]; ++k) {
-            P.all[nu] = static_cast<pos_t>(k);
-            std::size_t at = nu;
-            while (at > 0 && P.room[P.all[P.rank[at - 1]]] < P.room[k]) {
+            P.unranked_room[nu] = static_cast<std::int64_t>(P.room[k]);
+            P.all[nu++] = static_cast<pos_t>(k);
+        }
+    }
+    // The units by room, most first, the first of equals first, ranked only as far as the
+    // search reads: most searches stop after a few units. The first few are picked one by
+    // one (a pass over the units each); the rest, if wanted, are inserted in one pass, after
+    // the picked ones, all of which have at least as much room (and, where equal, come first).
+    std::size_t ranked = 0;
+    const auto rank_through = [&](std::size_t count) {
+        constexpr std::size_t picked_one_by_one = 8;
+        while (ranked < count && ranked < picked_one_by_one) {
+            std::size_t top = 0;
+            std::int64_t most = -1;
+            for (std::size_t i = 0; i < nu; ++i)
+                if (P.unranked_room[i] > most) {
+                    most = P.unranked_room[i];
+                    top = i;
+                }
+            P.unranked_room[top] = -1;
+            P.rank[ranked++] = static_cast<pos_t>(top);
+        }
+        if (ranked >= count) return;
+        const std::size_t first = ranked;
+        for (std::size_t i = 0; i < nu; ++i) {
+            if (P.unranked_room[i] < 0) continue;
+            std::size_t at = ranked++;
+            while (at > first && P.room[P.all[P.rank[at - 1]]] < P.room[P.all[i]]) {
                 P.rank[at] = P.rank[at - 1];
                 --at;
             }
-            P.rank[at] = static_cast<pos_t>(nu);
-            ++nu;
+            P.rank[at] = static_cast<pos_t>(i);
         }
+    };
     const auto unit_at = [&](std::size_t i) { return P.unit[P.all[i]]; };
     std::size_t devices = 0;
+    rank_through(k_first - 1);
     for (std::size_t k = 0; k < k_first - 1; ++k) devices += unit_at(P.rank[k]).size;
     for (std::size_t k = k_first; k <= unit_count; ++k) {
+        rank_through(k);
         devices += unit_at(P.rank[k - 1]).size;
         if (devices >= best_devices) break;
         // the chosen units, in device order (unit order follows the islands)
@@ -32414,7 +32444,10 @@ constexpr plan_link hop_link(const group& g, std::span<const accelerator_profile
         if (l.scope != link_scope::inter_node) continue;
         bool applies = false;
         for (auto idx : l.devices)
-            if (idx == da.index || idx == db.index) applies = true;
+            if (idx == da.index || idx == db.index) {
+                applies = true;
+                break;
+            }
         if (!applies) continue;
         double bw = l.bandwidth_gbps ? *l.bandwidth_gbps / 2 : pcie;
         if (bw > pcie) bw = pcie;
@@ -32445,12 +32478,26 @@ constexpr void plan_group(shard_plan& p, group& g, std::span<const accelerator_p
     build_islands(g, devs, links, o);
     start(P, g, n);
     speed_cache speeds;
-    // bytes_for of the last stage seen in each position (replicas repeat their stages).
+    // What the last stage seen in each position holds and reads (replicas repeat their
+    // stages, so these and the link terms below are worked out again only when they differ
+    // from the last replica's: the divisions dominate a replica's cost).
     struct stage_memo {
         std::uint32_t layers = 0, t = 0; ///< t == 0: empty
         stage_bytes bytes{};
+        double frac = 0;      ///< the stage's share of the bytes read per token
+        double rank_frac = 0; ///< one rank's
     };
     std::array<stage_memo, 4> memo{};
+    struct tensor_memo {
+        double bw = 0;
+        std::uint32_t layers = 0, t = 0; ///< t == 0: empty
+        double decode = 0, prefill = 0;  ///< seconds the stage's all-reduces add
+    } tm;
+    struct hop_memo {
+        double gbps = 0;
+        bool set = false;
+        double decode = 0, prefill = 0; ///< seconds the hop adds
+    } hm;
     const double batch = s.batch ? static_cast<double>(s.batch) : 1.0;
     const double act = static_cast<double>(n.hidden) * o.activation_bytes * batch;
     while (true) {
@@ -32478,31 +32525,40 @@ constexpr void plan_group(shard_plan& p, group& g, std::span<const accelerator_p
             const auto st = L.stage[j];
             const bool is_first = j == 0, is_last = j + 1 == L.stages;
             auto& mb = memo[(is_first ? 1u : 0u) + (is_last ? 2u : 0u)];
-            if (mb.t != st.size || mb.layers != L.layers[j])
-                mb = {L.layers[j], st.size, bytes_for(n, L.layers[j], is_first, is_last, st.size)};
+            if (mb.t != st.size || mb.layers != L.layers[j]) {
+                mb.layers = L.layers[j];
+                mb.t = st.size;
+                mb.bytes = bytes_for(n, L.layers[j], is_first, is_last, st.size);
+                // The stage's share of the bytes read per token, and one rank's: the weights
+                // divide among the ranks, the KV cache only as far as its heads do.
+                const double kv_frac = n.full_read > 0 ? L.layers[j] * n.layer_kv_read / n.full_read : 0;
+                mb.frac = n.full_read > 0
+                              ? (L.layers[j] * n.layer_read + (is_last ? n.head_read : 0)) / n.full_read
+                              : 0;
+                mb.rank_frac = (mb.frac - kv_frac) / st.size + kv_frac * kv_share(n, st.size);
+            }
             const auto b = mb.bytes;
-            // The stage's share of the bytes read per token, and one rank's: the weights
-            // divide among the ranks, the KV cache only as far as its heads do.
-            const double kv_frac = n.full_read > 0 ? L.layers[j] * n.layer_kv_read / n.full_read : 0;
-            const double frac = n.full_read > 0
-                                    ? (L.layers[j] * n.layer_read + (is_last ? n.head_read : 0)) / n.full_read
-                                    : 0;
-            const double rank_frac = (frac - kv_frac) / st.size + kv_frac * kv_share(n, st.size);
             double stage_s = 0, stage_p = 0;
+            device_speed last{};
+            double dec = 0, pre = 0; // of a device as fast as `last`
             for (std::uint16_t i = 0; i < st.size; ++i) {
                 const std::size_t gi = L.dev[st.begin + i];
                 const auto& d = devs[g.pos[gi]];
                 const auto sp = speeds.get(d, m, q, s, o);
+                if (i == 0 || !same_bits(sp.decode_s, last.decode_s) || !same_bits(sp.prefill_s, last.prefill_s)) {
+                    last = sp;
+                    // The per-layer fixed cost is paid by every device for each of its
+                    // layers; the rest (bytes, or compute) divides with the device's share.
+                    const double fixed = o.throughput.decode_seconds_per_layer * n.layers;
+                    const double variable = sp.decode_s > fixed ? sp.decode_s - fixed : 0;
+                    dec = variable * mb.rank_frac +
+                          (sp.decode_s > 0 ? o.throughput.decode_seconds_per_layer * L.layers[j] : 0);
+                    pre = sp.prefill_s * mb.frac / st.size;
+                }
                 decode_unknown = decode_unknown || !(sp.decode_s > 0);
                 prefill_unknown = prefill_unknown || !(sp.prefill_s > 0);
-                // The per-layer fixed cost is paid by every device for each of its layers;
-                // the rest (bytes, or compute) divides with the device's share.
-                const double fixed = o.throughput.decode_seconds_per_layer * n.layers;
-                const double variable = sp.decode_s > fixed ? sp.decode_s - fixed : 0;
-                const double dec = variable * rank_frac +
-                                   (sp.decode_s > 0 ? o.throughput.decode_seconds_per_layer * L.layers[j] : 0);
                 if (dec > stage_s) stage_s = dec;
-                if (sp.prefill_s * frac / st.size > stage_p) stage_p = sp.prefill_s * frac / st.size;
+                if (pre > stage_p) stage_p = pre;
                 if (!p.devices.full()) {
                     device_shard& ds = p.devices.emplace_back();
                     ds.device = g.pos[gi];
@@ -32529,16 +32585,22 @@ constexpr void plan_group(shard_plan& p, group& g, std::span<const accelerator_p
                 const auto lk = group_link(g.island_link[g.root[L.dev[st.begin]]], devs[g.pos[L.dev[st.begin]]],
                                            st.size);
                 const double bw = (lk.gbps > 0 ? lk.gbps : o.unknown_pcie_gbps) * 1e9;
-                const double t = st.size;
-                const double bytes_term = 2.0 * (t - 1) / t * act / bw;
-                tensor += L.layers[j] * 2.0 * (bytes_term + o.tensor_allreduce_latency_s);
-                stage_p += L.layers[j] * 2.0 * bytes_term / batch;
+                if (tm.t != st.size || tm.layers != L.layers[j] || !same_bits(tm.bw, bw)) {
+                    const double t = st.size;
+                    const double bytes_term = 2.0 * (t - 1) / t * act / bw;
+                    tm = {bw, L.layers[j], st.size, L.layers[j] * 2.0 * (bytes_term + o.tensor_allreduce_latency_s),
+                          L.layers[j] * 2.0 * bytes_term / batch};
+                }
+                tensor += tm.decode;
+                stage_p += tm.prefill;
                 if (tl.kind == interconnect_kind::none || lk.gbps < tl.gbps) tl = lk;
             }
             if (!is_last) {
                 const auto lk = hop_link(g, devs, links, L.dev[st.begin], L.dev[L.stage[j + 1].begin], o);
-                hops += act / (lk.gbps * 1e9) + o.pipeline_hop_latency_s;
-                stage_p += act / (lk.gbps * 1e9) / batch;
+                if (!hm.set || !same_bits(hm.gbps, lk.gbps))
+                    hm = {lk.gbps, true, act / (lk.gbps * 1e9) + o.pipeline_hop_latency_s, act / (lk.gbps * 1e9) / batch};
+                hops += hm.decode;
+                stage_p += hm.prefill;
                 if (pl.kind == interconnect_kind::none || lk.gbps < pl.gbps) pl = lk;
             }
             prefill += stage_p;

@@ -180,6 +180,40 @@ TEST_CASE("plan_sharding: unequal devices get unequal, proportional layer counts
     }
 }
 
+TEST_CASE("plan_sharding: a pipeline takes the devices that hold most layers, the first of equals first") {
+    // No links: every card is a unit of its own. The search ranks the units by the layers
+    // each holds, one by one for the first few and the rest at once, so a pipeline of
+    // more than a few stages reads both. Each replica's devices must be the first ones of
+    // the unused cards ordered by room (most first, position order among equals).
+    std::vector<ah::accelerator_profile> gpus;
+    const char* names[] = {"RTX 3060", "RTX 4090", "RTX 3090"};
+    for (std::uint32_t i = 0; i < 24; ++i) gpus.push_back(card(names[i % 3], i));
+    for (const auto q : {quant_format::bf16, quant_format::fp32, quant_format::q8_0}) {
+        CAPTURE(ah::to_string(q));
+        const auto p = ah::plan_sharding(gpus, {}, model("llama-3.1-70b"), q);
+        REQUIRE(p.fits);
+        CHECK(p.strategy == ah::shard_strategy::pipeline_parallel);
+        std::vector<bool> used(gpus.size(), false);
+        std::size_t at = 0;
+        for (std::uint32_t r = 0; r < p.replicas; ++r) {
+            CAPTURE(r);
+            std::vector<std::size_t> mine;
+            while (at < p.devices.size() && p.devices[at].replica == r) mine.push_back(p.devices[at++].device);
+            std::vector<std::size_t> order; // the unused cards by room, then position
+            for (std::size_t i = 0; i < gpus.size(); ++i)
+                if (!used[i]) order.push_back(i);
+            std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+                return ah::usable_memory(gpus[a]) > ah::usable_memory(gpus[b]);
+            });
+            order.resize(mine.size());
+            std::sort(order.begin(), order.end());
+            CHECK(mine == order); // stages follow position order
+            for (const auto i : mine) used[i] = true;
+        }
+        if (q == quant_format::fp32) CHECK(p.stages > 8); // past the units ranked one by one
+    }
+}
+
 TEST_CASE("plan_sharding: a model that fits nowhere says so") {
     const auto gpus = cards("RTX 4090", 2);
     const auto& m = model("llama-3.1-405b");
