@@ -32299,18 +32299,25 @@ constexpr void search(planner& P, const group& g, std::span<const accelerator_pr
     const std::size_t k_first = o.spread ? (unit_count < n.layers ? unit_count : (n.layers > 2 ? n.layers : 2)) : 2;
     if (unit_count < 2 || k_first >= best_devices) return;
     std::size_t nu = 0;
+    bool in_order = true; // no unit holds more than the one before it
     for (std::size_t x = 0; x < P.live_count; ++x) { // an island left out has no units
         const std::size_t s = P.live[x];
         for (std::size_t k = P.begin[s]; k < P.begin[s] + P.units[s]; ++k) {
+            if (nu > 0 && P.room[k] > P.room[P.all[nu - 1]]) in_order = false;
             P.unranked_room[nu] = static_cast<std::int64_t>(P.room[k]);
             P.all[nu++] = static_cast<pos_t>(k);
         }
     }
     // The units by room, most first, the first of equals first, ranked only as far as the
-    // search reads: most searches stop after a few units. The first few are picked one by
-    // one (a pass over the units each); the rest, if wanted, are inserted in one pass, after
-    // the picked ones, all of which have at least as much room (and, where equal, come first).
+    // search reads: most searches stop after a few units. Units in that order already (a
+    // cluster of one card model) are their own ranking. Otherwise the first few are picked
+    // one by one (a pass over the units each); the rest, if wanted, are inserted in one
+    // pass, after the picked ones, all of which have at least as much room (and, where
+    // equal, come first).
     std::size_t ranked = 0;
+    if (in_order) {
+        for (; ranked < nu; ++ranked) P.rank[ranked] = static_cast<pos_t>(ranked);
+    }
     const auto rank_through = [&](std::size_t count) {
         constexpr std::size_t picked_one_by_one = 8;
         while (ranked < count && ranked < picked_one_by_one) {
