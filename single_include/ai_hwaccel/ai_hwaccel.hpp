@@ -32394,17 +32394,20 @@ constexpr bool same_bits(double a, double b) noexcept {
     return std::bit_cast<std::uint64_t>(a) == std::bit_cast<std::uint64_t>(b);
 }
 
+/// Every peak rate of `p` and `q` equal, bit for bit.
+constexpr bool same_peaks(const peak_throughput& p, const peak_throughput& q) noexcept {
+    return same_bits(p.fp64, q.fp64) && same_bits(p.fp32, q.fp32) && same_bits(p.tf32, q.tf32) &&
+           same_bits(p.bf16, q.bf16) && same_bits(p.fp16, q.fp16) && same_bits(p.fp8, q.fp8) &&
+           same_bits(p.int8, q.int8) && same_bits(p.fp6, q.fp6) && same_bits(p.fp4, q.fp4) &&
+           same_bits(p.int4, q.int4);
+}
+
 /// Whether estimate_throughput reads the same values from both profiles (bandwidth, peaks,
 /// maker, name, catalogue row), so that their speeds are equal.
 constexpr bool same_speed_inputs(const accelerator_profile& a, const accelerator_profile& b) noexcept {
     if (&a == &b) return true;
-    const auto& p = a.peak;
-    const auto& q = b.peak;
     return same_bits(device_bw(a), device_bw(b)) && a.maker == b.maker && a.spec == b.spec &&
-           same_bits(p.fp64, q.fp64) && same_bits(p.fp32, q.fp32) && same_bits(p.tf32, q.tf32) &&
-           same_bits(p.bf16, q.bf16) && same_bits(p.fp16, q.fp16) && same_bits(p.fp8, q.fp8) &&
-           same_bits(p.int8, q.int8) && same_bits(p.fp6, q.fp6) && same_bits(p.fp4, q.fp4) &&
-           same_bits(p.int4, q.int4) && a.name.view() == b.name.view();
+           same_peaks(a.peak, b.peak) && a.name.view() == b.name.view();
 }
 
 /// speed_of for the devices of one plan: a cluster holds few distinct device types.
@@ -32704,12 +32707,7 @@ struct kind_list {
 /// Whether support_test answers alike for `a` and `b` (whose kinds are equal) for every
 /// format: the same peak rates, bit for bit, from equally unknown sources.
 constexpr bool same_support(const accelerator_profile& a, const accelerator_profile& b) noexcept {
-    const auto& p = a.peak;
-    const auto& q = b.peak;
-    return (a.peak_from == origin::none) == (b.peak_from == origin::none) && same_bits(p.fp64, q.fp64) &&
-           same_bits(p.fp32, q.fp32) && same_bits(p.tf32, q.tf32) && same_bits(p.bf16, q.bf16) &&
-           same_bits(p.fp16, q.fp16) && same_bits(p.fp8, q.fp8) && same_bits(p.int8, q.int8) &&
-           same_bits(p.fp6, q.fp6) && same_bits(p.fp4, q.fp4) && same_bits(p.int4, q.int4);
+    return (a.peak_from == origin::none) == (b.peak_from == origin::none) && same_peaks(a.peak, b.peak);
 }
 
 /// What suggest_quantization reads of the devices that may take part (usable, with known
