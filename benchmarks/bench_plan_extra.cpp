@@ -1,6 +1,7 @@
 // Planner cases beyond bench_core's H100 cluster: clusters without links (pipelines
 // over single devices), islands of mixed cards, two device kinds, one replica spread over
-// every card, and suggest_quantization walking far down the format table.
+// every card, suggest_quantization walking far down the format table, and the reference
+// peer's own planning registries.
 //   ./build/benchmarks/bench_plan_extra
 #include <ai_hwaccel/ai_hwaccel.hpp>
 
@@ -104,12 +105,54 @@ void suggest_small_cards(benchmark::State& state, const char* id) {
     state.SetLabel(q.fits ? std::string(ah::to_string(q.format)) + " on " + std::to_string(q.devices) : "fits nowhere");
 }
 
+// The registries of the reference peer's planning benchmarks (its benches/plan.rs): a CPU
+// of 64 GiB and four 80 GiB NVIDIA GPUs ("4 GPU"), and a CPU of 512 GiB, eight such GPUs,
+// four TPU v5p and one Gaudi 3 ("13 devices"); no interconnects. The peer's GPU profile
+// names no model (H100 SXM is an 80 GiB one) and its TPU profile stands for four chips
+// (here each of the four is one chip, so that the registry keeps its 13 profiles).
+cluster peer_registry(std::int64_t size) {
+    cluster c;
+    ah::accelerator_profile cpu;
+    cpu.kind = ah::device_kind::cpu;
+    cpu.name = "host CPU";
+    cpu.memory_bytes = {(size == 4 ? 64 : 512) * ah::units::gib, ah::origin::user};
+    c.devices.push_back(cpu);
+    for (std::uint32_t i = 0; i < (size == 4 ? 4u : 8u); ++i) c.devices.push_back(card("H100 SXM", i));
+    if (size != 4) {
+        for (std::uint32_t i = 0; i < 4; ++i) c.devices.push_back(card("TPU v5p", i));
+        c.devices.push_back(card("Gaudi 3 OAM", 0));
+    }
+    return c;
+}
+
+// The peer's model is a bare count of 70 billion parameters; Llama 3.1 70B is ours.
+void peer_registry_plan(benchmark::State& state) {
+    const auto c = peer_registry(state.range(0));
+    const auto& m = model("llama-3.1-70b");
+    run_plan(state, c, m, ah::quant_format::bf16);
+    const auto p = ah::plan_sharding(c.devices, c.links, m, ah::quant_format::bf16);
+    state.SetLabel(std::string(ah::to_string(p.kind)) + " " + std::string(ah::to_string(p.strategy)) +
+                   " stages=" + std::to_string(p.stages) + " replicas=" + std::to_string(p.replicas));
+}
+
+void peer_registry_suggest(benchmark::State& state) {
+    const auto c = peer_registry(state.range(0));
+    const auto& m = model("llama-3.1-70b");
+    for (auto _ : state) benchmark::DoNotOptimize(ah::suggest_quantization(c.devices, m));
+    const auto q = ah::suggest_quantization(c.devices, m);
+    state.SetLabel(q.fits ? std::string(ah::to_string(q.format)) + " on " + std::to_string(q.devices) + " " +
+                                std::string(ah::to_string(q.kind))
+                          : "fits nowhere");
+}
+
 BENCHMARK_CAPTURE(plan_pcie_h100, llama_3_1_405b_bf16, "llama-3.1-405b")->Arg(16)->Arg(128);
 BENCHMARK_CAPTURE(plan_mixed_nodes, llama_3_1_405b_fp8, "llama-3.1-405b")->Arg(16)->Arg(128);
 BENCHMARK_CAPTURE(plan_consumer_mix, llama_3_1_70b_q4_k_m, "llama-3.1-70b")->Arg(12)->Arg(128);
 BENCHMARK_CAPTURE(plan_two_kinds, llama_3_1_70b_bf16, "llama-3.1-70b")->Arg(16)->Arg(128);
 BENCHMARK_CAPTURE(plan_spread, llama_3_1_70b_bf16, "llama-3.1-70b")->Arg(16)->Arg(128);
 BENCHMARK_CAPTURE(suggest_small_cards, llama_3_1_405b, "llama-3.1-405b")->Arg(4)->Arg(128);
+BENCHMARK(peer_registry_plan)->Arg(4)->Arg(13);
+BENCHMARK(peer_registry_suggest)->Arg(4)->Arg(13);
 
 } // namespace
 
