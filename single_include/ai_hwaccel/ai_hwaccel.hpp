@@ -32144,6 +32144,15 @@ constexpr bool narrow_units(planner& P) noexcept {
     return true;
 }
 
+/// The usable bytes of a group's devices together.
+constexpr std::uint64_t group_usable(const group& g, std::span<const accelerator_profile> devs,
+                                     const plan_options& o) noexcept {
+    usable_scan usable_of_scan(o);
+    std::uint64_t sum = 0;
+    for (std::size_t i = 0; i < g.count; ++i) sum = sat_add(sum, usable_of_scan(devs[g.pos[i]]));
+    return sum;
+}
+
 /// Numbers the islands by their root, files each island's devices largest first.
 constexpr void start(planner& P, const group& g, const needs& n) noexcept {
     for (std::size_t i = 0; i < g.count; ++i) { // islands and units are at most g.count
@@ -32944,6 +32953,9 @@ constexpr shard_plan plan_sharding(std::span<const accelerator_profile> devices,
     for (std::size_t k = 0; k < kinds.count; ++k) {
         group g = group_of(devices, kinds.kinds[k], q, false, options);
         if (g.count == 0) continue;
+        // Once a plan fits, only a plan that fits can replace it, and no plan fits on
+        // devices that together hold less than the model needs on one (plan_group).
+        if (have && best.fits && group_usable(g, devices, options) < n.memory.total_bytes()) continue;
         if (!have) { // the first plan is kept whatever it says: plan it in place
             plan_group(best, g, devices, links, m, q, shape, n, options);
             have = true;

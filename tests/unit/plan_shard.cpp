@@ -1311,6 +1311,35 @@ TEST_CASE("suggest_quantization: its fit test agrees with a spread pipeline near
     CHECK(fits < total * 9 / 10);
 }
 
+TEST_CASE("plan_sharding: once a kind fits, a kind that can hold the model is still planned") {
+    // Llama 3.1 8B in BF16 needs about 17 GB: two RX 7600 XT (the first kind seen) hold
+    // it as a pipeline; the RTX 4090 after them holds it alone, with less than twice that
+    // usable, and decodes faster, so it must be planned and win. An Arc A380 (6 GB) holds
+    // it nowhere: passing it over leaves the answer as it is.
+    const auto& m = *ah::find_model("llama-3.1-8b");
+    std::vector<ah::accelerator_profile> devices = cards("RX 7600 XT", 2);
+    devices.push_back(card("RTX 4090", 0));
+    const auto p = ah::plan_sharding(devices, {}, m, quant_format::bf16);
+    REQUIRE(p.fits);
+    CHECK(p.kind == ah::device_kind::cuda_gpu);
+    CHECK(p.strategy == ah::shard_strategy::single_device);
+    CHECK(p.usable_bytes >= p.memory.total_bytes());
+    CHECK(p.usable_bytes < 2 * p.memory.total_bytes());
+    const auto amd = ah::plan_sharding(std::span(devices).first(2), {}, m, quant_format::bf16);
+    REQUIRE(amd.fits);
+    CHECK(amd.decode_tokens_per_second < p.decode_tokens_per_second);
+
+    devices.push_back(card("Arc A380", 0));
+    const auto q = ah::plan_sharding(devices, {}, m, quant_format::bf16);
+    CHECK(q.kind == p.kind);
+    CHECK(q.strategy == p.strategy);
+    CHECK(q.replicas == p.replicas);
+    CHECK(q.usable_bytes == p.usable_bytes);
+    CHECK(q.decode_tokens_per_second == p.decode_tokens_per_second);
+    REQUIRE(q.devices.size() == 1);
+    CHECK(q.devices[0].device == 2);
+}
+
 TEST_CASE("plan_sharding: a fast link never makes a model stop fitting") {
     // A tensor-parallel group replicates what does not divide over its ranks: the KV heads
     // when there are fewer than ranks (Qwen3 30B-A3B has 4), each rank's rounded-up share
