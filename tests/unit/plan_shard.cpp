@@ -1314,9 +1314,9 @@ TEST_CASE("suggest_quantization: its fit test agrees with a spread pipeline near
 TEST_CASE("plan_sharding: once a kind fits, a kind that can hold the model is still planned") {
     // Llama 3.1 8B in BF16 needs about 17 GB: two RX 7600 XT (the first kind seen) hold
     // it as a pipeline; the RTX 4090 after them holds it alone, with less than twice that
-    // usable, and decodes faster, so it must be planned and win. An Arc A380 (6 GB) holds
-    // it nowhere: passing it over leaves the answer as it is.
-    const auto& m = *ah::find_model("llama-3.1-8b");
+    // usable, and decodes faster, so it must be planned and win. A TPU v5e (16 GiB) runs
+    // BF16 but holds the model nowhere: passing it over leaves the answer as it is.
+    const auto& m = model("llama-3.1-8b");
     std::vector<ah::accelerator_profile> devices = cards("RX 7600 XT", 2);
     devices.push_back(card("RTX 4090", 0));
     const auto p = ah::plan_sharding(devices, {}, m, quant_format::bf16);
@@ -1329,7 +1329,12 @@ TEST_CASE("plan_sharding: once a kind fits, a kind that can hold the model is st
     REQUIRE(amd.fits);
     CHECK(amd.decode_tokens_per_second < p.decode_tokens_per_second);
 
-    devices.push_back(card("Arc A380", 0));
+    const auto tpu = card("TPU v5e", 0);
+    const auto alone = ah::plan_sharding(std::span(&tpu, 1), {}, m, quant_format::bf16);
+    CHECK(alone.candidate_devices == 1); // a candidate: the pass-over, not the format, leaves it out
+    CHECK(!alone.fits);
+    CHECK(alone.usable_bytes < alone.memory.total_bytes());
+    devices.push_back(tpu);
     const auto q = ah::plan_sharding(devices, {}, m, quant_format::bf16);
     CHECK(q.kind == p.kind);
     CHECK(q.strategy == p.strategy);
