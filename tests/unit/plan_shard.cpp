@@ -1311,6 +1311,104 @@ TEST_CASE("suggest_quantization: its fit test agrees with a spread pipeline near
     CHECK(fits < total * 9 / 10);
 }
 
+TEST_CASE("plan_sharding: a device that cannot hold either end of a pipeline takes no part in one") {
+    // Mistral NeMo 12B in Q8_0 with a 58k-token context needs about 22 GiB. Another job
+    // holds 23 GiB of card 0's 24, so with count_memory_in_use it can hold neither the
+    // embedding nor the output head; card 1 alone falls just short. A pipeline that gives
+    // card 0 the embedding and no layers is no plan.
+    const auto& m = model("mistral-nemo-12b");
+    ah::plan_options o;
+    o.count_memory_in_use = true;
+    auto devices = cards("RTX 4090", 2);
+    devices[0].memory_used_bytes = {23 * ah::units::gib, ah::origin::user};
+    const ah::inference_shape shape{.context = 59392};
+    CHECK(ah::usable_memory(devices[0], o) < ah::units::gib);
+    for (const bool spread : {false, true}) {
+        ah::plan_options so = o;
+        so.spread = spread;
+        CAPTURE(spread);
+        const auto p = ah::plan_sharding(devices, {}, m, quant_format::q8_0, shape, so);
+        CHECK(!p.fits);
+        CHECK(p.outcome == ah::plan_outcome::too_large);
+    }
+    // suggest_quantization counts both cards (both run Q8_0) but tests the pipeline over
+    // card 1 alone, and picks a format that plans there.
+    const auto s = ah::suggest_quantization(devices, m, shape, o);
+    REQUIRE(s.fits);
+    CHECK(ah::bits_per_weight(s.format) < ah::bits_per_weight(quant_format::q8_0));
+    CHECK(s.devices == 2);
+    const auto small = ah::plan_sharding(devices, {}, m, s.format, shape, o);
+    check_coverage(small, m.layers);
+    for (const auto& d : small.devices) CHECK(d.device == 1);
+
+    // With a third card free, the model is a pipeline over cards 1 and 2, card 0 left out.
+    devices.push_back(card("RTX 4090", 2));
+    for (const bool spread : {false, true}) {
+        ah::plan_options so = o;
+        so.spread = spread;
+        CAPTURE(spread);
+        const auto p = ah::plan_sharding(devices, {}, m, quant_format::q8_0, shape, so);
+        check_coverage(p, m.layers);
+        CHECK(p.stages == 2);
+        for (const auto& d : p.devices) CHECK(d.device != 0);
+    }
+    const auto s3 = ah::suggest_quantization(devices, m, shape, o);
+    REQUIRE(s3.fits);
+    CHECK(ah::bits_per_weight(s3.format) >= ah::bits_per_weight(quant_format::q8_0));
+    const auto big = ah::plan_sharding(devices, {}, m, s3.format, shape, o);
+    check_coverage(big, m.layers);
+    for (const auto& d : big.devices) CHECK(d.device != 0);
+}
+
+TEST_CASE("plan_sharding: every device of a plan that fits holds its share, busy devices among them") {
+    // Random clusters of two to six cards of one model, some of them mostly taken by other
+    // jobs (count_memory_in_use), every catalogue model, long contexts: whatever the
+    // planner or suggest_quantization answers, no device of a plan that fits is over its
+    // usable memory.
+    std::uint64_t state = 0x9e3779b97f4a7c15ull;
+    const auto next = [&](std::uint64_t n) {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        return state % n;
+    };
+    const char* names[] = {"RTX 4090", "RTX 3060", "L4", "A100 SXM4 80GB"};
+    const quant_format formats[] = {quant_format::bf16, quant_format::q8_0, quant_format::q4_k_m};
+    std::size_t fits = 0, total = 0;
+    for (int c = 0; c < 600; ++c) {
+        const auto* spec = ah::find_device(names[next(std::size(names))]);
+        REQUIRE(spec != nullptr);
+        const auto n = static_cast<std::uint32_t>(2 + next(5));
+        std::vector<ah::accelerator_profile> devices;
+        for (std::uint32_t i = 0; i < n; ++i) {
+            auto d = ah::profile_from_spec(*spec, i);
+            const std::uint64_t memory = d.memory_bytes.value_or(0);
+            if (next(3) == 0) d.memory_used_bytes = {memory - memory / (4 + next(60)), ah::origin::user};
+            devices.push_back(d);
+        }
+        const auto& m = ah::model_catalogue[next(ah::model_catalogue_size)];
+        const ah::inference_shape shape{.context = static_cast<std::uint32_t>(4096 + next(126976))};
+        ah::plan_options o;
+        o.count_memory_in_use = true;
+        o.spread = next(2) == 0;
+        CAPTURE(c);
+        CAPTURE(m.id);
+        const auto q = formats[next(std::size(formats))];
+        const auto p = ah::plan_sharding(devices, {}, m, q, shape, o);
+        if (p.fits) check_coverage(p, m.layers);
+        const auto s = ah::suggest_quantization(devices, m, shape, o);
+        if (s.fits) {
+            const auto ps = ah::plan_sharding(devices, {}, m, s.format, shape, o);
+            CHECK(ps.fits);
+            if (ps.fits) check_coverage(ps, m.layers);
+        }
+        fits += p.fits;
+        ++total;
+    }
+    CHECK(fits > total / 10);
+    CHECK(fits < total * 9 / 10);
+}
+
 TEST_CASE("plan_sharding: once a kind fits, a kind that can hold the model is still planned") {
     // Llama 3.1 8B in BF16 needs about 17 GB: two RX 7600 XT (the first kind seen) hold
     // it as a pipeline; the RTX 4090 after them holds it alone, with less than twice that

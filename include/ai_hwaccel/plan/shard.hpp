@@ -15,17 +15,21 @@
 // they are fewer than the devices), narrower groups are tried, down to a pipeline over
 // single devices: a link never makes a model stop fitting. Layers are real ranges
 // [first, last) split in proportion to what each stage can hold; the token embedding sits
-// on the first stage and the output head on the last. A model that fits nowhere gets
-// `fits == false` and the reason; the CPU is used only when `plan_options::allow_cpu`
-// says so.
+// on the first stage and the output head on the last. Stages follow the devices' order,
+// or, when that does not hold the model, the stage of most memory comes first and the
+// stage of least last. A device that could hold neither end (a card mostly taken by other
+// work, with plan_options::count_memory_in_use) takes no part in a pipeline. A model that
+// fits nowhere gets `fits == false` and the reason; the CPU is used only when
+// `plan_options::allow_cpu` says so.
 //
-// suggest_quantization's fit test is a layer pipeline over the devices of one kind and
-// knows no links; the planner's tensor-parallel groups split the embedding, output head,
-// logits buffer and KV heads across ranks, so with fast links it can hold a format of
-// more bits than the test allows, or one where the test finds none. `plan_best_format`
-// answers with the planner: it starts from suggest_quantization's format, plans the
-// candidates of more bits (best first), then that format, then the smaller ones, and
-// returns the first that fits with its plan. This is what `plan --quant auto` uses.
+// suggest_quantization's fit test is a layer pipeline over the devices of one kind that
+// can hold either end, largest first and smallest last, and knows no links; the planner's
+// tensor-parallel groups split the embedding, output head, logits buffer and KV heads
+// across ranks, so with fast links it can hold a format of more bits than the test
+// allows, or one where the test finds none. `plan_best_format` answers with the planner:
+// it starts from suggest_quantization's format, plans the candidates of more bits (best
+// first), then that format, then the smaller ones, and returns the first that fits with
+// its plan. This is what `plan --quant auto` uses.
 //
 // Everything here is an estimate, `constexpr`, and returns fixed-capacity values (at most
 // `max_plan_devices` devices per plan), so a build that knows its devices can
@@ -655,7 +659,8 @@ constexpr std::uint64_t per_layer(const needs& n, std::uint32_t t) noexcept {
 }
 
 /// The most layers (at most `layers`) that fit in `cap` bytes when `fixed` bytes are
-/// needed whatever the layer count and `per` bytes for each layer.
+/// needed whatever the layer count and `per` bytes for each layer; 0 also when `cap` does
+/// not hold `fixed` (callers that place a stage test that apart: see can_end).
 constexpr std::uint64_t layers_in(std::uint64_t cap, std::uint64_t fixed, std::uint64_t per,
                                   std::uint32_t layers) noexcept {
     if (cap < fixed) return 0;
@@ -673,6 +678,11 @@ struct one_device_layers {
     constexpr std::uint64_t operator()(std::uint64_t cap, bool first, bool last) const noexcept {
         return layers_in(cap, fixed[(first ? 1u : 0u) + (last ? 2u : 0u)], per, layers);
     }
+    /// Whether a device holding `cap` bytes can be either end of a pipeline: hold the
+    /// embedding, or the output head and the logits, with the overhead every stage has. A
+    /// device that cannot is left out of pipelines, middle stages included (a middle stage
+    /// needs less, but which devices end up in the middle depends on their order).
+    constexpr bool can_end(std::uint64_t cap) const noexcept { return cap >= fixed[1] && cap >= fixed[2]; }
 };
 constexpr one_device_layers one_device(const needs& n) noexcept {
     one_device_layers r;
@@ -693,15 +703,24 @@ struct stage_layers {
     };
     std::array<entry, 8> slots{};
 
-    constexpr std::uint64_t operator()(const needs& n, std::uint64_t cap, bool first, bool last,
-                                       std::uint32_t t) noexcept {
+    constexpr const entry& of(const needs& n, std::uint32_t t) noexcept {
         auto& e = slots[t % slots.size()];
         if (e.t != t) {
             e.t = t;
             e.per = per_layer(n, t);
             for (unsigned i = 0; i < 4; ++i) e.fixed[i] = bytes_for(n, 0, (i & 1u) != 0, (i & 2u) != 0, t).total();
         }
+        return e;
+    }
+    constexpr std::uint64_t operator()(const needs& n, std::uint64_t cap, bool first, bool last,
+                                       std::uint32_t t) noexcept {
+        const auto& e = of(n, t);
         return layers_in(cap, e.fixed[(first ? 1u : 0u) + (last ? 2u : 0u)], e.per, n.layers);
+    }
+    /// one_device_layers::can_end for a stage of `t` devices.
+    constexpr bool can_end(const needs& n, std::uint64_t cap, std::uint32_t t) noexcept {
+        const auto& e = of(n, t);
+        return cap >= e.fixed[1] && cap >= e.fixed[2];
     }
     /// Whether one stage of `t` devices, the smallest holding `cap` bytes, holds the whole
     /// model: what `pack` answers for a single stage.
@@ -724,19 +743,59 @@ constexpr std::uint64_t stage_cap(const work& w, stage_ref s) noexcept {
     return c;
 }
 
-/// Splits the layers over `k` stages in proportion to what each can hold (largest
-/// remainder rounding). False when they cannot hold them all. `rem` is scratch for `k`
-/// values; `layers_out` is meaningful only when the answer is true.
-constexpr bool pack(const needs& n, stage_layers& fit, const work& w, const stage_ref* st, std::size_t k,
-                    std::uint32_t* layers_out, std::uint64_t* rem) noexcept {
-    if (k == 0 || n.layers == 0) return false;
+/// The layers each of `k` stages, in this order, can hold (into `layers_out`; their
+/// usable bytes into `caps`), summed; 0 when a stage cannot hold what its place needs
+/// whatever its layers (a stage that cannot hold its embedding, head or overhead holds no
+/// layout at all, not one with no layers).
+constexpr std::uint64_t stage_room(const needs& n, stage_layers& fit, const work& w, const stage_ref* st,
+                                   std::size_t k, std::uint32_t* layers_out, std::uint64_t* caps) noexcept {
     std::uint64_t total = 0;
     for (std::size_t j = 0; j < k; ++j) {
-        const auto m = fit(n, stage_cap(w, st[j]), j == 0, j + 1 == k, st[j].size);
+        const auto cap = caps[j] = stage_cap(w, st[j]);
+        const auto& e = fit.of(n, st[j].size);
+        const auto fixed = e.fixed[(j == 0 ? 1u : 0u) + (j + 1 == k ? 2u : 0u)];
+        if (cap < fixed) return 0;
+        const auto m = layers_in(cap, fixed, e.per, n.layers);
         layers_out[j] = static_cast<std::uint32_t>(m); // at most n.layers
         total += m;
     }
-    if (total < n.layers) return false;
+    return total;
+}
+
+/// Splits the layers over `k` stages in proportion to what each can hold (largest
+/// remainder rounding). False when they cannot hold them all. The stages stay in their
+/// order when that holds the model; otherwise the stage of most memory goes first and the
+/// stage of least last (the others in their order), the order suggest_quantization
+/// tests: the ends hold the embedding and the output head, whatever their layers. `rem`
+/// is scratch for `k` values; `layers_out` is meaningful only when the answer is true.
+constexpr bool pack(const needs& n, stage_layers& fit, const work& w, stage_ref* st, std::size_t k,
+                    std::uint32_t* layers_out, std::uint64_t* rem) noexcept {
+    if (k == 0 || n.layers == 0) return false;
+    std::uint64_t total = stage_room(n, fit, w, st, k, layers_out, rem);
+    if (total < n.layers) {
+        // rem holds the stages' usable bytes, up to the one that fell short when total is 0.
+        if (total == 0)
+            for (std::size_t j = 0; j < k; ++j) rem[j] = stage_cap(w, st[j]);
+        std::size_t most = 0, least = 0;
+        for (std::size_t j = 1; j < k; ++j) {
+            if (rem[j] > rem[most]) most = j;
+            if (rem[j] <= rem[least]) least = j;
+        }
+        if (most == least || (most == 0 && least + 1 == k)) return false; // the order tried
+        for (std::size_t j = 0; j < k; ++j) layers_out[j] = std::uint32_t{st[j].begin} << 16 | st[j].size;
+        const auto stage_at = [&](std::size_t j) {
+            return stage_ref{static_cast<std::uint16_t>(layers_out[j] >> 16),
+                             static_cast<std::uint16_t>(layers_out[j] & 0xffffu)};
+        };
+        const stage_ref first = stage_at(most), last = stage_at(least);
+        std::size_t at = 1;
+        for (std::size_t j = 0; j < k; ++j)
+            if (j != most && j != least) st[at++] = stage_at(j);
+        st[0] = first;
+        st[k - 1] = last;
+        total = stage_room(n, fit, w, st, k, layers_out, rem);
+        if (total < n.layers) return false;
+    }
     std::uint64_t given = 0;
     for (std::size_t j = 0; j < k; ++j) {
         const std::uint64_t x = std::uint64_t{n.layers} * layers_out[j];
@@ -944,18 +1003,20 @@ struct planner {
     std::array<bool, max_plan_devices> alone; ///< by group position: holds the whole model
     // By island number.
     pos_list begin, size, left, units; ///< slots, devices, unused devices, units
+    pos_list able;                     ///< units that can end a pipeline (stage_layers::can_end)
     std::array<bool, max_plan_devices> stale;
     std::array<double, max_plan_devices> single_bw; ///< the fastest unused device that holds it all
     pos_list single_at;                             ///< its slot; max_plan_devices: none
     pos_list tp_t;    ///< smallest tensor-parallel degree of a unit that holds it all (0: none)
     pos_list tp_unit; ///< the first unit with that degree (its first slot)
-    // By slot: island s's units from begin[s], and what each holds as a middle stage.
+    // By slot: island s's units from begin[s], and what each holds as a middle stage plus
+    // one; 0 for a unit that cannot end a pipeline, which is never picked for one.
     std::array<stage_ref, max_plan_devices> unit;
     std::array<std::uint64_t, max_plan_devices> room;
     // Scratch of one search.
     pos_list all;  ///< the slots of every unit, in unit order
     pos_list rank; ///< indices into all, most room first (the first of equals first)
-    /// By index into all: the unit's room (at most the model's layers), -1 once ranked.
+    /// By index into all: the unit's room (at most the model's layers + 1), -1 once ranked.
     std::array<std::int64_t, max_plan_devices> unranked_room;
     std::array<bool, max_plan_devices> pick; ///< by unit (cleared by `start`)
     std::array<stage_ref, max_plan_devices> st;
@@ -1030,16 +1091,19 @@ constexpr void refresh(planner& P, const group& g, std::span<const accelerator_p
     for (std::size_t j = first; j < first + P.size[s]; ++j)
         if (!P.used[P.sorted[j]]) P.w.order[end++] = P.sorted[j];
     P.left[s] = static_cast<pos_t>(end - first);
-    std::size_t nu = 0;
+    std::size_t nu = 0, able = 0;
     for (std::size_t at = first; at < end;) {
         const auto t = tp_degree(n, end - at < P.unit_cap ? end - at : P.unit_cap);
         const stage_ref u{static_cast<std::uint16_t>(at), t};
+        const auto cap = stage_cap(P.w, u);
         P.unit[first + nu] = u;
-        P.room[first + nu] = P.fit(n, stage_cap(P.w, u), false, false, t);
+        P.room[first + nu] = P.fit.can_end(n, cap, t) ? P.fit(n, cap, false, false, t) + 1 : 0;
+        able += P.room[first + nu] != 0;
         ++nu;
         at += t;
     }
     P.units[s] = static_cast<pos_t>(nu);
+    P.able[s] = static_cast<pos_t>(able);
     // The fastest device that holds the model alone (the first of equals).
     double best_bw = -1;
     P.single_at[s] = static_cast<pos_t>(max_plan_devices);
@@ -1088,7 +1152,7 @@ constexpr void search(planner& P, const group& g, std::span<const accelerator_pr
     // device that holds everything (the first of equals) and (b) the smallest
     // tensor-parallel degree inside one unit that fits (the first of equals); spread
     // looks for neither unless one device is left.
-    std::size_t devices_left = 0, unit_count = 0;
+    std::size_t devices_left = 0, unit_count = 0, able_count = 0;
     std::size_t one_island = P.islands, tp_island = P.islands;
     double single_bw = -1;
     std::size_t kept = 0;
@@ -1099,6 +1163,7 @@ constexpr void search(planner& P, const group& g, std::span<const accelerator_pr
         P.live[kept++] = static_cast<pos_t>(s);
         devices_left += P.left[s];
         unit_count += P.units[s];
+        able_count += P.able[s];
         if (P.single_at[s] != max_plan_devices && P.single_bw[s] > single_bw) {
             single_bw = P.single_bw[s];
             one_island = s;
@@ -1109,7 +1174,8 @@ constexpr void search(planner& P, const group& g, std::span<const accelerator_pr
     if (devices_left == 0) return;
 
     std::size_t best_devices = ~std::size_t{0};
-    if (one_island != P.islands && (!o.spread || devices_left == 1)) {
+    // Spread takes one device when no pipeline can be built.
+    if (one_island != P.islands && (!o.spread || devices_left == 1 || able_count < 2)) {
         best.found = true;
         best.strategy = shard_strategy::single_device;
         best.stages = best.devices = 1;
@@ -1124,22 +1190,22 @@ constexpr void search(planner& P, const group& g, std::span<const accelerator_pr
             best_devices = P.tp_t[tp_island];
             set_tensor(best, P.w, P.tp_unit[tp_island], P.tp_t[tp_island], n);
         }
-    } else if (unit_count == 1) {
-        for (std::size_t s = 0; s < P.islands; ++s) {
-            if (P.units[s] == 0) continue;
-            const auto un = P.unit[P.begin[s]];
-            if (un.size > 1 && P.fit.holds_all(n, stage_cap(P.w, un), un.size)) {
-                set_tensor(best, P.w, un.begin, un.size, n);
-                return;
+    } else if (able_count == 1) { // the one unit that can take part, whole
+        for (std::size_t x = 0; x < P.live_count; ++x)
+            for (std::size_t k = P.begin[P.live[x]]; k < P.begin[P.live[x]] + P.units[P.live[x]]; ++k) {
+                const auto un = P.unit[k];
+                if (P.room[k] != 0 && un.size > 1 && P.fit.holds_all(n, stage_cap(P.w, un), un.size)) {
+                    set_tensor(best, P.w, un.begin, un.size, n);
+                    return;
+                }
             }
-        }
     }
     // (c) pipeline over units, taking the units that hold most first. k units hold k
     // devices or more: nothing to find when that is no smaller than what was found. Spread
     // takes every unit but one stage per layer at most: a stage without layers would only
-    // add a hop.
-    const std::size_t k_first = o.spread ? (unit_count < n.layers ? unit_count : (n.layers > 2 ? n.layers : 2)) : 2;
-    if (unit_count < 2 || k_first >= best_devices) return;
+    // add a hop. Units that cannot end a pipeline (room 0) rank last and are never taken.
+    const std::size_t k_first = o.spread ? (able_count < n.layers ? able_count : (n.layers > 2 ? n.layers : 2)) : 2;
+    if (able_count < 2 || k_first >= best_devices) return;
     std::size_t nu = 0;
     bool in_order = true; // no unit holds more than the one before it
     for (std::size_t x = 0; x < P.live_count; ++x) { // an island left out has no units
@@ -1189,7 +1255,7 @@ constexpr void search(planner& P, const group& g, std::span<const accelerator_pr
     std::size_t devices = 0;
     rank_through(k_first - 1);
     for (std::size_t k = 0; k < k_first - 1; ++k) devices += unit_at(P.rank[k]).size;
-    for (std::size_t k = k_first; k <= unit_count; ++k) {
+    for (std::size_t k = k_first; k <= able_count; ++k) {
         rank_through(k);
         devices += unit_at(P.rank[k - 1]).size;
         if (devices >= best_devices) break;
@@ -1621,6 +1687,9 @@ constexpr kind_list kinds_of(std::span<const accelerator_profile> devs, const pl
 struct capacity {
     std::size_t count = 0;
     std::uint64_t usable = 0;  ///< all of them
+    /// Of the `count`, those that can end a pipeline (one_device_layers::can_end): the
+    /// pipeline capacity_holds tests is theirs, and the next three describe them.
+    std::size_t able = 0;
     std::uint64_t largest = 0;
     std::uint64_t smallest = 0;
     std::uint64_t middle = 0;  ///< layers each holds as a middle stage, summed
@@ -1639,19 +1708,19 @@ constexpr capacity capacity_of(std::span<const accelerator_profile> devs, const 
     bool any_pooled = false;
     const support_test support(q);
     const auto add = [&](std::uint64_t cap, std::size_t devices) { // `devices` alike
-        const bool first = c.count == 0;
-        if (first) {
-            c.largest = c.smallest = cap;
+        if (c.count == 0)
             if (const needs* n = get_needs()) {
                 c.layers = one_device(*n);
                 with_layers = true;
             }
-        }
-        if (cap > c.largest) c.largest = cap;
-        if (cap < c.smallest) c.smallest = cap;
         c.count += devices;
         c.usable = sat_add(c.usable, sat_mul(cap, devices));
-        if (!with_layers) return;
+        if (!with_layers || !c.layers.can_end(cap)) return;
+        const bool first = c.able == 0;
+        if (first) c.largest = c.smallest = cap;
+        if (cap > c.largest) c.largest = cap;
+        if (cap < c.smallest) c.smallest = cap;
+        c.able += devices;
         if (first || cap != last_cap) {
             last_cap = cap;
             last_layers = c.layers(cap, false, false);
@@ -1688,16 +1757,17 @@ constexpr capacity capacity_of(std::span<const accelerator_profile> devs, const 
     return c;
 }
 
-/// Whether the model fits the devices as a layer-granular pipeline over all of them,
-/// largest first (what plan_sharding can always build, links aside). Whether the k largest
+/// Whether the model fits the devices as a layer-granular pipeline over all of them that
+/// can end one (capacity::able), largest first (what plan_sharding can always build, links
+/// aside). Whether the k largest
 /// devices hold it only gets easier as k grows — the stage that was last becomes a middle
 /// stage, which needs no output head and no logits buffer, and the new last stage holds
 /// zero layers or more — so trying all of them answers for every k. The first stage is the
 /// largest device and the last the smallest; the order of the others does not matter.
 constexpr bool capacity_holds(const capacity& c) noexcept {
     const auto& f = c.layers;
-    if (c.count == 0 || f.layers == 0) return false;
-    if (c.count == 1) return f(c.largest, true, true) >= f.layers;
+    if (c.able == 0 || f.layers == 0) return false;
+    if (c.able == 1) return f(c.largest, true, true) >= f.layers;
     const std::uint64_t total = f(c.largest, true, false) + f(c.smallest, false, true) + c.middle -
                                 f(c.largest, false, false) - f(c.smallest, false, false);
     return total >= f.layers;
