@@ -314,6 +314,89 @@ TEST_CASE("cuda_probe: nvidia-smi failing says why from stdout, and the driver's
     CHECK(out.devices[0].name.view() == "NVIDIA GeForce RTX 4090");
 }
 
+TEST_CASE("cuda_probe: a GPU nvidia-smi cannot open is listed unavailable, and the others' rows are kept") {
+    // One GPU needs a reset (its fields say so), another has fallen off the bus (nvidia-smi
+    // prints "Unable to determine the device handle…" in place of its row and exits non-zero).
+    // Hand-made rows in the shape of the 8 x H100 machine's.
+    const std::string row0 = "0, GPU-11111111-0000-0000-0000-000000000000, NVIDIA H100 80GB HBM3, 00000000:19:00.0, "
+                             "0x233010DE, 81559, 0, 81004, 9.0, 535.161.08, 700.00, 70.00, 30, 0, 2619, 5, 5, 16, "
+                             "16, Disabled\n";
+    const std::string row1 = "1, GPU-22222222-0000-0000-0000-000000000000, NVIDIA H100 80GB HBM3, 00000000:3B:00.0, "
+                             "0x233010DE, [GPU requires reset], [GPU requires reset], [GPU requires reset], 9.0, "
+                             "535.161.08, [N/A], [N/A], [N/A], [N/A], [N/A], [N/A], [N/A], [N/A], [N/A], [N/A]\n";
+    const std::string lost = "Unable to determine the device handle for GPU0000:4C:00.0: Unknown Error\n";
+    const std::string row3 = "3, GPU-44444444-0000-0000-0000-000000000000, NVIDIA H100 80GB HBM3, 00000000:5D:00.0, "
+                             "0x233010DE, 81559, 0, 81004, 9.0, 535.161.08, 700.00, 70.00, 30, 0, 2619, 5, 5, 16, "
+                             "16, Disabled\n";
+    test::scratch_dir dir;
+    dir.write("ai-hwaccel-tools/rows.csv", row0 + row1 + lost + row3);
+    dir.write("ai-hwaccel-tools/index", std::string("15\trows.csv\t") + query_command + "\n");
+    dir.write("proc/driver/nvidia/gpus/0000:4c:00.0/information",
+              "Model: \t\t NVIDIA H100 80GB HBM3\nBus Location: \t 0000:4c:00.0\nDevice Minor: \t 2\n");
+    const auto out = ah::cuda_probe{}.probe(ah::host_system(dir.path().string()));
+    INFO(test::warnings_text(out.warnings));
+    REQUIRE(out.devices.size() == 4);
+    CHECK(out.devices[0].available);
+    CHECK(*out.devices[0].memory_bytes == 81559 * mib);
+    CHECK_FALSE(out.devices[1].available);
+    CHECK_FALSE(out.devices[2].available);
+    CHECK(out.devices[2].index == 2);
+    CHECK(out.devices[2].name.view() == "NVIDIA H100 80GB HBM3"); // from the driver's files
+    CHECK(out.devices[3].available);
+    CHECK(out.devices[3].index == 3);
+    CHECK(test::count_kind(out.warnings, ah::warning_kind::parse_error) == 0);
+    REQUIRE(test::count_kind(out.warnings, ah::warning_kind::probe_failed) == 2);
+    REQUIRE(test::count_kind(out.warnings, ah::warning_kind::tool_failed) == 1);
+    for (const auto& w : out.warnings) {
+        if (w.kind == ah::warning_kind::tool_failed)
+            CHECK(w.message == "exited with status 15: Unable to determine the device handle for GPU0000:4C:00.0: "
+                               "Unknown Error; the rows it printed are kept");
+        if (w.kind == ah::warning_kind::probe_failed)
+            CHECK((w.message == "GPU 1 (0000:3b:00.0): memory.total reported \"[GPU requires reset]\"; listed, not used" ||
+                   w.message == "GPU 2 (0000:4c:00.0): nvidia-smi cannot open it: \"Unknown Error\"; listed, not used"));
+    }
+}
+
+namespace {
+// A host whose nvidia-smi names a GPU it cannot open on stderr, with an error status.
+struct lost_gpu_view : ah::host_system {
+    using ah::host_system::host_system;
+    ah::tool_result run(const ah::tool_request& request) const {
+        auto r = ah::host_system::run(request);
+        if (r.status == ah::tool_status::exited && r.out.find("GPU-1111") != std::string::npos) {
+            r.exit_code = 15;
+            r.err = "Unable to determine the device handle for GPU 0000:3B:00.0: Unknown Error\n";
+        }
+        return r;
+    }
+};
+} // namespace
+
+TEST_CASE("cuda_probe: a GPU nvidia-smi names on stderr as lost fills the gap in the indices") {
+    test::scratch_dir dir;
+    dir.write("ai-hwaccel-tools/rows.csv",
+              "0, GPU-11111111-0000-0000-0000-000000000000, NVIDIA H100 80GB HBM3, 00000000:19:00.0, 0x233010DE, "
+              "81559, 0, 81004, 9.0, 535.161.08, 700.00, 70.00, 30, 0, 2619, 5, 5, 16, 16, Disabled\n"
+              "2, GPU-33333333-0000-0000-0000-000000000000, NVIDIA H100 80GB HBM3, 00000000:4C:00.0, 0x233010DE, "
+              "81559, 0, 81004, 9.0, 535.161.08, 700.00, 70.00, 30, 0, 2619, 5, 5, 16, 16, Disabled\n");
+    dir.write("ai-hwaccel-tools/index", std::string("0\trows.csv\t") + query_command + "\n");
+    const auto out = ah::cuda_probe{}.probe(lost_gpu_view(dir.path().string()));
+    INFO(test::warnings_text(out.warnings));
+    REQUIRE(out.devices.size() == 3);
+    CHECK(out.devices[2].index == 1);
+    CHECK_FALSE(out.devices[2].available);
+    REQUIRE(out.devices[2].pci.has_value());
+    CHECK(*out.devices[2].pci == *ah::parse_pci_address("0000:3b:00.0"));
+    CHECK(out.devices[0].available);
+    CHECK(out.devices[1].available);
+    CHECK(test::count_kind(out.warnings, ah::warning_kind::probe_failed) == 1);
+    REQUIRE(test::count_kind(out.warnings, ah::warning_kind::tool_failed) == 1);
+    for (const auto& w : out.warnings)
+        if (w.kind == ah::warning_kind::tool_failed)
+            CHECK(w.message == "exited with status 15: Unable to determine the device handle for GPU 0000:3B:00.0: "
+                               "Unknown Error; the rows it printed are kept");
+}
+
 // A GB10 (DGX Spark) shares the system's memory: nvidia-smi prints "[N/A]" in every memory
 // column (as public output of the GB10 shows; this row is hand-made in that shape, with the
 // bus address and PCI id a DGX Spark's nvidia-smi and lspci print). The probe gives it

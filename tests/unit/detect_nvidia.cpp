@@ -316,11 +316,48 @@ TEST_CASE("parse_nvidia_smi_query_csv: units, unavailable values, header detecti
         CHECK_FALSE(r.devices[0].memory_bytes.has_value());
         CHECK_FALSE(r.devices[0].temperature_c.has_value());
     }
-    SUBCASE("a device in trouble is a problem") {
-        const auto r = ah::parse_nvidia_smi_query_csv("[GPU is lost]\n", "memory.total");
-        CHECK(r.problems.size() == 1);
-        REQUIRE(r.devices.size() == 1);
-        CHECK_FALSE(r.devices[0].memory_bytes.has_value());
+    SUBCASE("a device in trouble is listed unavailable, with the reason") {
+        for (const char* v : {"[GPU is lost]", "[GPU requires reset]", "[Unknown Error]"}) {
+            CAPTURE(v);
+            const auto r = ah::parse_nvidia_smi_query_csv(std::string("0, ") + v + ", 4\n", "index,memory.total,memory.used");
+            INFO(problems_of(r.problems));
+            CHECK(r.problems.empty());
+            REQUIRE(r.devices.size() == 1);
+            CHECK_FALSE(r.devices[0].available);
+            CHECK_FALSE(r.devices[0].memory_bytes.has_value());
+            CHECK(r.devices[0].memory_used_bytes.has_value());
+            REQUIRE(r.device_errors.size() == 1);
+            CHECK(r.device_errors[0] == std::string("memory.total reported \"") + v + "\"");
+        }
+        const auto fine = ah::parse_nvidia_smi_query_csv("0, 81559\n", "index,memory.total");
+        REQUIRE(fine.device_errors.size() == 1);
+        CHECK(fine.device_errors[0].empty());
+        CHECK(fine.devices[0].available);
+    }
+    SUBCASE("a GPU nvidia-smi cannot open, in place of its row") {
+        // The line as NVIDIA/open-gpu-kernel-modules#387 and NVIDIA/nvidia-docker#1553 quote
+        // it ("for GPU 0000:0B:00.0"), and as current drivers print it (no space).
+        for (const char* gap : {"", " "}) {
+            CAPTURE(gap);
+            const auto r = ah::parse_nvidia_smi_query_csv(
+                std::string("0, 00000000:19:00.0, 81559\nUnable to determine the device handle for GPU") + gap +
+                    "0000:4C:00.0: Unknown Error\n2, 00000000:5D:00.0, 81559\n",
+                "index,pci.bus_id,memory.total");
+            INFO(problems_of(r.problems));
+            CHECK(r.problems.empty());
+            REQUIRE(r.devices.size() == 3);
+            REQUIRE(r.device_errors.size() == 3);
+            CHECK(r.devices[0].available);
+            CHECK_FALSE(r.devices[1].available);
+            CHECK(r.devices[1].index == 1);
+            REQUIRE(r.devices[1].pci.has_value());
+            CHECK(*r.devices[1].pci == *ah::parse_pci_address("0000:4c:00.0"));
+            CHECK(r.device_errors[1] == "nvidia-smi cannot open it: \"Unknown Error\"");
+            CHECK(r.devices[2].index == 2);
+            CHECK(r.devices[2].available);
+            CHECK(r.max_memory_clock_mhz.size() == 3);
+            CHECK(r.mig_enabled.size() == 3);
+        }
     }
     SUBCASE("a header wins over the field list") {
         const auto r = ah::parse_nvidia_smi_query_csv("name, memory.total [MiB]\nNVIDIA A10, 23028 MiB\n",

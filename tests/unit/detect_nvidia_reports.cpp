@@ -256,7 +256,10 @@ TEST_CASE("parse_nvidia_smi_q: hostile input") {
     CHECK(r.devices[0].name.view() == "NVIDIA ?? A10");
     CHECK(r.devices[0].memory_bytes.from != ah::origin::tool); // the catalogue's A10, if any
     CHECK_FALSE(r.devices[0].memory_used_bytes.has_value());
-    CHECK(r.problems.size() == 5);
+    CHECK(r.problems.size() == 4);
+    CHECK_FALSE(r.devices[0].available); // the lost GPU: listed, not used
+    REQUIRE(r.device_errors.size() == 1);
+    CHECK(r.device_errors[0] == "memory.used reported \"[GPU is lost]\"");
 
     // A 1 MB line, a 1 MB key, a 1 MB value.
     const std::string big(1 << 20, 'x');

@@ -295,10 +295,14 @@ constexpr bool is_query_header(std::string_view line, const query_field<Field> (
 // skips rows whose number of values is not the number of columns, stops after max_rows
 // rows, and reports all of it to `problems`. Each row that is kept goes to
 // row(line, number, columns), `columns` holding the field of each cell in order (an
-// `ignored` one for a name the table lacks).
-template <class Field, std::size_t N, class Row>
+// `ignored` one for a name the table lacks). A line that is not a header goes first to
+// other(line, number), which takes it (returns true: it counts as a row) or leaves it.
+struct no_other_lines {
+    constexpr bool operator()(std::string_view, std::size_t) const noexcept { return false; }
+};
+template <class Field, std::size_t N, class Row, class Other = no_other_lines>
 void read_query_csv(std::string_view text, std::string_view fields, const query_field<Field> (&table)[N],
-                    std::string_view punctuation, problem_sink& problems, Row&& row) {
+                    std::string_view punctuation, problem_sink& problems, Row&& row, Other&& other = Other{}) {
     std::vector<const query_field<Field>*> columns;
     auto set_columns = [&](std::string_view list, std::size_t line) {
         columns.clear();
@@ -339,6 +343,10 @@ void read_query_csv(std::string_view text, std::string_view fields, const query_
         if (rows >= max_rows) {
             problems.add(number, "more than " + std::to_string(max_rows) + " rows; the rest ignored");
             return false;
+        }
+        if (other(line, number)) {
+            ++rows;
+            return true;
         }
         std::size_t cells = 0;
         each_cell(line, [&](std::string_view) { ++cells; });

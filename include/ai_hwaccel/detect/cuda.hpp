@@ -183,6 +183,92 @@ void add_topology(const S& sys, probe_output& out) {
     out.links.push_back(std::move(fabric));
 }
 
+// Whether a failed nvidia-smi failed on some GPUs only: it names one it could not open or
+// that is in trouble (in its rows or on stderr), and printed a row for one it could.
+inline bool partial_failure(const tool_result& run, const nvidia_query_result& r) {
+    bool usable = false, named = false;
+    for (std::size_t i = 0; i < r.devices.size(); ++i) {
+        const bool failed = i < r.device_errors.size() && !r.device_errors[i].empty();
+        usable = usable || !failed;
+        named = named || failed;
+    }
+    detail::formats::each_line(run.err, [&](std::string_view line) {
+        named = named || parse_unopened_gpu(line).has_value();
+        return !named;
+    });
+    return usable && named;
+}
+
+// report_tool_result quoted the first line of stderr, or of stdout where stderr is empty,
+// which after a partial failure is a good GPU's row: say which GPU failed instead.
+inline void explain_partial_failure(const tool_result& r, std::vector<warning>& warnings, std::size_t from) {
+    std::string why;
+    for (std::string_view text : {std::string_view(r.err), std::string_view(r.out)}) {
+        detail::formats::each_line(text, [&](std::string_view line) {
+            if (!parse_unopened_gpu(line)) return true;
+            why = std::string(trim(line).substr(0, 200));
+            return false;
+        });
+        if (!why.empty()) break;
+    }
+    for (std::size_t i = from; i < warnings.size(); ++i) {
+        if (warnings[i].kind != warning_kind::tool_failed) continue;
+        warnings[i].message = "exited with status " + std::to_string(r.exit_code) +
+                              (why.empty() ? std::string() : ": " + why) +
+                              "; the rows it printed are kept";
+    }
+}
+
+// GPUs nvidia-smi could not open, named on stderr rather than in place of their rows:
+// added (unavailable) unless a row has their PCI address, with the smallest index no row
+// has (nvidia-smi numbers GPUs in PCI order, so a lost GPU leaves a gap).
+inline void add_unopened_from(std::string_view err, nvidia_query_result& r) {
+    detail::formats::each_line(err, [&](std::string_view line) {
+        const auto u = parse_unopened_gpu(line);
+        if (!u || r.devices.size() >= detail::parsing::max_rows) return true;
+        for (const auto& d : r.devices)
+            if (u->pci && d.pci && *d.pci == *u->pci) return true;
+        std::uint32_t index = 0;
+        for (bool taken = true; taken; ++index) {
+            taken = false;
+            for (const auto& d : r.devices) taken = taken || d.index == index;
+            if (!taken) break;
+        }
+        accelerator_profile p = blank_gpu(index);
+        if (u->pci) p.pci = *u->pci;
+        p.available = false;
+        r.devices.push_back(p);
+        r.max_memory_clock_mhz.emplace_back();
+        r.mig_enabled.emplace_back();
+        r.device_errors.push_back("nvidia-smi cannot open it: " +
+                                  detail::parsing::quote_value(u->reason.empty() ? trim(line) : u->reason));
+        return true;
+    });
+}
+
+// A warning for each GPU nvidia-smi reports in trouble (listed, unavailable). One known only
+// by its PCI address takes its name and catalogue row from the driver's files.
+template <system_view S>
+void report_device_errors(const S& sys, nvidia_query_result& r, std::vector<warning>& warnings) {
+    std::optional<std::vector<accelerator_profile>> from_driver;
+    for (std::size_t i = 0; i < r.devices.size() && i < r.device_errors.size(); ++i) {
+        auto& p = r.devices[i];
+        if (!r.device_errors[i].empty() && p.name.empty() && p.pci) {
+            std::vector<warning> ignored; // the driver's files are read again only for names
+            if (!from_driver) from_driver = nvidia_gpus_from_driver(sys, ignored);
+            for (const auto& d : *from_driver)
+                if (d.pci && *d.pci == *p.pci) {
+                    const auto index = p.index;
+                    p = d;
+                    p.index = index;
+                    p.available = false;
+                    break;
+                }
+        }
+    }
+    device_errors_to_warnings(r, "nvidia-smi", warnings);
+}
+
 } // namespace detail::nvidia
 
 /// NVIDIA GPUs: NVML when the live machine has it, nvidia-smi otherwise.
@@ -267,23 +353,37 @@ private:
             if (out.devices.empty()) detail::nvidia::add_jetson_gpu(sys, out);
             return false;
         }
+        const auto fields = detail::nvidia::query_argument(without).substr(std::string_view("--query-gpu=").size());
+        const std::size_t before = out.warnings.size();
+        std::optional<nvidia_query_result> parsed;
         if (!report_tool_result(request, r, backend, out.warnings)) {
-            // What the driver's files list stands where nvidia-smi cannot say (a driver and
-            // library that do not match, an nvidia-smi that refuses the query).
-            out.devices = nvidia_gpus_from_driver(sys, out.warnings);
-            return false;
+            // nvidia-smi that cannot open a GPU (fallen off the bus, waiting for a reset)
+            // still prints the other GPUs' rows, and exits with an error: when it names the
+            // GPU it failed on, the other rows are kept.
+            if (r.status == tool_status::exited && r.exit_code != 0) {
+                parsed = parse_nvidia_smi_query_csv(r.out, fields);
+                if (!detail::nvidia::partial_failure(r, *parsed)) parsed.reset();
+            }
+            if (!parsed) {
+                // What the driver's files list stands where nvidia-smi cannot say (a driver
+                // and library that do not match, an nvidia-smi that refuses the query).
+                out.devices = nvidia_gpus_from_driver(sys, out.warnings);
+                return false;
+            }
+            detail::nvidia::explain_partial_failure(r, out.warnings, before);
         }
         // With no GPU to list nvidia-smi fails (status 6, 9 or 255); success lists one or more.
-        if (report_empty_output(request, r, backend, out.warnings)) return false;
-        auto parsed = parse_nvidia_smi_query_csv(
-            r.out, detail::nvidia::query_argument(without).substr(std::string_view("--query-gpu=").size()));
-        out.devices = std::move(parsed.devices);
-        detail::nvidia::problems_to_warnings(parsed.problems, "nvidia-smi", out.warnings);
+        if (!parsed && report_empty_output(request, r, backend, out.warnings)) return false;
+        if (!parsed) parsed = parse_nvidia_smi_query_csv(r.out, fields);
+        detail::nvidia::add_unopened_from(r.err, *parsed);
+        detail::nvidia::problems_to_warnings(parsed->problems, "nvidia-smi", out.warnings);
+        detail::nvidia::report_device_errors(sys, *parsed, out.warnings);
+        out.devices = std::move(parsed->devices);
         // A GPU in MIG mode runs nothing as a whole: CUDA sees its instances (listed by
         // add_mig_instances from nvidia-smi -L), or nothing when it has none.
         mig = false;
-        for (std::size_t k = 0; k < parsed.mig_enabled.size() && k < out.devices.size(); ++k)
-            if (parsed.mig_enabled[k].value_or(false)) {
+        for (std::size_t k = 0; k < parsed->mig_enabled.size() && k < out.devices.size(); ++k)
+            if (parsed->mig_enabled[k].value_or(false)) {
                 out.devices[k].available = false;
                 mig = true;
             }

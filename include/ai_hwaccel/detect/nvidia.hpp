@@ -50,6 +50,12 @@ struct nvidia_query_result {
     /// mig.mode.current per device: true for "Enabled", false for "Disabled", nullopt
     /// where not queried or not supported.
     std::vector<std::optional<bool>> mig_enabled;
+    /// Why a device cannot be used, in the order of `devices`; empty for one that can. A
+    /// row with "[GPU requires reset]", "[GPU is lost]" or "[Unknown Error]" in a field, and
+    /// a GPU nvidia-smi could not open ("Unable to determine the device handle for GPU…",
+    /// printed in place of its row: a device with only its PCI address), are listed
+    /// unavailable with the reason here rather than as a parse problem.
+    std::vector<std::string> device_errors;
     std::vector<nvidia_parse_problem> problems;
 };
 
@@ -191,14 +197,38 @@ using detail::parsing::quote_value;
 struct row_extras {
     sourced<std::uint32_t> mem_clock;
     std::optional<bool> mig;
+    std::string error; ///< the first value that says the device is in trouble
 };
 
-// Fills the profile from one cell; returns the problem, or an empty one when the cell is fine.
+/// A GPU nvidia-smi could not open: "Unable to determine the device handle for
+/// GPU0000:4C:00.0: Unknown Error" (older drivers: "for GPU 0000:0B:00.0: …"), printed in
+/// place of its row or its report when the GPU has fallen off the bus or needs a reset.
+struct unopened_gpu {
+    std::optional<pci_address> pci;
+    std::string_view reason; ///< "Unknown Error"
+};
+inline std::optional<unopened_gpu> parse_unopened_gpu(std::string_view line) {
+    static constexpr std::string_view prefix = "Unable to determine the device handle for GPU";
+    line = trim(line);
+    if (!line.starts_with(prefix)) return std::nullopt;
+    std::string_view rest = trim(line.substr(prefix.size()));
+    unopened_gpu u;
+    const auto colon = rest.find(": "); // the address has colons, but none followed by a space
+    u.pci = parse_pci_address(trim(rest.substr(0, colon)));
+    if (colon != std::string_view::npos) u.reason = trim(rest.substr(colon + 2));
+    return u;
+}
+
+// Fills the profile from one cell; returns the problem, or an empty one when the cell is
+// fine. A value that says the device is in trouble goes to extras.error instead.
 inline value_problem apply_cell(const field_info& f, std::string_view v, accelerator_profile& p,
                                 row_extras& extras) {
     const std::string name(f.name);
     if (f.id == field::ignored) return {};
-    if (is_unavailable(v)) return is_device_error(v) ? name + " reported " + quote_value(v) : std::string();
+    if (is_unavailable(v)) {
+        if (is_device_error(v) && extras.error.empty()) extras.error = name + " reported " + quote_value(v);
+        return {};
+    }
     const auto bad = [&] { return name + ": cannot read " + quote_value(v); };
     const auto out_of_range = [&] {
         return value_problem(name + ": " + quote_value(v) + " is out of range", warning_kind::value_out_of_range);
@@ -391,11 +421,25 @@ inline nvidia_query_result parse_nvidia_smi_query_csv(std::string_view text, std
             if (!problem.empty()) problems.add_problem(number, std::move(problem));
         });
         match_catalogue(p);
+        if (!extras.error.empty()) p.available = false;
         r.devices.push_back(p);
         r.max_memory_clock_mhz.push_back(extras.mem_clock);
         r.mig_enabled.push_back(extras.mig);
+        r.device_errors.push_back(std::move(extras.error));
     };
-    detail::parsing::read_query_csv(text, fields, field_table, field_name_punctuation, problems, add_row);
+    auto unopened = [&](std::string_view line, std::size_t) {
+        const auto u = parse_unopened_gpu(line);
+        if (!u) return false;
+        accelerator_profile p = blank_gpu(static_cast<std::uint32_t>(r.devices.size()));
+        if (u->pci) p.pci = *u->pci;
+        p.available = false;
+        r.devices.push_back(p);
+        r.max_memory_clock_mhz.emplace_back();
+        r.mig_enabled.emplace_back();
+        r.device_errors.push_back("nvidia-smi cannot open it: " + quote_value(u->reason.empty() ? line : u->reason));
+        return true;
+    };
+    detail::parsing::read_query_csv(text, fields, field_table, field_name_punctuation, problems, add_row, unopened);
     problems.finish();
     return r;
 }
@@ -507,6 +551,21 @@ inline void problems_to_warnings(const std::vector<parse_problem>& problems, std
                                  std::vector<warning>& out) {
     detail::parsing::problems_to_warnings(problems, backend_id::cuda, subject, out);
 }
+
+/// A probe_failed warning about `subject` for each device `r` lists in trouble: "GPU 2
+/// (0000:4c:00.0): <why>; listed, not used".
+inline void device_errors_to_warnings(const nvidia_query_result& r, std::string_view subject,
+                                      std::vector<warning>& out) {
+    for (std::size_t i = 0; i < r.devices.size() && i < r.device_errors.size(); ++i) {
+        if (r.device_errors[i].empty()) continue;
+        const auto& p = r.devices[i];
+        out.push_back(warning{warning_kind::probe_failed, backend_id::cuda, std::string(subject),
+                              "GPU " + std::to_string(p.index) +
+                                  (p.pci ? std::string(" (") + p.pci->text().data() + ")" : std::string()) + ": " +
+                                  r.device_errors[i] + "; listed, not used",
+                              0});
+    }
+}
 } // namespace detail::nvidia
 
 /// The catalogue row of the GPU of the Jetson module a device tree's root `compatible`
@@ -587,6 +646,7 @@ inline void parse_nvidia_csv_capture(std::string_view t, capture_parse& out) {
     auto r = nvidia::is_header_line(first_non_blank_line(t)) ? parse_nvidia_smi_query_csv(t)
                                                                : parse_nvidia_smi_query_csv(t, nvidia::query_field_list());
     nvidia::problems_to_warnings(r.problems, out.format, out.warnings);
+    nvidia::device_errors_to_warnings(r, out.format, out.warnings);
     if (r.devices.empty() && r.problems.empty()) nothing_found(out, "GPU rows");
     out.devices = std::move(r.devices);
 }

@@ -112,12 +112,15 @@ struct report_builder {
     void finish() {
         r.max_memory_clock_mhz.clear();
         r.mig_enabled.clear();
+        r.device_errors.clear();
         for (const auto& e : extras) {
             r.max_memory_clock_mhz.push_back(e.mem_clock);
             r.mig_enabled.push_back(e.mig);
+            r.device_errors.push_back(e.error);
         }
         for (std::size_t i = 0; i < r.devices.size(); ++i) {
             auto& p = r.devices[i];
+            if (i < extras.size() && !extras[i].error.empty()) p.available = false;
             if (p.driver_version.empty()) p.driver_version = header.driver_version;
             if (matchable[i]) {
                 nvidia::match_catalogue(p);
@@ -778,6 +781,7 @@ inline int sniff_nvidia_smi_q(std::string_view t) noexcept {
 inline void parse_nvidia_smi_q_capture(std::string_view t, capture_parse& out) {
     auto r = parse_nvidia_smi_q(t);
     nvidia::problems_to_warnings(r.problems, out.format, out.warnings);
+    nvidia::device_errors_to_warnings(r, out.format, out.warnings);
     if (r.devices.empty() && r.problems.empty()) nothing_found(out, "GPU sections");
     out.devices = std::move(r.devices);
 }
@@ -795,6 +799,7 @@ inline int sniff_nvidia_smi_xml(std::string_view t) noexcept {
 inline void parse_nvidia_smi_xml_capture(std::string_view t, capture_parse& out) {
     auto r = parse_nvidia_smi_xml(t);
     nvidia::problems_to_warnings(r.problems, out.format, out.warnings);
+    nvidia::device_errors_to_warnings(r, out.format, out.warnings);
     if (r.devices.empty() && r.problems.empty()) nothing_found(out, "<gpu> elements");
     out.devices = std::move(r.devices);
 }
@@ -815,6 +820,7 @@ inline int sniff_nvidia_smi_table(std::string_view t) noexcept {
 inline void parse_nvidia_smi_table_capture(std::string_view t, capture_parse& out) {
     auto r = parse_nvidia_smi_table(t);
     nvidia::problems_to_warnings(r.problems, out.format, out.warnings);
+    nvidia::device_errors_to_warnings(r, out.format, out.warnings);
     if (r.devices.empty() && r.problems.empty()) nothing_found(out, "GPU rows");
     out.devices = std::move(r.devices);
 }
