@@ -2450,10 +2450,14 @@ constexpr bool is_query_header(std::string_view line, const query_field<Field> (
 // skips rows whose number of values is not the number of columns, stops after max_rows
 // rows, and reports all of it to `problems`. Each row that is kept goes to
 // row(line, number, columns), `columns` holding the field of each cell in order (an
-// `ignored` one for a name the table lacks).
-template <class Field, std::size_t N, class Row>
+// `ignored` one for a name the table lacks). A line that is not a header goes first to
+// other(line, number), which takes it (returns true: it counts as a row) or leaves it.
+struct no_other_lines {
+    constexpr bool operator()(std::string_view, std::size_t) const noexcept { return false; }
+};
+template <class Field, std::size_t N, class Row, class Other = no_other_lines>
 void read_query_csv(std::string_view text, std::string_view fields, const query_field<Field> (&table)[N],
-                    std::string_view punctuation, problem_sink& problems, Row&& row) {
+                    std::string_view punctuation, problem_sink& problems, Row&& row, Other&& other = Other{}) {
     std::vector<const query_field<Field>*> columns;
     auto set_columns = [&](std::string_view list, std::size_t line) {
         columns.clear();
@@ -2494,6 +2498,10 @@ void read_query_csv(std::string_view text, std::string_view fields, const query_
         if (rows >= max_rows) {
             problems.add(number, "more than " + std::to_string(max_rows) + " rows; the rest ignored");
             return false;
+        }
+        if (other(line, number)) {
+            ++rows;
+            return true;
         }
         std::size_t cells = 0;
         each_cell(line, [&](std::string_view) { ++cells; });
@@ -13454,6 +13462,12 @@ struct nvidia_query_result {
     /// mig.mode.current per device: true for "Enabled", false for "Disabled", nullopt
     /// where not queried or not supported.
     std::vector<std::optional<bool>> mig_enabled;
+    /// Why a device cannot be used, in the order of `devices`; empty for one that can. A
+    /// row with "[GPU requires reset]", "[GPU is lost]" or "[Unknown Error]" in a field, and
+    /// a GPU nvidia-smi could not open ("Unable to determine the device handle for GPU…",
+    /// printed in place of its row: a device with only its PCI address), are listed
+    /// unavailable with the reason here rather than as a parse problem.
+    std::vector<std::string> device_errors;
     std::vector<nvidia_parse_problem> problems;
 };
 
@@ -13595,14 +13609,38 @@ using detail::parsing::quote_value;
 struct row_extras {
     sourced<std::uint32_t> mem_clock;
     std::optional<bool> mig;
+    std::string error; ///< the first value that says the device is in trouble
 };
 
-// Fills the profile from one cell; returns the problem, or an empty one when the cell is fine.
+/// A GPU nvidia-smi could not open: "Unable to determine the device handle for
+/// GPU0000:4C:00.0: Unknown Error" (older drivers: "for GPU 0000:0B:00.0: …"), printed in
+/// place of its row or its report when the GPU has fallen off the bus or needs a reset.
+struct unopened_gpu {
+    std::optional<pci_address> pci;
+    std::string_view reason; ///< "Unknown Error"
+};
+inline std::optional<unopened_gpu> parse_unopened_gpu(std::string_view line) {
+    static constexpr std::string_view prefix = "Unable to determine the device handle for GPU";
+    line = trim(line);
+    if (!line.starts_with(prefix)) return std::nullopt;
+    std::string_view rest = trim(line.substr(prefix.size()));
+    unopened_gpu u;
+    const auto colon = rest.find(": "); // the address has colons, but none followed by a space
+    u.pci = parse_pci_address(trim(rest.substr(0, colon)));
+    if (colon != std::string_view::npos) u.reason = trim(rest.substr(colon + 2));
+    return u;
+}
+
+// Fills the profile from one cell; returns the problem, or an empty one when the cell is
+// fine. A value that says the device is in trouble goes to extras.error instead.
 inline value_problem apply_cell(const field_info& f, std::string_view v, accelerator_profile& p,
                                 row_extras& extras) {
     const std::string name(f.name);
     if (f.id == field::ignored) return {};
-    if (is_unavailable(v)) return is_device_error(v) ? name + " reported " + quote_value(v) : std::string();
+    if (is_unavailable(v)) {
+        if (is_device_error(v) && extras.error.empty()) extras.error = name + " reported " + quote_value(v);
+        return {};
+    }
     const auto bad = [&] { return name + ": cannot read " + quote_value(v); };
     const auto out_of_range = [&] {
         return value_problem(name + ": " + quote_value(v) + " is out of range", warning_kind::value_out_of_range);
@@ -13795,11 +13833,25 @@ inline nvidia_query_result parse_nvidia_smi_query_csv(std::string_view text, std
             if (!problem.empty()) problems.add_problem(number, std::move(problem));
         });
         match_catalogue(p);
+        if (!extras.error.empty()) p.available = false;
         r.devices.push_back(p);
         r.max_memory_clock_mhz.push_back(extras.mem_clock);
         r.mig_enabled.push_back(extras.mig);
+        r.device_errors.push_back(std::move(extras.error));
     };
-    detail::parsing::read_query_csv(text, fields, field_table, field_name_punctuation, problems, add_row);
+    auto unopened = [&](std::string_view line, std::size_t) {
+        const auto u = parse_unopened_gpu(line);
+        if (!u) return false;
+        accelerator_profile p = blank_gpu(static_cast<std::uint32_t>(r.devices.size()));
+        if (u->pci) p.pci = *u->pci;
+        p.available = false;
+        r.devices.push_back(p);
+        r.max_memory_clock_mhz.emplace_back();
+        r.mig_enabled.emplace_back();
+        r.device_errors.push_back("nvidia-smi cannot open it: " + quote_value(u->reason.empty() ? line : u->reason));
+        return true;
+    };
+    detail::parsing::read_query_csv(text, fields, field_table, field_name_punctuation, problems, add_row, unopened);
     problems.finish();
     return r;
 }
@@ -13911,6 +13963,21 @@ inline void problems_to_warnings(const std::vector<parse_problem>& problems, std
                                  std::vector<warning>& out) {
     detail::parsing::problems_to_warnings(problems, backend_id::cuda, subject, out);
 }
+
+/// A probe_failed warning about `subject` for each device `r` lists in trouble: "GPU 2
+/// (0000:4c:00.0): <why>; listed, not used".
+inline void device_errors_to_warnings(const nvidia_query_result& r, std::string_view subject,
+                                      std::vector<warning>& out) {
+    for (std::size_t i = 0; i < r.devices.size() && i < r.device_errors.size(); ++i) {
+        if (r.device_errors[i].empty()) continue;
+        const auto& p = r.devices[i];
+        out.push_back(warning{warning_kind::probe_failed, backend_id::cuda, std::string(subject),
+                              "GPU " + std::to_string(p.index) +
+                                  (p.pci ? std::string(" (") + p.pci->text().data() + ")" : std::string()) + ": " +
+                                  r.device_errors[i] + "; listed, not used",
+                              0});
+    }
+}
 } // namespace detail::nvidia
 
 /// The catalogue row of the GPU of the Jetson module a device tree's root `compatible`
@@ -13991,6 +14058,7 @@ inline void parse_nvidia_csv_capture(std::string_view t, capture_parse& out) {
     auto r = nvidia::is_header_line(first_non_blank_line(t)) ? parse_nvidia_smi_query_csv(t)
                                                                : parse_nvidia_smi_query_csv(t, nvidia::query_field_list());
     nvidia::problems_to_warnings(r.problems, out.format, out.warnings);
+    nvidia::device_errors_to_warnings(r, out.format, out.warnings);
     if (r.devices.empty() && r.problems.empty()) nothing_found(out, "GPU rows");
     out.devices = std::move(r.devices);
 }
@@ -15620,6 +15688,92 @@ void add_topology(const S& sys, probe_output& out) {
     out.links.push_back(std::move(fabric));
 }
 
+// Whether a failed nvidia-smi failed on some GPUs only: it names one it could not open or
+// that is in trouble (in its rows or on stderr), and printed a row for one it could.
+inline bool partial_failure(const tool_result& run, const nvidia_query_result& r) {
+    bool usable = false, named = false;
+    for (std::size_t i = 0; i < r.devices.size(); ++i) {
+        const bool failed = i < r.device_errors.size() && !r.device_errors[i].empty();
+        usable = usable || !failed;
+        named = named || failed;
+    }
+    detail::formats::each_line(run.err, [&](std::string_view line) {
+        named = named || parse_unopened_gpu(line).has_value();
+        return !named;
+    });
+    return usable && named;
+}
+
+// report_tool_result quoted the first line of stderr, or of stdout where stderr is empty,
+// which after a partial failure is a good GPU's row: say which GPU failed instead.
+inline void explain_partial_failure(const tool_result& r, std::vector<warning>& warnings, std::size_t from) {
+    std::string why;
+    for (std::string_view text : {std::string_view(r.err), std::string_view(r.out)}) {
+        detail::formats::each_line(text, [&](std::string_view line) {
+            if (!parse_unopened_gpu(line)) return true;
+            why = std::string(trim(line).substr(0, 200));
+            return false;
+        });
+        if (!why.empty()) break;
+    }
+    for (std::size_t i = from; i < warnings.size(); ++i) {
+        if (warnings[i].kind != warning_kind::tool_failed) continue;
+        warnings[i].message = "exited with status " + std::to_string(r.exit_code) +
+                              (why.empty() ? std::string() : ": " + why) +
+                              "; the rows it printed are kept";
+    }
+}
+
+// GPUs nvidia-smi could not open, named on stderr rather than in place of their rows:
+// added (unavailable) unless a row has their PCI address, with the smallest index no row
+// has (nvidia-smi numbers GPUs in PCI order, so a lost GPU leaves a gap).
+inline void add_unopened_from(std::string_view err, nvidia_query_result& r) {
+    detail::formats::each_line(err, [&](std::string_view line) {
+        const auto u = parse_unopened_gpu(line);
+        if (!u || r.devices.size() >= detail::parsing::max_rows) return true;
+        for (const auto& d : r.devices)
+            if (u->pci && d.pci && *d.pci == *u->pci) return true;
+        std::uint32_t index = 0;
+        for (bool taken = true; taken; ++index) {
+            taken = false;
+            for (const auto& d : r.devices) taken = taken || d.index == index;
+            if (!taken) break;
+        }
+        accelerator_profile p = blank_gpu(index);
+        if (u->pci) p.pci = *u->pci;
+        p.available = false;
+        r.devices.push_back(p);
+        r.max_memory_clock_mhz.emplace_back();
+        r.mig_enabled.emplace_back();
+        r.device_errors.push_back("nvidia-smi cannot open it: " +
+                                  detail::parsing::quote_value(u->reason.empty() ? trim(line) : u->reason));
+        return true;
+    });
+}
+
+// A warning for each GPU nvidia-smi reports in trouble (listed, unavailable). One known only
+// by its PCI address takes its name and catalogue row from the driver's files.
+template <system_view S>
+void report_device_errors(const S& sys, nvidia_query_result& r, std::vector<warning>& warnings) {
+    std::optional<std::vector<accelerator_profile>> from_driver;
+    for (std::size_t i = 0; i < r.devices.size() && i < r.device_errors.size(); ++i) {
+        auto& p = r.devices[i];
+        if (!r.device_errors[i].empty() && p.name.empty() && p.pci) {
+            std::vector<warning> ignored; // the driver's files are read again only for names
+            if (!from_driver) from_driver = nvidia_gpus_from_driver(sys, ignored);
+            for (const auto& d : *from_driver)
+                if (d.pci && *d.pci == *p.pci) {
+                    const auto index = p.index;
+                    p = d;
+                    p.index = index;
+                    p.available = false;
+                    break;
+                }
+        }
+    }
+    device_errors_to_warnings(r, "nvidia-smi", warnings);
+}
+
 } // namespace detail::nvidia
 
 /// NVIDIA GPUs: NVML when the live machine has it, nvidia-smi otherwise.
@@ -15704,23 +15858,37 @@ private:
             if (out.devices.empty()) detail::nvidia::add_jetson_gpu(sys, out);
             return false;
         }
+        const auto fields = detail::nvidia::query_argument(without).substr(std::string_view("--query-gpu=").size());
+        const std::size_t before = out.warnings.size();
+        std::optional<nvidia_query_result> parsed;
         if (!report_tool_result(request, r, backend, out.warnings)) {
-            // What the driver's files list stands where nvidia-smi cannot say (a driver and
-            // library that do not match, an nvidia-smi that refuses the query).
-            out.devices = nvidia_gpus_from_driver(sys, out.warnings);
-            return false;
+            // nvidia-smi that cannot open a GPU (fallen off the bus, waiting for a reset)
+            // still prints the other GPUs' rows, and exits with an error: when it names the
+            // GPU it failed on, the other rows are kept.
+            if (r.status == tool_status::exited && r.exit_code != 0) {
+                parsed = parse_nvidia_smi_query_csv(r.out, fields);
+                if (!detail::nvidia::partial_failure(r, *parsed)) parsed.reset();
+            }
+            if (!parsed) {
+                // What the driver's files list stands where nvidia-smi cannot say (a driver
+                // and library that do not match, an nvidia-smi that refuses the query).
+                out.devices = nvidia_gpus_from_driver(sys, out.warnings);
+                return false;
+            }
+            detail::nvidia::explain_partial_failure(r, out.warnings, before);
         }
         // With no GPU to list nvidia-smi fails (status 6, 9 or 255); success lists one or more.
-        if (report_empty_output(request, r, backend, out.warnings)) return false;
-        auto parsed = parse_nvidia_smi_query_csv(
-            r.out, detail::nvidia::query_argument(without).substr(std::string_view("--query-gpu=").size()));
-        out.devices = std::move(parsed.devices);
-        detail::nvidia::problems_to_warnings(parsed.problems, "nvidia-smi", out.warnings);
+        if (!parsed && report_empty_output(request, r, backend, out.warnings)) return false;
+        if (!parsed) parsed = parse_nvidia_smi_query_csv(r.out, fields);
+        detail::nvidia::add_unopened_from(r.err, *parsed);
+        detail::nvidia::problems_to_warnings(parsed->problems, "nvidia-smi", out.warnings);
+        detail::nvidia::report_device_errors(sys, *parsed, out.warnings);
+        out.devices = std::move(parsed->devices);
         // A GPU in MIG mode runs nothing as a whole: CUDA sees its instances (listed by
         // add_mig_instances from nvidia-smi -L), or nothing when it has none.
         mig = false;
-        for (std::size_t k = 0; k < parsed.mig_enabled.size() && k < out.devices.size(); ++k)
-            if (parsed.mig_enabled[k].value_or(false)) {
+        for (std::size_t k = 0; k < parsed->mig_enabled.size() && k < out.devices.size(); ++k)
+            if (parsed->mig_enabled[k].value_or(false)) {
                 out.devices[k].available = false;
                 mig = true;
             }
@@ -26877,12 +27045,15 @@ struct report_builder {
     void finish() {
         r.max_memory_clock_mhz.clear();
         r.mig_enabled.clear();
+        r.device_errors.clear();
         for (const auto& e : extras) {
             r.max_memory_clock_mhz.push_back(e.mem_clock);
             r.mig_enabled.push_back(e.mig);
+            r.device_errors.push_back(e.error);
         }
         for (std::size_t i = 0; i < r.devices.size(); ++i) {
             auto& p = r.devices[i];
+            if (i < extras.size() && !extras[i].error.empty()) p.available = false;
             if (p.driver_version.empty()) p.driver_version = header.driver_version;
             if (matchable[i]) {
                 nvidia::match_catalogue(p);
@@ -27543,6 +27714,7 @@ inline int sniff_nvidia_smi_q(std::string_view t) noexcept {
 inline void parse_nvidia_smi_q_capture(std::string_view t, capture_parse& out) {
     auto r = parse_nvidia_smi_q(t);
     nvidia::problems_to_warnings(r.problems, out.format, out.warnings);
+    nvidia::device_errors_to_warnings(r, out.format, out.warnings);
     if (r.devices.empty() && r.problems.empty()) nothing_found(out, "GPU sections");
     out.devices = std::move(r.devices);
 }
@@ -27560,6 +27732,7 @@ inline int sniff_nvidia_smi_xml(std::string_view t) noexcept {
 inline void parse_nvidia_smi_xml_capture(std::string_view t, capture_parse& out) {
     auto r = parse_nvidia_smi_xml(t);
     nvidia::problems_to_warnings(r.problems, out.format, out.warnings);
+    nvidia::device_errors_to_warnings(r, out.format, out.warnings);
     if (r.devices.empty() && r.problems.empty()) nothing_found(out, "<gpu> elements");
     out.devices = std::move(r.devices);
 }
@@ -27580,6 +27753,7 @@ inline int sniff_nvidia_smi_table(std::string_view t) noexcept {
 inline void parse_nvidia_smi_table_capture(std::string_view t, capture_parse& out) {
     auto r = parse_nvidia_smi_table(t);
     nvidia::problems_to_warnings(r.problems, out.format, out.warnings);
+    nvidia::device_errors_to_warnings(r, out.format, out.warnings);
     if (r.devices.empty() && r.problems.empty()) nothing_found(out, "GPU rows");
     out.devices = std::move(r.devices);
 }
@@ -30755,7 +30929,7 @@ constexpr weight_split split_weights(const model_spec& m, quant_format q) noexce
 constexpr std::uint64_t tokens_cached(const model_spec& m, const inference_shape& s, bool sliding) noexcept {
     std::uint64_t t = s.context;
     if (sliding && m.sliding_window != 0 && m.sliding_window < t) t = m.sliding_window;
-    return sat_mul(t, s.batch);
+    return sat_mul(t, s.batch ? s.batch : 1); // a batch of 0 is read as 1, as throughput.hpp does
 }
 } // namespace detail
 
@@ -35962,10 +36136,15 @@ constexpr training_memory estimate_training_memory(const model_spec& m, const tr
     weights = sat_mul(weights, trained_models);
 
     // Frozen companions, kept in the trained model's base storage (4-bit when it is QLoRA).
+    // The reference model of a policy trained through adapters is its own frozen base with
+    // the adapters switched off (TRL's DPO and PPO trainers with a PEFT model and no
+    // ref_model): no second copy; PPO's reward model is one all the same.
     const training_method frozen_as = how == training_method::qlora ? training_method::qlora : training_method::lora;
+    const std::uint64_t references = is_adapter(how) ? 0 : 1;
     std::uint64_t frozen = 0;
-    if (t.method == training_method::dpo) frozen = model_weight_bytes(m, frozen_as, t.precision);
-    if (t.method == training_method::rlhf) frozen = sat_mul(2, model_weight_bytes(m, frozen_as, t.precision));
+    if (t.method == training_method::dpo) frozen = sat_mul(references, model_weight_bytes(m, frozen_as, t.precision));
+    if (t.method == training_method::rlhf)
+        frozen = sat_mul(references + 1, model_weight_bytes(m, frozen_as, t.precision));
     if (t.method == training_method::distillation)
         frozen = sat_mul(t.teacher_parameters ? t.teacher_parameters : m.parameters, 2);
 

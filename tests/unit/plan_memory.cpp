@@ -32,6 +32,8 @@ TEST_CASE("kv_cache_bytes") {
     const auto& l3 = row("llama-3-8b");
     CHECK(ah::kv_cache_bytes(l3, {.context = 8192}) == 32ull * 2 * 8 * 128 * 2 * 8192);
     CHECK(ah::kv_cache_bytes(l3, {.context = 4096, .batch = 4}) == 32ull * 2 * 8 * 128 * 2 * 4096 * 4);
+    // A batch of 0 is read as one sequence, as the throughput estimate reads it.
+    CHECK(ah::kv_cache_bytes(l3, {.context = 8192, .batch = 0}) == ah::kv_cache_bytes(l3, {.context = 8192}));
     CHECK(ah::layer_kv_cache_bytes(l3, {.context = 8192}) * 32 == ah::kv_cache_bytes(l3, {.context = 8192}));
     // Llama 3 70B at 4096: 80 x 1024 x 2 x 2 B x 4096 = 1280 MiB (the figure Ollama's log
     // for Llama 3.3 70B implies, calibration row 765's note).

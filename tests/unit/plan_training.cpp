@@ -231,6 +231,16 @@ TEST_CASE("estimate_training_memory: multi-model methods") {
     const auto dpo_lora = ah::estimate_training_memory(
         m, {.method = ah::training_method::dpo, .policy_method = ah::training_method::lora});
     CHECK(dpo_lora.trainable_parameters == ah::detail::training::lora_parameters(m, 16, ah::lora_all_linear));
+    // A LoRA or QLoRA policy's reference is its own base with the adapters off: no copy.
+    // PPO keeps its reward model.
+    CHECK(dpo_lora.frozen_models_bytes == 0);
+    const auto dpo_qlora = ah::estimate_training_memory(
+        m, {.method = ah::training_method::dpo, .policy_method = ah::training_method::qlora});
+    CHECK(dpo_qlora.frozen_models_bytes == 0);
+    const auto ppo_lora = ah::estimate_training_memory(
+        m, {.method = ah::training_method::rlhf, .policy_method = ah::training_method::lora});
+    CHECK(ppo_lora.frozen_models_bytes == 2 * m.parameters); // the reward model, bf16
+    CHECK(ppo.frozen_models_bytes == 2 * ppo_lora.frozen_models_bytes); // full: reference + reward
     const auto prefix = ah::estimate_training_memory(m, {.method = ah::training_method::prefix});
     CHECK(prefix.trainable_parameters == 20ull * 32 * 2 * 1024);
 

@@ -454,7 +454,7 @@ constexpr weight_split split_weights(const model_spec& m, quant_format q) noexce
 constexpr std::uint64_t tokens_cached(const model_spec& m, const inference_shape& s, bool sliding) noexcept {
     std::uint64_t t = s.context;
     if (sliding && m.sliding_window != 0 && m.sliding_window < t) t = m.sliding_window;
-    return sat_mul(t, s.batch);
+    return sat_mul(t, s.batch ? s.batch : 1); // a batch of 0 is read as 1, as throughput.hpp does
 }
 } // namespace detail
 

@@ -421,10 +421,15 @@ constexpr training_memory estimate_training_memory(const model_spec& m, const tr
     weights = sat_mul(weights, trained_models);
 
     // Frozen companions, kept in the trained model's base storage (4-bit when it is QLoRA).
+    // The reference model of a policy trained through adapters is its own frozen base with
+    // the adapters switched off (TRL's DPO and PPO trainers with a PEFT model and no
+    // ref_model): no second copy; PPO's reward model is one all the same.
     const training_method frozen_as = how == training_method::qlora ? training_method::qlora : training_method::lora;
+    const std::uint64_t references = is_adapter(how) ? 0 : 1;
     std::uint64_t frozen = 0;
-    if (t.method == training_method::dpo) frozen = model_weight_bytes(m, frozen_as, t.precision);
-    if (t.method == training_method::rlhf) frozen = sat_mul(2, model_weight_bytes(m, frozen_as, t.precision));
+    if (t.method == training_method::dpo) frozen = sat_mul(references, model_weight_bytes(m, frozen_as, t.precision));
+    if (t.method == training_method::rlhf)
+        frozen = sat_mul(references + 1, model_weight_bytes(m, frozen_as, t.precision));
     if (t.method == training_method::distillation)
         frozen = sat_mul(t.teacher_parameters ? t.teacher_parameters : m.parameters, 2);
 
