@@ -6791,9 +6791,16 @@ void apply_visibility(std::vector<accelerator_profile>& profiles, Env&& env, std
             p.available = false;
             std::string msg = "device ";
             msg += std::to_string(p.index);
-            if (!p.name.empty()) {
+            // A stack of a multi-stack card shares the card's index: name the stack.
+            if (p.stack) {
+                msg += " stack ";
+                msg += std::to_string(*p.stack);
+            }
+            if (!p.name.empty() || p.pci) {
                 msg += " (";
-                msg += p.name.view();
+                if (!p.name.empty()) msg += p.name.view();
+                if (!p.name.empty() && p.pci) msg += ", ";
+                if (p.pci) msg += p.pci->text().data();
                 msg += ')';
             }
             msg += " hidden by ";
@@ -31386,7 +31393,12 @@ AI_HWACCEL_NAMESPACE_END
 //   weights  = layers x ceil(layer_weight_bytes / t) + embedding/head share / t
 //   kv cache = kv_cache_bytes x layers / model layers x ceil(kv_heads / t) / kv_heads
 //              (a latent cache, DeepSeek's MLA, is one vector all heads read: every rank
-//              holds all of it, as vLLM and SGLang do)
+//              holds all of it, as vLLM and SGLang do). A model with sliding-window
+//              layers among full ones (Gemma 2 and 3, gpt-oss, Llama 4) puts one full
+//              layer in every p (layers / full layers, rounded down): a stage short of
+//              the whole model holds the cache of ceil(layers / p) full layers (at most
+//              all of them) and windowed ones for the rest, the most any run of its
+//              length can hold
 //   overhead = runtime allowance + activation buffers on every device, + the logits
 //              buffer / t on the last stage (plan/memory.hpp's overhead_bytes, split)
 // where t is the tensor-parallel degree of the device's stage.
@@ -31904,6 +31916,16 @@ struct needs {
     double head_read = 0;            ///< bytes the output head reads per token
     double full_read = 0;
     memory_estimate memory{};
+    /// A model some of whose layers, not all, attend only to a window shorter than the
+    /// context (Gemma 2 and 3, gpt-oss, Llama 4): a full layer's cache and a windowed one's
+    /// differ, so a stage's cache depends on which layers it holds. Every such model puts
+    /// one full layer in every `full_every` (the same ratio its counts give): a run of k
+    /// layers holds at most ceil(k / full_every) of them, which is what a stage is charged.
+    /// full_every 0: every layer's cache is alike (kv_total / layers each).
+    std::uint64_t kv_full_layer = 0;
+    std::uint64_t kv_window_layer = 0;
+    std::uint32_t full_layers = 0;
+    std::uint32_t full_every = 0;
 };
 
 /// `same_model`: the needs of `m` and `s` in another format, whose KV cache and overhead
@@ -31924,6 +31946,13 @@ constexpr needs needs_of(const model_spec& m, quant_format q, const inference_sh
         n.tied = m.tied_embeddings;
         n.memory = {.weights_bytes = w.total, .kv_cache_bytes = kv_cache_bytes(m, s), .overhead_bytes = overhead_bytes(m, s)};
         n.kv_total = n.memory.kv_cache_bytes;
+        if (m.sliding_window_layers > 0 && m.sliding_window_layers < m.layers && m.sliding_window < s.context) {
+            n.full_layers = m.layers - m.sliding_window_layers;
+            n.full_every = m.layers / n.full_layers;
+            n.kv_full_layer = layer_kv_cache_bytes(m, s);
+            n.kv_window_layer = ai_hwaccel::weight_bytes(
+                sat_mul(m.kv_values_per_token(), detail::tokens_cached(m, s, true)), s.kv_cache);
+        }
         n.ov_device = device_overhead_bytes(m, s);
         n.ov_logits = n.memory.overhead_bytes > n.ov_device ? n.memory.overhead_bytes - n.ov_device : 0;
     }
@@ -31983,12 +32012,28 @@ constexpr std::uint64_t fixed_weights(const needs& n, bool first, bool last, std
     return ceil_div(w, t);
 }
 
+/// Full-attention layers a stage of `layers` layers is charged for (needs::full_every).
+constexpr std::uint64_t full_layers_in(const needs& n, std::uint32_t layers) noexcept {
+    const std::uint64_t most = ceil_div(layers, n.full_every);
+    return most < n.full_layers ? most : n.full_layers;
+}
+
+/// KV cache bytes of `layers` layers on a device holding `share` of each layer's cache.
+constexpr std::uint64_t stage_kv(const needs& n, std::uint32_t layers, double share) noexcept {
+    if (n.full_every == 0 || layers >= n.layers) {
+        const double frac = n.layers ? static_cast<double>(layers) / static_cast<double>(n.layers) : 1.0;
+        return scaled(n.kv_total, frac * share);
+    }
+    const std::uint64_t full = full_layers_in(n, layers);
+    return sat_add(sat_mul(full, scaled(n.kv_full_layer, share)),
+                   sat_mul(layers - full, scaled(n.kv_window_layer, share)));
+}
+
 constexpr stage_bytes bytes_for(const needs& n, std::uint32_t layers, bool first, bool last,
                                 std::uint32_t t) noexcept {
     stage_bytes b;
     b.weights = sat_add(sat_mul(layers, ceil_div(n.layer_weights, t)), fixed_weights(n, first, last, t));
-    const double frac = n.layers ? static_cast<double>(layers) / static_cast<double>(n.layers) : 1.0;
-    b.kv = scaled(n.kv_total, frac * kv_share(n, t));
+    b.kv = stage_kv(n, layers, kv_share(n, t));
     b.overhead = sat_add(n.ov_device, last ? ceil_div(n.ov_logits, t) : 0);
     return b;
 }
@@ -31999,25 +32044,54 @@ constexpr std::uint64_t per_layer(const needs& n, std::uint32_t t) noexcept {
     return sat_add(ceil_div(n.layer_weights, t), per_kv);
 }
 
-/// The most layers (at most `layers`) that fit in `cap` bytes when `fixed` bytes are
-/// needed whatever the layer count and `per` bytes for each layer; 0 also when `cap` does
-/// not hold `fixed` (callers that place a stage test that apart: see can_end).
-constexpr std::uint64_t layers_in(std::uint64_t cap, std::uint64_t fixed, std::uint64_t per,
-                                  std::uint32_t layers) noexcept {
+/// What layers cost on each device of a stage of `t` devices, beyond its fixed bytes: `per`
+/// bytes each, or, for a model of windowed layers (needs::full_every), bytes(k) for k of
+/// them. Both are at least what bytes_for gives (one byte a layer over, for its rounding).
+struct layer_cost {
+    std::uint64_t per = 0;
+    std::uint32_t layers = 0;
+    std::uint32_t t = 1;
+    const needs* windowed = nullptr; ///< the model's needs when they are windowed
+    constexpr std::uint64_t bytes(std::uint32_t k) const noexcept {
+        const needs& n = *windowed;
+        return sat_add(sat_add(sat_mul(k, ceil_div(n.layer_weights, t)), stage_kv(n, k, kv_share(n, t))), k);
+    }
+};
+constexpr layer_cost layer_cost_of(const needs& n, std::uint32_t t) noexcept {
+    return {per_layer(n, t), n.layers, t, n.full_every != 0 ? &n : nullptr};
+}
+
+/// layers_in for a windowed model: a search, as the cost of a layer depends on how many
+/// there are.
+constexpr std::uint32_t windowed_layers_in(std::uint64_t room, const layer_cost& c) noexcept {
+    std::uint32_t lo = 0, hi = c.layers; // bytes(lo) fits; bytes grows with k
+    while (lo < hi) {
+        const std::uint32_t mid = lo + (hi - lo + 1) / 2;
+        if (c.bytes(mid) <= room) lo = mid;
+        else hi = mid - 1;
+    }
+    return lo;
+}
+/// The most layers (at most `c.layers`) that fit in `cap` bytes when `fixed` bytes are
+/// needed whatever the layer count; 0 also when `cap` does not hold `fixed` (callers that
+/// place a stage test that apart: see can_end).
+constexpr std::uint64_t layers_in(std::uint64_t cap, std::uint64_t fixed, const layer_cost& c) noexcept {
     if (cap < fixed) return 0;
-    if (per == 0) return layers;
-    const std::uint64_t m = (cap - fixed) / per;
-    return m > layers ? layers : m;
+    if (c.windowed) [[unlikely]]
+        return windowed_layers_in(cap - fixed, c);
+    if (c.per == 0) return c.layers;
+    const std::uint64_t m = (cap - fixed) / c.per;
+    return m > c.layers ? c.layers : m;
 }
 
 /// The most layers a stage of one device holding `cap` bytes can take, with what does not
 /// depend on the device worked out once.
 struct one_device_layers {
-    std::uint64_t per = 0;
+    layer_cost cost{};
     std::array<std::uint64_t, 4> fixed{}; ///< by first + 2 x last
     std::uint32_t layers = 0;
     constexpr std::uint64_t operator()(std::uint64_t cap, bool first, bool last) const noexcept {
-        return layers_in(cap, fixed[(first ? 1u : 0u) + (last ? 2u : 0u)], per, layers);
+        return layers_in(cap, fixed[(first ? 1u : 0u) + (last ? 2u : 0u)], cost);
     }
     /// Whether a device holding `cap` bytes can be either end of a pipeline: hold the
     /// embedding, or the output head and the logits, with the overhead every stage has. A
@@ -32027,7 +32101,7 @@ struct one_device_layers {
 };
 constexpr one_device_layers one_device(const needs& n) noexcept {
     one_device_layers r;
-    r.per = per_layer(n, 1);
+    r.cost = layer_cost_of(n, 1);
     for (unsigned i = 0; i < 4; ++i) r.fixed[i] = bytes_for(n, 0, (i & 1u) != 0, (i & 2u) != 0, 1).total();
     r.layers = n.layers;
     return r;
@@ -32039,7 +32113,7 @@ constexpr one_device_layers one_device(const needs& n) noexcept {
 struct stage_layers {
     struct entry {
         std::uint32_t t = 0; ///< 0: empty
-        std::uint64_t per = 0;
+        layer_cost cost{};
         std::array<std::uint64_t, 4> fixed{}; ///< by first + 2 x last
     };
     std::array<entry, 8> slots{};
@@ -32048,7 +32122,7 @@ struct stage_layers {
         auto& e = slots[t % slots.size()];
         if (e.t != t) {
             e.t = t;
-            e.per = per_layer(n, t);
+            e.cost = layer_cost_of(n, t);
             for (unsigned i = 0; i < 4; ++i) e.fixed[i] = bytes_for(n, 0, (i & 1u) != 0, (i & 2u) != 0, t).total();
         }
         return e;
@@ -32056,7 +32130,7 @@ struct stage_layers {
     constexpr std::uint64_t operator()(const needs& n, std::uint64_t cap, bool first, bool last,
                                        std::uint32_t t) noexcept {
         const auto& e = of(n, t);
-        return layers_in(cap, e.fixed[(first ? 1u : 0u) + (last ? 2u : 0u)], e.per, n.layers);
+        return layers_in(cap, e.fixed[(first ? 1u : 0u) + (last ? 2u : 0u)], e.cost);
     }
     /// one_device_layers::can_end for a stage of `t` devices.
     constexpr bool can_end(const needs& n, std::uint64_t cap, std::uint32_t t) noexcept {
@@ -32096,7 +32170,7 @@ constexpr std::uint64_t stage_room(const needs& n, stage_layers& fit, const work
         const auto& e = fit.of(n, st[j].size);
         const auto fixed = e.fixed[(j == 0 ? 1u : 0u) + (j + 1 == k ? 2u : 0u)];
         if (cap < fixed) return 0;
-        const auto m = layers_in(cap, fixed, e.per, n.layers);
+        const auto m = layers_in(cap, fixed, e.cost);
         layers_out[j] = static_cast<std::uint32_t>(m); // at most n.layers
         total += m;
     }

@@ -1409,6 +1409,49 @@ TEST_CASE("plan_sharding: every device of a plan that fits holds its share, busy
     CHECK(fits < total * 9 / 10);
 }
 
+TEST_CASE("plan_sharding: a stage holds the cache of the full-attention layers it may get") {
+    // Models that attend to a short window on most layers and to the whole context on the
+    // others: a stage's cache depends on how many of the full layers fall in its range.
+    // Checked against each model's published layer pattern (transformers' configs): Gemma 3
+    // makes every sixth layer global, Llama 4 every fourth, Gemma 2 and gpt-oss every second
+    // (the windowed layer first).
+    const auto full_layer = [](const ah::model_spec& m, std::uint32_t i) {
+        if (m.family == "gemma3") return (i + 1) % 6 == 0;
+        if (m.family == "llama4") return (i + 1) % 4 == 0;
+        return i % 2 == 1; // gemma2, gpt-oss
+    };
+    std::size_t fits = 0, stages = 0;
+    for (const auto& m : ah::model_catalogue) {
+        if (m.sliding_window_layers == 0 || m.sliding_window_layers >= m.layers) continue;
+        for (const char* name : {"RTX 4060 Ti 16GB", "RTX 4090", "L4"})
+            for (std::uint32_t n = 2; n <= 6; ++n)
+                for (const std::uint32_t context : {32768u, 131072u})
+                    for (const auto q : {quant_format::q4_k_m, quant_format::q8_0}) {
+                        const ah::inference_shape shape{.context = context};
+                        const auto p = ah::plan_sharding(cards(name, n), {}, m, q, shape);
+                        if (!p.fits) continue;
+                        ++fits;
+                        CAPTURE(m.id);
+                        CAPTURE(name);
+                        CAPTURE(n);
+                        CAPTURE(context);
+                        const std::uint64_t full = ah::layer_kv_cache_bytes(m, shape);
+                        const std::uint64_t window = ah::layer_kv_cache_bytes(
+                            m, {.context = context < m.sliding_window ? context : m.sliding_window});
+                        for (const auto& d : p.devices) {
+                            std::uint64_t kv = 0;
+                            for (std::uint32_t i = d.first_layer; i < d.last_layer; ++i)
+                                kv += full_layer(m, i) ? full : window;
+                            CHECK(d.kv_cache_bytes >= kv);
+                            CHECK(d.weights_bytes + kv + d.overhead_bytes <= d.usable_bytes);
+                            stages += d.layers() < m.layers;
+                        }
+                    }
+    }
+    CHECK(fits > 20);
+    CHECK(stages > 20); // pipelines, not only single devices
+}
+
 TEST_CASE("plan_sharding: once a kind fits, a kind that can hold the model is still planned") {
     // Llama 3.1 8B in BF16 needs about 17 GB: two RX 7600 XT (the first kind seen) hold
     // it as a pipeline; the RTX 4090 after them holds it alone, with less than twice that
