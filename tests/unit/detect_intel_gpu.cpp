@@ -503,6 +503,13 @@ TEST_CASE("intel_gpu_probe / read_intel_gpu_sysfs (hand-made sysfs trees)") {
         CHECK(out.devices[1].available);
         CHECK(out.devices[2].available);
         CHECK_FALSE(out.devices[3].available);
+        // Stacks of a card share its index: the warning names the stack and the card's address.
+        for (const auto& said : hidden) {
+            CAPTURE(said.message);
+            CHECK(said.message.find(" stack ") != std::string::npos);
+            CHECK(said.message.find(":00.0)") != std::string::npos);
+        }
+        CHECK(hidden[0].message != hidden[1].message);
 
         // COMPOSITE keeps each card one device of 128 GiB; FLAT and COMBINED split it.
         for (const char* mode : {"COMPOSITE", "FLAT", "COMBINED"}) {

@@ -349,9 +349,16 @@ void apply_visibility(std::vector<accelerator_profile>& profiles, Env&& env, std
             p.available = false;
             std::string msg = "device ";
             msg += std::to_string(p.index);
-            if (!p.name.empty()) {
+            // A stack of a multi-stack card shares the card's index: name the stack.
+            if (p.stack) {
+                msg += " stack ";
+                msg += std::to_string(*p.stack);
+            }
+            if (!p.name.empty() || p.pci) {
                 msg += " (";
-                msg += p.name.view();
+                if (!p.name.empty()) msg += p.name.view();
+                if (!p.name.empty() && p.pci) msg += ", ";
+                if (p.pci) msg += p.pci->text().data();
                 msg += ')';
             }
             msg += " hidden by ";
