@@ -12564,6 +12564,8 @@ struct apple_machine {
     sourced<std::uint32_t> performance_cores; ///< "8 performance", hw.perflevel0.physicalcpu
     sourced<std::uint32_t> efficiency_cores;  ///< "2 efficiency", hw.perflevel1.physicalcpu
     sourced<std::uint32_t> threads;           ///< logical CPUs (machdep.cpu.thread_count)
+    /// The CPU features the hw.optional flags sysctl printed say are there.
+    cpu_features features{};
     std::vector<apple_gpu> gpus;
 
     /// The installed memory: hw.memsize when known, else system_profiler's figure.
@@ -12806,6 +12808,17 @@ constexpr bool is_sysctl_name(std::string_view s) noexcept {
     return dot;
 }
 
+// The CPU feature a `sysctl hw.optional` flag stands for.
+constexpr std::optional<cpu_feature> optional_feature(std::string_view key) noexcept {
+    if (key == "hw.optional.neon"sv || key == "hw.optional.AdvSIMD"sv) return cpu_feature::neon;
+    if (key == "hw.optional.neon_fp16"sv || key == "hw.optional.arm.FEAT_FP16"sv) return cpu_feature::asimd_fp16;
+    if (key == "hw.optional.arm.FEAT_DotProd"sv) return cpu_feature::asimd_dotprod;
+    if (key == "hw.optional.arm.FEAT_I8MM"sv) return cpu_feature::i8mm;
+    if (key == "hw.optional.arm.FEAT_BF16"sv) return cpu_feature::arm_bf16;
+    if (key == "hw.optional.arm.FEAT_SME"sv) return cpu_feature::sme;
+    return std::nullopt;
+}
+
 // A shell prompt pasted with a capture ("$ sysctl hw.memsize"): not the tool's output.
 constexpr bool is_prompt_line(std::string_view line) noexcept {
     return line.starts_with("$ ") || line.starts_with("% ");
@@ -12835,6 +12848,7 @@ inline void merge_apple_machine(apple_machine& into, const apple_machine& from) 
     value(into.performance_cores, from.performance_cores);
     value(into.efficiency_cores, from.efficiency_cores);
     value(into.threads, from.threads);
+    into.features.bits |= from.features.bits;
     if (into.gpus.empty()) into.gpus = from.gpus;
 }
 
@@ -12902,6 +12916,10 @@ inline host_info apple_host(const apple_machine& m) {
             c.arch = cpu_arch::x86_64;
         }
     }
+    c.features = m.features;
+    // Advanced SIMD is part of every AArch64 core (Arm ARM: FEAT_AdvSIMD is mandatory in
+    // Armv8-A); the others only as the hw.optional flags say.
+    if (c.arch == cpu_arch::aarch64) c.features.set(cpu_feature::neon);
     if (m.packages) c.sockets = *m.packages;
     if (m.cores) c.cores = *m.cores;
     if (m.threads) c.threads = *m.threads;
@@ -12921,7 +12939,9 @@ inline apple_parse_result finish(apple_parse_result r) {
 /// lines are skipped). Mapped: hw.memsize, hw.memsize_usable, machdep.cpu.brand_string,
 /// machdep.cpu.core_count, machdep.cpu.thread_count, hw.packages, hw.physicalcpu, hw.logicalcpu,
 /// hw.perflevel0.physicalcpu (performance cores), hw.perflevel1.physicalcpu (efficiency
-/// cores); other names are ignored. A brand string "Apple …" names the chip; an Intel
+/// cores), and the CPU feature flags of `sysctl hw.optional` (hw.optional.neon,
+/// hw.optional.AdvSIMD, hw.optional.neon_fp16, hw.optional.arm.FEAT_DotProd, FEAT_FP16,
+/// FEAT_I8MM, FEAT_BF16, FEAT_SME: 1 when present); other names are ignored. A brand string "Apple …" names the chip; an Intel
 /// brand names no Apple device.
 inline apple_parse_result parse_sysctl(std::string_view text) {
     using namespace detail::apple;
@@ -12958,6 +12978,10 @@ inline apple_parse_result parse_sysctl(std::string_view text) {
             if (auto c = read_count(value, key, number, problems)) m.performance_cores = c;
         } else if (key == "hw.perflevel1.physicalcpu"sv) {
             if (auto c = read_count(value, key, number, problems)) m.efficiency_cores = c;
+        } else if (const auto f = optional_feature(key)) {
+            const auto flag = parse_uint(value);
+            if (!flag || *flag > 1) problems.add(number, std::string(key) + ": cannot read " + quote_value(value));
+            else if (*flag == 1) m.features.set(*f);
         }
         return true;
     });
@@ -23721,6 +23745,7 @@ void complete_host_from_sysctl(const S& sys, machine_output& m) {
             cpu.model = h.cpu.model;
             cpu.maker = h.cpu.maker;
             cpu.arch = h.cpu.arch;
+            cpu.features.bits |= h.cpu.features.bits;
             if (cpu.sockets == 0) cpu.sockets = h.cpu.sockets;
             if (cpu.cores == 0) cpu.cores = h.cpu.cores;
             if (cpu.threads == 0) cpu.threads = h.cpu.threads;
@@ -34196,9 +34221,13 @@ AI_HWACCEL_NAMESPACE_END
 // - Fit: the model's whole memory estimate, plus the runtime and activation buffers of
 //   each accelerator past the first, against N x device memory x
 //   `usable_memory_fraction` (default 0.9, the planner's 10 % headroom). plan_sharding
-//   also needs a whole number of layers per device (and the embeddings and output head on
-//   the end stages), so near the boundary a row may fit here by less than one layer's
-//   bytes and not there.
+//   also needs a whole number of layers per device, and a pipeline (a row without a fast
+//   fabric) keeps the embedding on its first stage and the output head on its last, both
+//   of them the one matrix for a model that ties them. So near the boundary a row may fit
+//   here and not there, by up to one layer's bytes per accelerator plus that matrix: 4 x
+//   L4 (g2-standard-48) hold Command R in BF16 here with 4.1 GiB to spare, and
+//   plan_sharding fits it on no layout of them. Plan the chosen row with plan_sharding
+//   where the answer must be the planner's.
 // - Decode rate: the instance serves as many replicas of the model as it holds, each on
 //   the fewest of its accelerators that hold one (as plan_sharding replicates, and as a
 //   serving fleet runs data parallel); the replica's k devices, joined by a fast fabric

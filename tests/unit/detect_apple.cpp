@@ -443,6 +443,31 @@ TEST_CASE("parse_sysctl: hand-made variants and hostile input") {
     REQUIRE(r.devices.size() == 2);
     CHECK(*find_kind(r.devices, ah::device_kind::metal_gpu)->memory_bytes == 16 * gib);
     CHECK(ah::detail::formats::sniff_sysctl("hw.optional.arm.FEAT_AES: 1\nhw.memsize: 1\n") == 90);
+    // The Apple core's Advanced SIMD is there whatever sysctl printed (AArch64 requires it);
+    // the rest only as flags say. Hand-made lines in the shape of `sysctl hw.optional` on
+    // a Mac with an M3 (FEAT_SME 0).
+    {
+        using ah::cpu_feature;
+        const auto bare = ah::apple_host(r.machine).cpu.features;
+        CHECK(bare.has(cpu_feature::neon));
+        CHECK_FALSE(bare.has(cpu_feature::asimd_dotprod));
+        const auto flags = ah::parse_sysctl(
+            "machdep.cpu.brand_string: Apple M3\nhw.optional.arm.FEAT_DotProd: 1\nhw.optional.arm.FEAT_FP16: 1\n"
+            "hw.optional.arm.FEAT_I8MM: 1\nhw.optional.arm.FEAT_BF16: 1\nhw.optional.arm.FEAT_SME: 0\n"
+            "hw.optional.neon: 1\nhw.optional.neon_fp16: 1\nhw.optional.arm.FEAT_SHA3: 1\n");
+        INFO(problems_of(flags.problems));
+        CHECK(flags.problems.empty());
+        const auto f = ah::apple_host(flags.machine).cpu.features;
+        for (const auto on : {cpu_feature::neon, cpu_feature::asimd_dotprod, cpu_feature::asimd_fp16,
+                              cpu_feature::i8mm, cpu_feature::arm_bf16})
+            CHECK(f.has(on));
+        CHECK_FALSE(f.has(cpu_feature::sme));
+        CHECK(ah::parse_sysctl("hw.optional.arm.FEAT_SME: yes\nhw.optional.neon: 2\n").problems.size() == 2);
+        // An Intel Mac's CPU is told nothing of Arm.
+        CHECK(ah::apple_host(ah::parse_sysctl("machdep.cpu.brand_string: Intel(R) Core(TM) i9-9980HK CPU @ 2.40GHz\n")
+                                 .machine)
+                  .cpu.features.bits == 0);
+    }
     // Hand-made: the core split with capitals reads the same.
     CHECK(*ah::parse_system_profiler_text("Hardware:\n  Total Number of Cores: 14 (10 Performance and 4 Efficiency)\n")
                .machine.efficiency_cores == 4u);

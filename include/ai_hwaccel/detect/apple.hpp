@@ -79,6 +79,8 @@ struct apple_machine {
     sourced<std::uint32_t> performance_cores; ///< "8 performance", hw.perflevel0.physicalcpu
     sourced<std::uint32_t> efficiency_cores;  ///< "2 efficiency", hw.perflevel1.physicalcpu
     sourced<std::uint32_t> threads;           ///< logical CPUs (machdep.cpu.thread_count)
+    /// The CPU features the hw.optional flags sysctl printed say are there.
+    cpu_features features{};
     std::vector<apple_gpu> gpus;
 
     /// The installed memory: hw.memsize when known, else system_profiler's figure.
@@ -321,6 +323,17 @@ constexpr bool is_sysctl_name(std::string_view s) noexcept {
     return dot;
 }
 
+// The CPU feature a `sysctl hw.optional` flag stands for.
+constexpr std::optional<cpu_feature> optional_feature(std::string_view key) noexcept {
+    if (key == "hw.optional.neon"sv || key == "hw.optional.AdvSIMD"sv) return cpu_feature::neon;
+    if (key == "hw.optional.neon_fp16"sv || key == "hw.optional.arm.FEAT_FP16"sv) return cpu_feature::asimd_fp16;
+    if (key == "hw.optional.arm.FEAT_DotProd"sv) return cpu_feature::asimd_dotprod;
+    if (key == "hw.optional.arm.FEAT_I8MM"sv) return cpu_feature::i8mm;
+    if (key == "hw.optional.arm.FEAT_BF16"sv) return cpu_feature::arm_bf16;
+    if (key == "hw.optional.arm.FEAT_SME"sv) return cpu_feature::sme;
+    return std::nullopt;
+}
+
 // A shell prompt pasted with a capture ("$ sysctl hw.memsize"): not the tool's output.
 constexpr bool is_prompt_line(std::string_view line) noexcept {
     return line.starts_with("$ ") || line.starts_with("% ");
@@ -350,6 +363,7 @@ inline void merge_apple_machine(apple_machine& into, const apple_machine& from) 
     value(into.performance_cores, from.performance_cores);
     value(into.efficiency_cores, from.efficiency_cores);
     value(into.threads, from.threads);
+    into.features.bits |= from.features.bits;
     if (into.gpus.empty()) into.gpus = from.gpus;
 }
 
@@ -417,6 +431,10 @@ inline host_info apple_host(const apple_machine& m) {
             c.arch = cpu_arch::x86_64;
         }
     }
+    c.features = m.features;
+    // Advanced SIMD is part of every AArch64 core (Arm ARM: FEAT_AdvSIMD is mandatory in
+    // Armv8-A); the others only as the hw.optional flags say.
+    if (c.arch == cpu_arch::aarch64) c.features.set(cpu_feature::neon);
     if (m.packages) c.sockets = *m.packages;
     if (m.cores) c.cores = *m.cores;
     if (m.threads) c.threads = *m.threads;
@@ -436,7 +454,9 @@ inline apple_parse_result finish(apple_parse_result r) {
 /// lines are skipped). Mapped: hw.memsize, hw.memsize_usable, machdep.cpu.brand_string,
 /// machdep.cpu.core_count, machdep.cpu.thread_count, hw.packages, hw.physicalcpu, hw.logicalcpu,
 /// hw.perflevel0.physicalcpu (performance cores), hw.perflevel1.physicalcpu (efficiency
-/// cores); other names are ignored. A brand string "Apple …" names the chip; an Intel
+/// cores), and the CPU feature flags of `sysctl hw.optional` (hw.optional.neon,
+/// hw.optional.AdvSIMD, hw.optional.neon_fp16, hw.optional.arm.FEAT_DotProd, FEAT_FP16,
+/// FEAT_I8MM, FEAT_BF16, FEAT_SME: 1 when present); other names are ignored. A brand string "Apple …" names the chip; an Intel
 /// brand names no Apple device.
 inline apple_parse_result parse_sysctl(std::string_view text) {
     using namespace detail::apple;
@@ -473,6 +493,10 @@ inline apple_parse_result parse_sysctl(std::string_view text) {
             if (auto c = read_count(value, key, number, problems)) m.performance_cores = c;
         } else if (key == "hw.perflevel1.physicalcpu"sv) {
             if (auto c = read_count(value, key, number, problems)) m.efficiency_cores = c;
+        } else if (const auto f = optional_feature(key)) {
+            const auto flag = parse_uint(value);
+            if (!flag || *flag > 1) problems.add(number, std::string(key) + ": cannot read " + quote_value(value));
+            else if (*flag == 1) m.features.set(*f);
         }
         return true;
     });

@@ -235,6 +235,7 @@ void complete_host_from_sysctl(const S& sys, machine_output& m) {
             cpu.model = h.cpu.model;
             cpu.maker = h.cpu.maker;
             cpu.arch = h.cpu.arch;
+            cpu.features.bits |= h.cpu.features.bits;
             if (cpu.sockets == 0) cpu.sockets = h.cpu.sockets;
             if (cpu.cores == 0) cpu.cores = h.cpu.cores;
             if (cpu.threads == 0) cpu.threads = h.cpu.threads;

@@ -30,9 +30,13 @@
 // - Fit: the model's whole memory estimate, plus the runtime and activation buffers of
 //   each accelerator past the first, against N x device memory x
 //   `usable_memory_fraction` (default 0.9, the planner's 10 % headroom). plan_sharding
-//   also needs a whole number of layers per device (and the embeddings and output head on
-//   the end stages), so near the boundary a row may fit here by less than one layer's
-//   bytes and not there.
+//   also needs a whole number of layers per device, and a pipeline (a row without a fast
+//   fabric) keeps the embedding on its first stage and the output head on its last, both
+//   of them the one matrix for a model that ties them. So near the boundary a row may fit
+//   here and not there, by up to one layer's bytes per accelerator plus that matrix: 4 x
+//   L4 (g2-standard-48) hold Command R in BF16 here with 4.1 GiB to spare, and
+//   plan_sharding fits it on no layout of them. Plan the chosen row with plan_sharding
+//   where the answer must be the planner's.
 // - Decode rate: the instance serves as many replicas of the model as it holds, each on
 //   the fewest of its accelerators that hold one (as plan_sharding replicates, and as a
 //   serving fleet runs data parallel); the replica's k devices, joined by a fast fabric
