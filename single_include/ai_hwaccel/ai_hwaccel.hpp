@@ -12941,8 +12941,8 @@ inline apple_parse_result finish(apple_parse_result r) {
 /// hw.perflevel0.physicalcpu (performance cores), hw.perflevel1.physicalcpu (efficiency
 /// cores), and the CPU feature flags of `sysctl hw.optional` (hw.optional.neon,
 /// hw.optional.AdvSIMD, hw.optional.neon_fp16, hw.optional.arm.FEAT_DotProd, FEAT_FP16,
-/// FEAT_I8MM, FEAT_BF16, FEAT_SME: 1 when present); other names are ignored. A brand string "Apple …" names the chip; an Intel
-/// brand names no Apple device.
+/// FEAT_I8MM, FEAT_BF16, FEAT_SME: 1 when present); other names are ignored. A brand
+/// string "Apple …" names the chip; an Intel brand names no Apple device.
 inline apple_parse_result parse_sysctl(std::string_view text) {
     using namespace detail::apple;
     apple_parse_result r;
@@ -13843,6 +13843,18 @@ inline accelerator_profile listed_gpu(std::uint32_t index, std::string_view name
     return p;
 }
 
+// Lists in `r` the GPU an "Unable to determine the device handle" `line` names (read as
+// `u`): unavailable, numbered `index`, with its PCI address where the line gives one.
+inline void add_unopened(nvidia_query_result& r, const unopened_gpu& u, std::uint32_t index, std::string_view line) {
+    accelerator_profile p = blank_gpu(index);
+    if (u.pci) p.pci = *u.pci;
+    p.available = false;
+    r.devices.push_back(p);
+    r.max_memory_clock_mhz.emplace_back();
+    r.mig_enabled.emplace_back();
+    r.device_errors.push_back("nvidia-smi cannot open it: " + quote_value(u.reason.empty() ? trim(line) : u.reason));
+}
+
 } // namespace detail::nvidia
 
 /// Reads `nvidia-smi --query-gpu=<fields> --format=csv[,noheader][,nounits]`. `fields` is
@@ -13872,15 +13884,8 @@ inline nvidia_query_result parse_nvidia_smi_query_csv(std::string_view text, std
     };
     auto unopened = [&](std::string_view line, std::size_t) {
         const auto u = parse_unopened_gpu(line);
-        if (!u) return false;
-        accelerator_profile p = blank_gpu(static_cast<std::uint32_t>(r.devices.size()));
-        if (u->pci) p.pci = *u->pci;
-        p.available = false;
-        r.devices.push_back(p);
-        r.max_memory_clock_mhz.emplace_back();
-        r.mig_enabled.emplace_back();
-        r.device_errors.push_back("nvidia-smi cannot open it: " + quote_value(u->reason.empty() ? line : u->reason));
-        return true;
+        if (u) add_unopened(r, *u, static_cast<std::uint32_t>(r.devices.size()), line);
+        return u.has_value();
     };
     detail::parsing::read_query_csv(text, fields, field_table, field_name_punctuation, problems, add_row, unopened);
     problems.finish();
@@ -15762,22 +15767,11 @@ inline void add_unopened_from(std::string_view err, nvidia_query_result& r) {
     detail::formats::each_line(err, [&](std::string_view line) {
         const auto u = parse_unopened_gpu(line);
         if (!u || r.devices.size() >= detail::parsing::max_rows) return true;
-        for (const auto& d : r.devices)
-            if (u->pci && d.pci && *d.pci == *u->pci) return true;
+        const auto has = [&](auto&& same) { return std::ranges::any_of(r.devices, same); };
+        if (u->pci && has([&](const accelerator_profile& d) { return d.pci == u->pci; })) return true;
         std::uint32_t index = 0;
-        for (bool taken = true; taken; ++index) {
-            taken = false;
-            for (const auto& d : r.devices) taken = taken || d.index == index;
-            if (!taken) break;
-        }
-        accelerator_profile p = blank_gpu(index);
-        if (u->pci) p.pci = *u->pci;
-        p.available = false;
-        r.devices.push_back(p);
-        r.max_memory_clock_mhz.emplace_back();
-        r.mig_enabled.emplace_back();
-        r.device_errors.push_back("nvidia-smi cannot open it: " +
-                                  detail::parsing::quote_value(u->reason.empty() ? trim(line) : u->reason));
+        while (has([&](const accelerator_profile& d) { return d.index == index; })) ++index;
+        add_unopened(r, *u, index, line);
         return true;
     });
 }
@@ -32097,9 +32091,10 @@ constexpr std::uint32_t windowed_layers_in(std::uint64_t room, const layer_cost&
     }
     return lo;
 }
+
 /// The most layers (at most `c.layers`) that fit in `cap` bytes when `fixed` bytes are
 /// needed whatever the layer count; 0 also when `cap` does not hold `fixed` (callers that
-/// place a stage test that apart: see can_end).
+/// place a stage test that apart: see holds_either_end).
 constexpr std::uint64_t layers_in(std::uint64_t cap, std::uint64_t fixed, const layer_cost& c) noexcept {
     if (cap < fixed) return 0;
     if (c.windowed) [[unlikely]]
@@ -32107,6 +32102,15 @@ constexpr std::uint64_t layers_in(std::uint64_t cap, std::uint64_t fixed, const 
     if (c.per == 0) return c.layers;
     const std::uint64_t m = (cap - fixed) / c.per;
     return m > c.layers ? c.layers : m;
+}
+
+/// Whether `cap` bytes hold either end of a pipeline, given the fixed bytes of each place
+/// (by first + 2 x last): the embedding, or the output head and the logits, with the
+/// overhead every stage has. A device that cannot is left out of pipelines, middle stages
+/// included (a middle stage needs less, but which devices end up in the middle depends on
+/// their order).
+constexpr bool holds_either_end(const std::array<std::uint64_t, 4>& fixed, std::uint64_t cap) noexcept {
+    return cap >= fixed[1] && cap >= fixed[2];
 }
 
 /// The most layers a stage of one device holding `cap` bytes can take, with what does not
@@ -32118,11 +32122,7 @@ struct one_device_layers {
     constexpr std::uint64_t operator()(std::uint64_t cap, bool first, bool last) const noexcept {
         return layers_in(cap, fixed[(first ? 1u : 0u) + (last ? 2u : 0u)], cost);
     }
-    /// Whether a device holding `cap` bytes can be either end of a pipeline: hold the
-    /// embedding, or the output head and the logits, with the overhead every stage has. A
-    /// device that cannot is left out of pipelines, middle stages included (a middle stage
-    /// needs less, but which devices end up in the middle depends on their order).
-    constexpr bool can_end(std::uint64_t cap) const noexcept { return cap >= fixed[1] && cap >= fixed[2]; }
+    constexpr bool can_end(std::uint64_t cap) const noexcept { return holds_either_end(fixed, cap); }
 };
 constexpr one_device_layers one_device(const needs& n) noexcept {
     one_device_layers r;
@@ -32157,10 +32157,9 @@ struct stage_layers {
         const auto& e = of(n, t);
         return layers_in(cap, e.fixed[(first ? 1u : 0u) + (last ? 2u : 0u)], e.cost);
     }
-    /// one_device_layers::can_end for a stage of `t` devices.
+    /// holds_either_end for a stage of `t` devices.
     constexpr bool can_end(const needs& n, std::uint64_t cap, std::uint32_t t) noexcept {
-        const auto& e = of(n, t);
-        return cap >= e.fixed[1] && cap >= e.fixed[2];
+        return holds_either_end(of(n, t).fixed, cap);
     }
     /// Whether one stage of `t` devices, the smallest holding `cap` bytes, holds the whole
     /// model: what `pack` answers for a single stage.
@@ -32190,16 +32189,20 @@ constexpr std::uint64_t stage_cap(const work& w, stage_ref s) noexcept {
 constexpr std::uint64_t stage_room(const needs& n, stage_layers& fit, const work& w, const stage_ref* st,
                                    std::size_t k, std::uint32_t* layers_out, std::uint64_t* caps) noexcept {
     std::uint64_t total = 0;
+    bool whole = true;
     for (std::size_t j = 0; j < k; ++j) {
         const auto cap = caps[j] = stage_cap(w, st[j]);
         const auto& e = fit.of(n, st[j].size);
         const auto fixed = e.fixed[(j == 0 ? 1u : 0u) + (j + 1 == k ? 2u : 0u)];
-        if (cap < fixed) return 0;
+        if (cap < fixed) {
+            whole = false;
+            continue;
+        }
         const auto m = layers_in(cap, fixed, e.cost);
         layers_out[j] = static_cast<std::uint32_t>(m); // at most n.layers
         total += m;
     }
-    return total;
+    return whole ? total : 0;
 }
 
 /// Splits the layers over `k` stages in proportion to what each can hold (largest
@@ -32213,25 +32216,18 @@ constexpr bool pack(const needs& n, stage_layers& fit, const work& w, stage_ref*
     if (k == 0 || n.layers == 0) return false;
     std::uint64_t total = stage_room(n, fit, w, st, k, layers_out, rem);
     if (total < n.layers) {
-        // rem holds the stages' usable bytes, up to the one that fell short when total is 0.
-        if (total == 0)
-            for (std::size_t j = 0; j < k; ++j) rem[j] = stage_cap(w, st[j]);
-        std::size_t most = 0, least = 0;
+        std::size_t most = 0, least = 0; // by the usable bytes stage_room left in rem
         for (std::size_t j = 1; j < k; ++j) {
             if (rem[j] > rem[most]) most = j;
             if (rem[j] <= rem[least]) least = j;
         }
         if (most == least || (most == 0 && least + 1 == k)) return false; // the order tried
-        for (std::size_t j = 0; j < k; ++j) layers_out[j] = std::uint32_t{st[j].begin} << 16 | st[j].size;
-        const auto stage_at = [&](std::size_t j) {
-            return stage_ref{static_cast<std::uint16_t>(layers_out[j] >> 16),
-                             static_cast<std::uint16_t>(layers_out[j] & 0xffffu)};
-        };
-        const stage_ref first = stage_at(most), last = stage_at(least);
-        std::size_t at = 1;
-        for (std::size_t j = 0; j < k; ++j)
-            if (j != most && j != least) st[at++] = stage_at(j);
+        const stage_ref first = st[most];
+        for (std::size_t j = most; j > 0; --j) st[j] = st[j - 1];
         st[0] = first;
+        if (least < most) ++least; // moved up one by the shift
+        const stage_ref last = st[least];
+        for (std::size_t j = least; j + 1 < k; ++j) st[j] = st[j + 1];
         st[k - 1] = last;
         total = stage_room(n, fit, w, st, k, layers_out, rem);
         if (total < n.layers) return false;

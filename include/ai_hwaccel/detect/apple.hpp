@@ -456,8 +456,8 @@ inline apple_parse_result finish(apple_parse_result r) {
 /// hw.perflevel0.physicalcpu (performance cores), hw.perflevel1.physicalcpu (efficiency
 /// cores), and the CPU feature flags of `sysctl hw.optional` (hw.optional.neon,
 /// hw.optional.AdvSIMD, hw.optional.neon_fp16, hw.optional.arm.FEAT_DotProd, FEAT_FP16,
-/// FEAT_I8MM, FEAT_BF16, FEAT_SME: 1 when present); other names are ignored. A brand string "Apple …" names the chip; an Intel
-/// brand names no Apple device.
+/// FEAT_I8MM, FEAT_BF16, FEAT_SME: 1 when present); other names are ignored. A brand
+/// string "Apple …" names the chip; an Intel brand names no Apple device.
 inline apple_parse_result parse_sysctl(std::string_view text) {
     using namespace detail::apple;
     apple_parse_result r;

@@ -226,22 +226,11 @@ inline void add_unopened_from(std::string_view err, nvidia_query_result& r) {
     detail::formats::each_line(err, [&](std::string_view line) {
         const auto u = parse_unopened_gpu(line);
         if (!u || r.devices.size() >= detail::parsing::max_rows) return true;
-        for (const auto& d : r.devices)
-            if (u->pci && d.pci && *d.pci == *u->pci) return true;
+        const auto has = [&](auto&& same) { return std::ranges::any_of(r.devices, same); };
+        if (u->pci && has([&](const accelerator_profile& d) { return d.pci == u->pci; })) return true;
         std::uint32_t index = 0;
-        for (bool taken = true; taken; ++index) {
-            taken = false;
-            for (const auto& d : r.devices) taken = taken || d.index == index;
-            if (!taken) break;
-        }
-        accelerator_profile p = blank_gpu(index);
-        if (u->pci) p.pci = *u->pci;
-        p.available = false;
-        r.devices.push_back(p);
-        r.max_memory_clock_mhz.emplace_back();
-        r.mig_enabled.emplace_back();
-        r.device_errors.push_back("nvidia-smi cannot open it: " +
-                                  detail::parsing::quote_value(u->reason.empty() ? trim(line) : u->reason));
+        while (has([&](const accelerator_profile& d) { return d.index == index; })) ++index;
+        add_unopened(r, *u, index, line);
         return true;
     });
 }

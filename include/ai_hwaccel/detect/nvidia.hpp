@@ -400,6 +400,18 @@ inline accelerator_profile listed_gpu(std::uint32_t index, std::string_view name
     return p;
 }
 
+// Lists in `r` the GPU an "Unable to determine the device handle" `line` names (read as
+// `u`): unavailable, numbered `index`, with its PCI address where the line gives one.
+inline void add_unopened(nvidia_query_result& r, const unopened_gpu& u, std::uint32_t index, std::string_view line) {
+    accelerator_profile p = blank_gpu(index);
+    if (u.pci) p.pci = *u.pci;
+    p.available = false;
+    r.devices.push_back(p);
+    r.max_memory_clock_mhz.emplace_back();
+    r.mig_enabled.emplace_back();
+    r.device_errors.push_back("nvidia-smi cannot open it: " + quote_value(u.reason.empty() ? trim(line) : u.reason));
+}
+
 } // namespace detail::nvidia
 
 /// Reads `nvidia-smi --query-gpu=<fields> --format=csv[,noheader][,nounits]`. `fields` is
@@ -429,15 +441,8 @@ inline nvidia_query_result parse_nvidia_smi_query_csv(std::string_view text, std
     };
     auto unopened = [&](std::string_view line, std::size_t) {
         const auto u = parse_unopened_gpu(line);
-        if (!u) return false;
-        accelerator_profile p = blank_gpu(static_cast<std::uint32_t>(r.devices.size()));
-        if (u->pci) p.pci = *u->pci;
-        p.available = false;
-        r.devices.push_back(p);
-        r.max_memory_clock_mhz.emplace_back();
-        r.mig_enabled.emplace_back();
-        r.device_errors.push_back("nvidia-smi cannot open it: " + quote_value(u->reason.empty() ? line : u->reason));
-        return true;
+        if (u) add_unopened(r, *u, static_cast<std::uint32_t>(r.devices.size()), line);
+        return u.has_value();
     };
     detail::parsing::read_query_csv(text, fields, field_table, field_name_punctuation, problems, add_row, unopened);
     problems.finish();

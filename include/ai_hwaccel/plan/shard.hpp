@@ -724,9 +724,10 @@ constexpr std::uint32_t windowed_layers_in(std::uint64_t room, const layer_cost&
     }
     return lo;
 }
+
 /// The most layers (at most `c.layers`) that fit in `cap` bytes when `fixed` bytes are
 /// needed whatever the layer count; 0 also when `cap` does not hold `fixed` (callers that
-/// place a stage test that apart: see can_end).
+/// place a stage test that apart: see holds_either_end).
 constexpr std::uint64_t layers_in(std::uint64_t cap, std::uint64_t fixed, const layer_cost& c) noexcept {
     if (cap < fixed) return 0;
     if (c.windowed) [[unlikely]]
@@ -734,6 +735,15 @@ constexpr std::uint64_t layers_in(std::uint64_t cap, std::uint64_t fixed, const 
     if (c.per == 0) return c.layers;
     const std::uint64_t m = (cap - fixed) / c.per;
     return m > c.layers ? c.layers : m;
+}
+
+/// Whether `cap` bytes hold either end of a pipeline, given the fixed bytes of each place
+/// (by first + 2 x last): the embedding, or the output head and the logits, with the
+/// overhead every stage has. A device that cannot is left out of pipelines, middle stages
+/// included (a middle stage needs less, but which devices end up in the middle depends on
+/// their order).
+constexpr bool holds_either_end(const std::array<std::uint64_t, 4>& fixed, std::uint64_t cap) noexcept {
+    return cap >= fixed[1] && cap >= fixed[2];
 }
 
 /// The most layers a stage of one device holding `cap` bytes can take, with what does not
@@ -745,11 +755,7 @@ struct one_device_layers {
     constexpr std::uint64_t operator()(std::uint64_t cap, bool first, bool last) const noexcept {
         return layers_in(cap, fixed[(first ? 1u : 0u) + (last ? 2u : 0u)], cost);
     }
-    /// Whether a device holding `cap` bytes can be either end of a pipeline: hold the
-    /// embedding, or the output head and the logits, with the overhead every stage has. A
-    /// device that cannot is left out of pipelines, middle stages included (a middle stage
-    /// needs less, but which devices end up in the middle depends on their order).
-    constexpr bool can_end(std::uint64_t cap) const noexcept { return cap >= fixed[1] && cap >= fixed[2]; }
+    constexpr bool can_end(std::uint64_t cap) const noexcept { return holds_either_end(fixed, cap); }
 };
 constexpr one_device_layers one_device(const needs& n) noexcept {
     one_device_layers r;
@@ -784,10 +790,9 @@ struct stage_layers {
         const auto& e = of(n, t);
         return layers_in(cap, e.fixed[(first ? 1u : 0u) + (last ? 2u : 0u)], e.cost);
     }
-    /// one_device_layers::can_end for a stage of `t` devices.
+    /// holds_either_end for a stage of `t` devices.
     constexpr bool can_end(const needs& n, std::uint64_t cap, std::uint32_t t) noexcept {
-        const auto& e = of(n, t);
-        return cap >= e.fixed[1] && cap >= e.fixed[2];
+        return holds_either_end(of(n, t).fixed, cap);
     }
     /// Whether one stage of `t` devices, the smallest holding `cap` bytes, holds the whole
     /// model: what `pack` answers for a single stage.
@@ -817,16 +822,20 @@ constexpr std::uint64_t stage_cap(const work& w, stage_ref s) noexcept {
 constexpr std::uint64_t stage_room(const needs& n, stage_layers& fit, const work& w, const stage_ref* st,
                                    std::size_t k, std::uint32_t* layers_out, std::uint64_t* caps) noexcept {
     std::uint64_t total = 0;
+    bool whole = true;
     for (std::size_t j = 0; j < k; ++j) {
         const auto cap = caps[j] = stage_cap(w, st[j]);
         const auto& e = fit.of(n, st[j].size);
         const auto fixed = e.fixed[(j == 0 ? 1u : 0u) + (j + 1 == k ? 2u : 0u)];
-        if (cap < fixed) return 0;
+        if (cap < fixed) {
+            whole = false;
+            continue;
+        }
         const auto m = layers_in(cap, fixed, e.cost);
         layers_out[j] = static_cast<std::uint32_t>(m); // at most n.layers
         total += m;
     }
-    return total;
+    return whole ? total : 0;
 }
 
 /// Splits the layers over `k` stages in proportion to what each can hold (largest
@@ -840,25 +849,18 @@ constexpr bool pack(const needs& n, stage_layers& fit, const work& w, stage_ref*
     if (k == 0 || n.layers == 0) return false;
     std::uint64_t total = stage_room(n, fit, w, st, k, layers_out, rem);
     if (total < n.layers) {
-        // rem holds the stages' usable bytes, up to the one that fell short when total is 0.
-        if (total == 0)
-            for (std::size_t j = 0; j < k; ++j) rem[j] = stage_cap(w, st[j]);
-        std::size_t most = 0, least = 0;
+        std::size_t most = 0, least = 0; // by the usable bytes stage_room left in rem
         for (std::size_t j = 1; j < k; ++j) {
             if (rem[j] > rem[most]) most = j;
             if (rem[j] <= rem[least]) least = j;
         }
         if (most == least || (most == 0 && least + 1 == k)) return false; // the order tried
-        for (std::size_t j = 0; j < k; ++j) layers_out[j] = std::uint32_t{st[j].begin} << 16 | st[j].size;
-        const auto stage_at = [&](std::size_t j) {
-            return stage_ref{static_cast<std::uint16_t>(layers_out[j] >> 16),
-                             static_cast<std::uint16_t>(layers_out[j] & 0xffffu)};
-        };
-        const stage_ref first = stage_at(most), last = stage_at(least);
-        std::size_t at = 1;
-        for (std::size_t j = 0; j < k; ++j)
-            if (j != most && j != least) st[at++] = stage_at(j);
+        const stage_ref first = st[most];
+        for (std::size_t j = most; j > 0; --j) st[j] = st[j - 1];
         st[0] = first;
+        if (least < most) ++least; // moved up one by the shift
+        const stage_ref last = st[least];
+        for (std::size_t j = least; j + 1 < k; ++j) st[j] = st[j + 1];
         st[k - 1] = last;
         total = stage_room(n, fit, w, st, k, layers_out, rem);
         if (total < n.layers) return false;
