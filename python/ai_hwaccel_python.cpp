@@ -973,6 +973,8 @@ py::dict instance_dict(const ah::instance_cost_estimate& e) {
     d["fits"] = e.fits;
     d["decode_tokens_per_second"] = rate(e.decode_tokens_per_second);
     d["replicas"] = e.replicas;
+    d["replica_accelerators"] = e.replica_accelerators;
+    d["tensor_parallel"] = e.tensor_parallel;
     d["usd_per_million_output_tokens"] = rate(e.usd_per_million_output_tokens);
     return d;
 }

@@ -259,7 +259,7 @@ cli_plan_output(cli_plan_cost_human
 cli_plan_output(cli_plan_cost_all "instance +provider +region +USD/hour.*cheapest by"
   cost --model llama-3.1-8b --quant Q4_K_M --all)
 # The cheapest instance by price per hour has one accelerator, so one replica.
-cli_plan_output(cli_plan_cost_replicas "decode: [0-9.]+ tok/s for the instance \\(1 replica; estimate\\)"
+cli_plan_output(cli_plan_cost_replicas "decode: [0-9.]+ tok/s for the instance \\(1 replica of 1 accelerator, tensor parallel 1; estimate\\)"
   cost --model llama-3.1-8b --quant Q4_K_M)
 # The no* legend where a row is marked so (A100s and A10Gs run no FP8), and only there
 # (every accelerator of the catalogue runs BF16).

@@ -29789,7 +29789,34 @@ struct model_spec {
         if (kv_values_per_token_per_layer) return kv_values_per_token_per_layer;
         return 2ull * kv_heads * (head_dim ? head_dim : (attention_heads ? hidden_size / attention_heads : 0));
     }
+    /// The heads the KV cache divides into across tensor-parallel ranks: the KV heads (the
+    /// attention heads where those are not given); 1 for a latent cache (DeepSeek's MLA),
+    /// one vector that every head reads.
+    constexpr std::uint32_t cache_heads() const noexcept {
+        return kv_values_per_token_per_layer ? 1 : kv_heads ? kv_heads : attention_heads;
+    }
 };
+
+namespace detail {
+/// Whether `t` tensor-parallel ranks can split the attention of a model with `heads`
+/// attention heads and `cache_heads` (model_spec::cache_heads): t divides the heads, and
+/// the cache heads divide among the ranks or each is copied to a whole number of them
+/// (vLLM's rule: kv_heads % t or t % kv_heads is 0). 0 heads: unknown, not a limit.
+constexpr bool tensor_parallel_splits(std::uint64_t heads, std::uint64_t cache_heads, std::uint64_t t) noexcept {
+    if (t == 0) return false;
+    return (heads == 0 || heads % t == 0) && (cache_heads == 0 || cache_heads % t == 0 || t % cache_heads == 0);
+}
+/// The share of the KV cache one of `t` tensor-parallel ranks holds and reads: its
+/// ceil(cache_heads / t) heads of the cache's `cache_heads`, so every rank holds a whole
+/// copy of a latent cache, and a head is copied where the heads are fewer than the ranks.
+/// 0 heads (unknown): an even split.
+constexpr double rank_kv_share(std::uint64_t cache_heads, std::uint64_t t) noexcept {
+    if (t <= 1) return 1.0;
+    if (cache_heads == 0) return 1.0 / static_cast<double>(t);
+    const std::uint64_t per = cache_heads / t + (cache_heads % t != 0);
+    return static_cast<double>(per) / static_cast<double>(cache_heads);
+}
+} // namespace detail
 
 AI_HWACCEL_NAMESPACE_END
 // ---- end ai_hwaccel/plan/model.hpp
@@ -31087,6 +31114,13 @@ AI_HWACCEL_NAMESPACE_END
 // /work/shared/data/calibration-measurements.csv (llama.cpp rows); tests/calibration/
 // REPORT.md gives the fit and its errors. A device whose bandwidth (decode) or peak
 // (prefill) is unknown gets 0 for that rate: unknown, not zero speed.
+//
+// Where the estimate is known to run high (README, "out of sample"; the rows are in
+// tests/calibration/h200/): a batch's decode counts the weights read once per step and
+// the matrix peak, which llama.cpp does not reach with a cache per sequence (on an H200,
+// 0.9 times the measured rate at 2 sequences, 5.0 at 128 in Q4_K_M); and prefill on
+// Hopper, fitted on older devices, comes out 1.4 to 2.7 times llama.cpp's measured rate.
+// Read those as what the hardware allows, not what llama.cpp delivers.
 
 // #include "ai_hwaccel/config.hpp"
 // #include "ai_hwaccel/core/profile.hpp"
@@ -31293,6 +31327,44 @@ constexpr compute_rate prefill_compute_rate(const accelerator_profile& device, q
     return out;
 }
 
+namespace detail {
+/// The FLOPs per second prefill and decode's compute side reach on `device` for `q`: its
+/// peak for the type it multiplies in, times the efficiency that applies.
+constexpr double effective_flops(const accelerator_profile& device, quant_format q, const throughput_constants& c) {
+    const auto rate = prefill_compute_rate(device, q, c.fp16_accumulate);
+    return rate.peak_tflops * 1e12 * (rate.vector ? c.prefill_vector_efficiency : c.prefill_compute_efficiency) *
+           (info(q).dequantizable ? c.prefill_dequantized_factor : 1.0);
+}
+
+/// One decode step of `s.batch` sequences (at least 1) that reads `bytes` from `device`'s
+/// memory: its rate per sequence (0 when the bandwidth is unknown) and whether memory,
+/// not compute, bounds it. estimate_throughput passes decode_bytes_per_token; a caller
+/// whose device holds a larger share of the cache (a tensor-parallel rank with copied KV
+/// heads, plan/cost.hpp) passes more.
+struct decode_step {
+    double tokens_per_second = 0;
+    bool memory_bound = true;
+};
+constexpr decode_step decode_rate(const accelerator_profile& device, const model_spec& m, quant_format q,
+                                  const inference_shape& s, double bytes, const throughput_constants& c) {
+    decode_step out;
+    const double bw = device.memory_bandwidth_gbps.value_or(0) * 1e9 * c.decode_bandwidth_efficiency;
+    if (!(bw > 0)) return out;
+    const double flops = effective_flops(device, q, c);
+    const double batch = s.batch > 0 ? static_cast<double>(s.batch) : 1.0;
+    const double memory_s = bytes / bw;
+    // Each sequence's token: its matrix products, and attention over the `context`
+    // positions it sees (QK and AV: 4 x depth x width a layer).
+    const double matmul = 2.0 * matmul_parameters(m);
+    const double attention = 4.0 * average_full_depth(m, s.context) * attention_width(m) * m.layers;
+    const double compute_s = flops > 0 ? batch * (matmul + attention / c.prefill_attention_efficiency) / flops : 0;
+    out.memory_bound = memory_s >= compute_s;
+    const double step = (memory_s > compute_s ? memory_s : compute_s) + c.decode_seconds_per_layer * m.layers;
+    out.tokens_per_second = step > 0 ? 1.0 / step : 0;
+    return out;
+}
+} // namespace detail
+
 /// Decode and prefill rates of `m` in format `q` on one device (estimates). The model is
 /// assumed to be wholly on the device; a split model is plan/shard.hpp's business. The
 /// decode depth is `s.context`, the prompt prompt_tokens(s) after prompt_start(s) cached
@@ -31302,29 +31374,15 @@ constexpr throughput_estimate estimate_throughput(const accelerator_profile& dev
                                                   const throughput_constants& c = {}) {
     throughput_estimate e;
     const double bw = device.memory_bandwidth_gbps.value_or(0) * 1e9 * c.decode_bandwidth_efficiency;
-    const auto rate = prefill_compute_rate(device, q, c.fp16_accumulate);
-    const double flops = rate.peak_tflops * 1e12 *
-                         (rate.vector ? c.prefill_vector_efficiency : c.prefill_compute_efficiency) *
-                         (info(q).dequantizable ? c.prefill_dequantized_factor : 1.0);
+    const double flops = detail::effective_flops(device, q, c);
     inference_shape one = s; // a batch of 0 sequences is read as 1 throughout
     if (one.batch == 0) one.batch = 1;
-    const double batch = one.batch;
 
     // Decode: one step produces `batch` tokens.
     e.decode_bytes_per_token = decode_bytes_per_token(m, q, one);
-    if (bw > 0) {
-        const double memory_s = e.decode_bytes_per_token / bw;
-        // Each sequence's token: its matrix products, and attention over the `context`
-        // positions it sees (QK and AV: 4 x depth x width a layer).
-        const double matmul = 2.0 * detail::matmul_parameters(m);
-        const double attention =
-            4.0 * detail::average_full_depth(m, s.context) * detail::attention_width(m) * m.layers;
-        const double compute_s =
-            flops > 0 ? batch * (matmul + attention / c.prefill_attention_efficiency) / flops : 0;
-        e.decode_memory_bound = memory_s >= compute_s;
-        const double step = (memory_s > compute_s ? memory_s : compute_s) + c.decode_seconds_per_layer * m.layers;
-        e.decode_tokens_per_second = step > 0 ? 1.0 / step : 0;
-    }
+    const auto step = detail::decode_rate(device, m, q, one, e.decode_bytes_per_token, c);
+    e.decode_tokens_per_second = step.tokens_per_second;
+    e.decode_memory_bound = step.memory_bound;
     // Prefill: compute for the prompt, or the weights a micro-batch uses, read once per
     // micro-batch (its tokens route to routed_share of a MoE model's experts).
     if (flops > 0) {
@@ -31960,7 +32018,7 @@ constexpr needs needs_of(const model_spec& m, quant_format q, const inference_sh
         n.layers = m.layers;
         n.heads = m.attention_heads;
         // A latent cache is one vector per token that every head reads: it does not divide.
-        n.kv_heads = m.kv_values_per_token_per_layer ? 1 : m.kv_heads ? m.kv_heads : m.attention_heads;
+        n.kv_heads = m.cache_heads();
         n.hidden = m.hidden_size;
         n.tied = m.tied_embeddings;
         n.memory = {.weights_bytes = w.total, .kv_cache_bytes = kv_cache_bytes(m, s), .overhead_bytes = overhead_bytes(m, s)};
@@ -32016,12 +32074,7 @@ struct stage_bytes {
     constexpr std::uint64_t total() const noexcept { return sat_add(sat_add(weights, kv), overhead); }
 };
 
-constexpr double kv_share(const needs& n, std::uint32_t t) noexcept {
-    if (t <= 1) return 1.0;
-    if (n.kv_heads == 0) return 1.0 / t;
-    const std::uint64_t per = ceil_div(n.kv_heads, t); // heads held by each rank (replicated when t > kv_heads)
-    return static_cast<double>(per) / static_cast<double>(n.kv_heads);
-}
+constexpr double kv_share(const needs& n, std::uint32_t t) noexcept { return rank_kv_share(n.kv_heads, t); }
 
 constexpr std::uint64_t fixed_weights(const needs& n, bool first, bool last, std::uint32_t t) noexcept {
     std::uint64_t w = 0;
@@ -32251,12 +32304,9 @@ constexpr bool pack(const needs& n, stage_layers& fit, const work& w, stage_ref*
     return given == n.layers;
 }
 
-/// Whether `t` ranks can split the attention: t divides the heads, and the KV heads divide
-/// among the ranks or each is copied to a whole number of them (vLLM's rule: kv_heads % t
-/// or t % kv_heads is 0).
+/// Whether `t` ranks can split the attention (tensor_parallel_splits).
 constexpr bool tp_splits(const needs& nd, std::size_t t) noexcept {
-    return (nd.heads == 0 || nd.heads % t == 0) &&
-           (nd.kv_heads == 0 || nd.kv_heads % t == 0 || t % nd.kv_heads == 0);
+    return tensor_parallel_splits(nd.heads, nd.kv_heads, t);
 }
 
 /// Largest tensor-parallel degree <= n that splits the attention (tp_splits).
@@ -34220,19 +34270,32 @@ AI_HWACCEL_NAMESPACE_END
 //   also needs a whole number of layers per device, and a pipeline (a row without a fast
 //   fabric) keeps the embedding on its first stage and the output head on its last, both
 //   of them the one matrix for a model that ties them. So near the boundary a row may fit
-//   here and not there, by up to one layer's bytes per accelerator plus that matrix: 4 x
-//   L4 (g2-standard-48) hold Command R in BF16 here with 4.1 GiB to spare, and
-//   plan_sharding fits it on no layout of them. Plan the chosen row with plan_sharding
-//   where the answer must be the planner's.
-// - Decode rate: the instance serves as many replicas of the model as it holds, each on
-//   the fewest of its accelerators that hold one (as plan_sharding replicates, and as a
-//   serving fleet runs data parallel); the replica's k devices, joined by a fast fabric
-//   (or PCIe), are one device with k x the bandwidth and peak times a scaling efficiency
-//   (0.8 fabric, 0.5 PCIe). The instance's rate is the replicas' sum. plan_sharding
-//   instead picks tensor parallel, pipeline or both from the links, and adds a fixed
-//   all-reduce latency per layer and a hop latency per stage to the single-device time.
-//   The two agree on one device (both call estimate_throughput) and differ by the
-//   efficiency factor on many.
+//   here and not there, by up to one layer's bytes (its weights and its KV cache) per
+//   accelerator plus that matrix: 4 x L4 (g2-standard-48) hold Command R in BF16 at an
+//   8192-token context here with 4.1 GiB to spare, and plan_sharding fits it on no layout
+//   of them. Plan the chosen row with plan_sharding where the answer must be the planner's.
+// - Decode rate: the instance serves as many replicas of the model as it holds (as
+//   plan_sharding replicates, and as a serving fleet runs data parallel). A replica takes
+//   the fewest accelerators that hold one copy, or more where that serves faster (at most
+//   63 more): its w accelerators split each layer t ways (tensor parallel, t the largest
+//   divisor of w that splits the attention heads as plan_sharding's rule does) and are
+//   w / t pipeline stages of t. Each of the t ranks holds and reads its whole KV heads:
+//   all of a latent cache (MLA), one head's copy where the KV heads are fewer than the
+//   ranks. Those copies must fit the replica's memory beside the rest of the model, so a
+//   long context narrows the split. The t ranks decode as one device with t x the
+//   bandwidth and peak times a scaling efficiency (0.8 fabric, 0.5 PCIe) that reads the
+//   weights once and the cache as many times as the ranks hold it; pipeline stages add
+//   memory, not speed. The instance's rate is the replicas' sum.
+//   plan_sharding instead adds a fixed all-reduce latency per layer and a hop latency per
+//   stage to the single-device time, and splits tensor parallel only inside a fast-link
+//   island. On rows joined by a fast fabric the two agree within 0.83 to 1.73 times over
+//   the catalogue's models (bf16, fp8, int4, Q4_K_M, Q8_0 at four shapes; the high end is
+//   compute-bound decode of a latent cache at 131k tokens, where the planner scales its
+//   compute with the cache's share of the bytes). On PCIe rows (g5.12xlarge, g6, g2) this
+//   model keeps tensor parallel at 0.5, as vLLM and TGI serve on PCIe cards, where
+//   plan_sharding lays out a llama.cpp-style pipeline at about one card's rate: there
+//   they differ by about t x 0.5 (Llama 3.1 70B in BF16 on g6.48xlarge: 6.5 tokens/s
+//   here, 1.7 from the planner).
 // - Formats: `runs_format` below keeps llama.cpp's GGUF block formats on GPUs; the
 //   planner's `support_for` lets any device that dequantizes run them.
 // Planning every row with plan_sharding would make each row's answer the planner's, but
@@ -34319,7 +34382,9 @@ struct cloud_instance {
     constexpr std::uint64_t host_memory_bytes() const noexcept {
         const double unit = host_memory_unit == memory_unit::gib ? static_cast<double>(units::gib)
                                                                  : static_cast<double>(units::gb);
-        return static_cast<std::uint64_t>(host_memory * unit);
+        const double bytes = host_memory * unit;
+        if (!(bytes > 0)) return 0;
+        return bytes >= 1.8e19 ? ~std::uint64_t{0} : static_cast<std::uint64_t>(bytes);
     }
     /// The accelerator's catalogue row, nullptr if the name does not resolve.
     constexpr const device_spec* device() const noexcept { return find_device(accelerator); }
@@ -34655,9 +34720,9 @@ static_assert(detail::instance_names_are_unique(), "instance_catalogue: duplicat
 /// Assumptions behind the cost estimate. None is fitted to measurements; each is a stated
 /// modelling choice a caller can change.
 struct cost_assumptions {
-    /// Tensor-parallel decode over N devices joined by a switched or direct device fabric
+    /// Tensor-parallel decode over t devices joined by a switched or direct device fabric
     /// (NVLink, NVSwitch, NeuronLink, ICI, XGMI, Infinity Fabric) is modelled as one device
-    /// with N x the memory bandwidth and compute, times this efficiency: the all-reduce
+    /// with t x the memory bandwidth and compute, times this efficiency: the all-reduce
     /// after each layer costs time the single device would not spend.
     double fabric_scaling_efficiency = 0.8;
     /// The same over PCIe (or no published device link): all-reduces cross the host bus.
@@ -34681,13 +34746,20 @@ struct instance_cost_estimate {
     /// past the first (each holds its own runtime and activation buffers)
     std::uint64_t required_bytes = 0;
     std::uint64_t available_bytes = 0; ///< accelerators x memory x usable_memory_fraction
-    /// Output tokens per second for the whole instance: estimate_throughput's per-sequence
-    /// decode rate on one replica's tensor-parallel group (see cost_assumptions) x the
-    /// batch x the replicas.
+    /// Output tokens per second for the whole instance: the per-sequence decode rate of
+    /// one replica's tensor-parallel group (the header's model, estimate_throughput's
+    /// formula with each rank's share of the KV cache) x the batch x the replicas.
     double decode_tokens_per_second = 0;
-    /// Copies of the model served side by side, each on `accelerator_count / replicas`
-    /// accelerators or more (the fewest that hold it); 0 when it does not fit.
+    /// Copies of the model served side by side, each on `replica_accelerators`; 0 when it
+    /// does not fit.
     std::uint32_t replicas = 0;
+    /// Accelerators of one replica: at least the fewest that hold the model, more where
+    /// a wider split serves faster (see cost_assumptions); 0 when it does not fit.
+    std::uint32_t replica_accelerators = 0;
+    /// Of a replica's accelerators, those that split each layer (tensor parallel); the
+    /// replica is replica_accelerators / tensor_parallel pipeline stages of that width.
+    /// 0 when it does not fit.
+    std::uint32_t tensor_parallel = 0;
     double price_per_hour_usd = 0;
     /// price per hour / (decode tokens per second x 3600) x 1e6; 0 when unknown.
     double usd_per_million_output_tokens = 0;
@@ -34717,15 +34789,14 @@ constexpr bool runs_format(const device_spec& d, quant_format q, const cost_assu
     if (qi.native_compute == dtype::fp16 && d.peak.supports(dtype::bf16)) return true;
     return qi.dequantizable;
 }
-/// The instance's accelerators as one device for tensor-parallel decode: N x memory,
-/// N x bandwidth and N x peak, the last two times the scaling efficiency.
-constexpr accelerator_profile tensor_parallel_profile(const device_spec& d, std::uint32_t n,
+/// `t` of the instance's accelerators as one device for tensor-parallel decode: t x
+/// bandwidth and t x peak, times the scaling efficiency.
+constexpr accelerator_profile tensor_parallel_profile(const device_spec& d, std::uint32_t t,
                                                       interconnect_kind link, const cost_assumptions& a) noexcept {
     accelerator_profile p = profile_from_spec(d);
-    if (n <= 1) return p;
+    if (t <= 1) return p;
     const double eff = fast_device_fabric(link) ? a.fabric_scaling_efficiency : a.pcie_scaling_efficiency;
-    const double scale = static_cast<double>(n) * eff;
-    p.memory_bytes = {d.memory_bytes * n, origin::estimated};
+    const double scale = static_cast<double>(t) * eff;
     p.memory_bandwidth_gbps = {d.memory_bandwidth_gbps * scale, origin::estimated};
     p.peak.fp64 *= scale;
     p.peak.fp32 *= scale;
@@ -34739,6 +34810,36 @@ constexpr accelerator_profile tensor_parallel_profile(const device_spec& d, std:
     p.peak.int4 *= scale;
     p.peak_from = origin::estimated;
     return p;
+}
+/// `v` as bytes: rounded down, 0 for a negative value or NaN, 2^64 - 1 past it.
+constexpr std::uint64_t saturated_bytes(double v) noexcept {
+    if (!(v > 0)) return 0;
+    if (v >= 1.8e19) return ~std::uint64_t{0};
+    return static_cast<std::uint64_t>(v);
+}
+/// How a replica lays out on its `k` accelerators: `tensor` of them split each layer
+/// (tensor parallel), the rest of k in pipeline stages of that width; `cache_copies` is
+/// how many copies of the KV cache the tensor-parallel ranks hold together, t x
+/// rank_kv_share (1 when the heads divide evenly, t for a latent cache).
+struct replica_layout {
+    std::uint32_t tensor = 1;
+    double cache_copies = 1;
+};
+/// The widest tensor-parallel split of a replica on `k` accelerators: t divides k (equal
+/// pipeline stages of t), splits the attention (tensor_parallel_splits, the planner's
+/// rule), and the copies of the KV cache it makes (rank_kv_share) still fit the k
+/// accelerators' `room` bytes beside the rest of the replica's `need`. A latent cache
+/// (MLA) is whole on every rank, so a long context narrows the split; t = 1 (a pipeline)
+/// always fits, since `need` fits `room`.
+constexpr replica_layout replica_layout_of(const model_spec& m, std::uint32_t k, std::uint64_t need, double room,
+                                           std::uint64_t kv_bytes) noexcept {
+    for (std::uint32_t t = k; t > 1; --t) {
+        if (k % t != 0 || !tensor_parallel_splits(m.attention_heads, m.cache_heads(), t)) continue;
+        const double copies = static_cast<double>(t) * rank_kv_share(m.cache_heads(), t);
+        const double extra = static_cast<double>(kv_bytes) * (copies - 1.0);
+        if (static_cast<double>(need) + extra <= room) return {t, copies};
+    }
+    return {};
 }
 } // namespace detail
 
@@ -34768,30 +34869,51 @@ constexpr instance_cost_estimate estimate_instance_cost(const cloud_instance& ro
     // What the driver reports, not the spec sheet's figure: inline ECC keeps a sixteenth.
     const double per_device = static_cast<double>(reported_memory_bytes(d));
     const double total = per_device * static_cast<double>(row.accelerator_count);
-    e.available_bytes = static_cast<std::uint64_t>(total * a.usable_memory_fraction);
+    e.available_bytes = detail::saturated_bytes(total * a.usable_memory_fraction);
     e.format_supported = detail::runs_format(d, q, a);
     e.fits = e.format_supported && e.required_bytes > 0 && e.required_bytes <= e.available_bytes;
     if (!e.fits) return e;
     // The fewest accelerators that hold one copy: the same test with k of them.
     const std::uint64_t one = estimate_memory(m, q, s).total_bytes();
-    std::uint32_t k = 1;
-    for (; k < row.accelerator_count; ++k) {
-        const double room = per_device * k * a.usable_memory_fraction;
-        if (static_cast<double>(detail::sat_add(one, detail::sat_mul(device_overhead_bytes(m, s), k - 1))) <= room)
-            break;
+    const auto need = [&](std::uint32_t k) {
+        return detail::sat_add(one, detail::sat_mul(device_overhead_bytes(m, s), k - 1));
+    };
+    const auto room = [&](std::uint32_t k) { return per_device * k * a.usable_memory_fraction; };
+    std::uint32_t fewest = 1;
+    for (; fewest < row.accelerator_count; ++fewest)
+        if (static_cast<double>(need(fewest)) <= room(fewest)) break;
+    inference_shape one_batch = s; // a batch of 0 is read as 1, as estimate_throughput does
+    if (one_batch.batch == 0) one_batch.batch = 1;
+    const std::uint64_t kv = kv_cache_bytes(m, one_batch);
+    // Replicas of `width` accelerators each, for every width from the fewest up (at most
+    // 64 of them): a wider replica may split into more tensor-parallel ranks (the fewest
+    // may be a count the heads do not divide), fewer replicas fit. The fastest in all wins,
+    // the narrowest among equals.
+    const std::uint32_t widest =
+        row.accelerator_count - fewest > 63 ? fewest + 63 : row.accelerator_count;
+    for (std::uint32_t width = fewest; width <= widest; ++width) {
+        const auto layout = detail::replica_layout_of(m, width, need(width), room(width), kv);
+        // A split wider than one link group (two NVLink-bridged pairs) crosses PCIe.
+        const interconnect_kind link =
+            row.link_group != 0 && layout.tensor > row.link_group ? interconnect_kind::pcie : row.interconnect;
+        auto device = detail::tensor_parallel_profile(d, layout.tensor, link, a);
+        // The profile's name is the catalogue row's name already, which is all
+        // estimate_throughput reads through `spec`; dropping the pointer keeps its null
+        // test out of constant evaluation, which GCC refuses under -fsanitize=undefined.
+        device.spec = nullptr;
+        // The t ranks read the weights once between them and each its share of the
+        // cache: as one device of t x the bandwidth, the cache counts cache_copies times.
+        const double bytes =
+            decode_bytes_per_token(m, q, one_batch) + static_cast<double>(kv) * (layout.cache_copies - 1.0);
+        const std::uint32_t replicas = row.accelerator_count / width;
+        const double rate = detail::decode_rate(device, m, q, one_batch, bytes, throughput_constants{}).tokens_per_second *
+                            static_cast<double>(one_batch.batch) * static_cast<double>(replicas);
+        if (e.replicas != 0 && !(rate > e.decode_tokens_per_second)) continue;
+        e.replicas = replicas;
+        e.replica_accelerators = width;
+        e.tensor_parallel = layout.tensor;
+        e.decode_tokens_per_second = rate;
     }
-    e.replicas = row.accelerator_count / k;
-    // A copy wider than one link group (two NVLink-bridged pairs) crosses PCIe.
-    const interconnect_kind link =
-        row.link_group != 0 && k > row.link_group ? interconnect_kind::pcie : row.interconnect;
-    auto device = detail::tensor_parallel_profile(d, k, link, a);
-    // The profile's name is the catalogue row's name already, which is all
-    // estimate_throughput reads through `spec`; dropping the pointer keeps its null test
-    // out of constant evaluation, which GCC refuses under -fsanitize=undefined.
-    device.spec = nullptr;
-    const double batch = s.batch > 0 ? static_cast<double>(s.batch) : 1.0;
-    e.decode_tokens_per_second =
-        estimate_throughput(device, m, q, s).decode_tokens_per_second * batch * static_cast<double>(e.replicas);
     if (e.decode_tokens_per_second > 0)
         e.usd_per_million_output_tokens = row.price_per_hour_usd / (e.decode_tokens_per_second * 3600.0) * 1e6;
     return e;

@@ -1394,6 +1394,8 @@ nlohmann::json instance_json(const ah::instance_cost_estimate& e) {
             {"fits", e.fits},
             {"decode_tokens_per_second", rate_json(e.decode_tokens_per_second)},
             {"replicas", e.replicas},
+            {"replica_accelerators", e.replica_accelerators},
+            {"tensor_parallel", e.tensor_parallel},
             {"usd_per_million_output_tokens",
              e.usd_per_million_output_tokens > 0 ? nlohmann::json(rounded(e.usd_per_million_output_tokens, 0.0001))
                                                  : nlohmann::json(nullptr)}};
@@ -1540,8 +1542,10 @@ int cmd_cost(std::span<const std::string_view> args) {
                         fmt_bytes(best.available_bytes).c_str(), fmt_bytes(best.required_bytes).c_str());
             std::printf("  price: $%.4f per hour on demand (%s; %.*s)\n", r.price_per_hour_usd, price_when(r).c_str(),
                         len(r.price_source), r.price_source.data());
-            std::printf("  decode: %s for the instance (%u replica%s; estimate)\n",
-                        rate(best.decode_tokens_per_second).c_str(), best.replicas, best.replicas == 1 ? "" : "s");
+            std::printf("  decode: %s for the instance (%u replica%s of %u accelerator%s, tensor parallel %u; "
+                        "estimate)\n",
+                        rate(best.decode_tokens_per_second).c_str(), best.replicas, best.replicas == 1 ? "" : "s",
+                        best.replica_accelerators, best.replica_accelerators == 1 ? "" : "s", best.tensor_parallel);
             if (best.usd_per_million_output_tokens > 0)
                 std::printf("  cost: $%.4f per million output tokens (estimate)\n", best.usd_per_million_output_tokens);
             else

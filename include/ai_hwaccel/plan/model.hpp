@@ -60,6 +60,33 @@ struct model_spec {
         if (kv_values_per_token_per_layer) return kv_values_per_token_per_layer;
         return 2ull * kv_heads * (head_dim ? head_dim : (attention_heads ? hidden_size / attention_heads : 0));
     }
+    /// The heads the KV cache divides into across tensor-parallel ranks: the KV heads (the
+    /// attention heads where those are not given); 1 for a latent cache (DeepSeek's MLA),
+    /// one vector that every head reads.
+    constexpr std::uint32_t cache_heads() const noexcept {
+        return kv_values_per_token_per_layer ? 1 : kv_heads ? kv_heads : attention_heads;
+    }
 };
+
+namespace detail {
+/// Whether `t` tensor-parallel ranks can split the attention of a model with `heads`
+/// attention heads and `cache_heads` (model_spec::cache_heads): t divides the heads, and
+/// the cache heads divide among the ranks or each is copied to a whole number of them
+/// (vLLM's rule: kv_heads % t or t % kv_heads is 0). 0 heads: unknown, not a limit.
+constexpr bool tensor_parallel_splits(std::uint64_t heads, std::uint64_t cache_heads, std::uint64_t t) noexcept {
+    if (t == 0) return false;
+    return (heads == 0 || heads % t == 0) && (cache_heads == 0 || cache_heads % t == 0 || t % cache_heads == 0);
+}
+/// The share of the KV cache one of `t` tensor-parallel ranks holds and reads: its
+/// ceil(cache_heads / t) heads of the cache's `cache_heads`, so every rank holds a whole
+/// copy of a latent cache, and a head is copied where the heads are fewer than the ranks.
+/// 0 heads (unknown): an even split.
+constexpr double rank_kv_share(std::uint64_t cache_heads, std::uint64_t t) noexcept {
+    if (t <= 1) return 1.0;
+    if (cache_heads == 0) return 1.0 / static_cast<double>(t);
+    const std::uint64_t per = cache_heads / t + (cache_heads % t != 0);
+    return static_cast<double>(per) / static_cast<double>(cache_heads);
+}
+} // namespace detail
 
 AI_HWACCEL_NAMESPACE_END

@@ -593,7 +593,7 @@ constexpr needs needs_of(const model_spec& m, quant_format q, const inference_sh
         n.layers = m.layers;
         n.heads = m.attention_heads;
         // A latent cache is one vector per token that every head reads: it does not divide.
-        n.kv_heads = m.kv_values_per_token_per_layer ? 1 : m.kv_heads ? m.kv_heads : m.attention_heads;
+        n.kv_heads = m.cache_heads();
         n.hidden = m.hidden_size;
         n.tied = m.tied_embeddings;
         n.memory = {.weights_bytes = w.total, .kv_cache_bytes = kv_cache_bytes(m, s), .overhead_bytes = overhead_bytes(m, s)};
@@ -649,12 +649,7 @@ struct stage_bytes {
     constexpr std::uint64_t total() const noexcept { return sat_add(sat_add(weights, kv), overhead); }
 };
 
-constexpr double kv_share(const needs& n, std::uint32_t t) noexcept {
-    if (t <= 1) return 1.0;
-    if (n.kv_heads == 0) return 1.0 / t;
-    const std::uint64_t per = ceil_div(n.kv_heads, t); // heads held by each rank (replicated when t > kv_heads)
-    return static_cast<double>(per) / static_cast<double>(n.kv_heads);
-}
+constexpr double kv_share(const needs& n, std::uint32_t t) noexcept { return rank_kv_share(n.kv_heads, t); }
 
 constexpr std::uint64_t fixed_weights(const needs& n, bool first, bool last, std::uint32_t t) noexcept {
     std::uint64_t w = 0;
@@ -884,12 +879,9 @@ constexpr bool pack(const needs& n, stage_layers& fit, const work& w, stage_ref*
     return given == n.layers;
 }
 
-/// Whether `t` ranks can split the attention: t divides the heads, and the KV heads divide
-/// among the ranks or each is copied to a whole number of them (vLLM's rule: kv_heads % t
-/// or t % kv_heads is 0).
+/// Whether `t` ranks can split the attention (tensor_parallel_splits).
 constexpr bool tp_splits(const needs& nd, std::size_t t) noexcept {
-    return (nd.heads == 0 || nd.heads % t == 0) &&
-           (nd.kv_heads == 0 || nd.kv_heads % t == 0 || t % nd.kv_heads == 0);
+    return tensor_parallel_splits(nd.heads, nd.kv_heads, t);
 }
 
 /// Largest tensor-parallel degree <= n that splits the attention (tp_splits).

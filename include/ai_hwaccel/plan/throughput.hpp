@@ -35,6 +35,13 @@
 // /work/shared/data/calibration-measurements.csv (llama.cpp rows); tests/calibration/
 // REPORT.md gives the fit and its errors. A device whose bandwidth (decode) or peak
 // (prefill) is unknown gets 0 for that rate: unknown, not zero speed.
+//
+// Where the estimate is known to run high (README, "out of sample"; the rows are in
+// tests/calibration/h200/): a batch's decode counts the weights read once per step and
+// the matrix peak, which llama.cpp does not reach with a cache per sequence (on an H200,
+// 0.9 times the measured rate at 2 sequences, 5.0 at 128 in Q4_K_M); and prefill on
+// Hopper, fitted on older devices, comes out 1.4 to 2.7 times llama.cpp's measured rate.
+// Read those as what the hardware allows, not what llama.cpp delivers.
 #pragma once
 
 #include "ai_hwaccel/config.hpp"
@@ -242,6 +249,44 @@ constexpr compute_rate prefill_compute_rate(const accelerator_profile& device, q
     return out;
 }
 
+namespace detail {
+/// The FLOPs per second prefill and decode's compute side reach on `device` for `q`: its
+/// peak for the type it multiplies in, times the efficiency that applies.
+constexpr double effective_flops(const accelerator_profile& device, quant_format q, const throughput_constants& c) {
+    const auto rate = prefill_compute_rate(device, q, c.fp16_accumulate);
+    return rate.peak_tflops * 1e12 * (rate.vector ? c.prefill_vector_efficiency : c.prefill_compute_efficiency) *
+           (info(q).dequantizable ? c.prefill_dequantized_factor : 1.0);
+}
+
+/// One decode step of `s.batch` sequences (at least 1) that reads `bytes` from `device`'s
+/// memory: its rate per sequence (0 when the bandwidth is unknown) and whether memory,
+/// not compute, bounds it. estimate_throughput passes decode_bytes_per_token; a caller
+/// whose device holds a larger share of the cache (a tensor-parallel rank with copied KV
+/// heads, plan/cost.hpp) passes more.
+struct decode_step {
+    double tokens_per_second = 0;
+    bool memory_bound = true;
+};
+constexpr decode_step decode_rate(const accelerator_profile& device, const model_spec& m, quant_format q,
+                                  const inference_shape& s, double bytes, const throughput_constants& c) {
+    decode_step out;
+    const double bw = device.memory_bandwidth_gbps.value_or(0) * 1e9 * c.decode_bandwidth_efficiency;
+    if (!(bw > 0)) return out;
+    const double flops = effective_flops(device, q, c);
+    const double batch = s.batch > 0 ? static_cast<double>(s.batch) : 1.0;
+    const double memory_s = bytes / bw;
+    // Each sequence's token: its matrix products, and attention over the `context`
+    // positions it sees (QK and AV: 4 x depth x width a layer).
+    const double matmul = 2.0 * matmul_parameters(m);
+    const double attention = 4.0 * average_full_depth(m, s.context) * attention_width(m) * m.layers;
+    const double compute_s = flops > 0 ? batch * (matmul + attention / c.prefill_attention_efficiency) / flops : 0;
+    out.memory_bound = memory_s >= compute_s;
+    const double step = (memory_s > compute_s ? memory_s : compute_s) + c.decode_seconds_per_layer * m.layers;
+    out.tokens_per_second = step > 0 ? 1.0 / step : 0;
+    return out;
+}
+} // namespace detail
+
 /// Decode and prefill rates of `m` in format `q` on one device (estimates). The model is
 /// assumed to be wholly on the device; a split model is plan/shard.hpp's business. The
 /// decode depth is `s.context`, the prompt prompt_tokens(s) after prompt_start(s) cached
@@ -251,29 +296,15 @@ constexpr throughput_estimate estimate_throughput(const accelerator_profile& dev
                                                   const throughput_constants& c = {}) {
     throughput_estimate e;
     const double bw = device.memory_bandwidth_gbps.value_or(0) * 1e9 * c.decode_bandwidth_efficiency;
-    const auto rate = prefill_compute_rate(device, q, c.fp16_accumulate);
-    const double flops = rate.peak_tflops * 1e12 *
-                         (rate.vector ? c.prefill_vector_efficiency : c.prefill_compute_efficiency) *
-                         (info(q).dequantizable ? c.prefill_dequantized_factor : 1.0);
+    const double flops = detail::effective_flops(device, q, c);
     inference_shape one = s; // a batch of 0 sequences is read as 1 throughout
     if (one.batch == 0) one.batch = 1;
-    const double batch = one.batch;
 
     // Decode: one step produces `batch` tokens.
     e.decode_bytes_per_token = decode_bytes_per_token(m, q, one);
-    if (bw > 0) {
-        const double memory_s = e.decode_bytes_per_token / bw;
-        // Each sequence's token: its matrix products, and attention over the `context`
-        // positions it sees (QK and AV: 4 x depth x width a layer).
-        const double matmul = 2.0 * detail::matmul_parameters(m);
-        const double attention =
-            4.0 * detail::average_full_depth(m, s.context) * detail::attention_width(m) * m.layers;
-        const double compute_s =
-            flops > 0 ? batch * (matmul + attention / c.prefill_attention_efficiency) / flops : 0;
-        e.decode_memory_bound = memory_s >= compute_s;
-        const double step = (memory_s > compute_s ? memory_s : compute_s) + c.decode_seconds_per_layer * m.layers;
-        e.decode_tokens_per_second = step > 0 ? 1.0 / step : 0;
-    }
+    const auto step = detail::decode_rate(device, m, q, one, e.decode_bytes_per_token, c);
+    e.decode_tokens_per_second = step.tokens_per_second;
+    e.decode_memory_bound = step.memory_bound;
     // Prefill: compute for the prompt, or the weights a micro-batch uses, read once per
     // micro-batch (its tokens route to routed_share of a MoE model's experts).
     if (flops > 0) {
