@@ -2,8 +2,8 @@
 //
 // Input: the bytes of the cache file. Each run writes them to registry.json in a private
 // folder of its own (mode 0700, made once) and loads it with a fixed host identity
-// ("fuzz-host", boot "fuzz-boot") and a fixed clock (1700000000 s). So that the fuzzer can
-// reach past the envelope's checks, "@VERSION@" in the input stands for this library's
+// ("fuzz-host", boot "fuzz-boot", process "fuzz-process") and a fixed clock (1700000000
+// s). So that the fuzzer can reach past the envelope's checks, "@VERSION@" in the input stands for this library's
 // version text and "@BACKENDS@" for its compiled backend mask (the seeds use both).
 // Beyond "never crashes": a hit must hold a registry, and anything else must not.
 #include "fuzz_common.hpp"
@@ -59,7 +59,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
 
     ah::disk_cache_options o;
     o.folder = folder;
-    o.identity = ah::host_identity{"fuzz-host", "fuzz-boot"};
+    o.identity = ah::host_identity{"fuzz-host", "fuzz-boot", "fuzz-process"};
     o.now = [] { return std::chrono::system_clock::time_point(std::chrono::seconds(1700000000)); };
     const ah::disk_cache cache(o);
     const auto r = cache.load();

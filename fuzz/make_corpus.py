@@ -249,8 +249,9 @@ def cache_file(registry, written_at=1700000000 - 10):
     """A cache file around `registry` as fuzz_disk_cache.cpp expects it: its fixed host
     identity and clock, and placeholders it replaces with the library's version and
     backend mask."""
-    return (b'{"format": "ai-hwaccel-registry-cache", "format_version": 1, "library_version": "@VERSION@", '
-            b'"backends": @BACKENDS@, "hostname": "fuzz-host", "boot_id": "fuzz-boot", "written_at": '
+    return (b'{"format": "ai-hwaccel-registry-cache", "format_version": 2, "library_version": "@VERSION@", '
+            b'"backends": @BACKENDS@, "hostname": "fuzz-host", "boot_id": "fuzz-boot", "process": "fuzz-process", '
+            b'"written_at": '
             + str(written_at).encode() + b', "registry": ' + registry + b"}")
 
 
@@ -364,7 +365,8 @@ def main():
     seed("machine", b"F/proc/meminfo\nMemTotal: 1024 kB\n\x1eL/sys/class/drm/card0\n../../devices/x\x1eL/a\n/b\x1eL/b\n/a")
     seed("registry_json", b'{"schema_version": 1}')
     seed("disk_cache", cache_file(b'{"schema_version": 1}', written_at=1700000000 + 60))
-    seed("disk_cache", b'{"format": "ai-hwaccel-registry-cache", "format_version": 2}')
+    seed("disk_cache", b'{"format": "ai-hwaccel-registry-cache", "format_version": 3}')
+    seed("disk_cache", cache_file(b'{"schema_version": 1}').replace(b'"fuzz-process"', b'"another-process"'))
 
     for s in cli_seeds(a.fixtures, a.machines):
         seed("cli", s)

@@ -337,7 +337,7 @@ private:
                a.driver_version == b.driver_version && a.memory_bytes == b.memory_bytes &&
                a.memory_used_bytes == b.memory_used_bytes &&
                a.memory_free_bytes == b.memory_free_bytes &&
-               a.memory_bandwidth_gbps == b.memory_bandwidth_gbps && a.peak_from == b.peak_from &&
+               a.memory_bandwidth_gbps == b.memory_bandwidth_gbps && a.peak == b.peak && a.peak_from == b.peak_from &&
                a.compute_units == b.compute_units && a.chips == b.chips &&
                a.pcie_current == b.pcie_current && a.pcie_max == b.pcie_max &&
                a.numa_node == b.numa_node && a.temperature_c == b.temperature_c &&

@@ -1259,6 +1259,10 @@ struct pci_address {
     friend constexpr bool operator==(const pci_address&, const pci_address&) noexcept = default;
     friend constexpr auto operator<=>(const pci_address&, const pci_address&) noexcept = default;
 
+    /// The device and function fit their 5 and 3 bits: an address a bus can have, which
+    /// text() spells and parse_pci_address reads back.
+    constexpr bool valid() const noexcept { return device <= 31 && function <= 7; }
+
     /// Canonical sysfs spelling, "dddd:bb:dd.f": the domain in at least four digits, more
     /// only where it needs them ("10000:e1:00.0" behind Intel VMD).
     constexpr std::array<char, 17> text() const noexcept {
@@ -1356,6 +1360,7 @@ static_assert(!parse_pci_address("0000:65:0.0"));
 static_assert(!parse_pci_address("zz:00.0"));
 static_assert(!parse_pci_address(""));
 static_assert(pci_address{0, 0x65, 0, 0}.text()[0] == '0' && pci_address{0, 0x65, 0, 0}.text()[5] == '6');
+static_assert(pci_address{0, 0, 31, 7}.valid() && !pci_address{0, 0, 32, 0}.valid() && !pci_address{0, 0, 0, 8}.valid());
 
 AI_HWACCEL_NAMESPACE_END
 // ---- end ai_hwaccel/core/pci.hpp
@@ -1415,6 +1420,7 @@ struct peak_throughput {
     constexpr peak_throughput scaled(double f) const noexcept {
         return {fp64 * f, fp32 * f, tf32 * f, bf16 * f, fp16 * f, fp8 * f, int8 * f, fp6 * f, fp4 * f, int4 * f};
     }
+    friend constexpr bool operator==(const peak_throughput&, const peak_throughput&) noexcept = default;
     /// True when at least one figure is known (a row may publish none).
     constexpr bool any() const noexcept {
         return fp64 > 0 || fp32 > 0 || tf32 > 0 || bf16 > 0 || fp16 > 0 || fp8 > 0 || int8 > 0 || fp6 > 0 ||
@@ -1440,6 +1446,10 @@ struct device_spec {
     /// data-centre GDDR boards: the driver then reports 15/16 of memory_bytes (a T4's 16 GiB
     /// shows as 15 360 MiB). See reported_memory_bytes.
     bool inline_ecc = false;
+    /// The memory is the host's as well: an APU whose CPU cores and GPU share one pool of
+    /// memory of a type other than `unified` (MI300A's HBM3). Profiles of such a device are
+    /// unified_memory, as those of a `memory_type::unified` row are.
+    bool shared_with_host = false;
     /// Peak memory bandwidth in decimal GB/s.
     double memory_bandwidth_gbps = 0;
     peak_throughput peak{};
@@ -1717,7 +1727,7 @@ struct accelerator_profile {
         if (s.compute_units != 0 && !compute_units) compute_units = {s.compute_units, origin::catalogue};
         if (arch.empty()) arch = s.arch;
         if (s.power_watts > 0 && !power_limit_watts) power_limit_watts = {s.power_watts, origin::catalogue};
-        if (s.memory == memory_type::unified) unified_memory = true;
+        if (s.memory == memory_type::unified || s.shared_with_host) unified_memory = true;
     }
 };
 
@@ -8240,7 +8250,8 @@ inline constexpr device_spec catalogue_rows[] = {
      .aliases = {"MI300A", "Instinct MI300A", "AMD Instinct MI300A APU", "Aqua Vanjaram [Instinct MI300A]"},
      .maker = vendor::amd, .kind = device_kind::rocm_gpu,
      .pci_device_ids = {0x74a0},
-     .memory_bytes = 128 * units::gib, .memory = memory_type::hbm3, .memory_bandwidth_gbps = 5300,
+     .memory_bytes = 128 * units::gib, .memory = memory_type::hbm3, .shared_with_host = true,
+     .memory_bandwidth_gbps = 5300,
      .peak = {.fp64 = 122.6, .fp32 = 122.6, .tf32 = 490.3, .bf16 = 980.6, .fp16 = 980.6, .fp8 = 1961.2, .int8 = 1961.2},
      .link = interconnect_kind::xgmi,
      .link_domain = 4,
@@ -10275,6 +10286,38 @@ inline std::vector<std::string_view> concise_header(std::string_view line) {
     return out;
 }
 
+// Where each header cell starts, in code points from the line's start: rocm-smi pads the
+// table by characters, and a "°C" holds a two-byte one.
+inline std::vector<std::size_t> concise_starts(std::string_view raw) {
+    std::vector<std::size_t> out;
+    for (const auto c : concise_header(raw)) {
+        std::size_t points = 0;
+        for (const char* b = raw.data(); b < c.data(); ++b)
+            if ((static_cast<unsigned char>(*b) & 0xC0) != 0x80) ++points;
+        out.push_back(points);
+    }
+    return out;
+}
+
+// A row's cells cut where the header's columns start (concise_starts): for a row whose
+// tokens do not group into cells, as when the "[Model : Revision]" cell holds a name cut
+// to its width ("[Radeon Pro Duo : 0x"), never closing its bracket.
+inline std::vector<std::string_view> concise_cells_at(std::string_view raw, const std::vector<std::size_t>& starts) {
+    std::vector<std::size_t> at; // byte offsets of the starts
+    std::size_t points = 0;
+    for (std::size_t b = 0; b <= raw.size() && at.size() < starts.size(); ++b) {
+        if (b < raw.size() && (static_cast<unsigned char>(raw[b]) & 0xC0) == 0x80) continue;
+        while (at.size() < starts.size() && starts[at.size()] <= points) at.push_back(b);
+        ++points;
+    }
+    std::vector<std::string_view> out;
+    for (std::size_t k = 0; k < at.size(); ++k) {
+        const std::size_t end = k + 1 < at.size() ? at[k + 1] : raw.size();
+        out.push_back(trim(raw.substr(at[k], end - at[k])));
+    }
+    return out;
+}
+
 constexpr bool is_concise_header(std::string_view line) noexcept {
     line = trim(line);
     return (line.starts_with("Device ") || line.starts_with("GPU ")) && line.find("VRAM%") != std::string_view::npos;
@@ -10300,11 +10343,10 @@ inline void apply_concise_row(const std::vector<std::string_view>& header, const
             const auto id = parse_hex16(v.substr(0, v.find(',')));
             if (id) p->pci_device_id = *id;
             else if (!is_unavailable(trim(v.substr(0, v.find(','))))) report("IDs: cannot read " + quote_value(v));
-        } else if (h.starts_with("[Model")) { // "[0x74a1 : 0x00]": device id, revision
-            const auto inner = trim(v.substr(1, v.size() >= 2 ? v.size() - 2 : 0));
-            const auto id = parse_hex16(trim(inner.substr(0, inner.find(':'))));
-            if (id) p->pci_device_id = *id;
-            else report("Model: cannot read " + quote_value(v));
+        } else if (h.starts_with("[Model")) {
+            // "[0x0c34 : 0x02]": the board's subsystem id and revision, as the CSV's "Card
+            // model" (an MI210's device is 0x740f), or a name cut to the cell: no device id.
+            continue;
         } else if (h == "Temp"sv) {
             auto [n, unit] = split_unit(v);
             if (unit == "\xC2\xB0" "C" || unit == "c"sv || unit == "C"sv) report(read_real(n, 500, p->temperature_c, "Temp"));
@@ -10331,6 +10373,7 @@ inline bool read_rocm_text(std::string_view text, rocm_fields& fs, amd_tool_resu
     std::size_t number = 0;
     bool recognized = false;
     std::vector<std::string_view> header;
+    std::vector<std::size_t> header_starts;
     accelerator_profile* last_row = nullptr;
     detail::formats::each_line(text, [&](std::string_view raw) {
         ++number;
@@ -10345,14 +10388,30 @@ inline bool read_rocm_text(std::string_view text, rocm_fields& fs, amd_tool_resu
         }
         if (is_concise_header(line)) {
             header = concise_header(line);
+            header_starts = concise_starts(raw);
             recognized = true;
             last_row = nullptr;
             return true;
         }
         if (!header.empty()) {
             if (line.starts_with('(')) return true; // the header's second line
+            if (last_row && (raw.starts_with(' ') || raw.starts_with('\t'))) {
+                // The name line under a "[Model : Revision]" row, indented (it may start
+                // with a digit: "0x744c" where the tool has no name, which is none).
+                const bool bare_id = line.starts_with("0x") && parse_hex16(line).has_value();
+                if (last_row->name.empty() && !bare_id) {
+                    auto msg = assign_text(last_row->name, line, "Name");
+                    if (!msg.empty()) problems.add(number, std::move(msg));
+                }
+                last_row = nullptr;
+                return true;
+            }
             if (starts_with_digit(line)) {
-                const auto cells = concise_cells(line);
+                auto cells = concise_cells(line);
+                if (cells.size() != header.size() && header_starts.size() == header.size()) {
+                    auto at = concise_cells_at(raw, header_starts);
+                    if (at.size() == header.size() && parse_uint(at[0])) cells = std::move(at);
+                }
                 if (cells.size() != header.size()) {
                     problems.add(number, std::to_string(cells.size()) + " cells for " + std::to_string(header.size()) +
                                              " columns; row skipped");
@@ -10364,15 +10423,6 @@ inline bool read_rocm_text(std::string_view text, rocm_fields& fs, amd_tool_resu
                 if (const auto idx = parse_uint(cells[0]))
                     for (auto& d : r.devices)
                         if (d.index == *idx) last_row = &d;
-                return true;
-            }
-            if (last_row && (raw.starts_with(' ') || raw.starts_with('\t'))) {
-                // the name line under a "[Model : Revision]" row
-                if (last_row->name.empty()) {
-                    auto msg = assign_text(last_row->name, line, "Name");
-                    if (!msg.empty()) problems.add(number, std::move(msg));
-                }
-                last_row = nullptr;
                 return true;
             }
         }
@@ -10593,6 +10643,13 @@ inline void read_amd_smi_blocks(std::string_view text, amd_tool_result& r, std::
             return true;
         }
         const std::string_view key = trim(line.substr(0, colon)), value = trim(line.substr(colon + 1));
+        if (indent == 0 && gpu && value.empty() && key != "GPU"sv && key != "CPU"sv) {
+            // A section flush left under its "GPU: n" line, as AMD's documentation of
+            // amd-smi 23.x prints "ASIC:", "BUS:", "VRAM:": the section of the open GPU.
+            path.clear();
+            path.push_back({0, key});
+            return true;
+        }
         if (indent == 0) {
             close_gpu();
             path.clear();
@@ -10637,7 +10694,7 @@ inline void read_amd_smi_blocks(std::string_view text, amd_tool_result& r, std::
                 else bad();
             } else if (key == "UUID"sv && sec.empty()) {
                 report(assign_text(p.uuid, value, key));
-            } else if (key == "MAX_PCIE_WIDTH"sv) {
+            } else if (key == "MAX_PCIE_WIDTH"sv || key == "MAX_PCIE_LANES"sv) {
                 const auto w = parse_uint(value);
                 if (!w || *w == 0 || *w > 64) return bad(), true;
                 pcie_link l = p.pcie_max.value;
@@ -10670,7 +10727,8 @@ inline void read_amd_smi_blocks(std::string_view text, amd_tool_result& r, std::
                 else report(assign_text(p.arch, gfx, key));
             }
         } else if (sec == "DRIVER"sv) {
-            if (key == "VERSION"sv) report(assign_text(p.driver_version, driver_version_text(value), key));
+            if (key == "VERSION"sv || key == "DRIVER_VERSION"sv)
+                report(assign_text(p.driver_version, driver_version_text(value), key));
         } else if (sec == "BOARD"sv) {
             if (key == "PRODUCT_NAME"sv && gpu_slot < hints.size()) {
                 bool changed = false;
@@ -10683,7 +10741,7 @@ inline void read_amd_smi_blocks(std::string_view text, amd_tool_result& r, std::
                 else p.numa_node = {static_cast<std::int32_t>(*n), origin::tool};
             }
         } else if (sec == "VRAM"sv) {
-            if (key == "SIZE"sv) {
+            if (key == "SIZE"sv || key == "VRAM_SIZE_MB"sv) {
                 // amd-smi divides the byte count by 1024*1024 and calls the result "MB".
                 const auto [n, unit] = split_unit(value);
                 if (unit != "MB"sv) bad();
@@ -11726,6 +11784,10 @@ namespace detail::amd {
 constexpr std::optional<std::string_view> prompt_command(std::string_view line) noexcept {
     line = trim(line);
     if (line.starts_with("cat ")) return line;
+    // A prompt with nothing typed after it (trimmed of its space): an empty command.
+    if (line == "$" || line == "#" || line == ">" ||
+        (line.starts_with('[') && (line.ends_with("]#") || line.ends_with("]$"))))
+        return std::string_view{};
     for (std::string_view mark : {"]# ", "]$ ", "$ ", "# ", "> "}) {
         const auto at = line.find(mark);
         if (at == std::string_view::npos) continue;
@@ -12231,7 +12293,7 @@ std::optional<amdgpu_card> read_amdgpu_card(const S& sys, std::string_view card_
     bool apu = !board_info && ((vram && *vram == 0) || combined_node || sys.exists(dev + "/uma/carveout"));
     // Catalogue after the kernel's facts; a name the kernel did not give comes from the row.
     match_catalogue(p);
-    if (p.spec && p.spec->memory == memory_type::unified && !board_info) apu = true;
+    if (p.spec && (p.spec->memory == memory_type::unified || p.spec->shared_with_host) && !board_info) apu = true;
     if (apu) {
         p.unified_memory = true;
         if (c.gtt_total_bytes != 0 || (vram && vram.from == origin::sysfs)) {
@@ -23472,7 +23534,7 @@ private:
                a.driver_version == b.driver_version && a.memory_bytes == b.memory_bytes &&
                a.memory_used_bytes == b.memory_used_bytes &&
                a.memory_free_bytes == b.memory_free_bytes &&
-               a.memory_bandwidth_gbps == b.memory_bandwidth_gbps && a.peak_from == b.peak_from &&
+               a.memory_bandwidth_gbps == b.memory_bandwidth_gbps && a.peak == b.peak && a.peak_from == b.peak_from &&
                a.compute_units == b.compute_units && a.chips == b.chips &&
                a.pcie_current == b.pcie_current && a.pcie_max == b.pcie_max &&
                a.numa_node == b.numa_node && a.temperature_c == b.temperature_c &&
@@ -24100,10 +24162,42 @@ public:
         return r;
     }
 
+    /// As the inner view says, where it says: probes ask before loading a library or
+    /// running another operating system's tools, so that a detection in the background
+    /// takes the paths detect() takes.
+    bool replays_tools() const
+        requires requires(const S& s) {
+            { s.replays_tools() } -> std::convertible_to<bool>;
+        }
+    {
+        return inner_->replays_tools();
+    }
+    /// The same view over the inner view's sharing `s` (host_system::sharing), so that the
+    /// probes of a background detection walk the PCI bus once, as detect()'s do.
+    cancellable_system sharing(detail::shared_scans& s) const
+        requires requires(const S& v) {
+            { v.sharing(s) } -> std::same_as<S>;
+        }
+    {
+        cancellable_system copy = *this;
+        copy.shared_ = std::make_shared<const S>(inner_->sharing(s));
+        copy.inner_ = copy.shared_.get();
+        return copy;
+    }
+    /// The scans the inner view shares, or nullptr.
+    detail::shared_scans* scans() const
+        requires requires(const S& v) {
+            { v.scans() } -> std::same_as<detail::shared_scans*>;
+        }
+    {
+        return inner_->scans();
+    }
+
     std::stop_token stop_token() const { return token_; }
 
 private:
     const S* inner_;
+    std::shared_ptr<const S> shared_; ///< the sharing copy inner_ points to, if any
     std::stop_token token_;
     std::atomic<std::size_t>* refused_;
 };
@@ -24345,8 +24439,10 @@ AI_HWACCEL_NAMESPACE_END
 // back (those bytes changed, the length kept); a NaN or infinite number, which JSON cannot
 // spell, is written as unknown (null, or 0 where 0 means none), and so are values the
 // reader refuses as impossible, so that a written document always reads: a peak rate not
-// above 0, a PCI class code past 24 bits. Otherwise to_json_string → registry_from_json
-// gives back an equal registry.
+// above 0, a PCI class code past 24 bits, a profile's PCI address whose device or
+// function no bus can have (a system PCI device with such an address, which it is known
+// by, is left out). Otherwise to_json_string → registry_from_json gives back an equal
+// registry.
 //
 // Errors: registry_from_json never throws (except std::bad_alloc) and reports
 // "<JSON pointer>: <what is wrong>". The ADL from_json overloads, which nlohmann calls
@@ -25118,7 +25214,8 @@ inline void to_json(nlohmann::json& j, const accelerator_profile& p) {
     j["vendor"] = p.maker;
     j["name"] = p.name;
     j["uuid"] = p.uuid;
-    j["pci"] = p.pci ? nlohmann::json(*p.pci) : nlohmann::json(nullptr);
+    // An address no bus can have (device past 31, function past 7) is written as unknown.
+    j["pci"] = p.pci && p.pci->valid() ? nlohmann::json(*p.pci) : nlohmann::json(nullptr);
     j["stack"] = p.stack ? nlohmann::json(*p.stack) : nlohmann::json(nullptr);
     j["pci_device_id"] = p.pci_device_id;
     j["arch"] = p.arch;
@@ -25249,7 +25346,10 @@ inline void from_json(const nlohmann::json& j, runtime_environment& e) { detail:
 
 inline void to_json(nlohmann::json& j, const system_io& io) {
     j = nlohmann::json::object();
-    j["pci_devices"] = io.pci_devices;
+    // A PCI device is known by its address: one no bus can have leaves the entry out.
+    auto& devices = j["pci_devices"] = nlohmann::json::array();
+    for (const auto& d : io.pci_devices)
+        if (d.address.valid()) devices.push_back(d);
     j["interconnects"] = io.interconnects;
     j["storage"] = io.storage;
     j["environment"] = io.environment;
@@ -25343,10 +25443,10 @@ AI_HWACCEL_NAMESPACE_END
 //
 // The file is the registry's JSON (io/json.hpp) inside a small envelope:
 //
-//     {"format": "ai-hwaccel-registry-cache", "format_version": 1,
+//     {"format": "ai-hwaccel-registry-cache", "format_version": 2,
 //      "library_version": "1.0.0", "backends": <compiled_backend_mask>,
-//      "hostname": "...", "boot_id": "...", "written_at": <Unix seconds>,
-//      "registry": {...}}
+//      "hostname": "...", "boot_id": "...", "process": "<16 hex digits>",
+//      "written_at": <Unix seconds>, "registry": {...}}
 //
 // A file written by another machine or a previous boot (hostname, boot id), by another
 // release or build of the library (library_version, backends), by a newer format, or that
@@ -25354,6 +25454,10 @@ AI_HWACCEL_NAMESPACE_END
 // replaces the file, and adds a `cache_invalid` warning to the registry it returns. A file
 // older than `max_age` (or dated in the future) is simply *expired*: it is re-detected and
 // replaced without a warning, since expiry is the cache's ordinary life, not a fault.
+// So is a file written by another process of this boot that sees the machine otherwise
+// (`process`: its device visibility variables, tool search path, CPUs or control groups
+// differ, as between the ranks of a distributed job): *other_process*, detected again
+// and replaced without a warning.
 //
 // Safety. The folder is `$XDG_CACHE_HOME/ai-hwaccel` when that variable holds an absolute
 // path, else `$HOME/.cache/ai-hwaccel`; never /tmp or any other shared folder (with
@@ -25410,16 +25514,31 @@ AI_HWACCEL_NAMESPACE_END
 
 AI_HWACCEL_NAMESPACE_BEGIN
 
-/// The envelope's own version; bumped when its shape changes incompatibly.
-inline constexpr int disk_cache_format_version = 1;
+/// The envelope's own version; bumped when its shape changes incompatibly (2: the
+/// `process` key).
+inline constexpr int disk_cache_format_version = 2;
 inline constexpr std::string_view disk_cache_format_name = "ai-hwaccel-registry-cache";
 
-/// What makes a cache file this machine's, this boot's.
+/// What makes a cache file this machine's, this boot's, and this kind of process's.
 struct host_identity {
     std::string hostname;
     std::string boot_id; ///< /proc/sys/kernel/random/boot_id; empty where the OS has none
+    /// A digest of what detection reads of the calling process rather than of the machine
+    /// (process_fingerprint): two processes of one boot may see different devices.
+    std::string process;
 
     friend bool operator==(const host_identity&, const host_identity&) = default;
+};
+
+/// The environment variables detection reads: the device visibility masks
+/// (visibility_rules, for every backend), and the others the probes consult: the
+/// tool search path and NVML's library path, the device order and hierarchy settings of
+/// CUDA, Level Zero and Neuron, and the container markers.
+inline constexpr std::string_view detection_environment[] = {
+    "CUDA_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES",    "HIP_VISIBLE_DEVICES",       "HABANA_VISIBLE_DEVICES",
+    "NEURON_RT_VISIBLE_CORES", "TPU_VISIBLE_CHIPS",    "ZE_AFFINITY_MASK",          "CUDA_DEVICE_ORDER",
+    "ZE_FLAT_DEVICE_HIERARCHY", "NEURON_LOGICAL_NC_CONFIG", "PATH",                 "LD_LIBRARY_PATH",
+    "container",            "KUBERNETES_SERVICE_HOST",
 };
 
 namespace detail {
@@ -25441,12 +25560,69 @@ inline std::string read_small_file(const char* path) {
 }
 } // namespace detail
 
-/// This machine and boot, as the disk cache records them.
+namespace detail {
+/// The line of /proc/self/status that starts with `key` (its value), or "".
+inline std::string status_line(std::string_view key) {
+    std::string s;
+    const int fd = ::open("/proc/self/status", O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY);
+    if (fd < 0) return s;
+    char buf[4096];
+    for (;;) {
+        const ::ssize_t n = ::read(fd, buf, sizeof buf);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) break;
+        s.append(buf, static_cast<std::size_t>(n));
+        if (s.size() > (64u << 10)) break;
+    }
+    ::close(fd);
+    for (std::size_t at = 0; at < s.size();) {
+        std::size_t end = s.find('\n', at);
+        if (end == std::string::npos) end = s.size();
+        const std::string_view line(s.data() + at, end - at);
+        if (line.starts_with(key)) return std::string(line.substr(key.size()));
+        at = end + 1;
+    }
+    return {};
+}
+} // namespace detail
+
+/// A digest (64-bit FNV-1a, in hex) of what detection reads of the calling process: the
+/// detection_environment variables, set or not; the CPUs it may run on
+/// (Cpus_allowed_list, which gives the usable threads); and its control groups
+/// (/proc/self/cgroup, which give the memory limit). Processes of one boot that differ in
+/// any of these (the ranks of a distributed job, each with its own CUDA_VISIBLE_DEVICES and
+/// CPUs) do not share a cached detection.
+inline std::string process_fingerprint() {
+    std::uint64_t h = 0xcbf29ce484222325ull;
+    const auto mix = [&h](std::string_view text) {
+        for (const char c : text) {
+            h ^= static_cast<unsigned char>(c);
+            h *= 0x100000001b3ull;
+        }
+        h ^= 0xff; // a separator no text holds, so ("ab","c") and ("a","bc") differ
+        h *= 0x100000001b3ull;
+    };
+    for (const std::string_view name : detection_environment) {
+        mix(name);
+        // getenv is read-only here, as in default_disk_cache_folder.
+        const char* v = std::getenv(std::string(name).c_str());
+        mix(v ? std::string_view("=") : std::string_view("unset"));
+        mix(v ? std::string_view(v) : std::string_view());
+    }
+    mix(detail::status_line("Cpus_allowed_list:"));
+    mix(detail::read_small_file("/proc/self/cgroup"));
+    char hex[17];
+    std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(h));
+    return hex;
+}
+
+/// This machine, boot and process, as the disk cache records them.
 inline host_identity current_host_identity() {
     host_identity id;
     char name[256] = {};
     if (::gethostname(name, sizeof name - 1) == 0) id.hostname = name;
     id.boot_id = detail::read_small_file("/proc/sys/kernel/random/boot_id");
+    id.process = process_fingerprint();
     return id;
 }
 
@@ -25485,6 +25661,10 @@ enum class disk_cache_status : std::uint8_t {
     hit,         ///< a valid, fresh registry was read
     missing,     ///< no file yet
     expired,     ///< a valid file, too old (or dated in the future)
+    /// A valid file of this boot, written by a process that sees the machine otherwise
+    /// (host_identity::process differs: its visibility variables, tool path, CPUs or
+    /// control groups): detected again and replaced, without a warning.
+    other_process,
     invalid,     ///< corrupt, foreign, newer, too large, not a regular file
     unavailable, ///< no usable folder (unsafe, unset, unreadable)
 };
@@ -25494,6 +25674,7 @@ constexpr std::string_view to_string(disk_cache_status s) noexcept {
     case disk_cache_status::hit: return "hit";
     case disk_cache_status::missing: return "missing";
     case disk_cache_status::expired: return "expired";
+    case disk_cache_status::other_process: return "other_process";
     case disk_cache_status::invalid: return "invalid";
     case disk_cache_status::unavailable: return "unavailable";
     }
@@ -25562,7 +25743,7 @@ public:
         std::string temp;
         for (int attempt = 0; attempt < 16 && fd < 0; ++attempt) {
             const auto ticks = std::chrono::steady_clock::now().time_since_epoch().count();
-            temp = "." + options_.file_name + "." + std::to_string(::getpid()) + "." +
+            temp = temporary_prefix() + std::to_string(::getpid()) + "." +
                    std::to_string(counter.fetch_add(1, std::memory_order_relaxed)) + "." +
                    std::to_string(static_cast<std::uint64_t>(ticks) & 0xffffff) + ".tmp";
             fd = ::openat(dir.fd, temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY, 0600);
@@ -25785,7 +25966,7 @@ private:
             ::close(copy);
             return;
         }
-        const std::string prefix = "." + options_.file_name + ".";
+        const std::string prefix = temporary_prefix();
         const auto now = std::chrono::system_clock::now();
         std::vector<std::string> stale;
         while (const dirent* e = ::readdir(d)) {
@@ -25799,6 +25980,10 @@ private:
         ::closedir(d);
         for (const auto& n : stale) ::unlinkat(dir_fd, n.c_str(), 0);
     }
+
+    /// How this cache's temporary files start: "." and the file name, cut to 200 bytes so
+    /// that the pid, counter and ticks after it stay inside the 255-byte limit of a name.
+    std::string temporary_prefix() const { return "." + options_.file_name.substr(0, 200) + "."; }
 
     static std::string octal(unsigned long mode) {
         char buf[16];
@@ -25828,6 +26013,7 @@ private:
         j["backends"] = compiled_backend_mask;
         j["hostname"] = options_.identity->hostname;
         j["boot_id"] = options_.identity->boot_id;
+        j["process"] = options_.identity->process;
         j["written_at"] =
             std::chrono::duration_cast<std::chrono::seconds>(options_.now().time_since_epoch()).count();
         j["registry"] = reg;
@@ -25878,6 +26064,8 @@ private:
         if (*host != as_written(options_.identity->hostname))
             return invalid(out, "belongs to another machine (" + *host + ")");
         if (*boot != as_written(options_.identity->boot_id)) return invalid(out, "was written before the last reboot");
+        const auto process = str("process");
+        if (!process) return invalid(out, "is corrupt (no process)");
         const auto written = integer("written_at");
         if (!written) return invalid(out, "is corrupt (no written_at)");
         const auto it = j.find("registry");
@@ -25890,6 +26078,10 @@ private:
         // date): the file's age is unknown. Otherwise the difference cannot overflow.
         if (*written < 0 || *written > now || now - *written >= options_.max_age.count()) {
             out.status = disk_cache_status::expired;
+            return out;
+        }
+        if (*process != as_written(options_.identity->process)) {
+            out.status = disk_cache_status::other_process;
             return out;
         }
         out.status = disk_cache_status::hit;
@@ -26171,14 +26363,18 @@ public:
     /// Never null. Threads arriving while another detects wait for that detection.
     registry_ptr get() {
         std::unique_lock lock(mutex_);
+        // A detection that started before an invalidate() this call comes after saw the
+        // machine as it was: it is not handed to this call.
+        const std::uint64_t asked = invalidations_;
         for (;;) {
             if (value_ && !stale_ && now_() - taken_ < ttl_) return value_;
             if (!detecting_) break;
             const std::uint64_t seen = generation_;
             done_.wait(lock, [&] { return !detecting_ || generation_ != seen; });
-            // A detection that just finished is returned even if the TTL is zero: the
-            // waiters asked while it ran, so it is as fresh as anything they could get.
-            if (generation_ != seen && value_) return value_;
+            // A detection that just finished is returned even if the TTL is zero (the
+            // waiters asked while it ran, so it is as fresh as anything they could get),
+            // unless it started before an invalidate() that came before this call.
+            if (generation_ != seen && value_ && value_since_ >= asked) return value_;
         }
         detecting_ = true;
         const std::uint64_t invalidations = invalidations_;
@@ -26202,6 +26398,7 @@ public:
         const auto taken = now_();
         lock.lock();
         value_ = fresh;
+        value_since_ = invalidations;
         taken_ = taken;
         // An invalidate() while this ran says the machine changed meanwhile: the result is
         // kept for those waiting on it, but the next get() detects again.
@@ -26220,8 +26417,10 @@ public:
         return nullptr;
     }
 
-    /// Makes the next get() detect again. A detection already running still completes
-    /// and is handed to those waiting on it, but does not count as fresh.
+    /// Makes every get() that starts after it returns detect again, or wait for a
+    /// detection that starts after it. A detection already running still completes and is
+    /// handed to the get() calls that were waiting on it before, but does not count as
+    /// fresh.
     void invalidate() {
         std::lock_guard lock(mutex_);
         stale_ = true;
@@ -26257,6 +26456,7 @@ private:
     std::uint64_t generation_ = 0; ///< bumped by each completed detection
     std::uint64_t detections_ = 0;
     std::uint64_t invalidations_ = 0; ///< bumped by each invalidate()
+    std::uint64_t value_since_ = 0;   ///< invalidations_ when value_'s detection started
 };
 
 AI_HWACCEL_NAMESPACE_END

@@ -213,6 +213,70 @@ TEST_CASE("detection_handle: what the detection throws comes out of get(), not s
 #endif
 
 #if AI_HWACCEL_OS_LINUX
+namespace {
+// A machine tree that counts the walks of the PCI bus and the tools it is asked to run;
+// it shares scans and says it replays tools, as host_system does.
+struct counting_tree {
+    ah::host_system inner;
+    std::shared_ptr<std::atomic<int>> pci_walks = std::make_shared<std::atomic<int>>(0);
+    std::shared_ptr<std::mutex> m = std::make_shared<std::mutex>();
+    std::shared_ptr<std::vector<std::string>> tools = std::make_shared<std::vector<std::string>>();
+
+    ah::file_read read_file(std::string_view path, std::size_t cap = ah::default_read_cap) const {
+        return inner.read_file(path, cap);
+    }
+    std::optional<std::vector<std::string>> list_dir(std::string_view path) const {
+        if (path == "/sys/bus/pci/devices") ++*pci_walks;
+        return inner.list_dir(path);
+    }
+    std::optional<std::string> read_link(std::string_view path) const { return inner.read_link(path); }
+    bool exists(std::string_view path) const { return inner.exists(path); }
+    std::optional<std::string> env(std::string_view name) const { return inner.env(name); }
+    ah::tool_result run(const ah::tool_request& request) const {
+        {
+            std::lock_guard lock(*m);
+            tools->push_back(request.argv.empty() ? std::string() : std::string(request.argv.front()));
+        }
+        return inner.run(request);
+    }
+    bool replays_tools() const { return inner.replays_tools(); }
+    counting_tree sharing(ah::detail::shared_scans& s) const {
+        counting_tree c = *this;
+        c.inner = inner.sharing(s);
+        return c;
+    }
+    ah::detail::shared_scans* scans() const { return inner.scans(); }
+};
+} // namespace
+
+TEST_CASE("detect_async takes detect()'s paths") {
+    // The background view passes on what probes ask of a view beyond reading: whether it
+    // replays tools (before NVML is loaded, or another OS's tools are run) and the scans a
+    // detection shares. Without them a background detection walked the PCI bus once per
+    // probe, and ran Apple's sysctl on Linux (a warning on every detection) where detect()
+    // does not.
+    using view = ah::cancellable_system<counting_tree>;
+    static_assert(requires(const view& v, ah::detail::shared_scans& s) {
+        { v.replays_tools() } -> std::convertible_to<bool>;
+        { v.sharing(s) } -> std::same_as<view>;
+        { v.scans() } -> std::same_as<ah::detail::shared_scans*>;
+    });
+    const auto tree = std::string(AI_HWACCEL_MACHINES_DIR) + "/handmade-workstation-rtx4090";
+    const counting_tree sync{ah::host_system(tree)};
+    const auto expected = ah::detector::all().parallel(false).run(sync);
+    const int sync_walks = sync.pci_walks->load();
+    CHECK(sync_walks == 1);
+
+    const counting_tree background{ah::host_system(tree)};
+    auto h = ah::detect_async(background, ah::detector::all().parallel(false));
+    const auto& found = h.get();
+    REQUIRE(found.has_value());
+    CHECK(background.pci_walks->load() == sync_walks);
+    CHECK(*background.tools == *sync.tools);
+    CHECK(found->registry == expected);
+    CHECK(found->registry.warnings().size() == expected.warnings().size());
+}
+
 TEST_CASE("detect_async") {
     // An empty machine tree: the host probes find a CPU, every tool is "not found".
     auto h = ah::detect_async(ah::host_system("/nonexistent/ai-hwaccel-machine"));

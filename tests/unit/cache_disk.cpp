@@ -10,6 +10,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -17,6 +18,7 @@
 #include <thread>
 #include <vector>
 
+#include <sched.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -82,6 +84,85 @@ TEST_CASE("current_host_identity") {
     const auto id = ah::current_host_identity();
     CHECK_FALSE(id.hostname.empty());
     if (fs::exists("/proc/sys/kernel/random/boot_id")) CHECK(id.boot_id.size() == 36);
+}
+
+TEST_CASE("process_fingerprint") {
+    // What detection reads of the process: a visibility mask, set, empty or unset, and
+    // the CPUs it may run on, each change the digest; putting them back restores it.
+    const std::string before = ah::process_fingerprint();
+    CHECK(before.size() == 16);
+    CHECK(ah::current_host_identity().process == before);
+    const char* saved = std::getenv("CUDA_VISIBLE_DEVICES");
+    const std::string kept = saved ? saved : "";
+    REQUIRE(::setenv("CUDA_VISIBLE_DEVICES", "1", 1) == 0);
+    const std::string one = ah::process_fingerprint();
+    REQUIRE(::setenv("CUDA_VISIBLE_DEVICES", "", 1) == 0);
+    const std::string empty = ah::process_fingerprint();
+    REQUIRE(::unsetenv("CUDA_VISIBLE_DEVICES") == 0);
+    const std::string unset = ah::process_fingerprint();
+    if (saved) REQUIRE(::setenv("CUDA_VISIBLE_DEVICES", kept.c_str(), 1) == 0);
+    CHECK(one != empty);
+    CHECK(one != unset);
+    CHECK(empty != unset);
+    CHECK(ah::process_fingerprint() == before);
+#if defined(__linux__)
+    cpu_set_t all;
+    CPU_ZERO(&all);
+    REQUIRE(::sched_getaffinity(0, sizeof all, &all) == 0);
+    if (CPU_COUNT(&all) >= 2) {
+        cpu_set_t first;
+        CPU_ZERO(&first);
+        for (int c = 0; c < CPU_SETSIZE; ++c)
+            if (CPU_ISSET(c, &all)) {
+                CPU_SET(c, &first);
+                break;
+            }
+        // This thread's mask is what /proc/self/status shows for the main thread, which
+        // runs the tests.
+        REQUIRE(::sched_setaffinity(0, sizeof first, &first) == 0);
+        const std::string pinned = ah::process_fingerprint();
+        REQUIRE(::sched_setaffinity(0, sizeof all, &all) == 0);
+        CHECK(pinned != before);
+        CHECK(ah::process_fingerprint() == before);
+    }
+#endif
+}
+
+TEST_CASE("disk_cache: a file another process's view wrote is detected again, without a warning") {
+    // The ranks of a distributed job differ in CUDA_VISIBLE_DEVICES and CPUs: one rank's
+    // detection is not another's.
+    cache_fixture fx;
+    auto rank0 = fx.options();
+    rank0.identity = ah::host_identity{"node", "boot", "rank-0"};
+    auto rank1 = fx.options();
+    rank1.identity = ah::host_identity{"node", "boot", "rank-1"};
+    REQUIRE(ah::disk_cache(rank0).store(numbered(0)).empty());
+    const auto l = ah::disk_cache(rank1).load();
+    CHECK(l.status == ah::disk_cache_status::other_process);
+    CHECK_FALSE(l.registry.has_value());
+    CHECK(l.warnings.empty());
+    int runs = 0;
+    const auto got = ah::disk_cache(rank1).get_or_detect([&] {
+        ++runs;
+        return numbered(1);
+    });
+    CHECK(runs == 1);
+    CHECK(got == numbered(1)); // no cache warning added
+    CHECK(ah::disk_cache(rank1).load().status == ah::disk_cache_status::hit);
+    CHECK(ah::disk_cache(rank0).load().status == ah::disk_cache_status::other_process);
+    CHECK(ah::to_string(ah::disk_cache_status::other_process) == "other_process");
+}
+
+TEST_CASE("disk_cache with a long file name still writes") {
+    // The temporary file's name adds a pid, a counter and ticks to the cache file's: cut
+    // so that it stays within a file name's 255 bytes.
+    cache_fixture fx;
+    auto o = fx.options();
+    o.file_name = std::string(240, 'r');
+    const ah::disk_cache cache(o);
+    CHECK(cache.store(numbered(1)).empty());
+    CHECK(cache.load().status == ah::disk_cache_status::hit);
+    CHECK(fx.files_in_folder() == 1);
 }
 
 TEST_CASE("disk_cache::store") {
@@ -203,6 +284,12 @@ TEST_CASE("disk_cache with a foreign or newer file") {
     check_invalid("ai-hwaccel 0.0.1");
     rewrite("backends", 0x12345);
     check_invalid("other backends");
+    rewrite("process", nullptr);
+    check_invalid("no process");
+    rewrite("process", "0123456789abcdef");
+    const auto other = cache.load();
+    CHECK(other.status == ah::disk_cache_status::other_process);
+    CHECK(other.warnings.empty());
     auto k = j;
     k["registry"]["schema_version"] = ah::accelerator_registry::schema_version + 1;
     std::ofstream(fx.file(), std::ios::binary | std::ios::trunc) << k.dump();
@@ -211,7 +298,7 @@ TEST_CASE("disk_cache with a foreign or newer file") {
     // A cache object that believes it is on another machine refuses this machine's file.
     REQUIRE(cache.store(numbered(1)).empty());
     auto o = fx.options();
-    o.identity = ah::host_identity{"elsewhere", "x"};
+    o.identity = ah::host_identity{"elsewhere", "x", "y"};
     CHECK(ah::disk_cache(o).load().status == ah::disk_cache_status::invalid);
 }
 
@@ -219,7 +306,7 @@ TEST_CASE("disk_cache: a host name that is not UTF-8 still hits") {
     // The file holds the name with U+FFFD for the bad byte; the comparison must too.
     cache_fixture fx;
     auto o = fx.options();
-    o.identity = ah::host_identity{"caf\xe9-node", "boot-1"};
+    o.identity = ah::host_identity{"caf\xe9-node", "boot-1", "process-1"};
     const ah::disk_cache cache(o);
     REQUIRE(cache.store(numbered(1)).empty());
     const auto l = cache.load();

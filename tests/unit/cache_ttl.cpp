@@ -106,6 +106,45 @@ TEST_CASE("ttl_cache::invalidate while a detection runs") {
     CHECK(cache.peek() != nullptr);
 }
 
+TEST_CASE("ttl_cache::get after an invalidate() waits for a detection that starts after it") {
+    // A hot-plug handler's invalidate(); get(); must not be handed the detection that was
+    // already running when the machine changed. Detection #1 runs while the machine has one
+    // GPU; the handler invalidates and asks while it still runs: it gets #2. (Whether its
+    // get() arrives while #1 runs or after, the answer is #2; the pause makes the first
+    // case the likely one, the case a cache that handed #1 to it failed on.)
+    std::mutex m;
+    std::condition_variable cv;
+    bool started = false, go = false;
+    std::atomic<int> runs{0};
+    ah::ttl_cache cache(1h, [&] {
+        const int n = ++runs;
+        if (n == 1) {
+            std::unique_lock lock(m);
+            started = true;
+            cv.notify_all();
+            cv.wait(lock, [&] { return go; });
+        }
+        return numbered(n);
+    });
+    std::thread before([&] { CHECK(cache.get()->warnings()[0].code == 1); });
+    {
+        std::unique_lock lock(m);
+        cv.wait(lock, [&] { return started; });
+    }
+    cache.invalidate();
+    std::thread after([&] { CHECK(cache.get()->warnings()[0].code == 2); });
+    std::this_thread::sleep_for(50ms);
+    {
+        std::lock_guard lock(m);
+        go = true;
+        cv.notify_all();
+    }
+    before.join();
+    after.join();
+    CHECK(cache.detections() == 2);
+    CHECK(cache.get()->warnings()[0].code == 2);
+}
+
 TEST_CASE("ttl_cache with a zero TTL detects on every get") {
     std::atomic<int> runs{0};
     ah::ttl_cache cache(0s, [&] { return numbered(++runs); });

@@ -273,6 +273,18 @@ TEST_CASE("parse_sysfs_transcript") {
         CHECK(r.files[3].path == "/sys/class/drm/card0/device/max_link_width");
         CHECK(r.files[3].value == "16");
     }
+    SUBCASE("a prompt with nothing typed after it ends the file before it") {
+        for (const char* prompt : {"[root@gaming:~]# ", "$ ", "[user@host ~]$"}) {
+            CAPTURE(prompt);
+            const auto r = ah::parse_sysfs_transcript(std::string("[root@gaming:~]# cat /sys/class/drm/card0/device/"
+                                                                  "mem_info_vram_total\n8573157376\n") +
+                                                      prompt + "\n");
+            INFO(problems_of(r.problems));
+            CHECK(r.problems.empty());
+            REQUIRE(r.files.size() == 1);
+            CHECK(r.files[0].value == "8573157376");
+        }
+    }
     SUBCASE("hostile input") {
         CHECK(ah::parse_sysfs_transcript("").files.empty());
         auto r = ah::parse_sysfs_transcript("orphan output\n$ cat /sys/a\n$ cat /sys/b /sys/c\nx\n");

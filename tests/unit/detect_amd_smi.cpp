@@ -237,6 +237,53 @@ TEST_CASE("parse_rocm_smi: other forms (hand-made, shaped as rocm_smi.py prints 
         CHECK(r.problems.empty());
         CHECK(r.driver_version == "6.7.0");
     }
+    SUBCASE("'[Model : Revision]' concise layouts as published: the cell is the subsystem") {
+        // rocm-smi 6.0-6.2's concise table puts the board's subsystem id in "[Model :
+        // Revision]" (an MI210's 0x0c34, an MI250X's 0x0b0c, the CSV's "Card model"), not
+        // its device id (0x740f, 0x7408); the name line under it may be a name cut to 20
+        // characters, a device id where the tool has no name, and a name in the cell may
+        // be cut before its "]". Rows as AMD's and LUMI's pages and GitHub issues show them.
+        const std::string head = "==== ROCm System Management Interface ====\n"
+                                 "Device  [Model : Revision]    Temp    Power  Partitions      SCLK    MCLK     Fan  "
+                                 "Perf  PwrCap  VRAM%  GPU%  \n"
+                                 "        Name (20 chars)       (Edge)  (Avg)  (Mem, Compute)\n=====\n";
+        auto r = ah::parse_rocm_smi(head +
+                                    "0       [0x0c34 : 0x02]       34.0\xC2\xB0" "C  43.0W  N/A, N/A        800Mhz  1600Mhz  "
+                                    "0%   auto  300.0W    0%   0%    \n        Instinct MI210\n=====\n");
+        INFO(problems_of(r.problems));
+        CHECK(r.problems.empty());
+        REQUIRE(r.devices.size() == 1);
+        CHECK(r.devices[0].pci_device_id != 0x0c34);
+        CHECK(r.devices[0].name.view() == "Instinct MI210");
+        REQUIRE(r.devices[0].spec != nullptr); // by its name
+        CHECK(r.devices[0].spec->name == "AMD Instinct MI210");
+        CHECK(*r.devices[0].power_draw_watts == 43.0);
+
+        // No name: the line holds a device id, which is no name.
+        r = ah::parse_rocm_smi(head + "0       [0x5200 : 0xc8]       30.0\xC2\xB0" "C  10.0W  N/A, N/A        0Mhz    96Mhz    "
+                                      "0%   auto  327.0W    0%   0%\n        0x744c\n=====\n");
+        INFO(problems_of(r.problems));
+        CHECK(r.problems.empty());
+        REQUIRE(r.devices.size() == 1);
+        CHECK(r.devices[0].pci_device_id != 0x5200);
+        CHECK(r.devices[0].name.empty());
+        CHECK(*r.devices[0].power_limit_watts == 327.0);
+
+        // A name cut inside the bracket: the row's cells are where the header's columns are.
+        r = ah::parse_rocm_smi(
+            "==== ROCm System Management Interface ====\n"
+            "Device  [Model : Revision]    Temp    Power     Partitions      SCLK    MCLK     Fan     Perf  PwrCap  VRAM%  GPU%  \n"
+            "        Name (20 chars)       (Edge)  (Socket)  (Mem, Compute)\n=====\n"
+            "0       [Radeon Pro Duo : 0x  30.0\xC2\xB0" "C  11.08W    N/A, N/A        567Mhz  300Mhz   19.22%  auto  98.0W     0%   0%    \n"
+            "        Ellesmere [Radeon Pr\n=====\n");
+        INFO(problems_of(r.problems));
+        CHECK(r.problems.empty());
+        REQUIRE(r.devices.size() == 1);
+        CHECK(*r.devices[0].temperature_c == 30.0);
+        CHECK(*r.devices[0].power_draw_watts == doctest::Approx(11.08));
+        CHECK(*r.devices[0].power_limit_watts == 98.0);
+        CHECK(r.devices[0].name.view() == "Ellesmere [Radeon Pr");
+    }
     SUBCASE("'[Model : Revision]' concise layout, name on the next line") {
         const auto r = ah::parse_rocm_smi(
             "==== ROCm System Management Interface ====\n"
@@ -250,7 +297,8 @@ TEST_CASE("parse_rocm_smi: other forms (hand-made, shaped as rocm_smi.py prints 
         CHECK(r.problems.empty());
         REQUIRE(r.devices.size() == 1);
         CHECK(r.devices[0].name.view() == "AMD Instinct MI300X");
-        CHECK(r.devices[0].pci_device_id == 0x74a1);
+        // 0x74a1 in the cell is the MI300X's subsystem id, which equals its device id:
+        // the cell is not read as the device.
         CHECK(*r.devices[0].power_draw_watts == 133.0);
         REQUIRE(r.devices[0].spec != nullptr);
         CHECK(r.devices[0].spec->name == "AMD Instinct MI300X");
@@ -422,8 +470,33 @@ TEST_CASE("parse_amd_smi_static: real captures") {
             CHECK(d.power_limit_watts.from == ah::origin::tool);
             REQUIRE(d.spec != nullptr);
             CHECK(d.spec->name == "AMD Instinct MI300A");
-            CHECK(d.unified_memory == (d.spec->memory == ah::memory_type::unified));
+            // An APU: its CPU cores and GPU share the 128 GB of HBM3 (amd.com's MI300A
+            // page), so its memory is not added to the host's.
+            CHECK(d.spec->shared_with_host);
+            CHECK(d.unified_memory);
         }
+    }
+    SUBCASE("hand-made from AMD's documentation of amd-smi 23.x: sections flush left") {
+        const auto r = ah::parse_amd_smi_static(
+            "GPU: 0\nASIC:\n    MARKET_NAME: MI300A\n    VENDOR_ID: 0x1002\n    DEVICE_ID: 0x74a0\nBUS:\n"
+            "    BDF: 0000:01:00.0\n    MAX_PCIE_SPEED: 32 GT/s\n    MAX_PCIE_LANES: 16\nLIMIT:\n    MAX_POWER: 550 W\n"
+            "DRIVER:\n    DRIVER_NAME: amdgpu\n    DRIVER_VERSION: 6.5.2\nVRAM:\n    VRAM_TYPE: HBM\n"
+            "    VRAM_SIZE_MB: 96432 MB\nNUMA:\n    NODE: 0\n\nGPU: 1\nASIC:\n    MARKET_NAME: MI300A\n");
+        INFO(problems_of(r.problems));
+        CHECK(r.problems.empty());
+        REQUIRE(r.devices.size() == 2);
+        const auto& d = r.devices[0];
+        CHECK(d.name.view() == "MI300A");
+        CHECK(d.pci_device_id == 0x74a0);
+        REQUIRE(d.pci.has_value());
+        CHECK(*d.pci == ah::pci_address{0, 1, 0, 0});
+        CHECK(*d.pcie_max == ah::pcie_link{5, 16});
+        CHECK(*d.power_limit_watts == 550.0);
+        CHECK(d.driver_version.view() == "6.5.2");
+        CHECK(*d.memory_bytes == 96432ull << 20);
+        CHECK(*d.numa_node == 0);
+        CHECK(r.devices[1].name.view() == "MI300A");
+        CHECK_FALSE(r.devices[1].pci.has_value()); // GPU 0's values stay GPU 0's
     }
     SUBCASE("hand-made: newer ASIC and LIMIT/PPT0 fields") {
         const auto r = ah::parse_amd_smi_static("GPU: 0\n    ASIC:\n        MARKET_NAME: AMD Radeon RX 9070 XT\n"

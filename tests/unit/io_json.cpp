@@ -974,6 +974,28 @@ TEST_CASE("to_json_string writes what its reader refuses as unknown, so the docu
     CHECK(back.registry->all()[0].peak.bf16 == 100);
     REQUIRE(back.registry->system().pci_devices.size() == 1);
     CHECK(back.registry->system().pci_devices[0].class_code == 0);
+
+    // PCI addresses no bus can have: device 32 was written as "…:20.0", which the reader
+    // refuses (the whole document with it), and function 9 was masked to 1, a different
+    // address. The profile's is written as unknown; a PCI device, known by its address,
+    // is left out, and the others stay.
+    for (const auto bad : {ah::pci_address{0, 1, 32, 0}, ah::pci_address{0, 1, 2, 9}}) {
+        CAPTURE(static_cast<int>(bad.device));
+        ah::accelerator_registry q;
+        ah::accelerator_profile a;
+        a.pci = bad;
+        q.add(a);
+        ah::pci_device good;
+        good.address = ah::pci_address{0, 2, 0, 0};
+        ah::pci_device impossible;
+        impossible.address = bad;
+        q.system().pci_devices = {good, impossible};
+        const auto read = ah::registry_from_json(ah::to_json_string(q));
+        REQUIRE_MESSAGE(read.ok(), read.error);
+        CHECK_FALSE(read.registry->all()[0].pci.has_value());
+        REQUIRE(read.registry->system().pci_devices.size() == 1);
+        CHECK(read.registry->system().pci_devices[0].address == good.address);
+    }
 }
 
 #else

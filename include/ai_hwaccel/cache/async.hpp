@@ -73,10 +73,42 @@ public:
         return r;
     }
 
+    /// As the inner view says, where it says: probes ask before loading a library or
+    /// running another operating system's tools, so that a detection in the background
+    /// takes the paths detect() takes.
+    bool replays_tools() const
+        requires requires(const S& s) {
+            { s.replays_tools() } -> std::convertible_to<bool>;
+        }
+    {
+        return inner_->replays_tools();
+    }
+    /// The same view over the inner view's sharing `s` (host_system::sharing), so that the
+    /// probes of a background detection walk the PCI bus once, as detect()'s do.
+    cancellable_system sharing(detail::shared_scans& s) const
+        requires requires(const S& v) {
+            { v.sharing(s) } -> std::same_as<S>;
+        }
+    {
+        cancellable_system copy = *this;
+        copy.shared_ = std::make_shared<const S>(inner_->sharing(s));
+        copy.inner_ = copy.shared_.get();
+        return copy;
+    }
+    /// The scans the inner view shares, or nullptr.
+    detail::shared_scans* scans() const
+        requires requires(const S& v) {
+            { v.scans() } -> std::same_as<detail::shared_scans*>;
+        }
+    {
+        return inner_->scans();
+    }
+
     std::stop_token stop_token() const { return token_; }
 
 private:
     const S* inner_;
+    std::shared_ptr<const S> shared_; ///< the sharing copy inner_ points to, if any
     std::stop_token token_;
     std::atomic<std::size_t>* refused_;
 };

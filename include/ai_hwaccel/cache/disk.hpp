@@ -6,10 +6,10 @@
 //
 // The file is the registry's JSON (io/json.hpp) inside a small envelope:
 //
-//     {"format": "ai-hwaccel-registry-cache", "format_version": 1,
+//     {"format": "ai-hwaccel-registry-cache", "format_version": 2,
 //      "library_version": "1.0.0", "backends": <compiled_backend_mask>,
-//      "hostname": "...", "boot_id": "...", "written_at": <Unix seconds>,
-//      "registry": {...}}
+//      "hostname": "...", "boot_id": "...", "process": "<16 hex digits>",
+//      "written_at": <Unix seconds>, "registry": {...}}
 //
 // A file written by another machine or a previous boot (hostname, boot id), by another
 // release or build of the library (library_version, backends), by a newer format, or that
@@ -17,6 +17,10 @@
 // replaces the file, and adds a `cache_invalid` warning to the registry it returns. A file
 // older than `max_age` (or dated in the future) is simply *expired*: it is re-detected and
 // replaced without a warning, since expiry is the cache's ordinary life, not a fault.
+// So is a file written by another process of this boot that sees the machine otherwise
+// (`process`: its device visibility variables, tool search path, CPUs or control groups
+// differ, as between the ranks of a distributed job): *other_process*, detected again
+// and replaced without a warning.
 //
 // Safety. The folder is `$XDG_CACHE_HOME/ai-hwaccel` when that variable holds an absolute
 // path, else `$HOME/.cache/ai-hwaccel`; never /tmp or any other shared folder (with
@@ -74,16 +78,31 @@
 
 AI_HWACCEL_NAMESPACE_BEGIN
 
-/// The envelope's own version; bumped when its shape changes incompatibly.
-inline constexpr int disk_cache_format_version = 1;
+/// The envelope's own version; bumped when its shape changes incompatibly (2: the
+/// `process` key).
+inline constexpr int disk_cache_format_version = 2;
 inline constexpr std::string_view disk_cache_format_name = "ai-hwaccel-registry-cache";
 
-/// What makes a cache file this machine's, this boot's.
+/// What makes a cache file this machine's, this boot's, and this kind of process's.
 struct host_identity {
     std::string hostname;
     std::string boot_id; ///< /proc/sys/kernel/random/boot_id; empty where the OS has none
+    /// A digest of what detection reads of the calling process rather than of the machine
+    /// (process_fingerprint): two processes of one boot may see different devices.
+    std::string process;
 
     friend bool operator==(const host_identity&, const host_identity&) = default;
+};
+
+/// The environment variables detection reads: the device visibility masks
+/// (visibility_rules, for every backend), and the others the probes consult: the
+/// tool search path and NVML's library path, the device order and hierarchy settings of
+/// CUDA, Level Zero and Neuron, and the container markers.
+inline constexpr std::string_view detection_environment[] = {
+    "CUDA_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES",    "HIP_VISIBLE_DEVICES",       "HABANA_VISIBLE_DEVICES",
+    "NEURON_RT_VISIBLE_CORES", "TPU_VISIBLE_CHIPS",    "ZE_AFFINITY_MASK",          "CUDA_DEVICE_ORDER",
+    "ZE_FLAT_DEVICE_HIERARCHY", "NEURON_LOGICAL_NC_CONFIG", "PATH",                 "LD_LIBRARY_PATH",
+    "container",            "KUBERNETES_SERVICE_HOST",
 };
 
 namespace detail {
@@ -105,12 +124,69 @@ inline std::string read_small_file(const char* path) {
 }
 } // namespace detail
 
-/// This machine and boot, as the disk cache records them.
+namespace detail {
+/// The line of /proc/self/status that starts with `key` (its value), or "".
+inline std::string status_line(std::string_view key) {
+    std::string s;
+    const int fd = ::open("/proc/self/status", O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY);
+    if (fd < 0) return s;
+    char buf[4096];
+    for (;;) {
+        const ::ssize_t n = ::read(fd, buf, sizeof buf);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) break;
+        s.append(buf, static_cast<std::size_t>(n));
+        if (s.size() > (64u << 10)) break;
+    }
+    ::close(fd);
+    for (std::size_t at = 0; at < s.size();) {
+        std::size_t end = s.find('\n', at);
+        if (end == std::string::npos) end = s.size();
+        const std::string_view line(s.data() + at, end - at);
+        if (line.starts_with(key)) return std::string(line.substr(key.size()));
+        at = end + 1;
+    }
+    return {};
+}
+} // namespace detail
+
+/// A digest (64-bit FNV-1a, in hex) of what detection reads of the calling process: the
+/// detection_environment variables, set or not; the CPUs it may run on
+/// (Cpus_allowed_list, which gives the usable threads); and its control groups
+/// (/proc/self/cgroup, which give the memory limit). Processes of one boot that differ in
+/// any of these (the ranks of a distributed job, each with its own CUDA_VISIBLE_DEVICES and
+/// CPUs) do not share a cached detection.
+inline std::string process_fingerprint() {
+    std::uint64_t h = 0xcbf29ce484222325ull;
+    const auto mix = [&h](std::string_view text) {
+        for (const char c : text) {
+            h ^= static_cast<unsigned char>(c);
+            h *= 0x100000001b3ull;
+        }
+        h ^= 0xff; // a separator no text holds, so ("ab","c") and ("a","bc") differ
+        h *= 0x100000001b3ull;
+    };
+    for (const std::string_view name : detection_environment) {
+        mix(name);
+        // getenv is read-only here, as in default_disk_cache_folder.
+        const char* v = std::getenv(std::string(name).c_str());
+        mix(v ? std::string_view("=") : std::string_view("unset"));
+        mix(v ? std::string_view(v) : std::string_view());
+    }
+    mix(detail::status_line("Cpus_allowed_list:"));
+    mix(detail::read_small_file("/proc/self/cgroup"));
+    char hex[17];
+    std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(h));
+    return hex;
+}
+
+/// This machine, boot and process, as the disk cache records them.
 inline host_identity current_host_identity() {
     host_identity id;
     char name[256] = {};
     if (::gethostname(name, sizeof name - 1) == 0) id.hostname = name;
     id.boot_id = detail::read_small_file("/proc/sys/kernel/random/boot_id");
+    id.process = process_fingerprint();
     return id;
 }
 
@@ -149,6 +225,10 @@ enum class disk_cache_status : std::uint8_t {
     hit,         ///< a valid, fresh registry was read
     missing,     ///< no file yet
     expired,     ///< a valid file, too old (or dated in the future)
+    /// A valid file of this boot, written by a process that sees the machine otherwise
+    /// (host_identity::process differs: its visibility variables, tool path, CPUs or
+    /// control groups): detected again and replaced, without a warning.
+    other_process,
     invalid,     ///< corrupt, foreign, newer, too large, not a regular file
     unavailable, ///< no usable folder (unsafe, unset, unreadable)
 };
@@ -158,6 +238,7 @@ constexpr std::string_view to_string(disk_cache_status s) noexcept {
     case disk_cache_status::hit: return "hit";
     case disk_cache_status::missing: return "missing";
     case disk_cache_status::expired: return "expired";
+    case disk_cache_status::other_process: return "other_process";
     case disk_cache_status::invalid: return "invalid";
     case disk_cache_status::unavailable: return "unavailable";
     }
@@ -226,7 +307,7 @@ public:
         std::string temp;
         for (int attempt = 0; attempt < 16 && fd < 0; ++attempt) {
             const auto ticks = std::chrono::steady_clock::now().time_since_epoch().count();
-            temp = "." + options_.file_name + "." + std::to_string(::getpid()) + "." +
+            temp = temporary_prefix() + std::to_string(::getpid()) + "." +
                    std::to_string(counter.fetch_add(1, std::memory_order_relaxed)) + "." +
                    std::to_string(static_cast<std::uint64_t>(ticks) & 0xffffff) + ".tmp";
             fd = ::openat(dir.fd, temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY, 0600);
@@ -449,7 +530,7 @@ private:
             ::close(copy);
             return;
         }
-        const std::string prefix = "." + options_.file_name + ".";
+        const std::string prefix = temporary_prefix();
         const auto now = std::chrono::system_clock::now();
         std::vector<std::string> stale;
         while (const dirent* e = ::readdir(d)) {
@@ -463,6 +544,10 @@ private:
         ::closedir(d);
         for (const auto& n : stale) ::unlinkat(dir_fd, n.c_str(), 0);
     }
+
+    /// How this cache's temporary files start: "." and the file name, cut to 200 bytes so
+    /// that the pid, counter and ticks after it stay inside the 255-byte limit of a name.
+    std::string temporary_prefix() const { return "." + options_.file_name.substr(0, 200) + "."; }
 
     static std::string octal(unsigned long mode) {
         char buf[16];
@@ -492,6 +577,7 @@ private:
         j["backends"] = compiled_backend_mask;
         j["hostname"] = options_.identity->hostname;
         j["boot_id"] = options_.identity->boot_id;
+        j["process"] = options_.identity->process;
         j["written_at"] =
             std::chrono::duration_cast<std::chrono::seconds>(options_.now().time_since_epoch()).count();
         j["registry"] = reg;
@@ -542,6 +628,8 @@ private:
         if (*host != as_written(options_.identity->hostname))
             return invalid(out, "belongs to another machine (" + *host + ")");
         if (*boot != as_written(options_.identity->boot_id)) return invalid(out, "was written before the last reboot");
+        const auto process = str("process");
+        if (!process) return invalid(out, "is corrupt (no process)");
         const auto written = integer("written_at");
         if (!written) return invalid(out, "is corrupt (no written_at)");
         const auto it = j.find("registry");
@@ -554,6 +642,10 @@ private:
         // date): the file's age is unknown. Otherwise the difference cannot overflow.
         if (*written < 0 || *written > now || now - *written >= options_.max_age.count()) {
             out.status = disk_cache_status::expired;
+            return out;
+        }
+        if (*process != as_written(options_.identity->process)) {
+            out.status = disk_cache_status::other_process;
             return out;
         }
         out.status = disk_cache_status::hit;

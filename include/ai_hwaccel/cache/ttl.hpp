@@ -59,14 +59,18 @@ public:
     /// Never null. Threads arriving while another detects wait for that detection.
     registry_ptr get() {
         std::unique_lock lock(mutex_);
+        // A detection that started before an invalidate() this call comes after saw the
+        // machine as it was: it is not handed to this call.
+        const std::uint64_t asked = invalidations_;
         for (;;) {
             if (value_ && !stale_ && now_() - taken_ < ttl_) return value_;
             if (!detecting_) break;
             const std::uint64_t seen = generation_;
             done_.wait(lock, [&] { return !detecting_ || generation_ != seen; });
-            // A detection that just finished is returned even if the TTL is zero: the
-            // waiters asked while it ran, so it is as fresh as anything they could get.
-            if (generation_ != seen && value_) return value_;
+            // A detection that just finished is returned even if the TTL is zero (the
+            // waiters asked while it ran, so it is as fresh as anything they could get),
+            // unless it started before an invalidate() that came before this call.
+            if (generation_ != seen && value_ && value_since_ >= asked) return value_;
         }
         detecting_ = true;
         const std::uint64_t invalidations = invalidations_;
@@ -90,6 +94,7 @@ public:
         const auto taken = now_();
         lock.lock();
         value_ = fresh;
+        value_since_ = invalidations;
         taken_ = taken;
         // An invalidate() while this ran says the machine changed meanwhile: the result is
         // kept for those waiting on it, but the next get() detects again.
@@ -108,8 +113,10 @@ public:
         return nullptr;
     }
 
-    /// Makes the next get() detect again. A detection already running still completes
-    /// and is handed to those waiting on it, but does not count as fresh.
+    /// Makes every get() that starts after it returns detect again, or wait for a
+    /// detection that starts after it. A detection already running still completes and is
+    /// handed to the get() calls that were waiting on it before, but does not count as
+    /// fresh.
     void invalidate() {
         std::lock_guard lock(mutex_);
         stale_ = true;
@@ -145,6 +152,7 @@ private:
     std::uint64_t generation_ = 0; ///< bumped by each completed detection
     std::uint64_t detections_ = 0;
     std::uint64_t invalidations_ = 0; ///< bumped by each invalidate()
+    std::uint64_t value_since_ = 0;   ///< invalidations_ when value_'s detection started
 };
 
 AI_HWACCEL_NAMESPACE_END

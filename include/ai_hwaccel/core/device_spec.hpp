@@ -54,6 +54,7 @@ struct peak_throughput {
     constexpr peak_throughput scaled(double f) const noexcept {
         return {fp64 * f, fp32 * f, tf32 * f, bf16 * f, fp16 * f, fp8 * f, int8 * f, fp6 * f, fp4 * f, int4 * f};
     }
+    friend constexpr bool operator==(const peak_throughput&, const peak_throughput&) noexcept = default;
     /// True when at least one figure is known (a row may publish none).
     constexpr bool any() const noexcept {
         return fp64 > 0 || fp32 > 0 || tf32 > 0 || bf16 > 0 || fp16 > 0 || fp8 > 0 || int8 > 0 || fp6 > 0 ||
@@ -79,6 +80,10 @@ struct device_spec {
     /// data-centre GDDR boards: the driver then reports 15/16 of memory_bytes (a T4's 16 GiB
     /// shows as 15 360 MiB). See reported_memory_bytes.
     bool inline_ecc = false;
+    /// The memory is the host's as well: an APU whose CPU cores and GPU share one pool of
+    /// memory of a type other than `unified` (MI300A's HBM3). Profiles of such a device are
+    /// unified_memory, as those of a `memory_type::unified` row are.
+    bool shared_with_host = false;
     /// Peak memory bandwidth in decimal GB/s.
     double memory_bandwidth_gbps = 0;
     peak_throughput peak{};

@@ -25,6 +25,10 @@ struct pci_address {
     friend constexpr bool operator==(const pci_address&, const pci_address&) noexcept = default;
     friend constexpr auto operator<=>(const pci_address&, const pci_address&) noexcept = default;
 
+    /// The device and function fit their 5 and 3 bits: an address a bus can have, which
+    /// text() spells and parse_pci_address reads back.
+    constexpr bool valid() const noexcept { return device <= 31 && function <= 7; }
+
     /// Canonical sysfs spelling, "dddd:bb:dd.f": the domain in at least four digits, more
     /// only where it needs them ("10000:e1:00.0" behind Intel VMD).
     constexpr std::array<char, 17> text() const noexcept {
@@ -122,5 +126,6 @@ static_assert(!parse_pci_address("0000:65:0.0"));
 static_assert(!parse_pci_address("zz:00.0"));
 static_assert(!parse_pci_address(""));
 static_assert(pci_address{0, 0x65, 0, 0}.text()[0] == '0' && pci_address{0, 0x65, 0, 0}.text()[5] == '6');
+static_assert(pci_address{0, 0, 31, 7}.valid() && !pci_address{0, 0, 32, 0}.valid() && !pci_address{0, 0, 0, 8}.valid());
 
 AI_HWACCEL_NAMESPACE_END

@@ -155,7 +155,7 @@ struct accelerator_profile {
         if (s.compute_units != 0 && !compute_units) compute_units = {s.compute_units, origin::catalogue};
         if (arch.empty()) arch = s.arch;
         if (s.power_watts > 0 && !power_limit_watts) power_limit_watts = {s.power_watts, origin::catalogue};
-        if (s.memory == memory_type::unified) unified_memory = true;
+        if (s.memory == memory_type::unified || s.shared_with_host) unified_memory = true;
     }
 };
 

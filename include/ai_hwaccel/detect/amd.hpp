@@ -362,6 +362,10 @@ namespace detail::amd {
 constexpr std::optional<std::string_view> prompt_command(std::string_view line) noexcept {
     line = trim(line);
     if (line.starts_with("cat ")) return line;
+    // A prompt with nothing typed after it (trimmed of its space): an empty command.
+    if (line == "$" || line == "#" || line == ">" ||
+        (line.starts_with('[') && (line.ends_with("]#") || line.ends_with("]$"))))
+        return std::string_view{};
     for (std::string_view mark : {"]# ", "]$ ", "$ ", "# ", "> "}) {
         const auto at = line.find(mark);
         if (at == std::string_view::npos) continue;
@@ -867,7 +871,7 @@ std::optional<amdgpu_card> read_amdgpu_card(const S& sys, std::string_view card_
     bool apu = !board_info && ((vram && *vram == 0) || combined_node || sys.exists(dev + "/uma/carveout"));
     // Catalogue after the kernel's facts; a name the kernel did not give comes from the row.
     match_catalogue(p);
-    if (p.spec && p.spec->memory == memory_type::unified && !board_info) apu = true;
+    if (p.spec && (p.spec->memory == memory_type::unified || p.spec->shared_with_host) && !board_info) apu = true;
     if (apu) {
         p.unified_memory = true;
         if (c.gtt_total_bytes != 0 || (vram && vram.from == origin::sysfs)) {

@@ -461,6 +461,38 @@ inline std::vector<std::string_view> concise_header(std::string_view line) {
     return out;
 }
 
+// Where each header cell starts, in code points from the line's start: rocm-smi pads the
+// table by characters, and a "°C" holds a two-byte one.
+inline std::vector<std::size_t> concise_starts(std::string_view raw) {
+    std::vector<std::size_t> out;
+    for (const auto c : concise_header(raw)) {
+        std::size_t points = 0;
+        for (const char* b = raw.data(); b < c.data(); ++b)
+            if ((static_cast<unsigned char>(*b) & 0xC0) != 0x80) ++points;
+        out.push_back(points);
+    }
+    return out;
+}
+
+// A row's cells cut where the header's columns start (concise_starts): for a row whose
+// tokens do not group into cells, as when the "[Model : Revision]" cell holds a name cut
+// to its width ("[Radeon Pro Duo : 0x"), never closing its bracket.
+inline std::vector<std::string_view> concise_cells_at(std::string_view raw, const std::vector<std::size_t>& starts) {
+    std::vector<std::size_t> at; // byte offsets of the starts
+    std::size_t points = 0;
+    for (std::size_t b = 0; b <= raw.size() && at.size() < starts.size(); ++b) {
+        if (b < raw.size() && (static_cast<unsigned char>(raw[b]) & 0xC0) == 0x80) continue;
+        while (at.size() < starts.size() && starts[at.size()] <= points) at.push_back(b);
+        ++points;
+    }
+    std::vector<std::string_view> out;
+    for (std::size_t k = 0; k < at.size(); ++k) {
+        const std::size_t end = k + 1 < at.size() ? at[k + 1] : raw.size();
+        out.push_back(trim(raw.substr(at[k], end - at[k])));
+    }
+    return out;
+}
+
 constexpr bool is_concise_header(std::string_view line) noexcept {
     line = trim(line);
     return (line.starts_with("Device ") || line.starts_with("GPU ")) && line.find("VRAM%") != std::string_view::npos;
@@ -486,11 +518,10 @@ inline void apply_concise_row(const std::vector<std::string_view>& header, const
             const auto id = parse_hex16(v.substr(0, v.find(',')));
             if (id) p->pci_device_id = *id;
             else if (!is_unavailable(trim(v.substr(0, v.find(','))))) report("IDs: cannot read " + quote_value(v));
-        } else if (h.starts_with("[Model")) { // "[0x74a1 : 0x00]": device id, revision
-            const auto inner = trim(v.substr(1, v.size() >= 2 ? v.size() - 2 : 0));
-            const auto id = parse_hex16(trim(inner.substr(0, inner.find(':'))));
-            if (id) p->pci_device_id = *id;
-            else report("Model: cannot read " + quote_value(v));
+        } else if (h.starts_with("[Model")) {
+            // "[0x0c34 : 0x02]": the board's subsystem id and revision, as the CSV's "Card
+            // model" (an MI210's device is 0x740f), or a name cut to the cell: no device id.
+            continue;
         } else if (h == "Temp"sv) {
             auto [n, unit] = split_unit(v);
             if (unit == "\xC2\xB0" "C" || unit == "c"sv || unit == "C"sv) report(read_real(n, 500, p->temperature_c, "Temp"));
@@ -517,6 +548,7 @@ inline bool read_rocm_text(std::string_view text, rocm_fields& fs, amd_tool_resu
     std::size_t number = 0;
     bool recognized = false;
     std::vector<std::string_view> header;
+    std::vector<std::size_t> header_starts;
     accelerator_profile* last_row = nullptr;
     detail::formats::each_line(text, [&](std::string_view raw) {
         ++number;
@@ -531,14 +563,30 @@ inline bool read_rocm_text(std::string_view text, rocm_fields& fs, amd_tool_resu
         }
         if (is_concise_header(line)) {
             header = concise_header(line);
+            header_starts = concise_starts(raw);
             recognized = true;
             last_row = nullptr;
             return true;
         }
         if (!header.empty()) {
             if (line.starts_with('(')) return true; // the header's second line
+            if (last_row && (raw.starts_with(' ') || raw.starts_with('\t'))) {
+                // The name line under a "[Model : Revision]" row, indented (it may start
+                // with a digit: "0x744c" where the tool has no name, which is none).
+                const bool bare_id = line.starts_with("0x") && parse_hex16(line).has_value();
+                if (last_row->name.empty() && !bare_id) {
+                    auto msg = assign_text(last_row->name, line, "Name");
+                    if (!msg.empty()) problems.add(number, std::move(msg));
+                }
+                last_row = nullptr;
+                return true;
+            }
             if (starts_with_digit(line)) {
-                const auto cells = concise_cells(line);
+                auto cells = concise_cells(line);
+                if (cells.size() != header.size() && header_starts.size() == header.size()) {
+                    auto at = concise_cells_at(raw, header_starts);
+                    if (at.size() == header.size() && parse_uint(at[0])) cells = std::move(at);
+                }
                 if (cells.size() != header.size()) {
                     problems.add(number, std::to_string(cells.size()) + " cells for " + std::to_string(header.size()) +
                                              " columns; row skipped");
@@ -550,15 +598,6 @@ inline bool read_rocm_text(std::string_view text, rocm_fields& fs, amd_tool_resu
                 if (const auto idx = parse_uint(cells[0]))
                     for (auto& d : r.devices)
                         if (d.index == *idx) last_row = &d;
-                return true;
-            }
-            if (last_row && (raw.starts_with(' ') || raw.starts_with('\t'))) {
-                // the name line under a "[Model : Revision]" row
-                if (last_row->name.empty()) {
-                    auto msg = assign_text(last_row->name, line, "Name");
-                    if (!msg.empty()) problems.add(number, std::move(msg));
-                }
-                last_row = nullptr;
                 return true;
             }
         }
@@ -779,6 +818,13 @@ inline void read_amd_smi_blocks(std::string_view text, amd_tool_result& r, std::
             return true;
         }
         const std::string_view key = trim(line.substr(0, colon)), value = trim(line.substr(colon + 1));
+        if (indent == 0 && gpu && value.empty() && key != "GPU"sv && key != "CPU"sv) {
+            // A section flush left under its "GPU: n" line, as AMD's documentation of
+            // amd-smi 23.x prints "ASIC:", "BUS:", "VRAM:": the section of the open GPU.
+            path.clear();
+            path.push_back({0, key});
+            return true;
+        }
         if (indent == 0) {
             close_gpu();
             path.clear();
@@ -823,7 +869,7 @@ inline void read_amd_smi_blocks(std::string_view text, amd_tool_result& r, std::
                 else bad();
             } else if (key == "UUID"sv && sec.empty()) {
                 report(assign_text(p.uuid, value, key));
-            } else if (key == "MAX_PCIE_WIDTH"sv) {
+            } else if (key == "MAX_PCIE_WIDTH"sv || key == "MAX_PCIE_LANES"sv) {
                 const auto w = parse_uint(value);
                 if (!w || *w == 0 || *w > 64) return bad(), true;
                 pcie_link l = p.pcie_max.value;
@@ -856,7 +902,8 @@ inline void read_amd_smi_blocks(std::string_view text, amd_tool_result& r, std::
                 else report(assign_text(p.arch, gfx, key));
             }
         } else if (sec == "DRIVER"sv) {
-            if (key == "VERSION"sv) report(assign_text(p.driver_version, driver_version_text(value), key));
+            if (key == "VERSION"sv || key == "DRIVER_VERSION"sv)
+                report(assign_text(p.driver_version, driver_version_text(value), key));
         } else if (sec == "BOARD"sv) {
             if (key == "PRODUCT_NAME"sv && gpu_slot < hints.size()) {
                 bool changed = false;
@@ -869,7 +916,7 @@ inline void read_amd_smi_blocks(std::string_view text, amd_tool_result& r, std::
                 else p.numa_node = {static_cast<std::int32_t>(*n), origin::tool};
             }
         } else if (sec == "VRAM"sv) {
-            if (key == "SIZE"sv) {
+            if (key == "SIZE"sv || key == "VRAM_SIZE_MB"sv) {
                 // amd-smi divides the byte count by 1024*1024 and calls the result "MB".
                 const auto [n, unit] = split_unit(value);
                 if (unit != "MB"sv) bad();

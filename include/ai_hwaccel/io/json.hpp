@@ -81,8 +81,10 @@
 // back (those bytes changed, the length kept); a NaN or infinite number, which JSON cannot
 // spell, is written as unknown (null, or 0 where 0 means none), and so are values the
 // reader refuses as impossible, so that a written document always reads: a peak rate not
-// above 0, a PCI class code past 24 bits. Otherwise to_json_string → registry_from_json
-// gives back an equal registry.
+// above 0, a PCI class code past 24 bits, a profile's PCI address whose device or
+// function no bus can have (a system PCI device with such an address, which it is known
+// by, is left out). Otherwise to_json_string → registry_from_json gives back an equal
+// registry.
 //
 // Errors: registry_from_json never throws (except std::bad_alloc) and reports
 // "<JSON pointer>: <what is wrong>". The ADL from_json overloads, which nlohmann calls
@@ -855,7 +857,8 @@ inline void to_json(nlohmann::json& j, const accelerator_profile& p) {
     j["vendor"] = p.maker;
     j["name"] = p.name;
     j["uuid"] = p.uuid;
-    j["pci"] = p.pci ? nlohmann::json(*p.pci) : nlohmann::json(nullptr);
+    // An address no bus can have (device past 31, function past 7) is written as unknown.
+    j["pci"] = p.pci && p.pci->valid() ? nlohmann::json(*p.pci) : nlohmann::json(nullptr);
     j["stack"] = p.stack ? nlohmann::json(*p.stack) : nlohmann::json(nullptr);
     j["pci_device_id"] = p.pci_device_id;
     j["arch"] = p.arch;
@@ -986,7 +989,10 @@ inline void from_json(const nlohmann::json& j, runtime_environment& e) { detail:
 
 inline void to_json(nlohmann::json& j, const system_io& io) {
     j = nlohmann::json::object();
-    j["pci_devices"] = io.pci_devices;
+    // A PCI device is known by its address: one no bus can have leaves the entry out.
+    auto& devices = j["pci_devices"] = nlohmann::json::array();
+    for (const auto& d : io.pci_devices)
+        if (d.address.valid()) devices.push_back(d);
     j["interconnects"] = io.interconnects;
     j["storage"] = io.storage;
     j["environment"] = io.environment;
