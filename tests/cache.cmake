@@ -30,7 +30,8 @@ if(AI_HWACCEL_HAVE_TSAN AND CMAKE_SYSTEM_NAME STREQUAL "Linux")
   target_link_options(cache_tsan PRIVATE -fsanitize=thread)
   target_compile_definitions(cache_tsan PRIVATE
     AI_HWACCEL_CHECK_TABLES=1
-    "AI_HWACCEL_FIXTURES_DIR=\"${AI_HWACCEL_FIXTURES_DIR}\"")
+    "AI_HWACCEL_FIXTURES_DIR=\"${AI_HWACCEL_FIXTURES_DIR}\""
+    "AI_HWACCEL_MACHINES_DIR=\"${CMAKE_CURRENT_SOURCE_DIR}/machines\"")
   # TSan maps its shadow memory at fixed addresses; with the high mmap randomisation of
   # recent kernels that can fail ("unexpected memory mapping"), so the test runs with
   # address randomisation off when setarch is there to do it.

@@ -30,6 +30,34 @@ ah::accelerator_registry numbered(int n) {
     r.add(ah::warning{ah::warning_kind::read_error, std::nullopt, "test", "detection", n});
     return r;
 }
+
+// Detections numbered 1, 2, …, the first of which waits, once started, until released.
+struct held_first_detection {
+    std::mutex m;
+    std::condition_variable cv;
+    bool started = false, go = false;
+    std::atomic<int> runs{0};
+
+    ah::accelerator_registry detect() {
+        const int n = ++runs;
+        if (n == 1) {
+            std::unique_lock lock(m);
+            started = true;
+            cv.notify_all();
+            cv.wait(lock, [&] { return go; });
+        }
+        return numbered(n);
+    }
+    void wait_started() {
+        std::unique_lock lock(m);
+        cv.wait(lock, [&] { return started; });
+    }
+    void release() {
+        std::lock_guard lock(m);
+        go = true;
+        cv.notify_all();
+    }
+};
 } // namespace
 
 TEST_CASE("ttl_cache::get") {
@@ -74,31 +102,12 @@ TEST_CASE("ttl_cache::invalidate") {
 TEST_CASE("ttl_cache::invalidate while a detection runs") {
     // The detection that was running is handed to its caller, but the invalidation is not
     // lost: the next get() detects again.
-    std::mutex m;
-    std::condition_variable cv;
-    bool started = false, go = false;
-    std::atomic<int> runs{0};
-    ah::ttl_cache cache(1h, [&] {
-        const int n = ++runs;
-        if (n == 1) {
-            std::unique_lock lock(m);
-            started = true;
-            cv.notify_all();
-            cv.wait(lock, [&] { return go; });
-        }
-        return numbered(n);
-    });
+    held_first_detection held;
+    ah::ttl_cache cache(1h, [&] { return held.detect(); });
     std::thread first([&] { CHECK(cache.get()->warnings()[0].code == 1); });
-    {
-        std::unique_lock lock(m);
-        cv.wait(lock, [&] { return started; });
-    }
+    held.wait_started();
     cache.invalidate(); // the machine changed while detection #1 ran
-    {
-        std::lock_guard lock(m);
-        go = true;
-        cv.notify_all();
-    }
+    held.release();
     first.join();
     CHECK(cache.peek() == nullptr);
     CHECK(cache.get()->warnings()[0].code == 2);
@@ -112,33 +121,14 @@ TEST_CASE("ttl_cache::get after an invalidate() waits for a detection that start
     // GPU; the handler invalidates and asks while it still runs: it gets #2. (Whether its
     // get() arrives while #1 runs or after, the answer is #2; the pause makes the first
     // case the likely one, the case a cache that handed #1 to it failed on.)
-    std::mutex m;
-    std::condition_variable cv;
-    bool started = false, go = false;
-    std::atomic<int> runs{0};
-    ah::ttl_cache cache(1h, [&] {
-        const int n = ++runs;
-        if (n == 1) {
-            std::unique_lock lock(m);
-            started = true;
-            cv.notify_all();
-            cv.wait(lock, [&] { return go; });
-        }
-        return numbered(n);
-    });
+    held_first_detection held;
+    ah::ttl_cache cache(1h, [&] { return held.detect(); });
     std::thread before([&] { CHECK(cache.get()->warnings()[0].code == 1); });
-    {
-        std::unique_lock lock(m);
-        cv.wait(lock, [&] { return started; });
-    }
+    held.wait_started();
     cache.invalidate();
     std::thread after([&] { CHECK(cache.get()->warnings()[0].code == 2); });
     std::this_thread::sleep_for(50ms);
-    {
-        std::lock_guard lock(m);
-        go = true;
-        cv.notify_all();
-    }
+    held.release();
     before.join();
     after.join();
     CHECK(cache.detections() == 2);

@@ -52,6 +52,7 @@
 #if AI_HWACCEL_HAS_DISK_CACHE
 
 #include "ai_hwaccel/core/warning.hpp"
+#include "ai_hwaccel/detect/merge.hpp"
 #include "ai_hwaccel/registry.hpp"
 
 #include <nlohmann/json.hpp>
@@ -99,36 +100,29 @@ struct host_identity {
 /// tool search path and NVML's library path, the device order and hierarchy settings of
 /// CUDA, Level Zero and Neuron, and the container markers.
 inline constexpr std::string_view detection_environment[] = {
-    "CUDA_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES",    "HIP_VISIBLE_DEVICES",       "HABANA_VISIBLE_DEVICES",
-    "NEURON_RT_VISIBLE_CORES", "TPU_VISIBLE_CHIPS",    "ZE_AFFINITY_MASK",          "CUDA_DEVICE_ORDER",
-    "ZE_FLAT_DEVICE_HIERARCHY", "NEURON_LOGICAL_NC_CONFIG", "PATH",                 "LD_LIBRARY_PATH",
-    "container",            "KUBERNETES_SERVICE_HOST",
+    "CUDA_VISIBLE_DEVICES",     "ROCR_VISIBLE_DEVICES",     "HIP_VISIBLE_DEVICES",
+    "HABANA_VISIBLE_DEVICES",   "NEURON_RT_VISIBLE_CORES",  "TPU_VISIBLE_CHIPS",
+    "ZE_AFFINITY_MASK",         "CUDA_DEVICE_ORDER",        "ZE_FLAT_DEVICE_HIERARCHY",
+    "NEURON_LOGICAL_NC_CONFIG", "PATH",                     "LD_LIBRARY_PATH",
+    "container",                "KUBERNETES_SERVICE_HOST",
 };
 
 namespace detail {
-inline std::string read_small_file(const char* path) {
+constexpr bool names_every_visibility_variable() noexcept {
+    for (const auto& rule : visibility_rules) {
+        bool named = false;
+        for (const auto v : detection_environment) named = named || v == rule.variable;
+        if (!named) return false;
+    }
+    return true;
+}
+static_assert(names_every_visibility_variable(), "detection_environment: a visibility variable is missing");
+
+/// The first `cap` bytes of the file at `path` (more only by the last read's size), or ""
+/// when it cannot be opened; never follows a symbolic link at `path`.
+inline std::string read_capped_file(const char* path, std::size_t cap) {
     std::string s;
     const int fd = ::open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY);
-    if (fd < 0) return s;
-    char buf[256];
-    for (;;) {
-        const ::ssize_t n = ::read(fd, buf, sizeof buf);
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) break;
-        s.append(buf, static_cast<std::size_t>(n));
-        if (s.size() > 4096) break;
-    }
-    ::close(fd);
-    while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
-    return s;
-}
-} // namespace detail
-
-namespace detail {
-/// The line of /proc/self/status that starts with `key` (its value), or "".
-inline std::string status_line(std::string_view key) {
-    std::string s;
-    const int fd = ::open("/proc/self/status", O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY);
     if (fd < 0) return s;
     char buf[4096];
     for (;;) {
@@ -136,9 +130,21 @@ inline std::string status_line(std::string_view key) {
         if (n < 0 && errno == EINTR) continue;
         if (n <= 0) break;
         s.append(buf, static_cast<std::size_t>(n));
-        if (s.size() > (64u << 10)) break;
+        if (s.size() > cap) break;
     }
     ::close(fd);
+    return s;
+}
+
+inline std::string read_small_file(const char* path) {
+    std::string s = read_capped_file(path, 4096);
+    while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
+    return s;
+}
+
+/// The line of /proc/self/status that starts with `key` (its value), or "".
+inline std::string status_line(std::string_view key) {
+    const std::string s = read_capped_file("/proc/self/status", 64u << 10);
     for (std::size_t at = 0; at < s.size();) {
         std::size_t end = s.find('\n', at);
         if (end == std::string::npos) end = s.size();
@@ -174,7 +180,7 @@ inline std::string process_fingerprint() {
         mix(v ? std::string_view(v) : std::string_view());
     }
     mix(detail::status_line("Cpus_allowed_list:"));
-    mix(detail::read_small_file("/proc/self/cgroup"));
+    mix(detail::read_capped_file("/proc/self/cgroup", 64u << 10));
     char hex[17];
     std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(h));
     return hex;
