@@ -34995,15 +34995,15 @@ constexpr bool runs_format(const device_spec& d, quant_format q, const cost_assu
     if (qi.native_compute == dtype::fp16 && d.peak.supports(dtype::bf16)) return true;
     return qi.dequantizable;
 }
-/// `t` of the instance's accelerators as one device for tensor-parallel decode: t x
-/// bandwidth and t x peak, times the scaling efficiency.
-constexpr accelerator_profile tensor_parallel_profile(const device_spec& d, std::uint32_t t,
+/// `t` accelerators like `one` as one device for tensor-parallel decode: t x bandwidth
+/// and t x peak, times the scaling efficiency.
+constexpr accelerator_profile tensor_parallel_profile(const accelerator_profile& one, std::uint32_t t,
                                                       interconnect_kind link, const cost_assumptions& a) noexcept {
-    accelerator_profile p = profile_from_spec(d);
+    accelerator_profile p = one;
     if (t <= 1) return p;
     const double eff = fast_device_fabric(link) ? a.fabric_scaling_efficiency : a.pcie_scaling_efficiency;
     const double scale = static_cast<double>(t) * eff;
-    p.memory_bandwidth_gbps = {d.memory_bandwidth_gbps * scale, origin::estimated};
+    p.memory_bandwidth_gbps = {p.memory_bandwidth_gbps.value_or(0) * scale, origin::estimated};
     p.peak.fp64 *= scale;
     p.peak.fp32 *= scale;
     p.peak.tf32 *= scale;
@@ -35091,6 +35091,12 @@ constexpr instance_cost_estimate estimate_instance_cost(const cloud_instance& ro
     inference_shape one_batch = s; // a batch of 0 is read as 1, as estimate_throughput does
     if (one_batch.batch == 0) one_batch.batch = 1;
     const std::uint64_t kv = kv_cache_bytes(m, one_batch);
+    const double read = decode_bytes_per_token(m, q, one_batch); // weights and one copy of the cache
+    // The profile's name is the catalogue row's name already, which is all
+    // estimate_throughput reads through `spec`; dropping the pointer keeps its null test
+    // out of constant evaluation, which GCC refuses under -fsanitize=undefined.
+    accelerator_profile one_device = profile_from_spec(d);
+    one_device.spec = nullptr;
     // Replicas of `width` accelerators each, for every width from the fewest up (at most
     // 64 of them): a wider replica may split into more tensor-parallel ranks (the fewest
     // may be a count the heads do not divide), fewer replicas fit. The fastest in all wins,
@@ -35102,15 +35108,10 @@ constexpr instance_cost_estimate estimate_instance_cost(const cloud_instance& ro
         // A split wider than one link group (two NVLink-bridged pairs) crosses PCIe.
         const interconnect_kind link =
             row.link_group != 0 && layout.tensor > row.link_group ? interconnect_kind::pcie : row.interconnect;
-        auto device = detail::tensor_parallel_profile(d, layout.tensor, link, a);
-        // The profile's name is the catalogue row's name already, which is all
-        // estimate_throughput reads through `spec`; dropping the pointer keeps its null
-        // test out of constant evaluation, which GCC refuses under -fsanitize=undefined.
-        device.spec = nullptr;
+        const auto device = detail::tensor_parallel_profile(one_device, layout.tensor, link, a);
         // The t ranks read the weights once between them and each its share of the
         // cache: as one device of t x the bandwidth, the cache counts cache_copies times.
-        const double bytes =
-            decode_bytes_per_token(m, q, one_batch) + static_cast<double>(kv) * (layout.cache_copies - 1.0);
+        const double bytes = read + static_cast<double>(kv) * (layout.cache_copies - 1.0);
         const std::uint32_t replicas = row.accelerator_count / width;
         const double rate = detail::decode_rate(device, m, q, one_batch, bytes, throughput_constants{}).tokens_per_second *
                             static_cast<double>(one_batch.batch) * static_cast<double>(replicas);

@@ -294,7 +294,8 @@ TEST_CASE("estimate_instance_cost") {
     const auto big = ah::estimate_instance_cost(p5, m70, ah::quant_format::fp16);
     REQUIRE(big.fits);
     CHECK(big.replicas == 4);
-    const auto pair = ah::detail::tensor_parallel_profile(*p5.device(), 2, p5.interconnect, {});
+    const auto pair =
+        ah::detail::tensor_parallel_profile(ah::profile_from_spec(*p5.device()), 2, p5.interconnect, {});
     const double per_replica = ah::estimate_throughput(pair, m70, ah::quant_format::fp16).decode_tokens_per_second;
     CHECK(big.decode_tokens_per_second == doctest::Approx(4 * per_replica));
     const double alone = ah::estimate_throughput(ah::profile_from_spec(*p5.device()), m70, ah::quant_format::fp16)
