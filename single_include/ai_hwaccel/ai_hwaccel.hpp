@@ -10117,6 +10117,9 @@ inline void match_catalogue(accelerator_profile& p, const name_hints& hints = {}
     if (spec && spec->kind == device_kind::rocm_gpu) {
         p.apply_spec(*spec);
         scale_to_partition(p);
+        // A tool that printed no name (rocminfo's blank Marketing Name on LUMI's MI250X):
+        // the row's.
+        if (p.name.empty()) p.name = spec->name;
     }
 }
 
@@ -19125,6 +19128,10 @@ inline hl_smi_result parse_hl_smi_log(std::string_view text) {
                 const auto id = parse_uint(value);
                 if (!id || *id > 0xffff) report("cannot read " + quote_value(value));
                 else r.module_ids.back() = static_cast<std::uint32_t>(*id);
+            } else if (key == "Module status"sv) {
+                // The driver's status, as sysfs `status` gives it: a module in reset,
+                // disabled or needing a reset is no device to plan on.
+                if (value != "Operational"sv) p.available = false;
             }
             return true;
         }

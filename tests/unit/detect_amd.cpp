@@ -402,6 +402,18 @@ TEST_CASE("parse_rocminfo") {
         CHECK(*whole.devices[0].memory_bandwidth_gbps == 5300.0);
         CHECK(whole.devices[0].peak.bf16 == 1307.4);
     }
+    SUBCASE("a blank Marketing Name takes the catalogue row's (LUMI's MI250X prints none)") {
+        // Hand-made in the shape of LUMI's published output: an MI250X GCD, gfx90a, chip
+        // 0x740c, Marketing Name empty.
+        const auto r = ah::parse_rocminfo("Agent 3\n  Name:                    gfx90a\n  Marketing Name:          \n"
+                                          "  Device Type:             GPU\n  Chip ID:                 29708(0x740c)\n"
+                                          "  Compute Unit:            110\n");
+        INFO(problems_of(r.problems));
+        REQUIRE(r.devices.size() == 1);
+        REQUIRE(r.devices[0].spec != nullptr);
+        CHECK(r.devices[0].name.view() == r.devices[0].spec->name);
+        CHECK_FALSE(r.devices[0].name.empty());
+    }
     SUBCASE("hostile input") {
         CHECK(ah::parse_rocminfo("").devices.empty());
         CHECK(ah::parse_rocminfo("").problems.empty());

@@ -153,6 +153,20 @@ TEST_CASE("parse_hl_smi_log: real capture") {
     REQUIRE(d.spec != nullptr); // by PCI id
     CHECK(d.spec->name == "Intel Gaudi 2");
     CHECK(d.peak_from == ah::origin::catalogue);
+    CHECK(d.available); // "Module status : Operational"
+
+    // The same log with the module in another state (the driver's "In reset",
+    // "Disabled", as sysfs `status` reads): listed, not available.
+    for (const char* state : {"In reset", "Disabled"}) {
+        CAPTURE(state);
+        std::string other = *t;
+        const auto at = other.find("Operational");
+        REQUIRE(at != std::string::npos);
+        other.replace(at, 11, state);
+        const auto o = ah::parse_hl_smi_log(other);
+        REQUIRE(o.devices.size() == 1);
+        CHECK_FALSE(o.devices[0].available);
+    }
 }
 
 TEST_CASE("parse_hl_smi_query_csv (hand-made: no real capture of the CSV form exists)") {

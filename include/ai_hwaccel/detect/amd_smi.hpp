@@ -292,6 +292,9 @@ inline void match_catalogue(accelerator_profile& p, const name_hints& hints = {}
     if (spec && spec->kind == device_kind::rocm_gpu) {
         p.apply_spec(*spec);
         scale_to_partition(p);
+        // A tool that printed no name (rocminfo's blank Marketing Name on LUMI's MI250X):
+        // the row's.
+        if (p.name.empty()) p.name = spec->name;
     }
 }
 

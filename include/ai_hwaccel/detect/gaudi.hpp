@@ -558,6 +558,10 @@ inline hl_smi_result parse_hl_smi_log(std::string_view text) {
                 const auto id = parse_uint(value);
                 if (!id || *id > 0xffff) report("cannot read " + quote_value(value));
                 else r.module_ids.back() = static_cast<std::uint32_t>(*id);
+            } else if (key == "Module status"sv) {
+                // The driver's status, as sysfs `status` gives it: a module in reset,
+                // disabled or needing a reset is no device to plan on.
+                if (value != "Operational"sv) p.available = false;
             }
             return true;
         }
