@@ -241,6 +241,8 @@ TEST_CASE("disk_cache with a corrupt file") {
         std::string("{\"format\":\0}", 12),    // a NUL byte
         "[1, 2, 3]",                           // JSON, not an envelope
         "{\"format\": \"ai-hwaccel-registry-cache\"}", // no version
+        // A key named twice: a second boot_id that matches, after one that does not.
+        "{\"boot_id\": \"an-older-boot\"," + good.substr(1),
     };
     for (const auto& text : bad) {
         CAPTURE(text);

@@ -479,6 +479,25 @@ TEST_CASE("registry_from_json rejects") {
         CHECK(error_of("{\"schema_version\":1 /* comment */}").rfind("invalid JSON: ", 0) == 0);
         CHECK(error_of("[1, 2").find("parse error") != std::string::npos); // nlohmann says where
     }
+    SUBCASE("an object that names a key twice") {
+        // nlohmann keeps the last value: a newer schema_version would be read past, a
+        // profile's kind silently replaced.
+        CHECK(error_of(R"({"schema_version":9,"schema_version":1})") ==
+              R"(invalid JSON: an object names "schema_version" twice)");
+        CHECK(error_of(R"({"schema_version":1,"devices":[{"kind":"cpu","kind":"cuda_gpu"}]})") ==
+              R"(invalid JSON: an object names "kind" twice)");
+        // The same key in sibling or nested objects is no duplicate.
+        CHECK(ah::registry_from_json(R"({"schema_version":1,"devices":[{"kind":"cpu"},{"kind":"cuda_gpu"}],)"
+                                     R"("x":{"schema_version":{"schema_version":1}}})")
+                  .ok());
+        // Deep nesting under an unknown key still reads.
+        std::string deep = R"({"schema_version":1,"x":)";
+        for (int i = 0; i < 100'000; ++i) deep += R"({"a":)";
+        deep += "1";
+        for (int i = 0; i < 100'000; ++i) deep += "}";
+        deep += "}";
+        CHECK(ah::registry_from_json(deep).ok());
+    }
     SUBCASE("a missing, newer or malformed schema_version") {
         CHECK(error_of("{}") == "document: missing schema_version");
         CHECK(error_of(R"({"devices":[]})") == "document: missing schema_version");

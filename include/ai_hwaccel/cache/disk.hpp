@@ -598,8 +598,10 @@ private:
 
     disk_cache_load& parse(const std::string& text, disk_cache_load& out) const {
         if (text.find('\0') != std::string::npos) return invalid(out, "is corrupt (NUL byte)");
-        const auto j = nlohmann::json::parse(text.begin(), text.end(), nullptr, /*allow_exceptions=*/false);
+        std::string duplicate;
+        const auto j = detail::json_io::parse_unique_keys(text.data(), text.data() + text.size(), duplicate);
         if (j.is_discarded() || !j.is_object()) return invalid(out, "is corrupt (not a JSON object)");
+        if (!duplicate.empty()) return invalid(out, "is corrupt (" + detail::json_io::duplicate_key_message(duplicate) + ")");
         auto str = [&](const char* key) -> std::optional<std::string> {
             const auto it = j.find(key);
             if (it == j.end() || !it->is_string()) return std::nullopt;

@@ -67,6 +67,8 @@
 // record is (a profile's, warning's and interconnect's "kind", a PCI device's "address", a
 // storage device's "name", a NUMA node's "id", a link's "generation" and "width", a
 // sourced value's "value" and "origin"); any other missing key keeps the type's default.
+// An object that names a key twice is refused when read from text (JSON leaves its
+// meaning to the reader).
 //
 // Versions: schema_version is the format's major version. Within one, a later release
 // only adds keys to objects; unknown keys are ignored, so its documents read here (and
@@ -111,6 +113,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -780,6 +783,49 @@ public:
     }
 };
 
+/// Parses JSON text as nlohmann::json::parse does without exceptions (a discarded value
+/// on an error), and puts in `duplicate` the first key an object names twice. JSON leaves
+/// such an object to the reader and nlohmann keeps the last value, so a reader that let
+/// {"schema_version": 9, "schema_version": 1} through would read past a newer version.
+inline json parse_unique_keys(const char* first, const char* last, std::string& duplicate) {
+    // The keys of the open objects, the innermost's last: the first `used` of `keys`, whose
+    // strings keep their storage from one object to the next.
+    std::vector<std::string> keys;
+    std::size_t used = 0;
+    std::vector<std::size_t> opened; // where each open object's keys start
+    const auto check = [&](int, json::parse_event_t event, json& parsed) {
+        switch (event) {
+        case json::parse_event_t::object_start: opened.push_back(used); break;
+        case json::parse_event_t::object_end:
+            if (!opened.empty()) {
+                used = opened.back();
+                opened.pop_back();
+            }
+            break;
+        case json::parse_event_t::key:
+            if (!opened.empty() && duplicate.empty() && parsed.is_string()) {
+                const auto& k = parsed.get_ref<const std::string&>();
+                const auto from = keys.begin() + static_cast<std::ptrdiff_t>(opened.back());
+                const auto to = keys.begin() + static_cast<std::ptrdiff_t>(used);
+                if (std::find(from, to, k) != to) {
+                    duplicate = k;
+                } else {
+                    if (used == keys.size()) keys.emplace_back();
+                    keys[used++].assign(k);
+                }
+            }
+            break;
+        default: break;
+        }
+        return true;
+    };
+    return json::parse(first, last, check, /*allow_exceptions=*/false);
+}
+/// The message for a key named twice: the key quoted, cut to 80 bytes.
+inline std::string duplicate_key_message(const std::string& key) {
+    return "invalid JSON: an object names \"" + valid_utf8(std::string_view(key).substr(0, 80)) + "\" twice";
+}
+
 } // namespace detail::json_io
 
 // ---------------------------------------------------------------------------------------
@@ -1048,9 +1094,9 @@ registry_json_result registry_from_json(const Json& j) {
 
 /// Reads a registry from JSON text (as to_json_string writes it). Refuses, with a message:
 /// text that is not JSON (including invalid UTF-8, NUL bytes and numbers beyond a double's
-/// range), a missing or newer schema_version, values of the wrong type, unknown names,
-/// integers out of their field's range, over-long strings or arrays, unknown catalogue
-/// devices. Never throws (except std::bad_alloc) and never aborts, whatever the bytes.
+/// range), an object naming a key twice, a missing or newer schema_version, values of the
+/// wrong type, unknown names, integers out of their field's range, over-long strings or
+/// arrays, unknown catalogue devices. Never throws (except std::bad_alloc) and never aborts, whatever the bytes.
 inline registry_json_result registry_from_json(std::string_view text) {
     // nlohmann's lexer takes a NUL byte for the end of the input and would ignore whatever
     // follows; JSON text never holds one (inside strings it must be escaped).
@@ -1061,13 +1107,19 @@ inline registry_json_result registry_from_json(std::string_view text) {
     }
     const char* const first = text.data();
     const char* const last = first + text.size();
-    const auto j = nlohmann::json::parse(first, last, nullptr, /*allow_exceptions=*/false);
+    std::string duplicate;
+    const auto j = detail::json_io::parse_unique_keys(first, last, duplicate);
     if (j.is_discarded()) {
         // Parse once more with a recorder to learn why; only failures pay for it.
         detail::json_io::parse_error_recorder why;
         (void)nlohmann::json::sax_parse(first, last, &why);
         registry_json_result out;
         out.error = "invalid JSON: " + (why.message.empty() ? std::string("parse error") : why.message);
+        return out;
+    }
+    if (!duplicate.empty()) {
+        registry_json_result out;
+        out.error = detail::json_io::duplicate_key_message(duplicate);
         return out;
     }
     return registry_from_json(j);
