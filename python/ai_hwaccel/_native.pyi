@@ -186,6 +186,9 @@ class _Instance(TypedDict):
     format_supported: bool
     fits: bool
     decode_tokens_per_second: Optional[float]
+    replicas: int
+    replica_accelerators: int
+    tensor_parallel: int
     usd_per_million_output_tokens: Optional[float]
 
 class _CostBase(TypedDict):

@@ -155,6 +155,14 @@ class StubMatchesModule(unittest.TestCase):
                 with self.subTest(function=name, parameter=arg.arg):
                     self.assertRegex(doc, r"\b%s: [^=]+ = %s(?=[,)])" % (re.escape(arg.arg), re.escape(shown)))
 
+    def test_cost_instance_keys(self):
+        """_Instance lists exactly the keys cost() returns for an instance."""
+        cls = self.top["_Instance"]
+        fields = {n.target.id for n in cls.body if isinstance(n, ast.AnnAssign)}
+        instance = ai_hwaccel.cost("llama-3.1-8b", "bf16")["instance"]
+        self.assertIsNotNone(instance)
+        self.assertEqual(fields, set(instance))
+
 
 if __name__ == "__main__":
     unittest.main()
