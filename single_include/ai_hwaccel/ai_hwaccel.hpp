@@ -2255,9 +2255,20 @@ inline std::string without_escapes(std::string_view s) {
     return out;
 }
 
+// The first `cap` bytes of `s`, less the start of a character that the cut would split
+// (the bytes of a multi-byte UTF-8 sequence the cut leaves incomplete).
+constexpr std::string_view utf8_prefix(std::string_view s, std::size_t cap) noexcept {
+    if (s.size() <= cap) return s;
+    std::size_t end = cap;
+    while (end > 0 && (static_cast<unsigned char>(s[end]) & 0xC0u) == 0x80u && cap - end < 3) --end;
+    return s.substr(0, end);
+}
+
 // Printable UTF-8 or a question mark where it is not: names and versions end up in JSON
-// and terminals.
-inline std::string printable(std::string_view s, bool& changed) {
+// and terminals. With `cap`, at most its first `cap` bytes (utf8_prefix: a character the
+// cut would split is left out, not made a '?').
+inline std::string printable(std::string_view s, bool& changed, std::size_t cap = std::string_view::npos) {
+    s = utf8_prefix(s, cap);
     std::string out;
     out.reserve(s.size());
     changed = false;
@@ -2313,7 +2324,7 @@ struct problem_sink {
 
 inline std::string quote_value(std::string_view v) {
     bool changed = false;
-    std::string s = printable(v.substr(0, 40), changed);
+    std::string s = printable(v, changed, 40);
     return "\"" + s + (v.size() > 40 ? "...\"" : "\"");
 }
 
@@ -10201,7 +10212,7 @@ inline void apply_rocm_card(const rocm_card& c, amd_tool_result& r, name_hints& 
                 if (p->pci_device_id == 0) p->pci_device_id = *id;
             } else if (!parse_hex16(v)) {
                 bool changed = false;
-                hints.model = printable(v.substr(0, 128), changed);
+                hints.model = printable(v, changed, 128);
             }
         } else if (iequals(k, "Device ID")) {
             const auto id = parse_hex16(v);
@@ -10735,7 +10746,7 @@ inline void read_amd_smi_blocks(std::string_view text, amd_tool_result& r, std::
         } else if (sec == "BOARD"sv) {
             if (key == "PRODUCT_NAME"sv && gpu_slot < hints.size()) {
                 bool changed = false;
-                hints[gpu_slot].product = printable(value.substr(0, 128), changed);
+                hints[gpu_slot].product = printable(value, changed, 128);
             }
         } else if (sec == "NUMA"sv) {
             if (key == "NODE"sv) {
@@ -11051,7 +11062,7 @@ inline amd_tool_result parse_amd_smi_dashboard(std::string_view text) {
                 const auto t = tokens(cell.substr(k + 15), 1);
                 if (!t.empty() && starts_with_digit(t[0]) && !is_unavailable(t[0])) {
                     bool changed = false;
-                    r.driver_version = printable(t[0].substr(0, 31), changed);
+                    r.driver_version = printable(t[0], changed, 31);
                 }
             }
             if (cells[0].starts_with("==")) where = at::gpus;
@@ -11863,7 +11874,7 @@ inline sysfs_transcript_result parse_sysfs_transcript(std::string_view text) {
         }
         bool changed = false;
         if (!current->value.empty()) current->value += '\n';
-        current->value += printable(line.substr(0, 4096), changed);
+        current->value += printable(line, changed, 4096);
         return true;
     });
     flush();
@@ -12673,7 +12684,7 @@ inline constexpr std::uint64_t max_memory = std::uint64_t{64} << 40;
 // Printable text, cut at max_text; a problem when it had to change.
 inline std::string clean_text(std::string_view v, std::string_view what, std::size_t line, problem_sink& problems) {
     bool changed = false;
-    std::string s = printable(v.substr(0, max_text), changed);
+    std::string s = printable(v, changed, max_text);
     if (changed) problems.add(line, std::string(what) + ": not printable UTF-8, replaced by " + quote_value(s));
     else if (v.size() > max_text) problems.add(line, std::string(what) + ": longer than " + std::to_string(max_text) +
                                                          " characters, cut");
@@ -14403,7 +14414,7 @@ inline std::optional<std::int32_t> node_number(std::string_view v) noexcept {
 
 // Keeps text short and printable for the result; reports when it changed it.
 inline std::string clean(std::string_view v, std::size_t cap, bool& changed) {
-    std::string s = printable(v.substr(0, cap), changed);
+    std::string s = printable(v, changed, cap);
     if (v.size() > cap) changed = true;
     return s;
 }
@@ -17206,7 +17217,7 @@ inline void set_text(inplace_string<N>& field, std::string_view key, std::string
 inline void set_string(std::string& field, std::string_view key, std::string_view v, std::size_t line,
                        problem_sink& problems) {
     bool changed = false;
-    field = printable(v.substr(0, 256), changed);
+    field = printable(v, changed, 256);
     if (changed) problems.add(line, std::string(key) + ": not printable UTF-8, replaced by " + quote_value(field));
 }
 
@@ -17965,7 +17976,7 @@ constexpr std::optional<std::string_view> key_value(std::string_view line, std::
 
 inline std::string bounded_text(std::string_view v, std::size_t line, std::string_view what, problem_sink& problems) {
     bool changed = false;
-    std::string s = printable(v.substr(0, 120), changed);
+    std::string s = printable(v, changed, 120);
     if (changed) problems.add(line, std::string(what) + ": not printable UTF-8, replaced by " + quote_value(s));
     else if (v.size() > 120) problems.add(line, std::string(what) + ": too long, cut");
     return s;
@@ -18119,19 +18130,34 @@ inline tpu_info_result parse_tpu_info(std::string_view text) {
     });
 
     // Utilization rows to chips: by number, one row per chip. Without a chip table, the
-    // rows are the chips.
-    if (r.devices.empty())
-        for (const auto& u : usage) new_chip(u.number);
+    // rows are the chips: each number makes one, whatever it starts from.
+    const bool from_rows = r.devices.empty();
+    if (from_rows)
+        for (const auto& u : usage) {
+            bool listed = false;
+            for (const auto& d : r.devices) listed = listed || d.index == u.number;
+            if (!listed) new_chip(u.number);
+        }
     if (!usage.empty() && usage.size() != r.devices.size()) {
         problems.add(0, std::to_string(usage.size()) + " utilization rows for " + std::to_string(r.devices.size()) +
                             " chips; usage not assigned");
     } else {
+        std::vector<bool> assigned(r.devices.size(), false);
         for (const auto& u : usage) {
-            if (u.number >= r.devices.size()) {
+            std::size_t at = u.number; // the chip table's chips in its order
+            if (from_rows)
+                for (std::size_t k = 0; k < r.devices.size(); ++k)
+                    if (r.devices[k].index == u.number) at = k;
+            if (at >= r.devices.size()) {
                 problems.add(u.line, "utilization row for chip " + std::to_string(u.number) + ", which is not listed");
                 continue;
             }
-            auto& p = r.devices[u.number];
+            if (assigned[at]) {
+                problems.add(u.line, "a second utilization row for chip " + std::to_string(u.number) + "; ignored");
+                continue;
+            }
+            assigned[at] = true;
+            auto& p = r.devices[at];
             if (u.total) {
                 p.memory_bytes = {*u.total, origin::tool};
                 p.memory_used_bytes = {*u.used, origin::tool};
@@ -19105,10 +19131,10 @@ inline hl_smi_result parse_hl_smi_log(std::string_view text) {
         if (r.devices.empty()) {
             if (key == "Driver Version"sv) {
                 bool changed = false;
-                driver = printable(value.substr(0, 64), changed);
+                driver = printable(value, changed, 64);
             } else if (key == "HL-SMI Version"sv) {
                 bool changed = false;
-                r.hl_smi_version = printable(value.substr(0, 80), changed);
+                r.hl_smi_version = printable(value, changed, 80);
             }
             return true;
         }
@@ -19659,7 +19685,7 @@ constexpr std::optional<std::uint64_t> attribute_number(std::string_view v) noex
 inline bool set_text(std::string& field, std::string_view v, std::size_t cap = 64) {
     bool changed = false;
     v = detail::trim(v);
-    field = printable(v.substr(0, cap), changed);
+    field = printable(v, changed, cap);
     return !changed && v.size() <= cap;
 }
 
@@ -19835,7 +19861,7 @@ inline accel_listing_result parse_accel_class_listing(std::string_view text) {
         e.name = std::string(name);
         e.index = *index;
         bool changed = false;
-        e.target = printable(target.substr(0, 512), changed);
+        e.target = printable(target, changed, 512);
         // The PCI function: the last path component before "/accel/" that is an address.
         std::string_view rest = target;
         while (!rest.empty()) {
@@ -20054,7 +20080,7 @@ inline accel_transcript_result parse_accel_transcript(std::string_view text) {
         }
         bool changed = false;
         if (!current->value.empty()) current->value += '\n';
-        if (current->value.size() < 64 * 1024) current->value += printable(line.substr(0, 4096), changed);
+        if (current->value.size() < 64 * 1024) current->value += printable(line, changed, 4096);
         return true;
     });
     flush();
@@ -20188,7 +20214,7 @@ inline std::vector<std::string> parse_dt_compatible(std::string_view text) {
         const auto nul = text.find('\0');
         const auto piece = text.substr(0, nul);
         bool changed = false;
-        if (!piece.empty()) out.push_back(detail::parsing::printable(piece.substr(0, 256), changed));
+        if (!piece.empty()) out.push_back(detail::parsing::printable(piece, changed, 256));
         if (nul == std::string_view::npos) break;
         text.remove_prefix(nul + 1);
     }
@@ -20739,9 +20765,9 @@ inline bool read_header_line(std::string_view line, neuron_ls_result& r, std::si
     const std::string_view value = trim(line.substr(colon + 1));
     bool changed = false;
     if (key == "instance-type"sv) {
-        r.instance_type = printable(value.substr(0, 64), changed);
+        r.instance_type = printable(value, changed, 64);
     } else if (key == "instance-id"sv) {
-        r.instance_id = printable(value.substr(0, 64), changed);
+        r.instance_id = printable(value, changed, 64);
     } else if (key == "logical-neuroncore-config"sv) {
         const auto n = parse_uint(value);
         if (!n || *n == 0 || *n > 64) problems.add(number, "logical-neuroncore-config: cannot read " + quote_value(value));
@@ -22175,7 +22201,7 @@ inline std::optional<std::pair<std::string, bool>> partition_line(std::string_vi
     const std::string_view name = s.substr(0, sp);
     if (name.empty()) return std::nullopt;
     bool changed = false;
-    return std::pair{printable(name.substr(0, 64), changed),
+    return std::pair{printable(name, changed, 64),
                      sp != std::string_view::npos && trim(s.substr(sp)).starts_with("[active]")};
 }
 
@@ -22231,11 +22257,11 @@ inline gc_info_list_result parse_gc_info_list(std::string_view text) {
         bool changed = false;
         graphcore_ipu_entry e;
         e.id = id;
-        e.target = printable(target.substr(0, 32), changed);
+        e.target = printable(target, changed, 32);
         accelerator_profile p = blank_ipu(id);
         p.available = active;
         for (const auto& f : *fields) {
-            if (f.key == "IPU-M host"sv) e.ipum_host = printable(f.value.substr(0, 64), changed);
+            if (f.key == "IPU-M host"sv) e.ipum_host = printable(f.value, changed, 64);
             else if (f.key == "IPU#"sv) {
                 e.ipu_number = small_number(f.value);
                 if (!e.ipu_number) problems.add(number, "IPU#: cannot read " + quote_value(f.value));

@@ -180,6 +180,35 @@ TEST_CASE("parse_tpu_info: hand-made variations") {
         CHECK_FALSE(r.devices[1].utilization_percent.has_value());
         CHECK(r.devices[1].spec->name == "Google TPU v5e");
     }
+    SUBCASE("a usage table alone whose numbers start past 0: each row on the chip it made") {
+        // hand-made
+        const auto r = ah::parse_tpu_info("Accelerator type: v5e\n\n| Chip | HBM Usage (GiB) | Duty cycle |\n"
+                                          "|---|---|---|\n| 1 | 1.00 GiB / 2.00 GiB | 5.00% |\n"
+                                          "| 2 | 1.00 GiB / 3.00 GiB | 7.00% |\n");
+        INFO(problems_of(r.problems));
+        CHECK(r.problems.empty());
+        REQUIRE(r.devices.size() == 2);
+        CHECK(r.devices[0].index == 1);
+        CHECK(*r.devices[0].memory_bytes == 2 * gib);
+        CHECK(*r.devices[0].utilization_percent == 5.0);
+        CHECK(r.devices[1].index == 2);
+        CHECK(*r.devices[1].memory_bytes == 3 * gib);
+        CHECK(*r.devices[1].utilization_percent == 7.0);
+    }
+    SUBCASE("a chip's usage row twice: the second is reported, not written over the first") {
+        // hand-made
+        const auto r = ah::parse_tpu_info("| Chip        | Type         | Devices | PID  |\n"
+                                          "|-------------|--------------|---------|------|\n"
+                                          "| /dev/vfio/0 | TPU v5e chip | 1       | None |\n"
+                                          "| /dev/vfio/1 | TPU v5e chip | 1       | None |\n\n"
+                                          "| Chip | HBM Usage (GiB) | Duty cycle |\n|---|---|---|\n"
+                                          "| 0 | 1.00 GiB / 2.00 GiB | 5.00% |\n| 0 | 1.00 GiB / 3.00 GiB | 7.00% |\n");
+        REQUIRE(r.devices.size() == 2);
+        CHECK(*r.devices[0].memory_bytes == 2 * gib);
+        CHECK(r.devices[1].memory_bytes.from != ah::origin::tool);
+        REQUIRE(r.problems.size() == 1);
+        CHECK(r.problems[0].message.find("second utilization row for chip 0") != std::string::npos);
+    }
     SUBCASE("more usage rows than chips: usage not assigned, said so") {
         // hand-made: a v3-like table with two devices per chip
         const auto r = ah::parse_tpu_info("| Device | Type | Cores | PID |\n| /dev/accel0 | TPU v3 chip | 2 | 1 |\n\n"
@@ -230,6 +259,19 @@ TEST_CASE("parse_tpu_info: hostile input never crashes and is reported") {
     const auto b = ah::parse_tpu_info(bad);
     CHECK(b.devices.empty());
     CHECK(b.problems.size() == ah::detail::parsing::max_problems + 1);
+}
+
+TEST_CASE("parse_tpu_info: a long UTF-8 value is cut between characters") {
+    // hand-made: 100 two-byte characters after one byte, past the 120-byte cap: the cut
+    // must not split a character (which read as bad text, a '?' and a "not printable" problem).
+    std::string version = "a";
+    for (int i = 0; i < 100; ++i) version += "\xC3\xA9";
+    const auto r = ah::parse_tpu_info("Libtpu version: " + version + "\n");
+    INFO(problems_of(r.problems));
+    CHECK(r.libtpu_version.find('?') == std::string::npos);
+    CHECK(r.libtpu_version.size() == 119); // "a" and 59 whole characters
+    REQUIRE(r.problems.size() == 1);
+    CHECK(r.problems[0].message.find("too long, cut") != std::string::npos);
 }
 
 TEST_CASE("parse_tpu_info_version") {

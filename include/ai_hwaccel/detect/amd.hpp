@@ -438,7 +438,7 @@ inline sysfs_transcript_result parse_sysfs_transcript(std::string_view text) {
         }
         bool changed = false;
         if (!current->value.empty()) current->value += '\n';
-        current->value += printable(line.substr(0, 4096), changed);
+        current->value += printable(line, changed, 4096);
         return true;
     });
     flush();

@@ -376,7 +376,7 @@ inline void apply_rocm_card(const rocm_card& c, amd_tool_result& r, name_hints& 
                 if (p->pci_device_id == 0) p->pci_device_id = *id;
             } else if (!parse_hex16(v)) {
                 bool changed = false;
-                hints.model = printable(v.substr(0, 128), changed);
+                hints.model = printable(v, changed, 128);
             }
         } else if (iequals(k, "Device ID")) {
             const auto id = parse_hex16(v);
@@ -910,7 +910,7 @@ inline void read_amd_smi_blocks(std::string_view text, amd_tool_result& r, std::
         } else if (sec == "BOARD"sv) {
             if (key == "PRODUCT_NAME"sv && gpu_slot < hints.size()) {
                 bool changed = false;
-                hints[gpu_slot].product = printable(value.substr(0, 128), changed);
+                hints[gpu_slot].product = printable(value, changed, 128);
             }
         } else if (sec == "NUMA"sv) {
             if (key == "NODE"sv) {
@@ -1226,7 +1226,7 @@ inline amd_tool_result parse_amd_smi_dashboard(std::string_view text) {
                 const auto t = tokens(cell.substr(k + 15), 1);
                 if (!t.empty() && starts_with_digit(t[0]) && !is_unavailable(t[0])) {
                     bool changed = false;
-                    r.driver_version = printable(t[0].substr(0, 31), changed);
+                    r.driver_version = printable(t[0], changed, 31);
                 }
             }
             if (cells[0].starts_with("==")) where = at::gpus;

@@ -123,7 +123,7 @@ inline constexpr std::uint64_t max_memory = std::uint64_t{64} << 40;
 // Printable text, cut at max_text; a problem when it had to change.
 inline std::string clean_text(std::string_view v, std::string_view what, std::size_t line, problem_sink& problems) {
     bool changed = false;
-    std::string s = printable(v.substr(0, max_text), changed);
+    std::string s = printable(v, changed, max_text);
     if (changed) problems.add(line, std::string(what) + ": not printable UTF-8, replaced by " + quote_value(s));
     else if (v.size() > max_text) problems.add(line, std::string(what) + ": longer than " + std::to_string(max_text) +
                                                          " characters, cut");

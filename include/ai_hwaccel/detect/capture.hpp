@@ -90,9 +90,20 @@ inline std::string without_escapes(std::string_view s) {
     return out;
 }
 
+// The first `cap` bytes of `s`, less the start of a character that the cut would split
+// (the bytes of a multi-byte UTF-8 sequence the cut leaves incomplete).
+constexpr std::string_view utf8_prefix(std::string_view s, std::size_t cap) noexcept {
+    if (s.size() <= cap) return s;
+    std::size_t end = cap;
+    while (end > 0 && (static_cast<unsigned char>(s[end]) & 0xC0u) == 0x80u && cap - end < 3) --end;
+    return s.substr(0, end);
+}
+
 // Printable UTF-8 or a question mark where it is not: names and versions end up in JSON
-// and terminals.
-inline std::string printable(std::string_view s, bool& changed) {
+// and terminals. With `cap`, at most its first `cap` bytes (utf8_prefix: a character the
+// cut would split is left out, not made a '?').
+inline std::string printable(std::string_view s, bool& changed, std::size_t cap = std::string_view::npos) {
+    s = utf8_prefix(s, cap);
     std::string out;
     out.reserve(s.size());
     changed = false;
@@ -148,7 +159,7 @@ struct problem_sink {
 
 inline std::string quote_value(std::string_view v) {
     bool changed = false;
-    std::string s = printable(v.substr(0, 40), changed);
+    std::string s = printable(v, changed, 40);
     return "\"" + s + (v.size() > 40 ? "...\"" : "\"");
 }
 

@@ -535,10 +535,10 @@ inline hl_smi_result parse_hl_smi_log(std::string_view text) {
         if (r.devices.empty()) {
             if (key == "Driver Version"sv) {
                 bool changed = false;
-                driver = printable(value.substr(0, 64), changed);
+                driver = printable(value, changed, 64);
             } else if (key == "HL-SMI Version"sv) {
                 bool changed = false;
-                r.hl_smi_version = printable(value.substr(0, 80), changed);
+                r.hl_smi_version = printable(value, changed, 80);
             }
             return true;
         }

@@ -161,7 +161,7 @@ inline std::optional<std::pair<std::string, bool>> partition_line(std::string_vi
     const std::string_view name = s.substr(0, sp);
     if (name.empty()) return std::nullopt;
     bool changed = false;
-    return std::pair{printable(name.substr(0, 64), changed),
+    return std::pair{printable(name, changed, 64),
                      sp != std::string_view::npos && trim(s.substr(sp)).starts_with("[active]")};
 }
 
@@ -217,11 +217,11 @@ inline gc_info_list_result parse_gc_info_list(std::string_view text) {
         bool changed = false;
         graphcore_ipu_entry e;
         e.id = id;
-        e.target = printable(target.substr(0, 32), changed);
+        e.target = printable(target, changed, 32);
         accelerator_profile p = blank_ipu(id);
         p.available = active;
         for (const auto& f : *fields) {
-            if (f.key == "IPU-M host"sv) e.ipum_host = printable(f.value.substr(0, 64), changed);
+            if (f.key == "IPU-M host"sv) e.ipum_host = printable(f.value, changed, 64);
             else if (f.key == "IPU#"sv) {
                 e.ipu_number = small_number(f.value);
                 if (!e.ipu_number) problems.add(number, "IPU#: cannot read " + quote_value(f.value));

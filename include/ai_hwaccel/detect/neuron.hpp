@@ -358,9 +358,9 @@ inline bool read_header_line(std::string_view line, neuron_ls_result& r, std::si
     const std::string_view value = trim(line.substr(colon + 1));
     bool changed = false;
     if (key == "instance-type"sv) {
-        r.instance_type = printable(value.substr(0, 64), changed);
+        r.instance_type = printable(value, changed, 64);
     } else if (key == "instance-id"sv) {
-        r.instance_id = printable(value.substr(0, 64), changed);
+        r.instance_id = printable(value, changed, 64);
     } else if (key == "logical-neuroncore-config"sv) {
         const auto n = parse_uint(value);
         if (!n || *n == 0 || *n > 64) problems.add(number, "logical-neuroncore-config: cannot read " + quote_value(value));

@@ -129,7 +129,7 @@ constexpr std::optional<std::uint64_t> attribute_number(std::string_view v) noex
 inline bool set_text(std::string& field, std::string_view v, std::size_t cap = 64) {
     bool changed = false;
     v = detail::trim(v);
-    field = printable(v.substr(0, cap), changed);
+    field = printable(v, changed, cap);
     return !changed && v.size() <= cap;
 }
 
@@ -305,7 +305,7 @@ inline accel_listing_result parse_accel_class_listing(std::string_view text) {
         e.name = std::string(name);
         e.index = *index;
         bool changed = false;
-        e.target = printable(target.substr(0, 512), changed);
+        e.target = printable(target, changed, 512);
         // The PCI function: the last path component before "/accel/" that is an address.
         std::string_view rest = target;
         while (!rest.empty()) {
@@ -524,7 +524,7 @@ inline accel_transcript_result parse_accel_transcript(std::string_view text) {
         }
         bool changed = false;
         if (!current->value.empty()) current->value += '\n';
-        if (current->value.size() < 64 * 1024) current->value += printable(line.substr(0, 4096), changed);
+        if (current->value.size() < 64 * 1024) current->value += printable(line, changed, 4096);
         return true;
     });
     flush();
@@ -658,7 +658,7 @@ inline std::vector<std::string> parse_dt_compatible(std::string_view text) {
         const auto nul = text.find('\0');
         const auto piece = text.substr(0, nul);
         bool changed = false;
-        if (!piece.empty()) out.push_back(detail::parsing::printable(piece.substr(0, 256), changed));
+        if (!piece.empty()) out.push_back(detail::parsing::printable(piece, changed, 256));
         if (nul == std::string_view::npos) break;
         text.remove_prefix(nul + 1);
     }

@@ -205,7 +205,7 @@ inline std::optional<std::int32_t> node_number(std::string_view v) noexcept {
 
 // Keeps text short and printable for the result; reports when it changed it.
 inline std::string clean(std::string_view v, std::size_t cap, bool& changed) {
-    std::string s = printable(v.substr(0, cap), changed);
+    std::string s = printable(v, changed, cap);
     if (v.size() > cap) changed = true;
     return s;
 }

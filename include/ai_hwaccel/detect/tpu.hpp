@@ -327,7 +327,7 @@ constexpr std::optional<std::string_view> key_value(std::string_view line, std::
 
 inline std::string bounded_text(std::string_view v, std::size_t line, std::string_view what, problem_sink& problems) {
     bool changed = false;
-    std::string s = printable(v.substr(0, 120), changed);
+    std::string s = printable(v, changed, 120);
     if (changed) problems.add(line, std::string(what) + ": not printable UTF-8, replaced by " + quote_value(s));
     else if (v.size() > 120) problems.add(line, std::string(what) + ": too long, cut");
     return s;
@@ -481,19 +481,34 @@ inline tpu_info_result parse_tpu_info(std::string_view text) {
     });
 
     // Utilization rows to chips: by number, one row per chip. Without a chip table, the
-    // rows are the chips.
-    if (r.devices.empty())
-        for (const auto& u : usage) new_chip(u.number);
+    // rows are the chips: each number makes one, whatever it starts from.
+    const bool from_rows = r.devices.empty();
+    if (from_rows)
+        for (const auto& u : usage) {
+            bool listed = false;
+            for (const auto& d : r.devices) listed = listed || d.index == u.number;
+            if (!listed) new_chip(u.number);
+        }
     if (!usage.empty() && usage.size() != r.devices.size()) {
         problems.add(0, std::to_string(usage.size()) + " utilization rows for " + std::to_string(r.devices.size()) +
                             " chips; usage not assigned");
     } else {
+        std::vector<bool> assigned(r.devices.size(), false);
         for (const auto& u : usage) {
-            if (u.number >= r.devices.size()) {
+            std::size_t at = u.number; // the chip table's chips in its order
+            if (from_rows)
+                for (std::size_t k = 0; k < r.devices.size(); ++k)
+                    if (r.devices[k].index == u.number) at = k;
+            if (at >= r.devices.size()) {
                 problems.add(u.line, "utilization row for chip " + std::to_string(u.number) + ", which is not listed");
                 continue;
             }
-            auto& p = r.devices[u.number];
+            if (assigned[at]) {
+                problems.add(u.line, "a second utilization row for chip " + std::to_string(u.number) + "; ignored");
+                continue;
+            }
+            assigned[at] = true;
+            auto& p = r.devices[at];
             if (u.total) {
                 p.memory_bytes = {*u.total, origin::tool};
                 p.memory_used_bytes = {*u.used, origin::tool};

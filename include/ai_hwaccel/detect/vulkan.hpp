@@ -212,7 +212,7 @@ inline void set_text(inplace_string<N>& field, std::string_view key, std::string
 inline void set_string(std::string& field, std::string_view key, std::string_view v, std::size_t line,
                        problem_sink& problems) {
     bool changed = false;
-    field = printable(v.substr(0, 256), changed);
+    field = printable(v, changed, 256);
     if (changed) problems.add(line, std::string(key) + ": not printable UTF-8, replaced by " + quote_value(field));
 }
 
