@@ -600,8 +600,8 @@ private:
         if (text.find('\0') != std::string::npos) return invalid(out, "is corrupt (NUL byte)");
         std::string duplicate;
         const auto j = detail::json_io::parse_unique_keys(text.data(), text.data() + text.size(), duplicate);
-        if (j.is_discarded() || !j.is_object()) return invalid(out, "is corrupt (not a JSON object)");
         if (!duplicate.empty()) return invalid(out, "is corrupt (" + detail::json_io::duplicate_key_message(duplicate) + ")");
+        if (j.is_discarded() || !j.is_object()) return invalid(out, "is corrupt (not a JSON object)");
         auto str = [&](const char* key) -> std::optional<std::string> {
             const auto it = j.find(key);
             if (it == j.end() || !it->is_string()) return std::nullopt;

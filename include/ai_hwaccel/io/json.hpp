@@ -783,43 +783,92 @@ public:
     }
 };
 
-/// Parses JSON text as nlohmann::json::parse does without exceptions (a discarded value
-/// on an error), and puts in `duplicate` the first key an object names twice. JSON leaves
-/// such an object to the reader and nlohmann keeps the last value, so a reader that let
+/// Builds the DOM of JSON text as nlohmann::json::parse does, through nlohmann's SAX
+/// reader, and stops at the first key an object names twice: JSON leaves such an object to
+/// the reader and nlohmann's own DOM keeps the last value, so a reader that let
 /// {"schema_version": 9, "schema_version": 1} through would read past a newer version.
-inline json parse_unique_keys(const char* first, const char* last, std::string& duplicate) {
-    // The keys of the open objects, the innermost's last: the first `used` of `keys`, whose
-    // strings keep their storage from one object to the next.
-    std::vector<std::string> keys;
-    std::size_t used = 0;
-    std::vector<std::size_t> opened; // where each open object's keys start
-    const auto check = [&](int, json::parse_event_t event, json& parsed) {
-        switch (event) {
-        case json::parse_event_t::object_start: opened.push_back(used); break;
-        case json::parse_event_t::object_end:
-            if (!opened.empty()) {
-                used = opened.back();
-                opened.pop_back();
-            }
-            break;
-        case json::parse_event_t::key:
-            if (!opened.empty() && duplicate.empty() && parsed.is_string()) {
-                const auto& k = parsed.get_ref<const std::string&>();
-                const auto from = keys.begin() + static_cast<std::ptrdiff_t>(opened.back());
-                const auto to = keys.begin() + static_cast<std::ptrdiff_t>(used);
-                if (std::find(from, to, k) != to) {
-                    duplicate = k;
-                } else {
-                    if (used == keys.size()) keys.emplace_back();
-                    keys[used++].assign(k);
-                }
-            }
-            break;
-        default: break;
-        }
+/// (nlohmann's parser callback could watch the keys too, but it scans an array after
+/// each object that ends in it: quadratic in the objects of an array.)
+class unique_key_dom {
+public:
+    using number_integer_t = json::number_integer_t;
+    using number_unsigned_t = json::number_unsigned_t;
+    using number_float_t = json::number_float_t;
+    using string_t = json::string_t;
+    using binary_t = json::binary_t;
+
+    explicit unique_key_dom(json& root) : root_(&root) {}
+
+    std::string duplicate; ///< the first key named twice, or empty
+
+    bool null() { return put(nullptr) != nullptr; }
+    bool boolean(bool v) { return put(v) != nullptr; }
+    bool number_integer(number_integer_t v) { return put(v) != nullptr; }
+    bool number_unsigned(number_unsigned_t v) { return put(v) != nullptr; }
+    bool number_float(number_float_t v, const string_t&) { return put(v) != nullptr; }
+    bool string(string_t& v) { return put(std::move(v)) != nullptr; }
+    bool binary(binary_t& v) { return put(json::binary(std::move(v))) != nullptr; }
+    bool start_object(std::size_t) {
+        open_.push_back(put(json::object()));
         return true;
-    };
-    return json::parse(first, last, check, /*allow_exceptions=*/false);
+    }
+    bool key(string_t& k) {
+        json& object = *open_.back();
+        if (object.contains(k)) {
+            duplicate = k;
+            return false;
+        }
+        member_ = &object[k];
+        return true;
+    }
+    bool end_object() {
+        open_.pop_back();
+        return true;
+    }
+    bool start_array(std::size_t) {
+        open_.push_back(put(json::array()));
+        return true;
+    }
+    bool end_array() {
+        open_.pop_back();
+        return true;
+    }
+    bool parse_error(std::size_t, const std::string&, const json::exception&) { return false; }
+
+private:
+    // Where a value goes: the root, the end of the open array, or the member whose key
+    // came last. A container stays where it is while it is open (nothing is added to its
+    // parent meanwhile), so the pointers in open_ hold.
+    json* put(json&& v) {
+        if (open_.empty()) {
+            *root_ = std::move(v);
+            return root_;
+        }
+        json& top = *open_.back();
+        if (top.is_array()) {
+            top.push_back(std::move(v));
+            return &top.back();
+        }
+        *member_ = std::move(v);
+        return member_;
+    }
+
+    json* root_;
+    std::vector<json*> open_;
+    json* member_ = nullptr;
+};
+
+/// Parses JSON text as nlohmann::json::parse does without exceptions (a discarded value
+/// on an error), and puts in `duplicate` the first key an object names twice, for which
+/// it also gives a discarded value (unique_key_dom).
+inline json parse_unique_keys(const char* first, const char* last, std::string& duplicate) {
+    json j;
+    unique_key_dom dom(j);
+    if (!json::sax_parse(first, last, &dom)) {
+        duplicate = std::move(dom.duplicate);
+        return json(json::value_t::discarded);
+    }
+    return j;
 }
 /// The message for a key named twice: the key quoted, cut to 80 bytes.
 inline std::string duplicate_key_message(const std::string& key) {
@@ -1109,17 +1158,17 @@ inline registry_json_result registry_from_json(std::string_view text) {
     const char* const last = first + text.size();
     std::string duplicate;
     const auto j = detail::json_io::parse_unique_keys(first, last, duplicate);
+    if (!duplicate.empty()) {
+        registry_json_result out;
+        out.error = detail::json_io::duplicate_key_message(duplicate);
+        return out;
+    }
     if (j.is_discarded()) {
         // Parse once more with a recorder to learn why; only failures pay for it.
         detail::json_io::parse_error_recorder why;
         (void)nlohmann::json::sax_parse(first, last, &why);
         registry_json_result out;
         out.error = "invalid JSON: " + (why.message.empty() ? std::string("parse error") : why.message);
-        return out;
-    }
-    if (!duplicate.empty()) {
-        registry_json_result out;
-        out.error = detail::json_io::duplicate_key_message(duplicate);
         return out;
     }
     return registry_from_json(j);
