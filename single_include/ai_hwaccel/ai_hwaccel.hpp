@@ -1522,6 +1522,20 @@ AI_HWACCEL_NAMESPACE_END
 
 AI_HWACCEL_NAMESPACE_BEGIN
 
+namespace detail {
+/// A UTF-8 continuation byte (10xxxxxx): not the first byte of a character.
+constexpr bool utf8_continuation(char c) noexcept { return (static_cast<unsigned char>(c) & 0xC0u) == 0x80u; }
+
+/// The first `cap` bytes of `s` (all of it when shorter), less the start of a character
+/// the cut would split: no half UTF-8 sequence is left at the end.
+constexpr std::string_view utf8_prefix(std::string_view s, std::size_t cap) noexcept {
+    if (s.size() <= cap) return s;
+    std::size_t n = cap;
+    while (n > 0 && utf8_continuation(s[n])) --n;
+    return s.substr(0, n);
+}
+} // namespace detail
+
 template <std::size_t Capacity>
 class inplace_string {
     static_assert(Capacity > 0 && Capacity < 256, "inplace_string: capacity must be 1..255");
@@ -1533,12 +1547,10 @@ public:
 
     /// Copies `s`, cutting it to capacity; returns false when it had to cut.
     constexpr bool assign(std::string_view s) noexcept {
-        std::size_t n = s.size() < Capacity ? s.size() : Capacity;
-        const bool cut = n < s.size();
-        // Do not leave half of a UTF-8 sequence at the end.
-        if (cut)
-            while (n > 0 && (static_cast<unsigned char>(s[n]) & 0xC0u) == 0x80u) --n;
-        for (std::size_t i = 0; i < n; ++i) data_[i] = s[i];
+        const bool cut = s.size() > Capacity;
+        const std::string_view kept = detail::utf8_prefix(s, Capacity);
+        const std::size_t n = kept.size();
+        for (std::size_t i = 0; i < n; ++i) data_[i] = kept[i];
         for (std::size_t i = n; i <= Capacity; ++i) data_[i] = '\0';
         size_ = static_cast<unsigned char>(n);
         return !cut;
@@ -2255,15 +2267,6 @@ inline std::string without_escapes(std::string_view s) {
     return out;
 }
 
-// The first `cap` bytes of `s`, less the start of a character that the cut would split
-// (the bytes of a multi-byte UTF-8 sequence the cut leaves incomplete).
-constexpr std::string_view utf8_prefix(std::string_view s, std::size_t cap) noexcept {
-    if (s.size() <= cap) return s;
-    std::size_t end = cap;
-    while (end > 0 && (static_cast<unsigned char>(s[end]) & 0xC0u) == 0x80u && cap - end < 3) --end;
-    return s.substr(0, end);
-}
-
 // Printable UTF-8 or a question mark where it is not: names and versions end up in JSON
 // and terminals. With `cap`, at most its first `cap` bytes (utf8_prefix: a character the
 // cut would split is left out, not made a '?').
@@ -2277,7 +2280,7 @@ inline std::string printable(std::string_view s, bool& changed, std::size_t cap 
         std::size_t n = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xe ? 3 : (c >> 3) == 0x1e ? 4 : 0;
         bool ok = n != 0 && i + n <= s.size() && !(n == 1 && (c < 0x20 || c == 0x7f));
         for (std::size_t k = 1; ok && k < n; ++k)
-            ok = (static_cast<unsigned char>(s[i + k]) & 0xC0u) == 0x80u;
+            ok = utf8_continuation(s[i + k]);
         if (!ok) {
             out += '?';
             changed = true;
@@ -10307,7 +10310,7 @@ inline std::vector<std::size_t> concise_starts(std::string_view raw) {
     for (const auto c : concise_header(raw)) {
         std::size_t points = 0;
         for (const char* b = raw.data(); b < c.data(); ++b)
-            if ((static_cast<unsigned char>(*b) & 0xC0) != 0x80) ++points;
+            if (!utf8_continuation(*b)) ++points;
         out.push_back(points);
     }
     return out;
@@ -10320,7 +10323,7 @@ inline std::vector<std::string_view> concise_cells_at(std::string_view raw, cons
     std::vector<std::size_t> at; // byte offsets of the starts
     std::size_t points = 0;
     for (std::size_t b = 0; b <= raw.size() && at.size() < starts.size(); ++b) {
-        if (b < raw.size() && (static_cast<unsigned char>(raw[b]) & 0xC0) == 0x80) continue;
+        if (b < raw.size() && utf8_continuation(raw[b])) continue;
         while (at.size() < starts.size() && starts[at.size()] <= points) at.push_back(b);
         ++points;
     }

@@ -14,6 +14,20 @@
 
 AI_HWACCEL_NAMESPACE_BEGIN
 
+namespace detail {
+/// A UTF-8 continuation byte (10xxxxxx): not the first byte of a character.
+constexpr bool utf8_continuation(char c) noexcept { return (static_cast<unsigned char>(c) & 0xC0u) == 0x80u; }
+
+/// The first `cap` bytes of `s` (all of it when shorter), less the start of a character
+/// the cut would split: no half UTF-8 sequence is left at the end.
+constexpr std::string_view utf8_prefix(std::string_view s, std::size_t cap) noexcept {
+    if (s.size() <= cap) return s;
+    std::size_t n = cap;
+    while (n > 0 && utf8_continuation(s[n])) --n;
+    return s.substr(0, n);
+}
+} // namespace detail
+
 template <std::size_t Capacity>
 class inplace_string {
     static_assert(Capacity > 0 && Capacity < 256, "inplace_string: capacity must be 1..255");
@@ -25,12 +39,10 @@ public:
 
     /// Copies `s`, cutting it to capacity; returns false when it had to cut.
     constexpr bool assign(std::string_view s) noexcept {
-        std::size_t n = s.size() < Capacity ? s.size() : Capacity;
-        const bool cut = n < s.size();
-        // Do not leave half of a UTF-8 sequence at the end.
-        if (cut)
-            while (n > 0 && (static_cast<unsigned char>(s[n]) & 0xC0u) == 0x80u) --n;
-        for (std::size_t i = 0; i < n; ++i) data_[i] = s[i];
+        const bool cut = s.size() > Capacity;
+        const std::string_view kept = detail::utf8_prefix(s, Capacity);
+        const std::size_t n = kept.size();
+        for (std::size_t i = 0; i < n; ++i) data_[i] = kept[i];
         for (std::size_t i = n; i <= Capacity; ++i) data_[i] = '\0';
         size_ = static_cast<unsigned char>(n);
         return !cut;

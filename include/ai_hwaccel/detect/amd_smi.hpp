@@ -471,7 +471,7 @@ inline std::vector<std::size_t> concise_starts(std::string_view raw) {
     for (const auto c : concise_header(raw)) {
         std::size_t points = 0;
         for (const char* b = raw.data(); b < c.data(); ++b)
-            if ((static_cast<unsigned char>(*b) & 0xC0) != 0x80) ++points;
+            if (!utf8_continuation(*b)) ++points;
         out.push_back(points);
     }
     return out;
@@ -484,7 +484,7 @@ inline std::vector<std::string_view> concise_cells_at(std::string_view raw, cons
     std::vector<std::size_t> at; // byte offsets of the starts
     std::size_t points = 0;
     for (std::size_t b = 0; b <= raw.size() && at.size() < starts.size(); ++b) {
-        if (b < raw.size() && (static_cast<unsigned char>(raw[b]) & 0xC0) == 0x80) continue;
+        if (b < raw.size() && utf8_continuation(raw[b])) continue;
         while (at.size() < starts.size() && starts[at.size()] <= points) at.push_back(b);
         ++points;
     }

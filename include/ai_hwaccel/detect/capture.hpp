@@ -90,15 +90,6 @@ inline std::string without_escapes(std::string_view s) {
     return out;
 }
 
-// The first `cap` bytes of `s`, less the start of a character that the cut would split
-// (the bytes of a multi-byte UTF-8 sequence the cut leaves incomplete).
-constexpr std::string_view utf8_prefix(std::string_view s, std::size_t cap) noexcept {
-    if (s.size() <= cap) return s;
-    std::size_t end = cap;
-    while (end > 0 && (static_cast<unsigned char>(s[end]) & 0xC0u) == 0x80u && cap - end < 3) --end;
-    return s.substr(0, end);
-}
-
 // Printable UTF-8 or a question mark where it is not: names and versions end up in JSON
 // and terminals. With `cap`, at most its first `cap` bytes (utf8_prefix: a character the
 // cut would split is left out, not made a '?').
@@ -112,7 +103,7 @@ inline std::string printable(std::string_view s, bool& changed, std::size_t cap 
         std::size_t n = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xe ? 3 : (c >> 3) == 0x1e ? 4 : 0;
         bool ok = n != 0 && i + n <= s.size() && !(n == 1 && (c < 0x20 || c == 0x7f));
         for (std::size_t k = 1; ok && k < n; ++k)
-            ok = (static_cast<unsigned char>(s[i + k]) & 0xC0u) == 0x80u;
+            ok = utf8_continuation(s[i + k]);
         if (!ok) {
             out += '?';
             changed = true;
