@@ -1534,6 +1534,47 @@ constexpr std::string_view utf8_prefix(std::string_view s, std::size_t cap) noex
     while (n > 0 && utf8_continuation(s[n])) --n;
     return s.substr(0, n);
 }
+
+/// The length of the well-formed UTF-8 character that starts at `s[i]` (RFC 3629: no
+/// overlong forms, no surrogates, nothing above U+10FFFF), or 0 where none does: a stray
+/// continuation byte, a bad lead byte, a sequence cut short or malformed.
+constexpr std::size_t utf8_length_at(std::string_view s, std::size_t i) noexcept {
+    if (i >= s.size()) return 0;
+    const auto c = static_cast<unsigned char>(s[i]);
+    if (c < 0x80) return 1;
+    std::size_t extra = 0;
+    unsigned char lo = 0x80, hi = 0xBF; // the range of the first continuation byte
+    if (c >= 0xC2 && c <= 0xDF) {
+        extra = 1;
+    } else if (c == 0xE0) {
+        extra = 2;
+        lo = 0xA0; // below: an overlong form
+    } else if ((c >= 0xE1 && c <= 0xEC) || c == 0xEE || c == 0xEF) {
+        extra = 2;
+    } else if (c == 0xED) {
+        extra = 2;
+        hi = 0x9F; // above: a surrogate
+    } else if (c == 0xF0) {
+        extra = 3;
+        lo = 0x90; // below: an overlong form
+    } else if (c >= 0xF1 && c <= 0xF3) {
+        extra = 3;
+    } else if (c == 0xF4) {
+        extra = 3;
+        hi = 0x8F; // above: past U+10FFFF
+    } else {
+        return 0;
+    }
+    if (s.size() - i <= extra) return 0;
+    for (std::size_t k = 1; k <= extra; ++k) {
+        const auto b = static_cast<unsigned char>(s[i + k]);
+        if (k == 1 ? (b < lo || b > hi) : !utf8_continuation(s[i + k])) return 0;
+    }
+    return extra + 1;
+}
+static_assert(utf8_length_at("\xC3\xA9", 0) == 2 && utf8_length_at("\xF0\x9F\x98\x80", 0) == 4);
+static_assert(utf8_length_at("\xC0\x80", 0) == 0 && utf8_length_at("\xED\xA0\x80", 0) == 0);
+static_assert(utf8_length_at("\xF4\x90\x80\x80", 0) == 0 && utf8_length_at("\xE2\x82", 0) == 0);
 } // namespace detail
 
 template <std::size_t Capacity>
@@ -2267,7 +2308,8 @@ inline std::string without_escapes(std::string_view s) {
     return out;
 }
 
-// Printable UTF-8 or a question mark where it is not: names and versions end up in JSON
+// Printable UTF-8 or a question mark where it is not (a control byte, or a byte that
+// starts no well-formed character: utf8_length_at): names and versions end up in JSON
 // and terminals. With `cap`, at most its first `cap` bytes (utf8_prefix: a character the
 // cut would split is left out, not made a '?').
 inline std::string printable(std::string_view s, bool& changed, std::size_t cap = std::string_view::npos) {
@@ -2277,11 +2319,8 @@ inline std::string printable(std::string_view s, bool& changed, std::size_t cap 
     changed = false;
     for (std::size_t i = 0; i < s.size();) {
         const auto c = static_cast<unsigned char>(s[i]);
-        std::size_t n = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xe ? 3 : (c >> 3) == 0x1e ? 4 : 0;
-        bool ok = n != 0 && i + n <= s.size() && !(n == 1 && (c < 0x20 || c == 0x7f));
-        for (std::size_t k = 1; ok && k < n; ++k)
-            ok = utf8_continuation(s[i + k]);
-        if (!ok) {
+        const std::size_t n = utf8_length_at(s, i);
+        if (n == 0 || (n == 1 && (c < 0x20 || c == 0x7f))) {
             out += '?';
             changed = true;
             ++i;
@@ -6039,7 +6078,7 @@ inline interconnect_kind kind_of(std::string_view link_layer, std::string_view n
 }
 
 inline std::string clean(std::string_view s, bool& changed) {
-    return parsing::printable(trim(s).substr(0, 128), changed);
+    return parsing::printable(trim(s), changed, 128);
 }
 
 } // namespace detail::fabric
@@ -10253,7 +10292,7 @@ inline void apply_rocm_system(const std::vector<field>& system, amd_tool_result&
     for (const auto& f : system) {
         if (!iequals(f.key, "Driver version") || is_unavailable(f.value)) continue;
         bool changed = false;
-        r.driver_version = printable(driver_version_text(f.value).substr(0, 31), changed);
+        r.driver_version = printable(driver_version_text(f.value), changed, 31);
         if (changed) problems.add(f.line, "Driver version: not printable UTF-8, replaced by " + quote_value(r.driver_version));
     }
 }
@@ -13247,7 +13286,7 @@ inline void json_gpu(const nlohmann::json& j, apple_machine& m, problem_sink& pr
     g.cores = json_count(j, "sppci_cores", problems);
     if (const auto metal = json_string(j, "spdisplays_mtlgpufamilysupport", problems)) {
         bool changed = false;
-        g.metal = metal_from_code(printable(metal->substr(0, max_text), changed));
+        g.metal = metal_from_code(printable(*metal, changed, max_text));
     }
     m.gpus.push_back(std::move(g));
 }
@@ -18964,12 +19003,12 @@ inline hl_smi_result parse_hl_smi_table(std::string_view text) {
         if (line.front() == '+' || (line.size() > 1 && line[1] == '-')) return true; // rules
         if (const auto v = banner_value(line, "HL-SMI Version:")) {
             bool changed = false;
-            r.hl_smi_version = printable(v->substr(0, 64), changed);
+            r.hl_smi_version = printable(*v, changed, 64);
             return true;
         }
         if (const auto v = banner_value(line, "Driver Version:")) {
             bool changed = false;
-            driver = printable(v->substr(0, 64), changed);
+            driver = printable(*v, changed, 64);
             return true;
         }
         if (line.starts_with("|=")) {
@@ -19296,7 +19335,7 @@ std::optional<gaudi_card> read_card(const S& sys, std::string node, std::uint32_
     auto text = [&](std::string_view name, std::string& out) {
         if (const auto t = file(name)) {
             bool changed = false;
-            out = printable(detail::trim(*t).substr(0, 64), changed);
+            out = printable(detail::trim(*t), changed, 64);
             if (changed) detail::add_warning(warnings, warning_kind::parse_error, attrs + "/" + std::string(name), "not printable");
         }
     };
@@ -21206,7 +21245,7 @@ inline neuron_ls_result parse_neuron_ls_json(std::string_view text, const device
                 bad(key);
                 continue;
             }
-            const auto s = printable(std::string_view(v->get_ref<const std::string&>()).substr(0, 64), changed);
+            const auto s = printable(v->get_ref<const std::string&>(), changed, 64);
             (std::string_view(key) == "instance_type"sv ? r.instance_type : r.instance_id) = s;
         }
         if (const auto* v = get("bdf")) {
@@ -21349,7 +21388,7 @@ std::vector<neuron_sysfs_device> probe_neuron_sysfs(const S& sys, std::vector<wa
         }
         if (const auto t = read_quietly(sys, dir + "/info/architecture/device_name", warnings)) {
             bool changed = false;
-            d.device_name = printable(detail::trim(*t).substr(0, 32), changed);
+            d.device_name = printable(detail::trim(*t), changed, 32);
             if (changed) {
                 detail::add_warning(warnings, warning_kind::parse_error, dir + "/info/architecture/device_name",
                                     "not printable");
@@ -24601,44 +24640,11 @@ json enum_to_json(E e) {
 /// so an inplace_string's text still fits its capacity when read back.
 inline std::string valid_utf8(std::string_view s) {
     std::string out(s);
-    std::size_t i = 0;
-    while (i < s.size()) {
-        const auto c = static_cast<unsigned char>(s[i]);
-        if (c < 0x80) {
-            ++i;
-            continue;
-        }
-        std::size_t extra = 0;
-        unsigned char lo = 0x80, hi = 0xBF; // allowed range of the first continuation byte
-        if (c >= 0xC2 && c <= 0xDF) {
-            extra = 1;
-        } else if (c == 0xE0) {
-            extra = 2;
-            lo = 0xA0;
-        } else if ((c >= 0xE1 && c <= 0xEC) || c == 0xEE || c == 0xEF) {
-            extra = 2;
-        } else if (c == 0xED) {
-            extra = 2;
-            hi = 0x9F;
-        } else if (c == 0xF0) {
-            extra = 3;
-            lo = 0x90;
-        } else if (c >= 0xF1 && c <= 0xF3) {
-            extra = 3;
-        } else if (c == 0xF4) {
-            extra = 3;
-            hi = 0x8F;
-        }
-        bool ok = extra != 0 && i + extra < s.size();
-        for (std::size_t k = 1; ok && k <= extra; ++k) {
-            const auto b = static_cast<unsigned char>(s[i + k]);
-            ok = k == 1 ? (b >= lo && b <= hi) : (b >= 0x80 && b <= 0xBF);
-        }
-        if (ok) {
-            i += extra + 1;
+    for (std::size_t i = 0; i < s.size();) {
+        if (const std::size_t n = utf8_length_at(s, i)) {
+            i += n;
         } else {
-            out[i] = '?';
-            ++i;
+            out[i++] = '?';
         }
     }
     return out;

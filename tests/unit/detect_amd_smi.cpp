@@ -237,6 +237,17 @@ TEST_CASE("parse_rocm_smi: other forms (hand-made, shaped as rocm_smi.py prints 
         CHECK(r.problems.empty());
         CHECK(r.driver_version == "6.7.0");
     }
+    SUBCASE("a long UTF-8 driver version is cut between characters") {
+        // hand-made: two bytes, then 20 two-byte characters, past the 31-byte cap.
+        std::string v = "60";
+        for (int i = 0; i < 20; ++i) v += "\xC3\xA9";
+        for (const auto& text : {"name, value\n\"Driver version\", \"" + v + "\"\n",
+                                 "{\"system\": {\"Driver version\": \"" + v + "\"}}"}) {
+            const auto r = ah::parse_rocm_smi(text);
+            CHECK(r.problems.empty());
+            CHECK(r.driver_version == v.substr(0, 30)); // "60" and 14 whole characters
+        }
+    }
     SUBCASE("'[Model : Revision]' concise layouts as published: the cell is the subsystem") {
         // rocm-smi 6.0-6.2's concise table puts the board's subsystem id in "[Model :
         // Revision]" (an MI210's 0x0c34, an MI250X's 0x0b0c, the CSV's "Card model"), not

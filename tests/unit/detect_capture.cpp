@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include <string>
+#include <string_view>
 
 namespace ah = ai_hwaccel;
 namespace fmt = ah::detail::formats;
@@ -26,4 +27,34 @@ TEST_CASE("capture helpers: nothing_found names the format") {
     CHECK(out.warnings[0].kind == ah::warning_kind::parse_error);
     CHECK(out.warnings[0].subject == "lscpu");
     CHECK(out.warnings[0].message == "no CPU description found in the input");
+}
+
+TEST_CASE("printable: well-formed UTF-8 kept, every other byte a '?'") {
+    using ah::detail::parsing::printable;
+    bool changed = true;
+    CHECK(printable("caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80", changed) == "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80");
+    CHECK_FALSE(changed);
+    // Each of these decodes to something RFC 3629 forbids; a JSON reader refuses them.
+    const char* const bad[] = {
+        "\xc0\xaf",         // an overlong '/'
+        "\xe0\x80\xaf",     // the same, in three bytes
+        "\xed\xa0\x80",     // a surrogate (U+D800)
+        "\xf4\x90\x80\x80", // past U+10FFFF
+        "\xf8\x88\x80\x80", // a five-byte lead
+        "\xe2\x82",         // cut short
+        "\x80",             // a continuation byte alone
+    };
+    for (const char* b : bad) {
+        const std::string_view in(b);
+        CAPTURE(in.size());
+        const auto out = printable(in, changed);
+        CHECK(changed);
+        CHECK(out == std::string(in.size(), '?'));
+    }
+    CHECK(printable("a\tb\x7f", changed) == "a?b?");
+    CHECK(changed);
+    // The cap never splits a character: one byte past it, the whole character goes.
+    CHECK(printable("ab\xc3\xa9", changed, 3) == "ab");
+    CHECK_FALSE(changed);
+    CHECK(printable("ab\xc3\xa9", changed, 4) == "ab\xc3\xa9");
 }

@@ -151,6 +151,18 @@ TEST_CASE("parse_ibstat") {
     }
 }
 
+TEST_CASE("parse_ibstat: a long UTF-8 CA type is cut between characters") {
+    // hand-made: one byte, then 100 two-byte characters, past the 128-byte cap. A cut that
+    // split a character would read as a '?' and a "not printable" problem.
+    std::string type = "a";
+    for (int i = 0; i < 100; ++i) type += "\xC3\xA9";
+    const auto r = ah::parse_ibstat("CA 'mlx5_0'\n\tCA type: " + type + "\n\tPort 1:\n\t\tState: Active\n");
+    INFO(problems_of(r.problems));
+    CHECK(r.problems.empty());
+    REQUIRE(r.ports.size() == 1);
+    CHECK(r.ports[0].hca_type == type.substr(0, 127)); // "a" and 63 whole characters
+}
+
 TEST_CASE("parse_ibstatus") {
     SUBCASE("real capture: A100 node, 8x HDR InfiniBand + 1 Ethernet") {
         const auto t = test::capture("ibstat/ibstatus_a100_ib-hdr200.txt");

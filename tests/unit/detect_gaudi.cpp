@@ -305,6 +305,16 @@ TEST_CASE("hl-smi parsers: hostile input never crashes and is reported") {
     CHECK(l.problems.size() == 6);
 }
 
+TEST_CASE("parse_hl_smi_table: a long UTF-8 version is cut between characters") {
+    // hand-made: one byte, then 40 two-byte characters, past the 64-byte cap.
+    std::string v = "a";
+    for (int i = 0; i < 40; ++i) v += "\xC3\xA9";
+    const auto t = ah::parse_hl_smi_table("| HL-SMI Version:   " + v + "   |\n| Driver Version:   " + v +
+                                          "   |\n| AIP Name | Bus-Id | Util |\n|=====+=====+=====|\n");
+    CHECK(t.hl_smi_version == v.substr(0, 63)); // "a" and 31 whole characters
+    CHECK(t.hl_smi_version.find('?') == std::string::npos);
+}
+
 TEST_CASE("detail::formats::sniff_hl_smi_csv / sniff_hl_smi_table / sniff_hl_smi_log") {
     namespace f = ah::detail::formats;
     const test::sniffer_row rows[] = {

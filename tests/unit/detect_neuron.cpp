@@ -387,6 +387,15 @@ TEST_CASE("parse_neuron_ls_json") {
         r = ah::parse_neuron_ls_json(many + "]");
         CHECK(r.devices.size() == ah::detail::neuron::max_rows);
     }
+    SUBCASE("a long UTF-8 instance type is cut between characters") {
+        // hand-made: one byte, then 40 two-byte characters, past the 64-byte cap.
+        std::string v = "a";
+        for (int i = 0; i < 40; ++i) v += "\xC3\xA9";
+        const auto r = ah::parse_neuron_ls_json(R"([{"neuron_device": 0, "instance_type": ")" + v + "\"}]");
+        REQUIRE(r.problems.size() == 1); // the instance type names no chip
+        CHECK(r.problems[0].message.find("not printable") == std::string::npos);
+        CHECK(r.instance_type == v.substr(0, 63)); // "a" and 31 whole characters
+    }
 }
 #endif
 

@@ -26,6 +26,47 @@ constexpr std::string_view utf8_prefix(std::string_view s, std::size_t cap) noex
     while (n > 0 && utf8_continuation(s[n])) --n;
     return s.substr(0, n);
 }
+
+/// The length of the well-formed UTF-8 character that starts at `s[i]` (RFC 3629: no
+/// overlong forms, no surrogates, nothing above U+10FFFF), or 0 where none does: a stray
+/// continuation byte, a bad lead byte, a sequence cut short or malformed.
+constexpr std::size_t utf8_length_at(std::string_view s, std::size_t i) noexcept {
+    if (i >= s.size()) return 0;
+    const auto c = static_cast<unsigned char>(s[i]);
+    if (c < 0x80) return 1;
+    std::size_t extra = 0;
+    unsigned char lo = 0x80, hi = 0xBF; // the range of the first continuation byte
+    if (c >= 0xC2 && c <= 0xDF) {
+        extra = 1;
+    } else if (c == 0xE0) {
+        extra = 2;
+        lo = 0xA0; // below: an overlong form
+    } else if ((c >= 0xE1 && c <= 0xEC) || c == 0xEE || c == 0xEF) {
+        extra = 2;
+    } else if (c == 0xED) {
+        extra = 2;
+        hi = 0x9F; // above: a surrogate
+    } else if (c == 0xF0) {
+        extra = 3;
+        lo = 0x90; // below: an overlong form
+    } else if (c >= 0xF1 && c <= 0xF3) {
+        extra = 3;
+    } else if (c == 0xF4) {
+        extra = 3;
+        hi = 0x8F; // above: past U+10FFFF
+    } else {
+        return 0;
+    }
+    if (s.size() - i <= extra) return 0;
+    for (std::size_t k = 1; k <= extra; ++k) {
+        const auto b = static_cast<unsigned char>(s[i + k]);
+        if (k == 1 ? (b < lo || b > hi) : !utf8_continuation(s[i + k])) return 0;
+    }
+    return extra + 1;
+}
+static_assert(utf8_length_at("\xC3\xA9", 0) == 2 && utf8_length_at("\xF0\x9F\x98\x80", 0) == 4);
+static_assert(utf8_length_at("\xC0\x80", 0) == 0 && utf8_length_at("\xED\xA0\x80", 0) == 0);
+static_assert(utf8_length_at("\xF4\x90\x80\x80", 0) == 0 && utf8_length_at("\xE2\x82", 0) == 0);
 } // namespace detail
 
 template <std::size_t Capacity>

@@ -414,7 +414,7 @@ inline void apply_rocm_system(const std::vector<field>& system, amd_tool_result&
     for (const auto& f : system) {
         if (!iequals(f.key, "Driver version") || is_unavailable(f.value)) continue;
         bool changed = false;
-        r.driver_version = printable(driver_version_text(f.value).substr(0, 31), changed);
+        r.driver_version = printable(driver_version_text(f.value), changed, 31);
         if (changed) problems.add(f.line, "Driver version: not printable UTF-8, replaced by " + quote_value(r.driver_version));
     }
 }

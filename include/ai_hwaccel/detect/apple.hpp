@@ -683,7 +683,7 @@ inline void json_gpu(const nlohmann::json& j, apple_machine& m, problem_sink& pr
     g.cores = json_count(j, "sppci_cores", problems);
     if (const auto metal = json_string(j, "spdisplays_mtlgpufamilysupport", problems)) {
         bool changed = false;
-        g.metal = metal_from_code(printable(metal->substr(0, max_text), changed));
+        g.metal = metal_from_code(printable(*metal, changed, max_text));
     }
     m.gpus.push_back(std::move(g));
 }

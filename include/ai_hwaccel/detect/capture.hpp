@@ -90,7 +90,8 @@ inline std::string without_escapes(std::string_view s) {
     return out;
 }
 
-// Printable UTF-8 or a question mark where it is not: names and versions end up in JSON
+// Printable UTF-8 or a question mark where it is not (a control byte, or a byte that
+// starts no well-formed character: utf8_length_at): names and versions end up in JSON
 // and terminals. With `cap`, at most its first `cap` bytes (utf8_prefix: a character the
 // cut would split is left out, not made a '?').
 inline std::string printable(std::string_view s, bool& changed, std::size_t cap = std::string_view::npos) {
@@ -100,11 +101,8 @@ inline std::string printable(std::string_view s, bool& changed, std::size_t cap 
     changed = false;
     for (std::size_t i = 0; i < s.size();) {
         const auto c = static_cast<unsigned char>(s[i]);
-        std::size_t n = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xe ? 3 : (c >> 3) == 0x1e ? 4 : 0;
-        bool ok = n != 0 && i + n <= s.size() && !(n == 1 && (c < 0x20 || c == 0x7f));
-        for (std::size_t k = 1; ok && k < n; ++k)
-            ok = utf8_continuation(s[i + k]);
-        if (!ok) {
+        const std::size_t n = utf8_length_at(s, i);
+        if (n == 0 || (n == 1 && (c < 0x20 || c == 0x7f))) {
             out += '?';
             changed = true;
             ++i;

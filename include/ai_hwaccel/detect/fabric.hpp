@@ -131,7 +131,7 @@ inline interconnect_kind kind_of(std::string_view link_layer, std::string_view n
 }
 
 inline std::string clean(std::string_view s, bool& changed) {
-    return parsing::printable(trim(s).substr(0, 128), changed);
+    return parsing::printable(trim(s), changed, 128);
 }
 
 } // namespace detail::fabric

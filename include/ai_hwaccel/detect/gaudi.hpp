@@ -365,12 +365,12 @@ inline hl_smi_result parse_hl_smi_table(std::string_view text) {
         if (line.front() == '+' || (line.size() > 1 && line[1] == '-')) return true; // rules
         if (const auto v = banner_value(line, "HL-SMI Version:")) {
             bool changed = false;
-            r.hl_smi_version = printable(v->substr(0, 64), changed);
+            r.hl_smi_version = printable(*v, changed, 64);
             return true;
         }
         if (const auto v = banner_value(line, "Driver Version:")) {
             bool changed = false;
-            driver = printable(v->substr(0, 64), changed);
+            driver = printable(*v, changed, 64);
             return true;
         }
         if (line.starts_with("|=")) {
@@ -697,7 +697,7 @@ std::optional<gaudi_card> read_card(const S& sys, std::string node, std::uint32_
     auto text = [&](std::string_view name, std::string& out) {
         if (const auto t = file(name)) {
             bool changed = false;
-            out = printable(detail::trim(*t).substr(0, 64), changed);
+            out = printable(detail::trim(*t), changed, 64);
             if (changed) detail::add_warning(warnings, warning_kind::parse_error, attrs + "/" + std::string(name), "not printable");
         }
     };

@@ -796,7 +796,7 @@ inline neuron_ls_result parse_neuron_ls_json(std::string_view text, const device
                 bad(key);
                 continue;
             }
-            const auto s = printable(std::string_view(v->get_ref<const std::string&>()).substr(0, 64), changed);
+            const auto s = printable(v->get_ref<const std::string&>(), changed, 64);
             (std::string_view(key) == "instance_type"sv ? r.instance_type : r.instance_id) = s;
         }
         if (const auto* v = get("bdf")) {
@@ -939,7 +939,7 @@ std::vector<neuron_sysfs_device> probe_neuron_sysfs(const S& sys, std::vector<wa
         }
         if (const auto t = read_quietly(sys, dir + "/info/architecture/device_name", warnings)) {
             bool changed = false;
-            d.device_name = printable(detail::trim(*t).substr(0, 32), changed);
+            d.device_name = printable(detail::trim(*t), changed, 32);
             if (changed) {
                 detail::add_warning(warnings, warning_kind::parse_error, dir + "/info/architecture/device_name",
                                     "not printable");

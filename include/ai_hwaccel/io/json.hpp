@@ -208,44 +208,11 @@ json enum_to_json(E e) {
 /// so an inplace_string's text still fits its capacity when read back.
 inline std::string valid_utf8(std::string_view s) {
     std::string out(s);
-    std::size_t i = 0;
-    while (i < s.size()) {
-        const auto c = static_cast<unsigned char>(s[i]);
-        if (c < 0x80) {
-            ++i;
-            continue;
-        }
-        std::size_t extra = 0;
-        unsigned char lo = 0x80, hi = 0xBF; // allowed range of the first continuation byte
-        if (c >= 0xC2 && c <= 0xDF) {
-            extra = 1;
-        } else if (c == 0xE0) {
-            extra = 2;
-            lo = 0xA0;
-        } else if ((c >= 0xE1 && c <= 0xEC) || c == 0xEE || c == 0xEF) {
-            extra = 2;
-        } else if (c == 0xED) {
-            extra = 2;
-            hi = 0x9F;
-        } else if (c == 0xF0) {
-            extra = 3;
-            lo = 0x90;
-        } else if (c >= 0xF1 && c <= 0xF3) {
-            extra = 3;
-        } else if (c == 0xF4) {
-            extra = 3;
-            hi = 0x8F;
-        }
-        bool ok = extra != 0 && i + extra < s.size();
-        for (std::size_t k = 1; ok && k <= extra; ++k) {
-            const auto b = static_cast<unsigned char>(s[i + k]);
-            ok = k == 1 ? (b >= lo && b <= hi) : (b >= 0x80 && b <= 0xBF);
-        }
-        if (ok) {
-            i += extra + 1;
+    for (std::size_t i = 0; i < s.size();) {
+        if (const std::size_t n = utf8_length_at(s, i)) {
+            i += n;
         } else {
-            out[i] = '?';
-            ++i;
+            out[i++] = '?';
         }
     }
     return out;
