@@ -55,10 +55,55 @@ TEST_CASE("parse_gc_info_list") {
         CHECK(r.groups[1] == ah::graphcore_multi_ipu{5, {2, 3}});
         CHECK(r.groups[2] == ah::graphcore_multi_ipu{6, {0, 1, 2, 3}});
     }
+    SUBCASE("PCIe cards as Graphcore's TensorFlow documentation prints them (IPUConfig.select_ipus)") {
+        // Cut from the 16-IPU listing there: padded brackets, "type" for "target", members
+        // as "PCIe Id" lines. Before, IPUs 0 and 1 were not understood and each Multi IPU
+        // device came out as one more IPU.
+        const auto r = ah::parse_gc_info_list("Graphcore device listing:\n\n"
+                                              "-+- Id:  [0], type:      [PCIe], PCI Domain: [0000:1a:00.0]\n"
+                                              "-+- Id:  [1], type:      [PCIe], PCI Domain: [0000:1b:00.0]\n"
+                                              "-+- Id: [10], type:      [PCIe], PCI Domain: [0000:8e:00.0]\n"
+                                              "-+- Id: [11], type:      [PCIe], PCI Domain: [0000:8f:00.0]\n"
+                                              "-+- Id: [16], type: [Multi IPU]\n"
+                                              "|--- PCIe Id:  [1], DNC Id: [0], PCI Domain: [0000:1b:00.0]\n"
+                                              "|--- PCIe Id:  [0], DNC Id: [1], PCI Domain: [0000:1a:00.0]\n"
+                                              "-+- Id: [17], type: [Multi IPU]\n"
+                                              "|--- PCIe Id: [11], DNC Id: [0], PCI Domain: [0000:8f:00.0]\n"
+                                              "|--- PCIe Id: [10], DNC Id: [1], PCI Domain: [0000:8e:00.0]\n");
+        INFO(problems_of(r.problems));
+        CHECK(r.problems.empty());
+        REQUIRE(r.devices.size() == 4);
+        const std::uint32_t index[] = {0, 1, 10, 11};
+        const std::uint8_t bus[] = {0x1a, 0x1b, 0x8e, 0x8f};
+        for (std::size_t i = 0; i < 4; ++i) {
+            CAPTURE(i);
+            CHECK(r.devices[i].index == index[i]);
+            CHECK(*r.devices[i].pci == ah::pci_address{0, bus[i], 0, 0});
+            CHECK(r.ipus[i].target == "PCIe");
+        }
+        REQUIRE(r.groups.size() == 2);
+        CHECK(r.groups[0] == ah::graphcore_multi_ipu{16, {1, 0}});
+        CHECK(r.groups[1] == ah::graphcore_multi_ipu{17, {11, 10}});
+    }
+    SUBCASE("an Id twice in one partition: reported, the second listing left out") {
+        // hand-made
+        const auto r = ah::parse_gc_info_list("-+- Id: [0], target: [Fabric]\n-+- Id: [0], target: [Fabric]\n"
+                                              "-+- Id: [4], target: [Multi IPU]\n |--- Id: [0]\n"
+                                              "-+- Id: [4], target: [Multi IPU]\n |--- Id: [7]\n"
+                                              "Partition: p2\n-+- Id: [0], target: [Fabric]\n");
+        REQUIRE(r.devices.size() == 2); // the second partition may use Id 0 again
+        CHECK(r.devices[0].available);
+        CHECK_FALSE(r.devices[1].available);
+        REQUIRE(r.groups.size() == 1);
+        CHECK(r.groups[0] == ah::graphcore_multi_ipu{4, {0}});
+        REQUIRE(r.problems.size() == 2);
+        CHECK(r.problems[0].message == "Id 0 listed twice; the second listing ignored");
+        CHECK(r.problems[1].message == "Id 4 listed twice; the second listing ignored");
+    }
     SUBCASE("hand-made: another partition is not active; a PCI address is taken") {
         const auto r = ah::parse_gc_info_list("Graphcore device listing:\n"
                                               "Partition: p1 [active]\n"
-                                              "-+- Id: [0], target: [PCIe], PCI Id: [0000:35:00.0]\n"
+                                              "-+- Id: [0], target: [PCIe], PCI Domain: [0000:35:00.0]\n"
                                               "Partition: p2\n"
                                               "-+- Id: [0], target: [Fabric], IPU-M host: [10.0.0.1], IPU#: [0]\n");
         INFO(problems_of(r.problems));
@@ -169,6 +214,10 @@ TEST_CASE("parse_gc_monitor") {
         CHECK(r.devices[1].spec == nullptr);
         r = ah::parse_gc_monitor("|" + std::string(1 << 20, '|'));
         CHECK(r.devices.empty());
+        r = ah::parse_gc_monitor("| ID | Type |\n| 0 | M2000 |\n| 0 | M2000 |\n| 1 | M2000 |\n");
+        CHECK(r.devices.size() == 2);
+        REQUIRE(r.problems.size() == 1);
+        CHECK(r.problems[0].message == "ID 0 listed twice; the second row ignored");
     }
 }
 

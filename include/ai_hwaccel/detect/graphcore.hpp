@@ -8,9 +8,11 @@
 // " |--- " lines). `gc-monitor` prints a box table with one row per IPU whose "Type"
 // column is the machine type (M2000), which is how an IPU is matched to the catalogue.
 // Formats from Graphcore's command-line tools documentation (gc-info, gc-monitor) and
-// the captures. Board serial numbers are never copied. A PCIe card (C2, C600) is listed
-// with target "PCIe"; the listing's exact fields for it were not found in a public
-// source, so a bracketed PCI address is taken wherever it appears and nothing else.
+// the captures. Board serial numbers are never copied. PCIe cards (C2, C600) are listed
+// as Graphcore's TensorFlow documentation (IPUConfig.select_ipus) prints them: the key
+// is "type" rather than "target", brackets are padded ("Id:  [0], type:      [PCIe],
+// PCI Domain: [0000:1a:00.0]"), and a Multi IPU device's members are "|--- PCIe Id:
+// [5], DNC Id: [0], ..." lines. A bracketed PCI address is taken wherever it appears.
 //
 // The probe runs `gc-info -l`, then `gc-monitor` for the types; a missing gc-info says
 // nothing (IPUs over fabric leave no trace on the host to say they exist).
@@ -30,6 +32,7 @@
 #include "ai_hwaccel/detect/sysfs.hpp"
 #include "ai_hwaccel/detect/system.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -103,16 +106,19 @@ struct field {
     std::string_view value;
 };
 
-// "Id: [0], target: [Fabric], IPU#: [3]" -> its fields; nullopt when it is not that shape.
+// "Id: [0], target: [Fabric], IPU#: [3]" or "Id:  [0], type:      [PCIe]" -> its fields
+// (blanks may pad the brackets); nullopt when it is not that shape.
 inline std::optional<std::vector<field>> bracket_fields(std::string_view s) {
     std::vector<field> out;
     s = trim(s);
     while (!s.empty()) {
-        const auto open = s.find(": [");
+        const auto open = s.find('[');
         if (open == std::string_view::npos) return std::nullopt;
-        const auto close = s.find(']', open + 3);
+        const auto key = trim(s.substr(0, open));
+        if (key.size() < 2 || key.back() != ':') return std::nullopt;
+        const auto close = s.find(']', open + 1);
         if (close == std::string_view::npos) return std::nullopt;
-        out.push_back({trim(s.substr(0, open)), trim(s.substr(open + 3, close - open - 3))});
+        out.push_back({trim(key.substr(0, key.size() - 1)), trim(s.substr(open + 1, close - open - 1))});
         s = trim(s.substr(close + 1));
         if (s.empty()) break;
         if (s.front() != ',') return std::nullopt;
@@ -170,7 +176,8 @@ inline std::optional<std::pair<std::string, bool>> partition_line(std::string_vi
 /// Reads `gc-info -l` (--list-devices). Single IPUs become devices (kind graphcore_ipu,
 /// index = the listing's Id, unnamed: the listing does not say the type); Multi IPU
 /// devices are listed apart. IPUs of a partition not marked active (--all-partitions)
-/// are unavailable.
+/// are unavailable. An Id listed twice in one partition is reported, and its second
+/// listing (with a Multi IPU device's members) left out.
 inline gc_info_list_result parse_gc_info_list(std::string_view text) {
     using namespace detail::graphcore;
     gc_info_list_result r;
@@ -178,6 +185,8 @@ inline gc_info_list_result parse_gc_info_list(std::string_view text) {
     std::size_t number = 0;
     bool active = true;
     graphcore_multi_ipu* group = nullptr; // the last Multi IPU device, re-taken after each push_back
+    bool skipping = false;                // inside a Multi IPU device listed twice
+    std::vector<std::uint32_t> ids;       // the Ids of this partition so far
     detail::formats::each_line(text, [&](std::string_view raw) {
         ++number;
         const auto line = detail::trim(raw);
@@ -186,12 +195,16 @@ inline gc_info_list_result parse_gc_info_list(std::string_view text) {
             active = part->second;
             if (active && r.partition.empty()) r.partition = std::move(part->first);
             group = nullptr;
+            skipping = false;
+            ids.clear();
             return true;
         }
         const bool top = line.starts_with("-+-");
         const bool member = line.starts_with("|---");
         const auto fields = top || member ? bracket_fields(line.substr(top ? 3 : 4)) : std::nullopt;
-        if (!fields || fields->front().key != "Id"sv || !small_number(fields->front().value)) {
+        // A member is "Id" over fabric, "PCIe Id" on PCIe cards.
+        const bool id_key = fields && (fields->front().key == "Id"sv || (member && fields->front().key == "PCIe Id"sv));
+        if (!id_key || !small_number(fields->front().value)) {
             problems.add(number, "not understood: " + quote_value(line));
             return true;
         }
@@ -201,19 +214,26 @@ inline gc_info_list_result parse_gc_info_list(std::string_view text) {
         }
         const std::uint32_t id = *small_number(fields->front().value);
         if (member) {
+            if (skipping) return true;
             if (!group) problems.add(number, "a Multi IPU member before any Multi IPU device");
             else if (group->members.size() < 1024) group->members.push_back(id);
             return true;
         }
-        std::string_view target;
+        group = nullptr;
+        skipping = std::find(ids.begin(), ids.end(), id) != ids.end();
+        if (skipping) {
+            problems.add(number, "Id " + std::to_string(id) + " listed twice; the second listing ignored");
+            return true;
+        }
+        ids.push_back(id);
+        std::string_view target; // "target" over fabric, "type" on PCIe cards
         for (const auto& f : *fields)
-            if (f.key == "target"sv) target = f.value;
+            if (f.key == "target"sv || f.key == "type"sv) target = f.value;
         if (target == "Multi IPU"sv) {
             r.groups.push_back({id, {}});
             group = &r.groups.back();
             return true;
         }
-        group = nullptr;
         bool changed = false;
         graphcore_ipu_entry e;
         e.id = id;
@@ -241,7 +261,8 @@ inline gc_info_list_result parse_gc_info_list(std::string_view text) {
 /// "IPU#", …); each row below is one IPU, index = ID, named by its Type and matched to
 /// the catalogue by it. A border between rows separates one IPU-Machine's IPUs from the
 /// next one's; the table ends at the first row after a border that does not have the
-/// header's cells (the attached-processes box). Rows of that box are not devices.
+/// header's cells (the attached-processes box). Rows of that box are not devices. A
+/// second row for an ID is reported and left out.
 inline gc_monitor_result parse_gc_monitor(std::string_view text) {
     using namespace detail::graphcore;
     gc_monitor_result r;
@@ -292,6 +313,10 @@ inline gc_monitor_result parse_gc_monitor(std::string_view text) {
         if (r.devices.size() >= max_rows) {
             problems.add(number, "more than " + std::to_string(max_rows) + " rows; the rest ignored");
             return false;
+        }
+        if (std::ranges::any_of(r.devices, [&](const accelerator_profile& d) { return d.index == *id; })) {
+            problems.add(number, "ID " + std::to_string(*id) + " listed twice; the second row ignored");
+            return true;
         }
         accelerator_profile p = blank_ipu(*id);
         if (!cells[type_col].empty() && !apply_type(p, cells[type_col]))
