@@ -133,15 +133,37 @@ TEST_CASE("parse_qaic_util_query") {
                                       "\tDram Free:12 GB\n\tPCI Address:zz\n\tNsp Total:-1\n"
                                       "\tMax Link Speed:fast\n\tSoC temperature(degree C):nan\n");
         REQUIRE(r.devices.size() == 1);
-        CHECK(r.problems.size() == 7);
+        REQUIRE(r.problems.size() == 7);
+        // A number no SoC reports (past 2^64, a negative count) is out of range; the rest
+        // cannot be read.
+        const bool out_of_range[] = {false, true, false, false, true, false, false};
+        for (std::size_t i = 0; i < 7; ++i)
+            CHECK((r.problems[i].kind == ah::warning_kind::value_out_of_range) == out_of_range[i]);
         CHECK_FALSE(r.devices[0].memory_bytes.has_value());
         CHECK(r.status[0].empty());
+        // Numbers no SoC reports are out of range, not unreadable.
+        r = ah::parse_qaic_util_query("QID 0\n\tDram Free:20000000 MB\n\tNsp Total:5000\n"
+                                      "\tSoC temperature(degree C):9999\n");
+        REQUIRE(r.problems.size() == 3);
+        for (const auto& p : r.problems) CHECK(p.kind == ah::warning_kind::value_out_of_range);
+        // QUtil's "Unknown" state: read, and the SoC is not available.
+        r = ah::parse_qaic_util_query("QID 0\n\tStatus:Unknown\n");
+        CHECK(r.problems.empty());
+        REQUIRE(r.devices.size() == 1);
+        CHECK_FALSE(r.devices[0].available);
+        CHECK(r.status[0] == "Unknown");
+        // A QID twice: reported, its second block left out.
+        r = ah::parse_qaic_util_query("QID 0\n\tDram Total:32768 MB\nQID 1\nQID 0\n\tDram Total:1 MB\n\tjunk\n");
+        REQUIRE(r.devices.size() == 2);
+        CHECK(*r.devices[0].memory_bytes == 32768 * mib);
+        REQUIRE(r.problems.size() == 1);
+        CHECK(r.problems[0].message == "QID 0 listed twice; the second block ignored");
         r = ah::parse_qaic_util_query("Failed to query Device ID: 3\n");
         CHECK(r.problems.size() == 1);
         r = ah::parse_qaic_util_query("QID 0\n\tStatus:\xff\xfe\x01\n");
         CHECK(r.problems.size() == 1);
         std::string many;
-        for (int i = 0; i < 5000; ++i) many += "QID " + std::to_string(i % 100) + "\n";
+        for (int i = 0; i < 5000; ++i) many += "QID " + std::to_string(i) + "\n";
         r = ah::parse_qaic_util_query(many);
         CHECK(r.devices.size() == ah::detail::parsing::max_rows);
         CHECK(r.problems.size() == 1);
@@ -225,6 +247,25 @@ TEST_CASE("qualcomm_probe") {
         CHECK(c.name.view() == "Qualcomm Cloud AI 080");
         CHECK_FALSE(c.available); // no driver bound
         CHECK(c.pci_device_id == 0xa080);
+    }
+    SUBCASE("a SoC qaic-util does not list takes a number no listed SoC's QID holds") {
+        // hand-made: the first SoC on the bus has no driver; the tool lists the other two
+        // as QID 0 and 1. Before, the first kept its place, 0, which QID 0 also held.
+        fake_qaic_host h;
+        h.function("0000:2c:00.0", "0x17cb", "0xa100", "");
+        h.function("0000:2d:00.0", "0x17cb", "0xa100", "qaic");
+        h.function("0000:2e:00.0", "0x17cb", "0xa100", "qaic");
+        h.dir.write("ai-hwaccel-tools/q.txt", "QID 0\n\tStatus:Ready\n\tPCI Address:0000:2d:00.0\n"
+                                              "QID 1\n\tStatus:Ready\n\tPCI Address:0000:2e:00.0\n");
+        h.dir.write("ai-hwaccel-tools/index", "0\tq.txt\tqaic-util -q\n");
+        const auto out = ah::qualcomm_probe{}.probe(ah::host_system(h.root.string()));
+        INFO(test::warnings_text(out.warnings));
+        CHECK(out.warnings.empty());
+        REQUIRE(out.devices.size() == 3);
+        CHECK(out.devices[0].index == 2);
+        CHECK_FALSE(out.devices[0].available);
+        CHECK(out.devices[1].index == 0);
+        CHECK(out.devices[2].index == 1);
     }
     SUBCASE("every SoC in Error (qaic-util without root): the bus's availability, a warning") {
         // Hand-made: what qaic-util prints for each SoC when it lacks the permission.

@@ -68,6 +68,7 @@ using detail::parsing::parse_uint;
 using detail::parsing::printable;
 using detail::parsing::problem_sink;
 using detail::parsing::quote_value;
+using detail::parsing::value_problem;
 
 inline constexpr std::uint32_t vendor_id = 0x17cb;
 
@@ -106,12 +107,20 @@ inline std::optional<std::uint64_t> megabytes(std::string_view v) {
     return *n * 1024 * 1024;
 }
 
-// Fills the profile from one "Key:value" line; returns a problem, or "" when fine.
-inline std::string apply_field(std::string_view key, std::string_view value, accelerator_profile& p,
-                               std::string& status) {
-    const auto bad = [&] { return std::string(key) + ": cannot read " + quote_value(value); };
+// Fills the profile from one "Key:value" line; returns a problem, or nothing when fine.
+// A number no SoC reports (past 2^64, 16 TiB, 1024 NSPs) is out of range, not unreadable.
+inline value_problem apply_field(std::string_view key, std::string_view value, accelerator_profile& p,
+                                 std::string& status) {
+    const auto bad = [&] { return value_problem(std::string(key) + ": cannot read " + quote_value(value)); };
+    const auto bad_number = [&](std::string_view n) {
+        return looks_decimal(n) ? value_problem(std::string(key) + ": " + quote_value(value) + " is out of range",
+                                                warning_kind::value_out_of_range)
+                                : bad();
+    };
     if (key == "Status"sv) {
-        if (value != "Ready"sv && value != "Error"sv && value != "Initializing"sv) return bad();
+        // QUtil's states; Unknown is printed for a state it has no name for.
+        if (value != "Ready"sv && value != "Error"sv && value != "Initializing"sv && value != "Unknown"sv)
+            return bad();
         status = std::string(value);
         p.available = value == "Ready"sv;
         return {};
@@ -136,19 +145,19 @@ inline std::string apply_field(std::string_view key, std::string_view value, acc
     }
     if (key == "Dram Total"sv || key == "Dram Free"sv) {
         const auto b = megabytes(value);
-        if (!b) return bad();
+        if (!b) return value.ends_with(" MB") ? bad_number(trim(value.substr(0, value.size() - 3))) : bad();
         (key == "Dram Total"sv ? p.memory_bytes : p.memory_free_bytes) = {*b, origin::tool};
         return {};
     }
     if (key == "Nsp Total"sv) {
         const auto n = parse_uint(value);
-        if (!n || *n > 1024) return bad();
+        if (!n || *n > 1024) return bad_number(value);
         p.compute_units = {static_cast<std::uint32_t>(*n), origin::tool};
         return {};
     }
     if (key == "SoC temperature(degree C)"sv) {
         const auto t = parse_real(value);
-        if (!t || *t < -100 || *t > 500) return bad();
+        if (!t || *t < -100 || *t > 500) return bad_number(value);
         p.temperature_c = {*t, origin::tool};
         return {};
     }
@@ -166,13 +175,15 @@ constexpr bool preamble_line(std::string_view line) noexcept {
 
 /// Reads `qaic-util -q` (also its `| grep` excerpts): a "QID <n>" line per SoC, then
 /// indented "Key:value" lines. Devices are Qualcomm Cloud AI SoCs indexed by QID; a SoC
-/// whose Status is not Ready is kept, unavailable. Values origin::tool.
+/// whose Status is not Ready is kept, unavailable. A QID listed twice is reported and its
+/// second block left out. Values origin::tool.
 inline qaic_util_result parse_qaic_util_query(std::string_view text) {
     using namespace detail::qualcomm;
     qaic_util_result r;
     problem_sink problems{r.problems};
     std::size_t number = 0;
     bool current = false;
+    bool skipping = false; // inside the block of a QID listed before
     std::optional<std::uint64_t> declared; // "Number of devices:", on line declared_at
     std::size_t declared_at = 0;
     auto finish = [&] {
@@ -188,9 +199,14 @@ inline qaic_util_result parse_qaic_util_query(std::string_view text) {
         if (line.empty()) return true;
         if (const auto qid = qid_line(line)) {
             finish();
+            current = false;
+            skipping = std::ranges::any_of(r.devices, [&](const accelerator_profile& d) { return d.index == *qid; });
+            if (skipping) {
+                problems.add(number, "QID " + std::to_string(*qid) + " listed twice; the second block ignored");
+                return true;
+            }
             if (r.devices.size() >= max_rows) {
                 problems.add(number, "more than " + std::to_string(max_rows) + " devices; the rest ignored");
-                current = false;
                 return false;
             }
             r.devices.push_back(blank_soc(*qid));
@@ -198,6 +214,7 @@ inline qaic_util_result parse_qaic_util_query(std::string_view text) {
             current = true;
             return true;
         }
+        if (skipping) return true;
         if (line.starts_with("Failed to query Device ID")) {
             problems.add(number, "qaic-util: " + quote_value(line));
             return true;
@@ -222,8 +239,8 @@ inline qaic_util_result parse_qaic_util_query(std::string_view text) {
         const auto key = detail::trim(line.substr(0, colon));
         const auto value = detail::trim(line.substr(colon + 1));
         if (value.empty()) return true;
-        auto msg = apply_field(key, value, r.devices.back(), r.status.back());
-        if (!msg.empty()) problems.add(number, std::move(msg));
+        if (auto p = apply_field(key, value, r.devices.back(), r.status.back()); !p.empty())
+            problems.add_problem(number, std::move(p));
         return true;
     });
     finish();
@@ -302,11 +319,16 @@ private:
                                            "every SoC reports Status:Error, as qaic-util does without root; "
                                            "availability is the PCI bus's (run as root for each SoC's state)",
                                            0});
+        std::vector<bool> named(on_bus); // given its QID
         for (std::size_t i = 0; i < parsed.devices.size(); ++i) {
             const auto& t = parsed.devices[i];
             accelerator_profile* match = nullptr;
             for (std::size_t k = 0; k < on_bus && t.pci; ++k)
-                if (out.devices[k].pci == t.pci) match = &out.devices[k];
+                if (out.devices[k].pci == t.pci && !named[k]) {
+                    match = &out.devices[k];
+                    named[k] = true;
+                    break;
+                }
             if (!match) {
                 out.devices.push_back(t);
                 continue;
@@ -321,6 +343,19 @@ private:
             if (t.temperature_c) d.temperature_c = t.temperature_c;
             if (t.pcie_current) d.pcie_current.offer(*t.pcie_current, origin::tool);
             if (t.pcie_max) d.pcie_max.offer(*t.pcie_max, origin::tool);
+        }
+        // A SoC the tool did not list (no driver, or left out) kept its place on the bus as
+        // its number, which a listed SoC's QID may now hold: it takes the lowest free one.
+        if (parsed.devices.empty()) return;
+        std::vector<std::uint32_t> qids;
+        for (std::size_t k = 0; k < out.devices.size(); ++k)
+            if (k >= on_bus || named[k]) qids.push_back(out.devices[k].index);
+        std::ranges::sort(qids);
+        std::uint32_t n = 0;
+        for (std::size_t k = 0; k < on_bus; ++k) {
+            if (named[k]) continue;
+            while (std::ranges::binary_search(qids, n)) ++n;
+            out.devices[k].index = n++;
         }
     }
 };
