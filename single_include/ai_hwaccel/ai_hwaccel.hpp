@@ -19690,6 +19690,7 @@ using detail::parsing::max_rows;
 using detail::parsing::printable;
 using detail::parsing::problem_sink;
 using detail::parsing::quote_value;
+using detail::parsing::value_problem;
 
 inline constexpr std::uint16_t pci_vendor_intel = 0x8086;
 inline constexpr std::uint16_t pci_vendor_amd = 0x1022;
@@ -19751,18 +19752,25 @@ constexpr std::string_view xdna_row_name(std::uint16_t device, std::optional<std
 
 /// Folds one attribute file of an accel device folder into the facts; `name` is the path
 /// below the device folder ("npu_busy_time_us", "power/runtime_status"). Returns a
-/// problem message, or "" when the value is fine or the file is not one the library reads.
-inline std::string apply_device_file(std::string_view name, std::string_view value, accel_device_facts& f) {
-    const auto bad = [&] { return std::string(name) + ": not understood: " + quote_value(detail::trim(value)); };
-    auto number = [&](auto& field, std::uint64_t max) -> std::string {
+/// problem (value_out_of_range for a number no device reports, as one past 2^64), or
+/// nothing when the value is fine or the file is not one the library reads.
+inline value_problem apply_device_file(std::string_view name, std::string_view value, accel_device_facts& f) {
+    const auto bad = [&] {
+        return value_problem(std::string(name) + ": not understood: " + quote_value(detail::trim(value)));
+    };
+    const auto out_of_range = [&] {
+        return value_problem(std::string(name) + ": " + quote_value(detail::trim(value)) + " is out of range",
+                             warning_kind::value_out_of_range);
+    };
+    auto number = [&](auto& field, std::uint64_t max) -> value_problem {
         const auto v = attribute_number(value);
-        if (!v) return bad();
-        if (*v > max) return std::string(name) + ": " + quote_value(detail::trim(value)) + " is out of range";
+        if (!v) return looks_decimal(detail::trim(value)) ? out_of_range() : bad();
+        if (*v > max) return out_of_range();
         field = static_cast<std::remove_reference_t<decltype(*field)>>(*v);
         return {};
     };
-    auto text = [&](std::string& field) -> std::string { return set_text(field, value) ? std::string() : bad(); };
-    auto hex16 = [&](std::uint16_t& field) -> std::string {
+    auto text = [&](std::string& field) -> value_problem { return set_text(field, value) ? value_problem() : bad(); };
+    auto hex16 = [&](std::uint16_t& field) -> value_problem {
         const auto v = detail::parse_hex_attribute(value);
         if (!v || *v > 0xffff) return bad();
         field = static_cast<std::uint16_t>(*v);
@@ -19788,9 +19796,13 @@ inline std::string apply_device_file(std::string_view name, std::string_view val
         f.revision = static_cast<std::uint8_t>(*v);
         return {};
     }
+    if (name.empty()) { // the folder itself: `readlink -f` prints the PCI function's path
+        if (const auto a = parse_pci_address(detail::base_name(detail::trim(value)))) f.pci = *a;
+        return {};
+    }
     if (name == "driver"sv) { // a link's target, as readlink prints it
         const auto d = detail::base_name(detail::trim(value));
-        return d.empty() || !set_text(f.driver, d) ? bad() : std::string();
+        return d.empty() || !set_text(f.driver, d) ? bad() : value_problem();
     }
     if (name == "uevent"sv) {
         const auto u = parse_pci_uevent(value);
@@ -19805,7 +19817,7 @@ inline std::string apply_device_file(std::string_view name, std::string_view val
         }
         if (u.slot) f.pci = *u.slot;
         if (u.bad.empty()) return {};
-        return "uevent: a line not understood: " + quote_value(u.bad);
+        return value_problem("uevent: a line not understood: " + quote_value(u.bad));
     }
     return {};
 }
@@ -19899,6 +19911,10 @@ inline accel_listing_result parse_accel_class_listing(std::string_view text) {
         const auto target = detail::trim(line.substr(arrow + 4));
         const auto index = accel_index(name);
         if (!index) return true; // another entry of the class folder
+        if (std::ranges::any_of(r.entries, [&](const accel_listing_entry& x) { return x.index == *index; })) {
+            problems.add(number, std::string(name) + " listed twice; the second line ignored");
+            return true;
+        }
         accel_listing_entry e;
         e.name = std::string(name);
         e.index = *index;
@@ -19934,18 +19950,32 @@ struct accel_transcript_result {
 
 namespace detail::npu {
 
-// "$ cat …", "# readlink -f …", "user@host:~$ cat …": the command, or nullopt.
+// "$ cat …", "# readlink -f …", "user@host:~$ cat …", "[user@host ~]$ cat …" (Fedora's
+// and RHEL's default): the command, or nullopt.
 constexpr std::optional<std::string_view> prompt_command(std::string_view line) noexcept {
     for (std::string_view mark : {"$ ", "# "}) {
         const auto at = line.find(mark);
         if (at == std::string_view::npos) continue;
-        // A bare prompt, or one after user@host:dir.
-        if (at != 0 && line.substr(0, at).find_first_of(" \t") != std::string_view::npos) continue;
-        if (at != 0 && line.substr(0, at).find('@') == std::string_view::npos) continue;
+        const auto before = line.substr(0, at);
+        // A bare prompt, one after user@host:dir, or one after [user@host dir].
+        const bool bracketed = before.size() > 2 && before.front() == '[' && before.back() == ']' &&
+                               before.find(']') == before.size() - 1;
+        if (at != 0 && !bracketed && before.find_first_of(" \t") != std::string_view::npos) continue;
+        if (at != 0 && before.find('@') == std::string_view::npos) continue;
         return trim(line.substr(at + mark.size()));
     }
     return std::nullopt;
 }
+static_assert(prompt_command("[me@box ~]$ cat x") == "cat x" && prompt_command("me@box:~$ cat x") == "cat x");
+static_assert(prompt_command("$ cat x") == "cat x" && !prompt_command("a b$ cat x") && !prompt_command("[a b]x$ c"));
+
+// Whether a line of a shell loop ends it: "done", or a one-line loop's "…; done".
+constexpr bool ends_loop(std::string_view line) noexcept {
+    line = trim(line);
+    if (line.ends_with(';')) line.remove_suffix(1);
+    return line == "done"sv || line.ends_with("; done"sv) || line.ends_with(";done"sv);
+}
+static_assert(ends_loop("done") && ends_loop("for f in a; do cat $f; done") && !ends_loop("undone"));
 
 // A shell word without quotes ("\"$ACCEL/$f\"" → "$ACCEL/$f").
 constexpr std::string_view unquote(std::string_view w) noexcept {
@@ -19959,6 +19989,16 @@ constexpr bool is_var_name(std::string_view s) noexcept {
     for (char c : s)
         if (!((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_')) return false;
     return true;
+}
+
+// "NAME=value" or "export NAME=value" (typed at a prompt or shown in a script): the name
+// and the value as written.
+constexpr std::optional<std::pair<std::string_view, std::string_view>> assignment(std::string_view line) noexcept {
+    line = trim(line);
+    if (line.starts_with("export ")) line = trim(line.substr(7));
+    const auto eq = line.find('=');
+    if (eq == std::string_view::npos || !is_var_name(line.substr(0, eq))) return std::nullopt;
+    return std::pair{line.substr(0, eq), line.substr(eq + 1)};
 }
 
 // The device folder and the file below it: "/sys/class/accel/accel0/device/power/x" →
@@ -19989,15 +20029,43 @@ inline std::pair<std::string, std::string> split_device_path(std::string_view pa
     return {std::string(parts[at]), rest};
 }
 
+// Fills what `into` does not know from `from` (facts about the same device).
+inline void fold_facts(accel_device_facts& into, const accel_device_facts& from) {
+    const auto text = [](std::string& a, const std::string& b) {
+        if (a.empty()) a = b;
+    };
+    const auto id = [](std::uint16_t& a, std::uint16_t b) {
+        if (a == 0) a = b;
+    };
+    const auto number = [](auto& a, const auto& b) {
+        if (!a) a = b;
+    };
+    text(into.driver, from.driver);
+    id(into.vendor_id, from.vendor_id);
+    id(into.device_id, from.device_id);
+    id(into.subsystem_vendor_id, from.subsystem_vendor_id);
+    id(into.subsystem_device_id, from.subsystem_device_id);
+    number(into.revision, from.revision);
+    number(into.busy_time_us, from.busy_time_us);
+    number(into.memory_utilization_bytes, from.memory_utilization_bytes);
+    number(into.max_frequency_mhz, from.max_frequency_mhz);
+    number(into.current_frequency_mhz, from.current_frequency_mhz);
+    number(into.device_type, from.device_type);
+    for (auto m : {&accel_device_facts::sched_mode, &accel_device_facts::vbnv, &accel_device_facts::fw_version,
+                   &accel_device_facts::power_state, &accel_device_facts::runtime_status})
+        text(into.*m, from.*m);
+}
+
 } // namespace detail::npu
 
 /// Reads a shell transcript of an accel device's files as people paste them: commands
 /// after a "$ " or "# " prompt (`cat <file>`, `readlink [-f] <file>`, the output on the
 /// following lines, a blank line ending it), shell variables set to a folder
 /// ("ACCEL=/sys/class/accel/accel0/device") and used in later paths, and a `for f in …`
-/// loop over file names whose body prints "== $f ==" before each file. Files are grouped
-/// by their device folder (accel<N>, or the PCI address); each group's facts become a
-/// profile when its driver is one this build handles.
+/// loop over file names whose body prints "== $f ==" before each file (on one line or
+/// several). Files are grouped by their device folder (accel<N>, or the PCI address; a
+/// PCI folder that a node's uevent or link names joins that node); each group's facts
+/// become a profile when its driver is one this build handles.
 inline accel_transcript_result parse_accel_transcript(std::string_view text) {
     using namespace detail::npu;
     accel_transcript_result r;
@@ -20053,11 +20121,35 @@ inline accel_transcript_result parse_accel_transcript(std::string_view text) {
             return;
         }
         const auto [node, name] = split_device_path(f.path);
-        if (node.empty()) return; // a file of no device folder: not this reader's
+        if (node.empty()) {
+            // A file of no device folder is not this reader's, but a path through a
+            // variable the transcript never set may well have been one.
+            if (f.path.find('$') != std::string::npos)
+                problems.add(f.line, "a variable the transcript does not set: " + quote_value(f.path));
+            return;
+        }
         accel_device_facts* facts = facts_for(node);
         if (!facts) return;
-        auto msg = apply_device_file(name, f.value, *facts);
-        if (!msg.empty()) problems.add(f.line, std::move(msg));
+        if (auto p = apply_device_file(name, f.value, *facts); !p.empty()) problems.add_problem(f.line, std::move(p));
+    };
+
+    // A `for` loop: its body's `cat "$ACCEL/$f"` gives the folder of the "== $f ==" headers
+    // it prints. Returns whether the loop goes on past this line.
+    auto loop_line = [&](std::string_view line) {
+        const auto cat = line.find("cat ");
+        if (cat != std::string_view::npos) {
+            std::string_view w = line.substr(cat + 4);
+            w = w.substr(0, w.find(';'));
+            w = unquote(w);
+            const auto dollar = w.rfind('$');
+            if (dollar != std::string_view::npos && w.substr(0, dollar).ends_with("/"))
+                loop_prefix = expand(w.substr(0, dollar));
+        }
+        return !ends_loop(line);
+    };
+    auto set_variable = [&](std::string_view name, std::string_view value) {
+        value = unquote(value);
+        if (vars.size() < 64 && value.starts_with("/")) vars.emplace_back(std::string(name), expand(value));
     };
 
     std::size_t number = 0;
@@ -20076,6 +20168,14 @@ inline accel_transcript_result parse_accel_transcript(std::string_view text) {
         if (const auto cmd = prompt_command(line)) {
             flush();
             in_loop = false;
+            if (cmd->starts_with("for ") && cmd->find(" in ") != std::string_view::npos) {
+                in_loop = loop_line(*cmd);
+                return true;
+            }
+            if (const auto a = assignment(*cmd)) {
+                set_variable(a->first, a->second);
+                return true;
+            }
             const auto sp = cmd->find(' ');
             const auto verb = cmd->substr(0, sp);
             std::string_view arg = sp == std::string_view::npos ? std::string_view{} : detail::trim(cmd->substr(sp));
@@ -20089,19 +20189,13 @@ inline accel_transcript_result parse_accel_transcript(std::string_view text) {
         }
         if (line.starts_with("for ") && line.find(" in ") != std::string_view::npos) {
             flush();
-            in_loop = true;
+            in_loop = loop_line(line);
             return true;
         }
         if (in_loop) {
-            // The loop's body: "echo "== $f =="; cat "$ACCEL/$f"" and "done".
-            if (line == "done"sv) in_loop = false;
-            const auto cat = line.find("cat ");
-            if (cat != std::string_view::npos) {
-                std::string_view w = unquote(line.substr(cat + 4));
-                const auto dollar = w.rfind('$');
-                if (dollar != std::string_view::npos && w.substr(0, dollar).ends_with("/"))
-                    loop_prefix = expand(w.substr(0, dollar));
-            }
+            // The loop's body, "echo "== $f =="; cat "$ACCEL/$f"", to its "done"; typed
+            // at a terminal, each line after bash's "> " continuation prompt.
+            in_loop = loop_line(line.starts_with("> ") ? line.substr(2) : line);
             return true;
         }
         if (line.starts_with("== ") && line.ends_with(" ==")
@@ -20111,10 +20205,8 @@ inline accel_transcript_result parse_accel_transcript(std::string_view text) {
             return true;
         }
         if (!current) {
-            const auto eq = line.find('=');
-            if (eq != std::string_view::npos && is_var_name(line.substr(0, eq))) {
-                const auto value = unquote(line.substr(eq + 1));
-                if (vars.size() < 64 && value.starts_with("/")) vars.emplace_back(std::string(line.substr(0, eq)), expand(value));
+            if (const auto a = assignment(line)) {
+                set_variable(a->first, a->second);
                 return true;
             }
             problems.add(number, "output outside any file: " + quote_value(line));
@@ -20126,6 +20218,20 @@ inline accel_transcript_result parse_accel_transcript(std::string_view text) {
         return true;
     });
     flush();
+    // One device read both through its node and through its PCI folder is one device:
+    // the folder's facts join the node's whose PCI address it is.
+    for (std::size_t i = 0; i < r.facts.size();) {
+        const auto& folder = r.facts[i];
+        const auto node = std::find_if(r.facts.begin(), r.facts.end(), [&](const accel_device_facts& n) {
+            return accel_index(n.node) && n.pci && n.pci == folder.pci;
+        });
+        if (accel_index(folder.node) || node == r.facts.end()) {
+            ++i;
+            continue;
+        }
+        fold_facts(*node, folder);
+        r.facts.erase(r.facts.begin() + static_cast<std::ptrdiff_t>(i));
+    }
     for (const auto& f : r.facts)
         if (auto p = npu_profile_from_facts(f)) r.devices.push_back(*p);
     problems.finish();
@@ -20191,8 +20297,8 @@ std::vector<accel_device_facts> probe_accel_nodes(const S& sys, std::string_view
             const std::string path = device + "/" + std::string(file);
             const auto text = detail::read_optional_file(sys, path, attr_cap, warnings);
             if (!text) continue;
-            auto msg = apply_device_file(file, *text, f);
-            if (!msg.empty()) detail::add_warning(warnings, warning_kind::parse_error, path, std::move(msg));
+            if (auto p = apply_device_file(file, *text, f); !p.empty())
+                detail::add_warning(warnings, p.kind, path, std::move(p.message));
         }
         out.push_back(std::move(f));
     }

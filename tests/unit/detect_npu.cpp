@@ -91,6 +91,15 @@ TEST_CASE("parse_accel_class_listing") {
         CHECK_FALSE(r.entries[1].pci); // not a PCI device
         CHECK(r.problems.size() == 1);
     }
+    SUBCASE("hand-made: a node listed twice is reported, not counted twice") {
+        const auto r = ah::parse_accel_class_listing(
+            "lrwxrwxrwx 1 root root 0 Jan 1 00:00 accel0 -> ../../devices/pci0000:00/0000:00:0b.0/accel/accel0\n"
+            "lrwxrwxrwx 1 root root 0 Jan 1 00:00 accel0 -> ../../devices/pci0000:00/0000:00:0c.0/accel/accel0\n");
+        REQUIRE(r.entries.size() == 1);
+        CHECK(r.entries[0].pci == ah::pci_address{0, 0, 0x0b, 0});
+        REQUIRE(r.problems.size() == 1);
+        CHECK(r.problems[0].message == "accel0 listed twice; the second line ignored");
+    }
     SUBCASE("hostile input") {
         for (std::string s : {std::string(), std::string(1 << 20, 'x'), std::string("\0\0\0", 3),
                               std::string("accel0 -> ") + std::string(100000, '/'), std::string(5000, '\n')}) {
@@ -185,10 +194,63 @@ TEST_CASE("parse_accel_transcript") {
                                                   "\n"
                                                   "stray output\n"
                                                   "$ cat /sys/class/accel/accel0/device/vbnv\n");
-        CHECK(r.problems.size() == 5);
+        REQUIRE(r.problems.size() == 5);
+        CHECK(r.problems[0].kind == ah::warning_kind::parse_error);        // "lots"
+        CHECK(r.problems[1].kind == ah::warning_kind::value_out_of_range); // past 2^64
         REQUIRE(r.facts.size() == 1);
         CHECK_FALSE(r.facts[0].busy_time_us);
         CHECK_FALSE(r.facts[0].max_frequency_mhz);
+        // Past what an NPU reports, though a uint64_t holds it: out of range too.
+        const auto big = ah::parse_accel_transcript("$ cat /sys/class/accel/accel0/device/npu_memory_utilization\n"
+                                                    "18446744073709551615\n");
+        REQUIRE(big.problems.size() == 1);
+        CHECK(big.problems[0].kind == ah::warning_kind::value_out_of_range);
+    }
+    SUBCASE("hand-made: the Lunar Lake session typed other ways reads the same values") {
+        // Before, each of these lost values without a word (or, for the bracketed prompt,
+        // with a problem per line).
+        const std::string driver = "$ readlink -f /sys/class/accel/accel0/device/driver\n/sys/bus/pci/drivers/intel_vpu\n\n";
+        const std::string body = "== npu_busy_time_us ==\n979473\n== npu_memory_utilization ==\n68714496\n";
+        const std::string loop = "for f in npu_busy_time_us npu_memory_utilization; do echo \"== $f ==\"; cat \"$ACCEL/$f\"; done\n";
+        const std::string cases[] = {
+            // the variable set at a prompt, with or without export
+            driver + "$ ACCEL=/sys/class/accel/accel0/device\n$ cat $ACCEL/npu_busy_time_us\n979473\n"
+                     "$ cat $ACCEL/npu_memory_utilization\n68714496\n",
+            driver + "$ export ACCEL=/sys/class/accel/accel0/device\n$ cat $ACCEL/npu_busy_time_us\n979473\n"
+                     "$ cat $ACCEL/npu_memory_utilization\n68714496\n",
+            // the loop on one line, without a prompt and at one
+            driver + "ACCEL=/sys/class/accel/accel0/device\n" + loop + body,
+            driver + "$ ACCEL=/sys/class/accel/accel0/device\n$ " + loop + body,
+            // the loop typed over several lines at a terminal: bash's "> " prompts
+            driver + "$ ACCEL=/sys/class/accel/accel0/device\n$ for f in npu_busy_time_us npu_memory_utilization\n"
+                     "> do echo \"== $f ==\"; cat \"$ACCEL/$f\"\n> done\n" + body,
+            // Fedora's and RHEL's prompt
+            "[me@box ~]$ readlink -f /sys/class/accel/accel0/device/driver\n/sys/bus/pci/drivers/intel_vpu\n"
+            "[me@box ~]$ cat /sys/class/accel/accel0/device/npu_busy_time_us\n979473\n"
+            "[me@box ~]$ cat /sys/class/accel/accel0/device/npu_memory_utilization\n68714496\n",
+            // the node's folder and its PCI function's, as its uevent or its link names it
+            "$ cat /sys/class/accel/accel0/device/uevent\nDRIVER=intel_vpu\nPCI_SLOT_NAME=0000:00:0b.0\n\n"
+            "$ cat /sys/bus/pci/devices/0000:00:0b.0/npu_busy_time_us\n979473\n"
+            "$ cat /sys/bus/pci/devices/0000:00:0b.0/npu_memory_utilization\n68714496\n",
+            driver + "$ readlink -f /sys/class/accel/accel0/device\n/sys/devices/pci0000:00/0000:00:0b.0\n"
+                     "$ cat /sys/bus/pci/devices/0000:00:0b.0/npu_busy_time_us\n979473\n"
+                     "$ cat /sys/bus/pci/devices/0000:00:0b.0/npu_memory_utilization\n68714496\n",
+        };
+        for (std::size_t i = 0; i < std::size(cases); ++i) {
+            CAPTURE(i);
+            const auto r = ah::parse_accel_transcript(cases[i]);
+            INFO(problems_of(r.problems));
+            CHECK(r.problems.empty());
+            REQUIRE(r.facts.size() == 1);
+            CHECK(r.facts[0].node == "accel0");
+            CHECK(r.facts[0].driver == "intel_vpu");
+            CHECK(r.facts[0].busy_time_us == 979473u);
+            CHECK(r.facts[0].memory_utilization_bytes == 68714496u);
+        }
+        // A path through a variable the transcript never sets is said, not dropped.
+        const auto r = ah::parse_accel_transcript("$ cat $ACCEL/npu_busy_time_us\n979473\n");
+        REQUIRE(r.problems.size() == 1);
+        CHECK(r.problems[0].message.find("a variable the transcript does not set") != std::string::npos);
     }
     SUBCASE("hostile input") {
         std::string bin;
@@ -286,11 +348,10 @@ TEST_CASE("intel_npu_probe") {
         // /dev exists and has accel0 but not accel3: accel3 cannot be opened.
         const auto out = ah::intel_npu_probe{}.probe(ah::host_system(h.root.string()));
         INFO(test::warnings_text(out.warnings));
-        CHECK(out.warnings.size() == 2);
-        for (const auto& w : out.warnings) {
-            CHECK(w.backend == ah::backend_id::intel_npu);
-            CHECK(w.kind == ah::warning_kind::parse_error);
-        }
+        REQUIRE(out.warnings.size() == 2);
+        for (const auto& w : out.warnings) CHECK(w.backend == ah::backend_id::intel_npu);
+        CHECK(out.warnings[0].kind == ah::warning_kind::value_out_of_range); // -5: a number no NPU reports
+        CHECK(out.warnings[1].kind == ah::warning_kind::parse_error);        // not a number
         REQUIRE(out.devices.size() == 2);
         const auto& n = out.devices[0];
         CHECK(n.index == 0);
