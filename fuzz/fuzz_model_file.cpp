@@ -1,7 +1,8 @@
 // Fuzz target: the model file header readers of plan/model_file.hpp.
 //
 // Input: one selector byte (modulo 4), then
-//   0: a GGUF file                      → read_gguf
+//   0: a GGUF file                      → read_gguf (with bit 2 of the selector set: the
+//      first and second halves as two files of a split model)
 //   1: a safetensors file               → read_safetensors without config.json
 //   2: config.json, a NUL, a safetensors file → read_safetensors with that config.json
 //   3: a Hugging Face config.json       → parse_hf_config
@@ -34,7 +35,15 @@ void use(const ah::model_file_info& r) {
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     const auto in = fuzz::select(data, size);
     switch (in.selector % 4) {
-    case 0: use(ah::read_gguf(bytes_of(in.text))); break;
+    case 0:
+        if (in.selector & 4) {
+            const auto half = in.text.size() / 2;
+            const std::span<const std::byte> more[] = {bytes_of(in.text.substr(half))};
+            use(ah::read_gguf(bytes_of(in.text.substr(0, half)), more));
+        } else {
+            use(ah::read_gguf(bytes_of(in.text)));
+        }
+        break;
 #if AI_HWACCEL_JSON
     case 1: use(ah::read_safetensors(bytes_of(in.text))); break;
     case 2: {

@@ -649,7 +649,7 @@ py::dict estimate(const py::handle& device, const py::handle& model, const utf8_
     model_shape["hidden_size"] = m.hidden_size;
     model_shape["attention_heads"] = m.attention_heads;
     model_shape["kv_heads"] = m.kv_heads ? m.kv_heads : m.attention_heads;
-    model_shape["latent_kv_values"] = m.kv_values_per_token_per_layer;
+    model_shape["latent_kv_values"] = m.latent_kv_cache ? m.kv_values_per_token_per_layer : 0;
     model_shape["assumed"] = ah::shape_is_assumed(m);
     d["shape"] = model_shape;
     d["quant"] = text(ah::to_string(q));

@@ -30278,10 +30278,14 @@ struct model_spec {
     std::uint32_t context_length = 0; ///< the longest context it was trained for
     std::uint32_t experts = 0;        ///< routed experts per MoE layer; 0 for dense
     std::uint32_t experts_per_token = 0;
-    /// KV cache bytes per token per layer differ from 2 x kv_heads x head_dim for models
-    /// with latent attention (DeepSeek's MLA caches a compressed vector): the number of
-    /// cached values per token per layer when it is not 2 x kv_heads x head_dim, else 0.
+    /// The values cached per token per layer where that is not 2 x kv_heads x head_dim,
+    /// else 0: a latent vector (DeepSeek's MLA: 576), keys and values of different lengths
+    /// (kv_heads x (key length + value length)), or KV heads that differ by layer (their
+    /// mean).
     std::uint32_t kv_values_per_token_per_layer = 0;
+    /// Those values are one latent vector that every head reads (DeepSeek's MLA as llama.cpp,
+    /// vLLM and SGLang cache it), not per-head keys and values.
+    bool latent_kv_cache = false;
     /// Layers that attend only to a sliding window (Gemma 2/3, gpt-oss), and its size.
     std::uint32_t sliding_window_layers = 0;
     std::uint32_t sliding_window = 0;
@@ -30301,16 +30305,19 @@ struct model_spec {
     }
     /// hidden x intermediate_size matrices in one FFN (one expert's, for MoE models).
     constexpr std::uint32_t ffn_matrices() const noexcept { return gated_ffn ? 3 : 2; }
-    /// Values cached per token per layer (K and V).
+    /// Values cached per token per layer (K and V). The product of 32-bit fields cannot
+    /// wrap: at most 2 x (2^32 - 1)^2 < 2^65 would, so it saturates instead.
     constexpr std::uint64_t kv_values_per_token() const noexcept {
         if (kv_values_per_token_per_layer) return kv_values_per_token_per_layer;
-        return 2ull * kv_heads * (head_dim ? head_dim : (attention_heads ? hidden_size / attention_heads : 0));
+        const std::uint64_t d = head_dim ? head_dim : (attention_heads ? hidden_size / attention_heads : 0);
+        const std::uint64_t per_kind = std::uint64_t{kv_heads} * d; // < 2^64: two 32-bit factors
+        return per_kind > ~std::uint64_t{0} / 2 ? ~std::uint64_t{0} : 2 * per_kind;
     }
     /// The heads the KV cache divides into across tensor-parallel ranks: the KV heads (the
     /// attention heads where those are not given); 1 for a latent cache (DeepSeek's MLA),
     /// one vector that every head reads.
     constexpr std::uint32_t cache_heads() const noexcept {
-        return kv_values_per_token_per_layer ? 1 : kv_heads ? kv_heads : attention_heads;
+        return latent_kv_cache ? 1 : kv_heads ? kv_heads : attention_heads;
     }
 };
 
@@ -30696,13 +30703,13 @@ inline constexpr model_spec model_catalogue[] = {
                        .parameters = 671'000'000'000, .active_parameters = 37'000'000'000, .layers = 61,
                        .hidden_size = 7168, .intermediate_size = 2048, .attention_heads = 128, .kv_heads = 128,
                        .head_dim = 192, .vocab_size = 129280, .context_length = 163840, .experts = 256,
-                       .experts_per_token = 8, .kv_values_per_token_per_layer = 512 + 64,
+                       .experts_per_token = 8, .kv_values_per_token_per_layer = 512 + 64, .latent_kv_cache = true,
                        .source = AI_HWACCEL_SOURCE("https://huggingface.co/deepseek-ai/DeepSeek-V3/blob/main/config.json")}),
     detail::completed({.id = "deepseek-r1", .name = "DeepSeek R1", .family = "deepseek2",
                        .parameters = 671'000'000'000, .active_parameters = 37'000'000'000, .layers = 61,
                        .hidden_size = 7168, .intermediate_size = 2048, .attention_heads = 128, .kv_heads = 128,
                        .head_dim = 192, .vocab_size = 129280, .context_length = 163840, .experts = 256,
-                       .experts_per_token = 8, .kv_values_per_token_per_layer = 512 + 64,
+                       .experts_per_token = 8, .kv_values_per_token_per_layer = 512 + 64, .latent_kv_cache = true,
                        .source = AI_HWACCEL_SOURCE("https://huggingface.co/deepseek-ai/DeepSeek-R1/blob/main/config.json")}),
     // ---- OpenAI gpt-oss: layers alternate sliding (128 tokens) and full attention; head_dim
     // 64 x 64 query heads is wider than hidden_size. Totals from OpenAI's model card.
@@ -31082,8 +31089,10 @@ AI_HWACCEL_NAMESPACE_END
 // they are under 0.01 % of any catalogue model.
 //
 // KV cache: layers x kv_values_per_token() (MLA models: the compressed vector) x cached
-// tokens x batch x the cache type's bytes per value; a sliding-window layer caches at most
-// `sliding_window` tokens per sequence.
+// tokens x batch x the cache type's bytes per value; a sliding-window layer caches the
+// window of every sequence and one micro-batch more (llama.cpp's iSWA cache, sized
+// n_swa x n_seq + n_ubatch in llama-kv-cache-iswa.cpp, so that a micro-batch can be
+// written before the oldest tokens leave), never more than the full context.
 //
 // Overhead: the compute buffer of one micro-batch (llama.cpp's default n_ubatch, 512
 // tokens) in f32 — logits (vocab) plus the widest FFN activation plus two hidden-size
@@ -31496,10 +31505,13 @@ constexpr weight_split split_weights(const model_spec& m, quant_format q) noexce
     return w;
 }
 
+// Tokens one layer caches over the whole batch (see the header comment).
 constexpr std::uint64_t tokens_cached(const model_spec& m, const inference_shape& s, bool sliding) noexcept {
-    std::uint64_t t = s.context;
-    if (sliding && m.sliding_window != 0 && m.sliding_window < t) t = m.sliding_window;
-    return sat_mul(t, s.batch ? s.batch : 1); // a batch of 0 is read as 1, as throughput.hpp does
+    const std::uint64_t batch = s.batch ? s.batch : 1; // a batch of 0 is read as 1, as throughput.hpp does
+    const std::uint64_t all = sat_mul(s.context, batch);
+    if (!sliding || m.sliding_window == 0 || m.sliding_window >= s.context) return all;
+    const std::uint64_t window = sat_add(sat_mul(m.sliding_window, batch), compute_ubatch_tokens);
+    return window < all ? window : all;
 }
 } // namespace detail
 
@@ -31585,9 +31597,10 @@ static_assert(weight_bytes(*find_model("llama-3-70b"), quant_format::iq1_s) > 15
 static_assert(weight_bytes(*find_model("llama-3-70b"), quant_format::iq3_m) > 31'700'000'000ull &&
               weight_bytes(*find_model("llama-3-70b"), quant_format::iq3_m) < 32'000'000'000ull);
 // Sliding windows cap the cache: Gemma 3 27B at 128k caches its 10 global layers at full
-// length and its 52 sliding layers at 1024 tokens (4096 values of 2 B per token and layer).
+// length and its 52 sliding layers at its 1024-token window and a 512-token micro-batch
+// (4096 values of 2 B per token and layer).
 static_assert(kv_cache_bytes(*find_model("gemma-3-27b"), {.context = 131072}) ==
-              4096ull * 2 * (10 * 131072 + 52 * 1024));
+              4096ull * 2 * (10 * 131072 + 52 * (1024 + 512)));
 // MLA: DeepSeek V3 caches 576 values per token and layer.
 static_assert(kv_cache_bytes(*find_model("deepseek-v3"), {.context = 1}) == 61ull * 576 * 2);
 
@@ -35504,11 +35517,14 @@ AI_HWACCEL_NAMESPACE_END
 // touch, and no allocation is larger than the input.
 
 // #include "ai_hwaccel/config.hpp"
+// #include "ai_hwaccel/core/inplace_string.hpp"
 // #include "ai_hwaccel/core/quantization.hpp"
 // #include "ai_hwaccel/plan/model.hpp"
 // #include "ai_hwaccel/plan/models.hpp"
 
+#include <algorithm>
 #include <cstddef>
+#include <cstdio>
 #include <cstdint>
 #include <cstring>
 #include <filesystem>
@@ -35566,10 +35582,16 @@ struct model_file_info {
     std::optional<model_description> model;
     int gguf_file_type = -1;       ///< general.file_type (llama_ftype), -1 if absent
     std::optional<quant_format> quant; ///< from gguf_file_type, when core knows it
-    std::uint64_t tensor_count = 0;    ///< as the header states it
+    std::uint64_t tensor_count = 0;    ///< as the header states it (the files' headers, summed)
     std::uint64_t tensors_read = 0;    ///< tensor infos actually read
     std::uint64_t parameters = 0;      ///< sum of element counts of the tensors read
-    bool parameters_exact = false;     ///< every tensor was read and counted
+    bool parameters_exact = false;     ///< every tensor of the model was read and counted
+    /// A file of a model split by gguf-split (split.count > 1): its 0-based number, the
+    /// number of files and the tensors they hold together; 0 for a whole model. The
+    /// counts above are then this file's alone (read_gguf_file reads the other files).
+    std::uint64_t split_index = 0;
+    std::uint64_t split_count = 0;
+    std::uint64_t split_tensors = 0;
     std::vector<tensor_type_total> by_type;
     std::vector<model_file_problem> problems;
 };
@@ -35587,12 +35609,22 @@ inline void add_problem(model_file_info& r, std::uint64_t offset, std::string me
     if (r.problems.size() < max_problems) r.problems.push_back({offset, std::move(message)});
 }
 
-/// Bytes safe to show: control bytes and DEL become '?', and it is cut at 256 bytes.
-inline std::string printable(std::string_view s) {
-    std::string out(s.substr(0, 256));
-    for (char& c : out) {
-        const auto u = static_cast<unsigned char>(c);
-        if (u < 0x20 || u == 0x7f) c = '?';
+/// Text safe to show: at most `cap` bytes, cut between UTF-8 characters; control bytes,
+/// DEL and bytes that start no well-formed character become '?'.
+inline std::string printable(std::string_view s, std::size_t cap = 256) {
+    s = utf8_prefix(s, cap);
+    std::string out;
+    out.reserve(s.size());
+    for (std::size_t i = 0; i < s.size();) {
+        const auto c = static_cast<unsigned char>(s[i]);
+        const std::size_t n = utf8_length_at(s, i);
+        if (n == 0 || (n == 1 && (c < 0x20 || c == 0x7f))) {
+            out += '?';
+            ++i;
+        } else {
+            out.append(s.substr(i, n));
+            i += n;
+        }
     }
     return out;
 }
@@ -35792,11 +35824,29 @@ constexpr bool ggml_layouts_match_core() noexcept {
 }
 static_assert(ggml_layouts_match_core());
 
+// Rows of by_type beyond this are one "other types" row (real files use a handful of
+// types; a hostile one could name a new one per tensor and make the search quadratic).
+inline constexpr std::size_t max_type_rows = 64;
+inline constexpr int other_types = -2;
+
 inline tensor_type_total& type_slot(std::vector<tensor_type_total>& v, int ggml_type, std::string_view dtype) {
     for (auto& t : v)
         if (t.ggml_type == ggml_type && t.dtype == dtype) return t;
+    if (v.size() >= max_type_rows) {
+        for (auto& t : v)
+            if (t.ggml_type == other_types) return t;
+        v.push_back({other_types, "other types", 0, 0, 0, false});
+        return v.back();
+    }
     v.push_back({ggml_type, std::string(dtype), 0, 0, 0, true});
     return v.back();
+}
+
+inline void report_other_types(model_file_info& r) {
+    for (const auto& t : r.by_type)
+        if (t.ggml_type == other_types)
+            add_problem(r, 0, "tensors of more than " + std::to_string(max_type_rows) + " types: " +
+                                  std::to_string(t.tensors) + " of the rest counted as other types, bytes unknown");
 }
 
 /// Multiplies dimensions; nullopt on overflow.
@@ -35813,12 +35863,121 @@ inline bool ends_with(std::string_view s, std::string_view suffix) noexcept {
     return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
 }
 
+/// What the tensor infos tell beyond the totals of model_file_info.
+struct tensor_tally {
+    bool has_output = false, has_embedding = false, has_ffn_gate = false, has_ffn_up = false;
+    bool all_counted = true;
+    std::uint64_t expert_elements = 0;
+};
+
+/// Counts `count` tensor infos at `c` into `r` (tensors_read, parameters, by_type) and
+/// `t`; `where` starts each problem's message ("" for the first file of a split model).
+inline void count_tensor_infos(cursor& c, std::uint64_t count, model_file_info& r, tensor_tally& t,
+                               std::string_view where) {
+    for (std::uint64_t i = 0; i < count; ++i) {
+        const auto at = c.offset();
+        const auto tname = c.str(max_tensor_name);
+        const auto n_dims = c.get<std::uint32_t>();
+        if (!tname || !c.ok()) {
+            add_problem(r, at, std::string(where) + "truncated tensor info " + std::to_string(i) + " of " + std::to_string(count));
+            t.all_counted = false;
+            break;
+        }
+        if (n_dims > max_dims) {
+            add_problem(r, at, std::string(where) + "tensor " + printable(*tname) + " has " + std::to_string(n_dims) + " dimensions");
+            t.all_counted = false;
+            break; // the layout of what follows is unknowable
+        }
+        std::uint64_t dims[max_dims] = {};
+        bool negative = false;
+        for (std::uint32_t d = 0; d < n_dims; ++d) {
+            dims[d] = c.get<std::uint64_t>();
+            if (dims[d] >> 63) negative = true; // ggml stores int64_t
+        }
+        const auto type = c.get<std::uint32_t>();
+        c.get<std::uint64_t>(); // data offset: not needed to count
+        if (!c.ok()) {
+            add_problem(r, at, std::string(where) + "truncated tensor info " + std::to_string(i) + " of " + std::to_string(count));
+            t.all_counted = false;
+            break;
+        }
+        ++r.tensors_read;
+        const auto elements = element_product(std::span<const std::uint64_t>(dims, n_dims));
+        if (negative || !elements) {
+            add_problem(r, at, std::string(where) + "tensor " + printable(*tname) + (negative ? " has a negative dimension" : "'s size overflows"));
+            t.all_counted = false;
+            continue;
+        }
+        const auto* layout = find_ggml_layout(type);
+        auto& slot = type_slot(r.by_type, static_cast<int>(type), layout ? layout->name : "type " + std::to_string(type));
+        ++slot.tensors;
+        slot.elements = detail::sat_add(slot.elements, *elements);
+        if (!layout || layout->block_weights == 0) {
+            slot.bytes_known = false;
+        } else if (n_dims > 0 && dims[0] % layout->block_weights != 0) {
+            add_problem(r, at, std::string(where) + "tensor " + printable(*tname) + ": row not a whole number of blocks");
+            slot.bytes_known = false;
+        } else {
+            slot.bytes = detail::sat_add(slot.bytes, detail::sat_mul(*elements / layout->block_weights, layout->block_bytes));
+        }
+        r.parameters = detail::sat_add(r.parameters, *elements);
+        if (*tname == "output.weight"sv) t.has_output = true;
+        if (tname->find("ffn_gate") != std::string::npos) t.has_ffn_gate = true;
+        if (tname->find("ffn_up") != std::string::npos) t.has_ffn_up = true;
+        if (*tname == "token_embd.weight"sv) t.has_embedding = true;
+        if (ends_with(*tname, "_exps.weight")) t.expert_elements = detail::sat_add(t.expert_elements, *elements);
+    }
+}
+
+/// The header of a later file of a split model (gguf-split writes the metadata into the
+/// first file and only the split.* keys into the others): its tensor count and its
+/// split.no, with `c` left at its tensor infos; nullopt, reported, when it is not one.
+struct later_file {
+    std::uint64_t tensors = 0;
+    std::uint64_t split_no = 0;
+};
+inline std::optional<later_file> read_later_header(cursor& c, model_file_info& r, std::string_view where) {
+    const auto fail = [&](std::string what) {
+        add_problem(r, c.offset(), std::string(where) + what);
+        return std::nullopt;
+    };
+    std::byte magic[4] = {};
+    for (auto& b : magic) b = static_cast<std::byte>(c.get<std::uint8_t>());
+    if (!c.ok() || std::memcmp(magic, "GGUF", 4) != 0) return fail("not a GGUF file (no \"GGUF\" magic)");
+    const auto version = c.get<std::uint32_t>();
+    later_file out;
+    out.tensors = c.get<std::uint64_t>();
+    const auto kv_count = c.get<std::uint64_t>();
+    if (!c.ok()) return fail("truncated header");
+    if (version != 2 && version != 3) return fail("unsupported GGUF version " + std::to_string(version));
+    bool numbered = false;
+    for (std::uint64_t i = 0; i < kv_count; ++i) {
+        const auto key = c.str(max_key_length);
+        const auto type = c.get<std::uint32_t>();
+        if (!key || !c.ok()) return fail("truncated metadata");
+        gguf_scalar v;
+        if (!gguf_value_read(c, type, 0, v, r)) return std::nullopt;
+        if (*key == "split.no"sv && v.is_int && !v.negative) {
+            out.split_no = v.u;
+            numbered = true;
+        }
+    }
+    if (!numbered) return fail("no split.no: not a file of a split model");
+    return out;
+}
+
 } // namespace detail::model_files
 
 /// Reads a GGUF header from the first bytes of a file (the caller decides how many; the
 /// tensor infos of large models take a few MB after a vocabulary of a few MB). Never
 /// throws except std::bad_alloc; everything wrong lands in `problems`.
-inline model_file_info read_gguf(std::span<const std::byte> bytes) {
+///
+/// A model that gguf-split cut into files (split.count > 1) is read whole from the first
+/// bytes of each: `bytes` the first file's, `more_files` the others' in order. Given only
+/// some of them, the counts are those files' and the sizes are estimated from the shape,
+/// with a problem that says so.
+inline model_file_info read_gguf(std::span<const std::byte> bytes,
+                                 std::span<const std::span<const std::byte>> more_files = {}) {
     using namespace detail::model_files;
     model_file_info r;
     r.format = "gguf";
@@ -35861,10 +36020,11 @@ inline model_file_info read_gguf(std::span<const std::byte> bytes) {
         {"block_count"}, {"embedding_length"}, {"feed_forward_length"}, {"attention.head_count"},
         {"attention.head_count_kv"}, {"attention.key_length"}, {"context_length"}, {"expert_count"},
         {"expert_used_count"}, {"expert_feed_forward_length"}, {"attention.kv_lora_rank"},
-        {"rope.dimension_count"}, {"attention.sliding_window"},
+        {"rope.dimension_count"}, {"attention.sliding_window"}, {"attention.value_length"},
+        {"attention.key_length_mla"},
     };
     enum { k_blocks, k_embd, k_ff, k_heads, k_heads_kv, k_key_len, k_ctx, k_experts, k_experts_used,
-           k_expert_ff, k_kv_lora, k_rope_dims, k_swa };
+           k_expert_ff, k_kv_lora, k_rope_dims, k_swa, k_value_len, k_key_len_mla };
     // Values of <arch>.* keys can arrive before general.architecture: keep them by full key.
     struct pending {
         std::string key;
@@ -35874,6 +36034,13 @@ inline model_file_info read_gguf(std::span<const std::byte> bytes) {
     std::vector<pending> arch_values;
     bool seen_arch = false, seen_name = false, seen_ftype = false, seen_tokens = false;
     std::uint64_t vocab = 0;
+    // gguf-split's keys: this file is shard split_no (0-based) of split_count, which
+    // together hold split_tensors tensors.
+    struct split_key {
+        std::string_view key;
+        std::uint64_t value = 0;
+        bool seen = false;
+    } split[] = {{"split.no"}, {"split.count"}, {"split.tensors.count"}};
 
     for (std::uint64_t i = 0; i < kv_count; ++i) {
         const auto key_at = c.offset();
@@ -35897,7 +36064,7 @@ inline model_file_info read_gguf(std::span<const std::byte> bytes) {
         if (*key == "general.architecture"sv) {
             if (!check_dup(seen_arch)) continue;
             if (type != gv_string) wrong_type("a string");
-            else arch = printable(v.text.substr(0, 64));
+            else arch = printable(v.text, 64);
         } else if (*key == "general.name"sv) {
             if (!check_dup(seen_name)) continue;
             if (type != gv_string) wrong_type("a string");
@@ -35910,6 +36077,13 @@ inline model_file_info read_gguf(std::span<const std::byte> bytes) {
             if (!check_dup(seen_tokens)) continue;
             if (type != gv_array) wrong_type("an array");
             else vocab = v.array_length;
+        } else if (key->starts_with("split.")) {
+            for (auto& k : split)
+                if (*key == k.key) {
+                    if (!check_dup(k.seen)) break;
+                    if (!v.is_int || v.negative) wrong_type("a non-negative integer");
+                    else k.value = v.u;
+                }
         } else if (key->find('.') != std::string_view::npos && key->substr(0, 8) != "general."sv &&
                    key->substr(0, 10) != "tokenizer."sv) {
             // Candidate <arch>.<suffix>: keep integers for the suffixes we want.
@@ -35957,63 +36131,42 @@ inline model_file_info read_gguf(std::span<const std::byte> bytes) {
     if (r.gguf_file_type >= 0) r.quant = quant_format_from_gguf_file_type(r.gguf_file_type);
 
     // Tensor infos: counted, never stored one by one.
-    bool has_output = false, has_embedding = false, has_ffn_gate = false, has_ffn_up = false, all_counted = true;
-    std::uint64_t expert_elements = 0;
-    for (std::uint64_t i = 0; i < r.tensor_count; ++i) {
-        const auto at = c.offset();
-        const auto tname = c.str(max_tensor_name);
-        const auto n_dims = c.get<std::uint32_t>();
-        if (!tname || !c.ok()) {
-            add_problem(r, at, "truncated tensor info " + std::to_string(i) + " of " + std::to_string(r.tensor_count));
-            all_counted = false;
-            break;
+    tensor_tally tally;
+    count_tensor_infos(c, r.tensor_count, r, tally, "");
+    r.parameters_exact = tally.all_counted && r.tensors_read == r.tensor_count;
+    const auto& [split_no, split_count, split_tensors] = split;
+    const bool shard = split_count.seen && split_count.value > 1;
+    if (shard) {
+        r.split_index = split_no.value;
+        r.split_count = split_count.value;
+        r.split_tensors = split_tensors.value;
+        // The other files' tensors, in order after the first.
+        std::uint64_t files = 1;
+        for (std::size_t k = 0; split_no.value == 0 && k < more_files.size() && files < split_count.value; ++k) {
+            const std::string where = "file " + std::to_string(files + 1) + ": ";
+            cursor more(more_files[k]);
+            const auto h = read_later_header(more, r, where);
+            if (!h) break;
+            if (h->split_no != files) {
+                add_problem(r, 0, where + "split.no is " + std::to_string(h->split_no) + ", not " + std::to_string(files));
+                break;
+            }
+            r.tensor_count = detail::sat_add(r.tensor_count, h->tensors);
+            count_tensor_infos(more, h->tensors, r, tally, where);
+            ++files;
         }
-        if (n_dims > max_dims) {
-            add_problem(r, at, "tensor " + printable(*tname) + " has " + std::to_string(n_dims) + " dimensions");
-            all_counted = false;
-            break; // the layout of what follows is unknowable
-        }
-        std::uint64_t dims[max_dims] = {};
-        bool negative = false;
-        for (std::uint32_t d = 0; d < n_dims; ++d) {
-            dims[d] = c.get<std::uint64_t>();
-            if (dims[d] >> 63) negative = true; // ggml stores int64_t
-        }
-        const auto type = c.get<std::uint32_t>();
-        c.get<std::uint64_t>(); // data offset: not needed to count
-        if (!c.ok()) {
-            add_problem(r, at, "truncated tensor info " + std::to_string(i) + " of " + std::to_string(r.tensor_count));
-            all_counted = false;
-            break;
-        }
-        ++r.tensors_read;
-        const auto elements = element_product(std::span<const std::uint64_t>(dims, n_dims));
-        if (negative || !elements) {
-            add_problem(r, at, "tensor " + printable(*tname) + (negative ? " has a negative dimension" : "'s size overflows"));
-            all_counted = false;
-            continue;
-        }
-        const auto* layout = find_ggml_layout(type);
-        auto& slot = type_slot(r.by_type, static_cast<int>(type), layout ? layout->name : "type " + std::to_string(type));
-        ++slot.tensors;
-        slot.elements = detail::sat_add(slot.elements, *elements);
-        if (!layout || layout->block_weights == 0) {
-            slot.bytes_known = false;
-        } else if (n_dims > 0 && dims[0] % layout->block_weights != 0) {
-            add_problem(r, at, "tensor " + printable(*tname) + ": row not a whole number of blocks");
-            slot.bytes_known = false;
-        } else {
-            slot.bytes = detail::sat_add(slot.bytes, detail::sat_mul(*elements / layout->block_weights, layout->block_bytes));
-        }
-        r.parameters = detail::sat_add(r.parameters, *elements);
-        if (*tname == "output.weight"sv) has_output = true;
-        if (tname->find("ffn_gate") != std::string::npos) has_ffn_gate = true;
-        if (tname->find("ffn_up") != std::string::npos) has_ffn_up = true;
-        if (*tname == "token_embd.weight"sv) has_embedding = true;
-        if (ends_with(*tname, "_exps.weight")) expert_elements = detail::sat_add(expert_elements, *elements);
+        r.parameters_exact = split_no.value == 0 && files == split_count.value && split_tensors.seen &&
+                             r.tensor_count == split_tensors.value && tally.all_counted &&
+                             r.tensors_read == r.tensor_count;
+        if (!r.parameters_exact)
+            add_problem(r, 0, "file " + std::to_string(split_no.value + 1) + " of the " +
+                                  std::to_string(split_count.value) + " of a split model" +
+                                  (files > 1 ? " and the " + std::to_string(files - 1) + " after it" : std::string()) +
+                                  ": " + std::to_string(r.tensors_read) + " of its " +
+                                  std::to_string(split_tensors.value) + " tensors read, sizes estimated from the shape");
     }
-    r.parameters_exact = all_counted && r.tensors_read == r.tensor_count;
 
+    report_other_types(r);
     if (arch.empty()) return r;
     model_description m;
     m.family = arch;
@@ -36031,18 +36184,31 @@ inline model_file_info read_gguf(std::span<const std::byte> bytes) {
     s.experts_per_token = u32(k_experts_used);
     s.intermediate_size = s.experts && arch_keys[k_expert_ff].seen ? u32(k_expert_ff) : u32(k_ff);
     s.vocab_size = vocab > 0xffffffffu ? 0 : static_cast<std::uint32_t>(vocab);
-    if (arch_keys[k_kv_lora].seen && u32(k_kv_lora) > 0) {
-        s.kv_values_per_token_per_layer = u32(k_kv_lora) + u32(k_rope_dims);
-    } else if (const auto& kv = arch_keys[k_heads_kv];
-               kv.layer_count > 0 && kv.layer_sum != detail::sat_mul(kv.value, kv.layer_count)) {
+    // The KV cache. llama.cpp caches DeepSeek's latent vector only for files that give the
+    // per-head key length beside it (key_length_mla, written since its MLA rework:
+    // llama_hparams::is_mla); older DeepSeek 2/3 files, MiniCPM3's and PLM's cache every
+    // head's keys and values, whose lengths may differ (value_length).
+    const std::uint64_t key_length =
+        s.head_dim ? s.head_dim : (s.attention_heads ? s.hidden_size / s.attention_heads : 0);
+    const std::uint64_t value_length = arch_keys[k_value_len].seen ? u32(k_value_len) : key_length;
+    const std::uint64_t per_head = key_length + value_length;
+    const auto& kv = arch_keys[k_heads_kv];
+    auto set_values = [&](std::uint64_t v) {
+        if (v > 0 && v <= 0xffffffffu) s.kv_values_per_token_per_layer = static_cast<std::uint32_t>(v);
+        else if (v > 0xffffffffu) add_problem(r, c.offset(), "KV cache values per token and layer past 2^32");
+    };
+    if (arch_keys[k_kv_lora].seen && u32(k_kv_lora) > 0 && arch_keys[k_key_len_mla].seen && u32(k_key_len_mla) > 0) {
+        set_values(std::uint64_t{u32(k_kv_lora)} + u32(k_rope_dims));
+        s.latent_kv_cache = true;
+        s.head_dim = u32(k_key_len_mla); // key_length is then the latent vector's
+    } else if (kv.layer_count > 0 && kv.layer_sum != detail::sat_mul(kv.value, kv.layer_count)) {
         // KV heads that differ by layer: kv_heads is the largest (a layer's cache, tensor
         // parallelism), and the values cached per token and layer their mean, rounded up.
-        const std::uint64_t head =
-            s.head_dim ? s.head_dim : (s.attention_heads ? s.hidden_size / s.attention_heads : 0);
         const std::uint64_t layers = s.layers ? s.layers : kv.layer_count;
-        const std::uint64_t total = detail::sat_mul(detail::sat_mul(2, head), kv.layer_sum);
-        const std::uint64_t mean = total / layers + (total % layers ? 1 : 0);
-        if (mean > 0 && mean <= 0xffffffffu) s.kv_values_per_token_per_layer = static_cast<std::uint32_t>(mean);
+        const std::uint64_t total = detail::sat_mul(per_head, kv.layer_sum);
+        set_values(total / layers + (total % layers ? 1 : 0));
+    } else if (value_length != key_length) {
+        set_values(detail::sat_mul(s.kv_heads, per_head));
     }
     if (arch_keys[k_heads_kv].layer_count > 0 && s.layers && arch_keys[k_heads_kv].layer_count != s.layers)
         add_problem(r, c.offset(), arch + ".attention.head_count_kv lists " +
@@ -36063,8 +36229,9 @@ inline model_file_info read_gguf(std::span<const std::byte> bytes) {
             s.sliding_window_layers = s.layers - s.layers / every;
         }
     }
-    s.tied_embeddings = has_embedding && !has_output;
-    s.gated_ffn = has_ffn_gate || !has_ffn_up; // up projections without gates: a plain FFN
+    // output.weight may be in a file not read.
+    s.tied_embeddings = tally.has_embedding && !tally.has_output && (!shard || r.parameters_exact);
+    s.gated_ffn = tally.has_ffn_gate || !tally.has_ffn_up; // up projections without gates: a plain FFN
     if (s.layers == 0) add_problem(r, c.offset(), "no " + arch + ".block_count");
     if (s.attention_heads && s.kv_heads && s.attention_heads % s.kv_heads != 0)
         add_problem(r, c.offset(), "head_count is not a multiple of head_count_kv");
@@ -36074,7 +36241,7 @@ inline model_file_info read_gguf(std::span<const std::byte> bytes) {
         s.active_parameters = s.parameters;
         if (s.experts > 0 && s.experts_per_token <= s.experts) {
             // Only experts_per_token of every expert_count experts are read per token.
-            const auto idle = expert_elements / s.experts * (s.experts - s.experts_per_token);
+            const auto idle = tally.expert_elements / s.experts * (s.experts - s.experts_per_token);
             s.active_parameters = s.parameters - (idle < s.parameters ? idle : 0);
         }
     } else {
@@ -36085,20 +36252,96 @@ inline model_file_info read_gguf(std::span<const std::byte> bytes) {
     return r;
 }
 
+namespace detail::model_files {
+
+/// The first `max_bytes` of a stream, read in growing pieces: a small file costs what it
+/// holds, not the cap.
+inline std::vector<std::byte> read_prefix(std::istream& in, std::uint64_t max_bytes) {
+    std::vector<std::byte> buf;
+    std::size_t piece = 64u << 10;
+    while (in && buf.size() < max_bytes) {
+        const auto want = static_cast<std::size_t>(std::min<std::uint64_t>(piece, max_bytes - buf.size()));
+        const auto at = buf.size();
+        buf.resize(at + want);
+        in.read(reinterpret_cast<char*>(buf.data() + at), static_cast<std::streamsize>(want));
+        buf.resize(at + static_cast<std::size_t>(in.gcount()));
+        if (piece < (16u << 20)) piece *= 2;
+    }
+    return buf;
+}
+
+/// The name of file `n` (1-based) of `count` beside `path`, which is one of a set named
+/// "<prefix>-00001-of-00003<extension>" (gguf-split's, and Hugging Face's sharded
+/// checkpoints'); nullopt when `path` is not named that way.
+inline std::optional<std::filesystem::path> numbered_file(const std::filesystem::path& path, std::uint64_t n,
+                                                          std::uint64_t count, std::string_view extension) {
+    const std::string name = path.filename().string();
+    const std::string tail = "-00000-of-00000" + std::string(extension);
+    if (name.size() <= tail.size() || count > 99999 || n > count) return std::nullopt;
+    const std::string_view end = std::string_view(name).substr(name.size() - tail.size());
+    for (std::size_t i = 0; i < tail.size(); ++i) {
+        const bool digit_place = (i >= 1 && i <= 5) || (i >= 10 && i <= 14);
+        if (digit_place ? !(end[i] >= '0' && end[i] <= '9') : end[i] != tail[i]) return std::nullopt;
+    }
+    char numbers[16] = {};
+    std::snprintf(numbers, sizeof numbers, "%05u-of-%05u", static_cast<unsigned>(n), static_cast<unsigned>(count));
+    return path.parent_path() / (name.substr(0, name.size() - tail.size()) + "-" + numbers + std::string(extension));
+}
+
+/// The number of files a name of that form states ("-00001-of-00004.safetensors": 4); 0
+/// for any other name.
+inline std::uint64_t numbered_file_count(const std::filesystem::path& path, std::string_view extension) {
+    const std::string name = path.filename().string();
+    const std::size_t tail = 15 + extension.size();
+    if (name.size() <= tail) return 0;
+    std::uint64_t n = 0;
+    for (char ch : std::string_view(name).substr(name.size() - tail + 10, 5)) {
+        if (ch < '0' || ch > '9') return 0;
+        n = n * 10 + static_cast<std::uint64_t>(ch - '0');
+    }
+    return numbered_file(path, 1, n, extension) ? n : 0;
+}
+
+} // namespace detail::model_files
+
 /// Reads at most `max_bytes` of a file and parses them as GGUF. A file shorter than the
-/// header it declares reports the truncation as a problem.
+/// header it declares reports the truncation as a problem. A file of a model gguf-split
+/// cut up ("<prefix>-00002-of-00003.gguf") is read with the others beside it, from the
+/// first: the model is described whole (see read_gguf).
 inline model_file_info read_gguf_file(const std::filesystem::path& path, std::size_t max_bytes = 64u << 20) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) {
+    using namespace detail::model_files;
+    const auto open = [&](const std::filesystem::path& p) -> std::optional<std::vector<std::byte>> {
+        std::ifstream in(p, std::ios::binary);
+        if (!in) return std::nullopt;
+        return read_prefix(in, max_bytes);
+    };
+    auto given = open(path);
+    if (!given) {
         model_file_info r;
         r.format = "gguf";
-        detail::model_files::add_problem(r, 0, "cannot open " + path.string());
+        add_problem(r, 0, "cannot open " + path.string());
         return r;
     }
-    std::vector<std::byte> buf(max_bytes);
-    in.read(reinterpret_cast<char*>(buf.data()), static_cast<std::streamsize>(buf.size()));
-    buf.resize(static_cast<std::size_t>(in.gcount()));
-    auto r = read_gguf(buf);
+    auto r = read_gguf(*given);
+    if (r.split_count > 1 && numbered_file(path, 1, r.split_count, ".gguf")) {
+        // Every file of the model, from the first; a missing one ends the list there.
+        std::vector<std::vector<std::byte>> files;
+        std::vector<std::string> missing;
+        for (std::uint64_t n = 1; n <= r.split_count; ++n) {
+            const auto p = *numbered_file(path, n, r.split_count, ".gguf");
+            auto bytes = n == r.split_index + 1 ? std::move(given) : open(p);
+            if (!bytes) {
+                missing.push_back(p.string());
+                break;
+            }
+            files.push_back(std::move(*bytes));
+        }
+        if (!files.empty()) {
+            std::vector<std::span<const std::byte>> more(files.begin() + 1, files.end());
+            r = read_gguf(files.front(), more);
+        }
+        for (const auto& m : missing) add_problem(r, 0, "cannot open " + m);
+    }
     if (r.model) r.model->source = path.string();
     return r;
 }
@@ -36243,8 +36486,20 @@ inline std::optional<model_description> parse_hf_config(std::string_view text, s
         if (s.intermediate_size == 0) s.intermediate_size = u32({"ffn_hidden_size", "n_inner", "ffn_dim"});
         if (s.intermediate_size == 0 && s.hidden_size <= 0xffffffffu / 4) s.intermediate_size = 4 * s.hidden_size;
     }
-    const auto lora = u32({"kv_lora_rank"});
-    if (lora) s.kv_values_per_token_per_layer = lora + u32({"qk_rope_head_dim"});
+    // Low-rank KV projections (kv_lora_rank). vLLM and SGLang cache DeepSeek V2/V3's latent
+    // vector (and Kimi K2's, the same architecture); MiniCPM3 and PLM, which project the
+    // same way, are served with every head's keys and values cached.
+    if (const auto lora = u32({"kv_lora_rank"})) {
+        const std::uint64_t rope = u32({"qk_rope_head_dim"});
+        const std::uint64_t key = rope + u32({"qk_nope_head_dim"});
+        const std::uint64_t value = u32({"v_head_dim"});
+        if (s.head_dim == 0 && key > 0 && key <= 0xffffffffu) s.head_dim = static_cast<std::uint32_t>(key);
+        const bool latent = m.family.starts_with("deepseek") || m.family.starts_with("kimi");
+        const std::uint64_t values = latent ? lora + rope : detail::sat_mul(s.kv_heads, key + (value ? value : key));
+        if (values <= 0xffffffffu) s.kv_values_per_token_per_layer = static_cast<std::uint32_t>(values);
+        else problem("KV cache values per token and layer past 2^32");
+        s.latent_kv_cache = latent;
+    }
     const auto window = u32({"sliding_window"});
     const auto use_window = cfg->find("use_sliding_window");
     const bool window_off = use_window != cfg->end() && use_window->is_boolean() && !use_window->get<bool>();
@@ -36302,38 +36557,36 @@ inline std::optional<model_description> parse_hf_config(std::string_view text, s
     return m;
 }
 
-/// Reads a safetensors header (and, when given, the model's config.json text). Parameter
-/// counts come from the tensor shapes; bytes per dtype from data_offsets when they are
-/// consistent, else from the shape.
-inline model_file_info read_safetensors(std::span<const std::byte> bytes,
-                                        std::optional<std::string_view> config_json = std::nullopt,
-                                        std::uint64_t header_cap = 100u << 20) {
-    using namespace detail::model_files;
-    model_file_info r;
-    r.format = "safetensors";
+namespace detail::model_files {
+
+/// Counts one safetensors header into `r` (tensor_count, tensors_read, parameters,
+/// by_type); `where` starts each problem's message. Returns whether every tensor was
+/// counted.
+inline bool count_safetensors(std::span<const std::byte> bytes, model_file_info& r, std::uint64_t header_cap,
+                              std::string_view where) {
     cursor c(bytes);
     const auto n = c.get<std::uint64_t>();
     if (!c.ok()) {
-        add_problem(r, 0, "truncated: no header length");
-        return r;
+        add_problem(r, 0, std::string(where) + "truncated: no header length");
+        return false;
     }
     if (n > header_cap) {
-        add_problem(r, 0, "header length " + std::to_string(n) + " exceeds the cap of " + std::to_string(header_cap));
-        return r;
+        add_problem(r, 0, std::string(where) + "header length " + std::to_string(n) + " exceeds the cap of " + std::to_string(header_cap));
+        return false;
     }
     if (n > c.left()) {
-        add_problem(r, 8, "truncated: header of " + std::to_string(n) + " bytes, " + std::to_string(c.left()) + " present");
-        return r;
+        add_problem(r, 8, std::string(where) + "truncated: header of " + std::to_string(n) + " bytes, " + std::to_string(c.left()) + " present");
+        return false;
     }
     const std::string_view text(reinterpret_cast<const char*>(bytes.data()) + 8, static_cast<std::size_t>(n));
     if (!json_depth_ok(text, 16)) {
-        add_problem(r, 8, "header JSON nested too deep");
-        return r;
+        add_problem(r, 8, std::string(where) + "header JSON nested too deep");
+        return false;
     }
     const auto doc = nlohmann::json::parse(text.begin(), text.end(), nullptr, false);
     if (doc.is_discarded() || !doc.is_object()) {
-        add_problem(r, 8, "header is not a JSON object");
-        return r;
+        add_problem(r, 8, std::string(where) + "header is not a JSON object");
+        return false;
     }
     bool all_counted = true;
     for (const auto& [tname, t] : doc.items()) {
@@ -36341,14 +36594,20 @@ inline model_file_info read_safetensors(std::span<const std::byte> bytes,
         ++r.tensor_count;
         const auto what = "tensor " + printable(tname);
         if (!t.is_object()) {
-            add_problem(r, 8, what + " is not an object");
+            add_problem(r, 8, std::string(where) + what + " is not an object");
             all_counted = false;
             continue;
         }
         const auto dt = t.find("dtype");
         const auto shape = t.find("shape");
-        if (dt == t.end() || !dt->is_string() || shape == t.end() || !shape->is_array() || shape->size() > max_dims) {
-            add_problem(r, 8, what + ": missing or bad dtype/shape");
+        if (dt == t.end() || !dt->is_string() || shape == t.end() || !shape->is_array()) {
+            add_problem(r, 8, std::string(where) + what + ": missing or bad dtype/shape");
+            all_counted = false;
+            continue;
+        }
+        if (shape->size() > max_dims) {
+            add_problem(r, 8, std::string(where) + what + " has " + std::to_string(shape->size()) + " dimensions, more than " +
+                                  std::to_string(max_dims));
             all_counted = false;
             continue;
         }
@@ -36362,7 +36621,7 @@ inline model_file_info read_safetensors(std::span<const std::byte> bytes,
         }
         const auto elements = bad ? std::nullopt : element_product(std::span<const std::uint64_t>(dims, nd));
         if (!elements) {
-            add_problem(r, 8, what + (bad ? ": shape holds a negative or non-integer dimension" : ": size overflows"));
+            add_problem(r, 8, std::string(where) + what + (bad ? ": shape holds a negative or non-integer dimension" : ": size overflows"));
             all_counted = false;
             continue;
         }
@@ -36371,7 +36630,7 @@ inline model_file_info read_safetensors(std::span<const std::byte> bytes,
         unsigned bits = 0;
         for (const auto& d : safetensors_dtypes)
             if (d.name == dtype) bits = d.bits;
-        auto& slot = type_slot(r.by_type, -1, bits ? std::string_view(dtype) : std::string_view(printable(dtype.substr(0, 32))));
+        auto& slot = type_slot(r.by_type, -1, bits ? std::string_view(dtype) : std::string_view(printable(dtype, 32)));
         ++slot.tensors;
         slot.elements = detail::sat_add(slot.elements, *elements);
         std::optional<std::uint64_t> size;
@@ -36382,7 +36641,7 @@ inline model_file_info read_safetensors(std::span<const std::byte> bytes,
         if (bits) {
             const auto from_shape =
                 detail::sat_add(detail::sat_mul(*elements / 8, bits), ((*elements % 8) * bits + 7) / 8);
-            if (size && *size != from_shape) add_problem(r, 8, what + ": data_offsets disagree with shape x dtype");
+            if (size && *size != from_shape) add_problem(r, 8, std::string(where) + what + ": data_offsets disagree with shape x dtype");
             slot.bytes = detail::sat_add(slot.bytes, size ? *size : from_shape);
         } else if (size) {
             slot.bytes = detail::sat_add(slot.bytes, *size);
@@ -36391,60 +36650,136 @@ inline model_file_info read_safetensors(std::span<const std::byte> bytes,
         }
         r.parameters = detail::sat_add(r.parameters, *elements);
     }
-    r.parameters_exact = all_counted;
-    if (config_json) {
-        std::vector<model_file_problem> ps;
-        r.model = parse_hf_config(*config_json, ps);
-        for (auto& p : ps) add_problem(r, 0, "config.json: " + p.message);
-        if (r.model && r.parameters_exact && r.parameters > 0) {
-            auto& s = r.model->shape;
-            // The checkpoint's own count is exact; scale the estimate's active share to it.
-            const auto est_total = s.parameters, est_active = s.active_parameters;
-            s.parameters = r.parameters;
-            s.active_parameters = (s.is_moe() && est_total > 0)
-                ? static_cast<std::uint64_t>(static_cast<double>(r.parameters) * (static_cast<double>(est_active) / static_cast<double>(est_total)))
-                : r.parameters;
-        }
+    return all_counted;
+}
+
+/// Describes the model by its config.json; a checkpoint counted whole gives the exact
+/// parameter count, and the estimate's active share is scaled to it.
+inline void attach_config(model_file_info& r, std::string_view config_json) {
+    std::vector<model_file_problem> ps;
+    r.model = parse_hf_config(config_json, ps);
+    for (auto& p : ps) add_problem(r, 0, "config.json: " + p.message);
+    if (!r.model || !r.parameters_exact || r.parameters == 0) return;
+    auto& s = r.model->shape;
+    const auto est_total = s.parameters, est_active = s.active_parameters;
+    if (r.parameters < est_total / 2) {
+        // Under half of what the shape holds: one file of a sharded checkpoint
+        // ("model-00001-of-00004.safetensors") read alone, not the model.
+        add_problem(r, 0, "the tensors hold " + std::to_string(r.parameters) + " parameters, under half of the " +
+                              std::to_string(est_total) + " config.json's shape holds (one file of a sharded "
+                              "checkpoint?): sizes estimated from the shape");
+        r.parameters_exact = false;
+        return;
     }
+    s.parameters = r.parameters;
+    s.active_parameters = (s.is_moe() && est_total > 0)
+        ? static_cast<std::uint64_t>(static_cast<double>(r.parameters) * (static_cast<double>(est_active) / static_cast<double>(est_total)))
+        : r.parameters;
+}
+
+} // namespace detail::model_files
+
+/// Reads a safetensors header (and, when given, the model's config.json text). Parameter
+/// counts come from the tensor shapes; bytes per dtype from data_offsets when they are
+/// consistent, else from the shape. A header whose tensors hold under half of what the
+/// config's shape does is taken for one file of a sharded checkpoint: its count is not
+/// the model's (read every file with read_safetensors_shards).
+inline model_file_info read_safetensors(std::span<const std::byte> bytes,
+                                        std::optional<std::string_view> config_json = std::nullopt,
+                                        std::uint64_t header_cap = 100u << 20) {
+    using namespace detail::model_files;
+    model_file_info r;
+    r.format = "safetensors";
+    r.parameters_exact = count_safetensors(bytes, r, header_cap, "");
+    report_other_types(r);
+    if (config_json) attach_config(r, *config_json);
+    return r;
+}
+
+/// Reads every file of a sharded checkpoint ("model-00001-of-00004.safetensors" …), the
+/// headers in `files`, as one model.
+inline model_file_info read_safetensors_shards(std::span<const std::span<const std::byte>> files,
+                                               std::optional<std::string_view> config_json = std::nullopt,
+                                               std::uint64_t header_cap = 100u << 20) {
+    using namespace detail::model_files;
+    model_file_info r;
+    r.format = "safetensors";
+    bool all = !files.empty();
+    for (std::size_t k = 0; k < files.size(); ++k) {
+        const std::string where = files.size() > 1 ? "file " + std::to_string(k + 1) + ": " : std::string();
+        all = count_safetensors(files[k], r, header_cap, where) && all;
+    }
+    r.parameters_exact = all;
+    report_other_types(r);
+    if (config_json) attach_config(r, *config_json);
     return r;
 }
 
 /// Reads a .safetensors file's header (at most `header_cap` + 8 bytes) and, optionally,
-/// a config.json beside it.
+/// a config.json beside it. A file of a sharded checkpoint ("model-00002-of-00004
+/// .safetensors") is read with every other file of it beside it, as one model.
 inline model_file_info read_safetensors_file(const std::filesystem::path& path,
                                              std::optional<std::filesystem::path> config = std::nullopt,
                                              std::uint64_t header_cap = 100u << 20) {
-    model_file_info fail;
-    fail.format = "safetensors";
-    std::ifstream in(path, std::ios::binary);
-    if (!in) {
-        detail::model_files::add_problem(fail, 0, "cannot open " + path.string());
-        return fail;
-    }
-    std::vector<std::byte> buf(8);
-    in.read(reinterpret_cast<char*>(buf.data()), 8);
-    buf.resize(static_cast<std::size_t>(in.gcount()));
-    if (buf.size() == 8) {
-        std::uint64_t n = 0;
-        for (int i = 0; i < 8; ++i) n |= static_cast<std::uint64_t>(std::to_integer<unsigned>(buf[static_cast<std::size_t>(i)])) << (8 * i);
-        if (n <= header_cap) {
-            buf.resize(static_cast<std::size_t>(8 + n));
-            in.read(reinterpret_cast<char*>(buf.data()) + 8, static_cast<std::streamsize>(n));
-            buf.resize(static_cast<std::size_t>(8 + in.gcount()));
+    using namespace detail::model_files;
+    // The length, then as much of the header as the file holds (never what the length
+    // claims before it is there).
+    const auto header_of = [&](const std::filesystem::path& p) -> std::optional<std::vector<std::byte>> {
+        std::ifstream in(p, std::ios::binary);
+        if (!in) return std::nullopt;
+        std::vector<std::byte> buf = read_prefix(in, 8);
+        if (buf.size() == 8) {
+            std::uint64_t n = 0;
+            for (int i = 0; i < 8; ++i)
+                n |= static_cast<std::uint64_t>(std::to_integer<unsigned>(buf[static_cast<std::size_t>(i)])) << (8 * i);
+            if (n <= header_cap) {
+                auto header = read_prefix(in, n);
+                buf.insert(buf.end(), header.begin(), header.end());
+            }
         }
+        return buf;
+    };
+    std::vector<std::vector<std::byte>> headers;
+    std::vector<std::string> missing;
+    const std::uint64_t count = numbered_file_count(path, ".safetensors");
+    if (count > 1) {
+        for (std::uint64_t n = 1; n <= count; ++n) {
+            const auto p = *numbered_file(path, n, count, ".safetensors");
+            if (auto h = header_of(p)) headers.push_back(std::move(*h));
+            else missing.push_back(p.string());
+        }
+    } else if (auto h = header_of(path)) {
+        headers.push_back(std::move(*h));
+    } else {
+        missing.push_back(path.string());
+    }
+    if (headers.empty()) {
+        model_file_info fail;
+        fail.format = "safetensors";
+        add_problem(fail, 0, "cannot open " + path.string());
+        return fail;
     }
     std::optional<std::string> cfg_text;
     if (config) {
         std::ifstream cin(*config, std::ios::binary);
         if (cin) {
-            std::string t(16u << 20, '\0');
-            cin.read(t.data(), static_cast<std::streamsize>(t.size()));
-            t.resize(static_cast<std::size_t>(cin.gcount()));
-            cfg_text = std::move(t);
+            const auto t = read_prefix(cin, 16u << 20);
+            cfg_text = std::string(reinterpret_cast<const char*>(t.data()), t.size());
         }
     }
-    auto r = read_safetensors(buf, cfg_text ? std::optional<std::string_view>(*cfg_text) : std::nullopt, header_cap);
-    if (config && !cfg_text) detail::model_files::add_problem(r, 0, "cannot open " + config->string());
+    const auto cfg = cfg_text ? std::optional<std::string_view>(*cfg_text) : std::nullopt;
+    model_file_info r;
+    if (count > 1) {
+        const std::vector<std::span<const std::byte>> spans(headers.begin(), headers.end());
+        r = read_safetensors_shards(spans, std::nullopt, header_cap);
+        // A missing file leaves the count short: the shape's estimate, said so.
+        if (!missing.empty()) r.parameters_exact = false;
+        for (const auto& m : missing) add_problem(r, 0, "cannot open " + m + ", a file of this checkpoint");
+        if (cfg) attach_config(r, *cfg);
+    } else {
+        r = read_safetensors(headers.front(), cfg, header_cap);
+    }
+    if (config && !cfg_text) add_problem(r, 0, "cannot open " + config->string());
     if (r.model) r.model->source = path.string();
     return r;
 }

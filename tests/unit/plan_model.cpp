@@ -27,8 +27,29 @@ TEST_CASE("model_spec::kv_values_per_token") {
     SUBCASE("latent attention overrides the product (DeepSeek MLA: 512 + 64)") {
         ah::model_spec m{.id = "d", .name = "D", .family = "deepseek2", .hidden_size = 7168,
                          .attention_heads = 128, .kv_heads = 128, .head_dim = 192,
-                         .kv_values_per_token_per_layer = 576, .source = "hand-made"};
+                         .kv_values_per_token_per_layer = 576, .latent_kv_cache = true, .source = "hand-made"};
         CHECK(m.kv_values_per_token() == 576);
+        CHECK(m.cache_heads() == 1); // one vector every head reads
+    }
+    SUBCASE("values per layer that are not a latent vector still divide by KV head") {
+        // Keys and values of different lengths (MiniCPM3: 40 heads x (96 + 64)), or heads
+        // that differ by layer: the count overrides the product, the heads stay the heads.
+        ah::model_spec m{.id = "c", .name = "C", .family = "minicpm3", .hidden_size = 2560, .attention_heads = 40,
+                         .kv_heads = 40, .head_dim = 96, .kv_values_per_token_per_layer = 40 * (96 + 64),
+                         .source = "hand-made"};
+        CHECK(m.kv_values_per_token() == 6400);
+        CHECK(m.cache_heads() == 40);
+        CHECK(ah::detail::rank_kv_share(m.cache_heads(), 8) == doctest::Approx(0.125));
+    }
+    SUBCASE("a product past 2^64 saturates instead of wrapping") {
+        // 2 x 2147516416 x 4294901761 wraps to 65536 in 64 bits.
+        ah::model_spec m{};
+        m.kv_heads = 2147516416u;
+        m.head_dim = 4294901761u;
+        CHECK(m.kv_values_per_token() == ~std::uint64_t{0});
+        m.kv_heads = 0xffffffffu;
+        m.head_dim = 0x7fffffffu; // 2 x the product just fits
+        CHECK(m.kv_values_per_token() == 2 * std::uint64_t{0xffffffffu} * 0x7fffffffu);
     }
     SUBCASE("unknown shape gives 0, never a division by zero") {
         ah::model_spec m{};

@@ -333,6 +333,145 @@ TEST_CASE("read_gguf") {
         CHECK(same.model->shape.kv_values_per_token_per_layer == 0);
         CHECK(same.model->spec().kv_values_per_token() == 64);
         CHECK(has_problem(with_kv({2, 2}, 4), "head_count_kv lists 2 layers, block_count 4"));
+        // The mean is not a latent vector: tensor parallelism still splits the heads.
+        CHECK_FALSE(r.model->shape.latent_kv_cache);
+        CHECK(r.model->spec().cache_heads() == 4);
+    }
+    SUBCASE("a model gguf-split cut in two: one file alone is said to be a part, both are the model") {
+        // Hand-made, as gguf-split writes them: the metadata and split.* keys in the first
+        // file, only the split.* keys in the second; split.no and split.count are u16,
+        // split.tensors.count i32.
+        const auto first = [](std::uint16_t no) {
+            gguf_writer w;
+            w.header(3, 2, 9);
+            w.kv_str("general.architecture", "llama");
+            w.kv_u32("llama.block_count", 1);
+            w.kv_u32("llama.embedding_length", 64);
+            w.kv_u32("llama.feed_forward_length", 128);
+            w.kv_u32("llama.attention.head_count", 4);
+            w.kv_u32("llama.attention.head_count_kv", 2);
+            w.str("split.no"), w.le<std::uint32_t>(2), w.le<std::uint16_t>(no);
+            w.str("split.count"), w.le<std::uint32_t>(2), w.le<std::uint16_t>(2);
+            w.str("split.tensors.count"), w.le<std::uint32_t>(5), w.le<std::int32_t>(4);
+            w.tensor("token_embd.weight", {64, 10}, 0);
+            w.tensor("blk.0.attn_q.weight", {64, 64}, 0);
+            return w.out;
+        };
+        gguf_writer second;
+        second.header(3, 2, 3);
+        second.str("split.no"), second.le<std::uint32_t>(2), second.le<std::uint16_t>(1);
+        second.str("split.count"), second.le<std::uint32_t>(2), second.le<std::uint16_t>(2);
+        second.str("split.tensors.count"), second.le<std::uint32_t>(5), second.le<std::int32_t>(4);
+        second.tensor("blk.0.ffn_up.weight", {64, 128}, 0);
+        second.tensor("output.weight", {64, 10}, 0);
+        const std::uint64_t whole = 640 + 4096 + 8192 + 640;
+
+        const auto a = first(0);
+        const auto alone = ah::read_gguf(a);
+        CHECK(alone.split_count == 2);
+        CHECK(alone.split_tensors == 4);
+        CHECK_FALSE(alone.parameters_exact); // before, 2 tensors' count was the model's
+        CHECK(has_problem(alone, "file 1 of the 2 of a split model: 2 of its 4 tensors read"));
+        REQUIRE(alone.model);
+        CHECK_FALSE(alone.model->shape.tied_embeddings); // output.weight is in the other file
+        CHECK(alone.model->shape.parameters == ah::estimate_parameters(alone.model->spec()));
+
+        const std::span<const std::byte> more[] = {second.out};
+        const auto both = ah::read_gguf(a, more);
+        CHECK(both.problems.empty());
+        CHECK(both.parameters_exact);
+        CHECK(both.tensor_count == 4);
+        CHECK(both.parameters == whole);
+        REQUIRE(both.model);
+        CHECK(both.model->shape.parameters == whole);
+        CHECK_FALSE(both.model->shape.tied_embeddings);
+        CHECK_FALSE(both.model->shape.gated_ffn); // ffn_up, no gate: seen in the second file
+
+        // The second file out of order: said, and the model is not taken as whole.
+        const auto b0 = first(0);
+        const std::span<const std::byte> wrong[] = {b0};
+        const auto out_of_order = ah::read_gguf(a, wrong);
+        CHECK(has_problem(out_of_order, "file 2: split.no is 0, not 1"));
+        CHECK_FALSE(out_of_order.parameters_exact);
+
+        // From files named as gguf-split names them, either file finds the other.
+        const temp_dir tmp("ai_hwaccel_plan_gguf_split");
+        const auto write = [&](const char* name, const std::vector<std::byte>& bytes) {
+            std::ofstream o(tmp.path / name, std::ios::binary);
+            o.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+        };
+        write("tiny-00001-of-00002.gguf", a);
+        write("tiny-00002-of-00002.gguf", second.out);
+        for (const char* name : {"tiny-00001-of-00002.gguf", "tiny-00002-of-00002.gguf"}) {
+            CAPTURE(name);
+            const auto r = ah::read_gguf_file(tmp.path / name);
+            CHECK(r.problems.empty());
+            CHECK(r.parameters_exact);
+            CHECK(r.parameters == whole);
+        }
+        std::filesystem::remove(tmp.path / "tiny-00002-of-00002.gguf");
+        const auto missing = ah::read_gguf_file(tmp.path / "tiny-00001-of-00002.gguf");
+        CHECK_FALSE(missing.parameters_exact);
+        CHECK(has_problem(missing, "cannot open"));
+    }
+    SUBCASE("a tensor type per tensor: one row for the rest past 64, in linear time") {
+        gguf_writer w;
+        const std::uint32_t n = 5000;
+        w.header(3, n, 1);
+        w.kv_str("general.architecture", "llama");
+        for (std::uint32_t i = 0; i < n; ++i) w.tensor("t" + std::to_string(i), {1}, 1000 + i);
+        const auto r = ah::read_gguf(w.out);
+        CHECK(r.by_type.size() == 65);
+        CHECK(r.by_type.back().dtype == "other types");
+        CHECK(r.by_type.back().tensors == n - 64);
+        CHECK_FALSE(r.by_type.back().bytes_known);
+        CHECK(has_problem(r, "tensors of more than 64 types"));
+    }
+    SUBCASE("keys and values of other lengths, and DeepSeek's latent cache only where llama.cpp keeps one") {
+        struct kv_case {
+            const char* arch;
+            std::uint32_t heads, heads_kv, key, value, lora, key_mla; // 0: key not written
+            std::uint64_t values;
+            bool latent;
+        };
+        // llama.cpp caches the latent vector only with key_length_mla (llama_hparams::is_mla):
+        // an older DeepSeek 2 file and MiniCPM3 cache each head's keys and values.
+        const kv_case cases[] = {
+            {"deepseek2", 16, 16, 192, 128, 512, 0, 16 * (192 + 128), false},  // V2-Lite, before the rework
+            {"deepseek2", 16, 1, 576, 512, 512, 192, 512 + 64, true},          // after it
+            {"minicpm3", 40, 40, 96, 64, 256, 0, 40 * (96 + 64), false},
+            {"llama", 8, 8, 192, 128, 0, 0, 8 * (192 + 128), false},           // value_length alone
+            {"llama", 8, 8, 128, 128, 0, 0, 2 * 8 * 128, false},
+        };
+        for (const auto& k : cases) {
+            CAPTURE(k.arch);
+            CAPTURE(k.key_mla);
+            const std::string a = k.arch;
+            gguf_writer w;
+            const bool lora = k.lora != 0, mla = k.key_mla != 0;
+            w.header(3, 0, 8 + (lora ? 2 : 0) + (mla ? 1 : 0));
+            w.kv_str("general.architecture", a);
+            w.kv_u32(a + ".block_count", 2);
+            w.kv_u32(a + ".embedding_length", 2048);
+            w.kv_u32(a + ".attention.head_count", k.heads);
+            w.kv_u32(a + ".attention.head_count_kv", k.heads_kv);
+            w.kv_u32(a + ".attention.key_length", k.key);
+            w.kv_u32(a + ".attention.value_length", k.value);
+            w.kv_u32(a + ".feed_forward_length", 4096);
+            if (lora) {
+                w.kv_u32(a + ".attention.kv_lora_rank", k.lora);
+                w.kv_u32(a + ".rope.dimension_count", 64);
+            }
+            if (mla) w.kv_u32(a + ".attention.key_length_mla", k.key_mla);
+            const auto r = ah::read_gguf(w.out);
+            INFO(r.problems.size());
+            REQUIRE(r.model);
+            const auto m = r.model->spec();
+            CHECK(m.kv_values_per_token() == k.values);
+            CHECK(m.latent_kv_cache == k.latent);
+            CHECK(m.cache_heads() == (k.latent ? 1u : k.heads_kv));
+            if (mla) CHECK(m.head_dim == k.key_mla);
+        }
     }
     SUBCASE("sliding windows on the layers each architecture gives them") {
         const auto with_window = [](std::string_view arch, std::uint32_t blocks) {
@@ -490,7 +629,52 @@ TEST_CASE("read_safetensors") {
         CHECK(s.kv_heads == 8);
         CHECK(s.family == "llama");
         CHECK(ah::find_model(s.name) != nullptr);
-        CHECK(s.parameters == 176); // this (partial) checkpoint's own count wins
+        // 176 parameters are not a 70B model: one file of a sharded checkpoint, whose count
+        // is not the model's (before, it was taken for it).
+        CHECK(r.parameters == 176);
+        CHECK_FALSE(r.parameters_exact);
+        CHECK(s.parameters == ah::estimate_parameters(s));
+        CHECK(s.parameters > 60'000'000'000);
+        CHECK(has_problem(r, "under half of the"));
+    }
+    SUBCASE("a sharded checkpoint read whole, with config.json") {
+        // Hand-made: a 2-layer llama cut in two files, as Hugging Face shards them.
+        const std::string first = R"({"model.embed_tokens.weight":{"dtype":"BF16","shape":[1000,64]},)"
+                                  R"("model.layers.0.self_attn.q_proj.weight":{"dtype":"BF16","shape":[64,64]}})";
+        const std::string second = R"({"model.layers.1.self_attn.q_proj.weight":{"dtype":"BF16","shape":[64,64]},)"
+                                   R"("lm_head.weight":{"dtype":"BF16","shape":[1000,64]}})";
+        const std::string cfg = R"({"model_type":"llama","num_hidden_layers":2,"hidden_size":64,)"
+                                R"("num_attention_heads":4,"num_key_value_heads":2,"vocab_size":1000})";
+        const auto a = safetensors(first), b = safetensors(second);
+        const std::span<const std::byte> files[] = {a, b};
+        const auto whole = ah::read_safetensors_shards(files, cfg);
+        INFO(whole.problems.size());
+        CHECK(whole.problems.empty());
+        CHECK(whole.tensor_count == 4);
+        CHECK(whole.parameters_exact);
+        REQUIRE(whole.model);
+        CHECK(whole.model->shape.parameters == 2 * 64000 + 2 * 4096);
+
+        const temp_dir tmp("ai_hwaccel_plan_st_shards");
+        for (int k = 0; k < 2; ++k) {
+            const auto& bytes = k == 0 ? a : b;
+            std::ofstream o(tmp.path / ("model-0000" + std::to_string(k + 1) + "-of-00002.safetensors"), std::ios::binary);
+            o.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+        }
+        std::ofstream(tmp.path / "config.json") << cfg;
+        // Either file names the checkpoint: both are read.
+        for (const char* name : {"model-00001-of-00002.safetensors", "model-00002-of-00002.safetensors"}) {
+            CAPTURE(name);
+            const auto r = ah::read_safetensors_file(tmp.path / name, tmp.path / "config.json");
+            CHECK(r.problems.empty());
+            CHECK(r.parameters_exact);
+            CHECK(r.parameters == 2 * 64000 + 2 * 4096);
+        }
+        // A file missing: said, and the shape's estimate is used.
+        std::filesystem::remove(tmp.path / "model-00002-of-00002.safetensors");
+        const auto short_one = ah::read_safetensors_file(tmp.path / "model-00001-of-00002.safetensors");
+        CHECK_FALSE(short_one.parameters_exact);
+        CHECK(has_problem(short_one, "model-00002-of-00002.safetensors, a file of this checkpoint"));
     }
     SUBCASE("parse_hf_config: MoE, MLA, sliding windows, text_config") {
         std::vector<ah::model_file_problem> ps;
@@ -504,6 +688,21 @@ TEST_CASE("read_safetensors") {
         CHECK(ds->shape.experts == 256);
         CHECK(ds->shape.intermediate_size == 2048);
         CHECK(ds->spec().kv_values_per_token() == 576);
+        CHECK(ds->shape.latent_kv_cache);
+        CHECK(ds->spec().cache_heads() == 1);
+
+        // MiniCPM3 projects keys and values through a low rank too, but every head's are
+        // cached (transformers, vLLM, llama.cpp): 40 x (96 + 64) values, not 256 + 32.
+        const auto cpm = ah::parse_hf_config(
+            R"({"model_type":"minicpm3","num_hidden_layers":62,"hidden_size":2560,"num_attention_heads":40,)"
+            R"("num_key_value_heads":40,"kv_lora_rank":256,"q_lora_rank":768,"qk_nope_head_dim":64,)"
+            R"("qk_rope_head_dim":32,"v_head_dim":64,"intermediate_size":6400,"vocab_size":73448})",
+            ps);
+        REQUIRE(cpm);
+        CHECK(cpm->spec().kv_values_per_token() == 40 * (96 + 64));
+        CHECK_FALSE(cpm->shape.latent_kv_cache);
+        CHECK(cpm->spec().cache_heads() == 40);
+        CHECK(cpm->shape.head_dim == 96);
 
         const auto g3 = ah::parse_hf_config(
             R"({"model_type":"gemma3","text_config":{"num_hidden_layers":62,"hidden_size":5376,)"
@@ -691,7 +890,7 @@ TEST_CASE("read_safetensors") {
             c << R"({"model_type":"qwen2","num_hidden_layers":24,"hidden_size":896,"num_attention_heads":14,"num_key_value_heads":2})";
         }
         const auto r = ah::read_safetensors_file(dir / "model.safetensors", dir / "config.json");
-        CHECK(r.problems.empty());
+        CHECK(r.problems.size() == 1); // 176 parameters are not this shape's model
         REQUIRE(r.model);
         CHECK(r.model->shape.layers == 24);
         CHECK(r.parameters == 176);

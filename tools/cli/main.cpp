@@ -1298,7 +1298,7 @@ int cmd_models(std::span<const std::string_view> args) {
         if (m.is_moe()) params += fmt(" (%.2f B active)", static_cast<double>(m.active_parameters) / 1e9);
         // Latent attention (DeepSeek's MLA) caches one compressed vector, not its heads' keys.
         const std::string kv =
-            m.kv_values_per_token_per_layer ? std::string("latent KV")
+            m.latent_kv_cache ? std::string("latent KV")
                                             : std::to_string(m.kv_heads) + (m.kv_heads == 1 ? " KV head" : " KV heads");
         std::printf("%-*.*s %-*.*s %-26s %4u layers %12s %*u tokens\n", static_cast<int>(id_width), len(m.id),
                     m.id.data(), static_cast<int>(name_width), len(m.name), m.name.data(), params.c_str(), m.layers,

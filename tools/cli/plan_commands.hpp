@@ -861,7 +861,7 @@ int cmd_estimate(std::span<const std::string_view> args) {
                       {"hidden_size", m.hidden_size},
                       {"attention_heads", m.attention_heads},
                       {"kv_heads", m.kv_heads ? m.kv_heads : m.attention_heads},
-                      {"latent_kv_values", m.kv_values_per_token_per_layer},
+                      {"latent_kv_values", m.latent_kv_cache ? m.kv_values_per_token_per_layer : 0},
                       {"assumed", assumed}};
         j["context"] = context;
         j["prompt"] = prompt;
@@ -904,12 +904,13 @@ int cmd_estimate(std::span<const std::string_view> args) {
         if (count > 1) std::printf("link: %s\n", d.link_text().c_str());
         print_model(m);
         // Latent attention (DeepSeek's MLA) caches one compressed vector per token and layer,
-        // not its heads' keys and values.
+        // not its heads' keys and values; heads whose keys and values differ in length, or
+        // that differ by layer, say how many values they cache.
         const std::uint32_t kv_heads = m.kv_heads ? m.kv_heads : m.attention_heads;
-        const std::string kv = m.kv_values_per_token_per_layer
-                                   ? "latent KV (" + std::to_string(m.kv_values_per_token_per_layer) +
-                                         " values per token and layer)"
-                                   : std::to_string(kv_heads) + (kv_heads == 1 ? " KV head" : " KV heads");
+        const std::string values = std::to_string(m.kv_values_per_token_per_layer) + " values per token and layer)";
+        const std::string kv = m.latent_kv_cache ? "latent KV (" + values
+                               : std::to_string(kv_heads) + (kv_heads == 1 ? " KV head" : " KV heads") +
+                                     (m.kv_values_per_token_per_layer ? " (" + values : std::string());
         std::printf("layers: %u, hidden %u, %u attention heads, %s%s\n", m.layers, m.hidden_size, m.attention_heads,
                     kv.c_str(),
                     assumed ? " (assumed: the catalogue's typical proportions for this size; give --layers and "

@@ -36,8 +36,10 @@
 // they are under 0.01 % of any catalogue model.
 //
 // KV cache: layers x kv_values_per_token() (MLA models: the compressed vector) x cached
-// tokens x batch x the cache type's bytes per value; a sliding-window layer caches at most
-// `sliding_window` tokens per sequence.
+// tokens x batch x the cache type's bytes per value; a sliding-window layer caches the
+// window of every sequence and one micro-batch more (llama.cpp's iSWA cache, sized
+// n_swa x n_seq + n_ubatch in llama-kv-cache-iswa.cpp, so that a micro-batch can be
+// written before the oldest tokens leave), never more than the full context.
 //
 // Overhead: the compute buffer of one micro-batch (llama.cpp's default n_ubatch, 512
 // tokens) in f32 — logits (vocab) plus the widest FFN activation plus two hidden-size
@@ -451,10 +453,13 @@ constexpr weight_split split_weights(const model_spec& m, quant_format q) noexce
     return w;
 }
 
+// Tokens one layer caches over the whole batch (see the header comment).
 constexpr std::uint64_t tokens_cached(const model_spec& m, const inference_shape& s, bool sliding) noexcept {
-    std::uint64_t t = s.context;
-    if (sliding && m.sliding_window != 0 && m.sliding_window < t) t = m.sliding_window;
-    return sat_mul(t, s.batch ? s.batch : 1); // a batch of 0 is read as 1, as throughput.hpp does
+    const std::uint64_t batch = s.batch ? s.batch : 1; // a batch of 0 is read as 1, as throughput.hpp does
+    const std::uint64_t all = sat_mul(s.context, batch);
+    if (!sliding || m.sliding_window == 0 || m.sliding_window >= s.context) return all;
+    const std::uint64_t window = sat_add(sat_mul(m.sliding_window, batch), compute_ubatch_tokens);
+    return window < all ? window : all;
 }
 } // namespace detail
 
@@ -540,9 +545,10 @@ static_assert(weight_bytes(*find_model("llama-3-70b"), quant_format::iq1_s) > 15
 static_assert(weight_bytes(*find_model("llama-3-70b"), quant_format::iq3_m) > 31'700'000'000ull &&
               weight_bytes(*find_model("llama-3-70b"), quant_format::iq3_m) < 32'000'000'000ull);
 // Sliding windows cap the cache: Gemma 3 27B at 128k caches its 10 global layers at full
-// length and its 52 sliding layers at 1024 tokens (4096 values of 2 B per token and layer).
+// length and its 52 sliding layers at its 1024-token window and a 512-token micro-batch
+// (4096 values of 2 B per token and layer).
 static_assert(kv_cache_bytes(*find_model("gemma-3-27b"), {.context = 131072}) ==
-              4096ull * 2 * (10 * 131072 + 52 * 1024));
+              4096ull * 2 * (10 * 131072 + 52 * (1024 + 512)));
 // MLA: DeepSeek V3 caches 576 values per token and layer.
 static_assert(kv_cache_bytes(*find_model("deepseek-v3"), {.context = 1}) == 61ull * 576 * 2);
 

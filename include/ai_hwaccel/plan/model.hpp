@@ -32,10 +32,14 @@ struct model_spec {
     std::uint32_t context_length = 0; ///< the longest context it was trained for
     std::uint32_t experts = 0;        ///< routed experts per MoE layer; 0 for dense
     std::uint32_t experts_per_token = 0;
-    /// KV cache bytes per token per layer differ from 2 x kv_heads x head_dim for models
-    /// with latent attention (DeepSeek's MLA caches a compressed vector): the number of
-    /// cached values per token per layer when it is not 2 x kv_heads x head_dim, else 0.
+    /// The values cached per token per layer where that is not 2 x kv_heads x head_dim,
+    /// else 0: a latent vector (DeepSeek's MLA: 576), keys and values of different lengths
+    /// (kv_heads x (key length + value length)), or KV heads that differ by layer (their
+    /// mean).
     std::uint32_t kv_values_per_token_per_layer = 0;
+    /// Those values are one latent vector that every head reads (DeepSeek's MLA as llama.cpp,
+    /// vLLM and SGLang cache it), not per-head keys and values.
+    bool latent_kv_cache = false;
     /// Layers that attend only to a sliding window (Gemma 2/3, gpt-oss), and its size.
     std::uint32_t sliding_window_layers = 0;
     std::uint32_t sliding_window = 0;
@@ -55,16 +59,19 @@ struct model_spec {
     }
     /// hidden x intermediate_size matrices in one FFN (one expert's, for MoE models).
     constexpr std::uint32_t ffn_matrices() const noexcept { return gated_ffn ? 3 : 2; }
-    /// Values cached per token per layer (K and V).
+    /// Values cached per token per layer (K and V). The product of 32-bit fields cannot
+    /// wrap: at most 2 x (2^32 - 1)^2 < 2^65 would, so it saturates instead.
     constexpr std::uint64_t kv_values_per_token() const noexcept {
         if (kv_values_per_token_per_layer) return kv_values_per_token_per_layer;
-        return 2ull * kv_heads * (head_dim ? head_dim : (attention_heads ? hidden_size / attention_heads : 0));
+        const std::uint64_t d = head_dim ? head_dim : (attention_heads ? hidden_size / attention_heads : 0);
+        const std::uint64_t per_kind = std::uint64_t{kv_heads} * d; // < 2^64: two 32-bit factors
+        return per_kind > ~std::uint64_t{0} / 2 ? ~std::uint64_t{0} : 2 * per_kind;
     }
     /// The heads the KV cache divides into across tensor-parallel ranks: the KV heads (the
     /// attention heads where those are not given); 1 for a latent cache (DeepSeek's MLA),
     /// one vector that every head reads.
     constexpr std::uint32_t cache_heads() const noexcept {
-        return kv_values_per_token_per_layer ? 1 : kv_heads ? kv_heads : attention_heads;
+        return latent_kv_cache ? 1 : kv_heads ? kv_heads : attention_heads;
     }
 };
 

@@ -357,13 +357,13 @@ inline constexpr model_spec model_catalogue[] = {
                        .parameters = 671'000'000'000, .active_parameters = 37'000'000'000, .layers = 61,
                        .hidden_size = 7168, .intermediate_size = 2048, .attention_heads = 128, .kv_heads = 128,
                        .head_dim = 192, .vocab_size = 129280, .context_length = 163840, .experts = 256,
-                       .experts_per_token = 8, .kv_values_per_token_per_layer = 512 + 64,
+                       .experts_per_token = 8, .kv_values_per_token_per_layer = 512 + 64, .latent_kv_cache = true,
                        .source = AI_HWACCEL_SOURCE("https://huggingface.co/deepseek-ai/DeepSeek-V3/blob/main/config.json")}),
     detail::completed({.id = "deepseek-r1", .name = "DeepSeek R1", .family = "deepseek2",
                        .parameters = 671'000'000'000, .active_parameters = 37'000'000'000, .layers = 61,
                        .hidden_size = 7168, .intermediate_size = 2048, .attention_heads = 128, .kv_heads = 128,
                        .head_dim = 192, .vocab_size = 129280, .context_length = 163840, .experts = 256,
-                       .experts_per_token = 8, .kv_values_per_token_per_layer = 512 + 64,
+                       .experts_per_token = 8, .kv_values_per_token_per_layer = 512 + 64, .latent_kv_cache = true,
                        .source = AI_HWACCEL_SOURCE("https://huggingface.co/deepseek-ai/DeepSeek-R1/blob/main/config.json")}),
     // ---- OpenAI gpt-oss: layers alternate sliding (128 tokens) and full attention; head_dim
     // 64 x 64 query heads is wider than hidden_size. Totals from OpenAI's model card.
