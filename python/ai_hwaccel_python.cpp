@@ -577,6 +577,8 @@ py::dict measure_memory_bandwidth(const whole_arg& buffer_bytes, const whole_arg
     d["passes"] = m.passes;
     d["fastest_seconds"] = m.fastest_seconds;
     d["slowest_seconds"] = m.slowest_seconds;
+    d["cache_bytes"] = m.cache_bytes;
+    d["note"] = m.note;
     return d;
 }
 
@@ -1034,9 +1036,10 @@ PYBIND11_MODULE(_native, m) {
     m.def("measure_memory_bandwidth", &measure_memory_bandwidth, py::arg("buffer_bytes") = 0, py::arg("threads") = 0,
           py::arg("passes") = 5,
           "How fast this process reads memory, in decimal GB/s: every usable CPU (threads=0) reads its slice of a "
-          "buffer (0: 2 GiB, at most a quarter of the memory available: MemAvailable or the container's limit), "
-          "`passes` times; the fastest pass counts. A dict "
-          "of gbps, bytes_per_pass, threads, passes, fastest_seconds, slowest_seconds; RuntimeError with the "
+          "buffer (0: 2 GiB or four times the CPUs' last-level caches, at most a quarter of the memory available: "
+          "MemAvailable or the container's limit), `passes` times; the fastest pass counts. A dict of gbps, "
+          "bytes_per_pass, threads, passes, fastest_seconds, slowest_seconds, cache_bytes (the last-level caches, 0 "
+          "unknown) and note (why the figure may be partly the caches'; empty when not); RuntimeError with the "
           "reason when nothing could be measured.");
     m.def(
         "catalogue_device",

@@ -283,9 +283,11 @@ AHW_API ahw_status ahw_estimate_at_bandwidth(const char* device_name, const char
 
 /* Measures this machine's memory read bandwidth (the C++ measure_memory_bandwidth): each
  * of `threads` threads (0: one per CPU the process may run on; at most 1024) fills its
- * slice of a buffer of `buffer_bytes` (0: 2 GiB, at most a quarter of the memory available
- * to the process, a container's limit and the room left under it included, and at least
- * 64 MiB), then all of them read their slices `passes` times (0: 5, at most 1000); the
+ * slice of a buffer of `buffer_bytes` (0: 2 GiB, or four times the CPUs' last-level caches
+ * where that is more, at most a quarter of the memory available to the process, a
+ * container's limit and the room left under it included, and at least 64 MiB; a size given
+ * is used as given, and one the caches hold reads them, not the memory), then all of them
+ * read their slices `passes` times (0: 5, at most 1000); the
  * fastest pass gives the figure. It takes every usable CPU for about a second. Arguments out of range give
  * AHW_ERR_INVALID_ARGUMENT; a measurement that cannot be taken (a buffer larger than the
  * memory available or that cannot be allocated, too small to give every thread a share, a

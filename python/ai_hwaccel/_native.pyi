@@ -14,6 +14,8 @@ class _Bandwidth(TypedDict):
     passes: int
     fastest_seconds: float
     slowest_seconds: float
+    cache_bytes: int
+    note: str
 
 class _Memory(TypedDict):
     weights_bytes: int

@@ -27171,11 +27171,14 @@ AI_HWACCEL_NAMESPACE_END
 // with the CPUs it may use, inside its cgroup, beside whatever else runs: a measurement
 // (origin::measured), not the memory's rated peak.
 //
-// It is never part of detect(): it takes the buffer (2 GiB by default, so that even a
-// last-level cache of hundreds of MiB holds a small part of it; at most a quarter of the
-// memory available to the process, a container's limit included when the caller passes
-// the detected host memory through bandwidth_options_for; never less than 64 MiB), every
-// usable CPU for about a second, and it changes nothing but its own buffer. It does not throw. A buffer that cannot be allocated is reported in
+// It is never part of detect(): it takes the buffer (by default 2 GiB, or four times the
+// CPUs' last-level caches together where that is more, as STREAM asks of its arrays, so
+// that the caches hold a small part of it: two EPYC 9684X hold 2.25 GiB of L3; at most a
+// quarter of the memory available to the process, a container's limit included when the
+// caller passes the detected host memory through bandwidth_options_for; never less than
+// 64 MiB), every usable CPU for about a second, and it changes nothing but its own buffer.
+// A buffer the caches could hold much of is said in `note`: the figure is then partly the
+// caches'. It does not throw. A buffer that cannot be allocated is reported in
 // `error`, and so is a thread that cannot be started where exceptions are on (std::thread
 // reports it by throwing; built without exceptions, the standard library aborts). The
 // reading is the C library's memchr (vector loads, tuned per CPU), so the figure does not
@@ -27184,9 +27187,13 @@ AI_HWACCEL_NAMESPACE_END
 // #include "ai_hwaccel/config.hpp"
 // #include "ai_hwaccel/core/profile.hpp"
 // #include "ai_hwaccel/core/system_io.hpp"
+// #include "ai_hwaccel/core/text.hpp"
 // #include "ai_hwaccel/core/units.hpp"
+// #include "ai_hwaccel/detect/sysfs.hpp"
+// #include "ai_hwaccel/detect/system.hpp"
 // #include "ai_hwaccel/registry.hpp"
 
+#include <algorithm>
 #include <atomic>
 #include <barrier>
 #include <chrono>
@@ -27199,6 +27206,7 @@ AI_HWACCEL_NAMESPACE_END
 #include <new>
 #include <span>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -27214,9 +27222,13 @@ AI_HWACCEL_NAMESPACE_BEGIN
 
 /// What measure_memory_bandwidth reads, and with how many threads.
 struct bandwidth_options {
-    /// Bytes of the buffer (rounded down to whole 8-byte words per thread); 0: 2 GiB, at
-    /// most a quarter of `memory_available`, at least 64 MiB.
+    /// Bytes of the buffer (rounded down to whole 8-byte words per thread); 0: 2 GiB or four
+    /// times `cache_bytes` where that is more, at most a quarter of `memory_available`, at
+    /// least 64 MiB.
     std::uint64_t buffer_bytes = 0;
+    /// Bytes of the CPUs' last-level caches together; 0: read from the machine
+    /// (last_level_cache_bytes), which knows nothing where the OS does not say.
+    std::uint64_t cache_bytes = 0;
     /// Bytes this process may still take: a buffer larger than this is refused, and the
     /// default one is at most a quarter of it. 0: the memory the OS reports free, which
     /// knows nothing of a container's limit; bandwidth_options_for(host memory) sets it
@@ -27236,6 +27248,8 @@ struct bandwidth_measurement {
     std::uint32_t passes = 0;      ///< read passes timed
     double fastest_seconds = 0;    ///< the pass the figure comes from
     double slowest_seconds = 0;    ///< how far the others strayed
+    std::uint64_t cache_bytes = 0; ///< the last-level caches the buffer was sized against; 0 unknown
+    std::string note;              ///< a reason to doubt the figure (a buffer the caches hold much of)
     std::string error;             ///< why there is no figure; empty when gbps > 0
     bool ok() const noexcept { return gbps > 0; }
 };
@@ -27295,11 +27309,14 @@ inline std::uint64_t physical_memory() noexcept {
 #endif
 }
 
-constexpr std::uint64_t default_buffer_bytes(std::uint64_t free) noexcept {
+constexpr std::uint64_t default_buffer_bytes(std::uint64_t free, std::uint64_t caches = 0) noexcept {
     std::uint64_t b = default_buffer;
+    if (caches <= ~std::uint64_t{0} / 4 && caches * 4 > b) b = caches * 4;
     if (free != 0 && free / 4 < b) b = free / 4;
     return b < smallest_default_buffer ? smallest_default_buffer : b;
 }
+static_assert(default_buffer_bytes(0) == default_buffer && default_buffer_bytes(0, 2304 * units::mib) == 9 * units::gib);
+static_assert(default_buffer_bytes(8 * units::gib, 2304 * units::mib) == 2 * units::gib);
 
 /// The buffer: aligned to 2 MiB and, on Linux, offered transparent huge pages, so that
 /// filling it takes one page fault per 2 MiB rather than per 4 KiB.
@@ -27325,11 +27342,67 @@ inline std::uint64_t read_all(const void* p, std::size_t bytes) noexcept {
     return std::memchr(p, 1, bytes) != nullptr ? 1 : 0;
 }
 
+/// A cache `size` as sysfs prints it ("32768K"; the kernel writes KiB) in bytes; 0 when not.
+constexpr std::uint64_t cache_size_bytes(std::string_view text) noexcept {
+    text = trim(text);
+    std::uint64_t unit = 1;
+    if (text.ends_with('K')) unit = units::kib;
+    else if (text.ends_with('M')) unit = units::mib;
+    if (unit != 1) text.remove_suffix(1);
+    const auto n = parse_u64(text);
+    return n && *n <= (std::uint64_t{1} << 40) ? *n * unit : 0;
+}
+static_assert(cache_size_bytes("32768K\n") == 32 * units::mib && cache_size_bytes("2M") == 2 * units::mib &&
+              cache_size_bytes("lots") == 0 && cache_size_bytes("") == 0);
+
+inline constexpr std::size_t most_cpus_read = 16384;
+
 } // namespace detail::membw
+
+/// The bytes of the CPUs' last-level caches, each counted once: for every CPU the cache of
+/// the highest `level` under /sys/devices/system/cpu/cpu<N>/cache/index<i>, told apart from
+/// the other CPUs' by its shared_cpu_list (an EPYC's L3 per chiplet, a Xeon's per socket).
+/// 0 when the machine does not say (no sysfs, or no CPU with a cache folder).
+template <system_view S>
+std::uint64_t last_level_cache_bytes(const S& sys) {
+    using namespace detail::membw;
+    constexpr std::string_view cpus = "/sys/devices/system/cpu";
+    const auto names = sys.list_dir(cpus);
+    if (!names) return 0;
+    std::vector<std::string> seen; // shared_cpu_list of each cache counted
+    std::uint64_t total = 0;
+    std::size_t read = 0;
+    for (const auto& name : *names) {
+        if (!name.starts_with("cpu") || !detail::parse_u64(std::string_view(name).substr(3)) || ++read > most_cpus_read) continue;
+        const std::string dir = std::string(cpus) + "/" + name + "/cache";
+        const auto indexes = sys.list_dir(dir);
+        if (!indexes) continue;
+        std::uint64_t level = 0, size = 0;
+        std::string shared;
+        for (const auto& index : *indexes) {
+            if (!index.starts_with("index")) continue;
+            const std::string at = dir + "/" + index + "/";
+            const auto l = sys.read_file(at + "level", 64);
+            const auto n = l.ok() ? detail::parse_u64(detail::trim(l.data)) : std::nullopt;
+            if (!n || *n <= level) continue;
+            const auto z = sys.read_file(at + "size", 64);
+            const auto list = sys.read_file(at + "shared_cpu_list", 4096);
+            if (!z.ok() || !list.ok()) continue;
+            level = *n;
+            size = cache_size_bytes(z.data);
+            shared = std::string(detail::trim(list.data));
+        }
+        if (size == 0 || std::find(seen.begin(), seen.end(), shared) != seen.end()) continue;
+        seen.push_back(std::move(shared));
+        total = total + size < total ? ~std::uint64_t{0} : total + size;
+    }
+    return total;
+}
 
 /// Options whose memory_available is what `m` (the registry's host().memory) leaves this
 /// process: MemAvailable, or the container's limit or the room left under it when lower
-/// (no room at all counts as one byte, so that the buffer is the smallest default).
+/// (no room at all counts as one byte, less than any buffer: measure_memory_bandwidth then
+/// refuses, rather than take memory the container does not have).
 constexpr bandwidth_options bandwidth_options_for(const memory_info& m, bandwidth_options o = {}) noexcept {
     using detail::membw::smaller_known;
     const std::uint64_t room = m.cgroup_free_bytes ? (*m.cgroup_free_bytes ? *m.cgroup_free_bytes : 1) : 0;
@@ -27355,7 +27428,9 @@ inline bandwidth_measurement measure_memory_bandwidth(const bandwidth_options& o
     const std::uint32_t cpus = usable_cpus();
     const std::uint32_t threads = options.threads ? options.threads : cpus < most_threads ? cpus : most_threads;
     const std::uint64_t available = options.memory_available ? options.memory_available : free_memory();
-    const std::uint64_t bytes = options.buffer_bytes ? options.buffer_bytes : default_buffer_bytes(available);
+    out.cache_bytes = options.cache_bytes ? options.cache_bytes : last_level_cache_bytes(host_system{});
+    const std::uint64_t bytes =
+        options.buffer_bytes ? options.buffer_bytes : default_buffer_bytes(available, out.cache_bytes);
     if (const auto physical = physical_memory(); physical != 0 && bytes > physical) {
         out.error = "a buffer of " + std::to_string(bytes) + " bytes is more than the machine's memory (" +
                     std::to_string(physical) + " bytes)";
@@ -27447,6 +27522,9 @@ inline bandwidth_measurement measure_memory_bandwidth(const bandwidth_options& o
         return out;
     }
     out.gbps = static_cast<double>(out.bytes_per_pass) / fastest / 1e9;
+    if (out.cache_bytes != 0 && out.bytes_per_pass / 4 < out.cache_bytes)
+        out.note = "the buffer (" + std::to_string(out.bytes_per_pass) + " bytes) is under four times the CPUs' " +
+                   "last-level caches (" + std::to_string(out.cache_bytes) + " bytes): the figure is partly theirs";
     return out;
 }
 

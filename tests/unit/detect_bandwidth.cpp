@@ -6,6 +6,8 @@
 
 #include <doctest/doctest.h>
 
+#include "fixtures.hpp"
+
 #include <cmath>
 #include <cstdint>
 #include <string>
@@ -51,6 +53,58 @@ TEST_CASE("measure_memory_bandwidth defaults to the usable CPUs and a bounded bu
     const auto m = ah::measure_memory_bandwidth(o);
     REQUIRE_MESSAGE(m.ok(), m.error);
     CHECK(m.threads == ah::detail::membw::usable_cpus());
+}
+
+TEST_CASE("the default buffer is four times the last-level caches where that is more than 2 GiB") {
+    using ah::units::gib;
+    using ah::units::mib;
+    // Two EPYC 9684X: 24 chiplets' 96 MiB of L3 = 2.25 GiB; the buffer 9 GiB, not the
+    // 2 GiB the caches would hold nearly all of.
+    CHECK(ah::detail::membw::default_buffer_bytes(0, 2304 * mib) == 9 * gib);
+    CHECK(ah::detail::membw::default_buffer_bytes(0, 32 * mib) == 2 * gib);
+    CHECK(ah::detail::membw::default_buffer_bytes(16 * gib, 2304 * mib) == 4 * gib); // a quarter of what is free
+    CHECK(ah::detail::membw::default_buffer_bytes(0, ~std::uint64_t{0}) == 2 * gib); // past 2^64 / 4: not read
+
+    // A buffer the caches hold much of: measured, and said.
+    ah::bandwidth_options o;
+    o.buffer_bytes = 1 * mib;
+    o.cache_bytes = 32 * mib;
+    o.threads = 1;
+    o.passes = 1;
+    const auto m = ah::measure_memory_bandwidth(o);
+    REQUIRE_MESSAGE(m.ok(), m.error);
+    CHECK(m.cache_bytes == 32 * mib);
+    CHECK(m.note.find("under four times the CPUs' last-level caches") != std::string::npos);
+    o.cache_bytes = 64 * 1024; // 64 KiB of cache: a 1 MiB buffer is 16 times it
+    CHECK(ah::measure_memory_bandwidth(o).note.empty());
+}
+
+TEST_CASE("last_level_cache_bytes counts each last-level cache once") {
+    // hand-made: four CPUs in two chiplets, each pair sharing a 32 MiB L3 (sizes as the
+    // kernel prints them, in KiB); a fifth CPU's tree has only an L2.
+    test::scratch_dir d;
+    const auto cache = [&](int cpu, int index, int level, const std::string& size, const std::string& shared) {
+        const std::string at = "sys/devices/system/cpu/cpu" + std::to_string(cpu) + "/cache/index" +
+                               std::to_string(index) + "/";
+        d.write(at + "level", std::to_string(level) + "\n");
+        d.write(at + "size", size + "\n");
+        d.write(at + "shared_cpu_list", shared + "\n");
+    };
+    for (int cpu = 0; cpu < 4; ++cpu) {
+        cache(cpu, 0, 1, "32K", std::to_string(cpu));
+        cache(cpu, 2, 2, "1024K", std::to_string(cpu));
+        cache(cpu, 3, 3, "32768K", cpu < 2 ? "0-1" : "2-3");
+    }
+    cache(4, 2, 2, "2048K", "4");
+    d.write("sys/devices/system/cpu/online", "0-4\n"); // not a CPU folder
+    const ah::host_system sys(d.path().string());
+    CHECK(ah::last_level_cache_bytes(sys) == 2 * 32 * ah::units::mib + 2 * ah::units::mib);
+    // No CPU folders, or garbage sizes: nothing known.
+    test::scratch_dir empty;
+    CHECK(ah::last_level_cache_bytes(ah::host_system(empty.path().string())) == 0);
+    cache(0, 3, 3, "lots", "0-1");
+    cache(1, 3, 3, "lots", "0-1");
+    CHECK(ah::last_level_cache_bytes(sys) == 32 * ah::units::mib + 2 * ah::units::mib);
 }
 
 TEST_CASE("measure_memory_bandwidth refuses what it cannot do, in words") {
@@ -101,7 +155,8 @@ TEST_CASE("the buffer stays within the memory available to the process") {
     CHECK(ah::bandwidth_options_for(m).memory_available == 1 * ah::units::gib);
     m.cgroup_limit_bytes.reset();
     CHECK(ah::bandwidth_options_for(m).memory_available == 0); // unknown: the OS's free memory
-    // The room left under the limit, when less; none at all gives the smallest buffer.
+    // The room left under the limit, when less; none at all refuses every buffer (one byte
+    // is less than the smallest).
     m.available_bytes = {16 * ah::units::gib, ah::origin::sysfs};
     m.cgroup_limit_bytes = {8 * ah::units::gib, ah::origin::sysfs};
     m.cgroup_free_bytes = {2 * ah::units::gib, ah::origin::sysfs};

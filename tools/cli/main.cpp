@@ -973,6 +973,7 @@ int cmd_detect(std::span<const std::string_view> args) {
             // On stderr: the table, --tsv and --json stay what they always are.
             std::fprintf(stderr, "memory bandwidth: %.1f GB/s, measured (%u thread(s) reading %s, the fastest of %u passes)\n",
                          m.gbps, m.threads, fmt_bytes(m.bytes_per_pass).c_str(), m.passes);
+            if (!m.note.empty()) std::fprintf(stderr, "ai-hwaccel: note: %s\n", m.note.c_str());
         } else {
             std::fprintf(stderr, "ai-hwaccel: note: the memory bandwidth was not measured: %s\n", m.error.c_str());
         }

@@ -1173,6 +1173,7 @@ int cmd_plan(std::span<const std::string_view> args) {
             std::printf("memory bandwidth: %.1f GB/s, measured (%u thread(s) reading %s, the fastest of %u "
                         "passes; the CPU's decode rate uses it)\n",
                         bandwidth.gbps, bandwidth.threads, fmt_bytes(bandwidth.bytes_per_pass).c_str(), bandwidth.passes);
+        if (bandwidth.ok() && !bandwidth.note.empty()) std::printf("note: %s\n", bandwidth.note.c_str());
         print_model(m);
         const auto format = ah::to_string(q);
         std::printf("quantization: %.*s", len(format), format.data());
