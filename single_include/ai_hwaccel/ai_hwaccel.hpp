@@ -5024,17 +5024,21 @@ constexpr cpu_arch parse_cpu_arch(std::string_view s) noexcept {
     return cpu_arch::unknown;
 }
 
-/// lscpu's "Vendor ID": the x86 CPUID vendor string, or on Arm the implementer's name.
+/// lscpu's "Vendor ID": the x86 CPUID vendor string, or on Arm the implementer's name as
+/// util-linux's lscpu-arm.c spells it (the vendors of arm_implementers that the vendor
+/// enumeration lists: Microsoft's Cobalt and Intel's Arm cores too).
 constexpr vendor cpu_vendor_from_id(std::string_view s) noexcept {
-    if (s == "GenuineIntel"sv) return vendor::intel;
+    if (s == "GenuineIntel"sv || s == "Intel"sv) return vendor::intel;
     if (s == "AuthenticAMD"sv) return vendor::amd;
     if (s == "ARM"sv) return vendor::arm;
     if (s == "Qualcomm"sv) return vendor::qualcomm;
     if (s == "Apple"sv) return vendor::apple;
     if (s == "NVIDIA"sv) return vendor::nvidia;
     if (s == "Samsung"sv) return vendor::samsung;
+    if (s == "Microsoft"sv) return vendor::microsoft;
     return vendor::unknown;
 }
+static_assert(cpu_vendor_from_id("Microsoft") == vendor::microsoft && cpu_vendor_from_id("Ampere") == vendor::unknown);
 
 /// A count as lscpu prints it; "-" (unknown, new util-linux on Arm), garbage and counts
 /// beyond any machine (more than cpulist_max_cpus) are nullopt.
@@ -5123,14 +5127,32 @@ inline lscpu_info parse_lscpu(std::string_view text) {
 // cgroup CPU limits
 
 namespace detail {
-/// quota/period in CPUs, or nullopt when either is not a positive number or the ratio is
+/// quota/period in CPUs, or nullopt when either is outside what the kernel accepts (a
+/// period of 1 ms to 1 s, a quota of at least 1 ms: kernel/sched/core.c's
+/// min_cfs_quota_period and max_cfs_quota_period, in microseconds here) or the ratio is
 /// beyond any machine.
 constexpr std::optional<double> cpu_quota_ratio(std::uint64_t quota, std::uint64_t period) noexcept {
-    if (quota == 0 || period == 0) return std::nullopt;
+    if (quota < 1000 || period < 1000 || period > 1'000'000) return std::nullopt;
     const double cpus = static_cast<double>(quota) / static_cast<double>(period);
     if (cpus > static_cast<double>(cpulist_max_cpus)) return std::nullopt;
     return cpus;
 }
+} // namespace detail
+
+namespace detail {
+/// Whether every blank-separated word of `s` is written as a decimal number (one that a
+/// parser then refuses is out of range, not malformed).
+constexpr bool all_decimal(std::string_view s) noexcept {
+    bool any = false;
+    while (!(s = trim(s)).empty()) {
+        const auto sp = s.find_first_of(" \t\n");
+        if (!looks_decimal(s.substr(0, sp))) return false;
+        any = true;
+        s = sp == std::string_view::npos ? std::string_view{} : s.substr(sp);
+    }
+    return any;
+}
+static_assert(all_decimal("1 1000000000000\n") && !all_decimal("max 100000") && !all_decimal(" "));
 } // namespace detail
 
 /// cgroup v2 `cpu.max` → the quota in CPUs: "max 100000" → 0 (no quota), "250000 100000"
@@ -5164,6 +5186,7 @@ constexpr std::optional<double> parse_cgroup_cfs_quota(std::string_view quota, s
 }
 
 static_assert(parse_cgroup_cpu_max("max 100000\n") == 0.0);
+static_assert(!parse_cgroup_cpu_max("1 1000000000000\n") && !parse_cgroup_cpu_max("500 100000\n"));
 static_assert(parse_cgroup_cpu_max("250000 100000\n") == 2.5);
 static_assert(parse_cgroup_cfs_quota("-1\n", "100000\n") == 0.0);
 
@@ -5270,12 +5293,16 @@ cgroup_limits probe_cgroup_limits(const S& sys, const std::optional<std::string>
             if (!text) continue;
             seen = true;
             const char* problem = nullptr;
+            warning_kind kind = warning_kind::parse_error; // what `problem` is
             std::string_view file = p.file; // the one `problem` is about
             if (p.what == limit::memory) {
                 // "max" or v1's page-rounded 2^63 is no limit; anything else not a number is bad.
                 const std::string_view value = trim(*text);
                 const auto n = parse_u64(value);
-                if (!n && value != "max"sv) problem = "not 'max' or a number of bytes";
+                if (!n && value != "max"sv) {
+                    problem = "not 'max' or a number of bytes";
+                    kind = unparsed_number(value);
+                }
                 if (n && *n < cgroup_unlimited) {
                     if (!r.memory_bytes || *n < *r.memory_bytes) r.memory_bytes = n;
                     // v2's counters count the cgroup's descendants too; v1's hierarchical
@@ -5287,6 +5314,7 @@ cgroup_limits probe_cgroup_limits(const S& sys, const std::optional<std::string>
                         set = parse_u64(trim(*used));
                         if (!set) {
                             file = usage;
+                            kind = unparsed_number(*used);
                             problem = "not a number of bytes; the room left under the limit is not known";
                         }
                     }
@@ -5300,19 +5328,23 @@ cgroup_limits probe_cgroup_limits(const S& sys, const std::optional<std::string>
                 }
             } else {
                 std::optional<double> q;
+                std::string numbers = *text; // quota and period
                 if (p.what == limit::cpu_max) {
                     q = parse_cgroup_cpu_max(*text);
                     problem = "not 'max <period>' or '<quota> <period>'";
                 } else if (const auto period = read_in(dir, "cpu.cfs_period_us"sv, 256)) {
                     q = parse_cgroup_cfs_quota(*text, *period);
                     problem = "not a quota and period in microseconds";
+                    numbers += " " + *period;
                 } else {
                     continue;
                 }
+                // Numbers the kernel refuses to hold (a period past 1 s) are out of range.
                 if (q) problem = nullptr;
+                else if (all_decimal(numbers)) kind = warning_kind::value_out_of_range;
                 if (q && *q > 0 && (r.cpu_quota == 0 || *q < r.cpu_quota)) r.cpu_quota = *q;
             }
-            if (problem) add_warning(warnings, warning_kind::parse_error, join_path(dir, file), problem);
+            if (problem) add_warning(warnings, kind, join_path(dir, file), problem);
         }
     }
     return r;
@@ -5452,7 +5484,13 @@ std::pair<host_info, accelerator_profile> probe_host(const S& sys, std::vector<w
             if (!has_colon || key != "Cpus_allowed_list"sv) return;
             auto n = cpulist_count(value);
             if (!n || *n == 0) {
-                note(warning_kind::parse_error, status_path, "Cpus_allowed_list is not a cpulist");
+                if (!n && detail::cpulist_ranges(value, UINT32_MAX))
+                    detail::add_warning(warnings, warning_kind::value_out_of_range, status_path,
+                                        detail::with_numbers("Cpus_allowed_list names CPUs past {}, more than any "
+                                                             "kernel supports"sv,
+                                                             {cpulist_max_cpus}));
+                else
+                    note(warning_kind::parse_error, status_path, "Cpus_allowed_list is not a cpulist");
                 return;
             }
             // The mask keeps CPUs that are offline (sched_getaffinity leaves them out):
@@ -5614,6 +5652,7 @@ inline constexpr cgroup_rule cgroup_rules[] = {
     {"", "docker-", ".scope", container_runtime::docker},
     {"docker", "", "", container_runtime::docker}, // cgroupfs driver: /docker/<id>
     {"", "cri-containerd-", ".scope", container_runtime::containerd},
+    {"", "nerdctl-", ".scope", container_runtime::containerd}, // nerdctl on systemd-managed containerd
     {"", "crio-", ".scope", container_runtime::other}, // CRI-O
     {"", "libpod-conmon-", "", container_runtime::none}, // Podman's monitor, on the host beside the container
     {"", "libpod-", ".scope", container_runtime::podman},
@@ -5848,6 +5887,31 @@ std::string_view paravirtual_clock_hypervisor(const S& sys) {
     return r.ok() ? paravirtual_clock_hypervisor(r.data) : std::string_view{};
 }
 
+/// What /proc/cpuinfo's first x86 `flags` line says of a hypervisor: true when it lists
+/// "hypervisor" (CPUID's bit, set in every guest), false when it does not, nullopt when
+/// there is no such line (other architectures, a cut file).
+constexpr std::optional<bool> x86_guest_flag(std::string_view cpuinfo) noexcept {
+    while (!cpuinfo.empty()) {
+        const auto nl = cpuinfo.find('\n');
+        std::string_view line = cpuinfo.substr(0, nl);
+        cpuinfo = nl == std::string_view::npos ? std::string_view{} : cpuinfo.substr(nl + 1);
+        const auto colon = line.find(':');
+        if (colon == std::string_view::npos || detail::trim(line.substr(0, colon)) != "flags"sv) continue;
+        if (nl == std::string_view::npos) return std::nullopt; // the line may be cut
+        std::string_view flags = line.substr(colon + 1);
+        while (!flags.empty()) {
+            flags = detail::trim(flags);
+            const auto sp = flags.find_first_of(" \t");
+            if (flags.substr(0, sp) == "hypervisor"sv) return true;
+            flags = sp == std::string_view::npos ? std::string_view{} : flags.substr(sp);
+        }
+        return false;
+    }
+    return std::nullopt;
+}
+static_assert(x86_guest_flag("processor: 0\nflags\t\t: fpu vme hypervisor lahf_lm\n") == true);
+static_assert(x86_guest_flag("flags : fpu vme lahf_lm\n") == false && !x86_guest_flag("Features : fp asimd\n"));
+
 /// Container, Kubernetes, WSL, hypervisor and cloud of the machine seen through `sys`.
 /// Missing files are normal (most of them only exist in one kind of environment) and
 /// give no warning; unreadable ones do.
@@ -5937,6 +6001,12 @@ runtime_environment probe_environment(const S& sys, std::vector<warning>& warnin
     auto platform = identify_platform(dmi, hv_type ? std::string_view(*hv_type) : std::string_view{},
                                       hv_uuid ? std::string_view(*hv_uuid) : std::string_view{});
     env.hypervisor = std::move(platform.hypervisor);
+    // Google's bare-metal sizes (c3-*-metal) carry its VMs' DMI strings; only the CPU tells
+    // them apart, as systemd-detect-virt does: a guest's x86 CPU has the hypervisor flag.
+    if (env.hypervisor == "Google"sv) {
+        const auto cpuinfo = sys.read_file("/proc/cpuinfo"sv, 64 * 1024);
+        if (cpuinfo.ok() && x86_guest_flag(cpuinfo.data) == false) env.hypervisor.clear();
+    }
     if (env.hypervisor.empty()) env.hypervisor = paravirtual_clock_hypervisor(sys);
     env.cloud = platform.cloud;
     env.instance_type = std::move(platform.instance_type);
@@ -22983,11 +23053,13 @@ AI_HWACCEL_NAMESPACE_END
 AI_HWACCEL_NAMESPACE_BEGIN
 
 /// True for block device names that are not disks of their own: loop devices, RAM disks,
-/// zram, device-mapper and md RAID stacks, ZFS volumes, and an eMMC's boot and RPMB areas.
+/// zram, device-mapper and md RAID stacks, ZFS volumes, and an eMMC's boot and RPMB areas;
+/// and for optical drives (sr<N>, with a disc in or not): no place to load a model from.
 constexpr bool is_pseudo_block_device(std::string_view name) noexcept {
     if (name.starts_with("loop") || name.starts_with("ram") || name.starts_with("zram") ||
         name.starts_with("dm-") || name.starts_with("md") || name.starts_with("zd"))
         return true;
+    if (name.size() > 2 && name.starts_with("sr") && name[2] >= '0' && name[2] <= '9') return true;
     if (name.starts_with("mmcblk") &&
         (name.find("boot") != std::string_view::npos || name.find("rpmb") != std::string_view::npos))
         return true;
@@ -23129,7 +23201,7 @@ std::optional<storage_device> read_block_device(const S& sys, std::string_view n
     if (auto text = detail::read_optional_file(sys, at("/size"sv), cap, warnings)) {
         const auto sectors = detail::parse_u64(detail::trim(*text));
         if (!sectors)
-            detail::add_warning(warnings, warning_kind::parse_error, path, "not a sector count");
+            detail::add_warning(warnings, detail::unparsed_number(*text), path, "not a sector count");
         else if (*sectors > UINT64_MAX / 512)
             detail::add_warning(warnings, warning_kind::value_out_of_range, path, "larger than any disk");
         else if (*sectors == 0)

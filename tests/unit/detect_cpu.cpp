@@ -367,6 +367,10 @@ TEST_CASE("parse_lscpu new layout, hybrid Arm (hand-made)") {
     CHECK_FALSE(l.cpu.features.has(cpu_feature::asimd_fp16)); // not on every core type
     CHECK_FALSE(l.cpu.features.has(cpu_feature::i8mm));
     CHECK(l.numa.size() == 1);
+    // lscpu names Arm implementers as util-linux's lscpu-arm.c spells them: Microsoft's
+    // Cobalt 100 is Microsoft's, as /proc/cpuinfo's implementer 0x6d says (before: unknown).
+    CHECK(ah::parse_lscpu("Architecture: aarch64\nVendor ID: Microsoft\nModel name: Neoverse-N2\n").cpu.maker ==
+          ah::vendor::microsoft);
 }
 
 TEST_CASE("parse_lscpu hostile input") {
@@ -633,6 +637,17 @@ TEST_CASE("probe_host: numbers past 2^64 and CPUs past the cap are out of range,
     ah::probe_host(ah::host_system(root.path().string()), w);
     INFO(test::warnings_text(w));
     REQUIRE(w.size() == 2);
+    {
+        // The task's mask past the cap too: out of range, as the online mask (before: garbage).
+        test::scratch_dir mask;
+        write_basics(mask, 2);
+        mask.write("proc/self/status", "Cpus_allowed_list:\t0-100000\n");
+        std::vector<ah::warning> mw;
+        ah::probe_host(ah::host_system(mask.path().string()), mw);
+        REQUIRE(mw.size() == 1);
+        CHECK(mw[0].kind == ah::warning_kind::value_out_of_range);
+        CHECK(mw[0].subject == "/proc/self/status");
+    }
     CHECK(w[0].kind == ah::warning_kind::value_out_of_range);
     CHECK(w[0].subject == "/sys/devices/system/cpu/online");
     CHECK(w[1].kind == ah::warning_kind::value_out_of_range);
@@ -709,6 +724,13 @@ TEST_CASE("probe_host: cgroup v2 CPU quota, own cgroup and ancestors") {
     REQUIRE(w.size() == 1);
     CHECK(w[0].kind == ah::warning_kind::parse_error);
     CHECK(w[0].subject == "/sys/fs/cgroup/cpu.max");
+    // A quota of a millionth of a CPU over a period of 11 days: numbers the kernel refuses
+    // (a period of 1 ms to 1 s, a quota of 1 ms at least), not a limit. Before, accepted.
+    w.clear();
+    root.write("sys/fs/cgroup/cpu.max", "1 1000000000000\n");
+    CHECK(ah::probe_host(ah::host_system(root.path().string()), w).first.cpu.cpu_quota == 0);
+    REQUIRE(w.size() == 1);
+    CHECK(w[0].kind == ah::warning_kind::value_out_of_range);
 }
 
 TEST_CASE("probe_host: cgroup v1 CPU quota") {
@@ -733,6 +755,11 @@ TEST_CASE("probe_host: cgroup v1 CPU quota") {
     other.write("sys/fs/cgroup/cpu/cpu.cfs_period_us", "0\n");
     CHECK(ah::probe_host(ah::host_system(other.path().string()), w).first.cpu.cpu_quota == 0);
     REQUIRE(w.size() == 1);
+    CHECK(w[0].kind == ah::warning_kind::value_out_of_range); // a period the kernel refuses
+    w.clear();
+    other.write("sys/fs/cgroup/cpu/cpu.cfs_period_us", "x\n");
+    CHECK(ah::probe_host(ah::host_system(other.path().string()), w).first.cpu.cpu_quota == 0);
+    REQUIRE(w.size() == 1);
     CHECK(w[0].kind == ah::warning_kind::parse_error);
 }
 
@@ -754,14 +781,14 @@ TEST_CASE("probe_host: cgroup memory limit, own cgroup and ancestors") {
     v2.write("sys/fs/cgroup/system.slice/llm.service/memory.max", "2147483648\n"); // the smaller wins
     CHECK(limit(v2, w).value_or(0) == 2_GiB);
     CHECK(w.empty());
-    // Garbage (words, bytes that are not UTF-8, a number past 2^64) is a parse error and
-    // the others still count.
+    // Garbage (words, bytes that are not UTF-8) is a parse error, a number past 2^64 out
+    // of range, and the others still count.
     for (std::string_view bad : {"lots\n", "\xff\xfe\n", "184467440737095516160\n"}) {
         w.clear();
         v2.write("sys/fs/cgroup/system.slice/memory.max", std::string(bad));
         CHECK(limit(v2, w).value_or(0) == 2_GiB);
         REQUIRE(w.size() == 1);
-        CHECK(w[0].kind == ah::warning_kind::parse_error);
+        CHECK(w[0].kind == (bad.starts_with("1") ? ah::warning_kind::value_out_of_range : ah::warning_kind::parse_error));
         CHECK(w[0].subject == "/sys/fs/cgroup/system.slice/memory.max");
     }
 

@@ -132,6 +132,9 @@ TEST_CASE("parse_proc_cgroup, hand-made paths") {
     CHECK(h.runtime == container_runtime::other); // CRI-O
     CHECK(h.kubernetes);
     CHECK(ah::parse_proc_cgroup("0::/system.slice/docker-0123.scope\n").runtime == container_runtime::docker);
+    // nerdctl's containers on systemd-managed containerd (which writes no /.dockerenv).
+    CHECK(ah::parse_proc_cgroup("0::/system.slice/nerdctl-4f1e.scope\n") ==
+          ah::cgroup_hints{container_runtime::containerd, false, "4f1e"});
     CHECK(ah::parse_proc_cgroup("0::/machine.slice/libpod-77.scope/container\n").runtime == container_runtime::podman);
     CHECK(ah::parse_proc_cgroup("1:name=systemd:/libpod_parent/libpod-99\n").runtime == container_runtime::podman);
     CHECK(ah::parse_proc_cgroup("0::/lxc.payload.web1\n").runtime == container_runtime::lxc);
@@ -443,6 +446,23 @@ TEST_CASE("probe_environment scratch trees") {
         CHECK_FALSE(env.kubernetes);
         CHECK(env.wsl);
         if (fs::exists(dmi_captures / "sys-class-dmi-id_2pa-pcidomain32bits")) CHECK(env.hypervisor == "KVM");
+    }
+    SUBCASE("Google Cloud: a VM's CPU has the hypervisor flag, a bare-metal size's does not") {
+        // hand-made: c3-*-metal carries the same DMI strings as Google's VMs.
+        test::scratch_dir root;
+        root.write("sys/class/dmi/id/sys_vendor", "Google\n");
+        root.write("sys/class/dmi/id/product_name", "Google Compute Engine\n");
+        root.write("sys/class/dmi/id/bios_vendor", "Google\n");
+        env_view sys(root.path().string());
+        std::vector<ah::warning> w;
+        CHECK(ah::probe_environment(sys, w).hypervisor == "Google"); // no cpuinfo: the DMI's word
+        root.write("proc/cpuinfo", "processor\t: 0\nflags\t\t: fpu vme de pse hypervisor lahf_lm\n");
+        CHECK(ah::probe_environment(sys, w).hypervisor == "Google");
+        root.write("proc/cpuinfo", "processor\t: 0\nflags\t\t: fpu vme de pse lahf_lm\n");
+        const auto metal = ah::probe_environment(sys, w);
+        CHECK(metal.hypervisor.empty());
+        CHECK(metal.cloud == ah::cloud_provider::gcp);
+        CHECK(w.empty());
     }
     SUBCASE("Podman: marker file, or only the container variable") {
         test::scratch_dir root;

@@ -43,11 +43,12 @@ const ah::storage_device* find(const std::vector<ah::storage_device>& v, std::st
 } // namespace
 
 TEST_CASE("is_pseudo_block_device") {
-    for (const char* n : {"loop0", "ram15", "zram0", "dm-3", "md0", "md127", "zd0", "mmcblk0boot0", "mmcblk0rpmb"}) {
+    for (const char* n :
+         {"loop0", "ram15", "zram0", "dm-3", "md0", "md127", "zd0", "mmcblk0boot0", "mmcblk0rpmb", "sr0", "sr12"}) {
         CAPTURE(n);
         CHECK(ah::is_pseudo_block_device(n));
     }
-    for (const char* n : {"sda", "nvme0n1", "vda", "xvda", "mmcblk0", "pmem0", "nbd0", "sr0"}) {
+    for (const char* n : {"sda", "nvme0n1", "vda", "xvda", "mmcblk0", "pmem0", "nbd0", "srx", "sr"}) {
         CAPTURE(n);
         CHECK_FALSE(ah::is_pseudo_block_device(n));
     }
@@ -147,6 +148,7 @@ TEST_CASE("probe_storage scratch tree") {
     add_disk(root, "nvme0c0n1", "0\n", "3907029168\n");
     root.write("sys/devices/virtual/test/nvme0c0n1/hidden", "1\n");
     add_disk(root, "sr0", "1\n", "0\n");
+    add_disk(root, "sr1", "1\n", "8388608\n"); // a DVD in its drive: no place to load a model from
     add_disk(root, "nbd0", "0\n", "0\n");
     // A plain directory (a hand-made tree without links) still works.
     root.write("sys/block/sdd/queue/rotational", "1\n");
@@ -292,9 +294,10 @@ TEST_CASE("probe_storage with bad and unreadable files") {
     CHECK(disks[2].size_bytes == 0);
     CHECK(disks[3].kind == storage_kind::unknown);
     CHECK(disks[3].model.empty());
-    // sizes: garbage, 10^30, -1; rotational: "2", binary.
-    CHECK(count_kind(w, ah::warning_kind::parse_error) == 5);
-    CHECK(count_kind(w, ah::warning_kind::value_out_of_range) == 1);
+    // Malformed: the garbage size; rotational "2" and binary. Numbers no disk has: 2^55
+    // sectors, 10^30 (past 2^64), -1.
+    CHECK(count_kind(w, ah::warning_kind::parse_error) == 3);
+    CHECK(count_kind(w, ah::warning_kind::value_out_of_range) == 3);
     CHECK(count_kind(w, ah::warning_kind::permission_denied) == 1);
     CHECK(w.size() == 7);
 

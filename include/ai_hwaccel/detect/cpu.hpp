@@ -545,17 +545,21 @@ constexpr cpu_arch parse_cpu_arch(std::string_view s) noexcept {
     return cpu_arch::unknown;
 }
 
-/// lscpu's "Vendor ID": the x86 CPUID vendor string, or on Arm the implementer's name.
+/// lscpu's "Vendor ID": the x86 CPUID vendor string, or on Arm the implementer's name as
+/// util-linux's lscpu-arm.c spells it (the vendors of arm_implementers that the vendor
+/// enumeration lists: Microsoft's Cobalt and Intel's Arm cores too).
 constexpr vendor cpu_vendor_from_id(std::string_view s) noexcept {
-    if (s == "GenuineIntel"sv) return vendor::intel;
+    if (s == "GenuineIntel"sv || s == "Intel"sv) return vendor::intel;
     if (s == "AuthenticAMD"sv) return vendor::amd;
     if (s == "ARM"sv) return vendor::arm;
     if (s == "Qualcomm"sv) return vendor::qualcomm;
     if (s == "Apple"sv) return vendor::apple;
     if (s == "NVIDIA"sv) return vendor::nvidia;
     if (s == "Samsung"sv) return vendor::samsung;
+    if (s == "Microsoft"sv) return vendor::microsoft;
     return vendor::unknown;
 }
+static_assert(cpu_vendor_from_id("Microsoft") == vendor::microsoft && cpu_vendor_from_id("Ampere") == vendor::unknown);
 
 /// A count as lscpu prints it; "-" (unknown, new util-linux on Arm), garbage and counts
 /// beyond any machine (more than cpulist_max_cpus) are nullopt.
@@ -644,14 +648,32 @@ inline lscpu_info parse_lscpu(std::string_view text) {
 // cgroup CPU limits
 
 namespace detail {
-/// quota/period in CPUs, or nullopt when either is not a positive number or the ratio is
+/// quota/period in CPUs, or nullopt when either is outside what the kernel accepts (a
+/// period of 1 ms to 1 s, a quota of at least 1 ms: kernel/sched/core.c's
+/// min_cfs_quota_period and max_cfs_quota_period, in microseconds here) or the ratio is
 /// beyond any machine.
 constexpr std::optional<double> cpu_quota_ratio(std::uint64_t quota, std::uint64_t period) noexcept {
-    if (quota == 0 || period == 0) return std::nullopt;
+    if (quota < 1000 || period < 1000 || period > 1'000'000) return std::nullopt;
     const double cpus = static_cast<double>(quota) / static_cast<double>(period);
     if (cpus > static_cast<double>(cpulist_max_cpus)) return std::nullopt;
     return cpus;
 }
+} // namespace detail
+
+namespace detail {
+/// Whether every blank-separated word of `s` is written as a decimal number (one that a
+/// parser then refuses is out of range, not malformed).
+constexpr bool all_decimal(std::string_view s) noexcept {
+    bool any = false;
+    while (!(s = trim(s)).empty()) {
+        const auto sp = s.find_first_of(" \t\n");
+        if (!looks_decimal(s.substr(0, sp))) return false;
+        any = true;
+        s = sp == std::string_view::npos ? std::string_view{} : s.substr(sp);
+    }
+    return any;
+}
+static_assert(all_decimal("1 1000000000000\n") && !all_decimal("max 100000") && !all_decimal(" "));
 } // namespace detail
 
 /// cgroup v2 `cpu.max` → the quota in CPUs: "max 100000" → 0 (no quota), "250000 100000"
@@ -685,6 +707,7 @@ constexpr std::optional<double> parse_cgroup_cfs_quota(std::string_view quota, s
 }
 
 static_assert(parse_cgroup_cpu_max("max 100000\n") == 0.0);
+static_assert(!parse_cgroup_cpu_max("1 1000000000000\n") && !parse_cgroup_cpu_max("500 100000\n"));
 static_assert(parse_cgroup_cpu_max("250000 100000\n") == 2.5);
 static_assert(parse_cgroup_cfs_quota("-1\n", "100000\n") == 0.0);
 
@@ -791,12 +814,16 @@ cgroup_limits probe_cgroup_limits(const S& sys, const std::optional<std::string>
             if (!text) continue;
             seen = true;
             const char* problem = nullptr;
+            warning_kind kind = warning_kind::parse_error; // what `problem` is
             std::string_view file = p.file; // the one `problem` is about
             if (p.what == limit::memory) {
                 // "max" or v1's page-rounded 2^63 is no limit; anything else not a number is bad.
                 const std::string_view value = trim(*text);
                 const auto n = parse_u64(value);
-                if (!n && value != "max"sv) problem = "not 'max' or a number of bytes";
+                if (!n && value != "max"sv) {
+                    problem = "not 'max' or a number of bytes";
+                    kind = unparsed_number(value);
+                }
                 if (n && *n < cgroup_unlimited) {
                     if (!r.memory_bytes || *n < *r.memory_bytes) r.memory_bytes = n;
                     // v2's counters count the cgroup's descendants too; v1's hierarchical
@@ -808,6 +835,7 @@ cgroup_limits probe_cgroup_limits(const S& sys, const std::optional<std::string>
                         set = parse_u64(trim(*used));
                         if (!set) {
                             file = usage;
+                            kind = unparsed_number(*used);
                             problem = "not a number of bytes; the room left under the limit is not known";
                         }
                     }
@@ -821,19 +849,23 @@ cgroup_limits probe_cgroup_limits(const S& sys, const std::optional<std::string>
                 }
             } else {
                 std::optional<double> q;
+                std::string numbers = *text; // quota and period
                 if (p.what == limit::cpu_max) {
                     q = parse_cgroup_cpu_max(*text);
                     problem = "not 'max <period>' or '<quota> <period>'";
                 } else if (const auto period = read_in(dir, "cpu.cfs_period_us"sv, 256)) {
                     q = parse_cgroup_cfs_quota(*text, *period);
                     problem = "not a quota and period in microseconds";
+                    numbers += " " + *period;
                 } else {
                     continue;
                 }
+                // Numbers the kernel refuses to hold (a period past 1 s) are out of range.
                 if (q) problem = nullptr;
+                else if (all_decimal(numbers)) kind = warning_kind::value_out_of_range;
                 if (q && *q > 0 && (r.cpu_quota == 0 || *q < r.cpu_quota)) r.cpu_quota = *q;
             }
-            if (problem) add_warning(warnings, warning_kind::parse_error, join_path(dir, file), problem);
+            if (problem) add_warning(warnings, kind, join_path(dir, file), problem);
         }
     }
     return r;
@@ -973,7 +1005,13 @@ std::pair<host_info, accelerator_profile> probe_host(const S& sys, std::vector<w
             if (!has_colon || key != "Cpus_allowed_list"sv) return;
             auto n = cpulist_count(value);
             if (!n || *n == 0) {
-                note(warning_kind::parse_error, status_path, "Cpus_allowed_list is not a cpulist");
+                if (!n && detail::cpulist_ranges(value, UINT32_MAX))
+                    detail::add_warning(warnings, warning_kind::value_out_of_range, status_path,
+                                        detail::with_numbers("Cpus_allowed_list names CPUs past {}, more than any "
+                                                             "kernel supports"sv,
+                                                             {cpulist_max_cpus}));
+                else
+                    note(warning_kind::parse_error, status_path, "Cpus_allowed_list is not a cpulist");
                 return;
             }
             // The mask keeps CPUs that are offline (sched_getaffinity leaves them out):

@@ -76,6 +76,7 @@ inline constexpr cgroup_rule cgroup_rules[] = {
     {"", "docker-", ".scope", container_runtime::docker},
     {"docker", "", "", container_runtime::docker}, // cgroupfs driver: /docker/<id>
     {"", "cri-containerd-", ".scope", container_runtime::containerd},
+    {"", "nerdctl-", ".scope", container_runtime::containerd}, // nerdctl on systemd-managed containerd
     {"", "crio-", ".scope", container_runtime::other}, // CRI-O
     {"", "libpod-conmon-", "", container_runtime::none}, // Podman's monitor, on the host beside the container
     {"", "libpod-", ".scope", container_runtime::podman},
@@ -310,6 +311,31 @@ std::string_view paravirtual_clock_hypervisor(const S& sys) {
     return r.ok() ? paravirtual_clock_hypervisor(r.data) : std::string_view{};
 }
 
+/// What /proc/cpuinfo's first x86 `flags` line says of a hypervisor: true when it lists
+/// "hypervisor" (CPUID's bit, set in every guest), false when it does not, nullopt when
+/// there is no such line (other architectures, a cut file).
+constexpr std::optional<bool> x86_guest_flag(std::string_view cpuinfo) noexcept {
+    while (!cpuinfo.empty()) {
+        const auto nl = cpuinfo.find('\n');
+        std::string_view line = cpuinfo.substr(0, nl);
+        cpuinfo = nl == std::string_view::npos ? std::string_view{} : cpuinfo.substr(nl + 1);
+        const auto colon = line.find(':');
+        if (colon == std::string_view::npos || detail::trim(line.substr(0, colon)) != "flags"sv) continue;
+        if (nl == std::string_view::npos) return std::nullopt; // the line may be cut
+        std::string_view flags = line.substr(colon + 1);
+        while (!flags.empty()) {
+            flags = detail::trim(flags);
+            const auto sp = flags.find_first_of(" \t");
+            if (flags.substr(0, sp) == "hypervisor"sv) return true;
+            flags = sp == std::string_view::npos ? std::string_view{} : flags.substr(sp);
+        }
+        return false;
+    }
+    return std::nullopt;
+}
+static_assert(x86_guest_flag("processor: 0\nflags\t\t: fpu vme hypervisor lahf_lm\n") == true);
+static_assert(x86_guest_flag("flags : fpu vme lahf_lm\n") == false && !x86_guest_flag("Features : fp asimd\n"));
+
 /// Container, Kubernetes, WSL, hypervisor and cloud of the machine seen through `sys`.
 /// Missing files are normal (most of them only exist in one kind of environment) and
 /// give no warning; unreadable ones do.
@@ -399,6 +425,12 @@ runtime_environment probe_environment(const S& sys, std::vector<warning>& warnin
     auto platform = identify_platform(dmi, hv_type ? std::string_view(*hv_type) : std::string_view{},
                                       hv_uuid ? std::string_view(*hv_uuid) : std::string_view{});
     env.hypervisor = std::move(platform.hypervisor);
+    // Google's bare-metal sizes (c3-*-metal) carry its VMs' DMI strings; only the CPU tells
+    // them apart, as systemd-detect-virt does: a guest's x86 CPU has the hypervisor flag.
+    if (env.hypervisor == "Google"sv) {
+        const auto cpuinfo = sys.read_file("/proc/cpuinfo"sv, 64 * 1024);
+        if (cpuinfo.ok() && x86_guest_flag(cpuinfo.data) == false) env.hypervisor.clear();
+    }
     if (env.hypervisor.empty()) env.hypervisor = paravirtual_clock_hypervisor(sys);
     env.cloud = platform.cloud;
     env.instance_type = std::move(platform.instance_type);

@@ -36,11 +36,13 @@
 AI_HWACCEL_NAMESPACE_BEGIN
 
 /// True for block device names that are not disks of their own: loop devices, RAM disks,
-/// zram, device-mapper and md RAID stacks, ZFS volumes, and an eMMC's boot and RPMB areas.
+/// zram, device-mapper and md RAID stacks, ZFS volumes, and an eMMC's boot and RPMB areas;
+/// and for optical drives (sr<N>, with a disc in or not): no place to load a model from.
 constexpr bool is_pseudo_block_device(std::string_view name) noexcept {
     if (name.starts_with("loop") || name.starts_with("ram") || name.starts_with("zram") ||
         name.starts_with("dm-") || name.starts_with("md") || name.starts_with("zd"))
         return true;
+    if (name.size() > 2 && name.starts_with("sr") && name[2] >= '0' && name[2] <= '9') return true;
     if (name.starts_with("mmcblk") &&
         (name.find("boot") != std::string_view::npos || name.find("rpmb") != std::string_view::npos))
         return true;
@@ -182,7 +184,7 @@ std::optional<storage_device> read_block_device(const S& sys, std::string_view n
     if (auto text = detail::read_optional_file(sys, at("/size"sv), cap, warnings)) {
         const auto sectors = detail::parse_u64(detail::trim(*text));
         if (!sectors)
-            detail::add_warning(warnings, warning_kind::parse_error, path, "not a sector count");
+            detail::add_warning(warnings, detail::unparsed_number(*text), path, "not a sector count");
         else if (*sectors > UINT64_MAX / 512)
             detail::add_warning(warnings, warning_kind::value_out_of_range, path, "larger than any disk");
         else if (*sectors == 0)
