@@ -204,6 +204,8 @@ set(_bad_cases
   "sort_then_option|--sort needs a value|--sort|--json"
   "columns_empty|--columns needs at least one column|--columns|,"
   "columns_twice|column 'name' given twice|--columns|name,name"
+  "sort_twice|sort key 'memory' given twice|--sort|memory,-memory"
+  "colour_twice|option '--color' given twice|--color|never|--color=always"
   "columns_with_json|--columns applies to the table and --tsv, not --json|--columns|name|--json"
   "columns_with_summary|--columns applies to the table and --tsv, not --summary|--columns|name|--summary"
   "two_outputs|--json, --tsv and --summary are different outputs|--tsv|--summary"
@@ -288,6 +290,10 @@ cli_expect(cli_parse_option_twice CODE 2 STDERR "option '--json' given twice" AR
 cli_expect(cli_parse_missing_file CODE 1 STDERR "cannot open '/nonexistent/ai-hwaccel': No such file or directory"
   ARGS parse /nonexistent/ai-hwaccel)
 cli_expect(cli_parse_folder CODE 1 STDERR "cannot read '.*': Is a directory" ARGS parse "${_hgx}")
+# A format named that reads nothing from the file: its output, then exit 1 (it was 0).
+cli_expect(cli_parse_format_reads_nothing CODE 1 STDOUT "^format: rocm-smi-json "
+  STDERR "not rocm-smi output.*nothing in '.*/proc/cpuinfo' read as rocm-smi-json"
+  ARGS parse "${_hgx}/proc/cpuinfo" --format rocm-smi-json)
 if(EXISTS /dev/null)
   cli_expect(cli_parse_empty CODE 1 STDERR "'/dev/null' is empty" ARGS parse /dev/null)
 endif()

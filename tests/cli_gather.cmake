@@ -11,11 +11,14 @@
 if(CMAKE_SCRIPT_MODE_FILE)
   # ---- the checks (cmake -DMODE=… -P cli_gather.cmake) ------------------------------------
   if(MODE STREQUAL "gather")
-    # -DPROGRAM= -DMACHINE= -DWORK= -DTARBALL=ON|OFF -DJSON=ON|OFF
+    # -DPROGRAM= -DMACHINE= -DWORK= -DTARBALL=ON|OFF -DJSON=ON|OFF [-DTARBALL_NAME=machine.tar.gz]
     file(REMOVE_RECURSE "${WORK}")
     file(MAKE_DIRECTORY "${WORK}")
+    if(NOT TARBALL_NAME)
+      set(TARBALL_NAME machine.tar.gz)
+    endif()
     if(TARBALL)
-      set(_output "${WORK}/machine.tar.gz")
+      set(_output "${WORK}/${TARBALL_NAME}")
       set(_tree "${WORK}/extracted")
     else()
       set(_output "${WORK}/machine")
@@ -155,6 +158,11 @@ if(AI_HWACCEL_TAR_FOR_TESTS)
              COMMAND "${CMAKE_COMMAND}" -DMODE=gather -DPROGRAM=$<TARGET_FILE:ai_hwaccel_cli> "-DMACHINE=${_m}"
                      "-DWORK=${_work}/tarball-${_name}" -DTARBALL=ON -DJSON=${_json} -P "${_self}")
   endforeach()
+  # A name in capitals asks for the same archive (it was made a folder of that name).
+  add_test(NAME cli_gather_tarball_capitals
+           COMMAND "${CMAKE_COMMAND}" -DMODE=gather -DPROGRAM=$<TARGET_FILE:ai_hwaccel_cli> "-DMACHINE=${_hgx}"
+                   "-DWORK=${_work}/tarball-capitals" -DTARBALL=ON -DTARBALL_NAME=MACHINE.TAR.GZ -DJSON=${_json}
+                   -P "${_self}")
 endif()
 # Errors: no output (2), an unknown option (2), a missing root (2), a folder that is not
 # empty (1: the build's test folder, refused before anything is written).
@@ -211,6 +219,7 @@ add_test(NAME cli_watch_changes
                  $<TARGET_FILE:ai_hwaccel_cli> "${_hgx}" "${_work}/watch-changes")
 # A share past 100 % could never fire; a missing root names the help, as every usage error.
 cli_gather_exit(cli_watch_alert_utilization_past_100 2 watch --root "${_hgx}" --count 1 --alert utilization>150%)
+cli_gather_exit(cli_watch_alert_utilization_past_100_bare 2 watch --root "${_hgx}" --count 1 --alert utilization>150)
 cli_gather_output(cli_watch_root_missing_hint "is not a directory\nrun 'ai-hwaccel help watch'"
   watch --root /nonexistent/ai-hwaccel --count 1)
 
@@ -221,6 +230,7 @@ cli_gather_exit(cli_gather_output_equals 0 gather --root "${_hgx}" --output=${_w
 cli_gather_exit(cli_gather_archive_unknown 2 gather --root "${_hgx}" --output "${_work}/machine.tar.bz2")
 cli_gather_output(cli_gather_archive_unknown_message "gather writes a folder, \\.tar, \\.tar\\.gz or \\.tgz, not \\.tar\\.bz2"
   gather --root "${_hgx}" --output "${_work}/machine.tar.bz2")
+cli_gather_exit(cli_gather_archive_unknown_capitals 2 gather --root "${_hgx}" --output "${_work}/machine.TAR.XZ")
 cli_gather_output(cli_gather_output_missing_message "--output needs a value" gather --output --root "${_hgx}")
 cli_gather_exit(cli_watch_options_equals 3 watch --root=${_hgx} --count=1 --interval=0 --alert=temperature>25 --alert=power>1000)
 cli_gather_exit(cli_watch_interval_empty 2 watch --root "${_hgx}" --count 1 --interval=)

@@ -459,6 +459,9 @@ cli_plan_output(cli_plan_estimate_mxfp4_moe "quantization: MXFP4\nshape:"
 # than the default 10 % kept free.
 cli_plan_output(cli_plan_estimate_headroom_none "usable memory: 24\\.0 GiB \\(after a 0 % headroom\\)"
   estimate --device "RTX 4090" --model llama-3.1-8b --quant bf16 --headroom 0)
+# "-0" is no headroom, not a negative zero in the text ("after a -0 % headroom" before).
+cli_plan_output(cli_plan_estimate_headroom_minus_zero "usable memory: 24\\.0 GiB \\(after a 0 % headroom\\)"
+  estimate --device "RTX 4090" --model llama-3.1-8b --quant bf16 --headroom -0)
 cli_plan_output(cli_plan_estimate_headroom_percent "usable memory: 22\\.8 GiB \\(after a 5 % headroom\\)"
   estimate --device "RTX 4090" --model llama-3.1-8b --quant bf16 --headroom 5%)
 cli_plan_exit(cli_plan_plan_headroom_default 1 plan --device "RTX 4090" --model llama-3.1-8b --quant bf16 --context 32k --batch 2)

@@ -47,9 +47,14 @@ constexpr std::string_view gather_help =
     "Review what was gathered before sharing it: it can hold serial numbers, UUIDs, host\n"
     "names and the values of the environment variables the probes read.\n";
 
+// Whether `p` ends with `suffix`, in any case (an archive named "C.TAR.GZ" is still one).
+bool ends_with_any_case(std::string_view p, std::string_view suffix) {
+    return p.size() >= suffix.size() && ai_hwaccel::detail::iequals(p.substr(p.size() - suffix.size()), suffix);
+}
+
 bool is_tarball(std::string_view p, bool& gz) {
-    gz = p.ends_with(".tar.gz") || p.ends_with(".tgz");
-    return gz || p.ends_with(".tar");
+    gz = ends_with_any_case(p, ".tar.gz") || ends_with_any_case(p, ".tgz");
+    return gz || ends_with_any_case(p, ".tar");
 }
 
 void print_notes(const ai_hwaccel::machine_tree_result& w) {
@@ -84,7 +89,7 @@ int cmd_gather(std::span<const std::string_view> args) {
     if (!output) return usage_error("gather needs --output DIR or --output FILE.tar[.gz]");
     // A name that asks for an archive gather cannot make would otherwise become a folder.
     for (std::string_view ext : {".tar.bz2", ".tbz2", ".tbz", ".tar.xz", ".txz", ".tar.zst", ".tzst", ".zip", ".7z"})
-        if (output->ends_with(ext))
+        if (ends_with_any_case(*output, ext))
             return usage_error("--output: gather writes a folder, .tar, .tar.gz or .tgz, not " + str(ext) + " ('" +
                                *output + "')");
     if (root) {

@@ -838,6 +838,10 @@ bool parse_sort(std::string_view list, std::vector<sort_spec>& keys, std::string
             why = "unknown sort key '" + str(item) + "' (keys: " + column_names() + "; -KEY sorts descending)";
             return false;
         }
+        if (std::any_of(keys.begin(), keys.end(), [&](const sort_spec& k) { return k.by == *c; })) {
+            why = "sort key '" + str(item) + "' given twice";
+            return false;
+        }
         keys.push_back({*c, descending});
     }
     if (keys.empty()) why = "--sort needs at least one key (keys: " + column_names() + ")";
@@ -1183,6 +1187,17 @@ int cmd_parse(std::span<const std::string_view> args) {
     if (!f)
         return error("'" + path + "' is in no format this build recognises; name one with --format (see --list-formats)");
     auto r = ah::parse_capture(data, *f);
+    // A format named by --format that reads nothing from the file is as good as none: exit
+    // 1 after the output, so that a script can tell (a recognised format always read some).
+    const bool read_nothing = format && r.devices.empty() && !r.host && !r.system &&
+                              std::any_of(r.warnings.begin(), r.warnings.end(), [](const ah::warning& w) {
+                                  return w.kind == ah::warning_kind::parse_error;
+                              });
+    const auto finish = [&](int code) {
+        if (code != 0 || !read_nothing) return code;
+        std::fflush(stdout);
+        return error("nothing in '" + path + "' read as " + str(f->name));
+    };
     if (cut)
         r.warnings.insert(r.warnings.begin(),
                           ah::warning{ah::warning_kind::output_truncated, std::nullopt, path,
@@ -1204,7 +1219,7 @@ int cmd_parse(std::span<const std::string_view> args) {
         j["system"] = std::move(system);
         if (!r.driver_version.empty()) j["driver_version"] = r.driver_version;
         j["warnings"] = r.warnings;
-        return print_json(j);
+        return finish(print_json(j));
 #else
         return no_json();
 #endif
@@ -1219,7 +1234,7 @@ int cmd_parse(std::span<const std::string_view> args) {
     if (r.host) print_host(*r.host);
     if (r.system) print_system(*r.system);
     print_warnings(r.warnings);
-    return 0;
+    return finish(0);
 }
 
 // --- the rest --------------------------------------------------------------------------
@@ -1574,12 +1589,16 @@ int main(int argc, char** argv) {
     std::vector<std::string_view> args;
     // --color applies to every command: taken out here, wherever it is on the line.
     colour_when when = colour_when::automatic;
+    bool colour_given = false;
     for (int i = 1; i < argc; ++i) {
         const std::string_view a = argv[i];
         if (a != "--color" && !a.starts_with("--color=")) {
             args.push_back(a);
             continue;
         }
+        // Once, as every option but --label and --alert (docs/cli.md).
+        if (colour_given) return usage_error("option '--color' given twice");
+        colour_given = true;
         std::string_view v;
         if (a == "--color") {
             if (i + 1 >= argc) return usage_error("--color needs a value: auto, always or never");

@@ -599,7 +599,7 @@ bool headroom_option(const options& o, double& v, std::string& why) {
     if (auto x = parse_decimal(*s, {"%"}, &unit)) {
         if (unit == "%") *x /= 100;
         if (*x >= 0 && *x < 1) {
-            v = *x;
+            v = *x + 0.0; // "-0" is 0, not a negative zero in the text and JSON
             return true;
         }
     }

@@ -109,9 +109,10 @@ std::optional<alert> parse_alert(std::string_view s) {
     if (ec != std::errc{} || p != s.data() + n || !std::isfinite(a.value)) return std::nullopt;
     const auto unit = ah::detail::trim(s.substr(n));
     const bool memory = a.what == metric::memory_used || a.what == metric::memory_free;
-    if (unit.empty()) return a;
-    // A share is 0 to 100 %: past that a rule could never fire (or always would).
+    // A share is 0 to 100 %, with or without its unit: past that a rule could never fire
+    // (or always would).
     if (a.what == metric::utilization && a.value > 100) return std::nullopt;
+    if (unit.empty()) return a;
     if (unit == "%") {
         if (a.what == metric::utilization) return a;
         if (!memory) return std::nullopt;
