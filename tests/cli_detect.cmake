@@ -214,6 +214,7 @@ set(_bad_cases
   "flag_with_value|--tsv takes no value|--tsv=yes"
   "positional|detect takes no arguments \\('gpu'\\)|gpu"
   "unknown_option|unknown option '--frobnicate' for detect|--frobnicate"
+  "unknown_option_value|unknown option '--frobnicate' for detect|--frobnicate=1"
   "bad_colour|--color: 'sometimes' is not auto, always or never|--color=sometimes"
   "colour_missing|--color needs a value|--color"
   "only_empty|--only needs at least one backend|--only|,"

@@ -779,7 +779,7 @@ bool parse_detect_args(std::span<const std::string_view> args, detect_args& a, s
         for (const auto& [n, t] : values)
             if (n == name) target = t;
         if (!flag && !target) {
-            why = "unknown option '" + str(arg) + "' for detect";
+            why = "unknown option '" + str(name) + "' for detect"; // the name, as the other commands say it
             return false;
         }
         if (std::find(seen.begin(), seen.end(), name) != seen.end()) {
