@@ -5139,21 +5139,6 @@ constexpr std::optional<double> cpu_quota_ratio(std::uint64_t quota, std::uint64
 }
 } // namespace detail
 
-namespace detail {
-/// Whether every blank-separated word of `s` is written as a decimal number (one that a
-/// parser then refuses is out of range, not malformed).
-constexpr bool all_decimal(std::string_view s) noexcept {
-    bool any = false;
-    while (!(s = trim(s)).empty()) {
-        const auto sp = s.find_first_of(" \t\n");
-        if (!looks_decimal(s.substr(0, sp))) return false;
-        any = true;
-        s = sp == std::string_view::npos ? std::string_view{} : s.substr(sp);
-    }
-    return any;
-}
-static_assert(all_decimal("1 1000000000000\n") && !all_decimal("max 100000") && !all_decimal(" "));
-} // namespace detail
 
 /// cgroup v2 `cpu.max` → the quota in CPUs: "max 100000" → 0 (no quota), "250000 100000"
 /// → 2.5. nullopt when the text is neither.
@@ -5328,20 +5313,16 @@ cgroup_limits probe_cgroup_limits(const S& sys, const std::optional<std::string>
                 }
             } else {
                 std::optional<double> q;
-                std::string numbers = *text; // quota and period
                 if (p.what == limit::cpu_max) {
                     q = parse_cgroup_cpu_max(*text);
-                    problem = "not 'max <period>' or '<quota> <period>'";
+                    problem = "not 'max <period>' or '<quota> <period>' as the kernel takes them";
                 } else if (const auto period = read_in(dir, "cpu.cfs_period_us"sv, 256)) {
                     q = parse_cgroup_cfs_quota(*text, *period);
-                    problem = "not a quota and period in microseconds";
-                    numbers += " " + *period;
+                    problem = "not a quota and period in microseconds as the kernel takes them";
                 } else {
                     continue;
                 }
-                // Numbers the kernel refuses to hold (a period past 1 s) are out of range.
                 if (q) problem = nullptr;
-                else if (all_decimal(numbers)) kind = warning_kind::value_out_of_range;
                 if (q && *q > 0 && (r.cpu_quota == 0 || *q < r.cpu_quota)) r.cpu_quota = *q;
             }
             if (problem) add_warning(warnings, kind, join_path(dir, file), problem);
@@ -5484,13 +5465,10 @@ std::pair<host_info, accelerator_profile> probe_host(const S& sys, std::vector<w
             if (!has_colon || key != "Cpus_allowed_list"sv) return;
             auto n = cpulist_count(value);
             if (!n || *n == 0) {
-                if (!n && detail::cpulist_ranges(value, UINT32_MAX))
-                    detail::add_warning(warnings, warning_kind::value_out_of_range, status_path,
-                                        detail::with_numbers("Cpus_allowed_list names CPUs past {}, more than any "
-                                                             "kernel supports"sv,
-                                                             {cpulist_max_cpus}));
-                else
-                    note(warning_kind::parse_error, status_path, "Cpus_allowed_list is not a cpulist");
+                // CPUs past what any kernel supports are out of range; anything else is garbage.
+                note(!n && detail::cpulist_ranges(value, UINT32_MAX) ? warning_kind::value_out_of_range
+                                                                      : warning_kind::parse_error,
+                     status_path, "Cpus_allowed_list is not a cpulist of CPUs a kernel supports");
                 return;
             }
             // The mask keeps CPUs that are offline (sched_getaffinity leaves them out):
@@ -5887,30 +5865,15 @@ std::string_view paravirtual_clock_hypervisor(const S& sys) {
     return r.ok() ? paravirtual_clock_hypervisor(r.data) : std::string_view{};
 }
 
-/// What /proc/cpuinfo's first x86 `flags` line says of a hypervisor: true when it lists
-/// "hypervisor" (CPUID's bit, set in every guest), false when it does not, nullopt when
-/// there is no such line (other architectures, a cut file).
-constexpr std::optional<bool> x86_guest_flag(std::string_view cpuinfo) noexcept {
-    while (!cpuinfo.empty()) {
-        const auto nl = cpuinfo.find('\n');
-        std::string_view line = cpuinfo.substr(0, nl);
-        cpuinfo = nl == std::string_view::npos ? std::string_view{} : cpuinfo.substr(nl + 1);
-        const auto colon = line.find(':');
-        if (colon == std::string_view::npos || detail::trim(line.substr(0, colon)) != "flags"sv) continue;
-        if (nl == std::string_view::npos) return std::nullopt; // the line may be cut
-        std::string_view flags = line.substr(colon + 1);
-        while (!flags.empty()) {
-            flags = detail::trim(flags);
-            const auto sp = flags.find_first_of(" \t");
-            if (flags.substr(0, sp) == "hypervisor"sv) return true;
-            flags = sp == std::string_view::npos ? std::string_view{} : flags.substr(sp);
-        }
-        return false;
-    }
-    return std::nullopt;
+/// Whether /proc/cpuinfo's text is an x86 CPU's (`flags` lines) that lacks the
+/// "hypervisor" flag (CPUID's bit, set in every guest): bare metal. False for other
+/// architectures, whose cpuinfo has no `flags`.
+constexpr bool x86_bare_metal(std::string_view cpuinfo) noexcept {
+    return cpuinfo.find("\nflags") != std::string_view::npos && cpuinfo.find(" hypervisor") == std::string_view::npos;
 }
-static_assert(x86_guest_flag("processor: 0\nflags\t\t: fpu vme hypervisor lahf_lm\n") == true);
-static_assert(x86_guest_flag("flags : fpu vme lahf_lm\n") == false && !x86_guest_flag("Features : fp asimd\n"));
+static_assert(!x86_bare_metal("processor: 0\nflags\t\t: fpu vme hypervisor lahf_lm\n"));
+static_assert(x86_bare_metal("processor: 0\nflags\t\t: fpu vme lahf_lm\n"));
+static_assert(!x86_bare_metal("processor: 0\nFeatures : fp asimd\n"));
 
 /// Container, Kubernetes, WSL, hypervisor and cloud of the machine seen through `sys`.
 /// Missing files are normal (most of them only exist in one kind of environment) and
@@ -6005,7 +5968,7 @@ runtime_environment probe_environment(const S& sys, std::vector<warning>& warnin
     // them apart, as systemd-detect-virt does: a guest's x86 CPU has the hypervisor flag.
     if (env.hypervisor == "Google"sv) {
         const auto cpuinfo = sys.read_file("/proc/cpuinfo"sv, 64 * 1024);
-        if (cpuinfo.ok() && x86_guest_flag(cpuinfo.data) == false) env.hypervisor.clear();
+        if (cpuinfo.ok() && x86_bare_metal(cpuinfo.data)) env.hypervisor.clear();
     }
     if (env.hypervisor.empty()) env.hypervisor = paravirtual_clock_hypervisor(sys);
     env.cloud = platform.cloud;
@@ -23057,9 +23020,8 @@ AI_HWACCEL_NAMESPACE_BEGIN
 /// and for optical drives (sr<N>, with a disc in or not): no place to load a model from.
 constexpr bool is_pseudo_block_device(std::string_view name) noexcept {
     if (name.starts_with("loop") || name.starts_with("ram") || name.starts_with("zram") ||
-        name.starts_with("dm-") || name.starts_with("md") || name.starts_with("zd"))
+        name.starts_with("dm-") || name.starts_with("md") || name.starts_with("zd") || name.starts_with("sr"))
         return true;
-    if (name.size() > 2 && name.starts_with("sr") && name[2] >= '0' && name[2] <= '9') return true;
     if (name.starts_with("mmcblk") &&
         (name.find("boot") != std::string_view::npos || name.find("rpmb") != std::string_view::npos))
         return true;

@@ -44,6 +44,16 @@ struct gguf_writer {
         le<std::uint32_t>(4);
         le(v);
     }
+    void kv_u16(std::string_view k, std::uint16_t v) {
+        str(k);
+        le<std::uint32_t>(2);
+        le(v);
+    }
+    void kv_i32(std::string_view k, std::int32_t v) {
+        str(k);
+        le<std::uint32_t>(5);
+        le(v);
+    }
     void kv_str(std::string_view k, std::string_view v) {
         str(k);
         le<std::uint32_t>(8);
@@ -350,18 +360,18 @@ TEST_CASE("read_gguf") {
             w.kv_u32("llama.feed_forward_length", 128);
             w.kv_u32("llama.attention.head_count", 4);
             w.kv_u32("llama.attention.head_count_kv", 2);
-            w.str("split.no"), w.le<std::uint32_t>(2), w.le<std::uint16_t>(no);
-            w.str("split.count"), w.le<std::uint32_t>(2), w.le<std::uint16_t>(2);
-            w.str("split.tensors.count"), w.le<std::uint32_t>(5), w.le<std::int32_t>(4);
+            w.kv_u16("split.no", no);
+            w.kv_u16("split.count", 2);
+            w.kv_i32("split.tensors.count", 4);
             w.tensor("token_embd.weight", {64, 10}, 0);
             w.tensor("blk.0.attn_q.weight", {64, 64}, 0);
             return w.out;
         };
         gguf_writer second;
         second.header(3, 2, 3);
-        second.str("split.no"), second.le<std::uint32_t>(2), second.le<std::uint16_t>(1);
-        second.str("split.count"), second.le<std::uint32_t>(2), second.le<std::uint16_t>(2);
-        second.str("split.tensors.count"), second.le<std::uint32_t>(5), second.le<std::int32_t>(4);
+        second.kv_u16("split.no", 1);
+        second.kv_u16("split.count", 2);
+        second.kv_i32("split.tensors.count", 4);
         second.tensor("blk.0.ffn_up.weight", {64, 128}, 0);
         second.tensor("output.weight", {64, 10}, 0);
         const std::uint64_t whole = 640 + 4096 + 8192 + 640;

@@ -660,21 +660,6 @@ constexpr std::optional<double> cpu_quota_ratio(std::uint64_t quota, std::uint64
 }
 } // namespace detail
 
-namespace detail {
-/// Whether every blank-separated word of `s` is written as a decimal number (one that a
-/// parser then refuses is out of range, not malformed).
-constexpr bool all_decimal(std::string_view s) noexcept {
-    bool any = false;
-    while (!(s = trim(s)).empty()) {
-        const auto sp = s.find_first_of(" \t\n");
-        if (!looks_decimal(s.substr(0, sp))) return false;
-        any = true;
-        s = sp == std::string_view::npos ? std::string_view{} : s.substr(sp);
-    }
-    return any;
-}
-static_assert(all_decimal("1 1000000000000\n") && !all_decimal("max 100000") && !all_decimal(" "));
-} // namespace detail
 
 /// cgroup v2 `cpu.max` → the quota in CPUs: "max 100000" → 0 (no quota), "250000 100000"
 /// → 2.5. nullopt when the text is neither.
@@ -849,20 +834,16 @@ cgroup_limits probe_cgroup_limits(const S& sys, const std::optional<std::string>
                 }
             } else {
                 std::optional<double> q;
-                std::string numbers = *text; // quota and period
                 if (p.what == limit::cpu_max) {
                     q = parse_cgroup_cpu_max(*text);
-                    problem = "not 'max <period>' or '<quota> <period>'";
+                    problem = "not 'max <period>' or '<quota> <period>' as the kernel takes them";
                 } else if (const auto period = read_in(dir, "cpu.cfs_period_us"sv, 256)) {
                     q = parse_cgroup_cfs_quota(*text, *period);
-                    problem = "not a quota and period in microseconds";
-                    numbers += " " + *period;
+                    problem = "not a quota and period in microseconds as the kernel takes them";
                 } else {
                     continue;
                 }
-                // Numbers the kernel refuses to hold (a period past 1 s) are out of range.
                 if (q) problem = nullptr;
-                else if (all_decimal(numbers)) kind = warning_kind::value_out_of_range;
                 if (q && *q > 0 && (r.cpu_quota == 0 || *q < r.cpu_quota)) r.cpu_quota = *q;
             }
             if (problem) add_warning(warnings, kind, join_path(dir, file), problem);
@@ -1005,13 +986,10 @@ std::pair<host_info, accelerator_profile> probe_host(const S& sys, std::vector<w
             if (!has_colon || key != "Cpus_allowed_list"sv) return;
             auto n = cpulist_count(value);
             if (!n || *n == 0) {
-                if (!n && detail::cpulist_ranges(value, UINT32_MAX))
-                    detail::add_warning(warnings, warning_kind::value_out_of_range, status_path,
-                                        detail::with_numbers("Cpus_allowed_list names CPUs past {}, more than any "
-                                                             "kernel supports"sv,
-                                                             {cpulist_max_cpus}));
-                else
-                    note(warning_kind::parse_error, status_path, "Cpus_allowed_list is not a cpulist");
+                // CPUs past what any kernel supports are out of range; anything else is garbage.
+                note(!n && detail::cpulist_ranges(value, UINT32_MAX) ? warning_kind::value_out_of_range
+                                                                      : warning_kind::parse_error,
+                     status_path, "Cpus_allowed_list is not a cpulist of CPUs a kernel supports");
                 return;
             }
             // The mask keeps CPUs that are offline (sched_getaffinity leaves them out):

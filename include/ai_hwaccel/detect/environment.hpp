@@ -311,30 +311,15 @@ std::string_view paravirtual_clock_hypervisor(const S& sys) {
     return r.ok() ? paravirtual_clock_hypervisor(r.data) : std::string_view{};
 }
 
-/// What /proc/cpuinfo's first x86 `flags` line says of a hypervisor: true when it lists
-/// "hypervisor" (CPUID's bit, set in every guest), false when it does not, nullopt when
-/// there is no such line (other architectures, a cut file).
-constexpr std::optional<bool> x86_guest_flag(std::string_view cpuinfo) noexcept {
-    while (!cpuinfo.empty()) {
-        const auto nl = cpuinfo.find('\n');
-        std::string_view line = cpuinfo.substr(0, nl);
-        cpuinfo = nl == std::string_view::npos ? std::string_view{} : cpuinfo.substr(nl + 1);
-        const auto colon = line.find(':');
-        if (colon == std::string_view::npos || detail::trim(line.substr(0, colon)) != "flags"sv) continue;
-        if (nl == std::string_view::npos) return std::nullopt; // the line may be cut
-        std::string_view flags = line.substr(colon + 1);
-        while (!flags.empty()) {
-            flags = detail::trim(flags);
-            const auto sp = flags.find_first_of(" \t");
-            if (flags.substr(0, sp) == "hypervisor"sv) return true;
-            flags = sp == std::string_view::npos ? std::string_view{} : flags.substr(sp);
-        }
-        return false;
-    }
-    return std::nullopt;
+/// Whether /proc/cpuinfo's text is an x86 CPU's (`flags` lines) that lacks the
+/// "hypervisor" flag (CPUID's bit, set in every guest): bare metal. False for other
+/// architectures, whose cpuinfo has no `flags`.
+constexpr bool x86_bare_metal(std::string_view cpuinfo) noexcept {
+    return cpuinfo.find("\nflags") != std::string_view::npos && cpuinfo.find(" hypervisor") == std::string_view::npos;
 }
-static_assert(x86_guest_flag("processor: 0\nflags\t\t: fpu vme hypervisor lahf_lm\n") == true);
-static_assert(x86_guest_flag("flags : fpu vme lahf_lm\n") == false && !x86_guest_flag("Features : fp asimd\n"));
+static_assert(!x86_bare_metal("processor: 0\nflags\t\t: fpu vme hypervisor lahf_lm\n"));
+static_assert(x86_bare_metal("processor: 0\nflags\t\t: fpu vme lahf_lm\n"));
+static_assert(!x86_bare_metal("processor: 0\nFeatures : fp asimd\n"));
 
 /// Container, Kubernetes, WSL, hypervisor and cloud of the machine seen through `sys`.
 /// Missing files are normal (most of them only exist in one kind of environment) and
@@ -429,7 +414,7 @@ runtime_environment probe_environment(const S& sys, std::vector<warning>& warnin
     // them apart, as systemd-detect-virt does: a guest's x86 CPU has the hypervisor flag.
     if (env.hypervisor == "Google"sv) {
         const auto cpuinfo = sys.read_file("/proc/cpuinfo"sv, 64 * 1024);
-        if (cpuinfo.ok() && x86_guest_flag(cpuinfo.data) == false) env.hypervisor.clear();
+        if (cpuinfo.ok() && x86_bare_metal(cpuinfo.data)) env.hypervisor.clear();
     }
     if (env.hypervisor.empty()) env.hypervisor = paravirtual_clock_hypervisor(sys);
     env.cloud = platform.cloud;

@@ -40,9 +40,8 @@ AI_HWACCEL_NAMESPACE_BEGIN
 /// and for optical drives (sr<N>, with a disc in or not): no place to load a model from.
 constexpr bool is_pseudo_block_device(std::string_view name) noexcept {
     if (name.starts_with("loop") || name.starts_with("ram") || name.starts_with("zram") ||
-        name.starts_with("dm-") || name.starts_with("md") || name.starts_with("zd"))
+        name.starts_with("dm-") || name.starts_with("md") || name.starts_with("zd") || name.starts_with("sr"))
         return true;
-    if (name.size() > 2 && name.starts_with("sr") && name[2] >= '0' && name[2] <= '9') return true;
     if (name.starts_with("mmcblk") &&
         (name.find("boot") != std::string_view::npos || name.find("rpmb") != std::string_view::npos))
         return true;
