@@ -4,23 +4,27 @@
 # the binary given (e.g. a CMake Release build), stripped, and with -v the CLI compiled
 # again under other size options, to show what they buy. Sizes in bytes and in KB (1000
 # bytes) and KiB. With -m, only (1), printed as its byte count alone (the test suite's size
-# budget, tests/size/, reads it). Usage:
-#   benchmarks/binary_size.sh [-c CXX] [-v] [-m] [PATH/TO/ai-hwaccel]
+# budget, tests/size/, reads it); with -C, only the CLI compiled here with the options
+# CMake's Release build gives it (CMakeLists.txt: -Oz, no exceptions or RTTI, LTO, packed
+# relocations, no separate code segment), its byte count alone, for the CLI's budget. Usage:
+#   benchmarks/binary_size.sh [-c CXX] [-v] [-m | -C] [PATH/TO/ai-hwaccel]
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cxx=${CXX:-g++}
 variants=0
 minimal_only=0
-while getopts "c:vm" opt; do
+cli_only=0
+while getopts "c:vmC" opt; do
   case $opt in
     c) cxx=$OPTARG ;;
     v) variants=1 ;;
     m) minimal_only=1 ;;
-    *) echo "usage: $0 [-c CXX] [-v] [-m] [PATH/TO/ai-hwaccel]" >&2; exit 2 ;;
+    C) cli_only=1 ;;
+    *) echo "usage: $0 [-c CXX] [-v] [-m | -C] [PATH/TO/ai-hwaccel]" >&2; exit 2 ;;
   esac
 done
 shift $((OPTIND - 1))
-[ $# -le 1 ] || { echo "usage: $0 [-c CXX] [-v] [-m] [PATH/TO/ai-hwaccel]" >&2; exit 2; }
+[ $# -le 1 ] || { echo "usage: $0 [-c CXX] [-v] [-m | -C] [PATH/TO/ai-hwaccel]" >&2; exit 2; }
 cli=${1:-}
 strip=${STRIP:-strip}
 tmp=$(mktemp -d)
@@ -39,6 +43,15 @@ if [ "$minimal_only" = 1 ]; then
   "$cxx" "${minimal_flags[@]}" "$root/benchmarks/minimal.cpp" -o "$tmp/minimal" -pthread
   "$strip" --strip-all "$tmp/minimal"
   stat -c %s "$tmp/minimal"
+  exit 0
+fi
+if [ "$cli_only" = 1 ]; then
+  # CMake's Release build of ai_hwaccel_cli (CMakeLists.txt), by hand: keep the two alike.
+  release=(-O3 -DNDEBUG -flto=auto -fno-fat-lto-objects -Oz -fno-exceptions -fno-rtti -fno-asynchronous-unwind-tables)
+  "$cxx" -std=gnu++20 "${release[@]}" -DAI_HWACCEL_TABLE_SOURCES=0 -I"$root/include" "$root/tools/cli/main.cpp" \
+    -o "$tmp/cli" -Wl,-z,noseparate-code -Wl,-z,pack-relative-relocs -ldl
+  "$strip" --strip-all "$tmp/cli"
+  stat -c %s "$tmp/cli"
   exit 0
 fi
 echo "compiler: $($cxx --version | head -n 1)"

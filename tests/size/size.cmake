@@ -18,6 +18,13 @@
 
 set(_ai_hwaccel_size_budget 96976)
 set(_ai_hwaccel_size_target 100000)
+# The CLI, compiled as CMake's Release build compiles it (binary_size.sh -C; about two
+# minutes of one core). Issue 8's target is under 850,000 bytes. 2026-11-25 (forty-second
+# session): 849,440 bytes. It had grown past the target unguarded (853,536 at cd6824b, then
+# 865,824 with that session's fixes); the tables' name lists became pointers to their
+# literals (name_list: 104 bytes a catalogue row less), which took it back under.
+set(_ai_hwaccel_cli_size_budget 849440)
+set(_ai_hwaccel_cli_size_target 850000)
 find_program(AI_HWACCEL_STRIP NAMES strip)
 find_program(AI_HWACCEL_BASH NAMES bash)
 if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU" AND CMAKE_CXX_COMPILER_VERSION VERSION_GREATER_EQUAL 12
@@ -28,6 +35,14 @@ if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU" AND CMAKE_CXX_COMPILER_VERSION VERSION_G
                    "-DSTRIP=${AI_HWACCEL_STRIP}" "-DROOT=${PROJECT_SOURCE_DIR}"
                    "-DBUDGET=${_ai_hwaccel_size_budget}" "-DTARGET=${_ai_hwaccel_size_target}"
                    -P "${CMAKE_CURRENT_SOURCE_DIR}/size/check_size.cmake")
+  if(AI_HWACCEL_JSON_FOUND)
+    add_test(NAME binary_size_cli
+             COMMAND "${CMAKE_COMMAND}" "-DBASH=${AI_HWACCEL_BASH}" "-DCXX=${CMAKE_CXX_COMPILER}"
+                     "-DSTRIP=${AI_HWACCEL_STRIP}" "-DROOT=${PROJECT_SOURCE_DIR}" -DWHAT=cli
+                     "-DBUDGET=${_ai_hwaccel_cli_size_budget}" "-DTARGET=${_ai_hwaccel_cli_size_target}"
+                     -P "${CMAKE_CURRENT_SOURCE_DIR}/size/check_size.cmake")
+    set_tests_properties(binary_size_cli PROPERTIES TIMEOUT 600)
+  endif()
 else()
   message(STATUS "ai_hwaccel: the minimal program's size budget is for GCC 12 on x86-64; its test is skipped")
 endif()

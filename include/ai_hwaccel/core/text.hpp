@@ -210,8 +210,55 @@ struct fixed_list {
         return false;
     }
 };
+/// A short fixed-capacity list of names, as the tables hold them (aliases, tools, paths):
+/// fixed_list's interface, its names given as string literals (or other NUL-terminated
+/// text that outlives the list) and kept as pointers. Half a string_view each: the device
+/// catalogue's six alias slots take 48 bytes a row instead of 96, and a table of pointers
+/// costs its binary that much less relocated data. Reading a name measures it.
 template <std::size_t N>
-using name_list = fixed_list<std::string_view, N>;
+struct name_list {
+    using count_type = std::conditional_t<(N < 256), std::uint8_t, std::size_t>;
+    std::array<const char*, N> items{};
+    count_type count = 0;
+
+    /// The names in order, each read as a string_view.
+    struct iterator {
+        using value_type = std::string_view;
+        using difference_type = std::ptrdiff_t;
+        using reference = std::string_view;
+        const char* const* at = nullptr;
+        constexpr std::string_view operator*() const noexcept { return *at; }
+        constexpr iterator& operator++() noexcept {
+            ++at;
+            return *this;
+        }
+        constexpr iterator operator++(int) noexcept {
+            iterator old = *this;
+            ++at;
+            return old;
+        }
+        friend constexpr bool operator==(iterator a, iterator b) noexcept { return a.at == b.at; }
+    };
+
+    constexpr name_list() noexcept = default;
+    constexpr name_list(std::initializer_list<const char*> values) noexcept {
+        for (const char* v : values) {
+            if (count == N) detail::fixed_list_overflow(); // not constexpr: a compile error in a table
+            else items[count++] = v;
+        }
+    }
+
+    constexpr iterator begin() const noexcept { return {items.data()}; }
+    constexpr iterator end() const noexcept { return {items.data() + count}; }
+    constexpr std::size_t size() const noexcept { return count; }
+    constexpr bool empty() const noexcept { return count == 0; }
+    constexpr std::string_view operator[](std::size_t i) const noexcept { return items[i]; }
+    constexpr bool contains(std::string_view v) const noexcept {
+        for (std::size_t i = 0; i < count; ++i)
+            if (std::string_view(items[i]) == v) return true;
+        return false;
+    }
+};
 
 /// A constant view of a table stored as a plain array: what std::span<const T> would be,
 /// without <span>'s compile-time cost in the light headers.

@@ -347,14 +347,15 @@ private:
         // A SoC the tool did not list (no driver, or left out) kept its place on the bus as
         // its number, which a listed SoC's QID may now hold: it takes the lowest free one.
         if (parsed.devices.empty()) return;
-        std::vector<std::uint32_t> qids;
-        for (std::size_t k = 0; k < out.devices.size(); ++k)
-            if (k >= on_bus || named[k]) qids.push_back(out.devices[k].index);
-        std::ranges::sort(qids);
+        const auto taken = [&](std::uint32_t n) {
+            for (std::size_t k = 0; k < out.devices.size(); ++k)
+                if ((k >= on_bus || named[k]) && out.devices[k].index == n) return true;
+            return false;
+        };
         std::uint32_t n = 0;
         for (std::size_t k = 0; k < on_bus; ++k) {
             if (named[k]) continue;
-            while (std::ranges::binary_search(qids, n)) ++n;
+            while (taken(n)) ++n;
             out.devices[k].index = n++;
         }
     }
