@@ -1574,13 +1574,17 @@ namespace detail {
 constexpr bool utf8_continuation(char c) noexcept { return (static_cast<unsigned char>(c) & 0xC0u) == 0x80u; }
 
 /// The first `cap` bytes of `s` (all of it when shorter), less the start of a character
-/// the cut would split: no half UTF-8 sequence is left at the end.
+/// the cut would split: no half UTF-8 sequence is left at the end. A character has three
+/// continuation bytes at most, so the cut moves back three bytes at most: a run of stray
+/// continuation bytes (no character at all) is cut there, not dropped whole.
 constexpr std::string_view utf8_prefix(std::string_view s, std::size_t cap) noexcept {
     if (s.size() <= cap) return s;
     std::size_t n = cap;
-    while (n > 0 && utf8_continuation(s[n])) --n;
+    for (int k = 0; k < 3 && n > 0 && utf8_continuation(s[n]); ++k) --n;
     return s.substr(0, n);
 }
+static_assert(utf8_prefix("ab\xE2\x82\xAC", 3) == "ab" && utf8_prefix("ab\xE2\x82\xAC", 4) == "ab");
+static_assert(utf8_prefix("\x80\x80\x80\x80\x80\x80", 5).size() == 2); // no character: three bytes back
 
 /// The length of the well-formed UTF-8 character that starts at `s[i]` (RFC 3629: no
 /// overlong forms, no surrogates, nothing above U+10FFFF), or 0 where none does: a stray
@@ -1764,7 +1768,7 @@ struct accelerator_profile {
     vendor maker = vendor::unknown;
 
     inplace_string<63> name;
-    inplace_string<47> uuid;
+    inplace_string<63> uuid;
     std::optional<pci_address> pci;
     /// Which stack of a multi-stack card this device is, where runtimes show each stack as a
     /// device of its own (a Max 1550 under Level Zero's FLAT hierarchy, device_spec::stacks):
@@ -5346,7 +5350,6 @@ cgroup_limits probe_cgroup_limits(const S& sys, const std::optional<std::string>
                         set = parse_u64(trim(*used));
                         if (!set) {
                             file = usage;
-                            kind = unparsed_number(*used);
                             problem = "not a number of bytes; the room left under the limit is not known";
                         }
                     }
@@ -6621,14 +6624,16 @@ namespace detail {
 /// prefixes and dashes, so nvidia-smi's "GPU-5a7c…" and Vulkan's "5a7c…" compare equal, and
 /// without the "0x" of rocm-smi's unique ids ("0x67c6…", which amdgpu's `unique_id` and
 /// rocminfo's "GPU-67c6…" print without). `min_digits` below 8 is for matching a prefix the
-/// user typed ("GPU-5a7c").
+/// user typed ("GPU-5a7c"). Older drivers' MIG UUIDs keep their instance: "MIG-GPU-5a7c…/1/0"
+/// gives "5a7c…/1/0".
 inline std::string uuid_key(std::string_view u, std::size_t min_digits = 8) {
-    for (std::string_view prefix : {"GPU-", "MIG-", "gpu-", "mig-", "0x", "0X"})
+    // In this order: older drivers' MIG UUIDs are "MIG-GPU-<uuid>/<gi>/<ci>".
+    for (std::string_view prefix : {"MIG-", "mig-", "GPU-", "gpu-", "0x", "0X"})
         if (u.starts_with(prefix)) u.remove_prefix(prefix.size());
     std::string key;
     for (char c : u) {
         if (c == '-' || c == '{' || c == '}') continue;
-        if (hex_value(c) < 0) return {}; // not a UUID at all
+        if (hex_value(c) < 0 && c != '/') return {}; // not a UUID at all ('/' parts a MIG instance's)
         key += ascii_lower(c);
     }
     // All zeros is what some tools print when they do not know.
@@ -6685,12 +6690,13 @@ constexpr void absorb(accelerator_profile& keep, const accelerator_profile& othe
 }
 
 /// Whether two profiles describe the same device: same PCI address (and the same stack of
-/// it, accelerator_profile::stack), or same UUID. The CPU is never merged.
+/// it, accelerator_profile::stack) unless both name UUIDs and they differ (compute
+/// partitions may share a function), or same UUID. The CPU is never merged.
 inline bool same_device(const accelerator_profile& a, const accelerator_profile& b) {
     if (a.is_cpu() || b.is_cpu()) return false;
-    if (a.pci && b.pci) return *a.pci == *b.pci && a.stack == b.stack;
-    const auto ka = detail::uuid_key(a.uuid.view());
-    return !ka.empty() && ka == detail::uuid_key(b.uuid.view());
+    const auto ka = detail::uuid_key(a.uuid.view()), kb = detail::uuid_key(b.uuid.view());
+    if (a.pci && b.pci) return *a.pci == *b.pci && a.stack == b.stack && (ka.empty() || kb.empty() || ka == kb);
+    return !ka.empty() && ka == kb;
 }
 
 namespace detail {
@@ -6746,6 +6752,7 @@ inline std::size_t merge_duplicates(std::vector<accelerator_profile>& profiles) 
                 absorb(profiles[i], profiles[j]);
                 profiles.erase(profiles.begin() + static_cast<std::ptrdiff_t>(j));
                 ++folded;
+                j = i + 1; // what it took (a PCI address, a UUID) may match one passed over
             } else {
                 ++j;
             }
@@ -12875,15 +12882,27 @@ inline void read_cpu_cores(std::string_view v, std::size_t line, apple_machine& 
         else into = {static_cast<std::uint32_t>(*n), origin::tool};
     };
     if (v.starts_with("proc ")) {
+        // "proc 10:8:2" (total, performance, efficiency); newer macOS writes four counts,
+        // in an order not settled between releases ("proc 24:16:8:0" on an M2 Ultra,
+        // "proc 12:0:8:4" on an M2 Pro): the total first, then the two neighbours that
+        // add up to it are the performance and efficiency cores.
         std::string_view rest = v.substr(5);
-        const auto c1 = rest.find(':');
-        const auto c2 = c1 == std::string_view::npos ? c1 : rest.find(':', c1 + 1);
-        if (c2 == std::string_view::npos) count(rest, total);
-        else {
-            count(rest.substr(0, c1), total);
-            count(rest.substr(c1 + 1, c2 - c1 - 1), perf);
-            count(rest.substr(c2 + 1), eff);
+        sourced<std::uint32_t> f[4];
+        std::size_t n = 0;
+        while (ok && n < 4) {
+            const auto colon = rest.find(':');
+            count(rest.substr(0, colon), f[n++]);
+            if (colon == std::string_view::npos) break;
+            rest.remove_prefix(colon + 1);
+            if (n == 4) ok = false; // a fifth count
         }
+        total = f[0];
+        for (std::size_t i = 1; ok && i + 1 < n; ++i)
+            if (*f[i] != 0 && *f[i + 1] != 0 && *f[i] + *f[i + 1] == *f[0]) {
+                perf = f[i];
+                eff = f[i + 1];
+                break;
+            }
     } else {
         const auto open = v.find('(');
         count(v.substr(0, open), total);
@@ -12938,11 +12957,14 @@ inline bool vendor_is_apple(std::string_view v) noexcept { return icontains(v, "
 inline bool is_apple_brand(std::string_view brand) noexcept { return brand.starts_with("Apple "); }
 
 // A chip's name as Apple spells its SoCs ("Apple M5 Pro", "Apple A18 Pro"), not another
-// Apple-named GPU ("Apple Paravirtual device" in a virtual machine).
+// Apple-named GPU ("Apple Paravirtual device") nor a virtual machine's chip ("Apple M1
+// (Virtual)", as macOS guests and CI runners name theirs: no Neural Engine reaches them).
 constexpr bool is_apple_soc(std::string_view chip) noexcept {
     return chip.size() >= 8 && chip.starts_with("Apple ") && (chip[6] == 'M' || chip[6] == 'A') && chip[7] >= '1' &&
-           chip[7] <= '9';
+           chip[7] <= '9' && chip.find("(Virtual)") == std::string_view::npos;
 }
+static_assert(is_apple_soc("Apple M2 Ultra") && !is_apple_soc("Apple M1 (Virtual)") &&
+              !is_apple_soc("Apple Paravirtual device"));
 
 // The catalogue's GPU row for a chip: by its core count when known; else the chip's only
 // row, when it has exactly one (a chip with binned variants stays unmatched).
@@ -13784,7 +13806,8 @@ inline constexpr field_info field_table[] = {
     {"pcie.link.gen.current", field::pcie_gen_current, ""},
     {"pcie.link.gen.gpucurrent", field::pcie_gen_current, ""},
     {"pcie.link.gen.max", field::pcie_gen_max, ""},
-    {"pcie.link.gen.gpumax", field::pcie_gen_max, ""},
+    // Not pcie.link.gen.gpumax: the GPU's own ceiling, above the link's where the host's
+    // port is older (an RTX 4090's 4 in a Gen3 slot, whose link maximum is 3).
     {"pcie.link.width.current", field::pcie_width_current, ""},
     {"pcie.link.width.max", field::pcie_width_max, ""},
 };
@@ -13929,7 +13952,10 @@ inline value_problem apply_cell(const field_info& f, std::string_view v, acceler
     const std::string_view n = *number;
     if (!n.empty() && n.front() == '-') return out_of_range();
     // A number the parsers refuse is past what its type holds.
-    const auto bad_number = [&] { return looks_decimal(n) ? out_of_range() : value_problem(bad()); };
+    // A fraction in a whole-number field ("1.5") is malformed, not out of range.
+    const auto bad_number = [&] {
+        return looks_decimal(n) && n.find('.') == std::string_view::npos ? out_of_range() : value_problem(bad());
+    };
     switch (f.id) {
     case field::index: {
         const auto x = parse_uint(n);
@@ -14128,6 +14154,7 @@ inline nvidia_list_result parse_nvidia_smi_list(std::string_view text) {
             const auto e = split(line.substr(4));
             if (!e || e->label.empty()) {
                 problems.add(number, "not a GPU line: " + quote_value(line));
+                parent.reset(); // its MIG lines below belong to no GPU read
                 return true;
             }
             std::string warn;
@@ -15945,7 +15972,8 @@ inline void explain_partial_failure(const tool_result& r, std::vector<warning>& 
     for (std::string_view text : {std::string_view(r.err), std::string_view(r.out)}) {
         detail::formats::each_line(text, [&](std::string_view line) {
             if (!parse_unopened_gpu(line)) return true;
-            why = std::string(trim(line).substr(0, 200));
+            bool changed = false; // the tool's own text: control bytes and broken UTF-8 made '?'
+            why = detail::parsing::printable(trim(line), changed, 200);
             return false;
         });
         if (!why.empty()) break;
@@ -15962,14 +15990,14 @@ inline void explain_partial_failure(const tool_result& r, std::vector<warning>& 
 // added (unavailable) unless a row has their PCI address, with the smallest index no row
 // has (nvidia-smi numbers GPUs in PCI order, so a lost GPU leaves a gap).
 inline void add_unopened_from(std::string_view err, nvidia_query_result& r) {
+    std::uint32_t index = 0; // each GPU added takes a larger one than the last: no rescan from 0
     detail::formats::each_line(err, [&](std::string_view line) {
         const auto u = parse_unopened_gpu(line);
         if (!u || r.devices.size() >= detail::parsing::max_rows) return true;
         const auto has = [&](auto&& same) { return std::ranges::any_of(r.devices, same); };
         if (u->pci && has([&](const accelerator_profile& d) { return d.pci == u->pci; })) return true;
-        std::uint32_t index = 0;
         while (has([&](const accelerator_profile& d) { return d.index == index; })) ++index;
-        add_unopened(r, *u, index, line);
+        add_unopened(r, *u, index++, line);
         return true;
     });
 }

@@ -151,6 +151,30 @@ TEST_CASE("parse_system_profiler_json: hand-made variants and hostile input") {
         CHECK(*gpu->memory_bytes == 32 * gib);
         check_neural_engine(r.devices, "Apple M2 Pro Neural Engine", "Apple M2 Neural Engine", 15.8);
     }
+    SUBCASE("four counts in number_processors, in either order macOS writes them") {
+        // "proc 24:16:8:0" is a Mac Studio's (M2 Ultra) in a public capture; "proc 12:0:8:4"
+        // an M2 Pro's in another. Before, the fourth count lost all three.
+        struct proc_case {
+            const char* text;
+            std::uint32_t total, perf, eff;
+        };
+        for (const auto& c : {proc_case{"proc 24:16:8:0", 24, 16, 8}, proc_case{"proc 12:0:8:4", 12, 8, 4},
+                              proc_case{"proc 10:8:2", 10, 8, 2}}) {
+            CAPTURE(c.text);
+            const auto r = ah::parse_system_profiler_json(
+                std::string(R"({"SPHardwareDataType":[{"chip_type":"Apple M2 Ultra","number_processors":")") + c.text +
+                "\"}]}");
+            INFO(problems_of(r.problems));
+            CHECK(r.problems.empty());
+            CHECK(*r.machine.cores == c.total);
+            CHECK(*r.machine.performance_cores == c.perf);
+            CHECK(*r.machine.efficiency_cores == c.eff);
+        }
+        // Five counts are not a form macOS writes.
+        CHECK(ah::parse_system_profiler_json(R"({"SPHardwareDataType":[{"chip_type":"Apple M2",)"
+                                             R"("number_processors":"proc 8:4:4:0:0"}]})")
+                  .problems.size() == 1);
+    }
     SUBCASE("an Intel Mac: no Apple GPU, no device") {
         // Hand-made: an Intel Mac's GPUs as SPDisplaysDataType lists them.
         const auto r = ah::parse_system_profiler_json(
@@ -575,6 +599,11 @@ TEST_CASE("apple_devices: chips the catalogue knows, and one it does not know ye
         CHECK(ds[1].spec == nullptr);
         CHECK(*ds[1].memory_bytes == 32 * gib);
         CHECK(ds[1].unified_memory);
+    }
+    SUBCASE("a virtual machine's chip (macOS CI runners name it \"Apple M1 (Virtual)\"): no Neural Engine") {
+        const auto ds = ah::apple_devices(machine("Apple M1 (Virtual)", "Apple M1 (Virtual)", 0));
+        REQUIRE(ds.size() == 1);
+        CHECK(ds[0].kind == ah::device_kind::metal_gpu);
     }
     SUBCASE("an Apple GPU that is not a chip (a virtual machine's): no Neural Engine") {
         ah::apple_machine m = machine("", "Apple Paravirtual device", 0);

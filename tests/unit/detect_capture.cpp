@@ -57,4 +57,9 @@ TEST_CASE("printable: well-formed UTF-8 kept, every other byte a '?'") {
     CHECK(printable("ab\xc3\xa9", changed, 3) == "ab");
     CHECK_FALSE(changed);
     CHECK(printable("ab\xc3\xa9", changed, 4) == "ab\xc3\xa9");
+    // A run of stray continuation bytes is no character: the cut moves back three bytes at
+    // most (a character's continuation), so the value is shown as '?'s, not dropped whole.
+    CHECK(printable(std::string(50, '\x80'), changed, 40) == std::string(37, '?'));
+    CHECK(changed);
+    CHECK(printable("abc" + std::string(60, '\x80'), changed, 40) == "abc" + std::string(34, '?'));
 }

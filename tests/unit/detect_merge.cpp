@@ -61,7 +61,7 @@ TEST_CASE("merge_duplicates: the same card through two backends is one device") 
     CHECK(*ps[1].compute_units == 128);
     CHECK(ps[1].driver_version.view() == "1.3.277");
 
-    // By PCI address, whatever the UUIDs say.
+    // By PCI address where only one side names a UUID.
     auto a = gpu(ah::device_kind::rocm_gpu, 0, "", addr);
     auto b = gpu(ah::device_kind::vulkan_gpu, 0, "ffff", addr);
     std::vector<ah::accelerator_profile> two{a, b};
@@ -72,6 +72,26 @@ TEST_CASE("merge_duplicates: the same card through two backends is one device") 
     auto d = gpu(ah::device_kind::rocm_gpu, 2, "GPU-1234567890", *ah::parse_pci_address("0000:03:00.0"));
     std::vector<ah::accelerator_profile> distinct{c, d};
     CHECK(ah::merge_duplicates(distinct) == 0);
+    // One address, two UUIDs that differ: two devices (compute partitions may share a
+    // function), not one with the other's figures folded in. Before, merged.
+    auto part0 = gpu(ah::device_kind::rocm_gpu, 0, "GPU-aaaaaaaaaaaaaaaa", addr);
+    auto part1 = gpu(ah::device_kind::rocm_gpu, 1, "GPU-bbbbbbbbbbbbbbbb", addr);
+    std::vector<ah::accelerator_profile> partitions{part0, part1};
+    CHECK(ah::merge_duplicates(partitions) == 0);
+}
+
+TEST_CASE("merge_duplicates: one card seen three ways folds whole, in any order") {
+    // hand-made: A knows the UUID, B the PCI address, C both. Folding C into whichever
+    // came first gives it the key the other needs; before, the one passed over stayed.
+    const auto addr = *ah::parse_pci_address("0000:01:00.0");
+    const auto a = gpu(ah::device_kind::cuda_gpu, 0, "GPU-5a7c3e2f-1b2c-4d5e-8f90-0a1b2c3d4e5f");
+    const auto b = gpu(ah::device_kind::vulkan_gpu, 1, "", addr);
+    const auto c = gpu(ah::device_kind::rocm_gpu, 2, "GPU-5a7c3e2f-1b2c-4d5e-8f90-0a1b2c3d4e5f", addr);
+    for (const auto& order : {std::vector{a, b, c}, std::vector{b, a, c}, std::vector{c, a, b}, std::vector{a, c, b}}) {
+        auto ps = order;
+        CHECK(ah::merge_duplicates(ps) == 2);
+        CHECK(ps.size() == 1);
+    }
 }
 
 TEST_CASE("merge_duplicates: free memory stays within the total kept") {
@@ -103,6 +123,11 @@ TEST_CASE("merge_duplicates: free memory stays within the total kept") {
 TEST_CASE("uuid_key") {
     CHECK(ah::detail::uuid_key("GPU-5A7C3E2F-1B2C") == "5a7c3e2f1b2c");
     CHECK(ah::detail::uuid_key("MIG-abcdef01") == "abcdef01");
+    // R450/R460's MIG UUIDs: the GPU's UUID and the instance, which tells instances apart.
+    CHECK(ah::detail::uuid_key("MIG-GPU-5c89852c-d268-c3f3-1b07-005d5ae1dc3f/1/0") ==
+          "5c89852cd268c3f31b07005d5ae1dc3f/1/0");
+    CHECK(ah::detail::uuid_key("MIG-GPU-5c89852c-d268-c3f3-1b07-005d5ae1dc3f/1/1") !=
+          ah::detail::uuid_key("MIG-GPU-5c89852c-d268-c3f3-1b07-005d5ae1dc3f/1/0"));
     // rocm-smi's unique id, amdgpu's unique_id and rocminfo's UUID of one board.
     CHECK(ah::detail::uuid_key("0x67c63ac3c3c637f9") == "67c63ac3c3c637f9");
     CHECK(ah::detail::uuid_key("0x67c63ac3c3c637f9") == ah::detail::uuid_key("GPU-67c63ac3c3c637f9"));

@@ -190,12 +190,13 @@ TEST_CASE("nvidia_smi_query_fields and the parser's spellings: as nvidia-smi --h
         CAPTURE(name);
         CHECK(known.contains(name));
     }
-    // Every spelling the parser maps is a real one; the two this driver does not know yet
-    // are the ones later drivers added for the GPU's own PCIe generation.
+    // Every spelling the parser maps is a real one; the one this driver does not know yet
+    // is the current generation's later spelling. (Later drivers' pcie.link.gen.gpumax is
+    // the GPU's own ceiling, not the link's, and is not read.)
     std::set<std::string, std::less<>> unknown;
     for (const auto& f : ah::detail::nvidia::field_table)
         if (!known.contains(f.name)) unknown.emplace(f.name);
-    CHECK(unknown == std::set<std::string, std::less<>>{"pcie.link.gen.gpucurrent", "pcie.link.gen.gpumax"});
+    CHECK(unknown == std::set<std::string, std::less<>>{"pcie.link.gen.gpucurrent"});
     // A property the parser maps is mapped under each of its spellings, to the same field.
     for (const auto& spellings : properties) {
         const auto* first = ah::detail::nvidia::find_field(spellings.front());
@@ -413,6 +414,17 @@ TEST_CASE("parse_nvidia_smi_query_csv: hostile input never crashes and is report
     CHECK(r.devices.empty());
     CHECK(r.problems.size() == 2);
 
+    // A fraction where a whole number belongs is malformed, not out of range.
+    r = ah::parse_nvidia_smi_query_csv("1.5, 4.0\n", "index,pcie.link.gen.max");
+    REQUIRE(r.problems.size() == 2);
+    for (const auto& p : r.problems) CHECK(p.kind == ah::warning_kind::parse_error);
+    // pcie.link.gen.gpumax is the GPU's own ceiling, not the link's: an RTX 4090 in a Gen3
+    // slot (as q-x_rtx4090_driver535.xml shows it: max 3, device max 4) links at most at 3.
+    r = ah::parse_nvidia_smi_query_csv("name, pcie.link.gen.max, pcie.link.gen.gpumax, pcie.link.width.max\n"
+                                       "NVIDIA GeForce RTX 4090, 3, 4, 16\n");
+    REQUIRE(r.devices.size() == 1);
+    CHECK(*r.devices[0].pcie_max == ah::pcie_link{3, 16});
+
     // Out of range and negative numbers: unknown, with a problem each.
     r = ah::parse_nvidia_smi_query_csv("1000000000000000000000000000000 MiB, -5, -1, 101\n",
                                        "memory.total,power.draw,memory.used,utilization.gpu");
@@ -511,6 +523,16 @@ TEST_CASE("parse_nvidia_smi_list") {
         REQUIRE(r.mig.size() == 1);
         CHECK(r.mig[0].parent_index == 1);
         CHECK(r.mig[0].uuid == "MIG-GPU-b/1/0");
+    }
+    SUBCASE("a GPU line not understood: the MIG lines under it belong to no GPU read") {
+        // hand-made: the second GPU's line lost its ")". Before, its instance was given to
+        // the first GPU, which the probe then marked unavailable as a MIG parent.
+        const auto r = ah::parse_nvidia_smi_list("GPU 0: NVIDIA H100 80GB HBM3 (UUID: GPU-a)\n"
+                                                 "GPU 1: NVIDIA A100-SXM4-80GB (UUID: GPU-b\n"
+                                                 "  MIG 3g.40gb Device 0: (UUID: MIG-c)\n");
+        REQUIRE(r.gpus.size() == 1);
+        CHECK(r.mig.empty());
+        CHECK(r.problems.size() == 2);
     }
     SUBCASE("hostile input") {
         CHECK(ah::parse_nvidia_smi_list("").gpus.empty());

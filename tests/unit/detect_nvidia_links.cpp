@@ -578,6 +578,17 @@ TEST_CASE("mig_devices") {
         }
         CHECK(d[6].uuid.view() == "MIG-1aae4990-b962-574e-8375-119d6d9b9687");
     }
+    SUBCASE("R450/R460's MIG UUIDs (49 bytes) kept whole: two instances, two UUIDs") {
+        // As NVIDIA's GPU operator documentation pastes `nvidia-smi -L` of those drivers.
+        // Before, cut at 47 bytes, which gave instances /1/0 and /1/1 the same UUID.
+        const auto d = ah::mig_devices(ah::parse_nvidia_smi_list(
+            "GPU 0: A100-SXM4-40GB (UUID: GPU-5c89852c-d268-c3f3-1b07-005d5ae1dc3f)\n"
+            "  MIG 1g.5gb Device 0: (UUID: MIG-GPU-5c89852c-d268-c3f3-1b07-005d5ae1dc3f/11/0)\n"
+            "  MIG 1g.5gb Device 1: (UUID: MIG-GPU-5c89852c-d268-c3f3-1b07-005d5ae1dc3f/12/0)\n"));
+        REQUIRE(d.size() == 2);
+        CHECK(d[0].uuid.view() == "MIG-GPU-5c89852c-d268-c3f3-1b07-005d5ae1dc3f/11/0");
+        CHECK(d[1].uuid.view() == "MIG-GPU-5c89852c-d268-c3f3-1b07-005d5ae1dc3f/12/0");
+    }
     SUBCASE("no MIG, or a MIG line without its GPU") {
         CHECK(ah::mig_devices(ah::parse_nvidia_smi_list("GPU 0: A (UUID: GPU-a)\n")).empty());
         ah::nvidia_list_result orphan;

@@ -692,8 +692,11 @@ TEST_CASE("registry_from_json rejects") {
         d["name"] = std::string(64, 'x');
         CHECK(device_error(d) == "/devices/0/name: string of 64 bytes is longer than the 63 this field holds");
         d = valid_device();
-        d["uuid"] = std::string(48, 'u');
-        CHECK(device_error(d) == "/devices/0/uuid: string of 48 bytes is longer than the 47 this field holds");
+        // R450/R460's MIG UUIDs ("MIG-GPU-<uuid>/<gi>/<ci>") take up to 49 bytes.
+        d["uuid"] = "MIG-GPU-5c89852c-d268-c3f3-1b07-005d5ae1dc3f/11/0";
+        CHECK(device_error(d).empty());
+        d["uuid"] = std::string(64, 'u');
+        CHECK(device_error(d) == "/devices/0/uuid: string of 64 bytes is longer than the 63 this field holds");
         d = valid_device();
         d["arch"] = "sm_90a-and-some-more";
         CHECK(device_error(d) == "/devices/0/arch: string of 20 bytes is longer than the 15 this field holds");

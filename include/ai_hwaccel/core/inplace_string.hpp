@@ -19,13 +19,17 @@ namespace detail {
 constexpr bool utf8_continuation(char c) noexcept { return (static_cast<unsigned char>(c) & 0xC0u) == 0x80u; }
 
 /// The first `cap` bytes of `s` (all of it when shorter), less the start of a character
-/// the cut would split: no half UTF-8 sequence is left at the end.
+/// the cut would split: no half UTF-8 sequence is left at the end. A character has three
+/// continuation bytes at most, so the cut moves back three bytes at most: a run of stray
+/// continuation bytes (no character at all) is cut there, not dropped whole.
 constexpr std::string_view utf8_prefix(std::string_view s, std::size_t cap) noexcept {
     if (s.size() <= cap) return s;
     std::size_t n = cap;
-    while (n > 0 && utf8_continuation(s[n])) --n;
+    for (int k = 0; k < 3 && n > 0 && utf8_continuation(s[n]); ++k) --n;
     return s.substr(0, n);
 }
+static_assert(utf8_prefix("ab\xE2\x82\xAC", 3) == "ab" && utf8_prefix("ab\xE2\x82\xAC", 4) == "ab");
+static_assert(utf8_prefix("\x80\x80\x80\x80\x80\x80", 5).size() == 2); // no character: three bytes back
 
 /// The length of the well-formed UTF-8 character that starts at `s[i]` (RFC 3629: no
 /// overlong forms, no surrogates, nothing above U+10FFFF), or 0 where none does: a stray

@@ -92,7 +92,7 @@ struct accelerator_profile {
     vendor maker = vendor::unknown;
 
     inplace_string<63> name;
-    inplace_string<47> uuid;
+    inplace_string<63> uuid;
     std::optional<pci_address> pci;
     /// Which stack of a multi-stack card this device is, where runtimes show each stack as a
     /// device of its own (a Max 1550 under Level Zero's FLAT hierarchy, device_spec::stacks):

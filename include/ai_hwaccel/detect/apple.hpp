@@ -192,15 +192,27 @@ inline void read_cpu_cores(std::string_view v, std::size_t line, apple_machine& 
         else into = {static_cast<std::uint32_t>(*n), origin::tool};
     };
     if (v.starts_with("proc ")) {
+        // "proc 10:8:2" (total, performance, efficiency); newer macOS writes four counts,
+        // in an order not settled between releases ("proc 24:16:8:0" on an M2 Ultra,
+        // "proc 12:0:8:4" on an M2 Pro): the total first, then the two neighbours that
+        // add up to it are the performance and efficiency cores.
         std::string_view rest = v.substr(5);
-        const auto c1 = rest.find(':');
-        const auto c2 = c1 == std::string_view::npos ? c1 : rest.find(':', c1 + 1);
-        if (c2 == std::string_view::npos) count(rest, total);
-        else {
-            count(rest.substr(0, c1), total);
-            count(rest.substr(c1 + 1, c2 - c1 - 1), perf);
-            count(rest.substr(c2 + 1), eff);
+        sourced<std::uint32_t> f[4];
+        std::size_t n = 0;
+        while (ok && n < 4) {
+            const auto colon = rest.find(':');
+            count(rest.substr(0, colon), f[n++]);
+            if (colon == std::string_view::npos) break;
+            rest.remove_prefix(colon + 1);
+            if (n == 4) ok = false; // a fifth count
         }
+        total = f[0];
+        for (std::size_t i = 1; ok && i + 1 < n; ++i)
+            if (*f[i] != 0 && *f[i + 1] != 0 && *f[i] + *f[i + 1] == *f[0]) {
+                perf = f[i];
+                eff = f[i + 1];
+                break;
+            }
     } else {
         const auto open = v.find('(');
         count(v.substr(0, open), total);
@@ -255,11 +267,14 @@ inline bool vendor_is_apple(std::string_view v) noexcept { return icontains(v, "
 inline bool is_apple_brand(std::string_view brand) noexcept { return brand.starts_with("Apple "); }
 
 // A chip's name as Apple spells its SoCs ("Apple M5 Pro", "Apple A18 Pro"), not another
-// Apple-named GPU ("Apple Paravirtual device" in a virtual machine).
+// Apple-named GPU ("Apple Paravirtual device") nor a virtual machine's chip ("Apple M1
+// (Virtual)", as macOS guests and CI runners name theirs: no Neural Engine reaches them).
 constexpr bool is_apple_soc(std::string_view chip) noexcept {
     return chip.size() >= 8 && chip.starts_with("Apple ") && (chip[6] == 'M' || chip[6] == 'A') && chip[7] >= '1' &&
-           chip[7] <= '9';
+           chip[7] <= '9' && chip.find("(Virtual)") == std::string_view::npos;
 }
+static_assert(is_apple_soc("Apple M2 Ultra") && !is_apple_soc("Apple M1 (Virtual)") &&
+              !is_apple_soc("Apple Paravirtual device"));
 
 // The catalogue's GPU row for a chip: by its core count when known; else the chip's only
 // row, when it has exactly one (a chip with binned variants stays unmatched).

@@ -820,7 +820,6 @@ cgroup_limits probe_cgroup_limits(const S& sys, const std::optional<std::string>
                         set = parse_u64(trim(*used));
                         if (!set) {
                             file = usage;
-                            kind = unparsed_number(*used);
                             problem = "not a number of bytes; the room left under the limit is not known";
                         }
                     }

@@ -206,7 +206,8 @@ inline void explain_partial_failure(const tool_result& r, std::vector<warning>& 
     for (std::string_view text : {std::string_view(r.err), std::string_view(r.out)}) {
         detail::formats::each_line(text, [&](std::string_view line) {
             if (!parse_unopened_gpu(line)) return true;
-            why = std::string(trim(line).substr(0, 200));
+            bool changed = false; // the tool's own text: control bytes and broken UTF-8 made '?'
+            why = detail::parsing::printable(trim(line), changed, 200);
             return false;
         });
         if (!why.empty()) break;
@@ -223,14 +224,14 @@ inline void explain_partial_failure(const tool_result& r, std::vector<warning>& 
 // added (unavailable) unless a row has their PCI address, with the smallest index no row
 // has (nvidia-smi numbers GPUs in PCI order, so a lost GPU leaves a gap).
 inline void add_unopened_from(std::string_view err, nvidia_query_result& r) {
+    std::uint32_t index = 0; // each GPU added takes a larger one than the last: no rescan from 0
     detail::formats::each_line(err, [&](std::string_view line) {
         const auto u = parse_unopened_gpu(line);
         if (!u || r.devices.size() >= detail::parsing::max_rows) return true;
         const auto has = [&](auto&& same) { return std::ranges::any_of(r.devices, same); };
         if (u->pci && has([&](const accelerator_profile& d) { return d.pci == u->pci; })) return true;
-        std::uint32_t index = 0;
         while (has([&](const accelerator_profile& d) { return d.index == index; })) ++index;
-        add_unopened(r, *u, index, line);
+        add_unopened(r, *u, index++, line);
         return true;
     });
 }

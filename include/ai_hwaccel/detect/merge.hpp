@@ -36,14 +36,16 @@ namespace detail {
 /// prefixes and dashes, so nvidia-smi's "GPU-5a7c…" and Vulkan's "5a7c…" compare equal, and
 /// without the "0x" of rocm-smi's unique ids ("0x67c6…", which amdgpu's `unique_id` and
 /// rocminfo's "GPU-67c6…" print without). `min_digits` below 8 is for matching a prefix the
-/// user typed ("GPU-5a7c").
+/// user typed ("GPU-5a7c"). Older drivers' MIG UUIDs keep their instance: "MIG-GPU-5a7c…/1/0"
+/// gives "5a7c…/1/0".
 inline std::string uuid_key(std::string_view u, std::size_t min_digits = 8) {
-    for (std::string_view prefix : {"GPU-", "MIG-", "gpu-", "mig-", "0x", "0X"})
+    // In this order: older drivers' MIG UUIDs are "MIG-GPU-<uuid>/<gi>/<ci>".
+    for (std::string_view prefix : {"MIG-", "mig-", "GPU-", "gpu-", "0x", "0X"})
         if (u.starts_with(prefix)) u.remove_prefix(prefix.size());
     std::string key;
     for (char c : u) {
         if (c == '-' || c == '{' || c == '}') continue;
-        if (hex_value(c) < 0) return {}; // not a UUID at all
+        if (hex_value(c) < 0 && c != '/') return {}; // not a UUID at all ('/' parts a MIG instance's)
         key += ascii_lower(c);
     }
     // All zeros is what some tools print when they do not know.
@@ -100,12 +102,13 @@ constexpr void absorb(accelerator_profile& keep, const accelerator_profile& othe
 }
 
 /// Whether two profiles describe the same device: same PCI address (and the same stack of
-/// it, accelerator_profile::stack), or same UUID. The CPU is never merged.
+/// it, accelerator_profile::stack) unless both name UUIDs and they differ (compute
+/// partitions may share a function), or same UUID. The CPU is never merged.
 inline bool same_device(const accelerator_profile& a, const accelerator_profile& b) {
     if (a.is_cpu() || b.is_cpu()) return false;
-    if (a.pci && b.pci) return *a.pci == *b.pci && a.stack == b.stack;
-    const auto ka = detail::uuid_key(a.uuid.view());
-    return !ka.empty() && ka == detail::uuid_key(b.uuid.view());
+    const auto ka = detail::uuid_key(a.uuid.view()), kb = detail::uuid_key(b.uuid.view());
+    if (a.pci && b.pci) return *a.pci == *b.pci && a.stack == b.stack && (ka.empty() || kb.empty() || ka == kb);
+    return !ka.empty() && ka == kb;
 }
 
 namespace detail {
@@ -161,6 +164,7 @@ inline std::size_t merge_duplicates(std::vector<accelerator_profile>& profiles) 
                 absorb(profiles[i], profiles[j]);
                 profiles.erase(profiles.begin() + static_cast<std::ptrdiff_t>(j));
                 ++folded;
+                j = i + 1; // what it took (a PCI address, a UUID) may match one passed over
             } else {
                 ++j;
             }

@@ -143,7 +143,8 @@ inline constexpr field_info field_table[] = {
     {"pcie.link.gen.current", field::pcie_gen_current, ""},
     {"pcie.link.gen.gpucurrent", field::pcie_gen_current, ""},
     {"pcie.link.gen.max", field::pcie_gen_max, ""},
-    {"pcie.link.gen.gpumax", field::pcie_gen_max, ""},
+    // Not pcie.link.gen.gpumax: the GPU's own ceiling, above the link's where the host's
+    // port is older (an RTX 4090's 4 in a Gen3 slot, whose link maximum is 3).
     {"pcie.link.width.current", field::pcie_width_current, ""},
     {"pcie.link.width.max", field::pcie_width_max, ""},
 };
@@ -288,7 +289,10 @@ inline value_problem apply_cell(const field_info& f, std::string_view v, acceler
     const std::string_view n = *number;
     if (!n.empty() && n.front() == '-') return out_of_range();
     // A number the parsers refuse is past what its type holds.
-    const auto bad_number = [&] { return looks_decimal(n) ? out_of_range() : value_problem(bad()); };
+    // A fraction in a whole-number field ("1.5") is malformed, not out of range.
+    const auto bad_number = [&] {
+        return looks_decimal(n) && n.find('.') == std::string_view::npos ? out_of_range() : value_problem(bad());
+    };
     switch (f.id) {
     case field::index: {
         const auto x = parse_uint(n);
@@ -487,6 +491,7 @@ inline nvidia_list_result parse_nvidia_smi_list(std::string_view text) {
             const auto e = split(line.substr(4));
             if (!e || e->label.empty()) {
                 problems.add(number, "not a GPU line: " + quote_value(line));
+                parent.reset(); // its MIG lines below belong to no GPU read
                 return true;
             }
             std::string warn;
