@@ -161,11 +161,21 @@ ah::quant_format quant_of(const std::string& name) {
 /// A str as UTF-8 text; one that has none (a lone surrogate, "\udcff") is a ValueError
 /// naming `what`, not pybind11's cast error.
 std::string utf8_of(const py::handle& h, std::string_view what) {
+    std::string s;
     try {
-        return h.cast<std::string>();
+        s = h.cast<std::string>();
     } catch (const py::cast_error&) {
         throw py::value_error(std::string(what) + ": not valid Unicode text (it has no UTF-8 form)");
     }
+    // bytes arrive as they are: text that is not UTF-8 would make every message quoting
+    // it fail to decode (a UnicodeDecodeError about the message, not the argument).
+    if (PyBytes_Check(h.ptr()))
+        for (std::size_t i = 0; i < s.size();) {
+            const std::size_t n = ah::detail::utf8_length_at(s, i);
+            if (n == 0) throw py::value_error(std::string(what) + ": bytes that are not UTF-8 text");
+            i += n;
+        }
+    return s;
 }
 
 } // namespace
@@ -464,6 +474,9 @@ py::dict host_dict(const ah::host_info& h) {
 
 std::string to_json(const ah::accelerator_registry& r, int indent) {
 #if AI_HWACCEL_JSON
+    if (indent > ah::max_json_indent)
+        throw py::value_error("indent: " + std::to_string(indent) + " is more than " +
+                              std::to_string(ah::max_json_indent) + " spaces per level");
     return ah::to_json_string(r, indent);
 #else
     (void)r;
@@ -535,15 +548,28 @@ ah::bandwidth_measurement measured_bandwidth(const ah::bandwidth_options& o) {
     return m;
 }
 
-ah::accelerator_registry detect(std::optional<utf8_text> root, bool measure_bandwidth) {
-    // None is this machine; any text names a tree, so "" (an unset variable, say) is no
-    // directory rather than this machine, and a NUL would cut the path short.
-    std::string r = root ? std::string(*root) : std::string();
-    if (root && r.find('\0') != std::string::npos) throw py::value_error("root: the path holds a NUL character");
-    if (root) {
+ah::accelerator_registry detect(const py::object& root, bool measure_bandwidth) {
+    // None is this machine; any path names a tree, so "" (an unset variable, say) is no
+    // directory rather than this machine, and a NUL would cut the path short. A path is
+    // what os.fspath() takes (str, bytes, pathlib.Path), in the file system's encoding as
+    // Python's own os functions take it (a name os.fsdecode() made is that name again).
+    std::string r;
+    py::object shown; // the path as text for messages: os.fsdecode's, never a decoding error
+    if (!root.is_none()) {
+        const auto os = py::module_::import("os");
+        if (!py::isinstance<py::str>(root) && !py::isinstance<py::bytes>(root) && !py::hasattr(root, "__fspath__"))
+            throw py::type_error("root: expected a path (str, bytes or os.PathLike) or None");
+        const py::bytes encoded = os.attr("fsencode")(os.attr("fspath")(root));
+        r = std::string(encoded);
+        shown = os.attr("fsdecode")(encoded);
+    }
+    if (!root.is_none() && r.find('\0') != std::string::npos)
+        throw py::value_error("root: the path holds a NUL character");
+    if (!root.is_none()) {
         struct stat st {};
         if (::stat(r.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
-            PyErr_SetString(PyExc_NotADirectoryError, ("root: '" + r + "' is not a directory").c_str());
+            const py::str message = py::str("root: '{}' is not a directory").format(shown);
+            PyErr_SetObject(PyExc_NotADirectoryError, message.ptr());
             throw py::error_already_set();
         }
         if (measure_bandwidth) throw py::value_error("measure_bandwidth measures this machine, not a root");
@@ -560,8 +586,9 @@ ah::accelerator_registry detect(std::optional<utf8_text> root, bool measure_band
 py::dict measure_memory_bandwidth(const whole_arg& buffer_bytes, const whole_arg& threads, const whole_arg& passes) {
     // 0 bytes: the default size; 0 threads: one per usable CPU.
     const auto bytes = in_range("buffer_bytes", buffer_bytes, 0, most);
-    const auto thread_count = in_range("threads", threads, 0, 0xffffffffLL);
-    const auto pass_count = in_range("passes", passes, 1, 0xffffffffLL);
+    // The measurement's own limits: out of them is a ValueError, as every number here.
+    const auto thread_count = in_range("threads", threads, 0, ah::detail::membw::most_threads);
+    const auto pass_count = in_range("passes", passes, 1, ah::detail::membw::most_passes);
     // What the host probe reads of the memory (MemAvailable, a container's limit) bounds
     // the buffer, as the CLI's measurement is bounded.
     std::vector<ah::warning> ignored;

@@ -2,6 +2,7 @@
 # Names starting with an underscore exist only here, to type the dicts the planning
 # functions return; every other name is checked against the built module by
 # python/tests/test_stubs.py.
+import os
 from typing import Dict, Iterator, List, Mapping, Optional, Sequence, Tuple, TypedDict, Union
 
 __version__: str
@@ -437,7 +438,8 @@ class Registry:
 _ModelArg = Union[Model, str]
 _Devices = Union[Registry, Device, Sequence[Device], Mapping[str, Registry]]
 
-def detect(root: Optional[str] = None, measure_bandwidth: bool = False) -> Registry: ...
+def detect(root: Optional[Union[str, bytes, "os.PathLike[str]", "os.PathLike[bytes]"]] = None,
+           measure_bandwidth: bool = False) -> Registry: ...
 def measure_memory_bandwidth(buffer_bytes: int = 0, threads: int = 0, passes: int = 5) -> _Bandwidth: ...
 def catalogue_device(name: str, memory_bytes: Optional[int] = None, bandwidth_gbps: Optional[float] = None) -> Device: ...
 def catalogue_registry(

@@ -2,6 +2,7 @@
 
 import glob
 import os
+import pathlib
 import tempfile
 import threading
 import unittest
@@ -37,6 +38,11 @@ class ThisMachine(unittest.TestCase):
             ah.measure_memory_bandwidth(buffer_bytes=16, threads=4)
         with self.assertRaises(ValueError):
             ah.measure_memory_bandwidth(passes=0)
+        # Past the measurement's limits (1000 passes, 1024 threads): ValueError, not RuntimeError.
+        with self.assertRaises(ValueError):
+            ah.measure_memory_bandwidth(passes=1001)
+        with self.assertRaises(ValueError):
+            ah.measure_memory_bandwidth(threads=2000)
 
     def test_detect_measure_bandwidth(self):
         cpu = [d for d in ah.detect(measure_bandwidth=True).devices if d.is_cpu][0]
@@ -84,6 +90,27 @@ class ThisMachine(unittest.TestCase):
             ah.detect(root="")
         with self.assertRaises(ValueError):
             ah.detect(root=HERE + "\0junk")
+        with self.assertRaises(TypeError):
+            ah.detect(root=17)
+
+    def test_root_is_any_path(self):
+        # str, bytes and os.PathLike, as os functions take them; a name that is not UTF-8
+        # reached through os.fsdecode() is the same folder (before: TypeError for a Path,
+        # ValueError for the decoded name, UnicodeDecodeError in a bytes root's message).
+        with tempfile.TemporaryDirectory() as d:
+            odd = os.path.join(os.fsencode(d), b"tree\xff")
+            os.mkdir(odd)
+            for root in (d, pathlib.Path(d), os.fsencode(d), odd, os.fsdecode(odd)):
+                with self.subTest(root=root):
+                    self.assertFalse(ah.detect(root=root).has_accelerator())
+        with self.assertRaisesRegex(NotADirectoryError, "is not a directory"):
+            ah.detect(root=b"/nonexistent\xff")
+        # Names given as bytes that are not UTF-8: a ValueError about the argument (before,
+        # a UnicodeDecodeError while the error message itself was made).
+        for call in (lambda: ah.model(b"\xff"), lambda: ah.catalogue_device(b"\xff"),
+                     lambda: ah.bits_per_weight(b"\xff")):
+            with self.assertRaisesRegex(ValueError, "bytes that are not UTF-8 text"):
+                call()
 
     def test_empty_tree_warns_instead_of_raising(self):
         with tempfile.TemporaryDirectory() as d:
@@ -197,6 +224,10 @@ class RegistryValue(unittest.TestCase):
         reg = ah.catalogue_registry("MI300X", 4)
         text = reg.to_json(indent=-1)
         self.assertNotIn("\n", text)
+        # nlohmann read past its indent buffer beyond 1024 (a crash at 100000).
+        with self.assertRaisesRegex(ValueError, "indent: 100000 is more than 64"):
+            reg.to_json(indent=100000)
+        self.assertEqual(ah.Registry.from_json(reg.to_json(indent=64)), reg)
         back = ah.Registry.from_json(text)
         self.assertEqual(back, reg)
         self.assertEqual([d.spec for d in back], [d.spec for d in reg])

@@ -3043,6 +3043,11 @@ inline tool_result run_tool(const tool_request& request, const tool_search& sear
     ::posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
     ::posix_spawn_file_actions_adddup2(&actions, out_write.get(), 1);
     ::posix_spawn_file_actions_adddup2(&actions, err_write.get(), 2);
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 34))
+    // The caller's descriptors opened without close-on-exec stay out of the tool (its
+    // files, a parent's pipes whose end-of-file the tool would otherwise hold back).
+    ::posix_spawn_file_actions_addclosefrom_np(&actions, 3);
+#endif
     // Own process group (so a timeout kills the tool's children too), default signal
     // dispositions and an empty mask whatever the caller has set.
     ::sigset_t none, all;
@@ -3438,11 +3443,6 @@ public:
             r.status = read_status::error; // too many links, as the kernel's ELOOP
             return r;
         }
-        const int fd = ::open(full->c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-        if (fd < 0) {
-            r.status = status_from_errno(errno);
-            return r;
-        }
         // Detection reads a few hundred files, and on some virtual machines each system
         // call costs microseconds, so this machine's own /proc and /sys go without two of
         // them: the check below, since those hold only kernel files, never a FIFO or a
@@ -3451,17 +3451,28 @@ public:
         // is the whole file. (Larger binary attributes come a page per read: read on.)
         const bool live_kernel_file = root_.empty() && (path.starts_with("/sys/") || path.starts_with("/proc/"));
         const bool live_sysfs = live_kernel_file && path.starts_with("/sys/");
-        // Otherwise only regular files: never block on a FIFO or read a device.
-        struct stat st {};
-        if (!live_kernel_file && (::fstat(fd, &st) != 0 || !(S_ISREG(st.st_mode)))) {
-            ::close(fd);
-            r.status = read_status::error;
+        // Otherwise only regular files, checked before the open: opening a FIFO wakes its
+        // writer and opening a device runs its driver (a tree someone sent may hold both).
+        if (!live_kernel_file) {
+            struct stat st {};
+            const int failed = ::stat(full->c_str(), &st) != 0 ? errno : 0;
+            if (failed != 0 || !S_ISREG(st.st_mode)) {
+                r.status = failed != 0 ? status_from_errno(failed) : read_status::error;
+                return r;
+            }
+        }
+        const int fd = ::open(full->c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+        if (fd < 0) {
+            r.status = status_from_errno(errno);
             return r;
         }
         char buf[8192];
         r.status = read_status::ok;
         for (bool first = true;; first = false) {
-            const std::size_t want = cap - r.data.size() + 1 < sizeof buf ? cap - r.data.size() + 1 : sizeof buf;
+            // One byte past the cap tells a file of exactly `cap` bytes from a longer one
+            // (the left count is compared before adding it: a cap of SIZE_MAX would wrap).
+            const std::size_t left = cap - r.data.size();
+            const std::size_t want = left < sizeof buf - 1 ? left + 1 : sizeof buf;
             const ::ssize_t n = ::read(fd, buf, want);
             if (n < 0) {
                 if (errno == EINTR) continue;
@@ -3521,8 +3532,10 @@ private:
     tool_result replay(const tool_request& request) const {
         tool_result r;
         if (request.argv.empty()) return r;
-        const auto index_file = read_file_quietly(capture_index_path, 1u << 20);
+        auto index_file = read_file_quietly(capture_index_path, 1u << 20);
         if (!index_file.ok()) return r; // no captures: every tool is absent
+        // An index cut at the cap ends in part of a line, which could name another command.
+        if (index_file.status == read_status::truncated) index_file.data.erase(index_file.data.rfind('\n') + 1);
         const capture_index idx = parse_capture_index(index_file.data);
         const capture_entry* e = idx.find(command_line_of(request.argv));
         if (!e) return r;
@@ -25784,9 +25797,15 @@ inline void from_json(const nlohmann::json& j, accelerator_registry& r) { detail
 // ---------------------------------------------------------------------------------------
 // Text in, text out.
 
+/// Spaces per level to_json_string writes at most: nlohmann's serializer (3.11) grows its
+/// indent buffer once per level, so an indent past 1024 reads beyond it.
+inline constexpr int max_json_indent = 64;
+
 /// The registry as JSON text. `indent` < 0 writes one line; otherwise nlohmann's pretty
-/// printing with that many spaces per level.
+/// printing with that many spaces per level, at most max_json_indent (more is written as
+/// that many).
 inline std::string to_json_string(const accelerator_registry& r, int indent = 2) {
+    if (indent > max_json_indent) indent = max_json_indent;
     const nlohmann::json j = r;
     // Strings were made valid UTF-8 on the way in, so `replace` never fires; it is there so
     // that writing can never throw (or abort, without exceptions).
@@ -29164,8 +29183,11 @@ class resolver {
 public:
     std::map<std::string, std::string, std::less<>> links; // canonical path -> target text
 
-    // nullopt for a loop (more than 40 links on the way).
-    std::optional<std::vector<std::string>> resolve(std::string_view path, bool follow_last) const {
+    // nullopt for a loop (more than 40 links on the way). `above_root`, when given, is set
+    // where a ".." is met at the root: inside a chroot it stays there, outside one it
+    // would leave the tree.
+    std::optional<std::vector<std::string>> resolve(std::string_view path, bool follow_last,
+                                                    bool* above_root = nullptr) const {
         std::vector<std::string> done;
         std::vector<std::string> todo = split(path);
         std::reverse(todo.begin(), todo.end()); // a stack: the next component at the back
@@ -29176,6 +29198,7 @@ public:
             if (c == "."sv) continue;
             if (c == ".."sv) {
                 if (!done.empty()) done.pop_back();
+                else if (above_root) *above_root = true;
                 continue;
             }
             done.push_back(std::move(c));
@@ -29321,8 +29344,15 @@ inline tree_plan plan_tree(const machine_recording& rec) {
         bool inside = false;
         const auto to = lexical_target(at, target, inside);
         std::string text = target;
-        if (!inside) {
-            text = relative_text(at, to);
+        // A ".." climbs from where the links before it led, which the text alone does not
+        // say ("b/../../etc" with b -> "/" leaves the tree though its text stays inside):
+        // a target that climbs above the root either way is written as the path to where
+        // it leads, the links on the way followed as inside a chroot at the tree's root.
+        bool above_root = false;
+        const auto dest =
+            res.resolve(target.front() == '/' ? target : "/" + join(at, at.size() - 1) + "/" + target, false, &above_root);
+        if (!inside || above_root) {
+            text = relative_text(at, dest ? *dest : to);
             plan.notes.push_back("link /" + key + " -> " + target + " written as " + text + " (stays inside the tree)");
         }
         plan.add(at, node{node_kind::link, text}, "link");
@@ -29541,23 +29571,37 @@ inline machine_tree_result write_machine_tree(const machine_recording& rec, cons
                                               const machine_tree_options& options = {}) {
     using namespace detail::record;
     machine_tree_result result;
-    if (dir.empty()) {
+    // "lnk/" would be followed where "lnk" is refused: the name without its trailing slashes.
+    std::string target = dir;
+    while (target.size() > 1 && target.back() == '/') target.pop_back();
+    if (target.empty()) {
         result.message = "no target folder given";
         return result;
     }
-    // The target: created private, or an existing empty folder (any with force), never a link.
+    // The target: created private, or an existing empty folder (any with force) that this
+    // user owns, made private; never a link.
     bool made = false;
-    if (::mkdir(dir.c_str(), 0700) == 0) made = true;
+    if (::mkdir(target.c_str(), 0700) == 0) made = true;
     else if (errno != EEXIST) {
         result.message = "cannot create '" + dir + "': " + errno_text(errno);
         return result;
     }
     using detail::fd_guard;
-    fd_guard root(::open(dir.c_str(), dir_flags));
+    fd_guard root(::open(target.c_str(), dir_flags));
     if (root.get() < 0) {
         result.message = "'" + dir + "' is not a folder that can be written (" + errno_text(errno) +
                          (errno == ELOOP || errno == ENOTDIR ? "; a link or a file is never written through" : "") + ")";
         return result;
+    }
+    if (!made) {
+        // A folder someone else made (in /tmp, beforehand) could be read by them: refused.
+        struct stat st {};
+        if (::fstat(root.get(), &st) != 0 || st.st_uid != ::geteuid()) {
+            result.message = "'" + dir + "' belongs to another user: the tree it would hold is private";
+            return result;
+        }
+        if ((st.st_mode & 077) != 0 && ::fchmod(root.get(), 0700) == 0)
+            result.notes.push_back("'" + dir + "' made private (0700), as a folder gather creates is");
     }
     if (!made && !options.force) {
         const auto names = names_in(root.get());
@@ -29571,7 +29615,7 @@ inline machine_tree_result write_machine_tree(const machine_recording& rec, cons
         }
     }
     tree_plan plan = plan_tree(rec);
-    result.notes = std::move(plan.notes);
+    result.notes.insert(result.notes.end(), plan.notes.begin(), plan.notes.end());
 
     // Each node, in path order (a folder before what it holds), by folder descriptors
     // opened one component at a time without following links.

@@ -21,6 +21,7 @@
 //   cat PATH             copy PATH's bytes to stdout untouched (any bytes: NULs, invalid
 //                        UTF-8), then exit 0
 //   garbage BYTES        write BYTES bytes of a fixed pseudo-random sequence, then exit 0
+//   fds                  print each open descriptor above 2 (what the tool inherited), one a line
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
@@ -168,6 +169,11 @@ int main(int argc, char** argv) {
         return fd >= 0 ? 0 : 1;
     }
     if (mode == "empty") return 0;
+    if (mode == "fds") {
+        for (int fd = 3; fd < 1024; ++fd)
+            if (::fcntl(fd, F_GETFD) != -1) std::printf("%d\n", fd);
+        return 0;
+    }
     if (mode == "cat" && argc >= 3) {
         copy_file_out(argv[2]);
         return 0;

@@ -6,6 +6,8 @@
 
 #include <doctest/doctest.h>
 
+#include <fcntl.h>
+
 #include <algorithm>
 #include <cerrno>
 #include <csignal>
@@ -76,6 +78,20 @@ TEST_CASE("run_tool: a clean run, arguments passed untouched, C locale, trusted 
     r = t.run({"env"});
     CHECK(r.out == "LC_ALL=C\nLANG=C\nPATH=" + t.dir.path().string() + "\n");
 }
+
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 34))
+TEST_CASE("run_tool: the caller's descriptors without close-on-exec stay out of the tool") {
+    // A file the caller opened as many programs do, without O_CLOEXEC: before, the tool
+    // inherited it (and could read it, or hold a pipe's end open).
+    const tool_dir t;
+    const int leaked = ::open("/dev/null", O_RDONLY);
+    REQUIRE(leaked >= 3);
+    const auto r = t.run({"fds"});
+    ::close(leaked);
+    CHECK(r.succeeded());
+    CHECK(r.out.empty());
+}
+#endif
 
 TEST_CASE("run_tool: exit status and signal are reported") {
     const tool_dir t;

@@ -296,6 +296,53 @@ TEST_CASE("write_machine_tree") {
     }
 }
 
+TEST_CASE("write_machine_tree: a link's '..' after another link, and targets it must not use") {
+    // hand-made: b leads to the root; l's text climbs through b. Read as text, l stays
+    // inside; the kernel follows b first and climbed out of the tree (to the host's
+    // /etc/hostname). Now l is written as the path to where it leads inside the tree.
+    ah::machine_recording rec;
+    rec.links["/a/c/d/e/b"] = std::string("/");
+    rec.links["/a/c/d/e/l"] = std::string("b/../../../../../etc/hostname");
+    rec.links["/a/c/d/e/n"] = std::string("../../x"); // a plain relative target: kept as it is
+    rec.reads["/sys/x"] = ah::machine_recording::read_entry{ah::read_status::ok, "x\n"};
+    test::scratch_dir parent;
+    const auto out = parent.path() / "tree";
+    const auto w = ah::write_machine_tree(rec, out.string());
+    REQUIRE_MESSAGE(w.ok, w.message);
+    char buf[256] = {};
+    REQUIRE(::readlink((out / "a/c/d/e/l").c_str(), buf, sizeof buf - 1) > 0);
+    CHECK(std::string(buf) == "../../../../etc/hostname");
+    const auto real = fs::weakly_canonical(out / "a/c/d/e/l");
+    CHECK(real.string().rfind(fs::canonical(out).string(), 0) == 0);
+    CHECK(ah::host_system(out.string()).read_link("/a/c/d/e/n") == "../../x");
+
+    // "lnk/" is the link "lnk": refused, not written through.
+    fs::create_directories(parent.path() / "real");
+    REQUIRE(::symlink("real", (parent.path() / "lnk").c_str()) == 0);
+    const auto through = ah::write_machine_tree(rec, (parent.path() / "lnk").string() + "/");
+    CHECK_FALSE(through.ok);
+    CHECK(fs::is_empty(parent.path() / "real"));
+
+    // An empty folder open to all is made private; one another user owns is refused.
+    const auto open_dir = parent.path() / "open";
+    fs::create_directories(open_dir);
+    REQUIRE(::chmod(open_dir.c_str(), 0777) == 0);
+    const auto made_private = ah::write_machine_tree(rec, open_dir.string());
+    REQUIRE_MESSAGE(made_private.ok, made_private.message);
+    struct stat st {};
+    REQUIRE(::stat(open_dir.c_str(), &st) == 0);
+    CHECK((st.st_mode & 0777) == 0700);
+    if (::geteuid() == 0) { // only root can give a folder away
+        const auto theirs = parent.path() / "theirs";
+        fs::create_directories(theirs);
+        REQUIRE(::chown(theirs.c_str(), 65534, 65534) == 0);
+        const auto refused = ah::write_machine_tree(rec, theirs.string());
+        CHECK_FALSE(refused.ok);
+        CHECK(refused.message.find("belongs to another user") != std::string::npos);
+        CHECK(fs::is_empty(theirs));
+    }
+}
+
 TEST_CASE("write_machine_tree removes a file it could not finish") {
     test::scratch_dir src;
     src.write("small", "0123456789\n");

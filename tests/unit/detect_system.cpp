@@ -4,6 +4,8 @@
 
 #include <doctest/doctest.h>
 
+#include <sys/inotify.h>
+
 #include <algorithm>
 #include <filesystem>
 #include <string>
@@ -30,6 +32,10 @@ TEST_CASE("host_system::read_file") {
     CHECK_FALSE(sys.read_file("/missing", 10).ok());
     // A directory is not a file.
     CHECK(sys.read_file("/proc", 10).status == ah::read_status::error);
+    // No cap at all reads the whole file (the cap + 1 of the read wrapped to 0: empty, "ok").
+    const auto all = sys.read_file("/big", SIZE_MAX);
+    CHECK(all.status == ah::read_status::ok);
+    CHECK(all.data.size() == 10000);
 }
 
 TEST_CASE("host_system::read_file permission") {
@@ -49,6 +55,15 @@ TEST_CASE("host_system::read_file does not block on a FIFO") {
     const auto fifo = dir.path() / "fifo";
     REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
     CHECK(ah::host_system(dir.path().string()).read_file("/fifo", 10).status == ah::read_status::error);
+    // Nor opens it: opening a FIFO wakes a writer waiting for a reader, and opening a tree's
+    // device node runs its driver. inotify sees every open; before, there was one.
+    const int watch = ::inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+    REQUIRE(watch >= 0);
+    REQUIRE(::inotify_add_watch(watch, fifo.c_str(), IN_OPEN) >= 0);
+    CHECK(ah::host_system(dir.path().string()).read_file("/fifo", 10).status == ah::read_status::error);
+    char events[4096];
+    CHECK(::read(watch, events, sizeof events) == -1); // no event: never opened
+    ::close(watch);
 }
 
 TEST_CASE("host_system::list_dir") {
@@ -233,6 +248,21 @@ TEST_CASE("host_system with a root replays captured tools and runs nothing") {
     CHECK(sys.run({{"fake-smi", "--gone"}}).status == ah::tool_status::not_executable);
     CHECK(sys.run({{"fake-smi", "-l"}}).status == ah::tool_status::not_found); // arguments must match
     CHECK(sys.run({{"sh", "-c", "true"}}).status == ah::tool_status::not_found); // nothing real runs
+    // An index cut at its 1 MiB cap ends in part of a line: that part names no command
+    // (before, "fake-smi -q" matched the cut "fake-smi -q -x" line).
+    {
+        test::scratch_dir cut;
+        const std::string head = "0\tx.txt\tfake-smi -q"; // what the cap leaves of the last line
+        const std::size_t filler = (std::size_t{1} << 20) - head.size();
+        std::string index;
+        while (index.size() + 200 < filler) index += "#" + std::string(98, '.') + "\n";
+        index += "#" + std::string(filler - index.size() - 2, '.') + "\n";
+        REQUIRE(index.size() == filler);
+        cut.write("ai-hwaccel-tools/index", index + head + " -x\n");
+        cut.write("ai-hwaccel-tools/x.txt", "xml\n");
+        const ah::host_system replay(cut.path().string());
+        CHECK(replay.run({{"fake-smi", "-q"}}).status == ah::tool_status::not_found);
+    }
     ah::tool_request big{{"fake-smi", "--big"}, std::chrono::seconds(1), 1000, 1000};
     r = sys.run(big);
     CHECK(r.status == ah::tool_status::truncated);

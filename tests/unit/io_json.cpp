@@ -283,6 +283,11 @@ TEST_CASE("to_json_string") {
     const auto compact = ah::to_json_string(r, -1);
     CHECK(compact.find('\n') == std::string::npos);
     CHECK(json::parse(text) == json::parse(compact));
+    // An indent past nlohmann's buffer (1024) read beyond it (ASan: heap-buffer-overflow);
+    // it is held to max_json_indent.
+    const auto wide = ah::to_json_string(r, 100000);
+    CHECK(wide == ah::to_json_string(r, ah::max_json_indent));
+    CHECK(json::parse(wide) == json::parse(compact));
 
     const auto j = json::parse(compact);
     CHECK(j["schema_version"] == ah::accelerator_registry::schema_version);

@@ -407,6 +407,11 @@ inline tool_result run_tool(const tool_request& request, const tool_search& sear
     ::posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
     ::posix_spawn_file_actions_adddup2(&actions, out_write.get(), 1);
     ::posix_spawn_file_actions_adddup2(&actions, err_write.get(), 2);
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 34))
+    // The caller's descriptors opened without close-on-exec stay out of the tool (its
+    // files, a parent's pipes whose end-of-file the tool would otherwise hold back).
+    ::posix_spawn_file_actions_addclosefrom_np(&actions, 3);
+#endif
     // Own process group (so a timeout kills the tool's children too), default signal
     // dispositions and an empty mask whatever the caller has set.
     ::sigset_t none, all;

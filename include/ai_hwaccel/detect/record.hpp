@@ -380,8 +380,11 @@ class resolver {
 public:
     std::map<std::string, std::string, std::less<>> links; // canonical path -> target text
 
-    // nullopt for a loop (more than 40 links on the way).
-    std::optional<std::vector<std::string>> resolve(std::string_view path, bool follow_last) const {
+    // nullopt for a loop (more than 40 links on the way). `above_root`, when given, is set
+    // where a ".." is met at the root: inside a chroot it stays there, outside one it
+    // would leave the tree.
+    std::optional<std::vector<std::string>> resolve(std::string_view path, bool follow_last,
+                                                    bool* above_root = nullptr) const {
         std::vector<std::string> done;
         std::vector<std::string> todo = split(path);
         std::reverse(todo.begin(), todo.end()); // a stack: the next component at the back
@@ -392,6 +395,7 @@ public:
             if (c == "."sv) continue;
             if (c == ".."sv) {
                 if (!done.empty()) done.pop_back();
+                else if (above_root) *above_root = true;
                 continue;
             }
             done.push_back(std::move(c));
@@ -537,8 +541,15 @@ inline tree_plan plan_tree(const machine_recording& rec) {
         bool inside = false;
         const auto to = lexical_target(at, target, inside);
         std::string text = target;
-        if (!inside) {
-            text = relative_text(at, to);
+        // A ".." climbs from where the links before it led, which the text alone does not
+        // say ("b/../../etc" with b -> "/" leaves the tree though its text stays inside):
+        // a target that climbs above the root either way is written as the path to where
+        // it leads, the links on the way followed as inside a chroot at the tree's root.
+        bool above_root = false;
+        const auto dest =
+            res.resolve(target.front() == '/' ? target : "/" + join(at, at.size() - 1) + "/" + target, false, &above_root);
+        if (!inside || above_root) {
+            text = relative_text(at, dest ? *dest : to);
             plan.notes.push_back("link /" + key + " -> " + target + " written as " + text + " (stays inside the tree)");
         }
         plan.add(at, node{node_kind::link, text}, "link");
@@ -757,23 +768,37 @@ inline machine_tree_result write_machine_tree(const machine_recording& rec, cons
                                               const machine_tree_options& options = {}) {
     using namespace detail::record;
     machine_tree_result result;
-    if (dir.empty()) {
+    // "lnk/" would be followed where "lnk" is refused: the name without its trailing slashes.
+    std::string target = dir;
+    while (target.size() > 1 && target.back() == '/') target.pop_back();
+    if (target.empty()) {
         result.message = "no target folder given";
         return result;
     }
-    // The target: created private, or an existing empty folder (any with force), never a link.
+    // The target: created private, or an existing empty folder (any with force) that this
+    // user owns, made private; never a link.
     bool made = false;
-    if (::mkdir(dir.c_str(), 0700) == 0) made = true;
+    if (::mkdir(target.c_str(), 0700) == 0) made = true;
     else if (errno != EEXIST) {
         result.message = "cannot create '" + dir + "': " + errno_text(errno);
         return result;
     }
     using detail::fd_guard;
-    fd_guard root(::open(dir.c_str(), dir_flags));
+    fd_guard root(::open(target.c_str(), dir_flags));
     if (root.get() < 0) {
         result.message = "'" + dir + "' is not a folder that can be written (" + errno_text(errno) +
                          (errno == ELOOP || errno == ENOTDIR ? "; a link or a file is never written through" : "") + ")";
         return result;
+    }
+    if (!made) {
+        // A folder someone else made (in /tmp, beforehand) could be read by them: refused.
+        struct stat st {};
+        if (::fstat(root.get(), &st) != 0 || st.st_uid != ::geteuid()) {
+            result.message = "'" + dir + "' belongs to another user: the tree it would hold is private";
+            return result;
+        }
+        if ((st.st_mode & 077) != 0 && ::fchmod(root.get(), 0700) == 0)
+            result.notes.push_back("'" + dir + "' made private (0700), as a folder gather creates is");
     }
     if (!made && !options.force) {
         const auto names = names_in(root.get());
@@ -787,7 +812,7 @@ inline machine_tree_result write_machine_tree(const machine_recording& rec, cons
         }
     }
     tree_plan plan = plan_tree(rec);
-    result.notes = std::move(plan.notes);
+    result.notes.insert(result.notes.end(), plan.notes.begin(), plan.notes.end());
 
     // Each node, in path order (a folder before what it holds), by folder descriptors
     // opened one component at a time without following links.

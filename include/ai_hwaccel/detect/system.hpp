@@ -262,11 +262,6 @@ public:
             r.status = read_status::error; // too many links, as the kernel's ELOOP
             return r;
         }
-        const int fd = ::open(full->c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-        if (fd < 0) {
-            r.status = status_from_errno(errno);
-            return r;
-        }
         // Detection reads a few hundred files, and on some virtual machines each system
         // call costs microseconds, so this machine's own /proc and /sys go without two of
         // them: the check below, since those hold only kernel files, never a FIFO or a
@@ -275,17 +270,28 @@ public:
         // is the whole file. (Larger binary attributes come a page per read: read on.)
         const bool live_kernel_file = root_.empty() && (path.starts_with("/sys/") || path.starts_with("/proc/"));
         const bool live_sysfs = live_kernel_file && path.starts_with("/sys/");
-        // Otherwise only regular files: never block on a FIFO or read a device.
-        struct stat st {};
-        if (!live_kernel_file && (::fstat(fd, &st) != 0 || !(S_ISREG(st.st_mode)))) {
-            ::close(fd);
-            r.status = read_status::error;
+        // Otherwise only regular files, checked before the open: opening a FIFO wakes its
+        // writer and opening a device runs its driver (a tree someone sent may hold both).
+        if (!live_kernel_file) {
+            struct stat st {};
+            const int failed = ::stat(full->c_str(), &st) != 0 ? errno : 0;
+            if (failed != 0 || !S_ISREG(st.st_mode)) {
+                r.status = failed != 0 ? status_from_errno(failed) : read_status::error;
+                return r;
+            }
+        }
+        const int fd = ::open(full->c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+        if (fd < 0) {
+            r.status = status_from_errno(errno);
             return r;
         }
         char buf[8192];
         r.status = read_status::ok;
         for (bool first = true;; first = false) {
-            const std::size_t want = cap - r.data.size() + 1 < sizeof buf ? cap - r.data.size() + 1 : sizeof buf;
+            // One byte past the cap tells a file of exactly `cap` bytes from a longer one
+            // (the left count is compared before adding it: a cap of SIZE_MAX would wrap).
+            const std::size_t left = cap - r.data.size();
+            const std::size_t want = left < sizeof buf - 1 ? left + 1 : sizeof buf;
             const ::ssize_t n = ::read(fd, buf, want);
             if (n < 0) {
                 if (errno == EINTR) continue;
@@ -345,8 +351,10 @@ private:
     tool_result replay(const tool_request& request) const {
         tool_result r;
         if (request.argv.empty()) return r;
-        const auto index_file = read_file_quietly(capture_index_path, 1u << 20);
+        auto index_file = read_file_quietly(capture_index_path, 1u << 20);
         if (!index_file.ok()) return r; // no captures: every tool is absent
+        // An index cut at the cap ends in part of a line, which could name another command.
+        if (index_file.status == read_status::truncated) index_file.data.erase(index_file.data.rfind('\n') + 1);
         const capture_index idx = parse_capture_index(index_file.data);
         const capture_entry* e = idx.find(command_line_of(request.argv));
         if (!e) return r;

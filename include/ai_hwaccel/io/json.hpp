@@ -1076,9 +1076,15 @@ inline void from_json(const nlohmann::json& j, accelerator_registry& r) { detail
 // ---------------------------------------------------------------------------------------
 // Text in, text out.
 
+/// Spaces per level to_json_string writes at most: nlohmann's serializer (3.11) grows its
+/// indent buffer once per level, so an indent past 1024 reads beyond it.
+inline constexpr int max_json_indent = 64;
+
 /// The registry as JSON text. `indent` < 0 writes one line; otherwise nlohmann's pretty
-/// printing with that many spaces per level.
+/// printing with that many spaces per level, at most max_json_indent (more is written as
+/// that many).
 inline std::string to_json_string(const accelerator_registry& r, int indent = 2) {
+    if (indent > max_json_indent) indent = max_json_indent;
     const nlohmann::json j = r;
     // Strings were made valid UTF-8 on the way in, so `replace` never fires; it is there so
     // that writing can never throw (or abort, without exceptions).
