@@ -22,8 +22,10 @@ set(_ai_hwaccel_size_target 100000)
 # minutes of one core). Issue 8's target is under 850,000 bytes. 2026-11-25 (forty-second
 # session): 849,440 bytes. It had grown past the target unguarded (853,536 at cd6824b, then
 # 865,824 with that session's fixes); the tables' name lists became pointers to their
-# literals (name_list: 104 bytes a catalogue row less), which took it back under.
-set(_ai_hwaccel_cli_size_budget 849440)
+# literals (name_list: 104 bytes a catalogue row less), which took it back under. The last
+# review fixes of that session (tree writing, the JSON indent's bound) took 32 bytes more:
+# 849,472, 528 bytes under the target.
+set(_ai_hwaccel_cli_size_budget 849472)
 set(_ai_hwaccel_cli_size_target 850000)
 find_program(AI_HWACCEL_STRIP NAMES strip)
 find_program(AI_HWACCEL_BASH NAMES bash)
