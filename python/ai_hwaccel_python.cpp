@@ -702,9 +702,13 @@ py::dict estimate(const py::handle& device, const py::handle& model, const utf8_
 
 // A cluster's nodes from a dict of node names to Registries; nullopt for any other value.
 std::optional<std::vector<ah::cluster_node>> nodes_of(const py::handle& h) {
-    if (!py::isinstance<py::dict>(h)) return std::nullopt;
+    // A dict, or any collections.abc.Mapping (the stub's type), read through its items().
+    const auto mapping = py::module_::import("collections.abc").attr("Mapping");
+    if (!py::isinstance<py::dict>(h) && PyObject_IsInstance(h.ptr(), mapping.ptr()) != 1) return std::nullopt;
     std::vector<ah::cluster_node> nodes;
-    for (const auto& [k, v] : h.cast<py::dict>()) {
+    for (const auto& item : h.attr("items")()) {
+        const auto pair = item.cast<py::tuple>();
+        const py::handle k = pair[0], v = pair[1];
         if (!py::isinstance<py::str>(k)) throw py::type_error("devices: a cluster's node names must be str");
         if (!py::isinstance<ah::accelerator_registry>(v))
             throw py::type_error("devices: a cluster maps node names to Registries (ai_hwaccel.detect() on each "
@@ -719,7 +723,7 @@ py::dict plan(const py::handle& devices, const py::handle& model, const utf8_tex
               const whole_arg& batch, bool allow_cpu, bool free_memory, double headroom, std::optional<whole_arg> prompt,
               bool spread, std::optional<double> network_gbits, const whole_arg& prompt_depth) {
     const auto nodes = nodes_of(devices);
-    if (network_gbits && !nodes) throw py::value_error("network_gbits joins nodes: devices must be a cluster (a dict)");
+    if (network_gbits && !nodes) throw py::value_error("network_gbits joins nodes: devices must be a cluster (a mapping of node names)");
     if (network_gbits && !(*network_gbits > 0 && *network_gbits <= 1e5))
         throw py::value_error("network_gbits: must be above 0 and at most 100000 (Gb/s each way, e.g. 400)");
     std::optional<ah::cluster_view> cluster;

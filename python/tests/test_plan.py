@@ -5,9 +5,11 @@ Where the CLI is available (AI_HWACCEL_CLI, set by ctest), each answer is compar
 planner, so they must agree to the CLI's rounding (rates to 0.01 token/s).
 """
 
+import collections.abc
 import json
 import os
 import subprocess
+import types
 import unittest
 
 import ai_hwaccel as ah
@@ -367,6 +369,17 @@ class Plans(unittest.TestCase):
         self.assertEqual({s["node"] for s in p["shards"] if s["stage"] == 0}, {"gpu01"})
         self.assertEqual({s["node"] for s in p["shards"] if s["stage"] == 1}, {"gpu02"})
         self.assertEqual(sorted(s["index"] for s in p["shards"] if s["node"] == "gpu02"), list(range(8)))
+        # Any Mapping, as the stub types it (before: a dict alone; a MappingProxyType was
+        # "not a Registry" and a Mapping class leaked a KeyError).
+        class Nodes(collections.abc.Mapping):
+            def __init__(self, d): self.d = d
+            def __getitem__(self, k): return self.d[k]
+            def __iter__(self): return iter(self.d)
+            def __len__(self): return len(self.d)
+        for other in (types.MappingProxyType(nodes), Nodes(nodes)):
+            with self.subTest(mapping=type(other).__name__):
+                q = ah.plan(other, "llama-3.1-405b", quant="bf16", network_gbits=400)
+                self.assertEqual((q["fits"], q["stages"]), (True, 2))
         # One machine's plan has no cluster and no node.
         one = ah.plan(ah.catalogue_registry("H100 SXM", 8), "llama-3.1-70b", quant="bf16")
         self.assertIsNone(one["cluster"])
