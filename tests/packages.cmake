@@ -35,7 +35,7 @@ add_test(NAME packages_conan_tpu_gaudi_without_json
 # Consumers beyond tests/consumers: FetchContent twice, a refused version, pkg-config, and
 # the Conan test_package against a plain CMake install.
 foreach(_pk_mode IN ITEMS fetchcontent_archive fetchcontent_source_dir wrong_version pkg_config
-                          conan_test_package)
+                          conan_test_package headers_only)
   add_test(NAME packages_consumer_${_pk_mode}
            COMMAND "${CMAKE_COMMAND}" ${_pk_args} -DMODE=${_pk_mode} -P "${_pk_dir}/consumer.cmake")
 endforeach()
@@ -54,6 +54,6 @@ set_tests_properties(
   packages_conan_defaults packages_conan_tpu_gaudi_without_json
   packages_consumer_fetchcontent_archive packages_consumer_fetchcontent_source_dir
   packages_consumer_wrong_version packages_consumer_pkg_config packages_consumer_conan_test_package
-  PROPERTIES LABELS packages TIMEOUT 300)
+  packages_consumer_headers_only PROPERTIES LABELS packages TIMEOUT 300)
 set_tests_properties(packages_versions_and_backends_agree packages_lint_catches_mismatches
   PROPERTIES LABELS packages)

@@ -8,6 +8,8 @@
 #   pkg_config               pkg-config --cflags --libs compiles and links the program,
 #                            from an install moved away from its configured prefix
 #   conan_test_package       conan/test_package built against a CMake-installed prefix
+#   headers_only             the README's headers-alone install (CLI and C library off, the
+#                            tests left on), installed unbuilt: no program, a usable package
 include("${CMAKE_CURRENT_LIST_DIR}/common.cmake")
 pk_read_project(_backends _version)
 set(work "${WORK_DIR}/${MODE}")
@@ -108,6 +110,21 @@ elseif(MODE STREQUAL "pkg_config")
   separate_arguments(flag_list UNIX_COMMAND "${flags}")
   pk_run(o "${CMAKE_CXX_COMPILER}" "${PK_PROGRAM}" -o "${work}/consumer" ${flag_list})
   pk_expect_backends("${work}/consumer" GAUDI)
+
+elseif(MODE STREQUAL "headers_only")
+  # The tests build the CLI for themselves; an install asked for without it has none, and
+  # needs nothing built.
+  pk_run(o "${CMAKE_COMMAND}" -S "${SOURCE_DIR}" -B "${work}/lib-build" ${PK_GEN_ARGS}
+         -DCMAKE_CXX_COMPILER=${CMAKE_CXX_COMPILER} -DAI_HWACCEL_INSTALL=ON
+         -DAI_HWACCEL_BUILD_CLI=OFF -DAI_HWACCEL_BUILD_CAPI=OFF -DAI_HWACCEL_BUILD_PYTHON=OFF
+         -DAI_HWACCEL_BUILD_EXAMPLES=OFF -DAI_HWACCEL_BUILD_BENCHMARKS=OFF)
+  pk_run(o "${CMAKE_COMMAND}" --install "${work}/lib-build" --prefix "${work}/prefix")
+  if(EXISTS "${work}/prefix/bin")
+    message(FATAL_ERROR "a headers-alone install wrote ${work}/prefix/bin")
+  endif()
+  pk_build_consumer("${PK_HERE}/find_package" "${work}/build"
+                    -DCMAKE_PREFIX_PATH=${work}/prefix -DREQUEST_VERSION=${_version})
+  pk_expect_backends("${work}/build/consumer" ${_backends})
 
 elseif(MODE STREQUAL "conan_test_package")
   # The recipe's own test project, against the tree a CMake install produces.
