@@ -15410,6 +15410,7 @@ AI_HWACCEL_NAMESPACE_END
 
 #include <chrono>
 #include <condition_variable>
+#include <cstddef>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -15435,7 +15436,7 @@ struct nvml_options {
 enum class nvml_status : std::uint8_t {
     ok,
     library_not_found, ///< no NVML on this machine: not worth a warning
-    unsafe_search_path, ///< LD_LIBRARY_PATH has relative entries; NVML not loaded
+    unsafe_search_path, ///< the loader would search a relative folder (LD_LIBRARY_PATH); NVML not loaded
     missing_symbol,    ///< a driver too old for the entry points used here
     init_failed,       ///< nvmlInit refused (driver not loaded, version mismatch, …)
     timed_out,         ///< the query did not finish in time and was abandoned
@@ -15687,18 +15688,48 @@ inline nvml_result query(void* lib) {
     return r;
 }
 
-// Relative LD_LIBRARY_PATH entries would let the current directory supply "NVML".
-inline bool loader_path_is_safe() noexcept {
-    const char* v = std::getenv("LD_LIBRARY_PATH");
-    if (!v) return true;
-    std::string_view s(v);
+// A search list ld.so reads (LD_LIBRARY_PATH: split at ':' and ';') names only absolute
+// folders: an empty entry is the current directory, and a relative one is found from it.
+// $ORIGIN (the program's folder) is absolute once ld.so expands it.
+inline bool absolute_search_list(std::string_view s) noexcept {
     for (;;) {
-        const auto colon = s.find(':');
-        const auto entry = s.substr(0, colon);
-        if (entry.empty() || entry.front() != '/') return false;
-        if (colon == std::string_view::npos) return true;
-        s.remove_prefix(colon + 1);
+        const auto end = s.find_first_of(":;");
+        const auto entry = s.substr(0, end);
+        const auto origin = [&](std::string_view token) {
+            return entry.starts_with(token) && (entry.size() == token.size() || entry[token.size()] == '/');
+        };
+        if (entry.empty() || (entry.front() != '/' && !origin("$ORIGIN") && !origin("${ORIGIN}"))) return false;
+        if (end == std::string_view::npos) return true;
+        s.remove_prefix(end + 1);
     }
+}
+
+// Whether a bare soname can only be found in absolute folders. ld.so read LD_LIBRARY_PATH
+// when the program started (a later unsetenv does not change where it looks), so its own
+// list for the program is asked (glibc's dlinfo); the variable as it is now must be safe too.
+inline bool loader_path_is_safe() noexcept {
+    if (const char* v = std::getenv("LD_LIBRARY_PATH"); v && !absolute_search_list(v)) return false;
+#if defined(__GLIBC__) // RTLD_DI_SERINFO (an enumerator, not a macro): glibc only
+    void* self = ::dlopen(nullptr, RTLD_LAZY);
+    if (!self) return true;
+    bool safe = true;
+    Dl_serinfo size{};
+    if (::dlinfo(self, RTLD_DI_SERINFOSIZE, &size) == 0 && size.dls_size >= sizeof(Dl_serinfo)) {
+        std::vector<std::max_align_t> buffer((size.dls_size + sizeof(std::max_align_t) - 1) / sizeof(std::max_align_t));
+        auto* info = reinterpret_cast<Dl_serinfo*>(buffer.data());
+        info->dls_size = size.dls_size;
+        info->dls_cnt = size.dls_cnt;
+        if (::dlinfo(self, RTLD_DI_SERINFO, info) == 0)
+            for (unsigned i = 0; i < info->dls_cnt; ++i) {
+                const char* dir = info->dls_serpath[i].dls_name;
+                if (!dir || dir[0] != '/') safe = false;
+            }
+    }
+    ::dlclose(self);
+    return safe;
+#else
+    return true;
+#endif
 }
 
 } // namespace detail::nvml
@@ -15716,7 +15747,7 @@ inline nvml_result query_nvml(const nvml_options& options = {}) {
     }
     if (bare && !loader_path_is_safe()) {
         r.status = nvml_status::unsafe_search_path;
-        r.detail = "LD_LIBRARY_PATH has a relative or empty entry; NVML not loaded";
+        r.detail = "the library search path (LD_LIBRARY_PATH) has a relative or empty entry; NVML not loaded";
         return r;
     }
     void* lib = ::dlopen(options.library.c_str(), RTLD_NOW | RTLD_LOCAL);

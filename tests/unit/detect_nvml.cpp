@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <cstdlib>
+#include <optional>
 #include <string>
 
 #if AI_HWACCEL_BACKEND_CUDA && AI_HWACCEL_OS_LINUX && defined(AI_HWACCEL_FAKE_NVML)
@@ -16,10 +17,19 @@ namespace {
 
 constexpr std::uint64_t mib = 1024ull * 1024;
 
+// Sets (or, given nullptr, clears) a variable, and puts back what it was.
 struct scoped_env {
     std::string name;
-    scoped_env(const char* n, const std::string& v) : name(n) { ::setenv(n, v.c_str(), 1); }
-    ~scoped_env() { ::unsetenv(name.c_str()); }
+    std::optional<std::string> before;
+    scoped_env(const char* n, const char* v) : name(n) {
+        if (const char* old = std::getenv(n)) before = old;
+        if (v) ::setenv(n, v, 1);
+        else ::unsetenv(n);
+    }
+    ~scoped_env() {
+        if (before) ::setenv(name.c_str(), before->c_str(), 1);
+        else ::unsetenv(name.c_str());
+    }
     scoped_env(const scoped_env&) = delete;
     scoped_env& operator=(const scoped_env&) = delete;
 };
@@ -43,7 +53,7 @@ constexpr const char* two_gpus =
 TEST_CASE("query_nvml: every field read through the C ABI") {
     test::scratch_dir dir;
     dir.write("gpus.csv", two_gpus);
-    scoped_env data("AI_HWACCEL_FAKE_NVML_DATA", (dir.path() / "gpus.csv").string());
+    scoped_env data("AI_HWACCEL_FAKE_NVML_DATA", (dir.path() / "gpus.csv").c_str());
     const auto r = ah::query_nvml(fake());
     INFO(r.detail);
     REQUIRE(r.status == ah::nvml_status::ok);
@@ -82,7 +92,7 @@ TEST_CASE("query_nvml: the memory the driver reserves is neither used nor free")
     // The H100 row: 81559 MiB, 1 used, 81003 free, so 555 MiB reserved by the driver.
     test::scratch_dir dir;
     dir.write("gpus.csv", two_gpus);
-    scoped_env data("AI_HWACCEL_FAKE_NVML_DATA", (dir.path() / "gpus.csv").string());
+    scoped_env data("AI_HWACCEL_FAKE_NVML_DATA", (dir.path() / "gpus.csv").c_str());
     SUBCASE("nvmlDeviceGetMemoryInfo_v2: used as nvidia-smi prints it") {
         const auto r = ah::query_nvml(fake());
         REQUIRE(r.devices.size() == 2);
@@ -105,7 +115,7 @@ TEST_CASE("query_nvml: the memory the driver reserves is neither used nor free")
 TEST_CASE("query_nvml: a GPU that cannot be opened stays listed, unavailable") {
     test::scratch_dir dir;
     dir.write("gpus.csv", two_gpus);
-    scoped_env data("AI_HWACCEL_FAKE_NVML_DATA", (dir.path() / "gpus.csv").string());
+    scoped_env data("AI_HWACCEL_FAKE_NVML_DATA", (dir.path() / "gpus.csv").c_str());
     scoped_env mode("AI_HWACCEL_FAKE_NVML_MODE", "lost-gpu");
     const auto r = ah::query_nvml(fake());
     REQUIRE(r.status == ah::nvml_status::ok);
@@ -120,7 +130,7 @@ TEST_CASE("query_nvml: a GPU that cannot be opened stays listed, unavailable") {
 TEST_CASE("query_nvml: impossible memory figures are refused") {
     test::scratch_dir dir;
     dir.write("gpus.csv", two_gpus);
-    scoped_env data("AI_HWACCEL_FAKE_NVML_DATA", (dir.path() / "gpus.csv").string());
+    scoped_env data("AI_HWACCEL_FAKE_NVML_DATA", (dir.path() / "gpus.csv").c_str());
     scoped_env mode("AI_HWACCEL_FAKE_NVML_MODE", "huge");
     const auto r = ah::query_nvml(fake());
     REQUIRE(r.status == ah::nvml_status::ok);
@@ -132,7 +142,7 @@ TEST_CASE("query_nvml: impossible memory figures are refused") {
 TEST_CASE("query_nvml: a wedged driver is abandoned at the time limit") {
     test::scratch_dir dir;
     dir.write("gpus.csv", two_gpus);
-    scoped_env data("AI_HWACCEL_FAKE_NVML_DATA", (dir.path() / "gpus.csv").string());
+    scoped_env data("AI_HWACCEL_FAKE_NVML_DATA", (dir.path() / "gpus.csv").c_str());
     scoped_env mode("AI_HWACCEL_FAKE_NVML_MODE", "hang");
     const auto r = ah::query_nvml(fake(std::chrono::milliseconds(200)));
     CHECK(r.status == ah::nvml_status::timed_out);
@@ -165,11 +175,41 @@ TEST_CASE("query_nvml: failures that leave NVML unused") {
         CHECK(ah::query_nvml(o).status == ah::nvml_status::unsafe_search_path);
     }
     SUBCASE("a relative LD_LIBRARY_PATH entry keeps a bare soname from loading") {
-        scoped_env ld("LD_LIBRARY_PATH", "/usr/lib:.:/opt/lib");
-        ah::nvml_options o;
-        o.library = "libnvidia-ml.so.1";
-        CHECK(ah::query_nvml(o).status == ah::nvml_status::unsafe_search_path);
+        // ld.so splits the list at ';' as at ':', and an empty entry is the current folder.
+        for (const char* list : {"/usr/lib:.:/opt/lib", "/usr/lib;.", "/usr/lib;", "/usr/lib::/opt/lib", "lib", ""}) {
+            CAPTURE(list);
+            scoped_env ld("LD_LIBRARY_PATH", list);
+            ah::nvml_options o;
+            o.library = "libnvidia-ml.so.1";
+            CHECK(ah::query_nvml(o).status == ah::nvml_status::unsafe_search_path);
+        }
     }
+    SUBCASE("absolute entries, $ORIGIN among them, do not") {
+        for (const char* list : {"/nonexistent", "/a;/b:/c", "$ORIGIN/../lib", "${ORIGIN}:/x", "$ORIGIN"}) {
+            CAPTURE(list);
+            scoped_env ld("LD_LIBRARY_PATH", list);
+            ah::nvml_options o;
+            o.library = "libnvidia-ml-none.so.1";
+            CHECK(ah::query_nvml(o).status == ah::nvml_status::library_not_found);
+        }
+        CHECK_FALSE(ah::detail::nvml::absolute_search_list("$ORIGINAL/lib"));
+        CHECK_FALSE(ah::detail::nvml::absolute_search_list("$LIB/nvidia"));
+    }
+}
+
+// ld.so reads LD_LIBRARY_PATH once, when the program starts: clearing the variable later
+// leaves the current folder in its list. tests/CMakeLists.txt runs this case again in a
+// program started with LD_LIBRARY_PATH=. (nvml_loader_path_at_start); run alone it only
+// checks that the loader's list of an ordinary start is taken for safe.
+TEST_CASE("NVML: the loader's search list as it was at start, not the variable now") {
+    const bool started_relative = std::getenv("AI_HWACCEL_TEST_STARTED_WITH_RELATIVE_LD_PATH") != nullptr;
+    const char* now = std::getenv("LD_LIBRARY_PATH");
+    if (!started_relative && now) return; // someone else's list: nothing to say about it
+    scoped_env cleared("LD_LIBRARY_PATH", nullptr);
+    ah::nvml_options o;
+    o.library = "libnvidia-ml-none.so.1";
+    CHECK(ah::query_nvml(o).status ==
+          (started_relative ? ah::nvml_status::unsafe_search_path : ah::nvml_status::library_not_found));
 }
 
 #endif
