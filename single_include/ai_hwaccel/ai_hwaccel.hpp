@@ -11892,7 +11892,11 @@ inline dpm_levels_result parse_pp_dpm_levels(std::string_view text) {
             return true;
         }
         if (level.active) {
-            if (r.active) problems.add(number, "a second level marked active");
+            // On a host whose platform cannot switch the link (Intel's, to amdgpu), the
+            // kernel gives every PCIe level the same link and marks each one that matches
+            // the link in use: several marks of one link are that link.
+            const bool same_link = r.active && level.link.known() && level.link == r.levels[*r.active].link;
+            if (r.active && !same_link) problems.add(number, "a second level marked active");
             else r.active = r.levels.size();
         }
         r.max_mhz = std::max(r.max_mhz, level.mhz);
@@ -12399,8 +12403,11 @@ std::optional<amdgpu_card> read_amdgpu_card(const S& sys, std::string_view card_
                                "pp_dpm_pcie", "numa_node", "mem_info_vram_total", "mem_info_vram_used"}) {
         const auto t = file(f);
         if (!t) continue;
-        // "Unknown" link speeds (a link the kernel cannot read) are not garbage.
-        if (detail::trim(*t).starts_with("Unknown") || (f.ends_with("width") && detail::trim(*t) == "0"sv)) continue;
+        // "Unknown" link speeds and widths 0 and 255 (a link the kernel cannot read) are not
+        // garbage.
+        if (detail::trim(*t).starts_with("Unknown") ||
+            (f.ends_with("width") && (detail::trim(*t) == "0"sv || detail::trim(*t) == "255"sv)))
+            continue;
         auto problem = apply_device_file(f, *t, p);
         if (!problem.empty()) detail::add_warning(warnings, problem.kind, dev + "/" + std::string(f), problem.message);
     }

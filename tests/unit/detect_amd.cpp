@@ -185,6 +185,18 @@ TEST_CASE("parse_pp_dpm_levels") {
         CHECK(r.levels[1] == ah::dpm_level{"1", 619, {3, 16}, true});
         CHECK(r.max_link == ah::pcie_link{3, 16});
     }
+    SUBCASE("hand-made: every level one link, each marked (an Intel host, no link switching)") {
+        // smu_v13_0_update_pcie_parameters gives every level the same link when the platform
+        // cannot switch it, and print_clk_levels marks each level that matches the link.
+        auto r = ah::parse_pp_dpm_levels("0: 16.0GT/s, x8 250Mhz *\n1: 16.0GT/s, x8 1143Mhz *\n");
+        INFO(problems_of(r.problems));
+        CHECK(r.problems.empty());
+        CHECK(r.active == 1u);
+        CHECK(r.levels[*r.active].link == ah::pcie_link{4, 8});
+        // Marks on two different links, or on clocks, stay a contradiction.
+        CHECK(ah::parse_pp_dpm_levels("0: 2.5GT/s, x8 250Mhz *\n1: 16.0GT/s, x8 1143Mhz *\n").problems.size() == 1);
+        CHECK(ah::parse_pp_dpm_levels("0: 500Mhz *\n1: 1000Mhz *\n").problems.size() == 1);
+    }
     SUBCASE("hand-made: clock tables, deep-sleep level") {
         const auto r = ah::parse_pp_dpm_levels("S: 19Mhz\n0: 500Mhz\n1: 1000Mhz *\n2: 2482Mhz\n");
         CHECK(r.problems.empty());
@@ -614,6 +626,21 @@ TEST_CASE("rocm_probe") {
         REQUIRE(out.devices.size() == 1);
         CHECK(test::count_kind(out.warnings, ah::warning_kind::parse_error) == 1);
         CHECK(*out.devices[0].pcie_max == ah::pcie_link{5, 16});
+        // On an Intel host both levels are the slot's link and both are marked.
+        d.write(x + "/pp_dpm_pcie", "0: 16.0GT/s, x8 250Mhz *\n1: 16.0GT/s, x8 1143Mhz *\n");
+        out = ah::rocm_probe{}.probe(ah::host_system(h.root.string()));
+        INFO(warnings_of(out.warnings));
+        CHECK(out.warnings.empty());
+        REQUIRE(out.devices.size() == 1);
+        CHECK(*out.devices[0].pcie_current == ah::pcie_link{4, 8});
+        CHECK(*out.devices[0].pcie_max == ah::pcie_link{4, 8});
+        // A function without a link capability: width 255 is the kernel's "unknown".
+        fs::remove(h.root / x / "pp_dpm_pcie");
+        d.write(x + "/max_link_speed", "Unknown\n");
+        d.write(x + "/max_link_width", "255\n");
+        out = ah::rocm_probe{}.probe(ah::host_system(h.root.string()));
+        INFO(warnings_of(out.warnings));
+        CHECK(out.warnings.empty());
     }
     SUBCASE("hand-made tree: APU with VRAM 0 (MI300A-like) and a partitioned GPU") {
         fake_amd_host h;
