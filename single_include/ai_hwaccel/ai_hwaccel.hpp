@@ -17498,15 +17498,17 @@ inline bool finish(pending& x, problem_sink& problems) {
 
     // Device memory: the largest DEVICE_LOCAL heap. Not the sum: with resizable BAR off,
     // drivers expose a second small device-local heap (the host-visible window) that is
-    // part of the same VRAM. RADV (Mesa's AMD driver) is the exception: its VRAM heap is
+    // part of the same VRAM. Mesa's drivers are the exception: RADV's (AMD) VRAM heap is
     // the VRAM less the CPU-visible part, which is a device-local heap of its own
-    // (radv_physical_device_init_mem_types), so its device-local heaps add up. Integrated
+    // (radv_physical_device_init_mem_types), and ANV (Intel) does the same when it cannot
+    // map all of the VRAM (anv_physical_device_init_heaps: the unmappable VRAM, then a
+    // device-local heap of the mappable part), so their device-local heaps add up. Integrated
     // GPUs and CPU implementations report (part of) host RAM as device-local: the size is
     // kept, flagged unified, so totals never add it to the host's memory as if it were
     // dedicated.
     std::string_view driver = d.driver_id;
     if (driver.starts_with("VK_")) driver.remove_prefix(3);
-    const bool split_heaps = driver == "DRIVER_ID_MESA_RADV"sv;
+    const bool split_heaps = driver == "DRIVER_ID_MESA_RADV"sv || driver == "DRIVER_ID_INTEL_OPEN_SOURCE_MESA"sv;
     std::uint64_t best = 0;
     for (const auto& h : d.heaps)
         if (h.device_local) best = split_heaps ? best + h.size_bytes : std::max(best, h.size_bytes); // each <= 16 TiB

@@ -341,6 +341,12 @@ TEST_CASE("parse_vulkaninfo: RADV's split VRAM heaps, an old driverVersion, a he
     r = ah::parse_vulkaninfo(gpu("DRIVER_ID_AMD_OPEN_SOURCE", "2.0.279 (8388887)"));
     REQUIRE(r.devices.size() == 1);
     CHECK(*r.devices[0].memory_bytes == 16911433728ull); // the largest: another driver's window is inside it
+    // ANV (Mesa's Intel driver) without resizable BAR lays out its heaps the same way
+    // (anv_physical_device_init_heaps): an Arc A770's 16 GiB as unmappable VRAM and the
+    // mappable 256 MiB.
+    r = ah::parse_vulkaninfo(gpu("DRIVER_ID_INTEL_OPEN_SOURCE_MESA", "23.1.3 (96473091)"));
+    REQUIRE(r.devices.size() == 1);
+    CHECK(*r.devices[0].memory_bytes == 16ull << 30);
 
     // vulkaninfo before 2020: the number and its hexadecimal form, decoded as vulkaninfo does
     // for the vendor (Mesa: 10.10.12 bits; NVIDIA: 10.8.8.6 bits).
