@@ -6664,10 +6664,19 @@ constexpr void take_if_empty(inplace_string<N>& keep, const inplace_string<N>& o
     if (keep.empty() && !other.empty()) keep = other;
 }
 
+/// A graphics API's view of a card (Vulkan, DXGI), whose memory is what its driver offers
+/// to allocate (a heap), not what the card has.
+constexpr bool api_view(const accelerator_profile& p) noexcept {
+    return p.kind == device_kind::vulkan_gpu || p.kind == device_kind::dxgi_gpu;
+}
+
 } // namespace detail
 
 /// Folds `other` (another backend's view of the same device) into `keep`: every value
-/// that `other` knows from a more trustworthy source replaces `keep`'s.
+/// that `other` knows from a more trustworthy source replaces `keep`'s, except that a
+/// graphics API's memory (a Vulkan or DXGI heap) only fills in for a vendor view that
+/// knows none: RADV's heap of a 4 GiB card is 16 MiB short of amdgpu's VRAM total, and an
+/// integrated GPU's heap is a part of the host memory the vendor view gives it.
 constexpr void absorb(accelerator_profile& keep, const accelerator_profile& other) noexcept {
     detail::take_if_empty(keep.name, other.name);
     detail::take_if_empty(keep.uuid, other.uuid);
@@ -6677,7 +6686,8 @@ constexpr void absorb(accelerator_profile& keep, const accelerator_profile& othe
     if (keep.pci_device_id == 0) keep.pci_device_id = other.pci_device_id;
     if (keep.maker == vendor::unknown) keep.maker = other.maker;
     keep.unified_memory = keep.unified_memory || other.unified_memory;
-    detail::take_better(keep.memory_bytes, other.memory_bytes);
+    if (!keep.memory_bytes || !detail::api_view(other) || detail::api_view(keep))
+        detail::take_better(keep.memory_bytes, other.memory_bytes);
     detail::take_better(keep.memory_used_bytes, other.memory_used_bytes);
     detail::take_better(keep.memory_free_bytes, other.memory_free_bytes);
     // Free memory is a part of the total it was reported against. Totals from two views can
@@ -6704,59 +6714,100 @@ constexpr void absorb(accelerator_profile& keep, const accelerator_profile& othe
 
 /// Whether two profiles describe the same device: same PCI address (and the same stack of
 /// it, accelerator_profile::stack) unless both name UUIDs and they differ (compute
-/// partitions may share a function), or same UUID. The CPU is never merged.
+/// partitions may share a function), or same UUID. A Vulkan view's UUID is its driver's
+/// (Mesa's and AMD's drivers write the PCI address into it, which no other tool prints as
+/// a UUID): with a PCI address, the address decides. The CPU is never merged.
 inline bool same_device(const accelerator_profile& a, const accelerator_profile& b) {
     if (a.is_cpu() || b.is_cpu()) return false;
     const auto ka = detail::uuid_key(a.uuid.view()), kb = detail::uuid_key(b.uuid.view());
-    if (a.pci && b.pci) return *a.pci == *b.pci && a.stack == b.stack && (ka.empty() || kb.empty() || ka == kb);
+    if (a.pci && b.pci)
+        return *a.pci == *b.pci && a.stack == b.stack &&
+               (ka.empty() || kb.empty() || ka == kb || a.kind == device_kind::vulkan_gpu ||
+                b.kind == device_kind::vulkan_gpu);
     return !ka.empty() && ka == kb;
 }
 
 namespace detail {
 
-#if AI_HWACCEL_BACKEND_WINDOWS
-/// DXGI's adapters (Windows) carry no PCI address, and their LUID is no UUID another tool
-/// prints: an adapter is matched to the other backends' views by maker and PCI device id.
-/// Where the adapters and the other views of one (maker, id) are as many, they pair in
-/// order and each adapter folds into its view, which keeps its place and kind (identical
-/// cards are interchangeable, and absorb only fills what the view lacks or knows less
-/// well). Counts that differ pair nothing. Returns how many were folded.
-inline std::size_t merge_dxgi(std::vector<accelerator_profile>& profiles) {
-    const auto adapter = [](const accelerator_profile& p) {
-        return p.kind == device_kind::dxgi_gpu && !p.software && !p.pci && p.pci_device_id != 0;
-    };
+/// Folds the views a layer gives of cards without naming their PCI address (`layered`)
+/// into other views of the same cards (`same_card`, true of a layered view and itself).
+/// Where the layered views and the other views of one card are as many, they pair in
+/// order and each layered view folds into its partner, which keeps its place and kind
+/// (identical cards are interchangeable, and absorb only fills what the partner lacks or
+/// knows less well); the layered view's UUID is its layer's, not the card's. Counts that
+/// differ pair nothing. Returns how many were folded.
+template <class Layered, class SameCard>
+std::size_t fold_layered(std::vector<accelerator_profile>& profiles, Layered layered, SameCard same_card) {
     std::size_t folded = 0;
     for (std::size_t first = 0; first < profiles.size(); ++first) {
-        if (!adapter(profiles[first])) continue;
-        const vendor maker = profiles[first].maker;
-        const std::uint16_t id = profiles[first].pci_device_id;
-        std::vector<std::size_t> adapters, views;
+        if (!layered(profiles[first])) continue;
+        std::vector<std::size_t> layers, views;
         for (std::size_t j = 0; j < profiles.size(); ++j) {
             const auto& p = profiles[j];
-            if (p.maker != maker || p.pci_device_id != id) continue;
-            if (adapter(p)) adapters.push_back(j);
-            else if (p.kind != device_kind::dxgi_gpu && !p.software && !p.is_cpu()) views.push_back(j);
+            if (p.software || p.is_cpu() || !same_card(profiles[first], p)) continue;
+            (layered(p) ? layers : views).push_back(j);
         }
-        if (adapters.front() != first || adapters.size() != views.size()) continue; // done, or no pairing
-        for (std::size_t k = 0; k < adapters.size(); ++k) {
-            accelerator_profile a = profiles[adapters[k]];
-            a.uuid.assign({}); // the LUID: not the card's UUID
+        if (layers.front() != first || layers.size() != views.size()) continue; // done, or no pairing
+        for (std::size_t k = 0; k < layers.size(); ++k) {
+            accelerator_profile a = profiles[layers[k]];
+            a.uuid.assign({});
             absorb(profiles[views[k]], a);
         }
-        for (auto j = adapters.rbegin(); j != adapters.rend(); ++j)
+        for (auto j = layers.rbegin(); j != layers.rend(); ++j)
             profiles.erase(profiles.begin() + static_cast<std::ptrdiff_t>(*j));
-        folded += adapters.size();
+        folded += layers.size();
         first = static_cast<std::size_t>(-1); // start again: positions moved
     }
     return folded;
+}
+
+#if AI_HWACCEL_BACKEND_WINDOWS
+/// DXGI's adapters (Windows) carry no PCI address, and their LUID is no UUID another tool
+/// prints: an adapter is matched to the other backends' views by maker and PCI device id.
+inline std::size_t merge_dxgi(std::vector<accelerator_profile>& profiles) {
+    return fold_layered(
+        profiles,
+        [](const accelerator_profile& p) {
+            return p.kind == device_kind::dxgi_gpu && !p.software && !p.pci && p.pci_device_id != 0;
+        },
+        [](const accelerator_profile& a, const accelerator_profile& p) {
+            return p.maker == a.maker && p.pci_device_id == a.pci_device_id;
+        });
+}
+#endif
+
+#if AI_HWACCEL_BACKEND_VULKAN
+/// The card a device of Mesa's Dozen (Vulkan over Direct3D 12: WSL, Windows on Arm) wraps:
+/// dzn_device.c names it "Microsoft Direct3D12 (<the adapter's description>)". Empty for
+/// any other device.
+constexpr std::string_view dozen_card(const accelerator_profile& p) noexcept {
+    constexpr std::string_view prefix = "Microsoft Direct3D12 (";
+    const std::string_view n = p.name.view();
+    if (p.kind != device_kind::vulkan_gpu || p.pci || !n.starts_with(prefix) || !n.ends_with(')')) return {};
+    return n.substr(prefix.size(), n.size() - prefix.size() - 1);
+}
+
+/// Dozen's devices, which name no PCI address, folded into the card's own view (nvidia-smi
+/// in WSL, the vendor's Vulkan driver or a DXGI adapter on Windows) by maker and PCI device
+/// id, or by the name Dozen wraps where the vendor has no PCI id (Qualcomm's Adreno).
+inline std::size_t merge_dozen(std::vector<accelerator_profile>& profiles) {
+    return fold_layered(
+        profiles, [](const accelerator_profile& p) { return !p.software && !dozen_card(p).empty(); },
+        [](const accelerator_profile& a, const accelerator_profile& p) {
+            if (p.maker != a.maker) return false;
+            if (a.pci_device_id != 0) return p.pci_device_id == a.pci_device_id;
+            const std::string_view card = dozen_card(a), other = dozen_card(p);
+            return (other.empty() ? p.name.view() : other) == card;
+        });
 }
 #endif
 
 } // namespace detail
 
 /// Merges profiles of the same device, keeping the first one's place and kind (probes run
-/// vendor backends before Vulkan, so the vendor's view leads; DXGI's adapters, which name
-/// no PCI address, are matched as detail::merge_dxgi says). Returns how many were folded.
+/// vendor backends before Vulkan, so the vendor's view leads; DXGI's adapters and Dozen's
+/// devices, which name no PCI address, are matched as detail::merge_dxgi and
+/// detail::merge_dozen say). Returns how many were folded.
 inline std::size_t merge_duplicates(std::vector<accelerator_profile>& profiles) {
     std::size_t folded = 0;
     for (std::size_t i = 0; i < profiles.size(); ++i) {
@@ -6773,6 +6824,9 @@ inline std::size_t merge_duplicates(std::vector<accelerator_profile>& profiles) 
     }
 #if AI_HWACCEL_BACKEND_WINDOWS
     folded += detail::merge_dxgi(profiles);
+#endif
+#if AI_HWACCEL_BACKEND_VULKAN
+    folded += detail::merge_dozen(profiles);
 #endif
     return folded;
 }
@@ -17367,12 +17421,14 @@ constexpr std::string_view vk_block_header(std::string_view line) noexcept {
     return name;
 }
 
-// A software implementation: by type, driver id or name.
+// A software implementation: by type, driver id or name (Dozen names a device after the
+// Direct3D 12 adapter it wraps: "Microsoft Direct3D12 (Microsoft Basic Render Driver)").
 constexpr bool is_software(vulkan_device_type type, std::string_view driver_id, std::string_view name) noexcept {
     if (driver_id.starts_with("VK_")) driver_id.remove_prefix(3);
     return type == vulkan_device_type::cpu || driver_id == "DRIVER_ID_MESA_LLVMPIPE"sv ||
            driver_id == "DRIVER_ID_GOOGLE_SWIFTSHADER"sv || icontains(name, "llvmpipe") ||
-           icontains(name, "lavapipe") || icontains(name, "SwiftShader");
+           icontains(name, "lavapipe") || icontains(name, "SwiftShader") ||
+           icontains(name, "Microsoft Basic Render Driver"); // WARP, through Dozen
 }
 
 // The encoding vulkaninfo itself uses to print driverVersion (vendor specific), for the
@@ -25926,16 +25982,17 @@ AI_HWACCEL_NAMESPACE_END
 //      "hostname": "...", "boot_id": "...", "process": "<16 hex digits>",
 //      "written_at": <Unix seconds>, "registry": {...}}
 //
-// A file written by another machine or a previous boot (hostname, boot id), by another
-// release or build of the library (library_version, backends), by a newer format, or that
-// is corrupt, too large or not a regular file is *invalid*: `get_or_detect` detects again,
+// A file written by another machine or a previous boot (hostname, boot id), in another
+// format, or that is corrupt, too large or not a regular file is *invalid*: `get_or_detect` detects again,
 // replaces the file, and adds a `cache_invalid` warning to the registry it returns. A file
 // older than `max_age` (or dated in the future) is simply *expired*: it is re-detected and
 // replaced without a warning, since expiry is the cache's ordinary life, not a fault.
 // So is a file written by another process of this boot that sees the machine otherwise
 // (`process`: its device visibility variables, tool search path, CPUs or control groups
-// differ, as between the ranks of a distributed job): *other_process*, detected again
-// and replaced without a warning.
+// differ, as between the ranks of a distributed job) or by a program built against another
+// release or backend set of the library (library_version, backends): *other_process*,
+// detected again and replaced without a warning. (Programs that take turns with one file
+// replace each other's; `disk_cache_options::file_name` keeps them apart.)
 //
 // Safety. The folder is `$XDG_CACHE_HOME/ai-hwaccel` when that variable holds an absolute
 // path, else `$HOME/.cache/ai-hwaccel`; never /tmp or any other shared folder (with
@@ -26012,13 +26069,17 @@ struct host_identity {
 /// The environment variables detection reads: the device visibility masks
 /// (visibility_rules, for every backend), and the others the probes consult: the
 /// tool search path and NVML's library path, the device order and hierarchy settings of
-/// CUDA, Level Zero and Neuron, and the container markers.
+/// CUDA, Level Zero and Neuron, and the container markers; and those the tools it runs
+/// obey (they inherit the environment): the Vulkan loader's driver selection, which
+/// decides what vulkaninfo lists.
 inline constexpr std::string_view detection_environment[] = {
     "CUDA_VISIBLE_DEVICES",     "ROCR_VISIBLE_DEVICES",     "HIP_VISIBLE_DEVICES",
     "HABANA_VISIBLE_DEVICES",   "NEURON_RT_VISIBLE_CORES",  "TPU_VISIBLE_CHIPS",
     "ZE_AFFINITY_MASK",         "CUDA_DEVICE_ORDER",        "ZE_FLAT_DEVICE_HIERARCHY",
     "NEURON_LOGICAL_NC_CONFIG", "PATH",                     "LD_LIBRARY_PATH",
-    "container",                "KUBERNETES_SERVICE_HOST",
+    "container",                "KUBERNETES_SERVICE_HOST",  "VK_DRIVER_FILES",
+    "VK_ICD_FILENAMES",         "VK_ADD_DRIVER_FILES",      "VK_LOADER_DRIVERS_SELECT",
+    "VK_LOADER_DRIVERS_DISABLE",
 };
 
 namespace detail {
@@ -26134,7 +26195,9 @@ struct disk_cache_options {
     /// Files larger than this are refused unread (a registry of hundreds of devices is
     /// well under 1 MiB).
     std::size_t max_bytes = std::size_t{8} << 20;
-    /// The identity files must carry; empty means current_host_identity().
+    /// The identity files must carry; empty means current_host_identity(), taken anew by
+    /// each load, store and get_or_detect: detection reads the environment when it runs,
+    /// so a mask set after the cache was made is the caller's then.
     std::optional<host_identity> identity;
     /// The wall clock (tests set their own); empty means std::chrono::system_clock.
     std::function<std::chrono::system_clock::time_point()> now;
@@ -26147,7 +26210,8 @@ enum class disk_cache_status : std::uint8_t {
     expired,     ///< a valid file, too old (or dated in the future)
     /// A valid file of this boot, written by a process that sees the machine otherwise
     /// (host_identity::process differs: its visibility variables, tool path, CPUs or
-    /// control groups): detected again and replaced, without a warning.
+    /// control groups) or by a program built against another release or backend set of
+    /// the library: detected again and replaced, without a warning.
     other_process,
     invalid,     ///< corrupt, foreign, newer, too large, not a regular file
     unavailable, ///< no usable folder (unsafe, unset, unreadable)
@@ -26176,7 +26240,6 @@ public:
     disk_cache() : disk_cache(disk_cache_options{}) {}
     explicit disk_cache(disk_cache_options options) : options_(std::move(options)) {
         if (options_.folder.empty()) options_.folder = default_disk_cache_folder();
-        if (!options_.identity) options_.identity = current_host_identity();
         if (!options_.now) options_.now = [] { return std::chrono::system_clock::now(); };
     }
 
@@ -26185,8 +26248,45 @@ public:
     std::string path() const { return options_.folder + "/" + options_.file_name; }
     const disk_cache_options& options() const noexcept { return options_; }
 
+    /// The identity this cache's files carry now (disk_cache_options::identity).
+    host_identity identity() const { return options_.identity ? *options_.identity : current_host_identity(); }
+
     /// Reads the cache file. Never throws (except std::bad_alloc), never follows a symlink.
-    disk_cache_load load() const {
+    disk_cache_load load() const { return load(identity()); }
+
+    /// Writes `reg` atomically. Returns the warnings of a write that did not happen (empty
+    /// on success). Never throws (except std::bad_alloc).
+    std::vector<warning> store(const accelerator_registry& reg) const { return store(reg, identity()); }
+
+    /// The cached registry when there is a valid, fresh one; otherwise `detect()`'s,
+    /// stored for next time, carrying a `cache_invalid` (or I/O) warning when the file was
+    /// invalid or the cache unusable. The file never holds those cache warnings. The
+    /// identity is taken once, before `detect()` runs, for the load and the store.
+    template <class Detect>
+    accelerator_registry get_or_detect(Detect&& detect) const {
+        const host_identity id = identity();
+        disk_cache_load loaded = load(id);
+        if (loaded.status == disk_cache_status::hit) return std::move(*loaded.registry);
+        accelerator_registry fresh = std::forward<Detect>(detect)();
+        std::vector<warning> extra = std::move(loaded.warnings);
+        if (loaded.status != disk_cache_status::unavailable) {
+            auto w = store(fresh, id);
+            for (auto& x : w) extra.push_back(std::move(x));
+        }
+        for (auto& w : extra) fresh.add(std::move(w));
+        return fresh;
+    }
+
+    /// Removes the cache file (not the folder); true when there is none afterwards.
+    bool clear() const {
+        std::vector<warning> ignored;
+        dir_handle dir = open_folder(false, ignored);
+        if (!dir) return true;
+        return ::unlinkat(dir.fd, options_.file_name.c_str(), 0) == 0 || errno == ENOENT;
+    }
+
+private:
+    disk_cache_load load(const host_identity& id) const {
         disk_cache_load out;
         dir_handle dir = open_folder(false, out.warnings);
         if (!dir) {
@@ -26211,16 +26311,14 @@ public:
             return invalid(out, "is larger than " + std::to_string(options_.max_bytes) + " bytes");
         std::string text;
         if (!read_capped(fd, text)) return invalid(out, "could not be read completely");
-        return parse(text, out);
+        return parse(text, id, out);
     }
 
-    /// Writes `reg` atomically. Returns the warnings of a write that did not happen (empty
-    /// on success). Never throws (except std::bad_alloc).
-    std::vector<warning> store(const accelerator_registry& reg) const {
+    std::vector<warning> store(const accelerator_registry& reg, const host_identity& id) const {
         std::vector<warning> warnings;
         dir_handle dir = open_folder(true, warnings);
         if (!dir) return warnings;
-        const std::string text = envelope(reg);
+        const std::string text = envelope(reg, id);
 
         static std::atomic<std::uint64_t> counter{0};
         int fd = -1;
@@ -26280,32 +26378,6 @@ public:
         return warnings;
     }
 
-    /// The cached registry when there is a valid, fresh one; otherwise `detect()`'s,
-    /// stored for next time, carrying a `cache_invalid` (or I/O) warning when the file was
-    /// invalid or the cache unusable. The file never holds those cache warnings.
-    template <class Detect>
-    accelerator_registry get_or_detect(Detect&& detect) const {
-        disk_cache_load loaded = load();
-        if (loaded.status == disk_cache_status::hit) return std::move(*loaded.registry);
-        accelerator_registry fresh = std::forward<Detect>(detect)();
-        std::vector<warning> extra = std::move(loaded.warnings);
-        if (loaded.status != disk_cache_status::unavailable) {
-            auto w = store(fresh);
-            for (auto& x : w) extra.push_back(std::move(x));
-        }
-        for (auto& w : extra) fresh.add(std::move(w));
-        return fresh;
-    }
-
-    /// Removes the cache file (not the folder); true when there is none afterwards.
-    bool clear() const {
-        std::vector<warning> ignored;
-        dir_handle dir = open_folder(false, ignored);
-        if (!dir) return true;
-        return ::unlinkat(dir.fd, options_.file_name.c_str(), 0) == 0 || errno == ENOENT;
-    }
-
-private:
     struct fd_closer {
         int fd;
         explicit fd_closer(int f) noexcept : fd(f) {}
@@ -26489,15 +26561,15 @@ private:
         }
     }
 
-    std::string envelope(const accelerator_registry& reg) const {
+    std::string envelope(const accelerator_registry& reg, const host_identity& id) const {
         nlohmann::json j;
         j["format"] = disk_cache_format_name;
         j["format_version"] = disk_cache_format_version;
         j["library_version"] = version.text;
         j["backends"] = compiled_backend_mask;
-        j["hostname"] = options_.identity->hostname;
-        j["boot_id"] = options_.identity->boot_id;
-        j["process"] = options_.identity->process;
+        j["hostname"] = id.hostname;
+        j["boot_id"] = id.boot_id;
+        j["process"] = id.process;
         j["written_at"] =
             std::chrono::duration_cast<std::chrono::seconds>(options_.now().time_since_epoch()).count();
         j["registry"] = reg;
@@ -26510,7 +26582,7 @@ private:
         return nlohmann::json::parse(stored, nullptr, false).get<std::string>();
     }
 
-    disk_cache_load& parse(const std::string& text, disk_cache_load& out) const {
+    disk_cache_load& parse(const std::string& text, const host_identity& id, disk_cache_load& out) const {
         if (text.find('\0') != std::string::npos) return invalid(out, "is corrupt (NUL byte)");
         std::string duplicate;
         const auto j = detail::json_io::parse_unique_keys(text.data(), text.data() + text.size(), duplicate);
@@ -26537,19 +26609,22 @@ private:
         if (*fv < disk_cache_format_version) return invalid(out, "was written in an older cache format");
         const auto lib = str("library_version");
         if (!lib) return invalid(out, "is corrupt (no library_version)");
-        if (*lib != version.text)
-            return invalid(out, "was written by ai-hwaccel " + *lib + ", not " + version.text);
         const auto backends = integer("backends");
-        if (!backends || *backends != static_cast<std::int64_t>(compiled_backend_mask))
-            return invalid(out, "was written by a build with other backends compiled in");
+        if (!backends) return invalid(out, "is corrupt (no backends)");
+        // Another release or build of the library (programs built against other headers
+        // share the default file): that program's file, replaced without a fault.
+        if (*lib != version.text || *backends != static_cast<std::int64_t>(compiled_backend_mask)) {
+            out.status = disk_cache_status::other_process;
+            return out;
+        }
         const auto host = str("hostname");
         const auto boot = str("boot_id");
         if (!host || !boot) return invalid(out, "is corrupt (no host identity)");
         // Compared as they were written: text that is not UTF-8 went in with U+FFFD for
         // each bad byte (envelope), and must not make every later load a miss.
-        if (*host != as_written(options_.identity->hostname))
+        if (*host != as_written(id.hostname))
             return invalid(out, "belongs to another machine (" + *host + ")");
-        if (*boot != as_written(options_.identity->boot_id)) return invalid(out, "was written before the last reboot");
+        if (*boot != as_written(id.boot_id)) return invalid(out, "was written before the last reboot");
         const auto process = str("process");
         if (!process) return invalid(out, "is corrupt (no process)");
         const auto written = integer("written_at");
@@ -26566,7 +26641,7 @@ private:
             out.status = disk_cache_status::expired;
             return out;
         }
-        if (*process != as_written(options_.identity->process)) {
+        if (*process != as_written(id.process)) {
             out.status = disk_cache_status::other_process;
             return out;
         }
@@ -26831,15 +26906,18 @@ public:
     using registry_ptr = std::shared_ptr<const accelerator_registry>;
 
     /// A cache whose entries live `ttl`, filled by `detect`, timed by `now` (the steady
-    /// clock unless a test gives its own). A `ttl` of zero or less re-detects on every get().
-    ttl_cache(clock::duration ttl, detect_function detect, clock_function now = {})
-        : ttl_(ttl), detect_(std::move(detect)), now_(std::move(now)) {
+    /// clock unless a test gives its own). A `ttl` of zero or less re-detects on every get();
+    /// one past what the clock counts (`hours::max()`) never expires.
+    template <class Rep, class Period>
+    ttl_cache(std::chrono::duration<Rep, Period> ttl, detect_function detect, clock_function now = {})
+        : ttl_(held(ttl)), detect_(std::move(detect)), now_(std::move(now)) {
         if (!now_) now_ = [] { return clock::now(); };
     }
 
 #if AI_HWACCEL_OS_LINUX || AI_HWACCEL_OS_MACOS
     /// A cache of the live host's full detection (`detect()`).
-    explicit ttl_cache(clock::duration ttl) : ttl_cache(ttl, [] { return ai_hwaccel::detect(); }) {}
+    template <class Rep, class Period>
+    explicit ttl_cache(std::chrono::duration<Rep, Period> ttl) : ttl_cache(ttl, [] { return ai_hwaccel::detect(); }) {}
 #endif
 
     ttl_cache(const ttl_cache&) = delete;
@@ -26929,6 +27007,18 @@ public:
     clock::duration ttl() const noexcept { return ttl_; }
 
 private:
+    // `d` in the clock's units, held to what they can count (a conversion past them
+    // overflows: seconds::max() would become negative, "re-detect every time").
+    template <class Rep, class Period>
+    static constexpr clock::duration held(std::chrono::duration<Rep, Period> d) noexcept {
+        using wide = std::chrono::duration<long double>;
+        const long double x = wide(d).count();
+        if (x != x) return clock::duration::zero(); // NaN
+        if (x >= wide(clock::duration::max()).count()) return clock::duration::max();
+        if (x <= wide(clock::duration::min()).count()) return clock::duration::min();
+        return std::chrono::duration_cast<clock::duration>(d);
+    }
+
     const clock::duration ttl_;
     detect_function detect_;
     clock_function now_;

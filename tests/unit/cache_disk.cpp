@@ -105,6 +105,17 @@ TEST_CASE("process_fingerprint") {
     CHECK(one != unset);
     CHECK(empty != unset);
     CHECK(ah::process_fingerprint() == before);
+    // The Vulkan loader's driver selection, which vulkaninfo (a tool detection runs) obeys.
+    for (const char* v : {"VK_DRIVER_FILES", "VK_ICD_FILENAMES", "VK_ADD_DRIVER_FILES", "VK_LOADER_DRIVERS_SELECT",
+                          "VK_LOADER_DRIVERS_DISABLE"}) {
+        CAPTURE(v);
+        const char* was = std::getenv(v);
+        const std::string had = was ? was : "";
+        REQUIRE(::setenv(v, "/usr/share/vulkan/icd.d/lvp_icd.x86_64.json", 1) == 0);
+        CHECK(ah::process_fingerprint() != before);
+        if (was) REQUIRE(::setenv(v, had.c_str(), 1) == 0);
+        else REQUIRE(::unsetenv(v) == 0);
+    }
 #if defined(__linux__)
     cpu_set_t all;
     CPU_ZERO(&all);
@@ -151,6 +162,30 @@ TEST_CASE("disk_cache: a file another process's view wrote is detected again, wi
     CHECK(ah::disk_cache(rank1).load().status == ah::disk_cache_status::hit);
     CHECK(ah::disk_cache(rank0).load().status == ah::disk_cache_status::other_process);
     CHECK(ah::to_string(ah::disk_cache_status::other_process) == "other_process");
+}
+
+TEST_CASE("disk_cache: the process's identity is taken when the cache is used, not when it was made") {
+    // A program makes its cache first and sets a device mask afterwards (Python's
+    // os.environ before CUDA starts): its masked detection is not another process's.
+    cache_fixture fx;
+    const char* saved = std::getenv("CUDA_VISIBLE_DEVICES");
+    const std::string kept = saved ? saved : "";
+    REQUIRE(::unsetenv("CUDA_VISIBLE_DEVICES") == 0);
+    const auto cache = fx.cache();
+    REQUIRE(::setenv("CUDA_VISIBLE_DEVICES", "1", 1) == 0);
+    CHECK(cache.get_or_detect([] { return numbered(1); }) == numbered(1));
+    CHECK(cache.identity().process == ah::process_fingerprint());
+    REQUIRE(::unsetenv("CUDA_VISIBLE_DEVICES") == 0);
+    // Without the mask, the same object and a new one both see another process's file.
+    CHECK(cache.load().status == ah::disk_cache_status::other_process);
+    int runs = 0;
+    const auto all = fx.cache().get_or_detect([&] {
+        ++runs;
+        return numbered(8);
+    });
+    CHECK(runs == 1);
+    CHECK(all == numbered(8));
+    if (saved) REQUIRE(::setenv("CUDA_VISIBLE_DEVICES", kept.c_str(), 1) == 0);
 }
 
 TEST_CASE("disk_cache with a long file name still writes") {
@@ -282,10 +317,19 @@ TEST_CASE("disk_cache with a foreign or newer file") {
     check_invalid("another machine");
     rewrite("boot_id", "00000000-0000-0000-0000-000000000000");
     check_invalid("reboot");
-    rewrite("library_version", "0.0.1");
-    check_invalid("ai-hwaccel 0.0.1");
-    rewrite("backends", 0x12345);
-    check_invalid("other backends");
+    // A program built against another release or backend set shares the default file:
+    // its file is replaced without a fault (before, a cache_invalid warning on every
+    // call of two programs taking turns).
+    for (const auto& [key, value] : {std::pair<const char*, nlohmann::json>{"library_version", "0.0.1"},
+                                     std::pair<const char*, nlohmann::json>{"backends", 0x12345}}) {
+        CAPTURE(key);
+        rewrite(key, value);
+        const auto l = cache.load();
+        CHECK(l.status == ah::disk_cache_status::other_process);
+        CHECK(l.warnings.empty());
+    }
+    rewrite("backends", nullptr);
+    check_invalid("no backends");
     rewrite("process", nullptr);
     check_invalid("no process");
     rewrite("process", "0123456789abcdef");

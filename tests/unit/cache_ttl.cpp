@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <condition_variable>
 #include <memory>
 #include <mutex>
@@ -141,6 +142,31 @@ TEST_CASE("ttl_cache with a zero TTL detects on every get") {
     (void)cache.get();
     (void)cache.get();
     CHECK(runs == 2);
+}
+
+TEST_CASE("ttl_cache with a TTL past what the clock counts never expires") {
+    // seconds::max() in nanoseconds overflowed to a negative TTL: a detection every get().
+    for (const auto ttl : {std::chrono::duration<double>(std::chrono::seconds::max()),
+                           std::chrono::duration<double>(std::chrono::hours::max()),
+                           std::chrono::duration<double>(1e300)}) {
+        CAPTURE(ttl.count());
+        manual_clock clk;
+        std::atomic<int> runs{0};
+        ah::ttl_cache cache(ttl, [&] { return numbered(++runs); }, [&] { return clk.now(); });
+        CHECK(cache.ttl() == ah::ttl_cache::clock::duration::max());
+        (void)cache.get();
+        clk.advance(std::chrono::hours(24 * 365 * 100));
+        (void)cache.get();
+        CHECK(runs == 1);
+    }
+    ah::ttl_cache hours(std::chrono::hours::max(), [] { return numbered(0); });
+    CHECK(hours.ttl() == ah::ttl_cache::clock::duration::max());
+    ah::ttl_cache negative(-std::chrono::hours::max(), [] { return numbered(0); });
+    CHECK(negative.ttl() == ah::ttl_cache::clock::duration::min());
+    ah::ttl_cache nan(std::chrono::duration<double>(std::nan("")), [] { return numbered(0); });
+    CHECK(nan.ttl() == ah::ttl_cache::clock::duration::zero());
+    ah::ttl_cache half(std::chrono::duration<double>(0.5), [] { return numbered(0); });
+    CHECK(half.ttl() == std::chrono::milliseconds(500));
 }
 
 TEST_CASE("ttl_cache::get from many threads runs one detection") {

@@ -11,16 +11,17 @@
 //      "hostname": "...", "boot_id": "...", "process": "<16 hex digits>",
 //      "written_at": <Unix seconds>, "registry": {...}}
 //
-// A file written by another machine or a previous boot (hostname, boot id), by another
-// release or build of the library (library_version, backends), by a newer format, or that
-// is corrupt, too large or not a regular file is *invalid*: `get_or_detect` detects again,
+// A file written by another machine or a previous boot (hostname, boot id), in another
+// format, or that is corrupt, too large or not a regular file is *invalid*: `get_or_detect` detects again,
 // replaces the file, and adds a `cache_invalid` warning to the registry it returns. A file
 // older than `max_age` (or dated in the future) is simply *expired*: it is re-detected and
 // replaced without a warning, since expiry is the cache's ordinary life, not a fault.
 // So is a file written by another process of this boot that sees the machine otherwise
 // (`process`: its device visibility variables, tool search path, CPUs or control groups
-// differ, as between the ranks of a distributed job): *other_process*, detected again
-// and replaced without a warning.
+// differ, as between the ranks of a distributed job) or by a program built against another
+// release or backend set of the library (library_version, backends): *other_process*,
+// detected again and replaced without a warning. (Programs that take turns with one file
+// replace each other's; `disk_cache_options::file_name` keeps them apart.)
 //
 // Safety. The folder is `$XDG_CACHE_HOME/ai-hwaccel` when that variable holds an absolute
 // path, else `$HOME/.cache/ai-hwaccel`; never /tmp or any other shared folder (with
@@ -98,13 +99,17 @@ struct host_identity {
 /// The environment variables detection reads: the device visibility masks
 /// (visibility_rules, for every backend), and the others the probes consult: the
 /// tool search path and NVML's library path, the device order and hierarchy settings of
-/// CUDA, Level Zero and Neuron, and the container markers.
+/// CUDA, Level Zero and Neuron, and the container markers; and those the tools it runs
+/// obey (they inherit the environment): the Vulkan loader's driver selection, which
+/// decides what vulkaninfo lists.
 inline constexpr std::string_view detection_environment[] = {
     "CUDA_VISIBLE_DEVICES",     "ROCR_VISIBLE_DEVICES",     "HIP_VISIBLE_DEVICES",
     "HABANA_VISIBLE_DEVICES",   "NEURON_RT_VISIBLE_CORES",  "TPU_VISIBLE_CHIPS",
     "ZE_AFFINITY_MASK",         "CUDA_DEVICE_ORDER",        "ZE_FLAT_DEVICE_HIERARCHY",
     "NEURON_LOGICAL_NC_CONFIG", "PATH",                     "LD_LIBRARY_PATH",
-    "container",                "KUBERNETES_SERVICE_HOST",
+    "container",                "KUBERNETES_SERVICE_HOST",  "VK_DRIVER_FILES",
+    "VK_ICD_FILENAMES",         "VK_ADD_DRIVER_FILES",      "VK_LOADER_DRIVERS_SELECT",
+    "VK_LOADER_DRIVERS_DISABLE",
 };
 
 namespace detail {
@@ -220,7 +225,9 @@ struct disk_cache_options {
     /// Files larger than this are refused unread (a registry of hundreds of devices is
     /// well under 1 MiB).
     std::size_t max_bytes = std::size_t{8} << 20;
-    /// The identity files must carry; empty means current_host_identity().
+    /// The identity files must carry; empty means current_host_identity(), taken anew by
+    /// each load, store and get_or_detect: detection reads the environment when it runs,
+    /// so a mask set after the cache was made is the caller's then.
     std::optional<host_identity> identity;
     /// The wall clock (tests set their own); empty means std::chrono::system_clock.
     std::function<std::chrono::system_clock::time_point()> now;
@@ -233,7 +240,8 @@ enum class disk_cache_status : std::uint8_t {
     expired,     ///< a valid file, too old (or dated in the future)
     /// A valid file of this boot, written by a process that sees the machine otherwise
     /// (host_identity::process differs: its visibility variables, tool path, CPUs or
-    /// control groups): detected again and replaced, without a warning.
+    /// control groups) or by a program built against another release or backend set of
+    /// the library: detected again and replaced, without a warning.
     other_process,
     invalid,     ///< corrupt, foreign, newer, too large, not a regular file
     unavailable, ///< no usable folder (unsafe, unset, unreadable)
@@ -262,7 +270,6 @@ public:
     disk_cache() : disk_cache(disk_cache_options{}) {}
     explicit disk_cache(disk_cache_options options) : options_(std::move(options)) {
         if (options_.folder.empty()) options_.folder = default_disk_cache_folder();
-        if (!options_.identity) options_.identity = current_host_identity();
         if (!options_.now) options_.now = [] { return std::chrono::system_clock::now(); };
     }
 
@@ -271,8 +278,45 @@ public:
     std::string path() const { return options_.folder + "/" + options_.file_name; }
     const disk_cache_options& options() const noexcept { return options_; }
 
+    /// The identity this cache's files carry now (disk_cache_options::identity).
+    host_identity identity() const { return options_.identity ? *options_.identity : current_host_identity(); }
+
     /// Reads the cache file. Never throws (except std::bad_alloc), never follows a symlink.
-    disk_cache_load load() const {
+    disk_cache_load load() const { return load(identity()); }
+
+    /// Writes `reg` atomically. Returns the warnings of a write that did not happen (empty
+    /// on success). Never throws (except std::bad_alloc).
+    std::vector<warning> store(const accelerator_registry& reg) const { return store(reg, identity()); }
+
+    /// The cached registry when there is a valid, fresh one; otherwise `detect()`'s,
+    /// stored for next time, carrying a `cache_invalid` (or I/O) warning when the file was
+    /// invalid or the cache unusable. The file never holds those cache warnings. The
+    /// identity is taken once, before `detect()` runs, for the load and the store.
+    template <class Detect>
+    accelerator_registry get_or_detect(Detect&& detect) const {
+        const host_identity id = identity();
+        disk_cache_load loaded = load(id);
+        if (loaded.status == disk_cache_status::hit) return std::move(*loaded.registry);
+        accelerator_registry fresh = std::forward<Detect>(detect)();
+        std::vector<warning> extra = std::move(loaded.warnings);
+        if (loaded.status != disk_cache_status::unavailable) {
+            auto w = store(fresh, id);
+            for (auto& x : w) extra.push_back(std::move(x));
+        }
+        for (auto& w : extra) fresh.add(std::move(w));
+        return fresh;
+    }
+
+    /// Removes the cache file (not the folder); true when there is none afterwards.
+    bool clear() const {
+        std::vector<warning> ignored;
+        dir_handle dir = open_folder(false, ignored);
+        if (!dir) return true;
+        return ::unlinkat(dir.fd, options_.file_name.c_str(), 0) == 0 || errno == ENOENT;
+    }
+
+private:
+    disk_cache_load load(const host_identity& id) const {
         disk_cache_load out;
         dir_handle dir = open_folder(false, out.warnings);
         if (!dir) {
@@ -297,16 +341,14 @@ public:
             return invalid(out, "is larger than " + std::to_string(options_.max_bytes) + " bytes");
         std::string text;
         if (!read_capped(fd, text)) return invalid(out, "could not be read completely");
-        return parse(text, out);
+        return parse(text, id, out);
     }
 
-    /// Writes `reg` atomically. Returns the warnings of a write that did not happen (empty
-    /// on success). Never throws (except std::bad_alloc).
-    std::vector<warning> store(const accelerator_registry& reg) const {
+    std::vector<warning> store(const accelerator_registry& reg, const host_identity& id) const {
         std::vector<warning> warnings;
         dir_handle dir = open_folder(true, warnings);
         if (!dir) return warnings;
-        const std::string text = envelope(reg);
+        const std::string text = envelope(reg, id);
 
         static std::atomic<std::uint64_t> counter{0};
         int fd = -1;
@@ -366,32 +408,6 @@ public:
         return warnings;
     }
 
-    /// The cached registry when there is a valid, fresh one; otherwise `detect()`'s,
-    /// stored for next time, carrying a `cache_invalid` (or I/O) warning when the file was
-    /// invalid or the cache unusable. The file never holds those cache warnings.
-    template <class Detect>
-    accelerator_registry get_or_detect(Detect&& detect) const {
-        disk_cache_load loaded = load();
-        if (loaded.status == disk_cache_status::hit) return std::move(*loaded.registry);
-        accelerator_registry fresh = std::forward<Detect>(detect)();
-        std::vector<warning> extra = std::move(loaded.warnings);
-        if (loaded.status != disk_cache_status::unavailable) {
-            auto w = store(fresh);
-            for (auto& x : w) extra.push_back(std::move(x));
-        }
-        for (auto& w : extra) fresh.add(std::move(w));
-        return fresh;
-    }
-
-    /// Removes the cache file (not the folder); true when there is none afterwards.
-    bool clear() const {
-        std::vector<warning> ignored;
-        dir_handle dir = open_folder(false, ignored);
-        if (!dir) return true;
-        return ::unlinkat(dir.fd, options_.file_name.c_str(), 0) == 0 || errno == ENOENT;
-    }
-
-private:
     struct fd_closer {
         int fd;
         explicit fd_closer(int f) noexcept : fd(f) {}
@@ -575,15 +591,15 @@ private:
         }
     }
 
-    std::string envelope(const accelerator_registry& reg) const {
+    std::string envelope(const accelerator_registry& reg, const host_identity& id) const {
         nlohmann::json j;
         j["format"] = disk_cache_format_name;
         j["format_version"] = disk_cache_format_version;
         j["library_version"] = version.text;
         j["backends"] = compiled_backend_mask;
-        j["hostname"] = options_.identity->hostname;
-        j["boot_id"] = options_.identity->boot_id;
-        j["process"] = options_.identity->process;
+        j["hostname"] = id.hostname;
+        j["boot_id"] = id.boot_id;
+        j["process"] = id.process;
         j["written_at"] =
             std::chrono::duration_cast<std::chrono::seconds>(options_.now().time_since_epoch()).count();
         j["registry"] = reg;
@@ -596,7 +612,7 @@ private:
         return nlohmann::json::parse(stored, nullptr, false).get<std::string>();
     }
 
-    disk_cache_load& parse(const std::string& text, disk_cache_load& out) const {
+    disk_cache_load& parse(const std::string& text, const host_identity& id, disk_cache_load& out) const {
         if (text.find('\0') != std::string::npos) return invalid(out, "is corrupt (NUL byte)");
         std::string duplicate;
         const auto j = detail::json_io::parse_unique_keys(text.data(), text.data() + text.size(), duplicate);
@@ -623,19 +639,22 @@ private:
         if (*fv < disk_cache_format_version) return invalid(out, "was written in an older cache format");
         const auto lib = str("library_version");
         if (!lib) return invalid(out, "is corrupt (no library_version)");
-        if (*lib != version.text)
-            return invalid(out, "was written by ai-hwaccel " + *lib + ", not " + version.text);
         const auto backends = integer("backends");
-        if (!backends || *backends != static_cast<std::int64_t>(compiled_backend_mask))
-            return invalid(out, "was written by a build with other backends compiled in");
+        if (!backends) return invalid(out, "is corrupt (no backends)");
+        // Another release or build of the library (programs built against other headers
+        // share the default file): that program's file, replaced without a fault.
+        if (*lib != version.text || *backends != static_cast<std::int64_t>(compiled_backend_mask)) {
+            out.status = disk_cache_status::other_process;
+            return out;
+        }
         const auto host = str("hostname");
         const auto boot = str("boot_id");
         if (!host || !boot) return invalid(out, "is corrupt (no host identity)");
         // Compared as they were written: text that is not UTF-8 went in with U+FFFD for
         // each bad byte (envelope), and must not make every later load a miss.
-        if (*host != as_written(options_.identity->hostname))
+        if (*host != as_written(id.hostname))
             return invalid(out, "belongs to another machine (" + *host + ")");
-        if (*boot != as_written(options_.identity->boot_id)) return invalid(out, "was written before the last reboot");
+        if (*boot != as_written(id.boot_id)) return invalid(out, "was written before the last reboot");
         const auto process = str("process");
         if (!process) return invalid(out, "is corrupt (no process)");
         const auto written = integer("written_at");
@@ -652,7 +671,7 @@ private:
             out.status = disk_cache_status::expired;
             return out;
         }
-        if (*process != as_written(options_.identity->process)) {
+        if (*process != as_written(id.process)) {
             out.status = disk_cache_status::other_process;
             return out;
         }

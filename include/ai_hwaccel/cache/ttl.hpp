@@ -41,15 +41,18 @@ public:
     using registry_ptr = std::shared_ptr<const accelerator_registry>;
 
     /// A cache whose entries live `ttl`, filled by `detect`, timed by `now` (the steady
-    /// clock unless a test gives its own). A `ttl` of zero or less re-detects on every get().
-    ttl_cache(clock::duration ttl, detect_function detect, clock_function now = {})
-        : ttl_(ttl), detect_(std::move(detect)), now_(std::move(now)) {
+    /// clock unless a test gives its own). A `ttl` of zero or less re-detects on every get();
+    /// one past what the clock counts (`hours::max()`) never expires.
+    template <class Rep, class Period>
+    ttl_cache(std::chrono::duration<Rep, Period> ttl, detect_function detect, clock_function now = {})
+        : ttl_(held(ttl)), detect_(std::move(detect)), now_(std::move(now)) {
         if (!now_) now_ = [] { return clock::now(); };
     }
 
 #if AI_HWACCEL_OS_LINUX || AI_HWACCEL_OS_MACOS
     /// A cache of the live host's full detection (`detect()`).
-    explicit ttl_cache(clock::duration ttl) : ttl_cache(ttl, [] { return ai_hwaccel::detect(); }) {}
+    template <class Rep, class Period>
+    explicit ttl_cache(std::chrono::duration<Rep, Period> ttl) : ttl_cache(ttl, [] { return ai_hwaccel::detect(); }) {}
 #endif
 
     ttl_cache(const ttl_cache&) = delete;
@@ -139,6 +142,18 @@ public:
     clock::duration ttl() const noexcept { return ttl_; }
 
 private:
+    // `d` in the clock's units, held to what they can count (a conversion past them
+    // overflows: seconds::max() would become negative, "re-detect every time").
+    template <class Rep, class Period>
+    static constexpr clock::duration held(std::chrono::duration<Rep, Period> d) noexcept {
+        using wide = std::chrono::duration<long double>;
+        const long double x = wide(d).count();
+        if (x != x) return clock::duration::zero(); // NaN
+        if (x >= wide(clock::duration::max()).count()) return clock::duration::max();
+        if (x <= wide(clock::duration::min()).count()) return clock::duration::min();
+        return std::chrono::duration_cast<clock::duration>(d);
+    }
+
     const clock::duration ttl_;
     detect_function detect_;
     clock_function now_;
