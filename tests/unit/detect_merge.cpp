@@ -94,13 +94,48 @@ TEST_CASE("merge_duplicates: one card seen three ways folds whole, in any order"
     }
 }
 
-TEST_CASE("merge_duplicates: free memory stays within the total kept") {
+TEST_CASE("merge_duplicates: a graphics API's heap does not replace a vendor view's memory") {
     // An integrated Intel GPU given the host's 62.6 GiB (sysfs) and 47.1 GiB free, and the
-    // Vulkan driver's 31.3 GiB heap for it (tool, so it wins), with no free figure.
+    // Vulkan driver's 31.3 GiB heap for it (tool, but a heap: the vendor view's total is
+    // kept, as the README says). Before, the heap replaced it.
     const auto addr = *ah::parse_pci_address("0000:00:02.0");
     auto igpu = gpu(ah::device_kind::intel_gpu, 0, "", addr);
     igpu.unified_memory = true;
     igpu.memory_bytes = {67164057600, ah::origin::sysfs};
+    igpu.memory_free_bytes = {50569248768, ah::origin::sysfs};
+    auto vk = gpu(ah::device_kind::vulkan_gpu, 0, "", addr);
+    vk.memory_bytes = {33580670976, ah::origin::tool};
+    vk.compute_units = {96, ah::origin::tool};
+    std::vector<ah::accelerator_profile> ps{igpu, vk};
+    CHECK(ah::merge_duplicates(ps) == 1);
+    REQUIRE(ps.size() == 1);
+    CHECK(ps[0].memory_bytes == ah::sourced<std::uint64_t>{67164057600, ah::origin::sysfs});
+    CHECK(ps[0].memory_free_bytes == ah::sourced<std::uint64_t>{50569248768, ah::origin::sysfs});
+    CHECK(*ps[0].compute_units == 96); // the rest merges as before
+    // A 4 GiB Radeon: amdgpu's VRAM total, not RADV's device-local heap 16 MiB short of it
+    // (the real capture vulkaninfo/full-not-summary_rx5500xt_radv_mesa23.1.txt).
+    const auto card = *ah::parse_pci_address("0000:03:00.0");
+    auto rocm = gpu(ah::device_kind::rocm_gpu, 0, "", card);
+    rocm.memory_bytes = {4_GiB, ah::origin::sysfs};
+    auto radv = gpu(ah::device_kind::vulkan_gpu, 0, "", card);
+    radv.memory_bytes = {4278190080, ah::origin::tool};
+    std::vector<ah::accelerator_profile> amd{rocm, radv};
+    ah::merge_duplicates(amd);
+    REQUIRE(amd.size() == 1);
+    CHECK(*amd[0].memory_bytes == 4_GiB);
+    // A vendor view that knows no memory takes the heap.
+    rocm.memory_bytes = {};
+    std::vector<ah::accelerator_profile> unknown{rocm, radv};
+    ah::merge_duplicates(unknown);
+    CHECK(*unknown[0].memory_bytes == 4278190080);
+}
+
+TEST_CASE("merge_duplicates: free memory stays within the total kept") {
+    // Totals from two views can differ: a vendor view that knows no total takes the heap,
+    // and a free figure above it is held to it.
+    const auto addr = *ah::parse_pci_address("0000:00:02.0");
+    auto igpu = gpu(ah::device_kind::intel_gpu, 0, "", addr);
+    igpu.unified_memory = true;
     igpu.memory_free_bytes = {50569248768, ah::origin::sysfs};
     auto vk = gpu(ah::device_kind::vulkan_gpu, 0, "", addr);
     vk.memory_bytes = {33580670976, ah::origin::tool};
@@ -115,10 +150,75 @@ TEST_CASE("merge_duplicates: free memory stays within the total kept") {
     ah::merge_duplicates(again);
     CHECK(again[0].memory_free_bytes == ah::sourced<std::uint64_t>{1_GiB, ah::origin::tool});
     igpu.memory_free_bytes = {2_GiB, ah::origin::sysfs};
+    igpu.memory_bytes = {67164057600, ah::origin::sysfs};
     std::vector<ah::accelerator_profile> lower{igpu, gpu(ah::device_kind::vulkan_gpu, 0, "", addr)};
     ah::merge_duplicates(lower);
     CHECK(lower[0].memory_free_bytes == ah::sourced<std::uint64_t>{2_GiB, ah::origin::sysfs});
 }
+
+TEST_CASE("merge_duplicates: a Vulkan view at a card's PCI address is that card, whatever its UUID") {
+    // RADV writes the PCI address into deviceUUID (the real capture above:
+    // 00000000-0300-0000-0000-000000000000 at bus 3); amdgpu's unique_id is another number.
+    const auto card = *ah::parse_pci_address("0000:03:00.0");
+    auto rocm = gpu(ah::device_kind::rocm_gpu, 0, "4fe81514950cd6cd", card);
+    auto radv = gpu(ah::device_kind::vulkan_gpu, 0, "00000000-0300-0000-0000-000000000000", card);
+    std::vector<ah::accelerator_profile> ps{rocm, radv};
+    CHECK(ah::merge_duplicates(ps) == 1);
+    REQUIRE(ps.size() == 1);
+    CHECK(ps[0].kind == ah::device_kind::rocm_gpu);
+    CHECK(ps[0].uuid.view() == "4fe81514950cd6cd");
+    // Two vendor views of one function with different UUIDs stay two (partitions).
+    std::vector<ah::accelerator_profile> parts{rocm, gpu(ah::device_kind::rocm_gpu, 1, "1111222233334444", card)};
+    CHECK(ah::merge_duplicates(parts) == 0);
+}
+
+#if AI_HWACCEL_BACKEND_VULKAN
+TEST_CASE("merge_duplicates: Dozen's view of a card (Vulkan over Direct3D 12) folds into the card's own") {
+    // WSL: nvidia-smi's GPU, and Mesa's Dozen device for it, which names no PCI address
+    // and wraps the adapter's name (dzn_device.c); hand-made from the public reports of
+    // WSL's vulkaninfo (deviceName = Microsoft Direct3D12 (NVIDIA GeForce RTX 3080)).
+    auto cuda = gpu(ah::device_kind::cuda_gpu, 0, "GPU-5a7c3e2f-1b2c-4d5e-8f90-0a1b2c3d4e5f",
+                    *ah::parse_pci_address("0000:01:00.0"));
+    cuda.maker = ah::vendor::nvidia;
+    cuda.pci_device_id = 0x2206;
+    cuda.memory_bytes = {10_GiB, ah::origin::tool};
+    auto dozen = gpu(ah::device_kind::vulkan_gpu, 1, "0123456789abcdef0123456789abcdef");
+    dozen.name = "Microsoft Direct3D12 (NVIDIA GeForce RTX 3080)";
+    dozen.maker = ah::vendor::nvidia;
+    dozen.pci_device_id = 0x2206;
+    dozen.memory_bytes = {9_GiB, ah::origin::tool};
+    auto llvmpipe = gpu(ah::device_kind::vulkan_gpu, 2);
+    llvmpipe.software = true;
+    std::vector<ah::accelerator_profile> ps{cuda, dozen, llvmpipe};
+    CHECK(ah::merge_duplicates(ps) == 1);
+    REQUIRE(ps.size() == 2);
+    CHECK(ps[0].kind == ah::device_kind::cuda_gpu);
+    CHECK(*ps[0].memory_bytes == 10_GiB);
+    CHECK(ps[0].uuid.view() == "GPU-5a7c3e2f-1b2c-4d5e-8f90-0a1b2c3d4e5f");
+    // Windows on Arm: the Adreno through Qualcomm's own driver and through Dozen; no PCI id.
+    auto adreno = gpu(ah::device_kind::vulkan_gpu, 0);
+    adreno.name = "Qualcomm(R) Adreno(TM) X1-85 GPU";
+    adreno.maker = ah::vendor::qualcomm;
+    auto wrapped = gpu(ah::device_kind::vulkan_gpu, 1);
+    wrapped.name = "Microsoft Direct3D12 (Qualcomm(R) Adreno(TM) X1-85 GPU)";
+    wrapped.maker = ah::vendor::qualcomm;
+    std::vector<ah::accelerator_profile> arm{adreno, wrapped};
+    CHECK(ah::merge_duplicates(arm) == 1);
+    REQUIRE(arm.size() == 1);
+    CHECK(arm[0].name.view() == "Qualcomm(R) Adreno(TM) X1-85 GPU");
+    // Alone (no other view of the card), Dozen's device is the card.
+    std::vector<ah::accelerator_profile> alone{dozen};
+    CHECK(ah::merge_duplicates(alone) == 0);
+    CHECK(alone.size() == 1);
+    // Two cards and one Dozen device: which one it is cannot be told, nothing pairs.
+    auto cuda1 = cuda;
+    cuda1.index = 1;
+    cuda1.uuid = "GPU-00000000-1111-2222-3333-444444444444";
+    cuda1.pci = *ah::parse_pci_address("0000:02:00.0");
+    std::vector<ah::accelerator_profile> two{cuda, cuda1, dozen};
+    CHECK(ah::merge_duplicates(two) == 0);
+}
+#endif
 
 TEST_CASE("uuid_key") {
     CHECK(ah::detail::uuid_key("GPU-5A7C3E2F-1B2C") == "5a7c3e2f1b2c");

@@ -301,6 +301,15 @@ TEST_CASE("parse_vulkaninfo: heaps and software renderers (hand-made)") {
     CHECK(r.devices[2].maker == ah::vendor::google_swiftshader);
     CHECK(r.devices[2].pci_device_id == 0);
     CHECK_FALSE(r.devices[2].is_accelerator());
+
+    // Dozen (Vulkan over Direct3D 12) wraps the adapter's name, WARP's among them.
+    const auto warp = ah::parse_vulkaninfo("Devices:\n========\nGPU0:\n"
+                                           "\tvendorID = 0x1414\n\tdeviceID = 0x008c\n"
+                                           "\tdeviceType = PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU\n"
+                                           "\tdeviceName = Microsoft Direct3D12 (Microsoft Basic Render Driver)\n"
+                                           "\tdriverID = DRIVER_ID_MESA_DOZEN\n");
+    REQUIRE(warp.devices.size() == 1);
+    CHECK(warp.devices[0].software);
 }
 
 TEST_CASE("parse_vulkaninfo: RADV's split VRAM heaps, an old driverVersion, a heap past any device (hand-made)") {

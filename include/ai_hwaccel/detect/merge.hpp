@@ -63,10 +63,19 @@ constexpr void take_if_empty(inplace_string<N>& keep, const inplace_string<N>& o
     if (keep.empty() && !other.empty()) keep = other;
 }
 
+/// A graphics API's view of a card (Vulkan, DXGI), whose memory is what its driver offers
+/// to allocate (a heap), not what the card has.
+constexpr bool api_view(const accelerator_profile& p) noexcept {
+    return p.kind == device_kind::vulkan_gpu || p.kind == device_kind::dxgi_gpu;
+}
+
 } // namespace detail
 
 /// Folds `other` (another backend's view of the same device) into `keep`: every value
-/// that `other` knows from a more trustworthy source replaces `keep`'s.
+/// that `other` knows from a more trustworthy source replaces `keep`'s, except that a
+/// graphics API's memory (a Vulkan or DXGI heap) only fills in for a vendor view that
+/// knows none: RADV's heap of a 4 GiB card is 16 MiB short of amdgpu's VRAM total, and an
+/// integrated GPU's heap is a part of the host memory the vendor view gives it.
 constexpr void absorb(accelerator_profile& keep, const accelerator_profile& other) noexcept {
     detail::take_if_empty(keep.name, other.name);
     detail::take_if_empty(keep.uuid, other.uuid);
@@ -76,7 +85,8 @@ constexpr void absorb(accelerator_profile& keep, const accelerator_profile& othe
     if (keep.pci_device_id == 0) keep.pci_device_id = other.pci_device_id;
     if (keep.maker == vendor::unknown) keep.maker = other.maker;
     keep.unified_memory = keep.unified_memory || other.unified_memory;
-    detail::take_better(keep.memory_bytes, other.memory_bytes);
+    if (!keep.memory_bytes || !detail::api_view(other) || detail::api_view(keep))
+        detail::take_better(keep.memory_bytes, other.memory_bytes);
     detail::take_better(keep.memory_used_bytes, other.memory_used_bytes);
     detail::take_better(keep.memory_free_bytes, other.memory_free_bytes);
     // Free memory is a part of the total it was reported against. Totals from two views can
@@ -103,59 +113,100 @@ constexpr void absorb(accelerator_profile& keep, const accelerator_profile& othe
 
 /// Whether two profiles describe the same device: same PCI address (and the same stack of
 /// it, accelerator_profile::stack) unless both name UUIDs and they differ (compute
-/// partitions may share a function), or same UUID. The CPU is never merged.
+/// partitions may share a function), or same UUID. A Vulkan view's UUID is its driver's
+/// (Mesa's and AMD's drivers write the PCI address into it, which no other tool prints as
+/// a UUID): with a PCI address, the address decides. The CPU is never merged.
 inline bool same_device(const accelerator_profile& a, const accelerator_profile& b) {
     if (a.is_cpu() || b.is_cpu()) return false;
     const auto ka = detail::uuid_key(a.uuid.view()), kb = detail::uuid_key(b.uuid.view());
-    if (a.pci && b.pci) return *a.pci == *b.pci && a.stack == b.stack && (ka.empty() || kb.empty() || ka == kb);
+    if (a.pci && b.pci)
+        return *a.pci == *b.pci && a.stack == b.stack &&
+               (ka.empty() || kb.empty() || ka == kb || a.kind == device_kind::vulkan_gpu ||
+                b.kind == device_kind::vulkan_gpu);
     return !ka.empty() && ka == kb;
 }
 
 namespace detail {
 
-#if AI_HWACCEL_BACKEND_WINDOWS
-/// DXGI's adapters (Windows) carry no PCI address, and their LUID is no UUID another tool
-/// prints: an adapter is matched to the other backends' views by maker and PCI device id.
-/// Where the adapters and the other views of one (maker, id) are as many, they pair in
-/// order and each adapter folds into its view, which keeps its place and kind (identical
-/// cards are interchangeable, and absorb only fills what the view lacks or knows less
-/// well). Counts that differ pair nothing. Returns how many were folded.
-inline std::size_t merge_dxgi(std::vector<accelerator_profile>& profiles) {
-    const auto adapter = [](const accelerator_profile& p) {
-        return p.kind == device_kind::dxgi_gpu && !p.software && !p.pci && p.pci_device_id != 0;
-    };
+/// Folds the views a layer gives of cards without naming their PCI address (`layered`)
+/// into other views of the same cards (`same_card`, true of a layered view and itself).
+/// Where the layered views and the other views of one card are as many, they pair in
+/// order and each layered view folds into its partner, which keeps its place and kind
+/// (identical cards are interchangeable, and absorb only fills what the partner lacks or
+/// knows less well); the layered view's UUID is its layer's, not the card's. Counts that
+/// differ pair nothing. Returns how many were folded.
+template <class Layered, class SameCard>
+std::size_t fold_layered(std::vector<accelerator_profile>& profiles, Layered layered, SameCard same_card) {
     std::size_t folded = 0;
     for (std::size_t first = 0; first < profiles.size(); ++first) {
-        if (!adapter(profiles[first])) continue;
-        const vendor maker = profiles[first].maker;
-        const std::uint16_t id = profiles[first].pci_device_id;
-        std::vector<std::size_t> adapters, views;
+        if (!layered(profiles[first])) continue;
+        std::vector<std::size_t> layers, views;
         for (std::size_t j = 0; j < profiles.size(); ++j) {
             const auto& p = profiles[j];
-            if (p.maker != maker || p.pci_device_id != id) continue;
-            if (adapter(p)) adapters.push_back(j);
-            else if (p.kind != device_kind::dxgi_gpu && !p.software && !p.is_cpu()) views.push_back(j);
+            if (p.software || p.is_cpu() || !same_card(profiles[first], p)) continue;
+            (layered(p) ? layers : views).push_back(j);
         }
-        if (adapters.front() != first || adapters.size() != views.size()) continue; // done, or no pairing
-        for (std::size_t k = 0; k < adapters.size(); ++k) {
-            accelerator_profile a = profiles[adapters[k]];
-            a.uuid.assign({}); // the LUID: not the card's UUID
+        if (layers.front() != first || layers.size() != views.size()) continue; // done, or no pairing
+        for (std::size_t k = 0; k < layers.size(); ++k) {
+            accelerator_profile a = profiles[layers[k]];
+            a.uuid.assign({});
             absorb(profiles[views[k]], a);
         }
-        for (auto j = adapters.rbegin(); j != adapters.rend(); ++j)
+        for (auto j = layers.rbegin(); j != layers.rend(); ++j)
             profiles.erase(profiles.begin() + static_cast<std::ptrdiff_t>(*j));
-        folded += adapters.size();
+        folded += layers.size();
         first = static_cast<std::size_t>(-1); // start again: positions moved
     }
     return folded;
+}
+
+#if AI_HWACCEL_BACKEND_WINDOWS
+/// DXGI's adapters (Windows) carry no PCI address, and their LUID is no UUID another tool
+/// prints: an adapter is matched to the other backends' views by maker and PCI device id.
+inline std::size_t merge_dxgi(std::vector<accelerator_profile>& profiles) {
+    return fold_layered(
+        profiles,
+        [](const accelerator_profile& p) {
+            return p.kind == device_kind::dxgi_gpu && !p.software && !p.pci && p.pci_device_id != 0;
+        },
+        [](const accelerator_profile& a, const accelerator_profile& p) {
+            return p.maker == a.maker && p.pci_device_id == a.pci_device_id;
+        });
+}
+#endif
+
+#if AI_HWACCEL_BACKEND_VULKAN
+/// The card a device of Mesa's Dozen (Vulkan over Direct3D 12: WSL, Windows on Arm) wraps:
+/// dzn_device.c names it "Microsoft Direct3D12 (<the adapter's description>)". Empty for
+/// any other device.
+constexpr std::string_view dozen_card(const accelerator_profile& p) noexcept {
+    constexpr std::string_view prefix = "Microsoft Direct3D12 (";
+    const std::string_view n = p.name.view();
+    if (p.kind != device_kind::vulkan_gpu || p.pci || !n.starts_with(prefix) || !n.ends_with(')')) return {};
+    return n.substr(prefix.size(), n.size() - prefix.size() - 1);
+}
+
+/// Dozen's devices, which name no PCI address, folded into the card's own view (nvidia-smi
+/// in WSL, the vendor's Vulkan driver or a DXGI adapter on Windows) by maker and PCI device
+/// id, or by the name Dozen wraps where the vendor has no PCI id (Qualcomm's Adreno).
+inline std::size_t merge_dozen(std::vector<accelerator_profile>& profiles) {
+    return fold_layered(
+        profiles, [](const accelerator_profile& p) { return !p.software && !dozen_card(p).empty(); },
+        [](const accelerator_profile& a, const accelerator_profile& p) {
+            if (p.maker != a.maker) return false;
+            if (a.pci_device_id != 0) return p.pci_device_id == a.pci_device_id;
+            const std::string_view card = dozen_card(a), other = dozen_card(p);
+            return (other.empty() ? p.name.view() : other) == card;
+        });
 }
 #endif
 
 } // namespace detail
 
 /// Merges profiles of the same device, keeping the first one's place and kind (probes run
-/// vendor backends before Vulkan, so the vendor's view leads; DXGI's adapters, which name
-/// no PCI address, are matched as detail::merge_dxgi says). Returns how many were folded.
+/// vendor backends before Vulkan, so the vendor's view leads; DXGI's adapters and Dozen's
+/// devices, which name no PCI address, are matched as detail::merge_dxgi and
+/// detail::merge_dozen say). Returns how many were folded.
 inline std::size_t merge_duplicates(std::vector<accelerator_profile>& profiles) {
     std::size_t folded = 0;
     for (std::size_t i = 0; i < profiles.size(); ++i) {
@@ -172,6 +223,9 @@ inline std::size_t merge_duplicates(std::vector<accelerator_profile>& profiles) 
     }
 #if AI_HWACCEL_BACKEND_WINDOWS
     folded += detail::merge_dxgi(profiles);
+#endif
+#if AI_HWACCEL_BACKEND_VULKAN
+    folded += detail::merge_dozen(profiles);
 #endif
     return folded;
 }

@@ -161,12 +161,14 @@ constexpr std::string_view vk_block_header(std::string_view line) noexcept {
     return name;
 }
 
-// A software implementation: by type, driver id or name.
+// A software implementation: by type, driver id or name (Dozen names a device after the
+// Direct3D 12 adapter it wraps: "Microsoft Direct3D12 (Microsoft Basic Render Driver)").
 constexpr bool is_software(vulkan_device_type type, std::string_view driver_id, std::string_view name) noexcept {
     if (driver_id.starts_with("VK_")) driver_id.remove_prefix(3);
     return type == vulkan_device_type::cpu || driver_id == "DRIVER_ID_MESA_LLVMPIPE"sv ||
            driver_id == "DRIVER_ID_GOOGLE_SWIFTSHADER"sv || icontains(name, "llvmpipe") ||
-           icontains(name, "lavapipe") || icontains(name, "SwiftShader");
+           icontains(name, "lavapipe") || icontains(name, "SwiftShader") ||
+           icontains(name, "Microsoft Basic Render Driver"); // WARP, through Dozen
 }
 
 // The encoding vulkaninfo itself uses to print driverVersion (vendor specific), for the
