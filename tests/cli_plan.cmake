@@ -235,6 +235,10 @@ cli_plan_output(cli_plan_training_human
 cli_plan_exit(cli_plan_training_fits_nowhere 1 training --model llama-3.1-70b --method full --device "H100 SXM")
 cli_plan_output(cli_plan_training_fits_nowhere_message "training does not fit NVIDIA H100 SXM5 80GB"
   training --model llama-3.1-70b --method full --device "H100 SXM")
+# An L4 with ECC on reports 23,034 MiB of its 24 GiB, and training is judged against that,
+# as estimate and plan judge: full fine-tuning of Llama 3.2 1B at 2k needs about 23.8 GiB.
+cli_plan_output(cli_plan_training_reported_memory "does not fit NVIDIA L4.*22\\.5 GiB"
+  training --model llama-3.2-1b --method full --seq 2048 --device L4)
 cli_plan_exit(cli_plan_training_unknown_option 2 training --model llama-3.1-8b --method lora --frobnicate)
 cli_plan_exit(cli_plan_training_bad_zero 2 training --model llama-3.1-8b --method full --zero 4)
 cli_plan_exit(cli_plan_training_bad_method 2 training --model llama-3.1-8b --method sft2)

@@ -37170,9 +37170,10 @@ AI_HWACCEL_NAMESPACE_END
 //   which moves the gradients to host memory too as the backward pass produces them (the
 //   device keeps about one layer's worth in flight) and runs the optimizer there: the
 //   device holds the 16-bit weights, the activations and that layer of gradients.
-// - 8-bit Adam: block-wise quantized m and v, 1 byte each plus one fp32 scale per 2048
+// - 8-bit Adam: block-wise quantized m and v, 1 byte each plus one fp32 scale per 256
 //   values (Dettmers et al., "8-bit Optimizers via Block-wise Quantization",
-//   arXiv:2110.02861; bitsandbytes' default block size).
+//   arXiv:2110.02861, whose blocks were 2048; bitsandbytes' Optimizer2State now makes
+//   blocks of 256).
 // - QLoRA base weights: NF4 with double quantization: 4 bits + an 8-bit constant per 64
 //   weights + an fp32 constant per 256 blocks = 4 + 8/64 + 32/(64*256) = 4.127 bits per
 //   weight (Dettmers et al., "QLoRA", arXiv:2305.14314, section 3 "Double
@@ -37477,14 +37478,14 @@ constexpr std::uint64_t trainable_parameters(const model_spec& m, const training
 }
 
 /// Optimizer bytes per trainable parameter, fp32 master copy included (mixed precision),
-/// times 2048 so that 8-bit Adam's one fp32 scale per 2048 values stays an integer.
+/// times 2048 so that 8-bit Adam's one fp32 scale per 256 values stays an integer.
 constexpr std::uint64_t optimizer_bytes_x2048(training_optimizer o, training_precision p) noexcept {
     const std::uint64_t state = p == training_precision::pure_bf16 ? 2 : 4; // per state value
     const std::uint64_t master = p == training_precision::mixed_bf16 ? 4 : 0;
     std::uint64_t per = 0;
     switch (o) {
     case training_optimizer::adamw: per = 2 * state * 2048; break;
-    case training_optimizer::adamw_8bit: per = 2 * (2048 + 4); break;
+    case training_optimizer::adamw_8bit: per = 2 * (2048 + 4 * 8); break;
     case training_optimizer::sgd_momentum: per = state * 2048; break;
     case training_optimizer::sgd: per = 0; break;
     }
@@ -37630,8 +37631,10 @@ constexpr training_memory estimate_training_memory(const model_spec& m, const tr
         std::uint64_t layer_weights = ceil_div(model_weight_bytes(m, how, t.precision), m.layers);
         if (t.method == training_method::distillation)
             layer_weights = sat_add(layer_weights, ceil_div(frozen, t.teacher_layers ? t.teacher_layers : m.layers));
-        else if (frozen)
-            layer_weights = sat_add(layer_weights, ceil_div(frozen / trained_models, m.layers));
+        else if (frozen) // one layer of one frozen model: DPO's reference; PPO's reward, and its reference
+            layer_weights = sat_add(layer_weights, ceil_div(frozen / (t.method == training_method::rlhf ? references + 1
+                                                                                                        : references),
+                                                            m.layers));
         buffers = sat_mul(2, layer_weights);
     }
     if (how == training_method::qlora) buffers = sat_add(buffers, sat_mul(largest_block_matrix(m), 2));

@@ -48,14 +48,15 @@ static_assert(llama2_7b_full.optimizer_bytes == 12 * model("llama-2-7b").paramet
 static_assert(llama2_7b_full.peak_memory_bytes > 16 * model("llama-2-7b").parameters);
 static_assert(llama2_7b_full.peak_memory_bytes <= llama2_7b_full.total_bytes());
 
-// QLoRA of a 70B model fits in a 48 GiB card at a short sequence (the QLoRA paper's
-// claim for 65B on one 48 GB GPU) and a LoRA of it does not.
-constexpr ah::training_setup qlora_short = {.method = ah::training_method::qlora, .seq_len = 512,
+// QLoRA of LLaMA 65B fits one 48 GB card as the paper ran it (rank-64 adapters on every
+// linear layer, its qlora.py's defaults; 512-token sequences, checkpointing), and a LoRA of
+// it does not.
+constexpr ah::training_setup qlora_paper = {.method = ah::training_method::qlora, .seq_len = 512, .lora_rank = 64,
                                             .gradient_checkpointing = true};
-static_assert(ah::training_fits(model("llama-3.1-70b"), qlora_short, 48 * gib));
-static_assert(!ah::training_fits(model("llama-3.1-70b"), with({.method = ah::training_method::lora, .seq_len = 512,
-                                                               .gradient_checkpointing = true}),
-                                 48 * gib));
+static_assert(ah::training_fits(model("llama-65b"), qlora_paper, 48'000'000'000ull));
+static_assert(!ah::training_fits(model("llama-65b"), with({.method = ah::training_method::lora, .seq_len = 512,
+                                                           .lora_rank = 64, .gradient_checkpointing = true}),
+                                 48'000'000'000ull));
 
 // ZeRO-3 over 8 devices divides weights, gradients and optimizer states by 8.
 constexpr auto z0 = ah::estimate_training_memory(model("llama-3.1-8b"), {.seq_len = 1024, .devices = 8});
@@ -151,7 +152,8 @@ TEST_CASE("estimate_training_memory: optimizers and precision") {
     CHECK(opt(ah::training_optimizer::sgd, ah::training_precision::fp32) == 0);
     CHECK(opt(ah::training_optimizer::sgd_momentum, ah::training_precision::mixed_bf16) == 8 * p);
     // 8-bit Adam: 2 bytes + 2 fp32 scales per 2048 values, plus the fp32 master.
-    CHECK(opt(ah::training_optimizer::adamw_8bit, ah::training_precision::pure_bf16) == (p * 2 * 2052 + 2047) / 2048);
+    // 1 byte per state value and an fp32 scale per 256 (bitsandbytes' blocks): 2.03 B.
+    CHECK(opt(ah::training_optimizer::adamw_8bit, ah::training_precision::pure_bf16) == (p * 2 * 2080 + 2047) / 2048);
     CHECK(ah::estimate_training_memory(m, with({.precision = ah::training_precision::fp32})).weights_bytes == 4 * p);
 }
 
@@ -241,6 +243,21 @@ TEST_CASE("estimate_training_memory: multi-model methods") {
         m, {.method = ah::training_method::rlhf, .policy_method = ah::training_method::lora});
     CHECK(ppo_lora.frozen_models_bytes == 2 * m.parameters); // the reward model, bf16
     CHECK(ppo.frozen_models_bytes == 2 * ppo_lora.frozen_models_bytes); // full: reference + reward
+    // ZeRO-3 gathers one layer of each frozen model's shape, two live: PPO with a LoRA
+    // policy has one frozen model (the reward), a full policy two, DPO one. Before, the
+    // LoRA policy's reward layer was halved (divided by the two trained models).
+    const auto& seventy = model("llama-3.1-70b");
+    const std::uint64_t frozen_layer = (2 * seventy.parameters + seventy.layers - 1) / seventy.layers;
+    for (const auto policy : {ah::training_method::lora, ah::training_method::full}) {
+        CAPTURE(ah::to_string(policy));
+        const auto e = ah::estimate_training_memory(seventy, {.method = ah::training_method::rlhf, .policy_method = policy,
+                                                          .devices = 8, .zero = ah::zero_stage::parameters});
+        const std::uint64_t trained_layer = (ah::detail::training::model_weight_bytes(
+                                                 seventy, policy, ah::training_precision::mixed_bf16) +
+                                             seventy.layers - 1) /
+                                            seventy.layers;
+        CHECK(e.buffers_bytes == 2 * (trained_layer + frozen_layer));
+    }
     const auto prefix = ah::estimate_training_memory(m, {.method = ah::training_method::prefix});
     CHECK(prefix.trainable_parameters == 20ull * 32 * 2 * 1024);
 

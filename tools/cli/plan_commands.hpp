@@ -1306,7 +1306,8 @@ int cmd_training(std::span<const std::string_view> args) {
         spec = resolve_device(*name, why);
         if (!spec) return usage_error(why);
         if (!memory_option(o, *spec, true, device_memory, why)) return usage_error(why);
-        if (device_memory == 0) device_memory = spec->memory_bytes;
+        // What the driver reports, as estimate, plan and cost judge (ECC on GDDR6 boards).
+        if (device_memory == 0) device_memory = ah::reported_memory_bytes(*spec);
     }
 
     const auto e = ah::estimate_training_memory(m, t);
