@@ -24848,7 +24848,8 @@ AI_HWACCEL_NAMESPACE_END
 //             rather than a missing key so every profile has every key.)
 //   peak      {"<dtype>": number, …}: TFLOPS (TOPS for integer types), non-zero entries only
 //   link      {"generation": u8, "width": u8}                 (a pcie_link)
-//   pci_address "dddd:bb:dd.f", lower-case hex (8 domain digits when above 0xffff)
+//   pci_address "dddd:bb:dd.f", lower-case hex; the domain in at least four digits, more
+//             only above 0xffff ("10000:e1:00.0" behind Intel VMD), as sysfs names it
 //   spec      the catalogue row's canonical name; re-linked with find_device on input.
 //             Written as null when the profile has no spec or its spec is not a catalogue
 //             row (a caller-made device_spec cannot be re-linked).
@@ -30070,21 +30071,29 @@ private:
     bool started_ = false;
 };
 
-/// The extra labels made valid and unique, none clashing with `ours`.
+/// The extra labels made valid and unique, none clashing with `ours`: a name that is
+/// taken (one of ours, or another given name that sanitizes or renames to it) is prefixed
+/// with "exported_" until it is free, as Prometheus renames a scraped label that clashes
+/// with a target's. A name given twice keeps its first value.
 inline std::vector<std::pair<std::string, std::string>>
 clean_extra_labels(const std::vector<std::pair<std::string, std::string>>& in,
                    std::initializer_list<std::string_view> ours) {
     std::vector<std::pair<std::string, std::string>> out;
-    for (const auto& [k, v] : in) {
-        std::string name = sanitize_prometheus_label_name(k);
+    const auto taken = [&](const std::string& name) {
         // "le" and "quantile" belong to histograms and summaries: promtool's lint refuses
         // them on a gauge, so they are renamed as a clash with our own labels is.
         bool clash = name.starts_with("__") || name == "le"sv || name == "quantile"sv;
         for (auto o : ours) clash = clash || name == o;
-        if (clash) name = "exported_" + name;
-        bool seen = false;
-        for (const auto& e : out) seen = seen || e.first == name;
-        if (!seen) out.emplace_back(std::move(name), v);
+        for (const auto& e : out) clash = clash || e.first == name;
+        return clash;
+    };
+    for (std::size_t i = 0; i < in.size(); ++i) {
+        bool repeat = false;
+        for (std::size_t j = 0; j < i; ++j) repeat = repeat || in[j].first == in[i].first;
+        if (repeat) continue;
+        std::string name = sanitize_prometheus_label_name(in[i].first);
+        while (taken(name)) name.insert(0, "exported_");
+        out.emplace_back(std::move(name), in[i].second);
     }
     return out;
 }
@@ -30214,9 +30223,12 @@ inline std::string to_prometheus(const accelerator_registry& reg, const promethe
                host.memory.total_bytes);
     host_bytes("ai_hwaccel_host_memory_available_bytes", "Host memory available in bytes (MemAvailable).",
                host.memory.available_bytes);
-    // A limit at or above the physical memory limits nothing: no sample, as the help says.
+    // A limit at or above the physical memory limits nothing: no sample, as the help says,
+    // and none of what is left under it (which would be more than the host has).
     auto limit = host.memory.cgroup_limit_bytes;
+    auto limit_free = host.memory.cgroup_free_bytes;
     if (limit && host.memory.total_bytes && *limit >= *host.memory.total_bytes) limit.reset();
+    if (!limit) limit_free.reset();
     host_bytes("ai_hwaccel_host_memory_limit_bytes",
                "Memory limit in bytes of this process's cgroup or an ancestor (its container's or "
                "service's), where one is set below the physical total.",
@@ -30224,7 +30236,7 @@ inline std::string to_prometheus(const accelerator_registry& reg, const promethe
     host_bytes("ai_hwaccel_host_memory_limit_free_bytes",
                "Memory in bytes left under those cgroup limits: the least, over the cgroups with a "
                "limit, of the limit less the cgroup's working set.",
-               host.memory.cgroup_free_bytes);
+               limit_free);
 
     // Every kind, zeros included: `ai_hwaccel_warnings > 0` then has a series to compare.
     w.family("ai_hwaccel_warnings", "Warnings collected during detection, by kind.");

@@ -261,9 +261,15 @@ TEST_CASE("to_prometheus") {
         host.memory.cgroup_limit_bytes = {128_GiB, ah::origin::sysfs}; // above the machine: no limit in effect
         limited = parse_exposition(ah::to_prometheus(ah::accelerator_registry({}, {}, host)));
         CHECK(find(limited, "ai_hwaccel_host_memory_limit_bytes").empty());
+        // Nor what is "left" under it, which can be more than the host has (a pod's limit
+        // above its node's memory). Before, 1014 GiB free on a 100 GiB host.
+        host.memory.cgroup_free_bytes = {128_GiB - 10_GiB, ah::origin::sysfs};
+        limited = parse_exposition(ah::to_prometheus(ah::accelerator_registry({}, {}, host)));
+        CHECK(find(limited, "ai_hwaccel_host_memory_limit_free_bytes").empty());
         host.memory.total_bytes.reset(); // total unknown: the limit is all there is
         limited = parse_exposition(ah::to_prometheus(ah::accelerator_registry({}, {}, host)));
         CHECK(find(limited, "ai_hwaccel_host_memory_limit_bytes").size() == 1);
+        CHECK(find(limited, "ai_hwaccel_host_memory_limit_free_bytes").size() == 1);
     }
     SUBCASE("counts: devices by kind, every warning kind") {
         const auto devices = find(samples, "ai_hwaccel_devices");
@@ -317,6 +323,15 @@ TEST_CASE("to_prometheus: series stay unique and labels valid whatever the input
             CHECK(s.labels.at("exported___meta") == "m");
             CHECK(s.labels.at("_9lives") == "c");
             CHECK(s.labels.at("_") == "empty");
+        }
+        // Names that rename or sanitize to a taken one are renamed again, not dropped
+        // (before, "y" and the second "node_name" disappeared).
+        opt.extra_labels = {{"kind", "x"}, {"exported_kind", "y"}, {"node.name", "a"}, {"node-name", "b"}};
+        for (const auto& s : parse_exposition(ah::to_prometheus(hostile_registry(), opt))) {
+            CHECK(s.labels.at("exported_kind") == "x");
+            CHECK(s.labels.at("exported_exported_kind") == "y");
+            CHECK(s.labels.at("node_name") == "a");
+            CHECK(s.labels.at("exported_node_name") == "b");
         }
     }
     SUBCASE("histogram and summary label names are clashes too") {

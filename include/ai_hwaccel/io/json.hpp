@@ -30,7 +30,8 @@
 //             rather than a missing key so every profile has every key.)
 //   peak      {"<dtype>": number, …}: TFLOPS (TOPS for integer types), non-zero entries only
 //   link      {"generation": u8, "width": u8}                 (a pcie_link)
-//   pci_address "dddd:bb:dd.f", lower-case hex (8 domain digits when above 0xffff)
+//   pci_address "dddd:bb:dd.f", lower-case hex; the domain in at least four digits, more
+//             only above 0xffff ("10000:e1:00.0" behind Intel VMD), as sysfs names it
 //   spec      the catalogue row's canonical name; re-linked with find_device on input.
 //             Written as null when the profile has no spec or its spec is not a catalogue
 //             row (a caller-made device_spec cannot be re-linked).
