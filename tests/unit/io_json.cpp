@@ -327,6 +327,33 @@ TEST_CASE("registry_from_json") {
             CHECK(back.registry->all()[0].spec == nullptr);
         }
     }
+    SUBCASE("a hand-written device that names its catalogue row takes the row's figures") {
+        // docs/json.md's example. Before, the device had no name, memory or peaks and every
+        // plan on it failed while has_accelerator said yes.
+        const auto back =
+            ah::registry_from_json(R"({"schema_version": 1, "devices": [{"kind": "cuda_gpu", "spec": "H100 SXM"}]})");
+        REQUIRE_MESSAGE(back.ok(), back.error);
+        REQUIRE(back.registry->all().size() == 1);
+        const auto& d = back.registry->all()[0];
+        const auto& row = *ah::find_device("H100 SXM");
+        CHECK(d.spec == &row);
+        CHECK(d.name.view() == row.name);
+        CHECK(d.maker == ah::vendor::nvidia);
+        CHECK(d.memory_bytes == ah::sourced<std::uint64_t>{ah::reported_memory_bytes(row), ah::origin::catalogue});
+        CHECK(d.memory_bandwidth_gbps.from == ah::origin::catalogue);
+        CHECK(d.peak_from == ah::origin::catalogue);
+        CHECK(d.peak.bf16 == row.peak.bf16);
+        // What the document says stays: a figure of its own, and a null (unknown) one.
+        const auto own = ah::registry_from_json(
+            R"({"schema_version": 1, "devices": [{"kind": "cuda_gpu", "spec": "H100 SXM", "name": "mine",
+                "memory_bytes": {"value": 1024, "origin": "user"}, "memory_bandwidth_gbps": null}]})");
+        REQUIRE_MESSAGE(own.ok(), own.error);
+        const auto& o = own.registry->all()[0];
+        CHECK(o.name.view() == "mine");
+        CHECK(o.memory_bytes == ah::sourced<std::uint64_t>{1024, ah::origin::user});
+        CHECK_FALSE(o.memory_bandwidth_gbps.has_value());
+        CHECK(o.peak_from == ah::origin::catalogue);
+    }
     SUBCASE("round trip: empty registry") {
         const ah::accelerator_registry empty;
         const auto back = ah::registry_from_json(ah::to_json_string(empty));
@@ -344,7 +371,8 @@ TEST_CASE("registry_from_json") {
         CHECK(p.kind == ah::device_kind::rocm_gpu);
         CHECK(p.available);
         CHECK(p.spec == ah::find_device("AMD Instinct MI300X")); // an alias re-links too
-        CHECK_FALSE(p.memory_bytes.has_value()); // the spec is linked, not re-applied
+        // The keys the document leaves out are the row's (before, only the pointer was set).
+        CHECK(p.memory_bytes == ah::sourced<std::uint64_t>{192_GiB, ah::origin::catalogue});
     }
     SUBCASE("the parsed-JSON overload") {
         const json j = full_registry();

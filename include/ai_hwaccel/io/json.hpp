@@ -557,8 +557,29 @@ public:
                 const auto s = enter("spec");
                 return fail("no catalogue device named " + excerpt(*spec_name));
             }
+            fill_from_spec(j, p);
         }
         return true;
+    }
+    // A device written by hand that names its catalogue row and leaves a figure out means
+    // the row's (origin catalogue), as a detected device is completed; a key that is there,
+    // null included, stays as written (the writer writes every key: a round trip is exact).
+    static void fill_from_spec(const json& j, accelerator_profile& p) {
+        accelerator_profile row = p;
+        row.apply_spec(*p.spec);
+        const auto absent = [&](const char* key) { return j.find(key) == j.end(); };
+        if (absent("vendor")) p.maker = row.maker;
+        if (absent("name") && p.name.empty()) p.name = p.spec->name;
+        if (absent("memory_bytes")) p.memory_bytes = row.memory_bytes;
+        if (absent("memory_bandwidth_gbps")) p.memory_bandwidth_gbps = row.memory_bandwidth_gbps;
+        if (absent("peak_tflops") && absent("peak_origin")) {
+            p.peak = row.peak;
+            p.peak_from = row.peak_from;
+        }
+        if (absent("compute_units")) p.compute_units = row.compute_units;
+        if (absent("arch")) p.arch = row.arch;
+        if (absent("power_limit_watts")) p.power_limit_watts = row.power_limit_watts;
+        if (absent("unified_memory")) p.unified_memory = row.unified_memory;
     }
     bool read(const json& j, warning& w) {
         return object_with(j, {"kind"}) && field(j, "kind", w.kind) && field(j, "backend", w.backend) &&
