@@ -864,6 +864,7 @@ py::dict plan(const py::handle& devices, const py::handle& model, const utf8_tex
             py::dict l;
             l["kind"] = text(ah::to_string(cp->inter_node_link.kind));
             l["gbps"] = cp->inter_node_link.gbps;
+            l["assumed"] = cp->inter_node_link_assumed;
             c["inter_node_link"] = l;
         } else {
             c["inter_node_link"] = py::none();
@@ -984,6 +985,10 @@ py::dict training(const py::handle& model, const utf8_text& method, const whole_
     d["breakdown"] = parts;
     d["host_memory_bytes"] = e.host_memory_bytes;
     d["estimate"] = true;
+    // The CLI's keys for a --device, which this has no counterpart of: null there too.
+    d["device"] = py::none();
+    d["device_memory_bytes"] = py::none();
+    d["fits"] = py::none();
     return d;
 }
 

@@ -92,6 +92,7 @@ class _ClusterNode(TypedDict):
 class _InterNodeLink(TypedDict):
     kind: str
     gbps: float
+    assumed: bool
 
 class _Cluster(TypedDict):
     nodes: List[_ClusterNode]
@@ -172,6 +173,9 @@ class _Training(TypedDict):
     breakdown: _TrainingBreakdown
     host_memory_bytes: int
     estimate: bool
+    device: None  # the CLI's --device, which training() does not take
+    device_memory_bytes: None
+    fits: None
 
 class _Instance(TypedDict):
     name: str

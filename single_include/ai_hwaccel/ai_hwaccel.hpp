@@ -34545,6 +34545,7 @@ AI_HWACCEL_NAMESPACE_END
 // #include "ai_hwaccel/io/json.hpp"
 #endif
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -34679,6 +34680,9 @@ struct cluster_plan {
     std::uint32_t nodes_per_replica = 0;         ///< nodes replica 0 spans
     std::uint32_t inter_node_hops = 0;           ///< replica 0's hops between nodes
     plan_link inter_node_link{};                 ///< replica 0's slowest, one direction, as used
+    /// That link's speed is not known (a port that reports none): the hop was priced at
+    /// the PCIe bound of the devices on either side, which inter_node_link then shows.
+    bool inter_node_link_assumed = false;
     double decode_inter_node_seconds = 0;        ///< replica 0: those hops' cost per decode step
     std::string reason;                          ///< for people, when it does not fit or nodes were left out
 };
@@ -34773,17 +34777,21 @@ inline cluster_view make_cluster(std::span<const cluster_node> nodes) {
             p.index = static_cast<std::uint32_t>(c.devices.size());
             c.devices.push_back(p);
         }
-        // A local index names every device of this node that has it.
+        // A local index names every device of this node that has it: (index, position)
+        // pairs sorted once, each listed index found by a binary search (a link may list
+        // every one of tens of thousands of devices).
+        std::vector<std::pair<std::uint32_t, std::uint32_t>> by_index(all.size());
+        for (std::size_t i = 0; i < all.size(); ++i) by_index[i] = {all[i].index, static_cast<std::uint32_t>(i)};
+        std::sort(by_index.begin(), by_index.end());
         const auto remap = [&](const interconnect& l) {
             interconnect out = l;
             out.devices.clear();
             for (auto idx : l.devices) {
-                bool found = false;
-                for (std::size_t i = 0; i < all.size(); ++i)
-                    if (all[i].index == idx) {
-                        out.devices.push_back(static_cast<std::uint32_t>(base + i));
-                        found = true;
-                    }
+                auto it = std::lower_bound(by_index.begin(), by_index.end(),
+                                           std::pair<std::uint32_t, std::uint32_t>{idx, 0});
+                const bool found = it != by_index.end() && it->first == idx;
+                for (; it != by_index.end() && it->first == idx; ++it)
+                    out.devices.push_back(static_cast<std::uint32_t>(base + it->second));
                 if (!found)
                     c.fabric_notes.push_back(nodes[n].name + ": link \"" + l.name + "\" names device " +
                                              std::to_string(idx) + ", which the node does not have");
@@ -34863,6 +34871,7 @@ struct repriced {
     double inter_node_s = 0;  ///< the cross-node hops' cost as re-priced
     std::uint32_t hops = 0;
     plan_link slowest{};
+    bool slowest_assumed = false; ///< its link's speed unknown: priced at PCIe
 };
 
 /// Re-prices the hops of `replica` that cross nodes (see the header comment).
@@ -34891,7 +34900,10 @@ inline repriced reprice(const cluster_view& c, const shard_plan& p, std::uint32_
         r.prefill_delta += (new_t - old_t) / batch;
         r.inter_node_s += hop;
         ++r.hops;
-        if (r.slowest.kind == interconnect_kind::none || bw < r.slowest.gbps) r.slowest = {lk.kind, bw};
+        if (r.slowest.kind == interconnect_kind::none || bw < r.slowest.gbps) {
+            r.slowest = {lk.kind, bw};
+            r.slowest_assumed = !(lk.gbps > 0);
+        }
     }
     return r;
 }
@@ -34988,6 +35000,7 @@ inline cluster_plan plan_cluster(const cluster_view& c, const model_spec& m, qua
         for (bool u : node_used) out.nodes_per_replica += u ? 1u : 0u;
         out.inter_node_hops = rp.hops;
         out.inter_node_link = rp.slowest;
+        out.inter_node_link_assumed = rp.slowest_assumed;
         out.decode_inter_node_seconds = rp.inter_node_s;
         const double batch = shape.batch ? static_cast<double>(shape.batch) : 1.0;
         const auto correct = [&](shard_plan& x, const repriced& r) {

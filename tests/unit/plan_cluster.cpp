@@ -237,6 +237,16 @@ TEST_CASE("plan_cluster") {
         const double pcie = nodes[0].registry.all()[0].pcie_bandwidth_gbps();
         CHECK(pcie > 50.0);
         CHECK(fast.inter_node_link.gbps == doctest::Approx(pcie));
+        CHECK_FALSE(fast.inter_node_link_assumed);
+        CHECK_FALSE(cp.inter_node_link_assumed);
+        // Ports that report no speed: the hop is priced at the PCIe bound, and the plan says
+        // that figure is assumed (before, it read as an InfiniBand link faster than any port).
+        const auto unknown = ah::plan_cluster(ah::make_cluster(h100_cluster(4, 0.0)), m, quant_format::bf16, {}, o);
+        REQUIRE(unknown.fits);
+        REQUIRE(unknown.inter_node_hops > 0);
+        CHECK(unknown.inter_node_link.kind == ah::interconnect_kind::infiniband);
+        CHECK(unknown.inter_node_link.gbps == doctest::Approx(pcie));
+        CHECK(unknown.inter_node_link_assumed);
         CHECK(p.decode_tokens_per_second < fast.plan.decode_tokens_per_second);
         CHECK(1 / p.decode_tokens_per_second - 1 / fast.plan.decode_tokens_per_second ==
               doctest::Approx(3 * (act / 50e9 - act / (pcie * 1e9) + o.link_latency_s)));
