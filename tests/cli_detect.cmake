@@ -5,7 +5,7 @@
 # Values matched follow from expected.json: the HGX node has a CPU and eight H100s of
 # 85520809984 bytes (79.6 GiB; 637.2 GiB together), on PCI buses 19, 3b, 4c, 5d, 9b, bb,
 # cb and db, 3350 GB/s from the catalogue; the RTX 4090 workstation has the GPU (24.0 GiB),
-# an integrated Intel GPU sharing 31.3 GiB of host memory, and llvmpipe; the Lunar Lake
+# an integrated Intel GPU sharing the host's 62.6 GiB, and llvmpipe; the Lunar Lake
 # laptop a CPU and an NPU, both 15.6 GiB (the host's memory, which the NPU works from).
 
 set(_expect "${CMAKE_CURRENT_SOURCE_DIR}/cli/expect.cmake")
@@ -58,9 +58,10 @@ cli_expect(cli_detect_summary_hgx CODE 0 STDERR_EMPTY
   STDOUT "^devices: 9 \\(cpu 1, gpu 8\\)\naccelerators: 8, 637\\.2 GiB of memory in all\nbest: NVIDIA H100 80GB HBM3 \\(#1, cuda_gpu, 79\\.6 GiB, 3350 GB/s\\)\n$"
   ARGS detect --root "${_hgx}" --summary)
 # The software renderer is listed but no accelerator; the integrated GPU's shared memory
-# counts once: 24.0 + 31.3 GiB.
+# (the host's, which the Intel probe gives it, not the smaller Vulkan heap) counts once:
+# 24.0 + 62.6 GiB.
 cli_expect(cli_detect_summary_rtx4090 CODE 0
-  STDOUT "^devices: 4 \\(cpu 1, gpu 3 of which 1 software\\)\naccelerators: 2, 55\\.3 GiB of memory in all\nbest: NVIDIA GeForce RTX 4090 \\(#1, cuda_gpu, 24\\.0 GiB, 1008 GB/s\\)\n$"
+  STDOUT "^devices: 4 \\(cpu 1, gpu 3 of which 1 software\\)\naccelerators: 2, 86\\.5 GiB of memory in all\nbest: NVIDIA GeForce RTX 4090 \\(#1, cuda_gpu, 24\\.0 GiB, 1008 GB/s\\)\n$"
   ARGS detect --root "${_rtx}" --summary)
 # Apple silicon: the CPU, the GPU and the Neural Engine draw on one 16 GiB pool, counted once.
 cli_expect(cli_detect_summary_unified CODE 0
