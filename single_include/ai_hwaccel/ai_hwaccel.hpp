@@ -15469,6 +15469,7 @@ AI_HWACCEL_NAMESPACE_END
 
 #include <dlfcn.h>
 
+#include <algorithm>
 #include <chrono>
 #include <condition_variable>
 #include <cstddef>
@@ -15477,6 +15478,7 @@ AI_HWACCEL_NAMESPACE_END
 #include <cstring>
 #include <memory>
 #include <mutex>
+#include <stop_token>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -15492,6 +15494,9 @@ struct nvml_options {
     std::string library = "libnvidia-ml.so.1";
     /// The whole query (init, every device, shutdown) must finish within this.
     std::chrono::milliseconds timeout{10'000};
+    /// A detection's stop (async.hpp: its handle cancelled or destroyed): the query is
+    /// left within 100 ms of it, as on a timeout, instead of waiting for the driver.
+    std::stop_token stop{};
 };
 
 enum class nvml_status : std::uint8_t {
@@ -15501,6 +15506,7 @@ enum class nvml_status : std::uint8_t {
     missing_symbol,    ///< a driver too old for the entry points used here
     init_failed,       ///< nvmlInit refused (driver not loaded, version mismatch, …)
     timed_out,         ///< the query did not finish in time and was abandoned
+    cancelled,         ///< the detection was stopped (nvml_options::stop) before it finished
 };
 
 /// What one NVML query found.
@@ -15806,6 +15812,11 @@ inline nvml_result query_nvml(const nvml_options& options = {}) {
         r.detail = "NVML library path is relative: " + options.library;
         return r;
     }
+    if (options.stop.stop_requested()) {
+        r.status = nvml_status::cancelled;
+        r.detail = "NVML not queried: the detection was cancelled";
+        return r;
+    }
     if (bare && !loader_path_is_safe()) {
         r.status = nvml_status::unsafe_search_path;
         r.detail = "the library search path (LD_LIBRARY_PATH) has a relative or empty entry; NVML not loaded";
@@ -15855,12 +15866,23 @@ inline nvml_result query_nvml(const nvml_options& options = {}) {
 #else
     std::thread(work).detach();
 #endif
+    // Waited on in slices of at most 100 ms, to see a stop; abandoned at the deadline or
+    // the stop (the library stays loaded for the thread still inside it).
+    const auto deadline = std::chrono::steady_clock::now() + options.timeout;
     std::unique_lock<std::mutex> lock(state->m);
-    if (!state->cv.wait_for(lock, options.timeout, [&] { return state->done; })) {
-        // Abandoned: the library stays loaded for the thread still inside it.
-        r.status = nvml_status::timed_out;
-        r.detail = "NVML did not answer within " + std::to_string(options.timeout.count()) + " ms";
-        return r;
+    while (!state->done) {
+        const auto now = std::chrono::steady_clock::now();
+        if (options.stop.stop_requested()) {
+            r.status = nvml_status::cancelled;
+            r.detail = "NVML abandoned: the detection was cancelled";
+            return r;
+        }
+        if (now >= deadline) {
+            r.status = nvml_status::timed_out;
+            r.detail = "NVML did not answer within " + std::to_string(options.timeout.count()) + " ms";
+            return r;
+        }
+        state->cv.wait_until(lock, std::min(deadline, now + std::chrono::milliseconds(100)));
     }
     return std::move(state->result);
 }
@@ -15918,6 +15940,7 @@ inline std::optional<warning> nvml_warning(const nvml_result& r) {
     case nvml_status::unsafe_search_path: k = warning_kind::unsafe_path_ignored; break;
     case nvml_status::timed_out: k = warning_kind::tool_timed_out; break;
     case nvml_status::missing_symbol:
+    case nvml_status::cancelled:
     case nvml_status::init_failed: k = warning_kind::tool_failed; break;
     }
     return warning{k, backend_id::cuda, "NVML", r.detail + "; using nvidia-smi instead", 0};
@@ -16155,7 +16178,9 @@ struct cuda_probe {
         // Only a live view can load a library; a machine tree describes another machine.
         if constexpr (requires { sys.replays_tools(); }) {
             if (use_nvml && !sys.replays_tools() && (!nvml_needs_driver || driver_shows(sys))) {
-                nvml_result r = query_nvml(nvml);
+                nvml_options o = nvml;
+                if constexpr (requires { sys.stop_token(); }) o.stop = sys.stop_token(); // a background detection's
+                nvml_result r = query_nvml(o);
                 if (r.status == nvml_status::ok && !r.mig_enabled) {
                     out.devices = std::move(r.devices);
                     out.warnings = std::move(r.warnings);

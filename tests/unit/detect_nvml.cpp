@@ -7,7 +7,9 @@
 #include <chrono>
 #include <cstdlib>
 #include <optional>
+#include <stop_token>
 #include <string>
+#include <thread>
 
 #if AI_HWACCEL_BACKEND_CUDA && AI_HWACCEL_OS_LINUX && defined(AI_HWACCEL_FAKE_NVML)
 
@@ -148,6 +150,29 @@ TEST_CASE("query_nvml: a wedged driver is abandoned at the time limit") {
     CHECK(r.status == ah::nvml_status::timed_out);
     CHECK(r.devices.empty());
     CHECK(r.detail.find("200 ms") != std::string::npos);
+}
+
+TEST_CASE("query_nvml: a stopped detection leaves a wedged driver at once, not at the time limit") {
+    // A background detection cancelled (async.hpp) while nvmlInit or a device call hangs.
+    // The limit is ten minutes: a query that ignored the stop would end timed_out, not
+    // cancelled (and hold the suite that long).
+    test::scratch_dir dir;
+    dir.write("gpus.csv", two_gpus);
+    scoped_env data("AI_HWACCEL_FAKE_NVML_DATA", (dir.path() / "gpus.csv").c_str());
+    scoped_env mode("AI_HWACCEL_FAKE_NVML_MODE", "hang");
+    std::stop_source stop;
+    auto o = fake(std::chrono::minutes(10));
+    o.stop = stop.get_token();
+    std::thread cancel([&] {
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+        stop.request_stop();
+    });
+    const auto r = ah::query_nvml(o);
+    cancel.join();
+    CHECK(r.status == ah::nvml_status::cancelled);
+    CHECK(r.devices.empty());
+    // Stopped before it starts: the library is not even opened.
+    CHECK(ah::query_nvml(o).status == ah::nvml_status::cancelled);
 }
 
 TEST_CASE("query_nvml: failures that leave NVML unused") {

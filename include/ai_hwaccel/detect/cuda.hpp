@@ -47,6 +47,7 @@ inline std::optional<warning> nvml_warning(const nvml_result& r) {
     case nvml_status::unsafe_search_path: k = warning_kind::unsafe_path_ignored; break;
     case nvml_status::timed_out: k = warning_kind::tool_timed_out; break;
     case nvml_status::missing_symbol:
+    case nvml_status::cancelled:
     case nvml_status::init_failed: k = warning_kind::tool_failed; break;
     }
     return warning{k, backend_id::cuda, "NVML", r.detail + "; using nvidia-smi instead", 0};
@@ -284,7 +285,9 @@ struct cuda_probe {
         // Only a live view can load a library; a machine tree describes another machine.
         if constexpr (requires { sys.replays_tools(); }) {
             if (use_nvml && !sys.replays_tools() && (!nvml_needs_driver || driver_shows(sys))) {
-                nvml_result r = query_nvml(nvml);
+                nvml_options o = nvml;
+                if constexpr (requires { sys.stop_token(); }) o.stop = sys.stop_token(); // a background detection's
+                nvml_result r = query_nvml(o);
                 if (r.status == nvml_status::ok && !r.mig_enabled) {
                     out.devices = std::move(r.devices);
                     out.warnings = std::move(r.warnings);

@@ -26,6 +26,7 @@
 
 #include <dlfcn.h>
 
+#include <algorithm>
 #include <chrono>
 #include <condition_variable>
 #include <cstddef>
@@ -34,6 +35,7 @@
 #include <cstring>
 #include <memory>
 #include <mutex>
+#include <stop_token>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -49,6 +51,9 @@ struct nvml_options {
     std::string library = "libnvidia-ml.so.1";
     /// The whole query (init, every device, shutdown) must finish within this.
     std::chrono::milliseconds timeout{10'000};
+    /// A detection's stop (async.hpp: its handle cancelled or destroyed): the query is
+    /// left within 100 ms of it, as on a timeout, instead of waiting for the driver.
+    std::stop_token stop{};
 };
 
 enum class nvml_status : std::uint8_t {
@@ -58,6 +63,7 @@ enum class nvml_status : std::uint8_t {
     missing_symbol,    ///< a driver too old for the entry points used here
     init_failed,       ///< nvmlInit refused (driver not loaded, version mismatch, …)
     timed_out,         ///< the query did not finish in time and was abandoned
+    cancelled,         ///< the detection was stopped (nvml_options::stop) before it finished
 };
 
 /// What one NVML query found.
@@ -363,6 +369,11 @@ inline nvml_result query_nvml(const nvml_options& options = {}) {
         r.detail = "NVML library path is relative: " + options.library;
         return r;
     }
+    if (options.stop.stop_requested()) {
+        r.status = nvml_status::cancelled;
+        r.detail = "NVML not queried: the detection was cancelled";
+        return r;
+    }
     if (bare && !loader_path_is_safe()) {
         r.status = nvml_status::unsafe_search_path;
         r.detail = "the library search path (LD_LIBRARY_PATH) has a relative or empty entry; NVML not loaded";
@@ -412,12 +423,23 @@ inline nvml_result query_nvml(const nvml_options& options = {}) {
 #else
     std::thread(work).detach();
 #endif
+    // Waited on in slices of at most 100 ms, to see a stop; abandoned at the deadline or
+    // the stop (the library stays loaded for the thread still inside it).
+    const auto deadline = std::chrono::steady_clock::now() + options.timeout;
     std::unique_lock<std::mutex> lock(state->m);
-    if (!state->cv.wait_for(lock, options.timeout, [&] { return state->done; })) {
-        // Abandoned: the library stays loaded for the thread still inside it.
-        r.status = nvml_status::timed_out;
-        r.detail = "NVML did not answer within " + std::to_string(options.timeout.count()) + " ms";
-        return r;
+    while (!state->done) {
+        const auto now = std::chrono::steady_clock::now();
+        if (options.stop.stop_requested()) {
+            r.status = nvml_status::cancelled;
+            r.detail = "NVML abandoned: the detection was cancelled";
+            return r;
+        }
+        if (now >= deadline) {
+            r.status = nvml_status::timed_out;
+            r.detail = "NVML did not answer within " + std::to_string(options.timeout.count()) + " ms";
+            return r;
+        }
+        state->cv.wait_until(lock, std::min(deadline, now + std::chrono::milliseconds(100)));
     }
     return std::move(state->result);
 }
