@@ -1,5 +1,6 @@
 #include "ai_hwaccel/plan/models.hpp"
 #include "ai_hwaccel/plan/memory.hpp"
+#include "ai_hwaccel/plan/throughput.hpp"
 
 #include <doctest/doctest.h>
 
@@ -155,8 +156,16 @@ TEST_CASE("model_catalogue") {
         CHECK(row("gpt-oss-120b").sliding_window_layers == 18);
         CHECK(row("gpt-oss-120b").sliding_window == 128);
         CHECK(row("mistral-7b-v0.3").sliding_window == 0);
-        CHECK(row("mistral-7b-v0.1").sliding_window == 4096); // every layer
-        CHECK(row("mistral-7b-v0.1").sliding_window_layers == 32);
+        // Their configs declare windows that llama.cpp, whose cache is modelled, does not
+        // build (it loads Mistral v0.1 as a llama; it disables Phi-3's): every token cached,
+        // as their GGUF files read. Before, v0.1's cache at 32k was a seventh of llama.cpp's.
+        for (const char* id : {"mistral-7b-v0.1", "phi-3-mini", "phi-3-medium"}) {
+            CAPTURE(id);
+            CHECK(row(id).sliding_window == 0);
+            CHECK(row(id).sliding_window_layers == 0);
+        }
+        // Phi-3 mini's llama.cpp cache at 4096 tokens: 32 layers x 2 x 3072 x 2 bytes x 4096.
+        CHECK(ah::kv_cache_bytes(row("phi-3-mini"), {.context = 4096}) == 1'610'612'736ull);
     }
     SUBCASE("gpt-oss: head_dim x heads wider than hidden") {
         const auto& m = row("gpt-oss-20b");
@@ -165,6 +174,21 @@ TEST_CASE("model_catalogue") {
         CHECK(m.experts == 32);
         CHECK(m.experts_per_token == 4);
         CHECK(m.vocab_size == 201088);
+    }
+    SUBCASE("MoE active counts hold the input embedding, as the matmul count assumes") {
+        // A token multiplies with its blocks' shared part, its share of the routed experts
+        // and the output head; active_parameters less the input embedding must be that.
+        // OpenAI's gpt-oss counts leave the embedding out (0.58B: prefill came out 19 %
+        // short before it was added).
+        for (const char* id : {"gpt-oss-20b", "gpt-oss-120b", "mixtral-8x7b", "qwen3-30b-a3b", "llama-4-scout"}) {
+            CAPTURE(id);
+            const auto& m = row(id);
+            const auto p = ah::detail::parts_of(m);
+            const double routed = static_cast<double>(m.experts_per_token) / m.experts;
+            const double blocks = (p.block_other + routed * p.block_experts) * m.layers;
+            const double head = m.tied_embeddings ? p.embedding : p.output - m.hidden_size;
+            CHECK(ah::detail::matmul_parameters(m) == doctest::Approx(blocks + head).epsilon(0.02));
+        }
     }
 }
 

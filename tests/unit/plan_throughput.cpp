@@ -126,6 +126,23 @@ TEST_CASE("estimate_throughput decode turns compute-bound for a large batch") {
     CHECK(one.decode_tokens_per_second > 2 * e.decode_tokens_per_second);
 }
 
+TEST_CASE("estimate_throughput: a batch on a device of unknown compute decodes at an unknown rate") {
+    // A CPU whose bandwidth was measured but whose peak no one knows: one sequence is
+    // memory-bound as ever; 256 sequences may be compute-bound, which cannot be told
+    // (before: 533 tok/s together, 8 TFLOP/s of an 8B model, "memory-bound").
+    ah::accelerator_profile cpu;
+    cpu.kind = ah::device_kind::cpu;
+    cpu.memory_bytes = {64ull << 30, ah::origin::sysfs};
+    cpu.memory_bandwidth_gbps = {100.0, ah::origin::measured};
+    const auto& m = model("llama-3-8b");
+    const auto one = ah::estimate_throughput(cpu, m, quant_format::q4_k_m, {.context = 1024});
+    CHECK(one.decode_tokens_per_second > 10);
+    CHECK(one.decode_memory_bound);
+    const auto many = ah::estimate_throughput(cpu, m, quant_format::q4_k_m, {.context = 1024, .batch = 256});
+    CHECK(many.decode_tokens_per_second == 0);
+    CHECK(many.prefill_tokens_per_second == 0); // as prefill, which compute bounds
+}
+
 TEST_CASE("estimate_throughput: a batch of 0 is a batch of 1") {
     const auto gpu = device("H100 SXM");
     const auto& m = model("llama-3.1-8b");

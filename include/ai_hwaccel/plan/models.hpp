@@ -186,13 +186,15 @@ inline constexpr model_spec model_catalogue[] = {
                        .head_dim = 128, .vocab_size = 202048, .context_length = 1048576, .experts = 128,
                        .experts_per_token = 1, .sliding_window_layers = 36, .sliding_window = 8192,
                        .source = AI_HWACCEL_SOURCE("https://huggingface.co/meta-llama/Llama-4-Maverick-17B-128E/blob/main/config.json")}),
-    // ---- Mistral AI. v0.1 attends over a 4096-token window on every layer; v0.3 has no
-    // sliding window (config "sliding_window": null) and a 32768-token vocabulary. v0.2 is
-    // v0.3's shape but for the vocabulary (32000): it reads as v0.3.
+    // ---- Mistral AI. v0.1's config declares a 4096-token window on every layer, but
+    // llama.cpp, whose cache the memory model follows (memory.hpp), loads it as a llama and
+    // caches every token (its llama graph builds no sliding-window cache): no window here,
+    // as a GGUF of it reads (model_file.hpp). v0.3 has no sliding window (config
+    // "sliding_window": null) and a 32768-token vocabulary. v0.2 is v0.3's shape but for the
+    // vocabulary (32000): it reads as v0.3.
     detail::completed({.id = "mistral-7b-v0.1", .name = "Mistral 7B v0.1", .family = "llama", .layers = 32,
                        .hidden_size = 4096, .intermediate_size = 14336, .attention_heads = 32, .kv_heads = 8,
-                       .head_dim = 128, .vocab_size = 32000, .context_length = 32768, .sliding_window_layers = 32,
-                       .sliding_window = 4096,
+                       .head_dim = 128, .vocab_size = 32000, .context_length = 32768,
                        .source = AI_HWACCEL_SOURCE("https://huggingface.co/mistralai/Mistral-7B-v0.1/blob/main/config.json")}),
     detail::completed({.id = "mistral-7b-v0.3", .name = "Mistral 7B v0.3", .family = "llama", .layers = 32,
                        .hidden_size = 4096, .intermediate_size = 14336, .attention_heads = 32, .kv_heads = 8,
@@ -330,16 +332,16 @@ inline constexpr model_spec model_catalogue[] = {
                        .sliding_window_layers = 52, .sliding_window = 1024,
                        .source = AI_HWACCEL_SOURCE("https://huggingface.co/google/gemma-3-27b-pt/blob/main/config.json"),
                        .tied_embeddings = true}),
-    // ---- Microsoft Phi. The 4k Phi-3 configs declare sliding_window 2047 on every layer.
+    // ---- Microsoft Phi. The 4k Phi-3 configs declare sliding_window 2047 on every layer;
+    // llama.cpp disables it ("Phi SWA is currently disabled", ggml-org/llama.cpp#13676: its
+    // phi3 loader sets n_swa 0) and caches every token, as here.
     detail::completed({.id = "phi-3-mini", .name = "Phi-3 mini", .family = "phi3", .layers = 32,
                        .hidden_size = 3072, .intermediate_size = 8192, .attention_heads = 32, .kv_heads = 32,
                        .head_dim = 96, .vocab_size = 32064, .context_length = 4096,
-                       .sliding_window_layers = 32, .sliding_window = 2047,
                        .source = AI_HWACCEL_SOURCE("https://huggingface.co/microsoft/Phi-3-mini-4k-instruct/blob/main/config.json")}),
     detail::completed({.id = "phi-3-medium", .name = "Phi-3 medium", .family = "phi3", .layers = 40,
                        .hidden_size = 5120, .intermediate_size = 17920, .attention_heads = 40, .kv_heads = 10,
                        .head_dim = 128, .vocab_size = 32064, .context_length = 4096,
-                       .sliding_window_layers = 40, .sliding_window = 2047,
                        .source = AI_HWACCEL_SOURCE("https://huggingface.co/microsoft/Phi-3-medium-4k-instruct/blob/main/config.json")}),
     detail::completed({.id = "phi-4", .name = "Phi-4", .family = "phi3", .layers = 40, .hidden_size = 5120,
                        .intermediate_size = 17920, .attention_heads = 40, .kv_heads = 10, .head_dim = 128,
@@ -366,15 +368,20 @@ inline constexpr model_spec model_catalogue[] = {
                        .experts_per_token = 8, .kv_values_per_token_per_layer = 512 + 64, .latent_kv_cache = true,
                        .source = AI_HWACCEL_SOURCE("https://huggingface.co/deepseek-ai/DeepSeek-R1/blob/main/config.json")}),
     // ---- OpenAI gpt-oss: layers alternate sliding (128 tokens) and full attention; head_dim
-    // 64 x 64 query heads is wider than hidden_size. Totals from OpenAI's model card.
+    // 64 x 64 query heads is wider than hidden_size. Totals from OpenAI's model card, whose
+    // active counts (3.61B, 5.13B) leave out the input embedding (attention, the routed
+    // experts and the unembedding add up to them) where the other publishers' counts hold
+    // it, as active_parameters does: the embedding (201,088 x 2,880) is added.
     detail::completed({.id = "gpt-oss-20b", .name = "gpt-oss-20b", .family = "gpt-oss",
-                       .parameters = 20'900'000'000, .active_parameters = 3'600'000'000, .layers = 24,
+                       .parameters = 20'900'000'000, .active_parameters = 3'600'000'000 + 201'088ull * 2'880,
+                       .layers = 24,
                        .hidden_size = 2880, .intermediate_size = 2880, .attention_heads = 64, .kv_heads = 8,
                        .head_dim = 64, .vocab_size = 201088, .context_length = 131072, .experts = 32,
                        .experts_per_token = 4, .sliding_window_layers = 12, .sliding_window = 128,
                        .source = AI_HWACCEL_SOURCE("https://huggingface.co/openai/gpt-oss-20b/blob/main/config.json")}),
     detail::completed({.id = "gpt-oss-120b", .name = "gpt-oss-120b", .family = "gpt-oss",
-                       .parameters = 116'800'000'000, .active_parameters = 5'100'000'000, .layers = 36,
+                       .parameters = 116'800'000'000, .active_parameters = 5'100'000'000 + 201'088ull * 2'880,
+                       .layers = 36,
                        .hidden_size = 2880, .intermediate_size = 2880, .attention_heads = 64, .kv_heads = 8,
                        .head_dim = 64, .vocab_size = 201088, .context_length = 131072, .experts = 128,
                        .experts_per_token = 4, .sliding_window_layers = 18, .sliding_window = 128,

@@ -259,8 +259,9 @@ constexpr double effective_flops(const accelerator_profile& device, quant_format
 }
 
 /// One decode step of `s.batch` sequences (at least 1) that reads `bytes` from `device`'s
-/// memory: its rate per sequence (0 when the bandwidth is unknown) and whether memory,
-/// not compute, bounds it. estimate_throughput passes decode_bytes_per_token; a caller
+/// memory: its rate per sequence (0 when the bandwidth is unknown, or when the compute
+/// rate is and more than one sequence shares the step: its compute grows with the batch
+/// and may bound it, as prefill's does) and whether memory, not compute, bounds it. estimate_throughput passes decode_bytes_per_token; a caller
 /// whose device holds a larger share of the cache (a tensor-parallel rank with copied KV
 /// heads, plan/cost.hpp) passes more.
 struct decode_step {
@@ -274,6 +275,7 @@ constexpr decode_step decode_rate(const accelerator_profile& device, const model
     if (!(bw > 0)) return out;
     const double flops = effective_flops(device, q, c);
     const double batch = s.batch > 0 ? static_cast<double>(s.batch) : 1.0;
+    if (!(flops > 0) && batch > 1) return out; // a CPU without a peak: unknown, not "memory-bound"
     const double memory_s = bytes / bw;
     // Each sequence's token: its matrix products, and attention over the `context`
     // positions it sees (QK and AV: 4 x depth x width a layer).
