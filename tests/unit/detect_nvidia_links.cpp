@@ -278,6 +278,38 @@ TEST_CASE("parse_nvidia_smi_topo: NVSwitch is told by arithmetic, never invented
     CHECK(r.gpus[1].nic_paths == std::vector<std::string>{"PHB"});
 }
 
+TEST_CASE("parse_nvidia_smi_topo: an empty CPU affinity keeps its column (hand-made from a public capture)") {
+    // Hand-made in the layout of a public 8x H100 capture (Princeton's della-k17g3 node):
+    // nvidia-smi wrote no CPU affinity for GPUs 0-3 ("NODE\t\t0\t\tN/A"). Blank runs read
+    // as one separator moved NUMA node 0 into the CPU affinity and lost it, without a word.
+    std::string m = "\tGPU0\tGPU1\tGPU2\tGPU3\tGPU4\tGPU5\tGPU6\tGPU7\tNIC0\tCPU Affinity\tNUMA Affinity\tGPU NUMA ID\n";
+    for (int i = 0; i < 8; ++i) {
+        m += "GPU" + std::to_string(i);
+        for (int j = 0; j < 8; ++j) m += i == j ? "\t X " : "\tNV18";
+        m += i < 4 ? "\tNODE\t\t0\t\tN/A\n" : "\tNODE\t1\t1\t\tN/A\n";
+    }
+    m += "NIC0\tNODE\tNODE\tNODE\tNODE\tNODE\tNODE\tNODE\tNODE\t X \t\t\t\t\n";
+    const auto r = ah::parse_nvidia_smi_topo(m);
+    INFO(problems_of(r.problems));
+    CHECK(r.problems.empty());
+    REQUIRE(r.gpus.size() == 8);
+    for (std::size_t i = 0; i < 8; ++i) {
+        CAPTURE(i);
+        CHECK(r.gpus[i].cpu_affinity == (i < 4 ? "" : "1"));
+        REQUIRE(r.gpus[i].numa_node.has_value());
+        CHECK(*r.gpus[i].numa_node == (i < 4 ? 0 : 1));
+        CHECK_FALSE(r.gpus[i].gpu_numa_id.has_value());
+    }
+    // The same rows with their tabs turned to spaces cannot show an empty cell: the words
+    // are read in order, as before.
+    std::string spaced = m;
+    for (char& c : spaced)
+        if (c == '\t') c = ' ';
+    const auto s2 = ah::parse_nvidia_smi_topo(spaced);
+    REQUIRE(s2.gpus.size() == 8);
+    CHECK(*s2.gpus[4].numa_node == 1);
+}
+
 TEST_CASE("parse_nvidia_smi_topo: hostile input") {
     CHECK(ah::parse_nvidia_smi_topo("").problems.empty());
     CHECK(ah::parse_nvidia_smi_topo("").gpus.empty());
