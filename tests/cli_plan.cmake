@@ -108,10 +108,13 @@ cli_plan_exit(cli_plan_estimate_all_formats_exit 0 estimate --device "RTX 4090" 
 cli_plan_output(cli_plan_estimate_format_list
   "\nQ4_K_M +4\\.90 [^\n]* yes +tensor_parallel 8 +[0-9.]+ tok/s +[0-9.]+ tok/s\nBF16 +16\\.00 [^\n]* yes +tensor_parallel 8 [^\n]*\ntotal: "
   estimate --device "H100 SXM" --count 8 --model llama-3.1-70b --quant Q4_K_M,bf16,q4_k_m)
-# NVFP4 is Blackwell's: an RTX 4090 runs it neither natively nor dequantized; the reason is
-# spelled out once below the table.
+# llama.cpp's formats load on CPUs and GPUs only: a TPU runs Q4_K_M neither natively nor
+# dequantized; the reason is spelled out once below the table.
 cli_plan_output(cli_plan_estimate_format_list_unsupported
-  "\nNVFP4 [^\n]* no: format +- [^\n]*\nQ4_K_M [^\n]* yes [^\n]*\nno: format: no device runs this format"
+  "\nQ4_K_M [^\n]* no: format +- [^\n]*\nBF16 [^\n]* yes [^\n]*\nno: format: no device runs this format"
+  estimate --device "TPU v5p" --model llama-3.1-8b --quant Q4_K_M,bf16)
+# NVFP4 weights run dequantized (vLLM's Marlin, W4A16) on a GPU without FP4 units.
+cli_plan_output(cli_plan_estimate_nvfp4_dequantized "\nNVFP4 [^\n]* yes [^\n]*\nQ4_K_M [^\n]* yes "
   estimate --device "RTX 4090" --model llama-3.1-8b --quant nvfp4,Q4_K_M)
 # A rate the catalogue cannot back is "unknown" in the table and explained below it.
 cli_plan_output(cli_plan_estimate_format_list_unknown_rate
@@ -265,9 +268,12 @@ cli_plan_output(cli_plan_cost_all "instance +provider +region +USD/hour.*cheapes
 # The cheapest instance by price per hour has one accelerator, so one replica.
 cli_plan_output(cli_plan_cost_replicas "decode: [0-9.]+ tok/s for the instance \\(1 replica of 1 accelerator, tensor parallel 1; estimate\\)"
   cost --model llama-3.1-8b --quant Q4_K_M)
-# The no* legend where a row is marked so (A100s and A10Gs run no FP8), and only there
-# (every accelerator of the catalogue runs BF16).
-cli_plan_output(cli_plan_cost_all_unsupported_legend "p4d[^\n]+ no\\* .*\\(no\\*: the instance's accelerators do not run FP8\\)"
+# The no* legend where a row is marked so (Trainium does not load llama.cpp's formats), and
+# only there (every accelerator of the catalogue runs BF16).
+cli_plan_output(cli_plan_cost_all_unsupported_legend "trn1[^\n]+ no\\* .*\\(no\\*: the instance's accelerators do not run Q4_K_M\\)"
+  cost --model llama-3.1-8b --quant Q4_K_M --all)
+# A100s run FP8 weights dequantized (W8A16): p4d fits an 8B model in FP8.
+cli_plan_output(cli_plan_cost_fp8_on_a100 "\np4d\\.24xlarge [^\n]+ yes "
   cost --model llama-3.1-8b --quant fp8 --all)
 cli_plan_output(cli_plan_cost_all_no_legend "instance +provider +region"
   cost --model llama-3.1-8b --quant bf16 --all)

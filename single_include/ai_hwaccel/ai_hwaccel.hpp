@@ -7089,9 +7089,11 @@ inline constexpr device_spec catalogue_rows[] = {
 // how many GH200s share an NVLink domain depends on the system (one, four, 32).
 // inline_ecc: the data-centre GDDR6 boards whose ECC is on by default and stores its check
 // bits in the memory, so nvidia-smi reports 15/16 of it: T4 15 360 MiB of 16 GiB, A10 and
-// A10G 23 028 MiB and L4 23 034 MiB of 24 GiB, L40S 46 068 MiB of 48 GiB (the captures of
-// ../shared/fixtures/real/nvidia-smi for A10 and L40S; published nvidia-smi output for the
-// others), and the A40, the same 48 GiB GDDR6 data-centre design. Workstation and GeForce
+// A10G 23 028 MiB and L4 23 034 MiB of 24 GiB, L40S, L40 and L20 46 068 MiB of 48 GiB (the
+// captures of ../shared/fixtures/real/nvidia-smi for A10 and L40S; published nvidia-smi
+// output for the others: "NVIDIA L40, 46068 MiB" in many, an L20's "…MiB / 46068MiB" table,
+// and one L20 with its ECC column Off at 49 140 MiB), and the A40, the same 48 GiB GDDR6
+// data-centre design. Workstation and GeForce
 // boards ship with ECC off and report it all; HBM keeps its check bits apart.
 //
 // Sources: NVIDIA datasheets and product pages for data-centre and workstation parts (the
@@ -7385,7 +7387,7 @@ inline constexpr device_spec catalogue_rows[] = {
      .aliases = {"L40"},
      .maker = vendor::nvidia, .kind = device_kind::cuda_gpu,
      .pci_device_ids = {0x26b5},
-     .memory_bytes = 48 * units::gib, .memory = memory_type::gddr6,
+     .memory_bytes = 48 * units::gib, .memory = memory_type::gddr6, .inline_ecc = true,
      .memory_bandwidth_gbps = 864,
      .peak = {.fp32 = 90.5, .tf32 = 90.5, .bf16 = 181.05, .fp16 = 181.05,
               .fp8 = 362, .int8 = 362, .int4 = 724},
@@ -7412,7 +7414,7 @@ inline constexpr device_spec catalogue_rows[] = {
      .aliases = {"L20"},
      .maker = vendor::nvidia, .kind = device_kind::cuda_gpu,
      .pci_device_ids = {0x26ba},
-     .memory_bytes = 48 * units::gib, .memory = memory_type::gddr6,
+     .memory_bytes = 48 * units::gib, .memory = memory_type::gddr6, .inline_ecc = true,
      .memory_bandwidth_gbps = 864,
      .peak = {.fp32 = 59.35, .tf32 = 59.75, .bf16 = 119.5, .fp16 = 119.5, .fp8 = 239, .int8 = 239},
      .link = interconnect_kind::pcie,
@@ -7597,10 +7599,11 @@ inline constexpr device_spec catalogue_rows[] = {
     // 80 TFLOPS; 8 TB/s; 1400 W), tabulated at https://verda.com/blog/gb300-nvl72-architecture.
     // INT8 (0.165 POPS there) and FP64 cut as on the B300: left 0. Memory: assumed the B300's
     // driver-reported size, both carrying 288 GB of 12-high HBM3e stacks; compute capability
-    // 10.3. SM count not in reach: 0.
+    // 10.3. SM count not in reach: 0. PCI ids 0x31c2 and 0x31c3 (GB110 [GB300], pci.ids).
     {.name = "NVIDIA GB300",
      .aliases = {"GB300", "GB300 GPU"},
      .maker = vendor::nvidia, .kind = device_kind::cuda_gpu,
+     .pci_device_ids = {0x31c2, 0x31c3},
      .memory_bytes = 275040 * units::mib, .memory = memory_type::hbm3e,
      .memory_bandwidth_gbps = 8000,
      .peak = {.fp32 = 80, .tf32 = 1250, .bf16 = 2500, .fp16 = 2500, .fp8 = 5000, .fp6 = 5000, .fp4 = 15000},
@@ -9967,13 +9970,16 @@ constexpr bool in_catalogue(const device_spec* s) noexcept {
 }
 
 /// Rows answering to a PCI vendor/device id pair. Several rows can share an id (memory
-/// variants of one board), so all of them are returned, in catalogue order.
+/// variants of one board), so all of them are returned, in catalogue order. AMD's
+/// graphics carry its graphics vendor id (0x1002), its XDNA NPUs the id of its processors
+/// (0x1022, which the amdxdna driver binds).
 constexpr fixed_list<const device_spec*, 8> find_devices_by_pci(std::uint32_t vendor_id,
                                                                 std::uint16_t device_id) noexcept {
     fixed_list<const device_spec*, 8> out;
     if (device_id == 0) return out;
     for (const auto& row : device_catalogue) {
-        if (info(row.maker).vendor_id != vendor_id) continue;
+        const std::uint32_t row_vendor = row.kind == device_kind::amd_xdna_npu ? 0x1022u : info(row.maker).vendor_id;
+        if (row_vendor != vendor_id) continue;
         if (!row.pci_device_ids.contains(device_id)) continue;
         if (out.count < out.items.size()) out.items[out.count++] = &row;
     }
@@ -27205,7 +27211,8 @@ struct quant_info {
     /// natively (fp8 on Hopper, fp4 on Blackwell, int8 on tensor cores…).
     dtype native_compute;
     /// True when runtimes commonly run it by dequantizing weights to fp16/bf16 on the fly,
-    /// so hardware without `native_compute` can still run it (GGUF, GPTQ/AWQ int4, MXFP4).
+    /// so hardware without `native_compute` can still run it (GGUF, GPTQ/AWQ int4, MXFP4;
+    /// FP8 and NVFP4 on GPUs only, see dequantized_on_gpus_only).
     bool dequantizable;
     /// llama.cpp `llama_ftype` written in GGUF `general.file_type`, -1 if none.
     int gguf_file_type;
@@ -27234,7 +27241,7 @@ inline constexpr std::array<quant_info, quant_format_count> quant_table{{
     {quant_format::fp16, "FP16", {"F16", "float16", "half"}, quant_scheme::plain_float, 16.0, 1, 2,
      dtype::fp16, false, 1, 1, quant_format::fp16},
     {quant_format::fp8_e4m3, "FP8", {"fp8_e4m3", "e4m3", "float8_e4m3fn", "f8e4m3"},
-     quant_scheme::plain_float, 8.0, 1, 1, dtype::fp8, false, -1, -1, quant_format::fp8_e4m3},
+     quant_scheme::plain_float, 8.0, 1, 1, dtype::fp8, true, -1, -1, quant_format::fp8_e4m3},
     {quant_format::fp8_e5m2, "FP8_E5M2", {"e5m2", "float8_e5m2", "f8e5m2"},
      quant_scheme::plain_float, 8.0, 1, 1, dtype::fp8, false, -1, -1, quant_format::fp8_e5m2},
     // Per-output-channel scales: one value per row of thousands of weights, below 0.01 bit.
@@ -27247,7 +27254,7 @@ inline constexpr std::array<quant_info, quant_format_count> quant_table{{
     {quant_format::mxfp4, "MXFP4", {"fp4"}, quant_scheme::microscaling,
      detail::block_bpw(17, 32), 32, 17, dtype::fp4, true, 38, 39, quant_format::mxfp4},
     {quant_format::nvfp4, "NVFP4", {}, quant_scheme::microscaling, detail::block_bpw(9, 16),
-     16, 9, dtype::fp4, false, -1, -1, quant_format::nvfp4},
+     16, 9, dtype::fp4, true, -1, -1, quant_format::nvfp4},
     {quant_format::q8_0, "Q8_0", {}, quant_scheme::gguf_block, detail::block_bpw(34, 32), 32, 34,
      dtype::int8, true, 7, 8, quant_format::q8_0},
     {quant_format::q6_k, "Q6_K", {}, quant_scheme::gguf_block, detail::block_bpw(210, 256), 256,
@@ -27337,6 +27344,15 @@ static_assert(detail::quant_table_is_consistent(), "quant_table: bad row");
 
 constexpr const quant_info& info(quant_format q) noexcept {
     return quant_table[static_cast<std::size_t>(q)];
+}
+
+/// FP8 and NVFP4 checkpoints run natively where the device multiplies in fp8 / fp4, and
+/// elsewhere only on GPUs, whose runtimes dequantize them on the fly (vLLM's Marlin
+/// kernels, weight-only W8A16 / W4A16: A100, A10, the RTX 30s; NVFP4 on Hopper too). The
+/// other dequantizable formats are dequantized wherever they run, even on hardware with
+/// their `native_compute` type (llama.cpp multiplies Q8_0 in fp16; GPTQ runs W4A16).
+constexpr bool dequantized_on_gpus_only(quant_format q) noexcept {
+    return q == quant_format::fp8_e4m3 || q == quant_format::nvfp4;
 }
 constexpr std::string_view to_string(quant_format q) noexcept { return info(q).name; }
 constexpr double bits_per_weight(quant_format q) noexcept { return info(q).bits_per_weight; }
@@ -32090,7 +32106,8 @@ AI_HWACCEL_NAMESPACE_END
 // the same Q4_K_M : F16 ratio though their int8 : fp16 peaks differ 2 : 4) — at a lower
 // efficiency than plain fp16 weights (the dequantization). Other formats use their
 // `native_compute` type where the device supports it (fp8 on Hopper, fp4 on Blackwell),
-// else fp16, bf16, fp32 in that order. A device known only by its fp32 rate (no matrix
+// else fp16, bf16, fp32 in that order (FP8 and NVFP4 weights elsewhere are dequantized,
+// at the dequantized efficiency: dequantized_on_gpus_only). A device known only by its fp32 rate (no matrix
 // units, or none the catalogue quotes: Apple's M1 and M2 GPUs run fp16 at the fp32
 // rate) gets its own efficiency, as runtimes come closer to a vector ALU peak than to a
 // tensor one.
@@ -32296,7 +32313,7 @@ constexpr compute_rate prefill_compute_rate(const accelerator_profile& device, q
                                             bool fp16_accumulate = true) {
     const auto& r = info(q);
     compute_rate out;
-    if (!r.dequantizable && device.supports(r.native_compute)) {
+    if ((!r.dequantizable || dequantized_on_gpus_only(q)) && device.supports(r.native_compute)) {
         out = {r.native_compute, device.peak[r.native_compute]};
     } else {
         for (dtype d : {dtype::fp16, dtype::bf16, dtype::fp32})
@@ -32318,8 +32335,9 @@ namespace detail {
 /// peak for the type it multiplies in, times the efficiency that applies.
 constexpr double effective_flops(const accelerator_profile& device, quant_format q, const throughput_constants& c) {
     const auto rate = prefill_compute_rate(device, q, c.fp16_accumulate);
+    const bool dequantized = info(q).dequantizable && rate.type != info(q).native_compute;
     return rate.peak_tflops * 1e12 * (rate.vector ? c.prefill_vector_efficiency : c.prefill_compute_efficiency) *
-           (info(q).dequantizable ? c.prefill_dequantized_factor : 1.0);
+           (dequantized ? c.prefill_dequantized_factor : 1.0);
 }
 
 /// One decode step of `s.batch` sequences (at least 1) that reads `bytes` from `device`'s
@@ -32610,9 +32628,10 @@ struct support_test {
     const quant_info* row = nullptr;
     double peak_throughput::*native = nullptr; ///< the peak of row->native_compute
     bool llama_cpp = false;                    ///< a llama.cpp format: CPUs and GPUs only
+    bool gpus_dequantize = false;              ///< dequantized on GPUs only (FP8, NVFP4)
 
     constexpr explicit support_test(quant_format f) noexcept
-        : q(f), row(&info(f)), llama_cpp(llama_cpp_only(*row)) {
+        : q(f), row(&info(f)), llama_cpp(llama_cpp_only(*row)), gpus_dequantize(dequantized_on_gpus_only(f)) {
         switch (row->native_compute) {
         case dtype::fp64: native = &peak_throughput::fp64; break;
         case dtype::fp32: native = &peak_throughput::fp32; break;
@@ -32629,6 +32648,7 @@ struct support_test {
     constexpr format_support operator()(const accelerator_profile& d) const noexcept {
         if (llama_cpp && !runs_llama_cpp(d.kind)) return format_support::none;
         if (native ? d.peak.*native > 0 : d.supports(row->native_compute)) return format_support::native;
+        if (gpus_dequantize && family_of(d.kind) != family::gpu) return format_support::none;
         if ((d.is_cpu() || d.peak_from == origin::none) && row->scheme == quant_scheme::plain_float &&
             (q == quant_format::fp32 || q == quant_format::fp16 || q == quant_format::bf16))
             return format_support::dequantized;
@@ -35788,6 +35808,7 @@ constexpr bool runs_format(const device_spec& d, quant_format q, const cost_assu
     if (d.peak.supports(qi.native_compute)) return true;
     // fp16 weights run as bf16 where a device has no fp16 units (TPUs): same size.
     if (qi.native_compute == dtype::fp16 && d.peak.supports(dtype::bf16)) return true;
+    if (dequantized_on_gpus_only(q)) return family_of(d.kind) == family::gpu;
     return qi.dequantizable;
 }
 /// `t` accelerators like `one` as one device for tensor-parallel decode: t x bandwidth

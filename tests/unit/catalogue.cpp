@@ -83,6 +83,17 @@ TEST_CASE("find_devices_by_pci") {
     CHECK(ah::find_devices_by_pci(0xffff, 0x2330).empty());
     // Several boards share one chip id; all of them come back.
     CHECK(ah::find_devices_by_pci(0x1002, 0x744c).size() >= 2);
+    // AMD's XDNA NPUs are PCI 1022:1502 and 1022:17f0 (the amdxdna driver's table), not
+    // under its graphics id 0x1002 (before: found only under the pair that does not exist).
+    for (const std::uint16_t id : {std::uint16_t{0x1502}, std::uint16_t{0x17f0}}) {
+        CAPTURE(id);
+        const auto npus = ah::find_devices_by_pci(0x1022, id);
+        REQUIRE_FALSE(npus.empty());
+        for (const auto* r : npus) CHECK(r->kind == ah::device_kind::amd_xdna_npu);
+        CHECK(ah::find_devices_by_pci(0x1002, id).empty());
+    }
+    // GB300's ids (pci.ids: GB110 [GB300]).
+    CHECK(ah::find_devices_by_pci(0x10de, 0x31c2).size() == 1);
     // Workstation boards with ids of their own (pci.ids: "Navi 48 [Radeon AI PRO R9700]",
     // "Battlemage G21 [Arc Pro B60]" and "[Arc Pro B50]"): one row each, by id and by the
     // name pci.ids gives, with the memory that sets them apart from the gaming boards.

@@ -386,6 +386,13 @@ TEST_CASE("estimate_instance_cost: the memory the driver reports") {
     CHECK_FALSE(ah::plan_sharding(std::vector{detected}, {}, qwen, ah::quant_format::fp8_e4m3, shape).fits);
     // The catalogue profile is the reported size too.
     CHECK(*ah::profile_from_spec(*l4.device()).memory_bytes == 23040ull << 20);
+    // The L40 and L20 are the L40S's 48 GiB GDDR6 design: nvidia-smi shows 46 068 MiB on
+    // each (published outputs), 15/16 of it. Before, their rows claimed all 48 GiB.
+    for (const char* name : {"NVIDIA L40", "NVIDIA L20", "NVIDIA L40S"}) {
+        CAPTURE(name);
+        REQUIRE(ah::find_device(name) != nullptr);
+        CHECK(ah::reported_memory_bytes(*ah::find_device(name)) == 46080ull << 20);
+    }
     // HBM keeps its check bits apart: an H100 reports its whole 80 GiB row.
     CHECK(ah::reported_memory_bytes(*ah::find_instance("p5.48xlarge")->device()) == 80ull << 30);
 }

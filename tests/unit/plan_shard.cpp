@@ -214,6 +214,27 @@ TEST_CASE("plan_sharding: a pipeline takes the devices that hold most layers, th
     }
 }
 
+TEST_CASE("support_for: FP8 and NVFP4 weights on GPUs without their units are dequantized") {
+    // vLLM: "FP8 models will run on compute capability >= 7.5 (Turing) as weight-only W8A16,
+    // utilizing FP8 Marlin"; NVFP4 likewise as W4A16. Before, an A100 could not run FP8.
+    CHECK(ah::support_for(card("A100 SXM4 80GB", 0), quant_format::fp8_e4m3) == ah::format_support::dequantized);
+    CHECK(ah::support_for(card("RTX 3090", 0), quant_format::fp8_e4m3) == ah::format_support::dequantized);
+    CHECK(ah::support_for(card("H100 SXM", 0), quant_format::fp8_e4m3) == ah::format_support::native);
+    CHECK(ah::support_for(card("H100 SXM", 0), quant_format::nvfp4) == ah::format_support::dequantized);
+    CHECK(ah::support_for(card("B200", 0), quant_format::nvfp4) == ah::format_support::native);
+    // Not on a TPU, which has neither the units nor those kernels.
+    CHECK(ah::support_for(card("TPU v5p", 0), quant_format::fp8_e4m3) == ah::format_support::none);
+    // Prefill: natively where the device multiplies in fp8, else in fp16 at the dequantized
+    // efficiency.
+    const ah::throughput_constants c;
+    const auto h100 = card("H100 SXM", 0), a100 = card("A100 SXM4 80GB", 0);
+    CHECK(ah::prefill_compute_rate(h100, quant_format::fp8_e4m3).type == ah::dtype::fp8);
+    CHECK(ah::detail::effective_flops(h100, quant_format::fp8_e4m3, c) ==
+          doctest::Approx(h100.peak.fp8 * 1e12 * c.prefill_compute_efficiency));
+    CHECK(ah::detail::effective_flops(a100, quant_format::fp8_e4m3, c) ==
+          doctest::Approx(a100.peak.fp16 * 1e12 * c.prefill_compute_efficiency * c.prefill_dequantized_factor));
+}
+
 TEST_CASE("plan_sharding: a model that fits nowhere says so") {
     const auto gpus = cards("RTX 4090", 2);
     const auto& m = model("llama-3.1-405b");
@@ -247,7 +268,10 @@ TEST_CASE("plan_sharding: a model that fits nowhere says so") {
 
     // No devices at all, and a format no device runs.
     CHECK(ah::plan_sharding({}, {}, m, quant_format::bf16).outcome == ah::plan_outcome::no_devices);
-    const auto nv = ah::plan_sharding(gpus, {}, model("llama-3.1-8b"), quant_format::nvfp4);
+    // NVFP4 weights: dequantized on GPUs without FP4 units (vLLM's Marlin, W4A16), not
+    // run on TPUs, which have neither FP4 units nor those kernels.
+    CHECK(ah::plan_sharding(gpus, {}, model("llama-3.1-8b"), quant_format::nvfp4).fits);
+    const auto nv = ah::plan_sharding(cards("TPU v5p", 2), {}, model("llama-3.1-8b"), quant_format::nvfp4);
     CHECK(!nv.fits);
     CHECK(nv.outcome == ah::plan_outcome::unsupported_format);
     // A model with no layers.

@@ -178,7 +178,11 @@ TEST_CASE("quant_format_from_gguf_file_type") {
 TEST_CASE("quant_info") {
     CHECK(ah::info(quant_format::fp8_e4m3).native_compute == ah::dtype::fp8);
     CHECK(ah::info(quant_format::nvfp4).native_compute == ah::dtype::fp4);
-    CHECK_FALSE(ah::info(quant_format::nvfp4).dequantizable); // Blackwell-native only
+    // vLLM runs FP8 and NVFP4 checkpoints on GPUs without FP8/FP4 tensor cores through its
+    // Marlin kernels (weight-only W8A16 / W4A16): before, an A100 could not run FP8 here.
+    CHECK(ah::info(quant_format::fp8_e4m3).dequantizable);
+    CHECK(ah::info(quant_format::nvfp4).dequantizable);
+    CHECK_FALSE(ah::info(quant_format::fp8_e5m2).dequantizable); // weights are E4M3; E5M2 is for caches
     CHECK(ah::info(quant_format::q4_k_m).dequantizable);
 }
 

@@ -80,13 +80,16 @@ constexpr bool in_catalogue(const device_spec* s) noexcept {
 }
 
 /// Rows answering to a PCI vendor/device id pair. Several rows can share an id (memory
-/// variants of one board), so all of them are returned, in catalogue order.
+/// variants of one board), so all of them are returned, in catalogue order. AMD's
+/// graphics carry its graphics vendor id (0x1002), its XDNA NPUs the id of its processors
+/// (0x1022, which the amdxdna driver binds).
 constexpr fixed_list<const device_spec*, 8> find_devices_by_pci(std::uint32_t vendor_id,
                                                                 std::uint16_t device_id) noexcept {
     fixed_list<const device_spec*, 8> out;
     if (device_id == 0) return out;
     for (const auto& row : device_catalogue) {
-        if (info(row.maker).vendor_id != vendor_id) continue;
+        const std::uint32_t row_vendor = row.kind == device_kind::amd_xdna_npu ? 0x1022u : info(row.maker).vendor_id;
+        if (row_vendor != vendor_id) continue;
         if (!row.pci_device_ids.contains(device_id)) continue;
         if (out.count < out.items.size()) out.items[out.count++] = &row;
     }

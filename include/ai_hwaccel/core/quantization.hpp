@@ -90,7 +90,8 @@ struct quant_info {
     /// natively (fp8 on Hopper, fp4 on Blackwell, int8 on tensor cores…).
     dtype native_compute;
     /// True when runtimes commonly run it by dequantizing weights to fp16/bf16 on the fly,
-    /// so hardware without `native_compute` can still run it (GGUF, GPTQ/AWQ int4, MXFP4).
+    /// so hardware without `native_compute` can still run it (GGUF, GPTQ/AWQ int4, MXFP4;
+    /// FP8 and NVFP4 on GPUs only, see dequantized_on_gpus_only).
     bool dequantizable;
     /// llama.cpp `llama_ftype` written in GGUF `general.file_type`, -1 if none.
     int gguf_file_type;
@@ -119,7 +120,7 @@ inline constexpr std::array<quant_info, quant_format_count> quant_table{{
     {quant_format::fp16, "FP16", {"F16", "float16", "half"}, quant_scheme::plain_float, 16.0, 1, 2,
      dtype::fp16, false, 1, 1, quant_format::fp16},
     {quant_format::fp8_e4m3, "FP8", {"fp8_e4m3", "e4m3", "float8_e4m3fn", "f8e4m3"},
-     quant_scheme::plain_float, 8.0, 1, 1, dtype::fp8, false, -1, -1, quant_format::fp8_e4m3},
+     quant_scheme::plain_float, 8.0, 1, 1, dtype::fp8, true, -1, -1, quant_format::fp8_e4m3},
     {quant_format::fp8_e5m2, "FP8_E5M2", {"e5m2", "float8_e5m2", "f8e5m2"},
      quant_scheme::plain_float, 8.0, 1, 1, dtype::fp8, false, -1, -1, quant_format::fp8_e5m2},
     // Per-output-channel scales: one value per row of thousands of weights, below 0.01 bit.
@@ -132,7 +133,7 @@ inline constexpr std::array<quant_info, quant_format_count> quant_table{{
     {quant_format::mxfp4, "MXFP4", {"fp4"}, quant_scheme::microscaling,
      detail::block_bpw(17, 32), 32, 17, dtype::fp4, true, 38, 39, quant_format::mxfp4},
     {quant_format::nvfp4, "NVFP4", {}, quant_scheme::microscaling, detail::block_bpw(9, 16),
-     16, 9, dtype::fp4, false, -1, -1, quant_format::nvfp4},
+     16, 9, dtype::fp4, true, -1, -1, quant_format::nvfp4},
     {quant_format::q8_0, "Q8_0", {}, quant_scheme::gguf_block, detail::block_bpw(34, 32), 32, 34,
      dtype::int8, true, 7, 8, quant_format::q8_0},
     {quant_format::q6_k, "Q6_K", {}, quant_scheme::gguf_block, detail::block_bpw(210, 256), 256,
@@ -222,6 +223,15 @@ static_assert(detail::quant_table_is_consistent(), "quant_table: bad row");
 
 constexpr const quant_info& info(quant_format q) noexcept {
     return quant_table[static_cast<std::size_t>(q)];
+}
+
+/// FP8 and NVFP4 checkpoints run natively where the device multiplies in fp8 / fp4, and
+/// elsewhere only on GPUs, whose runtimes dequantize them on the fly (vLLM's Marlin
+/// kernels, weight-only W8A16 / W4A16: A100, A10, the RTX 30s; NVFP4 on Hopper too). The
+/// other dequantizable formats are dequantized wherever they run, even on hardware with
+/// their `native_compute` type (llama.cpp multiplies Q8_0 in fp16; GPTQ runs W4A16).
+constexpr bool dequantized_on_gpus_only(quant_format q) noexcept {
+    return q == quant_format::fp8_e4m3 || q == quant_format::nvfp4;
 }
 constexpr std::string_view to_string(quant_format q) noexcept { return info(q).name; }
 constexpr double bits_per_weight(quant_format q) noexcept { return info(q).bits_per_weight; }

@@ -551,6 +551,7 @@ constexpr bool runs_format(const device_spec& d, quant_format q, const cost_assu
     if (d.peak.supports(qi.native_compute)) return true;
     // fp16 weights run as bf16 where a device has no fp16 units (TPUs): same size.
     if (qi.native_compute == dtype::fp16 && d.peak.supports(dtype::bf16)) return true;
+    if (dequantized_on_gpus_only(q)) return family_of(d.kind) == family::gpu;
     return qi.dequantizable;
 }
 /// `t` accelerators like `one` as one device for tensor-parallel decode: t x bandwidth

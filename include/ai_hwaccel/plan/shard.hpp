@@ -197,9 +197,10 @@ struct support_test {
     const quant_info* row = nullptr;
     double peak_throughput::*native = nullptr; ///< the peak of row->native_compute
     bool llama_cpp = false;                    ///< a llama.cpp format: CPUs and GPUs only
+    bool gpus_dequantize = false;              ///< dequantized on GPUs only (FP8, NVFP4)
 
     constexpr explicit support_test(quant_format f) noexcept
-        : q(f), row(&info(f)), llama_cpp(llama_cpp_only(*row)) {
+        : q(f), row(&info(f)), llama_cpp(llama_cpp_only(*row)), gpus_dequantize(dequantized_on_gpus_only(f)) {
         switch (row->native_compute) {
         case dtype::fp64: native = &peak_throughput::fp64; break;
         case dtype::fp32: native = &peak_throughput::fp32; break;
@@ -216,6 +217,7 @@ struct support_test {
     constexpr format_support operator()(const accelerator_profile& d) const noexcept {
         if (llama_cpp && !runs_llama_cpp(d.kind)) return format_support::none;
         if (native ? d.peak.*native > 0 : d.supports(row->native_compute)) return format_support::native;
+        if (gpus_dequantize && family_of(d.kind) != family::gpu) return format_support::none;
         if ((d.is_cpu() || d.peak_from == origin::none) && row->scheme == quant_scheme::plain_float &&
             (q == quant_format::fp32 || q == quant_format::fp16 || q == quant_format::bf16))
             return format_support::dequantized;

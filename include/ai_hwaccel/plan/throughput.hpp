@@ -25,7 +25,8 @@
 // the same Q4_K_M : F16 ratio though their int8 : fp16 peaks differ 2 : 4) — at a lower
 // efficiency than plain fp16 weights (the dequantization). Other formats use their
 // `native_compute` type where the device supports it (fp8 on Hopper, fp4 on Blackwell),
-// else fp16, bf16, fp32 in that order. A device known only by its fp32 rate (no matrix
+// else fp16, bf16, fp32 in that order (FP8 and NVFP4 weights elsewhere are dequantized,
+// at the dequantized efficiency: dequantized_on_gpus_only). A device known only by its fp32 rate (no matrix
 // units, or none the catalogue quotes: Apple's M1 and M2 GPUs run fp16 at the fp32
 // rate) gets its own efficiency, as runtimes come closer to a vector ALU peak than to a
 // tensor one.
@@ -232,7 +233,7 @@ constexpr compute_rate prefill_compute_rate(const accelerator_profile& device, q
                                             bool fp16_accumulate = true) {
     const auto& r = info(q);
     compute_rate out;
-    if (!r.dequantizable && device.supports(r.native_compute)) {
+    if ((!r.dequantizable || dequantized_on_gpus_only(q)) && device.supports(r.native_compute)) {
         out = {r.native_compute, device.peak[r.native_compute]};
     } else {
         for (dtype d : {dtype::fp16, dtype::bf16, dtype::fp32})
@@ -254,8 +255,9 @@ namespace detail {
 /// peak for the type it multiplies in, times the efficiency that applies.
 constexpr double effective_flops(const accelerator_profile& device, quant_format q, const throughput_constants& c) {
     const auto rate = prefill_compute_rate(device, q, c.fp16_accumulate);
+    const bool dequantized = info(q).dequantizable && rate.type != info(q).native_compute;
     return rate.peak_tflops * 1e12 * (rate.vector ? c.prefill_vector_efficiency : c.prefill_compute_efficiency) *
-           (info(q).dequantizable ? c.prefill_dequantized_factor : 1.0);
+           (dequantized ? c.prefill_dequantized_factor : 1.0);
 }
 
 /// One decode step of `s.batch` sequences (at least 1) that reads `bytes` from `device`'s
