@@ -2062,6 +2062,17 @@ struct interconnect {
     friend bool operator==(const interconnect&, const interconnect&) = default;
 };
 
+/// Whether a network port passes traffic: its state is unknown (empty) or names ACTIVE
+/// ("4: ACTIVE" from sysfs, "Active" from ibstat, "up", "LinkUp"); DOWN, INIT, ARMED,
+/// POLLING and ACTIVE_DEFER do not.
+constexpr bool port_active(std::string_view state) noexcept {
+    state = detail::trim(state);
+    if (state.empty()) return true;
+    const auto colon = state.find(':');
+    if (colon != std::string_view::npos) state = detail::trim(state.substr(colon + 1));
+    return detail::iequals(state, "ACTIVE") || detail::iequals(state, "up") || detail::iequals(state, "LinkUp");
+}
+
 /// The links that `count` devices of one catalogue row, indexed 0 to count - 1, have among
 /// themselves as that device is built into machines: the row's own link joining
 /// consecutive indices in groups of its `link_domain` (one group of them all where the
@@ -23261,12 +23272,12 @@ AI_HWACCEL_NAMESPACE_END
 AI_HWACCEL_NAMESPACE_BEGIN
 
 /// True for block device names that are not disks of their own: loop devices, RAM disks,
-/// zram, device-mapper and md RAID stacks, ZFS volumes, and an eMMC's boot and RPMB areas;
-/// and for optical drives (sr<N>, with a disc in or not): no place to load a model from.
+/// zram, null_blk, device-mapper and md RAID stacks, ZFS volumes, an eMMC's boot and RPMB
+/// areas, a board's SPI flash (mtdblock<N>: an RK3588's 16 MiB boot flash); and for optical
+/// drives (sr<N>, with a disc in or not): no place to load a model from.
 constexpr bool is_pseudo_block_device(std::string_view name) noexcept {
-    if (name.starts_with("loop") || name.starts_with("ram") || name.starts_with("zram") ||
-        name.starts_with("dm-") || name.starts_with("md") || name.starts_with("zd") || name.starts_with("sr"))
-        return true;
+    for (std::string_view p : {"loop"sv, "ram"sv, "zram"sv, "dm-"sv, "md"sv, "zd"sv, "sr"sv, "mtdblock"sv, "nullb"sv})
+        if (name.starts_with(p)) return true;
     if (name.starts_with("mmcblk") &&
         (name.find("boot") != std::string_view::npos || name.find("rpmb") != std::string_view::npos))
         return true;
@@ -23411,8 +23422,11 @@ std::optional<storage_device> read_block_device(const S& sys, std::string_view n
             detail::add_warning(warnings, detail::unparsed_number(*text), path, "not a sector count");
         else if (*sectors > UINT64_MAX / 512)
             detail::add_warning(warnings, warning_kind::value_out_of_range, path, "larger than any disk");
-        else if (*sectors == 0)
-            return std::nullopt; // no medium: an empty card reader or drive, an unconnected nbd
+        else if (*sectors == 0) {
+            // No medium (an empty card reader or drive, an unconnected nbd); a path of a
+            // multipath map may read 0 (a standby path) and still tell the volume's kind.
+            if (!as_path) return std::nullopt;
+        }
         else
             dev.size_bytes = *sectors * 512; // always 512-byte units, whatever the logical block size
     }
@@ -23437,8 +23451,9 @@ std::optional<storage_device> read_block_device(const S& sys, std::string_view n
 
 /// A device-mapper multipath map (dm-N whose dm/uuid starts "mpath-"): one volume seen
 /// through several paths (sdX each), reported once under its own name, sized by its own
-/// `size`, with its first path's model and kind (a SAN volume is `network`). nullopt for
-/// other device-mapper targets and for a map without a readable path.
+/// `size`, with its first path's model and kind (a SAN volume is `network`; a standby
+/// path of an active/passive array that reads no size still says them). nullopt for other
+/// device-mapper targets and for a map without a readable path.
 template <system_view S>
 std::optional<storage_device> read_multipath_map(const S& sys, std::string_view name, std::string_view dir,
                                                  std::vector<warning>& warnings) {
@@ -23552,14 +23567,44 @@ inline std::optional<bool> json_rota(const nlohmann::json& j) {
     return std::nullopt;
 }
 
+// lsblk's TRAN of a disk reached over a network: Fibre Channel (and over Ethernet, IBM's
+// virtual FC), iSCSI, NVMe over TCP or RDMA.
+constexpr bool network_transport(std::string_view tran) noexcept {
+    return tran == "fc"sv || tran == "fcoe"sv || tran == "ibmvfc"sv || tran == "iscsi"sv || tran == "tcp"sv ||
+           tran == "rdma"sv;
+}
+
+inline std::string lsblk_name(const nlohmann::json& j) {
+    std::string name = json_text(j, "name");
+    for (std::string_view prefix : {"/dev/mapper/"sv, "/dev/"sv}) // --paths
+        if (name.starts_with(prefix)) {
+            name.erase(0, prefix.size());
+            break;
+        }
+    return name;
+}
+
 inline void collect_lsblk_disks(const nlohmann::json& list, int depth, std::vector<storage_device>& out) {
     if (!list.is_array() || depth > 16) return;
     for (const auto& j : list) {
         if (!j.is_object()) continue;
-        std::string name = json_text(j, "name");
-        if (name.starts_with("/dev/")) name.erase(0, 5); // --paths
-        if (json_text(j, "type") == "disk"sv && !name.empty() && !is_pseudo_block_device(name)) {
-            const auto size = json_size(j);
+        const std::string path_name = lsblk_name(j);
+        const std::string type = json_text(j, "type");
+        // Without a TYPE column the top-level entries are the whole devices.
+        const bool disk = j.contains("type") ? type == "disk"sv : depth == 0;
+        const auto children = j.find("children");
+        if (disk && !path_name.empty() && !is_pseudo_block_device(path_name)) {
+            // One path of a multipath map (a child of type mpath): the map is the volume,
+            // listed once under its own name, as probe_storage lists it.
+            std::string name = path_name;
+            auto size = json_size(j);
+            if (children != j.end() && children->is_array())
+                for (const auto& c : *children)
+                    if (c.is_object() && json_text(c, "type") == "mpath"sv && !lsblk_name(c).empty()) {
+                        name = lsblk_name(c);
+                        if (const auto s = json_size(c)) size = s;
+                        break;
+                    }
             const bool seen =
                 std::any_of(out.begin(), out.end(), [&](const storage_device& d) { return d.name == name; });
             if (!seen && !(size && *size == 0)) {
@@ -23567,19 +23612,23 @@ inline void collect_lsblk_disks(const nlohmann::json& list, int depth, std::vect
                 dev.name = name;
                 dev.model = json_text(j, "model");
                 dev.size_bytes = size.value_or(0);
-                dev.kind = classify_block_device(name, json_text(j, "vendor"), dev.model, json_rota(j));
+                dev.kind = network_transport(json_text(j, "tran"))
+                               ? storage_kind::network
+                               : classify_block_device(path_name, json_text(j, "vendor"), dev.model, json_rota(j));
                 out.push_back(std::move(dev));
             }
         }
-        if (const auto it = j.find("children"); it != j.end()) collect_lsblk_disks(*it, depth + 1, out);
+        if (children != j.end()) collect_lsblk_disks(*children, depth + 1, out);
     }
 }
 } // namespace detail
 
 /// `lsblk --json` output (any column set; with or without --bytes and --paths) → its
-/// disks, classified as probe_storage does, in the order lsblk printed them. Partitions,
-/// LVM volumes and the pseudo devices probe_storage skips are left out. nullopt when the
-/// text is not lsblk's JSON. Never throws.
+/// disks, classified as probe_storage does, in the order lsblk printed them: a multipath
+/// map once under its own name (not once per path), a disk whose TRAN is fc, iscsi, tcp or
+/// rdma a network volume; without a TYPE column, the top-level entries. Partitions, LVM
+/// volumes and the pseudo devices probe_storage skips are left out. nullopt when the text
+/// is not lsblk's JSON. Never throws.
 inline std::optional<std::vector<storage_device>> parse_lsblk_json(std::string_view text) {
     const auto doc = nlohmann::json::parse(text.begin(), text.end(), nullptr, false);
     if (doc.is_discarded() || !doc.is_object()) return std::nullopt;
@@ -30696,10 +30745,12 @@ inline std::string to_nfd_features(const accelerator_registry& reg, const nfd_op
         for (const auto* p : devices) unified = unified && p->unified_memory;
         if (unified) label(kind + ".unified-memory", "true");
     }
+    // A network port that is down (no cable, no subnet manager) is no link of the node's:
+    // pods that select the label would find no fabric.
     for (const auto& k : interconnect_kind_table) {
         if (k.id == interconnect_kind::none || k.id == interconnect_kind::pcie) continue;
         for (const auto& l : reg.system().interconnects)
-            if (l.kind == k.id) {
+            if (l.kind == k.id && (l.scope != link_scope::inter_node || port_active(l.state))) {
                 label("interconnect." + std::string(k.name), "true");
                 break;
             }
@@ -34772,15 +34823,6 @@ struct cluster_plan {
 
 namespace detail::cluster {
 
-/// A port passes traffic: its state is empty (unknown) or names ACTIVE ("4: ACTIVE",
-/// "Active"); DOWN, INIT, ARMED, POLLING, ACTIVE_DEFER do not.
-constexpr bool port_active(std::string_view state) noexcept {
-    state = trim(state);
-    if (state.empty()) return true;
-    const auto colon = state.find(':');
-    if (colon != std::string_view::npos) state = trim(state.substr(colon + 1));
-    return iequals(state, "ACTIVE") || iequals(state, "up") || iequals(state, "LinkUp");
-}
 
 inline void note_fabric(node_fabric& f, const interconnect& l) {
     if (!port_active(l.state)) return;

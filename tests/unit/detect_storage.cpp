@@ -44,7 +44,8 @@ const ah::storage_device* find(const std::vector<ah::storage_device>& v, std::st
 
 TEST_CASE("is_pseudo_block_device") {
     for (const char* n :
-         {"loop0", "ram15", "zram0", "dm-3", "md0", "md127", "zd0", "mmcblk0boot0", "mmcblk0rpmb", "sr0", "sr12"}) {
+         {"loop0", "ram15", "zram0", "dm-3", "md0", "md127", "zd0", "mmcblk0boot0", "mmcblk0rpmb", "sr0", "sr12",
+          "mtdblock0", "nullb0"}) { // an RK3588 board's 16 MiB SPI flash is no disk
         CAPTURE(n);
         CHECK(ah::is_pseudo_block_device(n));
     }
@@ -274,6 +275,26 @@ TEST_CASE("probe_storage: a multipath SAN volume is one network disk, not one lo
     const auto single = ah::probe_storage(ah::host_system(one.path().string()), w);
     REQUIRE(single.size() == 1);
     CHECK(single[0].kind == storage_kind::network);
+
+    // A standby path of an active/passive array that reads no size (sdb, the first by
+    // name, as every path may): the map is still the volume, sized by its own size, its
+    // kind and model its path's. Before, the volume vanished without a word.
+    for (int i = 0; i < 4; ++i) {
+        const std::string sd = std::string("sd") + static_cast<char>('b' + i);
+        if (i == 0 || i == 3)
+            root.write("sys/devices/platform/host" + std::to_string(3 + i) + "/session" + std::to_string(1 + i) +
+                           "/target" + std::to_string(3 + i) + ":0:0/" + std::to_string(3 + i) + ":0:0:1/block/" +
+                           sd + "/size",
+                       "0\n");
+    }
+    w.clear();
+    const auto standby = ah::probe_storage(ah::host_system(root.path().string()), w);
+    CHECK(w.empty());
+    REQUIRE(standby.size() == 2);
+    CHECK(standby[0].name == "dm-0");
+    CHECK(standby[0].kind == storage_kind::network);
+    CHECK(standby[0].model == "FlashArray");
+    CHECK(standby[0].size_bytes == 4294967296ull * 512);
 }
 
 TEST_CASE("probe_storage with bad and unreadable files") {
@@ -369,7 +390,7 @@ TEST_CASE("parse_lsblk_json") {
     const auto old = ah::parse_lsblk_json(R"({"blockdevices": [
         {"name": "sda", "type": "disk", "size": "4000787030016", "rota": "1", "vendor": "ATA     ", "model": "ST4000DM004"},
         {"name": "sdb", "type": "disk", "size": 500107862016, "rota": true, "children": [
-            {"name": "mpatha", "type": "mpath", "children": [{"name": "sdq", "type": "disk", "size": "1T", "rota": "0"}]}]},
+            {"name": "vg-root", "type": "lvm", "children": [{"name": "sdq", "type": "disk", "size": "1T", "rota": "0"}]}]},
         {"name": "sdb", "type": "disk", "size": 1, "rota": false},
         {"name": "zram0", "type": "disk", "size": "8G"},
         {"name": "sr0", "type": "rom", "size": "1024M"}]})");
@@ -382,6 +403,47 @@ TEST_CASE("parse_lsblk_json") {
     CHECK((*old)[1].kind == storage_kind::hdd);
     CHECK((*old)[2].name == "sdq");
     CHECK((*old)[2].kind == storage_kind::sata_ssd);
+
+    // Hand-made in lsblk's layout: a 1 TiB Fibre Channel LUN through two paths, which
+    // multipathd maps as mpatha (each path's child), and an NVMe/TCP namespace. As
+    // probe_storage lists them: the map once, both network volumes. Before, each path was a
+    // local disk (the LUN counted twice) and the NVMe/TCP namespace a local NVMe drive.
+    const auto san = ah::parse_lsblk_json(R"({"blockdevices": [
+        {"name": "sda", "type": "disk", "size": 1099511627776, "rota": true, "tran": "fc", "model": "FlashArray",
+         "children": [{"name": "mpatha", "type": "mpath", "size": 1099511627776}]},
+        {"name": "sdb", "type": "disk", "size": 1099511627776, "rota": true, "tran": "fc", "model": "FlashArray",
+         "children": [{"name": "mpatha", "type": "mpath", "size": 1099511627776}]},
+        {"name": "nvme1n1", "type": "disk", "size": 3848290697216, "rota": false, "tran": "tcp"},
+        {"name": "nvme0n1", "type": "disk", "size": 960197124096, "rota": false, "tran": "nvme"}]})");
+    REQUIRE(san);
+    REQUIRE(san->size() == 3);
+    CHECK((*san)[0].name == "mpatha");
+    CHECK((*san)[0].kind == storage_kind::network);
+    CHECK((*san)[0].size_bytes == 1099511627776ull);
+    CHECK((*san)[0].model == "FlashArray");
+    CHECK((*san)[1].name == "nvme1n1");
+    CHECK((*san)[1].kind == storage_kind::network);
+    CHECK((*san)[2].kind == storage_kind::nvme);
+    // --paths names the map /dev/mapper/mpatha.
+    const auto paths = ah::parse_lsblk_json(R"({"blockdevices": [{"name": "/dev/sda", "type": "disk", "size": 4096,
+        "children": [{"name": "/dev/mapper/mpatha", "type": "mpath"}]}]})");
+    REQUIRE(paths);
+    REQUIRE(paths->size() == 1);
+    CHECK((*paths)[0].name == "mpatha");
+
+    // Without a TYPE column (lsblk -J -o NAME,SIZE,ROTA,MODEL) the top-level entries are
+    // the devices, their children partitions. Before, nothing was listed, without a word.
+    const auto untyped = ah::parse_lsblk_json(R"({"blockdevices": [
+        {"name": "nvme0n1", "size": "953.9G", "rota": false, "model": "Samsung SSD 980 PRO 1TB",
+         "children": [{"name": "nvme0n1p1", "size": "512M", "rota": false}]},
+        {"name": "sda", "size": "3.6T", "rota": true, "model": "ST4000DM004"},
+        {"name": "loop0", "size": "63.9M", "rota": false}]})");
+    REQUIRE(untyped);
+    REQUIRE(untyped->size() == 2);
+    CHECK((*untyped)[0].name == "nvme0n1");
+    CHECK((*untyped)[0].kind == storage_kind::nvme);
+    CHECK((*untyped)[1].name == "sda");
+    CHECK((*untyped)[1].kind == storage_kind::hdd);
 }
 
 TEST_CASE("parse_lsblk_json hostile input") {

@@ -149,6 +149,19 @@ TEST_CASE("to_nfd_features") {
         CHECK(labels.at("ai-hwaccel.io/interconnect.nvswitch") == "true");
         CHECK(labels.count("ai-hwaccel.io/cuda_gpu.unified-memory") == 0);
         CHECK(labels.at("ai-hwaccel.io/version") == ah::version.text);
+        // An InfiniBand port that is down (no cable) gives no fabric label; one that is
+        // active, or whose state is unknown, does. Before, a DOWN port labelled the node.
+        ah::interconnect ib;
+        ib.kind = ah::interconnect_kind::infiniband;
+        ib.scope = ah::link_scope::inter_node;
+        ib.name = "mlx5_0 port 1";
+        ib.state = "1: DOWN";
+        reg.add(ib);
+        CHECK(parse_features(ah::to_nfd_features(reg)).count("ai-hwaccel.io/interconnect.infiniband") == 0);
+        ib.name = "mlx5_1 port 1";
+        ib.state = "4: ACTIVE";
+        reg.add(ib);
+        CHECK(parse_features(ah::to_nfd_features(reg)).at("ai-hwaccel.io/interconnect.infiniband") == "true");
     }
     SUBCASE("mixed devices: shared facts only, the smallest memory") {
         auto a = gpu("RTX 4090", 0, "NVIDIA GeForce RTX 4090");

@@ -211,6 +211,17 @@ struct interconnect {
     friend bool operator==(const interconnect&, const interconnect&) = default;
 };
 
+/// Whether a network port passes traffic: its state is unknown (empty) or names ACTIVE
+/// ("4: ACTIVE" from sysfs, "Active" from ibstat, "up", "LinkUp"); DOWN, INIT, ARMED,
+/// POLLING and ACTIVE_DEFER do not.
+constexpr bool port_active(std::string_view state) noexcept {
+    state = detail::trim(state);
+    if (state.empty()) return true;
+    const auto colon = state.find(':');
+    if (colon != std::string_view::npos) state = detail::trim(state.substr(colon + 1));
+    return detail::iequals(state, "ACTIVE") || detail::iequals(state, "up") || detail::iequals(state, "LinkUp");
+}
+
 /// The links that `count` devices of one catalogue row, indexed 0 to count - 1, have among
 /// themselves as that device is built into machines: the row's own link joining
 /// consecutive indices in groups of its `link_domain` (one group of them all where the

@@ -274,10 +274,12 @@ inline std::string to_nfd_features(const accelerator_registry& reg, const nfd_op
         for (const auto* p : devices) unified = unified && p->unified_memory;
         if (unified) label(kind + ".unified-memory", "true");
     }
+    // A network port that is down (no cable, no subnet manager) is no link of the node's:
+    // pods that select the label would find no fabric.
     for (const auto& k : interconnect_kind_table) {
         if (k.id == interconnect_kind::none || k.id == interconnect_kind::pcie) continue;
         for (const auto& l : reg.system().interconnects)
-            if (l.kind == k.id) {
+            if (l.kind == k.id && (l.scope != link_scope::inter_node || port_active(l.state))) {
                 label("interconnect." + std::string(k.name), "true");
                 break;
             }

@@ -207,15 +207,6 @@ struct cluster_plan {
 
 namespace detail::cluster {
 
-/// A port passes traffic: its state is empty (unknown) or names ACTIVE ("4: ACTIVE",
-/// "Active"); DOWN, INIT, ARMED, POLLING, ACTIVE_DEFER do not.
-constexpr bool port_active(std::string_view state) noexcept {
-    state = trim(state);
-    if (state.empty()) return true;
-    const auto colon = state.find(':');
-    if (colon != std::string_view::npos) state = trim(state.substr(colon + 1));
-    return iequals(state, "ACTIVE") || iequals(state, "up") || iequals(state, "LinkUp");
-}
 
 inline void note_fabric(node_fabric& f, const interconnect& l) {
     if (!port_active(l.state)) return;
