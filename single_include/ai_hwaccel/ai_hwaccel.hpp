@@ -23276,8 +23276,10 @@ AI_HWACCEL_NAMESPACE_BEGIN
 /// areas, a board's SPI flash (mtdblock<N>: an RK3588's 16 MiB boot flash); and for optical
 /// drives (sr<N>, with a disc in or not): no place to load a model from.
 constexpr bool is_pseudo_block_device(std::string_view name) noexcept {
-    for (std::string_view p : {"loop"sv, "ram"sv, "zram"sv, "dm-"sv, "md"sv, "zd"sv, "sr"sv, "mtdblock"sv, "nullb"sv})
-        if (name.starts_with(p)) return true;
+    if (name.starts_with("loop") || name.starts_with("ram") || name.starts_with("zram") ||
+        name.starts_with("dm-") || name.starts_with("md") || name.starts_with("zd") || name.starts_with("sr") ||
+        name.starts_with("mtdblock") || name.starts_with("nullb"))
+        return true;
     if (name.starts_with("mmcblk") &&
         (name.find("boot") != std::string_view::npos || name.find("rpmb") != std::string_view::npos))
         return true;
