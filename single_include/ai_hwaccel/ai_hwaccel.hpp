@@ -1540,8 +1540,10 @@ struct device_spec {
     /// Year of release.
     std::uint16_t year = 0;
     /// Where the numbers come from: the URL of the vendor's spec sheet or datasheet (or a
-    /// reputable database entry when the vendor publishes none).
-    std::string_view source{};
+    /// reputable database entry when the vendor publishes none); "" without table sources
+    /// (AI_HWACCEL_TABLE_SOURCES). A NUL-terminated literal, held by its pointer: 8 bytes a
+    /// row where a string_view takes 16 (read it as `std::string_view(spec.source)`).
+    const char* source = "";
 };
 
 /// The memory a device of row `s` reports with its default settings: memory_bytes, less
@@ -6747,8 +6749,9 @@ namespace detail {
 /// (identical cards are interchangeable, and absorb only fills what the partner lacks or
 /// knows less well); the layered view's UUID is its layer's, not the card's. Counts that
 /// differ pair nothing. Returns how many were folded.
-template <class Layered, class SameCard>
-std::size_t fold_layered(std::vector<accelerator_profile>& profiles, Layered layered, SameCard same_card) {
+inline std::size_t fold_layered(std::vector<accelerator_profile>& profiles,
+                                bool (*layered)(const accelerator_profile&),
+                                bool (*same_card)(const accelerator_profile&, const accelerator_profile&)) {
     std::size_t folded = 0;
     for (std::size_t first = 0; first < profiles.size(); ++first) {
         if (!layered(profiles[first])) continue;
@@ -10002,7 +10005,8 @@ namespace detail {
 constexpr bool catalogue_rows_are_sane() noexcept {
     for (const auto& r : device_catalogue) {
         if (trim(r.name).empty() || r.name != trim(r.name)) return false;
-        if (AI_HWACCEL_TABLE_SOURCES && !(r.source.starts_with("https://") || r.source.starts_with("http://")))
+        if (AI_HWACCEL_TABLE_SOURCES && !(std::string_view(r.source).starts_with("https://") ||
+                                          std::string_view(r.source).starts_with("http://")))
             return false;
         if (r.memory_bytes > 16 * units::tib) return false;
         if (r.memory != memory_type::unified && r.memory != memory_type::sram && r.memory_bytes == 0)
@@ -14477,6 +14481,7 @@ AI_HWACCEL_NAMESPACE_END
 // #include "ai_hwaccel/detect/topology.hpp"
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -14613,31 +14618,41 @@ constexpr bool is_p2p_code(std::string_view s) noexcept {
 enum class attribute : std::uint8_t { cpu_affinity, numa_affinity, gpu_numa_id };
 
 // The attribute values of a matrix row whose label and `devices` cells are `w`'s first
-// words. nvidia-smi parts its cells with one tab each, writes a value it does not know as
-// nothing ("NODE\t\t0\t\tN/A": no CPU affinity, NUMA node 0), and puts a second tab before
-// "GPU NUMA ID"'s value ("0-63\t0\t\tN/A"): with tabs, the cells after the device cells
-// are split at each tab and that extra empty cell dropped, so an empty value keeps its
-// column. Without tabs (a copy whose tabs became spaces) the words are all there is.
-inline std::vector<std::string_view> attribute_values(std::string_view line, const std::vector<std::string_view>& w,
-                                                      std::size_t devices, const std::vector<attribute>& attributes) {
-    if (line.find('\t') != std::string_view::npos) {
-        std::vector<std::string_view> cells;
-        for (std::size_t start = 0;;) {
-            const auto tab = line.find('\t', start);
-            cells.push_back(line.substr(start, tab == std::string_view::npos ? std::string_view::npos : tab - start));
-            if (tab == std::string_view::npos || cells.size() > max_tokens) break;
-            start = tab + 1;
+// words (at most three: the header's attributes). nvidia-smi parts its cells with one tab
+// each, writes a value it does not know as nothing ("NODE\t\t0\t\tN/A": no CPU affinity,
+// NUMA node 0), and puts a second tab before "GPU NUMA ID"'s value ("0-63\t0\t\tN/A"):
+// with tabs, the cells after the device cells are split at each tab and that extra empty
+// cell dropped, so an empty value keeps its column. Without tabs (a copy whose tabs became
+// spaces) the words are all there is.
+struct attribute_cells {
+    std::array<std::string_view, 4> v{};
+    std::size_t n = 0;
+};
+inline attribute_cells attribute_values(std::string_view line, const std::vector<std::string_view>& w,
+                                        std::size_t devices, const std::vector<attribute>& attributes) {
+    attribute_cells out;
+    const std::size_t n = attributes.size();
+    if (line.find('\t') != std::string_view::npos && n < out.v.size()) {
+        std::size_t pos = 0;
+        for (std::size_t k = 0; k < 1 + devices && pos != std::string_view::npos; ++k) {
+            const auto tab = line.find('\t', pos);
+            pos = tab == std::string_view::npos ? tab : tab + 1;
         }
-        if (cells.size() >= 1 + devices) {
-            std::vector<std::string_view> values(cells.begin() + static_cast<std::ptrdiff_t>(1 + devices), cells.end());
-            const std::size_t n = attributes.size();
-            if (n > 0 && values.size() == n + 1 && attributes.back() == attribute::gpu_numa_id &&
-                detail::trim(values[n - 1]).empty())
-                values.erase(values.begin() + static_cast<std::ptrdiff_t>(n - 1));
-            if (values.size() <= n) return values;
+        attribute_cells cells;
+        while (pos != std::string_view::npos && cells.n <= n) {
+            const auto tab = line.find('\t', pos);
+            cells.v[cells.n++] = line.substr(pos, tab == std::string_view::npos ? tab : tab - pos);
+            pos = tab == std::string_view::npos ? tab : tab + 1;
         }
+        if (cells.n == n + 1 && n > 0 && attributes.back() == attribute::gpu_numa_id &&
+            detail::trim(cells.v[n - 1]).empty() && pos == std::string_view::npos) {
+            cells.v[n - 1] = cells.v[n];
+            --cells.n;
+        }
+        if (cells.n <= n && pos == std::string_view::npos) return cells;
     }
-    return {w.begin() + static_cast<std::ptrdiff_t>(std::min(w.size(), 1 + devices)), w.end()};
+    for (std::size_t k = 1 + devices; k < w.size() && out.n < out.v.size(); ++k) out.v[out.n++] = w[k];
+    return out;
 }
 
 // The header line: device columns, then the attribute columns whose names are several
@@ -14864,8 +14879,8 @@ inline nvidia_topo_result parse_nvidia_smi_topo(std::string_view text, sourced<d
         if (gpu_row) {
             auto& g = r.gpus[row_pos];
             const auto values = attribute_values(line, w, devices, head->attributes);
-            for (std::size_t k = 0; k < head->attributes.size() && k < values.size(); ++k) {
-                const std::string_view v = detail::trim(values[k]);
+            for (std::size_t k = 0; k < head->attributes.size() && k < values.n; ++k) {
+                const std::string_view v = detail::trim(values.v[k]);
                 if (v.empty() || unavailable(v)) continue;
                 bool changed = false;
                 switch (head->attributes[k]) {
@@ -15540,9 +15555,6 @@ struct nvml_options {
     std::string library = "libnvidia-ml.so.1";
     /// The whole query (init, every device, shutdown) must finish within this.
     std::chrono::milliseconds timeout{10'000};
-    /// A detection's stop (async.hpp: its handle cancelled or destroyed): the query is
-    /// left within 100 ms of it, as on a timeout, instead of waiting for the driver.
-    std::stop_token stop{};
 };
 
 enum class nvml_status : std::uint8_t {
@@ -15552,7 +15564,7 @@ enum class nvml_status : std::uint8_t {
     missing_symbol,    ///< a driver too old for the entry points used here
     init_failed,       ///< nvmlInit refused (driver not loaded, version mismatch, …)
     timed_out,         ///< the query did not finish in time and was abandoned
-    cancelled,         ///< the detection was stopped (nvml_options::stop) before it finished
+    cancelled,         ///< the detection was stopped (query_nvml's `stop`) before it finished
 };
 
 /// What one NVML query found.
@@ -15828,8 +15840,9 @@ inline bool loader_path_is_safe() noexcept {
     bool safe = true;
     Dl_serinfo size{};
     if (::dlinfo(self, RTLD_DI_SERINFOSIZE, &size) == 0 && size.dls_size >= sizeof(Dl_serinfo)) {
-        std::vector<std::max_align_t> buffer((size.dls_size + sizeof(std::max_align_t) - 1) / sizeof(std::max_align_t));
-        auto* info = reinterpret_cast<Dl_serinfo*>(buffer.data());
+        const std::unique_ptr<std::max_align_t[]> buffer(
+            new std::max_align_t[(size.dls_size + sizeof(std::max_align_t) - 1) / sizeof(std::max_align_t)]);
+        auto* info = reinterpret_cast<Dl_serinfo*>(buffer.get());
         info->dls_size = size.dls_size;
         info->dls_cnt = size.dls_cnt;
         if (::dlinfo(self, RTLD_DI_SERINFO, info) == 0)
@@ -15849,7 +15862,9 @@ inline bool loader_path_is_safe() noexcept {
 
 /// Opens NVML and reads every GPU it lists. Never throws (std::bad_alloc aside) and never
 /// blocks past `options.timeout`.
-inline nvml_result query_nvml(const nvml_options& options = {}) {
+/// `stop`: a detection's stop (async.hpp: its handle cancelled or destroyed), which leaves
+/// the query within 100 ms, as a timeout does, instead of waiting for the driver.
+inline nvml_result query_nvml(const nvml_options& options = {}, const std::stop_token& stop = {}) {
     using namespace detail::nvml;
     nvml_result r;
     const bool bare = options.library.find('/') == std::string::npos;
@@ -15858,7 +15873,7 @@ inline nvml_result query_nvml(const nvml_options& options = {}) {
         r.detail = "NVML library path is relative: " + options.library;
         return r;
     }
-    if (options.stop.stop_requested()) {
+    if (stop.stop_requested()) {
         r.status = nvml_status::cancelled;
         r.detail = "NVML not queried: the detection was cancelled";
         return r;
@@ -15918,7 +15933,7 @@ inline nvml_result query_nvml(const nvml_options& options = {}) {
     std::unique_lock<std::mutex> lock(state->m);
     while (!state->done) {
         const auto now = std::chrono::steady_clock::now();
-        if (options.stop.stop_requested()) {
+        if (stop.stop_requested()) {
             r.status = nvml_status::cancelled;
             r.detail = "NVML abandoned: the detection was cancelled";
             return r;
@@ -15969,6 +15984,7 @@ AI_HWACCEL_NAMESPACE_END
 #include <cmath>
 #include <cstdint>
 #include <optional>
+#include <stop_token>
 #include <string>
 #include <utility>
 #include <vector>
@@ -16224,9 +16240,9 @@ struct cuda_probe {
         // Only a live view can load a library; a machine tree describes another machine.
         if constexpr (requires { sys.replays_tools(); }) {
             if (use_nvml && !sys.replays_tools() && (!nvml_needs_driver || driver_shows(sys))) {
-                nvml_options o = nvml;
-                if constexpr (requires { sys.stop_token(); }) o.stop = sys.stop_token(); // a background detection's
-                nvml_result r = query_nvml(o);
+                std::stop_token stop; // a background detection's (async.hpp)
+                if constexpr (requires { sys.stop_token(); }) stop = sys.stop_token();
+                nvml_result r = query_nvml(nvml, stop);
                 if (r.status == nvml_status::ok && !r.mig_enabled) {
                     out.devices = std::move(r.devices);
                     out.warnings = std::move(r.warnings);
@@ -23569,20 +23585,16 @@ inline std::optional<bool> json_rota(const nlohmann::json& j) {
     return std::nullopt;
 }
 
-// lsblk's TRAN of a disk reached over a network: Fibre Channel (and over Ethernet, IBM's
-// virtual FC), iSCSI, NVMe over TCP or RDMA.
+// lsblk's TRAN of a disk reached over a network: Fibre Channel ("fc", whatever carries it),
+// iSCSI, NVMe over TCP or RDMA.
 constexpr bool network_transport(std::string_view tran) noexcept {
-    return tran == "fc"sv || tran == "fcoe"sv || tran == "ibmvfc"sv || tran == "iscsi"sv || tran == "tcp"sv ||
-           tran == "rdma"sv;
+    return tran == "fc"sv || tran == "iscsi"sv || tran == "tcp"sv || tran == "rdma"sv;
 }
 
+// An entry's name without the folder --paths gives it (/dev/, /dev/mapper/).
 inline std::string lsblk_name(const nlohmann::json& j) {
     std::string name = json_text(j, "name");
-    for (std::string_view prefix : {"/dev/mapper/"sv, "/dev/"sv}) // --paths
-        if (name.starts_with(prefix)) {
-            name.erase(0, prefix.size());
-            break;
-        }
+    if (name.starts_with("/dev/")) name.erase(0, name.rfind('/') + 1);
     return name;
 }
 
@@ -23596,15 +23608,14 @@ inline void collect_lsblk_disks(const nlohmann::json& list, int depth, std::vect
         const bool disk = j.contains("type") ? type == "disk"sv : depth == 0;
         const auto children = j.find("children");
         if (disk && !path_name.empty() && !is_pseudo_block_device(path_name)) {
-            // One path of a multipath map (a child of type mpath): the map is the volume,
-            // listed once under its own name, as probe_storage lists it.
+            // One path of a multipath map (a child of type mpath): the map is the volume (of
+            // the path's size), listed once under its own name, as probe_storage lists it.
             std::string name = path_name;
-            auto size = json_size(j);
+            const auto size = json_size(j);
             if (children != j.end() && children->is_array())
                 for (const auto& c : *children)
-                    if (c.is_object() && json_text(c, "type") == "mpath"sv && !lsblk_name(c).empty()) {
-                        name = lsblk_name(c);
-                        if (const auto s = json_size(c)) size = s;
+                    if (c.is_object() && json_text(c, "type") == "mpath"sv) {
+                        if (auto map = lsblk_name(c); !map.empty()) name = std::move(map);
                         break;
                     }
             const bool seen =

@@ -13,7 +13,7 @@ static_assert(AI_HWACCEL_TABLE_SOURCES == 0);
 int main() {
     int failures = 0;
     for (const auto& d : ah::device_catalogue)
-        if (!d.source.empty() || d.name.empty()) ++failures;
+        if (!std::string_view(d.source).empty() || d.name.empty()) ++failures;
     for (const auto& m : ah::model_catalogue)
         if (!m.source.empty() || m.id.empty()) ++failures;
     for (const auto& i : ah::instance_catalogue)

@@ -161,18 +161,17 @@ TEST_CASE("query_nvml: a stopped detection leaves a wedged driver at once, not a
     scoped_env data("AI_HWACCEL_FAKE_NVML_DATA", (dir.path() / "gpus.csv").c_str());
     scoped_env mode("AI_HWACCEL_FAKE_NVML_MODE", "hang");
     std::stop_source stop;
-    auto o = fake(std::chrono::minutes(10));
-    o.stop = stop.get_token();
+    const auto o = fake(std::chrono::minutes(10));
     std::thread cancel([&] {
         std::this_thread::sleep_for(std::chrono::milliseconds(50));
         stop.request_stop();
     });
-    const auto r = ah::query_nvml(o);
+    const auto r = ah::query_nvml(o, stop.get_token());
     cancel.join();
     CHECK(r.status == ah::nvml_status::cancelled);
     CHECK(r.devices.empty());
     // Stopped before it starts: the library is not even opened.
-    CHECK(ah::query_nvml(o).status == ah::nvml_status::cancelled);
+    CHECK(ah::query_nvml(o, stop.get_token()).status == ah::nvml_status::cancelled);
 }
 
 TEST_CASE("query_nvml: failures that leave NVML unused") {

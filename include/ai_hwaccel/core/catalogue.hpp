@@ -101,7 +101,8 @@ namespace detail {
 constexpr bool catalogue_rows_are_sane() noexcept {
     for (const auto& r : device_catalogue) {
         if (trim(r.name).empty() || r.name != trim(r.name)) return false;
-        if (AI_HWACCEL_TABLE_SOURCES && !(r.source.starts_with("https://") || r.source.starts_with("http://")))
+        if (AI_HWACCEL_TABLE_SOURCES && !(std::string_view(r.source).starts_with("https://") ||
+                                          std::string_view(r.source).starts_with("http://")))
             return false;
         if (r.memory_bytes > 16 * units::tib) return false;
         if (r.memory != memory_type::unified && r.memory != memory_type::sram && r.memory_bytes == 0)

@@ -127,8 +127,10 @@ struct device_spec {
     /// Year of release.
     std::uint16_t year = 0;
     /// Where the numbers come from: the URL of the vendor's spec sheet or datasheet (or a
-    /// reputable database entry when the vendor publishes none).
-    std::string_view source{};
+    /// reputable database entry when the vendor publishes none); "" without table sources
+    /// (AI_HWACCEL_TABLE_SOURCES). A NUL-terminated literal, held by its pointer: 8 bytes a
+    /// row where a string_view takes 16 (read it as `std::string_view(spec.source)`).
+    const char* source = "";
 };
 
 /// The memory a device of row `s` reports with its default settings: memory_bytes, less

@@ -30,6 +30,7 @@
 #include <cmath>
 #include <cstdint>
 #include <optional>
+#include <stop_token>
 #include <string>
 #include <utility>
 #include <vector>
@@ -285,9 +286,9 @@ struct cuda_probe {
         // Only a live view can load a library; a machine tree describes another machine.
         if constexpr (requires { sys.replays_tools(); }) {
             if (use_nvml && !sys.replays_tools() && (!nvml_needs_driver || driver_shows(sys))) {
-                nvml_options o = nvml;
-                if constexpr (requires { sys.stop_token(); }) o.stop = sys.stop_token(); // a background detection's
-                nvml_result r = query_nvml(o);
+                std::stop_token stop; // a background detection's (async.hpp)
+                if constexpr (requires { sys.stop_token(); }) stop = sys.stop_token();
+                nvml_result r = query_nvml(nvml, stop);
                 if (r.status == nvml_status::ok && !r.mig_enabled) {
                     out.devices = std::move(r.devices);
                     out.warnings = std::move(r.warnings);

@@ -135,8 +135,9 @@ namespace detail {
 /// (identical cards are interchangeable, and absorb only fills what the partner lacks or
 /// knows less well); the layered view's UUID is its layer's, not the card's. Counts that
 /// differ pair nothing. Returns how many were folded.
-template <class Layered, class SameCard>
-std::size_t fold_layered(std::vector<accelerator_profile>& profiles, Layered layered, SameCard same_card) {
+inline std::size_t fold_layered(std::vector<accelerator_profile>& profiles,
+                                bool (*layered)(const accelerator_profile&),
+                                bool (*same_card)(const accelerator_profile&, const accelerator_profile&)) {
     std::size_t folded = 0;
     for (std::size_t first = 0; first < profiles.size(); ++first) {
         if (!layered(profiles[first])) continue;

@@ -28,6 +28,7 @@
 #include "ai_hwaccel/detect/topology.hpp"
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -164,31 +165,41 @@ constexpr bool is_p2p_code(std::string_view s) noexcept {
 enum class attribute : std::uint8_t { cpu_affinity, numa_affinity, gpu_numa_id };
 
 // The attribute values of a matrix row whose label and `devices` cells are `w`'s first
-// words. nvidia-smi parts its cells with one tab each, writes a value it does not know as
-// nothing ("NODE\t\t0\t\tN/A": no CPU affinity, NUMA node 0), and puts a second tab before
-// "GPU NUMA ID"'s value ("0-63\t0\t\tN/A"): with tabs, the cells after the device cells
-// are split at each tab and that extra empty cell dropped, so an empty value keeps its
-// column. Without tabs (a copy whose tabs became spaces) the words are all there is.
-inline std::vector<std::string_view> attribute_values(std::string_view line, const std::vector<std::string_view>& w,
-                                                      std::size_t devices, const std::vector<attribute>& attributes) {
-    if (line.find('\t') != std::string_view::npos) {
-        std::vector<std::string_view> cells;
-        for (std::size_t start = 0;;) {
-            const auto tab = line.find('\t', start);
-            cells.push_back(line.substr(start, tab == std::string_view::npos ? std::string_view::npos : tab - start));
-            if (tab == std::string_view::npos || cells.size() > max_tokens) break;
-            start = tab + 1;
+// words (at most three: the header's attributes). nvidia-smi parts its cells with one tab
+// each, writes a value it does not know as nothing ("NODE\t\t0\t\tN/A": no CPU affinity,
+// NUMA node 0), and puts a second tab before "GPU NUMA ID"'s value ("0-63\t0\t\tN/A"):
+// with tabs, the cells after the device cells are split at each tab and that extra empty
+// cell dropped, so an empty value keeps its column. Without tabs (a copy whose tabs became
+// spaces) the words are all there is.
+struct attribute_cells {
+    std::array<std::string_view, 4> v{};
+    std::size_t n = 0;
+};
+inline attribute_cells attribute_values(std::string_view line, const std::vector<std::string_view>& w,
+                                        std::size_t devices, const std::vector<attribute>& attributes) {
+    attribute_cells out;
+    const std::size_t n = attributes.size();
+    if (line.find('\t') != std::string_view::npos && n < out.v.size()) {
+        std::size_t pos = 0;
+        for (std::size_t k = 0; k < 1 + devices && pos != std::string_view::npos; ++k) {
+            const auto tab = line.find('\t', pos);
+            pos = tab == std::string_view::npos ? tab : tab + 1;
         }
-        if (cells.size() >= 1 + devices) {
-            std::vector<std::string_view> values(cells.begin() + static_cast<std::ptrdiff_t>(1 + devices), cells.end());
-            const std::size_t n = attributes.size();
-            if (n > 0 && values.size() == n + 1 && attributes.back() == attribute::gpu_numa_id &&
-                detail::trim(values[n - 1]).empty())
-                values.erase(values.begin() + static_cast<std::ptrdiff_t>(n - 1));
-            if (values.size() <= n) return values;
+        attribute_cells cells;
+        while (pos != std::string_view::npos && cells.n <= n) {
+            const auto tab = line.find('\t', pos);
+            cells.v[cells.n++] = line.substr(pos, tab == std::string_view::npos ? tab : tab - pos);
+            pos = tab == std::string_view::npos ? tab : tab + 1;
         }
+        if (cells.n == n + 1 && n > 0 && attributes.back() == attribute::gpu_numa_id &&
+            detail::trim(cells.v[n - 1]).empty() && pos == std::string_view::npos) {
+            cells.v[n - 1] = cells.v[n];
+            --cells.n;
+        }
+        if (cells.n <= n && pos == std::string_view::npos) return cells;
     }
-    return {w.begin() + static_cast<std::ptrdiff_t>(std::min(w.size(), 1 + devices)), w.end()};
+    for (std::size_t k = 1 + devices; k < w.size() && out.n < out.v.size(); ++k) out.v[out.n++] = w[k];
+    return out;
 }
 
 // The header line: device columns, then the attribute columns whose names are several
@@ -415,8 +426,8 @@ inline nvidia_topo_result parse_nvidia_smi_topo(std::string_view text, sourced<d
         if (gpu_row) {
             auto& g = r.gpus[row_pos];
             const auto values = attribute_values(line, w, devices, head->attributes);
-            for (std::size_t k = 0; k < head->attributes.size() && k < values.size(); ++k) {
-                const std::string_view v = detail::trim(values[k]);
+            for (std::size_t k = 0; k < head->attributes.size() && k < values.n; ++k) {
+                const std::string_view v = detail::trim(values.v[k]);
                 if (v.empty() || unavailable(v)) continue;
                 bool changed = false;
                 switch (head->attributes[k]) {

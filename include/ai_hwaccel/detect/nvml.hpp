@@ -51,9 +51,6 @@ struct nvml_options {
     std::string library = "libnvidia-ml.so.1";
     /// The whole query (init, every device, shutdown) must finish within this.
     std::chrono::milliseconds timeout{10'000};
-    /// A detection's stop (async.hpp: its handle cancelled or destroyed): the query is
-    /// left within 100 ms of it, as on a timeout, instead of waiting for the driver.
-    std::stop_token stop{};
 };
 
 enum class nvml_status : std::uint8_t {
@@ -63,7 +60,7 @@ enum class nvml_status : std::uint8_t {
     missing_symbol,    ///< a driver too old for the entry points used here
     init_failed,       ///< nvmlInit refused (driver not loaded, version mismatch, …)
     timed_out,         ///< the query did not finish in time and was abandoned
-    cancelled,         ///< the detection was stopped (nvml_options::stop) before it finished
+    cancelled,         ///< the detection was stopped (query_nvml's `stop`) before it finished
 };
 
 /// What one NVML query found.
@@ -339,8 +336,9 @@ inline bool loader_path_is_safe() noexcept {
     bool safe = true;
     Dl_serinfo size{};
     if (::dlinfo(self, RTLD_DI_SERINFOSIZE, &size) == 0 && size.dls_size >= sizeof(Dl_serinfo)) {
-        std::vector<std::max_align_t> buffer((size.dls_size + sizeof(std::max_align_t) - 1) / sizeof(std::max_align_t));
-        auto* info = reinterpret_cast<Dl_serinfo*>(buffer.data());
+        const std::unique_ptr<std::max_align_t[]> buffer(
+            new std::max_align_t[(size.dls_size + sizeof(std::max_align_t) - 1) / sizeof(std::max_align_t)]);
+        auto* info = reinterpret_cast<Dl_serinfo*>(buffer.get());
         info->dls_size = size.dls_size;
         info->dls_cnt = size.dls_cnt;
         if (::dlinfo(self, RTLD_DI_SERINFO, info) == 0)
@@ -360,7 +358,9 @@ inline bool loader_path_is_safe() noexcept {
 
 /// Opens NVML and reads every GPU it lists. Never throws (std::bad_alloc aside) and never
 /// blocks past `options.timeout`.
-inline nvml_result query_nvml(const nvml_options& options = {}) {
+/// `stop`: a detection's stop (async.hpp: its handle cancelled or destroyed), which leaves
+/// the query within 100 ms, as a timeout does, instead of waiting for the driver.
+inline nvml_result query_nvml(const nvml_options& options = {}, const std::stop_token& stop = {}) {
     using namespace detail::nvml;
     nvml_result r;
     const bool bare = options.library.find('/') == std::string::npos;
@@ -369,7 +369,7 @@ inline nvml_result query_nvml(const nvml_options& options = {}) {
         r.detail = "NVML library path is relative: " + options.library;
         return r;
     }
-    if (options.stop.stop_requested()) {
+    if (stop.stop_requested()) {
         r.status = nvml_status::cancelled;
         r.detail = "NVML not queried: the detection was cancelled";
         return r;
@@ -429,7 +429,7 @@ inline nvml_result query_nvml(const nvml_options& options = {}) {
     std::unique_lock<std::mutex> lock(state->m);
     while (!state->done) {
         const auto now = std::chrono::steady_clock::now();
-        if (options.stop.stop_requested()) {
+        if (stop.stop_requested()) {
             r.status = nvml_status::cancelled;
             r.detail = "NVML abandoned: the detection was cancelled";
             return r;

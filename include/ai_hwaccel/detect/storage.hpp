@@ -333,20 +333,16 @@ inline std::optional<bool> json_rota(const nlohmann::json& j) {
     return std::nullopt;
 }
 
-// lsblk's TRAN of a disk reached over a network: Fibre Channel (and over Ethernet, IBM's
-// virtual FC), iSCSI, NVMe over TCP or RDMA.
+// lsblk's TRAN of a disk reached over a network: Fibre Channel ("fc", whatever carries it),
+// iSCSI, NVMe over TCP or RDMA.
 constexpr bool network_transport(std::string_view tran) noexcept {
-    return tran == "fc"sv || tran == "fcoe"sv || tran == "ibmvfc"sv || tran == "iscsi"sv || tran == "tcp"sv ||
-           tran == "rdma"sv;
+    return tran == "fc"sv || tran == "iscsi"sv || tran == "tcp"sv || tran == "rdma"sv;
 }
 
+// An entry's name without the folder --paths gives it (/dev/, /dev/mapper/).
 inline std::string lsblk_name(const nlohmann::json& j) {
     std::string name = json_text(j, "name");
-    for (std::string_view prefix : {"/dev/mapper/"sv, "/dev/"sv}) // --paths
-        if (name.starts_with(prefix)) {
-            name.erase(0, prefix.size());
-            break;
-        }
+    if (name.starts_with("/dev/")) name.erase(0, name.rfind('/') + 1);
     return name;
 }
 
@@ -360,15 +356,14 @@ inline void collect_lsblk_disks(const nlohmann::json& list, int depth, std::vect
         const bool disk = j.contains("type") ? type == "disk"sv : depth == 0;
         const auto children = j.find("children");
         if (disk && !path_name.empty() && !is_pseudo_block_device(path_name)) {
-            // One path of a multipath map (a child of type mpath): the map is the volume,
-            // listed once under its own name, as probe_storage lists it.
+            // One path of a multipath map (a child of type mpath): the map is the volume (of
+            // the path's size), listed once under its own name, as probe_storage lists it.
             std::string name = path_name;
-            auto size = json_size(j);
+            const auto size = json_size(j);
             if (children != j.end() && children->is_array())
                 for (const auto& c : *children)
-                    if (c.is_object() && json_text(c, "type") == "mpath"sv && !lsblk_name(c).empty()) {
-                        name = lsblk_name(c);
-                        if (const auto s = json_size(c)) size = s;
+                    if (c.is_object() && json_text(c, "type") == "mpath"sv) {
+                        if (auto map = lsblk_name(c); !map.empty()) name = std::move(map);
                         break;
                     }
             const bool seen =
