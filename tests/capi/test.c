@@ -250,7 +250,8 @@ static void test_workstation(const char* path) {
         CHECK(ahw_best_device(reg, &best) == AHW_OK && best == 1);
         printf("accelerator memory %.1f GiB, all devices %.1f GiB\n", (double)ahw_accelerator_memory(reg) / (double)gib,
                (double)ahw_total_memory(reg) / (double)gib);
-        CHECK(ahw_accelerator_memory(reg) >= 24 * gib && ahw_accelerator_memory(reg) < 64 * gib);
+        /* The RTX 4090's 24 GiB and the 62.6 GiB of host memory the integrated GPU is given. */
+        CHECK(ahw_accelerator_memory(reg) >= 86 * gib && ahw_accelerator_memory(reg) < 87 * gib);
         CHECK(ahw_total_memory(reg) > ahw_accelerator_memory(reg));
     }
     /* Plans on the captured workstation: Llama 3.1 8B fits the RTX 4090 whole; 70B in BF16
