@@ -424,6 +424,22 @@ TEST_CASE("read_gguf") {
         CHECK_FALSE(missing.parameters_exact);
         CHECK(has_problem(missing, "cannot open"));
     }
+    SUBCASE("ternary tensors (TQ1_0, TQ2_0) are sized by ggml's blocks") {
+        // block_tq1_0: 48 + 4 bytes of trits and a half scale per 256; block_tq2_0: 64 + 2.
+        // Before, a ternary model's bytes were unknown.
+        gguf_writer w;
+        w.header(3, 2, 1);
+        w.kv_str("general.architecture", "llama");
+        w.tensor("blk.0.ffn_up.weight", {256, 4}, 34);
+        w.tensor("blk.0.ffn_down.weight", {512, 2}, 35);
+        const auto r = ah::read_gguf(w.out);
+        REQUIRE(r.by_type.size() == 2);
+        for (const auto& t : r.by_type) {
+            CAPTURE(t.dtype);
+            CHECK(t.bytes_known);
+            CHECK(t.bytes == (t.dtype == "TQ1_0" ? 4 * 54u : 4 * 66u));
+        }
+    }
     SUBCASE("a tensor type per tensor: one row for the rest past 64, in linear time") {
         gguf_writer w;
         const std::uint32_t n = 5000;

@@ -290,7 +290,9 @@ inline bool gguf_value_read(cursor& c, std::uint32_t t, int depth, gguf_scalar& 
 }
 
 /// ggml block layouts (ggml-common.h block_* structs; the uniform rows match
-/// core/quantization.hpp's quant_table, which static_asserts them). 0 = unknown here.
+/// core/quantization.hpp's quant_table, which static_asserts them; the ternary TQ1_0 and
+/// TQ2_0, which that table does not list, are 54 and 66 bytes per 256 weights by
+/// ggml-common.h's static_asserts). 0 = unknown here.
 struct ggml_layout {
     int type;
     std::string_view name;
@@ -305,7 +307,7 @@ inline constexpr ggml_layout ggml_layouts[] = {
     {18, "IQ3_XXS", 256, 98}, {19, "IQ1_S", 256, 50}, {20, "IQ4_NL", 32, 18}, {21, "IQ3_S", 256, 110},
     {22, "IQ2_S", 256, 82}, {23, "IQ4_XS", 256, 136}, {24, "I8", 1, 1},     {25, "I16", 1, 2},
     {26, "I32", 1, 4},      {27, "I64", 1, 8},      {28, "F64", 1, 8},      {29, "IQ1_M", 256, 56},
-    {30, "BF16", 1, 2},     {34, "TQ1_0", 0, 0},    {35, "TQ2_0", 0, 0},    {39, "MXFP4", 32, 17},
+    {30, "BF16", 1, 2},     {34, "TQ1_0", 256, 54}, {35, "TQ2_0", 256, 66}, {39, "MXFP4", 32, 17},
 };
 constexpr const ggml_layout* find_ggml_layout(std::uint32_t type) noexcept {
     for (const auto& l : ggml_layouts)
