@@ -15711,7 +15711,11 @@ inline accelerator_profile read_device(const api& a, unsigned index, device_t de
     p.driver_version.assign(driver);
     pci_info pci{};
     if (a.pci(dev, &pci) == success) {
-        if (const auto addr = parse_pci_address(terminated(pci.bus_id))) p.pci = *addr;
+        // nvmlDeviceGetPciInfo_v2 (drivers before v3) fills the older layout: the address in
+        // the 16-byte field at the start, nothing in the 32-byte one.
+        auto addr = parse_pci_address(terminated(pci.bus_id));
+        if (!addr) addr = parse_pci_address(terminated(pci.bus_id_legacy));
+        if (addr) p.pci = *addr;
         if ((pci.pci_device_id & 0xffffu) == 0x10deu) p.pci_device_id = static_cast<std::uint16_t>(pci.pci_device_id >> 16);
     }
     // The first call counts the memory the driver keeps for itself (616 MiB of an H200 on

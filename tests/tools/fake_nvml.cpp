@@ -14,6 +14,8 @@
 //   lost-gpu    the second GPU cannot be opened (NVML_ERROR_GPU_IS_LOST)
 //   huge        memory totals past 16 TiB
 //   no-memory-v2  nvmlDeviceGetMemoryInfo_v2 answers NVML_ERROR_NOT_SUPPORTED
+//   pci-v2      the PCI info as nvmlDeviceGetPciInfo_v2 (older drivers) fills it: the
+//               address in the 16-byte busId at the start, nothing in the 32-byte one
 // Built with FAKE_NVML_WITHOUT_NAME it lacks nvmlDeviceGetName (a driver too old).
 #include <chrono>
 #include <cstdio>
@@ -174,9 +176,14 @@ __attribute__((visibility("default"))) int nvmlDeviceGetPciInfo_v3(void* h, fake
     if (!g || !p) return invalid_argument;
     std::memset(p, 0, sizeof *p);
     const std::string& b = g->cells[bus_id];
-    std::snprintf(p->bus_id, sizeof p->bus_id, "%s", b.c_str());
     unsigned dom = 0, bus = 0, dev = 0, fn = 0;
-    if (std::sscanf(b.c_str(), "%x:%x:%x.%x", &dom, &bus, &dev, &fn) == 4) {
+    const bool parsed = std::sscanf(b.c_str(), "%x:%x:%x.%x", &dom, &bus, &dev, &fn) == 4;
+    if (mode() == "pci-v2") {
+        if (parsed) std::snprintf(p->bus_id_legacy, sizeof p->bus_id_legacy, "%04x:%02x:%02x.%x", dom, bus, dev, fn);
+    } else {
+        std::snprintf(p->bus_id, sizeof p->bus_id, "%s", b.c_str());
+    }
+    if (parsed) {
         p->domain = dom;
         p->bus = bus;
         p->device = dev;

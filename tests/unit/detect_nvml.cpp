@@ -114,6 +114,21 @@ TEST_CASE("query_nvml: the memory the driver reserves is neither used nor free")
     }
 }
 
+TEST_CASE("query_nvml: the PCI address as older drivers' nvmlDeviceGetPciInfo_v2 fills it") {
+    // Before v3 the address was the 16-byte busId at the start of the struct, and the
+    // 32-byte field after the ids did not exist: the address was lost.
+    test::scratch_dir dir;
+    dir.write("gpus.csv", two_gpus);
+    scoped_env data("AI_HWACCEL_FAKE_NVML_DATA", (dir.path() / "gpus.csv").c_str());
+    scoped_env mode("AI_HWACCEL_FAKE_NVML_MODE", "pci-v2");
+    const auto r = ah::query_nvml(fake());
+    REQUIRE(r.status == ah::nvml_status::ok);
+    REQUIRE(r.devices.size() == 2);
+    for (const auto& d : r.devices) CHECK(d.pci.has_value());
+    CHECK(*r.devices[0].pci == *ah::parse_pci_address("0000:18:00.0"));
+    CHECK(*r.devices[1].pci == *ah::parse_pci_address("0000:07:00.0"));
+}
+
 TEST_CASE("query_nvml: a GPU that cannot be opened stays listed, unavailable") {
     test::scratch_dir dir;
     dir.write("gpus.csv", two_gpus);
