@@ -320,10 +320,11 @@ TEST_CASE("disk_cache with a foreign or newer file") {
     // A program built against another release or backend set shares the default file:
     // its file is replaced without a fault (before, a cache_invalid warning on every
     // call of two programs taking turns).
-    for (const auto& [key, value] : {std::pair<const char*, nlohmann::json>{"library_version", "0.0.1"},
-                                     std::pair<const char*, nlohmann::json>{"backends", 0x12345}}) {
+    for (const auto& field : {std::pair<const char*, nlohmann::json>{"library_version", "0.0.1"},
+                              std::pair<const char*, nlohmann::json>{"backends", 0x12345}}) {
+        const char* key = field.first; // not a structured binding: clang 14 cannot capture one
         CAPTURE(key);
-        rewrite(key, value);
+        rewrite(key, field.second);
         const auto l = cache.load();
         CHECK(l.status == ah::disk_cache_status::other_process);
         CHECK(l.warnings.empty());
