@@ -17,6 +17,7 @@
 //   pci-v2      the PCI info as nvmlDeviceGetPciInfo_v2 (older drivers) fills it: the
 //               address in the 16-byte busId at the start, nothing in the 32-byte one
 // Built with FAKE_NVML_WITHOUT_NAME it lacks nvmlDeviceGetName (a driver too old).
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -41,12 +42,14 @@ struct gpu {
     std::vector<std::string> cells; // the 20 columns, trimmed
 };
 
-// Never destroyed: an abandoned query thread (mode "hang") may still own what it loaded
-// when the process exits.
-std::vector<gpu>& gpus() {
-    static auto* list = new std::vector<gpu>;
-    return *list;
+// Each nvmlInit_v2 loads a new list and publishes it; none is ever changed or destroyed
+// afterwards: a query the tests abandoned (mode "hang") may still read the list it loaded
+// while a later test loads its own, as NVML's own state is safe to read from threads.
+std::atomic<const std::vector<gpu>*>& current() {
+    static std::atomic<const std::vector<gpu>*> list{new std::vector<gpu>};
+    return list;
 }
+const std::vector<gpu>& gpus() { return *current().load(std::memory_order_acquire); }
 
 std::string mode() {
     const char* m = std::getenv("AI_HWACCEL_FAKE_NVML_MODE");
@@ -60,9 +63,12 @@ std::string trim(std::string s) {
 }
 
 bool load() {
-    gpus().clear();
+    auto* list = new std::vector<gpu>; // published below, never freed (see current)
     const char* path = std::getenv("AI_HWACCEL_FAKE_NVML_DATA");
-    if (!path) return false;
+    if (!path) {
+        current().store(list, std::memory_order_release);
+        return false;
+    }
     std::ifstream in(path);
     std::string line;
     while (std::getline(in, line)) {
@@ -71,8 +77,9 @@ bool load() {
         std::stringstream ss(line);
         std::string cell;
         while (std::getline(ss, cell, ',')) g.cells.push_back(trim(cell));
-        if (g.cells.size() == 20) gpus().push_back(g);
+        if (g.cells.size() == 20) list->push_back(g);
     }
+    current().store(list, std::memory_order_release);
     return true;
 }
 
