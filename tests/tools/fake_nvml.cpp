@@ -45,11 +45,21 @@ struct gpu {
 // Each nvmlInit_v2 loads a new list and publishes it; none is ever changed or destroyed
 // afterwards: a query the tests abandoned (mode "hang") may still read the list it loaded
 // while a later test loads its own, as NVML's own state is safe to read from threads.
-std::atomic<const std::vector<gpu>*>& current() {
-    static std::atomic<const std::vector<gpu>*> list{new std::vector<gpu>};
-    return list;
+// Each list links to the one before, so all stay reachable (no leak to report).
+struct loaded {
+    std::vector<gpu> list;
+    const loaded* before = nullptr;
+};
+std::atomic<const loaded*>& current() {
+    static std::atomic<const loaded*> newest{new loaded};
+    return newest;
 }
-const std::vector<gpu>& gpus() { return *current().load(std::memory_order_acquire); }
+const std::vector<gpu>& gpus() { return current().load(std::memory_order_acquire)->list; }
+void publish(loaded* l) {
+    const loaded* expected = current().load(std::memory_order_acquire);
+    do l->before = expected;
+    while (!current().compare_exchange_weak(expected, l, std::memory_order_release, std::memory_order_acquire));
+}
 
 std::string mode() {
     const char* m = std::getenv("AI_HWACCEL_FAKE_NVML_MODE");
@@ -63,10 +73,10 @@ std::string trim(std::string s) {
 }
 
 bool load() {
-    auto* list = new std::vector<gpu>; // published below, never freed (see current)
+    auto* l = new loaded; // published below, never freed (see current)
     const char* path = std::getenv("AI_HWACCEL_FAKE_NVML_DATA");
     if (!path) {
-        current().store(list, std::memory_order_release);
+        publish(l);
         return false;
     }
     std::ifstream in(path);
@@ -77,9 +87,9 @@ bool load() {
         std::stringstream ss(line);
         std::string cell;
         while (std::getline(ss, cell, ',')) g.cells.push_back(trim(cell));
-        if (g.cells.size() == 20) list->push_back(g);
+        if (g.cells.size() == 20) l->list.push_back(g);
     }
-    current().store(list, std::memory_order_release);
+    publish(l);
     return true;
 }
 
