@@ -50,12 +50,23 @@ constexpr const char* two_gpus =
     "1, GPU-66666666-7777-8888-9999-000000000000, NVIDIA A10, 00000000:07:00.0, 0x223610DE, "
     "23028, 0, 22563, 8.6, 550.90.07, 150.00, 15.20, 30, 0, 6251, 1, 4, 16, 16, [N/A]\n";
 
+std::string served_file(const test::scratch_dir& dir) {
+    dir.write("gpus.csv", two_gpus);
+    return (dir.path() / "gpus.csv").string();
+}
+// The stand-in library serving two_gpus from a scratch file, misbehaving as `how` says
+// (AI_HWACCEL_FAKE_NVML_MODE; nullptr: not at all).
+struct served_gpus {
+    test::scratch_dir dir;
+    scoped_env data{"AI_HWACCEL_FAKE_NVML_DATA", served_file(dir).c_str()};
+    scoped_env mode;
+    explicit served_gpus(const char* how = nullptr) : mode("AI_HWACCEL_FAKE_NVML_MODE", how) {}
+};
+
 } // namespace
 
 TEST_CASE("query_nvml: every field read through the C ABI") {
-    test::scratch_dir dir;
-    dir.write("gpus.csv", two_gpus);
-    scoped_env data("AI_HWACCEL_FAKE_NVML_DATA", (dir.path() / "gpus.csv").c_str());
+    const served_gpus served;
     const auto r = ah::query_nvml(fake());
     INFO(r.detail);
     REQUIRE(r.status == ah::nvml_status::ok);
@@ -92,9 +103,7 @@ TEST_CASE("query_nvml: every field read through the C ABI") {
 
 TEST_CASE("query_nvml: the memory the driver reserves is neither used nor free") {
     // The H100 row: 81559 MiB, 1 used, 81003 free, so 555 MiB reserved by the driver.
-    test::scratch_dir dir;
-    dir.write("gpus.csv", two_gpus);
-    scoped_env data("AI_HWACCEL_FAKE_NVML_DATA", (dir.path() / "gpus.csv").c_str());
+    const served_gpus served;
     SUBCASE("nvmlDeviceGetMemoryInfo_v2: used as nvidia-smi prints it") {
         const auto r = ah::query_nvml(fake());
         REQUIRE(r.devices.size() == 2);
@@ -117,10 +126,7 @@ TEST_CASE("query_nvml: the memory the driver reserves is neither used nor free")
 TEST_CASE("query_nvml: the PCI address as older drivers' nvmlDeviceGetPciInfo_v2 fills it") {
     // Before v3 the address was the 16-byte busId at the start of the struct, and the
     // 32-byte field after the ids did not exist: the address was lost.
-    test::scratch_dir dir;
-    dir.write("gpus.csv", two_gpus);
-    scoped_env data("AI_HWACCEL_FAKE_NVML_DATA", (dir.path() / "gpus.csv").c_str());
-    scoped_env mode("AI_HWACCEL_FAKE_NVML_MODE", "pci-v2");
+    const served_gpus served("pci-v2");
     const auto r = ah::query_nvml(fake());
     REQUIRE(r.status == ah::nvml_status::ok);
     REQUIRE(r.devices.size() == 2);
@@ -130,10 +136,7 @@ TEST_CASE("query_nvml: the PCI address as older drivers' nvmlDeviceGetPciInfo_v2
 }
 
 TEST_CASE("query_nvml: a GPU that cannot be opened stays listed, unavailable") {
-    test::scratch_dir dir;
-    dir.write("gpus.csv", two_gpus);
-    scoped_env data("AI_HWACCEL_FAKE_NVML_DATA", (dir.path() / "gpus.csv").c_str());
-    scoped_env mode("AI_HWACCEL_FAKE_NVML_MODE", "lost-gpu");
+    const served_gpus served("lost-gpu");
     const auto r = ah::query_nvml(fake());
     REQUIRE(r.status == ah::nvml_status::ok);
     REQUIRE(r.devices.size() == 2);
@@ -145,10 +148,7 @@ TEST_CASE("query_nvml: a GPU that cannot be opened stays listed, unavailable") {
 }
 
 TEST_CASE("query_nvml: impossible memory figures are refused") {
-    test::scratch_dir dir;
-    dir.write("gpus.csv", two_gpus);
-    scoped_env data("AI_HWACCEL_FAKE_NVML_DATA", (dir.path() / "gpus.csv").c_str());
-    scoped_env mode("AI_HWACCEL_FAKE_NVML_MODE", "huge");
+    const served_gpus served("huge");
     const auto r = ah::query_nvml(fake());
     REQUIRE(r.status == ah::nvml_status::ok);
     REQUIRE(r.devices.size() == 2);
@@ -157,10 +157,7 @@ TEST_CASE("query_nvml: impossible memory figures are refused") {
 }
 
 TEST_CASE("query_nvml: a wedged driver is abandoned at the time limit") {
-    test::scratch_dir dir;
-    dir.write("gpus.csv", two_gpus);
-    scoped_env data("AI_HWACCEL_FAKE_NVML_DATA", (dir.path() / "gpus.csv").c_str());
-    scoped_env mode("AI_HWACCEL_FAKE_NVML_MODE", "hang");
+    const served_gpus served("hang");
     const auto r = ah::query_nvml(fake(std::chrono::milliseconds(200)));
     CHECK(r.status == ah::nvml_status::timed_out);
     CHECK(r.devices.empty());
@@ -171,10 +168,7 @@ TEST_CASE("query_nvml: a stopped detection leaves a wedged driver at once, not a
     // A background detection cancelled (async.hpp) while nvmlInit or a device call hangs.
     // The limit is ten minutes: a query that ignored the stop would end timed_out, not
     // cancelled (and hold the suite that long).
-    test::scratch_dir dir;
-    dir.write("gpus.csv", two_gpus);
-    scoped_env data("AI_HWACCEL_FAKE_NVML_DATA", (dir.path() / "gpus.csv").c_str());
-    scoped_env mode("AI_HWACCEL_FAKE_NVML_MODE", "hang");
+    const served_gpus served("hang");
     std::stop_source stop;
     const auto o = fake(std::chrono::minutes(10));
     std::thread cancel([&] {
