@@ -569,7 +569,7 @@ public:
         row.apply_spec(*p.spec);
         const auto absent = [&](const char* key) { return j.find(key) == j.end(); };
         if (absent("vendor")) p.maker = row.maker;
-        if (absent("name") && p.name.empty()) p.name = p.spec->name;
+        if (absent("name")) p.name = p.spec->name;
         if (absent("memory_bytes")) p.memory_bytes = row.memory_bytes;
         if (absent("memory_bandwidth_gbps")) p.memory_bandwidth_gbps = row.memory_bandwidth_gbps;
         if (absent("peak_tflops") && absent("peak_origin")) {

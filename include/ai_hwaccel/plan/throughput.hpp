@@ -26,10 +26,10 @@
 // efficiency than plain fp16 weights (the dequantization). Other formats use their
 // `native_compute` type where the device supports it (fp8 on Hopper, fp4 on Blackwell),
 // else fp16, bf16, fp32 in that order (FP8 and NVFP4 weights elsewhere are dequantized,
-// at the dequantized efficiency: dequantized_on_gpus_only). A device known only by its fp32 rate (no matrix
-// units, or none the catalogue quotes: Apple's M1 and M2 GPUs run fp16 at the fp32
-// rate) gets its own efficiency, as runtimes come closer to a vector ALU peak than to a
-// tensor one.
+// at the dequantized efficiency: dequantized_on_gpus_only). A device known only by its
+// fp32 rate (no matrix units, or none the catalogue quotes: Apple's M1 and M2 GPUs run
+// fp16 at the fp32 rate) gets its own efficiency, as runtimes come closer to a vector ALU
+// peak than to a tensor one.
 //
 // Units: bandwidth decimal GB/s, peaks TFLOPS dense, results tokens per second per
 // sequence. The constants are fitted by tools/calibrate.py on
@@ -263,9 +263,10 @@ constexpr double effective_flops(const accelerator_profile& device, quant_format
 /// One decode step of `s.batch` sequences (at least 1) that reads `bytes` from `device`'s
 /// memory: its rate per sequence (0 when the bandwidth is unknown, or when the compute
 /// rate is and more than one sequence shares the step: its compute grows with the batch
-/// and may bound it, as prefill's does) and whether memory, not compute, bounds it. estimate_throughput passes decode_bytes_per_token; a caller
-/// whose device holds a larger share of the cache (a tensor-parallel rank with copied KV
-/// heads, plan/cost.hpp) passes more.
+/// and may bound it, as prefill's does) and whether memory, not compute, bounds it.
+/// estimate_throughput passes decode_bytes_per_token; a caller whose device holds a larger
+/// share of the cache (a tensor-parallel rank with copied KV heads, plan/cost.hpp) passes
+/// more.
 struct decode_step {
     double tokens_per_second = 0;
     bool memory_bound = true;
