@@ -261,7 +261,7 @@ TEST_CASE("jetson_module_gpu: the module's row from the device tree's compatible
         CHECK(s->kind == ah::device_kind::cuda_gpu);
         CHECK(s->memory == ah::memory_type::unified);
         CHECK(s->memory_bandwidth_gbps > 0);
-        CHECK(s->arch == (std::string_view(part).starts_with("p3834") ? "11.0" : "8.7"));
+        CHECK(std::string_view(s->arch) == (std::string_view(part).starts_with("p3834") ? "11.0" : "8.7"));
     }
     // Modules without a row, other boards, the chip alone, and malformed text: none.
     CHECK(row("nvidia,p3740-0002+p3701-0008\0nvidia,p3701-0008\0nvidia,tegra234\0"sv) == "(none)");

@@ -223,7 +223,7 @@ TEST_CASE("to_prometheus") {
         CHECK(used->value == static_cast<double>(1_GiB));
         const auto* total = find_device(samples, "ai_hwaccel_device_memory_total_bytes", "cuda_gpu", "1");
         REQUIRE(total); // from the catalogue: kept by default
-        CHECK(total->value == static_cast<double>(80_GiB));
+        CHECK(total->value == static_cast<double>(81559ull << 20)); // what nvidia-smi reports of 80 GiB
         const auto* util = find_device(samples, "ai_hwaccel_device_utilization_ratio", "cuda_gpu", "0");
         REQUIRE(util);
         CHECK(util->value == doctest::Approx(0.97));

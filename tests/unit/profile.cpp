@@ -35,7 +35,7 @@ TEST_CASE("profile_from_spec") {
     CHECK(p.index == 3);
     CHECK(p.name.view() == spec->name);
     CHECK(p.memory_bytes.from == ah::origin::catalogue);
-    CHECK(*p.memory_bytes == 80 * ah::units::gib);
+    CHECK(*p.memory_bytes == 81559 * ah::units::mib); // what nvidia-smi reports of its 80 GiB
     CHECK(p.memory_bandwidth_gbps.from == ah::origin::catalogue);
     CHECK(p.supports(ah::dtype::fp8));
     CHECK_FALSE(p.supports(ah::dtype::fp4));
@@ -63,7 +63,7 @@ TEST_CASE("accelerator_profile in constant expressions") {
         ah::profile_from_spec(*ah::find_device("H100 SXM"), 0),
         ah::profile_from_spec(*ah::find_device("H100 SXM"), 1)};
     constexpr auto total = fleet[0].memory_bytes.value + fleet[1].memory_bytes.value;
-    static_assert(total == 160 * ah::units::gib);
+    static_assert(total == 2 * 81559 * ah::units::mib);
     CHECK(fleet[1].index == 1);
 }
 

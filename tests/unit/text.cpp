@@ -24,6 +24,14 @@ TEST_CASE("fixed_list") {
     static_assert(l.size() == 2 && l[1] == "bb" && l.contains("a") && !l.contains("c"));
     constexpr ah::name_list<3> empty{};
     static_assert(empty.empty() && empty.begin() == empty.end());
+    // Full: the names run to the end, with no slot left for an end mark.
+    constexpr ah::name_list<3> full{"a", "bb", "ccc"};
+    static_assert(full.size() == 3 && full.contains("ccc") && !full.empty() && full[2] == "ccc");
+    std::size_t n = 0;
+    for (const auto name : full) n += name.size();
+    CHECK(n == 6);
+    // Only the pointers: no count beside them.
+    static_assert(sizeof(ah::name_list<6>) == 6 * sizeof(const char*));
 }
 
 namespace {

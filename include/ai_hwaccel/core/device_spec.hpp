@@ -84,6 +84,12 @@ struct device_spec {
     /// memory of a type other than `unified` (MI300A's HBM3). Profiles of such a device are
     /// unified_memory, as those of a `memory_type::unified` row are.
     bool shared_with_host = false;
+    /// MiB the driver keeps of every such card's memory, as its tool's total shows where a
+    /// capture in the fixtures says (reported_memory_bytes takes it off): nvidia-smi gives an
+    /// H100 SXM's 80 GiB as 81 559 MiB, an H200's 141 GiB as 143 771 MiB, a GeForce RTX
+    /// 4090's 24 GiB as 24 564 MiB. 0 elsewhere: the row's figure is then what is reported.
+    /// (Held in the padding before the doubles: a row takes no more bytes for it.)
+    std::uint16_t reserved_mib = 0;
     /// Peak memory bandwidth in decimal GB/s.
     double memory_bandwidth_gbps = 0;
     peak_throughput peak{};
@@ -114,8 +120,9 @@ struct device_spec {
     std::uint8_t pcie_lanes = 0;
     /// Maximum board/module power in watts (TDP/TBP), 0 when unpublished.
     double power_watts = 0;
-    /// Compute capability or ISA target ("9.0", "gfx942"); empty when not applicable.
-    std::string_view arch{};
+    /// Compute capability or ISA target ("9.0", "gfx942"); "" when not applicable. A
+    /// NUL-terminated literal held by its pointer, as `source` is.
+    const char* arch = "";
     /// Streaming multiprocessors, compute units, Xe cores, GPU cores, NeuronCores… as the
     /// vendor counts them; 0 when unpublished.
     std::uint32_t compute_units = 0;
@@ -137,7 +144,9 @@ struct device_spec {
 /// the sixteenth inline ECC keeps for its check bits where the row says so. What capacity
 /// planning on a catalogue row (profile_from_spec, cloud instances) counts on.
 constexpr std::uint64_t reported_memory_bytes(const device_spec& s) noexcept {
-    return s.inline_ecc ? s.memory_bytes / 16 * 15 : s.memory_bytes;
+    const std::uint64_t bytes = s.inline_ecc ? s.memory_bytes / 16 * 15 : s.memory_bytes;
+    const std::uint64_t kept = std::uint64_t{s.reserved_mib} << 20;
+    return bytes > kept ? bytes - kept : 0;
 }
 
 AI_HWACCEL_NAMESPACE_END

@@ -212,14 +212,13 @@ struct fixed_list {
 };
 /// A short fixed-capacity list of names, as the tables hold them (aliases, tools, paths):
 /// fixed_list's interface, its names given as string literals (or other NUL-terminated
-/// text that outlives the list) and kept as pointers. Half a string_view each: the device
-/// catalogue's six alias slots take 48 bytes a row instead of 96, and a table of pointers
-/// costs its binary that much less relocated data. Reading a name measures it.
+/// text that outlives the list) and kept as pointers. Half a string_view each, and no
+/// count (the names run to the first empty slot): the device catalogue's six alias slots
+/// take 48 bytes a row instead of 96, and a table of pointers costs its binary that much
+/// less relocated data. Reading a name measures it.
 template <std::size_t N>
 struct name_list {
-    using count_type = std::conditional_t<(N < 256), std::uint8_t, std::size_t>;
-    std::array<const char*, N> items{};
-    count_type count = 0;
+    std::array<const char*, N> items{}; ///< the names, then nullptr
 
     /// The names in order, each read as a string_view.
     struct iterator {
@@ -242,19 +241,24 @@ struct name_list {
 
     constexpr name_list() noexcept = default;
     constexpr name_list(std::initializer_list<const char*> values) noexcept {
+        std::size_t n = 0;
         for (const char* v : values) {
-            if (count == N) detail::fixed_list_overflow(); // not constexpr: a compile error in a table
-            else items[count++] = v;
+            if (n == N) detail::fixed_list_overflow(); // not constexpr: a compile error in a table
+            else items[n++] = v;
         }
     }
 
+    constexpr std::size_t size() const noexcept {
+        std::size_t n = 0;
+        while (n < N && items[n]) ++n;
+        return n;
+    }
     constexpr iterator begin() const noexcept { return {items.data()}; }
-    constexpr iterator end() const noexcept { return {items.data() + count}; }
-    constexpr std::size_t size() const noexcept { return count; }
-    constexpr bool empty() const noexcept { return count == 0; }
+    constexpr iterator end() const noexcept { return {items.data() + size()}; }
+    constexpr bool empty() const noexcept { return !items[0]; }
     constexpr std::string_view operator[](std::size_t i) const noexcept { return items[i]; }
     constexpr bool contains(std::string_view v) const noexcept {
-        for (std::size_t i = 0; i < count; ++i)
+        for (std::size_t i = 0; i < N && items[i]; ++i)
             if (std::string_view(items[i]) == v) return true;
         return false;
     }
