@@ -47,14 +47,17 @@ AI_HWACCEL_NAMESPACE_BEGIN
 /// How much a device can do for model inference, as one number for ranking: the
 /// geometric mean of memory capacity (GiB, what fits) and memory bandwidth (GB/s, how
 /// fast it decodes), nudged by peak 16-bit compute (how fast it prefills). A device with
-/// unknown bandwidth scores on capacity alone at a nominal 1 GB/s, so it ranks below any
-/// device whose bandwidth is known. Not a throughput estimate: use plan/ for that.
+/// unknown bandwidth is scored at a nominal 1 GB/s, so it ranks low, but not below every
+/// device whose bandwidth is known: 80 GiB at an unknown rate outscores 1 GiB at 50 GB/s.
+/// A device of unknown memory scores 0, as does one whose figures are not numbers. Not a
+/// throughput estimate: use plan/ for that.
 constexpr double capability_score(const accelerator_profile& p) noexcept {
     const double mem_gib = units::to_gib(p.memory_bytes.value_or(0));
     const double bw = p.memory_bandwidth_gbps.value_or(1.0);
-    const double f16 = p.peak.bf16 > p.peak.fp16 ? p.peak.bf16 : p.peak.fp16;
+    double f16 = p.peak.bf16 > p.peak.fp16 ? p.peak.bf16 : p.peak.fp16;
+    if (!(f16 > 0)) f16 = 0; // NaN too
     const double x = mem_gib * bw;
-    if (x <= 0) return 0;
+    if (!(x > 0)) return 0; // NaN too: a score that compares false would never be chosen
     double r;
     if (std::is_constant_evaluated()) {
         // std::sqrt is not constexpr in C++20: Newton's iteration converges from above.
@@ -72,6 +75,16 @@ public:
     static constexpr int schema_version = 1;
 
     accelerator_registry() = default;
+    accelerator_registry(const accelerator_registry&) = default;
+    accelerator_registry(accelerator_registry&&) = default;
+    // Copy and swap: a failed copy leaves *this as it was (a member-wise copy could leave
+    // the old index over the new profiles).
+    accelerator_registry& operator=(const accelerator_registry& other) {
+        if (this != &other) *this = accelerator_registry(other);
+        return *this;
+    }
+    accelerator_registry& operator=(accelerator_registry&&) = default;
+    ~accelerator_registry() = default;
     explicit accelerator_registry(std::vector<accelerator_profile> profiles,
                                   std::vector<warning> warnings = {}, host_info host = {},
                                   system_io io = {})
@@ -209,21 +222,37 @@ private:
         family fam;
     };
 
-    // Discrete memory adds up; unified memory is one pool, counted once at its largest view.
-    // Sums saturate at UINT64_MAX (a registry read from JSON may claim anything), as the
-    // planner's do.
+    // Discrete memory adds up; unified memory is the host's, counted once at its largest
+    // view. A unified device on a NUMA node of its own has that node's share of it (each
+    // of four MI300A APUs its socket's HBM): the largest view on each node adds up (past
+    // node 7, every view: no machine has that many), and the host's memory is the larger of
+    // that and the largest view of no known node (the CPU, whose memory is every node's; an
+    // Apple GPU). Sums saturate at UINT64_MAX (a registry read from JSON may claim
+    // anything), as the planner's do.
     struct memory_total {
+        static constexpr std::size_t max_nodes = 8; // nodes 0 to 7 kept apart; past them, summed
         std::uint64_t discrete = 0;
-        std::uint64_t pool = 0;
+        std::uint64_t pool = 0; // the largest unified view of no known NUMA node
+        std::array<std::uint64_t, max_nodes + 1> on_node{}; // the largest view on each; the last: past them
         static constexpr std::uint64_t sum(std::uint64_t a, std::uint64_t b) noexcept {
             return a > UINT64_MAX - b ? UINT64_MAX : a + b;
         }
         void add(const accelerator_profile& p) noexcept {
             const std::uint64_t bytes = p.memory_bytes.value_or(0);
-            if (p.unified_memory || p.is_cpu()) pool = bytes > pool ? bytes : pool;
-            else discrete = sum(discrete, bytes);
+            if (!p.unified_memory && !p.is_cpu()) {
+                discrete = sum(discrete, bytes);
+                return;
+            }
+            const std::int32_t node = p.is_cpu() ? -1 : p.numa_node.value_or(-1);
+            if (node < 0) pool = bytes > pool ? bytes : pool;
+            else if (static_cast<std::size_t>(node) >= max_nodes) on_node[max_nodes] = sum(on_node[max_nodes], bytes);
+            else if (bytes > on_node[static_cast<std::size_t>(node)]) on_node[static_cast<std::size_t>(node)] = bytes;
         }
-        std::uint64_t value() const noexcept { return sum(discrete, pool); }
+        std::uint64_t value() const noexcept {
+            std::uint64_t nodes = 0;
+            for (const auto b : on_node) nodes = sum(nodes, b);
+            return sum(discrete, nodes > pool ? nodes : pool);
+        }
     };
 
     // The first profile with the highest capability_score seen so far.
@@ -355,10 +384,16 @@ private:
 /// A registry of hardware that is not there ("what if I had 16 H100s?"): `count` copies of
 /// `device` (a catalogue profile, `profile_from_spec`, perhaps with its memory or bandwidth
 /// set by hand) indexed 0 to count - 1, joined as the device is built into machines:
-/// `catalogue_links` of its catalogue row (none without one), PCIe between the groups.
+/// `catalogue_links` of its catalogue row (none without one), PCIe between the groups. An
+/// APU whose row shares the host's memory (MI300A) is one a socket: each copy that names
+/// no NUMA node gets one of its own, so that each counts its own memory.
 inline accelerator_registry described_registry(const accelerator_profile& device, std::uint32_t count) {
     std::vector<accelerator_profile> devices(count, device);
-    for (std::uint32_t i = 0; i < count; ++i) devices[i].index = i;
+    const bool socket_each = device.spec && device.spec->shared_with_host && !device.numa_node;
+    for (std::uint32_t i = 0; i < count; ++i) {
+        devices[i].index = i;
+        if (socket_each && i <= INT32_MAX) devices[i].numa_node = {static_cast<std::int32_t>(i), origin::catalogue};
+    }
     accelerator_registry reg(std::move(devices));
     if (device.spec)
         for (auto& l : catalogue_links(*device.spec, count)) reg.add(std::move(l));

@@ -81,6 +81,29 @@ struct two_tool_probe {
 using probe_a = two_tool_probe<ah::backend_id::cuda>;
 using probe_b = two_tool_probe<ah::backend_id::rocm>;
 
+// Waits for the test's gate and runs no tool; returns nothing when its detection was
+// cancelled meanwhile: a probe that watches the stop token itself, as async.hpp invites.
+struct watching_probe {
+    static constexpr ah::backend_id backend = ah::backend_id::cuda;
+    std::shared_ptr<gate> g;
+    template <ah::system_view S>
+    ah::probe_output probe(const S& sys) const {
+        {
+            std::unique_lock lock(g->m);
+            ++g->started;
+            g->cv.notify_all();
+            g->cv.wait(lock, [&] { return g->open; });
+        }
+        ah::probe_output out;
+        if constexpr (requires { sys.stop_token(); })
+            if (sys.stop_token().stop_requested()) return out; // cut short
+        ah::accelerator_profile p;
+        p.kind = ah::device_kind::cuda_gpu;
+        out.devices.push_back(p);
+        return out;
+    }
+};
+
 ah::detector sequential() {
     return ah::detector::none().with(ah::backend_id::cuda).with(ah::backend_id::rocm).parallel(false);
 }
@@ -114,6 +137,24 @@ TEST_CASE("detection_handle::cancel") {
     CHECK_FALSE(h.get().has_value());
     CHECK(g->count() == 1);        // no tool started after cancel()
     CHECK(h.refused_tools() == 3); // the first probe's second tool, both of the second's
+}
+
+TEST_CASE("detection_handle::cancel that a probe honours itself gives nothing") {
+    // No tool was refused, but the probe returned early: the result is incomplete.
+    const auto only_cuda = ah::detector::none().with(ah::backend_id::cuda).parallel(false);
+    auto g = std::make_shared<gate>();
+    auto h = ah::detect_async_with(gated_machine{g}, only_cuda, watching_probe{g});
+    g->wait_started(1);
+    h.cancel();
+    g->release();
+    CHECK_FALSE(h.get().has_value());
+    CHECK(h.refused_tools() == 0);
+    // Not cancelled, the same probe finds its device.
+    auto g2 = std::make_shared<gate>();
+    g2->open = true;
+    auto whole = ah::detect_async_with(gated_machine{g2}, only_cuda, watching_probe{g2});
+    REQUIRE(whole.get().has_value());
+    CHECK(whole.get()->registry.size() == 1);
 }
 
 TEST_CASE("detection_handle::cancel with parallel probes") {

@@ -136,6 +136,27 @@ TEST_CASE("process_fingerprint") {
         CHECK(pinned != before);
         CHECK(ah::process_fingerprint() == before);
     }
+    // Another mount namespace, as a container has: a child that enters one of its own
+    // (where unprivileged user namespaces are allowed) digests otherwise.
+    int fds[2];
+    REQUIRE(::pipe(fds) == 0);
+    const pid_t child = ::fork();
+    REQUIRE(child >= 0);
+    if (child == 0) {
+        ::close(fds[0]);
+        const std::string own = ::unshare(CLONE_NEWUSER | CLONE_NEWNS) == 0 ? ah::process_fingerprint() : "";
+        const auto wrote = ::write(fds[1], own.data(), own.size());
+        ::_exit(wrote == static_cast<::ssize_t>(own.size()) ? 0 : 1);
+    }
+    ::close(fds[1]);
+    std::string got;
+    char buf[64];
+    for (::ssize_t n; (n = ::read(fds[0], buf, sizeof buf)) > 0;) got.append(buf, static_cast<std::size_t>(n));
+    ::close(fds[0]);
+    int status = 0;
+    REQUIRE(::waitpid(child, &status, 0) == child);
+    if (got.empty()) MESSAGE("unshare(CLONE_NEWUSER | CLONE_NEWNS) refused here: the mount namespace is not checked");
+    else CHECK(got != before);
 #endif
 }
 
@@ -313,7 +334,18 @@ TEST_CASE("disk_cache with a foreign or newer file") {
     };
     rewrite("format_version", ah::disk_cache_format_version + 1);
     check_invalid("newer cache format");
+    // An older release's file: replaced without a fault, as another version's is.
+    rewrite("format_version", ah::disk_cache_format_version - 1);
+    const auto older = cache.load();
+    CHECK(older.status == ah::disk_cache_status::other_process);
+    CHECK(older.warnings.empty());
     rewrite("hostname", "some-other-machine");
+    check_invalid("another machine");
+    // Another machine's file is stale whichever version of the library wrote it.
+    auto foreign = j;
+    foreign["hostname"] = "some-other-machine";
+    foreign["library_version"] = "0.0.1";
+    std::ofstream(fx.file(), std::ios::binary | std::ios::trunc) << foreign.dump();
     check_invalid("another machine");
     rewrite("boot_id", "00000000-0000-0000-0000-000000000000");
     check_invalid("reboot");

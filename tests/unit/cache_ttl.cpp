@@ -220,4 +220,23 @@ TEST_CASE("ttl_cache::get after a detection that threw") {
     CHECK_THROWS_AS((void)cache.get(), std::runtime_error);
     CHECK(cache.get()->warnings()[0].code == 2);
 }
+
+TEST_CASE("ttl_cache::get after a clock that threw") {
+    // A caller's clock that throws once, read when the detection has ended: the next
+    // get() detects again (it used to wait forever for a detection marked as running).
+    auto reads = std::make_shared<std::atomic<int>>(0);
+    auto cache = std::make_shared<ah::ttl_cache>(1min, [] { return numbered(1); }, [reads] {
+        if (++*reads == 1) throw std::runtime_error("clock");
+        return ah::ttl_cache::clock::time_point(std::chrono::seconds(1));
+    });
+    CHECK_THROWS_AS((void)cache->get(), std::runtime_error);
+    // In a thread of its own, left behind if it hangs, so that a regression fails here.
+    auto done = std::make_shared<std::atomic<bool>>(false);
+    std::thread([cache, done] {
+        (void)cache->get();
+        *done = true;
+    }).detach();
+    for (int i = 0; i < 1000 && !*done; ++i) std::this_thread::sleep_for(10ms);
+    CHECK(done->load());
+}
 #endif

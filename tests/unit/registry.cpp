@@ -6,6 +6,8 @@
 #include <range/v3/range/conversion.hpp>
 
 #include <cstddef>
+#include <limits>
+#include <map>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -52,14 +54,21 @@ std::vector<const ah::accelerator_profile*> addresses_where(const ah::accelerato
     return out;
 }
 std::uint64_t slow_total(const ah::accelerator_registry& r, bool accelerators_only) {
-    std::uint64_t discrete = 0, pool = 0;
+    // Discrete memory adds up; unified views: the largest on each known NUMA node add up
+    // (past node 7, every view), against the largest of no known node (the CPU's among them).
+    std::uint64_t discrete = 0, pool = 0, past = 0;
+    std::map<std::int32_t, std::uint64_t> nodes;
     for (const ah::accelerator_profile& p : r.all()) {
         if (!p.available || (accelerators_only && !p.is_accelerator())) continue;
         const std::uint64_t bytes = p.memory_bytes.value_or(0);
-        if (p.unified_memory || p.is_cpu()) pool = std::max(pool, bytes);
-        else discrete += bytes;
+        if (!p.unified_memory && !p.is_cpu()) discrete += bytes;
+        else if (p.is_cpu() || !p.numa_node || *p.numa_node < 0) pool = std::max(pool, bytes);
+        else if (*p.numa_node >= 8) past += bytes;
+        else nodes[*p.numa_node] = std::max(nodes[*p.numa_node], bytes);
     }
-    return discrete + pool;
+    std::uint64_t on_nodes = past;
+    for (const auto& n : nodes) on_nodes += n.second;
+    return discrete + std::max(pool, on_nodes);
 }
 const ah::accelerator_profile* slow_best(const ah::accelerator_registry& r) {
     const ah::accelerator_profile* best = nullptr;
@@ -157,8 +166,9 @@ TEST_CASE("accelerator_registry::best_available") {
 
 TEST_CASE("accelerator_registry::total_memory") {
     const ah::accelerator_registry r({cpu(64_GiB), spec("RTX 4090", 0), spec("RTX 4090", 1)});
-    CHECK(r.total_memory() == 64_GiB + 48_GiB);
-    CHECK(r.total_accelerator_memory() == 48_GiB);
+    constexpr std::uint64_t rtx4090 = 24564ull << 20; // what its driver reports of 24 GiB
+    CHECK(r.total_memory() == 64_GiB + 2 * rtx4090);
+    CHECK(r.total_accelerator_memory() == 2 * rtx4090);
     // Apple Silicon: CPU, Metal GPU and Neural Engine share one pool, counted once.
     auto metal = spec("Apple M2 Max 38-core");
     metal.memory_bytes = {64_GiB, ah::origin::tool};
@@ -171,6 +181,42 @@ TEST_CASE("accelerator_registry::total_memory") {
     CHECK(mac.total_memory() == 64_GiB);
     CHECK(mac.total_accelerator_memory() == 64_GiB);
     CHECK(ah::accelerator_registry{}.total_memory() == 0);
+    // Four MI300A APUs, each on the NUMA node of its socket, as amd-smi lists them on a
+    // real node (fixture amd-smi/static_4x-mi300a_rocm6.2.txt: NODE 0 to 3, 64 289 MB
+    // each): four pools, one each, not one (before, 64 GB for the node's four APUs). The
+    // host's memory holds every node's: the larger of the two counts.
+    std::vector<ah::accelerator_profile> apus;
+    for (std::int32_t n = 0; n < 4; ++n) {
+        auto a = spec("MI300A", static_cast<std::uint32_t>(n));
+        a.memory_bytes = {64289ull << 20, ah::origin::tool};
+        a.numa_node = {n, ah::origin::sysfs};
+        apus.push_back(a);
+    }
+    REQUIRE(apus[0].unified_memory);
+    const ah::accelerator_registry node(apus);
+    CHECK(node.total_accelerator_memory() == 4 * (64289ull << 20));
+    auto with_cpu = apus;
+    with_cpu.push_back(cpu(500_GiB));
+    CHECK(ah::accelerator_registry(with_cpu).total_memory() == 500_GiB);
+    with_cpu.back() = cpu(200_GiB);
+    CHECK(ah::accelerator_registry(with_cpu).total_memory() == 4 * (64289ull << 20));
+    // Two views on one node (an iGPU and an NPU of a one-node desktop) are one pool.
+    auto igpu = apus[0], npu = apus[1];
+    npu.numa_node = igpu.numa_node;
+    CHECK(ah::accelerator_registry({igpu, npu}).total_accelerator_memory() == (64289ull << 20));
+    // Described (a what-if), each APU is a socket of its own, as they are built.
+    const auto described = ah::described_registry(ah::profile_from_spec(*ah::find_device("MI300A")), 4);
+    CHECK(described.total_accelerator_memory() == 4 * ah::reported_memory_bytes(*ah::find_device("MI300A")));
+    CHECK(*described.all()[3].numa_node == 3);
+    // Nodes past the eight the index keeps apart are still counted (each view).
+    std::vector<ah::accelerator_profile> many;
+    for (std::int32_t n = 0; n < 12; ++n) {
+        auto a = apus[0];
+        a.index = static_cast<std::uint32_t>(n);
+        a.numa_node = {n, ah::origin::sysfs};
+        many.push_back(a);
+    }
+    CHECK(ah::accelerator_registry(many).total_accelerator_memory() == 12 * (64289ull << 20));
     // Figures no machine has (a registry read from JSON may claim them) saturate, never wrap.
     auto huge = spec("H100 SXM", 0);
     huge.memory_bytes = {std::uint64_t{1} << 63, ah::origin::tool};
@@ -209,7 +255,7 @@ TEST_CASE("accelerator_registry::what_if_add") {
                                              "NVLink", "", {900, ah::origin::user}, {0, 1}}};
     const auto more = base.what_if_add(extra, links);
     CHECK(more.size() == 3);
-    CHECK(more.total_accelerator_memory() == 160_GiB);
+    CHECK(more.total_accelerator_memory() == 2 * (81559ull << 20)); // as nvidia-smi reports an H100
     CHECK(more.system().interconnects.size() == 1);
     CHECK(more.warnings().size() == 1); // the real machine's warnings still apply
     CHECK(base.size() == 1);            // the original is untouched
@@ -251,6 +297,27 @@ TEST_CASE("capability_score") {
     CHECK(ah::capability_score(spec("RTX 4090")) > ah::capability_score(small_gpu()));
     CHECK(ah::capability_score(ah::accelerator_profile{}) == 0);
     static_assert(ah::capability_score(ah::profile_from_spec(*ah::find_device("H100 SXM"))) > 0);
+    // Unknown bandwidth ranks low, not last: far more memory outscores a known rate.
+    auto unknown_rate = spec("H100 SXM");
+    unknown_rate.memory_bandwidth_gbps.reset();
+    auto tiny = small_gpu();
+    tiny.memory_bytes = {1_GiB, ah::origin::user};
+    tiny.memory_bandwidth_gbps = {50, ah::origin::user};
+    CHECK(ah::capability_score(unknown_rate) > ah::capability_score(tiny));
+    CHECK(ah::capability_score(unknown_rate) < ah::capability_score(spec("H100 SXM")));
+    // Figures that are not numbers score 0 (a C++ caller can set them; JSON cannot), and
+    // such a device is still the best of a registry that holds nothing else.
+    auto nan_rate = spec("H100 SXM");
+    nan_rate.memory_bandwidth_gbps = {std::numeric_limits<double>::quiet_NaN(), ah::origin::user};
+    CHECK(ah::capability_score(nan_rate) == 0);
+    auto nan_peak = spec("H100 SXM");
+    nan_peak.peak.bf16 = nan_peak.peak.fp16 = std::numeric_limits<double>::quiet_NaN();
+    CHECK(ah::capability_score(nan_peak) > 0);
+    const ah::accelerator_registry only_nan({nan_rate});
+    REQUIRE(only_nan.best_available().has_value());
+    CHECK(only_nan.best_available()->name == nan_rate.name);
+    const ah::accelerator_registry nan_first({nan_rate, spec("RTX 4090", 1)});
+    CHECK(nan_first.best_available()->index == 1);
 }
 
 TEST_CASE("accelerator_registry equality") {

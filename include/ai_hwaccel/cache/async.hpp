@@ -160,8 +160,8 @@ public:
     }
 
     /// Waits, then gives the detection, or nothing when it was cancelled before it could
-    /// complete (some tool was refused or cut short, or it never started). A detection
-    /// that completed before cancel() reached it is kept. The reference lives as long as
+    /// complete (cancel() came while it ran, or before it started). A detection that
+    /// completed before cancel() reached it is kept. The reference lives as long as
     /// the handle. Where the detection threw (out of memory; a custom system_view's own
     /// exception), get() throws it, as std::future::get does.
     const std::optional<timed_detection>& get() const {
@@ -226,7 +226,10 @@ detection_handle detect_async_with(S sys, detector d, Probes... probes) {
                 const cancellable_system<S> view(sys, token, state->refused);
                 timed_detection found =
                     std::apply([&](const auto&... p) { return d.run_timed_with(view, p...); }, probes);
-                if (state->refused.load() == 0) result = std::move(found);
+                // Incomplete when a tool was refused or cut short, or when anything else
+                // (a probe, a system view) may have wound down on the stop: either way, a
+                // cancelled detection's result is discarded.
+                if (state->refused.load() == 0 && !token.stop_requested()) result = std::move(found);
             }
 #if AI_HWACCEL_EXCEPTIONS
         } catch (...) {

@@ -163,8 +163,9 @@ inline std::string status_line(std::string_view key) {
 
 /// A digest (64-bit FNV-1a, in hex) of what detection reads of the calling process: the
 /// detection_environment variables, set or not; the CPUs it may run on
-/// (Cpus_allowed_list, which gives the usable threads); and its control groups
-/// (/proc/self/cgroup, which give the memory limit). Processes of one boot that differ in
+/// (Cpus_allowed_list, which gives the usable threads); its control groups
+/// (/proc/self/cgroup, which give the memory limit); and its mount namespace (a
+/// container's own /dev and /sys). Processes of one boot that differ in
 /// any of these (the ranks of a distributed job, each with its own CUDA_VISIBLE_DEVICES and
 /// CPUs) do not share a cached detection.
 inline std::string process_fingerprint() {
@@ -186,6 +187,11 @@ inline std::string process_fingerprint() {
     }
     mix(detail::status_line("Cpus_allowed_list:"));
     mix(detail::read_capped_file("/proc/self/cgroup", 64u << 10));
+    // The mount namespace ("mnt:[4026531840]"): containers that share a cache folder, a
+    // host name and a private cgroup namespace ("0::/" in each) still see other devices.
+    char ns[64] = {};
+    const ::ssize_t n = ::readlink("/proc/self/ns/mnt", ns, sizeof ns - 1);
+    mix(n > 0 ? std::string_view(ns, static_cast<std::size_t>(n)) : std::string_view());
     char hex[17];
     std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(h));
     return hex;
@@ -636,17 +642,14 @@ private:
         if (*fv > disk_cache_format_version)
             return invalid(out, "was written in a newer cache format (" + std::to_string(*fv) + " > " +
                                     std::to_string(disk_cache_format_version) + ")");
-        if (*fv < disk_cache_format_version) return invalid(out, "was written in an older cache format");
-        const auto lib = str("library_version");
-        if (!lib) return invalid(out, "is corrupt (no library_version)");
-        const auto backends = integer("backends");
-        if (!backends) return invalid(out, "is corrupt (no backends)");
-        // Another release or build of the library (programs built against other headers
-        // share the default file): that program's file, replaced without a fault.
-        if (*lib != version.text || *backends != static_cast<std::int64_t>(compiled_backend_mask)) {
+        // An older release's file (programs built against other headers share the default
+        // file): that program's, replaced without a fault, as another version's below.
+        if (*fv < disk_cache_format_version) {
             out.status = disk_cache_status::other_process;
             return out;
         }
+        // The machine first: a file from another machine or boot is stale whichever
+        // library wrote it.
         const auto host = str("hostname");
         const auto boot = str("boot_id");
         if (!host || !boot) return invalid(out, "is corrupt (no host identity)");
@@ -655,6 +658,16 @@ private:
         if (*host != as_written(id.hostname))
             return invalid(out, "belongs to another machine (" + *host + ")");
         if (*boot != as_written(id.boot_id)) return invalid(out, "was written before the last reboot");
+        const auto lib = str("library_version");
+        if (!lib) return invalid(out, "is corrupt (no library_version)");
+        const auto backends = integer("backends");
+        if (!backends) return invalid(out, "is corrupt (no backends)");
+        // Another release or build of the library: that program's file, replaced without
+        // a fault.
+        if (*lib != version.text || *backends != static_cast<std::int64_t>(compiled_backend_mask)) {
+            out.status = disk_cache_status::other_process;
+            return out;
+        }
         const auto process = str("process");
         if (!process) return invalid(out, "is corrupt (no process)");
         const auto written = integer("written_at");

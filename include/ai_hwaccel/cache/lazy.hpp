@@ -33,6 +33,7 @@
 #include <condition_variable>
 #include <cstddef>
 #include <cstdint>
+#include <iterator>
 #include <mutex>
 #include <tuple>
 #include <utility>
@@ -102,50 +103,55 @@ private:
     enum class state : std::uint8_t { idle, running, done };
 
     // Claims the family's unprobed backends, runs them, and waits for any of its backends
-    // that another thread is running.
+    // that another thread is running; claims again what such a run gave back unfinished
+    // (it threw), so that no caller returns with a backend of its family unprobed.
     void ensure(family f) {
         std::unique_lock lock(mutex_);
-        detector mine = base_;
-        bool any = false;
-        std::array<bool, backend_count> claimed{};
-        for (std::size_t i = 0; i < backend_count; ++i) {
-            const auto b = static_cast<backend_id>(i);
-            if (!base_.requested(b)) continue;
-            if (backend_serves_family(b, f) && backend_state_[i] == state::idle) {
-                backend_state_[i] = state::running;
-                claimed[i] = true;
-                any = true;
-            } else {
-                mine.without(b);
+        for (;;) {
+            detector mine = base_;
+            bool any = false;
+            std::array<bool, backend_count> claimed{};
+            for (std::size_t i = 0; i < backend_count; ++i) {
+                const auto b = static_cast<backend_id>(i);
+                if (!base_.requested(b)) continue;
+                if (backend_serves_family(b, f) && backend_state_[i] == state::idle) {
+                    backend_state_[i] = state::running;
+                    claimed[i] = true;
+                    any = true;
+                } else {
+                    mine.without(b);
+                }
             }
-        }
-        const bool host = f == family::cpu && base_.host() && host_state_ == state::idle;
-        if (host) {
-            host_state_ = state::running;
-            any = true;
-        }
-        mine.with_host(host);
-
-        if (any) {
+            const bool host = f == family::cpu && base_.host() && host_state_ == state::idle;
+            if (host) {
+                host_state_ = state::running;
+                any = true;
+            }
+            mine.with_host(host);
+            if (!any) {
+                if (!busy(f)) return;
+                changed_.wait(lock);
+                continue;
+            }
             lock.unlock();
-            timed_detection found;
 #if AI_HWACCEL_EXCEPTIONS
             try {
-                found = run(mine);
-            } catch (...) {
-                // Out of memory: give the claim back so that a later call can try again.
+                timed_detection found = run(mine);
                 lock.lock();
+                absorb(std::move(found), host); // all or nothing
+            } catch (...) {
+                // Out of memory: give the claim back so that this or a later call can try again.
+                if (!lock.owns_lock()) lock.lock();
                 release(claimed, host, state::idle);
                 throw;
             }
 #else
-            found = run(mine);
-#endif
+            timed_detection found = run(mine);
             lock.lock();
             absorb(std::move(found), host);
+#endif
             release(claimed, host, state::done);
         }
-        changed_.wait(lock, [&] { return !busy(f); });
     }
 
     timed_detection run(const detector& d) const {
@@ -165,21 +171,28 @@ private:
         return f == family::cpu && host_state_ == state::running;
     }
 
+    // Adds a run's findings. Builds the new state aside and then swaps it in: if an
+    // allocation fails, nothing has changed (a retry would otherwise add profiles twice).
     void absorb(timed_detection found, bool host) {
         auto& reg = found.registry;
-        for (const auto& p : reg.all()) profiles_.push_back(p);
+        auto profiles = profiles_;
+        auto warnings = warnings_;
+        auto timings = timings_;
+        host_info machine = host ? reg.host() : host_;
+        system_io io = host ? reg.system() : io_;
+        profiles.insert(profiles.end(), reg.all().begin(), reg.all().end());
         for (const auto& w : reg.warnings())
-            if (std::find(warnings_.begin(), warnings_.end(), w) == warnings_.end()) warnings_.push_back(w);
-        if (host) {
-            // The host run carries the machine's description; the others only their links.
-            auto links = std::move(io_.interconnects);
-            host_ = reg.host();
-            io_ = reg.system();
-            for (auto& l : links) io_.interconnects.push_back(std::move(l));
-        } else {
-            for (const auto& l : reg.system().interconnects) io_.interconnects.push_back(l);
-        }
-        for (auto& t : found.timings) timings_.push_back(std::move(t));
+            if (std::find(warnings.begin(), warnings.end(), w) == warnings.end()) warnings.push_back(w);
+        // The host run carries the machine's description; the others only their links.
+        const auto& links = host ? io_.interconnects : reg.system().interconnects;
+        io.interconnects.insert(io.interconnects.end(), links.begin(), links.end());
+        timings.insert(timings.end(), std::make_move_iterator(found.timings.begin()),
+                       std::make_move_iterator(found.timings.end()));
+        profiles_.swap(profiles);
+        warnings_.swap(warnings);
+        timings_.swap(timings);
+        host_ = std::move(machine);
+        io_ = std::move(io);
     }
 
     S sys_;

@@ -80,12 +80,15 @@ public:
         lock.unlock();
 
         registry_ptr fresh;
+        clock::time_point taken;
 #if AI_HWACCEL_EXCEPTIONS
         try {
             fresh = std::make_shared<const accelerator_registry>(detect_());
+            taken = now_();
         } catch (...) {
-            // Detection itself never throws; this is out of memory or a caller's function.
-            // Let a waiter try again rather than leave them blocked.
+            // Detection itself never throws; this is out of memory or a caller's function
+            // (the detection's or the clock's). Let a waiter try again rather than leave
+            // them blocked.
             lock.lock();
             detecting_ = false;
             done_.notify_all();
@@ -93,8 +96,8 @@ public:
         }
 #else
         fresh = std::make_shared<const accelerator_registry>(detect_());
+        taken = now_();
 #endif
-        const auto taken = now_();
         lock.lock();
         value_ = fresh;
         value_since_ = invalidations;
