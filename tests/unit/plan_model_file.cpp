@@ -411,7 +411,17 @@ TEST_CASE("read_gguf") {
             o.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
         };
         write("tiny-00001-of-00002.gguf", a);
-        write("tiny-00002-of-00002.gguf", second.out);
+        // The second file with tensor data after its header, as a real one has: only the
+        // header is kept of it.
+        auto padded = second.out;
+        padded.resize(padded.size() + (1u << 20), std::byte{0x5a});
+        CHECK(ah::detail::model_files::later_header_size(padded) == second.out.size());
+        const std::vector<std::byte> junk(100, std::byte{0x5a}); // not GGUF: all of it is kept
+        CHECK(ah::detail::model_files::later_header_size(junk) == junk.size());
+        auto cut = second.out; // cut inside its tensor infos: all of it
+        cut.resize(cut.size() - 4);
+        CHECK(ah::detail::model_files::later_header_size(cut) == cut.size());
+        write("tiny-00002-of-00002.gguf", padded);
         for (const char* name : {"tiny-00001-of-00002.gguf", "tiny-00002-of-00002.gguf"}) {
             CAPTURE(name);
             const auto r = ah::read_gguf_file(tmp.path / name);
@@ -526,6 +536,28 @@ TEST_CASE("read_gguf") {
         REQUIRE(other.model);
         CHECK(other.model->shape.sliding_window_layers == 0);
         CHECK(other.model->shape.sliding_window == 0);
+    }
+    SUBCASE("a gate fused with the up projection is a gated FFN") {
+        // llama.cpp's phi3 layout: one ffn_up of twice feed_forward_length rows, no ffn_gate.
+        const auto with_up = [](std::uint64_t up_rows) {
+            gguf_writer w;
+            w.header(3, 3, 5);
+            w.kv_str("general.architecture", "phi3");
+            w.kv_u32("phi3.block_count", 1);
+            w.kv_u32("phi3.embedding_length", 64);
+            w.kv_u32("phi3.feed_forward_length", 128);
+            w.kv_u32("phi3.attention.head_count", 4);
+            w.tensor("token_embd.weight", {64, 10}, 0);
+            w.tensor("blk.0.ffn_up.weight", {64, up_rows}, 0);
+            w.tensor("blk.0.ffn_down.weight", {128, 64}, 0);
+            return ah::read_gguf(w.out);
+        };
+        const auto fused = with_up(256);
+        REQUIRE(fused.model);
+        CHECK(fused.model->shape.gated_ffn);
+        const auto plain = with_up(128);
+        REQUIRE(plain.model);
+        CHECK_FALSE(plain.model->shape.gated_ffn);
     }
     SUBCASE("hostile tensor infos") {
         auto base = [](std::uint64_t tensors) {
@@ -767,6 +799,9 @@ TEST_CASE("read_safetensors") {
         const auto* g2_row = ah::find_model("gemma-2-9b");
         REQUIRE(g2_row);
         CHECK(g2->shape.sliding_window_layers == g2_row->sliding_window_layers);
+        // No tie_word_embeddings: Gemma's default, tied (9.24 billion parameters, not 10.16).
+        CHECK(g2->shape.tied_embeddings);
+        CHECK(g2->shape.parameters == g2_row->parameters);
         // google/gemma-3-27b-it's text_config: no sliding_window_pattern (transformers' default 6).
         const auto g3 = ah::parse_hf_config(
             R"({"model_type":"gemma3","text_config":{"model_type":"gemma3_text","num_hidden_layers":62,)"
@@ -775,6 +810,14 @@ TEST_CASE("read_safetensors") {
             ps);
         REQUIRE(g3);
         CHECK(g3->shape.sliding_window_layers == 52);
+        // Keys it leaves out hold Gemma3TextConfig's defaults: a 262,208-token vocabulary,
+        // 131,072 positions, tied embeddings (27.0 billion parameters, not 25.6).
+        CHECK(g3->shape.vocab_size == 262208);
+        CHECK(g3->shape.context_length == 131072);
+        CHECK(g3->shape.tied_embeddings);
+        const auto* g3_row = ah::find_model("gemma-3-27b");
+        REQUIRE(g3_row);
+        CHECK(g3->shape.parameters == g3_row->parameters);
         // Llama 4 Scout: chunked attention (8192) on the layers with RoPE, all but every fourth.
         const auto scout = ah::parse_hf_config(
             R"({"model_type":"llama4","text_config":{"model_type":"llama4_text","num_hidden_layers":48,)"
@@ -791,13 +834,33 @@ TEST_CASE("read_safetensors") {
             ps);
         REQUIRE(listed);
         CHECK(listed->shape.sliding_window_layers == 2);
-        // A window on every layer where nothing says otherwise (Mistral 7B v0.1).
+        // Mistral 7B v0.1 and Phi-3 declare a window on every layer that llama.cpp (whose
+        // cache memory.hpp follows) ignores: none here, as in their catalogue rows.
         const auto mistral = ah::parse_hf_config(
             R"({"model_type":"mistral","num_hidden_layers":32,"hidden_size":4096,"num_attention_heads":32,)"
             R"("num_key_value_heads":8,"sliding_window":4096})",
             ps);
         REQUIRE(mistral);
-        CHECK(mistral->shape.sliding_window_layers == 32);
+        CHECK(mistral->shape.sliding_window_layers == 0);
+        CHECK(mistral->shape.sliding_window == 0);
+        // microsoft/Phi-3-mini-4k-instruct's config (its shape keys and window).
+        const auto phi3 = ah::parse_hf_config(
+            R"({"model_type":"phi3","num_hidden_layers":32,"hidden_size":3072,"intermediate_size":8192,)"
+            R"("num_attention_heads":32,"num_key_value_heads":32,"sliding_window":2047,"vocab_size":32064,)"
+            R"("max_position_embeddings":4096,"tie_word_embeddings":false})",
+            ps);
+        REQUIRE(phi3);
+        const auto* phi3_row = ah::find_model("phi-3-mini");
+        REQUIRE(phi3_row != nullptr);
+        CHECK(phi3->shape.sliding_window_layers == 0);
+        CHECK(ah::kv_cache_bytes(phi3->shape, {4096}) == ah::kv_cache_bytes(*phi3_row, {4096}));
+        // Cohere 2: every fourth layer global where the config gives no pattern.
+        const auto cohere2 = ah::parse_hf_config(
+            R"({"model_type":"cohere2","num_hidden_layers":32,"hidden_size":4096,"num_attention_heads":32,)"
+            R"("num_key_value_heads":8,"sliding_window":4096})",
+            ps);
+        REQUIRE(cohere2);
+        CHECK(cohere2->shape.sliding_window_layers == 24);
     }
     SUBCASE("parse_hf_config: Falcon and DBRX spell their shapes otherwise") {
         // Hand-made, after the keys of tiiuae/falcon-7b, falcon-40b (both the transformers
@@ -847,9 +910,10 @@ TEST_CASE("read_safetensors") {
         // that width would give 152M.
         const auto gpt2 = ah::parse_hf_config(
             R"({"model_type":"gpt2","n_layer":12,"n_embd":768,"n_head":12,"n_inner":null,"n_positions":1024,)"
-            R"("vocab_size":50257,"tie_word_embeddings":true})",
+            R"("vocab_size":50257})",
             ps);
         REQUIRE(gpt2);
+        CHECK(gpt2->shape.tied_embeddings); // GPT-2's default: the config does not say
         CHECK(!gpt2->shape.gated_ffn);
         CHECK(gpt2->shape.intermediate_size == 3072);
         CHECK(gpt2->shape.context_length == 1024);
@@ -875,7 +939,45 @@ TEST_CASE("read_safetensors") {
         CHECK(m->shape.vocab_size == 0);
         CHECK(ps.size() >= 4);
     }
+    SUBCASE("quantized checkpoints: packed elements are not parameters") {
+        // gpt-oss's MXFP4 experts (U8 *_blocks, two 4-bit weights a byte, with U8 scales) and
+        // a GPTQ layer (I32 qweight, eight a word): the count falls back on config.json's
+        // shape, and says why (before, 63e9 elements of gpt-oss-120b passed for exact).
+        const std::string oss = R"({"model.layers.0.mlp.experts.gate_up_proj_blocks":{"dtype":"U8","shape":[128,5760,90,16]},)"
+                                R"("model.layers.0.mlp.experts.gate_up_proj_scales":{"dtype":"U8","shape":[128,5760,90]},)"
+                                R"("model.embed_tokens.weight":{"dtype":"BF16","shape":[201088,2880]}})";
+        const std::string cfg = R"({"model_type":"gpt_oss","num_hidden_layers":36,"hidden_size":2880,"intermediate_size":2880,)"
+                                R"("num_attention_heads":64,"num_key_value_heads":8,"head_dim":64,"vocab_size":201088,)"
+                                R"("num_local_experts":128,"num_experts_per_tok":4})";
+        const auto r = ah::read_safetensors(safetensors(oss), cfg);
+        CHECK_FALSE(r.parameters_exact);
+        CHECK(has_problem(r, "not the parameter count"));
+        REQUIRE(r.model);
+        CHECK(r.model->shape.parameters == ah::estimate_parameters(r.model->spec()));
+        CHECK(r.model->shape.parameters > 100'000'000'000);
+        const auto gptq = ah::read_safetensors(
+            safetensors(R"({"model.layers.0.mlp.up_proj.qweight":{"dtype":"I32","shape":[512,14336]},)"
+                        R"("model.layers.0.mlp.up_proj.scales":{"dtype":"F16","shape":[32,14336]}})"));
+        CHECK_FALSE(gptq.parameters_exact);
+        // FP8 weights are one a byte: counted exactly, a new dtype name included.
+        const auto fp8 = ah::read_safetensors(safetensors(R"({"w":{"dtype":"F8_E4M3FNUZ","shape":[4],"data_offsets":[0,4]}})"));
+        CHECK(fp8.parameters_exact);
+        CHECK(fp8.problems.empty());
+        REQUIRE(fp8.by_type.size() == 1);
+        CHECK(fp8.by_type[0].bytes_known);
+        CHECK(fp8.by_type[0].bytes == 4);
+    }
     SUBCASE("hostile headers") {
+        // More experts a token than experts, and tensors whose count nears 2^64: the
+        // active count stays a count no larger than the total (before, an active share
+        // over 1 scaled it past 2^64, undefined behaviour).
+        const auto odd_moe = ah::read_safetensors(
+            safetensors(R"({"a":{"dtype":"F16","shape":[4294967296,2147483648]},"b":{"dtype":"F16","shape":[4294967296,2147483648]}})"),
+            R"({"num_hidden_layers":1,"hidden_size":1,"num_attention_heads":1,"num_local_experts":1,)"
+            R"("num_experts_per_tok":1000,"intermediate_size":1000})");
+        REQUIRE(odd_moe.model);
+        CHECK(has_problem(odd_moe, "exceeds the expert count"));
+        CHECK(odd_moe.model->shape.active_parameters <= odd_moe.model->shape.parameters);
         CHECK(has_problem(ah::read_safetensors({}), "no header length"));
         CHECK(has_problem(ah::read_safetensors(safetensors("{}", 1ull << 40)), "exceeds the cap"));
         CHECK(has_problem(ah::read_safetensors(safetensors("{}", 1000)), "truncated"));

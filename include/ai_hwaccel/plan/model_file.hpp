@@ -16,7 +16,10 @@
 // (a spec must not outlive the description it came from). Hostile input is reported in
 // `problems`, never trusted: lengths past the end, giant counts, nested arrays, negative
 // or overflowing dimensions, duplicate keys and wrong types each stop or skip what they
-// touch, and no allocation is larger than the input.
+// touch, and no allocation is larger than the input, but for JSON (a safetensors header, a
+// config.json), which nlohmann/json holds as a tree: for hostile input (a long array of
+// small numbers) about fifteen times its text (a 20 MB header of "0,": 318 MB resident
+// at most), so some 1.5 GB for a header at the 100 MiB cap the safetensors format allows.
 #pragma once
 
 #include "ai_hwaccel/config.hpp"
@@ -373,6 +376,9 @@ struct tensor_tally {
     bool has_output = false, has_embedding = false, has_ffn_gate = false, has_ffn_up = false;
     bool all_counted = true;
     std::uint64_t expert_elements = 0;
+    /// Output rows (ne1) of the first dense ffn_up: twice the FFN width where the gate and
+    /// up projections are one fused tensor (llama.cpp's phi3 and chatglm layouts).
+    std::uint64_t ffn_up_rows = 0;
 };
 
 /// Counts `count` tensor infos at `c` into `r` (tensors_read, parameters, by_type) and
@@ -429,6 +435,7 @@ inline void count_tensor_infos(cursor& c, std::uint64_t count, model_file_info& 
         if (*tname == "output.weight"sv) t.has_output = true;
         if (tname->find("ffn_gate") != std::string::npos) t.has_ffn_gate = true;
         if (tname->find("ffn_up") != std::string::npos) t.has_ffn_up = true;
+        if (t.ffn_up_rows == 0 && n_dims == 2 && ends_with(*tname, ".ffn_up.weight")) t.ffn_up_rows = dims[1];
         if (*tname == "token_embd.weight"sv) t.has_embedding = true;
         if (ends_with(*tname, "_exps.weight")) t.expert_elements = detail::sat_add(t.expert_elements, *elements);
     }
@@ -469,6 +476,18 @@ inline std::optional<later_file> read_later_header(cursor& c, model_file_info& r
     }
     if (!numbered) return fail("no split.no: not a file of a split model");
     return out;
+}
+
+/// The bytes of a later file of a split model that its header takes (up to the end of its
+/// tensor infos), or all of them when that cannot be told: what read_gguf reads of it.
+inline std::size_t later_header_size(std::span<const std::byte> bytes) {
+    cursor c(bytes);
+    model_file_info scratch;
+    const auto h = read_later_header(c, scratch, "");
+    if (!h || !c.ok()) return bytes.size();
+    tensor_tally t;
+    count_tensor_infos(c, h->tensors, scratch, t, "");
+    return c.ok() && t.all_counted && c.offset() <= bytes.size() ? static_cast<std::size_t>(c.offset()) : bytes.size();
 }
 
 } // namespace detail::model_files
@@ -736,7 +755,10 @@ inline model_file_info read_gguf(std::span<const std::byte> bytes,
     }
     // output.weight may be in a file not read.
     s.tied_embeddings = tally.has_embedding && !tally.has_output && (!shard || r.parameters_exact);
-    s.gated_ffn = tally.has_ffn_gate || !tally.has_ffn_up; // up projections without gates: a plain FFN
+    // Up projections without gates are a plain FFN, unless gate and up are one tensor of
+    // twice the width (Phi-3, GLM).
+    const bool fused_gate = s.intermediate_size > 0 && tally.ffn_up_rows == 2 * std::uint64_t{s.intermediate_size};
+    s.gated_ffn = tally.has_ffn_gate || !tally.has_ffn_up || fused_gate;
     if (s.layers == 0) add_problem(r, c.offset(), "no " + arch + ".block_count");
     if (s.attention_heads && s.kv_heads && s.attention_heads % s.kv_heads != 0)
         add_problem(r, c.offset(), "head_count is not a multiple of head_count_kv");
@@ -839,6 +861,13 @@ inline model_file_info read_gguf_file(const std::filesystem::path& path, std::si
                 missing.push_back(p.string());
                 break;
             }
+            // A later file's header is all that is read of it: the rest of its prefix (tensor
+            // data) is let go before the next file is read, so that a model of many files
+            // holds one prefix at a time, not max_bytes a file.
+            if (n > 1) {
+                bytes->resize(later_header_size(*bytes));
+                bytes->shrink_to_fit();
+            }
             files.push_back(std::move(*bytes));
         }
         if (!files.empty()) {
@@ -900,6 +929,7 @@ inline constexpr dtype_size safetensors_dtypes[] = {
     {"BOOL", 8}, {"U8", 8}, {"I8", 8}, {"F8_E5M2", 8}, {"F8_E4M3", 8}, {"F8_E8M0", 8},
     {"I16", 16}, {"U16", 16}, {"F16", 16}, {"BF16", 16}, {"I32", 32}, {"U32", 32},
     {"F32", 32}, {"F64", 64}, {"I64", 64}, {"U64", 64}, {"F4", 4}, {"F6_E2M3", 6}, {"F6_E3M2", 6},
+    {"F8_E4M3FNUZ", 8}, {"F8_E5M2FNUZ", 8}, {"C64", 64},
 };
 
 } // namespace detail::model_files
@@ -1020,12 +1050,20 @@ inline std::optional<model_description> parse_hf_config(std::string_view text, s
     // those whose no_rope_layers entry is 1, by default all but every fourth
     // (transformers' Llama4TextConfig; an empty list means the default).
     const auto chunk = u32({"attention_chunk_size"});
-    if (window && !window_off) {
+    // A window only where llama.cpp, whose cache memory.hpp follows, builds one (as a GGUF
+    // of the model reads): the families it windows, and layers a config types one by one.
+    // Mistral 7B v0.1, Phi-3 and StarCoder2 declare a window that llama.cpp ignores.
+    static constexpr std::string_view windowed_families[] = {"gemma2", "gemma3", "gemma3_text", "cohere2", "gpt_oss"};
+    bool windowed = typed;
+    for (const auto f : windowed_families) windowed = windowed || m.family == f;
+    if (window && !window_off && windowed) {
         s.sliding_window = window;
         // Every pattern-th layer is global: the config's pattern, else transformers' default
         // for the family, which Google's configs leave out (Gemma 2 alternates, windowed
-        // first; Gemma 3 has 6); none at all is one window on every layer (Mistral v0.1, Phi-3).
+        // first; Gemma 3 has 6; Cohere 2 4, gpt-oss 2).
         std::uint32_t pattern = u32({"sliding_window_pattern"});
+        if (pattern == 0 && (m.family == "cohere2"sv)) pattern = 4;
+        if (pattern == 0 && (m.family == "gpt_oss"sv)) pattern = 2;
         if (pattern == 0 && m.family == "gemma2"sv) pattern = 2;
         if (pattern == 0 && (m.family == "gemma3"sv || m.family == "gemma3_text"sv)) pattern = 6;
         const std::uint32_t sliding =
@@ -1046,6 +1084,17 @@ inline std::optional<model_description> parse_hf_config(std::string_view text, s
         }
         s.sliding_window_layers = chunked > s.layers ? s.layers : chunked;
     }
+    // A key a config leaves out holds the default of the family's transformers class
+    // (save_pretrained writes only what differs from it): Gemma 3's text model has a
+    // 262,208-token vocabulary and 131,072 positions; Gemma, GPT-2, GPT-BigCode, BLOOM, OPT,
+    // Falcon and Cohere tie their embeddings (the others here, Llama's and most since, not).
+    const bool gemma3 = m.family == "gemma3"sv || m.family == "gemma3_text"sv;
+    if (gemma3 && s.vocab_size == 0 && !cfg->contains("vocab_size")) s.vocab_size = 262208;
+    if (gemma3 && s.context_length == 0 && !cfg->contains("max_position_embeddings")) s.context_length = 131072;
+    static constexpr std::string_view tied_by_default[] = {
+        "gemma", "gemma2", "gemma3", "gemma3_text", "gpt2", "gpt_bigcode", "bloom", "opt",
+        "falcon", "RefinedWeb", "RefinedWebModel", "cohere", "cohere2"};
+    for (const auto f : tied_by_default) s.tied_embeddings = s.tied_embeddings || m.family == f;
     for (const nlohmann::json* j : {cfg, &doc}) {
         const auto tie = j->find("tie_word_embeddings");
         if (tie != j->end() && tie->is_boolean()) {
@@ -1093,7 +1142,7 @@ inline bool count_safetensors(std::span<const std::byte> bytes, model_file_info&
         add_problem(r, 8, std::string(where) + "header is not a JSON object");
         return false;
     }
-    bool all_counted = true;
+    bool all_counted = true, packed = false;
     for (const auto& [tname, t] : doc.items()) {
         if (tname == "__metadata__"sv) continue;
         ++r.tensor_count;
@@ -1154,6 +1203,16 @@ inline bool count_safetensors(std::span<const std::byte> bytes, model_file_info&
             slot.bytes_known = false;
         }
         r.parameters = detail::sat_add(r.parameters, *elements);
+        // Quantized checkpoints store several weights in each element: GPTQ/AWQ's I32
+        // qweight (eight 4-bit weights), gpt-oss's MXFP4 U8 *_blocks (two), bitsandbytes' U8
+        // weights beside their absmax.
+        const std::string_view name(tname);
+        packed = packed || ends_with(name, "qweight") || ends_with(name, "_blocks") || ends_with(name, ".absmax");
+    }
+    if (packed) {
+        add_problem(r, 8, std::string(where) + "quantized tensors hold several weights an element (GPTQ/AWQ qweight, "
+                                               "MXFP4 blocks, bitsandbytes): their elements are not the parameter count");
+        all_counted = false;
     }
     return all_counted;
 }
@@ -1177,9 +1236,13 @@ inline void attach_config(model_file_info& r, std::string_view config_json) {
         return;
     }
     s.parameters = r.parameters;
-    s.active_parameters = (s.is_moe() && est_total > 0)
-        ? static_cast<std::uint64_t>(static_cast<double>(r.parameters) * (static_cast<double>(est_active) / static_cast<double>(est_total)))
-        : r.parameters;
+    s.active_parameters = r.parameters;
+    // The active share, below 1 (a config with more experts a token than experts, which
+    // is reported, has none; a product at 2^64 is no count).
+    if (s.is_moe() && est_total > 0 && est_active < est_total) {
+        const double active = static_cast<double>(r.parameters) * (static_cast<double>(est_active) / static_cast<double>(est_total));
+        if (active < 0x1p64) s.active_parameters = static_cast<std::uint64_t>(active);
+    }
 }
 
 } // namespace detail::model_files
