@@ -10,6 +10,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -183,6 +184,34 @@ TEST_CASE("the buffer stays within the memory available to the process") {
     CHECK(refused.error == "a buffer of 16777216 bytes is more than the memory available (8388608 bytes)");
     // Below 256 MiB available, the default is the 64 MiB floor.
     CHECK(ah::detail::membw::default_buffer_bytes(128 * ah::units::mib) == 64 * ah::units::mib);
+}
+
+TEST_CASE("bandwidth_options_for a host: no more threads than the CPU quota") {
+    // A pod limited to 2.5 CPUs on a 64-CPU node: 3 threads, not 64 (which would spend
+    // the quota early in each period and wait out the rest, reading slower).
+    ah::host_info h;
+    h.cpu.usable_threads = 64;
+    h.cpu.cpu_quota = 2.5;
+    CHECK(ah::bandwidth_options_for(h).threads == 3);
+    h.cpu.cpu_quota = 4;
+    CHECK(ah::bandwidth_options_for(h).threads == 4);
+    // A quota above the CPUs it may use, none, or nonsense: one thread a usable CPU (0).
+    h.cpu.cpu_quota = 100;
+    CHECK(ah::bandwidth_options_for(h).threads == 0);
+    h.cpu.cpu_quota = 0;
+    CHECK(ah::bandwidth_options_for(h).threads == 0);
+    h.cpu.cpu_quota = std::numeric_limits<double>::quiet_NaN();
+    CHECK(ah::bandwidth_options_for(h).threads == 0);
+    h.cpu.cpu_quota = 1e300;
+    CHECK(ah::bandwidth_options_for(h).threads == 0);
+    // Threads the caller chose stay, and the memory is read as before.
+    h.cpu.cpu_quota = 2;
+    h.memory.available_bytes = {8 * ah::units::gib, ah::origin::sysfs};
+    ah::bandwidth_options mine;
+    mine.threads = 16;
+    const auto o = ah::bandwidth_options_for(h, mine);
+    CHECK(o.threads == 16);
+    CHECK(o.memory_available == 8 * ah::units::gib);
 }
 
 TEST_CASE("apply_cpu_bandwidth gives the CPU a measured bandwidth, and then a decode rate") {

@@ -328,6 +328,29 @@ TEST_CASE("parse_lscpu") {
     }
 }
 
+TEST_CASE("parse_lscpu: s390x books and drawers, an unknown model (hand-made)") {
+    // The topology lines of util-linux's expected output for a z/VM guest
+    // (tests/expected/lscpu/lscpu-s390-zvm): no Socket(s), sockets per book and books.
+    const auto z = ah::parse_lscpu("Architecture:        s390x\n"
+                                   "CPU(s):              4\n"
+                                   "On-line CPU(s) list: 0-3\n"
+                                   "Thread(s) per core:  1\n"
+                                   "Core(s) per socket:  1\n"
+                                   "Socket(s) per book:  1\n"
+                                   "Book(s):             4\n"
+                                   "Vendor ID:           IBM/S390\n");
+    CHECK(z.cpu.cores == 4);
+    CHECK(z.cpu.sockets == 4);
+    // The same with drawers (an LPAR): 2 sockets a book, 2 books a drawer, 2 drawers.
+    const auto lpar = ah::parse_lscpu("CPU(s): 32\nThread(s) per core: 2\nCore(s) per socket: 2\n"
+                                      "Socket(s) per book: 2\nBook(s) per drawer: 2\nDrawer(s): 2\n");
+    CHECK(lpar.cpu.sockets == 8);
+    CHECK(lpar.cpu.cores == 16);
+    // New util-linux prints "-" for an Arm core it has no name for: no model, not "-".
+    const auto unnamed = ah::parse_lscpu("Architecture: aarch64\nVendor ID: ARM\nModel name: -\n");
+    CHECK(unnamed.cpu.model.empty());
+}
+
 TEST_CASE("parse_lscpu new layout, hybrid Arm (hand-made)") {
     // Synthetic, in the indented util-linux 2.37+ layout: two CPU types, no sockets.
     const auto l = ah::parse_lscpu("Architecture:             aarch64\n"
@@ -576,12 +599,16 @@ TEST_CASE("probe_host: Arm core ids restart in each cluster (hand-made device-tr
     CHECK(host.cpu.arch == ah::cpu_arch::aarch64);
     CHECK(host.cpu.sockets == 1);
     CHECK(host.cpu.cores == 8);
-    // Without cluster ids (a kernel before 5.16) the ids are all there is.
-    for (int n = 0; n < 8; ++n)
-        std::filesystem::remove(root.path() /
-                                ("sys/devices/system/cpu/cpu" + std::to_string(n) + "/topology/cluster_id"));
+    // A kernel before 6.0 on a device-tree board gives each cluster's id as its package id
+    // (and, before 5.16, has no cluster_id): the ids still tell the cores apart. (The
+    // sockets are then the clusters, 2 here: see probe_cpu_topology.)
+    for (int n = 0; n < 8; ++n) {
+        const std::string dir = "sys/devices/system/cpu/cpu" + std::to_string(n) + "/topology/";
+        std::filesystem::remove(root.path() / (dir + "cluster_id"));
+        root.write(dir + "physical_package_id", std::to_string(n / 4) + "\n");
+    }
     host = ah::probe_host(ah::host_system(root.path().string()), w).first;
-    CHECK(host.cpu.cores == 4);
+    CHECK(host.cpu.cores == 8);
 }
 
 TEST_CASE("probe_host: usable threads are at most the CPUs online") {

@@ -149,6 +149,29 @@ TEST_CASE("parse_ibstat") {
         CHECK(*r.links[1].bandwidth_gbps == 14.0); // 56 Gb/s each way
         CHECK(r.ports[1].hca_type == "MT4099");
     }
+    SUBCASE("hand-made: FDR10, a switch after an adapter, and one port asked for") {
+        // infiniband-diags' ibstat prints FDR10 as "Rate: 40 (FDR10)", a node of another
+        // type under its own header ("Switch 'name'", whose management port is 0), and
+        // "CA: 'name'" when `ibstat mlx5_0 1` asks for one port.
+        const auto r = ah::parse_ibstat("CA 'mlx4_0'\n\tCA type: MT4099\n\tPort 1:\n\t\tState: Active\n"
+                                        "\t\tRate: 40 (FDR10)\n\t\tLink layer: InfiniBand\n"
+                                        "Switch 'sw0'\n\tPort 0:\n\t\tState: Active\n\t\tRate: 100\n"
+                                        "\t\tLink layer: InfiniBand\n\tPort 1:\n\t\tState: Down\n\t\tRate: 10\n"
+                                        "\t\tLink layer: InfiniBand\n");
+        INFO(problems_of(r.problems));
+        CHECK(r.problems.empty());
+        REQUIRE(r.ports.size() == 3);
+        CHECK(r.links[0].name == "mlx4_0 port 1");
+        CHECK(*r.links[0].bandwidth_gbps == 10.0); // 40 Gb/s each way
+        CHECK(r.links[1].name == "sw0 port 0");
+        CHECK(r.ports[1].node_type == "Switch");
+        CHECK(r.links[2].name == "sw0 port 1"); // not a second "mlx4_0 port 1"
+        const auto one = ah::parse_ibstat("CA: 'mlx5_0'\nPort 1:\nState: Active\nRate: 400\nLink layer: InfiniBand\n");
+        INFO(problems_of(one.problems));
+        CHECK(one.problems.empty());
+        REQUIRE(one.links.size() == 1);
+        CHECK(one.links[0].name == "mlx5_0 port 1");
+    }
 }
 
 TEST_CASE("parse_ibstat: a long UTF-8 CA type is cut between characters") {

@@ -145,8 +145,10 @@ TEST_CASE("parse_hl_smi_log: real capture") {
     CHECK(*d.memory_used_bytes == 768 * mib);
     CHECK(*d.memory_free_bytes == 97536 * mib);
     CHECK(*d.temperature_c == 30); // the hottest "On Chip" sensor
-    CHECK(*d.power_draw_watts == 50);
-    CHECK(*d.power_limit_watts == 550);
+    // The 54 V and 12 V supplies together (50 + 31 W of 550 + 50 W), as hl-smi's table
+    // prints them for HL-225s ("81W /  600W" in the 8-card captures).
+    CHECK(*d.power_draw_watts == 81);
+    CHECK(*d.power_limit_watts == 600);
     CHECK(*d.pcie_max == ah::pcie_link{4, 16});
     CHECK(*d.pcie_current == ah::pcie_link{4, 16});
     CHECK(d.pcie_current.from == ah::origin::tool);
@@ -409,6 +411,26 @@ TEST_CASE("gaudi_probe: sysfs only, hl-smi missing (hand-made tree)") {
     CHECK(out.links[0].bandwidth_gbps.from == ah::origin::estimated);
 }
 
+TEST_CASE("gaudi_probe: a container given one card of two (hand-made tree)") {
+    // sysfs is not namespaced: both cards show, but only /dev/accel/accel1 was passed in
+    // (docker run --device /dev/accel/accel1). Before, both were reported available.
+    test::scratch_dir d;
+    gaudi2_accel(d, 0, "0000:33:00.0");
+    gaudi2_accel(d, 1, "0000:34:00.0");
+    d.write("dev/accel/accel1", "");
+    auto out = ah::gaudi_probe{}.probe(ah::host_system(d.path().string()));
+    REQUIRE(out.devices.size() == 2);
+    CHECK_FALSE(out.devices[0].available);
+    CHECK(out.devices[1].available);
+    // No accel folder in a /dev that lists: no card was passed in.
+    std::filesystem::remove_all(d.path() / "dev/accel");
+    d.write("dev/null", "");
+    out = ah::gaudi_probe{}.probe(ah::host_system(d.path().string()));
+    REQUIRE(out.devices.size() == 2);
+    CHECK_FALSE(out.devices[0].available);
+    CHECK_FALSE(out.devices[1].available);
+}
+
 TEST_CASE("gaudi_probe: older /sys/class/habanalabs layout; another vendor's accel device is skipped") {
     test::scratch_dir d;
     d.write("sys/class/habanalabs/hl0/device_type", "GAUDI2\n");
@@ -427,6 +449,14 @@ TEST_CASE("gaudi_probe: older /sys/class/habanalabs layout; another vendor's acc
     out = ah::gaudi_probe{}.probe(ah::host_system(npu.path().string()));
     CHECK(out.devices.empty());
     CHECK(out.warnings.empty());
+
+    // Both: an older kernel's habanalabs class beside another driver's accel device. The
+    // Gaudi is still found (before, any accel device hid the older class).
+    d.write("sys/class/accel/accel0/device/vendor", "0x8086\n");
+    d.write("sys/class/accel/accel0/device/device", "0x7d1d\n");
+    out = ah::gaudi_probe{}.probe(ah::host_system(d.path().string()));
+    REQUIRE(out.devices.size() == 1);
+    CHECK(*out.devices[0].pci == bus(0x4d));
 }
 
 TEST_CASE("gaudi_probe: a refused query falls back on the table (hand-made tree, real table)") {

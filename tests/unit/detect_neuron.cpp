@@ -636,6 +636,49 @@ TEST_CASE("neuron_probe") {
             CHECK(*d.compute_units == 4); // eight NeuronCore-v4, two per logical core by default
         }
     }
+    SUBCASE("hand-made: a container given one device of two") {
+        // sysfs shows both; only /dev/neuron1 was passed in. Before, both were available.
+        fake_neuron_host h;
+        h.node(0, "2", "1\n", "Inferentia2\n");
+        h.node(1, "2", "0\n", "Inferentia2\n");
+        std::filesystem::remove(h.root / "dev/neuron0");
+        const auto out = ah::neuron_probe{}.probe(ah::host_system(h.root.string()));
+        REQUIRE(out.devices.size() == 2);
+        CHECK_FALSE(out.devices[0].available);
+        CHECK(out.devices[1].available);
+    }
+    SUBCASE("hand-made: the driver not loaded yet, only the PCI bus shows the chips") {
+        // Before aws-neuronx-dkms is installed: two functions, no driver bound, no sysfs
+        // devices of the driver's. Each function is a device (before: none at all).
+        fake_neuron_host h;
+        h.pci("0000:00:1e.0", "0x7264", "", 0);
+        h.pci("0000:00:1f.0", "0x7264", "", 1);
+        const auto out = ah::neuron_probe{}.probe(ah::host_system(h.root.string()));
+        INFO(test::warnings_text(out.warnings));
+        REQUIRE(out.devices.size() == 2);
+        for (std::uint32_t i = 0; i < 2; ++i) {
+            const auto& d = out.devices[i];
+            CHECK(d.index == i);
+            REQUIRE(d.spec != nullptr);
+            CHECK(d.name.view() == "AWS Inferentia2");
+            REQUIRE(d.pci.has_value());
+            CHECK(*d.numa_node == static_cast<std::int32_t>(i));
+        }
+        CHECK(*out.devices[1].pci == ah::pci_address{0, 0, 0x1f, 0});
+        REQUIRE(out.warnings.size() == 1); // neuron-ls missing
+        CHECK(out.warnings[0].kind == ah::warning_kind::tool_not_found);
+    }
+    SUBCASE("hand-made: a driver device that names no chip, and no PCI function that does") {
+        fake_neuron_host h;
+        h.node(0, "2", "\n", "\n");
+        const auto out = ah::neuron_probe{}.probe(ah::host_system(h.root.string()));
+        REQUIRE(out.devices.size() == 1);
+        CHECK(out.devices[0].spec == nullptr);
+        INFO(test::warnings_text(out.warnings));
+        bool said = false;
+        for (const auto& w : out.warnings) said = said || w.message.find("chip generation is not named") != std::string::npos;
+        CHECK(said);
+    }
     SUBCASE("no Neuron device: nothing, no warning") {
         test::scratch_dir dir;
         const auto out = ah::neuron_probe{}.probe(ah::host_system(dir.path().string()));

@@ -326,6 +326,22 @@ TEST_CASE("probe_storage with bad and unreadable files") {
     w.clear();
     CHECK(ah::probe_storage(ah::host_system(empty.path().string()), w).empty());
     CHECK(w.empty());
+
+    // A model string with terminal control sequences (a hostile tree, a USB disk's inquiry
+    // data): made printable, as DMI strings are.
+    test::scratch_dir hostile;
+    add_disk(hostile, "sda", "0\n", "2048\n", "ATA", "Amazon EBS\x1b]0;owned\x07\x1b[31m\n");
+    w.clear();
+    const auto cleaned = ah::probe_storage(ah::host_system(hostile.path().string()), w);
+    REQUIRE(cleaned.size() == 1);
+    CHECK(cleaned[0].model == "Amazon EBS?]0;owned??[31m");
+#if AI_HWACCEL_JSON
+    const auto listed = ah::parse_lsblk_json(R"({"blockdevices":[{"name":"sd\u001ba","type":"disk","size":1024,"model":"X\u001b[2J"}]})");
+    REQUIRE(listed);
+    REQUIRE(listed->size() == 1);
+    CHECK((*listed)[0].name == "sd?a");
+    CHECK((*listed)[0].model == "X?[2J");
+#endif
 }
 
 TEST_CASE("parse_lsblk_size") {

@@ -251,6 +251,21 @@ constexpr bandwidth_options bandwidth_options_for(const memory_info& m, bandwidt
     return o;
 }
 
+/// The same from the whole host: the memory as above, and, where `o` leaves the threads to
+/// the machine, no more of them than the container's CPU quota rounded up. More threads
+/// than the quota allows use it up early in each period and are held for the rest of it:
+/// the passes would read slower, not faster.
+constexpr bandwidth_options bandwidth_options_for(const host_info& h, bandwidth_options o = {}) noexcept {
+    o = bandwidth_options_for(h.memory, o);
+    const double quota = h.cpu.cpu_quota;
+    if (o.threads == 0 && quota > 0 && quota < detail::membw::most_threads) {
+        auto n = static_cast<std::uint32_t>(quota);
+        if (static_cast<double>(n) < quota) ++n;
+        if (h.cpu.usable_threads == 0 || n < h.cpu.usable_threads) o.threads = n;
+    }
+    return o;
+}
+
 /// Measures how fast this process reads memory (see the header comment). Blocks for the
 /// fill and the passes.
 inline bandwidth_measurement measure_memory_bandwidth(const bandwidth_options& options = {}) noexcept {

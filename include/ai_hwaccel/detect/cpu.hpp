@@ -576,10 +576,13 @@ constexpr std::optional<std::uint32_t> parse_count(std::string_view s) noexcept 
 /// / "Socket(s): -" where the firmware names no sockets. CRLF line ends are tolerated.
 /// Cores are the sum over CPU types of cores per socket (or cluster) × sockets (or
 /// clusters); threads are the online CPUs (or "CPU(s)" when no online list is printed).
+/// s390x counts sockets per book, books (per drawer) and drawers instead of sockets.
+/// A model of "-" (a core lscpu does not know) is no model.
 inline lscpu_info parse_lscpu(std::string_view text) {
     struct block {
         bool has_model = false;
         std::optional<std::uint32_t> threads_per_core, cores_per_unit, sockets, clusters;
+        std::uint32_t sockets_per_book = 0, books = 1, drawers = 1; // s390x; 0: not given
     };
     lscpu_info out;
     std::vector<block> blocks;
@@ -602,7 +605,7 @@ inline lscpu_info parse_lscpu(std::string_view text) {
         } else if (key == "Model name"sv) {
             if (blocks.empty() || blocks.back().has_model) blocks.emplace_back();
             blocks.back().has_model = true;
-            if (out.cpu.model.empty()) out.cpu.model = std::string(value);
+            if (out.cpu.model.empty() && value != "-"sv) out.cpu.model = std::string(value);
         } else if (key == "Thread(s) per core"sv) {
             current().threads_per_core = detail::parse_count(value);
         } else if (key == "Core(s) per socket"sv || key == "Core(s) per cluster"sv) {
@@ -611,6 +614,12 @@ inline lscpu_info parse_lscpu(std::string_view text) {
             current().sockets = detail::parse_count(value);
         } else if (key == "Cluster(s)"sv) {
             current().clusters = detail::parse_count(value);
+        } else if (key == "Socket(s) per book"sv) {
+            current().sockets_per_book = detail::parse_count(value).value_or(0);
+        } else if (key == "Book(s)"sv || key == "Book(s) per drawer"sv) {
+            current().books = detail::parse_count(value).value_or(1);
+        } else if (key == "Drawer(s)"sv) {
+            current().drawers = detail::parse_count(value).value_or(1);
         } else if (key == "NUMA node(s)"sv) {
             out.numa_node_count = detail::parse_count(value).value_or(0);
         } else if (key.starts_with("NUMA node") && key.size() > 16 && key.ends_with(" CPU(s)")) {
@@ -629,7 +638,10 @@ inline lscpu_info parse_lscpu(std::string_view text) {
     });
     std::uint64_t cores = 0;
     std::uint32_t sockets = 0;
-    for (const auto& b : blocks) {
+    for (auto b : blocks) {
+        // Each count is at most cpulist_max_cpus (2^16): the product fits 64 bits.
+        const std::uint64_t books = std::uint64_t{b.sockets_per_book} * b.books * b.drawers;
+        if (!b.sockets && books != 0 && books <= cpulist_max_cpus) b.sockets = static_cast<std::uint32_t>(books);
         const std::uint32_t units = b.sockets ? *b.sockets : b.clusters.value_or(1);
         if (b.cores_per_unit) cores += std::uint64_t{*b.cores_per_unit} * units;
         if (b.sockets && *b.sockets > sockets) sockets = *b.sockets;
@@ -860,9 +872,12 @@ cgroup_limits probe_cgroup_limits(const S& sys, const std::optional<std::string>
 /// view, and the only one on Arm, whose /proc/cpuinfo names neither. Used only when every
 /// online CPU has both files; x86's /proc/cpuinfo prints the same ids, so a difference
 /// there is reported. Elsewhere a core id is unique only within its cluster: on
-/// device-tree Arm boards (Jetson, RK3588) the kernel numbers each cluster's cores from 0
-/// in package 0, so `cluster_id`, where the kernel has it, is part of a core's identity
-/// there.
+/// device-tree Arm boards (Jetson, RK3588) the kernel numbers each cluster's cores from 0,
+/// so `cluster_id`, where the kernel has it, is part of a core's identity there. Such a
+/// board has one package, but kernels before 6.0 give each cluster's id as its package id
+/// ("arch_topology: Don't set cluster identifier as physical package identifier"): there
+/// the cores are right and the sockets are the clusters (telling a device-tree board from
+/// an Arm server would take a lookup the minimal program has no room for).
 template <system_view S>
 void probe_cpu_topology(const S& sys, std::string_view online_list, cpu_info& cpu, std::vector<warning>& warnings) {
     const auto cpus = parse_cpulist(online_list);

@@ -100,7 +100,8 @@ constexpr std::string_view state_name(std::string_view s) noexcept {
 constexpr bool is_active_state(std::string_view s) noexcept { return iequals(state_name(s), "ACTIVE"sv); }
 
 /// A port rate → Gb/s in one direction: "400 Gb/sec (4X NDR)" (sysfs, ibstatus),
-/// "2.5 Gb/sec (1X SDR)", or the bare "400" of ibstat. nullopt for anything else.
+/// "2.5 Gb/sec (1X SDR)", the bare "400" of ibstat, or its "40 (FDR10)" (the one rate it
+/// names). nullopt for anything else.
 inline std::optional<double> parse_rate(std::string_view s) noexcept {
     s = trim(s);
     std::size_t i = 0;
@@ -109,8 +110,7 @@ inline std::optional<double> parse_rate(std::string_view s) noexcept {
     const auto v = parsing::parse_real(s.substr(0, i));
     if (!v || *v <= 0 || *v > 1e6) return std::nullopt;
     const std::string_view rest = trim(s.substr(i));
-    if (rest.empty() || rest.starts_with("Gb/sec")) return v;
-    return std::nullopt;
+    return rest.empty() || rest.starts_with("Gb/sec") || rest.starts_with('(') ? v : std::nullopt;
 }
 
 /// Decimal GB/s both directions from Gb/s in one: × 2 directions ÷ 8 bits.
@@ -220,11 +220,23 @@ constexpr std::optional<std::string_view> quoted(std::string_view s) noexcept {
     return s.substr(1, close - 1);
 }
 
-// ibstat's header line of one adapter: "CA 'mlx5_0'".
-constexpr std::optional<std::string_view> ibstat_ca_line(std::string_view line) noexcept {
+// ibstat's header line of one device: "CA 'mlx5_0'", "Switch 'sw0'" or "Router 'r0'" (its
+// node types), or "CA: 'mlx5_0'" when one port is asked for (`ibstat mlx5_0 1`).
+struct ibstat_header {
+    std::string_view type, name;
+};
+constexpr std::optional<ibstat_header> ibstat_device_line(std::string_view line) noexcept {
     line = trim(line);
-    if (!line.starts_with("CA '") || line.back() != '\'') return std::nullopt;
-    return quoted(line.substr(3));
+    for (const std::string_view type : {"CA"sv, "Switch"sv, "Router"sv}) {
+        if (!line.starts_with(type)) continue;
+        std::string_view rest = line.substr(type.size());
+        if (rest.starts_with(':')) rest.remove_prefix(1);
+        if (!rest.starts_with(' ') || rest.back() != '\'') return std::nullopt;
+        const auto name = quoted(trim(rest));
+        if (!name) return std::nullopt;
+        return ibstat_header{type, *name};
+    }
+    return std::nullopt;
 }
 
 // ibstatus's header line of one port: "Infiniband device 'mlx5_0' port 1 status:".
@@ -249,9 +261,9 @@ constexpr std::optional<ibstatus_header> ibstatus_port_line(std::string_view lin
 
 } // namespace detail::fabric
 
-/// Reads `ibstat` (infiniband-diags): "CA '<name>'" blocks with "CA type", "Firmware
-/// version" and "Port <n>:" sections holding "State", "Physical state", "Rate" (Gb/s) and
-/// "Link layer". Values origin::tool; lines it does not know are ignored when they look
+/// Reads `ibstat` (infiniband-diags): "CA '<name>'" blocks (a switch's "Switch '<name>'",
+/// with its port 0) with "CA type", "Firmware version" and "Port <n>:" sections holding
+/// "State", "Physical state", "Rate" (Gb/s) and "Link layer". Values origin::tool; lines it does not know are ignored when they look
 /// like "key: value", reported otherwise.
 inline fabric_result parse_ibstat(std::string_view text) {
     using namespace detail::fabric;
@@ -265,13 +277,13 @@ inline fabric_result parse_ibstat(std::string_view text) {
         ++number;
         const auto line = detail::trim(raw);
         if (line.empty()) return true;
-        if (const auto name = ibstat_ca_line(line)) {
+        if (const auto h = ibstat_device_line(line)) {
             b.flush(number);
             bool changed = false;
             ca = fabric_port{};
-            ca->device = clean(*name, changed);
-            ca->node_type = "CA";
-            if (changed) problems.add(number, "adapter name not printable: " + detail::parsing::quote_value(*name));
+            ca->device = clean(h->name, changed);
+            ca->node_type = std::string(h->type);
+            if (changed) problems.add(number, "adapter name not printable: " + detail::parsing::quote_value(h->name));
             return true;
         }
         const auto colon = line.find(':');
@@ -287,7 +299,8 @@ inline fabric_result parse_ibstat(std::string_view text) {
         }
         if (key.starts_with("Port ") && value.empty()) {
             const auto n = detail::parse_u64(detail::trim(key.substr(5)));
-            if (!n || *n == 0 || *n > detail::fabric::max_ports_per_device) {
+            // A switch's management port is port 0; an adapter numbers its ports from 1.
+            if (!n || (*n == 0 && ca->node_type != "Switch"sv) || *n > detail::fabric::max_ports_per_device) {
                 problems.add(number, "not a port number: " + detail::parsing::quote_value(key));
                 b.flush(number);
                 return true;
@@ -521,7 +534,7 @@ namespace detail::formats {
 
 // ibstat --------------------------------------------------------------------------------
 inline int sniff_ibstat(std::string_view t) noexcept {
-    if (!fabric::ibstat_ca_line(first_non_blank_line(t))) return 0;
+    if (!fabric::ibstat_device_line(first_non_blank_line(t))) return 0;
     bool typed = false;
     each_line(t, [&](std::string_view line) {
         line = trim(line);

@@ -483,7 +483,6 @@ inline hl_smi_result parse_hl_smi_log(std::string_view text) {
     std::string driver;
     // The section headers above the current line: indent and name.
     std::vector<std::pair<std::size_t, std::string_view>> stack;
-    std::size_t power_groups = 0;
     pcie_link link_max, link_cur;
     auto finish_links = [&] {
         if (r.devices.empty()) return;
@@ -518,7 +517,6 @@ inline hl_smi_result parse_hl_smi_log(std::string_view text) {
                 if (const auto a = parse_pci_address(words.back())) p.pci = *a;
             r.devices.push_back(p);
             r.module_ids.emplace_back();
-            power_groups = 0;
             stack.clear();
             return true;
         }
@@ -526,7 +524,6 @@ inline hl_smi_result parse_hl_smi_log(std::string_view text) {
         // A header line: no colon, or a colon only inside "[ 1] On Chip 0"-style names.
         if (colon == std::string_view::npos) {
             stack.emplace_back(indent, line);
-            if (line.starts_with("Power Readings")) ++power_groups;
             return true;
         }
         const auto key = detail::trim(line.substr(0, colon));
@@ -603,11 +600,16 @@ inline hl_smi_result parse_hl_smi_log(std::string_view text) {
                 else if (auto m = set_real(detail::trim(*c), 500, t); !m.empty()) report(std::move(m));
                 else if (!p.temperature_c || *t > *p.temperature_c) p.temperature_c = t;
             }
-        } else if (group.starts_with("Power Readings") && power_groups == 1) {
+        } else if (group.starts_with("Power Readings")) {
+            // One group a supply ("54V PSU", "12V PSU" on an HL-225): the card draws from
+            // both, and hl-smi's table prints the sums (50 + 31 W of 550 + 50 W: "81W / 600W").
             if (key == "Power Draw"sv || key == "Power Limit"sv) {
-                const auto w = before_unit(value, " W");
-                if (!w) report("cannot read " + quote_value(value));
-                else report(set_real(*w, 100'000, key == "Power Draw"sv ? p.power_draw_watts : p.power_limit_watts));
+                auto& total = key == "Power Draw"sv ? p.power_draw_watts : p.power_limit_watts;
+                sourced<double> w;
+                const auto n = before_unit(value, " W");
+                if (!n) report("cannot read " + quote_value(value));
+                else if (auto m = set_real(*n, 100'000, w); !m.empty()) report(std::move(m));
+                else total = total ? sourced<double>{*total + *w, w.from} : w;
             }
         }
         return true;
@@ -742,26 +744,22 @@ template <system_view S>
 std::vector<gaudi_card> probe_gaudi_sysfs(const S& sys, std::vector<warning>& warnings) {
     using namespace detail::gaudi;
     std::vector<gaudi_card> cards;
-    std::vector<std::pair<std::uint32_t, std::string>> order;
-    bool accel = false;
-    if (const auto names = sys.list_dir(accel_class_dir)) {
-        for (const auto& n : *names)
-            if (const auto k = node_number(n, "accel")) order.emplace_back(*k, n);
-        accel = true;
-    }
-    if (order.empty()) {
-        accel = false;
-        if (const auto names = sys.list_dir(habanalabs_class_dir))
+    // The accel class (kernels from 6.2), else the older habanalabs class: also where the
+    // accel class holds only other drivers' devices (an Intel NPU's accel0).
+    for (const bool accel : {true, false}) {
+        std::vector<std::pair<std::uint32_t, std::string>> order;
+        if (const auto names = sys.list_dir(accel ? accel_class_dir : habanalabs_class_dir))
             for (const auto& n : *names)
-                if (const auto k = node_number(n, "hl")) order.emplace_back(*k, n);
-    }
-    std::sort(order.begin(), order.end());
-    for (const auto& [number, name] : order) {
-        if (cards.size() >= max_rows) break;
-        const std::string dir = std::string(accel ? accel_class_dir : habanalabs_class_dir) + "/" + name;
-        const std::string dev = dir + "/device";
-        auto c = read_card(sys, name, number, accel ? dev : dir, dev, warnings);
-        if (c) cards.push_back(std::move(*c));
+                if (const auto k = node_number(n, accel ? "accel" : "hl")) order.emplace_back(*k, n);
+        std::sort(order.begin(), order.end());
+        for (const auto& [number, name] : order) {
+            if (cards.size() >= max_rows) break;
+            const std::string dir = std::string(accel ? accel_class_dir : habanalabs_class_dir) + "/" + name;
+            const std::string dev = dir + "/device";
+            auto c = read_card(sys, name, number, accel ? dev : dir, dev, warnings);
+            if (c) cards.push_back(std::move(*c));
+        }
+        if (!cards.empty()) break;
     }
     return cards;
 }
@@ -859,6 +857,18 @@ struct gaudi_probe {
         for (auto& w : out.warnings)
             if (!w.backend) w.backend = backend;
         for (auto& c : cards) out.devices.push_back(c.profile);
+        // In a container given some of the cards, sysfs (not namespaced) still shows them
+        // all; only those granted have their node, /dev/accel/accel<N> (/dev/hl<N> under the
+        // older class). A /dev that can be listed decides.
+        if (const auto dev = sys.list_dir("/dev")) {
+            const auto accel_nodes = sys.list_dir("/dev/accel");
+            const auto has = [](const auto& names, const std::string& n) {
+                return names && std::find(names->begin(), names->end(), n) != names->end();
+            };
+            for (std::size_t k = 0; k < cards.size(); ++k)
+                if (!has(cards[k].node.starts_with("accel") ? accel_nodes : dev, cards[k].node))
+                    out.devices[k].available = false;
+        }
 
         const tool_request request = hl_smi_query_request();
         tool_result r = sys.run(request);

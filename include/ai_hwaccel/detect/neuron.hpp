@@ -1021,6 +1021,12 @@ struct neuron_probe {
         } else {
             from_sysfs(nodes, pci, chip, logical_nc_config(sys.env("NEURON_LOGICAL_NC_CONFIG")), out);
         }
+        // In a container given some of the devices, sysfs (not namespaced) still shows them
+        // all; only those granted have their /dev/neuron<N>. A /dev that can be listed decides.
+        if (const auto dev = sys.list_dir("/dev"))
+            for (auto& d : out.devices)
+                if (std::find(dev->begin(), dev->end(), "neuron" + std::to_string(d.index)) == dev->end())
+                    d.available = false;
         // Per-device chip from its own PCI function where the machine mixes kinds, and the
         // PCI function's link and NUMA node.
         for (auto& d : out.devices) {
@@ -1092,11 +1098,25 @@ private:
 
     // The driver's core_count is physical; the runtime, and NEURON_RT_VISIBLE_CORES, count
     // logical cores of `logical_nc` physical ones on the chips that group them. A chip with
-    // no catalogue row gets its kind and name from the driver's device_name.
+    // no catalogue row gets its kind and name from the driver's device_name. Without the
+    // driver's devices (the driver not loaded yet), each Neuron PCI function is a device,
+    // its chip told by its PCI id.
     static void from_sysfs(const std::vector<neuron_sysfs_device>& nodes, const std::vector<pci_device>& pci,
                            const device_spec* chip, std::uint32_t logical_nc, probe_output& out) {
         using namespace detail::neuron;
+        if (nodes.empty()) {
+            std::uint32_t index = 0;
+            for (const auto& f : pci) {
+                accelerator_profile p = blank_device(index++);
+                const device_spec* s = chip_by_pci_id(f.device_id);
+                if (s) apply_chip(p, *s);
+                p.pci = f.address;
+                out.devices.push_back(p);
+            }
+            return;
+        }
         std::vector<neuron_ls_device> details;
+        bool unnamed = false;
         for (const auto& n : nodes) {
             accelerator_profile p = blank_device(n.index);
             const device_spec* s = chip_by_name(n.device_name);
@@ -1107,6 +1127,8 @@ private:
             } else if (const auto kind = kind_of_device_name(n.device_name)) {
                 p.kind = *kind;
                 p.name.assign("AWS " + n.device_name);
+            } else {
+                unnamed = true;
             }
             if (auto& cores = p.compute_units; cores && groups_logical_cores(s ? s->name : std::string_view(n.device_name)))
                 cores = {*cores / logical_nc > 0 ? *cores / logical_nc : 1, cores.from};
@@ -1117,6 +1139,11 @@ private:
             details.push_back({n.connected, {}, {}});
         }
         out.links = neuronlink_pairs(pairs_from_connected(out.devices, details));
+        if (unnamed)
+            out.warnings.push_back(warning{warning_kind::parse_error, backend, "/sys/devices/virtual/neuron_device",
+                                           "the chip generation is not named (no device_name the driver gives, no "
+                                           "PCI id that tells): reported as Inferentia",
+                                           0});
     }
 };
 #if AI_HWACCEL_OS_LINUX || AI_HWACCEL_OS_MACOS

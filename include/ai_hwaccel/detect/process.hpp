@@ -24,6 +24,8 @@
 
 #include "ai_hwaccel/config.hpp"
 
+#include <algorithm>
+#include <array>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -38,6 +40,7 @@
 #include <csignal>
 #include <cstring>
 #include <fcntl.h>
+#include <mutex>
 #include <poll.h>
 #include <spawn.h>
 #include <sys/stat.h>
@@ -104,7 +107,7 @@ struct tool_result {
     /// may write in them; and trusted folders skipped for the latter.
     std::vector<std::string> unsafe_path_entries;
     /// Set when the tool could not be killed and reaped (stuck in the kernel): it is left
-    /// behind rather than blocking detection.
+    /// behind rather than blocking detection, and a later run_tool reaps it once it ends.
     bool abandoned = false;
     /// Set when the tool ended but its wait status was lost: the calling program ignores
     /// SIGCHLD, so the kernel reaps its children itself. `exited` with `exit_code` 0 then
@@ -358,12 +361,50 @@ inline bool reap_until(::pid_t pid, std::chrono::steady_clock::time_point deadli
     }
 }
 
+// Tools given up on (a SIGKILL the kernel has not delivered after two seconds: a process
+// stuck in a driver) stay this process's children: their pids are kept here and reaped,
+// without waiting, at each later tool run, so that a long-running caller (an exporter
+// detecting every minute on a node with a wedged driver) does not gather zombies. A fixed
+// list: nothing is allocated; past 64 at once the oldest are left to the kernel's init
+// at this process's exit.
+struct abandoned_children {
+    std::mutex m;
+    std::array<::pid_t, 64> pids{};
+    std::size_t count = 0;
+
+    static abandoned_children& instance() noexcept {
+        static abandoned_children a;
+        return a;
+    }
+    void add(::pid_t pid) noexcept {
+        std::lock_guard lock(m);
+        if (count == pids.size()) { // full: the oldest makes room
+            std::copy(pids.begin() + 1, pids.end(), pids.begin());
+            --count;
+        }
+        pids[count++] = pid;
+    }
+    /// Reaps those that have ended; returns how many are still waited for.
+    std::size_t reap() noexcept {
+        std::lock_guard lock(m);
+        std::size_t kept = 0;
+        for (std::size_t i = 0; i < count; ++i) {
+            int status = 0;
+            const ::pid_t w = ::waitpid(pids[i], &status, WNOHANG);
+            if (w == 0 || (w < 0 && errno == EINTR)) pids[kept++] = pids[i];
+        }
+        count = kept;
+        return kept;
+    }
+};
+
 } // namespace detail
 
 /// Runs one tool as described at the top of this header. Never throws for a failing tool.
 inline tool_result run_tool(const tool_request& request, const tool_search& search = {}) {
     using clock = std::chrono::steady_clock;
     const auto start = clock::now();
+    detail::abandoned_children::instance().reap();
     tool_result r;
     auto finish = [&]() -> tool_result {
         r.elapsed = std::chrono::duration_cast<std::chrono::microseconds>(clock::now() - start);
@@ -522,8 +563,10 @@ inline tool_result run_tool(const tool_request& request, const tool_search& sear
         if (killed) {
             // SIGKILL cannot be refused, but a process stuck in the kernel dies only when
             // the kernel lets it; do not wait for that forever.
-            if (!detail::reap_until(pid, clock::now() + std::chrono::seconds(2), wait_status, lost))
+            if (!detail::reap_until(pid, clock::now() + std::chrono::seconds(2), wait_status, lost)) {
                 r.abandoned = true;
+                detail::abandoned_children::instance().add(pid); // reaped by a later run
+            }
         }
     }
     r.exit_unknown = lost && r.status == tool_status::exited;

@@ -18,6 +18,7 @@
 #include "ai_hwaccel/core/system_io.hpp"
 #include "ai_hwaccel/core/text.hpp"
 #include "ai_hwaccel/core/warning.hpp"
+#include "ai_hwaccel/detect/capture.hpp"
 #include "ai_hwaccel/detect/system.hpp"
 #include "ai_hwaccel/detect/sysfs.hpp"
 
@@ -204,8 +205,13 @@ std::optional<storage_device> read_block_device(const S& sys, std::string_view n
     std::string vendor;
     if (auto text = detail::read_optional_file(sys, at("/device/vendor"sv), cap, warnings))
         vendor = std::string(detail::trim(*text));
-    if (auto text = detail::read_optional_file(sys, at("/device/model"sv), cap, warnings))
-        dev.model = std::string(detail::trim(*text));
+    if (auto text = detail::read_optional_file(sys, at("/device/model"sv), cap, warnings)) {
+        // A disk's inquiry data reaches terminals and JSON: control bytes and broken UTF-8
+        // become '?', as in the firmware's DMI strings (without their warning: the '?'
+        // says it, and the minimal program has no room for one more message).
+        bool changed = false;
+        dev.model = detail::parsing::printable(detail::trim(*text), changed);
+    }
     dev.kind = classify_block_device(name, vendor, dev.model, rotational);
     if (dev.kind == storage_kind::nvme && detail::nvme_over_fabrics(sys, d)) dev.kind = storage_kind::network;
     // A SCSI disk of an iSCSI session or a Fibre Channel remote port is a SAN volume.
@@ -370,8 +376,9 @@ inline void collect_lsblk_disks(const nlohmann::json& list, int depth, std::vect
                 std::any_of(out.begin(), out.end(), [&](const storage_device& d) { return d.name == name; });
             if (!seen && !(size && *size == 0)) {
                 storage_device dev;
-                dev.name = name;
-                dev.model = json_text(j, "model");
+                bool changed = false;
+                dev.name = detail::parsing::printable(name, changed);
+                dev.model = detail::parsing::printable(json_text(j, "model"), changed);
                 dev.size_bytes = size.value_or(0);
                 dev.kind = network_transport(json_text(j, "tran"))
                                ? storage_kind::network
