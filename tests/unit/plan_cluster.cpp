@@ -367,6 +367,8 @@ TEST_CASE("plan_cluster") {
         CHECK(slow.joined);
         CHECK(slow.inter_node_link.kind == ah::interconnect_kind::ethernet);
         CHECK(slow.inter_node_link.gbps == doctest::Approx(3.125));
+        CHECK(slow.inter_node_link_assumed); // the caller's figure, not a detected port (before: false)
+        CHECK_FALSE(ib.inter_node_link_assumed);
         CHECK(slow.plan.decode_tokens_per_second < ib.plan.decode_tokens_per_second);
         check_layout(d, slow, m.layers);
 

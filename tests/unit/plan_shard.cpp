@@ -160,7 +160,7 @@ TEST_CASE("plan_sharding: unequal devices get unequal, proportional layer counts
     // 24 GiB + 12 GiB (hand-picked pair); Llama 2 13B in bf16 (26 GB) needs both.
     std::vector<ah::accelerator_profile> gpus{card("RTX 3060", 0), card("RTX 4090", 1)};
     REQUIRE(gpus[0].memory_bytes.value == 12 * ah::units::gib);
-    REQUIRE(gpus[1].memory_bytes.value == 24 * ah::units::gib);
+    REQUIRE(gpus[1].memory_bytes.value == 24564 * ah::units::mib); // what its driver reports
     const auto p = ah::plan_sharding(gpus, {}, model("llama-2-13b"), quant_format::bf16);
     REQUIRE(p.fits);
     CHECK(p.strategy == ah::shard_strategy::pipeline_parallel);
@@ -188,6 +188,10 @@ TEST_CASE("plan_sharding: a pipeline takes the devices that hold most layers, th
     std::vector<ah::accelerator_profile> gpus;
     const char* names[] = {"RTX 3060", "RTX 4090", "RTX 3090"};
     for (std::uint32_t i = 0; i < 24; ++i) gpus.push_back(card(names[i % 3], i));
+    // The 4090s and 3090s alike (their drivers report 24 564 and 24 576 MiB, 12 MiB that
+    // change no layer count but would order them by bytes here).
+    for (auto& g : gpus)
+        if (g.name.view().ends_with("3090")) g.memory_bytes = card("RTX 4090", 0).memory_bytes;
     for (const auto q : {quant_format::bf16, quant_format::fp32, quant_format::q8_0}) {
         CAPTURE(ah::to_string(q));
         const auto p = ah::plan_sharding(gpus, {}, model("llama-3.1-70b"), q);
@@ -1128,6 +1132,27 @@ TEST_CASE("suggest_quantization: neighbouring devices are counted alike only whe
     REQUIRE(pooled.fits);
     CHECK(pooled.devices == 1);
     CHECK(pooled.usable_bytes == ah::usable_memory(macs[0]));
+    // But APUs on NUMA nodes of their own each have their node's memory: four MI300As as
+    // amd-smi lists them on a real node (64 289 MB each, NODE 0 to 3) are four devices
+    // (before, one: a 70B model in BF16 did not fit a node that holds 250 GB).
+    auto apus = cards("AMD Instinct MI300A", 4);
+    for (std::int32_t n = 0; n < 4; ++n) {
+        apus[static_cast<std::size_t>(n)].memory_bytes = {64289ull << 20, ah::origin::tool};
+        apus[static_cast<std::size_t>(n)].numa_node = {n, ah::origin::sysfs};
+    }
+    REQUIRE(apus[0].unified_memory);
+    const auto& big = model("llama-3.1-70b");
+    ah::plan_options only_bf16;
+    only_bf16.formats = {quant_format::bf16};
+    const auto node = ah::suggest_quantization(apus, big, {}, only_bf16);
+    REQUIRE(node.fits);
+    CHECK(node.devices == 4);
+    const auto plan = ah::plan_sharding(apus, {}, big, quant_format::bf16);
+    CHECK(plan.fits);
+    CHECK(plan.candidate_devices == 4);
+    // Without NUMA nodes they are views of one pool, as before.
+    for (auto& a : apus) a.numa_node.reset();
+    CHECK_FALSE(ah::suggest_quantization(apus, big, {}, only_bf16).fits);
 }
 
 TEST_CASE("suggest_quantization: a discrete card wins over an integrated GPU with more shared memory") {

@@ -198,8 +198,9 @@ struct cluster_plan {
     std::uint32_t nodes_per_replica = 0;         ///< nodes replica 0 spans
     std::uint32_t inter_node_hops = 0;           ///< replica 0's hops between nodes
     plan_link inter_node_link{};                 ///< replica 0's slowest, one direction, as used
-    /// That link's speed is not known (a port that reports none): the hop was priced at
-    /// the PCIe bound of the devices on either side, which inter_node_link then shows.
+    /// That link was not measured by a detected port: its speed is not known (a port that
+    /// reports none: the hop was priced at the PCIe bound of the devices on either side,
+    /// which inter_node_link then shows), or it is cluster_options::fallback_network_gbps.
     bool inter_node_link_assumed = false;
     double decode_inter_node_seconds = 0;        ///< replica 0: those hops' cost per decode step
     std::string reason;                          ///< for people, when it does not fit or nodes were left out
@@ -380,7 +381,7 @@ struct repriced {
     double inter_node_s = 0;  ///< the cross-node hops' cost as re-priced
     std::uint32_t hops = 0;
     plan_link slowest{};
-    bool slowest_assumed = false; ///< its link's speed unknown: priced at PCIe
+    bool slowest_assumed = false; ///< its link's speed unknown (priced at PCIe) or the fallback network
 };
 
 /// Re-prices the hops of `replica` that cross nodes (see the header comment).
@@ -411,7 +412,7 @@ inline repriced reprice(const cluster_view& c, const shard_plan& p, std::uint32_
         ++r.hops;
         if (r.slowest.kind == interconnect_kind::none || bw < r.slowest.gbps) {
             r.slowest = {lk.kind, bw};
-            r.slowest_assumed = !(lk.gbps > 0);
+            r.slowest_assumed = lk.assumed || !(lk.gbps > 0); // the fallback network, or no speed known
         }
     }
     return r;

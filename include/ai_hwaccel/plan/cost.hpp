@@ -533,6 +533,8 @@ struct instance_cost_estimate {
 };
 
 namespace detail {
+// The links the planner counts as fast (shard.hpp's fast_link): Gaudi's on-chip RoCE and
+// Graphcore's IPU-Links too (before, those rows were scaled as PCIe).
 constexpr bool fast_device_fabric(interconnect_kind k) noexcept {
     switch (k) {
     case interconnect_kind::nvlink:
@@ -540,7 +542,9 @@ constexpr bool fast_device_fabric(interconnect_kind k) noexcept {
     case interconnect_kind::neuronlink:
     case interconnect_kind::ici:
     case interconnect_kind::xgmi:
-    case interconnect_kind::infinity_fabric: return true;
+    case interconnect_kind::infinity_fabric:
+    case interconnect_kind::gaudi_roce:
+    case interconnect_kind::ipu_link: return true;
     default: return false;
     }
 }
@@ -590,21 +594,20 @@ struct replica_layout {
     std::uint32_t tensor = 1;
     double cache_copies = 1;
 };
-/// The widest tensor-parallel split of a replica on `k` accelerators: t divides k (equal
-/// pipeline stages of t), splits the attention (tensor_parallel_splits, the planner's
-/// rule), and the copies of the KV cache it makes (rank_kv_share) still fit the k
-/// accelerators' `room` bytes beside the rest of the replica's `need`. A latent cache
-/// (MLA) is whole on every rank, so a long context narrows the split; t = 1 (a pipeline)
-/// always fits, since `need` fits `room`.
-constexpr replica_layout replica_layout_of(const model_spec& m, std::uint32_t k, std::uint64_t need, double room,
-                                           std::uint64_t kv_bytes) noexcept {
-    for (std::uint32_t t = k; t > 1; --t) {
-        if (k % t != 0 || !tensor_parallel_splits(m.attention_heads, m.cache_heads(), t)) continue;
-        const double copies = static_cast<double>(t) * rank_kv_share(m.cache_heads(), t);
-        const double extra = static_cast<double>(kv_bytes) * (copies - 1.0);
-        if (static_cast<double>(need) + extra <= room) return {t, copies};
-    }
-    return {};
+/// A replica on `k` accelerators split `t` ways, t dividing k (equal pipeline stages of t):
+/// the split must divide the attention (tensor_parallel_splits, the planner's rule), and
+/// the copies of the KV cache it makes (rank_kv_share) must still fit the k accelerators'
+/// `room` bytes beside the rest of the replica's `need`. `tensor` is 0 where it does not.
+/// A latent cache (MLA) is whole on every rank, so a long context narrows the split; t = 1
+/// (a pipeline) always fits, since `need` fits `room`.
+constexpr replica_layout replica_layout_at(const model_spec& m, std::uint32_t k, std::uint32_t t, std::uint64_t need,
+                                           double room, std::uint64_t kv_bytes) noexcept {
+    if (t <= 1) return {};
+    if (k % t != 0 || !tensor_parallel_splits(m.attention_heads, m.cache_heads(), t)) return {0, 0};
+    const double copies = static_cast<double>(t) * rank_kv_share(m.cache_heads(), t);
+    const double extra = static_cast<double>(kv_bytes) * (copies - 1.0);
+    if (static_cast<double>(need) + extra > room) return {0, 0};
+    return {t, copies};
 }
 } // namespace detail
 
@@ -657,28 +660,34 @@ constexpr instance_cost_estimate estimate_instance_cost(const cloud_instance& ro
     accelerator_profile one_device = profile_from_spec(d);
     one_device.spec = nullptr;
     // Replicas of `width` accelerators each, for every width from the fewest up (at most
-    // 64 of them): a wider replica may split into more tensor-parallel ranks (the fewest
-    // may be a count the heads do not divide), fewer replicas fit. The fastest in all wins,
-    // the narrowest among equals.
+    // 64 of them), each split every way that fits, from the widest tensor-parallel split
+    // to a pipeline (t = 1): a wider replica may split into more ranks (the fewest may be a
+    // count the heads do not divide), fewer replicas fit, and a split over a slow link can
+    // be slower than a pipeline. The fastest in all wins; among equals the narrowest
+    // replica, then the widest split.
     const std::uint32_t widest =
         row.accelerator_count - fewest > 63 ? fewest + 63 : row.accelerator_count;
     for (std::uint32_t width = fewest; width <= widest; ++width) {
-        const auto layout = detail::replica_layout_of(m, width, need(width), room(width), kv);
-        // A split wider than one link group (two NVLink-bridged pairs) crosses PCIe.
-        const interconnect_kind link =
-            row.link_group != 0 && layout.tensor > row.link_group ? interconnect_kind::pcie : row.interconnect;
-        const auto device = detail::tensor_parallel_profile(one_device, layout.tensor, link, a);
-        // The t ranks read the weights once between them and each its share of the
-        // cache: as one device of t x the bandwidth, the cache counts cache_copies times.
-        const double bytes = read + static_cast<double>(kv) * (layout.cache_copies - 1.0);
-        const std::uint32_t replicas = row.accelerator_count / width;
-        const double rate = detail::decode_rate(device, m, q, one_batch, bytes, throughput_constants{}).tokens_per_second *
-                            static_cast<double>(one_batch.batch) * static_cast<double>(replicas);
-        if (e.replicas != 0 && !(rate > e.decode_tokens_per_second)) continue;
-        e.replicas = replicas;
-        e.replica_accelerators = width;
-        e.tensor_parallel = layout.tensor;
-        e.decode_tokens_per_second = rate;
+        for (std::uint32_t t = width; t >= 1; --t) {
+            const auto layout = detail::replica_layout_at(m, width, t, need(width), room(width), kv);
+            if (layout.tensor == 0) continue;
+            // A split wider than one link group (two NVLink-bridged pairs) crosses PCIe.
+            const interconnect_kind link =
+                row.link_group != 0 && layout.tensor > row.link_group ? interconnect_kind::pcie : row.interconnect;
+            const auto device = detail::tensor_parallel_profile(one_device, layout.tensor, link, a);
+            // The t ranks read the weights once between them and each its share of the
+            // cache: as one device of t x the bandwidth, the cache counts cache_copies times.
+            const double bytes = read + static_cast<double>(kv) * (layout.cache_copies - 1.0);
+            const std::uint32_t replicas = row.accelerator_count / width;
+            const double rate =
+                detail::decode_rate(device, m, q, one_batch, bytes, throughput_constants{}).tokens_per_second *
+                static_cast<double>(one_batch.batch) * static_cast<double>(replicas);
+            if (e.replicas != 0 && !(rate > e.decode_tokens_per_second)) continue;
+            e.replicas = replicas;
+            e.replica_accelerators = width;
+            e.tensor_parallel = layout.tensor;
+            e.decode_tokens_per_second = rate;
+        }
     }
     if (e.decode_tokens_per_second > 0)
         e.usd_per_million_output_tokens = row.price_per_hour_usd / (e.decode_tokens_per_second * 3600.0) * 1e6;

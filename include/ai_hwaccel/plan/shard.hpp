@@ -1626,10 +1626,20 @@ constexpr bool pooled_memory(const accelerator_profile& d) noexcept { return d.u
 constexpr std::uint32_t host_of(const plan_options& o, std::size_t position) noexcept {
     return position < o.hosts.size() ? o.hosts[position] : 0;
 }
+/// The memory pool a pooled device (pooled_memory) draws from: its host's, and on a host
+/// of several, the NUMA node's it is on where it knows one (each of a node's four MI300A
+/// APUs has its socket's HBM, on a node of its own; an Apple GPU and its Neural Engine,
+/// which know none, share theirs).
+constexpr std::uint64_t pool_of(std::span<const accelerator_profile> devs, const plan_options& o,
+                                std::size_t position) noexcept {
+    const auto& numa = devs[position].numa_node;
+    const std::uint64_t node = numa && *numa >= 0 ? static_cast<std::uint64_t>(*numa) + 1 : 0;
+    return std::uint64_t{host_of(o, position)} << 32 | node;
+}
 
 /// Groups the devices of one kind able to run `q` (`native_only`: natively), with shared
-/// memory pools counted once: of the unified-memory devices of a host only the largest is
-/// kept, as accelerator_registry::total_memory counts them.
+/// memory pools counted once: of the unified-memory devices of one pool (pool_of) only the
+/// largest is kept, as accelerator_registry::total_memory counts them.
 constexpr group group_of(std::span<const accelerator_profile> devs, device_kind kind, quant_format q,
                          bool native_only, const plan_options& o) noexcept {
     group g;
@@ -1642,10 +1652,10 @@ constexpr group group_of(std::span<const accelerator_profile> devs, device_kind 
         const auto sup = support(d);
         if (sup == format_support::none || (native_only && sup != format_support::native)) continue;
         if (pooled_memory(d)) {
-            // The pool of this host already kept, if any (a scan only where pools exist).
-            const auto host = host_of(o, i);
+            // This pool's device already kept, if any (a scan only where pools exist).
+            const auto pool = pool_of(devs, o, i);
             std::size_t at = 0;
-            while (at < g.count && !(pooled_memory(devs[g.pos[at]]) && host_of(o, g.pos[at]) == host)) ++at;
+            while (at < g.count && !(pooled_memory(devs[g.pos[at]]) && pool_of(devs, o, g.pos[at]) == pool)) ++at;
             if (at < g.count) {
                 if (devs[g.pos[at]].memory_bytes.value_or(0) < d.memory_bytes.value_or(0))
                     g.pos[at] = static_cast<pos_t>(i);
@@ -1806,13 +1816,13 @@ constexpr capacity capacity_of(std::span<const accelerator_profile> devs, const 
         }
         add(l.usable[i], l.size[i]);
     }
-    // Each host's largest pool (the first of equals), as group_of keeps it.
+    // Each pool's largest device (the first of equals), as group_of keeps it.
     for (std::size_t i = 0; any_pooled && i < l.count; ++i) {
         if (!l.pooled[i] || !takes_part(i)) continue;
-        const auto host = host_of(o, l.pos[i]);
+        const auto pool = pool_of(devs, o, l.pos[i]);
         bool largest = true;
         for (std::size_t j = 0; j < l.count && largest; ++j)
-            if (j != i && l.pooled[j] && host_of(o, l.pos[j]) == host && takes_part(j) &&
+            if (j != i && l.pooled[j] && pool_of(devs, o, l.pos[j]) == pool && takes_part(j) &&
                 (l.usable[j] > l.usable[i] || (l.usable[j] == l.usable[i] && j < i)))
                 largest = false;
         if (largest) add(l.usable[i], 1);
