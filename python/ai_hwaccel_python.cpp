@@ -580,7 +580,7 @@ ah::accelerator_registry detect(const py::object& root, bool measure_bandwidth) 
         reg = ah::detect(ah::host_system(std::move(r)));
     }
     if (!measure_bandwidth) return reg;
-    return ah::apply_cpu_bandwidth(reg, measured_bandwidth(ah::bandwidth_options_for(reg.host().memory)));
+    return ah::apply_cpu_bandwidth(reg, measured_bandwidth(ah::bandwidth_options_for(reg.host())));
 }
 
 py::dict measure_memory_bandwidth(const whole_arg& buffer_bytes, const whole_arg& threads, const whole_arg& passes) {
@@ -592,7 +592,7 @@ py::dict measure_memory_bandwidth(const whole_arg& buffer_bytes, const whole_arg
     // What the host probe reads of the memory (MemAvailable, a container's limit) bounds
     // the buffer, as the CLI's measurement is bounded.
     std::vector<ah::warning> ignored;
-    ah::bandwidth_options o = ah::bandwidth_options_for(ah::probe_host(ah::host_system(), ignored).first.memory);
+    ah::bandwidth_options o = ah::bandwidth_options_for(ah::probe_host(ah::host_system(), ignored).first);
     o.buffer_bytes = static_cast<std::uint64_t>(bytes);
     o.threads = static_cast<std::uint32_t>(thread_count);
     o.passes = static_cast<std::uint32_t>(pass_count);

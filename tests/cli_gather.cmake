@@ -173,6 +173,12 @@ cli_gather_exit(cli_gather_root_missing 2 gather --root /nonexistent/ai-hwaccel 
 cli_gather_exit(cli_gather_not_empty 1 gather --root "${_hgx}" --output "${CMAKE_CURRENT_BINARY_DIR}")
 cli_gather_output(cli_gather_not_empty_message "exists and is not empty \\(use --force"
   gather --root "${_hgx}" --output "${CMAKE_CURRENT_BINARY_DIR}")
+# Onto the tree it reads, even with --force and by another spelling: refused (2) before
+# anything is read or written (the tree would lose what the detection did not read). The
+# root here is the build's test folder, so that a regression writes nothing into the sources.
+cli_gather_exit(cli_gather_onto_root 2 gather --root "${CMAKE_CURRENT_BINARY_DIR}" --output "${CMAKE_CURRENT_BINARY_DIR}" --force)
+cli_gather_output(cli_gather_onto_root_message "is the --root tree itself"
+  gather --root "${CMAKE_CURRENT_BINARY_DIR}" --output "${CMAKE_CURRENT_BINARY_DIR}/cli-gather/.." --force)
 
 # ---- watch ----------------------------------------------------------------------------------
 # Two refreshes of the same tree: the second shows every change as +0.0.

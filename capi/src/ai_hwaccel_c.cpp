@@ -131,7 +131,7 @@ ahw_status estimate(const char* fn, const char* device_name, const char* model_i
 // (MemAvailable, a container's limit), as the CLI and Python measure.
 ah::bandwidth_measurement measure(std::uint64_t buffer_bytes, std::uint32_t threads, std::uint32_t passes) {
     std::vector<ah::warning> ignored;
-    auto o = ah::bandwidth_options_for(ah::probe_host(ah::host_system(), ignored).first.memory);
+    auto o = ah::bandwidth_options_for(ah::probe_host(ah::host_system(), ignored).first);
     o.buffer_bytes = buffer_bytes;
     o.threads = threads;
     if (passes != 0) o.passes = passes;
@@ -483,7 +483,7 @@ AHW_API ahw_status ahw_detect_measured(ahw_registry** out) noexcept {
         if (!out) return fail(AHW_ERR_INVALID_ARGUMENT, fn, "out must not be NULL");
         *out = nullptr;
         const auto reg = ah::detect();
-        const auto m = ah::measure_memory_bandwidth(ah::bandwidth_options_for(reg.host().memory));
+        const auto m = ah::measure_memory_bandwidth(ah::bandwidth_options_for(reg.host()));
         if (!m.ok()) return fail(AHW_ERR_MEASUREMENT, fn, m.error);
         *out = new ahw_registry{ah::apply_cpu_bandwidth(reg, m)};
         return AHW_OK;

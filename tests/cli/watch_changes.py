@@ -11,6 +11,7 @@ be printed, then edits the copy during the wait before the next refresh:
   device went, and the survivors keep their deltas (matched by PCI function, not index);
 - nvidia-smi starts failing: the warning reaches stderr once while it lasts, the JSON
   lines carry it, and the devices (found by the PCI scan instead) are still matched;
+- a GPU uses 10 MiB: the table and a memory alert show 10.0 MiB, not 0.0 GiB;
 - the reader of a pipe goes away: the watch ends with status 1 and no message rather than
   refreshing for nobody, and during a long wait it ends at once, keeping status 3 for an
   alert that fired, rather than at its next write.
@@ -79,7 +80,7 @@ def gone_and_renumbered(program, machine, work, problems):
         problems.append(f"gone: {len(rows)} devices at refresh 2, expected 7")
     for row in rows:
         index = row.split()[0]
-        want = "used 10.0 GiB (+10.0)" if index == "0" else "used 0.0 GiB (+0.0)"
+        want = "used 10.0 GiB (+10.0 GiB)" if index == "0" else "used 0.0 GiB (+0.0 GiB)"
         if want not in row:
             problems.append(f"gone: GPU {index} at refresh 2 lacks '{want}': {row.strip()}")
 
@@ -132,6 +133,24 @@ def tool_starts_failing(program, machine, work, problems):
             problems.append(f"failing: refresh {doc['refresh']}: live values without nvidia-smi")
 
 
+def small_memory(program, machine, work, problems):
+    """GPU 0 uses 10 MiB: shown as such, and an alert on it says so (before, "0.0 GiB",
+    in an alert that fired on more than 0)."""
+    tree = fresh_copy(machine, work, "small")
+    path = query_csv(tree)
+    rows = open(path, encoding="utf-8").read().splitlines()
+    rows[0] = rows[0].replace(", 0, 81004,", ", 10, 80994,")
+    with open(path, "w", encoding="utf-8") as f:
+        f.write("\n".join(rows) + "\n")
+    p = subprocess.run([program, "watch", "--root", tree, "--count", "1", "--interval", "0",
+                        "--alert", "memory_used>0"], capture_output=True, text=True, timeout=120)
+    row = next((line for line in p.stdout.splitlines() if line.split()[:1] == ["0"]), "")
+    if p.returncode != 3 or "used 10.0 MiB" not in row:
+        problems.append(f"small: exit code {p.returncode}, GPU 0 row {row.strip()!r}")
+    if "memory_used is 10.0 MiB" not in p.stderr:
+        problems.append(f"small: the alert does not give 10.0 MiB: {p.stderr!r}")
+
+
 def reader_gone(program, machine, problems, interval, alert, expected):
     """The reader closes the pipe after the first line; SIGPIPE is ignored in the reader,
     as under many supervisors, and the child inherits that."""
@@ -158,6 +177,7 @@ def main():
     os.makedirs(work, exist_ok=True)
     problems = []
     gone_and_renumbered(program, machine, work, problems)
+    small_memory(program, machine, work, problems)
     json_build = subprocess.run([program, "watch", "--root", machine, "--count", "1", "--interval", "0", "--json"],
                                 capture_output=True).returncode == 0
     if json_build:

@@ -38,7 +38,8 @@ constexpr std::string_view gather_help =
     "that `ai-hwaccel detect --root` reads back to the same result. Attach it to a bug report.\n"
     "\n"
     "  --root DIR       gather from a captured machine tree instead of this machine\n"
-    "  --output DIR     write the tree into DIR (created 0700; must be empty unless --force)\n"
+    "  --output DIR     write the tree into DIR (made 0700; must be empty unless --force;\n"
+    "                   not the --root tree itself)\n"
     "  --output FILE.tar, FILE.tar.gz, FILE.tgz\n"
     "                   write it as a tarball instead (made by the system's tar; mode 0600)\n"
     "  --force          write into a folder that is not empty, or replace an existing tarball\n"
@@ -97,11 +98,19 @@ int cmd_gather(std::span<const std::string_view> args) {
         if (::stat(root->c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
             return usage_error("--root: '" + *root + "' is not a directory");
     }
+    bool gz = false;
+    const bool tarball = is_tarball(*output, gz);
+    if (root && !tarball) {
+        // Written onto the tree it reads, a tree would lose what it was not read for (files
+        // only listed become empty placeholders, long files are cut where the read stopped).
+        char from[PATH_MAX], to[PATH_MAX];
+        if (::realpath(root->c_str(), from) && ::realpath(output->c_str(), to) && std::strcmp(from, to) == 0)
+            return usage_error("--output: '" + *output + "' is the --root tree itself");
+    }
     const ah::host_system sys(root.value_or(std::string()));
     const auto recorded = ah::record_detection(sys);
 
-    bool gz = false;
-    if (!is_tarball(*output, gz)) {
+    if (!tarball) {
         const auto w = ah::write_machine_tree(recorded.recording, *output, {force});
         if (!w.ok) {
             print_notes(w);

@@ -34,6 +34,7 @@
 #include <cerrno>
 #include <charconv>
 #include <chrono>
+#include <climits>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -170,6 +171,21 @@ gib_text fmt_bytes(std::uint64_t b) {
     else if (gib * 1024 >= 0.05) std::snprintf(t.text, sizeof t.text, "%.1f MiB", gib * 1024);
     else std::snprintf(t.text, sizeof t.text, "%llu bytes", static_cast<unsigned long long>(b));
     return t;
+}
+
+// `s` cut to `width` characters (code points) and padded to as many columns: printf's
+// "%-34.34s" counts bytes, so it would cut a character in two and shift the columns after.
+std::string fit(std::string_view s, std::size_t width) {
+    std::string out;
+    std::size_t i = 0, columns = 0;
+    for (; i < s.size() && columns < width; ++columns) {
+        std::size_t n = 1;
+        while (i + n < s.size() && (static_cast<unsigned char>(s[i + n]) & 0xc0) == 0x80) ++n;
+        out.append(s.substr(i, n));
+        i += n;
+    }
+    out.append(width - columns, ' ');
+    return out;
 }
 
 std::string fmt_value(const ah::sourced<std::uint64_t>& v) {
@@ -971,7 +987,7 @@ int cmd_detect(std::span<const std::string_view> args) {
     }
     auto t = d.run_timed(ah::host_system(a.root));
     if (a.measure) {
-        const auto m = ah::measure_memory_bandwidth(ah::bandwidth_options_for(t.registry.host().memory));
+        const auto m = ah::measure_memory_bandwidth(ah::bandwidth_options_for(t.registry.host()));
         if (m.ok()) {
             t.registry = ah::apply_cpu_bandwidth(t.registry, m);
             // On stderr: the table, --tsv and --json stay what they always are.
@@ -1421,7 +1437,8 @@ constexpr std::string_view parse_help =
     "  --list-formats     list the formats this build reads, with the command that makes each\n"
     "  --json             print {format, devices, system, warnings} as JSON\n"
     "\n"
-    "exit codes: 0 read; 1 the file cannot be read or is in no known format; 2 usage error\n";
+    "exit codes: 0 read; 1 the file cannot be read, is in no known format, or the --format\n"
+    "given reads nothing from it; 2 usage error\n";
 
 constexpr std::string_view catalogue_help =
     "usage: ai-hwaccel catalogue [FILTER]\n"
@@ -1552,10 +1569,10 @@ void print_usage() {
         "                     is set and not empty or TERM is dumb or unset), always (even with\n"
         "                     NO_COLOR), or never; also --color=WHEN\n"
         "\n"
-        "exit codes: 0 done; 1 nothing found (detect --family, catalogue FILTER), a model that\n"
-        "fits nowhere (estimate, plan, training, cost), or a file (or the output) that cannot\n"
-        "be read or written; 2 a usage error (unknown command or option, a missing or bad\n"
-        "value); 3 watch: an --alert fired.\n"
+        "exit codes: 0 done; 1 nothing found (detect --family, catalogue FILTER, models\n"
+        "FILTER), a model that fits nowhere (estimate, plan, training, cost), or a file (or\n"
+        "the output) that cannot be read or written; 2 a usage error (unknown command or\n"
+        "option, a missing or bad value); 3 watch: an --alert fired.\n"
         "\n"
         "More in docs/cli.md and docs/cli-plan.md.\n");
 }

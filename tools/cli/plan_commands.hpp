@@ -691,7 +691,9 @@ bool bandwidth_option(const options& o, double& v, std::string& why) {
     const double per_one = std::round(1 / unit);
     return std::round(v * per_one) / per_one;
 }
-std::string rate(double v) { return v > 0 ? fmt("%.1f tok/s", v) : std::string("unknown"); }
+// A known rate never shows as 0: below 0.05 tok/s (a 405B model on a CPU) two significant
+// digits.
+std::string rate(double v) { return v > 0 ? fmt(v < 0.05 ? "%.2g tok/s" : "%.1f tok/s", v) : std::string("unknown"); }
 // A rate the plan could not estimate, with the figure its first device lacks: decode
 // follows the memory bandwidth, prefill the peak compute rate.
 std::string rate_or_why(double v, const ah::shard_plan& p, std::span<const ah::accelerator_profile> devices,
@@ -735,8 +737,11 @@ nlohmann::json memory_json(const ah::memory_estimate& m) {
             {"overhead_bytes", m.overhead_bytes},
             {"total_bytes", m.total_bytes()}};
 }
-// Rates: a number rounded to 0.01, or null when unknown (or no plan).
-nlohmann::json rate_json(double v) { return v > 0 ? nlohmann::json(rounded(v, 0.01)) : nlohmann::json(nullptr); }
+// Rates: a number rounded to 0.01 (one below 0.01 as it is, never 0), or null when unknown
+// (or no plan).
+nlohmann::json rate_json(double v) {
+    return v > 0 ? nlohmann::json(v < 0.01 ? v : rounded(v, 0.01)) : nlohmann::json(nullptr);
+}
 // A plan's link: {kind, gbps one direction}, null where the plan has none.
 nlohmann::json link_json(const ah::plan_link& l) {
     if (l.kind == ah::interconnect_kind::none) return nullptr;
@@ -829,7 +834,7 @@ int cmd_estimate(std::span<const std::string_view> args) {
                                     .prompt = static_cast<std::uint32_t>(prompt),
                                     .prompt_depth = static_cast<std::uint32_t>(depth)};
     std::uint64_t usable = 0; // what the planner may use of the devices' memory
-    for (const auto& p : d.devices) usable += ah::usable_memory(p, po);
+    for (const auto& p : d.devices) usable = ah::detail::sat_add(usable, ah::usable_memory(p, po)); // as the planner sums
 
     struct estimated {
         ah::quant_format quant;
@@ -1051,7 +1056,7 @@ int cmd_plan(std::span<const std::string_view> args) {
         }
         reg = ah::detector::all().run(ah::host_system(root));
         if (measure) {
-            bandwidth = ah::measure_memory_bandwidth(ah::bandwidth_options_for(reg.host().memory));
+            bandwidth = ah::measure_memory_bandwidth(ah::bandwidth_options_for(reg.host()));
             if (bandwidth.ok()) {
                 reg = ah::apply_cpu_bandwidth(reg, bandwidth);
             } else {
@@ -1201,8 +1206,8 @@ int cmd_plan(std::span<const std::string_view> args) {
                 if (s.embeddings) layers += "+emb";
                 if (s.output_head) layers += "+head";
                 const std::string tp = std::to_string(s.tensor_rank) + "/" + std::to_string(s.tensor_size);
-                std::printf("%-3u %-32.32s %7u %5u %5s %-14s %12s %12s %12s %12s %4s\n", static_cast<unsigned>(s.device),
-                            dev.name.c_str(), static_cast<unsigned>(s.replica),
+                std::printf("%-3u %s %7u %5u %5s %-14s %12s %12s %12s %12s %4s\n", static_cast<unsigned>(s.device),
+                            fit(dev.name.view(), 32).c_str(), static_cast<unsigned>(s.replica),
                             static_cast<unsigned>(s.stage), tp.c_str(), layers.c_str(), fmt_bytes(s.weights_bytes).c_str(),
                             fmt_bytes(s.kv_cache_bytes).c_str(), fmt_bytes(s.total_bytes()).c_str(),
                             fmt_bytes(s.usable_bytes).c_str(), s.fits ? "yes" : "no");

@@ -216,19 +216,21 @@ std::string cell(std::optional<double> v, std::optional<double> before, bool has
     return s;
 }
 
-// `s` cut to `width` characters (code points) and padded to as many columns: printf's
-// "%-34.34s" counts bytes, so it would cut a character in two and shift the columns after.
-std::string fit(std::string_view s, std::size_t width) {
-    std::string out;
-    std::size_t i = 0, columns = 0;
-    for (; i < s.size() && columns < width; ++columns) {
-        std::size_t n = 1;
-        while (i + n < s.size() && (static_cast<unsigned char>(s[i + n]) & 0xc0) == 0x80) ++n;
-        out.append(s.substr(i, n));
-        i += n;
+// Bytes as fmt_bytes prints them (a size that is not zero never shows as "0.0 GiB"), and
+// the change since the last refresh the same way.
+std::string bytes_cell(std::optional<double> v, std::optional<double> before, bool has_before) {
+    if (!v) return "-";
+    // The values are byte counts read as doubles: below 2^64, but for a device claiming
+    // 2^64 - 1 (which rounds to 2^64).
+    const auto text = [](double x) { return fmt_bytes(x < 0x1p64 ? static_cast<std::uint64_t>(x) : UINT64_MAX); };
+    std::string s = text(*v).text;
+    if (has_before && before) {
+        const bool less = *v < *before;
+        s += less ? " (-" : " (+";
+        s += text(less ? *before - *v : *v - *before).text;
+        s += ')';
     }
-    out.append(width - columns, ' ');
-    return out;
+    return s;
 }
 
 // Whether the reader of stdout has gone (the far end of a pipe closed), waiting up to
@@ -386,8 +388,8 @@ int cmd_watch(std::span<const std::string_view> args) {
                 const bool hb = has_before && before;
                 std::printf("  %-3u %-12s %s used %-20s free %-20s util %-14s temp %-14s power %s\n", s.index,
                             s.kind.c_str(), fit(s.name, 34).c_str(),
-                            cell(s.memory_used, b(metric::memory_used), hb, 1073741824.0, "%.1f", " GiB").c_str(),
-                            cell(s.memory_free, b(metric::memory_free), hb, 1073741824.0, "%.1f", " GiB").c_str(),
+                            bytes_cell(s.memory_used, b(metric::memory_used), hb).c_str(),
+                            bytes_cell(s.memory_free, b(metric::memory_free), hb).c_str(),
                             cell(s.utilization, b(metric::utilization), hb, 1, "%.1f", "%").c_str(),
                             cell(s.temperature, b(metric::temperature), hb, 1, "%.1f", " C").c_str(),
                             cell(s.power, b(metric::power), hb, 1, "%.1f", " W").c_str());
@@ -396,13 +398,12 @@ int cmd_watch(std::span<const std::string_view> args) {
                 double seen = 0;
                 if (!fires(a, s, seen)) continue;
                 fired = true;
-                // Memory in GiB, as the table shows it (the rule may name any unit).
+                // Memory as the table shows it (the rule may name any unit).
                 const bool memory = !a.percent && (a.what == metric::memory_used || a.what == metric::memory_free);
                 std::fprintf(stderr, "ai-hwaccel: alert %s: refresh %llu, %s %u %s: %.*s is %s%s\n", a.text.c_str(),
                              static_cast<unsigned long long>(n), s.kind.c_str(), s.index, s.name.c_str(),
                              len(metric_name(a.what)), metric_name(a.what).data(),
-                             fmt("%.1f", memory ? seen / 1073741824.0 : seen).c_str(),
-                             a.percent ? "%" : memory ? " GiB" : "");
+                             (memory ? bytes_cell(seen, {}, false) : fmt("%.1f", seen)).c_str(), a.percent ? "%" : "");
             }
         }
 #if AI_HWACCEL_JSON
