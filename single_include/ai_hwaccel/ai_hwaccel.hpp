@@ -460,14 +460,13 @@ struct fixed_list {
 };
 /// A short fixed-capacity list of names, as the tables hold them (aliases, tools, paths):
 /// fixed_list's interface, its names given as string literals (or other NUL-terminated
-/// text that outlives the list) and kept as pointers. Half a string_view each: the device
-/// catalogue's six alias slots take 48 bytes a row instead of 96, and a table of pointers
-/// costs its binary that much less relocated data. Reading a name measures it.
+/// text that outlives the list) and kept as pointers. Half a string_view each, and no
+/// count (the names run to the first empty slot): the device catalogue's six alias slots
+/// take 48 bytes a row instead of 96, and a table of pointers costs its binary that much
+/// less relocated data. Reading a name measures it.
 template <std::size_t N>
 struct name_list {
-    using count_type = std::conditional_t<(N < 256), std::uint8_t, std::size_t>;
-    std::array<const char*, N> items{};
-    count_type count = 0;
+    std::array<const char*, N> items{}; ///< the names, then nullptr
 
     /// The names in order, each read as a string_view.
     struct iterator {
@@ -490,19 +489,24 @@ struct name_list {
 
     constexpr name_list() noexcept = default;
     constexpr name_list(std::initializer_list<const char*> values) noexcept {
+        std::size_t n = 0;
         for (const char* v : values) {
-            if (count == N) detail::fixed_list_overflow(); // not constexpr: a compile error in a table
-            else items[count++] = v;
+            if (n == N) detail::fixed_list_overflow(); // not constexpr: a compile error in a table
+            else items[n++] = v;
         }
     }
 
+    constexpr std::size_t size() const noexcept {
+        std::size_t n = 0;
+        while (n < N && items[n]) ++n;
+        return n;
+    }
     constexpr iterator begin() const noexcept { return {items.data()}; }
-    constexpr iterator end() const noexcept { return {items.data() + count}; }
-    constexpr std::size_t size() const noexcept { return count; }
-    constexpr bool empty() const noexcept { return count == 0; }
+    constexpr iterator end() const noexcept { return {items.data() + size()}; }
+    constexpr bool empty() const noexcept { return !items[0]; }
     constexpr std::string_view operator[](std::size_t i) const noexcept { return items[i]; }
     constexpr bool contains(std::string_view v) const noexcept {
-        for (std::size_t i = 0; i < count; ++i)
+        for (std::size_t i = 0; i < N && items[i]; ++i)
             if (std::string_view(items[i]) == v) return true;
         return false;
     }
@@ -1497,6 +1501,12 @@ struct device_spec {
     /// memory of a type other than `unified` (MI300A's HBM3). Profiles of such a device are
     /// unified_memory, as those of a `memory_type::unified` row are.
     bool shared_with_host = false;
+    /// MiB the driver keeps of every such card's memory, as its tool's total shows where a
+    /// capture in the fixtures says (reported_memory_bytes takes it off): nvidia-smi gives an
+    /// H100 SXM's 80 GiB as 81 559 MiB, an H200's 141 GiB as 143 771 MiB, a GeForce RTX
+    /// 4090's 24 GiB as 24 564 MiB. 0 elsewhere: the row's figure is then what is reported.
+    /// (Held in the padding before the doubles: a row takes no more bytes for it.)
+    std::uint16_t reserved_mib = 0;
     /// Peak memory bandwidth in decimal GB/s.
     double memory_bandwidth_gbps = 0;
     peak_throughput peak{};
@@ -1527,8 +1537,9 @@ struct device_spec {
     std::uint8_t pcie_lanes = 0;
     /// Maximum board/module power in watts (TDP/TBP), 0 when unpublished.
     double power_watts = 0;
-    /// Compute capability or ISA target ("9.0", "gfx942"); empty when not applicable.
-    std::string_view arch{};
+    /// Compute capability or ISA target ("9.0", "gfx942"); "" when not applicable. A
+    /// NUL-terminated literal held by its pointer, as `source` is.
+    const char* arch = "";
     /// Streaming multiprocessors, compute units, Xe cores, GPU cores, NeuronCores… as the
     /// vendor counts them; 0 when unpublished.
     std::uint32_t compute_units = 0;
@@ -1550,7 +1561,9 @@ struct device_spec {
 /// the sixteenth inline ECC keeps for its check bits where the row says so. What capacity
 /// planning on a catalogue row (profile_from_spec, cloud instances) counts on.
 constexpr std::uint64_t reported_memory_bytes(const device_spec& s) noexcept {
-    return s.inline_ecc ? s.memory_bytes / 16 * 15 : s.memory_bytes;
+    const std::uint64_t bytes = s.inline_ecc ? s.memory_bytes / 16 * 15 : s.memory_bytes;
+    const std::uint64_t kept = std::uint64_t{s.reserved_mib} << 20;
+    return bytes > kept ? bytes - kept : 0;
 }
 
 AI_HWACCEL_NAMESPACE_END
@@ -2673,6 +2686,8 @@ AI_HWACCEL_NAMESPACE_END
 
 // #include "ai_hwaccel/config.hpp"
 
+#include <algorithm>
+#include <array>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -2687,6 +2702,7 @@ AI_HWACCEL_NAMESPACE_END
 #include <csignal>
 #include <cstring>
 #include <fcntl.h>
+#include <mutex>
 #include <poll.h>
 #include <spawn.h>
 #include <sys/stat.h>
@@ -2753,7 +2769,7 @@ struct tool_result {
     /// may write in them; and trusted folders skipped for the latter.
     std::vector<std::string> unsafe_path_entries;
     /// Set when the tool could not be killed and reaped (stuck in the kernel): it is left
-    /// behind rather than blocking detection.
+    /// behind rather than blocking detection, and a later run_tool reaps it once it ends.
     bool abandoned = false;
     /// Set when the tool ended but its wait status was lost: the calling program ignores
     /// SIGCHLD, so the kernel reaps its children itself. `exited` with `exit_code` 0 then
@@ -3007,12 +3023,50 @@ inline bool reap_until(::pid_t pid, std::chrono::steady_clock::time_point deadli
     }
 }
 
+// Tools given up on (a SIGKILL the kernel has not delivered after two seconds: a process
+// stuck in a driver) stay this process's children: their pids are kept here and reaped,
+// without waiting, at each later tool run, so that a long-running caller (an exporter
+// detecting every minute on a node with a wedged driver) does not gather zombies. A fixed
+// list: nothing is allocated; past 64 at once the oldest are left to the kernel's init
+// at this process's exit.
+struct abandoned_children {
+    std::mutex m;
+    std::array<::pid_t, 64> pids{};
+    std::size_t count = 0;
+
+    static abandoned_children& instance() noexcept {
+        static abandoned_children a;
+        return a;
+    }
+    void add(::pid_t pid) noexcept {
+        std::lock_guard lock(m);
+        if (count == pids.size()) { // full: the oldest makes room
+            std::copy(pids.begin() + 1, pids.end(), pids.begin());
+            --count;
+        }
+        pids[count++] = pid;
+    }
+    /// Reaps those that have ended; returns how many are still waited for.
+    std::size_t reap() noexcept {
+        std::lock_guard lock(m);
+        std::size_t kept = 0;
+        for (std::size_t i = 0; i < count; ++i) {
+            int status = 0;
+            const ::pid_t w = ::waitpid(pids[i], &status, WNOHANG);
+            if (w == 0 || (w < 0 && errno == EINTR)) pids[kept++] = pids[i];
+        }
+        count = kept;
+        return kept;
+    }
+};
+
 } // namespace detail
 
 /// Runs one tool as described at the top of this header. Never throws for a failing tool.
 inline tool_result run_tool(const tool_request& request, const tool_search& search = {}) {
     using clock = std::chrono::steady_clock;
     const auto start = clock::now();
+    detail::abandoned_children::instance().reap();
     tool_result r;
     auto finish = [&]() -> tool_result {
         r.elapsed = std::chrono::duration_cast<std::chrono::microseconds>(clock::now() - start);
@@ -3171,8 +3225,10 @@ inline tool_result run_tool(const tool_request& request, const tool_search& sear
         if (killed) {
             // SIGKILL cannot be refused, but a process stuck in the kernel dies only when
             // the kernel lets it; do not wait for that forever.
-            if (!detail::reap_until(pid, clock::now() + std::chrono::seconds(2), wait_status, lost))
+            if (!detail::reap_until(pid, clock::now() + std::chrono::seconds(2), wait_status, lost)) {
                 r.abandoned = true;
+                detail::abandoned_children::instance().add(pid); // reaped by a later run
+            }
         }
     }
     r.exit_unknown = lost && r.status == tool_status::exited;
@@ -5132,10 +5188,13 @@ constexpr std::optional<std::uint32_t> parse_count(std::string_view s) noexcept 
 /// / "Socket(s): -" where the firmware names no sockets. CRLF line ends are tolerated.
 /// Cores are the sum over CPU types of cores per socket (or cluster) × sockets (or
 /// clusters); threads are the online CPUs (or "CPU(s)" when no online list is printed).
+/// s390x counts sockets per book, books (per drawer) and drawers instead of sockets.
+/// A model of "-" (a core lscpu does not know) is no model.
 inline lscpu_info parse_lscpu(std::string_view text) {
     struct block {
         bool has_model = false;
         std::optional<std::uint32_t> threads_per_core, cores_per_unit, sockets, clusters;
+        std::uint32_t sockets_per_book = 0, books = 1, drawers = 1; // s390x; 0: not given
     };
     lscpu_info out;
     std::vector<block> blocks;
@@ -5158,7 +5217,7 @@ inline lscpu_info parse_lscpu(std::string_view text) {
         } else if (key == "Model name"sv) {
             if (blocks.empty() || blocks.back().has_model) blocks.emplace_back();
             blocks.back().has_model = true;
-            if (out.cpu.model.empty()) out.cpu.model = std::string(value);
+            if (out.cpu.model.empty() && value != "-"sv) out.cpu.model = std::string(value);
         } else if (key == "Thread(s) per core"sv) {
             current().threads_per_core = detail::parse_count(value);
         } else if (key == "Core(s) per socket"sv || key == "Core(s) per cluster"sv) {
@@ -5167,6 +5226,12 @@ inline lscpu_info parse_lscpu(std::string_view text) {
             current().sockets = detail::parse_count(value);
         } else if (key == "Cluster(s)"sv) {
             current().clusters = detail::parse_count(value);
+        } else if (key == "Socket(s) per book"sv) {
+            current().sockets_per_book = detail::parse_count(value).value_or(0);
+        } else if (key == "Book(s)"sv || key == "Book(s) per drawer"sv) {
+            current().books = detail::parse_count(value).value_or(1);
+        } else if (key == "Drawer(s)"sv) {
+            current().drawers = detail::parse_count(value).value_or(1);
         } else if (key == "NUMA node(s)"sv) {
             out.numa_node_count = detail::parse_count(value).value_or(0);
         } else if (key.starts_with("NUMA node") && key.size() > 16 && key.ends_with(" CPU(s)")) {
@@ -5185,7 +5250,10 @@ inline lscpu_info parse_lscpu(std::string_view text) {
     });
     std::uint64_t cores = 0;
     std::uint32_t sockets = 0;
-    for (const auto& b : blocks) {
+    for (auto b : blocks) {
+        // Each count is at most cpulist_max_cpus (2^16): the product fits 64 bits.
+        const std::uint64_t books = std::uint64_t{b.sockets_per_book} * b.books * b.drawers;
+        if (!b.sockets && books != 0 && books <= cpulist_max_cpus) b.sockets = static_cast<std::uint32_t>(books);
         const std::uint32_t units = b.sockets ? *b.sockets : b.clusters.value_or(1);
         if (b.cores_per_unit) cores += std::uint64_t{*b.cores_per_unit} * units;
         if (b.sockets && *b.sockets > sockets) sockets = *b.sockets;
@@ -5416,9 +5484,12 @@ cgroup_limits probe_cgroup_limits(const S& sys, const std::optional<std::string>
 /// view, and the only one on Arm, whose /proc/cpuinfo names neither. Used only when every
 /// online CPU has both files; x86's /proc/cpuinfo prints the same ids, so a difference
 /// there is reported. Elsewhere a core id is unique only within its cluster: on
-/// device-tree Arm boards (Jetson, RK3588) the kernel numbers each cluster's cores from 0
-/// in package 0, so `cluster_id`, where the kernel has it, is part of a core's identity
-/// there.
+/// device-tree Arm boards (Jetson, RK3588) the kernel numbers each cluster's cores from 0,
+/// so `cluster_id`, where the kernel has it, is part of a core's identity there. Such a
+/// board has one package, but kernels before 6.0 give each cluster's id as its package id
+/// ("arch_topology: Don't set cluster identifier as physical package identifier"): there
+/// the cores are right and the sockets are the clusters (telling a device-tree board from
+/// an Arm server would take a lookup the minimal program has no room for).
 template <system_view S>
 void probe_cpu_topology(const S& sys, std::string_view online_list, cpu_info& cpu, std::vector<warning>& warnings) {
     const auto cpus = parse_cpulist(online_list);
@@ -6156,7 +6227,8 @@ constexpr std::string_view state_name(std::string_view s) noexcept {
 constexpr bool is_active_state(std::string_view s) noexcept { return iequals(state_name(s), "ACTIVE"sv); }
 
 /// A port rate → Gb/s in one direction: "400 Gb/sec (4X NDR)" (sysfs, ibstatus),
-/// "2.5 Gb/sec (1X SDR)", or the bare "400" of ibstat. nullopt for anything else.
+/// "2.5 Gb/sec (1X SDR)", the bare "400" of ibstat, or its "40 (FDR10)" (the one rate it
+/// names). nullopt for anything else.
 inline std::optional<double> parse_rate(std::string_view s) noexcept {
     s = trim(s);
     std::size_t i = 0;
@@ -6165,8 +6237,7 @@ inline std::optional<double> parse_rate(std::string_view s) noexcept {
     const auto v = parsing::parse_real(s.substr(0, i));
     if (!v || *v <= 0 || *v > 1e6) return std::nullopt;
     const std::string_view rest = trim(s.substr(i));
-    if (rest.empty() || rest.starts_with("Gb/sec")) return v;
-    return std::nullopt;
+    return rest.empty() || rest.starts_with("Gb/sec") || rest.starts_with('(') ? v : std::nullopt;
 }
 
 /// Decimal GB/s both directions from Gb/s in one: × 2 directions ÷ 8 bits.
@@ -6276,11 +6347,23 @@ constexpr std::optional<std::string_view> quoted(std::string_view s) noexcept {
     return s.substr(1, close - 1);
 }
 
-// ibstat's header line of one adapter: "CA 'mlx5_0'".
-constexpr std::optional<std::string_view> ibstat_ca_line(std::string_view line) noexcept {
+// ibstat's header line of one device: "CA 'mlx5_0'", "Switch 'sw0'" or "Router 'r0'" (its
+// node types), or "CA: 'mlx5_0'" when one port is asked for (`ibstat mlx5_0 1`).
+struct ibstat_header {
+    std::string_view type, name;
+};
+constexpr std::optional<ibstat_header> ibstat_device_line(std::string_view line) noexcept {
     line = trim(line);
-    if (!line.starts_with("CA '") || line.back() != '\'') return std::nullopt;
-    return quoted(line.substr(3));
+    for (const std::string_view type : {"CA"sv, "Switch"sv, "Router"sv}) {
+        if (!line.starts_with(type)) continue;
+        std::string_view rest = line.substr(type.size());
+        if (rest.starts_with(':')) rest.remove_prefix(1);
+        if (!rest.starts_with(' ') || rest.back() != '\'') return std::nullopt;
+        const auto name = quoted(trim(rest));
+        if (!name) return std::nullopt;
+        return ibstat_header{type, *name};
+    }
+    return std::nullopt;
 }
 
 // ibstatus's header line of one port: "Infiniband device 'mlx5_0' port 1 status:".
@@ -6305,9 +6388,9 @@ constexpr std::optional<ibstatus_header> ibstatus_port_line(std::string_view lin
 
 } // namespace detail::fabric
 
-/// Reads `ibstat` (infiniband-diags): "CA '<name>'" blocks with "CA type", "Firmware
-/// version" and "Port <n>:" sections holding "State", "Physical state", "Rate" (Gb/s) and
-/// "Link layer". Values origin::tool; lines it does not know are ignored when they look
+/// Reads `ibstat` (infiniband-diags): "CA '<name>'" blocks (a switch's "Switch '<name>'",
+/// with its port 0) with "CA type", "Firmware version" and "Port <n>:" sections holding
+/// "State", "Physical state", "Rate" (Gb/s) and "Link layer". Values origin::tool; lines it does not know are ignored when they look
 /// like "key: value", reported otherwise.
 inline fabric_result parse_ibstat(std::string_view text) {
     using namespace detail::fabric;
@@ -6321,13 +6404,13 @@ inline fabric_result parse_ibstat(std::string_view text) {
         ++number;
         const auto line = detail::trim(raw);
         if (line.empty()) return true;
-        if (const auto name = ibstat_ca_line(line)) {
+        if (const auto h = ibstat_device_line(line)) {
             b.flush(number);
             bool changed = false;
             ca = fabric_port{};
-            ca->device = clean(*name, changed);
-            ca->node_type = "CA";
-            if (changed) problems.add(number, "adapter name not printable: " + detail::parsing::quote_value(*name));
+            ca->device = clean(h->name, changed);
+            ca->node_type = std::string(h->type);
+            if (changed) problems.add(number, "adapter name not printable: " + detail::parsing::quote_value(h->name));
             return true;
         }
         const auto colon = line.find(':');
@@ -6343,7 +6426,8 @@ inline fabric_result parse_ibstat(std::string_view text) {
         }
         if (key.starts_with("Port ") && value.empty()) {
             const auto n = detail::parse_u64(detail::trim(key.substr(5)));
-            if (!n || *n == 0 || *n > detail::fabric::max_ports_per_device) {
+            // A switch's management port is port 0; an adapter numbers its ports from 1.
+            if (!n || (*n == 0 && ca->node_type != "Switch"sv) || *n > detail::fabric::max_ports_per_device) {
                 problems.add(number, "not a port number: " + detail::parsing::quote_value(key));
                 b.flush(number);
                 return true;
@@ -6577,7 +6661,7 @@ namespace detail::formats {
 
 // ibstat --------------------------------------------------------------------------------
 inline int sniff_ibstat(std::string_view t) noexcept {
-    if (!fabric::ibstat_ca_line(first_non_blank_line(t))) return 0;
+    if (!fabric::ibstat_device_line(first_non_blank_line(t))) return 0;
     bool typed = false;
     each_line(t, [&](std::string_view line) {
         line = trim(line);
@@ -7264,7 +7348,7 @@ inline constexpr device_spec catalogue_rows[] = {
      .aliases = {"A10", "A10 PCIe"},
      .maker = vendor::nvidia, .kind = device_kind::cuda_gpu,
      .pci_device_ids = {0x2236},
-     .memory_bytes = 24 * units::gib, .memory = memory_type::gddr6, .inline_ecc = true,
+     .memory_bytes = 24 * units::gib, .memory = memory_type::gddr6, .inline_ecc = true, .reserved_mib = 12,
      .memory_bandwidth_gbps = 600,
      .peak = {.fp32 = 31.2, .tf32 = 62.5, .bf16 = 125, .fp16 = 125, .int8 = 250, .int4 = 500},
      .link = interconnect_kind::pcie,
@@ -7401,7 +7485,7 @@ inline constexpr device_spec catalogue_rows[] = {
      .aliases = {"L40"},
      .maker = vendor::nvidia, .kind = device_kind::cuda_gpu,
      .pci_device_ids = {0x26b5},
-     .memory_bytes = 48 * units::gib, .memory = memory_type::gddr6, .inline_ecc = true,
+     .memory_bytes = 48 * units::gib, .memory = memory_type::gddr6, .inline_ecc = true, .reserved_mib = 12,
      .memory_bandwidth_gbps = 864,
      .peak = {.fp32 = 90.5, .tf32 = 90.5, .bf16 = 181.05, .fp16 = 181.05,
               .fp8 = 362, .int8 = 362, .int4 = 724},
@@ -7413,7 +7497,7 @@ inline constexpr device_spec catalogue_rows[] = {
      .aliases = {"L40S"},
      .maker = vendor::nvidia, .kind = device_kind::cuda_gpu,
      .pci_device_ids = {0x26b9},
-     .memory_bytes = 48 * units::gib, .memory = memory_type::gddr6, .inline_ecc = true,
+     .memory_bytes = 48 * units::gib, .memory = memory_type::gddr6, .inline_ecc = true, .reserved_mib = 12,
      .memory_bandwidth_gbps = 864,
      .peak = {.fp32 = 91.6, .tf32 = 183, .bf16 = 362.05, .fp16 = 362.05, .fp8 = 733, .int8 = 733},
      .link = interconnect_kind::pcie,
@@ -7428,7 +7512,7 @@ inline constexpr device_spec catalogue_rows[] = {
      .aliases = {"L20"},
      .maker = vendor::nvidia, .kind = device_kind::cuda_gpu,
      .pci_device_ids = {0x26ba},
-     .memory_bytes = 48 * units::gib, .memory = memory_type::gddr6, .inline_ecc = true,
+     .memory_bytes = 48 * units::gib, .memory = memory_type::gddr6, .inline_ecc = true, .reserved_mib = 12,
      .memory_bandwidth_gbps = 864,
      .peak = {.fp32 = 59.35, .tf32 = 59.75, .bf16 = 119.5, .fp16 = 119.5, .fp8 = 239, .int8 = 239},
      .link = interconnect_kind::pcie,
@@ -7455,7 +7539,7 @@ inline constexpr device_spec catalogue_rows[] = {
      .aliases = {"H100 SXM", "H100 SXM5", "NVIDIA H100 80GB HBM3"},
      .maker = vendor::nvidia, .kind = device_kind::cuda_gpu,
      .pci_device_ids = {0x2330},
-     .memory_bytes = 80 * units::gib, .memory = memory_type::hbm3,
+     .memory_bytes = 80 * units::gib, .memory = memory_type::hbm3, .reserved_mib = 361,
      .memory_bandwidth_gbps = 3350,
      .peak = {.fp64 = 67, .fp32 = 67, .tf32 = 494.7, .bf16 = 989.4,
               .fp16 = 989.4, .fp8 = 1978.9, .int8 = 1978.9},
@@ -7513,7 +7597,7 @@ inline constexpr device_spec catalogue_rows[] = {
      .aliases = {"NVIDIA H200", "H200 SXM", "H200 SXM5"},
      .maker = vendor::nvidia, .kind = device_kind::cuda_gpu,
      .pci_device_ids = {0x2335},
-     .memory_bytes = 141 * units::gib, .memory = memory_type::hbm3e,
+     .memory_bytes = 141 * units::gib, .memory = memory_type::hbm3e, .reserved_mib = 613,
      .memory_bandwidth_gbps = 4800,
      .peak = {.fp64 = 67, .fp32 = 67, .tf32 = 494.7, .bf16 = 989.4,
               .fp16 = 989.4, .fp8 = 1978.9, .int8 = 1978.9},
@@ -8166,7 +8250,7 @@ inline constexpr device_spec catalogue_rows[] = {
      .aliases = {"GeForce RTX 4090", "RTX 4090"},
      .maker = vendor::nvidia, .kind = device_kind::cuda_gpu,
      .pci_device_ids = {0x2684},
-     .memory_bytes = 24 * units::gib, .memory = memory_type::gddr6x,
+     .memory_bytes = 24 * units::gib, .memory = memory_type::gddr6x, .reserved_mib = 12,
      .memory_bandwidth_gbps = 1008,
      .peak = {.fp64 = 1.29, .fp32 = 82.6, .tf32 = 82.6, .bf16 = 165.2,
               .fp16 = 165.2, .fp8 = 330.3, .int8 = 660.6, .int4 = 1321.2},
@@ -19429,7 +19513,6 @@ inline hl_smi_result parse_hl_smi_log(std::string_view text) {
     std::string driver;
     // The section headers above the current line: indent and name.
     std::vector<std::pair<std::size_t, std::string_view>> stack;
-    std::size_t power_groups = 0;
     pcie_link link_max, link_cur;
     auto finish_links = [&] {
         if (r.devices.empty()) return;
@@ -19464,7 +19547,6 @@ inline hl_smi_result parse_hl_smi_log(std::string_view text) {
                 if (const auto a = parse_pci_address(words.back())) p.pci = *a;
             r.devices.push_back(p);
             r.module_ids.emplace_back();
-            power_groups = 0;
             stack.clear();
             return true;
         }
@@ -19472,7 +19554,6 @@ inline hl_smi_result parse_hl_smi_log(std::string_view text) {
         // A header line: no colon, or a colon only inside "[ 1] On Chip 0"-style names.
         if (colon == std::string_view::npos) {
             stack.emplace_back(indent, line);
-            if (line.starts_with("Power Readings")) ++power_groups;
             return true;
         }
         const auto key = detail::trim(line.substr(0, colon));
@@ -19549,11 +19630,16 @@ inline hl_smi_result parse_hl_smi_log(std::string_view text) {
                 else if (auto m = set_real(detail::trim(*c), 500, t); !m.empty()) report(std::move(m));
                 else if (!p.temperature_c || *t > *p.temperature_c) p.temperature_c = t;
             }
-        } else if (group.starts_with("Power Readings") && power_groups == 1) {
+        } else if (group.starts_with("Power Readings")) {
+            // One group a supply ("54V PSU", "12V PSU" on an HL-225): the card draws from
+            // both, and hl-smi's table prints the sums (50 + 31 W of 550 + 50 W: "81W / 600W").
             if (key == "Power Draw"sv || key == "Power Limit"sv) {
-                const auto w = before_unit(value, " W");
-                if (!w) report("cannot read " + quote_value(value));
-                else report(set_real(*w, 100'000, key == "Power Draw"sv ? p.power_draw_watts : p.power_limit_watts));
+                auto& total = key == "Power Draw"sv ? p.power_draw_watts : p.power_limit_watts;
+                sourced<double> w;
+                const auto n = before_unit(value, " W");
+                if (!n) report("cannot read " + quote_value(value));
+                else if (auto m = set_real(*n, 100'000, w); !m.empty()) report(std::move(m));
+                else total = total ? sourced<double>{*total + *w, w.from} : w;
             }
         }
         return true;
@@ -19688,26 +19774,22 @@ template <system_view S>
 std::vector<gaudi_card> probe_gaudi_sysfs(const S& sys, std::vector<warning>& warnings) {
     using namespace detail::gaudi;
     std::vector<gaudi_card> cards;
-    std::vector<std::pair<std::uint32_t, std::string>> order;
-    bool accel = false;
-    if (const auto names = sys.list_dir(accel_class_dir)) {
-        for (const auto& n : *names)
-            if (const auto k = node_number(n, "accel")) order.emplace_back(*k, n);
-        accel = true;
-    }
-    if (order.empty()) {
-        accel = false;
-        if (const auto names = sys.list_dir(habanalabs_class_dir))
+    // The accel class (kernels from 6.2), else the older habanalabs class: also where the
+    // accel class holds only other drivers' devices (an Intel NPU's accel0).
+    for (const bool accel : {true, false}) {
+        std::vector<std::pair<std::uint32_t, std::string>> order;
+        if (const auto names = sys.list_dir(accel ? accel_class_dir : habanalabs_class_dir))
             for (const auto& n : *names)
-                if (const auto k = node_number(n, "hl")) order.emplace_back(*k, n);
-    }
-    std::sort(order.begin(), order.end());
-    for (const auto& [number, name] : order) {
-        if (cards.size() >= max_rows) break;
-        const std::string dir = std::string(accel ? accel_class_dir : habanalabs_class_dir) + "/" + name;
-        const std::string dev = dir + "/device";
-        auto c = read_card(sys, name, number, accel ? dev : dir, dev, warnings);
-        if (c) cards.push_back(std::move(*c));
+                if (const auto k = node_number(n, accel ? "accel" : "hl")) order.emplace_back(*k, n);
+        std::sort(order.begin(), order.end());
+        for (const auto& [number, name] : order) {
+            if (cards.size() >= max_rows) break;
+            const std::string dir = std::string(accel ? accel_class_dir : habanalabs_class_dir) + "/" + name;
+            const std::string dev = dir + "/device";
+            auto c = read_card(sys, name, number, accel ? dev : dir, dev, warnings);
+            if (c) cards.push_back(std::move(*c));
+        }
+        if (!cards.empty()) break;
     }
     return cards;
 }
@@ -19805,6 +19887,18 @@ struct gaudi_probe {
         for (auto& w : out.warnings)
             if (!w.backend) w.backend = backend;
         for (auto& c : cards) out.devices.push_back(c.profile);
+        // In a container given some of the cards, sysfs (not namespaced) still shows them
+        // all; only those granted have their node, /dev/accel/accel<N> (/dev/hl<N> under the
+        // older class). A /dev that can be listed decides.
+        if (const auto dev = sys.list_dir("/dev")) {
+            const auto accel_nodes = sys.list_dir("/dev/accel");
+            const auto has = [](const auto& names, const std::string& n) {
+                return names && std::find(names->begin(), names->end(), n) != names->end();
+            };
+            for (std::size_t k = 0; k < cards.size(); ++k)
+                if (!has(cards[k].node.starts_with("accel") ? accel_nodes : dev, cards[k].node))
+                    out.devices[k].available = false;
+        }
 
         const tool_request request = hl_smi_query_request();
         tool_result r = sys.run(request);
@@ -21884,6 +21978,12 @@ struct neuron_probe {
         } else {
             from_sysfs(nodes, pci, chip, logical_nc_config(sys.env("NEURON_LOGICAL_NC_CONFIG")), out);
         }
+        // In a container given some of the devices, sysfs (not namespaced) still shows them
+        // all; only those granted have their /dev/neuron<N>. A /dev that can be listed decides.
+        if (const auto dev = sys.list_dir("/dev"))
+            for (auto& d : out.devices)
+                if (std::find(dev->begin(), dev->end(), "neuron" + std::to_string(d.index)) == dev->end())
+                    d.available = false;
         // Per-device chip from its own PCI function where the machine mixes kinds, and the
         // PCI function's link and NUMA node.
         for (auto& d : out.devices) {
@@ -21955,11 +22055,25 @@ private:
 
     // The driver's core_count is physical; the runtime, and NEURON_RT_VISIBLE_CORES, count
     // logical cores of `logical_nc` physical ones on the chips that group them. A chip with
-    // no catalogue row gets its kind and name from the driver's device_name.
+    // no catalogue row gets its kind and name from the driver's device_name. Without the
+    // driver's devices (the driver not loaded yet), each Neuron PCI function is a device,
+    // its chip told by its PCI id.
     static void from_sysfs(const std::vector<neuron_sysfs_device>& nodes, const std::vector<pci_device>& pci,
                            const device_spec* chip, std::uint32_t logical_nc, probe_output& out) {
         using namespace detail::neuron;
+        if (nodes.empty()) {
+            std::uint32_t index = 0;
+            for (const auto& f : pci) {
+                accelerator_profile p = blank_device(index++);
+                const device_spec* s = chip_by_pci_id(f.device_id);
+                if (s) apply_chip(p, *s);
+                p.pci = f.address;
+                out.devices.push_back(p);
+            }
+            return;
+        }
         std::vector<neuron_ls_device> details;
+        bool unnamed = false;
         for (const auto& n : nodes) {
             accelerator_profile p = blank_device(n.index);
             const device_spec* s = chip_by_name(n.device_name);
@@ -21970,6 +22084,8 @@ private:
             } else if (const auto kind = kind_of_device_name(n.device_name)) {
                 p.kind = *kind;
                 p.name.assign("AWS " + n.device_name);
+            } else {
+                unnamed = true;
             }
             if (auto& cores = p.compute_units; cores && groups_logical_cores(s ? s->name : std::string_view(n.device_name)))
                 cores = {*cores / logical_nc > 0 ? *cores / logical_nc : 1, cores.from};
@@ -21980,6 +22096,11 @@ private:
             details.push_back({n.connected, {}, {}});
         }
         out.links = neuronlink_pairs(pairs_from_connected(out.devices, details));
+        if (unnamed)
+            out.warnings.push_back(warning{warning_kind::parse_error, backend, "/sys/devices/virtual/neuron_device",
+                                           "the chip generation is not named (no device_name the driver gives, no "
+                                           "PCI id that tells): reported as Inferentia",
+                                           0});
     }
 };
 #if AI_HWACCEL_OS_LINUX || AI_HWACCEL_OS_MACOS
@@ -23274,6 +23395,7 @@ AI_HWACCEL_NAMESPACE_END
 // #include "ai_hwaccel/core/system_io.hpp"
 // #include "ai_hwaccel/core/text.hpp"
 // #include "ai_hwaccel/core/warning.hpp"
+// #include "ai_hwaccel/detect/capture.hpp"
 // #include "ai_hwaccel/detect/system.hpp"
 // #include "ai_hwaccel/detect/sysfs.hpp"
 
@@ -23460,8 +23582,13 @@ std::optional<storage_device> read_block_device(const S& sys, std::string_view n
     std::string vendor;
     if (auto text = detail::read_optional_file(sys, at("/device/vendor"sv), cap, warnings))
         vendor = std::string(detail::trim(*text));
-    if (auto text = detail::read_optional_file(sys, at("/device/model"sv), cap, warnings))
-        dev.model = std::string(detail::trim(*text));
+    if (auto text = detail::read_optional_file(sys, at("/device/model"sv), cap, warnings)) {
+        // A disk's inquiry data reaches terminals and JSON: control bytes and broken UTF-8
+        // become '?', as in the firmware's DMI strings (without their warning: the '?'
+        // says it, and the minimal program has no room for one more message).
+        bool changed = false;
+        dev.model = detail::parsing::printable(detail::trim(*text), changed);
+    }
     dev.kind = classify_block_device(name, vendor, dev.model, rotational);
     if (dev.kind == storage_kind::nvme && detail::nvme_over_fabrics(sys, d)) dev.kind = storage_kind::network;
     // A SCSI disk of an iSCSI session or a Fibre Channel remote port is a SAN volume.
@@ -23626,8 +23753,9 @@ inline void collect_lsblk_disks(const nlohmann::json& list, int depth, std::vect
                 std::any_of(out.begin(), out.end(), [&](const storage_device& d) { return d.name == name; });
             if (!seen && !(size && *size == 0)) {
                 storage_device dev;
-                dev.name = name;
-                dev.model = json_text(j, "model");
+                bool changed = false;
+                dev.name = detail::parsing::printable(name, changed);
+                dev.model = detail::parsing::printable(json_text(j, "model"), changed);
                 dev.size_bytes = size.value_or(0);
                 dev.kind = network_transport(json_text(j, "tran"))
                                ? storage_kind::network
@@ -23830,14 +23958,17 @@ AI_HWACCEL_NAMESPACE_BEGIN
 /// How much a device can do for model inference, as one number for ranking: the
 /// geometric mean of memory capacity (GiB, what fits) and memory bandwidth (GB/s, how
 /// fast it decodes), nudged by peak 16-bit compute (how fast it prefills). A device with
-/// unknown bandwidth scores on capacity alone at a nominal 1 GB/s, so it ranks below any
-/// device whose bandwidth is known. Not a throughput estimate: use plan/ for that.
+/// unknown bandwidth is scored at a nominal 1 GB/s, so it ranks low, but not below every
+/// device whose bandwidth is known: 80 GiB at an unknown rate outscores 1 GiB at 50 GB/s.
+/// A device of unknown memory scores 0, as does one whose figures are not numbers. Not a
+/// throughput estimate: use plan/ for that.
 constexpr double capability_score(const accelerator_profile& p) noexcept {
     const double mem_gib = units::to_gib(p.memory_bytes.value_or(0));
     const double bw = p.memory_bandwidth_gbps.value_or(1.0);
-    const double f16 = p.peak.bf16 > p.peak.fp16 ? p.peak.bf16 : p.peak.fp16;
+    double f16 = p.peak.bf16 > p.peak.fp16 ? p.peak.bf16 : p.peak.fp16;
+    if (!(f16 > 0)) f16 = 0; // NaN too
     const double x = mem_gib * bw;
-    if (x <= 0) return 0;
+    if (!(x > 0)) return 0; // NaN too: a score that compares false would never be chosen
     double r;
     if (std::is_constant_evaluated()) {
         // std::sqrt is not constexpr in C++20: Newton's iteration converges from above.
@@ -23855,6 +23986,16 @@ public:
     static constexpr int schema_version = 1;
 
     accelerator_registry() = default;
+    accelerator_registry(const accelerator_registry&) = default;
+    accelerator_registry(accelerator_registry&&) = default;
+    // Copy and swap: a failed copy leaves *this as it was (a member-wise copy could leave
+    // the old index over the new profiles).
+    accelerator_registry& operator=(const accelerator_registry& other) {
+        if (this != &other) *this = accelerator_registry(other);
+        return *this;
+    }
+    accelerator_registry& operator=(accelerator_registry&&) = default;
+    ~accelerator_registry() = default;
     explicit accelerator_registry(std::vector<accelerator_profile> profiles,
                                   std::vector<warning> warnings = {}, host_info host = {},
                                   system_io io = {})
@@ -23992,21 +24133,37 @@ private:
         family fam;
     };
 
-    // Discrete memory adds up; unified memory is one pool, counted once at its largest view.
-    // Sums saturate at UINT64_MAX (a registry read from JSON may claim anything), as the
-    // planner's do.
+    // Discrete memory adds up; unified memory is the host's, counted once at its largest
+    // view. A unified device on a NUMA node of its own has that node's share of it (each
+    // of four MI300A APUs its socket's HBM): the largest view on each node adds up (past
+    // node 7, every view: no machine has that many), and the host's memory is the larger of
+    // that and the largest view of no known node (the CPU, whose memory is every node's; an
+    // Apple GPU). Sums saturate at UINT64_MAX (a registry read from JSON may claim
+    // anything), as the planner's do.
     struct memory_total {
+        static constexpr std::size_t max_nodes = 8; // nodes 0 to 7 kept apart; past them, summed
         std::uint64_t discrete = 0;
-        std::uint64_t pool = 0;
+        std::uint64_t pool = 0; // the largest unified view of no known NUMA node
+        std::array<std::uint64_t, max_nodes + 1> on_node{}; // the largest view on each; the last: past them
         static constexpr std::uint64_t sum(std::uint64_t a, std::uint64_t b) noexcept {
             return a > UINT64_MAX - b ? UINT64_MAX : a + b;
         }
         void add(const accelerator_profile& p) noexcept {
             const std::uint64_t bytes = p.memory_bytes.value_or(0);
-            if (p.unified_memory || p.is_cpu()) pool = bytes > pool ? bytes : pool;
-            else discrete = sum(discrete, bytes);
+            if (!p.unified_memory && !p.is_cpu()) {
+                discrete = sum(discrete, bytes);
+                return;
+            }
+            const std::int32_t node = p.is_cpu() ? -1 : p.numa_node.value_or(-1);
+            if (node < 0) pool = bytes > pool ? bytes : pool;
+            else if (static_cast<std::size_t>(node) >= max_nodes) on_node[max_nodes] = sum(on_node[max_nodes], bytes);
+            else if (bytes > on_node[static_cast<std::size_t>(node)]) on_node[static_cast<std::size_t>(node)] = bytes;
         }
-        std::uint64_t value() const noexcept { return sum(discrete, pool); }
+        std::uint64_t value() const noexcept {
+            std::uint64_t nodes = 0;
+            for (const auto b : on_node) nodes = sum(nodes, b);
+            return sum(discrete, nodes > pool ? nodes : pool);
+        }
     };
 
     // The first profile with the highest capability_score seen so far.
@@ -24138,10 +24295,16 @@ private:
 /// A registry of hardware that is not there ("what if I had 16 H100s?"): `count` copies of
 /// `device` (a catalogue profile, `profile_from_spec`, perhaps with its memory or bandwidth
 /// set by hand) indexed 0 to count - 1, joined as the device is built into machines:
-/// `catalogue_links` of its catalogue row (none without one), PCIe between the groups.
+/// `catalogue_links` of its catalogue row (none without one), PCIe between the groups. An
+/// APU whose row shares the host's memory (MI300A) is one a socket: each copy that names
+/// no NUMA node gets one of its own, so that each counts its own memory.
 inline accelerator_registry described_registry(const accelerator_profile& device, std::uint32_t count) {
     std::vector<accelerator_profile> devices(count, device);
-    for (std::uint32_t i = 0; i < count; ++i) devices[i].index = i;
+    const bool socket_each = device.spec && device.spec->shared_with_host && !device.numa_node;
+    for (std::uint32_t i = 0; i < count; ++i) {
+        devices[i].index = i;
+        if (socket_each && i <= INT32_MAX) devices[i].numa_node = {static_cast<std::int32_t>(i), origin::catalogue};
+    }
     accelerator_registry reg(std::move(devices));
     if (device.spec)
         for (auto& l : catalogue_links(*device.spec, count)) reg.add(std::move(l));
@@ -24835,8 +24998,8 @@ public:
     }
 
     /// Waits, then gives the detection, or nothing when it was cancelled before it could
-    /// complete (some tool was refused or cut short, or it never started). A detection
-    /// that completed before cancel() reached it is kept. The reference lives as long as
+    /// complete (cancel() came while it ran, or before it started). A detection that
+    /// completed before cancel() reached it is kept. The reference lives as long as
     /// the handle. Where the detection threw (out of memory; a custom system_view's own
     /// exception), get() throws it, as std::future::get does.
     const std::optional<timed_detection>& get() const {
@@ -24901,7 +25064,10 @@ detection_handle detect_async_with(S sys, detector d, Probes... probes) {
                 const cancellable_system<S> view(sys, token, state->refused);
                 timed_detection found =
                     std::apply([&](const auto&... p) { return d.run_timed_with(view, p...); }, probes);
-                if (state->refused.load() == 0) result = std::move(found);
+                // Incomplete when a tool was refused or cut short, or when anything else
+                // (a probe, a system view) may have wound down on the stop: either way, a
+                // cancelled detection's result is discarded.
+                if (state->refused.load() == 0 && !token.stop_requested()) result = std::move(found);
             }
 #if AI_HWACCEL_EXCEPTIONS
         } catch (...) {
@@ -26281,8 +26447,9 @@ inline std::string status_line(std::string_view key) {
 
 /// A digest (64-bit FNV-1a, in hex) of what detection reads of the calling process: the
 /// detection_environment variables, set or not; the CPUs it may run on
-/// (Cpus_allowed_list, which gives the usable threads); and its control groups
-/// (/proc/self/cgroup, which give the memory limit). Processes of one boot that differ in
+/// (Cpus_allowed_list, which gives the usable threads); its control groups
+/// (/proc/self/cgroup, which give the memory limit); and its mount namespace (a
+/// container's own /dev and /sys). Processes of one boot that differ in
 /// any of these (the ranks of a distributed job, each with its own CUDA_VISIBLE_DEVICES and
 /// CPUs) do not share a cached detection.
 inline std::string process_fingerprint() {
@@ -26304,6 +26471,11 @@ inline std::string process_fingerprint() {
     }
     mix(detail::status_line("Cpus_allowed_list:"));
     mix(detail::read_capped_file("/proc/self/cgroup", 64u << 10));
+    // The mount namespace ("mnt:[4026531840]"): containers that share a cache folder, a
+    // host name and a private cgroup namespace ("0::/" in each) still see other devices.
+    char ns[64] = {};
+    const ::ssize_t n = ::readlink("/proc/self/ns/mnt", ns, sizeof ns - 1);
+    mix(n > 0 ? std::string_view(ns, static_cast<std::size_t>(n)) : std::string_view());
     char hex[17];
     std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(h));
     return hex;
@@ -26754,17 +26926,14 @@ private:
         if (*fv > disk_cache_format_version)
             return invalid(out, "was written in a newer cache format (" + std::to_string(*fv) + " > " +
                                     std::to_string(disk_cache_format_version) + ")");
-        if (*fv < disk_cache_format_version) return invalid(out, "was written in an older cache format");
-        const auto lib = str("library_version");
-        if (!lib) return invalid(out, "is corrupt (no library_version)");
-        const auto backends = integer("backends");
-        if (!backends) return invalid(out, "is corrupt (no backends)");
-        // Another release or build of the library (programs built against other headers
-        // share the default file): that program's file, replaced without a fault.
-        if (*lib != version.text || *backends != static_cast<std::int64_t>(compiled_backend_mask)) {
+        // An older release's file (programs built against other headers share the default
+        // file): that program's, replaced without a fault, as another version's below.
+        if (*fv < disk_cache_format_version) {
             out.status = disk_cache_status::other_process;
             return out;
         }
+        // The machine first: a file from another machine or boot is stale whichever
+        // library wrote it.
         const auto host = str("hostname");
         const auto boot = str("boot_id");
         if (!host || !boot) return invalid(out, "is corrupt (no host identity)");
@@ -26773,6 +26942,16 @@ private:
         if (*host != as_written(id.hostname))
             return invalid(out, "belongs to another machine (" + *host + ")");
         if (*boot != as_written(id.boot_id)) return invalid(out, "was written before the last reboot");
+        const auto lib = str("library_version");
+        if (!lib) return invalid(out, "is corrupt (no library_version)");
+        const auto backends = integer("backends");
+        if (!backends) return invalid(out, "is corrupt (no backends)");
+        // Another release or build of the library: that program's file, replaced without
+        // a fault.
+        if (*lib != version.text || *backends != static_cast<std::int64_t>(compiled_backend_mask)) {
+            out.status = disk_cache_status::other_process;
+            return out;
+        }
         const auto process = str("process");
         if (!process) return invalid(out, "is corrupt (no process)");
         const auto written = integer("written_at");
@@ -26840,6 +27019,7 @@ AI_HWACCEL_NAMESPACE_END
 #include <condition_variable>
 #include <cstddef>
 #include <cstdint>
+#include <iterator>
 #include <mutex>
 #include <tuple>
 #include <utility>
@@ -26909,50 +27089,55 @@ private:
     enum class state : std::uint8_t { idle, running, done };
 
     // Claims the family's unprobed backends, runs them, and waits for any of its backends
-    // that another thread is running.
+    // that another thread is running; claims again what such a run gave back unfinished
+    // (it threw), so that no caller returns with a backend of its family unprobed.
     void ensure(family f) {
         std::unique_lock lock(mutex_);
-        detector mine = base_;
-        bool any = false;
-        std::array<bool, backend_count> claimed{};
-        for (std::size_t i = 0; i < backend_count; ++i) {
-            const auto b = static_cast<backend_id>(i);
-            if (!base_.requested(b)) continue;
-            if (backend_serves_family(b, f) && backend_state_[i] == state::idle) {
-                backend_state_[i] = state::running;
-                claimed[i] = true;
-                any = true;
-            } else {
-                mine.without(b);
+        for (;;) {
+            detector mine = base_;
+            bool any = false;
+            std::array<bool, backend_count> claimed{};
+            for (std::size_t i = 0; i < backend_count; ++i) {
+                const auto b = static_cast<backend_id>(i);
+                if (!base_.requested(b)) continue;
+                if (backend_serves_family(b, f) && backend_state_[i] == state::idle) {
+                    backend_state_[i] = state::running;
+                    claimed[i] = true;
+                    any = true;
+                } else {
+                    mine.without(b);
+                }
             }
-        }
-        const bool host = f == family::cpu && base_.host() && host_state_ == state::idle;
-        if (host) {
-            host_state_ = state::running;
-            any = true;
-        }
-        mine.with_host(host);
-
-        if (any) {
+            const bool host = f == family::cpu && base_.host() && host_state_ == state::idle;
+            if (host) {
+                host_state_ = state::running;
+                any = true;
+            }
+            mine.with_host(host);
+            if (!any) {
+                if (!busy(f)) return;
+                changed_.wait(lock);
+                continue;
+            }
             lock.unlock();
-            timed_detection found;
 #if AI_HWACCEL_EXCEPTIONS
             try {
-                found = run(mine);
-            } catch (...) {
-                // Out of memory: give the claim back so that a later call can try again.
+                timed_detection found = run(mine);
                 lock.lock();
+                absorb(std::move(found), host); // all or nothing
+            } catch (...) {
+                // Out of memory: give the claim back so that this or a later call can try again.
+                if (!lock.owns_lock()) lock.lock();
                 release(claimed, host, state::idle);
                 throw;
             }
 #else
-            found = run(mine);
-#endif
+            timed_detection found = run(mine);
             lock.lock();
             absorb(std::move(found), host);
+#endif
             release(claimed, host, state::done);
         }
-        changed_.wait(lock, [&] { return !busy(f); });
     }
 
     timed_detection run(const detector& d) const {
@@ -26972,21 +27157,28 @@ private:
         return f == family::cpu && host_state_ == state::running;
     }
 
+    // Adds a run's findings. Builds the new state aside and then swaps it in: if an
+    // allocation fails, nothing has changed (a retry would otherwise add profiles twice).
     void absorb(timed_detection found, bool host) {
         auto& reg = found.registry;
-        for (const auto& p : reg.all()) profiles_.push_back(p);
+        auto profiles = profiles_;
+        auto warnings = warnings_;
+        auto timings = timings_;
+        host_info machine = host ? reg.host() : host_;
+        system_io io = host ? reg.system() : io_;
+        profiles.insert(profiles.end(), reg.all().begin(), reg.all().end());
         for (const auto& w : reg.warnings())
-            if (std::find(warnings_.begin(), warnings_.end(), w) == warnings_.end()) warnings_.push_back(w);
-        if (host) {
-            // The host run carries the machine's description; the others only their links.
-            auto links = std::move(io_.interconnects);
-            host_ = reg.host();
-            io_ = reg.system();
-            for (auto& l : links) io_.interconnects.push_back(std::move(l));
-        } else {
-            for (const auto& l : reg.system().interconnects) io_.interconnects.push_back(l);
-        }
-        for (auto& t : found.timings) timings_.push_back(std::move(t));
+            if (std::find(warnings.begin(), warnings.end(), w) == warnings.end()) warnings.push_back(w);
+        // The host run carries the machine's description; the others only their links.
+        const auto& links = host ? io_.interconnects : reg.system().interconnects;
+        io.interconnects.insert(io.interconnects.end(), links.begin(), links.end());
+        timings.insert(timings.end(), std::make_move_iterator(found.timings.begin()),
+                       std::make_move_iterator(found.timings.end()));
+        profiles_.swap(profiles);
+        warnings_.swap(warnings);
+        timings_.swap(timings);
+        host_ = std::move(machine);
+        io_ = std::move(io);
     }
 
     S sys_;
@@ -27093,12 +27285,15 @@ public:
         lock.unlock();
 
         registry_ptr fresh;
+        clock::time_point taken;
 #if AI_HWACCEL_EXCEPTIONS
         try {
             fresh = std::make_shared<const accelerator_registry>(detect_());
+            taken = now_();
         } catch (...) {
-            // Detection itself never throws; this is out of memory or a caller's function.
-            // Let a waiter try again rather than leave them blocked.
+            // Detection itself never throws; this is out of memory or a caller's function
+            // (the detection's or the clock's). Let a waiter try again rather than leave
+            // them blocked.
             lock.lock();
             detecting_ = false;
             done_.notify_all();
@@ -27106,8 +27301,8 @@ public:
         }
 #else
         fresh = std::make_shared<const accelerator_registry>(detect_());
+        taken = now_();
 #endif
-        const auto taken = now_();
         lock.lock();
         value_ = fresh;
         value_since_ = invalidations;
@@ -27825,6 +28020,21 @@ constexpr bandwidth_options bandwidth_options_for(const memory_info& m, bandwidt
     const std::uint64_t room = m.cgroup_free_bytes ? (*m.cgroup_free_bytes ? *m.cgroup_free_bytes : 1) : 0;
     o.memory_available = smaller_known(
         smaller_known(m.available_bytes.value_or(0), m.cgroup_limit_bytes.value_or(0)), room);
+    return o;
+}
+
+/// The same from the whole host: the memory as above, and, where `o` leaves the threads to
+/// the machine, no more of them than the container's CPU quota rounded up. More threads
+/// than the quota allows use it up early in each period and are held for the rest of it:
+/// the passes would read slower, not faster.
+constexpr bandwidth_options bandwidth_options_for(const host_info& h, bandwidth_options o = {}) noexcept {
+    o = bandwidth_options_for(h.memory, o);
+    const double quota = h.cpu.cpu_quota;
+    if (o.threads == 0 && quota > 0 && quota < detail::membw::most_threads) {
+        auto n = static_cast<std::uint32_t>(quota);
+        if (static_cast<double>(n) < quota) ++n;
+        if (h.cpu.usable_threads == 0 || n < h.cpu.usable_threads) o.threads = n;
+    }
     return o;
 }
 
@@ -34126,10 +34336,20 @@ constexpr bool pooled_memory(const accelerator_profile& d) noexcept { return d.u
 constexpr std::uint32_t host_of(const plan_options& o, std::size_t position) noexcept {
     return position < o.hosts.size() ? o.hosts[position] : 0;
 }
+/// The memory pool a pooled device (pooled_memory) draws from: its host's, and on a host
+/// of several, the NUMA node's it is on where it knows one (each of a node's four MI300A
+/// APUs has its socket's HBM, on a node of its own; an Apple GPU and its Neural Engine,
+/// which know none, share theirs).
+constexpr std::uint64_t pool_of(std::span<const accelerator_profile> devs, const plan_options& o,
+                                std::size_t position) noexcept {
+    const auto& numa = devs[position].numa_node;
+    const std::uint64_t node = numa && *numa >= 0 ? static_cast<std::uint64_t>(*numa) + 1 : 0;
+    return std::uint64_t{host_of(o, position)} << 32 | node;
+}
 
 /// Groups the devices of one kind able to run `q` (`native_only`: natively), with shared
-/// memory pools counted once: of the unified-memory devices of a host only the largest is
-/// kept, as accelerator_registry::total_memory counts them.
+/// memory pools counted once: of the unified-memory devices of one pool (pool_of) only the
+/// largest is kept, as accelerator_registry::total_memory counts them.
 constexpr group group_of(std::span<const accelerator_profile> devs, device_kind kind, quant_format q,
                          bool native_only, const plan_options& o) noexcept {
     group g;
@@ -34142,10 +34362,10 @@ constexpr group group_of(std::span<const accelerator_profile> devs, device_kind 
         const auto sup = support(d);
         if (sup == format_support::none || (native_only && sup != format_support::native)) continue;
         if (pooled_memory(d)) {
-            // The pool of this host already kept, if any (a scan only where pools exist).
-            const auto host = host_of(o, i);
+            // This pool's device already kept, if any (a scan only where pools exist).
+            const auto pool = pool_of(devs, o, i);
             std::size_t at = 0;
-            while (at < g.count && !(pooled_memory(devs[g.pos[at]]) && host_of(o, g.pos[at]) == host)) ++at;
+            while (at < g.count && !(pooled_memory(devs[g.pos[at]]) && pool_of(devs, o, g.pos[at]) == pool)) ++at;
             if (at < g.count) {
                 if (devs[g.pos[at]].memory_bytes.value_or(0) < d.memory_bytes.value_or(0))
                     g.pos[at] = static_cast<pos_t>(i);
@@ -34306,13 +34526,13 @@ constexpr capacity capacity_of(std::span<const accelerator_profile> devs, const 
         }
         add(l.usable[i], l.size[i]);
     }
-    // Each host's largest pool (the first of equals), as group_of keeps it.
+    // Each pool's largest device (the first of equals), as group_of keeps it.
     for (std::size_t i = 0; any_pooled && i < l.count; ++i) {
         if (!l.pooled[i] || !takes_part(i)) continue;
-        const auto host = host_of(o, l.pos[i]);
+        const auto pool = pool_of(devs, o, l.pos[i]);
         bool largest = true;
         for (std::size_t j = 0; j < l.count && largest; ++j)
-            if (j != i && l.pooled[j] && host_of(o, l.pos[j]) == host && takes_part(j) &&
+            if (j != i && l.pooled[j] && pool_of(devs, o, l.pos[j]) == pool && takes_part(j) &&
                 (l.usable[j] > l.usable[i] || (l.usable[j] == l.usable[i] && j < i)))
                 largest = false;
         if (largest) add(l.usable[i], 1);
@@ -34832,8 +35052,9 @@ struct cluster_plan {
     std::uint32_t nodes_per_replica = 0;         ///< nodes replica 0 spans
     std::uint32_t inter_node_hops = 0;           ///< replica 0's hops between nodes
     plan_link inter_node_link{};                 ///< replica 0's slowest, one direction, as used
-    /// That link's speed is not known (a port that reports none): the hop was priced at
-    /// the PCIe bound of the devices on either side, which inter_node_link then shows.
+    /// That link was not measured by a detected port: its speed is not known (a port that
+    /// reports none: the hop was priced at the PCIe bound of the devices on either side,
+    /// which inter_node_link then shows), or it is cluster_options::fallback_network_gbps.
     bool inter_node_link_assumed = false;
     double decode_inter_node_seconds = 0;        ///< replica 0: those hops' cost per decode step
     std::string reason;                          ///< for people, when it does not fit or nodes were left out
@@ -35014,7 +35235,7 @@ struct repriced {
     double inter_node_s = 0;  ///< the cross-node hops' cost as re-priced
     std::uint32_t hops = 0;
     plan_link slowest{};
-    bool slowest_assumed = false; ///< its link's speed unknown: priced at PCIe
+    bool slowest_assumed = false; ///< its link's speed unknown (priced at PCIe) or the fallback network
 };
 
 /// Re-prices the hops of `replica` that cross nodes (see the header comment).
@@ -35045,7 +35266,7 @@ inline repriced reprice(const cluster_view& c, const shard_plan& p, std::uint32_
         ++r.hops;
         if (r.slowest.kind == interconnect_kind::none || bw < r.slowest.gbps) {
             r.slowest = {lk.kind, bw};
-            r.slowest_assumed = !(lk.gbps > 0);
+            r.slowest_assumed = lk.assumed || !(lk.gbps > 0); // the fallback network, or no speed known
         }
     }
     return r;
@@ -35850,6 +36071,8 @@ struct instance_cost_estimate {
 };
 
 namespace detail {
+// The links the planner counts as fast (shard.hpp's fast_link): Gaudi's on-chip RoCE and
+// Graphcore's IPU-Links too (before, those rows were scaled as PCIe).
 constexpr bool fast_device_fabric(interconnect_kind k) noexcept {
     switch (k) {
     case interconnect_kind::nvlink:
@@ -35857,7 +36080,9 @@ constexpr bool fast_device_fabric(interconnect_kind k) noexcept {
     case interconnect_kind::neuronlink:
     case interconnect_kind::ici:
     case interconnect_kind::xgmi:
-    case interconnect_kind::infinity_fabric: return true;
+    case interconnect_kind::infinity_fabric:
+    case interconnect_kind::gaudi_roce:
+    case interconnect_kind::ipu_link: return true;
     default: return false;
     }
 }
@@ -35907,21 +36132,20 @@ struct replica_layout {
     std::uint32_t tensor = 1;
     double cache_copies = 1;
 };
-/// The widest tensor-parallel split of a replica on `k` accelerators: t divides k (equal
-/// pipeline stages of t), splits the attention (tensor_parallel_splits, the planner's
-/// rule), and the copies of the KV cache it makes (rank_kv_share) still fit the k
-/// accelerators' `room` bytes beside the rest of the replica's `need`. A latent cache
-/// (MLA) is whole on every rank, so a long context narrows the split; t = 1 (a pipeline)
-/// always fits, since `need` fits `room`.
-constexpr replica_layout replica_layout_of(const model_spec& m, std::uint32_t k, std::uint64_t need, double room,
-                                           std::uint64_t kv_bytes) noexcept {
-    for (std::uint32_t t = k; t > 1; --t) {
-        if (k % t != 0 || !tensor_parallel_splits(m.attention_heads, m.cache_heads(), t)) continue;
-        const double copies = static_cast<double>(t) * rank_kv_share(m.cache_heads(), t);
-        const double extra = static_cast<double>(kv_bytes) * (copies - 1.0);
-        if (static_cast<double>(need) + extra <= room) return {t, copies};
-    }
-    return {};
+/// A replica on `k` accelerators split `t` ways, t dividing k (equal pipeline stages of t):
+/// the split must divide the attention (tensor_parallel_splits, the planner's rule), and
+/// the copies of the KV cache it makes (rank_kv_share) must still fit the k accelerators'
+/// `room` bytes beside the rest of the replica's `need`. `tensor` is 0 where it does not.
+/// A latent cache (MLA) is whole on every rank, so a long context narrows the split; t = 1
+/// (a pipeline) always fits, since `need` fits `room`.
+constexpr replica_layout replica_layout_at(const model_spec& m, std::uint32_t k, std::uint32_t t, std::uint64_t need,
+                                           double room, std::uint64_t kv_bytes) noexcept {
+    if (t <= 1) return {};
+    if (k % t != 0 || !tensor_parallel_splits(m.attention_heads, m.cache_heads(), t)) return {0, 0};
+    const double copies = static_cast<double>(t) * rank_kv_share(m.cache_heads(), t);
+    const double extra = static_cast<double>(kv_bytes) * (copies - 1.0);
+    if (static_cast<double>(need) + extra > room) return {0, 0};
+    return {t, copies};
 }
 } // namespace detail
 
@@ -35974,28 +36198,34 @@ constexpr instance_cost_estimate estimate_instance_cost(const cloud_instance& ro
     accelerator_profile one_device = profile_from_spec(d);
     one_device.spec = nullptr;
     // Replicas of `width` accelerators each, for every width from the fewest up (at most
-    // 64 of them): a wider replica may split into more tensor-parallel ranks (the fewest
-    // may be a count the heads do not divide), fewer replicas fit. The fastest in all wins,
-    // the narrowest among equals.
+    // 64 of them), each split every way that fits, from the widest tensor-parallel split
+    // to a pipeline (t = 1): a wider replica may split into more ranks (the fewest may be a
+    // count the heads do not divide), fewer replicas fit, and a split over a slow link can
+    // be slower than a pipeline. The fastest in all wins; among equals the narrowest
+    // replica, then the widest split.
     const std::uint32_t widest =
         row.accelerator_count - fewest > 63 ? fewest + 63 : row.accelerator_count;
     for (std::uint32_t width = fewest; width <= widest; ++width) {
-        const auto layout = detail::replica_layout_of(m, width, need(width), room(width), kv);
-        // A split wider than one link group (two NVLink-bridged pairs) crosses PCIe.
-        const interconnect_kind link =
-            row.link_group != 0 && layout.tensor > row.link_group ? interconnect_kind::pcie : row.interconnect;
-        const auto device = detail::tensor_parallel_profile(one_device, layout.tensor, link, a);
-        // The t ranks read the weights once between them and each its share of the
-        // cache: as one device of t x the bandwidth, the cache counts cache_copies times.
-        const double bytes = read + static_cast<double>(kv) * (layout.cache_copies - 1.0);
-        const std::uint32_t replicas = row.accelerator_count / width;
-        const double rate = detail::decode_rate(device, m, q, one_batch, bytes, throughput_constants{}).tokens_per_second *
-                            static_cast<double>(one_batch.batch) * static_cast<double>(replicas);
-        if (e.replicas != 0 && !(rate > e.decode_tokens_per_second)) continue;
-        e.replicas = replicas;
-        e.replica_accelerators = width;
-        e.tensor_parallel = layout.tensor;
-        e.decode_tokens_per_second = rate;
+        for (std::uint32_t t = width; t >= 1; --t) {
+            const auto layout = detail::replica_layout_at(m, width, t, need(width), room(width), kv);
+            if (layout.tensor == 0) continue;
+            // A split wider than one link group (two NVLink-bridged pairs) crosses PCIe.
+            const interconnect_kind link =
+                row.link_group != 0 && layout.tensor > row.link_group ? interconnect_kind::pcie : row.interconnect;
+            const auto device = detail::tensor_parallel_profile(one_device, layout.tensor, link, a);
+            // The t ranks read the weights once between them and each its share of the
+            // cache: as one device of t x the bandwidth, the cache counts cache_copies times.
+            const double bytes = read + static_cast<double>(kv) * (layout.cache_copies - 1.0);
+            const std::uint32_t replicas = row.accelerator_count / width;
+            const double rate =
+                detail::decode_rate(device, m, q, one_batch, bytes, throughput_constants{}).tokens_per_second *
+                static_cast<double>(one_batch.batch) * static_cast<double>(replicas);
+            if (e.replicas != 0 && !(rate > e.decode_tokens_per_second)) continue;
+            e.replicas = replicas;
+            e.replica_accelerators = width;
+            e.tensor_parallel = layout.tensor;
+            e.decode_tokens_per_second = rate;
+        }
     }
     if (e.decode_tokens_per_second > 0)
         e.usd_per_million_output_tokens = row.price_per_hour_usd / (e.decode_tokens_per_second * 3600.0) * 1e6;
@@ -36066,7 +36296,10 @@ AI_HWACCEL_NAMESPACE_END
 // (a spec must not outlive the description it came from). Hostile input is reported in
 // `problems`, never trusted: lengths past the end, giant counts, nested arrays, negative
 // or overflowing dimensions, duplicate keys and wrong types each stop or skip what they
-// touch, and no allocation is larger than the input.
+// touch, and no allocation is larger than the input, but for JSON (a safetensors header, a
+// config.json), which nlohmann/json holds as a tree: for hostile input (a long array of
+// small numbers) about fifteen times its text (a 20 MB header of "0,": 318 MB resident
+// at most), so some 1.5 GB for a header at the 100 MiB cap the safetensors format allows.
 
 // #include "ai_hwaccel/config.hpp"
 // #include "ai_hwaccel/core/inplace_string.hpp"
@@ -36422,6 +36655,9 @@ struct tensor_tally {
     bool has_output = false, has_embedding = false, has_ffn_gate = false, has_ffn_up = false;
     bool all_counted = true;
     std::uint64_t expert_elements = 0;
+    /// Output rows (ne1) of the first dense ffn_up: twice the FFN width where the gate and
+    /// up projections are one fused tensor (llama.cpp's phi3 and chatglm layouts).
+    std::uint64_t ffn_up_rows = 0;
 };
 
 /// Counts `count` tensor infos at `c` into `r` (tensors_read, parameters, by_type) and
@@ -36478,6 +36714,7 @@ inline void count_tensor_infos(cursor& c, std::uint64_t count, model_file_info& 
         if (*tname == "output.weight"sv) t.has_output = true;
         if (tname->find("ffn_gate") != std::string::npos) t.has_ffn_gate = true;
         if (tname->find("ffn_up") != std::string::npos) t.has_ffn_up = true;
+        if (t.ffn_up_rows == 0 && n_dims == 2 && ends_with(*tname, ".ffn_up.weight")) t.ffn_up_rows = dims[1];
         if (*tname == "token_embd.weight"sv) t.has_embedding = true;
         if (ends_with(*tname, "_exps.weight")) t.expert_elements = detail::sat_add(t.expert_elements, *elements);
     }
@@ -36518,6 +36755,18 @@ inline std::optional<later_file> read_later_header(cursor& c, model_file_info& r
     }
     if (!numbered) return fail("no split.no: not a file of a split model");
     return out;
+}
+
+/// The bytes of a later file of a split model that its header takes (up to the end of its
+/// tensor infos), or all of them when that cannot be told: what read_gguf reads of it.
+inline std::size_t later_header_size(std::span<const std::byte> bytes) {
+    cursor c(bytes);
+    model_file_info scratch;
+    const auto h = read_later_header(c, scratch, "");
+    if (!h || !c.ok()) return bytes.size();
+    tensor_tally t;
+    count_tensor_infos(c, h->tensors, scratch, t, "");
+    return c.ok() && t.all_counted && c.offset() <= bytes.size() ? static_cast<std::size_t>(c.offset()) : bytes.size();
 }
 
 } // namespace detail::model_files
@@ -36785,7 +37034,10 @@ inline model_file_info read_gguf(std::span<const std::byte> bytes,
     }
     // output.weight may be in a file not read.
     s.tied_embeddings = tally.has_embedding && !tally.has_output && (!shard || r.parameters_exact);
-    s.gated_ffn = tally.has_ffn_gate || !tally.has_ffn_up; // up projections without gates: a plain FFN
+    // Up projections without gates are a plain FFN, unless gate and up are one tensor of
+    // twice the width (Phi-3, GLM).
+    const bool fused_gate = s.intermediate_size > 0 && tally.ffn_up_rows == 2 * std::uint64_t{s.intermediate_size};
+    s.gated_ffn = tally.has_ffn_gate || !tally.has_ffn_up || fused_gate;
     if (s.layers == 0) add_problem(r, c.offset(), "no " + arch + ".block_count");
     if (s.attention_heads && s.kv_heads && s.attention_heads % s.kv_heads != 0)
         add_problem(r, c.offset(), "head_count is not a multiple of head_count_kv");
@@ -36888,6 +37140,13 @@ inline model_file_info read_gguf_file(const std::filesystem::path& path, std::si
                 missing.push_back(p.string());
                 break;
             }
+            // A later file's header is all that is read of it: the rest of its prefix (tensor
+            // data) is let go before the next file is read, so that a model of many files
+            // holds one prefix at a time, not max_bytes a file.
+            if (n > 1) {
+                bytes->resize(later_header_size(*bytes));
+                bytes->shrink_to_fit();
+            }
             files.push_back(std::move(*bytes));
         }
         if (!files.empty()) {
@@ -36949,6 +37208,7 @@ inline constexpr dtype_size safetensors_dtypes[] = {
     {"BOOL", 8}, {"U8", 8}, {"I8", 8}, {"F8_E5M2", 8}, {"F8_E4M3", 8}, {"F8_E8M0", 8},
     {"I16", 16}, {"U16", 16}, {"F16", 16}, {"BF16", 16}, {"I32", 32}, {"U32", 32},
     {"F32", 32}, {"F64", 64}, {"I64", 64}, {"U64", 64}, {"F4", 4}, {"F6_E2M3", 6}, {"F6_E3M2", 6},
+    {"F8_E4M3FNUZ", 8}, {"F8_E5M2FNUZ", 8}, {"C64", 64},
 };
 
 } // namespace detail::model_files
@@ -37069,12 +37329,20 @@ inline std::optional<model_description> parse_hf_config(std::string_view text, s
     // those whose no_rope_layers entry is 1, by default all but every fourth
     // (transformers' Llama4TextConfig; an empty list means the default).
     const auto chunk = u32({"attention_chunk_size"});
-    if (window && !window_off) {
+    // A window only where llama.cpp, whose cache memory.hpp follows, builds one (as a GGUF
+    // of the model reads): the families it windows, and layers a config types one by one.
+    // Mistral 7B v0.1, Phi-3 and StarCoder2 declare a window that llama.cpp ignores.
+    static constexpr std::string_view windowed_families[] = {"gemma2", "gemma3", "gemma3_text", "cohere2", "gpt_oss"};
+    bool windowed = typed;
+    for (const auto f : windowed_families) windowed = windowed || m.family == f;
+    if (window && !window_off && windowed) {
         s.sliding_window = window;
         // Every pattern-th layer is global: the config's pattern, else transformers' default
         // for the family, which Google's configs leave out (Gemma 2 alternates, windowed
-        // first; Gemma 3 has 6); none at all is one window on every layer (Mistral v0.1, Phi-3).
+        // first; Gemma 3 has 6; Cohere 2 4, gpt-oss 2).
         std::uint32_t pattern = u32({"sliding_window_pattern"});
+        if (pattern == 0 && (m.family == "cohere2"sv)) pattern = 4;
+        if (pattern == 0 && (m.family == "gpt_oss"sv)) pattern = 2;
         if (pattern == 0 && m.family == "gemma2"sv) pattern = 2;
         if (pattern == 0 && (m.family == "gemma3"sv || m.family == "gemma3_text"sv)) pattern = 6;
         const std::uint32_t sliding =
@@ -37095,6 +37363,17 @@ inline std::optional<model_description> parse_hf_config(std::string_view text, s
         }
         s.sliding_window_layers = chunked > s.layers ? s.layers : chunked;
     }
+    // A key a config leaves out holds the default of the family's transformers class
+    // (save_pretrained writes only what differs from it): Gemma 3's text model has a
+    // 262,208-token vocabulary and 131,072 positions; Gemma, GPT-2, GPT-BigCode, BLOOM, OPT,
+    // Falcon and Cohere tie their embeddings (the others here, Llama's and most since, not).
+    const bool gemma3 = m.family == "gemma3"sv || m.family == "gemma3_text"sv;
+    if (gemma3 && s.vocab_size == 0 && !cfg->contains("vocab_size")) s.vocab_size = 262208;
+    if (gemma3 && s.context_length == 0 && !cfg->contains("max_position_embeddings")) s.context_length = 131072;
+    static constexpr std::string_view tied_by_default[] = {
+        "gemma", "gemma2", "gemma3", "gemma3_text", "gpt2", "gpt_bigcode", "bloom", "opt",
+        "falcon", "RefinedWeb", "RefinedWebModel", "cohere", "cohere2"};
+    for (const auto f : tied_by_default) s.tied_embeddings = s.tied_embeddings || m.family == f;
     for (const nlohmann::json* j : {cfg, &doc}) {
         const auto tie = j->find("tie_word_embeddings");
         if (tie != j->end() && tie->is_boolean()) {
@@ -37142,7 +37421,7 @@ inline bool count_safetensors(std::span<const std::byte> bytes, model_file_info&
         add_problem(r, 8, std::string(where) + "header is not a JSON object");
         return false;
     }
-    bool all_counted = true;
+    bool all_counted = true, packed = false;
     for (const auto& [tname, t] : doc.items()) {
         if (tname == "__metadata__"sv) continue;
         ++r.tensor_count;
@@ -37203,6 +37482,16 @@ inline bool count_safetensors(std::span<const std::byte> bytes, model_file_info&
             slot.bytes_known = false;
         }
         r.parameters = detail::sat_add(r.parameters, *elements);
+        // Quantized checkpoints store several weights in each element: GPTQ/AWQ's I32
+        // qweight (eight 4-bit weights), gpt-oss's MXFP4 U8 *_blocks (two), bitsandbytes' U8
+        // weights beside their absmax.
+        const std::string_view name(tname);
+        packed = packed || ends_with(name, "qweight") || ends_with(name, "_blocks") || ends_with(name, ".absmax");
+    }
+    if (packed) {
+        add_problem(r, 8, std::string(where) + "quantized tensors hold several weights an element (GPTQ/AWQ qweight, "
+                                               "MXFP4 blocks, bitsandbytes): their elements are not the parameter count");
+        all_counted = false;
     }
     return all_counted;
 }
@@ -37226,9 +37515,13 @@ inline void attach_config(model_file_info& r, std::string_view config_json) {
         return;
     }
     s.parameters = r.parameters;
-    s.active_parameters = (s.is_moe() && est_total > 0)
-        ? static_cast<std::uint64_t>(static_cast<double>(r.parameters) * (static_cast<double>(est_active) / static_cast<double>(est_total)))
-        : r.parameters;
+    s.active_parameters = r.parameters;
+    // The active share, below 1 (a config with more experts a token than experts, which
+    // is reported, has none; a product at 2^64 is no count).
+    if (s.is_moe() && est_total > 0 && est_active < est_total) {
+        const double active = static_cast<double>(r.parameters) * (static_cast<double>(est_active) / static_cast<double>(est_total));
+        if (active < 0x1p64) s.active_parameters = static_cast<std::uint64_t>(active);
+    }
 }
 
 } // namespace detail::model_files
