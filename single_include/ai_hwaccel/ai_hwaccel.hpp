@@ -937,6 +937,22 @@ constexpr const interconnect_kind_info& info(interconnect_kind k) noexcept {
     return interconnect_kind_table[static_cast<std::size_t>(k)];
 }
 constexpr std::string_view to_string(interconnect_kind k) noexcept { return info(k).name; }
+/// A device-to-device fabric that tensor parallelism scales over (NVLink, NVSwitch, XGMI,
+/// Infinity Fabric, ICI, NeuronLink, Gaudi's on-chip RoCE, IPU-Links), as PCIe and the
+/// networks between nodes are not: what the planner and the cost model count as fast.
+constexpr bool is_device_fabric(interconnect_kind k) noexcept {
+    switch (k) {
+    case interconnect_kind::nvlink:
+    case interconnect_kind::nvswitch:
+    case interconnect_kind::xgmi:
+    case interconnect_kind::infinity_fabric:
+    case interconnect_kind::ici:
+    case interconnect_kind::neuronlink:
+    case interconnect_kind::gaudi_roce:
+    case interconnect_kind::ipu_link: return true;
+    default: return false;
+    }
+}
 constexpr std::optional<interconnect_kind> parse_interconnect_kind(std::string_view s) noexcept {
     return detail::parse_by_name<interconnect_kind>(interconnect_kind_table, s);
 }
@@ -6390,8 +6406,8 @@ constexpr std::optional<ibstatus_header> ibstatus_port_line(std::string_view lin
 
 /// Reads `ibstat` (infiniband-diags): "CA '<name>'" blocks (a switch's "Switch '<name>'",
 /// with its port 0) with "CA type", "Firmware version" and "Port <n>:" sections holding
-/// "State", "Physical state", "Rate" (Gb/s) and "Link layer". Values origin::tool; lines it does not know are ignored when they look
-/// like "key: value", reported otherwise.
+/// "State", "Physical state", "Rate" (Gb/s) and "Link layer". Values origin::tool; lines it
+/// does not know are ignored when they look like "key: value", reported otherwise.
 inline fabric_result parse_ibstat(std::string_view text) {
     using namespace detail::fabric;
     fabric_result r;
@@ -33176,20 +33192,6 @@ namespace detail::shard {
 using pos_t = std::uint16_t;
 using pos_list = std::array<pos_t, max_plan_devices>;
 
-constexpr bool fast_link(interconnect_kind k) noexcept {
-    switch (k) {
-    case interconnect_kind::nvlink:
-    case interconnect_kind::nvswitch:
-    case interconnect_kind::xgmi:
-    case interconnect_kind::infinity_fabric:
-    case interconnect_kind::ici:
-    case interconnect_kind::neuronlink:
-    case interconnect_kind::gaudi_roce:
-    case interconnect_kind::ipu_link: return true;
-    default: return false;
-    }
-}
-
 constexpr std::uint64_t ceil_div(std::uint64_t a, std::uint64_t b) noexcept {
     return b == 0 ? a : a / b + (a % b != 0);
 }
@@ -33672,7 +33674,7 @@ constexpr std::size_t member_of(const index_map& m, std::uint32_t index) noexcep
 }
 
 constexpr bool island_link_kind(const interconnect& l) noexcept {
-    return l.scope == link_scope::intra_node && fast_link(l.kind);
+    return l.scope == link_scope::intra_node && is_device_fabric(l.kind);
 }
 
 constexpr void build_islands(group& g, std::span<const accelerator_profile> devs,
@@ -36071,21 +36073,6 @@ struct instance_cost_estimate {
 };
 
 namespace detail {
-// The links the planner counts as fast (shard.hpp's fast_link): Gaudi's on-chip RoCE and
-// Graphcore's IPU-Links too (before, those rows were scaled as PCIe).
-constexpr bool fast_device_fabric(interconnect_kind k) noexcept {
-    switch (k) {
-    case interconnect_kind::nvlink:
-    case interconnect_kind::nvswitch:
-    case interconnect_kind::neuronlink:
-    case interconnect_kind::ici:
-    case interconnect_kind::xgmi:
-    case interconnect_kind::infinity_fabric:
-    case interconnect_kind::gaudi_roce:
-    case interconnect_kind::ipu_link: return true;
-    default: return false;
-    }
-}
 constexpr bool runs_format(const device_spec& d, quant_format q, const cost_assumptions& a) noexcept {
     const auto& qi = info(q);
     const bool gguf = qi.scheme == quant_scheme::gguf_block || qi.scheme == quant_scheme::gguf_mix;
@@ -36102,7 +36089,7 @@ constexpr accelerator_profile tensor_parallel_profile(const accelerator_profile&
                                                       interconnect_kind link, const cost_assumptions& a) noexcept {
     accelerator_profile p = one;
     if (t <= 1) return p;
-    const double eff = fast_device_fabric(link) ? a.fabric_scaling_efficiency : a.pcie_scaling_efficiency;
+    const double eff = is_device_fabric(link) ? a.fabric_scaling_efficiency : a.pcie_scaling_efficiency;
     const double scale = static_cast<double>(t) * eff;
     p.memory_bandwidth_gbps = {p.memory_bandwidth_gbps.value_or(0) * scale, origin::estimated};
     p.peak.fp64 *= scale;

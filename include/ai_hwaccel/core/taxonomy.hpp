@@ -344,6 +344,22 @@ constexpr const interconnect_kind_info& info(interconnect_kind k) noexcept {
     return interconnect_kind_table[static_cast<std::size_t>(k)];
 }
 constexpr std::string_view to_string(interconnect_kind k) noexcept { return info(k).name; }
+/// A device-to-device fabric that tensor parallelism scales over (NVLink, NVSwitch, XGMI,
+/// Infinity Fabric, ICI, NeuronLink, Gaudi's on-chip RoCE, IPU-Links), as PCIe and the
+/// networks between nodes are not: what the planner and the cost model count as fast.
+constexpr bool is_device_fabric(interconnect_kind k) noexcept {
+    switch (k) {
+    case interconnect_kind::nvlink:
+    case interconnect_kind::nvswitch:
+    case interconnect_kind::xgmi:
+    case interconnect_kind::infinity_fabric:
+    case interconnect_kind::ici:
+    case interconnect_kind::neuronlink:
+    case interconnect_kind::gaudi_roce:
+    case interconnect_kind::ipu_link: return true;
+    default: return false;
+    }
+}
 constexpr std::optional<interconnect_kind> parse_interconnect_kind(std::string_view s) noexcept {
     return detail::parse_by_name<interconnect_kind>(interconnect_kind_table, s);
 }

@@ -263,8 +263,8 @@ constexpr std::optional<ibstatus_header> ibstatus_port_line(std::string_view lin
 
 /// Reads `ibstat` (infiniband-diags): "CA '<name>'" blocks (a switch's "Switch '<name>'",
 /// with its port 0) with "CA type", "Firmware version" and "Port <n>:" sections holding
-/// "State", "Physical state", "Rate" (Gb/s) and "Link layer". Values origin::tool; lines it does not know are ignored when they look
-/// like "key: value", reported otherwise.
+/// "State", "Physical state", "Rate" (Gb/s) and "Link layer". Values origin::tool; lines it
+/// does not know are ignored when they look like "key: value", reported otherwise.
 inline fabric_result parse_ibstat(std::string_view text) {
     using namespace detail::fabric;
     fabric_result r;

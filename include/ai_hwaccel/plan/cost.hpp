@@ -533,21 +533,6 @@ struct instance_cost_estimate {
 };
 
 namespace detail {
-// The links the planner counts as fast (shard.hpp's fast_link): Gaudi's on-chip RoCE and
-// Graphcore's IPU-Links too (before, those rows were scaled as PCIe).
-constexpr bool fast_device_fabric(interconnect_kind k) noexcept {
-    switch (k) {
-    case interconnect_kind::nvlink:
-    case interconnect_kind::nvswitch:
-    case interconnect_kind::neuronlink:
-    case interconnect_kind::ici:
-    case interconnect_kind::xgmi:
-    case interconnect_kind::infinity_fabric:
-    case interconnect_kind::gaudi_roce:
-    case interconnect_kind::ipu_link: return true;
-    default: return false;
-    }
-}
 constexpr bool runs_format(const device_spec& d, quant_format q, const cost_assumptions& a) noexcept {
     const auto& qi = info(q);
     const bool gguf = qi.scheme == quant_scheme::gguf_block || qi.scheme == quant_scheme::gguf_mix;
@@ -564,7 +549,7 @@ constexpr accelerator_profile tensor_parallel_profile(const accelerator_profile&
                                                       interconnect_kind link, const cost_assumptions& a) noexcept {
     accelerator_profile p = one;
     if (t <= 1) return p;
-    const double eff = fast_device_fabric(link) ? a.fabric_scaling_efficiency : a.pcie_scaling_efficiency;
+    const double eff = is_device_fabric(link) ? a.fabric_scaling_efficiency : a.pcie_scaling_efficiency;
     const double scale = static_cast<double>(t) * eff;
     p.memory_bandwidth_gbps = {p.memory_bandwidth_gbps.value_or(0) * scale, origin::estimated};
     p.peak.fp64 *= scale;

@@ -466,20 +466,6 @@ namespace detail::shard {
 using pos_t = std::uint16_t;
 using pos_list = std::array<pos_t, max_plan_devices>;
 
-constexpr bool fast_link(interconnect_kind k) noexcept {
-    switch (k) {
-    case interconnect_kind::nvlink:
-    case interconnect_kind::nvswitch:
-    case interconnect_kind::xgmi:
-    case interconnect_kind::infinity_fabric:
-    case interconnect_kind::ici:
-    case interconnect_kind::neuronlink:
-    case interconnect_kind::gaudi_roce:
-    case interconnect_kind::ipu_link: return true;
-    default: return false;
-    }
-}
-
 constexpr std::uint64_t ceil_div(std::uint64_t a, std::uint64_t b) noexcept {
     return b == 0 ? a : a / b + (a % b != 0);
 }
@@ -962,7 +948,7 @@ constexpr std::size_t member_of(const index_map& m, std::uint32_t index) noexcep
 }
 
 constexpr bool island_link_kind(const interconnect& l) noexcept {
-    return l.scope == link_scope::intra_node && fast_link(l.kind);
+    return l.scope == link_scope::intra_node && is_device_fabric(l.kind);
 }
 
 constexpr void build_islands(group& g, std::span<const accelerator_profile> devs,
